@@ -1,0 +1,492 @@
+/* Layout: one pass over the trace turns events into per-lane spans and marks
+ * (after a counting pass that sizes the storage), plus the nice-number time
+ * axis. No drawing and no output here. */
+#include "layout.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+
+#define NONE SIZE_MAX
+
+/* Open spans of one lane while the layout is built (indices into its spans). */
+struct open_state {
+    size_t acq, hold, pause, crash;
+    size_t lease_head; /* list of open leases through lease_next[] */
+};
+
+struct builder {
+    struct layout *ly;
+    const struct trace *tr;
+    struct open_state *open; /* per lane */
+    size_t *lease_next;      /* per span in span_mem: next open lease */
+};
+
+static const char *const span_names[LAYOUT_SPAN_KIND_COUNT] = {
+    [LAYOUT_SPAN_ACQUIRING] = "acquiring", [LAYOUT_SPAN_HOLDING] = "holding",
+    [LAYOUT_SPAN_PAUSED] = "paused",       [LAYOUT_SPAN_CRASHED] = "crashed",
+    [LAYOUT_SPAN_LEASE] = "lease",
+};
+
+static const char *const mark_names[LAYOUT_MARK_KIND_COUNT] = {
+    [LAYOUT_MARK_ACQUIRED] = "acquired",
+    [LAYOUT_MARK_ACQUIRE_FAILED] = "acquire-failed",
+    [LAYOUT_MARK_RELEASE] = "release",
+    [LAYOUT_MARK_LOST] = "lost",
+    [LAYOUT_MARK_WRONG_RELEASE] = "wrong-release",
+    [LAYOUT_MARK_GRANT] = "grant",
+    [LAYOUT_MARK_RENEW] = "renew",
+    [LAYOUT_MARK_EXPIRE] = "expire",
+    [LAYOUT_MARK_DELETE] = "delete",
+    [LAYOUT_MARK_KEEP] = "keep",
+    [LAYOUT_MARK_READ] = "read",
+    [LAYOUT_MARK_WRITE_OK] = "write-accepted",
+    [LAYOUT_MARK_WRITE_REJECTED] = "write-rejected",
+    [LAYOUT_MARK_CLOCK_STEP] = "clock-step",
+    [LAYOUT_MARK_CRASH] = "crash",
+    [LAYOUT_MARK_RESTART] = "restart",
+};
+
+const char *layout_span_name(int kind) {
+    if (kind < 0 || kind >= LAYOUT_SPAN_KIND_COUNT) return "unknown";
+    return span_names[kind];
+}
+
+const char *layout_mark_name(int kind) {
+    if (kind < 0 || kind >= LAYOUT_MARK_KIND_COUNT) return "unknown";
+    return mark_names[kind];
+}
+
+/* Upper bounds on the spans and marks an event adds to its node's lane;
+ * must cover every span_open / mark_add of apply() below. */
+static void count_event(const struct trace_event *e, size_t *spans, size_t *marks) {
+    switch (e->kind) {
+    case TRACE_ACQUIRE_START: case TRACE_PAUSE: case TRACE_SRV_RENEW:
+        *spans += 1; *marks += e->kind == TRACE_SRV_RENEW; break;
+    case TRACE_ACQUIRED: case TRACE_CRASH: case TRACE_SRV_GRANT:
+        *spans += 1; *marks += 1; break;
+    case TRACE_ACQUIRE_FAILED: case TRACE_CS_EXIT: case TRACE_WRONG_RELEASE:
+    case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE: case TRACE_SRV_KEEP:
+    case TRACE_READ: case TRACE_WRITE: case TRACE_CLOCK_STEP: case TRACE_RESTART:
+        *marks += 1; break;
+    default: break;
+    }
+}
+
+static sim_ns clamp_t(const struct layout *ly, sim_ns t) {
+    if (t < 0) return 0;
+    return t > ly->t_end ? ly->t_end : t;
+}
+
+static size_t span_open(struct builder *b, int lane, int kind, sim_ns t) {
+    struct layout_lane *ln = &b->ly->lanes[lane];
+    size_t i = ln->nspans++;
+    struct layout_span *s = &ln->spans[i];
+    memset(s, 0, sizeof *s);
+    s->t0 = s->t1 = clamp_t(b->ly, t);
+    s->kind = (uint8_t)kind;
+    s->end = LAYOUT_END_OPEN;
+    s->peer = -1;
+    return i;
+}
+
+/* Close the span at *slot (if open) at time t with the given end. */
+static void span_close(struct builder *b, int lane, size_t *slot, sim_ns t, int end) {
+    if (*slot == NONE) return;
+    struct layout_span *s = &b->ly->lanes[lane].spans[*slot];
+    s->t1 = clamp_t(b->ly, t);
+    if (s->t1 < s->t0) s->t1 = s->t0;
+    s->end = (uint8_t)end;
+    *slot = NONE;
+}
+
+static struct layout_mark *mark_add(struct builder *b, int lane, int kind,
+                                    const struct trace_event *e) {
+    struct layout_lane *ln = &b->ly->lanes[lane];
+    struct layout_mark *m = &ln->marks[ln->nmarks++];
+    memset(m, 0, sizeof *m);
+    m->t = clamp_t(b->ly, e->t);
+    m->seq = e->seq;
+    m->kind = (uint8_t)kind;
+    m->peer = e->peer;
+    m->other = -1;
+    m->token = e->token;
+    m->grant = e->grant;
+    return m;
+}
+
+/* Leases: a list of open lease spans per server lane. */
+static size_t lease_global(struct builder *b, int lane, size_t i) {
+    return (size_t)(b->ly->lanes[lane].spans - b->ly->span_mem) + i;
+}
+
+static void lease_push(struct builder *b, int lane, size_t i) {
+    b->lease_next[lease_global(b, lane, i)] = b->open[lane].lease_head;
+    b->open[lane].lease_head = i;
+}
+
+/* Find the open lease matching grant (when non-zero), else owner; unlink it
+ * from the open list and return its index, or NONE. */
+static size_t lease_take(struct builder *b, int lane, uint32_t grant, int owner) {
+    struct layout_span *sp = b->ly->lanes[lane].spans;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0 && grant == 0) continue;
+        size_t *link = &b->open[lane].lease_head;
+        while (*link != NONE) {
+            size_t i = *link;
+            int hit = pass == 0 ? sp[i].grant == grant : sp[i].peer == owner;
+            if (hit) {
+                *link = b->lease_next[lease_global(b, lane, i)];
+                return i;
+            }
+            link = &b->lease_next[lease_global(b, lane, i)];
+        }
+    }
+    return NONE;
+}
+
+static void lease_close_all(struct builder *b, int lane, sim_ns t, int end) {
+    while (b->open[lane].lease_head != NONE) {
+        size_t i = b->open[lane].lease_head;
+        b->open[lane].lease_head = b->lease_next[lease_global(b, lane, i)];
+        span_close(b, lane, &i, t, end);
+    }
+}
+
+/* The write at a resource that a TRACE_STALE_WRITE (same time, node = writer)
+ * refers to: the latest such write mark. */
+static struct layout_mark *find_write(struct builder *b, const struct trace_event *e) {
+    struct layout_mark *best = NULL;
+    for (int l = 0; l < b->ly->nlanes; l++) {
+        struct layout_lane *ln = &b->ly->lanes[l];
+        if (ln->kind != TRACE_NODE_RESOURCE) continue;
+        for (size_t i = ln->nmarks; i-- > 0;) {
+            struct layout_mark *m = &ln->marks[i];
+            if (m->t != e->t) break;
+            if ((m->kind == LAYOUT_MARK_WRITE_OK || m->kind == LAYOUT_MARK_WRITE_REJECTED) &&
+                m->peer == e->node && (!best || m->seq > best->seq)) {
+                best = m;
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+static int exit_end(int64_t reason) {
+    switch (reason) {
+    case TRACE_EXIT_RELEASE: return LAYOUT_END_RELEASE;
+    case TRACE_EXIT_CRASH: return LAYOUT_END_CRASH;
+    case TRACE_EXIT_LOST: return LAYOUT_END_LOST;
+    case TRACE_EXIT_END: return LAYOUT_END_PROGRAM_END;
+    default: return LAYOUT_END_REPLACED;
+    }
+}
+
+static void apply(struct builder *b, const struct trace_event *e) {
+    struct layout *ly = b->ly;
+    int n = e->node;
+    if (e->kind == TRACE_DOUBLE_ENTRY_BEGIN) {
+        struct layout_double *d = &ly->doubles[ly->ndoubles++];
+        d->t0 = d->t1 = clamp_t(ly, e->t);
+        d->a = e->node;
+        d->b = e->peer;
+        d->open = 1;
+        return;
+    }
+    if (e->kind == TRACE_DOUBLE_ENTRY_END) {
+        for (size_t i = ly->ndoubles; i-- > 0;) {
+            struct layout_double *d = &ly->doubles[i];
+            if (d->open && ((d->a == e->node && d->b == e->peer) ||
+                            (d->a == e->peer && d->b == e->node))) {
+                d->t1 = clamp_t(ly, e->t);
+                d->open = 0;
+                break;
+            }
+        }
+        return;
+    }
+    if (n < 0 || n >= ly->nlanes) return;
+    struct open_state *os = &b->open[n];
+    struct layout_mark *m;
+    size_t i;
+    switch (e->kind) {
+    case TRACE_ACQUIRE_START:
+        span_close(b, n, &os->acq, e->t, LAYOUT_END_REPLACED);
+        os->acq = span_open(b, n, LAYOUT_SPAN_ACQUIRING, e->t);
+        break;
+    case TRACE_ACQUIRED:
+        span_close(b, n, &os->acq, e->t, LAYOUT_END_ACQUIRED);
+        span_close(b, n, &os->hold, e->t, LAYOUT_END_REPLACED);
+        os->hold = span_open(b, n, LAYOUT_SPAN_HOLDING, e->t);
+        ly->lanes[n].spans[os->hold].token = e->token;
+        ly->lanes[n].spans[os->hold].grant = e->grant;
+        ly->lanes[n].spans[os->hold].validity_ns = e->a;
+        m = mark_add(b, n, LAYOUT_MARK_ACQUIRED, e);
+        m->value = e->a;
+        break;
+    case TRACE_ACQUIRE_FAILED:
+        span_close(b, n, &os->acq, e->t, LAYOUT_END_FAILED);
+        mark_add(b, n, LAYOUT_MARK_ACQUIRE_FAILED, e)->value = e->a;
+        break;
+    case TRACE_CS_EXIT:
+        span_close(b, n, &os->hold, e->t, exit_end(e->a));
+        if (e->a == TRACE_EXIT_RELEASE) mark_add(b, n, LAYOUT_MARK_RELEASE, e);
+        else if (e->a == TRACE_EXIT_LOST) mark_add(b, n, LAYOUT_MARK_LOST, e);
+        break;
+    case TRACE_WRONG_RELEASE:
+        mark_add(b, n, LAYOUT_MARK_WRONG_RELEASE, e);
+        break;
+    case TRACE_PAUSE:
+        if (os->pause == NONE) os->pause = span_open(b, n, LAYOUT_SPAN_PAUSED, e->t);
+        break;
+    case TRACE_RESUME:
+        span_close(b, n, &os->pause, e->t, LAYOUT_END_RESUME);
+        break;
+    case TRACE_CRASH:
+        /* A crash ends whatever the node was doing or showing. */
+        span_close(b, n, &os->acq, e->t, LAYOUT_END_CRASH);
+        span_close(b, n, &os->hold, e->t, LAYOUT_END_CRASH);
+        span_close(b, n, &os->pause, e->t, LAYOUT_END_CRASH);
+        lease_close_all(b, n, e->t, LAYOUT_END_CRASH);
+        if (os->crash == NONE) os->crash = span_open(b, n, LAYOUT_SPAN_CRASHED, e->t);
+        mark_add(b, n, LAYOUT_MARK_CRASH, e);
+        break;
+    case TRACE_RESTART:
+        span_close(b, n, &os->crash, e->t, LAYOUT_END_RESTART);
+        mark_add(b, n, LAYOUT_MARK_RESTART, e);
+        break;
+    case TRACE_CLOCK_STEP:
+        m = mark_add(b, n, LAYOUT_MARK_CLOCK_STEP, e);
+        m->value = e->a;
+        m->detail = e->b;
+        break;
+    case TRACE_SRV_GRANT:
+        i = lease_take(b, n, 0, e->peer);
+        span_close(b, n, &i, e->t, LAYOUT_END_REPLACED);
+        i = span_open(b, n, LAYOUT_SPAN_LEASE, e->t);
+        ly->lanes[n].spans[i].peer = e->peer;
+        ly->lanes[n].spans[i].token = e->token;
+        ly->lanes[n].spans[i].grant = e->grant;
+        ly->lanes[n].spans[i].validity_ns = e->a;
+        lease_push(b, n, i);
+        mark_add(b, n, LAYOUT_MARK_GRANT, e)->value = e->a;
+        break;
+    case TRACE_SRV_RENEW:
+        i = lease_take(b, n, e->grant, e->peer);
+        if (i == NONE) { /* a renewal the trace did not show granted */
+            i = span_open(b, n, LAYOUT_SPAN_LEASE, e->t);
+            ly->lanes[n].spans[i].peer = e->peer;
+            ly->lanes[n].spans[i].token = e->token;
+            ly->lanes[n].spans[i].grant = e->grant;
+        }
+        ly->lanes[n].spans[i].validity_ns = e->a;
+        lease_push(b, n, i);
+        mark_add(b, n, LAYOUT_MARK_RENEW, e)->value = e->a;
+        break;
+    case TRACE_SRV_EXPIRE:
+        i = lease_take(b, n, e->grant, e->peer);
+        span_close(b, n, &i, e->t, LAYOUT_END_EXPIRED);
+        mark_add(b, n, LAYOUT_MARK_EXPIRE, e);
+        break;
+    case TRACE_SRV_DELETE:
+        i = lease_take(b, n, e->grant, (int)e->a);
+        span_close(b, n, &i, e->t, e->b ? LAYOUT_END_DELETED_BY_OTHER : LAYOUT_END_RELEASE);
+        m = mark_add(b, n, LAYOUT_MARK_DELETE, e);
+        m->value = e->a;
+        m->detail = e->b;
+        break;
+    case TRACE_SRV_KEEP:
+        mark_add(b, n, LAYOUT_MARK_KEEP, e);
+        break;
+    case TRACE_READ:
+        mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a;
+        break;
+    case TRACE_WRITE:
+        m = mark_add(b, n, e->b == TRACE_WRITE_ACCEPTED ? LAYOUT_MARK_WRITE_OK
+                                                        : LAYOUT_MARK_WRITE_REJECTED, e);
+        m->value = e->a;
+        m->detail = e->b;
+        break;
+    case TRACE_STALE_WRITE:
+        m = find_write(b, e);
+        if (m) {
+            m->stale = 1;
+            m->other = e->peer;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void layout_close(struct layout *ly) {
+    free(ly->lanes);
+    free(ly->doubles);
+    free(ly->span_mem);
+    free(ly->mark_mem);
+    memset(ly, 0, sizeof *ly);
+}
+
+int layout_build(struct layout *out, const struct trace *tr) {
+    struct layout *ly = out;
+    memset(ly, 0, sizeof *ly);
+    int nl = tr->nnodes > 0 ? tr->nnodes : 0;
+    size_t *nspan = NULL, *nmark = NULL;
+    struct builder b = {ly, tr, NULL, NULL};
+
+    /* The end of the timeline. */
+    for (size_t i = 0; i < tr->len; i++) {
+        if (tr->ev[i].t > ly->t_end) ly->t_end = tr->ev[i].t;
+        if (tr->ev[i].kind == TRACE_RUN_END) {
+            ly->t_end = tr->ev[i].t < 0 ? 0 : tr->ev[i].t;
+            break;
+        }
+    }
+
+    /* Counting pass: sizes of every lane's span and mark storage. */
+    size_t cells = nl ? (size_t)nl : 1;
+    nspan = calloc(cells, sizeof *nspan);
+    nmark = calloc(cells, sizeof *nmark);
+    if (!nspan || !nmark) goto oom;
+    size_t tspan = 0, tmark = 0, tdouble = 0;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        if (e->kind == TRACE_DOUBLE_ENTRY_BEGIN) tdouble++;
+        if (e->node < 0 || e->node >= nl) continue;
+        size_t s = 0, m = 0;
+        count_event(e, &s, &m);
+        nspan[e->node] += s;
+        nmark[e->node] += m;
+        tspan += s;
+        tmark += m;
+    }
+
+    ly->lanes = calloc(cells, sizeof *ly->lanes);
+    ly->span_mem = malloc((tspan ? tspan : 1) * sizeof *ly->span_mem);
+    ly->mark_mem = malloc((tmark ? tmark : 1) * sizeof *ly->mark_mem);
+    ly->doubles = malloc((tdouble ? tdouble : 1) * sizeof *ly->doubles);
+    b.open = malloc(cells * sizeof *b.open);
+    b.lease_next = malloc((tspan ? tspan : 1) * sizeof *b.lease_next);
+    if (!ly->lanes || !ly->span_mem || !ly->mark_mem || !ly->doubles || !b.open ||
+        !b.lease_next)
+        goto oom;
+    ly->nlanes = nl;
+    size_t so = 0, mo = 0;
+    for (int l = 0; l < nl; l++) {
+        struct layout_lane *ln = &ly->lanes[l];
+        ln->node = l;
+        ln->kind = tr->nodes[l].kind;
+        memcpy(ln->name, tr->nodes[l].name, sizeof ln->name);
+        ln->name[sizeof ln->name - 1] = '\0';
+        ln->spans = ly->span_mem + so;
+        ln->marks = ly->mark_mem + mo;
+        so += nspan[l];
+        mo += nmark[l];
+        b.open[l] = (struct open_state){NONE, NONE, NONE, NONE, NONE};
+    }
+
+    /* Building pass. */
+    for (size_t i = 0; i < tr->len; i++) apply(&b, &tr->ev[i]);
+
+    /* Whatever is still open ends with the trace. */
+    for (int l = 0; l < nl; l++) {
+        struct open_state *os = &b.open[l];
+        span_close(&b, l, &os->acq, ly->t_end, LAYOUT_END_OPEN);
+        span_close(&b, l, &os->hold, ly->t_end, LAYOUT_END_OPEN);
+        span_close(&b, l, &os->pause, ly->t_end, LAYOUT_END_OPEN);
+        span_close(&b, l, &os->crash, ly->t_end, LAYOUT_END_OPEN);
+        lease_close_all(&b, l, ly->t_end, LAYOUT_END_OPEN);
+    }
+    for (size_t i = 0; i < ly->ndoubles; i++)
+        if (ly->doubles[i].open) ly->doubles[i].t1 = ly->t_end;
+
+    free(nspan);
+    free(nmark);
+    free(b.open);
+    free(b.lease_next);
+    return 0;
+oom:
+    free(nspan);
+    free(nmark);
+    free(b.open);
+    free(b.lease_next);
+    layout_close(ly);
+    return -1;
+}
+
+/* ---- The time axis ------------------------------------------------------ */
+
+#define S SIM_NS_PER_S
+static const sim_ns nice_steps[] = {
+    1, 2, 5, 10, 20, 50, 100, 200, 500,
+    1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
+    1000000, 2000000, 5000000, 10000000, 20000000, 50000000, 100000000, 200000000, 500000000,
+    S, 2 * S, 5 * S, 10 * S, 15 * S, 20 * S, 30 * S,
+    60 * S, 120 * S, 300 * S, 600 * S, 900 * S, 1200 * S, 1800 * S,
+    3600 * S, 7200 * S, 10800 * S, 21600 * S, 43200 * S,
+    86400 * S, 172800 * S, 432000 * S, 864000 * S, 1728000 * S, 4320000 * S,
+};
+#undef S
+#define NNICE (sizeof nice_steps / sizeof nice_steps[0])
+
+int layout_axis_fit(struct layout_axis *ax, sim_ns t_end, int max_cells, int min_tick_cells) {
+    memset(ax, 0, sizeof *ax);
+    if (max_cells < 1) return -1;
+    if (min_tick_cells < 1) min_tick_cells = 1;
+    if (t_end < 0) t_end = 0;
+    ax->t_end = t_end;
+    if (t_end == 0) {
+        ax->cell_ns = SIM_NS_PER_S;
+    } else {
+        for (size_t i = 0; i < NNICE && !ax->cell_ns; i++)
+            if (t_end / nice_steps[i] + 1 <= max_cells) ax->cell_ns = nice_steps[i];
+        if (!ax->cell_ns) /* beyond the table: the smallest step that fits */
+            ax->cell_ns = max_cells > 1 ? (t_end + max_cells - 2) / (max_cells - 1) : t_end + 1;
+    }
+    ax->ncells = (int)(t_end / ax->cell_ns) + 1;
+    for (size_t i = 0; i < NNICE && !ax->tick_ns; i++)
+        if (nice_steps[i] % ax->cell_ns == 0 && nice_steps[i] / ax->cell_ns >= min_tick_cells)
+            ax->tick_ns = nice_steps[i];
+    if (!ax->tick_ns) ax->tick_ns = ax->cell_ns * min_tick_cells;
+
+    sim_ns span = t_end > ax->tick_ns ? t_end : ax->tick_ns;
+    if (span >= 2 * SIM_NS_PER_MIN && ax->tick_ns % SIM_NS_PER_MIN == 0) {
+        ax->unit_ns = SIM_NS_PER_MIN;
+        ax->unit = "m";
+    } else if (span >= SIM_NS_PER_S) {
+        ax->unit_ns = SIM_NS_PER_S;
+        ax->unit = "s";
+    } else if (span >= SIM_NS_PER_MS) {
+        ax->unit_ns = SIM_NS_PER_MS;
+        ax->unit = "ms";
+    } else if (span >= SIM_NS_PER_US) {
+        ax->unit_ns = SIM_NS_PER_US;
+        ax->unit = "us";
+    } else {
+        ax->unit_ns = 1;
+        ax->unit = "ns";
+    }
+    return 0;
+}
+
+int layout_axis_cell(const struct layout_axis *ax, sim_ns t) {
+    if (t <= 0 || ax->cell_ns <= 0) return 0;
+    sim_ns c = t / ax->cell_ns;
+    return c >= ax->ncells ? ax->ncells - 1 : (int)c;
+}
+
+void layout_axis_span(const struct layout_axis *ax, sim_ns t0, sim_ns t1, int *c0, int *c1) {
+    *c0 = layout_axis_cell(ax, t0);
+    /* the cell before the one where t1 begins a new cell; t1 itself when it
+     * falls inside a cell */
+    int e = layout_axis_cell(ax, t1);
+    if (t1 > 0 && ax->cell_ns > 0 && t1 % ax->cell_ns == 0 && t1 / ax->cell_ns < ax->ncells) e--;
+    *c1 = e < *c0 ? *c0 : e;
+}
+
+int layout_axis_label(const struct layout_axis *ax, sim_ns t, char *buf, size_t n) {
+    return format_time_in(buf, n, t, ax->unit_ns ? ax->unit_ns : 1, ax->unit ? ax->unit : "ns");
+}

@@ -1,0 +1,163 @@
+/* Layout: what goes where on a timeline, computed from the trace alone.
+ * A pure step with no drawing, shared by every renderer (terminal now; SVG,
+ * PNG and the SDL window later): one lane per node holding typed intervals
+ * ("spans") and typed instants ("marks"), the double-entry intervals, the
+ * time span [0, t_end], and a helper that fits a round-numbered time axis to
+ * a number of cells (terminal columns or pixels). */
+#ifndef LOCKSIM_LAYOUT_H
+#define LOCKSIM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+#include "vtime.h"
+
+/* Intervals. All times are true time, t0 <= t1, clamped to [0, t_end]. */
+enum layout_span_kind {
+    LAYOUT_SPAN_ACQUIRING, /* client: ACQUIRE_START .. ACQUIRED / ACQUIRE_FAILED */
+    LAYOUT_SPAN_HOLDING,   /* client: in the critical section, ACQUIRED .. CS_EXIT
+                              (paused or not); token = its fencing token */
+    LAYOUT_SPAN_PAUSED,    /* any node: PAUSE .. RESUME */
+    LAYOUT_SPAN_CRASHED,   /* any node: CRASH .. RESTART */
+    LAYOUT_SPAN_LEASE,     /* server: a lease valid as this server sees it,
+                              SRV_GRANT .. SRV_EXPIRE / SRV_DELETE / server crash;
+                              peer = owner client, token = the grant's token */
+    LAYOUT_SPAN_KIND_COUNT
+};
+
+/* How a span ended. */
+enum layout_end {
+    LAYOUT_END_OPEN = 0,   /* still open when the trace ended; t1 = t_end */
+    LAYOUT_END_ACQUIRED,   /* acquiring: got the lock */
+    LAYOUT_END_FAILED,     /* acquiring: gave up */
+    LAYOUT_END_RELEASE,    /* holding: released; lease: deleted on its owner's release */
+    LAYOUT_END_CRASH,      /* the node crashed (client, or the server for a lease) */
+    LAYOUT_END_LOST,       /* holding: the algorithm learnt it lost the lock */
+    LAYOUT_END_PROGRAM_END,/* holding: the program ended without releasing */
+    LAYOUT_END_EXPIRED,    /* lease: its TTL ran out on the server */
+    LAYOUT_END_DELETED_BY_OTHER, /* lease: removed by another client's release */
+    LAYOUT_END_RESUME,     /* paused: resumed */
+    LAYOUT_END_RESTART,    /* crashed: restarted */
+    LAYOUT_END_REPLACED    /* a new span of the same kind began before an end event */
+};
+
+struct layout_span {
+    sim_ns t0, t1;         /* true time, ns */
+    uint8_t kind;          /* enum layout_span_kind */
+    uint8_t end;           /* enum layout_end */
+    int32_t peer;          /* LEASE: owner client node; else -1 */
+    uint64_t token;        /* HOLDING, LEASE: fencing token (0 = none) */
+    uint32_t grant;        /* HOLDING, LEASE: ground-truth grant id (0 = none) */
+    sim_ns validity_ns;    /* LEASE: ttl (last renewal's); HOLDING: validity the
+                              client believes (0 = unbounded / unknown) */
+};
+
+/* Instants. */
+enum layout_mark_kind {
+    LAYOUT_MARK_ACQUIRED,      /* client got the lock: token, grant, value = believed validity */
+    LAYOUT_MARK_ACQUIRE_FAILED,/* client gave up: value = attempts */
+    LAYOUT_MARK_RELEASE,       /* client left the critical section by releasing */
+    LAYOUT_MARK_LOST,          /* client learnt it lost the lock and left */
+    LAYOUT_MARK_WRONG_RELEASE, /* client's release removed peer's lock */
+    LAYOUT_MARK_GRANT,         /* server granted: peer = owner, token, grant, value = ttl */
+    LAYOUT_MARK_RENEW,         /* server renewed: peer = owner, value = new ttl */
+    LAYOUT_MARK_EXPIRE,        /* server: peer's lease expired */
+    LAYOUT_MARK_DELETE,        /* server deleted a lease on peer's release:
+                                  value = owner node, detail = 1 if not peer's own */
+    LAYOUT_MARK_KEEP,          /* server refused peer's release (lock is not peer's) */
+    LAYOUT_MARK_READ,          /* resource: peer read value */
+    LAYOUT_MARK_WRITE_OK,      /* resource: peer wrote value with token; accepted */
+    LAYOUT_MARK_WRITE_REJECTED,/* resource: refused; detail = enum trace_write */
+    LAYOUT_MARK_CLOCK_STEP,    /* value = delta ns, detail = 1 wall, 2 mono, 3 both */
+    LAYOUT_MARK_CRASH,
+    LAYOUT_MARK_RESTART,
+    LAYOUT_MARK_KIND_COUNT
+};
+
+struct layout_mark {
+    sim_ns t;              /* true time, ns */
+    uint32_t seq;          /* the trace event it comes from */
+    uint8_t kind;          /* enum layout_mark_kind */
+    uint8_t stale;         /* WRITE_*: the checker flagged it a stale write */
+    int32_t peer;          /* other node (see the kind), or -1 */
+    int32_t other;         /* WRITE_* when stale: the client holding the newer
+                              grant (from TRACE_STALE_WRITE), else -1 */
+    uint64_t token;        /* fencing token (0 = none) */
+    uint32_t grant;        /* ground-truth grant id (0 = none) */
+    int64_t value;         /* see the kind */
+    int64_t detail;        /* see the kind */
+};
+
+/* One lane per trace node; lane i shows node i, in registration order
+ * (clients, lock servers, then the resource). Spans are ordered by t0 and
+ * marks by t (then trace order). */
+struct layout_lane {
+    int node;                  /* trace node index (== lane index) */
+    int kind;                  /* enum trace_node_kind */
+    char name[16];             /* copied from the trace */
+    struct layout_span *spans; /* borrowed from the layout's storage */
+    size_t nspans;
+    struct layout_mark *marks; /* borrowed from the layout's storage */
+    size_t nmarks;
+};
+
+/* Two clients in the critical section at once (checker findings). */
+struct layout_double {
+    sim_ns t0, t1;         /* true time, ns; t1 = t_end when still open */
+    int32_t a, b;          /* the two client nodes, as the BEGIN event gives
+                              them (node, peer) */
+    uint8_t open;          /* 1 = no END before the trace ended */
+};
+
+struct layout {
+    sim_ns t_end;                  /* the timeline spans [0, t_end] */
+    struct layout_lane *lanes;     /* owned; nlanes == trace nnodes */
+    int nlanes;
+    struct layout_double *doubles; /* owned, ordered by t0 */
+    size_t ndoubles;
+    struct layout_span *span_mem;  /* owned storage behind lanes[].spans */
+    struct layout_mark *mark_mem;  /* owned storage behind lanes[].marks */
+};
+
+/* Build the layout of a trace (reads tr only; the layout keeps no pointer
+ * into it). t_end is the time of TRACE_RUN_END, else of the last event, else
+ * 0; intervals still open then are closed at t_end (end = LAYOUT_END_OPEN).
+ * Returns 0, or -1 when out of memory, with *out zeroed. Free with
+ * layout_close, which is also safe on a zeroed or failed layout. */
+int layout_build(struct layout *out, const struct trace *tr);
+void layout_close(struct layout *ly);
+
+/* Short stable names ("holding", "write-rejected") for tests and debugging. */
+const char *layout_span_name(int kind);
+const char *layout_mark_name(int kind);
+
+/* A round-numbered time axis fitted to cells (terminal columns, pixels):
+ * cell c shows true time [c * cell_ns, (c + 1) * cell_ns); the last cell
+ * holds t_end. cell_ns and tick_ns are "nice" (1, 2, 5 x 10^k ns up to 5 s,
+ * then 10 s, 15 s, 20 s, 30 s, 1 min, 2 min, 5 min ...), tick_ns a multiple
+ * of cell_ns. */
+struct layout_axis {
+    sim_ns t_end;          /* the span shown is [0, t_end] */
+    sim_ns cell_ns;        /* true time per cell */
+    int ncells;            /* cells used: t_end / cell_ns + 1 */
+    sim_ns tick_ns;        /* distance between labelled ticks */
+    sim_ns unit_ns;        /* unit of tick labels (1 ns, 1 us, 1 ms, 1 s or 1 min) */
+    const char *unit;      /* its suffix, static: "ns", "us", "ms", "s", "m" */
+};
+
+/* Pick the smallest nice cell_ns that fits [0, t_end] in max_cells cells,
+ * and the smallest nice tick at least min_tick_cells cells apart.
+ * Returns 0, or -1 when max_cells < 1. */
+int layout_axis_fit(struct layout_axis *ax, sim_ns t_end, int max_cells, int min_tick_cells);
+/* The cell showing time t (clamped to [0, ncells - 1]). */
+int layout_axis_cell(const struct layout_axis *ax, sim_ns t);
+/* Cells [*c0, *c1] covered by the interval [t0, t1]: from the cell of t0 up
+ * to the cell before the one of t1 (so back-to-back intervals do not
+ * overlap), and always at least one cell, so short intervals stay visible. */
+void layout_axis_span(const struct layout_axis *ax, sim_ns t0, sim_ns t1, int *c0, int *c1);
+/* Tick label for time t in the axis unit, e.g. "10s", "2m", "250ms".
+ * Returns as format_time_in does. */
+int layout_axis_label(const struct layout_axis *ax, sim_ns t, char *buf, size_t n);
+
+#endif

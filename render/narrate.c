@@ -1,0 +1,313 @@
+/* Narration: per-node knowledge (in the critical section, paused, crashed,
+ * highest accepted token) replayed from the trace, and one sentence per
+ * event kind that a teacher would say aloud. */
+#include "narrate.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+
+/* What one node knows or is, just before the event being narrated. */
+struct nstat {
+    uint8_t in_cs;      /* client: between ACQUIRED and CS_EXIT */
+    uint8_t paused;     /* between PAUSE and RESUME */
+    uint8_t crashed;    /* between CRASH and RESTART */
+    uint64_t token;     /* client: token of its current grant */
+    uint64_t max_tok;   /* resource: highest token of an accepted write */
+};
+
+/* Where node states come from: a per-node table kept by narrate_trace, or
+ * (all == NULL) a scan of the stored events with seq < upto. */
+struct view {
+    const struct trace *tr;
+    const struct nstat *all;
+    uint32_t upto;
+};
+
+static void stat_apply(struct nstat *s, const struct trace_event *e) {
+    switch (e->kind) {
+    case TRACE_ACQUIRED: s->in_cs = 1; s->token = e->token; break;
+    case TRACE_CS_EXIT: s->in_cs = 0; break;
+    case TRACE_PAUSE: s->paused = 1; break;
+    case TRACE_RESUME: s->paused = 0; break;
+    case TRACE_CRASH: s->crashed = 1; s->paused = 0; s->in_cs = 0; break;
+    case TRACE_RESTART: s->crashed = 0; break;
+    case TRACE_WRITE:
+        if (e->b == TRACE_WRITE_ACCEPTED && e->token > s->max_tok) s->max_tok = e->token;
+        break;
+    default: break;
+    }
+}
+
+static struct nstat view_stat(const struct view *v, int node) {
+    struct nstat s;
+    memset(&s, 0, sizeof s);
+    if (node < 0 || node >= v->tr->nnodes) return s;
+    if (v->all) return v->all[node];
+    for (size_t i = 0; i < v->tr->len && v->tr->ev[i].seq < v->upto; i++)
+        if (v->tr->ev[i].node == node) stat_apply(&s, &v->tr->ev[i]);
+    return s;
+}
+
+static const char *nm(const struct trace *tr, int64_t node) {
+    if (node < 0 || node >= tr->nnodes) return "?";
+    return tr->nodes[node].name;
+}
+
+static int is_client(const struct trace *tr, int node) {
+    return node >= 0 && node < tr->nnodes && tr->nodes[node].kind == TRACE_NODE_CLIENT;
+}
+
+/* " (token 41)" or "" */
+static void tok_paren(char *b, size_t n, uint64_t token) {
+    if (token) snprintf(b, n, " (token %llu)", (unsigned long long)token);
+    else b[0] = '\0';
+}
+
+static int sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const struct trace *tr = v->tr;
+    const char *me = nm(tr, e->node), *peer = nm(tr, e->peer);
+    char d1[32], d2[32], tk[48];
+    struct nstat st;
+    int lo, hi;
+    switch (e->kind) {
+    case TRACE_RUN_START:
+        format_time_ns(d1, sizeof d1, e->b);
+        snprintf(buf, n, "the run starts (seed %llu, %s of true time)",
+                 (unsigned long long)(uint64_t)e->a, d1);
+        return 0;
+    case TRACE_RUN_END:
+        snprintf(buf, n, "the run ends");
+        return 0;
+    case TRACE_PAUSE:
+        st = view_stat(v, e->node);
+        d1[0] = '\0';
+        if (e->a > 0) {
+            format_time_ns(d2, sizeof d2, e->a);
+            snprintf(d1, sizeof d1, " for %s", d2);
+        }
+        if (st.in_cs)
+            snprintf(buf, n, "%s pauses%s (GC pause, stall) inside the critical section;"
+                     " it cannot notice", me, d1);
+        else
+            snprintf(buf, n, "%s pauses%s (GC pause, stall)", me, d1);
+        return 0;
+    case TRACE_RESUME:
+        st = view_stat(v, e->node);
+        format_time_ns(d1, sizeof d1, e->a);
+        tok_paren(tk, sizeof tk, st.token);
+        if (st.in_cs)
+            snprintf(buf, n, "%s resumes after %s, still believing it holds the lock%s",
+                     me, d1, tk);
+        else
+            snprintf(buf, n, "%s resumes after %s", me, d1);
+        return 0;
+    case TRACE_CRASH:
+        st = view_stat(v, e->node);
+        if (st.in_cs)
+            snprintf(buf, n, "%s crashes inside the critical section; it cannot release"
+                     " the lock", me);
+        else
+            snprintf(buf, n, "%s crashes", me);
+        return 0;
+    case TRACE_RESTART:
+        if (is_client(tr, e->node)) snprintf(buf, n, "%s restarts with fresh state", me);
+        else snprintf(buf, n, "%s restarts", me);
+        return 0;
+    case TRACE_CLOCK_STEP:
+        format_time_ns(d1, sizeof d1, e->a < 0 ? -e->a : e->a);
+        snprintf(buf, n, "%s's %s %s %s by %s", me,
+                 e->b == 1 ? "wall clock" : e->b == 2 ? "monotonic clock"
+                                          : "wall and monotonic clocks",
+                 e->b == 3 ? "jump" : "jumps", e->a < 0 ? "back" : "forward", d1);
+        return 0;
+    case TRACE_CLOCK_DRIFT:
+        if (e->a == 0) snprintf(buf, n, "%s's clock no longer drifts", me);
+        else
+            snprintf(buf, n, "%s's clock now drifts %+lld ppm (runs %s)", me, (long long)e->a,
+                     e->a > 0 ? "fast" : "slow");
+        return 0;
+    case TRACE_CLOCK_SLEW:
+        format_time_ns(d1, sizeof d1, e->a);
+        format_time_ns(d2, sizeof d2, e->b);
+        snprintf(buf, n, "%s's wall clock is slewed by %s%s over %s", me, e->a > 0 ? "+" : "",
+                 d1, d2);
+        return 0;
+    case TRACE_PARTITION:
+        if (e->text) snprintf(buf, n, "the network splits: %s", e->text);
+        else snprintf(buf, n, "the network splits into %lld groups", (long long)e->a);
+        return 0;
+    case TRACE_HEAL:
+        snprintf(buf, n, "the network heals");
+        return 0;
+    case TRACE_LINK:
+        format_time_ns(d1, sizeof d1, e->a);
+        format_time_ns(d2, sizeof d2, e->b);
+        if (e->a == e->b) snprintf(buf, n, "link %s -> %s now takes %s", me, peer, d1);
+        else snprintf(buf, n, "link %s -> %s now takes %s..%s", me, peer, d1, d2);
+        return 0;
+    case TRACE_ACQUIRE_START:
+        snprintf(buf, n, "%s tries to acquire the lock", me);
+        return 0;
+    case TRACE_ACQUIRED:
+        if (e->token) snprintf(tk, sizeof tk, "token %llu", (unsigned long long)e->token);
+        else snprintf(tk, sizeof tk, "no fencing token");
+        if (e->a > 0) {
+            format_time_ns(d1, sizeof d1, e->a);
+            snprintf(buf, n, "%s acquires the lock (%s), valid for %s by its own clock", me, tk,
+                     d1);
+        } else {
+            snprintf(buf, n, "%s acquires the lock (%s)", me, tk);
+        }
+        return 0;
+    case TRACE_ACQUIRE_FAILED:
+        if (e->a > 0)
+            snprintf(buf, n, "%s gives up acquiring the lock after %lld attempts", me,
+                     (long long)e->a);
+        else
+            snprintf(buf, n, "%s gives up acquiring the lock", me);
+        return 0;
+    case TRACE_CS_EXIT:
+        switch (e->a) {
+        case TRACE_EXIT_RELEASE:
+            snprintf(buf, n, "%s leaves the critical section and releases the lock", me);
+            break;
+        case TRACE_EXIT_CRASH:
+            snprintf(buf, n, "%s leaves the critical section: it crashed", me);
+            break;
+        case TRACE_EXIT_LOST:
+            snprintf(buf, n, "%s learns it lost the lock and leaves the critical section", me);
+            break;
+        case TRACE_EXIT_END:
+            snprintf(buf, n, "%s's program ends inside the critical section, without"
+                     " releasing", me);
+            break;
+        default:
+            snprintf(buf, n, "%s leaves the critical section", me);
+        }
+        return 0;
+    case TRACE_SRV_GRANT:
+        if (e->a > 0) format_time_ns(d1, sizeof d1, e->a);
+        else snprintf(d1, sizeof d1, "no expiry");
+        if (e->token)
+            snprintf(buf, n, "%s grants the lock to %s (token %llu, lease %s)", me, peer,
+                     (unsigned long long)e->token, d1);
+        else
+            snprintf(buf, n, "%s grants the lock to %s (lease %s)", me, peer, d1);
+        return 0;
+    case TRACE_SRV_RENEW:
+        format_time_ns(d1, sizeof d1, e->a);
+        snprintf(buf, n, "%s renews %s's lease for %s", me, peer, d1);
+        return 0;
+    case TRACE_SRV_EXPIRE:
+        st = view_stat(v, e->peer);
+        if (st.in_cs && st.paused)
+            snprintf(buf, n, "%s: lease of %s expired; %s does not know (it is paused)", me,
+                     peer, peer);
+        else if (st.in_cs)
+            snprintf(buf, n, "%s: lease of %s expired; %s does not know (it is still in the"
+                     " critical section)", me, peer, peer);
+        else if (st.crashed)
+            snprintf(buf, n, "%s: lease of %s expired (%s had crashed)", me, peer, peer);
+        else
+            snprintf(buf, n, "%s: lease of %s expired", me, peer);
+        return 0;
+    case TRACE_SRV_DELETE:
+        if (e->b)
+            snprintf(buf, n, "%s deletes %s's lock on %s's release: %s released a lock that"
+                     " was no longer its own", me, nm(tr, e->a), peer, peer);
+        else
+            snprintf(buf, n, "%s deletes %s's lock (%s released it)", me, nm(tr, e->a), peer);
+        return 0;
+    case TRACE_SRV_KEEP:
+        snprintf(buf, n, "%s refuses %s's release: the lock is no longer %s's", me, peer, peer);
+        return 0;
+    case TRACE_SRV_NOTE:
+        if (!e->text) break;
+        snprintf(buf, n, "%s: %s", me, e->text);
+        return 0;
+    case TRACE_READ:
+        snprintf(buf, n, "%s reads %lld from %s", peer, (long long)e->a, me);
+        return 0;
+    case TRACE_WRITE:
+        if (e->b == TRACE_WRITE_ACCEPTED) {
+            tok_paren(tk, sizeof tk, e->token);
+            snprintf(buf, n, "%s accepts %s's write of %lld%s", me, peer, (long long)e->a,
+                     e->token ? tk : " (no token)");
+            return 0;
+        }
+        if (e->b == TRACE_WRITE_REJECTED_STALE) {
+            st = view_stat(v, e->node);
+            if (st.max_tok > e->token)
+                snprintf(buf, n, "%s rejects %s's write: token %llu is lower than %llu already"
+                         " seen", me, peer, (unsigned long long)e->token,
+                         (unsigned long long)st.max_tok);
+            else
+                snprintf(buf, n, "%s rejects %s's write: token %llu is stale", me, peer,
+                         (unsigned long long)e->token);
+        } else if (e->b == TRACE_WRITE_REJECTED_NOTOKEN) {
+            snprintf(buf, n, "%s rejects %s's write: it carries no fencing token", me, peer);
+        } else if (e->b == TRACE_WRITE_REJECTED_COND) {
+            snprintf(buf, n, "%s rejects %s's write: the value changed since %s read it", me,
+                     peer, peer);
+        } else {
+            snprintf(buf, n, "%s rejects %s's write", me, peer);
+        }
+        return 0;
+    case TRACE_DOUBLE_ENTRY_BEGIN:
+    case TRACE_DOUBLE_ENTRY_END:
+        lo = e->node < e->peer ? e->node : e->peer;
+        hi = e->node < e->peer ? e->peer : e->node;
+        if (e->kind == TRACE_DOUBLE_ENTRY_BEGIN) {
+            snprintf(buf, n, "%s and %s are both in the critical section: mutual exclusion"
+                     " is broken", nm(tr, lo), nm(tr, hi));
+        } else {
+            format_time_ns(d1, sizeof d1, e->a);
+            snprintf(buf, n, "%s and %s are no longer both in the critical section (for %s)",
+                     nm(tr, lo), nm(tr, hi), d1);
+        }
+        return 0;
+    case TRACE_STALE_WRITE:
+        tok_paren(tk, sizeof tk, e->token);
+        if (e->a)
+            snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED while %s holds"
+                     " the lock: the data may now be wrong", me, tk, peer);
+        else
+            snprintf(buf, n, "fencing works: %s's stale write%s was rejected", me, tk);
+        return 0;
+    case TRACE_WRONG_RELEASE:
+        snprintf(buf, n, "%s's release removed %s's lock: %s is no longer protected", me, peer,
+                 peer);
+        return 0;
+    default:
+        break;
+    }
+    if (n) buf[0] = '\0';
+    return 1;
+}
+
+int narrate_event(char *buf, size_t n, const struct trace *tr, const struct trace_event *ev) {
+    struct view v = {tr, NULL, ev->seq};
+    return sentence(buf, n, &v, ev);
+}
+
+int narrate_trace(FILE *out, const struct trace *tr) {
+    size_t nn = tr->nnodes > 0 ? (size_t)tr->nnodes : 1;
+    struct nstat *all = calloc(nn, sizeof *all);
+    if (!all) return -1;
+    struct view v = {tr, all, 0};
+    char text[512], t[32], tt[40];
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        if (sentence(text, sizeof text, &v, e) == 0) {
+            format_time_ns(t, sizeof t, e->t);
+            snprintf(tt, sizeof tt, "t=%s", t);
+            fprintf(out, "  %-12s %s\n", tt, text);
+        }
+        if (e->node >= 0 && e->node < tr->nnodes) stat_apply(&all[e->node], e);
+    }
+    free(all);
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,328 @@
+/* The checker: safety and liveness findings from the global view of a run.
+ *
+ * Ground truth, not any node's belief: a client is in the critical section
+ * from TRACE_ACQUIRED until TRACE_CS_EXIT, paused or not (a paused process
+ * still believes it holds the lock, which is the whole problem). A write is
+ * stale when another client has acquired the lock since the writer did. */
+#include "checker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void note(struct checker *c, int kind, int node, int peer, uint32_t grant, uint64_t token,
+                 int64_t a, sim_ns t) {
+    struct trace_event ev = {0};
+    ev.t = t;
+    ev.kind = (uint16_t)kind;
+    ev.node = (int16_t)node;
+    ev.peer = (int16_t)peer;
+    ev.grant = grant;
+    ev.token = token;
+    ev.a = a;
+    trace_append(c->tr, &ev);
+}
+
+int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
+                 sim_ns stuck_after_ns) {
+    memset(c, 0, sizeof *c);
+    c->tr = tr;
+    c->purpose = purpose;
+    c->stuck_after_ns = stuck_after_ns;
+    c->nnodes = tr->nnodes;
+    c->cl = calloc((size_t)(c->nnodes ? c->nnodes : 1), sizeof *c->cl);
+    c->hold = calloc((size_t)(c->nnodes ? c->nnodes : 1), sizeof *c->hold);
+    if (!c->cl || !c->hold) {
+        checker_close(c);
+        return -1;
+    }
+    for (int i = 0; i < c->nnodes; i++) {
+        c->cl[i].cs_since = c->cl[i].wait_since = c->cl[i].crashed_at = c->cl[i].gave_up_at = -1;
+        c->hold[i].owner = -1;
+    }
+    c->de_since = -1;
+    c->de_first = c->de_second = -1;
+    c->c1 = -1;
+    c->r.purpose = purpose;
+    return 0;
+}
+
+void checker_close(struct checker *c) {
+    free(c->cl);
+    free(c->hold);
+    c->cl = NULL;
+    c->hold = NULL;
+}
+
+/* Log-linear histogram: 32 sub-buckets per power of two (about 3% wide). */
+static int bucket_of(sim_ns v) {
+    if (v < 32) return (int)(v < 0 ? 0 : v);
+    int msb = 63 - __builtin_clzll((unsigned long long)v);
+    int sub = (int)((v >> (msb - 5)) & 31);
+    int b = (msb - 4) * 32 + sub;
+    return b < CHECKER_HIST_BUCKETS ? b : CHECKER_HIST_BUCKETS - 1;
+}
+
+static sim_ns bucket_floor(int b) {
+    if (b < 32) return b;
+    int msb = b / 32 + 4;
+    return ((sim_ns)(32 + b % 32)) << (msb - 5);
+}
+
+static void record_latency(struct checker *c, sim_ns v) {
+    if (c->nlat < CHECKER_EXACT_SAMPLES) c->exact[c->nlat] = v;
+    c->hist[bucket_of(v)]++;
+    c->nlat++;
+    if (v > c->r.acquire_max_ns) c->r.acquire_max_ns = v;
+}
+
+static int cmp_ns(const void *a, const void *b) {
+    sim_ns x = *(const sim_ns *)a, y = *(const sim_ns *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile: exact while every sample is kept, else the floor
+ * of the histogram bucket that holds it. */
+static sim_ns percentile(struct checker *c, int pct) {
+    if (c->nlat == 0) return 0;
+    int64_t rank = (c->nlat * pct + 99) / 100;
+    if (rank < 1) rank = 1;
+    if (c->nlat <= CHECKER_EXACT_SAMPLES) {
+        sim_ns sorted[CHECKER_EXACT_SAMPLES];
+        memcpy(sorted, c->exact, (size_t)c->nlat * sizeof *sorted);
+        qsort(sorted, (size_t)c->nlat, sizeof *sorted, cmp_ns);
+        return sorted[rank - 1];
+    }
+    int64_t seen = 0;
+    for (int b = 0; b < CHECKER_HIST_BUCKETS; b++) {
+        seen += c->hist[b];
+        if (seen >= rank) return bucket_floor(b);
+    }
+    return c->r.acquire_max_ns;
+}
+
+static int is_client(const struct checker *c, int node) {
+    return node >= 0 && node < c->nnodes && c->tr->nodes[node].kind == TRACE_NODE_CLIENT;
+}
+
+static void enter_cs(struct checker *c, const struct trace_event *ev) {
+    struct checker_client *me = &c->cl[ev->node];
+    if (me->cs_since >= 0) return;
+    me->cs_since = ev->t;
+    c->in_cs++;
+    /* The newest grant and the newest grant of any other client decide staleness. */
+    if (ev->node != c->c1) c->g2 = c->g1;
+    c->g1 = ev->grant;
+    c->c1 = ev->node;
+    if (c->in_cs == 2) {
+        int other = -1;
+        for (int i = 0; i < c->nnodes; i++)
+            if (i != ev->node && c->cl[i].cs_since >= 0 && is_client(c, i)) {
+                other = i;
+                break;
+            }
+        c->de_since = ev->t;
+        c->de_first = ev->node;
+        c->de_second = other;
+        c->r.double_entries++;
+        note(c, TRACE_DOUBLE_ENTRY_BEGIN, ev->node, other, 0, 0, 0, ev->t);
+    }
+}
+
+static void leave_cs(struct checker *c, int node, sim_ns t) {
+    struct checker_client *me = &c->cl[node];
+    if (me->cs_since < 0) return;
+    me->cs_since = -1;
+    c->in_cs--;
+    if (c->in_cs == 1 && c->de_since >= 0) {
+        sim_ns len = t - c->de_since;
+        c->r.double_entry_ns += len;
+        note(c, TRACE_DOUBLE_ENTRY_END, c->de_first, c->de_second, 0, 0, len, t);
+        c->de_since = -1;
+    }
+}
+
+void checker_observe(void *arg, const struct trace_event *ev) {
+    struct checker *c = arg;
+    int n = ev->node;
+    switch (ev->kind) {
+    case TRACE_RESOURCE_INIT:
+        c->r.initial_stock = c->r.final_stock = ev->a;
+        c->r.fenced = ev->b != 0;
+        break;
+    case TRACE_ACQUIRE_START:
+        if (is_client(c, n)) {
+            c->cl[n].wait_since = ev->t;
+            c->cl[n].gave_up_at = -1;
+        }
+        break;
+    case TRACE_ACQUIRED:
+        if (!is_client(c, n)) break;
+        c->r.acquires++;
+        if (c->cl[n].wait_since >= 0) record_latency(c, ev->t - c->cl[n].wait_since);
+        c->cl[n].wait_since = -1;
+        enter_cs(c, ev);
+        break;
+    case TRACE_ACQUIRE_DENIED:
+        c->r.denied_attempts++;
+        break;
+    case TRACE_ACQUIRE_FAILED:
+        if (!is_client(c, n)) break;
+        c->r.failed_acquires++;
+        if (c->cl[n].wait_since >= 0) {
+            c->cl[n].gave_up_at = ev->t;
+            c->cl[n].waited_ns = ev->t - c->cl[n].wait_since;
+        }
+        c->cl[n].wait_since = -1;
+        break;
+    case TRACE_CS_EXIT:
+        if (is_client(c, n)) leave_cs(c, n, ev->t);
+        break;
+    case TRACE_CRASH:
+        if (n >= 0 && n < c->nnodes) {
+            c->cl[n].crashed_at = ev->t;
+            c->cl[n].wait_since = -1;
+            if (c->tr->nodes[n].kind == TRACE_NODE_SERVER) c->hold[n].owner = -1;
+        }
+        break;
+    case TRACE_SRV_GRANT:
+        if (n >= 0 && n < c->nnodes) {
+            c->hold[n].owner = ev->peer;
+            c->hold[n].since = ev->t;
+        }
+        break;
+    case TRACE_SRV_EXPIRE:
+        if (n >= 0 && n < c->nnodes && c->hold[n].owner == ev->peer) c->hold[n].owner = -1;
+        break;
+    case TRACE_SRV_DELETE:
+        if (n >= 0 && n < c->nnodes) {
+            c->hold[n].owner = -1;
+            if (ev->b) {
+                c->r.wrong_releases++;
+                note(c, TRACE_WRONG_RELEASE, ev->peer, (int)ev->a, 0, 0, 0, ev->t);
+            }
+        }
+        break;
+    case TRACE_WRITE: {
+        int writer = ev->peer;
+        int accepted = ev->b == TRACE_WRITE_ACCEPTED;
+        if (accepted) {
+            c->r.writes_accepted++;
+            c->r.final_stock = ev->a;
+        } else {
+            c->r.writes_rejected++;
+        }
+        uint32_t newest_other = writer == c->c1 ? c->g2 : c->g1;
+        if (is_client(c, writer) && ev->grant && newest_other > ev->grant) {
+            if (accepted) c->r.stale_accepted++;
+            else c->r.stale_rejected++;
+            note(c, TRACE_STALE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, accepted, ev->t);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* A lock server still holds the lock for a client that crashed after the grant. */
+static int dead_owner_holds(const struct checker *c) {
+    for (int s = 0; s < c->nnodes; s++) {
+        int o = c->hold[s].owner;
+        if (o >= 0 && o < c->nnodes && c->cl[o].crashed_at >= c->hold[s].since) return 1;
+    }
+    return 0;
+}
+
+void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out) {
+    struct checker_report *r = &c->r;
+    for (int i = 0; i < c->nnodes; i++)
+        if (c->cl[i].cs_since >= 0) leave_cs(c, i, end_ns);
+    r->end_ns = end_ns;
+    int dead = dead_owner_holds(c);
+    for (int i = 0; i < c->nnodes; i++) {
+        if (!is_client(c, i) || c->cl[i].crashed_at >= 0) continue;
+        sim_ns waited = c->cl[i].wait_since >= 0 ? end_ns - c->cl[i].wait_since
+                        : c->cl[i].gave_up_at >= 0 ? c->cl[i].waited_ns : 0;
+        if (dead && waited >= c->stuck_after_ns && c->stuck_after_ns > 0) r->stuck++;
+    }
+    int64_t sold = r->writes_accepted; /* each accepted write reserves one unit */
+    int64_t lost = sold - (r->initial_stock - r->final_stock);
+    r->lost_updates = lost > 0 ? lost : 0;
+    r->acquire_p50_ns = percentile(c, 50);
+    r->acquire_p99_ns = percentile(c, 99);
+
+    int correctness = r->purpose == SCN_PURPOSE_CORRECTNESS;
+    int unprotected_overlap = correctness && !r->fenced && (r->double_entries || r->wrong_releases);
+    if (r->stale_accepted || r->lost_updates || unprotected_overlap) {
+        r->verdict = SCN_VERDICT_UNSAFE;
+        if (r->lost_updates)
+            snprintf(r->headline, sizeof r->headline,
+                     "UNSAFE: %lld unit%s sold that the stock does not show (lost update)",
+                     (long long)r->lost_updates, r->lost_updates == 1 ? "" : "s");
+        else if (r->stale_accepted)
+            snprintf(r->headline, sizeof r->headline,
+                     "UNSAFE: the resource accepted %lld write%s from a holder whose lock had passed to another",
+                     (long long)r->stale_accepted, r->stale_accepted == 1 ? "" : "s");
+        else if (r->double_entries)
+            snprintf(r->headline, sizeof r->headline,
+                     "UNSAFE: two clients were in the critical section at once and nothing fenced them");
+        else
+            snprintf(r->headline, sizeof r->headline,
+                     "UNSAFE: a release deleted another client's lock");
+    } else if (r->stuck) {
+        r->verdict = SCN_VERDICT_STUCK;
+        snprintf(r->headline, sizeof r->headline,
+                 "STUCK: %lld client%s waited past %llds on a lock held by a crashed owner",
+                 (long long)r->stuck, r->stuck == 1 ? "" : "s",
+                 (long long)(c->stuck_after_ns / 1000000000));
+    } else {
+        r->verdict = SCN_VERDICT_SAFE;
+        if (r->double_entries && !correctness)
+            snprintf(r->headline, sizeof r->headline,
+                     "SAFE: double execution happened (%lld time%s) but the lock is for efficiency: wasted work, no harm",
+                     (long long)r->double_entries, r->double_entries == 1 ? "" : "s");
+        else if (r->double_entries)
+            snprintf(r->headline, sizeof r->headline,
+                     "SAFE: two clients overlapped, and the resource rejected every stale write (%lld)",
+                     (long long)r->stale_rejected);
+        else
+            snprintf(r->headline, sizeof r->headline,
+                     "SAFE: never more than one client in the critical section");
+    }
+    *out = *r;
+}
+
+int64_t checker_metric(const struct checker_report *r, enum scn_metric m) {
+    switch (m) {
+    case SCN_M_VERDICT: return r->verdict;
+    case SCN_M_DOUBLE_ENTRIES: return r->double_entries;
+    case SCN_M_DOUBLE_ENTRY_NS: return r->double_entry_ns;
+    case SCN_M_STALE_ACCEPTED: return r->stale_accepted;
+    case SCN_M_STALE_REJECTED: return r->stale_rejected;
+    case SCN_M_LOST_UPDATES: return r->lost_updates;
+    case SCN_M_WRONG_RELEASES: return r->wrong_releases;
+    case SCN_M_STUCK: return r->stuck;
+    case SCN_M_FAILED_ACQUIRES: return r->failed_acquires;
+    case SCN_M_ACQUIRES: return r->acquires;
+    case SCN_M_WRITES_ACCEPTED: return r->writes_accepted;
+    case SCN_M_WRITES_REJECTED: return r->writes_rejected;
+    case SCN_M_FINAL_STOCK: return r->final_stock;
+    default: return 0;
+    }
+}
+
+int checker_expect_holds(const struct checker_report *r, const struct scn_expect *x,
+                         int64_t *actual) {
+    int64_t v = checker_metric(r, x->metric);
+    if (actual) *actual = v;
+    switch (x->cmp) {
+    case SCN_CMP_EQ: return v == x->value;
+    case SCN_CMP_NE: return v != x->value;
+    case SCN_CMP_LT: return v < x->value;
+    case SCN_CMP_LE: return v <= x->value;
+    case SCN_CMP_GT: return v > x->value;
+    case SCN_CMP_GE: return v >= x->value;
+    }
+    return 0;
+}

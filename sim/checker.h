@@ -1,0 +1,86 @@
+/* The checker: ground truth from the simulator's global view. It observes
+ * every trace event as it is appended (so it works online, step by step, and
+ * equally on a recorded trace), appends its findings to the trace as events,
+ * and summarises the run in a report with one headline verdict. */
+#ifndef LOCKSIM_CHECKER_H
+#define LOCKSIM_CHECKER_H
+
+#include <stdint.h>
+
+#include "scenario.h"
+#include "trace.h"
+
+#define CHECKER_EXACT_SAMPLES 1024 /* latencies kept exactly; beyond, a histogram */
+#define CHECKER_HIST_BUCKETS (64 * 32)
+
+struct checker_report {
+    enum scn_verdict verdict;
+    enum scn_purpose purpose;
+    int fenced;                 /* the resource rejects stale tokens */
+    int64_t double_entries;     /* intervals with >= 2 clients in the CS */
+    sim_ns double_entry_ns;     /* total true time with >= 2 in the CS */
+    int64_t stale_accepted;     /* writes under a superseded grant, accepted */
+    int64_t stale_rejected;
+    int64_t lost_updates;       /* sold - (initial - final stock), when > 0 */
+    int64_t wrong_releases;
+    int64_t stuck;              /* clients waiting past stuck-after on a dead owner */
+    int64_t acquires;
+    int64_t failed_acquires;
+    int64_t denied_attempts;
+    int64_t writes_accepted;
+    int64_t writes_rejected;
+    int64_t initial_stock;
+    int64_t final_stock;
+    sim_ns acquire_p50_ns;      /* acquisition latency, ACQUIRE_START to ACQUIRED */
+    sim_ns acquire_p99_ns;
+    sim_ns acquire_max_ns;
+    sim_ns end_ns;
+    char headline[200];         /* one sentence: why this verdict */
+};
+
+struct checker_client {
+    sim_ns cs_since;        /* -1 = not in the critical section */
+    sim_ns wait_since;      /* -1 = not acquiring */
+    sim_ns crashed_at;      /* -1 = alive */
+    sim_ns gave_up_at;      /* -1 = has not given up waiting */
+    sim_ns waited_ns;       /* how long it waited before giving up */
+};
+
+struct checker_hold {       /* what one lock server holds, as the trace says */
+    int owner;              /* client node, or -1 */
+    sim_ns since;
+};
+
+struct checker {
+    struct trace *tr;       /* borrowed: findings are appended here */
+    enum scn_purpose purpose;
+    sim_ns stuck_after_ns;
+    struct checker_client *cl; /* owned, indexed by node */
+    struct checker_hold *hold; /* owned, indexed by node */
+    int nnodes;
+    int in_cs;              /* clients now in the critical section */
+    int de_first, de_second;
+    sim_ns de_since;        /* start of the current double-entry interval, -1 none */
+    uint32_t g1, g2;        /* newest grant, and newest grant of another client */
+    int c1;                 /* client of g1 */
+    struct checker_report r;
+    sim_ns exact[CHECKER_EXACT_SAMPLES];
+    uint32_t hist[CHECKER_HIST_BUCKETS];
+    int64_t nlat;
+};
+
+/* tr must have all nodes registered. Returns 0 or -1 on OOM. */
+int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
+                 sim_ns stuck_after_ns);
+void checker_close(struct checker *c);
+/* The trace observer (arg = struct checker *). */
+void checker_observe(void *arg, const struct trace_event *ev);
+/* Close open intervals at end_ns and fill *out. */
+void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out);
+/* Value of one metric in a report. */
+int64_t checker_metric(const struct checker_report *r, enum scn_metric m);
+/* 1 when the expectation holds; *actual receives the measured value. */
+int checker_expect_holds(const struct checker_report *r, const struct scn_expect *x,
+                         int64_t *actual);
+
+#endif

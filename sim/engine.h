@@ -1,0 +1,44 @@
+/* The engine: builds nodes, clocks, network, lock algorithm and resource
+ * from a scenario, then runs it one event at a time. Each step pops the
+ * earliest event (ties by insertion order), dispatches it, and appends what
+ * happened to the trace, where the checker sees it at once. */
+#ifndef LOCKSIM_ENGINE_H
+#define LOCKSIM_ENGINE_H
+
+#include "checker.h"
+#include "lock.h"
+#include "scenario.h"
+#include "trace.h"
+
+struct engine;
+
+struct engine_opts {
+    const struct lock_algo *algo; /* NULL = the scenario's algorithm by name */
+    int keep_trace;               /* 1 = store every event (for output) */
+    int lenient_options;          /* 1 = drop lock options the algorithm does not know
+                                     (used when --algo swaps the algorithm) */
+};
+
+/* Build an engine for scenario s (copied; s may be freed afterwards).
+ * Returns 0, or -1 with *err (file:line:col of the offending scenario line),
+ * or -2 on OOM. On failure *out is NULL. */
+int engine_new(struct engine **out, const struct scenario *s,
+               const struct engine_opts *opts, struct scn_error *err);
+void engine_free(struct engine *e); /* engine_free(NULL) is a no-op */
+
+/* Process one event. Returns 1 while the run goes on, 0 once it has ended. */
+int engine_step(struct engine *e);
+/* Run to the end; returns the number of events processed. */
+uint64_t engine_run(struct engine *e);
+
+sim_ns engine_now(const struct engine *e);
+uint64_t engine_events(const struct engine *e);
+const struct trace *engine_trace(const struct engine *e); /* borrowed, lives with e */
+/* Report; final once engine_step has returned 0. */
+const struct checker_report *engine_report(const struct engine *e);
+const struct scenario *engine_scenario(const struct engine *e);
+const struct lock_algo *engine_algo(const struct engine *e);
+/* Lock options dropped because the algorithm did not know them (lenient mode). */
+const char *engine_dropped_options(const struct engine *e);
+
+#endif

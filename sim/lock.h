@@ -1,0 +1,116 @@
+/* The lock-algorithm interface: one struct of callbacks and a name per
+ * algorithm (one file each, listed in algo_registry.c), in the manner of
+ * SQLite's sqlite3_vfs. Algorithms see only this header: their own node's
+ * clocks, messages, timers and the engine's PRNG. They cannot tell that they
+ * are being faulted; pauses, crashes, clock steps and partitions are applied
+ * by the engine's models around them.
+ *
+ * A user-written algorithm is a shared object exporting
+ *     const struct lock_algo *locksim_algo(void);
+ * whose abi field equals LOCK_ABI_VERSION (see docs/lock-interface.md). */
+#ifndef LOCKSIM_LOCK_H
+#define LOCKSIM_LOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vtime.h"
+
+#define LOCK_ABI_VERSION 1u
+
+struct lock_ctx; /* the engine's view of one node, valid during a callback only */
+
+enum lock_clock {
+    LOCK_CLOCK_MONO = 0, /* monotonic: never stepped unless the scenario says so */
+    LOCK_CLOCK_WALL = 1  /* wall clock: steps (NTP jumps, operators) move it */
+};
+
+/* A message between clients and lock servers, or between servers. Copied by
+ * value into the network; nothing in it is owned. */
+struct lock_msg {
+    int from;          /* sender node, filled in by the engine */
+    int to;            /* receiver node, filled in by the engine */
+    int type;          /* algorithm-defined */
+    uint32_t req;      /* request id, to match replies with attempts */
+    uint64_t value;    /* lock value (unique token, or a constant such as 1) */
+    uint64_t token;    /* fencing token or revision; 0 = none */
+    sim_ns ttl_ns;     /* lease length asked for or granted */
+    int64_t a, b;      /* algorithm-defined */
+};
+
+struct lock_algo {
+    uint32_t abi;             /* LOCK_ABI_VERSION */
+    const char *name;         /* as used in `lock NAME` and --algo */
+    const char *summary;      /* one line for `locksim list` */
+    int default_servers;      /* lock servers wanted when the scenario does not say */
+    int max_servers;          /* 0 = no limit beyond SCN_MAX_SERVERS */
+    size_t config_size;       /* bytes of configuration (from lock-line options) */
+    size_t client_size;       /* bytes of per-client state, zeroed before client_init */
+    size_t server_size;       /* bytes of per-server state, zeroed before server_init */
+
+    /* Configuration. config_default fills defaults; option validates and
+     * stores one key=value (return 0, or -1 with a full sentence in err,
+     * e.g. "unknown option 'ttI' for lease; expected ttl, release, value"). */
+    void (*config_default)(void *config);
+    int (*option)(void *config, const char *key, const char *val, char *err, size_t errlen);
+
+    /* Client side. acquire starts one attempt and must end, now or later,
+     * in lock_granted() or lock_refused(); release must end in
+     * lock_release_done(). A crashed client restarts with fresh state. */
+    void (*client_init)(struct lock_ctx *ctx, void *state);
+    void (*client_acquire)(struct lock_ctx *ctx, void *state);
+    void (*client_release)(struct lock_ctx *ctx, void *state);
+    void (*client_recv)(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
+    void (*client_timer)(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
+
+    /* Server side. server_restart runs after a crash, on the state as the
+     * crash left it: the algorithm keeps what its persistence model keeps. */
+    void (*server_init)(struct lock_ctx *ctx, void *state);
+    void (*server_recv)(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
+    void (*server_timer)(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
+    void (*server_restart)(struct lock_ctx *ctx, void *state);
+};
+
+/* ---- Services the engine gives an algorithm (valid inside callbacks). ---- */
+
+const void *lock_config(struct lock_ctx *ctx);  /* this run's configuration */
+int lock_self(struct lock_ctx *ctx);            /* this node's index */
+int lock_nservers(struct lock_ctx *ctx);
+int lock_server(struct lock_ctx *ctx, int i);   /* node index of lock server i */
+int lock_server_index(struct lock_ctx *ctx, int node); /* i for a server node, else -1 */
+/* This node's own reading of one of its clocks. */
+sim_ns lock_now(struct lock_ctx *ctx, enum lock_clock clock);
+/* Send a message; the network may delay, drop or reorder it. */
+void lock_send(struct lock_ctx *ctx, int to, const struct lock_msg *m);
+/* Arm a timer that fires when this node's own clock has advanced by delay_ns.
+ * Returns a handle (> 0) for lock_cancel. */
+uint64_t lock_timer(struct lock_ctx *ctx, enum lock_clock clock, sim_ns delay_ns,
+                    int timer, uint64_t arg);
+void lock_cancel(struct lock_ctx *ctx, uint64_t handle);
+/* Uniform 64-bit draw from the engine's single seeded PRNG. */
+uint64_t lock_random(struct lock_ctx *ctx);
+
+/* Client outcomes. token is the fencing token the client will attach to its
+ * writes (0 = none); validity_ns is how long the client believes it holds
+ * the lock (0 = until released). */
+void lock_granted(struct lock_ctx *ctx, uint64_t token, sim_ns validity_ns);
+void lock_refused(struct lock_ctx *ctx);
+void lock_release_done(struct lock_ctx *ctx);
+
+/* Server record keeping, for the trace and the checker's ground truth.
+ * owner is the client node the entry belongs to. */
+void lock_note_grant(struct lock_ctx *ctx, int owner, uint64_t token, sim_ns ttl_ns,
+                     sim_ns expires_local);
+void lock_note_deny(struct lock_ctx *ctx, int requester, int owner);
+void lock_note_renew(struct lock_ctx *ctx, int owner, sim_ns ttl_ns);
+void lock_note_expire(struct lock_ctx *ctx, int owner);
+void lock_note_delete(struct lock_ctx *ctx, int requester, int owner);
+void lock_note_keep(struct lock_ctx *ctx, int requester, int owner);
+/* Free-form note (text must be a string literal or otherwise outlive the run). */
+void lock_note(struct lock_ctx *ctx, const char *text, int64_t a, int64_t b);
+
+/* Registry of built-in algorithms. */
+const struct lock_algo *lock_algo_find(const char *name);
+const struct lock_algo *lock_algo_at(int i); /* NULL past the end */
+
+#endif

@@ -1,0 +1,274 @@
+/* The scenario: plain data produced by the parser (or by code, in tests and
+ * benchmarks) and consumed by engine_new(). Nothing here drives the engine.
+ * Defaults come from one function, scenario_init(). */
+#ifndef LOCKSIM_SCENARIO_H
+#define LOCKSIM_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vtime.h"
+
+/* Limits, enforced by the parser and by engine_new() with a clear message. */
+#define SCN_MAX_CLIENTS 200000  /* clients, including those made by `clients N` */
+#define SCN_MAX_SERVERS 15      /* lock servers */
+#define SCN_MAX_PROGRAMS 64     /* distinct client programs */
+#define SCN_MAX_STEPS 32        /* steps in one client program */
+#define SCN_MAX_FAULTS 4096     /* fault lines */
+#define SCN_MAX_EXPECTS 64      /* expect lines */
+#define SCN_MAX_OPTS 32         /* key=value options on the lock line */
+#define SCN_MAX_GROUP 32        /* nodes named in one partition group */
+#define SCN_MAX_LINKS 256       /* per-link overrides */
+#define SCN_NAME_MAX 16         /* node names, including the NUL */
+#define SCN_TEXT_MAX 160        /* title and description */
+#define SCN_OPT_MAX 48          /* option keys and values, including the NUL */
+
+/* A place in the scenario text, for error messages (1-based; 0 = synthetic). */
+struct scn_pos {
+    int line;
+    int col;
+};
+
+/* A key=value option kept as text until the lock algorithm reads it. */
+struct scn_opt {
+    char key[SCN_OPT_MAX];
+    char val[SCN_OPT_MAX];
+    struct scn_pos pos; /* of the key, for "unknown option" errors */
+};
+
+/* Named points of a client program where a fault can be attached. */
+enum scn_point {
+    SCN_POINT_NONE = 0,
+    SCN_POINT_DURING_ACQUIRE,       /* request sent, replies in flight */
+    SCN_POINT_AFTER_ACQUIRE,        /* the client has just learnt it holds the lock */
+    SCN_POINT_BEFORE_READ,
+    SCN_POINT_BETWEEN_READ_AND_WRITE, /* read reply received, write not yet sent */
+    SCN_POINT_BEFORE_WRITE,         /* just before the write is sent */
+    SCN_POINT_AFTER_WRITE,          /* write acknowledged */
+    SCN_POINT_BEFORE_RELEASE,
+    SCN_POINT_AFTER_RELEASE,
+    SCN_POINT_COUNT
+};
+
+enum scn_step_kind {
+    SCN_STEP_ACQUIRE, /* acquire the lock (with a retry policy) */
+    SCN_STEP_READ,    /* read the protected resource */
+    SCN_STEP_WRITE,   /* write what was read minus one (reserve one unit) */
+    SCN_STEP_WORK,    /* compute for a duration (inside or outside the lock) */
+    SCN_STEP_RELEASE, /* release the lock */
+    SCN_STEP_COUNT
+};
+
+struct scn_step {
+    enum scn_step_kind kind;
+    sim_ns dur_ns;      /* WORK: how long, by the client's monotonic clock */
+    sim_ns retry_ns;    /* ACQUIRE: wait between attempts (0 = scenario default) */
+    sim_ns jitter_ns;   /* ACQUIRE: extra random wait in [0, jitter] per retry */
+    int tries;          /* ACQUIRE: attempts before giving up; 0 = unlimited */
+    sim_ns timeout_ns;  /* ACQUIRE: give up after this long; 0 = never */
+    struct scn_pos pos;
+};
+
+struct scn_program {
+    struct scn_step steps[SCN_MAX_STEPS];
+    int nsteps;
+};
+
+struct scn_client {
+    char name[SCN_NAME_MAX];
+    sim_ns start_ns;   /* true time at which the program starts */
+    int program;       /* index into scenario.programs */
+    int repeat;        /* times the program runs; 0 = until the run ends */
+    sim_ns think_ns;   /* pause between repetitions, by the client's clock */
+    struct scn_pos pos;
+};
+
+/* A network latency: fixed when min == max, else uniform in [min, max]
+ * drawn from the engine's PRNG. */
+struct scn_latency {
+    sim_ns min_ns;
+    sim_ns max_ns;
+};
+
+struct scn_link {
+    char from[SCN_NAME_MAX]; /* node name or "*" */
+    char to[SCN_NAME_MAX];   /* node name or "*" */
+    struct scn_latency lat;
+    uint32_t loss_ppm;       /* loss probability in parts per million */
+    struct scn_pos pos;
+};
+
+enum scn_clock_which {
+    SCN_CLOCK_WALL = 1,
+    SCN_CLOCK_MONO = 2,
+    SCN_CLOCK_BOTH = 3
+};
+
+struct scn_clock_init {
+    char node[SCN_NAME_MAX];
+    int64_t drift_ppm;    /* rate error, parts per million, both clocks */
+    sim_ns wall_offset_ns; /* initial wall-clock offset from true time */
+    struct scn_pos pos;
+};
+
+enum scn_fault_kind {
+    SCN_FAULT_PAUSE,     /* node; dur_ns (0 = until resume) */
+    SCN_FAULT_RESUME,    /* node */
+    SCN_FAULT_CRASH,     /* node */
+    SCN_FAULT_RESTART,   /* node */
+    SCN_FAULT_CLOCK_STEP,  /* node; delta_ns; which */
+    SCN_FAULT_CLOCK_DRIFT, /* node; ppm: new rate error from now on */
+    SCN_FAULT_CLOCK_SLEW,  /* node; delta_ns spread over dur_ns (wall clock) */
+    SCN_FAULT_PARTITION, /* groups */
+    SCN_FAULT_HEAL,      /* all partitions end */
+    SCN_FAULT_LINK,      /* link: new latency/loss for from->to from now on */
+    SCN_FAULT_COUNT
+};
+
+struct scn_fault {
+    enum scn_fault_kind kind;
+    /* When: at a true time, or at the n-th time a client reaches a point. */
+    sim_ns at_ns;                 /* used when point == SCN_POINT_NONE */
+    char trigger[SCN_NAME_MAX];   /* client whose point triggers the fault */
+    enum scn_point point;
+    int occurrence;               /* 1 = first time the point is reached */
+    /* What. */
+    char node[SCN_NAME_MAX];
+    sim_ns dur_ns;
+    sim_ns delta_ns;
+    int64_t ppm;
+    enum scn_clock_which which;
+    /* PARTITION: groups of node names; nodes not named stay together in
+     * one more implicit group. */
+    char groups[4][SCN_MAX_GROUP][SCN_NAME_MAX];
+    int group_len[4];
+    int ngroups;
+    struct scn_link link;          /* LINK */
+    struct scn_pos pos;
+};
+
+/* Metrics an `expect` line can compare. */
+enum scn_metric {
+    SCN_M_VERDICT,             /* special: compared with verdict */
+    SCN_M_DOUBLE_ENTRIES,      /* intervals with two or more clients in the CS */
+    SCN_M_DOUBLE_ENTRY_NS,     /* total true time with two or more in the CS */
+    SCN_M_STALE_ACCEPTED,      /* writes under a superseded grant, accepted */
+    SCN_M_STALE_REJECTED,      /* writes under a superseded grant, rejected */
+    SCN_M_LOST_UPDATES,        /* units sold beyond what the stock shows */
+    SCN_M_WRONG_RELEASES,      /* releases that removed another client's grant */
+    SCN_M_STUCK,               /* clients left waiting on a dead owner */
+    SCN_M_FAILED_ACQUIRES,     /* acquisitions that gave up */
+    SCN_M_ACQUIRES,            /* successful acquisitions */
+    SCN_M_WRITES_ACCEPTED,
+    SCN_M_WRITES_REJECTED,
+    SCN_M_FINAL_STOCK,
+    SCN_M_COUNT
+};
+
+enum scn_cmp { SCN_CMP_EQ, SCN_CMP_NE, SCN_CMP_LT, SCN_CMP_LE, SCN_CMP_GT, SCN_CMP_GE };
+
+enum scn_verdict { SCN_VERDICT_SAFE, SCN_VERDICT_UNSAFE, SCN_VERDICT_STUCK };
+
+struct scn_expect {
+    enum scn_metric metric;
+    enum scn_cmp cmp;
+    int64_t value;             /* count, nanoseconds, or enum scn_verdict */
+    char text[80];             /* the line as written, for reports */
+    struct scn_pos pos;
+};
+
+enum scn_purpose { SCN_PURPOSE_CORRECTNESS, SCN_PURPOSE_EFFICIENCY };
+
+struct scenario {
+    char file[256];                 /* name used in messages */
+    char title[SCN_TEXT_MAX];
+    char description[SCN_TEXT_MAX];
+    enum scn_purpose purpose;
+    uint64_t seed;
+    sim_ns duration_ns;             /* the run ends at this true time */
+    sim_ns stuck_after_ns;          /* waiting this long on a dead owner = stuck */
+    uint64_t max_events;            /* the run ends after this many events */
+
+    /* Lock. */
+    char algo[SCN_OPT_MAX];
+    struct scn_pos algo_pos;
+    struct scn_opt opts[SCN_MAX_OPTS];
+    int nopts;
+    int nservers;                   /* 0 = the algorithm's default */
+
+    /* Protected resource. */
+    int64_t stock;                  /* initial units */
+    int fencing;                    /* 1 = reject writes with a token below the highest seen */
+
+    /* Network. */
+    struct scn_latency latency;     /* default for every link */
+    uint32_t loss_ppm;              /* default loss */
+    struct scn_link links[SCN_MAX_LINKS];
+    int nlinks;
+
+    /* Clients and their programs (clients is heap-allocated, see below). */
+    struct scn_program programs[SCN_MAX_PROGRAMS];
+    int nprograms;
+    struct scn_client *clients;     /* owned; freed by scenario_close() */
+    int nclients;
+    int cap_clients;
+    sim_ns retry_ns;                /* default acquire retry interval */
+
+    struct scn_clock_init clocks[SCN_MAX_SERVERS + 64];
+    int nclocks;
+
+    struct scn_fault *faults;       /* owned; freed by scenario_close() */
+    int nfaults;
+    int cap_faults;
+
+    struct scn_expect expects[SCN_MAX_EXPECTS];
+    int nexpects;
+};
+
+/* Error from parsing or building: where, and a full sentence. */
+struct scn_error {
+    char file[256];
+    struct scn_pos pos;
+    char msg[256];
+};
+
+/* Fill *s with every default (one place for defaults). */
+void scenario_init(struct scenario *s);
+/* Free what scenario_init/parse allocated; s may be reused after init. */
+void scenario_close(struct scenario *s);
+/* Deep copy: dst must not be initialised; returns 0 or -1 on OOM. */
+int scenario_copy(struct scenario *dst, const struct scenario *src);
+
+/* Parse scenario text of len bytes. fname is used in messages.
+ * On error returns -1 and fills *err; *s is then left initialised but
+ * partial, and must still be closed. */
+int scenario_parse(struct scenario *s, const char *fname, const char *text,
+                   size_t len, struct scn_error *err);
+/* Read and parse a file. Returns 0, -1 on a malformed scenario, -2 when the
+ * file cannot be read (err says why). */
+int scenario_load(struct scenario *s, const char *path, struct scn_error *err);
+
+/* Apply a --set KEY=VALUE override (e.g. "ttl=10s", "lock.ttl=10s",
+ * "stock=2", "fencing=on", "latency=5ms", "seed=7", "duration=60s").
+ * Unknown keys that are not lock options become lock options, which the
+ * algorithm validates when the engine is built. Returns 0 or -1 with *err. */
+int scenario_set(struct scenario *s, const char *kv, struct scn_error *err);
+
+/* Helpers shared with lock algorithms for option values. Return 0 or -1. */
+int scn_parse_duration(const char *text, sim_ns *out);  /* "30s", "500ms", "1m" */
+int scn_parse_int(const char *text, int64_t *out);
+int scn_parse_bool(const char *text, int *out);          /* on/off, yes/no, true/false */
+/* Find an option; NULL when absent. */
+const struct scn_opt *scenario_opt(const struct scenario *s, const char *key);
+
+/* Add a client / fault, growing the arrays. Return the new element or NULL on OOM. */
+struct scn_client *scenario_add_client(struct scenario *s);
+struct scn_fault *scenario_add_fault(struct scenario *s);
+
+const char *scn_point_name(enum scn_point p);
+const char *scn_metric_name(enum scn_metric m);
+const char *scn_verdict_name(enum scn_verdict v);
+const char *scn_step_name(enum scn_step_kind k);
+const char *scn_fault_name(enum scn_fault_kind k);
+
+#endif

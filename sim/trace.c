@@ -1,0 +1,214 @@
+/* The trace: append-only event log, optional storage, online observer,
+ * and a machine-independent hash for determinism checks. */
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[TRACE_KIND_COUNT] = {
+    [TRACE_RUN_START] = "run-start",
+    [TRACE_RUN_END] = "run-end",
+    [TRACE_PAUSE] = "pause",
+    [TRACE_RESUME] = "resume",
+    [TRACE_CRASH] = "crash",
+    [TRACE_RESTART] = "restart",
+    [TRACE_CLOCK_STEP] = "clock-step",
+    [TRACE_CLOCK_DRIFT] = "clock-drift",
+    [TRACE_CLOCK_SLEW] = "clock-slew",
+    [TRACE_PARTITION] = "partition",
+    [TRACE_HEAL] = "heal",
+    [TRACE_LINK] = "link",
+    [TRACE_MSG_SEND] = "msg-send",
+    [TRACE_MSG_RECV] = "msg-recv",
+    [TRACE_MSG_DROP] = "msg-drop",
+    [TRACE_ACQUIRE_START] = "acquire-start",
+    [TRACE_ACQUIRE_TRY] = "acquire-try",
+    [TRACE_ACQUIRED] = "acquired",
+    [TRACE_ACQUIRE_DENIED] = "acquire-denied",
+    [TRACE_ACQUIRE_FAILED] = "acquire-failed",
+    [TRACE_CS_EXIT] = "cs-exit",
+    [TRACE_RELEASE_SENT] = "release-sent",
+    [TRACE_WORK_START] = "work-start",
+    [TRACE_WORK_END] = "work-end",
+    [TRACE_POINT] = "point",
+    [TRACE_PROGRAM_DONE] = "program-done",
+    [TRACE_SRV_GRANT] = "srv-grant",
+    [TRACE_SRV_DENY] = "srv-deny",
+    [TRACE_SRV_RENEW] = "srv-renew",
+    [TRACE_SRV_EXPIRE] = "srv-expire",
+    [TRACE_SRV_DELETE] = "srv-delete",
+    [TRACE_SRV_KEEP] = "srv-keep",
+    [TRACE_SRV_NOTE] = "srv-note",
+    [TRACE_READ] = "read",
+    [TRACE_WRITE] = "write",
+    [TRACE_DOUBLE_ENTRY_BEGIN] = "double-entry-begin",
+    [TRACE_DOUBLE_ENTRY_END] = "double-entry-end",
+    [TRACE_STALE_WRITE] = "stale-write",
+    [TRACE_WRONG_RELEASE] = "wrong-release",
+    [TRACE_RESOURCE_INIT] = "resource-init",
+};
+
+void trace_init(struct trace *tr, int keep) {
+    memset(tr, 0, sizeof *tr);
+    tr->keep = keep;
+}
+
+static void strings_free(struct trace_strings *st);
+
+void trace_close(struct trace *tr) {
+    free(tr->nodes);
+    free(tr->ev);
+    strings_free(tr->strings);
+    tr->strings = NULL;
+    tr->nodes = NULL;
+    tr->ev = NULL;
+    tr->len = tr->cap = 0;
+    tr->nnodes = 0;
+}
+
+int trace_add_node(struct trace *tr, const char *name, int kind) {
+    if ((tr->nnodes & (tr->nnodes - 1)) == 0) { /* grow at powers of two */
+        size_t cap = tr->nnodes ? (size_t)tr->nnodes * 2 : 4;
+        struct trace_node *n = realloc(tr->nodes, cap * sizeof *n);
+        if (!n) return -1;
+        tr->nodes = n;
+    }
+    struct trace_node *n = &tr->nodes[tr->nnodes];
+    memset(n, 0, sizeof *n);
+    strncpy(n->name, name, sizeof n->name - 1);
+    n->kind = kind;
+    return tr->nnodes++;
+}
+
+void trace_append(struct trace *tr, const struct trace_event *ev) {
+    struct trace_event e = *ev;
+    e.seq = tr->count++;
+    if (tr->keep && !tr->oom) {
+        if (tr->len == tr->cap) {
+            size_t cap = tr->cap ? tr->cap * 2 : 256;
+            struct trace_event *n = realloc(tr->ev, cap * sizeof *n);
+            if (!n) {
+                tr->oom = 1; /* reported by the caller; the run itself goes on */
+            } else {
+                tr->ev = n;
+                tr->cap = cap;
+            }
+        }
+        if (!tr->oom) tr->ev[tr->len++] = e;
+    }
+    if (tr->observe) tr->observe(tr->observe_arg, &e);
+}
+
+const char *trace_kind_name(int kind) {
+    if (kind < 0 || kind >= TRACE_KIND_COUNT || !kind_names[kind]) return "unknown";
+    return kind_names[kind];
+}
+
+int trace_kind_from_name(const char *name) {
+    for (int k = 0; k < TRACE_KIND_COUNT; k++)
+        if (kind_names[k] && strcmp(kind_names[k], name) == 0) return k;
+    return -1;
+}
+
+static uint64_t fnv(uint64_t h, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) { /* little-endian byte order, by value */
+        h ^= (v >> (8 * i)) & 0xff;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+uint64_t trace_hash(const struct trace *tr) {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        h = fnv(h, (uint64_t)e->t, 8);
+        h = fnv(h, e->kind, 2);
+        h = fnv(h, (uint16_t)e->node, 2);
+        h = fnv(h, (uint16_t)e->peer, 2);
+        h = fnv(h, e->token, 8);
+        h = fnv(h, e->grant, 4);
+        h = fnv(h, (uint64_t)e->a, 8);
+        h = fnv(h, (uint64_t)e->b, 8);
+        for (const char *p = e->text; p && *p; p++) h = fnv(h, (unsigned char)*p, 1);
+    }
+    return h;
+}
+
+/* ---- Owned strings: an arena of blocks plus an open-addressing table that
+ * finds an equal string already copied. ---- */
+
+struct trace_strblock {
+    struct trace_strblock *next;
+    size_t used, cap;
+    char data[];
+};
+
+struct trace_strings {
+    struct trace_strblock *blocks; /* newest first */
+    const char **slot;             /* nslot entries, a power of two; NULL = free */
+    size_t nslot, count;
+};
+
+static void strings_free(struct trace_strings *st) {
+    if (!st) return;
+    while (st->blocks) {
+        struct trace_strblock *b = st->blocks;
+        st->blocks = b->next;
+        free(b);
+    }
+    free(st->slot);
+    free(st);
+}
+
+static uint64_t str_hash(const char *s, size_t len) {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++) h = fnv(h, (unsigned char)s[i], 1);
+    return h;
+}
+
+static int strings_grow(struct trace_strings *st) {
+    size_t n = st->nslot ? st->nslot * 2 : 64;
+    const char **slot = calloc(n, sizeof *slot);
+    if (!slot) return -1;
+    for (size_t i = 0; i < st->nslot; i++) {
+        const char *p = st->slot[i];
+        if (!p) continue;
+        size_t j = (size_t)str_hash(p, strlen(p)) & (n - 1);
+        while (slot[j]) j = (j + 1) & (n - 1);
+        slot[j] = p;
+    }
+    free(st->slot);
+    st->slot = slot;
+    st->nslot = n;
+    return 0;
+}
+
+const char *trace_intern(struct trace *tr, const char *s, size_t len) {
+    if (!tr->strings) {
+        tr->strings = calloc(1, sizeof *tr->strings);
+        if (!tr->strings) return NULL;
+    }
+    struct trace_strings *st = tr->strings;
+    if ((st->count + 1) * 2 > st->nslot && strings_grow(st) != 0) return NULL;
+    size_t j = (size_t)str_hash(s, len) & (st->nslot - 1);
+    for (; st->slot[j]; j = (j + 1) & (st->nslot - 1))
+        if (strlen(st->slot[j]) == len && memcmp(st->slot[j], s, len) == 0) return st->slot[j];
+    struct trace_strblock *b = st->blocks;
+    if (!b || b->cap - b->used < len + 1) {
+        size_t cap = len + 1 > 4096 ? len + 1 : 4096;
+        b = malloc(sizeof *b + cap);
+        if (!b) return NULL;
+        b->used = 0;
+        b->cap = cap;
+        b->next = st->blocks;
+        st->blocks = b;
+    }
+    char *p = b->data + b->used;
+    memcpy(p, s, len);
+    p[len] = '\0';
+    b->used += len + 1;
+    st->slot[j] = p;
+    st->count++;
+    return p;
+}

@@ -1,0 +1,148 @@
+/* The trace: the append-only log of what happened in a run, in true time.
+ * It is the one door between sim/ and everything that shows results
+ * (checker reports, terminal and image timelines, JSON Lines files).
+ * A trace recorded from real lock services can use the same events. */
+#ifndef LOCKSIM_TRACE_H
+#define LOCKSIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vtime.h"
+
+#define TRACE_FORMAT_VERSION 1
+#define TRACE_NO_NODE (-1)
+
+/* Event kinds. Field use per kind is listed in docs/trace-format.md; the
+ * short form is after each name (node = where it happened). */
+enum trace_kind {
+    TRACE_RUN_START,      /* a = seed (as int64), b = duration_ns */
+    TRACE_RUN_END,        /* a = events processed */
+    /* Process and clock faults (node = the node). */
+    TRACE_PAUSE,          /* a = planned duration (0 = until resume) */
+    TRACE_RESUME,         /* a = how long it was paused */
+    TRACE_CRASH,
+    TRACE_RESTART,
+    TRACE_CLOCK_STEP,     /* a = delta_ns, b = which (1 wall, 2 mono, 3 both) */
+    TRACE_CLOCK_DRIFT,    /* a = ppm */
+    TRACE_CLOCK_SLEW,     /* a = delta_ns, b = over_ns */
+    TRACE_PARTITION,      /* a = number of groups; text = groups */
+    TRACE_HEAL,
+    TRACE_LINK,           /* node -> peer, a = min latency, b = max latency */
+    /* Messages (node = receiver for RECV/DROP, sender for SEND). */
+    TRACE_MSG_SEND,       /* peer = receiver, a = message id, b = type */
+    TRACE_MSG_RECV,       /* peer = sender, a = message id, b = type */
+    TRACE_MSG_DROP,       /* peer = sender, a = message id, b = reason (enum trace_drop) */
+    /* Client program (node = client). */
+    TRACE_ACQUIRE_START,  /* acquisition begins */
+    TRACE_ACQUIRE_TRY,    /* a = attempt number */
+    TRACE_ACQUIRED,       /* token = fencing token (0 none), grant = ground-truth id,
+                             a = validity the client believes, ns (0 = unbounded) */
+    TRACE_ACQUIRE_DENIED, /* one attempt refused; a = attempt number */
+    TRACE_ACQUIRE_FAILED, /* gave up; a = attempts made */
+    TRACE_CS_EXIT,        /* leaves the critical section; a = reason (enum trace_exit) */
+    TRACE_RELEASE_SENT,
+    TRACE_WORK_START,     /* a = duration */
+    TRACE_WORK_END,
+    TRACE_POINT,          /* a named point of the program is reached; a = enum scn_point */
+    TRACE_PROGRAM_DONE,
+    /* Lock service (node = server, peer = client concerned). */
+    TRACE_SRV_GRANT,      /* token, grant, a = ttl_ns (0 none), b = expiry by the server's clock */
+    TRACE_SRV_DENY,       /* grant = holder's grant */
+    TRACE_SRV_RENEW,      /* grant, a = new ttl */
+    TRACE_SRV_EXPIRE,     /* peer = owner, grant = the owner's grant */
+    TRACE_SRV_DELETE,     /* peer = requester, grant = deleted entry's grant,
+                             a = owner of the deleted entry, b = 1 if it was not the requester's */
+    TRACE_SRV_KEEP,       /* release refused (compare failed); peer = requester */
+    TRACE_SRV_NOTE,       /* algorithm-specific, a/b free, text says what */
+    /* Protected resource (node = resource, peer = client). */
+    TRACE_READ,           /* a = value read */
+    TRACE_WRITE,          /* a = value written, token, grant = writer's grant,
+                             b = enum trace_write */
+    /* Checker findings (node = client concerned, peer = the other client). */
+    TRACE_DOUBLE_ENTRY_BEGIN, /* node and peer both in the critical section */
+    TRACE_DOUBLE_ENTRY_END,   /* a = length of the interval */
+    TRACE_STALE_WRITE,    /* a = 1 accepted, 0 rejected; grant = stale grant */
+    TRACE_WRONG_RELEASE,  /* node = requester, peer = owner whose grant was removed */
+    TRACE_RESOURCE_INIT,  /* node = resource, a = initial stock, b = 1 if fenced */
+    TRACE_KIND_COUNT
+};
+
+enum trace_write {
+    TRACE_WRITE_ACCEPTED = 1,
+    TRACE_WRITE_REJECTED_STALE = 2, /* token lower than the highest seen */
+    TRACE_WRITE_REJECTED_NOTOKEN = 3, /* fenced resource, no token carried */
+    TRACE_WRITE_REJECTED_COND = 4   /* conditional update: version moved */
+};
+
+enum trace_exit {
+    TRACE_EXIT_RELEASE = 1, /* program reached its release */
+    TRACE_EXIT_CRASH = 2,   /* the client crashed */
+    TRACE_EXIT_LOST = 3,    /* the algorithm learnt it lost the lock */
+    TRACE_EXIT_END = 4      /* the program ended without releasing */
+};
+
+enum trace_drop {
+    TRACE_DROP_PARTITION = 1,
+    TRACE_DROP_LOSS = 2,
+    TRACE_DROP_CRASHED = 3 /* the receiver was down when it arrived */
+};
+
+struct trace_event {
+    sim_ns t;          /* true time */
+    uint32_t seq;      /* position in the trace, from 0 */
+    uint16_t kind;     /* enum trace_kind */
+    int16_t node;      /* node index, or TRACE_NO_NODE */
+    int16_t peer;      /* other node, or TRACE_NO_NODE */
+    int16_t pad;
+    uint64_t token;    /* fencing token (0 = none) */
+    uint32_t grant;    /* ground-truth grant id (0 = none) */
+    int64_t a, b;      /* kind-specific, see enum trace_kind */
+    const char *text;  /* static or interned string, or NULL; never owned */
+};
+
+enum trace_node_kind { TRACE_NODE_CLIENT, TRACE_NODE_SERVER, TRACE_NODE_RESOURCE };
+
+struct trace_node {
+    char name[16];
+    int kind;          /* enum trace_node_kind */
+};
+
+/* Receives each event as it is appended (the online checker). */
+typedef void (*trace_observer)(void *arg, const struct trace_event *ev);
+
+struct trace {
+    struct trace_node *nodes; /* owned */
+    int nnodes;
+    struct trace_event *ev;   /* owned; kept only when keep != 0 */
+    size_t len, cap;
+    uint32_t count;           /* events appended, kept or not */
+    int keep;                 /* 1 = store events in ev[] */
+    int oom;                  /* 1 = an append could not be stored */
+    trace_observer observe;
+    void *observe_arg;
+    char title[160];
+    char algo[48];
+    uint64_t seed;
+    struct trace_strings *strings; /* owned: event text copied by trace_intern */
+};
+
+void trace_init(struct trace *tr, int keep);
+void trace_close(struct trace *tr);
+/* Register node names (copied). Returns its index or -1 on OOM. */
+int trace_add_node(struct trace *tr, const char *name, int kind);
+/* Append a copy of *ev (seq is filled in). Observers see it even when not kept. */
+void trace_append(struct trace *tr, const struct trace_event *ev);
+const char *trace_kind_name(int kind);
+/* Inverse of trace_kind_name; -1 when unknown. */
+int trace_kind_from_name(const char *name);
+/* Copy the len bytes at s (no NUL among them), plus a NUL, into storage
+ * owned by the trace and shared by equal strings: for event text that is not
+ * static (a trace read back from a file, partition groups). The copy stays
+ * valid until trace_close. Returns it, or NULL when out of memory. */
+const char *trace_intern(struct trace *tr, const char *s, size_t len);
+/* FNV-1a 64 over every stored event's fields in a fixed byte order:
+ * equal hashes mean byte-identical traces on any machine. */
+uint64_t trace_hash(const struct trace *tr);
+
+#endif

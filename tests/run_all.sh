@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every cmocka test binary given, then the scenario expectations, and
+# closes with one line of totals: "tests: N passed, M failed".
+# Usage: tests/run_all.sh LOCKSIM_BIN SCENARIO_GLOB_FILES... -- TEST_BIN...
+set -u
+bin=$1; shift
+scen=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do scen+=("$1"); shift; done
+shift || true
+passed=0; failed=0; log=$(mktemp); trap 'rm -f "$log"' EXIT
+for t in "$@"; do
+  echo "== $t"
+  LOCKSIM_BIN=$bin "$t" >"$log" 2>&1; rc=$?
+  cat "$log"
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+  p=${p:-0}; f=${f:-0}
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "!! $t exited with status $rc"; fi
+  passed=$((passed + p)); failed=$((failed + f))
+done
+if [ ${#scen[@]} -gt 0 ]; then
+  echo "== scenario expectations (locksim check)"
+  "$bin" check --quiet "${scen[@]}" >"$log" 2>&1; rc=$?
+  cat "$log"
+  p=$(sed -n 's/^scenarios: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log")
+  f=$(sed -n 's/^scenarios: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log")
+  p=${p:-0}; f=${f:-0}
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+fi
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,418 @@
+/* Engine tests, narrated: each runs a small scenario and walks its trace,
+ * asserting the virtual times, tokens and verdicts that a user relies on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "engine.h"
+
+#define S SIM_NS_PER_S
+#define MS SIM_NS_PER_MS
+
+static struct engine *run_text(const char *text) {
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
+        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
+        fail();
+    }
+    struct engine_opts o = {.keep_trace = 1};
+    struct engine *e = NULL;
+    if (engine_new(&e, &s, &o, &err) != 0) {
+        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
+        fail();
+    }
+    scenario_close(&s);
+    engine_run(e);
+    return e;
+}
+
+static int node_of(const struct trace *tr, const char *name) {
+    for (int i = 0; i < tr->nnodes; i++)
+        if (strcmp(tr->nodes[i].name, name) == 0) return i;
+    return -2;
+}
+
+/* The nth (from 1) event of a kind at a node (NULL name = any node). */
+static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
+    const struct trace *tr = engine_trace(e);
+    int want = node ? node_of(tr, node) : -3;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *ev = &tr->ev[i];
+        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
+    }
+    return NULL;
+}
+
+static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
+    const struct trace_event *ev = find(e, kind, node, nth);
+    if (!ev) {
+        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
+        fail();
+    }
+    return ev;
+}
+
+static const char *SEED_TIMELINE =
+    "lock %s ttl=30s first-token=41\n"
+    "resource stock=1 fencing=%s\n"
+    "network latency=0ms\n"
+    "duration 60s\n"
+    "client A: acquire; read; work 10s; write; release\n"
+    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+    "@5s pause A 27s\n";
+
+static struct engine *seed_run(const char *algo, const char *fencing) {
+    char text[1024];
+    snprintf(text, sizeof text, SEED_TIMELINE, algo, fencing);
+    return run_text(text);
+}
+
+/* The seed's timeline with a plain lease: A's late write is accepted. */
+static void test_seed_plain_lease(void **state) {
+    (void)state;
+    struct engine *e = seed_run("lease", "off");
+    const struct trace *tr = engine_trace(e);
+    int A = node_of(tr, "A"), B = node_of(tr, "B");
+
+    /* t=0: A acquires; S1 grants with a 30s TTL. */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->t, 0);
+    assert_int_equal(g->peer, A);
+    assert_int_equal(g->a, 30 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 0);
+    /* t=5: A pauses. */
+    assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, 5 * S);
+    /* t=30: the lease expires on S1. A does not know: it is still in its CS. */
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
+    assert_int_equal(x->t, 30 * S);
+    assert_int_equal(x->peer, A);
+    assert_int_equal(must(e, TRACE_CS_EXIT, "A", 1)->t, 32 * S); /* A leaves only at 32s */
+    /* t=31: B acquires, legitimately, token 42 on the server. */
+    g = must(e, TRACE_SRV_GRANT, "S1", 2);
+    assert_int_equal(g->t, 31 * S);
+    assert_int_equal(g->peer, B);
+    assert_int_equal(g->token, 42);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 31 * S);
+    /* Both are in the critical section from 31s. */
+    const struct trace_event *de = must(e, TRACE_DOUBLE_ENTRY_BEGIN, NULL, 1);
+    assert_int_equal(de->t, 31 * S);
+    /* t=32: A resumes and writes; a plain resource accepts it, no token carried. */
+    assert_int_equal(must(e, TRACE_RESUME, "A", 1)->t, 32 * S);
+    const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1);
+    const struct trace_event *w2 = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w1->peer, B);
+    assert_int_equal(w1->t, 31 * S);
+    assert_int_equal(w2->peer, A);
+    assert_int_equal(w2->t, 32 * S);
+    assert_int_equal(w2->b, TRACE_WRITE_ACCEPTED);
+    assert_int_equal(w2->token, 0);
+    /* The checker calls it what it is. */
+    const struct trace_event *sw = must(e, TRACE_STALE_WRITE, NULL, 1);
+    assert_int_equal(sw->node, A);
+    assert_int_equal(sw->a, 1);
+    const struct trace_event *dend = must(e, TRACE_DOUBLE_ENTRY_END, NULL, 1);
+    assert_int_equal(dend->t, 32 * S);
+    assert_int_equal(dend->a, 1 * S);
+
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r->double_entries, 1);
+    assert_int_equal(r->double_entry_ns, 1 * S);
+    assert_int_equal(r->stale_accepted, 1);
+    assert_int_equal(r->lost_updates, 1); /* two units sold, stock shows one */
+    assert_int_equal(r->final_stock, 0);
+    /* A's compare-and-delete finds B's value and keeps B's lock. */
+    assert_int_equal(r->wrong_releases, 0);
+    assert_non_null(find(e, TRACE_SRV_KEEP, "S1", 1));
+    engine_free(e);
+}
+
+/* The same timeline with fencing: token 41 is rejected after 42. */
+static void test_seed_fenced(void **state) {
+    (void)state;
+    struct engine *e = seed_run("fenced-lease", "on");
+    const struct trace *tr = engine_trace(e);
+    int A = node_of(tr, "A"), B = node_of(tr, "B");
+    /* A holds token 41, B token 42. */
+    assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->token, 41);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->token, 42);
+    /* B writes first with 42: accepted, the resource records 42. */
+    const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w1->peer, B);
+    assert_int_equal(w1->token, 42);
+    assert_int_equal(w1->b, TRACE_WRITE_ACCEPTED);
+    /* A resumes at 32s and writes with 41: REJECTED (41 < 42). */
+    const struct trace_event *w2 = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w2->t, 32 * S);
+    assert_int_equal(w2->peer, A);
+    assert_int_equal(w2->token, 41);
+    assert_int_equal(w2->b, TRACE_WRITE_REJECTED_STALE);
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r->double_entries, 1); /* the lock still let both in */
+    assert_int_equal(r->stale_rejected, 1);
+    assert_int_equal(r->stale_accepted, 0);
+    assert_int_equal(r->lost_updates, 0);
+    assert_int_equal(r->final_stock, 0);
+    engine_free(e);
+}
+
+/* Fencing only protects once the resource has seen the newer token. */
+static void test_fencing_late_first_write(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock fenced-lease ttl=30s first-token=41\n"
+                                "resource stock=1 fencing=on\nnetwork latency=0ms\nduration 60s\n"
+                                "client A: acquire; read; work 10s; write; release\n"
+                                "client B @31s: acquire; read; work 5s; write; release\n"
+                                "@5s pause A 27s\n");
+    const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w1->t, 32 * S);
+    assert_int_equal(w1->token, 41);
+    assert_int_equal(w1->b, TRACE_WRITE_ACCEPTED); /* nothing higher seen yet */
+    const struct trace_event *w2 = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w2->t, 36 * S);
+    assert_int_equal(w2->token, 42);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(engine_report(e)->lost_updates, 1);
+    engine_free(e);
+}
+
+/* A client clock running 10% fast ends a 10s work step early, to the ns. */
+static void test_drift_changes_timer(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease\nclock A drift=100000ppm\n"
+                                "client A: work 10s\n");
+    /* local = t + t/10, so 10s of local time is 9.0909090909s of true time,
+     * rounded up to the first ns at which the clock reads 10s. */
+    assert_int_equal(must(e, TRACE_WORK_END, "A", 1)->t, 9090909091LL);
+    engine_free(e);
+}
+
+/* Steps move the wall clock only, unless the scenario says monotonic. */
+static void test_wall_step_spares_monotonic_timers(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease\nclient A: work 10s\n@1s clock A step +5s wall\n");
+    assert_int_equal(must(e, TRACE_WORK_END, "A", 1)->t, 10 * S);
+    engine_free(e);
+    e = run_text("lock lease\nclient A: work 10s\n@1s clock A step +5s monotonic\n");
+    assert_int_equal(must(e, TRACE_WORK_END, "A", 1)->t, 5 * S);
+    engine_free(e);
+}
+
+/* A server whose wall clock jumps forward expires a key early. */
+static void test_server_wall_jump_expires_early(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease ttl=30s\nnetwork latency=0ms\n"
+                                "client A: acquire; work 20s; release\n"
+                                "@5s clock S1 step +25s wall\n");
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 5 * S);
+    engine_free(e);
+    /* Expiring by the monotonic clock, the same jump changes nothing: A releases at 20s. */
+    e = run_text("lock lease ttl=30s expiry-clock=monotonic\nnetwork latency=0ms\n"
+                 "client A: acquire; work 20s; release\n@5s clock S1 step +25s wall\n");
+    assert_null(find(e, TRACE_SRV_EXPIRE, "S1", 1));
+    assert_int_equal(must(e, TRACE_SRV_DELETE, "S1", 1)->t, 20 * S);
+    engine_free(e);
+}
+
+/* A paused node's timers fire late, when it resumes. */
+static void test_paused_timers_fire_late(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease\nclient A: work 10s\n@5s pause A 20s\n");
+    assert_int_equal(must(e, TRACE_RESUME, "A", 1)->t, 25 * S);
+    assert_int_equal(must(e, TRACE_WORK_END, "A", 1)->t, 25 * S);
+    engine_free(e);
+}
+
+/* Messages to a paused server queue and are served on resume in arrival order. */
+static void test_paused_server_serves_in_order(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease ttl=60s request-timeout=30s\nnetwork latency=0ms\n"
+                                "client A @1s: acquire; work 1s; release\n"
+                                "client B @2s: acquire tries=1; work 1s; release\n"
+                                "@500ms pause S1 10s\n");
+    const struct trace *tr = engine_trace(e);
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->t, 10500 * MS);
+    assert_int_equal(g->peer, node_of(tr, "A"));
+    const struct trace_event *d = must(e, TRACE_SRV_DENY, "S1", 1);
+    assert_int_equal(d->t, 10500 * MS);
+    assert_int_equal(d->peer, node_of(tr, "B"));
+    assert_true(g->seq < d->seq);
+    engine_free(e);
+}
+
+/* A crashed client's message already in flight still arrives. */
+static void test_crashed_nodes_messages_arrive(void **state) {
+    (void)state;
+    /* Crash at the named point before the write: nothing is sent. */
+    struct engine *e = run_text("lock lease\nnetwork latency=0ms\nlink A R latency=5s\nresource stock=3\n"
+                 "client A: acquire; read; write; release\n"
+                 "on A.before-write crash A\n");
+    assert_null(find(e, TRACE_WRITE, "R", 1)); /* crashed before sending */
+    engine_free(e);
+    e = run_text("lock lease\nnetwork latency=0ms\nlink A R latency=5s\nresource stock=3\n"
+                 "client A: acquire; read; write; release\n@11s crash A\n");
+    /* read: 0s -> 5s, reply 5s; write sent 5s, arrives 10s, ack back 10s (R->A is 0ms). */
+    assert_int_equal(must(e, TRACE_WRITE, "R", 1)->t, 10 * S);
+    engine_free(e);
+    e = run_text("lock lease\nnetwork latency=0ms\nlink A R latency=5s\nresource stock=3\n"
+                 "client A: acquire; read; write; release\n@7s crash A\n");
+    /* The write left at 5s; A crashed at 7s; it still lands at 10s. */
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->t, 10 * S);
+    assert_true(must(e, TRACE_CRASH, "A", 1)->seq < w->seq);
+    engine_free(e);
+}
+
+/* A partition between a client and the lock server: requests are dropped
+ * until the heal, then the client gets the lock. */
+static void test_partition_and_heal(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease request-timeout=1s\nnetwork latency=1ms\n"
+                                "client A @1s: acquire retry=1s; work 1s; release\n"
+                                "@0s partition A | S1 R\n@10s heal\n");
+    assert_non_null(find(e, TRACE_MSG_DROP, "S1", 1));
+    const struct trace_event *a = must(e, TRACE_ACQUIRED, "A", 1);
+    assert_true(a->t > 10 * S);
+    assert_true(a->t < 12 * S);
+    engine_free(e);
+}
+
+/* A fault at a named point happens exactly when the client reaches it. */
+static void test_pause_at_named_point(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease ttl=10s\nnetwork latency=2ms\n"
+                                "client A @3s: acquire; read; write; release\n"
+                                "on A.after-acquire pause A 15s\n");
+    const struct trace_event *acq = must(e, TRACE_ACQUIRED, "A", 1);
+    assert_int_equal(acq->t, 3 * S + 4 * MS);
+    assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, acq->t);
+    /* Its read goes out only after the pause: at 18.004s. */
+    assert_int_equal(must(e, TRACE_READ, "R", 1)->t, 18 * S + 6 * MS);
+    /* The lease expired at 13.002s by S1's clock, while A slept. */
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 13 * S + 2 * MS);
+    engine_free(e);
+}
+
+/* SETNX without a TTL: a crashed holder blocks everyone. */
+static void test_setnx_stuck(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock setnx\nduration 120s\nstuck-after 60s\n"
+                                "client A: acquire; work 10s; release\n"
+                                "client B @1s: acquire retry=1s; work 1s; release\n@5s crash A\n");
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_STUCK);
+    assert_int_equal(r->stuck, 1);
+    assert_int_equal(r->acquires, 1);
+    assert_null(find(e, TRACE_ACQUIRED, "B", 1));
+    engine_free(e);
+}
+
+/* An efficiency lock: double execution is wasted work, not a violation. */
+static void test_efficiency_purpose(void **state) {
+    (void)state;
+    struct engine *e = run_text("purpose efficiency\nlock lease ttl=5s\nnetwork latency=0ms\n"
+                                "client A: acquire; work 8s; release\n"
+                                "client B @6s: acquire; work 3s; release\n@2s pause A 5s\n");
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->double_entries, 1);
+    assert_int_equal(r->double_entry_ns, 2 * S); /* B enters at 6s, A leaves at 8s */
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
+/* Same scenario and seed: the same trace; random latency draws follow the seed. */
+static void test_determinism(void **state) {
+    (void)state;
+    const char *text = "seed 7\nlock lease ttl=2s\nnetwork latency=1ms..40ms loss=1%\n"
+                       "clients 20: acquire retry=10ms jitter=5ms; read; work 50ms; write; release\n"
+                       "duration 30s\n";
+    struct engine *a = run_text(text), *b = run_text(text);
+    assert_int_equal(trace_hash(engine_trace(a)), trace_hash(engine_trace(b)));
+    assert_int_equal(engine_trace(a)->len, engine_trace(b)->len);
+    engine_free(b);
+    char other[512];
+    snprintf(other, sizeof other, "%s", text);
+    other[5] = '8'; /* seed 8 */
+    b = run_text(other);
+    assert_int_not_equal(trace_hash(engine_trace(a)), trace_hash(engine_trace(b)));
+    engine_free(a);
+    engine_free(b);
+}
+
+/* Algorithm options are validated with the scenario's line and column. */
+static void test_bad_option_position(void **state) {
+    (void)state;
+    const char *text = "lock lease ttI=30s\nclient A: acquire\n";
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
+    struct engine *e = NULL;
+    assert_int_equal(engine_new(&e, &s, NULL, &err), -1);
+    assert_null(e);
+    assert_int_equal(err.pos.line, 1);
+    assert_int_equal(err.pos.col, 12);
+    assert_non_null(strstr(err.msg, "unknown option 'ttI' for lease"));
+    scenario_close(&s);
+    /* A fault naming a server that this algorithm does not have. */
+    text = "lock lease\nclient A: acquire\n@1s crash S3\n";
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
+    assert_int_equal(engine_new(&e, &s, NULL, &err), -1);
+    assert_int_equal(err.pos.line, 3);
+    assert_non_null(strstr(err.msg, "'S3'"));
+    scenario_close(&s);
+}
+
+/* Stepping: engine_step advances one event at a time, in time order. */
+static void test_step_by_step(void **state) {
+    (void)state;
+    struct scenario s;
+    struct scn_error err;
+    const char *text = "lock lease\nclient A: acquire; work 1s; release\n";
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
+    struct engine *e = NULL;
+    assert_int_equal(engine_new(&e, &s, NULL, &err), 0);
+    scenario_close(&s);
+    sim_ns last = 0;
+    int steps = 0;
+    while (engine_step(e)) {
+        assert_true(engine_now(e) >= last);
+        last = engine_now(e);
+        steps++;
+    }
+    assert_int_equal((uint64_t)steps, engine_events(e));
+    assert_int_equal(engine_step(e), 0); /* stays ended */
+    assert_int_equal(engine_report(e)->acquires, 1);
+    engine_free(e);
+    engine_free(NULL);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seed_plain_lease),
+        cmocka_unit_test(test_seed_fenced),
+        cmocka_unit_test(test_fencing_late_first_write),
+        cmocka_unit_test(test_drift_changes_timer),
+        cmocka_unit_test(test_wall_step_spares_monotonic_timers),
+        cmocka_unit_test(test_server_wall_jump_expires_early),
+        cmocka_unit_test(test_paused_timers_fire_late),
+        cmocka_unit_test(test_paused_server_serves_in_order),
+        cmocka_unit_test(test_crashed_nodes_messages_arrive),
+        cmocka_unit_test(test_partition_and_heal),
+        cmocka_unit_test(test_pause_at_named_point),
+        cmocka_unit_test(test_setnx_stuck),
+        cmocka_unit_test(test_efficiency_purpose),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_bad_option_position),
+        cmocka_unit_test(test_step_by_step),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
