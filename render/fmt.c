@@ -24,8 +24,11 @@ int format_time_in(char *buf, size_t n, sim_ns t, sim_ns unit_ns, const char *su
     if (fp && digits < 0) return format_time_ns(buf, n, t);
     const char *sign = t < 0 ? "-" : "";
     if (!fp) return snprintf(buf, n, "%s%" PRIu64 "%s", sign, ip, suffix);
-    char frac[24];
-    snprintf(frac, sizeof frac, "%0*" PRIu64, digits, fp);
+    char frac[24]; /* digits <= 18: unit_ns fits in int64 */
+    for (int i = digits - 1; i >= 0; i--) {
+        frac[i] = (char)('0' + fp % 10);
+        fp /= 10;
+    }
     int len = digits;
     while (len > 0 && frac[len - 1] == '0') len--;
     frac[len] = '\0';

@@ -47,6 +47,8 @@ static const char *const mark_names[LAYOUT_MARK_KIND_COUNT] = {
     [LAYOUT_MARK_CLOCK_STEP] = "clock-step",
     [LAYOUT_MARK_CRASH] = "crash",
     [LAYOUT_MARK_RESTART] = "restart",
+    [LAYOUT_MARK_WRITE_SKIPPED] = "write-skipped",
+    [LAYOUT_MARK_CONTROL] = "control",
 };
 
 const char *layout_span_name(int kind) {
@@ -70,6 +72,7 @@ static void count_event(const struct trace_event *e, size_t *spans, size_t *mark
     case TRACE_ACQUIRE_FAILED: case TRACE_CS_EXIT: case TRACE_WRONG_RELEASE:
     case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE: case TRACE_SRV_KEEP:
     case TRACE_READ: case TRACE_WRITE: case TRACE_CLOCK_STEP: case TRACE_RESTART:
+    case TRACE_WRITE_SKIPPED: case TRACE_CONTROL:
         *marks += 1; break;
     default: break;
     }
@@ -170,6 +173,23 @@ static struct layout_mark *find_write(struct builder *b, const struct trace_even
                 best = m;
                 break;
             }
+        }
+    }
+    return best;
+}
+
+/* The client in the critical section under the newest grant newer than
+ * grant, other than writer (the checker's TRACE_STALE_WRITE may not name
+ * it), or -1. */
+static int32_t newer_holder(struct builder *b, int writer, uint32_t grant) {
+    int32_t best = -1;
+    uint32_t best_grant = grant;
+    for (int l = 0; l < b->ly->nlanes; l++) {
+        if (l == writer || b->open[l].hold == NONE) continue;
+        uint32_t g = b->ly->lanes[l].spans[b->open[l].hold].grant;
+        if (g > best_grant) {
+            best = l;
+            best_grant = g;
         }
     }
     return best;
@@ -301,6 +321,12 @@ static void apply(struct builder *b, const struct trace_event *e) {
     case TRACE_SRV_KEEP:
         mark_add(b, n, LAYOUT_MARK_KEEP, e);
         break;
+    case TRACE_WRITE_SKIPPED:
+        mark_add(b, n, LAYOUT_MARK_WRITE_SKIPPED, e)->detail = e->a;
+        break;
+    case TRACE_CONTROL:
+        mark_add(b, n, LAYOUT_MARK_CONTROL, e)->detail = e->a;
+        break;
     case TRACE_READ:
         mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a;
         break;
@@ -314,7 +340,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
         m = find_write(b, e);
         if (m) {
             m->stale = 1;
-            m->other = e->peer;
+            m->other = e->peer != TRACE_NO_NODE ? e->peer : newer_holder(b, e->node, e->grant);
         }
         break;
     default:
@@ -437,20 +463,23 @@ int layout_axis_fit(struct layout_axis *ax, sim_ns t_end, int max_cells, int min
     if (max_cells < 1) return -1;
     if (min_tick_cells < 1) min_tick_cells = 1;
     if (t_end < 0) t_end = 0;
+    if (t_end > SIM_TIME_MAX) t_end = SIM_TIME_MAX; /* no run is longer */
     ax->t_end = t_end;
     if (t_end == 0) {
         ax->cell_ns = SIM_NS_PER_S;
     } else {
         for (size_t i = 0; i < NNICE && !ax->cell_ns; i++)
             if (t_end / nice_steps[i] + 1 <= max_cells) ax->cell_ns = nice_steps[i];
-        if (!ax->cell_ns) /* beyond the table: the smallest step that fits */
-            ax->cell_ns = max_cells > 1 ? (t_end + max_cells - 2) / (max_cells - 1) : t_end + 1;
+        if (!ax->cell_ns) /* beyond the table: a step that fits */
+            ax->cell_ns = max_cells > 1 ? t_end / (max_cells - 1) + 1 : t_end + 1;
     }
     ax->ncells = (int)(t_end / ax->cell_ns) + 1;
     for (size_t i = 0; i < NNICE && !ax->tick_ns; i++)
         if (nice_steps[i] % ax->cell_ns == 0 && nice_steps[i] / ax->cell_ns >= min_tick_cells)
             ax->tick_ns = nice_steps[i];
-    if (!ax->tick_ns) ax->tick_ns = ax->cell_ns * min_tick_cells;
+    if (!ax->tick_ns)
+        ax->tick_ns = ax->cell_ns > INT64_MAX / min_tick_cells ? INT64_MAX
+                                                               : ax->cell_ns * min_tick_cells;
 
     sim_ns span = t_end > ax->tick_ns ? t_end : ax->tick_ns;
     if (span >= 2 * SIM_NS_PER_MIN && ax->tick_ns % SIM_NS_PER_MIN == 0) {

@@ -72,6 +72,9 @@ enum layout_mark_kind {
     LAYOUT_MARK_CLOCK_STEP,    /* value = delta ns, detail = 1 wall, 2 mono, 3 both */
     LAYOUT_MARK_CRASH,
     LAYOUT_MARK_RESTART,
+    LAYOUT_MARK_WRITE_SKIPPED, /* client did not send a write: detail = enum trace_skip,
+                                  token = its token */
+    LAYOUT_MARK_CONTROL,       /* operator action on a server: detail = enum lock_control */
     LAYOUT_MARK_KIND_COUNT
 };
 
@@ -82,7 +85,9 @@ struct layout_mark {
     uint8_t stale;         /* WRITE_*: the checker flagged it a stale write */
     int32_t peer;          /* other node (see the kind), or -1 */
     int32_t other;         /* WRITE_* when stale: the client holding the newer
-                              grant (from TRACE_STALE_WRITE), else -1 */
+                              grant (TRACE_STALE_WRITE's peer, else the client
+                              in the critical section under the newest grant),
+                              or -1 */
     uint64_t token;        /* fencing token (0 = none) */
     uint32_t grant;        /* ground-truth grant id (0 = none) */
     int64_t value;         /* see the kind */
@@ -147,7 +152,8 @@ struct layout_axis {
 };
 
 /* Pick the smallest nice cell_ns that fits [0, t_end] in max_cells cells,
- * and the smallest nice tick at least min_tick_cells cells apart.
+ * and the smallest nice tick at least min_tick_cells cells apart. t_end is
+ * clamped to [0, SIM_TIME_MAX].
  * Returns 0, or -1 when max_cells < 1. */
 int layout_axis_fit(struct layout_axis *ax, sim_ns t_end, int max_cells, int min_tick_cells);
 /* The cell showing time t (clamped to [0, ncells - 1]). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "lock.h"
 
 /* What one node knows or is, just before the event being narrated. */
 struct nstat {
@@ -15,20 +16,19 @@ struct nstat {
     uint8_t paused;     /* between PAUSE and RESUME */
     uint8_t crashed;    /* between CRASH and RESTART */
     uint64_t token;     /* client: token of its current grant */
+    uint32_t grant;     /* client: its current grant id */
     uint64_t max_tok;   /* resource: highest token of an accepted write */
 };
 
-/* Where node states come from: a per-node table kept by narrate_trace, or
- * (all == NULL) a scan of the stored events with seq < upto. */
+/* Node states just before the event being narrated, one per node. */
 struct view {
     const struct trace *tr;
     const struct nstat *all;
-    uint32_t upto;
 };
 
 static void stat_apply(struct nstat *s, const struct trace_event *e) {
     switch (e->kind) {
-    case TRACE_ACQUIRED: s->in_cs = 1; s->token = e->token; break;
+    case TRACE_ACQUIRED: s->in_cs = 1; s->token = e->token; s->grant = e->grant; break;
     case TRACE_CS_EXIT: s->in_cs = 0; break;
     case TRACE_PAUSE: s->paused = 1; break;
     case TRACE_RESUME: s->paused = 0; break;
@@ -45,10 +45,19 @@ static struct nstat view_stat(const struct view *v, int node) {
     struct nstat s;
     memset(&s, 0, sizeof s);
     if (node < 0 || node >= v->tr->nnodes) return s;
-    if (v->all) return v->all[node];
-    for (size_t i = 0; i < v->tr->len && v->tr->ev[i].seq < v->upto; i++)
-        if (v->tr->ev[i].node == node) stat_apply(&s, &v->tr->ev[i]);
-    return s;
+    return v->all[node];
+}
+
+/* The client in the critical section under the newest grant newer than
+ * grant, other than writer: who holds the lock when a stale write lands. */
+static int newer_holder(const struct view *v, int writer, uint32_t grant) {
+    int best = -1;
+    for (int i = 0; i < v->tr->nnodes; i++) {
+        const struct nstat *s = &v->all[i];
+        if (i == writer || !s->in_cs || s->grant <= grant) continue;
+        if (best < 0 || s->grant > v->all[best].grant) best = i;
+    }
+    return best;
 }
 
 static const char *nm(const struct trace *tr, int64_t node) {
@@ -69,7 +78,7 @@ static void tok_paren(char *b, size_t n, uint64_t token) {
 static int sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const struct trace *tr = v->tr;
     const char *me = nm(tr, e->node), *peer = nm(tr, e->peer);
-    char d1[32], d2[32], tk[48];
+    char d1[48], d2[32], tk[48];
     struct nstat st;
     int lo, hi;
     switch (e->kind) {
@@ -80,6 +89,14 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         return 0;
     case TRACE_RUN_END:
         snprintf(buf, n, "the run ends");
+        return 0;
+    case TRACE_RESOURCE_INIT:
+        if (e->b)
+            snprintf(buf, n, "%s starts at %lld; it is fenced: it rejects a write whose token"
+                     " is lower than one it has seen", me, (long long)e->a);
+        else
+            snprintf(buf, n, "%s starts at %lld; it does not check tokens (not fenced)", me,
+                     (long long)e->a);
         return 0;
     case TRACE_PAUSE:
         st = view_stat(v, e->node);
@@ -271,11 +288,33 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         return 0;
     case TRACE_STALE_WRITE:
         tok_paren(tk, sizeof tk, e->token);
-        if (e->a)
+        lo = e->peer != TRACE_NO_NODE ? e->peer : newer_holder(v, e->node, e->grant);
+        if (e->a && lo >= 0)
             snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED while %s holds"
-                     " the lock: the data may now be wrong", me, tk, peer);
+                     " the lock: the data may now be wrong", me, tk, nm(tr, lo));
+        else if (e->a)
+            snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED: the data may"
+                     " now be wrong", me, tk);
         else
             snprintf(buf, n, "fencing works: %s's stale write%s was rejected", me, tk);
+        return 0;
+    case TRACE_WRITE_SKIPPED:
+        tok_paren(tk, sizeof tk, e->token);
+        if (e->a == TRACE_SKIP_SOLD_OUT)
+            snprintf(buf, n, "%s does not write: it read 0 units, nothing to reserve", me);
+        else if (e->a == TRACE_SKIP_CLIENT_CHECK)
+            snprintf(buf, n, "%s does not send its write%s: its own check says it may no"
+                     " longer hold the lock", me, tk);
+        else
+            snprintf(buf, n, "%s does not send its write", me);
+        return 0;
+    case TRACE_CONTROL:
+        if (e->a == LOCK_CONTROL_PROMOTE)
+            snprintf(buf, n, "operator: %s is promoted to primary (failover)", me);
+        else if (e->text)
+            snprintf(buf, n, "operator action on %s: %s", me, e->text);
+        else
+            snprintf(buf, n, "operator action on %s", me);
         return 0;
     case TRACE_WRONG_RELEASE:
         snprintf(buf, n, "%s's release removed %s's lock: %s is no longer protected", me, peer,
@@ -289,15 +328,22 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
 }
 
 int narrate_event(char *buf, size_t n, const struct trace *tr, const struct trace_event *ev) {
-    struct view v = {tr, NULL, ev->seq};
-    return sentence(buf, n, &v, ev);
+    if (n) buf[0] = '\0';
+    struct nstat *all = calloc(tr->nnodes > 0 ? (size_t)tr->nnodes : 1, sizeof *all);
+    if (!all) return -1;
+    for (size_t i = 0; i < tr->len && tr->ev[i].seq < ev->seq; i++)
+        if (tr->ev[i].node >= 0 && tr->ev[i].node < tr->nnodes)
+            stat_apply(&all[tr->ev[i].node], &tr->ev[i]);
+    struct view v = {tr, all};
+    int rc = sentence(buf, n, &v, ev);
+    free(all);
+    return rc;
 }
 
 int narrate_trace(FILE *out, const struct trace *tr) {
-    size_t nn = tr->nnodes > 0 ? (size_t)tr->nnodes : 1;
-    struct nstat *all = calloc(nn, sizeof *all);
+    struct nstat *all = calloc(tr->nnodes > 0 ? (size_t)tr->nnodes : 1, sizeof *all);
     if (!all) return -1;
-    struct view v = {tr, all, 0};
+    struct view v = {tr, all};
     char text[512], t[32], tt[40];
     for (size_t i = 0; i < tr->len; i++) {
         const struct trace_event *e = &tr->ev[i];

@@ -11,11 +11,12 @@
 
 /* Write the sentence for ev (borrowed; usually &tr->ev[i], but a copy seen
  * by an observer works too) into buf (n bytes, NUL-terminated, cut to fit).
- * What a node knows at that moment (in the critical section? paused?
- * crashed? highest token the resource has accepted?) is found by scanning
- * tr's stored events with seq < ev->seq, so one call costs O(events before).
- * Returns 0 when a sentence was written, 1 when the event is not worth
- * narrating (messages, retries, work steps; buf is then ""). */
+ * What each node knows at that moment (in the critical section? paused?
+ * crashed? the highest token the resource has accepted?) is replayed from
+ * tr's stored events with seq < ev->seq, so one call costs O(events before)
+ * and one table of nodes. Returns 0 when a sentence was written, 1 when the
+ * event is not worth narrating (messages, retries, work steps; buf is then
+ * ""), -1 when out of memory. */
 int narrate_event(char *buf, size_t n, const struct trace *tr, const struct trace_event *ev);
 
 /* Print every narrated event of tr, one line each, in trace order:

@@ -28,7 +28,8 @@ enum glyph {
     G_NONE, G_ACQ, G_HOLD, G_PAUSE_HOLD, G_PAUSE, G_DOWN, G_LEASE,
     G_ACQUIRED, G_RELEASE, G_LOST, G_FAILED, G_WRONG,
     G_GRANT, G_RENEW, G_EXPIRE, G_DELETE, G_KEEP,
-    G_READ, G_WRITE_OK, G_WRITE_REJ, G_CLOCK, G_CRASH, G_RESTART, G_DOUBLE, G_COUNT
+    G_READ, G_WRITE_OK, G_WRITE_REJ, G_SKIP, G_CLOCK, G_CONTROL, G_CRASH, G_RESTART,
+    G_DOUBLE, G_COUNT
 };
 
 static const struct {
@@ -39,28 +40,30 @@ static const struct {
 } glyphs[G_COUNT] = {
     [G_NONE] = {' ', ST_PLAIN, 0, ""},
     [G_ACQ] = {'.', ST_DIM, 0, "acquiring: waiting for the lock"},
-    [G_HOLD] = {'=', ST_HOLD, 0, "in the critical section (holds the lock)"},
+    [G_HOLD] = {'=', ST_HOLD, 0, "in the critical section (has lock)"},
     [G_PAUSE_HOLD] = {'#', ST_PAUSE_HOLD, 0, "in the critical section but PAUSED"},
     [G_PAUSE] = {'~', ST_PAUSE, 0, "paused (GC pause, stall)"},
     [G_DOWN] = {'x', ST_DOWN, 0, "down (crashed)"},
-    [G_LEASE] = {'-', ST_LEASE, 0, "lease valid, as the lock server sees it"},
-    [G_ACQUIRED] = {'+', ST_GOOD, 70, "acquires the lock, enters the section"},
-    [G_RELEASE] = {'r', ST_GOOD, 60, "releases the lock, leaves the section"},
+    [G_LEASE] = {'-', ST_LEASE, 0, "lease valid as the server sees it"},
+    [G_ACQUIRED] = {'+', ST_GOOD, 70, "acquires the lock, enters section"},
+    [G_RELEASE] = {'r', ST_GOOD, 60, "releases the lock, leaves section"},
     [G_LOST] = {'L', ST_WARN, 65, "learns it lost the lock, leaves"},
     [G_FAILED] = {'f', ST_WARN, 55, "gives up acquiring"},
-    [G_WRONG] = {'!', ST_BAD, 75, "a release removed ANOTHER client's lock"},
+    [G_WRONG] = {'!', ST_BAD, 75, "release removed ANOTHER's lock"},
     [G_GRANT] = {'[', ST_SERVER, 40, "server grants a lease"},
     [G_RENEW] = {'>', ST_SERVER, 30, "server renews a lease"},
-    [G_EXPIRE] = {'e', ST_WARN, 50, "lease expires on the server (TTL ran out)"},
-    [G_DELETE] = {']', ST_SERVER, 45, "server deletes a lease on release"},
-    [G_KEEP] = {'k', ST_SERVER, 35, "server refuses a release (not the owner)"},
+    [G_EXPIRE] = {'e', ST_WARN, 50, "lease expires on server (TTL out)"},
+    [G_DELETE] = {']', ST_SERVER, 45, "server deletes lease on release"},
+    [G_KEEP] = {'k', ST_SERVER, 35, "server refuses release (not owner)"},
     [G_READ] = {'o', ST_NOTE, 20, "read at the resource"},
     [G_WRITE_OK] = {'W', ST_NOTE, 80, "write accepted by the resource"},
-    [G_WRITE_REJ] = {'w', ST_GOOD, 82, "write rejected by the resource (fencing)"},
+    [G_WRITE_REJ] = {'w', ST_GOOD, 82, "write REJECTED by resource (fencing)"},
+    [G_SKIP] = {'s', ST_WARN, 78, "write not sent (own check, sold out)"},
     [G_CLOCK] = {'c', ST_WARN, 10, "clock step: the node's clock jumps"},
+    [G_CONTROL] = {'@', ST_WARN, 85, "operator action (failover: promote)"},
     [G_CRASH] = {'X', ST_BAD, 100, "crash"},
     [G_RESTART] = {'*', ST_NOTE, 90, "restart"},
-    [G_DOUBLE] = {'^', ST_DOUBLE, 0, "double entry: both in the critical section"},
+    [G_DOUBLE] = {'^', ST_DOUBLE, 0, "two in the critical section at once"},
 };
 
 struct cell {
@@ -158,7 +161,8 @@ static void fill_lane(struct ctx *c, const struct layout_lane *lane) {
         };
         int c0, c1;
         span_cells(c, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1);
-        for (int k = c0; k <= c1; k++) c->bits[k] |= s->kind < LAYOUT_SPAN_KIND_COUNT ? bit[s->kind] : 0;
+        uint8_t flag = s->kind < LAYOUT_SPAN_KIND_COUNT ? bit[s->kind] : 0;
+        for (int k = c0; k <= c1; k++) c->bits[k] |= flag;
     }
     for (int k = 0; k < n; k++) {
         uint8_t b = c->bits[k];
@@ -191,6 +195,8 @@ static void fill_lane(struct ctx *c, const struct layout_lane *lane) {
         case LAYOUT_MARK_CLOCK_STEP: g = G_CLOCK; break;
         case LAYOUT_MARK_CRASH: g = G_CRASH; break;
         case LAYOUT_MARK_RESTART: g = G_RESTART; break;
+        case LAYOUT_MARK_WRITE_SKIPPED: g = G_SKIP; break;
+        case LAYOUT_MARK_CONTROL: g = G_CONTROL; break;
         default: continue;
         }
         style = glyphs[g].style;
@@ -234,9 +240,37 @@ static void emit_axis(struct ctx *c) {
     line_emit(c);
 }
 
-static void emit_text(struct ctx *c, int col, const char *text, int style) {
-    line_put(&c->ln, col, text, style);
-    line_emit(c);
+/* Text from column col, wrapped at spaces to the width; continuation lines
+ * start indent columns further right. */
+static void emit_text(struct ctx *c, int col, int indent, const char *text, int style) {
+    const char *s = text;
+    int start = col;
+    do {
+        int avail = c->width - start;
+        if (avail < 8) { /* no room left on the right: use the whole line */
+            start = 0;
+            avail = c->width;
+        }
+        size_t len = strlen(s), take = len;
+        if (len > (size_t)avail) {
+            take = 0;
+            for (int i = avail; i > 0; i--)
+                if (s[i] == ' ') {
+                    take = (size_t)i;
+                    break;
+                }
+            if (take == 0) take = (size_t)avail;
+        }
+        for (size_t i = 0; i < take; i++) {
+            unsigned char ch = (unsigned char)s[i];
+            c->ln.ch[start + (int)i] = (ch < 0x20 || ch > 0x7e) ? '?' : (char)ch;
+            c->ln.st[start + (int)i] = (uint8_t)style;
+        }
+        line_emit(c);
+        s += take;
+        while (*s == ' ') s++;
+        start = col + indent;
+    } while (*s);
 }
 
 static void emit_doubles(struct ctx *c) {
@@ -263,11 +297,11 @@ static void emit_doubles(struct ctx *c) {
         else
             snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section (%s)",
                      t0, t1, node_name(ly, lo), node_name(ly, hi), len);
-        emit_text(c, c->lw, buf, ST_ALERT);
+        emit_text(c, c->lw, 2, buf, ST_ALERT);
     }
     if (ly->ndoubles > shown) {
         snprintf(buf, sizeof buf, "(%zu more double entries)", ly->ndoubles - shown);
-        emit_text(c, c->lw, buf, ST_ALERT);
+        emit_text(c, c->lw, 2, buf, ST_ALERT);
     }
 }
 
@@ -324,11 +358,11 @@ static void emit_writes(struct ctx *c, const struct layout_lane *lane) {
         snprintf(buf, sizeof buf, "%c t=%s  %s write %s value %lld %s",
                  ok ? glyphs[G_WRITE_OK].ch : glyphs[G_WRITE_REJ].ch, t,
                  node_name(c->ly, m->peer), tok, (long long)m->value, why);
-        emit_text(c, c->lw, buf, style);
+        emit_text(c, c->lw, 2, buf, style);
     }
     if (listed > shown || (!all && nwrites > shown)) {
         snprintf(buf, sizeof buf, "(%zu more writes not listed)", nwrites - shown);
-        emit_text(c, c->lw, buf, ST_PLAIN);
+        emit_text(c, c->lw, 2, buf, ST_PLAIN);
     }
 }
 
@@ -357,15 +391,14 @@ static void emit_lanes_legend(struct ctx *c) {
             shown++;
         }
     }
-    emit_text(c, 0, buf, ST_PLAIN);
+    emit_text(c, 0, 2, buf, ST_PLAIN);
 }
 
 static void emit_legend(struct ctx *c) {
     char step[32], buf[256];
     format_time_ns(step, sizeof step, c->ax.cell_ns);
-    snprintf(buf, sizeof buf, "legend: 1 column = %s of true time; a marker hides the"
-             " interval under it", step);
-    emit_text(c, 0, buf, ST_PLAIN);
+    snprintf(buf, sizeof buf, "legend: 1 column = %s of true time", step);
+    emit_text(c, 0, 2, buf, ST_PLAIN);
     emit_lanes_legend(c);
     int entries[G_COUNT], n = 0, colw = 0;
     for (int g = 1; g < G_COUNT; g++) {
@@ -374,7 +407,7 @@ static void emit_legend(struct ctx *c) {
         int w = 4 + (int)strlen(glyphs[g].text) + 2;
         if (w > colw) colw = w;
     }
-    int ncol = c->width / colw >= 2 ? 2 : 1;
+    int ncol = colw && c->width / colw >= 2 ? 2 : 1;
     int rows = (n + ncol - 1) / ncol;
     for (int r = 0; r < rows; r++) {
         for (int k = 0; k < ncol; k++) {
@@ -387,6 +420,7 @@ static void emit_legend(struct ctx *c) {
         }
         line_emit(c);
     }
+    emit_text(c, 0, 2, "(a marker hides the interval under it)", ST_PLAIN);
 }
 
 void term_opts_default(struct term_opts *o) {

@@ -492,13 +492,22 @@ static void program_cont(struct engine *e, int node) {
         if (!c->write_after_read) send_resource(e, node, RES_READ, 0);
         else program_step(e, node);
         break;
-    case CS_WRITING:
+    case CS_WRITING: {
+        struct lock_ctx x;
+        ctx_init(&x, e, node);
         if (c->read_value <= 0) { /* sold out: nothing to reserve */
+            emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_SOLD_OUT, 0, NULL);
+            c->has_read = 0;
+            program_next(e, node);
+        } else if (e->algo->client_write_ok && !e->algo->client_write_ok(&x, e->nodes[node].algo_state)) {
+            emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_CLIENT_CHECK, 0, NULL);
+            c->has_read = 0;
             program_next(e, node);
         } else {
             send_resource(e, node, RES_WRITE, c->read_value - 1);
         }
         break;
+    }
     case CS_RELEASING: {
         cs_exit(e, node, TRACE_EXIT_RELEASE);
         emit(e, TRACE_RELEASE_SENT, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
@@ -574,7 +583,13 @@ static void resource_recv(struct engine *e, const struct slot *s) {
         r.b = e->version;
     } else if (s->m.type == RES_WRITE) {
         int result = TRACE_WRITE_ACCEPTED;
-        if (e->s.fencing) {
+        if (e->algo->resource_write) {
+            struct lock_write w = {.client = client, .token = s->m.token, .value = s->m.a,
+                                   .read_version = s->m.b, .version = e->version, .stock = e->stock};
+            struct lock_ctx x;
+            ctx_init(&x, e, e->resource);
+            result = e->algo->resource_write(&x, e->nodes[e->resource].algo_state, &w);
+        } else if (e->s.fencing) {
             if (s->m.token == 0) result = TRACE_WRITE_REJECTED_NOTOKEN;
             else if (s->m.token < e->max_token) result = TRACE_WRITE_REJECTED_STALE;
         }
@@ -721,6 +736,14 @@ static void apply_fault(struct engine *e, const struct scn_fault *f) {
         e->partitioned = 0;
         emit(e, TRACE_HEAL, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         break;
+    case SCN_FAULT_PROMOTE: {
+        struct lock_ctx x;
+        ctx_init(&x, e, node);
+        emit(e, TRACE_CONTROL, node, TRACE_NO_NODE, 0, 0, LOCK_CONTROL_PROMOTE, 0, "promote");
+        if (e->nodes[node].proc != PROC_CRASHED && e->algo->server_control)
+            e->algo->server_control(&x, e->nodes[node].algo_state, LOCK_CONTROL_PROMOTE);
+        break;
+    }
     case SCN_FAULT_LINK:
         if (set_link(e, &f->link) == 0) {
             const struct link_state *l = &e->links[e->nlinks - 1];
@@ -733,6 +756,13 @@ static void apply_fault(struct engine *e, const struct scn_fault *f) {
 }
 
 static int set_link(struct engine *e, const struct scn_link *l) {
+    int from = strcmp(l->from, "*") == 0 ? -1 : find_node(e, l->from);
+    int to = strcmp(l->to, "*") == 0 ? -1 : find_node(e, l->to);
+    /* A link line may give only one of latency and loss (the parser marks
+     * the other negative / above 10^6): that one keeps its current value. */
+    const struct link_state *cur = link_for(e, from, to);
+    struct scn_latency lat = cur ? cur->lat : e->s.latency;
+    uint32_t loss = cur ? cur->loss_ppm : e->s.loss_ppm;
     struct link_state *n = realloc(e->links, (size_t)(e->nlinks + 1) * sizeof *n);
     if (!n) {
         e->tr.oom = 1;
@@ -740,12 +770,10 @@ static int set_link(struct engine *e, const struct scn_link *l) {
     }
     e->links = n;
     struct link_state *s = &e->links[e->nlinks++];
-    s->from = strcmp(l->from, "*") == 0 ? -1 : find_node(e, l->from);
-    s->to = strcmp(l->to, "*") == 0 ? -1 : find_node(e, l->to);
-    /* A link line may give only one of latency and loss; the other stays as
-     * the network's default (the parser marks it negative / above 10^6). */
-    s->lat = l->lat.min_ns < 0 ? e->s.latency : l->lat;
-    s->loss_ppm = l->loss_ppm > 1000000 ? e->s.loss_ppm : l->loss_ppm;
+    s->from = from;
+    s->to = to;
+    s->lat = l->lat.min_ns < 0 ? lat : l->lat;
+    s->loss_ppm = l->loss_ppm > 1000000 ? loss : l->loss_ppm;
     return 0;
 }
 
@@ -1097,7 +1125,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
         } else {
             snprintf(n->name, sizeof n->name, "R");
             n->kind = TRACE_NODE_RESOURCE;
-            n->algo_state = calloc(1, 1);
+            n->algo_state = calloc(1, e->algo->resource_size ? e->algo->resource_size : 1);
         }
         if (!n->algo_state) goto out;
         clock_init(&n->clk[LOCK_CLOCK_MONO], 0, 0);

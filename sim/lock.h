@@ -38,6 +38,22 @@ struct lock_msg {
     int64_t a, b;      /* algorithm-defined */
 };
 
+/* A write arriving at the protected resource, for algorithms that decide
+ * writes themselves (fencing variants, database conditional updates). */
+struct lock_write {
+    int client;            /* writer node */
+    uint64_t token;        /* token the client attached (0 = none) */
+    int64_t value;         /* value it wants to store */
+    int64_t read_version;  /* resource version the client read before writing */
+    int64_t version;       /* resource version now */
+    int64_t stock;         /* value now */
+};
+
+/* Operator actions on a lock server, delivered as scenario faults. */
+enum lock_control {
+    LOCK_CONTROL_PROMOTE = 1 /* make this replica the primary (failover) */
+};
+
 struct lock_algo {
     uint32_t abi;             /* LOCK_ABI_VERSION */
     const char *name;         /* as used in `lock NAME` and --algo */
@@ -69,6 +85,18 @@ struct lock_algo {
     void (*server_recv)(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
     void (*server_timer)(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
     void (*server_restart)(struct lock_ctx *ctx, void *state);
+    /* Optional: an operator action (failover). NULL = ignored, with a note. */
+    void (*server_control)(struct lock_ctx *ctx, void *state, enum lock_control c);
+
+    /* Optional resource rule. NULL = the scenario's rule (`resource fencing=on`
+     * rejects a token lower than the highest seen). Otherwise the resource asks
+     * this function, with resource_size bytes of state kept at the resource,
+     * and it returns an enum trace_write value. */
+    size_t resource_size;
+    int (*resource_write)(struct lock_ctx *ctx, void *state, const struct lock_write *w);
+    /* Optional client-side check just before a write leaves the client (the
+     * client's own "do I still hold it?"); return 0 to abandon the write. */
+    int (*client_write_ok)(struct lock_ctx *ctx, void *state);
 };
 
 /* ---- Services the engine gives an algorithm (valid inside callbacks). ---- */

@@ -145,6 +145,7 @@ static int int_parse(const char *t, int64_t lo, int64_t hi, const char *what, in
     const char *p = t;
     int neg = 0;
     uint64_t mag;
+    int64_t v;
     int rc;
 
     if (lo < 0 && (*p == '-' || *p == '+')) {
@@ -161,25 +162,28 @@ static int int_parse(const char *t, int64_t lo, int64_t hi, const char *what, in
         (neg && mag > (uint64_t)0 - (uint64_t)lo))
         return WHY("%s must be between %lld and %lld, found '%.40s'", what, (long long)lo,
                    (long long)hi, t);
-    *out = neg ? (int64_t)((uint64_t)0 - mag) : (int64_t)mag;
-    if (*out < lo)
+    v = neg ? (int64_t)((uint64_t)0 - mag) : (int64_t)mag;
+    if (v < lo)
         return WHY("%s must be between %lld and %lld, found '%.40s'", what, (long long)lo,
                    (long long)hi, t);
+    *out = v;
     return 0;
 }
 
 /* An unsigned 64-bit integer in [lo, UINT64_MAX] (seeds, event counts). */
 static int u64_parse(const char *t, uint64_t lo, const char *what, uint64_t *out, char *why)
 {
-    int rc = digits_u64(t, out);
+    uint64_t v;
+    int rc = digits_u64(t, &v);
 
     if (rc == -1)
         return WHY("expected a whole number for %s, found '%.40s'", what, t);
     if (rc == -2)
         return WHY("'%.40s' is too large; %s must be at most %llu", t, what,
                    (unsigned long long)UINT64_MAX);
-    if (*out < lo)
+    if (v < lo)
         return WHY("%s must be at least %llu, found '%.40s'", what, (unsigned long long)lo, t);
+    *out = v;
     return 0;
 }
 
@@ -996,7 +1000,8 @@ static int parse_link(struct parser *p, int i, struct scn_link *l, int later)
         if (rc == 0)
             return fail(p, t->col, "expected latency=DUR or loss=P after the two nodes, "
                         "found %s", show(p, t));
-        if ((k = key_find(p, &ks, t, key)) < 0 || net_value(p, k, val, vcol, &l->lat, &l->loss_ppm) < 0)
+        if ((k = key_find(p, &ks, t, key)) < 0 ||
+            net_value(p, k, val, vcol, &l->lat, &l->loss_ppm) < 0)
             return -1;
     }
     if (!ks.col[0] && !ks.col[1])
@@ -1043,7 +1048,8 @@ static int kw_clock(struct parser *p)
             return fail(p, t->col, "clock '%s' is given twice (first on line %d)", t->s,
                         s->clocks[i].pos.line);
     if (s->nclocks == (int)(sizeof s->clocks / sizeof s->clocks[0]))
-        return fail(p, t->col, "more than %d clock lines", (int)(sizeof s->clocks / sizeof s->clocks[0]));
+        return fail(p, t->col, "more than %d clock lines",
+                    (int)(sizeof s->clocks / sizeof s->clocks[0]));
     memset(&c, 0, sizeof c);
     copy_str(c.node, sizeof c.node, t->s);
     c.pos.line = p->line;
@@ -1135,7 +1141,8 @@ static int acquire_args(struct parser *p, int *ip, struct scn_step *st)
 /* STEP; STEP; ... from token i to the end of the line. */
 static int parse_program(struct parser *p, int i, const char *owner, int *prog)
 {
-    static const char *const kinds[SCN_STEP_COUNT] = {"acquire", "read", "write", "work", "release"};
+    static const char *const kinds[SCN_STEP_COUNT] = {"acquire", "read", "write", "work",
+                                                      "release"};
     struct scenario *s = p->s;
     struct scn_program pr;
     int colon_end = col_after(p, i), k;
@@ -1212,7 +1219,8 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
                        struct client_opts *o)
 {
     struct keyset ks = {many ? "clients" : "client",
-                        many ? "@TIME, prefix=, every=, repeat= or think=" : "@TIME, repeat= or think=",
+                        many ? "@TIME, prefix=, every=, repeat= or think="
+                             : "@TIME, repeat= or think=",
                         {"repeat", "think", "prefix", "every"}, {0}};
     char why[WHY_MAX];
     int at_col = 0;
@@ -1341,9 +1349,12 @@ static int kw_clients(struct parser *p)
     if (strlen(last) >= SCN_NAME_MAX)
         return fail(p, o.prefix_col ? o.prefix_col : ncol, "client names such as '%s' would be "
                     "longer than %d characters", last, SCN_NAME_MAX - 1);
-    if (o.every_ns > 0 && n - 1 > (SIM_TIME_MAX - o.start_ns) / o.every_ns)
-        return fail(p, ncol, "the last of %lld clients would start beyond the limit of 1000000s "
-                    "(SIM_TIME_MAX)", (long long)n);
+    if (o.every_ns > 0 && n - 1 > (SIM_TIME_MAX - o.start_ns) / o.every_ns) {
+        char lim[48];
+        fmt_dur(lim, sizeof lim, SIM_TIME_MAX);
+        return fail(p, ncol, "the last of %lld clients would start beyond the limit of %s "
+                    "(SIM_TIME_MAX)", (long long)n, lim);
+    }
     if (parse_program(p, i, "the clients", &prog) < 0)
         return -1;
     for (k = 0; k < n; k++) {
@@ -1467,10 +1478,10 @@ static int expect_body(struct parser *p, struct scn_expect *e)
     }
     /* General: expect METRIC OP VALUE */
     if (k < 0)
-        return fail(p, t->col, "unknown metric %s; expected verdict, double-entries, "
+        return fail(p, t->col, "unknown metric '%.20s'; expected verdict, double-entries, "
                     "double-entry-time, stale-writes-accepted, stale-writes-rejected, "
                     "lost-updates, wrong-releases, stuck, failed-acquires, acquires, "
-                    "writes-accepted, writes-rejected or final-stock", show(p, t));
+                    "writes-accepted, writes-rejected or final-stock", t->s);
     e->metric = metric_words[k].m;
     if (++i >= p->ntoks)
         return fail(p, col_after(p, i), "expected a comparison after '%s', as in %s >= 1",
@@ -1566,18 +1577,22 @@ static int parse_trigger(struct parser *p, struct tok *t, struct scn_fault *f)
     return 0;
 }
 
-/* One-node actions: pause NODE [DUR], resume/crash/restart NODE. */
+/* One-node actions: pause NODE [DUR], resume/crash/restart NODE, promote SERVER. */
 static int act_node(struct parser *p, int i, struct scn_fault *f)
 {
     char why[WHY_MAX];
     struct tok *t;
 
     if (i >= p->ntoks)
-        return fail(p, col_after(p, i), "expected a node after '%s', as in %s A",
-                    p->toks[i - 1].s, p->toks[i - 1].s);
+        return fail(p, col_after(p, i), "expected a node after '%s', as in %s %s",
+                    p->toks[i - 1].s, p->toks[i - 1].s,
+                    f->kind == SCN_FAULT_PROMOTE ? "S2" : "A");
     t = &p->toks[i];
     if (check_node(p, t, 0, 0) < 0)
         return -1;
+    if (f->kind == SCN_FAULT_PROMOTE && server_number(t->s) == 0)
+        return fail(p, t->col, "only a lock server can be promoted; expected S1..S%d, found %s",
+                    SCN_MAX_SERVERS, show(p, t));
     copy_str(f->node, sizeof f->node, t->s);
     f->pos.col = t->col;
     i++;
@@ -1616,7 +1631,9 @@ static int act_clock(struct parser *p, int i, struct scn_fault *f)
     if (i >= p->ntoks || p->toks[i].kind != T_WORD)
         return fail(p, i < p->ntoks ? p->toks[i].col : col_after(p, i),
                     "expected a value after '%s', as in %s", what,
-                    what[0] == 'd' ? "drift 200ppm" : what[1] == 't' ? "step +1s" : "slew -2s over 10s");
+                    what[0] == 'd'   ? "drift 200ppm"
+                    : what[1] == 't' ? "step +1s"
+                                     : "slew -2s over 10s");
     t = &p->toks[i++];
     if (what[0] == 'd') {
         f->kind = SCN_FAULT_CLOCK_DRIFT;
@@ -1706,7 +1723,8 @@ static int timed_line(struct parser *p)
     } actions[] = {{"pause", SCN_FAULT_PAUSE},     {"resume", SCN_FAULT_RESUME},
                    {"crash", SCN_FAULT_CRASH},     {"restart", SCN_FAULT_RESTART},
                    {"clock", SCN_FAULT_CLOCK_STEP}, {"partition", SCN_FAULT_PARTITION},
-                   {"heal", SCN_FAULT_HEAL},       {"link", SCN_FAULT_LINK}};
+                   {"heal", SCN_FAULT_HEAL},       {"link", SCN_FAULT_LINK},
+                   {"promote", SCN_FAULT_PROMOTE}};
     struct scenario *s = p->s;
     struct tok *t = &p->toks[0];
     struct scn_fault *f;
@@ -1755,14 +1773,14 @@ static int timed_line(struct parser *p)
     }
     if (i >= p->ntoks)
         return fail(p, col_after(p, i), "expected an action after the time: pause, resume, "
-                    "crash, restart, clock, partition, heal or link");
+                    "crash, restart, clock, partition, heal, link or promote");
     t = &p->toks[i];
     for (k = 0; k < sizeof actions / sizeof actions[0]; k++)
         if (t->kind == T_WORD && strcmp(t->s, actions[k].name) == 0)
             break;
     if (k == sizeof actions / sizeof actions[0])
         return fail(p, t->col, "unknown action %s; expected pause, resume, crash, restart, "
-                    "clock, partition, heal or link", show(p, t));
+                    "clock, partition, heal, link or promote", show(p, t));
     f->kind = actions[k].kind;
     f->pos.col = t->col;
     i++;
@@ -1815,12 +1833,8 @@ static int check_bytes(struct parser *p, const unsigned char *b, size_t n)
         else
             return fail(p, (int)i + 1, "unexpected byte 0x%02x; expected UTF-8 text", c);
         for (k = 1; k < len; k++) {
-            if (i + k >= n)
-                return fail(p, (int)i + 1, "unexpected byte 0x%02x; expected UTF-8 text (the "
-                            "sequence is cut short by the end of the line)", c);
-            if ((b[i + k] & 0xc0) != 0x80)
-                return fail(p, (int)(i + k) + 1, "unexpected byte 0x%02x; expected UTF-8 text",
-                            b[i + k]);
+            if (i + k >= n || (b[i + k] & 0xc0) != 0x80)
+                return fail(p, (int)i + 1, "unexpected byte 0x%02x; expected UTF-8 text", c);
             cp = (cp << 6) | (b[i + k] & 0x3f);
         }
         if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||

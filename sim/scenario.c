@@ -181,10 +181,14 @@ static const char *const fault_names[SCN_FAULT_COUNT] = {
     [SCN_FAULT_PARTITION] = "partition",
     [SCN_FAULT_HEAL] = "heal",
     [SCN_FAULT_LINK] = "link",
+    [SCN_FAULT_PROMOTE] = "promote",
 };
 
-#define NAME_OF(table, i) \
-    ((unsigned)(i) < sizeof table / sizeof table[0] ? table[(unsigned)(i)] : "?")
+/* The name of value i, or "?" for a value the table does not know. */
+#define NAME_OF(table, i)                                                          \
+    ((unsigned)(i) < sizeof table / sizeof table[0] && table[(unsigned)(i)] != NULL \
+         ? table[(unsigned)(i)]                                                    \
+         : "?")
 
 const char *scn_point_name(enum scn_point p) { return NAME_OF(point_names, p); }
 const char *scn_metric_name(enum scn_metric m) { return NAME_OF(metric_names, m); }

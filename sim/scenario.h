@@ -122,6 +122,7 @@ enum scn_fault_kind {
     SCN_FAULT_PARTITION, /* groups */
     SCN_FAULT_HEAL,      /* all partitions end */
     SCN_FAULT_LINK,      /* link: new latency/loss for from->to from now on */
+    SCN_FAULT_PROMOTE,   /* node: an operator promotes this lock server (failover) */
     SCN_FAULT_COUNT
 };
 

@@ -46,6 +46,8 @@ static const char *const kind_names[TRACE_KIND_COUNT] = {
     [TRACE_STALE_WRITE] = "stale-write",
     [TRACE_WRONG_RELEASE] = "wrong-release",
     [TRACE_RESOURCE_INIT] = "resource-init",
+    [TRACE_WRITE_SKIPPED] = "write-skipped",
+    [TRACE_CONTROL] = "control",
 };
 
 void trace_init(struct trace *tr, int keep) {

@@ -65,6 +65,8 @@ enum trace_kind {
     TRACE_STALE_WRITE,    /* a = 1 accepted, 0 rejected; grant = stale grant */
     TRACE_WRONG_RELEASE,  /* node = requester, peer = owner whose grant was removed */
     TRACE_RESOURCE_INIT,  /* node = resource, a = initial stock, b = 1 if fenced */
+    TRACE_WRITE_SKIPPED,  /* node = client: a write not sent; a = enum trace_skip */
+    TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
     TRACE_KIND_COUNT
 };
 
@@ -73,6 +75,11 @@ enum trace_write {
     TRACE_WRITE_REJECTED_STALE = 2, /* token lower than the highest seen */
     TRACE_WRITE_REJECTED_NOTOKEN = 3, /* fenced resource, no token carried */
     TRACE_WRITE_REJECTED_COND = 4   /* conditional update: version moved */
+};
+
+enum trace_skip {
+    TRACE_SKIP_SOLD_OUT = 1,  /* it read 0 units: nothing to reserve */
+    TRACE_SKIP_CLIENT_CHECK = 2 /* the algorithm's client-side check said no */
 };
 
 enum trace_exit {

@@ -1,0 +1,204 @@
+/* CLI tests: the locksim binary as a user runs it. Exit codes, error
+ * messages with file:line:col, the replay line, --set, --algo, --trace,
+ * JSON output and the plugin example. LOCKSIM_BIN names the binary. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static const char *bin(void) {
+    const char *b = getenv("LOCKSIM_BIN");
+    return b && b[0] ? b : "build/locksim";
+}
+
+struct result {
+    int code;
+    char out[65536];
+    char err[8192];
+};
+
+static void slurp(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "r");
+    size_t len = f ? fread(buf, 1, n - 1, f) : 0;
+    buf[len] = 0;
+    if (f) fclose(f);
+}
+
+/* Run `locksim ARGS` with stdout and stderr captured. */
+static struct result *run(const char *args) {
+    static struct result r;
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "NO_COLOR=1 %s %s >/tmp/locksim_cli_out.$PPID 2>/tmp/locksim_cli_err.$PPID",
+             bin(), args);
+    int st = system(cmd);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char p[64];
+    snprintf(p, sizeof p, "/tmp/locksim_cli_out.%d", (int)getpid());
+    slurp(p, r.out, sizeof r.out);
+    remove(p);
+    snprintf(p, sizeof p, "/tmp/locksim_cli_err.%d", (int)getpid());
+    slurp(p, r.err, sizeof r.err);
+    remove(p);
+    return &r;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The seed scenario: UNSAFE verdict, expectations met, exit 0, replay line. */
+static void test_run_seed_scenario(void **state) {
+    (void)state;
+    struct result *r = run("run scenarios/gc-pause-outlives-lease.lsim --width 100");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    assert_non_null(strstr(r->out, "lost updates     1"));
+    assert_non_null(strstr(r->out, "Replay: locksim run scenarios/gc-pause-outlives-lease.lsim --seed 1"));
+    assert_null(strstr(r->out, "\033[")); /* NO_COLOR: plain ASCII */
+}
+
+/* An expectation that fails gives exit 1 and says what was measured. */
+static void test_failed_expect_exit_1(void **state) {
+    (void)state;
+    struct result *r = run("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=40s");
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "FAIL"));
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+    assert_non_null(strstr(r->out, "--set lock.ttl=40s")); /* replay keeps the override */
+}
+
+/* --algo swaps the algorithm and keeps the fault script. */
+static void test_algo_swap(void **state) {
+    (void)state;
+    struct result *r = run("run scenarios/gc-pause-outlives-lease.lsim --algo fenced-lease --set fencing=on "
+                           "--no-timeline");
+    assert_non_null(strstr(r->out, "algorithm fenced-lease"));
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+    assert_int_equal(r->code, 1); /* the file expects UNSAFE */
+}
+
+/* A malformed scenario: file:line:col and exit 65. */
+static void test_malformed_exit_65(void **state) {
+    (void)state;
+    write_file("/tmp/locksim_bad.lsim", "lock lease\nclient A: acquire; wrte; release\n");
+    struct result *r = run("run /tmp/locksim_bad.lsim");
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "/tmp/locksim_bad.lsim:2:20: "));
+    assert_non_null(strstr(r->err, "wrte"));
+    /* An unknown algorithm option is reported where it was written. */
+    write_file("/tmp/locksim_bad.lsim", "lock lease ttI=30s\nclient A: acquire\n");
+    r = run("run /tmp/locksim_bad.lsim");
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "/tmp/locksim_bad.lsim:1:12: unknown option 'ttI' for lease"));
+    remove("/tmp/locksim_bad.lsim");
+}
+
+/* Missing file: exit 66. Usage errors: exit 64. */
+static void test_missing_and_usage(void **state) {
+    (void)state;
+    struct result *r = run("run /nonexistent/x.lsim");
+    assert_int_equal(r->code, 66);
+    assert_non_null(strstr(r->err, "x.lsim"));
+    r = run("frobnicate");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown command 'frobnicate'"));
+    r = run("run");
+    assert_int_equal(r->code, 64);
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --format yaml");
+    assert_int_equal(r->code, 64);
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --algo nosuch");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown algorithm 'nosuch'"));
+}
+
+/* Help and version say what the program does, with the exit codes. */
+static void test_help_version_list(void **state) {
+    (void)state;
+    struct result *r = run("--help");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "65  malformed scenario"));
+    r = run("help run");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "--set KEY=VALUE"));
+    r = run("--version");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "locksim "));
+    r = run("list");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "fenced-lease"));
+    assert_non_null(strstr(r->out, "setnx"));
+    assert_non_null(strstr(r->out, "gc-pause-outlives-lease.lsim"));
+}
+
+/* JSON report and a JSON Lines trace; the same seed gives the same bytes. */
+static void test_json_and_trace_reproducible(void **state) {
+    (void)state;
+    struct result *r = run("run scenarios/fencing-rejects-stale-write.lsim --format json "
+                           "--trace /tmp/locksim_t1.jsonl");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "\"verdict\":\"SAFE\""));
+    assert_non_null(strstr(r->out, "\"stale_writes_rejected\":1"));
+    run("run scenarios/fencing-rejects-stale-write.lsim --format json --trace /tmp/locksim_t2.jsonl");
+    static char a[1 << 20], b[1 << 20];
+    slurp("/tmp/locksim_t1.jsonl", a, sizeof a);
+    slurp("/tmp/locksim_t2.jsonl", b, sizeof b);
+    assert_true(strlen(a) > 100);
+    assert_string_equal(a, b);
+    assert_non_null(strstr(a, "\"format\":\"locksim-trace\""));
+    remove("/tmp/locksim_t1.jsonl");
+    remove("/tmp/locksim_t2.jsonl");
+}
+
+/* `check` runs every expectation and reports per file. */
+static void test_check_command(void **state) {
+    (void)state;
+    struct result *r = run("check scenarios/gc-pause-outlives-lease.lsim scenarios/setnx-crashed-holder-stuck.lsim");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "scenarios: 2 passed, 0 failed"));
+}
+
+/* The worked plugin example builds against sim/lock.h and runs. */
+static void test_plugin_example(void **state) {
+    (void)state;
+    int st = system("cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -Isim "
+                    "-o /tmp/locksim_my_lock.so examples/algorithms/my_lock.c");
+    assert_int_equal(st, 0);
+    struct result *r = run("run scenarios/fencing-rejects-stale-write.lsim --algo /tmp/locksim_my_lock.so "
+                           "--no-timeline");
+    assert_non_null(strstr(r->out, "algorithm ticket"));
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+    /* A plugin built for another interface version is refused. */
+    st = system("cc -std=c11 -shared -fPIC -Isim "
+                "-o /tmp/locksim_old.so -x c - <<'EOF'\n"
+                "#include \"lock.h\"\n"
+                "static const struct lock_algo old = {.abi = 999, .name = \"old\"};\n"
+                "const struct lock_algo *locksim_algo(void) { return &old; }\n"
+                "EOF");
+    assert_int_equal(st, 0);
+    r = run("run scenarios/fencing-rejects-stale-write.lsim --algo /tmp/locksim_old.so");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "interface version 999"));
+    remove("/tmp/locksim_my_lock.so");
+    remove("/tmp/locksim_old.so");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_seed_scenario),
+        cmocka_unit_test(test_failed_expect_exit_1),
+        cmocka_unit_test(test_algo_swap),
+        cmocka_unit_test(test_malformed_exit_65),
+        cmocka_unit_test(test_missing_and_usage),
+        cmocka_unit_test(test_help_version_list),
+        cmocka_unit_test(test_json_and_trace_reproducible),
+        cmocka_unit_test(test_check_command),
+        cmocka_unit_test(test_plugin_example),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
