@@ -19,7 +19,6 @@ struct open_state {
 
 struct builder {
     struct layout *ly;
-    const struct trace *tr;
     struct open_state *open; /* per lane */
     size_t *lease_next;      /* per span in span_mem: next open lease */
 };
@@ -361,7 +360,7 @@ int layout_build(struct layout *out, const struct trace *tr) {
     memset(ly, 0, sizeof *ly);
     int nl = tr->nnodes > 0 ? tr->nnodes : 0;
     size_t *nspan = NULL, *nmark = NULL;
-    struct builder b = {ly, tr, NULL, NULL};
+    struct builder b = {ly, NULL, NULL};
 
     /* The end of the timeline. */
     for (size_t i = 0; i < tr->len; i++) {

@@ -522,7 +522,7 @@ static int header(struct rd *r) {
 }
 
 /* A node reference: a known name or null. */
-static int node_ref(struct rd *r, const char *what, int16_t *out) {
+static int node_ref(struct rd *r, const char *what, int32_t *out) {
     size_t len;
     if (is_null(r)) {
         *out = TRACE_NO_NODE;
@@ -532,8 +532,7 @@ static int node_ref(struct rd *r, const char *what, int16_t *out) {
     if (str(r, what, &len) != 0) return -1;
     int i = names_find(&r->names, r->tr, r->sbuf, len);
     if (i < 0) return fail(r, "\"%s\": unknown node \"%s\"", what, r->sbuf);
-    if (i > INT16_MAX) return fail(r, "\"%s\": node index %d too large", what, i);
-    *out = (int16_t)i;
+    *out = i;
     return 0;
 }
 

@@ -15,8 +15,8 @@ static void note(struct checker *c, int kind, int node, int peer, uint32_t grant
     struct trace_event ev = {0};
     ev.t = t;
     ev.kind = (uint16_t)kind;
-    ev.node = (int16_t)node;
-    ev.peer = (int16_t)peer;
+    ev.node = node;
+    ev.peer = peer;
     ev.grant = grant;
     ev.token = token;
     ev.a = a;

@@ -158,8 +158,8 @@ static void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
     struct trace_event ev = {0};
     ev.t = e->now;
     ev.kind = (uint16_t)kind;
-    ev.node = (int16_t)node;
-    ev.peer = (int16_t)peer;
+    ev.node = node;
+    ev.peer = peer;
     ev.token = token;
     ev.grant = grant;
     ev.a = a;

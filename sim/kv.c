@@ -191,6 +191,16 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         }
         reply(ctx, m, s->held, 0, 0);
         return;
+    case KV_CAE: /* if GET == value then PEXPIRE: renew only our own lease */
+        if (s->held && s->value == m->value) {
+            s->expires_local = lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns;
+            lock_note_renew(ctx, s->owner, m->ttl_ns);
+            arm_expiry(ctx, s);
+            reply(ctx, m, 1, s->value, s->token);
+        } else {
+            reply(ctx, m, 0, 0, 0);
+        }
+        return;
     default:
         return;
     }

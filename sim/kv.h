@@ -17,6 +17,7 @@ enum {
     KV_DEL,        /* -> KV_REPLY a=keys deleted */
     KV_CAD,        /* value: compare-and-delete (the Lua script) -> a=1 deleted */
     KV_EXPIRE,     /* ttl_ns -> a=1 when the key existed */
+    KV_CAE,        /* value, ttl_ns: compare-and-pexpire (renewal script) -> a=1 extended */
     KV_REPLY
 };
 

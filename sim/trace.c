@@ -126,8 +126,8 @@ uint64_t trace_hash(const struct trace *tr) {
         const struct trace_event *e = &tr->ev[i];
         h = fnv(h, (uint64_t)e->t, 8);
         h = fnv(h, e->kind, 2);
-        h = fnv(h, (uint16_t)e->node, 2);
-        h = fnv(h, (uint16_t)e->peer, 2);
+        h = fnv(h, (uint32_t)e->node, 4);
+        h = fnv(h, (uint32_t)e->peer, 4);
         h = fnv(h, e->token, 8);
         h = fnv(h, e->grant, 4);
         h = fnv(h, (uint64_t)e->a, 8);

@@ -99,9 +99,8 @@ struct trace_event {
     sim_ns t;          /* true time */
     uint32_t seq;      /* position in the trace, from 0 */
     uint16_t kind;     /* enum trace_kind */
-    int16_t node;      /* node index, or TRACE_NO_NODE */
-    int16_t peer;      /* other node, or TRACE_NO_NODE */
-    int16_t pad;
+    int32_t node;      /* node index, or TRACE_NO_NODE */
+    int32_t peer;      /* other node, or TRACE_NO_NODE */
     uint64_t token;    /* fencing token (0 = none) */
     uint32_t grant;    /* ground-truth grant id (0 = none) */
     int64_t a, b;      /* kind-specific, see enum trace_kind */

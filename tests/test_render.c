@@ -96,8 +96,8 @@ static void ev(struct trace *tr, sim_ns t, int kind, int node, int peer, uint64_
     memset(&e, 0, sizeof e);
     e.t = t;
     e.kind = (uint16_t)kind;
-    e.node = (int16_t)node;
-    e.peer = (int16_t)peer;
+    e.node = node;
+    e.peer = peer;
     e.token = token;
     e.grant = grant;
     e.a = a;
