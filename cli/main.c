@@ -37,6 +37,7 @@ static const char usage_main[] =
     "  locksim run FILE [options]     run one scenario: verdict, timeline, expectations\n"
     "  locksim check FILE...          run scenarios and check their `expect` lines\n"
     "  locksim demo [DIR]             the seed's GC-pause timeline, plain lease then fencing\n"
+    "  locksim matrix FILE [options]  one fault script against every algorithm: a verdict table\n"
     "  locksim list                   lock algorithms (and scenarios in ./scenarios)\n"
     "  locksim hash FILE...           trace hash of each scenario (determinism checks)\n"
     "  locksim help [COMMAND]         this text, or one command's\n"
@@ -79,6 +80,17 @@ static const char usage_check[] =
     "Runs each scenario and checks its `expect` lines. Prints one line per file\n"
     "(and each failed expectation). Exit 1 if any expectation fails, 65/66 if a\n"
     "file is malformed or missing.\n";
+
+static const char usage_matrix[] =
+    "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"
+    "                      [--seed N] [--set KEY=VALUE]...\n"
+    "\n"
+    "Plays the scenario's fault script against each algorithm (default: all built-in\n"
+    "ones; a NAME may be a path to a user-written .so) and prints one row per algorithm:\n"
+    "double entries, double-entry time, stale writes accepted/rejected, lost updates,\n"
+    "wrong releases, stuck clients, verdict. An algorithm that cannot run the script\n"
+    "(e.g. too many servers for it) says why in its row. The scenario's `expect` lines\n"
+    "are not checked here. Exit 0 unless the file is missing (66) or malformed (65).\n";
 
 static const char usage_hash[] =
     "Usage: locksim hash FILE...\n"
@@ -509,6 +521,171 @@ static int cmd_check(int argc, char **argv) {
     return worst;
 }
 
+/* ---- matrix: one fault script, every algorithm ------------------------------- */
+
+struct matrix_row {
+    const char *algo;
+    char error[320];          /* why it could not run, or empty */
+    struct checker_report r;
+};
+
+static void csv_field(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int cmd_matrix(int argc, char **argv) {
+    struct run_opts o = {0};
+    const char *algos = "all", *format = "text";
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (strcmp(a, "--help") == 0) {
+            fputs(usage_matrix, stdout);
+            return EXIT_OK;
+        } else if (strcmp(a, "--algos") == 0 && has) algos = argv[++i];
+        else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
+        else if (strcmp(a, "--seed") == 0 && has) o.seed = argv[++i];
+        else if (strcmp(a, "--set") == 0 && has) {
+            if (o.nsets == 64) return usage_error("too many --set options (at most %s)", "64");
+            o.sets[o.nsets++] = argv[++i];
+        } else if (a[0] == '-' && a[1]) return usage_error("unknown or incomplete option '%s' for matrix", a);
+        else if (!o.file) o.file = a;
+        else return usage_error("matrix takes one scenario file; '%s' is a second", a);
+    }
+    if (!o.file) return usage_error("%s", "matrix needs a scenario file: locksim matrix FILE");
+    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv"))
+        return usage_error("--format takes text, json or csv, not '%s'", format);
+
+    /* The list of algorithms: all built-ins, or the names given. */
+    const struct lock_algo *list[64];
+    int n = 0;
+    if (strcmp(algos, "all") == 0) {
+        for (int i = 0; lock_algo_at(i) && n < 64; i++) list[n++] = lock_algo_at(i);
+    } else {
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%s", algos);
+        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (n == 64) return usage_error("too many algorithms (at most %s)", "64");
+            int rc = resolve_algo(tok, &list[n]);
+            if (rc) return rc;
+            n++;
+        }
+    }
+    if (n == 0) return usage_error("%s", "--algos names no algorithm");
+
+    struct scenario s;
+    int rc = load_scenario(&s, &o);
+    if (rc) {
+        scenario_close(&s);
+        return rc;
+    }
+    struct matrix_row *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows) {
+        scenario_close(&s);
+        return EXIT_SOFTWARE;
+    }
+    for (int i = 0; i < n; i++) {
+        rows[i].algo = list[i]->name;
+        struct engine_opts eo = {.algo = list[i], .keep_trace = 0, .lenient_options = 1};
+        struct scn_error err;
+        memset(&err, 0, sizeof err);
+        struct engine *e = NULL;
+        int b = engine_new(&e, &s, &eo, &err);
+        if (b == -1) {
+            snprintf(rows[i].error, sizeof rows[i].error, "cannot run this script: %s", err.msg);
+            continue;
+        }
+        if (b != 0) {
+            snprintf(rows[i].error, sizeof rows[i].error, "out of memory");
+            continue;
+        }
+        engine_run(e);
+        rows[i].r = *engine_report(e);
+        engine_free(e);
+    }
+
+    char t[32];
+    if (strcmp(format, "csv") == 0) {
+        printf("algorithm,verdict,double_entries,double_entry_ns,stale_writes_accepted,"
+               "stale_writes_rejected,lost_updates,wrong_releases,stuck,acquires,failed_acquires,note\n");
+        for (int i = 0; i < n; i++) {
+            const struct checker_report *r = &rows[i].r;
+            csv_field(stdout, rows[i].algo);
+            if (rows[i].error[0]) {
+                printf(",ERROR,,,,,,,,,,");
+                csv_field(stdout, rows[i].error);
+            } else {
+                printf(",%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,", scn_verdict_name(r->verdict),
+                       (long long)r->double_entries, (long long)r->double_entry_ns, (long long)r->stale_accepted,
+                       (long long)r->stale_rejected, (long long)r->lost_updates, (long long)r->wrong_releases,
+                       (long long)r->stuck, (long long)r->acquires, (long long)r->failed_acquires);
+                csv_field(stdout, r->headline);
+            }
+            putchar('\n');
+        }
+    } else if (strcmp(format, "json") == 0) {
+        printf("{\"file\":");
+        json_str(stdout, o.file);
+        printf(",\"title\":");
+        json_str(stdout, s.title);
+        printf(",\"seed\":%llu,\"rows\":[", (unsigned long long)s.seed);
+        for (int i = 0; i < n; i++) {
+            const struct checker_report *r = &rows[i].r;
+            printf("%s{\"algorithm\":", i ? "," : "");
+            json_str(stdout, rows[i].algo);
+            if (rows[i].error[0]) {
+                printf(",\"error\":");
+                json_str(stdout, rows[i].error);
+            } else {
+                printf(",\"verdict\":\"%s\",\"double_entries\":%lld,\"double_entry_ns\":%lld,"
+                       "\"stale_writes_accepted\":%lld,\"stale_writes_rejected\":%lld,\"lost_updates\":%lld,"
+                       "\"wrong_releases\":%lld,\"stuck\":%lld,\"acquires\":%lld,\"failed_acquires\":%lld,"
+                       "\"headline\":",
+                       scn_verdict_name(r->verdict), (long long)r->double_entries, (long long)r->double_entry_ns,
+                       (long long)r->stale_accepted, (long long)r->stale_rejected, (long long)r->lost_updates,
+                       (long long)r->wrong_releases, (long long)r->stuck, (long long)r->acquires,
+                       (long long)r->failed_acquires);
+                json_str(stdout, r->headline);
+            }
+            putchar('}');
+        }
+        printf("]}\n");
+    } else {
+        printf("%s  (%s), seed %llu\n", s.title[0] ? s.title : "(untitled scenario)", o.file,
+               (unsigned long long)s.seed);
+        printf("resource: stock %lld, %s; purpose %s\n\n", (long long)s.stock,
+               s.fencing ? "checks fencing tokens" : "does not check tokens",
+               s.purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness");
+        printf("%-22s %-7s %7s %10s %13s %6s %8s %6s\n", "algorithm", "verdict", "double", "double", "stale writes",
+               "lost", "wrong", "stuck");
+        printf("%-22s %-7s %7s %10s %13s %6s %8s %6s\n", "", "", "entries", "time", "acc / rej", "upd.",
+               "releases", "");
+        for (int i = 0; i < n; i++) {
+            const struct checker_report *r = &rows[i].r;
+            if (rows[i].error[0]) {
+                printf("%-22s %s\n", rows[i].algo, rows[i].error);
+                continue;
+            }
+            char sw[32];
+            snprintf(sw, sizeof sw, "%lld / %lld", (long long)r->stale_accepted, (long long)r->stale_rejected);
+            printf("%-22s %-7s %7lld %10s %13s %6lld %8lld %6lld\n", rows[i].algo, scn_verdict_name(r->verdict),
+                   (long long)r->double_entries, fmt_t(t, sizeof t, r->double_entry_ns), sw,
+                   (long long)r->lost_updates, (long long)r->wrong_releases, (long long)r->stuck);
+        }
+        printf("\nReplay one row: locksim run %s --algo NAME", o.file);
+        for (int i = 0; i < o.nsets; i++) printf(" --set %s", o.sets[i]);
+        printf("\n");
+    }
+    free(rows);
+    scenario_close(&s);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_SOFTWARE;
+}
+
 static int cmd_hash(int argc, char **argv) {
     int worst = EXIT_OK;
     if (argc == 0) return usage_error("%s", "hash needs at least one scenario file");
@@ -599,6 +776,7 @@ int main(int argc, char **argv) {
         if (!strcmp(t, "run")) fputs(usage_run, stdout);
         else if (!strcmp(t, "check")) fputs(usage_check, stdout);
         else if (!strcmp(t, "hash")) fputs(usage_hash, stdout);
+        else if (!strcmp(t, "matrix")) fputs(usage_matrix, stdout);
         else if (!strcmp(t, "demo")) fputs(usage_demo, stdout);
         else if (!t[0] || !strcmp(t, "list")) fputs(usage_main, stdout);
         else return usage_error("no help for '%s'", t);
@@ -607,6 +785,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "hash") == 0) return cmd_hash(argc - 2, argv + 2);
+    if (strcmp(cmd, "matrix") == 0) return cmd_matrix(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0) return cmd_list();
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);

@@ -163,6 +163,23 @@ static void test_check_command(void **state) {
     assert_non_null(strstr(r->out, "scenarios: 2 passed, 0 failed"));
 }
 
+/* The verdict matrix: one fault script, one row per algorithm, in three formats. */
+static void test_matrix(void **state) {
+    (void)state;
+    struct result *r = run("matrix scenarios/gc-pause-outlives-lease.lsim --algos setnx,lease,fenced-lease");
+    assert_int_equal(r->code, 0);
+    /* setnx has no TTL: B waits for A's release, no overlap. */
+    assert_non_null(strstr(r->out, "setnx                  SAFE"));
+    assert_non_null(strstr(r->out, "lease                  UNSAFE        1         1s         1 / 0"));
+    r = run("matrix scenarios/gc-pause-outlives-lease.lsim --algos lease --format csv");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "\"lease\",UNSAFE,1,1000000000,1,0,1,0,0,2,0,"));
+    r = run("matrix scenarios/fencing-rejects-stale-write.lsim --algos fenced-lease --format json");
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"verdict\":\"SAFE\""));
+    r = run("matrix scenarios/gc-pause-outlives-lease.lsim --algos lease,nosuch");
+    assert_int_equal(r->code, 64);
+}
+
 /* The worked plugin example builds against sim/lock.h and runs. */
 static void test_plugin_example(void **state) {
     (void)state;
@@ -198,6 +215,7 @@ int main(void) {
         cmocka_unit_test(test_help_version_list),
         cmocka_unit_test(test_json_and_trace_reproducible),
         cmocka_unit_test(test_check_command),
+        cmocka_unit_test(test_matrix),
         cmocka_unit_test(test_plugin_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
