@@ -728,10 +728,21 @@ static void apply_fault(struct engine *e, const struct scn_fault *f) {
         push(e, e->now + f->dur_ns, EV_SLEW_END, node, n->slew_gen);
         break;
     }
-    case SCN_FAULT_PARTITION:
+    case SCN_FAULT_PARTITION: {
+        /* The groups as text for the trace, e.g. "A S1 | B S2 S3". */
+        char text[SCN_MAX_GROUP * SCN_NAME_MAX * 4 + 16] = "";
+        size_t len = 0;
+        for (int g = 0; g < f->ngroups; g++)
+            for (int k = 0; k < f->group_len[g]; k++) {
+                const char *sep = k ? " " : g ? " | " : "";
+                int w = snprintf(text + len, sizeof text - len, "%s%s", sep, f->groups[g][k]);
+                if (w > 0 && (size_t)w < sizeof text - len) len += (size_t)w;
+            }
         apply_partition(e, f);
-        emit(e, TRACE_PARTITION, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, f->ngroups, 0, NULL);
+        emit(e, TRACE_PARTITION, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, f->ngroups, 0,
+             trace_intern(&e->tr, text, len));
         break;
+    }
     case SCN_FAULT_HEAL:
         e->partitioned = 0;
         emit(e, TRACE_HEAL, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
