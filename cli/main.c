@@ -712,10 +712,13 @@ static int cmd_hash(int argc, char **argv) {
 }
 
 static int cmd_list(void) {
+    int w = 9; /* strlen("./FILE.so") */
+    for (int i = 0; lock_algo_at(i); i++)
+        if ((int)strlen(lock_algo_at(i)->name) > w) w = (int)strlen(lock_algo_at(i)->name);
     printf("Lock algorithms:\n");
     for (int i = 0; lock_algo_at(i); i++)
-        printf("  %-14s %s\n", lock_algo_at(i)->name, lock_algo_at(i)->summary);
-    printf("  %-14s %s\n", "./FILE.so", "a user-written algorithm (docs/lock-interface.md)");
+        printf("  %-*s  %s\n", w, lock_algo_at(i)->name, lock_algo_at(i)->summary);
+    printf("  %-*s  %s\n", w, "./FILE.so", "a user-written algorithm (docs/lock-interface.md)");
     glob_t g;
     if (glob("scenarios/*.lsim", 0, NULL, &g) != 0) return EXIT_OK;
     printf("\nScenarios (./scenarios):\n");

@@ -91,7 +91,10 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         snprintf(buf, n, "the run ends");
         return 0;
     case TRACE_RESOURCE_INIT:
-        if (e->b)
+        if (e->b == 2)
+            snprintf(buf, n, "%s starts at %lld; the lock algorithm's own rule decides which writes"
+                     " it accepts", me, (long long)e->a);
+        else if (e->b)
             snprintf(buf, n, "%s starts at %lld; it is fenced: it rejects a write whose token"
                      " is lower than one it has seen", me, (long long)e->a);
         else
@@ -239,7 +242,13 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
             snprintf(buf, n, "%s deletes %s's lock (%s released it)", me, nm(tr, e->a), peer);
         return 0;
     case TRACE_SRV_KEEP:
-        snprintf(buf, n, "%s refuses %s's release: the lock is no longer %s's", me, peer, peer);
+        if (e->a < 0) /* nothing held: e.g. Redlock unlocking every server */
+            snprintf(buf, n, "%s has no lock of %s's to delete", me, peer);
+        else if (e->a == e->peer)
+            snprintf(buf, n, "%s refuses %s's release: the value does not match", me, peer);
+        else
+            snprintf(buf, n, "%s refuses %s's release and keeps %s's lock: the lock is no longer %s's", me,
+                     peer, nm(tr, e->a), peer);
         return 0;
     case TRACE_SRV_NOTE:
         if (!e->text) break;
@@ -269,6 +278,12 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         } else if (e->b == TRACE_WRITE_REJECTED_COND) {
             snprintf(buf, n, "%s rejects %s's write: the value changed since %s read it", me,
                      peer, peer);
+        } else if (e->b == TRACE_WRITE_REJECTED_UNIQUE) {
+            snprintf(buf, n, "%s rejects %s's insert: a UNIQUE constraint already holds that row", me,
+                     peer);
+        } else if (e->b == TRACE_WRITE_REJECTED_DUPLICATE) {
+            snprintf(buf, n, "%s ignores %s's write: its idempotency key was already applied", me,
+                     peer);
         } else {
             snprintf(buf, n, "%s rejects %s's write", me, peer);
         }

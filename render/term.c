@@ -353,6 +353,10 @@ static void emit_writes(struct ctx *c, const struct layout_lane *lane) {
             snprintf(why, sizeof why, "REJECTED: no fencing token");
         else if (m->detail == TRACE_WRITE_REJECTED_COND)
             snprintf(why, sizeof why, "REJECTED: value changed since read");
+        else if (m->detail == TRACE_WRITE_REJECTED_UNIQUE)
+            snprintf(why, sizeof why, "REJECTED: unique constraint");
+        else if (m->detail == TRACE_WRITE_REJECTED_DUPLICATE)
+            snprintf(why, sizeof why, "REJECTED: idempotency key already applied");
         else
             snprintf(why, sizeof why, "REJECTED");
         snprintf(buf, sizeof buf, "%c t=%s  %s write %s value %lld %s",

@@ -1,30 +1,144 @@
 /* fenced-lease: the lease plus a fencing token. The lock service issues a
  * strictly increasing token with each grant; the client attaches it to every
- * write and the protected resource rejects a token lower than the highest it
- * has seen (Kleppmann, "How to do distributed locking", 2016). The guarantee
- * moves from the lock to the resource, which sees the writes. */
+ * write and the protected resource rejects a stale one (Kleppmann, "How to do
+ * distributed locking", 2016). The guarantee moves from the lock to the
+ * resource, which sees the writes. Options choose how the token is checked,
+ * to show which checks are fencing and which only look like it. */
+#include <stdio.h>
+#include <string.h>
+
 #include "kv.h"
+#include "trace.h" /* enum trace_write, the resource rule's answer */
 
 #define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
                  KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
 
-static void defaults(void *config) {
-    struct kv_config *c = config;
-    kv_config_default(c, "fenced-lease", ALLOWED);
-    c->fenced = 1;
-    c->persistence = KV_PERSIST_ALWAYS; /* a token counter that resets is no fence */
+/* compare=: the rule that refuses a write, given the tokens the resource has
+ * accepted before.
+ *   <   (default) refuse a token lower than the highest accepted: the seed's
+ *       and Kleppmann's rule. The current holder may write again with the
+ *       same token; an older holder can never write after a newer one.
+ *   <=  refuse a token lower than OR EQUAL to the highest accepted: strictly
+ *       increasing tokens per write. Just as safe, but the holder's own second
+ *       write is refused, so one grant buys one write.
+ *   !=  refuse only the token of the last accepted write: the resource treats
+ *       tokens as opaque IDs ("is this a different holder?") instead of an
+ *       order. An older token coming back after a newer one is "different"
+ *       and is let in, which is exactly the stale write fencing exists to stop:
+ *       equality can tell two holders apart, never which one is newer. (It
+ *       refuses the current holder's second write, too.)
+ *
+ * check=: who applies the rule.
+ *   resource (default) the protected resource, at the moment the write
+ *       arrives: the seed's checklist, "Fencing tokens are validated by the
+ *       protected resource, not trusted from the client".
+ *   client  the resource accepts whatever it is sent; the client compares its
+ *       own token with the highest token the resource reported when the client
+ *       read, and then writes. A check-then-act race: anything between the read
+ *       and the write (a GC pause, a slow network) lets a newer holder write in
+ *       between, and the client's check, made on old news, still passes.
+ *
+ * When fenced-lease runs, these options decide every write: the scenario's
+ * `resource fencing=on|off` is not consulted (the algorithm's resource rule
+ * wins over it, see resource_write in lock.h). */
+enum fence_compare { FENCE_LT, FENCE_LE, FENCE_NE };
+enum fence_check { FENCE_AT_RESOURCE, FENCE_AT_CLIENT };
+
+struct fenced_config {
+    struct kv_config kv; /* first: kv_server_* and kv_client_* read lock_config() as this */
+    int compare;         /* enum fence_compare */
+    int check;           /* enum fence_check */
+};
+
+/* Kept at the resource node (resource_size bytes, zeroed at the start). */
+struct fenced_resource {
+    uint64_t highest;    /* highest token accepted so far; 0 = none */
+    uint64_t last;       /* token of the last accepted write; 0 = none */
+};
+
+/* The engine service that reports, to a client, the highest token the
+ * resource announced in the client's latest read reply. It is declared weak
+ * until engine.c provides it (see the report for the change): without it a
+ * client-side check sees 0 and never abandons a write. */
+uint64_t lock_read_token(struct lock_ctx *ctx) __attribute__((weak));
+
+/* 1 when `rule` refuses `token`, given the highest and the last accepted. */
+static int refuses(int rule, uint64_t token, uint64_t highest, uint64_t last) {
+    switch (rule) {
+    case FENCE_LE: return token <= highest;
+    case FENCE_NE: return last != 0 && token == last;
+    default: return token < highest;
+    }
 }
+
+static void defaults(void *config) {
+    struct fenced_config *c = config;
+    memset(c, 0, sizeof *c);
+    kv_config_default(&c->kv, "fenced-lease", ALLOWED);
+    c->kv.fenced = 1;
+    c->kv.persistence = KV_PERSIST_ALWAYS; /* a token counter that resets is no fence */
+    c->kv.extra_options = "compare, check";
+    c->compare = FENCE_LT;
+    c->check = FENCE_AT_RESOURCE;
+}
+
 static int option(void *config, const char *k, const char *v, char *err, size_t n) {
-    return kv_option(config, k, v, err, n);
+    struct fenced_config *c = config;
+    if (strcmp(k, "compare") == 0) {
+        if (strcmp(v, "<") == 0 || strcmp(v, "lt") == 0) c->compare = FENCE_LT;
+        else if (strcmp(v, "<=") == 0 || strcmp(v, "le") == 0) c->compare = FENCE_LE;
+        else if (strcmp(v, "!=") == 0 || strcmp(v, "ne") == 0) c->compare = FENCE_NE;
+        else {
+            snprintf(err, n, "compare '%s' is not one of <, <=, != (or lt, le, ne): the rule that "
+                     "refuses a token", v);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(k, "check") == 0) {
+        if (strcmp(v, "resource") == 0) c->check = FENCE_AT_RESOURCE;
+        else if (strcmp(v, "client") == 0) c->check = FENCE_AT_CLIENT;
+        else {
+            snprintf(err, n, "check '%s' is not resource or client: who compares the token", v);
+            return -1;
+        }
+        return 0;
+    }
+    return kv_option(&c->kv, k, v, err, n);
+}
+
+/* The resource's rule (engine: resource_write). With check=client the
+ * resource trusts every write; it only remembers what it accepted. */
+static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
+    const struct fenced_config *c = lock_config(ctx);
+    struct fenced_resource *r = state;
+    if (c->check == FENCE_AT_RESOURCE) {
+        if (w->token == 0) return TRACE_WRITE_REJECTED_NOTOKEN;
+        if (refuses(c->compare, w->token, r->highest, r->last)) return TRACE_WRITE_REJECTED_STALE;
+    }
+    r->last = w->token;
+    if (w->token > r->highest) r->highest = w->token;
+    return TRACE_WRITE_ACCEPTED;
+}
+
+/* The client's own check just before its write leaves (engine:
+ * client_write_ok): only with check=client, on what its read reported. */
+static int client_write_ok(struct lock_ctx *ctx, void *state) {
+    const struct fenced_config *c = lock_config(ctx);
+    const struct kv_client *k = state;
+    if (c->check != FENCE_AT_CLIENT) return 1;
+    uint64_t seen = lock_read_token ? lock_read_token(ctx) : 0;
+    return !refuses(c->compare, k->token, seen, seen);
 }
 
 const struct lock_algo algo_fenced_lease = {
     .abi = LOCK_ABI_VERSION,
     .name = "fenced-lease",
-    .summary = "lease plus a monotonically increasing token per grant, checked by the resource",
+    .summary = "lease plus a monotonically increasing token per grant, checked by the resource "
+               "(compare=< <= !=, check=resource|client)",
     .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct kv_config),
+    .max_servers = KV_MAX_SERVERS,
+    .config_size = sizeof(struct fenced_config),
     .client_size = sizeof(struct kv_client),
     .server_size = sizeof(struct kv_server),
     .config_default = defaults,
@@ -37,4 +151,8 @@ const struct lock_algo algo_fenced_lease = {
     .server_recv = kv_server_recv,
     .server_timer = kv_server_timer,
     .server_restart = kv_server_restart,
+    .server_control = kv_server_control,
+    .resource_size = sizeof(struct fenced_resource),
+    .resource_write = resource_write,
+    .client_write_ok = client_write_ok,
 };

@@ -16,7 +16,7 @@ const struct lock_algo algo_lease = {
     .name = "lease",
     .summary = "SET NX PX lease with a TTL; release by compare-and-delete, DEL or GET-then-DEL; no fencing",
     .default_servers = 1,
-    .max_servers = 1,
+    .max_servers = KV_MAX_SERVERS,
     .config_size = sizeof(struct kv_config),
     .client_size = sizeof(struct kv_client),
     .server_size = sizeof(struct kv_server),
@@ -30,4 +30,5 @@ const struct lock_algo algo_lease = {
     .server_recv = kv_server_recv,
     .server_timer = kv_server_timer,
     .server_restart = kv_server_restart,
+    .server_control = kv_server_control,
 };

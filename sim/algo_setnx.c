@@ -22,7 +22,7 @@ const struct lock_algo algo_setnx = {
     .name = "setnx",
     .summary = "SETNX without a TTL and DEL on release: a crashed holder blocks everyone forever",
     .default_servers = 1,
-    .max_servers = 1,
+    .max_servers = KV_MAX_SERVERS,
     .config_size = sizeof(struct kv_config),
     .client_size = sizeof(struct kv_client),
     .server_size = sizeof(struct kv_server),
@@ -36,4 +36,5 @@ const struct lock_algo algo_setnx = {
     .server_recv = kv_server_recv,
     .server_timer = kv_server_timer,
     .server_restart = kv_server_restart,
+    .server_control = kv_server_control,
 };

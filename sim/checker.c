@@ -37,7 +37,8 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
         return -1;
     }
     for (int i = 0; i < c->nnodes; i++) {
-        c->cl[i].cs_since = c->cl[i].wait_since = c->cl[i].crashed_at = c->cl[i].gave_up_at = -1;
+        c->cl[i].cs_since = c->cl[i].wait_since = c->cl[i].gave_up_at = -1;
+        c->cl[i].crashed_at = c->cl[i].restarted_at = -1;
         c->hold[i].owner = -1;
     }
     c->de_since = -1;
@@ -185,6 +186,9 @@ void checker_observe(void *arg, const struct trace_event *ev) {
             if (c->tr->nodes[n].kind == TRACE_NODE_SERVER) c->hold[n].owner = -1;
         }
         break;
+    case TRACE_RESTART:
+        if (n >= 0 && n < c->nnodes) c->cl[n].restarted_at = ev->t;
+        break;
     case TRACE_SRV_GRANT:
         if (n >= 0 && n < c->nnodes) {
             c->hold[n].owner = ev->peer;
@@ -225,11 +229,21 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     }
 }
 
-/* A lock server still holds the lock for a client that crashed after the grant. */
+/* Whether the process that a grant was made for is gone: it crashed after
+ * the grant, or it was already down when the grant (a request still in
+ * flight) arrived and has not come back. A restarted process is a new
+ * incarnation that does not know the old one's lock either way. */
+static int owner_dead(const struct checker *c, int o, sim_ns since) {
+    const struct checker_client *cl = &c->cl[o];
+    if (cl->crashed_at < 0) return 0;
+    return cl->crashed_at >= since || cl->restarted_at < cl->crashed_at;
+}
+
+/* A lock server still holds the lock for a dead owner. */
 static int dead_owner_holds(const struct checker *c) {
     for (int s = 0; s < c->nnodes; s++) {
         int o = c->hold[s].owner;
-        if (o >= 0 && o < c->nnodes && c->cl[o].crashed_at >= c->hold[s].since) return 1;
+        if (o >= 0 && o < c->nnodes && owner_dead(c, o, c->hold[s].since)) return 1;
     }
     return 0;
 }
@@ -241,7 +255,8 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
     r->end_ns = end_ns;
     int dead = dead_owner_holds(c);
     for (int i = 0; i < c->nnodes; i++) {
-        if (!is_client(c, i) || c->cl[i].crashed_at >= 0) continue;
+        if (!is_client(c, i) || (c->cl[i].crashed_at >= 0 && c->cl[i].restarted_at < c->cl[i].crashed_at))
+            continue; /* a client that is down is not waiting */
         sim_ns waited = c->cl[i].wait_since >= 0 ? end_ns - c->cl[i].wait_since
                         : c->cl[i].gave_up_at >= 0 ? c->cl[i].waited_ns : 0;
         if (dead && waited >= c->stuck_after_ns && c->stuck_after_ns > 0) r->stuck++;

@@ -41,7 +41,8 @@ struct checker_report {
 struct checker_client {
     sim_ns cs_since;        /* -1 = not in the critical section */
     sim_ns wait_since;      /* -1 = not acquiring */
-    sim_ns crashed_at;      /* -1 = alive */
+    sim_ns crashed_at;      /* last crash, -1 = never crashed */
+    sim_ns restarted_at;    /* last restart, -1 = never restarted */
     sim_ns gave_up_at;      /* -1 = has not given up waiting */
     sim_ns waited_ns;       /* how long it waited before giving up */
 };

@@ -1000,6 +1000,11 @@ void lock_release_done(struct lock_ctx *x) {
     program_next(e, x->node);
 }
 
+void lock_lost(struct lock_ctx *x) {
+    struct client *c = x->e->nodes[x->node].cl;
+    if (c && c->holding) cs_exit(x->e, x->node, TRACE_EXIT_LOST);
+}
+
 void lock_note_grant(struct lock_ctx *x, int owner, uint64_t token, sim_ns ttl_ns,
                      sim_ns expires_local) {
     emit(x->e, TRACE_SRV_GRANT, x->node, owner, token, 0, ttl_ns, expires_local, NULL);
@@ -1109,6 +1114,13 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
         rc = fail(err, &e->s, p, msg);
         goto out;
     }
+    if (e->algo->validate) {
+        char msg[256] = "";
+        if (e->algo->validate(e->config, e->nservers, msg, sizeof msg) != 0) {
+            rc = fail(err, &e->s, e->s.algo_pos, msg[0] ? msg : "the lock configuration is not valid");
+            goto out;
+        }
+    }
     if (e->nclients == 0) {
         struct scn_pos p = {1, 1};
         rc = fail(err, &e->s, p, "the scenario has no clients; add a line such as `client A: acquire; write; release`");
@@ -1177,7 +1189,9 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     /* Time zero: the resource, the algorithm's nodes, scheduled faults, clients. */
     e->stock = e->s.stock;
     emit(e, TRACE_RUN_START, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, (int64_t)e->s.seed, e->s.duration_ns, NULL);
-    emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, 0, e->stock, e->s.fencing, NULL);
+    /* b: 1 = the resource checks fencing tokens; 2 = the algorithm's rule decides. */
+    emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, 0, e->stock,
+         e->algo->resource_write ? 2 : e->s.fencing != 0, NULL);
     for (int i = 0; i < e->nnodes; i++) {
         struct lock_ctx x;
         ctx_init(&x, e, i);

@@ -2,7 +2,35 @@
  * Redis documentation of SET key value NX PX ttl, DEL, PEXPIRE and the
  * compare-and-delete Lua script of the single-instance locking pattern:
  * keys expire by the server's own clock, lazily on access and actively by
- * a timer. */
+ * a timer.
+ *
+ * Replication follows the Redis replication documentation, in our own words:
+ *  - It is asynchronous. The primary applies a write, answers the client, and
+ *    streams the write to its replicas afterwards (here after repl-lag, by the
+ *    primary's own monotonic clock, plus the network's latency). A primary
+ *    that fails before the stream leaves loses the write for good.
+ *  - Replicas acknowledge what they have applied (REPLCONF ACK). WAIT N T
+ *    blocks the client until N replicas acknowledged its write or T passed,
+ *    and it does NOT roll the write back when it times out: the key stays on
+ *    the primary while the client is told "no" (the documentation: WAIT
+ *    "does not make Redis a strongly consistent store").
+ *  - min-replicas-to-write N with min-replicas-max-lag L: the primary refuses
+ *    writes (NOREPLICAS) unless N replicas acknowledged within the last L.
+ *    That bounds how long a primary cut off from its replicas keeps
+ *    accepting writes; it does not make one write reach any replica.
+ *  - Replicas refuse client commands (a read-only replica; here a redirect
+ *    naming the primary they follow, as a Sentinel-aware client would learn).
+ *  - Failover is Sentinel's: an operator promotes a replica (`promote S2`),
+ *    which serves exactly what it had replicated and announces a new
+ *    configuration epoch. A primary that hears a higher epoch steps down to
+ *    a replica and takes the new primary's data, losing its own unreplicated
+ *    writes; until it hears it, there are two primaries (split brain).
+ *
+ * The stream carries the whole (single-key) state with its offset rather
+ * than commands: for one key the two are the same, and a lost or reordered
+ * message is healed by the next one or by the primary's heartbeat. The
+ * fencing-token counter travels with the key, so a promoted replica goes on
+ * with the sequence only if it had the last grant. */
 #include "kv.h"
 
 #include <stdio.h>
@@ -10,8 +38,16 @@
 
 #include "scenario.h"
 
+_Static_assert(KV_MAX_SERVERS == SCN_MAX_SERVERS, "kv.h's KV_MAX_SERVERS must match SCN_MAX_SERVERS");
+
 enum { PHASE_NONE, PHASE_ACQUIRE, PHASE_RELEASE, PHASE_RELEASE_GET, PHASE_RELEASE_DEL };
-enum { T_EXPIRY = 1, T_TIMEOUT };
+enum { T_EXPIRY = 1, T_TIMEOUT, T_REPL, T_PING, T_WAIT };
+
+/* The built-in single-key algorithms, which run as a replicated primary when
+ * given several servers. Their files predate replication; every other user
+ * of the store (Redlock: N independent masters) keeps replication off unless
+ * it sets c->replication itself. */
+static const char *const replicated_algos[] = {"setnx", "lease", "fenced-lease"};
 
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed) {
     memset(c, 0, sizeof *c);
@@ -24,6 +60,14 @@ void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allo
     c->request_timeout_ns = SIM_NS_PER_S;
     c->allowed = allowed;
     c->algo_name = algo_name;
+    c->replication = KV_REPL_OFF;
+    c->wait_timeout_ns = SIM_NS_PER_S;
+    c->min_replicas_max_lag_ns = 10 * SIM_NS_PER_S; /* Redis's default */
+    for (size_t i = 0; algo_name && i < sizeof replicated_algos / sizeof replicated_algos[0]; i++)
+        if (strcmp(algo_name, replicated_algos[i]) == 0) {
+            c->replication = KV_REPL_ASYNC;
+            c->allowed |= KV_OPT_REPLICATION;
+        }
 }
 
 static const struct {
@@ -37,6 +81,11 @@ static const struct {
     {"expiry-clock", KV_OPT_EXPIRY_CLOCK},
     {"persistence", KV_OPT_PERSISTENCE},
     {"request-timeout", KV_OPT_TIMEOUT},
+    {"repl-lag", KV_OPT_REPLICATION},
+    {"wait", KV_OPT_REPLICATION},
+    {"wait-timeout", KV_OPT_REPLICATION},
+    {"min-replicas-to-write", KV_OPT_REPLICATION},
+    {"min-replicas-max-lag", KV_OPT_REPLICATION},
 };
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
@@ -44,17 +93,48 @@ static int bad(char *err, size_t n, const char *key, const char *val, const char
     return -1;
 }
 
+static int replication_option(struct kv_config *c, const char *key, const char *val, char *err,
+                              size_t n) {
+    int64_t v;
+    if (strcmp(key, "repl-lag") == 0) {
+        if (scn_parse_duration(val, &c->repl_lag_ns) != 0)
+            return bad(err, n, key, val, "a duration such as 500ms (0 = no lag beyond the network)");
+        return 0;
+    }
+    if (strcmp(key, "wait") == 0 || strcmp(key, "min-replicas-to-write") == 0) {
+        if (scn_parse_int(val, &v) != 0 || v < 0 || v >= KV_MAX_SERVERS)
+            return bad(err, n, key, val, "a number of replicas from 0 to 14");
+        if (key[0] == 'w') c->wait_replicas = (int)v;
+        else c->min_replicas = (int)v;
+        return 0;
+    }
+    if (strcmp(key, "wait-timeout") == 0) {
+        if (scn_parse_duration(val, &c->wait_timeout_ns) != 0 || c->wait_timeout_ns <= 0)
+            return bad(err, n, key, val,
+                       "a positive duration (Redis's WAIT 0 blocks forever, which a lock client cannot afford)");
+        return 0;
+    }
+    /* min-replicas-max-lag */
+    if (scn_parse_duration(val, &c->min_replicas_max_lag_ns) != 0 || c->min_replicas_max_lag_ns <= 0)
+        return bad(err, n, key, val, "a positive duration such as 10s");
+    return 0;
+}
+
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t n) {
     unsigned bit = 0;
     for (size_t i = 0; i < sizeof kv_keys / sizeof kv_keys[0]; i++)
         if (strcmp(kv_keys[i].key, key) == 0) bit = kv_keys[i].bit;
     if (!(bit & c->allowed)) {
-        char list[160] = "";
+        char list[512] = "";
         for (size_t i = 0; i < sizeof kv_keys / sizeof kv_keys[0]; i++)
             if (kv_keys[i].bit & c->allowed) {
                 size_t l = strlen(list);
                 snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", kv_keys[i].key);
             }
+        if (c->extra_options && c->extra_options[0]) {
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", c->extra_options);
+        }
         snprintf(err, n, "unknown option '%s' for %s; expected %s", key, c->algo_name,
                  list[0] ? list : "no options");
         return -1;
@@ -95,6 +175,8 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         if (scn_parse_duration(val, &c->request_timeout_ns) != 0 || c->request_timeout_ns <= 0)
             return bad(err, n, "request-timeout", val, "a positive duration");
         return 0;
+    case KV_OPT_REPLICATION:
+        return replication_option(c, key, val, err, n);
     }
     return -1;
 }
@@ -102,6 +184,20 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
 /* ---- Server ---------------------------------------------------------------- */
 
 static const struct kv_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
+
+/* Replication applies: on, and more than one server in this run. */
+static int replicating(struct lock_ctx *ctx) {
+    return cfg(ctx)->replication != KV_REPL_OFF && lock_nservers(ctx) > 1;
+}
+
+static int self_index(struct lock_ctx *ctx) { return lock_server_index(ctx, lock_self(ctx)); }
+
+static sim_ns mono(struct lock_ctx *ctx) { return lock_now(ctx, LOCK_CLOCK_MONO); }
+
+static void cancel(struct lock_ctx *ctx, uint64_t *handle) {
+    if (*handle) lock_cancel(ctx, *handle);
+    *handle = 0;
+}
 
 static void arm_expiry(struct lock_ctx *ctx, struct kv_server *s) {
     if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
@@ -112,32 +208,68 @@ static void arm_expiry(struct lock_ctx *ctx, struct kv_server *s) {
     }
 }
 
-/* Lazy expiry, as Redis does on every access. */
+static void replicate(struct lock_ctx *ctx, struct kv_server *s);
+
+/* Lazy expiry, as Redis does on every access. Only a primary expires keys:
+ * a replica waits for its primary's DEL, as Redis replicas do. */
 static void expire_if_due(struct lock_ctx *ctx, struct kv_server *s) {
+    if (s->role != KV_ROLE_PRIMARY) return;
     if (s->held && s->expires_local != SIM_NEVER &&
         lock_now(ctx, cfg(ctx)->expiry_clock) >= s->expires_local) {
         s->held = 0;
         lock_note_expire(ctx, s->owner);
         if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
         s->expiry_timer = 0;
+        replicate(ctx, s);
     }
+}
+
+static void reset_acks(struct kv_server *s) {
+    for (int i = 0; i < KV_MAX_SERVERS; i++) {
+        s->ack_offset[i] = -1;
+        s->ack_at[i] = SIM_NEVER;
+    }
+}
+
+static void arm_ping(struct lock_ctx *ctx, struct kv_server *s, sim_ns delay) {
+    cancel(ctx, &s->ping_timer);
+    if (replicating(ctx) && s->role == KV_ROLE_PRIMARY)
+        s->ping_timer = lock_timer(ctx, LOCK_CLOCK_MONO, delay, T_PING, 0);
 }
 
 void kv_server_init(struct lock_ctx *ctx, void *state) {
     struct kv_server *s = state;
     s->next_token = cfg(ctx)->first_token;
     s->owner = -1;
+    s->role = KV_ROLE_PRIMARY;
+    s->epoch = 1;
+    s->primary = lock_self(ctx);
+    s->synced = 1; /* every server starts empty at offset 0, as the primary does */
+    reset_acks(s);
+    if (!replicating(ctx)) return;
+    if (self_index(ctx) > 0) {
+        s->role = KV_ROLE_REPLICA;
+        s->primary = lock_server(ctx, 0);
+    } else {
+        arm_ping(ctx, s, 0); /* first heartbeat at once: replicas answer with an ack */
+    }
+}
+
+static void reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value,
+                      uint64_t token, int64_t err) {
+    struct lock_msg r = {0};
+    r.type = KV_REPLY;
+    r.req = req;
+    r.a = a;
+    r.b = err;
+    r.value = value;
+    r.token = token;
+    lock_send(ctx, to, &r);
 }
 
 static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uint64_t value,
                   uint64_t token) {
-    struct lock_msg r = {0};
-    r.type = KV_REPLY;
-    r.req = m->req;
-    r.a = a;
-    r.value = value;
-    r.token = token;
-    lock_send(ctx, m->from, &r);
+    reply_err(ctx, m->from, m->req, a, value, token, KV_ERR_NONE);
 }
 
 static void delete_entry(struct lock_ctx *ctx, struct kv_server *s, int requester) {
@@ -145,11 +277,313 @@ static void delete_entry(struct lock_ctx *ctx, struct kv_server *s, int requeste
     s->held = 0;
     if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
     s->expiry_timer = 0;
+    replicate(ctx, s);
+}
+
+/* ---- Replication: the primary's side ---------------------------------------- */
+
+static struct kv_snap take_snapshot(const struct kv_server *s) {
+    struct kv_snap p = {0};
+    p.held = s->held;
+    p.owner = s->owner;
+    p.value = s->held ? s->value : 0;
+    p.last_token = s->next_token - 1;
+    p.expires_local = s->held ? s->expires_local : SIM_NEVER;
+    p.epoch = s->epoch;
+    p.offset = s->offset;
+    return p;
+}
+
+/* Expiry on the wire. By the wall clock it is the primary's absolute
+ * deadline, as Redis 7 propagates SET PX as SET PXAT: a replica whose wall
+ * clock disagrees expires the key at another true time. A monotonic clock
+ * means nothing on another machine, so it travels as the time left when the
+ * message leaves; the replica counts from when it arrives. */
+static sim_ns encode_expiry(struct lock_ctx *ctx, const struct kv_snap *p) {
+    if (!p->held || p->expires_local == SIM_NEVER) return SIM_NEVER;
+    if (cfg(ctx)->expiry_clock == LOCK_CLOCK_WALL) return p->expires_local;
+    return p->expires_local - mono(ctx);
+}
+
+static sim_ns decode_expiry(struct lock_ctx *ctx, sim_ns wire) {
+    if (wire == SIM_NEVER) return SIM_NEVER;
+    if (cfg(ctx)->expiry_clock == LOCK_CLOCK_WALL) return wire;
+    return mono(ctx) + wire;
+}
+
+static void send_snapshot(struct lock_ctx *ctx, const struct kv_snap *p) {
+    struct lock_msg m = {0};
+    m.type = KV_REPL;
+    m.req = p->epoch;
+    m.a = p->offset;
+    m.value = p->value;
+    m.token = p->last_token;
+    m.b = p->held ? p->owner : -1;
+    m.ttl_ns = encode_expiry(ctx, p);
+    int me = self_index(ctx);
+    for (int i = 0; i < lock_nservers(ctx); i++)
+        if (i != me) lock_send(ctx, lock_server(ctx, i), &m);
+}
+
+static void arm_backlog(struct lock_ctx *ctx, struct kv_server *s) {
+    cancel(ctx, &s->repl_timer);
+    if (s->bl_len > 0)
+        s->repl_timer = lock_timer(ctx, LOCK_CLOCK_MONO, s->backlog[s->bl_head].due_mono - mono(ctx),
+                                   T_REPL, 0);
+}
+
+/* Stream the current state to the other servers, now or after repl-lag. */
+static void stream(struct lock_ctx *ctx, struct kv_server *s) {
+    if (!replicating(ctx)) return;
+    struct kv_snap p = take_snapshot(s);
+    if (cfg(ctx)->repl_lag_ns <= 0) {
+        send_snapshot(ctx, &p);
+        return;
+    }
+    if (s->bl_len == KV_REPL_BACKLOG) {
+        /* Like a replica that falls out of Redis's backlog: it misses the
+         * oldest held-back state and catches up with a later one. */
+        lock_note(ctx, "replication backlog full: the oldest held-back write is skipped", /* a = its offset */
+                  s->backlog[s->bl_head].offset, 0);
+        s->bl_head = (s->bl_head + 1) % KV_REPL_BACKLOG;
+        s->bl_len--;
+    }
+    p.due_mono = mono(ctx) + cfg(ctx)->repl_lag_ns;
+    s->backlog[(s->bl_head + s->bl_len) % KV_REPL_BACKLOG] = p;
+    s->bl_len++;
+    if (s->bl_len == 1) arm_backlog(ctx, s);
+}
+
+/* A write was applied on this primary: it gets the next offset and is
+ * streamed. (With one server the offset still counts, for WAIT.) */
+static void replicate(struct lock_ctx *ctx, struct kv_server *s) {
+    if (cfg(ctx)->replication == KV_REPL_OFF || s->role != KV_ROLE_PRIMARY) return;
+    s->offset++;
+    stream(ctx, s);
+}
+
+static void backlog_due(struct lock_ctx *ctx, struct kv_server *s) {
+    s->repl_timer = 0;
+    while (s->bl_len > 0 && s->backlog[s->bl_head].due_mono <= mono(ctx)) {
+        send_snapshot(ctx, &s->backlog[s->bl_head]);
+        s->bl_head = (s->bl_head + 1) % KV_REPL_BACKLOG;
+        s->bl_len--;
+    }
+    arm_backlog(ctx, s);
+}
+
+static int replicas_at(struct lock_ctx *ctx, const struct kv_server *s, int64_t offset) {
+    int n = 0, me = self_index(ctx);
+    for (int i = 0; i < lock_nservers(ctx); i++)
+        if (i != me && s->ack_at[i] != SIM_NEVER && s->ack_offset[i] >= offset) n++;
+    return n;
+}
+
+/* Redis counts a replica as good while its last REPLCONF ACK is no older
+ * than min-replicas-max-lag. */
+static int good_replicas(struct lock_ctx *ctx, const struct kv_server *s) {
+    int n = 0, me = self_index(ctx);
+    sim_ns now = mono(ctx);
+    for (int i = 0; i < lock_nservers(ctx); i++)
+        if (i != me && s->ack_at[i] != SIM_NEVER && now - s->ack_at[i] <= cfg(ctx)->min_replicas_max_lag_ns)
+            n++;
+    return n;
+}
+
+static void wait_free(struct lock_ctx *ctx, struct kv_wait *w) {
+    cancel(ctx, &w->timer);
+    w->used = 0;
+}
+
+static void check_waits(struct lock_ctx *ctx, struct kv_server *s) {
+    for (int k = 0; k < KV_MAX_WAITS; k++) {
+        struct kv_wait *w = &s->waits[k];
+        if (!w->used) continue;
+        int acked = replicas_at(ctx, s, w->offset);
+        if (acked < cfg(ctx)->wait_replicas) continue;
+        lock_note(ctx, "WAIT: enough replicas acknowledged the grant; answering", /* a = replicas */
+                  acked, w->client);
+        reply_err(ctx, w->client, w->req, 1, w->value, w->token, KV_ERR_NONE);
+        wait_free(ctx, w);
+    }
+}
+
+/* The SET has been applied (and streamed); its answer waits for acks. */
+static void wait_begin(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    for (int k = 0; k < KV_MAX_WAITS; k++) {
+        struct kv_wait *w = &s->waits[k];
+        if (w->used) continue;
+        w->used = 1;
+        w->client = m->from;
+        w->req = m->req;
+        w->value = s->value;
+        w->token = s->token;
+        w->offset = s->offset;
+        w->timer = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->wait_timeout_ns, T_WAIT, (uint64_t)k);
+        check_waits(ctx, s);
+        return;
+    }
+    lock_note(ctx, "WAIT: too many blocked clients; the SET stays applied, answered no", m->from, 0);
+    reply_err(ctx, m->from, m->req, 0, 0, 0, KV_ERR_WAIT_TIMEOUT);
+}
+
+static void wait_timeout(struct lock_ctx *ctx, struct kv_server *s, uint64_t slot) {
+    if (slot >= KV_MAX_WAITS || !s->waits[slot].used) return;
+    struct kv_wait *w = &s->waits[slot];
+    w->timer = 0;
+    /* WAIT returns fewer replicas than asked; nothing is undone. */
+    lock_note(ctx, "WAIT timed out: the client is told no, but the SET stays on the primary (no rollback)",
+              replicas_at(ctx, s, w->offset), cfg(ctx)->wait_replicas); /* a = acked, b = wanted */
+    reply_err(ctx, w->client, w->req, 0, 0, 0, KV_ERR_WAIT_TIMEOUT);
+    w->used = 0;
+}
+
+/* ---- Replication: roles and epochs ------------------------------------------ */
+
+static void send_ack(struct lock_ctx *ctx, const struct kv_server *s, int to) {
+    struct lock_msg m = {0};
+    m.type = KV_REPL_ACK;
+    m.req = s->epoch;
+    m.a = s->offset;
+    m.b = s->primary;
+    lock_send(ctx, to, &m);
+}
+
+/* Follow another primary from now on. A primary that steps down stops
+ * expiring, streaming and pinging; clients it had blocked in WAIT are
+ * answered no when their timeout fires. Its data stay until the new
+ * primary's stream replaces them. */
+static void follow(struct lock_ctx *ctx, struct kv_server *s, uint32_t epoch, int primary) {
+    if (s->role == KV_ROLE_PRIMARY) {
+        lock_note(ctx, "steps down to replica: another primary has a newer epoch", /* a = epoch, b = primary */
+                  epoch, primary);
+        s->role = KV_ROLE_REPLICA;
+        cancel(ctx, &s->expiry_timer);
+        cancel(ctx, &s->ping_timer);
+        cancel(ctx, &s->repl_timer);
+        s->bl_len = 0;
+        reset_acks(s);
+    }
+    s->epoch = epoch;
+    s->primary = primary == lock_self(ctx) ? -1 : primary;
+    s->synced = 0;
+}
+
+static void apply_snapshot(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m,
+                           int new_primary) {
+    int held = m->value != 0;
+    if (s->held && (!held || s->value != m->value)) {
+        if (new_primary)
+            lock_note(ctx, "replica: drops a lock the new primary never had", s->owner, (int64_t)s->token);
+        else
+            lock_note(ctx, "replica: copies a release or expiry from the primary", s->owner, (int64_t)s->token);
+    }
+    if (held && (!s->held || s->value != m->value))
+        lock_note(ctx, "replica: copies a grant from the primary", m->b, (int64_t)m->token); /* a = owner, b = token */
+    s->held = held;
+    s->value = m->value;
+    s->owner = held ? (int)m->b : s->owner;
+    s->token = m->token;
+    s->next_token = m->token + 1;
+    s->expires_local = held ? decode_expiry(ctx, m->ttl_ns) : SIM_NEVER;
+    s->offset = m->a;
+    s->synced = 1;
+}
+
+static void repl_recv(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    uint32_t epoch = m->req;
+    if (epoch < s->epoch) { /* an old primary that has not heard: tell it */
+        send_ack(ctx, s, m->from);
+        return;
+    }
+    int moved = 0;
+    if (epoch > s->epoch || s->primary != m->from) {
+        /* Two primaries in one epoch (two promotions that could not see each
+         * other): the lower server number wins, so that they converge. */
+        if (epoch == s->epoch && s->primary >= 0 &&
+            lock_server_index(ctx, m->from) > lock_server_index(ctx, s->primary))
+            return;
+        follow(ctx, s, epoch, m->from);
+        moved = 1;
+    }
+    if (moved || !s->synced || m->a > s->offset) apply_snapshot(ctx, s, m, moved);
+    send_ack(ctx, s, m->from);
+}
+
+static void ack_recv(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    if (m->req > s->epoch) {
+        follow(ctx, s, m->req, (int)m->b);
+        return;
+    }
+    int i = lock_server_index(ctx, m->from);
+    if (s->role != KV_ROLE_PRIMARY || m->req < s->epoch || i < 0) return;
+    if (m->a > s->ack_offset[i]) s->ack_offset[i] = m->a; /* acks may arrive out of order */
+    s->ack_at[i] = mono(ctx);
+    check_waits(ctx, s);
+}
+
+void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
+    struct kv_server *s = state;
+    if (c != LOCK_CONTROL_PROMOTE) return;
+    if (!replicating(ctx)) {
+        lock_note(ctx, "promote ignored: this store runs without replicas", 0, 0);
+        return;
+    }
+    if (s->role == KV_ROLE_PRIMARY) {
+        lock_note(ctx, "promote: already the primary", s->epoch, 0);
+        return;
+    }
+    /* Sentinel's failover: the replica serves exactly what it replicated. */
+    s->role = KV_ROLE_PRIMARY;
+    s->epoch++;
+    s->primary = lock_self(ctx);
+    s->synced = 1;
+    reset_acks(s);
+    lock_note(ctx, "promoted to primary: serves only what it had replicated", /* a = epoch, b = offset */
+              s->epoch, s->offset);
+    /* It expires keys by its own clock from now on. */
+    expire_if_due(ctx, s);
+    arm_expiry(ctx, s);
+    /* Announce the epoch at once (Sentinel reconfigures the others); the
+     * heartbeat repeats it to servers that cannot hear it yet. */
+    struct kv_snap p = take_snapshot(s);
+    send_snapshot(ctx, &p);
+    arm_ping(ctx, s, KV_REPL_PING_NS);
+}
+
+/* ---- Client requests at a server ---------------------------------------------- */
+
+static int is_write(int type) {
+    return type == KV_SET_NX || type == KV_DEL || type == KV_CAD || type == KV_EXPIRE || type == KV_CAE;
 }
 
 void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct kv_server *s = state;
+    if (m->type == KV_REPL || m->type == KV_REPL_ACK) {
+        if (cfg(ctx)->replication == KV_REPL_OFF) return;
+        if (m->type == KV_REPL) repl_recv(ctx, s, m);
+        else ack_recv(ctx, s, m);
+        return;
+    }
+    if (s->role == KV_ROLE_REPLICA) { /* read-only: send the client to the primary */
+        struct lock_msg r = {0};
+        r.type = KV_REDIRECT;
+        r.req = m->req;
+        r.a = s->primary;
+        lock_send(ctx, m->from, &r);
+        return;
+    }
     expire_if_due(ctx, s);
+    if (is_write(m->type) && cfg(ctx)->replication != KV_REPL_OFF && cfg(ctx)->min_replicas > 0) {
+        int good = good_replicas(ctx, s);
+        if (good < cfg(ctx)->min_replicas) {
+            /* note: a = good replicas, b = min-replicas-to-write */
+            lock_note(ctx, "NOREPLICAS: refuses the write, too few replicas acknowledged lately", good,
+                      cfg(ctx)->min_replicas);
+            reply_err(ctx, m->from, m->req, 0, 0, 0, KV_ERR_NOREPLICAS);
+            return;
+        }
+    }
     switch (m->type) {
     case KV_SET_NX:
         if (s->held) {
@@ -164,7 +598,9 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         s->expires_local = m->ttl_ns > 0 ? lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns : SIM_NEVER;
         lock_note_grant(ctx, m->from, s->token, m->ttl_ns, s->expires_local);
         arm_expiry(ctx, s);
-        reply(ctx, m, 1, s->value, s->token);
+        replicate(ctx, s);
+        if (cfg(ctx)->replication != KV_REPL_OFF && cfg(ctx)->wait_replicas > 0) wait_begin(ctx, s, m);
+        else reply(ctx, m, 1, s->value, s->token);
         return;
     case KV_GET:
         reply(ctx, m, s->held, s->held ? s->value : 0, s->held ? s->token : 0);
@@ -188,6 +624,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             s->expires_local = lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns;
             lock_note_renew(ctx, s->owner, m->ttl_ns);
             arm_expiry(ctx, s);
+            replicate(ctx, s);
         }
         reply(ctx, m, s->held, 0, 0);
         return;
@@ -196,6 +633,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             s->expires_local = lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns;
             lock_note_renew(ctx, s->owner, m->ttl_ns);
             arm_expiry(ctx, s);
+            replicate(ctx, s);
             reply(ctx, m, 1, s->value, s->token);
         } else {
             reply(ctx, m, 0, 0, 0);
@@ -207,43 +645,92 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
 }
 
 void kv_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg) {
-    (void)arg;
     struct kv_server *s = state;
-    if (timer != T_EXPIRY) return;
-    s->expiry_timer = 0;
-    expire_if_due(ctx, s);
-    if (s->held) arm_expiry(ctx, s); /* the clock went back: not due yet */
+    switch (timer) {
+    case T_EXPIRY:
+        s->expiry_timer = 0;
+        expire_if_due(ctx, s);
+        if (s->held && s->role == KV_ROLE_PRIMARY) arm_expiry(ctx, s); /* the clock went back: not due yet */
+        return;
+    case T_REPL:
+        backlog_due(ctx, s);
+        return;
+    case T_PING: /* the heartbeat carries the current state, through repl-lag */
+        s->ping_timer = 0;
+        if (s->role != KV_ROLE_PRIMARY) return;
+        stream(ctx, s);
+        arm_ping(ctx, s, KV_REPL_PING_NS);
+        return;
+    case T_WAIT:
+        wait_timeout(ctx, s, arg);
+        return;
+    default:
+        return;
+    }
 }
 
 void kv_server_restart(struct lock_ctx *ctx, void *state) {
     struct kv_server *s = state;
-    s->expiry_timer = 0; /* the engine dropped every timer at the crash */
+    /* The engine dropped every timer at the crash; what was only in memory
+     * (held-back stream, blocked WAITs, replica acks) is gone. */
+    s->expiry_timer = s->repl_timer = s->ping_timer = 0;
+    s->bl_head = s->bl_len = 0;
+    memset(s->waits, 0, sizeof s->waits);
+    reset_acks(s);
     if (cfg(ctx)->persistence == KV_PERSIST_NONE) {
         /* Nothing on disk: the lock is gone; the token counter restarts too,
          * which is why a store without persistence cannot issue fencing tokens. */
-        uint64_t first = cfg(ctx)->first_token;
-        memset(s, 0, sizeof *s);
+        s->held = 0;
+        s->value = 0;
+        s->token = 0;
+        s->expires_local = 0;
         s->owner = -1;
-        s->next_token = first;
+        s->next_token = cfg(ctx)->first_token;
         lock_note(ctx, "restarted empty (no persistence)", 0, 0);
-        return;
+        if (s->role == KV_ROLE_REPLICA) {
+            s->synced = 0; /* a full resync from the primary's next message */
+        } else if (cfg(ctx)->replication != KV_REPL_OFF) {
+            /* Redis warns of exactly this: replicas of a primary restarted
+             * without persistence copy its empty dataset. */
+            replicate(ctx, s);
+        }
+    } else {
+        expire_if_due(ctx, s);
+        if (s->role == KV_ROLE_PRIMARY) arm_expiry(ctx, s);
     }
-    expire_if_due(ctx, s);
-    arm_expiry(ctx, s);
+    arm_ping(ctx, s, 0);
 }
 
 /* ---- Client ---------------------------------------------------------------- */
 
-static void send_req(struct lock_ctx *ctx, struct kv_client *c, int type, int phase, sim_ns ttl) {
+/* The client may switch servers: replication on and more than one server. */
+static int follows_primary(struct lock_ctx *ctx) {
+    return cfg(ctx)->replication != KV_REPL_OFF && lock_nservers(ctx) > 1;
+}
+
+static void transmit(struct lock_ctx *ctx, struct kv_client *c) {
     struct lock_msg m = {0};
-    m.type = type;
+    m.type = c->type;
     m.req = ++c->req;
     m.value = c->value;
-    m.ttl_ns = ttl;
-    c->phase = phase;
-    lock_send(ctx, lock_server(ctx, 0), &m);
+    m.ttl_ns = c->req_ttl_ns;
+    if (c->target < 0 || c->target >= lock_nservers(ctx)) c->target = 0;
+    lock_send(ctx, lock_server(ctx, c->target), &m);
     if (c->timeout) lock_cancel(ctx, c->timeout);
-    c->timeout = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns, T_TIMEOUT, c->req);
+    /* A SET answered after WAIT may take wait-timeout longer. */
+    sim_ns limit = cfg(ctx)->request_timeout_ns;
+    if (c->type == KV_SET_NX && cfg(ctx)->replication != KV_REPL_OFF && cfg(ctx)->wait_replicas > 0)
+        limit += cfg(ctx)->wait_timeout_ns;
+    c->timeout = lock_timer(ctx, LOCK_CLOCK_MONO, limit, T_TIMEOUT, c->req);
+}
+
+static void send_req(struct lock_ctx *ctx, struct kv_client *c, int type, int phase, sim_ns ttl) {
+    c->type = type;
+    c->phase = phase;
+    c->req_ttl_ns = ttl;
+    c->redirects = 0;
+    c->timeouts = 0;
+    transmit(ctx, c);
 }
 
 void kv_client_acquire(struct lock_ctx *ctx, void *state) {
@@ -290,10 +777,29 @@ static void done(struct lock_ctx *ctx, struct kv_client *c, const struct lock_ms
     }
 }
 
+/* A replica answered: ask the primary it names, or the next server when it
+ * names none (or itself). Bounded, so two confused replicas cannot bounce a
+ * request forever. */
+static void redirected(struct lock_ctx *ctx, struct kv_client *c, const struct lock_msg *m) {
+    int n = lock_nservers(ctx);
+    if (++c->redirects > 2 * n) {
+        lock_note(ctx, "too many redirects: no primary found", c->redirects - 1, 0);
+        done(ctx, c, NULL);
+        return;
+    }
+    int idx = m->a >= 0 ? lock_server_index(ctx, (int)m->a) : -1;
+    int from = lock_server_index(ctx, m->from);
+    c->target = idx >= 0 && idx != from ? idx : (c->target + 1) % n;
+    lock_note(ctx, "redirected by a replica to the primary it follows", /* a = server asked next */
+              lock_server(ctx, c->target), m->a);
+    transmit(ctx, c);
+}
+
 void kv_client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct kv_client *c = state;
-    if (m->type != KV_REPLY || m->req != c->req || c->phase == PHASE_NONE) return; /* late reply */
-    done(ctx, c, m);
+    if (m->req != c->req || c->phase == PHASE_NONE) return; /* late reply */
+    if (m->type == KV_REDIRECT) redirected(ctx, c, m);
+    else if (m->type == KV_REPLY) done(ctx, c, m);
 }
 
 void kv_client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg) {
@@ -301,5 +807,14 @@ void kv_client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg)
     if (timer != T_TIMEOUT || arg != c->req || c->phase == PHASE_NONE) return;
     c->timeout = 0;
     lock_note(ctx, "request timed out", (int64_t)arg, 0);
+    if (follows_primary(ctx)) {
+        /* The server it asked may be down: ask the next one, each at most once. */
+        int n = lock_nservers(ctx);
+        c->target = (c->target + 1) % n;
+        if (++c->timeouts < n) {
+            transmit(ctx, c);
+            return;
+        }
+    }
     done(ctx, c, NULL);
 }

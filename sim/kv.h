@@ -1,7 +1,14 @@
 /* A Redis-like key-value lock store (the server side) and the client that
  * speaks to it, shared by the lease-family algorithms (setnx, lease,
  * fenced-lease). Each algorithm keeps its own file for its defaults, its
- * options and its struct lock_algo; the protocol lives here once. */
+ * options and its struct lock_algo; the protocol lives here once.
+ *
+ * With several servers and replication on (the default for setnx, lease and
+ * fenced-lease), S1 starts as the primary and S2..SN as its replicas, in the
+ * manner of Redis replication with Sentinel failover: asynchronous, with
+ * optional WAIT and min-replicas-to-write, and promotion by an operator
+ * (`promote S2`). Algorithms that use the store as N independent masters
+ * (Redlock) keep replication off. */
 #ifndef LOCKSIM_KV_H
 #define LOCKSIM_KV_H
 
@@ -9,6 +16,11 @@
 #include <stdint.h>
 
 #include "lock.h"
+
+#define KV_MAX_SERVERS 15   /* = SCN_MAX_SERVERS (checked in kv.c) */
+#define KV_REPL_BACKLOG 64  /* replication messages a primary may hold back (repl-lag) */
+#define KV_MAX_WAITS 16     /* SETs a primary may keep blocked in WAIT at once */
+#define KV_REPL_PING_NS SIM_NS_PER_S /* a primary's heartbeat to the other servers */
 
 /* Requests and replies (struct lock_msg.type). */
 enum {
@@ -18,7 +30,23 @@ enum {
     KV_CAD,        /* value: compare-and-delete (the Lua script) -> a=1 deleted */
     KV_EXPIRE,     /* ttl_ns -> a=1 when the key existed */
     KV_CAE,        /* value, ttl_ns: compare-and-pexpire (renewal script) -> a=1 extended */
-    KV_REPLY
+    KV_REPLY,      /* a = result; when a = 0, b = enum kv_error (0 = plain "no") */
+    /* Replication (servers only; never sent when replication is off). */
+    KV_REDIRECT,   /* a replica's answer to any client request: a = node of the
+                      primary it follows, -1 = it knows none */
+    KV_REPL,       /* primary -> every other server: its state after a write, or a
+                      heartbeat. req = epoch, a = replication offset, value = the
+                      key's value (0 = no key), token = last token issued,
+                      b = owner node, ttl_ns = expiry (see kv.c, encode_expiry) */
+    KV_REPL_ACK    /* server -> primary: req = epoch, a = offset applied,
+                      b = node of the primary this server follows */
+};
+
+/* Why a KV_REPLY says no (its b field when a = 0). */
+enum kv_error {
+    KV_ERR_NONE = 0,
+    KV_ERR_NOREPLICAS = 1,  /* min-replicas-to-write: too few good replicas */
+    KV_ERR_WAIT_TIMEOUT = 2 /* SET applied but WAIT saw too few acks: NOT rolled back */
 };
 
 enum kv_release {
@@ -29,6 +57,15 @@ enum kv_release {
 
 enum kv_persist { KV_PERSIST_NONE, KV_PERSIST_ALWAYS };
 
+enum kv_replication {
+    KV_REPL_OFF = 0,  /* every server is an independent master (Redlock) */
+    KV_REPL_ASYNC = 1 /* S1 primary, S2..SN replicas, asynchronous stream */
+};
+
+enum kv_role { KV_ROLE_PRIMARY = 0, KV_ROLE_REPLICA = 1 };
+
+/* An algorithm's configuration starts with this struct: kv_server_* and
+ * kv_client_* read lock_config() as a struct kv_config. */
 struct kv_config {
     sim_ns ttl_ns;            /* lease length; 0 = no TTL */
     int release;              /* enum kv_release */
@@ -40,6 +77,18 @@ struct kv_config {
     sim_ns request_timeout_ns;/* a client gives up on a reply after this */
     unsigned allowed;         /* KV_OPT_* bits this algorithm accepts */
     const char *algo_name;
+    /* Replication (used when replication != KV_REPL_OFF and servers > 1). */
+    int replication;          /* enum kv_replication */
+    sim_ns repl_lag_ns;       /* repl-lag: the primary holds each replication message
+                                 back this long, by its own monotonic clock */
+    int wait_replicas;        /* wait=N: answer a granted SET only after N replicas
+                                 acknowledged it (Redis WAIT); 0 = at once */
+    sim_ns wait_timeout_ns;   /* wait-timeout: then answer "no" (the key stays) */
+    int min_replicas;         /* min-replicas-to-write; 0 = off */
+    sim_ns min_replicas_max_lag_ns; /* min-replicas-max-lag: a replica is good if
+                                 its last ack is at most this old */
+    const char *extra_options;/* the algorithm's own keys, listed after the store's
+                                 in "unknown option" errors (static text or NULL) */
 };
 
 #define KV_OPT_TTL (1u << 0)
@@ -49,6 +98,31 @@ struct kv_config {
 #define KV_OPT_EXPIRY_CLOCK (1u << 4)
 #define KV_OPT_PERSISTENCE (1u << 5)
 #define KV_OPT_TIMEOUT (1u << 6)
+/* repl-lag, wait, wait-timeout, min-replicas-to-write, min-replicas-max-lag;
+ * kv_config_default adds it whenever replication is on. */
+#define KV_OPT_REPLICATION (1u << 7)
+
+/* A replication message the primary holds back for repl-lag. */
+struct kv_snap {
+    int held;
+    int owner;
+    uint64_t value;
+    uint64_t last_token;   /* next_token - 1 at the time */
+    sim_ns expires_local;  /* primary's deadline by cfg->expiry_clock; SIM_NEVER = none */
+    uint32_t epoch;
+    int64_t offset;
+    sim_ns due_mono;       /* send at this reading of the primary's monotonic clock */
+};
+
+/* A granted SET blocked in WAIT until enough replicas acknowledge it. */
+struct kv_wait {
+    int used;
+    int client;            /* node to answer */
+    uint32_t req;          /* its request id */
+    uint64_t value, token;
+    int64_t offset;        /* replication offset the replicas must reach */
+    uint64_t timer;        /* wait-timeout timer handle */
+};
 
 struct kv_server {
     int held;
@@ -58,6 +132,23 @@ struct kv_server {
     uint64_t token;        /* token issued with this entry */
     uint64_t next_token;
     uint64_t expiry_timer;
+    /* Replication; "volatile" fields are lost in a crash, the role, epoch and
+     * the primary followed survive it (Sentinel rewrites the config file). */
+    int role;              /* enum kv_role */
+    uint32_t epoch;        /* configuration epoch; a promotion bumps it */
+    int primary;           /* node of the primary this server follows (itself
+                              when primary), -1 = none known */
+    int64_t offset;        /* replication offset: writes applied. A primary keeps
+                              counting across a restart, so that replicas copy
+                              even its empty dataset (Redis forces a full resync) */
+    int synced;            /* replica: 0 = must take the next snapshot whatever its offset */
+    int64_t ack_offset[KV_MAX_SERVERS]; /* primary: per server index, last acked offset (volatile) */
+    sim_ns ack_at[KV_MAX_SERVERS];      /* primary: its monotonic reading then; SIM_NEVER = none */
+    struct kv_snap backlog[KV_REPL_BACKLOG]; /* primary: held back for repl-lag (volatile) */
+    int bl_head, bl_len;
+    uint64_t repl_timer;   /* the backlog head's send timer */
+    uint64_t ping_timer;   /* the heartbeat timer (primary only) */
+    struct kv_wait waits[KV_MAX_WAITS];
 };
 
 struct kv_client {
@@ -66,8 +157,17 @@ struct kv_client {
     uint64_t value;        /* the value this client set */
     uint64_t token;
     uint64_t timeout;      /* timer handle */
+    /* Which server to ask (replication): the one it believes is primary. */
+    int target;            /* server index; starts at 0 (S1) */
+    int type;              /* the outstanding request, to send it again elsewhere */
+    sim_ns req_ttl_ns;     /* its ttl_ns */
+    int redirects;         /* redirects followed for this request */
+    int timeouts;          /* servers that timed out for this request */
 };
 
+/* Fill defaults. Replication is on for the built-in single-key algorithms
+ * (setnx, lease, fenced-lease) and off for every other algo_name; an
+ * algorithm may change c->replication after this call. */
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed);
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t errlen);
 
@@ -75,6 +175,9 @@ void kv_server_init(struct lock_ctx *ctx, void *state);
 void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
 void kv_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
 void kv_server_restart(struct lock_ctx *ctx, void *state);
+/* LOCK_CONTROL_PROMOTE: a replica becomes the primary with what it has
+ * replicated, in a new epoch, and tells the other servers. */
+void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c);
 
 void kv_client_acquire(struct lock_ctx *ctx, void *state);
 void kv_client_release(struct lock_ctx *ctx, void *state);

@@ -69,6 +69,9 @@ struct lock_algo {
      * e.g. "unknown option 'ttI' for lease; expected ttl, release, value"). */
     void (*config_default)(void *config);
     int (*option)(void *config, const char *key, const char *val, char *err, size_t errlen);
+    /* Optional: check the whole configuration once the number of lock servers
+     * is known (e.g. a quorum larger than the servers). 0, or -1 with err. */
+    int (*validate)(const void *config, int nservers, char *err, size_t errlen);
 
     /* Client side. acquire starts one attempt and must end, now or later,
      * in lock_granted() or lock_refused(); release must end in
@@ -124,6 +127,10 @@ uint64_t lock_random(struct lock_ctx *ctx);
 void lock_granted(struct lock_ctx *ctx, uint64_t token, sim_ns validity_ns);
 void lock_refused(struct lock_ctx *ctx);
 void lock_release_done(struct lock_ctx *ctx);
+/* The client's algorithm has learnt that it no longer holds the lock (a
+ * failed renewal) and the client stops its critical section: it leaves it
+ * now, and a later release step has nothing to release. */
+void lock_lost(struct lock_ctx *ctx);
 
 /* Server record keeping, for the trace and the checker's ground truth.
  * owner is the client node the entry belongs to. */

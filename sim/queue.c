@@ -1,64 +1,448 @@
-/* 4-ary implicit heap keyed by (time, insertion sequence). A 4-ary heap is
- * shallower than a binary one and touches one cache line per level when
- * sifting down, which is where a DES queue spends its time. */
+/* The event queue: a timing wheel for the near future, a 4-ary heap beyond
+ * it, and a sorted run for the bucket being popped.
+ *
+ * Why: a discrete-event simulation pushes most events a short, bounded delay
+ * ahead (network latency, timers) or at the current time (continuations),
+ * and pops them in time order. A heap pays O(log n) levels, most of them
+ * cache misses once n is large, for each; a bucket queue pays O(1). This is
+ * the calendar queue of R. Brown ("Calendar queues: a fast O(1) priority
+ * queue implementation for the simulation event set problem", CACM 31(10),
+ * 1988) in the fixed-width form of Varghese and Lauck's hashed timing wheel
+ * (SOSP 1987), with an overflow heap for far events playing the part of the
+ * ladder queue's "top" (Tang, Goh and Thng, ACM TOMACS 15(3), 2005), so the
+ * worst case stays O(log n):
+ *
+ *   bucket b       holds times [b * 2^SHIFT, (b + 1) * 2^SHIFT);
+ *   cur            the bucket being popped: its events are in `run` (sorted,
+ *                  consumed from the head) and `near` (a binary heap);
+ *   cur+1 .. cur+SLOTS-1   the wheel: per bucket a list of chunks of events
+ *                  in push order, so draining a bucket is a few memcpy;
+ *   beyond         `far`, a 4-ary heap; a bucket's far events join its wheel
+ *                  events when it becomes current.
+ *
+ * FIFO among equal times: every event carries its insertion seq, and each
+ * part is ordered by (t, seq). A bucket's list is in push order, hence seq
+ * order, and is also in time order unless a push went behind its last event
+ * (then the bucket is marked messy). When a bucket becomes current its
+ * events form the run, sorted by (t, seq) when messy or joined by far
+ * events. A push into the current bucket is appended to the run when it
+ * sorts after the run's last event (true for every push at the current
+ * time once the run holds one time, the common case), else it goes to
+ * `near`. Pop takes the smaller of the run's head and near's top.
+ *
+ * The bucket width suits events microseconds to milliseconds apart, which is
+ * what latencies, leases and pauses in scenarios are; any other spacing is
+ * still correct, only closer to heap speed. */
 #include "queue.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-#define ARITY 4
+#define SHIFT QUEUE_BUCKET_SHIFT
+#define SLOTS QUEUE_SLOTS
+#define MASK ((int64_t)SLOTS - 1)
+#define WORDS (SLOTS / 64)
+#define CHUNK 31      /* events per chunk: 8 + 31 * 32 = 1000 bytes */
+#define FAR_ARITY 4
+#define SORT_SMALL 24 /* insertion sort up to this many run events, else heapify */
+
+#if defined(__GNUC__)
+#define COLD __attribute__((noinline, cold)) /* keeps push and pop small and leaf-like */
+#else
+#define COLD
+#endif
+
+_Static_assert((SLOTS & (SLOTS - 1)) == 0 && SLOTS >= 128 && SLOTS <= 64 * 64,
+               "QUEUE_SLOTS must be a power of two in 128..4096 (one summary word)");
+
+struct queue_chunk {
+    uint32_t next; /* pool index + 1 of the bucket's next chunk, 0 = last */
+    uint32_t n;    /* events in ev[] */
+    struct sim_event ev[CHUNK];
+};
+
+struct queue_wheel {
+    uint32_t head[SLOTS];  /* first chunk of the bucket: pool index + 1, 0 = empty */
+    uint32_t tail[SLOTS];  /* last chunk */
+    uint64_t bits[WORDS];  /* bucket has events */
+    uint64_t messy[WORDS]; /* bucket's events are not in time order */
+    uint64_t summary;      /* bit w: bits[w] != 0 */
+};
 
 static inline int earlier(const struct sim_event *a, const struct sim_event *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-void queue_init(struct queue *q) {
-    q->heap = NULL;
-    q->len = q->cap = 0;
-    q->next_seq = 0;
-}
+/* Bucket of a time; an arithmetic shift, so negative times order too. */
+static inline int64_t bucket_of(sim_ns t) { return t >> SHIFT; }
+
+void queue_init(struct queue *q) { memset(q, 0, sizeof *q); }
 
 void queue_close(struct queue *q) {
-    free(q->heap);
-    q->heap = NULL;
-    q->len = q->cap = 0;
+    free(q->run);
+    free(q->near);
+    free(q->wheel);
+    free(q->pool);
+    free(q->far);
+    memset(q, 0, sizeof *q);
+}
+
+/* Make room for need elements in a doubling array; 0 or -1. */
+static int reserve(void *arrp, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 0;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < need) ncap *= 2;
+    if (ncap > SIZE_MAX / size) return -1;
+    void *n = realloc(*(void **)arrp, ncap * size);
+    if (!n) return -1;
+    *(void **)arrp = n;
+    *cap = ncap;
+    return 0;
+}
+
+/* ---- near: binary min-heap ------------------------------------------------ */
+
+static void near_sift_up(struct sim_event *h, size_t i, struct sim_event e) {
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!earlier(&e, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = e;
+}
+
+static void near_sift_down(struct sim_event *h, size_t n, size_t i, struct sim_event e) {
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && earlier(&h[c + 1], &h[c])) c++;
+        if (!earlier(&h[c], &e)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = e;
+}
+
+COLD static void near_pop(struct queue *q, struct sim_event *ev) {
+    *ev = q->near[0];
+    size_t n = --q->near_len;
+    if (n) near_sift_down(q->near, n, 0, q->near[n]);
+}
+
+/* ---- far: 4-ary min-heap ---------------------------------------------------- */
+
+static void far_push(struct queue *q, const struct sim_event *ev) {
+    struct sim_event *h = q->far;
+    size_t i = q->far_len++;
+    while (i > 0) {
+        size_t p = (i - 1) / FAR_ARITY;
+        if (!earlier(ev, &h[p])) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = *ev;
+}
+
+static void far_pop(struct queue *q, struct sim_event *ev) {
+    struct sim_event *h = q->far;
+    *ev = h[0];
+    struct sim_event last = h[--q->far_len];
+    size_t n = q->far_len, i = 0;
+    for (;;) {
+        size_t c = i * FAR_ARITY + 1;
+        if (c >= n) break;
+        size_t best = c, end = c + FAR_ARITY < n ? c + FAR_ARITY : n;
+        for (size_t k = c + 1; k < end; k++)
+            if (earlier(&h[k], &h[best])) best = k;
+        if (!earlier(&h[best], &last)) break;
+        h[i] = h[best];
+        i = best;
+    }
+    if (n) h[i] = last;
+}
+
+/* Far events in bucket nb: the heap's top subtree whose buckets equal nb. */
+static size_t far_count(const struct queue *q, size_t i, int64_t nb) {
+    if (i >= q->far_len || bucket_of(q->far[i].t) != nb) return 0;
+    size_t n = 1;
+    for (size_t k = 1; k <= FAR_ARITY; k++) n += far_count(q, i * FAR_ARITY + k, nb);
+    return n;
+}
+
+/* ---- wheel ------------------------------------------------------------------ */
+
+static inline void set_bit(uint64_t *words, size_t s) { words[s / 64] |= 1ull << (s % 64); }
+static inline int has_bit(const uint64_t *words, size_t s) { return (words[s / 64] >> (s % 64)) & 1; }
+
+/* A fresh chunk at the end of bucket s for an event at time t (the slow
+ * path of a wheel push: first push to the bucket, or its last chunk is
+ * full). NULL when memory cannot grow. */
+COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, sim_ns t) {
+    struct queue_wheel *w = q->wheel;
+    if (!w) {
+        w = q->wheel = calloc(1, sizeof *w);
+        if (!w) return NULL;
+    }
+    uint32_t i;
+    if (q->pool_free) {
+        i = q->pool_free - 1;
+        q->pool_free = q->pool[i].next;
+    } else {
+        if (q->pool_len == q->pool_cap) {
+            if (q->pool_cap > UINT32_MAX / 4) return NULL;
+            uint32_t cap = q->pool_cap ? q->pool_cap * 2 : 16;
+            struct queue_chunk *n = realloc(q->pool, (size_t)cap * sizeof *n);
+            if (!n) return NULL;
+            q->pool = n;
+            q->pool_cap = cap;
+        }
+        i = q->pool_len++;
+    }
+    struct queue_chunk *c = &q->pool[i];
+    c->next = 0;
+    c->n = 0;
+    uint32_t last = w->tail[s];
+    if (last) {
+        struct queue_chunk *prev = &q->pool[last - 1];
+        if (t < prev->ev[prev->n - 1].t) set_bit(w->messy, s);
+        prev->next = i + 1;
+    } else {
+        w->head[s] = i + 1;
+        set_bit(w->bits, s);
+        w->summary |= 1ull << (s / 64);
+    }
+    w->tail[s] = i + 1;
+    return c;
+}
+
+static void slot_clear(struct queue_wheel *w, size_t s) {
+    w->head[s] = w->tail[s] = 0;
+    w->messy[s / 64] &= ~(1ull << (s % 64));
+    w->bits[s / 64] &= ~(1ull << (s % 64));
+    if (!w->bits[s / 64]) w->summary &= ~(1ull << (s / 64));
+}
+
+/* Distance from slot p to the first non-empty slot at or after it, going
+ * round the wheel; the wheel must not be empty. */
+static size_t wheel_next(const struct queue_wheel *w, size_t p) {
+    size_t i = p / 64;
+    uint64_t m = w->bits[i] & (~0ull << (p % 64));
+    size_t pos;
+    if (m) {
+        pos = i * 64 + (size_t)__builtin_ctzll(m);
+    } else {
+        uint64_t above = i + 1 < 64 ? w->summary & (~0ull << (i + 1)) : 0;
+        uint64_t sm = above ? above : w->summary; /* wrap round */
+        size_t i2 = (size_t)__builtin_ctzll(sm);
+        pos = i2 * 64 + (size_t)__builtin_ctzll(w->bits[i2]);
+    }
+    return pos >= p ? pos - p : pos + SLOTS - p;
+}
+
+/* The first non-empty bucket after cur; *from_wheel says whether the wheel
+ * has events in it (far may have some too). Events must remain outside run
+ * and near. */
+static int64_t next_bucket(const struct queue *q, int *from_wheel) {
+    int64_t nb = INT64_MAX;
+    *from_wheel = 0;
+    if (q->wheel_len) {
+        nb = q->cur + 1 + (int64_t)wheel_next(q->wheel, (size_t)((q->cur + 1) & MASK));
+        *from_wheel = 1;
+    }
+    if (q->far_len && bucket_of(q->far[0].t) < nb) {
+        nb = bucket_of(q->far[0].t);
+        *from_wheel = 0;
+    }
+    return nb;
+}
+
+/* ---- the current bucket ----------------------------------------------------- */
+
+static void insertion_sort(struct sim_event *a, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        struct sim_event e = a[i];
+        size_t j = i;
+        while (j > 0 && earlier(&e, &a[j - 1])) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = e;
+    }
+}
+
+/* Run and near are empty and events remain: make the next non-empty bucket
+ * current, moving its wheel events and its far events into the run.
+ * Returns -1, with nothing moved, when the run cannot grow. */
+COLD static int advance(struct queue *q) {
+    int from_wheel;
+    int64_t nb = next_bucket(q, &from_wheel);
+    struct queue_wheel *w = q->wheel;
+    size_t s = (size_t)(nb & MASK);
+    size_t need = far_count(q, 0, nb);
+    if (from_wheel)
+        for (uint32_t i = w->head[s]; i; i = q->pool[i - 1].next) need += q->pool[i - 1].n;
+    if (reserve(&q->run, &q->run_cap, need, sizeof *q->run) != 0) return -1;
+    q->cur = nb;
+    q->run_head = q->run_len = 0;
+    int sorted = 1;
+    if (from_wheel) {
+        sorted = !has_bit(w->messy, s);
+        for (uint32_t i = w->head[s]; i; i = q->pool[i - 1].next) {
+            const struct queue_chunk *c = &q->pool[i - 1];
+            memcpy(q->run + q->run_len, c->ev, c->n * sizeof *c->ev);
+            q->run_len += c->n;
+        }
+        q->pool[w->tail[s] - 1].next = q->pool_free; /* the whole list is free */
+        q->pool_free = w->head[s];
+        q->wheel_len -= q->run_len;
+        slot_clear(w, s);
+    }
+    while (q->far_len && bucket_of(q->far[0].t) == nb) {
+        struct sim_event ev;
+        far_pop(q, &ev);
+        if (q->run_len && earlier(&ev, &q->run[q->run_len - 1])) sorted = 0;
+        q->run[q->run_len++] = ev;
+    }
+    if (sorted) return 0;
+    if (q->run_len > SORT_SMALL && reserve(&q->near, &q->near_cap, q->run_len, sizeof *q->near) == 0) {
+        memcpy(q->near, q->run, q->run_len * sizeof *q->run); /* heapify: O(n) */
+        q->near_len = q->run_len;
+        q->run_len = 0;
+        for (size_t i = q->near_len / 2; i-- > 0;) near_sift_down(q->near, q->near_len, i, q->near[i]);
+    } else {
+        insertion_sort(q->run, q->run_len);
+    }
+    return 0;
+}
+
+/* Out of memory in advance(): pop the earliest event of the next bucket in
+ * place, in O(bucket size), allocating nothing. cur stays, so every part
+ * keeps its invariant; the bucket is marked messy. */
+COLD static void pop_in_place(struct queue *q, struct sim_event *ev) {
+    int from_wheel;
+    int64_t nb = next_bucket(q, &from_wheel);
+    struct queue_wheel *w = q->wheel;
+    size_t s = (size_t)(nb & MASK);
+    struct sim_event *best = NULL;
+    if (from_wheel)
+        for (uint32_t i = w->head[s]; i; i = q->pool[i - 1].next)
+            for (uint32_t k = 0; k < q->pool[i - 1].n; k++)
+                if (!best || earlier(&q->pool[i - 1].ev[k], best)) best = &q->pool[i - 1].ev[k];
+    if (q->far_len && (!best || earlier(&q->far[0], best))) {
+        far_pop(q, ev);
+        return;
+    }
+    /* Fill the hole with the bucket's last event; drop an emptied last chunk. */
+    uint32_t t = w->tail[s], prev = 0;
+    struct queue_chunk *tc = &q->pool[t - 1];
+    *ev = *best;
+    *best = tc->ev[--tc->n];
+    set_bit(w->messy, s);
+    if (tc->n == 0) {
+        for (uint32_t i = w->head[s]; i != t; i = q->pool[i - 1].next) prev = i;
+        tc->next = q->pool_free;
+        q->pool_free = t;
+        if (prev) {
+            q->pool[prev - 1].next = 0;
+            w->tail[s] = prev;
+        } else {
+            slot_clear(w, s);
+        }
+    }
+    q->wheel_len--;
+}
+
+/* ---- API ---------------------------------------------------------------------- */
+
+/* Pushes other than to a wheel bucket with room or to the end of the run. */
+COLD static int push_slow(struct queue *q, const struct sim_event *ev, int64_t d) {
+    struct sim_event e = *ev;
+    e.seq = q->next_seq;
+    if (d <= 0) { /* the current bucket, or earlier */
+        if (q->run_head == q->run_len) q->run_head = q->run_len = 0;
+        if (q->run_len == 0 || !earlier(&e, &q->run[q->run_len - 1])) {
+            if (reserve(&q->run, &q->run_cap, q->run_len + 1, sizeof *q->run) != 0) return -1;
+            q->run[q->run_len++] = e;
+        } else {
+            if (reserve(&q->near, &q->near_cap, q->near_len + 1, sizeof *q->near) != 0) return -1;
+            near_sift_up(q->near, q->near_len++, e);
+        }
+    } else {
+        if (reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0) return -1;
+        far_push(q, &e);
+    }
+    q->next_seq++;
+    q->len++;
+    return 0;
 }
 
 int queue_push(struct queue *q, const struct sim_event *ev) {
-    if (q->len == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 64;
-        struct sim_event *h = realloc(q->heap, cap * sizeof *h);
-        if (!h) return -1;
-        q->heap = h;
-        q->cap = cap;
+    int64_t b = bucket_of(ev->t);
+    int64_t d = b - q->cur;
+    if (d > 0 && d < SLOTS) { /* the wheel: the common case */
+        size_t s = (size_t)(b & MASK);
+        uint32_t t = q->wheel ? q->wheel->tail[s] : 0;
+        struct queue_chunk *c;
+        if (t && (c = &q->pool[t - 1])->n < CHUNK) {
+            if (ev->t < c->ev[c->n - 1].t) set_bit(q->wheel->messy, s);
+        } else if (!(c = chunk_append(q, s, ev->t))) {
+            return -1;
+        }
+        struct sim_event *dst = &c->ev[c->n++];
+        *dst = *ev;
+        dst->seq = q->next_seq++;
+        q->wheel_len++;
+        q->len++;
+        return 0;
     }
-    struct sim_event e = *ev;
-    e.seq = q->next_seq++;
-    size_t i = q->len++;
-    while (i > 0) { /* sift up */
-        size_t parent = (i - 1) / ARITY;
-        if (!earlier(&e, &q->heap[parent])) break;
-        q->heap[i] = q->heap[parent];
-        i = parent;
+    if (d <= 0 && (q->run_head == q->run_len || q->run[q->run_len - 1].t <= ev->t) &&
+        q->run_len < q->run_cap) { /* the current bucket, in run order: common too */
+        if (q->run_head == q->run_len) q->run_head = q->run_len = 0;
+        struct sim_event *dst = &q->run[q->run_len++];
+        *dst = *ev;
+        dst->seq = q->next_seq++;
+        q->len++;
+        return 0;
     }
-    q->heap[i] = e;
-    return 0;
+    return push_slow(q, ev, d);
 }
 
 int queue_pop(struct queue *q, struct sim_event *ev) {
-    if (q->len == 0) return -1;
-    *ev = q->heap[0];
-    struct sim_event last = q->heap[--q->len];
-    size_t n = q->len, i = 0;
-    for (;;) { /* sift down */
-        size_t c = i * ARITY + 1;
-        if (c >= n) break;
-        size_t best = c, end = c + ARITY < n ? c + ARITY : n;
-        for (size_t k = c + 1; k < end; k++)
-            if (earlier(&q->heap[k], &q->heap[best])) best = k;
-        if (!earlier(&q->heap[best], &last)) break;
-        q->heap[i] = q->heap[best];
-        i = best;
+    for (;;) {
+        if (q->run_head < q->run_len) {
+            if (q->near_len == 0 || earlier(&q->run[q->run_head], &q->near[0]))
+                *ev = q->run[q->run_head++];
+            else
+                near_pop(q, ev);
+            break;
+        }
+        if (q->near_len) {
+            near_pop(q, ev);
+            break;
+        }
+        if (q->len == 0) return -1;
+        if (advance(q) != 0) {
+            pop_in_place(q, ev);
+            break;
+        }
     }
-    if (n) q->heap[i] = last;
+    q->len--;
     return 0;
+}
+
+sim_ns queue_peek_time(const struct queue *q) {
+    if (q->len == 0) return SIM_NEVER;
+    sim_ns t = SIM_NEVER;
+    if (q->run_head < q->run_len) t = q->run[q->run_head].t;
+    if (q->near_len && q->near[0].t < t) t = q->near[0].t;
+    if (q->run_head < q->run_len || q->near_len) return t;
+    int from_wheel;
+    int64_t nb = next_bucket(q, &from_wheel);
+    if (from_wheel)
+        for (uint32_t i = q->wheel->head[nb & MASK]; i; i = q->pool[i - 1].next)
+            for (uint32_t k = 0; k < q->pool[i - 1].n; k++)
+                if (q->pool[i - 1].ev[k].t < t) t = q->pool[i - 1].ev[k].t;
+    if (q->far_len && q->far[0].t < t) t = q->far[0].t;
+    return t;
 }

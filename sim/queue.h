@@ -1,10 +1,18 @@
-/* The event queue: a 4-ary min-heap of events stored by value.
+/* The event queue: events stored by value, popped in (time, insertion) order.
  *
  * Order: events pop by increasing time; events with EQUAL time pop in the
  * order they were pushed (first in, first out). Each push takes the next
- * value of a 64-bit insertion counter, and (time, seq) is the heap key, as
- * libuv orders timers by (timeout, start_id). Nothing is allocated per event:
- * the array grows by doubling and is reused. */
+ * value of a 64-bit insertion counter, and (time, seq) is the total order,
+ * as libuv orders timers by (timeout, start_id). Nothing is allocated per
+ * event: every array grows by doubling and is reused.
+ *
+ * Inside (sim/queue.c says why): a timing wheel of QUEUE_SLOTS buckets of
+ * 2^QUEUE_BUCKET_SHIFT ns for the near future, a 4-ary heap for events
+ * beyond the wheel, and for the current bucket a sorted run consumed from
+ * its head plus a small heap for the rare out-of-order push. Any time may
+ * be pushed at any moment, including times before the last pop; push and
+ * pop are O(1) amortized for events within the wheel's span of the current
+ * time, and O(log n) at worst. */
 #ifndef LOCKSIM_QUEUE_H
 #define LOCKSIM_QUEUE_H
 
@@ -12,6 +20,9 @@
 #include <stdint.h>
 
 #include "vtime.h"
+
+#define QUEUE_BUCKET_SHIFT 10 /* bucket width 1024 ns */
+#define QUEUE_SLOTS 4096      /* buckets on the wheel: span 4.19 ms */
 
 struct sim_event {
     sim_ns t;       /* true time at which it fires */
@@ -21,21 +32,42 @@ struct sim_event {
     uint64_t arg;   /* engine-defined: message slot, timer id, fault index */
 };
 
+struct queue_wheel; /* bucket lists and occupancy bitmaps (sim/queue.c) */
+struct queue_chunk; /* up to 31 events of one bucket, in push order */
+
 struct queue {
-    struct sim_event *heap; /* owned */
-    size_t len, cap;
-    uint64_t next_seq;
+    size_t len;                /* events queued, in all parts */
+    uint64_t next_seq;         /* seq of the next push */
+    int64_t cur;               /* current bucket: t >> QUEUE_BUCKET_SHIFT */
+    /* The current bucket, and anything pushed earlier than it. */
+    struct sim_event *run;     /* owned: sorted by (t, seq), popped from run_head */
+    size_t run_head, run_len, run_cap;
+    struct sim_event *near;    /* owned: binary heap of pushes that would unsort the run */
+    size_t near_len, near_cap;
+    /* Buckets cur+1 .. cur+QUEUE_SLOTS-1. */
+    struct queue_wheel *wheel; /* owned, allocated at the first wheel push */
+    size_t wheel_len;          /* events on the wheel */
+    struct queue_chunk *pool;  /* owned: chunks; a bucket is a list of them */
+    uint32_t pool_len, pool_cap, pool_free; /* pool_free: index + 1, 0 = none */
+    /* Buckets from cur+QUEUE_SLOTS on. */
+    struct sim_event *far;     /* owned: 4-ary heap keyed (t, seq) */
+    size_t far_len, far_cap;
 };
 
 void queue_init(struct queue *q);
 void queue_close(struct queue *q);
-/* Returns 0, or -1 when the array cannot grow (the event is not queued). */
+/* Returns 0, or -1 when memory cannot grow (the event is not queued). */
 int queue_push(struct queue *q, const struct sim_event *ev);
 /* Pops the earliest event into *ev; returns 0, or -1 when empty. */
 int queue_pop(struct queue *q, struct sim_event *ev);
 static inline size_t queue_len(const struct queue *q) { return q->len; }
-static inline sim_ns queue_peek_time(const struct queue *q) {
-    return q->len ? q->heap[0].t : SIM_NEVER;
+/* Time of the earliest event, SIM_NEVER when empty. */
+sim_ns queue_peek_time(const struct queue *q);
+/* A hint for prefetching: an event due soon after the next pop (about k
+ * pops ahead within the current bucket), or NULL. Borrowed until the next
+ * push or pop; it may not be exactly the k-th next event. */
+static inline const struct sim_event *queue_ahead(const struct queue *q, size_t k) {
+    return q->run_head + k < q->run_len ? &q->run[q->run_head + k] : NULL;
 }
 
 #endif

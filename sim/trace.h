@@ -64,7 +64,8 @@ enum trace_kind {
     TRACE_DOUBLE_ENTRY_END,   /* a = length of the interval */
     TRACE_STALE_WRITE,    /* a = 1 accepted, 0 rejected; grant = stale grant */
     TRACE_WRONG_RELEASE,  /* node = requester, peer = owner whose grant was removed */
-    TRACE_RESOURCE_INIT,  /* node = resource, a = initial stock, b = 1 if fenced */
+    TRACE_RESOURCE_INIT,  /* node = resource, a = initial stock, b = 1 if it checks
+                             fencing tokens, 2 if the algorithm's own rule decides writes */
     TRACE_WRITE_SKIPPED,  /* node = client: a write not sent; a = enum trace_skip */
     TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
     TRACE_KIND_COUNT
@@ -74,7 +75,9 @@ enum trace_write {
     TRACE_WRITE_ACCEPTED = 1,
     TRACE_WRITE_REJECTED_STALE = 2, /* token lower than the highest seen */
     TRACE_WRITE_REJECTED_NOTOKEN = 3, /* fenced resource, no token carried */
-    TRACE_WRITE_REJECTED_COND = 4   /* conditional update: version moved */
+    TRACE_WRITE_REJECTED_COND = 4,  /* conditional update: version moved */
+    TRACE_WRITE_REJECTED_UNIQUE = 5, /* INSERT violates a UNIQUE constraint */
+    TRACE_WRITE_REJECTED_DUPLICATE = 6 /* idempotency key already applied: not applied again */
 };
 
 enum trace_skip {

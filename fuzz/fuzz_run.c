@@ -1,0 +1,106 @@
+/* libFuzzer target: the whole run path on arbitrary bytes. Parse, build the
+ * engine, run it on a bounded event budget, check every `expect` line, draw
+ * the terminal timeline and the narration, and write the trace as JSON Lines,
+ * read it back and write it again. Properties checked: the run stops within
+ * its budget; an engine error has a position; the JSONL round trip gives the
+ * same bytes and the same trace hash. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+#include "engine.h"
+#include "fuzz_common.h"
+#include "trace_jsonl.h"
+
+/* One input must run in milliseconds: a few thousand events, a few dozen
+ * clients (the limits themselves are exercised by tests/bad/). */
+#define FUZZ_MAX_EVENTS 4000
+#define FUZZ_MAX_CLIENTS 48
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Write tr as JSON Lines into a heap buffer (*len bytes, caller frees). */
+static char *write_jsonl(const struct trace *tr, size_t *len) {
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    FUZZ_REQUIRE(f != NULL);
+    int rc = trace_write_jsonl(f, tr);
+    FUZZ_REQUIRE(fclose(f) == 0);
+    FUZZ_REQUIRE(rc == 0);
+    return buf;
+}
+
+static void round_trip(const struct trace *tr) {
+    size_t n1 = 0, n2 = 0;
+    char *one = write_jsonl(tr, &n1);
+    struct trace back;
+    char err[256];
+    trace_init(&back, 1);
+    int rc = trace_read_jsonl(&back, one, n1, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "fuzz: reading back the written trace: %s\n", err);
+    FUZZ_REQUIRE(rc == 0);
+    FUZZ_REQUIRE(back.len == tr->len && back.nnodes == tr->nnodes);
+    FUZZ_REQUIRE(trace_hash(&back) == trace_hash(tr));
+    char *two = write_jsonl(&back, &n2);
+    FUZZ_REQUIRE(n1 == n2 && memcmp(one, two, n1) == 0); /* canonical output */
+    fuzz_render(&back);
+    free(one);
+    free(two);
+    trace_close(&back);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    struct scenario s;
+    struct scn_error err;
+    memset(&err, 0, sizeof err);
+    scenario_init(&s);
+    if (scenario_parse(&s, "fuzz.lsim", (const char *)data, size, &err) != 0) {
+        scenario_close(&s);
+        return 0;
+    }
+    fuzz_check_scenario(&s);
+    if (s.max_events > FUZZ_MAX_EVENTS) s.max_events = FUZZ_MAX_EVENTS;
+    if (s.nclients > FUZZ_MAX_CLIENTS) s.nclients = FUZZ_MAX_CLIENTS;
+
+    struct engine *e = NULL;
+    struct engine_opts eo = {.algo = NULL, .keep_trace = 1, .lenient_options = 0};
+    int rc = engine_new(&e, &s, &eo, &err);
+    scenario_close(&s);
+    FUZZ_REQUIRE(rc == 0 || rc == -1 || rc == -2);
+    if (rc != 0) {
+        FUZZ_REQUIRE(e == NULL);
+        if (rc == -1) {
+            FUZZ_REQUIRE(FUZZ_TERMINATED(err.msg) && err.msg[0] != '\0');
+            FUZZ_REQUIRE(err.pos.line >= 1 && err.pos.col >= 1);
+        }
+        return 0;
+    }
+    uint64_t events = engine_run(e);
+    FUZZ_REQUIRE(events <= FUZZ_MAX_EVENTS);
+    FUZZ_REQUIRE(engine_step(e) == 0); /* a finished run stays finished */
+
+    const struct trace *tr = engine_trace(e);
+    const struct checker_report *r = engine_report(e);
+    const struct scenario *es = engine_scenario(e);
+    FUZZ_REQUIRE(!tr->oom);
+    FUZZ_REQUIRE(tr->len == tr->count);
+    for (size_t i = 1; i < tr->len; i++) FUZZ_REQUIRE(tr->ev[i].t >= tr->ev[i - 1].t);
+    FUZZ_REQUIRE(tr->len == 0 || tr->ev[tr->len - 1].t <= es->duration_ns);
+    FUZZ_REQUIRE(r->verdict >= SCN_VERDICT_SAFE && r->verdict <= SCN_VERDICT_STUCK);
+    FUZZ_REQUIRE(FUZZ_TERMINATED(r->headline) && r->headline[0] != '\0');
+    FUZZ_REQUIRE(r->double_entries >= 0 && r->double_entry_ns >= 0);
+    FUZZ_REQUIRE(r->acquire_p50_ns <= r->acquire_p99_ns && r->acquire_p99_ns <= r->acquire_max_ns);
+    for (int i = 0; i < es->nexpects; i++) {
+        int64_t actual = 0;
+        int ok = checker_expect_holds(r, &es->expects[i], &actual);
+        FUZZ_REQUIRE(ok == 0 || ok == 1);
+        FUZZ_REQUIRE(actual == checker_metric(r, es->expects[i].metric));
+    }
+    fuzz_render(tr);
+    round_trip(tr);
+    engine_free(e);
+    return 0;
+}

@@ -1,0 +1,1059 @@
+/* consensus: a lock service replicated on a majority, in the manner of etcd
+ * and ZooKeeper. Servers S1..Sn run a compact Raft; the replicated log holds
+ * lock operations; leases are kept alive by the client and expired by the
+ * leader; a grant's log index (its revision) is the fencing token. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lock.h"
+#include "scenario.h"
+
+/* Sources, in our own words.
+ *
+ * Raft (Ongaro & Ousterhout, "In Search of an Understandable Consensus
+ * Algorithm", USENIX ATC 2014):
+ *  - Terms and elections (section 5.2). A follower that hears nothing from a
+ *    leader for its election timeout, drawn at random in [T, 2T) whenever its
+ *    term changes, becomes a candidate: it increments its term, votes for
+ *    itself and asks every other server for a vote. A server grants at most
+ *    one vote per term, and only to a candidate whose log is at least as
+ *    up to date as its own (the election restriction, 5.4.1). A majority of
+ *    votes makes a leader; any message with a higher term turns a leader or
+ *    candidate back into a follower.
+ *  - Log replication (5.3). The leader appends each client request to its
+ *    log and sends AppendEntries (one entry per message here) carrying the
+ *    index and term of the entry before it; a follower whose log does not
+ *    hold that entry refuses, and the leader backs up (by the follower's
+ *    hint of where its log or the conflicting term begins) until the logs
+ *    agree, after which the follower's conflicting suffix is replaced.
+ *    Empty AppendEntries are the heartbeats.
+ *  - Commit (5.3, 5.4.2). An entry is committed once a majority stores it,
+ *    and a leader counts replicas only for entries of its own term; older
+ *    entries commit with them. Committed entries are applied in index order
+ *    on every server; only then does the server that proposed an entry
+ *    answer the client. A new leader appends a no-op so that everything
+ *    before it commits promptly (section 8).
+ *  - Persistence (5.1, 7). Term, vote, log and snapshot survive a crash
+ *    (server_restart keeps them: every append counts as written to disk);
+ *    commit index, state machine, role and timers are volatile and rebuilt.
+ *    The log is a ring of LOG_CAP entries; applied entries are compacted
+ *    into a snapshot of the lock state, and a follower that needs compacted
+ *    entries receives InstallSnapshot instead.
+ *  - Clients (section 8): a client sends to the server it believes leads; a
+ *    follower answers with a redirect naming the leader it knows, if any; on
+ *    a timeout the client tries the next server.
+ *  - Check-quorum (Ongaro's dissertation, 6.2; etcd raft's CheckQuorum): a
+ *    leader that has not heard from a majority within an election timeout
+ *    steps down, so a leader cut off from the majority stops posing as one.
+ *    Not modelled: PreVote, so a server rejoining from a minority with a
+ *    higher term forces one more election, as in plain Raft.
+ *
+ * etcd leases and revisions: the lock is one key; acquiring is a
+ * compare-and-put transaction committed through the log whatever its
+ * outcome (as etcd's concurrency.Mutex does), so a deposed leader cannot
+ * grant or deny on stale state. The key is attached to the client's lease.
+ * Only the leader (etcd's primary lessor) expires leases, by its own
+ * monotonic clock, when it has heard no keep-alive for the TTL, and it
+ * commits the revoke through the log like any other change. A newly
+ * elected leader restarts the timer of every lease (etcd's lessor Promote
+ * refreshes all leases), so that a change of leader never expires a lease
+ * early. Keep-alives are committed through the log too: etcd renews in the
+ * leader's memory, but committing them means only a leader that still
+ * reaches a majority can confirm one, which is the property that matters.
+ *
+ * Fencing: the revision of a grant is the index of its log entry; indexes
+ * only grow, across leaders and crashes, so it is a fencing token in the
+ * sense of Chubby's sequencers (Burrows, OSDI 2006) and of ZooKeeper's zxid
+ * (Hunt et al., USENIX ATC 2010), as Kleppmann ("How to do distributed
+ * locking", 2016) recommends. Consensus decides who holds the lock; it
+ * cannot stop a paused holder from writing after its lease is gone. Only
+ * the resource, checking the revision, can (resource fencing=on).
+ *
+ * Trace records (lock_note_grant/deny/renew/expire/delete/keep) are made
+ * where the lock state changes on the leader, when it applies the entry, so
+ * the checker sees each change once and not on every replica. A follower
+ * that once noted a grant as leader notes its removal when it applies it,
+ * so that the checker's view of that server does not keep a stale holder.
+ * A leader whose commit message was lost before it crashed may be followed
+ * by a new leader that notes the same grant again, with the same token. */
+
+#define LOG_CAP 256                  /* entries kept in the log ring */
+#define MAXS SCN_MAX_SERVERS
+
+/* Log entries: lock operations. */
+enum { E_NONE, E_NOOP, E_ACQUIRE, E_RELEASE, E_KEEPALIVE, E_EXPIRE };
+
+/* Messages (struct lock_msg.type). Raft's messages carry terms and indexes
+ * packed two to a 64-bit field (both stay far below 2^31 in any run). */
+enum {
+    M_VOTE = 1,     /* a = term, b = last log index, value = last log term */
+    M_VOTE_REPLY,   /* a = term, b = 1 granted */
+    M_APPEND,       /* a = (term, leader commit), b = (prev index, prev term),
+                       token = (entry term, kind << 8 | proposer + 1) or 0,
+                       ttl_ns = entry's client node, req = its request id,
+                       value = its lease */
+    M_APPEND_REPLY, /* a = term, b = 1 success, value = match index or hint */
+    M_SNAPSHOT,     /* a = term, b = (snapshot index, term), ttl_ns = holder
+                       node or -1, value = lease, token = revision */
+    M_ACQUIRE,      /* client -> server: req, value = lease */
+    M_RELEASE,      /* client -> server: req, value = lease */
+    M_KEEPALIVE,    /* client -> server: req, value = lease */
+    M_REPLY         /* server -> client: req, a = enum result, b = leader node
+                       hint (or -1), token = revision */
+};
+
+enum {
+    R_GRANTED = 1, /* token = revision */
+    R_DENIED,      /* another lease holds the lock */
+    R_RELEASED,
+    R_NOT_HELD,    /* release: the lock is not under this lease */
+    R_RENEWED,
+    R_LEASE_GONE,  /* keep-alive: the lease has expired or is expiring */
+    R_REDIRECT     /* not the leader; b = the leader it knows, or -1 */
+};
+
+enum { ROLE_FOLLOWER, ROLE_CANDIDATE, ROLE_LEADER };
+enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE };    /* server timers */
+enum { T_REQUEST = 1, T_KEEPALIVE, T_KEEPALIVE_REQUEST };   /* client timers */
+enum { OP_NONE, OP_ACQUIRE, OP_RELEASE };
+
+struct cons_config {
+    sim_ns ttl_ns;             /* lease length */
+    int token;                 /* 1 = the revision is handed out as the fencing token */
+    sim_ns request_timeout_ns; /* a client tries the next server after this */
+    sim_ns election_ns;        /* election timeout T; each draw is in [T, 2T) */
+    sim_ns heartbeat_ns;       /* leader's AppendEntries interval */
+    int check_quorum;          /* 1 = a leader without a majority steps down */
+    int first_candidate;       /* server number (1-based) that campaigns first; 0 = chance */
+};
+
+struct cons_entry {
+    int64_t term;
+    int kind;                  /* E_* */
+    int proposer;              /* server index that appended it as leader */
+    int client;                /* client node, or -1 */
+    uint32_t creq;             /* the client's request id */
+    uint64_t lease;            /* the client's lease */
+};
+
+/* The replicated state machine: one lock key and the lease it is under. */
+struct cons_sm {
+    int held;
+    int owner;                 /* client node, -1 when free */
+    uint64_t lease;
+    uint64_t revision;         /* log index of the grant */
+};
+
+struct cons_server {
+    /* Persistent (survives a crash). */
+    int64_t term;
+    int voted_for;             /* server index, -1 = none this term */
+    struct cons_entry log[LOG_CAP]; /* index i lives at log[i % LOG_CAP] */
+    int64_t last_index;
+    int64_t snap_index;        /* entries up to here are compacted into snap */
+    int64_t snap_term;
+    struct cons_sm snap;
+    /* Volatile. */
+    int n;                     /* servers in this run */
+    int self;                  /* this server's index */
+    int role;
+    int leader;                /* server index of the known leader, -1 = unknown */
+    int64_t commit, applied;
+    struct cons_sm sm;
+    sim_ns election_ns;        /* this term's randomized election timeout */
+    int votes;
+    uint8_t granted[MAXS];     /* votes received this term, by server index */
+    int64_t next[MAXS];        /* leader: next index to send each follower (pipelined) */
+    int64_t match[MAXS];       /* leader: highest index known stored on each follower */
+    uint8_t active[MAXS];      /* leader: heard from since the last quorum check */
+    sim_ns lease_deadline;     /* leader: by its monotonic clock */
+    uint64_t expiring;         /* leader: lease whose revoke it has proposed, 0 = none */
+    int noted_owner;           /* holder the trace shows for this server, -1 none */
+    int campaigns;             /* elections started since it last heard a leader */
+    uint64_t t_election, t_heartbeat, t_quorum, t_lease; /* timer handles, 0 = none */
+};
+
+struct cons_client {
+    uint64_t lease;            /* this client's lease (its session); 0 = draw one */
+    int target;                /* server index it believes leads */
+    int op;                    /* OP_* in flight */
+    uint32_t req;              /* request id of the operation in flight */
+    int asked;                 /* servers asked for this operation */
+    uint64_t t_request;
+    int holding;               /* holds the lock as far as it knows */
+    uint64_t held_lease;       /* the lease the lock was granted under */
+    uint64_t revision;
+    uint64_t t_keepalive;      /* periodic, every ttl/3 */
+    uint32_t ka_req;           /* keep-alive in flight, 0 = none */
+    int ka_asked;
+    uint64_t t_ka_request;
+    uint32_t next_req;
+};
+
+/* ---- Configuration ------------------------------------------------------------------ */
+
+static void config_default(void *config) {
+    struct cons_config *c = config;
+    memset(c, 0, sizeof *c);
+    c->ttl_ns = 10 * SIM_NS_PER_S;
+    c->token = 1;
+    c->request_timeout_ns = SIM_NS_PER_S;
+    c->election_ns = SIM_NS_PER_S;        /* etcd's default election timeout */
+    c->heartbeat_ns = 100 * SIM_NS_PER_MS; /* etcd's default heartbeat interval */
+    c->check_quorum = 1;
+}
+
+static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
+    snprintf(err, n, "%s '%s' is not %s", key, val, expected);
+    return -1;
+}
+
+static int option(void *config, const char *key, const char *val, char *err, size_t n) {
+    struct cons_config *c = config;
+    sim_ns *dur = NULL;
+    if (strcmp(key, "ttl") == 0) dur = &c->ttl_ns;
+    else if (strcmp(key, "request-timeout") == 0) dur = &c->request_timeout_ns;
+    else if (strcmp(key, "election-timeout") == 0) dur = &c->election_ns;
+    else if (strcmp(key, "heartbeat") == 0) dur = &c->heartbeat_ns;
+    if (dur) {
+        sim_ns v;
+        if (scn_parse_duration(val, &v) != 0 || v < SIM_NS_PER_US)
+            return bad(err, n, key, val, "a duration of at least 1us, such as 10s");
+        *dur = v;
+        return 0;
+    }
+    if (strcmp(key, "token") == 0) {
+        if (strcmp(val, "revision") == 0) c->token = 1;
+        else if (strcmp(val, "none") == 0) c->token = 0;
+        else return bad(err, n, key, val, "revision or none");
+        return 0;
+    }
+    if (strcmp(key, "check-quorum") == 0) {
+        if (scn_parse_bool(val, &c->check_quorum) != 0) return bad(err, n, key, val, "on or off");
+        return 0;
+    }
+    if (strcmp(key, "first-candidate") == 0) {
+        int64_t num;
+        if (strcmp(val, "none") == 0) {
+            c->first_candidate = 0;
+            return 0;
+        }
+        if (val[0] != 'S' || scn_parse_int(val + 1, &num) != 0 || num < 1 || num > MAXS)
+            return bad(err, n, key, val, "a lock server S1..S15, or none");
+        c->first_candidate = (int)num;
+        return 0;
+    }
+    snprintf(err, n,
+             "unknown option '%s' for consensus; expected ttl, token, request-timeout, "
+             "election-timeout, heartbeat, check-quorum, first-candidate",
+             key);
+    return -1;
+}
+
+static const struct cons_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
+
+/* ---- Notes: lock_note needs text that outlives the run ------------------------------- */
+
+#define TERM_TEXTS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) \
+    X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) \
+    X(27) X(28) X(29) X(30) X(31) X(32)
+#define ELECTED(t) "elected leader, term " #t,
+#define CAMPAIGN(t) "starts an election, term " #t,
+static const char *const elected_text[] = {TERM_TEXTS(ELECTED)};
+static const char *const campaign_text[] = {TERM_TEXTS(CAMPAIGN)};
+#define NTERM_TEXTS ((int64_t)(sizeof elected_text / sizeof elected_text[0]))
+
+static const char *term_text(const char *const *table, int64_t term, const char *later) {
+    return term >= 1 && term <= NTERM_TEXTS ? table[term - 1] : later;
+}
+
+/* ---- Small helpers --------------------------------------------------------------------- */
+
+static int64_t pack(int64_t hi, int64_t lo) {
+    return (int64_t)(((uint64_t)hi << 32) | ((uint64_t)lo & 0xffffffffu));
+}
+static int64_t hi32(int64_t v) { return (int64_t)((uint64_t)v >> 32); }
+static int64_t lo32(int64_t v) { return (int64_t)((uint64_t)v & 0xffffffffu); }
+
+static int majority(const struct cons_server *s) { return s->n / 2 + 1; }
+
+static sim_ns now_mono(struct lock_ctx *ctx) { return lock_now(ctx, LOCK_CLOCK_MONO); }
+
+static void cancel(struct lock_ctx *ctx, uint64_t *handle) {
+    if (*handle) lock_cancel(ctx, *handle);
+    *handle = 0;
+}
+
+/* Raft's randomized election timeout: uniform in [T, 2T). */
+static sim_ns random_timeout(struct lock_ctx *ctx) {
+    sim_ns t = cfg(ctx)->election_ns;
+    return t + (sim_ns)(lock_random(ctx) % (uint64_t)t);
+}
+
+static void arm_election(struct lock_ctx *ctx, struct cons_server *s) {
+    cancel(ctx, &s->t_election);
+    s->t_election = lock_timer(ctx, LOCK_CLOCK_MONO, s->election_ns, T_ELECTION, 0);
+}
+
+/* ---- The log ---------------------------------------------------------------------------- */
+
+static int64_t term_at(const struct cons_server *s, int64_t i) {
+    if (i == s->snap_index) return s->snap_term;
+    if (i < s->snap_index || i > s->last_index) return -1;
+    return s->log[i % LOG_CAP].term;
+}
+
+static const struct cons_entry *entry_at(const struct cons_server *s, int64_t i) {
+    return &s->log[i % LOG_CAP];
+}
+
+/* Fold every applied entry into the snapshot (Raft section 7). */
+static void compact(struct cons_server *s) {
+    if (s->applied <= s->snap_index) return;
+    s->snap_term = term_at(s, s->applied);
+    s->snap_index = s->applied;
+    s->snap = s->sm;
+}
+
+static int log_append(struct cons_server *s, const struct cons_entry *e) {
+    if (s->last_index - s->snap_index >= LOG_CAP) compact(s);
+    if (s->last_index - s->snap_index >= LOG_CAP) return -1;
+    s->last_index++;
+    s->log[s->last_index % LOG_CAP] = *e;
+    return 0;
+}
+
+/* ---- Leader duties: leases, replication, commit ---------------------------------------- */
+
+static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) {
+    s->lease_deadline = now_mono(ctx) + cfg(ctx)->ttl_ns;
+    cancel(ctx, &s->t_lease);
+    s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->ttl_ns, T_LEASE, 0);
+}
+
+static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
+    struct lock_msg m = {0};
+    m.type = M_SNAPSHOT;
+    m.a = s->term;
+    m.b = pack(s->snap_index, s->snap_term);
+    m.ttl_ns = s->snap.held ? s->snap.owner : -1;
+    m.value = s->snap.lease;
+    m.token = s->snap.revision;
+    s->next[f] = s->snap_index + 1;
+    lock_send(ctx, lock_server(ctx, f), &m);
+}
+
+/* AppendEntries to follower f: the entry at next[f] if there is one (and
+ * next[f] moves past it: entries are pipelined, not sent one round trip at
+ * a time), else a heartbeat; always with the leader's commit index. */
+static void send_append(struct lock_ctx *ctx, struct cons_server *s, int f) {
+    int64_t next = s->next[f];
+    if (next <= s->snap_index) {
+        send_snapshot(ctx, s, f);
+        return;
+    }
+    struct lock_msg m = {0};
+    m.type = M_APPEND;
+    m.a = pack(s->term, s->commit);
+    m.b = pack(next - 1, term_at(s, next - 1));
+    m.ttl_ns = -1;
+    if (next <= s->last_index) {
+        const struct cons_entry *e = entry_at(s, next);
+        m.token = (uint64_t)pack(e->term, (int64_t)e->kind << 8 | (e->proposer + 1));
+        m.ttl_ns = e->client;
+        m.req = e->creq;
+        m.value = e->lease;
+        s->next[f] = next + 1;
+    }
+    lock_send(ctx, lock_server(ctx, f), &m);
+}
+
+static void send_all(struct lock_ctx *ctx, struct cons_server *s) {
+    for (int f = 0; f < s->n; f++)
+        if (f != s->self) send_append(ctx, s, f);
+}
+
+static void reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node,
+                         uint64_t revision) {
+    struct lock_msg m = {0};
+    m.type = M_REPLY;
+    m.req = req;
+    m.a = result;
+    m.b = leader_node;
+    m.token = revision;
+    lock_send(ctx, to, &m);
+}
+
+/* The lock left the state machine: the leader records it; a follower only
+ * clears a holder it once recorded itself (see the note at the top). */
+static void note_removal(struct lock_ctx *ctx, struct cons_server *s, int owner, int requester,
+                         int expired) {
+    if (s->role != ROLE_LEADER && s->noted_owner != owner) return;
+    if (expired) lock_note_expire(ctx, owner);
+    else lock_note_delete(ctx, requester, owner);
+    s->noted_owner = -1;
+}
+
+static void forget_lease(struct lock_ctx *ctx, struct cons_server *s) {
+    cancel(ctx, &s->t_lease);
+    s->expiring = 0;
+}
+
+/* Apply committed entry idx to the state machine. Every server does this in
+ * the same order with the same result; the leader records the change and the
+ * server that proposed the entry answers the client. */
+static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, const struct cons_entry *e) {
+    const struct cons_config *c = cfg(ctx);
+    int leader = s->role == ROLE_LEADER;
+    int result = 0;
+    uint64_t rev = 0;
+    switch (e->kind) {
+    case E_ACQUIRE: /* if the key is absent, put it under this lease */
+        if (!s->sm.held) {
+            s->sm.held = 1;
+            s->sm.owner = e->client;
+            s->sm.lease = e->lease;
+            s->sm.revision = (uint64_t)idx;
+            result = R_GRANTED;
+            rev = (uint64_t)idx;
+            if (leader) {
+                restart_lease(ctx, s);
+                lock_note_grant(ctx, e->client, rev, c->ttl_ns, s->lease_deadline);
+                s->noted_owner = e->client;
+            }
+        } else if (s->sm.lease == e->lease) { /* a retry of an acquire that succeeded */
+            result = R_GRANTED;
+            rev = s->sm.revision;
+        } else {
+            result = R_DENIED;
+            if (leader) lock_note_deny(ctx, e->client, s->sm.owner);
+        }
+        break;
+    case E_RELEASE: /* delete the key only if it is under this lease */
+        if (s->sm.held && s->sm.lease == e->lease) {
+            int owner = s->sm.owner;
+            s->sm.held = 0;
+            s->sm.owner = -1;
+            result = R_RELEASED;
+            if (leader) forget_lease(ctx, s);
+            note_removal(ctx, s, owner, e->client, 0);
+        } else {
+            result = R_NOT_HELD;
+            if (leader) lock_note_keep(ctx, e->client, s->sm.held ? s->sm.owner : -1);
+        }
+        break;
+    case E_KEEPALIVE:
+        if (s->sm.held && s->sm.lease == e->lease && !(leader && s->expiring == e->lease)) {
+            result = R_RENEWED;
+            if (leader) {
+                restart_lease(ctx, s);
+                lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
+            }
+        } else {
+            result = R_LEASE_GONE;
+        }
+        break;
+    case E_EXPIRE: /* the leader's revoke of a lease that went silent */
+        if (s->sm.held && s->sm.lease == e->lease) {
+            int owner = s->sm.owner;
+            s->sm.held = 0;
+            s->sm.owner = -1;
+            if (leader) forget_lease(ctx, s);
+            note_removal(ctx, s, owner, -1, 1);
+        }
+        break;
+    default: /* E_NOOP */
+        break;
+    }
+    if (result && e->client >= 0 && e->proposer == s->self)
+        reply_client(ctx, e->client, e->creq, result, -1, rev);
+}
+
+static void apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
+    while (s->applied < s->commit) {
+        s->applied++;
+        struct cons_entry e = *entry_at(s, s->applied);
+        apply(ctx, s, s->applied, &e);
+    }
+}
+
+/* Raft 5.3/5.4.2: the highest entry of the current term that a majority
+ * stores is committed, and everything before it with it. */
+static void advance_commit(struct lock_ctx *ctx, struct cons_server *s) {
+    for (int64_t i = s->last_index; i > s->commit; i--) {
+        if (term_at(s, i) != s->term) break; /* older terms are not counted */
+        int count = 1;
+        for (int f = 0; f < s->n; f++)
+            if (f != s->self && s->match[f] >= i) count++;
+        if (count >= majority(s)) {
+            s->commit = i;
+            apply_committed(ctx, s);
+            if (s->role == ROLE_LEADER) send_all(ctx, s); /* tell followers at once */
+            return;
+        }
+    }
+}
+
+static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
+                   uint64_t lease) {
+    struct cons_entry e = {.term = s->term, .kind = kind, .proposer = s->self, .client = client,
+                           .creq = creq, .lease = lease};
+    if (log_append(s, &e) != 0) {
+        lock_note(ctx, "log full: nothing is committing; request dropped", s->last_index, 0);
+        return -1;
+    }
+    for (int f = 0; f < s->n; f++) /* followers sent everything before it */
+        if (f != s->self && s->next[f] == s->last_index) send_append(ctx, s, f);
+    advance_commit(ctx, s); /* a one-server cluster commits at once */
+    return 0;
+}
+
+/* ---- Roles ----------------------------------------------------------------------------- */
+
+static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t term, int leader,
+                            const char *why) {
+    if (s->role == ROLE_LEADER) {
+        cancel(ctx, &s->t_heartbeat);
+        cancel(ctx, &s->t_quorum);
+        forget_lease(ctx, s);
+        lock_note(ctx, why, s->term, term);
+    }
+    if (term > s->term) {
+        s->term = term;
+        s->voted_for = -1;
+    }
+    s->role = ROLE_FOLLOWER;
+    s->leader = leader;
+    /* Raft's Figure 2: the election timer restarts only on hearing the
+     * current leader or granting a vote, so a stale candidate's higher term
+     * does not keep postponing everyone's election. A former leader had none. */
+    if (!s->t_election) {
+        s->election_ns = random_timeout(ctx);
+        arm_election(ctx, s);
+    }
+}
+
+static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
+    s->role = ROLE_LEADER;
+    s->leader = s->self;
+    s->campaigns = 0;
+    cancel(ctx, &s->t_election);
+    for (int f = 0; f < s->n; f++) {
+        s->next[f] = s->last_index + 1;
+        s->match[f] = 0;
+        s->active[f] = 0;
+    }
+    lock_note(ctx, term_text(elected_text, s->term, "elected leader (term in field a)"), s->term,
+              s->votes);
+    /* etcd's lessor Promote: a new leader gives every lease a full TTL from
+     * now, so a change of leader never expires a lease early. */
+    s->expiring = 0;
+    if (s->sm.held) restart_lease(ctx, s);
+    s->t_heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->heartbeat_ns, T_HEARTBEAT, 0);
+    s->t_quorum = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->election_ns, T_QUORUM, 0);
+    propose(ctx, s, E_NOOP, -1, 0, 0); /* Raft section 8: commit an entry of this term */
+}
+
+static void campaign(struct lock_ctx *ctx, struct cons_server *s) {
+    s->term++;
+    s->voted_for = s->self;
+    s->role = ROLE_CANDIDATE;
+    s->leader = -1;
+    memset(s->granted, 0, sizeof s->granted);
+    s->granted[s->self] = 1;
+    s->votes = 1;
+    if (s->campaigns++ == 0) /* once per run of failed elections, not every retry */
+        lock_note(ctx, term_text(campaign_text, s->term, "starts an election (term in field a)"),
+                  s->term, 0);
+    s->election_ns = random_timeout(ctx);
+    arm_election(ctx, s);
+    if (s->votes >= majority(s)) {
+        become_leader(ctx, s);
+        return;
+    }
+    struct lock_msg m = {0};
+    m.type = M_VOTE;
+    m.a = s->term;
+    m.b = s->last_index;
+    m.value = (uint64_t)term_at(s, s->last_index);
+    for (int f = 0; f < s->n; f++)
+        if (f != s->self) lock_send(ctx, lock_server(ctx, f), &m);
+}
+
+/* ---- Server callbacks -------------------------------------------------------------------- */
+
+static void server_init(struct lock_ctx *ctx, void *state) {
+    struct cons_server *s = state;
+    const struct cons_config *c = cfg(ctx);
+    s->n = lock_nservers(ctx);
+    s->self = lock_server_index(ctx, lock_self(ctx));
+    s->voted_for = -1;
+    s->leader = -1;
+    s->noted_owner = -1;
+    s->sm.owner = s->snap.owner = -1;
+    /* first-candidate: that server times out after exactly T, the others
+     * only after 1.5T or more, as a test fixture elects a chosen server. */
+    if (c->first_candidate == 0) {
+        s->election_ns = random_timeout(ctx);
+    } else if (c->first_candidate - 1 == s->self) {
+        s->election_ns = c->election_ns;
+    } else {
+        sim_ns half = c->election_ns / 2 > 0 ? c->election_ns / 2 : 1;
+        s->election_ns = c->election_ns + half + (sim_ns)(lock_random(ctx) % (uint64_t)half);
+        if (s->self == 0 && c->first_candidate > s->n)
+            lock_note(ctx, "first-candidate names no server of this run; none is favoured",
+                      c->first_candidate, s->n);
+    }
+    arm_election(ctx, s);
+}
+
+static void server_restart(struct lock_ctx *ctx, void *state) {
+    struct cons_server *s = state;
+    /* The engine dropped every timer at the crash. Term, vote, log and
+     * snapshot are on disk; everything else starts again. */
+    s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = 0;
+    s->role = ROLE_FOLLOWER;
+    s->leader = -1;
+    s->commit = s->applied = s->snap_index;
+    s->sm = s->snap;
+    s->votes = 0;
+    s->expiring = 0;
+    s->noted_owner = -1; /* the checker forgot this server's holder at the crash */
+    s->campaigns = 0;
+    lock_note(ctx, "restarts: term, vote and log kept on disk; lock state rebuilt from the log",
+              s->term, s->last_index);
+    s->election_ns = random_timeout(ctx);
+    arm_election(ctx, s);
+}
+
+static void on_vote(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
+    int64_t term = m->a, last_index = m->b, last_term = (int64_t)m->value;
+    if (term > s->term) become_follower(ctx, s, term, -1, "steps down: a newer term exists");
+    int64_t my_last_term = term_at(s, s->last_index);
+    int up_to_date = last_term > my_last_term ||
+                     (last_term == my_last_term && last_index >= s->last_index);
+    int granted = 0;
+    if (term == s->term && (s->voted_for < 0 || s->voted_for == from) && up_to_date) {
+        s->voted_for = from;
+        granted = 1;
+        arm_election(ctx, s);
+    }
+    struct lock_msg r = {0};
+    r.type = M_VOTE_REPLY;
+    r.a = s->term;
+    r.b = granted;
+    lock_send(ctx, m->from, &r);
+}
+
+static void on_vote_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
+                          int from) {
+    if (m->a > s->term) {
+        become_follower(ctx, s, m->a, -1, "steps down: a newer term exists");
+        return;
+    }
+    if (s->role != ROLE_CANDIDATE || m->a != s->term || !m->b || s->granted[from]) return;
+    s->granted[from] = 1;
+    if (++s->votes >= majority(s)) become_leader(ctx, s);
+}
+
+static void reply_append(struct lock_ctx *ctx, struct cons_server *s, int to, int ok, int64_t value) {
+    struct lock_msg r = {0};
+    r.type = M_APPEND_REPLY;
+    r.a = s->term;
+    r.b = ok;
+    r.value = (uint64_t)value;
+    lock_send(ctx, to, &r);
+}
+
+/* A message from the leader of term `term`: follow it. Returns 0 when the
+ * message is from a stale leader and must be refused. */
+static int follow(struct lock_ctx *ctx, struct cons_server *s, int64_t term, int from) {
+    if (term < s->term) return 0;
+    if (term > s->term || s->role != ROLE_FOLLOWER)
+        become_follower(ctx, s, term, from, "steps down: a newer term exists");
+    arm_election(ctx, s);
+    s->leader = from;
+    s->campaigns = 0;
+    return 1;
+}
+
+static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
+    int64_t term = hi32(m->a), leader_commit = lo32(m->a);
+    int64_t prev = hi32(m->b), prev_term = lo32(m->b);
+    if (!follow(ctx, s, term, from)) {
+        reply_append(ctx, s, m->from, 0, s->last_index + 1);
+        return;
+    }
+    if (prev > s->last_index) { /* a gap: ask for what follows our last entry */
+        reply_append(ctx, s, m->from, 0, s->last_index + 1);
+        return;
+    }
+    if (prev >= s->snap_index && term_at(s, prev) != prev_term) {
+        /* A conflict: hint at the first index of the conflicting term. */
+        int64_t t = term_at(s, prev), h = prev;
+        while (h - 1 > s->snap_index && term_at(s, h - 1) == t) h--;
+        reply_append(ctx, s, m->from, 0, h);
+        return;
+    }
+    /* Our log agrees with the leader's up to prev (below the snapshot,
+     * entries are committed and agree by Raft's log matching). */
+    if (leader_commit > s->commit && prev > s->commit) {
+        s->commit = leader_commit < prev ? leader_commit : prev;
+        apply_committed(ctx, s);
+    }
+    int64_t last_new = prev;
+    int kind = (int)((lo32((int64_t)m->token) >> 8) & 0xff);
+    if (kind != E_NONE) {
+        struct cons_entry e = {.term = hi32((int64_t)m->token), .kind = kind,
+                               .proposer = (int)(lo32((int64_t)m->token) & 0xff) - 1,
+                               .client = (int)m->ttl_ns, .creq = m->req, .lease = m->value};
+        int64_t idx = prev + 1;
+        last_new = idx;
+        if (idx > s->snap_index) {
+            if (idx <= s->last_index && term_at(s, idx) != e.term)
+                s->last_index = idx - 1; /* drop the conflicting suffix */
+            if (idx > s->last_index && log_append(s, &e) != 0) {
+                reply_append(ctx, s, m->from, 0, idx);
+                return;
+            }
+        }
+    }
+    if (leader_commit > s->commit) {
+        int64_t c = leader_commit < last_new ? leader_commit : last_new;
+        if (c > s->commit) {
+            s->commit = c;
+            apply_committed(ctx, s);
+        }
+    }
+    reply_append(ctx, s, m->from, 1, last_new > s->snap_index ? last_new : s->snap_index);
+}
+
+static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
+                        int from) {
+    if (!follow(ctx, s, m->a, from)) {
+        reply_append(ctx, s, m->from, 0, s->last_index + 1);
+        return;
+    }
+    int64_t si = hi32(m->b), st = lo32(m->b);
+    if (si > s->commit) {
+        struct cons_sm snap = {.held = m->ttl_ns >= 0, .owner = m->ttl_ns >= 0 ? (int)m->ttl_ns : -1,
+                               .lease = m->value, .revision = m->token};
+        /* Raft section 7: keep the entries after the snapshot if our log
+         * has its last entry; otherwise the whole log is replaced. */
+        if (!(si <= s->last_index && term_at(s, si) == st)) s->last_index = si;
+        s->snap_index = si;
+        s->snap_term = st;
+        s->snap = snap;
+        s->sm = snap;
+        s->commit = s->applied = si;
+        if (s->noted_owner >= 0 && !(snap.held && snap.owner == s->noted_owner)) {
+            lock_note_expire(ctx, s->noted_owner);
+            s->noted_owner = -1;
+        }
+        lock_note(ctx, "installs the leader's snapshot of the lock state", si, st);
+    }
+    reply_append(ctx, s, m->from, 1, si);
+}
+
+static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
+                            int f) {
+    if (m->a > s->term) {
+        become_follower(ctx, s, m->a, -1, "steps down: a newer term exists");
+        return;
+    }
+    if (s->role != ROLE_LEADER || m->a != s->term) return; /* stale */
+    s->active[f] = 1;
+    int64_t v = (int64_t)m->value;
+    if (m->b) {
+        if (v > s->match[f]) s->match[f] = v;
+        if (s->next[f] < s->match[f] + 1) s->next[f] = s->match[f] + 1;
+        advance_commit(ctx, s);
+        if (s->next[f] <= s->last_index) send_append(ctx, s, f); /* catching up */
+        return;
+    }
+    /* Refused: back up to the follower's hint, never below what is known to
+     * match. A hint at or beyond next[f] answers an older message: ignored. */
+    int64_t next = v > s->match[f] + 1 ? v : s->match[f] + 1;
+    if (next < s->next[f]) {
+        s->next[f] = next;
+        send_append(ctx, s, f);
+    }
+}
+
+static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
+    if (s->role != ROLE_LEADER) {
+        reply_client(ctx, m->from, m->req, R_REDIRECT,
+                     s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0);
+        return;
+    }
+    int kind = m->type == M_ACQUIRE ? E_ACQUIRE : m->type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
+    propose(ctx, s, kind, m->from, m->req, m->value);
+}
+
+static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
+    struct cons_server *s = state;
+    if (m->type == M_ACQUIRE || m->type == M_RELEASE || m->type == M_KEEPALIVE) {
+        on_client(ctx, s, m);
+        return;
+    }
+    int from = lock_server_index(ctx, m->from);
+    if (from < 0 || from == s->self) return; /* Raft messages come from servers */
+    switch (m->type) {
+    case M_VOTE: on_vote(ctx, s, m, from); break;
+    case M_VOTE_REPLY: on_vote_reply(ctx, s, m, from); break;
+    case M_APPEND: on_append(ctx, s, m, from); break;
+    case M_SNAPSHOT: on_snapshot(ctx, s, m, from); break;
+    case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
+    default: break;
+    }
+}
+
+static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg) {
+    (void)arg;
+    struct cons_server *s = state;
+    const struct cons_config *c = cfg(ctx);
+    switch (timer) {
+    case T_ELECTION:
+        s->t_election = 0;
+        if (s->role != ROLE_LEADER) campaign(ctx, s);
+        break;
+    case T_HEARTBEAT:
+        s->t_heartbeat = 0;
+        if (s->role != ROLE_LEADER) break;
+        send_all(ctx, s);
+        s->t_heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, c->heartbeat_ns, T_HEARTBEAT, 0);
+        break;
+    case T_QUORUM: {
+        s->t_quorum = 0;
+        if (s->role != ROLE_LEADER) break;
+        int heard = 1;
+        for (int f = 0; f < s->n; f++) {
+            if (f != s->self && s->active[f]) heard++;
+            s->active[f] = 0;
+        }
+        if (c->check_quorum && heard < majority(s)) {
+            become_follower(ctx, s, s->term, -1,
+                            "steps down: no word from a majority for an election timeout");
+            break;
+        }
+        s->t_quorum = lock_timer(ctx, LOCK_CLOCK_MONO, c->election_ns, T_QUORUM, 0);
+        break;
+    }
+    case T_LEASE:
+        s->t_lease = 0;
+        if (s->role != ROLE_LEADER || !s->sm.held || s->expiring == s->sm.lease) break;
+        if (now_mono(ctx) < s->lease_deadline) { /* not due yet (a renewal raced the timer) */
+            s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, s->lease_deadline - now_mono(ctx), T_LEASE, 0);
+            break;
+        }
+        /* No keep-alive for a whole TTL: revoke the lease through the log. */
+        uint64_t lease = s->sm.lease;
+        if (propose(ctx, s, E_EXPIRE, -1, 0, lease) == 0) {
+            if (s->role == ROLE_LEADER && s->sm.held && s->sm.lease == lease) s->expiring = lease;
+        } else {
+            s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, c->heartbeat_ns, T_LEASE, 0);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* `promote S2`: Raft's leadership transfer (TimeoutNow): the server
+ * campaigns at once. It wins only with a majority and an up-to-date log. */
+static void server_control(struct lock_ctx *ctx, void *state, enum lock_control control) {
+    struct cons_server *s = state;
+    if (control == LOCK_CONTROL_PROMOTE && s->role != ROLE_LEADER) campaign(ctx, s);
+}
+
+/* ---- Client ---------------------------------------------------------------------------- */
+
+static void client_init(struct lock_ctx *ctx, void *state) {
+    (void)ctx;
+    struct cons_client *c = state;
+    c->target = 0; /* like an etcd client, it starts with its first endpoint */
+}
+
+static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
+    struct lock_msg m = {0};
+    m.type = c->op == OP_ACQUIRE ? M_ACQUIRE : M_RELEASE;
+    m.req = c->req = ++c->next_req;
+    m.value = c->op == OP_ACQUIRE ? c->lease : c->held_lease;
+    m.ttl_ns = cfg(ctx)->ttl_ns;
+    c->asked++;
+    lock_send(ctx, lock_server(ctx, c->target), &m);
+    cancel(ctx, &c->t_request);
+    c->t_request = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns, T_REQUEST, c->req);
+}
+
+/* The server asked is not the leader (or did not answer): follow its hint,
+ * else try the next server; after asking every server (twice for a
+ * release), give up on this attempt. */
+static void op_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
+    int n = lock_nservers(ctx);
+    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
+    c->target = hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
+    if (c->asked < (c->op == OP_ACQUIRE ? n : 2 * n)) {
+        send_op(ctx, c);
+        return;
+    }
+    int op = c->op;
+    c->op = OP_NONE;
+    cancel(ctx, &c->t_request);
+    if (op == OP_ACQUIRE) {
+        lock_note(ctx, "no leader answered; this attempt fails", c->asked, 0);
+        lock_refused(ctx);
+    } else {
+        lock_note(ctx, "release unanswered; the leader will expire the lease", c->asked, 0);
+        c->holding = 0;
+        lock_release_done(ctx);
+    }
+}
+
+static void ka_send(struct lock_ctx *ctx, struct cons_client *c) {
+    struct lock_msg m = {0};
+    m.type = M_KEEPALIVE;
+    m.req = c->ka_req = ++c->next_req;
+    m.value = c->held_lease;
+    c->ka_asked++;
+    lock_send(ctx, lock_server(ctx, c->target), &m);
+    cancel(ctx, &c->t_ka_request);
+    c->t_ka_request = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
+                                 T_KEEPALIVE_REQUEST, c->ka_req);
+}
+
+static void ka_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
+    int n = lock_nservers(ctx);
+    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
+    c->target = hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
+    if (c->ka_asked < n) ka_send(ctx, c);
+    else c->ka_req = 0; /* the next period tries again */
+}
+
+static void ka_stop(struct lock_ctx *ctx, struct cons_client *c) {
+    cancel(ctx, &c->t_keepalive);
+    cancel(ctx, &c->t_ka_request);
+    c->ka_req = 0;
+}
+
+static sim_ns ka_interval(struct lock_ctx *ctx) {
+    sim_ns t = cfg(ctx)->ttl_ns / 3;
+    return t > 0 ? t : 1;
+}
+
+static void client_acquire(struct lock_ctx *ctx, void *state) {
+    struct cons_client *c = state;
+    if (!c->lease) c->lease = lock_random(ctx) | 1; /* a new session: never 0 */
+    c->op = OP_ACQUIRE;
+    c->asked = 0;
+    send_op(ctx, c);
+}
+
+static void client_release(struct lock_ctx *ctx, void *state) {
+    struct cons_client *c = state;
+    ka_stop(ctx, c);
+    c->op = OP_RELEASE;
+    c->asked = 0;
+    send_op(ctx, c); /* sent even if the lease is known lost: the server decides */
+}
+
+static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, const struct lock_msg *m) {
+    cancel(ctx, &c->t_ka_request);
+    if (m->a == R_REDIRECT) {
+        ka_next(ctx, c, (int)m->b);
+        return;
+    }
+    c->ka_req = 0;
+    c->target = lock_server_index(ctx, m->from);
+    if (m->a == R_LEASE_GONE && c->holding) {
+        /* The client learns its lease is gone. The program is not told (the
+         * interface has no such callback, and an etcd Mutex does not stop
+         * the caller either); it may already be writing. */
+        c->holding = 0;
+        ka_stop(ctx, c);
+        c->lease = 0;
+        lock_note(ctx, "keep-alive refused: its lease is gone", 0, 0);
+    }
+}
+
+static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
+    struct cons_client *c = state;
+    if (m->type != M_REPLY) return;
+    if (c->ka_req && m->req == c->ka_req) {
+        on_keepalive_reply(ctx, c, m);
+        return;
+    }
+    if (c->op == OP_NONE || m->req != c->req) return; /* a late answer to an earlier request */
+    cancel(ctx, &c->t_request);
+    if (m->a == R_REDIRECT) {
+        op_next(ctx, c, (int)m->b);
+        return;
+    }
+    int op = c->op;
+    c->op = OP_NONE;
+    c->target = lock_server_index(ctx, m->from);
+    if (op == OP_ACQUIRE && m->a == R_GRANTED) {
+        c->holding = 1;
+        c->held_lease = c->lease;
+        c->revision = m->token;
+        c->ka_asked = 0;
+        c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
+        lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, cfg(ctx)->ttl_ns);
+    } else if (op == OP_ACQUIRE) {
+        lock_refused(ctx);
+    } else {
+        c->holding = 0;
+        lock_release_done(ctx);
+    }
+}
+
+static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg) {
+    struct cons_client *c = state;
+    switch (timer) {
+    case T_REQUEST:
+        if (c->op == OP_NONE || arg != c->req) return;
+        c->t_request = 0;
+        op_next(ctx, c, -1);
+        break;
+    case T_KEEPALIVE:
+        c->t_keepalive = 0;
+        if (!c->holding) return;
+        c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
+        if (!c->ka_req) {
+            c->ka_asked = 0;
+            ka_send(ctx, c);
+        }
+        break;
+    case T_KEEPALIVE_REQUEST:
+        if (!c->ka_req || arg != c->ka_req) return;
+        c->t_ka_request = 0;
+        ka_next(ctx, c, -1);
+        break;
+    default:
+        break;
+    }
+}
+
+const struct lock_algo algo_consensus = {
+    .abi = LOCK_ABI_VERSION,
+    .name = "consensus",
+    .summary = "Raft-replicated lease service (etcd/ZooKeeper-like): majority commit, "
+               "leader-expired leases, revision as fencing token",
+    .default_servers = 3,
+    .max_servers = 0,
+    .config_size = sizeof(struct cons_config),
+    .client_size = sizeof(struct cons_client),
+    .server_size = sizeof(struct cons_server),
+    .config_default = config_default,
+    .option = option,
+    .client_init = client_init,
+    .client_acquire = client_acquire,
+    .client_release = client_release,
+    .client_recv = client_recv,
+    .client_timer = client_timer,
+    .server_init = server_init,
+    .server_recv = server_recv,
+    .server_timer = server_timer,
+    .server_restart = server_restart,
+    .server_control = server_control,
+};

@@ -1,0 +1,45 @@
+/* db-conditional-update: no lock at all. The seed's "Guarding a counter or
+ * balance update -> Atomic conditional UPDATE ... WHERE": every write is
+ *     UPDATE stock SET n = :value, version = version + 1 WHERE version = :read_version
+ * so a write computed from a read that is no longer current matches no row. */
+#include "db.h"
+
+/* Acquire and release complete at once, with no server round trip: there is
+ * nothing to take (db_client_acquire_now). S1 exists because every run has a
+ * lock server; it receives nothing. */
+static int option(void *config, const char *k, const char *v, char *err, size_t n) {
+    (void)config;
+    (void)v;
+    return db_opt_unknown(err, n, k, "db-conditional-update", "no options (it takes no lock)");
+}
+
+/* Optimistic concurrency control with a version column: Kung and Robinson,
+ * "On Optimistic Methods for Concurrency Control" (ACM TODS, 1981), in the form
+ * Fowler calls Optimistic Offline Lock (Patterns of Enterprise Application
+ * Architecture, 2002). The read returned (n, version); the update succeeds only
+ * if no other update happened in between, which the database decides
+ * atomically where the data lives. A paused client cannot notice its pause,
+ * and does not have to: its late write names a version that has moved on.
+ *
+ * After "0 rows updated" real code re-reads and tries again (and then finds
+ * what is left to sell); locksim's client program has no retry-on-conflict
+ * step, so the client simply goes on. */
+static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
+    (void)state;
+    if (w->read_version == w->version) return TRACE_WRITE_ACCEPTED;
+    lock_note(ctx, "UPDATE ... WHERE version = (the version it read) matched 0 rows: the row changed",
+              w->read_version, w->version);
+    return TRACE_WRITE_REJECTED_COND;
+}
+
+const struct lock_algo algo_db_conditional_update = {
+    .abi = LOCK_ABI_VERSION,
+    .name = "db-conditional-update",
+    .summary = "no lock: each write is UPDATE ... WHERE version = the version read; a stale write matches no row",
+    .default_servers = 1,
+    .max_servers = 1,
+    .option = option,
+    .client_acquire = db_client_acquire_now,
+    .client_release = db_client_release_now,
+    .resource_write = resource_write,
+};

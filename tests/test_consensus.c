@@ -1,0 +1,657 @@
+/* Tests of the consensus lock (sim/algo_consensus.c), narrated: each runs a
+ * scenario on Raft-replicated lock servers and walks its trace, asserting the
+ * virtual times, revisions and verdicts that a user relies on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "engine.h"
+
+#define S SIM_NS_PER_S
+#define MS SIM_NS_PER_MS
+
+static struct engine *run_text(const char *text) {
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
+        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
+        fail();
+    }
+    struct engine_opts o = {.keep_trace = 1};
+    struct engine *e = NULL;
+    if (engine_new(&e, &s, &o, &err) != 0) {
+        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
+        fail();
+    }
+    scenario_close(&s);
+    engine_run(e);
+    return e;
+}
+
+/* Build only; returns the engine error code and fills msg. */
+static int build_error(const char *text, char *msg, size_t n) {
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "test.lsim", text, strlen(text), &err), 0);
+    struct engine *e = NULL;
+    int rc = engine_new(&e, &s, NULL, &err);
+    snprintf(msg, n, "%s", rc ? err.msg : "");
+    engine_free(e);
+    scenario_close(&s);
+    return rc;
+}
+
+static int node_of(const struct engine *e, const char *name) {
+    const struct trace *tr = engine_trace(e);
+    for (int i = 0; i < tr->nnodes; i++)
+        if (strcmp(tr->nodes[i].name, name) == 0) return i;
+    return -2;
+}
+
+/* The nth (from 1) event of a kind at a node (NULL name = any node). */
+static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
+    const struct trace *tr = engine_trace(e);
+    int want = node ? node_of(e, node) : -3;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *ev = &tr->ev[i];
+        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
+    }
+    return NULL;
+}
+
+static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
+    const struct trace_event *ev = find(e, kind, node, nth);
+    if (!ev) {
+        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
+        fail();
+    }
+    return ev;
+}
+
+/* The nth note (any node, or one node) whose text starts with prefix. */
+static const struct trace_event *note(const struct engine *e, const char *prefix, const char *node,
+                                      int nth) {
+    const struct trace *tr = engine_trace(e);
+    int want = node ? node_of(e, node) : -3;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *ev = &tr->ev[i];
+        if (ev->kind == TRACE_SRV_NOTE && ev->text && strncmp(ev->text, prefix, strlen(prefix)) == 0 &&
+            (want == -3 || ev->node == want) && --nth == 0)
+            return ev;
+    }
+    return NULL;
+}
+
+static int count(const struct engine *e, int kind, const char *node) {
+    int n = 0;
+    while (find(e, kind, node, n + 1)) n++;
+    return n;
+}
+
+static int is_server(const struct engine *e, int node) {
+    const struct trace *tr = engine_trace(e);
+    return node >= 0 && node < tr->nnodes && tr->nodes[node].kind == TRACE_NODE_SERVER;
+}
+
+/* A leader is elected and grants with revision = log index. */
+static void test_elected_leader_grants_log_index(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1\n"
+                                "network latency=1ms\nduration 10s\n"
+                                "client A @2s: acquire; work 1s; release\n"
+                                "client B @4s: acquire; release\n");
+    int A = node_of(e, "A"), B = node_of(e, "B");
+    /* t=1s: S1's election timeout (exactly T with first-candidate) ends: it
+     * campaigns for term 1. */
+    const struct trace_event *c = note(e, "starts an election, term 1", "S1", 1);
+    assert_non_null(c);
+    assert_int_equal(c->t, 1 * S);
+    /* t=1.002s: one vote back (1ms each way) makes 2 of 3: a majority. */
+    const struct trace_event *l = note(e, "elected leader, term 1", "S1", 1);
+    assert_non_null(l);
+    assert_int_equal(l->t, 1 * S + 2 * MS);
+    assert_int_equal(l->a, 1); /* term */
+    assert_int_equal(l->b, 2); /* votes */
+    assert_null(note(e, "elected leader", "S2", 1));
+    assert_null(note(e, "elected leader", "S3", 1));
+    /* Log: 1 = the leader's no-op. A's request arrives at 2.001s as entry 2,
+     * reaches S2 and S3 at 2.002s, their acks at 2.003s commit it: S1
+     * applies it and records the grant with revision 2 and a lease of 10s
+     * by its own clock. */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->t, 2 * S + 3 * MS);
+    assert_int_equal(g->peer, A);
+    assert_int_equal(g->token, 2);
+    assert_int_equal(g->a, 10 * S);
+    assert_int_equal(g->b, 12 * S + 3 * MS);
+    /* Only the leader records it, once. */
+    assert_int_equal(count(e, TRACE_SRV_GRANT, "S2") + count(e, TRACE_SRV_GRANT, "S3"), 0);
+    /* t=2.004s: the answer reaches A: revision 2 is its fencing token. */
+    const struct trace_event *a = must(e, TRACE_ACQUIRED, "A", 1);
+    assert_int_equal(a->t, 2 * S + 4 * MS);
+    assert_int_equal(a->token, 2);
+    assert_int_equal(a->a, 10 * S);
+    /* t=3.004s A releases: entry 3 is committed at 3.007s, and the lock is deleted. */
+    const struct trace_event *d = must(e, TRACE_SRV_DELETE, "S1", 1);
+    assert_int_equal(d->t, 3 * S + 7 * MS);
+    assert_int_equal(d->peer, A);
+    assert_int_equal(d->b, 0); /* its own lock */
+    /* t=4s B acquires: entry 4, so revision 4. */
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 4 * S + 4 * MS);
+    assert_int_equal(b->token, 4);
+    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 2)->peer, B);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
+/* With token=none the revision still orders grants on the server, but the
+ * client gets no token to attach. */
+static void test_token_none(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1 token=none\n"
+                                "network latency=1ms\nduration 5s\n"
+                                "client A @2s: acquire; release\n");
+    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->token, 2);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->token, 0);
+    engine_free(e);
+}
+
+/* The minority side of a partition elects no leader and grants nothing. */
+static void test_minority_refuses_grant(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1\n"
+                                "resource stock=2\nnetwork latency=1ms\nduration 30s\n"
+                                "client A @3s: acquire timeout=10s; read; write; release\n"
+                                "client B @3s: acquire timeout=10s; read; write; release\n"
+                                "@0s partition S1 B | S2 S3 A R\n");
+    /* t=1s: S1 campaigns first, but its vote requests are dropped: one vote
+     * of three is not a majority, in term 1 or any later one. */
+    assert_int_equal(note(e, "starts an election, term 1", "S1", 1)->t, 1 * S);
+    assert_null(note(e, "elected leader", "S1", 1));
+    assert_non_null(find(e, TRACE_MSG_DROP, "S2", 1));
+    /* S2 and S3 are two of three: one of them is elected. */
+    const struct trace_event *l = note(e, "elected leader", NULL, 1);
+    assert_non_null(l);
+    assert_true(l->node == node_of(e, "S2") || l->node == node_of(e, "S3"));
+    /* S1 records no grant; B is never told it holds the lock, and gives up. */
+    assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
+    assert_null(find(e, TRACE_ACQUIRED, "B", 1));
+    assert_non_null(find(e, TRACE_ACQUIRE_FAILED, "B", 1));
+    assert_non_null(note(e, "no leader answered", "B", 1));
+    /* A, on the majority side, gets the lock from the majority's leader. */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1);
+    assert_int_equal(g->node, l->node);
+    assert_int_equal(g->peer, node_of(e, "A"));
+    assert_non_null(find(e, TRACE_ACQUIRED, "A", 1));
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r->acquires, 1);
+    assert_int_equal(r->failed_acquires, 1);
+    assert_int_equal(r->double_entries, 0);
+    engine_free(e);
+}
+
+/* A leader cut off with a client keeps appending but cannot commit: it
+ * never grants, steps down after an election timeout, and the majority
+ * elects a new leader that grants the other client. */
+static void test_partitioned_leader_cannot_grant(void **state) {
+    (void)state;
+    static const char *text = "lock consensus servers=5 first-candidate=S1 check-quorum=%s\n"
+                              "resource stock=2\nnetwork latency=1ms\nduration 30s\n"
+                              "client A @3500ms: acquire timeout=10s; read; write; release\n"
+                              "client B @5s: acquire timeout=15s; read; write; release\n"
+                              "@3s partition S1 A | S2 S3 S4 S5 B R\n";
+    char buf[512];
+    snprintf(buf, sizeof buf, text, "on");
+    struct engine *e = run_text(buf);
+    /* t=1.002s S1 leads term 1 (two votes back make 3 of 5). */
+    assert_int_equal(note(e, "elected leader, term 1", "S1", 1)->t, 1 * S + 2 * MS);
+    /* t=3.5s A asks S1, which still believes it leads: it appends the request,
+     * but no follower receives it, so it never commits and A hears nothing. */
+    assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
+    assert_null(find(e, TRACE_ACQUIRED, "A", 1));
+    assert_non_null(find(e, TRACE_ACQUIRE_FAILED, "A", 1));
+    /* Check-quorum: S1 checks every election timeout (1s) from 1.002s; at
+     * 4.002s it has heard no follower since 3.002s and steps down. */
+    const struct trace_event *down = note(e, "steps down: no word from a majority", "S1", 1);
+    assert_non_null(down);
+    assert_int_equal(down->t, 4 * S + 2 * MS);
+    /* The four on the other side elect a leader of term 2 after their
+     * randomized timeouts (1s..2s after S1's last heartbeat at 2.903s). */
+    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    assert_non_null(l);
+    assert_int_not_equal(l->node, node_of(e, "S1"));
+    assert_true(l->t > 3 * S + 900 * MS && l->t < 5 * S);
+    /* It grants B, with a revision above everything committed before. */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1);
+    assert_int_equal(g->node, l->node);
+    assert_int_equal(g->peer, node_of(e, "B"));
+    assert_true(g->token >= 3);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->acquires, 1);
+    engine_free(e);
+
+    /* Without check-quorum S1 never notices it lost the majority, and still
+     * never grants: it cannot commit. */
+    snprintf(buf, sizeof buf, text, "off");
+    e = run_text(buf);
+    assert_null(note(e, "steps down", "S1", 1));
+    assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
+    assert_null(find(e, TRACE_ACQUIRED, "A", 1));
+    assert_non_null(find(e, TRACE_ACQUIRED, "B", 1));
+    engine_free(e);
+}
+
+/* The deposed leader's uncommitted entry is overwritten when it rejoins:
+ * even once it leads again, A's request it alone stored never takes effect. */
+static void test_deposed_leader_entry_overwritten(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1\n"
+                                "network latency=1ms\nduration 30s\n"
+                                "client A @3500ms: acquire tries=1; release\n"
+                                "client B @16s: acquire tries=1; release\n"
+                                "@3s partition S1 A | S2 S3 B R\n"
+                                "@10s heal\n@15s promote S1\n");
+    /* t=3.5s S1, cut off, appends A's request as entry 2 (term 1) and steps
+     * down at 4.002s; A gets no answer and gives up. */
+    assert_int_equal(note(e, "steps down: no word from a majority", "S1", 1)->t, 4 * S + 2 * MS);
+    assert_null(find(e, TRACE_ACQUIRED, "A", 1));
+    /* The majority's leader (term 2) puts its no-op at index 2. After the
+     * heal S1 takes the majority's log; at 15s the operator has it campaign
+     * (Raft's leadership transfer): its log is now up to date, so it wins. */
+    const struct trace_event *l = note(e, "elected leader", "S1", 2);
+    assert_non_null(l);
+    assert_int_equal(l->t, 15 * S + 2 * MS);
+    /* t=16s B asks S1: free, so granted. Every entry before B's is a
+     * leader's no-op (one per election), and A's entry 2 is gone. */
+    int elections = 0;
+    while (note(e, "elected leader", NULL, elections + 1)) elections++;
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->t, 16 * S + 3 * MS);
+    assert_int_equal(g->peer, node_of(e, "B"));
+    assert_int_equal(g->token, (uint64_t)elections + 1);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL), 1);
+    engine_free(e);
+}
+
+/* A committed grant survives the leader's crash: the new leader knows the
+ * holder, keeps its lease and denies a second client. */
+static void test_grant_survives_leader_crash(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1\n"
+                                "resource stock=5\nnetwork latency=1ms\nduration 30s\n"
+                                "client A @2s: acquire; read; work 10s; write; release\n"
+                                "client B @8s: acquire retry=1s; read; write; work 3s; release\n"
+                                "@5s crash S1\n@6s restart S1\n");
+    int A = node_of(e, "A"), B = node_of(e, "B");
+    /* t=2.003s S1 commits A's grant, revision 2, on S1 and S2 (and S3). */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->t, 2 * S + 3 * MS);
+    assert_int_equal(g->token, 2);
+    /* t=5s the leader crashes. S2 and S3 elect a new leader for term 2. */
+    assert_int_equal(must(e, TRACE_CRASH, "S1", 1)->t, 5 * S);
+    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    assert_non_null(l);
+    assert_true(l->node == node_of(e, "S2") || l->node == node_of(e, "S3"));
+    assert_true(l->t > 5 * S && l->t < 8 * S);
+    /* t=6s S1 restarts with its term, vote and log, as a follower. */
+    assert_int_equal(note(e, "restarts: term, vote and log kept", "S1", 1)->t, 6 * S);
+    assert_null(note(e, "elected leader", "S1", 2));
+    /* The new leader had A's grant in its log: it renews A's lease on A's
+     * keep-alives (every ttl/3 = 3.333333333s from 2.004s; the one at
+     * 5.337s found S1 down and no leader yet) ... */
+    const struct trace_event *rn = must(e, TRACE_SRV_RENEW, NULL, 1);
+    assert_int_equal(rn->node, l->node);
+    assert_int_equal(rn->peer, A);
+    assert_true(rn->t > l->t);
+    /* ... and denies B, naming A as the holder. */
+    const struct trace_event *d = must(e, TRACE_SRV_DENY, NULL, 1);
+    assert_int_equal(d->node, l->node);
+    assert_int_equal(d->peer, B);
+    assert_int_equal(d->a, A);
+    assert_true(d->t >= 8 * S);
+    /* A releases at 12.008s; only then is B granted, with a higher revision. */
+    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
+    assert_int_equal(x->t, 12 * S + 8 * MS);
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_true(b->t > x->t);
+    assert_true(b->token > 2);
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r->double_entries, 0);
+    assert_int_equal(r->lost_updates, 0);
+    assert_int_equal(r->final_stock, 3);
+    engine_free(e);
+}
+
+static const char *PAUSE_TIMELINE = "lock consensus ttl=10s first-candidate=S1\n"
+                                    "resource stock=1 fencing=%s\nnetwork latency=1ms\nduration 40s\n"
+                                    "client A @2s: acquire; read; work 5s; write; release\n"
+                                    "client B @13s: acquire retry=1s; read; write; work 5s; release\n"
+                                    "@3s pause A 20s\n";
+
+static struct engine *pause_run(const char *fencing) {
+    char text[1024];
+    snprintf(text, sizeof text, PAUSE_TIMELINE, fencing);
+    return run_text(text);
+}
+
+/* The lease expires on the leader after the TTL without keep-alives while
+ * the client is paused; the next grant's revision is higher. */
+static void test_lease_expires_while_paused(void **state) {
+    (void)state;
+    struct engine *e = pause_run("off");
+    int A = node_of(e, "A"), B = node_of(e, "B");
+    /* t=2.003s grant, revision 2; the leader's deadline is 12.003s by its
+     * monotonic clock. A pauses at 3s, before its first keep-alive (due at
+     * 2.004s + 3.333333333s): no renewal ever reaches the leader. */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->token, 2);
+    assert_int_equal(g->b, 12 * S + 3 * MS);
+    assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, 3 * S);
+    for (int i = 1; find(e, TRACE_SRV_RENEW, NULL, i); i++)
+        assert_int_not_equal(find(e, TRACE_SRV_RENEW, NULL, i)->peer, A);
+    /* t=12.003s the leader proposes the revoke (entry 3); committed and
+     * applied at 12.005s: A's lease is gone, and only the leader says so. */
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
+    assert_int_equal(x->t, 12 * S + 5 * MS);
+    assert_int_equal(x->peer, A);
+    assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL), 1);
+    /* t=13s B acquires: entry 4, revision 4 > 2. */
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 13 * S + 4 * MS);
+    assert_int_equal(b->token, 4);
+    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 2)->peer, B);
+    /* A is still "in" its critical section, paused: consensus cannot help. */
+    const struct trace_event *de = must(e, TRACE_DOUBLE_ENTRY_BEGIN, NULL, 1);
+    assert_int_equal(de->t, 13 * S + 4 * MS);
+    /* t=23s A resumes and writes at once (its work ended during the pause);
+     * an unfenced resource accepts revision 2 after revision 4. */
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w->t, 23 * S + 1 * MS);
+    assert_int_equal(w->peer, A);
+    assert_int_equal(w->token, 2);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r->stale_accepted, 1);
+    assert_int_equal(r->lost_updates, 1);
+    engine_free(e);
+}
+
+/* The revision rejects the stale write on a fenced resource. */
+static void test_revision_fences_stale_write(void **state) {
+    (void)state;
+    struct engine *e = pause_run("on");
+    int A = node_of(e, "A"), B = node_of(e, "B");
+    /* B writes first with revision 4: accepted, the resource records 4. */
+    const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w1->t, 13 * S + 7 * MS);
+    assert_int_equal(w1->peer, B);
+    assert_int_equal(w1->token, 4);
+    assert_int_equal(w1->b, TRACE_WRITE_ACCEPTED);
+    /* A resumes at 23s and writes with revision 2: REJECTED (2 < 4). */
+    const struct trace_event *w2 = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w2->t, 23 * S + 1 * MS);
+    assert_int_equal(w2->peer, A);
+    assert_int_equal(w2->token, 2);
+    assert_int_equal(w2->b, TRACE_WRITE_REJECTED_STALE);
+    /* A's release finds the lock no longer its own: nothing is deleted. */
+    const struct trace_event *k = must(e, TRACE_SRV_KEEP, "S1", 1);
+    assert_int_equal(k->peer, A);
+    assert_int_equal(count(e, TRACE_SRV_DELETE, NULL), 1); /* B's own release */
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r->double_entries, 1); /* the lock still let both in */
+    assert_int_equal(r->stale_rejected, 1);
+    assert_int_equal(r->stale_accepted, 0);
+    assert_int_equal(r->lost_updates, 0);
+    assert_int_equal(r->final_stock, 0);
+    engine_free(e);
+}
+
+/* Keep-alives every ttl/3 hold a lease far beyond its TTL. */
+static void test_keepalives_hold_lease(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus ttl=3s first-candidate=S1\n"
+                                "network latency=1ms\nduration 30s\n"
+                                "client A @2s: acquire; work 10s; release\n"
+                                "client B @6s: acquire retry=1s; release\n");
+    int A = node_of(e, "A");
+    /* A is granted at 2.004s; its keep-alives leave every 1s and each is
+     * committed 3ms later: the first renewal is at 3.007s. */
+    const struct trace_event *r1 = must(e, TRACE_SRV_RENEW, "S1", 1);
+    assert_int_equal(r1->t, 3 * S + 7 * MS);
+    assert_int_equal(r1->peer, A);
+    assert_int_equal(r1->a, 3 * S);
+    assert_int_equal(must(e, TRACE_SRV_RENEW, "S1", 2)->t, 4 * S + 7 * MS);
+    /* Never expired; B is denied until A releases at 12.004s. */
+    assert_null(find(e, TRACE_SRV_EXPIRE, NULL, 1));
+    assert_non_null(find(e, TRACE_SRV_DENY, "S1", 1));
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > 12 * S + 4 * MS);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
+/* A crashed holder stops its keep-alives; the leader expires its lease
+ * after the TTL and the waiting client gets the lock: nobody is stuck. */
+static void test_crashed_holder_expires(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus ttl=5s first-candidate=S1\n"
+                                "network latency=1ms\nduration 30s\n"
+                                "client A @2s: acquire; work 20s; release\n"
+                                "client B @3s: acquire retry=1s; release\n"
+                                "@4s crash A\n");
+    /* A's last renewal was committed at 3.673666666s (keep-alive at
+     * 2.004s + 1.666666666s, plus 3ms); 5s later the leader revokes. */
+    const struct trace_event *r = must(e, TRACE_SRV_RENEW, "S1", 1);
+    assert_int_equal(r->t, 3 * S + 673666666);
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
+    assert_int_equal(x->t, r->t + 5 * S + 2 * MS);
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > x->t);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->stuck, 0);
+    engine_free(e);
+}
+
+/* A new leader restarts every lease's timer on election (etcd's lessor
+ * Promote): the lease of a holder that went silent under the old leader
+ * expires a full TTL after the election, never earlier, and not never. */
+static void test_new_leader_restarts_lease(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus ttl=10s first-candidate=S1\n"
+                                "network latency=1ms\nduration 40s\n"
+                                "client A @2s: acquire; work 20s; release\n"
+                                "client B @3s: acquire retry=1s; release\n"
+                                "@3s crash A\n@4s crash S1\n");
+    /* S1's deadline for A was 12.003s; S1 is gone at 4s. */
+    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->b, 12 * S + 3 * MS);
+    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    assert_non_null(l);
+    /* The new leader expires A's lease 10s after its election, plus the
+     * 2ms its revoke takes to commit: later than S1 would have. */
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, NULL, 1);
+    assert_int_equal(x->node, l->node);
+    assert_int_equal(x->peer, node_of(e, "A"));
+    assert_int_equal(x->t, l->t + 10 * S + 2 * MS);
+    assert_true(x->t > 12 * S + 3 * MS);
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > x->t);
+    assert_int_equal(engine_report(e)->stuck, 0);
+    engine_free(e);
+}
+
+/* A follower cut off long enough for the leader to compact its log past
+ * what it holds catches up by snapshot, and is then part of the majority
+ * that decides the lock. */
+static void test_snapshot_catches_up_follower(void **state) {
+    (void)state;
+    /* ttl=300ms: A's keep-alive every 100ms is one log entry: more than the
+     * 256-entry ring while S3 is away. */
+    struct engine *e = run_text("lock consensus ttl=300ms request-timeout=50ms first-candidate=S1\n"
+                                "network latency=1ms\nduration 50s\n"
+                                "client A @2s: acquire; work 40s; release\n"
+                                "client B @38s: acquire retry=500ms; release\n"
+                                "@3s partition S3 | S1 S2 A B R\n"
+                                "@35s heal\n"
+                                "@37s crash S2\n");
+    /* S3 rejoins with a higher term (it kept campaigning); the leader steps
+     * down and a leader with the whole log is elected again. */
+    const struct trace_event *h = must(e, TRACE_HEAL, NULL, 1);
+    const struct trace_event *snap = note(e, "installs the leader's snapshot", "S3", 1);
+    assert_non_null(snap);
+    assert_true(snap->t > h->t && snap->t < 37 * S);
+    /* S3 left at index 12 or so; the leader's ring starts far beyond it. */
+    assert_true(snap->a > 200);
+    /* From 37s S2 is down: every commit needs S3. A's lease is still renewed,
+     * B is denied, and B gets the lock only after A's release at 42s. */
+    const struct trace_event *last_renew = NULL;
+    for (int i = 1; find(e, TRACE_SRV_RENEW, NULL, i); i++) last_renew = find(e, TRACE_SRV_RENEW, NULL, i);
+    assert_non_null(last_renew);
+    assert_true(last_renew->t > 41 * S);
+    assert_null(find(e, TRACE_SRV_EXPIRE, NULL, 1));
+    const struct trace_event *d = must(e, TRACE_SRV_DENY, NULL, 1);
+    assert_true(d->t >= 38 * S);
+    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_true(b->t > x->t);
+    assert_true(b->token > (uint64_t)snap->a);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
+/* One server is a majority of one: it elects itself and commits alone. */
+static void test_single_server(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus servers=1 first-candidate=S1\n"
+                                "network latency=1ms\nduration 5s\n"
+                                "client A @2s: acquire; release\n");
+    assert_int_equal(note(e, "elected leader, term 1", "S1", 1)->t, 1 * S);
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->t, 2 * S + 1 * MS);
+    assert_int_equal(g->token, 2);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 2 * S + 2 * MS);
+    engine_free(e);
+}
+
+/* Chaos: partitions, crashes, restarts, pauses of servers and loss, on
+ * several seeds. Whatever happens, Raft's election safety holds (at most one
+ * leader per term) and the lock service's own record is a sequence: a grant
+ * only when nobody holds the lock, revisions strictly increasing, and every
+ * client's ACQUIRED revisions increasing too. (Mutual exclusion itself is not
+ * an invariant: a client cut off from the leader keeps believing in a lease
+ * that expired, which is the seed's point.) */
+static void test_chaos_invariants(void **state) {
+    (void)state;
+    for (int seed = 1; seed <= 12; seed++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "lock consensus servers=5 ttl=2s request-timeout=300ms\n"
+                 "seed %d\nresource stock=1000\nnetwork latency=1ms..15ms loss=2%%\n"
+                 "link * R loss=0%%\nlink R * loss=0%%\n" /* the resource has no retries */
+                 "duration 120s\n"
+                 "clients 4 @1s every=250ms repeat=0 think=200ms: acquire retry=300ms jitter=200ms; "
+                 "read; write; work 300ms; release\n"
+                 "@10s partition S1 S2 C1 | S3 S4 S5 C2 C3 C4 R\n"
+                 "@18s heal\n@22s crash S3\n@25s pause S4 3s\n@29s restart S3\n"
+                 "@35s partition S1 S3 | S2 S4 S5 C1 C2 C3 C4 R\n@44s heal\n"
+                 "@50s crash S1\n@51s crash S2\n@56s restart S1\n@58s restart S2\n"
+                 "@70s partition S5 C1 | S1 S2 S3 S4 C2 C3 C4 R\n@80s heal\n"
+                 "@90s crash S4\n@91s crash S5\n@95s restart S4\n@96s restart S5\n",
+                 seed);
+        struct engine *e = run_text(text);
+        const struct trace *tr = engine_trace(e);
+        int leaders[512] = {0}; /* leader node + 1 per term */
+        uint64_t held = 0, last = 0;
+        int holder = -1, grants = 0;
+        uint64_t client_last[64] = {0};
+        int gave_up[64] = {0};
+        for (size_t i = 0; i < tr->len; i++) {
+            const struct trace_event *ev = &tr->ev[i];
+            if (ev->kind == TRACE_SRV_NOTE && ev->text && strncmp(ev->text, "elected leader", 14) == 0) {
+                assert_true(ev->a > 0 && ev->a < 512);
+                if (leaders[ev->a] && leaders[ev->a] != ev->node + 1) {
+                    fprintf(stderr, "seed %d: two leaders in term %lld\n", seed, (long long)ev->a);
+                    fail();
+                }
+                leaders[ev->a] = ev->node + 1;
+            } else if (ev->kind == TRACE_SRV_GRANT) {
+                assert_true(is_server(e, ev->node));
+                if (ev->token == held && ev->peer == holder) continue; /* a new leader re-records it */
+                if (held) {
+                    fprintf(stderr, "seed %d t=%lld: grant %llu while %llu is held\n", seed,
+                            (long long)ev->t, (unsigned long long)ev->token, (unsigned long long)held);
+                    fail();
+                }
+                assert_true(ev->token > last);
+                held = last = ev->token;
+                holder = ev->peer;
+                grants++;
+            } else if ((ev->kind == TRACE_SRV_EXPIRE && ev->peer == holder) ||
+                       (ev->kind == TRACE_SRV_DELETE && ev->a == holder)) {
+                held = 0;
+                holder = -1;
+            } else if (ev->kind == TRACE_SRV_NOTE && ev->text &&
+                       strncmp(ev->text, "release unanswered", 18) == 0) {
+                gave_up[ev->node] = 1;
+            } else if (ev->kind == TRACE_ACQUIRED) {
+                /* The same revision again only when the release never reached
+                 * the service: the lock stayed under the client's lease, and
+                 * re-acquiring finds it, as etcd's Mutex finds its own key. */
+                assert_true(ev->node >= 0 && ev->node < 64);
+                assert_true(ev->token > client_last[ev->node] ||
+                            (ev->token == client_last[ev->node] && gave_up[ev->node]));
+                client_last[ev->node] = ev->token;
+                gave_up[ev->node] = 0;
+            }
+        }
+        assert_true(grants > 10); /* the run made progress between the faults */
+        engine_free(e);
+    }
+}
+
+/* Options are checked, with messages that name what is expected. */
+static void test_options(void **state) {
+    (void)state;
+    char msg[256];
+    assert_int_equal(build_error("lock consensus tll=3s\nclient A: acquire\n", msg, sizeof msg), -1);
+    assert_string_equal(msg, "unknown option 'tll' for consensus; expected ttl, token, "
+                             "request-timeout, election-timeout, heartbeat, check-quorum, "
+                             "first-candidate");
+    assert_int_equal(build_error("lock consensus token=zxid\nclient A: acquire\n", msg, sizeof msg), -1);
+    assert_string_equal(msg, "token 'zxid' is not revision or none");
+    assert_int_equal(build_error("lock consensus first-candidate=S0\nclient A: acquire\n", msg, sizeof msg), -1);
+    assert_string_equal(msg, "first-candidate 'S0' is not a lock server S1..S15, or none");
+    assert_int_equal(build_error("lock consensus ttl=0s\nclient A: acquire\n", msg, sizeof msg), -1);
+    assert_string_equal(msg, "ttl '0s' is not a duration of at least 1us, such as 10s");
+    assert_int_equal(build_error("lock consensus servers=7 ttl=5s election-timeout=500ms "
+                                 "heartbeat=50ms check-quorum=off request-timeout=2s\n"
+                                 "client A: acquire\n", msg, sizeof msg), 0);
+    /* Three servers unless the scenario says otherwise. */
+    assert_int_equal(lock_algo_find("consensus")->default_servers, 3);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_elected_leader_grants_log_index),
+        cmocka_unit_test(test_token_none),
+        cmocka_unit_test(test_minority_refuses_grant),
+        cmocka_unit_test(test_partitioned_leader_cannot_grant),
+        cmocka_unit_test(test_deposed_leader_entry_overwritten),
+        cmocka_unit_test(test_grant_survives_leader_crash),
+        cmocka_unit_test(test_lease_expires_while_paused),
+        cmocka_unit_test(test_revision_fences_stale_write),
+        cmocka_unit_test(test_keepalives_hold_lease),
+        cmocka_unit_test(test_crashed_holder_expires),
+        cmocka_unit_test(test_new_leader_restarts_lease),
+        cmocka_unit_test(test_snapshot_catches_up_follower),
+        cmocka_unit_test(test_single_server),
+        cmocka_unit_test(test_chaos_invariants),
+        cmocka_unit_test(test_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
