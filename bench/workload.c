@@ -235,8 +235,8 @@ int wl_run(struct scenario *s, uint64_t e_events, int close_s, struct wl_result 
     counts = &c;
     double t0 = wl_now_s();
     int rc = engine_new(&e, s, &o, &err);
-    double t1 = wl_now_s();
     if (close_s) scenario_close(s);
+    double t1 = wl_now_s();
     if (rc != 0) {
         counts = NULL;
         return rc == -2 ? -2 : -1;

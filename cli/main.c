@@ -726,7 +726,7 @@ static int cmd_list(void) {
         struct scenario s;
         struct scn_error err;
         scenario_init(&s);
-        if (scenario_load(&s, g.gl_pathv[i], &err) == 0) printf("  %-44s %s\n", g.gl_pathv[i], s.title);
+        if (scenario_load(&s, g.gl_pathv[i], &err) == 0) printf("  %-56s %s\n", g.gl_pathv[i], s.title);
         scenario_close(&s);
     }
     globfree(&g);

@@ -89,17 +89,18 @@ enum {
     M_VOTE = 1,     /* a = term, b = last log index, value = last log term */
     M_VOTE_REPLY,   /* a = term, b = 1 granted */
     M_APPEND,       /* a = (term, leader commit), b = (prev index, prev term),
-                       token = (entry term, kind << 8 | proposer + 1) or 0,
-                       ttl_ns = entry's client node, req = its request id,
-                       value = its lease */
-    M_APPEND_REPLY, /* a = term, b = 1 success, value = match index or hint */
-    M_SNAPSHOT,     /* a = term, b = (snapshot index, term), ttl_ns = holder
-                       node or -1, value = lease, token = revision */
+                       token = (entry term, kind << 28 | (proposer + 1) << 24 |
+                       (client + 1)) or 0, req = the client's request id,
+                       value = its lease, ttl_ns = the leader's send time */
+    M_APPEND_REPLY, /* a = term, b = 1 success, value = match index or hint,
+                       ttl_ns = the send time of the message answered */
+    M_SNAPSHOT,     /* a = (term, holder node + 1), b = (snapshot index, term),
+                       value = lease, token = revision, ttl_ns = send time */
     M_ACQUIRE,      /* client -> server: req, value = lease */
     M_RELEASE,      /* client -> server: req, value = lease */
     M_KEEPALIVE,    /* client -> server: req, value = lease */
     M_REPLY         /* server -> client: req, a = enum result, b = leader node
-                       hint (or -1), token = revision */
+                       hint (or -1), token = revision, ttl_ns = lease left */
 };
 
 enum {
@@ -166,6 +167,7 @@ struct cons_server {
     int64_t next[MAXS];        /* leader: next index to send each follower (pipelined) */
     int64_t match[MAXS];       /* leader: highest index known stored on each follower */
     uint8_t active[MAXS];      /* leader: heard from since the last quorum check */
+    sim_ns acked_at[MAXS];     /* leader: latest send time (its clock) a follower answered */
     sim_ns lease_deadline;     /* leader: by its monotonic clock */
     uint64_t expiring;         /* leader: lease whose revoke it has proposed, 0 = none */
     int noted_owner;           /* holder the trace shows for this server, -1 none */
@@ -178,6 +180,7 @@ struct cons_client {
     int target;                /* server index it believes leads */
     int op;                    /* OP_* in flight */
     uint32_t req;              /* request id of the operation in flight */
+    sim_ns sent_mono;          /* when it was sent, by this client's monotonic clock */
     int asked;                 /* servers asked for this operation */
     uint64_t t_request;
     int holding;               /* holds the lock as far as it knows */
@@ -334,11 +337,11 @@ static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) {
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
     struct lock_msg m = {0};
     m.type = M_SNAPSHOT;
-    m.a = s->term;
+    m.a = pack(s->term, s->snap.held ? s->snap.owner + 1 : 0);
     m.b = pack(s->snap_index, s->snap_term);
-    m.ttl_ns = s->snap.held ? s->snap.owner : -1;
     m.value = s->snap.lease;
     m.token = s->snap.revision;
+    m.ttl_ns = now_mono(ctx);
     s->next[f] = s->snap_index + 1;
     lock_send(ctx, lock_server(ctx, f), &m);
 }
@@ -356,11 +359,11 @@ static void send_append(struct lock_ctx *ctx, struct cons_server *s, int f) {
     m.type = M_APPEND;
     m.a = pack(s->term, s->commit);
     m.b = pack(next - 1, term_at(s, next - 1));
-    m.ttl_ns = -1;
+    m.ttl_ns = now_mono(ctx);
     if (next <= s->last_index) {
         const struct cons_entry *e = entry_at(s, next);
-        m.token = (uint64_t)pack(e->term, (int64_t)e->kind << 8 | (e->proposer + 1));
-        m.ttl_ns = e->client;
+        m.token = (uint64_t)pack(e->term, (int64_t)e->kind << 28 | (int64_t)(e->proposer + 1) << 24 |
+                                              (int64_t)(e->client + 1));
         m.req = e->creq;
         m.value = e->lease;
         s->next[f] = next + 1;
@@ -374,21 +377,36 @@ static void send_all(struct lock_ctx *ctx, struct cons_server *s) {
 }
 
 static void reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node,
-                         uint64_t revision) {
+                         uint64_t revision, sim_ns lease_left) {
     struct lock_msg m = {0};
     m.type = M_REPLY;
     m.req = req;
     m.a = result;
     m.b = leader_node;
     m.token = revision;
+    m.ttl_ns = lease_left;
     lock_send(ctx, to, &m);
 }
 
-/* The lock left the state machine: the leader records it; a follower only
- * clears a holder it once recorded itself (see the note at the top). */
-static void note_removal(struct lock_ctx *ctx, struct cons_server *s, int owner, int requester,
-                         int expired) {
-    if (s->role != ROLE_LEADER && s->noted_owner != owner) return;
+/* Raft dissertation 6.4.1 (the leader lease behind lease-based reads): a
+ * majority answered messages this leader sent within the last election
+ * timeout, so no other leader can have been elected since. A leader that
+ * was paused or cut off, and commits from answers that waited for it,
+ * fails this test: it applies those entries silently, like a follower,
+ * and the trace keeps the record made by the leader elected meanwhile. */
+static int leader_fresh(struct lock_ctx *ctx, const struct cons_server *s) {
+    sim_ns since = now_mono(ctx) - cfg(ctx)->election_ns;
+    int heard = 1;
+    for (int f = 0; f < s->n; f++)
+        if (f != s->self && s->acked_at[f] >= since) heard++;
+    return heard >= majority(s);
+}
+
+/* The lock left the state machine: the leader records it; any other server
+ * only clears a holder it once recorded itself (see the note at the top). */
+static void note_removal(struct lock_ctx *ctx, struct cons_server *s, int record, int owner,
+                         int requester, int expired) {
+    if (!record && s->noted_owner != owner) return;
     if (expired) lock_note_expire(ctx, owner);
     else lock_note_delete(ctx, requester, owner);
     s->noted_owner = -1;
@@ -404,9 +422,11 @@ static void forget_lease(struct lock_ctx *ctx, struct cons_server *s) {
  * server that proposed the entry answers the client. */
 static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, const struct cons_entry *e) {
     const struct cons_config *c = cfg(ctx);
-    int leader = s->role == ROLE_LEADER;
+    int leader = s->role == ROLE_LEADER;     /* keeps lease timers */
+    int record = leader && leader_fresh(ctx, s); /* writes the trace record */
     int result = 0;
     uint64_t rev = 0;
+    sim_ns left = c->ttl_ns;
     switch (e->kind) {
     case E_ACQUIRE: /* if the key is absent, put it under this lease */
         if (!s->sm.held) {
@@ -416,17 +436,18 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             s->sm.revision = (uint64_t)idx;
             result = R_GRANTED;
             rev = (uint64_t)idx;
-            if (leader) {
-                restart_lease(ctx, s);
+            if (leader) restart_lease(ctx, s);
+            if (record) {
                 lock_note_grant(ctx, e->client, rev, c->ttl_ns, s->lease_deadline);
                 s->noted_owner = e->client;
             }
         } else if (s->sm.lease == e->lease) { /* a retry of an acquire that succeeded */
             result = R_GRANTED;
             rev = s->sm.revision;
+            if (leader) left = s->lease_deadline > now_mono(ctx) ? s->lease_deadline - now_mono(ctx) : 0;
         } else {
             result = R_DENIED;
-            if (leader) lock_note_deny(ctx, e->client, s->sm.owner);
+            if (record) lock_note_deny(ctx, e->client, s->sm.owner);
         }
         break;
     case E_RELEASE: /* delete the key only if it is under this lease */
@@ -436,19 +457,17 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             s->sm.owner = -1;
             result = R_RELEASED;
             if (leader) forget_lease(ctx, s);
-            note_removal(ctx, s, owner, e->client, 0);
+            note_removal(ctx, s, record, owner, e->client, 0);
         } else {
             result = R_NOT_HELD;
-            if (leader) lock_note_keep(ctx, e->client, s->sm.held ? s->sm.owner : -1);
+            if (record) lock_note_keep(ctx, e->client, s->sm.held ? s->sm.owner : -1);
         }
         break;
     case E_KEEPALIVE:
         if (s->sm.held && s->sm.lease == e->lease && !(leader && s->expiring == e->lease)) {
             result = R_RENEWED;
-            if (leader) {
-                restart_lease(ctx, s);
-                lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
-            }
+            if (leader) restart_lease(ctx, s);
+            if (record) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
         } else {
             result = R_LEASE_GONE;
         }
@@ -459,14 +478,14 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             s->sm.held = 0;
             s->sm.owner = -1;
             if (leader) forget_lease(ctx, s);
-            note_removal(ctx, s, owner, -1, 1);
+            note_removal(ctx, s, record, owner, -1, 1);
         }
         break;
     default: /* E_NOOP */
         break;
     }
     if (result && e->client >= 0 && e->proposer == s->self)
-        reply_client(ctx, e->client, e->creq, result, -1, rev);
+        reply_client(ctx, e->client, e->creq, result, -1, rev, left);
 }
 
 static void apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
@@ -542,6 +561,7 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
         s->next[f] = s->last_index + 1;
         s->match[f] = 0;
         s->active[f] = 0;
+        s->acked_at[f] = INT64_MIN;
     }
     lock_note(ctx, term_text(elected_text, s->term, "elected leader (term in field a)"), s->term,
               s->votes);
@@ -656,13 +676,15 @@ static void on_vote_reply(struct lock_ctx *ctx, struct cons_server *s, const str
     if (++s->votes >= majority(s)) become_leader(ctx, s);
 }
 
-static void reply_append(struct lock_ctx *ctx, struct cons_server *s, int to, int ok, int64_t value) {
+static void reply_append(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
+                         int ok, int64_t value) {
     struct lock_msg r = {0};
     r.type = M_APPEND_REPLY;
     r.a = s->term;
     r.b = ok;
     r.value = (uint64_t)value;
-    lock_send(ctx, to, &r);
+    r.ttl_ns = m->ttl_ns; /* the leader's send time, echoed */
+    lock_send(ctx, m->from, &r);
 }
 
 /* A message from the leader of term `term`: follow it. Returns 0 when the
@@ -681,18 +703,18 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
     int64_t term = hi32(m->a), leader_commit = lo32(m->a);
     int64_t prev = hi32(m->b), prev_term = lo32(m->b);
     if (!follow(ctx, s, term, from)) {
-        reply_append(ctx, s, m->from, 0, s->last_index + 1);
+        reply_append(ctx, s, m, 0, s->last_index + 1);
         return;
     }
     if (prev > s->last_index) { /* a gap: ask for what follows our last entry */
-        reply_append(ctx, s, m->from, 0, s->last_index + 1);
+        reply_append(ctx, s, m, 0, s->last_index + 1);
         return;
     }
     if (prev >= s->snap_index && term_at(s, prev) != prev_term) {
         /* A conflict: hint at the first index of the conflicting term. */
         int64_t t = term_at(s, prev), h = prev;
         while (h - 1 > s->snap_index && term_at(s, h - 1) == t) h--;
-        reply_append(ctx, s, m->from, 0, h);
+        reply_append(ctx, s, m, 0, h);
         return;
     }
     /* Our log agrees with the leader's up to prev (below the snapshot,
@@ -702,18 +724,20 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
         apply_committed(ctx, s);
     }
     int64_t last_new = prev;
-    int kind = (int)((lo32((int64_t)m->token) >> 8) & 0xff);
+    int64_t bits = lo32((int64_t)m->token);
+    int kind = (int)(bits >> 28);
     if (kind != E_NONE) {
         struct cons_entry e = {.term = hi32((int64_t)m->token), .kind = kind,
-                               .proposer = (int)(lo32((int64_t)m->token) & 0xff) - 1,
-                               .client = (int)m->ttl_ns, .creq = m->req, .lease = m->value};
+                               .proposer = (int)((bits >> 24) & 0xf) - 1,
+                               .client = (int)(bits & 0xffffff) - 1, .creq = m->req,
+                               .lease = m->value};
         int64_t idx = prev + 1;
         last_new = idx;
         if (idx > s->snap_index) {
             if (idx <= s->last_index && term_at(s, idx) != e.term)
                 s->last_index = idx - 1; /* drop the conflicting suffix */
             if (idx > s->last_index && log_append(s, &e) != 0) {
-                reply_append(ctx, s, m->from, 0, idx);
+                reply_append(ctx, s, m, 0, idx);
                 return;
             }
         }
@@ -725,19 +749,20 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
             apply_committed(ctx, s);
         }
     }
-    reply_append(ctx, s, m->from, 1, last_new > s->snap_index ? last_new : s->snap_index);
+    reply_append(ctx, s, m, 1, last_new > s->snap_index ? last_new : s->snap_index);
 }
 
 static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
                         int from) {
-    if (!follow(ctx, s, m->a, from)) {
-        reply_append(ctx, s, m->from, 0, s->last_index + 1);
+    if (!follow(ctx, s, hi32(m->a), from)) {
+        reply_append(ctx, s, m, 0, s->last_index + 1);
         return;
     }
     int64_t si = hi32(m->b), st = lo32(m->b);
     if (si > s->commit) {
-        struct cons_sm snap = {.held = m->ttl_ns >= 0, .owner = m->ttl_ns >= 0 ? (int)m->ttl_ns : -1,
-                               .lease = m->value, .revision = m->token};
+        int owner = (int)lo32(m->a) - 1;
+        struct cons_sm snap = {.held = owner >= 0, .owner = owner, .lease = m->value,
+                               .revision = m->token};
         /* Raft section 7: keep the entries after the snapshot if our log
          * has its last entry; otherwise the whole log is replaced. */
         if (!(si <= s->last_index && term_at(s, si) == st)) s->last_index = si;
@@ -752,7 +777,7 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
         }
         lock_note(ctx, "installs the leader's snapshot of the lock state", si, st);
     }
-    reply_append(ctx, s, m->from, 1, si);
+    reply_append(ctx, s, m, 1, si);
 }
 
 static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
@@ -763,6 +788,7 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     }
     if (s->role != ROLE_LEADER || m->a != s->term) return; /* stale */
     s->active[f] = 1;
+    if (m->ttl_ns > s->acked_at[f]) s->acked_at[f] = m->ttl_ns;
     int64_t v = (int64_t)m->value;
     if (m->b) {
         if (v > s->match[f]) s->match[f] = v;
@@ -783,7 +809,7 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
 static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
     if (s->role != ROLE_LEADER) {
         reply_client(ctx, m->from, m->req, R_REDIRECT,
-                     s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0);
+                     s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
         return;
     }
     int kind = m->type == M_ACQUIRE ? E_ACQUIRE : m->type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
@@ -880,6 +906,7 @@ static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
     m.req = c->req = ++c->next_req;
     m.value = c->op == OP_ACQUIRE ? c->lease : c->held_lease;
     m.ttl_ns = cfg(ctx)->ttl_ns;
+    c->sent_mono = now_mono(ctx);
     c->asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
     cancel(ctx, &c->t_request);
@@ -992,13 +1019,21 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     int op = c->op;
     c->op = OP_NONE;
     c->target = lock_server_index(ctx, m->from);
-    if (op == OP_ACQUIRE && m->a == R_GRANTED) {
+    /* Chubby's conservative client lease: what the server had left, less the
+     * whole round trip, since the server's clock started no earlier than the
+     * request left. A grant that comes back too late is no grant. */
+    sim_ns validity = m->ttl_ns - (now_mono(ctx) - c->sent_mono);
+    if (op == OP_ACQUIRE && m->a == R_GRANTED && validity <= 0) {
+        lock_note(ctx, "the grant came back after its lease would have run out; ignored",
+                  (int64_t)m->token, validity);
+        lock_refused(ctx);
+    } else if (op == OP_ACQUIRE && m->a == R_GRANTED) {
         c->holding = 1;
         c->held_lease = c->lease;
         c->revision = m->token;
         c->ka_asked = 0;
         c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
-        lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, cfg(ctx)->ttl_ns);
+        lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, validity);
     } else if (op == OP_ACQUIRE) {
         lock_refused(ctx);
     } else {

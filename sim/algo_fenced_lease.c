@@ -56,12 +56,6 @@ struct fenced_resource {
     uint64_t last;       /* token of the last accepted write; 0 = none */
 };
 
-/* The engine service that reports, to a client, the highest token the
- * resource announced in the client's latest read reply. It is declared weak
- * until engine.c provides it (see the report for the change): without it a
- * client-side check sees 0 and never abandons a write. */
-uint64_t lock_read_token(struct lock_ctx *ctx) __attribute__((weak));
-
 /* 1 when `rule` refuses `token`, given the highest and the last accepted. */
 static int refuses(int rule, uint64_t token, uint64_t highest, uint64_t last) {
     switch (rule) {
@@ -75,6 +69,7 @@ static void defaults(void *config) {
     struct fenced_config *c = config;
     memset(c, 0, sizeof *c);
     kv_config_default(&c->kv, "fenced-lease", ALLOWED);
+    kv_config_replicated(&c->kv);
     c->kv.fenced = 1;
     c->kv.persistence = KV_PERSIST_ALWAYS; /* a token counter that resets is no fence */
     c->kv.extra_options = "compare, check";
@@ -127,7 +122,7 @@ static int client_write_ok(struct lock_ctx *ctx, void *state) {
     const struct fenced_config *c = lock_config(ctx);
     const struct kv_client *k = state;
     if (c->check != FENCE_AT_CLIENT) return 1;
-    uint64_t seen = lock_read_token ? lock_read_token(ctx) : 0;
+    uint64_t seen = lock_read_token(ctx);
     return !refuses(c->compare, k->token, seen, seen);
 }
 
@@ -139,19 +134,9 @@ const struct lock_algo algo_fenced_lease = {
     .default_servers = 1,
     .max_servers = KV_MAX_SERVERS,
     .config_size = sizeof(struct fenced_config),
-    .client_size = sizeof(struct kv_client),
-    .server_size = sizeof(struct kv_server),
     .config_default = defaults,
     .option = option,
-    .client_acquire = kv_client_acquire,
-    .client_release = kv_client_release,
-    .client_recv = kv_client_recv,
-    .client_timer = kv_client_timer,
-    .server_init = kv_server_init,
-    .server_recv = kv_server_recv,
-    .server_timer = kv_server_timer,
-    .server_restart = kv_server_restart,
-    .server_control = kv_server_control,
+    KV_ALGO_CALLBACKS,
     .resource_size = sizeof(struct fenced_resource),
     .resource_write = resource_write,
     .client_write_ok = client_write_ok,

@@ -6,7 +6,10 @@
 #define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
                  KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
 
-static void defaults(void *config) { kv_config_default(config, "lease", ALLOWED); }
+static void defaults(void *config) {
+    kv_config_default(config, "lease", ALLOWED);
+    kv_config_replicated(config);
+}
 static int option(void *config, const char *k, const char *v, char *err, size_t n) {
     return kv_option(config, k, v, err, n);
 }
@@ -18,17 +21,7 @@ const struct lock_algo algo_lease = {
     .default_servers = 1,
     .max_servers = KV_MAX_SERVERS,
     .config_size = sizeof(struct kv_config),
-    .client_size = sizeof(struct kv_client),
-    .server_size = sizeof(struct kv_server),
     .config_default = defaults,
     .option = option,
-    .client_acquire = kv_client_acquire,
-    .client_release = kv_client_release,
-    .client_recv = kv_client_recv,
-    .client_timer = kv_client_timer,
-    .server_init = kv_server_init,
-    .server_recv = kv_server_recv,
-    .server_timer = kv_server_timer,
-    .server_restart = kv_server_restart,
-    .server_control = kv_server_control,
+    KV_ALGO_CALLBACKS,
 };

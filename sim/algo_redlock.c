@@ -385,9 +385,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
 const struct lock_algo algo_redlock = {
     .abi = LOCK_ABI_VERSION,
     .name = "redlock",
-    .summary = "Redlock: SET NX PX on a majority of N servers (default 5), validity = TTL - elapsed - "
-               "drift; options ttl, quorum, elapsed-check, elapsed-clock, drift-factor, drift-extra, "
-               "request-timeout, release-all, expiry-clock, persistence, delayed-restart",
+    .summary = "Redlock: SET NX PX on a majority of N servers (default 5); validity = TTL - elapsed - drift",
     .default_servers = 5,
     .max_servers = SCN_MAX_SERVERS,
     .config_size = sizeof(struct redlock_config),

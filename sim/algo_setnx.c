@@ -8,6 +8,7 @@
 static void defaults(void *config) {
     struct kv_config *c = config;
     kv_config_default(c, "setnx", ALLOWED);
+    kv_config_replicated(c);
     c->ttl_ns = 0;
     c->unique_value = 0;
     c->release = KV_RELEASE_DEL;
@@ -24,17 +25,7 @@ const struct lock_algo algo_setnx = {
     .default_servers = 1,
     .max_servers = KV_MAX_SERVERS,
     .config_size = sizeof(struct kv_config),
-    .client_size = sizeof(struct kv_client),
-    .server_size = sizeof(struct kv_server),
     .config_default = defaults,
     .option = option,
-    .client_acquire = kv_client_acquire,
-    .client_release = kv_client_release,
-    .client_recv = kv_client_recv,
-    .client_timer = kv_client_timer,
-    .server_init = kv_server_init,
-    .server_recv = kv_server_recv,
-    .server_timer = kv_server_timer,
-    .server_restart = kv_server_restart,
-    .server_control = kv_server_control,
+    KV_ALGO_CALLBACKS,
 };

@@ -59,6 +59,7 @@ struct client {
     int has_read;
     int64_t read_value;
     int64_t read_version;
+    uint64_t read_token;  /* highest token the resource reported in the last read */
     int write_after_read; /* the read was made implicitly by a write step */
     uint32_t req;        /* outstanding resource request id */
     int point_count[SCN_POINT_COUNT];
@@ -555,6 +556,7 @@ static void resource_reply(struct engine *e, int node, const struct slot *s) {
         c->has_read = 1;
         c->read_value = s->m.a;
         c->read_version = s->m.b;
+        c->read_token = s->m.token;
         if (c->write_after_read) {
             reach_point(e, node, SCN_POINT_BEFORE_WRITE);
             c->state = CS_WRITING;
@@ -581,6 +583,7 @@ static void resource_recv(struct engine *e, const struct slot *s) {
         r.type = RES_READ_REPLY;
         r.a = e->stock;
         r.b = e->version;
+        r.token = e->max_token; /* the highest token it has accepted */
     } else if (s->m.type == RES_WRITE) {
         int result = TRACE_WRITE_ACCEPTED;
         if (e->algo->resource_write) {
@@ -957,6 +960,10 @@ void lock_cancel(struct lock_ctx *x, uint64_t handle) {
     if (t && t->node == x->node) timer_free(x->e, t);
 }
 uint64_t lock_random(struct lock_ctx *x) { return rng_next(&x->e->rng); }
+uint64_t lock_read_token(struct lock_ctx *x) {
+    const struct client *c = x->e->nodes[x->node].cl;
+    return c && c->has_read ? c->read_token : 0;
+}
 
 void lock_granted(struct lock_ctx *x, uint64_t token, sim_ns validity_ns) {
     struct engine *e = x->e;

@@ -43,12 +43,6 @@ _Static_assert(KV_MAX_SERVERS == SCN_MAX_SERVERS, "kv.h's KV_MAX_SERVERS must ma
 enum { PHASE_NONE, PHASE_ACQUIRE, PHASE_RELEASE, PHASE_RELEASE_GET, PHASE_RELEASE_DEL };
 enum { T_EXPIRY = 1, T_TIMEOUT, T_REPL, T_PING, T_WAIT };
 
-/* The built-in single-key algorithms, which run as a replicated primary when
- * given several servers. Their files predate replication; every other user
- * of the store (Redlock: N independent masters) keeps replication off unless
- * it sets c->replication itself. */
-static const char *const replicated_algos[] = {"setnx", "lease", "fenced-lease"};
-
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed) {
     memset(c, 0, sizeof *c);
     c->ttl_ns = 30 * SIM_NS_PER_S;
@@ -63,11 +57,11 @@ void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allo
     c->replication = KV_REPL_OFF;
     c->wait_timeout_ns = SIM_NS_PER_S;
     c->min_replicas_max_lag_ns = 10 * SIM_NS_PER_S; /* Redis's default */
-    for (size_t i = 0; algo_name && i < sizeof replicated_algos / sizeof replicated_algos[0]; i++)
-        if (strcmp(algo_name, replicated_algos[i]) == 0) {
-            c->replication = KV_REPL_ASYNC;
-            c->allowed |= KV_OPT_REPLICATION;
-        }
+}
+
+void kv_config_replicated(struct kv_config *c) {
+    c->replication = KV_REPL_ASYNC;
+    c->allowed |= KV_OPT_REPLICATION;
 }
 
 static const struct {
@@ -455,8 +449,12 @@ static void send_ack(struct lock_ctx *ctx, const struct kv_server *s, int to) {
  * primary's stream replaces them. */
 static void follow(struct lock_ctx *ctx, struct kv_server *s, uint32_t epoch, int primary) {
     if (s->role == KV_ROLE_PRIMARY) {
-        lock_note(ctx, "steps down to replica: another primary has a newer epoch", /* a = epoch, b = primary */
-                  epoch, primary);
+        /* note: a = epoch, b = the other primary */
+        if (epoch > s->epoch)
+            lock_note(ctx, "steps down to replica: another primary has a newer epoch", epoch, primary);
+        else
+            lock_note(ctx, "steps down to replica: another primary of the same epoch has a lower number",
+                      epoch, primary);
         s->role = KV_ROLE_REPLICA;
         cancel(ctx, &s->expiry_timer);
         cancel(ctx, &s->ping_timer);
@@ -506,7 +504,7 @@ static void repl_recv(struct lock_ctx *ctx, struct kv_server *s, const struct lo
         follow(ctx, s, epoch, m->from);
         moved = 1;
     }
-    if (moved || !s->synced || m->a > s->offset) apply_snapshot(ctx, s, m, moved);
+    if (moved || !s->synced || m->a > s->offset) apply_snapshot(ctx, s, m, moved || !s->synced);
     send_ack(ctx, s, m->from);
 }
 

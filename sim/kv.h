@@ -99,7 +99,7 @@ struct kv_config {
 #define KV_OPT_PERSISTENCE (1u << 5)
 #define KV_OPT_TIMEOUT (1u << 6)
 /* repl-lag, wait, wait-timeout, min-replicas-to-write, min-replicas-max-lag;
- * kv_config_default adds it whenever replication is on. */
+ * kv_config_replicated adds it. */
 #define KV_OPT_REPLICATION (1u << 7)
 
 /* A replication message the primary holds back for repl-lag. */
@@ -165,10 +165,23 @@ struct kv_client {
     int timeouts;          /* servers that timed out for this request */
 };
 
-/* Fill defaults. Replication is on for the built-in single-key algorithms
- * (setnx, lease, fenced-lease) and off for every other algo_name; an
- * algorithm may change c->replication after this call. */
+/* The client and server callbacks of an algorithm that is this store plus
+ * this client (setnx, lease, fenced-lease), for a struct lock_algo
+ * initialiser: `.config_default = ..., .option = ..., KV_ALGO_CALLBACKS,`. */
+#define KV_ALGO_CALLBACKS                                                                  \
+    .client_size = sizeof(struct kv_client), .server_size = sizeof(struct kv_server),      \
+    .client_acquire = kv_client_acquire, .client_release = kv_client_release,              \
+    .client_recv = kv_client_recv, .client_timer = kv_client_timer,                        \
+    .server_init = kv_server_init, .server_recv = kv_server_recv,                          \
+    .server_timer = kv_server_timer, .server_restart = kv_server_restart,                  \
+    .server_control = kv_server_control
+
+/* Fill defaults; replication is off (see kv_config_replicated). */
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed);
+/* Run as one primary with asynchronous replicas when given several servers
+ * (setnx, lease, fenced-lease); without it every server is an independent
+ * master (Redlock). Call after kv_config_default. */
+void kv_config_replicated(struct kv_config *c);
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t errlen);
 
 void kv_server_init(struct lock_ctx *ctx, void *state);

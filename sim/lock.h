@@ -120,6 +120,9 @@ uint64_t lock_timer(struct lock_ctx *ctx, enum lock_clock clock, sim_ns delay_ns
 void lock_cancel(struct lock_ctx *ctx, uint64_t handle);
 /* Uniform 64-bit draw from the engine's single seeded PRNG. */
 uint64_t lock_random(struct lock_ctx *ctx);
+/* Client side: the highest fencing token the resource reported in this
+ * client's latest read reply (0 = none yet, or no read since acquiring). */
+uint64_t lock_read_token(struct lock_ctx *ctx);
 
 /* Client outcomes. token is the fencing token the client will attach to its
  * writes (0 = none); validity_ns is how long the client believes it holds

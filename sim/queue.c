@@ -12,7 +12,7 @@
  * ladder queue's "top" (Tang, Goh and Thng, ACM TOMACS 15(3), 2005), so the
  * worst case stays O(log n):
  *
- *   bucket b       holds times [b * 2^SHIFT, (b + 1) * 2^SHIFT);
+ *   bucket b       holds times [b * W, (b + 1) * W), W = QUEUE_BUCKET_NS;
  *   cur            the bucket being popped: its events are in `run` (sorted,
  *                  consumed from the head) and `near` (a binary heap);
  *   cur+1 .. cur+SLOTS-1   the wheel: per bucket a list of chunks of events
@@ -30,21 +30,25 @@
  * time once the run holds one time, the common case), else it goes to
  * `near`. Pop takes the smaller of the run's head and near's top.
  *
- * The bucket width suits events microseconds to milliseconds apart, which is
- * what latencies, leases and pauses in scenarios are; any other spacing is
+ * The bucket width, 1 us, suits events microseconds to milliseconds apart,
+ * which is what latencies, leases and pauses in scenarios are; and since
+ * scenario times are whole microseconds in practice, a bucket then holds
+ * one time and its run is in order without sorting. Any other spacing is
  * still correct, only closer to heap speed. */
 #include "queue.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define SHIFT QUEUE_BUCKET_SHIFT
 #define SLOTS QUEUE_SLOTS
 #define MASK ((int64_t)SLOTS - 1)
 #define WORDS (SLOTS / 64)
-#define CHUNK 31      /* events per chunk: 8 + 31 * 32 = 1000 bytes */
+#ifndef CHUNK
+#define CHUNK 15      /* events per chunk: 8 + 15 * 32 = 488 bytes */
+#endif
 #define FAR_ARITY 4
 #define SORT_SMALL 24 /* insertion sort up to this many run events, else heapify */
+#define SHRINK_MIN 65536 /* run and near give memory back from this capacity on */
 
 #if defined(__GNUC__)
 #define COLD __attribute__((noinline, cold)) /* keeps push and pop small and leaf-like */
@@ -73,8 +77,11 @@ static inline int earlier(const struct sim_event *a, const struct sim_event *b) 
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-/* Bucket of a time; an arithmetic shift, so negative times order too. */
-static inline int64_t bucket_of(sim_ns t) { return t >> SHIFT; }
+/* Bucket of a time: floor(t / width), so negative times order too. The
+ * width is a constant, so the division compiles to a multiplication. */
+static inline int64_t bucket_of(sim_ns t) {
+    return t >= 0 ? t / QUEUE_BUCKET_NS : -((-(t + 1)) / QUEUE_BUCKET_NS) - 1;
+}
 
 void queue_init(struct queue *q) { memset(q, 0, sizeof *q); }
 
@@ -98,6 +105,20 @@ static int reserve(void *arrp, size_t *cap, size_t need, size_t size) {
     *(void **)arrp = n;
     *cap = ncap;
     return 0;
+}
+
+/* An empty run or near array that a burst made large (all clients starting
+ * at once) goes back to a size near what is needed now; rarely, so no
+ * allocation happens per event. */
+static void shrink(struct sim_event **arr, size_t *cap, size_t need) {
+    if (*cap < SHRINK_MIN || need * 16 > *cap) return;
+    size_t ncap = 1024;
+    while (ncap < need * 4) ncap *= 2;
+    struct sim_event *n = realloc(*arr, ncap * sizeof *n);
+    if (n) {
+        *arr = n;
+        *cap = ncap;
+    }
 }
 
 /* ---- near: binary min-heap ------------------------------------------------ */
@@ -282,6 +303,8 @@ COLD static int advance(struct queue *q) {
     size_t need = far_count(q, 0, nb);
     if (from_wheel)
         for (uint32_t i = w->head[s]; i; i = q->pool[i - 1].next) need += q->pool[i - 1].n;
+    shrink(&q->run, &q->run_cap, need);
+    shrink(&q->near, &q->near_cap, 0);
     if (reserve(&q->run, &q->run_cap, need, sizeof *q->run) != 0) return -1;
     q->cur = nb;
     q->run_head = q->run_len = 0;

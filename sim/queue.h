@@ -7,7 +7,7 @@
  * event: every array grows by doubling and is reused.
  *
  * Inside (sim/queue.c says why): a timing wheel of QUEUE_SLOTS buckets of
- * 2^QUEUE_BUCKET_SHIFT ns for the near future, a 4-ary heap for events
+ * QUEUE_BUCKET_NS ns for the near future, a 4-ary heap for events
  * beyond the wheel, and for the current bucket a sorted run consumed from
  * its head plus a small heap for the rare out-of-order push. Any time may
  * be pushed at any moment, including times before the last pop; push and
@@ -21,8 +21,8 @@
 
 #include "vtime.h"
 
-#define QUEUE_BUCKET_SHIFT 10 /* bucket width 1024 ns */
-#define QUEUE_SLOTS 4096      /* buckets on the wheel: span 4.19 ms */
+#define QUEUE_BUCKET_NS 1000 /* bucket width: 1 us */
+#define QUEUE_SLOTS 4096     /* buckets on the wheel: a span of 4.096 ms */
 
 struct sim_event {
     sim_ns t;       /* true time at which it fires */
@@ -38,7 +38,7 @@ struct queue_chunk; /* up to 31 events of one bucket, in push order */
 struct queue {
     size_t len;                /* events queued, in all parts */
     uint64_t next_seq;         /* seq of the next push */
-    int64_t cur;               /* current bucket: t >> QUEUE_BUCKET_SHIFT */
+    int64_t cur;               /* current bucket: floor(t / QUEUE_BUCKET_NS) */
     /* The current bucket, and anything pushed earlier than it. */
     struct sim_event *run;     /* owned: sorted by (t, seq), popped from run_head */
     size_t run_head, run_len, run_cap;

@@ -130,11 +130,13 @@ static void test_elected_leader_grants_log_index(void **state) {
     assert_int_equal(g->b, 12 * S + 3 * MS);
     /* Only the leader records it, once. */
     assert_int_equal(count(e, TRACE_SRV_GRANT, "S2") + count(e, TRACE_SRV_GRANT, "S3"), 0);
-    /* t=2.004s: the answer reaches A: revision 2 is its fencing token. */
+    /* t=2.004s: the answer reaches A: revision 2 is its fencing token. A
+     * counts its lease from when it sent the request (Chubby's conservative
+     * client lease): 10s less the 4ms round trip. */
     const struct trace_event *a = must(e, TRACE_ACQUIRED, "A", 1);
     assert_int_equal(a->t, 2 * S + 4 * MS);
     assert_int_equal(a->token, 2);
-    assert_int_equal(a->a, 10 * S);
+    assert_int_equal(a->a, 10 * S - 4 * MS);
     /* t=3.004s A releases: entry 3 is committed at 3.007s, and the lock is deleted. */
     const struct trace_event *d = must(e, TRACE_SRV_DELETE, "S1", 1);
     assert_int_equal(d->t, 3 * S + 7 * MS);

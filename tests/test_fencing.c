@@ -12,10 +12,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-/* Provided by engine.c once read replies carry the resource's highest token;
- * weak here (as in algo_fenced_lease.c) so the test builds either way. */
-uint64_t lock_read_token(struct lock_ctx *ctx) __attribute__((weak));
-
 static struct engine *run_text(const char *text) {
     struct scenario s;
     struct scn_error err;
@@ -77,7 +73,7 @@ static const struct trace_event *must(const struct engine *e, int kind, const ch
  *   C takes 43 at 12s (B's lease expired at 11s) and writes twice. */
 static const char *SEQUENCE =
     "lock fenced-lease ttl=5s first-token=41 compare=%s\n"
-    "resource stock=10 fencing=on\nnetwork latency=0ms\nduration 30s\n"
+    "resource stock=10\nnetwork latency=0ms\nduration 30s\n"
     "client A: acquire; work 10s; write; release\n"
     "client B @6s: acquire; write; write; work 10s; release\n"
     "client C @12s: acquire retry=1s; write; write; release\n";
@@ -126,7 +122,7 @@ static void test_compare_modes_on_a_fixed_sequence(void **state) {
 
 static const char *SEED_TIMELINE =
     "lock fenced-lease ttl=30s first-token=41 compare=%s\n"
-    "resource stock=1 fencing=on\nnetwork latency=0ms\nduration 60s\n"
+    "resource stock=1\nnetwork latency=0ms\nduration 60s\n"
     "client A: acquire; read; work 10s; write; release\n"
     "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
     "@5s pause A 27s\n";
@@ -171,7 +167,7 @@ static void test_equality_check_is_not_fencing(void **state) {
 
 static const char *READ_PAUSE_WRITE =
     "lock fenced-lease ttl=10s first-token=41 check=%s\n"
-    "resource stock=2 fencing=%s\nnetwork latency=1ms\nduration 40s\n"
+    "resource stock=2\nnetwork latency=1ms\nduration 40s\n"
     "client A: acquire; read; write; release\n"
     "client B @11s: acquire retry=1s; read; write; release\n"
     "on A.%s pause A 15s\n";
@@ -182,7 +178,7 @@ static const char *READ_PAUSE_WRITE =
 static void test_client_check_defeated_by_a_pause(void **state) {
     (void)state;
     char text[1024];
-    snprintf(text, sizeof text, READ_PAUSE_WRITE, "client", "off", "between-read-and-write");
+    snprintf(text, sizeof text, READ_PAUSE_WRITE, "client", "between-read-and-write");
     struct engine *e = run_text(text);
     int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
     /* 3ms: A reads 2; 4ms: it pauses; 10.001s: its lease expires on S1. */
@@ -207,7 +203,7 @@ static void test_client_check_defeated_by_a_pause(void **state) {
     engine_free(e);
 
     /* The fix: the same run with the resource validating the token. */
-    snprintf(text, sizeof text, READ_PAUSE_WRITE, "resource", "on", "between-read-and-write");
+    snprintf(text, sizeof text, READ_PAUSE_WRITE, "resource", "between-read-and-write");
     e = run_text(text);
     w2 = must(e, TRACE_WRITE, "R", 2);
     assert_int_equal(w2->t, 15 * S + 5 * MS);
@@ -221,16 +217,11 @@ static void test_client_check_defeated_by_a_pause(void **state) {
 
 /* check=client does work when nothing comes between the read and the write:
  * A pauses before reading, reads B's token 42 at 15.005s, and abandons its
- * write. Needs the engine to report the resource's highest token in read
- * replies (lock_read_token); skipped until it does. */
+ * write: the read reply carries the resource's highest token (lock_read_token). */
 static void test_client_check_without_a_pause_between(void **state) {
     (void)state;
-    if (!lock_read_token) {
-        fprintf(stderr, "engine.c does not provide lock_read_token yet\n");
-        skip();
-    }
     char text[1024];
-    snprintf(text, sizeof text, READ_PAUSE_WRITE, "client", "off", "after-acquire");
+    snprintf(text, sizeof text, READ_PAUSE_WRITE, "client", "after-acquire");
     struct engine *e = run_text(text);
     /* B writes with 42 at 11.005s; A resumes at 15.002s, reads 1 unit and
      * token 42 at 15.003s, and at 15.004s its check (41 < 42) abandons the write. */
@@ -250,7 +241,7 @@ static void test_client_check_without_a_pause_between(void **state) {
  * resource refuses it under check=resource; check=client lets it in. */
 static void test_write_without_token(void **state) {
     (void)state;
-    struct engine *e = run_text("lock fenced-lease\nresource stock=3 fencing=on\n"
+    struct engine *e = run_text("lock fenced-lease\nresource stock=3\n"
                                 "client A: write\n");
     assert_int_equal(must(e, TRACE_WRITE, "R", 1)->b, TRACE_WRITE_REJECTED_NOTOKEN);
     assert_int_equal(engine_report(e)->final_stock, 3);
@@ -262,7 +253,7 @@ static void test_write_without_token(void **state) {
 }
 
 /* The algorithm's rule wins over the scenario's `resource fencing=off`: the
- * stale write is still rejected at the resource. */
+ * stale write is still rejected at the resource, and the run is SAFE. */
 static void test_algorithm_rule_wins_over_scenario_flag(void **state) {
     (void)state;
     struct engine *e = run_text("lock fenced-lease ttl=30s first-token=41\n"
@@ -275,6 +266,7 @@ static void test_algorithm_rule_wins_over_scenario_flag(void **state) {
     assert_int_equal(w2->b, TRACE_WRITE_REJECTED_STALE);
     assert_int_equal(engine_report(e)->stale_accepted, 0);
     assert_int_equal(engine_report(e)->final_stock, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
     engine_free(e);
 }
 

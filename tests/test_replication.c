@@ -447,6 +447,8 @@ static void test_replication_options(void **state) {
     struct kv_config c;
     char msg[256];
     kv_config_default(&c, "lease", KV_OPT_TTL);
+    assert_int_equal(c.replication, KV_REPL_OFF); /* off until the algorithm asks */
+    kv_config_replicated(&c);
     assert_int_equal(c.replication, KV_REPL_ASYNC);
     assert_int_equal(kv_option(&c, "wait", "2", msg, sizeof msg), 0);
     assert_int_equal(c.wait_replicas, 2);
@@ -455,6 +457,36 @@ static void test_replication_options(void **state) {
     assert_int_equal(kv_option(&c, "wait", "1", msg, sizeof msg), -1);
     assert_string_equal(msg, "unknown option 'wait' for independent-masters; expected ttl");
     engine_free(NULL);
+}
+
+/* Two operators promote S2 and S3 while each is cut off: two primaries in
+ * epoch 2. On the heal the lower number wins and everyone follows S2. */
+static void test_two_promotions_converge(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease servers=3\nnetwork latency=1ms\nduration 10s\n"
+                                "client A @5s: acquire; work 1s; release\n"
+                                "@1s partition S1 | S2 | S3\n@2s promote S2\n@2s promote S3\n@4s heal\n");
+    int S2 = node_of(engine_trace(e), "S2");
+    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S2", N_PROMOTED, 1)->a, 2);
+    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S3", N_PROMOTED, 1)->a, 2);
+    /* 4.001s: S1 (epoch 1) and S3 (epoch 2, higher number) step down to S2. */
+    const struct trace_event *s1 = must_text(e, TRACE_SRV_NOTE, "S1", N_STEP_DOWN, 1);
+    assert_int_equal(s1->t, 4 * S + 1 * MS);
+    assert_int_equal(s1->b, S2);
+    const struct trace_event *s3 = must_text(
+        e, TRACE_SRV_NOTE, "S3", "steps down to replica: another primary of the same epoch has a lower number", 1);
+    assert_int_equal(s3->t, 4 * S + 1 * MS);
+    assert_int_equal(s3->b, S2);
+    assert_null(find_text(e, TRACE_SRV_NOTE, "S2", N_STEP_DOWN, 1));
+    /* 5s: A asks S1, is redirected (5.002s) and S2 grants (5.003s); both
+     * replicas copy the grant at 5.004s. */
+    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "A", N_REDIRECT, 1)->t, 5 * S + 2 * MS);
+    assert_int_equal(must(e, TRACE_SRV_GRANT, "S2", 1)->t, 5 * S + 3 * MS);
+    assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
+    assert_null(find(e, TRACE_SRV_GRANT, "S3", 1));
+    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S1", N_COPY_GRANT, 1)->t, 5 * S + 4 * MS);
+    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S3", N_COPY_GRANT, 1)->t, 5 * S + 4 * MS);
+    engine_free(e);
 }
 
 /* Promoting the primary, or a store with one server, changes nothing. */
@@ -483,6 +515,7 @@ int main(void) {
         cmocka_unit_test(test_primary_restarts_empty_and_replicas_copy_it),
         cmocka_unit_test(test_replica_redirects_to_primary),
         cmocka_unit_test(test_replication_options),
+        cmocka_unit_test(test_two_promotions_converge),
         cmocka_unit_test(test_promote_noops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
