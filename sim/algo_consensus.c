@@ -34,8 +34,10 @@
  *    answer the client. A new leader appends a no-op so that everything
  *    before it commits promptly (section 8).
  *  - Persistence (5.1, 7). Term, vote, log and snapshot survive a crash
- *    (server_restart keeps them: every append counts as written to disk);
- *    commit index, state machine, role and timers are volatile and rebuilt.
+ *    (server_restart keeps them: every append counts as written to disk), and
+ *    so does the lock state with the index it has applied, as etcd keeps its
+ *    backend and consistent index; role, timers and leader bookkeeping are
+ *    volatile.
  *    The log is a ring of LOG_CAP entries; applied entries are compacted
  *    into a snapshot of the lock state, and a follower that needs compacted
  *    entries receives InstallSnapshot instead.
@@ -630,18 +632,20 @@ static void server_init(struct lock_ctx *ctx, void *state) {
 static void server_restart(struct lock_ctx *ctx, void *state) {
     struct cons_server *s = state;
     /* The engine dropped every timer at the crash. Term, vote, log and
-     * snapshot are on disk; everything else starts again. */
+     * snapshot are on disk, and so is the lock state with the index it has
+     * applied (etcd's backend and its consistent index), so nothing is
+     * applied twice; what was applied is committed. Everything else starts
+     * again. */
     s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = 0;
     s->role = ROLE_FOLLOWER;
     s->leader = -1;
-    s->commit = s->applied = s->snap_index;
-    s->sm = s->snap;
+    s->commit = s->applied;
     s->votes = 0;
     s->expiring = 0;
     s->noted_owner = -1; /* the checker forgot this server's holder at the crash */
     s->campaigns = 0;
-    lock_note(ctx, "restarts: term, vote and log kept on disk; lock state rebuilt from the log",
-              s->term, s->last_index);
+    lock_note(ctx, "restarts with its term, vote, log and lock state from disk", s->term,
+              s->last_index);
     s->election_ns = random_timeout(ctx);
     arm_election(ctx, s);
 }

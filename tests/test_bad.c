@@ -106,6 +106,9 @@ static void run_bounded(char *const *args, int nargs, struct outcome *o) {
         dup2(fo, 1);
         dup2(fe, 2);
         setenv("NO_COLOR", "1", 1);
+        /* A sanitizer report must not pass for locksim's own exit 1. */
+        setenv("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1:exitcode=86", 0);
+        setenv("ASAN_OPTIONS", "exitcode=86", 0);
         execv(argv[0], argv);
         _exit(127);
     }
@@ -229,6 +232,9 @@ static void check_outcome(const char *path, const struct expectation *x,
     if (o->signaled)
         fail_msg("%s: killed by signal %d (%s); stderr: %.600s", path, o->sig, strsignal(o->sig),
                  o->err);
+    if (strstr(o->err, "runtime error:") || strstr(o->err, "AddressSanitizer") ||
+        strstr(o->err, "LeakSanitizer"))
+        fail_msg("%s: sanitizer report (exit %d): %.800s", path, o->code, o->err);
     if (o->code != x->code)
         fail_msg("%s: exit code %d, expected %d; stderr: %.600s", path, o->code, x->code, o->err);
     if (!BAD_SANITIZED && o->maxrss_kib > BAD_MEM_LIMIT_BYTES / 1024)

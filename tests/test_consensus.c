@@ -301,8 +301,8 @@ static void test_grant_survives_leader_crash(void **state) {
     assert_non_null(l);
     assert_true(l->node == node_of(e, "S2") || l->node == node_of(e, "S3"));
     assert_true(l->t > 5 * S && l->t < 8 * S);
-    /* t=6s S1 restarts with its term, vote and log, as a follower. */
-    assert_int_equal(note(e, "restarts: term, vote and log kept", "S1", 1)->t, 6 * S);
+    /* t=6s S1 restarts with its term, vote, log and lock state, as a follower. */
+    assert_int_equal(note(e, "restarts with its term, vote, log and lock state", "S1", 1)->t, 6 * S);
     assert_null(note(e, "elected leader", "S1", 2));
     /* The new leader had A's grant in its log: it renews A's lease on A's
      * keep-alives (every ttl/3 = 3.333333333s from 2.004s; the one at

@@ -91,11 +91,11 @@ static void test_seed_plain_lease(void **state) {
     assert_int_equal(x->t, 30 * S);
     assert_int_equal(x->peer, A);
     assert_int_equal(must(e, TRACE_CS_EXIT, "A", 1)->t, 32 * S); /* A leaves only at 32s */
-    /* t=31: B acquires, legitimately, token 42 on the server. */
+    /* t=31: B acquires, legitimately. A plain lease hands out no token. */
     g = must(e, TRACE_SRV_GRANT, "S1", 2);
     assert_int_equal(g->t, 31 * S);
     assert_int_equal(g->peer, B);
-    assert_int_equal(g->token, 42);
+    assert_int_equal(g->token, 0);
     assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 31 * S);
     /* Both are in the critical section from 31s. */
     const struct trace_event *de = must(e, TRACE_DOUBLE_ENTRY_BEGIN, NULL, 1);
