@@ -75,11 +75,13 @@ static const char usage_run[] =
     "  --no-color          plain ASCII (also when NO_COLOR is set or not a terminal)\n";
 
 static const char usage_check[] =
-    "Usage: locksim check [--quiet] FILE...\n"
+    "Usage: locksim check [--quiet] [--format text|json|tap|junit] FILE...\n"
     "\n"
-    "Runs each scenario and checks its `expect` lines. Prints one line per file\n"
-    "(and each failed expectation). Exit 1 if any expectation fails, 65/66 if a\n"
-    "file is malformed or missing.\n";
+    "Runs each scenario and checks its `expect` lines. text: one line per file and\n"
+    "each failed expectation, then `scenarios: N passed, M failed`; json: one `run\n"
+    "--format json` object per line (JSON Lines); tap: TAP version 13; junit: one\n"
+    "JUnit XML testsuite, one testcase per file. Exit 1 if any expectation fails,\n"
+    "65/66 if a file is malformed or missing (the worst code wins).\n";
 
 static const char usage_matrix[] =
     "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"
@@ -129,11 +131,15 @@ struct run_opts {
     int quiet;
 };
 
+/* The last error message printed, for reports that carry it (check --format). */
+static char last_error[600];
+
 static void print_scn_error(const struct scn_error *err) {
     if (err->pos.line > 0)
-        fprintf(stderr, "%s:%d:%d: %s\n", err->file, err->pos.line, err->pos.col, err->msg);
+        snprintf(last_error, sizeof last_error, "%s:%d:%d: %s", err->file, err->pos.line, err->pos.col, err->msg);
     else
-        fprintf(stderr, "%s: %s\n", err->file, err->msg);
+        snprintf(last_error, sizeof last_error, "%s: %s", err->file, err->msg);
+    fprintf(stderr, "%s\n", last_error);
 }
 
 /* Load a user-written algorithm from a shared object. */
@@ -183,6 +189,7 @@ static int load_scenario(struct scenario *s, const struct run_opts *o) {
     scenario_init(s);
     int rc = scenario_load(s, o->file, &err);
     if (rc == -2) {
+        snprintf(last_error, sizeof last_error, "%s", err.msg);
         fprintf(stderr, "%s: %s\n", prog, err.msg);
         return EXIT_NOINPUT;
     }
@@ -461,63 +468,159 @@ static int cmd_run(int argc, char **argv) {
     return failed ? EXIT_EXPECT : EXIT_OK;
 }
 
+/* One scenario's outcome for `check`. */
+struct check_result {
+    const char *file;
+    int rc;                 /* 0 ran, else the exit code of its failure (65, 66, 70) */
+    char error[600];        /* when rc != 0 */
+    enum scn_verdict verdict;
+    int nexpects, failed;
+    char failures[2048];    /* one line per failed expectation */
+};
+
+static void xml_str(FILE *f, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\n') fputc(*s, f);
+        }
+    }
+}
+
+static void check_one(struct check_result *cr, int json) {
+    struct run_opts o = {0};
+    o.file = cr->file;
+    struct scenario s;
+    last_error[0] = 0;
+    int rc = load_scenario(&s, &o);
+    struct engine *e = NULL;
+    if (!rc) rc = run_engine(&e, &s, NULL, 0);
+    scenario_close(&s);
+    if (rc) {
+        cr->rc = rc;
+        snprintf(cr->error, sizeof cr->error, "%s", last_error[0] ? last_error : "cannot run");
+        return;
+    }
+    const struct scenario *es = engine_scenario(e);
+    const struct checker_report *r = engine_report(e);
+    cr->verdict = r->verdict;
+    cr->nexpects = es->nexpects;
+    size_t len = 0;
+    for (int k = 0; k < es->nexpects; k++) {
+        int64_t actual;
+        if (checker_expect_holds(r, &es->expects[k], &actual)) continue;
+        char b[32];
+        metric_value(b, sizeof b, es->expects[k].metric, actual);
+        int w = snprintf(cr->failures + len, sizeof cr->failures - len, "%s:%d: expect %s: measured %s\n",
+                         cr->file, es->expects[k].pos.line, es->expects[k].text, b);
+        if (w > 0 && (size_t)w < sizeof cr->failures - len) len += (size_t)w;
+        cr->failed++;
+    }
+    if (es->nexpects == 0) {
+        snprintf(cr->failures, sizeof cr->failures, "%s: no expect lines: a scenario must state its outcome\n",
+                 cr->file);
+        cr->failed++;
+    }
+    if (json) print_json(stdout, e, &o);
+    engine_free(e);
+}
+
 static int cmd_check(int argc, char **argv) {
-    int quiet = 0, worst = EXIT_OK, files = 0, passed = 0, failed_files = 0, expects = 0;
+    int quiet = 0, files = 0;
+    const char *format = "text";
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0) {
             fputs(usage_check, stdout);
             return EXIT_OK;
         }
-        if (strcmp(argv[i], "--quiet") == 0) {
-            quiet = 1;
-            continue;
-        }
-        if (argv[i][0] == '-') return usage_error("unknown option '%s' for check", argv[i]);
+        if (strcmp(argv[i], "--quiet") == 0) quiet = 1;
+        else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) format = argv[++i];
+        else if (argv[i][0] == '-') return usage_error("unknown or incomplete option '%s' for check", argv[i]);
+        else files++;
     }
+    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "tap") && strcmp(format, "junit"))
+        return usage_error("--format takes text, json, tap or junit, not '%s'", format);
+    if (files == 0) return usage_error("%s", "check needs at least one scenario file");
+    struct check_result *res = calloc((size_t)files, sizeof *res);
+    if (!res) return EXIT_SOFTWARE;
+    int n = 0, json = strcmp(format, "json") == 0;
     for (int i = 0; i < argc; i++) {
-        if (argv[i][0] == '-') continue;
-        struct run_opts o = {0};
-        o.file = argv[i];
-        files++;
-        struct scenario s;
-        int rc = load_scenario(&s, &o);
-        struct engine *e = NULL;
-        if (!rc) rc = run_engine(&e, &s, NULL, 0);
-        scenario_close(&s);
-        if (rc) {
-            failed_files++;
-            if (rc > worst) worst = rc;
+        if (argv[i][0] == '-') {
+            if (strcmp(argv[i], "--format") == 0) i++;
             continue;
         }
-        const struct scenario *es = engine_scenario(e);
-        const struct checker_report *r = engine_report(e);
-        int failed = 0;
-        for (int k = 0; k < es->nexpects; k++) {
-            int64_t actual;
-            expects++;
-            if (checker_expect_holds(r, &es->expects[k], &actual)) continue;
-            char b[32];
-            metric_value(b, sizeof b, es->expects[k].metric, actual);
-            printf("%s:%d: expect %s: measured %s\n", o.file, es->expects[k].pos.line, es->expects[k].text, b);
+        res[n].file = argv[i];
+        check_one(&res[n++], json);
+    }
+    int worst = EXIT_OK, passed = 0, failed = 0, expects = 0;
+    for (int i = 0; i < n; i++) {
+        expects += res[i].nexpects;
+        if (res[i].rc) {
             failed++;
-        }
-        if (es->nexpects == 0) {
-            printf("%s: no expect lines: a scenario must state its outcome\n", o.file);
+            if (res[i].rc > worst) worst = res[i].rc;
+        } else if (res[i].failed) {
             failed++;
-        }
-        if (failed) {
-            failed_files++;
             if (worst == EXIT_OK) worst = EXIT_EXPECT;
         } else {
             passed++;
         }
-        if (!quiet || failed)
-            printf("%-4s %s  (%s, %d expectation%s)\n", failed ? "FAIL" : "ok", o.file,
-                   scn_verdict_name(r->verdict), es->nexpects, es->nexpects == 1 ? "" : "s");
-        engine_free(e);
     }
-    if (files == 0) return usage_error("%s", "check needs at least one scenario file");
-    printf("scenarios: %d passed, %d failed (%d expectations)\n", passed, failed_files, expects);
+    if (strcmp(format, "text") == 0) {
+        for (int i = 0; i < n; i++) {
+            const struct check_result *r = &res[i];
+            if (r->rc) continue; /* already on stderr */
+            fputs(r->failures, stdout);
+            if (!quiet || r->failed)
+                printf("%-4s %s  (%s, %d expectation%s)\n", r->failed ? "FAIL" : "ok", r->file,
+                       scn_verdict_name(r->verdict), r->nexpects, r->nexpects == 1 ? "" : "s");
+        }
+        printf("scenarios: %d passed, %d failed (%d expectations)\n", passed, failed, expects);
+    } else if (strcmp(format, "tap") == 0) {
+        printf("TAP version 13\n1..%d\n", n);
+        for (int i = 0; i < n; i++) {
+            const struct check_result *r = &res[i];
+            int ok = !r->rc && !r->failed;
+            printf("%s %d - %s", ok ? "ok" : "not ok", i + 1, r->file);
+            if (!r->rc) printf(" (%s)", scn_verdict_name(r->verdict));
+            putchar('\n');
+            if (!ok) {
+                printf("  ---\n  message: |\n");
+                const char *m = r->rc ? r->error : r->failures;
+                for (const char *p = m; *p;) {
+                    const char *nl = strchr(p, '\n');
+                    int l = nl ? (int)(nl - p) : (int)strlen(p);
+                    printf("    %.*s\n", l, p);
+                    p += l + (nl ? 1 : 0);
+                }
+                printf("  ...\n");
+            }
+        }
+    } else if (strcmp(format, "junit") == 0) {
+        printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        printf("<testsuite name=\"locksim scenarios\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n", n, failed);
+        for (int i = 0; i < n; i++) {
+            const struct check_result *r = &res[i];
+            printf("  <testcase classname=\"scenarios\" name=\"");
+            xml_str(stdout, r->file);
+            printf("\">");
+            if (r->rc || r->failed) {
+                printf("<failure message=\"");
+                xml_str(stdout, r->rc ? "scenario could not run" : "expectation failed");
+                printf("\">");
+                xml_str(stdout, r->rc ? r->error : r->failures);
+                printf("</failure>");
+            } else {
+                printf("<system-out>verdict %s</system-out>", scn_verdict_name(r->verdict));
+            }
+            printf("</testcase>\n");
+        }
+        printf("</testsuite>\n");
+    }
+    free(res);
     return worst;
 }
 
@@ -553,6 +656,8 @@ static int cmd_matrix(int argc, char **argv) {
         else if (strcmp(a, "--set") == 0 && has) {
             if (o.nsets == 64) return usage_error("too many --set options (at most %s)", "64");
             o.sets[o.nsets++] = argv[++i];
+        } else if (strcmp(a, "--no-color") == 0) {
+            /* the matrix is plain text already */
         } else if (a[0] == '-' && a[1]) return usage_error("unknown or incomplete option '%s' for matrix", a);
         else if (!o.file) o.file = a;
         else return usage_error("matrix takes one scenario file; '%s' is a second", a);

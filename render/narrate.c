@@ -310,8 +310,10 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         else if (e->a)
             snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED: the data may"
                      " now be wrong", me, tk);
-        else
+        else if (e->token)
             snprintf(buf, n, "fencing works: %s's stale write%s was rejected", me, tk);
+        else /* a database rule (version, constraint, key), not a token */
+            snprintf(buf, n, "the resource's own rule refused %s's stale write", me);
         return 0;
     case TRACE_WRITE_SKIPPED:
         tok_paren(tk, sizeof tk, e->token);

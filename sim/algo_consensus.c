@@ -13,16 +13,18 @@
  * Raft (Ongaro & Ousterhout, "In Search of an Understandable Consensus
  * Algorithm", USENIX ATC 2014):
  *  - Terms and elections (section 5.2). A follower that hears nothing from a
- *    leader for its election timeout, drawn at random in [T, 2T) whenever its
- *    term changes, becomes a candidate: it increments its term, votes for
- *    itself and asks every other server for a vote. A server grants at most
+ *    leader for its election timeout, drawn at random in [T, 2T), becomes a
+ *    candidate: it increments its term, votes for itself and asks every
+ *    other server for a vote. The timer restarts when the server hears the
+ *    current leader or grants a vote, not when it merely sees a higher term
+ *    (Figure 2), so a stale candidate cannot keep postponing elections. A server grants at most
  *    one vote per term, and only to a candidate whose log is at least as
  *    up to date as its own (the election restriction, 5.4.1). A majority of
  *    votes makes a leader; any message with a higher term turns a leader or
  *    candidate back into a follower.
  *  - Log replication (5.3). The leader appends each client request to its
- *    log and sends AppendEntries (one entry per message here) carrying the
- *    index and term of the entry before it; a follower whose log does not
+ *    log and sends AppendEntries (one entry per message here, pipelined)
+ *    carrying the index and term of the entry before it; a follower whose log does not
  *    hold that entry refuses, and the leader backs up (by the follower's
  *    hint of where its log or the conflicting term begins) until the logs
  *    agree, after which the follower's conflicting suffix is replaced.
@@ -71,15 +73,28 @@
  * cannot stop a paused holder from writing after its lease is gone. Only
  * the resource, checking the revision, can (resource fencing=on).
  *
- * Trace records (lock_note_grant/deny/renew/expire/delete/keep) are made
- * where the lock state changes on the leader, when it applies the entry, so
- * the checker sees each change once and not on every replica. A follower
- * that once noted a grant as leader notes its removal when it applies it,
- * so that the checker's view of that server does not keep a stale holder.
- * A leader whose commit message was lost before it crashed may be followed
- * by a new leader that notes the same grant again, with the same token. */
+ * Clients (Chubby, section 2.8): a client counts its lease conservatively,
+ * from when it sent the request, so the validity it reports is the lease
+ * the server had left minus the whole round trip, and a grant that comes
+ * back later than that is ignored (the retry finds the lock under the same
+ * lease, or not). Keep-alives go out every ttl/3 on a client timer, which a
+ * pause of the client freezes like any other. The client is not told, and
+ * does not check before writing, that its lease is gone: like an etcd
+ * Mutex, it only learns it from a refused keep-alive.
+ *
+ * Trace records (lock_note_grant/deny/renew/expire/delete/keep) are made by
+ * the leader when it applies the entry, so the checker sees each change
+ * once and not on every replica; and only while a majority has answered it
+ * within an election timeout (leader_fresh), so that a leader that was
+ * paused or cut off and applies entries on answers that waited for it stays
+ * silent like a follower. A server that recorded a grant as leader records
+ * the lock's removal when it applies it later as a follower, so that the
+ * checker's view of that server does not keep a stale holder. One duplicate
+ * remains possible: if a leader's commit messages are all lost before it
+ * crashes, the next leader records the same grant again, same revision. */
 
 #define LOG_CAP 256                  /* entries kept in the log ring */
+#define LOG_RESERVE 8                /* slots client requests leave to no-ops and revokes */
 #define MAXS SCN_MAX_SERVERS
 
 /* Log entries: lock operations. */
@@ -156,14 +171,15 @@ struct cons_server {
     int64_t snap_index;        /* entries up to here are compacted into snap */
     int64_t snap_term;
     struct cons_sm snap;
+    struct cons_sm sm;         /* the lock state, with ... */
+    int64_t applied;           /* ... the index it has applied (etcd's consistent index) */
     /* Volatile. */
     int n;                     /* servers in this run */
     int self;                  /* this server's index */
     int role;
     int leader;                /* server index of the known leader, -1 = unknown */
-    int64_t commit, applied;
-    struct cons_sm sm;
-    sim_ns election_ns;        /* this term's randomized election timeout */
+    int64_t commit;            /* highest index known committed */
+    sim_ns election_ns;        /* the current randomized election timeout */
     int votes;
     uint8_t granted[MAXS];     /* votes received this term, by server index */
     int64_t next[MAXS];        /* leader: next index to send each follower (pipelined) */
@@ -174,6 +190,7 @@ struct cons_server {
     uint64_t expiring;         /* leader: lease whose revoke it has proposed, 0 = none */
     int noted_owner;           /* holder the trace shows for this server, -1 none */
     int campaigns;             /* elections started since it last heard a leader */
+    int log_full;              /* 1 = refusing requests for a full log (noted once) */
     uint64_t t_election, t_heartbeat, t_quorum, t_lease; /* timer handles, 0 = none */
 };
 
@@ -259,14 +276,17 @@ static const struct cons_config *cfg(struct lock_ctx *ctx) { return lock_config(
 
 /* ---- Notes: lock_note needs text that outlives the run ------------------------------- */
 
-#define TERM_TEXTS(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) \
-    X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) \
-    X(27) X(28) X(29) X(30) X(31) X(32)
-#define ELECTED(t) "elected leader, term " #t,
-#define CAMPAIGN(t) "starts an election, term " #t,
-static const char *const elected_text[] = {TERM_TEXTS(ELECTED)};
-static const char *const campaign_text[] = {TERM_TEXTS(CAMPAIGN)};
+/* "<p>1" .. "<p>199", written out by the preprocessor. */
+#define TEN(p, t) p #t "0", p #t "1", p #t "2", p #t "3", p #t "4", p #t "5", p #t "6", \
+    p #t "7", p #t "8", p #t "9"
+#define TENS(p) TEN(p, 1), TEN(p, 2), TEN(p, 3), TEN(p, 4), TEN(p, 5), TEN(p, 6), TEN(p, 7), \
+    TEN(p, 8), TEN(p, 9)
+#define TERMS(p) p "1", p "2", p "3", p "4", p "5", p "6", p "7", p "8", p "9", TENS(p), \
+    TEN(p "1", 0), TENS(p "1")
+static const char *const elected_text[] = {TERMS("elected leader, term ")};
+static const char *const campaign_text[] = {TERMS("starts an election, term ")};
 #define NTERM_TEXTS ((int64_t)(sizeof elected_text / sizeof elected_text[0]))
+_Static_assert(sizeof elected_text / sizeof elected_text[0] == 199, "terms 1..199");
 
 static const char *term_text(const char *const *table, int64_t term, const char *later) {
     return term >= 1 && term <= NTERM_TEXTS ? table[term - 1] : later;
@@ -320,9 +340,14 @@ static void compact(struct cons_server *s) {
     s->snap = s->sm;
 }
 
-static int log_append(struct cons_server *s, const struct cons_entry *e) {
-    if (s->last_index - s->snap_index >= LOG_CAP) compact(s);
-    if (s->last_index - s->snap_index >= LOG_CAP) return -1;
+/* Append at the end of the log, holding at most cap entries beyond the
+ * snapshot. A leader proposing a client request leaves LOG_RESERVE slots
+ * free, so that with its log full of uncommitted requests it can still
+ * append the no-op that lets them commit. A follower takes everything its
+ * leader sends: its own applied index never lags the leader's snapshot. */
+static int log_append(struct cons_server *s, const struct cons_entry *e, int64_t cap) {
+    if (s->last_index - s->snap_index >= cap) compact(s);
+    if (s->last_index - s->snap_index >= cap) return -1;
     s->last_index++;
     s->log[s->last_index % LOG_CAP] = *e;
     return 0;
@@ -390,12 +415,12 @@ static void reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result,
     lock_send(ctx, to, &m);
 }
 
-/* Raft dissertation 6.4.1 (the leader lease behind lease-based reads): a
- * majority answered messages this leader sent within the last election
- * timeout, so no other leader can have been elected since. A leader that
- * was paused or cut off, and commits from answers that waited for it,
- * fails this test: it applies those entries silently, like a follower,
- * and the trace keeps the record made by the leader elected meanwhile. */
+/* A majority answered messages this leader sent within the last election
+ * timeout: the test behind the leader lease of Ongaro's dissertation
+ * (6.4.1), used here only to decide who writes trace records, not for
+ * safety. A leader that was paused or cut off, and commits on answers that
+ * waited for it, fails it: it applies those entries silently, like a
+ * follower, and the trace keeps the record of the leader elected meanwhile. */
 static int leader_fresh(struct lock_ctx *ctx, const struct cons_server *s) {
     sim_ns since = now_mono(ctx) - cfg(ctx)->election_ns;
     int heard = 1;
@@ -519,10 +544,12 @@ static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int cl
                    uint64_t lease) {
     struct cons_entry e = {.term = s->term, .kind = kind, .proposer = s->self, .client = client,
                            .creq = creq, .lease = lease};
-    if (log_append(s, &e) != 0) {
-        lock_note(ctx, "log full: nothing is committing; request dropped", s->last_index, 0);
+    if (log_append(s, &e, client >= 0 ? LOG_CAP - LOG_RESERVE : LOG_CAP) != 0) {
+        if (!s->log_full++)
+            lock_note(ctx, "log full: nothing commits; requests are dropped", s->last_index, 0);
         return -1;
     }
+    s->log_full = 0;
     for (int f = 0; f < s->n; f++) /* followers sent everything before it */
         if (f != s->self && s->next[f] == s->last_index) send_append(ctx, s, f);
     advance_commit(ctx, s); /* a one-server cluster commits at once */
@@ -740,7 +767,7 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
         if (idx > s->snap_index) {
             if (idx <= s->last_index && term_at(s, idx) != e.term)
                 s->last_index = idx - 1; /* drop the conflicting suffix */
-            if (idx > s->last_index && log_append(s, &e) != 0) {
+            if (idx > s->last_index && log_append(s, &e, LOG_CAP) != 0) {
                 reply_append(ctx, s, m, 0, idx);
                 return;
             }

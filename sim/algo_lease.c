@@ -4,7 +4,7 @@
 #include "kv.h"
 
 #define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
-                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
+                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
 
 static void defaults(void *config) {
     kv_config_default(config, "lease", ALLOWED);

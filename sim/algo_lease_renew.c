@@ -25,7 +25,7 @@
  * the kv server reads through lock_config(). */
 
 #define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
-                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
+                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
 
 enum lr_on_lost { LR_LOST_CONTINUE, LR_LOST_ABORT };
 

@@ -62,6 +62,7 @@ struct checker {
     int in_cs;              /* clients now in the critical section */
     int de_first, de_second;
     sim_ns de_since;        /* start of the current double-entry interval, -1 none */
+    int de_announced;       /* it has lasted past its first instant: counted */
     uint32_t g1, g2;        /* newest grant, and newest grant of another client */
     int c1;                 /* client of g1 */
     struct checker_report r;
@@ -74,8 +75,9 @@ struct checker {
 int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
                  sim_ns stuck_after_ns);
 void checker_close(struct checker *c);
-/* The trace observer (arg = struct checker *). */
+/* The trace observer and its advance hook (arg = struct checker *). */
 void checker_observe(void *arg, const struct trace_event *ev);
+void checker_advance(void *arg, sim_ns t);
 /* Close open intervals at end_ns and fill *out. */
 void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out);
 /* Value of one metric in a report. */

@@ -1191,6 +1191,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     rc = -2;
     if (checker_init(&e->ck, &e->tr, e->s.purpose, e->s.stuck_after_ns) != 0) goto out;
     e->tr.observe = checker_observe;
+    e->tr.advance = checker_advance;
     e->tr.observe_arg = &e->ck;
 
     /* Time zero: the resource, the algorithm's nodes, scheduled faults, clients. */

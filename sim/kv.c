@@ -737,6 +737,7 @@ void kv_client_acquire(struct lock_ctx *ctx, void *state) {
     struct kv_client *c = state;
     /* A unique value per attempt, drawn from the engine's PRNG; never 0. */
     c->value = cfg(ctx)->unique_value ? (lock_random(ctx) | 1) : 1;
+    c->acquire_sent_mono = lock_now(ctx, LOCK_CLOCK_MONO);
     send_req(ctx, c, KV_SET_NX, PHASE_ACQUIRE, cfg(ctx)->ttl_ns);
 }
 
@@ -758,7 +759,15 @@ static void done(struct lock_ctx *ctx, struct kv_client *c, const struct lock_ms
     case PHASE_ACQUIRE:
         if (m && m->a) {
             c->token = m->token;
-            lock_granted(ctx, cfg(ctx)->fenced ? m->token : 0, cfg(ctx)->ttl_ns);
+            /* The lease began on the server somewhere between sending and this
+             * reply: the client can only count on TTL minus the round trip
+             * (the Redis docs' "validity time"). 0 would mean "unbounded". */
+            sim_ns validity = 0;
+            if (cfg(ctx)->ttl_ns > 0) {
+                validity = cfg(ctx)->ttl_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->acquire_sent_mono);
+                if (validity < 1) validity = 1;
+            }
+            lock_granted(ctx, cfg(ctx)->fenced ? m->token : 0, validity);
         } else {
             lock_refused(ctx);
         }

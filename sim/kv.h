@@ -163,6 +163,7 @@ struct kv_client {
     sim_ns req_ttl_ns;     /* its ttl_ns */
     int redirects;         /* redirects followed for this request */
     int timeouts;          /* servers that timed out for this request */
+    sim_ns acquire_sent_mono; /* when this acquisition's first SET left, by the monotonic clock */
 };
 
 /* The client and server callbacks of an algorithm that is this store plus

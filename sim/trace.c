@@ -83,6 +83,10 @@ int trace_add_node(struct trace *tr, const char *name, int kind) {
 }
 
 void trace_append(struct trace *tr, const struct trace_event *ev) {
+    if (ev->t > tr->last_t) {
+        if (tr->advance) tr->advance(tr->observe_arg, ev->t);
+        tr->last_t = ev->t;
+    }
     struct trace_event e = *ev;
     e.seq = tr->count++;
     if (tr->keep && !tr->oom) {

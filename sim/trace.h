@@ -130,6 +130,11 @@ struct trace {
     int oom;                  /* 1 = an append could not be stored */
     trace_observer observe;
     void *observe_arg;
+    /* Called with observe_arg before an event later than every event so far
+     * is stored, so an observer can append what it concluded about the
+     * instant that just ended, in time order. */
+    void (*advance)(void *arg, sim_ns t);
+    sim_ns last_t;            /* time of the latest event appended */
     char title[160];
     char algo[48];
     uint64_t seed;

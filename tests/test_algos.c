@@ -539,7 +539,7 @@ static void test_lease_renew_options(void **state) {
     assert_string_equal(err.msg, "on-lost 'panic' is not continue or abort");
     build_fails("lock lease-renew heartbeat=1s\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'heartbeat' for lease-renew; expected ttl, release, value, "
-                                 "first-token, expiry-clock, persistence, request-timeout, renew-every, "
+                                 "expiry-clock, persistence, request-timeout, renew-every, "
                                  "renew-interval, on-lost");
 }
 

@@ -161,6 +161,20 @@ static void test_check_command(void **state) {
     struct result *r = run("check scenarios/gc-pause-outlives-lease.lsim scenarios/setnx-crashed-holder-stuck.lsim");
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "scenarios: 2 passed, 0 failed"));
+    /* Lab formats: TAP and JUnit carry a failing file's message. */
+    write_file("/tmp/locksim_fail.lsim", "lock lease\nclient A: acquire; release\nexpect verdict UNSAFE\n");
+    r = run("check --format tap scenarios/setnx-crashed-holder-stuck.lsim /tmp/locksim_fail.lsim");
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "TAP version 13\n1..2\nok 1 - scenarios/setnx-crashed-holder-stuck.lsim (STUCK)\n"
+                                   "not ok 2 - /tmp/locksim_fail.lsim (SAFE)\n"));
+    assert_non_null(strstr(r->out, "/tmp/locksim_fail.lsim:3: expect verdict UNSAFE: measured SAFE"));
+    r = run("check --format junit scenarios/setnx-crashed-holder-stuck.lsim /tmp/locksim_fail.lsim");
+    assert_non_null(strstr(r->out, "<testsuite name=\"locksim scenarios\" tests=\"2\" failures=\"1\""));
+    assert_non_null(strstr(r->out, "<failure message=\"expectation failed\">"));
+    r = run("check --format json scenarios/setnx-crashed-holder-stuck.lsim");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "\"verdict\":\"STUCK\""));
+    remove("/tmp/locksim_fail.lsim");
 }
 
 /* The verdict matrix: one fault script, one row per algorithm, in three formats. */

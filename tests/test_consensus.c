@@ -526,6 +526,74 @@ static void test_snapshot_catches_up_follower(void **state) {
     engine_free(e);
 }
 
+/* Each change of the lock is recorded once, by the leader that applies it,
+ * not again by a leader that was away or restarted. */
+static void test_records_once(void **state) {
+    (void)state;
+    /* S1 appends A's request at 2.001s and pauses 0.5ms later; S2 and S3 store
+     * it and answer while S1 sleeps. They elect a new leader, which commits
+     * the entry, records the grant (revision 2) and answers A's retry. */
+    struct engine *e = run_text("lock consensus first-candidate=S1\n"
+                                "network latency=1ms\nduration 12s\n"
+                                "client A @2s: acquire retry=100ms; work 1s; release\n"
+                                "@2001500us pause S1 5s\n");
+    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    assert_non_null(l);
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1);
+    assert_int_equal(g->node, l->node);
+    assert_int_equal(g->token, 2);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->token, 2);
+    /* t=7.0015s S1 resumes and, before it sees the new term, commits entry 2
+     * on the answers that waited for it. Those answer messages it sent 5s
+     * ago: it applies the entry silently, and records nothing at all. */
+    assert_int_equal(must(e, TRACE_RESUME, "S1", 1)->t, 7 * S + 1500 * SIM_NS_PER_US);
+    assert_non_null(note(e, "steps down: a newer term exists", "S1", 1));
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL), 1);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, "S1") + count(e, TRACE_SRV_DELETE, "S1"), 0);
+    engine_free(e);
+
+    /* A restarted server keeps its lock state and applied index on disk, so
+     * when it leads again it does not apply, and record, old entries twice. */
+    e = run_text("lock consensus first-candidate=S1\n"
+                 "network latency=1ms\nduration 10s\n"
+                 "client A @2s: acquire; work 1s; release\n"
+                 "@4s crash S1\n@4500ms restart S1\n@4600ms promote S1\n");
+    assert_int_equal(note(e, "elected leader, term 2", "S1", 1)->t, 4602 * MS);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL), 1);
+    assert_int_equal(count(e, TRACE_SRV_DELETE, NULL), 1);
+    engine_free(e);
+}
+
+/* A leader alone keeps appending requests it cannot commit until its log
+ * is full; the last slots are kept for the no-op of a later term, so once
+ * a majority is back and it is elected again, everything commits. */
+static void test_full_log_still_commits(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1 check-quorum=off "
+                                "request-timeout=5ms\n"
+                                "network latency=1ms\nduration 15s\n"
+                                "client A @2500ms: acquire retry=5ms; work 1s; release\n"
+                                "@2s crash S2\n@2s crash S3\n@10s crash S1\n"
+                                "@11s restart S1\n@11s restart S2\n@11s restart S3\n"
+                                "@11001ms promote S1\n");
+    /* From 2.5s, every attempt of A appends one entry S1 cannot commit:
+     * 248 of them fill the ring, less the reserve (noted once). */
+    const struct trace_event *full = note(e, "log full", "S1", 1);
+    assert_non_null(full);
+    assert_int_equal(full->a, 249); /* the no-op of term 1, then 248 requests */
+    assert_true(full->t < 10 * S);
+    /* t=11.001s S1, whose log is the most complete, is elected for term 2
+     * and appends its no-op in a reserved slot; replicating 250 entries to
+     * S2 and S3 commits A's first request: revision 2. */
+    assert_int_equal(note(e, "elected leader, term 2", "S1", 1)->t, 11 * S + 3 * MS);
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1); /* the first grant */
+    assert_int_equal(g->node, node_of(e, "S1"));
+    assert_true(g->t > 11 * S && g->t < 12 * S);
+    assert_int_equal(g->token, 2);
+    assert_true(must(e, TRACE_ACQUIRED, "A", 1)->t > g->t);
+    engine_free(e);
+}
+
 /* One server is a majority of one: it elects itself and commits alone. */
 static void test_single_server(void **state) {
     (void)state;
@@ -651,6 +719,8 @@ int main(void) {
         cmocka_unit_test(test_crashed_holder_expires),
         cmocka_unit_test(test_new_leader_restarts_lease),
         cmocka_unit_test(test_snapshot_catches_up_follower),
+        cmocka_unit_test(test_records_once),
+        cmocka_unit_test(test_full_log_still_commits),
         cmocka_unit_test(test_single_server),
         cmocka_unit_test(test_chaos_invariants),
         cmocka_unit_test(test_options),
