@@ -142,16 +142,17 @@ static inline FILE *fuzz_devnull(void) {
     return f;
 }
 
-/* Draw tr (borrowed) as a user sees it: the timeline at two widths, with
- * and without colour, the whole narration, and single-event narration for
- * the first, middle and last events. Out of memory is the only allowed
+/* Draw tr (borrowed) as a user sees it: the timeline at the default width
+ * and at `width` columns (any value: the renderer clamps it), with and
+ * without colour, the whole narration, and single-event narration for the
+ * first, middle and last events. Out of memory is the only allowed
  * failure, and the fuzzer's allocations do not fail, so all must succeed. */
-static inline void fuzz_render(const struct trace *tr) {
+static inline void fuzz_render(const struct trace *tr, int width) {
     FILE *out = fuzz_devnull();
     struct term_opts o;
     term_opts_default(&o);
     FUZZ_REQUIRE(term_render(out, tr, &o) == 0);
-    o.width = TERM_MIN_WIDTH;
+    o.width = width;
     o.color = 1;
     FUZZ_REQUIRE(term_render(out, tr, &o) == 0);
     FUZZ_REQUIRE(narrate_trace(out, tr) == 0);

@@ -5,6 +5,11 @@
 # It uses CC, CFLAGS, BUILD, LDLIBS, SCENARIOS and the $(BUILD)/... rules of the Makefile.
 # Missing Debian packages (clang and its libFuzzer runtime, valgrind) are installed with
 # apt-get when running as root, as the Makefile does for the build dependencies.
+# Include it at the end of the Makefile; it leaves the default goal as it was.
+
+ROBUST_SAVED_GOAL := $(.DEFAULT_GOAL)
+# As in the Makefile: prerequisites below expand BUILD at once.
+BUILD ?= build
 
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
@@ -17,7 +22,7 @@ FUZZ_ARGS_fuzz_parse := -dict=fuzz/lsim.dict -max_len=16384
 FUZZ_ARGS_fuzz_run   := -dict=fuzz/lsim.dict -max_len=8192
 FUZZ_ARGS_fuzz_trace := -dict=fuzz/trace.dict -max_len=65536
 # Seed corpora, copied into the build directory at fuzz time.
-FUZZ_SEEDS_lsim := $(SCENARIOS) $(wildcard tests/parse_cases/*.lsim) $(wildcard tests/bad/*.lsim)
+FUZZ_SEEDS_lsim = $(SCENARIOS) $(wildcard tests/parse_cases/*.lsim) $(wildcard tests/bad/*.lsim)
 
 CROSS_BUILDS := build-cross/gcc-O0 build-cross/gcc-O2 build-cross/clang-O2
 VALGRIND     := valgrind -q --error-exitcode=99 --leak-check=full \
@@ -131,5 +136,8 @@ determinism-cross: cross-gcc-O0 cross-gcc-O2 cross-clang-O2
 	 if [ $$st -eq 0 ]; then echo "determinism-cross: $$(wc -l < build-cross/gcc-O0/hashes.txt) scenario traces identical under gcc -O0, gcc -O2 and clang -O2 (-Werror), equal to tests/trace_hashes.txt"; \
 	 else echo "determinism-cross: FAILED"; fi; exit $$st
 
+clean: clean-robust
 clean-robust:
 	rm -rf $(FUZZ_BUILD) build-cross
+
+.DEFAULT_GOAL := $(ROBUST_SAVED_GOAL)

@@ -78,9 +78,11 @@
  * the server had left minus the whole round trip, and a grant that comes
  * back later than that is ignored (the retry finds the lock under the same
  * lease, or not). Keep-alives go out every ttl/3 on a client timer, which a
- * pause of the client freezes like any other. The client is not told, and
- * does not check before writing, that its lease is gone: like an etcd
- * Mutex, it only learns it from a refused keep-alive.
+ * pause of the client freezes like any other. A refused keep-alive tells the
+ * client its lease is gone, and it leaves the critical section (lock_lost),
+ * as an application watching etcd's session.Done() would; it does not check
+ * before each write, so after a pause its late write can leave before the
+ * refusal arrives.
  *
  * Trace records (lock_note_grant/deny/renew/expire/delete/keep) are made by
  * the leader when it applies the entry, so the checker sees each change
@@ -270,6 +272,16 @@ static int option(void *config, const char *key, const char *val, char *err, siz
              "election-timeout, heartbeat, check-quorum, first-candidate",
              key);
     return -1;
+}
+
+static int validate(const void *config, int nservers, char *err, size_t n) {
+    const struct cons_config *c = config;
+    if (c->first_candidate > nservers) {
+        snprintf(err, n, "first-candidate S%d is not a lock server of this run (S1..S%d)",
+                 c->first_candidate, nservers);
+        return -1;
+    }
+    return 0;
 }
 
 static const struct cons_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -569,16 +581,14 @@ static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t
     if (term > s->term) {
         s->term = term;
         s->voted_for = -1;
+        s->election_ns = random_timeout(ctx); /* a new draw per term, as etcd does */
     }
     s->role = ROLE_FOLLOWER;
     s->leader = leader;
     /* Raft's Figure 2: the election timer restarts only on hearing the
      * current leader or granting a vote, so a stale candidate's higher term
      * does not keep postponing everyone's election. A former leader had none. */
-    if (!s->t_election) {
-        s->election_ns = random_timeout(ctx);
-        arm_election(ctx, s);
-    }
+    if (!s->t_election) arm_election(ctx, s);
 }
 
 static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
@@ -649,9 +659,6 @@ static void server_init(struct lock_ctx *ctx, void *state) {
     } else {
         sim_ns half = c->election_ns / 2 > 0 ? c->election_ns / 2 : 1;
         s->election_ns = c->election_ns + half + (sim_ns)(lock_random(ctx) % (uint64_t)half);
-        if (s->self == 0 && c->first_candidate > s->n)
-            lock_note(ctx, "first-candidate names no server of this run; none is favoured",
-                      c->first_candidate, s->n);
     }
     arm_election(ctx, s);
 }
@@ -1024,13 +1031,13 @@ static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, cons
     c->ka_req = 0;
     c->target = lock_server_index(ctx, m->from);
     if (m->a == R_LEASE_GONE && c->holding) {
-        /* The client learns its lease is gone. The program is not told (the
-         * interface has no such callback, and an etcd Mutex does not stop
-         * the caller either); it may already be writing. */
+        /* The lease is gone: so is the lock. A new session (lease) serves
+         * the next acquire. */
         c->holding = 0;
         ka_stop(ctx, c);
         c->lease = 0;
         lock_note(ctx, "keep-alive refused: its lease is gone", 0, 0);
+        lock_lost(ctx);
     }
 }
 
@@ -1112,6 +1119,7 @@ const struct lock_algo algo_consensus = {
     .server_size = sizeof(struct cons_server),
     .config_default = config_default,
     .option = option,
+    .validate = validate,
     .client_init = client_init,
     .client_acquire = client_acquire,
     .client_release = client_release,

@@ -31,7 +31,7 @@ enum { RES_READ = 1, RES_READ_REPLY, RES_WRITE, RES_WRITE_REPLY };
 
 /* Timers owned by the client program rather than the algorithm. */
 enum { TIMER_ALGO, TIMER_PROGRAM };
-enum { PT_WORK = 1, PT_RETRY, PT_THINK };
+enum { PT_WORK = 1, PT_RETRY, PT_THINK, PT_RESOURCE };
 
 /* Client program states. */
 enum {
@@ -62,6 +62,7 @@ struct client {
     uint64_t read_token;  /* highest token the resource reported in the last read */
     int write_after_read; /* the read was made implicitly by a write step */
     uint32_t req;        /* outstanding resource request id */
+    uint64_t res_timer;  /* timeout of the outstanding resource request, 0 = none */
     int point_count[SCN_POINT_COUNT];
     const struct scn_client *def;
 };
@@ -409,6 +410,9 @@ static void send_resource(struct engine *e, int node, int type, int64_t value) {
     m.token = c->token;
     m.b = c->read_version;
     net_send(e, node, e->resource, CHAN_RES, &m, c->grant);
+    if (e->s.resource_timeout_ns > 0)
+        c->res_timer = timer_add(e, node, LOCK_CLOCK_MONO, e->s.resource_timeout_ns, TIMER_PROGRAM,
+                                 PT_RESOURCE, m.req);
 }
 
 static void program_step(struct engine *e, int node);
@@ -522,9 +526,22 @@ static void program_cont(struct engine *e, int node) {
     }
 }
 
-static void program_timer(struct engine *e, int node, int id) {
+static void program_timer(struct engine *e, int node, int id, uint64_t arg) {
     struct client *c = e->nodes[node].cl;
     switch (id) {
+    case PT_RESOURCE:
+        /* No answer from the resource in time: the client stops waiting and
+         * goes on to its next step (a write that read implicitly is dropped
+         * with its read); a write's fate stays unknown to it. */
+        c->res_timer = 0;
+        if (arg != c->req || (c->state != CS_READING && c->state != CS_WRITING)) break;
+        emit(e, TRACE_SRV_NOTE, node, e->resource, 0, 0, (int64_t)arg, c->state == CS_WRITING,
+             c->state == CS_WRITING ? "resource write timed out: outcome unknown"
+                                    : "resource read timed out");
+        c->req++; /* a late reply now answers nothing */
+        c->has_read = 0;
+        program_next(e, node);
+        break;
     case PT_WORK:
         emit(e, TRACE_WORK_END, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         program_next(e, node);
@@ -551,7 +568,12 @@ static void program_restart(struct engine *e, int node) {
 
 static void resource_reply(struct engine *e, int node, const struct slot *s) {
     struct client *c = e->nodes[node].cl;
-    if (s->m.req != c->req) return; /* an answer to an earlier incarnation */
+    if (s->m.req != c->req) return; /* an answer to an earlier incarnation, or too late */
+    if (c->res_timer) {
+        struct timer *t = timer_from_handle(e, c->res_timer);
+        if (t) timer_free(e, t);
+        c->res_timer = 0;
+    }
     if (s->m.type == RES_READ_REPLY && c->state == CS_READING) {
         c->has_read = 1;
         c->read_value = s->m.a;
@@ -824,7 +846,7 @@ static void fire_timer(struct engine *e, int node, uint64_t h) {
     timer_free(e, t);
     struct node *n = &e->nodes[node];
     if (owner == TIMER_PROGRAM) {
-        program_timer(e, node, id);
+        program_timer(e, node, id, arg);
         return;
     }
     struct lock_ctx x;

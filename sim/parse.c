@@ -899,7 +899,7 @@ static int kw_lock(struct parser *p)
 
 static int kw_resource(struct parser *p)
 {
-    struct keyset ks = {"resource", "stock= or fencing=", {"stock", "fencing"}, {0}};
+    struct keyset ks = {"resource", "stock=, fencing= or timeout=", {"stock", "fencing", "timeout"}, {0}};
     char why[WHY_MAX];
     int i;
 
@@ -912,7 +912,7 @@ static int kw_resource(struct parser *p)
         if (rc < 0)
             return -1;
         if (rc == 0)
-            return fail(p, t->col, "expected stock=N or fencing=on|off after 'resource', "
+            return fail(p, t->col, "expected stock=N, fencing=on|off or timeout=DUR after 'resource', "
                         "found %s", show(p, t));
         switch (key_find(p, &ks, t, key)) {
         case 0: {
@@ -924,6 +924,10 @@ static int kw_resource(struct parser *p)
         }
         case 1:
             if (bool_parse(val, &p->s->fencing, why) < 0)
+                return fail_why(p, vcol, why);
+            break;
+        case 2:
+            if (dur_parse(val, 0, &p->s->resource_timeout_ns, why) < 0)
                 return fail_why(p, vcol, why);
             break;
         default:
@@ -2140,9 +2144,9 @@ int scenario_set(struct scenario *s, const char *kv, struct scn_error *err)
         dom = RES, k = key + 9;
     else if (strncmp(key, "network.", 8) == 0)
         dom = NET, k = key + 8;
-    if (dom == RES && strcmp(k, "stock") != 0 && strcmp(k, "fencing") != 0)
-        return set_fail(err, 1, "unknown key '%s'; expected resource.stock or resource.fencing",
-                        key);
+    if (dom == RES && strcmp(k, "stock") != 0 && strcmp(k, "fencing") != 0 && strcmp(k, "timeout") != 0)
+        return set_fail(err, 1, "unknown key '%s'; expected resource.stock, resource.fencing or "
+                        "resource.timeout", key);
     if (dom == NET && strcmp(k, "latency") != 0 && strcmp(k, "loss") != 0)
         return set_fail(err, 1, "unknown key '%s'; expected network.latency or network.loss",
                         key);
@@ -2157,6 +2161,8 @@ int scenario_set(struct scenario *s, const char *kv, struct scn_error *err)
         }
         if (strcmp(k, "fencing") == 0)
             return bool_parse(val, &s->fencing, why) < 0 ? set_fail(err, vcol, "%s", why) : 0;
+        if (dom == RES && strcmp(k, "timeout") == 0)
+            return dur_parse(val, 0, &s->resource_timeout_ns, why) < 0 ? set_fail(err, vcol, "%s", why) : 0;
     }
     if (dom == ANY || dom == NET) {
         if (strcmp(k, "latency") == 0)

@@ -200,6 +200,8 @@ struct scenario {
     /* Protected resource. */
     int64_t stock;                  /* initial units */
     int fencing;                    /* 1 = reject writes with a token below the highest seen */
+    sim_ns resource_timeout_ns;     /* a client gives up waiting for the resource's
+                                       reply after this, by its clock; 0 = never */
 
     /* Network. */
     struct scn_latency latency;     /* default for every link */

@@ -526,6 +526,71 @@ static void test_snapshot_catches_up_follower(void **state) {
     engine_free(e);
 }
 
+/* A holder cut off from every server keeps believing in its lease until a
+ * keep-alive gets through and is refused: then it learns it lost the lock. */
+static void test_cut_off_holder_learns_lease_lost(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus ttl=3s first-candidate=S1\n"
+                                "network latency=1ms\nduration 25s\n"
+                                "client A @2s: acquire; work 20s; release\n"
+                                "client B @6s: acquire retry=500ms; work 1s; release\n"
+                                "@3s partition A | S1 S2 S3 B R\n@9s heal\n");
+    int A = node_of(e, "A");
+    /* Granted at 2.003s; A's keep-alives from 3.004s on are all dropped: the
+     * leader revokes the lease 3s after the grant, committed at 5.005s. */
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
+    assert_int_equal(x->t, 5 * S + 5 * MS);
+    assert_int_equal(x->peer, A);
+    /* B gets the lock at 6.004s; A, on the other side, still believes. */
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 6 * S + 4 * MS);
+    assert_int_equal(b->token, 4);
+    assert_int_equal(engine_report(e)->double_entries, 1);
+    assert_int_equal(engine_report(e)->double_entry_ns, 1 * S);
+    /* After the heal a keep-alive reaches the leader, which refuses it: A
+     * learns the lease is gone and leaves the critical section (lock_lost),
+     * long before its work would have ended; its release has nothing to do. */
+    const struct trace_event *n = note(e, "keep-alive refused", "A", 1);
+    assert_non_null(n);
+    assert_true(n->t > 9 * S && n->t < 11 * S);
+    const struct trace_event *lost = must(e, TRACE_CS_EXIT, "A", 1);
+    assert_int_equal(lost->a, TRACE_EXIT_LOST);
+    assert_int_equal(lost->t, n->t);
+    assert_null(find(e, TRACE_RELEASE_SENT, "A", 1));
+    engine_free(e);
+}
+
+/* The client counts its lease from when it sent the request (Chubby's
+ * conservative client lease): a grant delayed past the TTL is no grant. */
+static void test_late_grant_ignored(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1 request-timeout=20s\n"
+                                "network latency=1ms\nduration 30s\n"
+                                "link S1 A latency=12s\n"
+                                "client A @2s: acquire retry=1s; work 1s; release\n"
+                                "client B @13s: acquire retry=1s; work 5s; release\n"
+                                "@5s link S1 A latency=1ms\n");
+    /* t=2.003s S1 grants A revision 2, but its answer spends 12s on the way.
+     * A sends no keep-alive (it does not know it holds the lock): S1 expires
+     * the lease at 12.005s and grants B at 13.003s. */
+    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->token, 2);
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 12 * S + 5 * MS);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 13 * S + 4 * MS);
+    /* t=14.003s the grant reaches A, 12.003s after A asked: more than the
+     * 10s lease. A ignores it rather than join B in the critical section. */
+    const struct trace_event *n = note(e, "the grant came back after its lease", "A", 1);
+    assert_non_null(n);
+    assert_int_equal(n->t, 14 * S + 3 * MS);
+    assert_int_equal(n->a, 2);
+    assert_int_equal(n->b, 10 * S - (12 * S + 3 * MS)); /* validity left: negative */
+    /* A gets the lock only after B's release, with a new revision. */
+    const struct trace_event *a = must(e, TRACE_ACQUIRED, "A", 1);
+    assert_true(a->t > must(e, TRACE_CS_EXIT, "B", 1)->t);
+    assert_true(a->token > 4);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
 /* Each change of the lock is recorded once, by the leader that applies it,
  * not again by a leader that was away or restarted. */
 static void test_records_once(void **state) {
@@ -696,6 +761,8 @@ static void test_options(void **state) {
     assert_string_equal(msg, "token 'zxid' is not revision or none");
     assert_int_equal(build_error("lock consensus first-candidate=S0\nclient A: acquire\n", msg, sizeof msg), -1);
     assert_string_equal(msg, "first-candidate 'S0' is not a lock server S1..S15, or none");
+    assert_int_equal(build_error("lock consensus first-candidate=S4\nclient A: acquire\n", msg, sizeof msg), -1);
+    assert_string_equal(msg, "first-candidate S4 is not a lock server of this run (S1..S3)");
     assert_int_equal(build_error("lock consensus ttl=0s\nclient A: acquire\n", msg, sizeof msg), -1);
     assert_string_equal(msg, "ttl '0s' is not a duration of at least 1us, such as 10s");
     assert_int_equal(build_error("lock consensus servers=7 ttl=5s election-timeout=500ms "
@@ -719,6 +786,8 @@ int main(void) {
         cmocka_unit_test(test_crashed_holder_expires),
         cmocka_unit_test(test_new_leader_restarts_lease),
         cmocka_unit_test(test_snapshot_catches_up_follower),
+        cmocka_unit_test(test_cut_off_holder_learns_lease_lost),
+        cmocka_unit_test(test_late_grant_ignored),
         cmocka_unit_test(test_records_once),
         cmocka_unit_test(test_full_log_still_commits),
         cmocka_unit_test(test_single_server),

@@ -101,13 +101,14 @@ static void test_queue_fifo_across_parts(void **state) {
     queue_close(&q);
 }
 
-/* Several times inside one 1 us bucket, pushed out of order, and a push at
- * an earlier time than the last pop: both still pop by (time, push order). */
+/* Several times inside one 1 us bucket of the wheel, pushed out of order,
+ * and a push at an earlier time than the last pop: both still pop by
+ * (time, push order). */
 static void test_queue_out_of_order_and_earlier_pushes(void **state) {
     (void)state;
     struct queue q;
     queue_init(&q);
-    sim_ns base = 5 * SIM_NS_PER_MS;
+    sim_ns base = 2 * SIM_NS_PER_MS; /* on the wheel: within 4.096 ms of time 0 */
     sim_ns times[] = {base + 700, base + 200, base + 700, base + 200, base + 999, base};
     for (int i = 0; i < 6; i++) {
         struct sim_event ev = {.t = times[i], .arg = (uint64_t)i};
@@ -117,16 +118,33 @@ static void test_queue_out_of_order_and_earlier_pushes(void **state) {
     struct sim_event ev;
     assert_int_equal(queue_pop(&q, &ev), 0);
     assert_int_equal(ev.arg, 5); /* base */
-    /* Now push 3 ms earlier than what was just popped: it is the earliest. */
-    ev = (struct sim_event){.t = 2 * SIM_NS_PER_MS, .arg = 6};
+    /* Now push 1 ms earlier than what was just popped: it is the earliest. */
+    ev = (struct sim_event){.t = SIM_NS_PER_MS, .arg = 6};
     assert_int_equal(queue_push(&q, &ev), 0);
-    assert_int_equal(queue_peek_time(&q), 2 * SIM_NS_PER_MS);
+    assert_int_equal(queue_peek_time(&q), SIM_NS_PER_MS);
     uint64_t want[] = {6, 1, 3, 0, 2, 4};
     for (int i = 0; i < 6; i++) {
         assert_int_equal(queue_pop(&q, &ev), 0);
         assert_int_equal(ev.arg, want[i]);
     }
     assert_int_equal(queue_peek_time(&q), SIM_NEVER);
+    /* A bucket stores its events in blocks. After k in-order events (every k
+     * up to 40, so that some push opens a new block whatever its size), an
+     * earlier time pushed into the same bucket must still pop first. */
+    for (int k = 1; k <= 40; k++) {
+        sim_ns b = 3 * SIM_NS_PER_MS + k * 10 * SIM_NS_PER_US;
+        for (int i = 0; i < k; i++) {
+            ev = (struct sim_event){.t = b + 500, .arg = (uint64_t)(1000 * k + i + 1)};
+            assert_int_equal(queue_push(&q, &ev), 0);
+        }
+        ev = (struct sim_event){.t = b + 100, .arg = (uint64_t)(1000 * k)};
+        assert_int_equal(queue_push(&q, &ev), 0);
+    }
+    for (int k = 1; k <= 40; k++)
+        for (int i = 0; i <= k; i++) {
+            assert_int_equal(queue_pop(&q, &ev), 0);
+            assert_int_equal(ev.arg, (uint64_t)(1000 * k + i));
+        }
     queue_close(&q);
 }
 

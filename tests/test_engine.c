@@ -271,6 +271,26 @@ static void test_crashed_nodes_messages_arrive(void **state) {
     engine_free(e);
 }
 
+/* A client whose read is lost stops waiting after the resource timeout and
+ * goes on: here to its release, so the next client is not held up. */
+static void test_resource_timeout(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease\nresource stock=3 timeout=2s\nnetwork latency=1ms\n"
+                                "link A R loss=100%\n"
+                                "client A: acquire; write; release\n"
+                                "client B @1s: acquire retry=1s; write; release\n");
+    /* A holds the lock from 2ms; its read never arrives; at 2.002s it gives up
+     * (the write it was reading for is dropped) and releases. */
+    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
+    assert_int_equal(x->t, 2 * S + 2 * MS);
+    assert_int_equal(x->a, TRACE_EXIT_RELEASE);
+    /* B gets the lock on its next try and sells one unit. */
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > x->t);
+    assert_int_equal(engine_report(e)->final_stock, 2);
+    assert_int_equal(engine_report(e)->writes_accepted, 1);
+    engine_free(e);
+}
+
 /* A partition between a client and the lock server: requests are dropped
  * until the heal, then the client gets the lock. */
 static void test_partition_and_heal(void **state) {
@@ -408,6 +428,7 @@ int main(void) {
         cmocka_unit_test(test_paused_timers_fire_late),
         cmocka_unit_test(test_paused_server_serves_in_order),
         cmocka_unit_test(test_crashed_nodes_messages_arrive),
+        cmocka_unit_test(test_resource_timeout),
         cmocka_unit_test(test_partition_and_heal),
         cmocka_unit_test(test_pause_at_named_point),
         cmocka_unit_test(test_setnx_stuck),
