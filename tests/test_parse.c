@@ -722,7 +722,7 @@ static void test_set_overrides_after_parsing(void **state)
     assert_int_equal(err.pos.col, 22);
     assert_int_equal(scenario_set(&sc, "resource.colour=red", &err), -1);
     assert_int_equal(err.pos.col, 1);
-    assert_non_null(strstr(err.msg, "expected resource.stock or resource.fencing"));
+    assert_non_null(strstr(err.msg, "expected resource.stock, resource.fencing or resource.timeout"));
     assert_int_equal(scenario_set(&sc, "ttl", &err), -1);
     assert_non_null(strstr(err.msg, "expected KEY=VALUE"));
     assert_int_equal(scenario_set(&sc, "ttl=", &err), -1);
@@ -787,7 +787,7 @@ static const struct bad_case bad_cases[] = {
     {"unknown keyword", "seed 1\nbogus 1\n", 0, 2, 1, "unknown keyword 'bogus'; expected title"},
     {"action without a time", "heal\n", 0, 1, 1, "unknown keyword 'heal'"},
     {"unknown key", "resource stok=2\n", 0, 1, 10,
-     "unknown key 'stok' for resource; expected stock= or fencing="},
+     "unknown key 'stok' for resource; expected stock=, fencing= or timeout="},
     {"missing unit", "duration 30\n", 0, 1, 10, "expected a unit (ns, us, ms, s, m) after '30'"},
     {"unit typo", "duration 30sec\n", 0, 1, 10, "unknown unit 'sec' in '30sec'"},
     {"space before unit", "client A: work 30 s\n", 0, 1, 16, "expected a unit"},
