@@ -91,3 +91,6 @@ sanitize:
 
 clean:
 	rm -rf build build-O0 build-san
+
+# ---- benchmarks (bench/README.md) -------------------------------------------------
+include mk/bench.mk

@@ -40,6 +40,7 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
         c->cl[i].cs_since = c->cl[i].wait_since = c->cl[i].gave_up_at = -1;
         c->cl[i].crashed_at = c->cl[i].restarted_at = -1;
         c->hold[i].owner = -1;
+        c->cl[i].client = tr->nodes[i].kind == TRACE_NODE_CLIENT;
     }
     c->de_since = -1;
     c->de_first = c->de_second = -1;
@@ -103,7 +104,7 @@ static sim_ns percentile(struct checker *c, int pct) {
 }
 
 static int is_client(const struct checker *c, int node) {
-    return node >= 0 && node < c->nnodes && c->tr->nodes[node].kind == TRACE_NODE_CLIENT;
+    return node >= 0 && node < c->nnodes && c->cl[node].client; /* no miss into the trace */
 }
 
 static void enter_cs(struct checker *c, const struct trace_event *ev) {

@@ -45,6 +45,7 @@ struct checker_client {
     sim_ns restarted_at;    /* last restart, -1 = never restarted */
     sim_ns gave_up_at;      /* -1 = has not given up waiting */
     sim_ns waited_ns;       /* how long it waited before giving up */
+    int client;             /* 1 = the node is a client (copied from the trace's nodes) */
 };
 
 struct checker_hold {       /* what one lock server holds, as the trace says */
@@ -75,6 +76,11 @@ struct checker {
 int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
                  sim_ns stuck_after_ns);
 void checker_close(struct checker *c);
+/* Trace kinds checker_observe acts on; it ignores every other kind. Keep
+ * in step with its switch (a test feeds it every other kind and sees no
+ * change in the report). */
+#define CHECKER_KINDS ((1ull << TRACE_ACQUIRED) | (1ull << TRACE_ACQUIRE_DENIED) | (1ull << TRACE_ACQUIRE_FAILED) | (1ull << TRACE_ACQUIRE_START) | (1ull << TRACE_CRASH) | (1ull << TRACE_CS_EXIT) | (1ull << TRACE_RESOURCE_INIT) | (1ull << TRACE_RESTART) | (1ull << TRACE_SRV_DELETE) | (1ull << TRACE_SRV_EXPIRE) | (1ull << TRACE_SRV_GRANT) | (1ull << TRACE_WRITE))
+_Static_assert(TRACE_KIND_COUNT <= 64, "CHECKER_KINDS is a 64-bit mask of trace kinds");
 /* The trace observer and its advance hook (arg = struct checker *). */
 void checker_observe(void *arg, const struct trace_event *ev);
 void checker_advance(void *arg, sim_ns t);

@@ -20,6 +20,7 @@ void clock_init(struct sim_clock *c, sim_ns offset_ns, int64_t ppm) {
 
 sim_ns clock_read(const struct sim_clock *c, sim_ns t) {
     sim_ns d = t - c->base_true;
+    if (c->ppm == 0) return c->base_local + d; /* no drift: exact without mul_ppm's divisions */
     return c->base_local + d + mul_ppm(d, c->ppm);
 }
 
@@ -40,6 +41,10 @@ void clock_step(struct sim_clock *c, sim_ns t, sim_ns delta) {
 
 sim_ns clock_true_at(const struct sim_clock *c, sim_ns now, sim_ns local) {
     if (clock_read(c, now) >= local) return now;
+    if (c->ppm == 0) { /* no drift: the inverse is a subtraction, no search */
+        sim_ns t = c->base_true + (local - c->base_local);
+        return t > SIM_TIME_MAX * 2 ? SIM_NEVER : t;
+    }
     sim_ns want = local - c->base_local; /* > 0: local elapsed needed from base */
     int64_t rate = MILLION + c->ppm;     /* > 0 by CLOCK_PPM_MAX */
     /* d ~= want * 10^6 / rate, split to stay in range. */

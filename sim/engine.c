@@ -47,15 +47,20 @@ enum {
 };
 
 struct client {
-    int program;
+    /* First cache line: what every acquire cycle reads or writes. */
+    int state;
     int pc;              /* current step */
     int reps;            /* completed repetitions */
-    int state;
     int holding;         /* believes it holds the lock */
-    uint64_t token;      /* fencing token to attach to writes */
-    uint32_t grant;      /* ground-truth grant id while holding */
     int attempts;
+    int program;
     sim_ns acquire_started_mono; /* for the acquire timeout, by its own clock */
+    const struct scn_client *def;
+    int repeat;          /* def->repeat, kept here: no miss into the scenario */
+    uint32_t grant;      /* ground-truth grant id while holding */
+    sim_ns think_ns;     /* def->think_ns */
+    uint64_t token;      /* fencing token to attach to writes */
+    /* Then the rest. */
     int has_read;
     int64_t read_value;
     int64_t read_version;
@@ -64,25 +69,26 @@ struct client {
     uint32_t req;        /* outstanding resource request id */
     uint64_t res_timer;  /* timeout of the outstanding resource request, 0 = none */
     int point_count[SCN_POINT_COUNT];
-    const struct scn_client *def;
 };
 
 struct node {
-    char name[SCN_NAME_MAX];
+    /* First cache line: what every node-level event reads. */
     int kind;               /* enum trace_node_kind */
     int proc;               /* PROC_* */
+    uint32_t epoch;         /* bumped by crash and restart */
+    int group;              /* partition group */
+    void *algo_state;       /* clients: into engine->client_states; others owned */
+    struct client *cl;      /* clients only, points into engine->clients */
+    struct sim_clock clk[2]; /* [LOCK_CLOCK_MONO], [LOCK_CLOCK_WALL] */
+    /* Then faults and names. */
     uint32_t pause_gen;
-    sim_ns paused_at;
     uint32_t slew_gen;
+    sim_ns paused_at;
     int64_t slew_ppm;       /* rate added by the current slew */
     int64_t base_ppm;       /* drift without slew */
-    struct sim_clock clk[2]; /* [LOCK_CLOCK_MONO], [LOCK_CLOCK_WALL] */
     struct sim_event *deferred; /* events held while paused (owned) */
     size_t ndeferred, capdeferred;
-    int group;              /* partition group */
-    uint32_t epoch;         /* bumped by crash and restart */
-    void *algo_state;       /* owned (client_size or server_size bytes) */
-    struct client *cl;      /* clients only, points into engine->clients */
+    char name[SCN_NAME_MAX];
 };
 
 struct timer {
@@ -133,6 +139,8 @@ struct engine {
     struct node *nodes;     /* owned: clients, then servers, then the resource */
     int nnodes, nclients, nservers, resource;
     struct client *clients; /* owned, nclients */
+    unsigned char *client_states; /* owned: the clients' algorithm states, contiguous */
+    size_t client_stride;   /* bytes per client state: client_size rounded up to 16 */
 
     struct timer *timers;   /* owned pool */
     uint32_t ntimers, captimers, free_timer; /* free_timer: index + 1, 0 = none */
@@ -157,6 +165,10 @@ struct engine {
 
 static void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
                  uint32_t grant, int64_t a, int64_t b, const char *text) {
+    if (!trace_wants(&e->tr, kind)) { /* neither kept nor read by the checker */
+        trace_skip(&e->tr, e->now);
+        return;
+    }
     struct trace_event ev = {0};
     ev.t = e->now;
     ev.kind = (uint16_t)kind;
@@ -431,10 +443,15 @@ static void program_step(struct engine *e, int node) {
     if (!st) { /* end of one repetition */
         cs_exit(e, node, TRACE_EXIT_END);
         c->reps++;
-        if (c->def->repeat == 0 || c->reps < c->def->repeat) {
+        if (c->repeat == 0 || c->reps < c->repeat) {
             c->pc = 0;
-            c->state = CS_THINKING;
-            timer_add(e, node, LOCK_CLOCK_MONO, c->def->think_ns, TIMER_PROGRAM, PT_THINK, 0);
+            if (c->think_ns == 0) { /* no think time: the next repetition starts now, without a timer */
+                c->state = CS_IDLE;
+                client_continue_later(e, node);
+            } else {
+                c->state = CS_THINKING;
+                timer_add(e, node, LOCK_CLOCK_MONO, c->think_ns, TIMER_PROGRAM, PT_THINK, 0);
+            }
         } else {
             c->state = CS_DONE;
             emit(e, TRACE_PROGRAM_DONE, node, TRACE_NO_NODE, 0, 0, c->reps, 0, NULL);
@@ -563,6 +580,8 @@ static void program_restart(struct engine *e, int node) {
     memset(c, 0, sizeof *c);
     c->def = def;
     c->program = program;
+    c->repeat = def->repeat;
+    c->think_ns = def->think_ns;
     c->state = CS_IDLE;
 }
 
@@ -928,6 +947,27 @@ static void finish(struct engine *e) {
     checker_finish(&e->ck, e->now, &e->report);
 }
 
+/* Memory-level parallelism for large runs: start loading the state of the
+ * node an event a few pops ahead is for, while this one is dispatched. */
+static void prefetch_ahead(struct engine *e) {
+#if defined(__GNUC__)
+    const struct sim_event *ahead = queue_ahead(&e->q, 4);
+    if (!ahead || ahead->node < 0 || ahead->node >= e->nnodes) return;
+    int nd = ahead->node;
+    __builtin_prefetch(&e->nodes[nd]);
+    if (nd < e->nclients) {
+        __builtin_prefetch(&e->clients[nd]);
+        __builtin_prefetch(e->client_states + (size_t)nd * e->client_stride);
+        __builtin_prefetch(&e->ck.cl[nd]);
+    }
+    if (ahead->type == EV_DELIVER && ahead->arg < e->nslots) __builtin_prefetch(&e->slots[ahead->arg]);
+    uint32_t ti = (uint32_t)ahead->arg;
+    if (ahead->type == EV_TIMER && ti >= 1 && ti <= e->ntimers) __builtin_prefetch(&e->timers[ti - 1]);
+#else
+    (void)e;
+#endif
+}
+
 int engine_step(struct engine *e) {
     if (e->ended) return 0;
     struct sim_event ev;
@@ -938,6 +978,7 @@ int engine_step(struct engine *e) {
         return 0;
     }
     e->now = ev.t;
+    prefetch_ahead(e);
     if (ev.type == EV_END) {
         finish(e);
         return 0;
@@ -1159,7 +1200,9 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     e->resource = e->nnodes - 1;
     e->nodes = calloc((size_t)e->nnodes, sizeof *e->nodes);
     e->clients = calloc((size_t)e->nclients, sizeof *e->clients);
-    if (!e->nodes || !e->clients) goto out;
+    e->client_stride = ((e->algo->client_size ? e->algo->client_size : 1) + 15) & ~(size_t)15;
+    e->client_states = calloc((size_t)e->nclients, e->client_stride);
+    if (!e->nodes || !e->clients || !e->client_states) goto out;
     rc = -2;
     for (int i = 0; i < e->nnodes; i++) {
         struct node *n = &e->nodes[i];
@@ -1169,7 +1212,9 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
             n->cl = &e->clients[i];
             n->cl->def = &e->s.clients[i];
             n->cl->program = e->s.clients[i].program;
-            n->algo_state = calloc(1, e->algo->client_size ? e->algo->client_size : 1);
+            n->cl->repeat = e->s.clients[i].repeat;
+            n->cl->think_ns = e->s.clients[i].think_ns;
+            n->algo_state = e->client_states + (size_t)i * e->client_stride;
         } else if (i < e->nclients + e->nservers) {
             snprintf(n->name, sizeof n->name, "S%d", i - e->nclients + 1);
             n->kind = TRACE_NODE_SERVER;
@@ -1215,6 +1260,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     e->tr.observe = checker_observe;
     e->tr.advance = checker_advance;
     e->tr.observe_arg = &e->ck;
+    e->tr.observe_kinds = CHECKER_KINDS;
 
     /* Time zero: the resource, the algorithm's nodes, scheduled faults, clients. */
     e->stock = e->s.stock;
@@ -1246,11 +1292,12 @@ void engine_free(struct engine *e) {
     if (!e) return;
     if (e->nodes)
         for (int i = 0; i < e->nnodes; i++) {
-            free(e->nodes[i].algo_state);
+            if (i >= e->nclients) free(e->nodes[i].algo_state);
             free(e->nodes[i].deferred);
         }
     free(e->nodes);
     free(e->clients);
+    free(e->client_states);
     free(e->timers);
     free(e->slots);
     free(e->links);

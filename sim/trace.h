@@ -130,6 +130,7 @@ struct trace {
     int oom;                  /* 1 = an append could not be stored */
     trace_observer observe;
     void *observe_arg;
+    uint64_t observe_kinds;   /* bit k: the observer wants kind k; 0 = every kind */
     /* Called with observe_arg before an event later than every event so far
      * is stored, so an observer can append what it concluded about the
      * instant that just ended, in time order. */
@@ -147,6 +148,19 @@ void trace_close(struct trace *tr);
 int trace_add_node(struct trace *tr, const char *name, int kind);
 /* Append a copy of *ev (seq is filled in). Observers see it even when not kept. */
 void trace_append(struct trace *tr, const struct trace_event *ev);
+/* 1 when an event of this kind would be stored or observed. When it would
+ * not, a producer may call trace_skip (which counts it and moves time on for the advance hook, as trace_append would) instead
+ * of building the event and appending it. */
+static inline int trace_wants(const struct trace *tr, int kind) {
+    return tr->keep || (tr->observe && (!tr->observe_kinds || ((tr->observe_kinds >> kind) & 1)));
+}
+static inline void trace_skip(struct trace *tr, sim_ns t) {
+    if (t > tr->last_t) {
+        if (tr->advance) tr->advance(tr->observe_arg, t);
+        tr->last_t = t;
+    }
+    tr->count++;
+}
 const char *trace_kind_name(int kind);
 /* Inverse of trace_kind_name; -1 when unknown. */
 int trace_kind_from_name(const char *name);
