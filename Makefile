@@ -94,3 +94,6 @@ clean:
 
 # ---- benchmarks (bench/README.md) -------------------------------------------------
 include mk/bench.mk
+
+# ---- robustness: fuzz, valgrind, determinism-cross (fuzz/README.md, tests/bad/README.md)
+include mk/robust.mk

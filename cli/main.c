@@ -264,6 +264,10 @@ static void print_text(FILE *f, struct engine *e, const struct run_opts *o) {
     fprintf(f, "algorithm %s, %d client%s, seed %llu, %llu events, ends at %s\n", engine_algo(e)->name,
             s->nclients, s->nclients == 1 ? "" : "s", (unsigned long long)s->seed,
             (unsigned long long)engine_events(e), fmt_t(b1, sizeof b1, r->end_ns));
+    if (engine_events(e) >= s->max_events)
+        fprintf(f, "note: the run stopped after max-events (%llu events) at %s, before its duration; "
+                   "raise it with --set max-events=N\n",
+                (unsigned long long)s->max_events, fmt_t(b1, sizeof b1, r->end_ns));
     if (engine_dropped_options(e)[0])
         fprintf(f, "note: %s does not use the scenario's option(s): %s\n", engine_algo(e)->name,
                 engine_dropped_options(e));
@@ -316,8 +320,10 @@ static void print_json(FILE *f, struct engine *e, const struct run_opts *o) {
     json_str(f, s->title);
     fprintf(f, ",\"algo\":");
     json_str(f, engine_algo(e)->name);
-    fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"end_ns\":%lld,\"verdict\":\"%s\",\"headline\":",
-            (unsigned long long)s->seed, (unsigned long long)engine_events(e), (long long)r->end_ns,
+    fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"stopped_at_max_events\":%s,\"end_ns\":%lld,"
+               "\"verdict\":\"%s\",\"headline\":",
+            (unsigned long long)s->seed, (unsigned long long)engine_events(e),
+            engine_events(e) >= s->max_events ? "true" : "false", (long long)r->end_ns,
             scn_verdict_name(r->verdict));
     json_str(f, r->headline);
     fprintf(f,
@@ -377,6 +383,12 @@ static int run_engine(struct engine **out, const struct scenario *s, const struc
     struct scn_error err;
     memset(&err, 0, sizeof err);
     int rc = engine_new(out, s, &eo, &err);
+    if (rc == -1 && err.pos.line <= 0) {
+        /* No place in the file: the offending option came from --set. */
+        snprintf(last_error, sizeof last_error, "--set: %s", err.msg);
+        fprintf(stderr, "%s: %s\n", prog, last_error);
+        return EXIT_USAGE;
+    }
     if (rc == -1) {
         print_scn_error(&err);
         return EXIT_DATAERR;

@@ -113,7 +113,7 @@ static void test_validity_is_ttl_minus_elapsed_minus_drift(void **state) {
                                 "client A: acquire; release\n");
     /* t=5ms: all five servers grant, each for the full 10s. */
     for (int i = 1; i <= 5; i++) {
-        char name[4];
+        char name[16];
         snprintf(name, sizeof name, "S%d", i);
         const struct trace_event *g = must(e, TRACE_SRV_GRANT, name, 1);
         assert_int_equal(g->t, 5 * MS);
@@ -169,7 +169,7 @@ static void test_quorum_three_of_five(void **state) {
     assert_int_equal(acq->a, 9848 * MS);
     /* t=1.05s: A releases on every server (release-all=on): S1..S3 delete it. */
     for (int i = 1; i <= 3; i++) {
-        char name[4];
+        char name[16];
         snprintf(name, sizeof name, "S%d", i);
         const struct trace_event *d = must(e, TRACE_SRV_DELETE, name, 1);
         assert_int_equal(d->t, 1051 * MS);
