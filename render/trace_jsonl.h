@@ -26,9 +26,11 @@ int trace_write_jsonl(FILE *out, const struct trace *tr);
  * event's "text"), no unknown or duplicate keys, integers only, seq
  * counting from 0, t_ns within [0, SIM_TIME_MAX] and never decreasing, node
  * names known. Lines end in "\n" (a "\r" before it is allowed).
- * tr must be initialised with trace_init(tr, 1) and empty; an observer set
- * on it sees each event as it is appended (to run the checker on a
- * recorded trace). Nodes, title, algo, seed and events are filled in;
+ * tr must be initialised with trace_init(tr, 1) and empty. A trace written
+ * by locksim already carries the checker's findings; to check a foreign
+ * trace, read it, then append its events to a fresh trace with the same
+ * nodes that has a checker attached (docs/trace-format.md, "Checking a
+ * recorded trace"). Nodes, title, algo, seed and events are filled in;
  * event text is owned by tr (trace_intern). Returns 0, or -1 with a message
  * "line N: ..." in err (errlen bytes, may be 0), in which case tr holds
  * what was read before the error and must still be closed by trace_close. */

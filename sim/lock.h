@@ -88,7 +88,8 @@ struct lock_algo {
     void (*server_recv)(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
     void (*server_timer)(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
     void (*server_restart)(struct lock_ctx *ctx, void *state);
-    /* Optional: an operator action (failover). NULL = ignored, with a note. */
+    /* Optional: an operator action (failover). NULL = the action has no
+     * effect on this algorithm (the trace still records it). */
     void (*server_control)(struct lock_ctx *ctx, void *state, enum lock_control c);
 
     /* Optional resource rule. NULL = the scenario's rule (`resource fencing=on`

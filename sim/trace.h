@@ -47,13 +47,16 @@ enum trace_kind {
     TRACE_POINT,          /* a named point of the program is reached; a = enum scn_point */
     TRACE_PROGRAM_DONE,
     /* Lock service (node = server, peer = client concerned). */
-    TRACE_SRV_GRANT,      /* token, grant, a = ttl_ns (0 none), b = expiry by the server's clock */
-    TRACE_SRV_DENY,       /* grant = holder's grant */
-    TRACE_SRV_RENEW,      /* grant, a = new ttl */
-    TRACE_SRV_EXPIRE,     /* peer = owner, grant = the owner's grant */
-    TRACE_SRV_DELETE,     /* peer = requester, grant = deleted entry's grant,
-                             a = owner of the deleted entry, b = 1 if it was not the requester's */
-    TRACE_SRV_KEEP,       /* release refused (compare failed); peer = requester */
+    /* Server events carry no ground-truth grant (grant = 0): servers see
+     * requests, not what a client concluded from their answers. */
+    TRACE_SRV_GRANT,      /* peer = owner, token (0 = the store hands out none),
+                             a = ttl_ns (0 none), b = expiry by the server's clock */
+    TRACE_SRV_DENY,       /* peer = requester, a = current owner */
+    TRACE_SRV_RENEW,      /* peer = owner, a = new ttl */
+    TRACE_SRV_EXPIRE,     /* peer = owner */
+    TRACE_SRV_DELETE,     /* peer = requester, a = owner of the deleted entry,
+                             b = 1 if it was not the requester's */
+    TRACE_SRV_KEEP,       /* release refused (compare failed); peer = requester, a = owner (-1 none) */
     TRACE_SRV_NOTE,       /* algorithm-specific, a/b free, text says what */
     /* Protected resource (node = resource, peer = client). */
     TRACE_READ,           /* a = value read */
