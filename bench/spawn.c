@@ -64,6 +64,7 @@ int sp_run(char *const argv[], int capture, struct sp_result *r) {
         if (errno != EINTR) return -1;
     r->wall_s = now_s() - t0;
     r->maxrss_kib = ru.ru_maxrss; /* Linux: kilobytes */
+    r->minflt = ru.ru_minflt;
     r->exited = WIFEXITED(status);
     r->status = r->exited ? WEXITSTATUS(status) : -1;
     return 0;

@@ -1,6 +1,7 @@
 /* Process helpers for the benchmarks: run a program as a child, keep its
- * stdout, its wall time and its peak resident memory (wait4's rusage);
- * medians; key=value fields of the one-line reports the programs print. */
+ * stdout, its wall time, page faults and peak resident memory (wait4's
+ * rusage); medians; key=value fields of the one-line reports the programs
+ * print. */
 #ifndef LOCKSIM_BENCH_SPAWN_H
 #define LOCKSIM_BENCH_SPAWN_H
 
@@ -12,6 +13,7 @@ struct sp_result {
     int status;        /* exit status when exited */
     double wall_s;     /* fork to reaped, seconds */
     long maxrss_kib;   /* peak resident set of the child, KiB */
+    long minflt;       /* page faults served without I/O (each a fresh page touched) */
     char out[2048];    /* the start of its stdout, NUL-terminated (when captured) */
 };
 

@@ -198,16 +198,17 @@ int wl_scenario(struct scenario *s, uint32_t n, uint64_t seed) {
     s->max_events = UINT64_MAX;
     s->nservers = 1;
     s->latency.min_ns = s->latency.max_ns = WL_LAT_US * SIM_NS_PER_US;
-    snprintf(s->opts[0].key, sizeof s->opts[0].key, "seed");
-    snprintf(s->opts[0].val, sizeof s->opts[0].val, "%llu", (unsigned long long)seed);
-    snprintf(s->opts[1].key, sizeof s->opts[1].key, "lease");
-    snprintf(s->opts[1].val, sizeof s->opts[1].val, "%dus", WL_LEASE_US);
-    s->nopts = 2;
-    struct scn_step *st = &s->programs[0].steps[0];
+    struct scn_opt *o_seed = scenario_add_opt(s), *o_lease = scenario_add_opt(s);
+    struct scn_program *prog = scenario_add_program(s);
+    if (!o_seed || !o_lease || !prog) return -1;
+    snprintf(o_seed->key, sizeof o_seed->key, "seed");
+    snprintf(o_seed->val, sizeof o_seed->val, "%llu", (unsigned long long)seed);
+    snprintf(o_lease->key, sizeof o_lease->key, "lease");
+    snprintf(o_lease->val, sizeof o_lease->val, "%dus", WL_LEASE_US);
+    struct scn_step *st = &prog->steps[0];
     st->kind = SCN_STEP_ACQUIRE;
     st->tries = 1; /* a denied request ends the attempt: the client thinks again */
-    s->programs[0].nsteps = 1;
-    s->nprograms = 1;
+    prog->nsteps = 1;
     for (uint32_t i = 0; i < n; i++) {
         struct scn_client *c = scenario_add_client(s);
         if (!c) return -1;

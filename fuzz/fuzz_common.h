@@ -86,7 +86,7 @@ static inline void fuzz_check_scenario(const struct scenario *s) {
         FUZZ_REQUIRE(fuzz_time_ok(c->start_ns) && fuzz_time_ok(c->think_ns));
         FUZZ_REQUIRE(c->repeat >= 0 && c->repeat <= 1000000000);
     }
-    FUZZ_REQUIRE(s->nclocks >= 0 && s->nclocks <= (int)(sizeof s->clocks / sizeof s->clocks[0]));
+    FUZZ_REQUIRE(s->nclocks >= 0 && s->nclocks <= SCN_MAX_CLOCKS);
     for (int i = 0; i < s->nclocks; i++) {
         FUZZ_REQUIRE(FUZZ_TERMINATED(s->clocks[i].node) && s->clocks[i].node[0] != '\0');
         FUZZ_REQUIRE(s->clocks[i].drift_ppm >= -500000 && s->clocks[i].drift_ppm <= 500000);

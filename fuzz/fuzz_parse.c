@@ -40,7 +40,8 @@ static void check_copy(const struct scenario *a, const struct scenario *b) {
                  memcmp(a->clients, b->clients, (size_t)a->nclients * sizeof *a->clients) == 0);
     FUZZ_REQUIRE(a->nfaults == 0 ||
                  memcmp(a->faults, b->faults, (size_t)a->nfaults * sizeof *a->faults) == 0);
-    FUZZ_REQUIRE(memcmp(a->programs, b->programs, sizeof a->programs) == 0);
+    FUZZ_REQUIRE(a->nprograms == 0 ||
+                 memcmp(a->programs, b->programs, (size_t)a->nprograms * sizeof *a->programs) == 0);
     FUZZ_REQUIRE(strcmp(a->algo, b->algo) == 0 && a->duration_ns == b->duration_ns);
 }
 

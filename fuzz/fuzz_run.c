@@ -23,24 +23,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Known bug, reported and kept as tests/bad/slew-overflow-*.lsim: a clock
- * slew with |delta| above INT64_MAX / 10^6 ns (about 9223 s) overflows the
- * rate computation in sim/engine.c (apply_fault, SCN_FAULT_CLOCK_SLEW).
- * Such inputs are skipped so that fuzzing goes on finding other bugs;
- * build with -DFUZZ_SKIP_KNOWN_BUGS=0 to check the fix. */
-#ifndef FUZZ_SKIP_KNOWN_BUGS
-#define FUZZ_SKIP_KNOWN_BUGS 1
-#endif
-
-static int has_known_bug(const struct scenario *s) {
-    if (!FUZZ_SKIP_KNOWN_BUGS) return 0;
-    for (int i = 0; i < s->nfaults; i++)
-        if (s->faults[i].kind == SCN_FAULT_CLOCK_SLEW &&
-            (s->faults[i].delta_ns > INT64_MAX / 1000000 || s->faults[i].delta_ns < -(INT64_MAX / 1000000)))
-            return 1;
-    return 0;
-}
-
 /* Write tr as JSON Lines into a heap buffer (*len bytes, caller frees). */
 static char *write_jsonl(const struct trace *tr, size_t *len) {
     char *buf = NULL;
@@ -81,7 +63,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     fuzz_check_scenario(&s);
-    if (has_known_bug(&s)) {
         scenario_close(&s);
         return 0;
     }

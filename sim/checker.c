@@ -20,7 +20,7 @@ static void note(struct checker *c, int kind, int node, int peer, uint32_t grant
     ev.grant = grant;
     ev.token = token;
     ev.a = a;
-    trace_append(c->tr, &ev);
+    trace_append_own(c->tr, &ev);
 }
 
 int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
@@ -30,18 +30,29 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
     c->purpose = purpose;
     c->stuck_after_ns = stuck_after_ns;
     c->nnodes = tr->nnodes;
-    c->cl = calloc((size_t)(c->nnodes ? c->nnodes : 1), sizeof *c->cl);
-    c->hold = calloc((size_t)(c->nnodes ? c->nnodes : 1), sizeof *c->hold);
-    if (!c->cl || !c->hold) {
+    c->cl = malloc((size_t)(c->nnodes ? c->nnodes : 1) * sizeof *c->cl);
+    c->flags = calloc((size_t)(c->nnodes ? c->nnodes : 1), 1);
+    if (!c->cl || !c->flags) {
         checker_close(c);
         return -1;
     }
+    /* Lock holders: one entry per node from the first lock server to the last. */
+    int first = -1, last = -2;
     for (int i = 0; i < c->nnodes; i++) {
-        c->cl[i].cs_since = c->cl[i].wait_since = c->cl[i].gave_up_at = -1;
-        c->cl[i].crashed_at = c->cl[i].restarted_at = -1;
-        c->hold[i].owner = -1;
-        c->cl[i].client = tr->nodes[i].kind == TRACE_NODE_CLIENT;
+        c->cl[i].cs_since = c->cl[i].wait_since = c->cl[i].waited_ns = -1;
+        if (tr->nodes[i].kind == TRACE_NODE_CLIENT) c->flags[i] = CHECKER_CLIENT;
+        if (tr->nodes[i].kind == TRACE_NODE_SERVER) {
+            if (first < 0) first = i;
+            last = i;
+        }
     }
+    c->hold_first = first < 0 ? 0 : first;
+    c->nhold = last - first + 1 > 0 ? last - first + 1 : 0;
+    if (c->nhold && !(c->hold = malloc((size_t)c->nhold * sizeof *c->hold))) {
+        checker_close(c);
+        return -1;
+    }
+    for (int i = 0; i < c->nhold; i++) c->hold[i].owner = -1;
     c->de_since = -1;
     c->de_first = c->de_second = -1;
     c->c1 = -1;
@@ -51,9 +62,72 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
 
 void checker_close(struct checker *c) {
     free(c->cl);
+    free(c->flags);
+    free(c->crash);
     free(c->hold);
     c->cl = NULL;
+    c->flags = NULL;
+    c->crash = NULL;
     c->hold = NULL;
+    c->ncrash = c->capcrash = c->nhold = 0;
+}
+
+/* The crash entry of node n, or NULL when it has none. */
+static struct checker_crash *crash_of(const struct checker *c, int n) {
+    if (!(c->flags[n] & CHECKER_CRASHED)) return NULL;
+    for (int i = 0; i < c->ncrash; i++)
+        if (c->crash[i].node == n) return &c->crash[i];
+    return NULL;
+}
+
+/* The crash entry of node n, made on first use; NULL on OOM (then the
+ * crash is not counted and the trace is marked as short of memory). */
+static struct checker_crash *crash_entry(struct checker *c, int n) {
+    struct checker_crash *k = crash_of(c, n);
+    if (k) return k;
+    if (c->ncrash == c->capcrash) {
+        int cap = c->capcrash ? c->capcrash * 2 : 8;
+        struct checker_crash *a = realloc(c->crash, (size_t)cap * sizeof *a);
+        if (!a) {
+            c->tr->oom = 1;
+            return NULL;
+        }
+        c->crash = a;
+        c->capcrash = cap;
+    }
+    k = &c->crash[c->ncrash++];
+    k->node = n;
+    k->crashed_at = k->restarted_at = -1;
+    c->flags[n] |= CHECKER_CRASHED;
+    return k;
+}
+
+/* The hold entry of node n; NULL when n has none (it never recorded a
+ * grant and is not a lock server). */
+static struct checker_hold *hold_of(const struct checker *c, int n) {
+    int i = n - c->hold_first;
+    return i >= 0 && i < c->nhold ? &c->hold[i] : NULL;
+}
+
+/* The hold entry of node n, widening the range for a node outside it (a
+ * trace in which something else than a lock server records grants); NULL on OOM. */
+static struct checker_hold *hold_entry(struct checker *c, int n) {
+    struct checker_hold *h = hold_of(c, n);
+    if (h) return h;
+    int first = c->nhold && c->hold_first < n ? c->hold_first : n;
+    int last = c->nhold && c->hold_first + c->nhold - 1 > n ? c->hold_first + c->nhold - 1 : n;
+    struct checker_hold *a = malloc((size_t)(last - first + 1) * sizeof *a);
+    if (!a) {
+        c->tr->oom = 1;
+        return NULL;
+    }
+    for (int i = 0; i < last - first + 1; i++) a[i].owner = -1;
+    if (c->nhold) memcpy(&a[c->hold_first - first], c->hold, (size_t)c->nhold * sizeof *a);
+    free(c->hold);
+    c->hold = a;
+    c->hold_first = first;
+    c->nhold = last - first + 1;
+    return &c->hold[n - first];
 }
 
 /* Log-linear histogram: 32 sub-buckets per power of two (about 3% wide). */
@@ -104,7 +178,7 @@ static sim_ns percentile(struct checker *c, int pct) {
 }
 
 static int is_client(const struct checker *c, int node) {
-    return node >= 0 && node < c->nnodes && c->cl[node].client; /* no miss into the trace */
+    return node >= 0 && node < c->nnodes && (c->flags[node] & CHECKER_CLIENT); /* no miss into the trace */
 }
 
 static void enter_cs(struct checker *c, const struct trace_event *ev) {
@@ -170,7 +244,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_ACQUIRE_START:
         if (is_client(c, n)) {
             c->cl[n].wait_since = ev->t;
-            c->cl[n].gave_up_at = -1;
+            c->cl[n].waited_ns = -1;
         }
         break;
     case TRACE_ACQUIRED:
@@ -186,10 +260,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_ACQUIRE_FAILED:
         if (!is_client(c, n)) break;
         c->r.failed_acquires++;
-        if (c->cl[n].wait_since >= 0) {
-            c->cl[n].gave_up_at = ev->t;
-            c->cl[n].waited_ns = ev->t - c->cl[n].wait_since;
-        }
+        if (c->cl[n].wait_since >= 0) c->cl[n].waited_ns = ev->t - c->cl[n].wait_since;
         c->cl[n].wait_since = -1;
         break;
     case TRACE_CS_EXIT:
@@ -197,26 +268,38 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         break;
     case TRACE_CRASH:
         if (n >= 0 && n < c->nnodes) {
-            c->cl[n].crashed_at = ev->t;
+            struct checker_crash *k = crash_entry(c, n);
+            struct checker_hold *h = hold_of(c, n);
+            if (k) k->crashed_at = ev->t;
             c->cl[n].wait_since = -1;
-            if (c->tr->nodes[n].kind == TRACE_NODE_SERVER) c->hold[n].owner = -1;
+            if (h && c->tr->nodes[n].kind == TRACE_NODE_SERVER) h->owner = -1;
         }
         break;
     case TRACE_RESTART:
-        if (n >= 0 && n < c->nnodes) c->cl[n].restarted_at = ev->t;
+        if (n >= 0 && n < c->nnodes) {
+            struct checker_crash *k = crash_entry(c, n);
+            if (k) k->restarted_at = ev->t;
+        }
         break;
     case TRACE_SRV_GRANT:
         if (n >= 0 && n < c->nnodes) {
-            c->hold[n].owner = ev->peer;
-            c->hold[n].since = ev->t;
+            struct checker_hold *h = hold_entry(c, n);
+            if (h) {
+                h->owner = ev->peer;
+                h->since = ev->t;
+            }
         }
         break;
     case TRACE_SRV_EXPIRE:
-        if (n >= 0 && n < c->nnodes && c->hold[n].owner == ev->peer) c->hold[n].owner = -1;
+        if (n >= 0 && n < c->nnodes) {
+            struct checker_hold *h = hold_of(c, n);
+            if (h && h->owner == ev->peer) h->owner = -1;
+        }
         break;
     case TRACE_SRV_DELETE:
         if (n >= 0 && n < c->nnodes) {
-            c->hold[n].owner = -1;
+            struct checker_hold *h = hold_of(c, n);
+            if (h) h->owner = -1;
             if (ev->b) {
                 c->r.wrong_releases++;
                 note(c, TRACE_WRONG_RELEASE, ev->peer, (int)ev->a, 0, 0, 0, ev->t);
@@ -250,14 +333,20 @@ void checker_observe(void *arg, const struct trace_event *ev) {
  * flight) arrived and has not come back. A restarted process is a new
  * incarnation that does not know the old one's lock either way. */
 static int owner_dead(const struct checker *c, int o, sim_ns since) {
-    const struct checker_client *cl = &c->cl[o];
-    if (cl->crashed_at < 0) return 0;
-    return cl->crashed_at >= since || cl->restarted_at < cl->crashed_at;
+    const struct checker_crash *k = crash_of(c, o);
+    if (!k || k->crashed_at < 0) return 0;
+    return k->crashed_at >= since || k->restarted_at < k->crashed_at;
+}
+
+/* A node that crashed and has not restarted since. */
+static int is_down(const struct checker *c, int n) {
+    const struct checker_crash *k = crash_of(c, n);
+    return k && k->crashed_at >= 0 && k->restarted_at < k->crashed_at;
 }
 
 /* A lock server still holds the lock for a dead owner. */
 static int dead_owner_holds(const struct checker *c) {
-    for (int s = 0; s < c->nnodes; s++) {
+    for (int s = 0; s < c->nhold; s++) {
         int o = c->hold[s].owner;
         if (o >= 0 && o < c->nnodes && owner_dead(c, o, c->hold[s].since)) return 1;
     }
@@ -272,10 +361,9 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
     r->end_ns = end_ns;
     int dead = dead_owner_holds(c);
     for (int i = 0; i < c->nnodes; i++) {
-        if (!is_client(c, i) || (c->cl[i].crashed_at >= 0 && c->cl[i].restarted_at < c->cl[i].crashed_at))
-            continue; /* a client that is down is not waiting */
+        if (!is_client(c, i) || is_down(c, i)) continue; /* a client that is down is not waiting */
         sim_ns waited = c->cl[i].wait_since >= 0 ? end_ns - c->cl[i].wait_since
-                        : c->cl[i].gave_up_at >= 0 ? c->cl[i].waited_ns : 0;
+                        : c->cl[i].waited_ns >= 0 ? c->cl[i].waited_ns : 0;
         if (dead && waited >= c->stuck_after_ns && c->stuck_after_ns > 0) r->stuck++;
     }
     int64_t sold = r->writes_accepted; /* each accepted write reserves one unit */

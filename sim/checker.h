@@ -38,14 +38,24 @@ struct checker_report {
     char headline[200];         /* one sentence: why this verdict */
 };
 
+/* Per node, 24 bytes (10^5 clients are 2.4 MB): what the checker follows
+ * for every client. Crashes and lock holders, which only some nodes have,
+ * are kept apart. */
 struct checker_client {
     sim_ns cs_since;        /* -1 = not in the critical section */
     sim_ns wait_since;      /* -1 = not acquiring */
+    sim_ns waited_ns;       /* how long it waited before giving up; -1 = has not given up */
+};
+
+enum {
+    CHECKER_CLIENT = 1,     /* the node is a client (from the trace's nodes) */
+    CHECKER_CRASHED = 2     /* the node has an entry in checker.crash */
+};
+
+struct checker_crash {      /* a node that crashed or restarted */
+    int node;
     sim_ns crashed_at;      /* last crash, -1 = never crashed */
     sim_ns restarted_at;    /* last restart, -1 = never restarted */
-    sim_ns gave_up_at;      /* -1 = has not given up waiting */
-    sim_ns waited_ns;       /* how long it waited before giving up */
-    int client;             /* 1 = the node is a client (copied from the trace's nodes) */
 };
 
 struct checker_hold {       /* what one lock server holds, as the trace says */
@@ -58,7 +68,12 @@ struct checker {
     enum scn_purpose purpose;
     sim_ns stuck_after_ns;
     struct checker_client *cl; /* owned, indexed by node */
-    struct checker_hold *hold; /* owned, indexed by node */
+    unsigned char *flags;   /* owned, indexed by node: CHECKER_* bits */
+    struct checker_crash *crash; /* owned: ncrash nodes, in order of their first crash or restart */
+    int ncrash, capcrash;
+    struct checker_hold *hold; /* owned: nodes hold_first .. hold_first + nhold - 1, the lock
+                                  servers and any other node that recorded a grant */
+    int hold_first, nhold;
     int nnodes;
     int in_cs;              /* clients now in the critical section */
     int de_first, de_second;
@@ -84,6 +99,16 @@ _Static_assert(TRACE_KIND_COUNT <= 64, "CHECKER_KINDS is a 64-bit mask of trace 
 /* The trace observer and its advance hook (arg = struct checker *). */
 void checker_observe(void *arg, const struct trace_event *ev);
 void checker_advance(void *arg, sim_ns t);
+/* A hint for a simulator about to append events for node: start loading
+ * the checker's entry for it. */
+static inline void checker_prefetch(const struct checker *c, int node) {
+#if defined(__GNUC__)
+    __builtin_prefetch(&c->cl[node]);
+#else
+    (void)c;
+    (void)node;
+#endif
+}
 /* Close open intervals at end_ns and fill *out. */
 void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out);
 /* Value of one metric in a report. */

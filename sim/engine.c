@@ -3,6 +3,7 @@
  * resource, and the services that lock algorithms call (lock.h). */
 #include "engine.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,10 @@ enum {
     EV_RESUME,   /* node, arg = pause generation; global */
     EV_SLEW_END, /* node, arg = slew generation; global */
     EV_START,    /* node: client program starts; node-level */
-    EV_DELIVER,  /* node: message arrives, arg = slot; node-level */
+    EV_DELIVER,  /* node: lock-channel message arrives, arg = slot; node-level */
     EV_TIMER,    /* node: timer fires, arg = handle; node-level */
-    EV_CONT      /* node: client program continues, arg = epoch; node-level */
+    EV_CONT,     /* node: client program continues, arg = epoch; node-level */
+    EV_DELIVER_RES /* node: resource-channel message arrives, arg = slot; node-level */
 };
 
 enum { PROC_RUNNING, PROC_PAUSED, PROC_CRASHED };
@@ -46,41 +48,56 @@ enum {
     CS_DONE
 };
 
-struct client {
-    /* First cache line: what every acquire cycle reads or writes. */
-    int state;
-    int pc;              /* current step */
-    int reps;            /* completed repetitions */
-    int holding;         /* believes it holds the lock */
-    int attempts;
-    int program;
-    sim_ns acquire_started_mono; /* for the acquire timeout, by its own clock */
-    const struct scn_client *def;
-    int repeat;          /* def->repeat, kept here: no miss into the scenario */
-    uint32_t grant;      /* ground-truth grant id while holding */
-    sim_ns think_ns;     /* def->think_ns */
-    uint64_t token;      /* fencing token to attach to writes */
-    /* Then the rest. */
-    int has_read;
+/* What only read and write steps use, in its own array (engine->rw), which
+ * exists only when some program reads or writes; zeroed on restart. */
+struct client_rw {
     int64_t read_value;
     int64_t read_version;
     uint64_t read_token;  /* highest token the resource reported in the last read */
-    int write_after_read; /* the read was made implicitly by a write step */
-    uint32_t req;        /* outstanding resource request id */
-    uint64_t res_timer;  /* timeout of the outstanding resource request, 0 = none */
-    int point_count[SCN_POINT_COUNT];
+    uint64_t res_timer;   /* timeout of the outstanding resource request, 0 = none */
+    uint32_t req;         /* outstanding resource request id */
 };
 
+/* One node, 48 bytes: what every node-level event reads, and for a client
+ * its program. Nodes live in one array of engine->node_stride bytes per
+ * node, 64-byte aligned, a client's algorithm state right after its struct
+ * node, so that an event for a client with up to 16 bytes of state touches
+ * one cache line. What only faulted nodes need (clocks, pauses) is in
+ * struct node_ext; what clients share (think time, repeat) in struct profile. */
 struct node {
-    /* First cache line: what every node-level event reads. */
-    int kind;               /* enum trace_node_kind */
-    int proc;               /* PROC_* */
-    uint32_t epoch;         /* bumped by crash and restart */
-    int group;              /* partition group */
-    void *algo_state;       /* clients: into engine->client_states; others owned */
-    struct client *cl;      /* clients only, points into engine->clients */
+    uint32_t epoch;       /* bumped by crash and restart */
+    uint32_t ext;         /* index + 1 into engine->ext; 0 = no fault can touch it:
+                             both clocks read true time, it is never paused */
+    uint32_t profile;     /* client: index into engine->profiles */
+    uint8_t kind;         /* enum trace_node_kind */
+    uint8_t proc;         /* PROC_* */
+    uint8_t group;        /* partition group */
+    uint8_t program;      /* client: index into the scenario's programs */
+    uint8_t point_faults; /* client: 1 = some fault fires at one of its points */
+    /* The client program's changing state, from here to the end (zeroed on restart). */
+    uint8_t state;        /* CS_* */
+    uint8_t pc;           /* current step */
+    uint8_t holding;      /* believes it holds the lock */
+    uint8_t has_read;     /* a read reply came since the last acquire or write */
+    uint8_t write_after_read; /* the read was made implicitly by a write step */
+    int32_t reps;         /* completed repetitions */
+    int32_t attempts;     /* of the current acquire step */
+    uint32_t grant;       /* ground-truth grant id while holding */
+    uint64_t token;       /* fencing token to attach to writes */
+};
+_Static_assert(sizeof(struct node) == 48, "a node and 16 bytes of state are one cache line");
+_Static_assert(SCN_MAX_PROGRAMS <= 256 && SCN_MAX_STEPS < 256, "program and pc fit a byte");
+
+/* What a client was given besides its program, shared by the clients of one
+ * `clients N` line (consecutive clients with equal values share one). */
+struct profile {
+    sim_ns think_ns;      /* pause between repetitions, by the client's clock */
+    int32_t repeat;       /* times the program runs; 0 = until the run ends */
+};
+
+/* Clocks and process faults of a node that a fault or a clock line names. */
+struct node_ext {
     struct sim_clock clk[2]; /* [LOCK_CLOCK_MONO], [LOCK_CLOCK_WALL] */
-    /* Then faults and names. */
     uint32_t pause_gen;
     uint32_t slew_gen;
     sim_ns paused_at;
@@ -88,28 +105,38 @@ struct node {
     int64_t base_ppm;       /* drift without slew */
     struct sim_event *deferred; /* events held while paused (owned) */
     size_t ndeferred, capdeferred;
-    char name[SCN_NAME_MAX];
+};
+
+/* A fault's node names, resolved when the engine is built (-1 = none). */
+struct fault_ref {
+    int32_t node;           /* f->node */
+    int32_t trigger;        /* client whose point fires it */
+    int32_t from, to;       /* LINK: -1 also for "*" */
+    int32_t groups;         /* PARTITION: index of its first node in engine->group_nodes */
 };
 
 struct timer {
-    int node;
-    uint8_t clock;
-    uint8_t owner;    /* TIMER_ALGO or TIMER_PROGRAM */
-    uint8_t active;
+    int32_t node;
     uint32_t gen;
     sim_ns deadline_local;
-    int id;
-    uint64_t arg;
-    uint32_t next_free;
+    union {
+        uint64_t arg;       /* while active */
+        uint32_t next_free; /* while free: index + 1, 0 = none */
+    } u;
+    int32_t id;
+    uint8_t clock;
+    uint8_t owner;          /* TIMER_ALGO or TIMER_PROGRAM */
+    uint8_t active;
 };
+_Static_assert(sizeof(struct timer) == 32, "timers are 32 bytes");
 
 struct slot {
-    struct lock_msg m;
-    uint8_t chan;
-    uint8_t used;
-    uint32_t id;      /* message id for the trace */
-    uint32_t grant;   /* resource writes: the writer's grant (ground truth) */
-    uint32_t next_free;
+    union {
+        struct lock_msg m;  /* while in flight */
+        uint32_t next_free; /* while free: index + 1, 0 = none */
+    } u;
+    uint32_t id;            /* message id for the trace */
+    uint32_t grant;         /* resource writes: the writer's grant (ground truth) */
 };
 
 struct lock_ctx {
@@ -124,23 +151,40 @@ struct link_state {
 };
 
 struct engine {
-    struct scenario s;
+    struct scenario s;      /* the scenario's copy, without its client list (see engine_new) */
     const struct lock_algo *algo;
     void *config;           /* owned, algo->config_size bytes */
     struct queue q;
     struct rng rng;
     struct trace tr;
+    uint64_t wants;         /* bit k: trace_wants(&tr, k), fixed once the checker observes */
     struct checker ck;
     struct checker_report report;
     sim_ns now;
     uint64_t events;
     int ended;
+    /* One client continuation (EV_CONT) held outside the queue, with the
+     * seq it would have had there: engine_step takes it when nothing queued
+     * comes before it, so the order is the queue's own, minus a push and a pop. */
+    struct sim_event lane;
+    int lane_full;
+    int prefetch;           /* 1 = the nodes outgrow the caches: prefetch ahead */
 
-    struct node *nodes;     /* owned: clients, then servers, then the resource */
+    unsigned char *node_mem; /* owned: nnodes nodes of node_stride bytes (see struct node) */
+    size_t node_stride;
     int nnodes, nclients, nservers, resource;
-    struct client *clients; /* owned, nclients */
-    unsigned char *client_states; /* owned: the clients' algorithm states, contiguous */
-    size_t client_stride;   /* bytes per client state: client_size rounded up to 16 */
+    void **other_state;     /* owned: algorithm states of servers, then the resource */
+    struct client_rw *rw;   /* owned: nclients, or NULL when no program reads or writes */
+    struct profile *profiles; /* owned, nprofiles */
+    int nprofiles;
+    sim_ns *acquire_mono;   /* owned: per client, when its acquire step began by its
+                               monotonic clock; NULL when no acquire step has a timeout */
+    uint32_t *points;       /* owned: SCN_POINT_COUNT per client, times each point was
+                               reached; NULL when neither the trace nor a fault needs them */
+    struct node_ext *ext;   /* owned, n_ext: the nodes faults and clock lines name */
+    uint32_t n_ext;
+    struct fault_ref *fref; /* owned, one per fault */
+    int32_t *group_nodes;   /* owned: partition members, by fault_ref.groups */
 
     struct timer *timers;   /* owned pool */
     uint32_t ntimers, captimers, free_timer; /* free_timer: index + 1, 0 = none */
@@ -163,14 +207,33 @@ struct engine {
 
 /* ---- Small helpers ----------------------------------------------------- */
 
-static void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
-                 uint32_t grant, int64_t a, int64_t b, const char *text) {
-    if (!trace_wants(&e->tr, kind)) { /* neither kept nor read by the checker */
-        trace_skip(&e->tr, e->now);
-        return;
-    }
-    struct trace_event ev = {0};
+static inline struct node *nd(const struct engine *e, int i) {
+    return (struct node *)(e->node_mem + (size_t)i * e->node_stride);
+}
+
+/* The algorithm's state of node i. */
+static inline void *state_of(const struct engine *e, int i) {
+    return i < e->nclients ? (void *)(e->node_mem + (size_t)i * e->node_stride + sizeof(struct node))
+                           : e->other_state[i - e->nclients];
+}
+
+static inline struct node_ext *ext_of(const struct engine *e, const struct node *n) {
+    return n->ext ? &e->ext[n->ext - 1] : NULL;
+}
+
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+/* Build one trace event and append it: the half of emit() for kinds that
+ * are kept or observed. */
+NOINLINE static void emit_append(struct engine *e, int kind, int node, int peer, uint64_t token,
+                                 uint32_t grant, int64_t a, int64_t b, const char *text) {
+    struct trace_event ev;
     ev.t = e->now;
+    ev.seq = 0; /* trace_append_own numbers it */
     ev.kind = (uint16_t)kind;
     ev.node = node;
     ev.peer = peer;
@@ -179,7 +242,18 @@ static void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
     ev.a = a;
     ev.b = b;
     ev.text = text;
-    trace_append(&e->tr, &ev);
+    trace_append_own(&e->tr, &ev);
+}
+
+/* Trace an event. Most kinds in a run without a kept trace are read by no
+ * one (the checker's are CHECKER_KINDS): those are only counted, inline. */
+static inline void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
+                        uint32_t grant, int64_t a, int64_t b, const char *text) {
+    if (!((e->wants >> kind) & 1)) { /* = !trace_wants(&e->tr, kind), precomputed */
+        trace_skip(&e->tr, e->now);
+        return;
+    }
+    emit_append(e, kind, node, peer, token, grant, a, b, text);
 }
 
 static void push(struct engine *e, sim_ns t, uint32_t type, int node, uint64_t arg) {
@@ -187,14 +261,9 @@ static void push(struct engine *e, sim_ns t, uint32_t type, int node, uint64_t a
     if (queue_push(&e->q, &ev) != 0) e->tr.oom = 1; /* reported as an internal error */
 }
 
-static int find_node(const struct engine *e, const char *name) {
-    for (int i = 0; i < e->nnodes; i++)
-        if (strcmp(e->nodes[i].name, name) == 0) return i;
-    return -1;
-}
-
 static sim_ns local_now(struct engine *e, int node, int clock) {
-    return clock_read(&e->nodes[node].clk[clock], e->now);
+    const struct node_ext *x = ext_of(e, nd(e, node));
+    return x ? clock_read(&x->clk[clock], e->now) : e->now;
 }
 
 /* ---- Timers ---------------------------------------------------------------- */
@@ -213,7 +282,15 @@ static struct timer *timer_from_handle(struct engine *e, uint64_t h) {
 
 static void timer_schedule(struct engine *e, uint32_t idx) {
     struct timer *t = &e->timers[idx];
-    sim_ns at = clock_true_at(&e->nodes[t->node].clk[t->clock], e->now, t->deadline_local);
+    const struct node_ext *x = ext_of(e, nd(e, t->node));
+    sim_ns at;
+    if (x) {
+        at = clock_true_at(&x->clk[t->clock], e->now, t->deadline_local);
+    } else { /* clock_true_at of a clock that reads true time */
+        at = t->deadline_local <= e->now        ? e->now
+             : t->deadline_local > SIM_TIME_MAX * 2 ? SIM_NEVER
+                                                 : t->deadline_local;
+    }
     if (at == SIM_NEVER || at > e->s.duration_ns) at = e->s.duration_ns + 1; /* never fires */
     push(e, at, EV_TIMER, t->node, timer_handle(idx, t->gen));
 }
@@ -223,7 +300,7 @@ static uint64_t timer_add(struct engine *e, int node, int clock, sim_ns delay, i
     uint32_t idx;
     if (e->free_timer) {
         idx = e->free_timer - 1;
-        e->free_timer = e->timers[idx].next_free;
+        e->free_timer = e->timers[idx].u.next_free;
     } else {
         if (e->ntimers == e->captimers) {
             uint32_t cap = e->captimers ? e->captimers * 2 : 64;
@@ -245,17 +322,23 @@ static uint64_t timer_add(struct engine *e, int node, int clock, sim_ns delay, i
     t->active = 1;
     t->gen++;
     if (delay < 0) delay = 0;
-    t->deadline_local = local_now(e, node, clock) + delay;
     t->id = id;
-    t->arg = arg;
-    timer_schedule(e, idx);
+    t->u.arg = arg;
+    if (nd(e, node)->ext) {
+        t->deadline_local = local_now(e, node, clock) + delay;
+        timer_schedule(e, idx);
+    } else { /* timer_schedule for a clock that reads true time, where deadline >= now */
+        sim_ns at = t->deadline_local = e->now + delay;
+        if (at > SIM_TIME_MAX * 2 || at > e->s.duration_ns) at = e->s.duration_ns + 1; /* never fires */
+        push(e, at, EV_TIMER, node, timer_handle(idx, t->gen));
+    }
     return timer_handle(idx, t->gen);
 }
 
 static void timer_free(struct engine *e, struct timer *t) {
     t->active = 0;
     t->gen++; /* any queued firing is now stale */
-    t->next_free = e->free_timer;
+    t->u.next_free = e->free_timer;
     e->free_timer = (uint32_t)(t - e->timers) + 1;
 }
 
@@ -280,7 +363,7 @@ static struct slot *slot_new(struct engine *e, uint32_t *idx_out) {
     uint32_t idx;
     if (e->free_slot) {
         idx = e->free_slot - 1;
-        e->free_slot = e->slots[idx].next_free;
+        e->free_slot = e->slots[idx].u.next_free;
     } else {
         if (e->nslots == e->capslots) {
             uint32_t cap = e->capslots ? e->capslots * 2 : 64;
@@ -295,14 +378,11 @@ static struct slot *slot_new(struct engine *e, uint32_t *idx_out) {
         idx = e->nslots++;
     }
     *idx_out = idx;
-    memset(&e->slots[idx], 0, sizeof e->slots[idx]);
-    e->slots[idx].used = 1;
     return &e->slots[idx];
 }
 
 static void slot_free(struct engine *e, uint32_t idx) {
-    e->slots[idx].used = 0;
-    e->slots[idx].next_free = e->free_slot;
+    e->slots[idx].u.next_free = e->free_slot;
     e->free_slot = idx + 1;
 }
 
@@ -316,7 +396,7 @@ static const struct link_state *link_for(const struct engine *e, int from, int t
 }
 
 static int cut_off(const struct engine *e, int a, int b) {
-    return e->partitioned && e->nodes[a].group != e->nodes[b].group;
+    return e->partitioned && nd(e, a)->group != nd(e, b)->group;
 }
 
 static void net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m,
@@ -325,10 +405,12 @@ static void net_send(struct engine *e, int from, int to, int chan, const struct 
     emit(e, TRACE_MSG_SEND, from, to, 0, 0, id, m->type, NULL);
     struct scn_latency lat = e->s.latency;
     uint32_t loss = e->s.loss_ppm;
-    const struct link_state *l = link_for(e, from, to);
-    if (l) {
-        lat = l->lat;
-        loss = l->loss_ppm;
+    if (e->nlinks) {
+        const struct link_state *l = link_for(e, from, to);
+        if (l) {
+            lat = l->lat;
+            loss = l->loss_ppm;
+        }
     }
     if (cut_off(e, from, to)) {
         emit(e, TRACE_MSG_DROP, to, from, 0, 0, id, TRACE_DROP_PARTITION, NULL);
@@ -342,44 +424,64 @@ static void net_send(struct engine *e, int from, int to, int chan, const struct 
     uint32_t idx;
     struct slot *s = slot_new(e, &idx);
     if (!s) return;
-    s->m = *m;
-    s->m.from = from;
-    s->m.to = to;
-    s->chan = (uint8_t)chan;
+    /* Field by field: the sender has just written *m so, and a wide copy
+     * would wait for those narrow stores to reach the cache. */
+    s->u.m.from = from;
+    s->u.m.to = to;
+    s->u.m.type = m->type;
+    s->u.m.req = m->req;
+    s->u.m.value = m->value;
+    s->u.m.token = m->token;
+    s->u.m.ttl_ns = m->ttl_ns;
+    s->u.m.a = m->a;
+    s->u.m.b = m->b;
     s->id = id;
     s->grant = grant;
-    push(e, e->now + delay, EV_DELIVER, to, idx);
+    push(e, e->now + delay, chan == CHAN_RES ? EV_DELIVER_RES : EV_DELIVER, to, idx);
 }
 
 /* ---- Client program ------------------------------------------------------------- */
 
 static void client_continue_later(struct engine *e, int node) {
-    push(e, e->now, EV_CONT, node, e->nodes[node].epoch);
+    if (e->lane_full) {
+        push(e, e->now, EV_CONT, node, nd(e, node)->epoch);
+        return;
+    }
+    e->lane.t = e->now;
+    e->lane.seq = queue_take_seq(&e->q);
+    e->lane.type = EV_CONT;
+    e->lane.node = node;
+    e->lane.arg = nd(e, node)->epoch;
+    e->lane_full = 1;
 }
 
-static void apply_fault(struct engine *e, const struct scn_fault *f);
+static void apply_fault(struct engine *e, int fault);
 
 /* The client reached a named point: trace it and fire faults attached to it.
  * The program goes on through an EV_CONT event, so a pause applied here takes
  * effect before the client's next action. */
 static void reach_point(struct engine *e, int node, enum scn_point p) {
-    struct client *c = e->nodes[node].cl;
-    int n = ++c->point_count[p];
-    emit(e, TRACE_POINT, node, TRACE_NO_NODE, 0, 0, p, n, scn_point_name(p));
+    /* Counted only where someone reads the count: the kept trace, or a fault
+     * on one of this run's points (e->points is NULL otherwise, and then the
+     * event below is not kept either). */
+    uint32_t n = e->points ? ++e->points[(size_t)node * SCN_POINT_COUNT + p] : 0;
+    emit(e, TRACE_POINT, node, TRACE_NO_NODE, 0, 0, p, n,
+         (e->wants >> TRACE_POINT) & 1 ? scn_point_name(p) : NULL);
+    if (!nd(e, node)->point_faults) return;
     for (int i = 0; i < e->s.nfaults; i++) {
         const struct scn_fault *f = &e->s.faults[i];
-        if (f->point == p && f->occurrence == n && strcmp(f->trigger, e->nodes[node].name) == 0)
-            apply_fault(e, f);
+        if (f->point == p && (uint32_t)f->occurrence == n && e->fref[i].trigger == node)
+            apply_fault(e, i);
     }
 }
 
-static const struct scn_step *cur_step(struct engine *e, struct client *c) {
-    const struct scn_program *p = &e->s.programs[c->program];
-    return c->pc < p->nsteps ? &p->steps[c->pc] : NULL;
+static const struct scn_step *cur_step(struct engine *e, const struct node *n) {
+    const struct scn_program *p = &e->s.programs[n->program];
+    return n->pc < p->nsteps ? &p->steps[n->pc] : NULL;
 }
 
 static void cs_exit(struct engine *e, int node, int reason) {
-    struct client *c = e->nodes[node].cl;
+    struct node *c = nd(e, node);
     if (!c->holding) return;
     c->holding = 0;
     emit(e, TRACE_CS_EXIT, node, TRACE_NO_NODE, c->token, c->grant, reason, 0, NULL);
@@ -393,44 +495,46 @@ static void ctx_init(struct lock_ctx *x, struct engine *e, int node) {
 }
 
 static void attempt_acquire(struct engine *e, int node) {
-    struct client *c = e->nodes[node].cl;
+    struct node *n = nd(e, node);
+    struct node *c = n;
     c->attempts++;
     c->state = CS_ACQUIRING;
     emit(e, TRACE_ACQUIRE_TRY, node, TRACE_NO_NODE, 0, 0, c->attempts, 0, NULL);
     struct lock_ctx x;
     ctx_init(&x, e, node);
-    uint32_t epoch = e->nodes[node].epoch;
-    e->algo->client_acquire(&x, e->nodes[node].algo_state);
-    if (e->nodes[node].epoch == epoch && c->state == CS_ACQUIRING)
+    uint32_t epoch = n->epoch;
+    e->algo->client_acquire(&x, state_of(e, node));
+    if (n->epoch == epoch && c->state == CS_ACQUIRING)
         reach_point(e, node, SCN_POINT_DURING_ACQUIRE);
 }
 
 /* Skip to the step after the next release: the critical section is not entered. */
-static void skip_critical_section(struct engine *e, struct client *c) {
-    const struct scn_program *p = &e->s.programs[c->program];
-    int i = c->pc + 1;
+static void skip_critical_section(struct engine *e, struct node *n) {
+    const struct scn_program *p = &e->s.programs[n->program];
+    int i = n->pc + 1;
     while (i < p->nsteps && p->steps[i].kind != SCN_STEP_RELEASE) i++;
-    c->pc = i < p->nsteps ? i + 1 : p->nsteps;
+    n->pc = (uint8_t)(i < p->nsteps ? i + 1 : p->nsteps);
 }
 
 static void send_resource(struct engine *e, int node, int type, int64_t value) {
-    struct client *c = e->nodes[node].cl;
+    struct node *c = nd(e, node);
+    struct client_rw *rw = &e->rw[node];
     struct lock_msg m = {0};
     m.type = type;
-    m.req = ++c->req;
+    m.req = ++rw->req;
     m.a = value;
     m.token = c->token;
-    m.b = c->read_version;
+    m.b = rw->read_version;
     net_send(e, node, e->resource, CHAN_RES, &m, c->grant);
     if (e->s.resource_timeout_ns > 0)
-        c->res_timer = timer_add(e, node, LOCK_CLOCK_MONO, e->s.resource_timeout_ns, TIMER_PROGRAM,
-                                 PT_RESOURCE, m.req);
+        rw->res_timer = timer_add(e, node, LOCK_CLOCK_MONO, e->s.resource_timeout_ns, TIMER_PROGRAM,
+                                  PT_RESOURCE, m.req);
 }
 
 static void program_step(struct engine *e, int node);
 
 static void program_next(struct engine *e, int node) {
-    struct client *c = e->nodes[node].cl;
+    struct node *c = nd(e, node);
     c->pc++;
     c->state = CS_IDLE;
     client_continue_later(e, node);
@@ -438,19 +542,21 @@ static void program_next(struct engine *e, int node) {
 
 /* Run the current step of a client's program. */
 static void program_step(struct engine *e, int node) {
-    struct client *c = e->nodes[node].cl;
-    const struct scn_step *st = cur_step(e, c);
+    struct node *n = nd(e, node);
+    struct node *c = n;
+    const struct scn_step *st = cur_step(e, n);
     if (!st) { /* end of one repetition */
         cs_exit(e, node, TRACE_EXIT_END);
         c->reps++;
-        if (c->repeat == 0 || c->reps < c->repeat) {
+        const struct profile *pf = &e->profiles[n->profile];
+        if (pf->repeat == 0 || c->reps < pf->repeat) {
             c->pc = 0;
-            if (c->think_ns == 0) { /* no think time: the next repetition starts now, without a timer */
+            if (pf->think_ns == 0) { /* no think time: the next repetition starts now, without a timer */
                 c->state = CS_IDLE;
                 client_continue_later(e, node);
             } else {
                 c->state = CS_THINKING;
-                timer_add(e, node, LOCK_CLOCK_MONO, c->think_ns, TIMER_PROGRAM, PT_THINK, 0);
+                timer_add(e, node, LOCK_CLOCK_MONO, pf->think_ns, TIMER_PROGRAM, PT_THINK, 0);
             }
         } else {
             c->state = CS_DONE;
@@ -462,7 +568,7 @@ static void program_step(struct engine *e, int node) {
     case SCN_STEP_ACQUIRE:
         c->attempts = 0;
         c->has_read = 0;
-        c->acquire_started_mono = local_now(e, node, LOCK_CLOCK_MONO);
+        if (e->acquire_mono) e->acquire_mono[node] = local_now(e, node, LOCK_CLOCK_MONO);
         emit(e, TRACE_ACQUIRE_START, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         attempt_acquire(e, node);
         break;
@@ -505,7 +611,7 @@ static void program_step(struct engine *e, int node) {
 
 /* An EV_CONT: the second half of steps that pass through a named point. */
 static void program_cont(struct engine *e, int node) {
-    struct client *c = e->nodes[node].cl;
+    struct node *c = nd(e, node);
     switch (c->state) {
     case CS_IDLE:
         program_step(e, node);
@@ -517,16 +623,16 @@ static void program_cont(struct engine *e, int node) {
     case CS_WRITING: {
         struct lock_ctx x;
         ctx_init(&x, e, node);
-        if (c->read_value <= 0) { /* sold out: nothing to reserve */
+        if (e->rw[node].read_value <= 0) { /* sold out: nothing to reserve */
             emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_SOLD_OUT, 0, NULL);
             c->has_read = 0;
             program_next(e, node);
-        } else if (e->algo->client_write_ok && !e->algo->client_write_ok(&x, e->nodes[node].algo_state)) {
+        } else if (e->algo->client_write_ok && !e->algo->client_write_ok(&x, state_of(e, node))) {
             emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_CLIENT_CHECK, 0, NULL);
             c->has_read = 0;
             program_next(e, node);
         } else {
-            send_resource(e, node, RES_WRITE, c->read_value - 1);
+            send_resource(e, node, RES_WRITE, e->rw[node].read_value - 1);
         }
         break;
     }
@@ -535,7 +641,7 @@ static void program_cont(struct engine *e, int node) {
         emit(e, TRACE_RELEASE_SENT, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         struct lock_ctx x;
         ctx_init(&x, e, node);
-        e->algo->client_release(&x, e->nodes[node].algo_state);
+        e->algo->client_release(&x, state_of(e, node));
         break;
     }
     default:
@@ -544,21 +650,23 @@ static void program_cont(struct engine *e, int node) {
 }
 
 static void program_timer(struct engine *e, int node, int id, uint64_t arg) {
-    struct client *c = e->nodes[node].cl;
+    struct node *c = nd(e, node);
     switch (id) {
-    case PT_RESOURCE:
+    case PT_RESOURCE: {
         /* No answer from the resource in time: the client stops waiting and
          * goes on to its next step (a write that read implicitly is dropped
          * with its read); a write's fate stays unknown to it. */
-        c->res_timer = 0;
-        if (arg != c->req || (c->state != CS_READING && c->state != CS_WRITING)) break;
+        struct client_rw *rw = &e->rw[node];
+        rw->res_timer = 0;
+        if (arg != rw->req || (c->state != CS_READING && c->state != CS_WRITING)) break;
         emit(e, TRACE_SRV_NOTE, node, e->resource, 0, 0, (int64_t)arg, c->state == CS_WRITING,
              c->state == CS_WRITING ? "resource write timed out: outcome unknown"
                                     : "resource read timed out");
-        c->req++; /* a late reply now answers nothing */
+        rw->req++; /* a late reply now answers nothing */
         c->has_read = 0;
         program_next(e, node);
         break;
+    }
     case PT_WORK:
         emit(e, TRACE_WORK_END, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         program_next(e, node);
@@ -573,31 +681,31 @@ static void program_timer(struct engine *e, int node, int id, uint64_t arg) {
     }
 }
 
+/* A restarted client starts its program afresh; what it was given (program,
+ * repeat, think time) stays. */
 static void program_restart(struct engine *e, int node) {
-    struct client *c = e->nodes[node].cl;
-    const struct scn_client *def = c->def;
-    int program = c->program;
-    memset(c, 0, sizeof *c);
-    c->def = def;
-    c->program = program;
-    c->repeat = def->repeat;
-    c->think_ns = def->think_ns;
-    c->state = CS_IDLE;
+    struct node *n = nd(e, node);
+    memset(&n->state, 0, sizeof *n - offsetof(struct node, state));
+    n->state = CS_IDLE;
+    if (e->rw) memset(&e->rw[node], 0, sizeof e->rw[node]);
+    if (e->acquire_mono) e->acquire_mono[node] = 0;
+    if (e->points) memset(&e->points[(size_t)node * SCN_POINT_COUNT], 0, SCN_POINT_COUNT * sizeof *e->points);
 }
 
 static void resource_reply(struct engine *e, int node, const struct slot *s) {
-    struct client *c = e->nodes[node].cl;
-    if (s->m.req != c->req) return; /* an answer to an earlier incarnation, or too late */
-    if (c->res_timer) {
-        struct timer *t = timer_from_handle(e, c->res_timer);
+    struct node *c = nd(e, node);
+    struct client_rw *rw = &e->rw[node];
+    if (s->u.m.req != rw->req) return; /* an answer to an earlier incarnation, or too late */
+    if (rw->res_timer) {
+        struct timer *t = timer_from_handle(e, rw->res_timer);
         if (t) timer_free(e, t);
-        c->res_timer = 0;
+        rw->res_timer = 0;
     }
-    if (s->m.type == RES_READ_REPLY && c->state == CS_READING) {
+    if (s->u.m.type == RES_READ_REPLY && c->state == CS_READING) {
         c->has_read = 1;
-        c->read_value = s->m.a;
-        c->read_version = s->m.b;
-        c->read_token = s->m.token;
+        rw->read_value = s->u.m.a;
+        rw->read_version = s->u.m.b;
+        rw->read_token = s->u.m.token;
         if (c->write_after_read) {
             reach_point(e, node, SCN_POINT_BEFORE_WRITE);
             c->state = CS_WRITING;
@@ -606,7 +714,7 @@ static void resource_reply(struct engine *e, int node, const struct slot *s) {
             reach_point(e, node, SCN_POINT_BETWEEN_READ_AND_WRITE);
             program_next(e, node);
         }
-    } else if (s->m.type == RES_WRITE_REPLY && c->state == CS_WRITING) {
+    } else if (s->u.m.type == RES_WRITE_REPLY && c->state == CS_WRITING) {
         c->has_read = 0;
         reach_point(e, node, SCN_POINT_AFTER_WRITE);
         program_next(e, node);
@@ -616,33 +724,33 @@ static void resource_reply(struct engine *e, int node, const struct slot *s) {
 /* ---- The protected resource ------------------------------------------------------------- */
 
 static void resource_recv(struct engine *e, const struct slot *s) {
-    int client = s->m.from;
+    int client = s->u.m.from;
     struct lock_msg r = {0};
-    r.req = s->m.req;
-    if (s->m.type == RES_READ) {
+    r.req = s->u.m.req;
+    if (s->u.m.type == RES_READ) {
         emit(e, TRACE_READ, e->resource, client, 0, s->grant, e->stock, e->version, NULL);
         r.type = RES_READ_REPLY;
         r.a = e->stock;
         r.b = e->version;
         r.token = e->max_token; /* the highest token it has accepted */
-    } else if (s->m.type == RES_WRITE) {
+    } else if (s->u.m.type == RES_WRITE) {
         int result = TRACE_WRITE_ACCEPTED;
         if (e->algo->resource_write) {
-            struct lock_write w = {.client = client, .token = s->m.token, .value = s->m.a,
-                                   .read_version = s->m.b, .version = e->version, .stock = e->stock};
+            struct lock_write w = {.client = client, .token = s->u.m.token, .value = s->u.m.a,
+                                   .read_version = s->u.m.b, .version = e->version, .stock = e->stock};
             struct lock_ctx x;
             ctx_init(&x, e, e->resource);
-            result = e->algo->resource_write(&x, e->nodes[e->resource].algo_state, &w);
+            result = e->algo->resource_write(&x, state_of(e, e->resource), &w);
         } else if (e->s.fencing) {
-            if (s->m.token == 0) result = TRACE_WRITE_REJECTED_NOTOKEN;
-            else if (s->m.token < e->max_token) result = TRACE_WRITE_REJECTED_STALE;
+            if (s->u.m.token == 0) result = TRACE_WRITE_REJECTED_NOTOKEN;
+            else if (s->u.m.token < e->max_token) result = TRACE_WRITE_REJECTED_STALE;
         }
         if (result == TRACE_WRITE_ACCEPTED) {
-            e->stock = s->m.a;
+            e->stock = s->u.m.a;
             e->version++;
-            if (s->m.token > e->max_token) e->max_token = s->m.token;
+            if (s->u.m.token > e->max_token) e->max_token = s->u.m.token;
         }
-        emit(e, TRACE_WRITE, e->resource, client, s->m.token, s->grant, s->m.a, result, NULL);
+        emit(e, TRACE_WRITE, e->resource, client, s->u.m.token, s->grant, s->u.m.a, result, NULL);
         r.type = RES_WRITE_REPLY;
         r.a = result;
     } else {
@@ -652,20 +760,21 @@ static void resource_recv(struct engine *e, const struct slot *s) {
 }
 
 /* ---- Process and clock faults -------------------------------------------------------- */
+/* Only nodes with a struct node_ext are named by faults, so these find one. */
 
 static void node_crash(struct engine *e, int node) {
-    struct node *n = &e->nodes[node];
+    struct node *n = nd(e, node);
     if (n->proc == PROC_CRASHED) return;
     n->proc = PROC_CRASHED;
     n->epoch++;
-    n->ndeferred = 0;
+    ext_of(e, n)->ndeferred = 0;
     timers_drop_node(e, node);
     emit(e, TRACE_CRASH, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
-    if (n->cl) cs_exit(e, node, TRACE_EXIT_CRASH);
+    if (n->kind == TRACE_NODE_CLIENT) cs_exit(e, node, TRACE_EXIT_CRASH);
 }
 
 static void node_restart(struct engine *e, int node) {
-    struct node *n = &e->nodes[node];
+    struct node *n = nd(e, node);
     if (n->proc != PROC_CRASHED) return;
     n->proc = PROC_RUNNING;
     n->epoch++;
@@ -673,68 +782,89 @@ static void node_restart(struct engine *e, int node) {
     struct lock_ctx x;
     ctx_init(&x, e, node);
     if (n->kind == TRACE_NODE_CLIENT) {
-        memset(n->algo_state, 0, e->algo->client_size);
-        if (e->algo->client_init) e->algo->client_init(&x, n->algo_state);
+        memset(state_of(e, node), 0, e->algo->client_size);
+        if (e->algo->client_init) e->algo->client_init(&x, state_of(e, node));
         program_restart(e, node);
         client_continue_later(e, node);
     } else if (n->kind == TRACE_NODE_SERVER) {
-        if (e->algo->server_restart) e->algo->server_restart(&x, n->algo_state);
+        if (e->algo->server_restart) e->algo->server_restart(&x, state_of(e, node));
     }
 }
 
 static void node_resume(struct engine *e, int node) {
-    struct node *n = &e->nodes[node];
+    struct node *n = nd(e, node);
+    struct node_ext *x = ext_of(e, n);
     if (n->proc != PROC_PAUSED) return;
     n->proc = PROC_RUNNING;
-    n->pause_gen++;
-    emit(e, TRACE_RESUME, node, TRACE_NO_NODE, 0, 0, e->now - n->paused_at, 0, NULL);
+    x->pause_gen++;
+    emit(e, TRACE_RESUME, node, TRACE_NO_NODE, 0, 0, e->now - x->paused_at, 0, NULL);
     /* What arrived or fell due while paused now runs, in the order it came. */
-    for (size_t i = 0; i < n->ndeferred; i++) {
-        struct sim_event ev = n->deferred[i];
+    for (size_t i = 0; i < x->ndeferred; i++) {
+        struct sim_event ev = x->deferred[i];
         ev.t = e->now;
         if (queue_push(&e->q, &ev) != 0) e->tr.oom = 1;
     }
-    n->ndeferred = 0;
+    x->ndeferred = 0;
 }
 
 static void node_pause(struct engine *e, int node, sim_ns dur) {
-    struct node *n = &e->nodes[node];
+    struct node *n = nd(e, node);
+    struct node_ext *x = ext_of(e, n);
     if (n->proc == PROC_CRASHED) return;
     if (n->proc != PROC_PAUSED) {
         n->proc = PROC_PAUSED;
-        n->paused_at = e->now;
-        n->pause_gen++;
+        x->paused_at = e->now;
+        x->pause_gen++;
     }
     emit(e, TRACE_PAUSE, node, TRACE_NO_NODE, 0, 0, dur, 0, NULL);
-    if (dur > 0) push(e, e->now + dur, EV_RESUME, node, n->pause_gen);
+    if (dur > 0) push(e, e->now + dur, EV_RESUME, node, x->pause_gen);
 }
 
 static void clock_changed(struct engine *e, int node) { timers_reschedule(e, node); }
 
 static void node_set_rate(struct engine *e, int node) {
-    struct node *n = &e->nodes[node];
-    int64_t ppm = n->base_ppm + n->slew_ppm;
+    struct node_ext *x = ext_of(e, nd(e, node));
+    int64_t ppm = x->base_ppm + x->slew_ppm;
     if (ppm > CLOCK_PPM_MAX) ppm = CLOCK_PPM_MAX;
     if (ppm < -CLOCK_PPM_MAX) ppm = -CLOCK_PPM_MAX;
-    clock_set_ppm(&n->clk[LOCK_CLOCK_WALL], e->now, ppm);
-    clock_set_ppm(&n->clk[LOCK_CLOCK_MONO], e->now, n->base_ppm);
+    clock_set_ppm(&x->clk[LOCK_CLOCK_WALL], e->now, ppm);
+    clock_set_ppm(&x->clk[LOCK_CLOCK_MONO], e->now, x->base_ppm);
     clock_changed(e, node);
 }
 
-static void apply_partition(struct engine *e, const struct scn_fault *f) {
-    for (int i = 0; i < e->nnodes; i++) e->nodes[i].group = f->ngroups; /* the implicit group */
+static void apply_partition(struct engine *e, int fault) {
+    const struct scn_fault *f = &e->s.faults[fault];
+    const int32_t *member = &e->group_nodes[e->fref[fault].groups];
+    for (int i = 0; i < e->nnodes; i++) nd(e, i)->group = (uint8_t)f->ngroups; /* the implicit group */
     for (int g = 0; g < f->ngroups; g++)
-        for (int k = 0; k < f->group_len[g]; k++) {
-            int n = find_node(e, f->groups[g][k]);
-            if (n >= 0) e->nodes[n].group = g;
-        }
+        for (int k = 0; k < f->group_len[g]; k++, member++)
+            if (*member >= 0) nd(e, *member)->group = (uint8_t)g;
     e->partitioned = 1;
 }
 
-static int set_link(struct engine *e, const struct scn_link *l);
+/* The rate a slew adds, trunc(delta * 10^6 / dur) ppm, without overflow for
+ * any times: beyond +-2 * CLOCK_PPM_MAX every rate ends up clamped alike in
+ * node_set_rate (drift is within +-CLOCK_PPM_MAX), so larger ones are that. */
+static int64_t slew_ppm(sim_ns delta, sim_ns dur) {
+    if (dur <= 0) return 0;
+    const int64_t cap = 2 * CLOCK_PPM_MAX;
+    if (delta / dur != 0) return delta > 0 ? cap : -cap; /* |delta / dur| >= 1: 10^6 ppm or more */
+    int64_t r = delta < 0 ? -delta : delta, q = 0;       /* r < dur */
+    for (int digit = 0; digit < 6; digit++) {            /* long division: r * 10^6 / dur */
+        r *= 10;                                         /* < 10 * dur: no overflow */
+        q = q * 10 + r / dur;
+        r %= dur;
+    }
+    if (q > cap) q = cap;
+    return delta < 0 ? -q : q;
+}
 
-static void apply_fault(struct engine *e, const struct scn_fault *f) {
-    int node = f->node[0] ? find_node(e, f->node) : -1;
+static int set_link(struct engine *e, int from, int to, const struct scn_link *l);
+
+static void apply_fault(struct engine *e, int fault) {
+    const struct scn_fault *f = &e->s.faults[fault];
+    const struct fault_ref *r = &e->fref[fault];
+    int node = r->node;
     switch (f->kind) {
     case SCN_FAULT_PAUSE:
         node_pause(e, node, f->dur_ns);
@@ -748,28 +878,28 @@ static void apply_fault(struct engine *e, const struct scn_fault *f) {
     case SCN_FAULT_RESTART:
         node_restart(e, node);
         break;
-    case SCN_FAULT_CLOCK_STEP:
-        if (f->which & SCN_CLOCK_WALL) clock_step(&e->nodes[node].clk[LOCK_CLOCK_WALL], e->now, f->delta_ns);
-        if (f->which & SCN_CLOCK_MONO) clock_step(&e->nodes[node].clk[LOCK_CLOCK_MONO], e->now, f->delta_ns);
+    case SCN_FAULT_CLOCK_STEP: {
+        struct node_ext *x = ext_of(e, nd(e, node));
+        if (f->which & SCN_CLOCK_WALL) clock_step(&x->clk[LOCK_CLOCK_WALL], e->now, f->delta_ns);
+        if (f->which & SCN_CLOCK_MONO) clock_step(&x->clk[LOCK_CLOCK_MONO], e->now, f->delta_ns);
         emit(e, TRACE_CLOCK_STEP, node, TRACE_NO_NODE, 0, 0, f->delta_ns, f->which, NULL);
         clock_changed(e, node);
         break;
+    }
     case SCN_FAULT_CLOCK_DRIFT:
-        e->nodes[node].base_ppm = f->ppm;
+        ext_of(e, nd(e, node))->base_ppm = f->ppm;
         emit(e, TRACE_CLOCK_DRIFT, node, TRACE_NO_NODE, 0, 0, f->ppm, 0, NULL);
         node_set_rate(e, node);
         break;
     case SCN_FAULT_CLOCK_SLEW: {
-        struct node *n = &e->nodes[node];
+        struct node_ext *x = ext_of(e, nd(e, node));
         /* Spread delta over dur: the wall clock runs faster or slower by
          * delta/dur, as adjtime() or chrony's slewing does. */
-        n->slew_ppm = f->dur_ns > 0 ? (f->delta_ns / f->dur_ns) * 1000000 +
-                                          ((f->delta_ns % f->dur_ns) * 1000000) / f->dur_ns
-                                    : 0;
-        n->slew_gen++;
+        x->slew_ppm = slew_ppm(f->delta_ns, f->dur_ns);
+        x->slew_gen++;
         emit(e, TRACE_CLOCK_SLEW, node, TRACE_NO_NODE, 0, 0, f->delta_ns, f->dur_ns, NULL);
         node_set_rate(e, node);
-        push(e, e->now + f->dur_ns, EV_SLEW_END, node, n->slew_gen);
+        push(e, e->now + f->dur_ns, EV_SLEW_END, node, x->slew_gen);
         break;
     }
     case SCN_FAULT_PARTITION: {
@@ -782,7 +912,7 @@ static void apply_fault(struct engine *e, const struct scn_fault *f) {
                 int w = snprintf(text + len, sizeof text - len, "%s%s", sep, f->groups[g][k]);
                 if (w > 0 && (size_t)w < sizeof text - len) len += (size_t)w;
             }
-        apply_partition(e, f);
+        apply_partition(e, fault);
         emit(e, TRACE_PARTITION, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, f->ngroups, 0,
              trace_intern(&e->tr, text, len));
         break;
@@ -795,12 +925,12 @@ static void apply_fault(struct engine *e, const struct scn_fault *f) {
         struct lock_ctx x;
         ctx_init(&x, e, node);
         emit(e, TRACE_CONTROL, node, TRACE_NO_NODE, 0, 0, LOCK_CONTROL_PROMOTE, 0, "promote");
-        if (e->nodes[node].proc != PROC_CRASHED && e->algo->server_control)
-            e->algo->server_control(&x, e->nodes[node].algo_state, LOCK_CONTROL_PROMOTE);
+        if (nd(e, node)->proc != PROC_CRASHED && e->algo->server_control)
+            e->algo->server_control(&x, state_of(e, node), LOCK_CONTROL_PROMOTE);
         break;
     }
     case SCN_FAULT_LINK:
-        if (set_link(e, &f->link) == 0) {
+        if (set_link(e, r->from, r->to, &f->link) == 0) {
             const struct link_state *l = &e->links[e->nlinks - 1];
             emit(e, TRACE_LINK, l->from, l->to, 0, 0, l->lat.min_ns, l->lat.max_ns, NULL);
         }
@@ -810,9 +940,8 @@ static void apply_fault(struct engine *e, const struct scn_fault *f) {
     }
 }
 
-static int set_link(struct engine *e, const struct scn_link *l) {
-    int from = strcmp(l->from, "*") == 0 ? -1 : find_node(e, l->from);
-    int to = strcmp(l->to, "*") == 0 ? -1 : find_node(e, l->to);
+/* A link line from -> to (node indices, -1 = "*") from now on. */
+static int set_link(struct engine *e, int from, int to, const struct scn_link *l) {
     /* A link line may give only one of latency and loss (the parser marks
      * the other negative / above 10^6): that one keeps its current value. */
     const struct link_state *cur = link_for(e, from, to);
@@ -834,26 +963,26 @@ static int set_link(struct engine *e, const struct scn_link *l) {
 
 /* ---- Dispatch ---------------------------------------------------------------------- */
 
-static void deliver(struct engine *e, int node, uint32_t idx) {
+static void deliver(struct engine *e, int node, uint32_t idx, int chan) {
     struct slot s = e->slots[idx];
     slot_free(e, idx);
-    if (cut_off(e, s.m.from, node)) {
-        emit(e, TRACE_MSG_DROP, node, s.m.from, 0, 0, s.id, TRACE_DROP_PARTITION, NULL);
+    if (cut_off(e, s.u.m.from, node)) {
+        emit(e, TRACE_MSG_DROP, node, s.u.m.from, 0, 0, s.id, TRACE_DROP_PARTITION, NULL);
         return;
     }
-    emit(e, TRACE_MSG_RECV, node, s.m.from, 0, 0, s.id, s.m.type, NULL);
-    struct node *n = &e->nodes[node];
-    if (s.chan == CHAN_RES) {
+    emit(e, TRACE_MSG_RECV, node, s.u.m.from, 0, 0, s.id, s.u.m.type, NULL);
+    struct node *n = nd(e, node);
+    if (chan == CHAN_RES) {
         if (node == e->resource) resource_recv(e, &s);
-        else if (n->cl) resource_reply(e, node, &s);
+        else if (n->kind == TRACE_NODE_CLIENT) resource_reply(e, node, &s);
         return;
     }
     struct lock_ctx x;
     ctx_init(&x, e, node);
     if (n->kind == TRACE_NODE_CLIENT) {
-        if (e->algo->client_recv) e->algo->client_recv(&x, n->algo_state, &s.m);
+        if (e->algo->client_recv) e->algo->client_recv(&x, state_of(e, node), &s.u.m);
     } else if (n->kind == TRACE_NODE_SERVER) {
-        if (e->algo->server_recv) e->algo->server_recv(&x, n->algo_state, &s.m);
+        if (e->algo->server_recv) e->algo->server_recv(&x, state_of(e, node), &s.u.m);
     }
 }
 
@@ -861,9 +990,9 @@ static void fire_timer(struct engine *e, int node, uint64_t h) {
     struct timer *t = timer_from_handle(e, h);
     if (!t) return; /* cancelled or rescheduled */
     int owner = t->owner, id = t->id;
-    uint64_t arg = t->arg;
+    uint64_t arg = t->u.arg;
     timer_free(e, t);
-    struct node *n = &e->nodes[node];
+    struct node *n = nd(e, node);
     if (owner == TIMER_PROGRAM) {
         program_timer(e, node, id, arg);
         return;
@@ -871,13 +1000,13 @@ static void fire_timer(struct engine *e, int node, uint64_t h) {
     struct lock_ctx x;
     ctx_init(&x, e, node);
     if (n->kind == TRACE_NODE_CLIENT) {
-        if (e->algo->client_timer) e->algo->client_timer(&x, n->algo_state, id, arg);
+        if (e->algo->client_timer) e->algo->client_timer(&x, state_of(e, node), id, arg);
     } else if (n->kind == TRACE_NODE_SERVER) {
-        if (e->algo->server_timer) e->algo->server_timer(&x, n->algo_state, id, arg);
+        if (e->algo->server_timer) e->algo->server_timer(&x, state_of(e, node), id, arg);
     }
 }
 
-static int defer(struct engine *e, struct node *n, const struct sim_event *ev) {
+static int defer(struct engine *e, struct node_ext *n, const struct sim_event *ev) {
     if (n->ndeferred == n->capdeferred) {
         size_t cap = n->capdeferred ? n->capdeferred * 2 : 8;
         struct sim_event *d = realloc(n->deferred, cap * sizeof *d);
@@ -895,15 +1024,15 @@ static int defer(struct engine *e, struct node *n, const struct sim_event *ev) {
 static void dispatch(struct engine *e, const struct sim_event *ev) {
     switch (ev->type) {
     case EV_FAULT:
-        apply_fault(e, &e->s.faults[ev->arg]);
+        apply_fault(e, (int)ev->arg);
         return;
     case EV_RESUME:
-        if (e->nodes[ev->node].pause_gen == (uint32_t)ev->arg) node_resume(e, ev->node);
+        if (ext_of(e, nd(e, ev->node))->pause_gen == (uint32_t)ev->arg) node_resume(e, ev->node);
         return;
     case EV_SLEW_END: {
-        struct node *n = &e->nodes[ev->node];
-        if (n->slew_gen == (uint32_t)ev->arg) {
-            n->slew_ppm = 0;
+        struct node_ext *x = ext_of(e, nd(e, ev->node));
+        if (x->slew_gen == (uint32_t)ev->arg) {
+            x->slew_ppm = 0;
             node_set_rate(e, ev->node);
         }
         return;
@@ -912,17 +1041,15 @@ static void dispatch(struct engine *e, const struct sim_event *ev) {
         break;
     }
     /* Node-level events: lost on a crashed node, held while it is paused. */
-    struct node *n = &e->nodes[ev->node];
-    if (n->proc == PROC_CRASHED) {
-        if (ev->type == EV_DELIVER) {
+    struct node *n = nd(e, ev->node);
+    if (n->proc != PROC_RUNNING) {
+        if (n->proc == PROC_PAUSED) {
+            defer(e, ext_of(e, n), ev);
+        } else if (ev->type == EV_DELIVER || ev->type == EV_DELIVER_RES) {
             struct slot *s = &e->slots[ev->arg];
-            emit(e, TRACE_MSG_DROP, ev->node, s->m.from, 0, 0, s->id, TRACE_DROP_CRASHED, NULL);
+            emit(e, TRACE_MSG_DROP, ev->node, s->u.m.from, 0, 0, s->id, TRACE_DROP_CRASHED, NULL);
             slot_free(e, (uint32_t)ev->arg);
         }
-        return;
-    }
-    if (n->proc == PROC_PAUSED) {
-        defer(e, n, ev);
         return;
     }
     switch (ev->type) {
@@ -930,7 +1057,10 @@ static void dispatch(struct engine *e, const struct sim_event *ev) {
         program_step(e, ev->node);
         break;
     case EV_DELIVER:
-        deliver(e, ev->node, (uint32_t)ev->arg);
+        deliver(e, ev->node, (uint32_t)ev->arg, CHAN_LOCK);
+        break;
+    case EV_DELIVER_RES:
+        deliver(e, ev->node, (uint32_t)ev->arg, CHAN_RES);
         break;
     case EV_TIMER:
         fire_timer(e, ev->node, ev->arg);
@@ -948,19 +1078,25 @@ static void finish(struct engine *e) {
 }
 
 /* Memory-level parallelism for large runs: start loading the state of the
- * node an event a few pops ahead is for, while this one is dispatched. */
-static void prefetch_ahead(struct engine *e) {
+ * node an event a few pops ahead is for, while this one is dispatched.
+ * Inlined by force: GCC deems a function that only loads and prefetches
+ * free of side effects and drops calls to it before inlining. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void prefetch_ahead(struct engine *e) {
 #if defined(__GNUC__)
     const struct sim_event *ahead = queue_ahead(&e->q, 4);
     if (!ahead || ahead->node < 0 || ahead->node >= e->nnodes) return;
-    int nd = ahead->node;
-    __builtin_prefetch(&e->nodes[nd]);
-    if (nd < e->nclients) {
-        __builtin_prefetch(&e->clients[nd]);
-        __builtin_prefetch(e->client_states + (size_t)nd * e->client_stride);
-        __builtin_prefetch(&e->ck.cl[nd]);
+    int i = ahead->node;
+    const unsigned char *n = e->node_mem + (size_t)i * e->node_stride;
+    __builtin_prefetch(n);
+    if (i < e->nclients) {
+        __builtin_prefetch(n + e->node_stride - 1); /* the algorithm state's last line */
+        checker_prefetch(&e->ck, i);
     }
-    if (ahead->type == EV_DELIVER && ahead->arg < e->nslots) __builtin_prefetch(&e->slots[ahead->arg]);
+    if ((ahead->type == EV_DELIVER || ahead->type == EV_DELIVER_RES) && ahead->arg < e->nslots)
+        __builtin_prefetch(&e->slots[ahead->arg]);
     uint32_t ti = (uint32_t)ahead->arg;
     if (ahead->type == EV_TIMER && ti >= 1 && ti <= e->ntimers) __builtin_prefetch(&e->timers[ti - 1]);
 #else
@@ -973,12 +1109,19 @@ int engine_step(struct engine *e) {
     struct sim_event ev;
     /* EV_END sits in the queue from the start, so the queue empties only
      * after it; max_events bounds runs whose events never thin out. */
-    if (e->events >= e->s.max_events || queue_pop(&e->q, &ev) != 0) {
+    if (e->events >= e->s.max_events) {
+        finish(e);
+        return 0;
+    }
+    if (e->lane_full && !queue_has_before(&e->q, e->lane.t, e->lane.seq)) {
+        ev = e->lane; /* what queue_pop would have returned */
+        e->lane_full = 0;
+    } else if (queue_pop(&e->q, &ev) != 0) {
         finish(e);
         return 0;
     }
     e->now = ev.t;
-    prefetch_ahead(e);
+    if (e->prefetch) prefetch_ahead(e);
     if (ev.type == EV_END) {
         finish(e);
         return 0;
@@ -1023,14 +1166,20 @@ void lock_cancel(struct lock_ctx *x, uint64_t handle) {
     if (t && t->node == x->node) timer_free(x->e, t);
 }
 uint64_t lock_random(struct lock_ctx *x) { return rng_next(&x->e->rng); }
+/* The client program of node i, or NULL when i is not a client. */
+static struct node *client_of(struct engine *e, int i) {
+    struct node *n = nd(e, i);
+    return n->kind == TRACE_NODE_CLIENT ? n : NULL;
+}
+
 uint64_t lock_read_token(struct lock_ctx *x) {
-    const struct client *c = x->e->nodes[x->node].cl;
-    return c && c->has_read ? c->read_token : 0;
+    const struct node *c = client_of(x->e, x->node);
+    return c && c->has_read ? x->e->rw[x->node].read_token : 0;
 }
 
 void lock_granted(struct lock_ctx *x, uint64_t token, sim_ns validity_ns) {
     struct engine *e = x->e;
-    struct client *c = e->nodes[x->node].cl;
+    struct node *c = client_of(e, x->node);
     if (!c || c->state != CS_ACQUIRING) return;
     c->holding = 1;
     c->token = token;
@@ -1043,16 +1192,15 @@ void lock_granted(struct lock_ctx *x, uint64_t token, sim_ns validity_ns) {
 void lock_refused(struct lock_ctx *x) {
     struct engine *e = x->e;
     int node = x->node;
-    struct client *c = e->nodes[node].cl;
+    struct node *c = client_of(e, node);
     if (!c || c->state != CS_ACQUIRING) return;
-    const struct scn_step *st = cur_step(e, c);
+    const struct scn_step *st = cur_step(e, nd(e, node));
     emit(e, TRACE_ACQUIRE_DENIED, node, TRACE_NO_NODE, 0, 0, c->attempts, 0, NULL);
-    sim_ns waited = local_now(e, node, LOCK_CLOCK_MONO) - c->acquire_started_mono;
     sim_ns retry = st->retry_ns ? st->retry_ns : e->s.retry_ns;
     if ((st->tries && c->attempts >= st->tries) ||
-        (st->timeout_ns && waited + retry > st->timeout_ns)) {
+        (st->timeout_ns && local_now(e, node, LOCK_CLOCK_MONO) - e->acquire_mono[node] + retry > st->timeout_ns)) {
         emit(e, TRACE_ACQUIRE_FAILED, node, TRACE_NO_NODE, 0, 0, c->attempts, 0, NULL);
-        skip_critical_section(e, c);
+        skip_critical_section(e, nd(e, node));
         c->state = CS_IDLE;
         client_continue_later(e, node);
         return;
@@ -1064,14 +1212,14 @@ void lock_refused(struct lock_ctx *x) {
 
 void lock_release_done(struct lock_ctx *x) {
     struct engine *e = x->e;
-    struct client *c = e->nodes[x->node].cl;
+    struct node *c = client_of(e, x->node);
     if (!c || c->state != CS_RELEASING) return;
     reach_point(e, x->node, SCN_POINT_AFTER_RELEASE);
     program_next(e, x->node);
 }
 
 void lock_lost(struct lock_ctx *x) {
-    struct client *c = x->e->nodes[x->node].cl;
+    struct node *c = client_of(x->e, x->node);
     if (c && c->holding) cs_exit(x->e, x->node, TRACE_EXIT_LOST);
 }
 
@@ -1129,14 +1277,129 @@ static int configure(struct engine *e, const struct engine_opts *o, struct scn_e
     return 0;
 }
 
-static int check_node_name(struct engine *e, const char *name, struct scn_pos pos,
-                           struct scn_error *err) {
-    if (strcmp(name, "*") == 0 || find_node(e, name) >= 0) return 0;
+/* ---- Names, while building ----------------------------------------------------------- */
+
+/* Node names to indices: an open-addressing table over the trace's node
+ * names, used only while the engine is built (faults, links and clock lines
+ * are resolved to indices once; nothing looks a name up during the run). */
+struct name_index {
+    const struct trace *tr;
+    int32_t *slot;          /* node + 1, 0 = empty; cap is a power of two */
+    size_t cap;
+};
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a 32 */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int names_build(struct name_index *ix, const struct trace *tr) {
+    ix->tr = tr;
+    ix->cap = 16;
+    while (ix->cap < (size_t)tr->nnodes * 2) ix->cap *= 2;
+    ix->slot = calloc(ix->cap, sizeof *ix->slot);
+    if (!ix->slot) return -1;
+    for (int i = 0; i < tr->nnodes; i++) {
+        size_t j = name_hash(tr->nodes[i].name) & (ix->cap - 1);
+        for (; ix->slot[j]; j = (j + 1) & (ix->cap - 1))
+            if (strcmp(tr->nodes[ix->slot[j] - 1].name, tr->nodes[i].name) == 0) break;
+        if (!ix->slot[j]) ix->slot[j] = i + 1; /* the first node of a name wins */
+    }
+    return 0;
+}
+
+/* Index of the node called name, -1 when none (and for "*"). */
+static int names_find(const struct name_index *ix, const char *name) {
+    for (size_t j = name_hash(name) & (ix->cap - 1); ix->slot[j]; j = (j + 1) & (ix->cap - 1))
+        if (strcmp(ix->tr->nodes[ix->slot[j] - 1].name, name) == 0) return ix->slot[j] - 1;
+    return -1;
+}
+
+static int check_node_name(struct engine *e, const struct name_index *ix, const char *name,
+                           struct scn_pos pos, struct scn_error *err) {
+    if (strcmp(name, "*") == 0 || names_find(ix, name) >= 0) return 0;
     char msg[256];
     snprintf(msg, sizeof msg, "no node named '%s' in this run (clients, S1..S%d, R)", name,
              e->nservers);
     return fail(err, &e->s, pos, msg);
 }
+
+/* Give node i its struct node_ext (clocks reading true time until told
+ * otherwise), once. 0, or -1 on OOM. */
+static int give_ext(struct engine *e, int i) {
+    struct node *n = nd(e, i);
+    if (n->ext) return 0;
+    struct node_ext *x = realloc(e->ext, (size_t)(e->n_ext + 1) * sizeof *x);
+    if (!x) return -1;
+    e->ext = x;
+    x = &e->ext[e->n_ext++];
+    memset(x, 0, sizeof *x);
+    clock_init(&x->clk[LOCK_CLOCK_MONO], 0, 0);
+    clock_init(&x->clk[LOCK_CLOCK_WALL], 0, 0);
+    n->ext = e->n_ext;
+    return 0;
+}
+
+/* Check and resolve every node name the scenario uses, in the order lines
+ * are reported: clock lines, links, then faults. */
+static int resolve_names(struct engine *e, const struct name_index *ix, struct scn_error *err) {
+    int rc;
+    for (int i = 0; i < e->s.nclocks; i++) {
+        const struct scn_clock_init *ci = &e->s.clocks[i];
+        if ((rc = check_node_name(e, ix, ci->node, ci->pos, err)) != 0) return rc;
+        int n = names_find(ix, ci->node);
+        if (n < 0) continue; /* "*" names no one */
+        if (give_ext(e, n) != 0) return -2;
+        struct node_ext *x = ext_of(e, nd(e, n));
+        x->base_ppm = ci->drift_ppm;
+        clock_init(&x->clk[LOCK_CLOCK_MONO], 0, ci->drift_ppm);
+        clock_init(&x->clk[LOCK_CLOCK_WALL], ci->wall_offset_ns, ci->drift_ppm);
+    }
+    for (int i = 0; i < e->s.nlinks; i++) {
+        const struct scn_link *l = &e->s.links[i];
+        if ((rc = check_node_name(e, ix, l->from, l->pos, err)) != 0) return rc;
+        if ((rc = check_node_name(e, ix, l->to, l->pos, err)) != 0) return rc;
+        if (set_link(e, names_find(ix, l->from), names_find(ix, l->to), l) != 0) return -2;
+    }
+    size_t members = 0;
+    for (int i = 0; i < e->s.nfaults; i++)
+        for (int g = 0; g < e->s.faults[i].ngroups; g++) members += (size_t)e->s.faults[i].group_len[g];
+    e->fref = calloc((size_t)(e->s.nfaults ? e->s.nfaults : 1), sizeof *e->fref);
+    e->group_nodes = calloc(members ? members : 1, sizeof *e->group_nodes);
+    if (!e->fref || !e->group_nodes) return -2;
+    members = 0;
+    for (int i = 0; i < e->s.nfaults; i++) {
+        const struct scn_fault *f = &e->s.faults[i];
+        struct fault_ref *r = &e->fref[i];
+        if (f->node[0] && (rc = check_node_name(e, ix, f->node, f->pos, err)) != 0) return rc;
+        if (f->kind == SCN_FAULT_LINK &&
+            ((rc = check_node_name(e, ix, f->link.from, f->pos, err)) != 0 ||
+             (rc = check_node_name(e, ix, f->link.to, f->pos, err)) != 0))
+            return rc;
+        r->node = f->node[0] ? names_find(ix, f->node) : -1;
+        r->from = f->kind == SCN_FAULT_LINK ? names_find(ix, f->link.from) : -1;
+        r->to = f->kind == SCN_FAULT_LINK ? names_find(ix, f->link.to) : -1;
+        r->groups = (int32_t)members;
+        for (int g = 0; g < f->ngroups; g++)
+            for (int k = 0; k < f->group_len[g]; k++) {
+                if ((rc = check_node_name(e, ix, f->groups[g][k], f->pos, err)) != 0) return rc;
+                e->group_nodes[members++] = names_find(ix, f->groups[g][k]);
+            }
+        r->trigger = -1;
+        if (f->point != SCN_POINT_NONE) {
+            int t = names_find(ix, f->trigger);
+            if (t >= 0 && t < e->nclients) { /* only a client reaches points */
+                r->trigger = t;
+                nd(e, t)->point_faults = 1;
+            }
+        }
+        if (r->node >= 0 && give_ext(e, r->node) != 0) return -2;
+    }
+    return 0;
+}
+
+/* ---- Build ------------------------------------------------------------------------------ */
 
 int engine_new(struct engine **out, const struct scenario *s, const struct engine_opts *opts,
                struct scn_error *err) {
@@ -1146,10 +1409,17 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     struct engine *e = calloc(1, sizeof *e);
     if (!e) return -2;
     int rc = -2;
-    if (scenario_copy(&e->s, s) != 0) {
+    /* The engine keeps the scenario but not its client list: what the run
+     * needs of each client goes into its node below, and the trace keeps
+     * the names. engine_scenario() shows nclients and clients == NULL. */
+    struct scenario view = *s;
+    view.clients = NULL;
+    view.nclients = view.cap_clients = 0;
+    if (scenario_copy(&e->s, &view) != 0) {
         free(e);
         return -2;
     }
+    e->s.nclients = s->nclients;
     queue_init(&e->q);
     trace_init(&e->tr, o->keep_trace);
     snprintf(e->tr.title, sizeof e->tr.title, "%s", e->s.title);
@@ -1173,7 +1443,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     snprintf(e->tr.algo, sizeof e->tr.algo, "%s", e->algo->name);
     if ((rc = configure(e, o, err)) != 0) goto out;
 
-    e->nclients = e->s.nclients;
+    e->nclients = s->nclients;
     e->nservers = e->s.nservers ? e->s.nservers : (e->algo->default_servers ? e->algo->default_servers : 1);
     int maxs = e->algo->max_servers ? e->algo->max_servers : SCN_MAX_SERVERS;
     if (e->nservers > maxs) {
@@ -1196,71 +1466,82 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
         rc = fail(err, &e->s, p, "the scenario has no clients; add a line such as `client A: acquire; write; release`");
         goto out;
     }
+    rc = -2;
     e->nnodes = e->nclients + e->nservers + 1;
     e->resource = e->nnodes - 1;
-    e->nodes = calloc((size_t)e->nnodes, sizeof *e->nodes);
-    e->clients = calloc((size_t)e->nclients, sizeof *e->clients);
-    e->client_stride = ((e->algo->client_size ? e->algo->client_size : 1) + 15) & ~(size_t)15;
-    e->client_states = calloc((size_t)e->nclients, e->client_stride);
-    if (!e->nodes || !e->clients || !e->client_states) goto out;
-    rc = -2;
-    for (int i = 0; i < e->nnodes; i++) {
-        struct node *n = &e->nodes[i];
-        if (i < e->nclients) {
-            snprintf(n->name, sizeof n->name, "%s", e->s.clients[i].name);
-            n->kind = TRACE_NODE_CLIENT;
-            n->cl = &e->clients[i];
-            n->cl->def = &e->s.clients[i];
-            n->cl->program = e->s.clients[i].program;
-            n->cl->repeat = e->s.clients[i].repeat;
-            n->cl->think_ns = e->s.clients[i].think_ns;
-            n->algo_state = e->client_states + (size_t)i * e->client_stride;
-        } else if (i < e->nclients + e->nservers) {
-            snprintf(n->name, sizeof n->name, "S%d", i - e->nclients + 1);
-            n->kind = TRACE_NODE_SERVER;
-            n->algo_state = calloc(1, e->algo->server_size ? e->algo->server_size : 1);
-        } else {
-            snprintf(n->name, sizeof n->name, "R");
-            n->kind = TRACE_NODE_RESOURCE;
-            n->algo_state = calloc(1, e->algo->resource_size ? e->algo->resource_size : 1);
+    e->node_stride = sizeof(struct node) + (((e->algo->client_size ? e->algo->client_size : 1) + 15) & ~(size_t)15);
+    if (posix_memalign((void **)&e->node_mem, 64, (size_t)e->nnodes * e->node_stride) != 0) {
+        e->node_mem = NULL;
+        goto out;
+    }
+    memset(e->node_mem, 0, (size_t)e->nnodes * e->node_stride);
+    e->prefetch = (size_t)e->nnodes * e->node_stride > ((size_t)1 << 20); /* beyond a core's L2 share */
+    e->other_state = calloc((size_t)(e->nservers + 1), sizeof *e->other_state);
+    if (!e->node_mem || !e->other_state) goto out;
+    int rw = 0, timeout = 0; /* does any program read or write; give up after a time? */
+    for (int p = 0; p < e->s.nprograms; p++)
+        for (int k = 0; k < e->s.programs[p].nsteps; k++) {
+            const struct scn_step *st = &e->s.programs[p].steps[k];
+            rw |= st->kind == SCN_STEP_READ || st->kind == SCN_STEP_WRITE;
+            timeout |= st->kind == SCN_STEP_ACQUIRE && st->timeout_ns > 0;
         }
-        if (!n->algo_state) goto out;
-        clock_init(&n->clk[LOCK_CLOCK_MONO], 0, 0);
-        clock_init(&n->clk[LOCK_CLOCK_WALL], 0, 0);
-        if (trace_add_node(&e->tr, n->name, n->kind) < 0) goto out;
+    if (rw && !(e->rw = calloc((size_t)e->nclients, sizeof *e->rw))) goto out;
+    if (timeout && !(e->acquire_mono = calloc((size_t)e->nclients, sizeof *e->acquire_mono))) goto out;
+    if (!(e->profiles = malloc(sizeof *e->profiles))) goto out;
+    if (trace_reserve_nodes(&e->tr, e->nnodes) != 0) goto out;
+    for (int i = 0; i < e->nnodes; i++) {
+        struct node *n = nd(e, i);
+        char name[SCN_NAME_MAX];
+        if (i < e->nclients) {
+            const struct scn_client *def = &s->clients[i];
+            snprintf(name, sizeof name, "%s", def->name);
+            n->kind = TRACE_NODE_CLIENT;
+            n->program = (uint8_t)def->program;
+            struct profile *pf = e->nprofiles ? &e->profiles[e->nprofiles - 1] : NULL;
+            if (!pf || pf->think_ns != def->think_ns || pf->repeat != def->repeat) {
+                if ((e->nprofiles & (e->nprofiles - 1)) == 0 && e->nprofiles) { /* grow at powers of two */
+                    pf = realloc(e->profiles, (size_t)e->nprofiles * 2 * sizeof *pf);
+                    if (!pf) goto out;
+                    e->profiles = pf;
+                }
+                pf = &e->profiles[e->nprofiles++];
+                pf->think_ns = def->think_ns;
+                pf->repeat = def->repeat;
+            }
+            n->profile = (uint32_t)(e->nprofiles - 1);
+        } else if (i < e->nclients + e->nservers) {
+            snprintf(name, sizeof name, "S%d", i - e->nclients + 1);
+            n->kind = TRACE_NODE_SERVER;
+            e->other_state[i - e->nclients] = calloc(1, e->algo->server_size ? e->algo->server_size : 1);
+        } else {
+            snprintf(name, sizeof name, "R");
+            n->kind = TRACE_NODE_RESOURCE;
+            e->other_state[i - e->nclients] = calloc(1, e->algo->resource_size ? e->algo->resource_size : 1);
+        }
+        if (i >= e->nclients && !e->other_state[i - e->nclients]) goto out;
+        if (trace_add_node(&e->tr, name, n->kind) < 0) goto out;
     }
     /* Names used by the scenario must exist now that servers are counted. */
-    for (int i = 0; i < e->s.nclocks; i++) {
-        const struct scn_clock_init *ci = &e->s.clocks[i];
-        if ((rc = check_node_name(e, ci->node, ci->pos, err)) != 0) goto out;
-        int n = find_node(e, ci->node);
-        e->nodes[n].base_ppm = ci->drift_ppm;
-        clock_init(&e->nodes[n].clk[LOCK_CLOCK_MONO], 0, ci->drift_ppm);
-        clock_init(&e->nodes[n].clk[LOCK_CLOCK_WALL], ci->wall_offset_ns, ci->drift_ppm);
-    }
-    for (int i = 0; i < e->s.nlinks; i++) {
-        if ((rc = check_node_name(e, e->s.links[i].from, e->s.links[i].pos, err)) != 0) goto out;
-        if ((rc = check_node_name(e, e->s.links[i].to, e->s.links[i].pos, err)) != 0) goto out;
+    if (e->s.nclocks || e->s.nlinks || e->s.nfaults) {
+        struct name_index ix;
+        if (names_build(&ix, &e->tr) != 0) goto out;
+        rc = resolve_names(e, &ix, err);
+        free(ix.slot);
+        if (rc != 0) goto out;
         rc = -2;
-        if (set_link(e, &e->s.links[i]) != 0) goto out;
     }
-    for (int i = 0; i < e->s.nfaults; i++) {
-        const struct scn_fault *f = &e->s.faults[i];
-        if (f->node[0] && (rc = check_node_name(e, f->node, f->pos, err)) != 0) goto out;
-        if (f->kind == SCN_FAULT_LINK &&
-            ((rc = check_node_name(e, f->link.from, f->pos, err)) != 0 ||
-             (rc = check_node_name(e, f->link.to, f->pos, err)) != 0))
-            goto out;
-        for (int g = 0; g < f->ngroups; g++)
-            for (int k = 0; k < f->group_len[g]; k++)
-                if ((rc = check_node_name(e, f->groups[g][k], f->pos, err)) != 0) goto out;
-    }
-    rc = -2;
     if (checker_init(&e->ck, &e->tr, e->s.purpose, e->s.stuck_after_ns) != 0) goto out;
     e->tr.observe = checker_observe;
     e->tr.advance = checker_advance;
     e->tr.observe_arg = &e->ck;
     e->tr.observe_kinds = CHECKER_KINDS;
+    for (int k = 0; k < TRACE_KIND_COUNT; k++)
+        if (trace_wants(&e->tr, k)) e->wants |= 1ull << k;
+    int point_faults = 0;
+    for (int i = 0; i < e->s.nfaults; i++) point_faults |= e->s.faults[i].point != SCN_POINT_NONE;
+    if ((trace_wants(&e->tr, TRACE_POINT) || point_faults) &&
+        !(e->points = calloc((size_t)e->nclients * SCN_POINT_COUNT, sizeof *e->points)))
+        goto out;
 
     /* Time zero: the resource, the algorithm's nodes, scheduled faults, clients. */
     e->stock = e->s.stock;
@@ -1271,15 +1552,15 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     for (int i = 0; i < e->nnodes; i++) {
         struct lock_ctx x;
         ctx_init(&x, e, i);
-        if (e->nodes[i].kind == TRACE_NODE_CLIENT && e->algo->client_init)
-            e->algo->client_init(&x, e->nodes[i].algo_state);
-        else if (e->nodes[i].kind == TRACE_NODE_SERVER && e->algo->server_init)
-            e->algo->server_init(&x, e->nodes[i].algo_state);
+        if (nd(e, i)->kind == TRACE_NODE_CLIENT && e->algo->client_init)
+            e->algo->client_init(&x, state_of(e, i));
+        else if (nd(e, i)->kind == TRACE_NODE_SERVER && e->algo->server_init)
+            e->algo->server_init(&x, state_of(e, i));
     }
     push(e, e->s.duration_ns, EV_END, -1, 0);
     for (int i = 0; i < e->s.nfaults; i++)
         if (e->s.faults[i].point == SCN_POINT_NONE) push(e, e->s.faults[i].at_ns, EV_FAULT, -1, (uint64_t)i);
-    for (int i = 0; i < e->nclients; i++) push(e, e->s.clients[i].start_ns, EV_START, i, 0);
+    for (int i = 0; i < e->nclients; i++) push(e, s->clients[i].start_ns, EV_START, i, 0);
     if (e->tr.oom) goto out;
     *out = e;
     return 0;
@@ -1290,14 +1571,18 @@ out:
 
 void engine_free(struct engine *e) {
     if (!e) return;
-    if (e->nodes)
-        for (int i = 0; i < e->nnodes; i++) {
-            if (i >= e->nclients) free(e->nodes[i].algo_state);
-            free(e->nodes[i].deferred);
-        }
-    free(e->nodes);
-    free(e->clients);
-    free(e->client_states);
+    if (e->other_state)
+        for (int i = 0; i <= e->nservers; i++) free(e->other_state[i]);
+    for (uint32_t i = 0; i < e->n_ext; i++) free(e->ext[i].deferred);
+    free(e->other_state);
+    free(e->node_mem);
+    free(e->rw);
+    free(e->profiles);
+    free(e->acquire_mono);
+    free(e->points);
+    free(e->ext);
+    free(e->fref);
+    free(e->group_nodes);
     free(e->timers);
     free(e->slots);
     free(e->links);

@@ -36,6 +36,8 @@ uint64_t engine_events(const struct engine *e);
 const struct trace *engine_trace(const struct engine *e); /* borrowed, lives with e */
 /* Report; final once engine_step has returned 0. */
 const struct checker_report *engine_report(const struct engine *e);
+/* The engine's copy of the scenario, without its client list: clients is
+ * NULL, nclients counts them, the trace's nodes name them. */
 const struct scenario *engine_scenario(const struct engine *e);
 const struct lock_algo *engine_algo(const struct engine *e);
 /* Lock options dropped because the algorithm did not know them (lenient mode). */

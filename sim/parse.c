@@ -424,7 +424,8 @@ static int opt_put(struct scenario *s, const char *key, const char *val, struct 
     if (o == NULL) {
         if (s->nopts == SCN_MAX_OPTS)
             return WHY("more than %d lock options (SCN_MAX_OPTS)", SCN_MAX_OPTS);
-        o = &s->opts[s->nopts++];
+        if ((o = scenario_add_opt(s)) == NULL)
+            return WHY("out of memory");
         copy_str(o->key, sizeof o->key, key);
     }
     copy_str(o->val, sizeof o->val, val);
@@ -496,18 +497,40 @@ struct parser {
     int line;
     const char *raw; /* the current line (not NUL-terminated) */
     size_t rawlen;
-    struct tok toks[LINE_MAX_BYTES + 1];
-    int ntoks;
-    char arena[2 * LINE_MAX_BYTES + 8];
+    struct tok *toks;           /* owned: the current line's tokens, toks_cap of room */
+    int ntoks, toks_cap;
+    char *arena;                /* owned: their text, arena_cap bytes (2 * line + 8) */
+    size_t arena_cap;
     char show[64];              /* one token rendered for a message */
     int once_line[KW_ONCE_COUNT]; /* line of each once-only header line, 0 = not yet */
     sim_ns prev_at_ns;          /* time of the previous @ or + line */
     int prev_at_set;
     int *hash;                  /* client names: index + 1, 0 = empty slot */
     size_t hash_cap;            /* power of two */
-    struct later_node later[2 * SCN_MAX_LINKS + SCN_MAX_SERVERS + 64];
-    int nlater;
+    struct later_node *later;   /* owned: nlater used of later_cap, at most LATER_MAX */
+    int nlater, later_cap;
 };
+
+/* Node names that header lines may give before the clients are declared. */
+#define LATER_MAX (2 * SCN_MAX_LINKS + SCN_MAX_CLOCKS)
+
+/* Room for one more element in a parser array (nothing is preallocated, so
+ * a parse touches memory in proportion to the text). 0, or -1 on OOM. */
+static int room_for(void **arr, int *cap, int n, size_t size, int first)
+{
+    void *a;
+    int ncap;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : first;
+    a = realloc(*arr, (size_t)ncap * size);
+    if (a == NULL)
+        return -1;
+    *arr = a;
+    *cap = ncap;
+    return 0;
+}
 
 PRINTF_LIKE(3, 4)
 static int fail(struct parser *p, int col, const char *fmt, ...)
@@ -722,8 +745,12 @@ static int check_node(struct parser *p, const struct tok *t, int star_ok, int la
                     "server S1..S%d%s", s, SCN_MAX_SERVERS, star_ok ? " (or * for all)" : "");
     if (later) {
         struct later_node *l;
-        if (p->nlater == (int)(sizeof p->later / sizeof p->later[0]))
+        void *arr = p->later;
+        if (p->nlater == LATER_MAX)
             return fail(p, t->col, "too many node names in header lines");
+        if (room_for(&arr, &p->later_cap, p->nlater, sizeof *p->later, 8) < 0)
+            return fail(p, t->col, "out of memory");
+        p->later = arr;
         l = &p->later[p->nlater++];
         copy_str(l->name, sizeof l->name, s);
         l->pos.line = p->line;
@@ -1017,7 +1044,7 @@ static int parse_link(struct parser *p, int i, struct scn_link *l, int later)
 static int kw_link(struct parser *p)
 {
     struct scenario *s = p->s;
-    struct scn_link l;
+    struct scn_link l, *dst;
     int i;
 
     if (s->nlinks == SCN_MAX_LINKS)
@@ -1028,7 +1055,9 @@ static int kw_link(struct parser *p)
         if (strcmp(s->links[i].from, l.from) == 0 && strcmp(s->links[i].to, l.to) == 0)
             return fail(p, l.pos.col, "link %s -> %s is given twice (first on line %d)",
                         l.from, l.to, s->links[i].pos.line);
-    s->links[s->nlinks++] = l;
+    if ((dst = scenario_add_link(s)) == NULL)
+        return fail(p, p->toks[0].col, "out of memory");
+    *dst = l;
     return 0;
 }
 
@@ -1036,7 +1065,7 @@ static int kw_clock(struct parser *p)
 {
     struct keyset ks = {"clock", "drift=Nppm or offset=DUR", {"drift", "offset"}, {0}};
     struct scenario *s = p->s;
-    struct scn_clock_init c;
+    struct scn_clock_init c, *dst;
     char why[WHY_MAX];
     struct tok *t;
     int i;
@@ -1051,9 +1080,8 @@ static int kw_clock(struct parser *p)
         if (strcmp(s->clocks[i].node, t->s) == 0)
             return fail(p, t->col, "clock '%s' is given twice (first on line %d)", t->s,
                         s->clocks[i].pos.line);
-    if (s->nclocks == (int)(sizeof s->clocks / sizeof s->clocks[0]))
-        return fail(p, t->col, "more than %d clock lines",
-                    (int)(sizeof s->clocks / sizeof s->clocks[0]));
+    if (s->nclocks == SCN_MAX_CLOCKS)
+        return fail(p, t->col, "more than %d clock lines", SCN_MAX_CLOCKS);
     memset(&c, 0, sizeof c);
     copy_str(c.node, sizeof c.node, t->s);
     c.pos.line = p->line;
@@ -1084,7 +1112,9 @@ static int kw_clock(struct parser *p)
     if (!ks.col[0] && !ks.col[1])
         return fail(p, col_after(p, p->ntoks), "expected drift=Nppm or offset=DUR after "
                     "'clock %s'", c.node);
-    s->clocks[s->nclocks++] = c;
+    if ((dst = scenario_add_clock(s)) == NULL)
+        return fail(p, p->toks[0].col, "out of memory");
+    *dst = c;
     return 0;
 }
 
@@ -1148,7 +1178,7 @@ static int parse_program(struct parser *p, int i, const char *owner, int *prog)
     static const char *const kinds[SCN_STEP_COUNT] = {"acquire", "read", "write", "work",
                                                       "release"};
     struct scenario *s = p->s;
-    struct scn_program pr;
+    struct scn_program pr, *dst;
     int colon_end = col_after(p, i), k;
     char why[WHY_MAX];
 
@@ -1205,8 +1235,10 @@ static int parse_program(struct parser *p, int i, const char *owner, int *prog)
     if (s->nprograms == SCN_MAX_PROGRAMS)
         return fail(p, colon_end, "more than %d different client programs (SCN_MAX_PROGRAMS)",
                     SCN_MAX_PROGRAMS);
-    s->programs[s->nprograms] = pr;
-    *prog = s->nprograms++;
+    if ((dst = scenario_add_program(s)) == NULL)
+        return fail(p, colon_end, "out of memory");
+    *dst = pr;
+    *prog = s->nprograms - 1;
     return 0;
 }
 
@@ -1513,7 +1545,7 @@ static int expect_body(struct parser *p, struct scn_expect *e)
 static int kw_expect(struct parser *p)
 {
     struct scenario *s = p->s;
-    struct scn_expect e;
+    struct scn_expect e, *dst;
     size_t from, to, n;
 
     if (p->ntoks < 2)
@@ -1533,7 +1565,9 @@ static int kw_expect(struct parser *p)
     e.text[n] = '\0';
     if (expect_body(p, &e) < 0)
         return -1;
-    s->expects[s->nexpects++] = e;
+    if ((dst = scenario_add_expect(s)) == NULL)
+        return fail(p, p->toks[0].col, "out of memory");
+    *dst = e;
     return 0;
 }
 
@@ -1853,9 +1887,18 @@ static int tokenize(struct parser *p)
 {
     const char *raw = p->raw;
     size_t n = p->rawlen, i = 0;
-    char *a = p->arena;
+    char *a;
 
     p->ntoks = 0;
+    if (p->arena_cap < 2 * n + 8) { /* each token's text plus a NUL: at most 2 bytes a byte */
+        size_t cap = p->arena_cap * 2 > 2 * n + 8 ? p->arena_cap * 2 : 2 * n + 8;
+        char *na = realloc(p->arena, cap < 256 ? 256 : cap);
+        if (na == NULL)
+            return fail(p, 1, "out of memory");
+        p->arena = na;
+        p->arena_cap = cap < 256 ? 256 : cap;
+    }
+    a = p->arena;
     if (p->line == 1 && n >= 3 && memcmp(raw, "\xef\xbb\xbf", 3) == 0)
         i = 3; /* a UTF-8 byte-order mark */
     while (i < n) {
@@ -1867,6 +1910,12 @@ static int tokenize(struct parser *p)
         }
         if (c == '#')
             break;
+        {
+            void *arr = p->toks;
+            if (room_for(&arr, &p->toks_cap, p->ntoks, sizeof *p->toks, 32) < 0)
+                return fail(p, (int)i + 1, "out of memory");
+            p->toks = arr;
+        }
         t = &p->toks[p->ntoks++];
         t->col = (int)i + 1;
         t->s = a;
@@ -2028,6 +2077,9 @@ int scenario_parse(struct scenario *s, const char *fname, const char *text, size
     if (rc == 0)
         rc = check_later(p);
     free(p->hash);
+    free(p->toks);
+    free(p->arena);
+    free(p->later);
     free(p);
     return rc;
 }

@@ -58,6 +58,7 @@
 
 _Static_assert((SLOTS & (SLOTS - 1)) == 0 && SLOTS >= 128 && SLOTS <= 64 * 64,
                "QUEUE_SLOTS must be a power of two in 128..4096 (one summary word)");
+_Static_assert(CHUNK < 16 && QUEUE_BUCKET_NS <= 4096, "queue_wheel.info packs a count and an offset");
 
 struct queue_chunk {
     uint32_t next; /* pool index + 1 of the bucket's next chunk, 0 = last */
@@ -68,6 +69,9 @@ struct queue_chunk {
 struct queue_wheel {
     uint32_t head[SLOTS];  /* first chunk of the bucket: pool index + 1, 0 = empty */
     uint32_t tail[SLOTS];  /* last chunk */
+    uint16_t info[SLOTS];  /* events in the last chunk (low 4 bits), and the time of the
+                              bucket's latest push as ns into the bucket (the rest):
+                              a push reads these instead of the chunk it writes to */
     uint64_t bits[WORDS];  /* bucket has events */
     uint64_t messy[WORDS]; /* bucket's events are not in time order */
     uint64_t summary;      /* bit w: bits[w] != 0 */
@@ -196,10 +200,12 @@ static size_t far_count(const struct queue *q, size_t i, int64_t nb) {
 static inline void set_bit(uint64_t *words, size_t s) { words[s / 64] |= 1ull << (s % 64); }
 static inline int has_bit(const uint64_t *words, size_t s) { return (words[s / 64] >> (s % 64)) & 1; }
 
-/* A fresh chunk at the end of bucket s for an event at time t (the slow
- * path of a wheel push: first push to the bucket, or its last chunk is
- * full). NULL when memory cannot grow. */
-COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, sim_ns t) {
+/* A fresh chunk at the end of bucket s for an event off ns into the bucket
+ * (the slow path of a wheel push: first push to the bucket, or its last
+ * chunk is full). Marks the bucket messy when the event goes behind the
+ * latest push; the caller writes the event and info[s]. NULL when memory
+ * cannot grow. */
+COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, uint32_t off) {
     struct queue_wheel *w = q->wheel;
     if (!w) {
         w = q->wheel = calloc(1, sizeof *w);
@@ -225,9 +231,8 @@ COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, sim_ns t
     c->n = 0;
     uint32_t last = w->tail[s];
     if (last) {
-        struct queue_chunk *prev = &q->pool[last - 1];
-        if (t < prev->ev[prev->n - 1].t) set_bit(w->messy, s);
-        prev->next = i + 1;
+        if (off < (uint32_t)(w->info[s] >> 4)) set_bit(w->messy, s);
+        q->pool[last - 1].next = i + 1;
     } else {
         w->head[s] = i + 1;
         set_bit(w->bits, s);
@@ -239,6 +244,7 @@ COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, sim_ns t
 
 static void slot_clear(struct queue_wheel *w, size_t s) {
     w->head[s] = w->tail[s] = 0;
+    w->info[s] = 0;
     w->messy[s / 64] &= ~(1ull << (s % 64));
     w->bits[s / 64] &= ~(1ull << (s % 64));
     if (!w->bits[s / 64]) w->summary &= ~(1ull << (s / 64));
@@ -300,7 +306,8 @@ COLD static int advance(struct queue *q) {
     int64_t nb = next_bucket(q, &from_wheel);
     struct queue_wheel *w = q->wheel;
     size_t s = (size_t)(nb & MASK);
-    size_t need = far_count(q, 0, nb);
+    int far_joins = q->far_len && bucket_of(q->far[0].t) == nb; /* else far_count is 0 */
+    size_t need = far_joins ? far_count(q, 0, nb) : 0;
     if (from_wheel)
         for (uint32_t i = w->head[s]; i; i = q->pool[i - 1].next) need += q->pool[i - 1].n;
     shrink(&q->run, &q->run_cap, need);
@@ -313,7 +320,12 @@ COLD static int advance(struct queue *q) {
         sorted = !has_bit(w->messy, s);
         for (uint32_t i = w->head[s]; i; i = q->pool[i - 1].next) {
             const struct queue_chunk *c = &q->pool[i - 1];
-            memcpy(q->run + q->run_len, c->ev, c->n * sizeof *c->ev);
+            struct sim_event *dst = q->run + q->run_len;
+            if (c->n == CHUNK) {
+                memcpy(dst, c->ev, sizeof c->ev);
+            } else {
+                for (uint32_t k = 0; k < c->n; k++) dst[k] = c->ev[k]; /* a few: no call */
+            }
             q->run_len += c->n;
         }
         q->pool[w->tail[s] - 1].next = q->pool_free; /* the whole list is free */
@@ -321,7 +333,7 @@ COLD static int advance(struct queue *q) {
         q->wheel_len -= q->run_len;
         slot_clear(w, s);
     }
-    while (q->far_len && bucket_of(q->far[0].t) == nb) {
+    while (far_joins && q->far_len && bucket_of(q->far[0].t) == nb) {
         struct sim_event ev;
         far_pop(q, &ev);
         if (q->run_len && earlier(&ev, &q->run[q->run_len - 1])) sorted = 0;
@@ -373,6 +385,8 @@ COLD static void pop_in_place(struct queue *q, struct sim_event *ev) {
             slot_clear(w, s);
         }
     }
+    if (w->tail[s]) /* the count of what is now the last chunk (an earlier one is full) */
+        w->info[s] = (uint16_t)((w->info[s] & ~15u) | q->pool[w->tail[s] - 1].n);
     q->wheel_len--;
 }
 
@@ -405,16 +419,27 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
     int64_t d = b - q->cur;
     if (d > 0 && d < SLOTS) { /* the wheel: the common case */
         size_t s = (size_t)(b & MASK);
-        uint32_t t = q->wheel ? q->wheel->tail[s] : 0;
+        struct queue_wheel *w = q->wheel;
+        uint32_t t = w ? w->tail[s] : 0;
+        uint32_t off = (uint32_t)(ev->t - b * QUEUE_BUCKET_NS), n = w ? w->info[s] & 15u : 0;
         struct queue_chunk *c;
-        if (t && (c = &q->pool[t - 1])->n < CHUNK) {
-            if (ev->t < c->ev[c->n - 1].t) set_bit(q->wheel->messy, s);
-        } else if (!(c = chunk_append(q, s, ev->t))) {
+        if (t && n < CHUNK) { /* room in the last chunk: no read of the chunk itself */
+            if (off < (uint32_t)(w->info[s] >> 4)) set_bit(w->messy, s);
+            c = &q->pool[t - 1];
+        } else if (!(c = chunk_append(q, s, off))) {
             return -1;
+        } else {
+            w = q->wheel;
+            n = 0;
         }
-        struct sim_event *dst = &c->ev[c->n++];
-        *dst = *ev;
+        struct sim_event *dst = &c->ev[n];
+        dst->t = ev->t;
         dst->seq = q->next_seq++;
+        dst->type = ev->type;
+        dst->node = ev->node;
+        dst->arg = ev->arg;
+        c->n = n + 1;
+        w->info[s] = (uint16_t)((n + 1) | off << 4);
         q->wheel_len++;
         q->len++;
         return 0;
@@ -423,8 +448,11 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->run_len < q->run_cap) { /* the current bucket, in run order: common too */
         if (q->run_head == q->run_len) q->run_head = q->run_len = 0;
         struct sim_event *dst = &q->run[q->run_len++];
-        *dst = *ev;
+        dst->t = ev->t; /* field by field: *ev was just written so, and is read back so */
         dst->seq = q->next_seq++;
+        dst->type = ev->type;
+        dst->node = ev->node;
+        dst->arg = ev->arg;
         q->len++;
         return 0;
     }

@@ -63,6 +63,20 @@ int queue_pop(struct queue *q, struct sim_event *ev);
 static inline size_t queue_len(const struct queue *q) { return q->len; }
 /* Time of the earliest event, SIM_NEVER when empty. */
 sim_ns queue_peek_time(const struct queue *q);
+/* Take the next insertion seq without queuing anything: for an event the
+ * caller holds outside the queue and merges with it by (t, seq) order. */
+static inline uint64_t queue_take_seq(struct queue *q) { return q->next_seq++; }
+/* 1 when a queued event comes before (t, seq). Valid for t no later than
+ * the time of the last pop (or any t before the first pop): events of later
+ * buckets are then all later, so only the current bucket's run and near
+ * heap are looked at. */
+static inline int queue_has_before(const struct queue *q, sim_ns t, uint64_t seq) {
+    if (q->run_head < q->run_len) {
+        const struct sim_event *r = &q->run[q->run_head];
+        if (r->t < t || (r->t == t && r->seq < seq)) return 1;
+    }
+    return q->near_len && (q->near[0].t < t || (q->near[0].t == t && q->near[0].seq < seq));
+}
 /* A hint for prefetching: an event due soon after the next pop (about k
  * pops ahead within the current bucket), or NULL. Borrowed until the next
  * push or pop; it may not be exactly the k-th next event. */

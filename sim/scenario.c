@@ -1,6 +1,6 @@
 /* The scenario as data: defaults (the one place for them), lifetime, deep
- * copy, growth of the client and fault arrays, and the name tables shared by
- * the parser, the engine and the reports. Text parsing lives in parse.c. */
+ * copy, the arrays grown on demand, and the name tables shared by the
+ * parser, the engine and the reports. Text parsing lives in parse.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,16 +24,18 @@ void scenario_init(struct scenario *s)
     s->retry_ns = SIM_NS_PER_S;
 }
 
+/* Free one owned array and zero its count and capacity. */
+#define FREE_ARRAY(arr, n, cap) (free(arr), (arr) = NULL, (n) = 0, (cap) = 0)
+
 void scenario_close(struct scenario *s)
 {
-    free(s->clients);
-    s->clients = NULL;
-    s->nclients = 0;
-    s->cap_clients = 0;
-    free(s->faults);
-    s->faults = NULL;
-    s->nfaults = 0;
-    s->cap_faults = 0;
+    FREE_ARRAY(s->opts, s->nopts, s->cap_opts);
+    FREE_ARRAY(s->links, s->nlinks, s->cap_links);
+    FREE_ARRAY(s->programs, s->nprograms, s->cap_programs);
+    FREE_ARRAY(s->clients, s->nclients, s->cap_clients);
+    FREE_ARRAY(s->clocks, s->nclocks, s->cap_clocks);
+    FREE_ARRAY(s->faults, s->nfaults, s->cap_faults);
+    FREE_ARRAY(s->expects, s->nexpects, s->cap_expects);
 }
 
 /* A heap copy of n elements of size bytes, or NULL (also when n is 0). */
@@ -52,15 +54,27 @@ static void *dup_array(const void *src, int n, size_t size, int *failed)
     return p;
 }
 
+/* dst->arr = a copy of src->arr's n used elements, with capacity n. */
+#define DUP_ARRAY(arr, n, cap)                                                    \
+    do {                                                                          \
+        dst->arr = dup_array(src->arr, src->n, sizeof *src->arr, &failed);       \
+        dst->cap = dst->arr ? src->n : 0;                                         \
+        if (!dst->arr)                                                            \
+            dst->n = 0;                                                           \
+    } while (0)
+
 int scenario_copy(struct scenario *dst, const struct scenario *src)
 {
     int failed = 0;
 
     *dst = *src;
-    dst->clients = dup_array(src->clients, src->nclients, sizeof *src->clients, &failed);
-    dst->cap_clients = dst->clients ? src->nclients : 0;
-    dst->faults = dup_array(src->faults, src->nfaults, sizeof *src->faults, &failed);
-    dst->cap_faults = dst->faults ? src->nfaults : 0;
+    DUP_ARRAY(opts, nopts, cap_opts);
+    DUP_ARRAY(links, nlinks, cap_links);
+    DUP_ARRAY(programs, nprograms, cap_programs);
+    DUP_ARRAY(clients, nclients, cap_clients);
+    DUP_ARRAY(clocks, nclocks, cap_clocks);
+    DUP_ARRAY(faults, nfaults, cap_faults);
+    DUP_ARRAY(expects, nexpects, cap_expects);
     if (failed) {
         scenario_close(dst);
         return -1;
@@ -68,17 +82,20 @@ int scenario_copy(struct scenario *dst, const struct scenario *src)
     return 0;
 }
 
-/* Make room for one more element in a doubling array; 0 or -1 on OOM. */
-static int grow(void **arr, int *cap, int n, size_t size)
+/* Make room for one more element in a doubling array of at most max
+ * elements; 0, or -1 on OOM or at the limit. */
+static int grow(void **arr, int *cap, int n, size_t size, int max)
 {
     void *p;
     int ncap;
 
     if (n < *cap)
         return 0;
-    if (*cap > (int)(0x3fffffff / size))
+    if (n >= max || *cap > (int)(0x3fffffff / size))
         return -1;
-    ncap = *cap ? *cap * 2 : 8;
+    ncap = *cap ? *cap * 2 : 4;
+    if (ncap > max)
+        ncap = max;
     p = realloc(*arr, (size_t)ncap * size);
     if (p == NULL)
         return -1;
@@ -87,33 +104,70 @@ static int grow(void **arr, int *cap, int n, size_t size)
     return 0;
 }
 
+/* The new zeroed last element of s->arr, or NULL. */
+#define ADD_ELEMENT(arr, n, cap, max)                                             \
+    do {                                                                          \
+        void *a = s->arr;                                                         \
+        if (grow(&a, &s->cap, s->n, sizeof *s->arr, (max)) < 0)                   \
+            return NULL;                                                          \
+        s->arr = a;                                                               \
+        memset(&s->arr[s->n], 0, sizeof *s->arr);                                 \
+        return &s->arr[s->n++];                                                   \
+    } while (0)
+
+static struct scn_client *add_client(struct scenario *s)
+{
+    ADD_ELEMENT(clients, nclients, cap_clients, SCN_MAX_CLIENTS);
+}
+
 struct scn_client *scenario_add_client(struct scenario *s)
 {
-    void *arr = s->clients;
-    struct scn_client *c;
+    struct scn_client *c = add_client(s);
 
-    if (grow(&arr, &s->cap_clients, s->nclients, sizeof *s->clients) < 0)
-        return NULL;
-    s->clients = arr;
-    c = &s->clients[s->nclients++];
-    memset(c, 0, sizeof *c);
-    c->repeat = 1;
+    if (c != NULL)
+        c->repeat = 1;
     return c;
+}
+
+static struct scn_fault *add_fault(struct scenario *s)
+{
+    ADD_ELEMENT(faults, nfaults, cap_faults, SCN_MAX_FAULTS);
 }
 
 struct scn_fault *scenario_add_fault(struct scenario *s)
 {
-    void *arr = s->faults;
-    struct scn_fault *f;
+    struct scn_fault *f = add_fault(s);
 
-    if (grow(&arr, &s->cap_faults, s->nfaults, sizeof *s->faults) < 0)
-        return NULL;
-    s->faults = arr;
-    f = &s->faults[s->nfaults++];
-    memset(f, 0, sizeof *f);
-    f->occurrence = 1;
-    f->which = SCN_CLOCK_WALL;
+    if (f != NULL) {
+        f->occurrence = 1;
+        f->which = SCN_CLOCK_WALL;
+    }
     return f;
+}
+
+struct scn_program *scenario_add_program(struct scenario *s)
+{
+    ADD_ELEMENT(programs, nprograms, cap_programs, SCN_MAX_PROGRAMS);
+}
+
+struct scn_opt *scenario_add_opt(struct scenario *s)
+{
+    ADD_ELEMENT(opts, nopts, cap_opts, SCN_MAX_OPTS);
+}
+
+struct scn_link *scenario_add_link(struct scenario *s)
+{
+    ADD_ELEMENT(links, nlinks, cap_links, SCN_MAX_LINKS);
+}
+
+struct scn_clock_init *scenario_add_clock(struct scenario *s)
+{
+    ADD_ELEMENT(clocks, nclocks, cap_clocks, SCN_MAX_CLOCKS);
+}
+
+struct scn_expect *scenario_add_expect(struct scenario *s)
+{
+    ADD_ELEMENT(expects, nexpects, cap_expects, SCN_MAX_EXPECTS);
 }
 
 const struct scn_opt *scenario_opt(const struct scenario *s, const char *key)

@@ -19,6 +19,7 @@
 #define SCN_MAX_OPTS 32         /* key=value options on the lock line */
 #define SCN_MAX_GROUP 32        /* nodes named in one partition group */
 #define SCN_MAX_LINKS 256       /* per-link overrides */
+#define SCN_MAX_CLOCKS (SCN_MAX_SERVERS + 64) /* header `clock` lines */
 #define SCN_NAME_MAX 16         /* node names, including the NUL */
 #define SCN_TEXT_MAX 160        /* title and description */
 #define SCN_OPT_MAX 48          /* option keys and values, including the NUL */
@@ -193,8 +194,9 @@ struct scenario {
     /* Lock. */
     char algo[SCN_OPT_MAX];
     struct scn_pos algo_pos;
-    struct scn_opt opts[SCN_MAX_OPTS];
+    struct scn_opt *opts;           /* owned, nopts used of cap_opts (see below) */
     int nopts;
+    int cap_opts;
     int nservers;                   /* 0 = the algorithm's default */
 
     /* Protected resource. */
@@ -206,27 +208,36 @@ struct scenario {
     /* Network. */
     struct scn_latency latency;     /* default for every link */
     uint32_t loss_ppm;              /* default loss */
-    struct scn_link links[SCN_MAX_LINKS];
+    struct scn_link *links;         /* owned, nlinks used of cap_links */
     int nlinks;
+    int cap_links;
 
-    /* Clients and their programs (clients is heap-allocated, see below). */
-    struct scn_program programs[SCN_MAX_PROGRAMS];
+    /* Clients and their programs. */
+    struct scn_program *programs;   /* owned, nprograms used of cap_programs */
     int nprograms;
-    struct scn_client *clients;     /* owned; freed by scenario_close() */
+    int cap_programs;
+    struct scn_client *clients;     /* owned, nclients used of cap_clients */
     int nclients;
     int cap_clients;
     sim_ns retry_ns;                /* default acquire retry interval */
 
-    struct scn_clock_init clocks[SCN_MAX_SERVERS + 64];
+    struct scn_clock_init *clocks;  /* owned, nclocks used of cap_clocks */
     int nclocks;
+    int cap_clocks;
 
-    struct scn_fault *faults;       /* owned; freed by scenario_close() */
+    struct scn_fault *faults;       /* owned, nfaults used of cap_faults */
     int nfaults;
     int cap_faults;
 
-    struct scn_expect expects[SCN_MAX_EXPECTS];
+    struct scn_expect *expects;     /* owned, nexpects used of cap_expects */
     int nexpects;
+    int cap_expects;
 };
+/* Every array above is heap-allocated, grown on demand by the scenario_add_*
+ * functions (never beyond its SCN_MAX_* limit), read as s->arr[i] for
+ * i < s->narr, and freed by scenario_close(). A scenario is therefore small
+ * (under 1 KiB plus what it uses); copy one with scenario_copy(), never by
+ * assignment, which would share the arrays. */
 
 /* Error from parsing or building: where, and a full sentence. */
 struct scn_error {
@@ -239,7 +250,8 @@ struct scn_error {
 void scenario_init(struct scenario *s);
 /* Free what scenario_init/parse allocated; s may be reused after init. */
 void scenario_close(struct scenario *s);
-/* Deep copy: dst must not be initialised; returns 0 or -1 on OOM. */
+/* Deep copy: dst must not be initialised; returns 0 or -1 on OOM (dst is
+ * then closed). Arrays are copied at their used length. */
 int scenario_copy(struct scenario *dst, const struct scenario *src);
 
 /* Parse scenario text of len bytes. fname is used in messages.
@@ -264,9 +276,19 @@ int scn_parse_bool(const char *text, int *out);          /* on/off, yes/no, true
 /* Find an option; NULL when absent. */
 const struct scn_opt *scenario_opt(const struct scenario *s, const char *key);
 
-/* Add a client / fault, growing the arrays. Return the new element or NULL on OOM. */
+/* Add one element, growing its array: a client (repeat = 1), a fault
+ * (occurrence = 1, which = wall), or a zeroed program, lock option, link,
+ * clock line or expect line. Return the new element, owned by s and valid
+ * until the next add to the same array or scenario_close(); NULL on OOM or
+ * when the array already holds its SCN_MAX_* limit (callers that report
+ * limits check the count first). */
 struct scn_client *scenario_add_client(struct scenario *s);
 struct scn_fault *scenario_add_fault(struct scenario *s);
+struct scn_program *scenario_add_program(struct scenario *s);
+struct scn_opt *scenario_add_opt(struct scenario *s);
+struct scn_link *scenario_add_link(struct scenario *s);
+struct scn_clock_init *scenario_add_clock(struct scenario *s);
+struct scn_expect *scenario_add_expect(struct scenario *s);
 
 const char *scn_point_name(enum scn_point p);
 const char *scn_metric_name(enum scn_metric m);

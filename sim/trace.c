@@ -65,16 +65,22 @@ void trace_close(struct trace *tr) {
     tr->nodes = NULL;
     tr->ev = NULL;
     tr->len = tr->cap = 0;
-    tr->nnodes = 0;
+    tr->nnodes = tr->cap_nodes = 0;
+}
+
+int trace_reserve_nodes(struct trace *tr, int n) {
+    if (n <= tr->cap_nodes) return 0;
+    struct trace_node *nodes = realloc(tr->nodes, (size_t)n * sizeof *nodes);
+    if (!nodes) return -1;
+    tr->nodes = nodes;
+    tr->cap_nodes = n;
+    return 0;
 }
 
 int trace_add_node(struct trace *tr, const char *name, int kind) {
-    if ((tr->nnodes & (tr->nnodes - 1)) == 0) { /* grow at powers of two */
-        size_t cap = tr->nnodes ? (size_t)tr->nnodes * 2 : 4;
-        struct trace_node *n = realloc(tr->nodes, cap * sizeof *n);
-        if (!n) return -1;
-        tr->nodes = n;
-    }
+    if (tr->nnodes == tr->cap_nodes &&
+        trace_reserve_nodes(tr, tr->cap_nodes ? tr->cap_nodes * 2 : 4) != 0) /* grow by doubling */
+        return -1;
     struct trace_node *n = &tr->nodes[tr->nnodes];
     memset(n, 0, sizeof *n);
     strncpy(n->name, name, sizeof n->name - 1);
@@ -82,13 +88,12 @@ int trace_add_node(struct trace *tr, const char *name, int kind) {
     return tr->nnodes++;
 }
 
-void trace_append(struct trace *tr, const struct trace_event *ev) {
+void trace_append_own(struct trace *tr, struct trace_event *ev) {
     if (ev->t > tr->last_t) {
         if (tr->advance) tr->advance(tr->observe_arg, ev->t);
         tr->last_t = ev->t;
     }
-    struct trace_event e = *ev;
-    e.seq = tr->count++;
+    ev->seq = tr->count++;
     if (tr->keep && !tr->oom) {
         if (tr->len == tr->cap) {
             size_t cap = tr->cap ? tr->cap * 2 : 256;
@@ -100,9 +105,14 @@ void trace_append(struct trace *tr, const struct trace_event *ev) {
                 tr->cap = cap;
             }
         }
-        if (!tr->oom) tr->ev[tr->len++] = e;
+        if (!tr->oom) tr->ev[tr->len++] = *ev;
     }
-    if (tr->observe) tr->observe(tr->observe_arg, &e);
+    if (tr->observe) tr->observe(tr->observe_arg, ev);
+}
+
+void trace_append(struct trace *tr, const struct trace_event *ev) {
+    struct trace_event e = *ev;
+    trace_append_own(tr, &e);
 }
 
 const char *trace_kind_name(int kind) {

@@ -1,13 +1,21 @@
-/* Unit tests of the engine's building blocks: the event queue's order, the
- * clock model's arithmetic and the PRNG's reproducibility. */
+/* Unit tests of the engine's building blocks: the event queue's order (also
+ * merged with an event held outside it), the clock model's arithmetic, the
+ * PRNG's reproducibility, the scenario's arrays grown on demand, the trace's
+ * numbering, the checker's lock holders, and what the engine keeps of a
+ * large scenario. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
 
+#include "checker.h"
 #include "clock.h"
+#include "engine.h"
 #include "queue.h"
 #include "rng.h"
+#include "scenario.h"
+#include "trace.h"
 
 /* Events pop by time; equal times pop in insertion order. */
 static void test_queue_order_and_ties(void **state) {
@@ -245,6 +253,58 @@ static void test_queue_matches_model(void **state) {
     queue_close(&q);
 }
 
+/* The engine holds one continuation outside the queue with a seq taken
+ * from it (queue_take_seq) and takes it when no queued event comes first
+ * (queue_has_before). That merge must give exactly the queue's own order:
+ * here every push at the current time goes to such a held slot when it is
+ * free, 300 000 random steps against the model that queues everything. */
+static void test_queue_held_event_merges(void **state) {
+    (void)state;
+    struct queue q;
+    queue_init(&q);
+    struct model m = {0};
+    struct rng r;
+    rng_seed(&r, 17);
+    sim_ns now = 0;
+    uint64_t next_arg = 0;
+    struct sim_event held = {0};
+    int held_full = 0;
+    size_t taken_from_hold = 0;
+    for (int step = 0; step < 300000; step++) {
+        size_t len = queue_len(&q) + (size_t)held_full;
+        int phase = (step / 30000) % 2;
+        if (len == 0 || rng_range(&r, 0, 99) < (phase ? 40 : 60)) {
+            sim_ns d = model_delay(&r);
+            if (d < 0) d = 0; /* the engine pushes nothing into the past */
+            struct sim_event ev = {.t = now + d, .arg = next_arg++};
+            if (d == 0 && !held_full) { /* as client_continue_later does */
+                held = ev;
+                held.seq = queue_take_seq(&q);
+                held_full = 1;
+            } else {
+                assert_int_equal(queue_push(&q, &ev), 0);
+            }
+            model_push(&m, ev); /* same push number as the seq taken */
+        } else {
+            struct sim_event got, want = model_pop(&m);
+            if (held_full && !queue_has_before(&q, held.t, held.seq)) { /* as engine_step does */
+                got = held;
+                held_full = 0;
+                taken_from_hold++;
+            } else {
+                assert_int_equal(queue_pop(&q, &got), 0);
+            }
+            assert_int_equal(got.t, want.t);
+            assert_int_equal(got.arg, want.arg);
+            now = got.t;
+        }
+        assert_int_equal(queue_len(&q) + (size_t)held_full, m.len);
+    }
+    assert_true(taken_from_hold > 10000); /* the held slot was really used */
+    free(m.h);
+    queue_close(&q);
+}
+
 /* A steady simulation (every pop pushes one event a little later) does not
  * allocate once warmed up, and a burst of 100 000 events at one time does
  * not keep its memory once it has drained. */
@@ -348,6 +408,163 @@ static void test_rng_reproducible(void **state) {
     assert_int_equal(rng_chance_ppm(&a, 1000000), 1);
 }
 
+/* A scenario's arrays are allocated as they are used, grow by doubling,
+ * stop at their documented limits, are deep-copied and freed with it. */
+static void test_scenario_arrays_on_demand(void **state) {
+    (void)state;
+    struct scenario s, c;
+    scenario_init(&s);
+    /* Nothing is preallocated: a scenario is small until used. */
+    assert_true(sizeof s < 2048);
+    assert_null(s.programs);
+    assert_null(s.opts);
+    assert_null(s.expects);
+    assert_int_equal(s.cap_programs, 0);
+    /* Lock options: exactly SCN_MAX_OPTS fit, the next is refused. */
+    for (int i = 0; i < SCN_MAX_OPTS; i++) {
+        struct scn_opt *o = scenario_add_opt(&s);
+        assert_non_null(o);
+        assert_string_equal(o->key, ""); /* zeroed */
+        snprintf(o->key, sizeof o->key, "k%d", i);
+    }
+    assert_null(scenario_add_opt(&s));
+    assert_int_equal(s.nopts, SCN_MAX_OPTS);
+    assert_string_equal(scenario_opt(&s, "k31")->key, "k31");
+    /* The other arrays, to their limits too. */
+    for (int i = 0; i < SCN_MAX_PROGRAMS; i++) assert_non_null(scenario_add_program(&s));
+    assert_null(scenario_add_program(&s));
+    for (int i = 0; i < SCN_MAX_LINKS; i++) assert_non_null(scenario_add_link(&s));
+    assert_null(scenario_add_link(&s));
+    for (int i = 0; i < SCN_MAX_CLOCKS; i++) assert_non_null(scenario_add_clock(&s));
+    assert_null(scenario_add_clock(&s));
+    for (int i = 0; i < SCN_MAX_EXPECTS; i++) assert_non_null(scenario_add_expect(&s));
+    assert_null(scenario_add_expect(&s));
+    assert_true(s.cap_programs == SCN_MAX_PROGRAMS && s.cap_expects == SCN_MAX_EXPECTS);
+    s.programs[63].nsteps = 7;
+    snprintf(s.expects[0].text, sizeof s.expects[0].text, "verdict SAFE");
+    /* A copy owns its arrays, sized to what is used. */
+    assert_int_equal(scenario_copy(&c, &s), 0);
+    assert_ptr_not_equal(c.programs, s.programs);
+    assert_int_equal(c.nprograms, SCN_MAX_PROGRAMS);
+    assert_int_equal(c.programs[63].nsteps, 7);
+    snprintf(s.expects[0].text, sizeof s.expects[0].text, "changed");
+    assert_string_equal(c.expects[0].text, "verdict SAFE");
+    scenario_close(&s);
+    assert_null(s.programs);
+    assert_int_equal(s.nexpects, 0);
+    assert_string_equal(c.opts[31].key, "k31");
+    scenario_close(&c);
+}
+
+static const struct trace_event *seen_ev;
+static uint32_t seen_seq;
+static void remember(void *arg, const struct trace_event *ev) {
+    (void)arg;
+    seen_ev = ev;
+    seen_seq = ev->seq;
+}
+
+/* trace_append_own numbers the producer's event in place and shows the
+ * observer that very event; trace_append copies, and both number alike. */
+static void test_trace_append_own(void **state) {
+    (void)state;
+    struct trace tr;
+    trace_init(&tr, 1);
+    tr.observe = remember;
+    struct trace_event a = {.t = 5, .kind = TRACE_ACQUIRED, .node = 0, .peer = TRACE_NO_NODE};
+    trace_append(&tr, &a);
+    assert_ptr_not_equal(seen_ev, &a); /* a copy */
+    assert_int_equal(seen_seq, 0);
+    struct trace_event b = {.t = 6, .kind = TRACE_CS_EXIT, .node = 0, .peer = TRACE_NO_NODE};
+    trace_append_own(&tr, &b);
+    assert_ptr_equal(seen_ev, &b);
+    assert_int_equal(b.seq, 1);
+    assert_int_equal(tr.len, 2);
+    assert_int_equal(tr.ev[1].seq, 1);
+    assert_int_equal(tr.ev[1].kind, TRACE_CS_EXIT);
+    /* Reserving room for nodes allocates once; adding within it keeps it. */
+    assert_int_equal(trace_reserve_nodes(&tr, 1000), 0);
+    const struct trace_node *nodes = tr.nodes;
+    for (int i = 0; i < 1000; i++) assert_int_equal(trace_add_node(&tr, "n", TRACE_NODE_CLIENT), i);
+    assert_ptr_equal(tr.nodes, nodes);
+    assert_int_equal(trace_add_node(&tr, "more", TRACE_NODE_SERVER), 1000); /* and grows past it */
+    trace_close(&tr);
+}
+
+static void feed(struct checker *c, sim_ns t, int kind, int node, int peer) {
+    struct trace_event ev = {.t = t, .kind = (uint16_t)kind, .node = node, .peer = peer};
+    checker_observe(c, &ev);
+}
+
+/* The checker keeps lock-holder entries for the lock servers only, and
+ * makes one for any other node that records a grant (a trace need not come
+ * from this engine). Here client C records that it granted the lock to A;
+ * A then crashes and B waits: B is stuck on a dead owner, exactly as if a
+ * server had recorded the grant. */
+static void test_checker_holders_beyond_servers(void **state) {
+    (void)state;
+    struct trace tr;
+    struct checker ck;
+    struct checker_report r;
+    trace_init(&tr, 0);
+    assert_int_equal(trace_add_node(&tr, "A", TRACE_NODE_CLIENT), 0);
+    assert_int_equal(trace_add_node(&tr, "B", TRACE_NODE_CLIENT), 1);
+    assert_int_equal(trace_add_node(&tr, "C", TRACE_NODE_CLIENT), 2);
+    assert_int_equal(trace_add_node(&tr, "S1", TRACE_NODE_SERVER), 3);
+    assert_int_equal(trace_add_node(&tr, "R", TRACE_NODE_RESOURCE), 4);
+    assert_int_equal(checker_init(&ck, &tr, SCN_PURPOSE_CORRECTNESS, 60 * SIM_NS_PER_S), 0);
+    assert_int_equal(ck.nhold, 1); /* S1 only */
+    feed(&ck, 0, TRACE_SRV_GRANT, 2, 0);                   /* C grants A */
+    feed(&ck, 0, TRACE_SRV_GRANT, 3, 0);                   /* and S1 too, which expires */
+    feed(&ck, SIM_NS_PER_S, TRACE_SRV_EXPIRE, 3, 0);
+    assert_int_equal(ck.nhold, 2);                         /* nodes 2..3 */
+    feed(&ck, SIM_NS_PER_S, TRACE_CRASH, 0, TRACE_NO_NODE); /* A dies holding C's grant */
+    feed(&ck, 2 * SIM_NS_PER_S, TRACE_ACQUIRE_START, 1, TRACE_NO_NODE); /* B waits 98 s */
+    checker_finish(&ck, 100 * SIM_NS_PER_S, &r);
+    assert_int_equal(r.stuck, 1);
+    assert_int_equal(r.verdict, SCN_VERDICT_STUCK);
+    checker_close(&ck);
+    trace_close(&tr);
+}
+
+/* The engine keeps what the run needs of each client in its own compact
+ * node, not a copy of the scenario's client list: engine_scenario() shows
+ * the count and no list, the trace names every client, and the run is the
+ * same however often it is built. Slews far beyond the clock's range are
+ * clamped without overflow (a slew of 10^6 s over 1 ns, and 999999 s over
+ * 10^6 s). */
+static void test_engine_large_scenario(void **state) {
+    (void)state;
+    const char *text = "lock lease ttl=2s\n"
+                       "duration 30s\n"
+                       "clients 2000 @1s every=1ms repeat=2: acquire retry=100ms; work 1ms; release\n"
+                       "@2s clock C7 slew +1000000s over 1ns\n"
+                       "@3s clock S1 slew -999999s over 1000000s\n";
+    uint64_t hash[2];
+    for (int round = 0; round < 2; round++) {
+        struct scenario s;
+        struct scn_error err;
+        struct engine *e;
+        struct engine_opts o = {.keep_trace = 1};
+        assert_int_equal(scenario_parse(&s, "big.lsim", text, strlen(text), &err), 0);
+        assert_int_equal(engine_new(&e, &s, &o, &err), 0);
+        scenario_close(&s); /* the engine needs nothing of it any more */
+        const struct scenario *es = engine_scenario(e);
+        assert_int_equal(es->nclients, 2000);
+        assert_null(es->clients);
+        const struct trace *tr = engine_trace(e);
+        assert_int_equal(tr->nnodes, 2002); /* clients, S1, R */
+        assert_string_equal(tr->nodes[0].name, "C1");
+        assert_string_equal(tr->nodes[1999].name, "C2000");
+        assert_string_equal(tr->nodes[2000].name, "S1");
+        engine_run(e);
+        assert_int_equal(engine_report(e)->acquires, 4000); /* each client twice */
+        hash[round] = trace_hash(tr);
+        engine_free(e);
+    }
+    assert_true(hash[0] == hash[1]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_order_and_ties),
@@ -355,11 +572,16 @@ int main(void) {
         cmocka_unit_test(test_queue_fifo_across_parts),
         cmocka_unit_test(test_queue_out_of_order_and_earlier_pushes),
         cmocka_unit_test(test_queue_matches_model),
+        cmocka_unit_test(test_queue_held_event_merges),
         cmocka_unit_test(test_queue_memory_steady),
         cmocka_unit_test(test_clock_read_and_inverse),
         cmocka_unit_test(test_clock_step_and_drift),
         cmocka_unit_test(test_clock_extremes),
         cmocka_unit_test(test_rng_reproducible),
+        cmocka_unit_test(test_scenario_arrays_on_demand),
+        cmocka_unit_test(test_trace_append_own),
+        cmocka_unit_test(test_checker_holders_beyond_servers),
+        cmocka_unit_test(test_engine_large_scenario),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
