@@ -264,7 +264,7 @@ static void print_text(FILE *f, struct engine *e, const struct run_opts *o) {
     fprintf(f, "algorithm %s, %d client%s, seed %llu, %llu events, ends at %s\n", engine_algo(e)->name,
             s->nclients, s->nclients == 1 ? "" : "s", (unsigned long long)s->seed,
             (unsigned long long)engine_events(e), fmt_t(b1, sizeof b1, r->end_ns));
-    if (engine_events(e) >= s->max_events)
+    if (engine_truncated(e))
         fprintf(f, "note: the run stopped after max-events (%llu events) at %s, before its duration; "
                    "raise it with --set max-events=N\n",
                 (unsigned long long)s->max_events, fmt_t(b1, sizeof b1, r->end_ns));
@@ -323,7 +323,7 @@ static void print_json(FILE *f, struct engine *e, const struct run_opts *o) {
     fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"stopped_at_max_events\":%s,\"end_ns\":%lld,"
                "\"verdict\":\"%s\",\"headline\":",
             (unsigned long long)s->seed, (unsigned long long)engine_events(e),
-            engine_events(e) >= s->max_events ? "true" : "false", (long long)r->end_ns,
+            engine_truncated(e) ? "true" : "false", (long long)r->end_ns,
             scn_verdict_name(r->verdict));
     json_str(f, r->headline);
     fprintf(f,

@@ -322,6 +322,8 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         else if (e->a == TRACE_SKIP_CLIENT_CHECK)
             snprintf(buf, n, "%s does not send its write%s: its own check says it may no"
                      " longer hold the lock", me, tk);
+        else if (e->a == TRACE_SKIP_LOST)
+            snprintf(buf, n, "%s does not send its write: it has learnt that it lost the lock", me);
         else
             snprintf(buf, n, "%s does not send its write", me);
         return 0;

@@ -58,7 +58,7 @@ static const struct {
     [G_READ] = {'o', ST_NOTE, 20, "read at the resource"},
     [G_WRITE_OK] = {'W', ST_NOTE, 80, "write accepted by the resource"},
     [G_WRITE_REJ] = {'w', ST_GOOD, 82, "write REJECTED by resource (fencing)"},
-    [G_SKIP] = {'s', ST_WARN, 78, "write not sent (own check, sold out)"},
+    [G_SKIP] = {'s', ST_WARN, 78, "write not sent (lock lost, own check, sold out)"},
     [G_CLOCK] = {'c', ST_WARN, 88, "clock step: the node's clock jumps"},
     [G_CONTROL] = {'@', ST_WARN, 85, "operator action (failover: promote)"},
     [G_CRASH] = {'X', ST_BAD, 100, "crash"},

@@ -23,7 +23,8 @@ enum {
     EV_DELIVER,  /* node: lock-channel message arrives, arg = slot; node-level */
     EV_TIMER,    /* node: timer fires, arg = handle; node-level */
     EV_CONT,     /* node: client program continues, arg = epoch; node-level */
-    EV_DELIVER_RES /* node: resource-channel message arrives, arg = slot; node-level */
+    EV_DELIVER_RES, /* node: resource-channel message arrives, arg = slot; node-level */
+    EV_CONTROL   /* node: an operator action (enum lock_control in arg); node-level */
 };
 
 enum { PROC_RUNNING, PROC_PAUSED, PROC_CRASHED };
@@ -80,6 +81,7 @@ struct node {
     uint8_t holding;      /* believes it holds the lock */
     uint8_t has_read;     /* a read reply came since the last acquire or write */
     uint8_t write_after_read; /* the read was made implicitly by a write step */
+    uint8_t lost;         /* the algorithm said the lock is lost (lock_lost): no more writes */
     int32_t reps;         /* completed repetitions */
     int32_t attempts;     /* of the current acquire step */
     uint32_t grant;       /* ground-truth grant id while holding */
@@ -137,6 +139,7 @@ struct slot {
     } u;
     uint32_t id;            /* message id for the trace */
     uint32_t grant;         /* resource writes: the writer's grant (ground truth) */
+    uint32_t to_epoch;      /* the receiver's incarnation when it was sent */
 };
 
 struct lock_ctx {
@@ -163,6 +166,7 @@ struct engine {
     sim_ns now;
     uint64_t events;
     int ended;
+    int truncated;           /* the run stopped at max_events before its horizon */
     /* One client continuation (EV_CONT) held outside the queue, with the
      * seq it would have had there: engine_step takes it when nothing queued
      * comes before it, so the order is the queue's own, minus a push and a pop. */
@@ -437,6 +441,7 @@ static void net_send(struct engine *e, int from, int to, int chan, const struct 
     s->u.m.b = m->b;
     s->id = id;
     s->grant = grant;
+    s->to_epoch = nd(e, to)->epoch;
     push(e, e->now + delay, chan == CHAN_RES ? EV_DELIVER_RES : EV_DELIVER, to, idx);
 }
 
@@ -568,6 +573,7 @@ static void program_step(struct engine *e, int node) {
     case SCN_STEP_ACQUIRE:
         c->attempts = 0;
         c->has_read = 0;
+        c->lost = 0;
         if (e->acquire_mono) e->acquire_mono[node] = local_now(e, node, LOCK_CLOCK_MONO);
         emit(e, TRACE_ACQUIRE_START, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         attempt_acquire(e, node);
@@ -625,6 +631,10 @@ static void program_cont(struct engine *e, int node) {
         ctx_init(&x, e, node);
         if (e->rw[node].read_value <= 0) { /* sold out: nothing to reserve */
             emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_SOLD_OUT, 0, NULL);
+            c->has_read = 0;
+            program_next(e, node);
+        } else if (c->lost) { /* it knows it no longer holds the lock */
+            emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_LOST, 0, NULL);
             c->has_read = 0;
             program_next(e, node);
         } else if (e->algo->client_write_ok && !e->algo->client_write_ok(&x, state_of(e, node))) {
@@ -921,14 +931,12 @@ static void apply_fault(struct engine *e, int fault) {
         e->partitioned = 0;
         emit(e, TRACE_HEAL, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         break;
-    case SCN_FAULT_PROMOTE: {
-        struct lock_ctx x;
-        ctx_init(&x, e, node);
+    case SCN_FAULT_PROMOTE:
+        /* The operator acts now (the trace says so); the process acts when it
+         * runs: at once, or on resume if paused, or never if it is down. */
         emit(e, TRACE_CONTROL, node, TRACE_NO_NODE, 0, 0, LOCK_CONTROL_PROMOTE, 0, "promote");
-        if (nd(e, node)->proc != PROC_CRASHED && e->algo->server_control)
-            e->algo->server_control(&x, state_of(e, node), LOCK_CONTROL_PROMOTE);
+        push(e, e->now, EV_CONTROL, node, LOCK_CONTROL_PROMOTE);
         break;
-    }
     case SCN_FAULT_LINK:
         if (set_link(e, r->from, r->to, &f->link) == 0) {
             const struct link_state *l = &e->links[e->nlinks - 1];
@@ -966,6 +974,12 @@ static int set_link(struct engine *e, int from, int to, const struct scn_link *l
 static void deliver(struct engine *e, int node, uint32_t idx, int chan) {
     struct slot s = e->slots[idx];
     slot_free(e, idx);
+    if (s.to_epoch != nd(e, node)->epoch) {
+        /* Sent to an incarnation that has since crashed: its connection died
+         * with it, and the restarted process never sees the message. */
+        emit(e, TRACE_MSG_DROP, node, s.u.m.from, 0, 0, s.id, TRACE_DROP_CRASHED, NULL);
+        return;
+    }
     if (cut_off(e, s.u.m.from, node)) {
         emit(e, TRACE_MSG_DROP, node, s.u.m.from, 0, 0, s.id, TRACE_DROP_PARTITION, NULL);
         return;
@@ -1065,6 +1079,13 @@ static void dispatch(struct engine *e, const struct sim_event *ev) {
     case EV_TIMER:
         fire_timer(e, ev->node, ev->arg);
         break;
+    case EV_CONTROL:
+        if (e->algo->server_control && n->kind == TRACE_NODE_SERVER) {
+            struct lock_ctx x;
+            ctx_init(&x, e, ev->node);
+            e->algo->server_control(&x, state_of(e, ev->node), (enum lock_control)ev->arg);
+        }
+        break;
     case EV_CONT:
         if ((uint32_t)ev->arg == n->epoch) program_cont(e, ev->node);
         break;
@@ -1109,10 +1130,6 @@ int engine_step(struct engine *e) {
     struct sim_event ev;
     /* EV_END sits in the queue from the start, so the queue empties only
      * after it; max_events bounds runs whose events never thin out. */
-    if (e->events >= e->s.max_events) {
-        finish(e);
-        return 0;
-    }
     if (e->lane_full && !queue_has_before(&e->q, e->lane.t, e->lane.seq)) {
         ev = e->lane; /* what queue_pop would have returned */
         e->lane_full = 0;
@@ -1120,12 +1137,18 @@ int engine_step(struct engine *e) {
         finish(e);
         return 0;
     }
-    e->now = ev.t;
-    if (e->prefetch) prefetch_ahead(e);
     if (ev.type == EV_END) {
+        e->now = ev.t;
         finish(e);
         return 0;
     }
+    if (e->events >= e->s.max_events) { /* cut short: this event is not processed */
+        e->truncated = 1;
+        finish(e);
+        return 0;
+    }
+    e->now = ev.t;
+    if (e->prefetch) prefetch_ahead(e);
     e->events++;
     dispatch(e, &ev);
     return 1;
@@ -1220,7 +1243,10 @@ void lock_release_done(struct lock_ctx *x) {
 
 void lock_lost(struct lock_ctx *x) {
     struct node *c = client_of(x->e, x->node);
-    if (c && c->holding) cs_exit(x->e, x->node, TRACE_EXIT_LOST);
+    if (c && c->holding) {
+        c->lost = 1;
+        cs_exit(x->e, x->node, TRACE_EXIT_LOST);
+    }
 }
 
 void lock_note_grant(struct lock_ctx *x, int owner, uint64_t token, sim_ns ttl_ns,
@@ -1596,6 +1622,7 @@ void engine_free(struct engine *e) {
 
 sim_ns engine_now(const struct engine *e) { return e->now; }
 uint64_t engine_events(const struct engine *e) { return e->events; }
+int engine_truncated(const struct engine *e) { return e->truncated; }
 const struct trace *engine_trace(const struct engine *e) { return &e->tr; }
 const struct checker_report *engine_report(const struct engine *e) { return &e->report; }
 const struct scenario *engine_scenario(const struct engine *e) { return &e->s; }

@@ -33,6 +33,8 @@ uint64_t engine_run(struct engine *e);
 
 sim_ns engine_now(const struct engine *e);
 uint64_t engine_events(const struct engine *e);
+/* 1 when the run stopped at the scenario's max-events before its duration. */
+int engine_truncated(const struct engine *e);
 const struct trace *engine_trace(const struct engine *e); /* borrowed, lives with e */
 /* Report; final once engine_step has returned 0. */
 const struct checker_report *engine_report(const struct engine *e);

@@ -85,7 +85,8 @@ enum trace_write {
 
 enum trace_skip {
     TRACE_SKIP_SOLD_OUT = 1,  /* it read 0 units: nothing to reserve */
-    TRACE_SKIP_CLIENT_CHECK = 2 /* the algorithm's client-side check said no */
+    TRACE_SKIP_CLIENT_CHECK = 2, /* the algorithm's client-side check said no */
+    TRACE_SKIP_LOST = 3         /* the algorithm had said the lock was lost (lock_lost) */
 };
 
 enum trace_exit {

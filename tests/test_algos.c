@@ -476,10 +476,10 @@ static void test_lease_renew_on_lost_abort(void **state) {
     assert_non_null(lost);
     assert_int_equal(lost->t, 17 * S);
     assert_int_equal(lost->b, 1);
-    /* t=20s A's work ends; its own check says no, and the write never leaves. */
+    /* t=20s A's work ends; it knows the lock is lost, and the write never leaves. */
     const struct trace_event *sk = must(e, TRACE_WRITE_SKIPPED, "A", 1);
     assert_int_equal(sk->t, 20 * S);
-    assert_int_equal(sk->a, TRACE_SKIP_CLIENT_CHECK);
+    assert_int_equal(sk->a, TRACE_SKIP_LOST);
     assert_int_equal(count(e, TRACE_WRITE, "R", A, 0, 60 * S), 0);
     assert_int_equal(count(e, TRACE_WRITE, "R", B, 0, 60 * S), 1);
     /* Knowing the lock is lost, A left its critical section at 17s, so its
