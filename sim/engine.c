@@ -1189,6 +1189,7 @@ void lock_cancel(struct lock_ctx *x, uint64_t handle) {
     if (t && t->node == x->node) timer_free(x->e, t);
 }
 uint64_t lock_random(struct lock_ctx *x) { return rng_next(&x->e->rng); }
+uint32_t lock_incarnation(struct lock_ctx *x) { return nd(x->e, x->node)->epoch / 2; } /* crash and restart: +2 */
 /* The client program of node i, or NULL when i is not a client. */
 static struct node *client_of(struct engine *e, int i) {
     struct node *n = nd(e, i);

@@ -733,6 +733,11 @@ static void send_req(struct lock_ctx *ctx, struct kv_client *c, int type, int ph
     transmit(ctx, c);
 }
 
+void kv_client_init(struct lock_ctx *ctx, void *state) {
+    struct kv_client *c = state;
+    c->req = lock_incarnation(ctx) << 24;
+}
+
 void kv_client_acquire(struct lock_ctx *ctx, void *state) {
     struct kv_client *c = state;
     /* A unique value per attempt, drawn from the engine's PRNG; never 0. */

@@ -171,6 +171,7 @@ struct kv_client {
  * initialiser: `.config_default = ..., .option = ..., KV_ALGO_CALLBACKS,`. */
 #define KV_ALGO_CALLBACKS                                                                  \
     .client_size = sizeof(struct kv_client), .server_size = sizeof(struct kv_server),      \
+    .client_init = kv_client_init,                                                         \
     .client_acquire = kv_client_acquire, .client_release = kv_client_release,              \
     .client_recv = kv_client_recv, .client_timer = kv_client_timer,                        \
     .server_init = kv_server_init, .server_recv = kv_server_recv,                          \
@@ -193,6 +194,9 @@ void kv_server_restart(struct lock_ctx *ctx, void *state);
  * replicated, in a new epoch, and tells the other servers. */
 void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c);
 
+/* Request ids of each incarnation start at incarnation << 24, so that a
+ * restarted client never takes a reply meant for its previous life. */
+void kv_client_init(struct lock_ctx *ctx, void *state);
 void kv_client_acquire(struct lock_ctx *ctx, void *state);
 void kv_client_release(struct lock_ctx *ctx, void *state);
 void kv_client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m);

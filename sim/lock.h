@@ -121,6 +121,10 @@ uint64_t lock_timer(struct lock_ctx *ctx, enum lock_clock clock, sim_ns delay_ns
 void lock_cancel(struct lock_ctx *ctx, uint64_t handle);
 /* Uniform 64-bit draw from the engine's single seeded PRNG. */
 uint64_t lock_random(struct lock_ctx *ctx);
+/* How many times this node has restarted after a crash (0 at first). A
+ * restarted client may use it to keep its request ids apart from those of
+ * its previous life, whose replies may still be on the wire. */
+uint32_t lock_incarnation(struct lock_ctx *ctx);
 /* Client side: the highest fencing token the resource reported in this
  * client's latest read reply (0 = none yet, or no read since acquiring). */
 uint64_t lock_read_token(struct lock_ctx *ctx);

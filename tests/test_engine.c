@@ -291,6 +291,74 @@ static void test_resource_timeout(void **state) {
     engine_free(e);
 }
 
+/* A restarted client never takes a reply meant for its previous life:
+ * one still on the wire when it crashed is dropped, and one sent later
+ * (to a request of the dead incarnation) answers nothing it asked. */
+static void test_restarted_client_ignores_old_replies(void **state) {
+    (void)state;
+    /* The reply to A's SET leaves S1 at 1s; A crashes at 1.5s, restarts at 1.8s. */
+    struct engine *e = run_text("lock lease ttl=10s request-timeout=5s\nnetwork latency=1s\nduration 30s\n"
+                                "client A: acquire retry=1s; work 1s; release\n"
+                                "@1500ms crash A\n@1800ms restart A\n");
+    const struct trace *tr = engine_trace(e);
+    const struct trace_event *d = NULL;
+    for (int i = 1; (d = find(e, TRACE_MSG_DROP, "A", i)) != NULL; i++)
+        if (d->b == TRACE_DROP_CRASHED) break;
+    assert_non_null(d);
+    assert_int_equal(d->t, 2 * S); /* arrives, addressed to the dead incarnation */
+    assert_int_equal(d->peer, node_of(tr, "S1"));
+    /* The new A gets the lock only when the old grant expires (11s). */
+    assert_true(must(e, TRACE_ACQUIRED, "A", 1)->t > 11 * S);
+    engine_free(e);
+    /* A crashes at 0.5s and is back at 0.7s, before S1 even answers its first SET. */
+    e = run_text("lock lease ttl=10s request-timeout=5s\nnetwork latency=1s\nduration 30s\n"
+                 "client A: acquire retry=1s; work 1s; release\n"
+                 "@500ms crash A\n@700ms restart A\n");
+    /* S1 grants the dead incarnation at 1s; the reply reaches the new A at 2s
+     * but matches none of its requests, so it does not "acquire" on it. */
+    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->t, 1 * S);
+    assert_true(must(e, TRACE_ACQUIRED, "A", 1)->t > 11 * S);
+    engine_free(e);
+}
+
+/* max-events is exact: a run needing N events completes with N, and is
+ * reported cut short with N - 1. */
+static void test_max_events_exact(void **state) {
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, SEED_TIMELINE, "lease", "", "off");
+    struct engine *e = run_text(text);
+    uint64_t n = engine_events(e);
+    assert_int_equal(engine_truncated(e), 0);
+    engine_free(e);
+    char more[1100];
+    snprintf(more, sizeof more, "max-events %llu\n%s", (unsigned long long)n, text);
+    e = run_text(more);
+    assert_int_equal(engine_truncated(e), 0);
+    assert_int_equal(engine_now(e), 60 * S);
+    engine_free(e);
+    snprintf(more, sizeof more, "max-events %llu\n%s", (unsigned long long)(n - 1), text);
+    e = run_text(more);
+    assert_int_equal(engine_truncated(e), 1);
+    assert_int_equal(engine_events(e), n - 1);
+    assert_true(engine_now(e) < 60 * S);
+    engine_free(e);
+}
+
+/* An operator's promote reaches a paused server only when it resumes. */
+static void test_promote_waits_for_paused_server(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease servers=2\nduration 20s\nclient A @10s: acquire; release\n"
+                                "@1s pause S2 5s\n@2s promote S2\n");
+    assert_int_equal(must(e, TRACE_CONTROL, "S2", 1)->t, 2 * S); /* the operator acts */
+    const struct trace_event *p = NULL;
+    for (int i = 1; (p = find(e, TRACE_SRV_NOTE, "S2", i)) != NULL; i++)
+        if (p->text && strstr(p->text, "promoted to primary")) break;
+    assert_non_null(p);
+    assert_int_equal(p->t, 6 * S); /* the process, when it runs again */
+    engine_free(e);
+}
+
 /* A partition between a client and the lock server: requests are dropped
  * until the heal, then the client gets the lock. */
 static void test_partition_and_heal(void **state) {
@@ -429,6 +497,9 @@ int main(void) {
         cmocka_unit_test(test_paused_server_serves_in_order),
         cmocka_unit_test(test_crashed_nodes_messages_arrive),
         cmocka_unit_test(test_resource_timeout),
+        cmocka_unit_test(test_restarted_client_ignores_old_replies),
+        cmocka_unit_test(test_max_events_exact),
+        cmocka_unit_test(test_promote_waits_for_paused_server),
         cmocka_unit_test(test_partition_and_heal),
         cmocka_unit_test(test_pause_at_named_point),
         cmocka_unit_test(test_setnx_stuck),
