@@ -13,89 +13,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-/* ---- Helpers --------------------------------------------------------------------------- */
-
-static struct engine *run_text(const char *text) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
-        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    struct engine_opts o = {.keep_trace = 1};
-    struct engine *e = NULL;
-    if (engine_new(&e, &s, &o, &err) != 0) {
-        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    scenario_close(&s);
-    engine_run(e);
-    return e;
-}
-
-/* Build a scenario that must be refused; *err receives why. */
-static void build_fails(const char *text, struct scn_error *err) {
-    struct scenario s;
-    scenario_init(&s);
-    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), err), 0);
-    struct engine *e = NULL;
-    assert_int_equal(engine_new(&e, &s, NULL, err), -1);
-    assert_null(e);
-    scenario_close(&s);
-}
-
-static int node_of(const struct trace *tr, const char *name) {
-    for (int i = 0; i < tr->nnodes; i++)
-        if (strcmp(tr->nodes[i].name, name) == 0) return i;
-    return -2;
-}
-
-/* The nth (from 1) event of a kind at a node (NULL name = any node). */
-static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(tr, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
-    }
-    return NULL;
-}
-
-static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace_event *ev = find(e, kind, node, nth);
-    if (!ev) {
-        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
-        fail();
-    }
-    return ev;
-}
-
-/* Events of a kind at a node (NULL = any) whose peer is `peer` (-3 = any),
- * within true times [from, to]. */
-static int count(const struct engine *e, int kind, const char *node, int peer, sim_ns from,
-                 sim_ns to) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(tr, node) : -3;
-    int n = 0;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && (peer == -3 || ev->peer == peer) &&
-            ev->t >= from && ev->t <= to)
-            n++;
-    }
-    return n;
-}
-
-/* The nth SRV_NOTE at a node whose text is `text`. */
-static const struct trace_event *note(const struct engine *e, const char *node, const char *text) {
-    for (int i = 1;; i++) {
-        const struct trace_event *ev = find(e, TRACE_SRV_NOTE, node, i);
-        if (!ev) return NULL;
-        if (ev->text && strcmp(ev->text, text) == 0) return ev;
-    }
-}
-
 /* ---- local-mutex ------------------------------------------------------------------------ */
 
 /* Seed, "The anti-pattern": two instances, each with its own monitor. */
@@ -157,7 +74,8 @@ static void test_local_mutex_threads_serialize(void **state) {
     assert_int_equal(g->t, 1 * MS);
     assert_int_equal(g->peer, A);
     assert_int_equal(g->b, SIM_NEVER); /* a mutex has no expiry */
-    const struct trace_event *blk = note(e, "S1", "mutex held by another thread: the caller blocks");
+    const struct trace_event *blk =
+        note(e, "S1", NOTE_EXACT, "mutex held by another thread: the caller blocks", 1);
     assert_non_null(blk);
     assert_int_equal(blk->t, 1 * MS);
     assert_int_equal(blk->a, B);
@@ -439,7 +357,7 @@ static void test_lease_renew_pause_freezes_heartbeat(void **state) {
     const struct trace_event *hb = must(e, TRACE_MSG_SEND, "A", 5);
     assert_int_equal(hb->t, 17 * S);
     assert_int_equal(hb->b, KV_CAE);
-    const struct trace_event *lost = note(e, "A", "renewal failed: lock lost");
+    const struct trace_event *lost = note(e, "A", NOTE_EXACT, "renewal failed: lock lost", 1);
     assert_non_null(lost);
     assert_int_equal(lost->t, 17 * S);
     assert_int_equal(lost->a, 2); /* renewals that succeeded before */
@@ -472,7 +390,7 @@ static void test_lease_renew_on_lost_abort(void **state) {
     const struct trace *tr = engine_trace(e);
     int A = node_of(tr, "A"), B = node_of(tr, "B");
     /* t=17s the renewal is refused and A records the loss (b=1: it will abort). */
-    const struct trace_event *lost = note(e, "A", "renewal failed: lock lost");
+    const struct trace_event *lost = note(e, "A", NOTE_EXACT, "renewal failed: lock lost", 1);
     assert_non_null(lost);
     assert_int_equal(lost->t, 17 * S);
     assert_int_equal(lost->b, 1);
@@ -520,7 +438,7 @@ static void test_lease_renew_abort_too_late(void **state) {
     assert_int_equal(w->peer, A);
     assert_int_equal(w->t, 17 * S + 1 * MS);
     assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
-    assert_int_equal(note(e, "A", "renewal failed: lock lost")->t, 17 * S + 2 * MS);
+    assert_int_equal(note(e, "A", NOTE_EXACT, "renewal failed: lock lost", 1)->t, 17 * S + 2 * MS);
     assert_null(find(e, TRACE_WRITE_SKIPPED, "A", 1));
     assert_int_equal(engine_report(e)->stale_accepted, 1);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);

@@ -12,86 +12,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-static struct engine *run_text(const char *text) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
-        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    struct engine_opts o = {.keep_trace = 1};
-    struct engine *e = NULL;
-    if (engine_new(&e, &s, &o, &err) != 0) {
-        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    scenario_close(&s);
-    engine_run(e);
-    return e;
-}
-
-/* Build only; returns the engine error code and fills msg. */
-static int build_error(const char *text, char *msg, size_t n) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    assert_int_equal(scenario_parse(&s, "test.lsim", text, strlen(text), &err), 0);
-    struct engine *e = NULL;
-    int rc = engine_new(&e, &s, NULL, &err);
-    snprintf(msg, n, "%s", rc ? err.msg : "");
-    engine_free(e);
-    scenario_close(&s);
-    return rc;
-}
-
-static int node_of(const struct engine *e, const char *name) {
-    const struct trace *tr = engine_trace(e);
-    for (int i = 0; i < tr->nnodes; i++)
-        if (strcmp(tr->nodes[i].name, name) == 0) return i;
-    return -2;
-}
-
-/* The nth (from 1) event of a kind at a node (NULL name = any node). */
-static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(e, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
-    }
-    return NULL;
-}
-
-static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace_event *ev = find(e, kind, node, nth);
-    if (!ev) {
-        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
-        fail();
-    }
-    return ev;
-}
-
-/* The nth note (any node, or one node) whose text starts with prefix. */
-static const struct trace_event *note(const struct engine *e, const char *prefix, const char *node,
-                                      int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(e, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == TRACE_SRV_NOTE && ev->text && strncmp(ev->text, prefix, strlen(prefix)) == 0 &&
-            (want == -3 || ev->node == want) && --nth == 0)
-            return ev;
-    }
-    return NULL;
-}
-
-static int count(const struct engine *e, int kind, const char *node) {
-    int n = 0;
-    while (find(e, kind, node, n + 1)) n++;
-    return n;
-}
-
 static int is_server(const struct engine *e, int node) {
     const struct trace *tr = engine_trace(e);
     return node >= 0 && node < tr->nnodes && tr->nodes[node].kind == TRACE_NODE_SERVER;
@@ -104,20 +24,20 @@ static void test_elected_leader_grants_log_index(void **state) {
                                 "network latency=1ms\nduration 10s\n"
                                 "client A @2s: acquire; work 1s; release\n"
                                 "client B @4s: acquire; release\n");
-    int A = node_of(e, "A"), B = node_of(e, "B");
+    int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
     /* t=1s: S1's election timeout (exactly T with first-candidate) ends: it
      * campaigns for term 1. */
-    const struct trace_event *c = note(e, "starts an election, term 1", "S1", 1);
+    const struct trace_event *c = note(e, "S1", NOTE_PREFIX, "starts an election, term 1", 1);
     assert_non_null(c);
     assert_int_equal(c->t, 1 * S);
     /* t=1.002s: one vote back (1ms each way) makes 2 of 3: a majority. */
-    const struct trace_event *l = note(e, "elected leader, term 1", "S1", 1);
+    const struct trace_event *l = note(e, "S1", NOTE_PREFIX, "elected leader, term 1", 1);
     assert_non_null(l);
     assert_int_equal(l->t, 1 * S + 2 * MS);
     assert_int_equal(l->a, 1); /* term */
     assert_int_equal(l->b, 2); /* votes */
-    assert_null(note(e, "elected leader", "S2", 1));
-    assert_null(note(e, "elected leader", "S3", 1));
+    assert_null(note(e, "S2", NOTE_PREFIX, "elected leader", 1));
+    assert_null(note(e, "S3", NOTE_PREFIX, "elected leader", 1));
     /* Log: 1 = the leader's no-op. A's request arrives at 2.001s as entry 2,
      * reaches S2 and S3 at 2.002s, their acks at 2.003s commit it: S1
      * applies it and records the grant with revision 2 and a lease of 10s
@@ -129,7 +49,9 @@ static void test_elected_leader_grants_log_index(void **state) {
     assert_int_equal(g->a, 10 * S);
     assert_int_equal(g->b, 12 * S + 3 * MS);
     /* Only the leader records it, once. */
-    assert_int_equal(count(e, TRACE_SRV_GRANT, "S2") + count(e, TRACE_SRV_GRANT, "S3"), 0);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, "S2", -3, 0, SIM_TIME_MAX) +
+                         count(e, TRACE_SRV_GRANT, "S3", -3, 0, SIM_TIME_MAX),
+                     0);
     /* t=2.004s: the answer reaches A: revision 2 is its fencing token. A
      * counts its lease from when it sent the request (Chubby's conservative
      * client lease): 10s less the 4ms round trip. */
@@ -173,22 +95,22 @@ static void test_minority_refuses_grant(void **state) {
                                 "@0s partition S1 B | S2 S3 A R\n");
     /* t=1s: S1 campaigns first, but its vote requests are dropped: one vote
      * of three is not a majority, in term 1 or any later one. */
-    assert_int_equal(note(e, "starts an election, term 1", "S1", 1)->t, 1 * S);
-    assert_null(note(e, "elected leader", "S1", 1));
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "starts an election, term 1", 1)->t, 1 * S);
+    assert_null(note(e, "S1", NOTE_PREFIX, "elected leader", 1));
     assert_non_null(find(e, TRACE_MSG_DROP, "S2", 1));
     /* S2 and S3 are two of three: one of them is elected. */
-    const struct trace_event *l = note(e, "elected leader", NULL, 1);
+    const struct trace_event *l = note(e, NULL, NOTE_PREFIX, "elected leader", 1);
     assert_non_null(l);
-    assert_true(l->node == node_of(e, "S2") || l->node == node_of(e, "S3"));
+    assert_true(l->node == node_of(engine_trace(e), "S2") || l->node == node_of(engine_trace(e), "S3"));
     /* S1 records no grant; B is never told it holds the lock, and gives up. */
     assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
     assert_null(find(e, TRACE_ACQUIRED, "B", 1));
     assert_non_null(find(e, TRACE_ACQUIRE_FAILED, "B", 1));
-    assert_non_null(note(e, "no leader answered", "B", 1));
+    assert_non_null(note(e, "B", NOTE_PREFIX, "no leader answered", 1));
     /* A, on the majority side, gets the lock from the majority's leader. */
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1);
     assert_int_equal(g->node, l->node);
-    assert_int_equal(g->peer, node_of(e, "A"));
+    assert_int_equal(g->peer, node_of(engine_trace(e), "A"));
     assert_non_null(find(e, TRACE_ACQUIRED, "A", 1));
     const struct checker_report *r = engine_report(e);
     assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
@@ -212,7 +134,7 @@ static void test_partitioned_leader_cannot_grant(void **state) {
     snprintf(buf, sizeof buf, text, "on");
     struct engine *e = run_text(buf);
     /* t=1.002s S1 leads term 1 (two votes back make 3 of 5). */
-    assert_int_equal(note(e, "elected leader, term 1", "S1", 1)->t, 1 * S + 2 * MS);
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "elected leader, term 1", 1)->t, 1 * S + 2 * MS);
     /* t=3.5s A asks S1, which still believes it leads: it appends the request,
      * but no follower receives it, so it never commits and A hears nothing. */
     assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
@@ -220,19 +142,19 @@ static void test_partitioned_leader_cannot_grant(void **state) {
     assert_non_null(find(e, TRACE_ACQUIRE_FAILED, "A", 1));
     /* Check-quorum: S1 checks every election timeout (1s) from 1.002s; at
      * 4.002s it has heard no follower since 3.002s and steps down. */
-    const struct trace_event *down = note(e, "steps down: no word from a majority", "S1", 1);
+    const struct trace_event *down = note(e, "S1", NOTE_PREFIX, "steps down: no word from a majority", 1);
     assert_non_null(down);
     assert_int_equal(down->t, 4 * S + 2 * MS);
     /* The four on the other side elect a leader of term 2 after their
      * randomized timeouts (1s..2s after S1's last heartbeat at 2.903s). */
-    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    const struct trace_event *l = note(e, NULL, NOTE_PREFIX, "elected leader, term 2", 1);
     assert_non_null(l);
-    assert_int_not_equal(l->node, node_of(e, "S1"));
+    assert_int_not_equal(l->node, node_of(engine_trace(e), "S1"));
     assert_true(l->t > 3 * S + 900 * MS && l->t < 5 * S);
     /* It grants B, with a revision above everything committed before. */
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1);
     assert_int_equal(g->node, l->node);
-    assert_int_equal(g->peer, node_of(e, "B"));
+    assert_int_equal(g->peer, node_of(engine_trace(e), "B"));
     assert_true(g->token >= 3);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
     assert_int_equal(engine_report(e)->acquires, 1);
@@ -242,7 +164,7 @@ static void test_partitioned_leader_cannot_grant(void **state) {
      * never grants: it cannot commit. */
     snprintf(buf, sizeof buf, text, "off");
     e = run_text(buf);
-    assert_null(note(e, "steps down", "S1", 1));
+    assert_null(note(e, "S1", NOTE_PREFIX, "steps down", 1));
     assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
     assert_null(find(e, TRACE_ACQUIRED, "A", 1));
     assert_non_null(find(e, TRACE_ACQUIRED, "B", 1));
@@ -261,23 +183,23 @@ static void test_deposed_leader_entry_overwritten(void **state) {
                                 "@10s heal\n@15s promote S1\n");
     /* t=3.5s S1, cut off, appends A's request as entry 2 (term 1) and steps
      * down at 4.002s; A gets no answer and gives up. */
-    assert_int_equal(note(e, "steps down: no word from a majority", "S1", 1)->t, 4 * S + 2 * MS);
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "steps down: no word from a majority", 1)->t, 4 * S + 2 * MS);
     assert_null(find(e, TRACE_ACQUIRED, "A", 1));
     /* The majority's leader (term 2) puts its no-op at index 2. After the
      * heal S1 takes the majority's log; at 15s the operator has it campaign
      * (Raft's leadership transfer): its log is now up to date, so it wins. */
-    const struct trace_event *l = note(e, "elected leader", "S1", 2);
+    const struct trace_event *l = note(e, "S1", NOTE_PREFIX, "elected leader", 2);
     assert_non_null(l);
     assert_int_equal(l->t, 15 * S + 2 * MS);
     /* t=16s B asks S1: free, so granted. Every entry before B's is a
      * leader's no-op (one per election), and A's entry 2 is gone. */
     int elections = 0;
-    while (note(e, "elected leader", NULL, elections + 1)) elections++;
+    while (note(e, NULL, NOTE_PREFIX, "elected leader", elections + 1)) elections++;
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
     assert_int_equal(g->t, 16 * S + 3 * MS);
-    assert_int_equal(g->peer, node_of(e, "B"));
+    assert_int_equal(g->peer, node_of(engine_trace(e), "B"));
     assert_int_equal(g->token, (uint64_t)elections + 1);
-    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL), 1);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL, -3, 0, SIM_TIME_MAX), 1);
     engine_free(e);
 }
 
@@ -290,20 +212,21 @@ static void test_grant_survives_leader_crash(void **state) {
                                 "client A @2s: acquire; read; work 10s; write; release\n"
                                 "client B @8s: acquire retry=1s; read; write; work 3s; release\n"
                                 "@5s crash S1\n@6s restart S1\n");
-    int A = node_of(e, "A"), B = node_of(e, "B");
+    int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
     /* t=2.003s S1 commits A's grant, revision 2, on S1 and S2 (and S3). */
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
     assert_int_equal(g->t, 2 * S + 3 * MS);
     assert_int_equal(g->token, 2);
     /* t=5s the leader crashes. S2 and S3 elect a new leader for term 2. */
     assert_int_equal(must(e, TRACE_CRASH, "S1", 1)->t, 5 * S);
-    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    const struct trace_event *l = note(e, NULL, NOTE_PREFIX, "elected leader, term 2", 1);
     assert_non_null(l);
-    assert_true(l->node == node_of(e, "S2") || l->node == node_of(e, "S3"));
+    assert_true(l->node == node_of(engine_trace(e), "S2") || l->node == node_of(engine_trace(e), "S3"));
     assert_true(l->t > 5 * S && l->t < 8 * S);
     /* t=6s S1 restarts with its term, vote, log and lock state, as a follower. */
-    assert_int_equal(note(e, "restarts with its term, vote, log and lock state", "S1", 1)->t, 6 * S);
-    assert_null(note(e, "elected leader", "S1", 2));
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "restarts with its term, vote, log and lock state", 1)->t,
+                     6 * S);
+    assert_null(note(e, "S1", NOTE_PREFIX, "elected leader", 2));
     /* The new leader had A's grant in its log: it renews A's lease on A's
      * keep-alives (every ttl/3 = 3.333333333s from 2.004s; the one at
      * 5.337s found S1 down and no leader yet) ... */
@@ -348,7 +271,7 @@ static struct engine *pause_run(const char *fencing) {
 static void test_lease_expires_while_paused(void **state) {
     (void)state;
     struct engine *e = pause_run("off");
-    int A = node_of(e, "A"), B = node_of(e, "B");
+    int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
     /* t=2.003s grant, revision 2; the leader's deadline is 12.003s by its
      * monotonic clock. A pauses at 3s, before its first keep-alive (due at
      * 2.004s + 3.333333333s): no renewal ever reaches the leader. */
@@ -363,7 +286,7 @@ static void test_lease_expires_while_paused(void **state) {
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
     assert_int_equal(x->t, 12 * S + 5 * MS);
     assert_int_equal(x->peer, A);
-    assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL), 1);
+    assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL, -3, 0, SIM_TIME_MAX), 1);
     /* t=13s B acquires: entry 4, revision 4 > 2. */
     const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
     assert_int_equal(b->t, 13 * S + 4 * MS);
@@ -390,7 +313,7 @@ static void test_lease_expires_while_paused(void **state) {
 static void test_revision_fences_stale_write(void **state) {
     (void)state;
     struct engine *e = pause_run("on");
-    int A = node_of(e, "A"), B = node_of(e, "B");
+    int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
     /* B writes first with revision 4: accepted, the resource records 4. */
     const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1);
     assert_int_equal(w1->t, 13 * S + 7 * MS);
@@ -406,7 +329,7 @@ static void test_revision_fences_stale_write(void **state) {
     /* A's release finds the lock no longer its own: nothing is deleted. */
     const struct trace_event *k = must(e, TRACE_SRV_KEEP, "S1", 1);
     assert_int_equal(k->peer, A);
-    assert_int_equal(count(e, TRACE_SRV_DELETE, NULL), 1); /* B's own release */
+    assert_int_equal(count(e, TRACE_SRV_DELETE, NULL, -3, 0, SIM_TIME_MAX), 1); /* B's own release */
     const struct checker_report *r = engine_report(e);
     assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
     assert_int_equal(r->double_entries, 1); /* the lock still let both in */
@@ -424,7 +347,7 @@ static void test_keepalives_hold_lease(void **state) {
                                 "network latency=1ms\nduration 30s\n"
                                 "client A @2s: acquire; work 10s; release\n"
                                 "client B @6s: acquire retry=1s; release\n");
-    int A = node_of(e, "A");
+    int A = node_of(engine_trace(e), "A");
     /* A is granted at 2.004s; its keep-alives leave every 1s and each is
      * committed 3ms later: the first renewal is at 3.007s. */
     const struct trace_event *r1 = must(e, TRACE_SRV_RENEW, "S1", 1);
@@ -473,13 +396,13 @@ static void test_new_leader_restarts_lease(void **state) {
                                 "@3s crash A\n@4s crash S1\n");
     /* S1's deadline for A was 12.003s; S1 is gone at 4s. */
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->b, 12 * S + 3 * MS);
-    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    const struct trace_event *l = note(e, NULL, NOTE_PREFIX, "elected leader, term 2", 1);
     assert_non_null(l);
     /* The new leader expires A's lease 10s after its election, plus the
      * 2ms its revoke takes to commit: later than S1 would have. */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, NULL, 1);
     assert_int_equal(x->node, l->node);
-    assert_int_equal(x->peer, node_of(e, "A"));
+    assert_int_equal(x->peer, node_of(engine_trace(e), "A"));
     assert_int_equal(x->t, l->t + 10 * S + 2 * MS);
     assert_true(x->t > 12 * S + 3 * MS);
     assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > x->t);
@@ -504,7 +427,7 @@ static void test_snapshot_catches_up_follower(void **state) {
     /* S3 rejoins with a higher term (it kept campaigning); the leader steps
      * down and a leader with the whole log is elected again. */
     const struct trace_event *h = must(e, TRACE_HEAL, NULL, 1);
-    const struct trace_event *snap = note(e, "installs the leader's snapshot", "S3", 1);
+    const struct trace_event *snap = note(e, "S3", NOTE_PREFIX, "installs the leader's snapshot", 1);
     assert_non_null(snap);
     assert_true(snap->t > h->t && snap->t < 37 * S);
     /* S3 left at index 12 or so; the leader's ring starts far beyond it. */
@@ -535,7 +458,7 @@ static void test_cut_off_holder_learns_lease_lost(void **state) {
                                 "client A @2s: acquire; work 20s; release\n"
                                 "client B @6s: acquire retry=500ms; work 1s; release\n"
                                 "@3s partition A | S1 S2 S3 B R\n@9s heal\n");
-    int A = node_of(e, "A");
+    int A = node_of(engine_trace(e), "A");
     /* Granted at 2.003s; A's keep-alives from 3.004s on are all dropped: the
      * leader revokes the lease 3s after the grant, committed at 5.005s. */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
@@ -550,7 +473,7 @@ static void test_cut_off_holder_learns_lease_lost(void **state) {
     /* After the heal a keep-alive reaches the leader, which refuses it: A
      * learns the lease is gone and leaves the critical section (lock_lost),
      * long before its work would have ended; its release has nothing to do. */
-    const struct trace_event *n = note(e, "keep-alive refused", "A", 1);
+    const struct trace_event *n = note(e, "A", NOTE_PREFIX, "keep-alive refused", 1);
     assert_non_null(n);
     assert_true(n->t > 9 * S && n->t < 11 * S);
     const struct trace_event *lost = must(e, TRACE_CS_EXIT, "A", 1);
@@ -578,7 +501,7 @@ static void test_late_grant_ignored(void **state) {
     assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 13 * S + 4 * MS);
     /* t=14.003s the grant reaches A, 12.003s after A asked: more than the
      * 10s lease. A ignores it rather than join B in the critical section. */
-    const struct trace_event *n = note(e, "the grant came back after its lease", "A", 1);
+    const struct trace_event *n = note(e, "A", NOTE_PREFIX, "the grant came back after its lease", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 14 * S + 3 * MS);
     assert_int_equal(n->a, 2);
@@ -602,7 +525,7 @@ static void test_records_once(void **state) {
                                 "network latency=1ms\nduration 12s\n"
                                 "client A @2s: acquire retry=100ms; work 1s; release\n"
                                 "@2001500us pause S1 5s\n");
-    const struct trace_event *l = note(e, "elected leader, term 2", NULL, 1);
+    const struct trace_event *l = note(e, NULL, NOTE_PREFIX, "elected leader, term 2", 1);
     assert_non_null(l);
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1);
     assert_int_equal(g->node, l->node);
@@ -612,9 +535,11 @@ static void test_records_once(void **state) {
      * on the answers that waited for it. Those answer messages it sent 5s
      * ago: it applies the entry silently, and records nothing at all. */
     assert_int_equal(must(e, TRACE_RESUME, "S1", 1)->t, 7 * S + 1500 * SIM_NS_PER_US);
-    assert_non_null(note(e, "steps down: a newer term exists", "S1", 1));
-    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL), 1);
-    assert_int_equal(count(e, TRACE_SRV_GRANT, "S1") + count(e, TRACE_SRV_DELETE, "S1"), 0);
+    assert_non_null(note(e, "S1", NOTE_PREFIX, "steps down: a newer term exists", 1));
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL, -3, 0, SIM_TIME_MAX), 1);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, "S1", -3, 0, SIM_TIME_MAX) +
+                         count(e, TRACE_SRV_DELETE, "S1", -3, 0, SIM_TIME_MAX),
+                     0);
     engine_free(e);
 
     /* A restarted server keeps its lock state and applied index on disk, so
@@ -623,9 +548,9 @@ static void test_records_once(void **state) {
                  "network latency=1ms\nduration 10s\n"
                  "client A @2s: acquire; work 1s; release\n"
                  "@4s crash S1\n@4500ms restart S1\n@4600ms promote S1\n");
-    assert_int_equal(note(e, "elected leader, term 2", "S1", 1)->t, 4602 * MS);
-    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL), 1);
-    assert_int_equal(count(e, TRACE_SRV_DELETE, NULL), 1);
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "elected leader, term 2", 1)->t, 4602 * MS);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL, -3, 0, SIM_TIME_MAX), 1);
+    assert_int_equal(count(e, TRACE_SRV_DELETE, NULL, -3, 0, SIM_TIME_MAX), 1);
     engine_free(e);
 }
 
@@ -643,16 +568,16 @@ static void test_full_log_still_commits(void **state) {
                                 "@11001ms promote S1\n");
     /* From 2.5s, every attempt of A appends one entry S1 cannot commit:
      * 248 of them fill the ring, less the reserve (noted once). */
-    const struct trace_event *full = note(e, "log full", "S1", 1);
+    const struct trace_event *full = note(e, "S1", NOTE_PREFIX, "log full", 1);
     assert_non_null(full);
     assert_int_equal(full->a, 249); /* the no-op of term 1, then 248 requests */
     assert_true(full->t < 10 * S);
     /* t=11.001s S1, whose log is the most complete, is elected for term 2
      * and appends its no-op in a reserved slot; replicating 250 entries to
      * S2 and S3 commits A's first request: revision 2. */
-    assert_int_equal(note(e, "elected leader, term 2", "S1", 1)->t, 11 * S + 3 * MS);
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "elected leader, term 2", 1)->t, 11 * S + 3 * MS);
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, NULL, 1); /* the first grant */
-    assert_int_equal(g->node, node_of(e, "S1"));
+    assert_int_equal(g->node, node_of(engine_trace(e), "S1"));
     assert_true(g->t > 11 * S && g->t < 12 * S);
     assert_int_equal(g->token, 2);
     assert_true(must(e, TRACE_ACQUIRED, "A", 1)->t > g->t);
@@ -665,7 +590,7 @@ static void test_single_server(void **state) {
     struct engine *e = run_text("lock consensus servers=1 first-candidate=S1\n"
                                 "network latency=1ms\nduration 5s\n"
                                 "client A @2s: acquire; release\n");
-    assert_int_equal(note(e, "elected leader, term 1", "S1", 1)->t, 1 * S);
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "elected leader, term 1", 1)->t, 1 * S);
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
     assert_int_equal(g->t, 2 * S + 1 * MS);
     assert_int_equal(g->token, 2);
@@ -752,22 +677,22 @@ static void test_chaos_invariants(void **state) {
 /* Options are checked, with messages that name what is expected. */
 static void test_options(void **state) {
     (void)state;
-    char msg[256];
-    assert_int_equal(build_error("lock consensus tll=3s\nclient A: acquire\n", msg, sizeof msg), -1);
-    assert_string_equal(msg, "unknown option 'tll' for consensus; expected ttl, token, "
-                             "request-timeout, election-timeout, heartbeat, check-quorum, "
-                             "first-candidate");
-    assert_int_equal(build_error("lock consensus token=zxid\nclient A: acquire\n", msg, sizeof msg), -1);
-    assert_string_equal(msg, "token 'zxid' is not revision or none");
-    assert_int_equal(build_error("lock consensus first-candidate=S0\nclient A: acquire\n", msg, sizeof msg), -1);
-    assert_string_equal(msg, "first-candidate 'S0' is not a lock server S1..S15, or none");
-    assert_int_equal(build_error("lock consensus first-candidate=S4\nclient A: acquire\n", msg, sizeof msg), -1);
-    assert_string_equal(msg, "first-candidate S4 is not a lock server of this run (S1..S3)");
-    assert_int_equal(build_error("lock consensus ttl=0s\nclient A: acquire\n", msg, sizeof msg), -1);
-    assert_string_equal(msg, "ttl '0s' is not a duration of at least 1us, such as 10s");
-    assert_int_equal(build_error("lock consensus servers=7 ttl=5s election-timeout=500ms "
-                                 "heartbeat=50ms check-quorum=off request-timeout=2s\n"
-                                 "client A: acquire\n", msg, sizeof msg), 0);
+    struct scn_error err;
+    assert_int_equal(build_text("lock consensus tll=3s\nclient A: acquire\n", &err), -1);
+    assert_string_equal(err.msg, "unknown option 'tll' for consensus; expected ttl, token, "
+                                 "request-timeout, election-timeout, heartbeat, check-quorum, "
+                                 "first-candidate");
+    assert_int_equal(build_text("lock consensus token=zxid\nclient A: acquire\n", &err), -1);
+    assert_string_equal(err.msg, "token 'zxid' is not revision or none");
+    assert_int_equal(build_text("lock consensus first-candidate=S0\nclient A: acquire\n", &err), -1);
+    assert_string_equal(err.msg, "first-candidate 'S0' is not a lock server S1..S15, or none");
+    assert_int_equal(build_text("lock consensus first-candidate=S4\nclient A: acquire\n", &err), -1);
+    assert_string_equal(err.msg, "first-candidate S4 is not a lock server of this run (S1..S3)");
+    assert_int_equal(build_text("lock consensus ttl=0s\nclient A: acquire\n", &err), -1);
+    assert_string_equal(err.msg, "ttl '0s' is not a duration of at least 1us, such as 10s");
+    assert_int_equal(build_text("lock consensus servers=7 ttl=5s election-timeout=500ms "
+                                "heartbeat=50ms check-quorum=off request-timeout=2s\n"
+                                "client A: acquire\n", &err), 0);
     /* Three servers unless the scenario says otherwise. */
     assert_int_equal(lock_algo_find("consensus")->default_servers, 3);
 }

@@ -14,77 +14,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-/* Parse text and build an engine, with `algo` swapped in leniently when not NULL. */
-static struct engine *build(const char *text, const char *algo) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
-        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    struct engine_opts o = {.keep_trace = 1};
-    if (algo) {
-        o.algo = lock_algo_find(algo);
-        assert_non_null(o.algo);
-        o.lenient_options = 1;
-    }
-    struct engine *e = NULL;
-    if (engine_new(&e, &s, &o, &err) != 0) {
-        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    scenario_close(&s);
-    return e;
-}
-
-static struct engine *run_text(const char *text) {
-    struct engine *e = build(text, NULL);
-    engine_run(e);
-    return e;
-}
-
-static int node_of(const struct trace *tr, const char *name) {
-    for (int i = 0; i < tr->nnodes; i++)
-        if (strcmp(tr->nodes[i].name, name) == 0) return i;
-    return -2;
-}
-
-/* The nth (from 1) event of a kind at a node (NULL name = any node). */
-static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(tr, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
-    }
-    return NULL;
-}
-
-static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace_event *ev = find(e, kind, node, nth);
-    if (!ev) {
-        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
-        fail();
-    }
-    return ev;
-}
-
-static int count(const struct engine *e, int kind, const char *node) {
-    int n = 0;
-    while (find(e, kind, node, n + 1)) n++;
-    return n;
-}
-
-/* A trace note (TRACE_SRV_NOTE) at node whose text contains part, or NULL. */
-static const struct trace_event *note_at(const struct engine *e, const char *node, const char *part) {
-    for (int i = 1;; i++) {
-        const struct trace_event *ev = find(e, TRACE_SRV_NOTE, node, i);
-        if (!ev) return NULL;
-        if (ev->text && strstr(ev->text, part)) return ev;
-    }
-}
-
 /* The seed's GC-pause timeline ("Why a TTL breaks mutual exclusion"). */
 static const char *SEED_PAUSE =
     "lock %s\n"
@@ -146,7 +75,7 @@ static void test_conditional_update_rejects_late_write(void **state) {
     assert_int_equal(w2->peer, A);
     assert_int_equal(w2->a, 0);
     assert_int_equal(w2->b, TRACE_WRITE_REJECTED_COND);
-    const struct trace_event *n = note_at(e, "R", "matched 0 rows");
+    const struct trace_event *n = note(e, "R", NOTE_CONTAINS, "matched 0 rows", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 32 * S);
     assert_int_equal(n->a, 0); /* the version A read */
@@ -212,7 +141,7 @@ static void test_conditional_update_swapped_in(void **state) {
                        "client A: acquire; read; work 10s; write; release\n"
                        "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
                        "@5s pause A 27s\n";
-    struct engine *e = build(text, "db-conditional-update");
+    struct engine *e = build_engine(text, "db-conditional-update");
     assert_string_equal(engine_dropped_options(e), "ttl release");
     engine_run(e);
     assert_int_equal(must(e, TRACE_WRITE, "R", 2)->b, TRACE_WRITE_REJECTED_COND);
@@ -246,7 +175,7 @@ static void test_unique_constraint_rejects_second_insert(void **state) {
     assert_int_equal(w->peer, node_of(tr, "A"));
     assert_int_equal(w->a, 1);
     assert_int_equal(w->b, DB_WRITE_REJECTED_UNIQUE);
-    const struct trace_event *n = note_at(e, "R", "violates UNIQUE");
+    const struct trace_event *n = note(e, "R", NOTE_CONTAINS, "violates UNIQUE", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 32 * S);
     assert_int_equal(n->a, 2); /* the unit */
@@ -276,7 +205,7 @@ static void test_unique_constraint_bound(void **state) {
                                 "client A: acquire; read; write; release\n");
     const struct trace_event *w = must(e, TRACE_WRITE, "R", 1);
     assert_int_equal(w->b, DB_WRITE_REJECTED_UNIQUE);
-    assert_non_null(note_at(e, "R", "outside the modelled table"));
+    assert_non_null(note(e, "R", NOTE_CONTAINS, "outside the modelled table", 1));
     assert_int_equal(engine_report(e)->final_stock, 1048577);
     engine_free(e);
     /* The table's last unit, 1048576, is an ordinary insert. */
@@ -332,7 +261,7 @@ static void test_skip_locked_paused_worker_keeps_claim(void **state) {
     struct engine *e = run_fmt(JOB, "db-skip-locked", "off");
     const struct trace *tr = engine_trace(e);
     /* B polls from 20s to 32s, once a second: 13 skips, each at its try. */
-    assert_int_equal(count(e, TRACE_ACQUIRE_DENIED, "B"), 13);
+    assert_int_equal(count(e, TRACE_ACQUIRE_DENIED, "B", -3, 0, SIM_TIME_MAX), 13);
     assert_int_equal(must(e, TRACE_ACQUIRE_DENIED, "B", 1)->t, 20 * S);
     assert_int_equal(must(e, TRACE_ACQUIRE_DENIED, "B", 13)->t, 32 * S);
     /* t=32: A resumes; transaction 1 is still open: A's write is accepted. */
@@ -366,7 +295,7 @@ static void test_skip_locked_tx_timeout_ends_claim_and_write(void **state) {
     const struct trace *tr = engine_trace(e);
     int A = node_of(tr, "A");
     /* t=20: transaction 1 is aborted by the database. */
-    const struct trace_event *n = note_at(e, "S1", "transaction_timeout");
+    const struct trace_event *n = note(e, "S1", NOTE_CONTAINS, "transaction_timeout", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 20 * S);
     assert_int_equal(n->a, 1);
@@ -382,7 +311,7 @@ static void test_skip_locked_tx_timeout_ends_claim_and_write(void **state) {
     assert_int_equal(w->token, 2);
     assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
     /* t=32: A resumes, learns its connection is closed, and its UPDATE is not sent. */
-    n = note_at(e, "A", "closed the connection");
+    n = note(e, "A", NOTE_CONTAINS, "closed the connection", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 32 * S);
     const struct trace_event *sk = must(e, TRACE_WRITE_SKIPPED, "A", 1);
@@ -408,7 +337,7 @@ static void test_skip_locked_resource_refuses_ended_transaction(void **state) {
                                 "client B @20s: acquire retry=1s; read; write; work 5s; release\n"
                                 "@5s pause A 27s\n@15s link S1 A loss=100%\n");
     const struct trace *tr = engine_trace(e);
-    assert_null(note_at(e, "A", "closed the connection")); /* A never hears */
+    assert_null(note(e, "A", NOTE_CONTAINS, "closed the connection", 1)); /* A never hears */
     /* B's write with transaction 2 at 20s, then A's with transaction 1 at 32s. */
     assert_int_equal(must(e, TRACE_WRITE, "R", 1)->token, 2);
     const struct trace_event *w = must(e, TRACE_WRITE, "R", 2);
@@ -416,13 +345,13 @@ static void test_skip_locked_resource_refuses_ended_transaction(void **state) {
     assert_int_equal(w->peer, node_of(tr, "A"));
     assert_int_equal(w->token, 1);
     assert_int_equal(w->b, TRACE_WRITE_REJECTED_STALE);
-    assert_non_null(note_at(e, "R", "transaction that has ended"));
+    assert_non_null(note(e, "R", NOTE_CONTAINS, "transaction that has ended", 1));
     /* A's COMMIT reaches S1, which answers ROLLBACK; the answer is lost, and
      * A's release completes when its request times out, 1s later. */
-    const struct trace_event *n = note_at(e, "S1", "already ended");
+    const struct trace_event *n = note(e, "S1", NOTE_CONTAINS, "already ended", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 32 * S);
-    n = note_at(e, "A", "request timed out");
+    n = note(e, "A", NOTE_CONTAINS, "request timed out", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 33 * S);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
@@ -490,7 +419,7 @@ static void test_idempotency_key_drops_duplicate(void **state) {
     assert_int_equal(w->peer, A);
     assert_int_equal(w->token, 1);
     assert_int_equal(w->b, DB_WRITE_REJECTED_DUPLICATE);
-    assert_non_null(note_at(e, "R", "already applied"));
+    assert_non_null(note(e, "R", NOTE_CONTAINS, "already applied", 1));
     /* A's delete carries the first delivery's receipt: refused, B keeps the job. */
     const struct trace_event *k = must(e, TRACE_SRV_KEEP, "S1", 1);
     assert_int_equal(k->t, 32 * S);
@@ -551,38 +480,33 @@ static void test_idempotency_key_order_free(void **state) {
 
 /* ---- Options -------------------------------------------------------------------------------- */
 
-static void build_fails(const char *text, int col, const char *msg_part) {
-    struct scenario s;
+/* The engine refuses text at line 1, column col, with a message containing msg_part. */
+static void refused_at(const char *text, int col, const char *msg_part) {
     struct scn_error err;
-    scenario_init(&s);
-    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
-    struct engine *e = NULL;
-    assert_int_equal(engine_new(&e, &s, NULL, &err), -1);
-    assert_null(e);
+    build_fails(text, &err);
     assert_int_equal(err.pos.line, 1);
     assert_int_equal(err.pos.col, col);
     if (!strstr(err.msg, msg_part)) {
         fprintf(stderr, "message: %s\n", err.msg);
         fail();
     }
-    scenario_close(&s);
 }
 
 /* Options are checked by name and value, at the option's column. */
 static void test_options(void **state) {
     (void)state;
-    build_fails("lock db-conditional-update ttl=30s\nclient A: acquire\n", 28,
-                "unknown option 'ttl' for db-conditional-update");
-    build_fails("lock db-unique-constraint x=1\nclient A: acquire\n", 27,
-                "unknown option 'x' for db-unique-constraint");
-    build_fails("lock db-skip-locked ttl=30s\nclient A: acquire\n", 21,
-                "unknown option 'ttl' for db-skip-locked; expected tx-timeout, request-timeout");
-    build_fails("lock db-skip-locked tx-timeout=soon\nclient A: acquire\n", 21,
-                "tx-timeout 'soon' is not a duration");
-    build_fails("lock db-idempotency-key visibility=0s\nclient A: acquire\n", 25,
-                "visibility '0s' is not a positive duration");
-    build_fails("lock db-skip-locked servers=2\nclient A: acquire\n", 6,
-                "db-skip-locked runs on at most 1 lock server");
+    refused_at("lock db-conditional-update ttl=30s\nclient A: acquire\n", 28,
+               "unknown option 'ttl' for db-conditional-update");
+    refused_at("lock db-unique-constraint x=1\nclient A: acquire\n", 27,
+               "unknown option 'x' for db-unique-constraint");
+    refused_at("lock db-skip-locked ttl=30s\nclient A: acquire\n", 21,
+               "unknown option 'ttl' for db-skip-locked; expected tx-timeout, request-timeout");
+    refused_at("lock db-skip-locked tx-timeout=soon\nclient A: acquire\n", 21,
+               "tx-timeout 'soon' is not a duration");
+    refused_at("lock db-idempotency-key visibility=0s\nclient A: acquire\n", 25,
+               "visibility '0s' is not a positive duration");
+    refused_at("lock db-skip-locked servers=2\nclient A: acquire\n", 6,
+               "db-skip-locked runs on at most 1 lock server");
 }
 
 int main(void) {

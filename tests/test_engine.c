@@ -11,51 +11,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-static struct engine *run_text(const char *text) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
-        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    struct engine_opts o = {.keep_trace = 1};
-    struct engine *e = NULL;
-    if (engine_new(&e, &s, &o, &err) != 0) {
-        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    scenario_close(&s);
-    engine_run(e);
-    return e;
-}
-
-static int node_of(const struct trace *tr, const char *name) {
-    for (int i = 0; i < tr->nnodes; i++)
-        if (strcmp(tr->nodes[i].name, name) == 0) return i;
-    return -2;
-}
-
-/* The nth (from 1) event of a kind at a node (NULL name = any node). */
-static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(tr, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
-    }
-    return NULL;
-}
-
-static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace_event *ev = find(e, kind, node, nth);
-    if (!ev) {
-        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
-        fail();
-    }
-    return ev;
-}
-
 static const char *SEED_TIMELINE =
     "lock %s ttl=30s%s\n"
     "resource stock=1 fencing=%s\n"
@@ -438,26 +393,15 @@ static void test_determinism(void **state) {
 /* Algorithm options are validated with the scenario's line and column. */
 static void test_bad_option_position(void **state) {
     (void)state;
-    const char *text = "lock lease ttI=30s\nclient A: acquire\n";
-    struct scenario s;
     struct scn_error err;
-    scenario_init(&s);
-    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
-    struct engine *e = NULL;
-    assert_int_equal(engine_new(&e, &s, NULL, &err), -1);
-    assert_null(e);
+    build_fails("lock lease ttI=30s\nclient A: acquire\n", &err);
     assert_int_equal(err.pos.line, 1);
     assert_int_equal(err.pos.col, 12);
     assert_non_null(strstr(err.msg, "unknown option 'ttI' for lease"));
-    scenario_close(&s);
     /* A fault naming a server that this algorithm does not have. */
-    text = "lock lease\nclient A: acquire\n@1s crash S3\n";
-    scenario_init(&s);
-    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
-    assert_int_equal(engine_new(&e, &s, NULL, &err), -1);
+    build_fails("lock lease\nclient A: acquire\n@1s crash S3\n", &err);
     assert_int_equal(err.pos.line, 3);
     assert_non_null(strstr(err.msg, "'S3'"));
-    scenario_close(&s);
 }
 
 /* Stepping: engine_step advances one event at a time, in time order. */

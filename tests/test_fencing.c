@@ -12,61 +12,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-static struct engine *run_text(const char *text) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
-        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    struct engine_opts o = {.keep_trace = 1};
-    struct engine *e = NULL;
-    if (engine_new(&e, &s, &o, &err) != 0) {
-        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    scenario_close(&s);
-    engine_run(e);
-    return e;
-}
-
-static int build_text(const char *text, struct scn_error *err) {
-    struct scenario s;
-    scenario_init(&s);
-    assert_int_equal(scenario_parse(&s, "test.lsim", text, strlen(text), err), 0);
-    struct engine *e = NULL;
-    int rc = engine_new(&e, &s, NULL, err);
-    engine_free(e);
-    scenario_close(&s);
-    return rc;
-}
-
-static int node_of(const struct trace *tr, const char *name) {
-    for (int i = 0; i < tr->nnodes; i++)
-        if (strcmp(tr->nodes[i].name, name) == 0) return i;
-    return -2;
-}
-
-static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(tr, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
-    }
-    return NULL;
-}
-
-static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace_event *ev = find(e, kind, node, nth);
-    if (!ev) {
-        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
-        fail();
-    }
-    return ev;
-}
-
 /* Five writes reach the resource in a fixed order of tokens: 42, 42, 41, 43, 43.
  *   A takes token 41 at 0s with a 5s lease and works 10s: it writes at 10s.
  *   B takes 42 at 6s (A's lease expired at 5s) and writes twice at once.

@@ -14,85 +14,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-static struct engine *run_text(const char *text) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
-        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        scenario_close(&s);
-        fail();
-    }
-    struct engine_opts o = {.keep_trace = 1};
-    struct engine *e = NULL;
-    int rc = engine_new(&e, &s, &o, &err);
-    scenario_close(&s);
-    if (rc != 0) {
-        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    engine_run(e);
-    return e;
-}
-
-/* Build only; returns the engine_new code and leaves the message in *err. */
-static int build_text(const char *text, struct scn_error *err) {
-    struct scenario s;
-    scenario_init(&s);
-    int rc = scenario_parse(&s, "test.lsim", text, strlen(text), err);
-    struct engine *e = NULL;
-    if (rc == 0) rc = engine_new(&e, &s, NULL, err);
-    engine_free(e);
-    scenario_close(&s);
-    return rc;
-}
-
-static int node_of(const struct trace *tr, const char *name) {
-    for (int i = 0; i < tr->nnodes; i++)
-        if (strcmp(tr->nodes[i].name, name) == 0) return i;
-    return -2;
-}
-
-/* The nth (from 1) event of a kind at a node (NULL name = any node). */
-static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(tr, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && --nth == 0) return ev;
-    }
-    return NULL;
-}
-
-static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
-    const struct trace_event *ev = find(e, kind, node, nth);
-    if (!ev) {
-        fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
-        fail();
-    }
-    return ev;
-}
-
-/* Events of a kind at a node. */
-static int count_of(const struct engine *e, int kind, const char *node) {
-    int n = 0;
-    while (find(e, kind, node, n + 1)) n++;
-    return n;
-}
-
-/* The nth algorithm note at a node whose text starts with prefix. */
-static const struct trace_event *note(const struct engine *e, const char *node, const char *prefix,
-                                      int nth) {
-    for (int i = 1;; i++) {
-        const struct trace_event *ev = find(e, TRACE_SRV_NOTE, node, i);
-        if (!ev) break;
-        if (ev->text && strncmp(ev->text, prefix, strlen(prefix)) == 0 && --nth == 0) return ev;
-    }
-    fprintf(stderr, "no note '%s' at %s\n", prefix, node);
-    fail();
-    return NULL;
-}
-
 /* Requests of one type sent by a node. */
 static int sends_of_type(const struct engine *e, const char *node, int type) {
     int n = 0;
@@ -126,7 +47,7 @@ static void test_validity_is_ttl_minus_elapsed_minus_drift(void **state) {
     assert_int_equal(acq->a, 10 * S - 40 * MS - 102 * MS);
     assert_int_equal(acq->a, 9858 * MS);
     assert_int_equal(acq->token, 0); /* Redlock issues no fencing token */
-    const struct trace_event *n = note(e, "A", "quorum of OK replies", 1);
+    const struct trace_event *n = must_note(e, "A", NOTE_PREFIX, "quorum of OK replies", 1);
     assert_int_equal(n->a, 5);       /* five OK replies */
     assert_int_equal(n->b, 40 * MS); /* elapsed */
     engine_free(e);
@@ -160,7 +81,7 @@ static void test_quorum_three_of_five(void **state) {
     assert_null(find(e, TRACE_SRV_GRANT, "S5", 1));
     assert_int_equal(must(e, TRACE_MSG_DROP, "S4", 1)->b, TRACE_DROP_PARTITION);
     /* t=50ms: the request timeout (default 50ms) passes; two servers were silent. */
-    const struct trace_event *silent = note(e, "A", "request timeout", 1);
+    const struct trace_event *silent = must_note(e, "A", NOTE_PREFIX, "request timeout", 1);
     assert_int_equal(silent->t, 50 * MS);
     assert_int_equal(silent->a, 2);
     /* 3 >= 5/2+1: granted, valid for 10s - 50ms - 102ms. */
@@ -183,7 +104,7 @@ static void test_quorum_three_of_five(void **state) {
     e = run_text("lock redlock ttl=10s quorum=4\nnetwork latency=1ms\n"
                  "client A: acquire tries=1; work 1s; release\n"
                  "@0s partition A S1 S2 S3 R | S4 S5\n");
-    const struct trace_event *no = note(e, "A", "too few servers said OK", 1);
+    const struct trace_event *no = must_note(e, "A", NOTE_PREFIX, "too few servers said OK", 1);
     assert_int_equal(no->a, 3);
     assert_int_equal(no->b, 4);
     assert_null(find(e, TRACE_ACQUIRED, "A", 1));
@@ -202,7 +123,7 @@ static void test_no_quorum_releases_what_it_got(void **state) {
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->t, 1 * MS);
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S2", 1)->t, 1 * MS);
     /* t=50ms: the timeout passes with two OKs against a quorum of three. */
-    const struct trace_event *no = note(e, "A", "too few servers said OK", 1);
+    const struct trace_event *no = must_note(e, "A", NOTE_PREFIX, "too few servers said OK", 1);
     assert_int_equal(no->t, 50 * MS);
     assert_int_equal(no->a, 2);
     assert_int_equal(no->b, 3);
@@ -221,7 +142,7 @@ static void test_no_quorum_releases_what_it_got(void **state) {
     assert_int_equal(must(e, TRACE_ACQUIRE_FAILED, "A", 1)->t, 100 * MS);
     assert_null(find(e, TRACE_ACQUIRED, "A", 1));
     /* Nothing is left held: no expiry ever fires. */
-    assert_int_equal(count_of(e, TRACE_SRV_EXPIRE, NULL), 0);
+    assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL, -3, 0, SIM_TIME_MAX), 0);
     engine_free(e);
 
     /* release-all=off unlocks only where SET said OK: two requests, both
@@ -254,15 +175,16 @@ static void test_elapsed_check_after_pause(void **state) {
                  "on A.during-acquire pause A 15s\n");
     assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, 0);
     assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 10001 * MS);
-    assert_int_equal(count_of(e, TRACE_SRV_EXPIRE, NULL), 5);
+    assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL, -3, 0, SIM_TIME_MAX), 5);
     /* t=15s: A resumes with five OK replies, but 10s - 15s - 102ms < 0. */
-    const struct trace_event *late = note(e, "A", "quorum, but TTL - elapsed - drift <= 0", 1);
+    const struct trace_event *late =
+        must_note(e, "A", NOTE_PREFIX, "quorum, but TTL - elapsed - drift <= 0", 1);
     assert_int_equal(late->t, 15 * S);
     assert_int_equal(late->a, -5102 * MS); /* validity */
     assert_int_equal(late->b, 15 * S);     /* elapsed */
     assert_null(find(e, TRACE_ACQUIRED, "A", 1));
     /* It unlocks all five; none holds its key any more (owner -1). */
-    assert_int_equal(count_of(e, TRACE_SRV_KEEP, NULL), 5);
+    assert_int_equal(count(e, TRACE_SRV_KEEP, NULL, -3, 0, SIM_TIME_MAX), 5);
     assert_int_equal(must(e, TRACE_SRV_KEEP, "S3", 1)->a, -1);
     assert_int_equal(must(e, TRACE_ACQUIRE_DENIED, "A", 1)->t, 15002 * MS);
     engine_free(e);
@@ -369,7 +291,7 @@ static void test_restart_without_persistence_loses_the_key(void **state) {
     const struct trace *tr = engine_trace(e);
     int B = node_of(tr, "B");
     /* t=2s: S3 comes back empty. */
-    assert_int_equal(note(e, "S3", "restarted empty", 1)->t, 2 * S);
+    assert_int_equal(must_note(e, "S3", NOTE_PREFIX, "restarted empty", 1)->t, 2 * S);
     /* t=3.001s: it grants B, whose S3, S4, S5 make a second majority. */
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S3", 2);
     assert_int_equal(g->t, 3001 * MS);
@@ -400,17 +322,17 @@ static void test_delayed_restart_refuses_to_grant(void **state) {
     const struct trace *tr = engine_trace(e);
     int B = node_of(tr, "B");
     /* t=2s: S3 restarts empty and announces the 10s delay. */
-    const struct trace_event *n = note(e, "S3", "delayed restart: no grants", 1);
+    const struct trace_event *n = must_note(e, "S3", NOTE_PREFIX, "delayed restart: no grants", 1);
     assert_int_equal(n->t, 2 * S);
     assert_int_equal(n->a, 10 * S);
     /* t=3.001s: B's SET NX is refused; grants resume at 12s, 8.999s later. */
-    const struct trace_event *r1 = note(e, "S3", "delayed restart: SET NX refused", 1);
+    const struct trace_event *r1 = must_note(e, "S3", NOTE_PREFIX, "delayed restart: SET NX refused", 1);
     assert_int_equal(r1->t, 3001 * MS);
     assert_int_equal(r1->a, B);
     assert_int_equal(r1->b, 8999 * MS);
     /* Each of B's attempts takes 100ms (a timeout on S1 and S2, then on the
      * unlock) plus its 2s retry: 3s, 5.1s, 7.2s, 9.3s, 11.4s are refused... */
-    assert_int_equal(note(e, "S3", "delayed restart: SET NX refused", 5)->t, 11401 * MS);
+    assert_int_equal(must_note(e, "S3", NOTE_PREFIX, "delayed restart: SET NX refused", 5)->t, 11401 * MS);
     assert_int_equal(must(e, TRACE_ACQUIRE_DENIED, "B", 5)->t, 11500 * MS);
     /* ...and at 13.501s, past the delay, S3 grants again. */
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S3", 2);
@@ -449,10 +371,10 @@ static void test_options_are_validated(void **state) {
                                 "delayed-restart=6s\nclient A: acquire\n", &err), 0);
     /* Five servers by default, at most fifteen. */
     struct engine *e = run_text("lock redlock\nclient A: acquire; release\n");
-    assert_int_equal(count_of(e, TRACE_SRV_GRANT, NULL), 5);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL, -3, 0, SIM_TIME_MAX), 5);
     engine_free(e);
     e = run_text("lock redlock servers=15\nclient A: acquire; release\n");
-    assert_int_equal(count_of(e, TRACE_SRV_GRANT, NULL), 15);
+    assert_int_equal(count(e, TRACE_SRV_GRANT, NULL, -3, 0, SIM_TIME_MAX), 15);
     engine_free(e);
 }
 

@@ -18,100 +18,12 @@
 #include "term.h"
 #include "trace.h"
 
+#include "fixture_trace.h"
+
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-/* ---- Allocation failures (glibc, not under ASan, which owns malloc) ---- */
-
-#if defined(__SANITIZE_ADDRESS__)
-#define FAULTS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FAULTS 0
-#endif
-#endif
-#if !defined(FAULTS) && defined(__GLIBC__)
-#define FAULTS 1
-#endif
-#ifndef FAULTS
-#define FAULTS 0
-#endif
-
-#if FAULTS
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-/* -1: never fail; k >= 0: let k more allocations succeed, then fail all.
- * live counts blocks allocated and not yet freed, to find leaks on the
- * failure paths. */
-static long fail_after = -1;
-static long live;
-static int alloc_fails(void) {
-    if (fail_after < 0) return 0;
-    if (fail_after == 0) return 1;
-    fail_after--;
-    return 0;
-}
-void *malloc(size_t n) {
-    void *p = alloc_fails() ? NULL : __libc_malloc(n);
-    live += p != NULL;
-    return p;
-}
-void *calloc(size_t n, size_t size) {
-    void *p = alloc_fails() ? NULL : __libc_calloc(n, size);
-    live += p != NULL;
-    return p;
-}
-void *realloc(void *old, size_t n) {
-    void *p = alloc_fails() ? NULL : __libc_realloc(old, n);
-    live += p != NULL && old == NULL;
-    return p;
-}
-void free(void *p) {
-    live -= p != NULL;
-    __libc_free(p);
-}
-
-/* Whether failures can be injected here: not under valgrind, whose
- * allocator replaces the one above. */
-static int faults_work(void) {
-    void *(*volatile alloc)(size_t) = malloc; /* a call the compiler cannot elide */
-    fail_after = 0;
-    void *p = alloc(1);
-    fail_after = -1;
-    if (!p) return 1;
-    free(p);
-    return 0;
-}
-#endif
-
 /* ---- The seed fixture ---------------------------------------------------- */
-
-enum { A, B, S1, R, NO = TRACE_NO_NODE };
-
-static void ev(struct trace *tr, sim_ns t, int kind, int node, int peer, uint64_t token,
-               uint32_t grant, int64_t a, int64_t b) {
-    struct trace_event e;
-    memset(&e, 0, sizeof e);
-    e.t = t;
-    e.kind = (uint16_t)kind;
-    e.node = node;
-    e.peer = peer;
-    e.token = token;
-    e.grant = grant;
-    e.a = a;
-    e.b = b;
-    trace_append(tr, &e);
-}
-
-static void seed_nodes(struct trace *tr) {
-    trace_init(tr, 1);
-    assert_int_equal(trace_add_node(tr, "A", TRACE_NODE_CLIENT), A);
-    assert_int_equal(trace_add_node(tr, "B", TRACE_NODE_CLIENT), B);
-    assert_int_equal(trace_add_node(tr, "S1", TRACE_NODE_SERVER), S1);
-    assert_int_equal(trace_add_node(tr, "R", TRACE_NODE_RESOURCE), R);
-}
 
 /* The GC-pause-outlives-lease timeline; fenced = the resource checks tokens. */
 static void seed_trace(struct trace *tr, int fenced) {
@@ -119,36 +31,36 @@ static void seed_trace(struct trace *tr, int fenced) {
     snprintf(tr->title, sizeof tr->title, "GC pause outlives the lease");
     snprintf(tr->algo, sizeof tr->algo, fenced ? "fenced-lease" : "lease");
     tr->seed = 7;
-    ev(tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 7, 40 * S);
-    ev(tr, 0, TRACE_RESOURCE_INIT, R, NO, 0, 0, 10, fenced);
+    ev(tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 7, 40 * S, NULL);
+    ev(tr, 0, TRACE_RESOURCE_INIT, R, NO, 0, 0, 10, fenced, NULL);
     /* t=0: A acquires; S1 grants token 41 for 30s; A reads the stock. */
-    ev(tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0);
-    ev(tr, 0, TRACE_SRV_GRANT, S1, A, 41, 1, 30 * S, 30 * S);
-    ev(tr, 0, TRACE_ACQUIRED, A, NO, 41, 1, 30 * S, 0);
-    ev(tr, 0, TRACE_READ, R, A, 0, 0, 10, 0);
+    ev(tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(tr, 0, TRACE_SRV_GRANT, S1, A, 41, 1, 30 * S, 30 * S, NULL);
+    ev(tr, 0, TRACE_ACQUIRED, A, NO, 41, 1, 30 * S, 0, NULL);
+    ev(tr, 0, TRACE_READ, R, A, 0, 0, 10, 0, NULL);
     /* t=5: A pauses (GC) inside the critical section. */
-    ev(tr, 5 * S, TRACE_PAUSE, A, NO, 0, 0, 0, 0);
+    ev(tr, 5 * S, TRACE_PAUSE, A, NO, 0, 0, 0, 0, NULL);
     /* t=30: the lease expires on S1; A does not know. */
-    ev(tr, 30 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0);
+    ev(tr, 30 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0, NULL);
     /* t=31: B acquires legitimately (token 42), reads, writes. */
-    ev(tr, 31 * S, TRACE_ACQUIRE_START, B, NO, 0, 0, 0, 0);
-    ev(tr, 31 * S, TRACE_SRV_GRANT, S1, B, 42, 2, 30 * S, 61 * S);
-    ev(tr, 31 * S, TRACE_ACQUIRED, B, NO, 42, 2, 30 * S, 0);
-    ev(tr, 31 * S, TRACE_DOUBLE_ENTRY_BEGIN, B, A, 0, 0, 0, 0);
-    ev(tr, 31 * S, TRACE_READ, R, B, 0, 0, 10, 0);
-    ev(tr, 31 * S, TRACE_WRITE, R, B, 42, 2, 9, TRACE_WRITE_ACCEPTED);
+    ev(tr, 31 * S, TRACE_ACQUIRE_START, B, NO, 0, 0, 0, 0, NULL);
+    ev(tr, 31 * S, TRACE_SRV_GRANT, S1, B, 42, 2, 30 * S, 61 * S, NULL);
+    ev(tr, 31 * S, TRACE_ACQUIRED, B, NO, 42, 2, 30 * S, 0, NULL);
+    ev(tr, 31 * S, TRACE_DOUBLE_ENTRY_BEGIN, B, A, 0, 0, 0, 0, NULL);
+    ev(tr, 31 * S, TRACE_READ, R, B, 0, 0, 10, 0, NULL);
+    ev(tr, 31 * S, TRACE_WRITE, R, B, 42, 2, 9, TRACE_WRITE_ACCEPTED, NULL);
     /* t=32: A resumes and writes with token 41. */
-    ev(tr, 32 * S, TRACE_RESUME, A, NO, 0, 0, 27 * S, 0);
+    ev(tr, 32 * S, TRACE_RESUME, A, NO, 0, 0, 27 * S, 0, NULL);
     ev(tr, 32 * S, TRACE_WRITE, R, A, 41, 1, 9,
-       fenced ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED);
-    ev(tr, 32 * S, TRACE_STALE_WRITE, A, NO, 41, 1, !fenced, 0);
-    ev(tr, 32 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0);
-    ev(tr, 32 * S, TRACE_DOUBLE_ENTRY_END, B, A, 0, 0, 1 * S, 0);
-    ev(tr, 32 * S, TRACE_SRV_KEEP, S1, A, 0, 0, 0, 0);
+       fenced ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED, NULL);
+    ev(tr, 32 * S, TRACE_STALE_WRITE, A, NO, 41, 1, !fenced, 0, NULL);
+    ev(tr, 32 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    ev(tr, 32 * S, TRACE_DOUBLE_ENTRY_END, B, A, 0, 0, 1 * S, 0, NULL);
+    ev(tr, 32 * S, TRACE_SRV_KEEP, S1, A, 0, 0, 0, 0, NULL);
     /* t=35: B releases; S1 deletes B's entry. t=40: the run ends. */
-    ev(tr, 35 * S, TRACE_CS_EXIT, B, NO, 0, 0, TRACE_EXIT_RELEASE, 0);
-    ev(tr, 35 * S, TRACE_SRV_DELETE, S1, B, 0, 2, B, 0);
-    ev(tr, 40 * S, TRACE_RUN_END, NO, NO, 0, 0, 22, 0);
+    ev(tr, 35 * S, TRACE_CS_EXIT, B, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    ev(tr, 35 * S, TRACE_SRV_DELETE, S1, B, 0, 2, B, 0, NULL);
+    ev(tr, 40 * S, TRACE_RUN_END, NO, NO, 0, 0, 22, 0, NULL);
 }
 
 static void expect_span(const struct layout_lane *l, size_t i, int kind, sim_ns t0, sim_ns t1,
@@ -415,13 +327,13 @@ static void test_layout_open_intervals(void **state) {
     seed_nodes(&tr);
     /* A waits 0..2 s, holds from 2 s and pauses at 3 s; B waits from 4 s;
      * S1 grants at 2 s; both in the CS from 5 s; nothing ends. */
-    ev(&tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0);
-    ev(&tr, 2 * S, TRACE_SRV_GRANT, S1, A, 7, 1, 10 * S, 0);
-    ev(&tr, 2 * S, TRACE_ACQUIRED, A, NO, 7, 1, 0, 0);
-    ev(&tr, 3 * S, TRACE_PAUSE, A, NO, 0, 0, 0, 0);
-    ev(&tr, 4 * S, TRACE_ACQUIRE_START, B, NO, 0, 0, 0, 0);
-    ev(&tr, 5 * S, TRACE_DOUBLE_ENTRY_BEGIN, B, A, 0, 0, 0, 0);
-    ev(&tr, 6 * S, TRACE_READ, R, A, 0, 0, 1, 0);
+    ev(&tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 2 * S, TRACE_SRV_GRANT, S1, A, 7, 1, 10 * S, 0, NULL);
+    ev(&tr, 2 * S, TRACE_ACQUIRED, A, NO, 7, 1, 0, 0, NULL);
+    ev(&tr, 3 * S, TRACE_PAUSE, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 4 * S, TRACE_ACQUIRE_START, B, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 5 * S, TRACE_DOUBLE_ENTRY_BEGIN, B, A, 0, 0, 0, 0, NULL);
+    ev(&tr, 6 * S, TRACE_READ, R, A, 0, 0, 1, 0, NULL);
     struct layout ly;
     assert_int_equal(layout_build(&ly, &tr), 0);
     assert_int_equal(ly.t_end, 6 * S);
@@ -454,20 +366,20 @@ static void test_layout_crash_renew_wrong_release(void **state) {
     (void)state;
     struct trace tr;
     seed_nodes(&tr);
-    ev(&tr, 0, TRACE_SRV_GRANT, S1, A, 1, 1, 10 * S, 0);
-    ev(&tr, 0, TRACE_ACQUIRED, A, NO, 1, 1, 10 * S, 0);
-    ev(&tr, 4 * S, TRACE_SRV_RENEW, S1, A, 0, 1, 20 * S, 0);
-    ev(&tr, 6 * S, TRACE_CRASH, A, NO, 0, 0, 0, 0);
-    ev(&tr, 6 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_CRASH, 0);
-    ev(&tr, 7 * S, TRACE_CRASH, S1, NO, 0, 0, 0, 0);
-    ev(&tr, 8 * S, TRACE_RESTART, S1, NO, 0, 0, 0, 0);
-    ev(&tr, 9 * S, TRACE_RESTART, A, NO, 0, 0, 0, 0);
-    ev(&tr, 9 * S, TRACE_CLOCK_STEP, A, NO, 0, 0, -3 * S, 1);
-    ev(&tr, 10 * S, TRACE_SRV_GRANT, S1, B, 2, 2, 10 * S, 0);
-    ev(&tr, 10 * S, TRACE_ACQUIRED, B, NO, 2, 2, 0, 0);
-    ev(&tr, 11 * S, TRACE_SRV_DELETE, S1, A, 0, 2, B, 1);
-    ev(&tr, 11 * S, TRACE_WRONG_RELEASE, A, B, 0, 0, 0, 0);
-    ev(&tr, 12 * S, TRACE_RUN_END, NO, NO, 0, 0, 0, 0);
+    ev(&tr, 0, TRACE_SRV_GRANT, S1, A, 1, 1, 10 * S, 0, NULL);
+    ev(&tr, 0, TRACE_ACQUIRED, A, NO, 1, 1, 10 * S, 0, NULL);
+    ev(&tr, 4 * S, TRACE_SRV_RENEW, S1, A, 0, 1, 20 * S, 0, NULL);
+    ev(&tr, 6 * S, TRACE_CRASH, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 6 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_CRASH, 0, NULL);
+    ev(&tr, 7 * S, TRACE_CRASH, S1, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 8 * S, TRACE_RESTART, S1, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 9 * S, TRACE_RESTART, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 9 * S, TRACE_CLOCK_STEP, A, NO, 0, 0, -3 * S, 1, NULL);
+    ev(&tr, 10 * S, TRACE_SRV_GRANT, S1, B, 2, 2, 10 * S, 0, NULL);
+    ev(&tr, 10 * S, TRACE_ACQUIRED, B, NO, 2, 2, 0, 0, NULL);
+    ev(&tr, 11 * S, TRACE_SRV_DELETE, S1, A, 0, 2, B, 1, NULL);
+    ev(&tr, 11 * S, TRACE_WRONG_RELEASE, A, B, 0, 0, 0, 0, NULL);
+    ev(&tr, 12 * S, TRACE_RUN_END, NO, NO, 0, 0, 0, 0, NULL);
     struct layout ly;
     assert_int_equal(layout_build(&ly, &tr), 0);
     const struct layout_lane *a = &ly.lanes[A], *s1 = &ly.lanes[S1];
@@ -580,7 +492,7 @@ static void test_term_width_and_ascii(void **state) {
     trace_close(&tr);
     trace_init(&tr, 1);
     trace_add_node(&tr, "\xc3\xa9t\xc3\xa9", TRACE_NODE_CLIENT);
-    ev(&tr, 0, TRACE_ACQUIRED, 0, NO, 1, 1, 0, 0);
+    ev(&tr, 0, TRACE_ACQUIRED, 0, NO, 1, 1, 0, 0, NULL);
     size_t len;
     char *out = render(&tr, 40, 0, 0, &len);
     assert_non_null(strstr(out, "??t??"));
@@ -618,10 +530,10 @@ static void test_term_short_and_markers(void **state) {
     (void)state;
     struct trace tr;
     seed_nodes(&tr);
-    ev(&tr, 10 * S, TRACE_PAUSE, B, NO, 0, 0, 0, 0);
-    ev(&tr, 10 * S + MS, TRACE_RESUME, B, NO, 0, 0, MS, 0);
-    ev(&tr, 20 * S, TRACE_SRV_GRANT, S1, A, 5, 5, 10 * S, 0);
-    ev(&tr, 40 * S, TRACE_RUN_END, NO, NO, 0, 0, 0, 0);
+    ev(&tr, 10 * S, TRACE_PAUSE, B, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 10 * S + MS, TRACE_RESUME, B, NO, 0, 0, MS, 0, NULL);
+    ev(&tr, 20 * S, TRACE_SRV_GRANT, S1, A, 5, 5, 10 * S, 0, NULL);
+    ev(&tr, 40 * S, TRACE_RUN_END, NO, NO, 0, 0, 0, 0, NULL);
     size_t len;
     char *out = render(&tr, 100, 0, 0, &len);
     /* B: one '~' at 10 s (column 20 of the chart, 500 ms a column). */
@@ -635,7 +547,8 @@ static void test_term_short_and_markers(void **state) {
 
 /* ---- narration ------------------------------------------------------------ */
 
-static const struct trace_event *find(const struct trace *tr, int kind, int node, int nth) {
+/* The nth (from 0) event of a kind at a node; one that is not there fails the test. */
+static const struct trace_event *nth_event(const struct trace *tr, int kind, int node, int nth) {
     for (size_t i = 0; i < tr->len; i++)
         if (tr->ev[i].kind == kind && tr->ev[i].node == node && nth-- == 0) return &tr->ev[i];
     fail_msg("event %s not found", trace_kind_name(kind));
@@ -647,30 +560,30 @@ static void test_narrate_seed(void **state) {
     struct trace tr;
     seed_trace(&tr, 1);
     char b[256];
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_SRV_EXPIRE, S1, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_SRV_EXPIRE, S1, 0)), 0);
     assert_string_equal(b, "S1: lease of A expired; A does not know (it is paused)");
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_ACQUIRED, B, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_ACQUIRED, B, 0)), 0);
     assert_non_null(strstr(b, "B acquires the lock (token 42)"));
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_WRITE, R, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_WRITE, R, 0)), 0);
     assert_string_equal(b, "R accepts B's write of 9 (token 42)");
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_WRITE, R, 1)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_WRITE, R, 1)), 0);
     assert_string_equal(b, "R rejects A's write: token 41 is lower than 42 already seen");
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_DOUBLE_ENTRY_BEGIN, B, 0)),
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_DOUBLE_ENTRY_BEGIN, B, 0)),
                      0);
     assert_non_null(strstr(b, "A and B are both in the critical section"));
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_PAUSE, A, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_PAUSE, A, 0)), 0);
     assert_non_null(strstr(b, "inside the critical section"));
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_RESUME, A, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_RESUME, A, 0)), 0);
     assert_string_equal(b, "A resumes after 27s, still believing it holds the lock (token 41)");
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_STALE_WRITE, A, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_STALE_WRITE, A, 0)), 0);
     assert_non_null(strstr(b, "fencing works"));
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_SRV_KEEP, S1, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_SRV_KEEP, S1, 0)), 0);
     assert_non_null(strstr(b, "refuses A's release"));
     trace_close(&tr);
 
     /* Unfenced: the stale write is accepted, and narration names the holder. */
     seed_trace(&tr, 0);
-    assert_int_equal(narrate_event(b, sizeof b, &tr, find(&tr, TRACE_STALE_WRITE, A, 0)), 0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_STALE_WRITE, A, 0)), 0);
     assert_non_null(strstr(b, "ACCEPTED while B holds the lock"));
     trace_close(&tr);
 }
@@ -679,9 +592,9 @@ static void test_narrate_not_worth_it(void **state) {
     (void)state;
     struct trace tr;
     seed_nodes(&tr);
-    ev(&tr, 0, TRACE_MSG_SEND, A, S1, 0, 0, 1, 1);
-    ev(&tr, 0, TRACE_ACQUIRE_TRY, A, NO, 0, 0, 1, 0);
-    ev(&tr, 0, TRACE_SRV_NOTE, S1, NO, 0, 0, 0, 0); /* a note without text */
+    ev(&tr, 0, TRACE_MSG_SEND, A, S1, 0, 0, 1, 1, NULL);
+    ev(&tr, 0, TRACE_ACQUIRE_TRY, A, NO, 0, 0, 1, 0, NULL);
+    ev(&tr, 0, TRACE_SRV_NOTE, S1, NO, 0, 0, 0, 0, NULL); /* a note without text */
     char b[64] = "junk";
     for (size_t i = 0; i < tr.len; i++) {
         assert_int_equal(narrate_event(b, sizeof b, &tr, &tr.ev[i]), 1);
@@ -695,13 +608,13 @@ static void test_narrate_expire_variants(void **state) {
     (void)state;
     struct trace tr;
     seed_nodes(&tr);
-    ev(&tr, 0, TRACE_ACQUIRED, A, NO, 1, 1, 0, 0);
-    ev(&tr, 1 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0); /* still in the CS, running */
-    ev(&tr, 2 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0);
-    ev(&tr, 3 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0); /* already out */
-    ev(&tr, 4 * S, TRACE_ACQUIRED, B, NO, 2, 2, 0, 0);
-    ev(&tr, 5 * S, TRACE_CRASH, B, NO, 0, 0, 0, 0);
-    ev(&tr, 6 * S, TRACE_SRV_EXPIRE, S1, B, 0, 2, 0, 0); /* crashed */
+    ev(&tr, 0, TRACE_ACQUIRED, A, NO, 1, 1, 0, 0, NULL);
+    ev(&tr, 1 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0, NULL); /* still in the CS, running */
+    ev(&tr, 2 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    ev(&tr, 3 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0, NULL); /* already out */
+    ev(&tr, 4 * S, TRACE_ACQUIRED, B, NO, 2, 2, 0, 0, NULL);
+    ev(&tr, 5 * S, TRACE_CRASH, B, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 6 * S, TRACE_SRV_EXPIRE, S1, B, 0, 2, 0, 0, NULL); /* crashed */
     char b[256];
     assert_int_equal(narrate_event(b, sizeof b, &tr, &tr.ev[1]), 0);
     assert_string_equal(b, "S1: lease of A expired; A does not know (it is still in the"
@@ -722,10 +635,10 @@ static void test_narrate_other_kinds(void **state) {
     struct trace tr;
     seed_nodes(&tr);
     static const char parts[] = "A S1 | B R";
-    ev(&tr, 0, TRACE_RESOURCE_INIT, R, NO, 0, 0, 10, 0);
-    ev(&tr, 1, TRACE_CLOCK_STEP, S1, NO, 0, 0, 10 * S, 1);
-    ev(&tr, 2, TRACE_CLOCK_DRIFT, A, NO, 0, 0, -500, 0);
-    ev(&tr, 3, TRACE_CLOCK_SLEW, A, NO, 0, 0, 2 * S, 10 * S);
+    ev(&tr, 0, TRACE_RESOURCE_INIT, R, NO, 0, 0, 10, 0, NULL);
+    ev(&tr, 1, TRACE_CLOCK_STEP, S1, NO, 0, 0, 10 * S, 1, NULL);
+    ev(&tr, 2, TRACE_CLOCK_DRIFT, A, NO, 0, 0, -500, 0, NULL);
+    ev(&tr, 3, TRACE_CLOCK_SLEW, A, NO, 0, 0, 2 * S, 10 * S, NULL);
     struct trace_event p;
     memset(&p, 0, sizeof p);
     p.t = 4;
@@ -734,16 +647,16 @@ static void test_narrate_other_kinds(void **state) {
     p.a = 2;
     p.text = parts;
     trace_append(&tr, &p);
-    ev(&tr, 5, TRACE_HEAL, NO, NO, 0, 0, 0, 0);
-    ev(&tr, 6, TRACE_LINK, A, S1, 0, 0, MS, 2 * MS);
-    ev(&tr, 7, TRACE_ACQUIRE_FAILED, B, NO, 0, 0, 5, 0);
-    ev(&tr, 8, TRACE_SRV_DELETE, S1, A, 0, 2, B, 1);
-    ev(&tr, 9, TRACE_WRONG_RELEASE, A, B, 0, 0, 0, 0);
-    ev(&tr, 10, TRACE_WRITE_SKIPPED, A, NO, 41, 1, TRACE_SKIP_CLIENT_CHECK, 0);
-    ev(&tr, 11, TRACE_CONTROL, S1, NO, 0, 0, 1, 0);
-    ev(&tr, 12, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_LOST, 0);
-    ev(&tr, 13, TRACE_WRITE, R, B, 0, 0, 3, TRACE_WRITE_REJECTED_NOTOKEN);
-    ev(&tr, 14, TRACE_WRITE, R, B, 7, 0, 3, TRACE_WRITE_REJECTED_COND);
+    ev(&tr, 5, TRACE_HEAL, NO, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 6, TRACE_LINK, A, S1, 0, 0, MS, 2 * MS, NULL);
+    ev(&tr, 7, TRACE_ACQUIRE_FAILED, B, NO, 0, 0, 5, 0, NULL);
+    ev(&tr, 8, TRACE_SRV_DELETE, S1, A, 0, 2, B, 1, NULL);
+    ev(&tr, 9, TRACE_WRONG_RELEASE, A, B, 0, 0, 0, 0, NULL);
+    ev(&tr, 10, TRACE_WRITE_SKIPPED, A, NO, 41, 1, TRACE_SKIP_CLIENT_CHECK, 0, NULL);
+    ev(&tr, 11, TRACE_CONTROL, S1, NO, 0, 0, 1, 0, NULL);
+    ev(&tr, 12, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_LOST, 0, NULL);
+    ev(&tr, 13, TRACE_WRITE, R, B, 0, 0, 3, TRACE_WRITE_REJECTED_NOTOKEN, NULL);
+    ev(&tr, 14, TRACE_WRITE, R, B, 7, 0, 3, TRACE_WRITE_REJECTED_COND, NULL);
     static const char *const want[] = {
         "R starts at 10; it does not check tokens (not fenced)",
         "S1's wall clock jumps forward by 10s",
@@ -820,7 +733,7 @@ static void test_any_events(void **state) {
         t += (sim_ns)(x % 4) * 7 * MS;
         ev(&tr, t, (int)(x % TRACE_KIND_COUNT), (int)((x >> 8) % 7) - 1, (int)((x >> 16) % 7) - 1,
            (x >> 24) % 50, (uint32_t)((x >> 32) % 50), (int64_t)(x >> 40) % 9 - 2,
-           (int64_t)(x >> 48) % 6 - 1);
+           (int64_t)(x >> 48) % 6 - 1, NULL);
     }
     struct layout ly;
     assert_int_equal(layout_build(&ly, &tr), 0);

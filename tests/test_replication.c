@@ -13,77 +13,6 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-static struct engine *run_text(const char *text) {
-    struct scenario s;
-    struct scn_error err;
-    scenario_init(&s);
-    if (scenario_parse(&s, "test.lsim", text, strlen(text), &err) != 0) {
-        fprintf(stderr, "parse: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    struct engine_opts o = {.keep_trace = 1};
-    struct engine *e = NULL;
-    if (engine_new(&e, &s, &o, &err) != 0) {
-        fprintf(stderr, "build: %d:%d: %s\n", err.pos.line, err.pos.col, err.msg);
-        fail();
-    }
-    scenario_close(&s);
-    engine_run(e);
-    return e;
-}
-
-/* Build only; returns the engine_new code and leaves the message in *err. */
-static int build_text(const char *text, struct scn_error *err) {
-    struct scenario s;
-    scenario_init(&s);
-    assert_int_equal(scenario_parse(&s, "test.lsim", text, strlen(text), err), 0);
-    struct engine *e = NULL;
-    int rc = engine_new(&e, &s, NULL, err);
-    engine_free(e);
-    scenario_close(&s);
-    return rc;
-}
-
-static int node_of(const struct trace *tr, const char *name) {
-    for (int i = 0; i < tr->nnodes; i++)
-        if (strcmp(tr->nodes[i].name, name) == 0) return i;
-    return -2;
-}
-
-/* The nth (from 1) event of a kind at a node (NULL name = any node); for
- * TRACE_SRV_NOTE, text (when not NULL) must match too. */
-static const struct trace_event *find_text(const struct engine *e, int kind, const char *node,
-                                           const char *text, int nth) {
-    const struct trace *tr = engine_trace(e);
-    int want = node ? node_of(tr, node) : -3;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind != kind || (want != -3 && ev->node != want)) continue;
-        if (text && (!ev->text || strcmp(ev->text, text) != 0)) continue;
-        if (--nth == 0) return ev;
-    }
-    return NULL;
-}
-
-static const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
-    return find_text(e, kind, node, NULL, nth);
-}
-
-static const struct trace_event *must_text(const struct engine *e, int kind, const char *node,
-                                           const char *text, int nth) {
-    const struct trace_event *ev = find_text(e, kind, node, text, nth);
-    if (!ev) {
-        fprintf(stderr, "no %s #%d at %s%s%s\n", trace_kind_name(kind), nth, node ? node : "*",
-                text ? ": " : "", text ? text : "");
-        fail();
-    }
-    return ev;
-}
-
-static const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
-    return must_text(e, kind, node, NULL, nth);
-}
-
 /* Note texts of sim/kv.c that the tests look for. */
 #define N_COPY_GRANT "replica: copies a grant from the primary"
 #define N_COPY_RELEASE "replica: copies a release or expiry from the primary"
@@ -118,10 +47,10 @@ static void test_async_failover_regrants_same_token(void **state) {
     /* The grant waits 1s (repl-lag) in S1's backlog; S1 crashes at 500ms. */
     assert_int_equal(must(e, TRACE_CRASH, "S1", 1)->t, 500 * MS);
     /* S2 never copied it: no grant was ever replicated. */
-    assert_null(find_text(e, TRACE_SRV_NOTE, "S2", N_COPY_GRANT, 1));
+    assert_null(note(e, "S2", NOTE_EXACT, N_COPY_GRANT, 1));
     /* 2s: the operator promotes S2: epoch 2, replication offset 0. */
     assert_int_equal(must(e, TRACE_CONTROL, "S2", 1)->t, 2 * S);
-    const struct trace_event *p = must_text(e, TRACE_SRV_NOTE, "S2", N_PROMOTED, 1);
+    const struct trace_event *p = must_note(e, "S2", NOTE_EXACT, N_PROMOTED, 1);
     assert_int_equal(p->t, 2 * S);
     assert_int_equal(p->a, 2);
     assert_int_equal(p->b, 0);
@@ -132,7 +61,7 @@ static void test_async_failover_regrants_same_token(void **state) {
     assert_int_equal(d->t, 3 * S + 1 * MS);
     assert_int_equal(d->b, TRACE_DROP_CRASHED);
     /* 4s: B's request times out; it asks the next server, S2. */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "B", N_TIMEOUT, 1)->t, 4 * S);
+    assert_int_equal(must_note(e, "B", NOTE_EXACT, N_TIMEOUT, 1)->t, 4 * S);
     /* 4.001s: S2 grants B the lock with token 41 AGAIN. */
     const struct trace_event *g2 = must(e, TRACE_SRV_GRANT, "S2", 1);
     assert_int_equal(g2->t, 4 * S + 1 * MS);
@@ -172,13 +101,13 @@ static void test_replicated_grant_survives_failover(void **state) {
     int A = node_of(tr, "A"), B = node_of(tr, "B");
     /* 2ms: S2 copies the grant (owner A, token 41); A acquires at the same ms:
      * the client was not made to wait for it. */
-    const struct trace_event *c = must_text(e, TRACE_SRV_NOTE, "S2", N_COPY_GRANT, 1);
+    const struct trace_event *c = must_note(e, "S2", NOTE_EXACT, N_COPY_GRANT, 1);
     assert_int_equal(c->t, 2 * MS);
     assert_int_equal(c->a, A);
     assert_int_equal(c->b, 41);
     assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 2 * MS);
     /* 2s: S2 is promoted having applied offset 1 (the grant). */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S2", N_PROMOTED, 1)->b, 1);
+    assert_int_equal(must_note(e, "S2", NOTE_EXACT, N_PROMOTED, 1)->b, 1);
     /* 4.001s and 5.003s: S2 denies B, naming A as the holder. */
     const struct trace_event *d1 = must(e, TRACE_SRV_DENY, "S2", 1);
     assert_int_equal(d1->t, 4 * S + 1 * MS);
@@ -187,7 +116,7 @@ static void test_replicated_grant_survives_failover(void **state) {
     assert_int_equal(must(e, TRACE_SRV_DENY, "S2", 2)->t, 5 * S + 3 * MS);
     /* 5.002s: A releases to S1 (dead); at 6.002s it times out and asks S2,
      * which deletes A's lock at 6.003s. */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "A", N_TIMEOUT, 1)->t, 6 * S + 2 * MS);
+    assert_int_equal(must_note(e, "A", NOTE_EXACT, N_TIMEOUT, 1)->t, 6 * S + 2 * MS);
     const struct trace_event *del = must(e, TRACE_SRV_DELETE, "S2", 1);
     assert_int_equal(del->t, 6 * S + 3 * MS);
     assert_int_equal(del->peer, A);
@@ -215,7 +144,7 @@ static void test_wait_delays_acquired(void **state) {
     /* Without WAIT: granted at 1ms, held at 2ms, copied by S2 only at 502ms. */
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->t, 1 * MS);
     assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 2 * MS);
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S2", N_COPY_GRANT, 1)->t, 502 * MS);
+    assert_int_equal(must_note(e, "S2", NOTE_EXACT, N_COPY_GRANT, 1)->t, 502 * MS);
     engine_free(e);
 
     snprintf(buf, sizeof buf, text, " wait=1");
@@ -223,9 +152,9 @@ static void test_wait_delays_acquired(void **state) {
     /* 1ms: S1 applies the SET (the grant is real from now on). */
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->t, 1 * MS);
     /* 501ms: the stream leaves S1; 502ms: S2 applies it and acks. */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S2", N_COPY_GRANT, 1)->t, 502 * MS);
+    assert_int_equal(must_note(e, "S2", NOTE_EXACT, N_COPY_GRANT, 1)->t, 502 * MS);
     /* 503ms: the ack reaches S1; WAIT is satisfied by 1 replica. */
-    const struct trace_event *w = must_text(e, TRACE_SRV_NOTE, "S1", N_WAIT_OK, 1);
+    const struct trace_event *w = must_note(e, "S1", NOTE_EXACT, N_WAIT_OK, 1);
     assert_int_equal(w->t, 503 * MS);
     assert_int_equal(w->a, 1);
     /* 504ms: only now does A learn it holds the lock. */
@@ -252,7 +181,7 @@ static void test_wait_timeout_keeps_the_write(void **state) {
     assert_int_equal(g->t, 1 * MS);
     assert_int_equal(g->peer, A);
     /* 1.001s: WAIT times out with 0 of 1 replicas; A is told no at 1.002s. */
-    const struct trace_event *w = must_text(e, TRACE_SRV_NOTE, "S1", N_WAIT_TIMEOUT, 1);
+    const struct trace_event *w = must_note(e, "S1", NOTE_EXACT, N_WAIT_TIMEOUT, 1);
     assert_int_equal(w->t, 1 * S + 1 * MS);
     assert_int_equal(w->a, 0);
     assert_int_equal(w->b, 1);
@@ -271,7 +200,7 @@ static void test_wait_timeout_keeps_the_write(void **state) {
     /* 12s: C's SET is applied again and times out again: without a live
      * replica, wait=1 can never say yes. */
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 2)->t, 12 * S + 1 * MS);
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S1", N_WAIT_TIMEOUT, 2)->t, 13 * S + 1 * MS);
+    assert_int_equal(must_note(e, "S1", NOTE_EXACT, N_WAIT_TIMEOUT, 2)->t, 13 * S + 1 * MS);
     assert_int_equal(engine_report(e)->acquires, 0);
     assert_int_equal(engine_report(e)->failed_acquires, 3);
     engine_free(e);
@@ -283,7 +212,7 @@ static void test_min_replicas_refuses_without_replicas(void **state) {
     struct engine *e = run_text("lock lease min-replicas-to-write=1\nnetwork latency=1ms\n"
                                 "duration 5s\nclient A: acquire tries=1; work 1s; release\n");
     /* 1ms: S1 refuses the SET: 0 good replicas of the 1 required. */
-    const struct trace_event *n = must_text(e, TRACE_SRV_NOTE, "S1", N_NOREPLICAS, 1);
+    const struct trace_event *n = must_note(e, "S1", NOTE_EXACT, N_NOREPLICAS, 1);
     assert_int_equal(n->t, 1 * MS);
     assert_int_equal(n->a, 0);
     assert_int_equal(n->b, 1);
@@ -308,12 +237,12 @@ static void test_min_replicas_max_lag_boundary(void **state) {
     assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 5 * S + 2 * MS);
     /* 5.101s: 3.099s old: B's SET is refused NOREPLICAS, before the key is
      * even looked at (A still holds it). */
-    const struct trace_event *n = must_text(e, TRACE_SRV_NOTE, "S1", N_NOREPLICAS, 1);
+    const struct trace_event *n = must_note(e, "S1", NOTE_EXACT, N_NOREPLICAS, 1);
     assert_int_equal(n->t, 5 * S + 101 * MS);
     assert_int_equal(n->a, 0);
     assert_null(find(e, TRACE_SRV_DENY, "S1", 1));
     /* 5.103s: A's release (a write too) is refused the same way; its key stays. */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S1", N_NOREPLICAS, 2)->t, 5 * S + 103 * MS);
+    assert_int_equal(must_note(e, "S1", NOTE_EXACT, N_NOREPLICAS, 2)->t, 5 * S + 103 * MS);
     assert_null(find(e, TRACE_SRV_DELETE, "S1", 1));
     assert_int_equal(engine_report(e)->failed_acquires, 1);
     engine_free(e);
@@ -355,16 +284,16 @@ static void test_split_brain_two_primaries(void **state) {
     assert_int_equal(dend->a, 5 * S);
     /* 12s heal; 12.001s: S2's heartbeat reaches S1, which steps down (epoch
      * 2, primary S2) and drops A's lock, which S2 never had. */
-    const struct trace_event *sd = must_text(e, TRACE_SRV_NOTE, "S1", N_STEP_DOWN, 1);
+    const struct trace_event *sd = must_note(e, "S1", NOTE_EXACT, N_STEP_DOWN, 1);
     assert_int_equal(sd->t, 12 * S + 1 * MS);
     assert_int_equal(sd->a, 2);
     assert_int_equal(sd->b, S2);
-    const struct trace_event *dr = must_text(e, TRACE_SRV_NOTE, "S1", N_DROP, 1);
+    const struct trace_event *dr = must_note(e, "S1", NOTE_EXACT, N_DROP, 1);
     assert_int_equal(dr->t, 12 * S + 1 * MS);
     assert_int_equal(dr->a, A);
     /* 15.002s: A releases to S1, now a replica, which redirects it to S2
      * (15.004s); S2 has no lock of A's and keeps nothing (15.005s). */
-    const struct trace_event *rd = must_text(e, TRACE_SRV_NOTE, "A", N_REDIRECT, 1);
+    const struct trace_event *rd = must_note(e, "A", NOTE_EXACT, N_REDIRECT, 1);
     assert_int_equal(rd->t, 15 * S + 4 * MS);
     assert_int_equal(rd->a, S2);
     const struct trace_event *k = must(e, TRACE_SRV_KEEP, "S2", 1);
@@ -388,11 +317,11 @@ static void test_primary_restarts_empty_and_replicas_copy_it(void **state) {
                                 "@1s crash S1\n+1s restart S1\n");
     const struct trace *tr = engine_trace(e);
     int A = node_of(tr, "A");
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S2", N_COPY_GRANT, 1)->t, 2 * MS);
+    assert_int_equal(must_note(e, "S2", NOTE_EXACT, N_COPY_GRANT, 1)->t, 2 * MS);
     /* 2s: S1 comes back empty and streams its empty state at once;
      * 2.001s: S2 copies the loss of A's lock. */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S1", "restarted empty (no persistence)", 1)->t, 2 * S);
-    const struct trace_event *c = must_text(e, TRACE_SRV_NOTE, "S2", N_COPY_RELEASE, 1);
+    assert_int_equal(must_note(e, "S1", NOTE_EXACT, "restarted empty (no persistence)", 1)->t, 2 * S);
+    const struct trace_event *c = must_note(e, "S2", NOTE_EXACT, N_COPY_RELEASE, 1);
     assert_int_equal(c->t, 2 * S + 1 * MS);
     assert_int_equal(c->a, A);
     /* 3.001s: S1 grants B token 1, the number A holds. */
@@ -414,13 +343,13 @@ static void test_replica_redirects_to_primary(void **state) {
     const struct trace *tr = engine_trace(e);
     int S1 = node_of(tr, "S1"), S2 = node_of(tr, "S2");
     /* 0s -> S1 takes 2s; at 1s A times out and asks S2. */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "A", N_TIMEOUT, 1)->t, 1 * S);
+    assert_int_equal(must_note(e, "A", NOTE_EXACT, N_TIMEOUT, 1)->t, 1 * S);
     /* 1.001s S2 answers KV_REDIRECT naming S1; A follows at 1.002s. */
     const struct trace_event *m = must(e, TRACE_MSG_RECV, "A", 1);
     assert_int_equal(m->t, 1 * S + 2 * MS);
     assert_int_equal(m->peer, S2);
     assert_int_equal(m->b, KV_REDIRECT);
-    const struct trace_event *rd = must_text(e, TRACE_SRV_NOTE, "A", N_REDIRECT, 1);
+    const struct trace_event *rd = must_note(e, "A", NOTE_EXACT, N_REDIRECT, 1);
     assert_int_equal(rd->a, S1);
     assert_int_equal(rd->b, S1);
     /* 2s: the first SET lands and is granted (its late reply is ignored);
@@ -469,25 +398,25 @@ static void test_two_promotions_converge(void **state) {
                                 "client A @5s: acquire; work 1s; release\n"
                                 "@1s partition S1 | S2 | S3\n@2s promote S2\n@2s promote S3\n@4s heal\n");
     int S2 = node_of(engine_trace(e), "S2");
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S2", N_PROMOTED, 1)->a, 2);
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S3", N_PROMOTED, 1)->a, 2);
+    assert_int_equal(must_note(e, "S2", NOTE_EXACT, N_PROMOTED, 1)->a, 2);
+    assert_int_equal(must_note(e, "S3", NOTE_EXACT, N_PROMOTED, 1)->a, 2);
     /* 4.001s: S1 (epoch 1) and S3 (epoch 2, higher number) step down to S2. */
-    const struct trace_event *s1 = must_text(e, TRACE_SRV_NOTE, "S1", N_STEP_DOWN, 1);
+    const struct trace_event *s1 = must_note(e, "S1", NOTE_EXACT, N_STEP_DOWN, 1);
     assert_int_equal(s1->t, 4 * S + 1 * MS);
     assert_int_equal(s1->b, S2);
-    const struct trace_event *s3 = must_text(
-        e, TRACE_SRV_NOTE, "S3", "steps down to replica: another primary of the same epoch has a lower number", 1);
+    const struct trace_event *s3 = must_note(
+        e, "S3", NOTE_EXACT, "steps down to replica: another primary of the same epoch has a lower number", 1);
     assert_int_equal(s3->t, 4 * S + 1 * MS);
     assert_int_equal(s3->b, S2);
-    assert_null(find_text(e, TRACE_SRV_NOTE, "S2", N_STEP_DOWN, 1));
+    assert_null(note(e, "S2", NOTE_EXACT, N_STEP_DOWN, 1));
     /* 5s: A asks S1, is redirected (5.002s) and S2 grants (5.003s); both
      * replicas copy the grant at 5.004s. */
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "A", N_REDIRECT, 1)->t, 5 * S + 2 * MS);
+    assert_int_equal(must_note(e, "A", NOTE_EXACT, N_REDIRECT, 1)->t, 5 * S + 2 * MS);
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S2", 1)->t, 5 * S + 3 * MS);
     assert_null(find(e, TRACE_SRV_GRANT, "S1", 1));
     assert_null(find(e, TRACE_SRV_GRANT, "S3", 1));
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S1", N_COPY_GRANT, 1)->t, 5 * S + 4 * MS);
-    assert_int_equal(must_text(e, TRACE_SRV_NOTE, "S3", N_COPY_GRANT, 1)->t, 5 * S + 4 * MS);
+    assert_int_equal(must_note(e, "S1", NOTE_EXACT, N_COPY_GRANT, 1)->t, 5 * S + 4 * MS);
+    assert_int_equal(must_note(e, "S3", NOTE_EXACT, N_COPY_GRANT, 1)->t, 5 * S + 4 * MS);
     engine_free(e);
 }
 
@@ -495,13 +424,13 @@ static void test_two_promotions_converge(void **state) {
 static void test_promote_noops(void **state) {
     (void)state;
     struct engine *e = run_text("lock lease\nclient A: acquire; work 1s; release\n@500ms promote S1\n");
-    assert_non_null(must_text(e, TRACE_SRV_NOTE, "S1", "promote ignored: this store runs without replicas", 1));
+    assert_non_null(must_note(e, "S1", NOTE_EXACT, "promote ignored: this store runs without replicas", 1));
     assert_int_equal(engine_report(e)->acquires, 1);
     engine_free(e);
     e = run_text("lock lease servers=3\nclient A: acquire; work 1s; release\n@500ms promote S1\n");
-    const struct trace_event *n = must_text(e, TRACE_SRV_NOTE, "S1", "promote: already the primary", 1);
+    const struct trace_event *n = must_note(e, "S1", NOTE_EXACT, "promote: already the primary", 1);
     assert_int_equal(n->a, 1); /* still epoch 1 */
-    assert_null(find_text(e, TRACE_SRV_NOTE, NULL, N_STEP_DOWN, 1));
+    assert_null(note(e, NULL, NOTE_EXACT, N_STEP_DOWN, 1));
     engine_free(e);
 }
 

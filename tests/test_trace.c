@@ -10,101 +10,16 @@
 #include "trace.h"
 #include "trace_jsonl.h"
 
+#include "fixture_trace.h"
+
 #define S SIM_NS_PER_S
 
-/* ---- Allocation failures (glibc, not under ASan, which owns malloc) ---- */
-
-#if defined(__SANITIZE_ADDRESS__)
-#define FAULTS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FAULTS 0
-#endif
-#endif
-#if !defined(FAULTS) && defined(__GLIBC__)
-#define FAULTS 1
-#endif
-#ifndef FAULTS
-#define FAULTS 0
-#endif
-
-#if FAULTS
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-/* -1: never fail; k >= 0: let k more allocations succeed, then fail all.
- * live counts blocks allocated and not yet freed, to find leaks on the
- * failure paths. */
-static long fail_after = -1;
-static long live;
-static int alloc_fails(void) {
-    if (fail_after < 0) return 0;
-    if (fail_after == 0) return 1;
-    fail_after--;
-    return 0;
-}
-void *malloc(size_t n) {
-    void *p = alloc_fails() ? NULL : __libc_malloc(n);
-    live += p != NULL;
-    return p;
-}
-void *calloc(size_t n, size_t size) {
-    void *p = alloc_fails() ? NULL : __libc_calloc(n, size);
-    live += p != NULL;
-    return p;
-}
-void *realloc(void *old, size_t n) {
-    void *p = alloc_fails() ? NULL : __libc_realloc(old, n);
-    live += p != NULL && old == NULL;
-    return p;
-}
-void free(void *p) {
-    live -= p != NULL;
-    __libc_free(p);
-}
-
-/* Whether failures can be injected here: not under valgrind, whose
- * allocator replaces the one above. */
-static int faults_work(void) {
-    void *(*volatile alloc)(size_t) = malloc; /* a call the compiler cannot elide */
-    fail_after = 0;
-    void *p = alloc(1);
-    fail_after = -1;
-    if (!p) return 1;
-    free(p);
-    return 0;
-}
-#endif
-
 /* ---- Fixtures ------------------------------------------------------------ */
-
-enum { A, B, S1, R, NO = TRACE_NO_NODE };
-
-static void ev(struct trace *tr, sim_ns t, int kind, int node, int peer, uint64_t token,
-               uint32_t grant, int64_t a, int64_t b, const char *text) {
-    struct trace_event e;
-    memset(&e, 0, sizeof e);
-    e.t = t;
-    e.kind = (uint16_t)kind;
-    e.node = node;
-    e.peer = peer;
-    e.token = token;
-    e.grant = grant;
-    e.a = a;
-    e.b = b;
-    e.text = text;
-    trace_append(tr, &e);
-}
 
 /* The seed story with fencing: A (token 41) pauses past its lease, B gets
  * token 42, A's late write is rejected. */
 static void seed_trace(struct trace *tr) {
-    trace_init(tr, 1);
-    assert_int_equal(trace_add_node(tr, "A", TRACE_NODE_CLIENT), A);
-    assert_int_equal(trace_add_node(tr, "B", TRACE_NODE_CLIENT), B);
-    assert_int_equal(trace_add_node(tr, "S1", TRACE_NODE_SERVER), S1);
-    assert_int_equal(trace_add_node(tr, "R", TRACE_NODE_RESOURCE), R);
+    seed_nodes(tr);
     snprintf(tr->title, sizeof tr->title, "GC pause outlives the lease");
     snprintf(tr->algo, sizeof tr->algo, "fenced-lease");
     tr->seed = 7;
