@@ -48,6 +48,7 @@ struct lr_client {
     uint64_t acq_timeout, renew_timeout, rel_timeout; /* timer handles, 0 = none */
     uint64_t heartbeat;    /* timer handle of the next renewal, 0 = none */
     uint64_t value;        /* this grant's value */
+    sim_ns acq_sent_mono;  /* when the SET left, by the monotonic clock */
     int renewing;          /* 1 from the grant until release or loss */
     int lost;              /* 1 once a renewal failed, until the next acquire */
     int64_t renewals;      /* successful renewals of this grant */
@@ -155,6 +156,7 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
     c->lost = 0;
     c->renewals = 0;
     c->value = cfg(ctx)->kv.unique_value ? (lock_random(ctx) | 1) : 1;
+    c->acq_sent_mono = lock_now(ctx, LOCK_CLOCK_MONO);
     c->acq_req = send_req(ctx, c, KV_SET_NX, cfg(ctx)->kv.ttl_ns, &c->acq_timeout);
 }
 
@@ -188,7 +190,9 @@ static void acquire_done(struct lock_ctx *ctx, struct lr_client *c, const struct
     if (m && m->a) {
         c->renewing = 1;
         arm_heartbeat(ctx, c);
-        lock_granted(ctx, 0, cfg(ctx)->kv.ttl_ns);
+        /* The lease started somewhere in the round trip: count from the send. */
+        sim_ns validity = cfg(ctx)->kv.ttl_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->acq_sent_mono);
+        lock_granted(ctx, 0, validity > 0 ? validity : 1);
     } else {
         lock_refused(ctx);
     }

@@ -41,6 +41,7 @@ struct sx_client {
     uint64_t value;    /* the value its SETNX wrote */
     uint64_t timeout;  /* timer handle of the request timeout, 0 = none */
     uint64_t gap;      /* timer handle of the gap before EXPIRE, 0 = none */
+    sim_ns expire_sent_mono; /* when the EXPIRE left: the TTL starts after it */
 };
 
 static const struct sx_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -90,6 +91,7 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
 }
 
 static void send_expire(struct lock_ctx *ctx, struct sx_client *c) {
+    c->expire_sent_mono = lock_now(ctx, LOCK_CLOCK_MONO);
     send_req(ctx, c, KV_EXPIRE, SX_EXPIRE, cfg(ctx)->kv.ttl_ns); /* step 2 */
 }
 
@@ -126,7 +128,10 @@ static void done(struct lock_ctx *ctx, struct sx_client *c, const struct lock_ms
             break;
         }
         if (!m->a) lock_note(ctx, "EXPIRE found no key (another client deleted it)", 0, 0);
-        lock_granted(ctx, 0, cfg(ctx)->kv.ttl_ns);
+        { /* the TTL began when EXPIRE reached the server, within the round trip */
+            sim_ns validity = cfg(ctx)->kv.ttl_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->expire_sent_mono);
+            lock_granted(ctx, 0, validity > 0 ? validity : 1);
+        }
         break;
     case SX_RELEASE_GET:
         if (m && m->a && m->value == c->value) {
