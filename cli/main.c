@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -414,9 +415,14 @@ static int want_color(int no_color_flag) {
     return isatty(STDOUT_FILENO);
 }
 
+/* The timeline's width: COLUMNS if set, else the terminal's, else 100. */
 static int term_width(void) {
     const char *c = getenv("COLUMNS");
     int w = c ? atoi(c) : 0;
+    if (w < 40 || w > 1000) {
+        struct winsize ws;
+        w = isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+    }
     return w >= 40 && w <= 1000 ? w : 100;
 }
 
