@@ -166,17 +166,21 @@ struct kv_client {
     sim_ns acquire_sent_mono; /* when this acquisition's first SET left, by the monotonic clock */
 };
 
+/* The server side of an algorithm whose lock servers are this store with its
+ * own client (lease-renew, setnx-expire): `KV_SERVER_CALLBACKS,`. */
+#define KV_SERVER_CALLBACKS                                                                \
+    .server_size = sizeof(struct kv_server), .server_init = kv_server_init,                \
+    .server_recv = kv_server_recv, .server_timer = kv_server_timer,                        \
+    .server_restart = kv_server_restart
+
 /* The client and server callbacks of an algorithm that is this store plus
  * this client (setnx, lease, fenced-lease), for a struct lock_algo
  * initialiser: `.config_default = ..., .option = ..., KV_ALGO_CALLBACKS,`. */
 #define KV_ALGO_CALLBACKS                                                                  \
-    .client_size = sizeof(struct kv_client), .server_size = sizeof(struct kv_server),      \
-    .client_init = kv_client_init,                                                         \
+    .client_size = sizeof(struct kv_client), .client_init = kv_client_init,                \
     .client_acquire = kv_client_acquire, .client_release = kv_client_release,              \
     .client_recv = kv_client_recv, .client_timer = kv_client_timer,                        \
-    .server_init = kv_server_init, .server_recv = kv_server_recv,                          \
-    .server_timer = kv_server_timer, .server_restart = kv_server_restart,                  \
-    .server_control = kv_server_control
+    KV_SERVER_CALLBACKS, .server_control = kv_server_control
 
 /* Fill defaults; replication is off (see kv_config_replicated). */
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed);
