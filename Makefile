@@ -6,16 +6,25 @@ OPT     ?= -O2
 BUILD   ?= build
 CFLAGS  ?=
 CFLAGS  += -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -g $(OPT) \
-           -D_POSIX_C_SOURCE=200809L -Isim -Irender
+           -D_POSIX_C_SOURCE=200809L
 LDLIBS  += -lm -ldl
+
+# Boundaries the build enforces: sim/ (and sim/algo/) sees only sim/; render/
+# sees sim/ and render/; the front ends (cli/, tests, bench, fuzz) see all.
+SIM_INC    := -Isim
+RENDER_INC := -Isim -Irender
+ALL_INC    := -Isim -Isim/algo -Irender
 
 # Debian packages the build needs, and the pkg-config names that prove them.
 DEB_PKGS := pkg-config libcmocka-dev
 PC_MODS  := cmocka
 
-SIM_SRC    := $(sort $(wildcard sim/*.c))
+SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))
-LIB_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC) $(RENDER_SRC))
+SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
+RENDER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(RENDER_SRC))
+# Link order: later archives serve earlier ones.
+LIBS       := $(BUILD)/librender.a $(BUILD)/libsim.a
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -45,25 +54,40 @@ $(BUILD)/.deps:
 deps: $(BUILD)/.deps
 
 # ---- library, binary ---------------------------------------------------------
-$(BUILD)/%.o: %.c $(BUILD)/.deps $(wildcard sim/*.h render/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+SIM_HDR    := $(wildcard sim/*.h sim/algo/*.h)
+RENDER_HDR := $(wildcard render/*.h)
 
-$(BUILD)/liblocksim.a: $(LIB_OBJ)
+$(BUILD)/sim/%.o: sim/%.c $(BUILD)/.deps $(SIM_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SIM_INC) -c -o $@ $<
+
+$(BUILD)/render/%.o: render/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(RENDER_INC) -c -o $@ $<
+
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
+
+$(BUILD)/libsim.a: $(SIM_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/locksim: $(CLI_OBJ) $(BUILD)/liblocksim.a
-	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/liblocksim.a $(LDLIBS)
+$(BUILD)/librender.a: $(RENDER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/locksim: $(CLI_OBJ) $(LIBS)
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIBS) $(LDLIBS)
 
 # ---- run -------------------------------------------------------------------------
 run: $(BUILD)/locksim
 	./$(BUILD)/locksim demo
 
 # ---- tests -----------------------------------------------------------------------
-$(BUILD)/tests/%: tests/%.c tests/*.h $(BUILD)/liblocksim.a
+$(BUILD)/tests/%: tests/%.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/liblocksim.a $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
 
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
 # then the determinism check against a second build at -O0.

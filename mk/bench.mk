@@ -1,6 +1,6 @@
 # Benchmarks: `make bench` builds and runs everything in bench/ (bench/README.md).
 # Included from the Makefile; uses its CC, CFLAGS, BUILD, LDLIBS and
-# $(BUILD)/liblocksim.a. Prints figures and ratios; never fails on speed.
+# $(LIBS). Prints figures and ratios; never fails on speed.
 #
 #   make bench                          all four parts, a few minutes on 2 cores
 #   make bench BENCH_ROUNDS=3           fewer interleaved throughput rounds
@@ -28,9 +28,9 @@ BENCH_WHEEL_SRC := $(BENCH_PEERS)/c/lockbench_wheel.c
 
 .PHONY: bench bench-build
 
-$(BENCH_BIN): $(BENCH_SRC) $(wildcard bench/*.h) $(BUILD)/liblocksim.a
+$(BENCH_BIN): $(BENCH_SRC) $(wildcard bench/*.h) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ibench -o $@ $(BENCH_SRC) $(BUILD)/liblocksim.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Ibench -o $@ $(BENCH_SRC) $(LIBS) $(LDLIBS)
 
 ifneq ($(wildcard $(BENCH_REF_SRC)),)
 BENCH_REF := $(BENCH_DIR)/lockbench_c2

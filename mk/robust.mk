@@ -56,9 +56,9 @@ fuzz-deps:
 # library gets coverage and sanitizers; the targets link libFuzzer's main.
 fuzz-bins: $(patsubst %,$(BUILD)/fuzz/%,$(FUZZ_TARGETS))
 
-$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/liblocksim.a
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -Ifuzz -o $@ $< $(BUILD)/liblocksim.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -fsanitize=fuzzer -Ifuzz -o $@ $< $(LIBS) $(LDLIBS)
 
 # Each target runs FUZZ_SECONDS on its corpus (kept in $(FUZZ_BUILD)/corpus/NAME across
 # runs) plus the seeds. A crash leaves $(FUZZ_BUILD)/crashes/NAME-crash-* and fails.

@@ -1,4 +1,4 @@
-/* Tests of the consensus lock (sim/algo_consensus.c), narrated: each runs a
+/* Tests of the consensus lock (sim/algo/algo_consensus.c), narrated: each runs a
  * scenario on Raft-replicated lock servers and walks its trace, asserting the
  * virtual times, revisions and verdicts that a user relies on. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* fenced-lease's fencing variants (sim/algo_fenced_lease.c), narrated: which
+/* fenced-lease's fencing variants (sim/algo/algo_fenced_lease.c), narrated: which
  * token checks are fencing (compare=<, <=, by the resource) and which only
  * look like it (compare=!=, check=client). Exact times, tokens, verdicts. */
 #include <stdio.h>

@@ -1,0 +1,42 @@
+/* One table of error codes for the whole program, in the manner of libuv's
+ * UV_ERRNO_MAP: each row gives the code's name, the exit status the command
+ * line maps it to (sysexits.h values, documented in README.md and --help)
+ * and a short message. Fallible functions return 0 or a negative LSIM_E*
+ * code; the message with its place (file:line:col) travels separately, in
+ * the caller's error buffer (struct scn_error). */
+#ifndef LOCKSIM_ERROR_H
+#define LOCKSIM_ERROR_H
+
+/* XX(NAME, exit status, message) */
+#define LSIM_ERRNO_MAP(XX)                                                              \
+    XX(EXPECT, 1, "an expectation failed")                                              \
+    XX(TRUNCATED, 1, "the run was cut short before its duration; nothing was decided")  \
+    XX(USAGE, 64, "usage error (bad command line)")                                     \
+    XX(UNKNOWN_OPTION, 64, "unknown option")                                            \
+    XX(BAD_VALUE, 64, "bad option value")                                               \
+    XX(PLUGIN, 64, "the algorithm plugin cannot be used")                               \
+    XX(PARSE, 65, "malformed scenario")                                                 \
+    XX(NOINPUT, 66, "input file not found or unreadable")                               \
+    XX(NODISPLAY, 69, "no display to open a window on")                                 \
+    XX(NOMEM, 70, "out of memory")                                                      \
+    XX(INTERNAL, 70, "internal error")                                                  \
+    XX(OUTPUT, 73, "an output file cannot be written")
+
+enum lsim_err {
+    LSIM_OK = 0,
+    LSIM_ERR_FIRST_ = -1000,
+#define LSIM_ERR_ENUM_(name, status, msg) LSIM_E##name,
+    LSIM_ERRNO_MAP(LSIM_ERR_ENUM_)
+#undef LSIM_ERR_ENUM_
+    LSIM_ERR_LAST_
+};
+
+/* The row's message, or "unknown error" for a code not in the table. */
+const char *lsim_strerror(int code);
+/* The row's name without its prefix ("NOMEM"), or "UNKNOWN". */
+const char *lsim_errname(int code);
+/* The exit status the command line gives for code (0 for LSIM_OK, 70 for a
+ * code not in the table). */
+int lsim_exit_status(int code);
+
+#endif
