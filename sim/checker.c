@@ -418,19 +418,10 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
 
 int64_t checker_metric(const struct checker_report *r, enum scn_metric m) {
     switch (m) {
-    case SCN_M_VERDICT: return r->verdict;
-    case SCN_M_DOUBLE_ENTRIES: return r->double_entries;
-    case SCN_M_DOUBLE_ENTRY_NS: return r->double_entry_ns;
-    case SCN_M_STALE_ACCEPTED: return r->stale_accepted;
-    case SCN_M_STALE_REJECTED: return r->stale_rejected;
-    case SCN_M_LOST_UPDATES: return r->lost_updates;
-    case SCN_M_WRONG_RELEASES: return r->wrong_releases;
-    case SCN_M_STUCK: return r->stuck;
-    case SCN_M_FAILED_ACQUIRES: return r->failed_acquires;
-    case SCN_M_ACQUIRES: return r->acquires;
-    case SCN_M_WRITES_ACCEPTED: return r->writes_accepted;
-    case SCN_M_WRITES_REJECTED: return r->writes_rejected;
-    case SCN_M_FINAL_STOCK: return r->final_stock;
+#define METRIC_CASE_(e, field, word, shorthand, key, unit, desc) \
+    case SCN_M_##e: return (int64_t)r->field;
+        METRIC_MAP(METRIC_CASE_)
+#undef METRIC_CASE_
     default: return 0;
     }
 }

@@ -1449,6 +1449,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     e->s.nclients = s->nclients;
     queue_init(&e->q);
     trace_init(&e->tr, o->keep_trace);
+    if (o->hash_trace) trace_hash_on(&e->tr);
     snprintf(e->tr.title, sizeof e->tr.title, "%s", e->s.title);
     e->tr.seed = e->s.seed;
     rng_seed(&e->rng, e->s.seed);

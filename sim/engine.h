@@ -15,6 +15,8 @@ struct engine;
 struct engine_opts {
     const struct lock_algo *algo; /* NULL = the scenario's algorithm by name */
     int keep_trace;               /* 1 = store every event (for output) */
+    int hash_trace;               /* 1 = hash every event as it happens, so that
+                                     trace_hash() works without keep_trace */
     int lenient_options;          /* 1 = drop lock options the algorithm does not know
                                      (used when --algo swaps the algorithm) */
 };

@@ -1408,34 +1408,6 @@ static int kw_clients(struct parser *p)
 
 /* ---- Expectations ---- */
 
-static const struct {
-    const char *name;
-    enum scn_metric m;
-    int shorthand; /* usable as `expect [no] NAME` */
-} metric_words[] = {
-    {"double-entries", SCN_M_DOUBLE_ENTRIES, 1},   {"double-entry", SCN_M_DOUBLE_ENTRIES, 1},
-    {"double-entry-time", SCN_M_DOUBLE_ENTRY_NS, 0},
-    {"stale-writes-accepted", SCN_M_STALE_ACCEPTED, 0},
-    {"stale-writes-rejected", SCN_M_STALE_REJECTED, 0},
-    {"stale-write", SCN_M_STALE_ACCEPTED, 1},      {"stale-writes", SCN_M_STALE_ACCEPTED, 1},
-    {"lost-updates", SCN_M_LOST_UPDATES, 1},       {"lost-update", SCN_M_LOST_UPDATES, 1},
-    {"wrong-releases", SCN_M_WRONG_RELEASES, 1},   {"wrong-release", SCN_M_WRONG_RELEASES, 1},
-    {"stuck", SCN_M_STUCK, 1},
-    {"failed-acquires", SCN_M_FAILED_ACQUIRES, 1}, {"failed-acquire", SCN_M_FAILED_ACQUIRES, 1},
-    {"acquires", SCN_M_ACQUIRES, 0},               {"writes-accepted", SCN_M_WRITES_ACCEPTED, 0},
-    {"writes-rejected", SCN_M_WRITES_REJECTED, 0}, {"final-stock", SCN_M_FINAL_STOCK, 0},
-};
-
-static int metric_find(const char *w)
-{
-    size_t k;
-
-    for (k = 0; k < sizeof metric_words / sizeof metric_words[0]; k++)
-        if (strcmp(metric_words[k].name, w) == 0)
-            return (int)k;
-    return -1;
-}
-
 static int cmp_find(const char *w, enum scn_cmp *out)
 {
     static const struct {
@@ -1492,15 +1464,16 @@ static int expect_body(struct parser *p, struct scn_expect *e)
                         "as expect no double-entry");
         t = &p->toks[i];
     }
-    k = t->kind == T_WORD ? metric_find(t->s) : -1;
+    int sh = 0; /* the word may be used as `expect [no] WORD` (sim/metric.h) */
+    k = t->kind == T_WORD ? metric_find(t->s, &sh) : -1;
     /* Shorthand: expect [no] NAME [accepted|rejected] */
-    if (no || (k >= 0 && metric_words[k].shorthand &&
+    if (no || (k >= 0 && sh &&
                (i + 1 >= p->ntoks || cmp_find(p->toks[i + 1].s, &e->cmp) < 0))) {
-        if (k < 0 || !metric_words[k].shorthand)
+        if (k < 0 || !sh)
             return fail(p, t->col, "unknown event %s after 'no'; expected double-entry, "
                         "stale-write, lost-update, wrong-release, stuck or failed-acquire",
                         show(p, t));
-        e->metric = metric_words[k].m;
+        e->metric = (enum scn_metric)k;
         if (i + 1 < p->ntoks && e->metric == SCN_M_STALE_ACCEPTED) {
             const char *q = p->toks[i + 1].s;
             if (strcmp(q, "accepted") == 0)
@@ -1510,15 +1483,15 @@ static int expect_body(struct parser *p, struct scn_expect *e)
         }
         e->cmp = no ? SCN_CMP_EQ : SCN_CMP_GE;
         e->value = no ? 0 : 1;
-        return need_end(p, i + 1, metric_words[k].name);
+        return need_end(p, i + 1, t->s);
     }
     /* General: expect METRIC OP VALUE */
     if (k < 0)
-        return fail(p, t->col, "unknown metric '%.20s'; expected verdict, double-entries, "
-                    "double-entry-time, stale-writes-accepted, stale-writes-rejected, "
-                    "lost-updates, wrong-releases, stuck, failed-acquires, acquires, "
-                    "writes-accepted, writes-rejected or final-stock", t->s);
-    e->metric = metric_words[k].m;
+        return fail(p, t->col, "unknown metric '%.20s'; expected verdict or a metric of "
+                    "docs/metrics.md such as double-entries, double-entry-time, "
+                    "stale-writes-accepted, lost-updates, wrong-releases, stuck or final-stock",
+                    t->s);
+    e->metric = (enum scn_metric)k;
     if (++i >= p->ntoks)
         return fail(p, col_after(p, i), "expected a comparison after '%s', as in %s >= 1",
                     t->s, t->s);
@@ -1531,7 +1504,7 @@ static int expect_body(struct parser *p, struct scn_expect *e)
     t = &p->toks[i];
     if (t->kind != T_WORD)
         return fail(p, t->col, "expected a value, found %s", show(p, t));
-    if (e->metric == SCN_M_DOUBLE_ENTRY_NS) {
+    if (metric_info(e->metric)->unit == METRIC_UNIT_NS) {
         sim_ns v;
         if (dur_parse(t->s, 0, &v, why) < 0)
             return fail_why(p, t->col, why);

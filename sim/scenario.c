@@ -194,21 +194,6 @@ static const char *const point_names[SCN_POINT_COUNT] = {
     [SCN_POINT_AFTER_RELEASE] = "after-release",
 };
 
-static const char *const metric_names[SCN_M_COUNT] = {
-    [SCN_M_VERDICT] = "verdict",
-    [SCN_M_DOUBLE_ENTRIES] = "double-entries",
-    [SCN_M_DOUBLE_ENTRY_NS] = "double-entry-time",
-    [SCN_M_STALE_ACCEPTED] = "stale-writes-accepted",
-    [SCN_M_STALE_REJECTED] = "stale-writes-rejected",
-    [SCN_M_LOST_UPDATES] = "lost-updates",
-    [SCN_M_WRONG_RELEASES] = "wrong-releases",
-    [SCN_M_STUCK] = "stuck",
-    [SCN_M_FAILED_ACQUIRES] = "failed-acquires",
-    [SCN_M_ACQUIRES] = "acquires",
-    [SCN_M_WRITES_ACCEPTED] = "writes-accepted",
-    [SCN_M_WRITES_REJECTED] = "writes-rejected",
-    [SCN_M_FINAL_STOCK] = "final-stock",
-};
 
 static const char *const verdict_names[] = {
     [SCN_VERDICT_SAFE] = "SAFE",
@@ -245,7 +230,7 @@ static const char *const fault_names[SCN_FAULT_COUNT] = {
          : "?")
 
 const char *scn_point_name(enum scn_point p) { return NAME_OF(point_names, p); }
-const char *scn_metric_name(enum scn_metric m) { return NAME_OF(metric_names, m); }
+const char *scn_metric_name(enum scn_metric m) { return metric_info(m) ? metric_info(m)->word : "unknown"; }
 const char *scn_verdict_name(enum scn_verdict v) { return NAME_OF(verdict_names, v); }
 const char *scn_step_name(enum scn_step_kind k) { return NAME_OF(step_names, k); }
 const char *scn_fault_name(enum scn_fault_kind k) { return NAME_OF(fault_names, k); }

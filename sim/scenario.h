@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metric.h" /* enum scn_metric: the rows of the metric table */
 #include "vtime.h"
 
 /* Limits, enforced by the parser and by engine_new() with a clear message. */
@@ -147,24 +148,6 @@ struct scn_fault {
     int ngroups;
     struct scn_link link;          /* LINK */
     struct scn_pos pos;
-};
-
-/* Metrics an `expect` line can compare. */
-enum scn_metric {
-    SCN_M_VERDICT,             /* special: compared with verdict */
-    SCN_M_DOUBLE_ENTRIES,      /* intervals with two or more clients in the CS */
-    SCN_M_DOUBLE_ENTRY_NS,     /* total true time with two or more in the CS */
-    SCN_M_STALE_ACCEPTED,      /* writes under a superseded grant, accepted */
-    SCN_M_STALE_REJECTED,      /* writes under a superseded grant, rejected */
-    SCN_M_LOST_UPDATES,        /* units sold beyond what the stock shows */
-    SCN_M_WRONG_RELEASES,      /* releases that removed another client's grant */
-    SCN_M_STUCK,               /* clients left waiting on a dead owner */
-    SCN_M_FAILED_ACQUIRES,     /* acquisitions that gave up */
-    SCN_M_ACQUIRES,            /* successful acquisitions */
-    SCN_M_WRITES_ACCEPTED,
-    SCN_M_WRITES_REJECTED,
-    SCN_M_FINAL_STOCK,
-    SCN_M_COUNT
 };
 
 enum scn_cmp { SCN_CMP_EQ, SCN_CMP_NE, SCN_CMP_LT, SCN_CMP_LE, SCN_CMP_GT, SCN_CMP_GE };

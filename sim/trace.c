@@ -88,12 +88,48 @@ int trace_add_node(struct trace *tr, const char *name, int kind) {
     return tr->nnodes++;
 }
 
+#define FNV_OFFSET 14695981039346656037ull
+
+static uint64_t fnv(uint64_t h, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) { /* little-endian byte order, by value */
+        h ^= (v >> (8 * i)) & 0xff;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static uint64_t event_hash(uint64_t h, const struct trace_event *e) {
+    h = fnv(h, (uint64_t)e->t, 8);
+    h = fnv(h, e->kind, 2);
+    h = fnv(h, (uint32_t)e->node, 4);
+    h = fnv(h, (uint32_t)e->peer, 4);
+    h = fnv(h, e->token, 8);
+    h = fnv(h, e->grant, 4);
+    h = fnv(h, (uint64_t)e->a, 8);
+    h = fnv(h, (uint64_t)e->b, 8);
+    for (const char *p = e->text; p && *p; p++) h = fnv(h, (unsigned char)*p, 1);
+    return h;
+}
+
+void trace_hash_on(struct trace *tr) {
+    tr->hashing = 1;
+    tr->hash = FNV_OFFSET;
+}
+
+uint64_t trace_hash(const struct trace *tr) {
+    if (tr->hashing) return tr->hash;
+    uint64_t h = FNV_OFFSET;
+    for (size_t i = 0; i < tr->len; i++) h = event_hash(h, &tr->ev[i]);
+    return h;
+}
+
 void trace_append_own(struct trace *tr, struct trace_event *ev) {
     if (ev->t > tr->last_t) {
         if (tr->advance) tr->advance(tr->observe_arg, ev->t);
         tr->last_t = ev->t;
     }
     ev->seq = tr->count++;
+    if (tr->hashing) tr->hash = event_hash(tr->hash, ev);
     if (tr->keep && !tr->oom) {
         if (tr->len == tr->cap) {
             size_t cap = tr->cap ? tr->cap * 2 : 256;
@@ -124,31 +160,6 @@ int trace_kind_from_name(const char *name) {
     for (int k = 0; k < TRACE_KIND_COUNT; k++)
         if (kind_names[k] && strcmp(kind_names[k], name) == 0) return k;
     return -1;
-}
-
-static uint64_t fnv(uint64_t h, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; i++) { /* little-endian byte order, by value */
-        h ^= (v >> (8 * i)) & 0xff;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-uint64_t trace_hash(const struct trace *tr) {
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < tr->len; i++) {
-        const struct trace_event *e = &tr->ev[i];
-        h = fnv(h, (uint64_t)e->t, 8);
-        h = fnv(h, e->kind, 2);
-        h = fnv(h, (uint32_t)e->node, 4);
-        h = fnv(h, (uint32_t)e->peer, 4);
-        h = fnv(h, e->token, 8);
-        h = fnv(h, e->grant, 4);
-        h = fnv(h, (uint64_t)e->a, 8);
-        h = fnv(h, (uint64_t)e->b, 8);
-        for (const char *p = e->text; p && *p; p++) h = fnv(h, (unsigned char)*p, 1);
-    }
-    return h;
 }
 
 /* ---- Owned strings: an arena of blocks plus an open-addressing table that

@@ -132,6 +132,9 @@ struct trace {
     size_t len, cap;
     uint32_t count;           /* events appended, kept or not */
     int keep;                 /* 1 = store events in ev[] */
+    int hashing;              /* 1 = fold every event into hash as it is appended,
+                                 so trace_hash works without keeping the events */
+    uint64_t hash;            /* running FNV-1a 64 when hashing */
     int oom;                  /* 1 = an append could not be stored */
     trace_observer observe;
     void *observe_arg;
@@ -163,7 +166,7 @@ void trace_append_own(struct trace *tr, struct trace_event *ev);
  * not, a producer may call trace_skip (which counts it and moves time on for the advance hook, as trace_append would) instead
  * of building the event and appending it. */
 static inline int trace_wants(const struct trace *tr, int kind) {
-    return tr->keep || (tr->observe && (!tr->observe_kinds || ((tr->observe_kinds >> kind) & 1)));
+    return tr->keep || tr->hashing || (tr->observe && (!tr->observe_kinds || ((tr->observe_kinds >> kind) & 1)));
 }
 static inline void trace_skip(struct trace *tr, sim_ns t) {
     if (t > tr->last_t) {
@@ -180,8 +183,12 @@ int trace_kind_from_name(const char *name);
  * static (a trace read back from a file, partition groups). The copy stays
  * valid until trace_close. Returns it, or NULL when out of memory. */
 const char *trace_intern(struct trace *tr, const char *s, size_t len);
-/* FNV-1a 64 over every stored event's fields in a fixed byte order:
- * equal hashes mean byte-identical traces on any machine. */
+/* FNV-1a 64 over every event's fields in a fixed byte order: equal hashes
+ * mean byte-identical traces on any machine. Over the stored events, or,
+ * when hashing is on, over every event appended (the same value when both
+ * are on). */
 uint64_t trace_hash(const struct trace *tr);
+/* Turn on the running hash; call before the first append. */
+void trace_hash_on(struct trace *tr);
 
 #endif
