@@ -13,7 +13,8 @@ LDLIBS  += -lm -ldl
 # sees sim/ and render/; the front ends (cli/, tests, bench, fuzz) see all.
 SIM_INC    := -Isim
 RENDER_INC := -Isim -Irender
-ALL_INC    := -Isim -Isim/algo -Irender
+RUN_INC    := -Isim -Irender -Irun
+ALL_INC    := -Isim -Isim/algo -Irender -Irun
 
 # Debian packages the build needs, and the pkg-config names that prove them.
 DEB_PKGS := pkg-config libcmocka-dev
@@ -23,8 +24,10 @@ SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))
 SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
 RENDER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(RENDER_SRC))
+RUN_SRC    := $(sort $(wildcard run/*.c))
+RUN_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(RUN_SRC))
 # Link order: later archives serve earlier ones.
-LIBS       := $(BUILD)/librender.a $(BUILD)/libsim.a
+LIBS       := $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -56,6 +59,7 @@ deps: $(BUILD)/.deps
 # ---- library, binary ---------------------------------------------------------
 SIM_HDR    := $(wildcard sim/*.h sim/algo/*.h)
 RENDER_HDR := $(wildcard render/*.h)
+RUN_HDR    := $(wildcard run/*.h)
 
 $(BUILD)/sim/%.o: sim/%.c $(BUILD)/.deps $(SIM_HDR)
 	@mkdir -p $(dir $@)
@@ -65,11 +69,19 @@ $(BUILD)/render/%.o: render/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RENDER_INC) -c -o $@ $<
 
-$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR)
+$(BUILD)/run/%.o: run/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(RUN_INC) -c -o $@ $<
+
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
 
 $(BUILD)/libsim.a: $(SIM_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/librun.a: $(RUN_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 

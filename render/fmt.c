@@ -43,3 +43,14 @@ int format_time_ns(char *buf, size_t n, sim_ns t) {
     if (mag >= (uint64_t)SIM_NS_PER_US) return format_time_in(buf, n, t, SIM_NS_PER_US, "us");
     return format_time_in(buf, n, t, 1, "ns");
 }
+
+int metric_format(char *buf, size_t n, enum scn_metric m, int64_t v) {
+    const struct metric_info *mi = metric_info(m);
+    if (!mi) return snprintf(buf, n, "%" PRId64, v);
+    switch (mi->unit) {
+    case METRIC_UNIT_VERDICT:
+        return snprintf(buf, n, "%s", v == 0 ? "SAFE" : v == 1 ? "UNSAFE" : v == 2 ? "STUCK" : "?");
+    case METRIC_UNIT_NS: return format_time_ns(buf, n, v);
+    default: return snprintf(buf, n, "%" PRId64, v);
+    }
+}

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "metric.h"
 #include "vtime.h"
 
 /* Write t in the largest unit of s, ms, us, ns in which |t| >= 1 (0 is "0s"),
@@ -19,5 +20,9 @@ int format_time_ns(char *buf, size_t n, sim_ns t);
  * suffix (borrowed) follows the number. With unit_ns = 60 s and suffix "m":
  * 120 s gives "2m", 90 s gives "90s". Returns as format_time_ns does. */
 int format_time_in(char *buf, size_t n, sim_ns t, sim_ns unit_ns, const char *suffix);
+
+/* Write value v of metric m in its unit for people: "SAFE", "3", "1.5s".
+ * Returns as format_time_ns does. */
+int metric_format(char *buf, size_t n, enum scn_metric m, int64_t v);
 
 #endif

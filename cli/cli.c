@@ -1,0 +1,143 @@
+/* Shared command-line helpers (cli.h): messages and exit statuses, the
+ * run options, strict numbers, terminal facts, finding scenario files. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "cli.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const cli_prog = "locksim";
+
+int cli_usage(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", cli_prog);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see `locksim help`)\n");
+    va_end(ap);
+    return cli_exit(LSIM_EUSAGE);
+}
+
+int cli_fail(int code, const char *msg) {
+    /* Messages with a place (file:line:col: ...) stand alone, as compilers print them. */
+    if (!msg[0]) msg = lsim_strerror(code);
+    size_t colon = strcspn(msg, ":"), space = strcspn(msg, " ");
+    int placed = msg[colon] == ':' && colon < space && msg[0] != '-';
+    if (placed) fprintf(stderr, "%s\n", msg);
+    else fprintf(stderr, "%s: %s\n", cli_prog, msg);
+    return cli_exit(code);
+}
+
+int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status) {
+    const char *a = argv[*i];
+    int is_seed = strcmp(a, "--seed") == 0, is_set = strcmp(a, "--set") == 0,
+        is_algo = strcmp(a, "--algo") == 0;
+    if (!is_seed && !is_set && !is_algo) return 0;
+    if (*i + 1 >= argc) {
+        *status = cli_usage("%s needs a value", a);
+        return -1;
+    }
+    const char *v = argv[++*i];
+    if (is_seed) o->seed = v;
+    else if (is_algo) o->algo = v;
+    else {
+        if (o->nsets == CLI_MAX_SETS) {
+            *status = cli_usage("too many --set options (at most %d)", CLI_MAX_SETS);
+            return -1;
+        }
+        o->sets[o->nsets++] = v;
+    }
+    return 1;
+}
+
+int cli_parse_int(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_want_color(int no_color_flag) {
+    if (no_color_flag) return 0;
+    const char *nc = getenv("NO_COLOR");
+    if (nc && nc[0]) return 0;
+    return isatty(STDOUT_FILENO);
+}
+
+int cli_term_width(void) {
+    const char *c = getenv("COLUMNS");
+    long w = 0;
+    if (!c || cli_parse_int(c, 40, 1000, &w) != 0) {
+        struct winsize ws;
+        w = isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+    }
+    return w >= 40 && w <= 1000 ? (int)w : 100;
+}
+
+const char *cli_scenario_dir(char *buf, size_t n) {
+    struct stat st;
+    if (stat("scenarios", &st) == 0 && S_ISDIR(st.st_mode)) return "scenarios";
+    char exe[4096];
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (l > 0) {
+        exe[l] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(buf, n, "%s/../scenarios", exe);
+            if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) return buf;
+        }
+    }
+    return "scenarios";
+}
+
+/* nftw has no user argument: the walk's state lives here for its duration. */
+static struct {
+    char **v;
+    int n, cap, oom;
+} found;
+
+static int on_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    size_t l = strlen(path);
+    if (flag != FTW_F || l < 6 || strcmp(path + l - 5, ".lsim") != 0) return 0;
+    if (found.n == found.cap) {
+        int cap = found.cap ? found.cap * 2 : 64;
+        char **v = realloc(found.v, (size_t)cap * sizeof *v);
+        if (!v) return found.oom = 1;
+        found.v = v;
+        found.cap = cap;
+    }
+    if (!(found.v[found.n] = strdup(path))) return found.oom = 1;
+    found.n++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t errlen) {
+    memset(&found, 0, sizeof found);
+    int rc = nftw(dir, on_file, 16, FTW_PHYS);
+    if (found.oom) rc = LSIM_ENOMEM, snprintf(err, errlen, "out of memory listing '%s'", dir);
+    else if (rc != 0) rc = LSIM_ENOINPUT, snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
+    if (rc) {
+        for (int i = 0; i < found.n; i++) free(found.v[i]);
+        free(found.v);
+        return rc;
+    }
+    if (found.n) qsort(found.v, (size_t)found.n, sizeof *found.v, by_name);
+    *out = found.v;
+    *n = found.n;
+    return LSIM_OK;
+}

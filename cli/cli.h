@@ -1,0 +1,63 @@
+/* Shared pieces of the locksim command line: exit statuses come from the
+ * error table (sim/error.h) through cli_exit(); option parsing helpers;
+ * terminal facts (colour, width). Each command lives in its own cmd_*.c. */
+#ifndef LOCKSIM_CLI_H
+#define LOCKSIM_CLI_H
+
+#include <stdio.h>
+
+#include "error.h"
+#include "report.h"
+#include "run.h"
+
+#define LOCKSIM_VERSION "0.2.0"
+#define CLI_MAX_SETS 64
+
+extern const char *const cli_prog;
+
+/* Print "locksim: MESSAGE" and a hint to stderr; return exit status 64. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+int cli_usage(const char *fmt, ...);
+/* Print "locksim: MESSAGE" (or "MESSAGE" when it starts with a file place)
+ * to stderr and return the exit status of code. */
+int cli_fail(int code, const char *msg);
+/* The exit status of an LSIM code (the one table). */
+static inline int cli_exit(int code) { return lsim_exit_status(code); }
+
+/* Options shared by the commands that run scenarios. */
+struct cli_runopts {
+    const char *seed;
+    const char *sets[CLI_MAX_SETS];
+    int nsets;
+    const char *algo;
+};
+/* If argv[*i] is --seed, --set or --algo, take it (and its value) and
+ * return 1; 0 if it is not one of them; -1 after printing a usage error
+ * (*status is then the exit status). */
+int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status);
+/* A strict integer in [lo, hi]: "40.5", "40x" and "" are refused. */
+int cli_parse_int(const char *s, long lo, long hi, long *out);
+
+int cli_want_color(int no_color_flag);
+/* COLUMNS if set, else the terminal's width, else 100. */
+int cli_term_width(void);
+/* The folder of the catalog for `demo` and `list`: ./scenarios when it
+ * exists, else the one beside the binary (BINDIR/../scenarios). */
+const char *cli_scenario_dir(char *buf, size_t n);
+/* Every *.lsim below dir, sorted; *out (free each and the array) and *n.
+ * Returns 0 or an LSIM code with err. */
+int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t errlen);
+
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
+int cmd_hash(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[],
+    cli_usage_hash[], cli_usage_demo[];
+
+#endif

@@ -1,0 +1,246 @@
+/* `locksim matrix`: one fault script against every algorithm asked, one
+ * row each, as text, CSV or JSON. A --set key that no algorithm of the
+ * matrix has is an error; one that some rows do not use is noted there. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fmt.h"
+
+#define MATRIX_MAX 64
+
+struct matrix_row {
+    const struct lock_algo *algo;
+    struct report_summary sum;
+    char dropped[256];       /* --set keys this algorithm does not use */
+};
+
+/* The algorithms named by --algos: "all", or NAME,NAME,... (paths allowed). */
+static int parse_algos(const char *algos, const struct lock_algo **list, int *n) {
+    *n = 0;
+    if (strcmp(algos, "all") == 0) {
+        for (int i = 0; lock_algo_at(i) && *n < MATRIX_MAX; i++) list[(*n)++] = lock_algo_at(i);
+        return 0;
+    }
+    const char *p = algos;
+    for (;;) {
+        size_t l = strcspn(p, ",");
+        if (l == 0)
+            return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,... or all", algos);
+        if (*n == MATRIX_MAX) return cli_usage("too many algorithms (at most %d)", MATRIX_MAX);
+        char name[4096], err[700];
+        snprintf(name, sizeof name, "%.*s", (int)l, p);
+        int rc = run_resolve_algo(name, &list[*n], err, sizeof err);
+        if (rc) return cli_fail(rc, err);
+        (*n)++;
+        if (!p[l]) return 0;
+        p += l + 1;
+    }
+}
+
+/* Which --set keys (lock options) did this row drop? */
+static void note_dropped(struct matrix_row *row, const char *dropped, const struct cli_runopts *ro) {
+    size_t len = 0;
+    row->dropped[0] = '\0';
+    for (int i = 0; i < ro->nsets; i++) {
+        const char *kv = ro->sets[i];
+        if (strncmp(kv, "lock.", 5) == 0) kv += 5;
+        size_t klen = strcspn(kv, "=");
+        for (const char *p = dropped; *p;) {
+            size_t l = strcspn(p, " ");
+            if (l == klen && strncmp(p, kv, klen) == 0 && len + klen + 2 < sizeof row->dropped) {
+                len += (size_t)snprintf(row->dropped + len, sizeof row->dropped - len, "%s%.*s",
+                                        len ? " " : "", (int)klen, kv);
+                break;
+            }
+            p += l;
+            while (*p == ' ') p++;
+        }
+    }
+}
+
+static void print_text(const struct matrix_row *rows, int n, const char *file, const struct scenario *s,
+                       const struct cli_runopts *ro) {
+    char t[32];
+    printf("%s  (%s), seed %llu\n", s->title[0] ? s->title : "(untitled scenario)", file,
+           (unsigned long long)s->seed);
+    printf("resource: stock %lld, %s; purpose %s\n\n", (long long)s->stock,
+           s->fencing ? "checks fencing tokens" : "does not check tokens",
+           s->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness");
+    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s\n", "algorithm", "verdict", "double", "double",
+           "stale writes", "lost", "wrong", "stuck");
+    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s\n", "", "", "entries", "time", "acc / rej", "upd.",
+           "releases", "");
+    for (int i = 0; i < n; i++) {
+        const struct report_summary *m = &rows[i].sum;
+        if (m->rc) {
+            printf("%-22s cannot run this script: %s\n", rows[i].algo->name, m->error);
+            continue;
+        }
+        char sw[32];
+        snprintf(sw, sizeof sw, "%lld / %lld", (long long)m->rep.stale_accepted, (long long)m->rep.stale_rejected);
+        format_time_ns(t, sizeof t, m->rep.double_entry_ns);
+        char note[300] = "";
+        if (rows[i].dropped[0]) snprintf(note, sizeof note, "  (does not use --set %s)", rows[i].dropped);
+        printf("%-22s %-9s %7lld %10s %13s %6lld %8lld %6lld%s\n", rows[i].algo->name,
+               m->truncated ? "TRUNCATED" : scn_verdict_name(m->rep.verdict), (long long)m->rep.double_entries,
+               t, sw, (long long)m->rep.lost_updates, (long long)m->rep.wrong_releases, (long long)m->rep.stuck,
+               note);
+    }
+    printf("\nReplay one row: locksim run ");
+    report_shell_word(stdout, file);
+    printf(" --algo NAME");
+    for (int i = 0; i < ro->nsets; i++) {
+        printf(" --set ");
+        report_shell_word(stdout, ro->sets[i]);
+    }
+    printf("\n");
+}
+
+static void print_json(const struct matrix_row *rows, int n, const char *file, const struct scenario *s) {
+    printf("{\"file\":");
+    report_json_str(stdout, file);
+    printf(",\"title\":");
+    report_json_str(stdout, s->title);
+    printf(",\"seed\":%llu,\"rows\":[", (unsigned long long)s->seed);
+    for (int i = 0; i < n; i++) {
+        const struct report_summary *m = &rows[i].sum;
+        printf("%s{\"algorithm\":", i ? "," : "");
+        report_json_str(stdout, rows[i].algo->name);
+        if (m->rc) {
+            printf(",\"outcome\":\"ERROR\",\"error\":");
+            report_json_str(stdout, m->error);
+        } else {
+            printf(",\"outcome\":\"%s\"", m->truncated ? "TRUNCATED" : "RAN");
+            for (int k = 0; k < SCN_M_COUNT; k++) {
+                const struct metric_info *mi = metric_info((enum scn_metric)k);
+                int64_t v = checker_metric(&m->rep, (enum scn_metric)k);
+                printf(",\"%s\":", mi->key);
+                if (mi->unit == METRIC_UNIT_VERDICT) printf("\"%s\"", scn_verdict_name((enum scn_verdict)v));
+                else printf("%lld", (long long)v);
+            }
+            printf(",\"trace_hash\":\"%016llx\",\"headline\":", m->trace_hash);
+            report_json_str(stdout, m->rep.headline);
+            if (rows[i].dropped[0]) {
+                printf(",\"unused_sets\":");
+                report_json_str(stdout, rows[i].dropped);
+            }
+        }
+        putchar('}');
+    }
+    printf("]}\n");
+}
+
+int cmd_matrix(int argc, char **argv) {
+    struct cli_runopts ro;
+    memset(&ro, 0, sizeof ro);
+    const char *algos = "all", *format = "text", *file = NULL;
+    int st = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (strcmp(a, "--algo") == 0) return cli_usage("matrix takes --algos NAME,NAME,... (or all), not --algo");
+        int took = cli_take_runopt(&ro, argc, argv, &i, &st);
+        if (took < 0) return st;
+        if (took) continue;
+        if (strcmp(a, "--help") == 0) {
+            fputs(cli_usage_matrix, stdout);
+            return 0;
+        } else if (strcmp(a, "--algos") == 0 && has) algos = argv[++i];
+        else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
+        else if (strcmp(a, "--no-color") == 0) {
+            /* the matrix is plain text already */
+        } else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for matrix", a);
+        else if (!file) file = a;
+        else return cli_usage("matrix takes one scenario file; '%s' is a second", a);
+    }
+    if (!file) return cli_usage("matrix needs a scenario file: locksim matrix FILE");
+    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv"))
+        return cli_usage("--format takes text, json or csv, not '%s'", format);
+    const struct lock_algo *list[MATRIX_MAX];
+    int n;
+    if ((st = parse_algos(algos, list, &n)) != 0) return st;
+
+    struct matrix_row *rows = calloc((size_t)n, sizeof *rows);
+    struct scenario shown; /* the scenario's header facts, for the text heading */
+    scenario_init(&shown);
+    if (!rows) return cli_fail(LSIM_ENOMEM, "");
+    int ran = 0;
+    for (int i = 0; i < n; i++) {
+        rows[i].algo = list[i];
+        struct run_spec spec = {.file = file, .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
+                                .algo_resolved = list[i], .keep_trace = 0, .lenient_sets = 1};
+        struct run_result r;
+        int rc = run_scenario(&spec, &r);
+        if (rc && (r.stage == RUN_STAGE_LOAD || r.stage == RUN_STAGE_SET)) {
+            /* The file or an override is wrong for every row alike. */
+            st = cli_fail(rc, r.error);
+            run_result_close(&r);
+            for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
+            free(rows);
+            return st;
+        }
+        if (report_summarize(&rows[i].sum, file, &r, 0) != 0) {
+            run_result_close(&r);
+            for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
+            free(rows);
+            return cli_fail(LSIM_ENOMEM, "");
+        }
+        if (!rc) {
+            note_dropped(&rows[i], engine_dropped_options(r.engine), &ro);
+            if (!ran) {
+                const struct scenario *es = r.scn;
+                snprintf(shown.title, sizeof shown.title, "%s", es->title);
+                shown.seed = es->seed;
+                shown.stock = es->stock;
+                shown.fencing = es->fencing;
+                shown.purpose = es->purpose;
+            }
+            ran++;
+        }
+        run_result_close(&r);
+    }
+    /* A --set lock option that no row could use is a typo, not a knob. */
+    for (int k = 0; k < ro.nsets && ran; k++) {
+        const char *kv = ro.sets[k];
+        if (strncmp(kv, "lock.", 5) == 0) kv += 5;
+        size_t klen = strcspn(kv, "=");
+        int users = 0;
+        for (int i = 0; i < n; i++) {
+            if (rows[i].sum.rc) continue;
+            const char *d = rows[i].dropped;
+            int dropped = 0;
+            for (const char *p = d; *p;) {
+                size_t l = strcspn(p, " ");
+                if (l == klen && strncmp(p, kv, klen) == 0) dropped = 1;
+                p += l;
+                while (*p == ' ') p++;
+            }
+            users += !dropped;
+        }
+        if (users == 0) {
+            st = cli_usage("--set %s: no algorithm of this matrix has the option '%.*s'; `locksim help run` "
+                           "and docs/algorithms.md list the options",
+                           ro.sets[k], (int)klen, kv);
+            for (int i = 0; i < n; i++) report_summary_close(&rows[i].sum);
+            free(rows);
+            return st;
+        }
+    }
+    if (strcmp(format, "csv") == 0) {
+        report_csv_header(stdout);
+        for (int i = 0; i < n; i++) {
+            if (rows[i].sum.rc) snprintf(rows[i].sum.algo, sizeof rows[i].sum.algo, "%s", rows[i].algo->name);
+            report_csv_row(stdout, &rows[i].sum);
+        }
+    } else if (strcmp(format, "json") == 0) {
+        print_json(rows, n, file, &shown);
+    } else {
+        print_text(rows, n, file, &shown, &ro);
+    }
+    for (int i = 0; i < n; i++) report_summary_close(&rows[i].sum);
+    free(rows);
+    scenario_close(&shown);
+    if (fflush(stdout) != 0) return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
+    return 0;
+}

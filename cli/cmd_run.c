@@ -1,0 +1,237 @@
+/* `locksim run`, `hash` and `demo`: one scenario played and reported, its
+ * trace digest, and the seed's own timeline twice. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fmt.h"
+#include "narrate.h"
+#include "output.h"
+#include "term.h"
+#include "trace_jsonl.h"
+
+struct run_cmd {
+    struct cli_runopts ro;
+    const char *file;
+    const char *trace_path;
+    int json, color, timeline, narrate, width;
+};
+
+static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
+    int no_color = 0, st = 0;
+    o->timeline = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc, took = cli_take_runopt(&o->ro, argc, argv, &i, &st);
+        if (took < 0) return st;
+        if (took) continue;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cli_usage_run, stdout);
+            return -1;
+        } else if (strcmp(a, "--trace") == 0 && has) o->trace_path = argv[++i];
+        else if (strcmp(a, "--format") == 0 && has) {
+            const char *v = argv[++i];
+            if (strcmp(v, "json") == 0) o->json = 1;
+            else if (strcmp(v, "text") != 0) return cli_usage("--format takes text or json, not '%s'", v);
+        } else if (strcmp(a, "--width") == 0 && has) {
+            long w;
+            if (cli_parse_int(argv[++i], 40, 1000, &w) != 0)
+                return cli_usage("--width takes a whole number of columns from 40 to 1000, not '%s'", argv[i]);
+            o->width = (int)w;
+        } else if (strcmp(a, "--no-color") == 0) no_color = 1;
+        else if (strcmp(a, "--narrate") == 0) o->narrate = 1;
+        else if (strcmp(a, "--no-timeline") == 0) o->timeline = 0;
+        else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for run", a);
+        else if (!o->file) o->file = a;
+        else return cli_usage("run takes one scenario file; '%s' is a second", a);
+    }
+    if (!o->file) return cli_usage("run needs a scenario file: locksim run FILE (or - for standard input)");
+    o->color = cli_want_color(no_color);
+    if (!o->width) o->width = cli_term_width();
+    return 0;
+}
+
+/* The narration as one string (owned by the caller), or NULL. */
+static char *narration_text(const struct trace *tr) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return NULL;
+    int bad = narrate_trace(m, tr) != 0;
+    if (fclose(m) != 0 || bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void print_text(FILE *f, const struct run_result *r, const struct run_cmd *o,
+                       const struct report_ctx *c) {
+    const struct scenario *s = r->scn;
+    const struct checker_report *rep = r->report;
+    char b1[32];
+    const char *bold = o->color ? "\033[1m" : "", *off = o->color ? "\033[0m" : "";
+    fprintf(f, "%s%s%s  (%s)\n", bold, s->title[0] ? s->title : "(untitled scenario)", off, o->file);
+    format_time_ns(b1, sizeof b1, rep->end_ns);
+    fprintf(f, "algorithm %s, %d client%s, seed %llu, %llu events, ends at %s\n", r->algo->name,
+            s->nclients, s->nclients == 1 ? "" : "s", (unsigned long long)s->seed,
+            (unsigned long long)engine_events(r->engine), b1);
+    if (engine_dropped_options(r->engine)[0])
+        fprintf(f, "note: %s does not use the scenario's option(s): %s\n", r->algo->name,
+                engine_dropped_options(r->engine));
+    if (o->timeline) {
+        fputc('\n', f);
+        struct term_opts to = {.width = o->width, .color = o->color, .legend = 1};
+        term_render(f, engine_trace(r->engine), &to);
+    }
+    if (o->narrate) {
+        fprintf(f, "\nWhat happened:\n");
+        narrate_trace(f, engine_trace(r->engine));
+    }
+    report_text_verdict(f, r, c);
+    report_text_expects(f, r, c);
+    fprintf(f, "\nReplay: ");
+    report_replay(f, r, c);
+    fputc('\n', f);
+}
+
+static int write_trace(const char *path, const char *input, const struct trace *tr) {
+    struct out_file out;
+    char err[600];
+    const char *inputs[] = {input};
+    int rc = out_open(&out, path, inputs, 1, err, sizeof err);
+    if (rc) return cli_fail(rc, err);
+    (void)trace_write_jsonl(out.f, tr); /* a write error stays on the stream: out_commit reports it */
+    rc = out_commit(&out, err, sizeof err);
+    return rc ? cli_fail(rc, err) : 0;
+}
+
+int cmd_run(int argc, char **argv) {
+    struct run_cmd o;
+    memset(&o, 0, sizeof o);
+    int st = parse_run_args(&o, argc, argv);
+    if (st) return st < 0 ? 0 : st;
+    struct run_spec spec = {.file = o.file, .seed = o.ro.seed, .sets = o.ro.sets, .nsets = o.ro.nsets,
+                            .algo = o.ro.algo, .keep_trace = 1};
+    struct run_result r;
+    int rc = run_scenario(&spec, &r);
+    if (rc) {
+        run_result_close(&r);
+        return cli_fail(rc, r.error);
+    }
+    struct report_ctx c = {.file = o.file, .algo = o.ro.algo, .sets = o.ro.sets, .nsets = o.ro.nsets,
+                           /* the text's timeline depends on the width: the replay says it */
+                           .width = !o.json && o.timeline ? o.width : 0,
+                           .color = o.color};
+    /* The report goes to stdout, unless the trace does (--trace -). */
+    int trace_on_stdout = o.trace_path && strcmp(o.trace_path, "-") == 0;
+    FILE *rf = trace_on_stdout ? stderr : stdout;
+    if (o.json) {
+        char *narr = o.narrate ? narration_text(engine_trace(r.engine)) : NULL;
+        if (o.narrate && !narr) {
+            run_result_close(&r);
+            return cli_fail(LSIM_ENOMEM, "out of memory writing the narration");
+        }
+        report_json(rf, &r, &c, narr);
+        free(narr);
+    } else {
+        print_text(rf, &r, &o, &c);
+    }
+    if (o.trace_path && (st = write_trace(o.trace_path, o.file, engine_trace(r.engine))) != 0) {
+        run_result_close(&r);
+        return st;
+    }
+    int outcome = run_outcome(&r, 0);
+    run_result_close(&r);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        char why[200];
+        snprintf(why, sizeof why, "cannot write to standard output: %s", strerror(errno ? errno : EIO));
+        return cli_fail(LSIM_EOUTPUT, why);
+    }
+    return cli_exit(outcome);
+}
+
+int cmd_hash(int argc, char **argv) {
+    struct cli_runopts ro;
+    memset(&ro, 0, sizeof ro);
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    int nfiles = 0, st = 0, worst = 0;
+    if (!files) return cli_fail(LSIM_ENOMEM, "");
+    for (int i = 0; i < argc; i++) {
+        int took = cli_take_runopt(&ro, argc, argv, &i, &st);
+        if (took < 0) {
+            free(files);
+            return st;
+        }
+        if (took) continue;
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(cli_usage_hash, stdout);
+            free(files);
+            return 0;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            free(files);
+            return cli_usage("unknown option '%s' for hash", argv[i]);
+        }
+        files[nfiles++] = argv[i];
+    }
+    if (nfiles == 0) {
+        free(files);
+        return cli_usage("hash needs at least one scenario file");
+    }
+    for (int i = 0; i < nfiles; i++) {
+        struct run_spec spec = {.file = files[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
+                                .algo = ro.algo, .keep_trace = 0};
+        struct run_result r;
+        int rc = run_scenario(&spec, &r);
+        if (rc) {
+            int s = cli_fail(rc, r.error);
+            if (s > worst) worst = s;
+        } else {
+            printf("%016llx  %s\n", (unsigned long long)r.trace_hash, files[i]);
+        }
+        run_result_close(&r);
+    }
+    free(files);
+    return worst;
+}
+
+int cmd_demo(int argc, char **argv) {
+    char buf[4200];
+    const char *dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(cli_usage_demo, stdout);
+            return 0;
+        }
+        if (argv[i][0] == '-') return cli_usage("unknown option '%s' for demo", argv[i]);
+        if (dir) return cli_usage("demo takes at most one folder; '%s' is a second", argv[i]);
+        dir = argv[i];
+    }
+    if (!dir) dir = cli_scenario_dir(buf, sizeof buf);
+    static const char *const files[] = {"gc-pause-outlives-lease.lsim", "fencing-rejects-stale-write.lsim"};
+    static const char *const intro[] = {
+        "1/2  The seed's timeline with a plain lease (SET NX PX, compare-and-delete):",
+        "2/2  The same timeline with fencing tokens checked by the resource:"};
+    int worst = 0;
+    for (int i = 0; i < 2; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        FILE *probe = fopen(path, "r");
+        if (!probe) {
+            fprintf(stderr,
+                    "%s: demo cannot find '%s'; run it from the locksim folder or give the "
+                    "scenarios folder: locksim demo DIR\n",
+                    cli_prog, path);
+            return cli_exit(LSIM_ENOINPUT);
+        }
+        fclose(probe);
+        printf("%s%s\n\n", i ? "\n\n" : "", intro[i]);
+        fflush(stdout);
+        char *args[] = {path, "--narrate"};
+        int rc = cmd_run(2, args);
+        if (rc > worst) worst = rc;
+    }
+    return worst;
+}

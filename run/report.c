@@ -1,0 +1,425 @@
+/* Report writers (report.h): text, JSON, CSV, TAP and JUnit, with the
+ * metrics taken from the metric table and every string escaped. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "scenario.h"
+
+/* ---- Escaping --------------------------------------------------------------- */
+
+void report_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        switch (ch) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\u%04x", ch);
+            else fputc(ch, f);
+        }
+    }
+    fputc('"', f);
+}
+
+void report_xml_str(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        switch (ch) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            /* XML 1.0 allows no control characters but tab and newline. */
+            if (ch >= 0x20 || ch == '\n' || ch == '\t') fputc(ch, f);
+            else fputc('?', f);
+        }
+    }
+}
+
+void report_csv_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void report_shell_word(FILE *f, const char *s) {
+    int safe = *s != '\0';
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              strchr("-_./=:,+%@", c)))
+            safe = 0;
+    }
+    if (safe) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputs("'\\''", f);
+        else fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* ---- Shared pieces ------------------------------------------------------------ */
+
+const char *report_outcome_word(int outcome) {
+    switch (outcome) {
+    case LSIM_OK: return "PASS";
+    case LSIM_EEXPECT: return "FAIL";
+    case LSIM_ETRUNCATED: return "TRUNCATED";
+    default: return "ERROR";
+    }
+}
+
+static const char *verdict_word(const struct checker_report *rep) {
+    return scn_verdict_name(rep->verdict);
+}
+
+void report_replay(FILE *f, const struct run_result *r, const struct report_ctx *c) {
+    fputs("locksim run ", f);
+    report_shell_word(f, c->file);
+    fprintf(f, " --seed %llu", r->scn ? (unsigned long long)r->scn->seed : 0ull);
+    for (int i = 0; i < c->nsets; i++) {
+        if (strncmp(c->sets[i], "seed=", 5) == 0) continue; /* --seed says it */
+        fputs(" --set ", f);
+        report_shell_word(f, c->sets[i]);
+    }
+    if (c->algo) {
+        fputs(" --algo ", f);
+        report_shell_word(f, c->algo);
+    }
+    if (c->width) fprintf(f, " --width %d", c->width);
+}
+
+void report_truncation(char *buf, size_t n, const struct run_result *r) {
+    char t[32];
+    buf[0] = '\0';
+    if (!r->truncated || !r->engine) return;
+    format_time_ns(t, sizeof t, r->report->end_ns);
+    snprintf(buf, n,
+             "the run was cut short at t=%s after %llu events (max-events %llu), before its "
+             "duration: no expectation is decided; raise the limit with --set max-events=N or "
+             "`max-events N` in the file",
+             t, (unsigned long long)engine_events(r->engine), (unsigned long long)r->scn->max_events);
+}
+
+/* ---- Text ------------------------------------------------------------------------ */
+
+void report_text_verdict(FILE *f, const struct run_result *r, const struct report_ctx *c) {
+    const struct checker_report *rep = r->report;
+    char b1[32], b2[32], b3[32];
+    const char *off = c->color ? "\033[0m" : "";
+    const char *vcol = !c->color                            ? ""
+                       : r->truncated                       ? "\033[1;33m"
+                       : rep->verdict == SCN_VERDICT_SAFE  ? "\033[1;32m"
+                       : rep->verdict == SCN_VERDICT_STUCK ? "\033[1;33m"
+                                                           : "\033[1;31m";
+    if (r->truncated) {
+        char why[400];
+        report_truncation(why, sizeof why, r);
+        fprintf(f, "\nVerdict: %sTRUNCATED%s: %s\n", vcol, off, why);
+        fprintf(f, "  (figures so far, not a verdict: %s)\n", rep->headline);
+    } else {
+        fprintf(f, "\nVerdict: %s%s%s\n", vcol, rep->headline, off);
+        if (rep->verdict == SCN_VERDICT_SAFE && rep->writes_accepted == 0 && rep->writes_rejected > 0)
+            fprintf(f, "  note: SAFE, but no write was accepted: every one of the %lld writes was "
+                       "rejected\n",
+                    (long long)rep->writes_rejected);
+    }
+    format_time_ns(b1, sizeof b1, rep->double_entry_ns);
+    fprintf(f, "  double entry     %lld interval%s, %s in total%s\n", (long long)rep->double_entries,
+            rep->double_entries == 1 ? "" : "s", b1,
+            rep->purpose == SCN_PURPOSE_EFFICIENCY && rep->double_entries ? " (duplicated work)" : "");
+    fprintf(f, "  stale writes     %lld accepted, %lld rejected%s\n", (long long)rep->stale_accepted,
+            (long long)rep->stale_rejected, rep->fenced == 1 ? " (resource checks fencing tokens)" : "");
+    fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n",
+            (long long)rep->lost_updates, (long long)rep->writes_accepted,
+            rep->writes_accepted == 1 ? "" : "s", (long long)rep->initial_stock,
+            (long long)rep->final_stock);
+    fprintf(f, "  wrong releases   %lld\n", (long long)rep->wrong_releases);
+    fprintf(f, "  stuck clients    %lld\n", (long long)rep->stuck);
+    format_time_ns(b1, sizeof b1, rep->acquire_p50_ns);
+    format_time_ns(b2, sizeof b2, rep->acquire_p99_ns);
+    format_time_ns(b3, sizeof b3, rep->acquire_max_ns);
+    fprintf(f, "  acquisitions     %lld ok, %lld gave up, %lld refused attempt%s; latency p50 %s, "
+               "p99 %s, max %s\n",
+            (long long)rep->acquires, (long long)rep->failed_acquires, (long long)rep->denied_attempts,
+            rep->denied_attempts == 1 ? "" : "s", b1, b2, b3);
+}
+
+void report_text_expects(FILE *f, const struct run_result *r, const struct report_ctx *c) {
+    const struct scenario *s = r->scn;
+    const char *off = c->color ? "\033[0m" : "";
+    if (!s->nexpects) return;
+    fprintf(f, "\nExpectations:%s\n", r->truncated ? " (not decided: the run was cut short)" : "");
+    for (int i = 0; i < s->nexpects; i++) {
+        int64_t actual;
+        int ok = run_expect(r, i, &actual);
+        char b[32];
+        metric_format(b, sizeof b, s->expects[i].metric, actual);
+        const char *word = r->truncated ? "----" : ok ? "ok  " : "FAIL";
+        const char *col = !c->color ? "" : r->truncated ? "\033[33m" : ok ? "\033[32m" : "\033[1;31m";
+        fprintf(f, "  %s%s%s  line %-3d expect %-32s (measured %s)\n", col, word, off,
+                s->expects[i].pos.line, s->expects[i].text, b);
+    }
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void json_metrics(FILE *f, const struct checker_report *rep) {
+    for (int m = 0; m < SCN_M_COUNT; m++) {
+        const struct metric_info *mi = metric_info((enum scn_metric)m);
+        int64_t v = checker_metric(rep, (enum scn_metric)m);
+        fprintf(f, ",\"%s\":", mi->key);
+        if (mi->unit == METRIC_UNIT_VERDICT) fprintf(f, "\"%s\"", scn_verdict_name((enum scn_verdict)v));
+        else fprintf(f, "%" PRId64, v);
+    }
+}
+
+void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c, const char *narration) {
+    const struct scenario *s = r->scn;
+    const struct checker_report *rep = r->report;
+    char why[400];
+    fputs("{\"file\":", f);
+    report_json_str(f, c->file);
+    fputs(",\"title\":", f);
+    report_json_str(f, s->title);
+    fputs(",\"algo\":", f);
+    report_json_str(f, r->algo->name);
+    fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"outcome\":\"%s\",\"truncated\":%s",
+            (unsigned long long)s->seed, (unsigned long long)engine_events(r->engine),
+            report_outcome_word(run_outcome(r, 0)), r->truncated ? "true" : "false");
+    report_truncation(why, sizeof why, r);
+    if (why[0]) {
+        fputs(",\"truncation\":", f);
+        report_json_str(f, why);
+    }
+    fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"headline\":",
+            rep->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness",
+            rep->fenced == 1 ? "true" : "false");
+    report_json_str(f, rep->headline);
+    json_metrics(f, rep);
+    fprintf(f, ",\"trace_hash\":\"%016llx\",\"expects\":[", (unsigned long long)r->trace_hash);
+    for (int i = 0; i < s->nexpects; i++) {
+        int64_t actual;
+        int ok = run_expect(r, i, &actual);
+        char b[32];
+        metric_format(b, sizeof b, s->expects[i].metric, actual);
+        fprintf(f, "%s{\"line\":%d,\"expect\":", i ? "," : "", s->expects[i].pos.line);
+        report_json_str(f, s->expects[i].text);
+        if (r->truncated) fputs(",\"ok\":null,\"measured\":", f);
+        else fprintf(f, ",\"ok\":%s,\"measured\":", ok ? "true" : "false");
+        report_json_str(f, b);
+        fputc('}', f);
+    }
+    fputs("]", f);
+    if (narration) {
+        fputs(",\"narration\":[", f);
+        int first = 1;
+        for (const char *p = narration; *p;) {
+            const char *nl = strchr(p, '\n');
+            size_t l = nl ? (size_t)(nl - p) : strlen(p);
+            char *line = malloc(l + 1);
+            if (line) {
+                memcpy(line, p, l);
+                line[l] = '\0';
+                const char *q = line;
+                while (*q == ' ') q++;
+                fputs(first ? "" : ",", f);
+                report_json_str(f, q);
+                first = 0;
+                free(line);
+            }
+            p += l + (nl ? 1 : 0);
+        }
+        fputs("]", f);
+    }
+    fputs(",\"replay\":", f);
+    /* The replay line, escaped as a JSON string. */
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *m = open_memstream(&buf, &blen);
+    if (m) {
+        report_replay(m, r, c);
+        fclose(m);
+    }
+    report_json_str(f, buf ? buf : "");
+    free(buf);
+    fputs("}\n", f);
+}
+
+void report_json_error(FILE *f, const char *file, const struct run_result *r) {
+    fputs("{\"file\":", f);
+    report_json_str(f, file);
+    fprintf(f, ",\"outcome\":\"ERROR\",\"error_code\":\"%s\",\"exit_status\":%d,\"error\":",
+            lsim_errname(r->rc), lsim_exit_status(r->rc));
+    report_json_str(f, r->error);
+    fputs("}\n", f);
+}
+
+/* ---- Summaries for sets of runs ---------------------------------------------- */
+
+const char *report_summary_word(const struct report_summary *s) {
+    return !s->judged && s->outcome == LSIM_OK ? "RAN" : report_outcome_word(s->outcome);
+}
+
+int report_summarize(struct report_summary *sum, const char *file, const struct run_result *r, int judge) {
+    int require_expects = judge == 2;
+    memset(sum, 0, sizeof *sum);
+    sum->file = file;
+    sum->rc = r->rc;
+    sum->judged = judge > 0;
+    sum->outcome = run_outcome(r, require_expects);
+    if (!judge && sum->outcome == LSIM_EEXPECT) sum->outcome = LSIM_OK;
+    snprintf(sum->error, sizeof sum->error, "%s", r->error);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return LSIM_ENOMEM;
+    if (r->rc == LSIM_OK) {
+        const struct scenario *s = r->scn;
+        snprintf(sum->title, sizeof sum->title, "%s", s->title);
+        snprintf(sum->algo, sizeof sum->algo, "%s", r->algo->name);
+        sum->seed = s->seed;
+        sum->events = engine_events(r->engine);
+        sum->trace_hash = r->trace_hash;
+        sum->nexpects = r->nexpects;
+        sum->failed = r->failed;
+        sum->truncated = r->truncated;
+        sum->rep = *r->report;
+        if (r->truncated) {
+            char why[400];
+            report_truncation(why, sizeof why, r);
+            fprintf(m, "%s: TRUNCATED: %s\n", file, why);
+        } else if (judge) {
+            for (int k = 0; k < s->nexpects; k++) {
+                int64_t actual;
+                if (run_expect(r, k, &actual)) continue;
+                char b[32];
+                metric_format(b, sizeof b, s->expects[k].metric, actual);
+                fprintf(m, "%s:%d: expect %s: measured %s\n", file, s->expects[k].pos.line,
+                        s->expects[k].text, b);
+            }
+            if (require_expects && s->nexpects == 0)
+                fprintf(m, "%s: no expect lines: a scenario must state its outcome\n", file);
+        }
+    }
+    if (fclose(m) != 0 || !buf) {
+        free(buf);
+        return LSIM_ENOMEM;
+    }
+    sum->failures = buf;
+    return LSIM_OK;
+}
+
+void report_summary_close(struct report_summary *sum) {
+    free(sum->failures);
+    sum->failures = NULL;
+}
+
+/* ---- CSV ----------------------------------------------------------------------- */
+
+void report_csv_header(FILE *f) {
+    fputs("file,algorithm,seed,outcome", f);
+    for (int m = 0; m < SCN_M_COUNT; m++) fprintf(f, ",%s", metric_info((enum scn_metric)m)->key);
+    fputs(",trace_hash,note\n", f);
+}
+
+void report_csv_row(FILE *f, const struct report_summary *s) {
+    report_csv_str(f, s->file);
+    fputc(',', f);
+    report_csv_str(f, s->algo);
+    fprintf(f, ",%llu,%s", s->seed, report_summary_word(s));
+    for (int m = 0; m < SCN_M_COUNT; m++) {
+        if (s->rc) {
+            fputc(',', f);
+            continue;
+        }
+        const struct metric_info *mi = metric_info((enum scn_metric)m);
+        int64_t v = checker_metric(&s->rep, (enum scn_metric)m);
+        if (mi->unit == METRIC_UNIT_VERDICT) fprintf(f, ",%s", scn_verdict_name((enum scn_verdict)v));
+        else fprintf(f, ",%" PRId64, v);
+    }
+    if (s->rc) fputc(',', f);
+    else fprintf(f, ",%016llx", s->trace_hash);
+    fputc(',', f);
+    report_csv_str(f, s->rc ? s->error : s->rep.headline);
+    fputc('\n', f);
+}
+
+/* ---- TAP and JUnit -------------------------------------------------------------- */
+
+static const char *summary_message(const struct report_summary *s) {
+    return s->rc ? s->error : s->failures ? s->failures : "";
+}
+
+void report_tap(FILE *f, const struct report_summary *s, int n) {
+    fprintf(f, "TAP version 13\n1..%d\n", n);
+    for (int i = 0; i < n; i++) {
+        int ok = s[i].outcome == LSIM_OK;
+        fprintf(f, "%s %d - %s", ok ? "ok" : "not ok", i + 1, s[i].file);
+        if (!s[i].rc) fprintf(f, " (%s)", s[i].truncated ? "TRUNCATED" : verdict_word(&s[i].rep));
+        else fputs(" (ERROR)", f);
+        fputc('\n', f);
+        if (ok) continue;
+        fprintf(f, "  ---\n  outcome: %s\n  message: |\n", report_outcome_word(s[i].outcome));
+        const char *m = summary_message(&s[i]);
+        for (const char *p = m; *p;) {
+            const char *nl = strchr(p, '\n');
+            int l = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(f, "    %.*s\n", l, p);
+            p += l + (nl ? 1 : 0);
+        }
+        fputs("  ...\n", f);
+    }
+}
+
+void report_junit(FILE *f, const char *suite, const struct report_summary *s, int n) {
+    int failures = 0, errors = 0;
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i].rc) errors++;
+        else if (s[i].outcome != LSIM_OK) failures++;
+        total += s[i].seconds;
+    }
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"", f);
+    report_xml_str(f, suite);
+    fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.6f\">\n", n, failures, errors, total);
+    for (int i = 0; i < n; i++) {
+        fputs("  <testcase classname=\"scenarios\" name=\"", f);
+        report_xml_str(f, s[i].file);
+        fprintf(f, "\" time=\"%.6f\">", s[i].seconds);
+        if (s[i].rc) {
+            fputs("<error message=\"", f);
+            report_xml_str(f, lsim_strerror(s[i].rc));
+            fputs("\">", f);
+            report_xml_str(f, s[i].error);
+            fputs("</error>", f);
+        } else if (s[i].outcome != LSIM_OK) {
+            fputs("<failure message=\"", f);
+            report_xml_str(f, s[i].truncated ? "run cut short (TRUNCATED)" : "expectation failed");
+            fputs("\">", f);
+            report_xml_str(f, summary_message(&s[i]));
+            fputs("</failure>", f);
+        } else {
+            fprintf(f, "<system-out>verdict %s</system-out>", verdict_word(&s[i].rep));
+        }
+        fputs("</testcase>\n", f);
+    }
+    fputs("</testsuite>\n", f);
+}

@@ -1,0 +1,86 @@
+/* Reports of finished runs in every format a front end prints: the text
+ * verdict block and expectations, one JSON object per run, CSV rows, TAP and
+ * JUnit XML for a set of runs. The metric rows all come from the metric
+ * table (sim/metric.h), so each figure has one spelling everywhere. Strings
+ * are escaped for their format (JSON, XML, CSV, POSIX shell). */
+#ifndef LOCKSIM_REPORT_H
+#define LOCKSIM_REPORT_H
+
+#include <stdio.h>
+
+#include "run.h"
+
+/* How a run was asked for: what its replay line must repeat. */
+struct report_ctx {
+    const char *file;            /* as given on the command line */
+    const char *algo;            /* --algo as given, or NULL */
+    const char *const *sets;     /* --set as given */
+    int nsets;
+    int width;                   /* timeline width when the output shows one, else 0 */
+    int color;                   /* ANSI colours in text */
+};
+
+/* A finished run kept after its engine is freed (check, batch). */
+struct report_summary {
+    const char *file;            /* borrowed */
+    int rc;                      /* run_result.rc */
+    int outcome;                 /* run_outcome() */
+    char error[640];
+    char title[160];
+    char algo[48];
+    unsigned long long seed, events, trace_hash;
+    int nexpects, failed, truncated;
+    struct checker_report rep;
+    char *failures;              /* owned (free with report_summary_close): one line
+                                    per failed expectation, "" when none */
+    double seconds;              /* wall time of the run, for JUnit; 0 = unknown */
+    int judged;                  /* 1 = expectations were judged (check, batch); 0 = the
+                                    run is only reported (matrix): outcome RAN */
+};
+
+/* Word for an outcome code: PASS, FAIL, TRUNCATED or ERROR. */
+const char *report_outcome_word(int outcome);
+
+/* Fill *sum from a result (r may have failed). judge: 0 = report only (no
+ * expectation decides the outcome), 1 = judge the expect lines, 2 = judge
+ * them and fail a scenario that has none. Returns 0 or LSIM_ENOMEM. */
+int report_summarize(struct report_summary *sum, const char *file, const struct run_result *r, int judge);
+/* The outcome word of a summary: PASS, FAIL, TRUNCATED, ERROR, or RAN. */
+const char *report_summary_word(const struct report_summary *s);
+void report_summary_close(struct report_summary *sum);
+
+/* Escaped strings, quotes included (JSON, CSV) or not (XML text). */
+void report_json_str(FILE *f, const char *s);
+void report_xml_str(FILE *f, const char *s);
+void report_csv_str(FILE *f, const char *s);
+/* A word for a POSIX shell: as it is when safe, else in single quotes. */
+void report_shell_word(FILE *f, const char *s);
+
+/* `locksim run FILE --seed N [--set K=V]... [--algo A] [--width W]`, each word
+ * shell-quoted, no newline. */
+void report_replay(FILE *f, const struct run_result *r, const struct report_ctx *c);
+/* Why the run stopped early, and how to let it finish (one sentence, no
+ * newline); "" when it was not cut short. */
+void report_truncation(char *buf, size_t n, const struct run_result *r);
+
+/* Text: the verdict block ("Verdict: ..." and one line per group of
+ * figures), then the expectations, each with its measured value. */
+void report_text_verdict(FILE *f, const struct run_result *r, const struct report_ctx *c);
+void report_text_expects(FILE *f, const struct run_result *r, const struct report_ctx *c);
+/* One JSON object, one line: run facts, every metric of the table, the
+ * trace digest, the expectations and the replay line. narration (may be
+ * NULL) is added as an array of lines. */
+void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c, const char *narration);
+/* The JSON object of a run that could not be made (an error record). */
+void report_json_error(FILE *f, const char *file, const struct run_result *r);
+
+/* CSV: header, then one row per run. Columns: file, algorithm, seed,
+ * outcome, every metric key of the table, trace_hash, note. */
+void report_csv_header(FILE *f);
+void report_csv_row(FILE *f, const struct report_summary *s);
+
+/* Sets of runs. */
+void report_tap(FILE *f, const struct report_summary *s, int n);
+void report_junit(FILE *f, const char *suite, const struct report_summary *s, int n);
+
+#endif

@@ -1,0 +1,271 @@
+/* The run API (run.h): load, override, resolve the algorithm, build, run,
+ * judge the expectations. Every front end runs scenarios through here. */
+#include "run.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "scenario.h"
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static int fail(struct run_result *r, int rc, enum run_stage stage, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    r->rc = rc;
+    r->stage = stage;
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static void place(char *buf, size_t n, const struct scn_error *err) {
+    if (err->pos.line > 0)
+        snprintf(buf, n, "%s:%d:%d: %s", err->file, err->pos.line, err->pos.col, err->msg);
+    else /* no place: the message names the file itself */
+        snprintf(buf, n, "%s", err->msg);
+}
+
+/* ---- Algorithms: built in, or a user-written shared object ---------------- */
+
+static int name_ok(const char *s) {
+    size_t n = 0;
+    for (; s[n]; n++) {
+        char c = s[n];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.'))
+            return 0;
+    }
+    return n > 0 && n < 48;
+}
+
+int run_validate_algo(const struct lock_algo *a, const char *where, char *err, size_t errlen) {
+    const char *why = NULL;
+    enum { MAX_STATE = 1 << 20 }; /* per config, client, server or resource */
+    if (!a) why = "its locksim_algo() returned NULL";
+    else if (a->abi != LOCK_ABI_VERSION) {
+        snprintf(err, errlen,
+                 "'%s' was built against lock interface version %u; this locksim has version %u: "
+                 "rebuild it against this sim/lock.h",
+                 where, a->abi, LOCK_ABI_VERSION);
+        return LSIM_EPLUGIN;
+    } else if (!a->name) why = "its .name is NULL; give it a name such as \"my-lock\"";
+    else if (!name_ok(a->name))
+        why = "its .name must be 1 to 47 letters, digits, '-', '_' or '.'";
+    else if (!a->client_acquire) why = "it has no client_acquire callback, which the engine calls";
+    else if (!a->client_release) why = "it has no client_release callback, which the engine calls";
+    else if (a->config_size > MAX_STATE || a->client_size > MAX_STATE || a->server_size > MAX_STATE ||
+             a->resource_size > MAX_STATE)
+        why = "a state size (config_size, client_size, server_size, resource_size) is above 1 MiB";
+    else if (a->resource_write == NULL && a->resource_size)
+        why = "it has resource_size but no resource_write callback";
+    if (!why) return LSIM_OK;
+    snprintf(err, errlen, "cannot use algorithm '%s': %s (see docs/lock-interface.md)", where, why);
+    return LSIM_EPLUGIN;
+}
+
+static int load_plugin(const char *path, const struct lock_algo **out, char *err, size_t errlen) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(err, errlen, "cannot load algorithm '%s': %s", path, dlerror());
+        return LSIM_EPLUGIN;
+    }
+    const struct lock_algo *(*get)(void);
+    *(void **)(&get) = dlsym(h, "locksim_algo");
+    if (!get) {
+        snprintf(err, errlen, "'%s' does not export locksim_algo(); see docs/lock-interface.md", path);
+        dlclose(h);
+        return LSIM_EPLUGIN;
+    }
+    const struct lock_algo *a = get();
+    int rc = run_validate_algo(a, path, err, errlen);
+    if (rc) {
+        dlclose(h);
+        return rc;
+    }
+    *out = a; /* the handle stays open for the life of the process */
+    return LSIM_OK;
+}
+
+int run_resolve_algo(const char *name, const struct lock_algo **out, char *err, size_t errlen) {
+    *out = NULL;
+    size_t n = strlen(name);
+    if (strchr(name, '/')) return load_plugin(name, out, err, errlen);
+    if (n > 3 && strcmp(name + n - 3, ".so") == 0) {
+        /* dlopen would search the library path for a bare name: look here. */
+        char local[4096];
+        struct stat st;
+        snprintf(local, sizeof local, "./%s", name);
+        if (stat(local, &st) != 0) {
+            snprintf(err, errlen,
+                     "no algorithm file '%s' in the current directory; give its path, "
+                     "such as ./%s or build/%s",
+                     name, name, name);
+            return LSIM_EPLUGIN;
+        }
+        return load_plugin(local, out, err, errlen);
+    }
+    *out = lock_algo_find(name);
+    if (*out) return LSIM_OK;
+    snprintf(err, errlen, "unknown algorithm '%s'; `locksim list` shows them", name);
+    return LSIM_EUSAGE;
+}
+
+/* ---- One run ------------------------------------------------------------- */
+
+static int map_parse_rc(int rc) {
+    /* scenario_parse / scenario_load: 0, -1 malformed, -2 unreadable, or an LSIM code. */
+    if (rc == -1) return LSIM_EPARSE;
+    if (rc == -2) return LSIM_ENOINPUT;
+    return rc;
+}
+
+static int load(const struct run_spec *spec, struct scenario *s, struct run_result *r) {
+    struct scn_error err;
+    memset(&err, 0, sizeof err);
+    int rc = spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
+                        : scenario_load(s, spec->file, &err);
+    rc = map_parse_rc(rc);
+    if (rc) {
+        place(r->error, sizeof r->error, &err);
+        r->rc = rc;
+        r->stage = RUN_STAGE_LOAD;
+        return rc;
+    }
+    if (spec->seed) {
+        char kv[96];
+        snprintf(kv, sizeof kv, "seed=%s", spec->seed);
+        if (scenario_set(s, kv, &err) != 0)
+            return fail(r, LSIM_EUSAGE, RUN_STAGE_SET, "--seed %s: %s", spec->seed, err.msg);
+    }
+    for (int i = 0; i < spec->nsets; i++) {
+        memset(&err, 0, sizeof err);
+        rc = scenario_set(s, spec->sets[i], &err);
+        if (rc == LSIM_ENOMEM) return fail(r, rc, RUN_STAGE_SET, "out of memory");
+        if (rc != 0) return fail(r, LSIM_EUSAGE, RUN_STAGE_SET, "--set %s: %s", spec->sets[i], err.msg);
+    }
+    return LSIM_OK;
+}
+
+/* 1 when word (len bytes) is one of the space-separated words of list. */
+static int has_word(const char *list, const char *word, size_t len) {
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, " ");
+        if (l == len && strncmp(p, word, len) == 0) return 1;
+        p += l;
+        while (*p == ' ') p++;
+    }
+    return 0;
+}
+
+/* With --algo, options the new algorithm does not know are dropped from the
+ * file (the fault script is kept); one given by --set is an error. The
+ * algorithm's own message names the options it has. */
+static int check_dropped_sets(const struct run_spec *spec, struct run_result *r) {
+    const char *dropped = engine_dropped_options(r->engine);
+    if (!dropped[0]) return 0;
+    for (int i = 0; i < spec->nsets; i++) {
+        const char *kv = spec->sets[i];
+        if (strncmp(kv, "lock.", 5) == 0) kv += 5;
+        size_t klen = strcspn(kv, "=");
+        if (!has_word(dropped, kv, klen)) continue;
+        const struct lock_algo *a = engine_algo(r->engine);
+        char msg[300] = "", key[64];
+        snprintf(key, sizeof key, "%.*s", (int)(klen < 63 ? klen : 63), kv);
+        if (a->option && a->config_size < (1u << 20)) {
+            unsigned char scratch[1u << 12];
+            void *cfg = a->config_size <= sizeof scratch ? scratch : malloc(a->config_size);
+            if (cfg) {
+                memset(cfg, 0, a->config_size ? a->config_size : 1);
+                if (a->config_default) a->config_default(cfg);
+                a->option(cfg, key, kv[klen] ? kv + klen + 1 : "", msg, sizeof msg);
+                if (cfg != scratch) free(cfg);
+            }
+        }
+        if (!msg[0]) snprintf(msg, sizeof msg, "%s takes no option '%s'", a->name, key);
+        return fail(r, LSIM_EUNKNOWN_OPTION, RUN_STAGE_SET, "--set %s: %s", spec->sets[i], msg);
+    }
+    return 0;
+}
+
+int run_scenario(const struct run_spec *spec, struct run_result *r) {
+    memset(r, 0, sizeof *r);
+    const struct lock_algo *algo = spec->algo_resolved;
+    if (!algo && spec->algo) {
+        int rc = run_resolve_algo(spec->algo, &algo, r->error, sizeof r->error);
+        if (rc) {
+            r->rc = rc;
+            r->stage = RUN_STAGE_ALGO;
+            return rc;
+        }
+    }
+    struct scenario s;
+    scenario_init(&s);
+    int rc = load(spec, &s, r);
+    if (rc) {
+        scenario_close(&s);
+        return rc;
+    }
+    struct engine_opts eo = {.algo = algo,
+                             .keep_trace = spec->keep_trace,
+                             .hash_trace = !spec->keep_trace,
+                             .lenient_options = algo != NULL};
+    struct scn_error err;
+    memset(&err, 0, sizeof err);
+    rc = engine_new(&r->engine, &s, &eo, &err);
+    scenario_close(&s);
+    if (rc == -2 || rc == LSIM_ENOMEM) return fail(r, LSIM_ENOMEM, RUN_STAGE_BUILD, "out of memory building the run");
+    if (rc != 0) {
+        if (err.pos.line <= 0) {
+            /* No place in the file: the offending option came from --set. */
+            return fail(r, LSIM_EUSAGE, RUN_STAGE_BUILD, "--set: %s", err.msg);
+        }
+        place(r->error, sizeof r->error, &err);
+        r->rc = LSIM_EPARSE;
+        r->stage = RUN_STAGE_BUILD;
+        return r->rc;
+    }
+    if (!spec->lenient_sets && (rc = check_dropped_sets(spec, r)) != 0) {
+        engine_free(r->engine);
+        r->engine = NULL;
+        return rc;
+    }
+    engine_run(r->engine);
+    const struct trace *tr = engine_trace(r->engine);
+    if (tr->oom) {
+        engine_free(r->engine);
+        r->engine = NULL;
+        return fail(r, LSIM_ENOMEM, RUN_STAGE_RUN, "out of memory during the run");
+    }
+    r->scn = engine_scenario(r->engine);
+    r->report = engine_report(r->engine);
+    r->algo = engine_algo(r->engine);
+    r->trace_hash = trace_hash(tr);
+    r->truncated = engine_truncated(r->engine);
+    r->nexpects = r->scn->nexpects;
+    if (!r->truncated)
+        for (int i = 0; i < r->nexpects; i++)
+            if (!run_expect(r, i, NULL)) r->failed++;
+    return LSIM_OK;
+}
+
+void run_result_close(struct run_result *r) {
+    engine_free(r->engine);
+    r->engine = NULL;
+}
+
+int run_expect(const struct run_result *r, int i, int64_t *measured) {
+    return checker_expect_holds(r->report, &r->scn->expects[i], measured);
+}
+
+int run_outcome(const struct run_result *r, int require_expects) {
+    if (r->rc) return r->rc;
+    if (r->truncated) return LSIM_ETRUNCATED;
+    if (r->failed || (require_expects && r->nexpects == 0)) return LSIM_EEXPECT;
+    return LSIM_OK;
+}
