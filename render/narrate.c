@@ -184,8 +184,8 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         return 0;
     case TRACE_ACQUIRE_FAILED:
         if (e->a > 0)
-            snprintf(buf, n, "%s gives up acquiring the lock after %lld attempts", me,
-                     (long long)e->a);
+            snprintf(buf, n, "%s gives up acquiring the lock after %lld attempt%s", me,
+                     (long long)e->a, e->a == 1 ? "" : "s");
         else
             snprintf(buf, n, "%s gives up acquiring the lock", me);
         return 0;
@@ -364,12 +364,19 @@ int narrate_trace(FILE *out, const struct trace *tr) {
     if (!all) return -1;
     struct view v = {tr, all};
     char text[512], t[32], tt[40];
+    /* The time column is as wide as its widest entry (at least 12), so a
+     * time such as t=1.000000001s keeps the sentences in one column. */
+    int w = 12;
+    for (size_t i = 0; i < tr->len; i++) {
+        int l = 2 + format_time_ns(t, sizeof t, tr->ev[i].t);
+        if (l > w) w = l;
+    }
     for (size_t i = 0; i < tr->len; i++) {
         const struct trace_event *e = &tr->ev[i];
         if (sentence(text, sizeof text, &v, e) == 0) {
             format_time_ns(t, sizeof t, e->t);
             snprintf(tt, sizeof tt, "t=%s", t);
-            fprintf(out, "  %-12s %s\n", tt, text);
+            fprintf(out, "  %-*s %s\n", w, tt, text);
         }
         if (e->node >= 0 && e->node < tr->nnodes) stat_apply(&all[e->node], e);
     }

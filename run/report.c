@@ -146,7 +146,10 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
             rep->double_entries == 1 ? "" : "s", b1,
             rep->purpose == SCN_PURPOSE_EFFICIENCY && rep->double_entries ? " (duplicated work)" : "");
     fprintf(f, "  stale writes     %lld accepted, %lld rejected%s\n", (long long)rep->stale_accepted,
-            (long long)rep->stale_rejected, rep->fenced == 1 ? " (resource checks fencing tokens)" : "");
+            (long long)rep->stale_rejected,
+            rep->resource_rule == 1   ? " (resource checks fencing tokens)"
+            : rep->resource_rule == 2 ? " (the algorithm's own rule decides writes)"
+                                      : "");
     fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n",
             (long long)rep->lost_updates, (long long)rep->writes_accepted,
             rep->writes_accepted == 1 ? "" : "s", (long long)rep->initial_stock,
@@ -209,9 +212,10 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
         fputs(",\"truncation\":", f);
         report_json_str(f, why);
     }
-    fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"headline\":",
+    fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"resource_rule\":\"%s\",\"headline\":",
             rep->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness",
-            rep->fenced == 1 ? "true" : "false");
+            rep->resource_rule == 1 ? "true" : "false",
+            rep->resource_rule == 1 ? "tokens" : rep->resource_rule == 2 ? "algorithm" : "plain");
     report_json_str(f, rep->headline);
     json_metrics(f, rep);
     fprintf(f, ",\"trace_hash\":\"%016llx\",\"expects\":[", (unsigned long long)r->trace_hash);

@@ -125,11 +125,43 @@ static int map_parse_rc(int rc) {
     return rc;
 }
 
+/* Standard input, whole, for `run -`. */
+static char *read_stdin(size_t *len) {
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, stdin);
+        n += got;
+        if (got == 0) break;
+        if (n == cap) {
+            char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!nb) free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (buf && ferror(stdin)) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
 static int load(const struct run_spec *spec, struct scenario *s, struct run_result *r) {
     struct scn_error err;
     memset(&err, 0, sizeof err);
-    int rc = spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
+    int rc;
+    if (!spec->text && spec->file && strcmp(spec->file, "-") == 0) {
+        size_t len = 0;
+        char *text = read_stdin(&len);
+        if (!text) return fail(r, LSIM_ENOINPUT, RUN_STAGE_LOAD, "cannot read the scenario from standard input");
+        rc = scenario_parse(s, "<stdin>", text, len, &err);
+        free(text);
+    } else {
+        rc = spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
                         : scenario_load(s, spec->file, &err);
+    }
     rc = map_parse_rc(rc);
     if (rc) {
         place(r->error, sizeof r->error, &err);

@@ -240,6 +240,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_RESOURCE_INIT:
         c->r.initial_stock = c->r.final_stock = ev->a;
         c->r.fenced = ev->b != 0;
+        c->r.resource_rule = (int)ev->b;
         break;
     case TRACE_ACQUIRE_START:
         if (is_client(c, n)) {

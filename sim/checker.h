@@ -16,7 +16,10 @@
 struct checker_report {
     enum scn_verdict verdict;
     enum scn_purpose purpose;
-    int fenced;                 /* the resource rejects stale tokens */
+    int fenced;                 /* the resource rejects stale tokens, or the algorithm's
+                                   own rule decides writes (resource_rule != 0) */
+    int resource_rule;          /* 0 plain, 1 fencing tokens checked, 2 the algorithm's
+                                   own rule (conditional update, constraint, key) */
     int64_t double_entries;     /* intervals with >= 2 clients in the CS */
     sim_ns double_entry_ns;     /* total true time with >= 2 in the CS */
     int64_t stale_accepted;     /* writes under a superseded grant, accepted */
