@@ -28,5 +28,15 @@ if [ ${#scen[@]} -gt 0 ]; then
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f))
 fi
+if [ -x tests/docs_commands.sh ]; then
+  echo "== commands and scenario snippets shown in README.md and docs/"
+  tests/docs_commands.sh . >"$log" 2>&1; rc=$?
+  cat "$log"
+  p=$(sed -n 's/^docs: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log")
+  f=$(sed -n 's/^docs: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log")
+  p=${p:-0}; f=${f:-0}
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
