@@ -114,6 +114,30 @@ int cmd_list(int argc, char **argv) {
     return 0;
 }
 
+/* docs/metrics.md, from the metric table (a test checks the file equals it). */
+static int print_metrics(void) {
+    static const char *const units[] = {"verdict", "count", "duration", "units of stock"};
+    printf("# Metrics\n\n"
+           "Every figure the checker reports, generated from the metric table in\n"
+           "`sim/metric.h` by `locksim help metrics` (a test checks this page equals\n"
+           "its output). The same names are used everywhere: `expect` lines use the\n"
+           "expect word; JSON output (`run --format json`, `check --format json`,\n"
+           "`matrix --format json`) uses the key, and so does every CSV header.\n"
+           "Durations are true-time nanoseconds in JSON and CSV, and written with a\n"
+           "unit (`1.5s`) in `expect` lines and text. `expect [no] SHORTHAND` means\n"
+           "`>= 1` (or `== 0` with `no`); the plural of a shorthand works too.\n\n"
+           "| expect word | shorthand | JSON key / CSV column | unit | what it measures |\n"
+           "|---|---|---|---|---|\n");
+    for (int m = 0; m < SCN_M_COUNT; m++) {
+        const struct metric_info *mi = metric_info((enum scn_metric)m);
+        printf("| `%s` | %s%s%s | `%s` | %s | %s |\n", mi->word, mi->shorthand ? "`" : "",
+               mi->shorthand ? mi->shorthand : "", mi->shorthand ? "`" : "", mi->key, units[mi->unit], mi->desc);
+    }
+    printf("\nA run cut short (by `max-events`) decides no expectation: its outcome is\n"
+           "TRUNCATED in every format, and `check` exits 1.\n");
+    return 0;
+}
+
 int main(int argc, char **argv) {
     /* A closed pipe is a write error (exit 73), not a silent death. */
     signal(SIGPIPE, SIG_IGN);
@@ -145,6 +169,7 @@ int main(int argc, char **argv) {
             fputs(cli_usage_main, stdout);
             return 0;
         }
+        if (strcmp(t, "metrics") == 0) return print_metrics();
         for (int i = 0; i < ncmds; i++)
             if (strcmp(t, cmds[i].name) == 0) {
                 fputs(cmds[i].usage, stdout);

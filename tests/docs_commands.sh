@@ -57,5 +57,11 @@ for doc in "${docs[@]}"; do
     rm -f "$s" "$s.line"
   done
 done
+# docs/metrics.md is generated from the metric table.
+if cmp -s <("$repo/build/locksim" help metrics) "$repo/docs/metrics.md"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); echo "docs: docs/metrics.md differs from \`locksim help metrics\` (regenerate it)"
+fi
 echo "docs: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,179 @@
+/* The checker, fed recorded traces (as `check-trace` and a trace from a real
+ * lock service would feed it): it must reach the same report as the online
+ * run, and the kinds outside CHECKER_KINDS must change nothing, as
+ * checker.h promises. Every catalog scenario's trace is replayed three ways:
+ * every event, only the CHECKER_KINDS events, and every event with a
+ * synthetic event of every other kind injected before each one. */
+#define _XOPEN_SOURCE 700 /* glob */
+#include <glob.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+#include "checker.h"
+#include "run.h"
+
+enum replay_mode { ALL, MASK_ONLY, INJECT };
+
+static int is_finding(int kind) {
+    return kind == TRACE_DOUBLE_ENTRY_BEGIN || kind == TRACE_DOUBLE_ENTRY_END || kind == TRACE_STALE_WRITE ||
+           kind == TRACE_WRONG_RELEASE;
+}
+
+static int in_mask(int kind) { return (int)((CHECKER_KINDS >> kind) & 1); }
+
+/* Replay src through a fresh checker; its findings go to a scratch trace. */
+static void replay(const struct trace *src, const struct scenario *s, enum replay_mode mode,
+                   struct checker_report *out) {
+    struct trace t2;
+    struct checker c;
+    trace_init(&t2, 1);
+    for (int i = 0; i < src->nnodes; i++) assert_true(trace_add_node(&t2, src->nodes[i].name, src->nodes[i].kind) >= 0);
+    assert_int_equal(checker_init(&c, &t2, s->purpose, s->stuck_after_ns), 0);
+    t2.observe = checker_observe;
+    t2.observe_arg = &c;
+    t2.advance = checker_advance;
+    int other = 0;
+    for (size_t i = 0; i < src->len; i++) {
+        const struct trace_event *ev = &src->ev[i];
+        if (is_finding(ev->kind)) continue; /* the checker derives these itself */
+        if (mode == MASK_ONLY && !in_mask(ev->kind)) continue;
+        if (mode == INJECT) {
+            /* One event of the next kind outside the mask, with fields that
+             * would matter if the checker looked at them. */
+            do other = (other + 1) % TRACE_KIND_COUNT;
+            while (in_mask(other) || is_finding(other));
+            struct trace_event junk = {.t = ev->t, .kind = (uint16_t)other, .node = ev->node, .peer = ev->peer,
+                                       .token = 99, .grant = ev->grant, .a = 1, .b = 2, .text = NULL};
+            trace_append(&t2, &junk);
+        }
+        trace_append(&t2, ev);
+    }
+    checker_finish(&c, src->len ? src->ev[src->len - 1].t : 0, out);
+    checker_close(&c);
+    trace_close(&t2);
+}
+
+static void assert_same_report(const struct checker_report *a, const struct checker_report *b, const char *what) {
+    for (int m = 0; m < SCN_M_COUNT; m++) {
+        if (m == SCN_M_END_NS) continue; /* replay ends at the last event, the run at its duration */
+        int64_t x = checker_metric(a, (enum scn_metric)m), y = checker_metric(b, (enum scn_metric)m);
+        if (x != y) fprintf(stderr, "%s: %s differs: %lld vs %lld\n", what, metric_info((enum scn_metric)m)->word,
+                            (long long)x, (long long)y);
+        assert_true(x == y);
+    }
+    assert_string_equal(a->headline, b->headline);
+}
+
+static void test_replay_every_scenario(void **state) {
+    (void)state;
+    glob_t g;
+    assert_int_equal(glob("scenarios/*.lsim", 0, NULL, &g), 0);
+    assert_true(g.gl_pathc >= 40);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct run_spec spec = {.file = g.gl_pathv[i], .keep_trace = 1};
+        struct run_result r;
+        assert_int_equal(run_scenario(&spec, &r), 0);
+        const struct trace *tr = engine_trace(r.engine);
+        struct checker_report all, mask, inject;
+        replay(tr, r.scn, ALL, &all);
+        replay(tr, r.scn, MASK_ONLY, &mask);
+        replay(tr, r.scn, INJECT, &inject);
+        /* Offline equals online, and the other kinds change nothing. */
+        assert_same_report(&all, r.report, g.gl_pathv[i]);
+        assert_same_report(&mask, &all, g.gl_pathv[i]);
+        assert_same_report(&inject, &all, g.gl_pathv[i]);
+        run_result_close(&r);
+    }
+    globfree(&g);
+}
+
+/* The mask is not wider than it needs: each kind in it changes the report of
+ * some catalog trace when it is left out. */
+static void test_mask_kinds_matter(void **state) {
+    (void)state;
+    glob_t g;
+    assert_int_equal(glob("scenarios/*.lsim", 0, NULL, &g), 0);
+    uint64_t mattered = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        struct run_spec spec = {.file = g.gl_pathv[i], .keep_trace = 1};
+        struct run_result r;
+        assert_int_equal(run_scenario(&spec, &r), 0);
+        const struct trace *tr = engine_trace(r.engine);
+        struct checker_report all;
+        replay(tr, r.scn, ALL, &all);
+        for (int k = 0; k < TRACE_KIND_COUNT; k++) {
+            if (!in_mask(k) || ((mattered >> k) & 1)) continue;
+            /* Leave kind k out by copying the trace without it. */
+            struct trace t3;
+            trace_init(&t3, 1);
+            for (int n = 0; n < tr->nnodes; n++) trace_add_node(&t3, tr->nodes[n].name, tr->nodes[n].kind);
+            for (size_t e = 0; e < tr->len; e++)
+                if (tr->ev[e].kind != k) trace_append(&t3, &tr->ev[e]);
+            struct checker_report without;
+            replay(&t3, r.scn, ALL, &without);
+            trace_close(&t3);
+            for (int m = 0; m < SCN_M_COUNT; m++)
+                if (m != SCN_M_END_NS &&
+                    checker_metric(&without, (enum scn_metric)m) != checker_metric(&all, (enum scn_metric)m))
+                    mattered |= 1ull << k;
+            if (strcmp(without.headline, all.headline) != 0) mattered |= 1ull << k;
+        }
+        run_result_close(&r);
+    }
+    globfree(&g);
+    for (int k = 0; k < TRACE_KIND_COUNT; k++)
+        if (in_mask(k) && !((mattered >> k) & 1)) fprintf(stderr, "kind %s never mattered\n", trace_kind_name(k));
+    /* A restart and a server-side expiry only matter to a client stuck
+     * behind a dead owner, which the catalog never un-sticks that way:
+     * test_dead_owner shows them mattering. */
+    uint64_t must = CHECKER_KINDS & ~((1ull << TRACE_RESTART) | (1ull << TRACE_SRV_EXPIRE));
+    assert_true((mattered & must) == must);
+}
+
+/* A's request reaches S1 after A crashed (it was in flight): S1 grants the
+ * lock to a dead owner, and B waits behind it: STUCK after stuck-after,
+ * unless the lease expires on the server or A comes back (the checker counts
+ * a grant that arrived while its owner was down as dead only until then). */
+static int64_t stuck_with(int expire, int restart) {
+    struct trace t;
+    struct checker c;
+    trace_init(&t, 1);
+    int a = trace_add_node(&t, "A", TRACE_NODE_CLIENT), b = trace_add_node(&t, "B", TRACE_NODE_CLIENT);
+    int s1 = trace_add_node(&t, "S1", TRACE_NODE_SERVER);
+    assert_int_equal(checker_init(&c, &t, SCN_PURPOSE_CORRECTNESS, 30 * SIM_NS_PER_S), 0);
+    t.observe = checker_observe;
+    t.observe_arg = &c;
+    t.advance = checker_advance;
+    struct trace_event evs[] = {
+        {.t = 0, .kind = TRACE_ACQUIRE_START, .node = a, .peer = -1},
+        {.t = SIM_NS_PER_S, .kind = TRACE_CRASH, .node = a, .peer = -1},
+        {.t = SIM_NS_PER_S + 500, .kind = TRACE_SRV_GRANT, .node = s1, .peer = a, .a = 0},
+        {.t = 2 * SIM_NS_PER_S, .kind = TRACE_ACQUIRE_START, .node = b, .peer = -1},
+        {.t = 3 * SIM_NS_PER_S, .kind = restart ? TRACE_RESTART : TRACE_HEAL, .node = a, .peer = -1},
+        {.t = 5 * SIM_NS_PER_S, .kind = expire ? TRACE_SRV_EXPIRE : TRACE_SRV_NOTE, .node = s1, .peer = a},
+        {.t = 100 * SIM_NS_PER_S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1, .a = 9},
+    };
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) trace_append(&t, &evs[i]);
+    struct checker_report rep;
+    checker_finish(&c, 100 * SIM_NS_PER_S, &rep);
+    checker_close(&c);
+    trace_close(&t);
+    return rep.stuck;
+}
+
+static void test_dead_owner(void **state) {
+    (void)state;
+    assert_int_equal(stuck_with(0, 0), 1); /* S1 still holds it for dead A: B is stuck */
+    assert_int_equal(stuck_with(1, 0), 0); /* the lease expired on S1 */
+    assert_int_equal(stuck_with(0, 1), 0); /* A restarted */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replay_every_scenario),
+        cmocka_unit_test(test_mask_kinds_matter),
+        cmocka_unit_test(test_dead_owner),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
