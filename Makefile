@@ -101,6 +101,12 @@ $(BUILD)/tests/%: tests/%.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
 
+# The allocation-failure sweep wraps the allocator of everything it links.
+$(BUILD)/tests/test_alloc: tests/test_alloc.c tests/*.h $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS) \
+	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=free
+
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
 # then the determinism check against a second build at -O0.
 test: $(BUILD)/locksim $(TEST_BIN)
