@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "error.h"
 #include "fmt.h"
 #include "narrate.h"
 #include "term.h"
@@ -189,27 +190,27 @@ static int load_scenario(struct scenario *s, const struct run_opts *o) {
     memset(&err, 0, sizeof err);
     scenario_init(s);
     int rc = scenario_load(s, o->file, &err);
-    if (rc == -2) {
+    if (rc == LSIM_ENOINPUT || rc == LSIM_ENOMEM) {
         snprintf(last_error, sizeof last_error, "%s", err.msg);
         fprintf(stderr, "%s: %s\n", prog, err.msg);
-        return EXIT_NOINPUT;
+        return lsim_exit_status(rc);
     }
     if (rc != 0) {
         print_scn_error(&err);
-        return EXIT_DATAERR;
+        return lsim_exit_status(rc);
     }
     if (o->seed) {
         char kv[96];
         snprintf(kv, sizeof kv, "seed=%s", o->seed);
-        if (scenario_set(s, kv, &err) != 0) {
+        if ((rc = scenario_set(s, kv, &err)) != 0) {
             fprintf(stderr, "%s: --seed %s: %s\n", prog, o->seed, err.msg);
-            return EXIT_USAGE;
+            return lsim_exit_status(rc);
         }
     }
     for (int i = 0; i < o->nsets; i++)
-        if (scenario_set(s, o->sets[i], &err) != 0) {
+        if ((rc = scenario_set(s, o->sets[i], &err)) != 0) {
             fprintf(stderr, "%s: --set %s: %s\n", prog, o->sets[i], err.msg);
-            return EXIT_USAGE;
+            return lsim_exit_status(rc);
         }
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "error.h"
 #include "scenario.h"
 
 #define S_ (SIM_NS_PER_S)
@@ -251,7 +252,7 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
 
     /* A malformed file is -1 with the file name in the error. */
     case_path(path, sizeof path, "bad_step.lsim");
-    assert_int_equal(scenario_load(&sc, path, &err), -1);
+    assert_int_equal(scenario_load(&sc, path, &err), LSIM_EPARSE);
     assert_string_equal(err.file, path);
     assert_int_equal(err.pos.line, 4);
     assert_int_equal(err.pos.col, 20);
@@ -259,13 +260,13 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
     scenario_close(&sc);
 
     /* A missing file is -2, saying why. */
-    assert_int_equal(scenario_load(&sc, "no/such/file.lsim", &err), -2);
+    assert_int_equal(scenario_load(&sc, "no/such/file.lsim", &err), LSIM_ENOINPUT);
     assert_string_equal(err.file, "no/such/file.lsim");
     assert_string_equal(err.msg, "cannot open 'no/such/file.lsim': No such file or directory");
     scenario_close(&sc);
 
     /* A directory cannot be read either. */
-    assert_int_equal(scenario_load(&sc, "/", &err), -2);
+    assert_int_equal(scenario_load(&sc, "/", &err), LSIM_ENOINPUT);
     assert_non_null(strstr(err.msg, "cannot"));
     scenario_close(&sc);
 }
@@ -281,7 +282,7 @@ static void test_load_refuses_files_over_16_mib(void **state)
     assert_true(fd >= 0);
     assert_int_equal(ftruncate(fd, (off_t)17 << 20), 0);
     close(fd);
-    assert_int_equal(scenario_load(&sc, path, &err), -2);
+    assert_int_equal(scenario_load(&sc, path, &err), LSIM_ENOINPUT);
     assert_non_null(strstr(err.msg, "larger than 16 MiB"));
     scenario_close(&sc);
     unlink(path);
@@ -433,7 +434,7 @@ static void test_text_is_bounded_by_len(void **state)
     assert_int_equal(sc.seed, 5);
     assert_int_equal(sc.duration_ns, 120 * S_);
     /* A line cut in the middle of a token ends the token there. */
-    assert_int_equal(parse_n(&sc, "t", text, 17), -1);
+    assert_int_equal(parse_n(&sc, "t", text, 17), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 2);
     assert_int_equal(err.pos.col, 10);
     assert_non_null(strstr(err.msg, "expected a unit (ns, us, ms, s, m) after '3'"));
@@ -497,7 +498,7 @@ static void test_client_limit_is_reachable(void **state)
     assert_string_equal(sc.clients[SCN_MAX_CLIENTS - 1].name, "D50000");
     assert_int_equal(sc.clients[149999].start_ns, 149999 * SIM_NS_PER_US);
     /* One more is refused, naming the limit. */
-    assert_int_equal(parse(&sc, "clients 150000: read\nclients 50001 prefix=D: write\n"), -1);
+    assert_int_equal(parse(&sc, "clients 150000: read\nclients 50001 prefix=D: write\n"), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 2);
     assert_int_equal(err.pos.col, 9);
     assert_non_null(strstr(err.msg, "200001 in all; the limit is 200000"));
@@ -712,27 +713,27 @@ static void test_set_overrides_after_parsing(void **state)
     assert_string_equal(scenario_opt(&sc, "renew")->val, "on");
 
     /* Errors name "--set" and the column within the argument. */
-    assert_int_equal(scenario_set(&sc, "duration=30", &err), -1);
+    assert_int_equal(scenario_set(&sc, "duration=30", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.file, "--set");
     assert_int_equal(err.pos.col, 10);
     assert_non_null(strstr(err.msg, "expected a unit"));
-    assert_int_equal(scenario_set(&sc, "latency=5ms..1ms", &err), -1);
+    assert_int_equal(scenario_set(&sc, "latency=5ms..1ms", &err), LSIM_EBAD_VALUE);
     assert_non_null(strstr(err.msg, "backwards"));
-    assert_int_equal(scenario_set(&sc, "network.latency=1ms..x", &err), -1);
+    assert_int_equal(scenario_set(&sc, "network.latency=1ms..x", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 22);
-    assert_int_equal(scenario_set(&sc, "resource.colour=red", &err), -1);
+    assert_int_equal(scenario_set(&sc, "resource.colour=red", &err), LSIM_EUNKNOWN_OPTION);
     assert_int_equal(err.pos.col, 1);
     assert_non_null(strstr(err.msg, "expected resource.stock, resource.fencing or resource.timeout"));
-    assert_int_equal(scenario_set(&sc, "ttl", &err), -1);
+    assert_int_equal(scenario_set(&sc, "ttl", &err), LSIM_EUSAGE);
     assert_non_null(strstr(err.msg, "expected KEY=VALUE"));
-    assert_int_equal(scenario_set(&sc, "ttl=", &err), -1);
+    assert_int_equal(scenario_set(&sc, "ttl=", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 5);
-    assert_int_equal(scenario_set(&sc, "servers=16", &err), -1);
-    assert_int_equal(scenario_set(&sc, "stock=-1", &err), -1);
-    assert_int_equal(scenario_set(&sc, "fencing=maybe", &err), -1);
-    assert_int_equal(scenario_set(&sc, "seed=x", &err), -1);
-    assert_int_equal(scenario_set(&sc, "9lives=1", &err), -1);
-    assert_int_equal(scenario_set(&sc, "title=a\tb", &err), -1);
+    assert_int_equal(scenario_set(&sc, "servers=16", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "stock=-1", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "fencing=maybe", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "seed=x", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "9lives=1", &err), LSIM_EUNKNOWN_OPTION);
+    assert_int_equal(scenario_set(&sc, "title=a\tb", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 8);
     /* A failed --set changes nothing. */
     assert_int_equal(sc.nservers, 3);
@@ -919,7 +920,7 @@ static void test_malformed_scripts_are_refused_precisely(void **state)
         const struct bad_case *c = &bad_cases[i];
         size_t len = c->len ? c->len : strlen(c->text);
         int rc = parse_n(&sc, "bad.lsim", c->text, len);
-        if (rc != -1 || err.pos.line != c->line || err.pos.col != c->col ||
+        if (rc != LSIM_EPARSE || err.pos.line != c->line || err.pos.col != c->col ||
             strstr(err.msg, c->msg) == NULL || strcmp(err.file, "bad.lsim") != 0) {
             print_error("case '%s': want %d:%d: ...%s...\n             got rc %d, %d:%d: %s\n",
                         c->name, c->line, c->col, c->msg, rc, err.pos.line, err.pos.col, err.msg);
@@ -943,7 +944,7 @@ static void test_long_lines_and_limits(void **state)
     memset(text, 'x', 8192);
     text[0] = '#';
     assert_int_equal(parse_n(&sc, "t", text, 4096), 0);
-    assert_int_equal(parse_n(&sc, "t", text, 4097), -1);
+    assert_int_equal(parse_n(&sc, "t", text, 4097), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 1);
     assert_int_equal(err.pos.col, 4097);
     assert_non_null(strstr(err.msg, "longer than 4096 bytes"));
@@ -954,7 +955,7 @@ static void test_long_lines_and_limits(void **state)
     assert_non_null(text);
     for (n = 0, i = 0; i < 65; i++)
         n += (size_t)sprintf(text + n, "client A%zu: work %zus\n", i, i);
-    assert_int_equal(parse_n(&sc, "t", text, n), -1);
+    assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 65);
     assert_non_null(strstr(err.msg, "more than 64 different client programs (SCN_MAX_PROGRAMS)"));
     /* ...while 65 clients running one program are fine. */
@@ -969,7 +970,7 @@ static void test_long_lines_and_limits(void **state)
     assert_non_null(text);
     for (n = 0, i = 0; i < 65; i++)
         n += (size_t)sprintf(text + n, "expect stuck\n");
-    assert_int_equal(parse_n(&sc, "t", text, n), -1);
+    assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 65);
     assert_non_null(strstr(err.msg, "SCN_MAX_EXPECTS"));
     free(text);
@@ -979,7 +980,7 @@ static void test_long_lines_and_limits(void **state)
     assert_non_null(text);
     for (n = 0, i = 0; i < 4097; i++)
         n += (size_t)sprintf(text + n, "+1s heal\n");
-    assert_int_equal(parse_n(&sc, "t", text, n), -1);
+    assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 4097);
     assert_non_null(strstr(err.msg, "SCN_MAX_FAULTS"));
     assert_int_equal(sc.nfaults, SCN_MAX_FAULTS);
