@@ -10,10 +10,12 @@ CFLAGS  += -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -g $(OPT)
 LDLIBS  += -lm -ldl
 
 # Boundaries the build enforces: sim/ (and sim/algo/) sees only sim/; render/
-# sees sim/ and render/; the front ends (cli/, tests, bench, fuzz) see all.
+# sees sim/ and render/; run/ (files, orchestration) sees sim/ and run/; the
+# front ends (cli/, tests, bench, fuzz) see all.
 SIM_INC    := -Isim
 RENDER_INC := -Isim -Irender
-ALL_INC    := -Isim -Isim/algo -Irender
+RUN_INC    := -Isim -Irun
+ALL_INC    := -Isim -Isim/algo -Irender -Irun
 
 # Debian packages the build needs, and the pkg-config names that prove them.
 DEB_PKGS := pkg-config libcmocka-dev
@@ -21,10 +23,12 @@ PC_MODS  := cmocka
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))
+RUN_SRC    := $(sort $(wildcard run/*.c))
 SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
 RENDER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(RENDER_SRC))
+RUN_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(RUN_SRC))
 # Link order: later archives serve earlier ones.
-LIBS       := $(BUILD)/librender.a $(BUILD)/libsim.a
+LIBS       := $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -56,6 +60,7 @@ deps: $(BUILD)/.deps
 # ---- library, binary ---------------------------------------------------------
 SIM_HDR    := $(wildcard sim/*.h sim/algo/*.h)
 RENDER_HDR := $(wildcard render/*.h)
+RUN_HDR    := $(wildcard run/*.h)
 
 $(BUILD)/sim/%.o: sim/%.c $(BUILD)/.deps $(SIM_HDR)
 	@mkdir -p $(dir $@)
@@ -65,7 +70,11 @@ $(BUILD)/render/%.o: render/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RENDER_INC) -c -o $@ $<
 
-$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR)
+$(BUILD)/run/%.o: run/%.c $(BUILD)/.deps $(SIM_HDR) $(RUN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(RUN_INC) -c -o $@ $<
+
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
 
@@ -74,6 +83,10 @@ $(BUILD)/libsim.a: $(SIM_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/librender.a: $(RENDER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/librun.a: $(RUN_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 

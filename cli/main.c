@@ -14,6 +14,7 @@
 #include "error.h"
 #include "fmt.h"
 #include "narrate.h"
+#include "scenario_file.h"
 #include "term.h"
 #include "trace_jsonl.h"
 

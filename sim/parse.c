@@ -5,7 +5,6 @@
  * The parts: parse_lex.c (bytes, tokens), parse_value.c (value syntaxes),
  * parse_header.c (header lines and --set), parse_client.c, parse_fault.c,
  * parse_expect.c, parse_names.c (node names). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,65 +119,4 @@ int scenario_parse(struct scenario *s, const char *fname, const char *text, size
                    struct scn_error *err)
 {
     return scnp_parse_text(s, fname, text, len, NULL, 0, err);
-}
-
-int scenario_load(struct scenario *s, const char *path, struct scn_error *err)
-{
-    FILE *f;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc;
-
-    if (path == NULL)
-        path = "";
-    scenario_init(s);
-    scnp_copy_str(s->file, sizeof s->file, path);
-    err_begin(err, path);
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err->msg, sizeof err->msg, "cannot open '%.200s': %s", path, strerror(errno));
-        return LSIM_ENOINPUT;
-    }
-    for (;;) {
-        size_t got;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb;
-            if (cap > TEXT_MAX_BYTES) {
-                fclose(f);
-                free(buf);
-                snprintf(err->msg, sizeof err->msg, "'%.200s' is larger than 16 MiB", path);
-                return LSIM_ENOINPUT;
-            }
-            nb = realloc(buf, ncap);
-            if (nb == NULL) {
-                fclose(f);
-                free(buf);
-                snprintf(err->msg, sizeof err->msg, "cannot read '%.200s': out of memory", path);
-                return LSIM_ENOMEM;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        int e = errno;
-        fclose(f);
-        free(buf);
-        snprintf(err->msg, sizeof err->msg, "cannot read '%.200s': %s", path, strerror(e));
-        return LSIM_ENOINPUT;
-    }
-    fclose(f);
-    if (n > TEXT_MAX_BYTES) {
-        free(buf);
-        snprintf(err->msg, sizeof err->msg, "'%.200s' is larger than 16 MiB", path);
-        return LSIM_ENOINPUT;
-    }
-    rc = scenario_parse(s, path, buf, n, err);
-    free(buf);
-    return rc;
 }

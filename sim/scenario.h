@@ -254,19 +254,25 @@ void scenario_close(struct scenario *s);
  * then closed). Arrays are copied at their used length. */
 int scenario_copy(struct scenario *dst, const struct scenario *src);
 
-/* Parse scenario text of len bytes. fname is used in messages.
- * On error returns -1 and fills *err; *s is then left initialised but
- * partial, and must still be closed. */
+/* Parse scenario text of len bytes (the text is borrowed for the call).
+ * fname is used in messages. Returns 0, LSIM_EPARSE (a malformed scenario:
+ * *err says where, file:line:col, and what was expected) or LSIM_ENOMEM
+ * (error.h). On error *s is left initialised but partial, and must still
+ * be closed. Reading files is not sim/'s job: see run/scenario_file.h. */
 int scenario_parse(struct scenario *s, const char *fname, const char *text,
                    size_t len, struct scn_error *err);
-/* Read and parse a file. Returns 0, -1 on a malformed scenario, -2 when the
- * file cannot be read (err says why). */
-int scenario_load(struct scenario *s, const char *path, struct scn_error *err);
 
 /* Apply a --set KEY=VALUE override (e.g. "ttl=10s", "lock.ttl=10s",
  * "stock=2", "fencing=on", "latency=5ms", "seed=7", "duration=60s").
- * Unknown keys that are not lock options become lock options, which the
- * algorithm validates when the engine is built. Returns 0 or -1 with *err. */
+ * KEY is a header key (title, description, purpose, seed, duration,
+ * stuck-after, max-events, retry, algo, servers, stock, fencing, latency,
+ * loss), or LINE.KEY for a key of the lock, resource or network line; its
+ * value is checked by the same code as in a file. Other keys that are
+ * option names become lock options, which the algorithm validates when the
+ * engine is built. Returns 0, or with *err (file "--set", line 1, col in
+ * kv): LSIM_EUSAGE (not KEY=VALUE), LSIM_EUNKNOWN_OPTION (the message lists
+ * the keys it could be, likely typos first), LSIM_EBAD_VALUE, LSIM_ENOMEM.
+ * A failed --set changes nothing. */
 int scenario_set(struct scenario *s, const char *kv, struct scn_error *err);
 
 /* Helpers shared with lock algorithms for option values. Return 0 or -1. */

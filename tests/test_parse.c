@@ -9,6 +9,7 @@
 #include "testutil.h"
 #include "error.h"
 #include "scenario.h"
+#include "scenario_file.h"
 
 #define S_ (SIM_NS_PER_S)
 #define MS_ (SIM_NS_PER_MS)
@@ -265,9 +266,18 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
     assert_string_equal(err.msg, "cannot open 'no/such/file.lsim': No such file or directory");
     scenario_close(&sc);
 
-    /* A directory cannot be read either. */
+    /* A directory cannot be read either, and says so. */
     assert_int_equal(scenario_load(&sc, "/", &err), LSIM_ENOINPUT);
-    assert_non_null(strstr(err.msg, "cannot"));
+    assert_string_equal(err.msg, "cannot read '/': Is a directory");
+    scenario_close(&sc);
+
+    /* "-" reads standard input, named <stdin> in messages. */
+    case_path(path, sizeof path, "bad_step.lsim");
+    assert_non_null(freopen(path, "rb", stdin));
+    assert_int_equal(scenario_load(&sc, "-", &err), LSIM_EPARSE);
+    assert_string_equal(err.file, "<stdin>");
+    assert_string_equal(sc.file, "<stdin>");
+    assert_int_equal(err.pos.line, 4);
     scenario_close(&sc);
 }
 
