@@ -4,7 +4,7 @@
  * docs/scenario-format.md; every error names a line, a column and a fix.
  * The parts: parse_lex.c (bytes, tokens), parse_value.c (value syntaxes),
  * parse_header.c (header lines and --set), parse_client.c, parse_fault.c,
- * parse_expect.c, parse_names.c (node names). */
+ * parse_expect.c, parse_param.c (param and $NAME), parse_names.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,7 @@ static const struct {
     int (*parse)(struct parser *p);
 } line_kws[] = {
     {"link", scnp_kw_link},       {"clock", scnp_kw_clock},     {"client", scnp_kw_client},
-    {"clients", scnp_kw_clients}, {"expect", scnp_kw_expect},
+    {"clients", scnp_kw_clients}, {"expect", scnp_kw_expect},  {"param", scnp_kw_param},
 };
 
 static int do_line(struct parser *p)
@@ -46,7 +46,7 @@ static int do_line(struct parser *p)
             return line_kws[k].parse(p);
     return scnp_fail(p, t->col, "unknown keyword '%.30s'; expected title, description, purpose, seed, "
                 "duration, stuck-after, max-events, retry, lock, resource, network, link, clock, "
-                "client, clients, expect, or a time (@5s, +1s, on A.point)", w);
+                "client, clients, expect, param, or a time (@5s, +1s, on A.point)", w);
 }
 
 static void err_begin(struct scn_error *err, const char *file)
@@ -103,6 +103,14 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
     }
     if (rc == 0)
         rc = scnp_check_later(p);
+    if (rc == 0)
+        rc = scnp_check_params_used(p);
+    if (rc == 0 && s->nparams > 0 && len > 0) {
+        if ((s->source = malloc(len)) == NULL)
+            rc = scnp_fail_nomem(p, 1);
+        else
+            memcpy(s->source, text, len), s->source_len = len;
+    }
     if (rc < 0)
         rc = p->nomem ? LSIM_ENOMEM : LSIM_EPARSE;
     free(p->hash);
@@ -110,7 +118,6 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
     free(p->arena);
     free(p->later);
     free(p->fault_col);
-    free(p->param_used);
     free(p);
     return rc;
 }

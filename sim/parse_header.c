@@ -451,8 +451,7 @@ int scnp_kw_clock(struct parser *p)
 
 /* ---- --set KEY=VALUE ---- */
 
-PRINTF_LIKE(4, 5)
-static int set_fail(struct scn_error *err, int code, int col, const char *fmt, ...)
+int scnp_set_fail(struct scn_error *err, int code, int col, const char *fmt, ...)
 {
     va_list ap;
 
@@ -497,12 +496,10 @@ static int set_row(const char *key, int *lock_opt)
  * one line when K names it), likely typos first. */
 static int unknown_key(const struct scenario *s, const char *key, struct scn_error *err)
 {
-    const char *names[NHDR];
+    const char *names[NHDR + SCN_MAX_PARAMS];
     char full[NHDR][SCN_OPT_MAX + 16], list[200] = "";
     const char *dot = strchr(key, '.');
-    int n = 0, r, lines = 0;
-
-    (void)s;
+    int n = 0, r, k, lines = 0;
 
     for (r = 0; r < NHDR; r++) {
         const struct hdr_key *h = &hdr_keys[r];
@@ -514,16 +511,36 @@ static int unknown_key(const struct scenario *s, const char *key, struct scn_err
     }
     if (n > 0) {
         scnp_list_closest(list, sizeof list, key, names, n, n);
-        return set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "unknown key '%.40s'; expected %s", key,
+        return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "unknown key '%.40s'; expected %s", key,
                         list);
     }
     for (r = 0; r < NHDR; r++)
         if (hdr_keys[r].key == NULL || (hdr_keys[r].flags & HK_BARE))
             names[n++] = hdr_keys[r].key ? hdr_keys[r].key : hdr_keys[r].line;
+    for (k = 0; k < s->nparams; k++)
+        names[n++] = s->params[k].name;
     scnp_list_closest(list, sizeof list, dot ? dot + 1 : key, names, n, 8);
-    return set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "unknown key '%.40s'; expected %s, a "
-                    "param, or an option of the lock (a letter, then letters, digits, '-' or "
-                    "'_')", key, list);
+    return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "unknown key '%.40s'; expected %s, or "
+                         "an option of the lock (lock.KEY=VALUE)", key, list);
+}
+
+/* A bare key two edits or fewer from a param's name is taken for a typo
+ * of it rather than for a lock option (lock.KEY=... reaches the option). */
+static int near_param(const struct scenario *s, const char *key)
+{
+    int k;
+
+    for (k = 0; k < s->nparams; k++)
+        if (scnp_word_distance(key, s->params[k].name) <= 2)
+            return 1;
+    return 0;
+}
+
+int scnp_is_set_key(const char *key)
+{
+    int lock_opt;
+
+    return set_row(key, &lock_opt) >= 0;
 }
 
 /* Apply one --set after its KEY and VALUE are split; vcol is VALUE's column. */
@@ -537,21 +554,25 @@ static int set_one(struct scenario *s, const char *key, char *val, int vcol,
 
     if (r >= 0) {
         if (hdr_keys[r].set(s, val, why, &off) < 0)
-            return set_fail(err, LSIM_EBAD_VALUE, vcol + off, "%s", why);
+            return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol + off, "%s", why);
         if (hdr_keys[r].set == set_algo)
             s->algo_pos = pos;
         return 0;
     }
     if (!lock_opt && strchr(key, '.') != NULL)
         return unknown_key(s, key, err);
+    if (!lock_opt && scenario_param(s, key) != NULL)
+        return scnp_param_set(s, key, val, vcol, err);
+    if (!lock_opt && near_param(s, key))
+        return unknown_key(s, key, err);
     if (!scnp_is_opt_key(k))
         return unknown_key(s, key, err);
     /* Anything else is a lock option, validated later by the algorithm. */
     rc = scnp_opt_put(s, k, val, pos, why);
     if (rc == LSIM_ENOMEM)
-        return set_fail(err, LSIM_ENOMEM, 1, "out of memory");
+        return scnp_set_fail(err, LSIM_ENOMEM, 1, "out of memory");
     if (rc < 0)
-        return set_fail(err, LSIM_EBAD_VALUE, lock_opt ? 6 : 1, "%s", why);
+        return scnp_set_fail(err, LSIM_EBAD_VALUE, lock_opt ? 6 : 1, "%s", why);
     return 0;
 }
 
@@ -568,23 +589,25 @@ int scenario_set(struct scenario *s, const char *kv, struct scn_error *err)
         kv = "";
     for (i = 0; kv[i]; i++)
         if ((unsigned char)kv[i] < 0x20 || kv[i] == 0x7f)
-            return set_fail(err, LSIM_EBAD_VALUE, (int)i + 1, "unexpected byte 0x%02x",
+            return scnp_set_fail(err, LSIM_EBAD_VALUE, (int)i + 1, "unexpected byte 0x%02x",
                             (unsigned char)kv[i]);
     eq = strchr(kv, '=');
     if (eq == NULL || eq == kv)
-        return set_fail(err, LSIM_EUSAGE, 1, "expected KEY=VALUE, such as ttl=10s, found "
+        return scnp_set_fail(err, LSIM_EUSAGE, 1, "expected KEY=VALUE, such as ttl=10s, found "
                         "'%.40s'", kv);
     if ((size_t)(eq - kv) >= sizeof key)
-        return set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "key '%.40s...' is too long", kv);
+        return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "key '%.40s...' is too long", kv);
     memcpy(key, kv, (size_t)(eq - kv));
     key[eq - kv] = '\0';
     vcol = (int)(eq - kv) + 2;
     if (strlen(eq + 1) >= sizeof val)
-        return set_fail(err, LSIM_EBAD_VALUE, vcol, "the value is longer than %d bytes",
+        return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "the value is longer than %d bytes",
                         LINE_MAX_BYTES);
     strcpy(val, eq + 1);
     if (val[0] == '\0')
-        return set_fail(err, LSIM_EBAD_VALUE, vcol, "missing value after '%s='", key);
+        return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "missing value after '%s='", key);
     rc = set_one(s, key, val, vcol, err);
+    if (rc == 0 && scenario_param(s, key) == NULL)
+        rc = scnp_param_note_set(s, kv, err);
     return rc;
 }

@@ -76,7 +76,8 @@ struct tok {
     size_t len; /* bytes in s */
     int col;    /* 1-based byte column of the first byte (the quote for strings) */
     int end;    /* column just after the token, in the source */
-    int pcol;   /* column of a `$NAME` this token's value came from; 0 = none */
+    int pcol;   /* column of the `$NAME` this token's value came from; 0 = none */
+    int param;  /* that param's index in scenario.params (when pcol) */
 };
 
 /* A node named by a header line (link, clock), checked once every client is known. */
@@ -101,7 +102,7 @@ struct parser {
     struct tok *toks;           /* owned: the current line's tokens, toks_cap of room */
     int ntoks, toks_cap;
     char *arena;                /* owned: their text, arena_cap bytes */
-    size_t arena_cap, arena_used;
+    size_t arena_cap, arena_used; /* 3 * line + 8 + SCN_OPT_MAX per '$' */
     char show[64];              /* one token rendered for a message */
     int once_line[LINE_KW_MAX]; /* line of each once-only line keyword, 0 = not yet */
     sim_ns prev_at_ns;          /* time of the previous @ or + line */
@@ -114,7 +115,8 @@ struct parser {
     int nlater, later_cap;
     const struct param_override *over; /* borrowed: overrides for param lines */
     int nover;
-    unsigned char *param_used;  /* owned: 1 per declared param once $NAME used it */
+    int tok_line;               /* the line toks belong to */
+    unsigned char param_used[SCN_MAX_PARAMS]; /* 1 once a $NAME used the param */
 };
 
 /* Node names that header lines may give before the clients are declared. */
@@ -122,7 +124,9 @@ struct parser {
 
 /* Room for one more element in a parser array; 0, or -1 on OOM. */
 int scnp_room_for(void **arr, int *cap, int n, size_t size, int first);
-/* Fill the error at (current line, col); returns -1. */
+/* Fill the error at (current line, col); returns -1. A column inside a
+ * value that came from $NAME is reported at the '$', and the message says
+ * which param gave the value. */
 PRINTF_LIKE(3, 4) int scnp_fail(struct parser *p, int col, const char *fmt, ...);
 int scnp_fail_why(struct parser *p, int col, const char *why);
 /* "out of memory" at col, and the parse will return LSIM_ENOMEM; -1. */
@@ -168,6 +172,11 @@ int scnp_check_later(struct parser *p);
 /* parse_header.c: the settable header keys (one table, shared with --set),
  * and the header lines title ... lock, resource, network, link, clock. */
 int scnp_kw_header(struct parser *p, const char *word);  /* 1 = not a header keyword */
+/* 1 when --set KEY names a header key (a param may not take its name). */
+int scnp_is_set_key(const char *key);
+/* The --set error: file "--set", line 1, col; returns code. */
+PRINTF_LIKE(4, 5) int scnp_set_fail(struct scn_error *err, int code, int col, const char *fmt,
+                                    ...);
 int scnp_kw_link(struct parser *p);
 int scnp_kw_clock(struct parser *p);
 /* FROM TO [latency=..] [loss=..] from token i (header: later = 1). */
@@ -190,10 +199,20 @@ int scnp_kw_expect(struct parser *p);
 int scnp_kw_param(struct parser *p);
 int scnp_expand_params(struct parser *p);
 int scnp_check_params_used(struct parser *p);
+/* --set NAME=VALUE for a declared param: re-parse s->source with every
+ * override so far and this one, replay the other --set arguments (s->sets),
+ * and replace *s with the result; on error *s is unchanged and the message
+ * gives the file:line:col where the value did not fit. */
+int scnp_param_set(struct scenario *s, const char *name, const char *val, int vcol,
+                   struct scn_error *err);
+/* Remember a --set argument that is not a param, for replay (only when s
+ * has params). 0 or LSIM_ENOMEM. */
+int scnp_param_note_set(struct scenario *s, const char *kv, struct scn_error *err);
 
 /* parse.c: the whole text into s (s is initialised first), with param
- * overrides; 0, LSIM_EPARSE or LSIM_ENOMEM. keep_source: keep a copy of
- * the text in s when it declares params (for re-parsing on --set). */
+ * overrides (borrowed for the call); 0, LSIM_EPARSE or LSIM_ENOMEM. When
+ * the text declares params, s keeps a copy of it (s->source) so that
+ * scenario_set() can re-parse it with an override. */
 int scnp_parse_text(struct scenario *s, const char *fname, const char *text, size_t len,
                const struct param_override *over, int nover, struct scn_error *err);
 

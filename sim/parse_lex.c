@@ -29,13 +29,30 @@ int scnp_room_for(void **arr, int *cap, int n, size_t size, int first)
 PRINTF_LIKE(3, 4)
 int scnp_fail(struct parser *p, int col, const char *fmt, ...)
 {
+    const struct tok *from = NULL;
     va_list ap;
+    int i;
 
+    /* A column inside a $NAME's value is reported at the '$' (the value's
+     * text is longer or shorter than the name: a column past the '$' is
+     * one of the value's, unless it is another token's own edge). */
+    for (i = 0; p->tok_line == p->line && i < p->ntoks && from == NULL; i++)
+        if (p->toks[i].pcol && col >= p->toks[i].pcol &&
+            col <= p->toks[i].col + (int)p->toks[i].len)
+            from = &p->toks[i];
+    for (i = 0; from && col != from->pcol && i < p->ntoks; i++)
+        if (&p->toks[i] != from && (col == p->toks[i].col || col == p->toks[i].end))
+            from = NULL;
     p->err->pos.line = p->line;
-    p->err->pos.col = col;
+    p->err->pos.col = from ? from->pcol : col;
     va_start(ap, fmt);
     vsnprintf(p->err->msg, sizeof p->err->msg, fmt, ap);
     va_end(ap);
+    if (from) {
+        size_t n = strlen(p->err->msg);
+        snprintf(p->err->msg + n, sizeof p->err->msg - n, " (the value of $%s)",
+                 p->s->params[from->param].name);
+    }
     return -1;
 }
 
@@ -168,12 +185,20 @@ static int check_bytes(struct parser *p, const unsigned char *b, size_t n)
 static int tokenize(struct parser *p)
 {
     const char *raw = p->raw;
-    size_t n = p->rawlen, i = 0;
+    size_t n = p->rawlen, i = 0, need = 2 * n + 8, dollars = 0, k;
     char *a;
 
+    /* Each token's text plus a NUL: at most 2 bytes a byte; then room for
+     * the $NAME values expanded at the end (scnp_expand_params): each takes
+     * its token's prefix and a value, so all take at most n + 49 a '$'. */
+    for (k = 0; k < n; k++)
+        dollars += raw[k] == '$';
+    if (dollars > 0)
+        need += n + dollars * (SCN_OPT_MAX + 1);
     p->ntoks = 0;
-    if (p->arena_cap < 2 * n + 8) { /* each token's text plus a NUL: at most 2 bytes a byte */
-        size_t cap = p->arena_cap * 2 > 2 * n + 8 ? p->arena_cap * 2 : 2 * n + 8;
+    p->tok_line = p->line;
+    if (p->arena_cap < need) {
+        size_t cap = p->arena_cap * 2 > need ? p->arena_cap * 2 : need;
         char *na = realloc(p->arena, cap < 256 ? 256 : cap);
         if (na == NULL)
             return scnp_fail_nomem(p, 1);
@@ -201,6 +226,7 @@ static int tokenize(struct parser *p)
         t = &p->toks[p->ntoks++];
         t->col = (int)i + 1;
         t->s = a;
+        t->pcol = t->param = 0;
         if (c == ':' || c == ';' || c == '|') {
             t->kind = c == ':' ? T_COLON : c == ';' ? T_SEMI : T_BAR;
             *a++ = c;
@@ -235,12 +261,14 @@ static int tokenize(struct parser *p)
         *a++ = '\0';
         t->end = (int)i + 1;
     }
+    p->arena_used = (size_t)(a - p->arena);
     return 0;
 }
 
 int scnp_lex_line(struct parser *p)
 {
-    if (check_bytes(p, (const unsigned char *)p->raw, p->rawlen) < 0 || tokenize(p) < 0)
+    if (check_bytes(p, (const unsigned char *)p->raw, p->rawlen) < 0 || tokenize(p) < 0 ||
+        scnp_expand_params(p) < 0)
         return -1;
     return 0;
 }

@@ -751,6 +751,128 @@ static void test_set_overrides_after_parsing(void **state)
     scenario_close(&sc);
 }
 
+/* ---- Parameters ---- */
+
+static const char param_text[] =
+    "param ttl=30s\n"
+    "param b_start=31s range=0s..60s\n"
+    "param pause=27s\n"
+    "param work=10s\n"
+    "param at=5s\n"
+    "param backoff=1s\n"
+    "param units=3 range=1..10\n"
+    "param lat=2ms\n"
+    "lock lease ttl=$ttl\n"
+    "resource stock=$units\n"
+    "network latency=$lat\n"
+    "client A: acquire retry=$backoff; read; work $work; write; release\n"
+    "client B @$b_start: acquire; write; release\n"
+    "@$at pause A $pause\n";
+
+static void test_params_stand_for_values_everywhere(void **state)
+{
+    (void)state;
+    /* Step 1: the defaults are put in place of each $NAME. */
+    parse_ok(&sc, param_text);
+    assert_int_equal(sc.nparams, 8);
+    assert_string_equal(sc.params[1].name, "b_start");
+    assert_int_equal(sc.params[1].range, SCN_RANGE_DURATION);
+    assert_int_equal(sc.params[1].max, 60 * S_);
+    assert_int_equal(sc.params[6].range, SCN_RANGE_INT);
+    assert_string_equal(scenario_opt(&sc, "ttl")->val, "30s");
+    assert_int_equal(sc.stock, 3);
+    assert_int_equal(sc.latency.min_ns, 2 * MS_);
+    assert_int_equal(sc.programs[0].steps[0].retry_ns, 1 * S_);
+    assert_int_equal(sc.programs[0].steps[2].dur_ns, 10 * S_);
+    assert_int_equal(sc.clients[1].start_ns, 31 * S_);
+    assert_int_equal(sc.faults[0].at_ns, 5 * S_);
+    assert_int_equal(sc.faults[0].dur_ns, 27 * S_);
+
+    /* Step 2: --set of a param re-parses with the override; other --set
+     * arguments given before it survive the re-parse. */
+    assert_int_equal(scenario_set(&sc, "seed=9", &err), 0);
+    assert_int_equal(scenario_set(&sc, "pause=20s", &err), 0);
+    assert_int_equal(sc.faults[0].dur_ns, 20 * S_);
+    assert_int_equal(sc.seed, 9);
+    assert_string_equal(scenario_param(&sc, "pause")->val, "20s");
+    assert_string_equal(scenario_param(&sc, "pause")->def, "27s");
+    assert_int_equal(scenario_param(&sc, "pause")->overridden, 1);
+    assert_int_equal(scenario_set(&sc, "b_start=40s", &err), 0);
+    assert_int_equal(sc.clients[1].start_ns, 40 * S_);
+    assert_int_equal(sc.faults[0].dur_ns, 20 * S_); /* the first override stays */
+    assert_int_equal(scenario_set(&sc, "ttl=10s", &err), 0);
+    assert_string_equal(scenario_opt(&sc, "ttl")->val, "10s");
+
+    /* Step 3: a bad value is refused by the code that reads it where it is
+     * used, and names that place; the scenario is unchanged. */
+    assert_int_equal(scenario_set(&sc, "pause=abc", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.file, "--set");
+    assert_int_equal(err.pos.col, 7);
+    assert_string_equal(err.msg, "t.lsim:14:14: expected a duration such as 30s or 500ms, "
+                                 "found 'abc' (the value of $pause)");
+    assert_int_equal(sc.faults[0].dur_ns, 20 * S_);
+    assert_int_equal(scenario_set(&sc, "units=11", &err), LSIM_EBAD_VALUE); /* its range */
+    scenario_close(&sc);
+    parse_ok(&sc, param_text);
+    assert_int_equal(scenario_set(&sc, "b_start=61s", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "t.lsim:2:15: the value from --set of param 'b_start' is "
+                                    "61s, outside its range 0ns..60s"));
+    assert_int_equal(scenario_set(&sc, "work=0.5", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "t.lsim:12:46: expected a unit"));
+    /* A typo of a param is not taken for a lock option. */
+    assert_int_equal(scenario_set(&sc, "paus=20s", &err), LSIM_EUNKNOWN_OPTION);
+    assert_non_null(strstr(err.msg, "unknown key 'paus'; expected pause,"));
+    scenario_close(&sc);
+}
+
+static void test_param_mistakes_are_refused_at_their_place(void **state)
+{
+    static const struct {
+        const char *text;
+        int line, col;
+        const char *msg;
+    } cases[] = {
+        {"param pause=27s\n@5s pause A $paus\n", 2, 13,
+         "unknown param '$paus'; the params declared above are pause"},
+        {"client A: work $w\nparam w=1s\n", 1, 16,
+         "unknown param '$w'; no param is declared above"},
+        {"param pause=27s\nparam ttl=3s\nlock lease ttl=$ttl\n", 1, 7,
+         "param 'pause' is declared but never used"},
+        {"param p=1s\nparam p=2s\n", 2, 7, "param 'p' is declared twice (first on line 1)"},
+        {"param seed=3\n", 1, 7, "'seed' is a header key"},
+        {"param 9x=3\n", 1, 7, "'9x' is not a param name"},
+        {"param a=1s\nparam b=$a\n", 2, 9, "a param's value cannot use another param"},
+        {"param a=70s range=0s..60s\n", 1, 9, "the default of param 'a' is 70s, outside its "
+                                              "range 0ns..60s"},
+        {"param a=1s range=5s..1s\n", 1, 18, "runs backwards"},
+        {"param a=1s range=1s\n", 1, 18, "expected range=MIN..MAX"},
+        {"param a=1s\nclient A: work 1$a\n", 2, 17, "'$' starts a param only at the start of "
+                                                    "a value"},
+        {"param a=1s\nclient A: work $a.b\n", 2, 18, "unexpected '.b' after '$a'"},
+        {"param a=1s\n$a A\n", 2, 1, "a line cannot start with a param"},
+        {"param a=1s\nclient A: work $\n", 2, 17, "expected a param name after '$'"},
+        {"param a=5ms..1ms\nnetwork latency=$a\n", 2, 17, "latency range '5ms..1ms' runs "
+                                                         "backwards; write MIN..MAX (the value "
+                                                         "of $a)"},
+    };
+    size_t i;
+    int failures = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = parse_n(&sc, "p.lsim", cases[i].text, strlen(cases[i].text));
+        if (rc != LSIM_EPARSE || err.pos.line != cases[i].line || err.pos.col != cases[i].col ||
+            strstr(err.msg, cases[i].msg) == NULL) {
+            print_error("case %zu: want %d:%d: ...%s...\n         got rc %d, %d:%d: %s\n", i,
+                        cases[i].line, cases[i].col, cases[i].msg, rc, err.pos.line,
+                        err.pos.col, err.msg);
+            failures++;
+        }
+        scenario_close(&sc);
+    }
+    assert_int_equal(failures, 0);
+}
+
 static void test_copy_is_deep(void **state)
 {
     (void)state;
@@ -1049,6 +1171,8 @@ int main(void)
         cmocka_unit_test(test_expect_forms),
         cmocka_unit_test(test_name_tables),
         cmocka_unit_test(test_set_overrides_after_parsing),
+        cmocka_unit_test(test_params_stand_for_values_everywhere),
+        cmocka_unit_test(test_param_mistakes_are_refused_at_their_place),
         cmocka_unit_test(test_copy_is_deep),
         cmocka_unit_test(test_malformed_scripts_are_refused_precisely),
         cmocka_unit_test(test_long_lines_and_limits),
