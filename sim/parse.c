@@ -105,6 +105,8 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
         rc = scnp_check_later(p);
     if (rc == 0)
         rc = scnp_check_params_used(p);
+    if (rc == 0)
+        rc = scnp_check_faults(p);
     if (rc == 0 && s->nparams > 0 && len > 0) {
         if ((s->source = malloc(len)) == NULL)
             rc = scnp_fail_nomem(p, 1);

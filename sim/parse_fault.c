@@ -1,8 +1,10 @@
 /* Timed lines of the scenario language: `@TIME`, `+TIME` or
  * `on CLIENT.POINT[#N]` followed by a fault (pause, resume, crash, restart,
- * clock changes, partition, heal, link, promote). */
+ * clock changes, partition, heal, link, promote), and the check, once the
+ * file is read, of faults that could never act. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parse_int.h"
@@ -187,30 +189,14 @@ static int act_partition(struct parser *p, int i, struct scn_fault *f)
     return 0;
 }
 
-int scnp_timed_line(struct parser *p)
+/* When: @TIME, +TIME (after the previous @ or + line) or on CLIENT.POINT.
+ * Returns the index of the token after it, or -1. */
+static int parse_when(struct parser *p, struct scn_fault *f)
 {
-    static const struct {
-        const char *name;
-        enum scn_fault_kind kind;
-    } actions[] = {{"pause", SCN_FAULT_PAUSE},     {"resume", SCN_FAULT_RESUME},
-                   {"crash", SCN_FAULT_CRASH},     {"restart", SCN_FAULT_RESTART},
-                   {"clock", SCN_FAULT_CLOCK_STEP}, {"partition", SCN_FAULT_PARTITION},
-                   {"heal", SCN_FAULT_HEAL},       {"link", SCN_FAULT_LINK},
-                   {"promote", SCN_FAULT_PROMOTE}};
-    struct scenario *s = p->s;
     struct tok *t = &p->toks[0];
-    struct scn_fault *f;
     char why[WHY_MAX];
-    size_t k;
-    int i, rc;
+    int i;
 
-    /* The fault is built in place; nfaults only counts it once it is whole. */
-    if (s->nfaults == SCN_MAX_FAULTS)
-        return scnp_fail(p, t->col, "more than %d timed lines (SCN_MAX_FAULTS)", SCN_MAX_FAULTS);
-    if ((f = scenario_add_fault(s)) == NULL)
-        return scnp_fail_nomem(p, t->col);
-    s->nfaults--;
-    f->pos.line = p->line;
     if (t->s[0] == '@' || t->s[0] == '+') {
         sim_ns d;
         char a[48], b[48];
@@ -243,6 +229,39 @@ int scnp_timed_line(struct parser *p)
             return -1;
         i = 2;
     }
+    return i;
+}
+
+int scnp_timed_line(struct parser *p)
+{
+    static const struct {
+        const char *name;
+        enum scn_fault_kind kind;
+    } actions[] = {{"pause", SCN_FAULT_PAUSE},     {"resume", SCN_FAULT_RESUME},
+                   {"crash", SCN_FAULT_CRASH},     {"restart", SCN_FAULT_RESTART},
+                   {"clock", SCN_FAULT_CLOCK_STEP}, {"partition", SCN_FAULT_PARTITION},
+                   {"heal", SCN_FAULT_HEAL},       {"link", SCN_FAULT_LINK},
+                   {"promote", SCN_FAULT_PROMOTE}};
+    struct scenario *s = p->s;
+    struct tok *t = &p->toks[0];
+    struct scn_fault *f;
+    void *cols = p->fault_col;
+    size_t k;
+    int i, rc;
+
+    /* The fault is built in place; nfaults only counts it once it is whole. */
+    if (scnp_room_for(&cols, &p->fault_col_cap, s->nfaults, sizeof *p->fault_col, 16) < 0)
+        return scnp_fail_nomem(p, t->col);
+    p->fault_col = cols;
+    p->fault_col[s->nfaults] = t->col;
+    if (s->nfaults == SCN_MAX_FAULTS)
+        return scnp_fail(p, t->col, "more than %d timed lines (SCN_MAX_FAULTS)", SCN_MAX_FAULTS);
+    if ((f = scenario_add_fault(s)) == NULL)
+        return scnp_fail_nomem(p, t->col);
+    s->nfaults--;
+    f->pos.line = p->line;
+    if ((i = parse_when(p, f)) < 0)
+        return -1;
     if (i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected an action after the time: pause, resume, "
                     "crash, restart, clock, partition, heal, link or promote");
@@ -277,4 +296,132 @@ int scnp_timed_line(struct parser *p)
         return -1;
     s->nfaults++;
     return 0;
+}
+
+/* ---- Faults that could never act ---- */
+
+/* What a timed line can know of a node: running, paused until a time, or
+ * crashed. Faults at named points (on A.after-acquire) happen at times the
+ * parser cannot know: a node any of them pauses, resumes, crashes or
+ * restarts is not judged here (the run narrates what it ignores). */
+enum node_state { NODE_RUNNING, NODE_PAUSED, NODE_CRASHED, NODE_UNKNOWN };
+
+struct node_track {
+    const char *name;
+    enum node_state state;
+    sim_ns paused_until; /* NODE_PAUSED: the pause's end (SIM_TIME_MAX: until resume) */
+};
+
+static int is_process_fault(enum scn_fault_kind k)
+{
+    return k == SCN_FAULT_PAUSE || k == SCN_FAULT_RESUME || k == SCN_FAULT_CRASH ||
+           k == SCN_FAULT_RESTART;
+}
+
+/* The node's entry in tr[*n], added when new. */
+static struct node_track *track(struct node_track *tr, int *n, const char *name)
+{
+    int i;
+
+    for (i = 0; i < *n; i++)
+        if (strcmp(tr[i].name, name) == 0)
+            return &tr[i];
+    tr[*n].name = name;
+    tr[*n].state = NODE_RUNNING;
+    tr[*n].paused_until = 0;
+    return &tr[(*n)++];
+}
+
+/* One timed fault f against the node's state; 0, or -1 with why. */
+static int step_node(struct node_track *x, const struct scn_fault *f, char *why)
+{
+    char at[48], end[48];
+
+    scnp_fmt_dur(at, sizeof at, f->at_ns);
+    if (x->state == NODE_PAUSED && x->paused_until < f->at_ns)
+        x->state = NODE_RUNNING; /* the pause ran out */
+    switch (f->kind) {
+    case SCN_FAULT_CRASH:
+        x->state = NODE_CRASHED;
+        break;
+    case SCN_FAULT_RESTART:
+        if (x->state != NODE_CRASHED)
+            return WHY("restart %s at %s would do nothing: %s has not crashed before it; "
+                       "expected a crash of %s earlier in time", f->node, at, f->node, f->node);
+        x->state = NODE_RUNNING;
+        break;
+    case SCN_FAULT_PAUSE:
+        if (x->state == NODE_RUNNING)
+            x->state = NODE_PAUSED, x->paused_until = 0;
+        if (x->state == NODE_PAUSED) {
+            sim_ns until = f->dur_ns ? f->at_ns + f->dur_ns : SIM_TIME_MAX;
+            if (until > x->paused_until)
+                x->paused_until = until;
+        }
+        break;
+    default: /* SCN_FAULT_RESUME */
+        if (x->state == NODE_PAUSED) {
+            x->state = NODE_RUNNING;
+            break;
+        }
+        if (x->state == NODE_CRASHED)
+            return WHY("resume %s at %s would do nothing: %s has crashed; a crashed node "
+                       "comes back with restart", f->node, at, f->node);
+        if (x->paused_until > 0) {
+            scnp_fmt_dur(end, sizeof end, x->paused_until);
+            return WHY("resume %s at %s would do nothing: %s's pause ended at %s", f->node, at,
+                       f->node, end);
+        }
+        return WHY("resume %s at %s would do nothing: %s is not paused; expected a pause of "
+                   "%s earlier in time, without a duration or still running", f->node, at,
+                   f->node, f->node);
+    }
+    return 0;
+}
+
+int scnp_fault_never_acts(const struct scenario *s, char *why)
+{
+    struct node_track *tr;
+    int n = 0, i, bad = -1;
+    char at[48], dur[48];
+
+    for (i = 0; i < s->nfaults; i++) {
+        const struct scn_fault *f = &s->faults[i];
+        if (f->point == SCN_POINT_NONE && f->at_ns >= s->duration_ns) {
+            scnp_fmt_dur(at, sizeof at, f->at_ns);
+            scnp_fmt_dur(dur, sizeof dur, s->duration_ns);
+            WHY("this %s at %s would never happen: the run ends at %s (duration); expected a "
+                "time before it, or a longer duration", scn_fault_name(f->kind), at, dur);
+            return i;
+        }
+    }
+    if (s->nfaults <= 0 || (tr = calloc((size_t)(unsigned)s->nfaults, sizeof *tr)) == NULL)
+        return -1; /* without memory, leave it to the run */
+    for (i = 0; i < s->nfaults; i++)
+        if (s->faults[i].point != SCN_POINT_NONE && is_process_fault(s->faults[i].kind))
+            track(tr, &n, s->faults[i].node)->state = NODE_UNKNOWN;
+    for (i = 0; i < s->nfaults && bad < 0; i++) {
+        const struct scn_fault *f = &s->faults[i];
+        struct node_track *x;
+        if (f->point != SCN_POINT_NONE || !is_process_fault(f->kind))
+            continue;
+        x = track(tr, &n, f->node);
+        if (x->state != NODE_UNKNOWN && step_node(x, f, why) < 0)
+            bad = i;
+    }
+    free(tr);
+    return bad;
+}
+
+int scnp_check_faults(struct parser *p)
+{
+    char why[WHY_MAX];
+    int i = scnp_fault_never_acts(p->s, why);
+    const struct scn_fault *f;
+
+    if (i < 0)
+        return 0;
+    f = &p->s->faults[i];
+    p->line = f->pos.line;
+    return scnp_fail_why(p, f->at_ns >= p->s->duration_ns ? p->fault_col[i] : f->pos.col, why);
 }

@@ -553,10 +553,18 @@ static int set_one(struct scenario *s, const char *key, char *val, int vcol,
     const char *k = lock_opt ? key + 5 : key;
 
     if (r >= 0) {
+        sim_ns old_duration = s->duration_ns;
+        int f;
         if (hdr_keys[r].set(s, val, why, &off) < 0)
             return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol + off, "%s", why);
         if (hdr_keys[r].set == set_algo)
             s->algo_pos = pos;
+        /* A shorter run must still reach every timed fault. */
+        if (s->duration_ns != old_duration && (f = scnp_fault_never_acts(s, why)) >= 0) {
+            s->duration_ns = old_duration;
+            return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "%s:%d: %s", s->file,
+                                 s->faults[f].pos.line, why);
+        }
         return 0;
     }
     if (!lock_opt && strchr(key, '.') != NULL)

@@ -873,6 +873,52 @@ static void test_param_mistakes_are_refused_at_their_place(void **state)
     assert_int_equal(failures, 0);
 }
 
+static void test_faults_that_could_never_act_are_refused(void **state)
+{
+    static const char ok[] = "duration 60s\n"
+                             "client A: acquire; work 5s; release\n"
+                             "@1s pause A\n"
+                             "@2s resume A\n"
+                             "@3s pause A 10s\n"
+                             "@13s resume A\n"      /* at the pause's very end: still paused */
+                             "@20s crash A\n"
+                             "@20s restart A\n"     /* same time, after the crash: fine */
+                             "on A.after-acquire crash S1\n"
+                             "@30s restart S1\n";   /* S1's crash time is unknown: kept */
+    (void)state;
+    /* Step 1: faults that do something, including after triggered ones. */
+    parse_ok(&sc, ok);
+    assert_int_equal(sc.nfaults, 8);
+
+    /* Step 2: a run cut below a timed fault is refused by --set too, and
+     * changes nothing. */
+    assert_int_equal(scenario_set(&sc, "duration=25s", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "t.lsim:10: this restart at 30s would never happen: the "
+                                    "run ends at 25s"));
+    assert_int_equal(sc.duration_ns, 60 * S_);
+    assert_int_equal(scenario_set(&sc, "duration=31s", &err), 0);
+    scenario_close(&sc);
+
+    /* Step 3: each fault that could never act, at its line and column. */
+    assert_int_equal(parse(&sc, "duration 10s\nclient A: read\n@10s crash A\n"), LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 3);
+    assert_int_equal(err.pos.col, 1);
+    assert_non_null(strstr(err.msg, "this crash at 10s would never happen"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s crash A\n@2s restart A\n@3s restart A\n"),
+                     LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 4);
+    assert_int_equal(err.pos.col, 13);
+    assert_non_null(strstr(err.msg, "restart A at 3s would do nothing: A has not crashed"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s crash A\n@2s resume A\n"), LSIM_EPARSE);
+    assert_non_null(strstr(err.msg, "resume A at 2s would do nothing: A has crashed"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s pause A 1s\n@2500ms resume A\n"),
+                     LSIM_EPARSE);
+    assert_non_null(strstr(err.msg, "A's pause ended at 2s"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s resume A\n"), LSIM_EPARSE);
+    assert_non_null(strstr(err.msg, "A is not paused"));
+    scenario_close(&sc);
+}
+
 static void test_copy_is_deep(void **state)
 {
     (void)state;
@@ -1173,6 +1219,7 @@ int main(void)
         cmocka_unit_test(test_set_overrides_after_parsing),
         cmocka_unit_test(test_params_stand_for_values_everywhere),
         cmocka_unit_test(test_param_mistakes_are_refused_at_their_place),
+        cmocka_unit_test(test_faults_that_could_never_act_are_refused),
         cmocka_unit_test(test_copy_is_deep),
         cmocka_unit_test(test_malformed_scripts_are_refused_precisely),
         cmocka_unit_test(test_long_lines_and_limits),
