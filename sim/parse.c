@@ -34,8 +34,8 @@ static int do_line(struct parser *p)
         return 0;
     t = &p->toks[0];
     if (t->kind != T_WORD)
-        return scnp_fail(p, t->col, "unexpected %s at the start of a line; expected a keyword such as "
-                    "client, lock or expect", scnp_show(p, t));
+        return scnp_fail(p, t->col, "unexpected %s at the start of a line; expected a keyword such "
+                         "as client, lock or expect", scnp_show(p, t));
     w = t->s;
     if (w[0] == '@' || w[0] == '+' || strcmp(w, "on") == 0)
         return scnp_timed_line(p);
@@ -44,9 +44,10 @@ static int do_line(struct parser *p)
     for (k = 0; k < sizeof line_kws / sizeof line_kws[0]; k++)
         if (strcmp(w, line_kws[k].word) == 0)
             return line_kws[k].parse(p);
-    return scnp_fail(p, t->col, "unknown keyword '%.30s'; expected title, description, purpose, seed, "
-                "duration, stuck-after, max-events, retry, lock, resource, network, link, clock, "
-                "client, clients, expect, param, or a time (@5s, +1s, on A.point)", w);
+    return scnp_fail(p, t->col, "unknown keyword '%.30s'; expected title, description, purpose, "
+                     "seed, duration, stuck-after, max-events, retry, lock, resource, network, "
+                     "link, clock, client, clients, expect, param, or a time (@5s, +1s, "
+                     "on A.point)", w);
 }
 
 static void err_begin(struct scn_error *err, const char *file)
@@ -65,7 +66,7 @@ static int early_fail(struct scn_error *err, int code, const char *msg)
 }
 
 int scnp_parse_text(struct scenario *s, const char *fname, const char *text, size_t len,
-               const struct param_override *over, int nover, struct scn_error *err)
+                    const struct param_override *over, int nover, struct scn_error *err)
 {
     struct parser *p;
     size_t off = 0;

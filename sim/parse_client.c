@@ -38,7 +38,7 @@ static int acquire_args(struct parser *p, int *ip, struct scn_step *st)
             return -1;
         if (rc == 0)
             return scnp_fail(p, t->col, "expected ';' or retry=, jitter=, tries=, timeout= after "
-                        "'acquire', found %s", scnp_show(p, t));
+                             "'acquire', found %s", scnp_show(p, t));
         k = scnp_key_find(p, &ks, t, key);
         if (k < 0)
             return -1;
@@ -48,8 +48,9 @@ static int acquire_args(struct parser *p, int *ip, struct scn_step *st)
             st->tries = (int)n;
             continue;
         }
-        if (scnp_dur_parse(val, 0, k == 0 ? &st->retry_ns : k == 1 ? &st->jitter_ns : &st->timeout_ns,
-                      why) < 0)
+        if (scnp_dur_parse(val, 0,
+                           k == 0 ? &st->retry_ns : k == 1 ? &st->jitter_ns : &st->timeout_ns,
+                           why) < 0)
             return scnp_fail_why(p, vcol, why);
         if (k == 0 && st->retry_ns == 0)
             return scnp_fail(p, vcol, "retry must be more than 0");
@@ -73,20 +74,20 @@ static int parse_program(struct parser *p, int i, const char *owner, int *prog)
         struct tok *t = &p->toks[i];
         struct scn_step *st;
         if (t->kind == T_SEMI)
-            return scnp_fail(p, t->col, "empty step before ';'; expected acquire, read, write, work "
-                        "or release");
+            return scnp_fail(p, t->col, "empty step before ';'; expected acquire, read, write, "
+                             "work or release");
         if (t->kind != T_WORD)
             return scnp_fail(p, t->col, "expected a step (acquire, read, write, work or release), "
-                        "found %s", scnp_show(p, t));
+                             "found %s", scnp_show(p, t));
         for (k = 0; k < SCN_STEP_COUNT; k++)
             if (strcmp(t->s, kinds[k]) == 0)
                 break;
         if (k == SCN_STEP_COUNT)
-            return scnp_fail(p, t->col, "unknown step '%.40s'; expected acquire, read, write, work or "
-                        "release", t->s);
+            return scnp_fail(p, t->col, "unknown step '%.40s'; expected acquire, read, write, work "
+                             "or release", t->s);
         if (pr.nsteps == SCN_MAX_STEPS)
             return scnp_fail(p, t->col, "client '%s' has more than %d steps (SCN_MAX_STEPS)", owner,
-                        SCN_MAX_STEPS);
+                             SCN_MAX_STEPS);
         st = &pr.steps[pr.nsteps++];
         st->kind = (enum scn_step_kind)k;
         st->pos.line = p->line;
@@ -98,20 +99,20 @@ static int parse_program(struct parser *p, int i, const char *owner, int *prog)
         } else if (k == SCN_STEP_WORK) {
             if (i >= p->ntoks || p->toks[i].kind != T_WORD)
                 return scnp_fail(p, i < p->ntoks ? p->toks[i].col : scnp_col_after(p, i),
-                            "expected a duration after 'work', as in work 10s");
+                                 "expected a duration after 'work', as in work 10s");
             if (scnp_dur_parse(p->toks[i].s, 0, &st->dur_ns, why) < 0)
                 return scnp_fail_why(p, p->toks[i].col, why);
             i++;
         }
         if (i < p->ntoks && p->toks[i].kind != T_SEMI)
             return scnp_fail(p, p->toks[i].col, "unexpected %s after '%s'; expected ';' or the end "
-                        "of the line", scnp_show(p, &p->toks[i]), kinds[k]);
+                             "of the line", scnp_show(p, &p->toks[i]), kinds[k]);
         if (i < p->ntoks)
             i++; /* the ';' */
     }
     if (pr.nsteps == 0)
         return scnp_fail(p, colon_end, "client '%s' has no steps; expected steps after ':', as in "
-                    "acquire; write; release", owner);
+                         "acquire; write; release", owner);
     for (k = 0; k < s->nprograms; k++) {
         if (same_program(&s->programs[k], &pr)) {
             *prog = k;
@@ -120,7 +121,7 @@ static int parse_program(struct parser *p, int i, const char *owner, int *prog)
     }
     if (s->nprograms == SCN_MAX_PROGRAMS)
         return scnp_fail(p, colon_end, "more than %d different client programs (SCN_MAX_PROGRAMS)",
-                    SCN_MAX_PROGRAMS);
+                         SCN_MAX_PROGRAMS);
     if ((dst = scenario_add_program(s)) == NULL)
         return scnp_fail_nomem(p, colon_end);
     *dst = pr;
@@ -155,7 +156,8 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
         int vcol, rc;
         if (t->kind == T_WORD && t->s[0] == '@') {
             if (at_col)
-                return scnp_fail(p, t->col, "the start time is given twice (first at col %d)", at_col);
+                return scnp_fail(p, t->col, "the start time is given twice (first at col "
+                                 "%d)", at_col);
             at_col = t->col;
             if (scnp_dur_parse(t->s + 1, 0, &o->start_ns, why) < 0)
                 return scnp_fail_why(p, t->col + 1, why);
@@ -166,7 +168,7 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
             return -1;
         if (rc == 0)
             return scnp_fail(p, t->col, "expected ':' before the steps of %s, found %s", owner,
-                        scnp_show(p, t));
+                             scnp_show(p, t));
         switch (scnp_key_find(p, &ks, t, key)) {
         case 0:
             if (scnp_int_parse(val, 0, COUNT_MAX, "repeat", &o->repeat, why) < 0)
@@ -178,14 +180,14 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
             break;
         case 2:
             if (!scnp_is_name_syntax(val))
-                return scnp_fail(p, vcol, "'%.40s' is not a name prefix; use a letter, then letters, "
-                            "digits, '-' or '_'", val);
+                return scnp_fail(p, vcol, "'%.40s' is not a name prefix; use a letter, then "
+                                 "letters, digits, '-' or '_'", val);
             if (strlen(val) >= SCN_NAME_MAX - 1)
-                return scnp_fail(p, vcol, "prefix '%.40s' is too long; client names have at most %d "
-                            "characters", val, SCN_NAME_MAX - 1);
+                return scnp_fail(p, vcol, "prefix '%.40s' is too long; client names have at most "
+                                 "%d characters", val, SCN_NAME_MAX - 1);
             if (val[0] == 'S' && (val[1] == '\0' || scnp_all_digits(val + 1)))
-                return scnp_fail(p, vcol, "prefix '%s' would make names like %s1, which are reserved "
-                            "for lock servers", val, val);
+                return scnp_fail(p, vcol, "prefix '%s' would make names like %s1, which are "
+                                 "reserved for lock servers", val, val);
             scnp_copy_str(o->prefix, sizeof o->prefix, val);
             o->prefix_col = vcol;
             break;
@@ -199,7 +201,7 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
     }
     if (i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected ':' and the steps of %s, as in "
-                    "client A: acquire; write; release", owner);
+                         "client A: acquire; write; release", owner);
     return i + 1;
 }
 
@@ -234,7 +236,7 @@ int scnp_kw_client(struct parser *p)
 
     if (p->ntoks < 2)
         return scnp_fail(p, scnp_col_after(p, 1), "expected a name after 'client', as in "
-                    "client A: acquire; write; release");
+                         "client A: acquire; write; release");
     t = &p->toks[1];
     if (scnp_check_new_client(p, t, t->s) < 0)
         return -1;
@@ -257,25 +259,26 @@ int scnp_kw_clients(struct parser *p)
 
     if (p->ntoks < 2 || p->toks[1].kind != T_WORD)
         return scnp_fail(p, p->ntoks < 2 ? scnp_col_after(p, 1) : p->toks[1].col,
-                    "expected a count after 'clients', as in clients 3: acquire; write; release");
+                         "expected a count after 'clients', as in clients 3: acquire; write; "
+                         "release");
     ncol = p->toks[1].col;
     if (scnp_int_parse(p->toks[1].s, 1, SCN_MAX_CLIENTS, "the client count", &n, why) < 0)
         return scnp_fail_why(p, ncol, why);
     if (n > SCN_MAX_CLIENTS - s->nclients)
         return scnp_fail(p, ncol, "%lld more clients would make %lld in all; the limit is %d "
-                    "(SCN_MAX_CLIENTS)", (long long)n, (long long)n + s->nclients,
-                    SCN_MAX_CLIENTS);
+                         "(SCN_MAX_CLIENTS)", (long long)n, (long long)n + s->nclients,
+                         SCN_MAX_CLIENTS);
     if ((i = client_opts(p, 2, 1, "the clients", &o)) < 0)
         return -1;
     snprintf(last, sizeof last, "%s%lld", o.prefix, (long long)n);
     if (strlen(last) >= SCN_NAME_MAX)
-        return scnp_fail(p, o.prefix_col ? o.prefix_col : ncol, "client names such as '%s' would be "
-                    "longer than %d characters", last, SCN_NAME_MAX - 1);
+        return scnp_fail(p, o.prefix_col ? o.prefix_col : ncol, "client names such as '%s' would "
+                         "be longer than %d characters", last, SCN_NAME_MAX - 1);
     if (o.every_ns > 0 && n - 1 > (SIM_TIME_MAX - o.start_ns) / o.every_ns) {
         char lim[48];
         scnp_fmt_dur(lim, sizeof lim, SIM_TIME_MAX);
         return scnp_fail(p, ncol, "the last of %lld clients would start beyond the limit of %s "
-                    "(SIM_TIME_MAX)", (long long)n, lim);
+                         "(SIM_TIME_MAX)", (long long)n, lim);
     }
     if (parse_program(p, i, "the clients", &prog) < 0)
         return -1;
@@ -285,7 +288,7 @@ int scnp_kw_clients(struct parser *p)
         prev = scnp_client_find(p, name);
         if (prev >= 0)
             return scnp_fail(p, ncol, "client '%s' is declared twice (first on line %d)", name,
-                        s->clients[prev].pos.line);
+                             s->clients[prev].pos.line);
         if (new_client(p, name, ncol, &o, o.start_ns + k * o.every_ns, prog) == NULL)
             return -1;
     }

@@ -60,7 +60,7 @@ static int expect_body(struct parser *p, struct scn_expect *e)
 
     if (t->kind != T_WORD)
         return scnp_fail(p, t->col, "expected a metric or verdict after 'expect', found %s",
-                    scnp_show(p, t));
+                         scnp_show(p, t));
     if (strcmp(t->s, "verdict") == 0) {
         e->metric = SCN_M_VERDICT;
         e->cmp = SCN_CMP_EQ;
@@ -71,22 +71,23 @@ static int expect_body(struct parser *p, struct scn_expect *e)
             i++;
         }
         if (i >= p->ntoks)
-            return scnp_fail(p, scnp_col_after(p, i), "expected SAFE, UNSAFE or STUCK after 'verdict'");
+            return scnp_fail(p, scnp_col_after(p, i), "expected SAFE, UNSAFE or STUCK after "
+                             "'verdict'");
         t = &p->toks[i];
         for (k = 0; k < 3; k++)
             if (scnp_same_word_ci(t->s, scn_verdict_name((enum scn_verdict)k)))
                 break;
         if (k == 3 || t->kind != T_WORD)
             return scnp_fail(p, t->col, "unknown verdict %s; expected SAFE, UNSAFE or STUCK",
-                        scnp_show(p, t));
+                             scnp_show(p, t));
         e->value = k;
         return scnp_need_end(p, i + 1, "the verdict");
     }
     if (strcmp(t->s, "no") == 0) {
         no = 1;
         if (++i >= p->ntoks)
-            return scnp_fail(p, scnp_col_after(p, i), "expected what should not happen after 'no', such "
-                        "as expect no double-entry");
+            return scnp_fail(p, scnp_col_after(p, i), "expected what should not happen after 'no', "
+                             "such as expect no double-entry");
         t = &p->toks[i];
     }
     k = t->kind == T_WORD ? metric_find(t->s) : -1;
@@ -95,8 +96,8 @@ static int expect_body(struct parser *p, struct scn_expect *e)
                (i + 1 >= p->ntoks || cmp_find(p->toks[i + 1].s, &e->cmp) < 0))) {
         if (k < 0 || !metric_words[k].shorthand)
             return scnp_fail(p, t->col, "unknown event %s after 'no'; expected double-entry, "
-                        "stale-write, lost-update, wrong-release, stuck or failed-acquire",
-                        scnp_show(p, t));
+                             "stale-write, lost-update, wrong-release, stuck or failed-acquire",
+                             scnp_show(p, t));
         e->metric = metric_words[k].m;
         if (i + 1 < p->ntoks && e->metric == SCN_M_STALE_ACCEPTED) {
             const char *q = p->toks[i + 1].s;
@@ -112,17 +113,17 @@ static int expect_body(struct parser *p, struct scn_expect *e)
     /* General: expect METRIC OP VALUE */
     if (k < 0)
         return scnp_fail(p, t->col, "unknown metric '%.20s'; expected verdict, double-entries, "
-                    "double-entry-time, stale-writes-accepted, stale-writes-rejected, "
-                    "lost-updates, wrong-releases, stuck, failed-acquires, acquires, "
-                    "writes-accepted, writes-rejected or final-stock", t->s);
+                         "double-entry-time, stale-writes-accepted, stale-writes-rejected, "
+                         "lost-updates, wrong-releases, stuck, failed-acquires, acquires, "
+                         "writes-accepted, writes-rejected or final-stock", t->s);
     e->metric = metric_words[k].m;
     if (++i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected a comparison after '%s', as in %s >= 1",
-                    t->s, t->s);
+                         t->s, t->s);
     t = &p->toks[i];
     if (t->kind != T_WORD || cmp_find(t->s, &e->cmp) < 0)
         return scnp_fail(p, t->col, "unknown comparison %s; expected =, ==, !=, <, <=, > or >=",
-                    scnp_show(p, t));
+                         scnp_show(p, t));
     if (++i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected a value after '%s'", t->s);
     t = &p->toks[i];
@@ -147,10 +148,10 @@ int scnp_kw_expect(struct parser *p)
 
     if (p->ntoks < 2)
         return scnp_fail(p, scnp_col_after(p, 1), "expected what to expect after 'expect', as in "
-                    "expect verdict SAFE");
+                         "expect verdict SAFE");
     if (s->nexpects == SCN_MAX_EXPECTS)
         return scnp_fail(p, p->toks[0].col, "more than %d expect lines (SCN_MAX_EXPECTS)",
-                    SCN_MAX_EXPECTS);
+                         SCN_MAX_EXPECTS);
     memset(&e, 0, sizeof e);
     e.pos.line = p->line;
     e.pos.col = p->toks[0].col;

@@ -29,11 +29,11 @@ static int parse_trigger(struct parser *p, struct tok *t, struct scn_fault *f)
 
     if (t->kind != T_WORD || (dot = strchr(t->s, '.')) == NULL)
         return scnp_fail(p, t->col, "expected CLIENT.POINT after 'on', as in on A.after-acquire, "
-                    "found %s", scnp_show(p, t));
+                         "found %s", scnp_show(p, t));
     *dot = '\0';
     if (scnp_client_find(p, t->s) < 0)
         return scnp_fail(p, t->col, "'%.40s' is not a client declared above; 'on' needs one, as in "
-                    "on A.after-acquire", t->s);
+                         "on A.after-acquire", t->s);
     scnp_copy_str(f->trigger, sizeof f->trigger, t->s);
     hash = strchr(dot + 1, '#');
     if (hash) {
@@ -45,8 +45,8 @@ static int parse_trigger(struct parser *p, struct tok *t, struct scn_fault *f)
     pt = point_find(dot + 1);
     if (pt < 0)
         return scnp_fail(p, t->col + (int)(dot - t->s) + 1, "unknown point '%.40s'; expected "
-                    "during-acquire, after-acquire, before-read, between-read-and-write, "
-                    "before-write, after-write, before-release or after-release", dot + 1);
+                         "during-acquire, after-acquire, before-read, between-read-and-write, "
+                         "before-write, after-write, before-release or after-release", dot + 1);
     f->point = (enum scn_point)pt;
     return 0;
 }
@@ -59,14 +59,14 @@ static int act_node(struct parser *p, int i, struct scn_fault *f)
 
     if (i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected a node after '%s', as in %s %s",
-                    p->toks[i - 1].s, p->toks[i - 1].s,
-                    f->kind == SCN_FAULT_PROMOTE ? "S2" : "A");
+                         p->toks[i - 1].s, p->toks[i - 1].s,
+                         f->kind == SCN_FAULT_PROMOTE ? "S2" : "A");
     t = &p->toks[i];
     if (scnp_check_node(p, t, 0, 0) < 0)
         return -1;
     if (f->kind == SCN_FAULT_PROMOTE && scnp_server_number(t->s) == 0)
-        return scnp_fail(p, t->col, "only a lock server can be promoted; expected S1..S%d, found %s",
-                    SCN_MAX_SERVERS, scnp_show(p, t));
+        return scnp_fail(p, t->col, "only a lock server can be promoted; expected "
+                         "S1..S%d, found %s", SCN_MAX_SERVERS, scnp_show(p, t));
     scnp_copy_str(f->node, sizeof f->node, t->s);
     f->pos.col = t->col;
     i++;
@@ -74,8 +74,8 @@ static int act_node(struct parser *p, int i, struct scn_fault *f)
         if (scnp_dur_parse(p->toks[i].s, 0, &f->dur_ns, why) < 0)
             return scnp_fail_why(p, p->toks[i].col, why);
         if (f->dur_ns == 0)
-            return scnp_fail(p, p->toks[i].col, "a pause of 0 does nothing; give a duration, or none "
-                        "to pause until 'resume'");
+            return scnp_fail(p, p->toks[i].col, "a pause of 0 does nothing; give a duration, or "
+                             "none to pause until 'resume'");
         i++;
     }
     return scnp_need_end(p, i, f->kind == SCN_FAULT_PAUSE ? "the pause" : "the node");
@@ -89,24 +89,26 @@ static int act_clock(struct parser *p, int i, struct scn_fault *f)
     const char *what;
 
     if (i >= p->ntoks)
-        return scnp_fail(p, scnp_col_after(p, i), "expected a node after 'clock', as in clock S1 step +1s");
+        return scnp_fail(p, scnp_col_after(p, i), "expected a node after 'clock', as in clock S1 "
+                         "step +1s");
     t = &p->toks[i];
     if (scnp_check_node(p, t, 0, 0) < 0)
         return -1;
     scnp_copy_str(f->node, sizeof f->node, t->s);
     f->pos.col = t->col;
     if (++i >= p->ntoks)
-        return scnp_fail(p, scnp_col_after(p, i), "expected step, drift or slew after 'clock %s'", f->node);
+        return scnp_fail(p, scnp_col_after(p, i), "expected step, drift or slew after 'clock "
+                         "%s'", f->node);
     t = &p->toks[i++];
     what = t->s;
     if (strcmp(what, "step") != 0 && strcmp(what, "drift") != 0 && strcmp(what, "slew") != 0)
         return scnp_fail(p, t->col, "unknown clock change %s; expected step, drift or slew",
-                    scnp_show(p, t));
+                         scnp_show(p, t));
     if (i >= p->ntoks || p->toks[i].kind != T_WORD)
         return scnp_fail(p, i < p->ntoks ? p->toks[i].col : scnp_col_after(p, i),
-                    "expected a value after '%s', as in %s", what,
-                    what[0] == 'd'   ? "drift 200ppm"
-                    : what[1] == 't' ? "step +1s"
+                         "expected a value after '%s', as in %s", what,
+                         what[0] == 'd'   ? "drift 200ppm"
+                         : what[1] == 't' ? "step +1s"
                                      : "slew -2s over 10s");
     t = &p->toks[i++];
     if (what[0] == 'd') {
@@ -129,8 +131,8 @@ static int act_clock(struct parser *p, int i, struct scn_fault *f)
             else if (strcmp(w, "both") == 0)
                 f->which = SCN_CLOCK_BOTH;
             else
-                return scnp_fail(p, p->toks[i].col, "unknown clock '%.40s'; expected wall, monotonic "
-                            "or both", w);
+                return scnp_fail(p, p->toks[i].col, "unknown clock '%.40s'; expected wall, "
+                                 "monotonic or both", w);
             i++;
         }
         return scnp_need_end(p, i, "the step");
@@ -138,16 +140,16 @@ static int act_clock(struct parser *p, int i, struct scn_fault *f)
     f->kind = SCN_FAULT_CLOCK_SLEW;
     if (i >= p->ntoks || strcmp(p->toks[i].s, "over") != 0)
         return scnp_fail(p, i < p->ntoks ? p->toks[i].col : scnp_col_after(p, i),
-                    "expected 'over DUR' after the slew, as in slew -2s over 10s");
+                         "expected 'over DUR' after the slew, as in slew -2s over 10s");
     if (++i >= p->ntoks || p->toks[i].kind != T_WORD)
         return scnp_fail(p, i < p->ntoks ? p->toks[i].col : scnp_col_after(p, i),
-                    "expected a duration after 'over'");
+                         "expected a duration after 'over'");
     t = &p->toks[i++];
     if (scnp_dur_parse(t->s, 0, &f->dur_ns, why) < 0)
         return scnp_fail_why(p, t->col, why);
     if (f->dur_ns == 0)
         return scnp_fail(p, t->col, "a slew needs a time to spread over, more than 0 "
-                    "(use step for a jump)");
+                         "(use step for a jump)");
     return scnp_need_end(p, i, "the slew");
 }
 
@@ -157,8 +159,8 @@ static int act_partition(struct parser *p, int i, struct scn_fault *f)
     int g = 0, h, k;
 
     if (i >= p->ntoks)
-        return scnp_fail(p, scnp_col_after(p, i), "expected groups of nodes after 'partition', as in "
-                    "partition A | S1 S2");
+        return scnp_fail(p, scnp_col_after(p, i), "expected groups of nodes after 'partition', as "
+                         "in partition A | S1 S2");
     for (; i < p->ntoks; i++) {
         struct tok *t = &p->toks[i];
         if (t->kind == T_BAR) {
@@ -174,17 +176,17 @@ static int act_partition(struct parser *p, int i, struct scn_fault *f)
             for (k = 0; k < f->group_len[h]; k++)
                 if (strcmp(f->groups[h][k], t->s) == 0)
                     return scnp_fail(p, t->col, h == g ? "node '%s' is named twice in one group"
-                                : "node '%s' is in two groups of this partition", t->s);
+                                     : "node '%s' is in two groups of this partition", t->s);
         if (f->group_len[g] == SCN_MAX_GROUP)
             return scnp_fail(p, t->col, "more than %d nodes in one partition group (SCN_MAX_GROUP)",
-                        SCN_MAX_GROUP);
+                             SCN_MAX_GROUP);
         scnp_copy_str(f->groups[g][f->group_len[g]++], SCN_NAME_MAX, t->s);
     }
     if (f->group_len[g] == 0)
         return scnp_fail(p, scnp_col_after(p, p->ntoks), "expected node names after '|'");
     if (g == 0)
-        return scnp_fail(p, scnp_col_after(p, p->ntoks), "a partition needs two to four groups separated "
-                    "by '|', as in partition A | S1 S2");
+        return scnp_fail(p, scnp_col_after(p, p->ntoks), "a partition needs two to four groups "
+                         "separated by '|', as in partition A | S1 S2");
     f->ngroups = g + 1;
     return 0;
 }
@@ -205,15 +207,16 @@ static int parse_when(struct parser *p, struct scn_fault *f)
         if (t->s[0] == '@' && p->prev_at_set && d < p->prev_at_ns) {
             scnp_fmt_dur(a, sizeof a, d);
             scnp_fmt_dur(b, sizeof b, p->prev_at_ns);
-            return scnp_fail(p, t->col, "time %s is before the previous timed line (%s); timed lines "
-                        "must be in time order", a, b);
+            return scnp_fail(p, t->col, "time %s is before the previous timed line (%s); timed "
+                             "lines must be in time order", a, b);
         }
         if (t->s[0] == '+') {
             if (d > SIM_TIME_MAX - p->prev_at_ns) {
                 scnp_fmt_dur(a, sizeof a, p->prev_at_ns);
                 scnp_fmt_dur(b, sizeof b, SIM_TIME_MAX);
-                return scnp_fail(p, t->col + 1, "%s after %s is beyond the limit of %s (SIM_TIME_MAX)",
-                            t->s + 1, a, b);
+                return scnp_fail(p, t->col + 1, "%s after %s is beyond the limit of %s "
+                                 "(SIM_TIME_MAX)",
+                                 t->s + 1, a, b);
             }
             d += p->prev_at_ns;
         }
@@ -224,7 +227,7 @@ static int parse_when(struct parser *p, struct scn_fault *f)
     } else {
         if (p->ntoks < 2)
             return scnp_fail(p, scnp_col_after(p, 1), "expected CLIENT.POINT after 'on', as in "
-                        "on A.after-acquire");
+                             "on A.after-acquire");
         if (parse_trigger(p, &p->toks[1], f) < 0)
             return -1;
         i = 2;
@@ -263,15 +266,15 @@ int scnp_timed_line(struct parser *p)
     if ((i = parse_when(p, f)) < 0)
         return -1;
     if (i >= p->ntoks)
-        return scnp_fail(p, scnp_col_after(p, i), "expected an action after the time: pause, resume, "
-                    "crash, restart, clock, partition, heal, link or promote");
+        return scnp_fail(p, scnp_col_after(p, i), "expected an action after the time: pause, "
+                         "resume, crash, restart, clock, partition, heal, link or promote");
     t = &p->toks[i];
     for (k = 0; k < sizeof actions / sizeof actions[0]; k++)
         if (t->kind == T_WORD && strcmp(t->s, actions[k].name) == 0)
             break;
     if (k == sizeof actions / sizeof actions[0])
         return scnp_fail(p, t->col, "unknown action %s; expected pause, resume, crash, restart, "
-                    "clock, partition, heal, link or promote", scnp_show(p, t));
+                         "clock, partition, heal, link or promote", scnp_show(p, t));
     f->kind = actions[k].kind;
     f->pos.col = t->col;
     i++;

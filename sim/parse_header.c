@@ -54,7 +54,11 @@ SETTER(set_title) { (void)off; return set_text(s->title, "title", val, why); }
 SETTER(set_description) { (void)off; return set_text(s->description, "description", val, why); }
 SETTER(set_purpose) { (void)off; return scnp_purpose_parse(val, &s->purpose, why); }
 SETTER(set_seed) { (void)off; return scnp_u64_parse(val, 0, "the seed", &s->seed, why); }
-SETTER(set_max_events) { (void)off; return scnp_u64_parse(val, 1, "max-events", &s->max_events, why); }
+SETTER(set_max_events)
+{
+    (void)off;
+    return scnp_u64_parse(val, 1, "max-events", &s->max_events, why);
+}
 SETTER(set_duration) { (void)off; return set_positive_dur(&s->duration_ns, "duration", val, why); }
 SETTER(set_stuck_after)
 {
@@ -178,8 +182,9 @@ static int once(struct parser *p, int row)
     const struct tok *t = &p->toks[0];
 
     if (p->once_line[row])
-        return scnp_fail(p, t->col, "duplicate '%s' line; %s was already set on line %d", t->s, t->s,
-                    p->once_line[row]);
+        return scnp_fail(p, t->col, "duplicate '%s' line; %s was already set on line "
+                         "%d", t->s, t->s,
+                         p->once_line[row]);
     p->once_line[row] = p->line;
     return 0;
 }
@@ -207,12 +212,12 @@ static int value_line(struct parser *p, int r)
         return apply_row(p, r, t->s, t->col);
     }
     if (p->ntoks < 2)
-        return scnp_fail(p, scnp_col_after(p, 1), "expected a quoted string after '%s', as in %s \"...\"",
-                    what, what);
+        return scnp_fail(p, scnp_col_after(p, 1), "expected a quoted string after '%s', as "
+                         "in %s \"...\"", what, what);
     t = &p->toks[1];
     if (t->kind != T_STRING)
-        return scnp_fail(p, t->col, "expected a quoted string after '%s', found %s; write %s \"...\"",
-                    what, scnp_show(p, t), what);
+        return scnp_fail(p, t->col, "expected a quoted string after '%s', found "
+                         "%s; write %s \"...\"", what, scnp_show(p, t), what);
     if (scnp_need_end(p, 2, "the string") < 0)
         return -1;
     return apply_row(p, r, t->s, t->col);
@@ -233,11 +238,11 @@ static int section_line(struct parser *p)
             return -1;
         if (rc == 0)
             return scnp_fail(p, t->col, "expected %s after '%s', found %s",
-                        line_keys(line, 1, keys, sizeof keys), line, scnp_show(p, t));
+                             line_keys(line, 1, keys, sizeof keys), line, scnp_show(p, t));
         r = hdr_row(line, key);
         if (r < 0)
             return scnp_fail(p, t->col, "unknown key '%.40s' for %s; expected %s", key, line,
-                        line_keys(line, 0, keys, sizeof keys));
+                             line_keys(line, 0, keys, sizeof keys));
         if (seen[r])
             return scnp_fail(p, t->col, "'%s' is given twice (first at col %d)", key, seen[r]);
         seen[r] = t->col;
@@ -257,11 +262,11 @@ static int lock_line(struct parser *p)
 
     if (p->ntoks < 2)
         return scnp_fail(p, scnp_col_after(p, 1), "expected an algorithm name after 'lock', as in "
-                    "lock lease ttl=30s");
+                         "lock lease ttl=30s");
     t = &p->toks[1];
     if (t->kind != T_WORD || strchr(t->s, '=') != NULL)
         return scnp_fail(p, t->col, "expected an algorithm name after 'lock', found %s",
-                    scnp_show(p, t));
+                         scnp_show(p, t));
     if (apply_row(p, r, t->s, t->col) < 0)
         return -1;
     s->algo_pos.line = p->line;
@@ -276,12 +281,12 @@ static int lock_line(struct parser *p)
             return -1;
         if (rc == 0)
             return scnp_fail(p, t->col, "expected key=value options after the algorithm, found %s",
-                        scnp_show(p, t));
+                             scnp_show(p, t));
         r = hdr_row("lock", key);
         if (r >= 0 && !(hdr_keys[r].flags & HK_POSITIONAL)) {
             if (servers_col)
                 return scnp_fail(p, t->col, "option '%s' is given twice (first at col %d)", key,
-                            servers_col);
+                                 servers_col);
             servers_col = t->col;
             if (apply_row(p, r, val, vcol) < 0)
                 return -1;
@@ -289,7 +294,7 @@ static int lock_line(struct parser *p)
         }
         if (scenario_opt(s, key) != NULL)
             return scnp_fail(p, t->col, "option '%.40s' is given twice (first at col %d)", key,
-                        scenario_opt(s, key)->pos.col);
+                             scenario_opt(s, key)->pos.col);
         pos.line = p->line;
         pos.col = t->col;
         rc = scnp_opt_put(s, key, val, pos, why);
@@ -343,8 +348,9 @@ int scnp_parse_link(struct parser *p, int i, struct scn_link *l, int later)
 
     if (p->ntoks < i + 2)
         return scnp_fail(p, scnp_col_after(p, p->ntoks), "expected two nodes after 'link', as in "
-                    "link A S1 latency=50ms (use * for any node)");
-    if (scnp_check_node(p, &p->toks[i], 1, later) < 0 || scnp_check_node(p, &p->toks[i + 1], 1, later) < 0)
+                         "link A S1 latency=50ms (use * for any node)");
+    if (scnp_check_node(p, &p->toks[i], 1, later) < 0 ||
+        scnp_check_node(p, &p->toks[i + 1], 1, later) < 0)
         return -1;
     memset(l, 0, sizeof *l);
     scnp_copy_str(l->from, sizeof l->from, p->toks[i].s);
@@ -361,14 +367,14 @@ int scnp_parse_link(struct parser *p, int i, struct scn_link *l, int later)
             return -1;
         if (rc == 0)
             return scnp_fail(p, t->col, "expected latency=DUR or loss=P after the two nodes, "
-                        "found %s", scnp_show(p, t));
+                             "found %s", scnp_show(p, t));
         if ((k = scnp_key_find(p, &ks, t, key)) < 0 ||
             net_value(p, k, val, vcol, &l->lat, &l->loss_ppm) < 0)
             return -1;
     }
     if (!ks.col[0] && !ks.col[1])
         return scnp_fail(p, scnp_col_after(p, p->ntoks), "expected latency= or loss= after "
-                    "'%s %s %s'", p->toks[kw].s, l->from, l->to);
+                         "'%s %s %s'", p->toks[kw].s, l->from, l->to);
     return 0;
 }
 
@@ -379,13 +385,14 @@ int scnp_kw_link(struct parser *p)
     int i;
 
     if (s->nlinks == SCN_MAX_LINKS)
-        return scnp_fail(p, p->toks[0].col, "more than %d link lines (SCN_MAX_LINKS)", SCN_MAX_LINKS);
+        return scnp_fail(p, p->toks[0].col, "more than %d link lines "
+                         "(SCN_MAX_LINKS)", SCN_MAX_LINKS);
     if (scnp_parse_link(p, 1, &l, 1) < 0)
         return -1;
     for (i = 0; i < s->nlinks; i++)
         if (strcmp(s->links[i].from, l.from) == 0 && strcmp(s->links[i].to, l.to) == 0)
             return scnp_fail(p, l.pos.col, "link %s -> %s is given twice (first on line %d)",
-                        l.from, l.to, s->links[i].pos.line);
+                             l.from, l.to, s->links[i].pos.line);
     if ((dst = scenario_add_link(s)) == NULL)
         return scnp_fail_nomem(p, p->toks[0].col);
     *dst = l;
@@ -403,14 +410,14 @@ int scnp_kw_clock(struct parser *p)
 
     if (p->ntoks < 2)
         return scnp_fail(p, scnp_col_after(p, 1), "expected a node after 'clock', as in "
-                    "clock S1 drift=200ppm");
+                         "clock S1 drift=200ppm");
     t = &p->toks[1];
     if (scnp_check_node(p, t, 0, 1) < 0)
         return -1;
     for (i = 0; i < s->nclocks; i++)
         if (strcmp(s->clocks[i].node, t->s) == 0)
             return scnp_fail(p, t->col, "clock '%s' is given twice (first on line %d)", t->s,
-                        s->clocks[i].pos.line);
+                             s->clocks[i].pos.line);
     if (s->nclocks == SCN_MAX_CLOCKS)
         return scnp_fail(p, t->col, "more than %d clock lines", SCN_MAX_CLOCKS);
     memset(&c, 0, sizeof c);
@@ -425,8 +432,9 @@ int scnp_kw_clock(struct parser *p)
         if (rc < 0)
             return -1;
         if (rc == 0)
-            return scnp_fail(p, t->col, "expected drift=Nppm or offset=DUR, found %s (a clock change "
-                        "at a time is written '@5s clock S1 step +1s')", scnp_show(p, t));
+            return scnp_fail(p, t->col, "expected drift=Nppm or offset=DUR, found %s (a clock "
+                             "change at a time is written '@5s clock S1 step +1s')",
+                             scnp_show(p, t));
         switch (scnp_key_find(p, &ks, t, key)) {
         case 0:
             if (scnp_drift_parse(val, &c.drift_ppm, why) < 0)
@@ -442,7 +450,7 @@ int scnp_kw_clock(struct parser *p)
     }
     if (!ks.col[0] && !ks.col[1])
         return scnp_fail(p, scnp_col_after(p, p->ntoks), "expected drift=Nppm or offset=DUR after "
-                    "'clock %s'", c.node);
+                         "'clock %s'", c.node);
     if ((dst = scenario_add_clock(s)) == NULL)
         return scnp_fail_nomem(p, p->toks[0].col);
     *dst = c;
@@ -512,7 +520,7 @@ static int unknown_key(const struct scenario *s, const char *key, struct scn_err
     if (n > 0) {
         scnp_list_closest(list, sizeof list, key, names, n, n);
         return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "unknown key '%.40s'; expected %s", key,
-                        list);
+                             list);
     }
     for (r = 0; r < NHDR; r++)
         if (hdr_keys[r].key == NULL || (hdr_keys[r].flags & HK_BARE))
@@ -598,11 +606,11 @@ int scenario_set(struct scenario *s, const char *kv, struct scn_error *err)
     for (i = 0; kv[i]; i++)
         if ((unsigned char)kv[i] < 0x20 || kv[i] == 0x7f)
             return scnp_set_fail(err, LSIM_EBAD_VALUE, (int)i + 1, "unexpected byte 0x%02x",
-                            (unsigned char)kv[i]);
+                                 (unsigned char)kv[i]);
     eq = strchr(kv, '=');
     if (eq == NULL || eq == kv)
         return scnp_set_fail(err, LSIM_EUSAGE, 1, "expected KEY=VALUE, such as ttl=10s, found "
-                        "'%.40s'", kv);
+                             "'%.40s'", kv);
     if ((size_t)(eq - kv) >= sizeof key)
         return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "key '%.40s...' is too long", kv);
     memcpy(key, kv, (size_t)(eq - kv));
@@ -610,7 +618,7 @@ int scenario_set(struct scenario *s, const char *kv, struct scn_error *err)
     vcol = (int)(eq - kv) + 2;
     if (strlen(eq + 1) >= sizeof val)
         return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "the value is longer than %d bytes",
-                        LINE_MAX_BYTES);
+                             LINE_MAX_BYTES);
     strcpy(val, eq + 1);
     if (val[0] == '\0')
         return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "missing value after '%s='", key);

@@ -88,7 +88,7 @@ int scnp_need_end(struct parser *p, int i, const char *after)
 {
     if (i < p->ntoks)
         return scnp_fail(p, p->toks[i].col, "unexpected %s after %s; expected the end of the line",
-                    scnp_show(p, &p->toks[i]), after);
+                         scnp_show(p, &p->toks[i]), after);
     return 0;
 }
 
@@ -126,7 +126,7 @@ int scnp_key_find(struct parser *p, struct keyset *ks, const struct tok *t, cons
         return k;
     }
     return scnp_fail(p, t->col, "unknown key '%.40s' for %s; expected %s", key, ks->what,
-                ks->expected);
+                     ks->expected);
 }
 
 /* The single word after the keyword; NULL (error set) when missing or followed by more. */
@@ -135,12 +135,13 @@ struct tok *scnp_one_value(struct parser *p, const char *example)
     struct tok *t;
 
     if (p->ntoks < 2)
-        return scnp_fail(p, scnp_col_after(p, 1), "expected a value after '%s', as in %s", p->toks[0].s,
-                    example), NULL;
+        return scnp_fail(p, scnp_col_after(p, 1), "expected a value after '%s', as in "
+                         "%s", p->toks[0].s,
+                         example), NULL;
     t = &p->toks[1];
     if (t->kind != T_WORD)
         return scnp_fail(p, t->col, "expected a value after '%s', found %s", p->toks[0].s,
-                    scnp_show(p, t)), NULL;
+                         scnp_show(p, t)), NULL;
     if (scnp_need_end(p, 2, "the value") < 0)
         return NULL;
     return t;
@@ -237,7 +238,7 @@ static int tokenize(struct parser *p)
             for (;;) {
                 if (j >= n)
                     return scnp_fail(p, t->col, "unterminated string; expected a closing '\"' on "
-                                "the same line");
+                                     "the same line");
                 if (raw[j] == '"')
                     break;
                 if (raw[j] == '\\' && j + 1 < n && (raw[j + 1] == '"' || raw[j + 1] == '\\')) {
@@ -246,8 +247,8 @@ static int tokenize(struct parser *p)
                     continue;
                 }
                 if (raw[j] == '\\')
-                    return scnp_fail(p, (int)j + 1, "unknown escape in a string; only \\\" and \\\\ "
-                                "are allowed");
+                    return scnp_fail(p, (int)j + 1, "unknown escape in a string; only \\\" and "
+                                     "\\\\ are allowed");
                 *a++ = raw[j++];
             }
             i = j + 1;

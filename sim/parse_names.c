@@ -60,7 +60,8 @@ int scnp_is_name_syntax(const char *s)
     if (!scnp_is_alpha((unsigned char)*s))
         return 0;
     for (s++; *s; s++)
-        if (!scnp_is_alpha((unsigned char)*s) && !scnp_is_digit((unsigned char)*s) && *s != '-' && *s != '_')
+        if (!scnp_is_alpha((unsigned char)*s) && !scnp_is_digit((unsigned char)*s) && *s != '-' &&
+            *s != '_')
             return 0;
     return 1;
 }
@@ -93,17 +94,17 @@ int scnp_check_new_client(struct parser *p, const struct tok *t, const char *nam
         return scnp_fail(p, t->col, "expected a client name, found %s", scnp_show(p, t));
     if (!scnp_is_name_syntax(name))
         return scnp_fail(p, t->col, "'%.40s' is not a client name; names start with a letter, then "
-                    "letters, digits, '-' or '_'", name);
+                         "letters, digits, '-' or '_'", name);
     if (strlen(name) >= SCN_NAME_MAX)
         return scnp_fail(p, t->col, "client name '%.40s' is longer than %d characters", name,
-                    SCN_NAME_MAX - 1);
+                         SCN_NAME_MAX - 1);
     if (is_reserved(name))
-        return scnp_fail(p, t->col, "'%s' is a reserved name (R is the resource, S1..S15 are the lock "
-                    "servers); choose another client name", name);
+        return scnp_fail(p, t->col, "'%s' is a reserved name (R is the resource, S1..S15 are the "
+                         "lock servers); choose another client name", name);
     prev = scnp_client_find(p, name);
     if (prev >= 0)
         return scnp_fail(p, t->col, "client '%s' is declared twice (first on line %d)", name,
-                    p->s->clients[prev].pos.line);
+                         p->s->clients[prev].pos.line);
     return 0;
 }
 
@@ -123,12 +124,12 @@ int scnp_check_node(struct parser *p, const struct tok *t, int star_ok, int late
     if (s[0] == 'S' && scnp_all_digits(s + 1)) {
         if (scnp_server_number(s) == 0)
             return scnp_fail(p, t->col, "no lock server '%.40s'; lock servers are S1 to S%d", s,
-                        SCN_MAX_SERVERS);
+                             SCN_MAX_SERVERS);
         return 0;
     }
     if (!scnp_is_name_syntax(s) || strlen(s) >= SCN_NAME_MAX)
         return scnp_fail(p, t->col, "'%.40s' is not a node name; expected a client, R, or a lock "
-                    "server S1..S%d%s", s, SCN_MAX_SERVERS, star_ok ? " (or * for all)" : "");
+                         "server S1..S%d%s", s, SCN_MAX_SERVERS, star_ok ? " (or * for all)" : "");
     if (later) {
         struct later_node *l;
         void *arr = p->later;
@@ -144,8 +145,8 @@ int scnp_check_node(struct parser *p, const struct tok *t, int star_ok, int late
         return 0;
     }
     if (scnp_client_find(p, s) < 0)
-        return scnp_fail(p, t->col, "unknown node '%.40s'; expected a client declared above, R, or a "
-                    "lock server S1..S%d", s, SCN_MAX_SERVERS);
+        return scnp_fail(p, t->col, "unknown node '%.40s'; expected a client declared above, R, or "
+                         "a lock server S1..S%d", s, SCN_MAX_SERVERS);
     return 0;
 }
 
@@ -157,8 +158,8 @@ int scnp_check_later(struct parser *p)
     for (i = 0; i < p->nlater; i++) {
         if (scnp_client_find(p, p->later[i].name) < 0) {
             p->line = p->later[i].pos.line;
-            return scnp_fail(p, p->later[i].pos.col, "unknown node '%s'; expected a client, R, or a "
-                        "lock server S1..S%d", p->later[i].name, SCN_MAX_SERVERS);
+            return scnp_fail(p, p->later[i].pos.col, "unknown node '%s'; expected a client, R, or "
+                             "a lock server S1..S%d", p->later[i].name, SCN_MAX_SERVERS);
         }
     }
     return 0;

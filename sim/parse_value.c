@@ -88,7 +88,7 @@ int scnp_word_distance(const char *a, const char *b)
 }
 
 void scnp_list_closest(char *list, size_t size, const char *word, const char *const *names, int n,
-                  int max)
+                       int max)
 {
     int order[64], dist[64], k, shown;
     size_t len = strlen(list);
