@@ -3,8 +3,9 @@
  * the checks that need the whole file. The language is described in
  * docs/scenario-format.md; every error names a line, a column and a fix.
  * The parts: parse_lex.c (bytes, tokens), parse_value.c (value syntaxes),
- * parse_header.c (header lines and --set), parse_client.c, parse_fault.c,
- * parse_expect.c, parse_param.c (param and $NAME), parse_names.c. */
+ * parse_header.c (header lines and --set), parse_link.c (link, clock),
+ * parse_client.c, parse_fault.c, parse_expect.c, parse_param.c (param and
+ * $NAME), parse_names.c (node names); shared: parse_int.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

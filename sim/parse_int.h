@@ -170,13 +170,14 @@ int scnp_check_later(struct parser *p);
 /* ---- Lines, one file per part of the language ---- */
 
 /* parse_header.c: the settable header keys (one table, shared with --set),
- * and the header lines title ... lock, resource, network, link, clock. */
+ * the header lines title ... lock, resource, network, and --set itself. */
 int scnp_kw_header(struct parser *p, const char *word);  /* 1 = not a header keyword */
 /* 1 when --set KEY names a header key (a param may not take its name). */
 int scnp_is_set_key(const char *key);
 /* The --set error: file "--set", line 1, col; returns code. */
 PRINTF_LIKE(4, 5) int scnp_set_fail(struct scn_error *err, int code, int col, const char *fmt,
                                     ...);
+/* parse_link.c: link lines (header and timed) and header clock lines. */
 int scnp_kw_link(struct parser *p);
 int scnp_kw_clock(struct parser *p);
 /* FROM TO [latency=..] [loss=..] from token i (header: later = 1). */

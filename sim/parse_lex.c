@@ -183,6 +183,35 @@ static int check_bytes(struct parser *p, const unsigned char *b, size_t n)
     return 0;
 }
 
+/* The quoted string starting at raw[*ip] (the quote), decoded into *ap;
+ * *ip moves past the closing quote. */
+static int lex_string(struct parser *p, const struct tok *t, size_t *ip, char **ap)
+{
+    const char *raw = p->raw;
+    size_t n = p->rawlen, j = *ip + 1;
+    char *a = *ap;
+
+    for (;;) {
+        if (j >= n)
+            return scnp_fail(p, t->col, "unterminated string; expected a closing '\"' on the "
+                             "same line");
+        if (raw[j] == '"')
+            break;
+        if (raw[j] == '\\' && j + 1 < n && (raw[j + 1] == '"' || raw[j + 1] == '\\')) {
+            *a++ = raw[j + 1];
+            j += 2;
+            continue;
+        }
+        if (raw[j] == '\\')
+            return scnp_fail(p, (int)j + 1, "unknown escape in a string; only \\\" and \\\\ "
+                             "are allowed");
+        *a++ = raw[j++];
+    }
+    *ip = j + 1;
+    *ap = a;
+    return 0;
+}
+
 static int tokenize(struct parser *p)
 {
     const char *raw = p->raw;
@@ -233,25 +262,9 @@ static int tokenize(struct parser *p)
             *a++ = c;
             i++;
         } else if (c == '"') {
-            size_t j = i + 1;
             t->kind = T_STRING;
-            for (;;) {
-                if (j >= n)
-                    return scnp_fail(p, t->col, "unterminated string; expected a closing '\"' on "
-                                     "the same line");
-                if (raw[j] == '"')
-                    break;
-                if (raw[j] == '\\' && j + 1 < n && (raw[j + 1] == '"' || raw[j + 1] == '\\')) {
-                    *a++ = raw[j + 1];
-                    j += 2;
-                    continue;
-                }
-                if (raw[j] == '\\')
-                    return scnp_fail(p, (int)j + 1, "unknown escape in a string; only \\\" and "
-                                     "\\\\ are allowed");
-                *a++ = raw[j++];
-            }
-            i = j + 1;
+            if (lex_string(p, t, &i, &a) < 0)
+                return -1;
         } else {
             t->kind = T_WORD;
             while (i < n && raw[i] != ' ' && raw[i] != '\t' && raw[i] != '"' && raw[i] != ':' &&
