@@ -396,15 +396,18 @@ static int unknown_key(const struct scenario *s, const char *key, struct scn_err
                          "an option of the lock (lock.KEY=VALUE)", key, list);
 }
 
-/* A bare key two edits or fewer from a param's name is taken for a typo
- * of it rather than for a lock option (lock.KEY=... reaches the option). */
+/* A bare key one edit from a param's name (two for names of five
+ * characters or more) is taken for a typo of it rather than for a new lock
+ * option; lock.KEY=... still reaches the option. */
 static int near_param(const struct scenario *s, const char *key)
 {
     int k;
 
-    for (k = 0; k < s->nparams; k++)
-        if (scnp_word_distance(key, s->params[k].name) <= 2)
+    for (k = 0; k < s->nparams; k++) {
+        const char *name = s->params[k].name;
+        if (scnp_word_distance(key, name) <= (strlen(name) < 5 ? 1 : 2))
             return 1;
+    }
     return 0;
 }
 
