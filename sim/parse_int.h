@@ -60,6 +60,8 @@ int scnp_loss_parse(const char *t, uint32_t *out, char *why);
 int scnp_latency_parse(char *t, struct scn_latency *out, char *why, int *errcol);
 int scnp_drift_parse(const char *t, int64_t *out, char *why);
 int scnp_purpose_parse(const char *t, enum scn_purpose *out, char *why);
+/* A letter, then letters, digits or bytes of extra (not NUL). */
+int scnp_is_word(const char *s, const char *extra);
 /* Option keys and algorithm names: a letter, then letters, digits, - _ . */
 int scnp_is_opt_key(const char *s);
 /* Store or replace a lock option: 0, -1 with why, or LSIM_ENOMEM. */
@@ -159,6 +161,7 @@ int scnp_key_find(struct parser *p, struct keyset *ks, const struct tok *t, cons
 
 int scnp_client_find(const struct parser *p, const char *name);
 int scnp_client_index(struct parser *p, int idx);
+/* Node and param names: a letter, then letters, digits, - _ */
 int scnp_is_name_syntax(const char *s);
 int scnp_server_number(const char *s);
 int scnp_check_new_client(struct parser *p, const struct tok *t, const char *name);

@@ -57,13 +57,7 @@ int scnp_client_index(struct parser *p, int idx)
 
 int scnp_is_name_syntax(const char *s)
 {
-    if (!scnp_is_alpha((unsigned char)*s))
-        return 0;
-    for (s++; *s; s++)
-        if (!scnp_is_alpha((unsigned char)*s) && !scnp_is_digit((unsigned char)*s) && *s != '-' &&
-            *s != '_')
-            return 0;
-    return 1;
+    return scnp_is_word(s, "-_");
 }
 
 /* R is the resource; S followed by digits is a lock server. */

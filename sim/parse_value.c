@@ -430,16 +430,20 @@ int scnp_drift_parse(const char *t, int64_t *out, char *why)
     return scnp_int_parse(num, -500000, 500000, "drift in ppm", out, why);
 }
 
-/* Option keys and algorithm names: a letter, then letters, digits, - _ . */
-int scnp_is_opt_key(const char *s)
+int scnp_is_word(const char *s, const char *extra)
 {
     if (!scnp_is_alpha((unsigned char)*s))
         return 0;
     for (s++; *s; s++)
-        if (!scnp_is_alpha((unsigned char)*s) && !scnp_is_digit((unsigned char)*s) && *s != '-' &&
-            *s != '_' && *s != '.')
+        if (!scnp_is_alpha((unsigned char)*s) && !scnp_is_digit((unsigned char)*s) &&
+            strchr(extra, *s) == NULL)
             return 0;
     return 1;
+}
+
+int scnp_is_opt_key(const char *s)
+{
+    return scnp_is_word(s, "-_.");
 }
 
 /* Store or replace a lock option. */
