@@ -1,8 +1,9 @@
 /* Private to the scenario parser (sim/parse*.c): the parser state, the
- * tokens of one line, and the helpers each part of the grammar shares.
- * Nothing here is exported beyond sim/. Conventions: a helper that fails
- * returns -1 after filling the parser's error (scnp_fail()); out of memory also
- * sets parser.nomem so that scenario_parse() returns LSIM_ENOMEM rather
+ * tokens of one line, and the helpers each part of the grammar shares. Its
+ * functions carry the prefix scnp_ and are called only by sim/parse*.c (they
+ * are not part of scenario.h's interface). Conventions: a helper that fails
+ * returns -1 after filling the parser's error (scnp_fail()); out of memory
+ * also sets parser.nomem so that scenario_parse() returns LSIM_ENOMEM rather
  * than LSIM_EPARSE. Value parsers (parse_value.c) return -1 with one
  * sentence in why[WHY_MAX] and know nothing of lines or columns. */
 #ifndef LOCKSIM_PARSE_INT_H
@@ -104,7 +105,7 @@ struct parser {
     struct tok *toks;           /* owned: the current line's tokens, toks_cap of room */
     int ntoks, toks_cap;
     char *arena;                /* owned: their text, arena_cap bytes */
-    size_t arena_cap, arena_used; /* 3 * line + 8 + SCN_OPT_MAX per '$' */
+    size_t arena_cap, arena_used; /* room: 2 * line + 8, and line + 49 a '$' */
     char show[64];              /* one token rendered for a message */
     int once_line[LINE_KW_MAX]; /* line of each once-only line keyword, 0 = not yet */
     sim_ns prev_at_ns;          /* time of the previous @ or + line */
@@ -218,6 +219,6 @@ int scnp_param_note_set(struct scenario *s, const char *kv, struct scn_error *er
  * the text declares params, s keeps a copy of it (s->source) so that
  * scenario_set() can re-parse it with an override. */
 int scnp_parse_text(struct scenario *s, const char *fname, const char *text, size_t len,
-               const struct param_override *over, int nover, struct scn_error *err);
+                    const struct param_override *over, int nover, struct scn_error *err);
 
 #endif
