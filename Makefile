@@ -10,7 +10,9 @@ CFLAGS  += -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -g $(OPT)
 LDLIBS  += -lm -ldl
 
 # Boundaries the build enforces: sim/ (and sim/algo/) sees only sim/; render/
-# sees sim/ and render/; the front ends (cli/, tests, bench, fuzz) see all.
+# sees sim/ and render/; run/ (files, orchestration, reports) sees sim/, render/
+# and run/; the
+# front ends (cli/, tests, bench, fuzz) see all.
 SIM_INC    := -Isim
 RENDER_INC := -Isim -Irender
 RUN_INC    := -Isim -Irender -Irun

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "scenario.h"
+#include "scenario_file.h"
 
 const char cli_usage_main[] =
     "locksim " LOCKSIM_VERSION " - a deterministic simulator of distributed-lock pathologies\n"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "error.h"
 #include "scenario.h"
 
 #define FUZZ_MAX_SETS 8      /* lines of the input also tried as --set KEY=VALUE */
@@ -52,7 +53,7 @@ static void try_set(struct scenario *s, const char *kv) {
     memset(&err, 0, sizeof err);
     memcpy(&before, s, sizeof before);
     int rc = scenario_set(s, kv, &err);
-    FUZZ_REQUIRE(rc == 0 || rc == -1);
+    FUZZ_REQUIRE(rc == 0 || rc == LSIM_EPARSE || rc == LSIM_ENOMEM || rc == LSIM_EBAD_VALUE || rc == LSIM_EUNKNOWN_OPTION || rc == LSIM_EUSAGE);
     if (rc == 0) {
         fuzz_check_scenario(s);
         return;
@@ -70,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&err, 0, sizeof err);
     scenario_init(&s);
     int rc = scenario_parse(&s, "fuzz.lsim", (const char *)data, size, &err);
-    FUZZ_REQUIRE(rc == 0 || rc == -1);
+    FUZZ_REQUIRE(rc == 0 || rc == LSIM_EPARSE || rc == LSIM_ENOMEM || rc == LSIM_EBAD_VALUE || rc == LSIM_EUNKNOWN_OPTION || rc == LSIM_EUSAGE);
     if (rc == 0) {
         fuzz_check_scenario(&s);
         FUZZ_REQUIRE(scenario_copy(&copy, &s) == 0);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "scenario.h"
+#include "scenario_file.h"
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
@@ -118,51 +119,11 @@ int run_resolve_algo(const char *name, const struct lock_algo **out, char *err, 
 
 /* ---- One run ------------------------------------------------------------- */
 
-static int map_parse_rc(int rc) {
-    /* scenario_parse / scenario_load: 0, -1 malformed, -2 unreadable, or an LSIM code. */
-    if (rc == -1) return LSIM_EPARSE;
-    if (rc == -2) return LSIM_ENOINPUT;
-    return rc;
-}
-
-/* Standard input, whole, for `run -`. */
-static char *read_stdin(size_t *len) {
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, stdin);
-        n += got;
-        if (got == 0) break;
-        if (n == cap) {
-            char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!nb) free(buf);
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    if (buf && ferror(stdin)) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 static int load(const struct run_spec *spec, struct scenario *s, struct run_result *r) {
     struct scn_error err;
     memset(&err, 0, sizeof err);
-    int rc;
-    if (!spec->text && spec->file && strcmp(spec->file, "-") == 0) {
-        size_t len = 0;
-        char *text = read_stdin(&len);
-        if (!text) return fail(r, LSIM_ENOINPUT, RUN_STAGE_LOAD, "cannot read the scenario from standard input");
-        rc = scenario_parse(s, "<stdin>", text, len, &err);
-        free(text);
-    } else {
-        rc = spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
-                        : scenario_load(s, spec->file, &err);
-    }
-    rc = map_parse_rc(rc);
+    int rc = spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
+                        : scenario_load(s, spec->file, &err); /* "-" reads standard input */
     if (rc) {
         place(r->error, sizeof r->error, &err);
         r->rc = rc;
@@ -178,8 +139,8 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
     for (int i = 0; i < spec->nsets; i++) {
         memset(&err, 0, sizeof err);
         rc = scenario_set(s, spec->sets[i], &err);
-        if (rc == LSIM_ENOMEM) return fail(r, rc, RUN_STAGE_SET, "out of memory");
-        if (rc != 0) return fail(r, LSIM_EUSAGE, RUN_STAGE_SET, "--set %s: %s", spec->sets[i], err.msg);
+        if (rc == LSIM_ENOMEM) return fail(r, rc, RUN_STAGE_SET, "out of memory applying --set %s", spec->sets[i]);
+        if (rc != 0) return fail(r, rc, RUN_STAGE_SET, "--set %s: %s", spec->sets[i], err.msg);
     }
     return LSIM_OK;
 }

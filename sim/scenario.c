@@ -36,6 +36,28 @@ void scenario_close(struct scenario *s)
     FREE_ARRAY(s->clocks, s->nclocks, s->cap_clocks);
     FREE_ARRAY(s->faults, s->nfaults, s->cap_faults);
     FREE_ARRAY(s->expects, s->nexpects, s->cap_expects);
+    FREE_ARRAY(s->params, s->nparams, s->cap_params);
+    free(s->source);
+    s->source = NULL;
+    s->source_len = 0;
+    free(s->sets);
+    s->sets = NULL;
+    s->sets_len = 0;
+}
+
+/* A heap copy of n bytes, or NULL when n is 0. */
+static char *dup_bytes(const char *src, size_t n, int *failed)
+{
+    char *p;
+
+    if (n == 0 || src == NULL)
+        return NULL;
+    if ((p = malloc(n)) == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    memcpy(p, src, n);
+    return p;
 }
 
 /* A heap copy of n elements of size bytes, or NULL (also when n is 0). */
@@ -75,6 +97,11 @@ int scenario_copy(struct scenario *dst, const struct scenario *src)
     DUP_ARRAY(clocks, nclocks, cap_clocks);
     DUP_ARRAY(faults, nfaults, cap_faults);
     DUP_ARRAY(expects, nexpects, cap_expects);
+    DUP_ARRAY(params, nparams, cap_params);
+    dst->source = dup_bytes(src->source, src->source_len, &failed);
+    dst->source_len = dst->source ? src->source_len : 0;
+    dst->sets = dup_bytes(src->sets, src->sets_len, &failed);
+    dst->sets_len = dst->sets ? src->sets_len : 0;
     if (failed) {
         scenario_close(dst);
         return -1;
@@ -170,6 +197,11 @@ struct scn_expect *scenario_add_expect(struct scenario *s)
     ADD_ELEMENT(expects, nexpects, cap_expects, SCN_MAX_EXPECTS);
 }
 
+struct scn_param *scenario_add_param(struct scenario *s)
+{
+    ADD_ELEMENT(params, nparams, cap_params, SCN_MAX_PARAMS);
+}
+
 const struct scn_opt *scenario_opt(const struct scenario *s, const char *key)
 {
     int i;
@@ -177,6 +209,16 @@ const struct scn_opt *scenario_opt(const struct scenario *s, const char *key)
     for (i = 0; i < s->nopts; i++)
         if (strcmp(s->opts[i].key, key) == 0)
             return &s->opts[i];
+    return NULL;
+}
+
+const struct scn_param *scenario_param(const struct scenario *s, const char *name)
+{
+    int i;
+
+    for (i = 0; i < s->nparams; i++)
+        if (strcmp(s->params[i].name, name) == 0)
+            return &s->params[i];
     return NULL;
 }
 

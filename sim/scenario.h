@@ -24,6 +24,7 @@
 #define SCN_NAME_MAX 16         /* node names, including the NUL */
 #define SCN_TEXT_MAX 160        /* title and description */
 #define SCN_OPT_MAX 48          /* option keys and values, including the NUL */
+#define SCN_MAX_PARAMS 64       /* param lines */
 
 /* A place in the scenario text, for error messages (1-based; 0 = synthetic). */
 struct scn_pos {
@@ -164,6 +165,23 @@ struct scn_expect {
 
 enum scn_purpose { SCN_PURPOSE_CORRECTNESS, SCN_PURPOSE_EFFICIENCY };
 
+/* The kind of a param's declared range, which decides how its bounds and
+ * values compare. */
+enum scn_range_kind { SCN_RANGE_NONE, SCN_RANGE_DURATION, SCN_RANGE_INT };
+
+/* A `param NAME=VALUE [range=MIN..MAX]` line. Its value is text, put in
+ * place of each `$NAME` at parse time and checked there by the code that
+ * checks the value it stands for (docs/scenario-format.md). */
+struct scn_param {
+    char name[SCN_OPT_MAX];
+    char def[SCN_OPT_MAX];     /* the default, as written */
+    char val[SCN_OPT_MAX];     /* the value in use: the default or a --set override */
+    int overridden;            /* 1 when val came from --set */
+    enum scn_range_kind range; /* NONE, or how min and max read */
+    int64_t min, max;          /* the range's bounds: ns for durations, else units */
+    struct scn_pos pos;        /* of NAME */
+};
+
 struct scenario {
     char file[256];                 /* name used in messages */
     char title[SCN_TEXT_MAX];
@@ -215,6 +233,18 @@ struct scenario {
     struct scn_expect *expects;     /* owned, nexpects used of cap_expects */
     int nexpects;
     int cap_expects;
+
+    /* Params, and what scenario_set() needs to re-parse with an override. */
+    struct scn_param *params;       /* owned, nparams used of cap_params */
+    int nparams;
+    int cap_params;
+    char *source;                   /* owned: the text parsed, kept only when it
+                                       declares params; NULL otherwise */
+    size_t source_len;
+    char *sets;                     /* owned: the --set arguments other than params
+                                       applied since the parse, each NUL-terminated,
+                                       replayed after a re-parse; NULL when none */
+    size_t sets_len;
 };
 /* Every array above is heap-allocated, grown on demand by the scenario_add_*
  * functions (never beyond its SCN_MAX_* limit), read as s->arr[i] for
@@ -234,22 +264,33 @@ void scenario_init(struct scenario *s);
 /* Free what scenario_init/parse allocated; s may be reused after init. */
 void scenario_close(struct scenario *s);
 /* Deep copy: dst must not be initialised; returns 0 or -1 on OOM (dst is
- * then closed). Arrays are copied at their used length. */
+ * then closed). Arrays are copied at their used length, and the kept
+ * source text and --set list too. */
 int scenario_copy(struct scenario *dst, const struct scenario *src);
 
-/* Parse scenario text of len bytes. fname is used in messages.
- * On error returns -1 and fills *err; *s is then left initialised but
- * partial, and must still be closed. */
+/* Parse scenario text of len bytes (the text is borrowed for the call).
+ * fname is used in messages. Returns 0, LSIM_EPARSE (a malformed scenario:
+ * *err says where, file:line:col, and what was expected) or LSIM_ENOMEM
+ * (error.h). On error *s is left initialised but partial, and must still
+ * be closed. Reading files is not sim/'s job: see run/scenario_file.h. */
 int scenario_parse(struct scenario *s, const char *fname, const char *text,
                    size_t len, struct scn_error *err);
-/* Read and parse a file. Returns 0, -1 on a malformed scenario, -2 when the
- * file cannot be read (err says why). */
-int scenario_load(struct scenario *s, const char *path, struct scn_error *err);
 
 /* Apply a --set KEY=VALUE override (e.g. "ttl=10s", "lock.ttl=10s",
  * "stock=2", "fencing=on", "latency=5ms", "seed=7", "duration=60s").
- * Unknown keys that are not lock options become lock options, which the
- * algorithm validates when the engine is built. Returns 0 or -1 with *err. */
+ * KEY is a header key (title, description, purpose, seed, duration,
+ * stuck-after, max-events, retry, algo, servers, stock, fencing, latency,
+ * loss), or LINE.KEY for a key of the lock, resource or network line; its
+ * value is checked by the same code as in a file. Other keys that are
+ * option names become lock options, which the algorithm validates when the
+ * engine is built. KEY may name a param (`param NAME=VALUE` lines): values
+ * are put in place of $NAME at parse time, so the scenario keeps its source
+ * text (s->source) and this re-parses it with every param override so far,
+ * then re-applies the other --set arguments (s->sets) in order, and
+ * replaces *s only when all of that succeeds. Returns 0, or with *err (file "--set", line 1, col in
+ * kv): LSIM_EUSAGE (not KEY=VALUE), LSIM_EUNKNOWN_OPTION (the message lists
+ * the keys it could be, likely typos first), LSIM_EBAD_VALUE, LSIM_ENOMEM.
+ * A failed --set changes nothing. */
 int scenario_set(struct scenario *s, const char *kv, struct scn_error *err);
 
 /* Helpers shared with lock algorithms for option values. Return 0 or -1. */
@@ -258,6 +299,8 @@ int scn_parse_int(const char *text, int64_t *out);
 int scn_parse_bool(const char *text, int *out);          /* on/off, yes/no, true/false */
 /* Find an option; NULL when absent. */
 const struct scn_opt *scenario_opt(const struct scenario *s, const char *key);
+/* Find a param by name; NULL when absent. */
+const struct scn_param *scenario_param(const struct scenario *s, const char *name);
 
 /* Add one element, growing its array: a client (repeat = 1), a fault
  * (occurrence = 1, which = wall), or a zeroed program, lock option, link,
@@ -272,6 +315,7 @@ struct scn_opt *scenario_add_opt(struct scenario *s);
 struct scn_link *scenario_add_link(struct scenario *s);
 struct scn_clock_init *scenario_add_clock(struct scenario *s);
 struct scn_expect *scenario_add_expect(struct scenario *s);
+struct scn_param *scenario_add_param(struct scenario *s);
 
 const char *scn_point_name(enum scn_point p);
 const char *scn_metric_name(enum scn_metric m);

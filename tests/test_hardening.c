@@ -134,12 +134,17 @@ static void test_truncated_never_passes(void **state) {
  * keys it could be; in a matrix, only when no row has it. */
 static void test_unknown_keys(void **state) {
     (void)state;
-    struct result *r = run("run " GC " --algo lease --set ttI=10s");
+    /* A scenario without params: the key reaches the algorithm, which names its options. */
+    struct result *r = run("run scenarios/lease-crashed-holder-expires.lsim --algo lease --set ttI=10s");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "--set ttI=10s: unknown option 'ttI' for lease; expected ttl"));
-    r = run("matrix " GC " --set tll=40s");
+    r = run("matrix scenarios/lease-crashed-holder-expires.lsim --set tll=40s");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "no algorithm of this matrix has the option 'tll'"));
+    /* A scenario with a param `ttl`: the typo is caught before any algorithm sees it. */
+    r = run("matrix " GC " --set tll=40s");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown key 'tll'; expected ttl"));
     r = run("matrix " GC " --algos setnx,lease --set ttl=40s");
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "(does not use --set ttl)"));

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "error.h"
 #include "scenario.h"
+#include "scenario_file.h"
 
 #define S_ (SIM_NS_PER_S)
 #define MS_ (SIM_NS_PER_MS)
@@ -251,7 +253,7 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
 
     /* A malformed file is -1 with the file name in the error. */
     case_path(path, sizeof path, "bad_step.lsim");
-    assert_int_equal(scenario_load(&sc, path, &err), -1);
+    assert_int_equal(scenario_load(&sc, path, &err), LSIM_EPARSE);
     assert_string_equal(err.file, path);
     assert_int_equal(err.pos.line, 4);
     assert_int_equal(err.pos.col, 20);
@@ -259,14 +261,23 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
     scenario_close(&sc);
 
     /* A missing file is -2, saying why. */
-    assert_int_equal(scenario_load(&sc, "no/such/file.lsim", &err), -2);
+    assert_int_equal(scenario_load(&sc, "no/such/file.lsim", &err), LSIM_ENOINPUT);
     assert_string_equal(err.file, "no/such/file.lsim");
     assert_string_equal(err.msg, "cannot open 'no/such/file.lsim': No such file or directory");
     scenario_close(&sc);
 
-    /* A directory cannot be read either. */
-    assert_int_equal(scenario_load(&sc, "/", &err), -2);
-    assert_non_null(strstr(err.msg, "cannot"));
+    /* A directory cannot be read either, and says so. */
+    assert_int_equal(scenario_load(&sc, "/", &err), LSIM_ENOINPUT);
+    assert_string_equal(err.msg, "cannot read '/': Is a directory");
+    scenario_close(&sc);
+
+    /* "-" reads standard input, named <stdin> in messages. */
+    case_path(path, sizeof path, "bad_step.lsim");
+    assert_non_null(freopen(path, "rb", stdin));
+    assert_int_equal(scenario_load(&sc, "-", &err), LSIM_EPARSE);
+    assert_string_equal(err.file, "<stdin>");
+    assert_string_equal(sc.file, "<stdin>");
+    assert_int_equal(err.pos.line, 4);
     scenario_close(&sc);
 }
 
@@ -281,7 +292,7 @@ static void test_load_refuses_files_over_16_mib(void **state)
     assert_true(fd >= 0);
     assert_int_equal(ftruncate(fd, (off_t)17 << 20), 0);
     close(fd);
-    assert_int_equal(scenario_load(&sc, path, &err), -2);
+    assert_int_equal(scenario_load(&sc, path, &err), LSIM_ENOINPUT);
     assert_non_null(strstr(err.msg, "larger than 16 MiB"));
     scenario_close(&sc);
     unlink(path);
@@ -433,7 +444,7 @@ static void test_text_is_bounded_by_len(void **state)
     assert_int_equal(sc.seed, 5);
     assert_int_equal(sc.duration_ns, 120 * S_);
     /* A line cut in the middle of a token ends the token there. */
-    assert_int_equal(parse_n(&sc, "t", text, 17), -1);
+    assert_int_equal(parse_n(&sc, "t", text, 17), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 2);
     assert_int_equal(err.pos.col, 10);
     assert_non_null(strstr(err.msg, "expected a unit (ns, us, ms, s, m) after '3'"));
@@ -497,7 +508,7 @@ static void test_client_limit_is_reachable(void **state)
     assert_string_equal(sc.clients[SCN_MAX_CLIENTS - 1].name, "D50000");
     assert_int_equal(sc.clients[149999].start_ns, 149999 * SIM_NS_PER_US);
     /* One more is refused, naming the limit. */
-    assert_int_equal(parse(&sc, "clients 150000: read\nclients 50001 prefix=D: write\n"), -1);
+    assert_int_equal(parse(&sc, "clients 150000: read\nclients 50001 prefix=D: write\n"), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 2);
     assert_int_equal(err.pos.col, 9);
     assert_non_null(strstr(err.msg, "200001 in all; the limit is 200000"));
@@ -712,31 +723,199 @@ static void test_set_overrides_after_parsing(void **state)
     assert_string_equal(scenario_opt(&sc, "renew")->val, "on");
 
     /* Errors name "--set" and the column within the argument. */
-    assert_int_equal(scenario_set(&sc, "duration=30", &err), -1);
+    assert_int_equal(scenario_set(&sc, "duration=30", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.file, "--set");
     assert_int_equal(err.pos.col, 10);
     assert_non_null(strstr(err.msg, "expected a unit"));
-    assert_int_equal(scenario_set(&sc, "latency=5ms..1ms", &err), -1);
+    assert_int_equal(scenario_set(&sc, "latency=5ms..1ms", &err), LSIM_EBAD_VALUE);
     assert_non_null(strstr(err.msg, "backwards"));
-    assert_int_equal(scenario_set(&sc, "network.latency=1ms..x", &err), -1);
+    assert_int_equal(scenario_set(&sc, "network.latency=1ms..x", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 22);
-    assert_int_equal(scenario_set(&sc, "resource.colour=red", &err), -1);
+    assert_int_equal(scenario_set(&sc, "resource.colour=red", &err), LSIM_EUNKNOWN_OPTION);
     assert_int_equal(err.pos.col, 1);
     assert_non_null(strstr(err.msg, "expected resource.stock, resource.fencing or resource.timeout"));
-    assert_int_equal(scenario_set(&sc, "ttl", &err), -1);
+    assert_int_equal(scenario_set(&sc, "ttl", &err), LSIM_EUSAGE);
     assert_non_null(strstr(err.msg, "expected KEY=VALUE"));
-    assert_int_equal(scenario_set(&sc, "ttl=", &err), -1);
+    assert_int_equal(scenario_set(&sc, "ttl=", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 5);
-    assert_int_equal(scenario_set(&sc, "servers=16", &err), -1);
-    assert_int_equal(scenario_set(&sc, "stock=-1", &err), -1);
-    assert_int_equal(scenario_set(&sc, "fencing=maybe", &err), -1);
-    assert_int_equal(scenario_set(&sc, "seed=x", &err), -1);
-    assert_int_equal(scenario_set(&sc, "9lives=1", &err), -1);
-    assert_int_equal(scenario_set(&sc, "title=a\tb", &err), -1);
+    assert_int_equal(scenario_set(&sc, "servers=16", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "stock=-1", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "fencing=maybe", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "seed=x", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(scenario_set(&sc, "9lives=1", &err), LSIM_EUNKNOWN_OPTION);
+    assert_int_equal(scenario_set(&sc, "title=a\tb", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 8);
     /* A failed --set changes nothing. */
     assert_int_equal(sc.nservers, 3);
     assert_int_equal(sc.stock, 2);
+    scenario_close(&sc);
+}
+
+/* ---- Parameters ---- */
+
+static const char param_text[] =
+    "param ttl=30s\n"
+    "param b_start=31s range=0s..60s\n"
+    "param pause=27s\n"
+    "param work=10s\n"
+    "param at=5s\n"
+    "param backoff=1s\n"
+    "param units=3 range=1..10\n"
+    "param lat=2ms\n"
+    "lock lease ttl=$ttl\n"
+    "resource stock=$units\n"
+    "network latency=$lat\n"
+    "client A: acquire retry=$backoff; read; work $work; write; release\n"
+    "client B @$b_start: acquire; write; release\n"
+    "@$at pause A $pause\n";
+
+static void test_params_stand_for_values_everywhere(void **state)
+{
+    (void)state;
+    /* Step 1: the defaults are put in place of each $NAME. */
+    parse_ok(&sc, param_text);
+    assert_int_equal(sc.nparams, 8);
+    assert_string_equal(sc.params[1].name, "b_start");
+    assert_int_equal(sc.params[1].range, SCN_RANGE_DURATION);
+    assert_int_equal(sc.params[1].max, 60 * S_);
+    assert_int_equal(sc.params[6].range, SCN_RANGE_INT);
+    assert_string_equal(scenario_opt(&sc, "ttl")->val, "30s");
+    assert_int_equal(sc.stock, 3);
+    assert_int_equal(sc.latency.min_ns, 2 * MS_);
+    assert_int_equal(sc.programs[0].steps[0].retry_ns, 1 * S_);
+    assert_int_equal(sc.programs[0].steps[2].dur_ns, 10 * S_);
+    assert_int_equal(sc.clients[1].start_ns, 31 * S_);
+    assert_int_equal(sc.faults[0].at_ns, 5 * S_);
+    assert_int_equal(sc.faults[0].dur_ns, 27 * S_);
+
+    /* Step 2: --set of a param re-parses with the override; other --set
+     * arguments given before it survive the re-parse. */
+    assert_int_equal(scenario_set(&sc, "seed=9", &err), 0);
+    assert_int_equal(scenario_set(&sc, "pause=20s", &err), 0);
+    assert_int_equal(sc.faults[0].dur_ns, 20 * S_);
+    assert_int_equal(sc.seed, 9);
+    assert_string_equal(scenario_param(&sc, "pause")->val, "20s");
+    assert_string_equal(scenario_param(&sc, "pause")->def, "27s");
+    assert_int_equal(scenario_param(&sc, "pause")->overridden, 1);
+    assert_int_equal(scenario_set(&sc, "b_start=40s", &err), 0);
+    assert_int_equal(sc.clients[1].start_ns, 40 * S_);
+    assert_int_equal(sc.faults[0].dur_ns, 20 * S_); /* the first override stays */
+    assert_int_equal(scenario_set(&sc, "ttl=10s", &err), 0);
+    assert_string_equal(scenario_opt(&sc, "ttl")->val, "10s");
+
+    /* Step 3: a bad value is refused by the code that reads it where it is
+     * used, and names that place; the scenario is unchanged. */
+    assert_int_equal(scenario_set(&sc, "pause=abc", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.file, "--set");
+    assert_int_equal(err.pos.col, 7);
+    assert_string_equal(err.msg, "t.lsim:14:14: expected a duration such as 30s or 500ms, "
+                                 "found 'abc' (the value of $pause)");
+    assert_int_equal(sc.faults[0].dur_ns, 20 * S_);
+    assert_int_equal(scenario_set(&sc, "units=11", &err), LSIM_EBAD_VALUE); /* its range */
+    scenario_close(&sc);
+    parse_ok(&sc, param_text);
+    assert_int_equal(scenario_set(&sc, "b_start=61s", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "t.lsim:2:15: the value from --set of param 'b_start' is "
+                                    "61s, outside its range 0ns..60s"));
+    assert_int_equal(scenario_set(&sc, "work=0.5", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "t.lsim:12:46: expected a unit"));
+    /* A typo of a param is not taken for a lock option. */
+    assert_int_equal(scenario_set(&sc, "paus=20s", &err), LSIM_EUNKNOWN_OPTION);
+    assert_non_null(strstr(err.msg, "unknown key 'paus'; expected pause,"));
+    scenario_close(&sc);
+}
+
+static void test_param_mistakes_are_refused_at_their_place(void **state)
+{
+    static const struct {
+        const char *text;
+        int line, col;
+        const char *msg;
+    } cases[] = {
+        {"param pause=27s\n@5s pause A $paus\n", 2, 13,
+         "unknown param '$paus'; the params declared above are pause"},
+        {"client A: work $w\nparam w=1s\n", 1, 16,
+         "unknown param '$w'; no param is declared above"},
+        {"param pause=27s\nparam ttl=3s\nlock lease ttl=$ttl\n", 1, 7,
+         "param 'pause' is declared but never used"},
+        {"param p=1s\nparam p=2s\n", 2, 7, "param 'p' is declared twice (first on line 1)"},
+        {"param seed=3\n", 1, 7, "'seed' is a header key"},
+        {"param 9x=3\n", 1, 7, "'9x' is not a param name"},
+        {"param a=1s\nparam b=$a\n", 2, 9, "a param's value cannot use another param"},
+        {"param a=70s range=0s..60s\n", 1, 9, "the default of param 'a' is 70s, outside its "
+                                              "range 0ns..60s"},
+        {"param a=1s range=5s..1s\n", 1, 18, "runs backwards"},
+        {"param a=1s range=1s\n", 1, 18, "expected range=MIN..MAX"},
+        {"param a=1s\nclient A: work 1$a\n", 2, 17, "'$' starts a param only at the start of "
+                                                    "a value"},
+        {"param a=1s\nclient A: work $a.b\n", 2, 18, "unexpected '.b' after '$a'"},
+        {"param a=1s\n$a A\n", 2, 1, "a line cannot start with a param"},
+        {"param a=1s\nclient A: work $\n", 2, 17, "expected a param name after '$'"},
+        {"param a=5ms..1ms\nnetwork latency=$a\n", 2, 17, "latency range '5ms..1ms' runs "
+                                                         "backwards; write MIN..MAX (the value "
+                                                         "of $a)"},
+    };
+    size_t i;
+    int failures = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = parse_n(&sc, "p.lsim", cases[i].text, strlen(cases[i].text));
+        if (rc != LSIM_EPARSE || err.pos.line != cases[i].line || err.pos.col != cases[i].col ||
+            strstr(err.msg, cases[i].msg) == NULL) {
+            print_error("case %zu: want %d:%d: ...%s...\n         got rc %d, %d:%d: %s\n", i,
+                        cases[i].line, cases[i].col, cases[i].msg, rc, err.pos.line,
+                        err.pos.col, err.msg);
+            failures++;
+        }
+        scenario_close(&sc);
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void test_faults_that_could_never_act_are_refused(void **state)
+{
+    static const char ok[] = "duration 60s\n"
+                             "client A: acquire; work 5s; release\n"
+                             "@1s pause A\n"
+                             "@2s resume A\n"
+                             "@3s pause A 10s\n"
+                             "@13s resume A\n"      /* at the pause's very end: still paused */
+                             "@20s crash A\n"
+                             "@20s restart A\n"     /* same time, after the crash: fine */
+                             "on A.after-acquire crash S1\n"
+                             "@30s restart S1\n";   /* S1's crash time is unknown: kept */
+    (void)state;
+    /* Step 1: faults that do something, including after triggered ones. */
+    parse_ok(&sc, ok);
+    assert_int_equal(sc.nfaults, 8);
+
+    /* Step 2: a run cut below a timed fault is refused by --set too, and
+     * changes nothing. */
+    assert_int_equal(scenario_set(&sc, "duration=25s", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "t.lsim:10: this restart at 30s would never happen: the "
+                                    "run ends at 25s"));
+    assert_int_equal(sc.duration_ns, 60 * S_);
+    assert_int_equal(scenario_set(&sc, "duration=31s", &err), 0);
+    scenario_close(&sc);
+
+    /* Step 3: each fault that could never act, at its line and column. */
+    assert_int_equal(parse(&sc, "duration 10s\nclient A: read\n@10s crash A\n"), LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 3);
+    assert_int_equal(err.pos.col, 1);
+    assert_non_null(strstr(err.msg, "this crash at 10s would never happen"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s crash A\n@2s restart A\n@3s restart A\n"),
+                     LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 4);
+    assert_int_equal(err.pos.col, 13);
+    assert_non_null(strstr(err.msg, "restart A at 3s would do nothing: A has not crashed"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s crash A\n@2s resume A\n"), LSIM_EPARSE);
+    assert_non_null(strstr(err.msg, "resume A at 2s would do nothing: A has crashed"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s pause A 1s\n@2500ms resume A\n"),
+                     LSIM_EPARSE);
+    assert_non_null(strstr(err.msg, "A's pause ended at 2s"));
+    assert_int_equal(parse(&sc, "client A: read\n@1s resume A\n"), LSIM_EPARSE);
+    assert_non_null(strstr(err.msg, "A is not paused"));
     scenario_close(&sc);
 }
 
@@ -919,7 +1098,7 @@ static void test_malformed_scripts_are_refused_precisely(void **state)
         const struct bad_case *c = &bad_cases[i];
         size_t len = c->len ? c->len : strlen(c->text);
         int rc = parse_n(&sc, "bad.lsim", c->text, len);
-        if (rc != -1 || err.pos.line != c->line || err.pos.col != c->col ||
+        if (rc != LSIM_EPARSE || err.pos.line != c->line || err.pos.col != c->col ||
             strstr(err.msg, c->msg) == NULL || strcmp(err.file, "bad.lsim") != 0) {
             print_error("case '%s': want %d:%d: ...%s...\n             got rc %d, %d:%d: %s\n",
                         c->name, c->line, c->col, c->msg, rc, err.pos.line, err.pos.col, err.msg);
@@ -943,7 +1122,7 @@ static void test_long_lines_and_limits(void **state)
     memset(text, 'x', 8192);
     text[0] = '#';
     assert_int_equal(parse_n(&sc, "t", text, 4096), 0);
-    assert_int_equal(parse_n(&sc, "t", text, 4097), -1);
+    assert_int_equal(parse_n(&sc, "t", text, 4097), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 1);
     assert_int_equal(err.pos.col, 4097);
     assert_non_null(strstr(err.msg, "longer than 4096 bytes"));
@@ -954,7 +1133,7 @@ static void test_long_lines_and_limits(void **state)
     assert_non_null(text);
     for (n = 0, i = 0; i < 65; i++)
         n += (size_t)sprintf(text + n, "client A%zu: work %zus\n", i, i);
-    assert_int_equal(parse_n(&sc, "t", text, n), -1);
+    assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 65);
     assert_non_null(strstr(err.msg, "more than 64 different client programs (SCN_MAX_PROGRAMS)"));
     /* ...while 65 clients running one program are fine. */
@@ -969,7 +1148,7 @@ static void test_long_lines_and_limits(void **state)
     assert_non_null(text);
     for (n = 0, i = 0; i < 65; i++)
         n += (size_t)sprintf(text + n, "expect stuck\n");
-    assert_int_equal(parse_n(&sc, "t", text, n), -1);
+    assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 65);
     assert_non_null(strstr(err.msg, "SCN_MAX_EXPECTS"));
     free(text);
@@ -979,7 +1158,7 @@ static void test_long_lines_and_limits(void **state)
     assert_non_null(text);
     for (n = 0, i = 0; i < 4097; i++)
         n += (size_t)sprintf(text + n, "+1s heal\n");
-    assert_int_equal(parse_n(&sc, "t", text, n), -1);
+    assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 4097);
     assert_non_null(strstr(err.msg, "SCN_MAX_FAULTS"));
     assert_int_equal(sc.nfaults, SCN_MAX_FAULTS);
@@ -1038,6 +1217,9 @@ int main(void)
         cmocka_unit_test(test_expect_forms),
         cmocka_unit_test(test_name_tables),
         cmocka_unit_test(test_set_overrides_after_parsing),
+        cmocka_unit_test(test_params_stand_for_values_everywhere),
+        cmocka_unit_test(test_param_mistakes_are_refused_at_their_place),
+        cmocka_unit_test(test_faults_that_could_never_act_are_refused),
         cmocka_unit_test(test_copy_is_deep),
         cmocka_unit_test(test_malformed_scripts_are_refused_precisely),
         cmocka_unit_test(test_long_lines_and_limits),
