@@ -15,7 +15,7 @@ const char cli_usage_main[] =
     "\n"
     "Usage:\n"
     "  locksim run FILE [options]     run one scenario: verdict, timeline, expectations\n"
-    "  locksim check FILE...          run scenarios and check their `expect` lines\n"
+    "  locksim check FILE|DIR...      run scenarios and check their `expect` lines\n"
     "  locksim demo [DIR]             the seed's GC-pause timeline, plain lease then fencing\n"
     "  locksim matrix FILE [options]  one fault script against every algorithm: a verdict table\n"
     "  locksim list                   lock algorithms (and scenarios in ./scenarios)\n"
@@ -23,19 +23,20 @@ const char cli_usage_main[] =
     "  locksim help [COMMAND]         this text, or one command's\n"
     "  locksim --version\n"
     "\n"
-    "Exit codes:\n"
+    "Exit codes (sim/error.h):\n"
     "  0   run completed and every expect holds\n"
-    "  1   an expect line failed\n"
-    "  64  usage error (bad command line)\n"
+    "  1   an expect line failed, or the run was cut short (TRUNCATED)\n"
+    "  64  usage error (bad command line, unknown --set key, plugin refused)\n"
     "  65  malformed scenario (file:line:col: message on stderr)\n"
     "  66  scenario file not found or unreadable\n"
     "  70  internal error (out of memory)\n"
     "  73  an output file cannot be written\n"
     "\n"
+    "`locksim help metrics` lists every figure of the report (docs/metrics.md).\n"
     "Environment: NO_COLOR disables colour, as --no-color does.\n";
 
 const char cli_usage_run[] =
-    "Usage: locksim run FILE [options]\n"
+    "Usage: locksim run FILE|- [options]   (- reads the scenario from standard input)\n"
     "\n"
     "Plays one scenario and prints the verdict (SAFE, UNSAFE or STUCK) with its\n"
     "details, a timeline on the true-time axis, the scenario's expectations and a\n"
@@ -47,21 +48,27 @@ const char cli_usage_run[] =
     "                      latency=5ms, duration=60s, lock.release=del, ... (repeatable)\n"
     "  --algo NAME|PATH    swap the lock algorithm, keeping the fault script; a PATH\n"
     "                      to a .so loads a user-written algorithm (docs/lock-interface.md)\n"
-    "  --trace FILE.jsonl  write the whole trace as JSON Lines (docs/trace-format.md)\n"
+    "  --trace FILE.jsonl  write the whole trace as JSON Lines (docs/trace-format.md);\n"
+    "                      - is standard output (the report then goes to stderr)\n"
     "  --format text|json  report format on stdout (default text)\n"
-    "  --narrate           add a plain-words account of the run\n"
+    "  --narrate           add a plain-words account of the run (with --format json:\n"
+    "                      a \"narration\" array of lines)\n"
     "  --no-timeline       leave out the timeline\n"
     "  --width N           timeline width in columns (default: terminal, else 100)\n"
     "  --no-color          plain ASCII (also when NO_COLOR is set or not a terminal)\n";
 
 const char cli_usage_check[] =
-    "Usage: locksim check [--quiet] [--format text|json|tap|junit] FILE...\n"
+    "Usage: locksim check [--quiet] [--format text|json|tap|junit] [--seed N]\n"
+    "                     [--set KEY=VALUE]... [--algo NAME|PATH] FILE|DIR...\n"
     "\n"
-    "Runs each scenario and checks its `expect` lines. text: one line per file and\n"
-    "each failed expectation, then `scenarios: N passed, M failed`; json: one `run\n"
-    "--format json` object per line (JSON Lines); tap: TAP version 13; junit: one\n"
-    "JUnit XML testsuite, one testcase per file. Exit 1 if any expectation fails,\n"
-    "65/66 if a file is malformed or missing (the worst code wins).\n";
+    "Runs each scenario (a DIR stands for every *.lsim below it) and checks its\n"
+    "`expect` lines. text: one line per file and each failed expectation, then\n"
+    "`scenarios: N passed, M failed`; json: one `run --format json` object per line\n"
+    "(JSON Lines; a file that cannot run is an object with \"outcome\":\"ERROR\");\n"
+    "tap: TAP version 13; junit: one JUnit XML testsuite, one testcase per file,\n"
+    "with times, failures and errors. A run cut short by max-events is TRUNCATED:\n"
+    "nothing is decided and it fails. Exit 1 if any expectation fails or a run is\n"
+    "cut short, 65/66 if a file is malformed or missing (the worst code wins).\n";
 
 const char cli_usage_matrix[] =
     "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"
@@ -75,10 +82,11 @@ const char cli_usage_matrix[] =
     "are not checked here. Exit 0 unless the file is missing (66) or malformed (65).\n";
 
 const char cli_usage_hash[] =
-    "Usage: locksim hash FILE...\n"
+    "Usage: locksim hash [--seed N] [--set KEY=VALUE]... [--algo NAME|PATH] FILE...\n"
     "\n"
     "Prints `HASH  FILE` per scenario: FNV-1a 64 of the whole trace. Equal hashes\n"
-    "mean byte-identical traces.\n";
+    "mean byte-identical traces; `check --format json` and `run --format json`\n"
+    "report the same digest as trace_hash.\n";
 
 const char cli_usage_demo[] =
     "Usage: locksim demo [DIR]\n"
