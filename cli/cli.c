@@ -141,3 +141,70 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     *n = found.n;
     return LSIM_OK;
 }
+
+/* ---- Paths and algorithm lists shared by check, batch and matrix ------------- */
+
+static int paths_push(struct cli_paths *l, const char *path) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        char **v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return LSIM_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(path))) return LSIM_ENOMEM;
+    l->n++;
+    return 0;
+}
+
+int cli_paths_add(struct cli_paths *l, const char *arg, char *err, size_t errlen) {
+    struct stat st;
+    if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+        char **v;
+        int n, rc = cli_find_scenarios(arg, &v, &n, err, errlen);
+        if (rc) return rc;
+        if (n == 0) {
+            free(v);
+            snprintf(err, errlen, "no *.lsim scenario files below '%s'", arg);
+            return LSIM_ENOINPUT;
+        }
+        for (int i = 0; i < n && rc == 0; i++) rc = paths_push(l, v[i]);
+        for (int i = 0; i < n; i++) free(v[i]);
+        free(v);
+        return rc;
+    }
+    return paths_push(l, arg);
+}
+
+void cli_paths_free(struct cli_paths *l) {
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+int cli_parse_algos(const char *algos, const struct lock_algo **list, char **names, int max, int *n) {
+    *n = 0;
+    if (strcmp(algos, "all") == 0) {
+        for (int i = 0; lock_algo_at(i) && *n < max; i++) {
+            list[*n] = lock_algo_at(i);
+            if (names && !(names[*n] = strdup(list[*n]->name))) return cli_fail(LSIM_ENOMEM, "");
+            (*n)++;
+        }
+        return 0;
+    }
+    const char *p = algos;
+    for (;;) {
+        size_t l = strcspn(p, ",");
+        if (l == 0)
+            return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,... or all", algos);
+        if (*n == max) return cli_usage("too many algorithms (at most %d)", max);
+        char name[4096], err[700];
+        snprintf(name, sizeof name, "%.*s", (int)l, p);
+        int rc = run_resolve_algo(name, &list[*n], err, sizeof err);
+        if (rc) return cli_fail(rc, err);
+        if (names && !(names[*n] = strdup(name))) return cli_fail(LSIM_ENOMEM, "");
+        (*n)++;
+        if (!p[l]) return 0;
+        p += l + 1;
+    }
+}

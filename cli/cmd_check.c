@@ -4,7 +4,6 @@
  * run is an error in every format. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -15,55 +14,12 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Files named, with folders expanded to the *.lsim files below them. */
-struct file_list {
-    char **v;
-    int n, cap;
-};
-
-static int list_add(struct file_list *l, const char *path) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 64;
-        char **v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v) return LSIM_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    if (!(l->v[l->n] = strdup(path))) return LSIM_ENOMEM;
-    l->n++;
-    return 0;
-}
-
-static void list_free(struct file_list *l) {
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-}
-
-static int expand(struct file_list *l, const char *arg, char *err, size_t errlen) {
-    struct stat st;
-    if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        char **v;
-        int n, rc = cli_find_scenarios(arg, &v, &n, err, errlen);
-        if (rc) return rc;
-        if (n == 0) {
-            free(v);
-            snprintf(err, errlen, "no *.lsim scenario files below '%s'", arg);
-            return LSIM_ENOINPUT;
-        }
-        for (int i = 0; i < n && rc == 0; i++) rc = list_add(l, v[i]);
-        for (int i = 0; i < n; i++) free(v[i]);
-        free(v);
-        return rc;
-    }
-    return list_add(l, arg);
-}
-
 int cmd_check(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
     int quiet = 0, st = 0;
     const char *format = "text";
-    struct file_list files = {0};
+    struct cli_paths files = {0};
     char err[700];
     for (int i = 0; i < argc; i++) {
         int took = cli_take_runopt(&ro, argc, argv, &i, &st);
@@ -79,7 +35,7 @@ int cmd_check(int argc, char **argv) {
             st = cli_usage("unknown or incomplete option '%s' for check", a);
             goto out;
         } else {
-            int rc = expand(&files, a, err, sizeof err);
+            int rc = cli_paths_add(&files, a, err, sizeof err);
             if (rc) {
                 st = cli_fail(rc, err);
                 goto out;
@@ -152,6 +108,6 @@ int cmd_check(int argc, char **argv) {
     st = worst;
     if (fflush(stdout) != 0) st = cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
 out:
-    list_free(&files);
+    cli_paths_free(&files);
     return st;
 }

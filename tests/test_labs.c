@@ -1,0 +1,152 @@
+/* Lab and regression commands through the binary: `batch` (order, formats,
+ * a crashing worker, Ctrl-C), golden trace digests in `check` with the
+ * first divergent event, `diff`, and `check-trace` against `run`. */
+#include <signal.h>
+
+#include "cli_run.h"
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* Batch output is in run-list order: the same bytes for 1, 2 and 3 jobs. */
+static void test_batch_order_independent_of_jobs(void **state) {
+    (void)state;
+    static char one[1 << 21];
+    struct result *r = run("batch scenarios --seeds 1..4 --format jsonl --jobs 1");
+    assert_int_equal(r->code, 0);
+    snprintf(one, sizeof one, "%s", r->out);
+    /* One line per scenario and seed; the first is the first file, seed 1. */
+    assert_true(count_lines(one) >= 4 * 47);
+    assert_int_equal(count_lines(one) % 4, 0);
+    assert_true(strncmp(one, "{\"scenario\":\"scenarios/consensus-leader-crash-keeps-lock.lsim\"", 62) == 0);
+    assert_non_null(strstr(one, "\"seed\":1,\"set\":{},\"outcome\":\"PASS\""));
+    for (int jobs = 2; jobs <= 3; jobs++) {
+        char args[128];
+        snprintf(args, sizeof args, "batch scenarios --seeds 1..4 --format jsonl --jobs %d", jobs);
+        r = run(args);
+        assert_int_equal(r->code, 0);
+        assert_string_equal(r->out, one);
+    }
+    /* Piped: no progress line on stderr. */
+    assert_string_equal(r->err, "");
+}
+
+/* Every format: JSON Lines records with every override and metric, CSV with
+ * one column count, TAP's plan, JUnit's counts, the table's totals. */
+static void test_batch_formats(void **state) {
+    (void)state;
+    const char *base = "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..3 --algos lease,fenced-lease "
+                       "--set lock.ttl=10s";
+    char args[512];
+    snprintf(args, sizeof args, "%s --format jsonl", base);
+    struct result *r = run(args);
+    assert_int_equal(r->code, 1); /* fenced-lease does not give the UNSAFE the file expects */
+    assert_int_equal(count_lines(r->out), 6);
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{\"lock.ttl\":\"10s\"},"
+                                   "\"outcome\":\"FAIL\""));
+    assert_non_null(strstr(r->out, "\"lost_updates\":1,"));
+    assert_non_null(strstr(r->out, "\"end_ns\":60000000000,\"trace_hash\":\""));
+    snprintf(args, sizeof args, "%s --format csv", base);
+    r = run(args);
+    assert_int_equal(count_lines(r->out), 7);
+    assert_true(strncmp(r->out, "file,algorithm,seed,\"set.lock.ttl\",outcome,verdict,", 50) == 0);
+    /* Every row has as many fields as the header (commas outside quotes). */
+    int commas[8] = {0}, row = 0, quoted = 0;
+    for (const char *p = r->out; *p && row < 8; p++) {
+        if (*p == '"') quoted = !quoted;
+        if (*p == ',' && !quoted) commas[row]++;
+        if (*p == '\n') row++;
+    }
+    for (int i = 1; i < 7; i++) assert_int_equal(commas[i], commas[0]);
+    assert_non_null(strstr(r->out, "\"scenarios/gc-pause-outlives-lease.lsim\",\"lease\",2,\"10s\",PASS,UNSAFE,"));
+    snprintf(args, sizeof args, "%s --format tap", base);
+    r = run(args);
+    assert_non_null(strstr(r->out, "TAP version 13\n1..6\nok 1 - scenarios/gc-pause-outlives-lease.lsim seed 1 "
+                                   "algo lease (UNSAFE)\n"));
+    assert_non_null(strstr(r->out, "not ok 6 - scenarios/gc-pause-outlives-lease.lsim seed 3 algo fenced-lease"));
+    snprintf(args, sizeof args, "%s --format junit", base);
+    r = run(args);
+    assert_non_null(strstr(r->out, "<testsuite name=\"locksim batch\" tests=\"6\" failures=\"3\" errors=\"0\""));
+    int cases = 0;
+    for (const char *p = r->out; (p = strstr(p, "<testcase ")) != NULL; p++) cases++;
+    assert_int_equal(cases, 6);
+    assert_non_null(strstr(r->out, "</testsuite>\n"));
+    snprintf(args, sizeof args, "%s --format table", base);
+    r = run(args);
+    assert_non_null(strstr(r->out, "ok   scenarios/gc-pause-outlives-lease.lsim  lease  seeds 1..3: 3 runs, 3 passed, "
+                                   "0 failed; SAFE 0, UNSAFE 3, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "FAIL scenarios/gc-pause-outlives-lease.lsim  fenced-lease  seeds 1..3"));
+    assert_non_null(strstr(r->out, "\n3 passed, 3 failed\n"));
+    /* Usage errors. */
+    assert_int_equal(run("batch scenarios --seeds 5..2")->code, 64);
+    assert_int_equal(run("batch scenarios --format yaml")->code, 64);
+    assert_int_equal(run("batch")->code, 64);
+    assert_int_equal(run("batch /nonexistent")->code, 66);
+}
+
+/* A plugin whose client_acquire dereferences NULL: each of its runs fails
+ * with the signal and the run it was in; the other runs go on. */
+static void test_batch_crashing_worker(void **state) {
+    (void)state;
+    int st = system("sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/&"
+                    " *(volatile int *)0 = 0;/' examples/algorithms/my_lock.c > /tmp/locksim_bad.c && "
+                    "cc -std=c11 -shared -fPIC -Isim -o /tmp/locksim_bad.so /tmp/locksim_bad.c");
+    assert_int_equal(st, 0);
+    static char one[1 << 21];
+    struct result *r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
+                           "--algos fenced-lease,/tmp/locksim_bad.so --format jsonl --jobs 1");
+    assert_int_equal(r->code, 64); /* a plugin that cannot be used */
+    assert_int_equal(count_lines(r->out), 6);
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{},\"outcome\":\"PASS\""));
+    assert_non_null(strstr(r->out, "worker died with signal 11 (SIGSEGV) during "
+                                   "scenarios/fencing-rejects-stale-write.lsim seed 2 algo /tmp/locksim_bad.so"));
+    snprintf(one, sizeof one, "%s", r->out);
+    r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
+            "--algos fenced-lease,/tmp/locksim_bad.so --format jsonl --jobs 2");
+    assert_string_equal(r->out, one);
+    r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 --algos /tmp/locksim_bad.so");
+    assert_non_null(strstr(r->out, "first failure: seed 1: worker died with signal 11 (SIGSEGV)"));
+    assert_non_null(strstr(r->out, "\n0 passed, 3 failed\n"));
+    remove("/tmp/locksim_bad.c");
+    remove("/tmp/locksim_bad.so");
+}
+
+/* Ctrl-C: the batch stops, says what finished, exits 130, and the --out
+ * file is not left half-written (an old one stays as it was). */
+static void test_batch_sigint(void **state) {
+    (void)state;
+    write_file("/tmp/locksim_batch_out.jsonl", "old\n");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out /tmp/locksim_batch_out.jsonl "
+             "2>/tmp/locksim_batch_err & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo $? "
+             ">/tmp/locksim_batch_rc",
+             bin());
+    assert_int_equal(system(cmd), 0);
+    char buf[4096];
+    slurp("/tmp/locksim_batch_rc", buf, sizeof buf);
+    assert_string_equal(buf, "130\n");
+    slurp("/tmp/locksim_batch_err", buf, sizeof buf);
+    assert_non_null(strstr(buf, "locksim: interrupted: "));
+    assert_non_null(strstr(buf, "the --out file was not written"));
+    slurp("/tmp/locksim_batch_out.jsonl", buf, sizeof buf);
+    assert_string_equal(buf, "old\n");
+    /* No worker is left behind, and no temporary file. */
+    assert_int_equal(system("ls /tmp/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1"), 512 /* ls: status 2 */);
+    remove("/tmp/locksim_batch_out.jsonl");
+    remove("/tmp/locksim_batch_err");
+    remove("/tmp/locksim_batch_rc");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_order_independent_of_jobs),
+        cmocka_unit_test(test_batch_formats),
+        cmocka_unit_test(test_batch_crashing_worker),
+        cmocka_unit_test(test_batch_sigint),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
