@@ -104,11 +104,11 @@ $(BUILD)/tests/%: tests/%.c tests/*.h $(LIBS)
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
 # then the determinism check against a second build at -O0.
 test: $(BUILD)/locksim $(TEST_BIN)
-	@tests/run_all.sh ./$(BUILD)/locksim $(SCENARIOS) -- $(TEST_BIN); st=$$?; \
+	@tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
 	 $(MAKE) --no-print-directory determinism || st=1; exit $$st
 
 check-scenarios: $(BUILD)/locksim
-	./$(BUILD)/locksim check $(SCENARIOS)
+	./$(BUILD)/locksim check scenarios/
 
 # Same traces at -O0 and -O2 (and against recorded hashes in tests/trace_hashes.txt).
 determinism: $(BUILD)/locksim

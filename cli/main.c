@@ -16,6 +16,8 @@ const char cli_usage_main[] =
     "  locksim run FILE [options]     run one scenario: verdict, timeline, expectations\n"
     "  locksim check FILE...          run scenarios and check their `expect` lines\n"
     "  locksim batch PATH... [opts]   many scenarios x seeds x algorithms on N processes\n"
+    "  locksim check-trace FILE.jsonl the checker over a recorded trace: the verdict\n"
+    "  locksim diff A.jsonl B.jsonl   the first event where two traces diverge\n"
     "  locksim demo [DIR]             the seed's GC-pause timeline, plain lease then fencing\n"
     "  locksim matrix FILE [options]  one fault script against every algorithm: a verdict table\n"
     "  locksim list                   lock algorithms (and scenarios in ./scenarios)\n"
@@ -55,13 +57,22 @@ const char cli_usage_run[] =
     "  --no-color          plain ASCII (also when NO_COLOR is set or not a terminal)\n";
 
 const char cli_usage_check[] =
-    "Usage: locksim check [--quiet] [--format text|json|tap|junit] FILE...\n"
+    "Usage: locksim check [--quiet] [--format text|json|tap|junit] [--update] [--golden DIR]\n"
+    "                     [--no-golden] PATH...\n"
     "\n"
     "Runs each scenario and checks its `expect` lines. text: one line per file and\n"
     "each failed expectation, then `scenarios: N passed, M failed`; json: one `run\n"
     "--format json` object per line (JSON Lines); tap: TAP version 13; junit: one\n"
     "JUnit XML testsuite, one testcase per file. Exit 1 if any expectation fails,\n"
-    "65/66 if a file is malformed or missing (the worst code wins).\n";
+    "65/66 if a file is malformed or missing (the worst code wins).\n"
+    "\n"
+    "Golden traces: the trace of DIR/NAME.lsim is also compared with its recorded\n"
+    "one, DIR/golden/NAME.jsonl (or NAME.jsonl in --golden DIR), by digest; when\n"
+    "they differ, the first divergent event is shown with context and the file\n"
+    "fails. A scenario whose folder has no golden/ is not compared. --update writes\n"
+    "the golden traces that changed or are missing and prints which. Not with\n"
+    "--seed, --set or --algo (golden traces are of the scenarios as written).\n"
+    "With --format json, golden failures are reported on stderr.\n";
 
 const char cli_usage_batch[] =
     "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
@@ -81,6 +92,25 @@ const char cli_usage_batch[] =
     "--out FILE is written atomically. Ctrl-C stops the workers, reports what\n"
     "finished on stderr, leaves any old --out file as it was and exits 130.\n"
     "Exit: 0 every run passed, 1 one failed or was cut short, else the worst error.\n";
+
+const char cli_usage_check_trace[] =
+    "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim] [--purpose correctness|efficiency]\n"
+    "                           [--stuck-after DUR] [--format text|json] [--no-color]\n"
+    "\n"
+    "Runs the checker over a recorded trace (docs/trace-format.md; from `locksim run\n"
+    "--trace` or from a real system) and prints the verdict block `run` prints, or\n"
+    "one JSON object (the `batch --format jsonl` record). Findings already in the\n"
+    "file are recomputed. The file does not say the scenario's purpose or its\n"
+    "stuck-after: they are the defaults, or the scenario's (--scenario), or given.\n"
+    "Exit 0 when the trace was checked, 65 if it is malformed, 66 if unreadable.\n";
+
+const char cli_usage_diff[] =
+    "Usage: locksim diff A.jsonl B.jsonl [--context N]\n"
+    "\n"
+    "Compares two traces event by event (time, node, kind, fields) and shows the\n"
+    "first event where they diverge, with N events of context (default 3) before\n"
+    "it and after it in each. Exit 0 when the traces are the same, 1 when they\n"
+    "differ, 65/66 if a file is malformed or unreadable.\n";
 
 const char cli_usage_matrix[] =
     "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"
@@ -158,7 +188,9 @@ int main(int argc, char **argv) {
     } cmds[] = {{"run", cmd_run, cli_usage_run},       {"check", cmd_check, cli_usage_check},
                 {"hash", cmd_hash, cli_usage_hash},    {"matrix", cmd_matrix, cli_usage_matrix},
                 {"list", cmd_list, cli_usage_main},    {"demo", cmd_demo, cli_usage_demo},
-                {"batch", cmd_batch, cli_usage_batch}};
+                {"batch", cmd_batch, cli_usage_batch},
+                {"check-trace", cmd_check_trace, cli_usage_check_trace},
+                {"diff", cmd_diff, cli_usage_diff}};
     int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";

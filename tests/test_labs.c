@@ -141,12 +141,148 @@ static void test_batch_sigint(void **state) {
     remove("/tmp/locksim_batch_rc");
 }
 
+/* check compares each trace with its golden trace: a deliberately changed
+ * scenario (in a temporary copy) fails, and the report points at the first
+ * event that changed, in both versions; --update records it and says so. */
+static void test_check_golden_divergence(void **state) {
+    (void)state;
+    assert_int_equal(system("rm -rf /tmp/locksim_gold && mkdir -p /tmp/locksim_gold && "
+                            "cp scenarios/gc-pause-outlives-lease.lsim /tmp/locksim_gold/"), 0);
+    struct result *r = run("check --update /tmp/locksim_gold");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "new /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl: "));
+    r = run("check /tmp/locksim_gold");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "1 golden traces matched"));
+    /* B works 4 s instead of 5 s: every expectation still holds... */
+    assert_int_equal(system("sed -i 's/write; work 5s; release/write; work 4s; release/' "
+                            "/tmp/locksim_gold/gc-pause-outlives-lease.lsim"), 0);
+    assert_int_equal(run("check --no-golden /tmp/locksim_gold")->code, 0);
+    r = run("check /tmp/locksim_gold");
+    /* ...but the trace changed, and check says where: event 46, B's work. */
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "/tmp/locksim_gold/gc-pause-outlives-lease.lsim: trace differs from its golden "
+                                   "trace /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl"));
+    assert_non_null(strstr(r->out, "  first divergence at event #46 (t=31s); golden has 81 events, now has 81\n"));
+    assert_non_null(strstr(r->out, "           #45 t=31s B point a=6 b=1 \"after-write\"\n"
+                                   "  - golden #46 t=31s B work-start a=5000000000\n"
+                                   "  - golden #47 t=31s B double-entry-begin peer=A\n"));
+    assert_non_null(strstr(r->out, "  + now    #46 t=31s B work-start a=4000000000\n"));
+    assert_non_null(strstr(r->out, "FAIL /tmp/locksim_gold/gc-pause-outlives-lease.lsim"));
+    /* The same in TAP, where CI reads it. */
+    r = run("check --format tap /tmp/locksim_gold");
+    assert_non_null(strstr(r->out, "not ok 1 - /tmp/locksim_gold/gc-pause-outlives-lease.lsim"));
+    assert_non_null(strstr(r->out, "first divergence at event #46"));
+    /* An intended change: --update rewrites it and prints the digests. */
+    r = run("check --update /tmp/locksim_gold");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "updated /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl: "));
+    assert_int_equal(run("check /tmp/locksim_gold")->code, 0);
+    /* A scenario added beside golden traces without its own fails. */
+    assert_int_equal(system("cp scenarios/ttl-with-headroom.lsim /tmp/locksim_gold/"), 0);
+    r = run("check /tmp/locksim_gold");
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "no golden trace /tmp/locksim_gold/golden/ttl-with-headroom.jsonl"));
+    /* Overrides are not compared with golden traces; --update refuses them. */
+    assert_int_equal(run("check --set lock.ttl=30s /tmp/locksim_gold/gc-pause-outlives-lease.lsim")->code, 0);
+    assert_int_equal(run("check --update --seed 2 /tmp/locksim_gold")->code, 64);
+    assert_int_equal(system("rm -rf /tmp/locksim_gold"), 0);
+}
+
+/* diff: 0 for the same trace, 1 and the first divergent event otherwise. */
+static void test_diff(void **state) {
+    (void)state;
+    run("run scenarios/gc-pause-outlives-lease.lsim --trace /tmp/locksim_d1.jsonl");
+    run("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=31s --trace /tmp/locksim_d2.jsonl");
+    struct result *r = run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d1.jsonl");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out, "same: 81 events\n");
+    r = run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d2.jsonl --context 1");
+    assert_int_equal(r->code, 1);
+    /* The grant's TTL is the first difference: srv-grant at t=0, a = ttl. */
+    assert_non_null(strstr(r->out, "A: /tmp/locksim_d1.jsonl\nB: /tmp/locksim_d2.jsonl\nfirst divergence at event #"));
+    assert_non_null(strstr(r->out, "- A #"));
+    assert_non_null(strstr(r->out, "srv-grant peer=A a=30000000000"));
+    assert_non_null(strstr(r->out, "srv-grant peer=A a=31000000000"));
+    write_file("/tmp/locksim_d3.jsonl", "not a trace\n");
+    assert_int_equal(run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d3.jsonl")->code, 65);
+    assert_int_equal(run("diff /tmp/locksim_d1.jsonl /nonexistent.jsonl")->code, 66);
+    assert_int_equal(run("diff /tmp/locksim_d1.jsonl")->code, 64);
+    remove("/tmp/locksim_d1.jsonl");
+    remove("/tmp/locksim_d2.jsonl");
+    remove("/tmp/locksim_d3.jsonl");
+}
+
+/* The value of "key": in a JSON line, as text (up to , or }). */
+static void json_field(const char *json, const char *key, char *out, size_t n) {
+    char k[80];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(json, k);
+    out[0] = '\0';
+    if (!p) return;
+    p += strlen(k);
+    size_t l = *p == '"' ? strcspn(p + 1, "\"") + 2 : strcspn(p, ",}");
+    snprintf(out, n, "%.*s", (int)l, p);
+}
+
+/* check-trace over every catalog scenario's recorded trace gives the
+ * verdict, headline and every figure that run gave. */
+static void test_check_trace_matches_run(void **state) {
+    (void)state;
+    static const char *const keys[] = {"verdict", "headline", "double_entries", "double_entry_ns",
+                                       "stale_writes_accepted", "stale_writes_rejected", "lost_updates",
+                                       "wrong_releases", "stuck", "acquires", "failed_acquires", "refused_attempts",
+                                       "writes_accepted", "writes_rejected", "initial_stock", "final_stock",
+                                       "acquire_p50_ns", "acquire_p99_ns", "acquire_max_ns", "end_ns",
+                                       "trace_hash", "events", "seed", "title"};
+    FILE *ls = popen("ls scenarios/*.lsim", "r");
+    assert_non_null(ls);
+    char file[512];
+    static char ran[1 << 21];
+    int n = 0;
+    while (fgets(file, sizeof file, ls)) {
+        file[strcspn(file, "\n")] = '\0';
+        char args[1200];
+        snprintf(args, sizeof args, "run %s --format json --trace /tmp/locksim_ct.jsonl", file);
+        struct result *r = run(args);
+        snprintf(ran, sizeof ran, "%s", r->out);
+        snprintf(args, sizeof args, "check-trace /tmp/locksim_ct.jsonl --scenario %s --format json", file);
+        r = run(args);
+        assert_int_equal(r->code, 0);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            char a[512], b[512];
+            json_field(ran, keys[k], a, sizeof a);
+            json_field(r->out, keys[k], b, sizeof b);
+            if (strcmp(a, b) != 0) fprintf(stderr, "%s: %s: run %s, check-trace %s\n", file, keys[k], a, b);
+            assert_true(a[0] != '\0');
+            assert_string_equal(a, b);
+        }
+        n++;
+    }
+    pclose(ls);
+    assert_true(n >= 47);
+    /* The text form is run's verdict block, line for line. */
+    struct result *r = run("run scenarios/heartbeat-frozen-by-pause.lsim --no-timeline --trace /tmp/locksim_ct.jsonl");
+    char *v = strstr(r->out, "\nVerdict: "), *e = v ? strstr(v, "\nExpectations:") : NULL;
+    assert_non_null(e);
+    snprintf(ran, sizeof ran, "%.*s", (int)(e - v), v);
+    r = run("check-trace /tmp/locksim_ct.jsonl");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, ran));
+    assert_int_equal(run("check-trace /tmp/locksim_ct.jsonl --purpose nonsense")->code, 64);
+    assert_int_equal(run("check-trace /nonexistent.jsonl")->code, 66);
+    remove("/tmp/locksim_ct.jsonl");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
         cmocka_unit_test(test_batch_formats),
         cmocka_unit_test(test_batch_crashing_worker),
         cmocka_unit_test(test_batch_sigint),
+        cmocka_unit_test(test_check_golden_divergence),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_check_trace_matches_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
