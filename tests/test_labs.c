@@ -278,6 +278,23 @@ static void test_check_trace_matches_run(void **state) {
     remove("/tmp/locksim_ct.jsonl");
 }
 
+/* The seed-varying catalog scenarios: the unsafe fractions over seeds
+ * 1..1000 that docs/scenarios.md and their comments state. */
+static void test_seed_varying_fractions(void **state) {
+    (void)state;
+    struct result *r = run("batch scenarios/lease-headroom-vs-network-delay.lsim "
+                           "scenarios/fenced-lease-vs-network-delay.lsim scenarios/gc-pause-near-ttl-retry-jitter.lsim "
+                           "--seeds 1..1000");
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "scenarios/fenced-lease-vs-network-delay.lsim  fenced-lease  seeds 1..1000: 1000 "
+                                   "runs, 15 passed, 985 failed; SAFE 894, UNSAFE 106, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "scenarios/gc-pause-near-ttl-retry-jitter.lsim  lease  seeds 1..1000: 1000 runs, "
+                                   "240 passed, 760 failed; SAFE 760, UNSAFE 240, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "scenarios/lease-headroom-vs-network-delay.lsim  lease  seeds 1..1000: 1000 runs, "
+                                   "60 passed, 940 failed; SAFE 796, UNSAFE 204, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "\n315 passed, 2685 failed\n"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
@@ -287,6 +304,7 @@ int main(void) {
         cmocka_unit_test(test_check_golden_divergence),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_check_trace_matches_run),
+        cmocka_unit_test(test_seed_varying_fractions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
