@@ -118,6 +118,25 @@ static void test_batch_crashing_worker(void **state) {
     remove("/tmp/locksim_bad.so");
 }
 
+/* On a terminal (script(1) gives one), a progress line on stderr with runs
+ * done out of the total, the rate and the ETA, cleared at the end. */
+static void test_batch_progress_on_terminal(void **state) {
+    (void)state;
+    if (system("command -v script >/dev/null 2>&1") != 0) skip();
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "script -qec '%s batch scenarios --seeds 1..20 --jobs 2 --format jsonl --out /dev/null' /dev/null "
+             ">/tmp/locksim_progress 2>&1",
+             bin());
+    assert_int_equal(system(cmd), 256); /* exit 1: seed-varying scenarios */
+    static char buf[1 << 16];
+    slurp("/tmp/locksim_progress", buf, sizeof buf);
+    assert_non_null(strstr(buf, "\rbatch: "));
+    assert_non_null(strstr(buf, "/1000 runs, "));
+    assert_non_null(strstr(buf, " runs/s, ETA "));
+    remove("/tmp/locksim_progress");
+}
+
 /* Ctrl-C: the batch stops, says what finished, exits 130, and the --out
  * file is not left half-written (an old one stays as it was). */
 static void test_batch_sigint(void **state) {
@@ -300,6 +319,7 @@ int main(void) {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
         cmocka_unit_test(test_batch_formats),
         cmocka_unit_test(test_batch_crashing_worker),
+        cmocka_unit_test(test_batch_progress_on_terminal),
         cmocka_unit_test(test_batch_sigint),
         cmocka_unit_test(test_check_golden_divergence),
         cmocka_unit_test(test_diff),
