@@ -142,6 +142,25 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     return LSIM_OK;
 }
 
+int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi) {
+    const char *dots = strstr(s, "..");
+    char first[32];
+    long a, z;
+    if (!dots) {
+        if (cli_parse_int(s, 0, 0x7fffffffL, &a) != 0) return -1;
+        z = a;
+    } else {
+        if ((size_t)(dots - s) >= sizeof first) return -1;
+        snprintf(first, sizeof first, "%.*s", (int)(dots - s), s);
+        if (cli_parse_int(first, 0, 0x7fffffffL, &a) != 0 || cli_parse_int(dots + 2, 0, 0x7fffffffL, &z) != 0 ||
+            z < a)
+            return -1;
+    }
+    *lo = (unsigned long long)a;
+    *hi = (unsigned long long)z;
+    return 0;
+}
+
 /* ---- Paths and algorithm lists shared by check, batch and matrix ------------- */
 
 static int paths_push(struct cli_paths *l, const char *path) {

@@ -66,6 +66,9 @@ void cli_paths_free(struct cli_paths *l);
  * 0, or the exit status after printing the error. */
 int cli_parse_algos(const char *algos, const struct lock_algo **list, char **names, int max, int *n);
 
+/* --seeds A..B (A <= B) or N, each in 0..2^31-1. Returns 0 or -1. */
+int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi);
+
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
