@@ -314,6 +314,73 @@ static void test_seed_varying_fractions(void **state) {
     assert_non_null(strstr(r->out, "\n315 passed, 2685 failed\n"));
 }
 
+/* sweep on a small known grid: the seed's GC pause (5s..32s) against the
+ * TTL, for lease and fenced-lease. The lease loses an update while the TTL
+ * ends before the pause does, and is safe after; fenced-lease turns the
+ * overlap into a rejected stale write (double entry, no damage), except at
+ * exactly 32s, where A's stale write reaches the resource first. */
+static void test_sweep_grid_and_heatmap(void **state) {
+    (void)state;
+    struct result *r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=30s..34s/2s "
+                           "--algos lease,fenced-lease --svg /tmp/locksim_sweep.svg");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out,
+                        "\"lock.ttl\",algorithm,runs,safe,double-entry,damage,stuck,error,unsafe_fraction,class,note\n"
+                        "\"30s\",\"lease\",1,0,0,1,0,0,1.0000,damage,\"\"\n"
+                        "\"30s\",\"fenced-lease\",1,0,1,0,0,0,1.0000,double-entry,\"\"\n"
+                        "\"32s\",\"lease\",1,0,0,1,0,0,1.0000,damage,\"\"\n"
+                        "\"32s\",\"fenced-lease\",1,0,0,1,0,0,1.0000,damage,\"\"\n"
+                        "\"34s\",\"lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"
+                        "\"34s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n");
+    /* The heatmap: two panels, three cells each, in the class colours. */
+    static char svg[1 << 16];
+    slurp("/tmp/locksim_sweep.svg", svg, sizeof svg);
+    char *lease = strstr(svg, "<g class=\"panel\" data-algo=\"lease\">");
+    char *fenced = strstr(svg, "<g class=\"panel\" data-algo=\"fenced-lease\">");
+    assert_non_null(lease);
+    assert_non_null(fenced);
+    assert_true(lease < fenced);
+    *fenced = '\0'; /* lease's panel is before fenced-lease's */
+    assert_non_null(strstr(lease, "data-x=\"30s\" data-y=\"\" data-class=\"damage\" x=\"90\" y=\"56\" width=\"28\" "
+                                  "height=\"22\" fill=\"#d32f2f\""));
+    assert_non_null(strstr(lease, "data-x=\"34s\" data-y=\"\" data-class=\"safe\" x=\"146\" y=\"56\" width=\"28\" "
+                                  "height=\"22\" fill=\"#4caf50\""));
+    *fenced = '<';
+    assert_non_null(strstr(fenced, "data-x=\"30s\" data-y=\"\" data-class=\"double-entry\" x=\"214\" y=\"56\" "
+                                   "width=\"28\" height=\"22\" fill=\"#ffc107\""));
+    assert_non_null(strstr(svg, "</svg>\n"));
+    /* Seeds that disagree: the cell mixes the colours by count (27 safe,
+     * 73 damage) and shows the unsafe percentage. */
+    r = run("sweep scenarios/gc-pause-near-ttl-retry-jitter.lsim --vary lock.ttl=29s --seeds 1..100 --format jsonl "
+            "--svg /tmp/locksim_sweep.svg");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out, "{\"set\":{\"lock.ttl\":\"29s\"},\"algorithm\":\"lease\",\"runs\":100,\"safe\":27,"
+                                "\"double-entry\":0,\"damage\":73,\"stuck\":0,\"error\":0,\"unsafe_fraction\":0.7300,"
+                                "\"class\":\"mixed\"}\n");
+    slurp("/tmp/locksim_sweep.svg", svg, sizeof svg);
+    assert_non_null(strstr(svg, "data-class=\"mixed\" x=\"90\" y=\"56\" width=\"28\" height=\"22\" fill=\"#af5238\""));
+    assert_non_null(strstr(svg, ">73%</text>"));
+    /* Two axes: a row per value of the second; the same bytes for any --jobs. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=20s..40s/10s --vary fencing=off,on "
+            "--jobs 1");
+    static char one[1 << 21];
+    snprintf(one, sizeof one, "%s", r->out);
+    assert_non_null(strstr(one, "\"lock.ttl\",\"fencing\",algorithm,"));
+    assert_non_null(strstr(one, "\"40s\",\"on\",\"lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"));
+    assert_string_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=20s..40s/10s "
+                            "--vary fencing=off,on --jobs 2")->out, one);
+    /* Usage errors. */
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim")->code, 64);
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=5s..1s/1s")->code, 64);
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s..5s")->code, 64);
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1")->code, 64);
+    /* A key the scenario does not know fails every run: the worst error. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->out, ",0,0,0,0,1,0.0000,error,\"--set: unknown option 'nosuch' for lease"));
+    remove("/tmp/locksim_sweep.svg");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
@@ -325,6 +392,7 @@ int main(void) {
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_check_trace_matches_run),
         cmocka_unit_test(test_seed_varying_fractions),
+        cmocka_unit_test(test_sweep_grid_and_heatmap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
