@@ -3,13 +3,10 @@
  * run-list order so the output bytes do not depend on --jobs. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "fanout.h"
 #include "output.h"
-
-#define BATCH_MAX_ALGOS 64
 
 /* ---- Output ------------------------------------------------------------------ */
 
@@ -96,19 +93,16 @@ static void emit_one(void *arg, size_t i, struct report_summary *s) {
 /* ---- The command -------------------------------------------------------------- */
 
 int cmd_batch(int argc, char **argv) {
-    struct cli_runopts ro;
+    struct fanout_opts fo;
     struct cli_paths files = {0};
-    const struct lock_algo *algo[BATCH_MAX_ALGOS];
-    char *algo_name[BATCH_MAX_ALGOS];
     struct fanout b;
-    memset(&ro, 0, sizeof ro);
+    fanout_opts_init(&fo);
     memset(&b, 0, sizeof b);
-    const char *algos = NULL, *format = "table", *out_path = "-";
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *format = "table", *out_path = "-";
     char err[700];
     int st = 0;
     for (int i = 0; i < argc; i++) {
-        int took = cli_take_runopt(&ro, argc, argv, &i, &st);
+        int took = fanout_take_opt(&fo, argc, argv, &i, &st);
         if (took < 0) goto out;
         if (took) continue;
         const char *a = argv[i];
@@ -116,21 +110,9 @@ int cmd_batch(int argc, char **argv) {
         if (strcmp(a, "--help") == 0) {
             fputs(cli_usage_batch, stdout);
             goto out;
-        } else if (strcmp(a, "--seeds") == 0 && has) {
-            if (cli_parse_seeds(argv[++i], &b.seed_lo, &b.seed_hi) != 0) {
-                st = cli_usage("--seeds takes A..B (A <= B) or N, not '%s'", argv[i]);
-                goto out;
-            }
-            b.has_seeds = 1;
-        } else if (strcmp(a, "--algos") == 0 && has) algos = argv[++i];
-        else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
+        } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
         else if (strcmp(a, "--out") == 0 && has) out_path = argv[++i];
-        else if (strcmp(a, "--jobs") == 0 && has) {
-            if (cli_parse_int(argv[++i], 1, 256, &jobs) != 0) {
-                st = cli_usage("--jobs takes a number from 1 to 256, not '%s'", argv[i]);
-                goto out;
-            }
-        } else if (a[0] == '-' && a[1]) {
+        else if (a[0] == '-' && a[1]) {
             st = cli_usage("unknown or incomplete option '%s' for batch", a);
             goto out;
         } else if ((st = cli_paths_add(&files, a, err, sizeof err)) != 0) {
@@ -150,26 +132,9 @@ int cmd_batch(int argc, char **argv) {
         st = cli_usage("batch needs at least one scenario file or folder");
         goto out;
     }
-    if (b.has_seeds && ro.seed) {
-        st = cli_usage("batch takes --seeds A..B or --seed N, not both");
-        goto out;
-    }
-    if (algos && ro.algo) {
-        st = cli_usage("batch takes --algos NAME,... or --algo NAME, not both");
-        goto out;
-    }
-    if (algos && (st = cli_parse_algos(algos, algo, algo_name, BATCH_MAX_ALGOS, &b.nalgos)) != 0) goto out;
+    if ((st = fanout_opts_apply(&fo, "batch", &b)) != 0) goto out;
     b.files = files.v;
     b.nfiles = files.n;
-    b.algo = algo;
-    b.algo_name = algo_name;
-    b.seed = ro.seed;
-    b.algo_default = ro.algo;
-    b.sets = ro.sets;
-    b.nsets = ro.nsets;
-    b.lenient_sets = b.nalgos > 1;
-    b.jobs = (int)(jobs < 1 ? 1 : jobs);
-    b.progress = isatty(2);
     size_t total = fanout_total(&b);
 
     struct out_file of;
@@ -206,7 +171,7 @@ int cmd_batch(int argc, char **argv) {
         st = how > 0 ? 130 : cli_exit(LSIM_EINTERNAL);
     } else if (out_commit(&of, err, sizeof err) != 0) st = cli_fail(LSIM_EOUTPUT, err);
 out:
-    for (int k = 0; k < b.nalgos; k++) free(algo_name[k]);
+    fanout_opts_close(&fo);
     cli_paths_free(&files);
     return st;
 }

@@ -5,7 +5,6 @@
  * stuck; and a heatmap (render/heatmap_svg.h), one panel per algorithm. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "fanout.h"
@@ -14,7 +13,6 @@
 
 #define SWEEP_MAX_AXES 2
 #define SWEEP_MAX_VALUES 1000
-#define SWEEP_MAX_ALGOS 64
 
 struct axis {
     char key[128];
@@ -181,7 +179,7 @@ static void write_records(FILE *f, int csv, const struct axis *ax, int naxes, co
 /* The heatmap from the tally, written atomically to path. */
 static int write_svg(const char *path, const char *input, const char *title, const struct axis *ax, int naxes,
                      const struct tally *t, const struct fanout *fo) {
-    const char *panels[SWEEP_MAX_ALGOS];
+    const char *panels[FANOUT_MAX_ALGOS];
     for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo[a]->name : t->algo_ran[a];
     struct heatmap h = {.title = title,
                         .x_key = ax[0].key,
@@ -203,24 +201,21 @@ static int write_svg(const char *path, const char *input, const char *title, con
 }
 
 int cmd_sweep(int argc, char **argv) {
-    struct cli_runopts ro;
+    struct fanout_opts opts;
     struct axis ax[SWEEP_MAX_AXES];
-    const struct lock_algo *algo[SWEEP_MAX_ALGOS];
-    char *algo_name[SWEEP_MAX_ALGOS];
     struct fanout fo;
     struct tally t;
     char **cell_sets = NULL;
     size_t ncell_sets = 0;
-    memset(&ro, 0, sizeof ro);
+    fanout_opts_init(&opts);
     memset(ax, 0, sizeof ax);
     memset(&fo, 0, sizeof fo);
     memset(&t, 0, sizeof t);
     int naxes = 0, st = 0;
-    const char *file = NULL, *algos = NULL, *format = "csv", *out_path = "-", *svg = NULL;
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *file = NULL, *format = "csv", *out_path = "-", *svg = NULL;
     char err[700];
     for (int i = 0; i < argc; i++) {
-        int took = cli_take_runopt(&ro, argc, argv, &i, &st);
+        int took = fanout_take_opt(&opts, argc, argv, &i, &st);
         if (took < 0) goto out;
         if (took) continue;
         const char *a = argv[i];
@@ -235,22 +230,10 @@ int cmd_sweep(int argc, char **argv) {
             }
             if ((st = parse_vary(argv[++i], &ax[naxes])) != 0) goto out;
             naxes++;
-        } else if (strcmp(a, "--seeds") == 0 && has) {
-            if (cli_parse_seeds(argv[++i], &fo.seed_lo, &fo.seed_hi) != 0) {
-                st = cli_usage("--seeds takes A..B (A <= B) or N, not '%s'", argv[i]);
-                goto out;
-            }
-            fo.has_seeds = 1;
-        } else if (strcmp(a, "--algos") == 0 && has) algos = argv[++i];
-        else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
+        } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
         else if (strcmp(a, "--out") == 0 && has) out_path = argv[++i];
         else if (strcmp(a, "--svg") == 0 && has) svg = argv[++i];
-        else if (strcmp(a, "--jobs") == 0 && has) {
-            if (cli_parse_int(argv[++i], 1, 256, &jobs) != 0) {
-                st = cli_usage("--jobs takes a number from 1 to 256, not '%s'", argv[i]);
-                goto out;
-            }
-        } else if ((a[0] == '-' && a[1]) || file) {
+        else if ((a[0] == '-' && a[1]) || file) {
             st = cli_usage("unknown, incomplete or extra argument '%s' for sweep", a);
             goto out;
         } else file = a;
@@ -264,11 +247,7 @@ int cmd_sweep(int argc, char **argv) {
         st = cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
         goto out;
     }
-    if ((fo.has_seeds && ro.seed) || (algos && ro.algo)) {
-        st = cli_usage("sweep takes --seeds or --seed, --algos or --algo, not both");
-        goto out;
-    }
-    if (algos && (st = cli_parse_algos(algos, algo, algo_name, SWEEP_MAX_ALGOS, &fo.nalgos)) != 0) goto out;
+    if ((st = fanout_opts_apply(&opts, "sweep", &fo)) != 0) goto out;
     /* The cells: x varies fastest; each adds KEY=VALUE per axis. */
     int ncells = ax[0].n * (naxes > 1 ? ax[1].n : 1);
     cell_sets = calloc((size_t)ncells * (size_t)naxes, sizeof *cell_sets);
@@ -292,18 +271,9 @@ int cmd_sweep(int argc, char **argv) {
     char *files[1] = {(char *)file};
     fo.files = files;
     fo.nfiles = 1;
-    fo.algo = algo;
-    fo.algo_name = algo_name;
-    fo.seed = ro.seed;
-    fo.algo_default = ro.algo;
-    fo.sets = ro.sets;
-    fo.nsets = ro.nsets;
     fo.cell_sets = (const char *const *)cell_sets;
     fo.ncells = ncells;
     fo.cell_nsets = naxes;
-    fo.lenient_sets = fo.nalgos > 1;
-    fo.jobs = (int)(jobs < 1 ? 1 : jobs);
-    fo.progress = isatty(2);
     t.nalgos = fo.nalgos ? fo.nalgos : 1;
     t.ncells = ncells;
     t.cells = calloc((size_t)t.nalgos * (size_t)ncells, sizeof *t.cells);
@@ -340,7 +310,7 @@ int cmd_sweep(int argc, char **argv) {
     st = t.worst;
 out:
     for (int k = 0; k < naxes; k++) axis_free(&ax[k]);
-    for (int k = 0; k < fo.nalgos; k++) free(algo_name[k]);
+    fanout_opts_close(&opts);
     for (size_t c = 0; c < ncell_sets; c++) free(cell_sets[c]);
     free(cell_sets);
     free(t.cells);

@@ -17,6 +17,61 @@
 
 #define FANOUT_MAX_JOBS 256
 
+/* ---- Shared options -------------------------------------------------------- */
+
+void fanout_opts_init(struct fanout_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *status) {
+    int took = cli_take_runopt(&o->ro, argc, argv, i, status);
+    if (took) return took;
+    const char *a = argv[*i];
+    if (*i + 1 >= argc) return 0;
+    if (strcmp(a, "--seeds") == 0) {
+        if (cli_parse_seeds(argv[++*i], &o->seed_lo, &o->seed_hi) != 0) {
+            *status = cli_usage("--seeds takes A..B (A <= B) or N, not '%s'", argv[*i]);
+            return -1;
+        }
+        o->has_seeds = 1;
+    } else if (strcmp(a, "--algos") == 0) o->algos = argv[++*i];
+    else if (strcmp(a, "--jobs") == 0) {
+        if (cli_parse_int(argv[++*i], 1, FANOUT_MAX_JOBS, &o->jobs) != 0) {
+            *status = cli_usage("--jobs takes a number from 1 to %d, not '%s'", FANOUT_MAX_JOBS, argv[*i]);
+            return -1;
+        }
+    } else return 0;
+    return 1;
+}
+
+int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) {
+    if (o->has_seeds && o->ro.seed) return cli_usage("%s takes --seeds A..B or --seed N, not both", cmd);
+    if (o->algos && o->ro.algo) return cli_usage("%s takes --algos NAME,... or --algo NAME, not both", cmd);
+    int st;
+    if (o->algos && (st = cli_parse_algos(o->algos, o->algo, o->algo_name, FANOUT_MAX_ALGOS, &o->nalgos)) != 0)
+        return st;
+    f->algo = o->algo;
+    f->algo_name = o->algo_name;
+    f->nalgos = o->nalgos;
+    f->seed_lo = o->seed_lo;
+    f->seed_hi = o->seed_hi;
+    f->has_seeds = o->has_seeds;
+    f->seed = o->ro.seed;
+    f->algo_default = o->ro.algo;
+    f->sets = o->ro.sets;
+    f->nsets = o->ro.nsets;
+    f->lenient_sets = o->nalgos > 1;
+    f->jobs = (int)(o->jobs < 1 ? 1 : o->jobs);
+    f->progress = isatty(2);
+    return 0;
+}
+
+void fanout_opts_close(struct fanout_opts *o) {
+    for (int k = 0; k < o->nalgos; k++) free(o->algo_name[k]);
+    o->nalgos = 0;
+}
+
 static size_t nseeds(const struct fanout *f) {
     return f->has_seeds ? (size_t)(f->seed_hi - f->seed_lo + 1) : 1;
 }

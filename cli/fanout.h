@@ -11,7 +11,10 @@
 
 #include <stddef.h>
 
+#include "cli.h"
 #include "report.h"
+
+#define FANOUT_MAX_ALGOS 64
 
 struct fanout {
     /* The list, cell outermost, then file, algorithm, seed innermost. */
@@ -52,5 +55,29 @@ typedef void (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
  * stopped it (the runs finished after a gap are delivered too, in order),
  * -1 when a worker could not be started; *done receives the runs delivered. */
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
+
+/* The options batch and sweep share: --seeds A..B, --algos NAME,...|all,
+ * --jobs N, and --seed, --set, --algo (cli_take_runopt). */
+struct fanout_opts {
+    struct cli_runopts ro;
+    const char *algos;              /* as given, or NULL */
+    long jobs;                      /* default: the cores online */
+    unsigned long long seed_lo, seed_hi;
+    int has_seeds;
+    const struct lock_algo *algo[FANOUT_MAX_ALGOS]; /* from --algos, by fanout_opts_apply */
+    char *algo_name[FANOUT_MAX_ALGOS];              /* owned: free with fanout_opts_close */
+    int nalgos;
+};
+void fanout_opts_init(struct fanout_opts *o);
+/* If argv[*i] is one of the shared options, take it (and its value) and
+ * return 1; 0 if it is not one; -1 after a usage error (*status is then the
+ * exit status). */
+int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *status);
+/* Check the options together (cmd names the command in messages), resolve
+ * --algos, and fill f's algorithms, seeds, sets, jobs and progress (not its
+ * files or cells; f points into o, which must outlive it). Returns 0, or the
+ * exit status after printing the error. */
+int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f);
+void fanout_opts_close(struct fanout_opts *o);
 
 #endif

@@ -38,23 +38,26 @@ static void test_batch_order_independent_of_jobs(void **state) {
     assert_string_equal(r->err, "");
 }
 
+/* The same six runs (2 algorithms x 3 seeds, one override) in a format. */
+static struct result *batch_format(const char *format) {
+    char args[512];
+    snprintf(args, sizeof args, "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..3 --algos lease,fenced-lease "
+             "--set lock.ttl=10s --format %s", format);
+    return run(args);
+}
+
 /* Every format: JSON Lines records with every override and metric, CSV with
  * one column count, TAP's plan, JUnit's counts, the table's totals. */
 static void test_batch_formats(void **state) {
     (void)state;
-    const char *base = "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..3 --algos lease,fenced-lease "
-                       "--set lock.ttl=10s";
-    char args[512];
-    snprintf(args, sizeof args, "%s --format jsonl", base);
-    struct result *r = run(args);
+    struct result *r = batch_format("jsonl");
     assert_int_equal(r->code, 1); /* fenced-lease does not give the UNSAFE the file expects */
     assert_int_equal(count_lines(r->out), 6);
     assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{\"lock.ttl\":\"10s\"},"
                                    "\"outcome\":\"FAIL\""));
     assert_non_null(strstr(r->out, "\"lost_updates\":1,"));
     assert_non_null(strstr(r->out, "\"end_ns\":60000000000,\"trace_hash\":\""));
-    snprintf(args, sizeof args, "%s --format csv", base);
-    r = run(args);
+    r = batch_format("csv");
     assert_int_equal(count_lines(r->out), 7);
     assert_true(strncmp(r->out, "file,algorithm,seed,\"set.lock.ttl\",outcome,verdict,", 50) == 0);
     /* Every row has as many fields as the header (commas outside quotes). */
@@ -66,20 +69,17 @@ static void test_batch_formats(void **state) {
     }
     for (int i = 1; i < 7; i++) assert_int_equal(commas[i], commas[0]);
     assert_non_null(strstr(r->out, "\"scenarios/gc-pause-outlives-lease.lsim\",\"lease\",2,\"10s\",PASS,UNSAFE,"));
-    snprintf(args, sizeof args, "%s --format tap", base);
-    r = run(args);
+    r = batch_format("tap");
     assert_non_null(strstr(r->out, "TAP version 13\n1..6\nok 1 - scenarios/gc-pause-outlives-lease.lsim seed 1 "
                                    "algo lease (UNSAFE)\n"));
     assert_non_null(strstr(r->out, "not ok 6 - scenarios/gc-pause-outlives-lease.lsim seed 3 algo fenced-lease"));
-    snprintf(args, sizeof args, "%s --format junit", base);
-    r = run(args);
+    r = batch_format("junit");
     assert_non_null(strstr(r->out, "<testsuite name=\"locksim batch\" tests=\"6\" failures=\"3\" errors=\"0\""));
     int cases = 0;
     for (const char *p = r->out; (p = strstr(p, "<testcase ")) != NULL; p++) cases++;
     assert_int_equal(cases, 6);
     assert_non_null(strstr(r->out, "</testsuite>\n"));
-    snprintf(args, sizeof args, "%s --format table", base);
-    r = run(args);
+    r = batch_format("table");
     assert_non_null(strstr(r->out, "ok   scenarios/gc-pause-outlives-lease.lsim  lease  seeds 1..3: 3 runs, 3 passed, "
                                    "0 failed; SAFE 0, UNSAFE 3, STUCK 0\n"));
     assert_non_null(strstr(r->out, "FAIL scenarios/gc-pause-outlives-lease.lsim  fenced-lease  seeds 1..3"));
