@@ -60,6 +60,7 @@ deps: $(BUILD)/.deps
 SIM_HDR    := $(wildcard sim/*.h sim/algo/*.h)
 RENDER_HDR := $(wildcard render/*.h)
 RUN_HDR    := $(wildcard run/*.h)
+CLI_HDR    := $(wildcard cli/*.h)
 
 $(BUILD)/sim/%.o: sim/%.c $(BUILD)/.deps $(SIM_HDR)
 	@mkdir -p $(dir $@)
@@ -73,7 +74,7 @@ $(BUILD)/run/%.o: run/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RUN_INC) -c -o $@ $<
 
-$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
 
