@@ -133,15 +133,26 @@ static void run_one(const struct fanout *f, size_t i, struct report_summary *sum
     run_result_close(&r);
 }
 
+/* Write all n bytes (the parent may read them in pieces). */
+static int write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
 /* Worker: the runs first, first + jobs, ... of the list, one record each.
- * careful = flush after every record, so a crash is pinned on its run. */
+ * Records are gathered in a buffer and written whole, so the parent never
+ * waits in the middle of a record while the worker computes the next run.
+ * careful = write after every record, so a crash is pinned on its run. */
 static void worker_main(const struct fanout *f, int fd, size_t first, int careful) {
     signal(SIGINT, SIG_DFL);
-    FILE *out = fdopen(fd, "w");
-    if (!out) _exit(70);
     static char buf[1 << 16];
-    setvbuf(out, buf, _IOFBF, sizeof buf);
-    size_t total = fanout_total(f);
+    size_t len = 0, total = fanout_total(f);
     for (size_t i = first; i < total; i += (size_t)f->jobs) {
         struct wire w;
         memset(&w, 0, sizeof w);
@@ -149,11 +160,24 @@ static void worker_main(const struct fanout *f, int fd, size_t first, int carefu
         const char *fail = w.sum.failures ? w.sum.failures : "";
         w.idx = i;
         w.flen = (uint32_t)strlen(fail);
-        if (fwrite(&w, sizeof w, 1, out) != 1 || fwrite(fail, 1, w.flen, out) != w.flen) _exit(73);
+        if (len + sizeof w + w.flen > sizeof buf) {
+            if (write_all(fd, buf, len) != 0) _exit(73);
+            len = 0;
+        }
+        if (sizeof w + w.flen > sizeof buf) { /* a very long failure text: on its own */
+            if (write_all(fd, (const char *)&w, sizeof w) != 0 || write_all(fd, fail, w.flen) != 0) _exit(73);
+        } else {
+            memcpy(buf + len, &w, sizeof w);
+            memcpy(buf + len + sizeof w, fail, w.flen);
+            len += sizeof w + w.flen;
+        }
         report_summary_close(&w.sum);
-        if (careful && fflush(out) != 0) _exit(73);
+        if (careful && len) {
+            if (write_all(fd, buf, len) != 0) _exit(73);
+            len = 0;
+        }
     }
-    _exit(fclose(out) == 0 ? 0 : 73);
+    _exit(write_all(fd, buf, len) == 0 && close(fd) == 0 ? 0 : 73);
 }
 
 struct worker {
