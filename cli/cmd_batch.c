@@ -115,6 +115,9 @@ int cmd_batch(int argc, char **argv) {
         else if (a[0] == '-' && a[1]) {
             st = cli_usage("unknown or incomplete option '%s' for batch", a);
             goto out;
+        } else if (strcmp(a, "-") == 0) {
+            st = cli_usage("batch reads scenario files, not standard input (every worker would read it)");
+            goto out;
         } else if ((st = cli_paths_add(&files, a, err, sizeof err)) != 0) {
             st = cli_fail(st, err);
             goto out;

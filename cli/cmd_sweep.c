@@ -233,7 +233,7 @@ int cmd_sweep(int argc, char **argv) {
         } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
         else if (strcmp(a, "--out") == 0 && has) out_path = argv[++i];
         else if (strcmp(a, "--svg") == 0 && has) svg = argv[++i];
-        else if ((a[0] == '-' && a[1]) || file) {
+        else if (a[0] == '-' || file) {
             st = cli_usage("unknown, incomplete or extra argument '%s' for sweep", a);
             goto out;
         } else file = a;

@@ -89,6 +89,7 @@ static void test_batch_formats(void **state) {
     assert_int_equal(run("batch scenarios --format yaml")->code, 64);
     assert_int_equal(run("batch")->code, 64);
     assert_int_equal(run("batch /nonexistent")->code, 66);
+    assert_int_equal(run("batch - < scenarios/ttl-with-headroom.lsim")->code, 64);
 }
 
 /* A plugin whose client_acquire dereferences NULL: each of its runs fails
