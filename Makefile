@@ -62,6 +62,7 @@ deps: $(BUILD)/.deps
 SIM_HDR    := $(wildcard sim/*.h sim/algo/*.h)
 RENDER_HDR := $(wildcard render/*.h)
 RUN_HDR    := $(wildcard run/*.h)
+CLI_HDR    := $(wildcard cli/*.h)
 
 $(BUILD)/sim/%.o: sim/%.c $(BUILD)/.deps $(SIM_HDR)
 	@mkdir -p $(dir $@)
@@ -75,7 +76,7 @@ $(BUILD)/run/%.o: run/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RUN_INC) -c -o $@ $<
 
-$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
 
@@ -112,11 +113,11 @@ $(BUILD)/tests/test_alloc: tests/test_alloc.c tests/*.h $(LIBS)
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
 # then the determinism check against a second build at -O0.
 test: $(BUILD)/locksim $(TEST_BIN)
-	@tests/run_all.sh ./$(BUILD)/locksim $(SCENARIOS) -- $(TEST_BIN); st=$$?; \
+	@tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
 	 $(MAKE) --no-print-directory determinism || st=1; exit $$st
 
 check-scenarios: $(BUILD)/locksim
-	./$(BUILD)/locksim check $(SCENARIOS)
+	./$(BUILD)/locksim check scenarios/
 
 # Same traces at -O0 and -O2 (and against recorded hashes in tests/trace_hashes.txt).
 determinism: $(BUILD)/locksim

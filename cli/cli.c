@@ -103,6 +103,7 @@ const char *cli_scenario_dir(char *buf, size_t n) {
 static struct {
     char **v;
     int n, cap, oom;
+    size_t strip; /* > 0: names start DIR/./ and lose the "/." after DIR's strip bytes */
 } found;
 
 static int on_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -118,6 +119,8 @@ static int on_file(const char *path, const struct stat *st, int flag, struct FTW
         found.cap = cap;
     }
     if (!(found.v[found.n] = strdup(path))) return found.oom = 1;
+    if (found.strip && strncmp(path + found.strip, "/./", 3) == 0)
+        memmove(found.v[found.n] + found.strip, found.v[found.n] + found.strip + 2, l - found.strip - 1);
     found.n++;
     return 0;
 }
@@ -128,7 +131,17 @@ static int by_name(const void *a, const void *b) {
 
 int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t errlen) {
     memset(&found, 0, sizeof found);
-    int rc = nftw(dir, on_file, 16, FTW_PHYS);
+    /* FTW_PHYS: links below are not followed (no cycles), but the folder
+     * named may itself be a symlink: walk "DIR/." then, and drop the "/."
+     * from the names found. */
+    struct stat st;
+    char base[4096], top[4100];
+    snprintf(base, sizeof base, "%s", dir);
+    for (size_t l = strlen(base); l > 1 && base[l - 1] == '/'; l--) base[l - 1] = '\0';
+    int is_link = lstat(base, &st) == 0 && S_ISLNK(st.st_mode);
+    snprintf(top, sizeof top, is_link ? "%s/." : "%s", base);
+    found.strip = is_link ? strlen(base) : 0;
+    int rc = nftw(top, on_file, 16, FTW_PHYS);
     if (found.oom) rc = LSIM_ENOMEM, snprintf(err, errlen, "out of memory listing '%s'", dir);
     else if (rc != 0) rc = LSIM_ENOINPUT, snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
     if (rc) {
@@ -140,4 +153,90 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     *out = found.v;
     *n = found.n;
     return LSIM_OK;
+}
+
+int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi) {
+    const char *dots = strstr(s, "..");
+    char first[32];
+    long a, z;
+    if (!dots) {
+        if (cli_parse_int(s, 0, 0x7fffffffL, &a) != 0) return -1;
+        z = a;
+    } else {
+        if ((size_t)(dots - s) >= sizeof first) return -1;
+        snprintf(first, sizeof first, "%.*s", (int)(dots - s), s);
+        if (cli_parse_int(first, 0, 0x7fffffffL, &a) != 0 || cli_parse_int(dots + 2, 0, 0x7fffffffL, &z) != 0 ||
+            z < a)
+            return -1;
+    }
+    *lo = (unsigned long long)a;
+    *hi = (unsigned long long)z;
+    return 0;
+}
+
+/* ---- Paths and algorithm lists shared by check, batch and matrix ------------- */
+
+static int paths_push(struct cli_paths *l, const char *path) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        char **v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return LSIM_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(path))) return LSIM_ENOMEM;
+    l->n++;
+    return 0;
+}
+
+int cli_paths_add(struct cli_paths *l, const char *arg, char *err, size_t errlen) {
+    struct stat st;
+    if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+        char **v;
+        int n, rc = cli_find_scenarios(arg, &v, &n, err, errlen);
+        if (rc) return rc;
+        if (n == 0) {
+            free(v);
+            snprintf(err, errlen, "no *.lsim scenario files below '%s'", arg);
+            return LSIM_ENOINPUT;
+        }
+        for (int i = 0; i < n && rc == 0; i++) rc = paths_push(l, v[i]);
+        for (int i = 0; i < n; i++) free(v[i]);
+        free(v);
+        return rc;
+    }
+    return paths_push(l, arg);
+}
+
+void cli_paths_free(struct cli_paths *l) {
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+int cli_parse_algos(const char *algos, const struct lock_algo **list, char **names, int max, int *n) {
+    *n = 0;
+    if (strcmp(algos, "all") == 0) {
+        for (int i = 0; lock_algo_at(i) && *n < max; i++) {
+            list[*n] = lock_algo_at(i);
+            if (names && !(names[*n] = strdup(list[*n]->name))) return cli_fail(LSIM_ENOMEM, "");
+            (*n)++;
+        }
+        return 0;
+    }
+    const char *p = algos;
+    for (;;) {
+        size_t l = strcspn(p, ",");
+        if (l == 0)
+            return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,... or all", algos);
+        if (*n == max) return cli_usage("too many algorithms (at most %d)", max);
+        char name[4096], err[700];
+        snprintf(name, sizeof name, "%.*s", (int)l, p);
+        int rc = run_resolve_algo(name, &list[*n], err, sizeof err);
+        if (rc) return cli_fail(rc, err);
+        if (names && !(names[*n] = strdup(name))) return cli_fail(LSIM_ENOMEM, "");
+        (*n)++;
+        if (!p[l]) return 0;
+        p += l + 1;
+    }
 }

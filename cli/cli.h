@@ -50,14 +50,38 @@ const char *cli_scenario_dir(char *buf, size_t n);
  * Returns 0 or an LSIM code with err. */
 int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t errlen);
 
+/* Scenario files named on a command line, folders expanded (sorted *.lsim
+ * below them). Strings owned; cli_paths_free frees them. */
+struct cli_paths {
+    char **v;
+    int n, cap;
+};
+/* Add arg (a file, "-", or a folder). Returns 0, or an LSIM code with err
+ * (a folder with no scenario is LSIM_ENOINPUT). */
+int cli_paths_add(struct cli_paths *l, const char *arg, char *err, size_t errlen);
+void cli_paths_free(struct cli_paths *l);
+/* The algorithms named by --algos: "all" (the built-in ones), or
+ * NAME,NAME,... (paths to plugins allowed), at most max. names (may be NULL)
+ * receives each name as written, strdup'd (the caller frees them). Returns
+ * 0, or the exit status after printing the error. */
+int cli_parse_algos(const char *algos, const struct lock_algo **list, char **names, int max, int *n);
+
+/* --seeds A..B (A <= B) or N, each in 0..2^31-1. Returns 0 or -1. */
+int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi);
+
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
+int cmd_check_trace(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[],
-    cli_usage_hash[], cli_usage_demo[];
+    cli_usage_hash[], cli_usage_demo[], cli_usage_batch[],
+    cli_usage_check_trace[], cli_usage_diff[], cli_usage_sweep[];
 
 #endif

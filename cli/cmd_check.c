@@ -8,6 +8,9 @@
 #include <time.h>
 
 #include "cli.h"
+#include "output.h"
+#include "trace_diff.h"
+#include "trace_jsonl.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -15,55 +18,116 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Files named, with folders expanded to the *.lsim files below them. */
-struct file_list {
-    char **v;
-    int n, cap;
+/* ---- Golden traces -----------------------------------------------------------
+ * The golden trace of DIR/NAME.lsim is DIR/golden/NAME.jsonl (or NAME.jsonl
+ * in the folder --golden names): the whole recorded trace, so that a changed
+ * digest can be shown as the first event that changed. Its digest is the
+ * trace hash of its events (docs/regression.md). */
+
+struct golden_opts {
+    const char *dir; /* --golden DIR, or NULL: golden/ beside each scenario */
+    int update;      /* --update: write the traces that changed or are new */
+    int off;         /* --no-golden, or overrides given: no digest checks */
 };
 
-static int list_add(struct file_list *l, const char *path) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 64;
-        char **v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v) return LSIM_ENOMEM;
-        l->v = v;
-        l->cap = cap;
+enum golden_result { GOLDEN_NONE, GOLDEN_SAME, GOLDEN_FAILED, GOLDEN_WRITTEN };
+
+static void golden_paths(const struct golden_opts *g, const char *file, char *dir, size_t dn, char *path, size_t pn) {
+    const char *slash = strrchr(file, '/');
+    const char *base = slash ? slash + 1 : file;
+    size_t blen = strlen(base);
+    if (blen > 5 && strcmp(base + blen - 5, ".lsim") == 0) blen -= 5;
+    if (g->dir) snprintf(dir, dn, "%s", g->dir);
+    else if (slash) snprintf(dir, dn, "%.*s/golden", (int)(slash - file), file);
+    else snprintf(dir, dn, "golden");
+    snprintf(path, pn, "%s/%.*s.jsonl", dir, (int)blen, base);
+}
+
+/* The run again, keeping every event (only when a trace is to be shown or written). */
+static int rerun_kept(const char *file, struct run_result *r) {
+    struct run_spec spec = {.file = file, .keep_trace = 1};
+    return run_scenario(&spec, r);
+}
+
+static int write_golden(const char *dir, const char *path, const char *file, const struct trace *tr, FILE *m) {
+    char err[700];
+    struct out_file o;
+    mkdir(dir, 0777); /* may exist; out_open says what is wrong */
+    int rc = out_open(&o, path, &file, 1, err, sizeof err);
+    if (rc == 0) {
+        (void)trace_write_jsonl(o.f, tr); /* a write error stays on the stream */
+        rc = out_commit(&o, err, sizeof err);
     }
-    if (!(l->v[l->n] = strdup(path))) return LSIM_ENOMEM;
-    l->n++;
-    return 0;
+    if (rc) fprintf(m, "%s: cannot write its golden trace: %s\n", file, err);
+    return rc;
 }
 
-static void list_free(struct file_list *l) {
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-}
-
-static int expand(struct file_list *l, const char *arg, char *err, size_t errlen) {
+/* Compare a finished run (r, without its events) with its golden trace, or
+ * (--update) write it. Messages go to m. */
+static enum golden_result golden_check(const struct golden_opts *g, const char *file, const struct run_result *r,
+                                       FILE *m) {
+    char dir[4200], path[4400], err[700];
     struct stat st;
-    if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        char **v;
-        int n, rc = cli_find_scenarios(arg, &v, &n, err, errlen);
-        if (rc) return rc;
-        if (n == 0) {
-            free(v);
-            snprintf(err, errlen, "no *.lsim scenario files below '%s'", arg);
-            return LSIM_ENOINPUT;
-        }
-        for (int i = 0; i < n && rc == 0; i++) rc = list_add(l, v[i]);
-        for (int i = 0; i < n; i++) free(v[i]);
-        free(v);
-        return rc;
+    if (g->off || r->rc || strcmp(file, "-") == 0) return GOLDEN_NONE;
+    golden_paths(g, file, dir, sizeof dir, path, sizeof path);
+    int have = stat(path, &st) == 0;
+    if (!have && !g->update) {
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return GOLDEN_NONE; /* no golden traces here */
+        fprintf(m, "%s: no golden trace %s (record it with `locksim check --update %s`)\n", file, path, file);
+        return GOLDEN_FAILED;
     }
-    return list_add(l, arg);
+    struct trace gold;
+    trace_init(&gold, 1);
+    unsigned long long old = 0;
+    int loaded = have && trace_diff_load(&gold, path, NULL, err, sizeof err) == 0;
+    if (loaded) old = (unsigned long long)trace_hash(&gold);
+    enum golden_result res = GOLDEN_SAME;
+    if (have && !loaded && !g->update) {
+        fprintf(m, "%s: golden trace %s\n", file, err);
+        res = GOLDEN_FAILED;
+    } else if (!loaded || old != r->trace_hash) {
+        struct run_result now;
+        if (rerun_kept(file, &now) != 0) {
+            fprintf(m, "%s: %s\n", file, now.error);
+            res = GOLDEN_FAILED;
+        } else if (g->update) {
+            res = write_golden(dir, path, file, engine_trace(now.engine), m) ? GOLDEN_FAILED : GOLDEN_WRITTEN;
+            if (res == GOLDEN_WRITTEN && loaded)
+                fprintf(m, "updated %s: %016llx -> %016llx\n", path, old, (unsigned long long)now.trace_hash);
+            else if (res == GOLDEN_WRITTEN)
+                fprintf(m, "new %s: %016llx\n", path, (unsigned long long)now.trace_hash);
+        } else {
+            const struct trace *cur = engine_trace(now.engine);
+            fprintf(m, "%s: trace differs from its golden trace %s (digest %016llx, now %016llx)\n", file, path,
+                    old, (unsigned long long)now.trace_hash);
+            trace_diff_print(m, &gold, "golden", cur, "now", trace_diff_first(&gold, cur), 3, "  ");
+            fprintf(m, "  (if the change is intended: locksim check --update %s)\n", file);
+            res = GOLDEN_FAILED;
+        }
+        run_result_close(&now);
+    }
+    trace_close(&gold);
+    return res;
+}
+
+/* Append text to a summary's failure lines. */
+static int add_failure(struct report_summary *s, const char *text) {
+    size_t a = strlen(s->failures), b = strlen(text);
+    char *n = realloc(s->failures, a + b + 1);
+    if (!n) return LSIM_ENOMEM;
+    memcpy(n + a, text, b + 1);
+    s->failures = n;
+    if (s->outcome == LSIM_OK) s->outcome = LSIM_EEXPECT;
+    return 0;
 }
 
 int cmd_check(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
     int quiet = 0, st = 0;
+    struct golden_opts g = {0};
     const char *format = "text";
-    struct file_list files = {0};
+    struct cli_paths files = {0};
     char err[700];
     for (int i = 0; i < argc; i++) {
         int took = cli_take_runopt(&ro, argc, argv, &i, &st);
@@ -74,12 +138,15 @@ int cmd_check(int argc, char **argv) {
             fputs(cli_usage_check, stdout);
             goto out;
         } else if (strcmp(a, "--quiet") == 0) quiet = 1;
+        else if (strcmp(a, "--update") == 0) g.update = 1;
+        else if (strcmp(a, "--no-golden") == 0) g.off = 1;
+        else if (strcmp(a, "--golden") == 0 && i + 1 < argc) g.dir = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
         else if (a[0] == '-' && a[1]) {
             st = cli_usage("unknown or incomplete option '%s' for check", a);
             goto out;
         } else {
-            int rc = expand(&files, a, err, sizeof err);
+            int rc = cli_paths_add(&files, a, err, sizeof err);
             if (rc) {
                 st = cli_fail(rc, err);
                 goto out;
@@ -95,12 +162,19 @@ int cmd_check(int argc, char **argv) {
         st = cli_usage("check needs at least one scenario file or folder");
         goto out;
     }
+    if (ro.seed || ro.nsets || ro.algo) {
+        if (g.update) {
+            st = cli_usage("check --update records the scenarios as written: no --seed, --set or --algo");
+            goto out;
+        }
+        g.off = 1; /* golden traces are of the scenarios as written */
+    }
     struct report_summary *sum = calloc((size_t)files.n, sizeof *sum);
     if (!sum) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
-    int passed = 0, failed = 0, expects = 0, worst = 0;
+    int passed = 0, failed = 0, expects = 0, worst = 0, gold_same = 0, gold_written = 0;
     for (int i = 0; i < files.n; i++) {
         struct run_spec spec = {.file = files.v[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
                                 .algo = ro.algo, .keep_trace = 0};
@@ -117,6 +191,18 @@ int cmd_check(int argc, char **argv) {
         }
         sum[i].seconds = dt;
         if (r.rc && !json) cli_fail(r.rc, r.error); /* on stderr at once, as the run fails */
+        char *gmsg = NULL;
+        size_t glen = 0;
+        FILE *gm = open_memstream(&gmsg, &glen);
+        enum golden_result gr = gm ? golden_check(&g, files.v[i], &r, gm) : GOLDEN_NONE;
+        if (gm) fclose(gm);
+        if (gr == GOLDEN_SAME) gold_same++;
+        else if (gr == GOLDEN_WRITTEN) gold_written++, fputs(gmsg, json ? stderr : stdout);
+        else if (gr == GOLDEN_FAILED) {
+            if (json) fputs(gmsg, stderr);
+            if (add_failure(&sum[i], gmsg ? gmsg : "") != 0) cli_fail(LSIM_ENOMEM, "");
+        }
+        free(gmsg);
         if (json) {
             struct report_ctx c = {.file = files.v[i], .algo = ro.algo, .sets = ro.sets, .nsets = ro.nsets};
             if (r.rc) report_json_error(stdout, files.v[i], &r);
@@ -141,7 +227,10 @@ int cmd_check(int argc, char **argv) {
                        s->nexpects == 1 ? "" : "s");
             }
         }
-        printf("scenarios: %d passed, %d failed (%d expectations)\n", passed, failed, expects);
+        printf("scenarios: %d passed, %d failed (%d expectations", passed, failed, expects);
+        if (gold_same || gold_written) printf(", %d golden traces matched", gold_same);
+        if (gold_written) printf(", %d written", gold_written);
+        printf(")\n");
     } else if (strcmp(format, "tap") == 0) {
         report_tap(stdout, sum, files.n);
     } else if (strcmp(format, "junit") == 0) {
@@ -152,6 +241,6 @@ int cmd_check(int argc, char **argv) {
     st = worst;
     if (fflush(stdout) != 0) st = cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
 out:
-    list_free(&files);
+    cli_paths_free(&files);
     return st;
 }

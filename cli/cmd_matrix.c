@@ -15,29 +15,6 @@ struct matrix_row {
     char dropped[256];       /* --set keys this algorithm does not use */
 };
 
-/* The algorithms named by --algos: "all", or NAME,NAME,... (paths allowed). */
-static int parse_algos(const char *algos, const struct lock_algo **list, int *n) {
-    *n = 0;
-    if (strcmp(algos, "all") == 0) {
-        for (int i = 0; lock_algo_at(i) && *n < MATRIX_MAX; i++) list[(*n)++] = lock_algo_at(i);
-        return 0;
-    }
-    const char *p = algos;
-    for (;;) {
-        size_t l = strcspn(p, ",");
-        if (l == 0)
-            return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,... or all", algos);
-        if (*n == MATRIX_MAX) return cli_usage("too many algorithms (at most %d)", MATRIX_MAX);
-        char name[4096], err[700];
-        snprintf(name, sizeof name, "%.*s", (int)l, p);
-        int rc = run_resolve_algo(name, &list[*n], err, sizeof err);
-        if (rc) return cli_fail(rc, err);
-        (*n)++;
-        if (!p[l]) return 0;
-        p += l + 1;
-    }
-}
-
 /* Which --set keys (lock options) did this row drop? */
 static void note_dropped(struct matrix_row *row, const char *dropped, const struct cli_runopts *ro) {
     size_t len = 0;
@@ -159,7 +136,7 @@ int cmd_matrix(int argc, char **argv) {
         return cli_usage("--format takes text, json or csv, not '%s'", format);
     const struct lock_algo *list[MATRIX_MAX];
     int n;
-    if ((st = parse_algos(algos, list, &n)) != 0) return st;
+    if ((st = cli_parse_algos(algos, list, NULL, MATRIX_MAX, &n)) != 0) return st;
 
     struct matrix_row *rows = calloc((size_t)n, sizeof *rows);
     struct scenario shown; /* the scenario's header facts, for the text heading */

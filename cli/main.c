@@ -16,6 +16,10 @@ const char cli_usage_main[] =
     "Usage:\n"
     "  locksim run FILE [options]     run one scenario: verdict, timeline, expectations\n"
     "  locksim check FILE|DIR...      run scenarios and check their `expect` lines\n"
+    "  locksim batch PATH... [opts]   many scenarios x seeds x algorithms on N processes\n"
+    "  locksim sweep FILE --vary K=.. a grid of --set values: outcome per cell, heatmap\n"
+    "  locksim check-trace FILE.jsonl the checker over a recorded trace: the verdict\n"
+    "  locksim diff A.jsonl B.jsonl   the first event where two traces diverge\n"
     "  locksim demo [DIR]             the seed's GC-pause timeline, plain lease then fencing\n"
     "  locksim matrix FILE [options]  one fault script against every algorithm: a verdict table\n"
     "  locksim list                   lock algorithms (and scenarios in ./scenarios)\n"
@@ -59,7 +63,8 @@ const char cli_usage_run[] =
 
 const char cli_usage_check[] =
     "Usage: locksim check [--quiet] [--format text|json|tap|junit] [--seed N]\n"
-    "                     [--set KEY=VALUE]... [--algo NAME|PATH] FILE|DIR...\n"
+    "                     [--set KEY=VALUE]... [--algo NAME|PATH] [--update]\n"
+    "                     [--golden DIR] [--no-golden] FILE|DIR...\n"
     "\n"
     "Runs each scenario (a DIR stands for every *.lsim below it) and checks its\n"
     "`expect` lines. text: one line per file and each failed expectation, then\n"
@@ -68,7 +73,68 @@ const char cli_usage_check[] =
     "tap: TAP version 13; junit: one JUnit XML testsuite, one testcase per file,\n"
     "with times, failures and errors. A run cut short by max-events is TRUNCATED:\n"
     "nothing is decided and it fails. Exit 1 if any expectation fails or a run is\n"
-    "cut short, 65/66 if a file is malformed or missing (the worst code wins).\n";
+    "cut short, 65/66 if a file is malformed or missing (the worst code wins).\n"
+    "\n"
+    "Golden traces: the trace of DIR/NAME.lsim is also compared with its recorded\n"
+    "one, DIR/golden/NAME.jsonl (or NAME.jsonl in --golden DIR), by digest; when\n"
+    "they differ, the first divergent event is shown with context and the file\n"
+    "fails. A scenario whose folder has no golden/ is not compared. --update writes\n"
+    "the golden traces that changed or are missing and prints which. Not with\n"
+    "--seed, --set or --algo (golden traces are of the scenarios as written).\n"
+    "With --format json, golden failures are reported on stderr.\n";
+
+const char cli_usage_batch[] =
+    "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
+    "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [--out FILE]\n"
+    "\n"
+    "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
+    "(default: the scenario's own) and every algorithm named (default: the\n"
+    "scenario's own; `all` = every built-in one; a path loads a .so), judging each\n"
+    "run by its `expect` lines. N worker processes (default: the number of cores)\n"
+    "share the list; results come out in list order, so the output does not depend\n"
+    "on --jobs. A worker that crashes (a faulty plugin) fails the run it was in with\n"
+    "the signal, and the batch goes on. On a terminal, progress goes to stderr.\n"
+    "\n"
+    "Formats: table (one line per scenario and algorithm, then `N passed, M failed`),\n"
+    "jsonl (one object per run: scenario, algorithm, seed, overrides, outcome, every\n"
+    "metric, trace_hash), csv (the same columns, with a header), junit, tap.\n"
+    "--out FILE is written atomically. Ctrl-C stops the workers, reports what\n"
+    "finished on stderr, leaves any old --out file as it was and exits 130.\n"
+    "Exit: 0 every run passed, 1 one failed or was cut short, else the worst error.\n";
+
+const char cli_usage_check_trace[] =
+    "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim] [--purpose correctness|efficiency]\n"
+    "                           [--stuck-after DUR] [--format text|json] [--no-color]\n"
+    "\n"
+    "Runs the checker over a recorded trace (docs/trace-format.md; from `locksim run\n"
+    "--trace` or from a real system) and prints the verdict block `run` prints, or\n"
+    "one JSON object (the `batch --format jsonl` record). Findings already in the\n"
+    "file are recomputed. The file does not say the scenario's purpose or its\n"
+    "stuck-after: they are the defaults, or the scenario's (--scenario), or given.\n"
+    "Exit 0 when the trace was checked, 65 if it is malformed, 66 if unreadable.\n";
+
+const char cli_usage_sweep[] =
+    "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
+    "                     [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
+    "                     [--format csv|jsonl] [--out FILE] [--svg OUT.svg]\n"
+    "\n"
+    "Runs the scenario at every point of a grid of --set values (one key or two;\n"
+    "a range of integers or durations, e.g. lock.ttl=5s..60s/5s, or a list), for\n"
+    "every seed and algorithm asked, on N worker processes (as batch). Writes one\n"
+    "record per cell and algorithm: runs, and how many were safe, double-entry\n"
+    "(two clients inside, no damage), damage (a stale write accepted or an update\n"
+    "lost), stuck, error; the unsafe fraction; the class (or mixed). --svg draws a\n"
+    "heatmap of the classes, one panel per algorithm on shared axes; a cell whose\n"
+    "seeds disagree mixes their colours and shows the unsafe percentage.\n"
+    "Expectations are not judged. Exit 0, or the worst error of a run (130 on Ctrl-C).\n";
+
+const char cli_usage_diff[] =
+    "Usage: locksim diff A.jsonl B.jsonl [--context N]\n"
+    "\n"
+    "Compares two traces event by event (time, node, kind, fields) and shows the\n"
+    "first event where they diverge, with N events of context (default 3) before\n"
+    "it and after it in each. Exit 0 when the traces are the same, 1 when they\n"
+    "differ, 65/66 if a file is malformed or unreadable.\n";
 
 const char cli_usage_matrix[] =
     "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"
@@ -170,7 +236,11 @@ int main(int argc, char **argv) {
         const char *usage;
     } cmds[] = {{"run", cmd_run, cli_usage_run},       {"check", cmd_check, cli_usage_check},
                 {"hash", cmd_hash, cli_usage_hash},    {"matrix", cmd_matrix, cli_usage_matrix},
-                {"list", cmd_list, cli_usage_main},    {"demo", cmd_demo, cli_usage_demo}};
+                {"list", cmd_list, cli_usage_main},    {"demo", cmd_demo, cli_usage_demo},
+                {"batch", cmd_batch, cli_usage_batch},
+                {"check-trace", cmd_check_trace, cli_usage_check_trace},
+                {"diff", cmd_diff, cli_usage_diff},
+                {"sweep", cmd_sweep, cli_usage_sweep}};
     int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";

@@ -26,7 +26,7 @@ BENCH_SRC := bench/bench.c bench/workload.c bench/spawn.c
 BENCH_REF_SRC := $(BENCH_PEERS)/c/lockbench.c
 BENCH_WHEEL_SRC := $(BENCH_PEERS)/c/lockbench_wheel.c
 
-.PHONY: bench bench-build
+.PHONY: bench bench-build bench-batch
 
 $(BENCH_BIN): $(BENCH_SRC) $(wildcard bench/*.h) $(LIBS)
 	@mkdir -p $(dir $@)
@@ -83,3 +83,8 @@ bench: bench-build
 	@echo
 	@echo "== 3. memory"
 	@$(BENCH_BIN) memory --clients 1000,100000 --events $(BENCH_MEM_EVENTS)
+
+# Batch throughput over the catalog (bench/batch.sh): runs/s at --jobs 1 and 2.
+BENCH_BATCH_SEEDS ?= 200
+bench-batch: $(BUILD)/locksim
+	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 3

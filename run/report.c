@@ -338,17 +338,40 @@ void report_summary_close(struct report_summary *sum) {
 
 /* ---- CSV ----------------------------------------------------------------------- */
 
-void report_csv_header(FILE *f) {
-    fputs("file,algorithm,seed,outcome", f);
+/* The key of a --set KEY=VALUE (len bytes), and its value. */
+static size_t set_key_len(const char *kv) { return strcspn(kv, "="); }
+static const char *set_value(const char *kv) {
+    const char *eq = strchr(kv, '=');
+    return eq ? eq + 1 : "";
+}
+
+void report_csv_header(FILE *f) { report_csv_header_sets(f, NULL, 0); }
+
+void report_csv_header_sets(FILE *f, const char *const *sets, int nsets) {
+    fputs("file,algorithm,seed", f);
+    for (int i = 0; i < nsets; i++) {
+        char col[300];
+        snprintf(col, sizeof col, "set.%.*s", (int)set_key_len(sets[i]), sets[i]);
+        fputc(',', f);
+        report_csv_str(f, col);
+    }
+    fputs(",outcome", f);
     for (int m = 0; m < SCN_M_COUNT; m++) fprintf(f, ",%s", metric_info((enum scn_metric)m)->key);
     fputs(",trace_hash,note\n", f);
 }
 
-void report_csv_row(FILE *f, const struct report_summary *s) {
+void report_csv_row(FILE *f, const struct report_summary *s) { report_csv_row_sets(f, s, NULL, 0); }
+
+void report_csv_row_sets(FILE *f, const struct report_summary *s, const char *const *sets, int nsets) {
     report_csv_str(f, s->file);
     fputc(',', f);
     report_csv_str(f, s->algo);
-    fprintf(f, ",%llu,%s", s->seed, report_summary_word(s));
+    fprintf(f, ",%llu", s->seed);
+    for (int i = 0; i < nsets; i++) {
+        fputc(',', f);
+        report_csv_str(f, set_value(sets[i]));
+    }
+    fprintf(f, ",%s", report_summary_word(s));
     for (int m = 0; m < SCN_M_COUNT; m++) {
         if (s->rc) {
             fputc(',', f);
@@ -364,6 +387,39 @@ void report_csv_row(FILE *f, const struct report_summary *s) {
     fputc(',', f);
     report_csv_str(f, s->rc ? s->error : s->rep.headline);
     fputc('\n', f);
+}
+
+/* ---- JSON Lines of summaries (batch, check-trace) ---------------------------- */
+
+void report_json_summary(FILE *f, const struct report_summary *s, const char *const *sets, int nsets) {
+    fputs("{\"scenario\":", f);
+    report_json_str(f, s->file);
+    fputs(",\"title\":", f);
+    report_json_str(f, s->title);
+    fputs(",\"algorithm\":", f);
+    report_json_str(f, s->algo);
+    fprintf(f, ",\"seed\":%llu,\"set\":{", s->seed);
+    for (int i = 0; i < nsets; i++) {
+        char key[300];
+        snprintf(key, sizeof key, "%.*s", (int)set_key_len(sets[i]), sets[i]);
+        if (i) fputc(',', f);
+        report_json_str(f, key);
+        fputc(':', f);
+        report_json_str(f, set_value(sets[i]));
+    }
+    fprintf(f, "},\"outcome\":\"%s\"", report_summary_word(s));
+    if (s->rc) {
+        fprintf(f, ",\"error_code\":\"%s\",\"exit_status\":%d,\"error\":", lsim_errname(s->rc),
+                lsim_exit_status(s->rc));
+        report_json_str(f, s->error);
+        fputs("}\n", f);
+        return;
+    }
+    fprintf(f, ",\"events\":%llu,\"truncated\":%s,\"expects\":%d,\"failed_expects\":%d,\"headline\":",
+            s->events, s->truncated ? "true" : "false", s->nexpects, s->failed);
+    report_json_str(f, s->rep.headline);
+    json_metrics(f, &s->rep);
+    fprintf(f, ",\"trace_hash\":\"%016llx\"}\n", s->trace_hash);
 }
 
 /* ---- TAP and JUnit -------------------------------------------------------------- */

@@ -78,6 +78,16 @@ void report_json_error(FILE *f, const char *file, const struct run_result *r);
  * outcome, every metric key of the table, trace_hash, note. */
 void report_csv_header(FILE *f);
 void report_csv_row(FILE *f, const struct report_summary *s);
+/* The same with one column per --set override (nsets of KEY=VALUE), named
+ * set.KEY in the header, after seed; a row gives each VALUE. */
+void report_csv_header_sets(FILE *f, const char *const *sets, int nsets);
+void report_csv_row_sets(FILE *f, const struct report_summary *s, const char *const *sets, int nsets);
+/* One JSON object, one line, from a summary (batch, check-trace): scenario,
+ * title, algorithm, seed, "set" (every override, KEY: VALUE), outcome,
+ * events, truncated, expects and failed_expects, headline, every metric of
+ * the table, trace_hash; for a run that failed, error_code, exit_status and
+ * error instead of the figures. */
+void report_json_summary(FILE *f, const struct report_summary *s, const char *const *sets, int nsets);
 
 /* Sets of runs. */
 void report_tap(FILE *f, const struct report_summary *s, int n);

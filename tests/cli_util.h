@@ -23,8 +23,8 @@ static TESTUTIL_UNUSED const char *bin(void) {
 
 struct result {
     int code;
-    char out[65536];
-    char err[8192];
+    char out[1 << 21];
+    char err[65536];
 };
 
 static TESTUTIL_UNUSED void slurp(const char *path, char *buf, size_t n) {

@@ -10,7 +10,9 @@
 set -u
 repo=$(cd "${1:-.}" && pwd)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-for d in build scenarios examples tests docs; do ln -s "$repo/$d" "$work/$d"; done
+# Commands may write (check --update, --out): the scenarios are a copy.
+for d in build examples tests docs; do ln -s "$repo/$d" "$work/$d"; done
+cp -r "$repo/scenarios" "$work/scenarios"
 passed=0; failed=0
 # The plugin example some docs run.
 (cd "$work" && cc -std=c11 -shared -fPIC -Isim -o "$work/my_lock.so" \
@@ -20,6 +22,9 @@ for doc in "${docs[@]}"; do
   n=0
   while IFS= read -r line; do
     n=$((n + 1))
+    while [ "${line%\\}" != "$line" ] && IFS= read -r more; do  # continuation lines
+      n=$((n + 1)); line="${line%\\} ${more#    }"
+    done
     case "$line" in
       "    build/locksim "*|"    \$ build/locksim "*) ;;
       *) continue ;;

@@ -204,7 +204,7 @@ static void test_replay_and_json_escaping(void **state) {
     system("mkdir -p '/tmp/lh dir' && cp " GC " '/tmp/lh dir/my \"gc\" file.lsim'");
     struct result *r = run("run '/tmp/lh dir/my \"gc\" file.lsim' --width 90 --set 'title=Lecture 3 \"demo\" \\ x'");
     assert_int_equal(r->code, 0);
-    char first[65536];
+    static char first[1 << 21];
     snprintf(first, sizeof first, "%s", r->out);
     const char *rp = strstr(first, "Replay: ");
     assert_non_null(rp);

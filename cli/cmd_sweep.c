@@ -1,0 +1,320 @@
+/* `locksim sweep`: one scenario over a grid of --set values (one varied key
+ * or two), for every seed and algorithm asked, on the batch workers
+ * (cli/fanout.h). One record per grid cell and algorithm (CSV or JSON
+ * Lines): how many seeds were safe, double entry without damage, damage,
+ * stuck; and a heatmap (render/heatmap_svg.h), one panel per algorithm. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fanout.h"
+#include "heatmap_svg.h"
+#include "output.h"
+
+#define SWEEP_MAX_AXES 2
+#define SWEEP_MAX_VALUES 1000
+
+struct axis {
+    char key[128];
+    char **vals; /* owned */
+    int n;
+};
+
+static void axis_free(struct axis *a) {
+    for (int i = 0; i < a->n; i++) free(a->vals[i]);
+    free(a->vals);
+    memset(a, 0, sizeof *a);
+}
+
+static int axis_push(struct axis *a, const char *v, size_t len) {
+    if (a->n == SWEEP_MAX_VALUES) return -1;
+    char **nv = realloc(a->vals, (size_t)(a->n + 1) * sizeof *nv);
+    if (!nv) return -1;
+    a->vals = nv;
+    if (!(a->vals[a->n] = strndup(v, len))) return -1;
+    a->n++;
+    return 0;
+}
+
+/* A duration in the largest unit that divides it: 20s, 1500ms, 2m. */
+static void format_duration(char *buf, size_t n, sim_ns t) {
+    static const struct {
+        const char *u;
+        sim_ns ns;
+    } units[] = {{"m", 60000000000LL}, {"s", 1000000000LL}, {"ms", 1000000LL}, {"us", 1000LL}, {"ns", 1}};
+    for (size_t k = 0; k < sizeof units / sizeof *units; k++)
+        if (t % units[k].ns == 0) {
+            snprintf(buf, n, "%lld%s", (long long)(t / units[k].ns), units[k].u);
+            return;
+        }
+}
+
+/* KEY=A..B/STEP (integers or durations) or KEY=v1,v2,... Returns 0 or prints a usage error. */
+static int parse_vary(const char *arg, struct axis *a) {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof a->key)
+        return cli_usage("--vary takes KEY=A..B/STEP or KEY=V1,V2,..., not '%s'", arg);
+    snprintf(a->key, sizeof a->key, "%.*s", (int)(eq - arg), arg);
+    const char *spec = eq + 1, *dots = strstr(spec, ".."), *slash = strchr(spec, '/');
+    if (!dots) {
+        for (const char *p = spec;;) {
+            size_t l = strcspn(p, ",");
+            if (l == 0) return cli_usage("--vary %s has an empty value in '%s'", a->key, spec);
+            if (axis_push(a, p, l) != 0) return cli_usage("--vary %s: too many values (at most %d)", a->key, SWEEP_MAX_VALUES);
+            if (!p[l]) return 0;
+            p += l + 1;
+        }
+    }
+    if (!slash || slash < dots) return cli_usage("--vary %s: a range needs a step: A..B/STEP, e.g. 0s..60s/1s", a->key);
+    char lo[64], hi[64], step[64];
+    if ((size_t)(dots - spec) >= sizeof lo || (size_t)(slash - dots - 2) >= sizeof hi || strlen(slash + 1) >= sizeof step)
+        return cli_usage("--vary %s: '%s' is too long", a->key, spec);
+    snprintf(lo, sizeof lo, "%.*s", (int)(dots - spec), spec);
+    snprintf(hi, sizeof hi, "%.*s", (int)(slash - dots - 2), dots + 2);
+    snprintf(step, sizeof step, "%s", slash + 1);
+    int64_t il, ih, is;
+    sim_ns dl, dh, ds;
+    int ints = scn_parse_int(lo, &il) == 0 && scn_parse_int(hi, &ih) == 0 && scn_parse_int(step, &is) == 0;
+    if (!ints && (scn_parse_duration(lo, &dl) != 0 || scn_parse_duration(hi, &dh) != 0 ||
+                  scn_parse_duration(step, &ds) != 0))
+        return cli_usage("--vary %s: '%s' is neither integers nor durations A..B/STEP", a->key, spec);
+    if (ints) dl = il, dh = ih, ds = is;
+    if (ds <= 0 || dh < dl) return cli_usage("--vary %s: '%s' needs A <= B and a step above 0", a->key, spec);
+    if ((dh - dl) / ds >= SWEEP_MAX_VALUES)
+        return cli_usage("--vary %s: '%s' has more than %d values", a->key, spec, SWEEP_MAX_VALUES);
+    for (sim_ns v = dl; v <= dh; v += ds) {
+        char buf[64];
+        if (ints) snprintf(buf, sizeof buf, "%lld", (long long)v);
+        else format_duration(buf, sizeof buf, v);
+        if (axis_push(a, buf, strlen(buf)) != 0) return cli_fail(LSIM_ENOMEM, "");
+    }
+    return 0;
+}
+
+/* Counts per (cell, algorithm), and the first error of each. */
+struct tally {
+    struct heatmap_cell *cells;  /* [algo][cell] */
+    char (*error)[200];          /* [algo][cell] */
+    char (*algo_ran)[48];        /* [algo]: the name of the algorithm that ran */
+    int nalgos, ncells;
+    int worst;
+};
+
+struct sweep_sink {
+    struct tally *t;
+    const struct fanout *f;
+};
+
+static void sweep_take(void *arg, size_t i, struct report_summary *s) {
+    struct sweep_sink *k = arg;
+    struct tally *t = k->t;
+    int a = fanout_algo(k->f, i), c = fanout_cell(k->f, i);
+    size_t at = (size_t)(a < 0 ? 0 : a) * (size_t)t->ncells + (size_t)c;
+    enum heatmap_class cls = heatmap_classify(&s->rep, s->rc != 0);
+    t->cells[at].count[cls]++;
+    if (s->rc && !t->error[at][0]) snprintf(t->error[at], sizeof t->error[at], "%.199s", s->error);
+    if (s->rc && cli_exit(s->rc) > t->worst) t->worst = cli_exit(s->rc);
+    if (!s->rc && !t->algo_ran[a < 0 ? 0 : a][0])
+        snprintf(t->algo_ran[a < 0 ? 0 : a], sizeof t->algo_ran[0], "%s", s->algo);
+}
+
+static void write_records(FILE *f, int csv, const struct axis *ax, int naxes, const struct tally *t,
+                          const struct fanout *fo) {
+    if (csv) {
+        for (int k = 0; k < naxes; k++) {
+            report_csv_str(f, ax[k].key);
+            fputc(',', f);
+        }
+        fputs("algorithm,runs", f);
+        for (int k = 0; k < HEATMAP_NCLASS; k++) fprintf(f, ",%s", heatmap_class_name((enum heatmap_class)k));
+        fputs(",unsafe_fraction,class,note\n", f);
+    }
+    int nx = ax[0].n;
+    for (int c = 0; c < t->ncells; c++)
+        for (int a = 0; a < t->nalgos; a++) {
+            const struct heatmap_cell *cell = &t->cells[(size_t)a * (size_t)t->ncells + (size_t)c];
+            const char *vals[SWEEP_MAX_AXES] = {ax[0].vals[c % nx], naxes > 1 ? ax[1].vals[c / nx] : NULL};
+            const char *algo = fo->nalgos ? fo->algo[a]->name : t->algo_ran[a];
+            int runs = 0, top = 0;
+            for (int k = 0; k < HEATMAP_NCLASS; k++) {
+                runs += cell->count[k];
+                if (cell->count[k] > cell->count[top]) top = k;
+            }
+            const char *cls = runs && cell->count[top] == runs ? heatmap_class_name((enum heatmap_class)top) : "mixed";
+            const char *note = t->error[(size_t)a * (size_t)t->ncells + (size_t)c];
+            if (csv) {
+                for (int k = 0; k < naxes; k++) {
+                    report_csv_str(f, vals[k]);
+                    fputc(',', f);
+                }
+                report_csv_str(f, algo);
+                fprintf(f, ",%d", runs);
+                for (int k = 0; k < HEATMAP_NCLASS; k++) fprintf(f, ",%d", cell->count[k]);
+                fprintf(f, ",%.4f,%s,", heatmap_unsafe_fraction(cell), cls);
+                report_csv_str(f, note);
+                fputc('\n', f);
+            } else {
+                fputs("{\"set\":{", f);
+                for (int k = 0; k < naxes; k++) {
+                    if (k) fputc(',', f);
+                    report_json_str(f, ax[k].key);
+                    fputc(':', f);
+                    report_json_str(f, vals[k]);
+                }
+                fputs("},\"algorithm\":", f);
+                report_json_str(f, algo);
+                fprintf(f, ",\"runs\":%d", runs);
+                for (int k = 0; k < HEATMAP_NCLASS; k++)
+                    fprintf(f, ",\"%s\":%d", heatmap_class_name((enum heatmap_class)k), cell->count[k]);
+                fprintf(f, ",\"unsafe_fraction\":%.4f,\"class\":\"%s\"", heatmap_unsafe_fraction(cell), cls);
+                if (note[0]) {
+                    fputs(",\"error\":", f);
+                    report_json_str(f, note);
+                }
+                fputs("}\n", f);
+            }
+        }
+}
+
+/* The heatmap from the tally, written atomically to path. */
+static int write_svg(const char *path, const char *input, const char *title, const struct axis *ax, int naxes,
+                     const struct tally *t, const struct fanout *fo) {
+    const char *panels[FANOUT_MAX_ALGOS];
+    for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo[a]->name : t->algo_ran[a];
+    struct heatmap h = {.title = title,
+                        .x_key = ax[0].key,
+                        .y_key = naxes > 1 ? ax[1].key : NULL,
+                        .x_vals = (const char *const *)ax[0].vals,
+                        .nx = ax[0].n,
+                        .y_vals = naxes > 1 ? (const char *const *)ax[1].vals : NULL,
+                        .ny = naxes > 1 ? ax[1].n : 1,
+                        .panels = panels,
+                        .npanels = t->nalgos,
+                        .cells = t->cells};
+    char err[700];
+    struct out_file o;
+    int rc = out_open(&o, path, &input, 1, err, sizeof err);
+    if (rc) return cli_fail(rc, err);
+    (void)heatmap_svg_write(o.f, &h); /* a write error stays on the stream */
+    rc = out_commit(&o, err, sizeof err);
+    return rc ? cli_fail(rc, err) : 0;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    struct fanout_opts opts;
+    struct axis ax[SWEEP_MAX_AXES];
+    struct fanout fo;
+    struct tally t;
+    char **cell_sets = NULL;
+    size_t ncell_sets = 0;
+    fanout_opts_init(&opts);
+    memset(ax, 0, sizeof ax);
+    memset(&fo, 0, sizeof fo);
+    memset(&t, 0, sizeof t);
+    int naxes = 0, st = 0;
+    const char *file = NULL, *format = "csv", *out_path = "-", *svg = NULL;
+    char err[700];
+    for (int i = 0; i < argc; i++) {
+        int took = fanout_take_opt(&opts, argc, argv, &i, &st);
+        if (took < 0) goto out;
+        if (took) continue;
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (strcmp(a, "--help") == 0) {
+            fputs(cli_usage_sweep, stdout);
+            goto out;
+        } else if (strcmp(a, "--vary") == 0 && has) {
+            if (naxes == SWEEP_MAX_AXES) {
+                st = cli_usage("sweep takes at most %d --vary keys", SWEEP_MAX_AXES);
+                goto out;
+            }
+            if ((st = parse_vary(argv[++i], &ax[naxes])) != 0) goto out;
+            naxes++;
+        } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has) out_path = argv[++i];
+        else if (strcmp(a, "--svg") == 0 && has) svg = argv[++i];
+        else if (a[0] == '-' || file) {
+            st = cli_usage("unknown, incomplete or extra argument '%s' for sweep", a);
+            goto out;
+        } else file = a;
+    }
+    int csv = strcmp(format, "csv") == 0;
+    if (!csv && strcmp(format, "jsonl") != 0) {
+        st = cli_usage("--format takes csv or jsonl, not '%s'", format);
+        goto out;
+    }
+    if (!file || naxes == 0) {
+        st = cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
+        goto out;
+    }
+    if ((st = fanout_opts_apply(&opts, "sweep", &fo)) != 0) goto out;
+    /* The cells: x varies fastest; each adds KEY=VALUE per axis. */
+    int ncells = ax[0].n * (naxes > 1 ? ax[1].n : 1);
+    cell_sets = calloc((size_t)ncells * (size_t)naxes, sizeof *cell_sets);
+    if (!cell_sets) {
+        st = cli_fail(LSIM_ENOMEM, "");
+        goto out;
+    }
+    ncell_sets = (size_t)ncells * (size_t)naxes;
+    for (int c = 0; c < ncells; c++)
+        for (int k = 0; k < naxes; k++) {
+            const char *v = ax[k].vals[k == 0 ? c % ax[0].n : c / ax[0].n];
+            size_t l = strlen(ax[k].key) + strlen(v) + 2;
+            char *kv = malloc(l);
+            if (!kv) {
+                st = cli_fail(LSIM_ENOMEM, "");
+                goto out;
+            }
+            snprintf(kv, l, "%s=%s", ax[k].key, v);
+            cell_sets[(size_t)c * (size_t)naxes + (size_t)k] = kv;
+        }
+    char *files[1] = {(char *)file};
+    fo.files = files;
+    fo.nfiles = 1;
+    fo.cell_sets = (const char *const *)cell_sets;
+    fo.ncells = ncells;
+    fo.cell_nsets = naxes;
+    t.nalgos = fo.nalgos ? fo.nalgos : 1;
+    t.ncells = ncells;
+    t.cells = calloc((size_t)t.nalgos * (size_t)ncells, sizeof *t.cells);
+    t.error = calloc((size_t)t.nalgos * (size_t)ncells, sizeof *t.error);
+    t.algo_ran = calloc((size_t)t.nalgos, sizeof *t.algo_ran);
+    if (!t.cells || !t.error || !t.algo_ran) {
+        st = cli_fail(LSIM_ENOMEM, "");
+        goto out;
+    }
+    struct sweep_sink sink = {.t = &t, .f = &fo};
+    size_t done;
+    int how = fanout_run(&fo, sweep_take, &sink, &done);
+    if (how != 0) {
+        fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
+                how > 0 ? "interrupted" : "a worker could not be started", done, fanout_total(&fo));
+        st = how > 0 ? 130 : cli_exit(LSIM_EINTERNAL);
+        goto out;
+    }
+    struct out_file of;
+    if ((st = out_open(&of, out_path, &file, 1, err, sizeof err)) != 0) {
+        st = cli_fail(st, err);
+        goto out;
+    }
+    write_records(of.f, csv, ax, naxes, &t, &fo);
+    if ((st = out_commit(&of, err, sizeof err)) != 0) {
+        st = cli_fail(st, err);
+        goto out;
+    }
+    if (svg) {
+        char title[300];
+        snprintf(title, sizeof title, "%s: outcome per cell", file);
+        if ((st = write_svg(svg, file, title, ax, naxes, &t, &fo)) != 0) goto out;
+    }
+    st = t.worst;
+out:
+    for (int k = 0; k < naxes; k++) axis_free(&ax[k]);
+    fanout_opts_close(&opts);
+    for (size_t c = 0; c < ncell_sets; c++) free(cell_sets[c]);
+    free(cell_sets);
+    free(t.cells);
+    free(t.error);
+    free(t.algo_ran);
+    return st;
+}

@@ -1,0 +1,171 @@
+/* `locksim check-trace` and `locksim diff`: commands over recorded traces
+ * (JSON Lines, docs/trace-format.md). check-trace runs the checker over a
+ * trace read back, as it runs online during a simulation, and prints the
+ * verdict block `run` prints; diff shows the first event where two traces
+ * diverge. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+#include "cli.h"
+#include "scenario_file.h"
+#include "trace_diff.h"
+
+/* Load a trace file; on failure print why and return the exit status. */
+static int load(struct trace *tr, const char *path) {
+    char err[700];
+    int unreadable;
+    trace_init(tr, 1);
+    if (trace_diff_load(tr, path, &unreadable, err, sizeof err) == 0) return 0;
+    return cli_fail(unreadable ? LSIM_ENOINPUT : LSIM_EPARSE, err);
+}
+
+/* Check src afresh: its events, without the findings a checker appended
+ * when it was recorded, go into dst (same header and nodes) with a checker
+ * attached (docs/trace-format.md, "Checking a recorded trace"). Returns 0 or
+ * LSIM_ENOMEM; dst must be closed by the caller, and before src (its event
+ * text points into src). */
+static int recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns, struct trace *dst,
+                   struct checker_report *rep) {
+    struct checker ck;
+    trace_init(dst, 1);
+    snprintf(dst->title, sizeof dst->title, "%s", src->title);
+    snprintf(dst->algo, sizeof dst->algo, "%s", src->algo);
+    dst->seed = src->seed;
+    for (int i = 0; i < src->nnodes; i++)
+        if (trace_add_node(dst, src->nodes[i].name, src->nodes[i].kind) < 0) return LSIM_ENOMEM;
+    if (checker_init(&ck, dst, purpose, stuck_after_ns) != 0) return LSIM_ENOMEM;
+    dst->observe = checker_observe;
+    dst->advance = checker_advance;
+    dst->observe_arg = &ck;
+    dst->observe_kinds = CHECKER_KINDS;
+    sim_ns end = 0;
+    for (size_t i = 0; i < src->len; i++) {
+        int k = src->ev[i].kind;
+        if (k == TRACE_DOUBLE_ENTRY_BEGIN || k == TRACE_DOUBLE_ENTRY_END || k == TRACE_STALE_WRITE ||
+            k == TRACE_WRONG_RELEASE)
+            continue;
+        trace_append(dst, &src->ev[i]);
+        end = src->ev[i].t;
+    }
+    checker_finish(&ck, end, rep);
+    checker_close(&ck);
+    dst->observe = NULL;
+    dst->advance = NULL;
+    return dst->oom ? LSIM_ENOMEM : 0;
+}
+
+int cmd_check_trace(int argc, char **argv) {
+    const char *file = NULL, *scn_file = NULL, *purpose_s = NULL, *stuck_s = NULL, *format = "text";
+    int no_color = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (strcmp(a, "--help") == 0) {
+            fputs(cli_usage_check_trace, stdout);
+            return 0;
+        } else if (strcmp(a, "--scenario") == 0 && has) scn_file = argv[++i];
+        else if (strcmp(a, "--purpose") == 0 && has) purpose_s = argv[++i];
+        else if (strcmp(a, "--stuck-after") == 0 && has) stuck_s = argv[++i];
+        else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
+        else if (strcmp(a, "--no-color") == 0) no_color = 1;
+        else if ((a[0] == '-' && a[1]) || file) return cli_usage("unknown or extra argument '%s' for check-trace", a);
+        else file = a;
+    }
+    int json = strcmp(format, "json") == 0;
+    if (!json && strcmp(format, "text") != 0) return cli_usage("--format takes text or json, not '%s'", format);
+    if (!file) return cli_usage("check-trace needs a trace file (JSON Lines, from `locksim run --trace`)");
+    /* What the file does not hold: the scenario's purpose and stuck-after
+     * (defaults from scenario_init, or the scenario named, or the options). */
+    struct scenario s;
+    struct scn_error e;
+    scenario_init(&s);
+    int lrc = scn_file ? scenario_load(&s, scn_file, &e) : 0;
+    if (lrc != 0) {
+        char msg[700];
+        if (e.pos.line <= 0) snprintf(msg, sizeof msg, "%s", e.msg);
+        else snprintf(msg, sizeof msg, "%s:%d:%d: %s", scn_file, e.pos.line, e.pos.col, e.msg);
+        scenario_close(&s);
+        return cli_fail(lrc, msg);
+    }
+    enum scn_purpose purpose = s.purpose;
+    sim_ns stuck_after = s.stuck_after_ns;
+    scenario_close(&s);
+    if (purpose_s && strcmp(purpose_s, "correctness") == 0) purpose = SCN_PURPOSE_CORRECTNESS;
+    else if (purpose_s && strcmp(purpose_s, "efficiency") == 0) purpose = SCN_PURPOSE_EFFICIENCY;
+    else if (purpose_s) return cli_usage("--purpose takes correctness or efficiency, not '%s'", purpose_s);
+    if (stuck_s && scn_parse_duration(stuck_s, &stuck_after) != 0)
+        return cli_usage("--stuck-after takes a duration such as 60s, not '%s'", stuck_s);
+
+    struct trace src, dst;
+    int st = load(&src, file);
+    if (st) {
+        trace_close(&src);
+        return st;
+    }
+    struct checker_report rep;
+    int rc = recheck(&src, purpose, stuck_after, &dst, &rep);
+    if (rc == 0 && json) {
+        /* The run's JSON record, from a summary of the trace. */
+        struct report_summary sum;
+        memset(&sum, 0, sizeof sum);
+        sum.file = file;
+        snprintf(sum.title, sizeof sum.title, "%s", src.title);
+        snprintf(sum.algo, sizeof sum.algo, "%s", src.algo);
+        sum.seed = src.seed;
+        sum.events = src.len && src.ev[src.len - 1].kind == TRACE_RUN_END ? (unsigned long long)src.ev[src.len - 1].a
+                                                                          : (unsigned long long)src.len;
+        sum.rep = rep;
+        sum.trace_hash = trace_hash(&dst);
+        report_json_summary(stdout, &sum, NULL, 0);
+    } else if (rc == 0) {
+        struct run_result r;
+        memset(&r, 0, sizeof r);
+        r.report = &rep; /* no engine: the block needs only the report */
+        struct report_ctx c = {.file = file, .color = cli_want_color(no_color)};
+        printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", file, src.title, src.algo,
+               (unsigned long long)src.seed, src.len);
+        report_text_verdict(stdout, &r, &c);
+        if (trace_hash(&dst) != trace_hash(&src))
+            printf("  note: the findings recorded in the file differ from the checker's now\n");
+    }
+    trace_close(&dst);
+    trace_close(&src);
+    if (rc) return cli_fail(rc, "");
+    return fflush(stdout) == 0 ? 0 : cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
+}
+
+int cmd_diff(int argc, char **argv) {
+    const char *f[2] = {NULL, NULL};
+    long context = 3;
+    int nf = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(cli_usage_diff, stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--context") == 0 && i + 1 < argc) {
+            if (cli_parse_int(argv[++i], 0, 1000, &context) != 0)
+                return cli_usage("--context takes a number from 0 to 1000, not '%s'", argv[i]);
+        } else if ((argv[i][0] == '-' && argv[i][1]) || nf == 2)
+            return cli_usage("unknown or extra argument '%s' for diff", argv[i]);
+        else f[nf++] = argv[i];
+    }
+    if (nf != 2) return cli_usage("diff needs two trace files: locksim diff A.jsonl B.jsonl");
+    struct trace a, b;
+    int st = load(&a, f[0]);
+    if (!st) st = load(&b, f[1]);
+    else trace_init(&b, 1);
+    if (!st) {
+        long at = trace_diff_first(&a, &b);
+        int same = at < 0 && strcmp(a.title, b.title) == 0 && strcmp(a.algo, b.algo) == 0 && a.seed == b.seed;
+        if (same) printf("same: %zu events\n", a.len);
+        else {
+            printf("A: %s\nB: %s\n", f[0], f[1]);
+            trace_diff_print(stdout, &a, "A", &b, "B", at, (int)context, "");
+        }
+        st = same ? 0 : 1;
+    }
+    trace_close(&a);
+    trace_close(&b);
+    return st;
+}

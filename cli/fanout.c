@@ -1,0 +1,409 @@
+/* Runs on forked workers, delivered in list order (fanout.h). One pipe per
+ * worker carries fixed-size records: a summary, then its failure text. */
+#include "fanout.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define FANOUT_MAX_JOBS 256
+
+/* ---- Shared options -------------------------------------------------------- */
+
+void fanout_opts_init(struct fanout_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *status) {
+    int took = cli_take_runopt(&o->ro, argc, argv, i, status);
+    if (took) return took;
+    const char *a = argv[*i];
+    if (*i + 1 >= argc) return 0;
+    if (strcmp(a, "--seeds") == 0) {
+        if (cli_parse_seeds(argv[++*i], &o->seed_lo, &o->seed_hi) != 0) {
+            *status = cli_usage("--seeds takes A..B (A <= B) or N, not '%s'", argv[*i]);
+            return -1;
+        }
+        o->has_seeds = 1;
+    } else if (strcmp(a, "--algos") == 0) o->algos = argv[++*i];
+    else if (strcmp(a, "--jobs") == 0) {
+        if (cli_parse_int(argv[++*i], 1, FANOUT_MAX_JOBS, &o->jobs) != 0) {
+            *status = cli_usage("--jobs takes a number from 1 to %d, not '%s'", FANOUT_MAX_JOBS, argv[*i]);
+            return -1;
+        }
+    } else return 0;
+    return 1;
+}
+
+int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) {
+    if (o->has_seeds && o->ro.seed) return cli_usage("%s takes --seeds A..B or --seed N, not both", cmd);
+    if (o->algos && o->ro.algo) return cli_usage("%s takes --algos NAME,... or --algo NAME, not both", cmd);
+    int st;
+    if (o->algos && (st = cli_parse_algos(o->algos, o->algo, o->algo_name, FANOUT_MAX_ALGOS, &o->nalgos)) != 0)
+        return st;
+    f->algo = o->algo;
+    f->algo_name = o->algo_name;
+    f->nalgos = o->nalgos;
+    f->seed_lo = o->seed_lo;
+    f->seed_hi = o->seed_hi;
+    f->has_seeds = o->has_seeds;
+    f->seed = o->ro.seed;
+    f->algo_default = o->ro.algo;
+    f->sets = o->ro.sets;
+    f->nsets = o->ro.nsets;
+    f->lenient_sets = o->nalgos > 1;
+    f->jobs = (int)(o->jobs < 1 ? 1 : o->jobs);
+    f->progress = isatty(2);
+    return 0;
+}
+
+void fanout_opts_close(struct fanout_opts *o) {
+    for (int k = 0; k < o->nalgos; k++) free(o->algo_name[k]);
+    o->nalgos = 0;
+}
+
+static size_t nseeds(const struct fanout *f) {
+    return f->has_seeds ? (size_t)(f->seed_hi - f->seed_lo + 1) : 1;
+}
+static size_t nalgos(const struct fanout *f) { return f->nalgos ? (size_t)f->nalgos : 1; }
+static size_t ncells(const struct fanout *f) { return f->ncells ? (size_t)f->ncells : 1; }
+/* Runs per cell. */
+static size_t per_cell(const struct fanout *f) { return (size_t)f->nfiles * nalgos(f) * nseeds(f); }
+
+size_t fanout_total(const struct fanout *f) { return ncells(f) * per_cell(f); }
+int fanout_cell(const struct fanout *f, size_t i) { return (int)(i / per_cell(f)); }
+int fanout_file(const struct fanout *f, size_t i) { return (int)(i % per_cell(f) / nseeds(f) / nalgos(f)); }
+int fanout_algo(const struct fanout *f, size_t i) { return f->nalgos ? (int)(i / nseeds(f) % nalgos(f)) : -1; }
+unsigned long long fanout_seed(const struct fanout *f, size_t i) { return f->seed_lo + i % nseeds(f); }
+
+void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i) {
+    char seed[32] = "(the scenario's)";
+    if (f->has_seeds) snprintf(seed, sizeof seed, "%llu", fanout_seed(f, i));
+    else if (f->seed) snprintf(seed, sizeof seed, "%s", f->seed);
+    int a = fanout_algo(f, i);
+    size_t l = (size_t)snprintf(buf, n, "%s seed %s algo %s", f->files[fanout_file(f, i)], seed,
+                                a >= 0 ? f->algo_name[a] : f->algo_default ? f->algo_default : "(the scenario's)");
+    const char *const *cs = f->cell_sets ? f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets : NULL;
+    for (int k = 0; cs && k < f->cell_nsets && l < n; k++)
+        l += (size_t)snprintf(buf + l, n - l, "%s%s", k ? " " : " set ", cs[k]);
+}
+
+/* ---- Workers ---------------------------------------------------------------- */
+
+/* One record on the pipe: the header, then flen bytes of failure text. The
+ * summary's pointers are not valid in the parent: it sets them. */
+struct wire {
+    uint64_t idx;
+    uint32_t flen;
+    struct report_summary sum;
+};
+
+static void run_one(const struct fanout *f, size_t i, struct report_summary *sum) {
+    char seed[32];
+    const char *sets[2 * CLI_MAX_SETS + 8];
+    int nsets = 0, a = fanout_algo(f, i);
+    for (int k = 0; k < f->nsets && nsets < (int)(sizeof sets / sizeof *sets); k++) sets[nsets++] = f->sets[k];
+    const char *const *cs = f->cell_sets ? f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets : NULL;
+    for (int k = 0; cs && k < f->cell_nsets && nsets < (int)(sizeof sets / sizeof *sets); k++) sets[nsets++] = cs[k];
+    snprintf(seed, sizeof seed, "%llu", fanout_seed(f, i));
+    struct run_spec spec = {.file = f->files[fanout_file(f, i)],
+                            .seed = f->has_seeds ? seed : f->seed,
+                            .sets = sets,
+                            .nsets = nsets,
+                            .algo = a < 0 ? f->algo_default : NULL,
+                            .algo_resolved = a < 0 ? NULL : f->algo[a],
+                            .lenient_sets = f->lenient_sets};
+    struct run_result r;
+    run_scenario(&spec, &r);
+    if (report_summarize(sum, spec.file, &r, 1) != 0) {
+        memset(sum, 0, sizeof *sum);
+        sum->rc = sum->outcome = LSIM_ENOMEM;
+        snprintf(sum->error, sizeof sum->error, "%s", lsim_strerror(LSIM_ENOMEM));
+    }
+    run_result_close(&r);
+}
+
+/* Write all n bytes (the parent may read them in pieces). */
+static int write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Worker: the runs first, first + jobs, ... of the list, one record each.
+ * Records are gathered in a buffer and written whole, so the parent never
+ * waits in the middle of a record while the worker computes the next run.
+ * careful = write after every record, so a crash is pinned on its run. */
+static void worker_main(const struct fanout *f, int fd, size_t first, int careful) {
+    signal(SIGINT, SIG_DFL);
+    static char buf[1 << 16];
+    size_t len = 0, total = fanout_total(f);
+    for (size_t i = first; i < total; i += (size_t)f->jobs) {
+        struct wire w;
+        memset(&w, 0, sizeof w);
+        run_one(f, i, &w.sum);
+        const char *fail = w.sum.failures ? w.sum.failures : "";
+        w.idx = i;
+        w.flen = (uint32_t)strlen(fail);
+        if (len + sizeof w + w.flen > sizeof buf) {
+            if (write_all(fd, buf, len) != 0) _exit(73);
+            len = 0;
+        }
+        if (sizeof w + w.flen > sizeof buf) { /* a very long failure text: on its own */
+            if (write_all(fd, (const char *)&w, sizeof w) != 0 || write_all(fd, fail, w.flen) != 0) _exit(73);
+        } else {
+            memcpy(buf + len, &w, sizeof w);
+            memcpy(buf + len + sizeof w, fail, w.flen);
+            len += sizeof w + w.flen;
+        }
+        report_summary_close(&w.sum);
+        if (careful && len) {
+            if (write_all(fd, buf, len) != 0) _exit(73);
+            len = 0;
+        }
+    }
+    _exit(write_all(fd, buf, len) == 0 && close(fd) == 0 ? 0 : 73);
+}
+
+struct worker {
+    pid_t pid;        /* 0 = not running */
+    int fd;
+    size_t next;      /* the next run of its slice it has not reported */
+    int careful;
+};
+
+static int spawn(const struct fanout *f, struct worker *w, size_t first, int careful) {
+    int p[2];
+    w->pid = 0;
+    w->next = first;
+    w->careful = careful;
+    if (first >= fanout_total(f)) return 0;
+    if (pipe(p) != 0) return -1;
+    fflush(NULL); /* nothing buffered in the parent is written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        worker_main(f, p[1], first, careful);
+    }
+    close(p[1]);
+    w->pid = pid;
+    w->fd = p[0];
+    return 0;
+}
+
+/* Read exactly n bytes: n, 0 at a clean end of file, or -1 (a short record). */
+static ssize_t readn(int fd, void *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, (char *)buf + got, n - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return got == 0 && k == 0 ? 0 : -1;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+static const char *signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+    }
+}
+
+/* ---- The parent ---------------------------------------------------------------- */
+
+struct order {
+    const struct fanout *f;
+    struct report_summary **pending; /* indexed by run; owned until delivered */
+    size_t next;                     /* next run to deliver */
+    size_t done;
+    fanout_sink sink;
+    void *arg;
+};
+
+/* Deliver every run that is next in order. all = also those after a gap
+ * (the list was interrupted and the gap will not be filled). */
+static void deliver_ready(struct order *o, int all) {
+    size_t total = fanout_total(o->f);
+    for (; o->next < total; o->next++) {
+        struct report_summary *s = o->pending[o->next];
+        if (!s) {
+            if (all) continue;
+            break;
+        }
+        o->sink(o->arg, o->next, s);
+        o->done++;
+        report_summary_close(s);
+        free(s);
+        o->pending[o->next] = NULL;
+    }
+}
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress(size_t done, size_t total, double t0) {
+    double dt = now_s() - t0, rate = dt > 0 ? (double)done / dt : 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "\rbatch: %zu/%zu runs, %.0f runs/s, ETA %.1fs   ", done, total, rate, eta);
+}
+
+/* A failed run recorded in the parent (a worker died in it). */
+static int store_failure(struct order *o, size_t i, int code, const char *why) {
+    const struct fanout *f = o->f;
+    struct report_summary *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    s->file = f->files[fanout_file(f, i)];
+    s->rc = s->outcome = code;
+    s->judged = 1;
+    s->seed = f->has_seeds ? fanout_seed(f, i) : 0;
+    int a = fanout_algo(f, i);
+    snprintf(s->algo, sizeof s->algo, "%s", a < 0 ? "" : f->algo[a]->name);
+    snprintf(s->error, sizeof s->error, "%s", why);
+    o->pending[i] = s;
+    return 0;
+}
+
+static int is_plugin(const char *name) { return name && (strchr(name, '/') || strstr(name, ".so")); }
+
+/* A worker's pipe is readable: take one record, or see it die. Returns 0,
+ * or -1 when out of memory or a new worker cannot be started. */
+static int take(struct order *o, struct worker *w) {
+    const struct fanout *f = o->f;
+    size_t total = fanout_total(f);
+    struct wire rec;
+    ssize_t k = readn(w->fd, &rec, sizeof rec);
+    if (k == (ssize_t)sizeof rec && rec.idx == w->next) {
+        struct report_summary *s = malloc(sizeof *s);
+        char *fail = malloc((size_t)rec.flen + 1);
+        if (!s || !fail || readn(w->fd, fail, rec.flen) != (ssize_t)rec.flen) {
+            free(s);
+            free(fail);
+            if (!s || !fail) return -1;
+        } else {
+            fail[rec.flen] = '\0';
+            *s = rec.sum;
+            s->file = f->files[fanout_file(f, rec.idx)];
+            s->failures = fail;
+            s->seconds = 0; /* wall time would make the output differ run to run */
+            o->pending[rec.idx] = s;
+            w->next += (size_t)f->jobs;
+            return 0;
+        }
+    }
+    /* End of file (or a broken record): the worker has finished or died. */
+    int st = 0;
+    close(w->fd);
+    waitpid(w->pid, &st, 0);
+    w->pid = 0;
+    if (w->next >= total || interrupted) return 0;
+    if (!w->careful) /* it held records in its buffer: replay them one by one */
+        return spawn(f, w, w->next, 1);
+    char where[4400], why[640];
+    fanout_label(where, sizeof where, f, w->next);
+    if (WIFSIGNALED(st))
+        snprintf(why, sizeof why, "worker died with signal %d (%s) during %.500s", WTERMSIG(st),
+                 signal_name(WTERMSIG(st)), where);
+    else
+        snprintf(why, sizeof why, "worker exited with status %d during %.500s", WEXITSTATUS(st), where);
+    int a = fanout_algo(f, w->next);
+    int plugin = is_plugin(a >= 0 ? f->algo_name[a] : f->algo_default);
+    if (store_failure(o, w->next, plugin ? LSIM_EPLUGIN : LSIM_EINTERNAL, why) != 0) return -1;
+    return spawn(f, w, w->next + (size_t)f->jobs, 1);
+}
+
+int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
+    size_t total = fanout_total(f);
+    struct order o = {.f = f, .sink = sink, .arg = arg};
+    int jobs = f->jobs < 1 ? 1 : f->jobs > FANOUT_MAX_JOBS ? FANOUT_MAX_JOBS : f->jobs;
+    struct fanout fj = *f;
+    fj.jobs = (size_t)jobs > total ? (int)(total ? total : 1) : jobs;
+    f = &fj;
+    o.f = f;
+    *done = 0;
+    o.pending = calloc(total ? total : 1, sizeof *o.pending);
+    if (!o.pending) return -1;
+    struct worker w[FANOUT_MAX_JOBS];
+    memset(w, 0, sizeof w);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint; /* no SA_RESTART: poll returns at once */
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old);
+    int failed = 0;
+    double t0 = now_s(), shown = 0;
+    for (int k = 0; k < f->jobs && !failed; k++) failed = spawn(f, &w[k], (size_t)k, 0) != 0;
+    while (!failed && !interrupted) {
+        struct pollfd pf[FANOUT_MAX_JOBS];
+        int who[FANOUT_MAX_JOBS], np = 0;
+        for (int k = 0; k < f->jobs; k++)
+            if (w[k].pid) {
+                pf[np].fd = w[k].fd;
+                pf[np].events = POLLIN;
+                who[np++] = k;
+            }
+        if (np == 0) break;
+        if (poll(pf, (nfds_t)np, -1) < 0) {
+            if (errno == EINTR) continue;
+            failed = 1;
+            break;
+        }
+        for (int k = 0; k < np && !failed; k++)
+            if (pf[k].revents) failed = take(&o, &w[who[k]]) != 0;
+        deliver_ready(&o, 0);
+        if (f->progress && now_s() - shown > 0.1) {
+            progress(o.done, total, t0);
+            shown = now_s();
+        }
+    }
+    /* Stop what still runs (interrupted, or a worker could not be started). */
+    for (int k = 0; k < f->jobs; k++)
+        if (w[k].pid) {
+            kill(w[k].pid, SIGTERM);
+            close(w[k].fd);
+            waitpid(w[k].pid, NULL, 0);
+        }
+    sigaction(SIGINT, &old, NULL);
+    if (f->progress) fprintf(stderr, "\r%-72s\r", "");
+    deliver_ready(&o, 1);
+    free(o.pending);
+    *done = o.done;
+    return failed ? -1 : interrupted ? 1 : 0;
+}

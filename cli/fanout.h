@@ -1,0 +1,83 @@
+/* A list of runs on forked worker processes, for `batch` and `sweep`: cells
+ * (sets of --set overrides) x scenario files x algorithms x seeds. Worker k
+ * of N takes runs k, k+N, ...; each result comes back over the worker's pipe
+ * as one fixed-size record and is handed to the caller in list order,
+ * whatever the finishing order, so what the caller prints does not depend
+ * on the number of workers. A worker that dies fails the run it was in
+ * (named with the signal) and a new worker takes the rest of its slice.
+ * SIGINT stops the workers; the runs delivered so far stay delivered. */
+#ifndef LOCKSIM_FANOUT_H
+#define LOCKSIM_FANOUT_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "report.h"
+
+#define FANOUT_MAX_ALGOS 64
+
+struct fanout {
+    /* The list, cell outermost, then file, algorithm, seed innermost. */
+    char *const *files;              /* borrowed, nfiles paths */
+    int nfiles;
+    const struct lock_algo *const *algo; /* borrowed, nalgos; 0 = each scenario's own */
+    char *const *algo_name;          /* borrowed: the names as written, for messages */
+    int nalgos;
+    unsigned long long seed_lo, seed_hi; /* when has_seeds */
+    int has_seeds;                   /* 0 = each scenario's seed (or seed below) */
+    const char *seed;                /* --seed N, or NULL */
+    const char *algo_default;        /* --algo NAME when nalgos == 0, or NULL */
+    const char *const *sets;         /* borrowed: --set for every run */
+    int nsets;
+    const char *const *cell_sets;    /* borrowed: cell c adds cell_sets[c * cell_nsets ...] */
+    int ncells;                      /* 0 counts as 1 */
+    int cell_nsets;
+    int lenient_sets;                /* as run_spec.lenient_sets */
+    int jobs;                        /* worker processes, >= 1 */
+    int progress;                    /* 1 = a progress line on stderr */
+};
+
+/* Runs in the list, and the coordinates of run i. */
+size_t fanout_total(const struct fanout *f);
+int fanout_file(const struct fanout *f, size_t i);
+int fanout_algo(const struct fanout *f, size_t i);  /* -1 = the scenario's own */
+int fanout_cell(const struct fanout *f, size_t i);
+unsigned long long fanout_seed(const struct fanout *f, size_t i); /* when has_seeds */
+/* "FILE seed N algo A" (and "set K=V ..." of its cell), as messages name a run. */
+void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i);
+
+/* Receives run i's summary (judged: its expect lines decide the outcome;
+ * file points at f->files; seconds is 0). s is freed after the call unless
+ * the sink takes its failures (setting s->failures to NULL). */
+typedef void (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
+
+/* Run the list. Returns 0 when every run was delivered, 1 when SIGINT
+ * stopped it (the runs finished after a gap are delivered too, in order),
+ * -1 when a worker could not be started; *done receives the runs delivered. */
+int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
+
+/* The options batch and sweep share: --seeds A..B, --algos NAME,...|all,
+ * --jobs N, and --seed, --set, --algo (cli_take_runopt). */
+struct fanout_opts {
+    struct cli_runopts ro;
+    const char *algos;              /* as given, or NULL */
+    long jobs;                      /* default: the cores online */
+    unsigned long long seed_lo, seed_hi;
+    int has_seeds;
+    const struct lock_algo *algo[FANOUT_MAX_ALGOS]; /* from --algos, by fanout_opts_apply */
+    char *algo_name[FANOUT_MAX_ALGOS];              /* owned: free with fanout_opts_close */
+    int nalgos;
+};
+void fanout_opts_init(struct fanout_opts *o);
+/* If argv[*i] is one of the shared options, take it (and its value) and
+ * return 1; 0 if it is not one; -1 after a usage error (*status is then the
+ * exit status). */
+int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *status);
+/* Check the options together (cmd names the command in messages), resolve
+ * --algos, and fill f's algorithms, seeds, sets, jobs and progress (not its
+ * files or cells; f points into o, which must outlive it). Returns 0, or the
+ * exit status after printing the error. */
+int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f);
+void fanout_opts_close(struct fanout_opts *o);
+
+#endif

@@ -1,0 +1,153 @@
+/* Safety-region heatmap as SVG (heatmap_svg.h): panels side by side, x
+ * along the first varied key, y down the second, a legend below. */
+#include "heatmap_svg.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    unsigned rgb;
+} classes[HEATMAP_NCLASS] = {
+    [HEATMAP_SAFE] = {"safe", 0x4caf50},
+    [HEATMAP_OVERLAP] = {"double-entry", 0xffc107},
+    [HEATMAP_DAMAGE] = {"damage", 0xd32f2f},
+    [HEATMAP_STUCK] = {"stuck", 0x7e57c2},
+    [HEATMAP_ERROR] = {"error", 0x212121},
+};
+
+enum heatmap_class heatmap_classify(const struct checker_report *r, int failed) {
+    if (failed) return HEATMAP_ERROR;
+    if (r->stale_accepted > 0 || r->lost_updates > 0) return HEATMAP_DAMAGE;
+    if (r->stuck > 0) return HEATMAP_STUCK;
+    if (r->double_entries > 0) return HEATMAP_OVERLAP;
+    return HEATMAP_SAFE;
+}
+
+const char *heatmap_class_name(enum heatmap_class c) {
+    return c < HEATMAP_NCLASS ? classes[c].name : "error";
+}
+
+void heatmap_cell_color(const struct heatmap_cell *c, char out[8]) {
+    long n = 0, r = 0, g = 0, b = 0;
+    for (int k = 0; k < HEATMAP_NCLASS; k++) {
+        n += c->count[k];
+        r += (long)c->count[k] * (classes[k].rgb >> 16);
+        g += (long)c->count[k] * ((classes[k].rgb >> 8) & 0xff);
+        b += (long)c->count[k] * (classes[k].rgb & 0xff);
+    }
+    if (n == 0) {
+        snprintf(out, 8, "#ffffff");
+        return;
+    }
+    /* Rounded to the nearest; a cell of one class keeps its colour exactly. */
+    snprintf(out, 8, "#%02lx%02lx%02lx", (r + n / 2) / n, (g + n / 2) / n, (b + n / 2) / n);
+}
+
+double heatmap_unsafe_fraction(const struct heatmap_cell *c) {
+    int ran = 0;
+    for (int k = 0; k < HEATMAP_ERROR; k++) ran += c->count[k];
+    return ran ? (double)(c->count[HEATMAP_OVERLAP] + c->count[HEATMAP_DAMAGE]) / ran : 0.0;
+}
+
+static void xml_text(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* Geometry, in SVG user units. */
+enum { CELL_W = 28, CELL_H = 22, LEFT = 90, TOP = 56, GAP = 40, BOTTOM = 84, LABEL_EVERY_PX = 40 };
+
+int heatmap_svg_write(FILE *f, const struct heatmap *h) {
+    int nx = h->nx, ny = h->ny > 0 ? h->ny : 1;
+    int pw = nx * CELL_W, ph = ny * CELL_H;
+    int width = LEFT + h->npanels * (pw + GAP), height = TOP + ph + BOTTOM;
+    int every = CELL_W >= LABEL_EVERY_PX ? 1 : (LABEL_EVERY_PX + CELL_W - 1) / CELL_W;
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            "font-family=\"sans-serif\" font-size=\"11\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n<text x=\"%d\" y=\"20\" font-size=\"14\">",
+            width, height, width, height, LEFT);
+    xml_text(f, h->title);
+    fputs("</text>\n", f);
+    for (int p = 0; p < h->npanels; p++) {
+        int x0 = LEFT + p * (pw + GAP);
+        fprintf(f, "<g class=\"panel\" data-algo=\"");
+        xml_text(f, h->panels[p]);
+        fprintf(f, "\">\n<text x=\"%d\" y=\"%d\" font-weight=\"bold\">", x0, TOP - 10);
+        xml_text(f, h->panels[p]);
+        fputs("</text>\n", f);
+        for (int y = 0; y < ny; y++)
+            for (int x = 0; x < nx; x++) {
+                const struct heatmap_cell *c = &h->cells[((size_t)p * (size_t)ny + (size_t)y) * (size_t)nx + (size_t)x];
+                char col[8];
+                heatmap_cell_color(c, col);
+                int cx = x0 + x * CELL_W, cy = TOP + y * CELL_H, n = 0, top = 0;
+                for (int k = 0; k < HEATMAP_NCLASS; k++) {
+                    n += c->count[k];
+                    if (c->count[k] > c->count[top]) top = k;
+                }
+                fprintf(f, "<rect class=\"cell\" data-x=\"");
+                xml_text(f, h->x_vals[x]);
+                fputs("\" data-y=\"", f);
+                xml_text(f, h->y_vals ? h->y_vals[y] : "");
+                fprintf(f, "\" data-class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+                           "stroke=\"#ffffff\"><title>",
+                        n && c->count[top] == n ? classes[top].name : "mixed", cx, cy, CELL_W, CELL_H, col);
+                xml_text(f, h->x_key);
+                fputc('=', f);
+                xml_text(f, h->x_vals[x]);
+                if (h->y_key) {
+                    fputc(' ', f);
+                    xml_text(f, h->y_key);
+                    fputc('=', f);
+                    xml_text(f, h->y_vals[y]);
+                }
+                for (int k = 0; k < HEATMAP_NCLASS; k++)
+                    if (c->count[k]) fprintf(f, ", %s %d", classes[k].name, c->count[k]);
+                fputs("</title></rect>\n", f);
+                if (n && c->count[top] != n)
+                    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"8\" text-anchor=\"middle\">%.0f%%</text>\n",
+                            cx + CELL_W / 2, cy + CELL_H / 2 + 3, 100.0 * heatmap_unsafe_fraction(c));
+            }
+        /* The x axis: every few values, then the key. */
+        for (int x = 0; x < nx; x += every) {
+            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + x * CELL_W + CELL_W / 2, TOP + ph + 14);
+            xml_text(f, h->x_vals[x]);
+            fputs("</text>\n", f);
+        }
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + pw / 2, TOP + ph + 30);
+        xml_text(f, h->x_key);
+        fputs("</text>\n</g>\n", f);
+    }
+    /* The y axis, on the left of the first panel. */
+    for (int y = 0; h->y_key && y < ny; y++) {
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LEFT - 6, TOP + y * CELL_H + CELL_H / 2 + 4);
+        xml_text(f, h->y_vals[y]);
+        fputs("</text>\n", f);
+    }
+    if (h->y_key) {
+        fprintf(f, "<text x=\"12\" y=\"%d\" transform=\"rotate(-90 12 %d)\" text-anchor=\"middle\">", TOP + ph / 2,
+                TOP + ph / 2);
+        xml_text(f, h->y_key);
+        fputs("</text>\n", f);
+    }
+    /* The legend. */
+    for (int k = 0; k < HEATMAP_NCLASS; k++) {
+        int lx = LEFT + k * 110, ly = TOP + ph + 48;
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#%06x\"/>"
+                   "<text x=\"%d\" y=\"%d\">%s</text>\n",
+                lx, ly, classes[k].rgb, lx + 16, ly + 10, classes[k].name);
+    }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">a mixed cell is the seeds' colours mixed, labelled with "
+               "the unsafe fraction</text>\n</svg>\n",
+            LEFT, TOP + ph + 76);
+    return ferror(f) ? -1 : 0;
+}

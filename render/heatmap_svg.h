@@ -1,0 +1,56 @@
+/* Safety-region heatmaps for `locksim sweep`: one panel per algorithm on
+ * shared axes (one varied key, or two), one cell per grid point, coloured by
+ * the outcomes of its runs: safe, double entry without damage, damage (a
+ * stale write accepted or a lost update), stuck. When the seeds of a cell
+ * disagree, its colour is the mix of their colours weighted by count and it
+ * is labelled with the fraction of unsafe seeds. Plain data in, SVG text
+ * out; the caller owns every pointer. */
+#ifndef LOCKSIM_HEATMAP_SVG_H
+#define LOCKSIM_HEATMAP_SVG_H
+
+#include <stdio.h>
+
+#include "checker.h"
+
+enum heatmap_class {
+    HEATMAP_SAFE,     /* never two clients in the critical section */
+    HEATMAP_OVERLAP,  /* double entry, but no stale write accepted and no lost update */
+    HEATMAP_DAMAGE,   /* a stale write accepted or an update lost */
+    HEATMAP_STUCK,    /* a client stuck on a lock whose owner crashed */
+    HEATMAP_ERROR,    /* the run could not be made */
+    HEATMAP_NCLASS
+};
+
+/* The class of one finished run from its report (damage first, then stuck,
+ * then overlap); HEATMAP_ERROR when failed is non-zero. */
+enum heatmap_class heatmap_classify(const struct checker_report *r, int failed);
+/* "safe", "double-entry", "damage", "stuck", "error". */
+const char *heatmap_class_name(enum heatmap_class c);
+
+struct heatmap_cell {
+    int count[HEATMAP_NCLASS]; /* runs (seeds) of each class */
+};
+
+struct heatmap {
+    const char *title;
+    const char *x_key;          /* the first varied key */
+    const char *y_key;          /* the second, or NULL for one axis */
+    const char *const *x_vals;  /* nx labels */
+    int nx;
+    const char *const *y_vals;  /* ny labels (ny = 1 and y_vals NULL for one axis) */
+    int ny;
+    const char *const *panels;  /* npanels algorithm names */
+    int npanels;
+    const struct heatmap_cell *cells; /* [panel][y][x], npanels * ny * nx */
+};
+
+/* The cell's fill as "#rrggbb" (8 bytes with the NUL): the class colour
+ * when every run agrees, else the count-weighted mix. */
+void heatmap_cell_color(const struct heatmap_cell *c, char out[8]);
+/* Unsafe runs (overlap, damage) over the runs that ran, in [0, 1]. */
+double heatmap_unsafe_fraction(const struct heatmap_cell *c);
+
+/* Write the whole SVG document. Returns 0, or -1 on a write error. */
+int heatmap_svg_write(FILE *f, const struct heatmap *h);
+
+#endif

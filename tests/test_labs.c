@@ -1,0 +1,404 @@
+/* Lab and regression commands through the binary: `batch` (order, formats,
+ * a crashing worker, Ctrl-C), golden trace digests in `check` with the
+ * first divergent event, `diff`, and `check-trace` against `run`. */
+#define _XOPEN_SOURCE 700 /* realpath, in cli_util.h */
+#include <signal.h>
+
+#include "cli_util.h"
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* Batch output is in run-list order: the same bytes for 1, 2 and 3 jobs. */
+static void test_batch_order_independent_of_jobs(void **state) {
+    (void)state;
+    static char one[1 << 21];
+    struct result *r = run("batch scenarios --seeds 1..4 --format jsonl --jobs 1");
+    /* 1: the seed-varying scenarios' expectations hold for their own seed only. */
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "{\"scenario\":\"scenarios/gc-pause-near-ttl-retry-jitter.lsim\",\"title\":"
+                                   "\"A pause just past the TTL: who wins depends on B's retry jitter\",\"algorithm\":"
+                                   "\"lease\",\"seed\":1,\"set\":{},\"outcome\":\"FAIL\""));
+    snprintf(one, sizeof one, "%s", r->out);
+    /* One line per scenario and seed; the first is the first file, seed 1. */
+    assert_true(count_lines(one) >= 4 * 50);
+    assert_int_equal(count_lines(one) % 4, 0);
+    assert_true(strncmp(one, "{\"scenario\":\"scenarios/consensus-leader-crash-keeps-lock.lsim\"", 62) == 0);
+    assert_non_null(strstr(one, "\"seed\":1,\"set\":{},\"outcome\":\"PASS\""));
+    for (int jobs = 2; jobs <= 3; jobs++) {
+        char args[128];
+        snprintf(args, sizeof args, "batch scenarios --seeds 1..4 --format jsonl --jobs %d", jobs);
+        r = run(args);
+        assert_int_equal(r->code, 1);
+        assert_string_equal(r->out, one);
+    }
+    /* Piped: no progress line on stderr. */
+    assert_string_equal(r->err, "");
+}
+
+/* The same six runs (2 algorithms x 3 seeds, one override) in a format. */
+static struct result *batch_format(const char *format) {
+    char args[512];
+    snprintf(args, sizeof args, "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..3 --algos lease,fenced-lease "
+             "--set lock.ttl=10s --format %s", format);
+    return run(args);
+}
+
+/* Every format: JSON Lines records with every override and metric, CSV with
+ * one column count, TAP's plan, JUnit's counts, the table's totals. */
+static void test_batch_formats(void **state) {
+    (void)state;
+    struct result *r = batch_format("jsonl");
+    assert_int_equal(r->code, 1); /* fenced-lease does not give the UNSAFE the file expects */
+    assert_int_equal(count_lines(r->out), 6);
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{\"lock.ttl\":\"10s\"},"
+                                   "\"outcome\":\"FAIL\""));
+    assert_non_null(strstr(r->out, "\"lost_updates\":1,"));
+    assert_non_null(strstr(r->out, "\"end_ns\":60000000000,\"trace_hash\":\""));
+    r = batch_format("csv");
+    assert_int_equal(count_lines(r->out), 7);
+    assert_true(strncmp(r->out, "file,algorithm,seed,\"set.lock.ttl\",outcome,verdict,", 50) == 0);
+    /* Every row has as many fields as the header (commas outside quotes). */
+    int commas[8] = {0}, row = 0, quoted = 0;
+    for (const char *p = r->out; *p && row < 8; p++) {
+        if (*p == '"') quoted = !quoted;
+        if (*p == ',' && !quoted) commas[row]++;
+        if (*p == '\n') row++;
+    }
+    for (int i = 1; i < 7; i++) assert_int_equal(commas[i], commas[0]);
+    assert_non_null(strstr(r->out, "\"scenarios/gc-pause-outlives-lease.lsim\",\"lease\",2,\"10s\",PASS,UNSAFE,"));
+    r = batch_format("tap");
+    assert_non_null(strstr(r->out, "TAP version 13\n1..6\nok 1 - scenarios/gc-pause-outlives-lease.lsim seed 1 "
+                                   "algo lease (UNSAFE)\n"));
+    assert_non_null(strstr(r->out, "not ok 6 - scenarios/gc-pause-outlives-lease.lsim seed 3 algo fenced-lease"));
+    r = batch_format("junit");
+    assert_non_null(strstr(r->out, "<testsuite name=\"locksim batch\" tests=\"6\" failures=\"3\" errors=\"0\""));
+    int cases = 0;
+    for (const char *p = r->out; (p = strstr(p, "<testcase ")) != NULL; p++) cases++;
+    assert_int_equal(cases, 6);
+    assert_non_null(strstr(r->out, "</testsuite>\n"));
+    r = batch_format("table");
+    assert_non_null(strstr(r->out, "ok   scenarios/gc-pause-outlives-lease.lsim  lease  seeds 1..3: 3 runs, 3 passed, "
+                                   "0 failed; SAFE 0, UNSAFE 3, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "FAIL scenarios/gc-pause-outlives-lease.lsim  fenced-lease  seeds 1..3"));
+    assert_non_null(strstr(r->out, "\n3 passed, 3 failed\n"));
+    /* Usage errors. */
+    assert_int_equal(run("batch scenarios --seeds 5..2")->code, 64);
+    assert_int_equal(run("batch scenarios --format yaml")->code, 64);
+    assert_int_equal(run("batch")->code, 64);
+    assert_int_equal(run("batch /nonexistent")->code, 66);
+    assert_int_equal(run("batch - < scenarios/ttl-with-headroom.lsim")->code, 64);
+}
+
+/* A plugin whose client_acquire dereferences NULL: each of its runs fails
+ * with the signal and the run it was in; the other runs go on. */
+static void test_batch_crashing_worker(void **state) {
+    (void)state;
+    int st = system("sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/&"
+                    " *(volatile int *)0 = 0;/' examples/algorithms/my_lock.c > /tmp/locksim_bad.c && "
+                    "cc -std=c11 -shared -fPIC -Isim -o /tmp/locksim_bad.so /tmp/locksim_bad.c");
+    assert_int_equal(st, 0);
+    /* Under ASan (make sanitize) the worker would report the SEGV and exit
+     * 1: let the signal kill it, as it does in a normal build. */
+    setenv("ASAN_OPTIONS", "handle_segv=0", 1);
+    static char one[1 << 21];
+    struct result *r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
+                           "--algos fenced-lease,/tmp/locksim_bad.so --format jsonl --jobs 1");
+    assert_int_equal(r->code, 64); /* a plugin that cannot be used */
+    assert_int_equal(count_lines(r->out), 6);
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{},\"outcome\":\"PASS\""));
+    assert_non_null(strstr(r->out, "worker died with signal 11 (SIGSEGV) during "
+                                   "scenarios/fencing-rejects-stale-write.lsim seed 2 algo /tmp/locksim_bad.so"));
+    snprintf(one, sizeof one, "%s", r->out);
+    r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
+            "--algos fenced-lease,/tmp/locksim_bad.so --format jsonl --jobs 2");
+    assert_string_equal(r->out, one);
+    r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 --algos /tmp/locksim_bad.so");
+    assert_non_null(strstr(r->out, "first failure: seed 1: worker died with signal 11 (SIGSEGV)"));
+    assert_non_null(strstr(r->out, "\n0 passed, 3 failed\n"));
+    unsetenv("ASAN_OPTIONS");
+    remove("/tmp/locksim_bad.c");
+    remove("/tmp/locksim_bad.so");
+}
+
+/* On a terminal (script(1) gives one), a progress line on stderr with runs
+ * done out of the total, the rate and the ETA, cleared at the end. */
+static void test_batch_progress_on_terminal(void **state) {
+    (void)state;
+    if (system("command -v script >/dev/null 2>&1") != 0) skip();
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "script -qec '%s batch scenarios --seeds 1..20 --jobs 2 --format jsonl --out /dev/null' /dev/null "
+             ">/tmp/locksim_progress 2>&1",
+             bin());
+    assert_int_equal(system(cmd), 256); /* exit 1: seed-varying scenarios */
+    static char buf[1 << 16];
+    slurp("/tmp/locksim_progress", buf, sizeof buf);
+    assert_non_null(strstr(buf, "\rbatch: "));
+    assert_non_null(strstr(buf, "/1000 runs, "));
+    assert_non_null(strstr(buf, " runs/s, ETA "));
+    remove("/tmp/locksim_progress");
+}
+
+/* Ctrl-C: the batch stops, says what finished, exits 130, and the --out
+ * file is not left half-written (an old one stays as it was). */
+static void test_batch_sigint(void **state) {
+    (void)state;
+    write_file("/tmp/locksim_batch_out.jsonl", "old\n");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out /tmp/locksim_batch_out.jsonl "
+             "2>/tmp/locksim_batch_err & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo $? "
+             ">/tmp/locksim_batch_rc",
+             bin());
+    assert_int_equal(system(cmd), 0);
+    char buf[4096];
+    slurp("/tmp/locksim_batch_rc", buf, sizeof buf);
+    assert_string_equal(buf, "130\n");
+    slurp("/tmp/locksim_batch_err", buf, sizeof buf);
+    assert_non_null(strstr(buf, "locksim: interrupted: "));
+    assert_non_null(strstr(buf, "the --out file was not written"));
+    slurp("/tmp/locksim_batch_out.jsonl", buf, sizeof buf);
+    assert_string_equal(buf, "old\n");
+    /* No worker is left behind, and no temporary file. */
+    assert_int_equal(system("ls /tmp/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1"), 512 /* ls: status 2 */);
+    remove("/tmp/locksim_batch_out.jsonl");
+    remove("/tmp/locksim_batch_err");
+    remove("/tmp/locksim_batch_rc");
+}
+
+/* check compares each trace with its golden trace: a deliberately changed
+ * scenario (in a temporary copy) fails, and the report points at the first
+ * event that changed, in both versions; --update records it and says so. */
+static void test_check_golden_divergence(void **state) {
+    (void)state;
+    assert_int_equal(system("rm -rf /tmp/locksim_gold && mkdir -p /tmp/locksim_gold && "
+                            "cp scenarios/gc-pause-outlives-lease.lsim /tmp/locksim_gold/"), 0);
+    struct result *r = run("check --update /tmp/locksim_gold");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "new /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl: "));
+    r = run("check /tmp/locksim_gold");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "1 golden traces matched"));
+    /* B works 4 s instead of 5 s: every expectation still holds... */
+    assert_int_equal(system("sed -i 's/write; work 5s; release/write; work 4s; release/' "
+                            "/tmp/locksim_gold/gc-pause-outlives-lease.lsim"), 0);
+    assert_int_equal(run("check --no-golden /tmp/locksim_gold")->code, 0);
+    r = run("check /tmp/locksim_gold");
+    /* ...but the trace changed, and check says where: event 46, B's work. */
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "/tmp/locksim_gold/gc-pause-outlives-lease.lsim: trace differs from its golden "
+                                   "trace /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl"));
+    assert_non_null(strstr(r->out, "  first divergence at event #46 (t=31s); golden has 81 events, now has 81\n"));
+    assert_non_null(strstr(r->out, "           #45 t=31s B point a=6 b=1 \"after-write\"\n"
+                                   "  - golden #46 t=31s B work-start a=5000000000\n"
+                                   "  - golden #47 t=31s B double-entry-begin peer=A\n"));
+    assert_non_null(strstr(r->out, "  + now    #46 t=31s B work-start a=4000000000\n"));
+    assert_non_null(strstr(r->out, "FAIL /tmp/locksim_gold/gc-pause-outlives-lease.lsim"));
+    /* The same in TAP, where CI reads it. */
+    r = run("check --format tap /tmp/locksim_gold");
+    assert_non_null(strstr(r->out, "not ok 1 - /tmp/locksim_gold/gc-pause-outlives-lease.lsim"));
+    assert_non_null(strstr(r->out, "first divergence at event #46"));
+    /* An intended change: --update rewrites it and prints the digests. */
+    r = run("check --update /tmp/locksim_gold");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "updated /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl: "));
+    assert_int_equal(run("check /tmp/locksim_gold")->code, 0);
+    /* A scenario added beside golden traces without its own fails. */
+    assert_int_equal(system("cp scenarios/ttl-with-headroom.lsim /tmp/locksim_gold/"), 0);
+    r = run("check /tmp/locksim_gold");
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "no golden trace /tmp/locksim_gold/golden/ttl-with-headroom.jsonl"));
+    /* Overrides are not compared with golden traces; --update refuses them. */
+    assert_int_equal(run("check --set lock.ttl=30s /tmp/locksim_gold/gc-pause-outlives-lease.lsim")->code, 0);
+    assert_int_equal(run("check --update --seed 2 /tmp/locksim_gold")->code, 64);
+    assert_int_equal(system("rm -rf /tmp/locksim_gold"), 0);
+}
+
+/* diff: 0 for the same trace, 1 and the first divergent event otherwise. */
+static void test_diff(void **state) {
+    (void)state;
+    run("run scenarios/gc-pause-outlives-lease.lsim --trace /tmp/locksim_d1.jsonl");
+    run("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=31s --trace /tmp/locksim_d2.jsonl");
+    struct result *r = run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d1.jsonl");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out, "same: 81 events\n");
+    r = run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d2.jsonl --context 1");
+    assert_int_equal(r->code, 1);
+    /* The grant's TTL is the first difference: srv-grant at t=0, a = ttl. */
+    assert_non_null(strstr(r->out, "A: /tmp/locksim_d1.jsonl\nB: /tmp/locksim_d2.jsonl\nfirst divergence at event #"));
+    assert_non_null(strstr(r->out, "- A #"));
+    assert_non_null(strstr(r->out, "srv-grant peer=A a=30000000000"));
+    assert_non_null(strstr(r->out, "srv-grant peer=A a=31000000000"));
+    write_file("/tmp/locksim_d3.jsonl", "not a trace\n");
+    assert_int_equal(run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d3.jsonl")->code, 65);
+    assert_int_equal(run("diff /tmp/locksim_d1.jsonl /nonexistent.jsonl")->code, 66);
+    assert_int_equal(run("diff /tmp/locksim_d1.jsonl")->code, 64);
+    remove("/tmp/locksim_d1.jsonl");
+    remove("/tmp/locksim_d2.jsonl");
+    remove("/tmp/locksim_d3.jsonl");
+}
+
+/* The value of "key": in a JSON line, as text (up to , or }). */
+static void json_field(const char *json, const char *key, char *out, size_t n) {
+    char k[80];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(json, k);
+    out[0] = '\0';
+    if (!p) return;
+    p += strlen(k);
+    size_t l = *p == '"' ? strcspn(p + 1, "\"") + 2 : strcspn(p, ",}");
+    snprintf(out, n, "%.*s", (int)l, p);
+}
+
+/* check-trace over every catalog scenario's recorded trace gives the
+ * verdict, headline and every figure that run gave. */
+static void test_check_trace_matches_run(void **state) {
+    (void)state;
+    static const char *const keys[] = {"verdict", "headline", "double_entries", "double_entry_ns",
+                                       "stale_writes_accepted", "stale_writes_rejected", "lost_updates",
+                                       "wrong_releases", "stuck", "acquires", "failed_acquires", "refused_attempts",
+                                       "writes_accepted", "writes_rejected", "initial_stock", "final_stock",
+                                       "acquire_p50_ns", "acquire_p99_ns", "acquire_max_ns", "end_ns",
+                                       "trace_hash", "events", "seed", "title"};
+    FILE *ls = popen("ls scenarios/*.lsim", "r");
+    assert_non_null(ls);
+    char file[512];
+    static char ran[1 << 21];
+    int n = 0;
+    while (fgets(file, sizeof file, ls)) {
+        file[strcspn(file, "\n")] = '\0';
+        char args[1200];
+        snprintf(args, sizeof args, "run %s --format json --trace /tmp/locksim_ct.jsonl", file);
+        struct result *r = run(args);
+        snprintf(ran, sizeof ran, "%s", r->out);
+        snprintf(args, sizeof args, "check-trace /tmp/locksim_ct.jsonl --scenario %s --format json", file);
+        r = run(args);
+        assert_int_equal(r->code, 0);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            char a[512], b[512];
+            json_field(ran, keys[k], a, sizeof a);
+            json_field(r->out, keys[k], b, sizeof b);
+            if (strcmp(a, b) != 0) fprintf(stderr, "%s: %s: run %s, check-trace %s\n", file, keys[k], a, b);
+            assert_true(a[0] != '\0');
+            assert_string_equal(a, b);
+        }
+        n++;
+    }
+    pclose(ls);
+    assert_true(n >= 50);
+    /* The text form is run's verdict block, line for line. */
+    struct result *r = run("run scenarios/heartbeat-frozen-by-pause.lsim --no-timeline --trace /tmp/locksim_ct.jsonl");
+    char *v = strstr(r->out, "\nVerdict: "), *e = v ? strstr(v, "\nExpectations:") : NULL;
+    assert_non_null(e);
+    snprintf(ran, sizeof ran, "%.*s", (int)(e - v), v);
+    r = run("check-trace /tmp/locksim_ct.jsonl");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, ran));
+    assert_int_equal(run("check-trace /tmp/locksim_ct.jsonl --purpose nonsense")->code, 64);
+    assert_int_equal(run("check-trace /nonexistent.jsonl")->code, 66);
+    remove("/tmp/locksim_ct.jsonl");
+}
+
+/* The seed-varying catalog scenarios: the unsafe fractions over seeds
+ * 1..1000 that docs/scenarios.md and their comments state. */
+static void test_seed_varying_fractions(void **state) {
+    (void)state;
+    struct result *r = run("batch scenarios/lease-headroom-vs-network-delay.lsim "
+                           "scenarios/fenced-lease-vs-network-delay.lsim scenarios/gc-pause-near-ttl-retry-jitter.lsim "
+                           "--seeds 1..1000");
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "scenarios/fenced-lease-vs-network-delay.lsim  fenced-lease  seeds 1..1000: 1000 "
+                                   "runs, 15 passed, 985 failed; SAFE 894, UNSAFE 106, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "scenarios/gc-pause-near-ttl-retry-jitter.lsim  lease  seeds 1..1000: 1000 runs, "
+                                   "240 passed, 760 failed; SAFE 760, UNSAFE 240, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "scenarios/lease-headroom-vs-network-delay.lsim  lease  seeds 1..1000: 1000 runs, "
+                                   "60 passed, 940 failed; SAFE 796, UNSAFE 204, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "\n315 passed, 2685 failed\n"));
+}
+
+/* sweep on a small known grid: the seed's GC pause (5s..32s) against the
+ * TTL, for lease and fenced-lease. The lease loses an update while the TTL
+ * ends before the pause does, and is safe after; fenced-lease turns the
+ * overlap into a rejected stale write (double entry, no damage), except at
+ * exactly 32s, where A's stale write reaches the resource first. */
+static void test_sweep_grid_and_heatmap(void **state) {
+    (void)state;
+    struct result *r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=30s..34s/2s "
+                           "--algos lease,fenced-lease --svg /tmp/locksim_sweep.svg");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out,
+                        "\"lock.ttl\",algorithm,runs,safe,double-entry,damage,stuck,error,unsafe_fraction,class,note\n"
+                        "\"30s\",\"lease\",1,0,0,1,0,0,1.0000,damage,\"\"\n"
+                        "\"30s\",\"fenced-lease\",1,0,1,0,0,0,1.0000,double-entry,\"\"\n"
+                        "\"32s\",\"lease\",1,0,0,1,0,0,1.0000,damage,\"\"\n"
+                        "\"32s\",\"fenced-lease\",1,0,0,1,0,0,1.0000,damage,\"\"\n"
+                        "\"34s\",\"lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"
+                        "\"34s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n");
+    /* The heatmap: two panels, three cells each, in the class colours. */
+    static char svg[1 << 16];
+    slurp("/tmp/locksim_sweep.svg", svg, sizeof svg);
+    char *lease = strstr(svg, "<g class=\"panel\" data-algo=\"lease\">");
+    char *fenced = strstr(svg, "<g class=\"panel\" data-algo=\"fenced-lease\">");
+    assert_non_null(lease);
+    assert_non_null(fenced);
+    assert_true(lease < fenced);
+    *fenced = '\0'; /* lease's panel is before fenced-lease's */
+    assert_non_null(strstr(lease, "data-x=\"30s\" data-y=\"\" data-class=\"damage\" x=\"90\" y=\"56\" width=\"28\" "
+                                  "height=\"22\" fill=\"#d32f2f\""));
+    assert_non_null(strstr(lease, "data-x=\"34s\" data-y=\"\" data-class=\"safe\" x=\"146\" y=\"56\" width=\"28\" "
+                                  "height=\"22\" fill=\"#4caf50\""));
+    *fenced = '<';
+    assert_non_null(strstr(fenced, "data-x=\"30s\" data-y=\"\" data-class=\"double-entry\" x=\"214\" y=\"56\" "
+                                   "width=\"28\" height=\"22\" fill=\"#ffc107\""));
+    assert_non_null(strstr(svg, "</svg>\n"));
+    /* Seeds that disagree: the cell mixes the colours by count (27 safe,
+     * 73 damage) and shows the unsafe percentage. */
+    r = run("sweep scenarios/gc-pause-near-ttl-retry-jitter.lsim --vary lock.ttl=29s --seeds 1..100 --format jsonl "
+            "--svg /tmp/locksim_sweep.svg");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out, "{\"set\":{\"lock.ttl\":\"29s\"},\"algorithm\":\"lease\",\"runs\":100,\"safe\":27,"
+                                "\"double-entry\":0,\"damage\":73,\"stuck\":0,\"error\":0,\"unsafe_fraction\":0.7300,"
+                                "\"class\":\"mixed\"}\n");
+    slurp("/tmp/locksim_sweep.svg", svg, sizeof svg);
+    assert_non_null(strstr(svg, "data-class=\"mixed\" x=\"90\" y=\"56\" width=\"28\" height=\"22\" fill=\"#af5238\""));
+    assert_non_null(strstr(svg, ">73%</text>"));
+    /* Two axes: a row per value of the second; the same bytes for any --jobs. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=20s..40s/10s --vary fencing=off,on "
+            "--jobs 1");
+    static char one[1 << 21];
+    snprintf(one, sizeof one, "%s", r->out);
+    assert_non_null(strstr(one, "\"lock.ttl\",\"fencing\",algorithm,"));
+    assert_non_null(strstr(one, "\"40s\",\"on\",\"lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"));
+    assert_string_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=20s..40s/10s "
+                            "--vary fencing=off,on --jobs 2")->out, one);
+    /* Usage errors. */
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim")->code, 64);
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=5s..1s/1s")->code, 64);
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s..5s")->code, 64);
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1")->code, 64);
+    /* A key the scenario does not know fails every run: the worst error. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->out, ",0,0,0,0,1,0.0000,error,\"--set: unknown option 'nosuch' for lease"));
+    remove("/tmp/locksim_sweep.svg");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_order_independent_of_jobs),
+        cmocka_unit_test(test_batch_formats),
+        cmocka_unit_test(test_batch_crashing_worker),
+        cmocka_unit_test(test_batch_progress_on_terminal),
+        cmocka_unit_test(test_batch_sigint),
+        cmocka_unit_test(test_check_golden_divergence),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_check_trace_matches_run),
+        cmocka_unit_test(test_seed_varying_fractions),
+        cmocka_unit_test(test_sweep_grid_and_heatmap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
