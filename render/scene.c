@@ -59,7 +59,7 @@ static const char *const style_names[SCENE_ST_COUNT] = {
     [SCENE_ST_MARK_NOTE] = "mark-note", [SCENE_ST_STALE_WRITE] = "stale-write",
     [SCENE_ST_WRITE_REJECTED] = "write-rejected", [SCENE_ST_BANNER] = "banner",
     [SCENE_ST_SAFE] = "safe", [SCENE_ST_UNSAFE] = "unsafe", [SCENE_ST_STUCK] = "stuck",
-    [SCENE_ST_GRID] = "grid",
+    [SCENE_ST_GRID] = "grid", [SCENE_ST_TITLE] = "title", [SCENE_ST_BAND] = "band",
 };
 
 char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? syms[sym].ch : ' '; }
@@ -86,14 +86,14 @@ void scene_view_pixels(struct scene_view *v, int width, int height) {
     memset(v, 0, sizeof *v);
     v->width = width;
     v->height = height;
-    v->char_w = 10; /* DejaVu Sans Mono at 16 px advances 9.6 px; 10 leaves room */
-    v->line_h = 24;
-    v->lane_h = 44;
+    v->char_w = 11; /* DejaVu Sans Mono at 18 px advances 10.8 px */
+    v->line_h = 26;
+    v->lane_h = 42;
     v->cell_w = 1;
     v->margin = 16;
     v->min_tick_chars = 10;
-    v->cell_name = "pixel";
-    v->flags = SCENE_F_LEGEND | SCENE_F_BANDS | SCENE_F_DETAIL | SCENE_F_TIPS;
+    v->cell_name = NULL;
+    v->flags = SCENE_F_LEGEND | SCENE_F_BANDS | SCENE_F_DETAIL | SCENE_F_TIPS | SCENE_F_STRETCH;
 }
 
 /* ---- building ----------------------------------------------------------------------- */
@@ -113,6 +113,8 @@ struct ctx {
     uint8_t *winst;  /* per cell: its style */
     size_t *winm;    /* per cell: its mark index */
     int used[SCENE_SYM_COUNT]; /* symbols that reached a lane row */
+    int used_stale;  /* a stale write accepted was drawn */
+    int lanes_end;   /* y under the last lane drawn */
 };
 
 static struct scene_cmd *add(struct ctx *c, int type, int style, int x, int y, int w, int h) {
@@ -143,25 +145,30 @@ static struct scene_cmd *add(struct ctx *c, int type, int style, int x, int y, i
     return k;
 }
 
-/* Copy s into the scene's storage for k (pointers are fixed up at the end). */
-static void set_text(struct ctx *c, struct scene_cmd *k, const char *s, size_t len) {
+/* Copy s into the scene's storage; returns its offset + 1, or 0 on failure
+ * (pointers are fixed up at the end). */
+static size_t store(struct ctx *c, const char *s, size_t len) {
     struct scene *sc = c->sc;
-    if (!k || sc->err) return;
+    if (sc->err) return 0;
     if (sc->ntext + len + 1 > sc->captext) {
         size_t cap = sc->captext ? sc->captext : 4096;
         while (cap < sc->ntext + len + 1) cap *= 2;
         char *p = realloc(sc->text, cap);
         if (!p) {
             sc->err = LSIM_ENOMEM;
-            return;
+            return 0;
         }
         sc->text = p;
         sc->captext = cap;
     }
     memcpy(sc->text + sc->ntext, s, len);
     sc->text[sc->ntext + len] = '\0';
-    k->text_at = sc->ntext + 1;
     sc->ntext += len + 1;
+    return sc->ntext - len;
+}
+
+static void set_text(struct ctx *c, struct scene_cmd *k, const char *s, size_t len) {
+    if (k) k->text_at = store(c, s, len);
 }
 
 static struct scene_cmd *text_n(struct ctx *c, int x, int y, const char *s, size_t len, int style) {
@@ -221,6 +228,18 @@ static int span_cells(const struct scene *sc, sim_ns t0, sim_ns t1, int open, in
     layout_axis_span(&sc->axis, a, b, c0, c1);
     if (open || t1 > sc->t1) *c1 = sc->axis.ncells - 1;
     return 1;
+}
+
+/* In pictures, widen [*c0, *c1] to at least one character, about its
+ * middle, so that a 1 ns double entry on a 60 s axis is still seen. */
+static void min_cells(const struct ctx *c, int *c0, int *c1) {
+    int need = c->v->char_w / c->v->cell_w, have = *c1 - *c0 + 1;
+    if (c->v->char_w <= c->v->cell_w || have >= need) return;
+    int extra = need - have;
+    *c0 -= extra / 2;
+    *c1 += extra - extra / 2;
+    if (*c0 < 0) *c0 = 0;
+    if (*c1 > c->sc->axis.ncells - 1) *c1 = c->sc->axis.ncells - 1;
 }
 
 /* The cell of instant t, or -1 outside the window. */
@@ -310,6 +329,8 @@ static void tooltip(struct ctx *c, struct scene_cmd *k, const struct layout_lane
     set_text(c, k, buf, strlen(buf));
 }
 
+static void place_badges(struct ctx *c, struct scene_cmd *k, size_t n);
+
 /* The lane's cells: interval fills, then the instant that wins each cell
  * (a later instant of equal or higher priority replaces an earlier one). */
 static void fill_lane(struct ctx *c, const struct layout_lane *lane) {
@@ -377,20 +398,90 @@ static void emit_cells(struct ctx *c, const struct layout_lane *lane, int lane_i
     for (int k = 0; k < n; k++) {
         int g = c->win[k] != SCENE_SYM_NONE ? c->win[k] : c->fill[k];
         if (g != SCENE_SYM_NONE) c->used[g] = 1;
+    }
+    /* Pictures: a write's badge shows its token; a badge that would cover a
+     * more important one (higher priority, then earlier) shrinks to a tick. */
+    int badges = v->char_w > v->cell_w;
+    size_t nwin = 0;
+    for (int k = 0; k < n; k++) {
         if (c->win[k] == SCENE_SYM_NONE) continue;
         const struct layout_mark *m = &lane->marks[c->winm[k]];
-        /* a symbol is one character wide (at least one cell), centred on its cell */
-        int w = v->char_w > v->cell_w ? v->char_w : v->cell_w;
-        int x = sc->plot_x + k * v->cell_w + v->cell_w / 2 - w / 2;
-        if (v->cell_w == 1 && v->char_w == 1) x = sc->plot_x + k;
+        char label[24] = "";
+        int sym_k = c->win[k];
+        if (badges && (sym_k == SCENE_SYM_WRITE_OK || sym_k == SCENE_SYM_WRITE_REJECTED) && m->token)
+            snprintf(label, sizeof label, "%llu", (unsigned long long)m->token);
+        int chars = label[0] ? (int)strlen(label) : 1;
+        int w = badges ? chars * v->char_w + 8 : v->cell_w;
+        int x = badges ? sc->plot_x + k * v->cell_w + v->cell_w / 2 - w / 2 : sc->plot_x + k * v->cell_w;
         struct scene_cmd *s = add(c, SCENE_CMD_SYM, c->winst[k], x, y + pad, w, v->lane_h - 2 * pad);
         if (!s) return;
-        s->sym = c->win[k];
+        s->x2 = sc->plot_x + k * v->cell_w + v->cell_w / 2; /* the event's own x */
+        s->sym = (uint8_t)sym_k;
+        if (c->winst[k] == SCENE_ST_STALE_WRITE) c->used_stale = 1;
         s->lane = lane_idx;
         s->seq = (int32_t)m->seq;
         s->t0 = s->t1 = m->t;
+        if (label[0]) s->label_at = store(c, label, strlen(label));
         if (v->flags & SCENE_F_TIPS) tooltip(c, s, lane, m);
+        nwin++;
     }
+    if (badges && nwin > 1 && !sc->err) place_badges(c, &sc->cmd[sc->ncmd - nwin], nwin);
+}
+
+/* Placement order: the damage and the save first, then by priority. */
+static int place_prio(const struct scene_cmd *k) {
+    if (k->style == SCENE_ST_STALE_WRITE) return 300;
+    if (k->style == SCENE_ST_WRITE_REJECTED) return 290;
+    return syms[k->sym].prio;
+}
+
+static int clear_of(const struct scene_cmd *k, size_t *order, size_t nplaced, int x, int w) {
+    for (size_t j = 0; j < nplaced; j++) {
+        const struct scene_cmd *b = &k[order[j]];
+        if (!b->minor && x < b->x + b->w + 3 && b->x < x + w + 3) return 0;
+    }
+    return 1;
+}
+
+/* Greedy placement: in order of importance (then time), a badge stays at its
+ * time if it clears the badges placed so far, else it moves just left or
+ * right of the one in its way (at most two badges' widths; its tick stays
+ * at its time), else it is minor: a tick only. */
+static void place_badges(struct ctx *c, struct scene_cmd *k, size_t n) {
+    size_t *order = malloc(n * sizeof *order);
+    if (!order) {
+        c->sc->err = LSIM_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n is at most the cells */
+        size_t o = order[i], j = i;
+        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[o])) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = o;
+    }
+    int lo = c->sc->plot_x - c->v->char_w, hi = c->sc->plot_x + c->sc->plot_w + c->v->char_w;
+    for (size_t i = 0; i < n; i++) {
+        struct scene_cmd *a = &k[order[i]];
+        if (clear_of(k, order, i, a->x, a->w)) continue;
+        int best = 0, found = 0;
+        for (size_t j = 0; j < i; j++) {
+            const struct scene_cmd *b = &k[order[j]];
+            if (b->minor) continue;
+            int cand[2] = {b->x + b->w + 3, b->x - a->w - 3};
+            for (int q = 0; q < 2; q++) {
+                int d = cand[q] - a->x;
+                if (abs(d) > 2 * a->w || cand[q] < lo || cand[q] + a->w > hi) continue;
+                if (!clear_of(k, order, i, cand[q], a->w)) continue;
+                if (!found || abs(d) < abs(best)) best = d, found = 1;
+            }
+        }
+        if (found) a->x += best;
+        else a->minor = 1;
+    }
+    free(order);
 }
 
 /* One piece of a lease's TTL bar, [from, to], counting down ttl from from. */
@@ -442,36 +533,19 @@ static void emit_detail(struct ctx *c, const struct layout_lane *lane, int lane_
         }
         if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING) continue;
         if (s->kind == LAYOUT_SPAN_LEASE)
-            snprintf(buf, sizeof buf, s->token ? "%s tok %llu" : "%s", node_name(c->ly, s->peer),
-                     (unsigned long long)s->token);
+            snprintf(buf, sizeof buf, s->token ? "held by %s, tok %llu" : "held by %s",
+                     node_name(c->ly, s->peer), (unsigned long long)s->token);
         else if (s->token)
             snprintf(buf, sizeof buf, "tok %llu", (unsigned long long)s->token);
         else
             continue;
-        int len = (int)strlen(buf);
-        if ((len + 1) * v->char_w + v->char_w > w) continue;
-        struct scene_cmd *k = text_n(c, x + v->char_w + v->char_w / 2, y + pad, buf, (size_t)len,
-                                     SCENE_ST_LABEL);
+        /* after the badge that opens the span */
+        int len = (int)strlen(buf), skip = v->char_w + 12;
+        if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
+        struct scene_cmd *k = text_n(c, x + skip, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
+                                     (size_t)len, s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING
+                                                                                  : SCENE_ST_LABEL);
         if (k) k->lane = lane_idx;
-    }
-    if (lane->kind == TRACE_NODE_RESOURCE) {
-        int last_end = -1;
-        for (size_t i = 0; i < lane->nmarks; i++) {
-            const struct layout_mark *m = &lane->marks[i];
-            if (m->kind != LAYOUT_MARK_WRITE_OK && m->kind != LAYOUT_MARK_WRITE_REJECTED) continue;
-            int cell = mark_cell(sc, m->t);
-            if (cell < 0) continue;
-            if (m->token) snprintf(buf, sizeof buf, "%llu", (unsigned long long)m->token);
-            else snprintf(buf, sizeof buf, "-");
-            int len = (int)strlen(buf), w = len * v->char_w;
-            int x = sc->plot_x + cell * v->cell_w + v->char_w; /* right of the symbol */
-            if (x <= last_end) continue; /* the annotation policy: no overlapping labels */
-            int style = m->kind == LAYOUT_MARK_WRITE_REJECTED ? SCENE_ST_WRITE_REJECTED
-                        : m->stale ? SCENE_ST_STALE_WRITE : SCENE_ST_MARK_NOTE;
-            struct scene_cmd *k = text_n(c, x, y + pad, buf, (size_t)len, style);
-            if (k) k->lane = lane_idx;
-            last_end = x + w + v->char_w / 2;
-        }
     }
     c->layer = saved;
 }
@@ -494,6 +568,7 @@ static void emit_lane(struct ctx *c, const struct layout_lane *lane, int lane_id
     emit_cells(c, lane, lane_idx, y);
     if (v->flags & SCENE_F_DETAIL) emit_detail(c, lane, lane_idx, y);
     c->y += v->lane_h;
+    c->lanes_end = c->y;
 }
 
 /* ---- the axis, the double-entry row, the writes, the legend -------------------- */
@@ -544,6 +619,7 @@ static void emit_doubles(struct ctx *c) {
         const struct layout_double *d = &ly->doubles[i];
         int c0, c1;
         if (!span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
+        min_cells(c, &c0, &c1);
         struct scene_cmd *r = add(c, SCENE_CMD_RECT, SCENE_ST_DOUBLE, sc->plot_x + c0 * v->cell_w,
                                   y + pad, (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
         if (!r) return;
@@ -672,11 +748,12 @@ static void emit_lanes_legend(struct ctx *c) {
 static void emit_legend(struct ctx *c) {
     const struct scene_view *v = c->v;
     char step[32], buf[256];
-    format_time_ns(step, sizeof step, c->sc->axis.cell_ns);
-    snprintf(buf, sizeof buf, "legend: 1 %s = %s of true time",
-             v->cell_name ? v->cell_name : "column", step);
-    wrapped(c, 0, 2, buf, SCENE_ST_LEGEND);
-    emit_lanes_legend(c);
+    if (v->cell_name) {
+        format_time_ns(step, sizeof step, c->sc->axis.cell_ns);
+        snprintf(buf, sizeof buf, "legend: 1 %s = %s of true time", v->cell_name, step);
+        wrapped(c, 0, 2, buf, SCENE_ST_LEGEND);
+    }
+    if (v->cell_name) emit_lanes_legend(c); /* pictures name the lanes beside them */
     int entries[SCENE_SYM_COUNT], n = 0, colw = 0;
     for (int g = 1; g < SCENE_SYM_COUNT; g++) {
         if (!c->used[g]) continue;
@@ -684,29 +761,39 @@ static void emit_legend(struct ctx *c) {
         int w = 4 + (int)strlen(syms[g].text) + 2;
         if (w > colw) colw = w;
     }
+    /* pictures: the damage has a colour of its own, so it gets a line */
+    static const char stale_text[] = "STALE write accepted: the damage";
+    int stale = c->used_stale && v->char_w > v->cell_w;
+    if (stale) {
+        entries[n++] = -1;
+        if (4 + (int)sizeof stale_text + 1 > colw) colw = 4 + (int)sizeof stale_text + 1;
+    }
     int ncol = colw && c->cols / colw >= 2 ? 2 : 1;
     int rows = (n + ncol - 1) / ncol;
     for (int r = 0; r < rows; r++) {
         for (int k = 0; k < ncol; k++) {
             int i = k * rows + r; /* column-major: read down, then across */
             if (i >= n) continue;
-            int g = entries[i], col = k * colw;
-            int style = syms[g].style;
+            int g = entries[i] < 0 ? SCENE_SYM_WRITE_OK : entries[i], col = k * colw;
+            int style = entries[i] < 0 ? SCENE_ST_STALE_WRITE : syms[g].style;
             struct scene_cmd *s = add(c, SCENE_CMD_SYM, style, c->x0 + (col + 2) * v->char_w, c->y,
                                       v->char_w, v->line_h);
             if (s) s->sym = (uint8_t)g;
-            text_at(c, col + 4, c->y, syms[g].text, SCENE_ST_LEGEND);
+            text_at(c, col + 4, c->y, entries[i] < 0 ? stale_text : syms[g].text, SCENE_ST_LEGEND);
         }
         c->y += v->line_h;
     }
-    wrapped(c, 0, 2, "(a marker hides the interval under it)", SCENE_ST_LEGEND);
+    if (v->cell_name) wrapped(c, 0, 2, "(a marker hides the interval under it)", SCENE_ST_LEGEND);
 }
 
 /* Title, then "algorithm  VERDICT  seed", then the replay command and the
  * checker's one-sentence headline. */
 static void emit_banner(struct ctx *c, const struct scene_banner *b) {
     char buf[320];
-    if (b->title) wrapped(c, 0, 2, b->title, SCENE_ST_BANNER);
+    if (b->title) {
+        text_at(c, 0, c->y, b->title, SCENE_ST_TITLE);
+        c->y += c->v->line_h + c->v->line_h / 2;
+    }
     const struct checker_report *r = b->report;
     int col = 0;
     if (b->algo) {
@@ -736,6 +823,14 @@ static void emit_banner(struct ctx *c, const struct scene_banner *b) {
     c->y += c->v->line_h / 2;
 }
 
+static void fix_pointers(struct scene *sc) {
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        struct scene_cmd *k = &sc->cmd[i];
+        k->text = k->text_at && sc->text ? sc->text + k->text_at - 1 : NULL;
+        k->label = k->label_at && sc->text ? sc->text + k->label_at - 1 : NULL;
+    }
+}
+
 /* Commands of the BACK layer first, keeping the order within each layer. */
 static int order_layers(struct scene *sc) {
     if (!sc->ncmd) return 0;
@@ -748,6 +843,78 @@ static int order_layers(struct scene *sc) {
     memcpy(sc->cmd, tmp, n * sizeof *tmp);
     free(tmp);
     return 0;
+}
+
+/* Append src's commands (and their texts) to dst. */
+static int append_scene(struct scene *dst, const struct scene *src) {
+    if (dst->ncmd + src->ncmd > dst->capcmd) {
+        size_t cap = dst->capcmd ? dst->capcmd : 256;
+        while (cap < dst->ncmd + src->ncmd) cap *= 2;
+        struct scene_cmd *p = realloc(dst->cmd, cap * sizeof *p);
+        if (!p) return LSIM_ENOMEM;
+        dst->cmd = p;
+        dst->capcmd = cap;
+    }
+    if (dst->ntext + src->ntext > dst->captext) {
+        size_t cap = dst->captext ? dst->captext : 4096;
+        while (cap < dst->ntext + src->ntext) cap *= 2;
+        char *p = realloc(dst->text, cap);
+        if (!p) return LSIM_ENOMEM;
+        dst->text = p;
+        dst->captext = cap;
+    }
+    if (src->ntext) memcpy(dst->text + dst->ntext, src->text, src->ntext);
+    for (size_t i = 0; i < src->ncmd; i++) {
+        struct scene_cmd k = src->cmd[i];
+        if (k.text_at) k.text_at += dst->ntext;
+        if (k.label_at) k.label_at += dst->ntext;
+        dst->cmd[dst->ncmd++] = k;
+    }
+    dst->ntext += src->ntext;
+    return 0;
+}
+
+int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
+                       const struct scene_view *v, const struct scene_banner *banners) {
+    memset(sc, 0, sizeof *sc);
+    struct scene_view pv = *v;
+    sim_ns t_end = 0;
+    int lw = v->label_chars;
+    for (size_t i = 0; i < n; i++) {
+        const struct layout *ly = &lys[i];
+        if (ly->t_end > t_end) t_end = ly->t_end;
+        for (int l = 0; l < ly->nlanes; l++) {
+            int w = (int)strnlen(ly->lanes[l].name, sizeof ly->lanes[l].name);
+            if (lane_shown(v, l) && w > lw) lw = w;
+        }
+        if (ly->ndoubles && lw < 12) lw = 12;
+    }
+    pv.label_chars = lw;
+    if (v->t1 <= v->t0) {
+        pv.t0 = 0;
+        pv.t1 = t_end;
+    }
+    int y = 0, rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct scene one;
+        pv.flags = v->flags & (i + 1 == n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        rc = scene_build(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y);
+        if (!rc) rc = append_scene(sc, &one);
+        if (!rc) {
+            sc->plot_x = one.plot_x;
+            sc->plot_w = one.plot_w;
+            sc->t0 = one.t0;
+            sc->t1 = one.t1;
+            sc->axis = one.axis;
+            y = one.height - v->margin; /* the next panel's margin is the gap */
+        }
+        scene_close(&one);
+    }
+    sc->width = v->width;
+    sc->height = y + v->margin;
+    sc->err = rc;
+    fix_pointers(sc);
+    return rc;
 }
 
 int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
@@ -787,6 +954,17 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
     if (sc->t0 < 0) sc->t0 = 0;
     int min_tick = v->min_tick_chars * v->char_w / v->cell_w;
     if (layout_axis_fit(&sc->axis, sc->t1 - sc->t0, max_cells, min_tick) != 0) return LSIM_EBAD_VALUE;
+    if ((v->flags & SCENE_F_STRETCH) && max_cells > 1 && sc->axis.t_end > 0) {
+        /* round ticks at least min_tick cells apart; cells of any length */
+        struct layout_axis tk;
+        int nt = max_cells / (min_tick > 0 ? min_tick : 1);
+        if (layout_axis_fit(&tk, sc->axis.t_end, nt > 1 ? nt : 1, 1) != 0) return LSIM_EBAD_VALUE;
+        sc->axis.tick_ns = tk.cell_ns;
+        sc->axis.unit_ns = tk.unit_ns;
+        sc->axis.unit = tk.unit;
+        sc->axis.cell_ns = sc->axis.t_end / (max_cells - 1) + 1;
+        sc->axis.ncells = (int)(sc->axis.t_end / sc->axis.cell_ns) + 1;
+    }
     sc->t1 = sc->t0 + sc->axis.t_end;
     sc->plot_w = sc->axis.ncells * v->cell_w;
 
@@ -824,7 +1002,6 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
         if (lane->kind >= TRACE_NODE_CLIENT && lane->kind <= TRACE_NODE_RESOURCE) continue;
         if (lane_shown(v, l)) emit_lane(&c, lane, l);
     }
-    int y_end = c.y;
     if ((v->flags & SCENE_F_BANDS) && !sc->err) {
         /* every double entry shaded from the first lane to the end of the
          * double-entry row, behind the lanes, and faint tick guides */
@@ -833,7 +1010,8 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
             const struct layout_double *d = &ly->doubles[i];
             int c0, c1;
             if (!span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
-            struct scene_cmd *r = add(&c, SCENE_CMD_RECT, SCENE_ST_DOUBLE, sc->plot_x + c0 * v->cell_w,
+            min_cells(&c, &c0, &c1);
+            struct scene_cmd *r = add(&c, SCENE_CMD_RECT, SCENE_ST_BAND, sc->plot_x + c0 * v->cell_w,
                                       y_lanes, (c1 - c0 + 1) * v->cell_w, y_double_end - y_lanes);
             if (r) {
                 r->t0 = d->t0;
@@ -842,11 +1020,26 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
         }
         c.layer = SCENE_LAYER_MAIN;
     }
+    if ((v->flags & SCENE_F_BANDS) && !sc->err) { /* faint guides under the ticks */
+        const struct layout_axis *ax = &sc->axis;
+        c.layer = SCENE_LAYER_BACK;
+        sim_ns first = ax->tick_ns > 0 ? (sc->t0 + ax->tick_ns - 1) / ax->tick_ns * ax->tick_ns : sc->t0;
+        for (sim_ns t = first; t <= sc->t1 && ax->tick_ns > 0; t += ax->tick_ns) {
+            int x = sc->plot_x + layout_axis_cell(ax, t - sc->t0) * v->cell_w;
+            struct scene_cmd *g = add(&c, SCENE_CMD_LINE, SCENE_ST_GRID, x, y_lanes, 1, c.lanes_end - y_lanes);
+            if (g) {
+                g->x2 = x;
+                g->y2 = c.lanes_end - 1;
+                g->t0 = g->t1 = t;
+            }
+            if (t > sc->t1 - ax->tick_ns) break;
+        }
+        c.layer = SCENE_LAYER_MAIN;
+    }
     if ((v->flags & SCENE_F_LEGEND) && !sc->err) {
         c.y += v->line_h;
         emit_legend(&c);
     }
-    (void)y_end;
     sc->width = v->width;
     sc->height = c.y + v->margin;
     free(c.fill);
@@ -855,8 +1048,7 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
     free(c.winst);
     free(c.winm);
     if (!sc->err) sc->err = order_layers(sc);
-    for (size_t i = 0; i < sc->ncmd; i++)
-        sc->cmd[i].text = sc->cmd[i].text_at && sc->text ? sc->text + sc->cmd[i].text_at - 1 : NULL;
+    fix_pointers(sc);
     return sc->err;
 }
 

@@ -39,6 +39,8 @@ enum scene_style {
     SCENE_ST_UNSAFE,         /* verdict UNSAFE */
     SCENE_ST_STUCK,          /* verdict STUCK (or any other verdict) */
     SCENE_ST_GRID,           /* faint lines: lane separators, tick guides */
+    SCENE_ST_TITLE,          /* the banner's title */
+    SCENE_ST_BAND,           /* a double entry shaded across the lanes, behind them */
     SCENE_ST_COUNT
 };
 
@@ -86,7 +88,8 @@ struct scene_cmd {
     uint8_t sym;       /* enum scene_sym: RECT fill, SYM symbol; else NONE */
     uint8_t layer;     /* enum scene_layer */
     int x, y, w, h;    /* backend units; RECT/SYM: box; TEXT: top-left, w = chars * char_w */
-    int x2, y2;        /* LINE: end point */
+    int x2, y2;        /* LINE: end point; SYM: x2 = the event's own x (a
+                          badge may sit beside it so as not to cover another) */
     uint16_t frac0, frac1; /* RECT: height kept at the left and right ends, per
                               mille of h, bottom-aligned (1000/1000 = plain
                               box; 1000/0 = a bar running out) */
@@ -95,7 +98,11 @@ struct scene_cmd {
     sim_ns t0, t1;     /* true time it shows (RECT: interval; SYM: t0 = t1) */
     const char *text;  /* TEXT: the text; SYM: a tooltip ("B acquires, token
                           42, t=31s") or NULL. Owned by the scene. */
-    size_t text_at;    /* private: offset of text in the scene's storage + 1 */
+    const char *label; /* SYM in pictures: what its badge shows instead of the
+                          symbol's character (a write's token), or NULL. Owned. */
+    uint8_t minor;     /* SYM: 1 = drawn as a tick only, its badge would cover
+                          a more important one's */
+    size_t text_at, label_at; /* private: offsets in the scene's storage + 1 */
 };
 
 /* The window and canvas to draw a layout into. */
@@ -109,7 +116,8 @@ struct scene_view {
     int cell_w;        /* width of one time cell, units (terminal 1, pixels 1) */
     int margin;        /* blank border around everything, units (terminal 0) */
     int min_tick_chars;/* at least this many characters between ticks (terminal 8) */
-    const char *cell_name; /* the legend's "1 column = 10s": "column", "pixel" */
+    const char *cell_name; /* the legend's "1 column = 10s" ("column"); NULL =
+                          no such line and no "(a marker hides ...)" note */
     int label_chars;   /* at least this many characters of lane labels (0 = fit
                           the names); stacked panels share one to share the axis */
     uint64_t hide;     /* bit i set: lane i is not shown (lanes >= 64 always are) */
@@ -122,6 +130,8 @@ enum {
     SCENE_F_BANDS = 2,     /* double entries shaded across every client lane (BACK layer) */
     SCENE_F_DETAIL = 4,    /* EXTRA layer: token labels, TTL bars, who holds a lease */
     SCENE_F_TIPS = 8,      /* tooltips on symbols */
+    SCENE_F_STRETCH = 16,  /* the axis fills the width (any ns per cell, ticks
+                              still round); else cells are round (1, 2, 5 x 10^k) */
 };
 
 /* The verdict banner over a picture: the caller fills it. All borrowed for
@@ -136,8 +146,8 @@ struct scene_banner {
 
 /* The terminal's view: width columns, everything 1 unit, legend as asked. */
 void scene_view_term(struct scene_view *v, int width, int legend);
-/* A picture's view: width x height pixels, 16 px text in 10 x 24 px cells
- * (DejaVu Sans Mono at 16 px), 44 px lanes, every flag on. */
+/* A picture's view: width x height pixels, 18 px text in 11 x 26 px cells
+ * (DejaVu Sans Mono at 18 px), 42 px lanes, 16 px margins, every flag on. */
 void scene_view_pixels(struct scene_view *v, int width, int height);
 
 /* A built scene: the commands and the storage behind them. */
@@ -162,6 +172,14 @@ struct scene {
 int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
                 const struct scene_banner *b, int y0);
 void scene_close(struct scene *sc);
+
+/* Several layouts stacked in one scene, panel i under panel i - 1, all on
+ * one time axis: the window (when v's is 0/0) runs to the latest t_end, and
+ * the label column is as wide as the widest panel needs. banners is NULL or
+ * n banners (one per panel). Only the last panel carries the legend, when v
+ * asks for one. Returns as scene_build does. */
+int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
+                       const struct scene_view *v, const struct scene_banner *banners);
 
 /* The x of true time t in a built scene (clamped to the plot). */
 int scene_x_of(const struct scene *sc, sim_ns t);

@@ -283,19 +283,28 @@ static void test_scene_pixels(void **state) {
     const struct scene_cmd *k = text(&sc, "Story");
     assert_int_equal(k->x, 16);
     assert_int_equal(k->y, 16);
+    assert_int_equal(k->style, SCENE_ST_TITLE);
     assert_int_equal(text(&sc, "SAFE")->style, SCENE_ST_SAFE);
     assert_non_null(text(&sc, "replay: locksim run story.lsim --seed 1"));
     /* The band: behind, from A's lane top to the end of the double row. */
-    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
+    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_BAND, -1, 1);
     assert_int_equal(k->layer, SCENE_LAYER_BACK);
     assert_int_equal(k->y, text(&sc, "A")->y - (v.lane_h - v.line_h) / 2);
     assert_true(k->h >= 3 * v.lane_h);
     assert_int_equal(k->x, scene_x_of(&sc, 11 * S));
-    /* Token labels: A's critical section, S1's lease "A tok 7", writes "8" and "7". */
+    /* Token labels: A's critical section, whose lease S1 holds; the writes'
+     * badges carry their tokens, the rejected one in the save's style. */
     assert_int_equal(text(&sc, "tok 7")->layer, SCENE_LAYER_EXTRA);
-    assert_non_null(text(&sc, "A tok 7"));
-    assert_int_equal(text(&sc, "7")->style, SCENE_ST_WRITE_REJECTED);
-    assert_int_equal(text(&sc, "8")->style, SCENE_ST_MARK_NOTE);
+    assert_non_null(text(&sc, "held by A, tok 7"));
+    k = sym(&sc, SCENE_SYM_WRITE_REJECTED, R);
+    assert_string_equal(k->label, "7");
+    assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
+    assert_int_equal(k->x2, scene_x_of(&sc, 12 * S));
+    assert_string_equal(sym(&sc, SCENE_SYM_WRITE_OK, R)->label, "8");
+    /* The axis fills the width: 1280 - 2 x 16 margin - 13 label chars x 11. */
+    assert_int_equal(sc.plot_x, 16 + 13 * 11);
+    assert_true(sc.plot_w > 1080 && sc.plot_w <= 1280 - 16 - sc.plot_x);
+    assert_int_equal(sc.axis.tick_ns, 2 * S); /* 15 s: a tick every 2 s, >= 110 px apart */
     /* The TTL bar of A's lease: full at 0, empty at 10 s. */
     k = NULL;
     for (size_t i = 0; i < sc.ncmd; i++)
