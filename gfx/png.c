@@ -74,8 +74,10 @@ static int line(void *ctx, int x0, int y0, int x1, int y1, int width, struct pal
         else rc = (SDL_Rect){x0 < x1 ? x0 : x1, y0 - width / 2, abs(x1 - x0) + 1, width};
         return SDL_RenderFillRect(g->r, &rc) ? fail(LSIM_EINTERNAL, "SDL_RenderFillRect", SDL_GetError()) : 0;
     }
+    int steep = abs(y1 - y0) > abs(x1 - x0); /* thicken across the line */
     for (int k = 0; k < width; k++)
-        if (SDL_RenderDrawLine(g->r, x0 + k, y0, x1 + k, y1))
+        if (SDL_RenderDrawLine(g->r, x0 + (steep ? k : 0), y0 + (steep ? 0 : k), x1 + (steep ? k : 0),
+                               y1 + (steep ? 0 : k)))
             return fail(LSIM_EINTERNAL, "SDL_RenderDrawLine", SDL_GetError());
     return 0;
 }

@@ -106,6 +106,25 @@ static int text(const struct scene_cmd *k, const struct scene_view *v, const str
     return rc;
 }
 
+/* A message: a line and a head at the receiving end, in a group with its tooltip. */
+static int arrow(const struct scene_cmd *k, const struct paint_ops *ops, void *ctx) {
+    const struct palette_look *lk = palette_look(k->style);
+    int rc = 0;
+    if (ops->group_begin && k->text) rc = ops->group_begin(ctx, k->text);
+    int dx = k->x2 - k->x, dy = k->y2 - k->y;
+    /* the head: 14 px back along the line, 6 px either side (integer maths:
+     * the direction scaled by the longer of |dx|, |dy|) */
+    int adx = dx < 0 ? -dx : dx, ady = dy < 0 ? -dy : dy, l = adx > ady ? adx : ady;
+    if (l == 0) l = 1;
+    int bx = k->x2 - dx * 14 / l, by = k->y2 - dy * 14 / l;
+    int px = -dy * 6 / l, py = dx * 6 / l;
+    if (!rc) rc = ops->line(ctx, k->x, k->y, bx, by, 2, lk->ink);
+    int xs[3] = {k->x2, bx + px, bx - px}, ys[3] = {k->y2, by + py, by - py};
+    if (!rc) rc = ops->poly(ctx, xs, ys, 3, lk->ink);
+    if (!rc && ops->group_end && k->text) rc = ops->group_end(ctx);
+    return rc;
+}
+
 int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops,
                 void *ctx) {
     for (size_t i = 0; i < sc->ncmd; i++) {
@@ -119,7 +138,9 @@ int paint_scene(const struct scene *sc, const struct scene_view *v, const struct
             if (k->text && k->text[0]) rc = text(k, v, ops, ctx);
             break;
         case SCENE_CMD_LINE:
-            if (k->style == SCENE_ST_AXIS) /* a tick: a short stroke under its label */
+            if (k->style == SCENE_ST_MESSAGE)
+                rc = arrow(k, ops, ctx);
+            else if (k->style == SCENE_ST_AXIS) /* a tick: a short stroke under its label */
                 rc = ops->line(ctx, k->x, k->y + k->h / 2, k->x, k->y2, 2, lk->ink);
             else
                 rc = ops->line(ctx, k->x, k->y, k->x2, k->y2, 1, lk->ink);

@@ -58,6 +58,7 @@ static const struct palette_look looks[SCENE_ST_COUNT] = {
     [SCENE_ST_STUCK] = {RGB(ORANGE), RGB(BLACK), PALETTE_SOLID, 1},
     [SCENE_ST_GRID] = {RGB(LIGHT), RGB(LIGHT), PALETTE_NONE, 0},
     [SCENE_ST_BAND] = {RGB(BAND), RGB(VERMILLION), PALETTE_SOLID, 0},
+    [SCENE_ST_MESSAGE] = {RGB(WHITE), RGB(BLACK), PALETTE_SOLID, 0}, /* its label on white */
 };
 
 const struct palette_look *palette_look(int style) {

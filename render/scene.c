@@ -60,6 +60,7 @@ static const char *const style_names[SCENE_ST_COUNT] = {
     [SCENE_ST_WRITE_REJECTED] = "write-rejected", [SCENE_ST_BANNER] = "banner",
     [SCENE_ST_SAFE] = "safe", [SCENE_ST_UNSAFE] = "unsafe", [SCENE_ST_STUCK] = "stuck",
     [SCENE_ST_GRID] = "grid", [SCENE_ST_TITLE] = "title", [SCENE_ST_BAND] = "band",
+    [SCENE_ST_MESSAGE] = "message",
 };
 
 char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? syms[sym].ch : ' '; }
@@ -93,7 +94,9 @@ void scene_view_pixels(struct scene_view *v, int width, int height) {
     v->margin = 16;
     v->min_tick_chars = 10;
     v->cell_name = NULL;
-    v->flags = SCENE_F_LEGEND | SCENE_F_BANDS | SCENE_F_DETAIL | SCENE_F_TIPS | SCENE_F_STRETCH;
+    v->label_chars = 6; /* the first tick's label, centred on it, clears "time" */
+    v->flags = SCENE_F_LEGEND | SCENE_F_BANDS | SCENE_F_DETAIL | SCENE_F_TIPS | SCENE_F_STRETCH |
+               SCENE_F_FIT | SCENE_F_ARROWS;
 }
 
 /* ---- building ----------------------------------------------------------------------- */
@@ -115,6 +118,7 @@ struct ctx {
     int used[SCENE_SYM_COUNT]; /* symbols that reached a lane row */
     int used_stale;  /* a stale write accepted was drawn */
     int lanes_end;   /* y under the last lane drawn */
+    int *lane_y;     /* per lane: the y of its middle, or -1 when not drawn */
 };
 
 static struct scene_cmd *add(struct ctx *c, int type, int style, int x, int y, int w, int h) {
@@ -330,6 +334,7 @@ static void tooltip(struct ctx *c, struct scene_cmd *k, const struct layout_lane
 }
 
 static void place_badges(struct ctx *c, struct scene_cmd *k, size_t n);
+static sim_ns fit_end(const struct layout *ly);
 
 /* The lane's cells: interval fills, then the instant that wins each cell
  * (a later instant of equal or higher priority replaces an earlier one). */
@@ -484,6 +489,17 @@ static void place_badges(struct ctx *c, struct scene_cmd *k, size_t n) {
     free(order);
 }
 
+/* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
+ * last commands added before its detail). */
+static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
+    for (size_t i = sc->ncmd; i-- > 0;) {
+        const struct scene_cmd *k = &sc->cmd[i];
+        if (k->lane != lane_idx) break;
+        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w) return 1;
+    }
+    return 0;
+}
+
 /* One piece of a lease's TTL bar, [from, to], counting down ttl from from. */
 static void ttl_piece(struct ctx *c, int lane_idx, int y, int h, sim_ns from, sim_ns to, sim_ns ttl) {
     struct scene *sc = c->sc;
@@ -542,6 +558,7 @@ static void emit_detail(struct ctx *c, const struct layout_lane *lane, int lane_
         /* after the badge that opens the span */
         int len = (int)strlen(buf), skip = v->char_w + 12;
         if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
+        if (covers_badge(sc, lane_idx, x + skip - 4, x + skip + len * v->char_w + 4)) continue;
         struct scene_cmd *k = text_n(c, x + skip, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
                                      (size_t)len, s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING
                                                                                   : SCENE_ST_LABEL);
@@ -567,8 +584,60 @@ static void emit_lane(struct ctx *c, const struct layout_lane *lane, int lane_id
     }
     emit_cells(c, lane, lane_idx, y);
     if (v->flags & SCENE_F_DETAIL) emit_detail(c, lane, lane_idx, y);
+    if (c->lane_y) c->lane_y[lane_idx] = y + v->lane_h / 2;
     c->y += v->lane_h;
     c->lanes_end = c->y;
+}
+
+/* Arrows for the messages whose flight shows: sender's lane at the sending
+ * time to the receiver's at the arrival (or to the edge, still in flight).
+ * Dropped messages and the instantaneous ones are left out; at most 64. */
+static void emit_arrows(struct ctx *c) {
+    const struct layout *ly = c->ly;
+    struct scene *sc = c->sc;
+    const struct scene_view *v = c->v;
+    char t0[32], t1[32], len[32], buf[256];
+    int shown = 0;
+    uint8_t saved = c->layer;
+    c->layer = SCENE_LAYER_EXTRA;
+    for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
+        const struct layout_msg *m = &ly->msgs[i];
+        if (m->fate == 1 || m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes)
+            continue;
+        if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
+        int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1);
+        if (x1 - x0 < 2 * v->char_w) continue;
+        /* from the edge of the sender's bar to the edge of the receiver's badge */
+        int ya = c->lane_y[m->from], yb = c->lane_y[m->to], e = v->line_h / 2 + 1;
+        if (ya != yb) {
+            ya += yb > ya ? e : -e;
+            yb += yb > ya ? -e : e;
+        }
+        struct scene_cmd *k = add(c, SCENE_CMD_LINE, SCENE_ST_MESSAGE, x0, ya, 0, 0);
+        if (!k) return;
+        k->x2 = x1;
+        k->y2 = yb;
+        k->t0 = m->t0;
+        k->t1 = m->t1;
+        k->seq = -1;
+        format_time_ns(t0, sizeof t0, m->t0);
+        format_time_ns(t1, sizeof t1, m->t1);
+        format_time_ns(len, sizeof len, m->t1 - m->t0);
+        snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
+                 node_name(ly, m->from), node_name(ly, m->to), t0,
+                 m->fate == 2 ? "still in flight at" : "arrives", t1, len);
+        set_text(c, k, buf, strlen(buf));
+        shown++;
+        /* a long flight gets its length written beside the middle of the arrow */
+        snprintf(buf, sizeof buf, "%s in flight", len);
+        int w = (int)strlen(buf) * v->char_w;
+        if (x1 - x0 >= w + 4 * v->char_w) {
+            struct scene_cmd *t = text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h - 2, buf,
+                                         strlen(buf), SCENE_ST_MESSAGE);
+            if (t) t->t0 = m->t0, t->t1 = m->t1;
+        }
+    }
+    c->layer = saved;
 }
 
 /* ---- the axis, the double-entry row, the writes, the legend -------------------- */
@@ -882,7 +951,8 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
     int lw = v->label_chars;
     for (size_t i = 0; i < n; i++) {
         const struct layout *ly = &lys[i];
-        if (ly->t_end > t_end) t_end = ly->t_end;
+        sim_ns e = (v->flags & SCENE_F_FIT) ? fit_end(ly) : ly->t_end;
+        if (e > t_end) t_end = e;
         for (int l = 0; l < ly->nlanes; l++) {
             int w = (int)strnlen(ly->lanes[l].name, sizeof ly->lanes[l].name);
             if (lane_shown(v, l) && w > lw) lw = w;
@@ -895,10 +965,11 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
         pv.t1 = t_end;
     }
     int y = 0, rc = 0;
+    pv.flags = v->flags & ~(unsigned)SCENE_F_LEGEND;
     for (size_t i = 0; i < n && !rc; i++) {
         struct scene one;
-        pv.flags = v->flags & (i + 1 == n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
         rc = scene_build(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y);
+        for (int g = 0; g <= SCENE_SYM_COUNT; g++) sc->used[g] |= one.used[g];
         if (!rc) rc = append_scene(sc, &one);
         if (!rc) {
             sc->plot_x = one.plot_x;
@@ -910,11 +981,47 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
         }
         scene_close(&one);
     }
+    if (!rc && n && (v->flags & SCENE_F_LEGEND)) { /* one legend for every panel */
+        struct ctx c;
+        memset(&c, 0, sizeof c);
+        c.sc = sc;
+        c.ly = &lys[n - 1];
+        c.v = &pv;
+        c.layer = SCENE_LAYER_MAIN;
+        c.x0 = v->margin;
+        c.cols = (v->width - 2 * v->margin) / v->char_w;
+        c.y = y + v->line_h;
+        for (int g = 0; g < SCENE_SYM_COUNT; g++) c.used[g] = sc->used[g];
+        c.used_stale = sc->used[SCENE_SYM_COUNT];
+        emit_legend(&c);
+        rc = sc->err;
+        y = c.y;
+    }
     sc->width = v->width;
     sc->height = y + v->margin;
     sc->err = rc;
     fix_pointers(sc);
     return rc;
+}
+
+/* The end of a fitted whole-run window: the last event (an instant, the end
+ * of an interval that closed, a double entry, a message), plus a twentieth,
+ * and never past the end of the run. */
+static sim_ns fit_end(const struct layout *ly) {
+    sim_ns last = 0;
+    for (int l = 0; l < ly->nlanes; l++) {
+        const struct layout_lane *ln = &ly->lanes[l];
+        for (size_t i = 0; i < ln->nmarks; i++)
+            if (ln->marks[i].t > last) last = ln->marks[i].t;
+        for (size_t i = 0; i < ln->nspans; i++)
+            if (ln->spans[i].end != LAYOUT_END_OPEN && ln->spans[i].t1 > last) last = ln->spans[i].t1;
+    }
+    for (size_t i = 0; i < ly->ndoubles; i++)
+        if (ly->doubles[i].t1 > last) last = ly->doubles[i].t1;
+    for (size_t i = 0; i < ly->nmsgs; i++)
+        if (ly->msgs[i].fate != 2 && ly->msgs[i].t1 > last) last = ly->msgs[i].t1;
+    sim_ns end = last + last / 20;
+    return last == 0 || end > ly->t_end ? ly->t_end : end;
 }
 
 int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
@@ -949,7 +1056,7 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
     sc->t1 = v->t1;
     if (v->t1 <= v->t0) {
         sc->t0 = 0;
-        sc->t1 = ly->t_end;
+        sc->t1 = (v->flags & SCENE_F_FIT) ? fit_end(ly) : ly->t_end;
     }
     if (sc->t0 < 0) sc->t0 = 0;
     int min_tick = v->min_tick_chars * v->char_w / v->cell_w;
@@ -974,7 +1081,9 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
     c.win = malloc(n);
     c.winst = malloc(n);
     c.winm = malloc(n * sizeof *c.winm);
-    if (!c.fill || !c.bits || !c.win || !c.winst || !c.winm) sc->err = LSIM_ENOMEM;
+    c.lane_y = malloc((ly->nlanes > 0 ? (size_t)ly->nlanes : 1) * sizeof *c.lane_y);
+    if (!c.fill || !c.bits || !c.win || !c.winst || !c.winm || !c.lane_y) sc->err = LSIM_ENOMEM;
+    for (int l = 0; l < ly->nlanes && c.lane_y; l++) c.lane_y[l] = -1;
 
     if (!sc->err && b) emit_banner(&c, b);
     if (!sc->err) emit_axis(&c);
@@ -1020,6 +1129,7 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
         }
         c.layer = SCENE_LAYER_MAIN;
     }
+    if ((v->flags & SCENE_F_ARROWS) && !sc->err) emit_arrows(&c);
     if ((v->flags & SCENE_F_BANDS) && !sc->err) { /* faint guides under the ticks */
         const struct layout_axis *ax = &sc->axis;
         c.layer = SCENE_LAYER_BACK;
@@ -1047,6 +1157,9 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
     free(c.win);
     free(c.winst);
     free(c.winm);
+    free(c.lane_y);
+    for (int g = 0; g < SCENE_SYM_COUNT; g++) sc->used[g] = (unsigned char)(c.used[g] != 0);
+    sc->used[SCENE_SYM_COUNT] = (unsigned char)(c.used_stale != 0);
     if (!sc->err) sc->err = order_layers(sc);
     fix_pointers(sc);
     return sc->err;

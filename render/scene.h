@@ -41,6 +41,7 @@ enum scene_style {
     SCENE_ST_GRID,           /* faint lines: lane separators, tick guides */
     SCENE_ST_TITLE,          /* the banner's title */
     SCENE_ST_BAND,           /* a double entry shaded across the lanes, behind them */
+    SCENE_ST_MESSAGE,        /* a message in flight long enough to see: an arrow */
     SCENE_ST_COUNT
 };
 
@@ -69,7 +70,7 @@ const char *scene_style_name(int style);
 
 enum scene_cmd_type {
     SCENE_CMD_RECT,  /* x, y, w, h; sym = fill symbol; frac0/frac1 taper it */
-    SCENE_CMD_LINE,  /* x, y to x2, y2 */
+    SCENE_CMD_LINE,  /* x, y to x2, y2; MESSAGE style: an arrow, text = its tooltip */
     SCENE_CMD_SYM,   /* one symbol cell at x, y, w wide and h high */
     SCENE_CMD_TEXT,  /* text with its top-left corner at x, y; w = its width */
 };
@@ -132,6 +133,10 @@ enum {
     SCENE_F_TIPS = 8,      /* tooltips on symbols */
     SCENE_F_STRETCH = 16,  /* the axis fills the width (any ns per cell, ticks
                               still round); else cells are round (1, 2, 5 x 10^k) */
+    SCENE_F_FIT = 32,      /* the whole-run window ends a little after the last
+                              event instead of at the end of the run */
+    SCENE_F_ARROWS = 64,   /* messages whose flight is at least two characters
+                              wide on the axis, as arrows (EXTRA layer) */
 };
 
 /* The verdict banner over a picture: the caller fills it. All borrowed for
@@ -161,6 +166,8 @@ struct scene {
     sim_ns t0, t1;          /* the window actually shown (true ns) */
     struct layout_axis axis;/* fitted to t1 - t0; cell c shows t0 + [c, c+1) * cell_ns */
     int err;                /* first error while building (LSIM_ENOMEM), else 0 */
+    unsigned char used[SCENE_SYM_COUNT + 1]; /* private: symbols drawn in lanes;
+                              [SCENE_SYM_COUNT]: a stale write accepted */
 };
 
 /* Build the commands for ly (borrowed, read only; the scene keeps no
@@ -176,8 +183,8 @@ void scene_close(struct scene *sc);
 /* Several layouts stacked in one scene, panel i under panel i - 1, all on
  * one time axis: the window (when v's is 0/0) runs to the latest t_end, and
  * the label column is as wide as the widest panel needs. banners is NULL or
- * n banners (one per panel). Only the last panel carries the legend, when v
- * asks for one. Returns as scene_build does. */
+ * n banners (one per panel). One legend closes the stack, when v
+ * asks for one, listing what any panel shows. Returns as scene_build does. */
 int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
                        const struct scene_view *v, const struct scene_banner *banners);
 

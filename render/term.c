@@ -39,6 +39,7 @@ static const uint8_t term_style[SCENE_ST_COUNT] = {
     [SCENE_ST_SAFE] = ST_GOOD,          [SCENE_ST_UNSAFE] = ST_BAD,
     [SCENE_ST_STUCK] = ST_WARN,         [SCENE_ST_GRID] = ST_DIM,
     [SCENE_ST_TITLE] = ST_NOTE,         [SCENE_ST_BAND] = ST_DOUBLE,
+    [SCENE_ST_MESSAGE] = ST_PLAIN,
 };
 
 struct grid {
