@@ -136,19 +136,25 @@ static int xmllint_ok(const char *path) {
     return system(cmd) == 0;
 }
 
+/* Run a catalog scenario, draw it to build/pictures/NAME.png and .svg,
+ * compare the PNG with its reference, check the SVG parses; returns the SVG
+ * text (the caller frees it) and leaves the run in *p (engine_free p->e). */
+static char *draw_checked(const char *name, struct picture *p) {
+    char png[300], svg[300];
+    picture_init(p, name);
+    draw_both(name, p, png, svg, sizeof png);
+    check_golden(name, png);
+    assert_true(xmllint_ok(svg));
+    return slurp(svg, NULL);
+}
+
 /* The default scenario: a plain lease, A's GC pause outlives it, B gets the
- * lock, A's stale write with token 1 is accepted: UNSAFE, double entry. */
+ * lock, A's stale write (no tokens here) is accepted: UNSAFE, double entry. */
 static void test_gc_pause(void **state) {
     (void)state;
     struct picture p;
-    char png[300], svg[300];
-    picture_init(&p, "gc-pause-outlives-lease");
-    draw_both("gc-pause-outlives-lease", &p, png, svg, sizeof png);
-    check_golden("gc-pause-outlives-lease", png);
-
-    /* The SVG: valid XML, the story as text. */
-    assert_true(xmllint_ok(svg));
-    char *x = slurp(svg, NULL);
+    char *x = draw_checked("gc-pause-outlives-lease", &p);
+    /* The SVG: the story as text. */
     assert_non_null(strstr(x, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
     assert_non_null(strstr(x, ">GC pause outlives the lease</text>"));
     assert_non_null(strstr(x, ">UNSAFE</text>"));
@@ -167,12 +173,7 @@ static void test_gc_pause(void **state) {
 static void test_fencing(void **state) {
     (void)state;
     struct picture p;
-    char png[300], svg[300];
-    picture_init(&p, "fencing-rejects-stale-write");
-    draw_both("fencing-rejects-stale-write", &p, png, svg, sizeof png);
-    check_golden("fencing-rejects-stale-write", png);
-    assert_true(xmllint_ok(svg));
-    char *x = slurp(svg, NULL);
+    char *x = draw_checked("fencing-rejects-stale-write", &p);
     assert_non_null(strstr(x, "REJECTED: stale"));
     assert_non_null(strstr(x, "rejects A&apos;s write, token 41, t=32s"));
     assert_non_null(strstr(x, ">algorithm: fenced-lease</text>"));

@@ -78,101 +78,112 @@ static const struct scene_cmd *sym(const struct scene *sc, int s, int lane) {
     return NULL;
 }
 
-static void build(struct scene *sc, struct layout *ly, const struct trace *tr,
-                  const struct scene_view *v) {
-    assert_int_equal(layout_build(ly, tr), 0);
-    assert_int_equal(scene_build(sc, ly, v, NULL, 0), 0);
+/* The story laid out, in the terminal's view at 100 columns (adjust f->v
+ * before fx_build). */
+struct fx {
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+};
+
+static void fx_open(struct fx *f, int fenced) {
+    story(&f->tr, fenced);
+    assert_int_equal(layout_build(&f->ly, &f->tr), 0);
+    scene_view_term(&f->v, 100, 1);
+}
+
+static void fx_build(struct fx *f) { assert_int_equal(scene_build(&f->sc, &f->ly, &f->v, NULL, 0), 0); }
+
+static void fx_close(struct fx *f) {
+    scene_close(&f->sc);
+    layout_close(&f->ly);
+    trace_close(&f->tr);
 }
 
 /* The terminal's grid: one unit per character, the whole run. */
 static void test_scene_term_positions(void **state) {
     (void)state;
-    struct trace tr;
-    story(&tr, 1);
-    struct layout ly;
-    struct scene sc;
-    struct scene_view v;
-    scene_view_term(&v, 100, 1);
-    build(&sc, &ly, &tr, &v);
+    struct fx f;
+    fx_open(&f, 1);
+    fx_build(&f);
 
     /* The axis: labels "DOUBLE ENTRY" wide plus a space; 87 columns for
      * 15 s give 200 ms a cell (76 cells) and a tick every 2 s. */
-    assert_int_equal(sc.plot_x, 13);
-    assert_int_equal(sc.axis.cell_ns, 200 * MS);
-    assert_int_equal(sc.axis.ncells, 76);
-    assert_int_equal(sc.axis.tick_ns, 2 * S);
-    const struct scene_cmd *k = text(&sc, "time");
+    assert_int_equal(f.sc.plot_x, 13);
+    assert_int_equal(f.sc.axis.cell_ns, 200 * MS);
+    assert_int_equal(f.sc.axis.ncells, 76);
+    assert_int_equal(f.sc.axis.tick_ns, 2 * S);
+    const struct scene_cmd *k = text(&f.sc, "time");
     assert_non_null(k);
     assert_int_equal(k->x, 0);
     assert_int_equal(k->y, 0);
-    k = text(&sc, "10s");
+    k = text(&f.sc, "10s");
     assert_non_null(k);
     assert_int_equal(k->x, 13 + 50);
     assert_int_equal(k->style, SCENE_ST_AXIS);
 
     /* Lanes in order: A, B at rows 2, 3, the double-entry row, then S1, R. */
-    assert_int_equal(text(&sc, "A")->y, 2);
-    assert_int_equal(text(&sc, "B")->y, 3);
-    assert_int_equal(text(&sc, "DOUBLE ENTRY")->y, 4);
-    assert_int_equal(text(&sc, "DOUBLE ENTRY")->style, SCENE_ST_ALERT);
-    assert_int_equal(text(&sc, "S1")->y, 6); /* after one line about the double entry */
-    assert_int_equal(text(&sc, "R")->y, 7);
-    assert_int_equal(text(&sc, "A")->style, SCENE_ST_LABEL);
+    assert_int_equal(text(&f.sc, "A")->y, 2);
+    assert_int_equal(text(&f.sc, "B")->y, 3);
+    assert_int_equal(text(&f.sc, "DOUBLE ENTRY")->y, 4);
+    assert_int_equal(text(&f.sc, "DOUBLE ENTRY")->style, SCENE_ST_ALERT);
+    assert_int_equal(text(&f.sc, "S1")->y, 6); /* after one line about the double entry */
+    assert_int_equal(text(&f.sc, "R")->y, 7);
+    assert_int_equal(text(&f.sc, "A")->style, SCENE_ST_LABEL);
 
     /* A: holding 0..2 s (10 cells, the first one under its '+'), paused
      * holding 2..12 s. */
-    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1);
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1);
     assert_non_null(k);
     assert_int_equal(k->x, 13);
     assert_int_equal(k->w, 10);
     assert_int_equal(k->sym, SCENE_SYM_HOLDING);
-    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_PAUSED_HOLDING, A, 1);
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_PAUSED_HOLDING, A, 1);
     assert_non_null(k);
     assert_int_equal(k->x, 13 + 10);
     assert_int_equal(k->w, 50);
-    k = sym(&sc, SCENE_SYM_ACQUIRED, A);
+    k = sym(&f.sc, SCENE_SYM_ACQUIRED, A);
     assert_non_null(k);
     assert_int_equal(k->x, 13);
     assert_int_equal(k->style, SCENE_ST_MARK_OK);
 
     /* The double entry 11..12 s: five cells at 55. */
-    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
     assert_non_null(k);
     assert_int_equal(k->x, 13 + 55);
     assert_int_equal(k->w, 5);
     assert_int_equal(k->y, 4);
-    assert_non_null(text(&sc, "^ 11s..12s  A and B both in the critical section (1s)"));
+    assert_non_null(text(&f.sc, "^ 11s..12s  A and B both in the critical section (1s)"));
 
     /* The resource: both writes drawn and listed (few writes: all get a
      * line); the stale one is the save, in its own style. */
-    k = sym(&sc, SCENE_SYM_WRITE_REJECTED, R);
+    k = sym(&f.sc, SCENE_SYM_WRITE_REJECTED, R);
     assert_non_null(k);
     assert_int_equal(k->x, 13 + 60);
     assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
     assert_int_equal(k->t0, 12 * S);
-    k = text(&sc, "w t=12s  A write tok 7 value 4 REJECTED: stale, 8 already seen");
+    k = text(&f.sc, "w t=12s  A write tok 7 value 4 REJECTED: stale, 8 already seen");
     assert_non_null(k);
     assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
     assert_int_equal(k->y, 9);
-    assert_non_null(text(&sc, "W t=11.5s  B write tok 8 value 4 accepted"));
+    assert_non_null(text(&f.sc, "W t=11.5s  B write tok 8 value 4 accepted"));
 
     /* S1 at 11 s: the expiry at 10 s and B's grant at 11 s are apart; the
      * lease is drawn as '-' runs. */
-    assert_non_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
-    assert_int_equal(sym(&sc, SCENE_SYM_GRANT, S1)->x, 13);
+    assert_non_null(sym(&f.sc, SCENE_SYM_EXPIRE, S1));
+    assert_int_equal(sym(&f.sc, SCENE_SYM_GRANT, S1)->x, 13);
 
     /* The legend lists the symbols drawn, fills first; no pixel detail and
      * no tooltips in the terminal. */
-    assert_non_null(text(&sc, "legend: 1 column = 200ms of true time"));
-    assert_non_null(text(&sc, "two in the critical section at once"));
-    assert_null(text(&sc, "acquiring: waiting for the lock")); /* hidden under '+' marks */
-    for (size_t i = 0; i < sc.ncmd; i++) {
-        assert_int_equal(sc.cmd[i].layer, SCENE_LAYER_MAIN);
-        if (sc.cmd[i].type == SCENE_CMD_SYM) assert_null(sc.cmd[i].text);
+    assert_non_null(text(&f.sc, "legend: 1 column = 200ms of true time"));
+    assert_non_null(text(&f.sc, "two in the critical section at once"));
+    assert_null(text(&f.sc, "acquiring: waiting for the lock")); /* hidden under '+' marks */
+    for (size_t i = 0; i < f.sc.ncmd; i++) {
+        assert_int_equal(f.sc.cmd[i].layer, SCENE_LAYER_MAIN);
+        if (f.sc.cmd[i].type == SCENE_CMD_SYM) assert_null(f.sc.cmd[i].text);
     }
-    scene_close(&sc);
-    layout_close(&ly);
-    trace_close(&tr);
+    fx_close(&f);
 }
 
 /* Without fencing, the stale write is the damage: its own style on the
@@ -181,135 +192,119 @@ static void test_scene_term_positions(void **state) {
  * write (82) beats nothing, and on A the release (60) is drawn. */
 static void test_scene_stale_write_and_priority(void **state) {
     (void)state;
-    struct trace tr;
-    story(&tr, 0);
-    struct layout ly;
-    struct scene sc;
-    struct scene_view v;
-    scene_view_term(&v, 100, 1);
-    build(&sc, &ly, &tr, &v);
-    const struct scene_cmd *k = sym(&sc, SCENE_SYM_WRITE_OK, R);
+    struct fx f;
+    fx_open(&f, 0);
+    fx_build(&f);
+    const struct scene_cmd *k = sym(&f.sc, SCENE_SYM_WRITE_OK, R);
     assert_non_null(k);
     assert_int_equal(k->t0, 11 * S + 500 * MS); /* B's, first */
     assert_int_equal(k->style, SCENE_ST_MARK_NOTE);
-    k = cmd(&sc, SCENE_CMD_SYM, SCENE_ST_STALE_WRITE, R, 1);
+    k = cmd(&f.sc, SCENE_CMD_SYM, SCENE_ST_STALE_WRITE, R, 1);
     assert_non_null(k);
     assert_int_equal(k->t0, 12 * S);
-    k = text(&sc, "W t=12s  A write tok 7 value 4 ACCEPTED though stale: B holds the lock");
+    k = text(&f.sc, "W t=12s  A write tok 7 value 4 ACCEPTED though stale: B holds the lock");
     assert_non_null(k);
     assert_int_equal(k->style, SCENE_ST_STALE_WRITE);
-    assert_int_equal(sym(&sc, SCENE_SYM_RELEASE, A)->x, 13 + 60);
+    assert_int_equal(sym(&f.sc, SCENE_SYM_RELEASE, A)->x, 13 + 60);
     /* B's '+' at 11 s wins its cell over the acquiring fill under it. */
-    assert_int_equal(sym(&sc, SCENE_SYM_ACQUIRED, B)->x, 13 + 55);
-    scene_close(&sc);
-    layout_close(&ly);
-    trace_close(&tr);
+    assert_int_equal(sym(&f.sc, SCENE_SYM_ACQUIRED, B)->x, 13 + 55);
+    fx_close(&f);
 }
 
 /* Zoom: 10.5 s .. 12.5 s. The axis is fitted to the window, marks outside it
  * are gone, intervals are cut at its edges, ticks start inside it. */
 static void test_scene_window(void **state) {
     (void)state;
-    struct trace tr;
-    story(&tr, 1);
-    struct layout ly;
-    struct scene sc;
-    struct scene_view v;
-    scene_view_term(&v, 100, 1);
-    v.t0 = 10 * S + 500 * MS;
-    v.t1 = 12 * S + 500 * MS;
-    build(&sc, &ly, &tr, &v);
-    assert_int_equal(sc.t0, v.t0);
-    assert_int_equal(sc.axis.cell_ns, 50 * MS); /* 2 s in 87 columns: 41 cells */
-    assert_int_equal(sc.axis.ncells, 41);
+    struct fx f;
+    fx_open(&f, 1);
+    f.v.t0 = 10 * S + 500 * MS;
+    f.v.t1 = 12 * S + 500 * MS;
+    fx_build(&f);
+    assert_int_equal(f.sc.t0, f.v.t0);
+    assert_int_equal(f.sc.axis.cell_ns, 50 * MS); /* 2 s in 87 columns: 41 cells */
+    assert_int_equal(f.sc.axis.ncells, 41);
     /* Ticks every 500 ms from the window's left edge: 11 s is ten cells in. */
-    const struct scene_cmd *k = text(&sc, "11s");
+    const struct scene_cmd *k = text(&f.sc, "11s");
     assert_non_null(k);
     assert_int_equal(k->x, 13 + 10);
-    assert_int_equal(sc.axis.tick_ns, 500 * MS);
-    assert_int_equal(text(&sc, "10.5s")->x, 13);
-    assert_null(text(&sc, "10s"));
+    assert_int_equal(f.sc.axis.tick_ns, 500 * MS);
+    assert_int_equal(text(&f.sc, "10.5s")->x, 13);
+    assert_null(text(&f.sc, "10s"));
     /* A's acquire at 0 is outside; A's paused holding runs from the left
      * edge to 12 s; B acquires at 11 s (cell 10). */
-    assert_null(sym(&sc, SCENE_SYM_ACQUIRED, A));
-    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_PAUSED_HOLDING, A, 1);
+    assert_null(sym(&f.sc, SCENE_SYM_ACQUIRED, A));
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_PAUSED_HOLDING, A, 1);
     assert_non_null(k);
     assert_int_equal(k->x, 13);
     assert_int_equal(k->w, 30);
-    assert_int_equal(sym(&sc, SCENE_SYM_ACQUIRED, B)->x, 13 + 10);
+    assert_int_equal(sym(&f.sc, SCENE_SYM_ACQUIRED, B)->x, 13 + 10);
     /* The double entry 11..12 s: cells 10..29. */
-    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
     assert_int_equal(k->x, 13 + 10);
     assert_int_equal(k->w, 20);
     /* The expiry at 10 s is left of the window. */
-    assert_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
-    assert_non_null(text(&sc, "legend: 1 column = 50ms of true time"));
-    scene_close(&sc);
-    layout_close(&ly);
+    assert_null(sym(&f.sc, SCENE_SYM_EXPIRE, S1));
+    assert_non_null(text(&f.sc, "legend: 1 column = 50ms of true time"));
 
     /* The terminal draws the same window: B's '+' ten columns in. */
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    struct term_opts o = {.width = 100, .color = 0, .legend = 0, .t0 = v.t0, .t1 = v.t1};
-    assert_int_equal(term_render(f, &tr, &o), 0);
-    fclose(f);
+    FILE *out = open_memstream(&buf, &len);
+    struct term_opts o = {.width = 100, .color = 0, .legend = 0, .t0 = f.v.t0, .t1 = f.v.t1};
+    assert_int_equal(term_render(out, &f.tr, &o), 0);
+    fclose(out);
     assert_non_null(strstr(buf, "\nB                      +==================="));
     assert_non_null(strstr(buf, "\nA            ##############################r"));
     free(buf);
-    trace_close(&tr);
+    fx_close(&f);
 }
 
 /* Pixels: every unit a pixel; bands behind the lanes, TTL bars, token
  * labels and tooltips in the extra layer; the banner on top. */
 static void test_scene_pixels(void **state) {
     (void)state;
-    struct trace tr;
-    story(&tr, 1);
-    struct layout ly;
-    struct scene sc;
-    struct scene_view v;
-    scene_view_pixels(&v, 1280, 720);
-    assert_int_equal(layout_build(&ly, &tr), 0);
+    struct fx f;
+    fx_open(&f, 1);
+    scene_view_pixels(&f.v, 1280, 720);
     struct checker_report rep;
     memset(&rep, 0, sizeof rep);
     rep.verdict = SCN_VERDICT_SAFE;
     struct scene_banner b = {.title = "Story", .algo = "fenced-lease", .seed = "1",
                              .replay = "locksim run story.lsim --seed 1", .report = &rep};
-    assert_int_equal(scene_build(&sc, &ly, &v, &b, 0), 0);
+    assert_int_equal(scene_build(&f.sc, &f.ly, &f.v, &b, 0), 0);
     /* Layers in order. */
-    for (size_t i = 1; i < sc.ncmd; i++) assert_true(sc.cmd[i - 1].layer <= sc.cmd[i].layer);
+    for (size_t i = 1; i < f.sc.ncmd; i++) assert_true(f.sc.cmd[i - 1].layer <= f.sc.cmd[i].layer);
     /* The banner: the title at the top left, the verdict in its style. */
-    const struct scene_cmd *k = text(&sc, "Story");
+    const struct scene_cmd *k = text(&f.sc, "Story");
     assert_int_equal(k->x, 16);
     assert_int_equal(k->y, 16);
     assert_int_equal(k->style, SCENE_ST_TITLE);
-    assert_int_equal(text(&sc, "SAFE")->style, SCENE_ST_SAFE);
-    assert_non_null(text(&sc, "replay: locksim run story.lsim --seed 1"));
+    assert_int_equal(text(&f.sc, "SAFE")->style, SCENE_ST_SAFE);
+    assert_non_null(text(&f.sc, "replay: locksim run story.lsim --seed 1"));
     /* The band: behind, from A's lane top to the end of the double row. */
-    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_BAND, -1, 1);
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_BAND, -1, 1);
     assert_int_equal(k->layer, SCENE_LAYER_BACK);
-    assert_int_equal(k->y, text(&sc, "A")->y - (v.lane_h - v.line_h) / 2);
-    assert_true(k->h >= 3 * v.lane_h);
-    assert_int_equal(k->x, scene_x_of(&sc, 11 * S));
+    assert_int_equal(k->y, text(&f.sc, "A")->y - (f.v.lane_h - f.v.line_h) / 2);
+    assert_true(k->h >= 3 * f.v.lane_h);
+    assert_int_equal(k->x, scene_x_of(&f.sc, 11 * S));
     /* Token labels: A's critical section, whose lease S1 holds; the writes'
      * badges carry their tokens, the rejected one in the save's style. */
-    assert_int_equal(text(&sc, "tok 7")->layer, SCENE_LAYER_EXTRA);
-    assert_non_null(text(&sc, "held by A, tok 7"));
-    k = sym(&sc, SCENE_SYM_WRITE_REJECTED, R);
+    assert_int_equal(text(&f.sc, "tok 7")->layer, SCENE_LAYER_EXTRA);
+    assert_non_null(text(&f.sc, "held by A, tok 7"));
+    k = sym(&f.sc, SCENE_SYM_WRITE_REJECTED, R);
     assert_string_equal(k->label, "7");
     assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
-    assert_int_equal(k->x2, scene_x_of(&sc, 12 * S));
-    assert_string_equal(sym(&sc, SCENE_SYM_WRITE_OK, R)->label, "8");
+    assert_int_equal(k->x2, scene_x_of(&f.sc, 12 * S));
+    assert_string_equal(sym(&f.sc, SCENE_SYM_WRITE_OK, R)->label, "8");
     /* The axis fills the width: 1280 - 2 x 16 margin - 13 label chars x 11. */
-    assert_int_equal(sc.plot_x, 16 + 13 * 11);
-    assert_true(sc.plot_w > 1080 && sc.plot_w <= 1280 - 16 - sc.plot_x);
-    assert_int_equal(sc.axis.tick_ns, 2 * S); /* 15 s: a tick every 2 s, >= 110 px apart */
+    assert_int_equal(f.sc.plot_x, 16 + 13 * 11);
+    assert_true(f.sc.plot_w > 1080 && f.sc.plot_w <= 1280 - 16 - f.sc.plot_x);
+    assert_int_equal(f.sc.axis.tick_ns, 2 * S); /* 15 s: a tick every 2 s, >= 110 px apart */
     /* The TTL bar of A's lease: full at 0, empty at 10 s. */
     k = NULL;
-    for (size_t i = 0; i < sc.ncmd; i++)
-        if (sc.cmd[i].type == SCENE_CMD_RECT && sc.cmd[i].lane == S1 && sc.cmd[i].frac1 < 1000) {
-            k = &sc.cmd[i];
+    for (size_t i = 0; i < f.sc.ncmd; i++)
+        if (f.sc.cmd[i].type == SCENE_CMD_RECT && f.sc.cmd[i].lane == S1 && f.sc.cmd[i].frac1 < 1000) {
+            k = &f.sc.cmd[i];
             break;
         }
     assert_non_null(k);
@@ -317,50 +312,44 @@ static void test_scene_pixels(void **state) {
     assert_int_equal(k->frac1, 0);
     assert_int_equal(k->t1, 10 * S);
     /* A tooltip. */
-    assert_string_equal(sym(&sc, SCENE_SYM_ACQUIRED, B)->text, "B acquires, token 8, t=11s");
-    assert_string_equal(sym(&sc, SCENE_SYM_WRITE_REJECTED, R)->text,
+    assert_string_equal(sym(&f.sc, SCENE_SYM_ACQUIRED, B)->text, "B acquires, token 8, t=11s");
+    assert_string_equal(sym(&f.sc, SCENE_SYM_WRITE_REJECTED, R)->text,
                         "R rejects A's write, token 7, t=12s");
-    scene_close(&sc);
-    layout_close(&ly);
-    trace_close(&tr);
+    fx_close(&f);
 }
 
 /* Hidden lanes, a view too narrow, and failing allocations. */
 static void test_scene_hide_and_errors(void **state) {
     (void)state;
-    struct trace tr;
-    story(&tr, 1);
-    struct layout ly;
-    struct scene sc;
-    struct scene_view v;
-    scene_view_term(&v, 100, 0);
-    v.hide = 1u << S1;
-    build(&sc, &ly, &tr, &v);
-    assert_null(text(&sc, "S1"));
-    assert_int_equal(text(&sc, "R")->y, 6);
-    scene_close(&sc);
-    v.width = 10;
-    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), LSIM_EBAD_VALUE);
-    scene_close(&sc);
+    struct fx f;
+    fx_open(&f, 1);
+    f.v.flags = 0;
+    f.v.hide = 1u << S1;
+    fx_build(&f);
+    assert_null(text(&f.sc, "S1"));
+    assert_int_equal(text(&f.sc, "R")->y, 6);
+    scene_close(&f.sc);
+    f.v.width = 10;
+    assert_int_equal(scene_build(&f.sc, &f.ly, &f.v, NULL, 0), LSIM_EBAD_VALUE);
+    scene_close(&f.sc);
 #if FAULTS
     if (faults_work()) {
-        scene_view_pixels(&v, 1280, 720);
+        scene_view_pixels(&f.v, 1280, 720);
         int ok = 0;
         for (long n = 0; n < 40 && !ok; n++) {
             long before = live;
             fail_after = n;
-            int rc = scene_build(&sc, &ly, &v, NULL, 0);
+            int rc = scene_build(&f.sc, &f.ly, &f.v, NULL, 0);
             fail_after = -1;
             assert_true(rc == 0 || rc == LSIM_ENOMEM);
             ok = rc == 0;
-            scene_close(&sc);
+            scene_close(&f.sc);
             assert_int_equal(live, before);
         }
         assert_true(ok);
     }
 #endif
-    layout_close(&ly);
-    trace_close(&tr);
+    fx_close(&f);
 }
 
 int main(void) {
