@@ -95,7 +95,7 @@ int svg_write_scene(FILE *out, const struct scene *sc, const struct scene_view *
     static const struct paint_ops ops = {box, poly, line, text, group_begin, group_end};
     int w = sc->width, h = height > sc->height ? height : sc->height;
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" xml:space=\"preserve\" width=\"%d\" height=\"%d\" "
                  "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"%d\">\n",
             w, h, w, h, PALETTE_TEXT_PX);
     fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n", w, h,

@@ -155,7 +155,7 @@ static void test_gc_pause(void **state) {
     struct picture p;
     char *x = draw_checked("gc-pause-outlives-lease", &p);
     /* The SVG: the story as text. */
-    assert_non_null(strstr(x, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_non_null(strstr(x, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" xml:space=\"preserve\""));
     assert_non_null(strstr(x, ">GC pause outlives the lease</text>"));
     assert_non_null(strstr(x, ">UNSAFE</text>"));
     assert_non_null(strstr(x, ">DOUBLE ENTRY</text>"));
