@@ -832,7 +832,9 @@ static void emit_legend(struct ctx *c) {
     }
     /* pictures: the damage has a colour of its own, so it gets a line */
     static const char stale_text[] = "STALE write accepted: the damage";
-    int stale = c->used_stale && v->char_w > v->cell_w;
+    static const char save_text[] = "write REJECTED by fencing: the save";
+    int pictures = v->char_w > v->cell_w;
+    int stale = c->used_stale && pictures;
     if (stale) {
         entries[n++] = -1;
         if (4 + (int)sizeof stale_text + 1 > colw) colw = 4 + (int)sizeof stale_text + 1;
@@ -848,7 +850,9 @@ static void emit_legend(struct ctx *c) {
             struct scene_cmd *s = add(c, SCENE_CMD_SYM, style, c->x0 + (col + 2) * v->char_w, c->y,
                                       v->char_w, v->line_h);
             if (s) s->sym = (uint8_t)g;
-            text_at(c, col + 4, c->y, entries[i] < 0 ? stale_text : syms[g].text, SCENE_ST_LEGEND);
+            const char *what = entries[i] < 0 ? stale_text
+                               : g == SCENE_SYM_WRITE_REJECTED && pictures ? save_text : syms[g].text;
+            text_at(c, col + 4, c->y, what, SCENE_ST_LEGEND);
         }
         c->y += v->line_h;
     }
