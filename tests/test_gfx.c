@@ -243,6 +243,34 @@ static void test_panels(void **state) {
     engine_free(p[1].e);
 }
 
+/* Zoom: 29.5 s .. 33 s of the default scenario, as PNG and SVG. */
+static void test_zoom(void **state) {
+    (void)state;
+    struct picture p;
+    picture_init(&p, "gc-pause-outlives-lease");
+    const struct trace *tr = engine_trace(p.e);
+    struct scene_view v;
+    scene_view_pixels(&v, 1280, 720);
+    v.t0 = 29 * SIM_NS_PER_S + 500 * SIM_NS_PER_MS;
+    v.t1 = 33 * SIM_NS_PER_S;
+    char png[300], svg[300];
+    out_path(png, sizeof png, "gc-pause-zoom", "png");
+    out_path(svg, sizeof svg, "gc-pause-zoom", "svg");
+    assert_int_equal(gfx_render_png(png, NULL, tr, &p.b, &v), 0);
+    FILE *f = fopen(svg, "wb");
+    assert_non_null(f);
+    assert_int_equal(svg_render(f, tr, &p.b, &v), 0);
+    fclose(f);
+    assert_true(xmllint_ok(svg));
+    char *x = slurp(svg, NULL);
+    assert_non_null(strstr(x, ">29.5s</text>"));
+    assert_non_null(strstr(x, ">32.5s</text>")); /* 33 s is the edge: no room for its label */
+    assert_null(strstr(x, "<title>A acquires")); /* at 0 s, outside the window */
+    assert_non_null(strstr(x, "<title>B acquires, t=31s</title>"));
+    free(x);
+    engine_free(p.e);
+}
+
 /* Errors: a file that cannot be opened, a view too small. */
 static void test_errors(void **state) {
     (void)state;
@@ -258,6 +286,8 @@ static void test_errors(void **state) {
     if (full) {
         setvbuf(full, NULL, _IONBF, 0);
         assert_int_equal(svg_render(full, tr, &p.b, NULL), LSIM_EOUTPUT);
+        assert_int_equal(gfx_render_png(NULL, full, tr, &p.b, NULL), LSIM_EOUTPUT);
+        assert_non_null(strstr(gfx_error(), "cannot write the PNG"));
         fclose(full);
     }
     engine_free(p.e);
@@ -290,6 +320,7 @@ int main(void) {
         cmocka_unit_test(test_fencing),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_panels),
+        cmocka_unit_test(test_zoom),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing),
     };

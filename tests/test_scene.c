@@ -14,6 +14,7 @@
 #include "error.h"
 #include "layout.h"
 #include "scene.h"
+#include "svg.h"
 #include "term.h"
 #include "trace.h"
 
@@ -352,6 +353,45 @@ static void test_scene_hide_and_errors(void **state) {
     fx_close(&f);
 }
 
+/* SVG from the same scene: every allocation failing in turn gives
+ * LSIM_ENOMEM and leaks nothing; a write error gives LSIM_EOUTPUT. */
+static void test_svg_faults(void **state) {
+    (void)state;
+    struct fx f;
+    fx_open(&f, 1);
+    scene_view_pixels(&f.v, 1280, 720);
+    const struct trace *trs[2] = {&f.tr, &f.tr};
+    static char iobuf[1 << 16];
+    FILE *devnull = fopen("/dev/null", "w");
+    assert_non_null(devnull);
+    setvbuf(devnull, iobuf, _IOFBF, sizeof iobuf);
+    fputc('x', devnull);
+    assert_int_equal(svg_render_panels(devnull, trs, 2, NULL, &f.v), 0);
+#if FAULTS
+    if (faults_work()) {
+        int ok = 0;
+        for (long n = 0; n < 80 && !ok; n++) {
+            long before = live;
+            fail_after = n;
+            int rc = svg_render_panels(devnull, trs, 2, NULL, &f.v);
+            fail_after = -1;
+            assert_true(rc == 0 || rc == LSIM_ENOMEM);
+            ok = rc == 0;
+            assert_int_equal(live, before);
+        }
+        assert_true(ok);
+    }
+#endif
+    fclose(devnull);
+    FILE *full = fopen("/dev/full", "w");
+    if (full) {
+        setvbuf(full, NULL, _IONBF, 0);
+        assert_int_equal(svg_render(full, &f.tr, NULL, &f.v), LSIM_EOUTPUT);
+        fclose(full);
+    }
+    fx_close(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -359,6 +399,7 @@ int main(void) {
         cmocka_unit_test(test_scene_window),
         cmocka_unit_test(test_scene_pixels),
         cmocka_unit_test(test_scene_hide_and_errors),
+        cmocka_unit_test(test_svg_faults),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }
