@@ -60,7 +60,7 @@ static const char *const style_names[SCENE_ST_COUNT] = {
     [SCENE_ST_WRITE_REJECTED] = "write-rejected", [SCENE_ST_BANNER] = "banner",
     [SCENE_ST_SAFE] = "safe", [SCENE_ST_UNSAFE] = "unsafe", [SCENE_ST_STUCK] = "stuck",
     [SCENE_ST_GRID] = "grid", [SCENE_ST_TITLE] = "title", [SCENE_ST_BAND] = "band",
-    [SCENE_ST_MESSAGE] = "message",
+    [SCENE_ST_MESSAGE] = "message", [SCENE_ST_GAP] = "gap",
 };
 
 char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? syms[sym].ch : ' '; }
@@ -89,12 +89,13 @@ void scene_view_pixels(struct scene_view *v, int width, int height) {
     v->height = height;
     v->char_w = 11; /* DejaVu Sans Mono at 18 px advances 10.8 px */
     v->line_h = 26;
-    v->lane_h = 42;
+    v->lane_h = 40;
     v->cell_w = 1;
     v->margin = 16;
     v->min_tick_chars = 10;
     v->cell_name = NULL;
     v->label_chars = 6; /* the first tick's label, centred on it, clears "time" */
+    v->compressed = 1;  /* a 27 s pause and a 1 s double entry in one picture */
     v->flags = SCENE_F_LEGEND | SCENE_F_BANDS | SCENE_F_DETAIL | SCENE_F_TIPS | SCENE_F_STRETCH |
                SCENE_F_FIT | SCENE_F_ARROWS;
 }
@@ -222,6 +223,27 @@ static int lane_shown(const struct scene_view *v, int l) {
     return l >= 64 || !(v->hide >> l & 1);
 }
 
+/* The cell of true time t (in the window). Without gaps, the axis's own
+ * cell; with gaps, the time of the gaps before t is taken out and their
+ * cells put in, and a time inside a gap falls in proportion across it. */
+int scene_cell_of(const struct scene *sc, sim_ns t) {
+    if (t < sc->t0) t = sc->t0;
+    if (!sc->ngaps) return layout_axis_cell(&sc->axis, t - sc->t0);
+    sim_ns skipped = 0;
+    int extra = 0;
+    for (int i = 0; i < sc->ngaps; i++) {
+        const struct scene_gap *g = &sc->gaps[i];
+        if (t <= g->t0) break;
+        if (t < g->t1)
+            return g->c0 + (int)((t - g->t0) * (sim_ns)g->ncells / (g->t1 - g->t0 + 1));
+        skipped += g->t1 - g->t0;
+        extra += g->ncells + 1; /* t1 itself is the cell after the gap */
+    }
+    sim_ns d = t - sc->t0 - skipped;
+    sim_ns c = (sc->axis.cell_ns > 0 ? d / sc->axis.cell_ns : 0) + extra;
+    return c >= sc->axis.ncells ? sc->axis.ncells - 1 : (int)c;
+}
+
 /* The cells [*c0, *c1] of true interval [t0, t1] in the window, or 0 when
  * it lies outside. An interval still open at the end of the trace runs to
  * the last cell. */
@@ -229,7 +251,13 @@ static int span_cells(const struct scene *sc, sim_ns t0, sim_ns t1, int open, in
     if (t0 > sc->t1 || t1 < sc->t0 || (t1 == sc->t0 && t0 < t1)) return 0;
     sim_ns a = t0 < sc->t0 ? 0 : t0 - sc->t0;
     sim_ns b = t1 > sc->t1 ? sc->t1 - sc->t0 : t1 - sc->t0;
-    layout_axis_span(&sc->axis, a, b, c0, c1);
+    if (sc->ngaps) { /* to the cell before the one where b begins a cell */
+        *c0 = scene_cell_of(sc, sc->t0 + a);
+        *c1 = b > a ? scene_cell_of(sc, sc->t0 + b - 1) : *c0;
+        if (*c1 < *c0) *c1 = *c0;
+    } else {
+        layout_axis_span(&sc->axis, a, b, c0, c1);
+    }
     if (open || t1 > sc->t1) *c1 = sc->axis.ncells - 1;
     return 1;
 }
@@ -249,15 +277,19 @@ static void min_cells(const struct ctx *c, int *c0, int *c1) {
 /* The cell of instant t, or -1 outside the window. */
 static int mark_cell(const struct scene *sc, sim_ns t) {
     if (t < sc->t0 || t > sc->t1) return -1;
-    return layout_axis_cell(&sc->axis, t - sc->t0);
+    return scene_cell_of(sc, t);
 }
 
 int scene_x_of(const struct scene *sc, sim_ns t) {
-    sim_ns d = t < sc->t0 ? 0 : t > sc->t1 ? sc->t1 - sc->t0 : t - sc->t0;
     if (sc->axis.cell_ns <= 0 || sc->axis.ncells <= 0) return sc->plot_x;
-    int cell = (int)(d / sc->axis.cell_ns);
-    if (cell >= sc->axis.ncells) cell = sc->axis.ncells - 1;
-    return sc->plot_x + cell * (sc->plot_w / sc->axis.ncells);
+    return sc->plot_x + scene_cell_of(sc, t > sc->t1 ? sc->t1 : t) * (sc->plot_w / sc->axis.ncells);
+}
+
+/* Whether a tick at t falls inside a gap (ticks there are not drawn). */
+static int in_gap(const struct scene *sc, sim_ns t) {
+    for (int i = 0; i < sc->ngaps; i++)
+        if (t > sc->gaps[i].t0 && t < sc->gaps[i].t1) return 1;
+    return 0;
 }
 
 /* ---- lanes ----------------------------------------------------------------- */
@@ -335,6 +367,9 @@ static void tooltip(struct ctx *c, struct scene_cmd *k, const struct layout_lane
 
 static void place_badges(struct ctx *c, struct scene_cmd *k, size_t n);
 static sim_ns fit_end(const struct layout *ly);
+static int build_one(struct scene *sc, const struct layout *ly, const struct scene_view *v,
+                     const struct scene_banner *b, int y0, const struct layout *gap_src,
+                     size_t ngap_src);
 
 /* The lane's cells: interval fills, then the instant that wins each cell
  * (a later instant of equal or higher priority replaces an earlier one). */
@@ -651,7 +686,8 @@ static void emit_axis(struct ctx *c) {
     sim_ns first = ax->tick_ns > 0 ? (sc->t0 + ax->tick_ns - 1) / ax->tick_ns * ax->tick_ns : sc->t0;
     /* Labels first, remembering the ticks that got one. */
     for (sim_ns t = first; t <= sc->t1; t += ax->tick_ns) {
-        int col = sc->plot_x + layout_axis_cell(ax, t - sc->t0) * c->v->cell_w;
+        if (in_gap(sc, t)) continue;
+        int col = sc->plot_x + scene_cell_of(sc, t) * c->v->cell_w;
         int len = layout_axis_label(ax, t, lab, sizeof lab);
         int x = c->v->char_w > 1 ? col - len * c->v->char_w / 2 : col;
         if (x < sc->plot_x - c->v->char_w) x = sc->plot_x - c->v->char_w;
@@ -663,7 +699,8 @@ static void emit_axis(struct ctx *c) {
     }
     c->y += c->v->line_h;
     for (sim_ns t = first; t <= sc->t1; t += ax->tick_ns) {
-        int x = sc->plot_x + layout_axis_cell(ax, t - sc->t0) * c->v->cell_w;
+        if (in_gap(sc, t)) continue;
+        int x = sc->plot_x + scene_cell_of(sc, t) * c->v->cell_w;
         if (x < c->x0 + c->cols * c->v->char_w) {
             struct scene_cmd *k = add(c, SCENE_CMD_LINE, SCENE_ST_AXIS, x, c->y, 1, c->v->line_h);
             if (k) {
@@ -673,6 +710,24 @@ static void emit_axis(struct ctx *c) {
             }
         }
         if (ax->tick_ns <= 0 || t > sc->t1 - ax->tick_ns) break;
+    }
+    /* each gap of a compressed axis: its length, over it */
+    for (int i = 0; i < sc->ngaps; i++) {
+        const struct scene_gap *g = &sc->gaps[i];
+        char len[32], buf[40];
+        /* two significant digits are enough for what was left out */
+        sim_ns d = g->t1 - g->t0, p = 1;
+        while (d / p >= 100) p *= 10;
+        sim_ns r = (d + p / 2) / p * p;
+        format_time_ns(len, sizeof len, r);
+        snprintf(buf, sizeof buf, r == d ? "<%s>" : "<~%s>", len);
+        int w = (int)strlen(buf) * c->v->char_w;
+        int mid = sc->plot_x + (g->c0 * 2 + g->ncells) * c->v->cell_w / 2;
+        struct scene_cmd *k = text_n(c, mid - w / 2, c->y, buf, strlen(buf), SCENE_ST_GAP);
+        if (k) {
+            k->t0 = g->t0;
+            k->t1 = g->t1;
+        }
     }
     c->y += c->v->line_h;
 }
@@ -857,6 +912,9 @@ static void emit_legend(struct ctx *c) {
         c->y += v->line_h;
     }
     if (v->cell_name) wrapped(c, 0, 2, "(a marker hides the interval under it)", SCENE_ST_LEGEND);
+    if (c->sc->ngaps)
+        wrapped(c, 0, 2, "<~25s> on the axis: a stretch of that length with no event, drawn short",
+                SCENE_ST_LEGEND);
 }
 
 /* Title, then "algorithm  VERDICT  seed", then the replay command and the
@@ -893,7 +951,7 @@ static void emit_banner(struct ctx *c, const struct scene_banner *b) {
         snprintf(buf, sizeof buf, "replay: %s", b->replay);
         wrapped(c, 0, 2, buf, SCENE_ST_BANNER);
     }
-    c->y += c->v->line_h / 2;
+    c->y += c->v->line_h / 4;
 }
 
 static void fix_pointers(struct scene *sc) {
@@ -972,7 +1030,7 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
     pv.flags = v->flags & ~(unsigned)SCENE_F_LEGEND;
     for (size_t i = 0; i < n && !rc; i++) {
         struct scene one;
-        rc = scene_build(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y);
+        rc = build_one(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y, lys, n);
         for (int g = 0; g <= SCENE_SYM_COUNT; g++) sc->used[g] |= one.used[g];
         if (!rc) rc = append_scene(sc, &one);
         if (!rc) {
@@ -981,6 +1039,8 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
             sc->t0 = one.t0;
             sc->t1 = one.t1;
             sc->axis = one.axis;
+            sc->ngaps = one.ngaps;
+            memcpy(sc->gaps, one.gaps, sizeof sc->gaps);
             y = one.height - v->margin; /* the next panel's margin is the gap */
         }
         scene_close(&one);
@@ -1008,6 +1068,71 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
     return rc;
 }
 
+static int cmp_ns(const void *a, const void *b) {
+    sim_ns x = *(const sim_ns *)a, y = *(const sim_ns *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A compressed axis: the stretches of the window with no event (instant,
+ * interval end, double entry, message) in any of the nly layouts, longer
+ * than a fifth of the window, less a fortieth at each side, become gaps; at
+ * most max (and SCENE_MAX_GAPS), the longest ones. Returns 0 or LSIM_ENOMEM. */
+static int find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int max) {
+    size_t n = 2;
+    for (size_t j = 0; j < nly; j++) {
+        const struct layout *ly = &lys[j];
+        n += 2 * ly->ndoubles + 2 * ly->nmsgs;
+        for (int l = 0; l < ly->nlanes; l++) n += ly->lanes[l].nmarks + 2 * ly->lanes[l].nspans;
+    }
+    sim_ns *t = malloc(n * sizeof *t);
+    if (!t) return LSIM_ENOMEM;
+    size_t k = 0;
+    t[k++] = sc->t0;
+    t[k++] = sc->t1;
+#define KEEP(x) do { if ((x) > sc->t0 && (x) < sc->t1) t[k++] = (x); } while (0)
+    for (size_t j = 0; j < nly; j++) {
+    const struct layout *ly = &lys[j];
+    for (int l = 0; l < ly->nlanes; l++) {
+        const struct layout_lane *ln = &ly->lanes[l];
+        for (size_t i = 0; i < ln->nmarks; i++) KEEP(ln->marks[i].t);
+        for (size_t i = 0; i < ln->nspans; i++) {
+            KEEP(ln->spans[i].t0);
+            if (ln->spans[i].end != LAYOUT_END_OPEN) KEEP(ln->spans[i].t1);
+        }
+    }
+    for (size_t i = 0; i < ly->ndoubles; i++) {
+        KEEP(ly->doubles[i].t0);
+        KEEP(ly->doubles[i].t1);
+    }
+    for (size_t i = 0; i < ly->nmsgs; i++) {
+        KEEP(ly->msgs[i].t0);
+        if (ly->msgs[i].fate != 2) KEEP(ly->msgs[i].t1);
+    }
+    }
+#undef KEEP
+    qsort(t, k, sizeof *t, cmp_ns);
+    sim_ns w = sc->t1 - sc->t0, m = w / 40;
+    if (max > SCENE_MAX_GAPS) max = SCENE_MAX_GAPS;
+    sc->ngaps = 0;
+    for (size_t i = 1; i < k; i++) {
+        if (t[i] - t[i - 1] <= w / 5) continue;
+        struct scene_gap g = {t[i - 1] + m, t[i] - m, 0, 0};
+        int at = sc->ngaps;
+        if (sc->ngaps == max) { /* keep the longest: replace the shortest if shorter */
+            at = -1;
+            for (int j = 0; j < sc->ngaps; j++)
+                if (at < 0 || sc->gaps[j].t1 - sc->gaps[j].t0 < sc->gaps[at].t1 - sc->gaps[at].t0) at = j;
+            if (at < 0 || sc->gaps[at].t1 - sc->gaps[at].t0 >= g.t1 - g.t0) continue;
+            memmove(&sc->gaps[at], &sc->gaps[at + 1], (size_t)(sc->ngaps - at - 1) * sizeof g);
+            at = --sc->ngaps;
+        }
+        sc->gaps[at] = g;
+        sc->ngaps++;
+    }
+    free(t);
+    return 0;
+}
+
 /* The end of a fitted whole-run window: the last event (an instant, the end
  * of an interval that closed, a double entry, a message), plus a twentieth,
  * and never past the end of the run. */
@@ -1028,8 +1153,11 @@ static sim_ns fit_end(const struct layout *ly) {
     return last == 0 || end > ly->t_end ? ly->t_end : end;
 }
 
-int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
-                const struct scene_banner *b, int y0) {
+/* scene_build, with the gaps of a compressed axis found in gap_src (n
+ * layouts: stacked panels share their gaps). */
+static int build_one(struct scene *sc, const struct layout *ly, const struct scene_view *v,
+                     const struct scene_banner *b, int y0, const struct layout *gap_src,
+                     size_t ngap_src) {
     memset(sc, 0, sizeof *sc);
     struct ctx c;
     memset(&c, 0, sizeof c);
@@ -1064,7 +1192,16 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
     }
     if (sc->t0 < 0) sc->t0 = 0;
     int min_tick = v->min_tick_chars * v->char_w / v->cell_w;
-    if (layout_axis_fit(&sc->axis, sc->t1 - sc->t0, max_cells, min_tick) != 0) return LSIM_EBAD_VALUE;
+    sim_ns shown = sc->t1 - sc->t0, window_t1 = sc->t1;
+    int gap_cells = 0;
+    if (v->compressed) {
+        gap_cells = 5 * v->char_w / v->cell_w;
+        int rc = find_gaps(sc, gap_src, ngap_src, max_cells / 3 / (gap_cells ? gap_cells : 1));
+        if (rc) return rc;
+        for (int i = 0; i < sc->ngaps; i++) shown -= sc->gaps[i].t1 - sc->gaps[i].t0;
+        max_cells -= sc->ngaps * (gap_cells + 1);
+    }
+    if (layout_axis_fit(&sc->axis, shown, max_cells, min_tick) != 0) return LSIM_EBAD_VALUE;
     if ((v->flags & SCENE_F_STRETCH) && max_cells > 1 && sc->axis.t_end > 0) {
         /* round ticks at least min_tick cells apart; cells of any length */
         struct layout_axis tk;
@@ -1077,6 +1214,15 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
         sc->axis.ncells = (int)(sc->axis.t_end / sc->axis.cell_ns) + 1;
     }
     sc->t1 = sc->t0 + sc->axis.t_end;
+    if (sc->ngaps) { /* the gaps' cells, in order */
+        sc->t1 = window_t1;
+        sc->axis.ncells += sc->ngaps * (gap_cells + 1);
+        for (int i = 0; i < sc->ngaps; i++) { /* each after the cell of its start */
+            struct scene_gap *g = &sc->gaps[i];
+            g->c0 = scene_cell_of(sc, g->t0) + 1;
+            g->ncells = gap_cells;
+        }
+    }
     sc->plot_w = sc->axis.ncells * v->cell_w;
 
     size_t n = (size_t)sc->axis.ncells;
@@ -1133,13 +1279,26 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
         }
         c.layer = SCENE_LAYER_MAIN;
     }
+    for (int i = 0; i < sc->ngaps && (v->flags & SCENE_F_BANDS) && !sc->err; i++) {
+        /* pictures: the gap shaded across the lanes, behind them */
+        const struct scene_gap *g = &sc->gaps[i];
+        c.layer = SCENE_LAYER_BACK;
+        struct scene_cmd *r = add(&c, SCENE_CMD_RECT, SCENE_ST_GAP, sc->plot_x + g->c0 * v->cell_w,
+                                  y_lanes, g->ncells * v->cell_w, c.lanes_end - y_lanes);
+        if (r) {
+            r->t0 = g->t0;
+            r->t1 = g->t1;
+        }
+        c.layer = SCENE_LAYER_MAIN;
+    }
     if ((v->flags & SCENE_F_ARROWS) && !sc->err) emit_arrows(&c);
     if ((v->flags & SCENE_F_BANDS) && !sc->err) { /* faint guides under the ticks */
         const struct layout_axis *ax = &sc->axis;
         c.layer = SCENE_LAYER_BACK;
         sim_ns first = ax->tick_ns > 0 ? (sc->t0 + ax->tick_ns - 1) / ax->tick_ns * ax->tick_ns : sc->t0;
         for (sim_ns t = first; t <= sc->t1 && ax->tick_ns > 0; t += ax->tick_ns) {
-            int x = sc->plot_x + layout_axis_cell(ax, t - sc->t0) * v->cell_w;
+            if (in_gap(sc, t)) continue;
+            int x = sc->plot_x + scene_cell_of(sc, t) * v->cell_w;
             struct scene_cmd *g = add(&c, SCENE_CMD_LINE, SCENE_ST_GRID, x, y_lanes, 1, c.lanes_end - y_lanes);
             if (g) {
                 g->x2 = x;
@@ -1167,6 +1326,11 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
     if (!sc->err) sc->err = order_layers(sc);
     fix_pointers(sc);
     return sc->err;
+}
+
+int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
+                const struct scene_banner *b, int y0) {
+    return build_one(sc, ly, v, b, y0, ly, 1);
 }
 
 void scene_close(struct scene *sc) {

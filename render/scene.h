@@ -42,6 +42,7 @@ enum scene_style {
     SCENE_ST_TITLE,          /* the banner's title */
     SCENE_ST_BAND,           /* a double entry shaded across the lanes, behind them */
     SCENE_ST_MESSAGE,        /* a message in flight long enough to see: an arrow */
+    SCENE_ST_GAP,            /* a shortened idle stretch of a compressed axis */
     SCENE_ST_COUNT
 };
 
@@ -122,7 +123,8 @@ struct scene_view {
     int label_chars;   /* at least this many characters of lane labels (0 = fit
                           the names); stacked panels share one to share the axis */
     uint64_t hide;     /* bit i set: lane i is not shown (lanes >= 64 always are) */
-    int compressed;    /* reserved for a compressed axis; must be 0 for now */
+    int compressed;    /* 1 = idle stretches (no event for a fifth of the window)
+                          shrink to a marked gap labelled with its length */
     unsigned flags;    /* SCENE_F_* */
 };
 
@@ -152,8 +154,18 @@ struct scene_banner {
 /* The terminal's view: width columns, everything 1 unit, legend as asked. */
 void scene_view_term(struct scene_view *v, int width, int legend);
 /* A picture's view: width x height pixels, 18 px text in 11 x 26 px cells
- * (DejaVu Sans Mono at 18 px), 42 px lanes, 16 px margins, every flag on. */
+ * (DejaVu Sans Mono at 18 px), 40 px lanes, 16 px margins, every flag on,
+ * a compressed axis. */
 void scene_view_pixels(struct scene_view *v, int width, int height);
+
+#define SCENE_MAX_GAPS 8
+
+/* An idle stretch of a compressed axis: true time [t0, t1] drawn in cells
+ * c0 .. c0 + ncells - 1. */
+struct scene_gap {
+    sim_ns t0, t1;
+    int c0, ncells;
+};
 
 /* A built scene: the commands and the storage behind them. */
 struct scene {
@@ -164,7 +176,10 @@ struct scene {
     int width, height;      /* extent used, units (height includes every line) */
     int plot_x, plot_w;     /* the time axis: x of its first cell, its width in units */
     sim_ns t0, t1;          /* the window actually shown (true ns) */
-    struct layout_axis axis;/* fitted to t1 - t0; cell c shows t0 + [c, c+1) * cell_ns */
+    struct layout_axis axis;/* fitted to t1 - t0 (less the gaps); without gaps
+                               cell c shows t0 + [c, c+1) * cell_ns */
+    struct scene_gap gaps[SCENE_MAX_GAPS]; /* compressed axis: the gaps, in time order */
+    int ngaps;
     int err;                /* first error while building (LSIM_ENOMEM), else 0 */
     unsigned char used[SCENE_SYM_COUNT + 1]; /* private: symbols drawn in lanes;
                               [SCENE_SYM_COUNT]: a stale write accepted */
@@ -188,7 +203,8 @@ void scene_close(struct scene *sc);
 int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
                        const struct scene_view *v, const struct scene_banner *banners);
 
-/* The x of true time t in a built scene (clamped to the plot). */
+/* The x of true time t in a built scene (clamped to the plot), and its cell. */
 int scene_x_of(const struct scene *sc, sim_ns t);
+int scene_cell_of(const struct scene *sc, sim_ns t);
 
 #endif

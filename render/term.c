@@ -39,7 +39,7 @@ static const uint8_t term_style[SCENE_ST_COUNT] = {
     [SCENE_ST_SAFE] = ST_GOOD,          [SCENE_ST_UNSAFE] = ST_BAD,
     [SCENE_ST_STUCK] = ST_WARN,         [SCENE_ST_GRID] = ST_DIM,
     [SCENE_ST_TITLE] = ST_NOTE,         [SCENE_ST_BAND] = ST_DOUBLE,
-    [SCENE_ST_MESSAGE] = ST_PLAIN,
+    [SCENE_ST_MESSAGE] = ST_PLAIN,      [SCENE_ST_GAP] = ST_DIM,
 };
 
 struct grid {
@@ -103,6 +103,7 @@ void term_opts_default(struct term_opts *o) {
     o->color = 0;
     o->legend = 1;
     o->t0 = o->t1 = 0;
+    o->compressed = 0;
 }
 
 int term_render_layout(FILE *out, const struct layout *ly, const struct term_opts *o) {
@@ -115,6 +116,7 @@ int term_render_layout(FILE *out, const struct layout *ly, const struct term_opt
     scene_view_term(&v, o->width < TERM_MIN_WIDTH ? TERM_MIN_WIDTH : o->width, o->legend);
     v.t0 = o->t0;
     v.t1 = o->t1;
+    v.compressed = o->compressed;
     struct scene sc;
     int rc = scene_build(&sc, ly, &v, NULL, 0);
     struct grid g = {NULL, NULL, sc.width, sc.height};

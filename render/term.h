@@ -20,9 +20,10 @@ struct term_opts {
     int color;   /* 1 = ANSI colours, 0 = plain ASCII */
     int legend;  /* 1 = print the legend under the chart */
     sim_ns t0, t1; /* true-time window shown, ns; t1 <= t0 (0/0) = the whole run */
+    int compressed; /* 1 = idle stretches shrink to a gap marked <25s> */
 };
 
-/* width 100, no colour, legend on, the whole run. */
+/* width 100, no colour, legend on, the whole run, a linear axis. */
 void term_opts_default(struct term_opts *o);
 
 /* Lay out tr (borrowed, read only) and draw it to out. o may be NULL for

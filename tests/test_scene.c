@@ -89,6 +89,7 @@ struct fx {
 };
 
 static void fx_open(struct fx *f, int fenced) {
+    memset(f, 0, sizeof *f);
     story(&f->tr, fenced);
     assert_int_equal(layout_build(&f->ly, &f->tr), 0);
     scene_view_term(&f->v, 100, 1);
@@ -300,7 +301,15 @@ static void test_scene_pixels(void **state) {
     /* The axis fills the width: 1280 - 2 x 16 margin - 13 label chars x 11. */
     assert_int_equal(f.sc.plot_x, 16 + 13 * 11);
     assert_true(f.sc.plot_w > 1080 && f.sc.plot_w <= 1280 - 16 - f.sc.plot_x);
-    assert_int_equal(f.sc.axis.tick_ns, 2 * S); /* 15 s: a tick every 2 s, >= 110 px apart */
+    /* The axis is compressed: nothing happens from 2 s to 10 s, so that
+     * stretch (less a fortieth of the window, 14.7 s, at each side) is a gap
+     * labelled with its length, and ticks every second fit the rest. */
+    assert_int_equal(f.sc.ngaps, 1);
+    assert_int_equal(f.sc.gaps[0].t0, 2 * S + 14700 * MS / 40);
+    assert_int_equal(f.sc.gaps[0].t1, 10 * S - 14700 * MS / 40);
+    assert_non_null(text(&f.sc, "<~7.3s>"));
+    assert_int_equal(f.sc.axis.tick_ns, 1 * S);
+    assert_true(scene_x_of(&f.sc, 10 * S) - scene_x_of(&f.sc, 2 * S) < 6 * 11 + 11 * 2 * f.v.char_w);
     /* The TTL bar of A's lease: full at 0, empty at 10 s. */
     k = NULL;
     for (size_t i = 0; i < f.sc.ncmd; i++)
