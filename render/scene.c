@@ -1199,7 +1199,7 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         int rc = find_gaps(sc, gap_src, ngap_src, max_cells / 3 / (gap_cells ? gap_cells : 1));
         if (rc) return rc;
         for (int i = 0; i < sc->ngaps; i++) shown -= sc->gaps[i].t1 - sc->gaps[i].t0;
-        max_cells -= sc->ngaps * (gap_cells + 1);
+        max_cells -= sc->ngaps * (gap_cells + 2); /* + 1: gaps are cut to whole cells */
     }
     if (layout_axis_fit(&sc->axis, shown, max_cells, min_tick) != 0) return LSIM_EBAD_VALUE;
     if ((v->flags & SCENE_F_STRETCH) && max_cells > 1 && sc->axis.t_end > 0) {
@@ -1215,8 +1215,17 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     }
     sc->t1 = sc->t0 + sc->axis.t_end;
     if (sc->ngaps) { /* the gaps' cells, in order */
+        /* Each gap a whole number of cells long, so that the cells after it
+         * stay aligned with round times as the ticks are. */
+        sim_ns kept = window_t1 - sc->t0;
+        for (int i = 0; i < sc->ngaps; i++) {
+            struct scene_gap *g = &sc->gaps[i];
+            sim_ns len = (g->t1 - g->t0) / sc->axis.cell_ns * sc->axis.cell_ns;
+            if (len > 0) g->t1 = g->t0 + len;
+            kept -= g->t1 - g->t0;
+        }
         sc->t1 = window_t1;
-        sc->axis.ncells += sc->ngaps * (gap_cells + 1);
+        sc->axis.ncells = (int)(kept / sc->axis.cell_ns) + 1 + sc->ngaps * (gap_cells + 1);
         for (int i = 0; i < sc->ngaps; i++) { /* each after the cell of its start */
             struct scene_gap *g = &sc->gaps[i];
             g->c0 = scene_cell_of(sc, g->t0) + 1;

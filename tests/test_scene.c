@@ -261,6 +261,39 @@ static void test_scene_window(void **state) {
     fx_close(&f);
 }
 
+/* A compressed axis in the terminal: nothing happens from 2 s to 10 s, so
+ * that stretch less 15 s / 40 at each end becomes a gap of five columns
+ * marked with its length; the rest gets 100 ms a column, and the 1 s double
+ * entry is ten columns wide instead of five. */
+static void test_scene_compressed(void **state) {
+    (void)state;
+    struct fx f;
+    fx_open(&f, 1);
+    f.v.compressed = 1;
+    fx_build(&f);
+    assert_int_equal(f.sc.ngaps, 1);
+    assert_int_equal(f.sc.axis.cell_ns, 100 * MS);
+    /* cut to whole cells (7.25 s to 7.2 s), so later cells stay round */
+    assert_int_equal(f.sc.gaps[0].t0, 2 * S + 375 * MS);
+    assert_int_equal(f.sc.gaps[0].t1, 9 * S + 575 * MS);
+    assert_int_equal(f.sc.gaps[0].ncells, 5);
+    const struct scene_cmd *k = text(&f.sc, "<7.2s>");
+    assert_non_null(k);
+    assert_int_equal(k->style, SCENE_ST_GAP);
+    assert_int_equal(k->y, 1); /* in the tick row */
+    /* After the gap, the time it took out is taken off and its cells (and
+     * the one its end starts) put in: 10 s - 7.2 s = 2.8 s, cell 28 + 6. */
+    assert_int_equal(scene_cell_of(&f.sc, 10 * S), 28 + 6);
+    assert_int_equal(text(&f.sc, "10s")->x, 13 + 34);
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
+    assert_int_equal(k->w, 10);
+    /* A's paused critical section runs through the gap. */
+    k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_PAUSED_HOLDING, A, 1);
+    assert_true(k->x < 13 + f.sc.gaps[0].c0 && k->x + k->w > 13 + f.sc.gaps[0].c0 + 5);
+    assert_non_null(text(&f.sc, "<~25s> on the axis: a stretch of that length with no event, drawn short"));
+    fx_close(&f);
+}
+
 /* Pixels: every unit a pixel; bands behind the lanes, TTL bars, token
  * labels and tooltips in the extra layer; the banner on top. */
 static void test_scene_pixels(void **state) {
@@ -305,8 +338,10 @@ static void test_scene_pixels(void **state) {
      * stretch (less a fortieth of the window, 14.7 s, at each side) is a gap
      * labelled with its length, and ticks every second fit the rest. */
     assert_int_equal(f.sc.ngaps, 1);
-    assert_int_equal(f.sc.gaps[0].t0, 2 * S + 14700 * MS / 40);
-    assert_int_equal(f.sc.gaps[0].t1, 10 * S - 14700 * MS / 40);
+    const struct scene_gap *g = &f.sc.gaps[0];
+    assert_int_equal(g->t0, 2 * S + 14700 * MS / 40);
+    assert_true(g->t1 <= 10 * S - 14700 * MS / 40 && g->t1 > 10 * S - 14700 * MS / 40 - f.sc.axis.cell_ns);
+    assert_int_equal((g->t1 - g->t0) % f.sc.axis.cell_ns, 0);
     assert_non_null(text(&f.sc, "<~7.3s>"));
     assert_int_equal(f.sc.axis.tick_ns, 1 * S);
     assert_true(scene_x_of(&f.sc, 10 * S) - scene_x_of(&f.sc, 2 * S) < 6 * 11 + 11 * 2 * f.v.char_w);
@@ -406,6 +441,7 @@ int main(void) {
         cmocka_unit_test(test_scene_term_positions),
         cmocka_unit_test(test_scene_stale_write_and_priority),
         cmocka_unit_test(test_scene_window),
+        cmocka_unit_test(test_scene_compressed),
         cmocka_unit_test(test_scene_pixels),
         cmocka_unit_test(test_scene_hide_and_errors),
         cmocka_unit_test(test_svg_faults),
