@@ -1,25 +1,22 @@
 /* Scene: turns a layout and a view into draw commands. Every decision about
  * what is shown (lane order, the double-entry row, which writes get a line,
- * which mark wins a shared cell, the legend) is made here, on a grid of time
- * cells and character cells that the view sizes in the backend's units. */
+ * which mark wins a shared cell, the legend) is made in scene*.c, on a grid of
+ * time cells and character cells that the view sizes in the backend's units.
+ * This file: the symbol table, views, command storage, legend, banner, the
+ * order of the rows, panels. */
 #include "scene.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "fmt.h"
+#include "scene_int.h"
 
 /* Symbols: the terminal's character, the style, the priority of an instant
  * (higher wins a shared cell; 0 = an interval fill) and the legend text. */
-static const struct {
-    char ch;
-    uint8_t style;
-    uint8_t prio;
-    const char *text;
-} syms[SCENE_SYM_COUNT] = {
+const struct scene_sym_info scene_syms[SCENE_SYM_COUNT] = {
     [SCENE_SYM_NONE] = {' ', SCENE_ST_TEXT, 0, ""},
     [SCENE_SYM_ACQUIRING] = {'.', SCENE_ST_ACQUIRING, 0, "acquiring: waiting for the lock"},
     [SCENE_SYM_HOLDING] = {'=', SCENE_ST_HOLDING, 0, "in the critical section (has lock)"},
@@ -63,12 +60,12 @@ static const char *const style_names[SCENE_ST_COUNT] = {
     [SCENE_ST_MESSAGE] = "message", [SCENE_ST_GAP] = "gap",
 };
 
-char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? syms[sym].ch : ' '; }
+char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].ch : ' '; }
 const char *scene_sym_text(int sym) {
-    return sym > 0 && sym < SCENE_SYM_COUNT ? syms[sym].text : "";
+    return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].text : "";
 }
 int scene_sym_style(int sym) {
-    return sym > 0 && sym < SCENE_SYM_COUNT ? syms[sym].style : SCENE_ST_TEXT;
+    return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].style : SCENE_ST_TEXT;
 }
 const char *scene_style_name(int style) {
     return style >= 0 && style < SCENE_ST_COUNT ? style_names[style] : "unknown";
@@ -100,29 +97,11 @@ void scene_view_pixels(struct scene_view *v, int width, int height) {
                SCENE_F_FIT | SCENE_F_ARROWS;
 }
 
-/* ---- building ----------------------------------------------------------------------- */
+/* ---- storage and text --------------------------------------------------------------- */
 
-struct ctx {
-    struct scene *sc;
-    const struct layout *ly;
-    const struct scene_view *v;
-    int x0;          /* left edge (margin) */
-    int cols;        /* characters per line */
-    int lw;          /* label column, characters, including one space */
-    int y;           /* next free y */
-    uint8_t layer;   /* layer of commands being added */
-    uint8_t *fill;   /* per cell: interval symbol */
-    uint8_t *bits;   /* per cell: interval flags */
-    uint8_t *win;    /* per cell: winning instant symbol (NONE = none) */
-    uint8_t *winst;  /* per cell: its style */
-    size_t *winm;    /* per cell: its mark index */
-    int used[SCENE_SYM_COUNT]; /* symbols that reached a lane row */
-    int used_stale;  /* a stale write accepted was drawn */
-    int lanes_end;   /* y under the last lane drawn */
-    int *lane_y;     /* per lane: the y of its middle, or -1 when not drawn */
-};
 
-static struct scene_cmd *add(struct ctx *c, int type, int style, int x, int y, int w, int h) {
+
+struct scene_cmd *scene_add(struct scene_ctx *c, int type, int style, int x, int y, int w, int h) {
     struct scene *sc = c->sc;
     if (sc->err) return NULL;
     if (sc->ncmd == sc->capcmd) {
@@ -152,7 +131,7 @@ static struct scene_cmd *add(struct ctx *c, int type, int style, int x, int y, i
 
 /* Copy s into the scene's storage; returns its offset + 1, or 0 on failure
  * (pointers are fixed up at the end). */
-static size_t store(struct ctx *c, const char *s, size_t len) {
+size_t scene_store(struct scene_ctx *c, const char *s, size_t len) {
     struct scene *sc = c->sc;
     if (sc->err) return 0;
     if (sc->ntext + len + 1 > sc->captext) {
@@ -172,23 +151,23 @@ static size_t store(struct ctx *c, const char *s, size_t len) {
     return sc->ntext - len;
 }
 
-static void set_text(struct ctx *c, struct scene_cmd *k, const char *s, size_t len) {
-    if (k) k->text_at = store(c, s, len);
+void scene_set_text(struct scene_ctx *c, struct scene_cmd *k, const char *s, size_t len) {
+    if (k) k->text_at = scene_store(c, s, len);
 }
 
-static struct scene_cmd *text_n(struct ctx *c, int x, int y, const char *s, size_t len, int style) {
-    struct scene_cmd *k = add(c, SCENE_CMD_TEXT, style, x, y, (int)len * c->v->char_w, c->v->line_h);
-    set_text(c, k, s, len);
+struct scene_cmd *scene_text_n(struct scene_ctx *c, int x, int y, const char *s, size_t len, int style) {
+    struct scene_cmd *k = scene_add(c, SCENE_CMD_TEXT, style, x, y, (int)len * c->v->char_w, c->v->line_h);
+    scene_set_text(c, k, s, len);
     return k;
 }
 
-static struct scene_cmd *text_at(struct ctx *c, int col, int y, const char *s, int style) {
-    return text_n(c, c->x0 + col * c->v->char_w, y, s, strlen(s), style);
+struct scene_cmd *scene_text_at(struct scene_ctx *c, int col, int y, const char *s, int style) {
+    return scene_text_n(c, c->x0 + col * c->v->char_w, y, s, strlen(s), style);
 }
 
 /* Text from column col, wrapped at spaces to the line; continuation lines
  * start indent columns further right (the terminal's rule, kept exactly). */
-static void wrapped(struct ctx *c, int col, int indent, const char *text, int style) {
+void scene_wrapped(struct scene_ctx *c, int col, int indent, const char *text, int style) {
     const char *s = text;
     int start = col;
     do {
@@ -207,7 +186,7 @@ static void wrapped(struct ctx *c, int col, int indent, const char *text, int st
                 }
             if (take == 0) take = (size_t)avail;
         }
-        text_n(c, c->x0 + start * c->v->char_w, c->y, s, take, style);
+        scene_text_n(c, c->x0 + start * c->v->char_w, c->y, s, take, style);
         c->y += c->v->line_h;
         s += take;
         while (*s == ' ') s++;
@@ -215,634 +194,17 @@ static void wrapped(struct ctx *c, int col, int indent, const char *text, int st
     } while (*s);
 }
 
-static const char *node_name(const struct layout *ly, int n) {
+const char *scene_node_name(const struct layout *ly, int n) {
     return n >= 0 && n < ly->nlanes ? ly->lanes[n].name : "?";
 }
 
-static int lane_shown(const struct scene_view *v, int l) {
+int scene_lane_shown(const struct scene_view *v, int l) {
     return l >= 64 || !(v->hide >> l & 1);
 }
-
-/* The cell of true time t (in the window). Without gaps, the axis's own
- * cell; with gaps, the time of the gaps before t is taken out and their
- * cells put in, and a time inside a gap falls in proportion across it. */
-int scene_cell_of(const struct scene *sc, sim_ns t) {
-    if (t < sc->t0) t = sc->t0;
-    if (!sc->ngaps) return layout_axis_cell(&sc->axis, t - sc->t0);
-    sim_ns skipped = 0;
-    int extra = 0;
-    for (int i = 0; i < sc->ngaps; i++) {
-        const struct scene_gap *g = &sc->gaps[i];
-        if (t <= g->t0) break;
-        if (t < g->t1)
-            return g->c0 + (int)((t - g->t0) * (sim_ns)g->ncells / (g->t1 - g->t0 + 1));
-        skipped += g->t1 - g->t0;
-        extra += g->ncells + 1; /* t1 itself is the cell after the gap */
-    }
-    sim_ns d = t - sc->t0 - skipped;
-    sim_ns c = (sc->axis.cell_ns > 0 ? d / sc->axis.cell_ns : 0) + extra;
-    return c >= sc->axis.ncells ? sc->axis.ncells - 1 : (int)c;
-}
-
-/* The cells [*c0, *c1] of true interval [t0, t1] in the window, or 0 when
- * it lies outside. An interval still open at the end of the trace runs to
- * the last cell. */
-static int span_cells(const struct scene *sc, sim_ns t0, sim_ns t1, int open, int *c0, int *c1) {
-    if (t0 > sc->t1 || t1 < sc->t0 || (t1 == sc->t0 && t0 < t1)) return 0;
-    sim_ns a = t0 < sc->t0 ? 0 : t0 - sc->t0;
-    sim_ns b = t1 > sc->t1 ? sc->t1 - sc->t0 : t1 - sc->t0;
-    if (sc->ngaps) { /* to the cell before the one where b begins a cell */
-        *c0 = scene_cell_of(sc, sc->t0 + a);
-        *c1 = b > a ? scene_cell_of(sc, sc->t0 + b - 1) : *c0;
-        if (*c1 < *c0) *c1 = *c0;
-    } else {
-        layout_axis_span(&sc->axis, a, b, c0, c1);
-    }
-    if (open || t1 > sc->t1) *c1 = sc->axis.ncells - 1;
-    return 1;
-}
-
-/* In pictures, widen [*c0, *c1] to at least one character, about its
- * middle, so that a 1 ns double entry on a 60 s axis is still seen. */
-static void min_cells(const struct ctx *c, int *c0, int *c1) {
-    int need = c->v->char_w / c->v->cell_w, have = *c1 - *c0 + 1;
-    if (c->v->char_w <= c->v->cell_w || have >= need) return;
-    int extra = need - have;
-    *c0 -= extra / 2;
-    *c1 += extra - extra / 2;
-    if (*c0 < 0) *c0 = 0;
-    if (*c1 > c->sc->axis.ncells - 1) *c1 = c->sc->axis.ncells - 1;
-}
-
-/* The cell of instant t, or -1 outside the window. */
-static int mark_cell(const struct scene *sc, sim_ns t) {
-    if (t < sc->t0 || t > sc->t1) return -1;
-    return scene_cell_of(sc, t);
-}
-
-int scene_x_of(const struct scene *sc, sim_ns t) {
-    if (sc->axis.cell_ns <= 0 || sc->axis.ncells <= 0) return sc->plot_x;
-    return sc->plot_x + scene_cell_of(sc, t > sc->t1 ? sc->t1 : t) * (sc->plot_w / sc->axis.ncells);
-}
-
-/* Whether a tick at t falls inside a gap (ticks there are not drawn). */
-static int in_gap(const struct scene *sc, sim_ns t) {
-    for (int i = 0; i < sc->ngaps; i++)
-        if (t > sc->gaps[i].t0 && t < sc->gaps[i].t1) return 1;
-    return 0;
-}
-
-/* ---- lanes ----------------------------------------------------------------- */
-
-enum { B_ACQ = 1, B_HOLD = 2, B_PAUSE = 4, B_DOWN = 8, B_LEASE = 16 };
-
-static int mark_sym(const struct layout_mark *m) {
-    switch (m->kind) {
-    case LAYOUT_MARK_ACQUIRED: return SCENE_SYM_ACQUIRED;
-    case LAYOUT_MARK_ACQUIRE_FAILED: return SCENE_SYM_FAILED;
-    case LAYOUT_MARK_RELEASE: return SCENE_SYM_RELEASE;
-    case LAYOUT_MARK_LOST: return SCENE_SYM_LOST;
-    case LAYOUT_MARK_WRONG_RELEASE: return SCENE_SYM_WRONG_RELEASE;
-    case LAYOUT_MARK_GRANT: return SCENE_SYM_GRANT;
-    case LAYOUT_MARK_RENEW: return SCENE_SYM_RENEW;
-    case LAYOUT_MARK_EXPIRE: return SCENE_SYM_EXPIRE;
-    case LAYOUT_MARK_DELETE: return m->detail ? SCENE_SYM_WRONG_RELEASE : SCENE_SYM_DELETE;
-    case LAYOUT_MARK_KEEP: return SCENE_SYM_KEEP;
-    case LAYOUT_MARK_READ: return SCENE_SYM_READ;
-    case LAYOUT_MARK_WRITE_OK: return SCENE_SYM_WRITE_OK;
-    case LAYOUT_MARK_WRITE_REJECTED: return SCENE_SYM_WRITE_REJECTED;
-    case LAYOUT_MARK_CLOCK_STEP: return SCENE_SYM_CLOCK;
-    case LAYOUT_MARK_CRASH: return SCENE_SYM_CRASH;
-    case LAYOUT_MARK_RESTART: return SCENE_SYM_RESTART;
-    case LAYOUT_MARK_WRITE_SKIPPED: return SCENE_SYM_SKIP;
-    case LAYOUT_MARK_CONTROL: return SCENE_SYM_CONTROL;
-    default: return SCENE_SYM_NONE;
-    }
-}
-
-/* A tooltip for a mark: "B acquires, token 42, t=31s". */
-static void tooltip(struct ctx *c, struct scene_cmd *k, const struct layout_lane *lane,
-                    const struct layout_mark *m) {
-    char buf[200], t[32], tok[40] = "";
-    const char *who = lane->name, *peer = node_name(c->ly, m->peer);
-    format_time_ns(t, sizeof t, m->t);
-    if (m->token) snprintf(tok, sizeof tok, ", token %llu", (unsigned long long)m->token);
-    switch (m->kind) {
-    case LAYOUT_MARK_ACQUIRED: snprintf(buf, sizeof buf, "%s acquires%s", who, tok); break;
-    case LAYOUT_MARK_ACQUIRE_FAILED: snprintf(buf, sizeof buf, "%s gives up acquiring", who); break;
-    case LAYOUT_MARK_RELEASE: snprintf(buf, sizeof buf, "%s releases the lock", who); break;
-    case LAYOUT_MARK_LOST: snprintf(buf, sizeof buf, "%s learns it lost the lock", who); break;
-    case LAYOUT_MARK_WRONG_RELEASE:
-        snprintf(buf, sizeof buf, "%s's release removes %s's lock", who, peer);
-        break;
-    case LAYOUT_MARK_GRANT: snprintf(buf, sizeof buf, "%s grants the lock to %s%s", who, peer, tok); break;
-    case LAYOUT_MARK_RENEW: snprintf(buf, sizeof buf, "%s renews %s's lease", who, peer); break;
-    case LAYOUT_MARK_EXPIRE: snprintf(buf, sizeof buf, "%s: %s's lease expires", who, peer); break;
-    case LAYOUT_MARK_DELETE: snprintf(buf, sizeof buf, "%s deletes the lease on %s's release", who, peer); break;
-    case LAYOUT_MARK_KEEP: snprintf(buf, sizeof buf, "%s refuses %s's release", who, peer); break;
-    case LAYOUT_MARK_READ: snprintf(buf, sizeof buf, "%s reads %lld", peer, (long long)m->value); break;
-    case LAYOUT_MARK_WRITE_OK:
-        snprintf(buf, sizeof buf, "%s accepts %s's write%s%s", who, peer, tok,
-                 m->stale ? " though it is STALE" : "");
-        break;
-    case LAYOUT_MARK_WRITE_REJECTED:
-        snprintf(buf, sizeof buf, "%s rejects %s's write%s", who, peer, tok);
-        break;
-    case LAYOUT_MARK_CLOCK_STEP: {
-        char d[32];
-        format_time_ns(d, sizeof d, m->value);
-        snprintf(buf, sizeof buf, "%s's clock steps by %s", who, d);
-        break;
-    }
-    case LAYOUT_MARK_CRASH: snprintf(buf, sizeof buf, "%s crashes", who); break;
-    case LAYOUT_MARK_RESTART: snprintf(buf, sizeof buf, "%s restarts", who); break;
-    case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, sizeof buf, "%s does not send its write%s", who, tok); break;
-    case LAYOUT_MARK_CONTROL: snprintf(buf, sizeof buf, "operator action on %s", who); break;
-    default: snprintf(buf, sizeof buf, "%s", who); break;
-    }
-    size_t len = strlen(buf);
-    snprintf(buf + len, sizeof buf - len, ", t=%s", t);
-    set_text(c, k, buf, strlen(buf));
-}
-
-static void place_badges(struct ctx *c, struct scene_cmd *k, size_t n);
-static sim_ns fit_end(const struct layout *ly);
-static int build_one(struct scene *sc, const struct layout *ly, const struct scene_view *v,
-                     const struct scene_banner *b, int y0, const struct layout *gap_src,
-                     size_t ngap_src);
-
-/* The lane's cells: interval fills, then the instant that wins each cell
- * (a later instant of equal or higher priority replaces an earlier one). */
-static void fill_lane(struct ctx *c, const struct layout_lane *lane) {
-    const struct scene *sc = c->sc;
-    int n = sc->axis.ncells;
-    memset(c->bits, 0, (size_t)n);
-    memset(c->win, SCENE_SYM_NONE, (size_t)n);
-    for (size_t i = 0; i < lane->nspans; i++) {
-        const struct layout_span *s = &lane->spans[i];
-        static const uint8_t bit[LAYOUT_SPAN_KIND_COUNT] = {
-            [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
-            [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
-            [LAYOUT_SPAN_LEASE] = B_LEASE,
-        };
-        int c0, c1;
-        if (!span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
-        uint8_t flag = s->kind < LAYOUT_SPAN_KIND_COUNT ? bit[s->kind] : 0;
-        for (int k = c0; k <= c1; k++) c->bits[k] |= flag;
-    }
-    for (int k = 0; k < n; k++) {
-        uint8_t b = c->bits[k];
-        c->fill[k] = (uint8_t)((b & B_DOWN) ? SCENE_SYM_CRASHED
-                               : (b & B_PAUSE) && (b & B_HOLD) ? SCENE_SYM_PAUSED_HOLDING
-                               : (b & B_PAUSE) ? SCENE_SYM_PAUSED
-                               : (b & B_HOLD) ? SCENE_SYM_HOLDING
-                               : (b & B_LEASE) ? SCENE_SYM_LEASE
-                               : (b & B_ACQ) ? SCENE_SYM_ACQUIRING : SCENE_SYM_NONE);
-    }
-    for (size_t i = 0; i < lane->nmarks; i++) {
-        const struct layout_mark *m = &lane->marks[i];
-        int g = mark_sym(m);
-        int cell = mark_cell(sc, m->t);
-        if (g == SCENE_SYM_NONE || cell < 0) continue;
-        int cur = c->win[cell];
-        if (cur == SCENE_SYM_NONE || syms[g].prio >= syms[cur].prio) {
-            c->win[cell] = (uint8_t)g;
-            c->winst[cell] = (uint8_t)(m->kind == LAYOUT_MARK_WRITE_OK && m->stale
-                                           ? SCENE_ST_STALE_WRITE : syms[g].style);
-            c->winm[cell] = i;
-        }
-    }
-}
-
-/* Runs of equal cells as rectangles, then the winning instants over them. */
-static void emit_cells(struct ctx *c, const struct layout_lane *lane, int lane_idx, int y) {
-    const struct scene_view *v = c->v;
-    struct scene *sc = c->sc;
-    int n = sc->axis.ncells;
-    int pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
-    for (int k = 0; k < n;) {
-        int g = c->fill[k], e = k;
-        while (e + 1 < n && c->fill[e + 1] == g) e++;
-        if (g != SCENE_SYM_NONE) {
-            struct scene_cmd *r = add(c, SCENE_CMD_RECT, syms[g].style, sc->plot_x + k * v->cell_w,
-                                      y + pad, (e - k + 1) * v->cell_w, v->lane_h - 2 * pad);
-            if (r) {
-                r->sym = (uint8_t)g;
-                r->lane = lane_idx;
-                r->t0 = sc->t0 + (sim_ns)k * sc->axis.cell_ns;
-                r->t1 = sc->t0 + (sim_ns)(e + 1) * sc->axis.cell_ns;
-            }
-        }
-        k = e + 1;
-    }
-    for (int k = 0; k < n; k++) {
-        int g = c->win[k] != SCENE_SYM_NONE ? c->win[k] : c->fill[k];
-        if (g != SCENE_SYM_NONE) c->used[g] = 1;
-    }
-    /* Pictures: a write's badge shows its token; a badge that would cover a
-     * more important one (higher priority, then earlier) shrinks to a tick. */
-    int badges = v->char_w > v->cell_w;
-    size_t nwin = 0;
-    for (int k = 0; k < n; k++) {
-        if (c->win[k] == SCENE_SYM_NONE) continue;
-        const struct layout_mark *m = &lane->marks[c->winm[k]];
-        char label[24] = "";
-        int sym_k = c->win[k];
-        if (badges && (sym_k == SCENE_SYM_WRITE_OK || sym_k == SCENE_SYM_WRITE_REJECTED) && m->token)
-            snprintf(label, sizeof label, "%llu", (unsigned long long)m->token);
-        int chars = label[0] ? (int)strlen(label) : 1;
-        int w = badges ? chars * v->char_w + 8 : v->cell_w;
-        int x = badges ? sc->plot_x + k * v->cell_w + v->cell_w / 2 - w / 2 : sc->plot_x + k * v->cell_w;
-        struct scene_cmd *s = add(c, SCENE_CMD_SYM, c->winst[k], x, y + pad, w, v->lane_h - 2 * pad);
-        if (!s) return;
-        s->x2 = sc->plot_x + k * v->cell_w + v->cell_w / 2; /* the event's own x */
-        s->sym = (uint8_t)sym_k;
-        if (c->winst[k] == SCENE_ST_STALE_WRITE) c->used_stale = 1;
-        s->lane = lane_idx;
-        s->seq = (int32_t)m->seq;
-        s->t0 = s->t1 = m->t;
-        if (label[0]) s->label_at = store(c, label, strlen(label));
-        if (v->flags & SCENE_F_TIPS) tooltip(c, s, lane, m);
-        nwin++;
-    }
-    if (badges && nwin > 1 && !sc->err) place_badges(c, &sc->cmd[sc->ncmd - nwin], nwin);
-}
-
-/* Placement order: the damage and the save first, then by priority. */
-static int place_prio(const struct scene_cmd *k) {
-    if (k->style == SCENE_ST_STALE_WRITE) return 300;
-    if (k->style == SCENE_ST_WRITE_REJECTED) return 290;
-    return syms[k->sym].prio;
-}
-
-static int clear_of(const struct scene_cmd *k, size_t *order, size_t nplaced, int x, int w) {
-    for (size_t j = 0; j < nplaced; j++) {
-        const struct scene_cmd *b = &k[order[j]];
-        if (!b->minor && x < b->x + b->w + 3 && b->x < x + w + 3) return 0;
-    }
-    return 1;
-}
-
-/* Greedy placement: in order of importance (then time), a badge stays at its
- * time if it clears the badges placed so far, else it moves just left or
- * right of the one in its way (at most two badges' widths; its tick stays
- * at its time), else it is minor: a tick only. */
-static void place_badges(struct ctx *c, struct scene_cmd *k, size_t n) {
-    size_t *order = malloc(n * sizeof *order);
-    if (!order) {
-        c->sc->err = LSIM_ENOMEM;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n is at most the cells */
-        size_t o = order[i], j = i;
-        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[o])) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = o;
-    }
-    int lo = c->sc->plot_x - c->v->char_w, hi = c->sc->plot_x + c->sc->plot_w + c->v->char_w;
-    for (size_t i = 0; i < n; i++) {
-        struct scene_cmd *a = &k[order[i]];
-        if (clear_of(k, order, i, a->x, a->w)) continue;
-        int best = 0, found = 0;
-        for (size_t j = 0; j < i; j++) {
-            const struct scene_cmd *b = &k[order[j]];
-            if (b->minor) continue;
-            int cand[2] = {b->x + b->w + 3, b->x - a->w - 3};
-            for (int q = 0; q < 2; q++) {
-                int d = cand[q] - a->x;
-                if (abs(d) > 2 * a->w || cand[q] < lo || cand[q] + a->w > hi) continue;
-                if (!clear_of(k, order, i, cand[q], a->w)) continue;
-                if (!found || abs(d) < abs(best)) best = d, found = 1;
-            }
-        }
-        if (found) a->x += best;
-        else a->minor = 1;
-    }
-    free(order);
-}
-
-/* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
- * last commands added before its detail). */
-static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
-    for (size_t i = sc->ncmd; i-- > 0;) {
-        const struct scene_cmd *k = &sc->cmd[i];
-        if (k->lane != lane_idx) break;
-        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w) return 1;
-    }
-    return 0;
-}
-
-/* One piece of a lease's TTL bar, [from, to], counting down ttl from from. */
-static void ttl_piece(struct ctx *c, int lane_idx, int y, int h, sim_ns from, sim_ns to, sim_ns ttl) {
-    struct scene *sc = c->sc;
-    int a0, a1;
-    if (!span_cells(sc, from, to, 0, &a0, &a1)) return;
-    sim_ns a = from < sc->t0 ? sc->t0 : from, b = to > sc->t1 ? sc->t1 : to;
-    sim_ns left0 = from + ttl - a, left1 = from + ttl - b;
-    struct scene_cmd *r = add(c, SCENE_CMD_RECT, SCENE_ST_LEASE, sc->plot_x + a0 * c->v->cell_w, y,
-                              (a1 - a0 + 1) * c->v->cell_w, h);
-    if (!r) return;
-    r->sym = SCENE_SYM_LEASE;
-    r->frac0 = (uint16_t)(left0 <= 0 ? 0 : left0 >= ttl ? 1000 : left0 * 1000 / ttl);
-    r->frac1 = (uint16_t)(left1 <= 0 ? 0 : left1 >= ttl ? 1000 : left1 * 1000 / ttl);
-    r->lane = lane_idx;
-    r->t0 = from;
-    r->t1 = to;
-}
-
-/* Pixel detail over a lane: tokens on critical sections and leases, whose
- * lease it is, the TTL running out, token numbers over writes. */
-static void emit_detail(struct ctx *c, const struct layout_lane *lane, int lane_idx, int y) {
-    const struct scene_view *v = c->v;
-    struct scene *sc = c->sc;
-    int pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
-    char buf[64];
-    uint8_t saved = c->layer;
-    c->layer = SCENE_LAYER_EXTRA;
-    for (size_t i = 0; i < lane->nspans; i++) {
-        const struct layout_span *s = &lane->spans[i];
-        int c0, c1;
-        if (!span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
-        int x = sc->plot_x + c0 * v->cell_w, w = (c1 - c0 + 1) * v->cell_w;
-        if (s->kind == LAYOUT_SPAN_LEASE && s->validity_ns > 0) {
-            /* the TTL as this server counts it: full at the grant and at each
-             * renewal, shrinking to nothing at the expiry */
-            sim_ns from = s->t0, ttl = s->validity_ns;
-            for (size_t j = 0; j <= lane->nmarks; j++) {
-                const struct layout_mark *m = j < lane->nmarks ? &lane->marks[j] : NULL;
-                if (m && (m->kind != LAYOUT_MARK_RENEW || m->peer != s->peer || m->t <= from ||
-                          m->t >= s->t1))
-                    continue;
-                sim_ns to = m ? m->t : s->t1;
-                ttl_piece(c, lane_idx, y + v->lane_h - pad - v->lane_h / 5, v->lane_h / 5, from, to, ttl);
-                if (!m) break;
-                from = m->t;
-            }
-        }
-        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING) continue;
-        if (s->kind == LAYOUT_SPAN_LEASE)
-            snprintf(buf, sizeof buf, s->token ? "held by %s, tok %llu" : "held by %s",
-                     node_name(c->ly, s->peer), (unsigned long long)s->token);
-        else if (s->token)
-            snprintf(buf, sizeof buf, "tok %llu", (unsigned long long)s->token);
-        else
-            continue;
-        /* after the badge that opens the span */
-        int len = (int)strlen(buf), skip = v->char_w + 12;
-        if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
-        if (covers_badge(sc, lane_idx, x + skip - 4, x + skip + len * v->char_w + 4)) continue;
-        struct scene_cmd *k = text_n(c, x + skip, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
-                                     (size_t)len, s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING
-                                                                                  : SCENE_ST_LABEL);
-        if (k) k->lane = lane_idx;
-    }
-    c->layer = saved;
-}
-
-static void emit_lane(struct ctx *c, const struct layout_lane *lane, int lane_idx) {
-    const struct scene_view *v = c->v;
-    int y = c->y;
-    fill_lane(c, lane);
-    text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, lane->name,
-           strnlen(lane->name, sizeof lane->name), SCENE_ST_LABEL);
-    if (v->lane_h > 1) {
-        struct scene_cmd *g = add(c, SCENE_CMD_LINE, SCENE_ST_GRID, c->sc->plot_x, y + v->lane_h - 1,
-                                  c->sc->plot_w, 1);
-        if (g) {
-            g->x2 = c->sc->plot_x + c->sc->plot_w - 1;
-            g->y2 = y + v->lane_h - 1;
-            g->lane = lane_idx;
-        }
-    }
-    emit_cells(c, lane, lane_idx, y);
-    if (v->flags & SCENE_F_DETAIL) emit_detail(c, lane, lane_idx, y);
-    if (c->lane_y) c->lane_y[lane_idx] = y + v->lane_h / 2;
-    c->y += v->lane_h;
-    c->lanes_end = c->y;
-}
-
-/* Arrows for the messages whose flight shows: sender's lane at the sending
- * time to the receiver's at the arrival (or to the edge, still in flight).
- * Dropped messages and the instantaneous ones are left out; at most 64. */
-static void emit_arrows(struct ctx *c) {
-    const struct layout *ly = c->ly;
-    struct scene *sc = c->sc;
-    const struct scene_view *v = c->v;
-    char t0[32], t1[32], len[32], buf[256];
-    int shown = 0;
-    uint8_t saved = c->layer;
-    c->layer = SCENE_LAYER_EXTRA;
-    for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
-        const struct layout_msg *m = &ly->msgs[i];
-        if (m->fate == 1 || m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes)
-            continue;
-        if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
-        int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1);
-        if (x1 - x0 < 2 * v->char_w) continue;
-        /* from the edge of the sender's bar to the edge of the receiver's badge */
-        int ya = c->lane_y[m->from], yb = c->lane_y[m->to], e = v->line_h / 2 + 1;
-        if (ya != yb) {
-            ya += yb > ya ? e : -e;
-            yb += yb > ya ? -e : e;
-        }
-        struct scene_cmd *k = add(c, SCENE_CMD_LINE, SCENE_ST_MESSAGE, x0, ya, 0, 0);
-        if (!k) return;
-        k->x2 = x1;
-        k->y2 = yb;
-        k->t0 = m->t0;
-        k->t1 = m->t1;
-        k->seq = -1;
-        format_time_ns(t0, sizeof t0, m->t0);
-        format_time_ns(t1, sizeof t1, m->t1);
-        format_time_ns(len, sizeof len, m->t1 - m->t0);
-        snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
-                 node_name(ly, m->from), node_name(ly, m->to), t0,
-                 m->fate == 2 ? "still in flight at" : "arrives", t1, len);
-        set_text(c, k, buf, strlen(buf));
-        shown++;
-        /* a long flight gets its length written beside the middle of the arrow */
-        snprintf(buf, sizeof buf, "%s in flight", len);
-        int w = (int)strlen(buf) * v->char_w;
-        if (x1 - x0 >= w + 4 * v->char_w) {
-            struct scene_cmd *t = text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h - 2, buf,
-                                         strlen(buf), SCENE_ST_MESSAGE);
-            if (t) t->t0 = m->t0, t->t1 = m->t1;
-        }
-    }
-    c->layer = saved;
-}
-
-/* ---- the axis, the double-entry row, the writes, the legend -------------------- */
-
-static void emit_axis(struct ctx *c) {
-    struct scene *sc = c->sc;
-    const struct layout_axis *ax = &sc->axis;
-    char lab[32];
-    int last_end = -1;
-    text_at(c, 0, c->y, "time", SCENE_ST_TEXT);
-    sim_ns first = ax->tick_ns > 0 ? (sc->t0 + ax->tick_ns - 1) / ax->tick_ns * ax->tick_ns : sc->t0;
-    /* Labels first, remembering the ticks that got one. */
-    for (sim_ns t = first; t <= sc->t1; t += ax->tick_ns) {
-        if (in_gap(sc, t)) continue;
-        int col = sc->plot_x + scene_cell_of(sc, t) * c->v->cell_w;
-        int len = layout_axis_label(ax, t, lab, sizeof lab);
-        int x = c->v->char_w > 1 ? col - len * c->v->char_w / 2 : col;
-        if (x < sc->plot_x - c->v->char_w) x = sc->plot_x - c->v->char_w;
-        if (x > last_end && x + len * c->v->char_w <= c->x0 + c->cols * c->v->char_w) {
-            text_n(c, x, c->y, lab, (size_t)len, SCENE_ST_AXIS);
-            last_end = x + len * c->v->char_w + (c->v->char_w > 1 ? c->v->char_w : 0);
-        }
-        if (ax->tick_ns <= 0 || t > sc->t1 - ax->tick_ns) break;
-    }
-    c->y += c->v->line_h;
-    for (sim_ns t = first; t <= sc->t1; t += ax->tick_ns) {
-        if (in_gap(sc, t)) continue;
-        int x = sc->plot_x + scene_cell_of(sc, t) * c->v->cell_w;
-        if (x < c->x0 + c->cols * c->v->char_w) {
-            struct scene_cmd *k = add(c, SCENE_CMD_LINE, SCENE_ST_AXIS, x, c->y, 1, c->v->line_h);
-            if (k) {
-                k->x2 = x;
-                k->y2 = c->y + c->v->line_h - 1;
-                k->t0 = k->t1 = t;
-            }
-        }
-        if (ax->tick_ns <= 0 || t > sc->t1 - ax->tick_ns) break;
-    }
-    /* each gap of a compressed axis: its length, over it */
-    for (int i = 0; i < sc->ngaps; i++) {
-        const struct scene_gap *g = &sc->gaps[i];
-        char len[32], buf[40];
-        /* two significant digits are enough for what was left out */
-        sim_ns d = g->t1 - g->t0, p = 1;
-        while (d / p >= 100) p *= 10;
-        sim_ns r = (d + p / 2) / p * p;
-        format_time_ns(len, sizeof len, r);
-        snprintf(buf, sizeof buf, r == d ? "<%s>" : "<~%s>", len);
-        int w = (int)strlen(buf) * c->v->char_w;
-        int mid = sc->plot_x + (g->c0 * 2 + g->ncells) * c->v->cell_w / 2;
-        struct scene_cmd *k = text_n(c, mid - w / 2, c->y, buf, strlen(buf), SCENE_ST_GAP);
-        if (k) {
-            k->t0 = g->t0;
-            k->t1 = g->t1;
-        }
-    }
-    c->y += c->v->line_h;
-}
-
-static void emit_doubles(struct ctx *c) {
-    const struct layout *ly = c->ly;
-    struct scene *sc = c->sc;
-    const struct scene_view *v = c->v;
-    char t0[32], t1[32], len[32], buf[256];
-    int y = c->y, pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
-    text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, "DOUBLE ENTRY", 12, SCENE_ST_ALERT);
-    for (size_t i = 0; i < ly->ndoubles; i++) {
-        const struct layout_double *d = &ly->doubles[i];
-        int c0, c1;
-        if (!span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
-        min_cells(c, &c0, &c1);
-        struct scene_cmd *r = add(c, SCENE_CMD_RECT, SCENE_ST_DOUBLE, sc->plot_x + c0 * v->cell_w,
-                                  y + pad, (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
-        if (!r) return;
-        r->sym = SCENE_SYM_DOUBLE;
-        r->t0 = d->t0;
-        r->t1 = d->t1;
-        c->used[SCENE_SYM_DOUBLE] = 1;
-    }
-    c->y += v->lane_h;
-    size_t shown = ly->ndoubles < 6 ? ly->ndoubles : 6;
-    for (size_t i = 0; i < shown; i++) {
-        const struct layout_double *d = &ly->doubles[i];
-        int lo = d->a < d->b ? d->a : d->b, hi = d->a < d->b ? d->b : d->a;
-        format_time_ns(t0, sizeof t0, d->t0);
-        format_time_ns(t1, sizeof t1, d->t1);
-        format_time_ns(len, sizeof len, d->t1 - d->t0);
-        if (d->open)
-            snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section"
-                     " (still at the end)", t0, t1, node_name(ly, lo), node_name(ly, hi));
-        else
-            snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section (%s)",
-                     t0, t1, node_name(ly, lo), node_name(ly, hi), len);
-        wrapped(c, c->lw, 2, buf, SCENE_ST_ALERT);
-    }
-    if (ly->ndoubles > shown) {
-        snprintf(buf, sizeof buf, "(%zu more double entries)", ly->ndoubles - shown);
-        wrapped(c, c->lw, 2, buf, SCENE_ST_ALERT);
-    }
-}
-
-/* Which writes get a line of their own under the resource: the rejected
- * ones and the stale ones that got through (the save and the damage). */
-static int write_interesting(const struct layout_mark *m) {
-    return m->kind == LAYOUT_MARK_WRITE_REJECTED || m->stale;
-}
-
-/* One line per write under a resource lane, e.g.
- *   "w t=32s  A write tok 41 value 9 REJECTED: stale, 42 already seen".
- * All writes when there are few, else the rejected and stale ones. */
-static void emit_writes(struct ctx *c, const struct layout_lane *lane) {
-    enum { MAX_LINES = 8 };
-    size_t nwrites = 0, ninteresting = 0;
-    for (size_t i = 0; i < lane->nmarks; i++) {
-        const struct layout_mark *m = &lane->marks[i];
-        if (m->kind != LAYOUT_MARK_WRITE_OK && m->kind != LAYOUT_MARK_WRITE_REJECTED) continue;
-        nwrites++;
-        ninteresting += (size_t)write_interesting(m);
-    }
-    int all = nwrites <= MAX_LINES;
-    size_t shown = 0, listed = all ? nwrites : ninteresting;
-    uint64_t max_tok = 0;
-    char t[32], tok[32], why[96], buf[256];
-    for (size_t i = 0; i < lane->nmarks; i++) {
-        const struct layout_mark *m = &lane->marks[i];
-        if (m->kind != LAYOUT_MARK_WRITE_OK && m->kind != LAYOUT_MARK_WRITE_REJECTED) continue;
-        uint64_t seen = max_tok;
-        if (m->kind == LAYOUT_MARK_WRITE_OK && m->token > max_tok) max_tok = m->token;
-        if ((!all && !write_interesting(m)) || shown >= MAX_LINES) continue;
-        shown++;
-        int ok = m->kind == LAYOUT_MARK_WRITE_OK;
-        int style = ok ? (m->stale ? SCENE_ST_STALE_WRITE : SCENE_ST_TEXT) : SCENE_ST_WRITE_REJECTED;
-        format_time_ns(t, sizeof t, m->t);
-        if (m->token) snprintf(tok, sizeof tok, "tok %llu", (unsigned long long)m->token);
-        else snprintf(tok, sizeof tok, "no token");
-        if (ok && m->stale && m->other >= 0)
-            snprintf(why, sizeof why, "ACCEPTED though stale: %s holds the lock",
-                     node_name(c->ly, m->other));
-        else if (ok && m->stale)
-            snprintf(why, sizeof why, "ACCEPTED though stale");
-        else if (ok)
-            snprintf(why, sizeof why, "accepted");
-        else if (m->detail == TRACE_WRITE_REJECTED_STALE && seen > m->token)
-            snprintf(why, sizeof why, "REJECTED: stale, %llu already seen",
-                     (unsigned long long)seen);
-        else if (m->detail == TRACE_WRITE_REJECTED_STALE)
-            snprintf(why, sizeof why, "REJECTED: stale token");
-        else if (m->detail == TRACE_WRITE_REJECTED_NOTOKEN)
-            snprintf(why, sizeof why, "REJECTED: no fencing token");
-        else if (m->detail == TRACE_WRITE_REJECTED_COND)
-            snprintf(why, sizeof why, "REJECTED: value changed since read");
-        else if (m->detail == TRACE_WRITE_REJECTED_UNIQUE)
-            snprintf(why, sizeof why, "REJECTED: unique constraint");
-        else if (m->detail == TRACE_WRITE_REJECTED_DUPLICATE)
-            snprintf(why, sizeof why, "REJECTED: idempotency key already applied");
-        else
-            snprintf(why, sizeof why, "REJECTED");
-        snprintf(buf, sizeof buf, "%c t=%s  %s write %s value %lld %s",
-                 ok ? syms[SCENE_SYM_WRITE_OK].ch : syms[SCENE_SYM_WRITE_REJECTED].ch, t,
-                 node_name(c->ly, m->peer), tok, (long long)m->value, why);
-        wrapped(c, c->lw, 2, buf, style);
-    }
-    if (listed > shown || (!all && nwrites > shown)) {
-        snprintf(buf, sizeof buf, "(%zu more writes not listed)", nwrites - shown);
-        wrapped(c, c->lw, 2, buf, SCENE_ST_TEXT);
-    }
-}
+/* ---- the legend, the banner, assembling ----------------------------------------- */
 
 /* "clients A B; lock server S1; resource R", wrapped. */
-static void emit_lanes_legend(struct ctx *c) {
+static void emit_lanes_legend(struct scene_ctx *c) {
     static const char *const what[3][2] = {
         {"client", "clients"}, {"lock server", "lock servers"}, {"resource", "resources"}};
     char buf[512];
@@ -866,23 +228,23 @@ static void emit_lanes_legend(struct ctx *c) {
             shown++;
         }
     }
-    wrapped(c, 0, 2, buf, SCENE_ST_LEGEND);
+    scene_wrapped(c, 0, 2, buf, SCENE_ST_LEGEND);
 }
 
-static void emit_legend(struct ctx *c) {
+static void emit_legend(struct scene_ctx *c) {
     const struct scene_view *v = c->v;
     char step[32], buf[256];
     if (v->cell_name) {
         format_time_ns(step, sizeof step, c->sc->axis.cell_ns);
         snprintf(buf, sizeof buf, "legend: 1 %s = %s of true time", v->cell_name, step);
-        wrapped(c, 0, 2, buf, SCENE_ST_LEGEND);
+        scene_wrapped(c, 0, 2, buf, SCENE_ST_LEGEND);
     }
     if (v->cell_name) emit_lanes_legend(c); /* pictures name the lanes beside them */
     int entries[SCENE_SYM_COUNT], n = 0, colw = 0;
     for (int g = 1; g < SCENE_SYM_COUNT; g++) {
         if (!c->used[g]) continue;
         entries[n++] = g;
-        int w = 4 + (int)strlen(syms[g].text) + 2;
+        int w = 4 + (int)strlen(scene_syms[g].text) + 2;
         if (w > colw) colw = w;
     }
     /* pictures: the damage has a colour of its own, so it gets a line */
@@ -901,55 +263,55 @@ static void emit_legend(struct ctx *c) {
             int i = k * rows + r; /* column-major: read down, then across */
             if (i >= n) continue;
             int g = entries[i] < 0 ? SCENE_SYM_WRITE_OK : entries[i], col = k * colw;
-            int style = entries[i] < 0 ? SCENE_ST_STALE_WRITE : syms[g].style;
-            struct scene_cmd *s = add(c, SCENE_CMD_SYM, style, c->x0 + (col + 2) * v->char_w, c->y,
+            int style = entries[i] < 0 ? SCENE_ST_STALE_WRITE : scene_syms[g].style;
+            struct scene_cmd *s = scene_add(c, SCENE_CMD_SYM, style, c->x0 + (col + 2) * v->char_w, c->y,
                                       v->char_w, v->line_h);
             if (s) s->sym = (uint8_t)g;
             const char *what = entries[i] < 0 ? stale_text
-                               : g == SCENE_SYM_WRITE_REJECTED && pictures ? save_text : syms[g].text;
-            text_at(c, col + 4, c->y, what, SCENE_ST_LEGEND);
+                               : g == SCENE_SYM_WRITE_REJECTED && pictures ? save_text : scene_syms[g].text;
+            scene_text_at(c, col + 4, c->y, what, SCENE_ST_LEGEND);
         }
         c->y += v->line_h;
     }
-    if (v->cell_name) wrapped(c, 0, 2, "(a marker hides the interval under it)", SCENE_ST_LEGEND);
+    if (v->cell_name) scene_wrapped(c, 0, 2, "(a marker hides the interval under it)", SCENE_ST_LEGEND);
     if (c->sc->ngaps)
-        wrapped(c, 0, 2, "<~25s> on the axis: a stretch of that length with no event, drawn short",
+        scene_wrapped(c, 0, 2, "<~25s> on the axis: a stretch of that length with no event, drawn short",
                 SCENE_ST_LEGEND);
 }
 
 /* Title, then "algorithm  VERDICT  seed", then the replay command and the
  * checker's one-sentence headline. */
-static void emit_banner(struct ctx *c, const struct scene_banner *b) {
+static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
     char buf[320];
     if (b->title) {
-        text_at(c, 0, c->y, b->title, SCENE_ST_TITLE);
+        scene_text_at(c, 0, c->y, b->title, SCENE_ST_TITLE);
         c->y += c->v->line_h + c->v->line_h / 2;
     }
     const struct checker_report *r = b->report;
     int col = 0;
     if (b->algo) {
         snprintf(buf, sizeof buf, "algorithm: %s", b->algo);
-        text_at(c, col, c->y, buf, SCENE_ST_BANNER);
+        scene_text_at(c, col, c->y, buf, SCENE_ST_BANNER);
         col += (int)strlen(buf) + 3;
     }
     if (r) {
         const char *vn = scn_verdict_name(r->verdict);
         int st = r->verdict == SCN_VERDICT_SAFE ? SCENE_ST_SAFE
                  : r->verdict == SCN_VERDICT_UNSAFE ? SCENE_ST_UNSAFE : SCENE_ST_STUCK;
-        struct scene_cmd *k = text_at(c, col, c->y, vn, st);
+        struct scene_cmd *k = scene_text_at(c, col, c->y, vn, st);
         (void)k;
         col += (int)strlen(vn) + 3;
     }
     if (b->seed) {
         snprintf(buf, sizeof buf, "seed %s", b->seed);
-        text_at(c, col, c->y, buf, SCENE_ST_BANNER);
+        scene_text_at(c, col, c->y, buf, SCENE_ST_BANNER);
         col += (int)strlen(buf) + 3;
     }
     if (col) c->y += c->v->line_h;
-    if (r && r->headline[0]) wrapped(c, 0, 2, r->headline, SCENE_ST_BANNER);
+    if (r && r->headline[0]) scene_wrapped(c, 0, 2, r->headline, SCENE_ST_BANNER);
     if (b->replay) {
         snprintf(buf, sizeof buf, "replay: %s", b->replay);
-        wrapped(c, 0, 2, buf, SCENE_ST_BANNER);
+        scene_wrapped(c, 0, 2, buf, SCENE_ST_BANNER);
     }
     c->y += c->v->line_h / 4;
 }
@@ -1005,6 +367,10 @@ static int append_scene(struct scene *dst, const struct scene *src) {
     return 0;
 }
 
+static int build_one(struct scene *sc, const struct layout *ly, const struct scene_view *v,
+                     const struct scene_banner *b, int y0, const struct layout *gap_src,
+                     size_t ngap_src);
+
 int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
                        const struct scene_view *v, const struct scene_banner *banners) {
     memset(sc, 0, sizeof *sc);
@@ -1013,11 +379,11 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
     int lw = v->label_chars;
     for (size_t i = 0; i < n; i++) {
         const struct layout *ly = &lys[i];
-        sim_ns e = (v->flags & SCENE_F_FIT) ? fit_end(ly) : ly->t_end;
+        sim_ns e = (v->flags & SCENE_F_FIT) ? scene_fit_end(ly) : ly->t_end;
         if (e > t_end) t_end = e;
         for (int l = 0; l < ly->nlanes; l++) {
             int w = (int)strnlen(ly->lanes[l].name, sizeof ly->lanes[l].name);
-            if (lane_shown(v, l) && w > lw) lw = w;
+            if (scene_lane_shown(v, l) && w > lw) lw = w;
         }
         if (ly->ndoubles && lw < 12) lw = 12;
     }
@@ -1046,7 +412,7 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
         scene_close(&one);
     }
     if (!rc && n && (v->flags & SCENE_F_LEGEND)) { /* one legend for every panel */
-        struct ctx c;
+        struct scene_ctx c;
         memset(&c, 0, sizeof c);
         c.sc = sc;
         c.ly = &lys[n - 1];
@@ -1068,98 +434,13 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
     return rc;
 }
 
-static int cmp_ns(const void *a, const void *b) {
-    sim_ns x = *(const sim_ns *)a, y = *(const sim_ns *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* A compressed axis: the stretches of the window with no event (instant,
- * interval end, double entry, message) in any of the nly layouts, longer
- * than a fifth of the window, less a fortieth at each side, become gaps; at
- * most max (and SCENE_MAX_GAPS), the longest ones. Returns 0 or LSIM_ENOMEM. */
-static int find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int max) {
-    size_t n = 2;
-    for (size_t j = 0; j < nly; j++) {
-        const struct layout *ly = &lys[j];
-        n += 2 * ly->ndoubles + 2 * ly->nmsgs;
-        for (int l = 0; l < ly->nlanes; l++) n += ly->lanes[l].nmarks + 2 * ly->lanes[l].nspans;
-    }
-    sim_ns *t = malloc(n * sizeof *t);
-    if (!t) return LSIM_ENOMEM;
-    size_t k = 0;
-    t[k++] = sc->t0;
-    t[k++] = sc->t1;
-#define KEEP(x) do { if ((x) > sc->t0 && (x) < sc->t1) t[k++] = (x); } while (0)
-    for (size_t j = 0; j < nly; j++) {
-    const struct layout *ly = &lys[j];
-    for (int l = 0; l < ly->nlanes; l++) {
-        const struct layout_lane *ln = &ly->lanes[l];
-        for (size_t i = 0; i < ln->nmarks; i++) KEEP(ln->marks[i].t);
-        for (size_t i = 0; i < ln->nspans; i++) {
-            KEEP(ln->spans[i].t0);
-            if (ln->spans[i].end != LAYOUT_END_OPEN) KEEP(ln->spans[i].t1);
-        }
-    }
-    for (size_t i = 0; i < ly->ndoubles; i++) {
-        KEEP(ly->doubles[i].t0);
-        KEEP(ly->doubles[i].t1);
-    }
-    for (size_t i = 0; i < ly->nmsgs; i++) {
-        KEEP(ly->msgs[i].t0);
-        if (ly->msgs[i].fate != 2) KEEP(ly->msgs[i].t1);
-    }
-    }
-#undef KEEP
-    qsort(t, k, sizeof *t, cmp_ns);
-    sim_ns w = sc->t1 - sc->t0, m = w / 40;
-    if (max > SCENE_MAX_GAPS) max = SCENE_MAX_GAPS;
-    sc->ngaps = 0;
-    for (size_t i = 1; i < k; i++) {
-        if (t[i] - t[i - 1] <= w / 5) continue;
-        struct scene_gap g = {t[i - 1] + m, t[i] - m, 0, 0};
-        int at = sc->ngaps;
-        if (sc->ngaps == max) { /* keep the longest: replace the shortest if shorter */
-            at = -1;
-            for (int j = 0; j < sc->ngaps; j++)
-                if (at < 0 || sc->gaps[j].t1 - sc->gaps[j].t0 < sc->gaps[at].t1 - sc->gaps[at].t0) at = j;
-            if (at < 0 || sc->gaps[at].t1 - sc->gaps[at].t0 >= g.t1 - g.t0) continue;
-            memmove(&sc->gaps[at], &sc->gaps[at + 1], (size_t)(sc->ngaps - at - 1) * sizeof g);
-            at = --sc->ngaps;
-        }
-        sc->gaps[at] = g;
-        sc->ngaps++;
-    }
-    free(t);
-    return 0;
-}
-
-/* The end of a fitted whole-run window: the last event (an instant, the end
- * of an interval that closed, a double entry, a message), plus a twentieth,
- * and never past the end of the run. */
-static sim_ns fit_end(const struct layout *ly) {
-    sim_ns last = 0;
-    for (int l = 0; l < ly->nlanes; l++) {
-        const struct layout_lane *ln = &ly->lanes[l];
-        for (size_t i = 0; i < ln->nmarks; i++)
-            if (ln->marks[i].t > last) last = ln->marks[i].t;
-        for (size_t i = 0; i < ln->nspans; i++)
-            if (ln->spans[i].end != LAYOUT_END_OPEN && ln->spans[i].t1 > last) last = ln->spans[i].t1;
-    }
-    for (size_t i = 0; i < ly->ndoubles; i++)
-        if (ly->doubles[i].t1 > last) last = ly->doubles[i].t1;
-    for (size_t i = 0; i < ly->nmsgs; i++)
-        if (ly->msgs[i].fate != 2 && ly->msgs[i].t1 > last) last = ly->msgs[i].t1;
-    sim_ns end = last + last / 20;
-    return last == 0 || end > ly->t_end ? ly->t_end : end;
-}
-
 /* scene_build, with the gaps of a compressed axis found in gap_src (n
  * layouts: stacked panels share their gaps). */
 static int build_one(struct scene *sc, const struct layout *ly, const struct scene_view *v,
                      const struct scene_banner *b, int y0, const struct layout *gap_src,
                      size_t ngap_src) {
     memset(sc, 0, sizeof *sc);
-    struct ctx c;
+    struct scene_ctx c;
     memset(&c, 0, sizeof c);
     c.sc = sc;
     c.ly = ly;
@@ -1173,7 +454,7 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     /* Label column: lane names, "time", "DOUBLE ENTRY". */
     int lw = 4;
     for (int l = 0; l < ly->nlanes; l++) {
-        if (!lane_shown(v, l)) continue;
+        if (!scene_lane_shown(v, l)) continue;
         int w = (int)strnlen(ly->lanes[l].name, sizeof ly->lanes[l].name);
         if (w > lw) lw = w;
     }
@@ -1184,55 +465,8 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     int max_cells = (v->width - v->margin - sc->plot_x) / v->cell_w;
     if (max_cells < 1) return LSIM_EBAD_VALUE;
 
-    sc->t0 = v->t0;
-    sc->t1 = v->t1;
-    if (v->t1 <= v->t0) {
-        sc->t0 = 0;
-        sc->t1 = (v->flags & SCENE_F_FIT) ? fit_end(ly) : ly->t_end;
-    }
-    if (sc->t0 < 0) sc->t0 = 0;
-    int min_tick = v->min_tick_chars * v->char_w / v->cell_w;
-    sim_ns shown = sc->t1 - sc->t0, window_t1 = sc->t1;
-    int gap_cells = 0;
-    if (v->compressed) {
-        gap_cells = 5 * v->char_w / v->cell_w;
-        int rc = find_gaps(sc, gap_src, ngap_src, max_cells / 3 / (gap_cells ? gap_cells : 1));
-        if (rc) return rc;
-        for (int i = 0; i < sc->ngaps; i++) shown -= sc->gaps[i].t1 - sc->gaps[i].t0;
-        max_cells -= sc->ngaps * (gap_cells + 2); /* + 1: gaps are cut to whole cells */
-    }
-    if (layout_axis_fit(&sc->axis, shown, max_cells, min_tick) != 0) return LSIM_EBAD_VALUE;
-    if ((v->flags & SCENE_F_STRETCH) && max_cells > 1 && sc->axis.t_end > 0) {
-        /* round ticks at least min_tick cells apart; cells of any length */
-        struct layout_axis tk;
-        int nt = max_cells / (min_tick > 0 ? min_tick : 1);
-        if (layout_axis_fit(&tk, sc->axis.t_end, nt > 1 ? nt : 1, 1) != 0) return LSIM_EBAD_VALUE;
-        sc->axis.tick_ns = tk.cell_ns;
-        sc->axis.unit_ns = tk.unit_ns;
-        sc->axis.unit = tk.unit;
-        sc->axis.cell_ns = sc->axis.t_end / (max_cells - 1) + 1;
-        sc->axis.ncells = (int)(sc->axis.t_end / sc->axis.cell_ns) + 1;
-    }
-    sc->t1 = sc->t0 + sc->axis.t_end;
-    if (sc->ngaps) { /* the gaps' cells, in order */
-        /* Each gap a whole number of cells long, so that the cells after it
-         * stay aligned with round times as the ticks are. */
-        sim_ns kept = window_t1 - sc->t0;
-        for (int i = 0; i < sc->ngaps; i++) {
-            struct scene_gap *g = &sc->gaps[i];
-            sim_ns len = (g->t1 - g->t0) / sc->axis.cell_ns * sc->axis.cell_ns;
-            if (len > 0) g->t1 = g->t0 + len;
-            kept -= g->t1 - g->t0;
-        }
-        sc->t1 = window_t1;
-        sc->axis.ncells = (int)(kept / sc->axis.cell_ns) + 1 + sc->ngaps * (gap_cells + 1);
-        for (int i = 0; i < sc->ngaps; i++) { /* each after the cell of its start */
-            struct scene_gap *g = &sc->gaps[i];
-            g->c0 = scene_cell_of(sc, g->t0) + 1;
-            g->ncells = gap_cells;
-        }
-    }
-    sc->plot_w = sc->axis.ncells * v->cell_w;
+    int rc = scene_fit_axis(&c, max_cells, gap_src, ngap_src);
+    if (rc) return rc;
 
     size_t n = (size_t)sc->axis.ncells;
     c.fill = malloc(n);
@@ -1245,30 +479,30 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     for (int l = 0; l < ly->nlanes && c.lane_y; l++) c.lane_y[l] = -1;
 
     if (!sc->err && b) emit_banner(&c, b);
-    if (!sc->err) emit_axis(&c);
+    if (!sc->err) scene_emit_axis(&c);
     int y_lanes = c.y, y_double_end = -1;
     /* Clients, the double-entry row under them, servers, the resource. */
     static const int order[] = {TRACE_NODE_CLIENT, -1, TRACE_NODE_SERVER, TRACE_NODE_RESOURCE};
     for (size_t k = 0; k < sizeof order / sizeof order[0] && !sc->err; k++) {
         if (order[k] < 0) {
             if (ly->ndoubles) {
-                emit_doubles(&c);
+                scene_emit_doubles(&c);
                 y_double_end = c.y;
             }
             continue;
         }
         for (int l = 0; l < ly->nlanes && !sc->err; l++) {
             const struct layout_lane *lane = &ly->lanes[l];
-            if (lane->kind != order[k] || !lane_shown(v, l)) continue;
-            emit_lane(&c, lane, l);
-            if (lane->kind == TRACE_NODE_RESOURCE) emit_writes(&c, lane);
+            if (lane->kind != order[k] || !scene_lane_shown(v, l)) continue;
+            scene_emit_lane(&c, lane, l);
+            if (lane->kind == TRACE_NODE_RESOURCE) scene_emit_writes(&c, lane);
         }
     }
     /* Nodes of a kind this scene does not know still get their row. */
     for (int l = 0; l < ly->nlanes && !sc->err; l++) {
         const struct layout_lane *lane = &ly->lanes[l];
         if (lane->kind >= TRACE_NODE_CLIENT && lane->kind <= TRACE_NODE_RESOURCE) continue;
-        if (lane_shown(v, l)) emit_lane(&c, lane, l);
+        if (scene_lane_shown(v, l)) scene_emit_lane(&c, lane, l);
     }
     if ((v->flags & SCENE_F_BANDS) && !sc->err) {
         /* every double entry shaded from the first lane to the end of the
@@ -1277,9 +511,9 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         for (size_t i = 0; i < ly->ndoubles && y_double_end >= 0; i++) {
             const struct layout_double *d = &ly->doubles[i];
             int c0, c1;
-            if (!span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
-            min_cells(&c, &c0, &c1);
-            struct scene_cmd *r = add(&c, SCENE_CMD_RECT, SCENE_ST_BAND, sc->plot_x + c0 * v->cell_w,
+            if (!scene_span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
+            scene_min_cells(&c, &c0, &c1);
+            struct scene_cmd *r = scene_add(&c, SCENE_CMD_RECT, SCENE_ST_BAND, sc->plot_x + c0 * v->cell_w,
                                       y_lanes, (c1 - c0 + 1) * v->cell_w, y_double_end - y_lanes);
             if (r) {
                 r->t0 = d->t0;
@@ -1292,7 +526,7 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         /* pictures: the gap shaded across the lanes, behind them */
         const struct scene_gap *g = &sc->gaps[i];
         c.layer = SCENE_LAYER_BACK;
-        struct scene_cmd *r = add(&c, SCENE_CMD_RECT, SCENE_ST_GAP, sc->plot_x + g->c0 * v->cell_w,
+        struct scene_cmd *r = scene_add(&c, SCENE_CMD_RECT, SCENE_ST_GAP, sc->plot_x + g->c0 * v->cell_w,
                                   y_lanes, g->ncells * v->cell_w, c.lanes_end - y_lanes);
         if (r) {
             r->t0 = g->t0;
@@ -1300,15 +534,15 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         }
         c.layer = SCENE_LAYER_MAIN;
     }
-    if ((v->flags & SCENE_F_ARROWS) && !sc->err) emit_arrows(&c);
+    if ((v->flags & SCENE_F_ARROWS) && !sc->err) scene_emit_arrows(&c);
     if ((v->flags & SCENE_F_BANDS) && !sc->err) { /* faint guides under the ticks */
         const struct layout_axis *ax = &sc->axis;
         c.layer = SCENE_LAYER_BACK;
         sim_ns first = ax->tick_ns > 0 ? (sc->t0 + ax->tick_ns - 1) / ax->tick_ns * ax->tick_ns : sc->t0;
         for (sim_ns t = first; t <= sc->t1 && ax->tick_ns > 0; t += ax->tick_ns) {
-            if (in_gap(sc, t)) continue;
+            if (scene_in_gap(sc, t)) continue;
             int x = sc->plot_x + scene_cell_of(sc, t) * v->cell_w;
-            struct scene_cmd *g = add(&c, SCENE_CMD_LINE, SCENE_ST_GRID, x, y_lanes, 1, c.lanes_end - y_lanes);
+            struct scene_cmd *g = scene_add(&c, SCENE_CMD_LINE, SCENE_ST_GRID, x, y_lanes, 1, c.lanes_end - y_lanes);
             if (g) {
                 g->x2 = x;
                 g->y2 = c.lanes_end - 1;
