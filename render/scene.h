@@ -130,7 +130,8 @@ struct scene_view {
 
 enum {
     SCENE_F_LEGEND = 1,    /* the legend under the chart */
-    SCENE_F_BANDS = 2,     /* double entries shaded across every client lane (BACK layer) */
+    SCENE_F_BANDS = 2,     /* BACK layer: double entries shaded from the first lane to
+                              the double-entry row, tick guides, compressed gaps */
     SCENE_F_DETAIL = 4,    /* EXTRA layer: token labels, TTL bars, who holds a lease */
     SCENE_F_TIPS = 8,      /* tooltips on symbols */
     SCENE_F_STRETCH = 16,  /* the axis fills the width (any ns per cell, ticks
@@ -196,7 +197,9 @@ int scene_build(struct scene *sc, const struct layout *ly, const struct scene_vi
 void scene_close(struct scene *sc);
 
 /* Several layouts stacked in one scene, panel i under panel i - 1, all on
- * one time axis: the window (when v's is 0/0) runs to the latest t_end, and
+ * one time axis: the window (when v's is 0/0) runs to the latest t_end (or
+ * fitted end, SCENE_F_FIT), a compressed axis has the gaps idle in every
+ * panel, and
  * the label column is as wide as the widest panel needs. banners is NULL or
  * n banners (one per panel). One legend closes the stack, when v
  * asks for one, listing what any panel shows. Returns as scene_build does. */
