@@ -112,8 +112,20 @@ static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
  * zlib level 1 with no filter takes about 20 ms for a file a third larger.
  * No time stamp or text chunk is written, so the bytes depend on the pixels
  * only. Returns 0 or LSIM_EOUTPUT / LSIM_ENOMEM. */
+/* libpng's errors come back through setjmp below, its warnings are
+ * dropped: nothing is printed to stderr from a library. */
+static void png_fail(png_structp p, png_const_charp msg) {
+    (void)msg;
+    png_longjmp(p, 1);
+}
+
+static void png_warn(png_structp p, png_const_charp msg) {
+    (void)p;
+    (void)msg;
+}
+
 static int save_png(SDL_Surface *surf, FILE *f, const char *name) {
-    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, png_fail, png_warn);
     png_infop info = p ? png_create_info_struct(p) : NULL;
     if (!info) {
         png_destroy_write_struct(&p, NULL);
