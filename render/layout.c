@@ -348,11 +348,51 @@ static void apply(struct builder *b, const struct trace_event *e) {
 }
 
 void layout_close(struct layout *ly) {
+    free(ly->msgs);
     free(ly->lanes);
     free(ly->doubles);
     free(ly->span_mem);
     free(ly->mark_mem);
     memset(ly, 0, sizeof *ly);
+}
+
+/* Messages: sends in order, matched to their receipt or drop by id (ids
+ * are handed out 1, 2, 3 ... but nothing here relies on it beyond the
+ * index from id to message). Returns 0 or -1 when out of memory. */
+static int build_messages(struct layout *ly, const struct trace *tr) {
+    size_t n = 0;
+    uint32_t max_id = 0;
+    for (size_t i = 0; i < tr->len; i++)
+        if (tr->ev[i].kind == TRACE_MSG_SEND) {
+            n++;
+            if (tr->ev[i].a > 0 && tr->ev[i].a <= UINT32_MAX && (uint32_t)tr->ev[i].a > max_id)
+                max_id = (uint32_t)tr->ev[i].a;
+        }
+    if (!n) return 0;
+    uint32_t *idx = calloc((size_t)max_id + 1, sizeof *idx); /* id -> message index + 1 */
+    ly->msgs = malloc(n * sizeof *ly->msgs);
+    if (!idx || !ly->msgs) {
+        free(idx);
+        return -1;
+    }
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        uint32_t id = e->a > 0 && e->a <= max_id ? (uint32_t)e->a : 0;
+        if (e->kind == TRACE_MSG_SEND) {
+            struct layout_msg *m = &ly->msgs[ly->nmsgs];
+            *m = (struct layout_msg){e->t, ly->t_end, e->node, e->peer, id, (int32_t)e->b, 2, 0};
+            if (id) idx[id] = (uint32_t)++ly->nmsgs;
+            else ly->nmsgs++;
+        } else if ((e->kind == TRACE_MSG_RECV || e->kind == TRACE_MSG_DROP) && id && idx[id]) {
+            struct layout_msg *m = &ly->msgs[idx[id] - 1];
+            if (m->fate != 2) continue;
+            m->t1 = e->t;
+            m->fate = e->kind == TRACE_MSG_RECV ? 0 : 1;
+            if (e->kind == TRACE_MSG_DROP) m->drop = (uint8_t)e->b;
+        }
+    }
+    free(idx);
+    return 0;
 }
 
 int layout_build(struct layout *out, const struct trace *tr) {
@@ -427,6 +467,7 @@ int layout_build(struct layout *out, const struct trace *tr) {
     }
     for (size_t i = 0; i < ly->ndoubles; i++)
         if (ly->doubles[i].open) ly->doubles[i].t1 = ly->t_end;
+    if (build_messages(ly, tr) != 0) goto oom;
 
     free(nspan);
     free(nmark);

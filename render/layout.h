@@ -115,8 +115,21 @@ struct layout_double {
     uint8_t open;          /* 1 = no END before the trace ended */
 };
 
+/* A message between two nodes: sent, then received, dropped, or still in
+ * flight when the trace ended. */
+struct layout_msg {
+    sim_ns t0, t1;         /* true time sent, received (or dropped; t_end when in flight) */
+    int32_t from, to;      /* sender and receiver nodes */
+    uint32_t id;           /* the trace's message id */
+    int32_t type;          /* the message type (the trace's b) */
+    uint8_t fate;          /* 0 received, 1 dropped, 2 still in flight */
+    uint8_t drop;          /* when dropped: enum trace_drop */
+};
+
 struct layout {
     sim_ns t_end;                  /* the timeline spans [0, t_end] */
+    struct layout_msg *msgs;       /* owned, in order of sending */
+    size_t nmsgs;
     struct layout_lane *lanes;     /* owned; nlanes == trace nnodes */
     int nlanes;
     struct layout_double *doubles; /* owned, ordered by t0 */

@@ -1,0 +1,72 @@
+/* Scene internals, private to render/scene*.c: the symbol table, the
+ * building context, and the helpers the three files share (scene.c:
+ * storage, text, legend, banner, panels; scene_axis.c: time to cells and the
+ * axis; scene_lanes.c: lanes, badges, arrows, the double-entry row, writes).
+ * No backend includes this. */
+#ifndef LOCKSIM_SCENE_INT_H
+#define LOCKSIM_SCENE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "scene.h"
+
+/* A symbol: the terminal's character, its style, the priority of an instant
+ * (higher wins a shared cell; 0 = an interval fill) and the legend text. */
+struct scene_sym_info {
+    char ch;
+    uint8_t style;
+    uint8_t prio;
+    const char *text;
+};
+extern const struct scene_sym_info scene_syms[SCENE_SYM_COUNT];
+
+/* What one scene_build call carries; the per-cell arrays are owned by it. */
+struct scene_ctx {
+    struct scene *sc;
+    const struct layout *ly;
+    const struct scene_view *v;
+    int x0;          /* left edge (margin) */
+    int cols;        /* characters per line */
+    int lw;          /* label column, characters, including one space */
+    int y;           /* next free y */
+    uint8_t layer;   /* layer of commands being added */
+    uint8_t *fill;   /* per cell: interval symbol */
+    uint8_t *bits;   /* per cell: interval flags */
+    uint8_t *win;    /* per cell: winning instant symbol (NONE = none) */
+    uint8_t *winst;  /* per cell: its style */
+    size_t *winm;    /* per cell: its mark index */
+    int used[SCENE_SYM_COUNT]; /* symbols that reached a lane row */
+    int used_stale;  /* a stale write accepted was drawn */
+    int lanes_end;   /* y under the last lane drawn */
+    int *lane_y;     /* per lane: the y of its middle, or -1 when not drawn */
+};
+
+/* Storage and text (scene.c). scene_add returns NULL once sc->err is set. */
+struct scene_cmd *scene_add(struct scene_ctx *c, int type, int style, int x, int y, int w, int h);
+size_t scene_store(struct scene_ctx *c, const char *s, size_t len);
+void scene_set_text(struct scene_ctx *c, struct scene_cmd *k, const char *s, size_t len);
+struct scene_cmd *scene_text_n(struct scene_ctx *c, int x, int y, const char *s, size_t len, int style);
+struct scene_cmd *scene_text_at(struct scene_ctx *c, int col, int y, const char *s, int style);
+void scene_wrapped(struct scene_ctx *c, int col, int indent, const char *text, int style);
+const char *scene_node_name(const struct layout *ly, int n);
+int scene_lane_shown(const struct scene_view *v, int l);
+
+/* Time to cells and the axis (scene_axis.c). */
+int scene_span_cells(const struct scene *sc, sim_ns t0, sim_ns t1, int open, int *c0, int *c1);
+void scene_min_cells(const struct scene_ctx *c, int *c0, int *c1);
+int scene_mark_cell(const struct scene *sc, sim_ns t);
+int scene_in_gap(const struct scene *sc, sim_ns t);
+sim_ns scene_fit_end(const struct layout *ly);
+int scene_find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int max);
+int scene_fit_axis(struct scene_ctx *c, int max_cells, const struct layout *gap_src, size_t ngap_src);
+void scene_emit_axis(struct scene_ctx *c);
+
+/* Lanes and what hangs off them (scene_lanes.c). */
+void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx);
+void scene_emit_arrows(struct scene_ctx *c);
+void scene_emit_doubles(struct scene_ctx *c);
+void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane);
+
+#endif

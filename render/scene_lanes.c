@@ -1,0 +1,497 @@
+/* Scene lanes: one row per node (interval fills, the instant that wins each
+ * cell, badges kept apart), the pixel detail over it (tokens, whose lease,
+ * the TTL running out), message arrows, the double-entry row and the lines
+ * that list the writes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "fmt.h"
+#include "scene_int.h"
+
+enum { B_ACQ = 1, B_HOLD = 2, B_PAUSE = 4, B_DOWN = 8, B_LEASE = 16 };
+
+static int mark_sym(const struct layout_mark *m) {
+    switch (m->kind) {
+    case LAYOUT_MARK_ACQUIRED: return SCENE_SYM_ACQUIRED;
+    case LAYOUT_MARK_ACQUIRE_FAILED: return SCENE_SYM_FAILED;
+    case LAYOUT_MARK_RELEASE: return SCENE_SYM_RELEASE;
+    case LAYOUT_MARK_LOST: return SCENE_SYM_LOST;
+    case LAYOUT_MARK_WRONG_RELEASE: return SCENE_SYM_WRONG_RELEASE;
+    case LAYOUT_MARK_GRANT: return SCENE_SYM_GRANT;
+    case LAYOUT_MARK_RENEW: return SCENE_SYM_RENEW;
+    case LAYOUT_MARK_EXPIRE: return SCENE_SYM_EXPIRE;
+    case LAYOUT_MARK_DELETE: return m->detail ? SCENE_SYM_WRONG_RELEASE : SCENE_SYM_DELETE;
+    case LAYOUT_MARK_KEEP: return SCENE_SYM_KEEP;
+    case LAYOUT_MARK_READ: return SCENE_SYM_READ;
+    case LAYOUT_MARK_WRITE_OK: return SCENE_SYM_WRITE_OK;
+    case LAYOUT_MARK_WRITE_REJECTED: return SCENE_SYM_WRITE_REJECTED;
+    case LAYOUT_MARK_CLOCK_STEP: return SCENE_SYM_CLOCK;
+    case LAYOUT_MARK_CRASH: return SCENE_SYM_CRASH;
+    case LAYOUT_MARK_RESTART: return SCENE_SYM_RESTART;
+    case LAYOUT_MARK_WRITE_SKIPPED: return SCENE_SYM_SKIP;
+    case LAYOUT_MARK_CONTROL: return SCENE_SYM_CONTROL;
+    default: return SCENE_SYM_NONE;
+    }
+}
+
+/* A tooltip for a mark: "B acquires, token 42, t=31s". */
+static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layout_lane *lane,
+                    const struct layout_mark *m) {
+    char buf[200], t[32], tok[40] = "";
+    const char *who = lane->name, *peer = scene_node_name(c->ly, m->peer);
+    format_time_ns(t, sizeof t, m->t);
+    if (m->token) snprintf(tok, sizeof tok, ", token %llu", (unsigned long long)m->token);
+    switch (m->kind) {
+    case LAYOUT_MARK_ACQUIRED: snprintf(buf, sizeof buf, "%s acquires%s", who, tok); break;
+    case LAYOUT_MARK_ACQUIRE_FAILED: snprintf(buf, sizeof buf, "%s gives up acquiring", who); break;
+    case LAYOUT_MARK_RELEASE: snprintf(buf, sizeof buf, "%s releases the lock", who); break;
+    case LAYOUT_MARK_LOST: snprintf(buf, sizeof buf, "%s learns it lost the lock", who); break;
+    case LAYOUT_MARK_WRONG_RELEASE:
+        snprintf(buf, sizeof buf, "%s's release removes %s's lock", who, peer);
+        break;
+    case LAYOUT_MARK_GRANT: snprintf(buf, sizeof buf, "%s grants the lock to %s%s", who, peer, tok); break;
+    case LAYOUT_MARK_RENEW: snprintf(buf, sizeof buf, "%s renews %s's lease", who, peer); break;
+    case LAYOUT_MARK_EXPIRE: snprintf(buf, sizeof buf, "%s: %s's lease expires", who, peer); break;
+    case LAYOUT_MARK_DELETE: snprintf(buf, sizeof buf, "%s deletes the lease on %s's release", who, peer); break;
+    case LAYOUT_MARK_KEEP: snprintf(buf, sizeof buf, "%s refuses %s's release", who, peer); break;
+    case LAYOUT_MARK_READ: snprintf(buf, sizeof buf, "%s reads %lld", peer, (long long)m->value); break;
+    case LAYOUT_MARK_WRITE_OK:
+        snprintf(buf, sizeof buf, "%s accepts %s's write%s%s", who, peer, tok,
+                 m->stale ? " though it is STALE" : "");
+        break;
+    case LAYOUT_MARK_WRITE_REJECTED:
+        snprintf(buf, sizeof buf, "%s rejects %s's write%s", who, peer, tok);
+        break;
+    case LAYOUT_MARK_CLOCK_STEP: {
+        char d[32];
+        format_time_ns(d, sizeof d, m->value);
+        snprintf(buf, sizeof buf, "%s's clock steps by %s", who, d);
+        break;
+    }
+    case LAYOUT_MARK_CRASH: snprintf(buf, sizeof buf, "%s crashes", who); break;
+    case LAYOUT_MARK_RESTART: snprintf(buf, sizeof buf, "%s restarts", who); break;
+    case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, sizeof buf, "%s does not send its write%s", who, tok); break;
+    case LAYOUT_MARK_CONTROL: snprintf(buf, sizeof buf, "operator action on %s", who); break;
+    default: snprintf(buf, sizeof buf, "%s", who); break;
+    }
+    size_t len = strlen(buf);
+    snprintf(buf + len, sizeof buf - len, ", t=%s", t);
+    scene_set_text(c, k, buf, strlen(buf));
+}
+
+static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n);
+
+/* The lane's cells: interval fills, then the instant that wins each cell
+ * (a later instant of equal or higher priority replaces an earlier one). */
+static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane) {
+    const struct scene *sc = c->sc;
+    int n = sc->axis.ncells;
+    memset(c->bits, 0, (size_t)n);
+    memset(c->win, SCENE_SYM_NONE, (size_t)n);
+    for (size_t i = 0; i < lane->nspans; i++) {
+        const struct layout_span *s = &lane->spans[i];
+        static const uint8_t bit[LAYOUT_SPAN_KIND_COUNT] = {
+            [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
+            [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
+            [LAYOUT_SPAN_LEASE] = B_LEASE,
+        };
+        int c0, c1;
+        if (!scene_span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
+        uint8_t flag = s->kind < LAYOUT_SPAN_KIND_COUNT ? bit[s->kind] : 0;
+        for (int k = c0; k <= c1; k++) c->bits[k] |= flag;
+    }
+    for (int k = 0; k < n; k++) {
+        uint8_t b = c->bits[k];
+        c->fill[k] = (uint8_t)((b & B_DOWN) ? SCENE_SYM_CRASHED
+                               : (b & B_PAUSE) && (b & B_HOLD) ? SCENE_SYM_PAUSED_HOLDING
+                               : (b & B_PAUSE) ? SCENE_SYM_PAUSED
+                               : (b & B_HOLD) ? SCENE_SYM_HOLDING
+                               : (b & B_LEASE) ? SCENE_SYM_LEASE
+                               : (b & B_ACQ) ? SCENE_SYM_ACQUIRING : SCENE_SYM_NONE);
+    }
+    for (size_t i = 0; i < lane->nmarks; i++) {
+        const struct layout_mark *m = &lane->marks[i];
+        int g = mark_sym(m);
+        int cell = scene_mark_cell(sc, m->t);
+        if (g == SCENE_SYM_NONE || cell < 0) continue;
+        int cur = c->win[cell];
+        if (cur == SCENE_SYM_NONE || scene_syms[g].prio >= scene_syms[cur].prio) {
+            c->win[cell] = (uint8_t)g;
+            c->winst[cell] = (uint8_t)(m->kind == LAYOUT_MARK_WRITE_OK && m->stale
+                                           ? SCENE_ST_STALE_WRITE : scene_syms[g].style);
+            c->winm[cell] = i;
+        }
+    }
+}
+
+/* Runs of equal cells as rectangles, then the winning instants over them. */
+static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx, int y) {
+    const struct scene_view *v = c->v;
+    struct scene *sc = c->sc;
+    int n = sc->axis.ncells;
+    int pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
+    for (int k = 0; k < n;) {
+        int g = c->fill[k], e = k;
+        while (e + 1 < n && c->fill[e + 1] == g) e++;
+        if (g != SCENE_SYM_NONE) {
+            struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, scene_syms[g].style, sc->plot_x + k * v->cell_w,
+                                      y + pad, (e - k + 1) * v->cell_w, v->lane_h - 2 * pad);
+            if (r) {
+                r->sym = (uint8_t)g;
+                r->lane = lane_idx;
+                r->t0 = sc->t0 + (sim_ns)k * sc->axis.cell_ns;
+                r->t1 = sc->t0 + (sim_ns)(e + 1) * sc->axis.cell_ns;
+            }
+        }
+        k = e + 1;
+    }
+    for (int k = 0; k < n; k++) {
+        int g = c->win[k] != SCENE_SYM_NONE ? c->win[k] : c->fill[k];
+        if (g != SCENE_SYM_NONE) c->used[g] = 1;
+    }
+    /* Pictures: a write's badge shows its token; a badge that would cover a
+     * more important one (higher priority, then earlier) shrinks to a tick. */
+    int badges = v->char_w > v->cell_w;
+    size_t nwin = 0;
+    for (int k = 0; k < n; k++) {
+        if (c->win[k] == SCENE_SYM_NONE) continue;
+        const struct layout_mark *m = &lane->marks[c->winm[k]];
+        char label[24] = "";
+        int sym_k = c->win[k];
+        if (badges && (sym_k == SCENE_SYM_WRITE_OK || sym_k == SCENE_SYM_WRITE_REJECTED) && m->token)
+            snprintf(label, sizeof label, "%llu", (unsigned long long)m->token);
+        int chars = label[0] ? (int)strlen(label) : 1;
+        int w = badges ? chars * v->char_w + 8 : v->cell_w;
+        int x = badges ? sc->plot_x + k * v->cell_w + v->cell_w / 2 - w / 2 : sc->plot_x + k * v->cell_w;
+        struct scene_cmd *s = scene_add(c, SCENE_CMD_SYM, c->winst[k], x, y + pad, w, v->lane_h - 2 * pad);
+        if (!s) return;
+        s->x2 = sc->plot_x + k * v->cell_w + v->cell_w / 2; /* the event's own x */
+        s->sym = (uint8_t)sym_k;
+        if (c->winst[k] == SCENE_ST_STALE_WRITE) c->used_stale = 1;
+        s->lane = lane_idx;
+        s->seq = (int32_t)m->seq;
+        s->t0 = s->t1 = m->t;
+        if (label[0]) s->label_at = scene_store(c, label, strlen(label));
+        if (v->flags & SCENE_F_TIPS) tooltip(c, s, lane, m);
+        nwin++;
+    }
+    if (badges && nwin > 1 && !sc->err) place_badges(c, &sc->cmd[sc->ncmd - nwin], nwin);
+}
+
+/* Placement order: the damage and the save first, then by priority. */
+static int place_prio(const struct scene_cmd *k) {
+    if (k->style == SCENE_ST_STALE_WRITE) return 300;
+    if (k->style == SCENE_ST_WRITE_REJECTED) return 290;
+    return scene_syms[k->sym].prio;
+}
+
+static int clear_of(const struct scene_cmd *k, size_t *order, size_t nplaced, int x, int w) {
+    for (size_t j = 0; j < nplaced; j++) {
+        const struct scene_cmd *b = &k[order[j]];
+        if (!b->minor && x < b->x + b->w + 3 && b->x < x + w + 3) return 0;
+    }
+    return 1;
+}
+
+/* Greedy placement: in order of importance (then time), a badge stays at its
+ * time if it clears the badges placed so far, else it moves just left or
+ * right of the one in its way (at most two badges' widths; its tick stays
+ * at its time), else it is minor: a tick only. */
+static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
+    size_t *order = malloc(n * sizeof *order);
+    if (!order) {
+        c->sc->err = LSIM_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n is at most the cells */
+        size_t o = order[i], j = i;
+        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[o])) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = o;
+    }
+    int lo = c->sc->plot_x - c->v->char_w, hi = c->sc->plot_x + c->sc->plot_w + c->v->char_w;
+    for (size_t i = 0; i < n; i++) {
+        struct scene_cmd *a = &k[order[i]];
+        if (clear_of(k, order, i, a->x, a->w)) continue;
+        int best = 0, found = 0;
+        for (size_t j = 0; j < i; j++) {
+            const struct scene_cmd *b = &k[order[j]];
+            if (b->minor) continue;
+            int cand[2] = {b->x + b->w + 3, b->x - a->w - 3};
+            for (int q = 0; q < 2; q++) {
+                int d = cand[q] - a->x;
+                if (abs(d) > 2 * a->w || cand[q] < lo || cand[q] + a->w > hi) continue;
+                if (!clear_of(k, order, i, cand[q], a->w)) continue;
+                if (!found || abs(d) < abs(best)) best = d, found = 1;
+            }
+        }
+        if (found) a->x += best;
+        else a->minor = 1;
+    }
+    free(order);
+}
+
+/* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
+ * last commands added before its detail). */
+static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
+    for (size_t i = sc->ncmd; i-- > 0;) {
+        const struct scene_cmd *k = &sc->cmd[i];
+        if (k->lane != lane_idx) break;
+        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w) return 1;
+    }
+    return 0;
+}
+
+/* One piece of a lease's TTL bar, [from, to], counting down ttl from from. */
+static void ttl_piece(struct scene_ctx *c, int lane_idx, int y, int h, sim_ns from, sim_ns to, sim_ns ttl) {
+    struct scene *sc = c->sc;
+    int a0, a1;
+    if (!scene_span_cells(sc, from, to, 0, &a0, &a1)) return;
+    sim_ns a = from < sc->t0 ? sc->t0 : from, b = to > sc->t1 ? sc->t1 : to;
+    sim_ns left0 = from + ttl - a, left1 = from + ttl - b;
+    struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_LEASE, sc->plot_x + a0 * c->v->cell_w, y,
+                              (a1 - a0 + 1) * c->v->cell_w, h);
+    if (!r) return;
+    r->sym = SCENE_SYM_LEASE;
+    r->frac0 = (uint16_t)(left0 <= 0 ? 0 : left0 >= ttl ? 1000 : left0 * 1000 / ttl);
+    r->frac1 = (uint16_t)(left1 <= 0 ? 0 : left1 >= ttl ? 1000 : left1 * 1000 / ttl);
+    r->lane = lane_idx;
+    r->t0 = from;
+    r->t1 = to;
+}
+
+/* Pixel detail over a lane: tokens on critical sections and leases, whose
+ * lease it is, the TTL running out, token numbers over writes. */
+static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx, int y) {
+    const struct scene_view *v = c->v;
+    struct scene *sc = c->sc;
+    int pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
+    char buf[64];
+    uint8_t saved = c->layer;
+    c->layer = SCENE_LAYER_EXTRA;
+    for (size_t i = 0; i < lane->nspans; i++) {
+        const struct layout_span *s = &lane->spans[i];
+        int c0, c1;
+        if (!scene_span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
+        int x = sc->plot_x + c0 * v->cell_w, w = (c1 - c0 + 1) * v->cell_w;
+        if (s->kind == LAYOUT_SPAN_LEASE && s->validity_ns > 0) {
+            /* the TTL as this server counts it: full at the grant and at each
+             * renewal, shrinking to nothing at the expiry */
+            sim_ns from = s->t0, ttl = s->validity_ns;
+            for (size_t j = 0; j <= lane->nmarks; j++) {
+                const struct layout_mark *m = j < lane->nmarks ? &lane->marks[j] : NULL;
+                if (m && (m->kind != LAYOUT_MARK_RENEW || m->peer != s->peer || m->t <= from ||
+                          m->t >= s->t1))
+                    continue;
+                sim_ns to = m ? m->t : s->t1;
+                ttl_piece(c, lane_idx, y + v->lane_h - pad - v->lane_h / 5, v->lane_h / 5, from, to, ttl);
+                if (!m) break;
+                from = m->t;
+            }
+        }
+        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING) continue;
+        if (s->kind == LAYOUT_SPAN_LEASE)
+            snprintf(buf, sizeof buf, s->token ? "held by %s, tok %llu" : "held by %s",
+                     scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
+        else if (s->token)
+            snprintf(buf, sizeof buf, "tok %llu", (unsigned long long)s->token);
+        else
+            continue;
+        /* after the badge that opens the span */
+        int len = (int)strlen(buf), skip = v->char_w + 12;
+        if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
+        if (covers_badge(sc, lane_idx, x + skip - 4, x + skip + len * v->char_w + 4)) continue;
+        struct scene_cmd *k = scene_text_n(c, x + skip, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
+                                     (size_t)len, s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING
+                                                                                  : SCENE_ST_LABEL);
+        if (k) k->lane = lane_idx;
+    }
+    c->layer = saved;
+}
+
+void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
+    const struct scene_view *v = c->v;
+    int y = c->y;
+    fill_lane(c, lane);
+    scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, lane->name,
+           strnlen(lane->name, sizeof lane->name), SCENE_ST_LABEL);
+    if (v->lane_h > 1) {
+        struct scene_cmd *g = scene_add(c, SCENE_CMD_LINE, SCENE_ST_GRID, c->sc->plot_x, y + v->lane_h - 1,
+                                  c->sc->plot_w, 1);
+        if (g) {
+            g->x2 = c->sc->plot_x + c->sc->plot_w - 1;
+            g->y2 = y + v->lane_h - 1;
+            g->lane = lane_idx;
+        }
+    }
+    emit_cells(c, lane, lane_idx, y);
+    if (v->flags & SCENE_F_DETAIL) emit_detail(c, lane, lane_idx, y);
+    if (c->lane_y) c->lane_y[lane_idx] = y + v->lane_h / 2;
+    c->y += v->lane_h;
+    c->lanes_end = c->y;
+}
+
+/* Arrows for the messages whose flight shows: sender's lane at the sending
+ * time to the receiver's at the arrival (or to the edge, still in flight).
+ * Dropped messages and the instantaneous ones are left out; at most 64. */
+void scene_emit_arrows(struct scene_ctx *c) {
+    const struct layout *ly = c->ly;
+    struct scene *sc = c->sc;
+    const struct scene_view *v = c->v;
+    char t0[32], t1[32], len[32], buf[256];
+    int shown = 0;
+    uint8_t saved = c->layer;
+    c->layer = SCENE_LAYER_EXTRA;
+    for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
+        const struct layout_msg *m = &ly->msgs[i];
+        if (m->fate == 1 || m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes)
+            continue;
+        if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
+        int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1);
+        if (x1 - x0 < 2 * v->char_w) continue;
+        /* from the edge of the sender's bar to the edge of the receiver's badge */
+        int ya = c->lane_y[m->from], yb = c->lane_y[m->to], e = v->line_h / 2 + 1;
+        if (ya != yb) {
+            ya += yb > ya ? e : -e;
+            yb += yb > ya ? -e : e;
+        }
+        struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, SCENE_ST_MESSAGE, x0, ya, 0, 0);
+        if (!k) return;
+        k->x2 = x1;
+        k->y2 = yb;
+        k->t0 = m->t0;
+        k->t1 = m->t1;
+        k->seq = -1;
+        format_time_ns(t0, sizeof t0, m->t0);
+        format_time_ns(t1, sizeof t1, m->t1);
+        format_time_ns(len, sizeof len, m->t1 - m->t0);
+        snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
+                 scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0,
+                 m->fate == 2 ? "still in flight at" : "arrives", t1, len);
+        scene_set_text(c, k, buf, strlen(buf));
+        shown++;
+        /* a long flight gets its length written beside the middle of the arrow */
+        snprintf(buf, sizeof buf, "%s in flight", len);
+        int w = (int)strlen(buf) * v->char_w;
+        if (x1 - x0 >= w + 4 * v->char_w) {
+            struct scene_cmd *t = scene_text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h - 2, buf,
+                                         strlen(buf), SCENE_ST_MESSAGE);
+            if (t) t->t0 = m->t0, t->t1 = m->t1;
+        }
+    }
+    c->layer = saved;
+}
+
+void scene_emit_doubles(struct scene_ctx *c) {
+    const struct layout *ly = c->ly;
+    struct scene *sc = c->sc;
+    const struct scene_view *v = c->v;
+    char t0[32], t1[32], len[32], buf[256];
+    int y = c->y, pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
+    scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, "DOUBLE ENTRY", 12, SCENE_ST_ALERT);
+    for (size_t i = 0; i < ly->ndoubles; i++) {
+        const struct layout_double *d = &ly->doubles[i];
+        int c0, c1;
+        if (!scene_span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
+        scene_min_cells(c, &c0, &c1);
+        struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_DOUBLE, sc->plot_x + c0 * v->cell_w,
+                                  y + pad, (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
+        if (!r) return;
+        r->sym = SCENE_SYM_DOUBLE;
+        r->t0 = d->t0;
+        r->t1 = d->t1;
+        c->used[SCENE_SYM_DOUBLE] = 1;
+    }
+    c->y += v->lane_h;
+    size_t shown = ly->ndoubles < 6 ? ly->ndoubles : 6;
+    for (size_t i = 0; i < shown; i++) {
+        const struct layout_double *d = &ly->doubles[i];
+        int lo = d->a < d->b ? d->a : d->b, hi = d->a < d->b ? d->b : d->a;
+        format_time_ns(t0, sizeof t0, d->t0);
+        format_time_ns(t1, sizeof t1, d->t1);
+        format_time_ns(len, sizeof len, d->t1 - d->t0);
+        if (d->open)
+            snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section"
+                     " (still at the end)", t0, t1, scene_node_name(ly, lo), scene_node_name(ly, hi));
+        else
+            snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section (%s)",
+                     t0, t1, scene_node_name(ly, lo), scene_node_name(ly, hi), len);
+        scene_wrapped(c, c->lw, 2, buf, SCENE_ST_ALERT);
+    }
+    if (ly->ndoubles > shown) {
+        snprintf(buf, sizeof buf, "(%zu more double entries)", ly->ndoubles - shown);
+        scene_wrapped(c, c->lw, 2, buf, SCENE_ST_ALERT);
+    }
+}
+
+/* Which writes get a line of their own under the resource: the rejected
+ * ones and the stale ones that got through (the save and the damage). */
+static int write_interesting(const struct layout_mark *m) {
+    return m->kind == LAYOUT_MARK_WRITE_REJECTED || m->stale;
+}
+
+/* One line per write under a resource lane, e.g.
+ *   "w t=32s  A write tok 41 value 9 REJECTED: stale, 42 already seen".
+ * All writes when there are few, else the rejected and stale ones. */
+void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
+    enum { MAX_LINES = 8 };
+    size_t nwrites = 0, ninteresting = 0;
+    for (size_t i = 0; i < lane->nmarks; i++) {
+        const struct layout_mark *m = &lane->marks[i];
+        if (m->kind != LAYOUT_MARK_WRITE_OK && m->kind != LAYOUT_MARK_WRITE_REJECTED) continue;
+        nwrites++;
+        ninteresting += (size_t)write_interesting(m);
+    }
+    int all = nwrites <= MAX_LINES;
+    size_t shown = 0, listed = all ? nwrites : ninteresting;
+    uint64_t max_tok = 0;
+    char t[32], tok[32], why[96], buf[256];
+    for (size_t i = 0; i < lane->nmarks; i++) {
+        const struct layout_mark *m = &lane->marks[i];
+        if (m->kind != LAYOUT_MARK_WRITE_OK && m->kind != LAYOUT_MARK_WRITE_REJECTED) continue;
+        uint64_t seen = max_tok;
+        if (m->kind == LAYOUT_MARK_WRITE_OK && m->token > max_tok) max_tok = m->token;
+        if ((!all && !write_interesting(m)) || shown >= MAX_LINES) continue;
+        shown++;
+        int ok = m->kind == LAYOUT_MARK_WRITE_OK;
+        int style = ok ? (m->stale ? SCENE_ST_STALE_WRITE : SCENE_ST_TEXT) : SCENE_ST_WRITE_REJECTED;
+        format_time_ns(t, sizeof t, m->t);
+        if (m->token) snprintf(tok, sizeof tok, "tok %llu", (unsigned long long)m->token);
+        else snprintf(tok, sizeof tok, "no token");
+        if (ok && m->stale && m->other >= 0)
+            snprintf(why, sizeof why, "ACCEPTED though stale: %s holds the lock",
+                     scene_node_name(c->ly, m->other));
+        else if (ok && m->stale)
+            snprintf(why, sizeof why, "ACCEPTED though stale");
+        else if (ok)
+            snprintf(why, sizeof why, "accepted");
+        else if (m->detail == TRACE_WRITE_REJECTED_STALE && seen > m->token)
+            snprintf(why, sizeof why, "REJECTED: stale, %llu already seen",
+                     (unsigned long long)seen);
+        else if (m->detail == TRACE_WRITE_REJECTED_STALE)
+            snprintf(why, sizeof why, "REJECTED: stale token");
+        else if (m->detail == TRACE_WRITE_REJECTED_NOTOKEN)
+            snprintf(why, sizeof why, "REJECTED: no fencing token");
+        else if (m->detail == TRACE_WRITE_REJECTED_COND)
+            snprintf(why, sizeof why, "REJECTED: value changed since read");
+        else if (m->detail == TRACE_WRITE_REJECTED_UNIQUE)
+            snprintf(why, sizeof why, "REJECTED: unique constraint");
+        else if (m->detail == TRACE_WRITE_REJECTED_DUPLICATE)
+            snprintf(why, sizeof why, "REJECTED: idempotency key already applied");
+        else
+            snprintf(why, sizeof why, "REJECTED");
+        snprintf(buf, sizeof buf, "%c t=%s  %s write %s value %lld %s",
+                 ok ? scene_syms[SCENE_SYM_WRITE_OK].ch : scene_syms[SCENE_SYM_WRITE_REJECTED].ch, t,
+                 scene_node_name(c->ly, m->peer), tok, (long long)m->value, why);
+        scene_wrapped(c, c->lw, 2, buf, style);
+    }
+    if (listed > shown || (!all && nwrites > shown)) {
+        snprintf(buf, sizeof buf, "(%zu more writes not listed)", nwrites - shown);
+        scene_wrapped(c, c->lw, 2, buf, SCENE_ST_TEXT);
+    }
+}
