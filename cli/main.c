@@ -384,13 +384,13 @@ static int run_engine(struct engine **out, const struct scenario *s, const struc
     struct scn_error err;
     memset(&err, 0, sizeof err);
     int rc = engine_new(out, s, &eo, &err);
-    if (rc == -1 && err.pos.line <= 0) {
+    if (rc < 0 && rc != LSIM_ENOMEM && err.pos.line <= 0) {
         /* No place in the file: the offending option came from --set. */
         snprintf(last_error, sizeof last_error, "--set: %s", err.msg);
         fprintf(stderr, "%s: %s\n", prog, last_error);
         return EXIT_USAGE;
     }
-    if (rc == -1) {
+    if (rc < 0 && rc != LSIM_ENOMEM) {
         print_scn_error(&err);
         return EXIT_DATAERR;
     }
@@ -719,7 +719,7 @@ static int cmd_matrix(int argc, char **argv) {
         memset(&err, 0, sizeof err);
         struct engine *e = NULL;
         int b = engine_new(&e, &s, &eo, &err);
-        if (b == -1) {
+        if (b < 0 && b != LSIM_ENOMEM) {
             snprintf(rows[i].error, sizeof rows[i].error, "cannot run this script: %s", err.msg);
             continue;
         }

@@ -6,6 +6,7 @@
 #define LOCKSIM_ENGINE_H
 
 #include "checker.h"
+#include "error.h"
 #include "lock.h"
 #include "scenario.h"
 #include "trace.h"
@@ -20,8 +21,17 @@ struct engine_opts {
 };
 
 /* Build an engine for scenario s (copied; s may be freed afterwards).
- * Returns 0, or -1 with *err (file:line:col of the offending scenario line),
- * or -2 on OOM. On failure *out is NULL. */
+ * Returns 0, or a negative code of error.h, with *err filled in for every
+ * code but LSIM_ENOMEM (file:line:col of the offending scenario line; line 0
+ * when the option came from --set rather than the file):
+ *   LSIM_ENOMEM           out of memory (err untouched)
+ *   LSIM_EPARSE           a scenario problem: unknown algorithm or node name,
+ *                         too many servers, no clients
+ *   LSIM_EUNKNOWN_OPTION  a lock option the algorithm does not know
+ *   LSIM_EBAD_VALUE       a lock option's value refused, or a configuration
+ *                         the algorithm's validate refuses
+ *   LSIM_EPLUGIN          opts->algo was built for another LOCK_ABI_VERSION
+ * On failure *out is NULL. */
 int engine_new(struct engine **out, const struct scenario *s,
                const struct engine_opts *opts, struct scn_error *err);
 void engine_free(struct engine *e); /* engine_free(NULL) is a no-op */

@@ -12,26 +12,29 @@ static int fail(struct scn_error *err, const struct scenario *s, struct scn_pos 
     snprintf(err->file, sizeof err->file, "%s", s->file);
     err->pos = pos;
     snprintf(err->msg, sizeof err->msg, "%s", msg);
-    return -1;
+    return LSIM_EPARSE;
 }
 
 static int configure(struct engine *e, const struct engine_opts *o, struct scn_error *err) {
     char msg[256];
     e->config = calloc(1, e->algo->config_size ? e->algo->config_size : 1);
-    if (!e->config) return -2;
+    if (!e->config) return LSIM_ENOMEM;
     algo_config_default(e);
     for (int i = 0; i < e->s.nopts; i++) {
         const struct scn_opt *op = &e->s.opts[i];
         msg[0] = 0;
-        if (algo_option(e, op->key, op->val, msg, sizeof msg) != 0) {
-            if (o->lenient_options && strncmp(msg, "unknown option", 14) == 0) {
-                size_t l = strlen(e->dropped);
-                snprintf(e->dropped + l, sizeof e->dropped - l, "%s%s", l ? " " : "", op->key);
-                continue;
-            }
-            if (!msg[0]) snprintf(msg, sizeof msg, "%s takes no options; found '%s'", e->algo->name, op->key);
-            return fail(err, &e->s, op->pos, msg);
+        int rc = algo_option(e, op->key, op->val, msg, sizeof msg);
+        if (rc == 0) continue;
+        /* Lenient mode drops what the algorithm says it does not know; an
+         * algorithm without an option callback refuses every key, as ever. */
+        if (o->lenient_options && rc == LSIM_EUNKNOWN_OPTION && e->algo->option) {
+            size_t l = strlen(e->dropped);
+            snprintf(e->dropped + l, sizeof e->dropped - l, "%s%s", l ? " " : "", op->key);
+            continue;
         }
+        if (!msg[0]) snprintf(msg, sizeof msg, "%s takes no options; found '%s'", e->algo->name, op->key);
+        fail(err, &e->s, op->pos, msg);
+        return rc == LSIM_EUNKNOWN_OPTION ? rc : LSIM_EBAD_VALUE;
     }
     return 0;
 }
@@ -109,7 +112,7 @@ static int resolve_names(struct engine *e, const struct name_index *ix, struct s
         if ((rc = check_node_name(e, ix, ci->node, ci->pos, err)) != 0) return rc;
         int n = names_find(ix, ci->node);
         if (n < 0) continue; /* "*" names no one */
-        if (give_ext(e, n) != 0) return -2;
+        if (give_ext(e, n) != 0) return LSIM_ENOMEM;
         struct node_ext *x = ext_of(e, nd(e, n));
         x->base_ppm = ci->drift_ppm;
         clock_init(&x->clk[LOCK_CLOCK_MONO], 0, ci->drift_ppm);
@@ -119,14 +122,14 @@ static int resolve_names(struct engine *e, const struct name_index *ix, struct s
         const struct scn_link *l = &e->s.links[i];
         if ((rc = check_node_name(e, ix, l->from, l->pos, err)) != 0) return rc;
         if ((rc = check_node_name(e, ix, l->to, l->pos, err)) != 0) return rc;
-        if (eng_set_link(e, names_find(ix, l->from), names_find(ix, l->to), l) != 0) return -2;
+        if (eng_set_link(e, names_find(ix, l->from), names_find(ix, l->to), l) != 0) return LSIM_ENOMEM;
     }
     size_t members = 0;
     for (int i = 0; i < e->s.nfaults; i++)
         for (int g = 0; g < e->s.faults[i].ngroups; g++) members += (size_t)e->s.faults[i].group_len[g];
     e->fref = calloc((size_t)(e->s.nfaults ? e->s.nfaults : 1), sizeof *e->fref);
     e->group_nodes = calloc(members ? members : 1, sizeof *e->group_nodes);
-    if (!e->fref || !e->group_nodes) return -2;
+    if (!e->fref || !e->group_nodes) return LSIM_ENOMEM;
     members = 0;
     for (int i = 0; i < e->s.nfaults; i++) {
         const struct scn_fault *f = &e->s.faults[i];
@@ -153,12 +156,12 @@ static int resolve_names(struct engine *e, const struct name_index *ix, struct s
                 nd(e, t)->point_faults = 1;
             }
         }
-        if (r->node >= 0 && give_ext(e, r->node) != 0) return -2;
+        if (r->node >= 0 && give_ext(e, r->node) != 0) return LSIM_ENOMEM;
     }
     return 0;
 }
 
-/* The algorithm, its options and its server count. 0, -1 with *err, -2 on OOM. */
+/* The algorithm, its options and its server count: 0, or engine_new's codes. */
 static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn_error *err) {
     char msg[256];
     e->algo = o->algo ? o->algo : lock_algo_find(e->s.algo);
@@ -169,7 +172,8 @@ static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn
     if (e->algo->abi != LOCK_ABI_VERSION) {
         snprintf(msg, sizeof msg, "algorithm '%s' was built for lock interface %u, this locksim has %u",
                  e->algo->name, e->algo->abi, LOCK_ABI_VERSION);
-        return fail(err, &e->s, e->s.algo_pos, msg);
+        fail(err, &e->s, e->s.algo_pos, msg);
+        return LSIM_EPLUGIN;
     }
     snprintf(e->tr.algo, sizeof e->tr.algo, "%s", e->algo->name);
     int rc = configure(e, o, err);
@@ -182,8 +186,10 @@ static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn
         return fail(err, &e->s, e->s.algo_pos, msg);
     }
     msg[0] = 0;
-    if (algo_validate(e, msg, sizeof msg) != 0)
-        return fail(err, &e->s, e->s.algo_pos, msg[0] ? msg : "the lock configuration is not valid");
+    if (algo_validate(e, msg, sizeof msg) != 0) {
+        fail(err, &e->s, e->s.algo_pos, msg[0] ? msg : "the lock configuration is not valid");
+        return LSIM_EBAD_VALUE;
+    }
     return 0;
 }
 
@@ -298,7 +304,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     const struct engine_opts *o = opts ? opts : &defaults;
     *out = NULL;
     struct engine *e = calloc(1, sizeof *e);
-    if (!e) return -2;
+    if (!e) return LSIM_ENOMEM;
     /* The engine keeps the scenario but not its client list: what the run
      * needs of each client goes into its node below, and the trace keeps
      * the names. engine_scenario() shows nclients and clients == NULL. */
@@ -307,7 +313,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     view.nclients = view.cap_clients = 0;
     if (scenario_copy(&e->s, &view) != 0) {
         free(e);
-        return -2;
+        return LSIM_ENOMEM;
     }
     e->s.nclients = s->nclients;
     queue_init(&e->q);
@@ -324,7 +330,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
         rc = fail(err, &e->s, p, "the scenario has no clients; add a line such as `client A: acquire; write; release`");
         goto out;
     }
-    rc = -2;
+    rc = LSIM_ENOMEM;
     if (alloc_nodes(e) != 0 || add_nodes(e, s) != 0) goto out;
     /* Names used by the scenario must exist now that servers are counted. */
     if (e->s.nclocks || e->s.nlinks || e->s.nfaults) {
@@ -333,7 +339,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
         rc = resolve_names(e, &ix, err);
         free(ix.slot);
         if (rc != 0) goto out;
-        rc = -2;
+        rc = LSIM_ENOMEM;
     }
     if (observe(e) != 0) goto out;
     time_zero(e, s);

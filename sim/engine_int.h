@@ -336,10 +336,11 @@ static inline int algo_resource_write(struct engine *e, const struct lock_write 
 static inline void algo_config_default(struct engine *e) {
     if (e->algo->config_default) e->algo->config_default(e->config);
 }
-/* 0, or nonzero with a sentence in err (empty when the algorithm takes no options). */
+/* 0, or a negative LSIM_E code with a sentence in err; an algorithm without
+ * the callback takes no options (LSIM_EUNKNOWN_OPTION, err left empty). */
 static inline int algo_option(struct engine *e, const char *key, const char *val, char *err,
                               size_t errlen) {
-    if (!e->algo->option) return -1;
+    if (!e->algo->option) return LSIM_EUNKNOWN_OPTION;
     return e->algo->option(e->config, key, val, err, errlen);
 }
 static inline int algo_validate(struct engine *e, char *err, size_t errlen) {

@@ -14,9 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "vtime.h"
 
-#define LOCK_ABI_VERSION 1u
+/* 2: option returns a negative LSIM_E code (error.h) instead of -1, and an
+ * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err. */
+#define LOCK_ABI_VERSION 2u
 
 struct lock_ctx; /* the engine's view of one node, valid during a callback only */
 
@@ -65,8 +68,12 @@ struct lock_algo {
     size_t server_size;       /* bytes of per-server state, zeroed before server_init */
 
     /* Configuration. config_default fills defaults; option validates and
-     * stores one key=value (return 0, or -1 with a full sentence in err,
-     * e.g. "unknown option 'ttI' for lease; expected ttl, release, value"). */
+     * stores one key=value. It returns 0, or a negative code from error.h
+     * with a full sentence in err: LSIM_EUNKNOWN_OPTION for a key it does not
+     * know ("unknown option 'ttI' for lease; expected ttl, release, value"),
+     * LSIM_EBAD_VALUE for a value it refuses ("ttl '-1s' is not a positive
+     * duration such as 30s"). The code, never the text, tells them apart:
+     * `run --algo` drops unknown options and stops at bad values. */
     void (*config_default)(void *config);
     int (*option)(void *config, const char *key, const char *val, char *err, size_t errlen);
     /* Optional: check the whole configuration once the number of lock servers

@@ -429,6 +429,32 @@ static void test_step_by_step(void **state) {
     engine_free(NULL);
 }
 
+/* Option refusals are told apart by their code, never by their text: a
+ * lenient build (--algo) drops an unknown key and stops at a bad value. */
+static void test_option_codes(void **state) {
+    (void)state;
+    struct scn_error err;
+    /* Strict: an unknown key and a bad value each stop the build, with a position. */
+    assert_int_equal(build_text("lock lease ttI=3s\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
+    assert_int_equal(err.pos.line, 1);
+    assert_int_equal(build_text("lock lease ttl=soon\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "ttl 'soon'"));
+    assert_int_equal(build_text("lock nosuch\nclient A: acquire\n", &err), LSIM_EPARSE);
+    /* Lenient, as `--algo lease-renew` on a redlock script: quorum is dropped. */
+    struct engine *e = build_engine("lock redlock quorum=2 ttl=5s\nclient A: acquire\n", "lease-renew");
+    assert_string_equal(engine_dropped_options(e), "quorum");
+    engine_free(e);
+    /* Lenient still stops at a bad value of a key the algorithm knows. */
+    struct scenario s;
+    const char *text = "lock lease ttl=soon\nclient A: acquire\n";
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
+    struct engine_opts o = {.algo = lock_algo_find("setnx-expire"), .lenient_options = 1};
+    assert_int_equal(engine_new(&e, &s, &o, &err), LSIM_EBAD_VALUE);
+    assert_null(e);
+    scenario_close(&s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_plain_lease),
@@ -451,6 +477,7 @@ int main(void) {
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_bad_option_position),
         cmocka_unit_test(test_step_by_step),
+        cmocka_unit_test(test_option_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,7 +229,7 @@ static void config_default(void *config) {
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
@@ -271,7 +271,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
              "unknown option '%s' for consensus; expected ttl, token, request-timeout, "
              "election-timeout, heartbeat, check-quorum, first-candidate",
              key);
-    return -1;
+    return LSIM_EUNKNOWN_OPTION;
 }
 
 static int validate(const void *config, int nservers, char *err, size_t n) {

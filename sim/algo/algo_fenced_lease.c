@@ -86,7 +86,7 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
         else {
             snprintf(err, n, "compare '%s' is not one of <, <=, != (or lt, le, ne): the rule that "
                      "refuses a token", v);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         return 0;
     }
@@ -95,7 +95,7 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
         else if (strcmp(v, "client") == 0) c->check = FENCE_AT_CLIENT;
         else {
             snprintf(err, n, "check '%s' is not resource or client: who compares the token", v);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         return 0;
     }

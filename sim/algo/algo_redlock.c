@@ -126,7 +126,7 @@ static int ratio_ppm(const char *t, int64_t *out) {
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
@@ -171,7 +171,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         strcmp(key, "expiry-clock") == 0 || strcmp(key, "persistence") == 0)
         return kv_option(&c->kv, key, val, err, n);
     snprintf(err, n, "unknown option '%s' for redlock; expected %s", key, option_names);
-    return -1;
+    return LSIM_EUNKNOWN_OPTION;
 }
 
 static const struct redlock_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }

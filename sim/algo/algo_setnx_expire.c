@@ -60,16 +60,16 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     if (strcmp(key, "gap") == 0) {
         if (scn_parse_duration(val, &c->gap_ns) != 0) {
             snprintf(err, n, "gap '%s' is not a duration such as 50ms", val);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         return 0;
     }
-    if (kv_option(&c->kv, key, val, err, n) == 0) return 0;
-    if (strncmp(err, "unknown option", 14) == 0) {
+    int rc = kv_option(&c->kv, key, val, err, n);
+    if (rc == LSIM_EUNKNOWN_OPTION) { /* kv's list of keys, then this algorithm's own */
         size_t l = strlen(err);
         snprintf(err + l, n - l, ", gap");
     }
-    return -1;
+    return rc;
 }
 
 static void send_req(struct lock_ctx *ctx, struct sx_client *c, int type, int phase, sim_ns ttl) {

@@ -84,7 +84,7 @@ static const struct {
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 static int replication_option(struct kv_config *c, const char *key, const char *val, char *err,
@@ -131,7 +131,7 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         }
         snprintf(err, n, "unknown option '%s' for %s; expected %s", key, c->algo_name,
                  list[0] ? list : "no options");
-        return -1;
+        return LSIM_EUNKNOWN_OPTION;
     }
     int64_t v;
     switch (bit) {
@@ -172,7 +172,7 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
     case KV_OPT_REPLICATION:
         return replication_option(c, key, val, err, n);
     }
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 /* ---- Server ---------------------------------------------------------------- */

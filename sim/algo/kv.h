@@ -188,6 +188,8 @@ void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allo
  * (setnx, lease, fenced-lease); without it every server is an independent
  * master (Redlock). Call after kv_config_default. */
 void kv_config_replicated(struct kv_config *c);
+/* One key=value of the kv family: 0, LSIM_EUNKNOWN_OPTION for a key not in
+ * c's allowed set, LSIM_EBAD_VALUE for a refused value; err says which. */
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t errlen);
 
 void kv_server_init(struct lock_ctx *ctx, void *state);
