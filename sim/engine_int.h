@@ -19,7 +19,8 @@
  * speed (make bench): the 48-byte struct node with a client's algorithm
  * state in the same cache line, the one-event lane for EV_CONT, emit()'s
  * precomputed `wants` test, and the small helpers every event runs (emit,
- * push, local_now, continue_later, the callback wrappers) as static inline
+ * push, local_now, continue_later, the timer handle and slot pool helpers,
+ * the callback wrappers) as static inline
  * functions here, so that splitting the engine into files adds no call to
  * them. */
 
@@ -352,9 +353,24 @@ static inline int algo_validate(struct engine *e, char *err, size_t errlen) {
 /* Arm a timer on node's clock; returns its handle (> 0), or 0 on OOM. */
 uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id,
                        uint64_t arg);
+/* A handle: the pool index + 1 in the low half, the generation in the high. */
+static inline uint64_t timer_handle(uint32_t idx, uint32_t gen) {
+    return ((uint64_t)gen << 32) | (uint64_t)(idx + 1);
+}
 /* The active timer a handle names, or NULL (cancelled, fired, rescheduled). */
-struct timer *eng_timer_from_handle(struct engine *e, uint64_t h);
-void eng_timer_free(struct engine *e, struct timer *t);
+static inline struct timer *eng_timer_from_handle(struct engine *e, uint64_t h) {
+    uint32_t idx = (uint32_t)(h & 0xffffffffu);
+    if (idx == 0 || idx > e->ntimers) return NULL;
+    struct timer *t = &e->timers[idx - 1];
+    if (!t->active || t->gen != (uint32_t)(h >> 32)) return NULL;
+    return t;
+}
+static inline void eng_timer_free(struct engine *e, struct timer *t) {
+    t->active = 0;
+    t->gen++; /* any queued firing is now stale */
+    t->u.next_free = e->free_timer;
+    e->free_timer = (uint32_t)(t - e->timers) + 1;
+}
 /* A node's clock changed: every pending timer on it fires at a new true time. */
 void eng_timers_reschedule(struct engine *e, int node);
 void eng_timers_drop_node(struct engine *e, int node);
@@ -364,7 +380,10 @@ void eng_timers_drop_node(struct engine *e, int node);
 /* Send *m (copied) from -> to on a channel; the network may drop or delay it. */
 void eng_net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m,
                   uint32_t grant);
-void eng_slot_free(struct engine *e, uint32_t idx);
+static inline void eng_slot_free(struct engine *e, uint32_t idx) {
+    e->slots[idx].u.next_free = e->free_slot;
+    e->free_slot = idx + 1;
+}
 /* 1 when a partition separates nodes a and b. */
 static inline int eng_cut_off(const struct engine *e, int a, int b) {
     return e->partitioned && nd(e, a)->group != nd(e, b)->group;

@@ -26,11 +26,6 @@ static struct slot *slot_new(struct engine *e, uint32_t *idx_out) {
     return &e->slots[idx];
 }
 
-void eng_slot_free(struct engine *e, uint32_t idx) {
-    e->slots[idx].u.next_free = e->free_slot;
-    e->free_slot = idx + 1;
-}
-
 static const struct link_state *link_for(const struct engine *e, int from, int to) {
     const struct link_state *best = NULL;
     for (int i = 0; i < e->nlinks; i++) { /* later lines override earlier ones */

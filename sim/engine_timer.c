@@ -4,18 +4,6 @@
 
 #include "engine_int.h"
 
-static uint64_t timer_handle(uint32_t idx, uint32_t gen) {
-    return ((uint64_t)gen << 32) | (uint64_t)(idx + 1);
-}
-
-struct timer *eng_timer_from_handle(struct engine *e, uint64_t h) {
-    uint32_t idx = (uint32_t)(h & 0xffffffffu);
-    if (idx == 0 || idx > e->ntimers) return NULL;
-    struct timer *t = &e->timers[idx - 1];
-    if (!t->active || t->gen != (uint32_t)(h >> 32)) return NULL;
-    return t;
-}
-
 static void timer_schedule(struct engine *e, uint32_t idx) {
     struct timer *t = &e->timers[idx];
     const struct node_ext *x = ext_of(e, nd(e, t->node));
@@ -69,13 +57,6 @@ uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int 
         push(e, at, EV_TIMER, node, timer_handle(idx, t->gen));
     }
     return timer_handle(idx, t->gen);
-}
-
-void eng_timer_free(struct engine *e, struct timer *t) {
-    t->active = 0;
-    t->gen++; /* any queued firing is now stale */
-    t->u.next_free = e->free_timer;
-    e->free_timer = (uint32_t)(t - e->timers) + 1;
 }
 
 void eng_timers_reschedule(struct engine *e, int node) {
