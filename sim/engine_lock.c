@@ -2,6 +2,16 @@
  * network, timers and the PRNG, their outcomes, and the server notes. */
 #include "engine_int.h"
 
+_Static_assert(LOCK_MAX_SERVERS == SCN_MAX_SERVERS, "lock.h's server limit is the scenario's");
+_Static_assert(LOCK_OPT_MAX == SCN_OPT_MAX, "lock.h's option length is the scenario's");
+_Static_assert((int)LOCK_WRITE_ACCEPTED == (int)TRACE_WRITE_ACCEPTED &&
+                   (int)LOCK_WRITE_REJECTED_STALE == (int)TRACE_WRITE_REJECTED_STALE &&
+                   (int)LOCK_WRITE_REJECTED_NOTOKEN == (int)TRACE_WRITE_REJECTED_NOTOKEN &&
+                   (int)LOCK_WRITE_REJECTED_COND == (int)TRACE_WRITE_REJECTED_COND &&
+                   (int)LOCK_WRITE_REJECTED_UNIQUE == (int)TRACE_WRITE_REJECTED_UNIQUE &&
+                   (int)LOCK_WRITE_REJECTED_DUPLICATE == (int)TRACE_WRITE_REJECTED_DUPLICATE,
+               "a resource rule's answer is the trace's enum trace_write");
+
 const void *lock_config(struct lock_ctx *x) { return x->e->config; }
 int lock_self(struct lock_ctx *x) { return x->node; }
 int lock_nservers(struct lock_ctx *x) { return x->e->nservers; }
@@ -76,4 +86,15 @@ void lock_note_keep(struct lock_ctx *x, int requester, int owner) {
 }
 void lock_note(struct lock_ctx *x, const char *text, int64_t a, int64_t b) {
     emit(x->e, TRACE_SRV_NOTE, x->node, TRACE_NO_NODE, 0, 0, a, b, text);
+}
+
+/* Option values: the scenario parser's own rules (sim/parse.c). */
+int lock_parse_duration(const char *text, sim_ns *out) {
+    return scn_parse_duration(text, out) == 0 ? 0 : LSIM_EBAD_VALUE;
+}
+int lock_parse_int(const char *text, int64_t *out) {
+    return scn_parse_int(text, out) == 0 ? 0 : LSIM_EBAD_VALUE;
+}
+int lock_parse_bool(const char *text, int *out) {
+    return scn_parse_bool(text, out) == 0 ? 0 : LSIM_EBAD_VALUE;
 }

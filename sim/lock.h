@@ -7,7 +7,10 @@
  *
  * A user-written algorithm is a shared object exporting
  *     const struct lock_algo *locksim_algo(void);
- * whose abi field equals LOCK_ABI_VERSION (see docs/lock-interface.md). */
+ * whose abi field equals LOCK_ABI_VERSION (see docs/lock-interface.md).
+ * This header is all an algorithm includes (with, for the built-in ones, the
+ * shared server models sim/algo/kv.h and db.h, which include only it); what
+ * it includes itself, error.h and vtime.h, include nothing of the project. */
 #ifndef LOCKSIM_LOCK_H
 #define LOCKSIM_LOCK_H
 
@@ -20,6 +23,9 @@
 /* 2: option returns a negative LSIM_E code (error.h) instead of -1, and an
  * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err. */
 #define LOCK_ABI_VERSION 2u
+
+#define LOCK_MAX_SERVERS 15 /* lock servers in a run at most (= SCN_MAX_SERVERS) */
+#define LOCK_OPT_MAX 48     /* longest option key or value, with its NUL (= SCN_OPT_MAX) */
 
 struct lock_ctx; /* the engine's view of one node, valid during a callback only */
 
@@ -50,6 +56,17 @@ struct lock_write {
     int64_t read_version;  /* resource version the client read before writing */
     int64_t version;       /* resource version now */
     int64_t stock;         /* value now */
+};
+
+/* The answer of a resource rule (lock_algo.resource_write) to one write; the
+ * values are the trace's (enum trace_write), which the engine checks. */
+enum lock_write_result {
+    LOCK_WRITE_ACCEPTED = 1,
+    LOCK_WRITE_REJECTED_STALE = 2,     /* token lower than the highest seen */
+    LOCK_WRITE_REJECTED_NOTOKEN = 3,   /* fenced resource, no token carried */
+    LOCK_WRITE_REJECTED_COND = 4,      /* conditional update: version moved */
+    LOCK_WRITE_REJECTED_UNIQUE = 5,    /* INSERT violates a UNIQUE constraint */
+    LOCK_WRITE_REJECTED_DUPLICATE = 6  /* idempotency key already applied: not applied again */
 };
 
 /* Operator actions on a lock server, delivered as scenario faults. */
@@ -102,7 +119,7 @@ struct lock_algo {
     /* Optional resource rule. NULL = the scenario's rule (`resource fencing=on`
      * rejects a token lower than the highest seen). Otherwise the resource asks
      * this function, with resource_size bytes of state kept at the resource,
-     * and it returns an enum trace_write value. */
+     * and it returns an enum lock_write_result value. */
     size_t resource_size;
     int (*resource_write)(struct lock_ctx *ctx, void *state, const struct lock_write *w);
     /* Optional client-side check just before a write leaves the client (the
@@ -158,6 +175,14 @@ void lock_note_delete(struct lock_ctx *ctx, int requester, int owner);
 void lock_note_keep(struct lock_ctx *ctx, int requester, int owner);
 /* Free-form note (text must be a string literal or otherwise outlive the run). */
 void lock_note(struct lock_ctx *ctx, const char *text, int64_t a, int64_t b);
+
+/* Option values, with the scenario file's own syntax (the parser's rules, so
+ * `lock NAME key=value` and a scenario line read a value alike). Each
+ * returns 0 and stores the value, or LSIM_EBAD_VALUE and leaves *out as it
+ * was. Usable outside callbacks (in option). */
+int lock_parse_duration(const char *text, sim_ns *out); /* "30s", "500ms", "1m" */
+int lock_parse_int(const char *text, int64_t *out);
+int lock_parse_bool(const char *text, int *out);        /* on/off, yes/no, true/false */
 
 /* Registry of built-in algorithms. */
 const struct lock_algo *lock_algo_find(const char *name);

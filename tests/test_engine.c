@@ -455,6 +455,24 @@ static void test_option_codes(void **state) {
     scenario_close(&s);
 }
 
+/* lock.h's value parsers read the scenario's syntax and answer with codes. */
+static void test_lock_parsers(void **state) {
+    (void)state;
+    sim_ns d = 7;
+    int64_t i = 7;
+    int b = 7;
+    assert_int_equal(lock_parse_duration("500ms", &d), 0);
+    assert_int_equal(d, 500 * SIM_NS_PER_MS);
+    assert_int_equal(lock_parse_duration("soon", &d), LSIM_EBAD_VALUE);
+    assert_int_equal(d, 500 * SIM_NS_PER_MS); /* left as it was */
+    assert_int_equal(lock_parse_int("-12", &i), 0);
+    assert_int_equal(i, -12);
+    assert_int_equal(lock_parse_int("12x", &i), LSIM_EBAD_VALUE);
+    assert_int_equal(lock_parse_bool("off", &b), 0);
+    assert_int_equal(b, 0);
+    assert_int_equal(lock_parse_bool("maybe", &b), LSIM_EBAD_VALUE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_plain_lease),
@@ -478,6 +496,7 @@ int main(void) {
         cmocka_unit_test(test_bad_option_position),
         cmocka_unit_test(test_step_by_step),
         cmocka_unit_test(test_option_codes),
+        cmocka_unit_test(test_lock_parsers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

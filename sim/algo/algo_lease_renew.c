@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "kv.h"
-#include "scenario.h"
 
 /* The heartbeat follows Redisson's lock watchdog: after the lease is granted
  * the client renews it every ttl/3 (lockWatchdogTimeout 30s, renewed every
@@ -78,7 +77,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     int64_t k;
     if (strcmp(key, "renew-every") == 0) {
         if (renew_twice(c, "renew-every", err, n) != 0) return LSIM_EBAD_VALUE;
-        if (scn_parse_int(val, &k) != 0 || k < 2 || k > 1000000) {
+        if (lock_parse_int(val, &k) != 0 || k < 2 || k > 1000000) {
             snprintf(err, n, "renew-every '%s' is not a divisor of the TTL from 2 to 1000000 (3 renews every ttl/3)", val);
             return LSIM_EBAD_VALUE;
         }
@@ -89,7 +88,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     }
     if (strcmp(key, "renew-interval") == 0) {
         if (renew_twice(c, "renew-interval", err, n) != 0) return LSIM_EBAD_VALUE;
-        if (scn_parse_duration(val, &c->renew_interval_ns) != 0 || c->renew_interval_ns <= 0) {
+        if (lock_parse_duration(val, &c->renew_interval_ns) != 0 || c->renew_interval_ns <= 0) {
             snprintf(err, n, "renew-interval '%s' is not a positive duration such as 10s", val);
             return LSIM_EBAD_VALUE;
         }

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "kv.h"
-#include "scenario.h"
 
 /* The two-command pattern is what SET's NX and EX options (Redis 2.6.12)
  * replaced; the Redis SET documentation gives `SET resource-name anystring
@@ -58,7 +57,7 @@ static void defaults(void *config) {
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
     struct sx_config *c = config;
     if (strcmp(key, "gap") == 0) {
-        if (scn_parse_duration(val, &c->gap_ns) != 0) {
+        if (lock_parse_duration(val, &c->gap_ns) != 0) {
             snprintf(err, n, "gap '%s' is not a duration such as 50ms", val);
             return LSIM_EBAD_VALUE;
         }

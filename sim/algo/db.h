@@ -11,11 +11,10 @@
 #include <stdint.h>
 
 #include "lock.h"
-#include "trace.h"
 
-/* Write results of the database rules (enum trace_write in sim/trace.h). */
-#define DB_WRITE_REJECTED_UNIQUE TRACE_WRITE_REJECTED_UNIQUE
-#define DB_WRITE_REJECTED_DUPLICATE TRACE_WRITE_REJECTED_DUPLICATE
+/* Write results of the database rules (enum lock_write_result in lock.h). */
+#define DB_WRITE_REJECTED_UNIQUE LOCK_WRITE_REJECTED_UNIQUE
+#define DB_WRITE_REJECTED_DUPLICATE LOCK_WRITE_REJECTED_DUPLICATE
 
 /* ---- Lockless client ------------------------------------------------------------
  * There is no lock to take: acquire is granted at once, inside the call, with no

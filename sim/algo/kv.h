@@ -17,7 +17,7 @@
 
 #include "lock.h"
 
-#define KV_MAX_SERVERS 15   /* = SCN_MAX_SERVERS (checked in kv.c) */
+#define KV_MAX_SERVERS 15   /* = LOCK_MAX_SERVERS (checked in kv.c) */
 #define KV_REPL_BACKLOG 64  /* replication messages a primary may hold back (repl-lag) */
 #define KV_MAX_WAITS 16     /* SETs a primary may keep blocked in WAIT at once */
 #define KV_REPL_PING_NS SIM_NS_PER_S /* a primary's heartbeat to the other servers */
