@@ -132,8 +132,18 @@ int engine_step(struct engine *e) {
         finish(e);
         return 0;
     }
-    if (e->events >= e->s.max_events) { /* cut short: this event is not processed */
-        e->truncated = 1;
+    /* Limits: the run is cut short and this event is not processed. */
+    if (ev.t != e->instant_t) {
+        e->instant_t = ev.t;
+        e->instant_events = 0;
+    }
+    e->instant_events++;
+    int stop = e->events >= e->s.max_events                ? ENGINE_STOP_MAX_EVENTS
+               : e->instant_events > e->livelock_events  ? ENGINE_STOP_LIVELOCK
+               : e->tr.len >= e->kept_max                ? ENGINE_STOP_MEMORY
+                                                         : ENGINE_STOP_END;
+    if (stop != ENGINE_STOP_END) {
+        e->stop = stop;
         finish(e);
         return 0;
     }
@@ -152,7 +162,9 @@ uint64_t engine_run(struct engine *e) {
 
 sim_ns engine_now(const struct engine *e) { return e->now; }
 uint64_t engine_events(const struct engine *e) { return e->events; }
-int engine_truncated(const struct engine *e) { return e->truncated; }
+enum engine_stop engine_stop_reason(const struct engine *e) { return (enum engine_stop)e->stop; }
+sim_ns engine_stop_time(const struct engine *e) { return e->now; }
+int engine_truncated(const struct engine *e) { return e->stop != ENGINE_STOP_END; }
 const struct trace *engine_trace(const struct engine *e) { return &e->tr; }
 const struct checker_report *engine_report(const struct engine *e) { return &e->report; }
 const struct scenario *engine_scenario(const struct engine *e) { return &e->s; }

@@ -41,9 +41,41 @@ int engine_step(struct engine *e);
 /* Run to the end; returns the number of events processed. */
 uint64_t engine_run(struct engine *e);
 
+/* Why a run stopped. Every reason but ENGINE_STOP_END cuts the run short of
+ * its duration, before the event that would have passed the limit. */
+enum engine_stop {
+    ENGINE_STOP_END,        /* the run reached its duration (or ran out of events) */
+    ENGINE_STOP_MAX_EVENTS, /* the scenario's max-events were processed */
+    ENGINE_STOP_LIVELOCK,   /* true time stopped advancing: ENGINE_LIVELOCK_EVENTS
+                               consecutive events at one instant */
+    ENGINE_STOP_MEMORY      /* the kept trace would pass ENGINE_TRACE_BUDGET_BYTES */
+};
+
+/* A livelock: this many consecutive events at one instant, or 64 per node when
+ * that is more (a run whose clients all start together legitimately has a
+ * few events per node at one instant). No catalog scenario comes near: the
+ * longest run of events at one instant in scenarios/ is 20. */
+#define ENGINE_LIVELOCK_EVENTS 100000u
+#define ENGINE_LIVELOCK_PER_NODE 64u
+/* The most memory the kept trace (opts.keep_trace) may take: 96 MiB, about
+ * 1.5 million events of 64 bytes, so that a whole `locksim run` (engine,
+ * checker, trace and the timeline drawn from it) stays below 256 MiB peak
+ * resident memory even with 200000 clients (measured: 206 MiB). The run stops
+ * cleanly (ENGINE_STOP_MEMORY) once the trace holds ENGINE_STEP_EVENTS less
+ * than this, so that the last step and the run's end still fit. A run that
+ * does not keep the trace has no such limit: its memory grows with clients
+ * and grants, not with events. */
+#define ENGINE_TRACE_BUDGET_BYTES ((size_t)96 << 20)
+#define ENGINE_STEP_EVENTS 4096u
+
 sim_ns engine_now(const struct engine *e);
 uint64_t engine_events(const struct engine *e);
-/* 1 when the run stopped at the scenario's max-events before its duration. */
+/* Why the run stopped; ENGINE_STOP_END until it has. */
+enum engine_stop engine_stop_reason(const struct engine *e);
+/* The true time the run stopped at (the instant of a livelock; the time of
+ * the last event processed for the other limits; the duration at the end). */
+sim_ns engine_stop_time(const struct engine *e);
+/* 1 when the run stopped before its duration: engine_stop_reason != END. */
 int engine_truncated(const struct engine *e);
 const struct trace *engine_trace(const struct engine *e); /* borrowed, lives with e */
 /* Report; final once engine_step has returned 0. */
