@@ -3,12 +3,30 @@
  * actions. Only nodes with a struct node_ext are named by faults. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_int.h"
 
+/* A fault that finds nothing to do at run time (a resume of a node that is
+ * not paused, a restart of one that has not crashed, a second pause): the
+ * trace says so with a note, "ignored: A is not paused", a = the fault's
+ * kind, b = its line in the scenario. */
+static void ignored(struct engine *e, int fault, const char *why) {
+    const struct scn_fault *f = &e->s.faults[fault];
+    int node = e->fref[fault].node;
+    const char *text = NULL;
+    if ((e->wants >> TRACE_SRV_NOTE) & 1) { /* the text only where someone reads it */
+        char buf[SCN_NAME_MAX + 96];
+        int len = snprintf(buf, sizeof buf, "ignored: %s %s", e->tr.nodes[node].name, why);
+        if (len < 0 || (size_t)len >= sizeof buf) len = (int)strlen(buf);
+        if (!(text = trace_intern(&e->tr, buf, (size_t)len))) e->tr.oom = 1;
+    }
+    emit(e, TRACE_SRV_NOTE, node, TRACE_NO_NODE, 0, 0, f->kind, f->pos.line, text);
+}
+
+/* The process faults, each on a node in the state it needs (see eng_fault_apply). */
 static enum fault_action node_crash(struct engine *e, int node) {
     struct node *n = nd(e, node);
-    if (n->proc == PROC_CRASHED) return FAULT_ACT_NONE;
     n->proc = PROC_CRASHED;
     n->epoch++;
     ext_of(e, n)->ndeferred = 0;
@@ -19,7 +37,6 @@ static enum fault_action node_crash(struct engine *e, int node) {
 
 static enum fault_action node_restart(struct engine *e, int node) {
     struct node *n = nd(e, node);
-    if (n->proc != PROC_CRASHED) return FAULT_ACT_NONE;
     n->proc = PROC_RUNNING;
     n->epoch++;
     emit(e, TRACE_RESTART, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
@@ -47,12 +64,9 @@ static void node_resume(struct engine *e, int node) {
 static void node_pause(struct engine *e, int node, sim_ns dur) {
     struct node *n = nd(e, node);
     struct node_ext *x = ext_of(e, n);
-    if (n->proc == PROC_CRASHED) return;
-    if (n->proc != PROC_PAUSED) {
-        n->proc = PROC_PAUSED;
-        x->paused_at = e->now;
-        x->pause_gen++;
-    }
+    n->proc = PROC_PAUSED;
+    x->paused_at = e->now;
+    x->pause_gen++;
     emit(e, TRACE_PAUSE, node, TRACE_NO_NODE, 0, 0, dur, 0, NULL);
     if (dur > 0) push(e, e->now + dur, EV_RESUME, node, x->pause_gen);
 }
@@ -100,17 +114,27 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
     const struct scn_fault *f = &e->s.faults[fault];
     const struct fault_ref *r = &e->fref[fault];
     int node = r->node;
+    int proc = node >= 0 ? nd(e, node)->proc : PROC_RUNNING;
     switch (f->kind) {
     case SCN_FAULT_PAUSE:
-        node_pause(e, node, f->dur_ns);
+        /* A pause of a paused node does nothing: the first pause goes on to
+         * its own end (a second one neither extends nor cuts it short). */
+        if (proc == PROC_CRASHED) ignored(e, fault, "is down");
+        else if (proc == PROC_PAUSED) ignored(e, fault, "is already paused; the first pause goes on");
+        else node_pause(e, node, f->dur_ns);
         break;
     case SCN_FAULT_RESUME:
-        node_resume(e, node);
+        if (proc == PROC_PAUSED) node_resume(e, node);
+        else ignored(e, fault, proc == PROC_CRASHED ? "is down, not paused" : "is not paused");
         break;
     case SCN_FAULT_CRASH:
-        return node_crash(e, node);
+        if (proc != PROC_CRASHED) return node_crash(e, node);
+        ignored(e, fault, "has already crashed");
+        break;
     case SCN_FAULT_RESTART:
-        return node_restart(e, node);
+        if (proc == PROC_CRASHED) return node_restart(e, node);
+        ignored(e, fault, "has not crashed");
+        break;
     case SCN_FAULT_CLOCK_STEP: {
         struct node_ext *x = ext_of(e, nd(e, node));
         if (f->which & SCN_CLOCK_WALL) clock_step(&x->clk[LOCK_CLOCK_WALL], e->now, f->delta_ns);

@@ -57,7 +57,9 @@ enum trace_kind {
     TRACE_SRV_DELETE,     /* peer = requester, a = owner of the deleted entry,
                              b = 1 if it was not the requester's */
     TRACE_SRV_KEEP,       /* release refused (compare failed); peer = requester, a = owner (-1 none) */
-    TRACE_SRV_NOTE,       /* algorithm-specific, a/b free, text says what */
+    TRACE_SRV_NOTE,       /* algorithm-specific, a/b free, text says what; the engine's
+                             "ignored: A is not paused" (a fault with nothing to do):
+                             node = the fault's node, a = enum scn_fault_kind, b = its line */
     /* Protected resource (node = resource, peer = client). */
     TRACE_READ,           /* a = value read */
     TRACE_WRITE,          /* a = value written, token, grant = writer's grant,
