@@ -256,6 +256,12 @@ static inline struct node_ext *ext_of(const struct engine *e, const struct node 
 void eng_emit_append(struct engine *e, int kind, int node, int peer, uint64_t token,
                      uint32_t grant, int64_t a, int64_t b, const char *text);
 
+/* A pool (timers, message slots) of *cap elements of size bytes, all in use,
+ * grown to twice as many (64 at first). Returns the moved pool with *cap
+ * updated, or NULL on OOM (the pool and *cap unchanged; the trace's oom flag
+ * set, reported as an internal error). */
+void *eng_pool_grow(struct engine *e, void *pool, uint32_t *cap, size_t size);
+
 /* Trace an event. Most kinds in a run without a kept trace are read by no
  * one (the checker's are CHECKER_KINDS): those are only counted, inline. */
 static inline void emit(struct engine *e, int kind, int node, int peer, uint64_t token,

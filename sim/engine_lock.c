@@ -4,13 +4,6 @@
 
 _Static_assert(LOCK_MAX_SERVERS == SCN_MAX_SERVERS, "lock.h's server limit is the scenario's");
 _Static_assert(LOCK_OPT_MAX == SCN_OPT_MAX, "lock.h's option length is the scenario's");
-_Static_assert((int)LOCK_WRITE_ACCEPTED == (int)TRACE_WRITE_ACCEPTED &&
-                   (int)LOCK_WRITE_REJECTED_STALE == (int)TRACE_WRITE_REJECTED_STALE &&
-                   (int)LOCK_WRITE_REJECTED_NOTOKEN == (int)TRACE_WRITE_REJECTED_NOTOKEN &&
-                   (int)LOCK_WRITE_REJECTED_COND == (int)TRACE_WRITE_REJECTED_COND &&
-                   (int)LOCK_WRITE_REJECTED_UNIQUE == (int)TRACE_WRITE_REJECTED_UNIQUE &&
-                   (int)LOCK_WRITE_REJECTED_DUPLICATE == (int)TRACE_WRITE_REJECTED_DUPLICATE,
-               "a resource rule's answer is the trace's enum trace_write");
 
 const void *lock_config(struct lock_ctx *x) { return x->e->config; }
 int lock_self(struct lock_ctx *x) { return x->node; }

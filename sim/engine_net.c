@@ -11,14 +11,9 @@ static struct slot *slot_new(struct engine *e, uint32_t *idx_out) {
         e->free_slot = e->slots[idx].u.next_free;
     } else {
         if (e->nslots == e->capslots) {
-            uint32_t cap = e->capslots ? e->capslots * 2 : 64;
-            struct slot *n = realloc(e->slots, (size_t)cap * sizeof *n);
-            if (!n) {
-                e->tr.oom = 1;
-                return NULL;
-            }
+            struct slot *n = eng_pool_grow(e, e->slots, &e->capslots, sizeof *n);
+            if (!n) return NULL;
             e->slots = n;
-            e->capslots = cap;
         }
         idx = e->nslots++;
     }

@@ -1,7 +1,5 @@
 /* Timers: a pool of 32-byte timers with generation-checked handles, each
  * firing when its node's own clock reaches the deadline (EV_TIMER). */
-#include <stdlib.h>
-
 #include "engine_int.h"
 
 static void timer_schedule(struct engine *e, uint32_t idx) {
@@ -27,14 +25,9 @@ uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int 
         e->free_timer = e->timers[idx].u.next_free;
     } else {
         if (e->ntimers == e->captimers) {
-            uint32_t cap = e->captimers ? e->captimers * 2 : 64;
-            struct timer *n = realloc(e->timers, (size_t)cap * sizeof *n);
-            if (!n) {
-                e->tr.oom = 1;
-                return 0;
-            }
+            struct timer *n = eng_pool_grow(e, e->timers, &e->captimers, sizeof *n);
+            if (!n) return 0;
             e->timers = n;
-            e->captimers = cap;
         }
         idx = e->ntimers++;
         e->timers[idx].gen = 0;

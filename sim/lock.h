@@ -58,15 +58,21 @@ struct lock_write {
     int64_t stock;         /* value now */
 };
 
-/* The answer of a resource rule (lock_algo.resource_write) to one write; the
- * values are the trace's (enum trace_write), which the engine checks. */
+/* The answers of a resource rule (lock_algo.resource_write) to one write,
+ * XX(NAME, value): one list, from which both enum lock_write_result here and
+ * the trace's enum trace_write (trace.h) are made, so their values agree. */
+#define LOCK_WRITE_RESULT_MAP(XX)                                                          \
+    XX(ACCEPTED, 1)                                                                        \
+    XX(REJECTED_STALE, 2)     /* token lower than the highest seen */                      \
+    XX(REJECTED_NOTOKEN, 3)   /* fenced resource, no token carried */                      \
+    XX(REJECTED_COND, 4)      /* conditional update: version moved */                      \
+    XX(REJECTED_UNIQUE, 5)    /* INSERT violates a UNIQUE constraint */                    \
+    XX(REJECTED_DUPLICATE, 6) /* idempotency key already applied: not applied again */
+
 enum lock_write_result {
-    LOCK_WRITE_ACCEPTED = 1,
-    LOCK_WRITE_REJECTED_STALE = 2,     /* token lower than the highest seen */
-    LOCK_WRITE_REJECTED_NOTOKEN = 3,   /* fenced resource, no token carried */
-    LOCK_WRITE_REJECTED_COND = 4,      /* conditional update: version moved */
-    LOCK_WRITE_REJECTED_UNIQUE = 5,    /* INSERT violates a UNIQUE constraint */
-    LOCK_WRITE_REJECTED_DUPLICATE = 6  /* idempotency key already applied: not applied again */
+#define LOCK_WRITE_ENUM_(name, value) LOCK_WRITE_##name = value,
+    LOCK_WRITE_RESULT_MAP(LOCK_WRITE_ENUM_)
+#undef LOCK_WRITE_ENUM_
 };
 
 /* Operator actions on a lock server, delivered as scenario faults. */
