@@ -80,27 +80,33 @@ static void program_next(struct engine *e, int node) {
 }
 
 /* Run the current step of a client's program. */
-void eng_program_step(struct engine *e, int node) {
-    struct node *n = nd(e, node);
-    struct node *c = n;
-    const struct scn_step *st = cur_step(e, n);
-    if (!st) { /* end of one repetition */
-        cs_exit(e, node, TRACE_EXIT_END);
-        c->reps++;
-        const struct profile *pf = &e->profiles[n->profile];
-        if (pf->repeat == 0 || c->reps < pf->repeat) {
-            c->pc = 0;
-            if (pf->think_ns == 0) { /* no think time: the next repetition starts now, without a timer */
-                c->state = CS_IDLE;
-                continue_later(e, node);
-            } else {
-                c->state = CS_THINKING;
-                eng_timer_add(e, node, LOCK_CLOCK_MONO, pf->think_ns, TIMER_PROGRAM, PT_THINK, 0);
-            }
+/* The program has run its last step: the next repetition, after the think
+ * time, or done. */
+static void repetition_end(struct engine *e, int node) {
+    struct node *c = nd(e, node);
+    cs_exit(e, node, TRACE_EXIT_END);
+    c->reps++;
+    const struct profile *pf = &e->profiles[c->profile];
+    if (pf->repeat == 0 || c->reps < pf->repeat) {
+        c->pc = 0;
+        if (pf->think_ns == 0) { /* no think time: the next repetition starts now, without a timer */
+            c->state = CS_IDLE;
+            continue_later(e, node);
         } else {
-            c->state = CS_DONE;
-            emit(e, TRACE_PROGRAM_DONE, node, TRACE_NO_NODE, 0, 0, c->reps, 0, NULL);
+            c->state = CS_THINKING;
+            eng_timer_add(e, node, LOCK_CLOCK_MONO, pf->think_ns, TIMER_PROGRAM, PT_THINK, 0);
         }
+    } else {
+        c->state = CS_DONE;
+        emit(e, TRACE_PROGRAM_DONE, node, TRACE_NO_NODE, 0, 0, c->reps, 0, NULL);
+    }
+}
+
+void eng_program_step(struct engine *e, int node) {
+    struct node *c = nd(e, node);
+    const struct scn_step *st = cur_step(e, c);
+    if (!st) {
+        repetition_end(e, node);
         return;
     }
     switch (st->kind) {
