@@ -115,6 +115,25 @@ static inline void prefetch_ahead(struct engine *e) {
 #endif
 }
 
+/* The limits of engine.h for the event at time t, the events-th: the reason
+ * to stop, or ENGINE_STOP_END (then the next look is scheduled). max-events
+ * is exact; a livelock is seen at the first look once time has stood still
+ * for livelock_events events since a look first saw this instant; the kept
+ * trace is stopped ENGINE_TRACE_HEADROOM events short of its budget. */
+static int check_limits(struct engine *e, sim_ns t) {
+    if (e->events >= e->s.max_events) return ENGINE_STOP_MAX_EVENTS;
+    if (t != e->check_t) { /* time has moved since the last look */
+        e->check_t = t;
+        e->instant_from = e->events;
+    } else if (e->events - e->instant_from >= e->livelock_events) {
+        return ENGINE_STOP_LIVELOCK;
+    }
+    if (e->tr.len >= e->kept_max) return ENGINE_STOP_MEMORY;
+    e->next_check = e->events + ENGINE_CHECK_EVENTS;
+    if (e->next_check > e->s.max_events) e->next_check = e->s.max_events;
+    return ENGINE_STOP_END;
+}
+
 int engine_step(struct engine *e) {
     if (e->ended) return 0;
     struct sim_event ev;
@@ -132,18 +151,10 @@ int engine_step(struct engine *e) {
         finish(e);
         return 0;
     }
-    /* Limits: the run is cut short and this event is not processed. */
-    if (ev.t != e->instant_t) {
-        e->instant_t = ev.t;
-        e->instant_events = 0;
-    }
-    e->instant_events++;
-    int stop = e->events >= e->s.max_events                ? ENGINE_STOP_MAX_EVENTS
-               : e->instant_events > e->livelock_events  ? ENGINE_STOP_LIVELOCK
-               : e->tr.len >= e->kept_max                ? ENGINE_STOP_MEMORY
-                                                         : ENGINE_STOP_END;
-    if (stop != ENGINE_STOP_END) {
-        e->stop = stop;
+    /* Limits, looked at every ENGINE_CHECK_EVENTS events (one compare per
+     * event, as max-events alone took): the run is cut short and this event
+     * is not processed. */
+    if (e->events >= e->next_check && (e->stop = check_limits(e, ev.t)) != ENGINE_STOP_END) {
         finish(e);
         return 0;
     }

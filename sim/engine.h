@@ -51,22 +51,30 @@ enum engine_stop {
     ENGINE_STOP_MEMORY      /* the kept trace would pass ENGINE_TRACE_BUDGET_BYTES */
 };
 
+/* The engine looks at its limits every ENGINE_CHECK_EVENTS events (and at
+ * max-events exactly), so that they cost the loop nothing more than the
+ * max-events test did. */
+#define ENGINE_CHECK_EVENTS 1024u
 /* A livelock: this many consecutive events at one instant, or 64 per node when
  * that is more (a run whose clients all start together legitimately has a
- * few events per node at one instant). No catalog scenario comes near: the
- * longest run of events at one instant in scenarios/ is 20. */
+ * few events per node at one instant). The run stops at the first look
+ * after that, so with between this many and ENGINE_CHECK_EVENTS more events
+ * at the instant. No catalog scenario comes near: the longest run of events
+ * at one instant in scenarios/ is 20. */
 #define ENGINE_LIVELOCK_EVENTS 100000u
 #define ENGINE_LIVELOCK_PER_NODE 64u
 /* The most memory the kept trace (opts.keep_trace) may take: 96 MiB, about
  * 1.5 million events of 64 bytes, so that a whole `locksim run` (engine,
  * checker, trace and the timeline drawn from it) stays below 256 MiB peak
- * resident memory even with 200000 clients (measured: 206 MiB). The run stops
- * cleanly (ENGINE_STOP_MEMORY) once the trace holds ENGINE_STEP_EVENTS less
- * than this, so that the last step and the run's end still fit. A run that
+ * resident memory even with 200000 clients (measured: 201 MiB). The run stops
+ * cleanly (ENGINE_STOP_MEMORY) at the first look that finds the trace within
+ * ENGINE_TRACE_HEADROOM events (4 MiB) of this, so that the events until the
+ * next look and the run's end still fit (64 trace events per engine event
+ * over ENGINE_CHECK_EVENTS events). A run that
  * does not keep the trace has no such limit: its memory grows with clients
  * and grants, not with events. */
 #define ENGINE_TRACE_BUDGET_BYTES ((size_t)96 << 20)
-#define ENGINE_STEP_EVENTS 4096u
+#define ENGINE_TRACE_HEADROOM 65536u
 
 sim_ns engine_now(const struct engine *e);
 uint64_t engine_events(const struct engine *e);

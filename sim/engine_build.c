@@ -322,7 +322,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     e->tr.seed = e->s.seed;
     rng_seed(&e->rng, e->s.seed);
     e->nclients = s->nclients;
-    e->kept_max = o->keep_trace ? ENGINE_TRACE_BUDGET_BYTES / sizeof(struct trace_event) - ENGINE_STEP_EVENTS
+    e->kept_max = o->keep_trace ? ENGINE_TRACE_BUDGET_BYTES / sizeof(struct trace_event) - ENGINE_TRACE_HEADROOM
                                 : SIZE_MAX;
 
     int rc = choose_algo(e, o, err);
@@ -334,7 +334,7 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     }
     rc = LSIM_ENOMEM;
     if (alloc_nodes(e) != 0 || add_nodes(e, s) != 0) goto out;
-    e->instant_t = -1;
+    e->check_t = -1;
     e->livelock_events = ENGINE_LIVELOCK_EVENTS;
     if ((uint64_t)e->nnodes * ENGINE_LIVELOCK_PER_NODE > e->livelock_events)
         e->livelock_events = (uint64_t)e->nnodes * ENGINE_LIVELOCK_PER_NODE;

@@ -186,12 +186,13 @@ struct engine {
     uint64_t events;
     int ended;
     int stop;               /* enum engine_stop, once ended */
-    sim_ns instant_t;       /* the time of the latest event popped (-1 before any) */
-    uint64_t instant_events; /* events popped at instant_t in a row, this one included */
+    uint64_t next_check;    /* events count at which check_limits looks next */
+    sim_ns check_t;         /* the time check_limits last saw (-1 before any) */
+    uint64_t instant_from;  /* events count when a look first saw check_t */
     uint64_t livelock_events; /* the livelock bound for this run (engine.h) */
     size_t kept_max;        /* trace events the kept trace may hold before the
-                               run stops (ENGINE_TRACE_BUDGET_BYTES); SIZE_MAX when
-                               the trace is not kept */
+                               run stops (ENGINE_TRACE_BUDGET_BYTES less
+                               ENGINE_TRACE_HEADROOM); SIZE_MAX when not kept */
     /* One client continuation (EV_CONT) held outside the queue, with the
      * seq it would have had there: engine_step takes it when nothing queued
      * comes before it, so the order is the queue's own, minus a push and a pop. */
