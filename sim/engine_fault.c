@@ -83,14 +83,26 @@ static void node_set_rate(struct engine *e, int node) {
     clock_changed(e, node);
 }
 
+/* The partition's groups from now on, and in the trace as text, e.g.
+ * "A S1 | B S2 S3". */
 static void apply_partition(struct engine *e, int fault) {
     const struct scn_fault *f = &e->s.faults[fault];
+    char text[SCN_MAX_GROUP * SCN_NAME_MAX * 4 + 16] = "";
+    size_t len = 0;
+    for (int g = 0; g < f->ngroups; g++)
+        for (int k = 0; k < f->group_len[g]; k++) {
+            const char *sep = k ? " " : g ? " | " : "";
+            int w = snprintf(text + len, sizeof text - len, "%s%s", sep, f->groups[g][k]);
+            if (w > 0 && (size_t)w < sizeof text - len) len += (size_t)w;
+        }
     const int32_t *member = &e->group_nodes[e->fref[fault].groups];
     for (int i = 0; i < e->nnodes; i++) nd(e, i)->group = (uint8_t)f->ngroups; /* the implicit group */
     for (int g = 0; g < f->ngroups; g++)
         for (int k = 0; k < f->group_len[g]; k++, member++)
             if (*member >= 0) nd(e, *member)->group = (uint8_t)g;
     e->partitioned = 1;
+    emit(e, TRACE_PARTITION, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, f->ngroups, 0,
+         trace_intern(&e->tr, text, len));
 }
 
 /* The rate a slew adds, trunc(delta * 10^6 / dur) ppm, without overflow for
@@ -110,11 +122,12 @@ static int64_t slew_ppm(sim_ns delta, sim_ns dur) {
     return delta < 0 ? -q : q;
 }
 
-enum fault_action eng_fault_apply(struct engine *e, int fault) {
+/* pause, resume, crash, restart: applied to a node in the state each needs,
+ * ignored (with a note) otherwise. */
+static enum fault_action process_fault(struct engine *e, int fault) {
     const struct scn_fault *f = &e->s.faults[fault];
-    const struct fault_ref *r = &e->fref[fault];
-    int node = r->node;
-    int proc = node >= 0 ? nd(e, node)->proc : PROC_RUNNING;
+    int node = e->fref[fault].node;
+    int proc = nd(e, node)->proc;
     switch (f->kind) {
     case SCN_FAULT_PAUSE:
         /* A pause of a paused node does nothing: the first pause goes on to
@@ -131,10 +144,24 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
         if (proc != PROC_CRASHED) return node_crash(e, node);
         ignored(e, fault, "has already crashed");
         break;
-    case SCN_FAULT_RESTART:
+    default: /* SCN_FAULT_RESTART */
         if (proc == PROC_CRASHED) return node_restart(e, node);
         ignored(e, fault, "has not crashed");
         break;
+    }
+    return FAULT_ACT_NONE;
+}
+
+enum fault_action eng_fault_apply(struct engine *e, int fault) {
+    const struct scn_fault *f = &e->s.faults[fault];
+    const struct fault_ref *r = &e->fref[fault];
+    int node = r->node;
+    switch (f->kind) {
+    case SCN_FAULT_PAUSE:
+    case SCN_FAULT_RESUME:
+    case SCN_FAULT_CRASH:
+    case SCN_FAULT_RESTART:
+        return process_fault(e, fault);
     case SCN_FAULT_CLOCK_STEP: {
         struct node_ext *x = ext_of(e, nd(e, node));
         if (f->which & SCN_CLOCK_WALL) clock_step(&x->clk[LOCK_CLOCK_WALL], e->now, f->delta_ns);
@@ -159,21 +186,9 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
         push(e, e->now + f->dur_ns, EV_SLEW_END, node, x->slew_gen);
         break;
     }
-    case SCN_FAULT_PARTITION: {
-        /* The groups as text for the trace, e.g. "A S1 | B S2 S3". */
-        char text[SCN_MAX_GROUP * SCN_NAME_MAX * 4 + 16] = "";
-        size_t len = 0;
-        for (int g = 0; g < f->ngroups; g++)
-            for (int k = 0; k < f->group_len[g]; k++) {
-                const char *sep = k ? " " : g ? " | " : "";
-                int w = snprintf(text + len, sizeof text - len, "%s%s", sep, f->groups[g][k]);
-                if (w > 0 && (size_t)w < sizeof text - len) len += (size_t)w;
-            }
+    case SCN_FAULT_PARTITION:
         apply_partition(e, fault);
-        emit(e, TRACE_PARTITION, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, f->ngroups, 0,
-             trace_intern(&e->tr, text, len));
         break;
-    }
     case SCN_FAULT_HEAL:
         e->partitioned = 0;
         emit(e, TRACE_HEAL, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
