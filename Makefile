@@ -49,7 +49,7 @@ GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
-.PHONY: all deps run test check-scenarios determinism sanitize clean
+.PHONY: all deps run test check-scenarios determinism sanitize clean algo-headers
 all: $(BUILD)/locksim
 
 # ---- dependencies ---------------------------------------------------------
@@ -125,6 +125,23 @@ $(BUILD)/locksim: $(CLI_OBJ) $(LIBS)
 run: $(BUILD)/locksim
 	./$(BUILD)/locksim demo
 
+# ---- lock.h is all an algorithm needs ----------------------------------------------
+# Every algorithm (and the example plugin) compiles with only lock.h, what
+# lock.h includes, and the shared server models kv.h and db.h in reach.
+ALGO_HDRS := sim/lock.h sim/error.h sim/vtime.h sim/algo/kv.h sim/algo/db.h
+ALGO_SRC  := $(sort $(wildcard sim/algo/*.c)) examples/algorithms/my_lock.c
+$(BUILD)/algo-headers.ok: $(ALGO_SRC) $(ALGO_HDRS)
+	@rm -rf $(BUILD)/algo-inc && mkdir -p $(BUILD)/algo-inc
+	@cp $(ALGO_HDRS) $(BUILD)/algo-inc/
+	@for f in $(ALGO_SRC); do \
+	   cp $$f $(BUILD)/algo-inc/ && \
+	   $(CC) $(CFLAGS) -fsyntax-only -I$(BUILD)/algo-inc $(BUILD)/algo-inc/$$(basename $$f) || \
+	   { echo "algo-headers: $$f needs more than lock.h (and kv.h, db.h)"; exit 1; }; \
+	 done
+	@echo "algo-headers: $(words $(ALGO_SRC)) algorithm sources compile with only lock.h, kv.h and db.h in reach"
+	@touch $@
+algo-headers: $(BUILD)/algo-headers.ok
+
 # ---- tests -----------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
@@ -143,7 +160,7 @@ $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
 # then the determinism check against a second build at -O0.
-test: $(BUILD)/locksim $(TEST_BIN)
+test: $(BUILD)/locksim $(TEST_BIN) $(BUILD)/algo-headers.ok
 	@tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
 	 $(MAKE) --no-print-directory determinism || st=1; exit $$st
 

@@ -240,7 +240,7 @@ int wl_run(struct scenario *s, uint64_t e_events, int close_s, struct wl_result 
     double t1 = wl_now_s();
     if (rc != 0) {
         counts = NULL;
-        return rc == -2 ? -2 : -1;
+        return rc == LSIM_ENOMEM ? -2 : -1;
     }
     while (c.ref_events < e_events && engine_step(e)) {
     }
@@ -267,7 +267,7 @@ int wl_run_to_end(const struct scenario *s, struct checker_report *rep, struct w
     int rc = engine_new(&e, s, &o, &err);
     if (rc != 0) {
         counts = NULL;
-        return rc == -2 ? -2 : -1;
+        return rc == LSIM_ENOMEM ? -2 : -1;
     }
     engine_run(e);
     *rep = *engine_report(e);

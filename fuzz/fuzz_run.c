@@ -78,10 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     int rc = engine_new(&e, &s, &eo, &err);
     scenario_close(&s);
-    FUZZ_REQUIRE(rc == 0 || rc == -1 || rc == -2);
+    FUZZ_REQUIRE(rc == 0 || rc == LSIM_ENOMEM || rc == LSIM_EPARSE || rc == LSIM_EUNKNOWN_OPTION ||
+                 rc == LSIM_EBAD_VALUE || rc == LSIM_EPLUGIN);
     if (rc != 0) {
         FUZZ_REQUIRE(e == NULL);
-        if (rc == -1) {
+        if (rc != LSIM_ENOMEM) {
             FUZZ_REQUIRE(FUZZ_TERMINATED(err.msg) && err.msg[0] != '\0');
             FUZZ_REQUIRE(err.pos.line >= 1 && err.pos.col >= 1);
         }

@@ -9,6 +9,7 @@
 
 #include "fmt.h"
 #include "lock.h"
+#include "scenario.h" /* scn_fault_name, for the notes of ignored faults */
 
 /* What one node knows or is, just before the event being narrated. */
 struct nstat {
@@ -252,6 +253,11 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         return 0;
     case TRACE_SRV_NOTE:
         if (!e->text) break;
+        if (strncmp(e->text, "ignored: ", 9) == 0) { /* a fault with nothing to do (engine_fault.c) */
+            snprintf(buf, n, "%s %s (line %lld) does nothing: %s", scn_fault_name((enum scn_fault_kind)e->a),
+                     me, (long long)e->b, e->text + 9);
+            return 0;
+        }
         snprintf(buf, n, "%s: %s", me, e->text);
         return 0;
     case TRACE_READ:

@@ -110,12 +110,29 @@ void report_truncation(char *buf, size_t n, const struct run_result *r) {
     char t[32];
     buf[0] = '\0';
     if (!r->truncated || !r->engine) return;
-    format_time_ns(t, sizeof t, r->report->end_ns);
-    snprintf(buf, n,
-             "the run was cut short at t=%s after %llu events (max-events %llu), before its "
-             "duration: no expectation is decided; raise the limit with --set max-events=N or "
-             "`max-events N` in the file",
-             t, (unsigned long long)engine_events(r->engine), (unsigned long long)r->scn->max_events);
+    format_time_ns(t, sizeof t, engine_stop_time(r->engine));
+    unsigned long long ev = (unsigned long long)engine_events(r->engine);
+    switch (engine_stop_reason(r->engine)) {
+    case ENGINE_STOP_LIVELOCK:
+        snprintf(buf, n,
+                 "livelock: true time stopped advancing at t=%s (%llu events, %u or more in a row at one "
+                 "instant), so the run was stopped: no expectation is decided; look for a retry or "
+                 "repeat with no delay and zero latency",
+                 t, ev, ENGINE_LIVELOCK_EVENTS);
+        break;
+    case ENGINE_STOP_MEMORY:
+        snprintf(buf, n,
+                 "the kept trace reached its memory budget (%u MiB) at t=%s after %llu events, so the run "
+                 "was stopped: no expectation is decided; `locksim check` keeps no trace and has no such "
+                 "limit, or shorten the scenario's duration",
+                 (unsigned)(ENGINE_TRACE_BUDGET_BYTES >> 20), t, ev);
+        break;
+    default:
+        snprintf(buf, n,
+                 "the run was cut short at t=%s after %llu events (max-events %llu), before its duration: no "
+                 "expectation is decided; raise the limit with --set max-events=N or `max-events N` in the file",
+                 t, ev, (unsigned long long)r->scn->max_events);
+    }
 }
 
 /* ---- Text ------------------------------------------------------------------------ */
@@ -130,7 +147,7 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
                        : rep->verdict == SCN_VERDICT_STUCK ? "\033[1;33m"
                                                            : "\033[1;31m";
     if (r->truncated) {
-        char why[400];
+        char why[480];
         report_truncation(why, sizeof why, r);
         fprintf(f, "\nVerdict: %sTRUNCATED%s: %s\n", vcol, off, why);
         fprintf(f, "  (figures so far, not a verdict: %s)\n", rep->headline);
@@ -197,7 +214,7 @@ static void json_metrics(FILE *f, const struct checker_report *rep) {
 void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c, const char *narration) {
     const struct scenario *s = r->scn;
     const struct checker_report *rep = r->report;
-    char why[400];
+    char why[480];
     fputs("{\"file\":", f);
     report_json_str(f, c->file);
     fputs(",\"title\":", f);
@@ -209,7 +226,10 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
             report_outcome_word(run_outcome(r, 0)), r->truncated ? "true" : "false");
     report_truncation(why, sizeof why, r);
     if (why[0]) {
-        fputs(",\"truncation\":", f);
+        static const char *const reasons[] = {"end", "max-events", "livelock", "memory"};
+        unsigned k = (unsigned)engine_stop_reason(r->engine);
+        fprintf(f, ",\"stop_reason\":\"%s\",\"stop_ns\":%lld,\"truncation\":", k < 4 ? reasons[k] : "other",
+                (long long)engine_stop_time(r->engine));
         report_json_str(f, why);
     }
     fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"resource_rule\":\"%s\",\"headline\":",
@@ -307,7 +327,7 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
         sum->truncated = r->truncated;
         sum->rep = *r->report;
         if (r->truncated) {
-            char why[400];
+            char why[480];
             report_truncation(why, sizeof why, r);
             fprintf(m, "%s: TRUNCATED: %s\n", file, why);
         } else if (judge) {

@@ -7,16 +7,25 @@
  *
  * A user-written algorithm is a shared object exporting
  *     const struct lock_algo *locksim_algo(void);
- * whose abi field equals LOCK_ABI_VERSION (see docs/lock-interface.md). */
+ * whose abi field equals LOCK_ABI_VERSION (see docs/lock-interface.md).
+ * This header is all an algorithm includes (with, for the built-in ones, the
+ * shared server models sim/algo/kv.h and db.h, which include only it); what
+ * it includes itself, error.h and vtime.h, include nothing of the project. */
 #ifndef LOCKSIM_LOCK_H
 #define LOCKSIM_LOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "vtime.h"
 
-#define LOCK_ABI_VERSION 1u
+/* 2: option returns a negative LSIM_E code (error.h) instead of -1, and an
+ * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err. */
+#define LOCK_ABI_VERSION 2u
+
+#define LOCK_MAX_SERVERS 15 /* lock servers in a run at most (= SCN_MAX_SERVERS) */
+#define LOCK_OPT_MAX 48     /* longest option key or value, with its NUL (= SCN_OPT_MAX) */
 
 struct lock_ctx; /* the engine's view of one node, valid during a callback only */
 
@@ -49,6 +58,23 @@ struct lock_write {
     int64_t stock;         /* value now */
 };
 
+/* The answers of a resource rule (lock_algo.resource_write) to one write,
+ * XX(NAME, value): one list, from which both enum lock_write_result here and
+ * the trace's enum trace_write (trace.h) are made, so their values agree. */
+#define LOCK_WRITE_RESULT_MAP(XX)                                                          \
+    XX(ACCEPTED, 1)                                                                        \
+    XX(REJECTED_STALE, 2)     /* token lower than the highest seen */                      \
+    XX(REJECTED_NOTOKEN, 3)   /* fenced resource, no token carried */                      \
+    XX(REJECTED_COND, 4)      /* conditional update: version moved */                      \
+    XX(REJECTED_UNIQUE, 5)    /* INSERT violates a UNIQUE constraint */                    \
+    XX(REJECTED_DUPLICATE, 6) /* idempotency key already applied: not applied again */
+
+enum lock_write_result {
+#define LOCK_WRITE_ENUM_(name, value) LOCK_WRITE_##name = value,
+    LOCK_WRITE_RESULT_MAP(LOCK_WRITE_ENUM_)
+#undef LOCK_WRITE_ENUM_
+};
+
 /* Operator actions on a lock server, delivered as scenario faults. */
 enum lock_control {
     LOCK_CONTROL_PROMOTE = 1 /* make this replica the primary (failover) */
@@ -65,8 +91,12 @@ struct lock_algo {
     size_t server_size;       /* bytes of per-server state, zeroed before server_init */
 
     /* Configuration. config_default fills defaults; option validates and
-     * stores one key=value (return 0, or -1 with a full sentence in err,
-     * e.g. "unknown option 'ttI' for lease; expected ttl, release, value"). */
+     * stores one key=value. It returns 0, or a negative code from error.h
+     * with a full sentence in err: LSIM_EUNKNOWN_OPTION for a key it does not
+     * know ("unknown option 'ttI' for lease; expected ttl, release, value"),
+     * LSIM_EBAD_VALUE for a value it refuses ("ttl '-1s' is not a positive
+     * duration such as 30s"). The code, never the text, tells them apart:
+     * `run --algo` drops unknown options and stops at bad values. */
     void (*config_default)(void *config);
     int (*option)(void *config, const char *key, const char *val, char *err, size_t errlen);
     /* Optional: check the whole configuration once the number of lock servers
@@ -95,7 +125,7 @@ struct lock_algo {
     /* Optional resource rule. NULL = the scenario's rule (`resource fencing=on`
      * rejects a token lower than the highest seen). Otherwise the resource asks
      * this function, with resource_size bytes of state kept at the resource,
-     * and it returns an enum trace_write value. */
+     * and it returns an enum lock_write_result value. */
     size_t resource_size;
     int (*resource_write)(struct lock_ctx *ctx, void *state, const struct lock_write *w);
     /* Optional client-side check just before a write leaves the client (the
@@ -151,6 +181,14 @@ void lock_note_delete(struct lock_ctx *ctx, int requester, int owner);
 void lock_note_keep(struct lock_ctx *ctx, int requester, int owner);
 /* Free-form note (text must be a string literal or otherwise outlive the run). */
 void lock_note(struct lock_ctx *ctx, const char *text, int64_t a, int64_t b);
+
+/* Option values, with the scenario file's own syntax (the parser's rules, so
+ * `lock NAME key=value` and a scenario line read a value alike). Each
+ * returns 0 and stores the value, or LSIM_EBAD_VALUE and leaves *out as it
+ * was. Usable outside callbacks (in option). */
+int lock_parse_duration(const char *text, sim_ns *out); /* "30s", "500ms", "1m" */
+int lock_parse_int(const char *text, int64_t *out);
+int lock_parse_bool(const char *text, int *out);        /* on/off, yes/no, true/false */
 
 /* Registry of built-in algorithms. */
 const struct lock_algo *lock_algo_find(const char *name);

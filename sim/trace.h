@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lock.h" /* LOCK_WRITE_RESULT_MAP, the outcomes of a write */
 #include "vtime.h"
 
 #define TRACE_FORMAT_VERSION 1
@@ -57,7 +58,9 @@ enum trace_kind {
     TRACE_SRV_DELETE,     /* peer = requester, a = owner of the deleted entry,
                              b = 1 if it was not the requester's */
     TRACE_SRV_KEEP,       /* release refused (compare failed); peer = requester, a = owner (-1 none) */
-    TRACE_SRV_NOTE,       /* algorithm-specific, a/b free, text says what */
+    TRACE_SRV_NOTE,       /* algorithm-specific, a/b free, text says what; the engine's
+                             "ignored: A is not paused" (a fault with nothing to do):
+                             node = the fault's node, a = enum scn_fault_kind, b = its line */
     /* Protected resource (node = resource, peer = client). */
     TRACE_READ,           /* a = value read */
     TRACE_WRITE,          /* a = value written, token, grant = writer's grant,
@@ -74,13 +77,14 @@ enum trace_kind {
     TRACE_KIND_COUNT
 };
 
+/* A write's outcome (TRACE_WRITE's b): TRACE_WRITE_ACCEPTED = 1,
+ * TRACE_WRITE_REJECTED_STALE, _NOTOKEN, _COND, _UNIQUE, _DUPLICATE, from the
+ * list that also makes lock.h's enum lock_write_result (one meaning per value
+ * there). */
 enum trace_write {
-    TRACE_WRITE_ACCEPTED = 1,
-    TRACE_WRITE_REJECTED_STALE = 2, /* token lower than the highest seen */
-    TRACE_WRITE_REJECTED_NOTOKEN = 3, /* fenced resource, no token carried */
-    TRACE_WRITE_REJECTED_COND = 4,  /* conditional update: version moved */
-    TRACE_WRITE_REJECTED_UNIQUE = 5, /* INSERT violates a UNIQUE constraint */
-    TRACE_WRITE_REJECTED_DUPLICATE = 6 /* idempotency key already applied: not applied again */
+#define TRACE_WRITE_ENUM_(name, value) TRACE_WRITE_##name = value,
+    LOCK_WRITE_RESULT_MAP(TRACE_WRITE_ENUM_)
+#undef TRACE_WRITE_ENUM_
 };
 
 enum trace_skip {

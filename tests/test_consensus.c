@@ -678,17 +678,17 @@ static void test_chaos_invariants(void **state) {
 static void test_options(void **state) {
     (void)state;
     struct scn_error err;
-    assert_int_equal(build_text("lock consensus tll=3s\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock consensus tll=3s\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
     assert_string_equal(err.msg, "unknown option 'tll' for consensus; expected ttl, token, "
                                  "request-timeout, election-timeout, heartbeat, check-quorum, "
                                  "first-candidate");
-    assert_int_equal(build_text("lock consensus token=zxid\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock consensus token=zxid\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "token 'zxid' is not revision or none");
-    assert_int_equal(build_text("lock consensus first-candidate=S0\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock consensus first-candidate=S0\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "first-candidate 'S0' is not a lock server S1..S15, or none");
-    assert_int_equal(build_text("lock consensus first-candidate=S4\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock consensus first-candidate=S4\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "first-candidate S4 is not a lock server of this run (S1..S3)");
-    assert_int_equal(build_text("lock consensus ttl=0s\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock consensus ttl=0s\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "ttl '0s' is not a duration of at least 1us, such as 10s");
     assert_int_equal(build_text("lock consensus servers=7 ttl=5s election-timeout=500ms "
                                 "heartbeat=50ms check-quorum=off request-timeout=2s\n"

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "engine.h"
+#include "narrate.h"
 
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
@@ -429,6 +430,106 @@ static void test_step_by_step(void **state) {
     engine_free(NULL);
 }
 
+/* Option refusals are told apart by their code, never by their text: a
+ * lenient build (--algo) drops an unknown key and stops at a bad value. */
+static void test_option_codes(void **state) {
+    (void)state;
+    struct scn_error err;
+    /* Strict: an unknown key and a bad value each stop the build, with a position. */
+    assert_int_equal(build_text("lock lease ttI=3s\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
+    assert_int_equal(err.pos.line, 1);
+    assert_int_equal(build_text("lock lease ttl=soon\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_non_null(strstr(err.msg, "ttl 'soon'"));
+    assert_int_equal(build_text("lock nosuch\nclient A: acquire\n", &err), LSIM_EPARSE);
+    /* Lenient, as `--algo lease-renew` on a redlock script: quorum is dropped. */
+    struct engine *e = build_engine("lock redlock quorum=2 ttl=5s\nclient A: acquire\n", "lease-renew");
+    assert_string_equal(engine_dropped_options(e), "quorum");
+    engine_free(e);
+    /* Lenient still stops at a bad value of a key the algorithm knows. */
+    struct scenario s;
+    const char *text = "lock lease ttl=soon\nclient A: acquire\n";
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "x.lsim", text, strlen(text), &err), 0);
+    struct engine_opts o = {.algo = lock_algo_find("setnx-expire"), .lenient_options = 1};
+    assert_int_equal(engine_new(&e, &s, &o, &err), LSIM_EBAD_VALUE);
+    assert_null(e);
+    scenario_close(&s);
+}
+
+/* lock.h's value parsers read the scenario's syntax and answer with codes. */
+static void test_lock_parsers(void **state) {
+    (void)state;
+    sim_ns d = 7;
+    int64_t i = 7;
+    int b = 7;
+    assert_int_equal(lock_parse_duration("500ms", &d), 0);
+    assert_int_equal(d, 500 * SIM_NS_PER_MS);
+    assert_int_equal(lock_parse_duration("soon", &d), LSIM_EBAD_VALUE);
+    assert_int_equal(d, 500 * SIM_NS_PER_MS); /* left as it was */
+    assert_int_equal(lock_parse_int("-12", &i), 0);
+    assert_int_equal(i, -12);
+    assert_int_equal(lock_parse_int("12x", &i), LSIM_EBAD_VALUE);
+    assert_int_equal(lock_parse_bool("off", &b), 0);
+    assert_int_equal(b, 0);
+    assert_int_equal(lock_parse_bool("maybe", &b), LSIM_EBAD_VALUE);
+}
+
+/* Faults with nothing to do at run time are not silent: each leaves an
+ * "ignored" note in the trace, with its kind and line, and the narration
+ * says so. A second pause of a paused node neither extends nor cuts the
+ * first one short. */
+static void test_ignored_faults(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease ttl=10s\n"
+                                "duration 30s\n"
+                                "client A: acquire; work 5s; release\n"
+                                "client B @1s: acquire retry=1s; release\n"
+                                "@2s resume A\n"   /* line 5: A runs */
+                                "@3s restart B\n"  /* line 6: B has not crashed */
+                                "@4s pause A 10s\n"
+                                "@5s pause A 1s\n" /* line 8: A is paused already */
+                                "@20s crash B\n"
+                                "@21s crash B\n"   /* line 10 */
+                                "@22s resume B\n"  /* line 11: B is down */
+                                /* Faults at named points leave A's and B's
+                                 * timed faults to the run (the parser refuses
+                                 * those it can decide), so each is ignored at
+                                 * run time, as here. */
+                                "on A.after-release crash A\n"
+                                "on B.after-release restart B\n");
+    /* t=2s: resuming a running client does nothing, and says so. */
+    const struct trace_event *n = must_note(e, "A", NOTE_EXACT, "ignored: A is not paused", 1);
+    assert_int_equal(n->t, 2 * S);
+    assert_int_equal(n->a, SCN_FAULT_RESUME);
+    assert_int_equal(n->b, 5);
+    /* t=3s: B has not crashed, so there is nothing to restart. */
+    n = must_note(e, "B", NOTE_EXACT, "ignored: B has not crashed", 1);
+    assert_int_equal(n->t, 3 * S);
+    assert_int_equal(n->a, SCN_FAULT_RESTART);
+    assert_int_equal(count(e, TRACE_RESTART, NULL, -3, 0, SIM_TIME_MAX), 0);
+    /* t=4s A pauses for 10s; the pause at 5s is ignored: one PAUSE, and A
+     * resumes at 14s after 10s, not at 6s. */
+    n = must_note(e, "A", NOTE_PREFIX, "ignored: A is already paused", 1);
+    assert_int_equal(n->t, 5 * S);
+    assert_int_equal(n->b, 8);
+    assert_int_equal(count(e, TRACE_PAUSE, "A", -3, 0, SIM_TIME_MAX), 1);
+    const struct trace_event *r = must(e, TRACE_RESUME, "A", 1);
+    assert_int_equal(r->t, 14 * S);
+    assert_int_equal(r->a, 10 * S);
+    /* t=21s: a second crash; t=22s: resuming a node that is down. */
+    n = must_note(e, "B", NOTE_EXACT, "ignored: B has already crashed", 1);
+    assert_int_equal(n->t, 21 * S);
+    assert_int_equal(count(e, TRACE_CRASH, "B", -3, 0, SIM_TIME_MAX), 1);
+    n = must_note(e, "B", NOTE_EXACT, "ignored: B is down, not paused", 1);
+    assert_int_equal(n->t, 22 * S);
+    /* The narration names the fault, its line and the reason. */
+    char b[256];
+    n = must_note(e, "A", NOTE_EXACT, "ignored: A is not paused", 1);
+    assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), n), 0);
+    assert_string_equal(b, "resume A (line 5) does nothing: A is not paused");
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_plain_lease),
@@ -451,6 +552,9 @@ int main(void) {
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_bad_option_position),
         cmocka_unit_test(test_step_by_step),
+        cmocka_unit_test(test_option_codes),
+        cmocka_unit_test(test_lock_parsers),
+        cmocka_unit_test(test_ignored_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

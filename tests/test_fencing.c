@@ -219,13 +219,13 @@ static void test_algorithm_rule_wins_over_scenario_flag(void **state) {
 static void test_options(void **state) {
     (void)state;
     struct scn_error err;
-    assert_int_equal(build_text("lock fenced-lease compare=>\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock fenced-lease compare=>\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 19);
     assert_string_equal(err.msg, "compare '>' is not one of <, <=, != (or lt, le, ne): the rule that "
                                  "refuses a token");
-    assert_int_equal(build_text("lock fenced-lease check=server\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock fenced-lease check=server\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "check 'server' is not resource or client: who compares the token");
-    assert_int_equal(build_text("lock fenced-lease comapre=<\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock fenced-lease comapre=<\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
     assert_non_null(strstr(err.msg, "unknown option 'comapre' for fenced-lease; expected ttl, "));
     assert_non_null(strstr(err.msg, ", wait, "));
     assert_non_null(strstr(err.msg, ", compare, check"));

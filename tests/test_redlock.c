@@ -350,20 +350,20 @@ static void test_delayed_restart_refuses_to_grant(void **state) {
 static void test_options_are_validated(void **state) {
     (void)state;
     struct scn_error err;
-    assert_int_equal(build_text("lock redlock ttI=3s\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock redlock ttI=3s\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
     assert_string_equal(err.msg,
                         "unknown option 'ttI' for redlock; expected ttl, quorum, elapsed-check, "
                         "elapsed-clock, drift-factor, drift-extra, request-timeout, release-all, "
                         "expiry-clock, persistence, delayed-restart");
     assert_int_equal(err.pos.col, 14);
-    assert_int_equal(build_text("lock redlock drift-factor=150%\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock redlock drift-factor=150%\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_non_null(strstr(err.msg, "drift-factor '150%'"));
-    assert_int_equal(build_text("lock redlock drift-factor=0.0000001\nclient A: acquire\n", &err), -1);
-    assert_int_equal(build_text("lock redlock quorum=0\nclient A: acquire\n", &err), -1);
-    assert_int_equal(build_text("lock redlock elapsed-clock=tsc\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock redlock drift-factor=0.0000001\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(build_text("lock redlock quorum=0\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(build_text("lock redlock elapsed-clock=tsc\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "elapsed-clock 'tsc' is not monotonic or wall");
-    assert_int_equal(build_text("lock redlock release=del\nclient A: acquire\n", &err), -1);
-    assert_int_equal(build_text("lock redlock delayed-restart=-1s\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock redlock release=del\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
+    assert_int_equal(build_text("lock redlock delayed-restart=-1s\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     /* Every option at once, each valid. */
     assert_int_equal(build_text("lock redlock ttl=5s quorum=2 elapsed-check=off elapsed-clock=wall "
                                 "drift-factor=2% drift-extra=1ms request-timeout=10ms "

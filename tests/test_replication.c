@@ -366,12 +366,12 @@ static void test_replica_redirects_to_primary(void **state) {
 static void test_replication_options(void **state) {
     (void)state;
     struct scn_error err;
-    assert_int_equal(build_text("lock lease servers=2 wait=x\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock lease servers=2 wait=x\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 22); /* the key's column */
     assert_string_equal(err.msg, "wait 'x' is not a number of replicas from 0 to 14");
-    assert_int_equal(build_text("lock setnx servers=2 wait-timeout=0s\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock setnx servers=2 wait-timeout=0s\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_non_null(strstr(err.msg, "wait-timeout '0s' is not a positive duration"));
-    assert_int_equal(build_text("lock lease repl-lag=-1s\nclient A: acquire\n", &err), -1);
+    assert_int_equal(build_text("lock lease repl-lag=-1s\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_int_equal(build_text("lock lease servers=15 min-replicas-to-write=14 min-replicas-max-lag=1s "
                                 "repl-lag=0s\nclient A: acquire\n", &err), 0);
 
@@ -385,7 +385,7 @@ static void test_replication_options(void **state) {
     assert_int_equal(c.wait_replicas, 2);
     kv_config_default(&c, "independent-masters", KV_OPT_TTL);
     assert_int_equal(c.replication, KV_REPL_OFF);
-    assert_int_equal(kv_option(&c, "wait", "1", msg, sizeof msg), -1);
+    assert_int_equal(kv_option(&c, "wait", "1", msg, sizeof msg), LSIM_EUNKNOWN_OPTION);
     assert_string_equal(msg, "unknown option 'wait' for independent-masters; expected ttl");
     engine_free(NULL);
 }

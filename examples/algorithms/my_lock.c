@@ -48,11 +48,11 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     char unit;
     if (strcmp(key, "ttl") != 0) {
         snprintf(err, n, "unknown option '%s' for ticket; expected ttl", key);
-        return -1;
+        return LSIM_EUNKNOWN_OPTION;
     }
     if (sscanf(val, "%ld%c", &secs, &unit) != 2 || unit != 's' || secs <= 0) {
         snprintf(err, n, "ttl '%s' is not a whole number of seconds such as 30s", val);
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     c->ttl_ns = secs * SIM_NS_PER_S;
     return 0;

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "lock.h"
-#include "scenario.h"
 
 /* Sources, in our own words.
  *
@@ -97,7 +96,7 @@
 
 #define LOG_CAP 256                  /* entries kept in the log ring */
 #define LOG_RESERVE 8                /* slots client requests leave to no-ops and revokes */
-#define MAXS SCN_MAX_SERVERS
+#define MAXS LOCK_MAX_SERVERS
 
 /* Log entries: lock operations. */
 enum { E_NONE, E_NOOP, E_ACQUIRE, E_RELEASE, E_KEEPALIVE, E_EXPIRE };
@@ -229,7 +228,7 @@ static void config_default(void *config) {
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
@@ -241,7 +240,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     else if (strcmp(key, "heartbeat") == 0) dur = &c->heartbeat_ns;
     if (dur) {
         sim_ns v;
-        if (scn_parse_duration(val, &v) != 0 || v < SIM_NS_PER_US)
+        if (lock_parse_duration(val, &v) != 0 || v < SIM_NS_PER_US)
             return bad(err, n, key, val, "a duration of at least 1us, such as 10s");
         *dur = v;
         return 0;
@@ -253,7 +252,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         return 0;
     }
     if (strcmp(key, "check-quorum") == 0) {
-        if (scn_parse_bool(val, &c->check_quorum) != 0) return bad(err, n, key, val, "on or off");
+        if (lock_parse_bool(val, &c->check_quorum) != 0) return bad(err, n, key, val, "on or off");
         return 0;
     }
     if (strcmp(key, "first-candidate") == 0) {
@@ -262,7 +261,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
             c->first_candidate = 0;
             return 0;
         }
-        if (val[0] != 'S' || scn_parse_int(val + 1, &num) != 0 || num < 1 || num > MAXS)
+        if (val[0] != 'S' || lock_parse_int(val + 1, &num) != 0 || num < 1 || num > MAXS)
             return bad(err, n, key, val, "a lock server S1..S15, or none");
         c->first_candidate = (int)num;
         return 0;
@@ -271,7 +270,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
              "unknown option '%s' for consensus; expected ttl, token, request-timeout, "
              "election-timeout, heartbeat, check-quorum, first-candidate",
              key);
-    return -1;
+    return LSIM_EUNKNOWN_OPTION;
 }
 
 static int validate(const void *config, int nservers, char *err, size_t n) {

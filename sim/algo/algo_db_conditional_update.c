@@ -26,10 +26,10 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
  * step, so the client simply goes on. */
 static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
     (void)state;
-    if (w->read_version == w->version) return TRACE_WRITE_ACCEPTED;
+    if (w->read_version == w->version) return LOCK_WRITE_ACCEPTED;
     lock_note(ctx, "UPDATE ... WHERE version = (the version it read) matched 0 rows: the row changed",
               w->read_version, w->version);
-    return TRACE_WRITE_REJECTED_COND;
+    return LOCK_WRITE_REJECTED_COND;
 }
 
 const struct lock_algo algo_db_conditional_update = {

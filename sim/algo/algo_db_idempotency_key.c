@@ -231,7 +231,7 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
     struct iq_resource *r = state;
     if (w->token == 0) {
         lock_note(ctx, "request without an idempotency key: refused", 0, 0);
-        return TRACE_WRITE_REJECTED_NOTOKEN;
+        return LOCK_WRITE_REJECTED_NOTOKEN;
     }
     uint64_t *slot = &r->key[w->token % IQ_KEYS_KEPT];
     if (*slot == w->token) {
@@ -240,7 +240,7 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
         return DB_WRITE_REJECTED_DUPLICATE;
     }
     *slot = w->token;
-    return TRACE_WRITE_ACCEPTED;
+    return LOCK_WRITE_ACCEPTED;
 }
 
 const struct lock_algo algo_db_idempotency_key = {

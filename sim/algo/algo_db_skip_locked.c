@@ -262,15 +262,15 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
     struct sl_resource *r = state;
     if (w->token == 0) {
         lock_note(ctx, "UPDATE from no claiming transaction: refused", 0, 0);
-        return TRACE_WRITE_REJECTED_NOTOKEN;
+        return LOCK_WRITE_REJECTED_NOTOKEN;
     }
     if (w->token < r->newest_txid) {
         lock_note(ctx, "UPDATE from a transaction that has ended: a newer one has claimed the row",
                   (int64_t)w->token, (int64_t)r->newest_txid);
-        return TRACE_WRITE_REJECTED_STALE;
+        return LOCK_WRITE_REJECTED_STALE;
     }
     r->newest_txid = w->token;
-    return TRACE_WRITE_ACCEPTED;
+    return LOCK_WRITE_ACCEPTED;
 }
 
 const struct lock_algo algo_db_skip_locked = {

@@ -44,7 +44,7 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
         return DB_WRITE_REJECTED_UNIQUE;
     }
     t->taken[i / 8] |= bit;
-    return TRACE_WRITE_ACCEPTED;
+    return LOCK_WRITE_ACCEPTED;
 }
 
 const struct lock_algo algo_db_unique_constraint = {

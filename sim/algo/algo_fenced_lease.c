@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "kv.h"
-#include "trace.h" /* enum trace_write, the resource rule's answer */
 
 #define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
                  KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
@@ -86,7 +85,7 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
         else {
             snprintf(err, n, "compare '%s' is not one of <, <=, != (or lt, le, ne): the rule that "
                      "refuses a token", v);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         return 0;
     }
@@ -95,7 +94,7 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
         else if (strcmp(v, "client") == 0) c->check = FENCE_AT_CLIENT;
         else {
             snprintf(err, n, "check '%s' is not resource or client: who compares the token", v);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         return 0;
     }
@@ -108,12 +107,12 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
     const struct fenced_config *c = lock_config(ctx);
     struct fenced_resource *r = state;
     if (c->check == FENCE_AT_RESOURCE) {
-        if (w->token == 0) return TRACE_WRITE_REJECTED_NOTOKEN;
-        if (refuses(c->compare, w->token, r->highest, r->last)) return TRACE_WRITE_REJECTED_STALE;
+        if (w->token == 0) return LOCK_WRITE_REJECTED_NOTOKEN;
+        if (refuses(c->compare, w->token, r->highest, r->last)) return LOCK_WRITE_REJECTED_STALE;
     }
     r->last = w->token;
     if (w->token > r->highest) r->highest = w->token;
-    return TRACE_WRITE_ACCEPTED;
+    return LOCK_WRITE_ACCEPTED;
 }
 
 /* The client's own check just before its write leaves (engine:

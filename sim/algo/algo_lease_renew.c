@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "kv.h"
-#include "scenario.h"
 
 /* The heartbeat follows Redisson's lock watchdog: after the lease is granted
  * the client renews it every ttl/3 (lockWatchdogTimeout 30s, renewed every
@@ -68,7 +67,7 @@ static void defaults(void *config) {
 static int renew_twice(struct lr_config *c, const char *key, char *err, size_t n) {
     if (c->renew_key && strcmp(c->renew_key, key) != 0) {
         snprintf(err, n, "%s and %s both set the renewal interval; give one of them", c->renew_key, key);
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     return 0;
 }
@@ -77,10 +76,10 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     struct lr_config *c = config;
     int64_t k;
     if (strcmp(key, "renew-every") == 0) {
-        if (renew_twice(c, "renew-every", err, n) != 0) return -1;
-        if (scn_parse_int(val, &k) != 0 || k < 2 || k > 1000000) {
+        if (renew_twice(c, "renew-every", err, n) != 0) return LSIM_EBAD_VALUE;
+        if (lock_parse_int(val, &k) != 0 || k < 2 || k > 1000000) {
             snprintf(err, n, "renew-every '%s' is not a divisor of the TTL from 2 to 1000000 (3 renews every ttl/3)", val);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         c->renew_every = (int)k;
         c->renew_interval_ns = 0;
@@ -88,10 +87,10 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         return 0;
     }
     if (strcmp(key, "renew-interval") == 0) {
-        if (renew_twice(c, "renew-interval", err, n) != 0) return -1;
-        if (scn_parse_duration(val, &c->renew_interval_ns) != 0 || c->renew_interval_ns <= 0) {
+        if (renew_twice(c, "renew-interval", err, n) != 0) return LSIM_EBAD_VALUE;
+        if (lock_parse_duration(val, &c->renew_interval_ns) != 0 || c->renew_interval_ns <= 0) {
             snprintf(err, n, "renew-interval '%s' is not a positive duration such as 10s", val);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         c->renew_key = "renew-interval";
         return 0;
@@ -101,16 +100,16 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         else if (strcmp(val, "abort") == 0) c->on_lost = LR_LOST_ABORT;
         else {
             snprintf(err, n, "on-lost '%s' is not continue or abort", val);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         return 0;
     }
-    if (kv_option(&c->kv, key, val, err, n) == 0) return 0;
-    if (strncmp(err, "unknown option", 14) == 0) {
+    int rc = kv_option(&c->kv, key, val, err, n);
+    if (rc == LSIM_EUNKNOWN_OPTION) { /* kv's list of keys, then this algorithm's own */
         size_t l = strlen(err);
         snprintf(err + l, n - l, ", renew-every, renew-interval, on-lost");
     }
-    return -1;
+    return rc;
 }
 
 static sim_ns renew_interval(struct lock_ctx *ctx) {

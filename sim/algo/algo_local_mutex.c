@@ -79,13 +79,13 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     struct lm_config *c = config;
     if (strcmp(key, "mode") != 0) {
         snprintf(err, n, "unknown option '%s' for local-mutex; expected mode", key);
-        return -1;
+        return LSIM_EUNKNOWN_OPTION;
     }
     if (strcmp(val, "instances") == 0) c->mode = LM_MODE_INSTANCES;
     else if (strcmp(val, "threads") == 0) c->mode = LM_MODE_THREADS;
     else {
         snprintf(err, n, "mode '%s' is not instances or threads", val);
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     return 0;
 }

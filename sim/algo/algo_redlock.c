@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "kv.h"
-#include "scenario.h"
 
 /* The algorithm follows the Redis documentation, "Distributed Locks with
  * Redis" (the Redlock description), in our own words:
@@ -88,12 +87,12 @@ static void config_default(void *config) {
 static int ratio_ppm(const char *t, int64_t *out) {
     size_t n = strlen(t);
     if (n > 3 && strcmp(t + n - 3, "ppm") == 0) {
-        char num[SCN_OPT_MAX];
+        char num[LOCK_OPT_MAX];
         if (n - 3 >= sizeof num) return -1;
         memcpy(num, t, n - 3);
         num[n - 3] = 0;
         int64_t v;
-        if (scn_parse_int(num, &v) != 0 || v < 0 || v > PPM) return -1;
+        if (lock_parse_int(num, &v) != 0 || v < 0 || v > PPM) return -1;
         *out = v;
         return 0;
     }
@@ -126,20 +125,20 @@ static int ratio_ppm(const char *t, int64_t *out) {
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
     struct redlock_config *c = config;
     int64_t v;
     if (strcmp(key, "quorum") == 0) {
-        if (scn_parse_int(val, &v) != 0 || v < 1 || v > SCN_MAX_SERVERS)
+        if (lock_parse_int(val, &v) != 0 || v < 1 || v > LOCK_MAX_SERVERS)
             return bad(err, n, key, val, "a number of servers from 1 to 15");
         c->quorum = (int)v;
         return 0;
     }
     if (strcmp(key, "elapsed-check") == 0) {
-        if (scn_parse_bool(val, &c->elapsed_check) != 0) return bad(err, n, key, val, "on or off");
+        if (lock_parse_bool(val, &c->elapsed_check) != 0) return bad(err, n, key, val, "on or off");
         return 0;
     }
     if (strcmp(key, "elapsed-clock") == 0) {
@@ -154,16 +153,16 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         return 0;
     }
     if (strcmp(key, "drift-extra") == 0) {
-        if (scn_parse_duration(val, &c->drift_extra_ns) != 0 || c->drift_extra_ns < 0)
+        if (lock_parse_duration(val, &c->drift_extra_ns) != 0 || c->drift_extra_ns < 0)
             return bad(err, n, key, val, "a duration such as 2ms");
         return 0;
     }
     if (strcmp(key, "release-all") == 0) {
-        if (scn_parse_bool(val, &c->release_all) != 0) return bad(err, n, key, val, "on or off");
+        if (lock_parse_bool(val, &c->release_all) != 0) return bad(err, n, key, val, "on or off");
         return 0;
     }
     if (strcmp(key, "delayed-restart") == 0) {
-        if (scn_parse_duration(val, &c->delayed_restart_ns) != 0 || c->delayed_restart_ns < 0)
+        if (lock_parse_duration(val, &c->delayed_restart_ns) != 0 || c->delayed_restart_ns < 0)
             return bad(err, n, key, val, "a duration such as 15s (0 = off)");
         return 0;
     }
@@ -171,7 +170,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         strcmp(key, "expiry-clock") == 0 || strcmp(key, "persistence") == 0)
         return kv_option(&c->kv, key, val, err, n);
     snprintf(err, n, "unknown option '%s' for redlock; expected %s", key, option_names);
-    return -1;
+    return LSIM_EUNKNOWN_OPTION;
 }
 
 static const struct redlock_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -387,7 +386,7 @@ const struct lock_algo algo_redlock = {
     .name = "redlock",
     .summary = "Redlock: SET NX PX on a majority of N servers (default 5); validity = TTL - elapsed - drift",
     .default_servers = 5,
-    .max_servers = SCN_MAX_SERVERS,
+    .max_servers = LOCK_MAX_SERVERS,
     .config_size = sizeof(struct redlock_config),
     .client_size = sizeof(struct redlock_client),
     .server_size = sizeof(struct redlock_server),

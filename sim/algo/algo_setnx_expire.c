@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "kv.h"
-#include "scenario.h"
 
 /* The two-command pattern is what SET's NX and EX options (Redis 2.6.12)
  * replaced; the Redis SET documentation gives `SET resource-name anystring
@@ -58,18 +57,18 @@ static void defaults(void *config) {
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
     struct sx_config *c = config;
     if (strcmp(key, "gap") == 0) {
-        if (scn_parse_duration(val, &c->gap_ns) != 0) {
+        if (lock_parse_duration(val, &c->gap_ns) != 0) {
             snprintf(err, n, "gap '%s' is not a duration such as 50ms", val);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
         return 0;
     }
-    if (kv_option(&c->kv, key, val, err, n) == 0) return 0;
-    if (strncmp(err, "unknown option", 14) == 0) {
+    int rc = kv_option(&c->kv, key, val, err, n);
+    if (rc == LSIM_EUNKNOWN_OPTION) { /* kv's list of keys, then this algorithm's own */
         size_t l = strlen(err);
         snprintf(err + l, n - l, ", gap");
     }
-    return -1;
+    return rc;
 }
 
 static void send_req(struct lock_ctx *ctx, struct sx_client *c, int type, int phase, sim_ns ttl) {

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 
-#include "scenario.h"
 
 void db_client_acquire_now(struct lock_ctx *ctx, void *state) {
     (void)state;
@@ -49,16 +48,16 @@ int db_rpc_expired(struct lock_ctx *ctx, struct db_rpc *r, int timer, uint64_t a
 int db_opt_unknown(char *err, size_t errlen, const char *key, const char *algo,
                    const char *expected) {
     snprintf(err, errlen, "unknown option '%s' for %s; expected %s", key, algo, expected);
-    return -1;
+    return LSIM_EUNKNOWN_OPTION;
 }
 
 int db_opt_duration(const char *key, const char *val, sim_ns *out, int allow_zero, char *err,
                     size_t errlen) {
     sim_ns v;
-    if (scn_parse_duration(val, &v) != 0 || v < 0 || (v == 0 && !allow_zero)) {
+    if (lock_parse_duration(val, &v) != 0 || v < 0 || (v == 0 && !allow_zero)) {
         snprintf(err, errlen, "%s '%s' is not %s", key, val,
                  allow_zero ? "a duration such as 20s (0 = off)" : "a positive duration such as 30s");
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     *out = v;
     return 0;

@@ -11,11 +11,10 @@
 #include <stdint.h>
 
 #include "lock.h"
-#include "trace.h"
 
-/* Write results of the database rules (enum trace_write in sim/trace.h). */
-#define DB_WRITE_REJECTED_UNIQUE TRACE_WRITE_REJECTED_UNIQUE
-#define DB_WRITE_REJECTED_DUPLICATE TRACE_WRITE_REJECTED_DUPLICATE
+/* Write results of the database rules (enum lock_write_result in lock.h). */
+#define DB_WRITE_REJECTED_UNIQUE LOCK_WRITE_REJECTED_UNIQUE
+#define DB_WRITE_REJECTED_DUPLICATE LOCK_WRITE_REJECTED_DUPLICATE
 
 /* ---- Lockless client ------------------------------------------------------------
  * There is no lock to take: acquire is granted at once, inside the call, with no
@@ -48,9 +47,9 @@ int db_rpc_reply(struct lock_ctx *ctx, struct db_rpc *r, const struct lock_msg *
 int db_rpc_expired(struct lock_ctx *ctx, struct db_rpc *r, int timer, uint64_t arg);
 
 /* ---- Options ------------------------------------------------------------------------
- * Each returns 0, or -1 with a full sentence in err. */
-/* "unknown option 'KEY' for ALGO; expected EXPECTED" (the engine's lenient mode
- * recognises the "unknown option" prefix when --algo swaps algorithms). */
+ * Each returns 0, or a negative LSIM_E code with a full sentence in err. */
+/* "unknown option 'KEY' for ALGO; expected EXPECTED"; returns LSIM_EUNKNOWN_OPTION
+ * (the engine's lenient mode drops such options when --algo swaps algorithms). */
 int db_opt_unknown(char *err, size_t errlen, const char *key, const char *algo,
                    const char *expected);
 /* A duration option; zero allowed only when allow_zero. */

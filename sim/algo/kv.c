@@ -36,9 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario.h"
-
-_Static_assert(KV_MAX_SERVERS == SCN_MAX_SERVERS, "kv.h's KV_MAX_SERVERS must match SCN_MAX_SERVERS");
+_Static_assert(KV_MAX_SERVERS == LOCK_MAX_SERVERS, "kv.h's KV_MAX_SERVERS must match LOCK_MAX_SERVERS");
 
 enum { PHASE_NONE, PHASE_ACQUIRE, PHASE_RELEASE, PHASE_RELEASE_GET, PHASE_RELEASE_DEL };
 enum { T_EXPIRY = 1, T_TIMEOUT, T_REPL, T_PING, T_WAIT };
@@ -84,32 +82,32 @@ static const struct {
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 static int replication_option(struct kv_config *c, const char *key, const char *val, char *err,
                               size_t n) {
     int64_t v;
     if (strcmp(key, "repl-lag") == 0) {
-        if (scn_parse_duration(val, &c->repl_lag_ns) != 0)
+        if (lock_parse_duration(val, &c->repl_lag_ns) != 0)
             return bad(err, n, key, val, "a duration such as 500ms (0 = no lag beyond the network)");
         return 0;
     }
     if (strcmp(key, "wait") == 0 || strcmp(key, "min-replicas-to-write") == 0) {
-        if (scn_parse_int(val, &v) != 0 || v < 0 || v >= KV_MAX_SERVERS)
+        if (lock_parse_int(val, &v) != 0 || v < 0 || v >= KV_MAX_SERVERS)
             return bad(err, n, key, val, "a number of replicas from 0 to 14");
         if (key[0] == 'w') c->wait_replicas = (int)v;
         else c->min_replicas = (int)v;
         return 0;
     }
     if (strcmp(key, "wait-timeout") == 0) {
-        if (scn_parse_duration(val, &c->wait_timeout_ns) != 0 || c->wait_timeout_ns <= 0)
+        if (lock_parse_duration(val, &c->wait_timeout_ns) != 0 || c->wait_timeout_ns <= 0)
             return bad(err, n, key, val,
                        "a positive duration (Redis's WAIT 0 blocks forever, which a lock client cannot afford)");
         return 0;
     }
     /* min-replicas-max-lag */
-    if (scn_parse_duration(val, &c->min_replicas_max_lag_ns) != 0 || c->min_replicas_max_lag_ns <= 0)
+    if (lock_parse_duration(val, &c->min_replicas_max_lag_ns) != 0 || c->min_replicas_max_lag_ns <= 0)
         return bad(err, n, key, val, "a positive duration such as 10s");
     return 0;
 }
@@ -131,12 +129,12 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         }
         snprintf(err, n, "unknown option '%s' for %s; expected %s", key, c->algo_name,
                  list[0] ? list : "no options");
-        return -1;
+        return LSIM_EUNKNOWN_OPTION;
     }
     int64_t v;
     switch (bit) {
     case KV_OPT_TTL:
-        if (scn_parse_duration(val, &c->ttl_ns) != 0 || c->ttl_ns <= 0)
+        if (lock_parse_duration(val, &c->ttl_ns) != 0 || c->ttl_ns <= 0)
             return bad(err, n, "ttl", val, "a positive duration such as 30s");
         return 0;
     case KV_OPT_RELEASE:
@@ -151,7 +149,7 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         else return bad(err, n, "value", val, "unique or constant");
         return 0;
     case KV_OPT_FIRST_TOKEN:
-        if (scn_parse_int(val, &v) != 0 || v < 1)
+        if (lock_parse_int(val, &v) != 0 || v < 1)
             return bad(err, n, "first-token", val, "a positive integer");
         c->first_token = (uint64_t)v;
         return 0;
@@ -166,13 +164,13 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         else return bad(err, n, "persistence", val, "none or always");
         return 0;
     case KV_OPT_TIMEOUT:
-        if (scn_parse_duration(val, &c->request_timeout_ns) != 0 || c->request_timeout_ns <= 0)
+        if (lock_parse_duration(val, &c->request_timeout_ns) != 0 || c->request_timeout_ns <= 0)
             return bad(err, n, "request-timeout", val, "a positive duration");
         return 0;
     case KV_OPT_REPLICATION:
         return replication_option(c, key, val, err, n);
     }
-    return -1;
+    return LSIM_EBAD_VALUE;
 }
 
 /* ---- Server ---------------------------------------------------------------- */

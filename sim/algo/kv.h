@@ -17,7 +17,7 @@
 
 #include "lock.h"
 
-#define KV_MAX_SERVERS 15   /* = SCN_MAX_SERVERS (checked in kv.c) */
+#define KV_MAX_SERVERS 15   /* = LOCK_MAX_SERVERS (checked in kv.c) */
 #define KV_REPL_BACKLOG 64  /* replication messages a primary may hold back (repl-lag) */
 #define KV_MAX_WAITS 16     /* SETs a primary may keep blocked in WAIT at once */
 #define KV_REPL_PING_NS SIM_NS_PER_S /* a primary's heartbeat to the other servers */
@@ -188,6 +188,8 @@ void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allo
  * (setnx, lease, fenced-lease); without it every server is an independent
  * master (Redlock). Call after kv_config_default. */
 void kv_config_replicated(struct kv_config *c);
+/* One key=value of the kv family: 0, LSIM_EUNKNOWN_OPTION for a key not in
+ * c's allowed set, LSIM_EBAD_VALUE for a refused value; err says which. */
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t errlen);
 
 void kv_server_init(struct lock_ctx *ctx, void *state);
