@@ -15,10 +15,16 @@ SIM_INC    := -Isim
 RENDER_INC := -Isim -Irender
 RUN_INC    := -Isim -Irender -Irun
 ALL_INC    := -Isim -Isim/algo -Irender -Irun
+GFX_INC    := -Isim -Irender -Igfx
 
 # Debian packages the build needs, and the pkg-config names that prove them.
-DEB_PKGS := pkg-config libcmocka-dev
-PC_MODS  := cmocka
+# SDL2, SDL2_ttf and the DejaVu fonts draw the PNG images (gfx/), libpng
+# encodes them; SDL2_image reads them back in the tests, where xmllint
+# (libxml2-utils) checks the SVG.
+DEB_PKGS := pkg-config libcmocka-dev libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev \
+            libpng-dev fonts-dejavu-core libxml2-utils
+PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng
+DEB_CMDS := xmllint
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))
@@ -26,10 +32,18 @@ SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
 RENDER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(RENDER_SRC))
 RUN_SRC    := $(sort $(wildcard run/*.c))
 RUN_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(RUN_SRC))
+# gfx/: the SDL2 backends (PNG now, the window later), an archive of its own
+# that only what draws links, with SDL's flags from pkg-config.
+GFX_SRC    := $(sort $(wildcard gfx/*.c))
+GFX_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(GFX_SRC))
+GFX_LIB    := $(BUILD)/libgfx.a
+SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng)
+SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng)
 # Link order: later archives serve earlier ones.
 LIBS       := $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
+GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
@@ -42,6 +56,7 @@ $(BUILD)/.deps:
 	@missing=""; \
 	 command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
 	 for m in $(PC_MODS); do pkg-config --exists $$m 2>/dev/null || missing="$$missing $$m"; done; \
+	 for m in $(DEB_CMDS); do command -v $$m >/dev/null 2>&1 || missing="$$missing $$m"; done; \
 	 if [ -n "$$missing" ]; then \
 	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	     echo "locksim: installing missing build dependencies ($(DEB_PKGS)) with apt-get"; \
@@ -60,6 +75,7 @@ deps: $(BUILD)/.deps
 SIM_HDR    := $(wildcard sim/*.h sim/algo/*.h)
 RENDER_HDR := $(wildcard render/*.h)
 RUN_HDR    := $(wildcard run/*.h)
+GFX_HDR    := $(wildcard gfx/*.h)
 
 $(BUILD)/sim/%.o: sim/%.c $(BUILD)/.deps $(SIM_HDR)
 	@mkdir -p $(dir $@)
@@ -73,7 +89,11 @@ $(BUILD)/run/%.o: run/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RUN_INC) -c -o $@ $<
 
-$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
+$(BUILD)/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(GFX_INC) $(SDL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
 
@@ -89,6 +109,12 @@ $(BUILD)/librender.a: $(RENDER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(GFX_LIB): $(GFX_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# When cli/ calls gfx_render_png, add $(GFX_LIB) before $(LIBS) and
+# $(SDL_LDLIBS) to this link.
 $(BUILD)/locksim: $(CLI_OBJ) $(LIBS)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIBS) $(LDLIBS)
 
@@ -106,6 +132,11 @@ $(BUILD)/tests/test_alloc: tests/test_alloc.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS) \
 	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=free
+# Tests of the pictures link gfx and SDL; no other test does.
+$(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -Itests $(SDL_CFLAGS) -o $@ $< $(GFX_LIB) $(LIBS) \
+	  $$(pkg-config --cflags --libs cmocka) $(SDL_LDLIBS) $(LDLIBS)
 
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
 # then the determinism check against a second build at -O0.

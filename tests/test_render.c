@@ -90,7 +90,7 @@ static char *render(const struct trace *tr, int width, int color, int legend, si
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     assert_non_null(f);
-    struct term_opts o = {width, color, legend};
+    struct term_opts o = {.width = width, .color = color, .legend = legend};
     assert_int_equal(term_render(f, tr, &o), 0);
     fclose(f);
     return buf;
@@ -748,7 +748,7 @@ static void test_any_events(void **state) {
     int widths[] = {40, 100, 300};
     for (int w = 0; w < 3; w++)
         for (int color = 0; color < 2; color++) {
-            struct term_opts o = {widths[w], color, 1};
+            struct term_opts o = {.width = widths[w], .color = color, .legend = 1};
             assert_int_equal(term_render(devnull, &tr, &o), 0);
         }
     assert_int_equal(narrate_trace(devnull, &tr), 0);
@@ -792,7 +792,7 @@ static void test_out_of_memory(void **state) {
     assert_non_null(devnull);
     setvbuf(devnull, iobuf, _IOFBF, sizeof iobuf);
     fputc('x', devnull); /* stdio's own setup before failures start */
-    struct term_opts o = {100, 0, 1};
+    struct term_opts o = {.width = 100, .color = 0, .legend = 1};
     int done[4] = {0, 0, 0, 0};
     for (long k = 0; k < 64 && !(done[0] && done[1] && done[2] && done[3]); k++) {
         struct layout ly;

@@ -1,0 +1,44 @@
+/* gfx: pixel backends that need SDL2. The PNG writer draws a scene with
+ * SDL2's software renderer on a surface (no window, no display, no
+ * environment variable), text with SDL2_ttf and DejaVu Sans Mono, and saves
+ * it with libpng. Only front ends that draw link this archive. */
+#ifndef LOCKSIM_GFX_H
+#define LOCKSIM_GFX_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "scene.h"
+#include "trace.h"
+
+/* The fonts, from Debian's fonts-dejavu-core. */
+#define GFX_FONT_DIR "/usr/share/fonts/truetype/dejavu/"
+#define GFX_FONT_MONO GFX_FONT_DIR "DejaVuSansMono.ttf"
+#define GFX_FONT_MONO_BOLD GFX_FONT_DIR "DejaVuSansMono-Bold.ttf"
+
+/* Write the picture of tr (borrowed, read only) as PNG: to the file at path
+ * when path is not NULL, else to stream. v NULL = scene_view_pixels 1280 x
+ * 720; the image is v->height tall, or as tall as the content when that is
+ * taller or v->height is 0. b (NULL = no banner) heads it. The same trace,
+ * banner and view give the same bytes.
+ * Returns 0 or a negative code: LSIM_ENOMEM; LSIM_EBAD_VALUE (a view too
+ * small); LSIM_ENOINPUT (a font is missing: gfx_error() names the file and
+ * the Debian package); LSIM_EOUTPUT (the file cannot be written);
+ * LSIM_EINTERNAL (SDL failed: gfx_error() says how). */
+int gfx_render_png(const char *path, FILE *stream, const struct trace *tr,
+                   const struct scene_banner *b, const struct scene_view *v);
+
+/* n traces stacked, one panel each, on one time axis (scene_build_panels);
+ * banners is NULL or n banners. Returns as gfx_render_png does. */
+int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs,
+                          size_t n, const struct scene_banner *banners,
+                          const struct scene_view *v);
+
+/* An already built scene (borrowed), built in view v, at least height pixels tall. */
+int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
+                        const struct scene_view *v, int height);
+
+/* Why the last call in this thread failed, in words (static storage; "" after success). */
+const char *gfx_error(void);
+
+#endif

@@ -1,0 +1,132 @@
+/* Paint: the rules that turn scene commands into shapes. Intervals are boxes
+ * (hatched when paused, a thin bar while acquiring, a tapering bar for a TTL
+ * running out); an event is a thin line across its lane with a badge that
+ * carries its symbol; text on a solid style gets a box behind it. */
+#include "paint.h"
+
+#include <string.h>
+
+#include "error.h"
+
+#define HATCH_STEP 9 /* pixels between paused stripes */
+
+/* Diagonal stripes (lower left to upper right) clipped to the box. */
+static int hatch(const struct paint_ops *ops, void *ctx, int x, int y, int w, int h,
+                 struct palette_rgb c) {
+    for (int k = x - h; k < x + w; k += HATCH_STEP) {
+        int s0 = x - k > 0 ? x - k : 0;
+        int s1 = x + w - 1 - k < h - 1 ? x + w - 1 - k : h - 1;
+        if (s1 < s0) continue;
+        int rc = ops->line(ctx, k + s0, y + h - 1 - s0, k + s1, y + h - 1 - s1, 2, c);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int is_fill(int sym) {
+    return (sym >= SCENE_SYM_ACQUIRING && sym <= SCENE_SYM_LEASE) || sym == SCENE_SYM_DOUBLE;
+}
+
+static int rect(const struct scene_cmd *k, const struct paint_ops *ops, void *ctx) {
+    const struct palette_look *lk = palette_look(k->style);
+    int x = k->x, y = k->y, w = k->w, h = k->h;
+    if (w <= 0 || h <= 0) return 0;
+    if (k->frac0 != 1000 || k->frac1 != 1000) { /* a bar running out, bottom-aligned */
+        int xs[4] = {x, x + w, x + w, x};
+        int ys[4] = {y + h - h * k->frac0 / 1000, y + h - h * k->frac1 / 1000, y + h, y + h};
+        return ops->poly(ctx, xs, ys, 4, lk->ink);
+    }
+    switch (lk->pattern) {
+    case PALETTE_THIN: return ops->box(ctx, x, y + h / 2 - h / 6, w, h / 3 > 2 ? h / 3 : 2, lk->fill);
+    case PALETTE_HATCH: {
+        int rc = ops->box(ctx, x, y, w, h, lk->fill);
+        if (!rc && k->style == SCENE_ST_PAUSED) { /* a frame, so a pause on white reads as a span */
+            rc = ops->line(ctx, x, y, x + w - 1, y, 1, lk->ink);
+            if (!rc) rc = ops->line(ctx, x, y + h - 1, x + w - 1, y + h - 1, 1, lk->ink);
+        }
+        return rc ? rc : hatch(ops, ctx, x, y, w, h, lk->ink);
+    }
+    case PALETTE_NONE: return 0;
+    default: {
+        int rc = ops->box(ctx, x, y, w, h, lk->fill);
+        if (!rc && k->style == SCENE_ST_BAND) { /* edges, so the band reads on every lane */
+            rc = ops->line(ctx, x, y, x, y + h - 1, 2, lk->ink);
+            if (!rc) rc = ops->line(ctx, x + w - 1, y, x + w - 1, y + h - 1, 2, lk->ink);
+        }
+        return rc;
+    }
+    }
+}
+
+/* An event: a line through the lane at its time and a badge with its symbol.
+ * In the legend (no lane), a fill symbol is a swatch and a mark a badge. */
+static int sym(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops,
+               void *ctx) {
+    const struct palette_look *lk = palette_look(k->style);
+    int rc = 0;
+    if (ops->group_begin && k->text) rc = ops->group_begin(ctx, k->text);
+    int cx = k->x + k->w / 2, ex = k->lane >= 0 ? k->x2 : cx;
+    if (!rc && is_fill(k->sym)) {
+        struct scene_cmd sw = *k;
+        sw.type = SCENE_CMD_RECT;
+        sw.x = k->x - v->char_w / 2;
+        sw.w = 2 * v->char_w;
+        sw.y = k->y + 3;
+        sw.h = k->h - 6;
+        rc = rect(&sw, ops, ctx);
+    } else if (!rc && k->minor) { /* a tick in its style, framed */
+        rc = ops->line(ctx, ex, k->y - 2, ex, k->y + k->h + 1, 4, palette_outline);
+        if (!rc) rc = ops->line(ctx, ex, k->y, ex, k->y + k->h - 1, 2, lk->fill);
+    } else if (!rc) {
+        char s[2] = {scene_sym_char(k->sym), '\0'};
+        const char *label = k->label ? k->label : s;
+        int bw = k->lane >= 0 ? k->w : v->char_w + 8, bh = v->line_h - 2;
+        int by = k->y + (k->h - bh) / 2;
+        if (k->lane >= 0) rc = ops->line(ctx, ex, k->y - 2, ex, k->y + k->h + 1, 2, palette_outline);
+        if (!rc && k->lane >= 0 && ex != cx) /* moved aside: a lead from its time */
+            rc = ops->line(ctx, ex < cx ? ex : cx, k->y - 2, ex < cx ? cx : ex, k->y - 2, 2, palette_outline);
+        if (!rc) rc = ops->box(ctx, cx - bw / 2 - 1, by - 1, bw + 2, bh + 2, palette_outline);
+        if (!rc) rc = ops->box(ctx, cx - bw / 2, by, bw, bh, lk->fill);
+        int tw = (int)strlen(label) * v->char_w;
+        if (!rc) rc = ops->text(ctx, cx - tw / 2, by, bh, label, PALETTE_TEXT_PX, 1, lk->ink);
+    }
+    if (!rc && ops->group_end && k->text) rc = ops->group_end(ctx);
+    return rc;
+}
+
+static int text(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops,
+                void *ctx) {
+    const struct palette_look *lk = palette_look(k->style);
+    int rc = 0;
+    if (lk->pattern == PALETTE_SOLID) /* a label on a solid style: ink on a box */
+        rc = ops->box(ctx, k->x - 4, k->y + 1, k->w + 8, v->line_h - 2, lk->fill);
+    int px = k->style == SCENE_ST_TITLE ? PALETTE_TITLE_PX : PALETTE_TEXT_PX;
+    int h = k->style == SCENE_ST_TITLE ? v->line_h + v->line_h / 2 : v->line_h;
+    if (!rc) rc = ops->text(ctx, k->x, k->y, h, k->text, px, lk->bold, lk->ink);
+    return rc;
+}
+
+int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops,
+                void *ctx) {
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *k = &sc->cmd[i];
+        const struct palette_look *lk = palette_look(k->style);
+        int rc = 0;
+        switch (k->type) {
+        case SCENE_CMD_RECT: rc = rect(k, ops, ctx); break;
+        case SCENE_CMD_SYM: rc = sym(k, v, ops, ctx); break;
+        case SCENE_CMD_TEXT:
+            if (k->text && k->text[0]) rc = text(k, v, ops, ctx);
+            break;
+        case SCENE_CMD_LINE:
+            if (k->style == SCENE_ST_AXIS) /* a tick: a short stroke under its label */
+                rc = ops->line(ctx, k->x, k->y + k->h / 2, k->x, k->y2, 2, lk->ink);
+            else
+                rc = ops->line(ctx, k->x, k->y, k->x2, k->y2, 1, lk->ink);
+            break;
+        default: break;
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,187 @@
+/* Scene: what to draw for a layout in a view, as a list of draw commands
+ * (rectangles, lines, symbol cells, text) with semantic styles and no colour,
+ * in the manner of rxi/microui's command list. Lane order, which writes are
+ * annotated, the legend and which mark wins a shared cell are decided here
+ * once; the terminal, SVG and PNG backends only walk the list. */
+#ifndef LOCKSIM_SCENE_H
+#define LOCKSIM_SCENE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checker.h"
+#include "layout.h"
+#include "vtime.h"
+
+/* What a command shows. A backend picks colour, pattern and font from it. */
+enum scene_style {
+    SCENE_ST_TEXT,           /* plain text: "time", legend text, accepted write lines */
+    SCENE_ST_AXIS,           /* tick labels and tick marks */
+    SCENE_ST_LABEL,          /* a lane's name */
+    SCENE_ST_LEGEND,         /* legend frame and captions */
+    SCENE_ST_ACQUIRING,      /* client waiting for the lock */
+    SCENE_ST_HOLDING,        /* client in the critical section */
+    SCENE_ST_PAUSED_HOLDING, /* in the critical section but paused */
+    SCENE_ST_PAUSED,         /* paused (hatched in pictures) */
+    SCENE_ST_CRASHED,        /* down */
+    SCENE_ST_LEASE,          /* lease valid as a server sees it */
+    SCENE_ST_DOUBLE,         /* two clients in the critical section at once */
+    SCENE_ST_ALERT,          /* text about a double entry */
+    SCENE_ST_MARK_OK,        /* acquire, release */
+    SCENE_ST_MARK_WARN,      /* lost, gave up, expiry, skip, clock step, operator */
+    SCENE_ST_MARK_BAD,       /* crash, release of another's lock */
+    SCENE_ST_MARK_SERVER,    /* grant, renew, delete, keep */
+    SCENE_ST_MARK_NOTE,      /* read, accepted write, restart */
+    SCENE_ST_STALE_WRITE,    /* a stale write the resource accepted: the damage */
+    SCENE_ST_WRITE_REJECTED, /* a write fencing refused: the save */
+    SCENE_ST_BANNER,         /* banner text: title, algorithm, seed, replay */
+    SCENE_ST_SAFE,           /* verdict SAFE */
+    SCENE_ST_UNSAFE,         /* verdict UNSAFE */
+    SCENE_ST_STUCK,          /* verdict STUCK (or any other verdict) */
+    SCENE_ST_GRID,           /* faint lines: lane separators, tick guides */
+    SCENE_ST_TITLE,          /* the banner's title */
+    SCENE_ST_BAND,           /* a double entry shaded across the lanes, behind them */
+    SCENE_ST_COUNT
+};
+
+/* The symbol of a cell or a fill, in legend order (the terminal's glyphs). */
+enum scene_sym {
+    SCENE_SYM_NONE,
+    SCENE_SYM_ACQUIRING, SCENE_SYM_HOLDING, SCENE_SYM_PAUSED_HOLDING, SCENE_SYM_PAUSED,
+    SCENE_SYM_CRASHED, SCENE_SYM_LEASE,
+    SCENE_SYM_ACQUIRED, SCENE_SYM_RELEASE, SCENE_SYM_LOST, SCENE_SYM_FAILED,
+    SCENE_SYM_WRONG_RELEASE,
+    SCENE_SYM_GRANT, SCENE_SYM_RENEW, SCENE_SYM_EXPIRE, SCENE_SYM_DELETE, SCENE_SYM_KEEP,
+    SCENE_SYM_READ, SCENE_SYM_WRITE_OK, SCENE_SYM_WRITE_REJECTED, SCENE_SYM_SKIP,
+    SCENE_SYM_CLOCK, SCENE_SYM_CONTROL, SCENE_SYM_CRASH, SCENE_SYM_RESTART,
+    SCENE_SYM_DOUBLE,
+    SCENE_SYM_COUNT
+};
+
+/* The terminal's character for a symbol (' ' for NONE), and the legend's
+ * words for it ("" for NONE). Static strings. */
+char scene_sym_char(int sym);
+const char *scene_sym_text(int sym);
+/* The style a symbol has when nothing overrides it. */
+int scene_sym_style(int sym);
+/* Short stable names ("holding", "stale-write") for tests and debugging. */
+const char *scene_style_name(int style);
+
+enum scene_cmd_type {
+    SCENE_CMD_RECT,  /* x, y, w, h; sym = fill symbol; frac0/frac1 taper it */
+    SCENE_CMD_LINE,  /* x, y to x2, y2 */
+    SCENE_CMD_SYM,   /* one symbol cell at x, y, w wide and h high */
+    SCENE_CMD_TEXT,  /* text with its top-left corner at x, y; w = its width */
+};
+
+/* Where a command belongs. Within a layer, the list is in drawing order. */
+enum scene_layer {
+    SCENE_LAYER_BACK,  /* behind the lanes: double-entry bands across lanes */
+    SCENE_LAYER_MAIN,  /* everything a text terminal shows */
+    SCENE_LAYER_EXTRA, /* pixel-only detail over the lanes: token labels on
+                          spans and writes, TTL bars, the banner */
+};
+
+struct scene_cmd {
+    uint8_t type;      /* enum scene_cmd_type */
+    uint8_t style;     /* enum scene_style */
+    uint8_t sym;       /* enum scene_sym: RECT fill, SYM symbol; else NONE */
+    uint8_t layer;     /* enum scene_layer */
+    int x, y, w, h;    /* backend units; RECT/SYM: box; TEXT: top-left, w = chars * char_w */
+    int x2, y2;        /* LINE: end point; SYM: x2 = the event's own x (a
+                          badge may sit beside it so as not to cover another) */
+    uint16_t frac0, frac1; /* RECT: height kept at the left and right ends, per
+                              mille of h, bottom-aligned (1000/1000 = plain
+                              box; 1000/0 = a bar running out) */
+    int lane;          /* layout lane it belongs to, or -1 */
+    int32_t seq;       /* SYM: the trace event it shows (layout_mark.seq), or -1 */
+    sim_ns t0, t1;     /* true time it shows (RECT: interval; SYM: t0 = t1) */
+    const char *text;  /* TEXT: the text; SYM: a tooltip ("B acquires, token
+                          42, t=31s") or NULL. Owned by the scene. */
+    const char *label; /* SYM in pictures: what its badge shows instead of the
+                          symbol's character (a write's token), or NULL. Owned. */
+    uint8_t minor;     /* SYM: 1 = drawn as a tick only, its badge would cover
+                          a more important one's */
+    size_t text_at, label_at; /* private: offsets in the scene's storage + 1 */
+};
+
+/* The window and canvas to draw a layout into. */
+struct scene_view {
+    sim_ns t0, t1;     /* true-time window shown; t1 <= t0 (e.g. 0/0) = the whole run */
+    int width;         /* canvas width, backend units (terminal: columns) */
+    int height;        /* canvas height, units; 0 = as tall as the content */
+    int char_w;        /* width of one character, units (terminal 1) */
+    int line_h;        /* height of a text line, units (terminal 1) */
+    int lane_h;        /* height of a lane row, units (terminal 1) */
+    int cell_w;        /* width of one time cell, units (terminal 1, pixels 1) */
+    int margin;        /* blank border around everything, units (terminal 0) */
+    int min_tick_chars;/* at least this many characters between ticks (terminal 8) */
+    const char *cell_name; /* the legend's "1 column = 10s" ("column"); NULL =
+                          no such line and no "(a marker hides ...)" note */
+    int label_chars;   /* at least this many characters of lane labels (0 = fit
+                          the names); stacked panels share one to share the axis */
+    uint64_t hide;     /* bit i set: lane i is not shown (lanes >= 64 always are) */
+    int compressed;    /* reserved for a compressed axis; must be 0 for now */
+    unsigned flags;    /* SCENE_F_* */
+};
+
+enum {
+    SCENE_F_LEGEND = 1,    /* the legend under the chart */
+    SCENE_F_BANDS = 2,     /* double entries shaded across every client lane (BACK layer) */
+    SCENE_F_DETAIL = 4,    /* EXTRA layer: token labels, TTL bars, who holds a lease */
+    SCENE_F_TIPS = 8,      /* tooltips on symbols */
+    SCENE_F_STRETCH = 16,  /* the axis fills the width (any ns per cell, ticks
+                              still round); else cells are round (1, 2, 5 x 10^k) */
+};
+
+/* The verdict banner over a picture: the caller fills it. All borrowed for
+ * the duration of scene_build; NULL strings are left out. */
+struct scene_banner {
+    const char *title;                    /* scenario title */
+    const char *algo;                     /* algorithm name */
+    const char *seed;                     /* seed as text */
+    const char *replay;                   /* the command that replays the run */
+    const struct checker_report *report;  /* verdict and counts; NULL = no verdict */
+};
+
+/* The terminal's view: width columns, everything 1 unit, legend as asked. */
+void scene_view_term(struct scene_view *v, int width, int legend);
+/* A picture's view: width x height pixels, 18 px text in 11 x 26 px cells
+ * (DejaVu Sans Mono at 18 px), 42 px lanes, 16 px margins, every flag on. */
+void scene_view_pixels(struct scene_view *v, int width, int height);
+
+/* A built scene: the commands and the storage behind them. */
+struct scene {
+    struct scene_cmd *cmd;  /* owned, ncmd commands in drawing order (BACK, MAIN, EXTRA) */
+    size_t ncmd, capcmd;
+    char *text;             /* owned storage behind cmd[].text */
+    size_t ntext, captext;
+    int width, height;      /* extent used, units (height includes every line) */
+    int plot_x, plot_w;     /* the time axis: x of its first cell, its width in units */
+    sim_ns t0, t1;          /* the window actually shown (true ns) */
+    struct layout_axis axis;/* fitted to t1 - t0; cell c shows t0 + [c, c+1) * cell_ns */
+    int err;                /* first error while building (LSIM_ENOMEM), else 0 */
+};
+
+/* Build the commands for ly (borrowed, read only; the scene keeps no
+ * pointer into it) in view v. b may be NULL (no banner); when given, the
+ * banner heads the picture. y0 offsets every command (for stacked panels).
+ * Returns 0, LSIM_ENOMEM or LSIM_EBAD_VALUE (a view that cannot hold the
+ * lane labels and one cell); on error the scene holds what was built so far
+ * and must still be closed. Close with scene_close, also safe on a zeroed scene. */
+int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
+                const struct scene_banner *b, int y0);
+void scene_close(struct scene *sc);
+
+/* Several layouts stacked in one scene, panel i under panel i - 1, all on
+ * one time axis: the window (when v's is 0/0) runs to the latest t_end, and
+ * the label column is as wide as the widest panel needs. banners is NULL or
+ * n banners (one per panel). Only the last panel carries the legend, when v
+ * asks for one. Returns as scene_build does. */
+int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
+                       const struct scene_view *v, const struct scene_banner *banners);
+
+/* The x of true time t in a built scene (clamped to the plot). */
+int scene_x_of(const struct scene *sc, sim_ns t);
+
+#endif

@@ -1,0 +1,296 @@
+/* Tests of the pictures (gfx/png.c, render/svg.c): two catalog scenarios are
+ * run and drawn to build/pictures/ as PNG and SVG; the PNG pixels must equal the
+ * references under tests/golden/, the bytes must repeat, and the SVG must
+ * parse (xmllint) and carry the story as text (token numbers, "DOUBLE
+ * ENTRY", tooltips). This binary, alone among the tests, links gfx and SDL.
+ *
+ * Set LOCKSIM_UPDATE_GOLDEN=1 to rewrite the references (then look at them). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <SDL.h>
+#include <SDL_image.h>
+
+#include "testutil.h"
+
+#include "error.h"
+#include "gfx.h"
+#include "svg.h"
+
+/* The repository root, from this file's path (tests run from the root). */
+static void repo_path(char *buf, size_t n, const char *rel) {
+    const char *slash = strrchr(__FILE__, '/');
+    int dirlen = slash ? (int)(slash - __FILE__) : 1;
+    snprintf(buf, n, "%.*s/../%s", dirlen, slash ? __FILE__ : ".", rel);
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) fprintf(stderr, "cannot open %s\n", path);
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+/* A scenario of the catalog, run to the end with its trace. */
+static struct engine *run_scenario(const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "scenarios/%s.lsim", name);
+    char full[600];
+    repo_path(full, sizeof full, path);
+    char *text = slurp(full, NULL);
+    struct engine *e = run_text(text);
+    free(text);
+    return e;
+}
+
+struct picture {
+    struct engine *e;
+    char seed[32];
+    char replay[300];
+    struct scene_banner b;
+};
+
+static void picture_init(struct picture *p, const char *name) {
+    p->e = run_scenario(name);
+    const struct trace *tr = engine_trace(p->e);
+    snprintf(p->seed, sizeof p->seed, "%llu", (unsigned long long)tr->seed);
+    snprintf(p->replay, sizeof p->replay, "locksim run scenarios/%s.lsim --seed %s", name, p->seed);
+    p->b = (struct scene_banner){.title = tr->title, .algo = tr->algo, .seed = p->seed,
+                                 .replay = p->replay, .report = engine_report(p->e)};
+}
+
+static void out_path(char *buf, size_t n, const char *name, const char *ext) {
+    mkdir("build", 0777);
+    mkdir("build/pictures", 0777);
+    snprintf(buf, n, "build/pictures/%s.%s", name, ext);
+}
+
+/* The pixels of a PNG file, as RGB24 rows. */
+static SDL_Surface *load_rgb(const char *path) {
+    SDL_Surface *s = IMG_Load(path);
+    if (!s) fprintf(stderr, "IMG_Load %s: %s\n", path, IMG_GetError());
+    assert_non_null(s);
+    SDL_Surface *c = SDL_ConvertSurfaceFormat(s, SDL_PIXELFORMAT_RGB24, 0);
+    SDL_FreeSurface(s);
+    assert_non_null(c);
+    return c;
+}
+
+/* Exact pixel equality with tests/golden/<name>.png: the same SDL, SDL_ttf
+ * and FreeType draw the same pixels (no tolerance). */
+static void check_golden(const char *name, const char *png) {
+    char rel[256], golden[600];
+    snprintf(rel, sizeof rel, "tests/golden/%s.png", name);
+    repo_path(golden, sizeof golden, rel);
+    if (getenv("LOCKSIM_UPDATE_GOLDEN")) {
+        size_t len;
+        char *bytes = slurp(png, &len);
+        FILE *f = fopen(golden, "wb");
+        assert_non_null(f);
+        fwrite(bytes, 1, len, f);
+        fclose(f);
+        free(bytes);
+        return;
+    }
+    SDL_Surface *a = load_rgb(png), *b = load_rgb(golden);
+    assert_int_equal(a->w, b->w);
+    assert_int_equal(a->h, b->h);
+    long differ = 0;
+    for (int y = 0; y < a->h; y++)
+        differ += memcmp((char *)a->pixels + y * a->pitch, (char *)b->pixels + y * b->pitch,
+                         (size_t)a->w * 3) != 0;
+    if (differ) fprintf(stderr, "%s: %ld rows differ from %s\n", png, differ, golden);
+    assert_int_equal(differ, 0);
+    SDL_FreeSurface(a);
+    SDL_FreeSurface(b);
+}
+
+static void draw_both(const char *name, struct picture *p, char *png, char *svg, size_t n) {
+    out_path(png, n, name, "png");
+    out_path(svg, n, name, "svg");
+    const struct trace *tr = engine_trace(p->e);
+    int rc = gfx_render_png(png, NULL, tr, &p->b, NULL);
+    if (rc) fprintf(stderr, "gfx: %s\n", gfx_error());
+    assert_int_equal(rc, 0);
+    FILE *f = fopen(svg, "wb");
+    assert_non_null(f);
+    assert_int_equal(svg_render(f, tr, &p->b, NULL), 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int xmllint_ok(const char *path) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", path);
+    return system(cmd) == 0;
+}
+
+/* The default scenario: a plain lease, A's GC pause outlives it, B gets the
+ * lock, A's stale write with token 1 is accepted: UNSAFE, double entry. */
+static void test_gc_pause(void **state) {
+    (void)state;
+    struct picture p;
+    char png[300], svg[300];
+    picture_init(&p, "gc-pause-outlives-lease");
+    draw_both("gc-pause-outlives-lease", &p, png, svg, sizeof png);
+    check_golden("gc-pause-outlives-lease", png);
+
+    /* The SVG: valid XML, the story as text. */
+    assert_true(xmllint_ok(svg));
+    char *x = slurp(svg, NULL);
+    assert_non_null(strstr(x, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_non_null(strstr(x, ">GC pause outlives the lease</text>"));
+    assert_non_null(strstr(x, ">UNSAFE</text>"));
+    assert_non_null(strstr(x, ">DOUBLE ENTRY</text>"));
+    assert_non_null(strstr(x, "both in the critical section"));
+    assert_non_null(strstr(x, "ACCEPTED though stale: B holds the lock"));
+    assert_non_null(strstr(x, "<title>A acquires, t=0s</title>"));
+    assert_non_null(strstr(x, "<title>B acquires, t=31s</title>"));
+    assert_non_null(strstr(x, "though it is STALE, t=32s</title>"));
+    assert_non_null(strstr(x, "<polygon")); /* the TTL running out */
+    free(x);
+    engine_free(p.e);
+}
+
+/* Fencing: the same pause, but the resource rejects A's token: the save. */
+static void test_fencing(void **state) {
+    (void)state;
+    struct picture p;
+    char png[300], svg[300];
+    picture_init(&p, "fencing-rejects-stale-write");
+    draw_both("fencing-rejects-stale-write", &p, png, svg, sizeof png);
+    check_golden("fencing-rejects-stale-write", png);
+    assert_true(xmllint_ok(svg));
+    char *x = slurp(svg, NULL);
+    assert_non_null(strstr(x, "REJECTED: stale"));
+    assert_non_null(strstr(x, "rejects A&apos;s write, token 41, t=32s"));
+    assert_non_null(strstr(x, ">algorithm: fenced-lease</text>"));
+    free(x);
+    engine_free(p.e);
+}
+
+/* Same scene, same bytes: twice to a file, once to a stream. */
+static void test_deterministic(void **state) {
+    (void)state;
+    struct picture p;
+    picture_init(&p, "gc-pause-outlives-lease");
+    const struct trace *tr = engine_trace(p.e);
+    char a[300], b[300];
+    out_path(a, sizeof a, "det-a", "png");
+    out_path(b, sizeof b, "det-b", "png");
+    assert_int_equal(gfx_render_png(a, NULL, tr, &p.b, NULL), 0);
+    FILE *f = fopen(b, "wb");
+    assert_non_null(f);
+    assert_int_equal(gfx_render_png(NULL, f, tr, &p.b, NULL), 0);
+    fclose(f);
+    size_t la, lb;
+    char *ba = slurp(a, &la), *bb = slurp(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ba, bb, la);
+    free(ba);
+    free(bb);
+    /* SVG: the same bytes twice. */
+    char *s1 = NULL, *s2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    FILE *m1 = open_memstream(&s1, &n1), *m2 = open_memstream(&s2, &n2);
+    assert_int_equal(svg_render(m1, tr, &p.b, NULL), 0);
+    assert_int_equal(svg_render(m2, tr, &p.b, NULL), 0);
+    fclose(m1);
+    fclose(m2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(s1, s2, n1);
+    free(s1);
+    free(s2);
+    engine_free(p.e);
+}
+
+/* Panels: the same faults under lease and fenced-lease, on one axis. */
+static void test_panels(void **state) {
+    (void)state;
+    struct picture p[2];
+    picture_init(&p[0], "gc-pause-outlives-lease");
+    picture_init(&p[1], "fencing-rejects-stale-write");
+    const struct trace *trs[2] = {engine_trace(p[0].e), engine_trace(p[1].e)};
+    struct scene_banner bs[2] = {p[0].b, p[1].b};
+    char png[300], svg[300];
+    out_path(png, sizeof png, "panels", "png");
+    out_path(svg, sizeof svg, "panels", "svg");
+    struct scene_view v;
+    scene_view_pixels(&v, 1280, 0);
+    assert_int_equal(gfx_render_png_panels(png, NULL, trs, 2, bs, &v), 0);
+    FILE *f = fopen(svg, "wb");
+    assert_non_null(f);
+    assert_int_equal(svg_render_panels(f, trs, 2, bs, &v), 0);
+    fclose(f);
+    assert_true(xmllint_ok(svg));
+    char *x = slurp(svg, NULL);
+    assert_non_null(strstr(x, ">algorithm: lease</text>"));
+    assert_non_null(strstr(x, ">algorithm: fenced-lease</text>"));
+    free(x);
+    engine_free(p[0].e);
+    engine_free(p[1].e);
+}
+
+/* Errors: a file that cannot be opened, a view too small. */
+static void test_errors(void **state) {
+    (void)state;
+    struct picture p;
+    picture_init(&p, "gc-pause-outlives-lease");
+    const struct trace *tr = engine_trace(p.e);
+    assert_int_equal(gfx_render_png("/nonexistent/dir/x.png", NULL, tr, &p.b, NULL), LSIM_EOUTPUT);
+    assert_non_null(strstr(gfx_error(), "/nonexistent/dir/x.png"));
+    struct scene_view v;
+    scene_view_pixels(&v, 100, 100);
+    assert_int_equal(gfx_render_png("build/pictures/small.png", NULL, tr, &p.b, &v), LSIM_EBAD_VALUE);
+    FILE *full = fopen("/dev/full", "w");
+    if (full) {
+        setvbuf(full, NULL, _IONBF, 0);
+        assert_int_equal(svg_render(full, tr, &p.b, NULL), LSIM_EOUTPUT);
+        fclose(full);
+    }
+    engine_free(p.e);
+}
+
+/* The cost of the default scenario's PNG in process (not a timed test: it
+ * prints the figure). */
+static void test_timing(void **state) {
+    (void)state;
+    struct picture p;
+    picture_init(&p, "gc-pause-outlives-lease");
+    const struct trace *tr = engine_trace(p.e);
+    enum { N = 20 };
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < N; i++) {
+        FILE *f = fopen("/dev/null", "wb");
+        assert_int_equal(gfx_render_png(NULL, f, tr, &p.b, NULL), 0);
+        fclose(f);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / N;
+    printf("gfx: PNG of gc-pause-outlives-lease, 1280x720, in process: %.2f ms each (%d runs)\n", ms, N);
+    engine_free(p.e);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gc_pause),
+        cmocka_unit_test(test_fencing),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_panels),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_timing),
+    };
+    return cmocka_run_group_tests_name("gfx", tests, NULL, NULL);
+}

@@ -1,0 +1,375 @@
+/* Tests of render/scene: the draw commands for a known trace, in the
+ * terminal's units and in pixels; the lane order, the annotation policy, the
+ * winning mark of a shared cell, the legend, and a zoomed window.
+ * The story: A holds token 7 (a 10 s lease), pauses at 2 s, its lease
+ * expires on S1 at 10 s, B acquires token 8 at 11 s and writes at 11.5 s, A
+ * resumes at 12 s and writes with token 7, B releases at 14 s, the run ends
+ * at 15 s. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "error.h"
+#include "layout.h"
+#include "scene.h"
+#include "term.h"
+#include "trace.h"
+
+#include "fixture_trace.h"
+
+#define S SIM_NS_PER_S
+#define MS SIM_NS_PER_MS
+
+static void story(struct trace *tr, int fenced) {
+    seed_nodes(tr);
+    ev(tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 15 * S, NULL);
+    ev(tr, 0, TRACE_RESOURCE_INIT, R, NO, 0, 0, 5, fenced, NULL);
+    /* t=0: A acquires token 7 for 10 s. */
+    ev(tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(tr, 0, TRACE_SRV_GRANT, S1, A, 7, 1, 10 * S, 10 * S, NULL);
+    ev(tr, 0, TRACE_ACQUIRED, A, NO, 7, 1, 10 * S, 0, NULL);
+    /* t=2: A pauses; t=10: its lease expires. */
+    ev(tr, 2 * S, TRACE_PAUSE, A, NO, 0, 0, 0, 0, NULL);
+    ev(tr, 10 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0, NULL);
+    /* t=11: B acquires token 8; two in the critical section. */
+    ev(tr, 11 * S, TRACE_ACQUIRE_START, B, NO, 0, 0, 0, 0, NULL);
+    ev(tr, 11 * S, TRACE_SRV_GRANT, S1, B, 8, 2, 10 * S, 21 * S, NULL);
+    ev(tr, 11 * S, TRACE_ACQUIRED, B, NO, 8, 2, 10 * S, 0, NULL);
+    ev(tr, 11 * S, TRACE_DOUBLE_ENTRY_BEGIN, B, A, 0, 0, 0, 0, NULL);
+    ev(tr, 11 * S + 500 * MS, TRACE_WRITE, R, B, 8, 2, 4, TRACE_WRITE_ACCEPTED, NULL);
+    /* t=12: A resumes and writes with token 7. */
+    ev(tr, 12 * S, TRACE_RESUME, A, NO, 0, 0, 10 * S, 0, NULL);
+    ev(tr, 12 * S, TRACE_WRITE, R, A, 7, 1, 4,
+       fenced ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED, NULL);
+    ev(tr, 12 * S, TRACE_STALE_WRITE, A, NO, 7, 1, !fenced, 0, NULL);
+    ev(tr, 12 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    ev(tr, 12 * S, TRACE_DOUBLE_ENTRY_END, B, A, 0, 0, 1 * S, 0, NULL);
+    /* t=14: B releases. t=15: the end. */
+    ev(tr, 14 * S, TRACE_CS_EXIT, B, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    ev(tr, 14 * S, TRACE_SRV_DELETE, S1, B, 0, 2, B, 0, NULL);
+    ev(tr, 15 * S, TRACE_RUN_END, NO, NO, 0, 0, 20, 0, NULL);
+}
+
+/* The nth (from 1) command of a type (and style, -1 = any) in a lane (-2 = any). */
+static const struct scene_cmd *cmd(const struct scene *sc, int type, int style, int lane, int nth) {
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *k = &sc->cmd[i];
+        if (k->type == type && (style < 0 || k->style == style) && (lane == -2 || k->lane == lane) &&
+            --nth == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* The text command whose text is s, or NULL. */
+static const struct scene_cmd *text(const struct scene *sc, const char *s) {
+    for (size_t i = 0; i < sc->ncmd; i++)
+        if (sc->cmd[i].type == SCENE_CMD_TEXT && strcmp(sc->cmd[i].text, s) == 0) return &sc->cmd[i];
+    return NULL;
+}
+
+/* The symbol command for sym in a lane, or NULL. */
+static const struct scene_cmd *sym(const struct scene *sc, int s, int lane) {
+    for (size_t i = 0; i < sc->ncmd; i++)
+        if (sc->cmd[i].type == SCENE_CMD_SYM && sc->cmd[i].sym == s && sc->cmd[i].lane == lane)
+            return &sc->cmd[i];
+    return NULL;
+}
+
+static void build(struct scene *sc, struct layout *ly, const struct trace *tr,
+                  const struct scene_view *v) {
+    assert_int_equal(layout_build(ly, tr), 0);
+    assert_int_equal(scene_build(sc, ly, v, NULL, 0), 0);
+}
+
+/* The terminal's grid: one unit per character, the whole run. */
+static void test_scene_term_positions(void **state) {
+    (void)state;
+    struct trace tr;
+    story(&tr, 1);
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    scene_view_term(&v, 100, 1);
+    build(&sc, &ly, &tr, &v);
+
+    /* The axis: labels "DOUBLE ENTRY" wide plus a space; 87 columns for
+     * 15 s give 200 ms a cell (76 cells) and a tick every 2 s. */
+    assert_int_equal(sc.plot_x, 13);
+    assert_int_equal(sc.axis.cell_ns, 200 * MS);
+    assert_int_equal(sc.axis.ncells, 76);
+    assert_int_equal(sc.axis.tick_ns, 2 * S);
+    const struct scene_cmd *k = text(&sc, "time");
+    assert_non_null(k);
+    assert_int_equal(k->x, 0);
+    assert_int_equal(k->y, 0);
+    k = text(&sc, "10s");
+    assert_non_null(k);
+    assert_int_equal(k->x, 13 + 50);
+    assert_int_equal(k->style, SCENE_ST_AXIS);
+
+    /* Lanes in order: A, B at rows 2, 3, the double-entry row, then S1, R. */
+    assert_int_equal(text(&sc, "A")->y, 2);
+    assert_int_equal(text(&sc, "B")->y, 3);
+    assert_int_equal(text(&sc, "DOUBLE ENTRY")->y, 4);
+    assert_int_equal(text(&sc, "DOUBLE ENTRY")->style, SCENE_ST_ALERT);
+    assert_int_equal(text(&sc, "S1")->y, 6); /* after one line about the double entry */
+    assert_int_equal(text(&sc, "R")->y, 7);
+    assert_int_equal(text(&sc, "A")->style, SCENE_ST_LABEL);
+
+    /* A: holding 0..2 s (10 cells, the first one under its '+'), paused
+     * holding 2..12 s. */
+    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1);
+    assert_non_null(k);
+    assert_int_equal(k->x, 13);
+    assert_int_equal(k->w, 10);
+    assert_int_equal(k->sym, SCENE_SYM_HOLDING);
+    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_PAUSED_HOLDING, A, 1);
+    assert_non_null(k);
+    assert_int_equal(k->x, 13 + 10);
+    assert_int_equal(k->w, 50);
+    k = sym(&sc, SCENE_SYM_ACQUIRED, A);
+    assert_non_null(k);
+    assert_int_equal(k->x, 13);
+    assert_int_equal(k->style, SCENE_ST_MARK_OK);
+
+    /* The double entry 11..12 s: five cells at 55. */
+    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
+    assert_non_null(k);
+    assert_int_equal(k->x, 13 + 55);
+    assert_int_equal(k->w, 5);
+    assert_int_equal(k->y, 4);
+    assert_non_null(text(&sc, "^ 11s..12s  A and B both in the critical section (1s)"));
+
+    /* The resource: both writes drawn and listed (few writes: all get a
+     * line); the stale one is the save, in its own style. */
+    k = sym(&sc, SCENE_SYM_WRITE_REJECTED, R);
+    assert_non_null(k);
+    assert_int_equal(k->x, 13 + 60);
+    assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
+    assert_int_equal(k->t0, 12 * S);
+    k = text(&sc, "w t=12s  A write tok 7 value 4 REJECTED: stale, 8 already seen");
+    assert_non_null(k);
+    assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
+    assert_int_equal(k->y, 9);
+    assert_non_null(text(&sc, "W t=11.5s  B write tok 8 value 4 accepted"));
+
+    /* S1 at 11 s: the expiry at 10 s and B's grant at 11 s are apart; the
+     * lease is drawn as '-' runs. */
+    assert_non_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
+    assert_int_equal(sym(&sc, SCENE_SYM_GRANT, S1)->x, 13);
+
+    /* The legend lists the symbols drawn, fills first; no pixel detail and
+     * no tooltips in the terminal. */
+    assert_non_null(text(&sc, "legend: 1 column = 200ms of true time"));
+    assert_non_null(text(&sc, "two in the critical section at once"));
+    assert_null(text(&sc, "acquiring: waiting for the lock")); /* hidden under '+' marks */
+    for (size_t i = 0; i < sc.ncmd; i++) {
+        assert_int_equal(sc.cmd[i].layer, SCENE_LAYER_MAIN);
+        if (sc.cmd[i].type == SCENE_CMD_SYM) assert_null(sc.cmd[i].text);
+    }
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
+/* Without fencing, the stale write is the damage: its own style on the
+ * symbol and on its line. A shared cell goes to the higher priority: the
+ * release 'r' and the write 'W' at 12 s on different lanes, but on R the
+ * write (82) beats nothing, and on A the release (60) is drawn. */
+static void test_scene_stale_write_and_priority(void **state) {
+    (void)state;
+    struct trace tr;
+    story(&tr, 0);
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    scene_view_term(&v, 100, 1);
+    build(&sc, &ly, &tr, &v);
+    const struct scene_cmd *k = sym(&sc, SCENE_SYM_WRITE_OK, R);
+    assert_non_null(k);
+    assert_int_equal(k->t0, 11 * S + 500 * MS); /* B's, first */
+    assert_int_equal(k->style, SCENE_ST_MARK_NOTE);
+    k = cmd(&sc, SCENE_CMD_SYM, SCENE_ST_STALE_WRITE, R, 1);
+    assert_non_null(k);
+    assert_int_equal(k->t0, 12 * S);
+    k = text(&sc, "W t=12s  A write tok 7 value 4 ACCEPTED though stale: B holds the lock");
+    assert_non_null(k);
+    assert_int_equal(k->style, SCENE_ST_STALE_WRITE);
+    assert_int_equal(sym(&sc, SCENE_SYM_RELEASE, A)->x, 13 + 60);
+    /* B's '+' at 11 s wins its cell over the acquiring fill under it. */
+    assert_int_equal(sym(&sc, SCENE_SYM_ACQUIRED, B)->x, 13 + 55);
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
+/* Zoom: 10.5 s .. 12.5 s. The axis is fitted to the window, marks outside it
+ * are gone, intervals are cut at its edges, ticks start inside it. */
+static void test_scene_window(void **state) {
+    (void)state;
+    struct trace tr;
+    story(&tr, 1);
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    scene_view_term(&v, 100, 1);
+    v.t0 = 10 * S + 500 * MS;
+    v.t1 = 12 * S + 500 * MS;
+    build(&sc, &ly, &tr, &v);
+    assert_int_equal(sc.t0, v.t0);
+    assert_int_equal(sc.axis.cell_ns, 50 * MS); /* 2 s in 87 columns: 41 cells */
+    assert_int_equal(sc.axis.ncells, 41);
+    /* Ticks every 500 ms from the window's left edge: 11 s is ten cells in. */
+    const struct scene_cmd *k = text(&sc, "11s");
+    assert_non_null(k);
+    assert_int_equal(k->x, 13 + 10);
+    assert_int_equal(sc.axis.tick_ns, 500 * MS);
+    assert_int_equal(text(&sc, "10.5s")->x, 13);
+    assert_null(text(&sc, "10s"));
+    /* A's acquire at 0 is outside; A's paused holding runs from the left
+     * edge to 12 s; B acquires at 11 s (cell 10). */
+    assert_null(sym(&sc, SCENE_SYM_ACQUIRED, A));
+    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_PAUSED_HOLDING, A, 1);
+    assert_non_null(k);
+    assert_int_equal(k->x, 13);
+    assert_int_equal(k->w, 30);
+    assert_int_equal(sym(&sc, SCENE_SYM_ACQUIRED, B)->x, 13 + 10);
+    /* The double entry 11..12 s: cells 10..29. */
+    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_DOUBLE, -1, 1);
+    assert_int_equal(k->x, 13 + 10);
+    assert_int_equal(k->w, 20);
+    /* The expiry at 10 s is left of the window. */
+    assert_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
+    assert_non_null(text(&sc, "legend: 1 column = 50ms of true time"));
+    scene_close(&sc);
+    layout_close(&ly);
+
+    /* The terminal draws the same window: B's '+' ten columns in. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    struct term_opts o = {.width = 100, .color = 0, .legend = 0, .t0 = v.t0, .t1 = v.t1};
+    assert_int_equal(term_render(f, &tr, &o), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "\nB                      +==================="));
+    assert_non_null(strstr(buf, "\nA            ##############################r"));
+    free(buf);
+    trace_close(&tr);
+}
+
+/* Pixels: every unit a pixel; bands behind the lanes, TTL bars, token
+ * labels and tooltips in the extra layer; the banner on top. */
+static void test_scene_pixels(void **state) {
+    (void)state;
+    struct trace tr;
+    story(&tr, 1);
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    scene_view_pixels(&v, 1280, 720);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    struct checker_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.verdict = SCN_VERDICT_SAFE;
+    struct scene_banner b = {.title = "Story", .algo = "fenced-lease", .seed = "1",
+                             .replay = "locksim run story.lsim --seed 1", .report = &rep};
+    assert_int_equal(scene_build(&sc, &ly, &v, &b, 0), 0);
+    /* Layers in order. */
+    for (size_t i = 1; i < sc.ncmd; i++) assert_true(sc.cmd[i - 1].layer <= sc.cmd[i].layer);
+    /* The banner: the title at the top left, the verdict in its style. */
+    const struct scene_cmd *k = text(&sc, "Story");
+    assert_int_equal(k->x, 16);
+    assert_int_equal(k->y, 16);
+    assert_int_equal(k->style, SCENE_ST_TITLE);
+    assert_int_equal(text(&sc, "SAFE")->style, SCENE_ST_SAFE);
+    assert_non_null(text(&sc, "replay: locksim run story.lsim --seed 1"));
+    /* The band: behind, from A's lane top to the end of the double row. */
+    k = cmd(&sc, SCENE_CMD_RECT, SCENE_ST_BAND, -1, 1);
+    assert_int_equal(k->layer, SCENE_LAYER_BACK);
+    assert_int_equal(k->y, text(&sc, "A")->y - (v.lane_h - v.line_h) / 2);
+    assert_true(k->h >= 3 * v.lane_h);
+    assert_int_equal(k->x, scene_x_of(&sc, 11 * S));
+    /* Token labels: A's critical section, whose lease S1 holds; the writes'
+     * badges carry their tokens, the rejected one in the save's style. */
+    assert_int_equal(text(&sc, "tok 7")->layer, SCENE_LAYER_EXTRA);
+    assert_non_null(text(&sc, "held by A, tok 7"));
+    k = sym(&sc, SCENE_SYM_WRITE_REJECTED, R);
+    assert_string_equal(k->label, "7");
+    assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
+    assert_int_equal(k->x2, scene_x_of(&sc, 12 * S));
+    assert_string_equal(sym(&sc, SCENE_SYM_WRITE_OK, R)->label, "8");
+    /* The axis fills the width: 1280 - 2 x 16 margin - 13 label chars x 11. */
+    assert_int_equal(sc.plot_x, 16 + 13 * 11);
+    assert_true(sc.plot_w > 1080 && sc.plot_w <= 1280 - 16 - sc.plot_x);
+    assert_int_equal(sc.axis.tick_ns, 2 * S); /* 15 s: a tick every 2 s, >= 110 px apart */
+    /* The TTL bar of A's lease: full at 0, empty at 10 s. */
+    k = NULL;
+    for (size_t i = 0; i < sc.ncmd; i++)
+        if (sc.cmd[i].type == SCENE_CMD_RECT && sc.cmd[i].lane == S1 && sc.cmd[i].frac1 < 1000) {
+            k = &sc.cmd[i];
+            break;
+        }
+    assert_non_null(k);
+    assert_int_equal(k->frac0, 1000);
+    assert_int_equal(k->frac1, 0);
+    assert_int_equal(k->t1, 10 * S);
+    /* A tooltip. */
+    assert_string_equal(sym(&sc, SCENE_SYM_ACQUIRED, B)->text, "B acquires, token 8, t=11s");
+    assert_string_equal(sym(&sc, SCENE_SYM_WRITE_REJECTED, R)->text,
+                        "R rejects A's write, token 7, t=12s");
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
+/* Hidden lanes, a view too narrow, and failing allocations. */
+static void test_scene_hide_and_errors(void **state) {
+    (void)state;
+    struct trace tr;
+    story(&tr, 1);
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    scene_view_term(&v, 100, 0);
+    v.hide = 1u << S1;
+    build(&sc, &ly, &tr, &v);
+    assert_null(text(&sc, "S1"));
+    assert_int_equal(text(&sc, "R")->y, 6);
+    scene_close(&sc);
+    v.width = 10;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), LSIM_EBAD_VALUE);
+    scene_close(&sc);
+#if FAULTS
+    if (faults_work()) {
+        scene_view_pixels(&v, 1280, 720);
+        int ok = 0;
+        for (long n = 0; n < 40 && !ok; n++) {
+            long before = live;
+            fail_after = n;
+            int rc = scene_build(&sc, &ly, &v, NULL, 0);
+            fail_after = -1;
+            assert_true(rc == 0 || rc == LSIM_ENOMEM);
+            ok = rc == 0;
+            scene_close(&sc);
+            assert_int_equal(live, before);
+        }
+        assert_true(ok);
+    }
+#endif
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scene_term_positions),
+        cmocka_unit_test(test_scene_stale_write_and_priority),
+        cmocka_unit_test(test_scene_window),
+        cmocka_unit_test(test_scene_pixels),
+        cmocka_unit_test(test_scene_hide_and_errors),
+    };
+    return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
+}
