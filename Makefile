@@ -95,7 +95,7 @@ $(BUILD)/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_HDR)
 
 $(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
+	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -c -o $@ $<
 
 $(BUILD)/libsim.a: $(SIM_OBJ)
 	@rm -f $@
@@ -113,10 +113,9 @@ $(GFX_LIB): $(GFX_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# When cli/ calls gfx_render_png, add $(GFX_LIB) before $(LIBS) and
-# $(SDL_LDLIBS) to this link.
-$(BUILD)/locksim: $(CLI_OBJ) $(LIBS)
-	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIBS) $(LDLIBS)
+# The binary draws (render, matrix --render, view): it links gfx and SDL.
+$(BUILD)/locksim: $(CLI_OBJ) $(GFX_LIB) $(LIBS)
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(GFX_LIB) $(LIBS) $(SDL_LDLIBS) $(LDLIBS)
 
 # ---- run -------------------------------------------------------------------------
 run: $(BUILD)/locksim

@@ -7,8 +7,10 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "output.h"
 #include "report.h"
 #include "run.h"
+#include "scene.h"
 
 #define LOCKSIM_VERSION "0.2.0"
 #define CLI_MAX_SETS 64
@@ -50,7 +52,34 @@ const char *cli_scenario_dir(char *buf, size_t n);
  * Returns 0 or an LSIM code with err. */
 int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t errlen);
 
+/* The verdict banner of a finished run r (borrowed while cb is used): title,
+ * algorithm, verdict, seed and the replay command of c. */
+struct cli_banner {
+    char seed[32];
+    char replay[1024];
+    struct scene_banner b; /* points into this struct and into r */
+};
+void cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const struct report_ctx *c);
+/* The picture format of an output: --format png|svg when given (format not
+ * NULL), else the file's extension (.png, .svg; "-" = PNG). *svg = 1 for
+ * SVG. Returns 0, or exit status 64 after a usage error naming the formats. */
+int cli_picture_format(const char *path, const char *format, int *svg);
+/* The same in two steps: open the output (refusing input as one) before a
+ * run, then draw and commit (or abort on error). Return as above. */
+int cli_picture_open(struct out_file *out, const char *path, const char *input);
+int cli_picture_finish(struct out_file *out, int svg, const struct trace *const *trs, size_t n,
+                       const struct scene_banner *banners, const struct scene_view *v);
+/* Write n stacked panels (trs and banners borrowed) in view v to path
+ * through out_open/out_commit (input is refused as an output; may be NULL).
+ * Returns 0 or the exit status after printing the error. */
+int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs,
+                      size_t n, const struct scene_banner *banners, const struct scene_view *v);
+/* --from/--to: a duration ("31.5s"); 0 or exit status 64 after a usage error. */
+int cli_parse_window(const char *opt, const char *text, sim_ns *out);
+
 int cmd_run(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
@@ -58,6 +87,6 @@ int cmd_demo(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
 extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[],
-    cli_usage_hash[], cli_usage_demo[];
+    cli_usage_hash[], cli_usage_demo[], cli_usage_render[], cli_usage_view[];
 
 #endif
