@@ -349,8 +349,11 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
     int nn = tr->nnodes;
 #define NAME(i) ((i) >= 0 && (i) < nn ? tr->nodes[i].name : "?")
     if (e->quiz == VIEWSTATE_QUIZ_GRANT) {
-        snprintf(q, qn, "%s's lease ran out. %s now asks %s for the lock. What happens?", "The holder",
-                 NAME(ev->peer), NAME(ev->node));
+        int holder = -1; /* whose lease ran out on this server */
+        for (size_t k = e->seq; k-- > 0 && holder < 0;)
+            if (tr->ev[k].kind == TRACE_SRV_EXPIRE && tr->ev[k].node == ev->node) holder = tr->ev[k].peer;
+        snprintf(q, qn, "%s's lease on %s ran out, but %s has not left the critical section. %s asks "
+                 "%s for the lock.", NAME(holder), NAME(ev->node), NAME(holder), NAME(ev->peer), NAME(ev->node));
         snprintf(choices[0], 96, "%s refuses: the lock is still held", NAME(ev->node));
         snprintf(choices[1], 96, "%s grants it: two clients believe they hold the lock", NAME(ev->node));
         snprintf(choices[2], 96, "%s first tells the old holder it lost the lock", NAME(ev->node));
