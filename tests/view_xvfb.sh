@@ -17,7 +17,11 @@ bad() { failed=$((failed + 1)); echo "FAIL $1"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 
 missing=""
-for c in xdotool convert; do command -v $c >/dev/null 2>&1 || missing="$missing $c"; done
+command -v xdotool >/dev/null 2>&1 || missing="$missing xdotool"
+# ImageMagick's own convert (a stand-in of the same name may come first in PATH)
+convert=$(command -v /usr/bin/convert || command -v convert)
+[ -n "$convert" ] && "$convert" -version 2>/dev/null | grep -q ImageMagick || missing="$missing imagemagick"
+command -v import >/dev/null 2>&1 || missing="$missing import"
 own_x=""
 if [ -z "${DISPLAY:-}" ]; then
   if command -v Xvfb >/dev/null 2>&1; then
@@ -79,7 +83,7 @@ quit() {
 # band_cols PNG Y0 H: the x of every pixel of the double-entry band colour
 # (palette BAND, #F6D2BC) in rows Y0 .. Y0+H, one per line, sorted, unique.
 band_cols() {
-  convert "$1" -crop "2000x$3+0+$2" +repage txt:- 2>/dev/null | grep -i '#F6D2BC' |
+  "$convert" "$1" -crop "2000x$3+0+$2" +repage txt:- 2>/dev/null | grep -i '#F6D2BC' |
     sed 's/^\([0-9]*\),.*/\1/' | sort -n | uniq
 }
 
