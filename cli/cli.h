@@ -39,6 +39,13 @@ struct cli_runopts {
  * return 1; 0 if it is not one of them; -1 after printing a usage error
  * (*status is then the exit status). */
 int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status);
+/* cli_take_runopt, and --help/-h, which prints usage: returns 1 (taken),
+ * 0 (not one of them) or -1 with *status = the exit status, or -1 after
+ * --help (the command then exits 0). */
+int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **argv, int *i, int *status);
+/* --width/--height in pixels, a strict integer in [lo, hi]: 0, or exit
+ * status 64 after a usage error naming opt. */
+int cli_parse_pixels(const char *opt, const char *v, long lo, long hi, long *out);
 /* A strict integer in [lo, hi]: "40.5", "40x" and "" are refused. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 

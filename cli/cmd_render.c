@@ -95,21 +95,15 @@ static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
     o->height = 720;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        int has = i + 1 < argc, took = cli_take_runopt(&o->ro, argc, argv, &i, &st);
+        int has = i + 1 < argc, took = cli_take_common(&o->ro, cli_usage_render, argc, argv, &i, &st);
         if (took < 0) return st;
         if (took) continue;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(cli_usage_render, stdout);
-            return -1;
-        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has) o->out = argv[++i];
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has) o->out = argv[++i];
         else if (strcmp(a, "--format") == 0 && has) o->format = argv[++i];
         else if (strcmp(a, "--width") == 0 && has) {
-            if (cli_parse_int(argv[++i], 320, 8192, &o->width) != 0)
-                return cli_usage("--width takes a whole number of pixels from 320 to 8192, not '%s'", argv[i]);
-        } else if (strcmp(a, "--height") == 0 && has) {
-            if (cli_parse_int(argv[++i], 0, 8192, &o->height) != 0)
-                return cli_usage("--height takes a whole number of pixels from 0 (as tall as the "
-                                 "content) to 8192, not '%s'", argv[i]);
+            if ((st = cli_parse_pixels(a, argv[++i], 320, 8192, &o->width)) != 0) return st;
+        } else if (strcmp(a, "--height") == 0 && has) { /* 0 = as tall as the content */
+            if ((st = cli_parse_pixels(a, argv[++i], 0, 8192, &o->height)) != 0) return st;
         } else if (strcmp(a, "--from") == 0 && has) {
             if ((st = cli_parse_window("--from", argv[++i], &o->from)) != 0) return st;
             o->has_from = 1;

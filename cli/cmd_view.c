@@ -89,13 +89,10 @@ static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
     int st = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        int has = i + 1 < argc, took = cli_take_runopt(&o->ro, argc, argv, &i, &st);
+        int has = i + 1 < argc, took = cli_take_common(&o->ro, cli_usage_view, argc, argv, &i, &st);
         if (took < 0) return st;
         if (took) continue;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(cli_usage_view, stdout);
-            return -1;
-        } else if (strcmp(a, "--algos") == 0 && has) o->algos = argv[++i];
+        if (strcmp(a, "--algos") == 0 && has) o->algos = argv[++i];
         else if (strcmp(a, "--quiz") == 0) o->quiz = 1;
         else if (strcmp(a, "--script-log") == 0) o->log = "-";
         else if (strcmp(a, "--bench-frames") == 0 && has) {
@@ -104,11 +101,9 @@ static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
                 return cli_usage("--bench-frames takes a count from 1 to 100000, not '%s'", argv[i]);
             o->bench_frames = (int)n;
         } else if (strcmp(a, "--width") == 0 && has) {
-            if (cli_parse_int(argv[++i], 320, 8192, &o->width) != 0)
-                return cli_usage("--width takes a whole number of pixels from 320 to 8192, not '%s'", argv[i]);
+            if ((st = cli_parse_pixels(a, argv[++i], 320, 8192, &o->width)) != 0) return st;
         } else if (strcmp(a, "--height") == 0 && has) {
-            if (cli_parse_int(argv[++i], 240, 8192, &o->height) != 0)
-                return cli_usage("--height takes a whole number of pixels from 240 to 8192, not '%s'", argv[i]);
+            if ((st = cli_parse_pixels(a, argv[++i], 240, 8192, &o->height)) != 0) return st;
         } else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for view", a);
         else if (!o->file) o->file = a;
         else return cli_usage("view takes one scenario file; '%s' is a second", a);
