@@ -349,7 +349,11 @@ static void draw_cursor(struct view *w) {
                     gfx_paint_box(w->r, k->x, screen_y(w, k->y), k->w, w->sv.line_h, ui_veil);
             }
         }
-        if (in) gfx_paint_line(w->r, cx, screen_y(w, y0 - 6), cx, screen_y(w, y1 + 6), 2, ui_cursor);
+        if (in) { /* a thin line that leaves the symbols readable, and a marker over the lanes */
+            gfx_paint_line(w->r, cx, screen_y(w, y0 - 6), cx, screen_y(w, y1 + 6), 1, ui_cursor);
+            for (int r = 0; r < 8; r++)
+                gfx_paint_box(w->r, cx - 7 + r, screen_y(w, y0 - 16 + r), 15 - 2 * r, 1, ui_cursor);
+        }
         /* the current event: a yellow frame around its symbol */
         if (cur >= 0 && w->vs.ev[cur].panel == p) {
             uint32_t seq = w->vs.ev[cur].seq;
@@ -381,7 +385,7 @@ static void draw_question(struct view *w) {
     int answer = 0;
     int n = viewstate_question(e, w->ld.trs[e->panel], q, sizeof q, ch, &answer);
     if (!n) return;
-    int bw = w->w - 200, bh = LINE_H * (n + 3), x = 100, y = w->h - NARR_H - bh - 24;
+    int bw = w->w - 200, bh = LINE_H * (n + 3) + 16, x = 100, y = w->h - NARR_H - bh - 24;
     frame_box(w, x, y, bw, bh, ui_panel);
     text(w, x + 16, y + 8, "What happens next?", 1, palette_outline);
     text(w, x + 16, y + 8 + LINE_H, q, 0, palette_outline);
