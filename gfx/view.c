@@ -335,9 +335,14 @@ static void draw_cursor(struct view *w) {
         int cx = scene_x_of(sc, w->vs.cursor);
         int in = w->vs.cursor >= sc->t0 && w->vs.cursor <= sc->t1;
         if (w->vs.quiz && in && quiz_ahead(&w->vs)) { /* the future is hidden until it happens */
-            sim_ns next = w->vs.question >= 0 ? w->vs.ev[w->vs.question].t : w->vs.cursor + 1;
-            int vx = next > sc->t1 ? sc->plot_x + sc->plot_w : scene_x_of(sc, next) - 8;
-            if (vx <= cx) vx = cx + 1;
+            /* before an open question: up to its badge; else just past the
+             * badge of the event at the cursor, which has happened */
+            int vx = cx + 11;
+            if (w->vs.question >= 0) {
+                sim_ns next = w->vs.ev[w->vs.question].t;
+                vx = next > sc->t1 ? sc->plot_x + sc->plot_w : scene_x_of(sc, next) - 8;
+                if (vx <= cx) vx = cx + 1;
+            }
             /* from above the lanes (the bands reach up to the axis) */
             gfx_paint_box(w->r, vx, screen_y(w, y0 - 8), sc->plot_x + sc->plot_w - vx + 12, y1 - y0 + 8, ui_veil);
             /* and what the scene says about it in words: the write notes
@@ -378,23 +383,35 @@ static void frame_box(struct view *w, int x, int y, int bw, int bh, struct palet
     gfx_paint_box(w->r, x, y, bw, bh, fill);
 }
 
+/* The open question, or the answer of the one just revealed (while the
+ * cursor stays on it), with the right choice marked. */
 static void draw_question(struct view *w) {
-    if (w->vs.question < 0) return;
-    const struct viewstate_event *e = &w->vs.ev[w->vs.question];
+    long at = w->vs.question;
+    int answered = 0;
+    if (at < 0 && w->vs.quiz && w->vs.cur >= 0 && (w->vs.ev[w->vs.cur].flags & VIEWSTATE_REVEALED)) {
+        at = w->vs.cur;
+        answered = 1;
+    }
+    if (at < 0) return;
+    const struct viewstate_event *e = &w->vs.ev[at];
     char q[300], ch[3][96];
     int answer = 0;
     int n = viewstate_question(e, w->ld.trs[e->panel], q, sizeof q, ch, &answer);
     if (!n) return;
     int bw = w->w - 200, bh = LINE_H * (n + 3) + 16, x = 100, y = w->h - NARR_H - bh - 24;
     frame_box(w, x, y, bw, bh, ui_panel);
-    text(w, x + 16, y + 8, "What happens next?", 1, palette_outline);
+    text(w, x + 16, y + 8, answered ? "The answer:" : "What happens next?", 1, palette_outline);
     text(w, x + 16, y + 8 + LINE_H, q, 0, palette_outline);
     for (int i = 0; i < n; i++) {
         char line[300];
-        snprintf(line, sizeof line, "%c) %s", 'A' + i, ch[i]);
-        text(w, x + 32, y + 8 + LINE_H * (2 + i), line, 0, palette_outline);
+        int right = answered && i == answer;
+        snprintf(line, sizeof line, "%c) %.96s%s", (char)('A' + i), ch[i], right ? "   <- this" : "");
+        if (right) gfx_paint_box(w->r, x + 24, y + 8 + LINE_H * (2 + i), bw - 48, LINE_H, ui_mark);
+        text(w, x + 32, y + 8 + LINE_H * (2 + i), line, right, palette_outline);
     }
-    text(w, x + 16, y + 8 + LINE_H * (2 + n), "Press r (or Enter) to reveal.", 1, palette_look(SCENE_ST_ALERT)->ink);
+    text(w, x + 16, y + 8 + LINE_H * (2 + n),
+         answered ? "Right or space goes on." : "Press r (or Enter) to reveal.", 1,
+         palette_look(SCENE_ST_ALERT)->ink);
 }
 
 static void draw_narration(struct view *w) {
