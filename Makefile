@@ -49,7 +49,7 @@ GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
-.PHONY: all deps run test check-scenarios determinism sanitize clean algo-headers
+.PHONY: all deps run test test-view check-scenarios determinism sanitize clean algo-headers
 all: $(BUILD)/locksim
 
 # ---- dependencies ---------------------------------------------------------
@@ -98,7 +98,7 @@ $(BUILD)/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_HDR)
 
 $(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(CLI_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -c -o $@ $<
+	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -c -o $@ $<
 
 $(BUILD)/libsim.a: $(SIM_OBJ)
 	@rm -f $@
@@ -116,14 +116,26 @@ $(GFX_LIB): $(GFX_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# When cli/ calls gfx_render_png, add $(GFX_LIB) before $(LIBS) and
-# $(SDL_LDLIBS) to this link.
-$(BUILD)/locksim: $(CLI_OBJ) $(LIBS)
-	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(LIBS) $(LDLIBS)
+# The binary draws (render, matrix --render, view): it links gfx and SDL.
+$(BUILD)/locksim: $(CLI_OBJ) $(GFX_LIB) $(LIBS)
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(GFX_LIB) $(LIBS) $(SDL_LDLIBS) $(LDLIBS)
 
 # ---- run -------------------------------------------------------------------------
+# With a display: the window on the default scenario. Without one (CI, ssh):
+# the terminal demo as before, and the same timeline as a PNG, saying where.
+DEFAULT_SCENARIO := scenarios/gc-pause-outlives-lease.lsim
 run: $(BUILD)/locksim
-	./$(BUILD)/locksim demo
+	@st=69; \
+	 if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+	   echo "locksim view $(DEFAULT_SCENARIO)   (? for the keys, q to quit)"; \
+	   ./$(BUILD)/locksim view $(DEFAULT_SCENARIO); st=$$?; \
+	 fi; \
+	 if [ $$st = 69 ]; then \
+	   ./$(BUILD)/locksim demo || exit $$?; \
+	   ./$(BUILD)/locksim render $(DEFAULT_SCENARIO) -o $(BUILD)/gc-pause-outlives-lease.png || exit $$?; \
+	   echo; echo "No display for the window: the timeline is drawn in $(BUILD)/gc-pause-outlives-lease.png"; \
+	   echo "(with a display, make run opens it in a window: locksim view $(DEFAULT_SCENARIO))"; \
+	 else exit $$st; fi
 
 # ---- lock.h is all an algorithm needs ----------------------------------------------
 # Every algorithm (and the example plugin) compiles with only lock.h, what
@@ -163,6 +175,11 @@ $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 test: $(BUILD)/locksim $(TEST_BIN) $(BUILD)/algo-headers.ok
 	@tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
 	 $(MAKE) --no-print-directory determinism || st=1; exit $$st
+
+# The real window under an X server (Xvfb), driven by xdotool: .ci/run
+# installs Xvfb, xdotool and ImageMagick and starts Xvfb :99 first.
+test-view: $(BUILD)/locksim
+	@tests/view_xvfb.sh ./$(BUILD)/locksim
 
 check-scenarios: $(BUILD)/locksim
 	./$(BUILD)/locksim check scenarios/

@@ -56,6 +56,22 @@ int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *s
     return 1;
 }
 
+int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **argv, int *i, int *status) {
+    int took = cli_take_runopt(o, argc, argv, i, status);
+    if (took) return took;
+    if (strcmp(argv[*i], "--help") == 0 || strcmp(argv[*i], "-h") == 0) {
+        fputs(usage, stdout);
+        *status = -1;
+        return -1;
+    }
+    return 0;
+}
+
+int cli_parse_pixels(const char *opt, const char *v, long lo, long hi, long *out) {
+    if (cli_parse_int(v, lo, hi, out) == 0) return 0;
+    return cli_usage("%s takes a whole number of pixels from %ld to %ld, not '%s'", opt, lo, hi, v);
+}
+
 int cli_parse_int(const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;

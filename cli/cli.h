@@ -7,8 +7,10 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "output.h"
 #include "report.h"
 #include "run.h"
+#include "scene.h"
 
 #define LOCKSIM_VERSION "0.2.0"
 #define CLI_MAX_SETS 64
@@ -37,6 +39,13 @@ struct cli_runopts {
  * return 1; 0 if it is not one of them; -1 after printing a usage error
  * (*status is then the exit status). */
 int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status);
+/* cli_take_runopt, and --help/-h, which prints usage: returns 1 (taken),
+ * 0 (not one of them) or -1 with *status = the exit status, or -1 after
+ * --help (the command then exits 0). */
+int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **argv, int *i, int *status);
+/* --width/--height in pixels, a strict integer in [lo, hi]: 0, or exit
+ * status 64 after a usage error naming opt. */
+int cli_parse_pixels(const char *opt, const char *v, long lo, long hi, long *out);
 /* A strict integer in [lo, hi]: "40.5", "40x" and "" are refused. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 
@@ -68,8 +77,34 @@ int cli_parse_algos(const char *algos, const struct lock_algo **list, char **nam
 
 /* --seeds A..B (A <= B) or N, each in 0..2^31-1. Returns 0 or -1. */
 int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi);
+/* The verdict banner of a finished run r (borrowed while cb is used): title,
+ * algorithm, verdict, seed and the replay command of c. */
+struct cli_banner {
+    char seed[32];
+    char replay[1024];
+    struct scene_banner b; /* points into this struct and into r */
+};
+void cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const struct report_ctx *c);
+/* The picture format of an output: --format png|svg when given (format not
+ * NULL), else the file's extension (.png, .svg; "-" = PNG). *svg = 1 for
+ * SVG. Returns 0, or exit status 64 after a usage error naming the formats. */
+int cli_picture_format(const char *path, const char *format, int *svg);
+/* The same in two steps: open the output (refusing input as one) before a
+ * run, then draw and commit (or abort on error). Return as above. */
+int cli_picture_open(struct out_file *out, const char *path, const char *input);
+int cli_picture_finish(struct out_file *out, int svg, const struct trace *const *trs, size_t n,
+                       const struct scene_banner *banners, const struct scene_view *v);
+/* Write n stacked panels (trs and banners borrowed) in view v to path
+ * through out_open/out_commit (input is refused as an output; may be NULL).
+ * Returns 0 or the exit status after printing the error. */
+int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs,
+                      size_t n, const struct scene_banner *banners, const struct scene_view *v);
+/* --from/--to: a duration ("31.5s"); 0 or exit status 64 after a usage error. */
+int cli_parse_window(const char *opt, const char *text, sim_ns *out);
 
 int cmd_run(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
@@ -82,6 +117,7 @@ int cmd_sweep(int argc, char **argv);
 
 extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[],
     cli_usage_hash[], cli_usage_demo[], cli_usage_batch[],
-    cli_usage_check_trace[], cli_usage_diff[], cli_usage_sweep[];
+    cli_usage_check_trace[], cli_usage_diff[], cli_usage_sweep[], cli_usage_render[],
+    cli_usage_view[];
 
 #endif

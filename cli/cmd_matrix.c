@@ -108,10 +108,43 @@ static void print_json(const struct matrix_row *rows, int n, const char *file, c
     printf("]}\n");
 }
 
+static void free_kept(struct run_result *kept, int n) {
+    for (int i = 0; kept && i < n; i++)
+        if (kept[i].engine) run_result_close(&kept[i]);
+    free(kept);
+}
+
+/* --render: one panel per row that ran, stacked on one time axis. */
+static int render_panels(const char *path, int svg, const char *file, const struct run_result *kept,
+                         int n, const struct cli_runopts *ro) {
+    const struct trace **trs = calloc((size_t)n, sizeof *trs);
+    struct cli_banner *cbs = calloc((size_t)n, sizeof *cbs);
+    struct scene_banner *bs = calloc((size_t)n, sizeof *bs);
+    int np = 0, st = 0;
+    if (!trs || !cbs || !bs) st = cli_fail(LSIM_ENOMEM, "");
+    for (int i = 0; i < n && !st; i++) {
+        if (!kept[i].engine) continue;
+        struct report_ctx c = {.file = file, .algo = kept[i].algo->name, .sets = ro->sets, .nsets = ro->nsets};
+        cli_banner_fill(&cbs[np], &kept[i], &c);
+        bs[np] = cbs[np].b;
+        trs[np++] = engine_trace(kept[i].engine);
+    }
+    if (!st && np == 0) st = cli_fail(LSIM_EUSAGE, "--render: no algorithm of the matrix could run the script");
+    if (!st) {
+        struct scene_view v;
+        scene_view_pixels(&v, 1280, 0);
+        st = cli_write_picture(path, svg, strcmp(file, "-") ? file : NULL, trs, (size_t)np, bs, &v);
+    }
+    free(trs);
+    free(cbs);
+    free(bs);
+    return st;
+}
+
 int cmd_matrix(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
-    const char *algos = "all", *format = "text", *file = NULL;
+    const char *algos = "all", *format = "text", *file = NULL, *render = NULL;
     int st = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -124,6 +157,7 @@ int cmd_matrix(int argc, char **argv) {
             fputs(cli_usage_matrix, stdout);
             return 0;
         } else if (strcmp(a, "--algos") == 0 && has) algos = argv[++i];
+        else if (strcmp(a, "--render") == 0 && has) render = argv[++i];
         else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
         else if (strcmp(a, "--no-color") == 0) {
             /* the matrix is plain text already */
@@ -134,9 +168,14 @@ int cmd_matrix(int argc, char **argv) {
     if (!file) return cli_usage("matrix needs a scenario file: locksim matrix FILE");
     if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv"))
         return cli_usage("--format takes text, json or csv, not '%s'", format);
+    int svg = 0;
+    if (render && (st = cli_picture_format(render, NULL, &svg)) != 0) return st;
     const struct lock_algo *list[MATRIX_MAX];
     int n;
     if ((st = cli_parse_algos(algos, list, NULL, MATRIX_MAX, &n)) != 0) return st;
+    /* --render keeps each row's run (and trace) for the picture. */
+    struct run_result *kept = render ? calloc((size_t)n, sizeof *kept) : NULL;
+    if (render && !kept) return cli_fail(LSIM_ENOMEM, "");
 
     struct matrix_row *rows = calloc((size_t)n, sizeof *rows);
     struct scenario shown; /* the scenario's header facts, for the text heading */
@@ -146,7 +185,7 @@ int cmd_matrix(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
         rows[i].algo = list[i];
         struct run_spec spec = {.file = file, .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
-                                .algo_resolved = list[i], .keep_trace = 0, .lenient_sets = 1};
+                                .algo_resolved = list[i], .keep_trace = render != NULL, .lenient_sets = 1};
         struct run_result r;
         int rc = run_scenario(&spec, &r);
         if (rc && (r.stage == RUN_STAGE_LOAD || r.stage == RUN_STAGE_SET)) {
@@ -155,12 +194,14 @@ int cmd_matrix(int argc, char **argv) {
             run_result_close(&r);
             for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
             free(rows);
+            free_kept(kept, i);
             return st;
         }
         if (report_summarize(&rows[i].sum, file, &r, 0) != 0) {
             run_result_close(&r);
             for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
             free(rows);
+            free_kept(kept, i);
             return cli_fail(LSIM_ENOMEM, "");
         }
         if (!rc) {
@@ -175,7 +216,8 @@ int cmd_matrix(int argc, char **argv) {
             }
             ran++;
         }
-        run_result_close(&r);
+        if (kept && !rc) kept[i] = r;
+        else run_result_close(&r);
     }
     /* A --set lock option that no row could use is a typo, not a knob. */
     for (int k = 0; k < ro.nsets && ran; k++) {
@@ -201,10 +243,21 @@ int cmd_matrix(int argc, char **argv) {
                            ro.sets[k], (int)klen, kv);
             for (int i = 0; i < n; i++) report_summary_close(&rows[i].sum);
             free(rows);
+            free_kept(kept, n);
             return st;
         }
     }
-    if (strcmp(format, "csv") == 0) {
+    if (render) {
+        st = render_panels(render, svg, file, kept, n, &ro);
+        for (int i = 0; i < n; i++)
+            if (kept[i].engine) run_result_close(&kept[i]);
+        free(kept);
+        kept = NULL;
+        if (st || strcmp(render, "-") == 0) format = "none"; /* the picture is on stdout */
+    }
+    if (strcmp(format, "none") == 0) {
+        /* nothing more on stdout: the picture is there, or it failed */
+    } else if (strcmp(format, "csv") == 0) {
         report_csv_header(stdout);
         for (int i = 0; i < n; i++) {
             if (rows[i].sum.rc) snprintf(rows[i].sum.algo, sizeof rows[i].sum.algo, "%s", rows[i].algo->name);
@@ -218,6 +271,7 @@ int cmd_matrix(int argc, char **argv) {
     for (int i = 0; i < n; i++) report_summary_close(&rows[i].sum);
     free(rows);
     scenario_close(&shown);
+    if (st) return st;
     if (fflush(stdout) != 0) return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
     return 0;
 }

@@ -23,13 +23,10 @@ static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
     o->timeline = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        int has = i + 1 < argc, took = cli_take_runopt(&o->ro, argc, argv, &i, &st);
+        int has = i + 1 < argc, took = cli_take_common(&o->ro, cli_usage_run, argc, argv, &i, &st);
         if (took < 0) return st;
         if (took) continue;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(cli_usage_run, stdout);
-            return -1;
-        } else if (strcmp(a, "--trace") == 0 && has) o->trace_path = argv[++i];
+        if (strcmp(a, "--trace") == 0 && has) o->trace_path = argv[++i];
         else if (strcmp(a, "--format") == 0 && has) {
             const char *v = argv[++i];
             if (strcmp(v, "json") == 0) o->json = 1;

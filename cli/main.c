@@ -22,6 +22,8 @@ const char cli_usage_main[] =
     "  locksim diff A.jsonl B.jsonl   the first event where two traces diverge\n"
     "  locksim demo [DIR]             the seed's GC-pause timeline, plain lease then fencing\n"
     "  locksim matrix FILE [options]  one fault script against every algorithm: a verdict table\n"
+    "  locksim render FILE -o OUT.png one scenario drawn as a PNG or SVG picture (no display)\n"
+    "  locksim view FILE [options]    the timeline in a window: play, step, zoom, quiz\n"
     "  locksim list                   lock algorithms (and scenarios in ./scenarios)\n"
     "  locksim hash FILE...           trace hash of each scenario (determinism checks)\n"
     "  locksim help [COMMAND]         this text, or one command's\n"
@@ -33,6 +35,7 @@ const char cli_usage_main[] =
     "  64  usage error (bad command line, unknown --set key, plugin refused)\n"
     "  65  malformed scenario (file:line:col: message on stderr)\n"
     "  66  scenario file not found or unreadable\n"
+    "  69  no display for the window (view); use render instead\n"
     "  70  internal error (out of memory)\n"
     "  73  an output file cannot be written\n"
     "\n"
@@ -145,7 +148,33 @@ const char cli_usage_matrix[] =
     "double entries, double-entry time, stale writes accepted/rejected, lost updates,\n"
     "wrong releases, stuck clients, verdict. An algorithm that cannot run the script\n"
     "(e.g. too many servers for it) says why in its row. The scenario's `expect` lines\n"
-    "are not checked here. Exit 0 unless the file is missing (66) or malformed (65).\n";
+    "are not checked here. Exit 0 unless the file is missing (66) or malformed (65).\n"
+    "  --render OUT.png|OUT.svg  also draw one panel per algorithm, stacked on one time\n"
+    "                      axis (- = PNG on standard output, then no table is printed)\n";
+
+const char cli_usage_render[] =
+    "Usage: locksim render FILE -o OUT.png|OUT.svg [--width W] [--height H]\n"
+    "                      [--from T] [--to T] [--algo A] [--seed N] [--set KEY=VALUE]...\n"
+    "\n"
+    "Runs the scenario and draws its timeline with the verdict banner (title,\n"
+    "algorithm, verdict, seed, replay command) as a PNG or an SVG, chosen by the\n"
+    "file's extension (or --format png|svg; -o - writes PNG to standard output).\n"
+    "Needs no display. The same scenario and seed give the same bytes.\n"
+    "  --width W, --height H   picture size in pixels (default 1280 x 720; --height 0 =\n"
+    "                          as tall as the content)\n"
+    "  --from T, --to T        the time window shown (e.g. --from 30s --to 31s)\n";
+
+const char cli_usage_view[] =
+    "Usage: locksim view FILE [--algos A,B,...] [--quiz] [--seed N] [--set KEY=VALUE]...\n"
+    "\n"
+    "Opens the timeline in a window (SDL2). Keys: space play/pause, [ ] slower/faster,\n"
+    "Right/Left next/previous event, Home/End start/end, + - or the wheel zoom,\n"
+    "drag to pan, drag on the time axis to scrub, 0 or f fit, n next violation,\n"
+    "r reveal (quiz), s screenshot (locksim-shot-N.png), ? or F1 help, F11 full\n"
+    "screen, q or Esc quit. The window reloads when FILE changes on disk.\n"
+    "  --algos A,B     one panel per algorithm, sharing the faults and the cursor\n"
+    "  --quiz          stop before each decisive event and ask what happens next\n"
+    "Without a display it exits 69: draw a picture with locksim render FILE -o out.png.\n";
 
 const char cli_usage_hash[] =
     "Usage: locksim hash [--seed N] [--set KEY=VALUE]... [--algo NAME|PATH] FILE...\n"
@@ -240,7 +269,8 @@ int main(int argc, char **argv) {
                 {"batch", cmd_batch, cli_usage_batch},
                 {"check-trace", cmd_check_trace, cli_usage_check_trace},
                 {"diff", cmd_diff, cli_usage_diff},
-                {"sweep", cmd_sweep, cli_usage_sweep}};
+                {"sweep", cmd_sweep, cli_usage_sweep},
+                {"render", cmd_render, cli_usage_render}, {"view", cmd_view, cli_usage_view}};
     int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";

@@ -17,93 +17,10 @@
 #include "error.h"
 #include "layout.h"
 #include "paint.h"
-
-static _Thread_local char last_error[256];
-
-const char *gfx_error(void) { return last_error; }
+#include "sdl_paint.h"
 
 static int fail(int code, const char *what, const char *detail) {
-    snprintf(last_error, sizeof last_error, "%s%s%s", what, detail && detail[0] ? ": " : "",
-             detail ? detail : "");
-    return code;
-}
-
-struct gfx {
-    SDL_Surface *surf;    /* the picture */
-    SDL_Renderer *r;      /* the software renderer drawing into surf */
-    TTF_Font *font[2][2]; /* [title][bold] */
-};
-
-static void color(struct gfx *g, struct palette_rgb c) {
-    SDL_SetRenderDrawColor(g->r, c.r, c.g, c.b, 255);
-}
-
-static int box(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
-    struct gfx *g = ctx;
-    SDL_Rect rc = {x, y, w, h};
-    color(g, c);
-    return SDL_RenderFillRect(g->r, &rc) ? fail(LSIM_EINTERNAL, "SDL_RenderFillRect", SDL_GetError()) : 0;
-}
-
-/* A convex polygon as a fan of triangles (SDL_RenderGeometry). */
-static int poly(void *ctx, const int *xs, const int *ys, int n, struct palette_rgb c) {
-    struct gfx *g = ctx;
-    SDL_Vertex vx[8];
-    int idx[18], ni = 0;
-    if (n < 3 || n > 8) return 0;
-    for (int i = 0; i < n; i++) {
-        vx[i].position.x = (float)xs[i];
-        vx[i].position.y = (float)ys[i];
-        vx[i].color = (SDL_Color){c.r, c.g, c.b, 255};
-        vx[i].tex_coord.x = vx[i].tex_coord.y = 0;
-    }
-    for (int i = 1; i + 1 < n; i++) {
-        idx[ni++] = 0;
-        idx[ni++] = i;
-        idx[ni++] = i + 1;
-    }
-    return SDL_RenderGeometry(g->r, NULL, vx, n, idx, ni)
-               ? fail(LSIM_EINTERNAL, "SDL_RenderGeometry", SDL_GetError()) : 0;
-}
-
-static int line(void *ctx, int x0, int y0, int x1, int y1, int width, struct palette_rgb c) {
-    struct gfx *g = ctx;
-    color(g, c);
-    if (x0 == x1 || y0 == y1) { /* whole pixels, as the SVG's rectangles */
-        SDL_Rect rc;
-        if (x0 == x1) rc = (SDL_Rect){x0 - width / 2, y0 < y1 ? y0 : y1, width, abs(y1 - y0) + 1};
-        else rc = (SDL_Rect){x0 < x1 ? x0 : x1, y0 - width / 2, abs(x1 - x0) + 1, width};
-        return SDL_RenderFillRect(g->r, &rc) ? fail(LSIM_EINTERNAL, "SDL_RenderFillRect", SDL_GetError()) : 0;
-    }
-    int steep = abs(y1 - y0) > abs(x1 - x0); /* thicken across the line */
-    for (int k = 0; k < width; k++)
-        if (SDL_RenderDrawLine(g->r, x0 + (steep ? k : 0), y0 + (steep ? 0 : k), x1 + (steep ? k : 0),
-                               y1 + (steep ? 0 : k)))
-            return fail(LSIM_EINTERNAL, "SDL_RenderDrawLine", SDL_GetError());
-    return 0;
-}
-
-static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
-                struct palette_rgb c) {
-    struct gfx *g = ctx;
-    char buf[512];
-    size_t n = 0;
-    for (; *s && n + 1 < sizeof buf; s++) { /* printable ASCII, as the other backends */
-        unsigned char ch = (unsigned char)*s;
-        buf[n++] = ch < 0x20 || ch > 0x7e ? '?' : (char)ch;
-    }
-    buf[n] = '\0';
-    if (!n) return 0;
-    TTF_Font *f = g->font[px != PALETTE_TEXT_PX][bold != 0];
-    SDL_Surface *ts = TTF_RenderText_Blended(f, buf, (SDL_Color){c.r, c.g, c.b, 255});
-    if (!ts) return fail(LSIM_ENOMEM, "TTF_RenderText_Blended", TTF_GetError());
-    /* Blended straight onto the surface, after what the renderer has queued
-     * (half the cost of a texture per string). */
-    SDL_Rect dst = {x, y + (h - ts->h) / 2, ts->w, ts->h};
-    int rc = SDL_RenderFlush(g->r);
-    if (!rc) rc = SDL_BlitSurface(ts, NULL, g->surf, &dst);
-    SDL_FreeSurface(ts);
-    return rc ? fail(LSIM_EINTERNAL, "SDL_BlitSurface", SDL_GetError()) : 0;
+    return gfx_fail(code, what, detail);
 }
 
 /* The surface's rows (XRGB8888: B, G, R, X bytes in memory) as an 8-bit RGB
@@ -150,55 +67,35 @@ static int save_png(SDL_Surface *surf, FILE *f, const char *name) {
     return 0;
 }
 
-static int open_fonts(struct gfx *g) {
-    static const char *const files[2] = {GFX_FONT_MONO, GFX_FONT_MONO_BOLD};
-    for (int t = 0; t < 2; t++)
-        for (int b = 0; b < 2; b++) {
-            FILE *probe = fopen(files[b], "rb");
-            if (!probe)
-                return fail(LSIM_ENOINPUT, files[b],
-                            "font missing; install the Debian package fonts-dejavu-core "
-                            "(apt-get install fonts-dejavu-core)");
-            fclose(probe);
-            g->font[t][b] = TTF_OpenFont(files[b], t ? PALETTE_TITLE_PX : PALETTE_TEXT_PX);
-            if (!g->font[t][b]) return fail(LSIM_EINTERNAL, "TTF_OpenFont", TTF_GetError());
-            TTF_SetFontHinting(g->font[t][b], TTF_HINTING_NORMAL);
-        }
-    return 0;
-}
-
 int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
                         const struct scene_view *v, int height) {
-    static const struct paint_ops ops = {box, poly, line, text, NULL, NULL};
     int w = sc->width, h = height > sc->height ? height : sc->height;
-    last_error[0] = '\0';
+    gfx_clear_error();
     if (w < 1 || h < 1) return fail(LSIM_EBAD_VALUE, "empty image", NULL);
     if (TTF_Init() != 0) return fail(LSIM_EINTERNAL, "TTF_Init", TTF_GetError());
-    struct gfx g;
-    memset(&g, 0, sizeof g);
+    struct gfx_fonts fonts;
+    SDL_Renderer *r = NULL;
+    memset(&fonts, 0, sizeof fonts);
     int rc = 0;
     SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_XRGB8888);
     if (!surf) rc = fail(LSIM_ENOMEM, "SDL_CreateRGBSurfaceWithFormat", SDL_GetError());
-    g.surf = surf;
-    if (!rc && !(g.r = SDL_CreateSoftwareRenderer(surf)))
+    if (!rc && !(r = SDL_CreateSoftwareRenderer(surf)))
         rc = fail(LSIM_EINTERNAL, "SDL_CreateSoftwareRenderer", SDL_GetError());
-    if (!rc) rc = open_fonts(&g);
+    if (!rc) rc = gfx_fonts_open(&fonts);
     if (!rc) {
-        color(&g, palette_background);
-        SDL_RenderClear(g.r);
-        rc = paint_scene(sc, v, &ops, &g);
+        SDL_SetRenderDrawColor(r, palette_background.r, palette_background.g, palette_background.b, 255);
+        SDL_RenderClear(r);
+        rc = gfx_paint(r, &fonts, sc, v);
     }
-    if (!rc && SDL_RenderFlush(g.r) != 0) rc = fail(LSIM_EINTERNAL, "SDL_RenderFlush", SDL_GetError());
+    if (!rc) SDL_RenderPresent(r);
     if (!rc) {
         FILE *f = path ? fopen(path, "wb") : stream;
         if (!f) rc = fail(LSIM_EOUTPUT, path, "cannot open for writing");
         else rc = save_png(surf, f, path ? path : "output stream");
         if (path && f && fclose(f) != 0 && !rc) rc = fail(LSIM_EOUTPUT, path, "cannot write the PNG");
     }
-    for (int t = 0; t < 2; t++)
-        for (int b = 0; b < 2; b++)
-            if (g.font[t][b]) TTF_CloseFont(g.font[t][b]);
-    if (g.r) SDL_DestroyRenderer(g.r);
+    gfx_fonts_close(&fonts);
+    if (r) SDL_DestroyRenderer(r);
     SDL_FreeSurface(surf);
     TTF_Quit();
     return rc;

@@ -107,6 +107,9 @@ valgrind: valgrind-deps $(BUILD)/locksim
 	 vg 0 hash $(SCENARIOS); \
 	 vg 0 demo; \
 	 vg 0 list; \
+	 vg 0 render scenarios/gc-pause-outlives-lease.lsim -o $(BUILD)/valgrind/picture.png; \
+	 vg 0 render scenarios/gc-pause-outlives-lease.lsim -o $(BUILD)/valgrind/picture.svg --from 30s --to 33s; \
+	 vg 0 matrix scenarios/gc-pause-outlives-lease.lsim --algos lease,fenced-lease --render $(BUILD)/valgrind/panels.png; \
 	 for f in tests/bad/*.lsim; do \
 	   if sed -n 1,3p $$f | grep -qE '^# tags:.*(heavy|memory-limit|known-bug)'; then continue; fi; \
 	   want=$$(sed -n '1s/^# expect: \([0-9]*\).*/\1/p' $$f); \

@@ -1,0 +1,164 @@
+/* SDL paint: paint.h's primitives on an SDL_Renderer with SDL2_ttf, the one
+ * drawing code of the PNG writer (gfx/png.c) and the window (gfx/view.c).
+ * Nothing is anti-aliased but the text, which SDL2_ttf renders the same way
+ * every time. */
+#include "sdl_paint.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "gfx.h"
+#include "paint.h"
+
+static _Thread_local char last_error[256];
+
+const char *gfx_error(void) { return last_error; }
+
+void gfx_clear_error(void) { last_error[0] = '\0'; }
+
+int gfx_fail(int code, const char *what, const char *detail) {
+    snprintf(last_error, sizeof last_error, "%s%s%s", what, detail && detail[0] ? ": " : "",
+             detail ? detail : "");
+    return code;
+}
+
+struct gfx {
+    SDL_Renderer *r;
+    struct gfx_fonts *f;
+};
+
+static void color(SDL_Renderer *r, struct palette_rgb c) {
+    SDL_SetRenderDrawColor(r, c.r, c.g, c.b, 255);
+}
+
+int gfx_paint_box(SDL_Renderer *r, int x, int y, int w, int h, struct palette_rgb c) {
+    SDL_Rect rc = {x, y, w, h};
+    color(r, c);
+    return SDL_RenderFillRect(r, &rc) ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderFillRect", SDL_GetError()) : 0;
+}
+
+static int box(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
+    struct gfx *g = ctx;
+    return gfx_paint_box(g->r, x, y, w, h, c);
+}
+
+/* A convex polygon as a fan of triangles (SDL_RenderGeometry). */
+static int poly(void *ctx, const int *xs, const int *ys, int n, struct palette_rgb c) {
+    struct gfx *g = ctx;
+    SDL_Vertex vx[8];
+    int idx[18], ni = 0;
+    if (n < 3 || n > 8) return 0;
+    for (int i = 0; i < n; i++) {
+        vx[i].position.x = (float)xs[i];
+        vx[i].position.y = (float)ys[i];
+        vx[i].color = (SDL_Color){c.r, c.g, c.b, 255};
+        vx[i].tex_coord.x = vx[i].tex_coord.y = 0;
+    }
+    for (int i = 1; i + 1 < n; i++) {
+        idx[ni++] = 0;
+        idx[ni++] = i;
+        idx[ni++] = i + 1;
+    }
+    return SDL_RenderGeometry(g->r, NULL, vx, n, idx, ni)
+               ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderGeometry", SDL_GetError()) : 0;
+}
+
+int gfx_paint_line(SDL_Renderer *r, int x0, int y0, int x1, int y1, int width,
+                   struct palette_rgb c) {
+    color(r, c);
+    if (x0 == x1 || y0 == y1) { /* whole pixels, as the SVG's rectangles */
+        SDL_Rect rc;
+        if (x0 == x1) rc = (SDL_Rect){x0 - width / 2, y0 < y1 ? y0 : y1, width, abs(y1 - y0) + 1};
+        else rc = (SDL_Rect){x0 < x1 ? x0 : x1, y0 - width / 2, abs(x1 - x0) + 1, width};
+        return SDL_RenderFillRect(r, &rc) ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderFillRect", SDL_GetError()) : 0;
+    }
+    for (int k = 0; k < width; k++)
+        if (SDL_RenderDrawLine(r, x0 + k, y0, x1 + k, y1))
+            return gfx_fail(LSIM_EINTERNAL, "SDL_RenderDrawLine", SDL_GetError());
+    return 0;
+}
+
+static int line(void *ctx, int x0, int y0, int x1, int y1, int width, struct palette_rgb c) {
+    struct gfx *g = ctx;
+    return gfx_paint_line(g->r, x0, y0, x1, y1, width, c);
+}
+
+/* Printable ASCII, as the other backends: n bytes at most with the NUL. */
+static size_t ascii(char *buf, size_t n, const char *s) {
+    size_t k = 0;
+    for (; *s && k + 1 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        buf[k++] = ch < 0x20 || ch > 0x7e ? '?' : (char)ch;
+    }
+    buf[k] = '\0';
+    return k;
+}
+
+static TTF_Font *font_for(struct gfx_fonts *f, int px, int bold) {
+    return f->font[px != PALETTE_TEXT_PX][bold != 0];
+}
+
+int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, const char *s,
+                   int px, int bold, struct palette_rgb c) {
+    char buf[512];
+    if (!ascii(buf, sizeof buf, s)) return 0;
+    SDL_Surface *ts = TTF_RenderText_Blended(font_for(f, px, bold), buf, (SDL_Color){c.r, c.g, c.b, 255});
+    if (!ts) return gfx_fail(LSIM_ENOMEM, "TTF_RenderText_Blended", TTF_GetError());
+    SDL_Texture *t = SDL_CreateTextureFromSurface(r, ts);
+    if (!t) {
+        SDL_FreeSurface(ts);
+        return gfx_fail(LSIM_ENOMEM, "SDL_CreateTextureFromSurface", SDL_GetError());
+    }
+    SDL_Rect dst = {x, y + (h - ts->h) / 2, ts->w, ts->h};
+    int rc = SDL_RenderCopy(r, t, NULL, &dst);
+    SDL_DestroyTexture(t);
+    SDL_FreeSurface(ts);
+    return rc ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderCopy", SDL_GetError()) : 0;
+}
+
+int gfx_text_width(struct gfx_fonts *f, const char *s, int px, int bold) {
+    char buf[512];
+    int w = 0, h = 0;
+    if (!ascii(buf, sizeof buf, s)) return 0;
+    if (TTF_SizeText(font_for(f, px, bold), buf, &w, &h) != 0) return 0;
+    return w;
+}
+
+static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
+                struct palette_rgb c) {
+    struct gfx *g = ctx;
+    return gfx_paint_text(g->r, g->f, x, y, h, s, px, bold, c);
+}
+
+int gfx_fonts_open(struct gfx_fonts *f) {
+    static const char *const files[2] = {GFX_FONT_MONO, GFX_FONT_MONO_BOLD};
+    for (int t = 0; t < 2; t++)
+        for (int b = 0; b < 2; b++) {
+            FILE *probe = fopen(files[b], "rb");
+            if (!probe)
+                return gfx_fail(LSIM_ENOINPUT, files[b],
+                                "font missing; install the Debian package fonts-dejavu-core "
+                                "(apt-get install fonts-dejavu-core)");
+            fclose(probe);
+            f->font[t][b] = TTF_OpenFont(files[b], t ? PALETTE_TITLE_PX : PALETTE_TEXT_PX);
+            if (!f->font[t][b]) return gfx_fail(LSIM_EINTERNAL, "TTF_OpenFont", TTF_GetError());
+            TTF_SetFontHinting(f->font[t][b], TTF_HINTING_NORMAL);
+        }
+    return 0;
+}
+
+void gfx_fonts_close(struct gfx_fonts *f) {
+    for (int t = 0; t < 2; t++)
+        for (int b = 0; b < 2; b++)
+            if (f->font[t][b]) TTF_CloseFont(f->font[t][b]);
+    memset(f, 0, sizeof *f);
+}
+
+int gfx_paint(SDL_Renderer *r, struct gfx_fonts *f, const struct scene *sc,
+              const struct scene_view *v) {
+    static const struct paint_ops ops = {box, poly, line, text, NULL, NULL};
+    struct gfx g = {r, f};
+    return paint_scene(sc, v, &ops, &g);
+}

@@ -1,0 +1,787 @@
+/* The window: SDL2 events in, the scene painted by gfx_paint (the PNG's own
+ * drawing) into a texture when the view changes, and over it each frame the
+ * cursor, the current event, the quiz, the narration line, hover details
+ * and the help. All the arithmetic is in render/viewstate.c. */
+#include "view.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <SDL.h>
+#include <SDL_image.h>
+#include <SDL_ttf.h>
+
+#include "error.h"
+#include "fmt.h"
+#include "gfx.h"
+#include "layout.h"
+#include "narrate.h"
+#include "sdl_paint.h"
+#include "viewstate.h"
+
+/* Window chrome (not the timeline's look, which is the palette's). */
+static const struct palette_rgb ui_bar = {34, 34, 34}, ui_text = {255, 255, 255},
+                                ui_dim = {200, 200, 200}, ui_cursor = {0, 0, 0},
+                                ui_mark = {240, 228, 66},     /* Okabe-Ito yellow */
+                                ui_veil = {236, 236, 236}, ui_error = {160, 30, 30},
+                                ui_panel = {250, 250, 250};
+
+#define NARR_H 64   /* the narration bar at the bottom: two lines */
+#define LINE_H 26
+
+struct view {
+    const struct view_host *host;
+    const struct view_opts *o;
+    SDL_Window *win;
+    SDL_Renderer *r;
+    SDL_Texture *tex;        /* the painted scenes at the window's size */
+    int tex_w, tex_h;
+    struct gfx_fonts fonts;
+    struct view_load ld;     /* the current load (borrowed from the host) */
+    struct layout *lys;      /* owned, ld.n layouts */
+    struct scene *scs;       /* owned, ld.n scenes, stacked */
+    struct scene_view sv;    /* the view they were built in */
+    unsigned sv_flags;       /* scene_view_pixels' flags */
+    int shot_pending;        /* s pressed: write the next frame */
+    size_t nsc;
+    struct viewstate vs;
+    int w, h;                /* window size */
+    int scroll;              /* vertical scroll of the scenes, pixels */
+    int content_h;           /* height of the stacked scenes */
+    int scene_dirty, tex_dirty;
+    sim_ns built_t0, built_t1;
+    int help, fullscreen, quit;
+    char error[700];         /* a failed reload, shown in the window */
+    char status[200];        /* a passing message (screenshot written) */
+    Uint32 status_until;
+    long narr_cur;           /* the stop narrated in narr[] */
+    char narr[600];
+    int mx, my;              /* mouse */
+    int drag;                /* 0 none, 1 pan, 2 scrub */
+    int drag_x;
+    sim_ns drag_t0;
+    struct timespec mtime;   /* of the scenario file */
+    off_t msize;
+    Uint32 last_poll;
+    int reloads;
+    long hover;              /* the trace event under the mouse (its tooltip shown), -1 none */
+    char last_log[500];
+};
+
+static int fail(int code, const char *what, const char *detail) { return gfx_fail(code, what, detail); }
+
+/* ---- scenes ------------------------------------------------------------------- */
+
+static void free_scenes(struct view *w) {
+    for (size_t i = 0; i < w->nsc; i++) scene_close(&w->scs[i]);
+    free(w->scs);
+    w->scs = NULL;
+    w->nsc = 0;
+}
+
+static void free_layouts(struct view *w, struct layout *lys, size_t n) {
+    (void)w;
+    for (size_t i = 0; lys && i < n; i++) layout_close(&lys[i]);
+    free(lys);
+}
+
+/* The label column every panel shares (as scene_build_panels does). */
+static int label_chars(const struct view *w) {
+    int lw = 0;
+    for (size_t i = 0; i < w->ld.n; i++) {
+        const struct layout *ly = &w->lys[i];
+        for (int l = 0; l < ly->nlanes; l++) {
+            int n = (int)strnlen(ly->lanes[l].name, sizeof ly->lanes[l].name);
+            if (n > lw) lw = n;
+        }
+        if (ly->ndoubles && lw < 12) lw = 12;
+    }
+    return lw;
+}
+
+/* One scene per panel in the current window, stacked; the legend under the last. */
+static int build_scenes(struct view *w) {
+    free_scenes(w);
+    w->scs = calloc(w->ld.n ? w->ld.n : 1, sizeof *w->scs);
+    if (!w->scs) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    w->nsc = w->ld.n;
+    struct scene_view v;
+    scene_view_pixels(&v, w->w, 0);
+    v.compressed = 0; /* the cursor, hover, scrub and zoom map pixels to time linearly */
+    w->sv_flags = v.flags;
+    v.label_chars = label_chars(w);
+    v.t0 = w->vs.t0;
+    v.t1 = w->vs.t1;
+    v.cell_w = viewstate_cell_w(v.t1 - v.t0, w->w - 2 * v.margin - (v.label_chars + 1) * v.char_w);
+    int y = 0;
+    for (size_t i = 0; i < w->ld.n; i++) {
+        v.flags = w->sv_flags & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        int rc = scene_build(&w->scs[i], &w->lys[i], &v, w->ld.banners ? &w->ld.banners[i] : NULL, y);
+        if (rc) return fail(rc, "scene_build", lsim_strerror(rc));
+        y = w->scs[i].height - v.margin;
+    }
+    w->content_h = y + v.margin;
+    w->sv = v;
+    w->built_t0 = w->vs.t0;
+    w->built_t1 = w->vs.t1;
+    w->scene_dirty = 0;
+    w->tex_dirty = 1;
+    return 0;
+}
+
+/* Paint the scenes into the texture (the scenes' own drawing, as the PNG's). */
+static int paint_texture(struct view *w) {
+    if (!w->tex || w->tex_w != w->w || w->tex_h != w->h) {
+        if (w->tex) SDL_DestroyTexture(w->tex);
+        w->tex = SDL_CreateTexture(w->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_TARGET, w->w, w->h);
+        if (!w->tex) return fail(LSIM_EINTERNAL, "SDL_CreateTexture", SDL_GetError());
+        w->tex_w = w->w;
+        w->tex_h = w->h;
+    }
+    if (SDL_SetRenderTarget(w->r, w->tex) != 0) return fail(LSIM_EINTERNAL, "SDL_SetRenderTarget", SDL_GetError());
+    SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
+    SDL_RenderClear(w->r);
+    SDL_Rect vp = {0, -w->scroll, w->w, w->h + w->scroll};
+    SDL_RenderSetViewport(w->r, &vp);
+    int rc = 0;
+    for (size_t i = 0; i < w->nsc && !rc; i++) rc = gfx_paint(w->r, &w->fonts, &w->scs[i], &w->sv);
+    SDL_RenderSetViewport(w->r, NULL);
+    SDL_SetRenderTarget(w->r, NULL);
+    w->tex_dirty = 0;
+    return rc;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+static void file_stamp(const char *path, struct timespec *t, off_t *size) {
+    struct stat st;
+    memset(t, 0, sizeof *t);
+    *size = -1;
+    if (path && stat(path, &st) == 0) {
+        *t = st.st_mtim;
+        *size = st.st_size;
+    }
+}
+
+/* Layouts of a new load; the old ones are freed only when all are built. */
+static int take_load(struct view *w, const struct view_load *ld, int first) {
+    struct layout *lys = calloc(ld->n ? ld->n : 1, sizeof *lys);
+    if (!lys) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    for (size_t i = 0; i < ld->n; i++)
+        if (layout_build(&lys[i], ld->trs[i]) != 0) {
+            free_layouts(w, lys, ld->n);
+            return fail(LSIM_ENOMEM, "out of memory", NULL);
+        }
+    int rc = first ? viewstate_init(&w->vs, ld->trs, ld->n, w->o->quiz)
+                   : viewstate_reload(&w->vs, ld->trs, ld->n);
+    if (rc) {
+        free_layouts(w, lys, ld->n);
+        return fail(rc, "out of memory", NULL);
+    }
+    free_layouts(w, w->lys, w->ld.n);
+    w->lys = lys;
+    w->ld = *ld;
+    w->scene_dirty = 1;
+    w->narr_cur = -2;
+    return 0;
+}
+
+static void poll_file(struct view *w) {
+    Uint32 now = SDL_GetTicks();
+    if (!w->host->path || now - w->last_poll < 250) return;
+    w->last_poll = now;
+    struct timespec t;
+    off_t size;
+    file_stamp(w->host->path, &t, &size);
+    if (t.tv_sec == w->mtime.tv_sec && t.tv_nsec == w->mtime.tv_nsec && size == w->msize) return;
+    w->mtime = t;
+    w->msize = size;
+    struct view_load ld;
+    memset(&ld, 0, sizeof ld);
+    int rc = w->host->load(w->host->ctx, &ld);
+    w->reloads++;
+    if (rc) {
+        snprintf(w->error, sizeof w->error, "%s", ld.error[0] ? ld.error : lsim_strerror(rc));
+        return;
+    }
+    if (take_load(w, &ld, 0) != 0) {
+        snprintf(w->error, sizeof w->error, "%s", gfx_error());
+        return;
+    }
+    w->error[0] = '\0';
+}
+
+/* ---- screenshot --------------------------------------------------------------- */
+
+/* A new locksim-shot-N.png beside the scenario (or in the current folder when
+ * that is not writable), reserved with O_EXCL so nothing is overwritten. */
+static int shot_name(const struct view *w, char *buf, size_t n) {
+    char dir[4096] = ".";
+    if (w->host->path) {
+        const char *slash = strrchr(w->host->path, '/');
+        if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - w->host->path), w->host->path);
+        if (!dir[0]) snprintf(dir, sizeof dir, "/");
+        if (access(dir, W_OK) != 0) snprintf(dir, sizeof dir, ".");
+    }
+    for (int k = 1; k < 100000; k++) {
+        snprintf(buf, n, "%s/locksim-shot-%d.png", strcmp(dir, "/") ? dir : "", k);
+        int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            close(fd);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void screenshot(struct view *w) {
+    char path[4200], err[600] = "";
+    int rc = shot_name(w, path, sizeof path) ? LSIM_EOUTPUT : 0;
+    if (rc) snprintf(err, sizeof err, "no free name for a screenshot");
+    SDL_Surface *s = NULL;
+    if (!rc) {
+        s = SDL_CreateRGBSurfaceWithFormat(0, w->w, w->h, 32, SDL_PIXELFORMAT_ARGB8888);
+        if (!s || SDL_RenderReadPixels(w->r, NULL, SDL_PIXELFORMAT_ARGB8888, s->pixels, s->pitch) != 0) {
+            rc = LSIM_EINTERNAL;
+            snprintf(err, sizeof err, "cannot read the window: %s", SDL_GetError());
+        }
+    }
+    FILE *f = NULL;
+    if (!rc) rc = w->host->shot_open(w->host->ctx, path, &f, err, sizeof err);
+    if (!rc) {
+        SDL_RWops *rw = SDL_RWFromFP(f, SDL_FALSE);
+        int ok = rw && IMG_SavePNG_RW(s, rw, 1) == 0;
+        if (!ok) snprintf(err, sizeof err, "cannot write %.400s: %.150s", path, IMG_GetError());
+        int crc = w->host->shot_close(w->host->ctx, ok, ok ? err : NULL, sizeof err);
+        rc = ok ? crc : LSIM_EOUTPUT;
+    }
+    SDL_FreeSurface(s);
+    if (rc) {
+        remove(path);
+        snprintf(w->status, sizeof w->status, "screenshot failed: %.150s", err);
+    } else {
+        snprintf(w->status, sizeof w->status, "screenshot: %.170s", path);
+    }
+    w->status_until = SDL_GetTicks() + 4000;
+    if (w->o->log) {
+        fprintf(w->o->log, "view: shot %s %s\n", rc ? "failed" : "written", rc ? err : path);
+        fflush(w->o->log);
+    }
+}
+
+/* ---- overlays ----------------------------------------------------------------- */
+
+static void text(struct view *w, int x, int y, const char *s, int bold, struct palette_rgb c) {
+    gfx_paint_text(w->r, &w->fonts, x, y, LINE_H, s, PALETTE_TEXT_PX, bold, c);
+}
+
+/* The scene of panel p and the y offset of the scenes on screen. */
+static int screen_y(const struct view *w, int y) { return y - w->scroll; }
+
+/* The narration of the current stop, cached. */
+static const char *narration(struct view *w) {
+    if (w->narr_cur == w->vs.cur) return w->narr;
+    w->narr_cur = w->vs.cur;
+    w->narr[0] = '\0';
+    if (w->vs.cur < 0) {
+        snprintf(w->narr, sizeof w->narr, "The start of the run: press Right to step, space to play.");
+        return w->narr;
+    }
+    const struct viewstate_event *e = &w->vs.ev[w->vs.cur];
+    const struct trace *tr = w->ld.trs[e->panel];
+    char s[500];
+    if (narrate_event(s, sizeof s, tr, &tr->ev[e->seq]) != 0 || !s[0])
+        snprintf(s, sizeof s, "(event %u)", e->seq);
+    char t[32];
+    format_time_ns(t, sizeof t, e->t);
+    if (w->ld.n > 1)
+        snprintf(w->narr, sizeof w->narr, "t=%s  [%s]  %s", t, tr->algo, s);
+    else
+        snprintf(w->narr, sizeof w->narr, "t=%s  %s", t, s);
+    return w->narr;
+}
+
+/* Lines from y0 to y1 of every panel's lanes: the first lane top to the
+ * last lane bottom (the grid guides tell). */
+static void lanes_extent(const struct scene *sc, int *y0, int *y1) {
+    *y0 = -1;
+    *y1 = -1;
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *k = &sc->cmd[i];
+        if (k->layer == SCENE_LAYER_MAIN && k->lane >= 0) {
+            if (*y0 < 0 || k->y < *y0) *y0 = k->y;
+            if (k->y + k->h > *y1) *y1 = k->y + k->h;
+        }
+    }
+}
+
+/* An unanswered quiz stop after the current one? */
+static int quiz_ahead(const struct viewstate *vs) {
+    for (long i = vs->cur + 1; i < (long)vs->nev; i++)
+        if ((vs->ev[i].flags & VIEWSTATE_DECISIVE) && !(vs->ev[i].flags & VIEWSTATE_REVEALED)) return 1;
+    return vs->question >= 0;
+}
+
+static void draw_cursor(struct view *w) {
+    long cur = w->vs.cur;
+    for (size_t p = 0; p < w->nsc; p++) {
+        const struct scene *sc = &w->scs[p];
+        int y0, y1;
+        lanes_extent(sc, &y0, &y1);
+        if (y0 < 0) continue;
+        int cx = scene_x_of(sc, w->vs.cursor);
+        int in = w->vs.cursor >= sc->t0 && w->vs.cursor <= sc->t1;
+        if (w->vs.quiz && in && quiz_ahead(&w->vs)) { /* the future is hidden until it happens */
+            /* before an open question: up to its badge; else just past the
+             * badge of the event at the cursor, which has happened */
+            int vx = cx + 11;
+            if (w->vs.question >= 0) {
+                sim_ns next = w->vs.ev[w->vs.question].t;
+                vx = next > sc->t1 ? sc->plot_x + sc->plot_w : scene_x_of(sc, next) - 8;
+                if (vx <= cx) vx = cx + 1;
+            }
+            /* from above the lanes (the bands reach up to the axis) */
+            gfx_paint_box(w->r, vx, screen_y(w, y0 - 8), sc->plot_x + sc->plot_w - vx + 12, y1 - y0 + 8, ui_veil);
+            /* and what the scene says about it in words: the write notes
+             * under the lanes, the double entry's caption */
+            gfx_paint_box(w->r, 0, screen_y(w, y1 + 1), w->w, sc->height - y1 - 1, ui_veil);
+            for (size_t i = 0; i < sc->ncmd; i++) {
+                const struct scene_cmd *k = &sc->cmd[i];
+                if (k->type == SCENE_CMD_TEXT && k->style == SCENE_ST_ALERT && k->x >= sc->plot_x)
+                    gfx_paint_box(w->r, k->x, screen_y(w, k->y), k->w, w->sv.line_h, ui_veil);
+            }
+        }
+        if (in) { /* a thin line that leaves the symbols readable, and a marker over the lanes */
+            gfx_paint_line(w->r, cx, screen_y(w, y0 - 6), cx, screen_y(w, y1 + 6), 1, ui_cursor);
+            for (int r = 0; r < 8; r++)
+                gfx_paint_box(w->r, cx - 7 + r, screen_y(w, y0 - 16 + r), 15 - 2 * r, 1, ui_cursor);
+        }
+        /* the current event: a yellow frame around its symbol */
+        if (cur >= 0 && w->vs.ev[cur].panel == p) {
+            uint32_t seq = w->vs.ev[cur].seq;
+            for (size_t i = 0; i < sc->ncmd; i++) {
+                const struct scene_cmd *k = &sc->cmd[i];
+                if (k->type != SCENE_CMD_SYM || k->seq != (int32_t)seq) continue;
+                int x = k->x, y = screen_y(w, k->y);
+                for (int b = 0; b < 5; b++) { /* yellow inside, black outside: seen on any fill */
+                    struct palette_rgb c = b < 2 ? ui_mark : ui_cursor;
+                    gfx_paint_line(w->r, x - 2 - b, y - 2 - b, x + k->w + 1 + b, y - 2 - b, 1, c);
+                    gfx_paint_line(w->r, x - 2 - b, y + k->h + 1 + b, x + k->w + 1 + b, y + k->h + 1 + b, 1, c);
+                    gfx_paint_line(w->r, x - 2 - b, y - 2 - b, x - 2 - b, y + k->h + 1 + b, 1, c);
+                    gfx_paint_line(w->r, x + k->w + 1 + b, y - 2 - b, x + k->w + 1 + b, y + k->h + 1 + b, 1, c);
+                }
+            }
+        }
+    }
+}
+
+static void frame_box(struct view *w, int x, int y, int bw, int bh, struct palette_rgb fill) {
+    gfx_paint_box(w->r, x - 2, y - 2, bw + 4, bh + 4, palette_outline);
+    gfx_paint_box(w->r, x, y, bw, bh, fill);
+}
+
+/* The open question, or the answer of the one just revealed (while the
+ * cursor stays on it), with the right choice marked. */
+static void draw_question(struct view *w) {
+    long at = w->vs.question;
+    int answered = 0;
+    if (at < 0 && w->vs.quiz && w->vs.cur >= 0 && (w->vs.ev[w->vs.cur].flags & VIEWSTATE_REVEALED)) {
+        at = w->vs.cur;
+        answered = 1;
+    }
+    if (at < 0) return;
+    const struct viewstate_event *e = &w->vs.ev[at];
+    char q[300], ch[3][96];
+    int answer = 0;
+    int n = viewstate_question(e, w->ld.trs[e->panel], q, sizeof q, ch, &answer);
+    if (!n) return;
+    int bw = w->w - 200, bh = LINE_H * (n + 3) + 16, x = 100, y = w->h - NARR_H - bh - 24;
+    frame_box(w, x, y, bw, bh, ui_panel);
+    text(w, x + 16, y + 8, answered ? "The answer:" : "What happens next?", 1, palette_outline);
+    text(w, x + 16, y + 8 + LINE_H, q, 0, palette_outline);
+    for (int i = 0; i < n; i++) {
+        char line[300];
+        int right = answered && i == answer;
+        snprintf(line, sizeof line, "%c) %.96s%s", (char)('A' + i), ch[i], right ? "   <- this" : "");
+        if (right) gfx_paint_box(w->r, x + 24, y + 8 + LINE_H * (2 + i), bw - 48, LINE_H, ui_mark);
+        text(w, x + 32, y + 8 + LINE_H * (2 + i), line, right, palette_outline);
+    }
+    text(w, x + 16, y + 8 + LINE_H * (2 + n),
+         answered ? "Right or space goes on." : "Press r (or Enter) to reveal.", 1,
+         palette_look(SCENE_ST_ALERT)->ink);
+}
+
+static void draw_narration(struct view *w) {
+    int y = w->h - NARR_H;
+    gfx_paint_box(w->r, 0, y, w->w, NARR_H, ui_bar);
+    text(w, 12, y + 4, narration(w), 1, ui_text);
+    char s[400], a[32], b[32], c[32];
+    format_time_ns(a, sizeof a, w->vs.t0);
+    format_time_ns(b, sizeof b, w->vs.t1);
+    format_time_ns(c, sizeof c, w->vs.cursor);
+    const char *st = w->status_until > SDL_GetTicks() ? w->status
+                     : w->content_h > w->h - NARR_H ? "? help  PgDn/PgUp: more below"
+                                                    : "";
+    snprintf(s, sizeof s, "%s  x%g  cursor %s  window %s..%s  %s%s", w->vs.playing ? "playing" : "paused",
+             viewstate_rate(&w->vs) / ((double)(w->vs.t_end > 0 ? w->vs.t_end : 1) / 20.0), c, a, b,
+             st[0] ? st : "? help", w->vs.quiz ? "  [quiz]" : "");
+    text(w, 12, y + 4 + LINE_H + 4, s, 0, ui_dim);
+}
+
+static void draw_hover(struct view *w) {
+    w->hover = -1;
+    if (w->drag || w->my >= w->h - NARR_H) return;
+    for (size_t p = 0; p < w->nsc; p++) {
+        long k = viewstate_hit(&w->scs[p], w->mx, w->my + w->scroll);
+        if (k < 0) continue;
+        const char *tip = w->scs[p].cmd[k].text;
+        int tw = gfx_text_width(&w->fonts, tip, PALETTE_TEXT_PX, 0) + 16;
+        int x = w->mx + 14, y = w->my + 18;
+        if (x + tw > w->w) x = w->w - tw - 4;
+        if (x < 0) x = 0;
+        if (y + LINE_H + 4 > w->h - NARR_H) y = w->my - LINE_H - 12;
+        frame_box(w, x, y, tw, LINE_H + 4, ui_panel);
+        text(w, x + 8, y + 2, tip, 0, palette_outline);
+        w->hover = (long)w->scs[p].cmd[k].seq;
+        return;
+    }
+}
+
+static const char *const help_lines[] = {
+    "space        play / pause",
+    "[  ]         slower / faster",
+    "Right  Left  next / previous event (exact: the run is replayed from its trace)",
+    "Home  End    start / end",
+    "drag on the time axis: scrub      drag elsewhere: pan",
+    "+  -  wheel  zoom in / out        0  f  fit the whole run",
+    "n            next violation (double entry, stale write accepted, wrong release)",
+    "r  Enter     reveal the quiz answer",
+    "s            screenshot (locksim-shot-N.png beside the scenario)",
+    "PgUp PgDn    scroll panels        F11  full screen",
+    "? F1         this help            q  Esc  quit",
+    "The window reloads when the scenario file changes on disk.",
+};
+
+static void draw_help(struct view *w) {
+    int n = (int)(sizeof help_lines / sizeof help_lines[0]);
+    int bw = w->w - 160 < 1000 ? w->w - 160 : 1000, bh = LINE_H * (n + 2);
+    int x = (w->w - bw) / 2, y = (w->h - NARR_H - bh) / 2;
+    if (y < 8) y = 8;
+    frame_box(w, x, y, bw, bh, ui_panel);
+    text(w, x + 16, y + 8, "locksim view: keys", 1, palette_outline);
+    for (int i = 0; i < n; i++) text(w, x + 16, y + 8 + LINE_H * (i + 1), help_lines[i], 0, palette_outline);
+}
+
+static void draw_error(struct view *w) {
+    if (!w->error[0]) return;
+    /* the message wrapped at the window's width, three lines at most */
+    int per = (w->w - 24) / (w->sv.char_w > 0 ? w->sv.char_w : 11), n = 0;
+    char lines[3][256];
+    const char *p = w->error;
+    while (*p && n < 3 && per > 10) {
+        int len = (int)strlen(p);
+        if (len > per) {
+            len = per;
+            while (len > per / 2 && p[len] != ' ') len--; /* at a space when one is near */
+            if (p[len] != ' ') len = per;
+        }
+        if (len > 255) len = 255;
+        snprintf(lines[n++], sizeof lines[0], "%.*s", len, p);
+        p += len;
+        while (*p == ' ') p++;
+    }
+    int bh = LINE_H * (n + 1) + 12;
+    gfx_paint_box(w->r, 0, 0, w->w, bh, ui_error);
+    text(w, 12, 4, "The scenario does not load; the window shows the last good run:", 1, ui_text);
+    for (int i = 0; i < n; i++) text(w, 12, 4 + LINE_H * (i + 1), lines[i], 0, ui_text);
+}
+
+static int draw(struct view *w, int shot) {
+    int rc = 0;
+    if (w->scene_dirty || w->built_t0 != w->vs.t0 || w->built_t1 != w->vs.t1) rc = build_scenes(w);
+    if (!rc && w->tex_dirty) rc = paint_texture(w);
+    if (rc) return rc;
+    SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
+    SDL_RenderClear(w->r);
+    SDL_RenderCopy(w->r, w->tex, NULL, NULL);
+    draw_cursor(w);
+    draw_question(w);
+    draw_narration(w);
+    draw_error(w);
+    if (w->help) draw_help(w);
+    else draw_hover(w);
+    if (shot) screenshot(w);
+    SDL_RenderPresent(w->r);
+    return 0;
+}
+
+/* ---- input ---------------------------------------------------------------------- */
+
+static void log_state(struct view *w) {
+    if (!w->o->log) return;
+    char line[500];
+    const char *kind = "-", *qkind = "-";
+    if (w->vs.cur >= 0) {
+        const struct viewstate_event *e = &w->vs.ev[w->vs.cur];
+        kind = trace_kind_name(w->ld.trs[e->panel]->ev[e->seq].kind);
+    }
+    if (w->vs.question >= 0) {
+        const struct viewstate_event *e = &w->vs.ev[w->vs.question];
+        qkind = trace_kind_name(w->ld.trs[e->panel]->ev[e->seq].kind);
+    }
+    snprintf(line, sizeof line,
+             "view: cur=%ld kind=%s cursor=%lld t0=%lld t1=%lld playing=%d speed=%d question=%ld "
+             "question_kind=%s panels=%zu reloads=%d error=%d help=%d hover=%ld fullscreen=%d size=%dx%d",
+             w->vs.cur, kind, (long long)w->vs.cursor, (long long)w->vs.t0, (long long)w->vs.t1,
+             w->vs.playing, w->vs.speed, w->vs.question, qkind, w->ld.n, w->reloads, w->error[0] != 0,
+             w->help, w->hover, w->fullscreen, w->w, w->h);
+    if (strcmp(line, w->last_log) != 0) {
+        snprintf(w->last_log, sizeof w->last_log, "%s", line);
+        fprintf(w->o->log, "%s\n", line);
+        fflush(w->o->log);
+    }
+}
+
+/* Time under x in the first panel. */
+static sim_ns t_at(const struct view *w, int x) {
+    return w->nsc ? viewstate_t_of_x(&w->scs[0], x) : 0;
+}
+
+static int on_axis(const struct view *w, int x, int y) {
+    for (size_t p = 0; p < w->nsc; p++) {
+        int y0, y1;
+        const struct scene *sc = &w->scs[p];
+        if (viewstate_axis_rows(sc, &y0, &y1) == 0 && y + w->scroll >= y0 - 4 && y + w->scroll <= y1 + 4 &&
+            x >= sc->plot_x - 4 && x <= sc->plot_x + sc->plot_w + 4)
+            return 1;
+    }
+    return 0;
+}
+
+static void scroll_by(struct view *w, int dy) {
+    int max = w->content_h - (w->h - NARR_H);
+    w->scroll += dy;
+    if (w->scroll > max) w->scroll = max;
+    if (w->scroll < 0) w->scroll = 0;
+    w->tex_dirty = 1;
+}
+
+static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
+    SDL_Keycode c = k->keysym.sym;
+    int shift = (k->keysym.mod & KMOD_SHIFT) != 0;
+    struct viewstate *vs = &w->vs;
+    if (w->help && c != SDLK_F11 && c != SDLK_s) { /* any key closes the help */
+        w->help = 0;
+        if (c == SDLK_ESCAPE || c == SDLK_QUESTION || c == SDLK_F1 || (c == SDLK_SLASH && shift)) return;
+    }
+    switch (c) {
+    case SDLK_SPACE:
+        if (vs->question < 0) {
+            if (!vs->playing && vs->cursor >= vs->t_end) viewstate_home(vs);
+            vs->playing = !vs->playing;
+        }
+        break;
+    case SDLK_RIGHTBRACKET: case SDLK_PERIOD: if (vs->speed < 12) vs->speed++; break;
+    case SDLK_LEFTBRACKET: case SDLK_COMMA: if (vs->speed > -12) vs->speed--; break;
+    case SDLK_RIGHT: vs->playing = 0; viewstate_step(vs, 1); break;
+    case SDLK_LEFT: vs->playing = 0; viewstate_step(vs, -1); break;
+    case SDLK_HOME: vs->playing = 0; viewstate_home(vs); break;
+    case SDLK_END: vs->playing = 0; viewstate_end(vs); break;
+    case SDLK_PLUS: case SDLK_EQUALS: case SDLK_KP_PLUS: viewstate_zoom(vs, 2.0, vs->cursor); break;
+    case SDLK_MINUS: case SDLK_KP_MINUS: viewstate_zoom(vs, 0.5, vs->cursor); break;
+    case SDLK_0: case SDLK_KP_0: case SDLK_f: viewstate_fit(vs); break;
+    case SDLK_n: vs->playing = 0; viewstate_next_violation(vs); break;
+    case SDLK_r: case SDLK_RETURN: case SDLK_KP_ENTER: viewstate_reveal(vs); break;
+    case SDLK_s: w->shot_pending = 1; break;
+    case SDLK_F1: case SDLK_QUESTION: w->help = 1; break;
+    case SDLK_SLASH: if (shift) w->help = 1; break;
+    case SDLK_PAGEDOWN: scroll_by(w, (w->h - NARR_H) / 2); break;
+    case SDLK_PAGEUP: scroll_by(w, -(w->h - NARR_H) / 2); break;
+    case SDLK_F11:
+        w->fullscreen = !w->fullscreen;
+        SDL_SetWindowFullscreen(w->win, w->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+        break;
+    case SDLK_q: case SDLK_ESCAPE: w->quit = 1; break;
+    default: break;
+    }
+}
+
+static void on_event(struct view *w, const SDL_Event *e) {
+    switch (e->type) {
+    case SDL_QUIT: w->quit = 1; break;
+    case SDL_KEYDOWN: on_key(w, &e->key); break;
+    case SDL_WINDOWEVENT:
+        if (e->window.event == SDL_WINDOWEVENT_SIZE_CHANGED || e->window.event == SDL_WINDOWEVENT_RESIZED) {
+            SDL_GetRendererOutputSize(w->r, &w->w, &w->h);
+            w->scene_dirty = 1;
+        }
+        if (e->window.event == SDL_WINDOWEVENT_EXPOSED) w->tex_dirty = 1;
+        break;
+    case SDL_MOUSEWHEEL: {
+        int y = e->wheel.y;
+        if (SDL_GetModState() & KMOD_SHIFT) scroll_by(w, -y * 60);
+        else if (y) viewstate_zoom(&w->vs, y > 0 ? 1.25 : 0.8, t_at(w, w->mx));
+        break;
+    }
+    case SDL_MOUSEBUTTONDOWN:
+        if (e->button.button == SDL_BUTTON_LEFT && e->button.y < w->h - NARR_H) {
+            w->drag = on_axis(w, e->button.x, e->button.y) ? 2 : 1;
+            w->drag_x = e->button.x;
+            w->drag_t0 = w->vs.t0;
+            if (w->drag == 2) {
+                w->vs.playing = 0;
+                viewstate_seek(&w->vs, t_at(w, e->button.x));
+            }
+        }
+        break;
+    case SDL_MOUSEBUTTONUP: w->drag = 0; break;
+    case SDL_MOUSEMOTION:
+        w->mx = e->motion.x;
+        w->my = e->motion.y;
+        if (w->drag == 2) viewstate_seek(&w->vs, t_at(w, w->mx));
+        else if (w->drag == 1 && w->nsc) {
+            const struct scene *sc = &w->scs[0];
+            double ns_per_px = (double)(w->vs.t1 - w->vs.t0) / (sc->plot_w > 0 ? sc->plot_w : 1);
+            sim_ns want = w->drag_t0 - (sim_ns)((w->mx - w->drag_x) * ns_per_px);
+            viewstate_pan(&w->vs, want - w->vs.t0);
+        }
+        break;
+    default: break;
+    }
+}
+
+/* ---- the run -------------------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --bench-frames: time a rebuilt-and-painted frame and an overlay-only
+ * frame with the whole run in view. */
+static int bench(struct view *w, int frames) {
+    double t0 = now_s(), worst = 0, t_scene = 0, t_paint = 0;
+    for (int i = 0; i < frames; i++) {
+        double a = now_s();
+        viewstate_fit(&w->vs);
+        w->vs.t1 -= (i & 1); /* a new window each frame: the scene is rebuilt */
+        int rc = build_scenes(w);
+        double b = now_s();
+        if (!rc) rc = paint_texture(w);
+        double c = now_s();
+        if (!rc) rc = draw(w, 0);
+        if (rc) return rc;
+        t_scene += b - a;
+        t_paint += c - b;
+        double d = now_s() - a;
+        if (d > worst) worst = d;
+    }
+    double rebuilt = (now_s() - t0) / frames;
+    double t1 = now_s();
+    for (int i = 0; i < frames; i++) {
+        viewstate_step(&w->vs, 1);
+        int rc = draw(w, 0);
+        if (rc) return rc;
+    }
+    double overlay = (now_s() - t1) / frames;
+    double t2 = now_s();
+    for (int i = 0; i < frames; i++) {
+        w->mx = i; /* nothing changes but the frame itself */
+        int rc = draw(w, 0);
+        if (rc) return rc;
+    }
+    double idle = (now_s() - t2) / frames;
+    size_t events = 0;
+    for (size_t p = 0; p < w->ld.n; p++) events += w->ld.trs[p]->len;
+    printf("view bench: %zu events, %dx%d, %zu scene commands\n"
+           "  frame with a new window (zoom/pan): %.2f ms (worst %.2f): scene_build %.2f ms, "
+           "painting the scene %.2f ms\n"
+           "  frame with a cursor step (narration replayed): %.2f ms\n"
+           "  frame with nothing new (texture + overlays): %.2f ms\n",
+           events, w->w, w->h, w->nsc ? w->scs[0].ncmd : 0, rebuilt * 1e3, worst * 1e3,
+           t_scene / frames * 1e3, t_paint / frames * 1e3, overlay * 1e3, idle * 1e3);
+    return 0;
+}
+
+static void close_view(struct view *w) {
+    free_scenes(w);
+    free_layouts(w, w->lys, w->ld.n);
+    viewstate_close(&w->vs);
+    gfx_fonts_close(&w->fonts);
+    if (w->tex) SDL_DestroyTexture(w->tex);
+    if (w->r) SDL_DestroyRenderer(w->r);
+    if (w->win) SDL_DestroyWindow(w->win);
+    TTF_Quit();
+    SDL_Quit();
+}
+
+int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
+    gfx_clear_error();
+    const char *d = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY"), *drv = getenv("SDL_VIDEODRIVER");
+    if (!(d && d[0]) && !(wl && wl[0]) && !(drv && drv[0]))
+        return fail(LSIM_ENODISPLAY, "no display (DISPLAY and WAYLAND_DISPLAY are not set)", NULL);
+    struct view w;
+    memset(&w, 0, sizeof w);
+    w.host = h;
+    w.o = o;
+    w.narr_cur = -2;
+    w.hover = -1;
+    /* the first load before any window: a malformed file fails at once */
+    int rc = h->load(h->ctx, &w.ld);
+    if (rc) return fail(rc, w.ld.error[0] ? w.ld.error : lsim_strerror(rc), NULL);
+    file_stamp(h->path, &w.mtime, &w.msize);
+    if (SDL_Init(SDL_INIT_VIDEO) != 0) {
+        rc = fail(LSIM_ENODISPLAY, "SDL cannot open a window", SDL_GetError());
+        SDL_Quit();
+        return rc;
+    }
+    struct view_load first = w.ld;
+    memset(&w.ld, 0, sizeof w.ld);
+    w.w = o->width > 0 ? o->width : 1280;
+    w.h = o->height > 0 ? o->height : 800;
+    if (TTF_Init() != 0) rc = fail(LSIM_EINTERNAL, "TTF_Init", TTF_GetError());
+    if (!rc) rc = gfx_fonts_open(&w.fonts);
+    if (!rc && !(w.win = SDL_CreateWindow("locksim view", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w.w, w.h,
+                                          SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI)))
+        rc = fail(LSIM_ENODISPLAY, "SDL_CreateWindow", SDL_GetError());
+    if (!rc && !(w.r = SDL_CreateRenderer(w.win, -1, SDL_RENDERER_TARGETTEXTURE)))
+        rc = fail(LSIM_EINTERNAL, "SDL_CreateRenderer", SDL_GetError());
+    if (!rc) SDL_GetRendererOutputSize(w.r, &w.w, &w.h);
+    if (!rc) rc = take_load(&w, &first, 1);
+    if (!rc && o->bench_frames > 0) {
+        rc = bench(&w, o->bench_frames);
+        close_view(&w);
+        return rc;
+    }
+    if (!rc) rc = draw(&w, 0);
+    if (!rc && o->log) {
+        fprintf(o->log, "view: ready\n");
+        log_state(&w);
+    }
+    double last = now_s();
+    while (!rc && !w.quit) {
+        SDL_Event e;
+        int had = 0;
+        while (SDL_PollEvent(&e)) {
+            on_event(&w, &e);
+            had = 1;
+        }
+        double now = now_s();
+        if (w.vs.playing) viewstate_play(&w.vs, now - last);
+        last = now;
+        poll_file(&w);
+        int shot = w.shot_pending;
+        w.shot_pending = 0;
+        rc = draw(&w, shot);
+        log_state(&w);
+        if (!had && !w.vs.playing) SDL_Delay(15);
+        else SDL_Delay(1);
+    }
+    close_view(&w);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/* The window (`locksim view`): the timeline of one or more kept traces in an
+ * SDL2 window, drawn by the same code as the PNG (gfx/sdl_paint.h), driven
+ * by the keyboard and the mouse; the state and its arithmetic live in
+ * render/viewstate.h. The window knows traces only: the front end runs the
+ * scenario, re-runs it when the file changes and writes screenshots through
+ * the host callbacks below. */
+#ifndef LOCKSIM_VIEW_H
+#define LOCKSIM_VIEW_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "scene.h"
+#include "trace.h"
+
+/* What a load hands the window: n traces (one panel each) and their
+ * banners, borrowed until the next successful load or the end of
+ * gfx_view_run. */
+struct view_load {
+    size_t n;
+    const struct trace *const *trs;
+    const struct scene_banner *banners;
+    char error[640];  /* when a load fails: "file:line:col: message" */
+};
+
+struct view_host {
+    void *ctx;
+    const char *path; /* the scenario file whose changes reload the window; NULL = none */
+    /* Run the scenario (again). On success fill *out and return 0; on
+     * failure return an LSIM code with out->error, the previous load staying
+     * valid. */
+    int (*load)(void *ctx, struct view_load *out);
+    /* Open path for a screenshot (*f to write to), then close it: ok = 1
+     * commits the file, ok = 0 abandons it (err may be NULL then). Return 0
+     * or an LSIM code with a sentence in err. */
+    int (*shot_open)(void *ctx, const char *path, FILE **f, char *err, size_t errlen);
+    int (*shot_close)(void *ctx, int ok, char *err, size_t errlen);
+};
+
+struct view_opts {
+    int quiz;          /* stop before decisive events and ask */
+    int width, height; /* window size at start (0 = 1280 x 800) */
+    FILE *log;         /* not NULL: one state line per change, for tests */
+    int bench_frames;  /* > 0: draw that many frames zoomed out (a scene
+                          rebuilt each), print the times and return */
+};
+
+/* Open the window and run until it is closed. Returns 0, LSIM_ENODISPLAY
+ * (no display: neither DISPLAY nor WAYLAND_DISPLAY nor SDL_VIDEODRIVER is
+ * set, or SDL cannot open video; gfx_error() says which), the load's code
+ * when the first load fails, or LSIM_ENOMEM / LSIM_EINTERNAL / LSIM_ENOINPUT
+ * (a font missing) with gfx_error(). */
+int gfx_view_run(const struct view_host *h, const struct view_opts *o);
+
+#endif

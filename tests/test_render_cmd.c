@@ -1,0 +1,200 @@
+/* Tests of `locksim render` and `locksim matrix --render` as a user runs
+ * them: exit codes, the file written (PNG signature, SVG that xmllint
+ * accepts), the same bytes twice, time windows, and the errors. The pixels
+ * themselves are tested in test_gfx.c; this binary does not link SDL. */
+#include "cli_util.h"
+
+#include <sys/stat.h>
+
+#define GC "scenarios/gc-pause-outlives-lease.lsim"
+#define FENCED "scenarios/fencing-rejects-stale-write.lsim"
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static int same_bytes(const char *a, const char *b) {
+    size_t la, lb;
+    char *x = read_all(a, &la), *y = read_all(b, &lb);
+    int same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+static int is_png(const char *path) {
+    size_t n;
+    char *b = read_all(path, &n);
+    int ok = b && n > 8 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0;
+    free(b);
+    return ok;
+}
+
+static int xmllint_ok(const char *path) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>/dev/null", path);
+    return system(cmd) == 0;
+}
+
+static void out_dir(void) {
+    mkdir("build", 0777);
+    mkdir("build/render_cmd", 0777);
+}
+
+/* A PNG is written, needs no display, and repeats byte for byte. */
+static void test_png_written_and_repeats(void **state) {
+    (void)state;
+    out_dir();
+    remove("build/render_cmd/a.png");
+    /* Step 1: render with no display at all (DISPLAY and WAYLAND_DISPLAY unset). */
+    struct result *r = run_in("env -u DISPLAY -u WAYLAND_DISPLAY", "render " GC " -o build/render_cmd/a.png");
+    assert_int_equal(r->code, 0);
+    assert_true(is_png("build/render_cmd/a.png"));
+    /* Step 2: again, to another file: the same bytes. */
+    r = run("render " GC " -o build/render_cmd/b.png");
+    assert_int_equal(r->code, 0);
+    assert_true(same_bytes("build/render_cmd/a.png", "build/render_cmd/b.png"));
+    /* Step 3: another seed of a scenario is another picture, not the same bytes. */
+    r = run("render " FENCED " -o build/render_cmd/c.png");
+    assert_int_equal(r->code, 0);
+    assert_false(same_bytes("build/render_cmd/a.png", "build/render_cmd/c.png"));
+}
+
+/* An SVG is valid XML, carries the banner and the story as text, and repeats. */
+static void test_svg_valid_and_repeats(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run("render " GC " -o build/render_cmd/a.svg");
+    assert_int_equal(r->code, 0);
+    assert_true(xmllint_ok("build/render_cmd/a.svg"));
+    r = run("render " GC " -o build/render_cmd/b.svg");
+    assert_int_equal(r->code, 0);
+    assert_true(same_bytes("build/render_cmd/a.svg", "build/render_cmd/b.svg"));
+    size_t n;
+    char *svg = read_all("build/render_cmd/a.svg", &n);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "GC pause outlives the lease")); /* title */
+    assert_non_null(strstr(svg, "UNSAFE"));                      /* verdict */
+    assert_non_null(strstr(svg, "locksim run " GC " --seed 1")); /* replay */
+    assert_non_null(strstr(svg, "DOUBLE ENTRY"));
+    free(svg);
+}
+
+/* --from/--to show a window: other ticks, and a window of a second shows the
+ * half-second tick the whole run does not. */
+static void test_time_window(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run("render " GC " -o build/render_cmd/w.svg --from 30s --to 32s");
+    assert_int_equal(r->code, 0);
+    assert_true(xmllint_ok("build/render_cmd/w.svg"));
+    size_t n;
+    char *svg = read_all("build/render_cmd/w.svg", &n);
+    assert_non_null(strstr(svg, ">30.5s<"));
+    free(svg);
+    svg = read_all("build/render_cmd/a.svg", &n);
+    if (!svg) { /* the SVG test did not run first */
+        assert_int_equal(run("render " GC " -o build/render_cmd/a.svg")->code, 0);
+        svg = read_all("build/render_cmd/a.svg", &n);
+    }
+    assert_null(strstr(svg, ">30.5s<"));
+    free(svg);
+    /* the PNG of the window differs from the whole run's */
+    assert_int_equal(run("render " GC " -o build/render_cmd/w.png --from 30s --to 32s")->code, 0);
+    assert_int_equal(run("render " GC " -o build/render_cmd/whole.png")->code, 0);
+    assert_false(same_bytes("build/render_cmd/w.png", "build/render_cmd/whole.png"));
+    /* --to before --from, and a time that is not one, are usage errors */
+    r = run("render " GC " -o build/render_cmd/x.png --from 32s --to 30s");
+    assert_int_equal(r->code, 64);
+    r = run("render " GC " -o build/render_cmd/x.png --from soon");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--from"));
+}
+
+/* Size options and standard output. */
+static void test_size_and_stdout(void **state) {
+    (void)state;
+    out_dir();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s render " GC " -o - --width 640 --height 0 > build/render_cmd/s.png", bin());
+    assert_int_equal(system(cmd), 0);
+    assert_true(is_png("build/render_cmd/s.png"));
+    snprintf(cmd, sizeof cmd, "%s render " GC " -o - --format svg > build/render_cmd/s.svg", bin());
+    assert_int_equal(system(cmd), 0);
+    assert_true(xmllint_ok("build/render_cmd/s.svg"));
+    struct result *r = run("render " GC " -o build/render_cmd/x.png --width 10");
+    assert_int_equal(r->code, 64);
+}
+
+/* Errors: a format we do not write, no output, the input as output, a full
+ * disk, a missing or malformed scenario. */
+static void test_errors(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run("render " GC " -o build/render_cmd/x.bmp");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "PNG"));
+    assert_non_null(strstr(r->err, "SVG"));
+    r = run("render " GC);
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "-o"));
+    write_file("build/render_cmd/in.svg", "scenario \"x\"\n");
+    r = run("render build/render_cmd/in.svg -o build/render_cmd/in.svg");
+    assert_int_equal(r->code, 64);
+    if (access("/dev/full", W_OK) == 0) {
+        r = run("render " GC " -o /dev/full --format png");
+        assert_int_equal(r->code, 73);
+    }
+    r = run("render build/render_cmd/none.lsim -o build/render_cmd/x.png");
+    assert_int_equal(r->code, 66);
+    write_file("build/render_cmd/bad.lsim", "clients A\nttl banana\n");
+    r = run("render build/render_cmd/bad.lsim -o build/render_cmd/x.png");
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "bad.lsim:"));
+    assert_int_not_equal(access("build/render_cmd/x.png", F_OK), 0); /* nothing written */
+}
+
+/* matrix --render: one panel per algorithm, PNG or SVG; the table is still printed. */
+static void test_matrix_render(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run("matrix " GC " --algos lease,fenced-lease --render build/render_cmd/m.png");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "fenced-lease"));
+    assert_true(is_png("build/render_cmd/m.png"));
+    r = run("matrix " GC " --algos lease,fenced-lease --render build/render_cmd/m.svg");
+    assert_int_equal(r->code, 0);
+    assert_true(xmllint_ok("build/render_cmd/m.svg"));
+    size_t n;
+    char *svg = read_all("build/render_cmd/m.svg", &n);
+    assert_non_null(strstr(svg, "algorithm: lease"));
+    assert_non_null(strstr(svg, "algorithm: fenced-lease"));
+    free(svg);
+    r = run("matrix " GC " --algos lease,fenced-lease --render build/render_cmd/m2.png");
+    assert_true(same_bytes("build/render_cmd/m.png", "build/render_cmd/m2.png"));
+    r = run("matrix " GC " --render build/render_cmd/m.gif");
+    assert_int_equal(r->code, 64);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_png_written_and_repeats),
+        cmocka_unit_test(test_svg_valid_and_repeats),
+        cmocka_unit_test(test_time_window),
+        cmocka_unit_test(test_size_and_stdout),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_matrix_render),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

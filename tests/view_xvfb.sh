@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# The real window (`locksim view`) under an X server, driven as a person
+# would with xdotool key presses; the window's --script-log state lines and
+# its own screenshots (the s key) are what is checked. Installs nothing: it
+# needs xdotool, ImageMagick's convert, and an X server on $DISPLAY (.ci/run
+# starts Xvfb :99). With no DISPLAY it starts its own Xvfb when there is one.
+# Also runs one short session under valgrind (suppressions: tests/view.supp)
+# when valgrind is there (VIEW_VALGRIND=0 skips it).
+# Usage: tests/view_xvfb.sh [LOCKSIM_BIN]. Closes with "tests: N passed, M failed".
+set -u
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-build/locksim}")
+root=$(pwd)
+passed=0; failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+
+missing=""
+command -v xdotool >/dev/null 2>&1 || missing="$missing xdotool"
+# ImageMagick's own convert (a stand-in of the same name may come first in PATH)
+convert=$(command -v /usr/bin/convert || command -v convert)
+[ -n "$convert" ] && "$convert" -version 2>/dev/null | grep -q ImageMagick || missing="$missing imagemagick"
+command -v import >/dev/null 2>&1 || missing="$missing import"
+own_x=""
+if [ -z "${DISPLAY:-}" ]; then
+  if command -v Xvfb >/dev/null 2>&1; then
+    Xvfb :98 -screen 0 1600x1000x24 -nolisten tcp >/dev/null 2>&1 & own_x=$!
+    export DISPLAY=:98
+    sleep 1
+  else
+    missing="$missing Xvfb"
+  fi
+fi
+if [ -n "$missing" ]; then
+  echo "view: missing$missing (apt-get install -y xvfb xdotool imagemagick); the window is not tested"
+  if [ "${CI:-}" = true ]; then echo "tests: 0 passed, 1 failed"; exit 1; fi
+  echo "tests: 0 passed, 0 failed"; exit 0
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  [ -n "$own_x" ] && kill "$own_x" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+cp scenarios/gc-pause-outlives-lease.lsim "$tmp/gc.lsim"
+
+# start NAME ARGS...: the window in the background, its log in $tmp/NAME.log;
+# waits for "view: ready" and sets $win (the window) and $vpid.
+start() {
+  local name=$1; shift
+  : > "$tmp/$name.log"
+  (cd "$tmp" && exec "$@" --script-log > "$tmp/$name.log" 2> "$tmp/$name.err") & vpid=$!
+  pids+=("$vpid")
+  log="$tmp/$name.log"
+  for _ in $(seq 1 ${START_WAIT:-200}); do grep -q "^view: ready" "$log" && break; sleep 0.1; done
+  win=$(xdotool search --sync --onlyvisible --pid "$vpid" --name "locksim view" 2>/dev/null | head -1)
+  [ -n "$win" ]
+}
+# key K...: key presses to the window, then a moment for it to draw.
+key() { for k in "$@"; do xdotool key --window "$win" "$k"; sleep 0.08; done; sleep 0.3; }
+# last: the window's latest state line.
+last() { grep '^view: cur=' "$log" | tail -1; }
+# field NAME: a field of the latest state line.
+field() { last | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+# wait_for REGEX [SECONDS]: until the latest state line matches.
+wait_for() {
+  local n=$(( ${2:-5} * 10 ))
+  for _ in $(seq 1 "$n"); do last | grep -Eq "$1" && return 0; sleep 0.1; done
+  return 1
+}
+# quit: q, and the process must end with status 0.
+quit() {
+  key q
+  local st=0
+  for _ in $(seq 1 50); do kill -0 "$vpid" 2>/dev/null || break; sleep 0.1; done
+  wait "$vpid"; st=$?
+  return $st
+}
+# band_cols PNG Y0 H: the x of every pixel of the double-entry band colour
+# (palette BAND, #F6D2BC) in rows Y0 .. Y0+H, one per line, sorted, unique.
+band_cols() {
+  "$convert" "$1" -crop "2000x$3+0+$2" +repage txt:- 2>/dev/null | grep -i '#F6D2BC' |
+    sed 's/^\([0-9]*\),.*/\1/' | sort -n | uniq
+}
+
+echo "== view: no display"
+out=$(env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER "$bin" view scenarios/gc-pause-outlives-lease.lsim 2>&1); st=$?
+check "no display: exit 69" '[ "$st" = 69 ]'
+check "no display: suggests render" 'echo "$out" | grep -q "locksim render .* -o out.png"'
+
+echo "== view: stepping moves the cursor"
+if start step "$bin" view "$tmp/gc.lsim"; then
+  check "opens at the start, whole run" 'last | grep -q "cur=-1 .*t0=0 t1=60000000000"'
+  shot0="$tmp/before.png"; import -window "$win" "$shot0" 2>/dev/null
+  key Right Right Right Right Right
+  check "5 x Right: A pauses at 5s" 'wait_for "cur=4 kind=pause cursor=5000000000"'
+  key Right
+  check "Right: the lease expires at 30s" 'wait_for "kind=srv-expire cursor=30000000000"'
+  key Left
+  check "Left: back to the pause exactly" 'wait_for "cur=4 kind=pause cursor=5000000000"'
+  import -window "$win" "$tmp/after.png" 2>/dev/null
+  check "the picture changed with the cursor" '! cmp -s "$shot0" "$tmp/after.png"'
+  key End
+  check "End: the last event" 'wait_for "kind=.* cursor=60000000000|cursor=3[0-9]{10}"'
+  key Home
+  check "Home: the start" 'wait_for "cur=-1 "'
+  key plus
+  check "+: zoom in 2x around the cursor" 'wait_for "t0=0 t1=30000000000"'
+  key minus 0
+  check "- and 0: the whole run" 'wait_for "t0=0 t1=60000000000"'
+  key bracketright bracketright
+  check "] ]: 4x speed" 'wait_for "speed=2"'
+  key space
+  check "space: plays" 'wait_for "playing=1"'
+  sleep 1
+  check "playing moves the cursor" '[ "$(field cursor)" -gt 0 ]'
+  key space
+  check "space: pauses" 'wait_for "playing=0"'
+  key question
+  check "?: help shown" 'wait_for "help=1"'
+  key Escape
+  check "Esc closes the help (and not the window)" 'wait_for "help=0" && kill -0 $vpid'
+  key F1
+  check "F1: help shown" 'wait_for "help=1"'
+  key space
+  xdotool windowsize "$win" 1000 700; sleep 0.5
+  check "resized: the window follows" 'wait_for "size=1000x700"'
+  key F11
+  check "F11: full screen" 'wait_for "fullscreen=1"'
+  key F11
+  check "F11 again: windowed" 'wait_for "fullscreen=0"'
+  xdotool windowsize "$win" 1280 800; sleep 0.5
+  # hover: the mouse over A's acquire mark (+) at 0s on lane A
+  key Home
+  xdotool mousemove --window "$win" 159 218; sleep 0.4
+  xdotool mousemove --window "$win" 160 219; sleep 0.4
+  check "hover over A's acquire shows its details" '[ "$(field hover)" != -1 ]'
+  xdotool mousemove --window "$win" 600 760; sleep 0.3
+  # scrub: press on the time axis at 30s and drag to 45s
+  xdotool mousemove --window "$win" 710 190 mousedown 1; sleep 0.2
+  xdotool mousemove --window "$win" 894 190; sleep 0.2; xdotool mouseup 1; sleep 0.3
+  check "dragging on the time axis scrubs the cursor to about 40s" \
+    'c=$(field cursor); [ "$c" -gt 38000000000 ] && [ "$c" -lt 42000000000 ]'
+  # pan: zoom in, then drag in the lanes to the left
+  key plus
+  t0=$(field t0)
+  xdotool mousemove --window "$win" 900 300 mousedown 1; sleep 0.2
+  xdotool mousemove --window "$win" 500 300; sleep 0.2; xdotool mouseup 1; sleep 0.3
+  check "dragging in the lanes pans later in time" '[ "$(field t0)" -gt "$t0" ]'
+  check "q: quits with status 0" 'quit'
+else
+  bad "the window opened"
+fi
+
+echo "== view: screenshot shows the double entry where it is"
+echo keep > "$tmp/locksim-shot-1.png"
+if start shot "$bin" view "$tmp/gc.lsim"; then
+  key s
+  check "s: a screenshot beside the scenario, not over an existing file" \
+    'grep -q "shot written $tmp/locksim-shot-2.png" "$log" && [ "$(cat $tmp/locksim-shot-1.png)" = keep ]'
+  cols=$(band_cols "$tmp/locksim-shot-2.png" 200 150)
+  lo=$(echo "$cols" | head -1); hi=$(echo "$cols" | tail -1); n=$(echo "$cols" | grep -c .)
+  echo "     band columns (whole run): ${lo:-none}..${hi:-none} ($n)"
+  check "the whole run: the band at 31s..32s, columns 725..750" \
+    '[ -n "$lo" ] && [ "$lo" -ge 725 ] && [ "$hi" -le 750 ] && [ "$n" -ge 15 ]'
+  key n
+  check "n: the double entry, zoomed" 'wait_for "kind=double-entry-begin cursor=31000000000 t0=27500000000 t1=35500000000"'
+  key s
+  check "s again: locksim-shot-3.png" 'grep -q "shot written $tmp/locksim-shot-3.png" "$log"'
+  cols=$(band_cols "$tmp/locksim-shot-3.png" 200 150)
+  lo=$(echo "$cols" | head -1); hi=$(echo "$cols" | tail -1); n=$(echo "$cols" | grep -c .)
+  echo "     band columns (zoomed): ${lo:-none}..${hi:-none} ($n)"
+  check "zoomed: the band is 1/8 of the plot, columns 635..785" \
+    '[ -n "$lo" ] && [ "$lo" -ge 635 ] && [ "$hi" -le 785 ] && [ "$n" -ge 120 ]'
+  quit >/dev/null
+else
+  bad "the window opened (screenshot)"
+fi
+
+echo "== view: the quiz stops before the decisive events"
+if start quiz "$bin" view "$tmp/gc.lsim" --quiz; then
+  key bracketright bracketright bracketright space
+  check "plays, then stops before S1 grants B the lock after A's lease expired" \
+    'wait_for "playing=0 .*question_kind=srv-grant" 8'
+  check "the cursor stands before the grant (31s)" '[ "$(field cursor)" -le 31000000000 ] && [ "$(field cursor)" -ge 30000000000 ]'
+  import -window "$win" "$tmp/quiz.png" 2>/dev/null
+  key Right
+  check "Right does not skip the question" 'wait_for "question_kind=srv-grant"'
+  key r
+  check "r reveals: the grant is the current event" 'wait_for "kind=srv-grant .*question=-1"'
+  key space
+  check "plays on, stops before A's late write reaches R" 'wait_for "playing=0 .*question_kind=write" 8'
+  key Return
+  check "Enter reveals the write" 'wait_for "kind=write .*question=-1"'
+  quit >/dev/null
+else
+  bad "the window opened (quiz)"
+fi
+
+echo "== view: compare two algorithms"
+if start cmp "$bin" view "$tmp/gc.lsim" --algos lease,fenced-lease; then
+  check "two panels" 'wait_for "panels=2"'
+  key n
+  check "n: the double entry (both panels share the cursor)" 'wait_for "kind=double-entry-begin cursor=31000000000"'
+  import -window "$win" "$tmp/compare.png" 2>/dev/null
+  quit >/dev/null
+else
+  bad "the window opened (compare)"
+fi
+
+echo "== view: live reload"
+cp scenarios/gc-pause-outlives-lease.lsim "$tmp/edit.lsim"
+if start edit "$bin" view "$tmp/edit.lsim"; then
+  key plus
+  before=$(field t1)
+  sleep 1.1 # a new mtime even on a coarse clock
+  sed -i 's/^@5s pause A 27s/@5s pause A 20s/' "$tmp/edit.lsim"
+  check "an edit on disk is picked up" 'wait_for "reloads=1 error=0" 3'
+  check "the view (zoom) is kept" '[ "$(field t1)" = "$before" ]'
+  sleep 1.1
+  echo "ttl banana" >> "$tmp/edit.lsim"
+  check "a malformed edit: the error is shown, the window stays" 'wait_for "reloads=2 error=1" 3 && kill -0 $vpid'
+  import -window "$win" "$tmp/error.png" 2>/dev/null
+  sleep 1.1
+  sed -i '$d' "$tmp/edit.lsim"
+  check "fixed again: the error goes" 'wait_for "reloads=3 error=0" 3'
+  quit >/dev/null
+else
+  bad "the window opened (reload)"
+fi
+printf 'lock lease ttl=30s\nttl banana\n' > "$tmp/bad.lsim"
+out=$("$bin" view "$tmp/bad.lsim" 2>&1); st=$?
+check "a malformed file at start: exit 65 with file:line:col" '[ "$st" = 65 ] && echo "$out" | grep -q "bad.lsim:2:"'
+
+if [ "${VIEW_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
+  echo "== view: a short session under valgrind"
+  if START_WAIT=1200 start vg valgrind -q --keep-debuginfo=yes --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+       --suppressions="$root/tests/view.supp" --error-exitcode=99 --log-file="$tmp/vg.txt" \
+       "$bin" view "$tmp/gc.lsim"; then
+    key Right Right n s plus minus question Escape
+    sleep 0.5
+    xdotool key --window "$win" q
+    wait "$vpid"; st=$?
+    check "valgrind: no errors and no leaks of our own (status $st)" '[ "$st" = 0 ]'
+    [ "$st" = 0 ] || sed -n 1,60p "$tmp/vg.txt"
+  else
+    bad "the window opened under valgrind"
+  fi
+fi
+
+if [ -n "${VIEW_SHOTS:-}" ]; then mkdir -p "$VIEW_SHOTS" && cp "$tmp"/*.png "$VIEW_SHOTS"/ 2>/dev/null; fi
+echo "view: $passed passed, $failed failed"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]
