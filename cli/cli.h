@@ -56,8 +56,9 @@ int cmd_matrix(int argc, char **argv);
 int cmd_hash(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
 
 extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[],
-    cli_usage_hash[], cli_usage_demo[];
+    cli_usage_hash[], cli_usage_demo[], cli_usage_explore[];
 
 #endif

@@ -18,6 +18,7 @@ const char cli_usage_main[] =
     "  locksim check FILE...          run scenarios and check their `expect` lines\n"
     "  locksim demo [DIR]             the seed's GC-pause timeline, plain lease then fencing\n"
     "  locksim matrix FILE [options]  one fault script against every algorithm: a verdict table\n"
+    "  locksim explore FILE [options] search a fault budget for a failure; shrink it to a file\n"
     "  locksim list                   lock algorithms (and scenarios in ./scenarios)\n"
     "  locksim hash FILE...           trace hash of each scenario (determinism checks)\n"
     "  locksim help [COMMAND]         this text, or one command's\n"
@@ -162,7 +163,8 @@ int main(int argc, char **argv) {
         const char *usage;
     } cmds[] = {{"run", cmd_run, cli_usage_run},       {"check", cmd_check, cli_usage_check},
                 {"hash", cmd_hash, cli_usage_hash},    {"matrix", cmd_matrix, cli_usage_matrix},
-                {"list", cmd_list, cli_usage_main},    {"demo", cmd_demo, cli_usage_demo}};
+                {"list", cmd_list, cli_usage_main},    {"demo", cmd_demo, cli_usage_demo},
+                {"explore", cmd_explore, cli_usage_explore}};
     int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";
