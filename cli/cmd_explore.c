@@ -53,8 +53,9 @@ static void print_cover(const struct explore_result *r)
                                                          "latency-spikes", "crashes"};
     int k, p;
 
-    printf("covered: %llu distinct fault placements (kind, node, named point or whole second)",
-           (unsigned long long)r->cover.placements);
+    printf("covered: %llu distinct fault placements of %llu the budget allows (kind, node, named "
+           "point or whole second)", (unsigned long long)r->cover.placements,
+           (unsigned long long)r->cover.placements_possible);
     if (r->cover.params)
         printf(", %llu draws of the params", (unsigned long long)r->cover.params);
     if (r->cover.truncated)

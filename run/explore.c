@@ -659,7 +659,28 @@ struct shrink {
     unsigned kinds;                /* ... and its kinds of violation */
     struct explore_result *r;
     struct checker_report rep;     /* of the last run that still failed */
+    struct checker_report last;    /* of the last run made (when last_valid) */
+    int last_valid;
 };
+
+/* How a run ended, in a few words: "SAFE", "UNSAFE with a stale write". */
+static void outcome(const struct checker_report *r, char *buf, size_t n)
+{
+    static const char *const kinds[5] = {"double entry", "stale write", "lost update",
+                                         "wrong release", "stuck client"};
+    unsigned v = violations(r);
+    size_t l;
+    int k, first = 1;
+
+    snprintf(buf, n, "%s", scn_verdict_name(r->verdict));
+    for (k = 0; k < 5; k++) {
+        if (!((v >> k) & 1))
+            continue;
+        l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", first ? " with a " : ", a ", kinds[k]);
+        first = 0;
+    }
+}
 
 /* The candidate as a parsed scenario: params applied, faults of the units,
  * dropped clients removed, then printed and parsed back, so that what runs
@@ -734,6 +755,7 @@ static int still_fails(struct shrink *sh)
     struct checker_report rep;
     int rc = build(sh, &s);
 
+    sh->last_valid = 0;
     if (rc != 0)
         return rc < 0 ? rc : 0;
     sh->r->shrink_runs++;
@@ -741,6 +763,8 @@ static int still_fails(struct shrink *sh)
     scenario_close(&s);
     if (rc < 0)
         return rc;
+    sh->last = rep;
+    sh->last_valid = 1;
     if (rc != 1 || rep.verdict != sh->verdict || (violations(&rep) & sh->kinds) != sh->kinds)
         return 0;
     sh->rep = rep;
@@ -1013,10 +1037,18 @@ static int pass_sizes(struct shrink *sh, int bisect)
                     else
                         lo = mid;
                 }
-                if (hi - lo == 1 && lo > 0 && sh->r->nboundary < 4)
+                if (hi - lo == 1 && lo > 0 && sh->r->nboundary < 4) {
+                    char fails[120], holds[120] = "not a valid scenario";
+                    set_size(v, slot, sign * lo);
+                    if ((rc = still_fails(sh)) < 0)
+                        return rc;
+                    if (sh->last_valid)
+                        outcome(&sh->last, holds, sizeof holds);
+                    outcome(&sh->rep, fails, sizeof fails);
                     snprintf(sh->r->boundary[sh->r->nboundary++], sizeof sh->r->boundary[0],
-                             "%s %s fails; %s (1 ns less) passes", what, dur(a, sign * hi),
-                             dur(b, sign * lo));
+                             "%.60s %s: %.100s; %s (1 ns less): %.100s", what, dur(a, sign * hi), fails,
+                             dur(b, sign * lo), holds);
+                }
             }
             set_size(v, slot, sign * hi);
             if (still_fails(sh) != 1) { /* not monotone after all: keep the value we had */
@@ -1365,6 +1397,20 @@ int explore_run(const struct scenario *base, const struct explore_opts *o,
         rc = shrink(c, r, c->own.algo);
     for (i = 0; i < (int)(BITMAP_BITS / 8); i++)
         r->cover.placements += (uint64_t)__builtin_popcount(c->bitmap[i]);
+    for (k = 0; k < SCN_NEM_COUNT; k++) {
+        const struct scn_budget *b = &c->own.explore.k[k];
+        sim_ns lo = b->at_lo_ns, hi = b->at_hi_ns ? b->at_hi_ns : c->own.duration_ns - 1;
+        uint64_t places = 0;
+        if (!c->own.explore.given || b->max == 0)
+            continue;
+        if (hi >= c->own.duration_ns)
+            hi = c->own.duration_ns - 1;
+        places = (uint64_t)(hi / SIM_NS_PER_S - lo / SIM_NS_PER_S + 1);
+        if (b->points && k != SCN_NEM_LATENCY)
+            for (i = 0; i < c->own.nclients; i++)
+                places += (uint64_t)__builtin_popcount(c->points[i]);
+        r->cover.placements_possible += places * (uint64_t)target_count(c, b);
+    }
     if (rc == LSIM_EINTERNAL && !err[0])
         snprintf(err, errlen, "the explorer failed (a worker process, or a counterexample that "
                  "did not fail once written)");

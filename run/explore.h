@@ -39,7 +39,8 @@ struct explore_cover {
     uint64_t kind_timed[SCN_NEM_COUNT]; /* of them, placed at a true time */
     uint64_t point[SCN_NEM_COUNT][SCN_POINT_COUNT]; /* placed at each named point */
     uint64_t params;                /* param draws */
-    uint64_t placements;            /* distinct (kind, node, point or whole second) */
+    uint64_t placements;            /* distinct (kind, node, point or whole second) tried */
+    uint64_t placements_possible;   /* how many such placements the budget allows */
     uint64_t truncated;             /* runs cut short by max-events (not judged) */
 };
 
@@ -52,7 +53,7 @@ struct explore_result {
     uint64_t shrink_runs;       /* runs made by the shrinker */
     int nsteps;                 /* shrink steps taken */
     char steps[EXPLORE_MAX_STEPS][160]; /* one line each */
-    char boundary[4][200];      /* sizes pinned to the tick: "pause A 30.000000001s fails, ..." */
+    char boundary[4][400];      /* sizes pinned to the tick, with the outcome on each side */
     int nboundary;
     int faults_found, faults_shrunk; /* faults in the first failing run and after shrinking */
     int clients_found, clients_shrunk;
