@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,13 +221,16 @@ static void note_placement(struct ctx *c, int kind, const struct scn_fault *f)
     c->bitmap[h >> 3] |= (unsigned char)(1u << (h & 7));
 }
 
+/* A fault with only what a drawn fault uses cleared (a whole struct
+ * scn_fault is 2 KiB, most of it partition groups, which stay unused). */
 static void fault_init(struct scn_fault *f, enum scn_fault_kind kind, const char *node)
 {
-    memset(f, 0, sizeof *f);
+    memset(f, 0, offsetof(struct scn_fault, groups));
+    memset(f->group_len, 0, sizeof *f - offsetof(struct scn_fault, group_len));
     f->kind = kind;
     f->occurrence = 1;
     f->which = SCN_CLOCK_WALL;
-    snprintf(f->node, sizeof f->node, "%s", node);
+    memcpy(f->node, node, strlen(node) + 1);
 }
 
 /* The faults of run `index` on scenario s, into u[] (at most max); returns
@@ -376,24 +380,38 @@ static int judge(const struct scenario *s, struct engine *e)
     return 0;
 }
 
-/* Run s with extra faults (a read-only view: engine_new copies it). */
+/* Run s with extra faults (a read-only view: engine_new copies it). The
+ * faults are put in the parser's order through an index sort, so each
+ * (large) fault is copied once. */
 static int run_view(struct ctx *c, const struct scenario *s, struct scn_fault *extra, int nextra,
                     struct checker_report *rep)
 {
     struct scenario view = *s; /* shallow: only read, never closed */
-    struct scn_fault stack[64], *all = stack;
+    struct scn_fault stack[32], *all = stack;
+    const struct scn_fault *ptr[2 * MAX_DRAWN + 64], **order = ptr;
     struct engine *e;
     struct scn_error err;
-    int n = s->nfaults + nextra, rc;
+    int n = s->nfaults + nextra, rc, i, j;
 
     if (n > (int)(sizeof stack / sizeof stack[0]) &&
         (all = malloc((size_t)n * sizeof *all)) == NULL)
         return LSIM_ENOMEM;
-    if (s->nfaults)
-        memcpy(all, s->faults, (size_t)s->nfaults * sizeof *all);
-    if (nextra)
-        memcpy(all + s->nfaults, extra, (size_t)nextra * sizeof *all);
-    sort_faults(all, n);
+    if (n > (int)(sizeof ptr / sizeof ptr[0]) &&
+        (order = malloc((size_t)n * sizeof *order)) == NULL) {
+        if (all != stack)
+            free(all);
+        return LSIM_ENOMEM;
+    }
+    for (i = 0; i < n; i++) { /* insertion sort of pointers: stable */
+        const struct scn_fault *f = i < s->nfaults ? &s->faults[i] : &extra[i - s->nfaults];
+        for (j = i; j > 0 && fault_before(f, order[j - 1]); j--)
+            order[j] = order[j - 1];
+        order[j] = f;
+    }
+    for (i = 0; i < n; i++)
+        all[i] = *order[i];
+    if (order != ptr)
+        free(order);
     view.faults = all;
     view.nfaults = view.cap_faults = n;
     rc = engine_new(&e, &view, &c->eo, &err);
