@@ -488,11 +488,13 @@ static void run_share(struct ctx *c, uint64_t batch, int w, int n, struct batch_
     }
 }
 
-static int write_all(int fd, const void *p, size_t n)
+/* All n bytes to (writing) or from fd, through EINTR; 0, or -1 at an error
+ * or the end of the pipe. */
+static int io_all(int fd, void *p, size_t n, int writing)
 {
-    const char *b = p;
+    char *b = p;
     while (n > 0) {
-        ssize_t k = write(fd, b, n);
+        ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -503,20 +505,8 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-static int read_all(int fd, void *p, size_t n)
-{
-    char *b = p;
-    while (n > 0) {
-        ssize_t k = read(fd, b, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        b += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
+static int write_all(int fd, const void *p, size_t n) { return io_all(fd, (void *)p, n, 1); }
+static int read_all(int fd, void *p, size_t n) { return io_all(fd, p, n, 0); }
 
 struct worker {
     pid_t pid;

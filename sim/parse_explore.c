@@ -73,6 +73,17 @@ static int dur_range(struct parser *p, char *val, int vcol, int signed_ok, const
     return 0;
 }
 
+/* DUR..DUR that must reach above 0 (zero_msg otherwise). */
+static int nonzero_range(struct parser *p, char *val, int vcol, const char *example,
+                         sim_ns *lo, sim_ns *hi, const char *zero_msg)
+{
+    if (dur_range(p, val, vcol, 0, example, lo, hi) < 0)
+        return -1;
+    if (*hi == 0)
+        return scnp_fail(p, vcol, "%s", zero_msg);
+    return 0;
+}
+
 /* on clients|servers|nodes|resource|NAME */
 static int target(struct parser *p, struct tok *t, struct scn_budget *b)
 {
@@ -134,19 +145,14 @@ static int item_key(struct parser *p, enum scn_nemesis k, struct tok *t, struct 
     seen[slot] = t->col;
     switch (slot) {
     case K_LENGTH:
-        if (k == SCN_NEM_LATENCY) {
-            if (dur_range(p, val, vcol, 0, "length=1s..10s", &b->len_lo_ns, &b->len_hi_ns) < 0)
-                return -1;
-            if (b->len_hi_ns == 0)
-                return scnp_fail(p, vcol, "a spike of length 0 does nothing; give a length "
-                                 "above 0, as in length=1s..10s");
-            return 0;
-        }
-        if (dur_range(p, val, vcol, 0, "length=1s..60s", &b->lo_ns, &b->hi_ns) < 0)
+        if (k == SCN_NEM_LATENCY)
+            return nonzero_range(p, val, vcol, "length=1s..10s", &b->len_lo_ns, &b->len_hi_ns,
+                                 "a spike of length 0 does nothing; give a length above 0, as "
+                                 "in length=1s..10s");
+        if (nonzero_range(p, val, vcol, "length=1s..60s", &b->lo_ns, &b->hi_ns,
+                          "a pause of length 0 does nothing; give a length above 0, as in "
+                          "length=1s..60s") < 0)
             return -1;
-        if (b->hi_ns == 0)
-            return scnp_fail(p, vcol, "a pause of length 0 does nothing; give a length above 0, "
-                             "as in length=1s..60s");
         if (b->lo_ns == 0)
             b->lo_ns = 1; /* 0s..X means any pause up to X */
         return 0;
@@ -167,23 +173,13 @@ static int item_key(struct parser *p, enum scn_nemesis k, struct tok *t, struct 
                              "above 0, as in max=5s");
         return 0;
     case K_AT:
-        if (dur_range(p, val, vcol, 0, "at=0s..30s", &b->at_lo_ns, &b->at_hi_ns) < 0)
-            return -1;
-        if (b->at_hi_ns == 0)
-            return scnp_fail(p, vcol, "at=0s..0s leaves no time to place a fault in; give a "
-                             "window, as in at=0s..30s");
-        return 0;
+        return nonzero_range(p, val, vcol, "at=0s..30s", &b->at_lo_ns, &b->at_hi_ns,
+                             "at=0s..0s leaves no time to place a fault in; give a window, as "
+                             "in at=0s..30s");
     default:
         if (k == SCN_NEM_CLOCK_STEP) {
-            if (strcmp(val, "wall") == 0)
-                b->which = SCN_CLOCK_WALL;
-            else if (strcmp(val, "monotonic") == 0 || strcmp(val, "mono") == 0)
-                b->which = SCN_CLOCK_MONO;
-            else if (strcmp(val, "both") == 0)
-                b->which = SCN_CLOCK_BOTH;
-            else
-                return scnp_fail(p, vcol, "unknown clock '%.40s'; expected wall, monotonic or "
-                                 "both", val);
+            if (scnp_clock_which_parse(val, &b->which, why) < 0)
+                return scnp_fail_why(p, vcol, why);
             return 0;
         }
         if (scnp_bool_parse(val, &b->points, why) < 0)

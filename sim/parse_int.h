@@ -61,6 +61,8 @@ int scnp_loss_parse(const char *t, uint32_t *out, char *why);
 /* DUR or DUR..DUR; on failure *errcol is the offset within t at fault. */
 int scnp_latency_parse(char *t, struct scn_latency *out, char *why, int *errcol);
 int scnp_drift_parse(const char *t, int64_t *out, char *why);
+/* wall, monotonic (or mono), both. */
+int scnp_clock_which_parse(const char *t, enum scn_clock_which *out, char *why);
 int scnp_purpose_parse(const char *t, enum scn_purpose *out, char *why);
 /* A letter, then letters, digits or bytes of extra (not NUL). */
 int scnp_is_word(const char *s, const char *extra);
