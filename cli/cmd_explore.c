@@ -1,6 +1,7 @@
 /* `locksim explore`: search a scenario's fault budget for a run that breaks
  * its expectations, shrink it, and write the counterexample as a scenario
  * file (run/explore.h); per algorithm with --algos, then a summary table. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,8 +207,9 @@ int cmd_explore(int argc, char **argv)
             o.budget = 0;
         } else if (strcmp(a, "--seed") == 0 && has) {
             char *end;
+            errno = 0;
             o.seed = strtoull(argv[++i], &end, 10);
-            if (!argv[i][0] || *end || argv[i][0] == '-')
+            if (!argv[i][0] || *end || argv[i][0] == '-' || errno)
                 return cli_usage("--seed takes a number, not '%s'", argv[i]);
         } else if (strcmp(a, "--algos") == 0 && has) {
             algos = argv[++i];

@@ -300,7 +300,7 @@ static int draw_faults(struct ctx *c, const struct scenario *s, uint64_t index, 
                 break;
             }
             default: { /* SCN_NEM_CRASH */
-                int j, h, overlap = 0;
+                int j, overlap = 0;
                 fault_init(&v->f[0], SCN_FAULT_CRASH, node);
                 at = place(c, s, b, &g, &v->f[0], k);
                 if (at >= 0 && at + size < s->duration_ns) {
@@ -310,9 +310,8 @@ static int draw_faults(struct ctx *c, const struct scenario *s, uint64_t index, 
                 }
                 /* One crash of a node at a time: drop one that overlaps. */
                 for (j = 0; j < n && !overlap; j++)
-                    for (h = 0; h < u[j].n; h++)
-                        if (u[j].kind == SCN_NEM_CRASH && strcmp(u[j].f[0].node, node) == 0)
-                            overlap = 1;
+                    if (u[j].kind == SCN_NEM_CRASH && strcmp(u[j].f[0].node, node) == 0)
+                        overlap = 1;
                 for (j = 0; j < s->nfaults && !overlap; j++)
                     if ((s->faults[j].kind == SCN_FAULT_CRASH ||
                          s->faults[j].kind == SCN_FAULT_RESTART) &&
@@ -1148,7 +1147,7 @@ static int write_file(struct shrink *sh, const char *algo)
     struct explore_result *r = sh->r;
     struct scenario s;
     const struct checker_report *rep = &sh->rep;
-    char *body, head[8192], line[256];
+    char *body, head[EXPLORE_MAX_STEPS * 200 + 4096], line[256];
     size_t blen, hl = 0;
     int i, rc;
 
