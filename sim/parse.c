@@ -5,7 +5,8 @@
  * The parts: parse_lex.c (bytes, tokens), parse_value.c (value syntaxes),
  * parse_header.c (header lines and --set), parse_link.c (link, clock),
  * parse_client.c, parse_fault.c, parse_expect.c, parse_param.c (param and
- * $NAME), parse_names.c (node names); shared: parse_int.h. */
+ * $NAME), parse_explore.c (the explore line's fault budget), parse_names.c
+ * (node names); shared: parse_int.h. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ static const struct {
 } line_kws[] = {
     {"link", scnp_kw_link},       {"clock", scnp_kw_clock},     {"client", scnp_kw_client},
     {"clients", scnp_kw_clients}, {"expect", scnp_kw_expect},  {"param", scnp_kw_param},
+    {"explore", scnp_kw_explore},
 };
 
 static int do_line(struct parser *p)
@@ -47,7 +49,7 @@ static int do_line(struct parser *p)
             return line_kws[k].parse(p);
     return scnp_fail(p, t->col, "unknown keyword '%.30s'; expected title, description, purpose, "
                      "seed, duration, stuck-after, max-events, retry, lock, resource, network, "
-                     "link, clock, client, clients, expect, param, or a time (@5s, +1s, "
+                     "link, clock, client, clients, expect, param, explore, or a time (@5s, +1s, "
                      "on A.point)", w);
 }
 
@@ -109,6 +111,8 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
         rc = scnp_check_params_used(p);
     if (rc == 0)
         rc = scnp_check_faults(p);
+    if (rc == 0)
+        rc = scnp_check_explore(p);
     if (rc == 0 && s->nparams > 0 && len > 0) {
         if ((s->source = malloc(len)) == NULL)
             rc = scnp_fail_nomem(p, 1);

@@ -123,16 +123,8 @@ static int act_clock(struct parser *p, int i, struct scn_fault *f)
         f->kind = SCN_FAULT_CLOCK_STEP;
         f->which = SCN_CLOCK_WALL;
         if (i < p->ntoks && p->toks[i].kind == T_WORD) {
-            const char *w = p->toks[i].s;
-            if (strcmp(w, "wall") == 0)
-                f->which = SCN_CLOCK_WALL;
-            else if (strcmp(w, "monotonic") == 0 || strcmp(w, "mono") == 0)
-                f->which = SCN_CLOCK_MONO;
-            else if (strcmp(w, "both") == 0)
-                f->which = SCN_CLOCK_BOTH;
-            else
-                return scnp_fail(p, p->toks[i].col, "unknown clock '%.40s'; expected wall, "
-                                 "monotonic or both", w);
+            if (scnp_clock_which_parse(p->toks[i].s, &f->which, why) < 0)
+                return scnp_fail_why(p, p->toks[i].col, why);
             i++;
         }
         return scnp_need_end(p, i, "the step");

@@ -1,6 +1,7 @@
-/* Private to the scenario parser (sim/parse*.c): the parser state, the
- * tokens of one line, and the helpers each part of the grammar shares. Its
- * functions carry the prefix scnp_ and are called only by sim/parse*.c (they
+/* Private to the scenario parser (sim/parse*.c; its printer, scenario_print.c,
+ * uses the value formats): the parser state, the tokens of one line, and the
+ * helpers each part of the grammar shares. Its functions carry the prefix
+ * scnp_ and are called only by sim/parse*.c and sim/scenario_print.c (they
  * are not part of scenario.h's interface). Conventions: a helper that fails
  * returns -1 after filling the parser's error (scnp_fail()); out of memory
  * also sets parser.nomem so that scenario_parse() returns LSIM_ENOMEM rather
@@ -60,6 +61,8 @@ int scnp_loss_parse(const char *t, uint32_t *out, char *why);
 /* DUR or DUR..DUR; on failure *errcol is the offset within t at fault. */
 int scnp_latency_parse(char *t, struct scn_latency *out, char *why, int *errcol);
 int scnp_drift_parse(const char *t, int64_t *out, char *why);
+/* wall, monotonic (or mono), both. */
+int scnp_clock_which_parse(const char *t, enum scn_clock_which *out, char *why);
 int scnp_purpose_parse(const char *t, enum scn_purpose *out, char *why);
 /* A letter, then letters, digits or bytes of extra (not NUL). */
 int scnp_is_word(const char *s, const char *extra);
@@ -199,6 +202,10 @@ int scnp_check_faults(struct parser *p);
 int scnp_fault_never_acts(const struct scenario *s, char *why);
 /* parse_expect.c */
 int scnp_kw_expect(struct parser *p);
+/* parse_explore.c: the explore line (a fault budget for `locksim explore`),
+ * and the check, once the file is read, that its windows fall in the run. */
+int scnp_kw_explore(struct parser *p);
+int scnp_check_explore(struct parser *p);
 /* parse_param.c: param lines, $NAME expansion in a line's tokens, and the
  * check that every param was used. */
 int scnp_kw_param(struct parser *p);

@@ -418,6 +418,19 @@ int scnp_latency_parse(char *t, struct scn_latency *out, char *why, int *errcol)
 }
 
 /* A clock drift: a signed integer followed by ppm, |drift| <= 500000. */
+int scnp_clock_which_parse(const char *t, enum scn_clock_which *out, char *why)
+{
+    if (strcmp(t, "wall") == 0)
+        *out = SCN_CLOCK_WALL;
+    else if (strcmp(t, "monotonic") == 0 || strcmp(t, "mono") == 0)
+        *out = SCN_CLOCK_MONO;
+    else if (strcmp(t, "both") == 0)
+        *out = SCN_CLOCK_BOTH;
+    else
+        return WHY("unknown clock '%.40s'; expected wall, monotonic or both", t);
+    return 0;
+}
+
 int scnp_drift_parse(const char *t, int64_t *out, char *why)
 {
     size_t n = strlen(t);

@@ -265,6 +265,13 @@ static const char *const fault_names[SCN_FAULT_COUNT] = {
     [SCN_FAULT_PROMOTE] = "promote",
 };
 
+static const char *const nemesis_names[SCN_NEM_COUNT] = {
+    [SCN_NEM_PAUSE] = "pauses",
+    [SCN_NEM_CLOCK_STEP] = "clock-steps",
+    [SCN_NEM_LATENCY] = "latency-spikes",
+    [SCN_NEM_CRASH] = "crashes",
+};
+
 /* The name of value i, or "?" for a value the table does not know. */
 #define NAME_OF(table, i)                                                          \
     ((unsigned)(i) < sizeof table / sizeof table[0] && table[(unsigned)(i)] != NULL \
@@ -276,3 +283,4 @@ const char *scn_metric_name(enum scn_metric m) { return metric_info(m) ? metric_
 const char *scn_verdict_name(enum scn_verdict v) { return NAME_OF(verdict_names, v); }
 const char *scn_step_name(enum scn_step_kind k) { return NAME_OF(step_names, k); }
 const char *scn_fault_name(enum scn_fault_kind k) { return NAME_OF(fault_names, k); }
+const char *scn_nemesis_name(enum scn_nemesis k) { return NAME_OF(nemesis_names, k); }

@@ -182,6 +182,44 @@ struct scn_param {
     struct scn_pos pos;        /* of NAME */
 };
 
+/* The kinds of fault an `explore` line may budget (docs/scenario-format.md,
+ * "Exploring"). The explorer (run/explore.h) draws faults of these kinds and
+ * writes them as ordinary timed lines; the engine never reads this. */
+enum scn_nemesis {
+    SCN_NEM_PAUSE,      /* pauses<=N: pause NODE for a length */
+    SCN_NEM_CLOCK_STEP, /* clock-steps<=N: step a node's clock by a delta */
+    SCN_NEM_LATENCY,    /* latency-spikes<=N: a node's outgoing latency, for a length */
+    SCN_NEM_CRASH,      /* crashes<=N: crash a node, restart it after a down time */
+    SCN_NEM_COUNT
+};
+
+/* Which nodes a budgeted fault may hit (bits), or one named node. */
+enum scn_targets {
+    SCN_TARGET_CLIENTS = 1,
+    SCN_TARGET_SERVERS = 2,
+    SCN_TARGET_RESOURCE = 4
+};
+
+/* One item of an explore line: `KIND<=N [on WHO] [KEY=VALUE]...`. */
+struct scn_budget {
+    int max;                 /* at most this many faults of the kind per run; 0 = none */
+    unsigned targets;        /* SCN_TARGET_* bits, when node is "" */
+    char node[SCN_NAME_MAX]; /* `on NAME`: only this node; "" = by targets */
+    sim_ns lo_ns, hi_ns;     /* the size: pause length, step delta (signed), spike
+                                latency, crash down time; uniform in [lo, hi] */
+    sim_ns len_lo_ns, len_hi_ns; /* latency spikes: how long one lasts */
+    sim_ns at_lo_ns, at_hi_ns;   /* when (true time); at_hi_ns 0 = the whole run */
+    int points;              /* 1 = may also fire at a named point of a client's program */
+    enum scn_clock_which which;  /* clock steps: which clock */
+    struct scn_pos pos;      /* of the kind's word */
+};
+
+struct scn_explore {
+    int given;                          /* 1 = the scenario has an explore line */
+    struct scn_budget k[SCN_NEM_COUNT]; /* indexed by enum scn_nemesis */
+    struct scn_pos pos;                 /* of the keyword */
+};
+
 struct scenario {
     char file[256];                 /* name used in messages */
     char title[SCN_TEXT_MAX];
@@ -245,6 +283,8 @@ struct scenario {
                                        applied since the parse, each NUL-terminated,
                                        replayed after a re-parse; NULL when none */
     size_t sets_len;
+
+    struct scn_explore explore;     /* the explore line's fault budget (plain data) */
 };
 /* Every array above is heap-allocated, grown on demand by the scenario_add_*
  * functions (never beyond its SCN_MAX_* limit), read as s->arr[i] for
@@ -293,6 +333,14 @@ int scenario_parse(struct scenario *s, const char *fname, const char *text,
  * A failed --set changes nothing. */
 int scenario_set(struct scenario *s, const char *kv, struct scn_error *err);
 
+/* Write s as scenario text (sim/scenario_print.c): every field the parser
+ * reads, so that scenario_parse() of the text gives back s, the same runs
+ * and the same trace hashes. Params are written as the values they gave
+ * (the text has no param lines); timed faults must be in time order, as
+ * the parser keeps them. *out is heap-allocated and NUL-terminated, *len
+ * bytes; the caller frees it with free(). Returns 0 or LSIM_ENOMEM. */
+int scenario_print(const struct scenario *s, char **out, size_t *len);
+
 /* Helpers shared with lock algorithms for option values. Return 0 or -1. */
 int scn_parse_duration(const char *text, sim_ns *out);  /* "30s", "500ms", "1m" */
 int scn_parse_int(const char *text, int64_t *out);
@@ -322,5 +370,7 @@ const char *scn_metric_name(enum scn_metric m);
 const char *scn_verdict_name(enum scn_verdict v);
 const char *scn_step_name(enum scn_step_kind k);
 const char *scn_fault_name(enum scn_fault_kind k);
+/* The word of an explore item: pauses, clock-steps, latency-spikes, crashes. */
+const char *scn_nemesis_name(enum scn_nemesis k);
 
 #endif

@@ -1,0 +1,319 @@
+/* `locksim explore`: search a scenario's fault budget for a run that breaks
+ * its expectations, shrink it, and write the counterexample as a scenario
+ * file (run/explore.h); per algorithm with --algos, then a summary table. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "explore.h"
+#include "output.h"
+#include "scenario.h"
+#include "scenario_file.h"
+
+const char cli_usage_explore[] =
+    "Usage: locksim explore FILE [--budget RUNS | --time 30s] [--seed S] [--algos A,B|all]\n"
+    "                       [--jobs N] [--swarm] [--set KEY=VALUE]... [-o counterexample.lsim]\n"
+    "\n"
+    "Searches the scenario's fault budget (its `explore` line, and its params with a\n"
+    "range) for a run that breaks its `expect` lines (with none: a run that is not\n"
+    "SAFE), then shrinks that run (fewest faults and clients, rounder and shorter\n"
+    "times, sizes bisected to the exact nanosecond) and writes it as an ordinary\n"
+    "scenario file that `locksim check` passes. The same --seed gives the same file,\n"
+    "byte for byte, whatever --jobs is.\n"
+    "\n"
+    "Options:\n"
+    "  --budget RUNS   runs at most (default 100000; whole batches of 2048)\n"
+    "  --time DUR      stop searching after this much wall time (30s, 2m)\n"
+    "  --seed S        the explorer seed (default 1)\n"
+    "  --algos LIST    explore with each of these algorithms (comma-separated, or all);\n"
+    "                  default: the scenario's own\n"
+    "  --jobs N        worker processes (default 1)\n"
+    "  --swarm         each run enables a random subset of the fault kinds\n"
+    "  --set KEY=VALUE override a scenario value first, as `run --set` does\n"
+    "  -o FILE         write the counterexample here (with several algorithms, FILE\n"
+    "                  gets .ALGO before its .lsim); default: print it\n"
+    "Exit: 0 nothing found, 1 a counterexample was found, 64/65/66 as `run`.\n";
+
+/* "out.lsim" -> "out.lease.lsim" when several algorithms share -o. */
+static void out_name(char *buf, size_t n, const char *path, const char *algo, int several)
+{
+    size_t l = strlen(path);
+
+    if (!several)
+        snprintf(buf, n, "%s", path);
+    else if (l > 5 && strcmp(path + l - 5, ".lsim") == 0)
+        snprintf(buf, n, "%.*s.%s.lsim", (int)(l - 5), path, algo);
+    else
+        snprintf(buf, n, "%s.%s", path, algo);
+}
+
+static void print_cover(const struct explore_result *r)
+{
+    static const char *const kind_head[SCN_NEM_COUNT] = {"pauses", "clock-steps",
+                                                         "latency-spikes", "crashes"};
+    int k, p;
+
+    printf("covered: %llu distinct fault placements of %llu the budget allows (kind, node, named "
+           "point or whole second)", (unsigned long long)r->cover.placements,
+           (unsigned long long)r->cover.placements_possible);
+    if (r->cover.params)
+        printf(", %llu draws of the params", (unsigned long long)r->cover.params);
+    if (r->cover.truncated)
+        printf(", %llu runs cut short (not judged)", (unsigned long long)r->cover.truncated);
+    printf("\n  %-24s", "faults placed");
+    for (k = 0; k < SCN_NEM_COUNT; k++)
+        printf(" %14s", kind_head[k]);
+    printf("\n  %-24s", "at a true time");
+    for (k = 0; k < SCN_NEM_COUNT; k++)
+        printf(" %14llu", (unsigned long long)r->cover.kind_timed[k]);
+    for (p = SCN_POINT_NONE + 1; p < SCN_POINT_COUNT; p++) {
+        printf("\n  %-24s", scn_point_name((enum scn_point)p));
+        for (k = 0; k < SCN_NEM_COUNT; k++)
+            printf(" %14llu", (unsigned long long)r->cover.point[k][p]);
+    }
+    printf("\n  %-24s", "in all");
+    for (k = 0; k < SCN_NEM_COUNT; k++)
+        printf(" %14llu", (unsigned long long)r->cover.kind[k]);
+    printf("\n");
+}
+
+struct row {
+    char algo[48];
+    int found;
+    unsigned long long runs, first;
+    int faults;
+    char what[200];
+};
+
+static int explore_one(const char *file, const struct scenario *s, struct explore_opts *o,
+                       const char *outpath, int several, struct row *row)
+{
+    struct explore_result r;
+    char err[800] = "", path[4200];
+    const char *algo = o->algo ? o->algo->name : s->algo;
+    int rc = explore_run(s, o, &r, err, sizeof err);
+
+    snprintf(row->algo, sizeof row->algo, "%s", algo);
+    if (rc) {
+        explore_result_close(&r);
+        return cli_fail(rc, err);
+    }
+    printf("== explore %s, algorithm %s, explorer seed %llu, %s, %d job%s\n", file, algo,
+           (unsigned long long)o->seed, o->swarm ? "swarm (a random subset of kinds per run)"
+           : "every kind in every run", o->jobs, o->jobs == 1 ? "" : "s");
+    printf("search: %llu runs in %.3fs: %.0f runs/s", (unsigned long long)r.runs, r.seconds,
+           r.seconds > 0 ? (double)r.runs / r.seconds : 0.0);
+    row->found = r.found;
+    row->runs = r.runs;
+    if (!r.found) {
+        printf("; none found in %llu runs\n", (unsigned long long)r.runs);
+        print_cover(&r);
+        snprintf(row->what, sizeof row->what, "none found in %llu runs",
+                 (unsigned long long)r.runs);
+        explore_result_close(&r);
+        return 0;
+    }
+    row->first = (unsigned long long)r.first_fail + 1;
+    row->faults = r.faults_shrunk;
+    printf("; first failure at run %llu (%llu runs to the first failure)\n",
+           (unsigned long long)r.first_fail, (unsigned long long)r.first_fail + 1);
+    printf("shrink: %d steps, %llu runs in %.3fs: faults %d -> %d, clients %d -> %d\n", r.nsteps,
+           (unsigned long long)r.shrink_runs, r.shrink_seconds, r.faults_found, r.faults_shrunk,
+           r.clients_found, r.clients_shrunk);
+    for (int i = 0; i < r.nsteps && i < EXPLORE_MAX_STEPS; i++)
+        printf("  %d. %s\n", i + 1, r.steps[i]);
+    for (int i = 0; i < r.nboundary; i++)
+        printf("boundary: %s\n", r.boundary[i]);
+    printf("found: %s\n", r.rep.headline);
+    /* The story in one line: the fault lines of the file. */
+    {
+        size_t used = 0;
+        const char *p = r.text;
+        row->what[0] = '\0';
+        while (p && *p) {
+            const char *nl = strchr(p, '\n');
+            size_t l = nl ? (size_t)(nl - p) : strlen(p);
+            if ((p[0] == '@' || strncmp(p, "on ", 3) == 0) && used + l + 3 < sizeof row->what) {
+                snprintf(row->what + used, sizeof row->what - used, "%s%.*s", used ? "; " : "",
+                         (int)l, p);
+                used = strlen(row->what);
+            }
+            p = nl ? nl + 1 : NULL;
+        }
+    }
+    if (outpath) {
+        struct out_file of;
+        const char *inputs[1] = {file};
+        out_name(path, sizeof path, outpath, algo, several);
+        rc = out_open(&of, path, inputs, 1, err, sizeof err);
+        if (rc == 0) {
+            fwrite(r.text, 1, r.len, of.f);
+            rc = out_commit(&of, err, sizeof err);
+        }
+        if (rc) {
+            explore_result_close(&r);
+            return cli_fail(rc, err);
+        }
+        printf("wrote %s (locksim check %s passes)\n", path, path);
+    } else {
+        printf("---- counterexample ----\n%s", r.text);
+    }
+    explore_result_close(&r);
+    return 1;
+}
+
+int cmd_explore(int argc, char **argv)
+{
+    struct cli_runopts ro;
+    struct explore_opts o;
+    const char *file = NULL, *algos = NULL, *outpath = NULL;
+    char cmdline[1024];
+    size_t cl = 0;
+    int st = 0, i;
+
+    memset(&ro, 0, sizeof ro);
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.jobs = 1;
+    o.budget = 100000;
+    cl += (size_t)snprintf(cmdline, sizeof cmdline, "locksim explore");
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        long v;
+        if (strcmp(a, "--help") == 0) {
+            fputs(cli_usage_explore, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--set") == 0) {
+            int took = cli_take_runopt(&ro, argc, argv, &i, &st);
+            if (took < 0)
+                return st;
+            cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0,
+                                   " --set %s", argv[i]);
+            continue;
+        }
+        int has = i + 1 < argc;
+        if (strcmp(a, "--budget") == 0 && has) {
+            if (cli_parse_int(argv[++i], 1, 2000000000L, &v) != 0)
+                return cli_usage("--budget takes a number of runs from 1 to 2000000000, not '%s'",
+                                 argv[i]);
+            o.budget = (uint64_t)v;
+        } else if (strcmp(a, "--time") == 0 && has) {
+            sim_ns t;
+            if (scn_parse_duration(argv[++i], &t) != 0 || t <= 0)
+                return cli_usage("--time takes a duration such as 30s or 2m, not '%s'", argv[i]);
+            o.time_s = (double)t / 1e9;
+            o.budget = 0;
+        } else if (strcmp(a, "--seed") == 0 && has) {
+            char *end;
+            errno = 0;
+            o.seed = strtoull(argv[++i], &end, 10);
+            if (!argv[i][0] || *end || argv[i][0] == '-' || errno)
+                return cli_usage("--seed takes a number, not '%s'", argv[i]);
+        } else if (strcmp(a, "--algos") == 0 && has) {
+            algos = argv[++i];
+        } else if (strcmp(a, "--jobs") == 0 && has) {
+            if (cli_parse_int(argv[++i], 1, EXPLORE_MAX_JOBS, &v) != 0)
+                return cli_usage("--jobs takes a number from 1 to %d, not '%s'", EXPLORE_MAX_JOBS,
+                                 argv[i]);
+            o.jobs = (int)v;
+        } else if (strcmp(a, "--swarm") == 0) {
+            o.swarm = 1;
+        } else if (strcmp(a, "-o") == 0 && has) {
+            outpath = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage("unknown or incomplete option '%s' for explore", a);
+        } else if (file) {
+            return cli_usage("explore takes one scenario file, not '%s' as well", a);
+        } else {
+            file = a;
+        }
+    }
+    if (!file)
+        return cli_usage("explore needs a scenario file");
+    cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " %s",
+                           file);
+    if (o.budget)
+        snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --budget %llu",
+                 (unsigned long long)o.budget);
+    else
+        snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --time %gs",
+                 o.time_s);
+    cl = strlen(cmdline);
+    snprintf(cmdline + cl, sizeof cmdline - cl, " --seed %llu%s", (unsigned long long)o.seed,
+             o.swarm ? " --swarm" : "");
+
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    int rc = scenario_load(&s, file, &err);
+    if (rc) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s:%d:%d: %s", err.file, err.pos.line, err.pos.col, err.msg);
+        scenario_close(&s);
+        return cli_fail(rc, err.pos.line > 0 ? msg : err.msg);
+    }
+    for (i = 0; i < ro.nsets; i++) {
+        rc = scenario_set(&s, ro.sets[i], &err);
+        if (rc) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "--set %s: %s", ro.sets[i], err.msg);
+            scenario_close(&s);
+            return cli_fail(rc, msg);
+        }
+    }
+    /* The algorithms: the scenario's own, or each of --algos. */
+    const struct lock_algo *list[64];
+    int nalgo = 0;
+    if (algos && strcmp(algos, "all") == 0) {
+        for (i = 0; lock_algo_at(i) && nalgo < 64; i++)
+            list[nalgo++] = lock_algo_at(i);
+    } else if (algos) {
+        char buf[1024], msg[600];
+        snprintf(buf, sizeof buf, "%s", algos);
+        for (char *t = strtok(buf, ","); t && nalgo < 64; t = strtok(NULL, ",")) {
+            rc = run_resolve_algo(t, &list[nalgo], msg, sizeof msg);
+            if (rc) {
+                scenario_close(&s);
+                return cli_fail(rc, msg);
+            }
+            nalgo++;
+        }
+    } else {
+        list[nalgo++] = NULL;
+    }
+    struct row rows[64];
+    int found = 0, several = nalgo > 1;
+    for (i = 0; i < nalgo; i++) {
+        char cmd[1200];
+        o.algo = list[i];
+        snprintf(cmd, sizeof cmd, "%s%s%s", cmdline, list[i] ? " --algos " : "",
+                 list[i] ? list[i]->name : "");
+        o.command = cmd;
+        memset(&rows[i], 0, sizeof rows[i]);
+        st = explore_one(file, &s, &o, outpath, several, &rows[i]);
+        if (st > 1) {
+            scenario_close(&s);
+            return st;
+        }
+        found += st;
+        if (several)
+            printf("\n");
+    }
+    scenario_close(&s);
+    if (several) {
+        printf("%-22s %-6s %10s %8s  %s\n", "algorithm", "found", "runs", "faults",
+               "minimal failing scenario (its fault lines)");
+        for (i = 0; i < nalgo; i++) {
+            char runs[32];
+            snprintf(runs, sizeof runs, "%llu", rows[i].found ? rows[i].first : rows[i].runs);
+            printf("%-22s %-6s %10s %8d  %s\n", rows[i].algo, rows[i].found ? "yes" : "no", runs,
+                   rows[i].faults, rows[i].found ? rows[i].what : rows[i].what);
+        }
+        printf("(runs: to the first failure when found, else runs searched)\n");
+    }
+    if (fflush(stdout) != 0)
+        return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
+    return found ? 1 : 0;
+}

@@ -1,0 +1,424 @@
+/* The explorer, as a user relies on it: the explore line parses to an exact
+ * budget and every malformed one is refused at its line and column; a
+ * scenario printed and parsed back runs the same trace; a search over the
+ * shared budget finds the seed's pause-past-TTL story and shrinks it to the
+ * exact tick; the same seed gives the same file whatever --jobs is; and the
+ * command line writes a file that `locksim check` passes. */
+#include "cli_util.h"
+
+#include <dirent.h>
+
+#include "error.h"
+#include "explore.h"
+#include "scenario.h"
+#include "scenario_file.h"
+
+#define S_ (SIM_NS_PER_S)
+
+static struct scenario sc, sc2;
+static struct scn_error err;
+
+static int parse(struct scenario *s, const char *text)
+{
+    scenario_close(s);
+    return scenario_parse(s, "t.lsim", text, strlen(text), &err);
+}
+
+static const char *const head =
+    "lock lease ttl=10s\n"
+    "client A: acquire; read; write; release\n";
+
+/* ---- The explore line ------------------------------------------------------------ */
+
+/* The line of the issue parses to the budget it reads as. */
+static void test_explore_line_parses_to_its_budget(void **state)
+{
+    char text[1024];
+    const struct scn_budget *k = sc.explore.k;
+
+    (void)state;
+    snprintf(text, sizeof text, "%sexplore pauses<=2 length=0s..60s; clock-steps<=1 on servers "
+             "delta=-30s..30s; latency-spikes<=3 max=5s; crashes<=1\n", head);
+    assert_int_equal(parse(&sc, text), 0);
+    assert_true(sc.explore.given);
+    assert_int_equal(sc.explore.pos.line, 3);
+    /* pauses<=2 length=0s..60s: any pause up to 60s (0 means "from 1 ns"), on clients */
+    assert_int_equal(k[SCN_NEM_PAUSE].max, 2);
+    assert_int_equal(k[SCN_NEM_PAUSE].lo_ns, 1);
+    assert_int_equal(k[SCN_NEM_PAUSE].hi_ns, 60 * S_);
+    assert_int_equal(k[SCN_NEM_PAUSE].targets, SCN_TARGET_CLIENTS);
+    assert_true(k[SCN_NEM_PAUSE].points);
+    /* clock-steps<=1 on servers delta=-30s..30s */
+    assert_int_equal(k[SCN_NEM_CLOCK_STEP].max, 1);
+    assert_int_equal(k[SCN_NEM_CLOCK_STEP].targets, SCN_TARGET_SERVERS);
+    assert_int_equal(k[SCN_NEM_CLOCK_STEP].lo_ns, -30 * S_);
+    assert_int_equal(k[SCN_NEM_CLOCK_STEP].hi_ns, 30 * S_);
+    /* latency-spikes<=3 max=5s: latency 0..5s, lasting the default 1s..10s */
+    assert_int_equal(k[SCN_NEM_LATENCY].max, 3);
+    assert_int_equal(k[SCN_NEM_LATENCY].hi_ns, 5 * S_);
+    assert_int_equal(k[SCN_NEM_LATENCY].len_lo_ns, S_);
+    assert_int_equal(k[SCN_NEM_LATENCY].len_hi_ns, 10 * S_);
+    /* crashes<=1: the defaults, down 1s..30s, on clients */
+    assert_int_equal(k[SCN_NEM_CRASH].max, 1);
+    assert_int_equal(k[SCN_NEM_CRASH].lo_ns, S_);
+    assert_int_equal(k[SCN_NEM_CRASH].hi_ns, 30 * S_);
+    /* A named node, a window, no named points. */
+    snprintf(text, sizeof text, "%sexplore pauses<=1 on A length=1s..9s at=2s..5s "
+             "points=off\n", head);
+    assert_int_equal(parse(&sc, text), 0);
+    assert_string_equal(k[SCN_NEM_PAUSE].node, "A");
+    assert_int_equal(k[SCN_NEM_PAUSE].hi_ns, 9 * S_);
+    assert_int_equal(k[SCN_NEM_PAUSE].at_lo_ns, 2 * S_);
+    assert_int_equal(k[SCN_NEM_PAUSE].at_hi_ns, 5 * S_);
+    assert_false(k[SCN_NEM_PAUSE].points);
+    assert_int_equal(k[SCN_NEM_CRASH].max, 0); /* not budgeted */
+}
+
+/* Every malformed explore line: line 3, the column of the mistake, a fix. */
+static void test_explore_line_errors(void **state)
+{
+    static const struct {
+        const char *line;
+        int col;
+        const char *msg;
+    } cases[] = {
+        {"explore", 8, "expected a fault budget after 'explore'"},
+        {"explore pauss<=2", 9, "unknown fault kind 'pauss'; expected pauses"},
+        {"explore pauses", 15, "expected '<=N' after 'pauses'"},
+        {"explore pauses<=", 17, "expected a count after '<='"},
+        {"explore pauses<=0", 17, "between 1 and 64"},
+        {"explore pauses<=2;", 19, "expected another fault kind after ';'"},
+        {"explore ; crashes<=1", 9, "empty item before ';'"},
+        {"explore pauses<=1; pauses<=2", 20, "pauses is budgeted twice"},
+        {"explore pauses<=2 delta=1s..2s", 19, "unknown key 'delta' for pauses"},
+        {"explore pauses<=2 length=5s", 26, "expected a range MIN..MAX"},
+        {"explore pauses<=2 length=5s..1s", 26, "runs backwards"},
+        {"explore pauses<=2 length=0s..0s", 26, "a pause of length 0 does nothing"},
+        {"explore pauses<=2 length=1s..2s length=1s..3s", 33, "'length' is given twice"},
+        {"explore pauses<=2 on", 21, "expected clients, servers, nodes, resource or a node"},
+        {"explore pauses<=2 on Q", 22, "unknown node 'Q'"},
+        {"explore clock-steps<=1 delta=-1s..xs", 35, "expected"},
+        {"explore clock-steps<=1 clock=sundial", 30, "unknown clock 'sundial'"},
+        {"explore latency-spikes<=1 max=0s", 31, "does nothing"},
+        {"explore crashes<=1 points=maybe", 27, "maybe"},
+        {"explore crashes<=1 at=200s..300s", 9, "the window of crashes starts at 200s"},
+        {"explore crashes<=1 frequently", 20, "expected down=, at= or points= after 'crashes'"},
+    };
+    char text[512];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(text, sizeof text, "%s%s\n", head, cases[i].line);
+        assert_int_equal(parse(&sc, text), LSIM_EPARSE);
+        if (err.pos.line != 3 || err.pos.col != cases[i].col || !strstr(err.msg, cases[i].msg))
+            print_error("case '%s': got %d:%d: %s\n", cases[i].line, err.pos.line, err.pos.col,
+                        err.msg);
+        assert_int_equal(err.pos.line, 3);
+        assert_int_equal(err.pos.col, cases[i].col);
+        assert_non_null(strstr(err.msg, cases[i].msg));
+    }
+    /* Two explore lines: the second is refused, naming the first. */
+    snprintf(text, sizeof text, "%sexplore pauses<=1\nexplore crashes<=1\n", head);
+    assert_int_equal(parse(&sc, text), LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 4);
+    assert_non_null(strstr(err.msg, "duplicate 'explore' line (first on line 3)"));
+}
+
+/* ---- The printer ------------------------------------------------------------------ */
+
+static uint64_t hash_of(const struct scenario *s)
+{
+    struct engine *e;
+    struct scn_error e2;
+    struct engine_opts o = {.hash_trace = 1};
+    uint64_t h;
+
+    assert_int_equal(engine_new(&e, s, &o, &e2), 0);
+    engine_run(e);
+    h = trace_hash(engine_trace(e));
+    engine_free(e);
+    return h;
+}
+
+/* Every catalog scenario, printed and parsed back, runs the same trace, and
+ * printing the parsed text again gives the same text (a fixed point). */
+static void test_print_round_trip_over_the_catalog(void **state)
+{
+    DIR *d = opendir("scenarios");
+    struct dirent *de;
+    int n = 0;
+
+    (void)state;
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        char path[600], *t1, *t2;
+        size_t l1, l2, len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".lsim") != 0)
+            continue;
+        snprintf(path, sizeof path, "scenarios/%s", de->d_name);
+        scenario_close(&sc);
+        assert_int_equal(scenario_load(&sc, path, &err), 0);
+        assert_int_equal(scenario_print(&sc, &t1, &l1), 0);
+        scenario_close(&sc2);
+        int rc = scenario_parse(&sc2, path, t1, l1, &err);
+        if (rc != 0)
+            print_error("%s printed does not parse: %d:%d: %s\n%s", path, err.pos.line,
+                        err.pos.col, err.msg, t1);
+        assert_int_equal(rc, 0);
+        if (hash_of(&sc) != hash_of(&sc2))
+            print_error("%s: the printed scenario runs a different trace\n", path);
+        assert_true(hash_of(&sc) == hash_of(&sc2));
+        assert_int_equal(sc2.explore.given, sc.explore.given);
+        for (int k = 0; k < SCN_NEM_COUNT; k++) {
+            assert_int_equal(sc2.explore.k[k].max, sc.explore.k[k].max);
+            assert_true(sc2.explore.k[k].lo_ns == sc.explore.k[k].lo_ns);
+            assert_true(sc2.explore.k[k].hi_ns == sc.explore.k[k].hi_ns);
+        }
+        assert_int_equal(scenario_print(&sc2, &t2, &l2), 0);
+        assert_int_equal(l1, l2);
+        assert_memory_equal(t1, t2, l1);
+        free(t1);
+        free(t2);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 40);
+}
+
+/* ---- Search and shrink -------------------------------------------------------------- */
+
+static void load(struct scenario *s, const char *path)
+{
+    int rc;
+
+    scenario_close(s);
+    rc = scenario_load(s, path, &err);
+    if (rc != 0)
+        print_error("%s: %s\n", path, err.msg);
+    assert_int_equal(rc, 0);
+}
+
+/* The shared budget against a plain lease (ttl 10s): the explorer finds the
+ * seed's story by itself (a pause of A inside its critical section that
+ * outlives the lease), drops every other fault, and bisects the pause to
+ * the exact boundary: 10 s + 1 ns fails, 10 s passes. */
+static void test_search_finds_the_seeds_story_at_the_tick(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 4096, .jobs = 1};
+    struct explore_result r;
+    char msg[800] = "";
+
+    (void)state;
+    load(&sc, "scenarios/explore-budget.lsim");
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
+    /* Found early: 15 runs with seed 1. */
+    assert_true(r.found);
+    assert_int_equal(r.first_fail + 1, 15);
+    /* Shrunk from 7 faults to the one that tells the story. */
+    assert_int_equal(r.faults_found, 7);
+    assert_int_equal(r.faults_shrunk, 1);
+    assert_non_null(strstr(r.text, "\non A.between-read-and-write pause A 10.000000001s\n"));
+    assert_int_equal(r.nboundary, 1);
+    assert_string_equal(r.boundary[0], "pause of A 10.000000001s: UNSAFE with a stale write, a "
+                                       "lost update; 10s (1 ns less): UNSAFE with a stale write");
+    /* The file pins the failure, and says how it was found. */
+    assert_non_null(strstr(r.text, "expect verdict UNSAFE\n"));
+    assert_non_null(strstr(r.text, "expect stale-write accepted\n"));
+    assert_non_null(strstr(r.text, "# explorer seed 1, run 14 of the search"));
+    /* The file parses and fails as it says. Step by step down from the boundary:
+     * at 10 s + 1 ns A resumes after B has read, so A's late write is accepted
+     * and B's overwrites it (a lost update); at exactly 10 s A resumes at the
+     * tick of the expiry and writes before B reads (a stale write, nothing
+     * lost); 1 ns earlier A is done before its lease expires (SAFE). */
+    scenario_close(&sc2);
+    assert_int_equal(scenario_parse(&sc2, "ce.lsim", r.text, r.len, &err), 0);
+    {
+        static const struct {
+            sim_ns pause_ns;
+            enum scn_verdict v;
+            int stale, lost;
+        } steps[] = {{10 * S_ + 1, SCN_VERDICT_UNSAFE, 1, 1},
+                     {10 * S_, SCN_VERDICT_UNSAFE, 1, 0},
+                     {10 * S_ - 1, SCN_VERDICT_SAFE, 0, 0}};
+        struct engine_opts eo = {0};
+        for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+            struct engine *e;
+            sc2.faults[0].dur_ns = steps[i].pause_ns;
+            assert_int_equal(engine_new(&e, &sc2, &eo, &err), 0);
+            engine_run(e);
+            assert_int_equal(engine_report(e)->verdict, steps[i].v);
+            assert_int_equal(engine_report(e)->stale_accepted, steps[i].stale);
+            assert_int_equal(engine_report(e)->lost_updates, steps[i].lost);
+            engine_free(e);
+        }
+    }
+    explore_result_close(&r);
+}
+
+/* Same explorer seed, same counterexample, byte for byte, on 1 or 2 workers
+ * and with swarm mode too. */
+static void test_same_seed_same_file_whatever_the_jobs(void **state)
+{
+    struct explore_opts o = {.seed = 7, .budget = 20000, .jobs = 1};
+    struct explore_result a, b;
+    char msg[800] = "";
+    int swarm;
+
+    (void)state;
+    load(&sc, "scenarios/explore-budget.lsim");
+    o.algo = lock_algo_find("fenced-lease");
+    assert_non_null(o.algo);
+    for (swarm = 0; swarm < 2; swarm++) {
+        o.swarm = swarm;
+        o.jobs = 1;
+        assert_int_equal(explore_run(&sc, &o, &a, msg, sizeof msg), 0);
+        o.jobs = 2;
+        assert_int_equal(explore_run(&sc, &o, &b, msg, sizeof msg), 0);
+        assert_true(a.found && b.found);
+        assert_true(a.first_fail == b.first_fail);
+        assert_int_equal(a.len, b.len);
+        assert_memory_equal(a.text, b.text, a.len);
+        explore_result_close(&a);
+        explore_result_close(&b);
+    }
+}
+
+/* A search that finds nothing reports what it covered, the same on 1 or 2
+ * workers: setnx never expires, so no pause breaks it. */
+static void test_nothing_found_reports_coverage(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 4096, .jobs = 1};
+    struct explore_result a, b;
+    char msg[800] = "";
+    int k;
+
+    (void)state;
+    load(&sc, "scenarios/explore-budget.lsim");
+    o.algo = lock_algo_find("setnx");
+    assert_int_equal(explore_run(&sc, &o, &a, msg, sizeof msg), 0);
+    o.jobs = 2;
+    assert_int_equal(explore_run(&sc, &o, &b, msg, sizeof msg), 0);
+    assert_false(a.found);
+    assert_int_equal(a.runs, 4096);
+    assert_int_equal(b.runs, 4096);
+    assert_true(a.cover.placements > 200);
+    assert_true(a.cover.placements <= a.cover.placements_possible);
+    assert_true(a.cover.placements == b.cover.placements);
+    for (k = 0; k < SCN_NEM_COUNT; k++) {
+        assert_true(a.cover.kind[k] > 0);
+        assert_true(a.cover.kind[k] == b.cover.kind[k]);
+    }
+    assert_true(a.cover.point[SCN_NEM_PAUSE][SCN_POINT_AFTER_ACQUIRE] > 0);
+    explore_result_close(&a);
+    explore_result_close(&b);
+}
+
+/* The planted bug (a lease released with plain DEL) is found and shrunk to a
+ * wrong-release story: a client that was paused past its lease deletes the
+ * lock of the client that took it over. */
+static void test_planted_bug_shrinks_to_a_wrong_release(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 20000, .jobs = 1};
+    struct explore_result r;
+    char msg[800] = "";
+
+    (void)state;
+    load(&sc, "examples/explore/planted-release-del.lsim");
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
+    assert_true(r.found);
+    assert_true(r.rep.wrong_releases >= 1);
+    assert_non_null(strstr(r.text, "expect wrong-release\n"));
+    assert_true(r.clients_shrunk < r.clients_found); /* a client was not needed */
+    assert_true(r.faults_shrunk <= 2);
+    explore_result_close(&r);
+}
+
+/* Nothing to explore: refused with what to add. */
+static void test_refuses_a_scenario_with_nothing_to_explore(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 10, .jobs = 1};
+    struct explore_result r;
+    char msg[800] = "";
+
+    (void)state;
+    assert_int_equal(parse(&sc, head), 0);
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), LSIM_EUSAGE);
+    assert_non_null(strstr(msg, "has nothing to explore: add a fault budget such as `explore "
+                                "pauses<=2"));
+    assert_non_null(strstr(msg, "range=0s..60s"));
+}
+
+/* ---- The command line ------------------------------------------------------------------- */
+
+static void test_cli_writes_a_file_that_check_passes(void **state)
+{
+    struct result *r;
+    char a[8192], b[8192];
+
+    (void)state;
+    remove("/tmp/locksim_explore_1.lsim");
+    r = run("explore scenarios/explore-budget.lsim --budget 4096 -o /tmp/locksim_explore_1.lsim");
+    assert_int_equal(r->code, 1); /* found: the file's expectation is broken */
+    assert_non_null(strstr(r->out, "15 runs to the first failure"));
+    assert_non_null(strstr(r->out, "boundary: pause of A 10.000000001s: UNSAFE"));
+    r = run("check /tmp/locksim_explore_1.lsim");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "1 passed, 0 failed"));
+    slurp("/tmp/locksim_explore_1.lsim", a, sizeof a);
+    /* The same with two workers, byte for byte. */
+    r = run("explore scenarios/explore-budget.lsim --budget 4096 --jobs 2 -o "
+            "/tmp/locksim_explore_2.lsim");
+    assert_int_equal(r->code, 1);
+    slurp("/tmp/locksim_explore_2.lsim", b, sizeof b);
+    assert_string_equal(a, b);
+    remove("/tmp/locksim_explore_1.lsim");
+    remove("/tmp/locksim_explore_2.lsim");
+    /* Nothing found: exit 0 and the coverage table. */
+    r = run("explore scenarios/explore-budget.lsim --algos setnx --budget 2048");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "none found in 2048 runs"));
+    assert_non_null(strstr(r->out, "distinct fault placements"));
+    assert_non_null(strstr(r->out, "between-read-and-write"));
+}
+
+static void test_cli_errors(void **state)
+{
+    struct result *r;
+
+    (void)state;
+    r = run("explore scenarios/ttl-with-headroom.lsim");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "has nothing to explore"));
+    r = run("explore");
+    assert_int_equal(r->code, 64);
+    r = run("explore scenarios/explore-budget.lsim --jobs 0");
+    assert_int_equal(r->code, 64);
+    r = run("explore scenarios/explore-budget.lsim --time soon");
+    assert_int_equal(r->code, 64);
+    r = run("explore /nonexistent.lsim");
+    assert_int_equal(r->code, 66);
+    r = run("explore scenarios/explore-budget.lsim --algos nosuch");
+    assert_int_equal(r->code, 64);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_explore_line_parses_to_its_budget),
+        cmocka_unit_test(test_explore_line_errors),
+        cmocka_unit_test(test_print_round_trip_over_the_catalog),
+        cmocka_unit_test(test_search_finds_the_seeds_story_at_the_tick),
+        cmocka_unit_test(test_same_seed_same_file_whatever_the_jobs),
+        cmocka_unit_test(test_nothing_found_reports_coverage),
+        cmocka_unit_test(test_planted_bug_shrinks_to_a_wrong_release),
+        cmocka_unit_test(test_refuses_a_scenario_with_nothing_to_explore),
+        cmocka_unit_test(test_cli_writes_a_file_that_check_passes),
+        cmocka_unit_test(test_cli_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+
+    scenario_close(&sc);
+    scenario_close(&sc2);
+    return rc;
+}
