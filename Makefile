@@ -18,9 +18,11 @@ RENDER_INC := -Isim -Irender
 RUN_INC    := -Isim -Irender -Irun
 ALL_INC    := -Isim -Isim/algo -Irender -Irun
 
-# Debian packages the build needs, and the pkg-config names that prove them.
-DEB_PKGS := pkg-config libcmocka-dev
+# Debian packages the build needs, the pkg-config names and the commands that
+# prove them (parallel: the GNU parallel example in examples/cluster/, tested).
+DEB_PKGS := pkg-config libcmocka-dev parallel
 PC_MODS  := cmocka
+DEB_CMDS := parallel
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))
@@ -44,6 +46,7 @@ $(BUILD)/.deps:
 	@missing=""; \
 	 command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
 	 for m in $(PC_MODS); do pkg-config --exists $$m 2>/dev/null || missing="$$missing $$m"; done; \
+	 for c in $(DEB_CMDS); do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	 if [ -n "$$missing" ]; then \
 	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	     echo "locksim: installing missing build dependencies ($(DEB_PKGS)) with apt-get"; \
