@@ -43,7 +43,7 @@ static void format_duration(char *buf, size_t n, sim_ns t) {
         const char *u;
         sim_ns ns;
     } units[] = {{"m", 60000000000LL}, {"s", 1000000000LL}, {"ms", 1000000LL}, {"us", 1000LL}, {"ns", 1}};
-    for (size_t k = 0; k < sizeof units / sizeof *units; k++)
+    for (size_t k = t == 0 ? 1 : 0; /* 0s, not 0m */ k < sizeof units / sizeof *units; k++)
         if (t % units[k].ns == 0) {
             snprintf(buf, n, "%lld%s", (long long)(t / units[k].ns), units[k].u);
             return;
