@@ -11,6 +11,7 @@ set -u
 repo=$(cd "${1:-.}" && pwd)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 ln -s "$repo/build" "$work/build"
+ln -s "$repo/docs" "$work/docs"   # read-only use: the committed figure
 cp -r "$repo/scenarios" "$work/scenarios"
 key=${LABS_KEY:-$repo/docs/labs/key.md}
 passed=0; failed=0; n=0
