@@ -278,6 +278,7 @@ static int read_shard(const char *path, struct shard *s, struct report_summary *
             st = cli_exit(LSIM_EPARSE);
             goto out;
         }
+        report_summary_close(&(*sums)[run]); /* a repeated shard: merge refuses it after reading */
         (*sums)[run] = sum;
         expect++;
     }
