@@ -19,14 +19,15 @@ RUN_INC    := -Isim -Irender -Irun
 ALL_INC    := -Isim -Isim/algo -Irender -Irun
 GFX_INC    := -Isim -Irender -Igfx
 
-# Debian packages the build needs, and the pkg-config names that prove them.
-# SDL2, SDL2_ttf and the DejaVu fonts draw the PNG images (gfx/), libpng
-# encodes them; SDL2_image reads them back in the tests, where xmllint
-# (libxml2-utils) checks the SVG.
+# Debian packages the build needs, the pkg-config names and the commands that
+# prove them. SDL2, SDL2_ttf and the DejaVu fonts draw the PNG images and the
+# window (gfx/), libpng encodes them; SDL2_image reads them back in the tests,
+# where xmllint (libxml2-utils) checks the SVG; parallel runs the GNU parallel
+# example of examples/cluster/, tested.
 DEB_PKGS := pkg-config libcmocka-dev libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev \
-            libpng-dev fonts-dejavu-core libxml2-utils
+            libpng-dev fonts-dejavu-core libxml2-utils parallel
 PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng
-DEB_CMDS := xmllint
+DEB_CMDS := xmllint parallel
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))

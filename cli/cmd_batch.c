@@ -7,10 +7,11 @@
 #include "cli.h"
 #include "fanout.h"
 #include "output.h"
+#include "shard.h"
 
 /* ---- Output ------------------------------------------------------------------ */
 
-enum batch_format { FMT_TABLE, FMT_JSONL, FMT_CSV, FMT_JUNIT, FMT_TAP };
+enum batch_format { FMT_TABLE, FMT_JSONL, FMT_CSV, FMT_JUNIT, FMT_TAP, FMT_SHARD };
 
 /* The table's current group: one scenario and algorithm over the seeds. */
 struct group {
@@ -75,6 +76,7 @@ static void emit_one(void *arg, size_t i, struct report_summary *s) {
     switch (e->fmt) {
     case FMT_TABLE: table_add(e, i, s); break;
     case FMT_JSONL: report_json_summary(e->f, s, b->sets, b->nsets); break;
+    case FMT_SHARD: shard_write_record(e->f, i, s, b->sets, b->nsets); break;
     case FMT_CSV: report_csv_row_sets(e->f, s, b->sets, b->nsets); break;
     case FMT_JUNIT:
     case FMT_TAP: {
@@ -98,7 +100,7 @@ int cmd_batch(int argc, char **argv) {
     struct fanout b;
     fanout_opts_init(&fo);
     memset(&b, 0, sizeof b);
-    const char *format = "table", *out_path = "-";
+    const char *format = NULL, *out_path = "-";
     char err[700];
     int st = 0;
     for (int i = 0; i < argc; i++) {
@@ -125,7 +127,18 @@ int cmd_batch(int argc, char **argv) {
     }
     static const char *const fmts[] = {"table", "jsonl", "csv", "junit", "tap"};
     int fmt = -1;
-    for (int k = 0; k < 5; k++)
+    if (fo.shard_n) {
+        /* A shard is always the shard JSON Lines; merge writes the formats. */
+        if (format && strcmp(format, "jsonl") != 0) {
+            st = cli_usage("batch --shard writes JSON Lines for `locksim merge` (which writes --format %s), "
+                           "not --format %s", format, format);
+            goto out;
+        }
+        format = "jsonl";
+        fmt = FMT_SHARD;
+    }
+    if (!format) format = "table";
+    for (int k = 0; k < 5 && fmt < 0; k++)
         if (strcmp(format, fmts[k]) == 0) fmt = k;
     if (fmt < 0) {
         st = cli_usage("--format takes table, jsonl, csv, junit or tap, not '%s'", format);
@@ -138,7 +151,10 @@ int cmd_batch(int argc, char **argv) {
     if ((st = fanout_opts_apply(&fo, "batch", &b)) != 0) goto out;
     b.files = files.v;
     b.nfiles = files.n;
-    size_t total = fanout_total(&b);
+    if ((st = fanout_preload_check(&b)) != 0) goto out;
+    size_t total, lo, hi;
+    fanout_range(&b, &lo, &hi);
+    total = hi - lo;
 
     struct out_file of;
     if ((st = out_open(&of, out_path, (const char *const *)files.v, files.n, err, sizeof err)) != 0) {
@@ -152,6 +168,7 @@ int cmd_batch(int argc, char **argv) {
         goto out;
     }
     if (fmt == FMT_CSV) report_csv_header_sets(e.f, b.sets, b.nsets);
+    if (fmt == FMT_SHARD) shard_write_header(e.f, "batch", argc, argv, &b);
     size_t done;
     int how = fanout_run(&b, emit_one, &e, &done);
     if (fmt == FMT_TABLE) {

@@ -10,6 +10,7 @@
 #include "fanout.h"
 #include "heatmap_svg.h"
 #include "output.h"
+#include "shard.h"
 
 #define SWEEP_MAX_AXES 2
 #define SWEEP_MAX_VALUES 1000
@@ -42,7 +43,7 @@ static void format_duration(char *buf, size_t n, sim_ns t) {
         const char *u;
         sim_ns ns;
     } units[] = {{"m", 60000000000LL}, {"s", 1000000000LL}, {"ms", 1000000LL}, {"us", 1000LL}, {"ns", 1}};
-    for (size_t k = 0; k < sizeof units / sizeof *units; k++)
+    for (size_t k = t == 0 ? 1 : 0; /* 0s, not 0m */ k < sizeof units / sizeof *units; k++)
         if (t % units[k].ns == 0) {
             snprintf(buf, n, "%lld%s", (long long)(t / units[k].ns), units[k].u);
             return;
@@ -103,11 +104,19 @@ struct tally {
 struct sweep_sink {
     struct tally *t;
     const struct fanout *f;
+    FILE *shard;                 /* --shard: each run is a record here, nothing tallied */
 };
 
 static void sweep_take(void *arg, size_t i, struct report_summary *s) {
     struct sweep_sink *k = arg;
     struct tally *t = k->t;
+    if (k->shard) {
+        const struct fanout *f = k->f;
+        shard_write_record(k->shard, i, s, f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets,
+                           f->cell_nsets);
+        if (s->rc && cli_exit(s->rc) > t->worst) t->worst = cli_exit(s->rc);
+        return;
+    }
     int a = fanout_algo(k->f, i), c = fanout_cell(k->f, i);
     size_t at = (size_t)(a < 0 ? 0 : a) * (size_t)t->ncells + (size_t)c;
     enum heatmap_class cls = heatmap_classify(&s->rep, s->rc != 0);
@@ -212,7 +221,7 @@ int cmd_sweep(int argc, char **argv) {
     memset(&fo, 0, sizeof fo);
     memset(&t, 0, sizeof t);
     int naxes = 0, st = 0;
-    const char *file = NULL, *format = "csv", *out_path = "-", *svg = NULL;
+    const char *file = NULL, *format = NULL, *out_path = "-", *svg = NULL;
     char err[700];
     for (int i = 0; i < argc; i++) {
         int took = fanout_take_opt(&opts, argc, argv, &i, &st);
@@ -238,6 +247,12 @@ int cmd_sweep(int argc, char **argv) {
             goto out;
         } else file = a;
     }
+    if (opts.shard_n && ((format && strcmp(format, "jsonl") != 0) || svg)) {
+        st = cli_usage("sweep --shard writes JSON Lines for `locksim merge`, which writes --format csv|jsonl "
+                       "and --svg; not %s here", svg ? "--svg" : "--format csv");
+        goto out;
+    }
+    if (!format) format = opts.shard_n ? "jsonl" : "csv";
     int csv = strcmp(format, "csv") == 0;
     if (!csv && strcmp(format, "jsonl") != 0) {
         st = cli_usage("--format takes csv or jsonl, not '%s'", format);
@@ -283,8 +298,26 @@ int cmd_sweep(int argc, char **argv) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
+    if ((st = fanout_preload_check(&fo)) != 0) goto out;
     struct sweep_sink sink = {.t = &t, .f = &fo};
     size_t done;
+    if (fo.shard_n) { /* a shard: one record per run as it comes */
+        struct out_file sf;
+        if ((st = out_open(&sf, out_path, &file, 1, err, sizeof err)) != 0) {
+            st = cli_fail(st, err);
+            goto out;
+        }
+        shard_write_header(sf.f, "sweep", argc, argv, &fo);
+        sink.shard = sf.f;
+        int how = fanout_run(&fo, sweep_take, &sink, &done);
+        if (how != 0) {
+            out_abort(&sf);
+            fprintf(stderr, "locksim: %s: the shard was not written\n", how > 0 ? "interrupted" : "a worker could not be started");
+            st = how > 0 ? 130 : cli_exit(LSIM_EINTERNAL);
+        } else if ((st = out_commit(&sf, err, sizeof err)) != 0) st = cli_fail(st, err);
+        else st = t.worst;
+        goto out;
+    }
     int how = fanout_run(&fo, sweep_take, &sink, &done);
     if (how != 0) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",

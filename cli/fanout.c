@@ -19,6 +19,9 @@
 
 /* ---- Shared options -------------------------------------------------------- */
 
+static struct report_summary *preload; /* fanout_preload() */
+static size_t preload_n;
+
 void fanout_opts_init(struct fanout_opts *o) {
     memset(o, 0, sizeof *o);
     o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -36,6 +39,19 @@ int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *s
         }
         o->has_seeds = 1;
     } else if (strcmp(a, "--algos") == 0) o->algos = argv[++*i];
+    else if (strcmp(a, "--shard") == 0) {
+        const char *v = argv[++*i], *sl = strchr(v, '/');
+        char k[32];
+        long n = 0;
+        int ok = sl && sl > v && (size_t)(sl - v) < sizeof k;
+        if (ok) snprintf(k, sizeof k, "%.*s", (int)(sl - v), v);
+        ok = ok && cli_parse_int(sl + 1, 1, 1000000, &n) == 0 && cli_parse_int(k, 1, n, &o->shard_k) == 0;
+        if (!ok) {
+            *status = cli_usage("--shard takes K/N with 1 <= K <= N (e.g. --shard 2/3 runs the second of three slices), not '%s'", v);
+            return -1;
+        }
+        o->shard_n = n;
+    }
     else if (strcmp(a, "--jobs") == 0) {
         if (cli_parse_int(argv[++*i], 1, FANOUT_MAX_JOBS, &o->jobs) != 0) {
             *status = cli_usage("--jobs takes a number from 1 to %d, not '%s'", FANOUT_MAX_JOBS, argv[*i]);
@@ -64,7 +80,25 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     f->lenient_sets = o->nalgos > 1;
     f->jobs = (int)(o->jobs < 1 ? 1 : o->jobs);
     f->progress = isatty(2);
+    f->shard_k = (int)o->shard_k;
+    f->shard_n = (int)o->shard_n;
+    f->preloaded = preload;
+    f->preload_n = preload_n;
+    if (preload) f->progress = 0;
     return 0;
+}
+
+void fanout_preload(struct report_summary *sums, size_t n) {
+    preload = sums;
+    preload_n = n;
+}
+
+int fanout_preload_check(const struct fanout *f) {
+    if (!f->preloaded || fanout_total(f) == f->preload_n) return 0;
+    fprintf(stderr, "locksim: merge: the shards were made from a list of %zu runs, but their command gives %zu "
+            "runs here: run merge where the scenario files are as they were for the shards\n",
+            f->preload_n, fanout_total(f));
+    return cli_exit(LSIM_EPARSE);
 }
 
 void fanout_opts_close(struct fanout_opts *o) {
@@ -81,6 +115,15 @@ static size_t ncells(const struct fanout *f) { return f->ncells ? (size_t)f->nce
 static size_t per_cell(const struct fanout *f) { return (size_t)f->nfiles * nalgos(f) * nseeds(f); }
 
 size_t fanout_total(const struct fanout *f) { return ncells(f) * per_cell(f); }
+void fanout_range(const struct fanout *f, size_t *lo, size_t *hi) {
+    size_t t = fanout_total(f);
+    *lo = 0;
+    *hi = t;
+    if (f->shard_n > 0 && !f->preloaded) {
+        *lo = t * (size_t)(f->shard_k - 1) / (size_t)f->shard_n;
+        *hi = t * (size_t)f->shard_k / (size_t)f->shard_n;
+    }
+}
 int fanout_cell(const struct fanout *f, size_t i) { return (int)(i / per_cell(f)); }
 int fanout_file(const struct fanout *f, size_t i) { return (int)(i % per_cell(f) / nseeds(f) / nalgos(f)); }
 int fanout_algo(const struct fanout *f, size_t i) { return f->nalgos ? (int)(i / nseeds(f) % nalgos(f)) : -1; }
@@ -152,7 +195,8 @@ static int write_all(int fd, const char *p, size_t n) {
 static void worker_main(const struct fanout *f, int fd, size_t first, int careful) {
     signal(SIGINT, SIG_DFL);
     static char buf[1 << 16];
-    size_t len = 0, total = fanout_total(f);
+    size_t len = 0, lo, total;
+    fanout_range(f, &lo, &total);
     for (size_t i = first; i < total; i += (size_t)f->jobs) {
         struct wire w;
         memset(&w, 0, sizeof w);
@@ -192,7 +236,9 @@ static int spawn(const struct fanout *f, struct worker *w, size_t first, int car
     w->pid = 0;
     w->next = first;
     w->careful = careful;
-    if (first >= fanout_total(f)) return 0;
+    size_t lo, hi;
+    fanout_range(f, &lo, &hi);
+    if (first >= hi) return 0;
     if (pipe(p) != 0) return -1;
     fflush(NULL); /* nothing buffered in the parent is written twice */
     pid_t pid = fork();
@@ -241,7 +287,8 @@ static const char *signal_name(int sig) {
 
 struct order {
     const struct fanout *f;
-    struct report_summary **pending; /* indexed by run; owned until delivered */
+    struct report_summary **pending; /* indexed by run - lo; owned until delivered */
+    size_t lo, hi;                   /* fanout_range() */
     size_t next;                     /* next run to deliver */
     size_t done;
     fanout_sink sink;
@@ -251,9 +298,8 @@ struct order {
 /* Deliver every run that is next in order. all = also those after a gap
  * (the list was interrupted and the gap will not be filled). */
 static void deliver_ready(struct order *o, int all) {
-    size_t total = fanout_total(o->f);
-    for (; o->next < total; o->next++) {
-        struct report_summary *s = o->pending[o->next];
+    for (; o->next < o->hi; o->next++) {
+        struct report_summary *s = o->pending[o->next - o->lo];
         if (!s) {
             if (all) continue;
             break;
@@ -262,7 +308,7 @@ static void deliver_ready(struct order *o, int all) {
         o->done++;
         report_summary_close(s);
         free(s);
-        o->pending[o->next] = NULL;
+        o->pending[o->next - o->lo] = NULL;
     }
 }
 
@@ -296,7 +342,7 @@ static int store_failure(struct order *o, size_t i, int code, const char *why) {
     int a = fanout_algo(f, i);
     snprintf(s->algo, sizeof s->algo, "%s", a < 0 ? "" : f->algo[a]->name);
     snprintf(s->error, sizeof s->error, "%s", why);
-    o->pending[i] = s;
+    o->pending[i - o->lo] = s;
     return 0;
 }
 
@@ -306,7 +352,7 @@ static int is_plugin(const char *name) { return name && (strchr(name, '/') || st
  * or -1 when out of memory or a new worker cannot be started. */
 static int take(struct order *o, struct worker *w) {
     const struct fanout *f = o->f;
-    size_t total = fanout_total(f);
+    size_t total = o->hi;
     struct wire rec;
     ssize_t k = readn(w->fd, &rec, sizeof rec);
     if (k == (ssize_t)sizeof rec && rec.idx == w->next) {
@@ -322,7 +368,7 @@ static int take(struct order *o, struct worker *w) {
             s->file = f->files[fanout_file(f, rec.idx)];
             s->failures = fail;
             s->seconds = 0; /* wall time would make the output differ run to run */
-            o->pending[rec.idx] = s;
+            o->pending[rec.idx - o->lo] = s;
             w->next += (size_t)f->jobs;
             return 0;
         }
@@ -348,9 +394,27 @@ static int take(struct order *o, struct worker *w) {
     return spawn(f, w, w->next + (size_t)f->jobs, 1);
 }
 
-int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
+/* Merge: the preloaded summaries, in order, nothing run. */
+static int deliver_preloaded(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
     size_t total = fanout_total(f);
-    struct order o = {.f = f, .sink = sink, .arg = arg};
+    *done = 0;
+    if (total != f->preload_n) return -1;
+    for (size_t i = 0; i < total; i++) {
+        struct report_summary *s = &f->preloaded[i];
+        s->file = f->files[fanout_file(f, i)];
+        sink(arg, i, s);
+        report_summary_close(s);
+        ++*done;
+    }
+    return 0;
+}
+
+int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
+    if (f->preloaded) return deliver_preloaded(f, sink, arg, done);
+    size_t lo, hi;
+    fanout_range(f, &lo, &hi);
+    size_t total = hi - lo;
+    struct order o = {.f = f, .sink = sink, .arg = arg, .lo = lo, .hi = hi, .next = lo};
     int jobs = f->jobs < 1 ? 1 : f->jobs > FANOUT_MAX_JOBS ? FANOUT_MAX_JOBS : f->jobs;
     struct fanout fj = *f;
     fj.jobs = (size_t)jobs > total ? (int)(total ? total : 1) : jobs;
@@ -369,7 +433,7 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     sigaction(SIGINT, &sa, &old);
     int failed = 0;
     double t0 = now_s(), shown = 0;
-    for (int k = 0; k < f->jobs && !failed; k++) failed = spawn(f, &w[k], (size_t)k, 0) != 0;
+    for (int k = 0; k < f->jobs && !failed; k++) failed = spawn(f, &w[k], lo + (size_t)k, 0) != 0;
     while (!failed && !interrupted) {
         struct pollfd pf[FANOUT_MAX_JOBS];
         int who[FANOUT_MAX_JOBS], np = 0;

@@ -35,10 +35,26 @@ struct fanout {
     int lenient_sets;                /* as run_spec.lenient_sets */
     int jobs;                        /* worker processes, >= 1 */
     int progress;                    /* 1 = a progress line on stderr */
+    int shard_k, shard_n;            /* --shard K/N: runs fanout_range(); 0 = the whole list */
+    struct report_summary *preloaded; /* borrowed (merge): run i's summary is preloaded[i -
+                                        preload_lo]; fanout_run delivers them instead of
+                                        running; 0 = run the list */
+    size_t preload_n;                /* runs in the list the shards were made from */
 };
 
 /* Runs in the list, and the coordinates of run i. */
 size_t fanout_total(const struct fanout *f);
+/* The runs this process delivers, [*lo, *hi): the whole list, or the K-th of
+ * N contiguous slices (--shard K/N): lo = total * (K-1) / N, hi = total * K / N.
+ * The slicing depends only on the list, never on --jobs. */
+void fanout_range(const struct fanout *f, size_t *lo, size_t *hi);
+/* Merge: the summaries of a whole list, taken from shard files, that the
+ * next fanout_opts_apply() puts into its fanout (sums borrowed until the
+ * command returns; NULL clears it). */
+void fanout_preload(struct report_summary *sums, size_t n);
+/* With preloaded summaries: 0 when the list has as many runs as the shards,
+ * else prints why and returns the exit status. 0 without preloading. */
+int fanout_preload_check(const struct fanout *f);
 int fanout_file(const struct fanout *f, size_t i);
 int fanout_algo(const struct fanout *f, size_t i);  /* -1 = the scenario's own */
 int fanout_cell(const struct fanout *f, size_t i);
@@ -51,13 +67,14 @@ void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i);
  * the sink takes its failures (setting s->failures to NULL). */
 typedef void (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
 
-/* Run the list. Returns 0 when every run was delivered, 1 when SIGINT
+/* Run the list (its fanout_range() slice; with preloaded summaries, deliver
+ * them without running). Returns 0 when every run was delivered, 1 when SIGINT
  * stopped it (the runs finished after a gap are delivered too, in order),
  * -1 when a worker could not be started; *done receives the runs delivered. */
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
 
 /* The options batch and sweep share: --seeds A..B, --algos NAME,...|all,
- * --jobs N, and --seed, --set, --algo (cli_take_runopt). */
+ * --jobs N, --shard K/N, and --seed, --set, --algo (cli_take_runopt). */
 struct fanout_opts {
     struct cli_runopts ro;
     const char *algos;              /* as given, or NULL */
@@ -67,6 +84,7 @@ struct fanout_opts {
     const struct lock_algo *algo[FANOUT_MAX_ALGOS]; /* from --algos, by fanout_opts_apply */
     char *algo_name[FANOUT_MAX_ALGOS];              /* owned: free with fanout_opts_close */
     int nalgos;
+    long shard_k, shard_n;          /* --shard K/N, 0 = none */
 };
 void fanout_opts_init(struct fanout_opts *o);
 /* If argv[*i] is one of the shared options, take it (and its value) and

@@ -18,6 +18,7 @@ const char cli_usage_main[] =
     "  locksim check FILE|DIR...      run scenarios and check their `expect` lines\n"
     "  locksim batch PATH... [opts]   many scenarios x seeds x algorithms on N processes\n"
     "  locksim sweep FILE --vary K=.. a grid of --set values: outcome per cell, heatmap\n"
+    "  locksim merge FILE.jsonl...    the shards of a batch or sweep (--shard K/N) as one run\n"
     "  locksim check-trace FILE.jsonl the checker over a recorded trace: the verdict\n"
     "  locksim diff A.jsonl B.jsonl   the first event where two traces diverge\n"
     "  locksim demo [DIR]             the seed's GC-pause timeline, plain lease then fencing\n"
@@ -90,6 +91,7 @@ const char cli_usage_check[] =
 const char cli_usage_batch[] =
     "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
     "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [--out FILE]\n"
+    "                     [--shard K/N]\n"
     "\n"
     "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
     "(default: the scenario's own) and every algorithm named (default: the\n"
@@ -104,7 +106,21 @@ const char cli_usage_batch[] =
     "metric, trace_hash), csv (the same columns, with a header), junit, tap.\n"
     "--out FILE is written atomically. Ctrl-C stops the workers, reports what\n"
     "finished on stderr, leaves any old --out file as it was and exits 130.\n"
+    "--shard K/N runs only the K-th of N contiguous slices of the run list (the same\n"
+    "slices whatever --jobs) and writes shard JSON Lines; `locksim merge` turns the N\n"
+    "shard files into any format above, identical to the unsharded run's bytes.\n"
     "Exit: 0 every run passed, 1 one failed or was cut short, else the worst error.\n";
+
+const char cli_usage_merge[] =
+    "Usage: locksim merge SHARD.jsonl... [--format FMT] [--out FILE] [--svg OUT.svg]\n"
+    "\n"
+    "Combines the shard files of one `batch ... --shard K/N` or `sweep ... --shard K/N`\n"
+    "run (every K of 1..N once, in any order) into the output the unsharded command\n"
+    "prints: the same bytes for every format (batch: table, jsonl, csv, junit, tap;\n"
+    "sweep: csv, jsonl, and --svg for the heatmap), and the same exit status. Each\n"
+    "shard records its command and arguments: run merge where the scenario files\n"
+    "are as they were, with the binary that made the shards. A missing, repeated,\n"
+    "truncated or foreign shard is an error (64 or 65) and nothing is written.\n";
 
 const char cli_usage_check_trace[] =
     "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim] [--purpose correctness|efficiency]\n"
@@ -120,7 +136,7 @@ const char cli_usage_check_trace[] =
 const char cli_usage_sweep[] =
     "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
     "                     [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
-    "                     [--format csv|jsonl] [--out FILE] [--svg OUT.svg]\n"
+    "                     [--format csv|jsonl] [--out FILE] [--svg OUT.svg] [--shard K/N]\n"
     "\n"
     "Runs the scenario at every point of a grid of --set values (one key or two;\n"
     "a range of integers or durations, e.g. lock.ttl=5s..60s/5s, or a list), for\n"
@@ -130,6 +146,8 @@ const char cli_usage_sweep[] =
     "lost), stuck, error; the unsafe fraction; the class (or mixed). --svg draws a\n"
     "heatmap of the classes, one panel per algorithm on shared axes; a cell whose\n"
     "seeds disagree mixes their colours and shows the unsafe percentage.\n"
+    "--shard K/N runs the K-th of N slices of the runs and writes shard JSON Lines;\n"
+    "`locksim merge` makes the CSV, JSON Lines and SVG of the whole grid from them.\n"
     "Expectations are not judged. Exit 0, or the worst error of a run (130 on Ctrl-C).\n";
 
 const char cli_usage_diff[] =
@@ -272,7 +290,7 @@ int main(int argc, char **argv) {
                 {"diff", cmd_diff, cli_usage_diff},
                 {"sweep", cmd_sweep, cli_usage_sweep},
                 {"render", cmd_render, cli_usage_render}, {"view", cmd_view, cli_usage_view},
-                {"explore", cmd_explore, cli_usage_explore}};
+                {"explore", cmd_explore, cli_usage_explore}, {"merge", cmd_merge, cli_usage_merge}};
     int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";

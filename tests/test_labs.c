@@ -1,6 +1,7 @@
 /* Lab and regression commands through the binary: `batch` (order, formats,
  * a crashing worker, Ctrl-C), golden trace digests in `check` with the
- * first divergent event, `diff`, and `check-trace` against `run`. */
+ * first divergent event, `diff`, `check-trace` against `run`, and shards
+ * (--shard K/N) merged back into the bytes of the unsharded run. */
 #define _XOPEN_SOURCE 700 /* realpath, in cli_util.h */
 #include <signal.h>
 
@@ -391,6 +392,159 @@ static void test_sweep_grid_and_heatmap(void **state) {
     remove("/tmp/locksim_sweep.svg");
 }
 
+/* ---- Shards and merge ----------------------------------------------------------- */
+
+static char shard_dir[128];
+
+static int same_file(const char *a, const char *b) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "cmp -s %s/%s %s/%s", shard_dir, a, shard_dir, b);
+    return system(cmd) == 0;
+}
+
+/* `batch|sweep ARGS --shard k/3 --out DIR/sK.jsonl` for k = 1..3 (with
+ * different --jobs: the slices do not depend on it). */
+static void make_shards(const char *args, int code) {
+    snprintf(shard_dir, sizeof shard_dir, "/tmp/locksim_shard.%d", (int)getpid());
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", shard_dir, shard_dir);
+    assert_int_equal(system(cmd), 0);
+    for (int k = 1; k <= 3; k++) {
+        snprintf(cmd, sizeof cmd, "%s --shard %d/3 --jobs %d --out %s/s%d.jsonl", args, k, k, shard_dir, k);
+        assert_int_equal(run(cmd)->code, code);
+    }
+}
+
+/* A batch in three shards, merged (in any order) into every format: the
+ * bytes and exit status of the unsharded batch. */
+static void test_shard_merge_batch(void **state) {
+    (void)state;
+    const char *args = "batch scenarios --seeds 1..3 --algos lease,fenced-lease --set stuck-after=30s";
+    make_shards(args, 1);
+    /* Each shard: its header, then its slice of the 2 x 3 x N runs in order. */
+    char path[256], text[4096];
+    snprintf(path, sizeof path, "%s/s2.jsonl", shard_dir);
+    slurp(path, text, sizeof text);
+    assert_true(strncmp(text, "{\"locksim_shard\":1,\"command\":\"batch\",\"shard\":2,\"of\":3,", 52) == 0);
+    assert_non_null(strstr(text, "\"args\":[\"scenarios\",\"--seeds\",\"1..3\",\"--algos\",\"lease,fenced-lease\","
+                                 "\"--set\",\"stuck-after=30s\"]}\n{\"run\":"));
+    static const char *const fmts[] = {"table", "jsonl", "csv", "junit", "tap"};
+    for (int k = 0; k < 5; k++) {
+        char cmd[1024], u[32], m[32];
+        snprintf(u, sizeof u, "u.%s", fmts[k]);
+        snprintf(m, sizeof m, "m.%s", fmts[k]);
+        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/%s", args, fmts[k], shard_dir, u);
+        assert_int_equal(run(cmd)->code, 1);
+        snprintf(cmd, sizeof cmd, "merge %s/s3.jsonl %s/s1.jsonl %s/s2.jsonl --format %s --out %s/%s", shard_dir,
+                 shard_dir, shard_dir, fmts[k], shard_dir, m);
+        assert_int_equal(run(cmd)->code, 1);
+        assert_true(same_file(u, m));
+    }
+    /* Without --out, on standard output too. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "merge %s/s1.jsonl %s/s2.jsonl %s/s3.jsonl", shard_dir, shard_dir, shard_dir);
+    struct result *r = run(cmd);
+    static char merged[1 << 21];
+    snprintf(merged, sizeof merged, "%s", r->out);
+    r = run(args);
+    assert_string_equal(merged, r->out);
+}
+
+/* A two-axis sweep over two algorithms and two seeds, in three shards: the
+ * CSV, JSON Lines and SVG heatmap of the unsharded sweep. */
+static void test_shard_merge_sweep(void **state) {
+    (void)state;
+    const char *args = "sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=5s..40s/5s --vary ttl=10s,30s "
+                       "--algos lease,fenced-lease --seeds 1..2";
+    make_shards(args, 0);
+    char cmd[1024];
+    for (int csv = 0; csv < 2; csv++) {
+        const char *f = csv ? "csv" : "jsonl";
+        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/u.%s --svg %s/u.svg", args, f, shard_dir, f, shard_dir);
+        assert_int_equal(run(cmd)->code, 0);
+        snprintf(cmd, sizeof cmd, "merge %s/s2.jsonl %s/s3.jsonl %s/s1.jsonl --format %s --out %s/m.%s --svg %s/m.svg",
+                 shard_dir, shard_dir, shard_dir, f, shard_dir, f, shard_dir);
+        assert_int_equal(run(cmd)->code, 0);
+        assert_true(same_file(csv ? "u.csv" : "u.jsonl", csv ? "m.csv" : "m.jsonl"));
+        assert_true(same_file("u.svg", "m.svg"));
+    }
+}
+
+/* A missing, repeated, cut or foreign shard is an error that says which; a
+ * bad --shard is a usage error; a shard writes only JSON Lines. */
+static void test_shard_errors(void **state) {
+    (void)state;
+    make_shards("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..7", 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "merge %s/s1.jsonl %s/s3.jsonl", shard_dir, shard_dir);
+    struct result *r = run(cmd);
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "shard 2/3 is missing (got 1/3 3/3)"));
+    assert_string_equal(r->out, "");
+    snprintf(cmd, sizeof cmd, "merge %s/s1.jsonl %s/s2.jsonl %s/s2.jsonl", shard_dir, shard_dir, shard_dir);
+    r = run(cmd);
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "shard 2/3 is given twice"));
+    /* A shard cut after its first record: incomplete. */
+    snprintf(cmd, sizeof cmd, "head -2 %s/s2.jsonl > %s/cut.jsonl", shard_dir, shard_dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "merge %s/s1.jsonl %s/cut.jsonl %s/s3.jsonl", shard_dir, shard_dir, shard_dir);
+    r = run(cmd);
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "cut.jsonl: shard 2/3 is incomplete: 1 of its 2 runs"));
+    /* Shards of another run. */
+    snprintf(cmd, sizeof cmd, "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..8 --shard 2/3 --out %s/other.jsonl",
+             shard_dir);
+    assert_int_equal(run(cmd)->code, 0);
+    snprintf(cmd, sizeof cmd, "merge %s/s1.jsonl %s/other.jsonl %s/s3.jsonl", shard_dir, shard_dir, shard_dir);
+    r = run(cmd);
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "are shards of different runs"));
+    /* Not a shard at all. */
+    snprintf(cmd, sizeof cmd, "merge scenarios/gc-pause-outlives-lease.lsim");
+    r = run(cmd);
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "gc-pause-outlives-lease.lsim:1:1: not a shard file"));
+    assert_int_equal(run("batch scenarios --shard 0/3")->code, 64);
+    assert_int_equal(run("batch scenarios --shard 4/3")->code, 64);
+    r = run("batch scenarios --shard 2");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--shard takes K/N with 1 <= K <= N"));
+    assert_int_equal(run("batch scenarios --shard 1/2 --format csv")->code, 64);
+    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=5s,6s --shard 1/2 --svg x.svg")->code, 64);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", shard_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* examples/cluster/: the GNU parallel script in local mode and through
+ * --sshlogin ":" (this machine, the path a host list takes), and the Slurm
+ * array task run by hand for each task id, each merged: the unsharded CSV. */
+static void test_cluster_examples(void **state) {
+    (void)state;
+    assert_int_equal(system("command -v parallel >/dev/null"), 0); /* `make deps` installs it */
+    make_shards("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..5", 0);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "batch scenarios --seeds 1..2 --algos lease,redlock --format csv --out %s/u.csv", shard_dir);
+    assert_int_equal(run(cmd)->code, 1);
+    snprintf(cmd, sizeof cmd, "LOCKSIM=%s examples/cluster/parallel.sh -n 4 -b %s -d %s/p -- batch scenarios --seeds 1..2 "
+             "--algos lease,redlock -- --format csv --out %s/local.csv >/dev/null 2>&1; test $? = 1",
+             bin(), bin(), shard_dir, shard_dir);
+    assert_int_equal(system(cmd), 0);
+    assert_true(same_file("u.csv", "local.csv"));
+    snprintf(cmd, sizeof cmd, "examples/cluster/parallel.sh -n 3 -S : -b %s -d %s/q -- batch scenarios --seeds 1..2 "
+             "--algos lease,redlock -- --format csv --out %s/ssh.csv >/dev/null 2>&1; test $? = 1", bin(), shard_dir, shard_dir);
+    assert_int_equal(system(cmd), 0);
+    assert_true(same_file("u.csv", "ssh.csv"));
+    snprintf(cmd, sizeof cmd, "export LOCKSIM=%s SHARD_DIR=%s/slurm LOCKSIM_ARGS='batch scenarios --seeds 1..2 "
+             "--algos lease,redlock' MERGE_ARGS='--format csv --out %s/slurm.csv' SLURM_ARRAY_TASK_COUNT=3; "
+             "for k in 1 2 3; do SLURM_ARRAY_TASK_ID=$k bash examples/cluster/slurm-shard.sbatch || exit 1; done; "
+             "bash examples/cluster/slurm-merge.sbatch; test $? = 1", bin(), shard_dir, shard_dir);
+    assert_int_equal(system(cmd), 0);
+    assert_true(same_file("u.csv", "slurm.csv"));
+    snprintf(cmd, sizeof cmd, "rm -rf %s", shard_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
@@ -403,6 +557,10 @@ int main(void) {
         cmocka_unit_test(test_check_trace_matches_run),
         cmocka_unit_test(test_seed_varying_fractions),
         cmocka_unit_test(test_sweep_grid_and_heatmap),
+        cmocka_unit_test(test_shard_merge_batch),
+        cmocka_unit_test(test_shard_merge_sweep),
+        cmocka_unit_test(test_shard_errors),
+        cmocka_unit_test(test_cluster_examples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
