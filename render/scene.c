@@ -275,7 +275,7 @@ static void emit_legend(struct scene_ctx *c) {
     }
     if (v->cell_name) scene_wrapped(c, 0, 2, "(a marker hides the interval under it)", SCENE_ST_LEGEND);
     if (c->sc->ngaps)
-        scene_wrapped(c, 0, 2, "<~25s> on the axis: a stretch of that length with no event, drawn short",
+        scene_wrapped(c, 0, 2, "<~N> on the axis: a stretch of about N with no event, drawn short",
                 SCENE_ST_LEGEND);
 }
 
