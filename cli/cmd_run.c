@@ -9,12 +9,14 @@
 #include "narrate.h"
 #include "output.h"
 #include "term.h"
+#include "trace_chrome.h"
 #include "trace_jsonl.h"
 
 struct run_cmd {
     struct cli_runopts ro;
     const char *file;
     const char *trace_path;
+    int chrome;              /* --trace-format chrome */
     int json, color, timeline, narrate, width;
 };
 
@@ -27,6 +29,12 @@ static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
         if (took < 0) return st;
         if (took) continue;
         if (strcmp(a, "--trace") == 0 && has) o->trace_path = argv[++i];
+        else if (strcmp(a, "--trace-format") == 0 && has) {
+            const char *v = argv[++i];
+            if (strcmp(v, "chrome") == 0) o->chrome = 1;
+            else if (strcmp(v, "jsonl") != 0)
+                return cli_usage("--trace-format takes jsonl or chrome, not '%s'", v);
+        }
         else if (strcmp(a, "--format") == 0 && has) {
             const char *v = argv[++i];
             if (strcmp(v, "json") == 0) o->json = 1;
@@ -44,6 +52,7 @@ static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
         else return cli_usage("run takes one scenario file; '%s' is a second", a);
     }
     if (!o->file) return cli_usage("run needs a scenario file: locksim run FILE (or - for standard input)");
+    if (o->chrome && !o->trace_path) return cli_usage("--trace-format chrome needs --trace FILE.json");
     o->color = cli_want_color(no_color);
     if (!o->width) o->width = cli_term_width();
     return 0;
@@ -93,13 +102,18 @@ static void print_text(FILE *f, const struct run_result *r, const struct run_cmd
     fputc('\n', f);
 }
 
-static int write_trace(const char *path, const char *input, const struct trace *tr) {
+static int write_trace(const char *path, const char *input, const struct trace *tr, int chrome) {
     struct out_file out;
     char err[600];
     const char *inputs[] = {input};
     int rc = out_open(&out, path, inputs, 1, err, sizeof err);
     if (rc) return cli_fail(rc, err);
-    (void)trace_write_jsonl(out.f, tr); /* a write error stays on the stream: out_commit reports it */
+    /* A write error stays on the stream: out_commit reports it. */
+    if (chrome && trace_write_chrome(out.f, tr) == LSIM_ENOMEM) {
+        out_abort(&out);
+        return cli_fail(LSIM_ENOMEM, "out of memory writing the Chrome trace");
+    }
+    if (!chrome) (void)trace_write_jsonl(out.f, tr);
     rc = out_commit(&out, err, sizeof err);
     return rc ? cli_fail(rc, err) : 0;
 }
@@ -135,7 +149,7 @@ int cmd_run(int argc, char **argv) {
     } else {
         print_text(rf, &r, &o, &c);
     }
-    if (o.trace_path && (st = write_trace(o.trace_path, o.file, engine_trace(r.engine))) != 0) {
+    if (o.trace_path && (st = write_trace(o.trace_path, o.file, engine_trace(r.engine), o.chrome)) != 0) {
         run_result_close(&r);
         return st;
     }

@@ -59,6 +59,8 @@ const char cli_usage_run[] =
     "                      to a .so loads a user-written algorithm (docs/lock-interface.md)\n"
     "  --trace FILE.jsonl  write the whole trace as JSON Lines (docs/trace-format.md);\n"
     "                      - is standard output (the report then goes to stderr)\n"
+    "  --trace-format jsonl|chrome  chrome: Chrome Trace Event JSON instead, which\n"
+    "                      opens in Perfetto (ui.perfetto.dev) or chrome://tracing\n"
     "  --format text|json  report format on stdout (default text)\n"
     "  --narrate           add a plain-words account of the run (with --format json:\n"
     "                      a \"narration\" array of lines)\n"

@@ -260,12 +260,37 @@ static void test_smaller_gaps(void **state) {
     assert_non_null(strstr(r->out, "Verdict: SAFE"));
 }
 
+/* --trace-format chrome: Chrome Trace Event JSON for Perfetto, with every
+ * node a track, the double entry a span of its own, exact microseconds. */
+static void test_chrome_trace(void **state) {
+    (void)state;
+    struct result *r = run("run " GC " --no-timeline --trace /tmp/lh_chrome.json --trace-format chrome");
+    assert_int_equal(r->code, 0);
+    static char buf[1 << 20];
+    slurp("/tmp/lh_chrome.json", buf, sizeof buf);
+    const char *end = json_value(buf);
+    assert_non_null(end);
+    assert_true(*json_ws(end) == '\0'); /* one JSON object, nothing after it */
+    assert_non_null(strstr(buf, "\"traceEvents\":["));
+    assert_non_null(strstr(buf, "\"name\":\"thread_name\",\"args\":{\"name\":\"S1\"}"));
+    assert_non_null(strstr(buf, "\"cat\":\"double-entry\",\"name\":\"B and A both in the critical section\","
+                                "\"ts\":31000000.000,\"dur\":1000000.000"));
+    assert_non_null(strstr(buf, "\"name\":\"paused\",\"ts\":5000000.000,\"dur\":27000000.000"));
+    assert_non_null(strstr(buf, "STALE write accepted (damage)"));
+    unlink("/tmp/lh_chrome.json");
+    r = run("run " GC " --trace-format chrome");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "needs --trace"));
+    r = run("run " GC " --trace /tmp/x.json --trace-format perfetto");
+    assert_int_equal(r->code, 64);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
         cmocka_unit_test(test_truncated_never_passes), cmocka_unit_test(test_unknown_keys),
         cmocka_unit_test(test_plugins_refused),       cmocka_unit_test(test_replay_and_json_escaping),
-        cmocka_unit_test(test_smaller_gaps),
+        cmocka_unit_test(test_smaller_gaps),          cmocka_unit_test(test_chrome_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
