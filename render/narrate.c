@@ -163,12 +163,25 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
     case TRACE_HEAL:
         snprintf(buf, n, "the network heals");
         return 0;
-    case TRACE_LINK:
+    case TRACE_LINK: {
         format_time_ns(d1, sizeof d1, e->a);
         format_time_ns(d2, sizeof d2, e->b);
-        if (e->a == e->b) snprintf(buf, n, "link %s -> %s now takes %s", me, peer, d1);
-        else snprintf(buf, n, "link %s -> %s now takes %s..%s", me, peer, d1, d2);
+        char loss[48] = "";
+        if (e->grant >= 1000000u) {
+            snprintf(buf, n, "link %s -> %s now loses every message", me, peer);
+            return 0;
+        }
+        if (e->grant) { /* parts per million as a percentage, with the decimals it needs */
+            char frac[8];
+            snprintf(frac, sizeof frac, "%04u", e->grant % 10000u);
+            for (int k = 3; k >= 0 && frac[k] == '0'; k--) frac[k] = '\0';
+            snprintf(loss, sizeof loss, ", and loses %u%s%s%% of messages", e->grant / 10000u,
+                     frac[0] ? "." : "", frac);
+        }
+        if (e->a == e->b) snprintf(buf, n, "link %s -> %s now takes %s%s", me, peer, d1, loss);
+        else snprintf(buf, n, "link %s -> %s now takes %s..%s%s", me, peer, d1, d2, loss);
         return 0;
+    }
     case TRACE_ACQUIRE_START:
         snprintf(buf, n, "%s tries to acquire the lock", me);
         return 0;

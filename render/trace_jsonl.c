@@ -479,9 +479,9 @@ static int header(struct rd *r) {
                 break;
             case K_VERSION:
                 if (sint(r, "version", INT64_MIN, INT64_MAX, &version) != 0) return -1;
-                if (version != TRACE_FORMAT_VERSION)
+                if (version < 1 || version > TRACE_FORMAT_VERSION)
                     return fail(r, "trace format version %lld is not supported (this build"
-                                " reads version %d)", (long long)version, TRACE_FORMAT_VERSION);
+                                " reads versions 1 to %d)", (long long)version, TRACE_FORMAT_VERSION);
                 break;
             case K_TITLE:
             case K_ALGO: {

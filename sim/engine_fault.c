@@ -202,7 +202,7 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
     case SCN_FAULT_LINK:
         if (eng_set_link(e, r->from, r->to, &f->link) == 0) {
             const struct link_state *l = &e->links[e->nlinks - 1];
-            emit(e, TRACE_LINK, l->from, l->to, 0, 0, l->lat.min_ns, l->lat.max_ns, NULL);
+            emit(e, TRACE_LINK, l->from, l->to, 0, l->loss_ppm, l->lat.min_ns, l->lat.max_ns, NULL);
         }
         break;
     default:

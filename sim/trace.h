@@ -11,7 +11,9 @@
 #include "lock.h" /* LOCK_WRITE_RESULT_MAP, the outcomes of a write */
 #include "vtime.h"
 
-#define TRACE_FORMAT_VERSION 1
+/* 2: a link event carries its loss (grant = parts per million). Version 1
+ * files are still read (their links say no loss). */
+#define TRACE_FORMAT_VERSION 2
 #define TRACE_NO_NODE (-1)
 
 /* Event kinds. Field use per kind is listed in docs/trace-format.md; the
@@ -29,7 +31,8 @@ enum trace_kind {
     TRACE_CLOCK_SLEW,     /* a = delta_ns, b = over_ns */
     TRACE_PARTITION,      /* a = number of groups; text = groups */
     TRACE_HEAL,
-    TRACE_LINK,           /* node -> peer, a = min latency, b = max latency */
+    TRACE_LINK,           /* node -> peer, a = min latency, b = max latency,
+                             grant = loss in parts per million (0 = none) */
     /* Messages (node = receiver for RECV/DROP, sender for SEND). */
     TRACE_MSG_SEND,       /* peer = receiver, a = message id, b = type */
     TRACE_MSG_RECV,       /* peer = sender, a = message id, b = type */

@@ -285,12 +285,33 @@ static void test_chrome_trace(void **state) {
     assert_int_equal(r->code, 64);
 }
 
+/* A link change carries its loss (trace format 2) and the narration says
+ * so, instead of calling a 100% loss a latency change. */
+static void test_link_loss_in_trace(void **state) {
+    (void)state;
+    write_file("/tmp/lh_link.lsim", "lock lease\nclient A: acquire; work 5s; write; release\n"
+                                    "@1s link A S1 loss=100%\n@2s link A R loss=2.5% latency=3ms\n"
+                                    "expect verdict SAFE\n");
+    struct result *r = run("run /tmp/lh_link.lsim --narrate --no-timeline --trace /tmp/lh_link.jsonl");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "link A -> S1 now loses every message"));
+    assert_non_null(strstr(r->out, "link A -> R now takes 3ms, and loses 2.5% of messages"));
+    static char buf[1 << 16];
+    slurp("/tmp/lh_link.jsonl", buf, sizeof buf);
+    assert_non_null(strstr(buf, "\"version\":2"));
+    assert_non_null(strstr(buf, "\"kind\":\"link\",\"node\":\"A\",\"peer\":\"S1\",\"token\":0,\"grant\":1000000"));
+    assert_non_null(strstr(buf, "\"peer\":\"R\",\"token\":0,\"grant\":25000,\"a\":3000000,\"b\":3000000"));
+    unlink("/tmp/lh_link.lsim");
+    unlink("/tmp/lh_link.jsonl");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
         cmocka_unit_test(test_truncated_never_passes), cmocka_unit_test(test_unknown_keys),
         cmocka_unit_test(test_plugins_refused),       cmocka_unit_test(test_replay_and_json_escaping),
         cmocka_unit_test(test_smaller_gaps),          cmocka_unit_test(test_chrome_trace),
+        cmocka_unit_test(test_link_loss_in_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
