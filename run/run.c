@@ -186,6 +186,31 @@ static int check_dropped_sets(const struct run_spec *spec, struct run_result *r)
     return 0;
 }
 
+/* `lock ./my_lock.so` in a scenario: a plugin path, relative to the
+ * scenario file's folder (then to the current one). 0 when the scenario
+ * names a built-in algorithm or its plugin loaded; else the error, placed
+ * at the lock line. */
+static int scenario_plugin(const struct run_spec *spec, const struct scenario *s,
+                           const struct lock_algo **out, struct run_result *r) {
+    size_t n = strlen(s->algo);
+    if (!(strchr(s->algo, '/') || (n > 3 && strcmp(s->algo + n - 3, ".so") == 0))) return 0;
+    char path[4200], err[600];
+    const char *file = spec->file && strcmp(spec->file, "-") != 0 && !spec->text ? spec->file : NULL;
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    const char *rel = strncmp(s->algo, "./", 2) == 0 ? s->algo + 2 : s->algo;
+    if (s->algo[0] != '/' && slash)
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - file), file, rel);
+    else
+        snprintf(path, sizeof path, "%s%s", s->algo[0] == '/' || strchr(s->algo, '/') ? "" : "./", s->algo);
+    struct stat st;
+    if (stat(path, &st) != 0 && stat(s->algo, &st) == 0) snprintf(path, sizeof path, "%s", s->algo);
+    int rc = run_resolve_algo(strchr(path, '/') ? path : s->algo, out, err, sizeof err);
+    if (rc == 0) return 0;
+    /* A plugin the file names and cannot be used is the file's fault: 65. */
+    return fail(r, rc == LSIM_ENOMEM ? rc : LSIM_EPARSE, RUN_STAGE_LOAD, "%s:%d:%d: %s", s->file,
+                s->algo_pos.line, s->algo_pos.col, err);
+}
+
 int run_scenario(const struct run_spec *spec, struct run_result *r) {
     memset(r, 0, sizeof *r);
     const struct lock_algo *algo = spec->algo_resolved;
@@ -204,10 +229,15 @@ int run_scenario(const struct run_spec *spec, struct run_result *r) {
         scenario_close(&s);
         return rc;
     }
+    int swapped = algo != NULL; /* --algo: options the new algorithm lacks are dropped */
+    if (!algo && (rc = scenario_plugin(spec, &s, &algo, r)) != 0) {
+        scenario_close(&s);
+        return rc;
+    }
     struct engine_opts eo = {.algo = algo,
                              .keep_trace = spec->keep_trace,
                              .hash_trace = !spec->keep_trace,
-                             .lenient_options = algo != NULL};
+                             .lenient_options = swapped};
     struct scn_error err;
     memset(&err, 0, sizeof err);
     rc = engine_new(&r->engine, &s, &eo, &err);

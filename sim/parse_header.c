@@ -81,12 +81,30 @@ SETTER(set_servers)
     s->nservers = (int)n;
     return 0;
 }
+/* A user-written algorithm's shared object: a path with a '/' or ending in
+ * ".so" (the front end loads it, relative to the scenario's folder). */
+static int is_plugin_path(const char *v)
+{
+    size_t n = strlen(v);
+    if (!(strchr(v, '/') || (n > 3 && strcmp(v + n - 3, ".so") == 0)))
+        return 0;
+    for (; *v; v++)
+        if ((unsigned char)*v <= ' ' || *v == '"' || *v == '\\' || *v == '$')
+            return 0;
+    return 1;
+}
+
 SETTER(set_algo)
 {
     (void)off;
+    if (is_plugin_path(val) && strlen(val) < SCN_OPT_MAX) {
+        scnp_copy_str(s->algo, sizeof s->algo, val);
+        return 0;
+    }
     if (!scnp_is_opt_key(val) || strlen(val) >= SCN_OPT_MAX)
         return WHY("'%.40s' is not an algorithm name; expected a letter, then letters, digits, "
-                   "'-' or '_' (at most %d)", val, SCN_OPT_MAX - 1);
+                   "'-' or '_', or a path to a plugin such as ./my_lock.so (at most %d)", val,
+                   SCN_OPT_MAX - 1);
     scnp_copy_str(s->algo, sizeof s->algo, val);
     return 0;
 }

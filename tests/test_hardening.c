@@ -190,6 +190,19 @@ static void test_plugins_refused(void **state) {
     r = run("run " GC " --algo nosuch_here.so");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "no algorithm file 'nosuch_here.so' in the current directory"));
+    /* `lock ./x.so` in a scenario: found beside the file; refused with 65. */
+    system("mkdir -p /tmp/lh_plug && cp /tmp/lh_null.so /tmp/lh_plug/ && "
+           "cc -std=c11 -shared -fPIC -Isim -o /tmp/lh_plug/my_lock.so examples/algorithms/my_lock.c");
+    write_file("/tmp/lh_plug/ok.lsim", "lock ./my_lock.so\nresource fencing=on\n"
+                                       "client A: acquire; write; release\nexpect verdict SAFE\n");
+    r = run_in("cd / &&", "check /tmp/lh_plug/ok.lsim");
+    assert_int_equal(r->code, 0);
+    write_file("/tmp/lh_plug/bad.lsim", "lock ./lh_null.so\nclient A: acquire\nexpect verdict SAFE\n");
+    r = run("check /tmp/lh_plug/bad.lsim");
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "/tmp/lh_plug/bad.lsim:1:6: cannot use algorithm '/tmp/lh_plug/lh_null.so': "
+                                   "its locksim_algo() returned NULL"));
+    system("rm -rf /tmp/lh_plug");
     unlink("/tmp/lh_empty.so");
     unlink("/tmp/lh_noname.so");
     unlink("/tmp/lh_null.so");
