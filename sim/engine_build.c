@@ -267,6 +267,13 @@ static int add_nodes(struct engine *e, const struct scenario *s) {
  * 0, or -1 on OOM. */
 static int observe(struct engine *e) {
     if (checker_init(&e->ck, &e->tr, e->s.purpose, e->s.stuck_after_ns) != 0) return -1;
+    /* Per-client facts only for the clients expect lines name (client i is
+     * node i); the parser keeps them to SCN_MAX_EXPECT_CLIENTS. */
+    for (int i = 0; i < e->s.nexpects; i++) {
+        const struct scn_expect *x = &e->s.expects[i];
+        if (scn_expect_names_client(x) && x->client_index >= 0 && x->client_index < e->nclients)
+            (void)checker_watch(&e->ck, x->client_index);
+    }
     e->tr.observe = checker_observe;
     e->tr.advance = checker_advance;
     e->tr.observe_arg = &e->ck;

@@ -199,6 +199,8 @@ int scnp_check_faults(struct parser *p);
 int scnp_fault_never_acts(const struct scenario *s, char *why);
 /* parse_expect.c */
 int scnp_kw_expect(struct parser *p);
+/* After the whole file: the clients expect lines name exist (sets their index). */
+int scnp_expect_clients(struct parser *p);
 /* parse_param.c: param lines, $NAME expansion in a line's tokens, and the
  * check that every param was used. */
 int scnp_kw_param(struct parser *p);
