@@ -165,6 +165,11 @@ static int resolve_names(struct engine *e, const struct name_index *ix, struct s
 static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn_error *err) {
     char msg[256];
     e->algo = o->algo ? o->algo : lock_algo_find(e->s.algo);
+    /* A file's `resource fencing=` describes the resource for the algorithm
+     * it names; one swapped in (--algo, matrix, sweep --algos) keeps its
+     * own rule, so `--algo fenced-lease` on a plain-lease file still fences. */
+    e->fencing_stated = !e->s.fencing_stated || (o->algo && o->algo != lock_algo_find(e->s.algo))
+                            ? -1 : e->s.fencing != 0;
     if (!e->algo) {
         snprintf(msg, sizeof msg, "unknown lock algorithm '%s'; `locksim list` shows them", e->s.algo);
         return fail(err, &e->s, e->s.algo_pos, msg);

@@ -270,6 +270,8 @@ struct scenario {
                                        applied since the parse, each NUL-terminated,
                                        replayed after a re-parse; NULL when none */
     size_t sets_len;
+    int fencing_stated;             /* 1 when a resource line (or --set) gave fencing=, so
+                                       an algorithm's own fencing rule can honour fencing=off */
 };
 /* Every array above is heap-allocated, grown on demand by the scenario_add_*
  * functions (never beyond its SCN_MAX_* limit), read as s->arr[i] for

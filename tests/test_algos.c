@@ -522,7 +522,7 @@ static void test_lease_renew_options(void **state) {
     build_fails("lock lease-renew heartbeat=1s\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'heartbeat' for lease-renew; expected ttl, release, value, "
                                  "expiry-clock, persistence, request-timeout, renew-every, "
-                                 "renew-interval, on-lost");
+                                 "renew-interval, on-lost, tokens");
 }
 
 int main(void) {

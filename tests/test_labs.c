@@ -138,7 +138,7 @@ static void test_batch_progress_on_terminal(void **state) {
     static char buf[1 << 16];
     slurp("/tmp/locksim_progress", buf, sizeof buf);
     assert_non_null(strstr(buf, "\rbatch: "));
-    assert_non_null(strstr(buf, "/1040 runs, ")); /* 52 catalog scenarios x 20 seeds */
+    assert_non_null(strstr(buf, "/1080 runs, ")); /* 54 catalog scenarios x 20 seeds */
     assert_non_null(strstr(buf, " runs/s, ETA "));
     remove("/tmp/locksim_progress");
 }
