@@ -236,7 +236,7 @@ static void test_watch_limits(void **state) {
     struct trace t;
     struct checker c;
     trace_init(&t, 1);
-    char name[8];
+    char name[16];
     for (int i = 0; i < SCN_MAX_EXPECT_CLIENTS + 1; i++) {
         snprintf(name, sizeof name, "C%d", i);
         assert_true(trace_add_node(&t, name, TRACE_NODE_CLIENT) >= 0);
