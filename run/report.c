@@ -182,16 +182,58 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
             rep->denied_attempts == 1 ? "" : "s", b1, b2, b3);
 }
 
+/* Expectation i judged, and its measured value for people in b: a metric in
+ * its unit; a token; a time or "never"; an interval or "none"; a count of
+ * writes. Returns 1 when it holds. */
+static int expect_measured(const struct run_result *r, int i, char *b, size_t n) {
+    const struct scn_expect *x = &r->scn->expects[i];
+    int64_t actual;
+    int ok = run_expect(r, i, &actual);
+    char t1[24], t2[24];
+    switch (x->kind) {
+    case SCN_EXPECT_METRIC:
+        metric_format(b, n, x->metric, actual);
+        break;
+    case SCN_EXPECT_TOKEN:
+        if (checker_fact_of(r->report, x->client_index) && actual == 0 &&
+            checker_fact_of(r->report, x->client_index)->first_acquired >= 0)
+            snprintf(b, n, "no token");
+        else if (actual == 0) snprintf(b, n, "no grant");
+        else snprintf(b, n, "%" PRId64, actual);
+        break;
+    case SCN_EXPECT_ACQUIRES_AT:
+        if (actual < 0) snprintf(b, n, "never");
+        else metric_format(b, n, SCN_M_END_NS, actual);
+        break;
+    case SCN_EXPECT_DE_SPAN:
+        if (actual < 0) {
+            snprintf(b, n, "none");
+        } else {
+            metric_format(t1, sizeof t1, SCN_M_END_NS, actual);
+            metric_format(t2, sizeof t2, SCN_M_END_NS, r->report->de_first_to_ns);
+            snprintf(b, n, "from %s to %s", t1, t2);
+        }
+        break;
+    case SCN_EXPECT_WRITE_ACCEPTED:
+    case SCN_EXPECT_WRITE_REJECTED:
+        snprintf(b, n, "%" PRId64 " %s", actual, x->kind == SCN_EXPECT_WRITE_ACCEPTED ? "accepted" : "rejected");
+        break;
+    case SCN_EXPECT_STALE_BY:
+    case SCN_EXPECT_STALE_REJECTED_BY:
+        snprintf(b, n, "%" PRId64 " stale %s", actual, x->kind == SCN_EXPECT_STALE_BY ? "accepted" : "rejected");
+        break;
+    }
+    return ok;
+}
+
 void report_text_expects(FILE *f, const struct run_result *r, const struct report_ctx *c) {
     const struct scenario *s = r->scn;
     const char *off = c->color ? "\033[0m" : "";
     if (!s->nexpects) return;
     fprintf(f, "\nExpectations:%s\n", r->truncated ? " (not decided: the run was cut short)" : "");
     for (int i = 0; i < s->nexpects; i++) {
-        int64_t actual;
-        int ok = run_expect(r, i, &actual);
-        char b[32];
-        metric_format(b, sizeof b, s->expects[i].metric, actual);
+        char b[96];
+        int ok = expect_measured(r, i, b, sizeof b);
         const char *word = r->truncated ? "----" : ok ? "ok  " : "FAIL";
         const char *col = !c->color ? "" : r->truncated ? "\033[33m" : ok ? "\033[32m" : "\033[1;31m";
         fprintf(f, "  %s%s%s  line %-3d expect %-32s (measured %s)\n", col, word, off,
@@ -240,10 +282,8 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
     json_metrics(f, rep);
     fprintf(f, ",\"trace_hash\":\"%016llx\",\"expects\":[", (unsigned long long)r->trace_hash);
     for (int i = 0; i < s->nexpects; i++) {
-        int64_t actual;
-        int ok = run_expect(r, i, &actual);
-        char b[32];
-        metric_format(b, sizeof b, s->expects[i].metric, actual);
+        char b[96];
+        int ok = expect_measured(r, i, b, sizeof b);
         fprintf(f, "%s{\"line\":%d,\"expect\":", i ? "," : "", s->expects[i].pos.line);
         report_json_str(f, s->expects[i].text);
         if (r->truncated) fputs(",\"ok\":null,\"measured\":", f);
@@ -332,10 +372,8 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
             fprintf(m, "%s: TRUNCATED: %s\n", file, why);
         } else if (judge) {
             for (int k = 0; k < s->nexpects; k++) {
-                int64_t actual;
-                if (run_expect(r, k, &actual)) continue;
-                char b[32];
-                metric_format(b, sizeof b, s->expects[k].metric, actual);
+                char b[96];
+                if (expect_measured(r, k, b, sizeof b)) continue;
                 fprintf(m, "%s:%d: expect %s: measured %s\n", file, s->expects[k].pos.line,
                         s->expects[k].text, b);
             }

@@ -57,7 +57,31 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
     c->de_first = c->de_second = -1;
     c->c1 = -1;
     c->r.purpose = purpose;
+    c->r.de_first_from_ns = c->r.de_first_to_ns = -1;
     return 0;
+}
+
+int checker_watch(struct checker *c, int node) {
+    if (node < 0 || node >= c->nnodes || !(c->flags[node] & CHECKER_CLIENT)) return -1;
+    if (c->flags[node] & CHECKER_WATCHED) return 0;
+    if (c->r.nfacts == SCN_MAX_EXPECT_CLIENTS) return -1;
+    struct checker_fact *f = &c->r.facts[c->r.nfacts++];
+    memset(f, 0, sizeof *f);
+    f->node = node;
+    f->first_acquired = -1;
+    c->flags[node] |= CHECKER_WATCHED;
+    return 0;
+}
+
+const struct checker_fact *checker_fact_of(const struct checker_report *r, int node) {
+    for (int i = 0; i < r->nfacts; i++)
+        if (r->facts[i].node == node) return &r->facts[i];
+    return NULL;
+}
+
+/* The facts of a node whose CHECKER_WATCHED bit is set. */
+static struct checker_fact *fact(struct checker *c, int node) {
+    return (struct checker_fact *)checker_fact_of(&c->r, node);
 }
 
 void checker_close(struct checker *c) {
@@ -216,6 +240,10 @@ static void leave_cs(struct checker *c, int node, sim_ns t) {
         sim_ns len = t - c->de_since;
         if (c->de_announced) {
             c->r.double_entry_ns += len;
+            if (c->r.de_first_from_ns < 0) {
+                c->r.de_first_from_ns = c->de_since;
+                c->r.de_first_to_ns = t;
+            }
             note(c, TRACE_DOUBLE_ENTRY_END, c->de_first, c->de_second, 0, 0, len, t);
         }
         c->de_since = -1;
@@ -253,6 +281,13 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         c->r.acquires++;
         if (c->cl[n].wait_since >= 0) record_latency(c, ev->t - c->cl[n].wait_since);
         c->cl[n].wait_since = -1;
+        if (c->flags[n] & CHECKER_WATCHED) {
+            struct checker_fact *f = fact(c, n);
+            if (f->first_acquired < 0) {
+                f->first_acquired = ev->t;
+                f->first_token = ev->token;
+            }
+        }
         enter_cs(c, ev);
         break;
     case TRACE_ACQUIRE_DENIED:
@@ -317,9 +352,16 @@ void checker_observe(void *arg, const struct trace_event *ev) {
             c->r.writes_rejected++;
         }
         uint32_t newest_other = writer == c->c1 ? c->g2 : c->g1;
+        struct checker_fact *f = is_client(c, writer) && (c->flags[writer] & CHECKER_WATCHED) ? fact(c, writer) : NULL;
+        if (f) {
+            if (accepted) f->writes_accepted++;
+            else f->writes_rejected++;
+        }
         if (is_client(c, writer) && ev->grant && newest_other > ev->grant) {
             if (accepted) c->r.stale_accepted++;
             else c->r.stale_rejected++;
+            if (f && accepted) f->stale_accepted++;
+            else if (f) f->stale_rejected++;
             note(c, TRACE_STALE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, accepted, ev->t);
         }
         break;
@@ -427,10 +469,26 @@ int64_t checker_metric(const struct checker_report *r, enum scn_metric m) {
     }
 }
 
+/* The measured value of a per-client or span expectation. */
+static int64_t expect_fact(const struct checker_report *r, const struct scn_expect *x) {
+    if (x->kind == SCN_EXPECT_DE_SPAN) return r->de_first_from_ns;
+    const struct checker_fact *f = checker_fact_of(r, x->client_index);
+    switch (x->kind) {
+    case SCN_EXPECT_TOKEN: return f ? (int64_t)f->first_token : 0;
+    case SCN_EXPECT_ACQUIRES_AT: return f ? f->first_acquired : -1;
+    case SCN_EXPECT_WRITE_ACCEPTED: return f ? f->writes_accepted : 0;
+    case SCN_EXPECT_WRITE_REJECTED: return f ? f->writes_rejected : 0;
+    case SCN_EXPECT_STALE_BY: return f ? f->stale_accepted : 0;
+    case SCN_EXPECT_STALE_REJECTED_BY: return f ? f->stale_rejected : 0;
+    default: return 0;
+    }
+}
+
 int checker_expect_holds(const struct checker_report *r, const struct scn_expect *x,
                          int64_t *actual) {
-    int64_t v = checker_metric(r, x->metric);
+    int64_t v = x->kind == SCN_EXPECT_METRIC ? checker_metric(r, x->metric) : expect_fact(r, x);
     if (actual) *actual = v;
+    if (x->kind == SCN_EXPECT_DE_SPAN) return v == x->value && r->de_first_to_ns == x->to_ns;
     switch (x->cmp) {
     case SCN_CMP_EQ: return v == x->value;
     case SCN_CMP_NE: return v != x->value;

@@ -13,6 +13,18 @@
 #define CHECKER_EXACT_SAMPLES 1024 /* latencies kept exactly; beyond, a histogram */
 #define CHECKER_HIST_BUCKETS (64 * 32)
 
+/* What one client did, recorded online for the clients that expect lines
+ * name (checker_watch), never for every client. */
+struct checker_fact {
+    int node;               /* the client */
+    uint64_t first_token;   /* token of its first grant, 0 = no grant or no token */
+    sim_ns first_acquired;  /* true time of its first grant, -1 = never granted */
+    int32_t writes_accepted;
+    int32_t writes_rejected;
+    int32_t stale_accepted; /* its writes under a superseded grant, accepted */
+    int32_t stale_rejected;
+};
+
 struct checker_report {
     enum scn_verdict verdict;
     enum scn_purpose purpose;
@@ -39,6 +51,10 @@ struct checker_report {
     sim_ns acquire_max_ns;
     sim_ns end_ns;
     char headline[200];         /* one sentence: why this verdict */
+    sim_ns de_first_from_ns;    /* the first double entry: start, -1 = none */
+    sim_ns de_first_to_ns;      /* and end (the run's end when still open) */
+    int nfacts;                 /* watched clients, at most SCN_MAX_EXPECT_CLIENTS */
+    struct checker_fact facts[SCN_MAX_EXPECT_CLIENTS];
 };
 
 /* Per node, 24 bytes (10^5 clients are 2.4 MB): what the checker follows
@@ -52,7 +68,8 @@ struct checker_client {
 
 enum {
     CHECKER_CLIENT = 1,     /* the node is a client (from the trace's nodes) */
-    CHECKER_CRASHED = 2     /* the node has an entry in checker.crash */
+    CHECKER_CRASHED = 2,    /* the node has an entry in checker.crash */
+    CHECKER_WATCHED = 4     /* the node has an entry in checker.r.facts */
 };
 
 struct checker_crash {      /* a node that crashed or restarted */
@@ -94,6 +111,12 @@ struct checker {
 int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
                  sim_ns stuck_after_ns);
 void checker_close(struct checker *c);
+/* Record per-client facts for client node (for expect lines that name it),
+ * from now on. Returns 0, or -1 when node is not a client or
+ * SCN_MAX_EXPECT_CLIENTS are already watched. Watching a node twice is a no-op. */
+int checker_watch(struct checker *c, int node);
+/* The facts of a watched node, or NULL. */
+const struct checker_fact *checker_fact_of(const struct checker_report *r, int node);
 /* Trace kinds checker_observe acts on; it ignores every other kind. Keep
  * in step with its switch (a test feeds it every other kind and sees no
  * change in the report). */
@@ -116,7 +139,10 @@ static inline void checker_prefetch(const struct checker *c, int node) {
 void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out);
 /* Value of one metric in a report. */
 int64_t checker_metric(const struct checker_report *r, enum scn_metric m);
-/* 1 when the expectation holds; *actual receives the measured value. */
+/* 1 when the expectation holds; *actual receives the measured value: the
+ * metric; for a per-client kind the token, the first grant's time (-1
+ * never) or the count of writes; for SCN_EXPECT_DE_SPAN the first double
+ * entry's start (-1 none; its end is r->de_first_to_ns). */
 int checker_expect_holds(const struct checker_report *r, const struct scn_expect *x,
                          int64_t *actual);
 

@@ -165,6 +165,11 @@ static int resolve_names(struct engine *e, const struct name_index *ix, struct s
 static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn_error *err) {
     char msg[256];
     e->algo = o->algo ? o->algo : lock_algo_find(e->s.algo);
+    /* A file's `resource fencing=` describes the resource for the algorithm
+     * it names; one swapped in (--algo, matrix, sweep --algos) keeps its
+     * own rule, so `--algo fenced-lease` on a plain-lease file still fences. */
+    e->fencing_stated = !e->s.fencing_stated || (o->algo && o->algo != lock_algo_find(e->s.algo))
+                            ? -1 : e->s.fencing != 0;
     if (!e->algo) {
         snprintf(msg, sizeof msg, "unknown lock algorithm '%s'; `locksim list` shows them", e->s.algo);
         return fail(err, &e->s, e->s.algo_pos, msg);
@@ -267,6 +272,13 @@ static int add_nodes(struct engine *e, const struct scenario *s) {
  * 0, or -1 on OOM. */
 static int observe(struct engine *e) {
     if (checker_init(&e->ck, &e->tr, e->s.purpose, e->s.stuck_after_ns) != 0) return -1;
+    /* Per-client facts only for the clients expect lines name (client i is
+     * node i); the parser keeps them to SCN_MAX_EXPECT_CLIENTS. */
+    for (int i = 0; i < e->s.nexpects; i++) {
+        const struct scn_expect *x = &e->s.expects[i];
+        if (scn_expect_names_client(x) && x->client_index >= 0 && x->client_index < e->nclients)
+            (void)checker_watch(&e->ck, x->client_index);
+    }
     e->tr.observe = checker_observe;
     e->tr.advance = checker_advance;
     e->tr.observe_arg = &e->ck;

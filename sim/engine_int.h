@@ -175,6 +175,8 @@ struct link_state {
 struct engine {
     struct scenario s;      /* the scenario's copy, without its client list (see engine_new) */
     const struct lock_algo *algo;
+    int fencing_stated;     /* lock_fencing_stated: 1 on, 0 off, -1 not stated or the
+                               algorithm was swapped in (engine_opts.algo) */
     void *config;           /* owned, algo->config_size bytes */
     struct queue q;
     struct rng rng;

@@ -39,6 +39,10 @@ static struct node *client_of(struct engine *e, int i) {
     return n->kind == TRACE_NODE_CLIENT ? n : NULL;
 }
 
+int lock_fencing_stated(struct lock_ctx *x) {
+    return x->e->fencing_stated;
+}
+
 uint64_t lock_read_token(struct lock_ctx *x) {
     const struct node *c = client_of(x->e, x->node);
     return c && c->has_read ? x->e->rw[x->node].read_token : 0;

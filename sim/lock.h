@@ -158,6 +158,12 @@ uint32_t lock_incarnation(struct lock_ctx *ctx);
 /* Client side: the highest fencing token the resource reported in this
  * client's latest read reply (0 = none yet, or no read since acquiring). */
 uint64_t lock_read_token(struct lock_ctx *ctx);
+/* The scenario's `resource fencing=`: 1 on, 0 off, -1 not stated (or this
+ * algorithm was swapped in for the one the file names, whose resource the
+ * line describes). An
+ * algorithm whose own resource rule is a fencing check honours a stated
+ * off by checking nothing (tokens issued but not checked). */
+int lock_fencing_stated(struct lock_ctx *ctx);
 
 /* Client outcomes. token is the fencing token the client will attach to its
  * writes (0 = none); validity_ns is how long the client believes it holds

@@ -108,6 +108,8 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
     if (rc == 0)
         rc = scnp_check_later(p);
     if (rc == 0)
+        rc = scnp_expect_clients(p);
+    if (rc == 0)
         rc = scnp_check_params_used(p);
     if (rc == 0)
         rc = scnp_check_faults(p);

@@ -67,7 +67,12 @@ SETTER(set_stuck_after)
 }
 SETTER(set_retry) { (void)off; return set_positive_dur(&s->retry_ns, "retry", val, why); }
 SETTER(set_stock) { (void)off; return set_count(&s->stock, "stock", 0, COUNT_MAX, val, why); }
-SETTER(set_fencing) { (void)off; return scnp_bool_parse(val, &s->fencing, why); }
+SETTER(set_fencing)
+{
+    (void)off;
+    s->fencing_stated = 1;
+    return scnp_bool_parse(val, &s->fencing, why);
+}
 SETTER(set_res_timeout) { (void)off; return scnp_dur_parse(val, 0, &s->resource_timeout_ns, why); }
 SETTER(set_latency) { return scnp_latency_parse(val, &s->latency, why, off); }
 SETTER(set_loss) { (void)off; return scnp_loss_parse(val, &s->loss_ppm, why); }

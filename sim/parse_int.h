@@ -206,6 +206,8 @@ int scnp_kw_expect(struct parser *p);
  * and the check, once the file is read, that its windows fall in the run. */
 int scnp_kw_explore(struct parser *p);
 int scnp_check_explore(struct parser *p);
+/* After the whole file: the clients expect lines name exist (sets their index). */
+int scnp_expect_clients(struct parser *p);
 /* parse_param.c: param lines, $NAME expansion in a line's tokens, and the
  * check that every param was used. */
 int scnp_kw_param(struct parser *p);

@@ -17,6 +17,7 @@
 #define SCN_MAX_STEPS 32        /* steps in one client program */
 #define SCN_MAX_FAULTS 4096     /* fault lines */
 #define SCN_MAX_EXPECTS 64      /* expect lines */
+#define SCN_MAX_EXPECT_CLIENTS 16 /* distinct clients that expect lines name */
 #define SCN_MAX_OPTS 32         /* key=value options on the lock line */
 #define SCN_MAX_GROUP 32        /* nodes named in one partition group */
 #define SCN_MAX_LINKS 256       /* per-link overrides */
@@ -155,13 +156,37 @@ enum scn_cmp { SCN_CMP_EQ, SCN_CMP_NE, SCN_CMP_LT, SCN_CMP_LE, SCN_CMP_GT, SCN_C
 
 enum scn_verdict { SCN_VERDICT_SAFE, SCN_VERDICT_UNSAFE, SCN_VERDICT_STUCK };
 
+/* What an expect line states. SCN_EXPECT_METRIC compares a metric of the
+ * report (sim/metric.h); the others state what the sources state, about one
+ * client or one interval, from facts the checker records for the clients
+ * that expect lines name (docs/scenario-format.md, "Expectations"). */
+enum scn_expect_kind {
+    SCN_EXPECT_METRIC,         /* expect METRIC OP VALUE, expect [no] EVENT */
+    SCN_EXPECT_TOKEN,          /* expect B token OP N: token of B's first grant */
+    SCN_EXPECT_ACQUIRES_AT,    /* expect B acquires at T: time of B's first grant */
+    SCN_EXPECT_DE_SPAN,        /* expect double-entry from T1 to T2: the first double entry */
+    SCN_EXPECT_WRITE_ACCEPTED, /* expect [no] A write accepted: A's writes the resource accepted */
+    SCN_EXPECT_WRITE_REJECTED, /* expect [no] A write rejected */
+    SCN_EXPECT_STALE_BY,       /* expect [no] stale-write [accepted] by A */
+    SCN_EXPECT_STALE_REJECTED_BY /* expect [no] stale-write rejected by A */
+};
+
 struct scn_expect {
     enum scn_metric metric;
     enum scn_cmp cmp;
-    int64_t value;             /* count, nanoseconds, or enum scn_verdict */
+    int64_t value;             /* count, nanoseconds, token, or enum scn_verdict */
     char text[80];             /* the line as written, for reports */
     struct scn_pos pos;
+    enum scn_expect_kind kind; /* SCN_EXPECT_METRIC unless the line names a client or a span */
+    char client[SCN_NAME_MAX]; /* the client a per-client kind names, "" otherwise */
+    int client_index;          /* its index in scenario.clients (= its node), -1 = none */
+    struct scn_pos client_pos; /* where the name is written, for errors */
+    sim_ns to_ns;              /* SCN_EXPECT_DE_SPAN: the interval's end */
 };
+/* A per-client kind: the checker records facts for its client. */
+static inline int scn_expect_names_client(const struct scn_expect *x) {
+    return x->kind != SCN_EXPECT_METRIC && x->kind != SCN_EXPECT_DE_SPAN;
+}
 
 enum scn_purpose { SCN_PURPOSE_CORRECTNESS, SCN_PURPOSE_EFFICIENCY };
 
@@ -285,6 +310,8 @@ struct scenario {
     size_t sets_len;
 
     struct scn_explore explore;     /* the explore line's fault budget (plain data) */
+    int fencing_stated;             /* 1 when a resource line (or --set) gave fencing=, so
+                                       an algorithm's own fencing rule can honour fencing=off */
 };
 /* Every array above is heap-allocated, grown on demand by the scenario_add_*
  * functions (never beyond its SCN_MAX_* limit), read as s->arr[i] for

@@ -287,7 +287,11 @@ int scenario_print(const struct scenario *s, char **out, size_t *len)
         put(&b, " servers=%d", s->nservers);
     for (i = 0; i < s->nopts; i++)
         put(&b, " %s=%s", s->opts[i].key, s->opts[i].val);
-    put(&b, "\nresource stock=%lld fencing=%s", (long long)s->stock, s->fencing ? "on" : "off");
+    put(&b, "\nresource stock=%lld", (long long)s->stock);
+    /* Only a stated fencing= is written: fenced-lease honours a stated off
+     * (tokens issued, not checked) but checks by default. */
+    if (s->fencing || s->fencing_stated)
+        put(&b, " fencing=%s", s->fencing ? "on" : "off");
     if (s->resource_timeout_ns)
         put(&b, " timeout=%s", dur(d, s->resource_timeout_ns));
     put(&b, "\nnetwork ");

@@ -177,11 +177,12 @@ static void test_setnx_expire_sets_ttl(void **state) {
     assert_int_equal(a->t, 4 * MS);
     /* It counts the TTL from when EXPIRE left (2ms): 10s - 2ms of it remain. */
     assert_int_equal(a->a, 10 * S - 2 * MS);
-    /* A dies at 2s inside its critical section; the key, with its TTL, expires
-     * at 3ms + 10s. B's tries go out every 1.002s from 1s (a 2ms round trip
+    /* A dies at 2s inside its critical section; the key, with its TTL, is
+     * kept through its deadline's millisecond, 3ms + 10s, and is gone from
+     * the next (Redis's keyIsExpired: now > when, in ms). B's tries go out every 1.002s from 1s (a 2ms round trip
      * plus 1s): the 10th leaves at 10.018s and wins. */
     x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
-    assert_int_equal(x->t, 10 * S + 3 * MS);
+    assert_int_equal(x->t, 10 * S + 4 * MS);
     assert_int_equal(x->peer, A);
     g = must(e, TRACE_SRV_GRANT, "S1", 2);
     assert_int_equal(g->t, 10 * S + 19 * MS);
@@ -260,12 +261,13 @@ static void test_setnx_expire_crash_during_acquire(void **state) {
     assert_null(find(e, TRACE_ACQUIRED, NULL, 1));
     engine_free(e);
 
-    /* With SET NX PX the same crash leaves a key that expires at 1ms + 10s. */
+    /* With SET NX PX the same crash leaves a key whose deadline is 1ms + 10s:
+     * Redis drops it from the next millisecond. */
     e = run_text("lock lease ttl=10s\nnetwork latency=1ms\nduration 120s\n"
                  "client A: acquire; work 5s; release\n"
                  "client B @1s: acquire retry=1s; work 1s; release\n"
                  "on A.during-acquire crash A\n");
-    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 10 * S + 1 * MS);
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 10 * S + 2 * MS);
     assert_non_null(find(e, TRACE_ACQUIRED, "B", 1));
     engine_free(e);
 }
@@ -279,6 +281,63 @@ static void test_setnx_expire_options(void **state) {
     assert_string_equal(err.msg, "unknown option 'fenced' for setnx-expire; expected ttl, release, "
                                  "value, expiry-clock, persistence, request-timeout, gap");
 }
+
+/* ---- Redis expiry at the exact tick ------------------------------------------------------ */
+
+/* Redis keeps a key while now <= when, both in milliseconds (db.c,
+ * keyIsExpired: `return now > when;`). The rule alone, at -1, 0 and +1 tick
+ * (a millisecond) around a 10s deadline, and on a wall clock set before 0. */
+static void test_redis_key_expired_rule(void **state) {
+    (void)state;
+    assert_false(kv_key_expired(10 * S - 1 * MS, 10 * S));
+    assert_false(kv_key_expired(10 * S, 10 * S));
+    assert_false(kv_key_expired(10 * S + 1 * MS - 1, 10 * S)); /* still the deadline's millisecond */
+    assert_true(kv_key_expired(10 * S + 1 * MS, 10 * S));
+    assert_false(kv_key_expired(-1 * MS - 1, -1500 * SIM_NS_PER_US)); /* ms -2 is the deadline's */
+    assert_true(kv_key_expired(-1 * MS, -1500 * SIM_NS_PER_US));
+    assert_false(kv_key_expired(SIM_TIME_MAX, SIM_NEVER));
+}
+
+/* The same rule in a run: A holds a 10s lease from 0 and is paused right
+ * after acquiring; B tries every millisecond from 1s. A pause of TTL - 1ms
+ * or exactly the TTL ends while Redis still keeps the key: A's write lands
+ * and B waits for the release. One of TTL + 1ms ends after the key expired
+ * at 10.001s: B takes the lock at that instant and both sell the unit. */
+static void test_redis_expiry_at_the_tick(void **state) {
+    (void)state;
+    const sim_ns pauses[3] = {10 * S - 1 * MS, 10 * S, 10 * S + 1 * MS};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "lock lease ttl=10s\nresource stock=1 fencing=off\nnetwork latency=0ms\nduration 30s\n"
+                 "client A: acquire; read; write; release\n"
+                 "client B @1s: acquire retry=1ms; read; write; release\n"
+                 "on A.after-acquire pause A %lldms\n",
+                 (long long)(pauses[i] / MS));
+        struct engine *e = run_text(text);
+        int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
+        const struct checker_report *r = engine_report(e);
+        const struct trace_event *w = must(e, TRACE_WRITE, "R", 1);
+        if (i < 2) {
+            /* A resumes at 9.999s or 10s: the key is there, A writes first. */
+            assert_int_equal(w->peer, A);
+            assert_int_equal(w->t, pauses[i]);
+            assert_null(find(e, TRACE_SRV_EXPIRE, "S1", 1));
+            assert_int_equal(must(e, TRACE_SRV_DELETE, "S1", 1)->t, pauses[i]);
+            assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+        } else {
+            /* 10.001s: the first instant with now > when; B's try wins. */
+            assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 10 * S + 1 * MS);
+            const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 2);
+            assert_int_equal(g->t, 10 * S + 1 * MS);
+            assert_int_equal(g->peer, B);
+            assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+            assert_int_equal(r->lost_updates, 1);
+        }
+        engine_free(e);
+    }
+}
+
 
 /* ---- lease-renew ------------------------------------------------------------------------ */
 
@@ -348,11 +407,13 @@ static void test_lease_renew_pause_freezes_heartbeat(void **state) {
     assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, 7 * S);
     assert_int_equal(count(e, TRACE_MSG_SEND, "A", S1, 7 * S, 17 * S - 1), 0);
     assert_int_equal(count(e, TRACE_SRV_RENEW, "S1", A, 6 * S + 1, 60 * S), 0);
-    /* t=15s the lease expires, exactly last renewal + TTL; B acquires. */
+    /* t=15s is the deadline, last renewal + TTL: Redis keeps the key through
+     * that millisecond (keyIsExpired: now > when), so B's try at 15s is
+     * refused; t=15.001s the key expires; t=16s B's next try wins. */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
-    assert_int_equal(x->t, 15 * S);
+    assert_int_equal(x->t, 15 * S + 1 * MS);
     assert_int_equal(x->peer, A);
-    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 15 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 16 * S);
     /* t=17s A resumes; the overdue heartbeat fires at once and is refused. */
     assert_int_equal(must(e, TRACE_RESUME, "A", 1)->t, 17 * S);
     const struct trace_event *hb = must(e, TRACE_MSG_SEND, "A", 5);
@@ -369,12 +430,12 @@ static void test_lease_renew_pause_freezes_heartbeat(void **state) {
     assert_int_equal(w->peer, A);
     assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
     const struct trace_event *de = must(e, TRACE_DOUBLE_ENTRY_BEGIN, NULL, 1);
-    assert_int_equal(de->t, 15 * S);
+    assert_int_equal(de->t, 16 * S);
     assert_int_equal(de->node, B);
 
     const struct checker_report *r = engine_report(e);
     assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
-    assert_int_equal(r->double_entry_ns, 5 * S); /* 15s .. A's release at 20s */
+    assert_int_equal(r->double_entry_ns, 4 * S); /* 16s .. A's release at 20s */
     assert_int_equal(r->stale_accepted, 1);
     assert_int_equal(r->lost_updates, 1);
     engine_free(e);
@@ -412,11 +473,12 @@ static void test_lease_renew_on_lost_abort(void **state) {
     assert_int_equal(r->stale_accepted, 0);
     assert_int_equal(r->lost_updates, 0);
     assert_int_equal(r->final_stock, 4);
-    /* Still UNSAFE: from 15s to 17s A was "inside" (paused, believing it
-     * held the lock) while B held it, and nothing fenced them. */
+    /* Still UNSAFE: from 16s (B's first try after the key expired at
+     * 15.001s) to 17s A was "inside" (paused, believing it held the lock)
+     * while B held it, and nothing fenced them. */
     assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
     assert_int_equal(r->double_entries, 1);
-    assert_int_equal(r->double_entry_ns, 2 * S);
+    assert_int_equal(r->double_entry_ns, 1 * S);
     engine_free(e);
 }
 
@@ -430,8 +492,9 @@ static void test_lease_renew_abort_too_late(void **state) {
                                 "client B @10s: acquire retry=1s; read; write; work 10s; release\n"
                                 "@7s pause A 10s\n");
     int A = node_of(engine_trace(e), "A");
-    /* Renewed at 3.003s and 6.005s; the lease ends at 15.005s. */
-    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 15 * S + 5 * MS);
+    /* Renewed at 3.003s and 6.005s; the deadline is 15.005s, and the key
+     * is gone from the next millisecond. */
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 15 * S + 6 * MS);
     /* t=17s A resumes: the overdue heartbeat and the end of the work run
      * together. The write leaves at 17s and lands at 17.001s, accepted; the
      * renewal's refusal reaches A only at 17.002s. */
@@ -459,7 +522,7 @@ static void test_lease_renew_options(void **state) {
     build_fails("lock lease-renew heartbeat=1s\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'heartbeat' for lease-renew; expected ttl, release, value, "
                                  "expiry-clock, persistence, request-timeout, renew-every, "
-                                 "renew-interval, on-lost");
+                                 "renew-interval, on-lost, tokens");
 }
 
 int main(void) {
@@ -472,6 +535,8 @@ int main(void) {
         cmocka_unit_test(test_setnx_expire_crash_between_stuck),
         cmocka_unit_test(test_setnx_expire_crash_during_acquire),
         cmocka_unit_test(test_setnx_expire_options),
+        cmocka_unit_test(test_redis_key_expired_rule),
+        cmocka_unit_test(test_redis_expiry_at_the_tick),
         cmocka_unit_test(test_lease_renew_interval),
         cmocka_unit_test(test_lease_renew_pause_freezes_heartbeat),
         cmocka_unit_test(test_lease_renew_on_lost_abort),

@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include "checker.h"
+#include "engine.h"
 #include "run.h"
 
 enum replay_mode { ALL, MASK_ONLY, INJECT };
@@ -169,11 +170,95 @@ static void test_dead_owner(void **state) {
     assert_int_equal(stuck_with(0, 1), 0); /* A restarted */
 }
 
+/* Per-client facts, recorded only for the clients expect lines name: the
+ * seed's timeline with fenced-lease from token 33 (A 33, B 34, B at 31s,
+ * double entry 31s..32s, A's write rejected as stale). Each expectation is
+ * judged at its value and one tick off either side. */
+static void test_expect_facts(void **state) {
+    (void)state;
+    const char *base = "lock fenced-lease ttl=30s first-token=33\nresource stock=1\nnetwork latency=0ms\n"
+                       "duration 60s\n"
+                       "client A: acquire; read; work 10s; write; release\n"
+                       "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+                       "client C @50s: acquire; release\n"
+                       "@5s pause A 27s\n"
+                       "expect B token = 34\nexpect B acquires at 31s\nexpect double-entry from 31s to 32s\n"
+                       "expect A write rejected\nexpect stale-write rejected by A\n";
+    struct engine *e = run_text(base);
+    const struct checker_report *r = engine_report(e);
+    const struct scenario *sc = engine_scenario(e);
+    /* Only A and B are watched: C, named by no expect line, has no facts. */
+    assert_int_equal(r->nfacts, 2);
+    assert_null(checker_fact_of(r, 2));
+    const struct checker_fact *b = checker_fact_of(r, 1);
+    assert_non_null(b);
+    assert_int_equal(b->first_token, 34);
+    assert_int_equal(b->first_acquired, 31 * SIM_NS_PER_S);
+    assert_int_equal(b->writes_accepted, 1);
+    const struct checker_fact *a = checker_fact_of(r, 0);
+    assert_int_equal(a->first_token, 33);
+    assert_int_equal(a->writes_rejected, 1);
+    assert_int_equal(a->stale_rejected, 1);
+    assert_int_equal(r->de_first_from_ns, 31 * SIM_NS_PER_S);
+    assert_int_equal(r->de_first_to_ns, 32 * SIM_NS_PER_S);
+    for (int i = 0; i < sc->nexpects; i++) assert_true(checker_expect_holds(r, &sc->expects[i], NULL));
+    /* One tick off either side fails: 1 token, 1 ns. */
+    struct scn_expect x = sc->expects[0];
+    int64_t got;
+    for (int d = -1; d <= 1; d += 2) {
+        x = sc->expects[0];
+        x.value += d;
+        assert_false(checker_expect_holds(r, &x, &got));
+        assert_int_equal(got, 34);
+        x = sc->expects[1];
+        x.value += d;
+        assert_false(checker_expect_holds(r, &x, &got));
+        assert_int_equal(got, 31 * SIM_NS_PER_S);
+        x = sc->expects[2];
+        x.value += d;
+        assert_false(checker_expect_holds(r, &x, NULL));
+        x = sc->expects[2];
+        x.to_ns += d;
+        assert_false(checker_expect_holds(r, &x, NULL));
+    }
+    /* A client that is watched but never granted: no token, never acquired. */
+    x = sc->expects[1];
+    x.client_index = 2; /* C: not watched in this run */
+    assert_false(checker_expect_holds(r, &x, &got));
+    assert_int_equal(got, -1);
+    engine_free(e);
+}
+
+/* checker_watch refuses non-clients and a 17th client, and a second watch
+ * of the same client is a no-op. */
+static void test_watch_limits(void **state) {
+    (void)state;
+    struct trace t;
+    struct checker c;
+    trace_init(&t, 1);
+    char name[16];
+    for (int i = 0; i < SCN_MAX_EXPECT_CLIENTS + 1; i++) {
+        snprintf(name, sizeof name, "C%d", i);
+        assert_true(trace_add_node(&t, name, TRACE_NODE_CLIENT) >= 0);
+    }
+    int s1 = trace_add_node(&t, "S1", TRACE_NODE_SERVER);
+    assert_int_equal(checker_init(&c, &t, SCN_PURPOSE_CORRECTNESS, 0), 0);
+    assert_int_equal(checker_watch(&c, s1), -1);
+    for (int i = 0; i < SCN_MAX_EXPECT_CLIENTS; i++) assert_int_equal(checker_watch(&c, i), 0);
+    assert_int_equal(checker_watch(&c, 0), 0);
+    assert_int_equal(c.r.nfacts, SCN_MAX_EXPECT_CLIENTS);
+    assert_int_equal(checker_watch(&c, SCN_MAX_EXPECT_CLIENTS), -1);
+    checker_close(&c);
+    trace_close(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_every_scenario),
         cmocka_unit_test(test_mask_kinds_matter),
         cmocka_unit_test(test_dead_owner),
+        cmocka_unit_test(test_expect_facts),
+        cmocka_unit_test(test_watch_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

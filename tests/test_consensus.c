@@ -310,6 +310,46 @@ static void test_lease_expires_while_paused(void **state) {
 }
 
 /* The revision rejects the stale write on a fenced resource. */
+/* Expiry at the exact tick, as etcd has it: a lease is expired once its
+ * remaining time is <= 0 (server/lease/lessor.go: Lease.expired() is
+ * `l.Remaining() <= 0`, and the lessor revokes an item unless
+ * `now.Before(item.time)`), in Go's nanoseconds; Renew on an expired lease
+ * waits for the revoke and fails. ZooKeeper's ExpiryQueue agrees at the
+ * tick (poll() returns nothing while `now < nextExpirationTime`). Here the
+ * leader's deadline is 12s (granted at 2s, TTL 10s, no latency) and A,
+ * paused from its grant, sends its overdue keep-alive the instant it
+ * resumes: 1ns before the deadline it renews; at the deadline and 1ns
+ * after, the lease is already revoked. */
+static void test_lease_expiry_at_the_tick(void **state) {
+    (void)state;
+    const sim_ns pauses[3] = {10 * S - 1, 10 * S, 10 * S + 1};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "lock consensus ttl=10s\nnetwork latency=0ms\nduration 40s\n"
+                 "client A: acquire; work 5s; release\n"
+                 "on A.after-acquire pause A %lldns\n",
+                 (long long)pauses[i]);
+        struct engine *e = run_text(text);
+        /* t=2s: elected, the leader grants; the lease runs to 12s. */
+        const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+        assert_int_equal(g->t, 2 * S);
+        assert_int_equal(g->b, 12 * S);
+        const struct trace_event *x = find(e, TRACE_SRV_EXPIRE, "S1", 1);
+        if (i == 0) {
+            /* 11.999999999s: the keep-alive arrives with 1ns left: renewed. */
+            assert_null(x);
+            assert_non_null(find(e, TRACE_SRV_RENEW, "S1", 1));
+        } else {
+            /* 12s: Remaining() is 0, the lease is expired and revoked. */
+            assert_non_null(x);
+            assert_int_equal(x->t, 12 * S);
+            assert_null(find(e, TRACE_SRV_RENEW, "S1", 1));
+        }
+        engine_free(e);
+    }
+}
+
 static void test_revision_fences_stale_write(void **state) {
     (void)state;
     struct engine *e = pause_run("on");
@@ -706,6 +746,7 @@ int main(void) {
         cmocka_unit_test(test_deposed_leader_entry_overwritten),
         cmocka_unit_test(test_grant_survives_leader_crash),
         cmocka_unit_test(test_lease_expires_while_paused),
+        cmocka_unit_test(test_lease_expiry_at_the_tick),
         cmocka_unit_test(test_revision_fences_stale_write),
         cmocka_unit_test(test_keepalives_hold_lease),
         cmocka_unit_test(test_crashed_holder_expires),

@@ -44,9 +44,11 @@ static void test_seed_plain_lease(void **state) {
     assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 0);
     /* t=5: A pauses. */
     assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, 5 * S);
-    /* t=30: the lease expires on S1. A does not know: it is still in its CS. */
+    /* t=30: the lease's deadline. Redis keeps the key through that
+     * millisecond (keyIsExpired: now > when) and drops it at 30.001s. A does
+     * not know: it is still in its CS. */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
-    assert_int_equal(x->t, 30 * S);
+    assert_int_equal(x->t, 30 * S + 1 * MS);
     assert_int_equal(x->peer, A);
     assert_int_equal(must(e, TRACE_CS_EXIT, "A", 1)->t, 32 * S); /* A leaves only at 32s */
     /* t=31: B acquires, legitimately. A plain lease hands out no token. */
@@ -167,7 +169,9 @@ static void test_server_wall_jump_expires_early(void **state) {
     struct engine *e = run_text("lock lease ttl=30s\nnetwork latency=0ms\n"
                                 "client A: acquire; work 20s; release\n"
                                 "@5s clock S1 step +25s wall\n");
-    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 5 * S);
+    /* The jump lands S1's wall clock exactly on the deadline (30s), where
+     * Redis still keeps the key; it is gone one millisecond later. */
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 5 * S + 1 * MS);
     engine_free(e);
     /* Expiring by the monotonic clock, the same jump changes nothing: A releases at 20s. */
     e = run_text("lock lease ttl=30s expiry-clock=monotonic\nnetwork latency=0ms\n"
@@ -340,8 +344,9 @@ static void test_pause_at_named_point(void **state) {
     assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, acq->t);
     /* Its read goes out only after the pause: at 18.004s. */
     assert_int_equal(must(e, TRACE_READ, "R", 1)->t, 18 * S + 6 * MS);
-    /* The lease expired at 13.002s by S1's clock, while A slept. */
-    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 13 * S + 2 * MS);
+    /* The lease's deadline was 13.002s by S1's clock; it expired at 13.003s,
+     * while A slept. */
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 13 * S + 3 * MS);
     engine_free(e);
 }
 

@@ -218,19 +218,22 @@ static void test_search_finds_the_seeds_story_at_the_tick(void **state)
     /* Shrunk from 7 faults to the one that tells the story. */
     assert_int_equal(r.faults_found, 7);
     assert_int_equal(r.faults_shrunk, 1);
-    assert_non_null(strstr(r.text, "\non A.between-read-and-write pause A 10.000000001s\n"));
+    assert_non_null(strstr(r.text, "\non A.between-read-and-write pause A 11.000000001s\n"));
     assert_int_equal(r.nboundary, 1);
-    assert_string_equal(r.boundary[0], "pause of A 10.000000001s: UNSAFE with a stale write, a "
-                                       "lost update; 10s (1 ns less): UNSAFE with a stale write");
+    assert_string_equal(r.boundary[0], "pause of A 11.000000001s: UNSAFE with a stale write, a "
+                                       "lost update; 11s (1 ns less): UNSAFE with a stale write");
     /* The file pins the failure, and says how it was found. */
     assert_non_null(strstr(r.text, "expect verdict UNSAFE\n"));
     assert_non_null(strstr(r.text, "expect stale-write accepted\n"));
     assert_non_null(strstr(r.text, "# explorer seed 1, run 14 of the search"));
     /* The file parses and fails as it says. Step by step down from the boundary:
-     * at 10 s + 1 ns A resumes after B has read, so A's late write is accepted
-     * and B's overwrites it (a lost update); at exactly 10 s A resumes at the
-     * tick of the expiry and writes before B reads (a stale write, nothing
-     * lost); 1 ns earlier A is done before its lease expires (SAFE). */
+     * Redis keeps the key through its deadline's millisecond (keyIsExpired is
+     * now > when), so B's retry at 10 s is refused and its next, at 11 s,
+     * takes the lock. At 11 s + 1 ns A resumes after B has read, so A's late
+     * write is accepted and B's overwrites it (a lost update); at exactly
+     * 11 s A resumes in the tick of B's grant and writes before B reads (a
+     * stale write, nothing lost); 1 ns earlier nobody else holds the lock
+     * yet when A writes (SAFE). */
     scenario_close(&sc2);
     assert_int_equal(scenario_parse(&sc2, "ce.lsim", r.text, r.len, &err), 0);
     {
@@ -238,9 +241,9 @@ static void test_search_finds_the_seeds_story_at_the_tick(void **state)
             sim_ns pause_ns;
             enum scn_verdict v;
             int stale, lost;
-        } steps[] = {{10 * S_ + 1, SCN_VERDICT_UNSAFE, 1, 1},
-                     {10 * S_, SCN_VERDICT_UNSAFE, 1, 0},
-                     {10 * S_ - 1, SCN_VERDICT_SAFE, 0, 0}};
+        } steps[] = {{11 * S_ + 1, SCN_VERDICT_UNSAFE, 1, 1},
+                     {11 * S_, SCN_VERDICT_UNSAFE, 1, 0},
+                     {11 * S_ - 1, SCN_VERDICT_SAFE, 0, 0}};
         struct engine_opts eo = {0};
         for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
             struct engine *e;
@@ -361,7 +364,7 @@ static void test_cli_writes_a_file_that_check_passes(void **state)
     r = run("explore scenarios/explore-budget.lsim --budget 4096 -o /tmp/locksim_explore_1.lsim");
     assert_int_equal(r->code, 1); /* found: the file's expectation is broken */
     assert_non_null(strstr(r->out, "15 runs to the first failure"));
-    assert_non_null(strstr(r->out, "boundary: pause of A 10.000000001s: UNSAFE"));
+    assert_non_null(strstr(r->out, "boundary: pause of A 11.000000001s: UNSAFE"));
     r = run("check /tmp/locksim_explore_1.lsim");
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "1 passed, 0 failed"));

@@ -659,6 +659,54 @@ static void test_expect_forms(void **state)
     scenario_close(&sc);
 }
 
+/* What the sources state: a client's token and grant time, a double entry's
+ * interval, a client's writes, whose write was stale. Clients may be
+ * declared after the expect line that names them. */
+static void test_expect_per_client_forms(void **state)
+{
+    (void)state;
+    parse_ok(&sc, "expect B token = 34\n"
+                  "expect B acquires at 31s\n"
+                  "expect double-entry from 31s to 32.5s\n"
+                  "expect A write rejected\n"
+                  "expect no A write accepted\n"
+                  "expect stale-write by A\n"
+                  "expect no stale-write rejected by B\n"
+                  "expect B token >= 2\n"
+                  "client A: acquire; write; release\n"
+                  "client B: acquire; write; release\n");
+    assert_int_equal(sc.nexpects, 8);
+    assert_int_equal(sc.expects[0].kind, SCN_EXPECT_TOKEN);
+    assert_string_equal(sc.expects[0].client, "B");
+    assert_int_equal(sc.expects[0].client_index, 1);
+    assert_int_equal(sc.expects[0].cmp, SCN_CMP_EQ);
+    assert_int_equal(sc.expects[0].value, 34);
+    assert_int_equal(sc.expects[1].kind, SCN_EXPECT_ACQUIRES_AT);
+    assert_int_equal(sc.expects[1].value, 31 * S_);
+    assert_int_equal(sc.expects[2].kind, SCN_EXPECT_DE_SPAN);
+    assert_int_equal(sc.expects[2].value, 31 * S_);
+    assert_int_equal(sc.expects[2].to_ns, 32 * S_ + 500 * SIM_NS_PER_MS);
+    assert_int_equal(sc.expects[2].client_index, -1);
+    assert_int_equal(sc.expects[3].kind, SCN_EXPECT_WRITE_REJECTED);
+    assert_int_equal(sc.expects[3].client_index, 0);
+    assert_int_equal(sc.expects[3].cmp, SCN_CMP_GE);
+    assert_int_equal(sc.expects[3].value, 1);
+    assert_int_equal(sc.expects[4].kind, SCN_EXPECT_WRITE_ACCEPTED);
+    assert_int_equal(sc.expects[4].cmp, SCN_CMP_EQ);
+    assert_int_equal(sc.expects[4].value, 0);
+    assert_int_equal(sc.expects[5].kind, SCN_EXPECT_STALE_BY);
+    assert_int_equal(sc.expects[5].client_index, 0);
+    assert_int_equal(sc.expects[6].kind, SCN_EXPECT_STALE_REJECTED_BY);
+    assert_int_equal(sc.expects[6].value, 0);
+    assert_int_equal(sc.expects[7].cmp, SCN_CMP_GE);
+    /* The old forms are metric expectations naming no client. */
+    parse_ok(&sc, "expect stale-write accepted\nexpect double-entry\n");
+    assert_int_equal(sc.expects[0].kind, SCN_EXPECT_METRIC);
+    assert_int_equal(sc.expects[0].client_index, -1);
+    assert_int_equal(sc.expects[1].kind, SCN_EXPECT_METRIC);
+    scenario_close(&sc);
+}
+
 static void test_name_tables(void **state)
 {
     (void)state;
@@ -1215,6 +1263,7 @@ int main(void)
         cmocka_unit_test(test_relative_times_accumulate),
         cmocka_unit_test(test_every_fault_kind),
         cmocka_unit_test(test_expect_forms),
+        cmocka_unit_test(test_expect_per_client_forms),
         cmocka_unit_test(test_name_tables),
         cmocka_unit_test(test_set_overrides_after_parsing),
         cmocka_unit_test(test_params_stand_for_values_everywhere),

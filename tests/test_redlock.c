@@ -169,12 +169,13 @@ static void test_elapsed_check_after_pause(void **state) {
     assert_int_equal(acq->a, 5898 * MS);
     engine_free(e);
 
-    /* A 15s pause: the keys expire at 10.001s on every server. */
+    /* A 15s pause: the keys' deadline is 10.001s on every server; they
+     * expire from the next millisecond. */
     e = run_text("lock redlock ttl=10s\nnetwork latency=1ms\n"
                  "client A: acquire tries=1; release\n"
                  "on A.during-acquire pause A 15s\n");
     assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, 0);
-    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 10001 * MS);
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 10002 * MS);
     assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL, -3, 0, SIM_TIME_MAX), 5);
     /* t=15s: A resumes with five OK replies, but 10s - 15s - 102ms < 0. */
     const struct trace_event *late =

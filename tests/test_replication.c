@@ -192,9 +192,9 @@ static void test_wait_timeout_keeps_the_write(void **state) {
     const struct trace_event *d = must(e, TRACE_SRV_DENY, "S1", 1);
     assert_int_equal(d->t, 2 * S + 1 * MS);
     assert_int_equal(d->a, A);
-    /* 10.001s: it goes only when its TTL runs out. */
+    /* 10.002s: it goes only when its TTL has run out (deadline 10.001s). */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
-    assert_int_equal(x->t, 10 * S + 1 * MS);
+    assert_int_equal(x->t, 10 * S + 2 * MS);
     assert_int_equal(x->peer, A);
     assert_null(find(e, TRACE_SRV_DELETE, "S1", 1));
     /* 12s: C's SET is applied again and times out again: without a live

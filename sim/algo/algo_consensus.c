@@ -905,6 +905,10 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     case T_LEASE:
         s->t_lease = 0;
         if (s->role != ROLE_LEADER || !s->sm.held || s->expiring == s->sm.lease) break;
+        /* Due at the deadline itself, as etcd has it (server/lease/lessor.go:
+         * Lease.expired() is Remaining() <= 0, and the revoke loop keeps an
+         * item only while now.Before(its expiry); ZooKeeper's ExpiryQueue
+         * agrees), so a keep-alive arriving at the deadline is too late. */
         if (now_mono(ctx) < s->lease_deadline) { /* not due yet (a renewal raced the timer) */
             s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, s->lease_deadline - now_mono(ctx), T_LEASE, 0);
             break;

@@ -86,7 +86,9 @@ static void arm_visibility(struct lock_ctx *ctx, struct iq_server *s) {
     s->timer = lock_timer(ctx, LOCK_CLOCK_MONO, left_ns, T_VISIBLE, 0);
 }
 
-/* The visibility timeout, checked on every access and by the timer. */
+/* The visibility timeout, checked on every access and by the timer. SQS
+ * documents no finer rule; the deadline is taken as inclusive: visible
+ * again at now >= reappears (docs/algorithms.md, "Expiry at the exact tick"). */
 static void reappear_if_due(struct lock_ctx *ctx, struct iq_server *s) {
     if (!s->in_flight || lock_now(ctx, LOCK_CLOCK_MONO) < s->reappears_local) return;
     s->in_flight = 0;

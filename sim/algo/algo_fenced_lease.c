@@ -37,9 +37,12 @@
  *       and the write (a GC pause, a slow network) lets a newer holder write in
  *       between, and the client's check, made on old news, still passes.
  *
- * When fenced-lease runs, these options decide every write: the scenario's
- * `resource fencing=on|off` is not consulted (the algorithm's resource rule
- * wins over it, see resource_write in lock.h). */
+ * When fenced-lease runs, these options decide every write, unless the
+ * scenario states `resource fencing=off`: then the lock service still issues
+ * tokens and clients still attach them, but the resource checks nothing, a
+ * resource that was never taught to fence (issue 11, item 11; Kleppmann's
+ * point that the token protects only where the resource checks it).
+ * `fencing=on` or no word changes nothing. */
 enum fence_compare { FENCE_LT, FENCE_LE, FENCE_NE };
 enum fence_check { FENCE_AT_RESOURCE, FENCE_AT_CLIENT };
 
@@ -106,7 +109,7 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
 static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
     const struct fenced_config *c = lock_config(ctx);
     struct fenced_resource *r = state;
-    if (c->check == FENCE_AT_RESOURCE) {
+    if (c->check == FENCE_AT_RESOURCE && lock_fencing_stated(ctx) != 0) {
         if (w->token == 0) return LOCK_WRITE_REJECTED_NOTOKEN;
         if (refuses(c->compare, w->token, r->highest, r->last)) return LOCK_WRITE_REJECTED_STALE;
     }

@@ -21,7 +21,16 @@
  * pause of the client freezes it along with the work: a renewal that fell
  * due during the pause runs when the process resumes, too late if the lease
  * expired meanwhile. The configuration starts with struct kv_config, which
- * the kv server reads through lock_config(). */
+ * the kv server reads through lock_config().
+ *
+ * tokens=on composes the heartbeat with fencing tokens, as Hazelcast's
+ * FencedLock (a fence per acquisition, kept alive by session heartbeats)
+ * and Redisson's watchdog with a token do: each grant carries the store's
+ * increasing counter, the client attaches it to every write, and the
+ * scenario's resource rule (`resource fencing=on`) rejects a stale one. The
+ * heartbeat still freezes with the process; the token is what stops the
+ * late write. The counter restarts with a server that has no persistence,
+ * so tokens=on turns persistence=always on unless told otherwise. */
 
 #define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
                  KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
@@ -34,6 +43,7 @@ struct lr_config {
     sim_ns renew_interval_ns;  /* fixed interval instead of ttl/k; 0 = use k */
     int on_lost;               /* enum lr_on_lost */
     const char *renew_key;     /* which of renew-every / renew-interval was given, or NULL */
+    int persistence_set;       /* persistence= was given: tokens=on leaves it alone */
 };
 
 enum { T_TIMEOUT = 1, T_HEARTBEAT };
@@ -62,6 +72,7 @@ static void defaults(void *config) {
     c->renew_interval_ns = 0;
     c->on_lost = LR_LOST_CONTINUE;
     c->renew_key = NULL;
+    c->persistence_set = 0;
 }
 
 static int renew_twice(struct lr_config *c, const char *key, char *err, size_t n) {
@@ -95,6 +106,15 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         c->renew_key = "renew-interval";
         return 0;
     }
+    if (strcmp(key, "tokens") == 0) {
+        if (lock_parse_bool(val, &c->kv.fenced) != 0) {
+            snprintf(err, n, "tokens '%s' is not on or off: whether grants carry a fencing token", val);
+            return LSIM_EBAD_VALUE;
+        }
+        if (c->kv.fenced && !c->persistence_set) c->kv.persistence = KV_PERSIST_ALWAYS;
+        return 0;
+    }
+    if (strcmp(key, "persistence") == 0) c->persistence_set = 1;
     if (strcmp(key, "on-lost") == 0) {
         if (strcmp(val, "continue") == 0) c->on_lost = LR_LOST_CONTINUE;
         else if (strcmp(val, "abort") == 0) c->on_lost = LR_LOST_ABORT;
@@ -107,7 +127,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     int rc = kv_option(&c->kv, key, val, err, n);
     if (rc == LSIM_EUNKNOWN_OPTION) { /* kv's list of keys, then this algorithm's own */
         size_t l = strlen(err);
-        snprintf(err + l, n - l, ", renew-every, renew-interval, on-lost");
+        snprintf(err + l, n - l, ", renew-every, renew-interval, on-lost, tokens");
     }
     return rc;
 }
@@ -191,7 +211,7 @@ static void acquire_done(struct lock_ctx *ctx, struct lr_client *c, const struct
         arm_heartbeat(ctx, c);
         /* The lease started somewhere in the round trip: count from the send. */
         sim_ns validity = cfg(ctx)->kv.ttl_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->acq_sent_mono);
-        lock_granted(ctx, 0, validity > 0 ? validity : 1);
+        lock_granted(ctx, cfg(ctx)->kv.fenced ? m->token : 0, validity > 0 ? validity : 1);
     } else {
         lock_refused(ctx);
     }

@@ -191,12 +191,30 @@ static void cancel(struct lock_ctx *ctx, uint64_t *handle) {
     *handle = 0;
 }
 
+/* Expiry at the exact tick, as Redis has it (db.c, keyIsExpired: `return
+ * now > when;`, both in milliseconds; SET PX stores when = mstime() + ttl).
+ * A key is kept while the server's clock, in whole milliseconds, is at or
+ * before its deadline's millisecond, and is gone from the next millisecond
+ * on: with a TTL of 10 s set at 0, a GET at 10.000999 s still finds it and
+ * one at 10.001 s does not. Redis's active expiry cycle applies the same
+ * test (`now > t`), so the first instant a key counts as expired is the
+ * start of the millisecond after its deadline. Returns that instant. */
+static sim_ns redis_expired_from(sim_ns expires) {
+    sim_ns ms = expires / SIM_NS_PER_MS;
+    if (expires % SIM_NS_PER_MS < 0) ms--; /* floor: a wall clock may be set before 0 */
+    return (ms + 1) * SIM_NS_PER_MS;
+}
+
+int kv_key_expired(sim_ns now, sim_ns expires) {
+    return expires != SIM_NEVER && now >= redis_expired_from(expires);
+}
+
 static void arm_expiry(struct lock_ctx *ctx, struct kv_server *s) {
     if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
     s->expiry_timer = 0;
     if (s->held && s->expires_local != SIM_NEVER) {
-        sim_ns left = s->expires_local - lock_now(ctx, cfg(ctx)->expiry_clock);
-        s->expiry_timer = lock_timer(ctx, cfg(ctx)->expiry_clock, left, T_EXPIRY, 0);
+        sim_ns left = redis_expired_from(s->expires_local) - lock_now(ctx, cfg(ctx)->expiry_clock);
+        s->expiry_timer = lock_timer(ctx, cfg(ctx)->expiry_clock, left > 0 ? left : 0, T_EXPIRY, 0);
     }
 }
 
@@ -206,8 +224,7 @@ static void replicate(struct lock_ctx *ctx, struct kv_server *s);
  * a replica waits for its primary's DEL, as Redis replicas do. */
 static void expire_if_due(struct lock_ctx *ctx, struct kv_server *s) {
     if (s->role != KV_ROLE_PRIMARY) return;
-    if (s->held && s->expires_local != SIM_NEVER &&
-        lock_now(ctx, cfg(ctx)->expiry_clock) >= s->expires_local) {
+    if (s->held && kv_key_expired(lock_now(ctx, cfg(ctx)->expiry_clock), s->expires_local)) {
         s->held = 0;
         lock_note_expire(ctx, s->owner);
         if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);

@@ -192,6 +192,12 @@ void kv_config_replicated(struct kv_config *c);
  * c's allowed set, LSIM_EBAD_VALUE for a refused value; err says which. */
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t errlen);
 
+/* Redis's expiry rule at the exact tick (db.c keyIsExpired, `now > when` in
+ * milliseconds): 1 when a key whose deadline is expires (ns, SIM_NEVER =
+ * none) counts as expired at now, that is from the millisecond after the
+ * deadline's millisecond on. */
+int kv_key_expired(sim_ns now, sim_ns expires);
+
 void kv_server_init(struct lock_ctx *ctx, void *state);
 void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
 void kv_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
