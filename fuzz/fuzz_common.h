@@ -129,8 +129,13 @@ static inline void fuzz_check_scenario(const struct scenario *s) {
         FUZZ_REQUIRE(x->metric >= 0 && x->metric < SCN_M_COUNT);
         FUZZ_REQUIRE(x->cmp >= SCN_CMP_EQ && x->cmp <= SCN_CMP_GE);
         FUZZ_REQUIRE(FUZZ_TERMINATED(x->text));
-        if (x->metric == SCN_M_VERDICT)
+        /* The verdict's range holds for metric expectations; the kinds that
+         * name a client or a span keep a token, a time or a count in value. */
+        if (x->kind == SCN_EXPECT_METRIC && x->metric == SCN_M_VERDICT)
             FUZZ_REQUIRE(x->value >= SCN_VERDICT_SAFE && x->value <= SCN_VERDICT_STUCK);
+        FUZZ_REQUIRE(x->kind >= SCN_EXPECT_METRIC && x->kind <= SCN_EXPECT_STALE_REJECTED_BY);
+        FUZZ_REQUIRE(FUZZ_TERMINATED(x->client));
+        if (scn_expect_names_client(x)) FUZZ_REQUIRE(x->client[0] && x->client_index >= 0);
     }
 }
 
