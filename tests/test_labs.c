@@ -152,11 +152,13 @@ static void test_batch_progress_on_terminal(void **state) {
  * file is not left half-written (an old one stays as it was). */
 static void test_batch_sigint(void **state) {
     (void)state;
+    /* 1.5 s: long after the handler is installed even on a loaded machine
+     * (0.5 s once lost the race), long before 5.6 million runs finish. */
     write_file("/tmp/locksim_batch_out.jsonl", "old\n");
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out /tmp/locksim_batch_out.jsonl "
-             "2>/tmp/locksim_batch_err & pid=$!; sleep 0.5; kill -INT $pid; wait $pid; echo $? "
+             "2>/tmp/locksim_batch_err & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? "
              ">/tmp/locksim_batch_rc",
              bin());
     assert_int_equal(system(cmd), 0);
