@@ -70,8 +70,11 @@ SETTER(set_stock) { (void)off; return set_count(&s->stock, "stock", 0, COUNT_MAX
 SETTER(set_fencing)
 {
     (void)off;
-    s->fencing_stated = 1;
-    return scnp_bool_parse(val, &s->fencing, why);
+    /* Stated only once the value is good: a refused --set changes nothing. */
+    int rc = scnp_bool_parse(val, &s->fencing, why);
+    if (rc == 0)
+        s->fencing_stated = 1;
+    return rc;
 }
 SETTER(set_res_timeout) { (void)off; return scnp_dur_parse(val, 0, &s->resource_timeout_ns, why); }
 SETTER(set_latency) { return scnp_latency_parse(val, &s->latency, why, off); }

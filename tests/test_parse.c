@@ -742,6 +742,17 @@ static void test_set_overrides_after_parsing(void **state)
     assert_int_equal(sc.purpose, SCN_PURPOSE_EFFICIENCY);
     assert_int_equal(scenario_set(&sc, "title=Another title", &err), 0);
     assert_string_equal(sc.title, "Another title");
+    /* A refused fencing= states nothing (found by fuzz_parse: `fencing=0s`
+     * used to mark the flag stated before the value was refused). */
+    {
+        struct scenario fresh;
+        scenario_init(&fresh);
+        assert_int_equal(scenario_set(&fresh, "fencing=0s", &err), LSIM_EBAD_VALUE);
+        assert_int_equal(fresh.fencing_stated, 0);
+        assert_int_equal(scenario_set(&fresh, "fencing=off", &err), 0);
+        assert_int_equal(fresh.fencing_stated, 1);
+        scenario_close(&fresh);
+    }
     /* Resource and network, bare or prefixed. */
     assert_int_equal(scenario_set(&sc, "stock=2", &err), 0);
     assert_int_equal(sc.stock, 2);
