@@ -15,17 +15,6 @@ struct matrix_row {
     char dropped[256];       /* --set keys this algorithm does not use */
 };
 
-/* 1 when word (len bytes) is one of the space-separated words of list. */
-static int in_words(const char *list, const char *word, size_t len) {
-    for (const char *p = list; *p;) {
-        size_t l = strcspn(p, " ");
-        if (l == len && strncmp(p, word, len) == 0) return 1;
-        p += l;
-        while (*p == ' ') p++;
-    }
-    return 0;
-}
-
 /* Which --set keys (lock options) did this row drop? */
 static void note_dropped(struct matrix_row *row, const char *dropped, const struct cli_runopts *ro) {
     size_t len = 0;
@@ -34,7 +23,7 @@ static void note_dropped(struct matrix_row *row, const char *dropped, const stru
         const char *kv = ro->sets[i];
         if (strncmp(kv, "lock.", 5) == 0) kv += 5;
         size_t klen = strcspn(kv, "=");
-        if (in_words(dropped, kv, klen) && len + klen + 2 < sizeof row->dropped)
+        if (run_word_in_list(dropped, kv, klen) && len + klen + 2 < sizeof row->dropped)
             len += (size_t)snprintf(row->dropped + len, sizeof row->dropped - len, "%s%.*s",
                                     len ? " " : "", (int)klen, kv);
     }
@@ -231,7 +220,7 @@ int cmd_matrix(int argc, char **argv) {
         int users = 0;
         for (int i = 0; i < n; i++) {
             if (rows[i].sum.rc) continue;
-            users += !in_words(rows[i].dropped, kv, klen);
+            users += !run_word_in_list(rows[i].dropped, kv, klen);
         }
         if (users == 0) {
             st = cli_usage("--set %s: no algorithm of this matrix has the option '%.*s'; `locksim help run` "

@@ -145,8 +145,7 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
     return LSIM_OK;
 }
 
-/* 1 when word (len bytes) is one of the space-separated words of list. */
-static int has_word(const char *list, const char *word, size_t len) {
+int run_word_in_list(const char *list, const char *word, size_t len) {
     for (const char *p = list; *p;) {
         size_t l = strcspn(p, " ");
         if (l == len && strncmp(p, word, len) == 0) return 1;
@@ -166,7 +165,7 @@ static int check_dropped_sets(const struct run_spec *spec, struct run_result *r)
         const char *kv = spec->sets[i];
         if (strncmp(kv, "lock.", 5) == 0) kv += 5;
         size_t klen = strcspn(kv, "=");
-        if (!has_word(dropped, kv, klen)) continue;
+        if (!run_word_in_list(dropped, kv, klen)) continue;
         const struct lock_algo *a = engine_algo(r->engine);
         char msg[300] = "", key[64];
         snprintf(key, sizeof key, "%.*s", (int)(klen < 63 ? klen : 63), kv);

@@ -75,5 +75,8 @@ int run_resolve_algo(const char *name, const struct lock_algo **out, char *err, 
 /* Check that a plugin's struct can be used: ABI, name, the callbacks the
  * engine calls unconditionally, sizes. 0, or LSIM_EPLUGIN with err. */
 int run_validate_algo(const struct lock_algo *a, const char *where, char *err, size_t errlen);
+/* 1 when word (len bytes) is one of the space-separated words of list (the
+ * form of engine_dropped_options), else 0. */
+int run_word_in_list(const char *list, const char *word, size_t len);
 
 #endif
