@@ -47,6 +47,8 @@ enum metric_unit {
        "writes the resource accepted")                                                            \
     XX(WRITES_REJECTED, writes_rejected, "writes-rejected", NULL, "writes_rejected", COUNT,       \
        "writes the resource rejected (stale token, no token, condition failed, duplicate)")       \
+    XX(DUPLICATED_WORK, duplicated_work, "duplicated-work", NULL, "duplicated_work", COUNT,       \
+       "algorithms that take no lock: writes their rule refused (work done twice, once for nothing)") \
     XX(INITIAL_STOCK, initial_stock, "initial-stock", NULL, "initial_stock", UNITS,               \
        "units in stock when the run began")                                                       \
     XX(FINAL_STOCK, final_stock, "final-stock", NULL, "final_stock", UNITS,                       \
