@@ -165,8 +165,9 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
                 ? " (duplicated work)" : "");
     if (rep->lock_free)
         fprintf(f, "  duplicated work  %lld write%s refused by the algorithm's own rule (it takes no lock: "
-                   "no write is stale)\n",
-                (long long)rep->duplicated_work, rep->duplicated_work == 1 ? "" : "s");
+                   "no write is stale); %lld accepted write%s out of serial order\n",
+                (long long)rep->duplicated_work, rep->duplicated_work == 1 ? "" : "s",
+                (long long)rep->non_serial_writes, rep->non_serial_writes == 1 ? "" : "s");
     else
         fprintf(f, "  stale writes     %lld accepted, %lld rejected%s\n", (long long)rep->stale_accepted,
                 (long long)rep->stale_rejected,

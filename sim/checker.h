@@ -36,6 +36,8 @@ struct checker_report {
                                    by the resource's history, overlaps are duplicated work */
     int64_t duplicated_work;    /* lock-free runs: writes the algorithm's rule refused
                                    (0 rows matched, UNIQUE violated, key already applied) */
+    int64_t non_serial_writes;  /* lock-free runs: accepted writes computed from a read
+                                   that another accepted write had overtaken */
     int64_t double_entries;     /* intervals with >= 2 clients in the CS */
     sim_ns double_entry_ns;     /* total true time with >= 2 in the CS */
     int64_t stale_accepted;     /* writes under a superseded grant, accepted */
@@ -116,6 +118,8 @@ struct checker {
     uint32_t next_rank;     /* ranks handed out so far */
     uint32_t r1, r2;        /* highest rank acquired, and highest of another client */
     int rc1;                /* client of r1 */
+    int64_t *read_version;  /* owned, indexed by node, lock-free runs only (else NULL):
+                               the resource version of the client's latest read */
     struct checker_report r;
     sim_ns exact[CHECKER_EXACT_SAMPLES];
     uint32_t hist[CHECKER_HIST_BUCKETS];
@@ -135,7 +139,7 @@ const struct checker_fact *checker_fact_of(const struct checker_report *r, int n
 /* Trace kinds checker_observe acts on; it ignores every other kind. Keep
  * in step with its switch (a test feeds it every other kind and sees no
  * change in the report). */
-#define CHECKER_KINDS ((1ull << TRACE_ACQUIRED) | (1ull << TRACE_ACQUIRE_DENIED) | (1ull << TRACE_ACQUIRE_FAILED) | (1ull << TRACE_ACQUIRE_START) | (1ull << TRACE_CRASH) | (1ull << TRACE_CS_EXIT) | (1ull << TRACE_RESOURCE_INIT) | (1ull << TRACE_RESTART) | (1ull << TRACE_SRV_DELETE) | (1ull << TRACE_SRV_EXPIRE) | (1ull << TRACE_SRV_GRANT) | (1ull << TRACE_WRITE))
+#define CHECKER_KINDS ((1ull << TRACE_ACQUIRED) | (1ull << TRACE_ACQUIRE_DENIED) | (1ull << TRACE_ACQUIRE_FAILED) | (1ull << TRACE_ACQUIRE_START) | (1ull << TRACE_CRASH) | (1ull << TRACE_CS_EXIT) | (1ull << TRACE_READ) | (1ull << TRACE_RESOURCE_INIT) | (1ull << TRACE_RESTART) | (1ull << TRACE_SRV_DELETE) | (1ull << TRACE_SRV_EXPIRE) | (1ull << TRACE_SRV_GRANT) | (1ull << TRACE_WRITE))
 _Static_assert(TRACE_KIND_COUNT <= 64, "CHECKER_KINDS is a 64-bit mask of trace kinds");
 /* The trace observer and its advance hook (arg = struct checker *). */
 void checker_observe(void *arg, const struct trace_event *ev);

@@ -143,7 +143,8 @@ struct lock_algo {
     /* Version 3. 1 = safety does not rest on holding a lock: acquire takes
      * none (a conditional UPDATE, a UNIQUE constraint) or the algorithm's
      * resource_write absorbs what overlaps (an idempotency key). The checker
-     * then judges the run by the resource's history alone (lost updates),
+     * then judges the run by the resource's history alone (is it a serial
+     * order of the clients' read-modify-writes?),
      * and counts overlaps as duplicated work, not as violations. */
     int lock_free;
 };

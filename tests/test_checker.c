@@ -231,6 +231,13 @@ static void test_expect_facts(void **state) {
 
 /* ---- The lock service's own grant order (issue 11, item 1) -------------- */
 
+/* The serial-order test of a lock-free run, by the versions reads saw: B
+ * reads version 0 and writes after A's accepted write replaced version 0:
+ * not serial. At the boundary, a read at the same instant as A's write
+ * counts by the trace's order: just before it, overtaken; just after it
+ * (version 1, B writes 3), serial. */
+static int64_t non_serial_with(int b_reads_first, sim_ns b_read_at);
+
 /* A checker over a hand-made trace: nclients clients A, B, ... then nservers
  * servers S1, ...; resource-init says quorum and b (1 fenced, 2 rule, 3 no lock). */
 struct story {
@@ -392,6 +399,30 @@ static struct checker_report lock_free_story(int b, int64_t b_result) {
     return rep;
 }
 
+static int64_t non_serial_with(int b_reads_first, sim_ns b_read_at) {
+    struct story st;
+    story_begin(&st, 2, 1, 0, 3);
+    int A = st.node[0], B = st.node[1], R = st.node[7];
+    ev(&st, 0, TRACE_READ, R, A, 0, 5, 0);
+    if (b_reads_first) ev(&st, b_read_at, TRACE_READ, R, B, 0, 5, 0);
+    ev(&st, SIM_NS_PER_S, TRACE_WRITE, R, A, 0, 4, TRACE_WRITE_ACCEPTED);
+    if (!b_reads_first) ev(&st, b_read_at, TRACE_READ, R, B, 0, 4, 1);
+    ev(&st, 2 * SIM_NS_PER_S, TRACE_WRITE, R, B, 0, b_reads_first ? 4 : 3, TRACE_WRITE_ACCEPTED);
+    struct checker_report rep;
+    story_end(&st, &rep);
+    trace_close(&st.t);
+    assert_int_equal(rep.verdict, rep.non_serial_writes ? SCN_VERDICT_UNSAFE : SCN_VERDICT_SAFE);
+    assert_int_equal(rep.lost_updates, rep.non_serial_writes); /* here the stock shows it too */
+    return rep.non_serial_writes;
+}
+
+static void test_lock_free_serial_order(void **state) {
+    (void)state;
+    assert_int_equal(non_serial_with(1, 500 * SIM_NS_PER_MS), 1); /* B read before A's write */
+    assert_int_equal(non_serial_with(1, SIM_NS_PER_S), 1);        /* the same instant, just before it */
+    assert_int_equal(non_serial_with(0, SIM_NS_PER_S), 0);        /* the same instant, just after: serial */
+}
+
 static void test_lock_free_judged_by_history(void **state) {
     (void)state;
     struct checker_report r = lock_free_story(3, TRACE_WRITE_REJECTED_COND);
@@ -408,6 +439,7 @@ static void test_lock_free_judged_by_history(void **state) {
     r = lock_free_story(3, TRACE_WRITE_ACCEPTED);
     assert_int_equal(r.verdict, SCN_VERDICT_UNSAFE);
     assert_int_equal(r.lost_updates, 1);
+    assert_int_equal(r.non_serial_writes, 1); /* B's read (version 0) was overtaken by A's write */
     assert_int_equal(r.duplicated_work, 0);
     /* A refusal that is no conflict (a fencing refusal) is not duplicated work. */
     r = lock_free_story(3, TRACE_WRITE_REJECTED_NOTOKEN);
@@ -448,6 +480,7 @@ int main(void) {
         cmocka_unit_test(test_quorum_completing_grant),
         cmocka_unit_test(test_equal_grant_times),
         cmocka_unit_test(test_lock_free_judged_by_history),
+        cmocka_unit_test(test_lock_free_serial_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
