@@ -92,7 +92,11 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         snprintf(buf, n, "the run ends");
         return 0;
     case TRACE_RESOURCE_INIT:
-        if (e->b == 2)
+        if (e->b == 3)
+            snprintf(buf, n, "%s starts at %lld; no lock is taken: the algorithm's own rule decides"
+                     " which writes it accepts, and the run is judged by %s's history", me,
+                     (long long)e->a, me);
+        else if (e->b == 2)
             snprintf(buf, n, "%s starts at %lld; the lock algorithm's own rule decides which writes"
                      " it accepts", me, (long long)e->a);
         else if (e->b)

@@ -161,12 +161,19 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
     format_time_ns(b1, sizeof b1, rep->double_entry_ns);
     fprintf(f, "  double entry     %lld interval%s, %s in total%s\n", (long long)rep->double_entries,
             rep->double_entries == 1 ? "" : "s", b1,
-            rep->purpose == SCN_PURPOSE_EFFICIENCY && rep->double_entries ? " (duplicated work)" : "");
-    fprintf(f, "  stale writes     %lld accepted, %lld rejected%s\n", (long long)rep->stale_accepted,
-            (long long)rep->stale_rejected,
-            rep->resource_rule == 1   ? " (resource checks fencing tokens)"
-            : rep->resource_rule == 2 ? " (the algorithm's own rule decides writes)"
-                                      : "");
+            (rep->purpose == SCN_PURPOSE_EFFICIENCY || rep->lock_free) && rep->double_entries
+                ? " (duplicated work)" : "");
+    if (rep->lock_free)
+        fprintf(f, "  duplicated work  %lld write%s refused by the algorithm's own rule (it takes no lock: "
+                   "no write is stale); %lld accepted write%s out of serial order\n",
+                (long long)rep->duplicated_work, rep->duplicated_work == 1 ? "" : "s",
+                (long long)rep->non_serial_writes, rep->non_serial_writes == 1 ? "" : "s");
+    else
+        fprintf(f, "  stale writes     %lld accepted, %lld rejected%s\n", (long long)rep->stale_accepted,
+                (long long)rep->stale_rejected,
+                rep->resource_rule == 1   ? " (resource checks fencing tokens)"
+                : rep->resource_rule == 2 ? " (the algorithm's own rule decides writes)"
+                                          : "");
     fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n",
             (long long)rep->lost_updates, (long long)rep->writes_accepted,
             rep->writes_accepted == 1 ? "" : "s", (long long)rep->initial_stock,
@@ -277,7 +284,7 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
     fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"resource_rule\":\"%s\",\"headline\":",
             rep->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness",
             rep->resource_rule == 1 ? "true" : "false",
-            rep->resource_rule == 1 ? "tokens" : rep->resource_rule == 2 ? "algorithm" : "plain");
+            rep->resource_rule == 1 ? "tokens" : rep->lock_free ? "no-lock" : rep->resource_rule == 2 ? "algorithm" : "plain");
     report_json_str(f, rep->headline);
     json_metrics(f, rep);
     fprintf(f, ",\"trace_hash\":\"%016llx\",\"expects\":[", (unsigned long long)r->trace_hash);

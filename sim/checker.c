@@ -3,7 +3,10 @@
  * Ground truth, not any node's belief: a client is in the critical section
  * from TRACE_ACQUIRED until TRACE_CS_EXIT, paused or not (a paused process
  * still believes it holds the lock, which is the whole problem). A write is
- * stale when another client has acquired the lock since the writer did. */
+ * stale when another client holds a grant that the lock service made after
+ * the writer's: grants are ordered as the service made them (for a quorum,
+ * by the grant that completed it), not as the clients learnt of them. An
+ * algorithm that takes no lock is judged by the resource's history alone. */
 #include "checker.h"
 
 #include <stdio.h>
@@ -55,7 +58,8 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
     for (int i = 0; i < c->nhold; i++) c->hold[i].owner = -1;
     c->de_since = -1;
     c->de_first = c->de_second = -1;
-    c->c1 = -1;
+    c->c1 = c->rc1 = -1;
+    c->quorum = 1;
     c->r.purpose = purpose;
     c->r.de_first_from_ns = c->r.de_first_to_ns = -1;
     return 0;
@@ -89,6 +93,8 @@ void checker_close(struct checker *c) {
     free(c->flags);
     free(c->crash);
     free(c->hold);
+    free(c->read_version);
+    c->read_version = NULL;
     c->cl = NULL;
     c->flags = NULL;
     c->crash = NULL;
@@ -201,8 +207,61 @@ static sim_ns percentile(struct checker *c, int pct) {
     return c->r.acquire_max_ns;
 }
 
+_Static_assert(sizeof(struct checker_client) == 32, "the checker's per-node memory stays 32 bytes");
+
 static int is_client(const struct checker *c, int node) {
     return node >= 0 && node < c->nnodes && (c->flags[node] & CHECKER_CLIENT); /* no miss into the trace */
+}
+
+/* ---- The lock service's own grant order --------------------------------
+ * A grant of the service is a server grant (srv-grant) to a client, or, for
+ * a quorum service (resource-init's grant: Redlock), the server grant that
+ * makes the quorum'th server holding for that client: the instant a
+ * majority had granted. Consensus servers record a grant when the leader
+ * applies the committed entry, so their order is the commit order. Each
+ * grant of the service gets the next rank; the client carries it into the
+ * critical section when it learns of the grant (acquired). An acquisition
+ * without any server grant before it (algorithms whose servers record
+ * none) is ranked when the client learns of it. Equal times keep the
+ * trace's order. */
+static void service_grant(struct checker *c, int owner, int previous_owner) {
+    if (!is_client(c, owner) || previous_owner == owner) return; /* a re-grant is no new grant */
+    if (c->quorum > 1) {
+        int n = 0;
+        for (int i = 0; i < c->nhold; i++) n += c->hold[i].owner == owner;
+        if (n != c->quorum) return; /* short of a quorum, or past the grant that completed it */
+    }
+    c->cl[owner].rank = ++c->next_rank;
+    c->cl[owner].grant = 0;
+    c->flags[owner] |= CHECKER_PENDING;
+}
+
+/* The client learnt of its grant: its rank (from the service, or now). */
+static void rank_acquired(struct checker *c, int n, uint32_t grant) {
+    struct checker_client *me = &c->cl[n];
+    if (c->flags[n] & CHECKER_PENDING) c->flags[n] &= (unsigned char)~CHECKER_PENDING;
+    else me->rank = ++c->next_rank;
+    me->grant = grant;
+    if (me->rank > c->r1) {
+        if (n != c->rc1) c->r2 = c->r1;
+        c->r1 = me->rank;
+        c->rc1 = n;
+    } else if (n != c->rc1 && me->rank > c->r2) {
+        c->r2 = me->rank;
+    }
+}
+
+/* A write under grant by writer is stale: another client has acquired a
+ * grant the service made after the writer's. A write under an earlier grant
+ * of the writer's than its latest (a write delayed past its own next
+ * acquisition) is judged by the order clients learnt of grants, the one
+ * order the checker keeps for old grants. */
+static int write_is_stale(const struct checker *c, int writer, uint32_t grant) {
+    if (!grant || !is_client(c, writer)) return 0;
+    const struct checker_client *w = &c->cl[writer];
+    if (grant == w->grant && !(c->flags[writer] & CHECKER_PENDING))
+        return (writer == c->rc1 ? c->r2 : c->r1) > w->rank;
+    return (writer == c->c1 ? c->g2 : c->g1) > grant;
 }
 
 static void enter_cs(struct checker *c, const struct trace_event *ev) {
@@ -210,7 +269,8 @@ static void enter_cs(struct checker *c, const struct trace_event *ev) {
     if (me->cs_since >= 0) return;
     me->cs_since = ev->t;
     c->in_cs++;
-    /* The newest grant and the newest grant of any other client decide staleness. */
+    rank_acquired(c, ev->node, ev->grant);
+    /* The newest grant and the newest grant of any other client, as learnt. */
     if (ev->node != c->c1) c->g2 = c->g1;
     c->g1 = ev->grant;
     c->c1 = ev->node;
@@ -261,6 +321,37 @@ static void flush_double_entry(struct checker *c, sim_ns now) {
 
 void checker_advance(void *arg, sim_ns t) { flush_double_entry(arg, t); }
 
+/* ---- Algorithms that take no lock ---------------------------------------
+ * No grant to be stale under: a run is judged by the resource's history,
+ * whether it equals a serial order of the clients' read-modify-writes (no
+ * accepted write computed from an overtaken read; each accepted write sold
+ * one unit that the stock shows: no lost update, no double sale). Two
+ * clients in the critical section at once is no violation but duplicated
+ * work: a write the algorithm's rule refused (an UPDATE ... WHERE version
+ * that matched 0 rows, an INSERT that violated UNIQUE, a key already
+ * applied) was work done for nothing. */
+static void lock_free_refused(struct checker *c, int64_t result) {
+    if (result == TRACE_WRITE_REJECTED_COND || result == TRACE_WRITE_REJECTED_UNIQUE ||
+        result == TRACE_WRITE_REJECTED_DUPLICATE)
+        c->r.duplicated_work++;
+}
+
+/* The serial-order test, exactly: the resource's version counts its accepted
+ * writes (from 0); an accepted write is in a serial order of read-modify-
+ * writes only if no accepted write came between its read and it, that is,
+ * if the version its writer last read is the version it replaces. Called
+ * before the write is counted. */
+static void lock_free_accepted(struct checker *c, int writer) {
+    if (!c->read_version || !is_client(c, writer)) return;
+    if (c->read_version[writer] != c->r.writes_accepted) c->r.non_serial_writes++;
+}
+
+static void lock_free_begin(struct checker *c) {
+    if (c->read_version) return;
+    c->read_version = calloc((size_t)(c->nnodes ? c->nnodes : 1), sizeof *c->read_version);
+    if (!c->read_version) c->tr->oom = 1; /* then the exact test is off; lost updates still count */
+}
+
 void checker_observe(void *arg, const struct trace_event *ev) {
     struct checker *c = arg;
     int n = ev->node;
@@ -268,7 +359,13 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_RESOURCE_INIT:
         c->r.initial_stock = c->r.final_stock = ev->a;
         c->r.fenced = ev->b != 0;
-        c->r.resource_rule = (int)ev->b;
+        c->r.resource_rule = ev->b == 3 ? 2 : (int)ev->b;
+        c->r.lock_free = ev->b == 3;
+        c->quorum = ev->grant > 1 ? (int)ev->grant : 1;
+        if (c->r.lock_free) lock_free_begin(c);
+        break;
+    case TRACE_READ:
+        if (c->read_version && is_client(c, ev->peer)) c->read_version[ev->peer] = ev->b;
         break;
     case TRACE_ACQUIRE_START:
         if (is_client(c, n)) {
@@ -321,8 +418,10 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         if (n >= 0 && n < c->nnodes) {
             struct checker_hold *h = hold_entry(c, n);
             if (h) {
+                int previous = h->owner;
                 h->owner = ev->peer;
                 h->since = ev->t;
+                service_grant(c, ev->peer, previous);
             }
         }
         break;
@@ -345,19 +444,21 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_WRITE: {
         int writer = ev->peer;
         int accepted = ev->b == TRACE_WRITE_ACCEPTED;
+        if (accepted && c->r.lock_free) lock_free_accepted(c, writer);
         if (accepted) {
             c->r.writes_accepted++;
             c->r.final_stock = ev->a;
         } else {
             c->r.writes_rejected++;
         }
-        uint32_t newest_other = writer == c->c1 ? c->g2 : c->g1;
         struct checker_fact *f = is_client(c, writer) && (c->flags[writer] & CHECKER_WATCHED) ? fact(c, writer) : NULL;
         if (f) {
             if (accepted) f->writes_accepted++;
             else f->writes_rejected++;
         }
-        if (is_client(c, writer) && ev->grant && newest_other > ev->grant) {
+        if (c->r.lock_free) {
+            if (!accepted) lock_free_refused(c, ev->b);
+        } else if (write_is_stale(c, writer, ev->grant)) {
             if (accepted) c->r.stale_accepted++;
             else c->r.stale_rejected++;
             if (f && accepted) f->stale_accepted++;
@@ -417,9 +518,14 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
 
     int correctness = r->purpose == SCN_PURPOSE_CORRECTNESS;
     int unprotected_overlap = correctness && !r->fenced && (r->double_entries || r->wrong_releases);
-    if (r->stale_accepted || r->lost_updates || unprotected_overlap) {
+    if (r->stale_accepted || r->lost_updates || r->non_serial_writes || unprotected_overlap) {
         r->verdict = SCN_VERDICT_UNSAFE;
-        if (r->lost_updates)
+        if (r->non_serial_writes && !r->lost_updates)
+            snprintf(r->headline, sizeof r->headline,
+                     "UNSAFE: %lld accepted write%s computed from a read another write had overtaken: "
+                     "no serial order gives this history",
+                     (long long)r->non_serial_writes, r->non_serial_writes == 1 ? " was" : "s were");
+        else if (r->lost_updates)
             snprintf(r->headline, sizeof r->headline,
                      "UNSAFE: %lld unit%s sold that the stock does not show (lost update)",
                      (long long)r->lost_updates, r->lost_updates == 1 ? "" : "s");
@@ -441,7 +547,13 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
                  (long long)(c->stuck_after_ns / 1000000000));
     } else {
         r->verdict = SCN_VERDICT_SAFE;
-        if (r->double_entries && !correctness)
+        if (r->lock_free)
+            snprintf(r->headline, sizeof r->headline,
+                     "SAFE: no lock taken, and the %lld accepted write%s a serial order (no lost update); "
+                     "%lld refused write%s of duplicated work",
+                     (long long)r->writes_accepted, r->writes_accepted == 1 ? " is" : "s are",
+                     (long long)r->duplicated_work, r->duplicated_work == 1 ? "" : "s");
+        else if (r->double_entries && !correctness)
             snprintf(r->headline, sizeof r->headline,
                      "SAFE: double execution happened (%lld time%s) but the lock is for efficiency: wasted work, no harm",
                      (long long)r->double_entries, r->double_entries == 1 ? "" : "s");

@@ -32,6 +32,12 @@ struct checker_report {
                                    own rule decides writes (resource_rule != 0) */
     int resource_rule;          /* 0 plain, 1 fencing tokens checked, 2 the algorithm's
                                    own rule (conditional update, constraint, key) */
+    int lock_free;              /* the algorithm takes no lock (lock_algo.lock_free): judged
+                                   by the resource's history, overlaps are duplicated work */
+    int64_t duplicated_work;    /* lock-free runs: writes the algorithm's rule refused
+                                   (0 rows matched, UNIQUE violated, key already applied) */
+    int64_t non_serial_writes;  /* lock-free runs: accepted writes computed from a read
+                                   that another accepted write had overtaken */
     int64_t double_entries;     /* intervals with >= 2 clients in the CS */
     sim_ns double_entry_ns;     /* total true time with >= 2 in the CS */
     int64_t stale_accepted;     /* writes under a superseded grant, accepted */
@@ -57,19 +63,24 @@ struct checker_report {
     struct checker_fact facts[SCN_MAX_EXPECT_CLIENTS];
 };
 
-/* Per node, 24 bytes (10^5 clients are 2.4 MB): what the checker follows
+/* Per node, 32 bytes (10^5 clients are 3.2 MB): what the checker follows
  * for every client. Crashes and lock holders, which only some nodes have,
  * are kept apart. */
 struct checker_client {
     sim_ns cs_since;        /* -1 = not in the critical section */
     sim_ns wait_since;      /* -1 = not acquiring */
     sim_ns waited_ns;       /* how long it waited before giving up; -1 = has not given up */
+    uint32_t grant;         /* ground-truth id of its latest grant (0 = none, or a newer
+                               service grant is pending: CHECKER_PENDING) */
+    uint32_t rank;          /* that grant's place in the lock service's own grant order */
 };
 
 enum {
     CHECKER_CLIENT = 1,     /* the node is a client (from the trace's nodes) */
     CHECKER_CRASHED = 2,    /* the node has an entry in checker.crash */
-    CHECKER_WATCHED = 4     /* the node has an entry in checker.r.facts */
+    CHECKER_WATCHED = 4,    /* the node has an entry in checker.r.facts */
+    CHECKER_PENDING = 8     /* the service has granted to it (rank set), the client has
+                               not yet learnt of it */
 };
 
 struct checker_crash {      /* a node that crashed or restarted */
@@ -99,8 +110,16 @@ struct checker {
     int de_first, de_second;
     sim_ns de_since;        /* start of the current double-entry interval, -1 none */
     int de_announced;       /* it has lasted past its first instant: counted */
-    uint32_t g1, g2;        /* newest grant, and newest grant of another client */
+    uint32_t g1, g2;        /* newest grant, and newest grant of another client, in the
+                               order clients learnt of them (ground-truth ids) */
     int c1;                 /* client of g1 */
+    /* The lock service's own grant order (see service_grant in checker.c). */
+    int quorum;             /* server grants that make one grant of the service */
+    uint32_t next_rank;     /* ranks handed out so far */
+    uint32_t r1, r2;        /* highest rank acquired, and highest of another client */
+    int rc1;                /* client of r1 */
+    int64_t *read_version;  /* owned, indexed by node, lock-free runs only (else NULL):
+                               the resource version of the client's latest read */
     struct checker_report r;
     sim_ns exact[CHECKER_EXACT_SAMPLES];
     uint32_t hist[CHECKER_HIST_BUCKETS];
@@ -120,7 +139,7 @@ const struct checker_fact *checker_fact_of(const struct checker_report *r, int n
 /* Trace kinds checker_observe acts on; it ignores every other kind. Keep
  * in step with its switch (a test feeds it every other kind and sees no
  * change in the report). */
-#define CHECKER_KINDS ((1ull << TRACE_ACQUIRED) | (1ull << TRACE_ACQUIRE_DENIED) | (1ull << TRACE_ACQUIRE_FAILED) | (1ull << TRACE_ACQUIRE_START) | (1ull << TRACE_CRASH) | (1ull << TRACE_CS_EXIT) | (1ull << TRACE_RESOURCE_INIT) | (1ull << TRACE_RESTART) | (1ull << TRACE_SRV_DELETE) | (1ull << TRACE_SRV_EXPIRE) | (1ull << TRACE_SRV_GRANT) | (1ull << TRACE_WRITE))
+#define CHECKER_KINDS ((1ull << TRACE_ACQUIRED) | (1ull << TRACE_ACQUIRE_DENIED) | (1ull << TRACE_ACQUIRE_FAILED) | (1ull << TRACE_ACQUIRE_START) | (1ull << TRACE_CRASH) | (1ull << TRACE_CS_EXIT) | (1ull << TRACE_READ) | (1ull << TRACE_RESOURCE_INIT) | (1ull << TRACE_RESTART) | (1ull << TRACE_SRV_DELETE) | (1ull << TRACE_SRV_EXPIRE) | (1ull << TRACE_SRV_GRANT) | (1ull << TRACE_WRITE))
 _Static_assert(TRACE_KIND_COUNT <= 64, "CHECKER_KINDS is a 64-bit mask of trace kinds");
 /* The trace observer and its advance hook (arg = struct checker *). */
 void checker_observe(void *arg, const struct trace_event *ev);

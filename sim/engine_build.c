@@ -297,9 +297,12 @@ static int observe(struct engine *e) {
 static void time_zero(struct engine *e, const struct scenario *s) {
     e->stock = e->s.stock;
     emit(e, TRACE_RUN_START, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, (int64_t)e->s.seed, e->s.duration_ns, NULL);
-    /* b: 1 = the resource checks fencing tokens; 2 = the algorithm's rule decides. */
-    emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, 0, e->stock,
-         e->algo->resource_write ? 2 : e->s.fencing != 0, NULL);
+    /* b: 1 = the resource checks fencing tokens; 2 = the algorithm's rule
+     * decides; 3 = that rule decides and the algorithm takes no lock.
+     * grant: the server grants that make one grant of the service (0 = 1). */
+    int quorum = e->algo->grant_quorum ? e->algo->grant_quorum(e->config, e->nservers) : 1;
+    emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, quorum > 1 ? (uint32_t)quorum : 0,
+         e->stock, e->algo->resource_write ? (e->algo->lock_free ? 3 : 2) : e->s.fencing != 0, NULL);
     for (int i = 0; i < e->nnodes; i++) {
         if (nd(e, i)->kind == TRACE_NODE_CLIENT) algo_client_init(e, i);
         else if (nd(e, i)->kind == TRACE_NODE_SERVER) algo_server_init(e, i);

@@ -53,7 +53,7 @@ enum { RES_READ = 1, RES_READ_REPLY, RES_WRITE, RES_WRITE_REPLY };
 
 /* Timers owned by the client program rather than the algorithm. */
 enum { TIMER_ALGO, TIMER_PROGRAM };
-enum { PT_WORK = 1, PT_RETRY, PT_THINK, PT_RESOURCE };
+enum { PT_WORK = 1, PT_RETRY, PT_THINK, PT_RESOURCE, PT_WRITE_RETRY };
 
 /* Client program states. */
 enum {
@@ -65,6 +65,7 @@ enum {
     CS_WORKING,
     CS_RELEASING,
     CS_THINKING,
+    CS_WRITE_BACKOFF, /* a refused write waits to re-read and write again (write tries=N) */
     CS_DONE
 };
 
@@ -101,6 +102,7 @@ struct node {
     uint8_t has_read;     /* a read reply came since the last acquire or write */
     uint8_t write_after_read; /* the read was made implicitly by a write step */
     uint8_t lost;         /* the algorithm said the lock is lost (lock_lost): no more writes */
+    uint8_t write_tries;  /* refused attempts of the current write step (write tries=N) */
     int32_t reps;         /* completed repetitions */
     int32_t attempts;     /* of the current acquire step */
     uint32_t grant;       /* ground-truth grant id while holding */

@@ -223,6 +223,12 @@ void eng_program_timer(struct engine *e, int node, int id, uint64_t arg) {
         c->state = CS_IDLE;
         eng_program_step(e, node);
         break;
+    case PT_WRITE_RETRY: /* the same write step again: it reads first */
+        if (c->state != CS_WRITE_BACKOFF) break;
+        c->state = CS_IDLE;
+        c->has_read = 0;
+        eng_program_step(e, node);
+        break;
     }
 }
 
@@ -235,6 +241,36 @@ static void program_restart(struct engine *e, int node) {
     if (e->rw) memset(&e->rw[node], 0, sizeof e->rw[node]);
     if (e->acquire_mono) e->acquire_mono[node] = 0;
     if (e->points) memset(&e->points[(size_t)node * SCN_POINT_COUNT], 0, SCN_POINT_COUNT * sizeof *e->points);
+}
+
+/* The compare-and-set loop of `write tries=N backoff=D`: a write refused
+ * because the data moved under it (0 rows matched, a UNIQUE violation) waits
+ * D, 2D, 4D ... and then re-reads and writes again, as real code retries an
+ * optimistic update; a refusal on the N-th attempt ends the loop. Returns 1
+ * when a retry is scheduled. */
+static int write_retry(struct engine *e, int node, int64_t result) {
+    struct node *c = nd(e, node);
+    const struct scn_step *st = cur_step(e, c);
+    int moved = result == TRACE_WRITE_REJECTED_COND || result == TRACE_WRITE_REJECTED_UNIQUE;
+    if (!st || st->kind != SCN_STEP_WRITE || st->tries < 2 || !moved) {
+        c->write_tries = 0;
+        return 0;
+    }
+    int attempt = c->write_tries + 1; /* the attempt just refused */
+    if (attempt >= st->tries) {
+        emit(e, TRACE_SRV_NOTE, node, e->resource, 0, 0, attempt, 0,
+             "write refused on its last try: the compare-and-set loop gives up");
+        c->write_tries = 0;
+        return 0;
+    }
+    int shift = attempt - 1 < 30 ? attempt - 1 : 30;
+    sim_ns wait = st->retry_ns > SIM_TIME_MAX >> shift ? SIM_TIME_MAX : st->retry_ns << shift;
+    c->write_tries = (uint8_t)attempt;
+    emit(e, TRACE_SRV_NOTE, node, e->resource, 0, 0, attempt, wait,
+         "write refused: back off, then re-read and write again");
+    c->state = CS_WRITE_BACKOFF;
+    eng_timer_add(e, node, LOCK_CLOCK_MONO, wait, TIMER_PROGRAM, PT_WRITE_RETRY, 0);
+    return 1;
 }
 
 void eng_program_resource_reply(struct engine *e, int node, const struct slot *s) {
@@ -261,6 +297,7 @@ void eng_program_resource_reply(struct engine *e, int node, const struct slot *s
         }
     } else if (s->u.m.type == RES_WRITE_REPLY && c->state == CS_WRITING) {
         c->has_read = 0;
+        if (write_retry(e, node, s->u.m.a)) return;
         reach_point(e, node, SCN_POINT_AFTER_WRITE);
         program_next(e, node);
     }

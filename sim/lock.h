@@ -21,8 +21,9 @@
 #include "vtime.h"
 
 /* 2: option returns a negative LSIM_E code (error.h) instead of -1, and an
- * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err. */
-#define LOCK_ABI_VERSION 2u
+ * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err.
+ * 3: grant_quorum and lock_free at the end of struct lock_algo. */
+#define LOCK_ABI_VERSION 3u
 
 #define LOCK_MAX_SERVERS 15 /* lock servers in a run at most (= SCN_MAX_SERVERS) */
 #define LOCK_OPT_MAX 48     /* longest option key or value, with its NUL (= SCN_OPT_MAX) */
@@ -131,6 +132,21 @@ struct lock_algo {
     /* Optional client-side check just before a write leaves the client (the
      * client's own "do I still hold it?"); return 0 to abandon the write. */
     int (*client_write_ok)(struct lock_ctx *ctx, void *state);
+
+    /* Version 3. Optional: how many lock servers' grants (lock_note_grant)
+     * to one client make one grant of the lock service, as the service
+     * itself counts: Redlock's quorum. The checker orders grants by the
+     * instant the service granted them (for a quorum, the grant that
+     * completed it), not by when clients learnt of them. NULL = 1: each
+     * server grant is a grant of the service. */
+    int (*grant_quorum)(const void *config, int nservers);
+    /* Version 3. 1 = safety does not rest on holding a lock: acquire takes
+     * none (a conditional UPDATE, a UNIQUE constraint) or the algorithm's
+     * resource_write absorbs what overlaps (an idempotency key). The checker
+     * then judges the run by the resource's history alone (is it a serial
+     * order of the clients' read-modify-writes?),
+     * and counts overlaps as duplicated work, not as violations. */
+    int lock_free;
 };
 
 /* ---- Services the engine gives an algorithm (valid inside callbacks). ---- */

@@ -47,6 +47,11 @@ enum metric_unit {
        "writes the resource accepted")                                                            \
     XX(WRITES_REJECTED, writes_rejected, "writes-rejected", NULL, "writes_rejected", COUNT,       \
        "writes the resource rejected (stale token, no token, condition failed, duplicate)")       \
+    XX(DUPLICATED_WORK, duplicated_work, "duplicated-work", NULL, "duplicated_work", COUNT,       \
+       "algorithms that take no lock: writes their rule refused (work done twice, once for nothing)") \
+    XX(NON_SERIAL_WRITES, non_serial_writes, "non-serial-writes", "non-serial-write",             \
+       "non_serial_writes", COUNT,                                                                \
+       "algorithms that take no lock: accepted writes computed from a read another write had overtaken") \
     XX(INITIAL_STOCK, initial_stock, "initial-stock", NULL, "initial_stock", UNITS,               \
        "units in stock when the run began")                                                       \
     XX(FINAL_STOCK, final_stock, "final-stock", NULL, "final_stock", UNITS,                       \

@@ -59,6 +59,50 @@ static int acquire_args(struct parser *p, int *ip, struct scn_step *st)
     return 0;
 }
 
+/* write [tries=N] [backoff=DUR]: a compare-and-set loop. A write the
+ * resource refuses because the data moved under it (a conditional UPDATE
+ * that matched 0 rows, a UNIQUE violation) is retried after a back-off that
+ * doubles each time, re-reading first, up to N attempts in all. */
+static int write_args(struct parser *p, int *ip, struct scn_step *st)
+{
+    struct keyset ks = {"write", "tries= or backoff=", {"tries", "backoff"}, {0}};
+    char why[WHY_MAX];
+    int i, backoff_col = 0;
+
+    for (i = *ip; i < p->ntoks && p->toks[i].kind != T_SEMI; i++) {
+        struct tok *t = &p->toks[i];
+        char *key, *val;
+        int vcol, k, rc = scnp_kv_split(p, t, &key, &val, &vcol);
+        int64_t n;
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            return scnp_fail(p, t->col, "expected ';' or tries=, backoff= after 'write', found %s",
+                             scnp_show(p, t));
+        k = scnp_key_find(p, &ks, t, key);
+        if (k < 0)
+            return -1;
+        if (k == 0) {
+            if (scnp_int_parse(val, 1, SCN_WRITE_TRIES_MAX, "tries", &n, why) < 0)
+                return scnp_fail_why(p, vcol, why);
+            st->tries = (int)n;
+            continue;
+        }
+        if (scnp_dur_parse(val, 0, &st->retry_ns, why) < 0)
+            return scnp_fail_why(p, vcol, why);
+        if (st->retry_ns == 0)
+            return scnp_fail(p, vcol, "backoff must be more than 0, as in backoff=100ms");
+        backoff_col = t->col;
+    }
+    if (backoff_col && st->tries < 2)
+        return scnp_fail(p, backoff_col, "backoff= needs tries=N with N of 2 or more (attempts in all), "
+                         "as in write tries=3 backoff=100ms");
+    if (st->tries >= 2 && st->retry_ns == 0)
+        st->retry_ns = SCN_WRITE_BACKOFF_DEFAULT_NS;
+    *ip = i;
+    return 0;
+}
+
 /* STEP; STEP; ... from token i to the end of the line. */
 static int parse_program(struct parser *p, int i, const char *owner, int *prog)
 {
@@ -95,6 +139,9 @@ static int parse_program(struct parser *p, int i, const char *owner, int *prog)
         i++;
         if (k == SCN_STEP_ACQUIRE) {
             if (acquire_args(p, &i, st) < 0)
+                return -1;
+        } else if (k == SCN_STEP_WRITE) {
+            if (write_args(p, &i, st) < 0)
                 return -1;
         } else if (k == SCN_STEP_WORK) {
             if (i >= p->ntoks || p->toks[i].kind != T_WORD)

@@ -26,6 +26,8 @@
 #define SCN_TEXT_MAX 160        /* title and description */
 #define SCN_OPT_MAX 48          /* option keys and values, including the NUL */
 #define SCN_MAX_PARAMS 64       /* param lines */
+#define SCN_WRITE_TRIES_MAX 100 /* `write tries=N`: attempts in all */
+#define SCN_WRITE_BACKOFF_DEFAULT_NS (100 * SIM_NS_PER_MS) /* `write tries=N` without backoff= */
 
 /* A place in the scenario text, for error messages (1-based; 0 = synthetic). */
 struct scn_pos {
@@ -68,7 +70,9 @@ struct scn_step {
     sim_ns dur_ns;      /* WORK: how long, by the client's monotonic clock */
     sim_ns retry_ns;    /* ACQUIRE: wait between attempts (0 = scenario default) */
     sim_ns jitter_ns;   /* ACQUIRE: extra random wait in [0, jitter] per retry */
-    int tries;          /* ACQUIRE: attempts before giving up; 0 = unlimited */
+    int tries;          /* ACQUIRE: attempts before giving up; 0 = unlimited.
+                           WRITE: attempts in all of a compare-and-set loop; 0 or 1 =
+                           no retry (then retry_ns is its first back-off, doubling) */
     sim_ns timeout_ns;  /* ACQUIRE: give up after this long; 0 = never */
     struct scn_pos pos;
 };

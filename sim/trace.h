@@ -12,8 +12,11 @@
 #include "vtime.h"
 
 /* 2: a link event carries its loss (grant = parts per million). Version 1
- * files are still read (their links say no loss). */
-#define TRACE_FORMAT_VERSION 2
+ * files are still read (their links say no loss).
+ * 3: resource-init carries the lock service's grant quorum (grant) and
+ * b = 3 for an algorithm that takes no lock. Versions 1 and 2 are still
+ * read (quorum 1; no algorithm known to take no lock). */
+#define TRACE_FORMAT_VERSION 3
 #define TRACE_NO_NODE (-1)
 
 /* Event kinds. Field use per kind is listed in docs/trace-format.md; the
@@ -74,7 +77,10 @@ enum trace_kind {
     TRACE_STALE_WRITE,    /* a = 1 accepted, 0 rejected; grant = stale grant */
     TRACE_WRONG_RELEASE,  /* node = requester, peer = owner whose grant was removed */
     TRACE_RESOURCE_INIT,  /* node = resource, a = initial stock, b = 1 if it checks
-                             fencing tokens, 2 if the algorithm's own rule decides writes */
+                             fencing tokens, 2 if the algorithm's own rule decides writes,
+                             3 if that rule decides and the algorithm takes no lock;
+                             grant = lock-server grants that make one grant of the
+                             service (its quorum), 0 = one */
     TRACE_WRITE_SKIPPED,  /* node = client: a write not sent; a = enum trace_skip */
     TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
     TRACE_KIND_COUNT

@@ -229,6 +229,223 @@ static void test_expect_facts(void **state) {
     engine_free(e);
 }
 
+/* ---- The lock service's own grant order (issue 11, item 1) -------------- */
+
+/* The serial-order test of a lock-free run, by the versions reads saw: B
+ * reads version 0 and writes after A's accepted write replaced version 0:
+ * not serial. At the boundary, a read at the same instant as A's write
+ * counts by the trace's order: just before it, overtaken; just after it
+ * (version 1, B writes 3), serial. */
+static int64_t non_serial_with(int b_reads_first, sim_ns b_read_at);
+
+/* A checker over a hand-made trace: nclients clients A, B, ... then nservers
+ * servers S1, ...; resource-init says quorum and b (1 fenced, 2 rule, 3 no lock). */
+struct story {
+    struct trace t;
+    struct checker c;
+    int node[8];
+};
+
+static void story_begin(struct story *st, int nclients, int nservers, int quorum, int b) {
+    static const char *const names[8] = {"A", "B", "S1", "S2", "S3", "S4", "S5", "R"};
+    trace_init(&st->t, 1);
+    for (int i = 0; i < nclients; i++) st->node[i] = trace_add_node(&st->t, names[i], TRACE_NODE_CLIENT);
+    for (int i = 0; i < nservers; i++) st->node[2 + i] = trace_add_node(&st->t, names[2 + i], TRACE_NODE_SERVER);
+    st->node[7] = trace_add_node(&st->t, "R", TRACE_NODE_RESOURCE);
+    assert_int_equal(checker_init(&st->c, &st->t, SCN_PURPOSE_CORRECTNESS, 0), 0);
+    st->t.observe = checker_observe;
+    st->t.observe_arg = &st->c;
+    st->t.advance = checker_advance;
+    struct trace_event init = {.t = 0, .kind = TRACE_RESOURCE_INIT, .node = st->node[7], .peer = -1,
+                               .grant = (uint32_t)quorum, .a = 5, .b = b};
+    trace_append(&st->t, &init);
+}
+
+static void ev(struct story *st, sim_ns t, int kind, int node, int peer, uint32_t grant, int64_t a, int64_t b) {
+    struct trace_event e = {.t = t, .kind = (uint16_t)kind, .node = node, .peer = peer, .grant = grant, .a = a, .b = b};
+    trace_append(&st->t, &e);
+}
+
+/* The client of the n-th stale-write finding (from 1), or -9 when none. */
+static int stale_writer(const struct story *st, int n) {
+    for (size_t i = 0; i < st->t.len; i++)
+        if (st->t.ev[i].kind == TRACE_STALE_WRITE && --n == 0) return st->t.ev[i].node;
+    return -9;
+}
+
+static void story_end(struct story *st, struct checker_report *rep) {
+    checker_finish(&st->c, 60 * SIM_NS_PER_S, rep);
+    checker_close(&st->c);
+}
+
+/* Kleppmann's Redlock timeline (redlock-pause-during-acquire.lsim): five
+ * servers grant A at 1ms, expire at 10s, grant B at 11.001s; B learns at
+ * 11.002s (ground-truth grant 1), A only at 15s (grant 2). Learnt order makes
+ * A's grant the newer; the service's order makes B's. A's write is stale,
+ * B's is not. */
+static void test_quorum_order_redlock(void **state) {
+    (void)state;
+    struct story st;
+    story_begin(&st, 2, 5, 3, 0);
+    int A = st.node[0], B = st.node[1], R = st.node[7];
+    for (int s = 0; s < 5; s++) ev(&st, SIM_NS_PER_MS, TRACE_SRV_GRANT, st.node[2 + s], A, 0, 0, 0);
+    for (int s = 0; s < 5; s++) ev(&st, 10 * SIM_NS_PER_S, TRACE_SRV_EXPIRE, st.node[2 + s], A, 0, 0, 0);
+    for (int s = 0; s < 5; s++) ev(&st, 11001 * SIM_NS_PER_MS, TRACE_SRV_GRANT, st.node[2 + s], B, 0, 0, 0);
+    ev(&st, 11002 * SIM_NS_PER_MS, TRACE_ACQUIRED, B, -1, 1, 0, 1);
+    ev(&st, 15 * SIM_NS_PER_S, TRACE_ACQUIRED, A, -1, 2, 0, 1);
+    ev(&st, 15003 * SIM_NS_PER_MS, TRACE_WRITE, R, A, 2, 4, TRACE_WRITE_ACCEPTED);
+    ev(&st, 16005 * SIM_NS_PER_MS, TRACE_WRITE, R, B, 1, 4, TRACE_WRITE_ACCEPTED);
+    struct checker_report rep;
+    story_end(&st, &rep);
+    assert_int_equal(rep.stale_accepted, 1);
+    assert_int_equal(stale_writer(&st, 1), A); /* the culprit */
+    assert_int_equal(stale_writer(&st, 2), -9); /* B's write is not stale */
+    assert_int_equal(rep.verdict, SCN_VERDICT_UNSAFE);
+    trace_close(&st.t);
+}
+
+/* The grant that completes the quorum decides, not the first: three
+ * servers, quorum 2. S1 grants A at 1ms (one of two); S2 and S3 grant B at
+ * 2ms (B's quorum: the service granted B first); B's keys expire at 4ms and
+ * S2 grants A at 5ms (A's quorum). Clients learn in the other order: A at
+ * 6ms (grant 1), B at 7ms (grant 2). By the first server grant A would be
+ * older and by learnt order B newer; by the quorum A is newer: B's write is
+ * the stale one. */
+static void test_quorum_completing_grant(void **state) {
+    (void)state;
+    struct story st;
+    story_begin(&st, 2, 3, 2, 0);
+    int A = st.node[0], B = st.node[1], R = st.node[7];
+    int S1 = st.node[2], S2 = st.node[3], S3 = st.node[4];
+    ev(&st, 1 * SIM_NS_PER_MS, TRACE_SRV_GRANT, S1, A, 0, 0, 0);
+    ev(&st, 2 * SIM_NS_PER_MS, TRACE_SRV_GRANT, S2, B, 0, 0, 0);
+    ev(&st, 2 * SIM_NS_PER_MS, TRACE_SRV_GRANT, S3, B, 0, 0, 0);
+    ev(&st, 4 * SIM_NS_PER_MS, TRACE_SRV_EXPIRE, S2, B, 0, 0, 0);
+    ev(&st, 4 * SIM_NS_PER_MS, TRACE_SRV_EXPIRE, S3, B, 0, 0, 0);
+    ev(&st, 5 * SIM_NS_PER_MS, TRACE_SRV_GRANT, S2, A, 0, 0, 0);
+    ev(&st, 5 * SIM_NS_PER_MS, TRACE_SRV_GRANT, S2, A, 0, 0, 0); /* a re-grant is no new grant */
+    ev(&st, 6 * SIM_NS_PER_MS, TRACE_ACQUIRED, A, -1, 1, 0, 1);
+    ev(&st, 7 * SIM_NS_PER_MS, TRACE_ACQUIRED, B, -1, 2, 0, 1);
+    ev(&st, 8 * SIM_NS_PER_MS, TRACE_WRITE, R, A, 1, 4, TRACE_WRITE_ACCEPTED);
+    ev(&st, 9 * SIM_NS_PER_MS, TRACE_WRITE, R, B, 2, 4, TRACE_WRITE_ACCEPTED);
+    struct checker_report rep;
+    story_end(&st, &rep);
+    assert_int_equal(rep.stale_accepted, 1);
+    assert_int_equal(stale_writer(&st, 1), B);
+    trace_close(&st.t);
+
+    /* Quorum 1 (the same events, no resource-init quorum): S1's grant to A at
+     * 1ms is A's service grant, B's at 2ms is newer: A's write is stale. */
+    story_begin(&st, 2, 3, 0, 0);
+    A = st.node[0], B = st.node[1], R = st.node[7];
+    S1 = st.node[2], S2 = st.node[3], S3 = st.node[4];
+    ev(&st, 1 * SIM_NS_PER_MS, TRACE_SRV_GRANT, S1, A, 0, 0, 0);
+    ev(&st, 2 * SIM_NS_PER_MS, TRACE_SRV_GRANT, S2, B, 0, 0, 0);
+    ev(&st, 6 * SIM_NS_PER_MS, TRACE_ACQUIRED, A, -1, 1, 0, 1);
+    ev(&st, 7 * SIM_NS_PER_MS, TRACE_ACQUIRED, B, -1, 2, 0, 1);
+    ev(&st, 8 * SIM_NS_PER_MS, TRACE_WRITE, R, A, 1, 4, TRACE_WRITE_ACCEPTED);
+    ev(&st, 9 * SIM_NS_PER_MS, TRACE_WRITE, R, B, 2, 4, TRACE_WRITE_ACCEPTED);
+    story_end(&st, &rep);
+    assert_int_equal(stale_writer(&st, 1), A);
+    assert_int_equal(stale_writer(&st, 2), -9);
+    trace_close(&st.t);
+}
+
+/* Equal grant times: two single servers grant A and B at the same instant
+ * (split brain); the trace's order breaks the tie, as the event queue's
+ * insertion order does. Whoever was granted second in the trace holds the
+ * newer grant, whatever order the clients learn in. */
+static int stale_at_equal_times(int a_first) {
+    struct story st;
+    story_begin(&st, 2, 2, 0, 0);
+    int A = st.node[0], B = st.node[1], R = st.node[7];
+    int first = a_first ? A : B, second = a_first ? B : A;
+    ev(&st, SIM_NS_PER_S, TRACE_SRV_GRANT, st.node[2], first, 0, 0, 0);
+    ev(&st, SIM_NS_PER_S, TRACE_SRV_GRANT, st.node[3], second, 0, 0, 0);
+    ev(&st, SIM_NS_PER_S + 1, TRACE_ACQUIRED, B, -1, 1, 0, 1);
+    ev(&st, SIM_NS_PER_S + 2, TRACE_ACQUIRED, A, -1, 2, 0, 1);
+    ev(&st, 2 * SIM_NS_PER_S, TRACE_WRITE, R, A, 2, 4, TRACE_WRITE_ACCEPTED);
+    ev(&st, 2 * SIM_NS_PER_S, TRACE_WRITE, R, B, 1, 4, TRACE_WRITE_ACCEPTED);
+    struct checker_report rep;
+    story_end(&st, &rep);
+    assert_int_equal(rep.stale_accepted, 1);
+    int who = stale_writer(&st, 1);
+    trace_close(&st.t);
+    return who;
+}
+
+static void test_equal_grant_times(void **state) {
+    (void)state;
+    assert_int_equal(stale_at_equal_times(1), 0); /* A granted first: A (node 0) is stale */
+    assert_int_equal(stale_at_equal_times(0), 1); /* B granted first: B is stale */
+}
+
+/* An algorithm that takes no lock (resource-init b = 3) is judged by the
+ * resource's history: A's winning compare-and-set after B "acquired" is not
+ * stale, B's refused one is duplicated work. The same trace with b = 2 (a
+ * rule, but a lock) is the old judgement: A's write stale and UNSAFE. Two
+ * accepted writes of the same value with no lock are a lost update. */
+static struct checker_report lock_free_story(int b, int64_t b_result) {
+    struct story st;
+    story_begin(&st, 2, 1, 0, b);
+    int A = st.node[0], B = st.node[1], R = st.node[7];
+    ev(&st, 0, TRACE_ACQUIRED, A, -1, 1, 0, 1);
+    ev(&st, 500 * SIM_NS_PER_MS, TRACE_ACQUIRED, B, -1, 2, 0, 1);
+    ev(&st, 1 * SIM_NS_PER_S, TRACE_WRITE, R, A, 1, 4, TRACE_WRITE_ACCEPTED);
+    ev(&st, 2 * SIM_NS_PER_S, TRACE_WRITE, R, B, 2, 4, b_result);
+    struct checker_report rep;
+    story_end(&st, &rep);
+    trace_close(&st.t);
+    return rep;
+}
+
+static int64_t non_serial_with(int b_reads_first, sim_ns b_read_at) {
+    struct story st;
+    story_begin(&st, 2, 1, 0, 3);
+    int A = st.node[0], B = st.node[1], R = st.node[7];
+    ev(&st, 0, TRACE_READ, R, A, 0, 5, 0);
+    if (b_reads_first) ev(&st, b_read_at, TRACE_READ, R, B, 0, 5, 0);
+    ev(&st, SIM_NS_PER_S, TRACE_WRITE, R, A, 0, 4, TRACE_WRITE_ACCEPTED);
+    if (!b_reads_first) ev(&st, b_read_at, TRACE_READ, R, B, 0, 4, 1);
+    ev(&st, 2 * SIM_NS_PER_S, TRACE_WRITE, R, B, 0, b_reads_first ? 4 : 3, TRACE_WRITE_ACCEPTED);
+    struct checker_report rep;
+    story_end(&st, &rep);
+    trace_close(&st.t);
+    assert_int_equal(rep.verdict, rep.non_serial_writes ? SCN_VERDICT_UNSAFE : SCN_VERDICT_SAFE);
+    assert_int_equal(rep.lost_updates, rep.non_serial_writes); /* here the stock shows it too */
+    return rep.non_serial_writes;
+}
+
+static void test_lock_free_serial_order(void **state) {
+    (void)state;
+    assert_int_equal(non_serial_with(1, 500 * SIM_NS_PER_MS), 1); /* B read before A's write */
+    assert_int_equal(non_serial_with(1, SIM_NS_PER_S), 1);        /* the same instant, just before it */
+    assert_int_equal(non_serial_with(0, SIM_NS_PER_S), 0);        /* the same instant, just after: serial */
+}
+
+static void test_lock_free_judged_by_history(void **state) {
+    (void)state;
+    struct checker_report r = lock_free_story(3, TRACE_WRITE_REJECTED_COND);
+    assert_int_equal(r.verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r.stale_accepted + r.stale_rejected, 0);
+    assert_int_equal(r.duplicated_work, 1);
+    assert_int_equal(r.final_stock, 4);
+    assert_true(r.lock_free);
+    assert_int_equal(r.resource_rule, 2);
+    r = lock_free_story(2, TRACE_WRITE_REJECTED_COND);
+    assert_int_equal(r.verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r.stale_accepted, 1);
+    assert_int_equal(r.duplicated_work, 0);
+    r = lock_free_story(3, TRACE_WRITE_ACCEPTED);
+    assert_int_equal(r.verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r.lost_updates, 1);
+    assert_int_equal(r.non_serial_writes, 1); /* B's read (version 0) was overtaken by A's write */
+    assert_int_equal(r.duplicated_work, 0);
+    /* A refusal that is no conflict (a fencing refusal) is not duplicated work. */
+    r = lock_free_story(3, TRACE_WRITE_REJECTED_NOTOKEN);
+    assert_int_equal(r.duplicated_work, 0);
+}
+
 /* checker_watch refuses non-clients and a 17th client, and a second watch
  * of the same client is a no-op. */
 static void test_watch_limits(void **state) {
@@ -259,6 +476,11 @@ int main(void) {
         cmocka_unit_test(test_dead_owner),
         cmocka_unit_test(test_expect_facts),
         cmocka_unit_test(test_watch_limits),
+        cmocka_unit_test(test_quorum_order_redlock),
+        cmocka_unit_test(test_quorum_completing_grant),
+        cmocka_unit_test(test_equal_grant_times),
+        cmocka_unit_test(test_lock_free_judged_by_history),
+        cmocka_unit_test(test_lock_free_serial_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,15 +81,15 @@ static void test_conditional_update_rejects_late_write(void **state) {
     assert_int_equal(n->a, 0); /* the version A read */
     assert_int_equal(n->b, 1); /* the version now */
     assert_null(find(e, TRACE_WRITE, "R", 3)); /* nothing else was written */
-    /* The checker: A's write was stale and rejected; one unit, sold once. */
-    const struct trace_event *sw = must(e, TRACE_STALE_WRITE, NULL, 1);
-    assert_int_equal(sw->node, A);
-    assert_int_equal(sw->a, 0);
+    /* The checker: no lock was taken, so no write is stale; A's refused
+     * UPDATE is duplicated work; one unit, sold once. */
+    assert_null(find(e, TRACE_STALE_WRITE, NULL, 1));
     const struct checker_report *r = engine_report(e);
     assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
     assert_int_equal(r->writes_accepted, 1);
     assert_int_equal(r->writes_rejected, 1);
-    assert_int_equal(r->stale_rejected, 1);
+    assert_int_equal(r->duplicated_work, 1);
+    assert_int_equal(r->stale_rejected, 0);
     assert_int_equal(r->stale_accepted, 0);
     assert_int_equal(r->lost_updates, 0);
     assert_int_equal(r->final_stock, 0);
@@ -146,6 +146,88 @@ static void test_conditional_update_swapped_in(void **state) {
     engine_run(e);
     assert_int_equal(must(e, TRACE_WRITE, "R", 2)->b, TRACE_WRITE_REJECTED_COND);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
+/* The compare-and-set loop (`write tries=N backoff=D`), at its boundary: B's
+ * UPDATE is refused at 2.503s (A wrote at 1.003s); B backs off 100ms, re-reads
+ * at 2.605s, and C's write lands at 2.606s, between B's re-read and B's second
+ * UPDATE (2.607s), which is refused too. With tries=2 that was the last try:
+ * B gives up and sells nothing. With tries=3 B backs off 200ms (doubled),
+ * re-reads (3, v2) and sells at 2.811s. No lock is taken: SAFE either way,
+ * every refused UPDATE counted as duplicated work, never as a stale write. */
+static struct engine *cas_loop(int tries) {
+    char text[640];
+    snprintf(text, sizeof text,
+             "lock db-conditional-update\nresource stock=5\nnetwork latency=1ms\nduration 10s\n"
+             "client A: acquire; read; work 1s; write; release\n"
+             "client B @500ms: acquire; read; work 2s; write tries=%d backoff=100ms; release\n"
+             "client C @2.603s: acquire; read; write; release\n", tries);
+    return run_text(text);
+}
+
+static void test_conditional_update_retry_loop(void **state) {
+    (void)state;
+    struct engine *e = cas_loop(2);
+    const struct trace *tr = engine_trace(e);
+    int b = node_of(tr, "B");
+    /* Write 2 is B's first UPDATE, refused; write 3 is C's; write 4 is B's retry, refused. */
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w->peer, b);
+    assert_int_equal(w->t, 2503 * MS);
+    assert_int_equal(w->b, TRACE_WRITE_REJECTED_COND);
+    assert_int_equal(must(e, TRACE_WRITE, "R", 3)->peer, node_of(tr, "C"));
+    assert_int_equal(must(e, TRACE_WRITE, "R", 3)->t, 2606 * MS);
+    w = must(e, TRACE_WRITE, "R", 4);
+    assert_int_equal(w->peer, b);
+    assert_int_equal(w->t, 2607 * MS);
+    assert_int_equal(w->a, 3); /* computed from the re-read 4 */
+    assert_int_equal(w->b, TRACE_WRITE_REJECTED_COND);
+    assert_null(find(e, TRACE_WRITE, "R", 5)); /* the loop ran out of tries */
+    /* B's notes: the back-off (attempt 1, 100ms), then giving up on attempt 2. */
+    const struct trace_event *n1 = must(e, TRACE_SRV_NOTE, "B", 1), *n2 = must(e, TRACE_SRV_NOTE, "B", 2);
+    assert_int_equal(n1->a, 1);
+    assert_int_equal(n1->b, 100 * MS);
+    assert_int_equal(n2->a, 2);
+    assert_string_equal(n2->text, "write refused on its last try: the compare-and-set loop gives up");
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r->writes_accepted, 2);
+    assert_int_equal(r->duplicated_work, 2);
+    assert_int_equal(r->stale_accepted + r->stale_rejected, 0);
+    assert_int_equal(r->final_stock, 3);
+    engine_free(e);
+
+    /* One more try: the back-off doubles to 200ms and B sells. */
+    e = cas_loop(3);
+    w = must(e, TRACE_WRITE, "R", 5);
+    assert_int_equal(w->peer, node_of(engine_trace(e), "B"));
+    assert_int_equal(w->t, 2811 * MS); /* refused reply 2.608s + 200ms, read 2ms, write 1ms */
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    assert_int_equal(must(e, TRACE_SRV_NOTE, "B", 2)->b, 200 * MS);
+    r = engine_report(e);
+    assert_int_equal(r->final_stock, 2);
+    assert_int_equal(r->lost_updates, 0);
+    assert_int_equal(r->duplicated_work, 2);
+    engine_free(e);
+}
+
+/* condition=off is the plain UPDATE: both racing buyers are accepted and the
+ * resource's history has no serial order: a lost update, UNSAFE, with no
+ * write called stale (no lock was taken). */
+static void test_plain_update_loses_update(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock db-conditional-update condition=off\nresource stock=5\n"
+                                "network latency=1ms\n"
+                                "client A: acquire; read; write; release\n"
+                                "client B: acquire; read; write; release\n");
+    assert_int_equal(must(e, TRACE_WRITE, "R", 2)->b, TRACE_WRITE_ACCEPTED);
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r->lost_updates, 1);
+    assert_int_equal(r->stale_accepted, 0);
+    assert_int_equal(r->duplicated_work, 0);
+    assert_true(r->lock_free);
     engine_free(e);
 }
 
@@ -436,7 +518,8 @@ static void test_idempotency_key_drops_duplicate(void **state) {
     assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
     assert_int_equal(r->writes_accepted, 1);
     assert_int_equal(r->writes_rejected, 1);
-    assert_int_equal(r->stale_rejected, 1);
+    assert_int_equal(r->duplicated_work, 1); /* A ran the job again for nothing */
+    assert_int_equal(r->stale_rejected, 0);  /* db-idempotency-key is judged by R's history */
     assert_int_equal(r->wrong_releases, 0);
     assert_int_equal(r->lost_updates, 0);
     assert_int_equal(r->final_stock, 0);
@@ -454,8 +537,8 @@ static void test_idempotency_key_drops_duplicate(void **state) {
 }
 
 /* The key protects whichever run writes first: here A's late run lands first
- * and B's is the duplicate. (The verdict is not asserted: the checker judges
- * writes by the lock, and A's lock had passed to B.) */
+ * and B's is the duplicate. Judged by R's history (issue 11, item 2), that is
+ * as SAFE as the other order: A's write is not stale, B's is duplicated work. */
 static void test_idempotency_key_order_free(void **state) {
     (void)state;
     struct engine *e = run_text("lock db-idempotency-key visibility=30s\n"
@@ -475,6 +558,9 @@ static void test_idempotency_key_order_free(void **state) {
     assert_int_equal(engine_report(e)->writes_accepted, 1);
     assert_int_equal(engine_report(e)->lost_updates, 0);
     assert_int_equal(engine_report(e)->final_stock, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->stale_accepted, 0);
+    assert_int_equal(engine_report(e)->duplicated_work, 1);
     engine_free(e);
 }
 
@@ -514,6 +600,8 @@ int main(void) {
         cmocka_unit_test(test_conditional_update_rejects_late_write),
         cmocka_unit_test(test_conditional_update_concurrent_readers),
         cmocka_unit_test(test_conditional_update_swapped_in),
+        cmocka_unit_test(test_conditional_update_retry_loop),
+        cmocka_unit_test(test_plain_update_loses_update),
         cmocka_unit_test(test_unique_constraint_rejects_second_insert),
         cmocka_unit_test(test_unique_constraint_bound),
         cmocka_unit_test(test_skip_locked_refuses_at_once),

@@ -168,6 +168,9 @@ static const struct lock_algo ticket = {
     .server_init = server_init,
     .server_recv = server_recv,
     .server_timer = server_timer,
+    /* Left out, so NULL and 0 (lock.h, interface version 3): grant_quorum,
+     * because one server's grant is the service's grant, and lock_free,
+     * because safety rests on holding the lock (and its token). */
 };
 
 const struct lock_algo *locksim_algo(void) { return &ticket; }

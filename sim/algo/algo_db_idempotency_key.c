@@ -266,4 +266,5 @@ const struct lock_algo algo_db_idempotency_key = {
     .server_restart = server_restart,
     .resource_size = sizeof(struct iq_resource),
     .resource_write = resource_write,
+    .lock_free = 1,
 };

@@ -58,4 +58,5 @@ const struct lock_algo algo_db_unique_constraint = {
     .client_release = db_client_release_now,
     .resource_size = sizeof(struct unique_table),
     .resource_write = resource_write,
+    .lock_free = 1,
 };

@@ -190,6 +190,13 @@ static int quorum_of(struct lock_ctx *ctx) {
     return cfg(ctx)->quorum ? cfg(ctx)->quorum : lock_nservers(ctx) / 2 + 1;
 }
 
+/* The lock service's own grant: the instant the quorum'th server granted
+ * (lock_algo.grant_quorum), whenever the client hears of it. */
+static int grant_quorum(const void *config, int nservers) {
+    const struct redlock_config *c = config;
+    return c->quorum ? c->quorum : nservers / 2 + 1;
+}
+
 /* The drift allowance for a TTL: TTL * drift_ppm / 10^6 + extra, split so
  * that no product overflows for TTLs up to SIM_TIME_MAX. */
 static sim_ns drift_of(const struct redlock_config *c) {
@@ -401,4 +408,5 @@ const struct lock_algo algo_redlock = {
     .server_recv = server_recv,
     .server_timer = kv_server_timer,
     .server_restart = server_restart,
+    .grant_quorum = grant_quorum,
 };
