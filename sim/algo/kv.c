@@ -567,7 +567,59 @@ void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
 /* ---- Client requests at a server ---------------------------------------------- */
 
 static int is_write(int type) {
-    return type == KV_SET_NX || type == KV_DEL || type == KV_CAD || type == KV_EXPIRE || type == KV_CAE;
+    return type == KV_SET_NX || type == KV_DEL || type == KV_CAD || type == KV_EXPIRE || type == KV_CAE ||
+           type == KV_GETSET || type == KV_DEL_STALE;
+}
+
+/* GETSET key value (the SETNX page's recovery step): the key takes the new
+ * timestamp whatever it held, and the old value goes back. Who holds the lock
+ * then is what the recipe says: the requester won if the old timestamp had
+ * passed by its own clock (m->b), and lost otherwise, although its timestamp
+ * now stands in the key ("not a problem", says the page). A GETSET on a
+ * missing key sets it for nobody: the requester reads no expired timestamp
+ * back, so it does not consider itself the holder. */
+static void getset(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    int had = s->held;
+    uint64_t old = s->value;
+    int won = had && (int64_t)old <= m->b;
+    if (won) {
+        s->owner = m->from;
+        s->token = s->next_token++;
+        lock_note_grant(ctx, m->from, 0, 0, SIM_NEVER);
+    } else if (had) {
+        /* note: a = the old timestamp, b = the requester's reading */
+        lock_note(ctx, "GETSET: the old timestamp had not passed; the requester lost, its timestamp stays",
+                  (int64_t)old, m->b);
+    } else {
+        s->owner = -1;
+        lock_note(ctx, "GETSET found no key: the timestamp it sets belongs to no holder", m->b, 0);
+    }
+    s->held = 1;
+    s->value = m->value;
+    s->expires_local = SIM_NEVER;
+    arm_expiry(ctx, s);
+    replicate(ctx, s);
+    reply(ctx, m, had, had ? old : 0, 0);
+}
+
+/* DEL of a lock the client judged dead (the recipe's DEL-then-SETNX
+ * recovery). The store's record: if the key still holds a timestamp that had
+ * passed by the requester's clock, a dead lock is cleared (noted as an
+ * expiry); if another client's fresh timestamp is there by now, the DEL
+ * removed a live lock (a wrong release). */
+static void del_stale(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    if (!s->held) {
+        lock_note(ctx, "DEL found no key", 0, 0);
+    } else if ((int64_t)s->value <= m->b) {
+        /* note: a = the timestamp, b = the requester's reading */
+        lock_note(ctx, "DEL clears a lock whose timestamp has passed", (int64_t)s->value, m->b);
+        lock_note_expire(ctx, s->owner);
+        s->held = 0;
+        replicate(ctx, s);
+    } else {
+        delete_entry(ctx, s, m->from);
+    }
+    reply(ctx, m, 1, 0, 0);
 }
 
 void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
@@ -619,6 +671,12 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         return;
     case KV_GET:
         reply(ctx, m, s->held, s->held ? s->value : 0, s->held ? s->token : 0);
+        return;
+    case KV_GETSET:
+        getset(ctx, s, m);
+        return;
+    case KV_DEL_STALE:
+        del_stale(ctx, s, m);
         return;
     case KV_DEL:
         if (s->held) delete_entry(ctx, s, m->from);

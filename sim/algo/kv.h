@@ -38,8 +38,18 @@ enum {
                       heartbeat. req = epoch, a = replication offset, value = the
                       key's value (0 = no key), token = last token issued,
                       b = owner node, ttl_ns = expiry (see kv.c, encode_expiry) */
-    KV_REPL_ACK    /* server -> primary: req = epoch, a = offset applied,
+    KV_REPL_ACK,   /* server -> primary: req = epoch, a = offset applied,
                       b = node of the primary this server follows */
+    /* The legacy SETNX recipe (setnx-timestamp): the key's value is a timestamp
+     * the clients compare. b carries the requester's reading of its own clock
+     * in the recipe's unit, for the store's record keeping only (which client
+     * the recipe makes the holder); a real GETSET or DEL does not carry it. */
+    KV_GETSET,     /* value: set it, answer the old one -> a=1 a key existed, value = old */
+    KV_DEL_STALE,  /* DEL of a lock the client judged expired -> a=1 */
+    /* Replication links (appended: the types above keep their numbers). */
+    KV_REPL_CLOSE, /* primary -> replica: the link is closed (CLIENT KILL TYPE replica, or
+                      the primary timed it out); req = epoch */
+    KV_REPL_SYNC   /* replica -> primary: reconnect and PSYNC; req = epoch, a = offset */
 };
 
 /* Why a KV_REPLY says no (its b field when a = 0). */
