@@ -163,6 +163,36 @@ static void test_del_recovery_record(void **state) {
     engine_free(e);
 }
 
+/* The page's race with recover=del: B read H's dead 11 before A's DEL, and
+ * its DEL lands after A's SETNX: it deletes A's fresh 23, a wrong release,
+ * and both hold the lock. */
+static void test_del_recovery_race(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock setnx-timestamp ttl=10s recover=del\n"
+                                "network latency=1ms\nduration 40s\n"
+                                "link B S1 latency=2ms\nlink S1 B latency=2ms\n"
+                                "client H: acquire; work 30s; release\n"
+                                "client A @12s: acquire retry=1s; work 5s; release\n"
+                                "client B @11.998s: acquire retry=1s; work 5s; release\n"
+                                "@1s crash H\n");
+    const struct trace *tr = engine_trace(e);
+    int A = node_of(tr, "A"), B = node_of(tr, "B");
+    const struct trace_event *n =
+        must_note(e, "S1", NOTE_EXACT, "DEL to recover a dead lock finds a fresh timestamp: it deletes a live lock", 1);
+    assert_int_equal(n->t, 12 * S + 8 * MS);
+    assert_int_equal(n->a, 23); /* A's: 12 + 10 + 1 */
+    assert_int_equal(n->b, 12); /* B's clock when it read H's 11 */
+    const struct trace_event *d = must(e, TRACE_SRV_DELETE, "S1", 1);
+    assert_int_equal(d->t, 12 * S + 8 * MS);
+    assert_int_equal(d->peer, B);
+    assert_int_equal(d->a, A);
+    assert_int_equal(d->b, 1);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 12 * S + 8 * MS);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 12 * S + 14 * MS);
+    assert_int_equal(must(e, TRACE_DOUBLE_ENTRY_BEGIN, NULL, 1)->t, 12 * S + 14 * MS);
+    engine_free(e);
+}
+
 static void test_setnx_timestamp_options(void **state) {
     (void)state;
     struct scn_error err;
@@ -406,6 +436,7 @@ int main(void) {
         cmocka_unit_test(test_getset_loser_leaves_its_timestamp),
         cmocka_unit_test(test_release_checks_the_timestamp),
         cmocka_unit_test(test_del_recovery_record),
+        cmocka_unit_test(test_del_recovery_race),
         cmocka_unit_test(test_setnx_timestamp_options),
         cmocka_unit_test(test_max_lag_boundary_ms),
         cmocka_unit_test(test_kill_replicas_refuses_at_once),

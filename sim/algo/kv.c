@@ -822,6 +822,9 @@ static void del_stale(struct lock_ctx *ctx, struct kv_server *s, const struct lo
         s->held = 0;
         replicate(ctx, s);
     } else {
+        /* note: a = the fresh timestamp, b = the requester's reading */
+        lock_note(ctx, "DEL to recover a dead lock finds a fresh timestamp: it deletes a live lock",
+                  (int64_t)s->value, m->b);
         delete_entry(ctx, s, m->from);
     }
     reply(ctx, m, 1, 0, 0);
