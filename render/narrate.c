@@ -353,6 +353,8 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
     case TRACE_CONTROL:
         if (e->a == LOCK_CONTROL_PROMOTE)
             snprintf(buf, n, "operator: %s is promoted to primary (failover)", me);
+        else if (e->a == LOCK_CONTROL_KILL_REPLICAS)
+            snprintf(buf, n, "operator: CLIENT KILL TYPE replica on %s closes its replication links", me);
         else if (e->text)
             snprintf(buf, n, "operator action on %s: %s", me, e->text);
         else

@@ -199,6 +199,10 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
         emit(e, TRACE_CONTROL, node, TRACE_NO_NODE, 0, 0, LOCK_CONTROL_PROMOTE, 0, "promote");
         push(e, e->now, EV_CONTROL, node, LOCK_CONTROL_PROMOTE);
         break;
+    case SCN_FAULT_KILL_REPLICAS: /* the same path: the operator acts now, the process when it runs */
+        emit(e, TRACE_CONTROL, node, TRACE_NO_NODE, 0, 0, LOCK_CONTROL_KILL_REPLICAS, 0, "kill-replicas");
+        push(e, e->now, EV_CONTROL, node, LOCK_CONTROL_KILL_REPLICAS);
+        break;
     case SCN_FAULT_LINK:
         if (eng_set_link(e, r->from, r->to, &f->link) == 0) {
             const struct link_state *l = &e->links[e->nlinks - 1];

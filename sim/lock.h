@@ -22,7 +22,9 @@
 
 /* 2: option returns a negative LSIM_E code (error.h) instead of -1, and an
  * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err.
- * 3: grant_quorum and lock_free at the end of struct lock_algo. */
+ * 3: grant_quorum and lock_free at the end of struct lock_algo, and enum
+ * lock_control gains LOCK_CONTROL_KILL_REPLICAS (server_control may be
+ * called with it). */
 #define LOCK_ABI_VERSION 3u
 
 #define LOCK_MAX_SERVERS 15 /* lock servers in a run at most (= SCN_MAX_SERVERS) */
@@ -78,7 +80,9 @@ enum lock_write_result {
 
 /* Operator actions on a lock server, delivered as scenario faults. */
 enum lock_control {
-    LOCK_CONTROL_PROMOTE = 1 /* make this replica the primary (failover) */
+    LOCK_CONTROL_PROMOTE = 1, /* make this replica the primary (failover) */
+    LOCK_CONTROL_KILL_REPLICAS = 2 /* close this server's replication links at once
+                                      (Redis: CLIENT KILL TYPE replica) */
 };
 
 struct lock_algo {

@@ -1,6 +1,6 @@
 /* Timed lines of the scenario language: `@TIME`, `+TIME` or
  * `on CLIENT.POINT[#N]` followed by a fault (pause, resume, crash, restart,
- * clock changes, partition, heal, link, promote), and the check, once the
+ * clock changes, partition, heal, link, promote, kill-replicas), and the check, once the
  * file is read, of faults that could never act. */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +51,8 @@ static int parse_trigger(struct parser *p, struct tok *t, struct scn_fault *f)
     return 0;
 }
 
-/* One-node actions: pause NODE [DUR], resume/crash/restart NODE, promote SERVER. */
+/* One-node actions: pause NODE [DUR], resume/crash/restart NODE, promote SERVER,
+ * kill-replicas SERVER. */
 static int act_node(struct parser *p, int i, struct scn_fault *f)
 {
     char why[WHY_MAX];
@@ -60,12 +61,15 @@ static int act_node(struct parser *p, int i, struct scn_fault *f)
     if (i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected a node after '%s', as in %s %s",
                          p->toks[i - 1].s, p->toks[i - 1].s,
-                         f->kind == SCN_FAULT_PROMOTE ? "S2" : "A");
+                         f->kind == SCN_FAULT_PROMOTE ? "S2" : f->kind == SCN_FAULT_KILL_REPLICAS ? "S1" : "A");
     t = &p->toks[i];
     if (scnp_check_node(p, t, 0, 0) < 0)
         return -1;
     if (f->kind == SCN_FAULT_PROMOTE && scnp_server_number(t->s) == 0)
         return scnp_fail(p, t->col, "only a lock server can be promoted; expected "
+                         "S1..S%d, found %s", SCN_MAX_SERVERS, scnp_show(p, t));
+    if (f->kind == SCN_FAULT_KILL_REPLICAS && scnp_server_number(t->s) == 0)
+        return scnp_fail(p, t->col, "only a lock server has replication links to kill; expected "
                          "S1..S%d, found %s", SCN_MAX_SERVERS, scnp_show(p, t));
     scnp_copy_str(f->node, sizeof f->node, t->s);
     f->pos.col = t->col;
@@ -236,7 +240,7 @@ int scnp_timed_line(struct parser *p)
                    {"crash", SCN_FAULT_CRASH},     {"restart", SCN_FAULT_RESTART},
                    {"clock", SCN_FAULT_CLOCK_STEP}, {"partition", SCN_FAULT_PARTITION},
                    {"heal", SCN_FAULT_HEAL},       {"link", SCN_FAULT_LINK},
-                   {"promote", SCN_FAULT_PROMOTE}};
+                   {"promote", SCN_FAULT_PROMOTE}, {"kill-replicas", SCN_FAULT_KILL_REPLICAS}};
     struct scenario *s = p->s;
     struct tok *t = &p->toks[0];
     struct scn_fault *f;
@@ -259,14 +263,14 @@ int scnp_timed_line(struct parser *p)
         return -1;
     if (i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected an action after the time: pause, "
-                         "resume, crash, restart, clock, partition, heal, link or promote");
+                         "resume, crash, restart, clock, partition, heal, link, promote or kill-replicas");
     t = &p->toks[i];
     for (k = 0; k < sizeof actions / sizeof actions[0]; k++)
         if (t->kind == T_WORD && strcmp(t->s, actions[k].name) == 0)
             break;
     if (k == sizeof actions / sizeof actions[0])
         return scnp_fail(p, t->col, "unknown action %s; expected pause, resume, crash, restart, "
-                         "clock, partition, heal, link or promote", scnp_show(p, t));
+                         "clock, partition, heal, link, promote or kill-replicas", scnp_show(p, t));
     f->kind = actions[k].kind;
     f->pos.col = t->col;
     i++;

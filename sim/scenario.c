@@ -263,6 +263,7 @@ static const char *const fault_names[SCN_FAULT_COUNT] = {
     [SCN_FAULT_HEAL] = "heal",
     [SCN_FAULT_LINK] = "link",
     [SCN_FAULT_PROMOTE] = "promote",
+    [SCN_FAULT_KILL_REPLICAS] = "kill-replicas",
 };
 
 static const char *const nemesis_names[SCN_NEM_COUNT] = {

@@ -131,6 +131,8 @@ enum scn_fault_kind {
     SCN_FAULT_HEAL,      /* all partitions end */
     SCN_FAULT_LINK,      /* link: new latency/loss for from->to from now on */
     SCN_FAULT_PROMOTE,   /* node: an operator promotes this lock server (failover) */
+    SCN_FAULT_KILL_REPLICAS, /* node: an operator closes this lock server's replication
+                                links (Redis: CLIENT KILL TYPE replica) */
     SCN_FAULT_COUNT
 };
 

@@ -4,7 +4,7 @@
 #include "lock.h"
 
 extern const struct lock_algo algo_setnx, algo_lease, algo_fenced_lease;
-extern const struct lock_algo algo_local_mutex, algo_setnx_expire, algo_lease_renew;
+extern const struct lock_algo algo_local_mutex, algo_setnx_expire, algo_setnx_timestamp, algo_lease_renew;
 extern const struct lock_algo algo_redlock;
 extern const struct lock_algo algo_consensus;
 extern const struct lock_algo algo_db_conditional_update, algo_db_unique_constraint, algo_db_skip_locked, algo_db_idempotency_key;
@@ -15,6 +15,7 @@ static const struct lock_algo *const registry[] = {
     &algo_fenced_lease,
     &algo_local_mutex,
     &algo_setnx_expire,
+    &algo_setnx_timestamp,
     &algo_lease_renew,
     &algo_redlock,
     &algo_consensus,

@@ -39,7 +39,7 @@
 _Static_assert(KV_MAX_SERVERS == LOCK_MAX_SERVERS, "kv.h's KV_MAX_SERVERS must match LOCK_MAX_SERVERS");
 
 enum { PHASE_NONE, PHASE_ACQUIRE, PHASE_RELEASE, PHASE_RELEASE_GET, PHASE_RELEASE_DEL };
-enum { T_EXPIRY = 1, T_TIMEOUT, T_REPL, T_PING, T_WAIT };
+enum { T_EXPIRY = 1, T_TIMEOUT, T_REPL, T_PING, T_WAIT, T_CRON };
 
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed) {
     memset(c, 0, sizeof *c);
@@ -55,6 +55,11 @@ void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allo
     c->replication = KV_REPL_OFF;
     c->wait_timeout_ns = SIM_NS_PER_S;
     c->min_replicas_max_lag_ns = 10 * SIM_NS_PER_S; /* Redis's default */
+    c->repl_timeout_ns = 60 * SIM_NS_PER_S;         /* Redis's default */
+    for (int i = 0; i < KV_MAX_SERVERS; i++) {
+        c->srv_min_replicas[i] = -1;
+        c->srv_max_lag_ns[i] = -1;
+    }
 }
 
 void kv_config_replicated(struct kv_config *c) {
@@ -78,6 +83,7 @@ static const struct {
     {"wait-timeout", KV_OPT_REPLICATION},
     {"min-replicas-to-write", KV_OPT_REPLICATION},
     {"min-replicas-max-lag", KV_OPT_REPLICATION},
+    {"repl-timeout", KV_OPT_REPLICATION},
 };
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
@@ -100,6 +106,11 @@ static int replication_option(struct kv_config *c, const char *key, const char *
         else c->min_replicas = (int)v;
         return 0;
     }
+    if (strcmp(key, "repl-timeout") == 0) {
+        if (lock_parse_duration(val, &c->repl_timeout_ns) != 0 || c->repl_timeout_ns <= 0)
+            return bad(err, n, key, val, "a positive duration such as 60s");
+        return 0;
+    }
     if (strcmp(key, "wait-timeout") == 0) {
         if (lock_parse_duration(val, &c->wait_timeout_ns) != 0 || c->wait_timeout_ns <= 0)
             return bad(err, n, key, val,
@@ -112,7 +123,52 @@ static int replication_option(struct kv_config *c, const char *key, const char *
     return 0;
 }
 
+/* `S<n>.KEY=VALUE`: one server's own min-replicas-to-write or
+ * min-replicas-max-lag, as each Redis server reads its own configuration (a
+ * replica promoted by Sentinel keeps what it was configured with). Returns 1
+ * when key has no `S<n>.` prefix or the store is not replicated (the key is
+ * then unknown like any other). */
+static int server_option(struct kv_config *c, const char *key, const char *val, char *err, size_t n) {
+    const char *dot = strchr(key, '.');
+    if (key[0] != 'S' || !dot || dot == key + 1 || !(c->allowed & KV_OPT_REPLICATION)) return 1;
+    int num = 0;
+    for (const char *d = key + 1; d < dot; d++) {
+        if (*d < '0' || *d > '9' || num > KV_MAX_SERVERS) return 1;
+        num = num * 10 + (*d - '0');
+    }
+    const char *sub = dot + 1;
+    int lag = strcmp(sub, "min-replicas-max-lag") == 0;
+    if (!lag && strcmp(sub, "min-replicas-to-write") != 0) {
+        snprintf(err, n, "unknown option '%s' for %s; expected a server's own min-replicas-to-write or "
+                 "min-replicas-max-lag (as in S2.min-replicas-to-write=0)", key, c->algo_name);
+        return LSIM_EUNKNOWN_OPTION;
+    }
+    if (num < 1 || num > KV_MAX_SERVERS) {
+        snprintf(err, n, "option '%s' names no lock server; expected S1..S%d before the '.'", key, KV_MAX_SERVERS);
+        return LSIM_EBAD_VALUE;
+    }
+    struct kv_config tmp = *c; /* the shared rules check the value */
+    int rc = replication_option(&tmp, sub, val, err, n);
+    if (rc != 0) return rc;
+    if (lag) c->srv_max_lag_ns[num - 1] = tmp.min_replicas_max_lag_ns;
+    else c->srv_min_replicas[num - 1] = tmp.min_replicas;
+    return 0;
+}
+
+int kv_validate(const void *config, int nservers, char *err, size_t n) {
+    const struct kv_config *c = config;
+    for (int i = nservers; i < KV_MAX_SERVERS; i++)
+        if (c->srv_min_replicas[i] >= 0 || c->srv_max_lag_ns[i] >= 0) {
+            snprintf(err, n, "a per-server option names S%d, but this run has %d lock server%s (S1..S%d)", i + 1,
+                     nservers, nservers == 1 ? "" : "s", nservers);
+            return -1;
+        }
+    return 0;
+}
+
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t n) {
+    int per_server = server_option(c, key, val, err, n);
+    if (per_server != 1) return per_server;
     unsigned bit = 0;
     for (size_t i = 0; i < sizeof kv_keys / sizeof kv_keys[0]; i++)
         if (strcmp(kv_keys[i].key, key) == 0) bit = kv_keys[i].bit;
@@ -237,7 +293,22 @@ static void reset_acks(struct kv_server *s) {
     for (int i = 0; i < KV_MAX_SERVERS; i++) {
         s->ack_offset[i] = -1;
         s->ack_at[i] = SIM_NEVER;
+        s->link_closed[i] = 0; /* a new primary's replicas attach afresh */
     }
+}
+
+/* This server's own min-replicas-to-write and min-replicas-max-lag: its
+ * `S<n>.` option, else the lock line's. */
+static int min_replicas_here(struct lock_ctx *ctx) {
+    int i = self_index(ctx);
+    int v = i >= 0 ? cfg(ctx)->srv_min_replicas[i] : -1;
+    return v >= 0 ? v : cfg(ctx)->min_replicas;
+}
+
+static sim_ns max_lag_here(struct lock_ctx *ctx) {
+    int i = self_index(ctx);
+    sim_ns v = i >= 0 ? cfg(ctx)->srv_max_lag_ns[i] : -1;
+    return v >= 0 ? v : cfg(ctx)->min_replicas_max_lag_ns;
 }
 
 static void arm_ping(struct lock_ctx *ctx, struct kv_server *s, sim_ns delay) {
@@ -320,7 +391,7 @@ static sim_ns decode_expiry(struct lock_ctx *ctx, sim_ns wire) {
     return mono(ctx) + wire;
 }
 
-static void send_snapshot(struct lock_ctx *ctx, const struct kv_snap *p) {
+static void snapshot_msg(struct lock_ctx *ctx, const struct kv_snap *p, struct lock_msg *out) {
     struct lock_msg m = {0};
     m.type = KV_REPL;
     m.req = p->epoch;
@@ -329,9 +400,17 @@ static void send_snapshot(struct lock_ctx *ctx, const struct kv_snap *p) {
     m.token = p->last_token;
     m.b = p->held ? p->owner : -1;
     m.ttl_ns = encode_expiry(ctx, p);
+    *out = m;
+}
+
+/* To every other server whose replication link is not closed: a primary
+ * streams nothing down a closed link. */
+static void send_snapshot(struct lock_ctx *ctx, const struct kv_server *s, const struct kv_snap *p) {
+    struct lock_msg m;
+    snapshot_msg(ctx, p, &m);
     int me = self_index(ctx);
     for (int i = 0; i < lock_nservers(ctx); i++)
-        if (i != me) lock_send(ctx, lock_server(ctx, i), &m);
+        if (i != me && !s->link_closed[i]) lock_send(ctx, lock_server(ctx, i), &m);
 }
 
 static void arm_backlog(struct lock_ctx *ctx, struct kv_server *s) {
@@ -346,7 +425,7 @@ static void stream(struct lock_ctx *ctx, struct kv_server *s) {
     if (!replicating(ctx)) return;
     struct kv_snap p = take_snapshot(s);
     if (cfg(ctx)->repl_lag_ns <= 0) {
-        send_snapshot(ctx, &p);
+        send_snapshot(ctx, s, &p);
         return;
     }
     if (s->bl_len == KV_REPL_BACKLOG) {
@@ -374,7 +453,7 @@ static void replicate(struct lock_ctx *ctx, struct kv_server *s) {
 static void backlog_due(struct lock_ctx *ctx, struct kv_server *s) {
     s->repl_timer = 0;
     while (s->bl_len > 0 && s->backlog[s->bl_head].due_mono <= mono(ctx)) {
-        send_snapshot(ctx, &s->backlog[s->bl_head]);
+        send_snapshot(ctx, s, &s->backlog[s->bl_head]);
         s->bl_head = (s->bl_head + 1) % KV_REPL_BACKLOG;
         s->bl_len--;
     }
@@ -384,18 +463,22 @@ static void backlog_due(struct lock_ctx *ctx, struct kv_server *s) {
 static int replicas_at(struct lock_ctx *ctx, const struct kv_server *s, int64_t offset) {
     int n = 0, me = self_index(ctx);
     for (int i = 0; i < lock_nservers(ctx); i++)
-        if (i != me && s->ack_at[i] != SIM_NEVER && s->ack_offset[i] >= offset) n++;
+        if (i != me && !s->link_closed[i] && s->ack_at[i] != SIM_NEVER && s->ack_offset[i] >= offset) n++;
     return n;
 }
 
-/* Redis counts a replica as good while its last REPLCONF ACK is no older
- * than min-replicas-max-lag. */
+/* Redis's count (replication.c, refreshGoodSlavesCount): a replica is good
+ * while its link is up (replstate ONLINE) and its last REPLCONF ACK is no
+ * older than min-replicas-max-lag. A closed link (CLIENT KILL TYPE replica,
+ * or a replica timed out) drops out of the count at once: Redis refreshes
+ * it when it frees the replica's client. (Redis measures the lag in whole
+ * seconds of server.unixtime; here it is the exact age by the primary's
+ * monotonic clock.) */
 static int good_replicas(struct lock_ctx *ctx, const struct kv_server *s) {
     int n = 0, me = self_index(ctx);
-    sim_ns now = mono(ctx);
+    sim_ns now = mono(ctx), lag = max_lag_here(ctx);
     for (int i = 0; i < lock_nservers(ctx); i++)
-        if (i != me && s->ack_at[i] != SIM_NEVER && now - s->ack_at[i] <= cfg(ctx)->min_replicas_max_lag_ns)
-            n++;
+        if (i != me && !s->link_closed[i] && s->ack_at[i] != SIM_NEVER && now - s->ack_at[i] <= lag) n++;
     return n;
 }
 
@@ -480,6 +563,91 @@ static void follow(struct lock_ctx *ctx, struct kv_server *s, uint32_t epoch, in
     s->epoch = epoch;
     s->primary = primary == lock_self(ctx) ? -1 : primary;
     s->synced = 0;
+    s->upstream_closed = 0; /* a new link to the new primary */
+    cancel(ctx, &s->cron_timer);
+}
+
+/* ---- Replication links: closed, timed out, reconnected ----------------------- */
+
+static void send_close(struct lock_ctx *ctx, const struct kv_server *s, int to) {
+    struct lock_msg m = {0};
+    m.type = KV_REPL_CLOSE;
+    m.req = s->epoch;
+    lock_send(ctx, to, &m);
+}
+
+/* A replica's replicationCron runs once a second; a replica whose link is
+ * down connects again at its next run. Its runs fall on the whole seconds
+ * of its own monotonic clock (the server started at 0). */
+static void arm_cron(struct lock_ctx *ctx, struct kv_server *s) {
+    cancel(ctx, &s->cron_timer);
+    sim_ns into = mono(ctx) % SIM_NS_PER_S;
+    if (into < 0) into += SIM_NS_PER_S;
+    s->cron_timer = lock_timer(ctx, LOCK_CLOCK_MONO, SIM_NS_PER_S - into, T_CRON, 0);
+}
+
+/* The primary closed this replica's link (the FIN of CLIENT KILL, or the RST
+ * its next ACK meets). It stops counting on the stream and reconnects. */
+static void upstream_close(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    if (s->role != KV_ROLE_REPLICA || m->from != s->primary || s->upstream_closed) return;
+    s->upstream_closed = 1;
+    lock_note(ctx, "replica: its link to the primary was closed; it reconnects at its next cron run (1 s)",
+              m->from, 0); /* a = the primary */
+    arm_cron(ctx, s);
+}
+
+/* replicationCron on a replica whose link is down: connect and PSYNC. A
+ * connection that cannot reach the primary (a partition) is tried again a
+ * second later. */
+static void cron(struct lock_ctx *ctx, struct kv_server *s) {
+    s->cron_timer = 0;
+    if (s->role != KV_ROLE_REPLICA || !s->upstream_closed || s->primary < 0) return;
+    struct lock_msg m = {0};
+    m.type = KV_REPL_SYNC;
+    m.req = s->epoch;
+    m.a = s->offset;
+    m.b = s->primary;
+    lock_send(ctx, s->primary, &m);
+    arm_cron(ctx, s);
+}
+
+/* A replica connects (PSYNC). As Redis's putSlaveOnline (or a partial resync)
+ * does: its link is up, its ack time is now, and it counts as good again at
+ * once; the primary sends it the current state. */
+static void sync_recv(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    int i = lock_server_index(ctx, m->from);
+    if (i < 0) return;
+    if (s->role != KV_ROLE_PRIMARY || m->req > s->epoch) { /* not its primary: say whom it follows */
+        send_ack(ctx, s, m->from);
+        return;
+    }
+    if (s->link_closed[i])
+        lock_note(ctx, "a replica reconnected (PSYNC): its link is up and it counts as good again",
+                  m->from, 0); /* a = the replica */
+    s->link_closed[i] = 0;
+    s->ack_at[i] = mono(ctx);
+    if (m->req == s->epoch && m->a > s->ack_offset[i]) s->ack_offset[i] = m->a;
+    struct kv_snap p = take_snapshot(s);
+    struct lock_msg r;
+    snapshot_msg(ctx, &p, &r);
+    lock_send(ctx, m->from, &r);
+}
+
+/* The primary's replicationCron (its heartbeat, once a second): a replica
+ * silent for repl-timeout is disconnected ("Disconnecting timedout
+ * replica"); a replica whose link is closed is told so, as the RST its next
+ * REPLCONF ACK would meet. */
+static void check_links(struct lock_ctx *ctx, struct kv_server *s) {
+    int me = self_index(ctx);
+    sim_ns now = mono(ctx);
+    for (int i = 0; i < lock_nservers(ctx); i++) {
+        if (i == me) continue;
+        if (!s->link_closed[i] && s->ack_at[i] != SIM_NEVER && now - s->ack_at[i] > cfg(ctx)->repl_timeout_ns) {
+            s->link_closed[i] = 1;
+            lock_note(ctx, "disconnects a replica silent for repl-timeout", lock_server(ctx, i), 0);
+        }
+        if (s->link_closed[i]) send_close(ctx, s, lock_server(ctx, i));
+    }
 }
 
 static void apply_snapshot(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m,
@@ -520,6 +688,11 @@ static void repl_recv(struct lock_ctx *ctx, struct kv_server *s, const struct lo
         moved = 1;
     }
     if (moved || !s->synced || m->a > s->offset) apply_snapshot(ctx, s, m, moved || !s->synced);
+    if (s->upstream_closed) { /* the answer to its PSYNC: the link is up */
+        s->upstream_closed = 0;
+        cancel(ctx, &s->cron_timer);
+        lock_note(ctx, "replica: reconnected to the primary", m->from, 0);
+    }
     send_ack(ctx, s, m->from);
 }
 
@@ -530,13 +703,43 @@ static void ack_recv(struct lock_ctx *ctx, struct kv_server *s, const struct loc
     }
     int i = lock_server_index(ctx, m->from);
     if (s->role != KV_ROLE_PRIMARY || m->req < s->epoch || i < 0) return;
+    if (s->link_closed[i]) { /* an ACK down a closed link meets a reset */
+        send_close(ctx, s, m->from);
+        return;
+    }
     if (m->a > s->ack_offset[i]) s->ack_offset[i] = m->a; /* acks may arrive out of order */
     s->ack_at[i] = mono(ctx);
     check_waits(ctx, s);
 }
 
+/* CLIENT KILL TYPE replica: the primary frees every replica's client at
+ * once, and the good-replica count drops with them. */
+static void kill_replicas(struct lock_ctx *ctx, struct kv_server *s) {
+    if (!replicating(ctx)) {
+        lock_note(ctx, "kill-replicas ignored: this store runs without replicas", 0, 0);
+        return;
+    }
+    if (s->role != KV_ROLE_PRIMARY) {
+        lock_note(ctx, "kill-replicas: no replica is attached to a replica", 0, 0);
+        return;
+    }
+    int n = 0, me = self_index(ctx);
+    for (int i = 0; i < lock_nservers(ctx); i++) {
+        if (i == me || s->link_closed[i]) continue;
+        s->link_closed[i] = 1;
+        send_close(ctx, s, lock_server(ctx, i));
+        n++;
+    }
+    lock_note(ctx, "CLIENT KILL TYPE replica: replica links closed, none counts as good until it reconnects",
+              n, 0); /* a = links closed */
+}
+
 void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
     struct kv_server *s = state;
+    if (c == LOCK_CONTROL_KILL_REPLICAS) {
+        kill_replicas(ctx, s);
+        return;
+    }
     if (c != LOCK_CONTROL_PROMOTE) return;
     if (!replicating(ctx)) {
         lock_note(ctx, "promote ignored: this store runs without replicas", 0, 0);
@@ -552,6 +755,8 @@ void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
     s->primary = lock_self(ctx);
     s->synced = 1;
     reset_acks(s);
+    s->upstream_closed = 0;
+    cancel(ctx, &s->cron_timer);
     lock_note(ctx, "promoted to primary: serves only what it had replicated", /* a = epoch, b = offset */
               s->epoch, s->offset);
     /* It expires keys by its own clock from now on. */
@@ -560,22 +765,79 @@ void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
     /* Announce the epoch at once (Sentinel reconfigures the others); the
      * heartbeat repeats it to servers that cannot hear it yet. */
     struct kv_snap p = take_snapshot(s);
-    send_snapshot(ctx, &p);
+    send_snapshot(ctx, s, &p);
     arm_ping(ctx, s, KV_REPL_PING_NS);
 }
 
 /* ---- Client requests at a server ---------------------------------------------- */
 
 static int is_write(int type) {
-    return type == KV_SET_NX || type == KV_DEL || type == KV_CAD || type == KV_EXPIRE || type == KV_CAE;
+    return type == KV_SET_NX || type == KV_DEL || type == KV_CAD || type == KV_EXPIRE || type == KV_CAE ||
+           type == KV_GETSET || type == KV_DEL_STALE;
+}
+
+/* GETSET key value (the SETNX page's recovery step): the key takes the new
+ * timestamp whatever it held, and the old value goes back. Who holds the lock
+ * then is what the recipe says: the requester won if the old timestamp had
+ * passed by its own clock (m->b), and lost otherwise, although its timestamp
+ * now stands in the key ("not a problem", says the page). A GETSET on a
+ * missing key sets it for nobody: the requester reads no expired timestamp
+ * back, so it does not consider itself the holder. */
+static void getset(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    int had = s->held;
+    uint64_t old = s->value;
+    int won = had && (int64_t)old <= m->b;
+    if (won) {
+        s->owner = m->from;
+        s->token = s->next_token++;
+        lock_note_grant(ctx, m->from, 0, 0, SIM_NEVER);
+    } else if (had) {
+        /* note: a = the old timestamp, b = the requester's reading */
+        lock_note(ctx, "GETSET: the old timestamp had not passed; the requester lost, its timestamp stays",
+                  (int64_t)old, m->b);
+    } else {
+        s->owner = -1;
+        lock_note(ctx, "GETSET found no key: the timestamp it sets belongs to no holder", m->b, 0);
+    }
+    s->held = 1;
+    s->value = m->value;
+    s->expires_local = SIM_NEVER;
+    arm_expiry(ctx, s);
+    replicate(ctx, s);
+    reply(ctx, m, had, had ? old : 0, 0);
+}
+
+/* DEL of a lock the client judged dead (the recipe's DEL-then-SETNX
+ * recovery). The store's record: if the key still holds a timestamp that had
+ * passed by the requester's clock, a dead lock is cleared (noted as an
+ * expiry); if another client's fresh timestamp is there by now, the DEL
+ * removed a live lock (a wrong release). */
+static void del_stale(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
+    if (!s->held) {
+        lock_note(ctx, "DEL found no key", 0, 0);
+    } else if ((int64_t)s->value <= m->b) {
+        /* note: a = the timestamp, b = the requester's reading */
+        lock_note(ctx, "DEL clears a lock whose timestamp has passed", (int64_t)s->value, m->b);
+        lock_note_expire(ctx, s->owner);
+        s->held = 0;
+        replicate(ctx, s);
+    } else {
+        /* note: a = the fresh timestamp, b = the requester's reading */
+        lock_note(ctx, "DEL to recover a dead lock finds a fresh timestamp: it deletes a live lock",
+                  (int64_t)s->value, m->b);
+        delete_entry(ctx, s, m->from);
+    }
+    reply(ctx, m, 1, 0, 0);
 }
 
 void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct kv_server *s = state;
-    if (m->type == KV_REPL || m->type == KV_REPL_ACK) {
+    if (m->type == KV_REPL || m->type == KV_REPL_ACK || m->type == KV_REPL_CLOSE || m->type == KV_REPL_SYNC) {
         if (cfg(ctx)->replication == KV_REPL_OFF) return;
         if (m->type == KV_REPL) repl_recv(ctx, s, m);
-        else ack_recv(ctx, s, m);
+        else if (m->type == KV_REPL_ACK) ack_recv(ctx, s, m);
+        else if (m->type == KV_REPL_CLOSE) upstream_close(ctx, s, m);
+        else sync_recv(ctx, s, m);
         return;
     }
     if (s->role == KV_ROLE_REPLICA) { /* read-only: send the client to the primary */
@@ -587,12 +849,15 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         return;
     }
     expire_if_due(ctx, s);
-    if (is_write(m->type) && cfg(ctx)->replication != KV_REPL_OFF && cfg(ctx)->min_replicas > 0) {
+    if (is_write(m->type) && cfg(ctx)->replication != KV_REPL_OFF && min_replicas_here(ctx) > 0) {
         int good = good_replicas(ctx, s);
-        if (good < cfg(ctx)->min_replicas) {
+        if (good < min_replicas_here(ctx)) {
+            int closed = 0;
+            for (int i = 0; i < lock_nservers(ctx); i++) closed |= s->link_closed[i];
             /* note: a = good replicas, b = min-replicas-to-write */
-            lock_note(ctx, "NOREPLICAS: refuses the write, too few replicas acknowledged lately", good,
-                      cfg(ctx)->min_replicas);
+            lock_note(ctx, closed ? "NOREPLICAS: refuses the write, too few good replicas (a replica's link is closed)"
+                                  : "NOREPLICAS: refuses the write, too few replicas acknowledged lately",
+                      good, min_replicas_here(ctx));
             reply_err(ctx, m->from, m->req, 0, 0, 0, KV_ERR_NOREPLICAS);
             return;
         }
@@ -619,6 +884,12 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         return;
     case KV_GET:
         reply(ctx, m, s->held, s->held ? s->value : 0, s->held ? s->token : 0);
+        return;
+    case KV_GETSET:
+        getset(ctx, s, m);
+        return;
+    case KV_DEL_STALE:
+        del_stale(ctx, s, m);
         return;
     case KV_DEL:
         if (s->held) delete_entry(ctx, s, m->from);
@@ -673,11 +944,15 @@ void kv_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg)
     case T_PING: /* the heartbeat carries the current state, through repl-lag */
         s->ping_timer = 0;
         if (s->role != KV_ROLE_PRIMARY) return;
+        check_links(ctx, s);
         stream(ctx, s);
         arm_ping(ctx, s, KV_REPL_PING_NS);
         return;
     case T_WAIT:
         wait_timeout(ctx, s, arg);
+        return;
+    case T_CRON:
+        cron(ctx, s);
         return;
     default:
         return;
@@ -688,7 +963,8 @@ void kv_server_restart(struct lock_ctx *ctx, void *state) {
     struct kv_server *s = state;
     /* The engine dropped every timer at the crash; what was only in memory
      * (held-back stream, blocked WAITs, replica acks) is gone. */
-    s->expiry_timer = s->repl_timer = s->ping_timer = 0;
+    s->expiry_timer = s->repl_timer = s->ping_timer = s->cron_timer = 0;
+    s->upstream_closed = 0; /* a restarted replica connects afresh */
     s->bl_head = s->bl_len = 0;
     memset(s->waits, 0, sizeof s->waits);
     reset_acks(s);

@@ -38,8 +38,18 @@ enum {
                       heartbeat. req = epoch, a = replication offset, value = the
                       key's value (0 = no key), token = last token issued,
                       b = owner node, ttl_ns = expiry (see kv.c, encode_expiry) */
-    KV_REPL_ACK    /* server -> primary: req = epoch, a = offset applied,
+    KV_REPL_ACK,   /* server -> primary: req = epoch, a = offset applied,
                       b = node of the primary this server follows */
+    /* The legacy SETNX recipe (setnx-timestamp): the key's value is a timestamp
+     * the clients compare. b carries the requester's reading of its own clock
+     * in the recipe's unit, for the store's record keeping only (which client
+     * the recipe makes the holder); a real GETSET or DEL does not carry it. */
+    KV_GETSET,     /* value: set it, answer the old one -> a=1 a key existed, value = old */
+    KV_DEL_STALE,  /* DEL of a lock the client judged expired -> a=1 */
+    /* Replication links (appended: the types above keep their numbers). */
+    KV_REPL_CLOSE, /* primary -> replica: the link is closed (CLIENT KILL TYPE replica, or
+                      the primary timed it out); req = epoch */
+    KV_REPL_SYNC   /* replica -> primary: reconnect and PSYNC; req = epoch, a = offset */
 };
 
 /* Why a KV_REPLY says no (its b field when a = 0). */
@@ -86,7 +96,13 @@ struct kv_config {
     sim_ns wait_timeout_ns;   /* wait-timeout: then answer "no" (the key stays) */
     int min_replicas;         /* min-replicas-to-write; 0 = off */
     sim_ns min_replicas_max_lag_ns; /* min-replicas-max-lag: a replica is good if
-                                 its last ack is at most this old */
+                                 it is connected and its last ack is at most this old */
+    sim_ns repl_timeout_ns;   /* repl-timeout: a primary closes the link of a replica
+                                 silent this long (Redis's default 60s) */
+    /* Per server, as Redis configures each server on its own (`S2.KEY=VALUE`
+     * on the lock line): -1 = the lock line's value. Index = server index. */
+    int srv_min_replicas[KV_MAX_SERVERS];
+    sim_ns srv_max_lag_ns[KV_MAX_SERVERS];
     const char *extra_options;/* the algorithm's own keys, listed after the store's
                                  in "unknown option" errors (static text or NULL) */
 };
@@ -148,6 +164,13 @@ struct kv_server {
     int bl_head, bl_len;
     uint64_t repl_timer;   /* the backlog head's send timer */
     uint64_t ping_timer;   /* the heartbeat timer (primary only) */
+    /* The replication links' state (volatile). Redis counts only replicas
+     * whose link is up (state ONLINE) as good. */
+    int link_closed[KV_MAX_SERVERS]; /* primary: per server index, 1 = that replica's link is
+                                        closed (killed, or timed out) until it reconnects */
+    int upstream_closed;   /* replica: its link to the primary is closed; it reconnects
+                              at the next tick of its replication cron (1 s) */
+    uint64_t cron_timer;   /* replica: that reconnect timer */
     struct kv_wait waits[KV_MAX_WAITS];
 };
 
@@ -180,7 +203,7 @@ struct kv_client {
     .client_size = sizeof(struct kv_client), .client_init = kv_client_init,                \
     .client_acquire = kv_client_acquire, .client_release = kv_client_release,              \
     .client_recv = kv_client_recv, .client_timer = kv_client_timer,                        \
-    KV_SERVER_CALLBACKS, .server_control = kv_server_control
+    KV_SERVER_CALLBACKS, .server_control = kv_server_control, .validate = kv_validate
 
 /* Fill defaults; replication is off (see kv_config_replicated). */
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed);
@@ -189,8 +212,13 @@ void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allo
  * master (Redlock). Call after kv_config_default. */
 void kv_config_replicated(struct kv_config *c);
 /* One key=value of the kv family: 0, LSIM_EUNKNOWN_OPTION for a key not in
- * c's allowed set, LSIM_EBAD_VALUE for a refused value; err says which. */
+ * c's allowed set, LSIM_EBAD_VALUE for a refused value; err says which.
+ * `S<n>.min-replicas-to-write` and `S<n>.min-replicas-max-lag` set one
+ * server's own value (replicated algorithms only). */
 int kv_option(struct kv_config *c, const char *key, const char *val, char *err, size_t errlen);
+/* The whole configuration against the run's servers: a per-server option
+ * must name a server of this run. 0, or -1 with err. */
+int kv_validate(const void *config, int nservers, char *err, size_t errlen);
 
 /* Redis's expiry rule at the exact tick (db.c keyIsExpired, `now > when` in
  * milliseconds): 1 when a key whose deadline is expires (ns, SIM_NEVER =
@@ -203,7 +231,10 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
 void kv_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
 void kv_server_restart(struct lock_ctx *ctx, void *state);
 /* LOCK_CONTROL_PROMOTE: a replica becomes the primary with what it has
- * replicated, in a new epoch, and tells the other servers. */
+ * replicated, in a new epoch, and tells the other servers.
+ * LOCK_CONTROL_KILL_REPLICAS (CLIENT KILL TYPE replica): a primary closes
+ * every replica's link at once; they count as good no more until they
+ * reconnect. */
 void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c);
 
 /* Request ids of each incarnation start at incarnation << 24, so that a
