@@ -211,7 +211,7 @@ static void expire_session(struct lock_ctx *ctx, struct cb_server *s, struct cb_
         sim_ns d = cfg(ctx)->lock_delay_ns;
         if (d > 0) {
             s->delay_until = mono(ctx) + d;
-            lock_note(ctx, "lock-delay: the failed holder's lock is withheld from others (ns)", d,
+            lock_note(ctx, "lock-delay: the failed holder's lock is withheld from others", d,
                       (int64_t)s->generation);
             s->delay_timer = lock_timer(ctx, LOCK_CLOCK_MONO, d, T_DELAY, 0);
         }

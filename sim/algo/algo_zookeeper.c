@@ -334,7 +334,7 @@ static void server_connect(struct lock_ctx *ctx, struct zk_server *s, const stru
     int64_t t = m->ttl_ns / NS_PER_MS, tick = tick_ms(ctx);
     if (t < 2 * tick) t = 2 * tick;   /* minSessionTimeout */
     if (t > 20 * tick) t = 20 * tick; /* maxSessionTimeout */
-    if (t * NS_PER_MS != m->ttl_ns) lock_note(ctx, "session timeout negotiated (ms)", t, m->ttl_ns / NS_PER_MS);
+    if (t * NS_PER_MS != m->ttl_ns) lock_note(ctx, "session timeout negotiated", t, m->ttl_ns / NS_PER_MS);
     se->id = ++s->next_session;
     se->owner = m->from;
     se->timeout_ms = t;
@@ -410,9 +410,11 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         for (int k = 0; k < ZK_MAX; k++)
             if (!s->w[k].used) {
                 s->w[k] = (struct zk_watch){.used = 1, .client = m->from, .session = se->id, .seq = m->b};
-                break;
+                reply(ctx, m, ZK_OK, 1, 0);
+                return;
             }
-        reply(ctx, m, ZK_OK, 1, 0);
+        lock_note(ctx, "too many watches for the model (64): exists refused", m->from, 0);
+        reply(ctx, m, ZK_FULL, 0, 0);
         return;
     case ZK_STAT:
         i = znode_at(s, m->b);
@@ -614,7 +616,8 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         send_req(ctx, c, ZK_EXISTS, S_EXISTS, m->b);
         return;
     case S_EXISTS:
-        if (m->b == 0) check_children(ctx, c); /* deleted meanwhile: look again */
+        if (m->a != ZK_OK) acquire_fail(ctx, c); /* the model's watch table is full */
+        else if (m->b == 0) check_children(ctx, c); /* deleted meanwhile: look again */
         else c->phase = P_WAIT_WATCH;
         return;
     case S_STAT:
