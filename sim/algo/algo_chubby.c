@@ -35,7 +35,7 @@
 
 #include "lock.h"
 
-#define CB_MAX 64 /* sessions and waiters the master keeps at once */
+#define CB_MAX 256 /* sessions and waiters the master keeps at once */
 
 enum {
     CB_OPEN = 1,  /* -> value = session id, ttl_ns = lease */
@@ -248,7 +248,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         for (int i = 0; i < CB_MAX && !se; i++)
             if (!s->sess[i].id) se = &s->sess[i];
         if (!se) {
-            lock_note(ctx, "too many sessions for the model (64): refused", m->from, 0);
+            lock_note(ctx, "too many sessions for the model (256): refused", m->from, 0);
             send_reply(ctx, m->from, m->req, 0, 0, 0, 0, 0);
             return;
         }

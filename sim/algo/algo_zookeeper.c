@@ -54,7 +54,7 @@
 
 #include "lock.h"
 
-#define ZK_MAX 64 /* sessions, znodes and watches S1 keeps at once */
+#define ZK_MAX 256 /* sessions, znodes and watches S1 keeps at once */
 #define NS_PER_MS 1000000
 
 /* Requests (client -> S1) and replies. Requests carry the session in value
@@ -327,7 +327,7 @@ static void server_connect(struct lock_ctx *ctx, struct zk_server *s, const stru
     for (int i = 0; i < ZK_MAX && !se; i++)
         if (!s->sess[i].id) se = &s->sess[i];
     if (!se) {
-        lock_note(ctx, "too many sessions for the model (64): connection refused", m->from, 0);
+        lock_note(ctx, "too many sessions for the model (256): connection refused", m->from, 0);
         reply(ctx, m, ZK_FULL, 0, 0);
         return;
     }
@@ -355,7 +355,7 @@ static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struc
     for (int k = 0; k < ZK_MAX && i < 0; k++)
         if (!s->zn[k].used) i = k;
     if (i < 0) {
-        lock_note(ctx, "too many znodes for the model (64): create refused", m->from, 0);
+        lock_note(ctx, "too many znodes for the model (256): create refused", m->from, 0);
         reply(ctx, m, ZK_FULL, 0, 0);
         return;
     }
@@ -413,7 +413,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
                 reply(ctx, m, ZK_OK, 1, 0);
                 return;
             }
-        lock_note(ctx, "too many watches for the model (64): exists refused", m->from, 0);
+        lock_note(ctx, "too many watches for the model (256): exists refused", m->from, 0);
         reply(ctx, m, ZK_FULL, 0, 0);
         return;
     case ZK_STAT:
