@@ -5,7 +5,8 @@
  * against the release that checks the czxid, the multi-op refusing an
  * expired session whatever its timing; Chubby's KeepAlive cadence, jeopardy,
  * grace and "safe", and a delayed write landing one nanosecond before, at,
- * and one nanosecond after the lock-delay's end. */
+ * and one nanosecond after the lock-delay's end; and what each server keeps
+ * across its own crash and restart. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +382,45 @@ static void test_release_no_lock_delay(void **state) {
     engine_free(e);
 }
 
+/* A standalone ZooKeeper that crashes keeps its data tree and sessions (the
+ * snapshot and log) and restarts every session's timeout: A, whose pings
+ * were lost from 3 s to 5 s, keeps the lock and releases at 10 s. */
+static void test_zk_server_restart_keeps_sessions(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock zookeeper session-timeout=4s tick-time=2s\n"
+                                "network latency=0ms\nduration 40s\n"
+                                "client A: acquire; work 10s; release\n"
+                                "client B @1s: acquire; release\n"
+                                "@3s crash S1\n@5s restart S1\n");
+    assert_null(note(e, "S1", NOTE_PREFIX, "session expired", 1));
+    assert_int_equal(acquired_at(e, "B"), 10 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->token, 5);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
+/* A Chubby master that restarts (no fail-over modelled) forgets its
+ * sessions: A's held KeepAlive died with it, so A's local lease ends at
+ * 12 s, its KeepAlive is answered "no such session" and A learns at once
+ * that its lock is lost; B's waiting Acquire died too, its session ends at
+ * 13 s, and its retry at 14 s opens a new session and gets generation 2. */
+static void test_chubby_master_restart_forgets_sessions(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock chubby\nnetwork latency=0ms\nduration 60s\n"
+                                "client A: acquire; work 30s; release\n"
+                                "client B @1s: acquire; release\n"
+                                "@3s crash S1\n@5s restart S1\n");
+    assert_int_equal(must_note(e, "A", NOTE_PREFIX, "session expired", 1)->t, 12 * S);
+    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
+    assert_int_equal(x->t, 12 * S);
+    assert_int_equal(x->a, 3);
+    assert_int_equal(must_note(e, "B", NOTE_PREFIX, "session expired", 1)->t, 13 * S);
+    assert_int_equal(acquired_at(e, "B"), 14 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->token, 2);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bucket_edges),
@@ -396,6 +436,8 @@ int main(void) {
         cmocka_unit_test(test_lock_delay_edges),
         cmocka_unit_test(test_lock_delay_zero_and_bound),
         cmocka_unit_test(test_release_no_lock_delay),
+        cmocka_unit_test(test_zk_server_restart_keeps_sessions),
+        cmocka_unit_test(test_chubby_master_restart_forgets_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
