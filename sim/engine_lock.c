@@ -39,6 +39,14 @@ static struct node *client_of(struct engine *e, int i) {
     return n->kind == TRACE_NODE_CLIENT ? n : NULL;
 }
 
+const void *lock_server_state(struct lock_ctx *x, int i) {
+    struct engine *e = x->e;
+    if (x->node != e->resource || i < 0 || i >= e->nservers) return NULL;
+    int node = e->nclients + i;
+    if (nd(e, node)->proc != PROC_RUNNING) return NULL;
+    return state_of(e, node);
+}
+
 int lock_fencing_stated(struct lock_ctx *x) {
     return x->e->fencing_stated;
 }

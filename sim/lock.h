@@ -22,9 +22,9 @@
 
 /* 2: option returns a negative LSIM_E code (error.h) instead of -1, and an
  * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err.
- * 3: grant_quorum and lock_free at the end of struct lock_algo, and enum
+ * 3: grant_quorum and lock_free at the end of struct lock_algo; enum
  * lock_control gains LOCK_CONTROL_KILL_REPLICAS (server_control may be
- * called with it). */
+ * called with it); lock_server_state (at the end of this file). */
 #define LOCK_ABI_VERSION 3u
 
 #define LOCK_MAX_SERVERS 15 /* lock servers in a run at most (= SCN_MAX_SERVERS) */
@@ -219,5 +219,14 @@ int lock_parse_bool(const char *text, int *out);        /* on/off, yes/no, true/
 /* Registry of built-in algorithms. */
 const struct lock_algo *lock_algo_find(const char *name);
 const struct lock_algo *lock_algo_at(int i); /* NULL past the end */
+
+/* ---- Version 3 ---- */
+/* Inside resource_write only: lock server i's state (server_size bytes, read
+ * only), for a resource that lives in the lock service, whose check and
+ * write are one step of the same servers (a ZooKeeper multi-op that checks
+ * the lock znode and sets the data; Chubby's CheckSequencer). NULL when the
+ * caller is not the resource, i is not a lock server of the run, or server
+ * i is crashed or paused (it could not execute the operation). */
+const void *lock_server_state(struct lock_ctx *ctx, int i);
 
 #endif

@@ -7,6 +7,7 @@ extern const struct lock_algo algo_setnx, algo_lease, algo_fenced_lease;
 extern const struct lock_algo algo_local_mutex, algo_setnx_expire, algo_setnx_timestamp, algo_lease_renew;
 extern const struct lock_algo algo_redlock;
 extern const struct lock_algo algo_consensus;
+extern const struct lock_algo algo_zookeeper, algo_zookeeper_multi, algo_chubby;
 extern const struct lock_algo algo_db_conditional_update, algo_db_unique_constraint, algo_db_skip_locked, algo_db_idempotency_key;
 
 static const struct lock_algo *const registry[] = {
@@ -20,6 +21,8 @@ static const struct lock_algo *const registry[] = {
     &algo_redlock,
     &algo_consensus,
     &algo_db_conditional_update, &algo_db_unique_constraint, &algo_db_skip_locked, &algo_db_idempotency_key,
+    &algo_zookeeper, &algo_zookeeper_multi,
+    &algo_chubby,
 };
 
 const struct lock_algo *lock_algo_at(int i) {
