@@ -22,6 +22,7 @@
                                    costs about three runs) */
 #define EXPLORE_MAX_JOBS 64
 #define EXPLORE_MAX_STEPS 128   /* shrink steps recorded */
+#define EXPLORE_MAX_BOUNDARY 8  /* boundary lines recorded */
 
 struct explore_opts {
     uint64_t seed;              /* the explorer seed */
@@ -53,7 +54,8 @@ struct explore_result {
     uint64_t shrink_runs;       /* runs made by the shrinker */
     int nsteps;                 /* shrink steps taken */
     char steps[EXPLORE_MAX_STEPS][160]; /* one line each */
-    char boundary[4][400];      /* sizes pinned to the tick, with the outcome on each side */
+    char boundary[EXPLORE_MAX_BOUNDARY][400]; /* sizes and params pinned to the tick, with
+                                                 the outcome on each side */
     int nboundary;
     int faults_found, faults_shrunk; /* faults in the first failing run and after shrinking */
     int clients_found, clients_shrunk;

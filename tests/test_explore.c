@@ -337,6 +337,78 @@ static void test_planted_bug_shrinks_to_a_wrong_release(void **state)
     explore_result_close(&r);
 }
 
+/* A param with a range is bisected to the tick as fault sizes are. A pause
+ * of A between its read and its write, `$pause` in 1s..55s, against a 10 s
+ * lease that B (retrying every 1 s from 1 s) takes at 11 s: the search draws
+ * a pause far past the lease, the shrinker rounds it to 40 s, then bisects
+ * between the default 1 s (SAFE) and 40 s to 11 s + 1 ns, the smallest
+ * pause that still gives a stale write and a lost update. */
+static const char *const param_story =
+    "param pause=1s range=1s..55s\n"
+    "lock lease ttl=10s\n"
+    "resource stock=2 fencing=off\n"
+    "network latency=0ms\n"
+    "duration 60s\n"
+    "client A: acquire; read; write; release\n"
+    "client B @1s: acquire retry=1s; read; write; release\n"
+    "on A.between-read-and-write pause A $pause\n"
+    "expect verdict SAFE\n";
+
+static void test_ranged_param_is_bisected_to_the_tick(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 2048, .jobs = 1};
+    struct explore_result r, r2;
+    char msg[800] = "";
+
+    (void)state;
+    assert_int_equal(parse(&sc, param_story), 0);
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
+    assert_true(r.found);
+    /* The steps: rounded, then bisected to the exact nanosecond. */
+    assert_int_equal(r.nsteps, 2);
+    assert_string_equal(r.steps[0], "param pause rounded to 40s");
+    assert_string_equal(r.steps[1], "bisected param pause: 40s -> 11.000000001s");
+    /* The boundary, in the report and as a comment of the file. */
+    assert_int_equal(r.nboundary, 1);
+    assert_string_equal(r.boundary[0], "param pause 11.000000001s: UNSAFE with a stale write, a "
+                                       "lost update; 11s (1 ns less): UNSAFE with a stale write");
+    assert_non_null(strstr(r.text, "# Boundary: param pause 11.000000001s: UNSAFE"));
+    /* The value is written into the fault line (params are printed as values). */
+    assert_non_null(strstr(r.text, "\non A.between-read-and-write pause A 11.000000001s\n"));
+    assert_non_null(strstr(r.text, "expect lost-update\n"));
+    /* Each side of the boundary, run through the engine from the file's own
+     * scenario with --set: 11 s + 1 ns loses an update, 11 s does not (A
+     * writes in the tick of B's grant, before B reads), 1 s is SAFE. */
+    {
+        static const struct {
+            const char *set;
+            enum scn_verdict v;
+            int stale, lost;
+        } sides[] = {{"pause=11000000001ns", SCN_VERDICT_UNSAFE, 1, 1},
+                     {"pause=11s", SCN_VERDICT_UNSAFE, 1, 0},
+                     {"pause=1s", SCN_VERDICT_SAFE, 0, 0}};
+        struct engine_opts eo = {0};
+        for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+            struct engine *e;
+            assert_int_equal(parse(&sc2, param_story), 0);
+            assert_int_equal(scenario_set(&sc2, sides[i].set, &err), 0);
+            assert_int_equal(engine_new(&e, &sc2, &eo, &err), 0);
+            engine_run(e);
+            assert_int_equal(engine_report(e)->verdict, sides[i].v);
+            assert_int_equal(engine_report(e)->stale_accepted, sides[i].stale);
+            assert_int_equal(engine_report(e)->lost_updates, sides[i].lost);
+            engine_free(e);
+        }
+    }
+    /* Two workers: the same file, byte for byte. */
+    o.jobs = 2;
+    assert_int_equal(explore_run(&sc, &o, &r2, msg, sizeof msg), 0);
+    assert_int_equal(r.len, r2.len);
+    assert_memory_equal(r.text, r2.text, r.len);
+    explore_result_close(&r);
+    explore_result_close(&r2);
+}
+
 /* Nothing to explore: refused with what to add. */
 static void test_refuses_a_scenario_with_nothing_to_explore(void **state)
 {
@@ -415,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_same_seed_same_file_whatever_the_jobs),
         cmocka_unit_test(test_nothing_found_reports_coverage),
         cmocka_unit_test(test_planted_bug_shrinks_to_a_wrong_release),
+        cmocka_unit_test(test_ranged_param_is_bisected_to_the_tick),
         cmocka_unit_test(test_refuses_a_scenario_with_nothing_to_explore),
         cmocka_unit_test(test_cli_writes_a_file_that_check_passes),
         cmocka_unit_test(test_cli_errors),
