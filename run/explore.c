@@ -383,7 +383,7 @@ static int judge(const struct scenario *s, struct engine *e)
  * faults are put in the parser's order through an index sort, so each
  * (large) fault is copied once. */
 static int run_view(struct ctx *c, const struct scenario *s, struct scn_fault *extra, int nextra,
-                    struct checker_report *rep)
+                    struct checker_report *rep, uint64_t *states)
 {
     struct scenario view = *s; /* shallow: only read, never closed */
     struct scn_fault stack[32], *all = stack;
@@ -422,6 +422,8 @@ static int run_view(struct ctx *c, const struct scenario *s, struct scn_fault *e
     rc = judge(s, e);
     if (rep)
         *rep = *engine_report(e);
+    if (states)
+        *states = engine_states_reached(e);
     engine_free(e);
     return rc == -1 ? 2 : rc; /* 2: cut short */
 }
@@ -432,7 +434,8 @@ static int search_run(struct ctx *c, uint64_t index)
     struct unit u[MAX_DRAWN];
     struct scn_fault flat[2 * MAX_DRAWN];
     uint64_t epoch = c->nranged ? index / EXPLORE_PARAM_EPOCH : 0;
-    int n, i, j, m = 0;
+    uint64_t states = 0;
+    int n, i, j, m = 0, rc;
 
     if (!c->epoch_ok || c->epoch != epoch) {
         char sets[SCN_MAX_PARAMS][SET_MAX];
@@ -450,7 +453,10 @@ static int search_run(struct ctx *c, uint64_t index)
     for (i = 0; i < n; i++)
         for (j = 0; j < u[i].n; j++)
             flat[m++] = u[i].f[j];
-    return run_view(c, &c->epoch_scn, flat, m, NULL);
+    rc = run_view(c, &c->epoch_scn, flat, m, NULL, &states);
+    for (; states; states &= states - 1) /* each state reached, once per run */
+        c->cover.state_runs[__builtin_ctzll(states)]++;
+    return rc;
 }
 
 /* ---- Workers ------------------------------------------------------------------------ */
@@ -583,6 +589,8 @@ static int stop_workers(struct ctx *c, struct worker *ws, int n)
                     c->cover.point[k][p] += cv.point[k][p];
             }
             c->cover.params += cv.params;
+            for (k = 0; k < LOCK_MAX_STATES; k++)
+                c->cover.state_runs[k] += cv.state_runs[k];
             for (i = 0; i < BITMAP_BITS / 8; i++)
                 c->bitmap[i] |= bm[i];
         } else if (rc == 0) {
@@ -771,7 +779,7 @@ static int still_fails(struct shrink *sh)
     if (rc != 0)
         return rc < 0 ? rc : 0;
     sh->r->shrink_runs++;
-    rc = run_view(sh->c, &s, NULL, 0, &rep);
+    rc = run_view(sh->c, &s, NULL, 0, &rep, NULL);
     scenario_close(&s);
     if (rc < 0)
         return rc;
@@ -1253,6 +1261,8 @@ static int recheck_param_boundaries(struct shrink *sh)
 {
     int i, b = 0, rc;
 
+    if (sh->nparam_boundary == 0)
+        return 0;
     for (i = 0; i < sh->nparam_boundary; i++) {
         const struct scn_param *q = &sh->c->own.params[sh->c->ranged[sh->param_boundary[i].k]];
         char keep[SET_MAX], *line;
@@ -1411,7 +1421,7 @@ static int shrink(struct ctx *c, struct explore_result *r, const char *algo)
             goto out;
         }
         r->shrink_runs++;
-        rc = run_view(c, &b, NULL, 0, &rep);
+        rc = run_view(c, &b, NULL, 0, &rep, NULL);
         scenario_close(&b);
         if (rc != 1) {
             rc = rc < 0 ? rc : LSIM_EINTERNAL; /* the written form must fail as the run did */
@@ -1490,6 +1500,13 @@ static int swap_algo(struct ctx *c, char *err, size_t errlen)
             c->own.opts[k++] = c->own.opts[i];
     }
     c->own.nopts = k;
+    /* The file's `resource fencing=` describes the resource of the algorithm
+     * it names; one swapped in keeps its own rule, as the engine has it
+     * (engine_opts.algo). The copy is about to name the swapped-in algorithm
+     * itself, so it no longer says fencing= was stated: fenced-lease still
+     * fences on a plain-lease file whose resource line says fencing=off. */
+    if (lock_algo_find(c->own.algo) != c->o->algo)
+        c->own.fencing_stated = 0;
     snprintf(c->own.algo, sizeof c->own.algo, "%s", c->o->algo->name);
     engine_free(e);
     return 0;
@@ -1548,6 +1565,7 @@ int explore_run(const struct scenario *base, const struct explore_opts *o,
             rc = rc == -2 ? LSIM_ENOMEM : LSIM_EUSAGE;
             goto out;
         }
+        r->algo = engine_algo(e); /* the one that runs: built in, swapped in, or a plugin */
         engine_free(e);
     }
     rc = search(c, r);

@@ -43,6 +43,8 @@ struct explore_cover {
     uint64_t placements;            /* distinct (kind, node, point or whole second) tried */
     uint64_t placements_possible;   /* how many such placements the budget allows */
     uint64_t truncated;             /* runs cut short by max-events (not judged) */
+    uint64_t state_runs[LOCK_MAX_STATES]; /* runs that reached each state of the
+                                       algorithm (lock_state; indexes of its state_names) */
 };
 
 struct explore_result {
@@ -63,6 +65,8 @@ struct explore_result {
     char *text;                 /* owned: the counterexample file, NUL-terminated */
     size_t len;
     struct explore_cover cover;
+    const struct lock_algo *algo; /* borrowed (static): the algorithm explored, whose
+                                     state_names name cover.state_runs; NULL = unknown */
 };
 
 /* Search and shrink. base is borrowed for the call (its kept source is used
