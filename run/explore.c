@@ -676,6 +676,7 @@ struct shrink {
     struct checker_report rep;     /* of the last run that still failed */
     struct checker_report last;    /* of the last run made (when last_valid) */
     int last_valid;
+    int last_held;                 /* 1 when that run kept the file's expect lines */
     struct {                       /* params bisected to a tick */
         int k;                     /* index into ranged */
         int64_t fail, pass;        /* the failing value kept, and the tick next to it */
@@ -700,6 +701,19 @@ static void outcome(const struct checker_report *r, char *buf, size_t n)
         snprintf(buf + l, n - l, "%s%s", first ? " with a " : ", a ", kinds[k]);
         first = 0;
     }
+}
+
+/* The outcome of the last run made, for the passing side of a boundary:
+ * with expect lines that it kept, it says so (its verdict may be UNSAFE
+ * when the file expects UNSAFE). */
+static void outcome_last(const struct shrink *sh, char *buf, size_t n)
+{
+    size_t l;
+
+    outcome(&sh->last, buf, n);
+    l = strlen(buf);
+    if (sh->last_held && sh->c->own.nexpects > 0)
+        snprintf(buf + l, n - l, " (the file's expect lines hold)");
 }
 
 /* The candidate as a parsed scenario: params applied, faults of the units,
@@ -785,6 +799,7 @@ static int still_fails(struct shrink *sh)
         return rc;
     sh->last = rep;
     sh->last_valid = 1;
+    sh->last_held = rc == 0;
     if (rc != 1 || rep.verdict != sh->verdict || (violations(&rep) & sh->kinds) != sh->kinds)
         return 0;
     sh->rep = rep;
@@ -1063,7 +1078,7 @@ static int pass_sizes(struct shrink *sh, int bisect)
                     if ((rc = still_fails(sh)) < 0)
                         return rc;
                     if (sh->last_valid)
-                        outcome(&sh->last, holds, sizeof holds);
+                        outcome_last(sh, holds, sizeof holds);
                     outcome(&sh->rep, fails, sizeof fails);
                     snprintf(sh->r->boundary[sh->r->nboundary++], sizeof sh->r->boundary[0],
                              "%.60s %s: %.100s; %s (1 ns less): %.100s", what, dur(a, sign * hi), fails,
@@ -1203,7 +1218,7 @@ static int pass_param_bisect(struct shrink *sh)
             if (rc == 0 && sh->last_valid) {
                 a = cand[j];
                 have = 1;
-                outcome(&sh->last, holds, sizeof holds);
+                outcome_last(sh, holds, sizeof holds);
             }
         }
         if (!have) {
@@ -1220,7 +1235,7 @@ static int pass_param_bisect(struct shrink *sh)
                 v = mid;
             } else if (sh->last_valid) {
                 a = mid;
-                outcome(&sh->last, holds, sizeof holds);
+                outcome_last(sh, holds, sizeof holds);
             } else {
                 break; /* not a valid scenario: stop where we are */
             }

@@ -474,6 +474,28 @@ static void test_ranged_param_is_bisected_to_the_tick(void **state)
     assert_memory_equal(r.text, r2.text, r.len);
     explore_result_close(&r);
     explore_result_close(&r2);
+    /* Two ranged params and a file that expects UNSAFE (the seed's story,
+     * pause 27s and ttl 30s): a run breaks the file when its story changes.
+     * pause is bisected from the 50 s it was rounded to down to its default
+     * 27 s, where the file's expect lines hold again (A resumes at 32 s, one
+     * second into B's hold: 1 ns more changes the double entry's length);
+     * then ttl from its default 30 s up to 32 s - 1 ns, where B, who asks
+     * from 31 s every second, still gets the lock at 32 s (at 32 s it would
+     * not, and the run is SAFE). */
+    o.jobs = 1;
+    load(&sc, "scenarios/gc-pause-outlives-lease.lsim");
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
+    assert_true(r.found);
+    assert_int_equal(r.nboundary, 2);
+    assert_string_equal(r.boundary[0], "param pause 27.000000001s: UNSAFE with a double entry, a "
+                                       "stale write, a lost update; 27s (1 ns less): UNSAFE with "
+                                       "a double entry, a stale write, a lost update (the file's "
+                                       "expect lines hold)");
+    assert_string_equal(r.boundary[1], "param ttl 31.999999999s: UNSAFE with a double entry, a "
+                                       "stale write, a lost update; 32s (1 ns more): SAFE");
+    assert_non_null(strstr(r.text, "\nlock lease ttl=31.999999999s release=compare-and-delete\n"));
+    assert_non_null(strstr(r.text, "\n@5s pause A 27.000000001s\n"));
+    explore_result_close(&r);
 }
 
 /* The figures table of docs/explore.md ("Every algorithm under one budget")
