@@ -18,9 +18,10 @@ const char cli_usage_explore[] =
     "Searches the scenario's fault budget (its `explore` line, and its params with a\n"
     "range) for a run that breaks its `expect` lines (with none: a run that is not\n"
     "SAFE), then shrinks that run (fewest faults and clients, rounder and shorter\n"
-    "times, sizes bisected to the exact nanosecond) and writes it as an ordinary\n"
-    "scenario file that `locksim check` passes. The same --seed gives the same file,\n"
-    "byte for byte, whatever --jobs is.\n"
+    "times, fault sizes and ranged params bisected to the exact tick) and writes it\n"
+    "as an ordinary scenario file that `locksim check` passes. The same --seed gives\n"
+    "the same file, byte for byte, whatever --jobs is. The report ends with the\n"
+    "algorithm's states and how many of the runs searched reached each.\n"
     "\n"
     "Options:\n"
     "  --budget RUNS   runs at most (default 100000; whole batches of 2048)\n"
@@ -78,11 +79,39 @@ static void print_cover(const struct explore_result *r)
     printf("\n");
 }
 
+/* The algorithm's states (lock_algo.state_names): how many runs reached each. */
+static int states_reached(const struct explore_result *r)
+{
+    int i, n = 0;
+
+    for (i = 0; r->algo && i < r->algo->nstates; i++)
+        n += r->cover.state_runs[i] > 0;
+    return n;
+}
+
+static void print_states(const struct explore_result *r)
+{
+    int i;
+
+    if (!r->algo || r->algo->nstates == 0) {
+        printf("algorithm states: %s names none (lock_algo.state_names)\n",
+               r->algo ? r->algo->name : "the algorithm");
+        return;
+    }
+    printf("algorithm states of %s: %d of %d reached (runs reaching each, of %llu runs)\n",
+           r->algo->name, states_reached(r), r->algo->nstates, (unsigned long long)r->runs);
+    for (i = 0; i < r->algo->nstates; i++)
+        printf("  %-26s %10llu%s\n", r->algo->state_names[i],
+               (unsigned long long)r->cover.state_runs[i],
+               r->cover.state_runs[i] ? "" : "  not reached");
+}
+
 struct row {
     char algo[48];
     int found;
     unsigned long long runs, first;
     int faults;
+    int states, nstates; /* algorithm states reached, of those it names */
     char what[200];
 };
 
@@ -106,9 +135,12 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
            r.seconds > 0 ? (double)r.runs / r.seconds : 0.0);
     row->found = r.found;
     row->runs = r.runs;
+    row->states = states_reached(&r);
+    row->nstates = r.algo ? r.algo->nstates : 0;
     if (!r.found) {
         printf("; none found in %llu runs\n", (unsigned long long)r.runs);
         print_cover(&r);
+        print_states(&r);
         snprintf(row->what, sizeof row->what, "none found in %llu runs",
                  (unsigned long long)r.runs);
         explore_result_close(&r);
@@ -126,6 +158,7 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
     for (int i = 0; i < r.nboundary; i++)
         printf("boundary: %s\n", r.boundary[i]);
     printf("found: %s\n", r.rep.headline);
+    print_states(&r);
     /* The story in one line: the fault lines of the file. */
     {
         size_t used = 0;
@@ -303,15 +336,17 @@ int cmd_explore(int argc, char **argv)
     }
     scenario_close(&s);
     if (several) {
-        printf("%-22s %-6s %10s %8s  %s\n", "algorithm", "found", "runs", "faults",
+        printf("%-22s %-6s %10s %8s %7s  %s\n", "algorithm", "found", "runs", "faults", "states",
                "minimal failing scenario (its fault lines)");
         for (i = 0; i < nalgo; i++) {
-            char runs[32];
+            char runs[32], states[32];
             snprintf(runs, sizeof runs, "%llu", rows[i].found ? rows[i].first : rows[i].runs);
-            printf("%-22s %-6s %10s %8d  %s\n", rows[i].algo, rows[i].found ? "yes" : "no", runs,
-                   rows[i].faults, rows[i].found ? rows[i].what : rows[i].what);
+            snprintf(states, sizeof states, "%d/%d", rows[i].states, rows[i].nstates);
+            printf("%-22s %-6s %10s %8d %7s  %s\n", rows[i].algo, rows[i].found ? "yes" : "no",
+                   runs, rows[i].faults, states, rows[i].what);
         }
-        printf("(runs: to the first failure when found, else runs searched)\n");
+        printf("(runs: to the first failure when found, else runs searched; states: algorithm "
+               "states reached in the runs searched, of those it names)\n");
     }
     if (fflush(stdout) != 0)
         return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");

@@ -383,7 +383,7 @@ static int judge(const struct scenario *s, struct engine *e)
  * faults are put in the parser's order through an index sort, so each
  * (large) fault is copied once. */
 static int run_view(struct ctx *c, const struct scenario *s, struct scn_fault *extra, int nextra,
-                    struct checker_report *rep)
+                    struct checker_report *rep, uint64_t *states)
 {
     struct scenario view = *s; /* shallow: only read, never closed */
     struct scn_fault stack[32], *all = stack;
@@ -422,6 +422,8 @@ static int run_view(struct ctx *c, const struct scenario *s, struct scn_fault *e
     rc = judge(s, e);
     if (rep)
         *rep = *engine_report(e);
+    if (states)
+        *states = engine_states_reached(e);
     engine_free(e);
     return rc == -1 ? 2 : rc; /* 2: cut short */
 }
@@ -432,7 +434,8 @@ static int search_run(struct ctx *c, uint64_t index)
     struct unit u[MAX_DRAWN];
     struct scn_fault flat[2 * MAX_DRAWN];
     uint64_t epoch = c->nranged ? index / EXPLORE_PARAM_EPOCH : 0;
-    int n, i, j, m = 0;
+    uint64_t states = 0;
+    int n, i, j, m = 0, rc;
 
     if (!c->epoch_ok || c->epoch != epoch) {
         char sets[SCN_MAX_PARAMS][SET_MAX];
@@ -450,7 +453,10 @@ static int search_run(struct ctx *c, uint64_t index)
     for (i = 0; i < n; i++)
         for (j = 0; j < u[i].n; j++)
             flat[m++] = u[i].f[j];
-    return run_view(c, &c->epoch_scn, flat, m, NULL);
+    rc = run_view(c, &c->epoch_scn, flat, m, NULL, &states);
+    for (; states; states &= states - 1) /* each state reached, once per run */
+        c->cover.state_runs[__builtin_ctzll(states)]++;
+    return rc;
 }
 
 /* ---- Workers ------------------------------------------------------------------------ */
@@ -583,6 +589,8 @@ static int stop_workers(struct ctx *c, struct worker *ws, int n)
                     c->cover.point[k][p] += cv.point[k][p];
             }
             c->cover.params += cv.params;
+            for (k = 0; k < LOCK_MAX_STATES; k++)
+                c->cover.state_runs[k] += cv.state_runs[k];
             for (i = 0; i < BITMAP_BITS / 8; i++)
                 c->bitmap[i] |= bm[i];
         } else if (rc == 0) {
@@ -668,6 +676,12 @@ struct shrink {
     struct checker_report rep;     /* of the last run that still failed */
     struct checker_report last;    /* of the last run made (when last_valid) */
     int last_valid;
+    int last_held;                 /* 1 when that run kept the file's expect lines */
+    struct {                       /* params bisected to a tick */
+        int k;                     /* index into ranged */
+        int64_t fail, pass;        /* the failing value kept, and the tick next to it */
+    } param_boundary[SCN_MAX_PARAMS];
+    int nparam_boundary;
 };
 
 /* How a run ended, in a few words: "SAFE", "UNSAFE with a stale write". */
@@ -687,6 +701,19 @@ static void outcome(const struct checker_report *r, char *buf, size_t n)
         snprintf(buf + l, n - l, "%s%s", first ? " with a " : ", a ", kinds[k]);
         first = 0;
     }
+}
+
+/* The outcome of the last run made, for the passing side of a boundary:
+ * with expect lines that it kept, it says so (its verdict may be UNSAFE
+ * when the file expects UNSAFE). */
+static void outcome_last(const struct shrink *sh, char *buf, size_t n)
+{
+    size_t l;
+
+    outcome(&sh->last, buf, n);
+    l = strlen(buf);
+    if (sh->last_held && sh->c->own.nexpects > 0)
+        snprintf(buf + l, n - l, " (the file's expect lines hold)");
 }
 
 /* The candidate as a parsed scenario: params applied, faults of the units,
@@ -766,12 +793,13 @@ static int still_fails(struct shrink *sh)
     if (rc != 0)
         return rc < 0 ? rc : 0;
     sh->r->shrink_runs++;
-    rc = run_view(sh->c, &s, NULL, 0, &rep);
+    rc = run_view(sh->c, &s, NULL, 0, &rep, NULL);
     scenario_close(&s);
     if (rc < 0)
         return rc;
     sh->last = rep;
     sh->last_valid = 1;
+    sh->last_held = rc == 0;
     if (rc != 1 || rep.verdict != sh->verdict || (violations(&rep) & sh->kinds) != sh->kinds)
         return 0;
     sh->rep = rep;
@@ -1044,13 +1072,13 @@ static int pass_sizes(struct shrink *sh, int bisect)
                     else
                         lo = mid;
                 }
-                if (hi - lo == 1 && lo > 0 && sh->r->nboundary < 4) {
+                if (hi - lo == 1 && lo > 0 && sh->r->nboundary < EXPLORE_MAX_BOUNDARY) {
                     char fails[120], holds[120] = "not a valid scenario";
                     set_size(v, slot, sign * lo);
                     if ((rc = still_fails(sh)) < 0)
                         return rc;
                     if (sh->last_valid)
-                        outcome(&sh->last, holds, sizeof holds);
+                        outcome_last(sh, holds, sizeof holds);
                     outcome(&sh->rep, fails, sizeof fails);
                     snprintf(sh->r->boundary[sh->r->nboundary++], sizeof sh->r->boundary[0],
                              "%.60s %s: %.100s; %s (1 ns less): %.100s", what, dur(a, sign * hi), fails,
@@ -1124,6 +1152,154 @@ static int pass_params(struct shrink *sh)
             memcpy(sh->sets[k], keep, sizeof keep);
     }
     return changed;
+}
+
+/* A param's value as text (ns for a duration, else units); 0, or nonzero. */
+static int param_read(const struct scn_param *q, const char *text, int64_t *v)
+{
+    return q->range == SCN_RANGE_DURATION ? scn_parse_duration(text, v) : scn_parse_int(text, v);
+}
+
+/* The value of a NAME=VALUE text of sets[]. */
+static int param_value(const struct scn_param *q, const char *set, int64_t *v)
+{
+    const char *eq = strchr(set, '=');
+
+    return eq == NULL ? -1 : param_read(q, eq + 1, v);
+}
+
+static void param_set(const struct scn_param *q, char *set, int64_t v)
+{
+    char a[48];
+
+    if (q->range == SCN_RANGE_DURATION)
+        snprintf(set, SET_MAX, "%s=%s", q->name, dur(a, v));
+    else
+        snprintf(set, SET_MAX, "%s=%lld", q->name, (long long)v);
+}
+
+static const char *param_text(const struct scn_param *q, char *buf, int64_t v)
+{
+    if (q->range == SCN_RANGE_DURATION)
+        return dur(buf, v);
+    snprintf(buf, 48, "%lld", (long long)v);
+    return buf;
+}
+
+/* Each ranged param bisected to the tick (1 ns for a duration, 1 for a
+ * count) between its failing value and the nearest value known to pass: its
+ * default, else an end of its range. What is left is the failing value
+ * closest to that anchor, with the value one tick nearer passing; a param
+ * every candidate anchor fails with keeps its value. */
+static int pass_param_bisect(struct shrink *sh)
+{
+    struct ctx *c = sh->c;
+    int k, j, changed = 0, rc;
+
+    for (k = 0; k < c->nranged; k++) {
+        const struct scn_param *q = &c->own.params[c->ranged[k]];
+        int64_t v, orig, a = 0, cand[3];
+        int have = 0;
+        char keep[SET_MAX], fails[120], holds[120], t1[48], t2[48];
+        if (param_value(q, sh->sets[k], &v) != 0)
+            continue;
+        orig = v;
+        memcpy(keep, sh->sets[k], sizeof keep);
+        if (param_read(q, q->def, &cand[0]) != 0)
+            cand[0] = v; /* skipped below */
+        cand[1] = q->min;
+        cand[2] = q->max;
+        for (j = 0; j < 3 && !have; j++) {
+            if (cand[j] == v || cand[j] < q->min || cand[j] > q->max)
+                continue;
+            param_set(q, sh->sets[k], cand[j]);
+            if ((rc = still_fails(sh)) < 0)
+                return rc;
+            if (rc == 0 && sh->last_valid) {
+                a = cand[j];
+                have = 1;
+                outcome_last(sh, holds, sizeof holds);
+            }
+        }
+        if (!have) {
+            memcpy(sh->sets[k], keep, sizeof keep);
+            continue;
+        }
+        /* a passes, v fails: halve the distance until they are one tick apart. */
+        while ((v > a ? v - a : a - v) > 1 && sh->r->shrink_runs <= SHRINK_MAX_RUNS) {
+            int64_t mid = a + (v - a) / 2;
+            param_set(q, sh->sets[k], mid);
+            if ((rc = still_fails(sh)) < 0)
+                return rc;
+            if (rc) {
+                v = mid;
+            } else if (sh->last_valid) {
+                a = mid;
+                outcome_last(sh, holds, sizeof holds);
+            } else {
+                break; /* not a valid scenario: stop where we are */
+            }
+        }
+        param_set(q, sh->sets[k], v);
+        if ((rc = still_fails(sh)) < 0)
+            return rc;
+        if (rc != 1) { /* not monotone after all: keep the value we had */
+            memcpy(sh->sets[k], keep, sizeof keep);
+            if ((rc = still_fails(sh)) < 0)
+                return rc;
+            continue;
+        }
+        if (v != orig) {
+            step(sh, "bisected param %s: %s -> %s", q->name, param_text(q, t1, orig),
+                 param_text(q, t2, v));
+            changed = 1;
+        }
+        if ((v > a ? v - a : a - v) == 1 && sh->nparam_boundary < SCN_MAX_PARAMS) {
+            outcome(&sh->rep, fails, sizeof fails);
+            sh->param_boundary[sh->nparam_boundary].k = k;
+            sh->param_boundary[sh->nparam_boundary].fail = v;
+            sh->param_boundary[sh->nparam_boundary++].pass = a;
+            if (sh->r->nboundary < EXPLORE_MAX_BOUNDARY)
+                snprintf(sh->r->boundary[sh->r->nboundary++], sizeof sh->r->boundary[0],
+                         "param %.48s %s: %.100s; %s (1 %s %s): %.100s", q->name,
+                         param_text(q, t1, v), fails, param_text(q, t2, a),
+                         q->range == SCN_RANGE_DURATION ? "ns" : "tick",
+                         a < v ? "less" : "more", holds);
+        }
+    }
+    return changed;
+}
+
+/* After the fault sizes were bisected too: does the tick next to each param
+ * boundary still pass? If not, its boundary line says so. */
+static int recheck_param_boundaries(struct shrink *sh)
+{
+    int i, b = 0, rc;
+
+    if (sh->nparam_boundary == 0)
+        return 0;
+    for (i = 0; i < sh->nparam_boundary; i++) {
+        const struct scn_param *q = &sh->c->own.params[sh->c->ranged[sh->param_boundary[i].k]];
+        char keep[SET_MAX], *line;
+        memcpy(keep, sh->sets[sh->param_boundary[i].k], sizeof keep);
+        param_set(q, sh->sets[sh->param_boundary[i].k], sh->param_boundary[i].pass);
+        rc = still_fails(sh);
+        memcpy(sh->sets[sh->param_boundary[i].k], keep, sizeof keep);
+        if (rc < 0)
+            return rc;
+        /* The boundary line of this param: the i-th that starts with "param ". */
+        for (line = NULL; b < sh->r->nboundary; b++)
+            if (strncmp(sh->r->boundary[b], "param ", 6) == 0) {
+                line = sh->r->boundary[b++];
+                break;
+            }
+        if (rc == 1 && line) {
+            size_t l = strlen(line);
+            snprintf(line + l, sizeof sh->r->boundary[0] - l,
+                     " (before the fault sizes were bisected; it fails now)");
+        }
+    }
+    return still_fails(sh) == 1 ? 0 : LSIM_EINTERNAL;
 }
 
 /* ---- The counterexample file --------------------------------------------------------- */
@@ -1260,7 +1436,7 @@ static int shrink(struct ctx *c, struct explore_result *r, const char *algo)
             goto out;
         }
         r->shrink_runs++;
-        rc = run_view(c, &b, NULL, 0, &rep);
+        rc = run_view(c, &b, NULL, 0, &rep, NULL);
         scenario_close(&b);
         if (rc != 1) {
             rc = rc < 0 ? rc : LSIM_EINTERNAL; /* the written form must fail as the run did */
@@ -1287,7 +1463,8 @@ static int shrink(struct ctx *c, struct explore_result *r, const char *algo)
         if (!ch || r->shrink_runs > SHRINK_MAX_RUNS)
             break;
     }
-    if ((rc = pass_sizes(&sh, 1)) < 0)
+    if ((rc = pass_param_bisect(&sh)) < 0 || (rc = pass_sizes(&sh, 1)) < 0 ||
+        (rc = recheck_param_boundaries(&sh)) < 0)
         goto out;
     if ((rc = still_fails(&sh)) != 1) {
         rc = rc < 0 ? rc : LSIM_EINTERNAL;
@@ -1338,6 +1515,13 @@ static int swap_algo(struct ctx *c, char *err, size_t errlen)
             c->own.opts[k++] = c->own.opts[i];
     }
     c->own.nopts = k;
+    /* The file's `resource fencing=` describes the resource of the algorithm
+     * it names; one swapped in keeps its own rule, as the engine has it
+     * (engine_opts.algo). The copy is about to name the swapped-in algorithm
+     * itself, so it no longer says fencing= was stated: fenced-lease still
+     * fences on a plain-lease file whose resource line says fencing=off. */
+    if (lock_algo_find(c->own.algo) != c->o->algo)
+        c->own.fencing_stated = 0;
     snprintf(c->own.algo, sizeof c->own.algo, "%s", c->o->algo->name);
     engine_free(e);
     return 0;
@@ -1396,6 +1580,7 @@ int explore_run(const struct scenario *base, const struct explore_opts *o,
             rc = rc == -2 ? LSIM_ENOMEM : LSIM_EUSAGE;
             goto out;
         }
+        r->algo = engine_algo(e); /* the one that runs: built in, swapped in, or a plugin */
         engine_free(e);
     }
     rc = search(c, r);

@@ -22,6 +22,7 @@
                                    costs about three runs) */
 #define EXPLORE_MAX_JOBS 64
 #define EXPLORE_MAX_STEPS 128   /* shrink steps recorded */
+#define EXPLORE_MAX_BOUNDARY 8  /* boundary lines recorded */
 
 struct explore_opts {
     uint64_t seed;              /* the explorer seed */
@@ -42,6 +43,8 @@ struct explore_cover {
     uint64_t placements;            /* distinct (kind, node, point or whole second) tried */
     uint64_t placements_possible;   /* how many such placements the budget allows */
     uint64_t truncated;             /* runs cut short by max-events (not judged) */
+    uint64_t state_runs[LOCK_MAX_STATES]; /* runs that reached each state of the
+                                       algorithm (lock_state; indexes of its state_names) */
 };
 
 struct explore_result {
@@ -53,7 +56,8 @@ struct explore_result {
     uint64_t shrink_runs;       /* runs made by the shrinker */
     int nsteps;                 /* shrink steps taken */
     char steps[EXPLORE_MAX_STEPS][160]; /* one line each */
-    char boundary[4][400];      /* sizes pinned to the tick, with the outcome on each side */
+    char boundary[EXPLORE_MAX_BOUNDARY][400]; /* sizes and params pinned to the tick, with
+                                                 the outcome on each side */
     int nboundary;
     int faults_found, faults_shrunk; /* faults in the first failing run and after shrinking */
     int clients_found, clients_shrunk;
@@ -61,6 +65,8 @@ struct explore_result {
     char *text;                 /* owned: the counterexample file, NUL-terminated */
     size_t len;
     struct explore_cover cover;
+    const struct lock_algo *algo; /* borrowed (static): the algorithm explored, whose
+                                     state_names name cover.state_runs; NULL = unknown */
 };
 
 /* Search and shrink. base is borrowed for the call (its kept source is used

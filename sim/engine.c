@@ -176,6 +176,7 @@ uint64_t engine_events(const struct engine *e) { return e->events; }
 enum engine_stop engine_stop_reason(const struct engine *e) { return (enum engine_stop)e->stop; }
 sim_ns engine_stop_time(const struct engine *e) { return e->now; }
 int engine_truncated(const struct engine *e) { return e->stop != ENGINE_STOP_END; }
+uint64_t engine_states_reached(const struct engine *e) { return e->states_reached; }
 const struct trace *engine_trace(const struct engine *e) { return &e->tr; }
 const struct checker_report *engine_report(const struct engine *e) { return &e->report; }
 const struct scenario *engine_scenario(const struct engine *e) { return &e->s; }

@@ -90,6 +90,9 @@ int engine_truncated(const struct engine *e);
 const struct trace *engine_trace(const struct engine *e); /* borrowed, lives with e */
 /* Report; final once engine_step has returned 0. */
 const struct checker_report *engine_report(const struct engine *e);
+/* The algorithm's states reached so far in this run: bit i for
+ * lock_algo.state_names[i] (lock_state). Not part of the trace. */
+uint64_t engine_states_reached(const struct engine *e);
 /* The engine's copy of the scenario, without its client list: clients is
  * NULL, nclients counts them, the trace's nodes name them. */
 const struct scenario *engine_scenario(const struct engine *e);

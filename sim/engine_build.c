@@ -180,6 +180,13 @@ static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn
         fail(err, &e->s, e->s.algo_pos, msg);
         return LSIM_EPLUGIN;
     }
+    if (e->algo->nstates < 0 || e->algo->nstates > LOCK_MAX_STATES ||
+        (e->algo->nstates > 0 && e->algo->state_names == NULL)) {
+        snprintf(msg, sizeof msg, "algorithm '%s' names %d states; lock.h allows 0 to %d, with "
+                 "state_names for each", e->algo->name, e->algo->nstates, LOCK_MAX_STATES);
+        fail(err, &e->s, e->s.algo_pos, msg);
+        return LSIM_EPLUGIN;
+    }
     snprintf(e->tr.algo, sizeof e->tr.algo, "%s", e->algo->name);
     int rc = configure(e, o, err);
     if (rc != 0) return rc;

@@ -188,6 +188,7 @@ struct engine {
     struct checker_report report;
     sim_ns now;
     uint64_t events;
+    uint64_t states_reached; /* bit i: lock_state(i) was called in this run */
     int ended;
     int stop;               /* enum engine_stop, once ended */
     uint64_t next_check;    /* events count at which check_limits looks next */

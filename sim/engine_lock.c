@@ -70,6 +70,10 @@ void lock_lost(struct lock_ctx *x) {
     if (client_of(x->e, x->node)) eng_program_lost(x->e, x->node);
 }
 
+void lock_state(struct lock_ctx *x, int state) {
+    if (state >= 0 && state < x->e->algo->nstates) x->e->states_reached |= 1ull << state;
+}
+
 void lock_note_grant(struct lock_ctx *x, int owner, uint64_t token, sim_ns ttl_ns,
                      sim_ns expires_local) {
     emit(x->e, TRACE_SRV_GRANT, x->node, owner, token, 0, ttl_ns, expires_local, NULL);

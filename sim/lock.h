@@ -22,13 +22,16 @@
 
 /* 2: option returns a negative LSIM_E code (error.h) instead of -1, and an
  * unknown key is told by LSIM_EUNKNOWN_OPTION, not by the text of err.
- * 3: grant_quorum and lock_free at the end of struct lock_algo; enum
- * lock_control gains LOCK_CONTROL_KILL_REPLICAS (server_control may be
- * called with it); lock_server_state (at the end of this file). */
+ * 3: grant_quorum, lock_free, state_names and nstates at the end of
+ * struct lock_algo; enum lock_control gains LOCK_CONTROL_KILL_REPLICAS
+ * (server_control may be called with it); lock_server_state (at the end
+ * of this file) and lock_state() (marks a state reached: coverage for
+ * `locksim explore`). */
 #define LOCK_ABI_VERSION 3u
 
 #define LOCK_MAX_SERVERS 15 /* lock servers in a run at most (= SCN_MAX_SERVERS) */
 #define LOCK_OPT_MAX 48     /* longest option key or value, with its NUL (= SCN_OPT_MAX) */
+#define LOCK_MAX_STATES 64  /* states an algorithm may name (lock_algo.nstates) */
 
 struct lock_ctx; /* the engine's view of one node, valid during a callback only */
 
@@ -151,6 +154,13 @@ struct lock_algo {
      * order of the clients' read-modify-writes?),
      * and counts overlaps as duplicated work, not as violations. */
     int lock_free;
+    /* Version 3. Optional: the states this algorithm's clients and servers pass
+     * through ("granted", "expired-unknown", "quorum-missed" ...), for
+     * coverage: state_names[i] names the state whose id lock_state() is given
+     * as i; nstates of them (at most LOCK_MAX_STATES; 0 with NULL = none).
+     * The names are static text, owned by the algorithm. */
+    const char *const *state_names;
+    int nstates;
 };
 
 /* ---- Services the engine gives an algorithm (valid inside callbacks). ---- */
@@ -207,6 +217,11 @@ void lock_note_delete(struct lock_ctx *ctx, int requester, int owner);
 void lock_note_keep(struct lock_ctx *ctx, int requester, int owner);
 /* Free-form note (text must be a string literal or otherwise outlive the run). */
 void lock_note(struct lock_ctx *ctx, const char *text, int64_t a, int64_t b);
+/* This node has reached state `state` (an index of lock_algo.state_names);
+ * an id outside 0..nstates-1 is ignored. Not a trace event: it changes no
+ * trace and no hash, only the run's set of states reached
+ * (engine_states_reached), which the explorer counts over its runs. */
+void lock_state(struct lock_ctx *ctx, int state);
 
 /* Option values, with the scenario file's own syntax (the parser's rules, so
  * `lock NAME key=value` and a scenario line read a value alike). Each

@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "explore.h"
+#include "kv.h"
 #include "scenario.h"
 #include "scenario_file.h"
 
@@ -313,8 +314,74 @@ static void test_nothing_found_reports_coverage(void **state)
         assert_true(a.cover.kind[k] == b.cover.kind[k]);
     }
     assert_true(a.cover.point[SCN_NEM_PAUSE][SCN_POINT_AFTER_ACQUIRE] > 0);
+    /* The algorithm's states: every run acquires; no key ever expires (setnx
+     * has no TTL), so no DEL ever removes another client's key: the two
+     * states a pause would need to break it are never reached, and the
+     * table says why nothing was found. The counts do not depend on --jobs. */
+    assert_ptr_equal(a.algo, o.algo);
+    assert_int_equal(a.algo->nstates, KV_ST_COUNT);
+    assert_string_equal(a.algo->state_names[KV_ST_EXPIRED_UNKNOWN], "expired-unknown");
+    assert_true(a.cover.state_runs[KV_ST_ACQUIRING] == 4096);
+    assert_true(a.cover.state_runs[KV_ST_GRANTED] > 4000);   /* all but runs whose A crashed */
+    assert_true(a.cover.state_runs[KV_ST_REFUSED] > 0);      /* B's retries while A holds */
+    assert_true(a.cover.state_runs[KV_ST_RELEASED] > 0);
+    assert_true(a.cover.state_runs[KV_ST_EXPIRED_UNKNOWN] == 0);
+    assert_true(a.cover.state_runs[KV_ST_DELETED_ANOTHERS] == 0);
+    assert_true(a.cover.state_runs[KV_ST_PROMOTED] == 0);    /* one server: no replicas */
+    for (k = 0; k < LOCK_MAX_STATES; k++)
+        assert_true(a.cover.state_runs[k] == b.cover.state_runs[k]);
     explore_result_close(&a);
     explore_result_close(&b);
+}
+
+/* The states a run passes through, as the algorithm reports them: the seed's
+ * own story with a plain lease (A acquires, pauses 27 s, its lease expires
+ * at 30 s unknown to it, B takes the lock at 31 s and releases it, and A's
+ * compare-and-delete finds B's value and keeps the key) reaches exactly
+ * acquiring, granted, released, release-kept and expired-unknown; reporting
+ * them changes neither the trace nor its hash. */
+static void test_states_of_the_seeds_story(void **state)
+{
+    struct engine *e;
+    struct engine_opts eo = {.hash_trace = 1};
+    uint64_t want = 1ull << KV_ST_ACQUIRING | 1ull << KV_ST_GRANTED | 1ull << KV_ST_RELEASED |
+                    1ull << KV_ST_RELEASE_KEPT | 1ull << KV_ST_EXPIRED_UNKNOWN;
+
+    (void)state;
+    load(&sc, "scenarios/gc-pause-outlives-lease.lsim");
+    assert_int_equal(engine_new(&e, &sc, &eo, &err), 0);
+    assert_true(engine_states_reached(e) == 0); /* nothing yet */
+    engine_run(e);
+    assert_true(engine_states_reached(e) == want);
+    engine_free(e);
+    /* With --set pause=20s A resumes at 25 s, before its lease runs out: SAFE,
+     * and expired-unknown and release-kept are not reached. */
+    assert_int_equal(scenario_set(&sc, "pause=20s", &err), 0);
+    assert_int_equal(engine_new(&e, &sc, &eo, &err), 0);
+    engine_run(e);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_true(engine_states_reached(e) ==
+                (1ull << KV_ST_ACQUIRING | 1ull << KV_ST_GRANTED | 1ull << KV_ST_RELEASED));
+    engine_free(e);
+}
+
+/* An algorithm that names more states than lock.h allows is refused when
+ * the run is built, with its name and the limit, never a crash. */
+static void test_too_many_states_is_refused(void **state)
+{
+    struct lock_algo bad = *lock_algo_find("lease");
+    struct engine *e = NULL;
+    struct engine_opts eo = {.algo = &bad};
+
+    (void)state;
+    bad.nstates = LOCK_MAX_STATES + 1;
+    assert_int_equal(parse(&sc, head), 0);
+    assert_int_equal(engine_new(&e, &sc, &eo, &err), LSIM_EPLUGIN);
+    assert_non_null(strstr(err.msg, "algorithm 'lease' names 65 states; lock.h allows 0 to 64"));
+    bad.nstates = 3;
+    bad.state_names = NULL;
+    assert_int_equal(engine_new(&e, &sc, &eo, &err), LSIM_EPLUGIN);
+    assert_non_null(strstr(err.msg, "with state_names for each"));
 }
 
 /* The planted bug (a lease released with plain DEL) is found and shrunk to a
@@ -335,6 +402,192 @@ static void test_planted_bug_shrinks_to_a_wrong_release(void **state)
     assert_true(r.clients_shrunk < r.clients_found); /* a client was not needed */
     assert_true(r.faults_shrunk <= 2);
     explore_result_close(&r);
+}
+
+/* A param with a range is bisected to the tick as fault sizes are. A pause
+ * of A between its read and its write, `$pause` in 1s..55s, against a 10 s
+ * lease that B (retrying every 1 s from 1 s) takes at 11 s: the search draws
+ * a pause far past the lease, the shrinker rounds it to 40 s, then bisects
+ * between the default 1 s (SAFE) and 40 s to 11 s + 1 ns, the smallest
+ * pause that still gives a stale write and a lost update. */
+static const char *const param_story =
+    "param pause=1s range=1s..55s\n"
+    "lock lease ttl=10s\n"
+    "resource stock=2 fencing=off\n"
+    "network latency=0ms\n"
+    "duration 60s\n"
+    "client A: acquire; read; write; release\n"
+    "client B @1s: acquire retry=1s; read; write; release\n"
+    "on A.between-read-and-write pause A $pause\n"
+    "expect verdict SAFE\n";
+
+static void test_ranged_param_is_bisected_to_the_tick(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 2048, .jobs = 1};
+    struct explore_result r, r2;
+    char msg[800] = "";
+
+    (void)state;
+    assert_int_equal(parse(&sc, param_story), 0);
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
+    assert_true(r.found);
+    /* The steps: rounded, then bisected to the exact nanosecond. */
+    assert_int_equal(r.nsteps, 2);
+    assert_string_equal(r.steps[0], "param pause rounded to 40s");
+    assert_string_equal(r.steps[1], "bisected param pause: 40s -> 11.000000001s");
+    /* The boundary, in the report and as a comment of the file. */
+    assert_int_equal(r.nboundary, 1);
+    assert_string_equal(r.boundary[0], "param pause 11.000000001s: UNSAFE with a stale write, a "
+                                       "lost update; 11s (1 ns less): UNSAFE with a stale write");
+    assert_non_null(strstr(r.text, "# Boundary: param pause 11.000000001s: UNSAFE"));
+    /* The value is written into the fault line (params are printed as values). */
+    assert_non_null(strstr(r.text, "\non A.between-read-and-write pause A 11.000000001s\n"));
+    assert_non_null(strstr(r.text, "expect lost-update\n"));
+    /* Each side of the boundary, run through the engine from the file's own
+     * scenario with --set: 11 s + 1 ns loses an update, 11 s does not (A
+     * writes in the tick of B's grant, before B reads), 1 s is SAFE. */
+    {
+        static const struct {
+            const char *set;
+            enum scn_verdict v;
+            int stale, lost;
+        } sides[] = {{"pause=11000000001ns", SCN_VERDICT_UNSAFE, 1, 1},
+                     {"pause=11s", SCN_VERDICT_UNSAFE, 1, 0},
+                     {"pause=1s", SCN_VERDICT_SAFE, 0, 0}};
+        struct engine_opts eo = {0};
+        for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+            struct engine *e;
+            assert_int_equal(parse(&sc2, param_story), 0);
+            assert_int_equal(scenario_set(&sc2, sides[i].set, &err), 0);
+            assert_int_equal(engine_new(&e, &sc2, &eo, &err), 0);
+            engine_run(e);
+            assert_int_equal(engine_report(e)->verdict, sides[i].v);
+            assert_int_equal(engine_report(e)->stale_accepted, sides[i].stale);
+            assert_int_equal(engine_report(e)->lost_updates, sides[i].lost);
+            engine_free(e);
+        }
+    }
+    /* Two workers: the same file, byte for byte. */
+    o.jobs = 2;
+    assert_int_equal(explore_run(&sc, &o, &r2, msg, sizeof msg), 0);
+    assert_int_equal(r.len, r2.len);
+    assert_memory_equal(r.text, r2.text, r.len);
+    explore_result_close(&r);
+    explore_result_close(&r2);
+    /* Two ranged params and a file that expects UNSAFE (the seed's story,
+     * pause 27s and ttl 30s): a run breaks the file when its story changes.
+     * pause is bisected from the 50 s it was rounded to down to its default
+     * 27 s, where the file's expect lines hold again (A resumes at 32 s, one
+     * second into B's hold: 1 ns more changes the double entry's length);
+     * then ttl from its default 30 s up to 32 s - 1 ns, where B, who asks
+     * from 31 s every second, still gets the lock at 32 s (at 32 s it would
+     * not, and the run is SAFE). */
+    o.jobs = 1;
+    load(&sc, "scenarios/gc-pause-outlives-lease.lsim");
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
+    assert_true(r.found);
+    assert_int_equal(r.nboundary, 2);
+    assert_string_equal(r.boundary[0], "param pause 27.000000001s: UNSAFE with a double entry, a "
+                                       "stale write, a lost update; 27s (1 ns less): UNSAFE with "
+                                       "a double entry, a stale write, a lost update (the file's "
+                                       "expect lines hold)");
+    assert_string_equal(r.boundary[1], "param ttl 31.999999999s: UNSAFE with a double entry, a "
+                                       "stale write, a lost update; 32s (1 ns more): SAFE");
+    assert_non_null(strstr(r.text, "\nlock lease ttl=31.999999999s release=compare-and-delete\n"));
+    assert_non_null(strstr(r.text, "\n@5s pause A 27.000000001s\n"));
+    explore_result_close(&r);
+}
+
+/* The figures table of docs/explore.md ("Every algorithm under one budget")
+ * is what the explorer finds: each row is run (seed 1, budget 100000, one
+ * worker) with its algorithm and --set, and its outcome, runs to the first
+ * failure (or "none found in N runs"), states reached and every fault line it
+ * quotes must match. Every algorithm of the registry has a row. */
+static char *cell(char **p)
+{
+    char *c = *p, *bar = strchr(c, '|');
+    char *end;
+
+    if (bar == NULL)
+        return NULL;
+    *bar = '\0';
+    *p = bar + 1;
+    while (*c == ' ')
+        c++;
+    end = c + strlen(c);
+    while (end > c && end[-1] == ' ')
+        *--end = '\0';
+    return c;
+}
+
+static void test_the_figures_table_is_what_explore_finds(void **state)
+{
+    static char doc[65536];
+    char *line, *save = NULL, *table;
+    int rows = 0, covered[64] = {0}, i;
+
+    (void)state;
+    slurp("docs/explore.md", doc, sizeof doc);
+    table = strstr(doc, "| algorithm | --set | found | runs to first failure | states reached |");
+    assert_non_null(table);
+    for (line = strtok_r(table, "\n", &save); line && line[0] == '|';
+         line = strtok_r(NULL, "\n", &save)) {
+        char *p = line + 1, *algo = cell(&p), *set = cell(&p), *found = cell(&p),
+             *runs = cell(&p), *states = cell(&p), *story = cell(&p), *q;
+        struct explore_opts o = {.seed = 1, .budget = 100000, .jobs = 1};
+        struct explore_result r;
+        char msg[800] = "", want[64];
+        int reached = 0, named, k;
+        assert_non_null(story);
+        if (strcmp(algo, "algorithm") == 0 || strncmp(algo, "---", 3) == 0)
+            continue;
+        o.algo = lock_algo_find(algo);
+        if (o.algo == NULL)
+            print_error("docs/explore.md names '%s', not an algorithm\n", algo);
+        assert_non_null(o.algo);
+        for (i = 0; lock_algo_at(i); i++)
+            covered[i] |= lock_algo_at(i) == o.algo;
+        load(&sc, "scenarios/explore-budget.lsim");
+        if (set[0])
+            assert_int_equal(scenario_set(&sc, set, &err), 0);
+        assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
+        if (strcmp(found, "yes") == 0) {
+            assert_true(r.found);
+            snprintf(want, sizeof want, "%llu", (unsigned long long)r.first_fail + 1);
+        } else {
+            assert_false(r.found);
+            snprintf(want, sizeof want, "none found in %llu runs", (unsigned long long)r.runs);
+        }
+        if (strcmp(runs, want) != 0)
+            print_error("%s %s: the table says '%s', explore gives '%s'\n", algo, set, runs, want);
+        assert_string_equal(runs, want);
+        for (k = 0; k < r.algo->nstates; k++)
+            reached += r.cover.state_runs[k] > 0;
+        named = r.algo->nstates;
+        snprintf(want, sizeof want, "%d of %d", reached, named);
+        if (strcmp(states, want) != 0)
+            print_error("%s %s: states '%s' in the table, %s explored\n", algo, set, states, want);
+        assert_string_equal(states, want);
+        /* Each fault line quoted (`on ...` or `@...`) is a line of the file. */
+        for (q = strchr(story, '`'); q; q = strchr(q + 1, '`')) {
+            char quoted[300], *close = strchr(q + 1, '`');
+            assert_non_null(close);
+            snprintf(quoted, sizeof quoted, "\n%.*s\n", (int)(close - q - 1), q + 1);
+            if ((q[1] == '@' || strncmp(q + 1, "on ", 3) == 0) && !strstr(r.text, quoted))
+                print_error("%s %s: the file has no line%s", algo, set, quoted);
+            if (q[1] == '@' || strncmp(q + 1, "on ", 3) == 0)
+                assert_non_null(strstr(r.text, quoted));
+            q = close;
+        }
+        explore_result_close(&r);
+        rows++;
+    }
+    assert_true(rows >= 13);
+    for (i = 0; lock_algo_at(i); i++) {
+        if (!covered[i])
+            print_error("docs/explore.md has no row for %s\n", lock_algo_at(i)->name);
+        assert_true(covered[i]);
+    }
 }
 
 /* Nothing to explore: refused with what to add. */
@@ -383,6 +636,9 @@ static void test_cli_writes_a_file_that_check_passes(void **state)
     assert_non_null(strstr(r->out, "none found in 2048 runs"));
     assert_non_null(strstr(r->out, "distinct fault placements"));
     assert_non_null(strstr(r->out, "between-read-and-write"));
+    assert_non_null(strstr(r->out, "algorithm states of setnx: 5 of 14 reached (runs reaching "
+                                   "each, of 2048 runs)\n  acquiring                        2048\n"));
+    assert_non_null(strstr(r->out, "\n  expired-unknown                     0  not reached\n"));
 }
 
 static void test_cli_errors(void **state)
@@ -414,7 +670,11 @@ int main(void)
         cmocka_unit_test(test_search_finds_the_seeds_story_at_the_tick),
         cmocka_unit_test(test_same_seed_same_file_whatever_the_jobs),
         cmocka_unit_test(test_nothing_found_reports_coverage),
+        cmocka_unit_test(test_states_of_the_seeds_story),
+        cmocka_unit_test(test_too_many_states_is_refused),
         cmocka_unit_test(test_planted_bug_shrinks_to_a_wrong_release),
+        cmocka_unit_test(test_ranged_param_is_bisected_to_the_tick),
+        cmocka_unit_test(test_the_figures_table_is_what_explore_finds),
         cmocka_unit_test(test_refuses_a_scenario_with_nothing_to_explore),
         cmocka_unit_test(test_cli_writes_a_file_that_check_passes),
         cmocka_unit_test(test_cli_errors),

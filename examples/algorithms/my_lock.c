@@ -18,6 +18,12 @@
 enum { REQ_ACQUIRE = 1, REQ_RELEASE, REPLY };
 enum { TIMER_EXPIRE = 1, TIMER_TIMEOUT };
 
+/* The states a run passes through, for `locksim explore`'s coverage table
+ * (lock_state; optional). The ids index state_names. */
+enum { ST_GRANTED, ST_DENIED, ST_EXPIRED, ST_RELEASED, ST_RELEASE_KEPT, ST_COUNT };
+static const char *const state_names[ST_COUNT] = {"granted", "denied", "expired-unknown",
+                                                  "released", "release-kept"};
+
 struct config {
     sim_ns ttl_ns;
 };
@@ -78,6 +84,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     if (m->type == REQ_ACQUIRE) {
         if (s->holder >= 0) {
             lock_note_deny(ctx, m->from, s->holder);
+            lock_state(ctx, ST_DENIED);
             reply(ctx, m, 0, 0);
             return;
         }
@@ -86,15 +93,18 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         sim_ns now = lock_now(ctx, LOCK_CLOCK_MONO);
         s->expiry = lock_timer(ctx, LOCK_CLOCK_MONO, c->ttl_ns, TIMER_EXPIRE, s->token);
         lock_note_grant(ctx, m->from, s->token, c->ttl_ns, now + c->ttl_ns);
+        lock_state(ctx, ST_GRANTED);
         reply(ctx, m, 1, s->token);
     } else if (m->type == REQ_RELEASE) {
         /* Release only the grant the client holds: compare the token. */
         if (s->holder == m->from && s->token == m->token) {
             lock_note_delete(ctx, m->from, s->holder);
+            lock_state(ctx, ST_RELEASED);
             lock_cancel(ctx, s->expiry);
             s->holder = -1;
         } else {
             lock_note_keep(ctx, m->from, s->holder);
+            lock_state(ctx, ST_RELEASE_KEPT);
         }
         reply(ctx, m, 1, 0);
     }
@@ -104,6 +114,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     struct server *s = state;
     if (timer == TIMER_EXPIRE && s->holder >= 0 && s->token == arg) {
         lock_note_expire(ctx, s->holder);
+        lock_state(ctx, ST_EXPIRED); /* the holder is not told */
         s->holder = -1;
     }
 }
@@ -171,6 +182,8 @@ static const struct lock_algo ticket = {
     /* Left out, so NULL and 0 (lock.h, interface version 3): grant_quorum,
      * because one server's grant is the service's grant, and lock_free,
      * because safety rests on holding the lock (and its token). */
+    .state_names = state_names,
+    .nstates = ST_COUNT,
 };
 
 const struct lock_algo *locksim_algo(void) { return &ticket; }

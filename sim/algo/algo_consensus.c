@@ -136,6 +136,34 @@ enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE };    /* server timers */
 enum { T_REQUEST = 1, T_KEEPALIVE, T_KEEPALIVE_REQUEST };   /* client timers */
 enum { OP_NONE, OP_ACQUIRE, OP_RELEASE };
 
+/* States (lock_state), servers' then clients'. */
+enum {
+    CS_ST_FOLLOWER,        /* server: a follower (every server starts as one) */
+    CS_ST_CANDIDATE,       /* server: started an election */
+    CS_ST_LEADER,          /* server: elected leader */
+    CS_ST_STEPPED_DOWN,    /* server: a leader became a follower (newer term, no quorum) */
+    CS_ST_LEASE_GRANTED,   /* state machine: the key put under a client's lease */
+    CS_ST_LEASE_DENIED,    /* state machine: the key held under another lease */
+    CS_ST_LEASE_RENEWED,   /* state machine: a keep-alive renewed the lease */
+    CS_ST_LEASE_LAPSED,    /* state machine: the leader revoked a silent lease */
+    CS_ST_RELEASED,        /* state machine: the holder's release deleted the key */
+    CS_ST_RELEASE_NOT_HELD,/* state machine: a release under a lease that no longer holds */
+    CS_ST_LOG_FULL,        /* server: the log is full, nothing commits */
+    CS_ST_SNAPSHOT,        /* server: installed the leader's snapshot */
+    CS_ST_ACQUIRING,       /* client: an acquire sent */
+    CS_ST_GRANTED,         /* client: the grant in time */
+    CS_ST_GRANT_TOO_LATE,  /* client: the grant came back after its lease ran out */
+    CS_ST_REFUSED,         /* client: held by another */
+    CS_ST_NO_LEADER,       /* client: no server answered as leader */
+    CS_ST_LEASE_LOST,      /* client: a keep-alive was refused: the lease is gone */
+    CS_ST_COUNT
+};
+static const char *const state_names[CS_ST_COUNT] = {
+    "follower", "candidate", "leader", "stepped-down", "lease-granted", "lease-denied",
+    "lease-renewed", "lease-lapsed", "released", "release-not-held", "log-full",
+    "snapshot-installed", "acquiring", "granted", "grant-too-late", "refused", "no-leader",
+    "lease-lost"};
+
 struct cons_config {
     sim_ns ttl_ns;             /* lease length */
     int token;                 /* 1 = the revision is handed out as the fencing token */
@@ -474,6 +502,7 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             s->sm.revision = (uint64_t)idx;
             result = R_GRANTED;
             rev = (uint64_t)idx;
+            lock_state(ctx, CS_ST_LEASE_GRANTED);
             if (leader) restart_lease(ctx, s);
             if (record) {
                 lock_note_grant(ctx, e->client, rev, c->ttl_ns, s->lease_deadline);
@@ -485,6 +514,7 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             if (leader) left = s->lease_deadline > now_mono(ctx) ? s->lease_deadline - now_mono(ctx) : 0;
         } else {
             result = R_DENIED;
+            lock_state(ctx, CS_ST_LEASE_DENIED);
             if (record) lock_note_deny(ctx, e->client, s->sm.owner);
         }
         break;
@@ -494,16 +524,19 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             s->sm.held = 0;
             s->sm.owner = -1;
             result = R_RELEASED;
+            lock_state(ctx, CS_ST_RELEASED);
             if (leader) forget_lease(ctx, s);
             note_removal(ctx, s, record, owner, e->client, 0);
         } else {
             result = R_NOT_HELD;
+            lock_state(ctx, CS_ST_RELEASE_NOT_HELD);
             if (record) lock_note_keep(ctx, e->client, s->sm.held ? s->sm.owner : -1);
         }
         break;
     case E_KEEPALIVE:
         if (s->sm.held && s->sm.lease == e->lease && !(leader && s->expiring == e->lease)) {
             result = R_RENEWED;
+            lock_state(ctx, CS_ST_LEASE_RENEWED);
             if (leader) restart_lease(ctx, s);
             if (record) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
         } else {
@@ -515,6 +548,7 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             int owner = s->sm.owner;
             s->sm.held = 0;
             s->sm.owner = -1;
+            lock_state(ctx, CS_ST_LEASE_LAPSED);
             if (leader) forget_lease(ctx, s);
             note_removal(ctx, s, record, owner, -1, 1);
         }
@@ -558,6 +592,7 @@ static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int cl
     if (log_append(s, &e, client >= 0 ? LOG_CAP - LOG_RESERVE : LOG_CAP) != 0) {
         if (!s->log_full++)
             lock_note(ctx, "log full: nothing commits; requests are dropped", s->last_index, 0);
+        lock_state(ctx, CS_ST_LOG_FULL);
         return -1;
     }
     s->log_full = 0;
@@ -576,6 +611,7 @@ static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t
         cancel(ctx, &s->t_quorum);
         forget_lease(ctx, s);
         lock_note(ctx, why, s->term, term);
+        lock_state(ctx, CS_ST_STEPPED_DOWN);
     }
     if (term > s->term) {
         s->term = term;
@@ -584,6 +620,7 @@ static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t
     }
     s->role = ROLE_FOLLOWER;
     s->leader = leader;
+    lock_state(ctx, CS_ST_FOLLOWER);
     /* Raft's Figure 2: the election timer restarts only on hearing the
      * current leader or granting a vote, so a stale candidate's higher term
      * does not keep postponing everyone's election. A former leader had none. */
@@ -594,6 +631,7 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
     s->role = ROLE_LEADER;
     s->leader = s->self;
     s->campaigns = 0;
+    lock_state(ctx, CS_ST_LEADER);
     cancel(ctx, &s->t_election);
     for (int f = 0; f < s->n; f++) {
         s->next[f] = s->last_index + 1;
@@ -617,6 +655,7 @@ static void campaign(struct lock_ctx *ctx, struct cons_server *s) {
     s->voted_for = s->self;
     s->role = ROLE_CANDIDATE;
     s->leader = -1;
+    lock_state(ctx, CS_ST_CANDIDATE);
     memset(s->granted, 0, sizeof s->granted);
     s->granted[s->self] = 1;
     s->votes = 1;
@@ -649,6 +688,7 @@ static void server_init(struct lock_ctx *ctx, void *state) {
     s->leader = -1;
     s->noted_owner = -1;
     s->sm.owner = s->snap.owner = -1;
+    lock_state(ctx, CS_ST_FOLLOWER);
     /* first-candidate: that server times out after exactly T, the others
      * only after 1.5T or more, as a test fixture elects a chosen server. */
     if (c->first_candidate == 0) {
@@ -813,6 +853,7 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
             s->noted_owner = -1;
         }
         lock_note(ctx, "installs the leader's snapshot of the lock state", si, st);
+        lock_state(ctx, CS_ST_SNAPSHOT);
     }
     reply_append(ctx, s, m, 1, si);
 }
@@ -970,6 +1011,7 @@ static void op_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) 
     cancel(ctx, &c->t_request);
     if (op == OP_ACQUIRE) {
         lock_note(ctx, "no leader answered; this attempt fails", c->asked, 0);
+        lock_state(ctx, CS_ST_NO_LEADER);
         lock_refused(ctx);
     } else {
         lock_note(ctx, "release unanswered; the leader will expire the lease", c->asked, 0);
@@ -1014,6 +1056,7 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
     if (!c->lease) c->lease = lock_random(ctx) | 1; /* a new session: never 0 */
     c->op = OP_ACQUIRE;
     c->asked = 0;
+    lock_state(ctx, CS_ST_ACQUIRING);
     send_op(ctx, c);
 }
 
@@ -1040,6 +1083,7 @@ static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, cons
         ka_stop(ctx, c);
         c->lease = 0;
         lock_note(ctx, "keep-alive refused: its lease is gone", 0, 0);
+        lock_state(ctx, CS_ST_LEASE_LOST);
         lock_lost(ctx);
     }
 }
@@ -1067,6 +1111,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     if (op == OP_ACQUIRE && m->a == R_GRANTED && validity <= 0) {
         lock_note(ctx, "the grant came back after its lease would have run out; ignored",
                   (int64_t)m->token, validity);
+        lock_state(ctx, CS_ST_GRANT_TOO_LATE);
         lock_refused(ctx);
     } else if (op == OP_ACQUIRE && m->a == R_GRANTED) {
         c->holding = 1;
@@ -1074,8 +1119,10 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         c->revision = m->token;
         c->ka_asked = 0;
         c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
+        lock_state(ctx, CS_ST_GRANTED);
         lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, validity);
     } else if (op == OP_ACQUIRE) {
+        lock_state(ctx, CS_ST_REFUSED);
         lock_refused(ctx);
     } else {
         c->holding = 0;
@@ -1133,4 +1180,6 @@ const struct lock_algo algo_consensus = {
     .server_timer = server_timer,
     .server_restart = server_restart,
     .server_control = server_control,
+    .state_names = state_names,
+    .nstates = CS_ST_COUNT,
 };

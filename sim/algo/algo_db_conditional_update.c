@@ -37,14 +37,21 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
  *
  * After "0 rows updated" real code re-reads and tries again (and then finds
  * what is left to sell): the client program's `write tries=N backoff=D`. */
+enum { CU_ST_APPLIED, CU_ST_MATCHED_NO_ROW, CU_ST_COUNT }; /* states (lock_state) */
+static const char *const state_names[CU_ST_COUNT] = {"update-applied", "update-matched-no-row"};
+
 static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
     (void)state;
-    if (w->read_version == w->version) return LOCK_WRITE_ACCEPTED;
+    if (w->read_version == w->version) {
+        lock_state(ctx, CU_ST_APPLIED);
+        return LOCK_WRITE_ACCEPTED;
+    }
     if (!((const struct cu_config *)lock_config(ctx))->condition) { /* plain UPDATE: last write wins */
         lock_note(ctx, "UPDATE without WHERE version: overwrites a row that changed since the read",
                   w->read_version, w->version);
         return LOCK_WRITE_ACCEPTED;
     }
+    lock_state(ctx, CU_ST_MATCHED_NO_ROW);
     lock_note(ctx, "UPDATE ... WHERE version = (the version it read) matched 0 rows: the row changed",
               w->read_version, w->version);
     return LOCK_WRITE_REJECTED_COND;
@@ -63,4 +70,6 @@ const struct lock_algo algo_db_conditional_update = {
     .client_release = db_client_release_now,
     .resource_write = resource_write,
     .lock_free = 1,
+    .state_names = state_names,
+    .nstates = CU_ST_COUNT,
 };

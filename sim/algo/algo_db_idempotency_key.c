@@ -86,6 +86,22 @@ static void arm_visibility(struct lock_ctx *ctx, struct iq_server *s) {
     s->timer = lock_timer(ctx, LOCK_CLOCK_MONO, left_ns, T_VISIBLE, 0);
 }
 
+/* States (lock_state). */
+enum {
+    IQ_ST_DELIVERED,      /* queue: a job delivered (hidden for the visibility timeout) */
+    IQ_ST_NOTHING_VISIBLE,/* queue: the head job hidden: nothing to receive */
+    IQ_ST_REAPPEARED,     /* queue: the visibility timeout ran out: delivered again later */
+    IQ_ST_DELETED,        /* queue: the job deleted with its receipt (done) */
+    IQ_ST_STALE_RECEIPT,  /* queue: a delete with an outdated receipt handle */
+    IQ_ST_KEY_APPLIED,    /* resource: the first write with a key applied */
+    IQ_ST_DUPLICATE,      /* resource: a write with a key already applied: not again */
+    IQ_ST_NO_KEY,         /* resource: a write without a key: refused */
+    IQ_ST_COUNT
+};
+static const char *const state_names[IQ_ST_COUNT] = {
+    "delivered", "nothing-visible", "reappeared", "deleted", "stale-receipt", "key-applied",
+    "duplicate-suppressed", "no-key-refused"};
+
 /* The visibility timeout, checked on every access and by the timer. SQS
  * documents no finer rule; the deadline is taken as inclusive: visible
  * again at now >= reappears (docs/algorithms.md, "Expiry at the exact tick"). */
@@ -97,6 +113,7 @@ static void reappear_if_due(struct lock_ctx *ctx, struct iq_server *s) {
     lock_note(ctx, "visibility timeout: the job is visible again and will be delivered again",
               (int64_t)s->job, 0);
     lock_note_expire(ctx, s->owner);
+    lock_state(ctx, IQ_ST_REAPPEARED);
 }
 
 static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uint64_t job,
@@ -117,6 +134,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     case IQ_RECEIVE:
         if (s->in_flight) { /* the head job is hidden: nothing to receive */
             lock_note_deny(ctx, m->from, s->owner);
+            lock_state(ctx, IQ_ST_NOTHING_VISIBLE);
             reply(ctx, m, 0, 0, 0);
             return;
         }
@@ -126,11 +144,13 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         s->reappears_local = lock_now(ctx, LOCK_CLOCK_MONO) + cfg(ctx)->visibility_ns;
         lock_note_grant(ctx, m->from, s->job, cfg(ctx)->visibility_ns, s->reappears_local);
         arm_visibility(ctx, s);
+        lock_state(ctx, IQ_ST_DELIVERED);
         reply(ctx, m, 1, s->job, s->receipt);
         return;
     case IQ_DELETE:
         if (s->receipt && m->value == s->receipt) {
             lock_note_delete(ctx, m->from, s->owner);
+            lock_state(ctx, IQ_ST_DELETED);
             s->job++;
             s->in_flight = 0;
             s->owner = -1;
@@ -141,6 +161,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             lock_note(ctx, "delete with an outdated receipt handle: the job was delivered again or is done",
                       (int64_t)s->job, 0);
             lock_note_keep(ctx, m->from, s->in_flight ? s->owner : -1);
+            lock_state(ctx, IQ_ST_STALE_RECEIPT);
             reply(ctx, m, 0, 0, 0);
         }
         return;
@@ -233,15 +254,18 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
     struct iq_resource *r = state;
     if (w->token == 0) {
         lock_note(ctx, "request without an idempotency key: refused", 0, 0);
+        lock_state(ctx, IQ_ST_NO_KEY);
         return LOCK_WRITE_REJECTED_NOTOKEN;
     }
     uint64_t *slot = &r->key[w->token % IQ_KEYS_KEPT];
     if (*slot == w->token) {
         lock_note(ctx, "idempotency key already applied: the duplicate is not applied again",
                   (int64_t)w->token, 0);
+        lock_state(ctx, IQ_ST_DUPLICATE);
         return DB_WRITE_REJECTED_DUPLICATE;
     }
     *slot = w->token;
+    lock_state(ctx, IQ_ST_KEY_APPLIED);
     return LOCK_WRITE_ACCEPTED;
 }
 
@@ -267,4 +291,6 @@ const struct lock_algo algo_db_idempotency_key = {
     .resource_size = sizeof(struct iq_resource),
     .resource_write = resource_write,
     .lock_free = 1,
+    .state_names = state_names,
+    .nstates = IQ_ST_COUNT,
 };

@@ -99,12 +99,30 @@ static void tell_aborted(struct lock_ctx *ctx, int client, uint64_t txid) {
     lock_send(ctx, client, &m);
 }
 
+/* States (lock_state). */
+enum {
+    SL_ST_CLAIMED,       /* server: FOR UPDATE SKIP LOCKED locked the row for a transaction */
+    SL_ST_SKIPPED,       /* server: the row was locked: skipped */
+    SL_ST_COMMITTED,     /* server: the transaction committed */
+    SL_ST_LATE_COMMIT,   /* server: COMMIT of a transaction already ended: ROLLBACK */
+    SL_ST_CLOSED,        /* server: the client dropped its connection: rolled back */
+    SL_ST_TX_TIMEOUT,    /* server: transaction_timeout aborted the holder */
+    SL_ST_RESTART_ROLLBACK, /* server: restarted with a transaction open: rolled back */
+    SL_ST_CLAIM_TIMED_OUT,  /* client: no answer to its claim */
+    SL_ST_WRITE_ON_CLOSED,  /* client: its UPDATE failed on a closed connection */
+    SL_ST_COUNT
+};
+static const char *const state_names[SL_ST_COUNT] = {
+    "claimed", "skipped", "committed", "commit-after-end", "connection-closed",
+    "transaction-timeout", "restart-rolled-back", "claim-timed-out", "write-on-closed-connection"};
+
 static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct sl_server *s = state;
     switch (m->type) {
     case SL_CLAIM:
         if (s->txid) { /* locked by an open transaction: skipped, at once */
             lock_note_deny(ctx, m->from, s->owner);
+            lock_state(ctx, SL_ST_SKIPPED);
             reply(ctx, m, 0, 0);
             return;
         }
@@ -115,16 +133,19 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         lock_note_grant(ctx, m->from, s->txid, tmo,
                         tmo ? lock_now(ctx, LOCK_CLOCK_MONO) + tmo : SIM_NEVER);
         if (tmo) s->timer = lock_timer(ctx, LOCK_CLOCK_MONO, tmo, T_TX_TIMEOUT, s->txid);
+        lock_state(ctx, SL_ST_CLAIMED);
         reply(ctx, m, 1, s->txid);
         return;
     case SL_COMMIT:
         if (s->txid && s->txid == m->token && s->owner == m->from) {
             lock_note_delete(ctx, m->from, s->owner);
+            lock_state(ctx, SL_ST_COMMITTED);
             forget_tx(ctx, s);
             reply(ctx, m, 1, m->token);
         } else {
             lock_note(ctx, "COMMIT of a transaction the database already ended: ROLLBACK",
                       (int64_t)m->token, 0);
+            lock_state(ctx, SL_ST_LATE_COMMIT);
             reply(ctx, m, 0, m->token);
         }
         return;
@@ -132,6 +153,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         if (s->txid && s->owner == m->from && s->claim_req == m->req) {
             lock_note(ctx, "the client closed its connection: its transaction is rolled back",
                       (int64_t)s->txid, 0);
+            lock_state(ctx, SL_ST_CLOSED);
             lock_note_delete(ctx, m->from, s->owner);
             forget_tx(ctx, s);
         }
@@ -149,6 +171,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     lock_note(ctx, "transaction_timeout: the transaction is aborted and its connection closed",
               (int64_t)s->txid, 0);
     lock_note_expire(ctx, s->owner);
+    lock_state(ctx, SL_ST_TX_TIMEOUT);
     tell_aborted(ctx, s->owner, s->txid);
     forget_tx(ctx, s);
 }
@@ -161,6 +184,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
     s->timer = 0; /* the engine dropped every timer at the crash */
     if (s->txid) {
         lock_note(ctx, "restarted: open transactions rolled back, row locks gone", (int64_t)s->txid, 0);
+        lock_state(ctx, SL_ST_RESTART_ROLLBACK);
         tell_aborted(ctx, s->owner, s->txid);
     }
     forget_tx(ctx, s);
@@ -225,6 +249,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         m.type = SL_CLOSE;
         m.req = (uint32_t)arg;
         lock_send(ctx, lock_server(ctx, 0), &m);
+        lock_state(ctx, SL_ST_CLAIM_TIMED_OUT);
         lock_refused(ctx);
     } else {
         c->txid = 0; /* the outcome of a COMMIT whose reply is lost is unknown */
@@ -235,8 +260,8 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
 /* The UPDATE goes over the transaction's connection: once the database has
  * closed it, the driver fails the statement without sending it. */
 static int client_write_ok(struct lock_ctx *ctx, void *state) {
-    (void)ctx;
     const struct sl_client *c = state;
+    if (c->conn_closed) lock_state(ctx, SL_ST_WRITE_ON_CLOSED);
     return !c->conn_closed;
 }
 
@@ -295,4 +320,6 @@ const struct lock_algo algo_db_skip_locked = {
     .resource_size = sizeof(struct sl_resource),
     .resource_write = resource_write,
     .client_write_ok = client_write_ok,
+    .state_names = state_names,
+    .nstates = SL_ST_COUNT,
 };

@@ -30,20 +30,27 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
  * the constraint the stock is not touched. Two clients that read the same n
  * both try to insert unit n and only the first succeeds, in whichever order
  * they arrive: the database, not a lock, decides. */
+enum { UC_ST_INSERTED, UC_ST_UNIQUE_VIOLATION, UC_ST_OUT_OF_TABLE, UC_ST_COUNT }; /* lock_state */
+static const char *const state_names[UC_ST_COUNT] = {"insert-applied", "unique-violation",
+                                                     "unit-outside-table"};
+
 static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
     struct unique_table *t = state;
     int64_t unit = w->value + 1;
     if (unit < 1 || unit > DB_UNIQUE_MAX_UNITS) {
         lock_note(ctx, "INSERT refused: unit number outside the modelled table (1..1048576)", unit, 0);
+        lock_state(ctx, UC_ST_OUT_OF_TABLE);
         return DB_WRITE_REJECTED_UNIQUE;
     }
     size_t i = (size_t)(unit - 1);
     uint8_t bit = (uint8_t)(1u << (i % 8));
     if (t->taken[i / 8] & bit) {
         lock_note(ctx, "INSERT violates UNIQUE (unit): this unit is already reserved", unit, 0);
+        lock_state(ctx, UC_ST_UNIQUE_VIOLATION);
         return DB_WRITE_REJECTED_UNIQUE;
     }
     t->taken[i / 8] |= bit;
+    lock_state(ctx, UC_ST_INSERTED);
     return LOCK_WRITE_ACCEPTED;
 }
 
@@ -59,4 +66,6 @@ const struct lock_algo algo_db_unique_constraint = {
     .resource_size = sizeof(struct unique_table),
     .resource_write = resource_write,
     .lock_free = 1,
+    .state_names = state_names,
+    .nstates = UC_ST_COUNT,
 };

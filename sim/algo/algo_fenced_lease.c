@@ -58,6 +58,18 @@ struct fenced_resource {
     uint64_t last;       /* token of the last accepted write; 0 = none */
 };
 
+/* States (lock_state): the store's, then the fence's. */
+enum {
+    FL_ST_FENCE_ACCEPTED = KV_ST_COUNT, /* the resource accepted a token */
+    FL_ST_FENCE_REJECTED,               /* the resource refused a stale token */
+    FL_ST_FENCE_NO_TOKEN,               /* the resource refused a write without one */
+    FL_ST_CLIENT_ABANDONED,             /* check=client: the client dropped its own write */
+    FL_ST_COUNT
+};
+static const char *const state_names[FL_ST_COUNT] = {KV_STATE_NAMES "token-accepted",
+                                                     "stale-token-rejected", "no-token-rejected",
+                                                     "client-abandoned-write"};
+
 /* 1 when `rule` refuses `token`, given the highest and the last accepted. */
 static int refuses(int rule, uint64_t token, uint64_t highest, uint64_t last) {
     switch (rule) {
@@ -110,9 +122,16 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
     const struct fenced_config *c = lock_config(ctx);
     struct fenced_resource *r = state;
     if (c->check == FENCE_AT_RESOURCE && lock_fencing_stated(ctx) != 0) {
-        if (w->token == 0) return LOCK_WRITE_REJECTED_NOTOKEN;
-        if (refuses(c->compare, w->token, r->highest, r->last)) return LOCK_WRITE_REJECTED_STALE;
+        if (w->token == 0) {
+            lock_state(ctx, FL_ST_FENCE_NO_TOKEN);
+            return LOCK_WRITE_REJECTED_NOTOKEN;
+        }
+        if (refuses(c->compare, w->token, r->highest, r->last)) {
+            lock_state(ctx, FL_ST_FENCE_REJECTED);
+            return LOCK_WRITE_REJECTED_STALE;
+        }
     }
+    lock_state(ctx, FL_ST_FENCE_ACCEPTED);
     r->last = w->token;
     if (w->token > r->highest) r->highest = w->token;
     return LOCK_WRITE_ACCEPTED;
@@ -125,7 +144,9 @@ static int client_write_ok(struct lock_ctx *ctx, void *state) {
     const struct kv_client *k = state;
     if (c->check != FENCE_AT_CLIENT) return 1;
     uint64_t seen = lock_read_token(ctx);
-    return !refuses(c->compare, k->token, seen, seen);
+    if (!refuses(c->compare, k->token, seen, seen)) return 1;
+    lock_state(ctx, FL_ST_CLIENT_ABANDONED);
+    return 0;
 }
 
 const struct lock_algo algo_fenced_lease = {
@@ -142,4 +163,6 @@ const struct lock_algo algo_fenced_lease = {
     .resource_size = sizeof(struct fenced_resource),
     .resource_write = resource_write,
     .client_write_ok = client_write_ok,
+    .state_names = state_names,
+    .nstates = FL_ST_COUNT,
 };

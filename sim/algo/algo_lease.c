@@ -24,4 +24,5 @@ const struct lock_algo algo_lease = {
     .config_default = defaults,
     .option = option,
     KV_ALGO_CALLBACKS,
+    KV_STATES,
 };

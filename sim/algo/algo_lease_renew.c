@@ -48,6 +48,16 @@ struct lr_config {
 
 enum { T_TIMEOUT = 1, T_HEARTBEAT };
 
+/* States (lock_state): the store's, then the heartbeat's. */
+enum {
+    LR_ST_RENEWING = KV_ST_COUNT, /* a renewal (compare-and-pexpire) sent */
+    LR_ST_RENEW_FAILED,           /* a renewal answered no: the lease was gone */
+    LR_ST_RENEW_TIMED_OUT,        /* a renewal not answered: presumed lost */
+    LR_ST_COUNT
+};
+static const char *const state_names[LR_ST_COUNT] = {KV_STATE_NAMES "renewing", "renewal-failed",
+                                                     "renewal-timed-out"};
+
 struct lr_client {
     uint32_t req;          /* last request id issued */
     uint32_t acq_req;      /* outstanding SET NX PX, 0 = none */
@@ -176,6 +186,7 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
     c->renewals = 0;
     c->value = cfg(ctx)->kv.unique_value ? (lock_random(ctx) | 1) : 1;
     c->acq_sent_mono = lock_now(ctx, LOCK_CLOCK_MONO);
+    lock_state(ctx, KV_ST_ACQUIRING);
     c->acq_req = send_req(ctx, c, KV_SET_NX, cfg(ctx)->kv.ttl_ns, &c->acq_timeout);
 }
 
@@ -197,6 +208,7 @@ static void client_release(struct lock_ctx *ctx, void *state) {
 static void lost(struct lock_ctx *ctx, struct lr_client *c, int timed_out) {
     stop_renewing(ctx, c);
     c->lost = 1;
+    lock_state(ctx, timed_out ? LR_ST_RENEW_TIMED_OUT : LR_ST_RENEW_FAILED);
     lock_note(ctx, timed_out ? "renewal timed out: lock presumed lost" : "renewal failed: lock lost",
               c->renewals, cfg(ctx)->on_lost == LR_LOST_ABORT);
     /* on-lost=abort: the client acts on it and leaves the critical section. */
@@ -211,8 +223,10 @@ static void acquire_done(struct lock_ctx *ctx, struct lr_client *c, const struct
         arm_heartbeat(ctx, c);
         /* The lease started somewhere in the round trip: count from the send. */
         sim_ns validity = cfg(ctx)->kv.ttl_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->acq_sent_mono);
+        lock_state(ctx, KV_ST_GRANTED);
         lock_granted(ctx, cfg(ctx)->kv.fenced ? m->token : 0, validity > 0 ? validity : 1);
     } else {
+        lock_state(ctx, KV_ST_REFUSED);
         lock_refused(ctx);
     }
 }
@@ -253,6 +267,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (timer == T_HEARTBEAT) {
         c->heartbeat = 0;
         if (!c->renewing) return;
+        lock_state(ctx, LR_ST_RENEWING);
         c->renew_req = send_req(ctx, c, KV_CAE, cfg(ctx)->kv.ttl_ns, &c->renew_timeout);
         return;
     }
@@ -261,6 +276,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (req == c->acq_req) {
         c->acq_timeout = 0;
         lock_note(ctx, "request timed out", (int64_t)req, 0);
+        lock_state(ctx, KV_ST_TIMED_OUT);
         acquire_done(ctx, c, NULL);
     } else if (req == c->renew_req) {
         c->renew_timeout = 0;
@@ -268,6 +284,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     } else if (req == c->rel_req) {
         c->rel_timeout = 0;
         lock_note(ctx, "request timed out", (int64_t)req, 0);
+        lock_state(ctx, KV_ST_TIMED_OUT);
         release_done(ctx, c, NULL);
     }
 }
@@ -297,4 +314,6 @@ const struct lock_algo algo_lease_renew = {
     .client_timer = client_timer,
     KV_SERVER_CALLBACKS,
     .client_write_ok = client_write_ok,
+    .state_names = state_names,
+    .nstates = LR_ST_COUNT,
 };

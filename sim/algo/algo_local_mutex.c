@@ -98,6 +98,21 @@ static void server_init(struct lock_ctx *ctx, void *state) {
     s->owner = -1;
 }
 
+/* States (lock_state). */
+enum {
+    LM_ST_OWN_MUTEX,      /* instances: took its process's own mutex (nobody else sees it) */
+    LM_ST_SHARED_GRANTED, /* threads: the shared mutex handed to a thread */
+    LM_ST_BLOCKED,        /* threads: a thread queued behind the holder */
+    LM_ST_BUSY,           /* threads: the wait queue full, refused */
+    LM_ST_UNLOCKED,       /* threads: the holder unlocked */
+    LM_ST_BAD_UNLOCK,     /* threads: an unlock by a thread that does not hold it */
+    LM_ST_MEMORY_LOST,    /* the process restarted: the mutex and its queue are gone */
+    LM_ST_COUNT
+};
+static const char *const state_names[LM_ST_COUNT] = {
+    "own-mutex-taken", "shared-mutex-granted", "blocked", "queue-full", "unlocked",
+    "unlock-by-non-holder", "memory-lost"};
+
 static void answer(struct lock_ctx *ctx, int to, uint32_t req, int type) {
     struct lock_msg r = {0};
     r.type = type;
@@ -108,6 +123,7 @@ static void answer(struct lock_ctx *ctx, int to, uint32_t req, int type) {
 static void hand_to(struct lock_ctx *ctx, struct lm_server *s, int node, uint32_t req) {
     s->owner = node;
     lock_note_grant(ctx, node, 0, 0, SIM_NEVER);
+    lock_state(ctx, LM_ST_SHARED_GRANTED);
     answer(ctx, node, req, LM_GRANTED);
 }
 
@@ -134,8 +150,10 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         } else if (s->nwait < LM_MAX_WAITERS) {
             s->wait[(s->head + s->nwait++) % LM_MAX_WAITERS] = (struct lm_waiter){m->from, m->req};
             lock_note(ctx, "mutex held by another thread: the caller blocks", m->from, s->owner);
+            lock_state(ctx, LM_ST_BLOCKED);
         } else {
             lock_note_deny(ctx, m->from, s->owner);
+            lock_state(ctx, LM_ST_BUSY);
             answer(ctx, m->from, m->req, LM_BUSY);
         }
         return;
@@ -144,8 +162,10 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             /* Python: RuntimeError("release unlocked lock"); Java:
              * IllegalMonitorStateException. The mutex is left as it is. */
             lock_note(ctx, "unlock by a thread that does not hold the mutex: refused", m->from, s->owner);
+            lock_state(ctx, LM_ST_BAD_UNLOCK);
         } else {
             lock_note_delete(ctx, m->from, m->from);
+            lock_state(ctx, LM_ST_UNLOCKED);
             s->owner = -1;
             if (s->nwait > 0) {
                 struct lm_waiter w = s->wait[s->head];
@@ -168,6 +188,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
     memset(s, 0, sizeof *s);
     s->owner = -1;
     lock_note(ctx, "restarted: the mutex and its queue were in the lost memory", 0, 0);
+    lock_state(ctx, LM_ST_MEMORY_LOST);
 }
 
 /* ---- Clients ---------------------------------------------------------------------------- */
@@ -194,6 +215,7 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
     }
     c->locked = 1;
     lock_note(ctx, "took its own in-process mutex; other instances have their own", 0, 0);
+    lock_state(ctx, LM_ST_OWN_MUTEX);
     lock_granted(ctx, 0, 0);
 }
 
@@ -235,4 +257,6 @@ const struct lock_algo algo_local_mutex = {
     .server_init = server_init,
     .server_recv = server_recv,
     .server_restart = server_restart,
+    .state_names = state_names,
+    .nstates = LM_ST_COUNT,
 };

@@ -218,6 +218,20 @@ struct redlock_server {
     sim_ns grants_from_mono; /* by this server's monotonic clock */
 };
 
+/* States (lock_state): the servers' (the store's, sim/algo/kv.h), then the
+ * client's rounds. */
+enum {
+    RL_ST_QUORUM_REACHED = KV_ST_COUNT, /* a majority said OK in time: acquired */
+    RL_ST_QUORUM_MISSED,                /* too few OK replies: unlock, attempt fails */
+    RL_ST_VALIDITY_TOO_SHORT,           /* a quorum, but TTL - elapsed - drift <= 0 */
+    RL_ST_SERVER_SILENT,                /* a round timed out: some servers did not answer */
+    RL_ST_DELAYED_RESTART,              /* a restarted server refused a SET NX (delay) */
+    RL_ST_COUNT
+};
+static const char *const state_names[RL_ST_COUNT] = {
+    KV_STATE_NAMES "quorum-reached", "quorum-missed", "validity-too-short", "server-silent",
+    "delayed-restart-refused"};
+
 static void server_init(struct lock_ctx *ctx, void *state) { kv_server_init(ctx, state); }
 
 static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
@@ -230,6 +244,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
              * before the crash has expired before it grants again. */
             /* note: a = requester, b = ns until grants resume */
             lock_note(ctx, "delayed restart: SET NX refused", m->from, left);
+            lock_state(ctx, RL_ST_DELAYED_RESTART);
             struct lock_msg r = {0};
             r.type = KV_REPLY;
             r.req = m->req;
@@ -308,6 +323,7 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
     c->value = lock_random(ctx) | 1;
     c->held = 0;
     c->started = lock_now(ctx, cfg(ctx)->elapsed_clock);                 /* step 1 */
+    lock_state(ctx, KV_ST_ACQUIRING);
     round_start(ctx, c, KV_SET_NX, PH_ACQUIRE, all_servers(ctx));        /* step 2 */
 }
 
@@ -323,6 +339,8 @@ static void decide(struct lock_ctx *ctx, struct redlock_client *c) {
         c->phase = PH_NONE;
         /* note: a = OK replies, b = elapsed ns */
         lock_note(ctx, "quorum of OK replies in time: lock acquired", got, elapsed);
+        lock_state(ctx, RL_ST_QUORUM_REACHED);
+        lock_state(ctx, KV_ST_GRANTED);
         if (!k->elapsed_check) {
             /* The unsafe variant measures nothing: it believes the whole TTL
              * less the drift allowance is still ahead of it. */
@@ -332,6 +350,7 @@ static void decide(struct lock_ctx *ctx, struct redlock_client *c) {
         lock_granted(ctx, 0, validity);
         return;
     }
+    lock_state(ctx, got < q ? RL_ST_QUORUM_MISSED : RL_ST_VALIDITY_TOO_SHORT);
     if (got < q) /* note: a = OK replies, b = quorum */
         lock_note(ctx, "too few servers said OK: unlocking, attempt fails", got, q);
     else /* note: a = validity ns (<= 0), b = elapsed ns */
@@ -350,6 +369,7 @@ static void round_end(struct lock_ctx *ctx, struct redlock_client *c) {
         break;
     case PH_UNLOCK:
         c->phase = PH_NONE;
+        lock_state(ctx, KV_ST_REFUSED);
         lock_refused(ctx);
         break;
     case PH_RELEASE:
@@ -385,6 +405,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     c->timer = 0;
     /* note: a = servers that did not answer */
     lock_note(ctx, "request timeout: some servers did not answer", count(c->asked & ~c->answered), 0);
+    lock_state(ctx, RL_ST_SERVER_SILENT);
     round_end(ctx, c);
 }
 
@@ -409,4 +430,6 @@ const struct lock_algo algo_redlock = {
     .server_timer = kv_server_timer,
     .server_restart = server_restart,
     .grant_quorum = grant_quorum,
+    .state_names = state_names,
+    .nstates = RL_ST_COUNT,
 };

@@ -28,4 +28,5 @@ const struct lock_algo algo_setnx = {
     .config_default = defaults,
     .option = option,
     KV_ALGO_CALLBACKS,
+    KV_STATES,
 };

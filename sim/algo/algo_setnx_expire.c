@@ -34,6 +34,16 @@ struct sx_config {
 enum { SX_NONE, SX_SETNX, SX_GAP, SX_EXPIRE, SX_RELEASE, SX_RELEASE_GET, SX_RELEASE_DEL };
 enum { T_TIMEOUT = 1, T_GAP };
 
+/* States (lock_state): the store's, then those of the two-step acquire. */
+enum {
+    SX_ST_NO_TTL = KV_ST_COUNT, /* SETNX set the key: no TTL until EXPIRE lands */
+    SX_ST_EXPIRE_UNANSWERED,    /* EXPIRE timed out: the key may never expire */
+    SX_ST_EXPIRE_NO_KEY,        /* EXPIRE found no key (someone deleted it) */
+    SX_ST_COUNT
+};
+static const char *const state_names[SX_ST_COUNT] = {KV_STATE_NAMES "set-without-ttl",
+                                                     "expire-unanswered", "expire-found-no-key"};
+
 struct sx_client {
     uint32_t req;      /* id of the outstanding request */
     int phase;         /* SX_*: what the client is waiting for */
@@ -86,6 +96,7 @@ static void send_req(struct lock_ctx *ctx, struct sx_client *c, int type, int ph
 static void client_acquire(struct lock_ctx *ctx, void *state) {
     struct sx_client *c = state;
     c->value = cfg(ctx)->kv.unique_value ? (lock_random(ctx) | 1) : 1;
+    lock_state(ctx, KV_ST_ACQUIRING);
     send_req(ctx, c, KV_SET_NX, SX_SETNX, 0); /* step 1: SETNX, no expiry */
 }
 
@@ -112,8 +123,12 @@ static void done(struct lock_ctx *ctx, struct sx_client *c, const struct lock_ms
     switch (phase) {
     case SX_SETNX:
         if (!m || !m->a) {
+            lock_state(ctx, KV_ST_REFUSED);
             lock_refused(ctx);
-        } else if (cfg(ctx)->gap_ns > 0) {
+            break;
+        }
+        lock_state(ctx, SX_ST_NO_TTL);
+        if (cfg(ctx)->gap_ns > 0) {
             c->phase = SX_GAP;
             c->gap = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->gap_ns, T_GAP, 0);
         } else {
@@ -123,10 +138,15 @@ static void done(struct lock_ctx *ctx, struct sx_client *c, const struct lock_ms
     case SX_EXPIRE:
         if (!m) { /* no answer: the key may or may not have a TTL now */
             lock_note(ctx, "EXPIRE timed out: the key may have no TTL", 0, 0);
+            lock_state(ctx, SX_ST_EXPIRE_UNANSWERED);
             lock_refused(ctx);
             break;
         }
-        if (!m->a) lock_note(ctx, "EXPIRE found no key (another client deleted it)", 0, 0);
+        if (!m->a) {
+            lock_note(ctx, "EXPIRE found no key (another client deleted it)", 0, 0);
+            lock_state(ctx, SX_ST_EXPIRE_NO_KEY);
+        }
+        lock_state(ctx, KV_ST_GRANTED);
         { /* the TTL began when EXPIRE reached the server, within the round trip */
             sim_ns validity = cfg(ctx)->kv.ttl_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->expire_sent_mono);
             lock_granted(ctx, 0, validity > 0 ? validity : 1);
@@ -165,6 +185,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (timer != T_TIMEOUT || arg != c->req || c->phase == SX_NONE || c->phase == SX_GAP) return;
     c->timeout = 0;
     lock_note(ctx, "request timed out", (int64_t)arg, 0);
+    lock_state(ctx, KV_ST_TIMED_OUT);
     done(ctx, c, NULL);
 }
 
@@ -183,4 +204,6 @@ const struct lock_algo algo_setnx_expire = {
     .client_recv = client_recv,
     .client_timer = client_timer,
     KV_SERVER_CALLBACKS,
+    .state_names = state_names,
+    .nstates = SX_ST_COUNT,
 };

@@ -231,6 +231,8 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
 
 /* ---- Server ---------------------------------------------------------------- */
 
+const char *const kv_state_names[KV_ST_COUNT] = {KV_STATE_NAMES};
+
 static const struct kv_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
 
 /* Replication applies: on, and more than one server in this run. */
@@ -283,6 +285,7 @@ static void expire_if_due(struct lock_ctx *ctx, struct kv_server *s) {
     if (s->held && kv_key_expired(lock_now(ctx, cfg(ctx)->expiry_clock), s->expires_local)) {
         s->held = 0;
         lock_note_expire(ctx, s->owner);
+        lock_state(ctx, KV_ST_EXPIRED_UNKNOWN);
         if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
         s->expiry_timer = 0;
         replicate(ctx, s);
@@ -354,6 +357,7 @@ static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uin
 
 static void delete_entry(struct lock_ctx *ctx, struct kv_server *s, int requester) {
     lock_note_delete(ctx, requester, s->owner);
+    lock_state(ctx, requester == s->owner ? KV_ST_RELEASED : KV_ST_DELETED_ANOTHERS);
     s->held = 0;
     if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
     s->expiry_timer = 0;
@@ -524,6 +528,7 @@ static void wait_timeout(struct lock_ctx *ctx, struct kv_server *s, uint64_t slo
     struct kv_wait *w = &s->waits[slot];
     w->timer = 0;
     /* WAIT returns fewer replicas than asked; nothing is undone. */
+    lock_state(ctx, KV_ST_WAIT_TIMEOUT);
     lock_note(ctx, "WAIT timed out: the client is told no, but the SET stays on the primary (no rollback)",
               replicas_at(ctx, s, w->offset), cfg(ctx)->wait_replicas); /* a = acked, b = wanted */
     reply_err(ctx, w->client, w->req, 0, 0, 0, KV_ERR_WAIT_TIMEOUT);
@@ -757,6 +762,7 @@ void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
     reset_acks(s);
     s->upstream_closed = 0;
     cancel(ctx, &s->cron_timer);
+    lock_state(ctx, KV_ST_PROMOTED);
     lock_note(ctx, "promoted to primary: serves only what it had replicated", /* a = epoch, b = offset */
               s->epoch, s->offset);
     /* It expires keys by its own clock from now on. */
@@ -858,6 +864,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             lock_note(ctx, closed ? "NOREPLICAS: refuses the write, too few good replicas (a replica's link is closed)"
                                   : "NOREPLICAS: refuses the write, too few replicas acknowledged lately",
                       good, min_replicas_here(ctx));
+            lock_state(ctx, KV_ST_NOREPLICAS);
             reply_err(ctx, m->from, m->req, 0, 0, 0, KV_ERR_NOREPLICAS);
             return;
         }
@@ -902,6 +909,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             reply(ctx, m, 1, 0, 0);
         } else {
             lock_note_keep(ctx, m->from, s->held ? s->owner : -1);
+            lock_state(ctx, KV_ST_RELEASE_KEPT);
             reply(ctx, m, 0, 0, 0);
         }
         return;
@@ -909,6 +917,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         if (s->held) {
             s->expires_local = lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns;
             lock_note_renew(ctx, s->owner, m->ttl_ns);
+            lock_state(ctx, KV_ST_RENEWED);
             arm_expiry(ctx, s);
             replicate(ctx, s);
         }
@@ -918,6 +927,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         if (s->held && s->value == m->value) {
             s->expires_local = lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns;
             lock_note_renew(ctx, s->owner, m->ttl_ns);
+            lock_state(ctx, KV_ST_RENEWED);
             arm_expiry(ctx, s);
             replicate(ctx, s);
             reply(ctx, m, 1, s->value, s->token);
@@ -978,6 +988,7 @@ void kv_server_restart(struct lock_ctx *ctx, void *state) {
         s->owner = -1;
         s->next_token = cfg(ctx)->first_token;
         lock_note(ctx, "restarted empty (no persistence)", 0, 0);
+        lock_state(ctx, KV_ST_RESTARTED_EMPTY);
         if (s->role == KV_ROLE_REPLICA) {
             s->synced = 0; /* a full resync from the primary's next message */
         } else if (cfg(ctx)->replication != KV_REPL_OFF) {
@@ -1034,6 +1045,7 @@ void kv_client_acquire(struct lock_ctx *ctx, void *state) {
     /* A unique value per attempt, drawn from the engine's PRNG; never 0. */
     c->value = cfg(ctx)->unique_value ? (lock_random(ctx) | 1) : 1;
     c->acquire_sent_mono = lock_now(ctx, LOCK_CLOCK_MONO);
+    lock_state(ctx, KV_ST_ACQUIRING);
     send_req(ctx, c, KV_SET_NX, PHASE_ACQUIRE, cfg(ctx)->ttl_ns);
 }
 
@@ -1063,8 +1075,10 @@ static void done(struct lock_ctx *ctx, struct kv_client *c, const struct lock_ms
                 validity = cfg(ctx)->ttl_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->acquire_sent_mono);
                 if (validity < 1) validity = 1;
             }
+            lock_state(ctx, KV_ST_GRANTED);
             lock_granted(ctx, cfg(ctx)->fenced ? m->token : 0, validity);
         } else {
+            lock_state(ctx, KV_ST_REFUSED);
             lock_refused(ctx);
         }
         break;
@@ -1095,6 +1109,7 @@ static void redirected(struct lock_ctx *ctx, struct kv_client *c, const struct l
     int idx = m->a >= 0 ? lock_server_index(ctx, (int)m->a) : -1;
     int from = lock_server_index(ctx, m->from);
     c->target = idx >= 0 && idx != from ? idx : (c->target + 1) % n;
+    lock_state(ctx, KV_ST_REDIRECTED);
     lock_note(ctx, "redirected by a replica to the primary it follows", /* a = server asked next */
               lock_server(ctx, c->target), m->a);
     transmit(ctx, c);
@@ -1112,6 +1127,7 @@ void kv_client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg)
     if (timer != T_TIMEOUT || arg != c->req || c->phase == PHASE_NONE) return;
     c->timeout = 0;
     lock_note(ctx, "request timed out", (int64_t)arg, 0);
+    lock_state(ctx, KV_ST_TIMED_OUT);
     if (follows_primary(ctx)) {
         /* The server it asked may be down: ask the next one, each at most once. */
         int n = lock_nservers(ctx);

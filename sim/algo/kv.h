@@ -189,6 +189,45 @@ struct kv_client {
     sim_ns acquire_sent_mono; /* when this acquisition's first SET left, by the monotonic clock */
 };
 
+/* The states of the store and its client (lock_state ids), XX(NAME, "name"),
+ * shared by every algorithm built on it (KV_STATES, or KV_STATE_NAMES first
+ * in a longer list; an
+ * algorithm's own states are numbered from KV_ST_COUNT on). States that a
+ * configuration cannot reach (promoted without replicas, renewed without a
+ * renewing client) are listed all the same and read "not reached". */
+#define KV_STATE_MAP(XX)                                                                   \
+    XX(ACQUIRING, "acquiring")         /* client: a SET NX sent */                        \
+    XX(GRANTED, "granted")             /* client: the SET NX answered yes */              \
+    XX(REFUSED, "refused")             /* client: held by another, or no answer */        \
+    XX(TIMED_OUT, "timed-out")         /* client: no reply in time, outcome unknown */    \
+    XX(REDIRECTED, "redirected")       /* client: a replica sent it to the primary */     \
+    XX(RELEASED, "released")           /* server: a holder's release deleted its key */   \
+    XX(RELEASE_KEPT, "release-kept")   /* server: compare-and-delete found the key gone   \
+                                          or another's, and kept it */                    \
+    XX(DELETED_ANOTHERS, "deleted-anothers-lock") /* server: a DEL removed another       \
+                                          client's key (the wrong release) */             \
+    XX(EXPIRED_UNKNOWN, "expired-unknown") /* server: a key expired before its holder   \
+                                          released it; the holder is not told */          \
+    XX(RENEWED, "renewed")             /* server: EXPIRE or a renewal extended a key */    \
+    XX(NOREPLICAS, "noreplicas")       /* server: min-replicas-to-write refused a write */ \
+    XX(WAIT_TIMEOUT, "wait-timeout")   /* server: WAIT saw too few acks (the key stays) */ \
+    XX(PROMOTED, "promoted")           /* server: a replica became the primary */         \
+    XX(RESTARTED_EMPTY, "restarted-empty") /* server: restarted without persistence,     \
+                                          its lock gone */
+
+enum kv_state {
+#define KV_STATE_ENUM_(name, text) KV_ST_##name,
+    KV_STATE_MAP(KV_STATE_ENUM_)
+#undef KV_STATE_ENUM_
+    KV_ST_COUNT
+};
+
+/* The names, in order, for the start of a state_names initialiser. */
+#define KV_STATE_TEXT_(name, text) text,
+#define KV_STATE_NAMES KV_STATE_MAP(KV_STATE_TEXT_)
+
+extern const char *const kv_state_names[KV_ST_COUNT];
+
 /* The server side of an algorithm whose lock servers are this store with its
  * own client (lease-renew, setnx-expire): `KV_SERVER_CALLBACKS,`. */
 #define KV_SERVER_CALLBACKS                                                                \
@@ -204,6 +243,9 @@ struct kv_client {
     .client_acquire = kv_client_acquire, .client_release = kv_client_release,              \
     .client_recv = kv_client_recv, .client_timer = kv_client_timer,                        \
     KV_SERVER_CALLBACKS, .server_control = kv_server_control, .validate = kv_validate
+
+/* The store's states and no others, for a struct lock_algo initialiser. */
+#define KV_STATES .state_names = kv_state_names, .nstates = KV_ST_COUNT
 
 /* Fill defaults; replication is off (see kv_config_replicated). */
 void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allowed);
