@@ -92,7 +92,10 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         snprintf(buf, n, "the run ends");
         return 0;
     case TRACE_RESOURCE_INIT:
-        if (e->b == 2)
+        if (e->b == 3)
+            snprintf(buf, n, "%s starts at %lld; it lives in the lock service: a write is applied"
+                     " only while the service records its writer as the holder", me, (long long)e->a);
+        else if (e->b == 2)
             snprintf(buf, n, "%s starts at %lld; the lock algorithm's own rule decides which writes"
                      " it accepts", me, (long long)e->a);
         else if (e->b)
@@ -300,6 +303,9 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         } else if (e->b == TRACE_WRITE_REJECTED_UNIQUE) {
             snprintf(buf, n, "%s rejects %s's insert: a UNIQUE constraint already holds that row", me,
                      peer);
+        } else if (e->b == TRACE_WRITE_REJECTED_NOT_OWNER) {
+            snprintf(buf, n, "%s rejects %s's write: the lock service does not record %s as the"
+                     " lock's holder", me, peer, peer);
         } else if (e->b == TRACE_WRITE_REJECTED_DUPLICATE) {
             snprintf(buf, n, "%s ignores %s's write: its idempotency key was already applied", me,
                      peer);
@@ -343,6 +349,8 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
                      " longer hold the lock", me, tk);
         else if (e->a == TRACE_SKIP_LOST)
             snprintf(buf, n, "%s does not send its write: it has learnt that it lost the lock", me);
+        else if (e->a == TRACE_SKIP_READ_REFUSED)
+            snprintf(buf, n, "%s does not send its write%s: the resource refused its read", me, tk);
         else
             snprintf(buf, n, "%s does not send its write", me);
         return 0;

@@ -166,6 +166,7 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
             (long long)rep->stale_rejected,
             rep->resource_rule == 1   ? " (resource checks fencing tokens)"
             : rep->resource_rule == 2 ? " (the algorithm's own rule decides writes)"
+            : rep->resource_rule == 3 ? " (writes guarded by ownership in the lock service)"
                                       : "");
     fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n",
             (long long)rep->lost_updates, (long long)rep->writes_accepted,
@@ -173,6 +174,9 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
             (long long)rep->final_stock);
     fprintf(f, "  wrong releases   %lld\n", (long long)rep->wrong_releases);
     fprintf(f, "  stuck clients    %lld\n", (long long)rep->stuck);
+    if (rep->fenced_out)
+        fprintf(f, "  fenced out       %lld (every write under a grant still current was refused)\n",
+                (long long)rep->fenced_out);
     format_time_ns(b1, sizeof b1, rep->acquire_p50_ns);
     format_time_ns(b2, sizeof b2, rep->acquire_p99_ns);
     format_time_ns(b3, sizeof b3, rep->acquire_max_ns);
@@ -277,7 +281,10 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
     fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"resource_rule\":\"%s\",\"headline\":",
             rep->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness",
             rep->resource_rule == 1 ? "true" : "false",
-            rep->resource_rule == 1 ? "tokens" : rep->resource_rule == 2 ? "algorithm" : "plain");
+            rep->resource_rule == 1   ? "tokens"
+            : rep->resource_rule == 2 ? "algorithm"
+            : rep->resource_rule == 3 ? "owner"
+                                      : "plain");
     report_json_str(f, rep->headline);
     json_metrics(f, rep);
     fprintf(f, ",\"trace_hash\":\"%016llx\",\"expects\":[", (unsigned long long)r->trace_hash);

@@ -201,6 +201,29 @@ static sim_ns percentile(struct checker *c, int pct) {
     return c->r.acquire_max_ns;
 }
 
+/* Fenced out: a client whose grant had not been superseded when it wrote
+ * (so no stale write), and whose every write under that grant the fence
+ * refused (stale token or no token: a token rule, not a database's
+ * condition, constraint or key, whose refusals are the algorithm working).
+ * etcd's contrib/lock storage does it to every holder after the first
+ * writer (fenced-lease compare=first). fence_note records one write of the
+ * current grant; fence_settle decides a grant once it is over (a new grant
+ * of the client, or the end of the run). */
+static void fence_note(struct checker *c, int writer, int stale, int64_t result) {
+    if (result == TRACE_WRITE_ACCEPTED) c->flags[writer] |= CHECKER_FENCE_ACCEPTED;
+    else if (!stale && (result == TRACE_WRITE_REJECTED_STALE || result == TRACE_WRITE_REJECTED_NOTOKEN))
+        c->flags[writer] |= CHECKER_FENCE_REFUSED;
+}
+
+static void fence_settle(struct checker *c, int n) {
+    unsigned char f = c->flags[n];
+    if ((f & CHECKER_FENCE_REFUSED) && !(f & CHECKER_FENCE_ACCEPTED) && !(f & CHECKER_FENCED_OUT)) {
+        c->flags[n] |= CHECKER_FENCED_OUT;
+        c->r.fenced_out++;
+    }
+    c->flags[n] &= (unsigned char)~(CHECKER_FENCE_REFUSED | CHECKER_FENCE_ACCEPTED);
+}
+
 static int is_client(const struct checker *c, int node) {
     return node >= 0 && node < c->nnodes && (c->flags[node] & CHECKER_CLIENT); /* no miss into the trace */
 }
@@ -279,6 +302,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_ACQUIRED:
         if (!is_client(c, n)) break;
         c->r.acquires++;
+        fence_settle(c, n);
         if (c->cl[n].wait_since >= 0) record_latency(c, ev->t - c->cl[n].wait_since);
         c->cl[n].wait_since = -1;
         if (c->flags[n] & CHECKER_WATCHED) {
@@ -357,7 +381,9 @@ void checker_observe(void *arg, const struct trace_event *ev) {
             if (accepted) f->writes_accepted++;
             else f->writes_rejected++;
         }
-        if (is_client(c, writer) && ev->grant && newest_other > ev->grant) {
+        int stale = is_client(c, writer) && ev->grant && newest_other > ev->grant;
+        if (is_client(c, writer) && ev->grant) fence_note(c, writer, stale, ev->b);
+        if (stale) {
             if (accepted) c->r.stale_accepted++;
             else c->r.stale_rejected++;
             if (f && accepted) f->stale_accepted++;
@@ -402,6 +428,8 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
     for (int i = 0; i < c->nnodes; i++)
         if (c->cl[i].cs_since >= 0) leave_cs(c, i, end_ns);
     r->end_ns = end_ns;
+    for (int i = 0; i < c->nnodes; i++)
+        if (is_client(c, i)) fence_settle(c, i);
     int dead = dead_owner_holds(c);
     for (int i = 0; i < c->nnodes; i++) {
         if (!is_client(c, i) || is_down(c, i)) continue; /* a client that is down is not waiting */
@@ -439,6 +467,11 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
                  "STUCK: %lld client%s waited past %llds on a lock held by a crashed owner",
                  (long long)r->stuck, r->stuck == 1 ? "" : "s",
                  (long long)(c->stuck_after_ns / 1000000000));
+    } else if (r->fenced_out) {
+        r->verdict = SCN_VERDICT_STUCK;
+        snprintf(r->headline, sizeof r->headline,
+                 "STUCK: %lld client%s fenced out: the resource refused every write made under a "
+                 "grant no one had superseded", (long long)r->fenced_out, r->fenced_out == 1 ? "" : "s");
     } else {
         r->verdict = SCN_VERDICT_SAFE;
         if (r->double_entries && !correctness)

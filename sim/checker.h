@@ -39,6 +39,8 @@ struct checker_report {
     int64_t lost_updates;       /* sold - (initial - final stock), when > 0 */
     int64_t wrong_releases;
     int64_t stuck;              /* clients waiting past stuck-after on a dead owner */
+    int64_t fenced_out;         /* clients with a grant under which every write, none
+                                   stale, was refused by the fence (checker_fence_*) */
     int64_t acquires;
     int64_t failed_acquires;
     int64_t denied_attempts;
@@ -69,7 +71,11 @@ struct checker_client {
 enum {
     CHECKER_CLIENT = 1,     /* the node is a client (from the trace's nodes) */
     CHECKER_CRASHED = 2,    /* the node has an entry in checker.crash */
-    CHECKER_WATCHED = 4     /* the node has an entry in checker.r.facts */
+    CHECKER_WATCHED = 4,    /* the node has an entry in checker.r.facts */
+    /* Fenced out (fence_note, fence_settle): under the client's current grant, */
+    CHECKER_FENCE_REFUSED = 8,   /* a write not stale was refused by the fence */
+    CHECKER_FENCE_ACCEPTED = 16, /* a write was accepted */
+    CHECKER_FENCED_OUT = 32      /* counted in fenced_out (once per client) */
 };
 
 struct checker_crash {      /* a node that crashed or restarted */

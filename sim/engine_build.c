@@ -227,7 +227,8 @@ static int alloc_nodes(struct engine *e) {
 /* Client i's profile: the last one when its values are equal, else a new one. */
 static int give_profile(struct engine *e, struct node *n, const struct scn_client *def) {
     struct profile *pf = e->nprofiles ? &e->profiles[e->nprofiles - 1] : NULL;
-    if (!pf || pf->think_ns != def->think_ns || pf->repeat != def->repeat) {
+    if (!pf || pf->think_ns != def->think_ns || pf->repeat != def->repeat ||
+        pf->ignores_loss != def->ignores_loss) {
         if ((e->nprofiles & (e->nprofiles - 1)) == 0 && e->nprofiles) { /* grow at powers of two */
             pf = realloc(e->profiles, (size_t)e->nprofiles * 2 * sizeof *pf);
             if (!pf) return -1;
@@ -236,6 +237,7 @@ static int give_profile(struct engine *e, struct node *n, const struct scn_clien
         pf = &e->profiles[e->nprofiles++];
         pf->think_ns = def->think_ns;
         pf->repeat = def->repeat;
+        pf->ignores_loss = def->ignores_loss;
     }
     n->profile = (uint32_t)(e->nprofiles - 1);
     return 0;
@@ -297,9 +299,10 @@ static int observe(struct engine *e) {
 static void time_zero(struct engine *e, const struct scenario *s) {
     e->stock = e->s.stock;
     emit(e, TRACE_RUN_START, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, (int64_t)e->s.seed, e->s.duration_ns, NULL);
-    /* b: 1 = the resource checks fencing tokens; 2 = the algorithm's rule decides. */
+    /* b: 1 = the resource checks fencing tokens; 2 = the algorithm's rule decides;
+     * 3 = it lives in the lock service (guard=owner), whatever else decides. */
     emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, 0, e->stock,
-         e->algo->resource_write ? 2 : e->s.fencing != 0, NULL);
+         e->s.guard_owner ? 3 : e->algo->resource_write ? 2 : e->s.fencing != 0, NULL);
     for (int i = 0; i < e->nnodes; i++) {
         if (nd(e, i)->kind == TRACE_NODE_CLIENT) algo_client_init(e, i);
         else if (nd(e, i)->kind == TRACE_NODE_SERVER) algo_server_init(e, i);

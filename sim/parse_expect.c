@@ -206,7 +206,7 @@ static int expect_body(struct parser *p, struct scn_expect *e)
                (i + 1 >= p->ntoks || cmp_find(p->toks[i + 1].s, &e->cmp) < 0))) {
         if (k < 0 || !sh)
             return scnp_fail(p, t->col, "unknown event %s after 'no'; expected double-entry, "
-                             "stale-write, lost-update, wrong-release, stuck or failed-acquire",
+                             "stale-write, lost-update, wrong-release, stuck, failed-acquire or fenced-out",
                              scnp_show(p, t));
         e->metric = (enum scn_metric)k;
         if (i + 1 < p->ntoks && e->metric == SCN_M_STALE_ACCEPTED) {

@@ -74,7 +74,8 @@ enum trace_kind {
     TRACE_STALE_WRITE,    /* a = 1 accepted, 0 rejected; grant = stale grant */
     TRACE_WRONG_RELEASE,  /* node = requester, peer = owner whose grant was removed */
     TRACE_RESOURCE_INIT,  /* node = resource, a = initial stock, b = 1 if it checks
-                             fencing tokens, 2 if the algorithm's own rule decides writes */
+                             fencing tokens, 2 if the algorithm's own rule decides writes,
+                             3 if it lives in the lock service (resource guard=owner) */
     TRACE_WRITE_SKIPPED,  /* node = client: a write not sent; a = enum trace_skip */
     TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
     TRACE_KIND_COUNT
@@ -93,7 +94,8 @@ enum trace_write {
 enum trace_skip {
     TRACE_SKIP_SOLD_OUT = 1,  /* it read 0 units: nothing to reserve */
     TRACE_SKIP_CLIENT_CHECK = 2, /* the algorithm's client-side check said no */
-    TRACE_SKIP_LOST = 3         /* the algorithm had said the lock was lost (lock_lost) */
+    TRACE_SKIP_LOST = 3,        /* the algorithm had said the lock was lost (lock_lost) */
+    TRACE_SKIP_READ_REFUSED = 4 /* the resource refused its read (check=reads+writes) */
 };
 
 enum trace_exit {
