@@ -292,6 +292,13 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
                 snprintf(buf, n, "%s rejects %s's write: token %llu is lower than %llu already"
                          " seen", me, peer, (unsigned long long)e->token,
                          (unsigned long long)st.max_tok);
+            else if (st.max_tok && st.max_tok == e->token) /* compare=<= or != */
+                snprintf(buf, n, "%s rejects %s's write: token %llu was already used by an accepted"
+                         " write", me, peer, (unsigned long long)e->token);
+            else if (st.max_tok) /* compare=first: a higher token, but not the stored one */
+                snprintf(buf, n, "%s rejects %s's write: token %llu is not the token %llu stored"
+                         " with the data", me, peer, (unsigned long long)e->token,
+                         (unsigned long long)st.max_tok);
             else
                 snprintf(buf, n, "%s rejects %s's write: token %llu is stale", me, peer,
                          (unsigned long long)e->token);

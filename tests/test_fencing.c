@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include "engine.h"
+#include "narrate.h"
 
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
@@ -57,6 +58,15 @@ static void test_compare_modes_on_a_fixed_sequence(void **state) {
      * write is refused too. */
     const int le[5] = {OK, NO, NO, OK, NO};
     expect_sequence("<=", le);
+    {   /* B's second write: refused for reusing its token, not for being stale. */
+        char text[1024], b[256];
+        snprintf(text, sizeof text, SEQUENCE, "<=");
+        struct engine *e = run_text(text);
+        assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), must(e, TRACE_WRITE, "R", 2)), 0);
+        assert_string_equal(b, "R rejects B's write: token 42 was already used by an accepted write");
+        assert_int_equal(engine_report(e)->stale_rejected, 1); /* A's 41 only */
+        engine_free(e);
+    }
     /* `!=`: only a repeat of the last accepted token is refused. 41 after 42
      * is "different" and gets in: the stale write fencing exists to stop. */
     const int ne[5] = {OK, NO, OK, OK, NO};
@@ -85,6 +95,12 @@ static void test_fenced_out_finding(void **state) {
         if (r->fenced_out != want[m]) fprintf(stderr, "compare=%s: fenced_out %lld\n", modes[m], (long long)r->fenced_out);
         assert_int_equal(r->fenced_out, want[m]);
         if (m == 0) {
+            /* The narration says why C's higher token is refused, and B's equal one is not. */
+            char b[256];
+            assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), must(e, TRACE_WRITE, "R", 4)), 0);
+            assert_string_equal(b, "R rejects C's write: token 43 is not the token 42 stored with the data");
+            assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), must(e, TRACE_WRITE, "R", 2)), 0);
+            assert_string_equal(b, "R accepts B's write of 8 (token 42)");
             assert_int_equal(r->verdict, SCN_VERDICT_STUCK);
             assert_non_null(strstr(r->headline, "1 client fenced out"));
             assert_int_equal(r->stale_rejected, 1); /* A's 41 */
