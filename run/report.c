@@ -226,6 +226,9 @@ static int expect_measured(const struct run_result *r, int i, char *b, size_t n)
     case SCN_EXPECT_STALE_REJECTED_BY:
         snprintf(b, n, "%" PRId64 " stale %s", actual, x->kind == SCN_EXPECT_STALE_BY ? "accepted" : "rejected");
         break;
+    case SCN_EXPECT_FENCED_OUT:
+        snprintf(b, n, "%s", actual ? "fenced out" : "not fenced out");
+        break;
     }
     return ok;
 }

@@ -220,6 +220,7 @@ static void fence_settle(struct checker *c, int n) {
     if ((f & CHECKER_FENCE_REFUSED) && !(f & CHECKER_FENCE_ACCEPTED) && !(f & CHECKER_FENCED_OUT)) {
         c->flags[n] |= CHECKER_FENCED_OUT;
         c->r.fenced_out++;
+        if (c->flags[n] & CHECKER_WATCHED) fact(c, n)->fenced_out = 1;
     }
     c->flags[n] &= (unsigned char)~(CHECKER_FENCE_REFUSED | CHECKER_FENCE_ACCEPTED);
 }
@@ -513,6 +514,7 @@ static int64_t expect_fact(const struct checker_report *r, const struct scn_expe
     case SCN_EXPECT_WRITE_REJECTED: return f ? f->writes_rejected : 0;
     case SCN_EXPECT_STALE_BY: return f ? f->stale_accepted : 0;
     case SCN_EXPECT_STALE_REJECTED_BY: return f ? f->stale_rejected : 0;
+    case SCN_EXPECT_FENCED_OUT: return f ? f->fenced_out : 0;
     default: return 0;
     }
 }

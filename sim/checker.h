@@ -23,6 +23,7 @@ struct checker_fact {
     int32_t writes_rejected;
     int32_t stale_accepted; /* its writes under a superseded grant, accepted */
     int32_t stale_rejected;
+    int32_t fenced_out;     /* 1 once a grant of it was fenced out (fence_settle) */
 };
 
 struct checker_report {

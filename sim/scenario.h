@@ -170,7 +170,8 @@ enum scn_expect_kind {
     SCN_EXPECT_WRITE_ACCEPTED, /* expect [no] A write accepted: A's writes the resource accepted */
     SCN_EXPECT_WRITE_REJECTED, /* expect [no] A write rejected */
     SCN_EXPECT_STALE_BY,       /* expect [no] stale-write [accepted] by A */
-    SCN_EXPECT_STALE_REJECTED_BY /* expect [no] stale-write rejected by A */
+    SCN_EXPECT_STALE_REJECTED_BY, /* expect [no] stale-write rejected by A */
+    SCN_EXPECT_FENCED_OUT      /* expect [no] C fenced-out: C was fenced out (checker.h) */
 };
 
 struct scn_expect {

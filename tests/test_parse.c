@@ -718,6 +718,19 @@ static void test_expect_per_client_forms(void **state)
     assert_int_equal(sc.expects[6].kind, SCN_EXPECT_STALE_REJECTED_BY);
     assert_int_equal(sc.expects[6].value, 0);
     assert_int_equal(sc.expects[7].cmp, SCN_CMP_GE);
+    /* expect [no] CLIENT fenced-out; nothing may follow. */
+    parse_ok(&sc, "client A: acquire\nclient B: acquire\nexpect B fenced-out\nexpect no A fenced-out\n");
+    assert_int_equal(sc.expects[0].kind, SCN_EXPECT_FENCED_OUT);
+    assert_int_equal(sc.expects[0].client_index, 1);
+    assert_int_equal(sc.expects[0].cmp, SCN_CMP_GE);
+    assert_int_equal(sc.expects[0].value, 1);
+    assert_int_equal(sc.expects[1].kind, SCN_EXPECT_FENCED_OUT);
+    assert_int_equal(sc.expects[1].client_index, 0);
+    assert_int_equal(sc.expects[1].cmp, SCN_CMP_EQ);
+    assert_int_equal(sc.expects[1].value, 0);
+    assert_int_equal(parse(&sc, "client A: acquire\nexpect A fenced-out now\n"), LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 2);
+    assert_int_equal(err.pos.col, 21);
     /* The old forms are metric expectations naming no client. */
     parse_ok(&sc, "expect stale-write accepted\nexpect double-entry\n");
     assert_int_equal(sc.expects[0].kind, SCN_EXPECT_METRIC);
