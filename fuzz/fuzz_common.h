@@ -133,7 +133,7 @@ static inline void fuzz_check_scenario(const struct scenario *s) {
          * name a client or a span keep a token, a time or a count in value. */
         if (x->kind == SCN_EXPECT_METRIC && x->metric == SCN_M_VERDICT)
             FUZZ_REQUIRE(x->value >= SCN_VERDICT_SAFE && x->value <= SCN_VERDICT_STUCK);
-        FUZZ_REQUIRE(x->kind >= SCN_EXPECT_METRIC && x->kind <= SCN_EXPECT_STALE_REJECTED_BY);
+        FUZZ_REQUIRE(x->kind >= SCN_EXPECT_METRIC && x->kind <= SCN_EXPECT_FENCED_OUT);
         FUZZ_REQUIRE(FUZZ_TERMINATED(x->client));
         if (scn_expect_names_client(x)) FUZZ_REQUIRE(x->client[0] && x->client_index >= 0);
     }

@@ -96,6 +96,9 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
             snprintf(buf, n, "%s starts at %lld; no lock is taken: the algorithm's own rule decides"
                      " which writes it accepts, and the run is judged by %s's history", me,
                      (long long)e->a, me);
+        else if (e->b == 4)
+            snprintf(buf, n, "%s starts at %lld; it lives in the lock service: a write is applied"
+                     " only while the service records its writer as the holder", me, (long long)e->a);
         else if (e->b == 2)
             snprintf(buf, n, "%s starts at %lld; the lock algorithm's own rule decides which writes"
                      " it accepts", me, (long long)e->a);
@@ -293,6 +296,13 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
                 snprintf(buf, n, "%s rejects %s's write: token %llu is lower than %llu already"
                          " seen", me, peer, (unsigned long long)e->token,
                          (unsigned long long)st.max_tok);
+            else if (st.max_tok && st.max_tok == e->token) /* compare=<= or != */
+                snprintf(buf, n, "%s rejects %s's write: token %llu was already used by an accepted"
+                         " write", me, peer, (unsigned long long)e->token);
+            else if (st.max_tok) /* compare=first: a higher token, but not the stored one */
+                snprintf(buf, n, "%s rejects %s's write: token %llu is not the token %llu stored"
+                         " with the data", me, peer, (unsigned long long)e->token,
+                         (unsigned long long)st.max_tok);
             else
                 snprintf(buf, n, "%s rejects %s's write: token %llu is stale", me, peer,
                          (unsigned long long)e->token);
@@ -304,6 +314,9 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         } else if (e->b == TRACE_WRITE_REJECTED_UNIQUE) {
             snprintf(buf, n, "%s rejects %s's insert: a UNIQUE constraint already holds that row", me,
                      peer);
+        } else if (e->b == TRACE_WRITE_REJECTED_NOT_OWNER) {
+            snprintf(buf, n, "%s rejects %s's write: the lock service does not record %s as the"
+                     " lock's holder", me, peer, peer);
         } else if (e->b == TRACE_WRITE_REJECTED_DUPLICATE) {
             snprintf(buf, n, "%s ignores %s's write: its idempotency key was already applied", me,
                      peer);
@@ -347,6 +360,8 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
                      " longer hold the lock", me, tk);
         else if (e->a == TRACE_SKIP_LOST)
             snprintf(buf, n, "%s does not send its write: it has learnt that it lost the lock", me);
+        else if (e->a == TRACE_SKIP_READ_REFUSED)
+            snprintf(buf, n, "%s does not send its write%s: the resource refused its read", me, tk);
         else
             snprintf(buf, n, "%s does not send its write", me);
         return 0;

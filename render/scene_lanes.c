@@ -481,6 +481,8 @@ void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
             snprintf(why, sizeof why, "REJECTED: value changed since read");
         else if (m->detail == TRACE_WRITE_REJECTED_UNIQUE)
             snprintf(why, sizeof why, "REJECTED: unique constraint");
+        else if (m->detail == TRACE_WRITE_REJECTED_NOT_OWNER)
+            snprintf(why, sizeof why, "REJECTED: not the holder");
         else if (m->detail == TRACE_WRITE_REJECTED_DUPLICATE)
             snprintf(why, sizeof why, "REJECTED: idempotency key already applied");
         else

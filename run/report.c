@@ -173,6 +173,7 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
                 (long long)rep->stale_rejected,
                 rep->resource_rule == 1   ? " (resource checks fencing tokens)"
                 : rep->resource_rule == 2 ? " (the algorithm's own rule decides writes)"
+                : rep->resource_rule == 3 ? " (writes guarded by ownership in the lock service)"
                                           : "");
     fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n",
             (long long)rep->lost_updates, (long long)rep->writes_accepted,
@@ -180,6 +181,9 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
             (long long)rep->final_stock);
     fprintf(f, "  wrong releases   %lld\n", (long long)rep->wrong_releases);
     fprintf(f, "  stuck clients    %lld\n", (long long)rep->stuck);
+    if (rep->fenced_out)
+        fprintf(f, "  fenced out       %lld (every write under a grant still current was refused)\n",
+                (long long)rep->fenced_out);
     format_time_ns(b1, sizeof b1, rep->acquire_p50_ns);
     format_time_ns(b2, sizeof b2, rep->acquire_p99_ns);
     format_time_ns(b3, sizeof b3, rep->acquire_max_ns);
@@ -228,6 +232,9 @@ static int expect_measured(const struct run_result *r, int i, char *b, size_t n)
     case SCN_EXPECT_STALE_BY:
     case SCN_EXPECT_STALE_REJECTED_BY:
         snprintf(b, n, "%" PRId64 " stale %s", actual, x->kind == SCN_EXPECT_STALE_BY ? "accepted" : "rejected");
+        break;
+    case SCN_EXPECT_FENCED_OUT:
+        snprintf(b, n, "%s", actual ? "fenced out" : "not fenced out");
         break;
     }
     return ok;

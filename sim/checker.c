@@ -209,6 +209,47 @@ static sim_ns percentile(struct checker *c, int pct) {
 
 _Static_assert(sizeof(struct checker_client) == 32, "the checker's per-node memory stays 32 bytes");
 
+/* Fenced out: a client whose grant had not been superseded when it wrote
+ * (so no stale write), and whose every write under that grant the fence
+ * refused (stale token or no token: a token rule, not a database's
+ * condition, constraint or key, whose refusals are the algorithm working).
+ * etcd's contrib/lock storage does it to every holder after the first
+ * writer (fenced-lease compare=first). fence_note records one write of the
+ * current grant; fence_settle decides a grant once it is over (a new grant
+ * of the client, or the end of the run). */
+static int is_down(const struct checker *c, int n);
+
+/* Whether the lock service still records n as a holder: some lock server's
+ * key is n's. 1 also when no server has recorded any grant (the trace
+ * cannot tell). */
+static int service_holds(const struct checker *c, int n) {
+    if (!c->srv_grants) return 1;
+    for (int i = 0; i < c->nhold; i++)
+        if (c->hold[i].owner == n) return 1;
+    return 0;
+}
+
+static void fence_note(struct checker *c, int writer, int stale, int64_t result) {
+    /* A refusal shuts no one out when its writer is gone (crashed since, and
+     * not back) or no longer holds the lock as the service records it (its
+     * lease or session ended, and nobody took the lock since): the fence is
+     * right, and the client can ask for the lock again. */
+    if (result != TRACE_WRITE_ACCEPTED && (is_down(c, writer) || !service_holds(c, writer))) return;
+    if (result == TRACE_WRITE_ACCEPTED) c->flags[writer] |= CHECKER_FENCE_ACCEPTED;
+    else if (!stale && (result == TRACE_WRITE_REJECTED_STALE || result == TRACE_WRITE_REJECTED_NOTOKEN))
+        c->flags[writer] |= CHECKER_FENCE_REFUSED;
+}
+
+static void fence_settle(struct checker *c, int n) {
+    unsigned char f = c->flags[n];
+    if ((f & CHECKER_FENCE_REFUSED) && !(f & CHECKER_FENCE_ACCEPTED) && !(f & CHECKER_FENCED_OUT)) {
+        c->flags[n] |= CHECKER_FENCED_OUT;
+        c->r.fenced_out++;
+        if (c->flags[n] & CHECKER_WATCHED) fact(c, n)->fenced_out = 1;
+    }
+    c->flags[n] &= (unsigned char)~(CHECKER_FENCE_REFUSED | CHECKER_FENCE_ACCEPTED);
+}
+
 static int is_client(const struct checker *c, int node) {
     return node >= 0 && node < c->nnodes && (c->flags[node] & CHECKER_CLIENT); /* no miss into the trace */
 }
@@ -359,7 +400,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_RESOURCE_INIT:
         c->r.initial_stock = c->r.final_stock = ev->a;
         c->r.fenced = ev->b != 0;
-        c->r.resource_rule = ev->b == 3 ? 2 : (int)ev->b;
+        c->r.resource_rule = ev->b == 3 ? 2 : ev->b == 4 ? 3 : (int)ev->b;
         c->r.lock_free = ev->b == 3;
         c->quorum = ev->grant > 1 ? (int)ev->grant : 1;
         if (c->r.lock_free) lock_free_begin(c);
@@ -376,6 +417,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_ACQUIRED:
         if (!is_client(c, n)) break;
         c->r.acquires++;
+        fence_settle(c, n);
         if (c->cl[n].wait_since >= 0) record_latency(c, ev->t - c->cl[n].wait_since);
         c->cl[n].wait_since = -1;
         if (c->flags[n] & CHECKER_WATCHED) {
@@ -419,6 +461,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
             struct checker_hold *h = hold_entry(c, n);
             if (h) {
                 int previous = h->owner;
+                c->srv_grants = 1;
                 h->owner = ev->peer;
                 h->since = ev->t;
                 service_grant(c, ev->peer, previous);
@@ -458,12 +501,16 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         }
         if (c->r.lock_free) {
             if (!accepted) lock_free_refused(c, ev->b);
-        } else if (write_is_stale(c, writer, ev->grant)) {
-            if (accepted) c->r.stale_accepted++;
-            else c->r.stale_rejected++;
-            if (f && accepted) f->stale_accepted++;
-            else if (f) f->stale_rejected++;
-            note(c, TRACE_STALE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, accepted, ev->t);
+        } else {
+            int stale = write_is_stale(c, writer, ev->grant);
+            if (is_client(c, writer) && ev->grant) fence_note(c, writer, stale, ev->b);
+            if (stale) {
+                if (accepted) c->r.stale_accepted++;
+                else c->r.stale_rejected++;
+                if (f && accepted) f->stale_accepted++;
+                else if (f) f->stale_rejected++;
+                note(c, TRACE_STALE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, accepted, ev->t);
+            }
         }
         break;
     }
@@ -503,6 +550,8 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
     for (int i = 0; i < c->nnodes; i++)
         if (c->cl[i].cs_since >= 0) leave_cs(c, i, end_ns);
     r->end_ns = end_ns;
+    for (int i = 0; i < c->nnodes; i++)
+        if (is_client(c, i)) fence_settle(c, i);
     int dead = dead_owner_holds(c);
     for (int i = 0; i < c->nnodes; i++) {
         if (!is_client(c, i) || is_down(c, i)) continue; /* a client that is down is not waiting */
@@ -545,6 +594,11 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
                  "STUCK: %lld client%s waited past %llds on a lock held by a crashed owner",
                  (long long)r->stuck, r->stuck == 1 ? "" : "s",
                  (long long)(c->stuck_after_ns / 1000000000));
+    } else if (r->fenced_out) {
+        r->verdict = SCN_VERDICT_STUCK;
+        snprintf(r->headline, sizeof r->headline,
+                 "STUCK: %lld client%s fenced out: the resource refused every write made under a "
+                 "grant no one had superseded", (long long)r->fenced_out, r->fenced_out == 1 ? "" : "s");
     } else {
         r->verdict = SCN_VERDICT_SAFE;
         if (r->lock_free)
@@ -592,6 +646,7 @@ static int64_t expect_fact(const struct checker_report *r, const struct scn_expe
     case SCN_EXPECT_WRITE_REJECTED: return f ? f->writes_rejected : 0;
     case SCN_EXPECT_STALE_BY: return f ? f->stale_accepted : 0;
     case SCN_EXPECT_STALE_REJECTED_BY: return f ? f->stale_rejected : 0;
+    case SCN_EXPECT_FENCED_OUT: return f ? f->fenced_out : 0;
     default: return 0;
     }
 }

@@ -23,6 +23,7 @@ struct checker_fact {
     int32_t writes_rejected;
     int32_t stale_accepted; /* its writes under a superseded grant, accepted */
     int32_t stale_rejected;
+    int32_t fenced_out;     /* 1 once a grant of it was fenced out (fence_settle) */
 };
 
 struct checker_report {
@@ -45,6 +46,8 @@ struct checker_report {
     int64_t lost_updates;       /* sold - (initial - final stock), when > 0 */
     int64_t wrong_releases;
     int64_t stuck;              /* clients waiting past stuck-after on a dead owner */
+    int64_t fenced_out;         /* clients with a grant under which every write, none
+                                   stale, was refused by the fence (checker_fence_*) */
     int64_t acquires;
     int64_t failed_acquires;
     int64_t denied_attempts;
@@ -79,8 +82,12 @@ enum {
     CHECKER_CLIENT = 1,     /* the node is a client (from the trace's nodes) */
     CHECKER_CRASHED = 2,    /* the node has an entry in checker.crash */
     CHECKER_WATCHED = 4,    /* the node has an entry in checker.r.facts */
-    CHECKER_PENDING = 8     /* the service has granted to it (rank set), the client has
+    CHECKER_PENDING = 8,    /* the service has granted to it (rank set), the client has
                                not yet learnt of it */
+    /* Fenced out (fence_note, fence_settle): under the client's current grant, */
+    CHECKER_FENCE_REFUSED = 16,  /* a write not stale was refused by the fence */
+    CHECKER_FENCE_ACCEPTED = 32, /* a write was accepted */
+    CHECKER_FENCED_OUT = 64      /* counted in fenced_out (once per client) */
 };
 
 struct checker_crash {      /* a node that crashed or restarted */
@@ -105,6 +112,7 @@ struct checker {
     struct checker_hold *hold; /* owned: nodes hold_first .. hold_first + nhold - 1, the lock
                                   servers and any other node that recorded a grant */
     int hold_first, nhold;
+    int srv_grants;         /* a lock server has recorded a grant (srv-grant) */
     int nnodes;
     int in_cs;              /* clients now in the critical section */
     int de_first, de_second;

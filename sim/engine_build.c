@@ -234,7 +234,8 @@ static int alloc_nodes(struct engine *e) {
 /* Client i's profile: the last one when its values are equal, else a new one. */
 static int give_profile(struct engine *e, struct node *n, const struct scn_client *def) {
     struct profile *pf = e->nprofiles ? &e->profiles[e->nprofiles - 1] : NULL;
-    if (!pf || pf->think_ns != def->think_ns || pf->repeat != def->repeat) {
+    if (!pf || pf->think_ns != def->think_ns || pf->repeat != def->repeat ||
+        pf->ignores_loss != def->ignores_loss) {
         if ((e->nprofiles & (e->nprofiles - 1)) == 0 && e->nprofiles) { /* grow at powers of two */
             pf = realloc(e->profiles, (size_t)e->nprofiles * 2 * sizeof *pf);
             if (!pf) return -1;
@@ -243,6 +244,7 @@ static int give_profile(struct engine *e, struct node *n, const struct scn_clien
         pf = &e->profiles[e->nprofiles++];
         pf->think_ns = def->think_ns;
         pf->repeat = def->repeat;
+        pf->ignores_loss = def->ignores_loss;
     }
     n->profile = (uint32_t)(e->nprofiles - 1);
     return 0;
@@ -305,11 +307,13 @@ static void time_zero(struct engine *e, const struct scenario *s) {
     e->stock = e->s.stock;
     emit(e, TRACE_RUN_START, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, (int64_t)e->s.seed, e->s.duration_ns, NULL);
     /* b: 1 = the resource checks fencing tokens; 2 = the algorithm's rule
-     * decides; 3 = that rule decides and the algorithm takes no lock.
+     * decides; 3 = that rule decides and the algorithm takes no lock; 4 = the
+     * resource lives in the lock service (guard=owner), whatever else decides.
      * grant: the server grants that make one grant of the service (0 = 1). */
     int quorum = e->algo->grant_quorum ? e->algo->grant_quorum(e->config, e->nservers) : 1;
     emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, quorum > 1 ? (uint32_t)quorum : 0,
-         e->stock, e->algo->resource_write ? (e->algo->lock_free ? 3 : 2) : e->s.fencing != 0, NULL);
+         e->stock, e->s.guard_owner ? 4 : e->algo->resource_write ? (e->algo->lock_free ? 3 : 2) : e->s.fencing != 0,
+         NULL);
     for (int i = 0; i < e->nnodes; i++) {
         if (nd(e, i)->kind == TRACE_NODE_CLIENT) algo_client_init(e, i);
         else if (nd(e, i)->kind == TRACE_NODE_SERVER) algo_server_init(e, i);

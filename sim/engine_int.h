@@ -77,6 +77,8 @@ struct client_rw {
     uint64_t read_token;  /* highest token the resource reported in the last read */
     uint64_t res_timer;   /* timeout of the outstanding resource request, 0 = none */
     uint32_t req;         /* outstanding resource request id */
+    int32_t read_refused; /* the last read was refused (check=reads+writes): enum
+                             trace_write's REJECTED_STALE or _NOTOKEN, 0 = not refused */
 };
 
 /* One node, 48 bytes: what every node-level event reads, and for a client
@@ -116,6 +118,7 @@ _Static_assert(SCN_MAX_PROGRAMS <= 256 && SCN_MAX_STEPS < 256, "program and pc f
 struct profile {
     sim_ns think_ns;      /* pause between repetitions, by the client's clock */
     int32_t repeat;       /* times the program runs; 0 = until the run ends */
+    int32_t ignores_loss; /* checks-loss=no: lock_lost is not told to the program */
 };
 
 /* Clocks and process faults of a node that a fault or a clock line names. */
@@ -236,6 +239,11 @@ struct engine {
     int64_t stock;
     int64_t version;
     uint64_t max_token;
+    /* What the lock service records (lock_note_grant/expire/delete), for
+     * resource guard=owner: the holder of the latest grant until it expires
+     * or is deleted, as node + 1 (0 = none), and that grant's token. */
+    int svc_holder;
+    uint64_t svc_token;
 
     char dropped[256];
 };

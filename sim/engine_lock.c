@@ -76,6 +76,8 @@ void lock_state(struct lock_ctx *x, int state) {
 
 void lock_note_grant(struct lock_ctx *x, int owner, uint64_t token, sim_ns ttl_ns,
                      sim_ns expires_local) {
+    x->e->svc_holder = owner + 1;
+    x->e->svc_token = token;
     emit(x->e, TRACE_SRV_GRANT, x->node, owner, token, 0, ttl_ns, expires_local, NULL);
 }
 void lock_note_deny(struct lock_ctx *x, int requester, int owner) {
@@ -85,9 +87,11 @@ void lock_note_renew(struct lock_ctx *x, int owner, sim_ns ttl_ns) {
     emit(x->e, TRACE_SRV_RENEW, x->node, owner, 0, 0, ttl_ns, 0, NULL);
 }
 void lock_note_expire(struct lock_ctx *x, int owner) {
+    if (x->e->svc_holder == owner + 1) x->e->svc_holder = 0;
     emit(x->e, TRACE_SRV_EXPIRE, x->node, owner, 0, 0, 0, 0, NULL);
 }
 void lock_note_delete(struct lock_ctx *x, int requester, int owner) {
+    if (x->e->svc_holder == owner + 1) x->e->svc_holder = 0;
     emit(x->e, TRACE_SRV_DELETE, x->node, requester, 0, 0, owner, owner != requester, NULL);
 }
 void lock_note_keep(struct lock_ctx *x, int requester, int owner) {

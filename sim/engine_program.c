@@ -167,7 +167,11 @@ void eng_program_cont(struct engine *e, int node) {
         else eng_program_step(e, node);
         break;
     case CS_WRITING:
-        if (e->rw[node].read_value <= 0) { /* sold out: nothing to reserve */
+        if (e->rw[node].read_refused) { /* its read was refused: it has nothing to write from */
+            emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_READ_REFUSED, 0, NULL);
+            c->has_read = 0;
+            program_next(e, node);
+        } else if (e->rw[node].read_value <= 0) { /* sold out: nothing to reserve */
             emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_SOLD_OUT, 0, NULL);
             c->has_read = 0;
             program_next(e, node);
@@ -287,6 +291,7 @@ void eng_program_resource_reply(struct engine *e, int node, const struct slot *s
         rw->read_value = s->u.m.a;
         rw->read_version = s->u.m.b;
         rw->read_token = s->u.m.token;
+        rw->read_refused = (int32_t)s->u.m.value; /* 0, or why the resource refused the read */
         if (c->write_after_read) {
             reach_point(e, node, SCN_POINT_BEFORE_WRITE);
             c->state = CS_WRITING;
@@ -342,8 +347,17 @@ void eng_program_release_done(struct engine *e, int node) {
     program_next(e, node);
 }
 
+/* The algorithm learnt that the lock is lost. A program with checks-loss=no
+ * is never told (a worker under `etcdctl lock`, code that ignores etcd's
+ * session.Done() or Redisson's failed renewal): it stays in its critical
+ * section, as it believes, and writes on. */
 void eng_program_lost(struct engine *e, int node) {
     struct node *c = nd(e, node);
+    if (c->holding && e->profiles[c->profile].ignores_loss) {
+        emit(e, TRACE_SRV_NOTE, node, TRACE_NO_NODE, c->token, c->grant, 0, 0,
+             "lock lost, but the program is not told (checks-loss=no): it goes on");
+        return;
+    }
     if (c->holding) {
         c->lost = 1;
         cs_exit(e, node, TRACE_EXIT_LOST);

@@ -73,7 +73,9 @@ struct lock_write {
     XX(REJECTED_NOTOKEN, 3)   /* fenced resource, no token carried */                      \
     XX(REJECTED_COND, 4)      /* conditional update: version moved */                      \
     XX(REJECTED_UNIQUE, 5)    /* INSERT violates a UNIQUE constraint */                    \
-    XX(REJECTED_DUPLICATE, 6) /* idempotency key already applied: not applied again */
+    XX(REJECTED_DUPLICATE, 6) /* idempotency key already applied: not applied again */   \
+    XX(REJECTED_NOT_OWNER, 7) /* resource guard=owner: the lock service does not record  \
+                                 the writer (with its token) as the lock's holder */
 
 enum lock_write_result {
 #define LOCK_WRITE_ENUM_(name, value) LOCK_WRITE_##name = value,

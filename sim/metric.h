@@ -38,6 +38,8 @@ enum metric_unit {
        "releases that removed another client's grant")                                            \
     XX(STUCK, stuck, "stuck", "stuck", "stuck", COUNT,                                            \
        "clients waiting past stuck-after on a lock held by a crashed owner")                      \
+    XX(FENCED_OUT, fenced_out, "fenced-out", "fenced-out", "fenced_out", COUNT,                   \
+       "clients fenced out: every write under a grant not yet superseded was refused")            \
     XX(ACQUIRES, acquires, "acquires", NULL, "acquires", COUNT, "successful acquisitions")         \
     XX(FAILED_ACQUIRES, failed_acquires, "failed-acquires", "failed-acquire", "failed_acquires",  \
        COUNT, "acquisitions that gave up (tries or timeout exhausted)")                           \

@@ -181,6 +181,7 @@ static int parse_program(struct parser *p, int i, const char *owner, int *prog)
 struct client_opts {
     sim_ns start_ns, every_ns, think_ns;
     int64_t repeat;
+    int checks_loss;
     char prefix[SCN_NAME_MAX];
     int prefix_col;
 };
@@ -189,14 +190,14 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
                        struct client_opts *o)
 {
     struct keyset ks = {many ? "clients" : "client",
-                        many ? "@TIME, prefix=, every=, repeat= or think="
-                             : "@TIME, repeat= or think=",
-                        {"repeat", "think", "prefix", "every"}, {0}};
+                        many ? "@TIME, prefix=, every=, repeat=, think= or checks-loss="
+                             : "@TIME, repeat=, think= or checks-loss=",
+                        {"repeat", "think", "checks-loss", "prefix", "every"}, {0}};
     char why[WHY_MAX];
     int at_col = 0;
 
     if (!many)
-        ks.names[2] = NULL;
+        ks.names[3] = NULL;
     for (; i < p->ntoks && p->toks[i].kind != T_COLON; i++) {
         struct tok *t = &p->toks[i];
         char *key, *val;
@@ -226,6 +227,10 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
                 return scnp_fail_why(p, vcol, why);
             break;
         case 2:
+            if (scnp_bool_parse(val, &o->checks_loss, why) < 0)
+                return scnp_fail_why(p, vcol, why);
+            break;
+        case 3:
             if (!scnp_is_name_syntax(val))
                 return scnp_fail(p, vcol, "'%.40s' is not a name prefix; use a letter, then "
                                  "letters, digits, '-' or '_'", val);
@@ -238,7 +243,7 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
             scnp_copy_str(o->prefix, sizeof o->prefix, val);
             o->prefix_col = vcol;
             break;
-        case 3:
+        case 4:
             if (scnp_dur_parse(val, 0, &o->every_ns, why) < 0)
                 return scnp_fail_why(p, vcol, why);
             break;
@@ -268,15 +273,16 @@ static struct scn_client *new_client(struct parser *p, const char *name, int col
     c->program = prog;
     c->repeat = (int)o->repeat;
     c->think_ns = o->think_ns;
+    c->ignores_loss = !o->checks_loss;
     c->pos.line = p->line;
     c->pos.col = col;
     return c;
 }
 
-/* client NAME [@DUR] [repeat=N] [think=DUR]: STEPS */
+/* client NAME [@DUR] [repeat=N] [think=DUR] [checks-loss=yes|no]: STEPS */
 int scnp_kw_client(struct parser *p)
 {
-    struct client_opts o = {0, 0, 0, 1, "", 0};
+    struct client_opts o = {0, 0, 0, 1, 1, "", 0};
     struct tok *t;
     char owner[64];
     int i, prog;
@@ -295,10 +301,10 @@ int scnp_kw_client(struct parser *p)
     return new_client(p, t->s, t->col, &o, o.start_ns, prog) ? 0 : -1;
 }
 
-/* clients N [prefix=P] [@DUR] [every=DUR] [repeat=N] [think=DUR]: STEPS */
+/* clients N [prefix=P] [@DUR] [every=DUR] [repeat=N] [think=DUR] [checks-loss=yes|no]: STEPS */
 int scnp_kw_clients(struct parser *p)
 {
-    struct client_opts o = {0, 0, 0, 1, "C", 0};
+    struct client_opts o = {0, 0, 0, 1, 1, "C", 0};
     struct scenario *s = p->s;
     char why[WHY_MAX], name[SCN_NAME_MAX + 24], last[SCN_NAME_MAX + 24];
     int64_t n, k;

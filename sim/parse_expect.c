@@ -65,10 +65,11 @@ static int is_client_form(const struct parser *p, int i)
     if (i + 1 >= p->ntoks || p->toks[i].kind != T_WORD)
         return 0;
     const char *w = p->toks[i + 1].s;
-    return strcmp(w, "token") == 0 || strcmp(w, "acquires") == 0 || strcmp(w, "write") == 0;
+    return strcmp(w, "token") == 0 || strcmp(w, "acquires") == 0 || strcmp(w, "write") == 0 ||
+           strcmp(w, "fenced-out") == 0;
 }
 
-/* expect [no] CLIENT write accepted|rejected, CLIENT token OP N,
+/* expect [no] CLIENT write accepted|rejected, [no] CLIENT fenced-out, CLIENT token OP N,
  * CLIENT acquires at T; token i is the client. */
 static int expect_client_form(struct parser *p, struct scn_expect *e, int i, int no)
 {
@@ -85,8 +86,14 @@ static int expect_client_form(struct parser *p, struct scn_expect *e, int i, int
         e->value = no ? 0 : 1;
         return scnp_need_end(p, i + 1, p->toks[i].s);
     }
+    if (strcmp(w, "fenced-out") == 0) { /* expect [no] C fenced-out */
+        e->kind = SCN_EXPECT_FENCED_OUT;
+        e->cmp = no ? SCN_CMP_EQ : SCN_CMP_GE;
+        e->value = no ? 0 : 1;
+        return scnp_need_end(p, i, "fenced-out");
+    }
     if (no)
-        return scnp_fail(p, p->toks[i - 1].col, "'no' goes only with write, stale-write or an "
+        return scnp_fail(p, p->toks[i - 1].col, "'no' goes only with write, fenced-out, stale-write or an "
                          "event; write expect %s %s = 0 or != VALUE instead", e->client, w);
     if (strcmp(w, "acquires") == 0) {
         if (i >= p->ntoks || strcmp(p->toks[i].s, "at") != 0)
@@ -206,7 +213,7 @@ static int expect_body(struct parser *p, struct scn_expect *e)
                (i + 1 >= p->ntoks || cmp_find(p->toks[i + 1].s, &e->cmp) < 0))) {
         if (k < 0 || !sh)
             return scnp_fail(p, t->col, "unknown event %s after 'no'; expected double-entry, "
-                             "stale-write, lost-update, wrong-release, stuck or failed-acquire",
+                             "stale-write, lost-update, wrong-release, stuck, failed-acquire or fenced-out",
                              scnp_show(p, t));
         e->metric = (enum scn_metric)k;
         if (i + 1 < p->ntoks && e->metric == SCN_M_STALE_ACCEPTED) {

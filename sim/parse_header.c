@@ -76,6 +76,30 @@ SETTER(set_fencing)
         s->fencing_stated = 1;
     return rc;
 }
+SETTER(set_check)
+{
+    (void)off;
+    if (strcmp(val, "writes") == 0)
+        s->check_reads = 0;
+    else if (strcmp(val, "reads+writes") == 0)
+        s->check_reads = 1;
+    else
+        return WHY("check '%.40s' is not writes or reads+writes: which operations the resource "
+                   "checks the token of", val);
+    return 0;
+}
+SETTER(set_guard)
+{
+    (void)off;
+    if (strcmp(val, "none") == 0)
+        s->guard_owner = 0;
+    else if (strcmp(val, "owner") == 0)
+        s->guard_owner = 1;
+    else
+        return WHY("guard '%.40s' is not none or owner: whether a write needs the lock service "
+                   "to record its writer as the holder", val);
+    return 0;
+}
 SETTER(set_res_timeout) { (void)off; return scnp_dur_parse(val, 0, &s->resource_timeout_ns, why); }
 SETTER(set_latency) { return scnp_latency_parse(val, &s->latency, why, off); }
 SETTER(set_loss) { (void)off; return scnp_loss_parse(val, &s->loss_ppm, why); }
@@ -148,6 +172,8 @@ static const struct hdr_key {
     {"resource", "stock", "stock=N", HK_BARE, set_stock},
     {"resource", "fencing", "fencing=on|off", HK_BARE, set_fencing},
     {"resource", "timeout", "timeout=DUR", 0, set_res_timeout},
+    {"resource", "check", "check=writes|reads+writes", 0, set_check},
+    {"resource", "guard", "guard=none|owner", 0, set_guard},
     {"network", "latency", "latency=DUR", HK_BARE, set_latency},
     {"network", "loss", "loss=P", HK_BARE, set_loss},
 };
@@ -275,6 +301,11 @@ static int section_line(struct parser *p)
         if (apply_row(p, r, val, vcol) < 0)
             return -1;
     }
+    /* Reads are checked by the fence: a check without one would do nothing. */
+    i = hdr_row("resource", "check");
+    if (strcmp(line, "resource") == 0 && seen[i] && p->s->check_reads && !p->s->fencing)
+        return scnp_fail(p, seen[i], "check=reads+writes checks the fencing token of reads; it "
+                         "needs fencing=on on this line");
     return 0;
 }
 

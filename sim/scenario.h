@@ -89,6 +89,8 @@ struct scn_client {
     int repeat;        /* times the program runs; 0 = until the run ends */
     sim_ns think_ns;   /* pause between repetitions, by the client's clock */
     struct scn_pos pos;
+    int ignores_loss;  /* checks-loss=no: the program is never told that the lock
+                          was lost (lock_lost) and writes on; 0 = it checks */
 };
 
 /* A network latency: fixed when min == max, else uniform in [min, max]
@@ -174,7 +176,8 @@ enum scn_expect_kind {
     SCN_EXPECT_WRITE_ACCEPTED, /* expect [no] A write accepted: A's writes the resource accepted */
     SCN_EXPECT_WRITE_REJECTED, /* expect [no] A write rejected */
     SCN_EXPECT_STALE_BY,       /* expect [no] stale-write [accepted] by A */
-    SCN_EXPECT_STALE_REJECTED_BY /* expect [no] stale-write rejected by A */
+    SCN_EXPECT_STALE_REJECTED_BY, /* expect [no] stale-write rejected by A */
+    SCN_EXPECT_FENCED_OUT      /* expect [no] C fenced-out: C was fenced out (checker.h) */
 };
 
 struct scn_expect {
@@ -318,6 +321,12 @@ struct scenario {
     struct scn_explore explore;     /* the explore line's fault budget (plain data) */
     int fencing_stated;             /* 1 when a resource line (or --set) gave fencing=, so
                                        an algorithm's own fencing rule can honour fencing=off */
+    int check_reads;                /* resource check=reads+writes: with fencing on, a read's
+                                       token is checked too and raises the highest seen
+                                       (Chubby's sequencer, checked on every operation) */
+    int guard_owner;                /* resource guard=owner: the resource lives in the lock
+                                       service; a write is applied only while the service
+                                       records its writer, with its token, as the holder */
 };
 /* Every array above is heap-allocated, grown on demand by the scenario_add_*
  * functions (never beyond its SCN_MAX_* limit), read as s->arr[i] for

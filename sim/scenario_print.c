@@ -127,6 +127,8 @@ static void put_client(struct buf *b, const struct scenario *s, const struct scn
         put(b, " repeat=%d", c->repeat);
     if (c->think_ns)
         put(b, " think=%s", dur(d, c->think_ns));
+    if (c->ignores_loss)
+        put(b, " checks-loss=no");
     put(b, ":");
     for (i = 0; i < pr->nsteps; i++) {
         put(b, i ? "; " : " ");
@@ -296,6 +298,10 @@ int scenario_print(const struct scenario *s, char **out, size_t *len)
         put(&b, " fencing=%s", s->fencing ? "on" : "off");
     if (s->resource_timeout_ns)
         put(&b, " timeout=%s", dur(d, s->resource_timeout_ns));
+    if (s->check_reads)
+        put(&b, " check=reads+writes");
+    if (s->guard_owner)
+        put(&b, " guard=owner");
     put(&b, "\nnetwork ");
     put_latency(&b, &s->latency);
     put(&b, " ");

@@ -80,7 +80,8 @@ enum trace_kind {
                              fencing tokens, 2 if the algorithm's own rule decides writes,
                              3 if that rule decides and the algorithm takes no lock;
                              grant = lock-server grants that make one grant of the
-                             service (its quorum), 0 = one */
+                             service (its quorum), 0 = one;
+                             4 if it lives in the lock service (resource guard=owner) */
     TRACE_WRITE_SKIPPED,  /* node = client: a write not sent; a = enum trace_skip */
     TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
     TRACE_KIND_COUNT
@@ -99,7 +100,8 @@ enum trace_write {
 enum trace_skip {
     TRACE_SKIP_SOLD_OUT = 1,  /* it read 0 units: nothing to reserve */
     TRACE_SKIP_CLIENT_CHECK = 2, /* the algorithm's client-side check said no */
-    TRACE_SKIP_LOST = 3         /* the algorithm had said the lock was lost (lock_lost) */
+    TRACE_SKIP_LOST = 3,        /* the algorithm had said the lock was lost (lock_lost) */
+    TRACE_SKIP_READ_REFUSED = 4 /* the resource refused its read (check=reads+writes) */
 };
 
 enum trace_exit {

@@ -482,6 +482,56 @@ static void test_lease_renew_on_lost_abort(void **state) {
     engine_free(e);
 }
 
+/* checks-loss=no (issue 11 item 13): a consensus holder stopped for 4s.
+ * Its algorithm learns from a refused keep-alive at 6.004s that the lease is
+ * gone. Told (the default), the program leaves its critical section then and
+ * skips its write at 6.51s; not told, it stays inside and the write lands at
+ * 6.511s, after B's (4.015s): accepted though stale. */
+static const char *NEVER_TOLD =
+    "lock consensus ttl=2s first-candidate=S1\n"
+    "resource stock=1 fencing=off\nnetwork latency=1ms\nduration 20s\n"
+    "client A @1s checks-loss=%s: acquire; read; work 5500ms; write; release\n"
+    "client B @3s: acquire retry=500ms; read; write; release\n"
+    "@2s pause A 4s\n";
+
+static void test_program_never_told_of_loss(void **state) {
+    (void)state;
+    char text[512];
+    snprintf(text, sizeof text, NEVER_TOLD, "no");
+    struct engine *e = run_text(text);
+    int A = node_of(engine_trace(e), "A");
+    const struct trace_event *gone = note(e, "A", NOTE_EXACT, "keep-alive refused: its lease is gone", 1);
+    assert_non_null(gone);
+    assert_int_equal(gone->t, 6 * S + 4 * MS);
+    const struct trace_event *untold =
+        note(e, "A", NOTE_EXACT, "lock lost, but the program is not told (checks-loss=no): it goes on", 1);
+    assert_non_null(untold);
+    assert_int_equal(untold->t, 6 * S + 4 * MS);
+    assert_null(find(e, TRACE_WRITE_SKIPPED, "A", 1));
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w->peer, A);
+    assert_int_equal(w->t, 6 * S + 511 * MS);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
+    assert_int_equal(x->a, TRACE_EXIT_RELEASE);
+    assert_int_equal(engine_report(e)->stale_accepted, 1);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+
+    snprintf(text, sizeof text, NEVER_TOLD, "yes");
+    e = run_text(text);
+    assert_null(note(e, "A", NOTE_EXACT, "lock lost, but the program is not told (checks-loss=no): it goes on", 1));
+    x = must(e, TRACE_CS_EXIT, "A", 1);
+    assert_int_equal(x->t, 6 * S + 4 * MS);
+    assert_int_equal(x->a, TRACE_EXIT_LOST);
+    const struct trace_event *sk = must(e, TRACE_WRITE_SKIPPED, "A", 1);
+    assert_int_equal(sk->a, TRACE_SKIP_LOST);
+    assert_int_equal(count(e, TRACE_WRITE, "R", A, 0, 20 * S), 0);
+    assert_int_equal(engine_report(e)->stale_accepted, 0);
+    assert_int_equal(engine_report(e)->lost_updates, 0);
+    engine_free(e);
+}
+
 /* The abort comes too late when the write follows the resume at once: the
  * renewal's refusal is still on the wire when the write leaves. */
 static void test_lease_renew_abort_too_late(void **state) {
@@ -540,6 +590,7 @@ int main(void) {
         cmocka_unit_test(test_lease_renew_interval),
         cmocka_unit_test(test_lease_renew_pause_freezes_heartbeat),
         cmocka_unit_test(test_lease_renew_on_lost_abort),
+        cmocka_unit_test(test_program_never_told_of_loss),
         cmocka_unit_test(test_lease_renew_abort_too_late),
         cmocka_unit_test(test_lease_renew_options),
     };

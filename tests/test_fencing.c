@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include "engine.h"
+#include "narrate.h"
 
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
@@ -57,12 +58,87 @@ static void test_compare_modes_on_a_fixed_sequence(void **state) {
      * write is refused too. */
     const int le[5] = {OK, NO, NO, OK, NO};
     expect_sequence("<=", le);
+    {   /* B's second write: refused for reusing its token, not for being stale. */
+        char text[1024], b[256];
+        snprintf(text, sizeof text, SEQUENCE, "<=");
+        struct engine *e = run_text(text);
+        assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), must(e, TRACE_WRITE, "R", 2)), 0);
+        assert_string_equal(b, "R rejects B's write: token 42 was already used by an accepted write");
+        assert_int_equal(engine_report(e)->stale_rejected, 1); /* A's 41 only */
+        engine_free(e);
+    }
     /* `!=`: only a repeat of the last accepted token is refused. 41 after 42
      * is "different" and gets in: the stale write fencing exists to stop. */
     const int ne[5] = {OK, NO, OK, OK, NO};
     expect_sequence("!=", ne);
+    /* `first` (etcd's contrib/lock storage): the first write stores 42;
+     * B's second write with the equal token is accepted, every other token
+     * (41, then C's 43 twice) is refused. */
+    const int first[5] = {OK, OK, NO, NO, NO};
+    expect_sequence("first", first);
     /* The word aliases name the same rules. */
     expect_sequence("le", le);
+}
+
+/* Fenced out: under compare=first, C holds the newest grant and every write
+ * of it is refused; A's refusal is a stale write's (B is newer), not a
+ * fence-out. Under the other modes the newest holder gets a write in. */
+static void test_fenced_out_finding(void **state) {
+    (void)state;
+    static const char *modes[] = {"first", "<", "<=", "!="};
+    static const int64_t want[] = {1, 0, 0, 0};
+    for (int m = 0; m < 4; m++) {
+        char text[1024];
+        snprintf(text, sizeof text, SEQUENCE, modes[m]);
+        struct engine *e = run_text(text);
+        const struct checker_report *r = engine_report(e);
+        if (r->fenced_out != want[m]) fprintf(stderr, "compare=%s: fenced_out %lld\n", modes[m], (long long)r->fenced_out);
+        assert_int_equal(r->fenced_out, want[m]);
+        if (m == 0) {
+            /* The narration says why C's higher token is refused, and B's equal one is not. */
+            char b[256];
+            assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), must(e, TRACE_WRITE, "R", 4)), 0);
+            assert_string_equal(b, "R rejects C's write: token 43 is not the token 42 stored with the data");
+            assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), must(e, TRACE_WRITE, "R", 2)), 0);
+            assert_string_equal(b, "R accepts B's write of 8 (token 42)");
+            assert_int_equal(r->verdict, SCN_VERDICT_STUCK);
+            assert_non_null(strstr(r->headline, "1 client fenced out"));
+            assert_int_equal(r->stale_rejected, 1); /* A's 41 */
+            assert_int_equal(checker_metric(r, SCN_M_FENCED_OUT), 1);
+        } else if (m == 1) {
+            assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+        }
+        engine_free(e);
+    }
+}
+
+/* compare=first stores the first write whatever its token: a stale holder
+ * whose late write comes first is accepted (the seed's late first write),
+ * and then the rightful holder B is fenced out as well. UNSAFE outranks
+ * the fence-out in the verdict; the metric still counts B. */
+static void test_first_write_recorded_unconditionally(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock fenced-lease ttl=30s first-token=41 compare=first\n"
+                                "resource stock=2\nnetwork latency=0ms\nduration 60s\n"
+                                "client A: acquire; read; work 10s; write; release\n"
+                                "client B @31s: acquire retry=1s; read; work 5s; write; release\n"
+                                "@5s pause A 27s\n");
+    int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
+    const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w1->t, 32 * S);
+    assert_int_equal(w1->peer, A);
+    assert_int_equal(w1->token, 41);
+    assert_int_equal(w1->b, TRACE_WRITE_ACCEPTED);
+    const struct trace_event *w2 = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w2->t, 36 * S);
+    assert_int_equal(w2->peer, B);
+    assert_int_equal(w2->token, 42);
+    assert_int_equal(w2->b, TRACE_WRITE_REJECTED_STALE);
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r->stale_accepted, 1);
+    assert_int_equal(r->fenced_out, 1);
+    engine_free(e);
 }
 
 static const char *SEED_TIMELINE =
@@ -223,8 +299,8 @@ static void test_options(void **state) {
     struct scn_error err;
     assert_int_equal(build_text("lock fenced-lease compare=>\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_int_equal(err.pos.col, 19);
-    assert_string_equal(err.msg, "compare '>' is not one of <, <=, != (or lt, le, ne): the rule that "
-                                 "refuses a token");
+    assert_string_equal(err.msg, "compare '>' is not one of <, <=, != (or lt, le, ne) or first: the "
+                                 "rule that refuses a token");
     assert_int_equal(build_text("lock fenced-lease check=server\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "check 'server' is not resource or client: who compares the token");
     assert_int_equal(build_text("lock fenced-lease comapre=<\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
@@ -302,10 +378,176 @@ static void test_lease_renew_tokens(void **state) {
     assert_non_null(strstr(err.msg, "tokens 'maybe' is not on or off"));
 }
 
+/* resource check=reads+writes (Chubby's sequencer checked on every
+ * operation), at its boundaries: a read at exactly the highest token seen
+ * is served; one token lower is refused; a read without a token is refused;
+ * a served read raises the highest seen, so a lower write is refused before
+ * any higher write has landed. B's reads run at 6s; A's write at 10s. */
+static const char *READS_CHECKED =
+    "lock %s ttl=5s\n"
+    "resource stock=10 fencing=on check=reads+writes\nnetwork latency=0ms\nduration 30s\n"
+    "client A: acquire; read; work 10s; write; release\n"
+    "client B @6s: acquire; read; read; work 10s; release\n";
+
+static void test_reads_checked_at_the_boundaries(void **state) {
+    (void)state;
+    char text[512];
+    snprintf(text, sizeof text, READS_CHECKED, "fenced-lease first-token=41");
+    struct engine *e = run_text(text);
+    int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
+    /* A's read at 0s with 41 (nothing seen yet) is served. */
+    const struct trace_event *r1 = must(e, TRACE_READ, "R", 1);
+    assert_int_equal(r1->t, 0);
+    assert_int_equal(r1->peer, A);
+    /* B's two reads with 42: the first raises the highest seen to 42, the
+     * second carries exactly 42 and is served too. */
+    const struct trace_event *r2 = must(e, TRACE_READ, "R", 2), *r3 = must(e, TRACE_READ, "R", 3);
+    assert_int_equal(r2->peer, B);
+    assert_int_equal(r3->peer, B);
+    assert_int_equal(r2->t, 6 * S);
+    assert_int_equal(r3->t, 6 * S);
+    assert_null(find(e, TRACE_READ, "R", 4));
+    /* No write of 42 has landed, yet A's write with 41 at 10s is refused. */
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->t, 10 * S);
+    assert_int_equal(w->peer, A);
+    assert_int_equal(w->token, 41);
+    assert_int_equal(w->b, TRACE_WRITE_REJECTED_STALE);
+    assert_int_equal(engine_report(e)->stale_rejected, 1);
+    assert_int_equal(engine_report(e)->stale_accepted, 0);
+    engine_free(e);
+
+    /* Without check=, the same write is accepted (nothing higher written). */
+    char plain[512];
+    snprintf(plain, sizeof plain, "%s", text);
+    char *c = strstr(plain, " check=reads+writes");
+    memmove(c, c + strlen(" check=reads+writes"), strlen(c + strlen(" check=reads+writes")) + 1);
+    e = run_text(plain);
+    w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    assert_int_equal(engine_report(e)->stale_accepted, 1);
+    engine_free(e);
+}
+
+/* A read one token below the highest seen is refused at the read, and the
+ * write of that read-modify-write is never sent; a read with no token
+ * (a lease without tokens) is refused too. */
+static void test_read_refused_skips_the_write(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock fenced-lease ttl=5s first-token=41\n"
+                                "resource stock=10 fencing=on check=reads+writes\nnetwork latency=0ms\n"
+                                "duration 30s\n"
+                                "client A: acquire; work 10s; read; write; release\n"
+                                "client B @6s: acquire; read; work 10s; release\n");
+    int A = node_of(engine_trace(e), "A");
+    const struct trace_event *refused =
+        must_note(e, "A", NOTE_EXACT, "read refused by the resource: its token is lower than one already seen", 1);
+    assert_int_equal(refused->t, 10 * S);
+    assert_int_equal(refused->a, 41);
+    assert_int_equal(refused->b, 42);
+    const struct trace_event *sk = must(e, TRACE_WRITE_SKIPPED, "A", 1);
+    assert_int_equal(sk->t, 10 * S);
+    assert_int_equal(sk->a, TRACE_SKIP_READ_REFUSED);
+    assert_int_equal(count(e, TRACE_WRITE, "R", A, 0, 30 * S), 0);
+    assert_int_equal(engine_report(e)->writes_accepted, 0);
+    engine_free(e);
+
+    e = run_text("lock lease ttl=5s\nresource stock=10 fencing=on check=reads+writes\n"
+                 "network latency=0ms\nclient A: acquire; read; write; release\n");
+    refused = must_note(e, "A", NOTE_EXACT, "read refused by the resource: it carries no fencing token", 1);
+    assert_int_equal(refused->t, 0);
+    assert_int_equal(must(e, TRACE_WRITE_SKIPPED, "A", 1)->a, TRACE_SKIP_READ_REFUSED);
+    assert_null(find(e, TRACE_READ, "R", 1));
+    engine_free(e);
+}
+
+/* check= takes writes or reads+writes, and reads+writes needs fencing=on. */
+static int parse_text(const char *text, struct scn_error *err) {
+    struct scenario sc;
+    scenario_init(&sc);
+    int rc = scenario_parse(&sc, "test.lsim", text, strlen(text), err);
+    scenario_close(&sc);
+    return rc;
+}
+
+static void test_resource_check_option(void **state) {
+    (void)state;
+    struct scn_error err;
+    assert_int_equal(parse_text("resource fencing=on check=reads\nclient A: acquire\n", &err), LSIM_EPARSE);
+    assert_int_equal(err.pos.col, 27);
+    assert_string_equal(err.msg, "check 'reads' is not writes or reads+writes: which operations the "
+                                 "resource checks the token of");
+    assert_int_equal(parse_text("resource check=reads+writes stock=2\nclient A: acquire\n", &err), LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 1);
+    assert_int_equal(err.pos.col, 10);
+    assert_string_equal(err.msg, "check=reads+writes checks the fencing token of reads; it needs "
+                                 "fencing=on on this line");
+    assert_int_equal(parse_text("resource check=writes\nclient A: acquire\n", &err), 0);
+    assert_int_equal(parse_text("resource check=reads+writes fencing=on\nclient A: acquire\n", &err), 0);
+}
+
+/* resource guard=owner (issue 11 item 14): a write is applied only while the
+ * lock service records its writer, under its token, as the holder. The
+ * holder's write inside its lease is applied (token 41 = the recorded 41);
+ * the same write after the lease expired, with no new holder at all, is
+ * refused, where a fence that has seen nothing higher accepts it. */
+static void test_guard_owner(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock fenced-lease ttl=5s first-token=41\nresource stock=10 guard=owner\n"
+                                "network latency=0ms\nduration 30s\n"
+                                "client A: acquire; read; write; work 10s; write; release\n");
+    const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1), *w2 = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w1->t, 0);
+    assert_int_equal(w1->token, 41);
+    assert_int_equal(w1->b, TRACE_WRITE_ACCEPTED);
+    /* 10s: the key expired at 5.001s; nobody holds the lock. */
+    assert_int_equal(w2->t, 10 * S);
+    assert_int_equal(w2->b, TRACE_WRITE_REJECTED_NOT_OWNER);
+    assert_int_equal(must(e, TRACE_RESOURCE_INIT, "R", 1)->b, 4);
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->writes_accepted, 1);
+    assert_int_equal(r->writes_rejected, 1);
+    assert_int_equal(r->fenced_out, 0); /* a first write got in */
+    assert_int_equal(r->resource_rule, 3);
+    engine_free(e);
+
+    e = run_text("lock fenced-lease ttl=5s first-token=41\nresource stock=10 fencing=on\n"
+                 "network latency=0ms\nduration 30s\n"
+                 "client A: acquire; read; write; work 10s; write; release\n");
+    assert_int_equal(must(e, TRACE_WRITE, "R", 2)->b, TRACE_WRITE_ACCEPTED);
+    engine_free(e);
+
+    /* A lock without tokens: the record is the owner alone. B, who never
+     * acquired, is refused; A, the holder, is applied. */
+    e = run_text("lock lease ttl=30s\nresource stock=10 guard=owner\nnetwork latency=0ms\n"
+                 "duration 30s\nclient A: acquire; read; work 1s; write; release\n"
+                 "client B: read; write\n");
+    int A = node_of(engine_trace(e), "A"), B = node_of(engine_trace(e), "B");
+    const struct trace_event *wb = must(e, TRACE_WRITE, "R", 1), *wa = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(wb->peer, B);
+    assert_int_equal(wb->b, TRACE_WRITE_REJECTED_NOT_OWNER);
+    assert_int_equal(wa->peer, A);
+    assert_int_equal(wa->t, 1 * S);
+    assert_int_equal(wa->b, TRACE_WRITE_ACCEPTED);
+    engine_free(e);
+
+    struct scn_error err;
+    assert_int_equal(parse_text("resource guard=holder\nclient A: acquire\n", &err), LSIM_EPARSE);
+    assert_int_equal(err.pos.col, 16);
+    assert_string_equal(err.msg, "guard 'holder' is not none or owner: whether a write needs the lock "
+                                 "service to record its writer as the holder");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_modes_on_a_fixed_sequence),
         cmocka_unit_test(test_equality_check_is_not_fencing),
+        cmocka_unit_test(test_fenced_out_finding),
+        cmocka_unit_test(test_reads_checked_at_the_boundaries),
+        cmocka_unit_test(test_read_refused_skips_the_write),
+        cmocka_unit_test(test_resource_check_option),
+        cmocka_unit_test(test_guard_owner),
+        cmocka_unit_test(test_first_write_recorded_unconditionally),
         cmocka_unit_test(test_client_check_defeated_by_a_pause),
         cmocka_unit_test(test_client_check_without_a_pause_between),
         cmocka_unit_test(test_write_without_token),

@@ -268,7 +268,7 @@ static void test_check_trace_matches_run(void **state) {
     (void)state;
     static const char *const keys[] = {"verdict", "headline", "double_entries", "double_entry_ns",
                                        "stale_writes_accepted", "stale_writes_rejected", "lost_updates",
-                                       "wrong_releases", "stuck", "acquires", "failed_acquires", "refused_attempts",
+                                       "wrong_releases", "stuck", "fenced_out", "acquires", "failed_acquires", "refused_attempts",
                                        "writes_accepted", "writes_rejected", "duplicated_work", "initial_stock", "final_stock",
                                        "acquire_p50_ns", "acquire_p99_ns", "acquire_max_ns", "end_ns",
                                        "trace_hash", "events", "seed", "title"};

@@ -496,6 +496,25 @@ static void test_clients_are_staggered_and_share_one_program(void **state)
     assert_int_equal(sc.programs[0].steps[0].tries, 4);
     assert_int_equal(sc.programs[0].steps[0].timeout_ns, 60 * S_);
     assert_int_equal(sc.programs[0].steps[1].dur_ns, 0);
+
+    /* checks-loss: yes (the default) or no, on client and clients lines;
+     * printed back only when no. */
+    parse_ok(&sc, "client A checks-loss=no: acquire; write\nclient B checks-loss=yes: acquire\n"
+                  "client C: acquire\nclients 2 checks-loss=off: acquire\n");
+    assert_int_equal(sc.clients[0].ignores_loss, 1);
+    assert_int_equal(sc.clients[1].ignores_loss, 0);
+    assert_int_equal(sc.clients[2].ignores_loss, 0);
+    assert_int_equal(sc.clients[3].ignores_loss, 1);
+    assert_int_equal(sc.clients[4].ignores_loss, 1);
+    {
+        char *txt = NULL;
+        size_t len = 0;
+        assert_int_equal(scenario_print(&sc, &txt, &len), 0);
+        assert_non_null(strstr(txt, "client A checks-loss=no: acquire; write\n"));
+        assert_non_null(strstr(txt, "client B: acquire\n"));
+        assert_non_null(strstr(txt, "client C2 checks-loss=no: acquire\n"));
+        free(txt);
+    }
     scenario_close(&sc);
 }
 
@@ -699,6 +718,19 @@ static void test_expect_per_client_forms(void **state)
     assert_int_equal(sc.expects[6].kind, SCN_EXPECT_STALE_REJECTED_BY);
     assert_int_equal(sc.expects[6].value, 0);
     assert_int_equal(sc.expects[7].cmp, SCN_CMP_GE);
+    /* expect [no] CLIENT fenced-out; nothing may follow. */
+    parse_ok(&sc, "client A: acquire\nclient B: acquire\nexpect B fenced-out\nexpect no A fenced-out\n");
+    assert_int_equal(sc.expects[0].kind, SCN_EXPECT_FENCED_OUT);
+    assert_int_equal(sc.expects[0].client_index, 1);
+    assert_int_equal(sc.expects[0].cmp, SCN_CMP_GE);
+    assert_int_equal(sc.expects[0].value, 1);
+    assert_int_equal(sc.expects[1].kind, SCN_EXPECT_FENCED_OUT);
+    assert_int_equal(sc.expects[1].client_index, 0);
+    assert_int_equal(sc.expects[1].cmp, SCN_CMP_EQ);
+    assert_int_equal(sc.expects[1].value, 0);
+    assert_int_equal(parse(&sc, "client A: acquire\nexpect A fenced-out now\n"), LSIM_EPARSE);
+    assert_int_equal(err.pos.line, 2);
+    assert_int_equal(err.pos.col, 21);
     /* The old forms are metric expectations naming no client. */
     parse_ok(&sc, "expect stale-write accepted\nexpect double-entry\n");
     assert_int_equal(sc.expects[0].kind, SCN_EXPECT_METRIC);
@@ -792,7 +824,8 @@ static void test_set_overrides_after_parsing(void **state)
     assert_int_equal(err.pos.col, 22);
     assert_int_equal(scenario_set(&sc, "resource.colour=red", &err), LSIM_EUNKNOWN_OPTION);
     assert_int_equal(err.pos.col, 1);
-    assert_non_null(strstr(err.msg, "expected resource.stock, resource.fencing or resource.timeout"));
+    assert_non_null(strstr(err.msg, "expected resource.stock, resource.fencing, resource.timeout, resource.check or "
+                                   "resource.guard"));
     assert_int_equal(scenario_set(&sc, "ttl", &err), LSIM_EUSAGE);
     assert_non_null(strstr(err.msg, "expected KEY=VALUE"));
     assert_int_equal(scenario_set(&sc, "ttl=", &err), LSIM_EBAD_VALUE);
@@ -1025,7 +1058,7 @@ static const struct bad_case bad_cases[] = {
     {"unknown keyword", "seed 1\nbogus 1\n", 0, 2, 1, "unknown keyword 'bogus'; expected title"},
     {"action without a time", "heal\n", 0, 1, 1, "unknown keyword 'heal'"},
     {"unknown key", "resource stok=2\n", 0, 1, 10,
-     "unknown key 'stok' for resource; expected stock=, fencing= or timeout="},
+     "unknown key 'stok' for resource; expected stock=, fencing=, timeout=, check= or guard="},
     {"missing unit", "duration 30\n", 0, 1, 10, "expected a unit (ns, us, ms, s, m) after '30'"},
     {"unit typo", "duration 30sec\n", 0, 1, 10, "unknown unit 'sec' in '30sec'"},
     {"space before unit", "client A: work 30 s\n", 0, 1, 16, "expected a unit"},
@@ -1054,6 +1087,12 @@ static const struct bad_case bad_cases[] = {
      "client 'A' is declared twice (first on line 1)"},
     {"duplicate generated client", "client C2: read\nclients 3: read\n", 0, 2, 9,
      "client 'C2' is declared twice (first on line 1)"},
+    {"checks-loss not a yes or no", "client A checks-loss=maybe: read\n", 0, 1, 22,
+     "expected on or off (or yes/no, true/false), found 'maybe'"},
+    {"checks-loss twice", "client A checks-loss=no checks-loss=no: read\n", 0, 1, 25,
+     "given twice"},
+    {"unknown client key", "client A chceks-loss=no: read\n", 0, 1, 10,
+     "expected @TIME, repeat=, think= or checks-loss="},
     {"reserved name R", "client R: read\n", 0, 1, 8, "'R' is a reserved name"},
     {"reserved name S2", "client S2: read\n", 0, 1, 8, "'S2' is a reserved name"},
     {"reserved prefix S", "clients 3 prefix=S: read\n", 0, 1, 18, "reserved for lock servers"},

@@ -26,6 +26,15 @@
  *       and is let in, which is exactly the stale write fencing exists to stop:
  *       equality can tell two holders apart, never which one is newer. (It
  *       refuses the current holder's second write, too.)
+ *   first  etcd's contrib/lock storage (contrib/lock/storage/storage.go; etcd
+ *       issues #11788 and #14224): the first write stores its token (the
+ *       session's lease ID) with the data unconditionally, and every later
+ *       write whose token differs from the stored one is refused. The first
+ *       writer may write again; nobody else ever can. A paused holder whose
+ *       late write comes second is refused, but so is every write of every
+ *       later holder: the newest, rightful holder is fenced out for good
+ *       (the checker's finding `fenced-out`, verdict STUCK). And if the
+ *       stale write comes first, it is the one stored.
  *
  * check=: who applies the rule.
  *   resource (default) the protected resource, at the moment the write
@@ -43,7 +52,7 @@
  * resource that was never taught to fence (issue 11, item 11; Kleppmann's
  * point that the token protects only where the resource checks it).
  * `fencing=on` or no word changes nothing. */
-enum fence_compare { FENCE_LT, FENCE_LE, FENCE_NE };
+enum fence_compare { FENCE_LT, FENCE_LE, FENCE_NE, FENCE_FIRST };
 enum fence_check { FENCE_AT_RESOURCE, FENCE_AT_CLIENT };
 
 struct fenced_config {
@@ -55,7 +64,8 @@ struct fenced_config {
 /* Kept at the resource node (resource_size bytes, zeroed at the start). */
 struct fenced_resource {
     uint64_t highest;    /* highest token accepted so far; 0 = none */
-    uint64_t last;       /* token of the last accepted write; 0 = none */
+    uint64_t last;       /* token of the last accepted write; 0 = none (with
+                            compare=first: the stored token, the first write's) */
 };
 
 /* States (lock_state): the store's, then the fence's. */
@@ -70,11 +80,14 @@ static const char *const state_names[FL_ST_COUNT] = {KV_STATE_NAMES "token-accep
                                                      "stale-token-rejected", "no-token-rejected",
                                                      "client-abandoned-write"};
 
-/* 1 when `rule` refuses `token`, given the highest and the last accepted. */
+/* 1 when `rule` refuses `token`, given the highest and the last accepted
+ * (with compare=first only the first write's token is ever accepted, so the
+ * last accepted is the stored one). */
 static int refuses(int rule, uint64_t token, uint64_t highest, uint64_t last) {
     switch (rule) {
     case FENCE_LE: return token <= highest;
     case FENCE_NE: return last != 0 && token == last;
+    case FENCE_FIRST: return last != 0 && token != last;
     default: return token < highest;
     }
 }
@@ -97,9 +110,10 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
         if (strcmp(v, "<") == 0 || strcmp(v, "lt") == 0) c->compare = FENCE_LT;
         else if (strcmp(v, "<=") == 0 || strcmp(v, "le") == 0) c->compare = FENCE_LE;
         else if (strcmp(v, "!=") == 0 || strcmp(v, "ne") == 0) c->compare = FENCE_NE;
+        else if (strcmp(v, "first") == 0) c->compare = FENCE_FIRST;
         else {
-            snprintf(err, n, "compare '%s' is not one of <, <=, != (or lt, le, ne): the rule that "
-                     "refuses a token", v);
+            snprintf(err, n, "compare '%s' is not one of <, <=, != (or lt, le, ne) or first: the "
+                     "rule that refuses a token", v);
             return LSIM_EBAD_VALUE;
         }
         return 0;
@@ -153,7 +167,7 @@ const struct lock_algo algo_fenced_lease = {
     .abi = LOCK_ABI_VERSION,
     .name = "fenced-lease",
     .summary = "lease plus a monotonically increasing token per grant, checked by the resource "
-               "(compare=< <= !=, check=resource|client)",
+               "(compare=< <= != first, check=resource|client)",
     .default_servers = 1,
     .max_servers = KV_MAX_SERVERS,
     .config_size = sizeof(struct fenced_config),
