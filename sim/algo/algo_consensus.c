@@ -44,7 +44,11 @@
  *    entries receives InstallSnapshot instead.
  *  - Clients (section 8): a client sends to the server it believes leads; a
  *    follower answers with a redirect naming the leader it knows, if any; on
- *    a timeout the client tries the next server.
+ *    a timeout the client tries the next server. With bind= a client talks
+ *    to one server only, which forwards to the leader and relays the answer,
+ *    as etcd's followers forward proposals and keep-alives and as Jepsen's
+ *    clients each talk to one node (Jepsen, "etcd 3.4.3", 2020): pausing
+ *    that server stops the client's keep-alives.
  *  - Check-quorum (Ongaro's dissertation, 6.2; etcd raft's CheckQuorum): a
  *    leader that has not heard from a majority within an election timeout
  *    steps down, so a leader cut off from the majority stops posing as one.
@@ -57,10 +61,13 @@
  * grant or deny on stale state. The key is attached to the client's lease.
  * Only the leader (etcd's primary lessor) expires leases, by its own
  * monotonic clock, when it has heard no keep-alive for the TTL, and it
- * commits the revoke through the log like any other change. A newly
- * elected leader restarts the timer of every lease (etcd's lessor Promote
- * refreshes all leases), so that a change of leader never expires a lease
- * early. Keep-alives are committed through the log too: etcd renews in the
+ * commits the revoke through the log like any other change. It finds them
+ * on a loop, as etcd's lessor runLoop runs revokeExpiredLeases every 500ms
+ * (expiry-check): a lease is revoked at the first round at or after its
+ * deadline, not at the deadline. A newly elected leader, once the no-op of
+ * its term applies, gives every lease its TTL again plus the election
+ * timeout (etcd's lessor Promote(ElectionTimeout())), so that a change of
+ * leader never expires a lease early. Keep-alives are committed through the log too: etcd renews in the
  * leader's memory, but committing them means only a leader that still
  * reaches a majority can confirm one, which is the property that matters.
  *
@@ -117,8 +124,12 @@ enum {
     M_ACQUIRE,      /* client -> server: req, value = lease */
     M_RELEASE,      /* client -> server: req, value = lease */
     M_KEEPALIVE,    /* client -> server: req, value = lease */
-    M_REPLY         /* server -> client: req, a = enum result, b = leader node
+    M_REPLY,        /* server -> client: req, a = enum result, b = leader node
                        hint (or -1), token = revision, ttl_ns = lease left */
+    M_FORWARD,      /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
+                       M_KEEPALIVE, b = client node, req, value = lease */
+    M_FORWARD_REPLY /* leader -> bound server: an M_REPLY for client node
+                       `value`, relayed by the bound server */
 };
 
 enum {
@@ -132,7 +143,7 @@ enum {
 };
 
 enum { ROLE_FOLLOWER, ROLE_CANDIDATE, ROLE_LEADER };
-enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE };    /* server timers */
+enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE, T_REVOKE }; /* server timers */
 enum { T_REQUEST = 1, T_KEEPALIVE, T_KEEPALIVE_REQUEST };   /* client timers */
 enum { OP_NONE, OP_ACQUIRE, OP_RELEASE };
 
@@ -144,6 +155,11 @@ struct cons_config {
     sim_ns heartbeat_ns;       /* leader's AppendEntries interval */
     int check_quorum;          /* 1 = a leader without a majority steps down */
     int first_candidate;       /* server number (1-based) that campaigns first; 0 = chance */
+    sim_ns expiry_check_ns;    /* the lessor's revoke loop period; 0 = revoke at the deadline */
+    sim_ns promote_extend_ns;  /* added to every lease when a leader is promoted; -1 = election_ns */
+    int nbind;                 /* 0 = clients pick servers and fail over; else clients are bound */
+    uint8_t bind[MAXS];        /* client k talks only to server number bind[k % nbind] (1-based);
+                                  0 in bind[0] with nbind 1 = round robin (bind=one) */
 };
 
 struct cons_entry {
@@ -153,6 +169,8 @@ struct cons_entry {
     int client;                /* client node, or -1 */
     uint32_t creq;             /* the client's request id */
     uint64_t lease;            /* the client's lease */
+    int via;                   /* server index that forwarded the request (bind=), or -1;
+                                  kept in the proposer's own log only */
 };
 
 /* The replicated state machine: one lock key and the lease it is under. */
@@ -192,7 +210,7 @@ struct cons_server {
     int noted_owner;           /* holder the trace shows for this server, -1 none */
     int campaigns;             /* elections started since it last heard a leader */
     int log_full;              /* 1 = refusing requests for a full log (noted once) */
-    uint64_t t_election, t_heartbeat, t_quorum, t_lease; /* timer handles, 0 = none */
+    uint64_t t_election, t_heartbeat, t_quorum, t_lease, t_revoke; /* timer handles, 0 = none */
 };
 
 struct cons_client {
@@ -224,11 +242,48 @@ static void config_default(void *config) {
     c->election_ns = SIM_NS_PER_S;        /* etcd's default election timeout */
     c->heartbeat_ns = 100 * SIM_NS_PER_MS; /* etcd's default heartbeat interval */
     c->check_quorum = 1;
+    c->expiry_check_ns = 500 * SIM_NS_PER_MS; /* etcd's lessor runLoop */
+    c->promote_extend_ns = -1;                /* etcd: Promote(ElectionTimeout()) */
 }
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
     return LSIM_EBAD_VALUE;
+}
+
+/* bind=none | one | S2,S3,...: Jepsen's clients each talk to one server of
+ * the group (client k to node k, round robin: bind=one), or as listed, the
+ * k-th client (in file order) to the k-th server named, the list repeated. */
+static int parse_bind(struct cons_config *c, const char *val, char *err, size_t n) {
+    const char *want = "none, one, or a list of lock servers such as S2,S3";
+    if (strcmp(val, "none") == 0) {
+        c->nbind = 0;
+        return 0;
+    }
+    if (strcmp(val, "one") == 0) {
+        c->nbind = 1;
+        c->bind[0] = 0;
+        return 0;
+    }
+    struct cons_config tmp = *c;
+    tmp.nbind = 0;
+    const char *p = val;
+    while (*p) {
+        char num[8];
+        size_t len = strcspn(p, ",");
+        if (p[0] != 'S' || len < 2 || len - 1 >= sizeof num || tmp.nbind >= MAXS)
+            return bad(err, n, "bind", val, want);
+        memcpy(num, p + 1, len - 1);
+        num[len - 1] = '\0';
+        int64_t v;
+        if (lock_parse_int(num, &v) != 0 || v < 1 || v > MAXS) return bad(err, n, "bind", val, want);
+        tmp.bind[tmp.nbind++] = (uint8_t)v;
+        p += len;
+        if (*p == ',' && *++p == '\0') return bad(err, n, "bind", val, want);
+    }
+    if (tmp.nbind == 0) return bad(err, n, "bind", val, want);
+    *c = tmp;
+    return 0;
 }
 
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
@@ -255,6 +310,20 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         if (lock_parse_bool(val, &c->check_quorum) != 0) return bad(err, n, key, val, "on or off");
         return 0;
     }
+    if (strcmp(key, "expiry-check") == 0 || strcmp(key, "promote-extend") == 0) {
+        int check = key[0] == 'e';
+        sim_ns v;
+        if (check && strcmp(val, "off") == 0) v = 0;
+        else if (!check && strcmp(val, "election-timeout") == 0) v = -1;
+        else if (lock_parse_duration(val, &v) != 0 || v < 0)
+            return bad(err, n, key, val,
+                       check ? "a duration such as 500ms, or off"
+                             : "a duration such as 1s (0s for none), or election-timeout");
+        if (check) c->expiry_check_ns = v;
+        else c->promote_extend_ns = v;
+        return 0;
+    }
+    if (strcmp(key, "bind") == 0) return parse_bind(c, val, err, n);
     if (strcmp(key, "first-candidate") == 0) {
         int64_t num;
         if (strcmp(val, "none") == 0) {
@@ -268,7 +337,8 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     }
     snprintf(err, n,
              "unknown option '%s' for consensus; expected ttl, token, request-timeout, "
-             "election-timeout, heartbeat, check-quorum, first-candidate",
+             "election-timeout, heartbeat, check-quorum, first-candidate, expiry-check, "
+             "promote-extend, bind",
              key);
     return LSIM_EUNKNOWN_OPTION;
 }
@@ -279,6 +349,13 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
         snprintf(err, n, "first-candidate S%d is not a lock server of this run (S1..S%d)",
                  c->first_candidate, nservers);
         return -1;
+    }
+    for (int i = 0; i < c->nbind; i++) {
+        if (c->bind[i] > nservers) {
+            snprintf(err, n, "bind names S%d, not a lock server of this run (S1..S%d)", c->bind[i],
+                     nservers);
+            return -1;
+        }
     }
     return 0;
 }
@@ -366,10 +443,28 @@ static int log_append(struct cons_server *s, const struct cons_entry *e, int64_t
 
 /* ---- Leader duties: leases, replication, commit ---------------------------------------- */
 
-static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) {
-    s->lease_deadline = now_mono(ctx) + cfg(ctx)->ttl_ns;
+/* The lease runs for its TTL from now, plus extend_ns (etcd's Lease.refresh).
+ * With a revoke loop (expiry-check) the loop finds it due; without one, a
+ * timer fires at the deadline itself. */
+static void restart_lease_ext(struct lock_ctx *ctx, struct cons_server *s, sim_ns extend_ns) {
+    sim_ns len = cfg(ctx)->ttl_ns + extend_ns;
+    s->lease_deadline = now_mono(ctx) + len;
     cancel(ctx, &s->t_lease);
-    s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->ttl_ns, T_LEASE, 0);
+    if (cfg(ctx)->expiry_check_ns == 0) s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, len, T_LEASE, 0);
+}
+
+static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) { restart_lease_ext(ctx, s, 0); }
+
+/* etcd's lessor Promote(extend): the new leader, once it applies the no-op
+ * of its own term (etcdserver applyEntryNormal on an empty entry), refreshes
+ * every lease to its remaining TTL plus extend, the election timeout. The
+ * remaining TTL is the whole TTL: lease checkpointing, which would carry the
+ * old leader's count across, is off by default in etcd 3.4 (and records only
+ * every 5 minutes when on), so it is not modelled. */
+static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
+    const struct cons_config *c = cfg(ctx);
+    s->expiring = 0;
+    if (s->sm.held) restart_lease_ext(ctx, s, c->promote_extend_ns < 0 ? c->election_ns : c->promote_extend_ns);
 }
 
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
@@ -502,7 +597,10 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
         }
         break;
     case E_KEEPALIVE:
-        if (s->sm.held && s->sm.lease == e->lease && !(leader && s->expiring == e->lease)) {
+        /* etcd's Renew refuses a lease that has expired (Remaining() <= 0)
+         * even before the revoke loop has come round to revoke it. */
+        if (s->sm.held && s->sm.lease == e->lease &&
+            !(leader && (s->expiring == e->lease || now_mono(ctx) >= s->lease_deadline))) {
             result = R_RENEWED;
             if (leader) restart_lease(ctx, s);
             if (record) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
@@ -519,11 +617,25 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             note_removal(ctx, s, record, owner, -1, 1);
         }
         break;
-    default: /* E_NOOP */
+    default: /* E_NOOP: the leader's own marks its promotion */
+        if (leader && e->proposer == s->self && e->term == s->term) promote_leases(ctx, s);
         break;
     }
-    if (result && e->client >= 0 && e->proposer == s->self)
-        reply_client(ctx, e->client, e->creq, result, -1, rev, left);
+    if (result && e->client >= 0 && e->proposer == s->self) {
+        if (e->via >= 0 && e->via != s->self) { /* back through the server the client is bound to */
+            struct lock_msg m = {0};
+            m.type = M_FORWARD_REPLY;
+            m.req = e->creq;
+            m.a = result;
+            m.b = -1;
+            m.token = rev;
+            m.ttl_ns = left;
+            m.value = (uint64_t)e->client;
+            lock_send(ctx, lock_server(ctx, e->via), &m);
+        } else {
+            reply_client(ctx, e->client, e->creq, result, -1, rev, left);
+        }
+    }
 }
 
 static void apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
@@ -551,10 +663,10 @@ static void advance_commit(struct lock_ctx *ctx, struct cons_server *s) {
     }
 }
 
-static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
-                   uint64_t lease) {
+static int propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int client,
+                       uint32_t creq, uint64_t lease, int via) {
     struct cons_entry e = {.term = s->term, .kind = kind, .proposer = s->self, .client = client,
-                           .creq = creq, .lease = lease};
+                           .creq = creq, .lease = lease, .via = via};
     if (log_append(s, &e, client >= 0 ? LOG_CAP - LOG_RESERVE : LOG_CAP) != 0) {
         if (!s->log_full++)
             lock_note(ctx, "log full: nothing commits; requests are dropped", s->last_index, 0);
@@ -565,6 +677,11 @@ static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int cl
         if (f != s->self && s->next[f] == s->last_index) send_append(ctx, s, f);
     advance_commit(ctx, s); /* a one-server cluster commits at once */
     return 0;
+}
+
+static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
+                   uint64_t lease) {
+    return propose_via(ctx, s, kind, client, creq, lease, -1);
 }
 
 /* ---- Roles ----------------------------------------------------------------------------- */
@@ -603,10 +720,12 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
     }
     lock_note(ctx, term_text(elected_text, s->term, "elected leader (term in field a)"), s->term,
               s->votes);
-    /* etcd's lessor Promote: a new leader gives every lease a full TTL from
-     * now, so a change of leader never expires a lease early. */
+    /* Until its no-op applies (promote_leases), the new leader's lessor is
+     * not primary: it expires nothing, and a change of leader never expires
+     * a lease early. */
     s->expiring = 0;
-    if (s->sm.held) restart_lease(ctx, s);
+    forget_lease(ctx, s);
+    s->lease_deadline = SIM_TIME_MAX;
     s->t_heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->heartbeat_ns, T_HEARTBEAT, 0);
     s->t_quorum = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->election_ns, T_QUORUM, 0);
     propose(ctx, s, E_NOOP, -1, 0, 0); /* Raft section 8: commit an entry of this term */
@@ -638,6 +757,20 @@ static void campaign(struct lock_ctx *ctx, struct cons_server *s) {
         if (f != s->self) lock_send(ctx, lock_server(ctx, f), &m);
 }
 
+/* No keep-alive for a whole TTL: revoke the lease through the log. 0, or -1
+ * when the log is full. */
+static int revoke(struct lock_ctx *ctx, struct cons_server *s) {
+    uint64_t lease = s->sm.lease;
+    if (propose(ctx, s, E_EXPIRE, -1, 0, lease) != 0) return -1;
+    if (s->role == ROLE_LEADER && s->sm.held && s->sm.lease == lease) s->expiring = lease;
+    return 0;
+}
+
+static void arm_revoke_loop(struct lock_ctx *ctx, struct cons_server *s) {
+    sim_ns every = cfg(ctx)->expiry_check_ns;
+    if (every > 0) s->t_revoke = lock_timer(ctx, LOCK_CLOCK_MONO, every, T_REVOKE, 0);
+}
+
 /* ---- Server callbacks -------------------------------------------------------------------- */
 
 static void server_init(struct lock_ctx *ctx, void *state) {
@@ -660,6 +793,7 @@ static void server_init(struct lock_ctx *ctx, void *state) {
         s->election_ns = c->election_ns + half + (sim_ns)(lock_random(ctx) % (uint64_t)half);
     }
     arm_election(ctx, s);
+    arm_revoke_loop(ctx, s);
 }
 
 static void server_restart(struct lock_ctx *ctx, void *state) {
@@ -669,7 +803,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
      * applied (etcd's backend and its consistent index), so nothing is
      * applied twice; what was applied is committed. Everything else starts
      * again. */
-    s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = 0;
+    s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = s->t_revoke = 0;
     s->role = ROLE_FOLLOWER;
     s->leader = -1;
     s->commit = s->applied;
@@ -681,6 +815,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
               s->last_index);
     s->election_ns = random_timeout(ctx);
     arm_election(ctx, s);
+    arm_revoke_loop(ctx, s); /* a new lessor: its loop starts with the process */
 }
 
 static void on_vote(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
@@ -767,7 +902,7 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
         struct cons_entry e = {.term = hi32((int64_t)m->token), .kind = kind,
                                .proposer = (int)((bits >> 24) & 0xf) - 1,
                                .client = (int)(bits & 0xffffff) - 1, .creq = m->req,
-                               .lease = m->value};
+                               .lease = m->value, .via = -1};
         int64_t idx = prev + 1;
         last_new = idx;
         if (idx > s->snap_index) {
@@ -843,14 +978,41 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     }
 }
 
+static int entry_kind(int type) {
+    return type == M_ACQUIRE ? E_ACQUIRE : type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
+}
+
+/* A client's request. Without bind= a follower redirects the client to the
+ * leader it knows (Raft section 8). With bind= the client talks to this
+ * server only, and a follower forwards the request to the leader, as etcd
+ * does (a proposal goes to the leader through raft, a LeaseKeepAlive is
+ * forwarded to the primary lessor): the answer comes back the same way. A
+ * follower that knows no leader drops it; the client asks again. */
 static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
+    if (s->role != ROLE_LEADER && cfg(ctx)->nbind) {
+        if (s->leader < 0 || s->leader == s->self) return;
+        struct lock_msg f = *m;
+        f.type = M_FORWARD;
+        f.a = m->type;
+        f.b = m->from;
+        lock_send(ctx, lock_server(ctx, s->leader), &f);
+        return;
+    }
     if (s->role != ROLE_LEADER) {
         reply_client(ctx, m->from, m->req, R_REDIRECT,
                      s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
         return;
     }
-    int kind = m->type == M_ACQUIRE ? E_ACQUIRE : m->type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
-    propose(ctx, s, kind, m->from, m->req, m->value);
+    propose(ctx, s, entry_kind(m->type), m->from, m->req, m->value);
+}
+
+/* A request a bound server forwarded: the leader proposes it for the
+ * client, to be answered through that server. A server that no longer leads
+ * drops it. */
+static void on_forward(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
+    if (s->role != ROLE_LEADER) return;
+    if (m->a != M_ACQUIRE && m->a != M_RELEASE && m->a != M_KEEPALIVE) return;
+    propose_via(ctx, s, entry_kind((int)m->a), (int)m->b, m->req, m->value, from);
 }
 
 static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
@@ -867,6 +1029,10 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     case M_APPEND: on_append(ctx, s, m, from); break;
     case M_SNAPSHOT: on_snapshot(ctx, s, m, from); break;
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
+    case M_FORWARD: on_forward(ctx, s, m, from); break;
+    case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
+        reply_client(ctx, (int)m->value, m->req, (int)m->a, (int)m->b, m->token, m->ttl_ns);
+        break;
     default: break;
     }
 }
@@ -913,13 +1079,19 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
             s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, s->lease_deadline - now_mono(ctx), T_LEASE, 0);
             break;
         }
-        /* No keep-alive for a whole TTL: revoke the lease through the log. */
-        uint64_t lease = s->sm.lease;
-        if (propose(ctx, s, E_EXPIRE, -1, 0, lease) == 0) {
-            if (s->role == ROLE_LEADER && s->sm.held && s->sm.lease == lease) s->expiring = lease;
-        } else {
+        if (revoke(ctx, s) != 0)
             s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, c->heartbeat_ns, T_LEASE, 0);
-        }
+        break;
+    case T_REVOKE:
+        /* etcd's lessor runLoop: revokeExpiredLeases, then sleep 500ms
+         * (server/lease/lessor.go), on every member from its start; only
+         * the primary (the promoted leader) finds anything to revoke. A
+         * lease is due once its deadline has come (findExpiredLeases skips
+         * an item only while now.Before(its expiry)). */
+        s->t_revoke = lock_timer(ctx, LOCK_CLOCK_MONO, c->expiry_check_ns, T_REVOKE, 0);
+        if (s->role == ROLE_LEADER && s->sm.held && s->expiring != s->sm.lease &&
+            now_mono(ctx) >= s->lease_deadline)
+            (void)revoke(ctx, s); /* a full log: the next round tries again */
         break;
     default:
         break;
@@ -935,10 +1107,30 @@ static void server_control(struct lock_ctx *ctx, void *state, enum lock_control 
 
 /* ---- Client ---------------------------------------------------------------------------- */
 
+/* The server a bound client talks to (bind=), or -1 when it is free to fail
+ * over. Clients are the first nodes, in file order (A is 0), so lock_self is
+ * the client's number k. */
+static int bound_server(struct lock_ctx *ctx) {
+    const struct cons_config *c = cfg(ctx);
+    if (!c->nbind) return -1;
+    int k = lock_self(ctx), n = lock_nservers(ctx);
+    if (c->bind[0] == 0) return k % n; /* bind=one: round robin, as Jepsen's clients */
+    return c->bind[k % c->nbind] - 1;
+}
+
 static void client_init(struct lock_ctx *ctx, void *state) {
-    (void)ctx;
     struct cons_client *c = state;
-    c->target = 0; /* like an etcd client, it starts with its first endpoint */
+    int b = bound_server(ctx);
+    c->target = b >= 0 ? b : 0; /* like an etcd client, it starts with its first endpoint */
+}
+
+/* The next server to ask: the bound one again, else the hint, else the next. */
+static int next_target(struct lock_ctx *ctx, const struct cons_client *c, int hint_node) {
+    int b = bound_server(ctx);
+    if (b >= 0) return b;
+    int n = lock_nservers(ctx);
+    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
+    return hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
 }
 
 static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
@@ -955,12 +1147,12 @@ static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
 }
 
 /* The server asked is not the leader (or did not answer): follow its hint,
- * else try the next server; after asking every server (twice for a
- * release), give up on this attempt. */
+ * else try the next server (a bound client asks its own server again);
+ * after as many tries as there are servers (twice for a release), give up
+ * on this attempt. */
 static void op_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
     int n = lock_nservers(ctx);
-    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
-    c->target = hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
+    c->target = next_target(ctx, c, hint_node);
     if (c->asked < (c->op == OP_ACQUIRE ? n : 2 * n)) {
         send_op(ctx, c);
         return;
@@ -992,8 +1184,7 @@ static void ka_send(struct lock_ctx *ctx, struct cons_client *c) {
 
 static void ka_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
     int n = lock_nservers(ctx);
-    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
-    c->target = hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
+    c->target = next_target(ctx, c, hint_node);
     if (c->ka_asked < n) ka_send(ctx, c);
     else c->ka_req = 0; /* the next period tries again */
 }
