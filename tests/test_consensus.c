@@ -850,6 +850,121 @@ static void test_bound_client_lease_lapses(void **state) {
     engine_free(e);
 }
 
+/* queue=on, etcd's Mutex: a client that finds the lock held puts its own
+ * key and waits; when the holder's key goes, the oldest waiter holds the
+ * lock, with its key's create revision as the token. No polling. */
+static void test_queue_waiter_granted_in_order(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1 queue=on\n"
+                                "network latency=1ms\nduration 20s\n"
+                                "client A @2s: acquire; work 5s; release\n"
+                                "client B @3s: acquire; work 1s; release\n"
+                                "client C @4s: acquire; work 1s; release\n");
+    /* t=3s B's acquire is entry 3: queued, and B is told to wait. */
+    const struct trace_event *q = note(e, "S1", NOTE_PREFIX, "queues the request behind the holder", 1);
+    assert_non_null(q);
+    assert_int_equal(q->t, 3 * S + 3 * MS);
+    assert_int_equal(q->a, node_of(engine_trace(e), "B"));
+    assert_int_equal(q->b, 3);
+    assert_non_null(note(e, "B", NOTE_PREFIX, "waits for the keys before its own", 1));
+    /* t=7.004s A releases; committed at 7.007s: B's key is the oldest, B
+     * holds the lock with revision 3, told at 7.008s. C still waits. */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 2);
+    assert_int_equal(g->t, 7 * S + 7 * MS);
+    assert_int_equal(g->peer, node_of(engine_trace(e), "B"));
+    assert_int_equal(g->token, 3);
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 7 * S + 8 * MS);
+    assert_int_equal(b->token, 3);
+    /* C, queued after B, follows B's release; nobody polled. */
+    const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+    assert_true(c->t > must(e, TRACE_CS_EXIT, "B", 1)->t);
+    const struct trace_event *qc = note(e, "S1", NOTE_PREFIX, "queues the request behind the holder", 2);
+    assert_int_equal(qc->a, node_of(engine_trace(e), "C"));
+    assert_int_equal(c->token, (uint64_t)qc->b); /* its key's revision, from 4s */
+    assert_true(c->token > 3);
+    assert_null(find(e, TRACE_ACQUIRE_DENIED, NULL, 1));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
+/* etcd #11456 at the boundary of the revoke loop. B queues at 3s and is
+ * paused until 12.001s, so its lease (TTL 9s - 1ns, 9s, 9s + 1ns) is due at
+ * 12s - 1ns, 12s or 12s + 1ns; A releases at 12.2s. Due by the loop's round
+ * at 12s: B's key is deleted at 12s, and at A's release the bug tells B it
+ * holds the lock while C, next, holds it too; the fixed server fails B's
+ * call and C alone holds it. Due 1ns after the round: B's key is still
+ * there at 12.2s (the next round is 12.5s), so B holds the lock
+ * legitimately, bug or not. */
+static void test_bug_11456_at_the_tick(void **state) {
+    (void)state;
+    const sim_ns ttls[3] = {9 * S - 1, 9 * S, 9 * S + 1};
+    for (int bug = 0; bug < 2; bug++) {
+        for (int i = 0; i < 3; i++) {
+            char text[768];
+            snprintf(text, sizeof text,
+                     "lock consensus ttl=%lldns first-candidate=S1 queue=on%s\n"
+                     "network latency=0ms\nduration 30s\n"
+                     "client A @2s: acquire; work 10200ms; release\n"
+                     "client B @3s: acquire; work 1s; release\n"
+                     "client C @4s: acquire; work 1s; release\n"
+                     "@3001ms pause B 9s\n",
+                     (long long)ttls[i], bug ? " bug=etcd-11456" : "");
+            struct engine *e = run_text(text);
+            int B = node_of(engine_trace(e), "B"), C = node_of(engine_trace(e), "C");
+            const struct trace_event *q = note(e, "S1", NOTE_PREFIX, "queues the request", 1);
+            assert_non_null(q);
+            assert_int_equal(q->t, 3 * S);
+            assert_int_equal(q->a, B);
+            const struct trace_event *gone = note(e, "S1", NOTE_PREFIX, "lease of a waiting client expired", 1);
+            const struct trace_event *b = find(e, TRACE_ACQUIRED, "B", 1);
+            const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+            if (i < 2) {
+                assert_non_null(gone);
+                assert_int_equal(gone->t, 12 * S);
+                assert_int_equal(gone->a, B);
+                assert_int_equal(c->t, 12 * S + 200 * MS);
+                if (bug) {
+                    /* Told it holds the lock, with its dead key's revision. */
+                    assert_non_null(b);
+                    assert_int_equal(b->t, 12 * S + 200 * MS);
+                    assert_int_equal(b->token, (uint64_t)q->b);
+                    assert_non_null(note(e, "S1", NOTE_PREFIX, "bug etcd-11456", 1));
+                    const struct trace_event *de = must(e, TRACE_DOUBLE_ENTRY_BEGIN, NULL, 1);
+                    assert_int_equal(de->t, 12 * S + 200 * MS);
+                    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+                } else {
+                    const struct trace_event *f = note(e, "B", NOTE_PREFIX, "the lock call fails", 1);
+                    assert_non_null(f);
+                    assert_int_equal(f->t, 12 * S + 200 * MS);
+                    assert_true(b == NULL || b->t >= must(e, TRACE_CS_EXIT, "C", 1)->t);
+                    assert_int_equal(engine_report(e)->double_entries, 0);
+                    assert_null(note(e, "S1", NOTE_PREFIX, "bug etcd-11456", 1));
+                }
+            } else {
+                /* B's key survives to A's release: B is the holder. */
+                assert_null(gone);
+                const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 2);
+                assert_int_equal(g->t, 12 * S + 200 * MS);
+                assert_int_equal(g->peer, B);
+                assert_int_equal(g->token, (uint64_t)q->b);
+                assert_non_null(b);
+                assert_int_equal(b->token, (uint64_t)q->b);
+                /* Its keep-alive at 12.001s came after the deadline: the
+                 * round at 12.5s revokes the lease and C holds the lock. */
+                const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
+                assert_int_equal(x->t, 12 * S + 500 * MS);
+                assert_int_equal(x->peer, B);
+                assert_int_equal(c->t, 12 * S + 500 * MS);
+                assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 3)->peer, C);
+                assert_null(note(e, "S1", NOTE_PREFIX, "bug etcd-11456", 1));
+            }
+            engine_free(e);
+        }
+    }
+}
+
 /* Options are checked, with messages that name what is expected. */
 static void test_options(void **state) {
     (void)state;
@@ -857,7 +972,7 @@ static void test_options(void **state) {
     assert_int_equal(build_text("lock consensus tll=3s\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
     assert_string_equal(err.msg, "unknown option 'tll' for consensus; expected ttl, token, "
                                  "request-timeout, election-timeout, heartbeat, check-quorum, "
-                                 "first-candidate, expiry-check, promote-extend, bind");
+                                 "first-candidate, expiry-check, promote-extend, bind, queue, bug");
     assert_int_equal(build_text("lock consensus expiry-check=-1s\nclient A: acquire\n", &err),
                      LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "expiry-check '-1s' is not a duration such as 500ms, or off");
@@ -881,6 +996,17 @@ static void test_options(void **state) {
     assert_int_equal(build_text("lock consensus bind=S2,S4\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "bind names S4, not a lock server of this run (S1..S3)");
     assert_int_equal(build_text("lock consensus bind=one\nclient A: acquire\n", &err), 0);
+    assert_int_equal(build_text("lock consensus bug=etcd-1145\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "bug 'etcd-1145' is not a known server bug (etcd-11456), or none");
+    assert_int_equal(build_text("lock consensus bug=etcd-11456\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "bug=etcd-11456 is a bug of etcd's queued Mutex; it needs queue=on");
+    assert_int_equal(build_text("lock consensus queue=on expiry-check=off\nclient A: acquire\n", &err),
+                     LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "queue=on expires waiters' leases on the revoke loop; it needs "
+                                 "expiry-check (such as 500ms), not off");
+    assert_int_equal(build_text("lock consensus queue=fifo\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "queue 'fifo' is not on or off");
+    assert_int_equal(build_text("lock consensus queue=on bug=etcd-11456\nclient A: acquire\n", &err), 0);
     /* Three servers unless the scenario says otherwise. */
     assert_int_equal(lock_algo_find("consensus")->default_servers, 3);
 }
@@ -909,6 +1035,8 @@ int main(void) {
         cmocka_unit_test(test_chaos_invariants),
         cmocka_unit_test(test_bound_client_forwards),
         cmocka_unit_test(test_bound_client_lease_lapses),
+        cmocka_unit_test(test_queue_waiter_granted_in_order),
+        cmocka_unit_test(test_bug_11456_at_the_tick),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

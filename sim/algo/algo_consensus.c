@@ -71,6 +71,17 @@
  * leader's memory, but committing them means only a leader that still
  * reaches a majority can confirm one, which is the property that matters.
  *
+ * Waiting (queue=on): etcd's concurrency.Mutex. A client that finds the
+ * lock held puts its own key under its lease and waits until every key with
+ * a lower create revision is deleted (waitDeletes); its key's create
+ * revision is then its fencing token. The waiter's lease is kept alive (and
+ * expired) like the holder's; a waiter whose key was deleted meanwhile gets
+ * ErrSessionExpired (the check added for etcd-io/etcd#11456). Without
+ * queue=on, a client that finds the lock held is refused and polls.
+ *
+ * Documented server bugs (bug=): switches that put a published bug back,
+ * to show what it does to a correct client; each names its report.
+ *
  * Fencing: the revision of a grant is the index of its log entry; indexes
  * only grow, across leaders and crashes, so it is a fencing token in the
  * sense of Chubby's sequencers (Burrows, OSDI 2006) and of ZooKeeper's zxid
@@ -139,7 +150,9 @@ enum {
     R_NOT_HELD,    /* release: the lock is not under this lease */
     R_RENEWED,
     R_LEASE_GONE,  /* keep-alive: the lease has expired or is expiring */
-    R_REDIRECT     /* not the leader; b = the leader it knows, or -1 */
+    R_REDIRECT,    /* not the leader; b = the leader it knows, or -1 */
+    R_QUEUED,      /* queue=on: the key is put, behind the holder; wait */
+    R_SESSION_EXPIRED /* queue=on: the wait ended, but the waiter's key is gone */
 };
 
 enum { ROLE_FOLLOWER, ROLE_CANDIDATE, ROLE_LEADER };
@@ -157,6 +170,8 @@ struct cons_config {
     int first_candidate;       /* server number (1-based) that campaigns first; 0 = chance */
     sim_ns expiry_check_ns;    /* the lessor's revoke loop period; 0 = revoke at the deadline */
     sim_ns promote_extend_ns;  /* added to every lease when a leader is promoted; -1 = election_ns */
+    int queue;                 /* queue=on: etcd's Mutex, waiters queue keys; 0 = they poll */
+    unsigned bugs;             /* documented server bugs switched on (BUG_* bits) */
     int nbind;                 /* 0 = clients pick servers and fail over; else clients are bound */
     uint8_t bind[MAXS];        /* client k talks only to server number bind[k % nbind] (1-based);
                                   0 in bind[0] with nbind 1 = round robin (bind=one) */
@@ -174,11 +189,27 @@ struct cons_entry {
 };
 
 /* The replicated state machine: one lock key and the lease it is under. */
+/* queue=on: a key put behind the holder's, in revision order, with the
+ * Lock call that waits on it (etcd's concurrency.Mutex). */
+#define QCAP 8
+struct cons_waiter {
+    int client;                /* client node */
+    uint64_t lease;
+    uint64_t rev;              /* the key's create revision: its fencing token */
+    int alive;                 /* 0 = the key was deleted (lease expired); the call still waits */
+    int proposer, via;         /* the server that answers the call (and the one it relays through) */
+    uint32_t creq;             /* the call's request id */
+    sim_ns deadline;           /* leader: its lease's deadline by the leader's clock */
+    int expiring;              /* leader: its revoke is proposed */
+};
+
 struct cons_sm {
     int held;
     int owner;                 /* client node, -1 when free */
     uint64_t lease;
     uint64_t revision;         /* log index of the grant */
+    int nwait;                 /* queue=on: keys behind the holder's */
+    struct cons_waiter wait[QCAP];
 };
 
 struct cons_server {
@@ -229,6 +260,8 @@ struct cons_client {
     int ka_asked;
     uint64_t t_ka_request;
     uint32_t next_req;
+    int queued;                /* queue=on: its key waits behind the holder's */
+    int ka_dead;               /* a keep-alive was refused while it waited: the session is over */
 };
 
 /* ---- Configuration ------------------------------------------------------------------ */
@@ -249,6 +282,42 @@ static void config_default(void *config) {
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
     return LSIM_EBAD_VALUE;
+}
+
+/* Documented server bugs, switched on with bug=NAME (a comma-separated
+ * list, or none), each reproducing a published report. */
+enum { BUG_ETCD_11456 = 1u << 0 };
+static const struct {
+    const char *name;
+    unsigned bit;
+} cons_bugs[] = {
+    /* etcd-io/etcd#11456, "Locks return without checking whether the lease
+     * is still held" (found by Jepsen, 2019): a waiter whose lease expired
+     * while it waited for the lock is told it holds the lock when the keys
+     * before its own are gone. Fixed in etcd 3.4.4 / 3.5 (Mutex.Lock checks
+     * that its own key still exists: ErrSessionExpired). Needs queue=on. */
+    {"etcd-11456", BUG_ETCD_11456},
+};
+
+static int parse_bugs(struct cons_config *c, const char *val, char *err, size_t n) {
+    if (strcmp(val, "none") == 0) {
+        c->bugs = 0;
+        return 0;
+    }
+    unsigned bugs = 0;
+    const char *p = val;
+    while (*p) {
+        size_t len = strcspn(p, ","), i;
+        for (i = 0; i < sizeof cons_bugs / sizeof cons_bugs[0]; i++)
+            if (strlen(cons_bugs[i].name) == len && strncmp(p, cons_bugs[i].name, len) == 0) break;
+        if (i == sizeof cons_bugs / sizeof cons_bugs[0] || len == 0)
+            return bad(err, n, "bug", val, "a known server bug (etcd-11456), or none");
+        bugs |= cons_bugs[i].bit;
+        p += len;
+        if (*p == ',' && *++p == '\0') return bad(err, n, "bug", val, "a known server bug (etcd-11456), or none");
+    }
+    c->bugs = bugs;
+    return 0;
 }
 
 /* bind=none | one | S2,S3,...: Jepsen's clients each talk to one server of
@@ -324,6 +393,11 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         return 0;
     }
     if (strcmp(key, "bind") == 0) return parse_bind(c, val, err, n);
+    if (strcmp(key, "bug") == 0) return parse_bugs(c, val, err, n);
+    if (strcmp(key, "queue") == 0) {
+        if (lock_parse_bool(val, &c->queue) != 0) return bad(err, n, key, val, "on or off");
+        return 0;
+    }
     if (strcmp(key, "first-candidate") == 0) {
         int64_t num;
         if (strcmp(val, "none") == 0) {
@@ -338,7 +412,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     snprintf(err, n,
              "unknown option '%s' for consensus; expected ttl, token, request-timeout, "
              "election-timeout, heartbeat, check-quorum, first-candidate, expiry-check, "
-             "promote-extend, bind",
+             "promote-extend, bind, queue, bug",
              key);
     return LSIM_EUNKNOWN_OPTION;
 }
@@ -348,6 +422,15 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
     if (c->first_candidate > nservers) {
         snprintf(err, n, "first-candidate S%d is not a lock server of this run (S1..S%d)",
                  c->first_candidate, nservers);
+        return -1;
+    }
+    if ((c->bugs & BUG_ETCD_11456) && !c->queue) {
+        snprintf(err, n, "bug=etcd-11456 is a bug of etcd's queued Mutex; it needs queue=on");
+        return -1;
+    }
+    if (c->queue && c->expiry_check_ns == 0) {
+        snprintf(err, n, "queue=on expires waiters' leases on the revoke loop; it needs expiry-check "
+                         "(such as 500ms), not off");
         return -1;
     }
     for (int i = 0; i < c->nbind; i++) {
@@ -423,6 +506,7 @@ static const struct cons_entry *entry_at(const struct cons_server *s, int64_t i)
 /* Fold every applied entry into the snapshot (Raft section 7). */
 static void compact(struct cons_server *s) {
     if (s->applied <= s->snap_index) return;
+    if (s->sm.nwait > 0) return; /* InstallSnapshot carries no queue: keep the entries */
     s->snap_term = term_at(s, s->applied);
     s->snap_index = s->applied;
     s->snap = s->sm;
@@ -463,8 +547,13 @@ static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) { restart
  * every 5 minutes when on), so it is not modelled. */
 static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
     const struct cons_config *c = cfg(ctx);
+    sim_ns extend = c->promote_extend_ns < 0 ? c->election_ns : c->promote_extend_ns;
     s->expiring = 0;
-    if (s->sm.held) restart_lease_ext(ctx, s, c->promote_extend_ns < 0 ? c->election_ns : c->promote_extend_ns);
+    if (s->sm.held) restart_lease_ext(ctx, s, extend);
+    for (int i = 0; i < s->sm.nwait; i++) {
+        s->sm.wait[i].deadline = now_mono(ctx) + c->ttl_ns + extend;
+        s->sm.wait[i].expiring = 0;
+    }
 }
 
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
@@ -550,6 +639,83 @@ static void forget_lease(struct lock_ctx *ctx, struct cons_server *s) {
     s->expiring = 0;
 }
 
+/* The answer to a client's call, from the server that proposed it: to the
+ * client, or back through the server it is bound to (bind=). */
+static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
+                   uint64_t rev, sim_ns left) {
+    if (via >= 0 && via != lock_server_index(ctx, lock_self(ctx))) {
+        struct lock_msg m = {0};
+        m.type = M_FORWARD_REPLY;
+        m.req = creq;
+        m.a = result;
+        m.b = -1;
+        m.token = rev;
+        m.ttl_ns = left;
+        m.value = (uint64_t)client;
+        lock_send(ctx, lock_server(ctx, via), &m);
+    } else {
+        reply_client(ctx, client, creq, result, -1, rev, left);
+    }
+}
+
+/* queue=on: the waiter under lease, alive or not; -1 if none. */
+static int find_waiter(const struct cons_server *s, uint64_t lease) {
+    for (int i = 0; i < s->sm.nwait; i++)
+        if (s->sm.wait[i].lease == lease) return i;
+    return -1;
+}
+
+static void drop_waiter(struct cons_server *s, int i) {
+    memmove(&s->sm.wait[i], &s->sm.wait[i + 1], (size_t)(s->sm.nwait - i - 1) * sizeof s->sm.wait[0]);
+    s->sm.nwait--;
+}
+
+/* queue=on: the holder's key is gone. etcd's Mutex.Lock waits for every
+ * key with a lower create revision to be deleted (waitDeletes), then
+ * returns. So the first waiter's call returns now. If its key is there, it
+ * holds the lock, with its key's create revision as the fencing token. If
+ * its key was deleted meanwhile (its lease expired while it waited), etcd
+ * since 3.4.4 answers ErrSessionExpired; with bug=etcd-11456 it tells the
+ * client it holds the lock anyway, and the next waiter's turn comes at once:
+ * its key is now the oldest, so it holds the lock too. */
+static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leader, int record) {
+    const struct cons_config *c = cfg(ctx);
+    while (!s->sm.held && s->sm.nwait > 0) {
+        struct cons_waiter w = s->sm.wait[0];
+        drop_waiter(s, 0);
+        int mine = w.proposer == s->self;
+        if (!w.alive) {
+            if (c->bugs & BUG_ETCD_11456) {
+                if (record)
+                    lock_note(ctx, "bug etcd-11456: tells a waiter whose lease expired that it "
+                                   "holds the lock", w.client, (int64_t)w.rev);
+                if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, c->ttl_ns);
+            } else {
+                if (record)
+                    lock_note(ctx, "the waiter's key is gone (its lease expired): session expired",
+                              w.client, (int64_t)w.rev);
+                if (mine) answer(ctx, w.client, w.creq, w.via, R_SESSION_EXPIRED, 0, 0);
+            }
+            continue;
+        }
+        s->sm.held = 1;
+        s->sm.owner = w.client;
+        s->sm.lease = w.lease;
+        s->sm.revision = w.rev;
+        sim_ns left = c->ttl_ns;
+        if (leader) {
+            s->lease_deadline = w.deadline;
+            s->expiring = w.expiring ? w.lease : 0;
+            left = w.deadline > now_mono(ctx) ? w.deadline - now_mono(ctx) : 0;
+        }
+        if (record) {
+            lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, s->lease_deadline);
+            s->noted_owner = w.client;
+        }
+        if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, left);
+    }
+}
+
 /* Apply committed entry idx to the state machine. Every server does this in
  * the same order with the same result; the leader records the change and the
  * server that proposed the entry answers the client. */
@@ -560,6 +726,7 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
     int result = 0;
     uint64_t rev = 0;
     sim_ns left = c->ttl_ns;
+    int w = c->queue ? find_waiter(s, e->lease) : -1;
     switch (e->kind) {
     case E_ACQUIRE: /* if the key is absent, put it under this lease */
         if (!s->sm.held) {
@@ -578,6 +745,21 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             result = R_GRANTED;
             rev = s->sm.revision;
             if (leader) left = s->lease_deadline > now_mono(ctx) ? s->lease_deadline - now_mono(ctx) : 0;
+        } else if (c->queue && (w >= 0 || s->sm.nwait < QCAP)) {
+            /* etcd's Mutex: put our own key and wait for the older ones. A
+             * retry of a call already queued moves the answer to it. */
+            if (w < 0) {
+                w = s->sm.nwait++;
+                s->sm.wait[w] = (struct cons_waiter){.client = e->client, .lease = e->lease,
+                                                     .rev = (uint64_t)idx, .alive = 1};
+                if (leader) s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
+                if (record) lock_note(ctx, "queues the request behind the holder", e->client, idx);
+            }
+            s->sm.wait[w].proposer = e->proposer;
+            s->sm.wait[w].via = e->via;
+            s->sm.wait[w].creq = e->creq;
+            result = R_QUEUED;
+            rev = s->sm.wait[w].rev;
         } else {
             result = R_DENIED;
             if (record) lock_note_deny(ctx, e->client, s->sm.owner);
@@ -591,6 +773,10 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             result = R_RELEASED;
             if (leader) forget_lease(ctx, s);
             note_removal(ctx, s, record, owner, e->client, 0);
+            queue_advance(ctx, s, leader, record);
+        } else if (w >= 0) { /* a waiter gives up: its key goes */
+            drop_waiter(s, w);
+            result = R_RELEASED;
         } else {
             result = R_NOT_HELD;
             if (record) lock_note_keep(ctx, e->client, s->sm.held ? s->sm.owner : -1);
@@ -604,6 +790,10 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             result = R_RENEWED;
             if (leader) restart_lease(ctx, s);
             if (record) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
+        } else if (w >= 0 && s->sm.wait[w].alive &&
+                   !(leader && (s->sm.wait[w].expiring || now_mono(ctx) >= s->sm.wait[w].deadline))) {
+            result = R_RENEWED; /* a waiter's session is kept alive too */
+            if (leader) s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
         } else {
             result = R_LEASE_GONE;
         }
@@ -615,27 +805,20 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             s->sm.owner = -1;
             if (leader) forget_lease(ctx, s);
             note_removal(ctx, s, record, owner, -1, 1);
+            queue_advance(ctx, s, leader, record);
+        } else if (w >= 0 && s->sm.wait[w].alive) {
+            /* The waiter's key is deleted with its lease; its call waits on. */
+            s->sm.wait[w].alive = 0;
+            if (record) lock_note(ctx, "lease of a waiting client expired: its key is deleted",
+                                  s->sm.wait[w].client, (int64_t)s->sm.wait[w].rev);
         }
         break;
     default: /* E_NOOP: the leader's own marks its promotion */
         if (leader && e->proposer == s->self && e->term == s->term) promote_leases(ctx, s);
         break;
     }
-    if (result && e->client >= 0 && e->proposer == s->self) {
-        if (e->via >= 0 && e->via != s->self) { /* back through the server the client is bound to */
-            struct lock_msg m = {0};
-            m.type = M_FORWARD_REPLY;
-            m.req = e->creq;
-            m.a = result;
-            m.b = -1;
-            m.token = rev;
-            m.ttl_ns = left;
-            m.value = (uint64_t)e->client;
-            lock_send(ctx, lock_server(ctx, e->via), &m);
-        } else {
-            reply_client(ctx, e->client, e->creq, result, -1, rev, left);
-        }
-    }
+    if (result && e->client >= 0 && e->proposer == s->self)
+        answer(ctx, e->client, e->creq, e->via, result, rev, left);
 }
 
 static void apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
@@ -726,6 +909,10 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
     s->expiring = 0;
     forget_lease(ctx, s);
     s->lease_deadline = SIM_TIME_MAX;
+    for (int i = 0; i < s->sm.nwait; i++) {
+        s->sm.wait[i].deadline = SIM_TIME_MAX;
+        s->sm.wait[i].expiring = 0;
+    }
     s->t_heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->heartbeat_ns, T_HEARTBEAT, 0);
     s->t_quorum = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->election_ns, T_QUORUM, 0);
     propose(ctx, s, E_NOOP, -1, 0, 0); /* Raft section 8: commit an entry of this term */
@@ -764,6 +951,24 @@ static int revoke(struct lock_ctx *ctx, struct cons_server *s) {
     if (propose(ctx, s, E_EXPIRE, -1, 0, lease) != 0) return -1;
     if (s->role == ROLE_LEADER && s->sm.held && s->sm.lease == lease) s->expiring = lease;
     return 0;
+}
+
+/* queue=on: the leases of waiters that went silent are revoked too (their
+ * keys go; their calls wait on). Proposals may apply at once (one server),
+ * so the due leases are listed first. */
+static void revoke_waiters(struct lock_ctx *ctx, struct cons_server *s) {
+    uint64_t due[QCAP];
+    int n = 0;
+    if (s->role != ROLE_LEADER) return;
+    for (int i = 0; i < s->sm.nwait; i++) {
+        struct cons_waiter *w = &s->sm.wait[i];
+        if (w->alive && !w->expiring && now_mono(ctx) >= w->deadline) due[n++] = w->lease;
+    }
+    for (int k = 0; k < n; k++) {
+        if (propose(ctx, s, E_EXPIRE, -1, 0, due[k]) != 0) return;
+        int i = find_waiter(s, due[k]);
+        if (i >= 0 && s->role == ROLE_LEADER) s->sm.wait[i].expiring = 1;
+    }
 }
 
 static void arm_revoke_loop(struct lock_ctx *ctx, struct cons_server *s) {
@@ -1092,6 +1297,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         if (s->role == ROLE_LEADER && s->sm.held && s->expiring != s->sm.lease &&
             now_mono(ctx) >= s->lease_deadline)
             (void)revoke(ctx, s); /* a full log: the next round tries again */
+        revoke_waiters(ctx, s);
         break;
     default:
         break;
@@ -1211,6 +1417,10 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
 static void client_release(struct lock_ctx *ctx, void *state) {
     struct cons_client *c = state;
     ka_stop(ctx, c);
+    if (c->ka_dead) { /* its session ended while it waited: the next acquire opens a new one */
+        c->lease = 0;
+        c->ka_dead = 0;
+    }
     c->op = OP_RELEASE;
     c->asked = 0;
     send_op(ctx, c); /* sent even if the lease is known lost: the server decides */
@@ -1224,6 +1434,15 @@ static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, cons
     }
     c->ka_req = 0;
     c->target = lock_server_index(ctx, m->from);
+    if (m->a == R_LEASE_GONE && c->queued && !c->holding) {
+        /* etcd 3.4's Mutex.Lock watches only the keys before its own: the
+         * session's end does not end the wait (etcd-io/etcd#19597). The
+         * keep-alives stop, as clientv3's keep-alive loop does. */
+        ka_stop(ctx, c);
+        c->ka_dead = 1;
+        lock_note(ctx, "keep-alive refused while waiting: its lease is gone; the wait goes on", 0, 0);
+        return;
+    }
     if (m->a == R_LEASE_GONE && c->holding) {
         /* The lease is gone: so is the lock. A new session (lease) serves
          * the next acquire. */
@@ -1248,9 +1467,47 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         op_next(ctx, c, (int)m->b);
         return;
     }
+    if (m->a == R_QUEUED && c->op == OP_ACQUIRE) {
+        /* Its key is put; the answer comes when the older keys are gone.
+         * Meanwhile the session (lease) is kept alive. */
+        c->target = lock_server_index(ctx, m->from);
+        if (!c->queued) {
+            c->queued = 1;
+            c->held_lease = c->lease;
+            c->ka_asked = 0;
+            cancel(ctx, &c->t_keepalive);
+            c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
+            lock_note(ctx, "waits for the keys before its own to go", (int64_t)m->token, 0);
+        }
+        return;
+    }
     int op = c->op;
+    int was_queued = c->queued;
     c->op = OP_NONE;
+    c->queued = 0;
     c->target = lock_server_index(ctx, m->from);
+    if (op == OP_ACQUIRE && m->a == R_SESSION_EXPIRED) {
+        /* Mutex.Lock's ErrSessionExpired: a new session serves the retry. */
+        ka_stop(ctx, c);
+        c->lease = 0;
+        c->ka_dead = 0;
+        lock_note(ctx, "the lock call fails: its session expired while it waited", 0, 0);
+        lock_refused(ctx);
+        return;
+    }
+    if (op == OP_ACQUIRE && m->a == R_GRANTED && was_queued) {
+        /* The wait is not a round trip: the client takes the lock as told
+         * (Mutex.Lock returns nil), with the lease as the server reports it. */
+        c->holding = 1;
+        c->held_lease = c->lease;
+        c->revision = m->token;
+        if (!c->ka_dead && !c->t_keepalive) {
+            c->ka_asked = 0;
+            c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
+        }
+        lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, m->ttl_ns);
+        return;
+    }
     /* Chubby's conservative client lease: what the server had left, less the
      * whole round trip, since the server's clock started no earlier than the
      * request left. A grant that comes back too late is no grant. */
@@ -1284,7 +1541,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         break;
     case T_KEEPALIVE:
         c->t_keepalive = 0;
-        if (!c->holding) return;
+        if (!c->holding && !c->queued) return;
         c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
         if (!c->ka_req) {
             c->ka_asked = 0;
@@ -1305,7 +1562,7 @@ const struct lock_algo algo_consensus = {
     .abi = LOCK_ABI_VERSION,
     .name = "consensus",
     .summary = "Raft-replicated lease service (etcd/ZooKeeper-like): majority commit, "
-               "leader-expired leases, revision as fencing token",
+               "leader-expired leases, revision as fencing token; bug=etcd-11456",
     .default_servers = 3,
     .max_servers = 0,
     .config_size = sizeof(struct cons_config),
