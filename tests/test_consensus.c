@@ -965,6 +965,33 @@ static void test_bug_11456_at_the_tick(void **state) {
     }
 }
 
+/* queue=on without the revoke loop (expiry-check=off): a waiter's lease is
+ * revoked at its deadline itself, to the nanosecond, like the holder's. */
+static void test_queue_waiter_expiry_without_loop(void **state) {
+    (void)state;
+    const sim_ns ttls[3] = {9 * S - 1, 9 * S, 9 * S + 1};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "lock consensus ttl=%lldns first-candidate=S1 queue=on expiry-check=off\n"
+                 "network latency=0ms\nduration 30s\n"
+                 "client A @2s: acquire; work 10200ms; release\n"
+                 "client B @3s: acquire; work 1s; release\n"
+                 "@3001ms pause B 9s\n",
+                 (long long)ttls[i]);
+        struct engine *e = run_text(text);
+        /* B queued at 3s; its lease is due at 3s + TTL and revoked then. */
+        const struct trace_event *gone = note(e, "S1", NOTE_PREFIX, "lease of a waiting client expired", 1);
+        assert_non_null(gone);
+        assert_int_equal(gone->t, 3 * S + ttls[i]);
+        /* A's release at 12.2s finds B's key gone: B's call fails. */
+        const struct trace_event *f = note(e, "B", NOTE_PREFIX, "the lock call fails", 1);
+        assert_non_null(f);
+        assert_int_equal(f->t, 12 * S + 200 * MS);
+        engine_free(e);
+    }
+}
+
 /* Options are checked, with messages that name what is expected. */
 static void test_options(void **state) {
     (void)state;
@@ -1000,10 +1027,7 @@ static void test_options(void **state) {
     assert_string_equal(err.msg, "bug 'etcd-1145' is not a known server bug (etcd-11456), or none");
     assert_int_equal(build_text("lock consensus bug=etcd-11456\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "bug=etcd-11456 is a bug of etcd's queued Mutex; it needs queue=on");
-    assert_int_equal(build_text("lock consensus queue=on expiry-check=off\nclient A: acquire\n", &err),
-                     LSIM_EBAD_VALUE);
-    assert_string_equal(err.msg, "queue=on expires waiters' leases on the revoke loop; it needs "
-                                 "expiry-check (such as 500ms), not off");
+    assert_int_equal(build_text("lock consensus queue=on expiry-check=off\nclient A: acquire\n", &err), 0);
     assert_int_equal(build_text("lock consensus queue=fifo\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "queue 'fifo' is not on or off");
     assert_int_equal(build_text("lock consensus queue=on bug=etcd-11456\nclient A: acquire\n", &err), 0);
@@ -1037,6 +1061,7 @@ int main(void) {
         cmocka_unit_test(test_bound_client_lease_lapses),
         cmocka_unit_test(test_queue_waiter_granted_in_order),
         cmocka_unit_test(test_bug_11456_at_the_tick),
+        cmocka_unit_test(test_queue_waiter_expiry_without_loop),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,7 +156,7 @@ enum {
 };
 
 enum { ROLE_FOLLOWER, ROLE_CANDIDATE, ROLE_LEADER };
-enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE, T_REVOKE }; /* server timers */
+enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE, T_REVOKE, T_WAITER }; /* server timers */
 enum { T_REQUEST = 1, T_KEEPALIVE, T_KEEPALIVE_REQUEST };   /* client timers */
 enum { OP_NONE, OP_ACQUIRE, OP_RELEASE };
 
@@ -242,6 +242,7 @@ struct cons_server {
     int campaigns;             /* elections started since it last heard a leader */
     int log_full;              /* 1 = refusing requests for a full log (noted once) */
     uint64_t t_election, t_heartbeat, t_quorum, t_lease, t_revoke; /* timer handles, 0 = none */
+    uint64_t t_waiter;         /* queue=on, expiry-check=off: the next waiter's deadline */
 };
 
 struct cons_client {
@@ -428,11 +429,6 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
         snprintf(err, n, "bug=etcd-11456 is a bug of etcd's queued Mutex; it needs queue=on");
         return -1;
     }
-    if (c->queue && c->expiry_check_ns == 0) {
-        snprintf(err, n, "queue=on expires waiters' leases on the revoke loop; it needs expiry-check "
-                         "(such as 500ms), not off");
-        return -1;
-    }
     for (int i = 0; i < c->nbind; i++) {
         if (c->bind[i] > nservers) {
             snprintf(err, n, "bind names S%d, not a lock server of this run (S1..S%d)", c->bind[i],
@@ -539,6 +535,8 @@ static void restart_lease_ext(struct lock_ctx *ctx, struct cons_server *s, sim_n
 
 static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) { restart_lease_ext(ctx, s, 0); }
 
+static void arm_waiter_timer(struct lock_ctx *ctx, struct cons_server *s);
+
 /* etcd's lessor Promote(extend): the new leader, once it applies the no-op
  * of its own term (etcdserver applyEntryNormal on an empty entry), refreshes
  * every lease to its remaining TTL plus extend, the election timeout. The
@@ -554,6 +552,7 @@ static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
         s->sm.wait[i].deadline = now_mono(ctx) + c->ttl_ns + extend;
         s->sm.wait[i].expiring = 0;
     }
+    arm_waiter_timer(ctx, s);
 }
 
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
@@ -636,7 +635,35 @@ static void note_removal(struct lock_ctx *ctx, struct cons_server *s, int record
 
 static void forget_lease(struct lock_ctx *ctx, struct cons_server *s) {
     cancel(ctx, &s->t_lease);
+    cancel(ctx, &s->t_waiter);
     s->expiring = 0;
+}
+
+/* queue=on without the revoke loop (expiry-check=off): one timer, at the
+ * earliest deadline among the waiters' leases (the holder's has T_LEASE).
+ * A deadline already past (its revoke could not be proposed) is tried again
+ * a heartbeat later. */
+static void arm_waiter_timer(struct lock_ctx *ctx, struct cons_server *s) {
+    const struct cons_config *c = cfg(ctx);
+    if (!c->queue || c->expiry_check_ns != 0 || s->role != ROLE_LEADER) return;
+    cancel(ctx, &s->t_waiter);
+    sim_ns first = SIM_TIME_MAX;
+    for (int i = 0; i < s->sm.nwait; i++)
+        if (s->sm.wait[i].alive && !s->sm.wait[i].expiring && s->sm.wait[i].deadline < first)
+            first = s->sm.wait[i].deadline;
+    if (first == SIM_TIME_MAX) return;
+    sim_ns delay = first - now_mono(ctx);
+    s->t_waiter = lock_timer(ctx, LOCK_CLOCK_MONO, delay > 0 ? delay : c->heartbeat_ns, T_WAITER, 0);
+}
+
+/* The holder's lease timer without the revoke loop, when a waiter becomes
+ * the holder with the deadline its own keep-alives set. */
+static void arm_holder_timer(struct lock_ctx *ctx, struct cons_server *s) {
+    const struct cons_config *c = cfg(ctx);
+    if (c->expiry_check_ns != 0) return;
+    cancel(ctx, &s->t_lease);
+    sim_ns delay = s->lease_deadline - now_mono(ctx);
+    s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, delay > 0 ? delay : 0, T_LEASE, 0);
 }
 
 /* The answer to a client's call, from the server that proposed it: to the
@@ -707,6 +734,8 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
             s->lease_deadline = w.deadline;
             s->expiring = w.expiring ? w.lease : 0;
             left = w.deadline > now_mono(ctx) ? w.deadline - now_mono(ctx) : 0;
+            arm_holder_timer(ctx, s);
+            arm_waiter_timer(ctx, s);
         }
         if (record) {
             lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, s->lease_deadline);
@@ -752,7 +781,10 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
                 w = s->sm.nwait++;
                 s->sm.wait[w] = (struct cons_waiter){.client = e->client, .lease = e->lease,
                                                      .rev = (uint64_t)idx, .alive = 1};
-                if (leader) s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
+                if (leader) {
+                    s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
+                    arm_waiter_timer(ctx, s);
+                }
                 if (record) lock_note(ctx, "queues the request behind the holder", e->client, idx);
             }
             s->sm.wait[w].proposer = e->proposer;
@@ -793,7 +825,10 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
         } else if (w >= 0 && s->sm.wait[w].alive &&
                    !(leader && (s->sm.wait[w].expiring || now_mono(ctx) >= s->sm.wait[w].deadline))) {
             result = R_RENEWED; /* a waiter's session is kept alive too */
-            if (leader) s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
+            if (leader) {
+                s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
+                arm_waiter_timer(ctx, s);
+            }
         } else {
             result = R_LEASE_GONE;
         }
@@ -1008,7 +1043,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
      * applied (etcd's backend and its consistent index), so nothing is
      * applied twice; what was applied is committed. Everything else starts
      * again. */
-    s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = s->t_revoke = 0;
+    s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = s->t_revoke = s->t_waiter = 0;
     s->role = ROLE_FOLLOWER;
     s->leader = -1;
     s->commit = s->applied;
@@ -1286,6 +1321,11 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         }
         if (revoke(ctx, s) != 0)
             s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, c->heartbeat_ns, T_LEASE, 0);
+        break;
+    case T_WAITER:
+        s->t_waiter = 0;
+        revoke_waiters(ctx, s);
+        arm_waiter_timer(ctx, s);
         break;
     case T_REVOKE:
         /* etcd's lessor runLoop: revokeExpiredLeases, then sleep 500ms
