@@ -803,6 +803,19 @@ static void test_bound_client_forwards(void **state) {
         assert_int_equal(find(e, TRACE_MSG_SEND, "A", i)->peer, node_of(engine_trace(e), "S2"));
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
     engine_free(e);
+    /* bind=one: the k-th client to server k, round robin (A to S1, B to S2,
+     * C to S3, D to S1 again). */
+    e = run_text("lock consensus first-candidate=S1 bind=one\n"
+                 "network latency=1ms\nduration 10s\n"
+                 "client A @2s: acquire; release\nclient B @3s: acquire; release\n"
+                 "client C @4s: acquire; release\nclient D @5s: acquire; release\n");
+    static const char *const clients[4] = {"A", "B", "C", "D"}, *const servers[4] = {"S1", "S2", "S3", "S1"};
+    for (int k = 0; k < 4; k++) {
+        assert_non_null(find(e, TRACE_ACQUIRED, clients[k], 1));
+        for (int i = 1; find(e, TRACE_MSG_SEND, clients[k], i); i++)
+            assert_int_equal(find(e, TRACE_MSG_SEND, clients[k], i)->peer, node_of(engine_trace(e), servers[k]));
+    }
+    engine_free(e);
 }
 
 /* Jepsen's etcd finding: pausing the server a client is bound to stops its
