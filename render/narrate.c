@@ -19,6 +19,7 @@ struct nstat {
     uint64_t token;     /* client: token of its current grant */
     uint32_t grant;     /* client: its current grant id */
     uint64_t max_tok;   /* resource: highest token of an accepted write */
+    uint8_t last_write; /* resource: result (trace write b) of its latest write */
 };
 
 /* Node states just before the event being narrated, one per node. */
@@ -37,6 +38,7 @@ static void stat_apply(struct nstat *s, const struct trace_event *e) {
     case TRACE_RESTART: s->crashed = 0; break;
     case TRACE_WRITE:
         if (e->b == TRACE_WRITE_ACCEPTED && e->token > s->max_tok) s->max_tok = e->token;
+        s->last_write = (uint8_t)e->b;
         break;
     default: break;
     }
@@ -59,6 +61,14 @@ static int newer_holder(const struct view *v, int writer, uint32_t grant) {
         if (best < 0 || s->grant > v->all[best].grant) best = i;
     }
     return best;
+}
+
+/* 1 when the resource's latest write was refused by `resource guard=owner`. */
+static int guard_refused(const struct view *v) {
+    for (int i = 0; i < v->tr->nnodes; i++)
+        if (v->tr->nodes[i].kind == TRACE_NODE_RESOURCE && v->all[i].last_write == TRACE_WRITE_REJECTED_NOT_OWNER)
+            return 1;
+    return 0;
 }
 
 static const char *nm(const struct trace *tr, int64_t node) {
@@ -346,6 +356,9 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         else if (e->a)
             snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED: the data may"
                      " now be wrong", me, tk);
+        else if (guard_refused(v))
+            snprintf(buf, n, "the ownership guard works: %s's stale write%s was refused (the lock"
+                     " service no longer records %s as the holder)", me, tk, me);
         else if (e->token)
             snprintf(buf, n, "fencing works: %s's stale write%s was rejected", me, tk);
         else /* a database rule (version, constraint, key), not a token */

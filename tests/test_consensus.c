@@ -281,10 +281,12 @@ static void test_lease_expires_while_paused(void **state) {
     assert_int_equal(must(e, TRACE_PAUSE, "A", 1)->t, 3 * S);
     for (int i = 1; find(e, TRACE_SRV_RENEW, NULL, i); i++)
         assert_int_not_equal(find(e, TRACE_SRV_RENEW, NULL, i)->peer, A);
-    /* t=12.003s the leader proposes the revoke (entry 3); committed and
-     * applied at 12.005s: A's lease is gone, and only the leader says so. */
+    /* The lease is due at 12.003s, but S1's revoke loop runs every 500ms
+     * from its start (etcd's lessor runLoop): at 12.5s it finds the lease
+     * due and proposes the revoke (entry 3); committed and applied at
+     * 12.502s: A's lease is gone, and only the leader says so. */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
-    assert_int_equal(x->t, 12 * S + 5 * MS);
+    assert_int_equal(x->t, 12 * S + 502 * MS);
     assert_int_equal(x->peer, A);
     assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL, -3, 0, SIM_TIME_MAX), 1);
     /* t=13s B acquires: entry 4, revision 4 > 2. */
@@ -319,17 +321,20 @@ static void test_lease_expires_while_paused(void **state) {
  * leader's deadline is 12s (granted at 2s, TTL 10s, no latency) and A,
  * paused from its grant, sends its overdue keep-alive the instant it
  * resumes: 1ns before the deadline it renews; at the deadline and 1ns
- * after, the lease is already revoked. */
+ * after, the lease is already revoked. 12s is a round of the leader's
+ * revoke loop (every 500ms from 0), so the revoke is at 12s with the loop
+ * as without it (expiry-check=off). */
 static void test_lease_expiry_at_the_tick(void **state) {
     (void)state;
     const sim_ns pauses[3] = {10 * S - 1, 10 * S, 10 * S + 1};
-    for (int i = 0; i < 3; i++) {
+    for (int k = 0; k < 6; k++) {
+        int i = k % 3;
         char text[512];
         snprintf(text, sizeof text,
-                 "lock consensus ttl=10s\nnetwork latency=0ms\nduration 40s\n"
+                 "lock consensus ttl=10s%s\nnetwork latency=0ms\nduration 40s\n"
                  "client A: acquire; work 5s; release\n"
                  "on A.after-acquire pause A %lldns\n",
-                 (long long)pauses[i]);
+                 k >= 3 ? " expiry-check=off" : "", (long long)pauses[i]);
         struct engine *e = run_text(text);
         /* t=2s: elected, the leader grants; the lease runs to 12s. */
         const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
@@ -347,6 +352,46 @@ static void test_lease_expiry_at_the_tick(void **state) {
             assert_null(find(e, TRACE_SRV_RENEW, "S1", 1));
         }
         engine_free(e);
+    }
+}
+
+/* The revoke loop at the boundary (etcd's lessor runLoop: revokeExpiredLeases
+ * every 500ms). TTL 10.2s from the grant at 2s: due at 12.2s, between the
+ * loop's rounds at 12s and 12.5s. A keep-alive 1ns before the deadline
+ * renews; at the deadline and 1ns after it is refused at once (Renew of an
+ * expired lease fails), though the lease is revoked only at the next round,
+ * 12.5s. With expiry-check=off the revoke is at the deadline itself. */
+static void test_revoke_loop_at_the_tick(void **state) {
+    (void)state;
+    const sim_ns pauses[3] = {10200 * MS - 1, 10200 * MS, 10200 * MS + 1};
+    for (int off = 0; off < 2; off++) {
+        for (int i = 0; i < 3; i++) {
+            char text[512];
+            snprintf(text, sizeof text,
+                     "lock consensus ttl=10200ms%s\nnetwork latency=0ms\nduration 40s\n"
+                     "client A: acquire; work 5s; release\n"
+                     "on A.after-acquire pause A %lldns\n",
+                     off ? " expiry-check=off" : "", (long long)pauses[i]);
+            struct engine *e = run_text(text);
+            const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+            assert_int_equal(g->t, 2 * S);
+            assert_int_equal(g->b, 12 * S + 200 * MS);
+            const struct trace_event *x = find(e, TRACE_SRV_EXPIRE, "S1", 1);
+            const struct trace_event *n = note(e, "A", NOTE_PREFIX, "keep-alive refused", 1);
+            if (i == 0) {
+                assert_null(x);
+                assert_null(n);
+                assert_int_equal(must(e, TRACE_SRV_RENEW, "S1", 1)->t, 12 * S + 200 * MS - 1);
+            } else {
+                assert_null(find(e, TRACE_SRV_RENEW, "S1", 1));
+                assert_non_null(x);
+                assert_int_equal(x->t, off ? 12 * S + 200 * MS : 12 * S + 500 * MS);
+                /* A learns at once that its lease is gone. */
+                assert_non_null(n);
+                assert_int_equal(n->t, 2 * S + pauses[i]);
+            }
+            engine_free(e);
+        }
     }
 }
 
@@ -413,41 +458,60 @@ static void test_crashed_holder_expires(void **state) {
                                 "client B @3s: acquire retry=1s; release\n"
                                 "@4s crash A\n");
     /* A's last renewal was committed at 3.673666666s (keep-alive at
-     * 2.004s + 1.666666666s, plus 3ms); 5s later the leader revokes. */
+     * 2.004s + 1.666666666s, plus 3ms): due at 8.673666666s. The revoke
+     * loop's next round is at 9s; the revoke commits 2ms later. */
     const struct trace_event *r = must(e, TRACE_SRV_RENEW, "S1", 1);
     assert_int_equal(r->t, 3 * S + 673666666);
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
-    assert_int_equal(x->t, r->t + 5 * S + 2 * MS);
+    assert_int_equal(x->t, 9 * S + 2 * MS);
+    assert_true(x->t - 2 * MS - (r->t + 5 * S) < 500 * MS);
     assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > x->t);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
     assert_int_equal(engine_report(e)->stuck, 0);
     engine_free(e);
 }
 
-/* A new leader restarts every lease's timer on election (etcd's lessor
- * Promote): the lease of a holder that went silent under the old leader
- * expires a full TTL after the election, never earlier, and not never. */
+/* The first round of a revoke loop that runs every 500ms from a server's
+ * start (at 0) at or after t. */
+static sim_ns next_beat(sim_ns t) { return (t + 500 * MS - 1) / (500 * MS) * (500 * MS); }
+
+/* A new leader refreshes every lease when it applies the no-op of its term
+ * (etcd's lessor Promote(ElectionTimeout()) from applyEntryNormal): the
+ * lease of a holder that went silent under the old leader gets its whole
+ * TTL again plus the election timeout, so it expires later than the old
+ * leader's deadline, never earlier, and not never. */
 static void test_new_leader_restarts_lease(void **state) {
     (void)state;
-    struct engine *e = run_text("lock consensus ttl=10s first-candidate=S1\n"
-                                "network latency=1ms\nduration 40s\n"
-                                "client A @2s: acquire; work 20s; release\n"
-                                "client B @3s: acquire retry=1s; release\n"
-                                "@3s crash A\n@4s crash S1\n");
-    /* S1's deadline for A was 12.003s; S1 is gone at 4s. */
-    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->b, 12 * S + 3 * MS);
-    const struct trace_event *l = note(e, NULL, NOTE_PREFIX, "elected leader, term 2", 1);
-    assert_non_null(l);
-    /* The new leader expires A's lease 10s after its election, plus the
-     * 2ms its revoke takes to commit: later than S1 would have. */
-    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, NULL, 1);
-    assert_int_equal(x->node, l->node);
-    assert_int_equal(x->peer, node_of(engine_trace(e), "A"));
-    assert_int_equal(x->t, l->t + 10 * S + 2 * MS);
-    assert_true(x->t > 12 * S + 3 * MS);
-    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > x->t);
-    assert_int_equal(engine_report(e)->stuck, 0);
-    engine_free(e);
+    static const char *opts[2] = {"", " expiry-check=off promote-extend=0s"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "lock consensus ttl=10s first-candidate=S1%s\n"
+                 "network latency=1ms\nduration 40s\n"
+                 "client A @2s: acquire; work 20s; release\n"
+                 "client B @3s: acquire retry=1s; release\n"
+                 "@3s crash A\n@4s crash S1\n",
+                 opts[i]);
+        struct engine *e = run_text(text);
+        /* S1's deadline for A was 12.003s; S1 is gone at 4s. */
+        assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->b, 12 * S + 3 * MS);
+        const struct trace_event *l = note(e, NULL, NOTE_PREFIX, "elected leader, term 2", 1);
+        assert_non_null(l);
+        /* Its no-op commits one round trip (2ms) after the election: the
+         * lease runs 10s + 1s from then. The revoke loop's next round finds
+         * it due, and the revoke takes 2ms to commit. Without the loop and
+         * the extension: exactly 10s after the promotion, plus the commit. */
+        sim_ns promoted = l->t + 2 * MS;
+        const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, NULL, 1);
+        assert_int_equal(x->node, l->node);
+        assert_int_equal(x->peer, node_of(engine_trace(e), "A"));
+        if (i == 0) assert_int_equal(x->t, next_beat(promoted + 11 * S) + 2 * MS);
+        else assert_int_equal(x->t, promoted + 10 * S + 2 * MS);
+        assert_true(x->t > 12 * S + 3 * MS);
+        assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > x->t);
+        assert_int_equal(engine_report(e)->stuck, 0);
+        engine_free(e);
+    }
 }
 
 /* A follower cut off long enough for the leader to compact its log past
@@ -500,9 +564,10 @@ static void test_cut_off_holder_learns_lease_lost(void **state) {
                                 "@3s partition A | S1 S2 S3 B R\n@9s heal\n");
     int A = node_of(engine_trace(e), "A");
     /* Granted at 2.003s; A's keep-alives from 3.004s on are all dropped: the
-     * leader revokes the lease 3s after the grant, committed at 5.005s. */
+     * lease is due 3s after the grant, at 5.003s; the revoke loop's round at
+     * 5.5s revokes it, committed at 5.502s. */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
-    assert_int_equal(x->t, 5 * S + 5 * MS);
+    assert_int_equal(x->t, 5 * S + 502 * MS);
     assert_int_equal(x->peer, A);
     /* B gets the lock at 6.004s; A, on the other side, still believes. */
     const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
@@ -534,10 +599,11 @@ static void test_late_grant_ignored(void **state) {
                                 "client B @13s: acquire retry=1s; work 5s; release\n"
                                 "@5s link S1 A latency=1ms\n");
     /* t=2.003s S1 grants A revision 2, but its answer spends 12s on the way.
-     * A sends no keep-alive (it does not know it holds the lock): S1 expires
-     * the lease at 12.005s and grants B at 13.003s. */
+     * A sends no keep-alive (it does not know it holds the lock): the lease
+     * is due at 12.003s, S1's revoke loop expires it at 12.5s (committed
+     * 12.502s) and S1 grants B at 13.003s. */
     assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->token, 2);
-    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 12 * S + 5 * MS);
+    assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 12 * S + 502 * MS);
     assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 13 * S + 4 * MS);
     /* t=14.003s the grant reaches A, 12.003s after A asked: more than the
      * 10s lease. A ignores it rather than join B in the critical section. */
@@ -714,6 +780,231 @@ static void test_chaos_invariants(void **state) {
     }
 }
 
+/* bind=: a client talks to one server only, which forwards to the leader
+ * and relays the answer (etcd's followers forward proposals and keep-alives;
+ * Jepsen's clients each talk to one node). Two hops more each way. */
+static void test_bound_client_forwards(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1 bind=S2\n"
+                                "network latency=1ms\nduration 10s\n"
+                                "client A @2s: acquire; work 1s; release\n");
+    int A = node_of(engine_trace(e), "A");
+    /* t=2s A asks S2, a follower: no redirect, S2 forwards to S1 (2.002s),
+     * the entry commits at 2.004s, the answer goes back to S2 (2.005s) and
+     * on to A (2.006s). */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 1);
+    assert_int_equal(g->t, 2 * S + 4 * MS);
+    assert_int_equal(g->peer, A);
+    const struct trace_event *a = must(e, TRACE_ACQUIRED, "A", 1);
+    assert_int_equal(a->t, 2 * S + 6 * MS);
+    assert_int_equal(a->token, 2);
+    /* A never sent anything to S1 or S3. */
+    for (int i = 1; find(e, TRACE_MSG_SEND, "A", i); i++)
+        assert_int_equal(find(e, TRACE_MSG_SEND, "A", i)->peer, node_of(engine_trace(e), "S2"));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    /* bind=one: the k-th client to server k, round robin (A to S1, B to S2,
+     * C to S3, D to S1 again). */
+    e = run_text("lock consensus first-candidate=S1 bind=one\n"
+                 "network latency=1ms\nduration 10s\n"
+                 "client A @2s: acquire; release\nclient B @3s: acquire; release\n"
+                 "client C @4s: acquire; release\nclient D @5s: acquire; release\n");
+    static const char *const clients[4] = {"A", "B", "C", "D"}, *const servers[4] = {"S1", "S2", "S3", "S1"};
+    for (int k = 0; k < 4; k++) {
+        assert_non_null(find(e, TRACE_ACQUIRED, clients[k], 1));
+        for (int i = 1; find(e, TRACE_MSG_SEND, clients[k], i); i++)
+            assert_int_equal(find(e, TRACE_MSG_SEND, clients[k], i)->peer, node_of(engine_trace(e), servers[k]));
+    }
+    engine_free(e);
+}
+
+/* Jepsen's etcd finding: pausing the server a client is bound to stops its
+ * keep-alives; its lease lapses while it works on. Without bind= the client
+ * fails over to another server and keeps its lease. */
+static void test_bound_client_lease_lapses(void **state) {
+    (void)state;
+    static const char *text = "lock consensus ttl=5s first-candidate=S1 bind=%s\n"
+                              "resource stock=2 fencing=off\nnetwork latency=1ms\nduration 40s\n"
+                              "client A @2s: acquire; read; work 15s; write; release\n"
+                              "client B @5s: acquire retry=500ms; read; write; release\n"
+                              "@4s pause S2 20s\n";
+    char buf[512];
+    snprintf(buf, sizeof buf, text, "S2,S3");
+    struct engine *e = run_text(buf);
+    int A = node_of(engine_trace(e), "A");
+    /* The last renewal S1 commits for A is at 3.676666666s, before S2
+     * stops; due at 8.676666666s, revoked at the loop's round at 9s. */
+    const struct trace_event *r = NULL;
+    for (int i = 1; find(e, TRACE_SRV_RENEW, "S1", i); i++) r = find(e, TRACE_SRV_RENEW, "S1", i);
+    assert_non_null(r);
+    assert_int_equal(r->t, 3 * S + 676666666);
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
+    assert_int_equal(x->t, 9 * S + 2 * MS);
+    assert_int_equal(x->peer, A);
+    /* B, through S3, holds the lock from 9.054s with revision 13; A writes
+     * at 17.009s with revision 2, accepted: a lost update. */
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 9 * S + 54 * MS);
+    assert_int_equal(b->token, 13);
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 2);
+    assert_int_equal(w->peer, A);
+    assert_int_equal(w->t, 17 * S + 9 * MS);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(engine_report(e)->lost_updates, 1);
+    engine_free(e);
+    /* Unbound, A's keep-alives time out at S2 and go to S3: never expired. */
+    snprintf(buf, sizeof buf, text, "none");
+    e = run_text(buf);
+    assert_null(find(e, TRACE_SRV_EXPIRE, NULL, 1));
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > must(e, TRACE_CS_EXIT, "A", 1)->t);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
+/* queue=on, etcd's Mutex: a client that finds the lock held puts its own
+ * key and waits; when the holder's key goes, the oldest waiter holds the
+ * lock, with its key's create revision as the token. No polling. */
+static void test_queue_waiter_granted_in_order(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus first-candidate=S1 queue=on\n"
+                                "network latency=1ms\nduration 20s\n"
+                                "client A @2s: acquire; work 5s; release\n"
+                                "client B @3s: acquire; work 1s; release\n"
+                                "client C @4s: acquire; work 1s; release\n");
+    /* t=3s B's acquire is entry 3: queued, and B is told to wait. */
+    const struct trace_event *q = note(e, "S1", NOTE_PREFIX, "queues the request behind the holder", 1);
+    assert_non_null(q);
+    assert_int_equal(q->t, 3 * S + 3 * MS);
+    assert_int_equal(q->a, node_of(engine_trace(e), "B"));
+    assert_int_equal(q->b, 3);
+    assert_non_null(note(e, "B", NOTE_PREFIX, "waits for the keys before its own", 1));
+    /* t=7.004s A releases; committed at 7.007s: B's key is the oldest, B
+     * holds the lock with revision 3, told at 7.008s. C still waits. */
+    const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 2);
+    assert_int_equal(g->t, 7 * S + 7 * MS);
+    assert_int_equal(g->peer, node_of(engine_trace(e), "B"));
+    assert_int_equal(g->token, 3);
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 7 * S + 8 * MS);
+    assert_int_equal(b->token, 3);
+    /* C, queued after B, follows B's release; nobody polled. */
+    const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+    assert_true(c->t > must(e, TRACE_CS_EXIT, "B", 1)->t);
+    const struct trace_event *qc = note(e, "S1", NOTE_PREFIX, "queues the request behind the holder", 2);
+    assert_int_equal(qc->a, node_of(engine_trace(e), "C"));
+    assert_int_equal(c->token, (uint64_t)qc->b); /* its key's revision, from 4s */
+    assert_true(c->token > 3);
+    assert_null(find(e, TRACE_ACQUIRE_DENIED, NULL, 1));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
+/* etcd #11456 at the boundary of the revoke loop. B queues at 3s and is
+ * paused until 12.001s, so its lease (TTL 9s - 1ns, 9s, 9s + 1ns) is due at
+ * 12s - 1ns, 12s or 12s + 1ns; A releases at 12.2s. Due by the loop's round
+ * at 12s: B's key is deleted at 12s, and at A's release the bug tells B it
+ * holds the lock while C, next, holds it too; the fixed server fails B's
+ * call and C alone holds it. Due 1ns after the round: B's key is still
+ * there at 12.2s (the next round is 12.5s), so B holds the lock
+ * legitimately, bug or not. */
+static void test_bug_11456_at_the_tick(void **state) {
+    (void)state;
+    const sim_ns ttls[3] = {9 * S - 1, 9 * S, 9 * S + 1};
+    for (int bug = 0; bug < 2; bug++) {
+        for (int i = 0; i < 3; i++) {
+            char text[768];
+            snprintf(text, sizeof text,
+                     "lock consensus ttl=%lldns first-candidate=S1 queue=on%s\n"
+                     "network latency=0ms\nduration 30s\n"
+                     "client A @2s: acquire; work 10200ms; release\n"
+                     "client B @3s: acquire; work 1s; release\n"
+                     "client C @4s: acquire; work 1s; release\n"
+                     "@3001ms pause B 9s\n",
+                     (long long)ttls[i], bug ? " bug=etcd-11456" : "");
+            struct engine *e = run_text(text);
+            int B = node_of(engine_trace(e), "B"), C = node_of(engine_trace(e), "C");
+            const struct trace_event *q = note(e, "S1", NOTE_PREFIX, "queues the request", 1);
+            assert_non_null(q);
+            assert_int_equal(q->t, 3 * S);
+            assert_int_equal(q->a, B);
+            const struct trace_event *gone = note(e, "S1", NOTE_PREFIX, "lease of a waiting client expired", 1);
+            const struct trace_event *b = find(e, TRACE_ACQUIRED, "B", 1);
+            const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+            if (i < 2) {
+                assert_non_null(gone);
+                assert_int_equal(gone->t, 12 * S);
+                assert_int_equal(gone->a, B);
+                assert_int_equal(c->t, 12 * S + 200 * MS);
+                if (bug) {
+                    /* Told it holds the lock, with its dead key's revision. */
+                    assert_non_null(b);
+                    assert_int_equal(b->t, 12 * S + 200 * MS);
+                    assert_int_equal(b->token, (uint64_t)q->b);
+                    assert_non_null(note(e, "S1", NOTE_PREFIX, "bug etcd-11456", 1));
+                    const struct trace_event *de = must(e, TRACE_DOUBLE_ENTRY_BEGIN, NULL, 1);
+                    assert_int_equal(de->t, 12 * S + 200 * MS);
+                    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+                } else {
+                    const struct trace_event *f = note(e, "B", NOTE_PREFIX, "the lock call fails", 1);
+                    assert_non_null(f);
+                    assert_int_equal(f->t, 12 * S + 200 * MS);
+                    assert_true(b == NULL || b->t >= must(e, TRACE_CS_EXIT, "C", 1)->t);
+                    assert_int_equal(engine_report(e)->double_entries, 0);
+                    assert_null(note(e, "S1", NOTE_PREFIX, "bug etcd-11456", 1));
+                }
+            } else {
+                /* B's key survives to A's release: B is the holder. */
+                assert_null(gone);
+                const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S1", 2);
+                assert_int_equal(g->t, 12 * S + 200 * MS);
+                assert_int_equal(g->peer, B);
+                assert_int_equal(g->token, (uint64_t)q->b);
+                assert_non_null(b);
+                assert_int_equal(b->token, (uint64_t)q->b);
+                /* Its keep-alive at 12.001s came after the deadline: the
+                 * round at 12.5s revokes the lease and C holds the lock. */
+                const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S1", 1);
+                assert_int_equal(x->t, 12 * S + 500 * MS);
+                assert_int_equal(x->peer, B);
+                assert_int_equal(c->t, 12 * S + 500 * MS);
+                assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 3)->peer, C);
+                assert_null(note(e, "S1", NOTE_PREFIX, "bug etcd-11456", 1));
+            }
+            engine_free(e);
+        }
+    }
+}
+
+/* queue=on without the revoke loop (expiry-check=off): a waiter's lease is
+ * revoked at its deadline itself, to the nanosecond, like the holder's. */
+static void test_queue_waiter_expiry_without_loop(void **state) {
+    (void)state;
+    const sim_ns ttls[3] = {9 * S - 1, 9 * S, 9 * S + 1};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "lock consensus ttl=%lldns first-candidate=S1 queue=on expiry-check=off\n"
+                 "network latency=0ms\nduration 30s\n"
+                 "client A @2s: acquire; work 10200ms; release\n"
+                 "client B @3s: acquire; work 1s; release\n"
+                 "@3001ms pause B 9s\n",
+                 (long long)ttls[i]);
+        struct engine *e = run_text(text);
+        /* B queued at 3s; its lease is due at 3s + TTL and revoked then. */
+        const struct trace_event *gone = note(e, "S1", NOTE_PREFIX, "lease of a waiting client expired", 1);
+        assert_non_null(gone);
+        assert_int_equal(gone->t, 3 * S + ttls[i]);
+        /* A's release at 12.2s finds B's key gone: B's call fails. */
+        const struct trace_event *f = note(e, "B", NOTE_PREFIX, "the lock call fails", 1);
+        assert_non_null(f);
+        assert_int_equal(f->t, 12 * S + 200 * MS);
+        engine_free(e);
+    }
+}
+
 /* Options are checked, with messages that name what is expected. */
 static void test_options(void **state) {
     (void)state;
@@ -721,7 +1012,14 @@ static void test_options(void **state) {
     assert_int_equal(build_text("lock consensus tll=3s\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
     assert_string_equal(err.msg, "unknown option 'tll' for consensus; expected ttl, token, "
                                  "request-timeout, election-timeout, heartbeat, check-quorum, "
-                                 "first-candidate");
+                                 "first-candidate, expiry-check, promote-extend, bind, queue, bug");
+    assert_int_equal(build_text("lock consensus expiry-check=-1s\nclient A: acquire\n", &err),
+                     LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "expiry-check '-1s' is not a duration such as 500ms, or off");
+    assert_int_equal(build_text("lock consensus promote-extend=soon\nclient A: acquire\n", &err),
+                     LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "promote-extend 'soon' is not a duration such as 1s (0s for none), "
+                                 "or election-timeout");
     assert_int_equal(build_text("lock consensus token=zxid\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "token 'zxid' is not revision or none");
     assert_int_equal(build_text("lock consensus first-candidate=S0\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
@@ -733,6 +1031,19 @@ static void test_options(void **state) {
     assert_int_equal(build_text("lock consensus servers=7 ttl=5s election-timeout=500ms "
                                 "heartbeat=50ms check-quorum=off request-timeout=2s\n"
                                 "client A: acquire\n", &err), 0);
+    assert_int_equal(build_text("lock consensus bind=S2,\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "bind 'S2,' is not none, one, or a list of lock servers such as S2,S3");
+    assert_int_equal(build_text("lock consensus bind=S2,S4\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "bind names S4, not a lock server of this run (S1..S3)");
+    assert_int_equal(build_text("lock consensus bind=one\nclient A: acquire\n", &err), 0);
+    assert_int_equal(build_text("lock consensus bug=etcd-1145\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "bug 'etcd-1145' is not a known server bug (etcd-11456), or none");
+    assert_int_equal(build_text("lock consensus bug=etcd-11456\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "bug=etcd-11456 is a bug of etcd's queued Mutex; it needs queue=on");
+    assert_int_equal(build_text("lock consensus queue=on expiry-check=off\nclient A: acquire\n", &err), 0);
+    assert_int_equal(build_text("lock consensus queue=fifo\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.msg, "queue 'fifo' is not on or off");
+    assert_int_equal(build_text("lock consensus queue=on bug=etcd-11456\nclient A: acquire\n", &err), 0);
     /* Three servers unless the scenario says otherwise. */
     assert_int_equal(lock_algo_find("consensus")->default_servers, 3);
 }
@@ -747,6 +1058,7 @@ int main(void) {
         cmocka_unit_test(test_grant_survives_leader_crash),
         cmocka_unit_test(test_lease_expires_while_paused),
         cmocka_unit_test(test_lease_expiry_at_the_tick),
+        cmocka_unit_test(test_revoke_loop_at_the_tick),
         cmocka_unit_test(test_revision_fences_stale_write),
         cmocka_unit_test(test_keepalives_hold_lease),
         cmocka_unit_test(test_crashed_holder_expires),
@@ -758,6 +1070,11 @@ int main(void) {
         cmocka_unit_test(test_full_log_still_commits),
         cmocka_unit_test(test_single_server),
         cmocka_unit_test(test_chaos_invariants),
+        cmocka_unit_test(test_bound_client_forwards),
+        cmocka_unit_test(test_bound_client_lease_lapses),
+        cmocka_unit_test(test_queue_waiter_granted_in_order),
+        cmocka_unit_test(test_bug_11456_at_the_tick),
+        cmocka_unit_test(test_queue_waiter_expiry_without_loop),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

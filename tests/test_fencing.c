@@ -486,6 +486,23 @@ static void test_resource_check_option(void **state) {
     assert_int_equal(parse_text("resource check=reads+writes fencing=on\nclient A: acquire\n", &err), 0);
 }
 
+/* The narration of a guard's refusal says it is the guard, not a fence. */
+static void test_guard_refusal_narrated(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock fenced-lease ttl=5s first-token=41\nresource stock=10 guard=owner\n"
+                                "network latency=0ms\nduration 30s\n"
+                                "client A: acquire; read; work 10s; write; release\n"
+                                "client B @6s: acquire; read; work 10s; write; release\n");
+    char b[300];
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->t, 10 * S);
+    assert_int_equal(w->b, TRACE_WRITE_REJECTED_NOT_OWNER);
+    assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), must(e, TRACE_STALE_WRITE, "A", 1)), 0);
+    assert_string_equal(b, "the ownership guard works: A's stale write (token 41) was refused (the lock "
+                           "service no longer records A as the holder)");
+    engine_free(e);
+}
+
 /* resource guard=owner (issue 11 item 14): a write is applied only while the
  * lock service records its writer, under its token, as the holder. The
  * holder's write inside its lease is applied (token 41 = the recorded 41);
@@ -547,6 +564,7 @@ int main(void) {
         cmocka_unit_test(test_read_refused_skips_the_write),
         cmocka_unit_test(test_resource_check_option),
         cmocka_unit_test(test_guard_owner),
+        cmocka_unit_test(test_guard_refusal_narrated),
         cmocka_unit_test(test_first_write_recorded_unconditionally),
         cmocka_unit_test(test_client_check_defeated_by_a_pause),
         cmocka_unit_test(test_client_check_without_a_pause_between),

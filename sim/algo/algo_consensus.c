@@ -44,7 +44,11 @@
  *    entries receives InstallSnapshot instead.
  *  - Clients (section 8): a client sends to the server it believes leads; a
  *    follower answers with a redirect naming the leader it knows, if any; on
- *    a timeout the client tries the next server.
+ *    a timeout the client tries the next server. With bind= a client talks
+ *    to one server only, which forwards to the leader and relays the answer,
+ *    as etcd's followers forward proposals and keep-alives and as Jepsen's
+ *    clients each talk to one node (Jepsen, "etcd 3.4.3", 2020): pausing
+ *    that server stops the client's keep-alives.
  *  - Check-quorum (Ongaro's dissertation, 6.2; etcd raft's CheckQuorum): a
  *    leader that has not heard from a majority within an election timeout
  *    steps down, so a leader cut off from the majority stops posing as one.
@@ -57,12 +61,26 @@
  * grant or deny on stale state. The key is attached to the client's lease.
  * Only the leader (etcd's primary lessor) expires leases, by its own
  * monotonic clock, when it has heard no keep-alive for the TTL, and it
- * commits the revoke through the log like any other change. A newly
- * elected leader restarts the timer of every lease (etcd's lessor Promote
- * refreshes all leases), so that a change of leader never expires a lease
- * early. Keep-alives are committed through the log too: etcd renews in the
+ * commits the revoke through the log like any other change. It finds them
+ * on a loop, as etcd's lessor runLoop runs revokeExpiredLeases every 500ms
+ * (expiry-check): a lease is revoked at the first round at or after its
+ * deadline, not at the deadline. A newly elected leader, once the no-op of
+ * its term applies, gives every lease its TTL again plus the election
+ * timeout (etcd's lessor Promote(ElectionTimeout())), so that a change of
+ * leader never expires a lease early. Keep-alives are committed through the log too: etcd renews in the
  * leader's memory, but committing them means only a leader that still
  * reaches a majority can confirm one, which is the property that matters.
+ *
+ * Waiting (queue=on): etcd's concurrency.Mutex. A client that finds the
+ * lock held puts its own key under its lease and waits until every key with
+ * a lower create revision is deleted (waitDeletes); its key's create
+ * revision is then its fencing token. The waiter's lease is kept alive (and
+ * expired) like the holder's; a waiter whose key was deleted meanwhile gets
+ * ErrSessionExpired (the check added for etcd-io/etcd#11456). Without
+ * queue=on, a client that finds the lock held is refused and polls.
+ *
+ * Documented server bugs (bug=): switches that put a published bug back,
+ * to show what it does to a correct client; each names its report.
  *
  * Fencing: the revision of a grant is the index of its log entry; indexes
  * only grow, across leaders and crashes, so it is a fencing token in the
@@ -117,8 +135,12 @@ enum {
     M_ACQUIRE,      /* client -> server: req, value = lease */
     M_RELEASE,      /* client -> server: req, value = lease */
     M_KEEPALIVE,    /* client -> server: req, value = lease */
-    M_REPLY         /* server -> client: req, a = enum result, b = leader node
+    M_REPLY,        /* server -> client: req, a = enum result, b = leader node
                        hint (or -1), token = revision, ttl_ns = lease left */
+    M_FORWARD,      /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
+                       M_KEEPALIVE, b = client node, req, value = lease */
+    M_FORWARD_REPLY /* leader -> bound server: an M_REPLY for client node
+                       `value`, relayed by the bound server */
 };
 
 enum {
@@ -128,11 +150,13 @@ enum {
     R_NOT_HELD,    /* release: the lock is not under this lease */
     R_RENEWED,
     R_LEASE_GONE,  /* keep-alive: the lease has expired or is expiring */
-    R_REDIRECT     /* not the leader; b = the leader it knows, or -1 */
+    R_REDIRECT,    /* not the leader; b = the leader it knows, or -1 */
+    R_QUEUED,      /* queue=on: the key is put, behind the holder; wait */
+    R_SESSION_EXPIRED /* queue=on: the wait ended, but the waiter's key is gone */
 };
 
 enum { ROLE_FOLLOWER, ROLE_CANDIDATE, ROLE_LEADER };
-enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE };    /* server timers */
+enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE, T_REVOKE, T_WAITER }; /* server timers */
 enum { T_REQUEST = 1, T_KEEPALIVE, T_KEEPALIVE_REQUEST };   /* client timers */
 enum { OP_NONE, OP_ACQUIRE, OP_RELEASE };
 
@@ -172,6 +196,13 @@ struct cons_config {
     sim_ns heartbeat_ns;       /* leader's AppendEntries interval */
     int check_quorum;          /* 1 = a leader without a majority steps down */
     int first_candidate;       /* server number (1-based) that campaigns first; 0 = chance */
+    sim_ns expiry_check_ns;    /* the lessor's revoke loop period; 0 = revoke at the deadline */
+    sim_ns promote_extend_ns;  /* added to every lease when a leader is promoted; -1 = election_ns */
+    int queue;                 /* queue=on: etcd's Mutex, waiters queue keys; 0 = they poll */
+    unsigned bugs;             /* documented server bugs switched on (BUG_* bits) */
+    int nbind;                 /* 0 = clients pick servers and fail over; else clients are bound */
+    uint8_t bind[MAXS];        /* client k talks only to server number bind[k % nbind] (1-based);
+                                  0 in bind[0] with nbind 1 = round robin (bind=one) */
 };
 
 struct cons_entry {
@@ -181,14 +212,32 @@ struct cons_entry {
     int client;                /* client node, or -1 */
     uint32_t creq;             /* the client's request id */
     uint64_t lease;            /* the client's lease */
+    int via;                   /* server index that forwarded the request (bind=), or -1;
+                                  kept in the proposer's own log only */
 };
 
 /* The replicated state machine: one lock key and the lease it is under. */
+/* queue=on: a key put behind the holder's, in revision order, with the
+ * Lock call that waits on it (etcd's concurrency.Mutex). */
+#define QCAP 8
+struct cons_waiter {
+    int client;                /* client node */
+    uint64_t lease;
+    uint64_t rev;              /* the key's create revision: its fencing token */
+    int alive;                 /* 0 = the key was deleted (lease expired); the call still waits */
+    int proposer, via;         /* the server that answers the call (and the one it relays through) */
+    uint32_t creq;             /* the call's request id */
+    sim_ns deadline;           /* leader: its lease's deadline by the leader's clock */
+    int expiring;              /* leader: its revoke is proposed */
+};
+
 struct cons_sm {
     int held;
     int owner;                 /* client node, -1 when free */
     uint64_t lease;
     uint64_t revision;         /* log index of the grant */
+    int nwait;                 /* queue=on: keys behind the holder's */
+    struct cons_waiter wait[QCAP];
 };
 
 struct cons_server {
@@ -220,7 +269,8 @@ struct cons_server {
     int noted_owner;           /* holder the trace shows for this server, -1 none */
     int campaigns;             /* elections started since it last heard a leader */
     int log_full;              /* 1 = refusing requests for a full log (noted once) */
-    uint64_t t_election, t_heartbeat, t_quorum, t_lease; /* timer handles, 0 = none */
+    uint64_t t_election, t_heartbeat, t_quorum, t_lease, t_revoke; /* timer handles, 0 = none */
+    uint64_t t_waiter;         /* queue=on, expiry-check=off: the next waiter's deadline */
 };
 
 struct cons_client {
@@ -239,6 +289,8 @@ struct cons_client {
     int ka_asked;
     uint64_t t_ka_request;
     uint32_t next_req;
+    int queued;                /* queue=on: its key waits behind the holder's */
+    int ka_dead;               /* a keep-alive was refused while it waited: the session is over */
 };
 
 /* ---- Configuration ------------------------------------------------------------------ */
@@ -252,11 +304,84 @@ static void config_default(void *config) {
     c->election_ns = SIM_NS_PER_S;        /* etcd's default election timeout */
     c->heartbeat_ns = 100 * SIM_NS_PER_MS; /* etcd's default heartbeat interval */
     c->check_quorum = 1;
+    c->expiry_check_ns = 500 * SIM_NS_PER_MS; /* etcd's lessor runLoop */
+    c->promote_extend_ns = -1;                /* etcd: Promote(ElectionTimeout()) */
 }
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
     snprintf(err, n, "%s '%s' is not %s", key, val, expected);
     return LSIM_EBAD_VALUE;
+}
+
+/* Documented server bugs, switched on with bug=NAME (a comma-separated
+ * list, or none), each reproducing a published report. */
+enum { BUG_ETCD_11456 = 1u << 0 };
+static const struct {
+    const char *name;
+    unsigned bit;
+} cons_bugs[] = {
+    /* etcd-io/etcd#11456, "Locks return without checking whether the lease
+     * is still held" (found by Jepsen, 2019): a waiter whose lease expired
+     * while it waited for the lock is told it holds the lock when the keys
+     * before its own are gone. Fixed in etcd 3.4.4 / 3.5 (Mutex.Lock checks
+     * that its own key still exists: ErrSessionExpired). Needs queue=on. */
+    {"etcd-11456", BUG_ETCD_11456},
+};
+
+static int parse_bugs(struct cons_config *c, const char *val, char *err, size_t n) {
+    if (strcmp(val, "none") == 0) {
+        c->bugs = 0;
+        return 0;
+    }
+    unsigned bugs = 0;
+    const char *p = val;
+    while (*p) {
+        size_t len = strcspn(p, ","), i;
+        for (i = 0; i < sizeof cons_bugs / sizeof cons_bugs[0]; i++)
+            if (strlen(cons_bugs[i].name) == len && strncmp(p, cons_bugs[i].name, len) == 0) break;
+        if (i == sizeof cons_bugs / sizeof cons_bugs[0] || len == 0)
+            return bad(err, n, "bug", val, "a known server bug (etcd-11456), or none");
+        bugs |= cons_bugs[i].bit;
+        p += len;
+        if (*p == ',' && *++p == '\0') return bad(err, n, "bug", val, "a known server bug (etcd-11456), or none");
+    }
+    c->bugs = bugs;
+    return 0;
+}
+
+/* bind=none | one | S2,S3,...: Jepsen's clients each talk to one server of
+ * the group (client k to node k, round robin: bind=one), or as listed, the
+ * k-th client (in file order) to the k-th server named, the list repeated. */
+static int parse_bind(struct cons_config *c, const char *val, char *err, size_t n) {
+    const char *want = "none, one, or a list of lock servers such as S2,S3";
+    if (strcmp(val, "none") == 0) {
+        c->nbind = 0;
+        return 0;
+    }
+    if (strcmp(val, "one") == 0) {
+        c->nbind = 1;
+        c->bind[0] = 0;
+        return 0;
+    }
+    struct cons_config tmp = *c;
+    tmp.nbind = 0;
+    const char *p = val;
+    while (*p) {
+        char num[8];
+        size_t len = strcspn(p, ",");
+        if (p[0] != 'S' || len < 2 || len - 1 >= sizeof num || tmp.nbind >= MAXS)
+            return bad(err, n, "bind", val, want);
+        memcpy(num, p + 1, len - 1);
+        num[len - 1] = '\0';
+        int64_t v;
+        if (lock_parse_int(num, &v) != 0 || v < 1 || v > MAXS) return bad(err, n, "bind", val, want);
+        tmp.bind[tmp.nbind++] = (uint8_t)v;
+        p += len;
+        if (*p == ',' && *++p == '\0') return bad(err, n, "bind", val, want);
+    }
+    if (tmp.nbind == 0) return bad(err, n, "bind", val, want);
+    *c = tmp;
+    return 0;
 }
 
 static int option(void *config, const char *key, const char *val, char *err, size_t n) {
@@ -283,6 +408,25 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         if (lock_parse_bool(val, &c->check_quorum) != 0) return bad(err, n, key, val, "on or off");
         return 0;
     }
+    if (strcmp(key, "expiry-check") == 0 || strcmp(key, "promote-extend") == 0) {
+        int check = key[0] == 'e';
+        sim_ns v;
+        if (check && strcmp(val, "off") == 0) v = 0;
+        else if (!check && strcmp(val, "election-timeout") == 0) v = -1;
+        else if (lock_parse_duration(val, &v) != 0 || v < 0)
+            return bad(err, n, key, val,
+                       check ? "a duration such as 500ms, or off"
+                             : "a duration such as 1s (0s for none), or election-timeout");
+        if (check) c->expiry_check_ns = v;
+        else c->promote_extend_ns = v;
+        return 0;
+    }
+    if (strcmp(key, "bind") == 0) return parse_bind(c, val, err, n);
+    if (strcmp(key, "bug") == 0) return parse_bugs(c, val, err, n);
+    if (strcmp(key, "queue") == 0) {
+        if (lock_parse_bool(val, &c->queue) != 0) return bad(err, n, key, val, "on or off");
+        return 0;
+    }
     if (strcmp(key, "first-candidate") == 0) {
         int64_t num;
         if (strcmp(val, "none") == 0) {
@@ -296,7 +440,8 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     }
     snprintf(err, n,
              "unknown option '%s' for consensus; expected ttl, token, request-timeout, "
-             "election-timeout, heartbeat, check-quorum, first-candidate",
+             "election-timeout, heartbeat, check-quorum, first-candidate, expiry-check, "
+             "promote-extend, bind, queue, bug",
              key);
     return LSIM_EUNKNOWN_OPTION;
 }
@@ -307,6 +452,17 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
         snprintf(err, n, "first-candidate S%d is not a lock server of this run (S1..S%d)",
                  c->first_candidate, nservers);
         return -1;
+    }
+    if ((c->bugs & BUG_ETCD_11456) && !c->queue) {
+        snprintf(err, n, "bug=etcd-11456 is a bug of etcd's queued Mutex; it needs queue=on");
+        return -1;
+    }
+    for (int i = 0; i < c->nbind; i++) {
+        if (c->bind[i] > nservers) {
+            snprintf(err, n, "bind names S%d, not a lock server of this run (S1..S%d)", c->bind[i],
+                     nservers);
+            return -1;
+        }
     }
     return 0;
 }
@@ -374,6 +530,7 @@ static const struct cons_entry *entry_at(const struct cons_server *s, int64_t i)
 /* Fold every applied entry into the snapshot (Raft section 7). */
 static void compact(struct cons_server *s) {
     if (s->applied <= s->snap_index) return;
+    if (s->sm.nwait > 0) return; /* InstallSnapshot carries no queue: keep the entries */
     s->snap_term = term_at(s, s->applied);
     s->snap_index = s->applied;
     s->snap = s->sm;
@@ -394,10 +551,36 @@ static int log_append(struct cons_server *s, const struct cons_entry *e, int64_t
 
 /* ---- Leader duties: leases, replication, commit ---------------------------------------- */
 
-static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) {
-    s->lease_deadline = now_mono(ctx) + cfg(ctx)->ttl_ns;
+/* The lease runs for its TTL from now, plus extend_ns (etcd's Lease.refresh).
+ * With a revoke loop (expiry-check) the loop finds it due; without one, a
+ * timer fires at the deadline itself. */
+static void restart_lease_ext(struct lock_ctx *ctx, struct cons_server *s, sim_ns extend_ns) {
+    sim_ns len = cfg(ctx)->ttl_ns + extend_ns;
+    s->lease_deadline = now_mono(ctx) + len;
     cancel(ctx, &s->t_lease);
-    s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->ttl_ns, T_LEASE, 0);
+    if (cfg(ctx)->expiry_check_ns == 0) s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, len, T_LEASE, 0);
+}
+
+static void restart_lease(struct lock_ctx *ctx, struct cons_server *s) { restart_lease_ext(ctx, s, 0); }
+
+static void arm_waiter_timer(struct lock_ctx *ctx, struct cons_server *s);
+
+/* etcd's lessor Promote(extend): the new leader, once it applies the no-op
+ * of its own term (etcdserver applyEntryNormal on an empty entry), refreshes
+ * every lease to its remaining TTL plus extend, the election timeout. The
+ * remaining TTL is the whole TTL: lease checkpointing, which would carry the
+ * old leader's count across, is off by default in etcd 3.4 (and records only
+ * every 5 minutes when on), so it is not modelled. */
+static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
+    const struct cons_config *c = cfg(ctx);
+    sim_ns extend = c->promote_extend_ns < 0 ? c->election_ns : c->promote_extend_ns;
+    s->expiring = 0;
+    if (s->sm.held) restart_lease_ext(ctx, s, extend);
+    for (int i = 0; i < s->sm.nwait; i++) {
+        s->sm.wait[i].deadline = now_mono(ctx) + c->ttl_ns + extend;
+        s->sm.wait[i].expiring = 0;
+    }
+    arm_waiter_timer(ctx, s);
 }
 
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
@@ -480,7 +663,119 @@ static void note_removal(struct lock_ctx *ctx, struct cons_server *s, int record
 
 static void forget_lease(struct lock_ctx *ctx, struct cons_server *s) {
     cancel(ctx, &s->t_lease);
+    cancel(ctx, &s->t_waiter);
     s->expiring = 0;
+}
+
+/* queue=on without the revoke loop (expiry-check=off): one timer, at the
+ * earliest deadline among the waiters' leases (the holder's has T_LEASE).
+ * A deadline already past (its revoke could not be proposed) is tried again
+ * a heartbeat later. */
+static void arm_waiter_timer(struct lock_ctx *ctx, struct cons_server *s) {
+    const struct cons_config *c = cfg(ctx);
+    if (!c->queue || c->expiry_check_ns != 0 || s->role != ROLE_LEADER) return;
+    cancel(ctx, &s->t_waiter);
+    sim_ns first = SIM_TIME_MAX;
+    for (int i = 0; i < s->sm.nwait; i++)
+        if (s->sm.wait[i].alive && !s->sm.wait[i].expiring && s->sm.wait[i].deadline < first)
+            first = s->sm.wait[i].deadline;
+    if (first == SIM_TIME_MAX) return;
+    sim_ns delay = first - now_mono(ctx);
+    s->t_waiter = lock_timer(ctx, LOCK_CLOCK_MONO, delay > 0 ? delay : c->heartbeat_ns, T_WAITER, 0);
+}
+
+/* The holder's lease timer without the revoke loop, when a waiter becomes
+ * the holder with the deadline its own keep-alives set. */
+static void arm_holder_timer(struct lock_ctx *ctx, struct cons_server *s) {
+    const struct cons_config *c = cfg(ctx);
+    if (c->expiry_check_ns != 0) return;
+    cancel(ctx, &s->t_lease);
+    sim_ns delay = s->lease_deadline - now_mono(ctx);
+    s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, delay > 0 ? delay : 0, T_LEASE, 0);
+}
+
+/* The answer to a client's call, from the server that proposed it: to the
+ * client, or back through the server it is bound to (bind=). */
+static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
+                   uint64_t rev, sim_ns left) {
+    if (via >= 0 && via != lock_server_index(ctx, lock_self(ctx))) {
+        struct lock_msg m = {0};
+        m.type = M_FORWARD_REPLY;
+        m.req = creq;
+        m.a = result;
+        m.b = -1;
+        m.token = rev;
+        m.ttl_ns = left;
+        m.value = (uint64_t)client;
+        lock_send(ctx, lock_server(ctx, via), &m);
+    } else {
+        reply_client(ctx, client, creq, result, -1, rev, left);
+    }
+}
+
+/* queue=on: the waiter under lease, alive or not; -1 if none. */
+static int find_waiter(const struct cons_server *s, uint64_t lease) {
+    for (int i = 0; i < s->sm.nwait; i++)
+        if (s->sm.wait[i].lease == lease) return i;
+    return -1;
+}
+
+static void drop_waiter(struct cons_server *s, int i) {
+    memmove(&s->sm.wait[i], &s->sm.wait[i + 1], (size_t)(s->sm.nwait - i - 1) * sizeof s->sm.wait[0]);
+    s->sm.nwait--;
+}
+
+/* queue=on: the holder's key is gone. etcd's Mutex.Lock waits for every
+ * key with a lower create revision to be deleted (waitDeletes), then
+ * returns. So the first waiter's call returns now. If its key is there, it
+ * holds the lock, with its key's create revision as the fencing token. If
+ * its key was deleted meanwhile (its lease expired while it waited), etcd
+ * since 3.4.4 answers ErrSessionExpired; with bug=etcd-11456 it tells the
+ * client it holds the lock anyway, and the next waiter's turn comes at once:
+ * its key is now the oldest, so it holds the lock too. */
+static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leader, int record) {
+    const struct cons_config *c = cfg(ctx);
+    while (!s->sm.held && s->sm.nwait > 0) {
+        struct cons_waiter w = s->sm.wait[0];
+        drop_waiter(s, 0);
+        int mine = w.proposer == s->self;
+        if (!w.alive) {
+            if (c->bugs & BUG_ETCD_11456) {
+                if (record) {
+                    lock_note(ctx, "bug etcd-11456: tells a waiter whose lease expired that it "
+                                   "holds the lock", w.client, (int64_t)w.rev);
+                    /* The (buggy) service did grant it: record the grant (its
+                     * lease already gone), so the checker orders it before the
+                     * next waiter's, the one the service's state keeps. */
+                    lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, now_mono(ctx));
+                }
+                if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, c->ttl_ns);
+            } else {
+                if (record)
+                    lock_note(ctx, "the waiter's key is gone (its lease expired): session expired",
+                              w.client, (int64_t)w.rev);
+                if (mine) answer(ctx, w.client, w.creq, w.via, R_SESSION_EXPIRED, 0, 0);
+            }
+            continue;
+        }
+        s->sm.held = 1;
+        s->sm.owner = w.client;
+        s->sm.lease = w.lease;
+        s->sm.revision = w.rev;
+        sim_ns left = c->ttl_ns;
+        if (leader) {
+            s->lease_deadline = w.deadline;
+            s->expiring = w.expiring ? w.lease : 0;
+            left = w.deadline > now_mono(ctx) ? w.deadline - now_mono(ctx) : 0;
+            arm_holder_timer(ctx, s);
+            arm_waiter_timer(ctx, s);
+        }
+        if (record) {
+            lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, s->lease_deadline);
+            s->noted_owner = w.client;
+        }
+        if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, left);
+    }
 }
 
 /* Apply committed entry idx to the state machine. Every server does this in
@@ -493,6 +788,7 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
     int result = 0;
     uint64_t rev = 0;
     sim_ns left = c->ttl_ns;
+    int w = c->queue ? find_waiter(s, e->lease) : -1;
     switch (e->kind) {
     case E_ACQUIRE: /* if the key is absent, put it under this lease */
         if (!s->sm.held) {
@@ -512,6 +808,24 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             result = R_GRANTED;
             rev = s->sm.revision;
             if (leader) left = s->lease_deadline > now_mono(ctx) ? s->lease_deadline - now_mono(ctx) : 0;
+        } else if (c->queue && (w >= 0 || s->sm.nwait < QCAP)) {
+            /* etcd's Mutex: put our own key and wait for the older ones. A
+             * retry of a call already queued moves the answer to it. */
+            if (w < 0) {
+                w = s->sm.nwait++;
+                s->sm.wait[w] = (struct cons_waiter){.client = e->client, .lease = e->lease,
+                                                     .rev = (uint64_t)idx, .alive = 1};
+                if (leader) {
+                    s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
+                    arm_waiter_timer(ctx, s);
+                }
+                if (record) lock_note(ctx, "queues the request behind the holder", e->client, idx);
+            }
+            s->sm.wait[w].proposer = e->proposer;
+            s->sm.wait[w].via = e->via;
+            s->sm.wait[w].creq = e->creq;
+            result = R_QUEUED;
+            rev = s->sm.wait[w].rev;
         } else {
             result = R_DENIED;
             lock_state(ctx, CS_ST_LEASE_DENIED);
@@ -527,6 +841,10 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             lock_state(ctx, CS_ST_RELEASED);
             if (leader) forget_lease(ctx, s);
             note_removal(ctx, s, record, owner, e->client, 0);
+            queue_advance(ctx, s, leader, record);
+        } else if (w >= 0) { /* a waiter gives up: its key goes */
+            drop_waiter(s, w);
+            result = R_RELEASED;
         } else {
             result = R_NOT_HELD;
             lock_state(ctx, CS_ST_RELEASE_NOT_HELD);
@@ -534,11 +852,21 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
         }
         break;
     case E_KEEPALIVE:
-        if (s->sm.held && s->sm.lease == e->lease && !(leader && s->expiring == e->lease)) {
+        /* etcd's Renew refuses a lease that has expired (Remaining() <= 0)
+         * even before the revoke loop has come round to revoke it. */
+        if (s->sm.held && s->sm.lease == e->lease &&
+            !(leader && (s->expiring == e->lease || now_mono(ctx) >= s->lease_deadline))) {
             result = R_RENEWED;
             lock_state(ctx, CS_ST_LEASE_RENEWED);
             if (leader) restart_lease(ctx, s);
             if (record) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
+        } else if (w >= 0 && s->sm.wait[w].alive &&
+                   !(leader && (s->sm.wait[w].expiring || now_mono(ctx) >= s->sm.wait[w].deadline))) {
+            result = R_RENEWED; /* a waiter's session is kept alive too */
+            if (leader) {
+                s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
+                arm_waiter_timer(ctx, s);
+            }
         } else {
             result = R_LEASE_GONE;
         }
@@ -551,13 +879,20 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             lock_state(ctx, CS_ST_LEASE_LAPSED);
             if (leader) forget_lease(ctx, s);
             note_removal(ctx, s, record, owner, -1, 1);
+            queue_advance(ctx, s, leader, record);
+        } else if (w >= 0 && s->sm.wait[w].alive) {
+            /* The waiter's key is deleted with its lease; its call waits on. */
+            s->sm.wait[w].alive = 0;
+            if (record) lock_note(ctx, "lease of a waiting client expired: its key is deleted",
+                                  s->sm.wait[w].client, (int64_t)s->sm.wait[w].rev);
         }
         break;
-    default: /* E_NOOP */
+    default: /* E_NOOP: the leader's own marks its promotion */
+        if (leader && e->proposer == s->self && e->term == s->term) promote_leases(ctx, s);
         break;
     }
     if (result && e->client >= 0 && e->proposer == s->self)
-        reply_client(ctx, e->client, e->creq, result, -1, rev, left);
+        answer(ctx, e->client, e->creq, e->via, result, rev, left);
 }
 
 static void apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
@@ -585,10 +920,10 @@ static void advance_commit(struct lock_ctx *ctx, struct cons_server *s) {
     }
 }
 
-static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
-                   uint64_t lease) {
+static int propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int client,
+                       uint32_t creq, uint64_t lease, int via) {
     struct cons_entry e = {.term = s->term, .kind = kind, .proposer = s->self, .client = client,
-                           .creq = creq, .lease = lease};
+                           .creq = creq, .lease = lease, .via = via};
     if (log_append(s, &e, client >= 0 ? LOG_CAP - LOG_RESERVE : LOG_CAP) != 0) {
         if (!s->log_full++)
             lock_note(ctx, "log full: nothing commits; requests are dropped", s->last_index, 0);
@@ -600,6 +935,11 @@ static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int cl
         if (f != s->self && s->next[f] == s->last_index) send_append(ctx, s, f);
     advance_commit(ctx, s); /* a one-server cluster commits at once */
     return 0;
+}
+
+static int propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
+                   uint64_t lease) {
+    return propose_via(ctx, s, kind, client, creq, lease, -1);
 }
 
 /* ---- Roles ----------------------------------------------------------------------------- */
@@ -641,10 +981,16 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
     }
     lock_note(ctx, term_text(elected_text, s->term, "elected leader (term in field a)"), s->term,
               s->votes);
-    /* etcd's lessor Promote: a new leader gives every lease a full TTL from
-     * now, so a change of leader never expires a lease early. */
+    /* Until its no-op applies (promote_leases), the new leader's lessor is
+     * not primary: it expires nothing, and a change of leader never expires
+     * a lease early. */
     s->expiring = 0;
-    if (s->sm.held) restart_lease(ctx, s);
+    forget_lease(ctx, s);
+    s->lease_deadline = SIM_TIME_MAX;
+    for (int i = 0; i < s->sm.nwait; i++) {
+        s->sm.wait[i].deadline = SIM_TIME_MAX;
+        s->sm.wait[i].expiring = 0;
+    }
     s->t_heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->heartbeat_ns, T_HEARTBEAT, 0);
     s->t_quorum = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->election_ns, T_QUORUM, 0);
     propose(ctx, s, E_NOOP, -1, 0, 0); /* Raft section 8: commit an entry of this term */
@@ -677,6 +1023,38 @@ static void campaign(struct lock_ctx *ctx, struct cons_server *s) {
         if (f != s->self) lock_send(ctx, lock_server(ctx, f), &m);
 }
 
+/* No keep-alive for a whole TTL: revoke the lease through the log. 0, or -1
+ * when the log is full. */
+static int revoke(struct lock_ctx *ctx, struct cons_server *s) {
+    uint64_t lease = s->sm.lease;
+    if (propose(ctx, s, E_EXPIRE, -1, 0, lease) != 0) return -1;
+    if (s->role == ROLE_LEADER && s->sm.held && s->sm.lease == lease) s->expiring = lease;
+    return 0;
+}
+
+/* queue=on: the leases of waiters that went silent are revoked too (their
+ * keys go; their calls wait on). Proposals may apply at once (one server),
+ * so the due leases are listed first. */
+static void revoke_waiters(struct lock_ctx *ctx, struct cons_server *s) {
+    uint64_t due[QCAP];
+    int n = 0;
+    if (s->role != ROLE_LEADER) return;
+    for (int i = 0; i < s->sm.nwait; i++) {
+        struct cons_waiter *w = &s->sm.wait[i];
+        if (w->alive && !w->expiring && now_mono(ctx) >= w->deadline) due[n++] = w->lease;
+    }
+    for (int k = 0; k < n; k++) {
+        if (propose(ctx, s, E_EXPIRE, -1, 0, due[k]) != 0) return;
+        int i = find_waiter(s, due[k]);
+        if (i >= 0 && s->role == ROLE_LEADER) s->sm.wait[i].expiring = 1;
+    }
+}
+
+static void arm_revoke_loop(struct lock_ctx *ctx, struct cons_server *s) {
+    sim_ns every = cfg(ctx)->expiry_check_ns;
+    if (every > 0) s->t_revoke = lock_timer(ctx, LOCK_CLOCK_MONO, every, T_REVOKE, 0);
+}
+
 /* ---- Server callbacks -------------------------------------------------------------------- */
 
 static void server_init(struct lock_ctx *ctx, void *state) {
@@ -700,6 +1078,7 @@ static void server_init(struct lock_ctx *ctx, void *state) {
         s->election_ns = c->election_ns + half + (sim_ns)(lock_random(ctx) % (uint64_t)half);
     }
     arm_election(ctx, s);
+    arm_revoke_loop(ctx, s);
 }
 
 static void server_restart(struct lock_ctx *ctx, void *state) {
@@ -709,7 +1088,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
      * applied (etcd's backend and its consistent index), so nothing is
      * applied twice; what was applied is committed. Everything else starts
      * again. */
-    s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = 0;
+    s->t_election = s->t_heartbeat = s->t_quorum = s->t_lease = s->t_revoke = s->t_waiter = 0;
     s->role = ROLE_FOLLOWER;
     s->leader = -1;
     s->commit = s->applied;
@@ -721,6 +1100,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
               s->last_index);
     s->election_ns = random_timeout(ctx);
     arm_election(ctx, s);
+    arm_revoke_loop(ctx, s); /* a new lessor: its loop starts with the process */
 }
 
 static void on_vote(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
@@ -807,7 +1187,7 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
         struct cons_entry e = {.term = hi32((int64_t)m->token), .kind = kind,
                                .proposer = (int)((bits >> 24) & 0xf) - 1,
                                .client = (int)(bits & 0xffffff) - 1, .creq = m->req,
-                               .lease = m->value};
+                               .lease = m->value, .via = -1};
         int64_t idx = prev + 1;
         last_new = idx;
         if (idx > s->snap_index) {
@@ -884,14 +1264,41 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     }
 }
 
+static int entry_kind(int type) {
+    return type == M_ACQUIRE ? E_ACQUIRE : type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
+}
+
+/* A client's request. Without bind= a follower redirects the client to the
+ * leader it knows (Raft section 8). With bind= the client talks to this
+ * server only, and a follower forwards the request to the leader, as etcd
+ * does (a proposal goes to the leader through raft, a LeaseKeepAlive is
+ * forwarded to the primary lessor): the answer comes back the same way. A
+ * follower that knows no leader drops it; the client asks again. */
 static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
+    if (s->role != ROLE_LEADER && cfg(ctx)->nbind) {
+        if (s->leader < 0 || s->leader == s->self) return;
+        struct lock_msg f = *m;
+        f.type = M_FORWARD;
+        f.a = m->type;
+        f.b = m->from;
+        lock_send(ctx, lock_server(ctx, s->leader), &f);
+        return;
+    }
     if (s->role != ROLE_LEADER) {
         reply_client(ctx, m->from, m->req, R_REDIRECT,
                      s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
         return;
     }
-    int kind = m->type == M_ACQUIRE ? E_ACQUIRE : m->type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
-    propose(ctx, s, kind, m->from, m->req, m->value);
+    propose(ctx, s, entry_kind(m->type), m->from, m->req, m->value);
+}
+
+/* A request a bound server forwarded: the leader proposes it for the
+ * client, to be answered through that server. A server that no longer leads
+ * drops it. */
+static void on_forward(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
+    if (s->role != ROLE_LEADER) return;
+    if (m->a != M_ACQUIRE && m->a != M_RELEASE && m->a != M_KEEPALIVE) return;
+    propose_via(ctx, s, entry_kind((int)m->a), (int)m->b, m->req, m->value, from);
 }
 
 static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
@@ -908,6 +1315,10 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     case M_APPEND: on_append(ctx, s, m, from); break;
     case M_SNAPSHOT: on_snapshot(ctx, s, m, from); break;
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
+    case M_FORWARD: on_forward(ctx, s, m, from); break;
+    case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
+        reply_client(ctx, (int)m->value, m->req, (int)m->a, (int)m->b, m->token, m->ttl_ns);
+        break;
     default: break;
     }
 }
@@ -954,13 +1365,25 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
             s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, s->lease_deadline - now_mono(ctx), T_LEASE, 0);
             break;
         }
-        /* No keep-alive for a whole TTL: revoke the lease through the log. */
-        uint64_t lease = s->sm.lease;
-        if (propose(ctx, s, E_EXPIRE, -1, 0, lease) == 0) {
-            if (s->role == ROLE_LEADER && s->sm.held && s->sm.lease == lease) s->expiring = lease;
-        } else {
+        if (revoke(ctx, s) != 0)
             s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, c->heartbeat_ns, T_LEASE, 0);
-        }
+        break;
+    case T_WAITER:
+        s->t_waiter = 0;
+        revoke_waiters(ctx, s);
+        arm_waiter_timer(ctx, s);
+        break;
+    case T_REVOKE:
+        /* etcd's lessor runLoop: revokeExpiredLeases, then sleep 500ms
+         * (server/lease/lessor.go), on every member from its start; only
+         * the primary (the promoted leader) finds anything to revoke. A
+         * lease is due once its deadline has come (findExpiredLeases skips
+         * an item only while now.Before(its expiry)). */
+        s->t_revoke = lock_timer(ctx, LOCK_CLOCK_MONO, c->expiry_check_ns, T_REVOKE, 0);
+        if (s->role == ROLE_LEADER && s->sm.held && s->expiring != s->sm.lease &&
+            now_mono(ctx) >= s->lease_deadline)
+            (void)revoke(ctx, s); /* a full log: the next round tries again */
+        revoke_waiters(ctx, s);
         break;
     default:
         break;
@@ -976,10 +1399,30 @@ static void server_control(struct lock_ctx *ctx, void *state, enum lock_control 
 
 /* ---- Client ---------------------------------------------------------------------------- */
 
+/* The server a bound client talks to (bind=), or -1 when it is free to fail
+ * over. Clients are the first nodes, in file order (A is 0), so lock_self is
+ * the client's number k. */
+static int bound_server(struct lock_ctx *ctx) {
+    const struct cons_config *c = cfg(ctx);
+    if (!c->nbind) return -1;
+    int k = lock_self(ctx), n = lock_nservers(ctx);
+    if (c->bind[0] == 0) return k % n; /* bind=one: round robin, as Jepsen's clients */
+    return c->bind[k % c->nbind] - 1;
+}
+
 static void client_init(struct lock_ctx *ctx, void *state) {
-    (void)ctx;
     struct cons_client *c = state;
-    c->target = 0; /* like an etcd client, it starts with its first endpoint */
+    int b = bound_server(ctx);
+    c->target = b >= 0 ? b : 0; /* like an etcd client, it starts with its first endpoint */
+}
+
+/* The next server to ask: the bound one again, else the hint, else the next. */
+static int next_target(struct lock_ctx *ctx, const struct cons_client *c, int hint_node) {
+    int b = bound_server(ctx);
+    if (b >= 0) return b;
+    int n = lock_nservers(ctx);
+    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
+    return hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
 }
 
 static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
@@ -996,12 +1439,12 @@ static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
 }
 
 /* The server asked is not the leader (or did not answer): follow its hint,
- * else try the next server; after asking every server (twice for a
- * release), give up on this attempt. */
+ * else try the next server (a bound client asks its own server again);
+ * after as many tries as there are servers (twice for a release), give up
+ * on this attempt. */
 static void op_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
     int n = lock_nservers(ctx);
-    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
-    c->target = hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
+    c->target = next_target(ctx, c, hint_node);
     if (c->asked < (c->op == OP_ACQUIRE ? n : 2 * n)) {
         send_op(ctx, c);
         return;
@@ -1034,8 +1477,7 @@ static void ka_send(struct lock_ctx *ctx, struct cons_client *c) {
 
 static void ka_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
     int n = lock_nservers(ctx);
-    int hint = hint_node >= 0 ? lock_server_index(ctx, hint_node) : -1;
-    c->target = hint >= 0 && hint != c->target ? hint : (c->target + 1) % n;
+    c->target = next_target(ctx, c, hint_node);
     if (c->ka_asked < n) ka_send(ctx, c);
     else c->ka_req = 0; /* the next period tries again */
 }
@@ -1063,6 +1505,10 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
 static void client_release(struct lock_ctx *ctx, void *state) {
     struct cons_client *c = state;
     ka_stop(ctx, c);
+    if (c->ka_dead) { /* its session ended while it waited: the next acquire opens a new one */
+        c->lease = 0;
+        c->ka_dead = 0;
+    }
     c->op = OP_RELEASE;
     c->asked = 0;
     send_op(ctx, c); /* sent even if the lease is known lost: the server decides */
@@ -1076,6 +1522,15 @@ static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, cons
     }
     c->ka_req = 0;
     c->target = lock_server_index(ctx, m->from);
+    if (m->a == R_LEASE_GONE && c->queued && !c->holding) {
+        /* etcd 3.4's Mutex.Lock watches only the keys before its own: the
+         * session's end does not end the wait (etcd-io/etcd#19597). The
+         * keep-alives stop, as clientv3's keep-alive loop does. */
+        ka_stop(ctx, c);
+        c->ka_dead = 1;
+        lock_note(ctx, "keep-alive refused while waiting: its lease is gone; the wait goes on", 0, 0);
+        return;
+    }
     if (m->a == R_LEASE_GONE && c->holding) {
         /* The lease is gone: so is the lock. A new session (lease) serves
          * the next acquire. */
@@ -1101,9 +1556,47 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         op_next(ctx, c, (int)m->b);
         return;
     }
+    if (m->a == R_QUEUED && c->op == OP_ACQUIRE) {
+        /* Its key is put; the answer comes when the older keys are gone.
+         * Meanwhile the session (lease) is kept alive. */
+        c->target = lock_server_index(ctx, m->from);
+        if (!c->queued) {
+            c->queued = 1;
+            c->held_lease = c->lease;
+            c->ka_asked = 0;
+            cancel(ctx, &c->t_keepalive);
+            c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
+            lock_note(ctx, "waits for the keys before its own to go", (int64_t)m->token, 0);
+        }
+        return;
+    }
     int op = c->op;
+    int was_queued = c->queued;
     c->op = OP_NONE;
+    c->queued = 0;
     c->target = lock_server_index(ctx, m->from);
+    if (op == OP_ACQUIRE && m->a == R_SESSION_EXPIRED) {
+        /* Mutex.Lock's ErrSessionExpired: a new session serves the retry. */
+        ka_stop(ctx, c);
+        c->lease = 0;
+        c->ka_dead = 0;
+        lock_note(ctx, "the lock call fails: its session expired while it waited", 0, 0);
+        lock_refused(ctx);
+        return;
+    }
+    if (op == OP_ACQUIRE && m->a == R_GRANTED && was_queued) {
+        /* The wait is not a round trip: the client takes the lock as told
+         * (Mutex.Lock returns nil), with the lease as the server reports it. */
+        c->holding = 1;
+        c->held_lease = c->lease;
+        c->revision = m->token;
+        if (!c->ka_dead && !c->t_keepalive) {
+            c->ka_asked = 0;
+            c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
+        }
+        lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, m->ttl_ns);
+        return;
+    }
     /* Chubby's conservative client lease: what the server had left, less the
      * whole round trip, since the server's clock started no earlier than the
      * request left. A grant that comes back too late is no grant. */
@@ -1140,7 +1633,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         break;
     case T_KEEPALIVE:
         c->t_keepalive = 0;
-        if (!c->holding) return;
+        if (!c->holding && !c->queued) return;
         c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
         if (!c->ka_req) {
             c->ka_asked = 0;
@@ -1161,7 +1654,7 @@ const struct lock_algo algo_consensus = {
     .abi = LOCK_ABI_VERSION,
     .name = "consensus",
     .summary = "Raft-replicated lease service (etcd/ZooKeeper-like): majority commit, "
-               "leader-expired leases, revision as fencing token",
+               "leader-expired leases, revision as fencing token; bug=etcd-11456",
     .default_servers = 3,
     .max_servers = 0,
     .config_size = sizeof(struct cons_config),
