@@ -200,7 +200,7 @@ const char cli_usage_view[] =
 const char cli_usage_hash[] =
     "Usage: locksim hash [--seed N] [--set KEY=VALUE]... [--algo NAME|PATH] FILE...\n"
     "\n"
-    "Prints `HASH  FILE` per scenario: FNV-1a 64 of the whole trace. Equal hashes\n"
+    "Prints `HASH  FILE` per scenario: the 64-bit digest of the whole trace. Equal hashes\n"
     "mean byte-identical traces; `check --format json` and `run --format json`\n"
     "report the same digest as trace_hash.\n";
 
