@@ -262,6 +262,14 @@ static void json_field(const char *json, const char *key, char *out, size_t n) {
     snprintf(out, n, "%.*s", (int)l, p);
 }
 
+/* The recorded trace of these tests: a name of this process's own (other
+ * checkouts may run the suite at the same time). */
+static const char *ct_path(void) {
+    static char path[64];
+    if (!path[0]) snprintf(path, sizeof path, "/tmp/locksim_ct_%ld.jsonl", (long)getpid());
+    return path;
+}
+
 /* check-trace over every catalog scenario's recorded trace gives the
  * verdict, headline and every figure that run gave. */
 static void test_check_trace_matches_run(void **state) {
@@ -280,10 +288,10 @@ static void test_check_trace_matches_run(void **state) {
     while (fgets(file, sizeof file, ls)) {
         file[strcspn(file, "\n")] = '\0';
         char args[1200];
-        snprintf(args, sizeof args, "run %s --format json --trace /tmp/locksim_ct.jsonl", file);
+        snprintf(args, sizeof args, "run %s --format json --trace %s", file, ct_path());
         struct result *r = run(args);
         snprintf(ran, sizeof ran, "%s", r->out);
-        snprintf(args, sizeof args, "check-trace /tmp/locksim_ct.jsonl --scenario %s --format json", file);
+        snprintf(args, sizeof args, "check-trace %s --scenario %s --format json", ct_path(), file);
         r = run(args);
         assert_int_equal(r->code, 0);
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
@@ -299,16 +307,20 @@ static void test_check_trace_matches_run(void **state) {
     pclose(ls);
     assert_true(n >= 50);
     /* The text form is run's verdict block, line for line. */
-    struct result *r = run("run scenarios/heartbeat-frozen-by-pause.lsim --no-timeline --trace /tmp/locksim_ct.jsonl");
+    char args[1200];
+    snprintf(args, sizeof args, "run scenarios/heartbeat-frozen-by-pause.lsim --no-timeline --trace %s", ct_path());
+    struct result *r = run(args);
     char *v = strstr(r->out, "\nVerdict: "), *e = v ? strstr(v, "\nExpectations:") : NULL;
     assert_non_null(e);
     snprintf(ran, sizeof ran, "%.*s", (int)(e - v), v);
-    r = run("check-trace /tmp/locksim_ct.jsonl");
+    snprintf(args, sizeof args, "check-trace %s", ct_path());
+    r = run(args);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, ran));
-    assert_int_equal(run("check-trace /tmp/locksim_ct.jsonl --purpose nonsense")->code, 64);
+    snprintf(args, sizeof args, "check-trace %s --purpose nonsense", ct_path());
+    assert_int_equal(run(args)->code, 64);
     assert_int_equal(run("check-trace /nonexistent.jsonl")->code, 66);
-    remove("/tmp/locksim_ct.jsonl");
+    remove(ct_path());
 }
 
 /* The seed-varying catalog scenarios: the unsafe fractions over seeds
