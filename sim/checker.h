@@ -5,6 +5,7 @@
 #ifndef LOCKSIM_CHECKER_H
 #define LOCKSIM_CHECKER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "scenario.h"
@@ -102,10 +103,15 @@ struct checker {
     uint32_t g1, g2;        /* newest grant, and newest grant of another client */
     int c1;                 /* client of g1 */
     struct checker_report r;
+    int64_t nlat;           /* latencies recorded */
+    /* Last, and not cleared by checker_init (16 KiB a run): exact[0..nlat)
+     * is written before it is read, and hist is filled from exact only when
+     * the samples first overflow exact. */
     sim_ns exact[CHECKER_EXACT_SAMPLES];
     uint32_t hist[CHECKER_HIST_BUCKETS];
-    int64_t nlat;
 };
+/* The bytes of struct checker that checker_init clears (everything before exact). */
+#define CHECKER_CLEARED offsetof(struct checker, exact)
 
 /* tr must have all nodes registered. Returns 0 or -1 on OOM. */
 int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,

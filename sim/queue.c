@@ -67,14 +67,16 @@ struct queue_chunk {
 };
 
 struct queue_wheel {
-    uint32_t head[SLOTS];  /* first chunk of the bucket: pool index + 1, 0 = empty */
+    uint64_t bits[WORDS];  /* bucket has events; head, tail and info are valid only then */
+    uint64_t messy[WORDS]; /* bucket's events are not in time order */
+    uint64_t summary;      /* bit w: bits[w] != 0 */
+    /* Not cleared when the wheel is allocated (10 KiB of a short run's set-up):
+     * a bucket's words are written when its bit is set. */
+    uint32_t head[SLOTS];  /* first chunk of the bucket: pool index + 1 */
     uint32_t tail[SLOTS];  /* last chunk */
     uint16_t info[SLOTS];  /* events in the last chunk (low 4 bits), and the time of the
                               bucket's latest push as ns into the bucket (the rest):
                               a push reads these instead of the chunk it writes to */
-    uint64_t bits[WORDS];  /* bucket has events */
-    uint64_t messy[WORDS]; /* bucket's events are not in time order */
-    uint64_t summary;      /* bit w: bits[w] != 0 */
 };
 
 static inline int earlier(const struct sim_event *a, const struct sim_event *b) {
@@ -208,8 +210,9 @@ static inline int has_bit(const uint64_t *words, size_t s) { return (words[s / 6
 COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, uint32_t off) {
     struct queue_wheel *w = q->wheel;
     if (!w) {
-        w = q->wheel = calloc(1, sizeof *w);
+        w = q->wheel = malloc(sizeof *w);
         if (!w) return NULL;
+        memset(w, 0, offsetof(struct queue_wheel, head));
     }
     uint32_t i;
     if (q->pool_free) {
@@ -229,7 +232,7 @@ COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, uint32_t
     struct queue_chunk *c = &q->pool[i];
     c->next = 0;
     c->n = 0;
-    uint32_t last = w->tail[s];
+    uint32_t last = has_bit(w->bits, s) ? w->tail[s] : 0;
     if (last) {
         if (off < (uint32_t)(w->info[s] >> 4)) set_bit(w->messy, s);
         q->pool[last - 1].next = i + 1;
@@ -420,8 +423,9 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
     if (d > 0 && d < SLOTS) { /* the wheel: the common case */
         size_t s = (size_t)(b & MASK);
         struct queue_wheel *w = q->wheel;
-        uint32_t t = w ? w->tail[s] : 0;
-        uint32_t off = (uint32_t)(ev->t - b * QUEUE_BUCKET_NS), n = w ? w->info[s] & 15u : 0;
+        int used = w && has_bit(w->bits, s);
+        uint32_t t = used ? w->tail[s] : 0;
+        uint32_t off = (uint32_t)(ev->t - b * QUEUE_BUCKET_NS), n = used ? w->info[s] & 15u : 0;
         struct queue_chunk *c;
         if (t && n < CHUNK) { /* room in the last chunk: no read of the chunk itself */
             if (off < (uint32_t)(w->info[s] >> 4)) set_bit(w->messy, s);
