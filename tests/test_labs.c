@@ -401,6 +401,9 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=5s..1s/1s")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s..5s")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1")->code, 64);
+    /* A shard writes JSON Lines only; merge draws the pictures. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s,2s --shard 1/2 --png /nonexistent/x.png");
+    assert_int_equal(r->code, 64);
     /* A key the scenario does not know fails every run: the worst error. */
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2");
     assert_int_equal(r->code, 64);
@@ -476,13 +479,20 @@ static void test_shard_merge_sweep(void **state) {
     char cmd[1024];
     for (int csv = 0; csv < 2; csv++) {
         const char *f = csv ? "csv" : "jsonl";
-        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/u.%s --svg %s/u.svg", args, f, shard_dir, f, shard_dir);
+        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/u.%s --svg %s/u.svg --png %s/u.png", args, f, shard_dir,
+                 f, shard_dir, shard_dir);
         assert_int_equal(run(cmd)->code, 0);
-        snprintf(cmd, sizeof cmd, "merge %s/s2.jsonl %s/s3.jsonl %s/s1.jsonl --format %s --out %s/m.%s --svg %s/m.svg",
-                 shard_dir, shard_dir, shard_dir, f, shard_dir, f, shard_dir);
+        snprintf(cmd, sizeof cmd,
+                 "merge %s/s2.jsonl %s/s3.jsonl %s/s1.jsonl --format %s --out %s/m.%s --svg %s/m.svg --png %s/m.png",
+                 shard_dir, shard_dir, shard_dir, f, shard_dir, f, shard_dir, shard_dir);
         assert_int_equal(run(cmd)->code, 0);
         assert_true(same_file(csv ? "u.csv" : "u.jsonl", csv ? "m.csv" : "m.jsonl"));
         assert_true(same_file("u.svg", "m.svg"));
+        assert_true(same_file("u.png", "m.png"));
+        char png[16];
+        snprintf(cmd, sizeof cmd, "%s/u.png", shard_dir);
+        slurp(cmd, png, sizeof png);
+        assert_memory_equal(png, "\x89PNG\r\n", 6);
     }
 }
 
