@@ -19,7 +19,7 @@ static void build_stamp(char *buf, size_t n) {
 /* Options whose value merge gives itself (or that do not change the list). */
 static int dropped_opt(const char *a) {
     return strcmp(a, "--shard") == 0 || strcmp(a, "--jobs") == 0 || strcmp(a, "--format") == 0 ||
-           strcmp(a, "--out") == 0 || strcmp(a, "--svg") == 0;
+           strcmp(a, "--out") == 0 || strcmp(a, "--svg") == 0 || strcmp(a, "--png") == 0;
 }
 
 void shard_write_header(FILE *out, const char *cmd, int argc, char **argv, const struct fanout *f) {
@@ -294,7 +294,7 @@ out:
 }
 
 int cmd_merge(int argc, char **argv) {
-    const char *format = NULL, *out = NULL, *svg = NULL;
+    const char *format = NULL, *out = NULL, *svg = NULL, *png = NULL;
     const char *paths[1024];
     int npaths = 0, st = 0;
     for (int i = 0; i < argc; i++) {
@@ -306,6 +306,7 @@ int cmd_merge(int argc, char **argv) {
         } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
         else if (strcmp(a, "--out") == 0 && has) out = argv[++i];
         else if (strcmp(a, "--svg") == 0 && has) svg = argv[++i];
+        else if (strcmp(a, "--png") == 0 && has) png = argv[++i];
         else if (a[0] == '-') return cli_usage("unknown or incomplete option '%s' for merge", a);
         else if (npaths == (int)(sizeof paths / sizeof *paths)) return cli_usage("merge takes at most %d shard files", npaths);
         else paths[npaths++] = a;
@@ -343,12 +344,12 @@ int cmd_merge(int argc, char **argv) {
         }
     free(seen);
     if (st) goto out;
-    if (svg && strcmp(sh[0].cmd, "sweep") != 0) {
-        st = cli_usage("--svg draws a sweep's heatmap; these are shards of a %s", sh[0].cmd);
+    if ((svg || png) && strcmp(sh[0].cmd, "sweep") != 0) {
+        st = cli_usage("%s draws a sweep's heatmap; these are shards of a %s", svg ? "--svg" : "--png", sh[0].cmd);
         goto out;
     }
     /* The same command, with merge's own outputs, over the preloaded runs. */
-    args = calloc((size_t)sh[0].nargs + 6, sizeof *args);
+    args = calloc((size_t)sh[0].nargs + 8, sizeof *args);
     if (!args) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
@@ -358,6 +359,7 @@ int cmd_merge(int argc, char **argv) {
     if (format) args[na++] = "--format", args[na++] = (char *)format;
     if (out) args[na++] = "--out", args[na++] = (char *)out;
     if (svg) args[na++] = "--svg", args[na++] = (char *)svg;
+    if (png) args[na++] = "--png", args[na++] = (char *)png;
     fanout_preload(sums, nsums);
     st = strcmp(sh[0].cmd, "sweep") == 0 ? cmd_sweep(na, args) : cmd_batch(na, args);
     fanout_preload(NULL, 0);

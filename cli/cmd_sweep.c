@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "fanout.h"
+#include "gfx.h"
 #include "heatmap_svg.h"
 #include "output.h"
 #include "shard.h"
@@ -185,9 +186,9 @@ static void write_records(FILE *f, int csv, const struct axis *ax, int naxes, co
         }
 }
 
-/* The heatmap from the tally, written atomically to path. */
-static int write_svg(const char *path, const char *input, const char *title, const struct axis *ax, int naxes,
-                     const struct tally *t, const struct fanout *fo) {
+/* The heatmap from the tally, written atomically to path: SVG, or PNG when png. */
+static int write_heatmap(const char *path, int png, const char *input, const char *title, const struct axis *ax,
+                         int naxes, const struct tally *t, const struct fanout *fo) {
     const char *panels[FANOUT_MAX_ALGOS];
     for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo[a]->name : t->algo_ran[a];
     struct heatmap h = {.title = title,
@@ -204,7 +205,16 @@ static int write_svg(const char *path, const char *input, const char *title, con
     struct out_file o;
     int rc = out_open(&o, path, &input, 1, err, sizeof err);
     if (rc) return cli_fail(rc, err);
-    (void)heatmap_svg_write(o.f, &h); /* a write error stays on the stream */
+    if (png) {
+        int g = gfx_heatmap_png(NULL, o.f, &h);
+        if (g && g != LSIM_EOUTPUT) { /* a short write: out_commit names the reason */
+            out_abort(&o);
+            snprintf(err, sizeof err, "%.500s: %s", path, gfx_error()[0] ? gfx_error() : lsim_strerror(g));
+            return cli_fail(g, err);
+        }
+    } else {
+        (void)heatmap_svg_write(o.f, &h); /* a write error stays on the stream */
+    }
     rc = out_commit(&o, err, sizeof err);
     return rc ? cli_fail(rc, err) : 0;
 }
@@ -221,7 +231,7 @@ int cmd_sweep(int argc, char **argv) {
     memset(&fo, 0, sizeof fo);
     memset(&t, 0, sizeof t);
     int naxes = 0, st = 0;
-    const char *file = NULL, *format = NULL, *out_path = "-", *svg = NULL;
+    const char *file = NULL, *format = NULL, *out_path = "-", *svg = NULL, *png = NULL;
     char err[700];
     for (int i = 0; i < argc; i++) {
         int took = fanout_take_opt(&opts, argc, argv, &i, &st);
@@ -242,14 +252,15 @@ int cmd_sweep(int argc, char **argv) {
         } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
         else if (strcmp(a, "--out") == 0 && has) out_path = argv[++i];
         else if (strcmp(a, "--svg") == 0 && has) svg = argv[++i];
+        else if (strcmp(a, "--png") == 0 && has) png = argv[++i];
         else if (a[0] == '-' || file) {
             st = cli_usage("unknown, incomplete or extra argument '%s' for sweep", a);
             goto out;
         } else file = a;
     }
-    if (opts.shard_n && ((format && strcmp(format, "jsonl") != 0) || svg)) {
-        st = cli_usage("sweep --shard writes JSON Lines for `locksim merge`, which writes --format csv|jsonl "
-                       "and --svg; not %s here", svg ? "--svg" : "--format csv");
+    if (opts.shard_n && ((format && strcmp(format, "jsonl") != 0) || svg || png)) {
+        st = cli_usage("sweep --shard writes JSON Lines for `locksim merge`, which writes --format csv|jsonl, "
+                       "--svg and --png; not %s here", svg ? "--svg" : png ? "--png" : "--format csv");
         goto out;
     }
     if (!format) format = opts.shard_n ? "jsonl" : "csv";
@@ -335,10 +346,11 @@ int cmd_sweep(int argc, char **argv) {
         st = cli_fail(st, err);
         goto out;
     }
-    if (svg) {
+    if (svg || png) {
         char title[300];
         snprintf(title, sizeof title, "%s: outcome per cell", file);
-        if ((st = write_svg(svg, file, title, ax, naxes, &t, &fo)) != 0) goto out;
+        if (svg && (st = write_heatmap(svg, 0, file, title, ax, naxes, &t, &fo)) != 0) goto out;
+        if (png && (st = write_heatmap(png, 1, file, title, ax, naxes, &t, &fo)) != 0) goto out;
     }
     st = t.worst;
 out:

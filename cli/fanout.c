@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "scenario_file.h"
 
 #define FANOUT_MAX_JOBS 256
 
@@ -151,7 +152,26 @@ struct wire {
     struct report_summary sum;
 };
 
-static void run_one(const struct fanout *f, size_t i, struct report_summary *sum) {
+/* A worker's parsed files: each scenario file is read and parsed once per
+ * worker, and every run of it starts from a copy (run_spec.parsed), as if
+ * it had read the file itself. A file that does not load is not kept: each
+ * of its runs reads it again and reports its own error. */
+struct parsed_file {
+    int state; /* 0 = not tried, 1 = parsed, -1 = failed */
+    struct scenario s;
+};
+
+static const struct scenario *parsed_of(struct parsed_file *cache, const char *path) {
+    if (!cache) return NULL;
+    if (cache->state == 0) {
+        struct scn_error err;
+        cache->state = scenario_load(&cache->s, path, &err) == 0 ? 1 : -1;
+        if (cache->state < 0) scenario_close(&cache->s);
+    }
+    return cache->state > 0 ? &cache->s : NULL;
+}
+
+static void run_one(const struct fanout *f, size_t i, struct report_summary *sum, struct parsed_file *cache) {
     char seed[32];
     const char *sets[2 * CLI_MAX_SETS + 8];
     int nsets = 0, a = fanout_algo(f, i);
@@ -159,7 +179,9 @@ static void run_one(const struct fanout *f, size_t i, struct report_summary *sum
     const char *const *cs = f->cell_sets ? f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets : NULL;
     for (int k = 0; cs && k < f->cell_nsets && nsets < (int)(sizeof sets / sizeof *sets); k++) sets[nsets++] = cs[k];
     snprintf(seed, sizeof seed, "%llu", fanout_seed(f, i));
-    struct run_spec spec = {.file = f->files[fanout_file(f, i)],
+    int fi = fanout_file(f, i);
+    struct run_spec spec = {.file = f->files[fi],
+                            .parsed = parsed_of(cache ? &cache[fi] : NULL, f->files[fi]),
                             .seed = f->has_seeds ? seed : f->seed,
                             .sets = sets,
                             .nsets = nsets,
@@ -197,10 +219,11 @@ static void worker_main(const struct fanout *f, int fd, size_t first, int carefu
     static char buf[1 << 16];
     size_t len = 0, lo, total;
     fanout_range(f, &lo, &total);
+    struct parsed_file *cache = calloc((size_t)f->nfiles, sizeof *cache); /* NULL: parse every run */
     for (size_t i = first; i < total; i += (size_t)f->jobs) {
         struct wire w;
         memset(&w, 0, sizeof w);
-        run_one(f, i, &w.sum);
+        run_one(f, i, &w.sum, cache);
         const char *fail = w.sum.failures ? w.sum.failures : "";
         w.idx = i;
         w.flen = (uint32_t)strlen(fail);

@@ -114,12 +114,12 @@ const char cli_usage_batch[] =
     "Exit: 0 every run passed, 1 one failed or was cut short, else the worst error.\n";
 
 const char cli_usage_merge[] =
-    "Usage: locksim merge SHARD.jsonl... [--format FMT] [--out FILE] [--svg OUT.svg]\n"
+    "Usage: locksim merge SHARD.jsonl... [--format FMT] [--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
     "\n"
     "Combines the shard files of one `batch ... --shard K/N` or `sweep ... --shard K/N`\n"
     "run (every K of 1..N once, in any order) into the output the unsharded command\n"
     "prints: the same bytes for every format (batch: table, jsonl, csv, junit, tap;\n"
-    "sweep: csv, jsonl, and --svg for the heatmap), and the same exit status. Each\n"
+    "sweep: csv, jsonl, and --svg or --png for the heatmap), and the same exit status. Each\n"
     "shard records its command and arguments: run merge where the scenario files\n"
     "are as they were, with the binary that made the shards. A missing, repeated,\n"
     "truncated or foreign shard is an error (64 or 65) and nothing is written.\n";
@@ -138,7 +138,8 @@ const char cli_usage_check_trace[] =
 const char cli_usage_sweep[] =
     "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
     "                     [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
-    "                     [--format csv|jsonl] [--out FILE] [--svg OUT.svg] [--shard K/N]\n"
+    "                     [--format csv|jsonl] [--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
+    "                     [--shard K/N]\n"
     "\n"
     "Runs the scenario at every point of a grid of --set values (one key or two;\n"
     "a range of integers or durations, e.g. lock.ttl=5s..60s/5s, or a list), for\n"
@@ -147,9 +148,10 @@ const char cli_usage_sweep[] =
     "(two clients inside, no damage), damage (a stale write accepted or an update\n"
     "lost), stuck, error; the unsafe fraction; the class (or mixed). --svg draws a\n"
     "heatmap of the classes, one panel per algorithm on shared axes; a cell whose\n"
-    "seeds disagree mixes their colours and shows the unsafe percentage.\n"
+    "seeds disagree mixes their colours and shows the unsafe percentage. --png\n"
+    "draws the same heatmap as a PNG image (both may be given).\n"
     "--shard K/N runs the K-th of N slices of the runs and writes shard JSON Lines;\n"
-    "`locksim merge` makes the CSV, JSON Lines and SVG of the whole grid from them.\n"
+    "`locksim merge` makes the CSV, JSON Lines, SVG and PNG of the whole grid from them.\n"
     "Expectations are not judged. Exit 0, or the worst error of a run (130 on Ctrl-C).\n";
 
 const char cli_usage_diff[] =
@@ -200,7 +202,7 @@ const char cli_usage_view[] =
 const char cli_usage_hash[] =
     "Usage: locksim hash [--seed N] [--set KEY=VALUE]... [--algo NAME|PATH] FILE...\n"
     "\n"
-    "Prints `HASH  FILE` per scenario: FNV-1a 64 of the whole trace. Equal hashes\n"
+    "Prints `HASH  FILE` per scenario: the 64-bit digest of the whole trace. Equal hashes\n"
     "mean byte-identical traces; `check --format json` and `run --format json`\n"
     "report the same digest as trace_hash.\n";
 

@@ -15,6 +15,9 @@
 #define GFX_FONT_DIR "/usr/share/fonts/truetype/dejavu/"
 #define GFX_FONT_MONO GFX_FONT_DIR "DejaVuSansMono.ttf"
 #define GFX_FONT_MONO_BOLD GFX_FONT_DIR "DejaVuSansMono-Bold.ttf"
+/* The heatmap's proportional font (the SVG asks for sans-serif). */
+#define GFX_FONT_SANS GFX_FONT_DIR "DejaVuSans.ttf"
+#define GFX_FONT_SANS_BOLD GFX_FONT_DIR "DejaVuSans-Bold.ttf"
 
 /* Write the picture of tr (borrowed, read only) as PNG: to the file at path
  * when path is not NULL, else to stream. v NULL = scene_view_pixels 1280 x
@@ -37,6 +40,13 @@ int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *co
 /* An already built scene (borrowed), built in view v, at least height pixels tall. */
 int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
                         const struct scene_view *v, int height);
+
+/* The safety-region heatmap of `locksim sweep` (render/heatmap_svg.h, borrowed)
+ * as PNG: the SVG's picture on the same geometry, to the file at path or,
+ * when path is NULL, to stream. The same heatmap gives the same bytes.
+ * Returns 0 or a negative code as gfx_render_png does. */
+struct heatmap;
+int gfx_heatmap_png(const char *path, FILE *stream, const struct heatmap *h);
 
 /* Why the last call in this thread failed, in words (static storage; "" after success). */
 const char *gfx_error(void);

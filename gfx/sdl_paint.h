@@ -44,6 +44,11 @@ int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, co
 /* The width in pixels s would take in that font (0 on error). */
 int gfx_text_width(struct gfx_fonts *f, const char *s, int px, int bold);
 
+/* A 32-bit surface's pixels as an 8-bit RGB PNG on f (gfx/png.c: no time
+ * stamp, so the bytes depend on the pixels only). name is for messages.
+ * Returns 0 or LSIM_EOUTPUT / LSIM_ENOMEM. */
+int gfx_save_png(SDL_Surface *surf, FILE *f, const char *name);
+
 /* Record why a call failed, for gfx_error() (gfx.h); returns code.
  * gfx_clear_error() empties it. */
 int gfx_fail(int code, const char *what, const char *detail);

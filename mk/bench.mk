@@ -2,7 +2,7 @@
 # Included from the Makefile; uses its CC, CFLAGS, BUILD, LDLIBS and
 # $(LIBS). Prints figures and ratios; never fails on speed.
 #
-#   make bench                          all four parts, a few minutes on 2 cores
+#   make bench                          all parts, a few minutes on 2 cores
 #   make bench BENCH_ROUNDS=3           fewer interleaved throughput rounds
 #   make bench BENCH_PEERS=/path        where the peer reference sources live
 #
@@ -19,6 +19,7 @@ BENCH_EVENTS ?= 5000000,5000000,3000000
 BENCH_MEM_EVENTS ?= 1000000
 BENCH_RUNS   ?= 300
 BENCH_SCENARIO ?= scenarios/gc-pause-outlives-lease.lsim
+BENCH_BATCH_SEEDS ?= 200
 
 BENCH_DIR := $(BUILD)/bench
 BENCH_BIN := $(BENCH_DIR)/locksim-bench
@@ -83,8 +84,11 @@ bench: bench-build
 	@echo
 	@echo "== 3. memory"
 	@$(BENCH_BIN) memory --clients 1000,100000 --events $(BENCH_MEM_EVENTS)
+	@echo
+	@echo "== 4. batch and sweep (bench/batch.sh)"
+	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 3
 
-# Batch throughput over the catalog (bench/batch.sh): runs/s at --jobs 1 and 2.
-BENCH_BATCH_SEEDS ?= 200
+# Batch throughput over the catalog (bench/batch.sh): runs/s at --jobs 1 and 2,
+# the 60 x 3 x 2 x 100-seed sweep, and peak RSS at 1k, 10k and 100k runs.
 bench-batch: $(BUILD)/locksim
 	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 3

@@ -23,6 +23,25 @@ enum heatmap_class heatmap_classify(const struct checker_report *r, int failed) 
     return HEATMAP_SAFE;
 }
 
+unsigned heatmap_class_rgb(enum heatmap_class c) { return c < HEATMAP_NCLASS ? classes[c].rgb : 0x212121; }
+
+void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
+    g->nx = h->nx;
+    g->ny = h->ny > 0 ? h->ny : 1;
+    g->pw = g->nx * HEATMAP_CELL_W;
+    g->ph = g->ny * HEATMAP_CELL_H;
+    g->width = HEATMAP_LEFT + h->npanels * (g->pw + HEATMAP_GAP);
+    /* Wide enough for the legend and (at about 8 px a character) the title
+     * when the grid is narrower than them. */
+    int legend = HEATMAP_LEFT + HEATMAP_NCLASS * HEATMAP_LEGEND_STEP;
+    int title = HEATMAP_LEFT + 8 * (int)(h->title ? strlen(h->title) : 0) + 10;
+    if (g->width < legend) g->width = legend;
+    if (g->width < title) g->width = title;
+    g->height = HEATMAP_TOP + g->ph + HEATMAP_BOTTOM;
+    g->every = HEATMAP_CELL_W >= HEATMAP_LABEL_EVERY_PX
+                   ? 1 : (HEATMAP_LABEL_EVERY_PX + HEATMAP_CELL_W - 1) / HEATMAP_CELL_W;
+}
+
 const char *heatmap_class_name(enum heatmap_class c) {
     return c < HEATMAP_NCLASS ? classes[c].name : "error";
 }
@@ -61,14 +80,13 @@ static void xml_text(FILE *f, const char *s) {
     }
 }
 
-/* Geometry, in SVG user units. */
-enum { CELL_W = 28, CELL_H = 22, LEFT = 90, TOP = 56, GAP = 40, BOTTOM = 84, LABEL_EVERY_PX = 40 };
+/* Geometry (heatmap_geom), in SVG user units. */
+enum { CELL_W = HEATMAP_CELL_W, CELL_H = HEATMAP_CELL_H, LEFT = HEATMAP_LEFT, TOP = HEATMAP_TOP };
 
 int heatmap_svg_write(FILE *f, const struct heatmap *h) {
-    int nx = h->nx, ny = h->ny > 0 ? h->ny : 1;
-    int pw = nx * CELL_W, ph = ny * CELL_H;
-    int width = LEFT + h->npanels * (pw + GAP), height = TOP + ph + BOTTOM;
-    int every = CELL_W >= LABEL_EVERY_PX ? 1 : (LABEL_EVERY_PX + CELL_W - 1) / CELL_W;
+    struct heatmap_geom g;
+    heatmap_geom(h, &g);
+    int nx = g.nx, ny = g.ny, pw = g.pw, ph = g.ph, width = g.width, height = g.height, every = g.every;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -78,7 +96,7 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
     xml_text(f, h->title);
     fputs("</text>\n", f);
     for (int p = 0; p < h->npanels; p++) {
-        int x0 = LEFT + p * (pw + GAP);
+        int x0 = heatmap_panel_x(&g, p);
         fprintf(f, "<g class=\"panel\" data-algo=\"");
         xml_text(f, h->panels[p]);
         fprintf(f, "\">\n<text x=\"%d\" y=\"%d\" font-weight=\"bold\">", x0, TOP - 10);
@@ -146,8 +164,6 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
                    "<text x=\"%d\" y=\"%d\">%s</text>\n",
                 lx, ly, classes[k].rgb, lx + 16, ly + 10, classes[k].name);
     }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">a mixed cell is the seeds' colours mixed, labelled with "
-               "the unsafe fraction</text>\n</svg>\n",
-            LEFT, TOP + ph + 76);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">" HEATMAP_NOTE "</text>\n</svg>\n", LEFT, TOP + ph + 76);
     return ferror(f) ? -1 : 0;
 }

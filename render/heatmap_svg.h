@@ -50,6 +50,36 @@ void heatmap_cell_color(const struct heatmap_cell *c, char out[8]);
 /* Unsafe runs (overlap, damage) over the runs that ran, in [0, 1]. */
 double heatmap_unsafe_fraction(const struct heatmap_cell *c);
 
+/* The class colour as 0xRRGGBB. */
+unsigned heatmap_class_rgb(enum heatmap_class c);
+
+/* The picture's geometry, in pixels (SVG user units), one for both the SVG
+ * and the PNG (gfx/heatmap_png.c): a title, panels side by side (cells
+ * HEATMAP_CELL_W x HEATMAP_CELL_H, x along the first key, y down the
+ * second), the x axis under each panel, the y axis left of the first, and
+ * the legend under them. Text positions are baselines. */
+enum {
+    HEATMAP_CELL_W = 28, HEATMAP_CELL_H = 22,
+    HEATMAP_LEFT = 90, HEATMAP_TOP = 56, HEATMAP_GAP = 40, HEATMAP_BOTTOM = 84,
+    HEATMAP_LABEL_EVERY_PX = 40,
+    HEATMAP_TITLE_Y = 20, HEATMAP_LEGEND_STEP = 110, HEATMAP_SWATCH = 12,
+    /* font sizes in px: title, other text, the mixed cells' percentages, the footnote */
+    HEATMAP_TITLE_PX = 14, HEATMAP_TEXT_PX = 11, HEATMAP_CELL_PX = 8, HEATMAP_NOTE_PX = 9
+};
+struct heatmap_geom {
+    int nx, ny;          /* cells across and down a panel */
+    int pw, ph;          /* a panel's cells, in pixels */
+    int width, height;   /* the whole picture */
+    int every;           /* an x label every this many cells */
+};
+void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g);
+/* Left edge of panel p's cells. */
+static inline int heatmap_panel_x(const struct heatmap_geom *g, int p) {
+    return HEATMAP_LEFT + p * (g->pw + HEATMAP_GAP);
+}
+/* The footnote under the legend. */
+#define HEATMAP_NOTE "a mixed cell is the seeds' colours mixed, labelled with the unsafe fraction"
+
 /* Write the whole SVG document. Returns 0, or -1 on a write error. */
 int heatmap_svg_write(FILE *f, const struct heatmap *h);
 

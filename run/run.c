@@ -122,7 +122,13 @@ int run_resolve_algo(const char *name, const struct lock_algo **out, char *err, 
 static int load(const struct run_spec *spec, struct scenario *s, struct run_result *r) {
     struct scn_error err;
     memset(&err, 0, sizeof err);
-    int rc = spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
+    if (spec->parsed) {
+        if (scenario_copy(s, spec->parsed) != 0) {
+            scenario_init(s);
+            return fail(r, LSIM_ENOMEM, RUN_STAGE_LOAD, "out of memory copying the scenario");
+        }
+    }
+    int rc = spec->parsed ? 0 : spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
                         : scenario_load(s, spec->file, &err); /* "-" reads standard input */
     if (rc) {
         place(r->error, sizeof r->error, &err);

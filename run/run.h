@@ -17,6 +17,8 @@ struct run_spec {
     const char *file;             /* path, or "-" for standard input; shown in messages */
     const char *text;             /* optional: parse these len bytes instead of reading file */
     size_t len;
+    const struct scenario *parsed; /* optional, wins over text: a copy of this scenario, as
+                                     parsed from file (a batch worker parses each file once) */
     const char *seed;             /* --seed as text, or NULL for the scenario's */
     const char *const *sets;      /* --set KEY=VALUE, nsets of them, in order */
     int nsets;

@@ -28,7 +28,7 @@ static void note(struct checker *c, int kind, int node, int peer, uint32_t grant
 
 int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
                  sim_ns stuck_after_ns) {
-    memset(c, 0, sizeof *c);
+    memset(c, 0, CHECKER_CLEARED);
     c->tr = tr;
     c->purpose = purpose;
     c->stuck_after_ns = stuck_after_ns;
@@ -176,8 +176,15 @@ static sim_ns bucket_floor(int b) {
 }
 
 static void record_latency(struct checker *c, sim_ns v) {
-    if (c->nlat < CHECKER_EXACT_SAMPLES) c->exact[c->nlat] = v;
-    c->hist[bucket_of(v)]++;
+    if (c->nlat < CHECKER_EXACT_SAMPLES) {
+        c->exact[c->nlat] = v;
+    } else {
+        if (c->nlat == CHECKER_EXACT_SAMPLES) { /* the first overflow: the histogram starts */
+            memset(c->hist, 0, sizeof c->hist);
+            for (int k = 0; k < CHECKER_EXACT_SAMPLES; k++) c->hist[bucket_of(c->exact[k])]++;
+        }
+        c->hist[bucket_of(v)]++;
+    }
     c->nlat++;
     if (v > c->r.acquire_max_ns) c->r.acquire_max_ns = v;
 }

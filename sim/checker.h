@@ -5,6 +5,7 @@
 #ifndef LOCKSIM_CHECKER_H
 #define LOCKSIM_CHECKER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "scenario.h"
@@ -129,10 +130,15 @@ struct checker {
     int64_t *read_version;  /* owned, indexed by node, lock-free runs only (else NULL):
                                the resource version of the client's latest read */
     struct checker_report r;
+    int64_t nlat;           /* latencies recorded */
+    /* Last, and not cleared by checker_init (16 KiB a run): exact[0..nlat)
+     * is written before it is read, and hist is filled from exact only when
+     * the samples first overflow exact. */
     sim_ns exact[CHECKER_EXACT_SAMPLES];
     uint32_t hist[CHECKER_HIST_BUCKETS];
-    int64_t nlat;
 };
+/* The bytes of struct checker that checker_init clears (everything before exact). */
+#define CHECKER_CLEARED offsetof(struct checker, exact)
 
 /* tr must have all nodes registered. Returns 0 or -1 on OOM. */
 int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,

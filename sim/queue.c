@@ -34,7 +34,17 @@
  * which is what latencies, leases and pauses in scenarios are; and since
  * scenario times are whole microseconds in practice, a bucket then holds
  * one time and its run is in order without sorting. Any other spacing is
- * still correct, only closer to heap speed. */
+ * still correct, only closer to heap speed.
+ *
+ * Small queues: a queue that has never held more than QUEUE_SMALL events
+ * is the far heap alone (wheel_on = 0), pushed and popped directly. The
+ * catalog's scenarios hold a few dozen events at most, seconds apart: the
+ * wheel's 4 ms span would send nearly every push to the far heap anyway,
+ * and each pop through advance() (next bucket, counting the far events of
+ * the bucket, moving them to the run) costs several times a heap pop. The
+ * first push past QUEUE_SMALL turns the wheel on for good: every event is
+ * then in far, after the current bucket, which is what advance() expects
+ * of far events, so nothing moves. */
 #include "queue.h"
 
 #include <stdlib.h>
@@ -87,7 +97,15 @@ static inline int64_t bucket_of(sim_ns t) {
     return t >= 0 ? t / QUEUE_BUCKET_NS : -((-(t + 1)) / QUEUE_BUCKET_NS) - 1;
 }
 
-void queue_init(struct queue *q) { memset(q, 0, sizeof *q); }
+/* While the queue is small (wheel_on = 0), cur is far after every bucket: each
+ * push then has d <= 0 and, the run having no room (run_cap 0), goes to
+ * push_slow, which pushes to the heap; the wheel's fast path pays nothing. */
+#define SMALL_CUR (INT64_MAX / 2)
+
+void queue_init(struct queue *q) {
+    memset(q, 0, sizeof *q);
+    q->cur = SMALL_CUR;
+}
 
 void queue_close(struct queue *q) {
     free(q->run);
@@ -96,6 +114,7 @@ void queue_close(struct queue *q) {
     free(q->pool);
     free(q->far);
     memset(q, 0, sizeof *q);
+    q->cur = SMALL_CUR;
 }
 
 /* Make room for need elements in a doubling array; 0 or -1. */
@@ -208,7 +227,7 @@ static inline int has_bit(const uint64_t *words, size_t s) { return (words[s / 6
 COLD static struct queue_chunk *chunk_append(struct queue *q, size_t s, uint32_t off) {
     struct queue_wheel *w = q->wheel;
     if (!w) {
-        w = q->wheel = calloc(1, sizeof *w);
+        w = q->wheel = calloc(1, sizeof *w); /* 41 KiB, once a run has a large queue */
         if (!w) return NULL;
     }
     uint32_t i;
@@ -392,8 +411,44 @@ COLD static void pop_in_place(struct queue *q, struct sim_event *ev) {
 
 /* ---- API ---------------------------------------------------------------------- */
 
+/* The first push past QUEUE_SMALL: the queue becomes the wheel's. Run, near
+ * and wheel are empty and every event is in far. The earliest event's bucket
+ * becomes current, its far events moving to the run in order (all N clients
+ * starting at one time then fill the run in order, as they would have from
+ * the start); the rest stay in far, after the current bucket. Without room
+ * for the run, cur goes just before that bucket, which is as correct. */
+COLD static void wheel_on(struct queue *q) {
+    q->wheel_on = 1;
+    q->run_head = q->run_len = 0;
+    if (!q->far_len) return;
+    int64_t b = bucket_of(q->far[0].t);
+    if (reserve(&q->run, &q->run_cap, q->far_len, sizeof *q->run) != 0) {
+        q->cur = b - 1;
+        return;
+    }
+    q->cur = b;
+    while (q->far_len && bucket_of(q->far[0].t) == b) far_pop(q, &q->run[q->run_len++]);
+}
+
+#if defined(__GNUC__)
+__attribute__((noinline)) /* out of queue_push's fast path for the wheel */
+#endif
+static int push_small(struct queue *q, const struct sim_event *ev) {
+    if (reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0) return -1;
+    struct sim_event e = *ev;
+    e.seq = q->next_seq++;
+    far_push(q, &e);
+    q->len++;
+    return 0;
+}
+
 /* Pushes other than to a wheel bucket with room or to the end of the run. */
 COLD static int push_slow(struct queue *q, const struct sim_event *ev, int64_t d) {
+    if (!q->wheel_on) { /* cur = SMALL_CUR sent it here */
+        if (q->len < QUEUE_SMALL) return push_small(q, ev);
+        wheel_on(q);
+        return queue_push(q, ev);
+    }
     struct sim_event e = *ev;
     e.seq = q->next_seq;
     if (d <= 0) { /* the current bucket, or earlier */
@@ -459,6 +514,16 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
     return push_slow(q, ev, d);
 }
 
+#if defined(__GNUC__)
+__attribute__((noinline)) /* out of queue_pop's path for the wheel */
+#endif
+static int pop_small(struct queue *q, struct sim_event *ev) {
+    if (q->far_len == 0) return -1;
+    far_pop(q, ev);
+    q->len--;
+    return 0;
+}
+
 int queue_pop(struct queue *q, struct sim_event *ev) {
     for (;;) {
         if (q->run_head < q->run_len) {
@@ -473,6 +538,7 @@ int queue_pop(struct queue *q, struct sim_event *ev) {
             break;
         }
         if (q->len == 0) return -1;
+        if (!q->wheel_on) return pop_small(q, ev); /* run and near are always empty then */
         if (advance(q) != 0) {
             pop_in_place(q, ev);
             break;
@@ -484,6 +550,7 @@ int queue_pop(struct queue *q, struct sim_event *ev) {
 
 sim_ns queue_peek_time(const struct queue *q) {
     if (q->len == 0) return SIM_NEVER;
+    if (!q->wheel_on) return q->far[0].t;
     sim_ns t = SIM_NEVER;
     if (q->run_head < q->run_len) t = q->run[q->run_head].t;
     if (q->near_len && q->near[0].t < t) t = q->near[0].t;

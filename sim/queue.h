@@ -6,7 +6,9 @@
  * as libuv orders timers by (timeout, start_id). Nothing is allocated per
  * event: every array grows by doubling and is reused.
  *
- * Inside (sim/queue.c says why): a timing wheel of QUEUE_SLOTS buckets of
+ * Inside (sim/queue.c says why): while at most QUEUE_SMALL events have been
+ * queued at once, only a 4-ary heap (small queues: the catalog's scenarios,
+ * whose events are seconds apart); from then on, a timing wheel of QUEUE_SLOTS buckets of
  * QUEUE_BUCKET_NS ns for the near future, a 4-ary heap for events
  * beyond the wheel, and for the current bucket a sorted run consumed from
  * its head plus a small heap for the rare out-of-order push. Any time may
@@ -23,6 +25,7 @@
 
 #define QUEUE_BUCKET_NS 1000 /* bucket width: 1 us */
 #define QUEUE_SLOTS 4096     /* buckets on the wheel: a span of 4.096 ms */
+#define QUEUE_SMALL 128      /* a heap alone until this many events are queued at once */
 
 struct sim_event {
     sim_ns t;       /* true time at which it fires */
@@ -37,6 +40,8 @@ struct queue_chunk; /* up to 31 events of one bucket, in push order */
 
 struct queue {
     size_t len;                /* events queued, in all parts */
+    int wheel_on;              /* 0 = every event is in the far heap (a small queue);
+                                  1 = run, near, wheel and far as below (for good) */
     uint64_t next_seq;         /* seq of the next push */
     int64_t cur;               /* current bucket: floor(t / QUEUE_BUCKET_NS) */
     /* The current bucket, and anything pushed earlier than it. */
@@ -75,7 +80,9 @@ static inline int queue_has_before(const struct queue *q, sim_ns t, uint64_t seq
         const struct sim_event *r = &q->run[q->run_head];
         if (r->t < t || (r->t == t && r->seq < seq)) return 1;
     }
-    return q->near_len && (q->near[0].t < t || (q->near[0].t == t && q->near[0].seq < seq));
+    if (q->near_len) return q->near[0].t < t || (q->near[0].t == t && q->near[0].seq < seq);
+    /* A small queue (run and near empty): the heap's top. */
+    return !q->wheel_on && q->far_len && (q->far[0].t < t || (q->far[0].t == t && q->far[0].seq < seq));
 }
 /* A hint for prefetching: an event due soon after the next pop (about k
  * pops ahead within the current bucket), or NULL. Borrowed until the next

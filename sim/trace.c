@@ -88,39 +88,65 @@ int trace_add_node(struct trace *tr, const char *name, int kind) {
     return tr->nnodes++;
 }
 
-#define FNV_OFFSET 14695981039346656037ull
-
-static uint64_t fnv(uint64_t h, uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; i++) { /* little-endian byte order, by value */
+static uint64_t fnv(uint64_t h, uint64_t v, int bytes) { /* FNV-1a, for interned strings */
+    for (int i = 0; i < bytes; i++) {
         h ^= (v >> (8 * i)) & 0xff;
         h *= 1099511628211ull;
     }
     return h;
 }
 
+/* The trace digest (docs/trace-format.md, "Trace hash"): each event is a
+ * fixed list of 64-bit words, each folded into the accumulator with
+ * xxHash64's round; the digest is the accumulator through xxHash64's
+ * avalanche. Word values are defined arithmetically (no memory layout), so
+ * the digest is the same on any machine. */
+#define H_P1 0x9E3779B185EBCA87ull
+#define H_P2 0xC2B2AE3D27D4EB4Full
+#define H_P3 0x165667B19E3779F9ull
+#define H_SEED 0x27D4EB2F165667C5ull
+
+static inline uint64_t h_round(uint64_t acc, uint64_t w) {
+    acc += w * H_P2;
+    acc = (acc << 31) | (acc >> 33);
+    return acc * H_P1;
+}
+
 static uint64_t event_hash(uint64_t h, const struct trace_event *e) {
-    h = fnv(h, (uint64_t)e->t, 8);
-    h = fnv(h, e->kind, 2);
-    h = fnv(h, (uint32_t)e->node, 4);
-    h = fnv(h, (uint32_t)e->peer, 4);
-    h = fnv(h, e->token, 8);
-    h = fnv(h, e->grant, 4);
-    h = fnv(h, (uint64_t)e->a, 8);
-    h = fnv(h, (uint64_t)e->b, 8);
-    for (const char *p = e->text; p && *p; p++) h = fnv(h, (unsigned char)*p, 1);
+    size_t len = e->text ? strlen(e->text) : 0;
+    h = h_round(h, (uint64_t)e->t);
+    h = h_round(h, (uint64_t)e->kind | (uint64_t)(len & 0xffff) << 16 | (uint64_t)e->grant << 32);
+    h = h_round(h, (uint64_t)(uint32_t)e->node | (uint64_t)(uint32_t)e->peer << 32);
+    h = h_round(h, e->token);
+    h = h_round(h, (uint64_t)e->a);
+    h = h_round(h, (uint64_t)e->b);
+    for (size_t i = 0; i < len; i += 8) { /* the text, 8 bytes a word, little-endian, zero-padded */
+        uint64_t w = 0;
+        for (size_t k = 0; k < 8 && i + k < len; k++) w |= (uint64_t)(unsigned char)e->text[i + k] << (8 * k);
+        h = h_round(h, w);
+    }
+    return h;
+}
+
+static uint64_t h_final(uint64_t h) {
+    h ^= h >> 33;
+    h *= H_P2;
+    h ^= h >> 29;
+    h *= H_P3;
+    h ^= h >> 32;
     return h;
 }
 
 void trace_hash_on(struct trace *tr) {
     tr->hashing = 1;
-    tr->hash = FNV_OFFSET;
+    tr->hash = H_SEED;
 }
 
 uint64_t trace_hash(const struct trace *tr) {
-    if (tr->hashing) return tr->hash;
-    uint64_t h = FNV_OFFSET;
+    if (tr->hashing) return h_final(tr->hash);
+    uint64_t h = H_SEED;
     for (size_t i = 0; i < tr->len; i++) h = event_hash(h, &tr->ev[i]);
-    return h;
+    return h_final(h);
 }
 
 void trace_append_own(struct trace *tr, struct trace_event *ev) {

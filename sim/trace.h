@@ -149,7 +149,7 @@ struct trace {
     int keep;                 /* 1 = store events in ev[] */
     int hashing;              /* 1 = fold every event into hash as it is appended,
                                  so trace_hash works without keeping the events */
-    uint64_t hash;            /* running FNV-1a 64 when hashing */
+    uint64_t hash;            /* the digest's running accumulator when hashing */
     int oom;                  /* 1 = an append could not be stored */
     trace_observer observe;
     void *observe_arg;
@@ -198,10 +198,11 @@ int trace_kind_from_name(const char *name);
  * static (a trace read back from a file, partition groups). The copy stays
  * valid until trace_close. Returns it, or NULL when out of memory. */
 const char *trace_intern(struct trace *tr, const char *s, size_t len);
-/* FNV-1a 64 over every event's fields in a fixed byte order: equal hashes
- * mean byte-identical traces on any machine. Over the stored events, or,
- * when hashing is on, over every event appended (the same value when both
- * are on). */
+/* The trace digest: every event's fields as 64-bit words, folded word by
+ * word (xxHash64's round, then its avalanche; docs/trace-format.md, "Trace
+ * hash"): equal hashes mean identical traces on any machine. Over the stored
+ * events, or, when hashing is on, over every event appended (the same value
+ * when both are on). */
 uint64_t trace_hash(const struct trace *tr);
 /* Turn on the running hash; call before the first append. */
 void trace_hash_on(struct trace *tr);

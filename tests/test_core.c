@@ -305,6 +305,54 @@ static void test_queue_held_event_merges(void **state) {
     queue_close(&q);
 }
 
+/* A small queue (never more than QUEUE_SMALL events) stays the heap alone;
+ * the push past it turns the wheel on with every event where it was, and
+ * the order is the model's before, across and after the change, with ties
+ * and times before the last pop on both sides. */
+static void test_queue_small_then_wheel(void **state) {
+    (void)state;
+    struct queue q;
+    queue_init(&q);
+    struct model m = {0};
+    struct rng r;
+    rng_seed(&r, 23);
+    sim_ns now = 0;
+    uint64_t next_arg = 0;
+    for (int step = 0; step < 60000; step++) {
+        /* Up to 40 000: keep under QUEUE_SMALL; then let it grow past it. */
+        size_t cap = step < 40000 ? QUEUE_SMALL - 1 : 100000;
+        int push = queue_len(&q) == 0 || (queue_len(&q) < cap && rng_range(&r, 0, 99) < 55);
+        if (step == 40000) assert_int_equal(q.wheel_on, 0); /* 40 000 steps, still the heap */
+        if (push) {
+            struct sim_event ev = {.t = now + model_delay(&r), .arg = next_arg++};
+            assert_int_equal(queue_push(&q, &ev), 0);
+            model_push(&m, ev);
+        } else {
+            struct sim_event got, want = model_pop(&m);
+            assert_int_equal(queue_peek_time(&q), want.t);
+            /* The heap alone answers for any time (the wheel only up to the last pop's). */
+            if (!q.wheel_on) {
+                assert_true(queue_has_before(&q, want.t, UINT64_MAX));
+                assert_false(queue_has_before(&q, want.t, 0));
+            }
+            assert_int_equal(queue_pop(&q, &got), 0);
+            assert_int_equal(got.t, want.t);
+            assert_int_equal(got.arg, want.arg);
+            if (got.t > now) now = got.t;
+        }
+        assert_int_equal(queue_len(&q), m.len);
+    }
+    assert_int_equal(q.wheel_on, 1); /* it grew past QUEUE_SMALL */
+    while (m.len) {
+        struct sim_event got, want = model_pop(&m);
+        assert_int_equal(queue_pop(&q, &got), 0);
+        assert_int_equal(got.arg, want.arg);
+    }
+    assert_int_equal(queue_pop(&q, &(struct sim_event){0}), -1);
+    free(m.h);
+    queue_close(&q);
+}
+
 /* A steady simulation (every pop pushes one event a little later) does not
  * allocate once warmed up, and a burst of 100 000 events at one time does
  * not keep its memory once it has drained. */
@@ -573,6 +621,7 @@ int main(void) {
         cmocka_unit_test(test_queue_fifo_across_parts),
         cmocka_unit_test(test_queue_out_of_order_and_earlier_pushes),
         cmocka_unit_test(test_queue_matches_model),
+        cmocka_unit_test(test_queue_small_then_wheel),
         cmocka_unit_test(test_queue_held_event_merges),
         cmocka_unit_test(test_queue_memory_steady),
         cmocka_unit_test(test_clock_read_and_inverse),

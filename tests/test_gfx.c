@@ -18,6 +18,7 @@
 
 #include "error.h"
 #include "gfx.h"
+#include "heatmap_svg.h"
 #include "svg.h"
 
 /* The repository root, from this file's path (tests run from the root). */
@@ -314,6 +315,86 @@ static void test_timing(void **state) {
     engine_free(p.e);
 }
 
+
+/* ---- The sweep heatmap as PNG (gfx/heatmap_png.c) ---------------------------- */
+
+static unsigned pixel_at(const SDL_Surface *s, int x, int y) {
+    const Uint8 *p = (const Uint8 *)s->pixels + (size_t)y * (size_t)s->pitch + (size_t)x * 3;
+    return (unsigned)p[0] << 16 | (unsigned)p[1] << 8 | p[2];
+}
+
+/* A known 3 x 2 grid, two panels: every pure class, a mixed cell and an
+ * empty one, at the pixels the shared geometry puts them. */
+static void test_heatmap_png(void **state) {
+    (void)state;
+    static const char *const xs[] = {"10s", "20s", "30s"}, *const ys[] = {"1s", "2s"};
+    static const char *const panels[] = {"lease", "fenced-lease"};
+    struct heatmap_cell cells[2 * 2 * 3];
+    memset(cells, 0, sizeof cells);
+    /* [panel][y][x] */
+    cells[0].count[HEATMAP_SAFE] = 1;
+    cells[1].count[HEATMAP_DAMAGE] = 1;
+    cells[2].count[HEATMAP_SAFE] = 1, cells[2].count[HEATMAP_DAMAGE] = 3; /* mixed, 75% unsafe */
+    cells[3].count[HEATMAP_STUCK] = 2;
+    cells[4].count[HEATMAP_OVERLAP] = 1;
+    /* cells[5]: no runs */
+    cells[6].count[HEATMAP_ERROR] = 1;
+    cells[7].count[HEATMAP_SAFE] = 2;
+    cells[8].count[HEATMAP_OVERLAP] = 1;
+    for (int k = 9; k < 12; k++) cells[k].count[HEATMAP_SAFE] = 1;
+    struct heatmap h = {.title = "known grid", .x_key = "pause", .y_key = "lock.ttl", .x_vals = xs, .nx = 3,
+                        .y_vals = ys, .ny = 2, .panels = panels, .npanels = 2, .cells = cells};
+    char a[512], b[512];
+    out_path(a, sizeof a, "heatmap-a", "png");
+    out_path(b, sizeof b, "heatmap-b", "png");
+    assert_int_equal(gfx_heatmap_png(a, NULL, &h), 0);
+    assert_int_equal(gfx_heatmap_png(b, NULL, &h), 0);
+    /* The same heatmap, the same bytes. */
+    size_t la, lb;
+    char *ba = slurp(a, &la), *bb = slurp(b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ba, bb, la);
+    free(ba);
+    free(bb);
+    SDL_Surface *s = load_rgb(a);
+    /* 90 + 2 panels x (3 x 28 + 40) = 338, widened to the legend's 90 + 5 x 110;
+     * 56 + 2 x 22 + 84 tall. */
+    assert_int_equal(s->w, 640);
+    assert_int_equal(s->h, 184);
+    static const unsigned want[12] = {0x4caf50, 0xd32f2f, 0xb14f37, 0x7e57c2, 0xffc107, 0xffffff,
+                                      0x212121, 0x4caf50, 0xffc107, 0x4caf50, 0x4caf50, 0x4caf50};
+    for (int p = 0; p < 2; p++)
+        for (int y = 0; y < 2; y++)
+            for (int x = 0; x < 3; x++) {
+                int cx = 90 + p * (3 * 28 + 40) + x * 28, cy = 56 + y * 22;
+                unsigned w = want[(p * 2 + y) * 3 + x];
+                assert_int_equal(pixel_at(s, cx + 2, cy + 2), w);
+                assert_int_equal(pixel_at(s, cx + 25, cy + 19), w);
+                /* The white line between cells, as the SVG's stroke. */
+                assert_int_equal(pixel_at(s, cx + 27, cy + 5), 0xffffff);
+                assert_int_equal(pixel_at(s, cx + 5, cy + 21), 0xffffff);
+            }
+    /* The mixed cell carries its percentage: dark text pixels near its middle;
+     * a pure cell carries none. */
+    int dark = 0, dark_pure = 0;
+    for (int y = 56 + 4; y < 56 + 20; y++)
+        for (int x = 0; x < 20; x++) {
+            unsigned m = pixel_at(s, 90 + 2 * 28 + 4 + x, y), q = pixel_at(s, 90 + 28 + 4 + x, y);
+            if ((m >> 16) < 0x60 && ((m >> 8) & 0xff) < 0x40) dark++;
+            if (q != 0xd32f2f) dark_pure++;
+        }
+    assert_true(dark > 5);
+    assert_int_equal(dark_pure, 0);
+    /* The legend's swatches, in class order, 110 px apart under the panels. */
+    for (int k = 0; k < HEATMAP_NCLASS; k++)
+        assert_int_equal(pixel_at(s, 90 + k * 110 + 6, 56 + 44 + 48 + 6), heatmap_class_rgb((enum heatmap_class)k));
+    assert_int_equal(heatmap_class_rgb(HEATMAP_DAMAGE), 0xd32f2f);
+    SDL_FreeSurface(s);
+    /* An output that cannot be opened is an output error, named. */
+    assert_int_equal(gfx_heatmap_png("/nonexistent-dir/h.png", NULL, &h), LSIM_EOUTPUT);
+    assert_non_null(strstr(gfx_error(), "/nonexistent-dir/h.png"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gc_pause),
@@ -323,6 +404,7 @@ int main(void) {
         cmocka_unit_test(test_zoom),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing),
+        cmocka_unit_test(test_heatmap_png),
     };
     return cmocka_run_group_tests_name("gfx", tests, NULL, NULL);
 }

@@ -262,6 +262,14 @@ static void json_field(const char *json, const char *key, char *out, size_t n) {
     snprintf(out, n, "%.*s", (int)l, p);
 }
 
+/* The recorded trace of these tests: a name of this process's own (other
+ * checkouts may run the suite at the same time). */
+static const char *ct_path(void) {
+    static char path[64];
+    if (!path[0]) snprintf(path, sizeof path, "/tmp/locksim_ct_%ld.jsonl", (long)getpid());
+    return path;
+}
+
 /* check-trace over every catalog scenario's recorded trace gives the
  * verdict, headline and every figure that run gave. */
 static void test_check_trace_matches_run(void **state) {
@@ -280,10 +288,10 @@ static void test_check_trace_matches_run(void **state) {
     while (fgets(file, sizeof file, ls)) {
         file[strcspn(file, "\n")] = '\0';
         char args[1200];
-        snprintf(args, sizeof args, "run %s --format json --trace /tmp/locksim_ct.jsonl", file);
+        snprintf(args, sizeof args, "run %s --format json --trace %s", file, ct_path());
         struct result *r = run(args);
         snprintf(ran, sizeof ran, "%s", r->out);
-        snprintf(args, sizeof args, "check-trace /tmp/locksim_ct.jsonl --scenario %s --format json", file);
+        snprintf(args, sizeof args, "check-trace %s --scenario %s --format json", ct_path(), file);
         r = run(args);
         assert_int_equal(r->code, 0);
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
@@ -299,16 +307,20 @@ static void test_check_trace_matches_run(void **state) {
     pclose(ls);
     assert_true(n >= 50);
     /* The text form is run's verdict block, line for line. */
-    struct result *r = run("run scenarios/heartbeat-frozen-by-pause.lsim --no-timeline --trace /tmp/locksim_ct.jsonl");
+    char args[1200];
+    snprintf(args, sizeof args, "run scenarios/heartbeat-frozen-by-pause.lsim --no-timeline --trace %s", ct_path());
+    struct result *r = run(args);
     char *v = strstr(r->out, "\nVerdict: "), *e = v ? strstr(v, "\nExpectations:") : NULL;
     assert_non_null(e);
     snprintf(ran, sizeof ran, "%.*s", (int)(e - v), v);
-    r = run("check-trace /tmp/locksim_ct.jsonl");
+    snprintf(args, sizeof args, "check-trace %s", ct_path());
+    r = run(args);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, ran));
-    assert_int_equal(run("check-trace /tmp/locksim_ct.jsonl --purpose nonsense")->code, 64);
+    snprintf(args, sizeof args, "check-trace %s --purpose nonsense", ct_path());
+    assert_int_equal(run(args)->code, 64);
     assert_int_equal(run("check-trace /nonexistent.jsonl")->code, 66);
-    remove("/tmp/locksim_ct.jsonl");
+    remove(ct_path());
 }
 
 /* The seed-varying catalog scenarios: the unsafe fractions over seeds
@@ -389,6 +401,9 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=5s..1s/1s")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s..5s")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1")->code, 64);
+    /* A shard writes JSON Lines only; merge draws the pictures. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s,2s --shard 1/2 --png /nonexistent/x.png");
+    assert_int_equal(r->code, 64);
     /* A key the scenario does not know fails every run: the worst error. */
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2");
     assert_int_equal(r->code, 64);
@@ -464,13 +479,20 @@ static void test_shard_merge_sweep(void **state) {
     char cmd[1024];
     for (int csv = 0; csv < 2; csv++) {
         const char *f = csv ? "csv" : "jsonl";
-        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/u.%s --svg %s/u.svg", args, f, shard_dir, f, shard_dir);
+        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/u.%s --svg %s/u.svg --png %s/u.png", args, f, shard_dir,
+                 f, shard_dir, shard_dir);
         assert_int_equal(run(cmd)->code, 0);
-        snprintf(cmd, sizeof cmd, "merge %s/s2.jsonl %s/s3.jsonl %s/s1.jsonl --format %s --out %s/m.%s --svg %s/m.svg",
-                 shard_dir, shard_dir, shard_dir, f, shard_dir, f, shard_dir);
+        snprintf(cmd, sizeof cmd,
+                 "merge %s/s2.jsonl %s/s3.jsonl %s/s1.jsonl --format %s --out %s/m.%s --svg %s/m.svg --png %s/m.png",
+                 shard_dir, shard_dir, shard_dir, f, shard_dir, f, shard_dir, shard_dir);
         assert_int_equal(run(cmd)->code, 0);
         assert_true(same_file(csv ? "u.csv" : "u.jsonl", csv ? "m.csv" : "m.jsonl"));
         assert_true(same_file("u.svg", "m.svg"));
+        assert_true(same_file("u.png", "m.png"));
+        char png[16];
+        snprintf(cmd, sizeof cmd, "%s/u.png", shard_dir);
+        slurp(cmd, png, sizeof png);
+        assert_memory_equal(png, "\x89PNG\r\n", 6);
     }
 }
 
