@@ -89,9 +89,11 @@ static void free_layouts(struct view *w, struct layout *lys, size_t n) {
     free(lys);
 }
 
-/* The label column every panel shares (as scene_build_panels does). */
-static int label_chars(const struct view *w) {
-    int lw = 0;
+/* The label column every panel shares (as scene_build_panels does): at
+ * least scene_view_pixels' own, so that the first tick's label clears
+ * "time" however short the lane names are. */
+static int label_chars(const struct view *w, int at_least) {
+    int lw = at_least;
     for (size_t i = 0; i < w->ld.n; i++) {
         const struct layout *ly = &w->lys[i];
         for (int l = 0; l < ly->nlanes; l++) {
@@ -113,15 +115,20 @@ static int build_scenes(struct view *w) {
     scene_view_pixels(&v, w->w, 0);
     v.compressed = 0; /* the cursor, hover, scrub and zoom map pixels to time linearly */
     w->sv_flags = v.flags;
-    v.label_chars = label_chars(w);
+    v.label_chars = label_chars(w, v.label_chars);
     v.t0 = w->vs.t0;
     v.t1 = w->vs.t1;
     v.cell_w = viewstate_cell_w(v.t1 - v.t0, w->w - 2 * v.margin - (v.label_chars + 1) * v.char_w);
     int y = 0;
+    unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
+    memset(used, 0, sizeof used);
     for (size_t i = 0; i < w->ld.n; i++) {
         v.flags = w->sv_flags & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        v.also_used = i + 1 == w->ld.n ? used : NULL;
         int rc = scene_build(&w->scs[i], &w->lys[i], &v, w->ld.banners ? &w->ld.banners[i] : NULL, y);
+        v.also_used = NULL;
         if (rc) return fail(rc, "scene_build", lsim_strerror(rc));
+        for (int g = 0; g < SCENE_USED_N; g++) used[g] |= w->scs[i].used[g];
         y = w->scs[i].height - v.margin;
     }
     w->content_h = y + v.margin;

@@ -43,6 +43,9 @@ enum scene_style {
     SCENE_ST_BAND,           /* a double entry shaded across the lanes, behind them */
     SCENE_ST_MESSAGE,        /* a message in flight long enough to see: an arrow */
     SCENE_ST_GAP,            /* a shortened idle stretch of a compressed axis */
+    SCENE_ST_CLOCK,          /* a node's clock against true time, its steps' labels */
+    SCENE_ST_DROP,           /* a message dropped on its way: an arrow ending in a cross */
+    SCENE_ST_REPLICATION,    /* a grant copied from a primary to a replica, with its lag */
     SCENE_ST_COUNT
 };
 
@@ -54,6 +57,7 @@ enum scene_sym {
     SCENE_SYM_ACQUIRED, SCENE_SYM_RELEASE, SCENE_SYM_LOST, SCENE_SYM_FAILED,
     SCENE_SYM_WRONG_RELEASE,
     SCENE_SYM_GRANT, SCENE_SYM_RENEW, SCENE_SYM_EXPIRE, SCENE_SYM_DELETE, SCENE_SYM_KEEP,
+    SCENE_SYM_REPL_COPY, SCENE_SYM_REPL_DROP,
     SCENE_SYM_READ, SCENE_SYM_WRITE_OK, SCENE_SYM_WRITE_REJECTED, SCENE_SYM_SKIP,
     SCENE_SYM_CLOCK, SCENE_SYM_CONTROL, SCENE_SYM_CRASH, SCENE_SYM_RESTART,
     SCENE_SYM_DOUBLE,
@@ -71,7 +75,8 @@ const char *scene_style_name(int style);
 
 enum scene_cmd_type {
     SCENE_CMD_RECT,  /* x, y, w, h; sym = fill symbol; frac0/frac1 taper it */
-    SCENE_CMD_LINE,  /* x, y to x2, y2; MESSAGE style: an arrow, text = its tooltip */
+    SCENE_CMD_LINE,  /* x, y to x2, y2; MESSAGE, DROP (ends in a cross) and
+                        REPLICATION styles: an arrow, text = its tooltip */
     SCENE_CMD_SYM,   /* one symbol cell at x, y, w wide and h high */
     SCENE_CMD_TEXT,  /* text with its top-left corner at x, y; w = its width */
 };
@@ -126,6 +131,9 @@ struct scene_view {
     int compressed;    /* 1 = idle stretches (no event for a fifth of the window)
                           shrink to a marked gap labelled with its length */
     unsigned flags;    /* SCENE_F_* */
+    const unsigned char *also_used; /* NULL, or SCENE_USED_N flags (a scene's
+                          used[]) the legend lists as well: stacked panels
+                          built one at a time share the last one's legend */
 };
 
 enum {
@@ -139,7 +147,17 @@ enum {
     SCENE_F_FIT = 32,      /* the whole-run window ends a little after the last
                               event instead of at the end of the run */
     SCENE_F_ARROWS = 64,   /* messages whose flight is at least two characters
-                              wide on the axis, as arrows (EXTRA layer) */
+                              wide on the axis, dropped messages and copies to
+                              replicas, as arrows (EXTRA layer) */
+};
+
+/* A scene's used[]: one flag per symbol drawn in a lane, then these. */
+enum {
+    SCENE_USED_STALE = SCENE_SYM_COUNT, /* a stale write accepted */
+    SCENE_USED_CLOCK,                   /* a clock lane */
+    SCENE_USED_DROP,                    /* a dropped message */
+    SCENE_USED_REPL,                    /* a copy to a replica */
+    SCENE_USED_N
 };
 
 /* The verdict banner over a picture: the caller fills it. All borrowed for
@@ -156,7 +174,9 @@ struct scene_banner {
 void scene_view_term(struct scene_view *v, int width, int legend);
 /* A picture's view: width x height pixels, 18 px text in 11 x 26 px cells
  * (DejaVu Sans Mono at 18 px), 40 px lanes, 16 px margins, every flag on,
- * a compressed axis. */
+ * a compressed axis. With SCENE_F_DETAIL, a node whose clock steps, drifts
+ * or slews gets a 30 px lane under its own: its wall clock minus true time,
+ * a jump drawn as a jump and labelled ("+25s"). */
 void scene_view_pixels(struct scene_view *v, int width, int height);
 
 #define SCENE_MAX_GAPS 8
@@ -182,8 +202,8 @@ struct scene {
     struct scene_gap gaps[SCENE_MAX_GAPS]; /* compressed axis: the gaps, in time order */
     int ngaps;
     int err;                /* first error while building (LSIM_ENOMEM), else 0 */
-    unsigned char used[SCENE_SYM_COUNT + 1]; /* private: symbols drawn in lanes;
-                              [SCENE_SYM_COUNT]: a stale write accepted */
+    unsigned char used[SCENE_USED_N]; /* symbols drawn in lanes, then
+                              SCENE_USED_*: what the legend lists */
 };
 
 /* Build the commands for ly (borrowed, read only; the scene keeps no

@@ -39,6 +39,7 @@ struct scene_ctx {
     size_t *winm;    /* per cell: its mark index */
     int used[SCENE_SYM_COUNT]; /* symbols that reached a lane row */
     int used_stale;  /* a stale write accepted was drawn */
+    int used_extra[SCENE_USED_N - SCENE_USED_CLOCK]; /* SCENE_USED_CLOCK ...: drawn */
     int lanes_end;   /* y under the last lane drawn */
     int *lane_y;     /* per lane: the y of its middle, or -1 when not drawn */
 };

@@ -32,6 +32,8 @@ static int mark_sym(const struct layout_mark *m) {
     case LAYOUT_MARK_RESTART: return SCENE_SYM_RESTART;
     case LAYOUT_MARK_WRITE_SKIPPED: return SCENE_SYM_SKIP;
     case LAYOUT_MARK_CONTROL: return SCENE_SYM_CONTROL;
+    case LAYOUT_MARK_REPL_COPY: return SCENE_SYM_REPL_COPY;
+    case LAYOUT_MARK_REPL_DROP: return SCENE_SYM_REPL_DROP;
     default: return SCENE_SYM_NONE;
     }
 }
@@ -74,6 +76,13 @@ static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layou
     case LAYOUT_MARK_RESTART: snprintf(buf, sizeof buf, "%s restarts", who); break;
     case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, sizeof buf, "%s does not send its write%s", who, tok); break;
     case LAYOUT_MARK_CONTROL: snprintf(buf, sizeof buf, "operator action on %s", who); break;
+    case LAYOUT_MARK_REPL_COPY:
+        snprintf(buf, sizeof buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
+        break;
+    case LAYOUT_MARK_REPL_DROP:
+        snprintf(buf, sizeof buf, m->detail ? "replica %s drops %s's lock (its new primary never had it)"
+                                            : "replica %s copies the end of %s's lock", who, peer);
+        break;
     default: snprintf(buf, sizeof buf, "%s", who); break;
     }
     size_t len = strlen(buf);
@@ -95,7 +104,7 @@ static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane) {
         static const uint8_t bit[LAYOUT_SPAN_KIND_COUNT] = {
             [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
             [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
-            [LAYOUT_SPAN_LEASE] = B_LEASE,
+            [LAYOUT_SPAN_LEASE] = B_LEASE,   [LAYOUT_SPAN_REPLICA] = B_LEASE,
         };
         int c0, c1;
         if (!scene_span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
@@ -162,6 +171,10 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
         int sym_k = c->win[k];
         if (badges && (sym_k == SCENE_SYM_WRITE_OK || sym_k == SCENE_SYM_WRITE_REJECTED) && m->token)
             snprintf(label, sizeof label, "%llu", (unsigned long long)m->token);
+        else if (badges && sym_k == SCENE_SYM_READ) /* the value read */
+            snprintf(label, sizeof label, "=%lld", (long long)m->value);
+        else if (badges && sym_k == SCENE_SYM_ACQUIRED && m->token) /* the token it got */
+            snprintf(label, sizeof label, "+%llu", (unsigned long long)m->token);
         int chars = label[0] ? (int)strlen(label) : 1;
         int w = badges ? chars * v->char_w + 8 : v->cell_w;
         int x = badges ? sc->plot_x + k * v->cell_w + v->cell_w / 2 - w / 2 : sc->plot_x + k * v->cell_w;
@@ -294,8 +307,13 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
                 from = m->t;
             }
         }
-        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING) continue;
-        if (s->kind == LAYOUT_SPAN_LEASE)
+        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING &&
+            s->kind != LAYOUT_SPAN_REPLICA)
+            continue;
+        if (s->kind == LAYOUT_SPAN_REPLICA)
+            snprintf(buf, sizeof buf, s->token ? "copy: %s, tok %llu" : "copy: %s",
+                     scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
+        else if (s->kind == LAYOUT_SPAN_LEASE)
             snprintf(buf, sizeof buf, s->token ? "held by %s, tok %llu" : "held by %s",
                      scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
         else if (s->token)
@@ -311,6 +329,110 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
                                                                                   : SCENE_ST_LABEL);
         if (k) k->lane = lane_idx;
     }
+    c->layer = saved;
+}
+
+/* A clock's offset at t on the piece that starts at p. */
+static sim_ns seg_off(const struct layout_clock *p, sim_ns t) {
+    sim_ns dt = t - p->t;
+    return p->offset_ns + dt / 1000000 * p->ppm + dt % 1000000 * p->ppm / 1000000;
+}
+
+/* "+25s", "-300ms". */
+static void signed_time(char *buf, size_t n, sim_ns d) {
+    if (n < 2) return;
+    buf[0] = d < 0 ? '-' : '+';
+    format_time_ns(buf + 1, n - 1, d < 0 ? -d : d);
+}
+
+/* Pictures: a thin lane under a node whose clock changed, its wall clock
+ * minus true time against a faint line at 0 (true time), scaled to the
+ * largest distance in the window; a step is a vertical jump labelled with
+ * its size, a drift or a slew labelled where it starts. */
+static void emit_clock(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
+    const struct scene_view *v = c->v;
+    struct scene *sc = c->sc;
+    int h = v->lane_h * 3 / 4, y = c->y, mid = y + h / 2, half = h / 2 - 3;
+    size_t n = lane->nclock;
+    uint8_t saved = c->layer;
+    c->layer = SCENE_LAYER_EXTRA;
+    struct scene_cmd *k = scene_text_n(c, c->x0, y + (h - v->line_h) / 2, "clock", 5, SCENE_ST_CLOCK);
+    if (k) k->lane = lane_idx;
+    sim_ns maxabs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct layout_clock *p = &lane->clock[i];
+        sim_ns a = p->t < sc->t0 ? sc->t0 : p->t, b = i + 1 < n ? lane->clock[i + 1].t : sc->t1;
+        if (b > sc->t1) b = sc->t1;
+        if (b < a) continue;
+        sim_ns o[2] = {seg_off(p, a), seg_off(p, b)};
+        for (int q = 0; q < 2; q++) {
+            sim_ns m = o[q] < 0 ? -o[q] : o[q];
+            if (m > maxabs) maxabs = m;
+        }
+    }
+    if (maxabs == 0) maxabs = 1;
+#define CLOCK_Y(o) (mid - (int)((o) * half / maxabs))
+    struct scene_cmd *g = scene_add(c, SCENE_CMD_LINE, SCENE_ST_GRID, sc->plot_x, mid, sc->plot_w, 1);
+    if (g) {
+        g->x2 = sc->plot_x + sc->plot_w - 1;
+        g->y2 = mid;
+        g->lane = lane_idx;
+    }
+    g = scene_add(c, SCENE_CMD_LINE, SCENE_ST_GRID, sc->plot_x, y + h - 1, sc->plot_w, 1);
+    if (g) {
+        g->x2 = sc->plot_x + sc->plot_w - 1;
+        g->y2 = y + h - 1;
+        g->lane = lane_idx;
+    }
+    int last_end = -1, right = sc->plot_x + sc->plot_w;
+    for (size_t i = 0; i < n && !sc->err; i++) {
+        const struct layout_clock *p = &lane->clock[i];
+        sim_ns a = p->t < sc->t0 ? sc->t0 : p->t, b = i + 1 < n ? lane->clock[i + 1].t : sc->t1;
+        if (b > sc->t1) b = sc->t1;
+        if (b < a) continue;
+        int x0 = scene_x_of(sc, a), x1 = scene_x_of(sc, b);
+        struct scene_cmd *l = scene_add(c, SCENE_CMD_LINE, SCENE_ST_CLOCK, x0, CLOCK_Y(seg_off(p, a)), 0, 0);
+        if (!l) break;
+        l->x2 = x1;
+        l->y2 = CLOCK_Y(seg_off(p, b));
+        l->lane = lane_idx;
+        l->t0 = a;
+        l->t1 = b;
+        if (i == 0 || p->t < sc->t0 || p->kind == LAYOUT_CLOCK_SLEW_END) continue;
+        sim_ns before = seg_off(&lane->clock[i - 1], p->t);
+        if (before != p->offset_ns) { /* the jump, as a jump */
+            l = scene_add(c, SCENE_CMD_LINE, SCENE_ST_CLOCK, x0, CLOCK_Y(before), 0, 0);
+            if (!l) break;
+            l->x2 = x0;
+            l->y2 = CLOCK_Y(p->offset_ns);
+            l->lane = lane_idx;
+            l->t0 = l->t1 = p->t;
+            l->seq = (int32_t)p->seq;
+        }
+        char buf[96], d[32], over[32];
+        if (p->kind == LAYOUT_CLOCK_STEP) {
+            signed_time(d, sizeof d, p->step_ns);
+            snprintf(buf, sizeof buf, "%s%s", d, p->which == 2 ? " mono" : p->which == 3 ? " both" : "");
+        } else if (p->kind == LAYOUT_CLOCK_DRIFT) {
+            snprintf(buf, sizeof buf, "drift %+lldppm", (long long)p->value);
+        } else {
+            signed_time(d, sizeof d, p->value);
+            format_time_ns(over, sizeof over, p->over_ns);
+            snprintf(buf, sizeof buf, "slew %s/%s", d, over);
+        }
+        int w = (int)strlen(buf) * v->char_w, tx = x0 + 4;
+        if (tx + w > right) tx = x0 - 4 - w; /* at the right edge: on the left of it */
+        if (tx <= last_end || tx < sc->plot_x) continue;
+        k = scene_text_n(c, tx, y + (h - v->line_h) / 2, buf, strlen(buf), SCENE_ST_CLOCK);
+        if (k) {
+            k->lane = lane_idx;
+            k->t0 = k->t1 = p->t;
+        }
+        last_end = tx + w + v->char_w;
+    }
+#undef CLOCK_Y
+    c->used_extra[SCENE_USED_CLOCK - SCENE_USED_CLOCK] = 1;
+    c->y += h;
     c->layer = saved;
 }
 
@@ -333,6 +455,7 @@ void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int la
     if (v->flags & SCENE_F_DETAIL) emit_detail(c, lane, lane_idx, y);
     if (c->lane_y) c->lane_y[lane_idx] = y + v->lane_h / 2;
     c->y += v->lane_h;
+    if ((v->flags & SCENE_F_DETAIL) && lane->nclock) emit_clock(c, lane, lane_idx);
     c->lanes_end = c->y;
 }
 
@@ -349,18 +472,27 @@ void scene_emit_arrows(struct scene_ctx *c) {
     c->layer = SCENE_LAYER_EXTRA;
     for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
-        if (m->fate == 1 || m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes)
-            continue;
+        if (m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes) continue;
         if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
-        int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1);
-        if (x1 - x0 < 2 * v->char_w) continue;
-        /* from the edge of the sender's bar to the edge of the receiver's badge */
+        int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1), drop = m->fate == 1;
+        /* drops between servers (a replication stream to a primary that is
+         * down) are chatter; those to and from clients tell the story */
+        if (drop && ly->lanes[m->from].kind == TRACE_NODE_SERVER && ly->lanes[m->to].kind == TRACE_NODE_SERVER)
+            continue;
+        if (!drop && x1 - x0 < 2 * v->char_w) continue;
+        if (drop && x1 - x0 < 2 * v->char_w) { /* lost at once: a short stub, still a cross */
+            x1 = x0 + 2 * v->char_w;
+            if (x1 > sc->plot_x + sc->plot_w) x1 = sc->plot_x + sc->plot_w;
+        }
+        /* from the edge of the sender's bar to the edge of the receiver's badge;
+         * a dropped one ends, crossed, halfway */
         int ya = c->lane_y[m->from], yb = c->lane_y[m->to], e = v->line_h / 2 + 1;
         if (ya != yb) {
             ya += yb > ya ? e : -e;
             yb += yb > ya ? -e : e;
         }
-        struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, SCENE_ST_MESSAGE, x0, ya, 0, 0);
+        if (drop) yb = ya + (yb - ya) / 2;
+        struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, drop ? SCENE_ST_DROP : SCENE_ST_MESSAGE, x0, ya, 0, 0);
         if (!k) return;
         k->x2 = x1;
         k->y2 = yb;
@@ -370,11 +502,21 @@ void scene_emit_arrows(struct scene_ctx *c) {
         format_time_ns(t0, sizeof t0, m->t0);
         format_time_ns(t1, sizeof t1, m->t1);
         format_time_ns(len, sizeof len, m->t1 - m->t0);
-        snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
-                 scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0,
-                 m->fate == 2 ? "still in flight at" : "arrives", t1, len);
+        static const char *const why[] = {"", " (partition)", " (lost on the link)", " (receiver down)"};
+        if (drop)
+            snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, dropped t=%s%s",
+                     scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0, t1,
+                     m->drop < 4 ? why[m->drop] : "");
+        else
+            snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
+                     scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0,
+                     m->fate == 2 ? "still in flight at" : "arrives", t1, len);
         scene_set_text(c, k, buf, strlen(buf));
         shown++;
+        if (drop) {
+            c->used_extra[SCENE_USED_DROP - SCENE_USED_CLOCK] = 1;
+            continue;
+        }
         /* a long flight gets its length written beside the middle of the arrow */
         snprintf(buf, sizeof buf, "%s in flight", len);
         int w = (int)strlen(buf) * v->char_w;
@@ -382,6 +524,53 @@ void scene_emit_arrows(struct scene_ctx *c) {
             struct scene_cmd *t = scene_text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h - 2, buf,
                                          strlen(buf), SCENE_ST_MESSAGE);
             if (t) t->t0 = m->t0, t->t1 = m->t1;
+        }
+    }
+    /* Copies to replicas: from the primary's grant of the same owner and
+     * token (the latest before the copy) to the replica's copy, with the
+     * replication lag written beside it when there is room. */
+    for (int r = 0; r < ly->nlanes && !sc->err; r++) {
+        const struct layout_lane *rl = &ly->lanes[r];
+        if (c->lane_y[r] < 0) continue;
+        for (size_t i = 0; i < rl->nmarks; i++) {
+            const struct layout_mark *cp = &rl->marks[i];
+            if (cp->kind != LAYOUT_MARK_REPL_COPY || cp->t < sc->t0 || cp->t > sc->t1) continue;
+            const struct layout_mark *src = NULL;
+            int src_lane = -1;
+            for (int p = 0; p < ly->nlanes; p++) {
+                const struct layout_lane *pl = &ly->lanes[p];
+                if (p == r || c->lane_y[p] < 0) continue;
+                for (size_t j = 0; j < pl->nmarks && pl->marks[j].t <= cp->t; j++) {
+                    const struct layout_mark *gm = &pl->marks[j];
+                    if (gm->kind == LAYOUT_MARK_GRANT && gm->peer == cp->peer && gm->token == cp->token &&
+                        (!src || gm->t >= src->t))
+                        src = gm, src_lane = p;
+                }
+            }
+            if (!src) continue;
+            int x0 = scene_x_of(sc, src->t), x1 = scene_x_of(sc, cp->t);
+            int ya = c->lane_y[src_lane], yb = c->lane_y[r], e = v->line_h / 2 + 1;
+            ya += yb > ya ? e : -e;
+            yb += yb > ya ? -e : e;
+            struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, SCENE_ST_REPLICATION, x0, ya, 0, 0);
+            if (!k) break;
+            k->x2 = x1;
+            k->y2 = yb;
+            k->t0 = src->t;
+            k->t1 = cp->t;
+            format_time_ns(len, sizeof len, cp->t - src->t);
+            snprintf(buf, sizeof buf, "%s replicates %s's grant (token %llu) to %s: lag %s",
+                     rl == &ly->lanes[src_lane] ? "?" : ly->lanes[src_lane].name,
+                     scene_node_name(ly, cp->peer), (unsigned long long)cp->token, rl->name, len);
+            scene_set_text(c, k, buf, strlen(buf));
+            c->used_extra[SCENE_USED_REPL - SCENE_USED_CLOCK] = 1;
+            snprintf(buf, sizeof buf, "lag %s", len);
+            int w = (int)strlen(buf) * v->char_w;
+            if (x1 - x0 >= w + 2 * v->char_w) {
+                struct scene_cmd *t = scene_text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h / 2, buf,
+                                                   strlen(buf), SCENE_ST_REPLICATION);
+                if (t) t->t0 = src->t, t->t1 = cp->t;
+            }
         }
     }
     c->layer = saved;

@@ -436,6 +436,160 @@ static void test_svg_faults(void **state) {
     fx_close(&f);
 }
 
+/* The pictures' newer detail: a server's clock that steps +25 s at 5 s and
+ * drifts 200 ppm from 8 s, drawn in a lane of its own under S1; a replica
+ * S2 that copies A's grant 1 s after S1 made it; B's request to S1 dropped
+ * by a partition; the value read and the token acquired on their badges;
+ * and a banner too wide for a narrow picture, wrapped. */
+static void clock_story(struct trace *tr) {
+    seed_nodes(tr);
+    assert_int_equal(trace_add_node(tr, "S2", TRACE_NODE_SERVER), 4);
+    ev(tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 20 * S, NULL);
+    /* t=0: A takes token 41 from S1 and reads 3. */
+    ev(tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(tr, 0, TRACE_SRV_GRANT, S1, A, 41, 1, 30 * S, 30 * S, NULL);
+    ev(tr, 0, TRACE_ACQUIRED, A, NO, 41, 1, 30 * S, 0, NULL);
+    ev(tr, 0, TRACE_READ, R, A, 0, 1, 3, 0, NULL);
+    /* t=1: the replica copies the grant (a = owner, b = token). */
+    ev(tr, 1 * S, TRACE_SRV_NOTE, 4, NO, 0, 0, A, 41, "replica: copies a grant from the primary");
+    /* t=2: B's request to S1 is lost to a partition. */
+    ev(tr, 2 * S, TRACE_MSG_SEND, B, S1, 0, 0, 1, 1, NULL);
+    ev(tr, 2 * S, TRACE_MSG_DROP, S1, B, 0, 0, 1, TRACE_DROP_PARTITION, NULL);
+    /* t=5: S1's wall clock steps 25 s ahead; t=8: it drifts 200 ppm fast. */
+    ev(tr, 5 * S, TRACE_CLOCK_STEP, S1, NO, 0, 0, 25 * S, 1, NULL);
+    ev(tr, 8 * S, TRACE_CLOCK_DRIFT, S1, NO, 0, 0, 200, 0, NULL);
+    ev(tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 12, 0, NULL);
+}
+
+/* The first LINE command of a style with a tooltip (not the legend's swatch), or NULL. */
+static const struct scene_cmd *arrow(const struct scene *sc, int style) {
+    for (size_t i = 0; i < sc->ncmd; i++)
+        if (sc->cmd[i].type == SCENE_CMD_LINE && sc->cmd[i].style == style && sc->cmd[i].text)
+            return &sc->cmd[i];
+    return NULL;
+}
+
+/* The first LINE command of a style in a lane with x == x2 (vertical), or NULL. */
+static const struct scene_cmd *vline(const struct scene *sc, int style, int lane) {
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *k = &sc->cmd[i];
+        if (k->type == SCENE_CMD_LINE && k->style == style && k->lane == lane && k->x == k->x2)
+            return k;
+    }
+    return NULL;
+}
+
+static void test_scene_clock_replica_drop(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    clock_story(&tr);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    /* The layout: S1's clock in three pieces, S2's copy of A's lock. */
+    const struct layout_lane *s1 = &ly.lanes[S1], *s2 = &ly.lanes[4];
+    assert_int_equal(s1->nclock, 3);
+    assert_int_equal(ly.lanes[A].nclock, 0);
+    assert_int_equal(layout_clock_offset(s1, 5 * S - 1), 0);
+    assert_int_equal(layout_clock_offset(s1, 5 * S), 25 * S);
+    assert_int_equal(layout_clock_offset(s1, 10 * S), 25 * S + 400000); /* + 2 s x 200 ppm */
+    assert_int_equal(s2->nspans, 1);
+    assert_int_equal(s2->spans[0].kind, LAYOUT_SPAN_REPLICA);
+    assert_int_equal(s2->spans[0].t0, 1 * S);
+    assert_int_equal(s2->spans[0].peer, A);
+    assert_int_equal(s2->spans[0].token, 41);
+    assert_int_equal(s2->marks[0].kind, LAYOUT_MARK_REPL_COPY);
+
+    /* Pixels, a plain (uncompressed) axis. */
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    /* The clock lane: right under S1's, labelled "clock"; the step a
+     * vertical jump upwards at 5 s labelled "+25s", the drift labelled at 8 s. */
+    const struct scene_cmd *lab = text(&sc, "clock"), *s1lab = text(&sc, "S1");
+    assert_non_null(lab);
+    assert_int_equal(lab->style, SCENE_ST_CLOCK);
+    assert_int_equal(lab->lane, S1);
+    assert_int_equal(lab->layer, SCENE_LAYER_EXTRA);
+    assert_int_equal(lab->y - (v.lane_h * 3 / 4 - v.line_h) / 2, s1lab->y - (v.lane_h - v.line_h) / 2 + v.lane_h);
+    const struct scene_cmd *jump = vline(&sc, SCENE_ST_CLOCK, S1);
+    assert_non_null(jump);
+    assert_int_equal(jump->x, scene_x_of(&sc, 5 * S));
+    assert_int_equal(jump->t0, 5 * S);
+    assert_true(jump->y2 < jump->y);                                 /* ahead: up */
+    /* from 0 (the middle) up to +25 s: 12 px (half the 30 px lane less 3)
+     * scaled by 25 s / 25.0024 s, the largest offset, at the end after the
+     * drift: 11 px */
+    assert_int_equal(jump->y - jump->y2, 11);
+    const struct scene_cmd *k = text(&sc, "+25s");
+    assert_non_null(k);
+    assert_int_equal(k->x, scene_x_of(&sc, 5 * S) + 4);
+    assert_int_equal(k->style, SCENE_ST_CLOCK);
+    /* the drift is the last event, near the right edge (the window ends a
+     * twentieth after it): its label goes on the left of it */
+    assert_int_equal(text(&sc, "drift +200ppm")->x, scene_x_of(&sc, 8 * S) - 4 - 13 * v.char_w);
+    /* R's lane is one clock lane lower than without it. */
+    assert_int_equal(text(&sc, "R")->y, s1lab->y + v.lane_h + v.lane_h * 3 / 4 + v.lane_h);
+    /* Badges: the value read, the token acquired. */
+    assert_string_equal(sym(&sc, SCENE_SYM_READ, R)->label, "=3");
+    assert_string_equal(sym(&sc, SCENE_SYM_ACQUIRED, A)->label, "+41");
+    assert_non_null(sym(&sc, SCENE_SYM_REPL_COPY, 4));
+    assert_string_equal(sym(&sc, SCENE_SYM_REPL_COPY, 4)->text,
+                        "replica S2 copies A's lock from its primary, token 41, t=1s");
+    /* The dropped request: from B at 2 s, two characters long, halfway to S1. */
+    k = arrow(&sc, SCENE_ST_DROP);
+    assert_non_null(k);
+    assert_int_equal(k->x, scene_x_of(&sc, 2 * S));
+    assert_int_equal(k->x2, k->x + 2 * v.char_w);
+    assert_true(k->y2 > k->y);
+    assert_string_equal(k->text, "message B -> S1 sent t=2s, dropped t=2s (partition)");
+    /* The copy to the replica: from S1's grant at 0 to S2's copy at 1 s. */
+    k = arrow(&sc, SCENE_ST_REPLICATION);
+    assert_non_null(k);
+    assert_int_equal(k->x, scene_x_of(&sc, 0));
+    assert_int_equal(k->x2, scene_x_of(&sc, 1 * S));
+    assert_true(k->y2 > k->y); /* S2 is drawn under S1 */
+    assert_string_equal(k->text, "S1 replicates A's grant (token 41) to S2: lag 1s");
+    /* The legend names the three. */
+    assert_non_null(text(&sc, "clock lane: the node's clock minus true time"));
+    assert_non_null(text(&sc, "message dropped on its way (partition, loss)"));
+    assert_non_null(text(&sc, "replication: primary to replica, with the lag"));
+    scene_close(&sc);
+
+    /* The terminal keeps its rows: no clock lane, no drops drawn. */
+    scene_view_term(&v, 100, 1);
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    assert_null(text(&sc, "clock"));
+    assert_null(cmd(&sc, SCENE_CMD_LINE, SCENE_ST_DROP, -2, 1));
+    scene_close(&sc);
+
+    /* A narrow picture: the title wraps at a space, and the verdict badge
+     * moves to the next line instead of leaving the picture. */
+    struct checker_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.verdict = SCN_VERDICT_UNSAFE;
+    struct scene_banner b = {.title = "A lock server's wall-clock jump expires a lease early",
+                             .algo = "fenced-lease", .seed = "1", .report = &rep};
+    scene_view_pixels(&v, 360, 0);
+    assert_int_equal(scene_build(&sc, &ly, &v, &b, 0), 0);
+    int lines = 0;
+    for (size_t i = 0; i < sc.ncmd; i++) {
+        const struct scene_cmd *t = &sc.cmd[i];
+        if (t->type != SCENE_CMD_TEXT || t->style != SCENE_ST_TITLE) continue;
+        assert_true(t->x + t->w <= 360 - 16);
+        lines++;
+    }
+    assert_true(lines >= 2);
+    k = text(&sc, "UNSAFE");
+    assert_int_equal(k->x, 16);
+    assert_int_equal(k->y, text(&sc, "algorithm: fenced-lease")->y + v.line_h);
+    assert_true(k->x + k->w <= 360 - 16);
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -445,6 +599,7 @@ int main(void) {
         cmocka_unit_test(test_scene_pixels),
         cmocka_unit_test(test_scene_hide_and_errors),
         cmocka_unit_test(test_svg_faults),
+        cmocka_unit_test(test_scene_clock_replica_drop),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }
