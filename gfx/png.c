@@ -41,7 +41,7 @@ static void png_warn(png_structp p, png_const_charp msg) {
     (void)msg;
 }
 
-static int save_png(SDL_Surface *surf, FILE *f, const char *name) {
+int gfx_save_png(SDL_Surface *surf, FILE *f, const char *name) {
     png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, png_fail, png_warn);
     png_infop info = p ? png_create_info_struct(p) : NULL;
     if (!info) {
@@ -91,7 +91,7 @@ int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
     if (!rc) {
         FILE *f = path ? fopen(path, "wb") : stream;
         if (!f) rc = fail(LSIM_EOUTPUT, path, "cannot open for writing");
-        else rc = save_png(surf, f, path ? path : "output stream");
+        else rc = gfx_save_png(surf, f, path ? path : "output stream");
         if (path && f && fclose(f) != 0 && !rc) rc = fail(LSIM_EOUTPUT, path, "cannot write the PNG");
     }
     gfx_fonts_close(&fonts);

@@ -447,6 +447,7 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
     }
     int y = 0, rc = 0;
     pv.flags = v->flags & ~(unsigned)SCENE_F_LEGEND;
+    pv.lod = NULL; /* one index cannot serve several layouts */
     for (size_t i = 0; i < n && !rc; i++) {
         struct scene one;
         rc = build_one(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y, lys, n);

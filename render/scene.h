@@ -112,6 +112,22 @@ struct scene_cmd {
     size_t text_at, label_at; /* private: offsets in the scene's storage + 1 */
 };
 
+/* A level-of-detail index of one layout, for windows over a long trace:
+ * per lane, the largest span end up to each span (so a window finds its
+ * spans by binary search) and, for a lane of more than 4096 spans and marks,
+ * the run cut into SCENE_LOD_BUCKETS buckets, each with the interval flags
+ * of the spans that touch it and the mark that wins it. scene_build uses the
+ * buckets when a cell spans at least 4 of them on a linear axis: what is
+ * smaller than a pixel is merged, a pixel column costing its buckets instead
+ * of its events. Build once per layout; the layout must outlive it. */
+#define SCENE_LOD_BUCKETS 65536
+struct scene_lod;
+/* Returns 0 or LSIM_ENOMEM (*out NULL). Free with scene_lod_free (NULL is a no-op). */
+int scene_lod_build(struct scene_lod **out, const struct layout *ly);
+void scene_lod_free(struct scene_lod *lod);
+/* Bytes it holds. */
+size_t scene_lod_bytes(const struct scene_lod *lod);
+
 /* The window and canvas to draw a layout into. */
 struct scene_view {
     sim_ns t0, t1;     /* true-time window shown; t1 <= t0 (e.g. 0/0) = the whole run */
@@ -131,6 +147,8 @@ struct scene_view {
     int compressed;    /* 1 = idle stretches (no event for a fifth of the window)
                           shrink to a marked gap labelled with its length */
     unsigned flags;    /* SCENE_F_* */
+    const struct scene_lod *lod; /* NULL, or the index of the layout drawn
+                          (borrowed; scene_build_panels ignores it) */
     const unsigned char *also_used; /* NULL, or SCENE_USED_N flags (a scene's
                           used[]) the legend lists as well: stacked panels
                           built one at a time share the last one's legend */

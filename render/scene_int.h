@@ -44,6 +44,19 @@ struct scene_ctx {
     int *lane_y;     /* per lane: the y of its middle, or -1 when not drawn */
 };
 
+/* The level-of-detail index (scene_lanes.c). */
+struct scene_lod_lane {
+    sim_ns *span_max_t1;  /* per span: the largest t1 of spans 0 .. i; NULL = no spans */
+    uint8_t *bits;        /* per bucket: interval flags; NULL = the lane is small */
+    uint32_t *win;        /* per bucket: the winning mark's index + 1, 0 = none */
+};
+struct scene_lod {
+    const struct layout *ly;      /* the layout it indexes (borrowed) */
+    sim_ns bucket_ns;             /* true time per bucket (t_end / buckets, rounded up) */
+    struct scene_lod_lane *lanes; /* owned, ly->nlanes */
+    size_t bytes;
+};
+
 /* Storage and text (scene.c). scene_add returns NULL once sc->err is set. */
 struct scene_cmd *scene_add(struct scene_ctx *c, int type, int style, int x, int y, int w, int h);
 size_t scene_store(struct scene_ctx *c, const char *s, size_t len);

@@ -92,23 +92,170 @@ static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layou
 
 static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n);
 
+static const uint8_t span_bit[LAYOUT_SPAN_KIND_COUNT] = {
+    [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
+    [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
+    [LAYOUT_SPAN_LEASE] = B_LEASE,   [LAYOUT_SPAN_REPLICA] = B_LEASE,
+};
+
+/* Marks [*lo, *hi) of a lane with t in [t0, t1] (marks are ordered by t). */
+static void mark_range(const struct layout_lane *lane, sim_ns t0, sim_ns t1, size_t *lo, size_t *hi) {
+    size_t a = 0, b = lane->nmarks;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (lane->marks[m].t < t0) a = m + 1;
+        else b = m;
+    }
+    *lo = a;
+    b = lane->nmarks;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (lane->marks[m].t <= t1) a = m + 1;
+        else b = m;
+    }
+    *hi = a;
+}
+
+/* Spans [*lo, *hi) of a lane that may meet the window: with an index, from
+ * the first whose running largest end reaches t0 to the last that starts by
+ * t1 (spans are ordered by t0); without, all. */
+static void span_range(const struct scene_ctx *c, const struct layout_lane *lane, int lane_idx,
+                       size_t *lo, size_t *hi) {
+    const struct scene_lod *lod = c->v->lod;
+    *lo = 0;
+    *hi = lane->nspans;
+    if (!lod || lod->ly != c->ly || !lod->lanes[lane_idx].span_max_t1) return;
+    const sim_ns *mx = lod->lanes[lane_idx].span_max_t1;
+    size_t a = 0, b = lane->nspans;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (mx[m] < c->sc->t0) a = m + 1;
+        else b = m;
+    }
+    *lo = a;
+    b = lane->nspans;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (lane->spans[m].t0 <= c->sc->t1) a = m + 1;
+        else b = m;
+    }
+    *hi = a;
+}
+
+void scene_lod_free(struct scene_lod *lod) {
+    if (!lod) return;
+    for (int l = 0; lod->lanes && l < lod->ly->nlanes; l++) {
+        free(lod->lanes[l].span_max_t1);
+        free(lod->lanes[l].bits);
+        free(lod->lanes[l].win);
+    }
+    free(lod->lanes);
+    free(lod);
+}
+
+size_t scene_lod_bytes(const struct scene_lod *lod) { return lod ? lod->bytes : 0; }
+
+int scene_lod_build(struct scene_lod **out, const struct layout *ly) {
+    *out = NULL;
+    struct scene_lod *lod = calloc(1, sizeof *lod);
+    if (!lod) return LSIM_ENOMEM;
+    lod->ly = ly;
+    lod->bucket_ns = ly->t_end / SCENE_LOD_BUCKETS + 1;
+    lod->lanes = calloc(ly->nlanes > 0 ? (size_t)ly->nlanes : 1, sizeof *lod->lanes);
+    lod->bytes = sizeof *lod + (size_t)ly->nlanes * sizeof *lod->lanes;
+    if (!lod->lanes) {
+        free(lod);
+        return LSIM_ENOMEM;
+    }
+    for (int l = 0; l < ly->nlanes; l++) {
+        const struct layout_lane *lane = &ly->lanes[l];
+        struct scene_lod_lane *ll = &lod->lanes[l];
+        if (lane->nspans) {
+            ll->span_max_t1 = malloc(lane->nspans * sizeof *ll->span_max_t1);
+            if (!ll->span_max_t1) goto oom;
+            lod->bytes += lane->nspans * sizeof *ll->span_max_t1;
+            sim_ns mx = 0;
+            for (size_t i = 0; i < lane->nspans; i++) {
+                if (lane->spans[i].t1 > mx) mx = lane->spans[i].t1;
+                ll->span_max_t1[i] = mx;
+            }
+        }
+        if (lane->nspans + lane->nmarks <= 4096) continue;
+        ll->bits = calloc(SCENE_LOD_BUCKETS, 1);
+        ll->win = calloc(SCENE_LOD_BUCKETS, sizeof *ll->win);
+        if (!ll->bits || !ll->win) goto oom;
+        lod->bytes += SCENE_LOD_BUCKETS * (1 + sizeof *ll->win);
+        for (size_t i = 0; i < lane->nspans; i++) {
+            const struct layout_span *sp = &lane->spans[i];
+            uint8_t flag = sp->kind < LAYOUT_SPAN_KIND_COUNT ? span_bit[sp->kind] : 0;
+            size_t b0 = (size_t)(sp->t0 / lod->bucket_ns), b1 = (size_t)(sp->t1 / lod->bucket_ns);
+            if (b1 > b0 && sp->t1 % lod->bucket_ns == 0) b1--; /* to the bucket before the end's */
+            for (size_t b = b0; b <= b1 && b < SCENE_LOD_BUCKETS; b++) ll->bits[b] |= flag;
+        }
+        for (size_t i = 0; i < lane->nmarks; i++) {
+            const struct layout_mark *m = &lane->marks[i];
+            int g = mark_sym(m);
+            size_t b = (size_t)(m->t / lod->bucket_ns);
+            if (g == SCENE_SYM_NONE || b >= SCENE_LOD_BUCKETS) continue;
+            uint32_t cur = ll->win[b];
+            if (!cur || scene_syms[g].prio >= scene_syms[mark_sym(&lane->marks[cur - 1])].prio)
+                ll->win[b] = (uint32_t)i + 1;
+        }
+    }
+    *out = lod;
+    return 0;
+oom:
+    scene_lod_free(lod);
+    return LSIM_ENOMEM;
+}
+
+/* The cells from the buckets: each bucket in the cell where it begins. */
+static void fill_lane_lod(struct scene_ctx *c, const struct layout_lane *lane,
+                          const struct scene_lod_lane *ll, sim_ns bucket_ns) {
+    const struct scene *sc = c->sc;
+    int n = sc->axis.ncells;
+    for (int k = 0; k < n; k++) {
+        sim_ns ta = sc->t0 + (sim_ns)k * sc->axis.cell_ns, tb = ta + sc->axis.cell_ns;
+        if (tb > sc->t1 + 1) tb = sc->t1 + 1;
+        size_t b0 = (size_t)((ta + bucket_ns - 1) / bucket_ns), b1 = (size_t)((tb + bucket_ns - 1) / bucket_ns);
+        if (b1 > SCENE_LOD_BUCKETS) b1 = SCENE_LOD_BUCKETS;
+        for (size_t b = b0; b < b1; b++) {
+            c->bits[k] |= ll->bits[b];
+            uint32_t w = ll->win[b];
+            if (!w) continue;
+            const struct layout_mark *m = &lane->marks[w - 1];
+            int g = mark_sym(m), cur = c->win[k];
+            if (cur == SCENE_SYM_NONE || scene_syms[g].prio >= scene_syms[cur].prio) {
+                c->win[k] = (uint8_t)g;
+                c->winst[k] = (uint8_t)(m->kind == LAYOUT_MARK_WRITE_OK && m->stale
+                                            ? SCENE_ST_STALE_WRITE : scene_syms[g].style);
+                c->winm[k] = w - 1;
+            }
+        }
+    }
+}
+
 /* The lane's cells: interval fills, then the instant that wins each cell
  * (a later instant of equal or higher priority replaces an earlier one). */
-static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane) {
+static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
     const struct scene *sc = c->sc;
+    const struct scene_lod *lod = c->v->lod && c->v->lod->ly == c->ly ? c->v->lod : NULL;
+    const struct scene_lod_lane *ll = lod ? &lod->lanes[lane_idx] : NULL;
     int n = sc->axis.ncells;
     memset(c->bits, 0, (size_t)n);
     memset(c->win, SCENE_SYM_NONE, (size_t)n);
-    for (size_t i = 0; i < lane->nspans; i++) {
+    /* zoomed far out on a linear axis: cells from the buckets */
+    int by_buckets = ll && ll->bits && !sc->ngaps && sc->axis.cell_ns >= 4 * lod->bucket_ns;
+    if (by_buckets) fill_lane_lod(c, lane, ll, lod->bucket_ns);
+    size_t s0, s1, m0, m1;
+    span_range(c, lane, lane_idx, &s0, &s1);
+    mark_range(lane, sc->t0, sc->t1, &m0, &m1);
+    if (by_buckets) s1 = s0, m1 = m0;
+    for (size_t i = s0; i < s1; i++) {
         const struct layout_span *s = &lane->spans[i];
-        static const uint8_t bit[LAYOUT_SPAN_KIND_COUNT] = {
-            [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
-            [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
-            [LAYOUT_SPAN_LEASE] = B_LEASE,   [LAYOUT_SPAN_REPLICA] = B_LEASE,
-        };
         int c0, c1;
         if (!scene_span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
-        uint8_t flag = s->kind < LAYOUT_SPAN_KIND_COUNT ? bit[s->kind] : 0;
+        uint8_t flag = s->kind < LAYOUT_SPAN_KIND_COUNT ? span_bit[s->kind] : 0;
         for (int k = c0; k <= c1; k++) c->bits[k] |= flag;
     }
     for (int k = 0; k < n; k++) {
@@ -120,7 +267,7 @@ static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane) {
                                : (b & B_LEASE) ? SCENE_SYM_LEASE
                                : (b & B_ACQ) ? SCENE_SYM_ACQUIRING : SCENE_SYM_NONE);
     }
-    for (size_t i = 0; i < lane->nmarks; i++) {
+    for (size_t i = m0; i < m1; i++) {
         const struct layout_mark *m = &lane->marks[i];
         int g = mark_sym(m);
         int cell = scene_mark_cell(sc, m->t);
@@ -200,53 +347,108 @@ static int place_prio(const struct scene_cmd *k) {
     return scene_syms[k->sym].prio;
 }
 
-static int clear_of(const struct scene_cmd *k, size_t *order, size_t nplaced, int x, int w) {
-    for (size_t j = 0; j < nplaced; j++) {
-        const struct scene_cmd *b = &k[order[j]];
-        if (!b->minor && x < b->x + b->w + 3 && b->x < x + w + 3) return 0;
+/* Placed badges by pixel column: occ[x - base] = 1 + the placement rank of
+ * the badge covering column x (badges placed do not overlap), 0 = free. */
+struct occupancy {
+    int *occ;
+    int base, n;
+};
+
+/* Whether a badge at [x, x + w) keeps 3 px clear of every placed one: no
+ * placed column in [x - 3, x + w + 2]. */
+static int clear_of(const struct occupancy *o, int x, int w) {
+    for (int p = x - 3; p <= x + w + 2; p++) {
+        int i = p - o->base;
+        if (i >= 0 && i < o->n && o->occ[i]) return 0;
     }
     return 1;
 }
 
+static void occupy(struct occupancy *o, int x, int w, int rank) {
+    for (int p = x; p < x + w; p++) {
+        int i = p - o->base;
+        if (i >= 0 && i < o->n) o->occ[i] = rank + 1;
+    }
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Greedy placement: in order of importance (then time), a badge stays at its
  * time if it clears the badges placed so far, else it moves just left or
- * right of the one in its way (at most two badges' widths; its tick stays
- * at its time), else it is minor: a tick only. */
+ * right of one in its way (at most two badges' widths; its tick stays at its
+ * time; the nearest such place, the earlier placed neighbour on a tie), else
+ * it is minor: a tick only. The badges placed are found by pixel column, so
+ * a lane of a thousand badges costs their widths, not their pairs. */
 static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
     size_t *order = malloc(n * sizeof *order);
-    if (!order) {
+    int lo = c->sc->plot_x - c->v->char_w, hi = c->sc->plot_x + c->sc->plot_w + c->v->char_w;
+    int maxw = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k[i].w > maxw) maxw = k[i].w;
+    struct occupancy o = {NULL, 0, 0};
+    int xmin = lo, xmax = hi;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i].x < xmin) xmin = k[i].x;
+        if (k[i].x + k[i].w > xmax) xmax = k[i].x + k[i].w;
+    }
+    o.base = xmin - 8 * maxw - 8;
+    o.n = xmax - o.base + 8 * maxw + 8;
+    o.occ = calloc((size_t)o.n, sizeof *o.occ);
+    int *near = malloc((size_t)(7 * maxw + 16) * sizeof *near);
+    if (!order || !o.occ || !near) {
+        free(order);
+        free(o.occ);
+        free(near);
         c->sc->err = LSIM_ENOMEM;
         return;
     }
     for (size_t i = 0; i < n; i++) order[i] = i;
     for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n is at most the cells */
-        size_t o = order[i], j = i;
-        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[o])) {
+        size_t oi = order[i], j = i;
+        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[oi])) {
             order[j] = order[j - 1];
             j--;
         }
-        order[j] = o;
+        order[j] = oi;
     }
-    int lo = c->sc->plot_x - c->v->char_w, hi = c->sc->plot_x + c->sc->plot_w + c->v->char_w;
     for (size_t i = 0; i < n; i++) {
         struct scene_cmd *a = &k[order[i]];
-        if (clear_of(k, order, i, a->x, a->w)) continue;
+        if (clear_of(&o, a->x, a->w)) {
+            occupy(&o, a->x, a->w, (int)i);
+            continue;
+        }
+        /* the placed badges that could offer a place within 2 widths */
+        int nn = 0;
+        for (int p = a->x - 3 * a->w - 3; p <= a->x + 3 * a->w + 3; p++) {
+            int q = p - o.base, r = q >= 0 && q < o.n ? o.occ[q] : 0;
+            if (r && (nn == 0 || near[nn - 1] != r - 1)) near[nn++] = r - 1;
+        }
+        qsort(near, (size_t)nn, sizeof *near, cmp_int);
         int best = 0, found = 0;
-        for (size_t j = 0; j < i; j++) {
-            const struct scene_cmd *b = &k[order[j]];
-            if (b->minor) continue;
+        for (int t = 0; t < nn; t++) {
+            if (t > 0 && near[t] == near[t - 1]) continue;
+            const struct scene_cmd *b = &k[order[near[t]]];
             int cand[2] = {b->x + b->w + 3, b->x - a->w - 3};
             for (int q = 0; q < 2; q++) {
                 int d = cand[q] - a->x;
                 if (abs(d) > 2 * a->w || cand[q] < lo || cand[q] + a->w > hi) continue;
-                if (!clear_of(k, order, i, cand[q], a->w)) continue;
+                if (!clear_of(&o, cand[q], a->w)) continue;
                 if (!found || abs(d) < abs(best)) best = d, found = 1;
             }
         }
-        if (found) a->x += best;
-        else a->minor = 1;
+        if (found) {
+            a->x += best;
+            occupy(&o, a->x, a->w, (int)i);
+        } else {
+            a->minor = 1;
+        }
     }
     free(order);
+    free(o.occ);
+    free(near);
 }
 
 /* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
@@ -287,7 +489,9 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
     char buf[64];
     uint8_t saved = c->layer;
     c->layer = SCENE_LAYER_EXTRA;
-    for (size_t i = 0; i < lane->nspans; i++) {
+    size_t s0, s1;
+    span_range(c, lane, lane_idx, &s0, &s1);
+    for (size_t i = s0; i < s1; i++) {
         const struct layout_span *s = &lane->spans[i];
         int c0, c1;
         if (!scene_span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
@@ -296,8 +500,10 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
             /* the TTL as this server counts it: full at the grant and at each
              * renewal, shrinking to nothing at the expiry */
             sim_ns from = s->t0, ttl = s->validity_ns;
-            for (size_t j = 0; j <= lane->nmarks; j++) {
-                const struct layout_mark *m = j < lane->nmarks ? &lane->marks[j] : NULL;
+            size_t j0, j1; /* the lane's marks within the lease */
+            mark_range(lane, s->t0, s->t1, &j0, &j1);
+            for (size_t j = j0; j <= j1; j++) {
+                const struct layout_mark *m = j < j1 ? &lane->marks[j] : NULL;
                 if (m && (m->kind != LAYOUT_MARK_RENEW || m->peer != s->peer || m->t <= from ||
                           m->t >= s->t1))
                     continue;
@@ -439,7 +645,7 @@ static void emit_clock(struct scene_ctx *c, const struct layout_lane *lane, int 
 void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
     const struct scene_view *v = c->v;
     int y = c->y;
-    fill_lane(c, lane);
+    fill_lane(c, lane, lane_idx);
     scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, lane->name,
            strnlen(lane->name, sizeof lane->name), SCENE_ST_LABEL);
     if (v->lane_h > 1) {
@@ -472,6 +678,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
     c->layer = SCENE_LAYER_EXTRA;
     for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
+        if (m->t0 > sc->t1) break; /* in order of sending: the rest start later */
         if (m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes) continue;
         if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
         int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1), drop = m->fate == 1;

@@ -590,6 +590,81 @@ static void test_scene_clock_replica_drop(void **state) {
     trace_close(&tr);
 }
 
+/* The level-of-detail index: 5000 turns of A (acquire, 4 ms inside, release,
+ * 1 ms out) over 25 s. Zoomed in, the scene with the index is the scene
+ * without it, command for command (binary search to the window); zoomed
+ * out, every cell comes from the buckets and shows what the events show: A
+ * in the critical section throughout, an acquire winning every column. */
+static void test_scene_lod(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene a, b;
+    struct scene_view v;
+    struct scene_lod *lod = NULL;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 25 * S, NULL);
+    for (int i = 0; i < 5000; i++) {
+        sim_ns t = (sim_ns)i * 5 * MS;
+        ev(&tr, t, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+        ev(&tr, t, TRACE_ACQUIRED, A, NO, (uint64_t)i + 1, (uint32_t)i + 1, 0, 0, NULL);
+        ev(&tr, t + 4 * MS, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    }
+    ev(&tr, 25 * S, TRACE_RUN_END, NO, NO, 0, 0, 15000, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    assert_int_equal(scene_lod_build(&lod, &ly), 0);
+    assert_true(scene_lod_bytes(lod) >= SCENE_LOD_BUCKETS * 5); /* A's lane has buckets */
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    v.flags &= ~(unsigned)SCENE_F_LEGEND;
+    /* Zoomed in: 100 ms from 10 s, the same commands either way. */
+    v.t0 = 10 * S;
+    v.t1 = 10 * S + 100 * MS;
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.lod = lod;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_int_equal(a.ncmd, b.ncmd);
+    for (size_t i = 0; i < a.ncmd; i++) {
+        assert_int_equal(a.cmd[i].type, b.cmd[i].type);
+        assert_int_equal(a.cmd[i].x, b.cmd[i].x);
+        assert_int_equal(a.cmd[i].w, b.cmd[i].w);
+        assert_int_equal(a.cmd[i].sym, b.cmd[i].sym);
+        assert_int_equal(a.cmd[i].seq, b.cmd[i].seq);
+    }
+    assert_non_null(sym(&b, SCENE_SYM_ACQUIRED, A));
+    scene_close(&a);
+    scene_close(&b);
+    /* Zoomed out: the whole run; 25 s / 1100 columns is about 60 buckets a column. */
+    v.t0 = 0;
+    v.t1 = 25 * S;
+    v.lod = NULL;
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.lod = lod;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_true(b.axis.cell_ns >= 4 * (25 * S / SCENE_LOD_BUCKETS));
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < a.ncmd; i++) na += a.cmd[i].type == SCENE_CMD_SYM && a.cmd[i].lane == A;
+    for (size_t i = 0; i < b.ncmd; i++) {
+        const struct scene_cmd *k = &b.cmd[i];
+        if (k->type != SCENE_CMD_SYM || k->lane != A) continue;
+        nb++;
+        assert_int_equal(k->sym, SCENE_SYM_ACQUIRED);
+    }
+    assert_int_equal(na, nb);
+    assert_true(nb >= (size_t)b.axis.ncells - 1);
+    const struct scene_cmd *ra = cmd(&a, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1),
+                           *rb = cmd(&b, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1);
+    assert_int_equal(ra->x, rb->x);
+    assert_int_equal(ra->w, rb->w);
+    assert_null(cmd(&b, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 2)); /* one run of cells */
+    scene_close(&a);
+    scene_close(&b);
+    scene_lod_free(lod);
+    scene_lod_free(NULL);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -600,6 +675,7 @@ int main(void) {
         cmocka_unit_test(test_scene_hide_and_errors),
         cmocka_unit_test(test_svg_faults),
         cmocka_unit_test(test_scene_clock_replica_drop),
+        cmocka_unit_test(test_scene_lod),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }
