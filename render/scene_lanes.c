@@ -454,12 +454,14 @@ static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
 /* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
  * last commands added before its detail). */
 static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
+    int edge = 0; /* the right edge of the rightmost badge met */
     for (size_t i = sc->ncmd; i-- > 0;) {
         const struct scene_cmd *k = &sc->cmd[i];
         if (k->lane != lane_idx) break;
-        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w) return 1;
+        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w && k->x + k->w > edge)
+            edge = k->x + k->w;
     }
-    return 0;
+    return edge;
 }
 
 /* One piece of a lease's TTL bar, [from, to], counting down ttl from from. */
@@ -529,8 +531,12 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
         /* after the badge that opens the span */
         int len = (int)strlen(buf), skip = v->char_w + 12;
         if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
-        if (covers_badge(sc, lane_idx, x + skip - 4, x + skip + len * v->char_w + 4)) continue;
-        struct scene_cmd *k = scene_text_n(c, x + skip, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
+        /* after the badges in its way (a promotion, a refused release), if
+         * it still fits in the span */
+        int tx = x + skip, tw = len * v->char_w, edge, tries = 0;
+        while ((edge = covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) != 0 && tries++ < 4) tx = edge + 8;
+        if (edge || tx + tw + skip > x + w) continue;
+        struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
                                      (size_t)len, s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING
                                                                                   : SCENE_ST_LABEL);
         if (k) k->lane = lane_idx;
@@ -676,6 +682,13 @@ void scene_emit_arrows(struct scene_ctx *c) {
     int shown = 0;
     uint8_t saved = c->layer;
     c->layer = SCENE_LAYER_EXTRA;
+    /* per sender: the x just after its last dropped arrow, so that a fan of
+     * drops at once (a request to five servers, all lost) is one arrow */
+    int *drop_end = calloc(ly->nlanes > 0 ? (size_t)ly->nlanes : 1, sizeof *drop_end);
+    if (!drop_end) {
+        sc->err = LSIM_ENOMEM;
+        return;
+    }
     for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
         if (m->t0 > sc->t1) break; /* in order of sending: the rest start later */
@@ -687,6 +700,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
         if (drop && ly->lanes[m->from].kind == TRACE_NODE_SERVER && ly->lanes[m->to].kind == TRACE_NODE_SERVER)
             continue;
         if (!drop && x1 - x0 < 2 * v->char_w) continue;
+        if (drop && drop_end[m->from] && x0 < drop_end[m->from]) continue;
         if (drop && x1 - x0 < 2 * v->char_w) { /* lost at once: a short stub, still a cross */
             x1 = x0 + 2 * v->char_w;
             if (x1 > sc->plot_x + sc->plot_w) x1 = sc->plot_x + sc->plot_w;
@@ -700,7 +714,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
         }
         if (drop) yb = ya + (yb - ya) / 2;
         struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, drop ? SCENE_ST_DROP : SCENE_ST_MESSAGE, x0, ya, 0, 0);
-        if (!k) return;
+        if (!k) break;
         k->x2 = x1;
         k->y2 = yb;
         k->t0 = m->t0;
@@ -722,6 +736,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
         shown++;
         if (drop) {
             c->used_extra[SCENE_USED_DROP - SCENE_USED_CLOCK] = 1;
+            drop_end[m->from] = x0 + 2 * v->char_w;
             continue;
         }
         /* a long flight gets its length written beside the middle of the arrow */
@@ -780,6 +795,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
             }
         }
     }
+    free(drop_end);
     c->layer = saved;
 }
 

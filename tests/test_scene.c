@@ -455,6 +455,8 @@ static void clock_story(struct trace *tr) {
     /* t=2: B's request to S1 is lost to a partition. */
     ev(tr, 2 * S, TRACE_MSG_SEND, B, S1, 0, 0, 1, 1, NULL);
     ev(tr, 2 * S, TRACE_MSG_DROP, S1, B, 0, 0, 1, TRACE_DROP_PARTITION, NULL);
+    ev(tr, 2 * S, TRACE_MSG_SEND, B, 4, 0, 0, 2, 1, NULL); /* and to S2: one arrow for both */
+    ev(tr, 2 * S, TRACE_MSG_DROP, 4, B, 0, 0, 2, TRACE_DROP_PARTITION, NULL);
     /* t=5: S1's wall clock steps 25 s ahead; t=8: it drifts 200 ppm fast. */
     ev(tr, 5 * S, TRACE_CLOCK_STEP, S1, NO, 0, 0, 25 * S, 1, NULL);
     ev(tr, 8 * S, TRACE_CLOCK_DRIFT, S1, NO, 0, 0, 200, 0, NULL);
@@ -544,6 +546,9 @@ static void test_scene_clock_replica_drop(void **state) {
     assert_int_equal(k->x2, k->x + 2 * v.char_w);
     assert_true(k->y2 > k->y);
     assert_string_equal(k->text, "message B -> S1 sent t=2s, dropped t=2s (partition)");
+    size_t drops = 0;
+    for (size_t i = 0; i < sc.ncmd; i++) drops += sc.cmd[i].style == SCENE_ST_DROP && sc.cmd[i].text != NULL;
+    assert_int_equal(drops, 1); /* the fan of two drops at once is one arrow */
     /* The copy to the replica: from S1's grant at 0 to S2's copy at 1 s. */
     k = arrow(&sc, SCENE_ST_REPLICATION);
     assert_non_null(k);
