@@ -294,6 +294,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
         mark_add(b, n, LAYOUT_MARK_RESTART, e);
         break;
     case TRACE_CLOCK_STEP:
+        if (e->b & TRACE_CLOCK_AT_START) break; /* how the clock starts: the clock lane shows it */
         m = mark_add(b, n, LAYOUT_MARK_CLOCK_STEP, e);
         m->value = e->a;
         m->detail = e->b;
@@ -537,7 +538,7 @@ static int build_clocks(struct layout *ly, const struct trace *tr) {
         case TRACE_CLOCK_STEP:
             p = clock_point(ln, c, t, LAYOUT_CLOCK_STEP);
             p->step_ns = e->a;
-            p->which = (uint8_t)e->b;
+            p->which = (uint8_t)e->b; /* with TRACE_CLOCK_AT_START: how it starts */
             if (e->b & 1) p->offset_ns += e->a; /* the wall clock jumps */
             p->seq = e->seq;
             break;

@@ -103,8 +103,9 @@ struct layout_mark {
 
 /* A node's wall clock against true time, piecewise linear: from t on (to
  * the next point) it reads true time + offset_ns + (t' - t) * ppm / 10^6.
- * A lane's first point is at 0 with offset 0 (the trace does not carry the
- * scenario's `clock` header lines; see docs/trace-format.md). */
+ * A lane's first point is at 0 with offset 0; a scenario's `clock` header
+ * line follows at 0, as a STEP with which & TRACE_CLOCK_AT_START (the
+ * offset it starts with) and a DRIFT. */
 enum layout_clock_kind {
     LAYOUT_CLOCK_START,    /* t = 0: offset 0, rate 0 */
     LAYOUT_CLOCK_STEP,     /* the clock jumped by step_ns (TRACE_CLOCK_STEP) */

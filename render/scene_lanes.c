@@ -622,7 +622,14 @@ static void emit_clock(struct scene_ctx *c, const struct layout_lane *lane, int 
             l->seq = (int32_t)p->seq;
         }
         char buf[96], d[32], over[32];
-        if (p->kind == LAYOUT_CLOCK_STEP) {
+        if (p->kind == LAYOUT_CLOCK_STEP && (p->which & TRACE_CLOCK_AT_START)) {
+            signed_time(d, sizeof d, p->step_ns);
+            const struct layout_clock *q = i + 1 < n ? &lane->clock[i + 1] : NULL;
+            if (q && q->t == p->t && q->kind == LAYOUT_CLOCK_DRIFT) /* the same `clock` line */
+                snprintf(buf, sizeof buf, "starts %s, drift %+lldppm", d, (long long)q->value);
+            else
+                snprintf(buf, sizeof buf, "starts %s", d);
+        } else if (p->kind == LAYOUT_CLOCK_STEP) {
             signed_time(d, sizeof d, p->step_ns);
             snprintf(buf, sizeof buf, "%s%s", d, p->which == 2 ? " mono" : p->which == 3 ? " both" : "");
         } else if (p->kind == LAYOUT_CLOCK_DRIFT) {

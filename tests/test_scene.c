@@ -471,11 +471,12 @@ static const struct scene_cmd *arrow(const struct scene *sc, int style) {
     return NULL;
 }
 
-/* The first LINE command of a style in a lane with x == x2 (vertical), or NULL. */
+/* The first LINE command of a style in a lane going up or down (x == x2), or NULL. */
 static const struct scene_cmd *vline(const struct scene *sc, int style, int lane) {
     for (size_t i = 0; i < sc->ncmd; i++) {
         const struct scene_cmd *k = &sc->cmd[i];
-        if (k->type == SCENE_CMD_LINE && k->style == style && k->lane == lane && k->x == k->x2)
+        if (k->type == SCENE_CMD_LINE && k->style == style && k->lane == lane && k->x == k->x2 &&
+            k->y != k->y2)
             return k;
     }
     return NULL;
@@ -670,6 +671,41 @@ static void test_scene_lod(void **state) {
     trace_close(&tr);
 }
 
+/* A clock that starts 3 s behind and drifts 250 ppm (a scenario's `clock`
+ * line, at t = 0 in the trace): the lane shows it from the start, labelled
+ * once, and no clock-step badge claims that it jumped. */
+static void test_scene_clock_at_start(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 10 * S, NULL);
+    ev(&tr, 0, TRACE_CLOCK_STEP, A, NO, 0, 0, -3 * S, 1 | TRACE_CLOCK_AT_START, NULL);
+    ev(&tr, 0, TRACE_CLOCK_DRIFT, A, NO, 0, 0, 250, 0, NULL);
+    ev(&tr, 1 * S, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 10 * S, TRACE_RUN_END, NO, NO, 0, 0, 5, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    assert_int_equal(ly.lanes[A].nclock, 3);
+    assert_int_equal(layout_clock_offset(&ly.lanes[A], 0), -3 * S);
+    assert_int_equal(layout_clock_offset(&ly.lanes[A], 4 * S), -3 * S + 1 * MS); /* 4 s x 250 ppm */
+    assert_int_equal(ly.lanes[A].nmarks, 0); /* no clock-step mark */
+    scene_view_pixels(&v, 1280, 0);
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    const struct scene_cmd *k = text(&sc, "starts -3s, drift +250ppm");
+    assert_non_null(k);
+    assert_int_equal(k->lane, A);
+    assert_int_equal(k->x, sc.plot_x + 4);
+    assert_null(sym(&sc, SCENE_SYM_CLOCK, A));
+    const struct scene_cmd *jump = vline(&sc, SCENE_ST_CLOCK, A);
+    assert_non_null(jump);
+    assert_true(jump->y2 > jump->y); /* behind: down from true time */
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -681,6 +717,7 @@ int main(void) {
         cmocka_unit_test(test_svg_faults),
         cmocka_unit_test(test_scene_clock_replica_drop),
         cmocka_unit_test(test_scene_lod),
+        cmocka_unit_test(test_scene_clock_at_start),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }
