@@ -40,6 +40,11 @@ RUN_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(RUN_SRC))
 GFX_SRC    := $(sort $(wildcard gfx/*.c))
 GFX_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(GFX_SRC))
 GFX_LIB    := $(BUILD)/libgfx.a
+# The same sources built position-independent as the module the binary loads
+# with dlopen only to draw (cli/gfx_mod.c), so `locksim run` and every other
+# command start without SDL's libraries.
+GFX_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(GFX_SRC))
+GFX_MOD    := $(BUILD)/locksim-gfx.so
 SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng)
 SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng)
 # Link order: later archives serve earlier ones.
@@ -97,6 +102,10 @@ $(BUILD)/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(GFX_INC) $(SDL_CFLAGS) -c -o $@ $<
 
+$(BUILD)/gfx-pic/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC $(GFX_INC) $(SDL_CFLAGS) -c -o $@ $<
+
 $(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(CLI_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -c -o $@ $<
@@ -117,9 +126,18 @@ $(GFX_LIB): $(GFX_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The binary draws (render, matrix --render, view): it links gfx and SDL.
-$(BUILD)/locksim: $(CLI_OBJ) $(GFX_LIB) $(LIBS)
-	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(GFX_LIB) $(LIBS) $(SDL_LDLIBS) $(LDLIBS)
+# The binary draws (render, matrix --render, view) through the module beside
+# it, which links SDL and finds the scene code in the binary: -rdynamic
+# exports it, and render/ and sim/ are linked whole so that what only the
+# module calls is there too.
+# (It writes PNGs with libpng, the window's screenshots too: no SDL2_image,
+# ten shared libraries fewer to load; only the tests read PNGs back with it.)
+$(GFX_MOD): $(GFX_PIC)
+	$(CC) $(CFLAGS) -shared -fPIC -o $@ $(GFX_PIC) $$(pkg-config --libs sdl2 SDL2_ttf libpng) $(LDLIBS)
+
+$(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD)
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/librun.a \
+	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive $(LDLIBS)
 
 # ---- run -------------------------------------------------------------------------
 # With a display: the window on the default scenario. Without one (CI, ssh):

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "gfx.h"
+#include "cli_gfx.h"
 #include "scenario.h"
 #include "svg.h"
 
@@ -57,11 +57,11 @@ int cli_picture_finish(struct out_file *out, int svg, const struct trace *const 
                        const struct scene_banner *banners, const struct scene_view *v) {
     char err[4400];
     int rc = svg ? svg_render_panels(out->f, trs, n, banners, v)
-                 : gfx_render_png_panels(NULL, out->f, trs, n, banners, v);
+                 : cli_gfx_render_png_panels(NULL, out->f, trs, n, banners, v);
     if (rc == LSIM_EOUTPUT) rc = 0; /* a short write: out_commit names the reason */
     if (rc) {
         out_abort(out);
-        snprintf(err, sizeof err, "%.4000s: %s", out->path, svg || !gfx_error()[0] ? lsim_strerror(rc) : gfx_error());
+        snprintf(err, sizeof err, "%.4000s: %s", out->path, svg || !cli_gfx_error()[0] ? lsim_strerror(rc) : cli_gfx_error());
         return cli_fail(rc, err);
     }
     rc = out_commit(out, err, sizeof err);

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "fanout.h"
-#include "gfx.h"
+#include "cli_gfx.h"
 #include "heatmap_svg.h"
 #include "output.h"
 #include "shard.h"
@@ -206,10 +206,10 @@ static int write_heatmap(const char *path, int png, const char *input, const cha
     int rc = out_open(&o, path, &input, 1, err, sizeof err);
     if (rc) return cli_fail(rc, err);
     if (png) {
-        int g = gfx_heatmap_png(NULL, o.f, &h);
+        int g = cli_gfx_heatmap_png(NULL, o.f, &h);
         if (g && g != LSIM_EOUTPUT) { /* a short write: out_commit names the reason */
             out_abort(&o);
-            snprintf(err, sizeof err, "%.500s: %s", path, gfx_error()[0] ? gfx_error() : lsim_strerror(g));
+            snprintf(err, sizeof err, "%.500s: %s", path, cli_gfx_error()[0] ? cli_gfx_error() : lsim_strerror(g));
             return cli_fail(g, err);
         }
     } else {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "gfx.h"
+#include "cli_gfx.h"
 #include "view.h"
 
 #define VIEW_MAX 8
@@ -145,7 +145,7 @@ int cmd_view(int argc, char **argv) {
                            .shot_close = shot_close};
     struct view_opts vo = {.quiz = o.quiz, .width = (int)o.width, .height = (int)o.height,
                            .log = o.log ? stdout : NULL, .bench_frames = o.bench_frames};
-    int rc = gfx_view_run(&vh, &vo);
+    int rc = cli_gfx_view_run(&vh, &vo);
     close_set(h, 0);
     close_set(h, 1);
     free(h);
@@ -153,11 +153,11 @@ int cmd_view(int argc, char **argv) {
         fprintf(stderr,
                 "%s: %s: view needs a display (X11 or Wayland) to open its window.\n"
                 "  Draw the same timeline as a picture instead: %s render %s -o out.png\n",
-                cli_prog, gfx_error(), cli_prog, o.file);
+                cli_prog, cli_gfx_error(), cli_prog, o.file);
         return cli_exit(rc);
     }
     if (rc) {
-        const char *why = gfx_error();
+        const char *why = cli_gfx_error();
         return cli_fail(rc, why && why[0] ? why : lsim_strerror(rc));
     }
     return 0;

@@ -100,10 +100,48 @@ static TTF_Font *font_for(struct gfx_fonts *f, int px, int bold) {
     return f->font[px != PALETTE_TEXT_PX][bold != 0];
 }
 
+static void cache_flush(struct gfx_fonts *f) {
+    for (size_t i = 0; f->cache && i < GFX_TEXT_CACHE; i++)
+        if (f->cache[i].t) SDL_DestroyTexture(f->cache[i].t);
+    if (f->cache) memset(f->cache, 0, GFX_TEXT_CACHE * sizeof *f->cache);
+    f->ncache = 0;
+}
+
+/* The slot of a short text in the cache: its own, or the free one where it
+ * goes; NULL when the cache cannot be had (then the text is drawn afresh). */
+static struct gfx_text_tex *cache_slot(struct gfx_fonts *f, SDL_Renderer *r, const char *s, size_t len,
+                                       int title, int bold, struct palette_rgb c) {
+    if (len == 0 || len >= sizeof f->cache[0].s) return NULL;
+    if (!f->cache && !(f->cache = calloc(GFX_TEXT_CACHE, sizeof *f->cache))) return NULL;
+    if (f->cache_r != r || f->ncache >= GFX_TEXT_CACHE / 4 * 3) { /* another renderer, or full: start over */
+        cache_flush(f);
+        f->cache_r = r;
+    }
+    uint32_t h = 2166136261u; /* FNV-1a over the text and its look */
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    h = (h ^ (uint32_t)(title * 2 + bold)) * 16777619u;
+    h = (h ^ (uint32_t)(c.r << 16 | c.g << 8 | c.b)) * 16777619u;
+    for (size_t k = 0; k < GFX_TEXT_CACHE; k++) {
+        struct gfx_text_tex *e = &f->cache[(h + k) % GFX_TEXT_CACHE];
+        if (!e->s[0]) return e;
+        if (e->px_title == title && e->bold == bold && e->c.r == c.r && e->c.g == c.g && e->c.b == c.b &&
+            strcmp(e->s, s) == 0)
+            return e;
+    }
+    return NULL;
+}
+
 int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, const char *s,
                    int px, int bold, struct palette_rgb c) {
     char buf[512];
-    if (!ascii(buf, sizeof buf, s)) return 0;
+    size_t len = ascii(buf, sizeof buf, s);
+    if (!len) return 0;
+    int title = px != PALETTE_TEXT_PX;
+    struct gfx_text_tex *e = cache_slot(f, r, buf, len, title, bold != 0, c);
+    if (e && e->t) { /* drawn before: the same pixels again */
+        SDL_Rect dst = {x, y + (h - e->h) / 2, e->w, e->h};
+        return SDL_RenderCopy(r, e->t, NULL, &dst) ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderCopy", SDL_GetError()) : 0;
+    }
     SDL_Surface *ts = TTF_RenderText_Blended(font_for(f, px, bold), buf, (SDL_Color){c.r, c.g, c.b, 255});
     if (!ts) return gfx_fail(LSIM_ENOMEM, "TTF_RenderText_Blended", TTF_GetError());
     SDL_Texture *t = SDL_CreateTextureFromSurface(r, ts);
@@ -113,7 +151,18 @@ int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, co
     }
     SDL_Rect dst = {x, y + (h - ts->h) / 2, ts->w, ts->h};
     int rc = SDL_RenderCopy(r, t, NULL, &dst);
-    SDL_DestroyTexture(t);
+    if (e) { /* kept for the next time */
+        memcpy(e->s, buf, len + 1);
+        e->px_title = (uint8_t)title;
+        e->bold = (uint8_t)(bold != 0);
+        e->c = c;
+        e->t = t;
+        e->w = ts->w;
+        e->h = ts->h;
+        f->ncache++;
+    } else {
+        SDL_DestroyTexture(t);
+    }
     SDL_FreeSurface(ts);
     return rc ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderCopy", SDL_GetError()) : 0;
 }
@@ -150,6 +199,8 @@ int gfx_fonts_open(struct gfx_fonts *f) {
 }
 
 void gfx_fonts_close(struct gfx_fonts *f) {
+    cache_flush(f);
+    free(f->cache);
     for (int t = 0; t < 2; t++)
         for (int b = 0; b < 2; b++)
             if (f->font[t][b]) TTF_CloseFont(f->font[t][b]);

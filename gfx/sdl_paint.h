@@ -11,9 +11,25 @@
 #include "palette.h"
 #include "scene.h"
 
-/* The four fonts a picture uses, opened once: [title size][bold]. */
+/* A short text drawn once, kept as a texture of one renderer. */
+struct gfx_text_tex {
+    char s[32];            /* the text (printable ASCII), "" = free slot */
+    uint8_t px_title, bold;
+    struct palette_rgb c;
+    SDL_Texture *t;        /* owned */
+    int w, h;
+};
+
+/* The four fonts a picture uses, opened once: [title size][bold], and a
+ * cache of the textures of short texts (badges, labels, ticks) for the
+ * renderer that drew them last: a window repainting a scene makes no text
+ * twice. */
+#define GFX_TEXT_CACHE 16384
 struct gfx_fonts {
     TTF_Font *font[2][2]; /* owned; close with gfx_fonts_close */
+    struct gfx_text_tex *cache; /* owned, GFX_TEXT_CACHE slots (open addressing) or NULL */
+    size_t ncache;             /* slots in use */
+    SDL_Renderer *cache_r;     /* the renderer the textures belong to (borrowed) */
 };
 
 /* Open the DejaVu fonts (TTF_Init must have been called). Returns 0,
@@ -21,7 +37,8 @@ struct gfx_fonts {
  * package) or LSIM_EINTERNAL. On error the fonts opened so far stay in *f
  * and gfx_fonts_close still frees them. */
 int gfx_fonts_open(struct gfx_fonts *f);
-/* Close every font of *f (also a zeroed one) and zero it. */
+/* Close every font of *f (also a zeroed one), destroy its cached textures
+ * (before their renderer is destroyed) and zero it. */
 void gfx_fonts_close(struct gfx_fonts *f);
 
 /* Paint scene sc (borrowed), built in view v, on r with fonts f (both
@@ -44,9 +61,10 @@ int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, co
 /* The width in pixels s would take in that font (0 on error). */
 int gfx_text_width(struct gfx_fonts *f, const char *s, int px, int bold);
 
-/* A 32-bit surface's pixels as an 8-bit RGB PNG on f (gfx/png.c: no time
- * stamp, so the bytes depend on the pixels only). name is for messages.
- * Returns 0 or LSIM_EOUTPUT / LSIM_ENOMEM. */
+/* Write a 32-bit surface (XRGB8888 or ARGB8888, alpha dropped) to f as an
+ * RGB PNG with libpng (gfx/png.c): the picture's writer, also the window's
+ * screenshot, so the module needs no SDL2_image. name is for messages.
+ * Returns 0, LSIM_ENOMEM or LSIM_EOUTPUT (gfx_error() says why). */
 int gfx_save_png(SDL_Surface *surf, FILE *f, const char *name);
 
 /* Record why a call failed, for gfx_error() (gfx.h); returns code.

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <SDL.h>
-#include <SDL_image.h>
 #include <SDL_ttf.h>
 
 #include "error.h"
@@ -43,6 +42,7 @@ struct view {
     struct gfx_fonts fonts;
     struct view_load ld;     /* the current load (borrowed from the host) */
     struct layout *lys;      /* owned, ld.n layouts */
+    struct scene_lod **lods; /* owned, ld.n: each layout's index (binary search, buckets) */
     struct scene *scs;       /* owned, ld.n scenes, stacked */
     struct scene_view sv;    /* the view they were built in */
     unsigned sv_flags;       /* scene_view_pixels' flags */
@@ -83,15 +83,19 @@ static void free_scenes(struct view *w) {
     w->nsc = 0;
 }
 
-static void free_layouts(struct view *w, struct layout *lys, size_t n) {
+static void free_layouts(struct view *w, struct layout *lys, struct scene_lod **lods, size_t n) {
     (void)w;
+    for (size_t i = 0; lods && i < n; i++) scene_lod_free(lods[i]);
+    free(lods);
     for (size_t i = 0; lys && i < n; i++) layout_close(&lys[i]);
     free(lys);
 }
 
-/* The label column every panel shares (as scene_build_panels does). */
-static int label_chars(const struct view *w) {
-    int lw = 0;
+/* The label column every panel shares (as scene_build_panels does): at
+ * least scene_view_pixels' own, so that the first tick's label clears
+ * "time" however short the lane names are. */
+static int label_chars(const struct view *w, int at_least) {
+    int lw = at_least;
     for (size_t i = 0; i < w->ld.n; i++) {
         const struct layout *ly = &w->lys[i];
         for (int l = 0; l < ly->nlanes; l++) {
@@ -113,15 +117,22 @@ static int build_scenes(struct view *w) {
     scene_view_pixels(&v, w->w, 0);
     v.compressed = 0; /* the cursor, hover, scrub and zoom map pixels to time linearly */
     w->sv_flags = v.flags;
-    v.label_chars = label_chars(w);
+    v.label_chars = label_chars(w, v.label_chars);
     v.t0 = w->vs.t0;
     v.t1 = w->vs.t1;
     v.cell_w = viewstate_cell_w(v.t1 - v.t0, w->w - 2 * v.margin - (v.label_chars + 1) * v.char_w);
     int y = 0;
+    unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
+    memset(used, 0, sizeof used);
     for (size_t i = 0; i < w->ld.n; i++) {
         v.flags = w->sv_flags & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        v.also_used = i + 1 == w->ld.n ? used : NULL;
+        v.lod = w->lods ? w->lods[i] : NULL;
         int rc = scene_build(&w->scs[i], &w->lys[i], &v, w->ld.banners ? &w->ld.banners[i] : NULL, y);
+        v.also_used = NULL;
+        v.lod = NULL;
         if (rc) return fail(rc, "scene_build", lsim_strerror(rc));
+        for (int g = 0; g < SCENE_USED_N; g++) used[g] |= w->scs[i].used[g];
         y = w->scs[i].height - v.margin;
     }
     w->content_h = y + v.margin;
@@ -170,20 +181,26 @@ static void file_stamp(const char *path, struct timespec *t, off_t *size) {
 /* Layouts of a new load; the old ones are freed only when all are built. */
 static int take_load(struct view *w, const struct view_load *ld, int first) {
     struct layout *lys = calloc(ld->n ? ld->n : 1, sizeof *lys);
-    if (!lys) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    struct scene_lod **lods = calloc(ld->n ? ld->n : 1, sizeof *lods);
+    if (!lys || !lods) {
+        free(lys);
+        free(lods);
+        return fail(LSIM_ENOMEM, "out of memory", NULL);
+    }
     for (size_t i = 0; i < ld->n; i++)
-        if (layout_build(&lys[i], ld->trs[i]) != 0) {
-            free_layouts(w, lys, ld->n);
+        if (layout_build(&lys[i], ld->trs[i]) != 0 || scene_lod_build(&lods[i], &lys[i]) != 0) {
+            free_layouts(w, lys, lods, ld->n);
             return fail(LSIM_ENOMEM, "out of memory", NULL);
         }
     int rc = first ? viewstate_init(&w->vs, ld->trs, ld->n, w->o->quiz)
                    : viewstate_reload(&w->vs, ld->trs, ld->n);
     if (rc) {
-        free_layouts(w, lys, ld->n);
+        free_layouts(w, lys, lods, ld->n);
         return fail(rc, "out of memory", NULL);
     }
-    free_layouts(w, w->lys, w->ld.n);
+    free_layouts(w, w->lys, w->lods, w->ld.n);
     w->lys = lys;
+    w->lods = lods;
     w->ld = *ld;
     w->scene_dirty = 1;
     w->narr_cur = -2;
@@ -253,9 +270,8 @@ static void screenshot(struct view *w) {
     FILE *f = NULL;
     if (!rc) rc = w->host->shot_open(w->host->ctx, path, &f, err, sizeof err);
     if (!rc) {
-        SDL_RWops *rw = SDL_RWFromFP(f, SDL_FALSE);
-        int ok = rw && IMG_SavePNG_RW(s, rw, 1) == 0;
-        if (!ok) snprintf(err, sizeof err, "cannot write %.400s: %.150s", path, IMG_GetError());
+        int ok = gfx_save_png(s, f, path) == 0;
+        if (!ok) snprintf(err, sizeof err, "cannot write %.400s: %.150s", path, gfx_error());
         int crc = w->host->shot_close(w->host->ctx, ok, ok ? err : NULL, sizeof err);
         rc = ok ? crc : LSIM_EOUTPUT;
     }
@@ -682,6 +698,27 @@ static int bench(struct view *w, int frames) {
         if (d > worst) worst = d;
     }
     double rebuilt = (now_s() - t0) / frames;
+    /* zoomed in: a thousandth of the run, panned a little each frame */
+    double tz = now_s(), zworst = 0, z_scene = 0;
+    for (int i = 0; i < frames; i++) {
+        double a = now_s();
+        viewstate_fit(&w->vs);
+        sim_ns len = (w->vs.t1 - w->vs.t0) / 1000 + 1, mid = w->vs.t0 + (w->vs.t1 - w->vs.t0) / 2 + i;
+        w->vs.t0 = mid;
+        w->vs.t1 = mid + len;
+        int rc = build_scenes(w);
+        double b = now_s();
+        if (!rc) rc = paint_texture(w);
+        if (!rc) rc = draw(w, 0);
+        if (rc) return rc;
+        z_scene += b - a;
+        double d = now_s() - a;
+        if (d > zworst) zworst = d;
+    }
+    double zoomed = (now_s() - tz) / frames;
+    size_t zcmds = w->nsc ? w->scs[0].ncmd : 0, lod_bytes = 0;
+    for (size_t p = 0; w->lods && p < w->ld.n; p++) lod_bytes += scene_lod_bytes(w->lods[p]);
+    viewstate_fit(&w->vs);
     double t1 = now_s();
     for (int i = 0; i < frames; i++) {
         viewstate_step(&w->vs, 1);
@@ -701,16 +738,20 @@ static int bench(struct view *w, int frames) {
     printf("view bench: %zu events, %dx%d, %zu scene commands\n"
            "  frame with a new window (zoom/pan): %.2f ms (worst %.2f): scene_build %.2f ms, "
            "painting the scene %.2f ms\n"
+           "  frame zoomed in to a thousandth of the run (%zu commands): %.2f ms (worst %.2f): "
+           "scene_build %.2f ms\n"
            "  frame with a cursor step (narration replayed): %.2f ms\n"
-           "  frame with nothing new (texture + overlays): %.2f ms\n",
+           "  frame with nothing new (texture + overlays): %.2f ms\n"
+           "  level-of-detail index: %.1f MB\n",
            events, w->w, w->h, w->nsc ? w->scs[0].ncmd : 0, rebuilt * 1e3, worst * 1e3,
-           t_scene / frames * 1e3, t_paint / frames * 1e3, overlay * 1e3, idle * 1e3);
+           t_scene / frames * 1e3, t_paint / frames * 1e3, zcmds, zoomed * 1e3, zworst * 1e3,
+           z_scene / frames * 1e3, overlay * 1e3, idle * 1e3, (double)lod_bytes / 1e6);
     return 0;
 }
 
 static void close_view(struct view *w) {
     free_scenes(w);
-    free_layouts(w, w->lys, w->ld.n);
+    free_layouts(w, w->lys, w->lods, w->ld.n);
     viewstate_close(&w->vs);
     gfx_fonts_close(&w->fonts);
     if (w->tex) SDL_DestroyTexture(w->tex);

@@ -26,7 +26,7 @@ struct builder {
 static const char *const span_names[LAYOUT_SPAN_KIND_COUNT] = {
     [LAYOUT_SPAN_ACQUIRING] = "acquiring", [LAYOUT_SPAN_HOLDING] = "holding",
     [LAYOUT_SPAN_PAUSED] = "paused",       [LAYOUT_SPAN_CRASHED] = "crashed",
-    [LAYOUT_SPAN_LEASE] = "lease",
+    [LAYOUT_SPAN_LEASE] = "lease",         [LAYOUT_SPAN_REPLICA] = "replica",
 };
 
 static const char *const mark_names[LAYOUT_MARK_KIND_COUNT] = {
@@ -48,6 +48,8 @@ static const char *const mark_names[LAYOUT_MARK_KIND_COUNT] = {
     [LAYOUT_MARK_RESTART] = "restart",
     [LAYOUT_MARK_WRITE_SKIPPED] = "write-skipped",
     [LAYOUT_MARK_CONTROL] = "control",
+    [LAYOUT_MARK_REPL_COPY] = "replica-copy",
+    [LAYOUT_MARK_REPL_DROP] = "replica-drop",
 };
 
 const char *layout_span_name(int kind) {
@@ -73,8 +75,22 @@ static void count_event(const struct trace_event *e, size_t *spans, size_t *mark
     case TRACE_READ: case TRACE_WRITE: case TRACE_CLOCK_STEP: case TRACE_RESTART:
     case TRACE_WRITE_SKIPPED: case TRACE_CONTROL:
         *marks += 1; break;
+    case TRACE_SRV_NOTE: /* a replica's copy: a span and a mark */
+        *spans += 1; *marks += 1; break;
     default: break;
     }
+}
+
+/* What a server's note says about replication, from the notes of
+ * sim/algo/kv.c (a = owner, b = token): 1 a grant copied, 2 a release or
+ * expiry copied, 3 a lock dropped on promotion; 0 none of these. */
+static int repl_note(const struct trace_event *e) {
+    static const char *const says[3] = {"replica: copies a grant", "replica: copies a release",
+                                        "replica: drops a lock"};
+    if (e->kind != TRACE_SRV_NOTE || !e->text) return 0;
+    for (int k = 0; k < 3; k++)
+        if (strncmp(e->text, says[k], strlen(says[k])) == 0) return k + 1;
+    return 0;
 }
 
 static sim_ns clamp_t(const struct layout *ly, sim_ns t) {
@@ -278,6 +294,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
         mark_add(b, n, LAYOUT_MARK_RESTART, e);
         break;
     case TRACE_CLOCK_STEP:
+        if (e->b & TRACE_CLOCK_AT_START) break; /* how the clock starts: the clock lane shows it */
         m = mark_add(b, n, LAYOUT_MARK_CLOCK_STEP, e);
         m->value = e->a;
         m->detail = e->b;
@@ -326,6 +343,25 @@ static void apply(struct builder *b, const struct trace_event *e) {
     case TRACE_CONTROL:
         mark_add(b, n, LAYOUT_MARK_CONTROL, e)->detail = e->a;
         break;
+    case TRACE_SRV_NOTE: {
+        int what = repl_note(e);
+        int owner = e->a >= 0 && e->a < ly->nlanes ? (int)e->a : -1;
+        if (!what) break;
+        i = lease_take(b, n, 0, owner);
+        span_close(b, n, &i, e->t, what == 1 ? LAYOUT_END_REPLACED
+                                   : what == 2 ? LAYOUT_END_RELEASE : LAYOUT_END_DELETED_BY_OTHER);
+        if (what == 1) {
+            i = span_open(b, n, LAYOUT_SPAN_REPLICA, e->t);
+            ly->lanes[n].spans[i].peer = owner;
+            ly->lanes[n].spans[i].token = (uint64_t)e->b;
+            lease_push(b, n, i);
+        }
+        m = mark_add(b, n, what == 1 ? LAYOUT_MARK_REPL_COPY : LAYOUT_MARK_REPL_DROP, e);
+        m->peer = owner;
+        m->token = (uint64_t)e->b;
+        m->detail = what == 3;
+        break;
+    }
     case TRACE_READ:
         mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a;
         break;
@@ -353,6 +389,7 @@ void layout_close(struct layout *ly) {
     free(ly->doubles);
     free(ly->span_mem);
     free(ly->mark_mem);
+    free(ly->clock_mem);
     memset(ly, 0, sizeof *ly);
 }
 
@@ -392,6 +429,138 @@ static int build_messages(struct layout *ly, const struct trace *tr) {
         }
     }
     free(idx);
+    return 0;
+}
+
+/* (dt * ppm) / 10^6 without overflow for any run length and rate. */
+static sim_ns ppm_of(sim_ns dt, int64_t ppm) {
+    return dt / 1000000 * ppm + dt % 1000000 * ppm / 1000000;
+}
+
+sim_ns layout_clock_offset(const struct layout_lane *ln, sim_ns t) {
+    const struct layout_clock *p = NULL;
+    size_t lo = 0, hi = ln->nclock; /* the last point at or before t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ln->clock[mid].t <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return 0;
+    p = &ln->clock[lo - 1];
+    return p->offset_ns + ppm_of(t - p->t, p->ppm);
+}
+
+/* The slew's rate, as the engine computes it (sim/engine_fault.c): delta /
+ * dur in ppm, capped at twice CLOCK_PPM_MAX; the wall clock's whole rate is
+ * then capped at CLOCK_PPM_MAX (500000). */
+static int64_t slew_rate(sim_ns delta, sim_ns dur) {
+    if (dur <= 0) return 0;
+    if (delta / dur != 0) return delta > 0 ? 1000000 : -1000000;
+    int64_t r = delta < 0 ? -delta : delta, q = 0;
+    for (int digit = 0; digit < 6; digit++) {
+        r *= 10;
+        q = q * 10 + r / dur;
+        r %= dur;
+    }
+    return delta < 0 ? -q : q;
+}
+
+static int64_t cap_ppm(int64_t ppm) { return ppm > 500000 ? 500000 : ppm < -500000 ? -500000 : ppm; }
+
+/* Per node while the clocks are built. */
+struct clock_state {
+    int64_t base, slew;    /* drift and slew ppm */
+    sim_ns slew_end;       /* when the slew ends, or -1 */
+};
+
+static struct layout_clock *clock_point(struct layout_lane *ln, struct clock_state *cs, sim_ns t,
+                                        int kind) {
+    struct layout_clock *p = &ln->clock[ln->nclock];
+    sim_ns off = layout_clock_offset(ln, t);
+    memset(p, 0, sizeof *p);
+    p->t = t;
+    p->kind = (uint8_t)kind;
+    p->offset_ns = off;
+    p->ppm = cap_ppm(cs->base + cs->slew);
+    ln->nclock++;
+    return p;
+}
+
+/* Each node's clock from its clock events: a START point, then one point per
+ * step, drift and slew, and one where each slew ends. */
+static int build_clocks(struct layout *ly, const struct trace *tr) {
+    size_t *cnt = calloc(ly->nlanes > 0 ? (size_t)ly->nlanes : 1, sizeof *cnt), total = 0;
+    if (!cnt) return -1;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        if (e->node < 0 || e->node >= ly->nlanes) continue;
+        if (e->kind == TRACE_CLOCK_STEP || e->kind == TRACE_CLOCK_DRIFT) cnt[e->node] += 1;
+        if (e->kind == TRACE_CLOCK_SLEW) cnt[e->node] += 2;
+    }
+    for (int l = 0; l < ly->nlanes; l++) total += cnt[l] ? cnt[l] + 1 : 0;
+    if (!total) {
+        free(cnt);
+        return 0;
+    }
+    struct clock_state *cs = calloc((size_t)ly->nlanes, sizeof *cs);
+    ly->clock_mem = malloc(total * sizeof *ly->clock_mem);
+    if (!cs || !ly->clock_mem) {
+        free(cnt);
+        free(cs);
+        return -1;
+    }
+    size_t at = 0;
+    for (int l = 0; l < ly->nlanes; l++) {
+        struct layout_lane *ln = &ly->lanes[l];
+        cs[l].slew_end = -1;
+        if (!cnt[l]) continue;
+        ln->clock = ly->clock_mem + at;
+        at += cnt[l] + 1;
+        clock_point(ln, &cs[l], 0, LAYOUT_CLOCK_START);
+    }
+    for (size_t i = 0; i <= tr->len; i++) {
+        const struct trace_event *e = i < tr->len ? &tr->ev[i] : NULL;
+        sim_ns t = e ? clamp_t(ly, e->t) : ly->t_end;
+        int l0 = e ? e->node : 0, l1 = e ? e->node + 1 : ly->nlanes;
+        if (l0 < 0 || l1 > ly->nlanes) l0 = l1 = 0;
+        for (int l = l0; l < l1; l++) { /* the node's slew, if it ended by now */
+            if (cs[l].slew_end < 0 || cs[l].slew_end > t || !cnt[l]) continue;
+            sim_ns end = cs[l].slew_end;
+            cs[l].slew = 0;
+            cs[l].slew_end = -1;
+            clock_point(&ly->lanes[l], &cs[l], end, LAYOUT_CLOCK_SLEW_END);
+        }
+        if (!e || e->node < 0 || e->node >= ly->nlanes || !cnt[e->node]) continue;
+        struct layout_lane *ln = &ly->lanes[e->node];
+        struct clock_state *c = &cs[e->node];
+        struct layout_clock *p;
+        switch (e->kind) {
+        case TRACE_CLOCK_STEP:
+            p = clock_point(ln, c, t, LAYOUT_CLOCK_STEP);
+            p->step_ns = e->a;
+            p->which = (uint8_t)e->b; /* with TRACE_CLOCK_AT_START: how it starts */
+            if (e->b & 1) p->offset_ns += e->a; /* the wall clock jumps */
+            p->seq = e->seq;
+            break;
+        case TRACE_CLOCK_DRIFT:
+            c->base = e->a;
+            p = clock_point(ln, c, t, LAYOUT_CLOCK_DRIFT);
+            p->value = e->a;
+            p->seq = e->seq;
+            break;
+        case TRACE_CLOCK_SLEW:
+            c->slew = slew_rate(e->a, e->b);
+            c->slew_end = e->b > 0 && t + e->b <= ly->t_end ? t + e->b : -1;
+            p = clock_point(ln, c, t, LAYOUT_CLOCK_SLEW);
+            p->value = e->a;
+            p->over_ns = e->b;
+            p->seq = e->seq;
+            break;
+        default: break;
+        }
+    }
+    free(cnt);
+    free(cs);
     return 0;
 }
 
@@ -468,6 +637,7 @@ int layout_build(struct layout *out, const struct trace *tr) {
     for (size_t i = 0; i < ly->ndoubles; i++)
         if (ly->doubles[i].open) ly->doubles[i].t1 = ly->t_end;
     if (build_messages(ly, tr) != 0) goto oom;
+    if (build_clocks(ly, tr) != 0) goto oom;
 
     free(nspan);
     free(nmark);

@@ -23,6 +23,9 @@ enum layout_span_kind {
     LAYOUT_SPAN_LEASE,     /* server: a lease valid as this server sees it,
                               SRV_GRANT .. SRV_EXPIRE / SRV_DELETE / server crash;
                               peer = owner client, token = the grant's token */
+    LAYOUT_SPAN_REPLICA,   /* server: a lock a replica copied from its primary,
+                              copy .. copied release / drop / crash; peer = owner,
+                              token = the copy's token (SRV_NOTE "replica: ...") */
     LAYOUT_SPAN_KIND_COUNT
 };
 
@@ -75,6 +78,10 @@ enum layout_mark_kind {
     LAYOUT_MARK_WRITE_SKIPPED, /* client did not send a write: detail = enum trace_skip,
                                   token = its token */
     LAYOUT_MARK_CONTROL,       /* operator action on a server: detail = enum lock_control */
+    LAYOUT_MARK_REPL_COPY,     /* replica copied a grant: peer = owner, token */
+    LAYOUT_MARK_REPL_DROP,     /* replica copied a release or expiry (detail 0), or
+                                  dropped a lock its new primary never had (detail 1):
+                                  peer = owner, token */
     LAYOUT_MARK_KIND_COUNT
 };
 
@@ -94,6 +101,31 @@ struct layout_mark {
     int64_t detail;        /* see the kind */
 };
 
+/* A node's wall clock against true time, piecewise linear: from t on (to
+ * the next point) it reads true time + offset_ns + (t' - t) * ppm / 10^6.
+ * A lane's first point is at 0 with offset 0; a scenario's `clock` header
+ * line follows at 0, as a STEP with which & TRACE_CLOCK_AT_START (the
+ * offset it starts with) and a DRIFT. */
+enum layout_clock_kind {
+    LAYOUT_CLOCK_START,    /* t = 0: offset 0, rate 0 */
+    LAYOUT_CLOCK_STEP,     /* the clock jumped by step_ns (TRACE_CLOCK_STEP) */
+    LAYOUT_CLOCK_DRIFT,    /* a new drift: value = its ppm (TRACE_CLOCK_DRIFT) */
+    LAYOUT_CLOCK_SLEW,     /* a slew began: value = its delta ns over over_ns */
+    LAYOUT_CLOCK_SLEW_END, /* the slew is done (over_ns after it began) */
+};
+
+struct layout_clock {
+    sim_ns t;              /* true time, ns */
+    sim_ns offset_ns;      /* wall clock minus true time just after t */
+    sim_ns step_ns;        /* STEP: the jump (wall or monotonic, see which) */
+    int64_t ppm;           /* the wall clock's rate error from t on (drift + slew) */
+    int64_t value;         /* DRIFT: ppm; SLEW: delta ns */
+    sim_ns over_ns;        /* SLEW: over how long */
+    uint32_t seq;          /* the trace event (0 for START) */
+    uint8_t kind;          /* enum layout_clock_kind */
+    uint8_t which;         /* STEP: 1 wall, 2 monotonic, 3 both */
+};
+
 /* One lane per trace node; lane i shows node i, in registration order
  * (clients, lock servers, then the resource). Spans are ordered by t0 and
  * marks by t (then trace order). */
@@ -105,6 +137,9 @@ struct layout_lane {
     size_t nspans;
     struct layout_mark *marks; /* borrowed from the layout's storage */
     size_t nmarks;
+    struct layout_clock *clock;/* borrowed from the layout's storage; NULL and 0
+                                  when the node's clock never changed */
+    size_t nclock;
 };
 
 /* Two clients in the critical section at once (checker findings). */
@@ -136,6 +171,7 @@ struct layout {
     size_t ndoubles;
     struct layout_span *span_mem;  /* owned storage behind lanes[].spans */
     struct layout_mark *mark_mem;  /* owned storage behind lanes[].marks */
+    struct layout_clock *clock_mem;/* owned storage behind lanes[].clock */
 };
 
 /* Build the layout of a trace (reads tr only; the layout keeps no pointer
@@ -145,6 +181,10 @@ struct layout {
  * layout_close, which is also safe on a zeroed or failed layout. */
 int layout_build(struct layout *out, const struct trace *tr);
 void layout_close(struct layout *ly);
+
+/* The wall clock's offset from true time (reading minus true time) of a
+ * lane at true time t: just after a step at t, the stepped value. */
+sim_ns layout_clock_offset(const struct layout_lane *ln, sim_ns t);
 
 /* Short stable names ("holding", "write-rejected") for tests and debugging. */
 const char *layout_span_name(int kind);

@@ -156,6 +156,11 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         return 0;
     case TRACE_CLOCK_STEP:
         format_time_ns(d1, sizeof d1, e->a < 0 ? -e->a : e->a);
+        if (e->b & TRACE_CLOCK_AT_START) {
+            snprintf(buf, n, "%s's wall clock starts %s %s of true time", me, d1,
+                     e->a < 0 ? "behind" : "ahead");
+            return 0;
+        }
         snprintf(buf, n, "%s's %s %s %s by %s", me,
                  e->b == 1 ? "wall clock" : e->b == 2 ? "monotonic clock"
                                           : "wall and monotonic clocks",

@@ -119,6 +119,13 @@ static int arrow(const struct scene_cmd *k, const struct paint_ops *ops, void *c
     int bx = k->x2 - dx * 14 / l, by = k->y2 - dy * 14 / l;
     int px = -dy * 6 / l, py = dx * 6 / l;
     if (!rc) rc = ops->line(ctx, k->x, k->y, bx, by, 2, lk->ink);
+    if (k->style == SCENE_ST_DROP) { /* never arrived: the line to its end, a cross there */
+        if (!rc) rc = ops->line(ctx, bx, by, k->x2, k->y2, 2, lk->ink);
+        if (!rc) rc = ops->line(ctx, k->x2 - 6, k->y2 - 6, k->x2 + 6, k->y2 + 6, 3, lk->ink);
+        if (!rc) rc = ops->line(ctx, k->x2 - 6, k->y2 + 6, k->x2 + 6, k->y2 - 6, 3, lk->ink);
+        if (!rc && ops->group_end && k->text) rc = ops->group_end(ctx);
+        return rc;
+    }
     int xs[3] = {k->x2, bx + px, bx - px}, ys[3] = {k->y2, by + py, by - py};
     if (!rc) rc = ops->poly(ctx, xs, ys, 3, lk->ink);
     if (!rc && ops->group_end && k->text) rc = ops->group_end(ctx);
@@ -138,8 +145,11 @@ int paint_scene(const struct scene *sc, const struct scene_view *v, const struct
             if (k->text && k->text[0]) rc = text(k, v, ops, ctx);
             break;
         case SCENE_CMD_LINE:
-            if (k->style == SCENE_ST_MESSAGE)
+            if (k->style == SCENE_ST_MESSAGE || k->style == SCENE_ST_DROP ||
+                k->style == SCENE_ST_REPLICATION)
                 rc = arrow(k, ops, ctx);
+            else if (k->style == SCENE_ST_CLOCK) /* a clock against true time: bold */
+                rc = ops->line(ctx, k->x, k->y, k->x2, k->y2, 3, lk->ink);
             else if (k->style == SCENE_ST_AXIS) /* a tick: a short stroke under its label */
                 rc = ops->line(ctx, k->x, k->y + k->h / 2, k->x, k->y2, 2, lk->ink);
             else

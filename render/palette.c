@@ -26,7 +26,7 @@
 enum {
     BLACK = 0x000000, INK = 0x1a1a1a, ORANGE = 0xE69F00, SKY = 0x56B4E9, GREEN = 0x009E73,
     YELLOW = 0xF0E442, BLUE = 0x0072B2, VERMILLION = 0xD55E00, WHITE = 0xFFFFFF,
-    GREY = 0x9a9a9a, LIGHT = 0xdddddd, GAP_GREY = 0xececec, LEASE_TINT = 0xCFE8F7, BAND = 0xF6D2BC,
+    GREY = 0x9a9a9a, PURPLE = 0xCC79A7, LIGHT = 0xdddddd, GAP_GREY = 0xececec, LEASE_TINT = 0xCFE8F7, BAND = 0xF6D2BC,
 };
 
 const struct palette_rgb palette_background = RGB(WHITE), palette_outline = RGB(BLACK);
@@ -60,6 +60,9 @@ static const struct palette_look looks[SCENE_ST_COUNT] = {
     [SCENE_ST_BAND] = {RGB(BAND), RGB(VERMILLION), PALETTE_SOLID, 0},
     [SCENE_ST_MESSAGE] = {RGB(WHITE), RGB(BLACK), PALETTE_SOLID, 0}, /* its label on white */
     [SCENE_ST_GAP] = {RGB(GAP_GREY), RGB(INK), PALETTE_SOLID, 1},
+    [SCENE_ST_CLOCK] = {RGB(WHITE), RGB(PURPLE), PALETTE_NONE, 1},  /* used by nothing else */
+    [SCENE_ST_DROP] = {RGB(WHITE), RGB(BLACK), PALETTE_NONE, 0},
+    [SCENE_ST_REPLICATION] = {RGB(WHITE), RGB(BLUE), PALETTE_SOLID, 0}, /* its label on white */
 };
 
 const struct palette_look *palette_look(int style) {

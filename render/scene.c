@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "fmt.h"
+#include "palette.h"
 #include "scene_int.h"
 
 /* Symbols: the terminal's character, the style, the priority of an instant
@@ -34,6 +35,8 @@ const struct scene_sym_info scene_syms[SCENE_SYM_COUNT] = {
     [SCENE_SYM_EXPIRE] = {'e', SCENE_ST_MARK_WARN, 50, "lease expires on server (TTL out)"},
     [SCENE_SYM_DELETE] = {']', SCENE_ST_MARK_SERVER, 45, "server deletes lease on release"},
     [SCENE_SYM_KEEP] = {'k', SCENE_ST_MARK_SERVER, 35, "server refuses release (not owner)"},
+    [SCENE_SYM_REPL_COPY] = {'{', SCENE_ST_MARK_SERVER, 38, "replica copies a grant from its primary"},
+    [SCENE_SYM_REPL_DROP] = {'}', SCENE_ST_MARK_SERVER, 36, "replica copies a release, or drops a lock"},
     [SCENE_SYM_READ] = {'o', SCENE_ST_MARK_NOTE, 20, "read at the resource"},
     [SCENE_SYM_WRITE_OK] = {'W', SCENE_ST_MARK_NOTE, 80, "write accepted by the resource"},
     [SCENE_SYM_WRITE_REJECTED] = {'w', SCENE_ST_WRITE_REJECTED, 82, "write REJECTED by resource (fencing)"},
@@ -57,7 +60,8 @@ static const char *const style_names[SCENE_ST_COUNT] = {
     [SCENE_ST_WRITE_REJECTED] = "write-rejected", [SCENE_ST_BANNER] = "banner",
     [SCENE_ST_SAFE] = "safe", [SCENE_ST_UNSAFE] = "unsafe", [SCENE_ST_STUCK] = "stuck",
     [SCENE_ST_GRID] = "grid", [SCENE_ST_TITLE] = "title", [SCENE_ST_BAND] = "band",
-    [SCENE_ST_MESSAGE] = "message", [SCENE_ST_GAP] = "gap",
+    [SCENE_ST_MESSAGE] = "message", [SCENE_ST_GAP] = "gap", [SCENE_ST_CLOCK] = "clock",
+    [SCENE_ST_DROP] = "drop", [SCENE_ST_REPLICATION] = "replication",
 };
 
 char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].ch : ' '; }
@@ -242,7 +246,7 @@ static void emit_legend(struct scene_ctx *c) {
     if (v->cell_name) emit_lanes_legend(c); /* pictures name the lanes beside them */
     int entries[SCENE_SYM_COUNT], n = 0, colw = 0;
     for (int g = 1; g < SCENE_SYM_COUNT; g++) {
-        if (!c->used[g]) continue;
+        if (!c->used[g] && !(v->also_used && v->also_used[g])) continue;
         entries[n++] = g;
         int w = 4 + (int)strlen(scene_syms[g].text) + 2;
         if (w > colw) colw = w;
@@ -251,10 +255,22 @@ static void emit_legend(struct scene_ctx *c) {
     static const char stale_text[] = "STALE write accepted: the damage";
     static const char save_text[] = "write REJECTED by fencing: the save";
     int pictures = v->char_w > v->cell_w;
-    int stale = c->used_stale && pictures;
+    const unsigned char *also = v->also_used;
+    int stale = (c->used_stale || (also && also[SCENE_USED_STALE])) && pictures;
     if (stale) {
         entries[n++] = -1;
         if (4 + (int)sizeof stale_text + 1 > colw) colw = 4 + (int)sizeof stale_text + 1;
+    }
+    /* pictures: the lines that are not symbols (clock lanes, drops, copies) */
+    static const char *const extra_text[] = {
+        "clock lane: the node's clock minus true time",
+        "message dropped on its way (partition, loss)",
+        "replication: primary to replica, with the lag",
+    };
+    for (int x = 0; x < SCENE_USED_N - SCENE_USED_CLOCK; x++) {
+        if (!pictures || !(c->used_extra[x] || (also && also[SCENE_USED_CLOCK + x]))) continue;
+        entries[n++] = -2 - x;
+        if (4 + (int)strlen(extra_text[x]) + 2 > colw) colw = 4 + (int)strlen(extra_text[x]) + 2;
     }
     int ncol = colw && c->cols / colw >= 2 ? 2 : 1;
     int rows = (n + ncol - 1) / ncol;
@@ -262,13 +278,27 @@ static void emit_legend(struct scene_ctx *c) {
         for (int k = 0; k < ncol; k++) {
             int i = k * rows + r; /* column-major: read down, then across */
             if (i >= n) continue;
+            if (entries[i] <= -2) { /* a line in its style, then its words */
+                static const uint8_t st[] = {SCENE_ST_CLOCK, SCENE_ST_DROP, SCENE_ST_REPLICATION};
+                int x = c->x0 + (k * colw + 2) * v->char_w - v->char_w / 2, ym = c->y + v->line_h / 2;
+                struct scene_cmd *l = scene_add(c, SCENE_CMD_LINE, st[-2 - entries[i]], x, ym, 0, 0);
+                if (l) {
+                    l->x2 = x + v->char_w;
+                    l->y2 = ym;
+                }
+                scene_text_at(c, k * colw + 4, c->y, extra_text[-2 - entries[i]], SCENE_ST_LEGEND);
+                continue;
+            }
             int g = entries[i] < 0 ? SCENE_SYM_WRITE_OK : entries[i], col = k * colw;
             int style = entries[i] < 0 ? SCENE_ST_STALE_WRITE : scene_syms[g].style;
             struct scene_cmd *s = scene_add(c, SCENE_CMD_SYM, style, c->x0 + (col + 2) * v->char_w, c->y,
                                       v->char_w, v->line_h);
             if (s) s->sym = (uint8_t)g;
             const char *what = entries[i] < 0 ? stale_text
-                               : g == SCENE_SYM_WRITE_REJECTED && pictures ? save_text : scene_syms[g].text;
+                               : g == SCENE_SYM_WRITE_REJECTED && pictures ? save_text
+                               : g == SCENE_SYM_READ && pictures ? "read at the resource (=N: the value)"
+                               : g == SCENE_SYM_ACQUIRED && pictures ? "acquires the lock (+N: its token)"
+                               : scene_syms[g].text;
             scene_text_at(c, col + 4, c->y, what, SCENE_ST_LEGEND);
         }
         c->y += v->line_h;
@@ -284,28 +314,51 @@ static void emit_legend(struct scene_ctx *c) {
 static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
     char buf[320];
     if (b->title) {
-        scene_text_at(c, 0, c->y, b->title, SCENE_ST_TITLE);
-        c->y += c->v->line_h + c->v->line_h / 2;
+        /* pictures draw the title larger: wrapped at spaces to its own width */
+        int pictures = c->v->char_w > c->v->cell_w;
+        int tcols = pictures ? c->cols * PALETTE_TEXT_PX / PALETTE_TITLE_PX : c->cols;
+        const char *s = b->title;
+        do {
+            size_t len = strlen(s), take = len;
+            if (tcols > 8 && len > (size_t)tcols) {
+                take = 0;
+                for (int i = tcols; i > 0; i--)
+                    if (s[i] == ' ') {
+                        take = (size_t)i;
+                        break;
+                    }
+                if (take == 0) take = (size_t)tcols;
+            }
+            struct scene_cmd *k = scene_text_n(c, c->x0, c->y, s, take, SCENE_ST_TITLE);
+            if (k && pictures) k->w = (int)take * c->v->char_w * PALETTE_TITLE_PX / PALETTE_TEXT_PX;
+            c->y += c->v->line_h + c->v->line_h / 2;
+            s += take;
+            while (*s == ' ') s++;
+        } while (*s);
     }
     const struct checker_report *r = b->report;
     int col = 0;
-    if (b->algo) {
-        snprintf(buf, sizeof buf, "algorithm: %s", b->algo);
-        scene_text_at(c, col, c->y, buf, SCENE_ST_BANNER);
-        col += (int)strlen(buf) + 3;
-    }
+    /* "algorithm: X   VERDICT   seed N", each part on the next line when
+     * the line has no room left for it (the badge never leaves the picture) */
+    const char *part[3] = {NULL, NULL, NULL};
+    char algo[96], seed[64];
+    int pst[3] = {SCENE_ST_BANNER, SCENE_ST_BANNER, SCENE_ST_BANNER};
+    if (b->algo) snprintf(algo, sizeof algo, "algorithm: %s", b->algo), part[0] = algo;
     if (r) {
-        const char *vn = scn_verdict_name(r->verdict);
-        int st = r->verdict == SCN_VERDICT_SAFE ? SCENE_ST_SAFE
+        part[1] = scn_verdict_name(r->verdict);
+        pst[1] = r->verdict == SCN_VERDICT_SAFE ? SCENE_ST_SAFE
                  : r->verdict == SCN_VERDICT_UNSAFE ? SCENE_ST_UNSAFE : SCENE_ST_STUCK;
-        struct scene_cmd *k = scene_text_at(c, col, c->y, vn, st);
-        (void)k;
-        col += (int)strlen(vn) + 3;
     }
-    if (b->seed) {
-        snprintf(buf, sizeof buf, "seed %s", b->seed);
-        scene_text_at(c, col, c->y, buf, SCENE_ST_BANNER);
-        col += (int)strlen(buf) + 3;
+    if (b->seed) snprintf(seed, sizeof seed, "seed %s", b->seed), part[2] = seed;
+    for (int i = 0; i < 3; i++) {
+        if (!part[i]) continue;
+        int len = (int)strlen(part[i]);
+        if (col && col + len > c->cols) {
+            c->y += c->v->line_h;
+            col = 0;
+        }
+        scene_text_at(c, col, c->y, part[i], pst[i]);
+        col += len + 3;
     }
     if (col) c->y += c->v->line_h;
     if (r && r->headline[0]) scene_wrapped(c, 0, 2, r->headline, SCENE_ST_BANNER);
@@ -394,10 +447,11 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
     }
     int y = 0, rc = 0;
     pv.flags = v->flags & ~(unsigned)SCENE_F_LEGEND;
+    pv.lod = NULL; /* one index cannot serve several layouts */
     for (size_t i = 0; i < n && !rc; i++) {
         struct scene one;
         rc = build_one(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y, lys, n);
-        for (int g = 0; g <= SCENE_SYM_COUNT; g++) sc->used[g] |= one.used[g];
+        for (int g = 0; g < SCENE_USED_N; g++) sc->used[g] |= one.used[g];
         if (!rc) rc = append_scene(sc, &one);
         if (!rc) {
             sc->plot_x = one.plot_x;
@@ -422,7 +476,8 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
         c.cols = (v->width - 2 * v->margin) / v->char_w;
         c.y = y + v->line_h;
         for (int g = 0; g < SCENE_SYM_COUNT; g++) c.used[g] = sc->used[g];
-        c.used_stale = sc->used[SCENE_SYM_COUNT];
+        c.used_stale = sc->used[SCENE_USED_STALE];
+        for (int x = SCENE_USED_CLOCK; x < SCENE_USED_N; x++) c.used_extra[x - SCENE_USED_CLOCK] = sc->used[x];
         emit_legend(&c);
         rc = sc->err;
         y = c.y;
@@ -565,7 +620,9 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     free(c.winm);
     free(c.lane_y);
     for (int g = 0; g < SCENE_SYM_COUNT; g++) sc->used[g] = (unsigned char)(c.used[g] != 0);
-    sc->used[SCENE_SYM_COUNT] = (unsigned char)(c.used_stale != 0);
+    sc->used[SCENE_USED_STALE] = (unsigned char)(c.used_stale != 0);
+    for (int x = SCENE_USED_CLOCK; x < SCENE_USED_N; x++)
+        sc->used[x] = (unsigned char)(c.used_extra[x - SCENE_USED_CLOCK] != 0);
     if (!sc->err) sc->err = order_layers(sc);
     fix_pointers(sc);
     return sc->err;

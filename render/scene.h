@@ -43,6 +43,9 @@ enum scene_style {
     SCENE_ST_BAND,           /* a double entry shaded across the lanes, behind them */
     SCENE_ST_MESSAGE,        /* a message in flight long enough to see: an arrow */
     SCENE_ST_GAP,            /* a shortened idle stretch of a compressed axis */
+    SCENE_ST_CLOCK,          /* a node's clock against true time, its steps' labels */
+    SCENE_ST_DROP,           /* a message dropped on its way: an arrow ending in a cross */
+    SCENE_ST_REPLICATION,    /* a grant copied from a primary to a replica, with its lag */
     SCENE_ST_COUNT
 };
 
@@ -54,6 +57,7 @@ enum scene_sym {
     SCENE_SYM_ACQUIRED, SCENE_SYM_RELEASE, SCENE_SYM_LOST, SCENE_SYM_FAILED,
     SCENE_SYM_WRONG_RELEASE,
     SCENE_SYM_GRANT, SCENE_SYM_RENEW, SCENE_SYM_EXPIRE, SCENE_SYM_DELETE, SCENE_SYM_KEEP,
+    SCENE_SYM_REPL_COPY, SCENE_SYM_REPL_DROP,
     SCENE_SYM_READ, SCENE_SYM_WRITE_OK, SCENE_SYM_WRITE_REJECTED, SCENE_SYM_SKIP,
     SCENE_SYM_CLOCK, SCENE_SYM_CONTROL, SCENE_SYM_CRASH, SCENE_SYM_RESTART,
     SCENE_SYM_DOUBLE,
@@ -71,7 +75,8 @@ const char *scene_style_name(int style);
 
 enum scene_cmd_type {
     SCENE_CMD_RECT,  /* x, y, w, h; sym = fill symbol; frac0/frac1 taper it */
-    SCENE_CMD_LINE,  /* x, y to x2, y2; MESSAGE style: an arrow, text = its tooltip */
+    SCENE_CMD_LINE,  /* x, y to x2, y2; MESSAGE, DROP (ends in a cross) and
+                        REPLICATION styles: an arrow, text = its tooltip */
     SCENE_CMD_SYM,   /* one symbol cell at x, y, w wide and h high */
     SCENE_CMD_TEXT,  /* text with its top-left corner at x, y; w = its width */
 };
@@ -107,6 +112,22 @@ struct scene_cmd {
     size_t text_at, label_at; /* private: offsets in the scene's storage + 1 */
 };
 
+/* A level-of-detail index of one layout, for windows over a long trace:
+ * per lane, the largest span end up to each span (so a window finds its
+ * spans by binary search) and, for a lane of more than 4096 spans and marks,
+ * the run cut into SCENE_LOD_BUCKETS buckets, each with the interval flags
+ * of the spans that touch it and the mark that wins it. scene_build uses the
+ * buckets when a cell spans at least 4 of them on a linear axis: what is
+ * smaller than a pixel is merged, a pixel column costing its buckets instead
+ * of its events. Build once per layout; the layout must outlive it. */
+#define SCENE_LOD_BUCKETS 65536
+struct scene_lod;
+/* Returns 0 or LSIM_ENOMEM (*out NULL). Free with scene_lod_free (NULL is a no-op). */
+int scene_lod_build(struct scene_lod **out, const struct layout *ly);
+void scene_lod_free(struct scene_lod *lod);
+/* Bytes it holds. */
+size_t scene_lod_bytes(const struct scene_lod *lod);
+
 /* The window and canvas to draw a layout into. */
 struct scene_view {
     sim_ns t0, t1;     /* true-time window shown; t1 <= t0 (e.g. 0/0) = the whole run */
@@ -126,6 +147,11 @@ struct scene_view {
     int compressed;    /* 1 = idle stretches (no event for a fifth of the window)
                           shrink to a marked gap labelled with its length */
     unsigned flags;    /* SCENE_F_* */
+    const struct scene_lod *lod; /* NULL, or the index of the layout drawn
+                          (borrowed; scene_build_panels ignores it) */
+    const unsigned char *also_used; /* NULL, or SCENE_USED_N flags (a scene's
+                          used[]) the legend lists as well: stacked panels
+                          built one at a time share the last one's legend */
 };
 
 enum {
@@ -139,7 +165,17 @@ enum {
     SCENE_F_FIT = 32,      /* the whole-run window ends a little after the last
                               event instead of at the end of the run */
     SCENE_F_ARROWS = 64,   /* messages whose flight is at least two characters
-                              wide on the axis, as arrows (EXTRA layer) */
+                              wide on the axis, dropped messages and copies to
+                              replicas, as arrows (EXTRA layer) */
+};
+
+/* A scene's used[]: one flag per symbol drawn in a lane, then these. */
+enum {
+    SCENE_USED_STALE = SCENE_SYM_COUNT, /* a stale write accepted */
+    SCENE_USED_CLOCK,                   /* a clock lane */
+    SCENE_USED_DROP,                    /* a dropped message */
+    SCENE_USED_REPL,                    /* a copy to a replica */
+    SCENE_USED_N
 };
 
 /* The verdict banner over a picture: the caller fills it. All borrowed for
@@ -156,7 +192,9 @@ struct scene_banner {
 void scene_view_term(struct scene_view *v, int width, int legend);
 /* A picture's view: width x height pixels, 18 px text in 11 x 26 px cells
  * (DejaVu Sans Mono at 18 px), 40 px lanes, 16 px margins, every flag on,
- * a compressed axis. */
+ * a compressed axis. With SCENE_F_DETAIL, a node whose clock steps, drifts
+ * or slews gets a 30 px lane under its own: its wall clock minus true time,
+ * a jump drawn as a jump and labelled ("+25s"). */
 void scene_view_pixels(struct scene_view *v, int width, int height);
 
 #define SCENE_MAX_GAPS 8
@@ -182,8 +220,8 @@ struct scene {
     struct scene_gap gaps[SCENE_MAX_GAPS]; /* compressed axis: the gaps, in time order */
     int ngaps;
     int err;                /* first error while building (LSIM_ENOMEM), else 0 */
-    unsigned char used[SCENE_SYM_COUNT + 1]; /* private: symbols drawn in lanes;
-                              [SCENE_SYM_COUNT]: a stale write accepted */
+    unsigned char used[SCENE_USED_N]; /* symbols drawn in lanes, then
+                              SCENE_USED_*: what the legend lists */
 };
 
 /* Build the commands for ly (borrowed, read only; the scene keeps no

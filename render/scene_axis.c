@@ -92,7 +92,8 @@ int scene_find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int 
     for (size_t j = 0; j < nly; j++) {
         const struct layout *ly = &lys[j];
         n += 2 * ly->ndoubles + 2 * ly->nmsgs;
-        for (int l = 0; l < ly->nlanes; l++) n += ly->lanes[l].nmarks + 2 * ly->lanes[l].nspans;
+        for (int l = 0; l < ly->nlanes; l++)
+            n += ly->lanes[l].nmarks + 2 * ly->lanes[l].nspans + ly->lanes[l].nclock;
     }
     sim_ns *t = malloc(n * sizeof *t);
     if (!t) return LSIM_ENOMEM;
@@ -105,6 +106,7 @@ int scene_find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int 
     for (int l = 0; l < ly->nlanes; l++) {
         const struct layout_lane *ln = &ly->lanes[l];
         for (size_t i = 0; i < ln->nmarks; i++) KEEP(ln->marks[i].t);
+        for (size_t i = 0; i < ln->nclock; i++) KEEP(ln->clock[i].t); /* drifts, slews */
         for (size_t i = 0; i < ln->nspans; i++) {
             KEEP(ln->spans[i].t0);
             if (ln->spans[i].end != LAYOUT_END_OPEN) KEEP(ln->spans[i].t1);
@@ -144,7 +146,7 @@ int scene_find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int 
 }
 
 /* The end of a fitted whole-run window: the last event (an instant, the end
- * of an interval that closed, a double entry, a message), plus a twentieth,
+ * of an interval that closed, a double entry, a message, a clock change), plus a twentieth,
  * and never past the end of the run. */
 sim_ns scene_fit_end(const struct layout *ly) {
     sim_ns last = 0;
@@ -152,6 +154,8 @@ sim_ns scene_fit_end(const struct layout *ly) {
         const struct layout_lane *ln = &ly->lanes[l];
         for (size_t i = 0; i < ln->nmarks; i++)
             if (ln->marks[i].t > last) last = ln->marks[i].t;
+        for (size_t i = 0; i < ln->nclock; i++)
+            if (ln->clock[i].t > last) last = ln->clock[i].t;
         for (size_t i = 0; i < ln->nspans; i++)
             if (ln->spans[i].end != LAYOUT_END_OPEN && ln->spans[i].t1 > last) last = ln->spans[i].t1;
     }

@@ -39,8 +39,22 @@ struct scene_ctx {
     size_t *winm;    /* per cell: its mark index */
     int used[SCENE_SYM_COUNT]; /* symbols that reached a lane row */
     int used_stale;  /* a stale write accepted was drawn */
+    int used_extra[SCENE_USED_N - SCENE_USED_CLOCK]; /* SCENE_USED_CLOCK ...: drawn */
     int lanes_end;   /* y under the last lane drawn */
     int *lane_y;     /* per lane: the y of its middle, or -1 when not drawn */
+};
+
+/* The level-of-detail index (scene_lanes.c). */
+struct scene_lod_lane {
+    sim_ns *span_max_t1;  /* per span: the largest t1 of spans 0 .. i; NULL = no spans */
+    uint8_t *bits;        /* per bucket: interval flags; NULL = the lane is small */
+    uint32_t *win;        /* per bucket: the winning mark's index + 1, 0 = none */
+};
+struct scene_lod {
+    const struct layout *ly;      /* the layout it indexes (borrowed) */
+    sim_ns bucket_ns;             /* true time per bucket (t_end / buckets, rounded up) */
+    struct scene_lod_lane *lanes; /* owned, ly->nlanes */
+    size_t bytes;
 };
 
 /* Storage and text (scene.c). scene_add returns NULL once sc->err is set. */

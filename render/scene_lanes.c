@@ -32,6 +32,8 @@ static int mark_sym(const struct layout_mark *m) {
     case LAYOUT_MARK_RESTART: return SCENE_SYM_RESTART;
     case LAYOUT_MARK_WRITE_SKIPPED: return SCENE_SYM_SKIP;
     case LAYOUT_MARK_CONTROL: return SCENE_SYM_CONTROL;
+    case LAYOUT_MARK_REPL_COPY: return SCENE_SYM_REPL_COPY;
+    case LAYOUT_MARK_REPL_DROP: return SCENE_SYM_REPL_DROP;
     default: return SCENE_SYM_NONE;
     }
 }
@@ -74,6 +76,13 @@ static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layou
     case LAYOUT_MARK_RESTART: snprintf(buf, sizeof buf, "%s restarts", who); break;
     case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, sizeof buf, "%s does not send its write%s", who, tok); break;
     case LAYOUT_MARK_CONTROL: snprintf(buf, sizeof buf, "operator action on %s", who); break;
+    case LAYOUT_MARK_REPL_COPY:
+        snprintf(buf, sizeof buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
+        break;
+    case LAYOUT_MARK_REPL_DROP:
+        snprintf(buf, sizeof buf, m->detail ? "replica %s drops %s's lock (its new primary never had it)"
+                                            : "replica %s copies the end of %s's lock", who, peer);
+        break;
     default: snprintf(buf, sizeof buf, "%s", who); break;
     }
     size_t len = strlen(buf);
@@ -83,23 +92,170 @@ static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layou
 
 static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n);
 
+static const uint8_t span_bit[LAYOUT_SPAN_KIND_COUNT] = {
+    [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
+    [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
+    [LAYOUT_SPAN_LEASE] = B_LEASE,   [LAYOUT_SPAN_REPLICA] = B_LEASE,
+};
+
+/* Marks [*lo, *hi) of a lane with t in [t0, t1] (marks are ordered by t). */
+static void mark_range(const struct layout_lane *lane, sim_ns t0, sim_ns t1, size_t *lo, size_t *hi) {
+    size_t a = 0, b = lane->nmarks;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (lane->marks[m].t < t0) a = m + 1;
+        else b = m;
+    }
+    *lo = a;
+    b = lane->nmarks;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (lane->marks[m].t <= t1) a = m + 1;
+        else b = m;
+    }
+    *hi = a;
+}
+
+/* Spans [*lo, *hi) of a lane that may meet the window: with an index, from
+ * the first whose running largest end reaches t0 to the last that starts by
+ * t1 (spans are ordered by t0); without, all. */
+static void span_range(const struct scene_ctx *c, const struct layout_lane *lane, int lane_idx,
+                       size_t *lo, size_t *hi) {
+    const struct scene_lod *lod = c->v->lod;
+    *lo = 0;
+    *hi = lane->nspans;
+    if (!lod || lod->ly != c->ly || !lod->lanes[lane_idx].span_max_t1) return;
+    const sim_ns *mx = lod->lanes[lane_idx].span_max_t1;
+    size_t a = 0, b = lane->nspans;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (mx[m] < c->sc->t0) a = m + 1;
+        else b = m;
+    }
+    *lo = a;
+    b = lane->nspans;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (lane->spans[m].t0 <= c->sc->t1) a = m + 1;
+        else b = m;
+    }
+    *hi = a;
+}
+
+void scene_lod_free(struct scene_lod *lod) {
+    if (!lod) return;
+    for (int l = 0; lod->lanes && l < lod->ly->nlanes; l++) {
+        free(lod->lanes[l].span_max_t1);
+        free(lod->lanes[l].bits);
+        free(lod->lanes[l].win);
+    }
+    free(lod->lanes);
+    free(lod);
+}
+
+size_t scene_lod_bytes(const struct scene_lod *lod) { return lod ? lod->bytes : 0; }
+
+int scene_lod_build(struct scene_lod **out, const struct layout *ly) {
+    *out = NULL;
+    struct scene_lod *lod = calloc(1, sizeof *lod);
+    if (!lod) return LSIM_ENOMEM;
+    lod->ly = ly;
+    lod->bucket_ns = ly->t_end / SCENE_LOD_BUCKETS + 1;
+    lod->lanes = calloc(ly->nlanes > 0 ? (size_t)ly->nlanes : 1, sizeof *lod->lanes);
+    lod->bytes = sizeof *lod + (size_t)ly->nlanes * sizeof *lod->lanes;
+    if (!lod->lanes) {
+        free(lod);
+        return LSIM_ENOMEM;
+    }
+    for (int l = 0; l < ly->nlanes; l++) {
+        const struct layout_lane *lane = &ly->lanes[l];
+        struct scene_lod_lane *ll = &lod->lanes[l];
+        if (lane->nspans) {
+            ll->span_max_t1 = malloc(lane->nspans * sizeof *ll->span_max_t1);
+            if (!ll->span_max_t1) goto oom;
+            lod->bytes += lane->nspans * sizeof *ll->span_max_t1;
+            sim_ns mx = 0;
+            for (size_t i = 0; i < lane->nspans; i++) {
+                if (lane->spans[i].t1 > mx) mx = lane->spans[i].t1;
+                ll->span_max_t1[i] = mx;
+            }
+        }
+        if (lane->nspans + lane->nmarks <= 4096) continue;
+        ll->bits = calloc(SCENE_LOD_BUCKETS, 1);
+        ll->win = calloc(SCENE_LOD_BUCKETS, sizeof *ll->win);
+        if (!ll->bits || !ll->win) goto oom;
+        lod->bytes += SCENE_LOD_BUCKETS * (1 + sizeof *ll->win);
+        for (size_t i = 0; i < lane->nspans; i++) {
+            const struct layout_span *sp = &lane->spans[i];
+            uint8_t flag = sp->kind < LAYOUT_SPAN_KIND_COUNT ? span_bit[sp->kind] : 0;
+            size_t b0 = (size_t)(sp->t0 / lod->bucket_ns), b1 = (size_t)(sp->t1 / lod->bucket_ns);
+            if (b1 > b0 && sp->t1 % lod->bucket_ns == 0) b1--; /* to the bucket before the end's */
+            for (size_t b = b0; b <= b1 && b < SCENE_LOD_BUCKETS; b++) ll->bits[b] |= flag;
+        }
+        for (size_t i = 0; i < lane->nmarks; i++) {
+            const struct layout_mark *m = &lane->marks[i];
+            int g = mark_sym(m);
+            size_t b = (size_t)(m->t / lod->bucket_ns);
+            if (g == SCENE_SYM_NONE || b >= SCENE_LOD_BUCKETS) continue;
+            uint32_t cur = ll->win[b];
+            if (!cur || scene_syms[g].prio >= scene_syms[mark_sym(&lane->marks[cur - 1])].prio)
+                ll->win[b] = (uint32_t)i + 1;
+        }
+    }
+    *out = lod;
+    return 0;
+oom:
+    scene_lod_free(lod);
+    return LSIM_ENOMEM;
+}
+
+/* The cells from the buckets: each bucket in the cell where it begins. */
+static void fill_lane_lod(struct scene_ctx *c, const struct layout_lane *lane,
+                          const struct scene_lod_lane *ll, sim_ns bucket_ns) {
+    const struct scene *sc = c->sc;
+    int n = sc->axis.ncells;
+    for (int k = 0; k < n; k++) {
+        sim_ns ta = sc->t0 + (sim_ns)k * sc->axis.cell_ns, tb = ta + sc->axis.cell_ns;
+        if (tb > sc->t1 + 1) tb = sc->t1 + 1;
+        size_t b0 = (size_t)((ta + bucket_ns - 1) / bucket_ns), b1 = (size_t)((tb + bucket_ns - 1) / bucket_ns);
+        if (b1 > SCENE_LOD_BUCKETS) b1 = SCENE_LOD_BUCKETS;
+        for (size_t b = b0; b < b1; b++) {
+            c->bits[k] |= ll->bits[b];
+            uint32_t w = ll->win[b];
+            if (!w) continue;
+            const struct layout_mark *m = &lane->marks[w - 1];
+            int g = mark_sym(m), cur = c->win[k];
+            if (cur == SCENE_SYM_NONE || scene_syms[g].prio >= scene_syms[cur].prio) {
+                c->win[k] = (uint8_t)g;
+                c->winst[k] = (uint8_t)(m->kind == LAYOUT_MARK_WRITE_OK && m->stale
+                                            ? SCENE_ST_STALE_WRITE : scene_syms[g].style);
+                c->winm[k] = w - 1;
+            }
+        }
+    }
+}
+
 /* The lane's cells: interval fills, then the instant that wins each cell
  * (a later instant of equal or higher priority replaces an earlier one). */
-static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane) {
+static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
     const struct scene *sc = c->sc;
+    const struct scene_lod *lod = c->v->lod && c->v->lod->ly == c->ly ? c->v->lod : NULL;
+    const struct scene_lod_lane *ll = lod ? &lod->lanes[lane_idx] : NULL;
     int n = sc->axis.ncells;
     memset(c->bits, 0, (size_t)n);
     memset(c->win, SCENE_SYM_NONE, (size_t)n);
-    for (size_t i = 0; i < lane->nspans; i++) {
+    /* zoomed far out on a linear axis: cells from the buckets */
+    int by_buckets = ll && ll->bits && !sc->ngaps && sc->axis.cell_ns >= 4 * lod->bucket_ns;
+    if (by_buckets) fill_lane_lod(c, lane, ll, lod->bucket_ns);
+    size_t s0, s1, m0, m1;
+    span_range(c, lane, lane_idx, &s0, &s1);
+    mark_range(lane, sc->t0, sc->t1, &m0, &m1);
+    if (by_buckets) s1 = s0, m1 = m0;
+    for (size_t i = s0; i < s1; i++) {
         const struct layout_span *s = &lane->spans[i];
-        static const uint8_t bit[LAYOUT_SPAN_KIND_COUNT] = {
-            [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
-            [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
-            [LAYOUT_SPAN_LEASE] = B_LEASE,
-        };
         int c0, c1;
         if (!scene_span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
-        uint8_t flag = s->kind < LAYOUT_SPAN_KIND_COUNT ? bit[s->kind] : 0;
+        uint8_t flag = s->kind < LAYOUT_SPAN_KIND_COUNT ? span_bit[s->kind] : 0;
         for (int k = c0; k <= c1; k++) c->bits[k] |= flag;
     }
     for (int k = 0; k < n; k++) {
@@ -111,7 +267,7 @@ static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane) {
                                : (b & B_LEASE) ? SCENE_SYM_LEASE
                                : (b & B_ACQ) ? SCENE_SYM_ACQUIRING : SCENE_SYM_NONE);
     }
-    for (size_t i = 0; i < lane->nmarks; i++) {
+    for (size_t i = m0; i < m1; i++) {
         const struct layout_mark *m = &lane->marks[i];
         int g = mark_sym(m);
         int cell = scene_mark_cell(sc, m->t);
@@ -162,6 +318,10 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
         int sym_k = c->win[k];
         if (badges && (sym_k == SCENE_SYM_WRITE_OK || sym_k == SCENE_SYM_WRITE_REJECTED) && m->token)
             snprintf(label, sizeof label, "%llu", (unsigned long long)m->token);
+        else if (badges && sym_k == SCENE_SYM_READ) /* the value read */
+            snprintf(label, sizeof label, "=%lld", (long long)m->value);
+        else if (badges && sym_k == SCENE_SYM_ACQUIRED && m->token) /* the token it got */
+            snprintf(label, sizeof label, "+%llu", (unsigned long long)m->token);
         int chars = label[0] ? (int)strlen(label) : 1;
         int w = badges ? chars * v->char_w + 8 : v->cell_w;
         int x = badges ? sc->plot_x + k * v->cell_w + v->cell_w / 2 - w / 2 : sc->plot_x + k * v->cell_w;
@@ -187,64 +347,121 @@ static int place_prio(const struct scene_cmd *k) {
     return scene_syms[k->sym].prio;
 }
 
-static int clear_of(const struct scene_cmd *k, size_t *order, size_t nplaced, int x, int w) {
-    for (size_t j = 0; j < nplaced; j++) {
-        const struct scene_cmd *b = &k[order[j]];
-        if (!b->minor && x < b->x + b->w + 3 && b->x < x + w + 3) return 0;
+/* Placed badges by pixel column: occ[x - base] = 1 + the placement rank of
+ * the badge covering column x (badges placed do not overlap), 0 = free. */
+struct occupancy {
+    int *occ;
+    int base, n;
+};
+
+/* Whether a badge at [x, x + w) keeps 3 px clear of every placed one: no
+ * placed column in [x - 3, x + w + 2]. */
+static int clear_of(const struct occupancy *o, int x, int w) {
+    for (int p = x - 3; p <= x + w + 2; p++) {
+        int i = p - o->base;
+        if (i >= 0 && i < o->n && o->occ[i]) return 0;
     }
     return 1;
 }
 
+static void occupy(struct occupancy *o, int x, int w, int rank) {
+    for (int p = x; p < x + w; p++) {
+        int i = p - o->base;
+        if (i >= 0 && i < o->n) o->occ[i] = rank + 1;
+    }
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Greedy placement: in order of importance (then time), a badge stays at its
  * time if it clears the badges placed so far, else it moves just left or
- * right of the one in its way (at most two badges' widths; its tick stays
- * at its time), else it is minor: a tick only. */
+ * right of one in its way (at most two badges' widths; its tick stays at its
+ * time; the nearest such place, the earlier placed neighbour on a tie), else
+ * it is minor: a tick only. The badges placed are found by pixel column, so
+ * a lane of a thousand badges costs their widths, not their pairs. */
 static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
     size_t *order = malloc(n * sizeof *order);
-    if (!order) {
+    int lo = c->sc->plot_x - c->v->char_w, hi = c->sc->plot_x + c->sc->plot_w + c->v->char_w;
+    int maxw = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k[i].w > maxw) maxw = k[i].w;
+    struct occupancy o = {NULL, 0, 0};
+    int xmin = lo, xmax = hi;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i].x < xmin) xmin = k[i].x;
+        if (k[i].x + k[i].w > xmax) xmax = k[i].x + k[i].w;
+    }
+    o.base = xmin - 8 * maxw - 8;
+    o.n = xmax - o.base + 8 * maxw + 8;
+    o.occ = calloc((size_t)o.n, sizeof *o.occ);
+    int *near = malloc((size_t)(7 * maxw + 16) * sizeof *near);
+    if (!order || !o.occ || !near) {
+        free(order);
+        free(o.occ);
+        free(near);
         c->sc->err = LSIM_ENOMEM;
         return;
     }
     for (size_t i = 0; i < n; i++) order[i] = i;
     for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n is at most the cells */
-        size_t o = order[i], j = i;
-        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[o])) {
+        size_t oi = order[i], j = i;
+        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[oi])) {
             order[j] = order[j - 1];
             j--;
         }
-        order[j] = o;
+        order[j] = oi;
     }
-    int lo = c->sc->plot_x - c->v->char_w, hi = c->sc->plot_x + c->sc->plot_w + c->v->char_w;
     for (size_t i = 0; i < n; i++) {
         struct scene_cmd *a = &k[order[i]];
-        if (clear_of(k, order, i, a->x, a->w)) continue;
+        if (clear_of(&o, a->x, a->w)) {
+            occupy(&o, a->x, a->w, (int)i);
+            continue;
+        }
+        /* the placed badges that could offer a place within 2 widths */
+        int nn = 0;
+        for (int p = a->x - 3 * a->w - 3; p <= a->x + 3 * a->w + 3; p++) {
+            int q = p - o.base, r = q >= 0 && q < o.n ? o.occ[q] : 0;
+            if (r && (nn == 0 || near[nn - 1] != r - 1)) near[nn++] = r - 1;
+        }
+        qsort(near, (size_t)nn, sizeof *near, cmp_int);
         int best = 0, found = 0;
-        for (size_t j = 0; j < i; j++) {
-            const struct scene_cmd *b = &k[order[j]];
-            if (b->minor) continue;
+        for (int t = 0; t < nn; t++) {
+            if (t > 0 && near[t] == near[t - 1]) continue;
+            const struct scene_cmd *b = &k[order[near[t]]];
             int cand[2] = {b->x + b->w + 3, b->x - a->w - 3};
             for (int q = 0; q < 2; q++) {
                 int d = cand[q] - a->x;
                 if (abs(d) > 2 * a->w || cand[q] < lo || cand[q] + a->w > hi) continue;
-                if (!clear_of(k, order, i, cand[q], a->w)) continue;
+                if (!clear_of(&o, cand[q], a->w)) continue;
                 if (!found || abs(d) < abs(best)) best = d, found = 1;
             }
         }
-        if (found) a->x += best;
-        else a->minor = 1;
+        if (found) {
+            a->x += best;
+            occupy(&o, a->x, a->w, (int)i);
+        } else {
+            a->minor = 1;
+        }
     }
     free(order);
+    free(o.occ);
+    free(near);
 }
 
 /* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
  * last commands added before its detail). */
 static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
+    int edge = 0; /* the right edge of the rightmost badge met */
     for (size_t i = sc->ncmd; i-- > 0;) {
         const struct scene_cmd *k = &sc->cmd[i];
         if (k->lane != lane_idx) break;
-        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w) return 1;
+        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w && k->x + k->w > edge)
+            edge = k->x + k->w;
     }
-    return 0;
+    return edge;
 }
 
 /* One piece of a lease's TTL bar, [from, to], counting down ttl from from. */
@@ -274,7 +491,9 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
     char buf[64];
     uint8_t saved = c->layer;
     c->layer = SCENE_LAYER_EXTRA;
-    for (size_t i = 0; i < lane->nspans; i++) {
+    size_t s0, s1;
+    span_range(c, lane, lane_idx, &s0, &s1);
+    for (size_t i = s0; i < s1; i++) {
         const struct layout_span *s = &lane->spans[i];
         int c0, c1;
         if (!scene_span_cells(sc, s->t0, s->t1, s->end == LAYOUT_END_OPEN, &c0, &c1)) continue;
@@ -283,8 +502,10 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
             /* the TTL as this server counts it: full at the grant and at each
              * renewal, shrinking to nothing at the expiry */
             sim_ns from = s->t0, ttl = s->validity_ns;
-            for (size_t j = 0; j <= lane->nmarks; j++) {
-                const struct layout_mark *m = j < lane->nmarks ? &lane->marks[j] : NULL;
+            size_t j0, j1; /* the lane's marks within the lease */
+            mark_range(lane, s->t0, s->t1, &j0, &j1);
+            for (size_t j = j0; j <= j1; j++) {
+                const struct layout_mark *m = j < j1 ? &lane->marks[j] : NULL;
                 if (m && (m->kind != LAYOUT_MARK_RENEW || m->peer != s->peer || m->t <= from ||
                           m->t >= s->t1))
                     continue;
@@ -294,8 +515,13 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
                 from = m->t;
             }
         }
-        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING) continue;
-        if (s->kind == LAYOUT_SPAN_LEASE)
+        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING &&
+            s->kind != LAYOUT_SPAN_REPLICA)
+            continue;
+        if (s->kind == LAYOUT_SPAN_REPLICA)
+            snprintf(buf, sizeof buf, s->token ? "copy: %s, tok %llu" : "copy: %s",
+                     scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
+        else if (s->kind == LAYOUT_SPAN_LEASE)
             snprintf(buf, sizeof buf, s->token ? "held by %s, tok %llu" : "held by %s",
                      scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
         else if (s->token)
@@ -305,8 +531,12 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
         /* after the badge that opens the span */
         int len = (int)strlen(buf), skip = v->char_w + 12;
         if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
-        if (covers_badge(sc, lane_idx, x + skip - 4, x + skip + len * v->char_w + 4)) continue;
-        struct scene_cmd *k = scene_text_n(c, x + skip, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
+        /* after the badges in its way (a promotion, a refused release), if
+         * it still fits in the span */
+        int tx = x + skip, tw = len * v->char_w, edge, tries = 0;
+        while ((edge = covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) != 0 && tries++ < 4) tx = edge + 8;
+        if (edge || tx + tw + skip > x + w) continue;
+        struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
                                      (size_t)len, s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING
                                                                                   : SCENE_ST_LABEL);
         if (k) k->lane = lane_idx;
@@ -314,10 +544,121 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
     c->layer = saved;
 }
 
+/* A clock's offset at t on the piece that starts at p. */
+static sim_ns seg_off(const struct layout_clock *p, sim_ns t) {
+    sim_ns dt = t - p->t;
+    return p->offset_ns + dt / 1000000 * p->ppm + dt % 1000000 * p->ppm / 1000000;
+}
+
+/* "+25s", "-300ms". */
+static void signed_time(char *buf, size_t n, sim_ns d) {
+    if (n < 2) return;
+    buf[0] = d < 0 ? '-' : '+';
+    format_time_ns(buf + 1, n - 1, d < 0 ? -d : d);
+}
+
+/* Pictures: a thin lane under a node whose clock changed, its wall clock
+ * minus true time against a faint line at 0 (true time), scaled to the
+ * largest distance in the window; a step is a vertical jump labelled with
+ * its size, a drift or a slew labelled where it starts. */
+static void emit_clock(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
+    const struct scene_view *v = c->v;
+    struct scene *sc = c->sc;
+    int h = v->lane_h * 3 / 4, y = c->y, mid = y + h / 2, half = h / 2 - 3;
+    size_t n = lane->nclock;
+    uint8_t saved = c->layer;
+    c->layer = SCENE_LAYER_EXTRA;
+    struct scene_cmd *k = scene_text_n(c, c->x0, y + (h - v->line_h) / 2, "clock", 5, SCENE_ST_CLOCK);
+    if (k) k->lane = lane_idx;
+    sim_ns maxabs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct layout_clock *p = &lane->clock[i];
+        sim_ns a = p->t < sc->t0 ? sc->t0 : p->t, b = i + 1 < n ? lane->clock[i + 1].t : sc->t1;
+        if (b > sc->t1) b = sc->t1;
+        if (b < a) continue;
+        sim_ns o[2] = {seg_off(p, a), seg_off(p, b)};
+        for (int q = 0; q < 2; q++) {
+            sim_ns m = o[q] < 0 ? -o[q] : o[q];
+            if (m > maxabs) maxabs = m;
+        }
+    }
+    if (maxabs == 0) maxabs = 1;
+#define CLOCK_Y(o) (mid - (int)((o) * half / maxabs))
+    struct scene_cmd *g = scene_add(c, SCENE_CMD_LINE, SCENE_ST_GRID, sc->plot_x, mid, sc->plot_w, 1);
+    if (g) {
+        g->x2 = sc->plot_x + sc->plot_w - 1;
+        g->y2 = mid;
+        g->lane = lane_idx;
+    }
+    g = scene_add(c, SCENE_CMD_LINE, SCENE_ST_GRID, sc->plot_x, y + h - 1, sc->plot_w, 1);
+    if (g) {
+        g->x2 = sc->plot_x + sc->plot_w - 1;
+        g->y2 = y + h - 1;
+        g->lane = lane_idx;
+    }
+    int last_end = -1, right = sc->plot_x + sc->plot_w;
+    for (size_t i = 0; i < n && !sc->err; i++) {
+        const struct layout_clock *p = &lane->clock[i];
+        sim_ns a = p->t < sc->t0 ? sc->t0 : p->t, b = i + 1 < n ? lane->clock[i + 1].t : sc->t1;
+        if (b > sc->t1) b = sc->t1;
+        if (b < a) continue;
+        int x0 = scene_x_of(sc, a), x1 = scene_x_of(sc, b);
+        struct scene_cmd *l = scene_add(c, SCENE_CMD_LINE, SCENE_ST_CLOCK, x0, CLOCK_Y(seg_off(p, a)), 0, 0);
+        if (!l) break;
+        l->x2 = x1;
+        l->y2 = CLOCK_Y(seg_off(p, b));
+        l->lane = lane_idx;
+        l->t0 = a;
+        l->t1 = b;
+        if (i == 0 || p->t < sc->t0 || p->kind == LAYOUT_CLOCK_SLEW_END) continue;
+        sim_ns before = seg_off(&lane->clock[i - 1], p->t);
+        if (before != p->offset_ns) { /* the jump, as a jump */
+            l = scene_add(c, SCENE_CMD_LINE, SCENE_ST_CLOCK, x0, CLOCK_Y(before), 0, 0);
+            if (!l) break;
+            l->x2 = x0;
+            l->y2 = CLOCK_Y(p->offset_ns);
+            l->lane = lane_idx;
+            l->t0 = l->t1 = p->t;
+            l->seq = (int32_t)p->seq;
+        }
+        char buf[96], d[32], over[32];
+        if (p->kind == LAYOUT_CLOCK_STEP && (p->which & TRACE_CLOCK_AT_START)) {
+            signed_time(d, sizeof d, p->step_ns);
+            const struct layout_clock *q = i + 1 < n ? &lane->clock[i + 1] : NULL;
+            if (q && q->t == p->t && q->kind == LAYOUT_CLOCK_DRIFT) /* the same `clock` line */
+                snprintf(buf, sizeof buf, "starts %s, drift %+lldppm", d, (long long)q->value);
+            else
+                snprintf(buf, sizeof buf, "starts %s", d);
+        } else if (p->kind == LAYOUT_CLOCK_STEP) {
+            signed_time(d, sizeof d, p->step_ns);
+            snprintf(buf, sizeof buf, "%s%s", d, p->which == 2 ? " mono" : p->which == 3 ? " both" : "");
+        } else if (p->kind == LAYOUT_CLOCK_DRIFT) {
+            snprintf(buf, sizeof buf, "drift %+lldppm", (long long)p->value);
+        } else {
+            signed_time(d, sizeof d, p->value);
+            format_time_ns(over, sizeof over, p->over_ns);
+            snprintf(buf, sizeof buf, "slew %s/%s", d, over);
+        }
+        int w = (int)strlen(buf) * v->char_w, tx = x0 + 4;
+        if (tx + w > right) tx = x0 - 4 - w; /* at the right edge: on the left of it */
+        if (tx <= last_end || tx < sc->plot_x) continue;
+        k = scene_text_n(c, tx, y + (h - v->line_h) / 2, buf, strlen(buf), SCENE_ST_CLOCK);
+        if (k) {
+            k->lane = lane_idx;
+            k->t0 = k->t1 = p->t;
+        }
+        last_end = tx + w + v->char_w;
+    }
+#undef CLOCK_Y
+    c->used_extra[SCENE_USED_CLOCK - SCENE_USED_CLOCK] = 1;
+    c->y += h;
+    c->layer = saved;
+}
+
 void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
     const struct scene_view *v = c->v;
     int y = c->y;
-    fill_lane(c, lane);
+    fill_lane(c, lane, lane_idx);
     scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, lane->name,
            strnlen(lane->name, sizeof lane->name), SCENE_ST_LABEL);
     if (v->lane_h > 1) {
@@ -333,6 +674,7 @@ void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int la
     if (v->flags & SCENE_F_DETAIL) emit_detail(c, lane, lane_idx, y);
     if (c->lane_y) c->lane_y[lane_idx] = y + v->lane_h / 2;
     c->y += v->lane_h;
+    if ((v->flags & SCENE_F_DETAIL) && lane->nclock) emit_clock(c, lane, lane_idx);
     c->lanes_end = c->y;
 }
 
@@ -347,21 +689,39 @@ void scene_emit_arrows(struct scene_ctx *c) {
     int shown = 0;
     uint8_t saved = c->layer;
     c->layer = SCENE_LAYER_EXTRA;
+    /* per sender: the x just after its last dropped arrow, so that a fan of
+     * drops at once (a request to five servers, all lost) is one arrow */
+    int *drop_end = calloc(ly->nlanes > 0 ? (size_t)ly->nlanes : 1, sizeof *drop_end);
+    if (!drop_end) {
+        sc->err = LSIM_ENOMEM;
+        return;
+    }
     for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
-        if (m->fate == 1 || m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes)
-            continue;
+        if (m->t0 > sc->t1) break; /* in order of sending: the rest start later */
+        if (m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes) continue;
         if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
-        int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1);
-        if (x1 - x0 < 2 * v->char_w) continue;
-        /* from the edge of the sender's bar to the edge of the receiver's badge */
+        int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1), drop = m->fate == 1;
+        /* drops between servers (a replication stream to a primary that is
+         * down) are chatter; those to and from clients tell the story */
+        if (drop && ly->lanes[m->from].kind == TRACE_NODE_SERVER && ly->lanes[m->to].kind == TRACE_NODE_SERVER)
+            continue;
+        if (!drop && x1 - x0 < 2 * v->char_w) continue;
+        if (drop && drop_end[m->from] && x0 < drop_end[m->from]) continue;
+        if (drop && x1 - x0 < 2 * v->char_w) { /* lost at once: a short stub, still a cross */
+            x1 = x0 + 2 * v->char_w;
+            if (x1 > sc->plot_x + sc->plot_w) x1 = sc->plot_x + sc->plot_w;
+        }
+        /* from the edge of the sender's bar to the edge of the receiver's badge;
+         * a dropped one ends, crossed, halfway */
         int ya = c->lane_y[m->from], yb = c->lane_y[m->to], e = v->line_h / 2 + 1;
         if (ya != yb) {
             ya += yb > ya ? e : -e;
             yb += yb > ya ? -e : e;
         }
-        struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, SCENE_ST_MESSAGE, x0, ya, 0, 0);
-        if (!k) return;
+        if (drop) yb = ya + (yb - ya) / 2;
+        struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, drop ? SCENE_ST_DROP : SCENE_ST_MESSAGE, x0, ya, 0, 0);
+        if (!k) break;
         k->x2 = x1;
         k->y2 = yb;
         k->t0 = m->t0;
@@ -370,11 +730,22 @@ void scene_emit_arrows(struct scene_ctx *c) {
         format_time_ns(t0, sizeof t0, m->t0);
         format_time_ns(t1, sizeof t1, m->t1);
         format_time_ns(len, sizeof len, m->t1 - m->t0);
-        snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
-                 scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0,
-                 m->fate == 2 ? "still in flight at" : "arrives", t1, len);
+        static const char *const why[] = {"", " (partition)", " (lost on the link)", " (receiver down)"};
+        if (drop)
+            snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, dropped t=%s%s",
+                     scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0, t1,
+                     m->drop < 4 ? why[m->drop] : "");
+        else
+            snprintf(buf, sizeof buf, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
+                     scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0,
+                     m->fate == 2 ? "still in flight at" : "arrives", t1, len);
         scene_set_text(c, k, buf, strlen(buf));
         shown++;
+        if (drop) {
+            c->used_extra[SCENE_USED_DROP - SCENE_USED_CLOCK] = 1;
+            drop_end[m->from] = x0 + 2 * v->char_w;
+            continue;
+        }
         /* a long flight gets its length written beside the middle of the arrow */
         snprintf(buf, sizeof buf, "%s in flight", len);
         int w = (int)strlen(buf) * v->char_w;
@@ -384,6 +755,54 @@ void scene_emit_arrows(struct scene_ctx *c) {
             if (t) t->t0 = m->t0, t->t1 = m->t1;
         }
     }
+    /* Copies to replicas: from the primary's grant of the same owner and
+     * token (the latest before the copy) to the replica's copy, with the
+     * replication lag written beside it when there is room. */
+    for (int r = 0; r < ly->nlanes && !sc->err; r++) {
+        const struct layout_lane *rl = &ly->lanes[r];
+        if (c->lane_y[r] < 0) continue;
+        for (size_t i = 0; i < rl->nmarks; i++) {
+            const struct layout_mark *cp = &rl->marks[i];
+            if (cp->kind != LAYOUT_MARK_REPL_COPY || cp->t < sc->t0 || cp->t > sc->t1) continue;
+            const struct layout_mark *src = NULL;
+            int src_lane = -1;
+            for (int p = 0; p < ly->nlanes; p++) {
+                const struct layout_lane *pl = &ly->lanes[p];
+                if (p == r || c->lane_y[p] < 0) continue;
+                for (size_t j = 0; j < pl->nmarks && pl->marks[j].t <= cp->t; j++) {
+                    const struct layout_mark *gm = &pl->marks[j];
+                    if (gm->kind == LAYOUT_MARK_GRANT && gm->peer == cp->peer && gm->token == cp->token &&
+                        (!src || gm->t >= src->t))
+                        src = gm, src_lane = p;
+                }
+            }
+            if (!src) continue;
+            int x0 = scene_x_of(sc, src->t), x1 = scene_x_of(sc, cp->t);
+            int ya = c->lane_y[src_lane], yb = c->lane_y[r], e = v->line_h / 2 + 1;
+            ya += yb > ya ? e : -e;
+            yb += yb > ya ? -e : e;
+            struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, SCENE_ST_REPLICATION, x0, ya, 0, 0);
+            if (!k) break;
+            k->x2 = x1;
+            k->y2 = yb;
+            k->t0 = src->t;
+            k->t1 = cp->t;
+            format_time_ns(len, sizeof len, cp->t - src->t);
+            snprintf(buf, sizeof buf, "%s replicates %s's grant (token %llu) to %s: lag %s",
+                     rl == &ly->lanes[src_lane] ? "?" : ly->lanes[src_lane].name,
+                     scene_node_name(ly, cp->peer), (unsigned long long)cp->token, rl->name, len);
+            scene_set_text(c, k, buf, strlen(buf));
+            c->used_extra[SCENE_USED_REPL - SCENE_USED_CLOCK] = 1;
+            snprintf(buf, sizeof buf, "lag %s", len);
+            int w = (int)strlen(buf) * v->char_w;
+            if (x1 - x0 >= w + 2 * v->char_w) {
+                struct scene_cmd *t = scene_text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h / 2, buf,
+                                                   strlen(buf), SCENE_ST_REPLICATION);
+                if (t) t->t0 = src->t, t->t1 = cp->t;
+            }
+        }
+    }
+    free(drop_end);
     c->layer = saved;
 }
 

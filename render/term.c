@@ -40,6 +40,8 @@ static const uint8_t term_style[SCENE_ST_COUNT] = {
     [SCENE_ST_STUCK] = ST_WARN,         [SCENE_ST_GRID] = ST_DIM,
     [SCENE_ST_TITLE] = ST_NOTE,         [SCENE_ST_BAND] = ST_DOUBLE,
     [SCENE_ST_MESSAGE] = ST_PLAIN,      [SCENE_ST_GAP] = ST_DIM,
+    [SCENE_ST_CLOCK] = ST_WARN,         [SCENE_ST_DROP] = ST_PLAIN,
+    [SCENE_ST_REPLICATION] = ST_SERVER,
 };
 
 struct grid {

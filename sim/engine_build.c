@@ -314,6 +314,18 @@ static void time_zero(struct engine *e, const struct scenario *s) {
     emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, quorum > 1 ? (uint32_t)quorum : 0,
          e->stock, e->s.guard_owner ? 4 : e->algo->resource_write ? (e->algo->lock_free ? 3 : 2) : e->s.fencing != 0,
          NULL);
+    /* The scenario's `clock` lines, in the trace so that what reads it (the
+     * pictures' clock lanes) sees a skewed or drifting clock from the start:
+     * the wall clock's offset as a step at 0 flagged TRACE_CLOCK_AT_START,
+     * the drift as a drift at 0. */
+    for (int i = 0; i < e->nnodes; i++) {
+        const struct node_ext *x = ext_of(e, nd(e, i));
+        if (!x) continue;
+        if (x->clk[LOCK_CLOCK_WALL].base_local != 0)
+            emit(e, TRACE_CLOCK_STEP, i, TRACE_NO_NODE, 0, 0, x->clk[LOCK_CLOCK_WALL].base_local,
+                 SCN_CLOCK_WALL | TRACE_CLOCK_AT_START, NULL);
+        if (x->base_ppm != 0) emit(e, TRACE_CLOCK_DRIFT, i, TRACE_NO_NODE, 0, 0, x->base_ppm, 0, NULL);
+    }
     for (int i = 0; i < e->nnodes; i++) {
         if (nd(e, i)->kind == TRACE_NODE_CLIENT) algo_client_init(e, i);
         else if (nd(e, i)->kind == TRACE_NODE_SERVER) algo_server_init(e, i);

@@ -29,7 +29,9 @@ enum trace_kind {
     TRACE_RESUME,         /* a = how long it was paused */
     TRACE_CRASH,
     TRACE_RESTART,
-    TRACE_CLOCK_STEP,     /* a = delta_ns, b = which (1 wall, 2 mono, 3 both) */
+    TRACE_CLOCK_STEP,     /* a = delta_ns, b = which (1 wall, 2 mono, 3 both), plus
+                             TRACE_CLOCK_AT_START at t = 0 for a scenario's `clock
+                             NODE offset=` line: the wall clock starts a from true time */
     TRACE_CLOCK_DRIFT,    /* a = ppm */
     TRACE_CLOCK_SLEW,     /* a = delta_ns, b = over_ns */
     TRACE_PARTITION,      /* a = number of groups; text = groups */
@@ -86,6 +88,10 @@ enum trace_kind {
     TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
     TRACE_KIND_COUNT
 };
+
+/* TRACE_CLOCK_STEP's b: not a jump during the run but the offset the clock
+ * starts with (the scenario's `clock` header line). */
+#define TRACE_CLOCK_AT_START 4
 
 /* A write's outcome (TRACE_WRITE's b): TRACE_WRITE_ACCEPTED = 1,
  * TRACE_WRITE_REJECTED_STALE, _NOTOKEN, _COND, _UNIQUE, _DUPLICATE, from the

@@ -141,6 +141,28 @@ static void test_fencing_late_first_write(void **state) {
     engine_free(e);
 }
 
+/* A scenario's `clock` line is in the trace at t = 0: the wall clock's
+ * start offset as a clock-step flagged TRACE_CLOCK_AT_START, the drift as a
+ * clock-drift; a node without one gets neither. */
+static void test_clock_line_in_trace(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease\nclock A offset=-3s drift=250ppm\n"
+                                "client A: work 1s\nclient B: work 1s\n");
+    const struct trace_event *st = must(e, TRACE_CLOCK_STEP, "A", 1);
+    assert_int_equal(st->t, 0);
+    assert_int_equal(st->a, -3 * S);
+    assert_int_equal(st->b, 1 | TRACE_CLOCK_AT_START);
+    const struct trace_event *dr = must(e, TRACE_CLOCK_DRIFT, "A", 1);
+    assert_int_equal(dr->t, 0);
+    assert_int_equal(dr->a, 250);
+    const struct trace *tr = engine_trace(e);
+    int clocks = 0;
+    for (size_t i = 0; i < tr->len; i++)
+        clocks += tr->ev[i].kind == TRACE_CLOCK_STEP || tr->ev[i].kind == TRACE_CLOCK_DRIFT;
+    assert_int_equal(clocks, 2); /* B has no clock line */
+    engine_free(e);
+}
+
 /* A client clock running 10% fast ends a 10s work step early, to the ns. */
 static void test_drift_changes_timer(void **state) {
     (void)state;
@@ -540,6 +562,7 @@ int main(void) {
         cmocka_unit_test(test_seed_plain_lease),
         cmocka_unit_test(test_seed_fenced),
         cmocka_unit_test(test_fencing_late_first_write),
+        cmocka_unit_test(test_clock_line_in_trace),
         cmocka_unit_test(test_drift_changes_timer),
         cmocka_unit_test(test_wall_step_spares_monotonic_timers),
         cmocka_unit_test(test_server_wall_jump_expires_early),

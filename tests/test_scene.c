@@ -436,6 +436,276 @@ static void test_svg_faults(void **state) {
     fx_close(&f);
 }
 
+/* The pictures' newer detail: a server's clock that steps +25 s at 5 s and
+ * drifts 200 ppm from 8 s, drawn in a lane of its own under S1; a replica
+ * S2 that copies A's grant 1 s after S1 made it; B's request to S1 dropped
+ * by a partition; the value read and the token acquired on their badges;
+ * and a banner too wide for a narrow picture, wrapped. */
+static void clock_story(struct trace *tr) {
+    seed_nodes(tr);
+    assert_int_equal(trace_add_node(tr, "S2", TRACE_NODE_SERVER), 4);
+    ev(tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 20 * S, NULL);
+    /* t=0: A takes token 41 from S1 and reads 3. */
+    ev(tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(tr, 0, TRACE_SRV_GRANT, S1, A, 41, 1, 30 * S, 30 * S, NULL);
+    ev(tr, 0, TRACE_ACQUIRED, A, NO, 41, 1, 30 * S, 0, NULL);
+    ev(tr, 0, TRACE_READ, R, A, 0, 1, 3, 0, NULL);
+    /* t=1: the replica copies the grant (a = owner, b = token). */
+    ev(tr, 1 * S, TRACE_SRV_NOTE, 4, NO, 0, 0, A, 41, "replica: copies a grant from the primary");
+    /* t=2: B's request to S1 is lost to a partition. */
+    ev(tr, 2 * S, TRACE_MSG_SEND, B, S1, 0, 0, 1, 1, NULL);
+    ev(tr, 2 * S, TRACE_MSG_DROP, S1, B, 0, 0, 1, TRACE_DROP_PARTITION, NULL);
+    ev(tr, 2 * S, TRACE_MSG_SEND, B, 4, 0, 0, 2, 1, NULL); /* and to S2: one arrow for both */
+    ev(tr, 2 * S, TRACE_MSG_DROP, 4, B, 0, 0, 2, TRACE_DROP_PARTITION, NULL);
+    /* t=5: S1's wall clock steps 25 s ahead; t=8: it drifts 200 ppm fast. */
+    ev(tr, 5 * S, TRACE_CLOCK_STEP, S1, NO, 0, 0, 25 * S, 1, NULL);
+    ev(tr, 8 * S, TRACE_CLOCK_DRIFT, S1, NO, 0, 0, 200, 0, NULL);
+    ev(tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 12, 0, NULL);
+}
+
+/* The first LINE command of a style with a tooltip (not the legend's swatch), or NULL. */
+static const struct scene_cmd *arrow(const struct scene *sc, int style) {
+    for (size_t i = 0; i < sc->ncmd; i++)
+        if (sc->cmd[i].type == SCENE_CMD_LINE && sc->cmd[i].style == style && sc->cmd[i].text)
+            return &sc->cmd[i];
+    return NULL;
+}
+
+/* The first LINE command of a style in a lane going up or down (x == x2), or NULL. */
+static const struct scene_cmd *vline(const struct scene *sc, int style, int lane) {
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *k = &sc->cmd[i];
+        if (k->type == SCENE_CMD_LINE && k->style == style && k->lane == lane && k->x == k->x2 &&
+            k->y != k->y2)
+            return k;
+    }
+    return NULL;
+}
+
+static void test_scene_clock_replica_drop(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    clock_story(&tr);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    /* The layout: S1's clock in three pieces, S2's copy of A's lock. */
+    const struct layout_lane *s1 = &ly.lanes[S1], *s2 = &ly.lanes[4];
+    assert_int_equal(s1->nclock, 3);
+    assert_int_equal(ly.lanes[A].nclock, 0);
+    assert_int_equal(layout_clock_offset(s1, 5 * S - 1), 0);
+    assert_int_equal(layout_clock_offset(s1, 5 * S), 25 * S);
+    assert_int_equal(layout_clock_offset(s1, 10 * S), 25 * S + 400000); /* + 2 s x 200 ppm */
+    assert_int_equal(s2->nspans, 1);
+    assert_int_equal(s2->spans[0].kind, LAYOUT_SPAN_REPLICA);
+    assert_int_equal(s2->spans[0].t0, 1 * S);
+    assert_int_equal(s2->spans[0].peer, A);
+    assert_int_equal(s2->spans[0].token, 41);
+    assert_int_equal(s2->marks[0].kind, LAYOUT_MARK_REPL_COPY);
+
+    /* Pixels, a plain (uncompressed) axis. */
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    /* The clock lane: right under S1's, labelled "clock"; the step a
+     * vertical jump upwards at 5 s labelled "+25s", the drift labelled at 8 s. */
+    const struct scene_cmd *lab = text(&sc, "clock"), *s1lab = text(&sc, "S1");
+    assert_non_null(lab);
+    assert_int_equal(lab->style, SCENE_ST_CLOCK);
+    assert_int_equal(lab->lane, S1);
+    assert_int_equal(lab->layer, SCENE_LAYER_EXTRA);
+    assert_int_equal(lab->y - (v.lane_h * 3 / 4 - v.line_h) / 2, s1lab->y - (v.lane_h - v.line_h) / 2 + v.lane_h);
+    const struct scene_cmd *jump = vline(&sc, SCENE_ST_CLOCK, S1);
+    assert_non_null(jump);
+    assert_int_equal(jump->x, scene_x_of(&sc, 5 * S));
+    assert_int_equal(jump->t0, 5 * S);
+    assert_true(jump->y2 < jump->y);                                 /* ahead: up */
+    /* from 0 (the middle) up to +25 s: 12 px (half the 30 px lane less 3)
+     * scaled by 25 s / 25.0024 s, the largest offset, at the end after the
+     * drift: 11 px */
+    assert_int_equal(jump->y - jump->y2, 11);
+    const struct scene_cmd *k = text(&sc, "+25s");
+    assert_non_null(k);
+    assert_int_equal(k->x, scene_x_of(&sc, 5 * S) + 4);
+    assert_int_equal(k->style, SCENE_ST_CLOCK);
+    /* the drift is the last event, near the right edge (the window ends a
+     * twentieth after it): its label goes on the left of it */
+    assert_int_equal(text(&sc, "drift +200ppm")->x, scene_x_of(&sc, 8 * S) - 4 - 13 * v.char_w);
+    /* R's lane is one clock lane lower than without it. */
+    assert_int_equal(text(&sc, "R")->y, s1lab->y + v.lane_h + v.lane_h * 3 / 4 + v.lane_h);
+    /* Badges: the value read, the token acquired. */
+    assert_string_equal(sym(&sc, SCENE_SYM_READ, R)->label, "=3");
+    assert_string_equal(sym(&sc, SCENE_SYM_ACQUIRED, A)->label, "+41");
+    assert_non_null(sym(&sc, SCENE_SYM_REPL_COPY, 4));
+    assert_string_equal(sym(&sc, SCENE_SYM_REPL_COPY, 4)->text,
+                        "replica S2 copies A's lock from its primary, token 41, t=1s");
+    /* The dropped request: from B at 2 s, two characters long, halfway to S1. */
+    k = arrow(&sc, SCENE_ST_DROP);
+    assert_non_null(k);
+    assert_int_equal(k->x, scene_x_of(&sc, 2 * S));
+    assert_int_equal(k->x2, k->x + 2 * v.char_w);
+    assert_true(k->y2 > k->y);
+    assert_string_equal(k->text, "message B -> S1 sent t=2s, dropped t=2s (partition)");
+    size_t drops = 0;
+    for (size_t i = 0; i < sc.ncmd; i++) drops += sc.cmd[i].style == SCENE_ST_DROP && sc.cmd[i].text != NULL;
+    assert_int_equal(drops, 1); /* the fan of two drops at once is one arrow */
+    /* The copy to the replica: from S1's grant at 0 to S2's copy at 1 s. */
+    k = arrow(&sc, SCENE_ST_REPLICATION);
+    assert_non_null(k);
+    assert_int_equal(k->x, scene_x_of(&sc, 0));
+    assert_int_equal(k->x2, scene_x_of(&sc, 1 * S));
+    assert_true(k->y2 > k->y); /* S2 is drawn under S1 */
+    assert_string_equal(k->text, "S1 replicates A's grant (token 41) to S2: lag 1s");
+    /* The legend names the three. */
+    assert_non_null(text(&sc, "clock lane: the node's clock minus true time"));
+    assert_non_null(text(&sc, "message dropped on its way (partition, loss)"));
+    assert_non_null(text(&sc, "replication: primary to replica, with the lag"));
+    scene_close(&sc);
+
+    /* The terminal keeps its rows: no clock lane, no drops drawn. */
+    scene_view_term(&v, 100, 1);
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    assert_null(text(&sc, "clock"));
+    assert_null(cmd(&sc, SCENE_CMD_LINE, SCENE_ST_DROP, -2, 1));
+    scene_close(&sc);
+
+    /* A narrow picture: the title wraps at a space, and the verdict badge
+     * moves to the next line instead of leaving the picture. */
+    struct checker_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.verdict = SCN_VERDICT_UNSAFE;
+    struct scene_banner b = {.title = "A lock server's wall-clock jump expires a lease early",
+                             .algo = "fenced-lease", .seed = "1", .report = &rep};
+    scene_view_pixels(&v, 360, 0);
+    assert_int_equal(scene_build(&sc, &ly, &v, &b, 0), 0);
+    int lines = 0;
+    for (size_t i = 0; i < sc.ncmd; i++) {
+        const struct scene_cmd *t = &sc.cmd[i];
+        if (t->type != SCENE_CMD_TEXT || t->style != SCENE_ST_TITLE) continue;
+        assert_true(t->x + t->w <= 360 - 16);
+        lines++;
+    }
+    assert_true(lines >= 2);
+    k = text(&sc, "UNSAFE");
+    assert_int_equal(k->x, 16);
+    assert_int_equal(k->y, text(&sc, "algorithm: fenced-lease")->y + v.line_h);
+    assert_true(k->x + k->w <= 360 - 16);
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
+/* The level-of-detail index: 5000 turns of A (acquire, 4 ms inside, release,
+ * 1 ms out) over 25 s. Zoomed in, the scene with the index is the scene
+ * without it, command for command (binary search to the window); zoomed
+ * out, every cell comes from the buckets and shows what the events show: A
+ * in the critical section throughout, an acquire winning every column. */
+static void test_scene_lod(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene a, b;
+    struct scene_view v;
+    struct scene_lod *lod = NULL;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 25 * S, NULL);
+    for (int i = 0; i < 5000; i++) {
+        sim_ns t = (sim_ns)i * 5 * MS;
+        ev(&tr, t, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+        ev(&tr, t, TRACE_ACQUIRED, A, NO, (uint64_t)i + 1, (uint32_t)i + 1, 0, 0, NULL);
+        ev(&tr, t + 4 * MS, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    }
+    ev(&tr, 25 * S, TRACE_RUN_END, NO, NO, 0, 0, 15000, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    assert_int_equal(scene_lod_build(&lod, &ly), 0);
+    assert_true(scene_lod_bytes(lod) >= SCENE_LOD_BUCKETS * 5); /* A's lane has buckets */
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    v.flags &= ~(unsigned)SCENE_F_LEGEND;
+    /* Zoomed in: 100 ms from 10 s, the same commands either way. */
+    v.t0 = 10 * S;
+    v.t1 = 10 * S + 100 * MS;
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.lod = lod;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_int_equal(a.ncmd, b.ncmd);
+    for (size_t i = 0; i < a.ncmd; i++) {
+        assert_int_equal(a.cmd[i].type, b.cmd[i].type);
+        assert_int_equal(a.cmd[i].x, b.cmd[i].x);
+        assert_int_equal(a.cmd[i].w, b.cmd[i].w);
+        assert_int_equal(a.cmd[i].sym, b.cmd[i].sym);
+        assert_int_equal(a.cmd[i].seq, b.cmd[i].seq);
+    }
+    assert_non_null(sym(&b, SCENE_SYM_ACQUIRED, A));
+    scene_close(&a);
+    scene_close(&b);
+    /* Zoomed out: the whole run; 25 s / 1100 columns is about 60 buckets a column. */
+    v.t0 = 0;
+    v.t1 = 25 * S;
+    v.lod = NULL;
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.lod = lod;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_true(b.axis.cell_ns >= 4 * (25 * S / SCENE_LOD_BUCKETS));
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < a.ncmd; i++) na += a.cmd[i].type == SCENE_CMD_SYM && a.cmd[i].lane == A;
+    for (size_t i = 0; i < b.ncmd; i++) {
+        const struct scene_cmd *k = &b.cmd[i];
+        if (k->type != SCENE_CMD_SYM || k->lane != A) continue;
+        nb++;
+        assert_int_equal(k->sym, SCENE_SYM_ACQUIRED);
+    }
+    assert_int_equal(na, nb);
+    assert_true(nb >= (size_t)b.axis.ncells - 1);
+    const struct scene_cmd *ra = cmd(&a, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1),
+                           *rb = cmd(&b, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1);
+    assert_int_equal(ra->x, rb->x);
+    assert_int_equal(ra->w, rb->w);
+    assert_null(cmd(&b, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 2)); /* one run of cells */
+    scene_close(&a);
+    scene_close(&b);
+    scene_lod_free(lod);
+    scene_lod_free(NULL);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
+/* A clock that starts 3 s behind and drifts 250 ppm (a scenario's `clock`
+ * line, at t = 0 in the trace): the lane shows it from the start, labelled
+ * once, and no clock-step badge claims that it jumped. */
+static void test_scene_clock_at_start(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 10 * S, NULL);
+    ev(&tr, 0, TRACE_CLOCK_STEP, A, NO, 0, 0, -3 * S, 1 | TRACE_CLOCK_AT_START, NULL);
+    ev(&tr, 0, TRACE_CLOCK_DRIFT, A, NO, 0, 0, 250, 0, NULL);
+    ev(&tr, 1 * S, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 10 * S, TRACE_RUN_END, NO, NO, 0, 0, 5, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    assert_int_equal(ly.lanes[A].nclock, 3);
+    assert_int_equal(layout_clock_offset(&ly.lanes[A], 0), -3 * S);
+    assert_int_equal(layout_clock_offset(&ly.lanes[A], 4 * S), -3 * S + 1 * MS); /* 4 s x 250 ppm */
+    assert_int_equal(ly.lanes[A].nmarks, 0); /* no clock-step mark */
+    scene_view_pixels(&v, 1280, 0);
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    const struct scene_cmd *k = text(&sc, "starts -3s, drift +250ppm");
+    assert_non_null(k);
+    assert_int_equal(k->lane, A);
+    assert_int_equal(k->x, sc.plot_x + 4);
+    assert_null(sym(&sc, SCENE_SYM_CLOCK, A));
+    const struct scene_cmd *jump = vline(&sc, SCENE_ST_CLOCK, A);
+    assert_non_null(jump);
+    assert_true(jump->y2 > jump->y); /* behind: down from true time */
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -445,6 +715,9 @@ int main(void) {
         cmocka_unit_test(test_scene_pixels),
         cmocka_unit_test(test_scene_hide_and_errors),
         cmocka_unit_test(test_svg_faults),
+        cmocka_unit_test(test_scene_clock_replica_drop),
+        cmocka_unit_test(test_scene_lod),
+        cmocka_unit_test(test_scene_clock_at_start),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }

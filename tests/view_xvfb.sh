@@ -182,6 +182,25 @@ else
   bad "the window opened (screenshot)"
 fi
 
+echo "== view: a server's clock step drawn as a jump in its clock lane"
+cp scenarios/server-clock-jump-expires-early.lsim "$tmp/clk.lsim"
+if start clk "$bin" view "$tmp/clk.lsim"; then
+  key s
+  for _ in $(seq 1 50); do grep -q "shot written" "$log" && break; sleep 0.1; done
+  check "s: a screenshot of the clock scenario" 'grep -q "shot written" "$log"'
+  shot=$(sed -n 's/.*shot written \(.*\.png\).*/\1/p' "$log" | tail -1)
+  # the clock's colour (palette: reddish purple #CC79A7) per column, left of
+  # the labels: the first column with 10 or more is the step's vertical line
+  jump=$("$convert" "$shot" -crop "1100x300+150+150" +repage txt:- 2>/dev/null | grep -i '#CC79A7' |
+    sed 's/^\([0-9]*\),.*/\1/' | sort -n | uniq -c | awk '$1 >= 10 {print $2 + 150; exit}')
+  echo "     clock jump at column ${jump:-none}"
+  check "the +25s step at 5s of a 60s window: column 240..262" \
+    '[ -n "$jump" ] && [ "$jump" -ge 240 ] && [ "$jump" -le 262 ]'
+  quit >/dev/null
+else
+  bad "the window opened (clock lane)"
+fi
+
 echo "== view: the quiz stops before the decisive events"
 if start quiz "$bin" view "$tmp/gc.lsim" --quiz; then
   key bracketright bracketright bracketright space

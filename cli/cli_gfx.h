@@ -1,0 +1,26 @@
+/* The picture module seen from the commands: gfx_render_png_panels,
+ * gfx_view_run, gfx_heatmap_png and gfx_error (gfx/gfx.h, gfx/view.h) called through
+ * locksim-gfx.so, loaded with dlopen on first use (cli/gfx_mod.c). */
+#ifndef LOCKSIM_CLI_GFX_H
+#define LOCKSIM_CLI_GFX_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "gfx.h"
+#include "view.h"
+
+/* The module's file name; it lies in the directory of the binary. */
+#define CLI_GFX_MODULE "locksim-gfx.so"
+
+/* As gfx_render_png_panels and gfx_view_run; when the module cannot be
+ * loaded, LSIM_EINTERNAL, and cli_gfx_error() says why and how to build it. */
+int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs,
+                              size_t n, const struct scene_banner *banners,
+                              const struct scene_view *v);
+int cli_gfx_view_run(const struct view_host *h, const struct view_opts *o);
+int cli_gfx_heatmap_png(const char *path, FILE *stream, const struct heatmap *h);
+/* As gfx_error, or why the module could not be loaded. Static storage. */
+const char *cli_gfx_error(void);
+
+#endif
