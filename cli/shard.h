@@ -18,7 +18,24 @@ void shard_write_header(FILE *out, const char *cmd, int argc, char **argv, const
  * failure text, what merge restores. */
 void shard_write_record(FILE *out, size_t i, const struct report_summary *s, const char *const *sets, int nsets);
 
-/* `locksim merge FILE.jsonl... [--format F] [--out FILE] [--svg OUT.svg]`. */
-int cmd_merge(int argc, char **argv);
+/* ---- Reading (locksim merge) ---- */
+
+/* A shard file's header, as read. */
+struct shard {
+    const char *path;
+    char cmd[16];
+    long k, n;
+    size_t runs, first, end;
+    char build[100];
+    char **args;
+    int nargs;
+};
+
+/* Read one shard file: its header into *s, its records into sums (indexed by
+ * run, sums[i] must be empty); first is the first file's header (NULL when
+ * this is the first). Returns 0 or the exit status after a message. */
+int shard_read(const char *path, struct shard *s, struct report_summary **sums, size_t *nsums,
+               const struct shard *first);
+void shard_free(struct shard *s);
 
 #endif
