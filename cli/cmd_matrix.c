@@ -37,10 +37,10 @@ static void print_text(const struct matrix_row *rows, int n, const char *file, c
     printf("resource: stock %lld, %s; purpose %s\n\n", (long long)s->stock,
            s->fencing ? "checks fencing tokens" : "does not check tokens",
            s->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness");
-    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s\n", "algorithm", "verdict", "double", "double",
-           "stale writes", "lost", "wrong", "stuck");
-    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s\n", "", "", "entries", "time", "acc / rej", "upd.",
-           "releases", "");
+    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s\n", "algorithm", "verdict", "double", "double",
+           "stale writes", "lost", "wrong", "stuck", "fenced", "dup.");
+    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s\n", "", "", "entries", "time", "acc / rej", "upd.",
+           "releases", "", "out", "work");
     for (int i = 0; i < n; i++) {
         const struct report_summary *m = &rows[i].sum;
         if (m->rc) {
@@ -52,10 +52,10 @@ static void print_text(const struct matrix_row *rows, int n, const char *file, c
         format_time_ns(t, sizeof t, m->rep.double_entry_ns);
         char note[300] = "";
         if (rows[i].dropped[0]) snprintf(note, sizeof note, "  (does not use --set %s)", rows[i].dropped);
-        printf("%-22s %-9s %7lld %10s %13s %6lld %8lld %6lld%s\n", rows[i].algo->name,
+        printf("%-22s %-9s %7lld %10s %13s %6lld %8lld %6lld %7lld %6lld%s\n", rows[i].algo->name,
                m->truncated ? "TRUNCATED" : scn_verdict_name(m->rep.verdict), (long long)m->rep.double_entries,
                t, sw, (long long)m->rep.lost_updates, (long long)m->rep.wrong_releases, (long long)m->rep.stuck,
-               note);
+               (long long)m->rep.fenced_out, (long long)m->rep.duplicated_work, note);
     }
     printf("\nReplay one row: locksim run ");
     report_shell_word(stdout, file);
