@@ -31,7 +31,7 @@ static int do_line(struct parser *p)
     size_t k;
     int rc;
 
-    if (scnp_lex_line(p) < 0)
+    if (scnp_lex_line(p) < 0 || scnp_expand_params(p) < 0) /* tokens, then $NAME values */
         return -1;
     if (p->ntoks == 0)
         return 0;

@@ -1,6 +1,7 @@
 /* Header lines of the scenario language, driven by one table of settable
- * keys that `--set KEY=VALUE` (scenario_set) reads too, so a key given on
- * the command line is checked by exactly the code that checks it in a file.
+ * keys (scnp_hdr_keys) that `--set KEY=VALUE` (parse_set.c) reads too, so a
+ * key given on the command line is checked by exactly the code that checks
+ * it in a file.
  * (The header lines --set cannot reach, link and clock, are in parse_link.c.) */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,9 +12,6 @@
 
 /* ---- The settable keys ---- */
 
-/* Each setter checks one value and stores it in s only when it is good:
- * 0, or -1 with one sentence in why and *off the byte of val at fault. */
-typedef int (*hdr_setter)(struct scenario *s, char *val, char *why, int *off);
 
 static int set_text(char *dst, const char *what, const char *val, char *why)
 {
@@ -142,23 +140,12 @@ SETTER(set_algo)
 }
 #undef SETTER
 
-enum {
-    HK_QUOTED = 1,     /* a file gives the value as a quoted string */
-    HK_BARE = 2,       /* --set takes KEY alone, without "LINE." */
-    HK_POSITIONAL = 4, /* the line's first word, not KEY=VALUE (the algorithm) */
-};
 
 /* The table. A row with key NULL is a line of one value (`seed 42`,
  * `--set seed=42`); the others are KEY=VALUE within a line
  * (`resource stock=3`, `--set resource.stock=3`, or `--set stock=3` when
  * bare). The algorithm is the lock line's first word (positional). */
-static const struct hdr_key {
-    const char *line;  /* the line's keyword in a file */
-    const char *key;   /* KEY of KEY=VALUE, or NULL for the line's one value */
-    const char *form;  /* how it is written, for messages */
-    unsigned flags;
-    hdr_setter set;
-} hdr_keys[] = {
+const struct hdr_key scnp_hdr_keys[SCNP_NHDR] = {
     {"title", NULL, "title \"...\"", HK_QUOTED, set_title},
     {"description", NULL, "description \"...\"", HK_QUOTED, set_description},
     {"purpose", NULL, "purpose correctness", 0, set_purpose},
@@ -167,7 +154,7 @@ static const struct hdr_key {
     {"stuck-after", NULL, "stuck-after 60s", 0, set_stuck_after},
     {"max-events", NULL, "max-events 1000000", 0, set_max_events},
     {"retry", NULL, "retry 1s", 0, set_retry},
-    {"lock", "algo", "lock NAME", HK_BARE | HK_POSITIONAL, set_algo},
+    {"lock", "algo", "lock NAME", HK_BARE | HK_POSITIONAL | HK_ALGO, set_algo},
     {"lock", "servers", "servers=N", HK_BARE, set_servers},
     {"resource", "stock", "stock=N", HK_BARE, set_stock},
     {"resource", "fencing", "fencing=on|off", HK_BARE, set_fencing},
@@ -178,8 +165,9 @@ static const struct hdr_key {
     {"network", "loss", "loss=P", HK_BARE, set_loss},
 };
 
-enum { NHDR = (int)(sizeof hdr_keys / sizeof hdr_keys[0]) };
+enum { NHDR = SCNP_NHDR };
 _Static_assert(NHDR <= LINE_KW_MAX, "once_line has a slot per row");
+_Static_assert(sizeof scnp_hdr_keys / sizeof scnp_hdr_keys[0] == SCNP_NHDR, "SCNP_NHDR counts the rows");
 
 /* The row for KEY within line (key NULL: the line's own value), or -1. */
 static int hdr_row(const char *line, const char *key)
@@ -187,9 +175,9 @@ static int hdr_row(const char *line, const char *key)
     int r;
 
     for (r = 0; r < NHDR; r++)
-        if (strcmp(hdr_keys[r].line, line) == 0 &&
-            (key == NULL ? hdr_keys[r].key == NULL
-                         : hdr_keys[r].key && strcmp(hdr_keys[r].key, key) == 0))
+        if (strcmp(scnp_hdr_keys[r].line, line) == 0 &&
+            (key == NULL ? scnp_hdr_keys[r].key == NULL
+                         : scnp_hdr_keys[r].key && strcmp(scnp_hdr_keys[r].key, key) == 0))
             return r;
     return -1;
 }
@@ -200,7 +188,7 @@ static int hdr_line(const char *word)
     int r;
 
     for (r = 0; r < NHDR; r++)
-        if (strcmp(hdr_keys[r].line, word) == 0)
+        if (strcmp(scnp_hdr_keys[r].line, word) == 0)
             return r;
     return -1;
 }
@@ -213,10 +201,10 @@ static const char *line_keys(const char *line, int forms, char *buf, size_t n)
     size_t len = 0;
 
     for (r = 0; r < NHDR; r++)
-        total += strcmp(hdr_keys[r].line, line) == 0 && !(hdr_keys[r].flags & HK_POSITIONAL);
+        total += strcmp(scnp_hdr_keys[r].line, line) == 0 && !(scnp_hdr_keys[r].flags & HK_POSITIONAL);
     buf[0] = '\0';
     for (r = 0; r < NHDR; r++) {
-        const struct hdr_key *h = &hdr_keys[r];
+        const struct hdr_key *h = &scnp_hdr_keys[r];
         if (strcmp(h->line, line) != 0 || (h->flags & HK_POSITIONAL))
             continue;
         snprintf(buf + len, n - len, "%s%s%s", k == 0 ? "" : k == total - 1 ? " or " : ", ",
@@ -247,7 +235,7 @@ static int apply_row(struct parser *p, int r, char *val, int vcol)
     char why[WHY_MAX];
     int off = 0;
 
-    if (hdr_keys[r].set(p->s, val, why, &off) < 0)
+    if (scnp_hdr_keys[r].set(p->s, val, why, &off) < 0)
         return scnp_fail_why(p, vcol + off, why);
     return 0;
 }
@@ -258,8 +246,8 @@ static int value_line(struct parser *p, int r)
     const char *what = p->toks[0].s;
     struct tok *t;
 
-    if (!(hdr_keys[r].flags & HK_QUOTED)) {
-        if ((t = scnp_one_value(p, hdr_keys[r].form)) == NULL)
+    if (!(scnp_hdr_keys[r].flags & HK_QUOTED)) {
+        if ((t = scnp_one_value(p, scnp_hdr_keys[r].form)) == NULL)
             return -1;
         return apply_row(p, r, t->s, t->col);
     }
@@ -340,7 +328,7 @@ static int lock_line(struct parser *p)
             return scnp_fail(p, t->col, "expected key=value options after the algorithm, found %s",
                              scnp_show(p, t));
         r = hdr_row("lock", key);
-        if (r >= 0 && !(hdr_keys[r].flags & HK_POSITIONAL)) {
+        if (r >= 0 && !(scnp_hdr_keys[r].flags & HK_POSITIONAL)) {
             if (servers_col)
                 return scnp_fail(p, t->col, "option '%s' is given twice (first at col %d)", key,
                                  servers_col);
@@ -371,7 +359,7 @@ int scnp_kw_header(struct parser *p, const char *word)
         return 1;
     if (once(p, r) < 0)
         return -1;
-    if (hdr_keys[r].key == NULL)
+    if (scnp_hdr_keys[r].key == NULL)
         return value_line(p, r);
     if (strcmp(word, "lock") == 0)
         return lock_line(p);
@@ -380,30 +368,17 @@ int scnp_kw_header(struct parser *p, const char *word)
 
 /* ---- --set KEY=VALUE ---- */
 
-int scnp_set_fail(struct scn_error *err, int code, int col, const char *fmt, ...)
-{
-    va_list ap;
+/* ---- What --set can name (parse_set.c applies it) ---- */
 
-    err->pos.line = 1;
-    err->pos.col = col;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-/* The row --set KEY names: "line" for a one-value line, "line.key", or a
- * bare key; -1 when none. *lock_opt is set when KEY is lock.NAME for a
- * NAME not in the table (an algorithm option). */
-static int set_row(const char *key, int *lock_opt)
+int scnp_set_row(const char *key, int *lock_opt)
 {
     const char *dot = strchr(key, '.');
     int r;
 
     *lock_opt = 0;
     if (dot != NULL) {
-        for (r = 0; r < NHDR; r++) {
-            const struct hdr_key *h = &hdr_keys[r];
+        for (r = 0; r < SCNP_NHDR; r++) {
+            const struct hdr_key *h = &scnp_hdr_keys[r];
             size_t n = strlen(h->line);
             if (h->key && strncmp(key, h->line, n) == 0 && key + n == dot &&
                 strcmp(dot + 1, h->key) == 0)
@@ -412,8 +387,8 @@ static int set_row(const char *key, int *lock_opt)
         *lock_opt = strncmp(key, "lock.", 5) == 0;
         return -1;
     }
-    for (r = 0; r < NHDR; r++) {
-        const struct hdr_key *h = &hdr_keys[r];
+    for (r = 0; r < SCNP_NHDR; r++) {
+        const struct hdr_key *h = &scnp_hdr_keys[r];
         if (h->key == NULL ? strcmp(h->line, key) == 0
                            : (h->flags & HK_BARE) && strcmp(h->key, key) == 0)
             return r;
@@ -421,133 +396,9 @@ static int set_row(const char *key, int *lock_opt)
     return -1;
 }
 
-/* "unknown key 'K'; expected ..." listing the keys --set takes (those of
- * one line when K names it), likely typos first. */
-static int unknown_key(const struct scenario *s, const char *key, struct scn_error *err)
-{
-    const char *names[NHDR + SCN_MAX_PARAMS];
-    char full[NHDR][SCN_OPT_MAX + 16], list[200] = "";
-    const char *dot = strchr(key, '.');
-    int n = 0, r, k, lines = 0;
-
-    for (r = 0; r < NHDR; r++) {
-        const struct hdr_key *h = &hdr_keys[r];
-        if (dot && h->key && strncmp(key, h->line, (size_t)(dot - key)) == 0 &&
-            strlen(h->line) == (size_t)(dot - key)) {
-            snprintf(full[lines], sizeof full[lines], "%s.%s", h->line, h->key);
-            names[n++] = full[lines++];
-        }
-    }
-    if (n > 0) {
-        scnp_list_closest(list, sizeof list, key, names, n, n);
-        return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "unknown key '%.40s'; expected %s", key,
-                             list);
-    }
-    for (r = 0; r < NHDR; r++)
-        if (hdr_keys[r].key == NULL || (hdr_keys[r].flags & HK_BARE))
-            names[n++] = hdr_keys[r].key ? hdr_keys[r].key : hdr_keys[r].line;
-    for (k = 0; k < s->nparams; k++)
-        names[n++] = s->params[k].name;
-    scnp_list_closest(list, sizeof list, dot ? dot + 1 : key, names, n, 8);
-    return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "unknown key '%.40s'; expected %s, or "
-                         "an option of the lock (lock.KEY=VALUE)", key, list);
-}
-
-/* A bare key one edit from a param's name (two for names of five
- * characters or more) is taken for a typo of it rather than for a new lock
- * option; lock.KEY=... still reaches the option. */
-static int near_param(const struct scenario *s, const char *key)
-{
-    int k;
-
-    for (k = 0; k < s->nparams; k++) {
-        const char *name = s->params[k].name;
-        if (scnp_word_distance(key, name) <= (strlen(name) < 5 ? 1 : 2))
-            return 1;
-    }
-    return 0;
-}
-
 int scnp_is_set_key(const char *key)
 {
     int lock_opt;
 
-    return set_row(key, &lock_opt) >= 0;
-}
-
-/* Apply one --set after its KEY and VALUE are split; vcol is VALUE's column. */
-static int set_one(struct scenario *s, const char *key, char *val, int vcol,
-                   struct scn_error *err)
-{
-    char why[WHY_MAX];
-    int lock_opt, off = 0, rc, r = set_row(key, &lock_opt);
-    struct scn_pos pos = {0, 0};
-    const char *k = lock_opt ? key + 5 : key;
-
-    if (r >= 0) {
-        sim_ns old_duration = s->duration_ns;
-        int f;
-        if (hdr_keys[r].set(s, val, why, &off) < 0)
-            return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol + off, "%s", why);
-        if (hdr_keys[r].set == set_algo)
-            s->algo_pos = pos;
-        /* A shorter run must still reach every timed fault. */
-        if (s->duration_ns != old_duration && (f = scnp_fault_never_acts(s, why)) >= 0) {
-            s->duration_ns = old_duration;
-            return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "%s:%d: %s", s->file,
-                                 s->faults[f].pos.line, why);
-        }
-        return 0;
-    }
-    if (!lock_opt && strchr(key, '.') != NULL)
-        return unknown_key(s, key, err);
-    if (!lock_opt && scenario_param(s, key) != NULL)
-        return scnp_param_set(s, key, val, vcol, err);
-    if (!lock_opt && near_param(s, key))
-        return unknown_key(s, key, err);
-    if (!scnp_is_opt_key(k))
-        return unknown_key(s, key, err);
-    /* Anything else is a lock option, validated later by the algorithm. */
-    rc = scnp_opt_put(s, k, val, pos, why);
-    if (rc == LSIM_ENOMEM)
-        return scnp_set_fail(err, LSIM_ENOMEM, 1, "out of memory");
-    if (rc < 0)
-        return scnp_set_fail(err, LSIM_EBAD_VALUE, lock_opt ? 6 : 1, "%s", why);
-    return 0;
-}
-
-int scenario_set(struct scenario *s, const char *kv, struct scn_error *err)
-{
-    char key[SCN_OPT_MAX + 16], val[LINE_MAX_BYTES + 1];
-    const char *eq;
-    int vcol, rc;
-    size_t i;
-
-    memset(err, 0, sizeof *err);
-    scnp_copy_str(err->file, sizeof err->file, "--set");
-    if (kv == NULL)
-        kv = "";
-    for (i = 0; kv[i]; i++)
-        if ((unsigned char)kv[i] < 0x20 || kv[i] == 0x7f)
-            return scnp_set_fail(err, LSIM_EBAD_VALUE, (int)i + 1, "unexpected byte 0x%02x",
-                                 (unsigned char)kv[i]);
-    eq = strchr(kv, '=');
-    if (eq == NULL || eq == kv)
-        return scnp_set_fail(err, LSIM_EUSAGE, 1, "expected KEY=VALUE, such as ttl=10s, found "
-                             "'%.40s'", kv);
-    if ((size_t)(eq - kv) >= sizeof key)
-        return scnp_set_fail(err, LSIM_EUNKNOWN_OPTION, 1, "key '%.40s...' is too long", kv);
-    memcpy(key, kv, (size_t)(eq - kv));
-    key[eq - kv] = '\0';
-    vcol = (int)(eq - kv) + 2;
-    if (strlen(eq + 1) >= sizeof val)
-        return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "the value is longer than %d bytes",
-                             LINE_MAX_BYTES);
-    strcpy(val, eq + 1);
-    if (val[0] == '\0')
-        return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "missing value after '%s='", key);
-    rc = set_one(s, key, val, vcol, err);
-    if (rc == 0 && scenario_param(s, key) == NULL)
-        rc = scnp_param_note_set(s, kv, err);
-    return rc;
+    return scnp_set_row(key, &lock_opt) >= 0;
 }

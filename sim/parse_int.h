@@ -148,7 +148,8 @@ int scnp_kv_split(struct parser *p, struct tok *t, char **key, char **val, int *
 /* The single word after the keyword; NULL (error set) when missing or followed by more. */
 struct tok *scnp_one_value(struct parser *p, const char *example);
 /* Check the bytes of a line (UTF-8, no control characters but tab) and
- * split it into p->toks; $NAME values are expanded (parse_param.c). */
+ * split it into p->toks, with room for the $NAME values that
+ * scnp_expand_params (parse_param.c) puts in next. */
 int scnp_lex_line(struct parser *p);
 
 /* The fixed keys of one line, each allowed once. */
@@ -176,12 +177,37 @@ int scnp_check_later(struct parser *p);
 
 /* ---- Lines, one file per part of the language ---- */
 
-/* parse_header.c: the settable header keys (one table, shared with --set),
- * the header lines title ... lock, resource, network, and --set itself. */
+/* parse_header.c: the settable header keys (one table, read by --set too)
+ * and the header lines title ... lock, resource, network. */
+/* Each setter checks one value and stores it in s only when it is good:
+ * 0, or -1 with one sentence in why and *off the byte of val at fault. */
+typedef int (*hdr_setter)(struct scenario *s, char *val, char *why, int *off);
+
+enum {
+    HK_QUOTED = 1,     /* a file gives the value as a quoted string */
+    HK_BARE = 2,       /* --set takes KEY alone, without "LINE." */
+    HK_POSITIONAL = 4, /* the line's first word, not KEY=VALUE (the algorithm) */
+    HK_ALGO = 8,       /* the algorithm's row (--set algo= also moves its position) */
+};
+
+struct hdr_key {
+    const char *line;  /* the line's keyword in a file */
+    const char *key;   /* KEY of KEY=VALUE, or NULL for the line's one value */
+    const char *form;  /* how it is written, for messages */
+    unsigned flags;
+    hdr_setter set;
+};
+#define SCNP_NHDR 17 /* rows of scnp_hdr_keys (a static assert checks it) */
+extern const struct hdr_key scnp_hdr_keys[SCNP_NHDR];
 int scnp_kw_header(struct parser *p, const char *word);  /* 1 = not a header keyword */
+/* The row --set KEY names: "line" for a one-value line, "line.key", or a
+ * bare key; -1 when none. *lock_opt is set when KEY is lock.NAME for a
+ * NAME not in the table (an algorithm option). */
+int scnp_set_row(const char *key, int *lock_opt);
 /* 1 when --set KEY names a header key (a param may not take its name). */
 int scnp_is_set_key(const char *key);
-/* The --set error: file "--set", line 1, col; returns code. */
+/* parse_set.c: --set KEY=VALUE (scenario_set, scenario.h). The --set error:
+ * file "--set", line 1, col; returns code. */
 PRINTF_LIKE(4, 5) int scnp_set_fail(struct scn_error *err, int code, int col, const char *fmt,
                                     ...);
 /* parse_link.c: link lines (header and timed) and header clock lines. */
@@ -213,7 +239,7 @@ int scnp_expect_clients(struct parser *p);
 int scnp_kw_param(struct parser *p);
 int scnp_expand_params(struct parser *p);
 int scnp_check_params_used(struct parser *p);
-/* --set NAME=VALUE for a declared param: re-parse s->source with every
+/* parse_set.c: --set NAME=VALUE for a declared param: re-parse s->source with every
  * override so far and this one, replay the other --set arguments (s->sets),
  * and replace *s with the result; on error *s is unchanged and the message
  * gives the file:line:col where the value did not fit. */

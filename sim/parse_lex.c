@@ -281,8 +281,7 @@ static int tokenize(struct parser *p)
 
 int scnp_lex_line(struct parser *p)
 {
-    if (check_bytes(p, (const unsigned char *)p->raw, p->rawlen) < 0 || tokenize(p) < 0 ||
-        scnp_expand_params(p) < 0)
+    if (check_bytes(p, (const unsigned char *)p->raw, p->rawlen) < 0 || tokenize(p) < 0)
         return -1;
     return 0;
 }
