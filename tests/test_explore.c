@@ -685,6 +685,30 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
     }
 }
 
+/* A scenario its file could not say (reads checked without the fence, as
+ * the C API can set it and --set now refuses): the first failure's text
+ * does not parse back, and the explorer says so, with the parser's line,
+ * column and reason, instead of failing with no message. */
+static void test_a_failure_that_does_not_parse_back_says_why(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 4096, .jobs = 1};
+    struct explore_result r;
+    char msg[800] = "";
+
+    (void)state;
+    load(&sc, "scenarios/explore-budget.lsim");
+    o.algo = lock_algo_find("fenced-lease");
+    sc.check_reads = 1; /* with the file's fencing=off */
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), LSIM_EINTERNAL);
+    if (!strstr(msg, "does not parse back (line 9 col 18: check=reads+writes checks the fencing token"))
+        print_error("message: %s\n", msg);
+    assert_non_null(strstr(msg, "the explorer failed: the counterexample, written as a file, does not "
+                                "parse back (line 9 col 18: check=reads+writes checks the fencing token "
+                                "of reads; it needs fencing=on on this line); a --set may have made a "
+                                "scenario its file could not say"));
+    explore_result_close(&r);
+}
+
 /* Nothing to explore: refused with what to add. */
 static void test_refuses_a_scenario_with_nothing_to_explore(void **state)
 {
@@ -771,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_ranged_param_is_bisected_to_the_tick),
         cmocka_unit_test(test_states_of_the_newer_algorithms),
         cmocka_unit_test(test_the_figures_table_is_what_explore_finds),
+        cmocka_unit_test(test_a_failure_that_does_not_parse_back_says_why),
         cmocka_unit_test(test_refuses_a_scenario_with_nothing_to_explore),
         cmocka_unit_test(test_cli_writes_a_file_that_check_passes),
         cmocka_unit_test(test_cli_errors),
