@@ -53,7 +53,7 @@ enum { T_TIMEOUT = 1 };
 enum {
     TS_ST_HOLDER_LIVE = KV_ST_COUNT, /* GET: the holder's timestamp has not passed */
     TS_ST_STAMP_PASSED,              /* GET: the timestamp has passed, the holder is judged dead */
-    TS_ST_KEY_VANISHED,              /* GET: the key was gone meanwhile */
+    TS_ST_KEY_VANISHED,              /* GET or GETSET: the key was gone meanwhile */
     TS_ST_DEL_SENT,                  /* recover=del: DEL of a lock it judged dead */
     TS_ST_SETNX_AGAIN_LOST,          /* recover=del: SETNX after the DEL found a key again */
     TS_ST_GETSET_WON,                /* GETSET read back the expired timestamp: taken over */
@@ -250,7 +250,7 @@ static void done(struct lock_ctx *ctx, struct ts_client *c, const struct lock_ms
             /* note: a = the timestamp read back, b = its clock */
             lock_note(ctx, "GETSET read back a live timestamp: another client was faster",
                       m->a ? (int64_t)m->value : 0, c->now);
-            lock_state(ctx, TS_ST_GETSET_READ_LIVE);
+            lock_state(ctx, m->a ? TS_ST_GETSET_READ_LIVE : TS_ST_KEY_VANISHED);
             lock_refused(ctx);
         }
         return;
