@@ -91,7 +91,7 @@ static int states_reached(const struct explore_result *r)
 
 static void print_states(const struct explore_result *r)
 {
-    int i;
+    int i, width = 26;
 
     if (!r->algo || r->algo->nstates == 0) {
         printf("algorithm states: %s names none (lock_algo.state_names)\n",
@@ -100,8 +100,11 @@ static void print_states(const struct explore_result *r)
     }
     printf("algorithm states of %s: %d of %d reached (runs reaching each, of %llu runs)\n",
            r->algo->name, states_reached(r), r->algo->nstates, (unsigned long long)r->runs);
+    for (i = 0; i < r->algo->nstates; i++) /* names of 26 characters or fewer keep the column */
+        if ((int)strlen(r->algo->state_names[i]) > width)
+            width = (int)strlen(r->algo->state_names[i]);
     for (i = 0; i < r->algo->nstates; i++)
-        printf("  %-26s %10llu%s\n", r->algo->state_names[i],
+        printf("  %-*s %10llu%s\n", width, r->algo->state_names[i],
                (unsigned long long)r->cover.state_runs[i],
                r->cover.state_runs[i] ? "" : "  not reached");
 }

@@ -74,6 +74,8 @@ struct ctx {
     int epoch_ok;
     struct explore_cover cover;
     unsigned char *bitmap;       /* owned: BITMAP_BITS bits */
+    char unparsed[400];          /* why the last candidate's text did not parse back */
+    int unparsed_first;          /* 1: the first failure's own text did not */
 };
 
 /* The named points a program reaches (a bit per enum scn_point). */
@@ -776,6 +778,8 @@ static int build(struct shrink *sh, struct scenario *out)
     if (rc == LSIM_ENOMEM)
         return rc;
     if (rc != 0) {
+        snprintf(c->unparsed, sizeof c->unparsed, "line %d col %d: %s", err.pos.line,
+                     err.pos.col, err.msg);
         scenario_close(out);
         return 1;
     }
@@ -1432,6 +1436,7 @@ static int shrink(struct ctx *c, struct explore_result *r, const char *algo)
         struct scenario b;
         struct checker_report rep;
         if ((rc = build(&sh, &b)) != 0) {
+            c->unparsed_first = rc == 1;
             rc = rc < 0 ? rc : LSIM_EINTERNAL;
             goto out;
         }
@@ -1603,7 +1608,11 @@ int explore_run(const struct scenario *base, const struct explore_opts *o,
                 places += (uint64_t)__builtin_popcount(c->points[i]);
         r->cover.placements_possible += places * (uint64_t)target_count(c, b);
     }
-    if (rc == LSIM_EINTERNAL && !err[0])
+    if (rc == LSIM_EINTERNAL && !err[0] && c->unparsed_first)
+        snprintf(err, errlen, "the explorer failed: the counterexample, written as a file, does not "
+                 "parse back (%s); a --set may have made a scenario its file could not say",
+                 c->unparsed);
+    else if (rc == LSIM_EINTERNAL && !err[0])
         snprintf(err, errlen, "the explorer failed (a worker process, or a counterexample that "
                  "did not fail once written)");
 out:

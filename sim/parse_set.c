@@ -84,9 +84,17 @@ static int set_one(struct scenario *s, const char *key, char *val, int vcol,
 
     if (r >= 0) {
         sim_ns old_duration = s->duration_ns;
-        int f;
+        int f, old_fencing = s->fencing, old_check = s->check_reads;
         if (scnp_hdr_keys[r].set(s, val, why, &off) < 0)
             return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol + off, "%s", why);
+        /* As on the resource line: reads are checked by the fence. */
+        if (s->check_reads && !s->fencing) {
+            s->fencing = old_fencing;
+            s->check_reads = old_check;
+            return scnp_set_fail(err, LSIM_EBAD_VALUE, vcol, "check=reads+writes checks the fencing "
+                                 "token of reads; it needs fencing=on (--set resource.fencing=on "
+                                 "before it)");
+        }
         if ((scnp_hdr_keys[r].flags & HK_ALGO))
             s->algo_pos = pos;
         /* A shorter run must still reach every timed fault. */

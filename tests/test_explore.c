@@ -365,6 +365,95 @@ static void test_states_of_the_seeds_story(void **state)
     engine_free(e);
 }
 
+/* The names of the states a run reached, in the algorithm's order,
+ * separated by spaces. */
+static void reached_names(const char *path, char *out, size_t n)
+{
+    struct engine *e;
+    struct engine_opts eo = {.hash_trace = 1};
+    const struct lock_algo *a;
+    uint64_t bits;
+    int k;
+
+    load(&sc, path);
+    assert_int_equal(engine_new(&e, &sc, &eo, &err), 0);
+    engine_run(e);
+    a = engine_algo(e);
+    bits = engine_states_reached(e);
+    out[0] = '\0';
+    for (k = 0; k < a->nstates; k++)
+        if (bits >> k & 1)
+            snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? " " : "", a->state_names[k]);
+    engine_free(e);
+}
+
+/* The four algorithms added after the first figures name their states, and
+ * a catalog story reaches exactly the ones it tells: the DEL race deletes
+ * another's lock after both judged the timestamp passed; the zk-ruby story
+ * expires A's session while it holds, deletes the parent, reuses a sequence
+ * number and deletes B's znode by path, where release-by=czxid keeps it;
+ * zookeeper-multi fails the expired writer's multi; Chubby's lock-delay
+ * follows a master-ended session, the checked sequencer rejects the late
+ * write, and a holder cut off past its grace period learns it lost the lock.
+ * No state is a trace event (test_states_of_the_seeds_story). */
+static void test_states_of_the_newer_algorithms(void **state)
+{
+    static const struct {
+        const char *path, *want;
+    } cases[] = {
+        {"scenarios/setnx-timestamp-del-race.lsim",
+         "acquiring granted refused deleted-anothers-lock timestamp-passed "
+         "del-stale-sent"},
+        {"scenarios/setnx-timestamp-getset.lsim",
+         "acquiring granted refused released holder-live timestamp-passed "
+         "getset-won getset-read-live"},
+        {"scenarios/setnx-timestamp-skewed-clock.lsim",
+         "acquiring granted refused deleted-anothers-lock timestamp-passed "
+         "getset-won"},
+        {"scenarios/zookeeper-release-by-path-deletes-new-holder.lsim",
+         "session-established session-reopened znode-created "
+         "watching-predecessor predecessor-gone lowest-znode "
+         "session-expired-holding expirer-closed-session holder-znode-expired "
+         "released release-by-path-deleted-another parent-deleted "
+         "sequence-reused"},
+        {"scenarios/zookeeper-release-checks-czxid.lsim",
+         "session-established session-reopened znode-created "
+         "watching-predecessor predecessor-gone lowest-znode "
+         "session-expired-holding expirer-closed-session holder-znode-expired "
+         "released release-czxid-mismatch parent-deleted sequence-reused"},
+        {"scenarios/zookeeper-multi-refuses-expired-session.lsim",
+         "session-established session-reopened znode-created "
+         "watching-predecessor predecessor-gone lowest-znode "
+         "session-expired-holding expirer-closed-session holder-znode-expired "
+         "released multi-applied multi-failed"},
+        {"scenarios/chubby-lock-delay-covers-delayed-write.lsim",
+         "session-open keepalive-held keepalive-answered acquire-queued granted "
+         "master-ended-session lock-delay lock-delay-over released "
+         "sequencer-unchecked"},
+        {"scenarios/chubby-sequencer-checked.lsim",
+         "session-open keepalive-held keepalive-answered acquire-queued granted "
+         "master-ended-session lock-delay lock-delay-over released "
+         "sequencer-accepted sequencer-rejected"},
+        {"scenarios/chubby-lock-delay-shorter-than-grace.lsim",
+         "session-open keepalive-held keepalive-answered acquire-queued granted "
+         "jeopardy session-expired lock-lost master-ended-session lock-delay "
+         "lock-delay-over released sequencer-unchecked"},
+    };
+    char got[2048];
+    size_t i;
+    int wrong = 0;
+
+    (void)state;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        reached_names(cases[i].path, got, sizeof got);
+        if (strcmp(got, cases[i].want) != 0) {
+            print_error("%s reaches '%s', not '%s'\n", cases[i].path, got, cases[i].want);
+            wrong++;
+        }
+    }
+    assert_int_equal(wrong, 0);
+}
+
 /* An algorithm that names more states than lock.h allows is refused when
  * the run is built, with its name and the limit, never a crash. */
 static void test_too_many_states_is_refused(void **state)
@@ -536,7 +625,7 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
              *runs = cell(&p), *states = cell(&p), *story = cell(&p), *q;
         struct explore_opts o = {.seed = 1, .budget = 100000, .jobs = 1};
         struct explore_result r;
-        char msg[800] = "", want[64];
+        char msg[800] = "", want[64], sets[200], *save_set = NULL;
         int reached = 0, named, k;
         assert_non_null(story);
         if (strcmp(algo, "algorithm") == 0 || strncmp(algo, "---", 3) == 0)
@@ -548,8 +637,14 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
         for (i = 0; lock_algo_at(i); i++)
             covered[i] |= lock_algo_at(i) == o.algo;
         load(&sc, "scenarios/explore-budget.lsim");
-        if (set[0])
-            assert_int_equal(scenario_set(&sc, set, &err), 0);
+        /* The --set cell: settings separated by spaces, applied in order. */
+        snprintf(sets, sizeof sets, "%s", set);
+        for (q = strtok_r(sets, " ", &save_set); q; q = strtok_r(NULL, " ", &save_set)) {
+            int rc = scenario_set(&sc, q, &err);
+            if (rc != 0)
+                print_error("%s: --set %s: %s\n", algo, q, err.msg);
+            assert_int_equal(rc, 0);
+        }
         assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
         if (strcmp(found, "yes") == 0) {
             assert_true(r.found);
@@ -588,6 +683,30 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
             print_error("docs/explore.md has no row for %s\n", lock_algo_at(i)->name);
         assert_true(covered[i]);
     }
+}
+
+/* A scenario its file could not say (reads checked without the fence, as
+ * the C API can set it and --set now refuses): the first failure's text
+ * does not parse back, and the explorer says so, with the parser's line,
+ * column and reason, instead of failing with no message. */
+static void test_a_failure_that_does_not_parse_back_says_why(void **state)
+{
+    struct explore_opts o = {.seed = 1, .budget = 4096, .jobs = 1};
+    struct explore_result r;
+    char msg[800] = "";
+
+    (void)state;
+    load(&sc, "scenarios/explore-budget.lsim");
+    o.algo = lock_algo_find("fenced-lease");
+    sc.check_reads = 1; /* with the file's fencing=off */
+    assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), LSIM_EINTERNAL);
+    if (!strstr(msg, "does not parse back (line 9 col 18: check=reads+writes checks the fencing token"))
+        print_error("message: %s\n", msg);
+    assert_non_null(strstr(msg, "the explorer failed: the counterexample, written as a file, does not "
+                                "parse back (line 9 col 18: check=reads+writes checks the fencing token "
+                                "of reads; it needs fencing=on on this line); a --set may have made a "
+                                "scenario its file could not say"));
+    explore_result_close(&r);
 }
 
 /* Nothing to explore: refused with what to add. */
@@ -674,7 +793,9 @@ int main(void)
         cmocka_unit_test(test_too_many_states_is_refused),
         cmocka_unit_test(test_planted_bug_shrinks_to_a_wrong_release),
         cmocka_unit_test(test_ranged_param_is_bisected_to_the_tick),
+        cmocka_unit_test(test_states_of_the_newer_algorithms),
         cmocka_unit_test(test_the_figures_table_is_what_explore_finds),
+        cmocka_unit_test(test_a_failure_that_does_not_parse_back_says_why),
         cmocka_unit_test(test_refuses_a_scenario_with_nothing_to_explore),
         cmocka_unit_test(test_cli_writes_a_file_that_check_passes),
         cmocka_unit_test(test_cli_errors),

@@ -486,6 +486,33 @@ static void test_resource_check_option(void **state) {
     assert_int_equal(parse_text("resource check=reads+writes fencing=on\nclient A: acquire\n", &err), 0);
 }
 
+/* --set keeps the resource line's rule: check=reads+writes without fencing
+ * is refused and leaves the scenario as it was (before, it was taken and did
+ * nothing, and explore, which prints and re-parses each run, failed with no
+ * message), and so is fencing=off under it; with fencing on first it is taken. */
+static void test_set_check_needs_fencing(void **state) {
+    (void)state;
+    struct scn_error err;
+    struct scenario sc;
+    const char *text = "resource stock=2 fencing=off\nclient A: acquire\n";
+    scenario_init(&sc);
+    assert_int_equal(scenario_parse(&sc, "test.lsim", text, strlen(text), &err), 0);
+    assert_int_equal(scenario_set(&sc, "resource.check=reads+writes", &err), LSIM_EBAD_VALUE);
+    assert_string_equal(err.file, "--set");
+    assert_int_equal(err.pos.col, 16);
+    assert_string_equal(err.msg, "check=reads+writes checks the fencing token of reads; it needs "
+                                 "fencing=on (--set resource.fencing=on before it)");
+    assert_int_equal(sc.check_reads, 0);
+    assert_int_equal(sc.fencing, 0);
+    assert_int_equal(scenario_set(&sc, "resource.fencing=on", &err), 0);
+    assert_int_equal(scenario_set(&sc, "resource.check=reads+writes", &err), 0);
+    assert_int_equal(sc.check_reads, 1);
+    assert_int_equal(scenario_set(&sc, "fencing=off", &err), LSIM_EBAD_VALUE);
+    assert_int_equal(sc.fencing, 1);
+    assert_int_equal(sc.check_reads, 1);
+    scenario_close(&sc);
+}
+
 /* The narration of a guard's refusal says it is the guard, not a fence. */
 static void test_guard_refusal_narrated(void **state) {
     (void)state;
@@ -563,6 +590,7 @@ int main(void) {
         cmocka_unit_test(test_reads_checked_at_the_boundaries),
         cmocka_unit_test(test_read_refused_skips_the_write),
         cmocka_unit_test(test_resource_check_option),
+        cmocka_unit_test(test_set_check_needs_fencing),
         cmocka_unit_test(test_guard_owner),
         cmocka_unit_test(test_guard_refusal_narrated),
         cmocka_unit_test(test_first_write_recorded_unconditionally),

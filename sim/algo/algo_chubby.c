@@ -88,6 +88,35 @@ struct cb_server {
 
 enum { T_EXPIRY = 1, T_KA, T_DELAY, T_JEOPARDY, T_GRACE, T_RETRY };
 
+/* States (lock_state): what a client, the master or the resource knows then. */
+enum {
+    CB_ST_SESSION_OPEN, CB_ST_KA_HELD, CB_ST_KA_ANSWERED, CB_ST_QUEUED, CB_ST_GRANTED,
+    CB_ST_JEOPARDY, CB_ST_GRACE_SAFE, CB_ST_SESSION_EXPIRED, CB_ST_LOCK_LOST, CB_ST_MASTER_ENDED,
+    CB_ST_LOCK_DELAY, CB_ST_LOCK_DELAY_OVER, CB_ST_RELEASED, CB_ST_RELEASE_REFUSED,
+    CB_ST_UNKNOWN_SESSION, CB_ST_MASTER_RESTARTED, CB_ST_SEQ_ACCEPTED, CB_ST_SEQ_REJECTED,
+    CB_ST_SEQ_UNCHECKED, CB_ST_COUNT
+};
+static const char *const state_names[CB_ST_COUNT] = {
+    "session-open",          /* client: the master opened its session */
+    "keepalive-held",        /* master: a KeepAlive held until near the lease's end */
+    "keepalive-answered",    /* client: a KeepAlive answered, its local lease moved */
+    "acquire-queued",        /* master: the lock is held or in lock-delay, the request waits */
+    "granted",               /* client: holds the lock, its sequencer = the generation */
+    "jeopardy",              /* client: its local lease ran out, grace period begins */
+    "grace-safe",            /* client: a KeepAlive got through in the grace period */
+    "session-expired",       /* client: grace over, or the master says the session ended */
+    "lock-lost",             /* client: its session ended while it held the lock */
+    "master-ended-session",  /* master: a session's lease timed out */
+    "lock-delay",            /* master: a failed holder's lock withheld from others */
+    "lock-delay-over",       /* master: the lock can be granted again */
+    "released",              /* master: a normal release, no lock-delay */
+    "release-refused",       /* master: a release by a generation that no longer holds */
+    "session-unknown",       /* master: a request of a session it no longer has */
+    "master-restarted",      /* master: restarted, every session and lock forgotten */
+    "sequencer-accepted",    /* R: CheckSequencer: this generation holds the lock */
+    "sequencer-rejected",    /* R: no sequencer, a stale one, or no master to ask */
+    "sequencer-unchecked"};  /* R: sequencer=off, the request is accepted unchecked */
+
 struct cb_client {
     uint32_t req;
     uint64_t session;      /* 0 = none */
@@ -205,11 +234,13 @@ static void expire_session(struct lock_ctx *ctx, struct cb_server *s, struct cb_
     lock_note(ctx, "session lease timed out at the master: the session ends", (int64_t)se->id, se->owner);
     for (int i = 0; i < CB_MAX; i++)
         if (s->wait[i].used && s->wait[i].session == se->id) s->wait[i].used = 0;
+    lock_state(ctx, CB_ST_MASTER_ENDED);
     if (s->held && s->holder_session == se->id) {
         lock_note_expire(ctx, s->holder);
         s->held = 0;
         sim_ns d = cfg(ctx)->lock_delay_ns;
         if (d > 0) {
+            lock_state(ctx, CB_ST_LOCK_DELAY);
             s->delay_until = mono(ctx) + d;
             lock_note(ctx, "lock-delay: the failed holder's lock is withheld from others", d,
                       (int64_t)s->generation);
@@ -261,6 +292,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     }
     struct cb_session *se = session_of(s, m->value);
     if (!se) { /* the session has ended: the client must learn it is gone */
+        lock_state(ctx, CB_ST_UNKNOWN_SESSION);
         send_reply(ctx, m->from, m->req, 0, 1, m->value, 0, 0);
         return;
     }
@@ -271,7 +303,10 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         se->ka_since = mono(ctx);
         sim_ns hold = se->lease_end - cfg(ctx)->lease_ns / 4 - se->ka_since;
         if (hold <= 0) answer_keepalive(ctx, s, se);
-        else se->ka_timer = lock_timer(ctx, LOCK_CLOCK_MONO, hold, T_KA, se->id);
+        else {
+            lock_state(ctx, CB_ST_KA_HELD);
+            se->ka_timer = lock_timer(ctx, LOCK_CLOCK_MONO, hold, T_KA, se->id);
+        }
         return;
     }
     case CB_ACQUIRE: {
@@ -289,16 +324,19 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         s->wait[slot] = (struct cb_waiter){.used = 1, .client = m->from, .req = m->req, .session = se->id};
         s->order[slot] = ++s->nwait_seq;
         if (s->held) lock_note_deny(ctx, m->from, s->holder);
+        if (s->held || s->delay_until) lock_state(ctx, CB_ST_QUEUED);
         grant_next(ctx, s);
         return;
     }
     case CB_RELEASE:
         if (s->held && s->holder_session == se->id && s->generation == m->token) {
             lock_note_delete(ctx, m->from, s->holder);
+            lock_state(ctx, CB_ST_RELEASED);
             s->held = 0; /* a normal release: no lock-delay */
             send_reply(ctx, m->from, m->req, 1, 0, se->id, m->token, 0);
             grant_next(ctx, s);
         } else {
+            lock_state(ctx, CB_ST_RELEASE_REFUSED);
             send_reply(ctx, m->from, m->req, 0, 0, se->id, m->token, 0);
         }
         return;
@@ -313,6 +351,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         s->delay_timer = 0;
         s->delay_until = 0;
         lock_note(ctx, "lock-delay over: the lock can be granted again", (int64_t)s->generation, 0);
+        lock_state(ctx, CB_ST_LOCK_DELAY_OVER);
         grant_next(ctx, s);
         return;
     }
@@ -334,6 +373,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
  * lock: their clients learn it at their next KeepAlive. */
 static void server_restart(struct lock_ctx *ctx, void *state) {
     struct cb_server *s = state;
+    lock_state(ctx, CB_ST_MASTER_RESTARTED);
     if (s->held) lock_note_expire(ctx, s->holder);
     uint64_t gen = s->generation, next = s->next_session;
     memset(s, 0, sizeof *s);
@@ -372,6 +412,7 @@ static void set_local_lease(struct lock_ctx *ctx, struct cb_client *c, sim_ns en
 
 static void session_over(struct lock_ctx *ctx, struct cb_client *c) {
     lock_note(ctx, "session expired: its locks are lost", (int64_t)c->session, c->generation != 0);
+    lock_state(ctx, CB_ST_SESSION_EXPIRED);
     c->session = 0;
     c->ka_out = 0;
     c->open_req = 0;
@@ -381,6 +422,7 @@ static void session_over(struct lock_ctx *ctx, struct cb_client *c) {
     cancel(ctx, &c->retry_timer);
     if (c->generation) {
         c->generation = 0;
+        lock_state(ctx, CB_ST_LOCK_LOST);
         lock_lost(ctx);
     }
     if (c->acquiring) {
@@ -422,7 +464,9 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         /* Conservative: the master answered no earlier than send + hold,
          * counted from the earliest KeepAlive not yet answered. */
         set_local_lease(ctx, c, c->ka_sent + m->b + m->ttl_ns);
+        lock_state(ctx, CB_ST_KA_ANSWERED);
         if (c->jeopardy) {
+            lock_state(ctx, CB_ST_GRACE_SAFE);
             c->jeopardy = 0;
             cancel(ctx, &c->grace_timer);
             cancel(ctx, &c->retry_timer);
@@ -446,6 +490,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             return;
         }
         c->session = m->value;
+        lock_state(ctx, CB_ST_SESSION_OPEN);
         c->jeopardy = 0;
         set_local_lease(ctx, c, mono(ctx) + m->ttl_ns);
         send_keepalive(ctx, c);
@@ -459,6 +504,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         c->acquiring = 0;
         if (m->a) {
             c->generation = m->token;
+            lock_state(ctx, CB_ST_GRANTED);
             lock_granted(ctx, m->token, 0);
         } else {
             lock_refused(ctx);
@@ -478,6 +524,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         c->jeopardy_timer = 0;
         if (!c->session) return;
         c->jeopardy = 1;
+        lock_state(ctx, CB_ST_JEOPARDY);
         lock_note(ctx, "local lease expired: the session is in jeopardy (grace period begins)",
                   (int64_t)c->session, 0);
         c->grace_timer = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->grace_ns, T_GRACE, 0);
@@ -502,17 +549,26 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
 /* CheckSequencer at the resource: is this generation still the lock's holder? */
 static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
     (void)state;
-    if (cfg(ctx)->sequencer == CB_SEQ_OFF) return LOCK_WRITE_ACCEPTED;
+    if (cfg(ctx)->sequencer == CB_SEQ_OFF) {
+        lock_state(ctx, CB_ST_SEQ_UNCHECKED);
+        return LOCK_WRITE_ACCEPTED;
+    }
     if (w->token == 0) {
+        lock_state(ctx, CB_ST_SEQ_REJECTED);
         lock_note(ctx, "request without a sequencer: refused", 0, 0);
         return LOCK_WRITE_REJECTED_NOTOKEN;
     }
     const struct cb_server *s = lock_server_state(ctx, 0);
     if (!s) {
+        lock_state(ctx, CB_ST_SEQ_REJECTED);
         lock_note(ctx, "CheckSequencer failed: the Chubby master is not answering", (int64_t)w->token, 0);
         return LOCK_WRITE_REJECTED_STALE;
     }
-    if (s->held && s->generation == w->token && s->holder == w->client) return LOCK_WRITE_ACCEPTED;
+    if (s->held && s->generation == w->token && s->holder == w->client) {
+        lock_state(ctx, CB_ST_SEQ_ACCEPTED);
+        return LOCK_WRITE_ACCEPTED;
+    }
+    lock_state(ctx, CB_ST_SEQ_REJECTED);
     lock_note(ctx, "CheckSequencer: the sequencer's lock generation no longer holds the lock",
               (int64_t)w->token, (int64_t)s->generation);
     return LOCK_WRITE_REJECTED_STALE;
@@ -539,4 +595,6 @@ const struct lock_algo algo_chubby = {
     .server_restart = server_restart,
     .resource_size = 0,
     .resource_write = resource_write,
+    .state_names = state_names,
+    .nstates = CB_ST_COUNT,
 };

@@ -46,6 +46,25 @@ struct ts_config {
 enum { P_NONE, P_SETNX, P_GET, P_DEL, P_SETNX_AGAIN, P_GETSET, P_RELEASE };
 enum { T_TIMEOUT = 1 };
 
+/* States (lock_state): the store's (the client reports acquiring, granted,
+ * refused and timed-out itself; the store's DEL released or
+ * deleted-anothers-lock), then what the recipe's client concludes from the
+ * timestamps it reads. */
+enum {
+    TS_ST_HOLDER_LIVE = KV_ST_COUNT, /* GET: the holder's timestamp has not passed */
+    TS_ST_STAMP_PASSED,              /* GET: the timestamp has passed, the holder is judged dead */
+    TS_ST_KEY_VANISHED,              /* GET or GETSET: the key was gone meanwhile */
+    TS_ST_DEL_SENT,                  /* recover=del: DEL of a lock it judged dead */
+    TS_ST_SETNX_AGAIN_LOST,          /* recover=del: SETNX after the DEL found a key again */
+    TS_ST_GETSET_WON,                /* GETSET read back the expired timestamp: taken over */
+    TS_ST_GETSET_READ_LIVE,          /* GETSET read back a live timestamp: another was faster */
+    TS_ST_RELEASE_SKIPPED,           /* release: its own timestamp had passed, no DEL */
+    TS_ST_COUNT
+};
+static const char *const state_names[TS_ST_COUNT] = {
+    KV_STATE_NAMES "holder-live", "timestamp-passed", "key-vanished", "del-stale-sent",
+    "setnx-again-lost", "getset-won", "getset-read-live", "release-skipped-expired"};
+
 struct ts_client {
     uint32_t req;     /* id of the outstanding request */
     int phase;        /* P_*: what the client is waiting for */
@@ -144,12 +163,14 @@ static void client_init(struct lock_ctx *ctx, void *state) {
 }
 
 static void client_acquire(struct lock_ctx *ctx, void *state) {
+    lock_state(ctx, KV_ST_ACQUIRING);
     send_stamp(ctx, state, KV_SET_NX, P_SETNX);
 }
 
 /* It believes it holds the lock until its timestamp comes. */
 static void granted(struct lock_ctx *ctx, struct ts_client *c) {
     sim_ns left = c->mine * cfg(ctx)->unit_ns - lock_now(ctx, LOCK_CLOCK_WALL);
+    lock_state(ctx, KV_ST_GRANTED);
     lock_granted(ctx, 0, left > 0 ? left : 1);
 }
 
@@ -160,6 +181,7 @@ static void client_release(struct lock_ctx *ctx, void *state) {
         /* note: a = its timestamp, b = its clock now */
         lock_note(ctx, "release: its timestamp has passed, so it does not DEL (the recipe's check)", c->mine,
                   c->now);
+        lock_state(ctx, TS_ST_RELEASE_SKIPPED);
         lock_release_done(ctx);
         return;
     }
@@ -177,6 +199,7 @@ static void done(struct lock_ctx *ctx, struct ts_client *c, const struct lock_ms
         return;
     }
     if (!m) {
+        lock_state(ctx, KV_ST_TIMED_OUT);
         lock_refused(ctx);
         return;
     }
@@ -184,21 +207,27 @@ static void done(struct lock_ctx *ctx, struct ts_client *c, const struct lock_ms
     case P_SETNX:
         if (m->a) granted(ctx, c);
         else { /* held: is the holder dead? */
+            lock_state(ctx, KV_ST_REFUSED);
             c->now = now_stamp(ctx);
             send_req(ctx, c, KV_GET, P_GET, 0);
         }
         return;
     case P_GET:
         if (!m->a) { /* gone meanwhile: start over */
+            lock_state(ctx, TS_ST_KEY_VANISHED);
             lock_refused(ctx);
         } else if ((int64_t)m->value > c->now) { /* a live holder */
+            lock_state(ctx, TS_ST_HOLDER_LIVE);
             lock_refused(ctx);
         } else if (cfg(ctx)->recover == RECOVER_DEL) {
+            lock_state(ctx, TS_ST_STAMP_PASSED);
+            lock_state(ctx, TS_ST_DEL_SENT);
             /* note: a = the stale timestamp, b = its clock */
             lock_note(ctx, "the lock's timestamp has passed: DEL, then SETNX", (int64_t)m->value, c->now);
             send_req(ctx, c, KV_DEL_STALE, P_DEL, 0);
         } else {
             lock_note(ctx, "the lock's timestamp has passed: GETSET a new one", (int64_t)m->value, c->now);
+            lock_state(ctx, TS_ST_STAMP_PASSED);
             send_stamp(ctx, c, KV_GETSET, P_GETSET);
         }
         return;
@@ -207,16 +236,21 @@ static void done(struct lock_ctx *ctx, struct ts_client *c, const struct lock_ms
         return;
     case P_SETNX_AGAIN:
         if (m->a) granted(ctx, c);
-        else lock_refused(ctx);
+        else {
+            lock_state(ctx, TS_ST_SETNX_AGAIN_LOST);
+            lock_refused(ctx);
+        }
         return;
     case P_GETSET:
         /* Won only if the old value is still an expired timestamp. */
         if (m->a && (int64_t)m->value <= c->now) {
+            lock_state(ctx, TS_ST_GETSET_WON);
             granted(ctx, c);
         } else {
             /* note: a = the timestamp read back, b = its clock */
             lock_note(ctx, "GETSET read back a live timestamp: another client was faster",
                       m->a ? (int64_t)m->value : 0, c->now);
+            lock_state(ctx, m->a ? TS_ST_GETSET_READ_LIVE : TS_ST_KEY_VANISHED);
             lock_refused(ctx);
         }
         return;
@@ -256,4 +290,6 @@ const struct lock_algo algo_setnx_timestamp = {
     .client_recv = client_recv,
     .client_timer = client_timer,
     KV_SERVER_CALLBACKS,
+    .state_names = state_names,
+    .nstates = TS_ST_COUNT,
 };

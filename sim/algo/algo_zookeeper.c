@@ -111,6 +111,7 @@ struct zk_server {
     uint64_t next_session;
     int parent;            /* the lock's parent znode exists */
     int64_t cversion;      /* its child version: the next sequence number */
+    int64_t fresh_seq;     /* one above every sequence number given (for the states) */
     int holder;            /* index of the lowest znode noted as granted, -1 = none */
     struct zk_session sess[ZK_MAX];
     struct zk_znode zn[ZK_MAX];
@@ -120,6 +121,39 @@ struct zk_server {
 };
 
 enum { T_EXPIRER = 1, T_PING, T_REQ };
+
+/* States (lock_state): what a client or S1 knows at that moment. The last
+ * two are zookeeper-multi's writes; zookeeper names the others only. */
+enum {
+    ZK_ST_SESSION, ZK_ST_SESSION_AGAIN, ZK_ST_CREATED, ZK_ST_WATCHING, ZK_ST_PRED_GONE,
+    ZK_ST_LOWEST, ZK_ST_NODE_GONE, ZK_ST_TIMED_OUT, ZK_ST_CLIENT_EXPIRED, ZK_ST_EXPIRED_HOLDING,
+    ZK_ST_SERVER_EXPIRED, ZK_ST_HOLDER_EXPIRED, ZK_ST_RELEASED, ZK_ST_DELETED_ANOTHER,
+    ZK_ST_CZXID_KEPT, ZK_ST_PARENT_DELETED, ZK_ST_SEQ_REUSED, ZK_ST_RESTARTED,
+    ZK_ST_COUNT_PLAIN, /* zookeeper's count; zookeeper-multi adds: */
+    ZK_ST_MULTI_OK = ZK_ST_COUNT_PLAIN, ZK_ST_MULTI_FAILED, ZK_ST_COUNT
+};
+static const char *const state_names[ZK_ST_COUNT] = {
+    "session-established",      /* client: CONNECT answered, a session */
+    "session-reopened",         /* client: a new session after its old one expired */
+    "znode-created",            /* client: its ephemeral sequential znode exists */
+    "watching-predecessor",     /* client: not the lowest, a watch on the next lower znode */
+    "predecessor-gone",         /* client: the watched znode was deleted: look again */
+    "lowest-znode",             /* client: getChildren says its znode is the lowest: holds */
+    "own-znode-gone",           /* client: getChildren found its own znode deleted */
+    "connection-loss",          /* client: no reply within readTimeout */
+    "session-expired",          /* client: told SESSIONEXPIRED */
+    "session-expired-holding",  /* client: told SESSIONEXPIRED while it believes it holds */
+    "expirer-closed-session",   /* S1: a session's bucket came, the session is closed */
+    "holder-znode-expired",     /* S1: the holder's ephemeral znode went with its session,
+                                   the holder is not told */
+    "released",                 /* S1: the holder deleted its own znode */
+    "release-by-path-deleted-another", /* S1: a delete by path removed another client's znode */
+    "release-czxid-mismatch",   /* client: the znode at its path is not its own: kept */
+    "parent-deleted",           /* S1: the empty parent went, sequence numbers restart */
+    "sequence-reused",          /* S1: a create got a sequence number given before */
+    "server-restarted",         /* S1: restarted; every session gets a fresh timeout */
+    "multi-applied",            /* R: the multi's check found the writer's znode */
+    "multi-failed"};            /* R: the writer's znode or session is gone */
 
 enum zk_phase { P_IDLE, P_ACQUIRE, P_WAIT_WATCH, P_RELEASE };
 /* What the outstanding request is for. */
@@ -268,6 +302,8 @@ static void delete_znode(struct lock_ctx *ctx, struct zk_server *s, int i, int r
     } else if (requester >= 0 && requester != s->zn[i].owner) {
         lock_note(ctx, "delete: removed a waiting client's znode", seq, s->zn[i].owner);
     }
+    if (requester < 0) lock_state(ctx, was_holder ? ZK_ST_HOLDER_EXPIRED : ZK_ST_SERVER_EXPIRED);
+    else lock_state(ctx, requester == s->zn[i].owner ? ZK_ST_RELEASED : ZK_ST_DELETED_ANOTHER);
     s->zn[i].used = 0;
     s->cversion++;
     s->zxid++;
@@ -285,6 +321,7 @@ static void delete_znode(struct lock_ctx *ctx, struct zk_server *s, int i, int r
 
 static void expire_session(struct lock_ctx *ctx, struct zk_server *s, struct zk_session *se) {
     lock_note(ctx, "session expired: its ephemeral znodes are deleted", (int64_t)se->id, se->owner);
+    lock_state(ctx, ZK_ST_SERVER_EXPIRED);
     uint64_t id = se->id;
     se->id = 0;
     s->zxid++; /* the closeSession transaction */
@@ -307,6 +344,7 @@ static void server_init(struct lock_ctx *ctx, void *state) {
 static void server_restart(struct lock_ctx *ctx, void *state) {
     struct zk_server *s = state;
     s->expirer = 0;
+    lock_state(ctx, ZK_ST_RESTARTED);
     for (int i = 0; i < ZK_MAX; i++)
         if (s->sess[i].id) touch(ctx, s, &s->sess[i]);
 }
@@ -366,6 +404,8 @@ static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struc
         lock_note(ctx, "created the lock's parent znode", (int64_t)s->zxid, 0);
     }
     s->zxid++;
+    if (s->cversion < s->fresh_seq) lock_state(ctx, ZK_ST_SEQ_REUSED);
+    else s->fresh_seq = s->cversion + 1;
     s->zn[i] = (struct zk_znode){.used = 1, .seq = s->cversion, .czxid = s->zxid, .session = se->id,
                                  .owner = m->from};
     s->cversion++;
@@ -441,6 +481,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             }
         s->parent = 0;
         s->zxid++;
+        lock_state(ctx, ZK_ST_PARENT_DELETED);
         lock_note(ctx, "deleted the empty lock parent: sequence numbers start again from 0", 0, 0);
         reply(ctx, m, ZK_OK, 0, 0);
         return;
@@ -505,6 +546,7 @@ static void need_session(struct lock_ctx *ctx, struct zk_client *c, int type, in
 static void session_expired(struct lock_ctx *ctx, struct zk_client *c) {
     if (c->expired) return;
     c->expired = 1;
+    lock_state(ctx, c->holding ? ZK_ST_EXPIRED_HOLDING : ZK_ST_CLIENT_EXPIRED);
     cancel(ctx, &c->ping_timer);
     c->ping_req = 0;
     lock_note(ctx, "SESSIONEXPIRED: the session is gone, and its ephemeral znode with it",
@@ -583,6 +625,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
             else acquire_fail(ctx, c);
             return;
         }
+        lock_state(ctx, c->session ? ZK_ST_SESSION_AGAIN : ZK_ST_SESSION);
         c->session = m->value;
         c->expired = 0;
         c->timeout_ns = m->ttl_ns;
@@ -595,6 +638,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
             acquire_fail(ctx, c);
             return;
         }
+        lock_state(ctx, ZK_ST_CREATED);
         c->have_node = 1;
         c->my_seq = m->b;
         c->my_czxid = m->token;
@@ -602,6 +646,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         return;
     case S_CHILDREN:
         if (m->a != ZK_OK) { /* our znode is gone */
+            lock_state(ctx, ZK_ST_NODE_GONE);
             c->have_node = 0;
             acquire_fail(ctx, c);
             return;
@@ -609,6 +654,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         if (m->b < 0) {
             c->phase = P_IDLE;
             c->holding = 1;
+            lock_state(ctx, ZK_ST_LOWEST);
             lock_granted(ctx, c->my_czxid, 0);
             return;
         }
@@ -617,8 +663,13 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         return;
     case S_EXISTS:
         if (m->a != ZK_OK) acquire_fail(ctx, c); /* the model's watch table is full */
-        else if (m->b == 0) check_children(ctx, c); /* deleted meanwhile: look again */
-        else c->phase = P_WAIT_WATCH;
+        else if (m->b == 0) { /* deleted meanwhile: look again */
+            lock_state(ctx, ZK_ST_PRED_GONE);
+            check_children(ctx, c);
+        } else {
+            lock_state(ctx, ZK_ST_WATCHING);
+            c->phase = P_WAIT_WATCH;
+        }
         return;
     case S_STAT:
         if (m->a == ZK_OK && m->token == c->my_czxid) {
@@ -627,6 +678,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         }
         lock_note(ctx, "release: the znode at our path is not ours (czxid differs or gone): not deleted",
                   (int64_t)m->token, (int64_t)c->my_czxid);
+        lock_state(ctx, ZK_ST_CZXID_KEPT);
         c->have_node = 0;
         release_parent(ctx, c);
         return;
@@ -647,6 +699,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     if (m->type == ZK_WATCH) {
         if (c->phase == P_WAIT_WATCH && m->value == c->session && m->b == c->watched) {
             c->phase = P_ACQUIRE;
+            lock_state(ctx, ZK_ST_PRED_GONE);
             check_children(ctx, c);
         }
         return;
@@ -677,6 +730,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (timer != T_REQ || (uint32_t)arg != c->out) return;
     c->req_timer = 0;
     lock_note(ctx, "request timed out (readTimeout): connection loss", (int64_t)arg, 0);
+    lock_state(ctx, ZK_ST_TIMED_OUT);
     c->out = 0;
     if (c->phase == P_RELEASE) release_finish(ctx, c);
     else if (c->phase == P_ACQUIRE) acquire_fail(ctx, c);
@@ -692,17 +746,23 @@ static int multi_write(struct lock_ctx *ctx, void *state, const struct lock_writ
     const struct zk_server *s = lock_server_state(ctx, 0);
     if (!s) {
         lock_note(ctx, "multi failed: the ZooKeeper server is not serving", 0, 0);
+        lock_state(ctx, ZK_ST_MULTI_FAILED);
         return LOCK_WRITE_REJECTED_STALE;
     }
     if (w->token == 0) {
         lock_note(ctx, "multi failed: the writer holds no lock znode to check", 0, 0);
+        lock_state(ctx, ZK_ST_MULTI_FAILED);
         return LOCK_WRITE_REJECTED_NOTOKEN;
     }
     for (int i = 0; i < ZK_MAX; i++)
         if (s->zn[i].used && s->zn[i].czxid == w->token && s->zn[i].owner == w->client) {
             for (int k = 0; k < ZK_MAX; k++)
-                if (s->sess[k].id && s->sess[k].id == s->zn[i].session) return LOCK_WRITE_ACCEPTED;
+                if (s->sess[k].id && s->sess[k].id == s->zn[i].session) {
+                    lock_state(ctx, ZK_ST_MULTI_OK);
+                    return LOCK_WRITE_ACCEPTED;
+                }
         }
+    lock_state(ctx, ZK_ST_MULTI_FAILED);
     lock_note(ctx, "multi failed: the writer's lock znode is gone (session expired or deleted)",
               (int64_t)w->token, 0);
     return LOCK_WRITE_REJECTED_STALE;
@@ -721,6 +781,8 @@ const struct lock_algo algo_zookeeper = {
     .name = "zookeeper",
     .summary = "ZooKeeper lock recipe: ephemeral sequential znodes, watch on the predecessor, sessions expired in tickTime buckets; token = czxid",
     ZK_CALLBACKS,
+    .state_names = state_names,
+    .nstates = ZK_ST_COUNT_PLAIN,
 };
 
 const struct lock_algo algo_zookeeper_multi = {
@@ -729,4 +791,6 @@ const struct lock_algo algo_zookeeper_multi = {
     .summary = "the zookeeper recipe with each write a multi-op (check the lock znode, set the data) on the same server",
     ZK_CALLBACKS,
     .resource_write = multi_write,
+    .state_names = state_names,
+    .nstates = ZK_ST_COUNT,
 };
