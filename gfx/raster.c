@@ -132,15 +132,17 @@ static int line(void *ctx, int x0, int y0, int x1, int y1, int width, struct pal
 
 /* ---- Text ---------------------------------------------------------------- */
 
-/* The glyph of printable character ch (' ' .. '~'), rendered on first use;
- * NULL when FreeType fails. */
-static const struct raster_glyph *glyph(struct raster_font *f, int ch) {
+/* The glyph of printable character ch (' ' .. '~') in *out, rendered on
+ * first use. Returns 0, LSIM_EINTERNAL (FreeType failed) or LSIM_ENOMEM. */
+static int glyph(struct raster_font *f, int ch, const struct raster_glyph **out) {
     struct raster_glyph *g = &f->g[ch - ' '];
-    if (g->done) return g;
+    *out = g;
+    if (g->done) return 0;
     FT_Face face = f->face;
     if (FT_Load_Char(face, (FT_ULong)ch, FT_LOAD_DEFAULT | FT_LOAD_TARGET_NORMAL) != 0 ||
-        FT_Render_Glyph(face->glyph, FT_RENDER_MODE_NORMAL) != 0)
-        return NULL;
+        FT_Render_Glyph(face->glyph, FT_RENDER_MODE_NORMAL) != 0) {
+        return gfx_fail(LSIM_EINTERNAL, "FreeType", "cannot render a glyph of DejaVu Sans Mono");
+    }
     FT_GlyphSlot s = face->glyph;
     const FT_Bitmap *b = &s->bitmap;
     g->w = (int)b->width;
@@ -150,12 +152,12 @@ static const struct raster_glyph *glyph(struct raster_font *f, int ch) {
     g->advance = (int)((s->advance.x + 32) >> 6);
     if (g->w > 0 && g->h > 0) {
         g->cov = malloc((size_t)g->w * (size_t)g->h);
-        if (!g->cov) return NULL;
+        if (!g->cov) return gfx_fail(LSIM_ENOMEM, "out of memory", NULL);
         for (int y = 0; y < g->h; y++)
             memcpy(g->cov + (size_t)y * (size_t)g->w, b->buffer + (ptrdiff_t)y * b->pitch, (size_t)g->w);
     }
     g->done = 1;
-    return g;
+    return 0;
 }
 
 /* Channel d blended towards c by coverage a (1..254): d + (c - d) * a / 256
@@ -181,8 +183,9 @@ static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
     for (; *s; s++) {
         int ch = (unsigned char)*s;
         if (ch < 0x20 || ch > 0x7e) ch = '?'; /* printable ASCII, as the other backends */
-        const struct raster_glyph *gl = glyph(f, ch);
-        if (!gl) return gfx_fail(LSIM_EINTERNAL, "FreeType", "cannot render a glyph of DejaVu Sans Mono");
+        const struct raster_glyph *gl;
+        int rc = glyph(f, ch, &gl);
+        if (rc) return rc;
         for (int j = 0; j < gl->h; j++) {
             int yy = base - gl->top + j;
             if (yy < 0 || yy >= r->h) continue;
