@@ -20,13 +20,13 @@ ALL_INC    := -Isim -Isim/algo -Irender -Irun
 GFX_INC    := -Isim -Irender -Igfx
 
 # Debian packages the build needs, the pkg-config names and the commands that
-# prove them. SDL2, SDL2_ttf and the DejaVu fonts draw the PNG images and the
-# window (gfx/), libpng encodes them; SDL2_image reads them back in the tests,
+# prove them. SDL2, SDL2_ttf and the DejaVu fonts draw the window and the
+# heatmap (gfx/), FreeType and DejaVu the PNG timeline, libpng encodes them; SDL2_image reads them back in the tests,
 # where xmllint (libxml2-utils) checks the SVG; parallel runs the GNU parallel
 # example of examples/cluster/, tested.
 DEB_PKGS := pkg-config libcmocka-dev libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev \
-            libpng-dev fonts-dejavu-core libxml2-utils parallel
-PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng
+            libpng-dev libfreetype-dev fonts-dejavu-core libxml2-utils parallel
+PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng freetype2
 DEB_CMDS := xmllint parallel
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
@@ -40,13 +40,20 @@ RUN_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(RUN_SRC))
 GFX_SRC    := $(sort $(wildcard gfx/*.c))
 GFX_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(GFX_SRC))
 GFX_LIB    := $(BUILD)/libgfx.a
-# The same sources built position-independent as the module the binary loads
-# with dlopen only to draw (cli/gfx_mod.c), so `locksim run` and every other
-# command start without SDL's libraries.
+# The same sources built position-independent as two modules the binary
+# loads with dlopen only to draw (cli/gfx_mod.c), so `locksim run` and every
+# other command start without their libraries: locksim-png.so (the PNG
+# timeline: gfx/png.c, raster.c, pngio.c on libpng and FreeType, 8 shared
+# libraries) and locksim-gfx.so (the window and the heatmap on SDL2 and
+# SDL2_ttf, 60).
 GFX_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(GFX_SRC))
+PNG_MOD_SRC := gfx/png.c gfx/raster.c gfx/pngio.c
+PNG_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(PNG_MOD_SRC))
+SDL_PIC    := $(filter-out $(BUILD)/gfx-pic/gfx/png.o $(BUILD)/gfx-pic/gfx/raster.o,$(GFX_PIC))
 GFX_MOD    := $(BUILD)/locksim-gfx.so
-SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng)
-SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng)
+PNG_MOD    := $(BUILD)/locksim-png.so
+SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng freetype2)
+SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng freetype2)
 # Link order: later archives serve earlier ones.
 LIBS       := $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
@@ -126,16 +133,19 @@ $(GFX_LIB): $(GFX_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The binary draws (render, matrix --render, view) through the module beside
-# it, which links SDL and finds the scene code in the binary: -rdynamic
-# exports it, and render/ and sim/ are linked whole so that what only the
-# module calls is there too.
-# (It writes PNGs with libpng, the window's screenshots too: no SDL2_image,
-# ten shared libraries fewer to load; only the tests read PNGs back with it.)
-$(GFX_MOD): $(GFX_PIC)
-	$(CC) $(CFLAGS) -shared -fPIC -o $@ $(GFX_PIC) $$(pkg-config --libs sdl2 SDL2_ttf libpng) $(LDLIBS)
+# The binary draws through the modules beside it, which find the scene code
+# in the binary: -rdynamic exports it, and render/ and sim/ are linked whole
+# so that what only a module calls is there too. locksim-png.so draws the
+# PNG timeline (render, matrix --render) with libpng and FreeType, no SDL; locksim-gfx.so links SDL2 and SDL2_ttf for
+# the window (view) and the heatmap of sweep --png. Both write PNGs with libpng (no
+# SDL2_image; only the tests read PNGs back with it).
+$(GFX_MOD): $(SDL_PIC)
+	$(CC) $(CFLAGS) -shared -fPIC -o $@ $(SDL_PIC) $$(pkg-config --libs sdl2 SDL2_ttf libpng) $(LDLIBS)
 
-$(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD)
+$(PNG_MOD): $(PNG_PIC)
+	$(CC) $(CFLAGS) -shared -fPIC -Wl,--as-needed -o $@ $(PNG_PIC) $$(pkg-config --libs libpng freetype2) $(LDLIBS)
+
+$(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD) $(PNG_MOD)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/librun.a \
 	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive $(LDLIBS)
 

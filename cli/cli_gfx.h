@@ -1,6 +1,8 @@
-/* The picture module seen from the commands: gfx_render_png_panels,
- * gfx_view_run, gfx_heatmap_png and gfx_error (gfx/gfx.h, gfx/view.h) called through
- * locksim-gfx.so, loaded with dlopen on first use (cli/gfx_mod.c). */
+/* The picture modules seen from the commands (cli/gfx_mod.c), each loaded
+ * with dlopen on first use: gfx_render_png_panels (gfx/gfx.h) through
+ * locksim-png.so (libpng and FreeType, no SDL); gfx_view_run and
+ * gfx_heatmap_png (gfx/view.h, gfx/gfx.h) through locksim-gfx.so (SDL2).
+ * cli_gfx_error is the gfx_error of the module called last. */
 #ifndef LOCKSIM_CLI_GFX_H
 #define LOCKSIM_CLI_GFX_H
 
@@ -10,8 +12,9 @@
 #include "gfx.h"
 #include "view.h"
 
-/* The module's file name; it lies in the directory of the binary. */
+/* The modules' file names; they lie in the directory of the binary. */
 #define CLI_GFX_MODULE "locksim-gfx.so"
+#define CLI_PNG_MODULE "locksim-png.so"
 
 /* As gfx_render_png_panels and gfx_view_run; when the module cannot be
  * loaded, LSIM_EINTERNAL, and cli_gfx_error() says why and how to build it. */

@@ -1,9 +1,11 @@
-/* The picture module: gfx/ (SDL2, SDL2_ttf, SDL2_image, libpng) is built as
- * locksim-gfx.so beside the binary and loaded with dlopen by the commands
- * that draw (render to PNG, matrix --render to PNG, sweep/merge --png, view) the first time
- * they need it, so every other command starts without loading SDL and its
- * libraries. The module finds scene, layout and palette code in the binary,
- * which exports its symbols (-rdynamic). */
+/* The picture modules, built beside the binary and loaded with dlopen by the
+ * commands that draw, the first time they need one, so every other command
+ * starts without their libraries: locksim-png.so (gfx/png.c, raster.c,
+ * pngio.c: the PNG timeline of render and matrix --render, on libpng and
+ * FreeType) and locksim-gfx.so (the window of view and the heatmap of
+ * sweep --png, on SDL2 and SDL2_ttf). A module finds scene,
+ * layout and palette code in the binary, which exports its symbols
+ * (-rdynamic). */
 #include "cli_gfx.h"
 
 #include <dlfcn.h>
@@ -14,16 +16,32 @@
 
 #include "error.h"
 
-static void *mod;                 /* the module, once loaded */
-static char mod_err[PATH_MAX + 400]; /* why it could not be loaded */
+struct module {
+    const char *file;      /* CLI_GFX_MODULE or CLI_PNG_MODULE */
+    const char *const *names; /* the symbols it must have, NULL-terminated */
+    void **fns;            /* where they go, as many */
+    void *h;               /* once loaded */
+};
+
+static char mod_err[PATH_MAX + 400]; /* why a module could not be loaded */
+static const char *(*last_error)(void); /* gfx_error of the module called last, or NULL */
+
 static int (*p_render)(const char *, FILE *, const struct trace *const *, size_t,
                        const struct scene_banner *, const struct scene_view *);
+static const char *(*p_png_error)(void);
 static int (*p_view)(const struct view_host *, const struct view_opts *);
-static const char *(*p_error)(void);
 static int (*p_heatmap)(const char *, FILE *, const struct heatmap *);
+static const char *(*p_gfx_error)(void);
+
+static const char *const png_names[] = {"gfx_render_png_panels", "gfx_error", NULL};
+static void *png_fns[2];
+static struct module png_mod = {CLI_PNG_MODULE, png_names, png_fns, NULL};
+static const char *const gfx_names[] = {"gfx_view_run", "gfx_heatmap_png", "gfx_error", NULL};
+static void *gfx_fns[3];
+static struct module gfx_mod = {CLI_GFX_MODULE, gfx_names, gfx_fns, NULL};
 
 /* The module's path: beside the running binary (/proc/self/exe). */
-static int module_path(char *buf, size_t n) {
+static int module_path(char *buf, size_t n, const char *file) {
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0) return -1;
@@ -31,16 +49,17 @@ static int module_path(char *buf, size_t n) {
     char *slash = strrchr(exe, '/');
     if (!slash) return -1;
     *slash = '\0';
-    int w = snprintf(buf, n, "%s/%s", exe, CLI_GFX_MODULE);
+    int w = snprintf(buf, n, "%s/%s", exe, file);
     return w < 0 || (size_t)w >= n ? -1 : 0;
 }
 
-static int load(void) {
-    if (mod) return 0;
+static int load(struct module *m) {
+    if (m->h) return 0;
+    last_error = NULL;
     char path[PATH_MAX];
-    if (module_path(path, sizeof path) != 0) {
+    if (module_path(path, sizeof path, m->file) != 0) {
         snprintf(mod_err, sizeof mod_err, "cannot find the directory of the locksim binary for %s",
-                 CLI_GFX_MODULE);
+                 m->file);
         return LSIM_EINTERNAL;
     }
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -49,42 +68,57 @@ static int load(void) {
         snprintf(mod_err, sizeof mod_err,
                  "the picture module %s cannot be loaded (%s); it is built beside the binary by "
                  "make (make build/%s)",
-                 path, why ? why : "unknown reason", CLI_GFX_MODULE);
+                 path, why ? why : "unknown reason", m->file);
         return LSIM_EINTERNAL;
     }
-    *(void **)&p_render = dlsym(h, "gfx_render_png_panels");
-    *(void **)&p_view = dlsym(h, "gfx_view_run");
-    *(void **)&p_error = dlsym(h, "gfx_error");
-    *(void **)&p_heatmap = dlsym(h, "gfx_heatmap_png");
-    if (!p_render || !p_view || !p_error || !p_heatmap) {
-        snprintf(mod_err, sizeof mod_err, "the picture module %s lacks gfx_render_png_panels, "
-                 "gfx_view_run, gfx_heatmap_png or gfx_error; rebuild it with make", path);
+    size_t i = 0;
+    for (; m->names[i]; i++)
+        if (!(m->fns[i] = dlsym(h, m->names[i]))) break;
+    if (m->names[i]) {
+        snprintf(mod_err, sizeof mod_err, "the picture module %s lacks %s; rebuild it with make", path,
+                 m->names[i]);
         dlclose(h);
-        p_render = NULL;
-        p_view = NULL;
-        p_error = NULL;
-        p_heatmap = NULL;
+        memset(m->fns, 0, i * sizeof *m->fns);
         return LSIM_EINTERNAL;
     }
-    mod = h;
+    m->h = h;
+    return 0;
+}
+
+static int load_png(void) {
+    int rc = load(&png_mod);
+    if (rc) return rc;
+    *(void **)&p_render = png_fns[0];
+    *(void **)&p_png_error = png_fns[1];
+    last_error = p_png_error;
+    return 0;
+}
+
+static int load_gfx(void) {
+    int rc = load(&gfx_mod);
+    if (rc) return rc;
+    *(void **)&p_view = gfx_fns[0];
+    *(void **)&p_heatmap = gfx_fns[1];
+    *(void **)&p_gfx_error = gfx_fns[2];
+    last_error = p_gfx_error;
     return 0;
 }
 
 int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs,
                               size_t n, const struct scene_banner *banners,
                               const struct scene_view *v) {
-    int rc = load();
+    int rc = load_png();
     return rc ? rc : p_render(path, stream, trs, n, banners, v);
 }
 
 int cli_gfx_view_run(const struct view_host *h, const struct view_opts *o) {
-    int rc = load();
+    int rc = load_gfx();
     return rc ? rc : p_view(h, o);
 }
 
 int cli_gfx_heatmap_png(const char *path, FILE *stream, const struct heatmap *h) {
-    int rc = load();
+    int rc = load_gfx();
     return rc ? rc : p_heatmap(path, stream, h);
 }
 
-const char *cli_gfx_error(void) { return mod ? p_error() : mod_err; }
+const char *cli_gfx_error(void) { return last_error ? last_error() : mod_err; }

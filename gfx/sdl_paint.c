@@ -1,7 +1,9 @@
-/* SDL paint: paint.h's primitives on an SDL_Renderer with SDL2_ttf, the one
- * drawing code of the PNG writer (gfx/png.c) and the window (gfx/view.c).
- * Nothing is anti-aliased but the text, which SDL2_ttf renders the same way
- * every time. */
+/* SDL paint: paint.h's primitives on an SDL_Renderer with SDL2_ttf, the
+ * drawing code of the window (gfx/view.c). The PNG writer draws the same
+ * primitives without SDL (gfx/raster.c) to the same pixels but for the
+ * anti-aliased edges of the text (at most 2 of 255 per channel: the blend
+ * rounds differently). Nothing is anti-aliased but the text, which SDL2_ttf
+ * renders the same way every time. */
 #include "sdl_paint.h"
 
 #include <stdio.h>
@@ -11,18 +13,7 @@
 #include "error.h"
 #include "gfx.h"
 #include "paint.h"
-
-static _Thread_local char last_error[256];
-
-const char *gfx_error(void) { return last_error; }
-
-void gfx_clear_error(void) { last_error[0] = '\0'; }
-
-int gfx_fail(int code, const char *what, const char *detail) {
-    snprintf(last_error, sizeof last_error, "%s%s%s", what, detail && detail[0] ? ": " : "",
-             detail ? detail : "");
-    return code;
-}
+#include "pngio.h"
 
 struct gfx {
     SDL_Renderer *r;
@@ -205,6 +196,10 @@ void gfx_fonts_close(struct gfx_fonts *f) {
         for (int b = 0; b < 2; b++)
             if (f->font[t][b]) TTF_CloseFont(f->font[t][b]);
     memset(f, 0, sizeof *f);
+}
+
+int gfx_save_png(SDL_Surface *surf, FILE *f, const char *name) {
+    return gfx_png_write(surf->pixels, surf->w, surf->h, (size_t)surf->pitch, f, name);
 }
 
 int gfx_paint(SDL_Renderer *r, struct gfx_fonts *f, const struct scene *sc,

@@ -1,7 +1,7 @@
-/* SDL paint: the one drawing of a scene on an SDL_Renderer, shared by the
- * PNG writer (a software renderer on a surface) and the window (gfx/view.c),
- * so both show the same pixels: paint.h's four primitives done with SDL2
- * and SDL2_ttf (DejaVu Sans Mono). */
+/* SDL paint: the drawing of a scene on an SDL_Renderer for the window
+ * (gfx/view.c): paint.h's four primitives done with SDL2 and SDL2_ttf
+ * (DejaVu Sans Mono). The PNG writer (gfx/raster.c) draws the same shapes
+ * and glyphs without SDL. */
 #ifndef LOCKSIM_SDL_PAINT_H
 #define LOCKSIM_SDL_PAINT_H
 
@@ -9,6 +9,7 @@
 #include <SDL_ttf.h>
 
 #include "palette.h"
+#include "pngio.h"
 #include "scene.h"
 
 /* A short text drawn once, kept as a texture of one renderer. */
@@ -62,14 +63,9 @@ int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, co
 int gfx_text_width(struct gfx_fonts *f, const char *s, int px, int bold);
 
 /* Write a 32-bit surface (XRGB8888 or ARGB8888, alpha dropped) to f as an
- * RGB PNG with libpng (gfx/png.c): the picture's writer, also the window's
- * screenshot, so the module needs no SDL2_image. name is for messages.
+ * RGB PNG with libpng (gfx/pngio.c, the PNG module's encoder too): the
+ * window's screenshot and the heatmap, so the module needs no SDL2_image. name is for messages.
  * Returns 0, LSIM_ENOMEM or LSIM_EOUTPUT (gfx_error() says why). */
 int gfx_save_png(SDL_Surface *surf, FILE *f, const char *name);
-
-/* Record why a call failed, for gfx_error() (gfx.h); returns code.
- * gfx_clear_error() empties it. */
-int gfx_fail(int code, const char *what, const char *detail);
-void gfx_clear_error(void);
 
 #endif

@@ -20,6 +20,7 @@ BENCH_MEM_EVENTS ?= 1000000
 BENCH_RUNS   ?= 300
 BENCH_SCENARIO ?= scenarios/gc-pause-outlives-lease.lsim
 BENCH_BATCH_SEEDS ?= 200
+BENCH_RENDER_RUNS ?= 40
 
 BENCH_DIR := $(BUILD)/bench
 BENCH_BIN := $(BENCH_DIR)/locksim-bench
@@ -27,7 +28,7 @@ BENCH_SRC := bench/bench.c bench/workload.c bench/spawn.c
 BENCH_REF_SRC := $(BENCH_PEERS)/c/lockbench.c
 BENCH_WHEEL_SRC := $(BENCH_PEERS)/c/lockbench_wheel.c
 
-.PHONY: bench bench-build bench-batch
+.PHONY: bench bench-build bench-batch bench-render
 
 $(BENCH_BIN): $(BENCH_SRC) $(wildcard bench/*.h) $(LIBS)
 	@mkdir -p $(dir $@)
@@ -87,8 +88,16 @@ bench: bench-build
 	@echo
 	@echo "== 4. batch and sweep (bench/batch.sh)"
 	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 3
+	@echo
+	@echo "== 5. headless PNG, whole process (bench/render.sh)"
+	@bench/render.sh ./$(BUILD)/locksim $(BENCH_SCENARIO) $(BENCH_RENDER_RUNS) 3
 
 # Batch throughput over the catalog (bench/batch.sh): runs/s at --jobs 1 and 2,
 # the 60 x 3 x 2 x 100-seed sweep, and peak RSS at 1k, 10k and 100k runs.
 bench-batch: $(BUILD)/locksim
 	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 3
+
+# Whole-process headless PNG (bench/render.sh): `locksim render -o x.png`
+# next to `-o x.svg` and `locksim run`, ms per process (min, median) and CPU.
+bench-render: $(BUILD)/locksim
+	@bench/render.sh ./$(BUILD)/locksim $(BENCH_SCENARIO) $(BENCH_RENDER_RUNS) 3

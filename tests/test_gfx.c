@@ -89,8 +89,8 @@ static SDL_Surface *load_rgb(const char *path) {
     return c;
 }
 
-/* Exact pixel equality with tests/golden/<name>.png: the same SDL, SDL_ttf
- * and FreeType draw the same pixels (no tolerance). */
+/* Exact pixel equality with tests/golden/<name>.png: the same FreeType and
+ * DejaVu fonts draw the same pixels (no tolerance). */
 static void check_golden(const char *name, const char *png) {
     char rel[256], golden[600];
     snprintf(rel, sizeof rel, "tests/golden/%s.png", name);

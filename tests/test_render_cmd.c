@@ -71,6 +71,31 @@ static void test_png_written_and_repeats(void **state) {
     assert_false(same_bytes("build/render_cmd/a.png", "build/render_cmd/c.png"));
 }
 
+/* A PNG loads the picture module without SDL (issue 9, "Speed": SDL2 and
+ * SDL2_ttf brought 59 shared libraries to a whole-process render): the
+ * dynamic loader's own list of what it initialised (LD_DEBUG=libs) names
+ * locksim-png.so, libpng and FreeType, and no libSDL2, harfbuzz or glib;
+ * an SVG loads no module at all. */
+static void test_png_loads_no_sdl(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run_in("env LD_DEBUG=libs", "render " GC " -o build/render_cmd/ld.png");
+    assert_int_equal(r->code, 0);
+    assert_true(is_png("build/render_cmd/ld.png"));
+    assert_non_null(strstr(r->err, "calling init: "));
+    assert_non_null(strstr(r->err, "locksim-png.so"));
+    assert_non_null(strstr(r->err, "libpng16.so"));
+    assert_non_null(strstr(r->err, "libfreetype.so"));
+    assert_null(strstr(r->err, "libSDL2"));
+    assert_null(strstr(r->err, "libharfbuzz"));
+    assert_null(strstr(r->err, "libglib"));
+    assert_null(strstr(r->err, "locksim-gfx.so"));
+    r = run_in("env LD_DEBUG=libs", "render " GC " -o build/render_cmd/ld.svg");
+    assert_int_equal(r->code, 0);
+    assert_null(strstr(r->err, "locksim-png.so"));
+    assert_null(strstr(r->err, "libfreetype.so"));
+}
+
 /* An SVG is valid XML, carries the banner and the story as text, and repeats. */
 static void test_svg_valid_and_repeats(void **state) {
     (void)state;
@@ -190,6 +215,7 @@ static void test_matrix_render(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_written_and_repeats),
+        cmocka_unit_test(test_png_loads_no_sdl),
         cmocka_unit_test(test_svg_valid_and_repeats),
         cmocka_unit_test(test_time_window),
         cmocka_unit_test(test_size_and_stdout),

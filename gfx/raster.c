@@ -1,0 +1,274 @@
+/* Raster (raster.h): paint.h's primitives on a plain pixel array, text with
+ * FreeType. The shapes are those of the window's SDL software drawing: boxes
+ * clipped to the canvas, diagonal lines by Bresenham with both ends drawn
+ * and widened by shifting right, polygons filled where the pixel centre is
+ * inside, glyphs hinted (FT_LOAD_TARGET_NORMAL, SDL2_ttf's
+ * TTF_HINTING_NORMAL) and blended by their coverage. Every step is integer
+ * arithmetic or the same floating-point operations in the same order, so the
+ * same scene gives the same pixels. */
+#include "raster.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ft2build.h>
+#include FT_FREETYPE_H
+
+#include "error.h"
+#include "gfx.h"
+#include "paint.h"
+#include "pngio.h"
+
+static uint8_t *at(struct raster *r, int x, int y) { return r->px + (size_t)y * (size_t)r->w * 3 + (size_t)x * 3; }
+
+static void put(uint8_t *p, struct palette_rgb c) {
+    p[0] = c.r;
+    p[1] = c.g;
+    p[2] = c.b;
+}
+
+int raster_init(struct raster *r, int w, int h, struct palette_rgb c) {
+    memset(r, 0, sizeof *r);
+    if (w < 1 || h < 1 || (size_t)w > SIZE_MAX / 3 / (size_t)h) return LSIM_ENOMEM;
+    size_t row = (size_t)w * 3;
+    r->px = malloc(row * (size_t)h);
+    if (!r->px) return LSIM_ENOMEM;
+    r->w = w;
+    r->h = h;
+    for (int i = 0; i < w; i++) put(at(r, i, 0), c); /* the first row, then copies of it */
+    for (int j = 1; j < h; j++) memcpy(at(r, 0, j), r->px, row);
+    return 0;
+}
+
+void raster_close(struct raster *r) {
+    free(r->px);
+    memset(r, 0, sizeof *r);
+}
+
+static void fill(struct raster *r, int x, int y, int w, int h, struct palette_rgb v) {
+    int x1 = x + w, y1 = y + h;
+    if (x < 0) x = 0;
+    if (y < 0) y = 0;
+    if (x1 > r->w) x1 = r->w;
+    if (y1 > r->h) y1 = r->h;
+    if (x >= x1 || y >= y1) return;
+    for (int i = x; i < x1; i++) put(at(r, i, y), v); /* one row, then copies of it */
+    for (int j = y + 1; j < y1; j++) memcpy(at(r, x, j), at(r, x, y), (size_t)(x1 - x) * 3);
+}
+
+static void plot(struct raster *r, int x, int y, struct palette_rgb v) {
+    if (x >= 0 && y >= 0 && x < r->w && y < r->h) put(at(r, x, y), v);
+}
+
+static int box(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
+    fill(ctx, x, y, w, h, c);
+    return 0;
+}
+
+/* A convex polygon: per row, the span between its edges' crossings of the
+ * row's centre line; a pixel is in when its centre is (left edge in, right
+ * edge out, as a triangle rasteriser's top-left rule). */
+static int poly(void *ctx, const int *xs, const int *ys, int n, struct palette_rgb c) {
+    struct raster *r = ctx;
+    if (n < 3 || n > 8) return 0;
+    int ymin = ys[0], ymax = ys[0];
+    for (int i = 1; i < n; i++) {
+        if (ys[i] < ymin) ymin = ys[i];
+        if (ys[i] > ymax) ymax = ys[i];
+    }
+    if (ymin < 0) ymin = 0;
+    if (ymax > r->h) ymax = r->h;
+    struct palette_rgb v = c;
+    for (int y = ymin; y < ymax; y++) {
+        double yc = y + 0.5, lo = 1e300, hi = -1e300;
+        for (int i = 0; i < n; i++) {
+            int j = (i + 1) % n;
+            double ya = ys[i], yb = ys[j];
+            if (ya == yb || yc < (ya < yb ? ya : yb) || yc >= (ya < yb ? yb : ya)) continue;
+            double xc = xs[i] + (xs[j] - xs[i]) * (yc - ya) / (yb - ya);
+            if (xc < lo) lo = xc;
+            if (xc > hi) hi = xc;
+        }
+        if (lo > hi) continue;
+        /* pixels x with lo <= x + 0.5 < hi */
+        int x0 = (int)ceil(lo - 0.5), x1 = (int)ceil(hi - 0.5) - 1;
+        if (x1 >= x0) fill(r, x0, y, x1 - x0 + 1, 1, v);
+    }
+    return 0;
+}
+
+/* Bresenham from (x0, y0) to (x1, y1), both ends drawn. */
+static void bresenham(struct raster *r, int x0, int y0, int x1, int y1, struct palette_rgb v) {
+    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1, dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
+    int err = dx + dy;
+    for (;;) {
+        plot(r, x0, y0, v);
+        if (x0 == x1 && y0 == y1) break;
+        int e2 = 2 * err;
+        if (e2 >= dy) {
+            err += dy;
+            x0 += sx;
+        }
+        if (e2 <= dx) {
+            err += dx;
+            y0 += sy;
+        }
+    }
+}
+
+static int line(void *ctx, int x0, int y0, int x1, int y1, int width, struct palette_rgb c) {
+    struct raster *r = ctx;
+    struct palette_rgb v = c;
+    if (x0 == x1) { /* whole pixels, as the SVG's rectangles */
+        fill(r, x0 - width / 2, y0 < y1 ? y0 : y1, width, abs(y1 - y0) + 1, v);
+    } else if (y0 == y1) {
+        fill(r, x0 < x1 ? x0 : x1, y0 - width / 2, abs(x1 - x0) + 1, width, v);
+    } else {
+        for (int k = 0; k < width; k++) bresenham(r, x0 + k, y0, x1 + k, y1, v);
+    }
+    return 0;
+}
+
+/* ---- Text ---------------------------------------------------------------- */
+
+/* The glyph of printable character ch (' ' .. '~') in *out, rendered on
+ * first use. Returns 0, LSIM_EINTERNAL (FreeType failed) or LSIM_ENOMEM. */
+static int glyph(struct raster_font *f, int ch, const struct raster_glyph **out) {
+    struct raster_glyph *g = &f->g[ch - ' '];
+    *out = g;
+    if (g->done) return 0;
+    FT_Face face = f->face;
+    if (FT_Load_Char(face, (FT_ULong)ch, FT_LOAD_DEFAULT | FT_LOAD_TARGET_NORMAL) != 0 ||
+        FT_Render_Glyph(face->glyph, FT_RENDER_MODE_NORMAL) != 0) {
+        return gfx_fail(LSIM_EINTERNAL, "FreeType", "cannot render a glyph of DejaVu Sans Mono");
+    }
+    FT_GlyphSlot s = face->glyph;
+    const FT_Bitmap *b = &s->bitmap;
+    g->w = (int)b->width;
+    g->h = (int)b->rows;
+    g->left = s->bitmap_left;
+    g->top = s->bitmap_top;
+    g->advance = (int)((s->advance.x + 32) >> 6);
+    if (g->w > 0 && g->h > 0) {
+        g->cov = malloc((size_t)g->w * (size_t)g->h);
+        if (!g->cov) return gfx_fail(LSIM_ENOMEM, "out of memory", NULL);
+        for (int y = 0; y < g->h; y++)
+            memcpy(g->cov + (size_t)y * (size_t)g->w, b->buffer + (ptrdiff_t)y * b->pitch, (size_t)g->w);
+    }
+    g->done = 1;
+    return 0;
+}
+
+/* Channel d blended towards c by coverage a (1..254): d + (c - d) * a / 256
+ * rounded down, as SDL's blit of an ARGB glyph surface onto an XRGB one
+ * (SDL_blit_A.c, BlitRGBtoRGBPixelAlpha), so the text looks as the
+ * window's. */
+static uint8_t blend(uint8_t d, uint8_t c, int a) {
+    int t = ((int)c - (int)d) * a;
+    return (uint8_t)((int)d + (t >= 0 ? t / 256 : -((-t + 255) / 256)));
+}
+
+struct raster_ctx {
+    struct raster *r;
+    struct raster_fonts *f;
+};
+
+static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
+                struct palette_rgb c) {
+    struct raster_ctx *g = ctx;
+    struct raster *r = g->r;
+    struct raster_font *f = &g->f->font[px != PALETTE_TEXT_PX][bold != 0];
+    int base = y + (h - f->height) / 2 + f->ascent, pen = x;
+    for (; *s; s++) {
+        int ch = (unsigned char)*s;
+        if (ch < 0x20 || ch > 0x7e) ch = '?'; /* printable ASCII, as the other backends */
+        const struct raster_glyph *gl;
+        int rc = glyph(f, ch, &gl);
+        if (rc) return rc;
+        for (int j = 0; j < gl->h; j++) {
+            int yy = base - gl->top + j;
+            if (yy < 0 || yy >= r->h) continue;
+            const unsigned char *cv = gl->cov + (size_t)j * (size_t)gl->w;
+            for (int i = 0; i < gl->w; i++) {
+                int xx = pen + gl->left + i;
+                unsigned a = cv[i];
+                if (!a || xx < 0 || xx >= r->w) continue;
+                uint8_t *p = at(r, xx, yy);
+                if (a == 255) {
+                    put(p, c);
+                } else {
+                    p[0] = blend(p[0], c.r, (int)a);
+                    p[1] = blend(p[1], c.g, (int)a);
+                    p[2] = blend(p[2], c.b, (int)a);
+                }
+            }
+        }
+        pen += gl->advance;
+    }
+    return 0;
+}
+
+/* ---- Fonts --------------------------------------------------------------- */
+
+int raster_fonts_open(struct raster_fonts *f) {
+    static const char *const files[2] = {GFX_FONT_MONO, GFX_FONT_MONO_BOLD};
+    memset(f, 0, sizeof *f);
+    FT_Library lib;
+    if (FT_Init_FreeType(&lib) != 0) return gfx_fail(LSIM_EINTERNAL, "FT_Init_FreeType", "failed");
+    f->lib = lib;
+    for (int t = 0; t < 2; t++)
+        for (int b = 0; b < 2; b++) {
+            FILE *probe = fopen(files[b], "rb");
+            if (!probe)
+                return gfx_fail(LSIM_ENOINPUT, files[b],
+                                "font missing; install the Debian package fonts-dejavu-core "
+                                "(apt-get install fonts-dejavu-core)");
+            fclose(probe);
+            FT_Face face;
+            if (FT_New_Face(lib, files[b], 0, &face) != 0)
+                return gfx_fail(LSIM_EINTERNAL, files[b], "FreeType cannot open the font");
+            struct raster_font *rf = &f->font[t][b];
+            rf->face = face;
+            int size = t ? PALETTE_TITLE_PX : PALETTE_TEXT_PX;
+            if (FT_Set_Char_Size(face, 0, (FT_F26Dot6)size * 64, 0, 0) != 0)
+                return gfx_fail(LSIM_EINTERNAL, files[b], "FreeType cannot size the font");
+            /* SDL2_ttf's metrics of a scalable font: ascent and descent
+             * rounded up from the face's units, height their difference */
+            FT_Fixed scale = face->size->metrics.y_scale;
+            int asc = (int)((FT_MulFix(face->ascender, scale) + 63) >> 6);
+            int desc = (int)((FT_MulFix(face->descender, scale) + 63) >> 6);
+            rf->ascent = asc;
+            rf->height = asc - desc;
+        }
+    return 0;
+}
+
+void raster_fonts_close(struct raster_fonts *f) {
+    for (int t = 0; t < 2; t++)
+        for (int b = 0; b < 2; b++) {
+            struct raster_font *rf = &f->font[t][b];
+            for (int i = 0; i < 95; i++) free(rf->g[i].cov);
+            if (rf->face) FT_Done_Face(rf->face);
+        }
+    if (f->lib) FT_Done_FreeType(f->lib);
+    memset(f, 0, sizeof *f);
+}
+
+/* The callbacks of paint_scene: ctx is a struct raster_ctx. */
+static int box_c(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
+    return box(((struct raster_ctx *)ctx)->r, x, y, w, h, c);
+}
+static int poly_c(void *ctx, const int *xs, const int *ys, int n, struct palette_rgb c) {
+    return poly(((struct raster_ctx *)ctx)->r, xs, ys, n, c);
+}
+static int line_c(void *ctx, int x0, int y0, int x1, int y1, int width, struct palette_rgb c) {
+    return line(((struct raster_ctx *)ctx)->r, x0, y0, x1, y1, width, c);
+}
+
+int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc,
+                 const struct scene_view *v) {
+    static const struct paint_ops ops = {box_c, poly_c, line_c, text, NULL, NULL};
+    struct raster_ctx g = {r, f};
+    return paint_scene(sc, v, &ops, &g);
+}

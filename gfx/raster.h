@@ -1,0 +1,59 @@
+/* Raster: the PNG writer's own drawing, without SDL. A canvas of RGB
+ * pixels and paint.h's four primitives on it, the text through FreeType directly with
+ * DejaVu Sans Mono, hinted and grey-scale anti-aliased as SDL2_ttf renders
+ * it for the window. `locksim render -o x.png` loads this code as
+ * locksim-png.so, which needs libpng and libfreetype only: not libSDL2 and
+ * its fifty libraries (X11, Wayland, audio) nor SDL2_ttf's harfbuzz and glib,
+ * whose mapping was most of a whole-process render (bench/README.md). */
+#ifndef LOCKSIM_RASTER_H
+#define LOCKSIM_RASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "palette.h"
+#include "scene.h"
+
+/* w x h pixels, row after row (no padding), each R, G, B bytes: the rows
+ * of the PNG as they are written. */
+struct raster {
+    uint8_t *px; /* owned, w * h * 3 bytes */
+    int w, h;
+};
+
+/* One glyph of printable ASCII, rendered once (8-bit coverage). */
+struct raster_glyph {
+    unsigned char *cov; /* owned, w * h bytes; NULL before it is rendered */
+    int w, h, left, top, advance; /* bitmap size; offsets from the pen on the baseline; advance in px */
+    int done;
+};
+
+struct raster_font {
+    void *face;  /* FT_Face, owned */
+    int ascent, height; /* pixels: baseline below the top; line height */
+    struct raster_glyph g[95]; /* ' ' .. '~' */
+};
+
+/* The four fonts of a picture, [title size][bold], and the FreeType library. */
+struct raster_fonts {
+    void *lib; /* FT_Library, owned */
+    struct raster_font font[2][2];
+};
+
+/* Allocate a w x h canvas filled with colour c. Returns 0 or LSIM_ENOMEM. */
+int raster_init(struct raster *r, int w, int h, struct palette_rgb c);
+void raster_close(struct raster *r);
+
+/* Open the DejaVu fonts. Returns 0, LSIM_ENOINPUT (a font file is missing:
+ * gfx_error() names it and the Debian package) or LSIM_EINTERNAL. On error
+ * raster_fonts_close still frees what was opened. */
+int raster_fonts_open(struct raster_fonts *f);
+void raster_fonts_close(struct raster_fonts *f);
+
+/* Paint scene sc (borrowed), built in view v, on r. Returns 0 or the first
+ * error (LSIM_ENOMEM, LSIM_EINTERNAL; gfx_error() says how). */
+int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc,
+                 const struct scene_view *v);
+
+#endif
