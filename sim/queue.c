@@ -445,10 +445,24 @@ COLD static void wheel_on(struct queue *q) {
 __attribute__((noinline)) /* out of queue_push's fast path for the wheel */
 #endif
 static int push_small(struct queue *q, const struct sim_event *ev) {
-    if (reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0) return -1;
-    struct sim_event e = *ev;
-    e.seq = q->next_seq++;
-    far_push(q, &e);
+    if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0)
+        return -1;
+    /* far_push with the seq taken here, the event written once, field by field */
+    struct sim_event *h = q->far;
+    sim_ns t = ev->t;
+    uint64_t seq = q->next_seq++;
+    size_t i = q->far_len++;
+    while (i > 0) {
+        size_t p = (i - 1) / FAR_ARITY;
+        if (h[p].t < t || (h[p].t == t && h[p].seq < seq)) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i].t = t;
+    h[i].seq = seq;
+    h[i].type = ev->type;
+    h[i].node = ev->node;
+    h[i].arg = ev->arg;
     q->len++;
     return 0;
 }
@@ -522,6 +536,7 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->len++;
         return 0;
     }
+    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev); /* after the fast paths: free for them */
     return push_slow(q, ev, d);
 }
 
