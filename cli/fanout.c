@@ -308,9 +308,25 @@ static const char *signal_name(int sig) {
 
 /* ---- The parent ---------------------------------------------------------------- */
 
+/* The reorder window: runs are delivered in list order, and those that
+ * arrive ahead of the next one wait in a ring of WINDOW_MIN (or more, with
+ * many jobs) slots. A worker is read only while its next run fits in the
+ * window, so one that runs ahead blocks on its pipe instead of the parent
+ * holding its results: memory stays flat in the number of runs. The slots
+ * and their failure-text buffers are reused: no allocation per run. */
+#define WINDOW_MIN 256
+
+struct slot {
+    int full;
+    struct wire rec;   /* rec.sum is the summary delivered (its pointers set here) */
+    char *fail;        /* owned: failure-text buffer, reused */
+    size_t fail_cap;
+};
+
 struct order {
     const struct fanout *f;
-    struct report_summary **pending; /* indexed by run - lo; owned until delivered */
+    struct slot *ring;               /* window slots, run i at (i - lo) & (window - 1) */
+    size_t window;                   /* a power of two, at least the jobs */
     size_t lo, hi;                   /* fanout_range() */
     size_t next;                     /* next run to deliver */
     size_t done;
@@ -318,20 +334,38 @@ struct order {
     void *arg;
 };
 
+static struct slot *slot_of(struct order *o, size_t i) { return &o->ring[(i - o->lo) & (o->window - 1)]; }
+static int in_window(const struct order *o, size_t i) { return i < o->next + o->window; }
+
+/* Room for n bytes of failure text and its NUL in the slot; 0 or -1. */
+static int slot_reserve(struct slot *sl, size_t n) {
+    if (sl->fail && n < sl->fail_cap) return 0;
+    size_t cap = sl->fail_cap ? sl->fail_cap : 64;
+    while (cap <= n) cap *= 2;
+    char *p = realloc(sl->fail, cap);
+    if (!p) return -1;
+    sl->fail = p;
+    sl->fail_cap = cap;
+    return 0;
+}
+
 /* Deliver every run that is next in order. all = also those after a gap
  * (the list was interrupted and the gap will not be filled). */
 static void deliver_ready(struct order *o, int all) {
     for (; o->next < o->hi; o->next++) {
-        struct report_summary *s = o->pending[o->next - o->lo];
-        if (!s) {
+        struct slot *sl = slot_of(o, o->next);
+        if (!sl->full) {
             if (all) continue;
             break;
         }
+        struct report_summary *s = &sl->rec.sum;
         o->sink(o->arg, o->next, s);
         o->done++;
-        report_summary_close(s);
-        free(s);
-        o->pending[o->next - o->lo] = NULL;
+        if (!s->failures) { /* the sink took the slot's buffer */
+            sl->fail = NULL;
+            sl->fail_cap = 0;
+        }
+        sl->full = 0;
     }
 }
 
@@ -356,8 +390,12 @@ static void progress(size_t done, size_t total, double t0) {
 /* A failed run recorded in the parent (a worker died in it). */
 static int store_failure(struct order *o, size_t i, int code, const char *why) {
     const struct fanout *f = o->f;
-    struct report_summary *s = calloc(1, sizeof *s);
-    if (!s) return -1;
+    struct slot *sl = slot_of(o, i);
+    struct report_summary *s = &sl->rec.sum;
+    memset(&sl->rec, 0, sizeof sl->rec);
+    if (slot_reserve(sl, 0) != 0) return -1;
+    sl->fail[0] = '\0';
+    s->failures = sl->fail;
     s->file = f->files[fanout_file(f, i)];
     s->rc = s->outcome = code;
     s->judged = 1;
@@ -365,7 +403,7 @@ static int store_failure(struct order *o, size_t i, int code, const char *why) {
     int a = fanout_algo(f, i);
     snprintf(s->algo, sizeof s->algo, "%s", a < 0 ? "" : f->algo[a]->name);
     snprintf(s->error, sizeof s->error, "%s", why);
-    o->pending[i - o->lo] = s;
+    sl->full = 1;
     return 0;
 }
 
@@ -376,22 +414,18 @@ static int is_plugin(const char *name) { return name && (strchr(name, '/') || st
 static int take(struct order *o, struct worker *w) {
     const struct fanout *f = o->f;
     size_t total = o->hi;
-    struct wire rec;
-    ssize_t k = readn(w->fd, &rec, sizeof rec);
-    if (k == (ssize_t)sizeof rec && rec.idx == w->next) {
-        struct report_summary *s = malloc(sizeof *s);
-        char *fail = malloc((size_t)rec.flen + 1);
-        if (!s || !fail || readn(w->fd, fail, rec.flen) != (ssize_t)rec.flen) {
-            free(s);
-            free(fail);
-            if (!s || !fail) return -1;
-        } else {
-            fail[rec.flen] = '\0';
-            *s = rec.sum;
-            s->file = f->files[fanout_file(f, rec.idx)];
-            s->failures = fail;
+    struct slot *sl = slot_of(o, w->next); /* free: w->next is in the window, not yet stored */
+    ssize_t k = readn(w->fd, &sl->rec, sizeof sl->rec);
+    if (k == (ssize_t)sizeof sl->rec && sl->rec.idx == w->next) {
+        uint32_t flen = sl->rec.flen;
+        if (slot_reserve(sl, flen) != 0) return -1;
+        if (readn(w->fd, sl->fail, flen) == (ssize_t)flen) {
+            struct report_summary *s = &sl->rec.sum;
+            sl->fail[flen] = '\0';
+            s->file = f->files[fanout_file(f, w->next)];
+            s->failures = sl->fail;
             s->seconds = 0; /* wall time would make the output differ run to run */
-            o->pending[rec.idx - o->lo] = s;
+            sl->full = 1;
             w->next += (size_t)f->jobs;
             return 0;
         }
@@ -444,8 +478,10 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     f = &fj;
     o.f = f;
     *done = 0;
-    o.pending = calloc(total ? total : 1, sizeof *o.pending);
-    if (!o.pending) return -1;
+    o.window = WINDOW_MIN;
+    while (o.window < 4 * (size_t)fj.jobs) o.window *= 2;
+    o.ring = calloc(o.window, sizeof *o.ring);
+    if (!o.ring) return -1;
     struct worker w[FANOUT_MAX_JOBS];
     memset(w, 0, sizeof w);
     struct sigaction sa, old;
@@ -461,7 +497,7 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
         struct pollfd pf[FANOUT_MAX_JOBS];
         int who[FANOUT_MAX_JOBS], np = 0;
         for (int k = 0; k < f->jobs; k++)
-            if (w[k].pid) {
+            if (w[k].pid && in_window(&o, w[k].next)) { /* else it waits, blocked on its full pipe */
                 pf[np].fd = w[k].fd;
                 pf[np].events = POLLIN;
                 who[np++] = k;
@@ -490,7 +526,8 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     sigaction(SIGINT, &old, NULL);
     if (f->progress) fprintf(stderr, "\r%-72s\r", "");
     deliver_ready(&o, 1);
-    free(o.pending);
+    for (size_t k = 0; k < o.window; k++) free(o.ring[k].fail);
+    free(o.ring);
     *done = o.done;
     return failed ? -1 : interrupted ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -356,6 +357,40 @@ const char *report_summary_word(const struct report_summary *s) {
     return !s->judged && s->outcome == LSIM_OK ? "RAN" : report_outcome_word(s->outcome);
 }
 
+/* A growing string for the failure lines (no memory stream: batch makes one
+ * summary per run, and most runs have no failure to write). */
+struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+};
+
+static void sb_printf(struct sbuf *sb, const char *fmt, ...) {
+    for (int pass = 0; pass < 2 && !sb->oom; pass++) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(sb->p ? sb->p + sb->len : NULL, sb->p ? sb->cap - sb->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            sb->oom = 1;
+            return;
+        }
+        if (sb->p && sb->len + (size_t)n < sb->cap) {
+            sb->len += (size_t)n;
+            return;
+        }
+        size_t cap = sb->cap ? sb->cap : 256;
+        while (cap <= sb->len + (size_t)n) cap *= 2;
+        char *q = realloc(sb->p, cap);
+        if (!q) {
+            sb->oom = 1;
+            return;
+        }
+        sb->p = q;
+        sb->cap = cap;
+    }
+}
+
 int report_summarize(struct report_summary *sum, const char *file, const struct run_result *r, int judge) {
     int require_expects = judge == 2;
     memset(sum, 0, sizeof *sum);
@@ -365,10 +400,7 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
     sum->outcome = run_outcome(r, require_expects);
     if (!judge && sum->outcome == LSIM_EEXPECT) sum->outcome = LSIM_OK;
     snprintf(sum->error, sizeof sum->error, "%s", r->error);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m) return LSIM_ENOMEM;
+    struct sbuf sb = {0};
     if (r->rc == LSIM_OK) {
         const struct scenario *s = r->scn;
         snprintf(sum->title, sizeof sum->title, "%s", s->title);
@@ -383,23 +415,28 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
         if (r->truncated) {
             char why[480];
             report_truncation(why, sizeof why, r);
-            fprintf(m, "%s: TRUNCATED: %s\n", file, why);
+            sb_printf(&sb, "%s: TRUNCATED: %s\n", file, why);
         } else if (judge) {
             for (int k = 0; k < s->nexpects; k++) {
                 char b[96];
-                if (expect_measured(r, k, b, sizeof b)) continue;
-                fprintf(m, "%s:%d: expect %s: measured %s\n", file, s->expects[k].pos.line,
-                        s->expects[k].text, b);
+                if (run_expect(r, k, NULL)) continue; /* holds: no line, no measured text */
+                expect_measured(r, k, b, sizeof b);
+                sb_printf(&sb, "%s:%d: expect %s: measured %s\n", file, s->expects[k].pos.line,
+                          s->expects[k].text, b);
             }
             if (require_expects && s->nexpects == 0)
-                fprintf(m, "%s: no expect lines: a scenario must state its outcome\n", file);
+                sb_printf(&sb, "%s: no expect lines: a scenario must state its outcome\n", file);
         }
     }
-    if (fclose(m) != 0 || !buf) {
-        free(buf);
+    if (!sb.p && !sb.oom) { /* no failure: the empty string */
+        sb.p = malloc(1);
+        if (sb.p) sb.p[0] = '\0';
+    }
+    if (sb.oom || !sb.p) {
+        free(sb.p);
         return LSIM_ENOMEM;
     }
-    sum->failures = buf;
+    sum->failures = sb.p;
     return LSIM_OK;
 }
 
@@ -463,35 +500,163 @@ void report_csv_row_sets(FILE *f, const struct report_summary *s, const char *co
 
 /* ---- JSON Lines of summaries (batch, check-trace) ---------------------------- */
 
+/* The record is built in a stack buffer and written with one fwrite (batch
+ * writes one per run, so no fprintf, no allocation, no per-character stdio
+ * call); the buffer is written out whenever an append might not fit, so any
+ * length works. The bytes are those fprintf would give: %llu, %d, %016llx,
+ * PRId64 and report_json_str's escapes. */
+struct jbuf {
+    FILE *f;
+    size_t len;
+    char b[4096];
+};
+
+/* Room for n more bytes (n <= sizeof b). */
+static inline void jb_room(struct jbuf *j, size_t n) {
+    if (j->len + n > sizeof j->b) {
+        fwrite(j->b, 1, j->len, j->f);
+        j->len = 0;
+    }
+}
+
+static void jb_put_long(struct jbuf *j, const char *s, size_t n) {
+    while (n) {
+        jb_room(j, 1);
+        size_t k = sizeof j->b - j->len;
+        if (k > n) k = n;
+        memcpy(j->b + j->len, s, k);
+        j->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+static inline void jb_put(struct jbuf *j, const char *s, size_t n) {
+    if (j->len + n <= sizeof j->b) {
+        memcpy(j->b + j->len, s, n);
+        j->len += n;
+    } else jb_put_long(j, s, n);
+}
+
+static void jb_lit(struct jbuf *j, const char *s) { jb_put(j, s, strlen(s)); }
+
+static void jb_u64(struct jbuf *j, unsigned long long v) {
+    char t[24];
+    size_t n = 0;
+    do t[sizeof t - ++n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    jb_put(j, t + sizeof t - n, n);
+}
+
+static void jb_i64(struct jbuf *j, int64_t v) {
+    if (v < 0) {
+        jb_put(j, "-", 1);
+        jb_u64(j, 0ull - (unsigned long long)v);
+    } else jb_u64(j, (unsigned long long)v);
+}
+
+static void jb_hex16(struct jbuf *j, unsigned long long v) {
+    static const char hex[] = "0123456789abcdef";
+    jb_room(j, 16);
+    for (int k = 15; k >= 0; k--, v >>= 4) j->b[j->len + (size_t)k] = hex[v & 15];
+    j->len += 16;
+}
+
+/* report_json_str into the buffer: n bytes of s (quotes included), in
+ * pieces of up to 256 bytes, each with room for its worst case (6 a byte). */
+static void jb_str_n(struct jbuf *j, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    jb_room(j, 1);
+    j->b[j->len++] = '"';
+    while (n) {
+        size_t piece = n < 256 ? n : 256;
+        jb_room(j, piece * 6);
+        char *o = j->b + j->len;
+        for (size_t i = 0; i < piece; i++) {
+            unsigned char ch = (unsigned char)s[i];
+            if (ch >= 0x20 && ch != 0x7f && ch != '"' && ch != '\\') {
+                *o++ = (char)ch;
+                continue;
+            }
+            char esc = ch == '"' ? '"' : ch == '\\' ? '\\' : ch == '\n' ? 'n' : ch == '\t' ? 't' : ch == '\r' ? 'r' : 0;
+            *o++ = '\\';
+            if (esc) *o++ = esc;
+            else {
+                *o++ = 'u';
+                *o++ = '0';
+                *o++ = '0';
+                *o++ = hex[ch >> 4];
+                *o++ = hex[ch & 15];
+            }
+        }
+        j->len = (size_t)(o - j->b);
+        s += piece;
+        n -= piece;
+    }
+    jb_room(j, 1);
+    j->b[j->len++] = '"';
+}
+
+static void jb_str(struct jbuf *j, const char *s) { jb_str_n(j, s ? s : "", s ? strlen(s) : 0); }
+
 void report_json_summary(FILE *f, const struct report_summary *s, const char *const *sets, int nsets) {
-    fputs("{\"scenario\":", f);
-    report_json_str(f, s->file);
-    fputs(",\"title\":", f);
-    report_json_str(f, s->title);
-    fputs(",\"algorithm\":", f);
-    report_json_str(f, s->algo);
-    fprintf(f, ",\"seed\":%llu,\"set\":{", s->seed);
+    struct jbuf j;
+    j.f = f;
+    j.len = 0;
+    jb_lit(&j, "{\"scenario\":");
+    jb_str(&j, s->file);
+    jb_lit(&j, ",\"title\":");
+    jb_str(&j, s->title);
+    jb_lit(&j, ",\"algorithm\":");
+    jb_str(&j, s->algo);
+    jb_lit(&j, ",\"seed\":");
+    jb_u64(&j, s->seed);
+    jb_lit(&j, ",\"set\":{");
     for (int i = 0; i < nsets; i++) {
-        char key[300];
-        snprintf(key, sizeof key, "%.*s", (int)set_key_len(sets[i]), sets[i]);
-        if (i) fputc(',', f);
-        report_json_str(f, key);
-        fputc(':', f);
-        report_json_str(f, set_value(sets[i]));
+        if (i) jb_put(&j, ",", 1);
+        size_t kl = set_key_len(sets[i]);
+        jb_str_n(&j, sets[i], kl < 299 ? kl : 299); /* as the 300-byte key buffer cut it */
+        jb_put(&j, ":", 1);
+        jb_str(&j, set_value(sets[i]));
     }
-    fprintf(f, "},\"outcome\":\"%s\"", report_summary_word(s));
+    jb_lit(&j, "},\"outcome\":\"");
+    jb_lit(&j, report_summary_word(s));
+    jb_put(&j, "\"", 1);
     if (s->rc) {
-        fprintf(f, ",\"error_code\":\"%s\",\"exit_status\":%d,\"error\":", lsim_errname(s->rc),
-                lsim_exit_status(s->rc));
-        report_json_str(f, s->error);
-        fputs("}\n", f);
-        return;
+        jb_lit(&j, ",\"error_code\":\"");
+        jb_lit(&j, lsim_errname(s->rc));
+        jb_lit(&j, "\",\"exit_status\":");
+        jb_i64(&j, lsim_exit_status(s->rc));
+        jb_lit(&j, ",\"error\":");
+        jb_str(&j, s->error);
+        jb_lit(&j, "}\n");
+    } else {
+        jb_lit(&j, ",\"events\":");
+        jb_u64(&j, s->events);
+        jb_lit(&j, s->truncated ? ",\"truncated\":true" : ",\"truncated\":false");
+        jb_lit(&j, ",\"expects\":");
+        jb_i64(&j, s->nexpects);
+        jb_lit(&j, ",\"failed_expects\":");
+        jb_i64(&j, s->failed);
+        jb_lit(&j, ",\"headline\":");
+        jb_str(&j, s->rep.headline);
+        for (int m = 0; m < SCN_M_COUNT; m++) {
+            const struct metric_info *mi = metric_info((enum scn_metric)m);
+            int64_t v = checker_metric(&s->rep, (enum scn_metric)m);
+            jb_lit(&j, ",\"");
+            jb_lit(&j, mi->key);
+            jb_lit(&j, "\":");
+            if (mi->unit == METRIC_UNIT_VERDICT) {
+                jb_put(&j, "\"", 1);
+                jb_lit(&j, scn_verdict_name((enum scn_verdict)v));
+                jb_put(&j, "\"", 1);
+            } else jb_i64(&j, v);
+        }
+        jb_lit(&j, ",\"trace_hash\":\"");
+        jb_hex16(&j, s->trace_hash);
+        jb_lit(&j, "\"}\n");
     }
-    fprintf(f, ",\"events\":%llu,\"truncated\":%s,\"expects\":%d,\"failed_expects\":%d,\"headline\":",
-            s->events, s->truncated ? "true" : "false", s->nexpects, s->failed);
-    report_json_str(f, s->rep.headline);
-    json_metrics(f, &s->rep);
-    fprintf(f, ",\"trace_hash\":\"%016llx\"}\n", s->trace_hash);
+    fwrite(j.b, 1, j.len, f);
 }
 
 /* ---- TAP and JUnit -------------------------------------------------------------- */

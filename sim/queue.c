@@ -56,7 +56,7 @@
 #ifndef CHUNK
 #define CHUNK 15      /* events per chunk: 8 + 15 * 32 = 488 bytes */
 #endif
-#define FAR_ARITY 4
+#define FAR_ARITY 4 /* far_pop's tournament assumes 4 */
 #define SORT_SMALL 24 /* insertion sort up to this many run events, else heapify */
 #define SHRINK_MIN 65536 /* run and near give memory back from this capacity on */
 
@@ -188,22 +188,33 @@ static void far_push(struct queue *q, const struct sim_event *ev) {
     h[i] = *ev;
 }
 
+/* Sift-down from the root with the last event; the best of four children
+ * is found by a tournament whose two first rounds are independent (fewer
+ * instructions and branches than a loop over the children). Keys (t, seq)
+ * are unique, so the order popped is the same for any heap. */
 static void far_pop(struct queue *q, struct sim_event *ev) {
     struct sim_event *h = q->far;
     *ev = h[0];
-    struct sim_event last = h[--q->far_len];
-    size_t n = q->far_len, i = 0;
+    size_t n = --q->far_len, i = 0;
+    if (n == 0) return;
+    const struct sim_event *last = &h[n];
     for (;;) {
-        size_t c = i * FAR_ARITY + 1;
-        if (c >= n) break;
-        size_t best = c, end = c + FAR_ARITY < n ? c + FAR_ARITY : n;
-        for (size_t k = c + 1; k < end; k++)
-            if (earlier(&h[k], &h[best])) best = k;
-        if (!earlier(&h[best], &last)) break;
+        size_t c = i * FAR_ARITY + 1, best;
+        if (c + FAR_ARITY <= n) {
+            size_t a = earlier(&h[c + 1], &h[c]) ? c + 1 : c;
+            size_t b = earlier(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
+            best = earlier(&h[b], &h[a]) ? b : a;
+        } else {
+            if (c >= n) break;
+            best = c;
+            for (size_t k = c + 1; k < n; k++)
+                if (earlier(&h[k], &h[best])) best = k;
+        }
+        if (!earlier(&h[best], last)) break;
         h[i] = h[best];
         i = best;
     }
-    if (n) h[i] = last;
+    h[i] = *last;
 }
 
 /* Far events in bucket nb: the heap's top subtree whose buckets equal nb. */
@@ -434,10 +445,24 @@ COLD static void wheel_on(struct queue *q) {
 __attribute__((noinline)) /* out of queue_push's fast path for the wheel */
 #endif
 static int push_small(struct queue *q, const struct sim_event *ev) {
-    if (reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0) return -1;
-    struct sim_event e = *ev;
-    e.seq = q->next_seq++;
-    far_push(q, &e);
+    if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0)
+        return -1;
+    /* far_push with the seq taken here, the event written once, field by field */
+    struct sim_event *h = q->far;
+    sim_ns t = ev->t;
+    uint64_t seq = q->next_seq++;
+    size_t i = q->far_len++;
+    while (i > 0) {
+        size_t p = (i - 1) / FAR_ARITY;
+        if (h[p].t < t || (h[p].t == t && h[p].seq < seq)) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i].t = t;
+    h[i].seq = seq;
+    h[i].type = ev->type;
+    h[i].node = ev->node;
+    h[i].arg = ev->arg;
     q->len++;
     return 0;
 }
@@ -511,6 +536,7 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->len++;
         return 0;
     }
+    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev); /* after the fast paths: free for them */
     return push_slow(q, ev, d);
 }
 
