@@ -692,10 +692,17 @@ void scene_emit_arrows(struct scene_ctx *c) {
     /* per sender: the x just after its last dropped arrow, so that a fan of
      * drops at once (a request to five servers, all lost) is one arrow */
     int *drop_end = calloc(ly->nlanes > 0 ? (size_t)ly->nlanes : 1, sizeof *drop_end);
-    if (!drop_end) {
+    /* per receiver: the arrival of its last labelled arrow, so that a fan of
+     * replies landing at once (five servers' grants after a pause) carries
+     * one "in flight" label, not five stacked over the lanes */
+    sim_ns *label_t1 = malloc((ly->nlanes > 0 ? (size_t)ly->nlanes : 1) * sizeof *label_t1);
+    if (!drop_end || !label_t1) {
+        free(drop_end);
+        free(label_t1);
         sc->err = LSIM_ENOMEM;
         return;
     }
+    for (int i = 0; i < ly->nlanes; i++) label_t1[i] = -1;
     for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
         if (m->t0 > sc->t1) break; /* in order of sending: the rest start later */
@@ -746,10 +753,12 @@ void scene_emit_arrows(struct scene_ctx *c) {
             drop_end[m->from] = x0 + 2 * v->char_w;
             continue;
         }
-        /* a long flight gets its length written beside the middle of the arrow */
+        /* a long flight gets its length written beside the middle of the arrow
+         * (once for a fan that lands on one receiver at one instant) */
         snprintf(buf, sizeof buf, "%s in flight", len);
         int w = (int)strlen(buf) * v->char_w;
-        if (x1 - x0 >= w + 4 * v->char_w) {
+        if (x1 - x0 >= w + 4 * v->char_w && label_t1[m->to] != m->t1) {
+            label_t1[m->to] = m->t1;
             struct scene_cmd *t = scene_text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h - 2, buf,
                                          strlen(buf), SCENE_ST_MESSAGE);
             if (t) t->t0 = m->t0, t->t1 = m->t1;
@@ -803,6 +812,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
         }
     }
     free(drop_end);
+    free(label_t1);
     c->layer = saved;
 }
 

@@ -706,6 +706,40 @@ static void test_scene_clock_at_start(void **state) {
     trace_close(&tr);
 }
 
+/* A fan of replies that lands on one receiver at one instant (three
+ * servers' grants held back by A's pause) is three arrows with one "in
+ * flight" label, not three stacked over the lanes. */
+static void test_scene_fan_labelled_once(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    seed_nodes(&tr);
+    assert_int_equal(trace_add_node(&tr, "S2", TRACE_NODE_SERVER), 4);
+    assert_int_equal(trace_add_node(&tr, "S3", TRACE_NODE_SERVER), 5);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 20 * S, NULL);
+    const int srv[3] = {S1, 4, 5};
+    for (int i = 0; i < 3; i++) ev(&tr, 1 * S, TRACE_MSG_SEND, srv[i], A, 0, 0, 10 + i, 2, NULL);
+    for (int i = 0; i < 3; i++) ev(&tr, 9 * S, TRACE_MSG_RECV, A, srv[i], 0, 0, 10 + i, 2, NULL);
+    ev(&tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 8, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    int arrows = 0, labels = 0;
+    for (size_t i = 0; i < sc.ncmd; i++) {
+        const struct scene_cmd *k = &sc.cmd[i];
+        if (k->type == SCENE_CMD_LINE && k->style == SCENE_ST_MESSAGE && k->layer == SCENE_LAYER_EXTRA) arrows++;
+        if (k->type == SCENE_CMD_TEXT && k->text && strcmp(k->text, "8s in flight") == 0) labels++;
+    }
+    assert_int_equal(arrows, 3);
+    assert_int_equal(labels, 1);
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -718,6 +752,7 @@ int main(void) {
         cmocka_unit_test(test_scene_clock_replica_drop),
         cmocka_unit_test(test_scene_lod),
         cmocka_unit_test(test_scene_clock_at_start),
+        cmocka_unit_test(test_scene_fan_labelled_once),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }
