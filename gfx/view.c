@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -678,75 +679,130 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* --bench-frames: time a rebuilt-and-painted frame and an overlay-only
- * frame with the whole run in view. */
-static int bench(struct view *w, int frames) {
-    double t0 = now_s(), worst = 0, t_scene = 0, t_paint = 0;
-    for (int i = 0; i < frames; i++) {
-        double a = now_s();
-        viewstate_fit(&w->vs);
-        w->vs.t1 -= (i & 1); /* a new window each frame: the scene is rebuilt */
-        int rc = build_scenes(w);
-        double b = now_s();
+/* --bench-frames: frame times, median and 95th percentile over N frames of
+ * each kind, each frame through draw() (scene built if the window moved,
+ * painted into the texture, overlays, present). */
+struct bench_set {
+    double *ms;      /* owned by bench(), frames entries */
+    double scene_ms; /* summed scene_build time */
+    double paint_ms; /* summed painting of the scene into the texture */
+    size_t cmds;     /* scene commands of the last frame (all panels) */
+};
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One frame: move the window (kind), then draw it, timing the parts. */
+static int bench_frame(struct view *w, int kind, int i, int frames, struct bench_set *bs) {
+    struct viewstate *vs = &w->vs;
+    sim_ns run = vs->t_end > 0 ? vs->t_end : 1;
+    double px_ns = (double)(vs->t1 - vs->t0) / (w->nsc && w->scs[0].plot_w > 0 ? w->scs[0].plot_w : 1000);
+    switch (kind) {
+    case 0: /* zoomed out: the whole run, a new window each frame (1 ns off) */
+        viewstate_fit(vs);
+        vs->t1 -= (i & 1);
+        break;
+    case 1: /* zoomed out, panning: 90 % of the run, 4 pixels a frame */
+        if (i == 0) {
+            viewstate_fit(vs);
+            vs->t1 = vs->t0 + run / 10 * 9;
+        } else {
+            viewstate_pan(vs, (sim_ns)(4 * px_ns) * (((i / 25) & 1) ? -1 : 1));
+        }
+        break;
+    case 2: /* zooming: from the whole run in by 8 % a frame, and out again */
+        if (i == 0) viewstate_fit(vs);
+        else viewstate_zoom(vs, i < frames / 2 ? 1.08 : 1 / 1.08, vs->t0 + (vs->t1 - vs->t0) / 3);
+        break;
+    case 3: /* zoomed in to a thousandth of the run, panning 4 pixels a frame */
+        if (i == 0) {
+            viewstate_fit(vs);
+            vs->t0 = run / 2;
+            vs->t1 = vs->t0 + run / 1000 + 1;
+        } else {
+            viewstate_pan(vs, (sim_ns)(4 * px_ns) > 0 ? (sim_ns)(4 * px_ns) : 1);
+        }
+        break;
+    case 4: /* a cursor step: the scene kept, the narration replayed */
+        if (i == 0) viewstate_fit(vs);
+        else viewstate_step(vs, 1);
+        break;
+    default: /* nothing new but the mouse: texture, overlays, present */
+        w->mx = i % 100;
+        break;
+    }
+    double a = now_s(), b = a, c = a;
+    int rc = 0;
+    if (w->scene_dirty || w->built_t0 != vs->t0 || w->built_t1 != vs->t1) {
+        rc = build_scenes(w);
+        b = now_s();
         if (!rc) rc = paint_texture(w);
-        double c = now_s();
-        if (!rc) rc = draw(w, 0);
-        if (rc) return rc;
-        t_scene += b - a;
-        t_paint += c - b;
-        double d = now_s() - a;
-        if (d > worst) worst = d;
+        c = now_s();
     }
-    double rebuilt = (now_s() - t0) / frames;
-    /* zoomed in: a thousandth of the run, panned a little each frame */
-    double tz = now_s(), zworst = 0, z_scene = 0;
-    for (int i = 0; i < frames; i++) {
-        double a = now_s();
-        viewstate_fit(&w->vs);
-        sim_ns len = (w->vs.t1 - w->vs.t0) / 1000 + 1, mid = w->vs.t0 + (w->vs.t1 - w->vs.t0) / 2 + i;
-        w->vs.t0 = mid;
-        w->vs.t1 = mid + len;
-        int rc = build_scenes(w);
-        double b = now_s();
-        if (!rc) rc = paint_texture(w);
-        if (!rc) rc = draw(w, 0);
-        if (rc) return rc;
-        z_scene += b - a;
-        double d = now_s() - a;
-        if (d > zworst) zworst = d;
-    }
-    double zoomed = (now_s() - tz) / frames;
-    size_t zcmds = w->nsc ? w->scs[0].ncmd : 0, lod_bytes = 0;
-    for (size_t p = 0; w->lods && p < w->ld.n; p++) lod_bytes += scene_lod_bytes(w->lods[p]);
-    viewstate_fit(&w->vs);
-    double t1 = now_s();
-    for (int i = 0; i < frames; i++) {
-        viewstate_step(&w->vs, 1);
-        int rc = draw(w, 0);
-        if (rc) return rc;
-    }
-    double overlay = (now_s() - t1) / frames;
-    double t2 = now_s();
-    for (int i = 0; i < frames; i++) {
-        w->mx = i; /* nothing changes but the frame itself */
-        int rc = draw(w, 0);
-        if (rc) return rc;
-    }
-    double idle = (now_s() - t2) / frames;
-    size_t events = 0;
-    for (size_t p = 0; p < w->ld.n; p++) events += w->ld.trs[p]->len;
-    printf("view bench: %zu events, %dx%d, %zu scene commands\n"
-           "  frame with a new window (zoom/pan): %.2f ms (worst %.2f): scene_build %.2f ms, "
-           "painting the scene %.2f ms\n"
-           "  frame zoomed in to a thousandth of the run (%zu commands): %.2f ms (worst %.2f): "
-           "scene_build %.2f ms\n"
-           "  frame with a cursor step (narration replayed): %.2f ms\n"
-           "  frame with nothing new (texture + overlays): %.2f ms\n"
-           "  level-of-detail index: %.1f MB\n",
-           events, w->w, w->h, w->nsc ? w->scs[0].ncmd : 0, rebuilt * 1e3, worst * 1e3,
-           t_scene / frames * 1e3, t_paint / frames * 1e3, zcmds, zoomed * 1e3, zworst * 1e3,
-           z_scene / frames * 1e3, overlay * 1e3, idle * 1e3, (double)lod_bytes / 1e6);
+    if (!rc) rc = draw(w, 0);
+    if (rc) return rc;
+    bs->ms[i] = (now_s() - a) * 1e3;
+    bs->scene_ms += (b - a) * 1e3;
+    bs->paint_ms += (c - b) * 1e3;
+    bs->cmds = 0;
+    for (size_t p = 0; p < w->nsc; p++) bs->cmds += w->scs[p].ncmd;
     return 0;
+}
+
+static int bench(struct view *w, int frames) {
+    static const char *const names[6] = {
+        "zoomed out, a new window each frame", "zoomed out (90 %), panning 4 px a frame",
+        "zooming in and out, 8 % a frame", "zoomed in (1/1000 of the run), panning",
+        "a cursor step (scene kept)", "nothing new (mouse moved)"};
+    size_t events = 0, lod_bytes = 0;
+    for (size_t p = 0; p < w->ld.n; p++) events += w->ld.trs[p]->len;
+    for (size_t p = 0; w->lods && p < w->ld.n; p++) lod_bytes += scene_lod_bytes(w->lods[p]);
+    SDL_RendererInfo ri;
+    if (SDL_GetRendererInfo(w->r, &ri) != 0) ri.name = "?";
+    const char *fa = SDL_GetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION);
+    printf("view bench: %zu events, %dx%d, renderer %s%s%s, %d frames of each kind\n", events, w->w, w->h,
+           ri.name, strcmp(ri.name, "software") ? "" : ", framebuffer acceleration ",
+           strcmp(ri.name, "software") ? "" : (fa ? fa : "(SDL's default)"), frames);
+    printf("  %-42s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "scene_build",
+           "painting", "commands");
+    double *ms = calloc((size_t)frames, sizeof *ms);
+    if (!ms) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    int rc = 0;
+    for (int kind = 0; kind < 6 && !rc; kind++) {
+        struct bench_set bs = {ms, 0, 0, 0};
+        for (int i = 0; i < frames && !rc; i++) rc = bench_frame(w, kind, i, frames, &bs);
+        if (rc) break;
+        qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
+        int i95 = (frames * 95 + 99) / 100 - 1;
+        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind], ms[frames / 2],
+               ms[i95 < 0 ? 0 : i95], ms[frames - 1], bs.scene_ms / frames, bs.paint_ms / frames, bs.cmds);
+    }
+    free(ms);
+    if (rc) return rc;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  (scene_build and painting: mean per frame, 0 when the scene was kept)\n"
+           "  level-of-detail index: %.1f MB; peak RSS of the window so far: %.1f MB\n",
+           (double)lod_bytes / 1e6, (double)ru.ru_maxrss / 1024.0);
+    return 0;
+}
+
+/* Is r an OpenGL renderer that SDL chose by itself (SDL_RENDER_DRIVER not
+ * set) drawn by a software rasteriser (Mesa llvmpipe, softpipe, swrast: a
+ * display without a GPU, such as Xvfb)? There, SDL's software renderer
+ * paints a 1M-event scene 2 to 3 times faster and presents in a fifth of
+ * the time (bench/README.md, "The window"). */
+static int gl_in_software(SDL_Renderer *r) {
+    SDL_RendererInfo ri;
+    const char *want = SDL_GetHint(SDL_HINT_RENDER_DRIVER);
+    if ((want && want[0]) || SDL_GetRendererInfo(r, &ri) != 0 || strncmp(ri.name, "opengl", 6) != 0) return 0;
+    typedef const unsigned char *(*get_string_fn)(unsigned);
+    get_string_fn get = (get_string_fn)SDL_GL_GetProcAddress("glGetString");
+    const char *name = get ? (const char *)get(0x1F01 /* GL_RENDERER */) : NULL;
+    return name && (strstr(name, "llvmpipe") || strstr(name, "softpipe") || strstr(name, "swrast") ||
+                    strstr(name, "Software Rasterizer"));
 }
 
 static void close_view(struct view *w) {
@@ -776,6 +832,14 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     int rc = h->load(h->ctx, &w.ld);
     if (rc) return fail(rc, w.ld.error[0] ? w.ld.error : lsim_strerror(rc), NULL);
     file_stamp(h->path, &w.mtime, &w.msize);
+    /* Unless the environment says otherwise: the software renderer's window
+     * surface goes to X by XShm, not through an OpenGL texture (SDL's Linux
+     * default, which on a display without a GPU costs a software-GL upload
+     * and draw of the whole window every frame: 18 ms of an unchanged frame
+     * at 1280x800 on Xvfb, against 3 ms); and draw calls are queued and run
+     * together (SDL batches only when no driver was asked for by name). */
+    SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
+    SDL_SetHint(SDL_HINT_RENDER_BATCHING, "1");
     if (SDL_Init(SDL_INIT_VIDEO) != 0) {
         rc = fail(LSIM_ENODISPLAY, "SDL cannot open a window", SDL_GetError());
         SDL_Quit();
@@ -792,6 +856,11 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
         rc = fail(LSIM_ENODISPLAY, "SDL_CreateWindow", SDL_GetError());
     if (!rc && !(w.r = SDL_CreateRenderer(w.win, -1, SDL_RENDERER_TARGETTEXTURE)))
         rc = fail(LSIM_EINTERNAL, "SDL_CreateRenderer", SDL_GetError());
+    if (!rc && gl_in_software(w.r)) { /* SDL's own software renderer is faster */
+        SDL_DestroyRenderer(w.r);
+        if (!(w.r = SDL_CreateRenderer(w.win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_TARGETTEXTURE)))
+            rc = fail(LSIM_EINTERNAL, "SDL_CreateRenderer", SDL_GetError());
+    }
     if (!rc) SDL_GetRendererOutputSize(w.r, &w.w, &w.h);
     if (!rc) rc = take_load(&w, &first, 1);
     if (!rc && o->bench_frames > 0) {
