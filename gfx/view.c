@@ -522,8 +522,10 @@ static int draw(struct view *w, int shot) {
     if (w->scene_dirty || w->built_t0 != w->vs.t0 || w->built_t1 != w->vs.t1) rc = build_scenes(w);
     if (!rc && w->tex_dirty) rc = paint_texture(w);
     if (rc) return rc;
-    SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
-    SDL_RenderClear(w->r);
+    if (w->tex_w != w->w || w->tex_h != w->h) { /* else the texture covers the window */
+        SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
+        SDL_RenderClear(w->r);
+    }
     SDL_RenderCopy(w->r, w->tex, NULL, NULL);
     draw_cursor(w);
     draw_question(w);
@@ -873,7 +875,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
         fprintf(o->log, "view: ready\n");
         log_state(&w);
     }
-    double last = now_s();
+    double last = now_s(), drawn = last;
     while (!rc && !w.quit) {
         SDL_Event e;
         int had = 0;
@@ -884,10 +886,18 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
         double now = now_s();
         if (w.vs.playing) viewstate_play(&w.vs, now - last);
         last = now;
+        int reloads = w.reloads, status_on = w.status_until > SDL_GetTicks();
         poll_file(&w);
         int shot = w.shot_pending;
         w.shot_pending = 0;
-        rc = draw(&w, shot);
+        /* Nothing happened (no input, not playing, no reload, the status
+         * line unchanged): the last frame stays on screen, not drawn again;
+         * once a second it is, whatever may have been missed. */
+        if (had || w.vs.playing || shot || w.reloads != reloads || w.scene_dirty || w.tex_dirty ||
+            status_on != (w.status_until > SDL_GetTicks()) || status_on || now - drawn >= 1.0) {
+            rc = draw(&w, shot);
+            drawn = now;
+        }
         log_state(&w);
         if (!had && !w.vs.playing) SDL_Delay(15);
         else SDL_Delay(1);

@@ -150,6 +150,7 @@ void scene_lod_free(struct scene_lod *lod) {
         free(lod->lanes[l].win);
     }
     free(lod->lanes);
+    free(lod->msg_max_t1);
     free(lod);
 }
 
@@ -166,6 +167,16 @@ int scene_lod_build(struct scene_lod **out, const struct layout *ly) {
     if (!lod->lanes) {
         free(lod);
         return LSIM_ENOMEM;
+    }
+    if (ly->nmsgs) { /* so that a window finds its first message by binary search */
+        lod->msg_max_t1 = malloc(ly->nmsgs * sizeof *lod->msg_max_t1);
+        if (!lod->msg_max_t1) goto oom;
+        lod->bytes += ly->nmsgs * sizeof *lod->msg_max_t1;
+        sim_ns mx = 0;
+        for (size_t i = 0; i < ly->nmsgs; i++) {
+            if (ly->msgs[i].t1 > mx) mx = ly->msgs[i].t1;
+            lod->msg_max_t1[i] = mx;
+        }
     }
     for (int l = 0; l < ly->nlanes; l++) {
         const struct layout_lane *lane = &ly->lanes[l];
@@ -405,15 +416,26 @@ static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
         c->sc->err = LSIM_ENOMEM;
         return;
     }
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n is at most the cells */
-        size_t oi = order[i], j = i;
-        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[oi])) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = oi;
+    /* by placement priority, highest first, in time order within one (a
+     * stable counting sort: priorities are small numbers) */
+    int pmin = 0, pmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        int p = place_prio(&k[i]);
+        if (i == 0 || p < pmin) pmin = p;
+        if (i == 0 || p > pmax) pmax = p;
     }
+    size_t *start = calloc((size_t)(pmax - pmin + 2), sizeof *start);
+    if (!start) {
+        free(order);
+        free(o.occ);
+        free(near);
+        c->sc->err = LSIM_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) start[pmax - place_prio(&k[i]) + 1]++;
+    for (int p = 1; p <= pmax - pmin + 1; p++) start[p] += start[p - 1];
+    for (size_t i = 0; i < n; i++) order[start[pmax - place_prio(&k[i])]++] = i;
+    free(start);
     for (size_t i = 0; i < n; i++) {
         struct scene_cmd *a = &k[order[i]];
         if (clear_of(&o, a->x, a->w)) {
@@ -696,9 +718,33 @@ void scene_emit_arrows(struct scene_ctx *c) {
         sc->err = LSIM_ENOMEM;
         return;
     }
-    for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
+    /* With an index, from the first message whose running largest arrival
+     * reaches the window (the ones before all end before it). */
+    size_t first = 0;
+    const struct scene_lod *lod = v->lod && v->lod->ly == ly ? v->lod : NULL;
+    if (lod && lod->msg_max_t1) {
+        size_t a = 0, b = ly->nmsgs;
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (lod->msg_max_t1[mid] < sc->t0) a = mid + 1;
+            else b = mid;
+        }
+        first = a;
+    }
+    /* On a linear axis a flight shorter than short_ns spans at most
+     * short_cells cell edges, too few for the two characters an arrow
+     * needs: such a message is left out without placing it. */
+    int pxc = sc->axis.ncells > 0 ? sc->plot_w / sc->axis.ncells : 0;
+    sim_ns short_ns = 0;
+    if (!sc->ngaps && sc->axis.cell_ns > 0 && pxc > 0) {
+        /* x1 - x0 <= pxc * (dt / cell_ns + 1) < 2 * char_w when dt < cells * cell_ns */
+        sim_ns cells = (2 * v->char_w - 1) / pxc;
+        short_ns = cells * sc->axis.cell_ns;
+    }
+    for (size_t i = first; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
         if (m->t0 > sc->t1) break; /* in order of sending: the rest start later */
+        if (m->fate != 1 && m->t1 - m->t0 < short_ns) continue;
         if (m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes) continue;
         if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
         int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1), drop = m->fate == 1;
