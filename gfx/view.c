@@ -71,6 +71,7 @@ struct view {
     int reloads;
     long hover;              /* the trace event under the mouse (its tooltip shown), -1 none */
     char last_log[500];
+    struct gfx_text_line narr_line[2]; /* the narration bar's two lines, kept */
 };
 
 static int fail(int code, const char *what, const char *detail) { return gfx_fail(code, what, detail); }
@@ -126,7 +127,8 @@ static int build_scenes(struct view *w) {
     unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
     memset(used, 0, sizeof used);
     for (size_t i = 0; i < w->ld.n; i++) {
-        v.flags = w->sv_flags & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        /* no tooltips: draw_hover makes the one under the mouse */
+        v.flags = w->sv_flags & ~(unsigned)SCENE_F_TIPS & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
         v.also_used = i + 1 == w->ld.n ? used : NULL;
         v.lod = w->lods ? w->lods[i] : NULL;
         int rc = scene_build(&w->scs[i], &w->lys[i], &v, w->ld.banners ? &w->ld.banners[i] : NULL, y);
@@ -435,7 +437,8 @@ static void draw_question(struct view *w) {
 static void draw_narration(struct view *w) {
     int y = w->h - NARR_H;
     gfx_paint_box(w->r, 0, y, w->w, NARR_H, ui_bar);
-    text(w, 12, y + 4, narration(w), 1, ui_text);
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[0], 12, y + 4, LINE_H, narration(w), PALETTE_TEXT_PX, 1,
+                        ui_text);
     char s[400], a[32], b[32], c[32];
     format_time_ns(a, sizeof a, w->vs.t0);
     format_time_ns(b, sizeof b, w->vs.t1);
@@ -446,7 +449,8 @@ static void draw_narration(struct view *w) {
     snprintf(s, sizeof s, "%s  x%g  cursor %s  window %s..%s  %s%s", w->vs.playing ? "playing" : "paused",
              viewstate_rate(&w->vs) / ((double)(w->vs.t_end > 0 ? w->vs.t_end : 1) / 20.0), c, a, b,
              st[0] ? st : "? help", w->vs.quiz ? "  [quiz]" : "");
-    text(w, 12, y + 4 + LINE_H + 4, s, 0, ui_dim);
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[1], 12, y + 4 + LINE_H + 4, LINE_H, s, PALETTE_TEXT_PX, 0,
+                        ui_dim);
 }
 
 static void draw_hover(struct view *w) {
@@ -455,7 +459,12 @@ static void draw_hover(struct view *w) {
     for (size_t p = 0; p < w->nsc; p++) {
         long k = viewstate_hit(&w->scs[p], w->mx, w->my + w->scroll);
         if (k < 0) continue;
+        char made[256];
         const char *tip = w->scs[p].cmd[k].text;
+        if (!tip) {
+            if (scene_sym_tooltip(made, sizeof made, &w->lys[p], &w->scs[p].cmd[k]) != 0) continue;
+            tip = made;
+        }
         int tw = gfx_text_width(&w->fonts, tip, PALETTE_TEXT_PX, 0) + 16;
         int x = w->mx + 14, y = w->my + 18;
         if (x + tw > w->w) x = w->w - tw - 4;
@@ -812,6 +821,8 @@ static void close_view(struct view *w) {
     free_layouts(w, w->lys, w->lods, w->ld.n);
     viewstate_close(&w->vs);
     gfx_fonts_close(&w->fonts);
+    gfx_text_line_close(&w->narr_line[0]);
+    gfx_text_line_close(&w->narr_line[1]);
     if (w->tex) SDL_DestroyTexture(w->tex);
     if (w->r) SDL_DestroyRenderer(w->r);
     if (w->win) SDL_DestroyWindow(w->win);

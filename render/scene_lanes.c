@@ -38,56 +38,82 @@ static int mark_sym(const struct layout_mark *m) {
     }
 }
 
-/* A tooltip for a mark: "B acquires, token 42, t=31s". */
-static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layout_lane *lane,
-                    const struct layout_mark *m) {
-    char buf[200], t[32], tok[40] = "";
-    const char *who = lane->name, *peer = scene_node_name(c->ly, m->peer);
+/* A tooltip for a mark: "B acquires, token 42, t=31s", in buf[200]. */
+static void tooltip_text(char *buf, const struct layout *ly, const struct layout_lane *lane,
+                         const struct layout_mark *m) {
+    enum { n_buf = 200 };
+    char t[32], tok[40] = "";
+    const char *who = lane->name, *peer = scene_node_name(ly, m->peer);
     format_time_ns(t, sizeof t, m->t);
     if (m->token) snprintf(tok, sizeof tok, ", token %llu", (unsigned long long)m->token);
     switch (m->kind) {
-    case LAYOUT_MARK_ACQUIRED: snprintf(buf, sizeof buf, "%s acquires%s", who, tok); break;
-    case LAYOUT_MARK_ACQUIRE_FAILED: snprintf(buf, sizeof buf, "%s gives up acquiring", who); break;
-    case LAYOUT_MARK_RELEASE: snprintf(buf, sizeof buf, "%s releases the lock", who); break;
-    case LAYOUT_MARK_LOST: snprintf(buf, sizeof buf, "%s learns it lost the lock", who); break;
+    case LAYOUT_MARK_ACQUIRED: snprintf(buf, n_buf, "%s acquires%s", who, tok); break;
+    case LAYOUT_MARK_ACQUIRE_FAILED: snprintf(buf, n_buf, "%s gives up acquiring", who); break;
+    case LAYOUT_MARK_RELEASE: snprintf(buf, n_buf, "%s releases the lock", who); break;
+    case LAYOUT_MARK_LOST: snprintf(buf, n_buf, "%s learns it lost the lock", who); break;
     case LAYOUT_MARK_WRONG_RELEASE:
-        snprintf(buf, sizeof buf, "%s's release removes %s's lock", who, peer);
+        snprintf(buf, n_buf, "%s's release removes %s's lock", who, peer);
         break;
-    case LAYOUT_MARK_GRANT: snprintf(buf, sizeof buf, "%s grants the lock to %s%s", who, peer, tok); break;
-    case LAYOUT_MARK_RENEW: snprintf(buf, sizeof buf, "%s renews %s's lease", who, peer); break;
-    case LAYOUT_MARK_EXPIRE: snprintf(buf, sizeof buf, "%s: %s's lease expires", who, peer); break;
-    case LAYOUT_MARK_DELETE: snprintf(buf, sizeof buf, "%s deletes the lease on %s's release", who, peer); break;
-    case LAYOUT_MARK_KEEP: snprintf(buf, sizeof buf, "%s refuses %s's release", who, peer); break;
-    case LAYOUT_MARK_READ: snprintf(buf, sizeof buf, "%s reads %lld", peer, (long long)m->value); break;
+    case LAYOUT_MARK_GRANT: snprintf(buf, n_buf, "%s grants the lock to %s%s", who, peer, tok); break;
+    case LAYOUT_MARK_RENEW: snprintf(buf, n_buf, "%s renews %s's lease", who, peer); break;
+    case LAYOUT_MARK_EXPIRE: snprintf(buf, n_buf, "%s: %s's lease expires", who, peer); break;
+    case LAYOUT_MARK_DELETE: snprintf(buf, n_buf, "%s deletes the lease on %s's release", who, peer); break;
+    case LAYOUT_MARK_KEEP: snprintf(buf, n_buf, "%s refuses %s's release", who, peer); break;
+    case LAYOUT_MARK_READ: snprintf(buf, n_buf, "%s reads %lld", peer, (long long)m->value); break;
     case LAYOUT_MARK_WRITE_OK:
-        snprintf(buf, sizeof buf, "%s accepts %s's write%s%s", who, peer, tok,
+        snprintf(buf, n_buf, "%s accepts %s's write%s%s", who, peer, tok,
                  m->stale ? " though it is STALE" : "");
         break;
     case LAYOUT_MARK_WRITE_REJECTED:
-        snprintf(buf, sizeof buf, "%s rejects %s's write%s", who, peer, tok);
+        snprintf(buf, n_buf, "%s rejects %s's write%s", who, peer, tok);
         break;
     case LAYOUT_MARK_CLOCK_STEP: {
         char d[32];
         format_time_ns(d, sizeof d, m->value);
-        snprintf(buf, sizeof buf, "%s's clock steps by %s", who, d);
+        snprintf(buf, n_buf, "%s's clock steps by %s", who, d);
         break;
     }
-    case LAYOUT_MARK_CRASH: snprintf(buf, sizeof buf, "%s crashes", who); break;
-    case LAYOUT_MARK_RESTART: snprintf(buf, sizeof buf, "%s restarts", who); break;
-    case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, sizeof buf, "%s does not send its write%s", who, tok); break;
-    case LAYOUT_MARK_CONTROL: snprintf(buf, sizeof buf, "operator action on %s", who); break;
+    case LAYOUT_MARK_CRASH: snprintf(buf, n_buf, "%s crashes", who); break;
+    case LAYOUT_MARK_RESTART: snprintf(buf, n_buf, "%s restarts", who); break;
+    case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, n_buf, "%s does not send its write%s", who, tok); break;
+    case LAYOUT_MARK_CONTROL: snprintf(buf, n_buf, "operator action on %s", who); break;
     case LAYOUT_MARK_REPL_COPY:
-        snprintf(buf, sizeof buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
+        snprintf(buf, n_buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
         break;
     case LAYOUT_MARK_REPL_DROP:
-        snprintf(buf, sizeof buf, m->detail ? "replica %s drops %s's lock (its new primary never had it)"
+        snprintf(buf, n_buf, m->detail ? "replica %s drops %s's lock (its new primary never had it)"
                                             : "replica %s copies the end of %s's lock", who, peer);
         break;
-    default: snprintf(buf, sizeof buf, "%s", who); break;
+    default: snprintf(buf, n_buf, "%s", who); break;
     }
     size_t len = strlen(buf);
-    snprintf(buf + len, sizeof buf - len, ", t=%s", t);
+    snprintf(buf + len, n_buf - len, ", t=%s", t);
+}
+
+static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layout_lane *lane,
+                    const struct layout_mark *m) {
+    char buf[200];
+    tooltip_text(buf, c->ly, lane, m);
     scene_set_text(c, k, buf, strlen(buf));
+}
+
+static void mark_range(const struct layout_lane *lane, sim_ns t0, sim_ns t1, size_t *lo, size_t *hi);
+
+int scene_sym_tooltip(char *buf, size_t n, const struct layout *ly, const struct scene_cmd *k) {
+    if (n == 0) return -1;
+    buf[0] = '\0';
+    if (k->type != SCENE_CMD_SYM || k->lane < 0 || k->lane >= ly->nlanes || k->seq < 0) return -1;
+    const struct layout_lane *lane = &ly->lanes[k->lane];
+    size_t lo, hi;
+    mark_range(lane, k->t0, k->t0, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        if (lane->marks[i].seq == (uint32_t)k->seq) {
+            char tip[200];
+            tooltip_text(tip, ly, lane, &lane->marks[i]);
+            snprintf(buf, n, "%s", tip);
+            return 0;
+        }
+    return -1;
 }
 
 static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n);

@@ -17,6 +17,7 @@
 #include "svg.h"
 #include "term.h"
 #include "trace.h"
+#include "viewstate.h"
 
 #include "fixture_trace.h"
 
@@ -795,6 +796,56 @@ static void test_scene_lod_messages(void **state) {
     trace_close(&tr);
 }
 
+/* A window builds its scenes without tooltips and makes the one under the
+ * mouse on demand: for every symbol of a lane in the clock story,
+ * scene_sym_tooltip gives the text the scene with SCENE_F_TIPS carries
+ * ("A acquires, token 41, t=0s"), and nothing for a command that is not a
+ * lane's symbol. */
+static void test_scene_tooltip_on_demand(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene a, b;
+    struct scene_view v;
+    clock_story(&tr);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    scene_view_pixels(&v, 1280, 0);
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.flags &= ~(unsigned)SCENE_F_TIPS;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_int_equal(a.ncmd, b.ncmd);
+    char buf[256];
+    int lane_syms = 0, acquire = 0;
+    for (size_t i = 0; i < a.ncmd; i++) {
+        const struct scene_cmd *x = &a.cmd[i], *y = &b.cmd[i];
+        assert_int_equal(x->type, y->type);
+        assert_int_equal(x->x, y->x);
+        if (y->type != SCENE_CMD_SYM || y->lane < 0) {
+            if (y->type != SCENE_CMD_SYM) {
+                assert_int_equal(scene_sym_tooltip(buf, sizeof buf, &ly, y), -1);
+                assert_string_equal(buf, "");
+            }
+            continue;
+        }
+        assert_null(y->text);
+        assert_non_null(x->text);
+        assert_int_equal(scene_sym_tooltip(buf, sizeof buf, &ly, y), 0);
+        assert_string_equal(buf, x->text);
+        acquire += strcmp(buf, "A acquires, token 41, t=0s") == 0;
+        lane_syms++;
+    }
+    assert_true(lane_syms >= 4);
+    assert_int_equal(acquire, 1);
+    /* the window finds a symbol under the mouse without a tooltip */
+    const struct scene_cmd *k = sym(&b, SCENE_SYM_ACQUIRED, A);
+    assert_non_null(k);
+    assert_int_equal(viewstate_hit(&b, k->x + k->w / 2, k->y + k->h / 2), (long)(k - b.cmd));
+    scene_close(&a);
+    scene_close(&b);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -807,6 +858,7 @@ int main(void) {
         cmocka_unit_test(test_scene_clock_replica_drop),
         cmocka_unit_test(test_scene_lod),
         cmocka_unit_test(test_scene_lod_messages),
+        cmocka_unit_test(test_scene_tooltip_on_demand),
         cmocka_unit_test(test_scene_clock_at_start),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
