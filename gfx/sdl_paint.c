@@ -158,6 +158,37 @@ int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, co
     return rc ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderCopy", SDL_GetError()) : 0;
 }
 
+int gfx_paint_text_line(SDL_Renderer *r, struct gfx_fonts *f, struct gfx_text_line *keep, int x, int y,
+                        int h, const char *s, int px, int bold, struct palette_rgb c) {
+    char buf[512];
+    size_t len = ascii(buf, sizeof buf, s);
+    if (!len) return 0;
+    bold = bold != 0;
+    if (!keep->t || keep->r != r || keep->px != px || keep->bold != bold || keep->c.r != c.r ||
+        keep->c.g != c.g || keep->c.b != c.b || strcmp(keep->s, buf) != 0) {
+        gfx_text_line_close(keep);
+        SDL_Surface *ts = TTF_RenderText_Blended(font_for(f, px, bold), buf, (SDL_Color){c.r, c.g, c.b, 255});
+        if (!ts) return gfx_fail(LSIM_ENOMEM, "TTF_RenderText_Blended", TTF_GetError());
+        keep->t = SDL_CreateTextureFromSurface(r, ts);
+        keep->w = ts->w;
+        keep->h = ts->h;
+        SDL_FreeSurface(ts);
+        if (!keep->t) return gfx_fail(LSIM_ENOMEM, "SDL_CreateTextureFromSurface", SDL_GetError());
+        memcpy(keep->s, buf, len + 1);
+        keep->px = px;
+        keep->bold = bold;
+        keep->c = c;
+        keep->r = r;
+    }
+    SDL_Rect dst = {x, y + (h - keep->h) / 2, keep->w, keep->h};
+    return SDL_RenderCopy(r, keep->t, NULL, &dst) ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderCopy", SDL_GetError()) : 0;
+}
+
+void gfx_text_line_close(struct gfx_text_line *keep) {
+    if (keep->t) SDL_DestroyTexture(keep->t);
+    memset(keep, 0, sizeof *keep);
+}
+
 int gfx_text_width(struct gfx_fonts *f, const char *s, int px, int bold) {
     char buf[512];
     int w = 0, h = 0;

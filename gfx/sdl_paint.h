@@ -59,6 +59,23 @@ int gfx_paint_line(SDL_Renderer *r, int x0, int y0, int x1, int y1, int width,
  * PALETTE_TITLE_PX. */
 int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, const char *s,
                    int px, int bold, struct palette_rgb c);
+/* One line of text kept as a texture by its caller (the window's narration
+ * and status lines, longer than the cache's texts): drawn as
+ * gfx_paint_text draws it, made again only when the text, look or
+ * renderer changes. Zero it before the first use; gfx_text_line_close
+ * destroys the texture (before its renderer is destroyed). */
+struct gfx_text_line {
+    char s[512];           /* the text drawn (printable ASCII) */
+    int px, bold;
+    struct palette_rgb c;
+    SDL_Renderer *r;       /* borrowed: the renderer of t */
+    SDL_Texture *t;        /* owned, or NULL */
+    int w, h;
+};
+int gfx_paint_text_line(SDL_Renderer *r, struct gfx_fonts *f, struct gfx_text_line *keep, int x, int y,
+                        int h, const char *s, int px, int bold, struct palette_rgb c);
+void gfx_text_line_close(struct gfx_text_line *keep);
+
 /* The width in pixels s would take in that font (0 on error). */
 int gfx_text_width(struct gfx_fonts *f, const char *s, int px, int bold);
 

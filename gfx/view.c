@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +71,7 @@ struct view {
     int reloads;
     long hover;              /* the trace event under the mouse (its tooltip shown), -1 none */
     char last_log[500];
+    struct gfx_text_line narr_line[2]; /* the narration bar's two lines, kept */
 };
 
 static int fail(int code, const char *what, const char *detail) { return gfx_fail(code, what, detail); }
@@ -125,7 +127,8 @@ static int build_scenes(struct view *w) {
     unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
     memset(used, 0, sizeof used);
     for (size_t i = 0; i < w->ld.n; i++) {
-        v.flags = w->sv_flags & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        /* no tooltips: draw_hover makes the one under the mouse */
+        v.flags = w->sv_flags & ~(unsigned)SCENE_F_TIPS & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
         v.also_used = i + 1 == w->ld.n ? used : NULL;
         v.lod = w->lods ? w->lods[i] : NULL;
         int rc = scene_build(&w->scs[i], &w->lys[i], &v, w->ld.banners ? &w->ld.banners[i] : NULL, y);
@@ -434,7 +437,8 @@ static void draw_question(struct view *w) {
 static void draw_narration(struct view *w) {
     int y = w->h - NARR_H;
     gfx_paint_box(w->r, 0, y, w->w, NARR_H, ui_bar);
-    text(w, 12, y + 4, narration(w), 1, ui_text);
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[0], 12, y + 4, LINE_H, narration(w), PALETTE_TEXT_PX, 1,
+                        ui_text);
     char s[400], a[32], b[32], c[32];
     format_time_ns(a, sizeof a, w->vs.t0);
     format_time_ns(b, sizeof b, w->vs.t1);
@@ -445,7 +449,8 @@ static void draw_narration(struct view *w) {
     snprintf(s, sizeof s, "%s  x%g  cursor %s  window %s..%s  %s%s", w->vs.playing ? "playing" : "paused",
              viewstate_rate(&w->vs) / ((double)(w->vs.t_end > 0 ? w->vs.t_end : 1) / 20.0), c, a, b,
              st[0] ? st : "? help", w->vs.quiz ? "  [quiz]" : "");
-    text(w, 12, y + 4 + LINE_H + 4, s, 0, ui_dim);
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[1], 12, y + 4 + LINE_H + 4, LINE_H, s, PALETTE_TEXT_PX, 0,
+                        ui_dim);
 }
 
 static void draw_hover(struct view *w) {
@@ -454,7 +459,12 @@ static void draw_hover(struct view *w) {
     for (size_t p = 0; p < w->nsc; p++) {
         long k = viewstate_hit(&w->scs[p], w->mx, w->my + w->scroll);
         if (k < 0) continue;
+        char made[256];
         const char *tip = w->scs[p].cmd[k].text;
+        if (!tip) {
+            if (scene_sym_tooltip(made, sizeof made, &w->lys[p], &w->scs[p].cmd[k]) != 0) continue;
+            tip = made;
+        }
         int tw = gfx_text_width(&w->fonts, tip, PALETTE_TEXT_PX, 0) + 16;
         int x = w->mx + 14, y = w->my + 18;
         if (x + tw > w->w) x = w->w - tw - 4;
@@ -521,8 +531,10 @@ static int draw(struct view *w, int shot) {
     if (w->scene_dirty || w->built_t0 != w->vs.t0 || w->built_t1 != w->vs.t1) rc = build_scenes(w);
     if (!rc && w->tex_dirty) rc = paint_texture(w);
     if (rc) return rc;
-    SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
-    SDL_RenderClear(w->r);
+    if (w->tex_w != w->w || w->tex_h != w->h) { /* else the texture covers the window */
+        SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
+        SDL_RenderClear(w->r);
+    }
     SDL_RenderCopy(w->r, w->tex, NULL, NULL);
     draw_cursor(w);
     draw_question(w);
@@ -678,75 +690,130 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* --bench-frames: time a rebuilt-and-painted frame and an overlay-only
- * frame with the whole run in view. */
-static int bench(struct view *w, int frames) {
-    double t0 = now_s(), worst = 0, t_scene = 0, t_paint = 0;
-    for (int i = 0; i < frames; i++) {
-        double a = now_s();
-        viewstate_fit(&w->vs);
-        w->vs.t1 -= (i & 1); /* a new window each frame: the scene is rebuilt */
-        int rc = build_scenes(w);
-        double b = now_s();
+/* --bench-frames: frame times, median and 95th percentile over N frames of
+ * each kind, each frame through draw() (scene built if the window moved,
+ * painted into the texture, overlays, present). */
+struct bench_set {
+    double *ms;      /* owned by bench(), frames entries */
+    double scene_ms; /* summed scene_build time */
+    double paint_ms; /* summed painting of the scene into the texture */
+    size_t cmds;     /* scene commands of the last frame (all panels) */
+};
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One frame: move the window (kind), then draw it, timing the parts. */
+static int bench_frame(struct view *w, int kind, int i, int frames, struct bench_set *bs) {
+    struct viewstate *vs = &w->vs;
+    sim_ns run = vs->t_end > 0 ? vs->t_end : 1;
+    double px_ns = (double)(vs->t1 - vs->t0) / (w->nsc && w->scs[0].plot_w > 0 ? w->scs[0].plot_w : 1000);
+    switch (kind) {
+    case 0: /* zoomed out: the whole run, a new window each frame (1 ns off) */
+        viewstate_fit(vs);
+        vs->t1 -= (i & 1);
+        break;
+    case 1: /* zoomed out, panning: 90 % of the run, 4 pixels a frame */
+        if (i == 0) {
+            viewstate_fit(vs);
+            vs->t1 = vs->t0 + run / 10 * 9;
+        } else {
+            viewstate_pan(vs, (sim_ns)(4 * px_ns) * (((i / 25) & 1) ? -1 : 1));
+        }
+        break;
+    case 2: /* zooming: from the whole run in by 8 % a frame, and out again */
+        if (i == 0) viewstate_fit(vs);
+        else viewstate_zoom(vs, i < frames / 2 ? 1.08 : 1 / 1.08, vs->t0 + (vs->t1 - vs->t0) / 3);
+        break;
+    case 3: /* zoomed in to a thousandth of the run, panning 4 pixels a frame */
+        if (i == 0) {
+            viewstate_fit(vs);
+            vs->t0 = run / 2;
+            vs->t1 = vs->t0 + run / 1000 + 1;
+        } else {
+            viewstate_pan(vs, (sim_ns)(4 * px_ns) > 0 ? (sim_ns)(4 * px_ns) : 1);
+        }
+        break;
+    case 4: /* a cursor step: the scene kept, the narration replayed */
+        if (i == 0) viewstate_fit(vs);
+        else viewstate_step(vs, 1);
+        break;
+    default: /* nothing new but the mouse: texture, overlays, present */
+        w->mx = i % 100;
+        break;
+    }
+    double a = now_s(), b = a, c = a;
+    int rc = 0;
+    if (w->scene_dirty || w->built_t0 != vs->t0 || w->built_t1 != vs->t1) {
+        rc = build_scenes(w);
+        b = now_s();
         if (!rc) rc = paint_texture(w);
-        double c = now_s();
-        if (!rc) rc = draw(w, 0);
-        if (rc) return rc;
-        t_scene += b - a;
-        t_paint += c - b;
-        double d = now_s() - a;
-        if (d > worst) worst = d;
+        c = now_s();
     }
-    double rebuilt = (now_s() - t0) / frames;
-    /* zoomed in: a thousandth of the run, panned a little each frame */
-    double tz = now_s(), zworst = 0, z_scene = 0;
-    for (int i = 0; i < frames; i++) {
-        double a = now_s();
-        viewstate_fit(&w->vs);
-        sim_ns len = (w->vs.t1 - w->vs.t0) / 1000 + 1, mid = w->vs.t0 + (w->vs.t1 - w->vs.t0) / 2 + i;
-        w->vs.t0 = mid;
-        w->vs.t1 = mid + len;
-        int rc = build_scenes(w);
-        double b = now_s();
-        if (!rc) rc = paint_texture(w);
-        if (!rc) rc = draw(w, 0);
-        if (rc) return rc;
-        z_scene += b - a;
-        double d = now_s() - a;
-        if (d > zworst) zworst = d;
-    }
-    double zoomed = (now_s() - tz) / frames;
-    size_t zcmds = w->nsc ? w->scs[0].ncmd : 0, lod_bytes = 0;
-    for (size_t p = 0; w->lods && p < w->ld.n; p++) lod_bytes += scene_lod_bytes(w->lods[p]);
-    viewstate_fit(&w->vs);
-    double t1 = now_s();
-    for (int i = 0; i < frames; i++) {
-        viewstate_step(&w->vs, 1);
-        int rc = draw(w, 0);
-        if (rc) return rc;
-    }
-    double overlay = (now_s() - t1) / frames;
-    double t2 = now_s();
-    for (int i = 0; i < frames; i++) {
-        w->mx = i; /* nothing changes but the frame itself */
-        int rc = draw(w, 0);
-        if (rc) return rc;
-    }
-    double idle = (now_s() - t2) / frames;
-    size_t events = 0;
-    for (size_t p = 0; p < w->ld.n; p++) events += w->ld.trs[p]->len;
-    printf("view bench: %zu events, %dx%d, %zu scene commands\n"
-           "  frame with a new window (zoom/pan): %.2f ms (worst %.2f): scene_build %.2f ms, "
-           "painting the scene %.2f ms\n"
-           "  frame zoomed in to a thousandth of the run (%zu commands): %.2f ms (worst %.2f): "
-           "scene_build %.2f ms\n"
-           "  frame with a cursor step (narration replayed): %.2f ms\n"
-           "  frame with nothing new (texture + overlays): %.2f ms\n"
-           "  level-of-detail index: %.1f MB\n",
-           events, w->w, w->h, w->nsc ? w->scs[0].ncmd : 0, rebuilt * 1e3, worst * 1e3,
-           t_scene / frames * 1e3, t_paint / frames * 1e3, zcmds, zoomed * 1e3, zworst * 1e3,
-           z_scene / frames * 1e3, overlay * 1e3, idle * 1e3, (double)lod_bytes / 1e6);
+    if (!rc) rc = draw(w, 0);
+    if (rc) return rc;
+    bs->ms[i] = (now_s() - a) * 1e3;
+    bs->scene_ms += (b - a) * 1e3;
+    bs->paint_ms += (c - b) * 1e3;
+    bs->cmds = 0;
+    for (size_t p = 0; p < w->nsc; p++) bs->cmds += w->scs[p].ncmd;
     return 0;
+}
+
+static int bench(struct view *w, int frames) {
+    static const char *const names[6] = {
+        "zoomed out, a new window each frame", "zoomed out (90 %), panning 4 px a frame",
+        "zooming in and out, 8 % a frame", "zoomed in (1/1000 of the run), panning",
+        "a cursor step (scene kept)", "nothing new (mouse moved)"};
+    size_t events = 0, lod_bytes = 0;
+    for (size_t p = 0; p < w->ld.n; p++) events += w->ld.trs[p]->len;
+    for (size_t p = 0; w->lods && p < w->ld.n; p++) lod_bytes += scene_lod_bytes(w->lods[p]);
+    SDL_RendererInfo ri;
+    if (SDL_GetRendererInfo(w->r, &ri) != 0) ri.name = "?";
+    const char *fa = SDL_GetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION);
+    printf("view bench: %zu events, %dx%d, renderer %s%s%s, %d frames of each kind\n", events, w->w, w->h,
+           ri.name, strcmp(ri.name, "software") ? "" : ", framebuffer acceleration ",
+           strcmp(ri.name, "software") ? "" : (fa ? fa : "(SDL's default)"), frames);
+    printf("  %-42s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "scene_build",
+           "painting", "commands");
+    double *ms = calloc((size_t)frames, sizeof *ms);
+    if (!ms) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    int rc = 0;
+    for (int kind = 0; kind < 6 && !rc; kind++) {
+        struct bench_set bs = {ms, 0, 0, 0};
+        for (int i = 0; i < frames && !rc; i++) rc = bench_frame(w, kind, i, frames, &bs);
+        if (rc) break;
+        qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
+        int i95 = (frames * 95 + 99) / 100 - 1;
+        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind], ms[frames / 2],
+               ms[i95 < 0 ? 0 : i95], ms[frames - 1], bs.scene_ms / frames, bs.paint_ms / frames, bs.cmds);
+    }
+    free(ms);
+    if (rc) return rc;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  (scene_build and painting: mean per frame, 0 when the scene was kept)\n"
+           "  level-of-detail index: %.1f MB; peak RSS of the window so far: %.1f MB\n",
+           (double)lod_bytes / 1e6, (double)ru.ru_maxrss / 1024.0);
+    return 0;
+}
+
+/* Is r an OpenGL renderer that SDL chose by itself (SDL_RENDER_DRIVER not
+ * set) drawn by a software rasteriser (Mesa llvmpipe, softpipe, swrast: a
+ * display without a GPU, such as Xvfb)? There, SDL's software renderer
+ * paints a 1M-event scene 2 to 3 times faster and presents in a fifth of
+ * the time (bench/README.md, "The window"). */
+static int gl_in_software(SDL_Renderer *r) {
+    SDL_RendererInfo ri;
+    const char *want = SDL_GetHint(SDL_HINT_RENDER_DRIVER);
+    if ((want && want[0]) || SDL_GetRendererInfo(r, &ri) != 0 || strncmp(ri.name, "opengl", 6) != 0) return 0;
+    typedef const unsigned char *(*get_string_fn)(unsigned);
+    get_string_fn get = (get_string_fn)SDL_GL_GetProcAddress("glGetString");
+    const char *name = get ? (const char *)get(0x1F01 /* GL_RENDERER */) : NULL;
+    return name && (strstr(name, "llvmpipe") || strstr(name, "softpipe") || strstr(name, "swrast") ||
+                    strstr(name, "Software Rasterizer"));
 }
 
 static void close_view(struct view *w) {
@@ -754,6 +821,8 @@ static void close_view(struct view *w) {
     free_layouts(w, w->lys, w->lods, w->ld.n);
     viewstate_close(&w->vs);
     gfx_fonts_close(&w->fonts);
+    gfx_text_line_close(&w->narr_line[0]);
+    gfx_text_line_close(&w->narr_line[1]);
     if (w->tex) SDL_DestroyTexture(w->tex);
     if (w->r) SDL_DestroyRenderer(w->r);
     if (w->win) SDL_DestroyWindow(w->win);
@@ -776,6 +845,14 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     int rc = h->load(h->ctx, &w.ld);
     if (rc) return fail(rc, w.ld.error[0] ? w.ld.error : lsim_strerror(rc), NULL);
     file_stamp(h->path, &w.mtime, &w.msize);
+    /* Unless the environment says otherwise: the software renderer's window
+     * surface goes to X by XShm, not through an OpenGL texture (SDL's Linux
+     * default, which on a display without a GPU costs a software-GL upload
+     * and draw of the whole window every frame: 18 ms of an unchanged frame
+     * at 1280x800 on Xvfb, against 3 ms); and draw calls are queued and run
+     * together (SDL batches only when no driver was asked for by name). */
+    SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
+    SDL_SetHint(SDL_HINT_RENDER_BATCHING, "1");
     if (SDL_Init(SDL_INIT_VIDEO) != 0) {
         rc = fail(LSIM_ENODISPLAY, "SDL cannot open a window", SDL_GetError());
         SDL_Quit();
@@ -792,6 +869,11 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
         rc = fail(LSIM_ENODISPLAY, "SDL_CreateWindow", SDL_GetError());
     if (!rc && !(w.r = SDL_CreateRenderer(w.win, -1, SDL_RENDERER_TARGETTEXTURE)))
         rc = fail(LSIM_EINTERNAL, "SDL_CreateRenderer", SDL_GetError());
+    if (!rc && gl_in_software(w.r)) { /* SDL's own software renderer is faster */
+        SDL_DestroyRenderer(w.r);
+        if (!(w.r = SDL_CreateRenderer(w.win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_TARGETTEXTURE)))
+            rc = fail(LSIM_EINTERNAL, "SDL_CreateRenderer", SDL_GetError());
+    }
     if (!rc) SDL_GetRendererOutputSize(w.r, &w.w, &w.h);
     if (!rc) rc = take_load(&w, &first, 1);
     if (!rc && o->bench_frames > 0) {
@@ -804,7 +886,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
         fprintf(o->log, "view: ready\n");
         log_state(&w);
     }
-    double last = now_s();
+    double last = now_s(), drawn = last;
     while (!rc && !w.quit) {
         SDL_Event e;
         int had = 0;
@@ -815,10 +897,18 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
         double now = now_s();
         if (w.vs.playing) viewstate_play(&w.vs, now - last);
         last = now;
+        int reloads = w.reloads, status_on = w.status_until > SDL_GetTicks();
         poll_file(&w);
         int shot = w.shot_pending;
         w.shot_pending = 0;
-        rc = draw(&w, shot);
+        /* Nothing happened (no input, not playing, no reload, the status
+         * line unchanged): the last frame stays on screen, not drawn again;
+         * once a second it is, whatever may have been missed. */
+        if (had || w.vs.playing || shot || w.reloads != reloads || w.scene_dirty || w.tex_dirty ||
+            status_on != (w.status_until > SDL_GetTicks()) || status_on || now - drawn >= 1.0) {
+            rc = draw(&w, shot);
+            drawn = now;
+        }
         log_state(&w);
         if (!had && !w.vs.playing) SDL_Delay(15);
         else SDL_Delay(1);

@@ -41,8 +41,10 @@ struct view_opts {
     int quiz;          /* stop before decisive events and ask */
     int width, height; /* window size at start (0 = 1280 x 800) */
     FILE *log;         /* not NULL: one state line per change, for tests */
-    int bench_frames;  /* > 0: draw that many frames zoomed out (a scene
-                          rebuilt each), print the times and return */
+    int bench_frames;  /* > 0: draw that many frames of each of six kinds
+                          (zoomed out, panning, zooming, zoomed in, a
+                          cursor step, nothing new), print their median, p95
+                          and worst times and the peak RSS, and return */
 };
 
 /* Open the window and run until it is closed. Returns 0, LSIM_ENODISPLAY

@@ -244,6 +244,13 @@ void scene_close(struct scene *sc);
 int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
                        const struct scene_view *v, const struct scene_banner *banners);
 
+/* The tooltip a SYM command k of a lane would carry with SCENE_F_TIPS ("B
+ * acquires, token 42, t=31s"), made from ly (the layout the scene was built
+ * from) into buf (n bytes, truncated): a window builds its scenes without
+ * tooltips and makes only the one under the mouse. Returns 0, or -1 (buf
+ * "") when k is not a lane's symbol of ly. */
+int scene_sym_tooltip(char *buf, size_t n, const struct layout *ly, const struct scene_cmd *k);
+
 /* The x of true time t in a built scene (clamped to the plot), and its cell. */
 int scene_x_of(const struct scene *sc, sim_ns t);
 int scene_cell_of(const struct scene *sc, sim_ns t);

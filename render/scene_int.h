@@ -54,6 +54,8 @@ struct scene_lod {
     const struct layout *ly;      /* the layout it indexes (borrowed) */
     sim_ns bucket_ns;             /* true time per bucket (t_end / buckets, rounded up) */
     struct scene_lod_lane *lanes; /* owned, ly->nlanes */
+    sim_ns *msg_max_t1;           /* per message (ly->msgs order): the largest t1 of
+                                     messages 0 .. i; NULL = no messages */
     size_t bytes;
 };
 

@@ -38,56 +38,82 @@ static int mark_sym(const struct layout_mark *m) {
     }
 }
 
-/* A tooltip for a mark: "B acquires, token 42, t=31s". */
-static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layout_lane *lane,
-                    const struct layout_mark *m) {
-    char buf[200], t[32], tok[40] = "";
-    const char *who = lane->name, *peer = scene_node_name(c->ly, m->peer);
+/* A tooltip for a mark: "B acquires, token 42, t=31s", in buf[200]. */
+static void tooltip_text(char *buf, const struct layout *ly, const struct layout_lane *lane,
+                         const struct layout_mark *m) {
+    enum { n_buf = 200 };
+    char t[32], tok[40] = "";
+    const char *who = lane->name, *peer = scene_node_name(ly, m->peer);
     format_time_ns(t, sizeof t, m->t);
     if (m->token) snprintf(tok, sizeof tok, ", token %llu", (unsigned long long)m->token);
     switch (m->kind) {
-    case LAYOUT_MARK_ACQUIRED: snprintf(buf, sizeof buf, "%s acquires%s", who, tok); break;
-    case LAYOUT_MARK_ACQUIRE_FAILED: snprintf(buf, sizeof buf, "%s gives up acquiring", who); break;
-    case LAYOUT_MARK_RELEASE: snprintf(buf, sizeof buf, "%s releases the lock", who); break;
-    case LAYOUT_MARK_LOST: snprintf(buf, sizeof buf, "%s learns it lost the lock", who); break;
+    case LAYOUT_MARK_ACQUIRED: snprintf(buf, n_buf, "%s acquires%s", who, tok); break;
+    case LAYOUT_MARK_ACQUIRE_FAILED: snprintf(buf, n_buf, "%s gives up acquiring", who); break;
+    case LAYOUT_MARK_RELEASE: snprintf(buf, n_buf, "%s releases the lock", who); break;
+    case LAYOUT_MARK_LOST: snprintf(buf, n_buf, "%s learns it lost the lock", who); break;
     case LAYOUT_MARK_WRONG_RELEASE:
-        snprintf(buf, sizeof buf, "%s's release removes %s's lock", who, peer);
+        snprintf(buf, n_buf, "%s's release removes %s's lock", who, peer);
         break;
-    case LAYOUT_MARK_GRANT: snprintf(buf, sizeof buf, "%s grants the lock to %s%s", who, peer, tok); break;
-    case LAYOUT_MARK_RENEW: snprintf(buf, sizeof buf, "%s renews %s's lease", who, peer); break;
-    case LAYOUT_MARK_EXPIRE: snprintf(buf, sizeof buf, "%s: %s's lease expires", who, peer); break;
-    case LAYOUT_MARK_DELETE: snprintf(buf, sizeof buf, "%s deletes the lease on %s's release", who, peer); break;
-    case LAYOUT_MARK_KEEP: snprintf(buf, sizeof buf, "%s refuses %s's release", who, peer); break;
-    case LAYOUT_MARK_READ: snprintf(buf, sizeof buf, "%s reads %lld", peer, (long long)m->value); break;
+    case LAYOUT_MARK_GRANT: snprintf(buf, n_buf, "%s grants the lock to %s%s", who, peer, tok); break;
+    case LAYOUT_MARK_RENEW: snprintf(buf, n_buf, "%s renews %s's lease", who, peer); break;
+    case LAYOUT_MARK_EXPIRE: snprintf(buf, n_buf, "%s: %s's lease expires", who, peer); break;
+    case LAYOUT_MARK_DELETE: snprintf(buf, n_buf, "%s deletes the lease on %s's release", who, peer); break;
+    case LAYOUT_MARK_KEEP: snprintf(buf, n_buf, "%s refuses %s's release", who, peer); break;
+    case LAYOUT_MARK_READ: snprintf(buf, n_buf, "%s reads %lld", peer, (long long)m->value); break;
     case LAYOUT_MARK_WRITE_OK:
-        snprintf(buf, sizeof buf, "%s accepts %s's write%s%s", who, peer, tok,
+        snprintf(buf, n_buf, "%s accepts %s's write%s%s", who, peer, tok,
                  m->stale ? " though it is STALE" : "");
         break;
     case LAYOUT_MARK_WRITE_REJECTED:
-        snprintf(buf, sizeof buf, "%s rejects %s's write%s", who, peer, tok);
+        snprintf(buf, n_buf, "%s rejects %s's write%s", who, peer, tok);
         break;
     case LAYOUT_MARK_CLOCK_STEP: {
         char d[32];
         format_time_ns(d, sizeof d, m->value);
-        snprintf(buf, sizeof buf, "%s's clock steps by %s", who, d);
+        snprintf(buf, n_buf, "%s's clock steps by %s", who, d);
         break;
     }
-    case LAYOUT_MARK_CRASH: snprintf(buf, sizeof buf, "%s crashes", who); break;
-    case LAYOUT_MARK_RESTART: snprintf(buf, sizeof buf, "%s restarts", who); break;
-    case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, sizeof buf, "%s does not send its write%s", who, tok); break;
-    case LAYOUT_MARK_CONTROL: snprintf(buf, sizeof buf, "operator action on %s", who); break;
+    case LAYOUT_MARK_CRASH: snprintf(buf, n_buf, "%s crashes", who); break;
+    case LAYOUT_MARK_RESTART: snprintf(buf, n_buf, "%s restarts", who); break;
+    case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, n_buf, "%s does not send its write%s", who, tok); break;
+    case LAYOUT_MARK_CONTROL: snprintf(buf, n_buf, "operator action on %s", who); break;
     case LAYOUT_MARK_REPL_COPY:
-        snprintf(buf, sizeof buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
+        snprintf(buf, n_buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
         break;
     case LAYOUT_MARK_REPL_DROP:
-        snprintf(buf, sizeof buf, m->detail ? "replica %s drops %s's lock (its new primary never had it)"
+        snprintf(buf, n_buf, m->detail ? "replica %s drops %s's lock (its new primary never had it)"
                                             : "replica %s copies the end of %s's lock", who, peer);
         break;
-    default: snprintf(buf, sizeof buf, "%s", who); break;
+    default: snprintf(buf, n_buf, "%s", who); break;
     }
     size_t len = strlen(buf);
-    snprintf(buf + len, sizeof buf - len, ", t=%s", t);
+    snprintf(buf + len, n_buf - len, ", t=%s", t);
+}
+
+static void tooltip(struct scene_ctx *c, struct scene_cmd *k, const struct layout_lane *lane,
+                    const struct layout_mark *m) {
+    char buf[200];
+    tooltip_text(buf, c->ly, lane, m);
     scene_set_text(c, k, buf, strlen(buf));
+}
+
+static void mark_range(const struct layout_lane *lane, sim_ns t0, sim_ns t1, size_t *lo, size_t *hi);
+
+int scene_sym_tooltip(char *buf, size_t n, const struct layout *ly, const struct scene_cmd *k) {
+    if (n == 0) return -1;
+    buf[0] = '\0';
+    if (k->type != SCENE_CMD_SYM || k->lane < 0 || k->lane >= ly->nlanes || k->seq < 0) return -1;
+    const struct layout_lane *lane = &ly->lanes[k->lane];
+    size_t lo, hi;
+    mark_range(lane, k->t0, k->t0, &lo, &hi);
+    for (size_t i = lo; i < hi; i++)
+        if (lane->marks[i].seq == (uint32_t)k->seq) {
+            char tip[200];
+            tooltip_text(tip, ly, lane, &lane->marks[i]);
+            snprintf(buf, n, "%s", tip);
+            return 0;
+        }
+    return -1;
 }
 
 static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n);
@@ -150,6 +176,7 @@ void scene_lod_free(struct scene_lod *lod) {
         free(lod->lanes[l].win);
     }
     free(lod->lanes);
+    free(lod->msg_max_t1);
     free(lod);
 }
 
@@ -166,6 +193,16 @@ int scene_lod_build(struct scene_lod **out, const struct layout *ly) {
     if (!lod->lanes) {
         free(lod);
         return LSIM_ENOMEM;
+    }
+    if (ly->nmsgs) { /* so that a window finds its first message by binary search */
+        lod->msg_max_t1 = malloc(ly->nmsgs * sizeof *lod->msg_max_t1);
+        if (!lod->msg_max_t1) goto oom;
+        lod->bytes += ly->nmsgs * sizeof *lod->msg_max_t1;
+        sim_ns mx = 0;
+        for (size_t i = 0; i < ly->nmsgs; i++) {
+            if (ly->msgs[i].t1 > mx) mx = ly->msgs[i].t1;
+            lod->msg_max_t1[i] = mx;
+        }
     }
     for (int l = 0; l < ly->nlanes; l++) {
         const struct layout_lane *lane = &ly->lanes[l];
@@ -405,15 +442,26 @@ static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
         c->sc->err = LSIM_ENOMEM;
         return;
     }
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n is at most the cells */
-        size_t oi = order[i], j = i;
-        while (j > 0 && place_prio(&k[order[j - 1]]) < place_prio(&k[oi])) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = oi;
+    /* by placement priority, highest first, in time order within one (a
+     * stable counting sort: priorities are small numbers) */
+    int pmin = 0, pmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        int p = place_prio(&k[i]);
+        if (i == 0 || p < pmin) pmin = p;
+        if (i == 0 || p > pmax) pmax = p;
     }
+    size_t *start = calloc((size_t)(pmax - pmin + 2), sizeof *start);
+    if (!start) {
+        free(order);
+        free(o.occ);
+        free(near);
+        c->sc->err = LSIM_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) start[pmax - place_prio(&k[i]) + 1]++;
+    for (int p = 1; p <= pmax - pmin + 1; p++) start[p] += start[p - 1];
+    for (size_t i = 0; i < n; i++) order[start[pmax - place_prio(&k[i])]++] = i;
+    free(start);
     for (size_t i = 0; i < n; i++) {
         struct scene_cmd *a = &k[order[i]];
         if (clear_of(&o, a->x, a->w)) {
@@ -703,9 +751,33 @@ void scene_emit_arrows(struct scene_ctx *c) {
         return;
     }
     for (int i = 0; i < ly->nlanes; i++) label_t1[i] = -1;
-    for (size_t i = 0; i < ly->nmsgs && shown < 64; i++) {
+    /* With an index, from the first message whose running largest arrival
+     * reaches the window (the ones before all end before it). */
+    size_t first = 0;
+    const struct scene_lod *lod = v->lod && v->lod->ly == ly ? v->lod : NULL;
+    if (lod && lod->msg_max_t1) {
+        size_t a = 0, b = ly->nmsgs;
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (lod->msg_max_t1[mid] < sc->t0) a = mid + 1;
+            else b = mid;
+        }
+        first = a;
+    }
+    /* On a linear axis a flight shorter than short_ns spans at most
+     * short_cells cell edges, too few for the two characters an arrow
+     * needs: such a message is left out without placing it. */
+    int pxc = sc->axis.ncells > 0 ? sc->plot_w / sc->axis.ncells : 0;
+    sim_ns short_ns = 0;
+    if (!sc->ngaps && sc->axis.cell_ns > 0 && pxc > 0) {
+        /* x1 - x0 <= pxc * (dt / cell_ns + 1) < 2 * char_w when dt < cells * cell_ns */
+        sim_ns cells = (2 * v->char_w - 1) / pxc;
+        short_ns = cells * sc->axis.cell_ns;
+    }
+    for (size_t i = first; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
         if (m->t0 > sc->t1) break; /* in order of sending: the rest start later */
+        if (m->fate != 1 && m->t1 - m->t0 < short_ns) continue;
         if (m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes) continue;
         if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
         int x0 = scene_x_of(sc, m->t0), x1 = scene_x_of(sc, m->t1), drop = m->fate == 1;

@@ -396,7 +396,7 @@ long viewstate_hit(const struct scene *sc, int x, int y) {
     long bestd = 0;
     for (size_t i = 0; i < sc->ncmd; i++) {
         const struct scene_cmd *k = &sc->cmd[i];
-        if (k->type != SCENE_CMD_SYM || !k->text) continue;
+        if (k->type != SCENE_CMD_SYM || (!k->text && (k->lane < 0 || k->seq < 0))) continue;
         if (x < k->x - 2 || x > k->x + k->w + 2 || y < k->y || y > k->y + k->h) continue;
         long d = labs((long)(k->x + k->w / 2 - x));
         if (best < 0 || d < bestd) {

@@ -111,8 +111,9 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
 int viewstate_cell_w(sim_ns window_ns, int plot_px);
 /* A built scene's time at pixel column x (clamped to its window). */
 sim_ns viewstate_t_of_x(const struct scene *sc, int x);
-/* The symbol command of sc under (x, y) that has a tooltip, nearest first;
- * -1 when there is none. */
+/* The symbol command of sc under (x, y) that has a tooltip, or that shows
+ * a lane's event (its tooltip made on demand: scene_sym_tooltip), nearest
+ * first; -1 when there is none. */
 long viewstate_hit(const struct scene *sc, int x, int y);
 /* The rows of sc's time axis (tick labels and marks): *y0 .. *y1. Returns
  * 0, or -1 when sc has no axis. */

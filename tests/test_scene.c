@@ -17,6 +17,7 @@
 #include "svg.h"
 #include "term.h"
 #include "trace.h"
+#include "viewstate.h"
 
 #include "fixture_trace.h"
 
@@ -740,6 +741,145 @@ static void test_scene_fan_labelled_once(void **state) {
     trace_close(&tr);
 }
 
+/* The message arrows of a scene, in order: count and each one's geometry
+ * and times, compared between two scenes. */
+static size_t same_arrows(const struct scene *a, const struct scene *b) {
+    size_t na = 0, nb = 0;
+    for (size_t i = 0, j = 0;; i++, j++) {
+        while (i < a->ncmd && a->cmd[i].type != SCENE_CMD_LINE) i++;
+        while (j < b->ncmd && b->cmd[j].type != SCENE_CMD_LINE) j++;
+        if (i >= a->ncmd || j >= b->ncmd) {
+            assert_true(i >= a->ncmd && j >= b->ncmd);
+            break;
+        }
+        const struct scene_cmd *x = &a->cmd[i], *y = &b->cmd[j];
+        assert_int_equal(x->style, y->style);
+        assert_int_equal(x->x, y->x);
+        assert_int_equal(x->y, y->y);
+        assert_int_equal(x->x2, y->x2);
+        assert_int_equal(x->y2, y->y2);
+        assert_int_equal(x->t0, y->t0);
+        assert_int_equal(x->t1, y->t1);
+        na += x->style == SCENE_ST_MESSAGE && x->text;
+        nb += y->style == SCENE_ST_MESSAGE && y->text;
+    }
+    assert_int_equal(na, nb);
+    return na;
+}
+
+/* The index also finds a window's messages (binary search on the running
+ * latest arrival) and the scene leaves out flights too short for an arrow
+ * without placing them: 4000 requests of 1 ms from A to S1 every 5 ms, and
+ * two slow ones, sent at 9.9 s (arriving at 10.05 s, inside a window that
+ * starts at 10 s) and at 10.02 s (arriving at 10.07 s). Zoomed in and
+ * zoomed out, the arrows with the index are those without it. */
+static void test_scene_lod_messages(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene a, b;
+    struct scene_view v;
+    struct scene_lod *lod = NULL;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 20 * S, NULL);
+    uint32_t id = 1;
+    for (int i = 0; i < 4000; i++) {
+        sim_ns t = (sim_ns)i * 5 * MS;
+        if (t == 9900 * MS || t == 10020 * MS) { /* the slow ones */
+            ev(&tr, t, TRACE_MSG_SEND, A, S1, 0, 0, id, 1, NULL);
+            ev(&tr, t + (t == 9900 * MS ? 150 : 50) * MS, TRACE_MSG_RECV, S1, A, 0, 0, id, 1, NULL);
+            id++;
+        }
+        ev(&tr, t, TRACE_MSG_SEND, A, S1, 0, 0, id, 1, NULL);
+        ev(&tr, t + 1 * MS, TRACE_MSG_RECV, S1, A, 0, 0, id, 1, NULL);
+        id++;
+    }
+    ev(&tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 16004, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    assert_int_equal(scene_lod_build(&lod, &ly), 0);
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    v.flags &= ~(unsigned)SCENE_F_LEGEND;
+    /* Zoomed in: 100 ms from 10 s. 1 ms is about 11 px there, short of the
+     * two characters (22 px) an arrow needs; the slow two are drawn. */
+    v.t0 = 10 * S;
+    v.t1 = 10 * S + 100 * MS;
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.lod = lod;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_int_equal(same_arrows(&a, &b), 2);
+    const struct scene_cmd *k = arrow(&b, SCENE_ST_MESSAGE);
+    assert_non_null(k);
+    assert_int_equal(k->t0, 9900 * MS);
+    assert_int_equal(k->t1, 10050 * MS);
+    assert_int_equal(k->x, b.plot_x); /* sent before the window: from its edge */
+    scene_close(&a);
+    scene_close(&b);
+    /* Zoomed out to the whole run: 150 ms is about 8 px, no arrow at all. */
+    v.t0 = 0;
+    v.t1 = 20 * S;
+    v.lod = NULL;
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.lod = lod;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_int_equal(same_arrows(&a, &b), 0);
+    scene_close(&a);
+    scene_close(&b);
+    scene_lod_free(lod);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
+/* A window builds its scenes without tooltips and makes the one under the
+ * mouse on demand: for every symbol of a lane in the clock story,
+ * scene_sym_tooltip gives the text the scene with SCENE_F_TIPS carries
+ * ("A acquires, token 41, t=0s"), and nothing for a command that is not a
+ * lane's symbol. */
+static void test_scene_tooltip_on_demand(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene a, b;
+    struct scene_view v;
+    clock_story(&tr);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    scene_view_pixels(&v, 1280, 0);
+    assert_int_equal(scene_build(&a, &ly, &v, NULL, 0), 0);
+    v.flags &= ~(unsigned)SCENE_F_TIPS;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    assert_int_equal(a.ncmd, b.ncmd);
+    char buf[256];
+    int lane_syms = 0, acquire = 0;
+    for (size_t i = 0; i < a.ncmd; i++) {
+        const struct scene_cmd *x = &a.cmd[i], *y = &b.cmd[i];
+        assert_int_equal(x->type, y->type);
+        assert_int_equal(x->x, y->x);
+        if (y->type != SCENE_CMD_SYM || y->lane < 0) {
+            if (y->type != SCENE_CMD_SYM) {
+                assert_int_equal(scene_sym_tooltip(buf, sizeof buf, &ly, y), -1);
+                assert_string_equal(buf, "");
+            }
+            continue;
+        }
+        assert_null(y->text);
+        assert_non_null(x->text);
+        assert_int_equal(scene_sym_tooltip(buf, sizeof buf, &ly, y), 0);
+        assert_string_equal(buf, x->text);
+        acquire += strcmp(buf, "A acquires, token 41, t=0s") == 0;
+        lane_syms++;
+    }
+    assert_true(lane_syms >= 4);
+    assert_int_equal(acquire, 1);
+    /* the window finds a symbol under the mouse without a tooltip */
+    const struct scene_cmd *k = sym(&b, SCENE_SYM_ACQUIRED, A);
+    assert_non_null(k);
+    assert_int_equal(viewstate_hit(&b, k->x + k->w / 2, k->y + k->h / 2), (long)(k - b.cmd));
+    scene_close(&a);
+    scene_close(&b);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -751,6 +891,8 @@ int main(void) {
         cmocka_unit_test(test_svg_faults),
         cmocka_unit_test(test_scene_clock_replica_drop),
         cmocka_unit_test(test_scene_lod),
+        cmocka_unit_test(test_scene_lod_messages),
+        cmocka_unit_test(test_scene_tooltip_on_demand),
         cmocka_unit_test(test_scene_clock_at_start),
         cmocka_unit_test(test_scene_fan_labelled_once),
     };
