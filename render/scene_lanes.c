@@ -787,7 +787,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
             continue;
         if (!drop && x1 - x0 < 2 * v->char_w) continue;
         if (drop && drop_end[m->from] && x0 < drop_end[m->from]) continue;
-        if (drop && x1 - x0 < 2 * v->char_w) { /* lost at once: a short stub, still a cross */
+        if (drop && x1 - x0 < 2 * v->char_w) { /* lost at once: drawn two characters long, still with its cross */
             x1 = x0 + 2 * v->char_w;
             if (x1 > sc->plot_x + sc->plot_w) x1 = sc->plot_x + sc->plot_w;
         }

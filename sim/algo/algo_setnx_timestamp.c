@@ -132,7 +132,8 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
     return 0;
 }
 
-/* This client's wall clock in stamp units, rounded down (time(NULL)). */
+/* This client's simulated wall clock (lock_now) in stamp units, rounded down,
+ * as the recipe's client reads its own clock in whole seconds. */
 static int64_t now_stamp(struct lock_ctx *ctx) {
     sim_ns w = lock_now(ctx, LOCK_CLOCK_WALL), u = cfg(ctx)->unit_ns;
     return (int64_t)(w / u - (w % u < 0 ? 1 : 0));
