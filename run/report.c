@@ -292,7 +292,11 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
     fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"resource_rule\":\"%s\",\"headline\":",
             rep->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness",
             rep->resource_rule == 1 ? "true" : "false",
-            rep->resource_rule == 1 ? "tokens" : rep->lock_free ? "no-lock" : rep->resource_rule == 2 ? "algorithm" : "plain");
+            rep->resource_rule == 1   ? "tokens"
+            : rep->lock_free          ? "no-lock"
+            : rep->resource_rule == 2 ? "algorithm"
+            : rep->resource_rule == 3 ? "owner"
+                                      : "plain");
     report_json_str(f, rep->headline);
     json_metrics(f, rep);
     fprintf(f, ",\"trace_hash\":\"%016llx\",\"expects\":[", (unsigned long long)r->trace_hash);

@@ -172,6 +172,26 @@ static void test_plugin_example(void **state) {
     remove("/tmp/locksim_old.so");
 }
 
+/* `run --format json` names the resource's rule: the lock service's guard,
+ * no lock at all, the algorithm's own rule, fencing tokens, or none. */
+static void test_json_resource_rule(void **state) {
+    (void)state;
+    static const char *const cases[][2] = {
+        {"scenarios/etcd-txn-guarded-put.lsim", "\"resource_rule\":\"owner\""},
+        {"scenarios/db-conditional-update-race.lsim", "\"resource_rule\":\"no-lock\""},
+        {"scenarios/db-skip-locked-job-claim.lsim", "\"resource_rule\":\"algorithm\""},
+        {"scenarios/consensus-revision-fenced.lsim", "\"resource_rule\":\"tokens\""},
+        {"scenarios/gc-pause-outlives-lease.lsim", "\"resource_rule\":\"plain\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "run %s --format json", cases[i][0]);
+        struct result *r = run(args);
+        if (!strstr(r->out, cases[i][1])) print_error("%s: no %s\n", cases[i][0], cases[i][1]);
+        assert_non_null(strstr(r->out, cases[i][1]));
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_seed_scenario),
@@ -184,6 +204,7 @@ int main(void) {
         cmocka_unit_test(test_check_command),
         cmocka_unit_test(test_matrix),
         cmocka_unit_test(test_plugin_example),
+        cmocka_unit_test(test_json_resource_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
