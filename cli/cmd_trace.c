@@ -43,7 +43,7 @@ static int recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stu
     for (size_t i = 0; i < src->len; i++) {
         int k = src->ev[i].kind;
         if (k == TRACE_DOUBLE_ENTRY_BEGIN || k == TRACE_DOUBLE_ENTRY_END || k == TRACE_STALE_WRITE ||
-            k == TRACE_WRONG_RELEASE)
+            k == TRACE_WRONG_RELEASE || k == TRACE_LATE_WRITE)
             continue;
         trace_append(dst, &src->ev[i]);
         end = src->ev[i].t;

@@ -371,6 +371,13 @@ static void apply(struct builder *b, const struct trace_event *e) {
         m->value = e->a;
         m->detail = e->b;
         break;
+    case TRACE_LATE_WRITE:
+        m = find_write(b, e);
+        if (m) {
+            m->late = 1;
+            m->other = newer_holder(b, e->node, e->grant);
+        }
+        break;
     case TRACE_STALE_WRITE:
         m = find_write(b, e);
         if (m) {

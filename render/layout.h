@@ -90,6 +90,8 @@ struct layout_mark {
     uint32_t seq;          /* the trace event it comes from */
     uint8_t kind;          /* enum layout_mark_kind */
     uint8_t stale;         /* WRITE_*: the checker flagged it a stale write */
+    uint8_t late;          /* WRITE_OK: a late write (TRACE_LATE_WRITE): under a superseded
+                              grant, but before any operation of the newer one */
     int32_t peer;          /* other node (see the kind), or -1 */
     int32_t other;         /* WRITE_* when stale: the client holding the newer
                               grant (TRACE_STALE_WRITE's peer, else the client

@@ -369,6 +369,17 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         else /* a database rule (version, constraint, key), not a token */
             snprintf(buf, n, "the resource's own rule refused %s's stale write", me);
         return 0;
+    case TRACE_LATE_WRITE:
+        tok_paren(tk, sizeof tk, e->token);
+        lo = newer_holder(v, e->node, e->grant);
+        if (lo >= 0)
+            snprintf(buf, n, "%s's write under its lost lock%s was accepted, but %s, the new holder,"
+                     " has not touched the resource yet: the write still comes first in grant order,"
+                     " no harm", me, tk, nm(tr, lo));
+        else
+            snprintf(buf, n, "%s's write under its lost lock%s was accepted before any operation of"
+                     " the newer grant: it still comes first in grant order, no harm", me, tk);
+        return 0;
     case TRACE_WRITE_SKIPPED:
         tok_paren(tk, sizeof tk, e->token);
         if (e->a == TRACE_SKIP_SOLD_OUT)

@@ -62,7 +62,8 @@ static void tooltip_text(char *buf, const struct layout *ly, const struct layout
     case LAYOUT_MARK_READ: snprintf(buf, n_buf, "%s reads %lld", peer, (long long)m->value); break;
     case LAYOUT_MARK_WRITE_OK:
         snprintf(buf, n_buf, "%s accepts %s's write%s%s", who, peer, tok,
-                 m->stale ? " though it is STALE" : "");
+                 m->stale ? " though it is STALE"
+                 : m->late ? " (late, but before any operation of the newer grant)" : "");
         break;
     case LAYOUT_MARK_WRITE_REJECTED:
         snprintf(buf, n_buf, "%s rejects %s's write%s", who, peer, tok);
@@ -933,7 +934,7 @@ void scene_emit_doubles(struct scene_ctx *c) {
 /* Which writes get a line of their own under the resource: the rejected
  * ones and the stale ones that got through (the save and the damage). */
 static int write_interesting(const struct layout_mark *m) {
-    return m->kind == LAYOUT_MARK_WRITE_REJECTED || m->stale;
+    return m->kind == LAYOUT_MARK_WRITE_REJECTED || m->stale || m->late;
 }
 
 /* One line per write under a resource lane, e.g.
@@ -969,6 +970,11 @@ void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
                      scene_node_name(c->ly, m->other));
         else if (ok && m->stale)
             snprintf(why, sizeof why, "ACCEPTED though stale");
+        else if (ok && m->late && m->other >= 0)
+            snprintf(why, sizeof why, "accepted late: before any operation of %s",
+                     scene_node_name(c->ly, m->other));
+        else if (ok && m->late)
+            snprintf(why, sizeof why, "accepted late: before any newer operation");
         else if (ok)
             snprintf(why, sizeof why, "accepted");
         else if (m->detail == TRACE_WRITE_REJECTED_STALE && seen > m->token)

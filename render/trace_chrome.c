@@ -38,7 +38,9 @@ static const char *span_title(int kind) {
 
 static const char *mark_title(const struct layout_mark *m) {
     switch (m->kind) {
-    case LAYOUT_MARK_WRITE_OK: return m->stale ? "STALE write accepted (damage)" : "write accepted";
+    case LAYOUT_MARK_WRITE_OK:
+        return m->stale ? "STALE write accepted (damage)"
+               : m->late ? "late write accepted (in grant order, no harm)" : "write accepted";
     case LAYOUT_MARK_WRITE_REJECTED: return m->stale ? "stale write rejected (fencing)" : "write rejected";
     default: return layout_mark_name(m->kind);
     }

@@ -18,7 +18,7 @@ static int is_stop(int kind) {
     case TRACE_SRV_GRANT: case TRACE_SRV_RENEW: case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE:
     case TRACE_SRV_KEEP: case TRACE_READ: case TRACE_WRITE:
     case TRACE_DOUBLE_ENTRY_BEGIN: case TRACE_DOUBLE_ENTRY_END: case TRACE_STALE_WRITE:
-    case TRACE_WRONG_RELEASE: case TRACE_WRITE_SKIPPED: case TRACE_CONTROL:
+    case TRACE_WRONG_RELEASE: case TRACE_WRITE_SKIPPED: case TRACE_CONTROL: case TRACE_LATE_WRITE:
         return 1;
     default:
         return 0;
@@ -90,7 +90,8 @@ static int collect(struct viewstate_event *out, size_t *n, const struct trace *t
             break;
         case TRACE_WRONG_RELEASE: s->flags |= VIEWSTATE_VIOLATION; break;
         case TRACE_STALE_WRITE:
-            if (e->a) s->flags |= VIEWSTATE_VIOLATION;
+        case TRACE_LATE_WRITE:
+            if (e->kind == TRACE_STALE_WRITE && e->a) s->flags |= VIEWSTATE_VIOLATION;
             /* the write it judges (same time, at a resource, from this
              * writer) is the late write the quiz stops before */
             for (size_t k = i; k-- > 0 && tr->ev[k].t == e->t;) {
@@ -367,8 +368,18 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
                  NAME(ev->peer), tok, NAME(ev->node), NAME(ev->peer), NAME(ev->node));
         snprintf(choices[0], 96, "accepts it: the data is now wrong");
         snprintf(choices[1], 96, "rejects it: a newer token (or its own rule) says it is stale");
-        *answer = ev->b == TRACE_WRITE_ACCEPTED ? 0 : 1;
-        return 2;
+        /* A resource with a rule (fencing, a guard) has a third outcome: the
+         * write lands before any operation of the new holder (late-write). */
+        int ruled = 0, late = 0;
+        for (size_t k = 0; k < tr->len && tr->ev[k].t == 0 && !ruled; k++)
+            if (tr->ev[k].kind == TRACE_RESOURCE_INIT && tr->ev[k].node == ev->node) ruled = tr->ev[k].b != 0;
+        for (size_t k = e->seq + 1; k < tr->len && tr->ev[k].t == ev->t; k++)
+            if (tr->ev[k].kind == TRACE_LATE_WRITE && tr->ev[k].node == ev->peer) late = 1;
+        *answer = late ? 2 : ev->b == TRACE_WRITE_ACCEPTED ? 0 : 1;
+        if (!ruled && !late) return 2;
+        snprintf(choices[2], 96, "accepts it: the new holder has not touched %s yet, so it comes first",
+                 NAME(ev->node));
+        return 3;
     }
 #undef NAME
     q[0] = '\0';

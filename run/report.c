@@ -176,6 +176,9 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
                 : rep->resource_rule == 2 ? " (the algorithm's own rule decides writes)"
                 : rep->resource_rule == 3 ? " (writes guarded by ownership in the lock service)"
                                           : "");
+    if (rep->late_writes)
+        fprintf(f, "  late writes      %lld accepted before any operation of a newer grant (in grant order: "
+                   "no harm)\n", (long long)rep->late_writes);
     fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n",
             (long long)rep->lost_updates, (long long)rep->writes_accepted,
             rep->writes_accepted == 1 ? "" : "s", (long long)rep->initial_stock,

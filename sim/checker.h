@@ -44,6 +44,9 @@ struct checker_report {
     sim_ns double_entry_ns;     /* total true time with >= 2 in the CS */
     int64_t stale_accepted;     /* writes under a superseded grant, accepted */
     int64_t stale_rejected;
+    int64_t late_writes;        /* writes under a superseded grant that a resource with a
+                                   rule accepted before any operation of a newer grant
+                                   (in grant order: no harm) */
     int64_t lost_updates;       /* sold - (initial - final stock), when > 0 */
     int64_t wrong_releases;
     int64_t stuck;              /* clients waiting past stuck-after on a dead owner */
@@ -127,6 +130,8 @@ struct checker {
     uint32_t next_rank;     /* ranks handed out so far */
     uint32_t r1, r2;        /* highest rank acquired, and highest of another client */
     int rc1;                /* client of r1 */
+    uint32_t seen_rank;     /* highest rank of an operation that reached the resource
+                               (a read, or an accepted write) */
     int64_t *read_version;  /* owned, indexed by node, lock-free runs only (else NULL):
                                the resource version of the client's latest read */
     struct checker_report r;

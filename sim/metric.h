@@ -29,9 +29,13 @@ enum metric_unit {
        "total true time with two or more clients in the critical section")                        \
     XX(STALE_ACCEPTED, stale_accepted, "stale-writes-accepted", "stale-write",                    \
        "stale_writes_accepted", COUNT,                                                            \
-       "writes by a client whose grant had been superseded, accepted by the resource (damage)")   \
+       "writes by a client whose grant had been superseded, accepted by the resource (damage); "  \
+       "at a resource with a rule, only those landing after an operation of a newer grant")       \
     XX(STALE_REJECTED, stale_rejected, "stale-writes-rejected", NULL, "stale_writes_rejected",    \
        COUNT, "writes by a client whose grant had been superseded, rejected (the save)")          \
+    XX(LATE_WRITES, late_writes, "late-writes", "late-write", "late_writes", COUNT,              \
+       "writes under a superseded grant that a fencing resource accepted before any operation "   \
+       "of a newer grant: in grant order, no harm")                                               \
     XX(LOST_UPDATES, lost_updates, "lost-updates", "lost-update", "lost_updates", UNITS,          \
        "units sold beyond what the stock shows: sold - (initial - final stock), when positive")   \
     XX(WRONG_RELEASES, wrong_releases, "wrong-releases", "wrong-release", "wrong_releases", COUNT,\

@@ -48,6 +48,7 @@ static const char *const kind_names[TRACE_KIND_COUNT] = {
     [TRACE_RESOURCE_INIT] = "resource-init",
     [TRACE_WRITE_SKIPPED] = "write-skipped",
     [TRACE_CONTROL] = "control",
+    [TRACE_LATE_WRITE] = "late-write",
 };
 
 void trace_init(struct trace *tr, int keep) {

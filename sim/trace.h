@@ -15,8 +15,11 @@
  * files are still read (their links say no loss).
  * 3: resource-init carries the lock service's grant quorum (grant) and
  * b = 3 for an algorithm that takes no lock. Versions 1 and 2 are still
- * read (quorum 1; no algorithm known to take no lock). */
-#define TRACE_FORMAT_VERSION 3
+ * read (quorum 1; no algorithm known to take no lock).
+ * 4: the checker's late-write finding (a write under a superseded grant
+ * that a resource with a rule took before any operation of a newer grant,
+ * no longer a stale-write). Older files still read (they have none). */
+#define TRACE_FORMAT_VERSION 4
 #define TRACE_NO_NODE (-1)
 
 /* Event kinds. Field use per kind is listed in docs/trace-format.md; the
@@ -86,6 +89,9 @@ enum trace_kind {
                              4 if it lives in the lock service (resource guard=owner) */
     TRACE_WRITE_SKIPPED,  /* node = client: a write not sent; a = enum trace_skip */
     TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
+    TRACE_LATE_WRITE,     /* checker: node = writer, a write under a superseded grant that a
+                             resource with a rule accepted before any operation of a newer
+                             grant (in grant order); grant = its grant */
     TRACE_KIND_COUNT
 };
 

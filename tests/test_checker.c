@@ -18,7 +18,7 @@ enum replay_mode { ALL, MASK_ONLY, INJECT };
 
 static int is_finding(int kind) {
     return kind == TRACE_DOUBLE_ENTRY_BEGIN || kind == TRACE_DOUBLE_ENTRY_END || kind == TRACE_STALE_WRITE ||
-           kind == TRACE_WRONG_RELEASE;
+           kind == TRACE_WRONG_RELEASE || kind == TRACE_LATE_WRITE;
 }
 
 static int in_mask(int kind) { return (int)((CHECKER_KINDS >> kind) & 1); }
@@ -432,10 +432,18 @@ static void test_lock_free_judged_by_history(void **state) {
     assert_int_equal(r.final_stock, 4);
     assert_true(r.lock_free);
     assert_int_equal(r.resource_rule, 2);
+    /* The same history under a lock: A's write under its superseded grant
+     * lands before anything of B's. At a resource with a rule (b 2) it is
+     * a late write, in grant order; at a plain one (b 0) it is stale. */
     r = lock_free_story(2, TRACE_WRITE_REJECTED_COND);
+    assert_int_equal(r.verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r.stale_accepted, 0);
+    assert_int_equal(r.late_writes, 1);
+    assert_int_equal(r.duplicated_work, 0);
+    r = lock_free_story(0, TRACE_WRITE_REJECTED_COND);
     assert_int_equal(r.verdict, SCN_VERDICT_UNSAFE);
     assert_int_equal(r.stale_accepted, 1);
-    assert_int_equal(r.duplicated_work, 0);
+    assert_int_equal(r.late_writes, 0);
     r = lock_free_story(3, TRACE_WRITE_ACCEPTED);
     assert_int_equal(r.verdict, SCN_VERDICT_UNSAFE);
     assert_int_equal(r.lost_updates, 1);

@@ -140,7 +140,7 @@ static void test_matrix(void **state) {
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "file,algorithm,seed,outcome,verdict,double_entries,double_entry_ns,"
                                    "stale_writes_accepted,"));
-    assert_non_null(strstr(r->out, "\"lease\",1,RAN,UNSAFE,1,1000000000,1,0,1,0,0,0,2,0,"));
+    assert_non_null(strstr(r->out, "\"lease\",1,RAN,UNSAFE,1,1000000000,1,0,0,1,0,0,0,2,0,"));
     r = run("matrix scenarios/fencing-rejects-stale-write.lsim --algos fenced-lease --format json");
     assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"outcome\":\"RAN\",\"verdict\":\"SAFE\""));
     r = run("matrix scenarios/gc-pause-outlives-lease.lsim --algos lease,nosuch");

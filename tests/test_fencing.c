@@ -513,6 +513,89 @@ static void test_set_check_needs_fencing(void **state) {
     scenario_close(&sc);
 }
 
+/* Late, not stale (issue 12): at a resource with a rule, a write under a
+ * superseded grant that lands before ANY operation of the newer grant is
+ * ordered before the new holder's whole critical section. A (token 1) is
+ * paused 11.5 s between read and write, B holds from 11 s (token 2). B
+ * works first: A's write at 11.5 s is late (SAFE). B reads at once: the same
+ * write lands after B's read, stale (UNSAFE). On a plain resource (lease)
+ * the early landing is stale too: nothing ordered it. */
+static const char *LATE =
+    "lock %s ttl=10s\nresource stock=2 %s\nnetwork latency=0ms\nduration 30s\n"
+    "client A: acquire; read; write; release\n"
+    "client B @1s: acquire retry=1s; %s; release\n"
+    "on A.between-read-and-write pause A 11.5s\n";
+
+static struct engine *late_run(const char *algo, const char *res, const char *work) {
+    char text[512];
+    snprintf(text, sizeof text, LATE, algo, res, work);
+    return run_text(text);
+}
+
+static void test_late_write_is_ordered_not_stale(void **state) {
+    (void)state;
+    char b[400];
+    struct engine *e = late_run("fenced-lease", "fencing=on check=reads+writes", "work 1s; read; write");
+    const struct checker_report *r = engine_report(e);
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->t, 11 * S + 500 * MS);
+    assert_int_equal(w->peer, node_of(engine_trace(e), "A"));
+    assert_int_equal(w->token, 1);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    const struct trace_event *l = must(e, TRACE_LATE_WRITE, "A", 1);
+    assert_int_equal(l->t, w->t);
+    assert_int_equal(l->token, 1);
+    assert_null(find(e, TRACE_STALE_WRITE, NULL, 1));
+    assert_int_equal(r->late_writes, 1);
+    assert_int_equal(r->stale_accepted, 0);
+    assert_int_equal(r->lost_updates, 0);
+    assert_int_equal(r->double_entries, 1);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_string_equal(r->headline, "SAFE: two clients overlapped; 1 late write reached the resource before "
+                                     "any operation of the newer grant, so its history stays in grant order");
+    assert_int_equal(narrate_event(b, sizeof b, engine_trace(e), l), 0);
+    assert_string_equal(b, "A's write under its lost lock (token 1) was accepted, but B, the new holder, has "
+                           "not touched the resource yet: the write still comes first in grant order, no harm");
+    engine_free(e);
+
+    /* B reads and writes at once (11 s): A's write at 11.5 s comes after
+     * operations of token 2 and is refused by the fence: no late write. */
+    e = late_run("fenced-lease", "fencing=on check=reads+writes", "read; write");
+    w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->t, 11 * S);
+    assert_int_equal(w->peer, node_of(engine_trace(e), "B"));
+    assert_null(find(e, TRACE_LATE_WRITE, NULL, 1));
+    assert_int_equal(engine_report(e)->late_writes, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    /* Writes checked only, B reads at 11 s and writes at 12 s: the read does
+     * not raise the fence, so A's write at 11.5 s (token 1, the highest seen)
+     * is accepted after an operation of token 2: stale, and B's write
+     * computed from its read loses an update. */
+    e = late_run("fenced-lease", "fencing=on", "read; work 1s; write");
+    r = engine_report(e);
+    w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->t, 11 * S + 500 * MS);
+    assert_int_equal(w->token, 1);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    assert_non_null(find(e, TRACE_STALE_WRITE, "A", 1));
+    assert_int_equal(r->late_writes, 0);
+    assert_int_equal(r->stale_accepted, 1);
+    assert_int_equal(r->lost_updates, 1);
+    assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+    /* A plain resource, the first timing: stale, though nothing is lost. */
+    e = late_run("lease", "fencing=off", "work 1s; read; write");
+    r = engine_report(e);
+    assert_int_equal(must(e, TRACE_WRITE, "R", 1)->t, 11 * S + 500 * MS);
+    assert_non_null(find(e, TRACE_STALE_WRITE, "A", 1));
+    assert_int_equal(r->late_writes, 0);
+    assert_int_equal(r->stale_accepted, 1);
+    assert_int_equal(r->lost_updates, 0);
+    assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+}
+
 /* The narration of a guard's refusal says it is the guard, not a fence. */
 static void test_guard_refusal_narrated(void **state) {
     (void)state;
@@ -599,6 +682,7 @@ int main(void) {
         cmocka_unit_test(test_write_without_token),
         cmocka_unit_test(test_algorithm_rule_wins_over_scenario_flag),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_late_write_is_ordered_not_stale),
         cmocka_unit_test(test_fenced_lease_honours_fencing_off),
         cmocka_unit_test(test_lease_renew_tokens),
     };

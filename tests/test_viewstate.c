@@ -111,6 +111,34 @@ static void test_quiz_stops(void **state) {
     engine_free(e);
 }
 
+/* At a resource with a rule the late-write question has a third outcome:
+ * A's write lands before any operation of B (fencing-late-write-ordered's
+ * timing), accepted and harmless: the answer is the third choice. */
+static void test_quiz_late_write_ordered(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock fenced-lease ttl=10s\nresource stock=2 fencing=on check=reads+writes\n"
+                                "network latency=0ms\nduration 30s\n"
+                                "client A: acquire; read; write; release\n"
+                                "client B @1s: acquire retry=1s; work 1s; read; write; release\n"
+                                "on A.between-read-and-write pause A 11.5s\n");
+    const struct trace *tr = engine_trace(e);
+    struct viewstate vs;
+    char text[256], ch[3][96];
+    int answer = -1;
+    assert_int_equal(viewstate_init(&vs, &tr, 1, 1), 0);
+    while (vs.question < 0 || tr->ev[vs.ev[vs.question].seq].kind != TRACE_WRITE) {
+        if (vs.question >= 0) assert_int_equal(viewstate_reveal(&vs), 0);
+        assert_int_equal(viewstate_step(&vs, 1), 1);
+    }
+    const struct trace_event *q = &tr->ev[vs.ev[vs.question].seq];
+    assert_int_equal(q->t, 11 * S + S / 2);
+    assert_int_equal(viewstate_question(&vs.ev[vs.question], tr, text, sizeof text, ch, &answer), 3);
+    assert_int_equal(answer, 2);
+    assert_string_equal(ch[2], "accepts it: the new holder has not touched R yet, so it comes first");
+    viewstate_close(&vs);
+    engine_free(e);
+}
+
 /* A hand-made trace: A and B both in the critical section for 1 ns at 30s
  * of a 60 s run. */
 static void one_ns_trace(struct trace *tr) {
@@ -294,6 +322,7 @@ static void test_hit(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step_forward_and_back), cmocka_unit_test(test_quiz_stops),
+        cmocka_unit_test(test_quiz_late_write_ordered),
         cmocka_unit_test(test_next_violation_one_ns), cmocka_unit_test(test_zoom_pan_fit),
         cmocka_unit_test(test_play_and_reload),       cmocka_unit_test(test_hit),
     };
