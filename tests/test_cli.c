@@ -2,6 +2,7 @@
  * messages with file:line:col, the replay line, --set, --algo, --trace,
  * JSON output and the plugin example. LOCKSIM_BIN names the binary. */
 #include "cli_util.h"
+#include "metric.h"
 
 /* The seed scenario: UNSAFE verdict, expectations met, exit 0, replay line. */
 static void test_run_seed_scenario(void **state) {
@@ -192,6 +193,43 @@ static void test_json_resource_rule(void **state) {
     }
 }
 
+/* docs/regression.md's table of the run record names every top-level key
+ * that `run --format json` writes (a truncated run's too); the metric keys
+ * are docs/metrics.md's, checked against the metric table elsewhere. */
+static void test_json_record_keys_documented(void **state) {
+    (void)state;
+    static char doc[65536];
+    slurp("docs/regression.md", doc, sizeof doc);
+    const char *table = strstr(doc, "## The run record");
+    assert_non_null(table);
+    const char *runs[] = {"run scenarios/gc-pause-outlives-lease.lsim --format json --narrate",
+                          "run scenarios/gc-pause-outlives-lease.lsim --format json --set max-events=10"};
+    for (size_t k = 0; k < 2; k++) {
+        struct result *r = run(runs[k]);
+        int depth = 0, keys = 0;
+        for (const char *p = r->out; *p; p++) {
+            if (*p == '{' || *p == '[') depth++;
+            else if (*p == '}' || *p == ']') depth--;
+            else if (*p == '"') {
+                const char *q = p + 1;
+                while (*q && *q != '"') q += *q == '\\' ? 2 : 1;
+                if (depth == 1 && q[0] == '"' && q[1] == ':') {
+                    char key[64], want[80];
+                    int isk = 0;
+                    snprintf(key, sizeof key, "%.*s", (int)(q - p - 1), p + 1);
+                    for (int m = 0; m < SCN_M_COUNT; m++) isk |= strcmp(metric_info((enum scn_metric)m)->key, key) == 0;
+                    snprintf(want, sizeof want, "`%s`", key);
+                    if (!isk && !strstr(table, want)) print_error("docs/regression.md: no key %s\n", want);
+                    assert_true(isk || strstr(table, want) != NULL);
+                    keys++;
+                }
+                p = q;
+            }
+        }
+        assert_true(keys > 30);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_seed_scenario),
@@ -205,6 +243,7 @@ int main(void) {
         cmocka_unit_test(test_matrix),
         cmocka_unit_test(test_plugin_example),
         cmocka_unit_test(test_json_resource_rule),
+        cmocka_unit_test(test_json_record_keys_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
