@@ -8,6 +8,7 @@
 #define _XOPEN_SOURCE 700 /* realpath; include this header first */
 #endif
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,46 @@ static TESTUTIL_UNUSED struct result *run_in(const char *prefix, const char *arg
 }
 
 static TESTUTIL_UNUSED struct result *run(const char *args) { return run_in("", args); }
+
+/* A scratch folder of this test process's own, made on first use under
+ * /tmp (mkdtemp) and removed at exit: a test never writes a fixed path
+ * that another run, or another user's file, could share. */
+static TESTUTIL_UNUSED char *scratch_dir(void) {
+    static char dir[64];
+    return dir;
+}
+static TESTUTIL_UNUSED void scratch_remove(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch_dir());
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", scratch_dir());
+}
+static TESTUTIL_UNUSED const char *scratch(void) {
+    char *dir = scratch_dir();
+    if (!dir[0]) {
+        snprintf(dir, 64, "/tmp/locksim-test.XXXXXX");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            abort();
+        }
+        atexit(scratch_remove);
+    }
+    return dir;
+}
+
+/* printf into one of eight rotating buffers: fmt("%1$s/x.lsim", scratch()). */
+static TESTUTIL_UNUSED __attribute__((format(printf, 1, 2))) const char *fmt(const char *f, ...) {
+    static char bufs[8][8192];
+    static int next;
+    char *b = bufs[next++ & 7];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(b, sizeof bufs[0], f, ap);
+    va_end(ap);
+    return b;
+}
+
+/* A path in the scratch folder: sp("x.lsim"). */
+static TESTUTIL_UNUSED const char *sp(const char *name) { return fmt("%s/%s", scratch(), name); }
 
 static TESTUTIL_UNUSED void write_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");

@@ -38,17 +38,17 @@ static void test_algo_swap(void **state) {
 /* A malformed scenario: file:line:col and exit 65. */
 static void test_malformed_exit_65(void **state) {
     (void)state;
-    write_file("/tmp/locksim_bad.lsim", "lock lease\nclient A: acquire; wrte; release\n");
-    struct result *r = run("run /tmp/locksim_bad.lsim");
+    write_file(sp("locksim_bad.lsim"), "lock lease\nclient A: acquire; wrte; release\n");
+    struct result *r = run(fmt("run %1$s/locksim_bad.lsim", scratch()));
     assert_int_equal(r->code, 65);
-    assert_non_null(strstr(r->err, "/tmp/locksim_bad.lsim:2:20: "));
+    assert_non_null(strstr(r->err, sp("locksim_bad.lsim:2:20: ")));
     assert_non_null(strstr(r->err, "wrte"));
     /* An unknown algorithm option is reported where it was written. */
-    write_file("/tmp/locksim_bad.lsim", "lock lease ttI=30s\nclient A: acquire\n");
-    r = run("run /tmp/locksim_bad.lsim");
+    write_file(sp("locksim_bad.lsim"), "lock lease ttI=30s\nclient A: acquire\n");
+    r = run(fmt("run %1$s/locksim_bad.lsim", scratch()));
     assert_int_equal(r->code, 65);
-    assert_non_null(strstr(r->err, "/tmp/locksim_bad.lsim:1:12: unknown option 'ttI' for lease"));
-    remove("/tmp/locksim_bad.lsim");
+    assert_non_null(strstr(r->err, sp("locksim_bad.lsim:1:12: unknown option 'ttI' for lease")));
+    remove(sp("locksim_bad.lsim"));
 }
 
 /* Missing file: exit 66. Usage errors: exit 64. */
@@ -91,20 +91,20 @@ static void test_help_version_list(void **state) {
 /* JSON report and a JSON Lines trace; the same seed gives the same bytes. */
 static void test_json_and_trace_reproducible(void **state) {
     (void)state;
-    struct result *r = run("run scenarios/fencing-rejects-stale-write.lsim --format json "
-                           "--trace /tmp/locksim_t1.jsonl");
+    struct result *r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --format json "
+                           "--trace %1$s/locksim_t1.jsonl", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "\"verdict\":\"SAFE\""));
     assert_non_null(strstr(r->out, "\"stale_writes_rejected\":1"));
-    run("run scenarios/fencing-rejects-stale-write.lsim --format json --trace /tmp/locksim_t2.jsonl");
+    run(fmt("run scenarios/fencing-rejects-stale-write.lsim --format json --trace %1$s/locksim_t2.jsonl", scratch()));
     static char a[1 << 20], b[1 << 20];
-    slurp("/tmp/locksim_t1.jsonl", a, sizeof a);
-    slurp("/tmp/locksim_t2.jsonl", b, sizeof b);
+    slurp(sp("locksim_t1.jsonl"), a, sizeof a);
+    slurp(sp("locksim_t2.jsonl"), b, sizeof b);
     assert_true(strlen(a) > 100);
     assert_string_equal(a, b);
     assert_non_null(strstr(a, "\"format\":\"locksim-trace\""));
-    remove("/tmp/locksim_t1.jsonl");
-    remove("/tmp/locksim_t2.jsonl");
+    remove(sp("locksim_t1.jsonl"));
+    remove(sp("locksim_t2.jsonl"));
 }
 
 /* `check` runs every expectation and reports per file. */
@@ -114,19 +114,19 @@ static void test_check_command(void **state) {
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "scenarios: 2 passed, 0 failed"));
     /* Lab formats: TAP and JUnit carry a failing file's message. */
-    write_file("/tmp/locksim_fail.lsim", "lock lease\nclient A: acquire; release\nexpect verdict UNSAFE\n");
-    r = run("check --format tap scenarios/setnx-crashed-holder-stuck.lsim /tmp/locksim_fail.lsim");
+    write_file(sp("locksim_fail.lsim"), "lock lease\nclient A: acquire; release\nexpect verdict UNSAFE\n");
+    r = run(fmt("check --format tap scenarios/setnx-crashed-holder-stuck.lsim %1$s/locksim_fail.lsim", scratch()));
     assert_int_equal(r->code, 1);
-    assert_non_null(strstr(r->out, "TAP version 13\n1..2\nok 1 - scenarios/setnx-crashed-holder-stuck.lsim (STUCK)\n"
-                                   "not ok 2 - /tmp/locksim_fail.lsim (SAFE)\n"));
-    assert_non_null(strstr(r->out, "/tmp/locksim_fail.lsim:3: expect verdict UNSAFE: measured SAFE"));
-    r = run("check --format junit scenarios/setnx-crashed-holder-stuck.lsim /tmp/locksim_fail.lsim");
+    assert_non_null(strstr(r->out, fmt("TAP version 13\n1..2\nok 1 - scenarios/setnx-crashed-holder-stuck.lsim (STUCK)\n"
+                                   "not ok 2 - %1$s/locksim_fail.lsim (SAFE)\n", scratch())));
+    assert_non_null(strstr(r->out, sp("locksim_fail.lsim:3: expect verdict UNSAFE: measured SAFE")));
+    r = run(fmt("check --format junit scenarios/setnx-crashed-holder-stuck.lsim %1$s/locksim_fail.lsim", scratch()));
     assert_non_null(strstr(r->out, "<testsuite name=\"locksim scenarios\" tests=\"2\" failures=\"1\""));
     assert_non_null(strstr(r->out, "<failure message=\"expectation failed\">"));
     r = run("check --format json scenarios/setnx-crashed-holder-stuck.lsim");
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "\"verdict\":\"STUCK\""));
-    remove("/tmp/locksim_fail.lsim");
+    remove(sp("locksim_fail.lsim"));
 }
 
 /* The verdict matrix: one fault script, one row per algorithm, in three formats. */
@@ -151,26 +151,26 @@ static void test_matrix(void **state) {
 /* The worked plugin example builds against sim/lock.h and runs. */
 static void test_plugin_example(void **state) {
     (void)state;
-    int st = system("cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -Isim "
-                    "-o /tmp/locksim_my_lock.so examples/algorithms/my_lock.c");
+    int st = system(fmt("cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -Isim "
+                    "-o %1$s/locksim_my_lock.so examples/algorithms/my_lock.c", scratch()));
     assert_int_equal(st, 0);
-    struct result *r = run("run scenarios/fencing-rejects-stale-write.lsim --algo /tmp/locksim_my_lock.so "
-                           "--no-timeline");
+    struct result *r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --algo %1$s/locksim_my_lock.so "
+                           "--no-timeline", scratch()));
     assert_non_null(strstr(r->out, "algorithm ticket"));
     assert_non_null(strstr(r->out, "Verdict: SAFE"));
     /* A plugin built for another interface version is refused. */
-    st = system("cc -std=c11 -shared -fPIC -Isim "
-                "-o /tmp/locksim_old.so -x c - <<'EOF'\n"
+    st = system(fmt("cc -std=c11 -shared -fPIC -Isim "
+                "-o %1$s/locksim_old.so -x c - <<'EOF'\n"
                 "#include \"lock.h\"\n"
                 "static const struct lock_algo old = {.abi = 999, .name = \"old\"};\n"
                 "const struct lock_algo *locksim_algo(void) { return &old; }\n"
-                "EOF");
+                "EOF", scratch()));
     assert_int_equal(st, 0);
-    r = run("run scenarios/fencing-rejects-stale-write.lsim --algo /tmp/locksim_old.so");
+    r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --algo %1$s/locksim_old.so", scratch()));
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "interface version 999"));
-    remove("/tmp/locksim_my_lock.so");
-    remove("/tmp/locksim_old.so");
+    remove(sp("locksim_my_lock.so"));
+    remove(sp("locksim_old.so"));
 }
 
 /* `run --format json` names the resource's rule: the lock service's guard,

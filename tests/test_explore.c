@@ -737,23 +737,23 @@ static void test_cli_writes_a_file_that_check_passes(void **state)
     char a[8192], b[8192];
 
     (void)state;
-    remove("/tmp/locksim_explore_1.lsim");
-    r = run("explore scenarios/explore-budget.lsim --budget 4096 -o /tmp/locksim_explore_1.lsim");
+    remove(sp("locksim_explore_1.lsim"));
+    r = run(fmt("explore scenarios/explore-budget.lsim --budget 4096 -o %1$s/locksim_explore_1.lsim", scratch()));
     assert_int_equal(r->code, 1); /* found: the file's expectation is broken */
     assert_non_null(strstr(r->out, "15 runs to the first failure"));
     assert_non_null(strstr(r->out, "boundary: pause of A 11.000000001s: UNSAFE"));
-    r = run("check /tmp/locksim_explore_1.lsim");
+    r = run(fmt("check %1$s/locksim_explore_1.lsim", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "1 passed, 0 failed"));
-    slurp("/tmp/locksim_explore_1.lsim", a, sizeof a);
+    slurp(sp("locksim_explore_1.lsim"), a, sizeof a);
     /* The same with two workers, byte for byte. */
-    r = run("explore scenarios/explore-budget.lsim --budget 4096 --jobs 2 -o "
-            "/tmp/locksim_explore_2.lsim");
+    r = run(fmt("explore scenarios/explore-budget.lsim --budget 4096 --jobs 2 -o "
+            "%1$s/locksim_explore_2.lsim", scratch()));
     assert_int_equal(r->code, 1);
-    slurp("/tmp/locksim_explore_2.lsim", b, sizeof b);
+    slurp(sp("locksim_explore_2.lsim"), b, sizeof b);
     assert_string_equal(a, b);
-    remove("/tmp/locksim_explore_1.lsim");
-    remove("/tmp/locksim_explore_2.lsim");
+    remove(sp("locksim_explore_1.lsim"));
+    remove(sp("locksim_explore_2.lsim"));
     /* Nothing found: exit 0 and the coverage table. */
     r = run("explore scenarios/explore-budget.lsim --algos setnx --budget 2048");
     assert_int_equal(r->code, 0);

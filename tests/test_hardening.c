@@ -15,33 +15,33 @@ static void test_trace_outputs(void **state) {
     (void)state;
     struct stat st;
     /* A FIFO stays a FIFO and receives the whole trace. */
-    unlink("/tmp/lh_fifo");
-    assert_int_equal(mkfifo("/tmp/lh_fifo", 0600), 0);
-    struct result *r = run("run " GC " --no-timeline --trace /tmp/lh_fifo & cat /tmp/lh_fifo > /tmp/lh_fifo_out; wait");
-    assert_int_equal(lstat("/tmp/lh_fifo", &st), 0);
+    unlink(sp("lh_fifo"));
+    assert_int_equal(mkfifo(sp("lh_fifo"), 0600), 0);
+    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_fifo & cat %1$s/lh_fifo > %1$s/lh_fifo_out; wait", scratch()));
+    assert_int_equal(lstat(sp("lh_fifo"), &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
     char buf[65536];
-    slurp("/tmp/lh_fifo_out", buf, sizeof buf);
+    slurp(sp("lh_fifo_out"), buf, sizeof buf);
     assert_non_null(strstr(buf, "\"format\":\"locksim-trace\""));
-    unlink("/tmp/lh_fifo");
-    unlink("/tmp/lh_fifo_out");
+    unlink(sp("lh_fifo"));
+    unlink(sp("lh_fifo_out"));
     /* /dev/null stays a character device. */
     r = run("run " GC " --no-timeline --trace /dev/null");
     assert_int_equal(r->code, 0);
     assert_int_equal(stat("/dev/null", &st), 0);
     assert_true(S_ISCHR(st.st_mode));
     /* A symlink stays a link; its target gets the trace. */
-    unlink("/tmp/lh_link");
-    write_file("/tmp/lh_target", "old\n");
-    assert_int_equal(symlink("/tmp/lh_target", "/tmp/lh_link"), 0);
-    r = run("run " GC " --no-timeline --trace /tmp/lh_link");
+    unlink(sp("lh_link"));
+    write_file(sp("lh_target"), "old\n");
+    assert_int_equal(symlink(sp("lh_target"), sp("lh_link")), 0);
+    r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_link", scratch()));
     assert_int_equal(r->code, 0);
-    assert_int_equal(lstat("/tmp/lh_link", &st), 0);
+    assert_int_equal(lstat(sp("lh_link"), &st), 0);
     assert_true(S_ISLNK(st.st_mode));
-    slurp("/tmp/lh_target", buf, sizeof buf);
+    slurp(sp("lh_target"), buf, sizeof buf);
     assert_non_null(strstr(buf, "\"format\":\"locksim-trace\""));
-    unlink("/tmp/lh_link");
-    unlink("/tmp/lh_target");
+    unlink(sp("lh_link"));
+    unlink(sp("lh_target"));
     /* "-" is standard output (the report moves to stderr). */
     r = run("run " GC " --no-timeline --trace -");
     assert_int_equal(r->code, 0);
@@ -49,24 +49,24 @@ static void test_trace_outputs(void **state) {
     assert_non_null(strstr(r->err, "Verdict: UNSAFE"));
     assert_int_not_equal(stat("-", &st), 0);
     /* The input file is refused, and left as it was. */
-    system("cp " GC " /tmp/lh_in.lsim");
-    slurp("/tmp/lh_in.lsim", buf, sizeof buf);
+    system(fmt("cp " GC " %1$s/lh_in.lsim", scratch()));
+    slurp(sp("lh_in.lsim"), buf, sizeof buf);
     size_t before = strlen(buf);
-    r = run("run /tmp/lh_in.lsim --trace /tmp/lh_in.lsim");
+    r = run(fmt("run %1$s/lh_in.lsim --trace %1$s/lh_in.lsim", scratch()));
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "it is the input file"));
-    slurp("/tmp/lh_in.lsim", buf, sizeof buf);
+    slurp(sp("lh_in.lsim"), buf, sizeof buf);
     assert_int_equal(strlen(buf), before);
-    unlink("/tmp/lh_in.lsim");
+    unlink(sp("lh_in.lsim"));
     /* A full device is exit 73 with the reason; so is a full stdout. */
     r = run("run " GC " --no-timeline --trace /dev/full");
     assert_int_equal(r->code, 73);
     assert_non_null(strstr(r->err, "No space left on device"));
-    r = run("run " GC " > /dev/full 2>/tmp/lh_full_err; echo status=$?");
+    r = run(fmt("run " GC " > /dev/full 2>%1$s/lh_full_err; echo status=$?", scratch()));
     assert_non_null(strstr(r->out, "status=73"));
-    slurp("/tmp/lh_full_err", buf, sizeof buf);
+    slurp(sp("lh_full_err"), buf, sizeof buf);
     assert_non_null(strstr(buf, "cannot write to standard output: No space left on device"));
-    unlink("/tmp/lh_full_err");
+    unlink(sp("lh_full_err"));
 }
 
 /* check --format json carries each run's real trace digest: the one that
@@ -97,37 +97,37 @@ static void test_check_json_hash(void **state) {
 /* A run cut short decides nothing: TRUNCATED in every format, exit 1. */
 static void test_truncated_never_passes(void **state) {
     (void)state;
-    write_file("/tmp/lh_cut.lsim", "duration 60s\nmax-events 20\nlock lease ttl=30s\n"
+    write_file(sp("lh_cut.lsim"), "duration 60s\nmax-events 20\nlock lease ttl=30s\n"
                                    "client A: acquire; work 10s; write; release\n"
                                    "client B @31s: acquire; write; release\n"
                                    "expect no double-entry\n");
-    struct result *r = run("check /tmp/lh_cut.lsim");
+    struct result *r = run(fmt("check %1$s/lh_cut.lsim", scratch()));
     assert_int_equal(r->code, 1);
-    assert_non_null(strstr(r->out, "TRUNCATED /tmp/lh_cut.lsim"));
+    assert_non_null(strstr(r->out, fmt("TRUNCATED %1$s/lh_cut.lsim", scratch())));
     assert_non_null(strstr(r->out, "--set max-events=N"));
     assert_non_null(strstr(r->out, "scenarios: 0 passed, 1 failed"));
-    r = run("run /tmp/lh_cut.lsim --no-timeline");
+    r = run(fmt("run %1$s/lh_cut.lsim --no-timeline", scratch()));
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, "Verdict: TRUNCATED: the run was cut short at t="));
     assert_non_null(strstr(r->out, "after 20 events (max-events 20)"));
-    r = run("check --format json /tmp/lh_cut.lsim");
+    r = run(fmt("check --format json %1$s/lh_cut.lsim", scratch()));
     assert_int_equal(r->code, 1);
     assert_true(json_lines_valid(r->out));
     assert_non_null(strstr(r->out, "\"outcome\":\"TRUNCATED\""));
     assert_non_null(strstr(r->out, "\"ok\":null"));
-    r = run("check --format tap /tmp/lh_cut.lsim");
-    assert_non_null(strstr(r->out, "not ok 1 - /tmp/lh_cut.lsim (TRUNCATED)"));
-    r = run("check --format junit /tmp/lh_cut.lsim");
+    r = run(fmt("check --format tap %1$s/lh_cut.lsim", scratch()));
+    assert_non_null(strstr(r->out, fmt("not ok 1 - %1$s/lh_cut.lsim (TRUNCATED)", scratch())));
+    r = run(fmt("check --format junit %1$s/lh_cut.lsim", scratch()));
     assert_non_null(strstr(r->out, "failures=\"1\""));
     assert_non_null(strstr(r->out, "TRUNCATED"));
     /* The three-line livelock: zero latency, acquire; release forever. */
-    write_file("/tmp/lh_live.lsim", "network latency=0ms\nlock lease ttl=30s\n"
+    write_file(sp("lh_live.lsim"), "network latency=0ms\nlock lease ttl=30s\n"
                                     "client A repeat=0: acquire; release\nexpect verdict SAFE\n");
-    r = run("check /tmp/lh_live.lsim");
+    r = run(fmt("check %1$s/lh_live.lsim", scratch()));
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, "TRUNCATED"));
-    unlink("/tmp/lh_cut.lsim");
-    unlink("/tmp/lh_live.lsim");
+    unlink(sp("lh_cut.lsim"));
+    unlink(sp("lh_live.lsim"));
 }
 
 /* A --set key that the run's algorithm does not have is an error, with the
@@ -157,8 +157,8 @@ static void test_unknown_keys(void **state) {
 static void plugin(const char *name, const char *body) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "cc -std=c11 -shared -fPIC -Isim -o /tmp/%s.so -x c - <<'EOF'\n#include \"lock.h\"\n%s\nEOF", name,
-             body);
+             "cc -std=c11 -shared -fPIC -Isim -o %s/%s.so -x c - <<'EOF'\n#include \"lock.h\"\n%s\nEOF", scratch(),
+             name, body);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -166,47 +166,48 @@ static void test_plugins_refused(void **state) {
     (void)state;
     plugin("lh_empty", "static const struct lock_algo a = {.abi = LOCK_ABI_VERSION, .name = \"empty\"};\n"
                        "const struct lock_algo *locksim_algo(void) { return &a; }");
-    struct result *r = run("run " GC " --algo /tmp/lh_empty.so");
+    struct result *r = run(fmt("run " GC " --algo %1$s/lh_empty.so", scratch()));
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "no client_acquire callback"));
     plugin("lh_noname", "static void f(struct lock_ctx *c, void *s) { (void)c; (void)s; }\n"
                         "static const struct lock_algo a = {.abi = LOCK_ABI_VERSION, .client_acquire = f,"
                         " .client_release = f};\n"
                         "const struct lock_algo *locksim_algo(void) { return &a; }");
-    r = run("run " GC " --algo /tmp/lh_noname.so");
+    r = run(fmt("run " GC " --algo %1$s/lh_noname.so", scratch()));
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, ".name is NULL"));
     assert_null(strstr(r->err, "(null)"));
     plugin("lh_null", "const struct lock_algo *locksim_algo(void) { return 0; }");
-    r = run("run " GC " --algo /tmp/lh_null.so");
+    r = run(fmt("run " GC " --algo %1$s/lh_null.so", scratch()));
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "returned NULL"));
     assert_null(strstr(r->err, "version 0"));
     /* A bare file name ending in .so is looked for in the current folder. */
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "cd /tmp && cp %s/" GC " /tmp/lh_gc.lsim &&", getcwd(cmd + 300, 200));
+    char cmd[512], cwd[256];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(cmd, sizeof cmd, "cd %1$s && cp %2$s/" GC " %1$s/lh_gc.lsim &&", scratch(), cwd);
     r = run_in(cmd, "run lh_gc.lsim --algo lh_null.so");
     assert_non_null(strstr(r->err, "returned NULL"));
     r = run("run " GC " --algo nosuch_here.so");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "no algorithm file 'nosuch_here.so' in the current directory"));
     /* `lock ./x.so` in a scenario: found beside the file; refused with 65. */
-    system("mkdir -p /tmp/lh_plug && cp /tmp/lh_null.so /tmp/lh_plug/ && "
-           "cc -std=c11 -shared -fPIC -Isim -o /tmp/lh_plug/my_lock.so examples/algorithms/my_lock.c");
-    write_file("/tmp/lh_plug/ok.lsim", "lock ./my_lock.so\nresource fencing=on\n"
+    system(fmt("mkdir -p %1$s/lh_plug && cp %1$s/lh_null.so %1$s/lh_plug/ && "
+           "cc -std=c11 -shared -fPIC -Isim -o %1$s/lh_plug/my_lock.so examples/algorithms/my_lock.c", scratch()));
+    write_file(sp("lh_plug/ok.lsim"), "lock ./my_lock.so\nresource fencing=on\n"
                                        "client A: acquire; write; release\nexpect verdict SAFE\n");
-    r = run_in("cd / &&", "check /tmp/lh_plug/ok.lsim");
+    r = run_in("cd / &&", fmt("check %1$s/lh_plug/ok.lsim", scratch()));
     assert_int_equal(r->code, 0);
-    write_file("/tmp/lh_plug/bad.lsim", "lock ./lh_null.so\nclient A: acquire\nexpect verdict SAFE\n");
-    r = run("check /tmp/lh_plug/bad.lsim");
+    write_file(sp("lh_plug/bad.lsim"), "lock ./lh_null.so\nclient A: acquire\nexpect verdict SAFE\n");
+    r = run(fmt("check %1$s/lh_plug/bad.lsim", scratch()));
     assert_int_equal(r->code, 65);
-    assert_non_null(strstr(r->err, "/tmp/lh_plug/bad.lsim:1:6: cannot use algorithm '/tmp/lh_plug/lh_null.so': "
-                                   "its locksim_algo() returned NULL"));
-    system("rm -rf /tmp/lh_plug");
-    unlink("/tmp/lh_empty.so");
-    unlink("/tmp/lh_noname.so");
-    unlink("/tmp/lh_null.so");
-    unlink("/tmp/lh_gc.lsim");
+    assert_non_null(strstr(r->err, fmt("%1$s/lh_plug/bad.lsim:1:6: cannot use algorithm '%1$s/lh_plug/lh_null.so': "
+                                   "its locksim_algo() returned NULL", scratch())));
+    system(fmt("rm -rf %1$s/lh_plug", scratch()));
+    unlink(sp("lh_empty.so"));
+    unlink(sp("lh_noname.so"));
+    unlink(sp("lh_null.so"));
+    unlink(sp("lh_gc.lsim"));
 }
 
 /* The replay line, pasted into a shell, reproduces the output byte for
@@ -214,8 +215,8 @@ static void test_plugins_refused(void **state) {
  * stays valid with quotes, backslashes and control characters. */
 static void test_replay_and_json_escaping(void **state) {
     (void)state;
-    system("mkdir -p '/tmp/lh dir' && cp " GC " '/tmp/lh dir/my \"gc\" file.lsim'");
-    struct result *r = run("run '/tmp/lh dir/my \"gc\" file.lsim' --width 90 --set 'title=Lecture 3 \"demo\" \\ x'");
+    system(fmt("mkdir -p '%1$s/lh dir' && cp " GC " '%1$s/lh dir/my \"gc\" file.lsim'", scratch()));
+    struct result *r = run(fmt("run '%1$s/lh dir/my \"gc\" file.lsim' --width 90 --set 'title=Lecture 3 \"demo\" \\ x'", scratch()));
     assert_int_equal(r->code, 0);
     static char first[1 << 21];
     snprintf(first, sizeof first, "%s", r->out);
@@ -228,16 +229,16 @@ static void test_replay_and_json_escaping(void **state) {
     r = run(line + 8); /* "run ..." */
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out, first);
-    r = run("run '/tmp/lh dir/my \"gc\" file.lsim' --format json --narrate --set 'title=a \"q\" \\ b'");
+    r = run(fmt("run '%1$s/lh dir/my \"gc\" file.lsim' --format json --narrate --set 'title=a \"q\" \\ b'", scratch()));
     assert_int_equal(r->code, 0);
     assert_true(json_lines_valid(r->out));
     assert_non_null(strstr(r->out, "\"title\":\"a \\\"q\\\" \\\\ b\""));
     assert_non_null(strstr(r->out, "\"narration\":[\"t=0s"));
-    write_file("/tmp/lh_ctl.lsim", "title \"tab\there\"\nlock lease\nclient A: acquire; write; release\n"
+    write_file(sp("lh_ctl.lsim"), "title \"tab\there\"\nlock lease\nclient A: acquire; write; release\n"
                                    "expect verdict SAFE\n");
-    r = run("check --format json /tmp/lh_ctl.lsim");
+    r = run(fmt("check --format json %1$s/lh_ctl.lsim", scratch()));
     assert_true(json_lines_valid(r->out));
-    system("rm -rf '/tmp/lh dir' /tmp/lh_ctl.lsim");
+    system(fmt("rm -rf '%1$s/lh dir' %1$s/lh_ctl.lsim", scratch()));
 }
 
 /* Smaller gaps: strict numbers, folders, stdin, malformed files in every
@@ -257,16 +258,16 @@ static void test_smaller_gaps(void **state) {
     r = run("run - --no-timeline < " GC);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
-    write_file("/tmp/lh_bad.lsim", "lock lease\nclient A: acquire; wrte; release\n");
-    r = run("check --format json /tmp/lh_bad.lsim " GC);
+    write_file(sp("lh_bad.lsim"), "lock lease\nclient A: acquire; wrte; release\n");
+    r = run(fmt("check --format json %1$s/lh_bad.lsim " GC, scratch()));
     assert_int_equal(r->code, 65);
     assert_true(json_lines_valid(r->out));
     assert_non_null(strstr(r->out, "\"outcome\":\"ERROR\",\"error_code\":\"PARSE\",\"exit_status\":65"));
-    r = run("check --format junit /tmp/lh_bad.lsim " GC);
+    r = run(fmt("check --format junit %1$s/lh_bad.lsim " GC, scratch()));
     assert_non_null(strstr(r->out, "errors=\"1\""));
     assert_non_null(strstr(r->out, "time=\""));
-    assert_non_null(strstr(r->out, "<error message=\"malformed scenario\">/tmp/lh_bad.lsim:2:20:"));
-    unlink("/tmp/lh_bad.lsim");
+    assert_non_null(strstr(r->out, fmt("<error message=\"malformed scenario\">%1$s/lh_bad.lsim:2:20:", scratch())));
+    unlink(sp("lh_bad.lsim"));
     r = run_in("cd / &&", "demo");
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "2/2  The same timeline with fencing tokens"));
@@ -277,10 +278,10 @@ static void test_smaller_gaps(void **state) {
  * node a track, the double entry a span of its own, exact microseconds. */
 static void test_chrome_trace(void **state) {
     (void)state;
-    struct result *r = run("run " GC " --no-timeline --trace /tmp/lh_chrome.json --trace-format chrome");
+    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_chrome.json --trace-format chrome", scratch()));
     assert_int_equal(r->code, 0);
     static char buf[1 << 20];
-    slurp("/tmp/lh_chrome.json", buf, sizeof buf);
+    slurp(sp("lh_chrome.json"), buf, sizeof buf);
     const char *end = json_value(buf);
     assert_non_null(end);
     assert_true(*json_ws(end) == '\0'); /* one JSON object, nothing after it */
@@ -290,11 +291,11 @@ static void test_chrome_trace(void **state) {
                                 "\"ts\":31000000.000,\"dur\":1000000.000"));
     assert_non_null(strstr(buf, "\"name\":\"paused\",\"ts\":5000000.000,\"dur\":27000000.000"));
     assert_non_null(strstr(buf, "STALE write accepted (damage)"));
-    unlink("/tmp/lh_chrome.json");
+    unlink(sp("lh_chrome.json"));
     r = run("run " GC " --trace-format chrome");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "needs --trace"));
-    r = run("run " GC " --trace /tmp/x.json --trace-format perfetto");
+    r = run(fmt("run " GC " --trace %1$s/x.json --trace-format perfetto", scratch()));
     assert_int_equal(r->code, 64);
 }
 
@@ -302,20 +303,20 @@ static void test_chrome_trace(void **state) {
  * so, instead of calling a 100% loss a latency change. */
 static void test_link_loss_in_trace(void **state) {
     (void)state;
-    write_file("/tmp/lh_link.lsim", "lock lease\nclient A: acquire; work 5s; write; release\n"
+    write_file(sp("lh_link.lsim"), "lock lease\nclient A: acquire; work 5s; write; release\n"
                                     "@1s link A S1 loss=100%\n@2s link A R loss=2.5% latency=3ms\n"
                                     "expect verdict SAFE\n");
-    struct result *r = run("run /tmp/lh_link.lsim --narrate --no-timeline --trace /tmp/lh_link.jsonl");
+    struct result *r = run(fmt("run %1$s/lh_link.lsim --narrate --no-timeline --trace %1$s/lh_link.jsonl", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "link A -> S1 now loses every message"));
     assert_non_null(strstr(r->out, "link A -> R now takes 3ms, and loses 2.5% of messages"));
     static char buf[1 << 16];
-    slurp("/tmp/lh_link.jsonl", buf, sizeof buf);
+    slurp(sp("lh_link.jsonl"), buf, sizeof buf);
     assert_non_null(strstr(buf, "\"version\":4"));
     assert_non_null(strstr(buf, "\"kind\":\"link\",\"node\":\"A\",\"peer\":\"S1\",\"token\":0,\"grant\":1000000"));
     assert_non_null(strstr(buf, "\"peer\":\"R\",\"token\":0,\"grant\":25000,\"a\":3000000,\"b\":3000000"));
-    unlink("/tmp/lh_link.lsim");
-    unlink("/tmp/lh_link.jsonl");
+    unlink(sp("lh_link.lsim"));
+    unlink(sp("lh_link.jsonl"));
 }
 
 int main(void) {

@@ -100,31 +100,31 @@ static void test_batch_formats(void **state) {
  * with the signal and the run it was in; the other runs go on. */
 static void test_batch_crashing_worker(void **state) {
     (void)state;
-    int st = system("sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/&"
-                    " *(volatile int *)0 = 0;/' examples/algorithms/my_lock.c > /tmp/locksim_bad.c && "
-                    "cc -std=c11 -shared -fPIC -Isim -o /tmp/locksim_bad.so /tmp/locksim_bad.c");
+    int st = system(fmt("sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/&"
+                    " *(volatile int *)0 = 0;/' examples/algorithms/my_lock.c > %1$s/locksim_bad.c && "
+                    "cc -std=c11 -shared -fPIC -Isim -o %1$s/locksim_bad.so %1$s/locksim_bad.c", scratch()));
     assert_int_equal(st, 0);
     /* Under ASan (make sanitize) the worker would report the SEGV and exit
      * 1: let the signal kill it, as it does in a normal build. */
     setenv("ASAN_OPTIONS", "handle_segv=0", 1);
     static char one[1 << 21];
-    struct result *r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
-                           "--algos fenced-lease,/tmp/locksim_bad.so --format jsonl --jobs 1");
+    struct result *r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
+                           "--algos fenced-lease,%1$s/locksim_bad.so --format jsonl --jobs 1", scratch()));
     assert_int_equal(r->code, 64); /* a plugin that cannot be used */
     assert_int_equal(count_lines(r->out), 6);
     assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{},\"outcome\":\"PASS\""));
-    assert_non_null(strstr(r->out, "worker died with signal 11 (SIGSEGV) during "
-                                   "scenarios/fencing-rejects-stale-write.lsim seed 2 algo /tmp/locksim_bad.so"));
+    assert_non_null(strstr(r->out, fmt("worker died with signal 11 (SIGSEGV) during "
+                                   "scenarios/fencing-rejects-stale-write.lsim seed 2 algo %1$s/locksim_bad.so", scratch())));
     snprintf(one, sizeof one, "%s", r->out);
-    r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
-            "--algos fenced-lease,/tmp/locksim_bad.so --format jsonl --jobs 2");
+    r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
+            "--algos fenced-lease,%1$s/locksim_bad.so --format jsonl --jobs 2", scratch()));
     assert_string_equal(r->out, one);
-    r = run("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 --algos /tmp/locksim_bad.so");
+    r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 --algos %1$s/locksim_bad.so", scratch()));
     assert_non_null(strstr(r->out, "first failure: seed 1: worker died with signal 11 (SIGSEGV)"));
     assert_non_null(strstr(r->out, "\n0 passed, 3 failed\n"));
     unsetenv("ASAN_OPTIONS");
-    remove("/tmp/locksim_bad.c");
-    remove("/tmp/locksim_bad.so");
+    remove(sp("locksim_bad.c"));
+    remove(sp("locksim_bad.so"));
 }
 
 /* On a terminal (script(1) gives one), a progress line on stderr with runs
@@ -135,12 +135,12 @@ static void test_batch_progress_on_terminal(void **state) {
     assert_int_equal(system("command -v script >/dev/null 2>&1"), 0);
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "script -qec '%s batch scenarios --seeds 1..20 --jobs 2 --format jsonl --out /dev/null' /dev/null "
-             ">/tmp/locksim_progress 2>&1",
+             fmt("script -qec '%%s batch scenarios --seeds 1..20 --jobs 2 --format jsonl --out /dev/null' /dev/null "
+             ">%1$s/locksim_progress 2>&1", scratch()),
              bin());
     assert_int_equal(system(cmd), 256); /* exit 1: seed-varying scenarios */
     static char buf[1 << 16];
-    slurp("/tmp/locksim_progress", buf, sizeof buf);
+    slurp(sp("locksim_progress"), buf, sizeof buf);
     assert_non_null(strstr(buf, "\rbatch: "));
     /* "N/TOTAL runs, " with TOTAL = scenarios x 20 seeds */
     const char *slash = strstr(buf, "\rbatch: ");
@@ -148,7 +148,7 @@ static void test_batch_progress_on_terminal(void **state) {
     while (*++slash >= '0' && *slash <= '9') {}
     assert_int_equal(strncmp(slash, " runs, ", 7), 0);
     assert_non_null(strstr(buf, " runs/s, ETA "));
-    remove("/tmp/locksim_progress");
+    remove(sp("locksim_progress"));
 }
 
 /* Ctrl-C: the batch stops, says what finished, exits 130, and the --out
@@ -157,27 +157,27 @@ static void test_batch_sigint(void **state) {
     (void)state;
     /* 1.5 s: long after the handler is installed even on a loaded machine
      * (0.5 s once lost the race), long before 5.6 million runs finish. */
-    write_file("/tmp/locksim_batch_out.jsonl", "old\n");
+    write_file(sp("locksim_batch_out.jsonl"), "old\n");
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out /tmp/locksim_batch_out.jsonl "
-             "2>/tmp/locksim_batch_err & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? "
-             ">/tmp/locksim_batch_rc",
+             fmt("%%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out %1$s/locksim_batch_out.jsonl "
+             "2>%1$s/locksim_batch_err & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? "
+             ">%1$s/locksim_batch_rc", scratch()),
              bin());
     assert_int_equal(system(cmd), 0);
     char buf[4096];
-    slurp("/tmp/locksim_batch_rc", buf, sizeof buf);
+    slurp(sp("locksim_batch_rc"), buf, sizeof buf);
     assert_string_equal(buf, "130\n");
-    slurp("/tmp/locksim_batch_err", buf, sizeof buf);
+    slurp(sp("locksim_batch_err"), buf, sizeof buf);
     assert_non_null(strstr(buf, "locksim: interrupted: "));
     assert_non_null(strstr(buf, "the --out file was not written"));
-    slurp("/tmp/locksim_batch_out.jsonl", buf, sizeof buf);
+    slurp(sp("locksim_batch_out.jsonl"), buf, sizeof buf);
     assert_string_equal(buf, "old\n");
     /* No worker is left behind, and no temporary file. */
-    assert_int_equal(system("ls /tmp/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1"), 512 /* ls: status 2 */);
-    remove("/tmp/locksim_batch_out.jsonl");
-    remove("/tmp/locksim_batch_err");
-    remove("/tmp/locksim_batch_rc");
+    assert_int_equal(system(fmt("ls %1$s/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1", scratch())), 512 /* ls: status 2 */);
+    remove(sp("locksim_batch_out.jsonl"));
+    remove(sp("locksim_batch_err"));
+    remove(sp("locksim_batch_rc"));
 }
 
 /* Peak RSS in KiB of `locksim ARGS` (stdout to /dev/null), the largest of
@@ -218,71 +218,71 @@ static void test_batch_memory_flat(void **state) {
  * event that changed, in both versions; --update records it and says so. */
 static void test_check_golden_divergence(void **state) {
     (void)state;
-    assert_int_equal(system("rm -rf /tmp/locksim_gold && mkdir -p /tmp/locksim_gold && "
-                            "cp scenarios/gc-pause-outlives-lease.lsim /tmp/locksim_gold/"), 0);
-    struct result *r = run("check --update /tmp/locksim_gold");
+    assert_int_equal(system(fmt("rm -rf %1$s/locksim_gold && mkdir -p %1$s/locksim_gold && "
+                            "cp scenarios/gc-pause-outlives-lease.lsim %1$s/locksim_gold/", scratch())), 0);
+    struct result *r = run(fmt("check --update %1$s/locksim_gold", scratch()));
     assert_int_equal(r->code, 0);
-    assert_non_null(strstr(r->out, "new /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl: "));
-    r = run("check /tmp/locksim_gold");
+    assert_non_null(strstr(r->out, fmt("new %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl: ", scratch())));
+    r = run(fmt("check %1$s/locksim_gold", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "1 golden traces matched"));
     /* B works 4 s instead of 5 s: every expectation still holds... */
-    assert_int_equal(system("sed -i 's/write; work 5s; release/write; work 4s; release/' "
-                            "/tmp/locksim_gold/gc-pause-outlives-lease.lsim"), 0);
-    assert_int_equal(run("check --no-golden /tmp/locksim_gold")->code, 0);
-    r = run("check /tmp/locksim_gold");
+    assert_int_equal(system(fmt("sed -i 's/write; work 5s; release/write; work 4s; release/' "
+                            "%1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch())), 0);
+    assert_int_equal(run(fmt("check --no-golden %1$s/locksim_gold", scratch()))->code, 0);
+    r = run(fmt("check %1$s/locksim_gold", scratch()));
     /* ...but the trace changed, and check says where: event 46, B's work. */
     assert_int_equal(r->code, 1);
-    assert_non_null(strstr(r->out, "/tmp/locksim_gold/gc-pause-outlives-lease.lsim: trace differs from its golden "
-                                   "trace /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl"));
+    assert_non_null(strstr(r->out, fmt("%1$s/locksim_gold/gc-pause-outlives-lease.lsim: trace differs from its golden "
+                                   "trace %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl", scratch())));
     assert_non_null(strstr(r->out, "  first divergence at event #46 (t=31s); golden has 81 events, now has 81\n"));
     assert_non_null(strstr(r->out, "           #45 t=31s B point a=6 b=1 \"after-write\"\n"
                                    "  - golden #46 t=31s B work-start a=5000000000\n"
                                    "  - golden #47 t=31s B double-entry-begin peer=A\n"));
     assert_non_null(strstr(r->out, "  + now    #46 t=31s B work-start a=4000000000\n"));
-    assert_non_null(strstr(r->out, "FAIL /tmp/locksim_gold/gc-pause-outlives-lease.lsim"));
+    assert_non_null(strstr(r->out, fmt("FAIL %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch())));
     /* The same in TAP, where CI reads it. */
-    r = run("check --format tap /tmp/locksim_gold");
-    assert_non_null(strstr(r->out, "not ok 1 - /tmp/locksim_gold/gc-pause-outlives-lease.lsim"));
+    r = run(fmt("check --format tap %1$s/locksim_gold", scratch()));
+    assert_non_null(strstr(r->out, fmt("not ok 1 - %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch())));
     assert_non_null(strstr(r->out, "first divergence at event #46"));
     /* An intended change: --update rewrites it and prints the digests. */
-    r = run("check --update /tmp/locksim_gold");
+    r = run(fmt("check --update %1$s/locksim_gold", scratch()));
     assert_int_equal(r->code, 0);
-    assert_non_null(strstr(r->out, "updated /tmp/locksim_gold/golden/gc-pause-outlives-lease.jsonl: "));
-    assert_int_equal(run("check /tmp/locksim_gold")->code, 0);
+    assert_non_null(strstr(r->out, fmt("updated %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl: ", scratch())));
+    assert_int_equal(run(fmt("check %1$s/locksim_gold", scratch()))->code, 0);
     /* A scenario added beside golden traces without its own fails. */
-    assert_int_equal(system("cp scenarios/ttl-with-headroom.lsim /tmp/locksim_gold/"), 0);
-    r = run("check /tmp/locksim_gold");
+    assert_int_equal(system(fmt("cp scenarios/ttl-with-headroom.lsim %1$s/locksim_gold/", scratch())), 0);
+    r = run(fmt("check %1$s/locksim_gold", scratch()));
     assert_int_equal(r->code, 1);
-    assert_non_null(strstr(r->out, "no golden trace /tmp/locksim_gold/golden/ttl-with-headroom.jsonl"));
+    assert_non_null(strstr(r->out, fmt("no golden trace %1$s/locksim_gold/golden/ttl-with-headroom.jsonl", scratch())));
     /* Overrides are not compared with golden traces; --update refuses them. */
-    assert_int_equal(run("check --set lock.ttl=30s /tmp/locksim_gold/gc-pause-outlives-lease.lsim")->code, 0);
-    assert_int_equal(run("check --update --seed 2 /tmp/locksim_gold")->code, 64);
-    assert_int_equal(system("rm -rf /tmp/locksim_gold"), 0);
+    assert_int_equal(run(fmt("check --set lock.ttl=30s %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch()))->code, 0);
+    assert_int_equal(run(fmt("check --update --seed 2 %1$s/locksim_gold", scratch()))->code, 64);
+    assert_int_equal(system(fmt("rm -rf %1$s/locksim_gold", scratch())), 0);
 }
 
 /* diff: 0 for the same trace, 1 and the first divergent event otherwise. */
 static void test_diff(void **state) {
     (void)state;
-    run("run scenarios/gc-pause-outlives-lease.lsim --trace /tmp/locksim_d1.jsonl");
-    run("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=31s --trace /tmp/locksim_d2.jsonl");
-    struct result *r = run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d1.jsonl");
+    run(fmt("run scenarios/gc-pause-outlives-lease.lsim --trace %1$s/locksim_d1.jsonl", scratch()));
+    run(fmt("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=31s --trace %1$s/locksim_d2.jsonl", scratch()));
+    struct result *r = run(fmt("diff %1$s/locksim_d1.jsonl %1$s/locksim_d1.jsonl", scratch()));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out, "same: 81 events\n");
-    r = run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d2.jsonl --context 1");
+    r = run(fmt("diff %1$s/locksim_d1.jsonl %1$s/locksim_d2.jsonl --context 1", scratch()));
     assert_int_equal(r->code, 1);
     /* The grant's TTL is the first difference: srv-grant at t=0, a = ttl. */
-    assert_non_null(strstr(r->out, "A: /tmp/locksim_d1.jsonl\nB: /tmp/locksim_d2.jsonl\nfirst divergence at event #"));
+    assert_non_null(strstr(r->out, fmt("A: %1$s/locksim_d1.jsonl\nB: %1$s/locksim_d2.jsonl\nfirst divergence at event #", scratch())));
     assert_non_null(strstr(r->out, "- A #"));
     assert_non_null(strstr(r->out, "srv-grant peer=A a=30000000000"));
     assert_non_null(strstr(r->out, "srv-grant peer=A a=31000000000"));
-    write_file("/tmp/locksim_d3.jsonl", "not a trace\n");
-    assert_int_equal(run("diff /tmp/locksim_d1.jsonl /tmp/locksim_d3.jsonl")->code, 65);
-    assert_int_equal(run("diff /tmp/locksim_d1.jsonl /nonexistent.jsonl")->code, 66);
-    assert_int_equal(run("diff /tmp/locksim_d1.jsonl")->code, 64);
-    remove("/tmp/locksim_d1.jsonl");
-    remove("/tmp/locksim_d2.jsonl");
-    remove("/tmp/locksim_d3.jsonl");
+    write_file(sp("locksim_d3.jsonl"), "not a trace\n");
+    assert_int_equal(run(fmt("diff %1$s/locksim_d1.jsonl %1$s/locksim_d3.jsonl", scratch()))->code, 65);
+    assert_int_equal(run(fmt("diff %1$s/locksim_d1.jsonl /nonexistent.jsonl", scratch()))->code, 66);
+    assert_int_equal(run(fmt("diff %1$s/locksim_d1.jsonl", scratch()))->code, 64);
+    remove(sp("locksim_d1.jsonl"));
+    remove(sp("locksim_d2.jsonl"));
+    remove(sp("locksim_d3.jsonl"));
 }
 
 /* The value of "key": in a JSON line, as text (up to , or }). */
@@ -301,7 +301,7 @@ static void json_field(const char *json, const char *key, char *out, size_t n) {
  * checkouts may run the suite at the same time). */
 static const char *ct_path(void) {
     static char path[64];
-    if (!path[0]) snprintf(path, sizeof path, "/tmp/locksim_ct_%ld.jsonl", (long)getpid());
+    if (!path[0]) snprintf(path, sizeof path, fmt("%1$s/locksim_ct_%%ld.jsonl", scratch()), (long)getpid());
     return path;
 }
 
@@ -383,8 +383,8 @@ static void test_seed_varying_fractions(void **state) {
  * resumes, and Redis keeps a key through its deadline's millisecond. */
 static void test_sweep_grid_and_heatmap(void **state) {
     (void)state;
-    struct result *r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=30s..34s/2s "
-                           "--algos lease,fenced-lease --svg /tmp/locksim_sweep.svg");
+    struct result *r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=30s..34s/2s "
+                           "--algos lease,fenced-lease --svg %1$s/locksim_sweep.svg", scratch()));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out,
                         "\"lock.ttl\",algorithm,runs,safe,double-entry,damage,stuck,error,unsafe_fraction,class,note\n"
@@ -396,7 +396,7 @@ static void test_sweep_grid_and_heatmap(void **state) {
                         "\"34s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n");
     /* The heatmap: two panels, three cells each, in the class colours. */
     static char svg[1 << 16];
-    slurp("/tmp/locksim_sweep.svg", svg, sizeof svg);
+    slurp(sp("locksim_sweep.svg"), svg, sizeof svg);
     char *lease = strstr(svg, "<g class=\"panel\" data-algo=\"lease\">");
     char *fenced = strstr(svg, "<g class=\"panel\" data-algo=\"fenced-lease\">");
     assert_non_null(lease);
@@ -413,13 +413,13 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_non_null(strstr(svg, "</svg>\n"));
     /* Seeds that disagree: the cell mixes the colours by count (27 safe,
      * 73 damage) and shows the unsafe percentage. */
-    r = run("sweep scenarios/gc-pause-near-ttl-retry-jitter.lsim --vary lock.ttl=29s --seeds 1..100 --format jsonl "
-            "--svg /tmp/locksim_sweep.svg");
+    r = run(fmt("sweep scenarios/gc-pause-near-ttl-retry-jitter.lsim --vary lock.ttl=29s --seeds 1..100 --format jsonl "
+            "--svg %1$s/locksim_sweep.svg", scratch()));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out, "{\"set\":{\"lock.ttl\":\"29s\"},\"algorithm\":\"lease\",\"runs\":100,\"safe\":27,"
                                 "\"double-entry\":0,\"damage\":73,\"stuck\":0,\"error\":0,\"unsafe_fraction\":0.7300,"
                                 "\"class\":\"mixed\"}\n");
-    slurp("/tmp/locksim_sweep.svg", svg, sizeof svg);
+    slurp(sp("locksim_sweep.svg"), svg, sizeof svg);
     assert_non_null(strstr(svg, "data-class=\"mixed\" x=\"90\" y=\"56\" width=\"28\" height=\"22\" fill=\"#af5238\""));
     assert_non_null(strstr(svg, ">73%</text>"));
     /* Two axes: a row per value of the second; the same bytes for any --jobs. */
@@ -443,7 +443,7 @@ static void test_sweep_grid_and_heatmap(void **state) {
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->out, ",0,0,0,0,1,0.0000,error,\"--set: unknown option 'nosuch' for lease"));
-    remove("/tmp/locksim_sweep.svg");
+    remove(sp("locksim_sweep.svg"));
 }
 
 /* ---- Shards and merge ----------------------------------------------------------- */
@@ -459,7 +459,7 @@ static int same_file(const char *a, const char *b) {
 /* `batch|sweep ARGS --shard k/3 --out DIR/sK.jsonl` for k = 1..3 (with
  * different --jobs: the slices do not depend on it). */
 static void make_shards(const char *args, int code) {
-    snprintf(shard_dir, sizeof shard_dir, "/tmp/locksim_shard.%d", (int)getpid());
+    snprintf(shard_dir, sizeof shard_dir, fmt("%1$s/locksim_shard.%%d", scratch()), (int)getpid());
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", shard_dir, shard_dir);
     assert_int_equal(system(cmd), 0);
