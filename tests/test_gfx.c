@@ -385,6 +385,22 @@ static void test_heatmap_png(void **state) {
         }
     assert_true(dark > 5);
     assert_int_equal(dark_pure, 0);
+    /* The y axis's key "lock.ttl" reads upwards left of the values, centred
+     * on the panel's height (baseline x = 12, middle y = 56 + 22): its dark
+     * pixels stand taller than wide, within a column at x 0 .. 19. */
+    int x_lo = 640, x_hi = -1, y_lo = 184, y_hi = -1;
+    for (int y = 0; y < 184; y++)
+        for (int x = 0; x < 40; x++)
+            if ((pixel_at(s, x, y) >> 16) < 0x80) {
+                if (x < x_lo) x_lo = x;
+                if (x > x_hi) x_hi = x;
+                if (y < y_lo) y_lo = y;
+                if (y > y_hi) y_hi = y;
+            }
+    assert_true(x_lo >= 0 && x_hi < 20);
+    assert_true(y_hi - y_lo > 3 * (x_hi - x_lo));
+    assert_true(y_lo < 56 + 22 - 10 && y_hi > 56 + 22 + 10);
+    assert_true(abs((y_lo + y_hi) / 2 - (56 + 22)) <= 2);
     /* The legend's swatches, in class order, 110 px apart under the panels. */
     for (int k = 0; k < HEATMAP_NCLASS; k++)
         assert_int_equal(pixel_at(s, 90 + k * 110 + 6, 56 + 44 + 48 + 6), heatmap_class_rgb((enum heatmap_class)k));
