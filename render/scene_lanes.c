@@ -513,15 +513,19 @@ static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
     free(near);
 }
 
-/* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
- * last commands added before its detail). */
+/* Whether [x0, x1] meets a badge of the lane or a label already put on it
+ * (a server holding two leases at once labels both): the right edge of the
+ * rightmost met, or 0. The lane's symbols and labels are the last commands
+ * added. */
 static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
-    int edge = 0; /* the right edge of the rightmost badge met */
+    int edge = 0;
     for (size_t i = sc->ncmd; i-- > 0;) {
         const struct scene_cmd *k = &sc->cmd[i];
         if (k->lane != lane_idx) break;
-        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w && k->x + k->w > edge)
-            edge = k->x + k->w;
+        int pad = k->type == SCENE_CMD_TEXT ? 4 : 0; /* a label's box on a solid style */
+        if (((k->type == SCENE_CMD_SYM && !k->minor) || k->type == SCENE_CMD_TEXT) && k->x - pad < x1 &&
+            x0 < k->x + k->w + pad && k->x + k->w + pad > edge)
+            edge = k->x + k->w + pad;
     }
     return edge;
 }
