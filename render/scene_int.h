@@ -86,7 +86,8 @@ void scene_emit_doubles(struct scene_ctx *c);
 void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane);
 
 /* Label placement in pictures (scene_labels.c): the rectangles a label
- * must not cover (badges, texts, labels placed), taken from a scene. */
+ * must not cover (badges, texts, double entries, labels placed), taken
+ * from a scene. */
 struct scene_rect {
     int x0, y0, x1, y1; /* [x0, x1) x [y0, y1), units */
 };

@@ -1,6 +1,6 @@
 /* Scene labels: where a label beside an arrow ("19.998s in flight", "lag
- * 2ms") goes in a picture so that it covers no badge, no text and no other
- * label. The scene knows every rectangle it drew; a label takes the first
+ * 2ms") goes in a picture so that it covers no badge, no text, no double
+ * entry and no other label. The scene knows every rectangle it drew; a label takes the first
  * free place of a few along its arrow, or is left out. */
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +30,14 @@ static int push(struct scene_rect **v, size_t *n, size_t *cap, struct scene_rect
 }
 
 /* The rectangle a command covers when painted, or 0 when it is no
- * obstacle: a lane's badge (not a minor tick), or a text (with the box a
- * solid style paints around it, 4 px either side). */
+ * obstacle: a lane's badge (not a minor tick), a text (with the box a
+ * solid style paints around it, 4 px either side), or a double entry on
+ * its row (the one colour nothing may hide). */
 static int cmd_rect(const struct scene_cmd *k, struct scene_rect *r) {
+    if (k->type == SCENE_CMD_RECT && k->style == SCENE_ST_DOUBLE) {
+        *r = (struct scene_rect){k->x, k->y, k->x + k->w, k->y + k->h};
+        return 1;
+    }
     if (k->type == SCENE_CMD_SYM && k->lane >= 0 && !k->minor) {
         *r = (struct scene_rect){k->x - 1, k->y - 1, k->x + k->w + 1, k->y + k->h + 1};
         return 1;
