@@ -43,13 +43,14 @@ GFX_LIB    := $(BUILD)/libgfx.a
 # The same sources built position-independent as two modules the binary
 # loads with dlopen only to draw (cli/gfx_mod.c), so `locksim run` and every
 # other command start without their libraries: locksim-png.so (the PNG
-# timeline: gfx/png.c, raster.c, pngio.c on libpng and FreeType, 8 shared
-# libraries) and locksim-gfx.so (the window and the heatmap on SDL2 and
-# SDL2_ttf, 60).
+# timeline and the sweep heatmap: gfx/png.c, heatmap_png.c, raster.c,
+# pngio.c on libpng and FreeType, 8 shared libraries) and locksim-gfx.so
+# (the window on SDL2 and SDL2_ttf, 60).
 GFX_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(GFX_SRC))
-PNG_MOD_SRC := gfx/png.c gfx/raster.c gfx/pngio.c
+PNG_MOD_SRC := gfx/png.c gfx/heatmap_png.c gfx/raster.c gfx/pngio.c
 PNG_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(PNG_MOD_SRC))
-SDL_PIC    := $(filter-out $(BUILD)/gfx-pic/gfx/png.o $(BUILD)/gfx-pic/gfx/raster.o,$(GFX_PIC))
+SDL_PIC    := $(filter-out $(BUILD)/gfx-pic/gfx/png.o $(BUILD)/gfx-pic/gfx/heatmap_png.o \
+                $(BUILD)/gfx-pic/gfx/raster.o,$(GFX_PIC))
 GFX_MOD    := $(BUILD)/locksim-gfx.so
 PNG_MOD    := $(BUILD)/locksim-png.so
 SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng freetype2)
@@ -136,8 +137,9 @@ $(GFX_LIB): $(GFX_OBJ)
 # The binary draws through the modules beside it, which find the scene code
 # in the binary: -rdynamic exports it, and render/ and sim/ are linked whole
 # so that what only a module calls is there too. locksim-png.so draws the
-# PNG timeline (render, matrix --render) with libpng and FreeType, no SDL; locksim-gfx.so links SDL2 and SDL2_ttf for
-# the window (view) and the heatmap of sweep --png. Both write PNGs with libpng (no
+# PNG timeline (render, matrix --render) and the heatmap (sweep and merge
+# --png) with libpng and FreeType, no SDL; locksim-gfx.so links SDL2 and
+# SDL2_ttf for the window (view). Both write PNGs with libpng (no
 # SDL2_image; only the tests read PNGs back with it).
 $(GFX_MOD): $(SDL_PIC)
 	$(CC) $(CFLAGS) -shared -fPIC -o $@ $(SDL_PIC) $$(pkg-config --libs sdl2 SDL2_ttf libpng) $(LDLIBS)

@@ -1,7 +1,7 @@
 /* The picture modules seen from the commands (cli/gfx_mod.c), each loaded
- * with dlopen on first use: gfx_render_png_panels (gfx/gfx.h) through
- * locksim-png.so (libpng and FreeType, no SDL); gfx_view_run and
- * gfx_heatmap_png (gfx/view.h, gfx/gfx.h) through locksim-gfx.so (SDL2).
+ * with dlopen on first use: gfx_render_png_panels and gfx_heatmap_png
+ * (gfx/gfx.h) through locksim-png.so (libpng and FreeType, no SDL);
+ * gfx_view_run (gfx/view.h) through locksim-gfx.so (SDL2).
  * cli_gfx_error is the gfx_error of the module called last. */
 #ifndef LOCKSIM_CLI_GFX_H
 #define LOCKSIM_CLI_GFX_H

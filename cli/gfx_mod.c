@@ -1,9 +1,9 @@
 /* The picture modules, built beside the binary and loaded with dlopen by the
  * commands that draw, the first time they need one, so every other command
  * starts without their libraries: locksim-png.so (gfx/png.c, raster.c,
- * pngio.c: the PNG timeline of render and matrix --render, on libpng and
- * FreeType) and locksim-gfx.so (the window of view and the heatmap of
- * sweep --png, on SDL2 and SDL2_ttf). A module finds scene,
+ * heatmap_png.c, pngio.c: the PNG timeline of render and matrix --render
+ * and the heatmap of sweep and merge --png, on libpng and FreeType) and
+ * locksim-gfx.so (the window of view, on SDL2 and SDL2_ttf). A module finds scene,
  * layout and palette code in the binary, which exports its symbols
  * (-rdynamic). */
 #include "cli_gfx.h"
@@ -33,11 +33,11 @@ static int (*p_view)(const struct view_host *, const struct view_opts *);
 static int (*p_heatmap)(const char *, FILE *, const struct heatmap *);
 static const char *(*p_gfx_error)(void);
 
-static const char *const png_names[] = {"gfx_render_png_panels", "gfx_error", NULL};
-static void *png_fns[2];
+static const char *const png_names[] = {"gfx_render_png_panels", "gfx_heatmap_png", "gfx_error", NULL};
+static void *png_fns[3];
 static struct module png_mod = {CLI_PNG_MODULE, png_names, png_fns, NULL};
-static const char *const gfx_names[] = {"gfx_view_run", "gfx_heatmap_png", "gfx_error", NULL};
-static void *gfx_fns[3];
+static const char *const gfx_names[] = {"gfx_view_run", "gfx_error", NULL};
+static void *gfx_fns[2];
 static struct module gfx_mod = {CLI_GFX_MODULE, gfx_names, gfx_fns, NULL};
 
 /* The module's path: beside the running binary (/proc/self/exe). */
@@ -89,7 +89,8 @@ static int load_png(void) {
     int rc = load(&png_mod);
     if (rc) return rc;
     *(void **)&p_render = png_fns[0];
-    *(void **)&p_png_error = png_fns[1];
+    *(void **)&p_heatmap = png_fns[1];
+    *(void **)&p_png_error = png_fns[2];
     last_error = p_png_error;
     return 0;
 }
@@ -98,8 +99,7 @@ static int load_gfx(void) {
     int rc = load(&gfx_mod);
     if (rc) return rc;
     *(void **)&p_view = gfx_fns[0];
-    *(void **)&p_heatmap = gfx_fns[1];
-    *(void **)&p_gfx_error = gfx_fns[2];
+    *(void **)&p_gfx_error = gfx_fns[1];
     last_error = p_gfx_error;
     return 0;
 }
@@ -117,7 +117,7 @@ int cli_gfx_view_run(const struct view_host *h, const struct view_opts *o) {
 }
 
 int cli_gfx_heatmap_png(const char *path, FILE *stream, const struct heatmap *h) {
-    int rc = load_gfx();
+    int rc = load_png();
     return rc ? rc : p_heatmap(path, stream, h);
 }
 

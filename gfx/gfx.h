@@ -1,7 +1,8 @@
 /* gfx: the pixel backends. The PNG writer draws a scene on a plain pixel
  * array (gfx/raster.c: no SDL, no window, no display, no environment
  * variable), text with FreeType and DejaVu Sans Mono, and saves it with
- * libpng; the window and the heatmap use SDL2 and SDL2_ttf. Only front ends
+ * libpng; the sweep heatmap is drawn the same way (DejaVu Sans); the
+ * window uses SDL2 and SDL2_ttf. Only front ends
  * that draw link this archive (the binary loads it as two modules, see
  * cli/gfx_mod.c). */
 #ifndef LOCKSIM_GFX_H
@@ -29,8 +30,7 @@
  * Returns 0 or a negative code: LSIM_ENOMEM; LSIM_EBAD_VALUE (a view too
  * small); LSIM_ENOINPUT (a font is missing: gfx_error() names the file and
  * the Debian package); LSIM_EOUTPUT (the file cannot be written);
- * LSIM_EINTERNAL (FreeType failed, or SDL for the heatmap: gfx_error() says
- * how). */
+ * LSIM_EINTERNAL (FreeType failed: gfx_error() says how). */
 int gfx_render_png(const char *path, FILE *stream, const struct trace *tr,
                    const struct scene_banner *b, const struct scene_view *v);
 

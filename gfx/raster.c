@@ -141,7 +141,7 @@ static int glyph(struct raster_font *f, int ch, const struct raster_glyph **out)
     FT_Face face = f->face;
     if (FT_Load_Char(face, (FT_ULong)ch, FT_LOAD_DEFAULT | FT_LOAD_TARGET_NORMAL) != 0 ||
         FT_Render_Glyph(face->glyph, FT_RENDER_MODE_NORMAL) != 0) {
-        return gfx_fail(LSIM_EINTERNAL, "FreeType", "cannot render a glyph of DejaVu Sans Mono");
+        return gfx_fail(LSIM_EINTERNAL, "FreeType", "cannot render a glyph of a DejaVu font");
     }
     FT_GlyphSlot s = face->glyph;
     const FT_Bitmap *b = &s->bitmap;
@@ -174,12 +174,25 @@ struct raster_ctx {
     struct raster_fonts *f;
 };
 
-static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
-                struct palette_rgb c) {
-    struct raster_ctx *g = ctx;
-    struct raster *r = g->r;
-    struct raster_font *f = &g->f->font[px != PALETTE_TEXT_PX][bold != 0];
-    int base = y + (h - f->height) / 2 + f->ascent, pen = x;
+/* Glyph coverage (u, v) from the pivot, u along the text and v down from
+ * the baseline, to the canvas: as it is, or a quarter turn anticlockwise
+ * (along the text is up the canvas, below the baseline is to the right). */
+static void blend_at(struct raster *r, int px, int py, unsigned a, struct palette_rgb c) {
+    if (!a || px < 0 || px >= r->w || py < 0 || py >= r->h) return;
+    uint8_t *p = at(r, px, py);
+    if (a == 255) {
+        put(p, c);
+    } else {
+        p[0] = blend(p[0], c.r, (int)a);
+        p[1] = blend(p[1], c.g, (int)a);
+        p[2] = blend(p[2], c.b, (int)a);
+    }
+}
+
+/* s with its pen starting u0 along the baseline from the pivot (x, y). */
+static int glyphs(struct raster *r, struct raster_font *f, int x, int y, int u0, const char *s, int rot,
+                  struct palette_rgb c) {
+    int pen = u0;
     for (; *s; s++) {
         int ch = (unsigned char)*s;
         if (ch < 0x20 || ch > 0x7e) ch = '?'; /* printable ASCII, as the other backends */
@@ -187,21 +200,12 @@ static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
         int rc = glyph(f, ch, &gl);
         if (rc) return rc;
         for (int j = 0; j < gl->h; j++) {
-            int yy = base - gl->top + j;
-            if (yy < 0 || yy >= r->h) continue;
+            int v = j - gl->top; /* below the baseline */
             const unsigned char *cv = gl->cov + (size_t)j * (size_t)gl->w;
             for (int i = 0; i < gl->w; i++) {
-                int xx = pen + gl->left + i;
-                unsigned a = cv[i];
-                if (!a || xx < 0 || xx >= r->w) continue;
-                uint8_t *p = at(r, xx, yy);
-                if (a == 255) {
-                    put(p, c);
-                } else {
-                    p[0] = blend(p[0], c.r, (int)a);
-                    p[1] = blend(p[1], c.g, (int)a);
-                    p[2] = blend(p[2], c.b, (int)a);
-                }
+                int u = pen + gl->left + i;
+                if (rot) blend_at(r, x + v, y - u, cv[i], c);
+                else blend_at(r, x + u, y + v, cv[i], c);
             }
         }
         pen += gl->advance;
@@ -209,49 +213,93 @@ static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
     return 0;
 }
 
+static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
+                struct palette_rgb c) {
+    struct raster_ctx *g = ctx;
+    struct raster_font *f = &g->f->font[px != PALETTE_TEXT_PX][bold != 0];
+    return glyphs(g->r, f, 0, y + (h - f->height) / 2 + f->ascent, x, s, 0, c);
+}
+
+int raster_text_width(struct raster_font *f, const char *s, int *w) {
+    *w = 0;
+    for (; s && *s; s++) {
+        int ch = (unsigned char)*s;
+        if (ch < 0x20 || ch > 0x7e) ch = '?';
+        const struct raster_glyph *gl;
+        int rc = glyph(f, ch, &gl);
+        if (rc) return rc;
+        *w += gl->advance;
+    }
+    return 0;
+}
+
+int raster_text(struct raster *r, struct raster_font *f, int x, int y, const char *s,
+                enum raster_anchor a, int rot, struct palette_rgb c) {
+    if (!s || !*s) return 0;
+    int w = 0, rc = a == RASTER_START ? 0 : raster_text_width(f, s, &w);
+    if (rc) return rc;
+    return glyphs(r, f, x, y, a == RASTER_START ? 0 : a == RASTER_MIDDLE ? -(w / 2) : -w, s, rot, c);
+}
+
+void raster_fill(struct raster *r, int x, int y, int w, int h, struct palette_rgb c) { fill(r, x, y, w, h, c); }
+
 /* ---- Fonts --------------------------------------------------------------- */
+
+int raster_lib_open(void **lib) {
+    FT_Library l;
+    *lib = NULL;
+    if (FT_Init_FreeType(&l) != 0) return gfx_fail(LSIM_EINTERNAL, "FT_Init_FreeType", "failed");
+    *lib = l;
+    return 0;
+}
+
+void raster_lib_close(void *lib) {
+    if (lib) FT_Done_FreeType(lib);
+}
+
+int raster_font_open(struct raster_font *rf, void *lib, const char *file, int px) {
+    memset(rf, 0, sizeof *rf);
+    FILE *probe = fopen(file, "rb");
+    if (!probe)
+        return gfx_fail(LSIM_ENOINPUT, file,
+                        "font missing; install the Debian package fonts-dejavu-core "
+                        "(apt-get install fonts-dejavu-core)");
+    fclose(probe);
+    FT_Face face;
+    if (FT_New_Face(lib, file, 0, &face) != 0) return gfx_fail(LSIM_EINTERNAL, file, "FreeType cannot open the font");
+    rf->face = face;
+    if (FT_Set_Char_Size(face, 0, (FT_F26Dot6)px * 64, 0, 0) != 0)
+        return gfx_fail(LSIM_EINTERNAL, file, "FreeType cannot size the font");
+    /* SDL2_ttf's metrics of a scalable font: ascent and descent
+     * rounded up from the face's units, height their difference */
+    FT_Fixed scale = face->size->metrics.y_scale;
+    int asc = (int)((FT_MulFix(face->ascender, scale) + 63) >> 6);
+    int desc = (int)((FT_MulFix(face->descender, scale) + 63) >> 6);
+    rf->ascent = asc;
+    rf->height = asc - desc;
+    return 0;
+}
+
+void raster_font_close(struct raster_font *rf) {
+    for (int i = 0; i < 95; i++) free(rf->g[i].cov);
+    if (rf->face) FT_Done_Face(rf->face);
+    memset(rf, 0, sizeof *rf);
+}
 
 int raster_fonts_open(struct raster_fonts *f) {
     static const char *const files[2] = {GFX_FONT_MONO, GFX_FONT_MONO_BOLD};
     memset(f, 0, sizeof *f);
-    FT_Library lib;
-    if (FT_Init_FreeType(&lib) != 0) return gfx_fail(LSIM_EINTERNAL, "FT_Init_FreeType", "failed");
-    f->lib = lib;
-    for (int t = 0; t < 2; t++)
-        for (int b = 0; b < 2; b++) {
-            FILE *probe = fopen(files[b], "rb");
-            if (!probe)
-                return gfx_fail(LSIM_ENOINPUT, files[b],
-                                "font missing; install the Debian package fonts-dejavu-core "
-                                "(apt-get install fonts-dejavu-core)");
-            fclose(probe);
-            FT_Face face;
-            if (FT_New_Face(lib, files[b], 0, &face) != 0)
-                return gfx_fail(LSIM_EINTERNAL, files[b], "FreeType cannot open the font");
-            struct raster_font *rf = &f->font[t][b];
-            rf->face = face;
-            int size = t ? PALETTE_TITLE_PX : PALETTE_TEXT_PX;
-            if (FT_Set_Char_Size(face, 0, (FT_F26Dot6)size * 64, 0, 0) != 0)
-                return gfx_fail(LSIM_EINTERNAL, files[b], "FreeType cannot size the font");
-            /* SDL2_ttf's metrics of a scalable font: ascent and descent
-             * rounded up from the face's units, height their difference */
-            FT_Fixed scale = face->size->metrics.y_scale;
-            int asc = (int)((FT_MulFix(face->ascender, scale) + 63) >> 6);
-            int desc = (int)((FT_MulFix(face->descender, scale) + 63) >> 6);
-            rf->ascent = asc;
-            rf->height = asc - desc;
-        }
-    return 0;
+    int rc = raster_lib_open(&f->lib);
+    for (int t = 0; t < 2 && !rc; t++)
+        for (int b = 0; b < 2 && !rc; b++)
+            rc = raster_font_open(&f->font[t][b], f->lib, files[b], t ? PALETTE_TITLE_PX : PALETTE_TEXT_PX);
+    return rc;
 }
 
 void raster_fonts_close(struct raster_fonts *f) {
     for (int t = 0; t < 2; t++)
-        for (int b = 0; b < 2; b++) {
-            struct raster_font *rf = &f->font[t][b];
-            for (int i = 0; i < 95; i++) free(rf->g[i].cov);
-            if (rf->face) FT_Done_Face(rf->face);
-        }
-    if (f->lib) FT_Done_FreeType(f->lib);
+        for (int b = 0; b < 2; b++) raster_font_close(&f->font[t][b]);
+    raster_lib_close(f->lib);
     memset(f, 0, sizeof *f);
 }
 

@@ -51,6 +51,31 @@ void raster_close(struct raster *r);
 int raster_fonts_open(struct raster_fonts *f);
 void raster_fonts_close(struct raster_fonts *f);
 
+/* One font by itself, for pictures that are not scenes (the heatmap,
+ * gfx/heatmap_png.c): FreeType's library in *lib (raster_lib_close frees
+ * it), then any number of fonts from it, each a file at a size in pixels,
+ * metrics as SDL2_ttf's. Return 0, LSIM_ENOINPUT (gfx_error() names the
+ * missing file and the Debian package) or LSIM_EINTERNAL.
+ * raster_font_close after a failed open is safe, and frees what was made. */
+int raster_lib_open(void **lib);
+void raster_lib_close(void *lib);
+int raster_font_open(struct raster_font *rf, void *lib, const char *file, int px);
+void raster_font_close(struct raster_font *rf);
+
+/* Text s in colour c, its baseline at y, anchored at x as SVG's
+ * text-anchor (0 start, 1 middle, 2 end: the pen starts at x less all or
+ * half of the advance); when rot, turned a quarter anticlockwise about
+ * (x, y), so it reads upwards, exactly (pixels are moved, not resampled).
+ * Characters outside printable ASCII are drawn as '?'. Returns 0,
+ * LSIM_EINTERNAL or LSIM_ENOMEM. */
+enum raster_anchor { RASTER_START, RASTER_MIDDLE, RASTER_END };
+int raster_text(struct raster *r, struct raster_font *f, int x, int y, const char *s,
+                enum raster_anchor a, int rot, struct palette_rgb c);
+/* The advance of s in pixels (the sum of its glyphs'), in *w. Returns as raster_text. */
+int raster_text_width(struct raster_font *f, const char *s, int *w);
+/* A filled box clipped to the canvas. */
+void raster_fill(struct raster *r, int x, int y, int w, int h, struct palette_rgb c);
+
 /* Paint scene sc (borrowed), built in view v, on r. Returns 0 or the first
  * error (LSIM_ENOMEM, LSIM_EINTERNAL; gfx_error() says how). */
 int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc,

@@ -59,14 +59,24 @@ static int rect(const struct scene_cmd *k, const struct paint_ops *ops, void *ct
 }
 
 /* An event: a line through the lane at its time and a badge with its symbol.
- * In the legend (no lane), a fill symbol is a swatch and a mark a badge. */
+ * In the legend (no lane), a fill symbol is a swatch and a mark a badge.
+ * part: SYM_ALL, or for a lane's symbol SYM_TICK (its line and the lead to
+ * a badge moved aside, or the whole of a minor one) and SYM_BADGE (the
+ * badge), which paint_scene draws in separate passes so that no event's
+ * line crosses another's badge. The tooltip group wraps the badge (or the
+ * tick of a minor one). */
+enum { SYM_ALL, SYM_TICK, SYM_BADGE };
 static int sym(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops,
-               void *ctx) {
+               void *ctx, int part) {
     const struct palette_look *lk = palette_look(k->style);
     int rc = 0;
-    if (ops->group_begin && k->text) rc = ops->group_begin(ctx, k->text);
+    int fill = is_fill(k->sym), grouped = ops->group_begin && k->text &&
+                                          (part == SYM_ALL || fill || (part == SYM_TICK) == (k->minor != 0));
+    if (!fill && part == SYM_BADGE && k->minor) return 0;
+    if (fill && part == SYM_TICK) return 0;
+    if (grouped) rc = ops->group_begin(ctx, k->text);
     int cx = k->x + k->w / 2, ex = k->lane >= 0 ? k->x2 : cx;
-    if (!rc && is_fill(k->sym)) {
+    if (!rc && fill) {
         struct scene_cmd sw = *k;
         sw.type = SCENE_CMD_RECT;
         sw.x = k->x - v->char_w / 2;
@@ -82,15 +92,18 @@ static int sym(const struct scene_cmd *k, const struct scene_view *v, const stru
         const char *label = k->label ? k->label : s;
         int bw = k->lane >= 0 ? k->w : v->char_w + 8, bh = v->line_h - 2;
         int by = k->y + (k->h - bh) / 2;
-        if (k->lane >= 0) rc = ops->line(ctx, ex, k->y - 2, ex, k->y + k->h + 1, 2, palette_outline);
-        if (!rc && k->lane >= 0 && ex != cx) /* moved aside: a lead from its time */
+        if (part != SYM_BADGE && k->lane >= 0)
+            rc = ops->line(ctx, ex, k->y - 2, ex, k->y + k->h + 1, 2, palette_outline);
+        if (part != SYM_BADGE && !rc && k->lane >= 0 && ex != cx) /* moved aside: a lead from its time */
             rc = ops->line(ctx, ex < cx ? ex : cx, k->y - 2, ex < cx ? cx : ex, k->y - 2, 2, palette_outline);
-        if (!rc) rc = ops->box(ctx, cx - bw / 2 - 1, by - 1, bw + 2, bh + 2, palette_outline);
-        if (!rc) rc = ops->box(ctx, cx - bw / 2, by, bw, bh, lk->fill);
-        int tw = (int)strlen(label) * v->char_w;
-        if (!rc) rc = ops->text(ctx, cx - tw / 2, by, bh, label, PALETTE_TEXT_PX, 1, lk->ink);
+        if (part != SYM_TICK) {
+            if (!rc) rc = ops->box(ctx, cx - bw / 2 - 1, by - 1, bw + 2, bh + 2, palette_outline);
+            if (!rc) rc = ops->box(ctx, cx - bw / 2, by, bw, bh, lk->fill);
+            int tw = (int)strlen(label) * v->char_w;
+            if (!rc) rc = ops->text(ctx, cx - tw / 2, by, bh, label, PALETTE_TEXT_PX, 1, lk->ink);
+        }
     }
-    if (!rc && ops->group_end && k->text) rc = ops->group_end(ctx);
+    if (!rc && grouped && ops->group_end) rc = ops->group_end(ctx);
     return rc;
 }
 
@@ -132,32 +145,50 @@ static int arrow(const struct scene_cmd *k, const struct paint_ops *ops, void *c
     return rc;
 }
 
+/* The passes of paint_scene, in order: the shapes under the events (the
+ * BACK layer, lane fills, grid, axis ticks, legend swatches, TTL bars,
+ * arrows); the lines of the lanes' events; their badges; then every text
+ * (lane names, the double entries and writes listed, the banner, and the
+ * pixel-only labels over the lanes: tokens, "in flight", lags, clock
+ * steps, which the scene placed clear of the badges). So neither an arrow,
+ * a TTL bar nor another event's line crosses a badge or a word. */
+enum { PASS_UNDER, PASS_TICKS, PASS_BADGES, PASS_LABELS, PASS_COUNT };
+
+static int pass_of(const struct scene_cmd *k) {
+    if (k->type == SCENE_CMD_SYM && k->lane >= 0) return PASS_TICKS; /* and PASS_BADGES */
+    if (k->type == SCENE_CMD_TEXT) return PASS_LABELS;
+    return PASS_UNDER;
+}
+
+static int paint_one(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops,
+                     void *ctx, int pass) {
+    const struct palette_look *lk = palette_look(k->style);
+    switch (k->type) {
+    case SCENE_CMD_RECT: return rect(k, ops, ctx);
+    case SCENE_CMD_SYM:
+        return sym(k, v, ops, ctx, k->lane < 0 ? SYM_ALL : pass == PASS_TICKS ? SYM_TICK : SYM_BADGE);
+    case SCENE_CMD_TEXT: return k->text && k->text[0] ? text(k, v, ops, ctx) : 0;
+    case SCENE_CMD_LINE:
+        if (k->style == SCENE_ST_MESSAGE || k->style == SCENE_ST_DROP || k->style == SCENE_ST_REPLICATION)
+            return arrow(k, ops, ctx);
+        if (k->style == SCENE_ST_CLOCK) /* a clock against true time: bold */
+            return ops->line(ctx, k->x, k->y, k->x2, k->y2, 3, lk->ink);
+        if (k->style == SCENE_ST_AXIS) /* a tick: a short stroke under its label */
+            return ops->line(ctx, k->x, k->y + k->h / 2, k->x, k->y2, 2, lk->ink);
+        return ops->line(ctx, k->x, k->y, k->x2, k->y2, 1, lk->ink);
+    default: return 0;
+    }
+}
+
 int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops,
                 void *ctx) {
-    for (size_t i = 0; i < sc->ncmd; i++) {
-        const struct scene_cmd *k = &sc->cmd[i];
-        const struct palette_look *lk = palette_look(k->style);
-        int rc = 0;
-        switch (k->type) {
-        case SCENE_CMD_RECT: rc = rect(k, ops, ctx); break;
-        case SCENE_CMD_SYM: rc = sym(k, v, ops, ctx); break;
-        case SCENE_CMD_TEXT:
-            if (k->text && k->text[0]) rc = text(k, v, ops, ctx);
-            break;
-        case SCENE_CMD_LINE:
-            if (k->style == SCENE_ST_MESSAGE || k->style == SCENE_ST_DROP ||
-                k->style == SCENE_ST_REPLICATION)
-                rc = arrow(k, ops, ctx);
-            else if (k->style == SCENE_ST_CLOCK) /* a clock against true time: bold */
-                rc = ops->line(ctx, k->x, k->y, k->x2, k->y2, 3, lk->ink);
-            else if (k->style == SCENE_ST_AXIS) /* a tick: a short stroke under its label */
-                rc = ops->line(ctx, k->x, k->y + k->h / 2, k->x, k->y2, 2, lk->ink);
-            else
-                rc = ops->line(ctx, k->x, k->y, k->x2, k->y2, 1, lk->ink);
-            break;
-        default: break;
+    for (int pass = 0; pass < PASS_COUNT; pass++)
+        for (size_t i = 0; i < sc->ncmd; i++) {
+            const struct scene_cmd *k = &sc->cmd[i];
+            int p = pass_of(k);
+            if (p != pass && !(p == PASS_TICKS && pass == PASS_BADGES)) continue;
+            int rc = paint_one(k, v, ops, ctx, pass);
+            if (rc) return rc;
         }
-        if (rc) return rc;
-    }
     return 0;
 }

@@ -24,7 +24,11 @@ struct paint_ops {
     int (*group_end)(void *ctx);
 };
 
-/* Draw every command of sc in order. Returns 0 or the first callback error. */
+/* Draw every command of sc, in list order within four passes: what lies
+ * under the events (fills, grid, axis, legend swatches, TTL bars, arrows),
+ * the lines of the lanes' events, their badges, then every text, so no
+ * line, arrow or bar crosses a badge or a word.
+ * Returns 0 or the first callback error. */
 int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops,
                 void *ctx);
 

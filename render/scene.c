@@ -350,9 +350,9 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     static const int order[] = {TRACE_NODE_CLIENT, -1, TRACE_NODE_SERVER, TRACE_NODE_RESOURCE};
     for (size_t k = 0; k < sizeof order / sizeof order[0] && !sc->err; k++) {
         if (order[k] < 0) {
-            if (ly->ndoubles) {
+            if (ly->ndoubles) { /* the bands end with the row, above the lines that list them */
+                y_double_end = c.y + v->lane_h;
                 scene_emit_doubles(&c);
-                y_double_end = c.y;
             }
             continue;
         }
@@ -370,8 +370,9 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         if (scene_lane_shown(v, l)) scene_emit_lane(&c, lane, l);
     }
     if ((v->flags & SCENE_F_BANDS) && !sc->err) {
-        /* every double entry shaded from the first lane to the end of the
-         * double-entry row, behind the lanes, and faint tick guides */
+        /* every double entry shaded from the first lane to the bottom of
+         * the double-entry row (not over the lines under it that list
+         * them), behind the lanes, and faint tick guides */
         c.layer = SCENE_LAYER_BACK;
         for (size_t i = 0; i < ly->ndoubles && y_double_end >= 0; i++) {
             const struct layout_double *d = &ly->doubles[i];

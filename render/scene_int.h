@@ -85,4 +85,31 @@ void scene_emit_arrows(struct scene_ctx *c);
 void scene_emit_doubles(struct scene_ctx *c);
 void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane);
 
+/* Label placement in pictures (scene_labels.c): the rectangles a label
+ * must not cover (badges, texts, double entries, labels placed), taken
+ * from a scene. */
+struct scene_rect {
+    int x0, y0, x1, y1; /* [x0, x1) x [y0, y1), units */
+};
+struct scene_labels {
+    struct scene_rect *narrow; /* owned: sorted by x0, each at most 256 wide */
+    size_t nnarrow, capnarrow;
+    struct scene_rect *wide;   /* owned: wider ones and the labels placed */
+    size_t nwide, capwide;
+    int ready;                 /* gathered */
+};
+/* The obstacles of every command of sc so far (ready set). Returns 0 or LSIM_ENOMEM;
+ * close with scene_labels_close in either case (also safe on a zeroed one). */
+int scene_labels_init(struct scene_labels *L, const struct scene *sc);
+void scene_labels_close(struct scene_labels *L);
+/* 1 when r, with a few pixels around it, meets no obstacle. */
+int scene_labels_free(const struct scene_labels *L, struct scene_rect r);
+/* A place for a w x h label beside the arrow (ax, ay) -> (bx, by) inside the
+ * plot's width: above the arrow at its middle, else further along it either
+ * way, else below it. On success *x, *y is its top-left corner, it becomes
+ * an obstacle, and the result is 1; 0 = no free place (leave the label
+ * out); LSIM_ENOMEM. */
+int scene_labels_place(struct scene_labels *L, const struct scene *sc, int ax, int ay, int bx, int by,
+                       int w, int h, int *x, int *y);
+
 #endif

@@ -247,6 +247,26 @@ oom:
     return LSIM_ENOMEM;
 }
 
+/* How much an instant matters when two would share a cell or their badges
+ * would overlap. The terminal keeps the symbol table's priorities; in
+ * pictures (badges wider than a cell), violations come first (a stale write
+ * accepted, a release that removed another's lock), then the save (a write
+ * fencing rejected), then grants (a server's grant, a client's acquire),
+ * then the rest by the table. */
+static int mark_rank(int sym, int style, int pictures) {
+    int prio = scene_syms[sym].prio;
+    if (!pictures) return prio;
+    if (style == SCENE_ST_STALE_WRITE) return 300;
+    if (sym == SCENE_SYM_WRONG_RELEASE) return 290;
+    if (sym == SCENE_SYM_WRITE_REJECTED) return 280;
+    if (sym == SCENE_SYM_GRANT || sym == SCENE_SYM_ACQUIRED) return 200 + prio;
+    return prio;
+}
+
+static int mark_style(const struct layout_mark *m, int sym) {
+    return m->kind == LAYOUT_MARK_WRITE_OK && m->stale ? SCENE_ST_STALE_WRITE : scene_syms[sym].style;
+}
+
 /* The cells from the buckets: each bucket in the cell where it begins. */
 static void fill_lane_lod(struct scene_ctx *c, const struct layout_lane *lane,
                           const struct scene_lod_lane *ll, sim_ns bucket_ns) {
@@ -262,11 +282,10 @@ static void fill_lane_lod(struct scene_ctx *c, const struct layout_lane *lane,
             uint32_t w = ll->win[b];
             if (!w) continue;
             const struct layout_mark *m = &lane->marks[w - 1];
-            int g = mark_sym(m), cur = c->win[k];
-            if (cur == SCENE_SYM_NONE || scene_syms[g].prio >= scene_syms[cur].prio) {
+            int g = mark_sym(m), cur = c->win[k], st = mark_style(m, g), pics = c->v->char_w > c->v->cell_w;
+            if (cur == SCENE_SYM_NONE || mark_rank(g, st, pics) >= mark_rank(cur, c->winst[k], pics)) {
                 c->win[k] = (uint8_t)g;
-                c->winst[k] = (uint8_t)(m->kind == LAYOUT_MARK_WRITE_OK && m->stale
-                                            ? SCENE_ST_STALE_WRITE : scene_syms[g].style);
+                c->winst[k] = (uint8_t)st;
                 c->winm[k] = w - 1;
             }
         }
@@ -310,11 +329,10 @@ static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane, int l
         int g = mark_sym(m);
         int cell = scene_mark_cell(sc, m->t);
         if (g == SCENE_SYM_NONE || cell < 0) continue;
-        int cur = c->win[cell];
-        if (cur == SCENE_SYM_NONE || scene_syms[g].prio >= scene_syms[cur].prio) {
+        int cur = c->win[cell], st = mark_style(m, g), pics = c->v->char_w > c->v->cell_w;
+        if (cur == SCENE_SYM_NONE || mark_rank(g, st, pics) >= mark_rank(cur, c->winst[cell], pics)) {
             c->win[cell] = (uint8_t)g;
-            c->winst[cell] = (uint8_t)(m->kind == LAYOUT_MARK_WRITE_OK && m->stale
-                                           ? SCENE_ST_STALE_WRITE : scene_syms[g].style);
+            c->winst[cell] = (uint8_t)st;
             c->winm[cell] = i;
         }
     }
@@ -378,12 +396,8 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
     if (badges && nwin > 1 && !sc->err) place_badges(c, &sc->cmd[sc->ncmd - nwin], nwin);
 }
 
-/* Placement order: the damage and the save first, then by priority. */
-static int place_prio(const struct scene_cmd *k) {
-    if (k->style == SCENE_ST_STALE_WRITE) return 300;
-    if (k->style == SCENE_ST_WRITE_REJECTED) return 290;
-    return scene_syms[k->sym].prio;
-}
+/* Placement order: by importance in pictures (mark_rank). */
+static int place_prio(const struct scene_cmd *k) { return mark_rank(k->sym, k->style, 1); }
 
 /* Placed badges by pixel column: occ[x - base] = 1 + the placement rank of
  * the badge covering column x (badges placed do not overlap), 0 = free. */
@@ -500,15 +514,19 @@ static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
     free(near);
 }
 
-/* Whether [x0, x1] meets a badge of the lane (the lane's symbols are the
- * last commands added before its detail). */
+/* Whether [x0, x1] meets a badge of the lane or a label already put on it
+ * (a server holding two leases at once labels both): the right edge of the
+ * rightmost met, or 0. The lane's symbols and labels are the last commands
+ * added. */
 static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
-    int edge = 0; /* the right edge of the rightmost badge met */
+    int edge = 0;
     for (size_t i = sc->ncmd; i-- > 0;) {
         const struct scene_cmd *k = &sc->cmd[i];
         if (k->lane != lane_idx) break;
-        if (k->type == SCENE_CMD_SYM && !k->minor && k->x < x1 && x0 < k->x + k->w && k->x + k->w > edge)
-            edge = k->x + k->w;
+        int pad = k->type == SCENE_CMD_TEXT ? 4 : 0; /* a label's box on a solid style */
+        if (((k->type == SCENE_CMD_SYM && !k->minor) || k->type == SCENE_CMD_TEXT) && k->x - pad < x1 &&
+            x0 < k->x + k->w + pad && k->x + k->w + pad > edge)
+            edge = k->x + k->w + pad;
     }
     return edge;
 }
@@ -727,6 +745,24 @@ void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int la
     c->lanes_end = c->y;
 }
 
+/* A place for an arrow's label of w units beside the arrow, clear of the
+ * badges, texts and labels drawn so far (the obstacles are gathered at the
+ * first label). Returns 1 with its top-left corner in *x, *y, or 0: no free
+ * place, the label is left out (also on LSIM_ENOMEM, which goes to sc->err). */
+static int arrow_label(struct scene_ctx *c, struct scene_labels *L, int ax, int ay, int bx, int by, int w,
+                       int *x, int *y) {
+    if (!L->ready) {
+        int rc = scene_labels_init(L, c->sc);
+        if (rc) {
+            c->sc->err = rc;
+            return 0;
+        }
+    }
+    int rc = scene_labels_place(L, c->sc, ax, ay, bx, by, w, c->v->line_h, x, y);
+    if (rc < 0) c->sc->err = rc;
+    return rc == 1;
+}
+
 /* Arrows for the messages whose flight shows: sender's lane at the sending
  * time to the receiver's at the arrival (or to the edge, still in flight).
  * Dropped messages and the instantaneous ones are left out; at most 64. */
@@ -752,6 +788,8 @@ void scene_emit_arrows(struct scene_ctx *c) {
         return;
     }
     for (int i = 0; i < ly->nlanes; i++) label_t1[i] = -1;
+    struct scene_labels labels; /* gathered at the first label */
+    memset(&labels, 0, sizeof labels);
     /* With an index, from the first message whose running largest arrival
      * reaches the window (the ones before all end before it). */
     size_t first = 0;
@@ -829,11 +867,11 @@ void scene_emit_arrows(struct scene_ctx *c) {
         /* a long flight gets its length written beside the middle of the arrow
          * (once for a fan that lands on one receiver at one instant) */
         snprintf(buf, sizeof buf, "%s in flight", len);
-        int w = (int)strlen(buf) * v->char_w;
-        if (x1 - x0 >= w + 4 * v->char_w && label_t1[m->to] != m->t1) {
+        int w = (int)strlen(buf) * v->char_w, label_x, label_y;
+        if (x1 - x0 >= w + 4 * v->char_w && label_t1[m->to] != m->t1 &&
+            arrow_label(c, &labels, x0, ya, x1, yb, w, &label_x, &label_y)) {
             label_t1[m->to] = m->t1;
-            struct scene_cmd *t = scene_text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h - 2, buf,
-                                         strlen(buf), SCENE_ST_MESSAGE);
+            struct scene_cmd *t = scene_text_n(c, label_x, label_y, buf, strlen(buf), SCENE_ST_MESSAGE);
             if (t) t->t0 = m->t0, t->t1 = m->t1;
         }
     }
@@ -876,16 +914,16 @@ void scene_emit_arrows(struct scene_ctx *c) {
             scene_set_text(c, k, buf, strlen(buf));
             c->used_extra[SCENE_USED_REPL - SCENE_USED_CLOCK] = 1;
             snprintf(buf, sizeof buf, "lag %s", len);
-            int w = (int)strlen(buf) * v->char_w;
-            if (x1 - x0 >= w + 2 * v->char_w) {
-                struct scene_cmd *t = scene_text_n(c, (x0 + x1) / 2 - w / 2, (ya + yb) / 2 - v->line_h / 2, buf,
-                                                   strlen(buf), SCENE_ST_REPLICATION);
+            int w = (int)strlen(buf) * v->char_w, label_x, label_y;
+            if (x1 - x0 >= w + 2 * v->char_w && arrow_label(c, &labels, x0, ya, x1, yb, w, &label_x, &label_y)) {
+                struct scene_cmd *t = scene_text_n(c, label_x, label_y, buf, strlen(buf), SCENE_ST_REPLICATION);
                 if (t) t->t0 = src->t, t->t1 = cp->t;
             }
         }
     }
     free(drop_end);
     free(label_t1);
+    scene_labels_close(&labels);
     c->layer = saved;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -19,6 +20,7 @@
 #include "error.h"
 #include "gfx.h"
 #include "heatmap_svg.h"
+#include "layout.h"
 #include "svg.h"
 
 /* The repository root, from this file's path (tests run from the root). */
@@ -385,6 +387,22 @@ static void test_heatmap_png(void **state) {
         }
     assert_true(dark > 5);
     assert_int_equal(dark_pure, 0);
+    /* The y axis's key "lock.ttl" reads upwards left of the values, centred
+     * on the panel's height (baseline x = 12, middle y = 56 + 22): its dark
+     * pixels stand taller than wide, within a column at x 0 .. 19. */
+    int x_lo = 640, x_hi = -1, y_lo = 184, y_hi = -1;
+    for (int y = 0; y < 184; y++)
+        for (int x = 0; x < 40; x++)
+            if ((pixel_at(s, x, y) >> 16) < 0x80) {
+                if (x < x_lo) x_lo = x;
+                if (x > x_hi) x_hi = x;
+                if (y < y_lo) y_lo = y;
+                if (y > y_hi) y_hi = y;
+            }
+    assert_true(x_lo >= 0 && x_hi < 20);
+    assert_true(y_hi - y_lo > 3 * (x_hi - x_lo));
+    assert_true(y_lo < 56 + 22 - 10 && y_hi > 56 + 22 + 10);
+    assert_true(abs((y_lo + y_hi) / 2 - (56 + 22)) <= 2);
     /* The legend's swatches, in class order, 110 px apart under the panels. */
     for (int k = 0; k < HEATMAP_NCLASS; k++)
         assert_int_equal(pixel_at(s, 90 + k * 110 + 6, 56 + 44 + 48 + 6), heatmap_class_rgb((enum heatmap_class)k));
@@ -393,6 +411,101 @@ static void test_heatmap_png(void **state) {
     /* An output that cannot be opened is an output error, named. */
     assert_int_equal(gfx_heatmap_png("/nonexistent-dir/h.png", NULL, &h), LSIM_EOUTPUT);
     assert_non_null(strstr(gfx_error(), "/nonexistent-dir/h.png"));
+}
+
+/* ---- Badges and labels apart, over the whole catalog ------------------------ */
+
+static int meet(const struct scene_cmd *a, const struct scene_cmd *b) {
+    return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+/* Overlaps in a built picture scene: two badges of one lane, a badge over a
+ * text, or a pixel-only label (EXTRA text) over a badge, another label or a
+ * line of text (MAIN: lane names, the double entries and writes listed);
+ * an arrow's label (not a span's or a clock's, which sit on their lane)
+ * over a double entry on its row. Printed. */
+static int overlaps(const struct scene *sc, const char *what) {
+    int bad = 0;
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *a = &sc->cmd[i];
+        int a_badge = a->type == SCENE_CMD_SYM && a->lane >= 0 && !a->minor;
+        int a_label = a->type == SCENE_CMD_TEXT && a->layer == SCENE_LAYER_EXTRA && a->style != SCENE_ST_CLOCK &&
+                      a->style != SCENE_ST_HOLDING && a->style != SCENE_ST_LABEL;
+        int a_span_label = a->type == SCENE_CMD_TEXT && a->layer == SCENE_LAYER_EXTRA && !a_label;
+        if (!a_badge && !a_label && !a_span_label) continue;
+        for (size_t j = 0; j < sc->ncmd; j++) {
+            const struct scene_cmd *b = &sc->cmd[j];
+            if (j == i) continue;
+            int b_badge = b->type == SCENE_CMD_SYM && b->lane >= 0 && !b->minor;
+            int b_text = b->type == SCENE_CMD_TEXT && b->text && b->text[0];
+            int b_double = b->type == SCENE_CMD_RECT && b->style == SCENE_ST_DOUBLE;
+            int clash = (a_badge && b_badge && a->lane == b->lane && j > i) || (a_badge && b_text) ||
+                        ((a_label || a_span_label) && b_badge) ||
+                        ((a_label || a_span_label) && b_text && (b->layer != SCENE_LAYER_EXTRA || j > i)) ||
+                        (a_label && b_double);
+            if (!clash || !meet(a, b)) continue;
+            fprintf(stderr, "%s: %s %s at %d,%d %dx%d meets %s %s at %d,%d %dx%d\n", what,
+                    a_badge ? "badge" : "label", a_badge ? (a->label ? a->label : "") : a->text, a->x, a->y,
+                    a->w, a->h, b_badge ? "badge" : "text", b_badge ? (b->label ? b->label : "") : b->text, b->x,
+                    b->y, b->w, b->h);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Every catalog scenario drawn as render draws it, at 1280 x 720 and 800 x
+ * 600, and zoomed to 1 s (1280 px) and 300 ms (800 px) around its first
+ * double entry: no badge covers another of its lane or a text, no label
+ * covers a badge, another label or a line of text, no arrow's label the
+ * double-entry row's shading. */
+static void test_catalog_apart(void **state) {
+    (void)state;
+    char dir[512];
+    repo_path(dir, sizeof dir, "scenarios");
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int files = 0, scenes = 0, bad = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        size_t n = strlen(de->d_name);
+        if (n < 6 || strcmp(de->d_name + n - 5, ".lsim") != 0) continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(n - 5), de->d_name);
+        struct picture p;
+        picture_init(&p, name);
+        struct layout ly;
+        assert_int_equal(layout_build(&ly, engine_trace(p.e)), 0);
+        /* width, height, and a window around the first double entry (0 = the whole run) */
+        static const struct {
+            int w, h;
+            sim_ns window;
+        } views[4] = {{1280, 720, 0}, {800, 600, 0}, {1280, 720, SIM_NS_PER_S}, {800, 600, 300 * SIM_NS_PER_MS}};
+        for (int k = 0; k < 4; k++) {
+            struct scene_view v;
+            scene_view_pixels(&v, views[k].w, views[k].h);
+            if (views[k].window) {
+                if (!ly.ndoubles) continue;
+                sim_ns half = views[k].window / 2;
+                v.t0 = ly.doubles[0].t0 > half ? ly.doubles[0].t0 - half : 0;
+                v.t1 = v.t0 + views[k].window;
+            }
+            struct scene sc;
+            assert_int_equal(scene_build(&sc, &ly, &v, &p.b, 0), 0);
+            char what[300];
+            snprintf(what, sizeof what, "%s %dx%d %s", name, views[k].w, views[k].h,
+                     views[k].window ? "zoomed" : "whole run");
+            bad += overlaps(&sc, what);
+            scenes++;
+            scene_close(&sc);
+        }
+        layout_close(&ly);
+        engine_free(p.e);
+        files++;
+    }
+    closedir(d);
+    printf("gfx: %d scenarios, %d pictures, %d overlaps\n", files, scenes, bad);
+    assert_true(files >= 90);
+    assert_int_equal(bad, 0);
 }
 
 int main(void) {
@@ -405,6 +518,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing),
         cmocka_unit_test(test_heatmap_png),
+        cmocka_unit_test(test_catalog_apart),
     };
     return cmocka_run_group_tests_name("gfx", tests, NULL, NULL);
 }

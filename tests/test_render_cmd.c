@@ -71,17 +71,9 @@ static void test_png_written_and_repeats(void **state) {
     assert_false(same_bytes("build/render_cmd/a.png", "build/render_cmd/c.png"));
 }
 
-/* A PNG loads the picture module without SDL (issue 9, "Speed": SDL2 and
- * SDL2_ttf brought 59 shared libraries to a whole-process render): the
- * dynamic loader's own list of what it initialised (LD_DEBUG=libs) names
- * locksim-png.so, libpng and FreeType, and no libSDL2, harfbuzz or glib;
- * an SVG loads no module at all. */
-static void test_png_loads_no_sdl(void **state) {
-    (void)state;
-    out_dir();
-    struct result *r = run_in("env LD_DEBUG=libs", "render " GC " -o build/render_cmd/ld.png");
-    assert_int_equal(r->code, 0);
-    assert_true(is_png("build/render_cmd/ld.png"));
+/* What the dynamic loader reported in r (LD_DEBUG=libs on stderr): the PNG
+ * module, libpng and FreeType, and none of SDL's libraries. */
+static void assert_png_module_only(const struct result *r) {
     assert_non_null(strstr(r->err, "calling init: "));
     assert_non_null(strstr(r->err, "locksim-png.so"));
     assert_non_null(strstr(r->err, "libpng16.so"));
@@ -90,6 +82,40 @@ static void test_png_loads_no_sdl(void **state) {
     assert_null(strstr(r->err, "libharfbuzz"));
     assert_null(strstr(r->err, "libglib"));
     assert_null(strstr(r->err, "locksim-gfx.so"));
+}
+
+/* A PNG loads the picture module without SDL (issue 9, "Speed": SDL2 and
+ * SDL2_ttf brought 59 shared libraries to a whole-process render): the
+ * dynamic loader's own list of what it initialised (LD_DEBUG=libs) names
+ * locksim-png.so, libpng and FreeType, and no libSDL2, harfbuzz or glib;
+ * an SVG loads no module at all. The sweep's heatmap (sweep --png, and
+ * merge --png of its shards) is drawn by the same module, also without SDL. */
+static void test_png_loads_no_sdl(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run_in("env LD_DEBUG=libs", "render " GC " -o build/render_cmd/ld.png");
+    assert_int_equal(r->code, 0);
+    assert_true(is_png("build/render_cmd/ld.png"));
+    assert_png_module_only(r);
+    /* Step 2: a sweep's heatmap as PNG, 3 x 2 cells. */
+    remove("build/render_cmd/hm.png");
+    r = run_in("env LD_DEBUG=libs", "sweep " GC " --vary pause=20s,25s,30s --vary ttl=20s,30s "
+                                    "--png build/render_cmd/hm.png --out build/render_cmd/hm.csv");
+    assert_int_equal(r->code, 0);
+    assert_true(is_png("build/render_cmd/hm.png"));
+    assert_png_module_only(r);
+    /* Step 3: merge --png of two shards of it: the same module, the same bytes. */
+    const char *sweep = "sweep " GC " --vary pause=20s,25s,30s --vary ttl=20s,30s";
+    char cmd[512];
+    for (int k = 1; k <= 2; k++) {
+        snprintf(cmd, sizeof cmd, "%s --shard %d/2 --out build/render_cmd/hm%d.jsonl", sweep, k, k);
+        assert_int_equal(run(cmd)->code, 0);
+    }
+    r = run_in("env LD_DEBUG=libs", "merge build/render_cmd/hm1.jsonl build/render_cmd/hm2.jsonl "
+                                    "--png build/render_cmd/hm-merged.png --out build/render_cmd/hm-merged.csv");
+    assert_int_equal(r->code, 0);
+    assert_png_module_only(r);
+    assert_true(same_bytes("build/render_cmd/hm.png", "build/render_cmd/hm-merged.png"));
     r = run_in("env LD_DEBUG=libs", "render " GC " -o build/render_cmd/ld.svg");
     assert_int_equal(r->code, 0);
     assert_null(strstr(r->err, "locksim-png.so"));

@@ -321,7 +321,7 @@ static void test_scene_pixels(void **state) {
     k = cmd(&f.sc, SCENE_CMD_RECT, SCENE_ST_BAND, -1, 1);
     assert_int_equal(k->layer, SCENE_LAYER_BACK);
     assert_int_equal(k->y, text(&f.sc, "A")->y - (f.v.lane_h - f.v.line_h) / 2);
-    assert_true(k->h >= 3 * f.v.lane_h);
+    assert_int_equal(k->h, 3 * f.v.lane_h); /* not over the lines that list the double entries */
     assert_int_equal(k->x, scene_x_of(&f.sc, 11 * S));
     /* Token labels: A's critical section, whose lease S1 holds; the writes'
      * badges carry their tokens, the rejected one in the save's style. */
@@ -880,6 +880,123 @@ static void test_scene_tooltip_on_demand(void **state) {
     trace_close(&tr);
 }
 
+/* Whether two commands' rectangles meet (x, y, w, h; half-open). */
+static int rects_meet(const struct scene_cmd *a, const struct scene_cmd *b) {
+    return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+/* In a picture, no two badges of a lane overlap, and no pixel-only label
+ * (EXTRA text) covers a badge or another label. Returns the badges. */
+static int assert_no_overlap(const struct scene *sc) {
+    int badges = 0;
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *a = &sc->cmd[i];
+        int badge = a->type == SCENE_CMD_SYM && a->lane >= 0 && !a->minor;
+        int label = a->type == SCENE_CMD_TEXT && a->layer == SCENE_LAYER_EXTRA;
+        badges += badge;
+        if (!badge && !label) continue;
+        for (size_t j = i + 1; j < sc->ncmd; j++) {
+            const struct scene_cmd *b = &sc->cmd[j];
+            int b_badge = b->type == SCENE_CMD_SYM && b->lane >= 0 && !b->minor;
+            int b_label = b->type == SCENE_CMD_TEXT && b->layer == SCENE_LAYER_EXTRA;
+            if (badge && b_badge && a->lane == b->lane) assert_false(rects_meet(a, b));
+            if ((badge && b_label) || (label && b_badge) || (label && b_label)) assert_false(rects_meet(a, b));
+        }
+    }
+    return badges;
+}
+
+/* Events a few ms apart and a long flight whose label would sit on them.
+ * S1: A's lease expires at 10 s and B is granted token 2 at 10.004 s (one
+ * pixel column of the whole run); R: B's write with token 2 at 10.09 s and
+ * A's stale one with token 1 at 10.093 s (one column too); S1 -> A, a
+ * message in flight from 1 s to 19 s, its "18s in flight" label due at the
+ * middle, right over the badges at 10 s. In pictures the more important
+ * instant keeps the shared column (the grant over the expiry, the damage
+ * over the write), no badges overlap, and the label goes where it covers
+ * none; the terminal keeps its own priorities (the expiry's 'e'). */
+static void test_scene_labels_clear_of_badges(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 20 * S, NULL);
+    ev(&tr, 0, TRACE_RESOURCE_INIT, R, NO, 0, 0, 5, 0, NULL);
+    ev(&tr, 0, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 0, TRACE_SRV_GRANT, S1, A, 1, 1, 10 * S, 10 * S, NULL);
+    ev(&tr, 0, TRACE_ACQUIRED, A, NO, 1, 1, 10 * S, 0, NULL);
+    ev(&tr, 1 * S, TRACE_MSG_SEND, S1, A, 0, 0, 77, 2, NULL);
+    ev(&tr, 2 * S, TRACE_PAUSE, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 9 * S, TRACE_ACQUIRE_START, B, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 10 * S, TRACE_SRV_EXPIRE, S1, A, 0, 1, 0, 0, NULL);
+    ev(&tr, 10 * S + 4 * MS, TRACE_SRV_GRANT, S1, B, 2, 2, 10 * S, 20 * S, NULL);
+    ev(&tr, 10 * S + 6 * MS, TRACE_ACQUIRED, B, NO, 2, 2, 10 * S, 0, NULL);
+    ev(&tr, 10 * S + 6 * MS, TRACE_DOUBLE_ENTRY_BEGIN, B, A, 0, 0, 0, 0, NULL);
+    ev(&tr, 10 * S + 50 * MS, TRACE_RESUME, A, NO, 0, 0, 8 * S, 0, NULL);
+    ev(&tr, 10 * S + 90 * MS, TRACE_WRITE, R, B, 2, 2, 4, TRACE_WRITE_ACCEPTED, NULL);
+    ev(&tr, 10 * S + 93 * MS, TRACE_WRITE, R, A, 1, 1, 4, TRACE_WRITE_ACCEPTED, NULL);
+    ev(&tr, 10 * S + 93 * MS, TRACE_STALE_WRITE, A, NO, 1, 1, 1, 0, NULL);
+    ev(&tr, 10 * S + 110 * MS, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    ev(&tr, 10 * S + 110 * MS, TRACE_DOUBLE_ENTRY_END, B, A, 0, 0, 104 * MS, 0, NULL);
+    ev(&tr, 10 * S + 200 * MS, TRACE_CS_EXIT, B, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+    ev(&tr, 10 * S + 200 * MS, TRACE_SRV_DELETE, S1, B, 0, 2, B, 0, NULL);
+    ev(&tr, 19 * S, TRACE_MSG_RECV, A, S1, 0, 0, 77, 2, NULL);
+    ev(&tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 20, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+
+    /* Step 1: the whole run at 1280 px, a plain axis (18 ms a pixel). */
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    assert_int_equal(scene_cell_of(&sc, 10 * S), scene_cell_of(&sc, 10 * S + 4 * MS));
+    assert_int_equal(scene_cell_of(&sc, 10 * S + 90 * MS), scene_cell_of(&sc, 10 * S + 93 * MS));
+    /* the grant wins S1's column, the expiry is not drawn */
+    const struct scene_cmd *g = cmd(&sc, SCENE_CMD_SYM, -1, S1, 2);
+    assert_non_null(g);
+    assert_int_equal(g->sym, SCENE_SYM_GRANT);
+    assert_int_equal(g->t0, 10 * S + 4 * MS);
+    assert_int_equal(g->minor, 0);
+    assert_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
+    /* the damage wins R's column, as a badge with A's token */
+    const struct scene_cmd *w = cmd(&sc, SCENE_CMD_SYM, -1, R, 1);
+    assert_non_null(w);
+    assert_int_equal(w->style, SCENE_ST_STALE_WRITE);
+    assert_int_equal(w->t0, 10 * S + 93 * MS);
+    assert_string_equal(w->label, "1");
+    assert_int_equal(w->minor, 0);
+    assert_null(cmd(&sc, SCENE_CMD_SYM, -1, R, 2));
+    /* the label is drawn, moved off the middle of its arrow (over B's
+     * badges), and covers no badge */
+    const struct scene_cmd *lab = text(&sc, "18s in flight");
+    assert_non_null(lab);
+    int mid_x = (scene_x_of(&sc, 1 * S) + scene_x_of(&sc, 19 * S)) / 2;
+    assert_int_not_equal(lab->x, mid_x - lab->w / 2);
+    assert_true(assert_no_overlap(&sc) >= 6);
+    scene_close(&sc);
+
+    /* Step 2: zoomed to 9.9 s .. 10.4 s, every badge apart, the label too. */
+    v.t0 = 9 * S + 900 * MS;
+    v.t1 = 10 * S + 400 * MS;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    assert_non_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
+    assert_true(sym(&sc, SCENE_SYM_EXPIRE, S1)->x < sym(&sc, SCENE_SYM_GRANT, S1)->x);
+    assert_true(sym(&sc, SCENE_SYM_GRANT, S1)->x < sym(&sc, SCENE_SYM_DELETE, S1)->x);
+    assert_true(assert_no_overlap(&sc) >= 8);
+    scene_close(&sc);
+
+    /* Step 3: the terminal's column of 200 ms shows the expiry, as before. */
+    scene_view_term(&v, 100, 0);
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    assert_non_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
+    assert_null(sym(&sc, SCENE_SYM_GRANT, S1) && sym(&sc, SCENE_SYM_GRANT, S1)->t0 == 10 * S + 4 * MS
+                    ? sym(&sc, SCENE_SYM_GRANT, S1) : NULL);
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scene_term_positions),
@@ -895,6 +1012,7 @@ int main(void) {
         cmocka_unit_test(test_scene_tooltip_on_demand),
         cmocka_unit_test(test_scene_clock_at_start),
         cmocka_unit_test(test_scene_fan_labelled_once),
+        cmocka_unit_test(test_scene_labels_clear_of_badges),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }
