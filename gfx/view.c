@@ -1,5 +1,5 @@
-/* The window: SDL2 events in, the scene painted by gfx_paint (the PNG's own
- * drawing) into a texture when the view changes, and over it each frame the
+/* The window: SDL2 events in, the scene painted by raster_paint (the PNG's
+ * own painter, gfx/raster.c) into a texture when the view changes, and over it each frame the
  * cursor, the current event, the quiz, the narration line, hover details
  * and the help. All the arithmetic is in render/viewstate.c. */
 #include "view.h"
@@ -20,6 +20,7 @@
 #include "gfx.h"
 #include "layout.h"
 #include "narrate.h"
+#include "raster.h"
 #include "sdl_paint.h"
 #include "viewstate.h"
 
@@ -40,7 +41,8 @@ struct view {
     SDL_Renderer *r;
     SDL_Texture *tex;        /* the painted scenes at the window's size */
     int tex_w, tex_h;
-    struct gfx_fonts fonts;
+    struct gfx_fonts fonts;  /* SDL2_ttf: the overlays' text */
+    struct raster_fonts rfonts; /* FreeType: the scenes' text, as the PNG's */
     struct view_load ld;     /* the current load (borrowed from the host) */
     struct layout *lys;      /* owned, ld.n layouts */
     struct scene_lod **lods; /* owned, ld.n: each layout's index (binary search, buckets) */
@@ -147,24 +149,30 @@ static int build_scenes(struct view *w) {
     return 0;
 }
 
-/* Paint the scenes into the texture (the scenes' own drawing, as the PNG's). */
+/* Paint the scenes into the texture with the PNG's painter (gfx/raster.c)
+ * on the texture's own pixels, locked: the same pixels as `locksim render -o
+ * x.png` gives for that scene, written by plain stores. SDL's renderer made
+ * one call, one clip and one fill loop per box (about 28,000 zoomed out
+ * over a million events: 27 ms a frame; bench/README.md, "The window"). */
 static int paint_texture(struct view *w) {
     if (!w->tex || w->tex_w != w->w || w->tex_h != w->h) {
         if (w->tex) SDL_DestroyTexture(w->tex);
-        w->tex = SDL_CreateTexture(w->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_TARGET, w->w, w->h);
+        w->tex = SDL_CreateTexture(w->r, SDL_PIXELFORMAT_BGRA32, SDL_TEXTUREACCESS_STREAMING, w->w, w->h);
         if (!w->tex) return fail(LSIM_EINTERNAL, "SDL_CreateTexture", SDL_GetError());
+        SDL_SetTextureBlendMode(w->tex, SDL_BLENDMODE_NONE);
         w->tex_w = w->w;
         w->tex_h = w->h;
     }
-    if (SDL_SetRenderTarget(w->r, w->tex) != 0) return fail(LSIM_EINTERNAL, "SDL_SetRenderTarget", SDL_GetError());
-    SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
-    SDL_RenderClear(w->r);
-    SDL_Rect vp = {0, -w->scroll, w->w, w->h + w->scroll};
-    SDL_RenderSetViewport(w->r, &vp);
-    int rc = 0;
-    for (size_t i = 0; i < w->nsc && !rc; i++) rc = gfx_paint(w->r, &w->fonts, &w->scs[i], &w->sv);
-    SDL_RenderSetViewport(w->r, NULL);
-    SDL_SetRenderTarget(w->r, NULL);
+    void *px = NULL;
+    int pitch = 0;
+    if (SDL_LockTexture(w->tex, NULL, &px, &pitch) != 0) return fail(LSIM_EINTERNAL, "SDL_LockTexture", SDL_GetError());
+    struct raster img;
+    int rc = raster_wrap(&img, px, w->w, w->h, (size_t)pitch, palette_background);
+    if (rc) rc = fail(rc, "SDL_LockTexture", "a texture of an unexpected pitch");
+    img.dy = -w->scroll;
+    for (size_t i = 0; i < w->nsc && !rc; i++) rc = raster_paint(&img, &w->rfonts, &w->scs[i], &w->sv);
+    raster_close(&img);
+    SDL_UnlockTexture(w->tex);
     w->tex_dirty = 0;
     return rc;
 }
@@ -821,6 +829,7 @@ static void close_view(struct view *w) {
     free_layouts(w, w->lys, w->lods, w->ld.n);
     viewstate_close(&w->vs);
     gfx_fonts_close(&w->fonts);
+    raster_fonts_close(&w->rfonts);
     gfx_text_line_close(&w->narr_line[0]);
     gfx_text_line_close(&w->narr_line[1]);
     if (w->tex) SDL_DestroyTexture(w->tex);
@@ -864,6 +873,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     w.h = o->height > 0 ? o->height : 800;
     if (TTF_Init() != 0) rc = fail(LSIM_EINTERNAL, "TTF_Init", TTF_GetError());
     if (!rc) rc = gfx_fonts_open(&w.fonts);
+    if (!rc) rc = raster_fonts_open(&w.rfonts);
     if (!rc && !(w.win = SDL_CreateWindow("locksim view", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w.w, w.h,
                                           SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI)))
         rc = fail(LSIM_ENODISPLAY, "SDL_CreateWindow", SDL_GetError());
