@@ -703,10 +703,20 @@ static double now_s(void) {
  * painted into the texture, overlays, present). */
 struct bench_set {
     double *ms;      /* owned by bench(), frames entries */
+    double *cpu_ms;  /* owned by bench(), frames entries: this process's CPU time per frame */
     double scene_ms; /* summed scene_build time */
     double paint_ms; /* summed painting of the scene into the texture */
     size_t cmds;     /* scene commands of the last frame (all panels) */
 };
+
+/* CPU time of this process (all its threads), seconds: on a machine shared
+ * with other work a frame's wall time includes the waits for a core, its
+ * CPU time does not (nor the X server's share of the present). */
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -752,7 +762,7 @@ static int bench_frame(struct view *w, int kind, int i, int frames, struct bench
         w->mx = i % 100;
         break;
     }
-    double a = now_s(), b = a, c = a;
+    double a = now_s(), b = a, c = a, cpu0 = cpu_s();
     int rc = 0;
     if (w->scene_dirty || w->built_t0 != vs->t0 || w->built_t1 != vs->t1) {
         rc = build_scenes(w);
@@ -763,6 +773,7 @@ static int bench_frame(struct view *w, int kind, int i, int frames, struct bench
     if (!rc) rc = draw(w, 0);
     if (rc) return rc;
     bs->ms[i] = (now_s() - a) * 1e3;
+    bs->cpu_ms[i] = (cpu_s() - cpu0) * 1e3;
     bs->scene_ms += (b - a) * 1e3;
     bs->paint_ms += (c - b) * 1e3;
     bs->cmds = 0;
@@ -784,25 +795,34 @@ static int bench(struct view *w, int frames) {
     printf("view bench: %zu events, %dx%d, renderer %s%s%s, %d frames of each kind\n", events, w->w, w->h,
            ri.name, strcmp(ri.name, "software") ? "" : ", framebuffer acceleration ",
            strcmp(ri.name, "software") ? "" : (fa ? fa : "(SDL's default)"), frames);
-    printf("  %-42s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "scene_build",
-           "painting", "commands");
-    double *ms = calloc((size_t)frames, sizeof *ms);
-    if (!ms) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    printf("  %-42s %8s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "cpu",
+           "scene_build", "painting", "commands");
+    double *ms = calloc((size_t)frames, sizeof *ms), *cpu = calloc((size_t)frames, sizeof *cpu);
+    if (!ms || !cpu) {
+        free(ms);
+        free(cpu);
+        return fail(LSIM_ENOMEM, "out of memory", NULL);
+    }
     int rc = 0;
     for (int kind = 0; kind < 6 && !rc; kind++) {
-        struct bench_set bs = {ms, 0, 0, 0};
+        struct bench_set bs = {ms, cpu, 0, 0, 0};
         for (int i = 0; i < frames && !rc; i++) rc = bench_frame(w, kind, i, frames, &bs);
         if (rc) break;
         qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
+        qsort(cpu, (size_t)frames, sizeof *cpu, cmp_double);
         int i95 = (frames * 95 + 99) / 100 - 1;
-        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind], ms[frames / 2],
-               ms[i95 < 0 ? 0 : i95], ms[frames - 1], bs.scene_ms / frames, bs.paint_ms / frames, bs.cmds);
+        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind],
+               ms[frames / 2], ms[i95 < 0 ? 0 : i95], ms[frames - 1], cpu[frames / 2], bs.scene_ms / frames,
+               bs.paint_ms / frames, bs.cmds);
     }
     free(ms);
+    free(cpu);
     if (rc) return rc;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("  (scene_build and painting: mean per frame, 0 when the scene was kept)\n"
+    printf("  (median, p95, worst: wall time of a frame; cpu: median CPU time of this process in a\n"
+           "  frame, without the waits for a core of a busy machine nor the X server's share;\n"
+           "  scene_build and painting: mean per frame, 0 when the scene was kept)\n"
            "  level-of-detail index: %.1f MB; peak RSS of the window so far: %.1f MB\n",
            (double)lod_bytes / 1e6, (double)ru.ru_maxrss / 1024.0);
     return 0;

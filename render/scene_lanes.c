@@ -700,6 +700,9 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
         if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING &&
             s->kind != LAYOUT_SPAN_REPLICA)
             continue;
+        /* every label is 5 characters or more ("tok 7"): a span too narrow
+         * for that is passed over before one is made (zoomed out, thousands) */
+        if (5 * v->char_w + 2 * (v->char_w + 12) > w) continue;
         if (s->kind == LAYOUT_SPAN_REPLICA)
             snprintf(buf, sizeof buf, s->token ? "copy: %s, tok %llu" : "copy: %s",
                      scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
