@@ -381,8 +381,9 @@ static int place_prio_of(int sym, int style);
  * most important by placement order (a stale write, a rejected write, then
  * by priority; the earliest on a tie), so that violations never vanish;
  * dense[k] = 1 marks the cells of such clusters, whose routine instants
- * are drawn as ticks only (see routine()), so that the lane's fill shows
- * between them and only what matters gets a badge. Sparser instants, every
+ * are drawn as ticks only (see routine()), and not over a pause or a crash
+ * (over_fault), so that the lane's fill shows between them and only what
+ * matters gets a badge. Sparser instants, every
  * picture of a short run, are left alone (dense[k] = 0). */
 enum { THIN_PX = 8, THIN_MIN = 8 };
 static void thin_instants(struct scene_ctx *c, int n, int cell_w, uint8_t *dense) {
@@ -430,6 +431,19 @@ static int routine(int style) {
     return style == SCENE_ST_MARK_OK || style == SCENE_ST_MARK_SERVER || style == SCENE_ST_MARK_NOTE;
 }
 
+/* Whether the tick of cell k (4 px wide, framed: paint.c) would cover a
+ * cell paused or down: zoomed out a pause or a crash is a column or two of
+ * its fill, and a routine tick of a dense cluster over it is left out, so
+ * that the fault shows. */
+static int over_fault(const struct scene_ctx *c, int n, int k, int cell_w) {
+    int x = k * cell_w + cell_w / 2, a = (x - 2) / cell_w, b = (x + 1) / cell_w;
+    for (int j = a < 0 ? 0 : a; j <= b && j < n; j++) {
+        int f = c->fill[j];
+        if (f == SCENE_SYM_PAUSED || f == SCENE_SYM_PAUSED_HOLDING || f == SCENE_SYM_CRASHED) return 1;
+    }
+    return 0;
+}
+
 /* Runs of equal cells as rectangles, then the winning instants over them. */
 static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx, int y) {
     const struct scene_view *v = c->v;
@@ -463,6 +477,7 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
     size_t nwin = 0;
     for (int k = 0; k < n; k++) {
         if (c->win[k] == SCENE_SYM_NONE) continue;
+        if (badges && dense[k] && routine(c->winst[k]) && over_fault(c, n, k, v->cell_w)) continue;
         const struct layout_mark *m = &lane->marks[c->winm[k]];
         char label[24] = "";
         int sym_k = c->win[k];

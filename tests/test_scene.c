@@ -602,9 +602,10 @@ static void test_scene_clock_replica_drop(void **state) {
  * deletes it 4 ms later, R accepts a write in each turn but rejects one
  * stale write at 12.3 s (the save) and accepts B's stale write at 15.001 s
  * (the damage) 1 ms before A's, in the same pixel column; B acquires five
- * times 50 ms apart at 20 s. The rejected write keeps its tick among 5000
- * accepted ones, the stale one wins its column (with or without the
- * index: a later routine write does not hide it); S1's
+ * times 50 ms apart at 20 s; A pauses 120 ms at 17.001 s. The rejected
+ * write keeps its tick among 5000 accepted ones, the stale one wins its
+ * column (with or without the index: a later routine write does not hide
+ * it), no tick of A covers its pause; S1's
  * TTL bars, 5000 leases shorter than a pixel, are at most one per pixel
  * column; B's five instants (a cluster of only five) all stay. */
 static void test_scene_lod_thinning(void **state) {
@@ -623,6 +624,10 @@ static void test_scene_lod_thinning(void **state) {
         ev(&tr, t, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
         ev(&tr, t, TRACE_SRV_GRANT, S1, A, tok, (uint32_t)i + 1, 20 * MS, t + 20 * MS, NULL);
         ev(&tr, t, TRACE_ACQUIRED, A, NO, tok, (uint32_t)i + 1, 20 * MS, 0, NULL);
+        if (i == 3400) /* 17.001 s: A pauses for 120 ms (5 or 6 pixels: wider than the gap between ticks) */
+            ev(&tr, t + 1 * MS, TRACE_PAUSE, A, NO, 0, 0, 0, 0, NULL);
+        if (i == 3424)
+            ev(&tr, t + 1 * MS, TRACE_RESUME, A, NO, 0, 0, 120 * MS, 0, NULL);
         if (i == 3000) { /* 15.001 s: B's stale write, accepted (the damage), 1 ms before A's */
             ev(&tr, t + 1 * MS, TRACE_WRITE, R, B, 5, 0, 4, TRACE_WRITE_ACCEPTED, NULL);
             ev(&tr, t + 1 * MS, TRACE_STALE_WRITE, B, NO, 5, 0, 1, 0, NULL);
@@ -693,6 +698,19 @@ static void test_scene_lod_thinning(void **state) {
     }
     assert_true(bars > 100);
     assert_true(bars <= (size_t)b.axis.ncells);
+    /* A: the pause's few columns, and no tick's 4 px frame over them */
+    const struct scene_cmd *pause = NULL;
+    for (size_t i = 0; i < b.ncmd && !pause; i++)
+        if (b.cmd[i].type == SCENE_CMD_RECT && b.cmd[i].lane == A &&
+            (b.cmd[i].style == SCENE_ST_PAUSED_HOLDING || b.cmd[i].style == SCENE_ST_PAUSED))
+            pause = &b.cmd[i];
+    assert_non_null(pause);
+    assert_true(pause->w >= 5 && pause->w <= 7);
+    for (size_t i = 0; i < b.ncmd; i++) {
+        const struct scene_cmd *k = &b.cmd[i];
+        if (k->type != SCENE_CMD_SYM || k->lane != A) continue;
+        assert_true(k->x2 + 1 < pause->x || k->x2 - 2 > pause->x + pause->w - 1);
+    }
     /* B: five instants of a sparse lane, none thinned (acquires and releases
      * at 1 and 2 ms share a column: the release, equal or higher, wins it) */
     size_t nb = 0;
