@@ -45,12 +45,12 @@ GFX_LIB    := $(BUILD)/libgfx.a
 # other command start without their libraries: locksim-png.so (the PNG
 # timeline and the sweep heatmap: gfx/png.c, heatmap_png.c, raster.c,
 # pngio.c on libpng and FreeType, 8 shared libraries) and locksim-gfx.so
-# (the window on SDL2 and SDL2_ttf, 60).
+# (the window on SDL2 and SDL2_ttf, 60; the window paints its scenes with
+# raster.c too).
 GFX_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(GFX_SRC))
 PNG_MOD_SRC := gfx/png.c gfx/heatmap_png.c gfx/raster.c gfx/pngio.c
 PNG_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(PNG_MOD_SRC))
-SDL_PIC    := $(filter-out $(BUILD)/gfx-pic/gfx/png.o $(BUILD)/gfx-pic/gfx/heatmap_png.o \
-                $(BUILD)/gfx-pic/gfx/raster.o,$(GFX_PIC))
+SDL_PIC    := $(filter-out $(BUILD)/gfx-pic/gfx/png.o $(BUILD)/gfx-pic/gfx/heatmap_png.o,$(GFX_PIC))
 GFX_MOD    := $(BUILD)/locksim-gfx.so
 PNG_MOD    := $(BUILD)/locksim-png.so
 SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng freetype2)
@@ -142,7 +142,7 @@ $(GFX_LIB): $(GFX_OBJ)
 # SDL2_ttf for the window (view). Both write PNGs with libpng (no
 # SDL2_image; only the tests read PNGs back with it).
 $(GFX_MOD): $(SDL_PIC)
-	$(CC) $(CFLAGS) -shared -fPIC -o $@ $(SDL_PIC) $$(pkg-config --libs sdl2 SDL2_ttf libpng) $(LDLIBS)
+	$(CC) $(CFLAGS) -shared -fPIC -o $@ $(SDL_PIC) $$(pkg-config --libs sdl2 SDL2_ttf libpng freetype2) $(LDLIBS)
 
 $(PNG_MOD): $(PNG_PIC)
 	$(CC) $(CFLAGS) -shared -fPIC -Wl,--as-needed -o $@ $(PNG_PIC) $$(pkg-config --libs libpng freetype2) $(LDLIBS)

@@ -33,7 +33,7 @@ int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
     if (!rc) {
         FILE *f = path ? fopen(path, "wb") : stream;
         if (!f) rc = fail(LSIM_EOUTPUT, path, "cannot open for writing");
-        else rc = gfx_png_write_rgb(img.px, img.w, img.h, (size_t)img.w * 3, f,
+        else rc = gfx_png_write_rgb(img.px, img.w, img.h, img.pitch, f,
                                     path ? path : "output stream");
         if (path && f && fclose(f) != 0 && !rc) rc = fail(LSIM_EOUTPUT, path, "cannot write the PNG");
     }

@@ -1,5 +1,5 @@
 /* Raster (raster.h): paint.h's primitives on a plain pixel array, text with
- * FreeType. The shapes are those of the window's SDL software drawing: boxes
+ * FreeType. The shapes are those of SDL's software drawing (gfx/sdl_paint.c): boxes
  * clipped to the canvas, diagonal lines by Bresenham with both ends drawn
  * and widened by shifting right, polygons filled where the pixel centre is
  * inside, glyphs hinted (FT_LOAD_TARGET_NORMAL, SDL2_ttf's
@@ -20,13 +20,17 @@
 #include "paint.h"
 #include "pngio.h"
 
-static uint8_t *at(struct raster *r, int x, int y) { return r->px + (size_t)y * (size_t)r->w * 3 + (size_t)x * 3; }
-
-static void put(uint8_t *p, struct palette_rgb c) {
-    p[0] = c.r;
-    p[1] = c.g;
-    p[2] = c.b;
+static uint8_t *at(const struct raster *r, int x, int y) {
+    return r->px + (size_t)y * r->pitch + (size_t)x * (size_t)r->bpp;
 }
+
+static void put(const struct raster *r, uint8_t *p, struct palette_rgb c) {
+    p[r->ro] = c.r;
+    p[r->go] = c.g;
+    p[r->bo] = c.b;
+}
+
+static void fill(struct raster *r, int x, int y, int w, int h, struct palette_rgb v);
 
 int raster_init(struct raster *r, int w, int h, struct palette_rgb c) {
     memset(r, 0, sizeof *r);
@@ -36,13 +40,29 @@ int raster_init(struct raster *r, int w, int h, struct palette_rgb c) {
     if (!r->px) return LSIM_ENOMEM;
     r->w = w;
     r->h = h;
-    for (int i = 0; i < w; i++) put(at(r, i, 0), c); /* the first row, then copies of it */
-    for (int j = 1; j < h; j++) memcpy(at(r, 0, j), r->px, row);
+    r->pitch = row;
+    r->bpp = 3;
+    r->ro = 0, r->go = 1, r->bo = 2;
+    r->owned = 1;
+    fill(r, 0, 0, w, h, c);
+    return 0;
+}
+
+int raster_wrap(struct raster *r, void *px, int w, int h, size_t pitch, struct palette_rgb c) {
+    memset(r, 0, sizeof *r);
+    if (!px || w < 1 || h < 1 || pitch < (size_t)w * 4 || pitch % 4) return LSIM_EBAD_VALUE;
+    r->px = px;
+    r->w = w;
+    r->h = h;
+    r->pitch = pitch;
+    r->bpp = 4;
+    r->ro = 2, r->go = 1, r->bo = 0; /* B, G, R, A in memory */
+    fill(r, 0, 0, w, h, c);
     return 0;
 }
 
 void raster_close(struct raster *r) {
-    free(r->px);
+    if (r->owned) free(r->px);
     memset(r, 0, sizeof *r);
 }
 
@@ -53,12 +73,23 @@ static void fill(struct raster *r, int x, int y, int w, int h, struct palette_rg
     if (x1 > r->w) x1 = r->w;
     if (y1 > r->h) y1 = r->h;
     if (x >= x1 || y >= y1) return;
-    for (int i = x; i < x1; i++) put(at(r, i, y), v); /* one row, then copies of it */
+    if (r->bpp == 4) { /* whole 32-bit pixels, row by row (most boxes are a few pixels wide) */
+        uint8_t b[4] = {255, 255, 255, 255};
+        put(r, b, v);
+        uint32_t pix;
+        memcpy(&pix, b, sizeof pix);
+        for (int j = y; j < y1; j++) {
+            uint32_t *p = (uint32_t *)(void *)at(r, x, j);
+            for (int i = 0; i < x1 - x; i++) p[i] = pix;
+        }
+        return;
+    }
+    for (int i = x; i < x1; i++) put(r, at(r, i, y), v); /* one row, then copies of it */
     for (int j = y + 1; j < y1; j++) memcpy(at(r, x, j), at(r, x, y), (size_t)(x1 - x) * 3);
 }
 
 static void plot(struct raster *r, int x, int y, struct palette_rgb v) {
-    if (x >= 0 && y >= 0 && x < r->w && y < r->h) put(at(r, x, y), v);
+    if (x >= 0 && y >= 0 && x < r->w && y < r->h) put(r, at(r, x, y), v);
 }
 
 static int box(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
@@ -181,11 +212,11 @@ static void blend_at(struct raster *r, int px, int py, unsigned a, struct palett
     if (!a || px < 0 || px >= r->w || py < 0 || py >= r->h) return;
     uint8_t *p = at(r, px, py);
     if (a == 255) {
-        put(p, c);
+        put(r, p, c);
     } else {
-        p[0] = blend(p[0], c.r, (int)a);
-        p[1] = blend(p[1], c.g, (int)a);
-        p[2] = blend(p[2], c.b, (int)a);
+        p[r->ro] = blend(p[r->ro], c.r, (int)a);
+        p[r->go] = blend(p[r->go], c.g, (int)a);
+        p[r->bo] = blend(p[r->bo], c.b, (int)a);
     }
 }
 
@@ -217,7 +248,7 @@ static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
                 struct palette_rgb c) {
     struct raster_ctx *g = ctx;
     struct raster_font *f = &g->f->font[px != PALETTE_TEXT_PX][bold != 0];
-    return glyphs(g->r, f, 0, y + (h - f->height) / 2 + f->ascent, x, s, 0, c);
+    return glyphs(g->r, f, 0, y + g->r->dy + (h - f->height) / 2 + f->ascent, x, s, 0, c);
 }
 
 int raster_text_width(struct raster_font *f, const char *s, int *w) {
@@ -303,15 +334,22 @@ void raster_fonts_close(struct raster_fonts *f) {
     memset(f, 0, sizeof *f);
 }
 
-/* The callbacks of paint_scene: ctx is a struct raster_ctx. */
+/* The callbacks of paint_scene: ctx is a struct raster_ctx; every y moves
+ * by the canvas's dy. */
 static int box_c(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
-    return box(((struct raster_ctx *)ctx)->r, x, y, w, h, c);
+    struct raster *r = ((struct raster_ctx *)ctx)->r;
+    return box(r, x, y + r->dy, w, h, c);
 }
 static int poly_c(void *ctx, const int *xs, const int *ys, int n, struct palette_rgb c) {
-    return poly(((struct raster_ctx *)ctx)->r, xs, ys, n, c);
+    struct raster *r = ((struct raster_ctx *)ctx)->r;
+    int moved[8];
+    if (n < 3 || n > 8) return 0;
+    for (int i = 0; i < n; i++) moved[i] = ys[i] + r->dy;
+    return poly(r, xs, moved, n, c);
 }
 static int line_c(void *ctx, int x0, int y0, int x1, int y1, int width, struct palette_rgb c) {
-    return line(((struct raster_ctx *)ctx)->r, x0, y0, x1, y1, width, c);
+    struct raster *r = ((struct raster_ctx *)ctx)->r;
+    return line(r, x0, y0 + r->dy, x1, y1 + r->dy, width, c);
 }
 
 int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc,

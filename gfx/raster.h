@@ -1,7 +1,8 @@
-/* Raster: the PNG writer's own drawing, without SDL. A canvas of RGB
+/* Raster: the PNG writer's own drawing, without SDL, and the window's
+ * (gfx/view.c paints its scenes with it into its texture). A canvas of
  * pixels and paint.h's four primitives on it, the text through FreeType directly with
  * DejaVu Sans Mono, hinted and grey-scale anti-aliased as SDL2_ttf renders
- * it for the window. `locksim render -o x.png` loads this code as
+ * it. `locksim render -o x.png` loads this code as
  * locksim-png.so, which needs libpng and libfreetype only: not libSDL2 and
  * its fifty libraries (X11, Wayland, audio) nor SDL2_ttf's harfbuzz and glib,
  * whose mapping was most of a whole-process render (bench/README.md). */
@@ -15,11 +16,19 @@
 #include "palette.h"
 #include "scene.h"
 
-/* w x h pixels, row after row (no padding), each R, G, B bytes: the rows
- * of the PNG as they are written. */
+/* w x h pixels, row after row, pitch bytes apart. A canvas of raster_init
+ * is the PNG's: R, G, B bytes, no padding (pitch = 3 w), the rows as they
+ * are written. One of raster_wrap is the window's texture: B, G, R, A bytes
+ * (SDL_PIXELFORMAT_BGRA32, A = 255), any pitch. Both get the same colours
+ * at the same places: the window paints the PNG's pixels. */
 struct raster {
-    uint8_t *px; /* owned, w * h * 3 bytes */
+    uint8_t *px;   /* owned (raster_init) or borrowed (raster_wrap) */
     int w, h;
+    size_t pitch;  /* bytes from a row to the next */
+    int bpp;       /* bytes per pixel: 3 (R, G, B) or 4 (B, G, R, A) */
+    int ro, go, bo;/* byte offsets of red, green and blue in a pixel */
+    int dy;        /* added to every y drawn (the window's scroll, negated) */
+    int owned;     /* 1 = raster_close frees px */
 };
 
 /* One glyph of printable ASCII, rendered once (8-bit coverage). */
@@ -41,8 +50,14 @@ struct raster_fonts {
     struct raster_font font[2][2];
 };
 
-/* Allocate a w x h canvas filled with colour c. Returns 0 or LSIM_ENOMEM. */
+/* Allocate a w x h RGB canvas filled with colour c. Returns 0 or LSIM_ENOMEM. */
 int raster_init(struct raster *r, int w, int h, struct palette_rgb c);
+/* A w x h canvas of B, G, R, A pixels at px (borrowed: the caller's, e.g. a
+ * locked texture, until it stops drawing), rows pitch bytes apart, filled
+ * with colour c. Returns 0, or LSIM_EBAD_VALUE for a size or pitch that
+ * cannot be. */
+int raster_wrap(struct raster *r, void *px, int w, int h, size_t pitch, struct palette_rgb c);
+/* Free what raster_init allocated (nothing for a wrapped canvas) and zero *r. */
 void raster_close(struct raster *r);
 
 /* Open the DejaVu fonts. Returns 0, LSIM_ENOINPUT (a font file is missing:

@@ -1,8 +1,8 @@
 /* SDL paint: paint.h's primitives on an SDL_Renderer with SDL2_ttf, the
- * drawing code of the window (gfx/view.c). The PNG writer draws the same
- * primitives without SDL (gfx/raster.c) to the same pixels but for the
- * anti-aliased edges of the text (at most 2 of 255 per channel: the blend
- * rounds differently). Nothing is anti-aliased but the text, which SDL2_ttf
+ * window's overlays (gfx/view.c). The PNG writer and the window's scenes
+ * draw the same primitives without SDL (gfx/raster.c) to the same pixels
+ * but for the anti-aliased edges of the text (at most 2 of 255 per channel:
+ * the blend rounds differently; tests/test_gfx.c checks it). Nothing is anti-aliased but the text, which SDL2_ttf
  * renders the same way every time. */
 #include "sdl_paint.h"
 

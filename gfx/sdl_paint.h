@@ -1,7 +1,8 @@
-/* SDL paint: the drawing of a scene on an SDL_Renderer for the window
- * (gfx/view.c): paint.h's four primitives done with SDL2 and SDL2_ttf
- * (DejaVu Sans Mono). The PNG writer (gfx/raster.c) draws the same shapes
- * and glyphs without SDL. */
+/* SDL paint: paint.h's four primitives done with SDL2 and SDL2_ttf
+ * (DejaVu Sans Mono) on an SDL_Renderer: the window's overlays (cursor,
+ * narration, quiz, help, tooltips) and, in tests/test_gfx.c, a whole scene
+ * as SDL draws it, against which the painter of the PNG and of the
+ * window's scenes (gfx/raster.c) is checked. */
 #ifndef LOCKSIM_SDL_PAINT_H
 #define LOCKSIM_SDL_PAINT_H
 
@@ -43,7 +44,8 @@ int gfx_fonts_open(struct gfx_fonts *f);
 void gfx_fonts_close(struct gfx_fonts *f);
 
 /* Paint scene sc (borrowed), built in view v, on r with fonts f (both
- * borrowed). The caller clears and presents. Returns 0 or the first error
+ * borrowed), one SDL call per box (the window paints its scenes with
+ * raster_paint instead, 4 times faster zoomed out over a million events). The caller clears and presents. Returns 0 or the first error
  * (LSIM_ENOMEM, LSIM_EINTERNAL; gfx_error() says how). */
 int gfx_paint(SDL_Renderer *r, struct gfx_fonts *f, const struct scene *sc,
               const struct scene_view *v);

@@ -1,5 +1,5 @@
-/* The window: SDL2 events in, the scene painted by gfx_paint (the PNG's own
- * drawing) into a texture when the view changes, and over it each frame the
+/* The window: SDL2 events in, the scene painted by raster_paint (the PNG's
+ * own painter, gfx/raster.c) into a texture when the view changes, and over it each frame the
  * cursor, the current event, the quiz, the narration line, hover details
  * and the help. All the arithmetic is in render/viewstate.c. */
 #include "view.h"
@@ -20,6 +20,7 @@
 #include "gfx.h"
 #include "layout.h"
 #include "narrate.h"
+#include "raster.h"
 #include "sdl_paint.h"
 #include "viewstate.h"
 
@@ -40,7 +41,8 @@ struct view {
     SDL_Renderer *r;
     SDL_Texture *tex;        /* the painted scenes at the window's size */
     int tex_w, tex_h;
-    struct gfx_fonts fonts;
+    struct gfx_fonts fonts;  /* SDL2_ttf: the overlays' text */
+    struct raster_fonts rfonts; /* FreeType: the scenes' text, as the PNG's */
     struct view_load ld;     /* the current load (borrowed from the host) */
     struct layout *lys;      /* owned, ld.n layouts */
     struct scene_lod **lods; /* owned, ld.n: each layout's index (binary search, buckets) */
@@ -147,24 +149,30 @@ static int build_scenes(struct view *w) {
     return 0;
 }
 
-/* Paint the scenes into the texture (the scenes' own drawing, as the PNG's). */
+/* Paint the scenes into the texture with the PNG's painter (gfx/raster.c)
+ * on the texture's own pixels, locked: the same pixels as `locksim render -o
+ * x.png` gives for that scene, written by plain stores. SDL's renderer made
+ * one call, one clip and one fill loop per box (about 28,000 zoomed out
+ * over a million events: 27 ms a frame; bench/README.md, "The window"). */
 static int paint_texture(struct view *w) {
     if (!w->tex || w->tex_w != w->w || w->tex_h != w->h) {
         if (w->tex) SDL_DestroyTexture(w->tex);
-        w->tex = SDL_CreateTexture(w->r, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_TARGET, w->w, w->h);
+        w->tex = SDL_CreateTexture(w->r, SDL_PIXELFORMAT_BGRA32, SDL_TEXTUREACCESS_STREAMING, w->w, w->h);
         if (!w->tex) return fail(LSIM_EINTERNAL, "SDL_CreateTexture", SDL_GetError());
+        SDL_SetTextureBlendMode(w->tex, SDL_BLENDMODE_NONE);
         w->tex_w = w->w;
         w->tex_h = w->h;
     }
-    if (SDL_SetRenderTarget(w->r, w->tex) != 0) return fail(LSIM_EINTERNAL, "SDL_SetRenderTarget", SDL_GetError());
-    SDL_SetRenderDrawColor(w->r, palette_background.r, palette_background.g, palette_background.b, 255);
-    SDL_RenderClear(w->r);
-    SDL_Rect vp = {0, -w->scroll, w->w, w->h + w->scroll};
-    SDL_RenderSetViewport(w->r, &vp);
-    int rc = 0;
-    for (size_t i = 0; i < w->nsc && !rc; i++) rc = gfx_paint(w->r, &w->fonts, &w->scs[i], &w->sv);
-    SDL_RenderSetViewport(w->r, NULL);
-    SDL_SetRenderTarget(w->r, NULL);
+    void *px = NULL;
+    int pitch = 0;
+    if (SDL_LockTexture(w->tex, NULL, &px, &pitch) != 0) return fail(LSIM_EINTERNAL, "SDL_LockTexture", SDL_GetError());
+    struct raster img;
+    int rc = raster_wrap(&img, px, w->w, w->h, (size_t)pitch, palette_background);
+    if (rc) rc = fail(rc, "SDL_LockTexture", "a texture of an unexpected pitch");
+    img.dy = -w->scroll;
+    for (size_t i = 0; i < w->nsc && !rc; i++) rc = raster_paint(&img, &w->rfonts, &w->scs[i], &w->sv);
+    raster_close(&img);
+    SDL_UnlockTexture(w->tex);
     w->tex_dirty = 0;
     return rc;
 }
@@ -695,10 +703,20 @@ static double now_s(void) {
  * painted into the texture, overlays, present). */
 struct bench_set {
     double *ms;      /* owned by bench(), frames entries */
+    double *cpu_ms;  /* owned by bench(), frames entries: this process's CPU time per frame */
     double scene_ms; /* summed scene_build time */
     double paint_ms; /* summed painting of the scene into the texture */
     size_t cmds;     /* scene commands of the last frame (all panels) */
 };
+
+/* CPU time of this process (all its threads), seconds: on a machine shared
+ * with other work a frame's wall time includes the waits for a core, its
+ * CPU time does not (nor the X server's share of the present). */
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -744,7 +762,7 @@ static int bench_frame(struct view *w, int kind, int i, int frames, struct bench
         w->mx = i % 100;
         break;
     }
-    double a = now_s(), b = a, c = a;
+    double a = now_s(), b = a, c = a, cpu0 = cpu_s();
     int rc = 0;
     if (w->scene_dirty || w->built_t0 != vs->t0 || w->built_t1 != vs->t1) {
         rc = build_scenes(w);
@@ -755,6 +773,7 @@ static int bench_frame(struct view *w, int kind, int i, int frames, struct bench
     if (!rc) rc = draw(w, 0);
     if (rc) return rc;
     bs->ms[i] = (now_s() - a) * 1e3;
+    bs->cpu_ms[i] = (cpu_s() - cpu0) * 1e3;
     bs->scene_ms += (b - a) * 1e3;
     bs->paint_ms += (c - b) * 1e3;
     bs->cmds = 0;
@@ -776,25 +795,34 @@ static int bench(struct view *w, int frames) {
     printf("view bench: %zu events, %dx%d, renderer %s%s%s, %d frames of each kind\n", events, w->w, w->h,
            ri.name, strcmp(ri.name, "software") ? "" : ", framebuffer acceleration ",
            strcmp(ri.name, "software") ? "" : (fa ? fa : "(SDL's default)"), frames);
-    printf("  %-42s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "scene_build",
-           "painting", "commands");
-    double *ms = calloc((size_t)frames, sizeof *ms);
-    if (!ms) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    printf("  %-42s %8s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "cpu",
+           "scene_build", "painting", "commands");
+    double *ms = calloc((size_t)frames, sizeof *ms), *cpu = calloc((size_t)frames, sizeof *cpu);
+    if (!ms || !cpu) {
+        free(ms);
+        free(cpu);
+        return fail(LSIM_ENOMEM, "out of memory", NULL);
+    }
     int rc = 0;
     for (int kind = 0; kind < 6 && !rc; kind++) {
-        struct bench_set bs = {ms, 0, 0, 0};
+        struct bench_set bs = {ms, cpu, 0, 0, 0};
         for (int i = 0; i < frames && !rc; i++) rc = bench_frame(w, kind, i, frames, &bs);
         if (rc) break;
         qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
+        qsort(cpu, (size_t)frames, sizeof *cpu, cmp_double);
         int i95 = (frames * 95 + 99) / 100 - 1;
-        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind], ms[frames / 2],
-               ms[i95 < 0 ? 0 : i95], ms[frames - 1], bs.scene_ms / frames, bs.paint_ms / frames, bs.cmds);
+        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind],
+               ms[frames / 2], ms[i95 < 0 ? 0 : i95], ms[frames - 1], cpu[frames / 2], bs.scene_ms / frames,
+               bs.paint_ms / frames, bs.cmds);
     }
     free(ms);
+    free(cpu);
     if (rc) return rc;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("  (scene_build and painting: mean per frame, 0 when the scene was kept)\n"
+    printf("  (median, p95, worst: wall time of a frame; cpu: median CPU time of this process in a\n"
+           "  frame, without the waits for a core of a busy machine nor the X server's share;\n"
+           "  scene_build and painting: mean per frame, 0 when the scene was kept)\n"
            "  level-of-detail index: %.1f MB; peak RSS of the window so far: %.1f MB\n",
            (double)lod_bytes / 1e6, (double)ru.ru_maxrss / 1024.0);
     return 0;
@@ -821,6 +849,7 @@ static void close_view(struct view *w) {
     free_layouts(w, w->lys, w->lods, w->ld.n);
     viewstate_close(&w->vs);
     gfx_fonts_close(&w->fonts);
+    raster_fonts_close(&w->rfonts);
     gfx_text_line_close(&w->narr_line[0]);
     gfx_text_line_close(&w->narr_line[1]);
     if (w->tex) SDL_DestroyTexture(w->tex);
@@ -864,6 +893,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     w.h = o->height > 0 ? o->height : 800;
     if (TTF_Init() != 0) rc = fail(LSIM_EINTERNAL, "TTF_Init", TTF_GetError());
     if (!rc) rc = gfx_fonts_open(&w.fonts);
+    if (!rc) rc = raster_fonts_open(&w.rfonts);
     if (!rc && !(w.win = SDL_CreateWindow("locksim view", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w.w, w.h,
                                           SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI)))
         rc = fail(LSIM_ENODISPLAY, "SDL_CreateWindow", SDL_GetError());

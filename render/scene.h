@@ -116,10 +116,14 @@ struct scene_cmd {
  * per lane, the largest span end up to each span (so a window finds its
  * spans by binary search) and, for a lane of more than 4096 spans and marks,
  * the run cut into SCENE_LOD_BUCKETS buckets, each with the interval flags
- * of the spans that touch it and the mark that wins it. scene_build uses the
+ * of the spans that touch it and the mark that wins it, summed pairwise
+ * into a pyramid up to the whole run; per message block, the longest
+ * flight (so that a zoomed-out window skips the blocks too short to draw)
+ * and per lane whether it has copies to replicas. scene_build uses the
  * buckets when a cell spans at least 4 of them on a linear axis: what is
- * smaller than a pixel is merged, a pixel column costing its buckets instead
- * of its events. Build once per layout; the layout must outlive it. */
+ * smaller than a pixel is merged, a pixel column costing the O(log) pyramid
+ * nodes over its buckets instead of its events. Build once per layout; the
+ * layout must outlive it. */
 #define SCENE_LOD_BUCKETS 65536
 struct scene_lod;
 /* Returns 0 or LSIM_ENOMEM (*out NULL). Free with scene_lod_free (NULL is a no-op). */

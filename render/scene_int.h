@@ -45,17 +45,36 @@ struct scene_ctx {
 };
 
 /* The level-of-detail index (scene_lanes.c). */
+#define SCENE_LOD_MSG_BLOCK 64
+/* A lane's buckets are the leaves of a pyramid: node j of level L (0 =
+ * the buckets, 16 = the whole run) sums buckets j 2^L .. (j + 1) 2^L - 1,
+ * at index scene_lod_node(L, j) of bits, win and sym: the flags ORed and
+ * the mark that wins them all (the highest priority, the latest on a
+ * tie, as a cell's winner is chosen), so that a window's cell costs the
+ * O(log) nodes that tile its buckets instead of every bucket. */
+#define SCENE_LOD_LEVELS 16 /* SCENE_LOD_BUCKETS = 2^16 */
+#define SCENE_LOD_NODES (2 * SCENE_LOD_BUCKETS - 1)
+#define SCENE_LOD_STALE 0x80 /* in sym[]: the winner is a stale write accepted */
 struct scene_lod_lane {
     sim_ns *span_max_t1;  /* per span: the largest t1 of spans 0 .. i; NULL = no spans */
-    uint8_t *bits;        /* per bucket: interval flags; NULL = the lane is small */
-    uint32_t *win;        /* per bucket: the winning mark's index + 1, 0 = none */
+    uint8_t *bits;        /* per node: interval flags; NULL = the lane is small */
+    uint32_t *win;        /* per node: the winning mark's index + 1, 0 = none */
+    uint8_t *sym;         /* per node: the winner's symbol, | SCENE_LOD_STALE */
+    size_t ncopies;       /* marks that are copies to a replica (LAYOUT_MARK_REPL_COPY) */
 };
+/* Index of node j of level lv: the levels one after another, the buckets first. */
+static inline size_t scene_lod_node(int lv, size_t j) {
+    return 2 * (size_t)SCENE_LOD_BUCKETS - (2 * (size_t)SCENE_LOD_BUCKETS >> lv) + j;
+}
 struct scene_lod {
     const struct layout *ly;      /* the layout it indexes (borrowed) */
     sim_ns bucket_ns;             /* true time per bucket (t_end / buckets, rounded up) */
     struct scene_lod_lane *lanes; /* owned, ly->nlanes */
     sim_ns *msg_max_t1;           /* per message (ly->msgs order): the largest t1 of
                                      messages 0 .. i; NULL = no messages */
+    sim_ns *msg_block_dur;        /* per block of SCENE_LOD_MSG_BLOCK messages: the longest
+                                     flight (t1 - t0) in it, or INT64_MAX when one of
+                                     them is dropped (always drawn); NULL = no messages */
     size_t bytes;
 };
 

@@ -10,6 +10,8 @@
 #include "fmt.h"
 #include "scene_int.h"
 
+_Static_assert(SCENE_LOD_BUCKETS == 1 << SCENE_LOD_LEVELS, "the pyramid's levels halve the buckets down to one");
+
 enum { B_ACQ = 1, B_HOLD = 2, B_PAUSE = 4, B_DOWN = 8, B_LEASE = 16 };
 
 static int mark_sym(const struct layout_mark *m) {
@@ -37,6 +39,20 @@ static int mark_sym(const struct layout_mark *m) {
     default: return SCENE_SYM_NONE;
     }
 }
+
+/* Which instant wins a cell shared with others: the higher (mark_rank),
+ * the later on a tie. */
+static int mark_rank(int sym, int style, int pictures);
+
+/* A pyramid node's winner (its symbol | SCENE_LOD_STALE), ranked as in
+ * pictures: the index serves the window only. */
+static int win_prio(int sym, int stale) {
+    return mark_rank(sym, stale ? SCENE_ST_STALE_WRITE : scene_syms[sym].style, 1);
+}
+
+static int mark_stale(const struct layout_mark *m) { return m->kind == LAYOUT_MARK_WRITE_OK && m->stale; }
+
+#define NODE_PRIO(v) win_prio((v) & ~SCENE_LOD_STALE, ((v) & SCENE_LOD_STALE) != 0)
 
 /* A tooltip for a mark: "B acquires, token 42, t=31s", in buf[200]. */
 static void tooltip_text(char *buf, const struct layout *ly, const struct layout_lane *lane,
@@ -175,9 +191,11 @@ void scene_lod_free(struct scene_lod *lod) {
         free(lod->lanes[l].span_max_t1);
         free(lod->lanes[l].bits);
         free(lod->lanes[l].win);
+        free(lod->lanes[l].sym);
     }
     free(lod->lanes);
     free(lod->msg_max_t1);
+    free(lod->msg_block_dur);
     free(lod);
 }
 
@@ -204,6 +222,15 @@ int scene_lod_build(struct scene_lod **out, const struct layout *ly) {
             if (ly->msgs[i].t1 > mx) mx = ly->msgs[i].t1;
             lod->msg_max_t1[i] = mx;
         }
+        size_t nb = (ly->nmsgs + SCENE_LOD_MSG_BLOCK - 1) / SCENE_LOD_MSG_BLOCK;
+        lod->msg_block_dur = calloc(nb, sizeof *lod->msg_block_dur);
+        if (!lod->msg_block_dur) goto oom;
+        lod->bytes += nb * sizeof *lod->msg_block_dur;
+        for (size_t i = 0; i < ly->nmsgs; i++) {
+            const struct layout_msg *m = &ly->msgs[i];
+            sim_ns d = m->fate == 1 ? INT64_MAX : m->t1 - m->t0, *b = &lod->msg_block_dur[i / SCENE_LOD_MSG_BLOCK];
+            if (d > *b) *b = d;
+        }
     }
     for (int l = 0; l < ly->nlanes; l++) {
         const struct layout_lane *lane = &ly->lanes[l];
@@ -218,11 +245,13 @@ int scene_lod_build(struct scene_lod **out, const struct layout *ly) {
                 ll->span_max_t1[i] = mx;
             }
         }
+        for (size_t i = 0; i < lane->nmarks; i++) ll->ncopies += lane->marks[i].kind == LAYOUT_MARK_REPL_COPY;
         if (lane->nspans + lane->nmarks <= 4096) continue;
-        ll->bits = calloc(SCENE_LOD_BUCKETS, 1);
-        ll->win = calloc(SCENE_LOD_BUCKETS, sizeof *ll->win);
-        if (!ll->bits || !ll->win) goto oom;
-        lod->bytes += SCENE_LOD_BUCKETS * (1 + sizeof *ll->win);
+        ll->bits = calloc(SCENE_LOD_NODES, 1);
+        ll->win = calloc(SCENE_LOD_NODES, sizeof *ll->win);
+        ll->sym = calloc(SCENE_LOD_NODES, 1);
+        if (!ll->bits || !ll->win || !ll->sym) goto oom;
+        lod->bytes += SCENE_LOD_NODES * (2 + sizeof *ll->win);
         for (size_t i = 0; i < lane->nspans; i++) {
             const struct layout_span *sp = &lane->spans[i];
             uint8_t flag = sp->kind < LAYOUT_SPAN_KIND_COUNT ? span_bit[sp->kind] : 0;
@@ -236,9 +265,21 @@ int scene_lod_build(struct scene_lod **out, const struct layout *ly) {
             size_t b = (size_t)(m->t / lod->bucket_ns);
             if (g == SCENE_SYM_NONE || b >= SCENE_LOD_BUCKETS) continue;
             uint32_t cur = ll->win[b];
-            if (!cur || scene_syms[g].prio >= scene_syms[mark_sym(&lane->marks[cur - 1])].prio)
+            if (!cur || win_prio(g, mark_stale(m)) >= NODE_PRIO(ll->sym[b])) {
                 ll->win[b] = (uint32_t)i + 1;
+                ll->sym[b] = (uint8_t)(g | (mark_stale(m) ? SCENE_LOD_STALE : 0));
+            }
         }
+        /* the levels above, each node from its two children, left then right */
+        for (int lv = 1; (SCENE_LOD_BUCKETS >> lv) > 0; lv++)
+            for (size_t j = 0; j < (size_t)(SCENE_LOD_BUCKETS >> lv); j++) {
+                size_t n = scene_lod_node(lv, j), a = scene_lod_node(lv - 1, 2 * j), b = a + 1;
+                ll->bits[n] = ll->bits[a] | ll->bits[b];
+                size_t w = ll->win[a] ? a : b;
+                if (ll->win[a] && ll->win[b] && NODE_PRIO(ll->sym[b]) >= NODE_PRIO(ll->sym[a])) w = b;
+                ll->win[n] = ll->win[w];
+                ll->sym[n] = ll->sym[w];
+            }
     }
     *out = lod;
     return 0;
@@ -248,17 +289,18 @@ oom:
 }
 
 /* How much an instant matters when two would share a cell or their badges
- * would overlap. The terminal keeps the symbol table's priorities; in
- * pictures (badges wider than a cell), violations come first (a stale write
- * accepted, a release that removed another's lock), then the save (a write
- * fencing rejected), then grants (a server's grant, a client's acquire),
- * then the rest by the table. */
+ * would overlap. Everywhere, a stale write accepted (the damage) and then a
+ * write refused (the save) come first, so that zoomed out, where one cell
+ * holds many writes, neither is hidden by a routine write after it. In
+ * pictures (badges wider than a cell) a release that removed another's lock
+ * ranks between them, then grants (a server's grant, a client's acquire);
+ * the rest, and the terminal's other cells, by the symbol table. */
 static int mark_rank(int sym, int style, int pictures) {
     int prio = scene_syms[sym].prio;
-    if (!pictures) return prio;
     if (style == SCENE_ST_STALE_WRITE) return 300;
-    if (sym == SCENE_SYM_WRONG_RELEASE) return 290;
     if (sym == SCENE_SYM_WRITE_REJECTED) return 280;
+    if (!pictures) return prio;
+    if (sym == SCENE_SYM_WRONG_RELEASE) return 290;
     if (sym == SCENE_SYM_GRANT || sym == SCENE_SYM_ACQUIRED) return 200 + prio;
     return prio;
 }
@@ -267,9 +309,17 @@ static int mark_style(const struct layout_mark *m, int sym) {
     return m->kind == LAYOUT_MARK_WRITE_OK && m->stale ? SCENE_ST_STALE_WRITE : scene_syms[sym].style;
 }
 
-/* The cells from the buckets: each bucket in the cell where it begins. */
-static void fill_lane_lod(struct scene_ctx *c, const struct layout_lane *lane,
-                          const struct scene_lod_lane *ll, sim_ns bucket_ns) {
+/* Whether the scene is built from the index's buckets: a window whose
+ * cells span at least 4 of them, on a linear axis. */
+static int zoomed_far_out(const struct scene_ctx *c) {
+    const struct scene_lod *lod = c->v->lod;
+    return lod && lod->ly == c->ly && !c->sc->ngaps && c->sc->axis.cell_ns >= 4 * lod->bucket_ns;
+}
+
+/* The cells from the buckets: each bucket in the cell where it begins,
+ * the buckets of a cell summed by the largest pyramid nodes that tile them
+ * (left to right, so the winner is the one the buckets one by one give). */
+static void fill_lane_lod(struct scene_ctx *c, const struct scene_lod_lane *ll, sim_ns bucket_ns) {
     const struct scene *sc = c->sc;
     int n = sc->axis.ncells;
     for (int k = 0; k < n; k++) {
@@ -277,15 +327,19 @@ static void fill_lane_lod(struct scene_ctx *c, const struct layout_lane *lane,
         if (tb > sc->t1 + 1) tb = sc->t1 + 1;
         size_t b0 = (size_t)((ta + bucket_ns - 1) / bucket_ns), b1 = (size_t)((tb + bucket_ns - 1) / bucket_ns);
         if (b1 > SCENE_LOD_BUCKETS) b1 = SCENE_LOD_BUCKETS;
-        for (size_t b = b0; b < b1; b++) {
-            c->bits[k] |= ll->bits[b];
-            uint32_t w = ll->win[b];
+        for (size_t b = b0; b < b1;) {
+            int lv = 0;
+            while (lv < SCENE_LOD_LEVELS && (b & (((size_t)1 << (lv + 1)) - 1)) == 0 && b + ((size_t)1 << (lv + 1)) <= b1) lv++;
+            size_t node = scene_lod_node(lv, b >> lv);
+            b += (size_t)1 << lv;
+            c->bits[k] |= ll->bits[node];
+            uint32_t w = ll->win[node];
             if (!w) continue;
-            const struct layout_mark *m = &lane->marks[w - 1];
-            int g = mark_sym(m), cur = c->win[k], st = mark_style(m, g), pics = c->v->char_w > c->v->cell_w;
-            if (cur == SCENE_SYM_NONE || mark_rank(g, st, pics) >= mark_rank(cur, c->winst[k], pics)) {
+            int g = ll->sym[node] & ~SCENE_LOD_STALE, cur = c->win[k];
+            if (cur == SCENE_SYM_NONE ||
+                NODE_PRIO(ll->sym[node]) >= mark_rank(cur, c->winst[k], 1)) {
                 c->win[k] = (uint8_t)g;
-                c->winst[k] = (uint8_t)st;
+                c->winst[k] = (uint8_t)((ll->sym[node] & SCENE_LOD_STALE) ? SCENE_ST_STALE_WRITE : scene_syms[g].style);
                 c->winm[k] = w - 1;
             }
         }
@@ -293,7 +347,7 @@ static void fill_lane_lod(struct scene_ctx *c, const struct layout_lane *lane,
 }
 
 /* The lane's cells: interval fills, then the instant that wins each cell
- * (a later instant of equal or higher priority replaces an earlier one). */
+ * (a later instant of equal or higher priority, win_prio, replaces an earlier one). */
 static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx) {
     const struct scene *sc = c->sc;
     const struct scene_lod *lod = c->v->lod && c->v->lod->ly == c->ly ? c->v->lod : NULL;
@@ -302,8 +356,8 @@ static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane, int l
     memset(c->bits, 0, (size_t)n);
     memset(c->win, SCENE_SYM_NONE, (size_t)n);
     /* zoomed far out on a linear axis: cells from the buckets */
-    int by_buckets = ll && ll->bits && !sc->ngaps && sc->axis.cell_ns >= 4 * lod->bucket_ns;
-    if (by_buckets) fill_lane_lod(c, lane, ll, lod->bucket_ns);
+    int by_buckets = ll && ll->bits && zoomed_far_out(c);
+    if (by_buckets) fill_lane_lod(c, ll, lod->bucket_ns);
     size_t s0, s1, m0, m1;
     span_range(c, lane, lane_idx, &s0, &s1);
     mark_range(lane, sc->t0, sc->t1, &m0, &m1);
@@ -338,6 +392,80 @@ static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane, int l
     }
 }
 
+static int place_prio_of(int sym, int style);
+
+/* Level of detail for badges: zoomed far out, a lane's instants stand closer
+ * than their ticks are wide (a million events: one in every pixel column of
+ * a client's lane, 8,000 ticks drawn over each other into a black comb, the
+ * badges under them cut to pieces). A cluster of more than THIN_MIN
+ * instants, each within THIN_PX pixels of the one before, keeps one instant
+ * in every THIN_PX pixels of it (counted from the cluster's first): the
+ * most important by placement order (a stale write, a rejected write, then
+ * by priority; the earliest on a tie), so that violations never vanish;
+ * dense[k] = 1 marks the cells of such clusters, whose routine instants
+ * are drawn as ticks only (see routine()), and not over a pause or a crash
+ * (over_fault), so that the lane's fill shows between them and only what
+ * matters gets a badge. Sparser instants, every
+ * picture of a short run, are left alone (dense[k] = 0). */
+enum { THIN_PX = 8, THIN_MIN = 8 };
+static void thin_instants(struct scene_ctx *c, int n, int cell_w, uint8_t *dense) {
+    if (n <= 0) return;
+    memset(dense, 0, (size_t)n);
+    if (cell_w < 1) cell_w = 1;
+    int gap = THIN_PX / cell_w; /* cells: THIN_PX pixels or less apart */
+    if (gap < 1) return;
+    for (int k = 0; k < n;) {
+        if (c->win[k] == SCENE_SYM_NONE) {
+            k++;
+            continue;
+        }
+        int last = k, count = 1;
+        for (int j = k + 1; j < n && j - last <= gap; j++)
+            if (c->win[j] != SCENE_SYM_NONE) last = j, count++;
+        if (count > THIN_MIN) {
+            int best = -1, bin = -1;
+            memset(dense + k, 1, (size_t)(last - k + 1));
+            for (int j = k; j <= last; j++) {
+                if (c->win[j] == SCENE_SYM_NONE) continue;
+                int b = (j - k) * cell_w / THIN_PX;
+                if (b != bin) { /* a new bin: its first instant is the best so far */
+                    bin = b;
+                    best = j;
+                    continue;
+                }
+                if (place_prio_of(c->win[j], c->winst[j]) > place_prio_of(c->win[best], c->winst[best])) {
+                    c->win[best] = SCENE_SYM_NONE;
+                    best = j;
+                } else {
+                    c->win[j] = SCENE_SYM_NONE;
+                }
+            }
+        }
+        k = last + 1;
+    }
+}
+
+/* The instants of every turn of a healthy run (acquire, release, grant,
+ * renew, delete, read, a write accepted in time): in a dense cluster, a
+ * tick. The rest (a crash, a lost lock, an expiry, a wrong release, a
+ * stale or rejected write ...) keep their badges. */
+static int routine(int style) {
+    return style == SCENE_ST_MARK_OK || style == SCENE_ST_MARK_SERVER || style == SCENE_ST_MARK_NOTE;
+}
+
+/* Whether the tick of cell k (4 px wide, framed: paint.c) would cover a
+ * cell paused or down: zoomed out a pause or a crash is a column or two of
+ * its fill, and a routine tick of a dense cluster over it is left out, so
+ * that the fault shows. */
+static int over_fault(const struct scene_ctx *c, int n, int k, int cell_w) {
+    int x = k * cell_w + cell_w / 2, a = (x - 2) / cell_w, b = (x + 1) / cell_w;
+    for (int j = a < 0 ? 0 : a; j <= b && j < n; j++) {
+        int f = c->fill[j];
+        if (f == SCENE_SYM_PAUSED || f == SCENE_SYM_PAUSED_HOLDING || f == SCENE_SYM_CRASHED) return 1;
+    }
+    return 0;
+}
+
 /* Runs of equal cells as rectangles, then the winning instants over them. */
 static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx, int y) {
     const struct scene_view *v = c->v;
@@ -366,9 +494,12 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
     /* Pictures: a write's badge shows its token; a badge that would cover a
      * more important one (higher priority, then earlier) shrinks to a tick. */
     int badges = v->char_w > v->cell_w;
+    uint8_t *dense = c->bits; /* free now: the fills are made */
+    if (badges) thin_instants(c, n, v->cell_w, dense);
     size_t nwin = 0;
     for (int k = 0; k < n; k++) {
         if (c->win[k] == SCENE_SYM_NONE) continue;
+        if (badges && dense[k] && routine(c->winst[k]) && over_fault(c, n, k, v->cell_w)) continue;
         const struct layout_mark *m = &lane->marks[c->winm[k]];
         char label[24] = "";
         int sym_k = c->win[k];
@@ -390,6 +521,7 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
         s->seq = (int32_t)m->seq;
         s->t0 = s->t1 = m->t;
         if (label[0]) s->label_at = scene_store(c, label, strlen(label));
+        if (badges && dense[k] && routine(c->winst[k])) s->minor = 1;
         if (v->flags & SCENE_F_TIPS) tooltip(c, s, lane, m);
         nwin++;
     }
@@ -397,7 +529,9 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
 }
 
 /* Placement order: by importance in pictures (mark_rank). */
-static int place_prio(const struct scene_cmd *k) { return mark_rank(k->sym, k->style, 1); }
+static int place_prio_of(int sym, int style) { return mark_rank(sym, style, 1); }
+
+static int place_prio(const struct scene_cmd *k) { return place_prio_of(k->sym, k->style); }
 
 /* Placed badges by pixel column: occ[x - base] = 1 + the placement rank of
  * the badge covering column x (badges placed do not overlap), 0 = free. */
@@ -479,6 +613,7 @@ static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n) {
     free(start);
     for (size_t i = 0; i < n; i++) {
         struct scene_cmd *a = &k[order[i]];
+        if (a->minor) continue; /* a tick already (a routine instant of a dense cluster) */
         if (clear_of(&o, a->x, a->w)) {
             occupy(&o, a->x, a->w, (int)i);
             continue;
@@ -536,14 +671,31 @@ static void ttl_piece(struct scene_ctx *c, int lane_idx, int y, int h, sim_ns fr
     struct scene *sc = c->sc;
     int a0, a1;
     if (!scene_span_cells(sc, from, to, 0, &a0, &a1)) return;
+    /* zoomed far out with an index: shorter than a cell, in the one it starts in */
+    if (zoomed_far_out(c) && to - from < sc->axis.cell_ns) a1 = a0;
     sim_ns a = from < sc->t0 ? sc->t0 : from, b = to > sc->t1 ? sc->t1 : to;
     sim_ns left0 = from + ttl - a, left1 = from + ttl - b;
-    struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_LEASE, sc->plot_x + a0 * c->v->cell_w, y,
-                              (a1 - a0 + 1) * c->v->cell_w, h);
+    uint16_t f0 = (uint16_t)(left0 <= 0 ? 0 : left0 >= ttl ? 1000 : left0 * 1000 / ttl);
+    uint16_t f1 = (uint16_t)(left1 <= 0 ? 0 : left1 >= ttl ? 1000 : left1 * 1000 / ttl);
+    int x = sc->plot_x + a0 * c->v->cell_w, w = (a1 - a0 + 1) * c->v->cell_w;
+    /* Level of detail: a piece within one cell, after another of the lane
+     * in that same cell (leases shorter than a pixel, zoomed out), joins
+     * it: one bar as high at each end as the higher of the two there,
+     * which covers both (the same colour, bottom-aligned). Zoomed out over
+     * a million events, 5,000 bars become one per pixel column. */
+    struct scene_cmd *prev = sc->ncmd ? &sc->cmd[sc->ncmd - 1] : NULL;
+    if (a0 == a1 && prev && prev->type == SCENE_CMD_RECT && prev->style == SCENE_ST_LEASE &&
+        prev->lane == lane_idx && prev->x == x && prev->w == w && prev->y == y && prev->h == h) {
+        if (f0 > prev->frac0) prev->frac0 = f0;
+        if (f1 > prev->frac1) prev->frac1 = f1;
+        if (to > prev->t1) prev->t1 = to;
+        return;
+    }
+    struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_LEASE, x, y, w, h);
     if (!r) return;
     r->sym = SCENE_SYM_LEASE;
-    r->frac0 = (uint16_t)(left0 <= 0 ? 0 : left0 >= ttl ? 1000 : left0 * 1000 / ttl);
-    r->frac1 = (uint16_t)(left1 <= 0 ? 0 : left1 >= ttl ? 1000 : left1 * 1000 / ttl);
+    r->frac0 = f0;
+    r->frac1 = f1;
     r->lane = lane_idx;
     r->t0 = from;
     r->t1 = to;
@@ -585,6 +737,9 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
         if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING &&
             s->kind != LAYOUT_SPAN_REPLICA)
             continue;
+        /* every label is 5 characters or more ("tok 7"): a span too narrow
+         * for that is passed over before one is made (zoomed out, thousands) */
+        if (5 * v->char_w + 2 * (v->char_w + 12) > w) continue;
         if (s->kind == LAYOUT_SPAN_REPLICA)
             snprintf(buf, sizeof buf, s->token ? "copy: %s, tok %llu" : "copy: %s",
                      scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
@@ -816,6 +971,14 @@ void scene_emit_arrows(struct scene_ctx *c) {
     for (size_t i = first; i < ly->nmsgs && shown < 64; i++) {
         const struct layout_msg *m = &ly->msgs[i];
         if (m->t0 > sc->t1) break; /* in order of sending: the rest start later */
+        /* With an index, zoomed out: a whole block of flights too short to
+         * show (none dropped, all sent within the window) is passed over. */
+        if (lod && lod->msg_block_dur && i % SCENE_LOD_MSG_BLOCK == 0 && i + SCENE_LOD_MSG_BLOCK <= ly->nmsgs &&
+            lod->msg_block_dur[i / SCENE_LOD_MSG_BLOCK] < short_ns &&
+            ly->msgs[i + SCENE_LOD_MSG_BLOCK - 1].t0 <= sc->t1) {
+            i += SCENE_LOD_MSG_BLOCK - 1;
+            continue;
+        }
         if (m->fate != 1 && m->t1 - m->t0 < short_ns) continue;
         if (m->from < 0 || m->to < 0 || m->from >= ly->nlanes || m->to >= ly->nlanes) continue;
         if (c->lane_y[m->from] < 0 || c->lane_y[m->to] < 0 || m->t1 < sc->t0 || m->t0 > sc->t1) continue;
@@ -880,7 +1043,7 @@ void scene_emit_arrows(struct scene_ctx *c) {
      * replication lag written beside it when there is room. */
     for (int r = 0; r < ly->nlanes && !sc->err; r++) {
         const struct layout_lane *rl = &ly->lanes[r];
-        if (c->lane_y[r] < 0) continue;
+        if (c->lane_y[r] < 0 || (lod && !lod->lanes[r].ncopies)) continue; /* the index knows it has none */
         for (size_t i = 0; i < rl->nmarks; i++) {
             const struct layout_mark *cp = &rl->marks[i];
             if (cp->kind != LAYOUT_MARK_REPL_COPY || cp->t < sc->t0 || cp->t > sc->t1) continue;

@@ -14,6 +14,7 @@
 
 #include <SDL.h>
 #include <SDL_image.h>
+#include <SDL_ttf.h>
 
 #include "testutil.h"
 
@@ -21,6 +22,8 @@
 #include "gfx.h"
 #include "heatmap_svg.h"
 #include "layout.h"
+#include "raster.h"
+#include "sdl_paint.h"
 #include "svg.h"
 
 /* The repository root, from this file's path (tests run from the root). */
@@ -317,6 +320,102 @@ static void test_timing(void **state) {
     engine_free(p.e);
 }
 
+/* The window paints its scenes with the PNG's painter on its texture's
+ * B, G, R, A pixels (raster_wrap, gfx/view.c): one scene painted on the
+ * PNG's RGB canvas and on such a texture, padded rows and all, gives the
+ * same colours at every pixel; scrolled by 100 px (dy), the same rows 100
+ * px up; and SDL's own drawing of it (the window's painter before) differs
+ * only at the anti-aliased edges of the text, by 2 of 255 at most. */
+static void test_window_paints_png_pixels(void **state) {
+    (void)state;
+    struct picture p;
+    picture_init(&p, "gc-pause-outlives-lease");
+    struct layout ly;
+    assert_int_equal(layout_build(&ly, engine_trace(p.e)), 0);
+    struct scene_view v;
+    scene_view_pixels(&v, 1280, 720);
+    struct scene sc;
+    memset(&sc, 0, sizeof sc);
+    assert_int_equal(scene_build(&sc, &ly, &v, &p.b, 0), 0);
+    int w = sc.width, h = sc.height;
+    struct raster_fonts fonts;
+    assert_int_equal(raster_fonts_open(&fonts), 0);
+    /* the PNG's canvas */
+    struct raster png;
+    assert_int_equal(raster_init(&png, w, h, palette_background), 0);
+    assert_int_equal(raster_paint(&png, &fonts, &sc, &v), 0);
+    /* a texture's: rows 4 pixels longer than the picture */
+    size_t pitch = (size_t)(w + 4) * 4;
+    uint8_t *tex = malloc(pitch * (size_t)h), *scrolled = malloc(pitch * (size_t)h);
+    assert_non_null(tex);
+    assert_non_null(scrolled);
+    struct raster win, win2;
+    assert_int_equal(raster_wrap(&win, tex, w, h, pitch, palette_background), 0);
+    assert_int_equal(raster_paint(&win, &fonts, &sc, &v), 0);
+    assert_int_equal(raster_wrap(&win2, scrolled, w, h, pitch, palette_background), 0);
+    win2.dy = -100;
+    assert_int_equal(raster_paint(&win2, &fonts, &sc, &v), 0);
+    long differ = 0, differ_scrolled = 0, coloured = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *a = png.px + (size_t)y * png.pitch + (size_t)x * 3;
+            const uint8_t *b = tex + (size_t)y * pitch + (size_t)x * 4;
+            differ += a[0] != b[2] || a[1] != b[1] || a[2] != b[0] || b[3] != 255;
+            coloured += a[0] != palette_background.r || a[1] != palette_background.g;
+            if (y + 100 < h) {
+                const uint8_t *c = scrolled + (size_t)y * pitch + (size_t)x * 4;
+                const uint8_t *d = tex + (size_t)(y + 100) * pitch + (size_t)x * 4;
+                differ_scrolled += memcmp(c, d, 4) != 0;
+            }
+        }
+    assert_int_equal(differ, 0);
+    assert_int_equal(differ_scrolled, 0);
+    assert_true(coloured > 10000); /* a picture, not a blank canvas */
+    /* the same scene through SDL's software renderer and SDL2_ttf */
+    assert_int_equal(TTF_Init(), 0);
+    struct gfx_fonts gf;
+    memset(&gf, 0, sizeof gf);
+    assert_int_equal(gfx_fonts_open(&gf), 0);
+    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    assert_non_null(surf);
+    SDL_Renderer *r = SDL_CreateSoftwareRenderer(surf);
+    assert_non_null(r);
+    SDL_SetRenderDrawColor(r, palette_background.r, palette_background.g, palette_background.b, 255);
+    SDL_RenderClear(r);
+    assert_int_equal(gfx_paint(r, &gf, &sc, &v), 0);
+    SDL_RenderPresent(r);
+    long near = 0, far = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *a = png.px + (size_t)y * png.pitch + (size_t)x * 3;
+            Uint32 q = ((const Uint32 *)(const void *)((const uint8_t *)surf->pixels + (size_t)y * (size_t)surf->pitch))[x];
+            int d[3] = {abs((int)a[0] - (int)(q >> 16 & 255)), abs((int)a[1] - (int)(q >> 8 & 255)),
+                        abs((int)a[2] - (int)(q & 255))};
+            int m = d[0] > d[1] ? d[0] : d[1];
+            if (d[2] > m) m = d[2];
+            near += m > 0 && m <= 2;
+            far += m > 2;
+        }
+    printf("gfx: window painter vs SDL's: %ld pixels differ by 1 or 2 of 255, %ld by more\n", near, far);
+    assert_int_equal(far, 0);
+    /* a texture too narrow for its rows is refused */
+    struct raster bad;
+    assert_int_equal(raster_wrap(&bad, tex, w, h, (size_t)w * 4 - 4, palette_background), LSIM_EBAD_VALUE);
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(surf);
+    gfx_fonts_close(&gf);
+    TTF_Quit();
+    raster_close(&win);
+    raster_close(&win2);
+    free(tex);
+    free(scrolled);
+    raster_close(&png);
+    raster_fonts_close(&fonts);
+    scene_close(&sc);
+    layout_close(&ly);
+    engine_free(p.e);
+}
+
 
 /* ---- The sweep heatmap as PNG (gfx/heatmap_png.c) ---------------------------- */
 
@@ -517,6 +616,7 @@ int main(void) {
         cmocka_unit_test(test_zoom),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_timing),
+        cmocka_unit_test(test_window_paints_png_pixels),
         cmocka_unit_test(test_heatmap_png),
         cmocka_unit_test(test_catalog_apart),
     };

@@ -597,11 +597,137 @@ static void test_scene_clock_replica_drop(void **state) {
     trace_close(&tr);
 }
 
+/* Level of detail, zoomed out over 25 s (about 23 ms a pixel): A takes
+ * 5000 turns (an acquire every 5 ms), S1 grants each a 20 ms lease and
+ * deletes it 4 ms later, R accepts a write in each turn but rejects one
+ * stale write at 12.3 s (the save) and accepts B's stale write at 15.001 s
+ * (the damage) 1 ms before A's, in the same pixel column; B acquires five
+ * times 50 ms apart at 20 s; A pauses 120 ms at 17.001 s. The rejected
+ * write keeps its tick among 5000 accepted ones, the stale one wins its
+ * column (with or without the index: a later routine write does not hide
+ * it), no tick of A covers its pause; S1's
+ * TTL bars, 5000 leases shorter than a pixel, are at most one per pixel
+ * column; B's five instants (a cluster of only five) all stay. */
+static void test_scene_lod_thinning(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene b;
+    struct scene_view v;
+    struct scene_lod *lod = NULL;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 25 * S, NULL);
+    ev(&tr, 0, TRACE_RESOURCE_INIT, R, NO, 0, 0, 5, 1, NULL);
+    for (int i = 0; i < 5000; i++) {
+        sim_ns t = (sim_ns)i * 5 * MS;
+        uint64_t tok = (uint64_t)i + 10;
+        ev(&tr, t, TRACE_ACQUIRE_START, A, NO, 0, 0, 0, 0, NULL);
+        ev(&tr, t, TRACE_SRV_GRANT, S1, A, tok, (uint32_t)i + 1, 20 * MS, t + 20 * MS, NULL);
+        ev(&tr, t, TRACE_ACQUIRED, A, NO, tok, (uint32_t)i + 1, 20 * MS, 0, NULL);
+        if (i == 3400) /* 17.001 s: A pauses for 120 ms (5 or 6 pixels: wider than the gap between ticks) */
+            ev(&tr, t + 1 * MS, TRACE_PAUSE, A, NO, 0, 0, 0, 0, NULL);
+        if (i == 3424)
+            ev(&tr, t + 1 * MS, TRACE_RESUME, A, NO, 0, 0, 120 * MS, 0, NULL);
+        if (i == 3000) { /* 15.001 s: B's stale write, accepted (the damage), 1 ms before A's */
+            ev(&tr, t + 1 * MS, TRACE_WRITE, R, B, 5, 0, 4, TRACE_WRITE_ACCEPTED, NULL);
+            ev(&tr, t + 1 * MS, TRACE_STALE_WRITE, B, NO, 5, 0, 1, 0, NULL);
+        }
+        if (i == 2460) /* 12.3 s: a stale token, refused */
+            ev(&tr, t + 2 * MS, TRACE_WRITE, R, A, 3, (uint32_t)i + 1, 4, TRACE_WRITE_REJECTED_STALE, NULL);
+        else
+            ev(&tr, t + 2 * MS, TRACE_WRITE, R, A, tok, (uint32_t)i + 1, 4, TRACE_WRITE_ACCEPTED, NULL);
+        ev(&tr, t + 4 * MS, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+        ev(&tr, t + 4 * MS, TRACE_SRV_DELETE, S1, A, 0, (uint32_t)i + 1, A, 0, NULL);
+        if (i >= 4000 && i < 4050 && i % 10 == 0) { /* 20 s .. 20.2 s: B, five times */
+            ev(&tr, t + 1 * MS, TRACE_ACQUIRE_START, B, NO, 0, 0, 0, 0, NULL);
+            ev(&tr, t + 1 * MS, TRACE_ACQUIRED, B, NO, 0, 0, 0, 0, NULL);
+            ev(&tr, t + 2 * MS, TRACE_CS_EXIT, B, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
+        }
+    }
+    ev(&tr, 25 * S, TRACE_RUN_END, NO, NO, 0, 0, 30000, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    assert_int_equal(scene_lod_build(&lod, &ly), 0);
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    v.flags &= ~(unsigned)SCENE_F_LEGEND;
+    v.t0 = 0;
+    v.t1 = 25 * S;
+    v.lod = lod;
+    assert_int_equal(scene_build(&b, &ly, &v, NULL, 0), 0);
+    /* R: the one rejected write is there, at its time, in its style */
+    size_t rejected = 0, writes = 0;
+    for (size_t i = 0; i < b.ncmd; i++) {
+        const struct scene_cmd *k = &b.cmd[i];
+        if (k->type != SCENE_CMD_SYM || k->lane != R) continue;
+        writes++;
+        if (k->sym != SCENE_SYM_WRITE_REJECTED) continue;
+        rejected++;
+        assert_int_equal(k->style, SCENE_ST_WRITE_REJECTED);
+        assert_int_equal(k->t0, 12 * S + 300 * MS + 2 * MS);
+    }
+    assert_int_equal(rejected, 1);
+    /* R: the damage, in the column it shares with A's write */
+    assert_int_equal(scene_cell_of(&b, 15 * S + 1 * MS), scene_cell_of(&b, 15 * S + 2 * MS));
+    for (int with_index = 1; with_index >= 0; with_index--) {
+        struct scene sc;
+        v.lod = with_index ? lod : NULL;
+        assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+        size_t stale = 0;
+        for (size_t i = 0; i < sc.ncmd; i++) {
+            const struct scene_cmd *k = &sc.cmd[i];
+            if (k->type != SCENE_CMD_SYM || k->lane != R || k->style != SCENE_ST_STALE_WRITE) continue;
+            stale++;
+            assert_int_equal(k->t0, 15 * S + 1 * MS);
+            assert_int_equal(k->minor, 0); /* a badge: not a routine instant */
+        }
+        assert_int_equal(stale, 1);
+        scene_close(&sc);
+    }
+    v.lod = lod;
+    assert_true(writes <= (size_t)b.axis.ncells / 8 + 2); /* one per 8 pixels, not one per write */
+    /* S1: its TTL bars (the tapering boxes), never two in one column */
+    int last_x = -1;
+    size_t bars = 0;
+    for (size_t i = 0; i < b.ncmd; i++) {
+        const struct scene_cmd *k = &b.cmd[i];
+        if (k->type != SCENE_CMD_RECT || k->lane != S1 || k->style != SCENE_ST_LEASE) continue;
+        if (k->frac0 == 1000 && k->frac1 == 1000) continue; /* the lease's own fill */
+        bars++;
+        assert_true(k->x > last_x);
+        last_x = k->x;
+    }
+    assert_true(bars > 100);
+    assert_true(bars <= (size_t)b.axis.ncells);
+    /* A: the pause's few columns, and no tick's 4 px frame over them */
+    const struct scene_cmd *pause = NULL;
+    for (size_t i = 0; i < b.ncmd && !pause; i++)
+        if (b.cmd[i].type == SCENE_CMD_RECT && b.cmd[i].lane == A &&
+            (b.cmd[i].style == SCENE_ST_PAUSED_HOLDING || b.cmd[i].style == SCENE_ST_PAUSED))
+            pause = &b.cmd[i];
+    assert_non_null(pause);
+    assert_true(pause->w >= 5 && pause->w <= 7);
+    for (size_t i = 0; i < b.ncmd; i++) {
+        const struct scene_cmd *k = &b.cmd[i];
+        if (k->type != SCENE_CMD_SYM || k->lane != A) continue;
+        assert_true(k->x2 + 1 < pause->x || k->x2 - 2 > pause->x + pause->w - 1);
+    }
+    /* B: five instants of a sparse lane, none thinned (acquires and releases
+     * at 1 and 2 ms share a column: the release, equal or higher, wins it) */
+    size_t nb = 0;
+    for (size_t i = 0; i < b.ncmd; i++) nb += b.cmd[i].type == SCENE_CMD_SYM && b.cmd[i].lane == B;
+    assert_int_equal(nb, 5);
+    scene_close(&b);
+    scene_lod_free(lod);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 /* The level-of-detail index: 5000 turns of A (acquire, 4 ms inside, release,
  * 1 ms out) over 25 s. Zoomed in, the scene with the index is the scene
  * without it, command for command (binary search to the window); zoomed
  * out, every cell comes from the buckets and shows what the events show: A
- * in the critical section throughout, an acquire winning every column. */
+ * in the critical section throughout, an acquire winning every column, and
+ * of those one tick every 8 pixels, with or without the index. */
 static void test_scene_lod(void **state) {
     (void)state;
     struct trace tr;
@@ -658,7 +784,11 @@ static void test_scene_lod(void **state) {
         assert_int_equal(k->sym, SCENE_SYM_ACQUIRED);
     }
     assert_int_equal(na, nb);
-    assert_true(nb >= (size_t)b.axis.ncells - 1);
+    /* an acquire in each of the ncells columns: one cluster, thinned to the
+     * first of every 8 (all alike: the earliest of each bin stays) */
+    assert_int_equal(nb, (size_t)(b.axis.ncells - 1) / 8 + 1);
+    for (size_t i = 0; i < b.ncmd; i++)
+        if (b.cmd[i].type == SCENE_CMD_SYM && b.cmd[i].lane == A) assert_int_equal((b.cmd[i].x2 - b.plot_x) % 8, 0);
     const struct scene_cmd *ra = cmd(&a, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1),
                            *rb = cmd(&b, SCENE_CMD_RECT, SCENE_ST_HOLDING, A, 1);
     assert_int_equal(ra->x, rb->x);
@@ -1008,6 +1138,7 @@ int main(void) {
         cmocka_unit_test(test_svg_faults),
         cmocka_unit_test(test_scene_clock_replica_drop),
         cmocka_unit_test(test_scene_lod),
+        cmocka_unit_test(test_scene_lod_thinning),
         cmocka_unit_test(test_scene_lod_messages),
         cmocka_unit_test(test_scene_tooltip_on_demand),
         cmocka_unit_test(test_scene_clock_at_start),
