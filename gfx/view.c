@@ -373,6 +373,14 @@ static void draw_cursor(struct view *w) {
             }
             /* from above the lanes (the bands reach up to the axis) */
             gfx_paint_box(w->r, vx, screen_y(w, y0 - 8), sc->plot_x + sc->plot_w - vx + 12, y1 - y0 + 8, ui_veil);
+            /* and the open question's own badge whole: a wide one ("13")
+             * reaches left of the veil, and its colour is the answer */
+            if (w->vs.question >= 0 && w->vs.ev[w->vs.question].panel == p)
+                for (size_t i = 0; i < sc->ncmd; i++) {
+                    const struct scene_cmd *k = &sc->cmd[i];
+                    if (k->type == SCENE_CMD_SYM && k->seq == (int32_t)w->vs.ev[w->vs.question].seq)
+                        gfx_paint_box(w->r, k->x - 1, screen_y(w, k->y - 1), k->w + 2, k->h + 2, ui_veil);
+                }
             /* and what the scene says about it in words: the write notes
              * under the lanes, the double entry's caption */
             gfx_paint_box(w->r, 0, screen_y(w, y1 + 1), w->w, sc->height - y1 - 1, ui_veil);
