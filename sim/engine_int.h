@@ -141,6 +141,14 @@ struct fault_ref {
     int32_t groups;         /* PARTITION: index of its first node in engine->group_nodes */
 };
 
+/* A timer re-armed while an earlier arming of its slot is still queued
+ * (cancel and re-arm: a Raft election timer reset by every heartbeat) is
+ * not queued again when the queued entry comes no later than the new
+ * deadline: the slot remembers that entry (its "carrier", carrier_t and
+ * carrier_seq) and the new deadline with the seq the push would have taken
+ * (due, due_seq). When the carrier pops early it is queued again at
+ * (due, due_seq), exactly where the re-armed timer's own push would have
+ * put it, and nothing is dispatched (eng_timer_popped). */
 struct timer {
     int32_t node;
     uint32_t gen;
@@ -153,8 +161,13 @@ struct timer {
     uint8_t clock;
     uint8_t owner;          /* TIMER_ALGO or TIMER_PROGRAM */
     uint8_t active;
+    sim_ns due;             /* while active: the true time it fires, */
+    uint64_t due_seq;       /* and its queue seq */
+    sim_ns carrier_t;       /* the slot's queued entry that will fire or re-queue it:
+                               its time, SIM_NEVER = none */
+    uint64_t carrier_seq;   /* and its seq */
 };
-_Static_assert(sizeof(struct timer) == 32, "timers are 32 bytes");
+_Static_assert(sizeof(struct timer) == 64, "timers are 64 bytes");
 
 struct slot {
     union {
@@ -379,6 +392,8 @@ static inline int algo_validate(struct engine *e, char *err, size_t errlen) {
 /* Arm a timer on node's clock; returns its handle (> 0), or 0 on OOM. */
 uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id,
                        uint64_t arg);
+/* The carrier of timer idx popped before its re-armed deadline: queue it at (due, due_seq). */
+void eng_timer_requeue(struct engine *e, uint32_t idx);
 /* A handle: the pool index + 1 in the low half, the generation in the high. */
 static inline uint64_t timer_handle(uint32_t idx, uint32_t gen) {
     return ((uint64_t)gen << 32) | (uint64_t)(idx + 1);
@@ -396,6 +411,23 @@ static inline void eng_timer_free(struct engine *e, struct timer *t) {
     t->gen++; /* any queued firing is now stale */
     t->u.next_free = e->free_timer;
     e->free_timer = (uint32_t)(t - e->timers) + 1;
+}
+/* An EV_TIMER popped: 1 when it fires a timer (dispatch it); 0 when it is
+ * stale (the timer was cancelled or re-armed) or re-queued itself at the
+ * re-armed deadline: not an event of the run. */
+static inline int eng_timer_popped(struct engine *e, const struct sim_event *ev) {
+    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu);
+    if (idx == 0 || idx > e->ntimers) return 0;
+    struct timer *t = &e->timers[idx - 1];
+    if (t->active && t->gen == (uint32_t)(ev->arg >> 32)) {
+        t->carrier_t = SIM_NEVER; /* it was the carrier, or (held by a pause) there is none */
+        return 1;
+    }
+    if (t->carrier_t != SIM_NEVER && t->carrier_seq == ev->seq) {
+        t->carrier_t = SIM_NEVER;
+        if (t->active) eng_timer_requeue(e, idx - 1);
+    }
+    return 0;
 }
 /* A node's clock changed: every pending timer on it fires at a new true time. */
 void eng_timers_reschedule(struct engine *e, int node);

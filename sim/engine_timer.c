@@ -2,6 +2,24 @@
  * firing when its node's own clock reaches the deadline (EV_TIMER). */
 #include "engine_int.h"
 
+/* Queue timer idx's firing at true time at: pushed, or left to the slot's
+ * carrier when that entry comes first (struct timer). */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* eng_timer_add's path: every timer of the peer workload */
+#endif
+static inline void timer_arm(struct engine *e, uint32_t idx, sim_ns at) {
+    struct timer *t = &e->timers[idx];
+    if (at > SIM_TIME_MAX * 2 || at > e->s.duration_ns) at = e->s.duration_ns + 1; /* never fires */
+    t->due = at;
+    if (t->carrier_t <= at) { /* the carrier pops first and queues it then */
+        t->due_seq = queue_take_seq(&e->q);
+        return;
+    }
+    t->due_seq = t->carrier_seq = e->q.next_seq; /* the seq push takes */
+    t->carrier_t = at;
+    push(e, at, EV_TIMER, t->node, timer_handle(idx, t->gen));
+}
+
 static void timer_schedule(struct engine *e, uint32_t idx) {
     struct timer *t = &e->timers[idx];
     const struct node_ext *x = ext_of(e, nd(e, t->node));
@@ -13,8 +31,17 @@ static void timer_schedule(struct engine *e, uint32_t idx) {
              : t->deadline_local > SIM_TIME_MAX * 2 ? SIM_NEVER
                                                  : t->deadline_local;
     }
-    if (at == SIM_NEVER || at > e->s.duration_ns) at = e->s.duration_ns + 1; /* never fires */
-    push(e, at, EV_TIMER, t->node, timer_handle(idx, t->gen));
+    if (at == SIM_NEVER) at = e->s.duration_ns + 1; /* never fires */
+    timer_arm(e, idx, at);
+}
+
+void eng_timer_requeue(struct engine *e, uint32_t idx) {
+    struct timer *t = &e->timers[idx];
+    struct sim_event ev = {.t = t->due, .seq = t->due_seq, .type = EV_TIMER, .node = t->node,
+                           .arg = timer_handle(idx, t->gen)};
+    t->carrier_t = t->due;
+    t->carrier_seq = t->due_seq;
+    if (queue_push_seq(&e->q, &ev) != 0) e->tr.oom = 1; /* reported as an internal error */
 }
 
 uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id,
@@ -31,6 +58,7 @@ uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int 
         }
         idx = e->ntimers++;
         e->timers[idx].gen = 0;
+        e->timers[idx].carrier_t = SIM_NEVER;
     }
     struct timer *t = &e->timers[idx];
     t->node = node;
@@ -45,9 +73,8 @@ uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int 
         t->deadline_local = local_now(e, node, clock) + delay;
         timer_schedule(e, idx);
     } else { /* timer_schedule for a clock that reads true time, where deadline >= now */
-        sim_ns at = t->deadline_local = e->now + delay;
-        if (at > SIM_TIME_MAX * 2 || at > e->s.duration_ns) at = e->s.duration_ns + 1; /* never fires */
-        push(e, at, EV_TIMER, node, timer_handle(idx, t->gen));
+        t->deadline_local = e->now + delay;
+        timer_arm(e, idx, t->deadline_local);
     }
     return timer_handle(idx, t->gen);
 }

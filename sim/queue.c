@@ -444,13 +444,12 @@ COLD static void wheel_on(struct queue *q) {
 #if defined(__GNUC__)
 __attribute__((noinline)) /* out of queue_push's fast path for the wheel */
 #endif
-static int push_small(struct queue *q, const struct sim_event *ev) {
+static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq) {
     if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0)
         return -1;
-    /* far_push with the seq taken here, the event written once, field by field */
+    /* far_push with the event written once, field by field */
     struct sim_event *h = q->far;
     sim_ns t = ev->t;
-    uint64_t seq = q->next_seq++;
     size_t i = q->far_len++;
     while (i > 0) {
         size_t p = (i - 1) / FAR_ARITY;
@@ -467,16 +466,35 @@ static int push_small(struct queue *q, const struct sim_event *ev) {
     return 0;
 }
 
-/* Pushes other than to a wheel bucket with room or to the end of the run. */
-COLD static int push_slow(struct queue *q, const struct sim_event *ev, int64_t d) {
+/* Pushes other than to a wheel bucket with room or to the end of the run,
+ * and every push of queue_push_seq: e carries its seq, which need not be
+ * the latest (keyed = 1, a wheel bucket it joins is then marked messy). */
+COLD static int push_slow(struct queue *q, struct sim_event e, int keyed) {
     if (!q->wheel_on) { /* cur = SMALL_CUR sent it here */
-        if (q->len < QUEUE_SMALL) return push_small(q, ev);
+        if (q->len < QUEUE_SMALL) return push_small(q, &e, e.seq);
         wheel_on(q);
-        return queue_push(q, ev);
     }
-    struct sim_event e = *ev;
-    e.seq = q->next_seq;
-    if (d <= 0) { /* the current bucket, or earlier */
+    int64_t b = bucket_of(e.t), d = b - q->cur;
+    if (d > 0 && d < SLOTS) { /* only a keyed push comes here, or a push after wheel_on */
+        size_t s = (size_t)(b & MASK);
+        uint32_t off = (uint32_t)(e.t - b * QUEUE_BUCKET_NS);
+        struct queue_wheel *w = q->wheel;
+        uint32_t t = w ? w->tail[s] : 0, n = w ? w->info[s] & 15u : 0, prev = w ? w->info[s] >> 4 : 0;
+        struct queue_chunk *c;
+        if (t && n < CHUNK) {
+            c = &q->pool[t - 1];
+        } else if (!(c = chunk_append(q, s, off))) {
+            return -1;
+        } else {
+            w = q->wheel;
+            n = 0;
+        }
+        if (t && (keyed || off < prev)) set_bit(w->messy, s); /* behind an event of the bucket */
+        c->ev[n] = e;
+        c->n = n + 1;
+        w->info[s] = (uint16_t)((n + 1) | (t && prev > off ? prev : off) << 4);
+        q->wheel_len++;
+    } else if (d <= 0) { /* the current bucket, or earlier */
         if (q->run_head == q->run_len) q->run_head = q->run_len = 0;
         if (q->run_len == 0 || !earlier(&e, &q->run[q->run_len - 1])) {
             if (reserve(&q->run, &q->run_cap, q->run_len + 1, sizeof *q->run) != 0) return -1;
@@ -489,9 +507,12 @@ COLD static int push_slow(struct queue *q, const struct sim_event *ev, int64_t d
         if (reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0) return -1;
         far_push(q, &e);
     }
-    q->next_seq++;
     q->len++;
     return 0;
+}
+
+int queue_push_seq(struct queue *q, const struct sim_event *ev) {
+    return push_slow(q, *ev, 1);
 }
 
 int queue_push(struct queue *q, const struct sim_event *ev) {
@@ -536,8 +557,12 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->len++;
         return 0;
     }
-    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev); /* after the fast paths: free for them */
-    return push_slow(q, ev, d);
+    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev, q->next_seq++); /* after the fast paths: free for them */
+    struct sim_event e = *ev;
+    e.seq = q->next_seq;
+    if (push_slow(q, e, 0) != 0) return -1;
+    q->next_seq++;
+    return 0;
 }
 
 #if defined(__GNUC__)

@@ -63,6 +63,10 @@ void queue_init(struct queue *q);
 void queue_close(struct queue *q);
 /* Returns 0, or -1 when memory cannot grow (the event is not queued). */
 int queue_push(struct queue *q, const struct sim_event *ev);
+/* Push *ev with the seq it carries, one taken earlier by queue_take_seq
+ * (an event whose place in the order was fixed before it could be
+ * queued); the same seq must not be queued twice. 0, or -1 as queue_push. */
+int queue_push_seq(struct queue *q, const struct sim_event *ev);
 /* Pops the earliest event into *ev; returns 0, or -1 when empty. */
 int queue_pop(struct queue *q, struct sim_event *ev);
 static inline size_t queue_len(const struct queue *q) { return q->len; }
