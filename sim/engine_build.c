@@ -294,6 +294,7 @@ static int observe(struct engine *e) {
     e->tr.observe_kinds = CHECKER_KINDS;
     for (int k = 0; k < TRACE_KIND_COUNT; k++)
         if (trace_wants(&e->tr, k)) e->wants |= 1ull << k;
+    e->wants_event = e->tr.keep || !e->tr.observe_kinds ? e->wants : e->wants & e->tr.observe_kinds;
     int point_faults = 0;
     for (int i = 0; i < e->s.nfaults; i++) point_faults |= e->s.faults[i].point != SCN_POINT_NONE;
     if ((trace_wants(&e->tr, TRACE_POINT) || point_faults) &&

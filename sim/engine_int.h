@@ -200,6 +200,8 @@ struct engine {
     struct rng rng;
     struct trace tr;
     uint64_t wants;         /* bit k: trace_wants(&tr, k), fixed once the checker observes */
+    uint64_t wants_event;   /* bit k: kind k is kept or observed, so the event is built;
+                               a wanted kind without it is only hashed */
     struct checker ck;
     struct checker_report report;
     sim_ns now;
@@ -290,14 +292,16 @@ void eng_emit_append(struct engine *e, int kind, int node, int peer, uint64_t to
 void *eng_pool_grow(struct engine *e, void *pool, uint32_t *cap, size_t size);
 
 /* Trace an event. Most kinds in a run without a kept trace are read by no
- * one (the checker's are CHECKER_KINDS): those are only counted, inline. */
+ * one (the checker's are CHECKER_KINDS): those are only counted, inline,
+ * or when the digest is on, folded into it without building the event. */
 static inline void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
                         uint32_t grant, int64_t a, int64_t b, const char *text) {
     if (!((e->wants >> kind) & 1)) { /* = !trace_wants(&e->tr, kind), precomputed */
         trace_skip(&e->tr, e->now);
         return;
     }
-    eng_emit_append(e, kind, node, peer, token, grant, a, b, text);
+    if ((e->wants_event >> kind) & 1) eng_emit_append(e, kind, node, peer, token, grant, a, b, text);
+    else trace_append_hash_only(&e->tr, e->now, kind, node, peer, token, grant, a, b, text);
 }
 
 /* Queue an event; out of memory is recorded and reported as an internal error. */

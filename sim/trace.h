@@ -183,6 +183,13 @@ void trace_append(struct trace *tr, const struct trace_event *ev);
 /* The same for a producer that builds each event anew: ev->seq is filled in
  * place and observers see *ev itself, which saves a copy per event. */
 void trace_append_own(struct trace *tr, struct trace_event *ev);
+/* For a producer that knows an event is neither kept nor observed (keep 0,
+ * and the observer does not want its kind) but hashing is on: what
+ * trace_append_own would do with the event of these fields (count it,
+ * move time on for the advance hook, fold it into the digest), without
+ * building it. */
+void trace_append_hash_only(struct trace *tr, sim_ns t, int kind, int node, int peer, uint64_t token,
+                            uint32_t grant, int64_t a, int64_t b, const char *text);
 /* 1 when an event of this kind would be stored or observed. When it would
  * not, a producer may call trace_skip (which counts it and moves time on for the advance hook, as trace_append would) instead
  * of building the event and appending it. */
