@@ -37,14 +37,19 @@
  * still correct, only closer to heap speed.
  *
  * Small queues: a queue that has never held more than QUEUE_SMALL events
- * is the far heap alone (wheel_on = 0), pushed and popped directly. The
- * catalog's scenarios hold a few dozen events at most, seconds apart: the
- * wheel's 4 ms span would send nearly every push to the far heap anyway,
- * and each pop through advance() (next bucket, counting the far events of
- * the bucket, moving them to the run) costs several times a heap pop. The
- * first push past QUEUE_SMALL turns the wheel on for good: every event is
- * then in far, after the current bucket, which is what advance() expects
- * of far events, so nothing moves. */
+ * is the far array alone (wheel_on = 0), kept sorted latest first: a pop
+ * takes the last event, a push moves up the events that come before it.
+ * The catalog's scenarios hold a few dozen events at most, seconds apart:
+ * the wheel's 4 ms span would send nearly every push to the far heap
+ * anyway, and each pop through advance() (next bucket, counting the far
+ * events of the bucket, moving them to the run) costs several times a heap
+ * pop; and most pushes (a message, a continuation) land near the earliest
+ * end, so an insertion moves few events where a heap pop sifts through
+ * every level (measured: bench/README.md, round 3). The first push past
+ * QUEUE_SMALL turns the wheel on for good: the array, reversed, is a heap
+ * (sorted earliest first), every event then in far, after the current
+ * bucket, which is what advance() expects of far events, so nothing else
+ * moves. */
 #include "queue.h"
 
 #include <stdlib.h>
@@ -432,6 +437,12 @@ COLD static void wheel_on(struct queue *q) {
     q->wheel_on = 1;
     q->run_head = q->run_len = 0;
     if (!q->far_len) return;
+    /* Sorted latest first until now; earliest first, it is a heap. */
+    for (size_t i = 0, j = q->far_len - 1; i < j; i++, j--) {
+        struct sim_event x = q->far[i];
+        q->far[i] = q->far[j];
+        q->far[j] = x;
+    }
     int64_t b = bucket_of(q->far[0].t);
     if (reserve(&q->run, &q->run_cap, q->far_len, sizeof *q->run) != 0) {
         q->cur = b - 1;
@@ -447,15 +458,15 @@ __attribute__((noinline)) /* out of queue_push's fast path for the wheel */
 static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq) {
     if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0)
         return -1;
-    /* far_push with the event written once, field by field */
+    /* Insertion into the array sorted latest first: the events that come
+     * before this one (most pushes are a message latency or less ahead, so
+     * few) move up one place; the event is written once, field by field. */
     struct sim_event *h = q->far;
     sim_ns t = ev->t;
     size_t i = q->far_len++;
-    while (i > 0) {
-        size_t p = (i - 1) / FAR_ARITY;
-        if (h[p].t < t || (h[p].t == t && h[p].seq < seq)) break;
-        h[i] = h[p];
-        i = p;
+    while (i > 0 && (h[i - 1].t < t || (h[i - 1].t == t && h[i - 1].seq < seq))) {
+        h[i] = h[i - 1];
+        i--;
     }
     h[i].t = t;
     h[i].seq = seq;
@@ -570,7 +581,7 @@ __attribute__((noinline)) /* out of queue_pop's path for the wheel */
 #endif
 static int pop_small(struct queue *q, struct sim_event *ev) {
     if (q->far_len == 0) return -1;
-    far_pop(q, ev);
+    *ev = q->far[--q->far_len]; /* the earliest is last */
     q->len--;
     return 0;
 }
@@ -601,7 +612,7 @@ int queue_pop(struct queue *q, struct sim_event *ev) {
 
 sim_ns queue_peek_time(const struct queue *q) {
     if (q->len == 0) return SIM_NEVER;
-    if (!q->wheel_on) return q->far[0].t;
+    if (!q->wheel_on) return q->far[q->far_len - 1].t;
     sim_ns t = SIM_NEVER;
     if (q->run_head < q->run_len) t = q->run[q->run_head].t;
     if (q->near_len && q->near[0].t < t) t = q->near[0].t;
