@@ -294,6 +294,9 @@ void *eng_pool_grow(struct engine *e, void *pool, uint32_t *cap, size_t size);
 /* Trace an event. Most kinds in a run without a kept trace are read by no
  * one (the checker's are CHECKER_KINDS): those are only counted, inline,
  * or when the digest is on, folded into it without building the event. */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* at every call site: kind is a constant there */
+#endif
 static inline void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
                         uint32_t grant, int64_t a, int64_t b, const char *text) {
     if (!((e->wants >> kind) & 1)) { /* = !trace_wants(&e->tr, kind), precomputed */

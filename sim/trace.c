@@ -96,46 +96,16 @@ static uint64_t fnv(uint64_t h, uint64_t v, int bytes) { /* FNV-1a, for interned
     return h;
 }
 
-/* The trace digest (docs/trace-format.md, "Trace hash"): each event is a
- * fixed list of 64-bit words, each folded into the accumulator with
+/* The trace digest (docs/trace-format.md, "Trace hash"): trace.h's
+ * trace_hash_fields, each event a fixed list of 64-bit words folded with
  * xxHash64's round; the digest is the accumulator through xxHash64's
- * avalanche. Word values are defined arithmetically (no memory layout), so
- * the digest is the same on any machine. */
-#define H_P1 0x9E3779B185EBCA87ull
-#define H_P2 0xC2B2AE3D27D4EB4Full
+ * avalanche. */
+#define H_P2 TRACE_H_P2
 #define H_P3 0x165667B19E3779F9ull
 #define H_SEED 0x27D4EB2F165667C5ull
 
-static inline uint64_t h_round(uint64_t acc, uint64_t w) {
-    acc += w * H_P2;
-    acc = (acc << 31) | (acc >> 33);
-    return acc * H_P1;
-}
-
-/* One event's words, from its fields (the engine's hash-only path has no
- * struct trace_event to read them from). */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline uint64_t event_hash_fields(uint64_t h, sim_ns t, int kind, int node, int peer, uint64_t token,
-                                         uint32_t grant, int64_t a, int64_t b, const char *text) {
-    size_t len = text ? strlen(text) : 0;
-    h = h_round(h, (uint64_t)t);
-    h = h_round(h, (uint64_t)(uint16_t)kind | (uint64_t)(len & 0xffff) << 16 | (uint64_t)grant << 32);
-    h = h_round(h, (uint64_t)(uint32_t)node | (uint64_t)(uint32_t)peer << 32);
-    h = h_round(h, token);
-    h = h_round(h, (uint64_t)a);
-    h = h_round(h, (uint64_t)b);
-    for (size_t i = 0; i < len; i += 8) { /* the text, 8 bytes a word, little-endian, zero-padded */
-        uint64_t w = 0;
-        for (size_t k = 0; k < 8 && i + k < len; k++) w |= (uint64_t)(unsigned char)text[i + k] << (8 * k);
-        h = h_round(h, w);
-    }
-    return h;
-}
-
 static uint64_t event_hash(uint64_t h, const struct trace_event *e) {
-    return event_hash_fields(h, e->t, e->kind, e->node, e->peer, e->token, e->grant, e->a, e->b, e->text);
+    return trace_hash_fields(h, e->t, e->kind, e->node, e->peer, e->token, e->grant, e->a, e->b, e->text);
 }
 
 static uint64_t h_final(uint64_t h) {
@@ -182,14 +152,13 @@ void trace_append_own(struct trace *tr, struct trace_event *ev) {
     if (tr->observe) tr->observe(tr->observe_arg, ev);
 }
 
-void trace_append_hash_only(struct trace *tr, sim_ns t, int kind, int node, int peer, uint64_t token,
-                            uint32_t grant, int64_t a, int64_t b, const char *text) {
-    if (t > tr->last_t) {
-        if (tr->advance) tr->advance(tr->observe_arg, t);
-        tr->last_t = t;
+uint64_t trace_hash_text(uint64_t h, const char *text, size_t len) {
+    for (size_t i = 0; i < len; i += 8) { /* 8 bytes a word, little-endian, zero-padded */
+        uint64_t w = 0;
+        for (size_t k = 0; k < 8 && i + k < len; k++) w |= (uint64_t)(unsigned char)text[i + k] << (8 * k);
+        h = trace_h_round(h, w);
     }
-    tr->count++;
-    tr->hash = event_hash_fields(tr->hash, t, kind, node, peer, token, grant, a, b, text);
+    return h;
 }
 
 void trace_append(struct trace *tr, const struct trace_event *ev) {
