@@ -680,6 +680,38 @@ static void test_timer_rearm(void **state) {
     assert_int_equal(held, quiet + 12);
 }
 
+/* engine_new_take builds the same run as engine_new from the scenario's own
+ * arrays, and leaves the scenario as scenario_init does (the caller's close
+ * frees nothing twice: the sanitizer build checks that). */
+static void test_engine_new_take(void **state) {
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, SEED_TIMELINE, "fenced-lease", " first-token=41", "on");
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "test.lsim", text, strlen(text), &err), 0);
+    struct engine_opts o = {.hash_trace = 1};
+    struct engine *copied = NULL, *taken = NULL;
+    assert_int_equal(engine_new(&copied, &s, &o, &err), 0);
+    assert_int_equal(s.nclients, 2); /* engine_new leaves s as it was */
+    assert_int_equal(engine_new_take(&taken, &s, &o, &err), 0);
+    assert_int_equal(s.nclients, 0);
+    assert_null(s.clients);
+    assert_null(s.programs);
+    assert_int_equal(s.nfaults, 0);
+    scenario_close(&s);
+    engine_run(copied);
+    engine_run(taken);
+    assert_int_equal(engine_events(taken), engine_events(copied));
+    assert_int_equal(trace_hash(engine_trace(taken)), trace_hash(engine_trace(copied)));
+    assert_int_equal(engine_scenario(taken)->nclients, 2);
+    assert_int_equal(engine_scenario(taken)->nfaults, 1);
+    assert_int_equal(engine_report(taken)->stale_rejected, 1);
+    engine_free(copied);
+    engine_free(taken);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_plain_lease),
@@ -707,6 +739,7 @@ int main(void) {
         cmocka_unit_test(test_lock_parsers),
         cmocka_unit_test(test_ignored_faults),
         cmocka_unit_test(test_timer_rearm),
+        cmocka_unit_test(test_engine_new_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
