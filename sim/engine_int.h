@@ -161,7 +161,8 @@ struct timer {
     uint8_t clock;
     uint8_t owner;          /* TIMER_ALGO or TIMER_PROGRAM */
     uint8_t active;
-    sim_ns due;             /* while active: the true time it fires, */
+    sim_ns due;             /* while active and left to the carrier: the true time
+                               it fires, */
     uint64_t due_seq;       /* and its queue seq */
     sim_ns carrier_t;       /* the slot's queued entry that will fire or re-queue it:
                                its time, SIM_NEVER = none */
@@ -423,8 +424,7 @@ static inline void eng_timer_free(struct engine *e, struct timer *t) {
  * stale (the timer was cancelled or re-armed) or re-queued itself at the
  * re-armed deadline: not an event of the run. */
 static inline int eng_timer_popped(struct engine *e, const struct sim_event *ev) {
-    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu);
-    if (idx == 0 || idx > e->ntimers) return 0;
+    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu); /* valid: the engine queued it */
     struct timer *t = &e->timers[idx - 1];
     if (t->active && t->gen == (uint32_t)(ev->arg >> 32)) {
         t->carrier_t = SIM_NEVER; /* it was the carrier, or (held by a pause) there is none */

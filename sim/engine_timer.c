@@ -10,12 +10,14 @@ __attribute__((always_inline)) /* eng_timer_add's path: every timer of the peer 
 static inline void timer_arm(struct engine *e, uint32_t idx, sim_ns at) {
     struct timer *t = &e->timers[idx];
     if (at > SIM_TIME_MAX * 2 || at > e->s.duration_ns) at = e->s.duration_ns + 1; /* never fires */
-    t->due = at;
     if (t->carrier_t <= at) { /* the carrier pops first and queues it then */
+        t->due = at;
         t->due_seq = queue_take_seq(&e->q);
         return;
     }
-    t->due_seq = t->carrier_seq = e->q.next_seq; /* the seq push takes */
+    /* Pushed: this entry is the carrier, and fires it (due is read only
+     * after a later arming leaves it to this carrier, which sets it). */
+    t->carrier_seq = e->q.next_seq; /* the seq push takes */
     t->carrier_t = at;
     push(e, at, EV_TIMER, t->node, timer_handle(idx, t->gen));
 }
