@@ -450,6 +450,7 @@ void engine_free(struct engine *e) {
     free(e->fref);
     free(e->group_nodes);
     free(e->timers);
+    free(e->tside);
     free(e->slots);
     free(e->links);
     free(e->config);

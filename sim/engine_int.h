@@ -144,11 +144,24 @@ struct fault_ref {
 /* A timer re-armed while an earlier arming of its slot is still queued
  * (cancel and re-arm: a Raft election timer reset by every heartbeat) is
  * not queued again when the queued entry comes no later than the new
- * deadline: the slot remembers that entry (its "carrier", carrier_t and
- * carrier_seq) and the new deadline with the seq the push would have taken
- * (due, due_seq). When the carrier pops early it is queued again at
- * (due, due_seq), exactly where the re-armed timer's own push would have
- * put it, and nothing is dispatched (eng_timer_popped). */
+ * deadline: that entry, the slot's "carrier", pops early and is queued
+ * again at the new deadline with the seq the re-arming's own push would
+ * have taken, exactly where that push would have put it, and nothing is
+ * dispatched (eng_timer_popped). A queued entry is known by its handle's
+ * generation: (slot, gen) is unique among queued entries.
+ *
+ * The carrier, by timer.carrier:
+ *   TIMER_CARRIER_NONE  no queued entry acts for the slot;
+ *   TIMER_CARRIER_OWN   the push of the slot's latest arming, on a node
+ *                       without a clock model: its time is that arming's
+ *                       deadline_local (clamped as timer_arm does), its
+ *                       gen the arming's (gen, or gen - 1 once freed);
+ *   TIMER_CARRIER_SIDE  engine->tside[slot] says (time, gen), and the
+ *                       re-armed deadline and seq: after a lazy re-arm, and
+ *                       for timers on nodes with a clock model.
+ * So a timer that is not re-armed costs nothing beyond its 32 bytes. */
+enum { TIMER_CARRIER_NONE, TIMER_CARRIER_OWN, TIMER_CARRIER_SIDE };
+
 struct timer {
     int32_t node;
     uint32_t gen;
@@ -161,14 +174,16 @@ struct timer {
     uint8_t clock;
     uint8_t owner;          /* TIMER_ALGO or TIMER_PROGRAM */
     uint8_t active;
-    sim_ns due;             /* while active and left to the carrier: the true time
-                               it fires, */
-    uint64_t due_seq;       /* and its queue seq */
-    sim_ns carrier_t;       /* the slot's queued entry that will fire or re-queue it:
-                               its time, SIM_NEVER = none */
-    uint64_t carrier_seq;   /* and its seq */
+    uint8_t carrier;        /* TIMER_CARRIER_* */
 };
-_Static_assert(sizeof(struct timer) == 64, "timers are 64 bytes");
+_Static_assert(sizeof(struct timer) == 32, "timers are 32 bytes");
+
+struct timer_side {
+    sim_ns t;               /* the carrier's time */
+    sim_ns due;             /* the re-armed firing (after a lazy re-arm): true time, */
+    uint64_t due_seq;       /* and queue seq */
+    uint32_t gen;           /* the carrier's gen */
+};
 
 struct slot {
     union {
@@ -242,6 +257,9 @@ struct engine {
 
     struct timer *timers;   /* owned pool */
     uint32_t ntimers, captimers, free_timer; /* free_timer: index + 1, 0 = none */
+    struct timer_side *tside; /* owned, tside_cap: carriers of TIMER_CARRIER_SIDE, by slot;
+                                 allocated by the first that needs one */
+    uint32_t tside_cap;
     struct slot *slots;     /* owned pool */
     uint32_t nslots, capslots, free_slot;
     uint32_t next_msg_id;
@@ -425,13 +443,16 @@ static inline void eng_timer_free(struct engine *e, struct timer *t) {
  * re-armed deadline: not an event of the run. */
 static inline int eng_timer_popped(struct engine *e, const struct sim_event *ev) {
     uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu); /* valid: the engine queued it */
+    uint32_t gen = (uint32_t)(ev->arg >> 32);
     struct timer *t = &e->timers[idx - 1];
-    if (t->active && t->gen == (uint32_t)(ev->arg >> 32)) {
-        t->carrier_t = SIM_NEVER; /* it was the carrier, or (held by a pause) there is none */
+    if (t->active && t->gen == gen) {
+        t->carrier = TIMER_CARRIER_NONE; /* it was the carrier, or (held by a pause) there is none */
         return 1;
     }
-    if (t->carrier_t != SIM_NEVER && t->carrier_seq == ev->seq) {
-        t->carrier_t = SIM_NEVER;
+    if (t->carrier == TIMER_CARRIER_OWN) {
+        if (!t->active && gen == t->gen - 1) t->carrier = TIMER_CARRIER_NONE; /* cancelled */
+    } else if (t->carrier == TIMER_CARRIER_SIDE && e->tside[idx - 1].gen == gen) {
+        t->carrier = TIMER_CARRIER_NONE;
         if (t->active) eng_timer_requeue(e, idx - 1);
     }
     return 0;
