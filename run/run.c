@@ -142,7 +142,7 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
         if (scenario_set(s, kv, &err) != 0)
             return fail(r, LSIM_EUSAGE, RUN_STAGE_SET, "--seed %s: %s", spec->seed, err.msg);
     }
-    for (int i = 0; i < spec->nsets; i++) {
+    for (int i = 0; i < spec->nsets && !spec->sets_applied; i++) {
         memset(&err, 0, sizeof err);
         rc = scenario_set(s, spec->sets[i], &err);
         if (rc == LSIM_ENOMEM) return fail(r, rc, RUN_STAGE_SET, "out of memory applying --set %s", spec->sets[i]);
