@@ -159,6 +159,12 @@ struct wire {
 struct parsed_file {
     int state; /* 0 = not tried, 1 = parsed, -1 = failed */
     struct scenario s;
+    /* A sweep: the file with the latest cell's sets applied (each param set
+     * parses the text again, twice a run for two axes), for the runs of
+     * that cell, which then apply only their seed. */
+    int cell_state; /* 0 = none, 1 = cell_s is cell's, -1 = cell's sets fail: apply them per run */
+    int cell;
+    struct scenario cell_s;
 };
 
 static const struct scenario *parsed_of(struct parsed_file *cache, const char *path) {
@@ -171,6 +177,30 @@ static const struct scenario *parsed_of(struct parsed_file *cache, const char *p
     return cache->state > 0 ? &cache->s : NULL;
 }
 
+/* The parsed file with sets[] applied, as run_scenario's load would apply
+ * them after the seed, for cell of a sweep; NULL when that cannot stand
+ * for it: a set names the seed (then the seed's place among the sets
+ * counts), or a set fails (each run reports its own error). */
+static const struct scenario *cell_of(struct parsed_file *pf, int cell, const char *const *sets, int nsets) {
+    for (int k = 0; k < nsets; k++)
+        if (strncmp(sets[k], "seed=", 5) == 0) return NULL;
+    if (pf->cell_state == 0 || pf->cell != cell) {
+        if (pf->cell_state > 0) scenario_close(&pf->cell_s);
+        pf->cell = cell;
+        pf->cell_state = -1;
+        if (scenario_copy(&pf->cell_s, &pf->s) != 0) return NULL;
+        struct scn_error err;
+        int k = 0;
+        while (k < nsets && scenario_set(&pf->cell_s, sets[k], &err) == 0) k++;
+        if (k < nsets) {
+            scenario_close(&pf->cell_s);
+            return NULL;
+        }
+        pf->cell_state = 1;
+    }
+    return pf->cell_state > 0 ? &pf->cell_s : NULL;
+}
+
 static void run_one(const struct fanout *f, size_t i, struct report_summary *sum, struct parsed_file *cache) {
     char seed[32];
     const char *sets[2 * CLI_MAX_SETS + 8];
@@ -180,8 +210,11 @@ static void run_one(const struct fanout *f, size_t i, struct report_summary *sum
     for (int k = 0; cs && k < f->cell_nsets && nsets < (int)(sizeof sets / sizeof *sets); k++) sets[nsets++] = cs[k];
     snprintf(seed, sizeof seed, "%llu", fanout_seed(f, i));
     int fi = fanout_file(f, i);
+    const struct scenario *parsed = parsed_of(cache ? &cache[fi] : NULL, f->files[fi]), *cell = NULL;
+    if (parsed && cs) cell = cell_of(&cache[fi], fanout_cell(f, i), sets, nsets);
     struct run_spec spec = {.file = f->files[fi],
-                            .parsed = parsed_of(cache ? &cache[fi] : NULL, f->files[fi]),
+                            .parsed = cell ? cell : parsed,
+                            .sets_applied = cell != NULL,
                             .seed = f->has_seeds ? seed : f->seed,
                             .sets = sets,
                             .nsets = nsets,

@@ -142,7 +142,7 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
         if (scenario_set(s, kv, &err) != 0)
             return fail(r, LSIM_EUSAGE, RUN_STAGE_SET, "--seed %s: %s", spec->seed, err.msg);
     }
-    for (int i = 0; i < spec->nsets; i++) {
+    for (int i = 0; i < spec->nsets && !spec->sets_applied; i++) {
         memset(&err, 0, sizeof err);
         rc = scenario_set(s, spec->sets[i], &err);
         if (rc == LSIM_ENOMEM) return fail(r, rc, RUN_STAGE_SET, "out of memory applying --set %s", spec->sets[i]);
@@ -245,7 +245,7 @@ int run_scenario(const struct run_spec *spec, struct run_result *r) {
                              .lenient_options = swapped};
     struct scn_error err;
     memset(&err, 0, sizeof err);
-    rc = engine_new(&r->engine, &s, &eo, &err);
+    rc = engine_new_take(&r->engine, &s, &eo, &err); /* s is this run's own copy */
     scenario_close(&s);
     if (rc == -2 || rc == LSIM_ENOMEM) return fail(r, LSIM_ENOMEM, RUN_STAGE_BUILD, "out of memory building the run");
     if (rc != 0) {

@@ -22,6 +22,9 @@ struct run_spec {
     const char *seed;             /* --seed as text, or NULL for the scenario's */
     const char *const *sets;      /* --set KEY=VALUE, nsets of them, in order */
     int nsets;
+    int sets_applied;             /* 1 = parsed has sets[] applied already (a sweep cell's
+                                     scenario, shared by its runs): only the seed is set;
+                                     sets[] is still what the run reports and checks */
     const char *algo;             /* --algo: a name, a path to a .so, or NULL */
     const struct lock_algo *algo_resolved; /* or the algorithm itself (wins over algo) */
     int keep_trace;               /* 1 = keep every event (timelines, --trace) */

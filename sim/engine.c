@@ -26,9 +26,9 @@ static void deliver(struct engine *e, int node, uint32_t idx, int chan) {
     else if (n->kind == TRACE_NODE_SERVER) algo_server_recv(e, node, &s.u.m);
 }
 
+/* A timer's firing that eng_timer_popped let through in this engine_step. */
 static void fire_timer(struct engine *e, int node, uint64_t h) {
-    struct timer *t = eng_timer_from_handle(e, h);
-    if (!t) return; /* cancelled or rescheduled */
+    struct timer *t = &e->timers[(uint32_t)h - 1];
     int owner = t->owner, id = t->id;
     uint64_t arg = t->u.arg;
     eng_timer_free(e, t);
@@ -139,12 +139,19 @@ int engine_step(struct engine *e) {
     struct sim_event ev;
     /* EV_END sits in the queue from the start, so the queue empties only
      * after it; max_events bounds runs whose events never thin out. */
-    if (e->lane_full && !queue_has_before(&e->q, e->lane.t, e->lane.seq)) {
-        ev = e->lane; /* what queue_pop would have returned */
-        e->lane_full = 0;
-    } else if (queue_pop(&e->q, &ev) != 0) {
-        finish(e);
-        return 0;
+    for (;;) {
+        if (e->lane_full && !queue_has_before(&e->q, e->lane.t, e->lane.seq)) {
+            ev = e->lane; /* what queue_pop would have returned */
+            e->lane_full = 0;
+            break;
+        }
+        if (queue_pop(&e->q, &ev) != 0) {
+            finish(e);
+            return 0;
+        }
+        /* A cancelled timer's entry, or a re-armed one's going back in the
+         * queue at its new deadline, is no event: the run never sees it. */
+        if (ev.type != EV_TIMER || eng_timer_popped(e, &ev)) break;
     }
     if (ev.type == EV_END) {
         e->now = ev.t;

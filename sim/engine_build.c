@@ -252,22 +252,34 @@ static int give_profile(struct engine *e, struct node *n, const struct scn_clien
 
 /* Clients (from the scenario's list), servers S1.., the resource R, each
  * named in the trace. 0, or -1 on OOM. */
+/* "S" and the server's number (1 to SCN_MAX_SERVERS), as snprintf's "S%d" gives it. */
+static void server_name(char *buf, int k) {
+    char digits[12];
+    int n = 0;
+    do digits[n++] = (char)('0' + k % 10);
+    while ((k /= 10) > 0);
+    *buf++ = 'S';
+    while (n) *buf++ = digits[--n];
+    *buf = 0;
+}
+
 static int add_nodes(struct engine *e, const struct scenario *s) {
     for (int i = 0; i < e->nnodes; i++) {
         struct node *n = nd(e, i);
-        char name[SCN_NAME_MAX];
+        char sname[16];
+        const char *name = sname;
         if (i < e->nclients) {
             const struct scn_client *def = &s->clients[i];
-            snprintf(name, sizeof name, "%s", def->name);
+            name = def->name;
             n->kind = TRACE_NODE_CLIENT;
             n->program = (uint8_t)def->program;
             if (give_profile(e, n, def) != 0) return -1;
         } else if (i < e->nclients + e->nservers) {
-            snprintf(name, sizeof name, "S%d", i - e->nclients + 1);
+            server_name(sname, i - e->nclients + 1);
             n->kind = TRACE_NODE_SERVER;
             e->other_state[i - e->nclients] = calloc(1, e->algo->server_size ? e->algo->server_size : 1);
         } else {
-            snprintf(name, sizeof name, "R");
+            name = "R";
             n->kind = TRACE_NODE_RESOURCE;
             e->other_state[i - e->nclients] = calloc(1, e->algo->resource_size ? e->algo->resource_size : 1);
         }
@@ -294,6 +306,7 @@ static int observe(struct engine *e) {
     e->tr.observe_kinds = CHECKER_KINDS;
     for (int k = 0; k < TRACE_KIND_COUNT; k++)
         if (trace_wants(&e->tr, k)) e->wants |= 1ull << k;
+    e->wants_event = e->tr.keep || !e->tr.observe_kinds ? e->wants : e->wants & e->tr.observe_kinds;
     int point_faults = 0;
     for (int i = 0; i < e->s.nfaults; i++) point_faults |= e->s.faults[i].point != SCN_POINT_NONE;
     if ((trace_wants(&e->tr, TRACE_POINT) || point_faults) &&
@@ -336,8 +349,10 @@ static void time_zero(struct engine *e, const struct scenario *s) {
     for (int i = 0; i < e->nclients; i++) push(e, s->clients[i].start_ns, EV_START, i, 0);
 }
 
-int engine_new(struct engine **out, const struct scenario *s, const struct engine_opts *opts,
-               struct scn_error *err) {
+/* engine_new, and engine_new_take when take is s: then the engine takes
+ * s's arrays instead of copying them, and s is left initialised. */
+static int build(struct engine **out, const struct scenario *s, struct scenario *take,
+                 const struct engine_opts *opts, struct scn_error *err) {
     static const struct engine_opts defaults = {0};
     const struct engine_opts *o = opts ? opts : &defaults;
     *out = NULL;
@@ -355,7 +370,13 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     struct scenario view = *s;
     view.clients = NULL;
     view.nclients = view.cap_clients = 0;
-    if (scenario_copy(&e->s, &view) != 0) {
+    struct scenario taken; /* the client list of a taken scenario, until it is built */
+    if (take) {
+        e->s = view;
+        taken = *take;
+        scenario_init(take);
+        s = &taken;
+    } else if (scenario_copy(&e->s, &view) != 0) {
         free(e);
         return LSIM_ENOMEM;
     }
@@ -395,11 +416,23 @@ int engine_new(struct engine **out, const struct scenario *s, const struct engin
     if (observe(e) != 0) goto out;
     time_zero(e, s);
     if (e->tr.oom) goto out;
+    if (take) free(taken.clients);
     *out = e;
     return 0;
 out:
+    if (take) free(taken.clients);
     engine_free(e);
     return rc;
+}
+
+int engine_new(struct engine **out, const struct scenario *s, const struct engine_opts *opts,
+               struct scn_error *err) {
+    return build(out, s, NULL, opts, err);
+}
+
+int engine_new_take(struct engine **out, struct scenario *s, const struct engine_opts *opts,
+                    struct scn_error *err) {
+    return build(out, s, s, opts, err);
 }
 
 void engine_free(struct engine *e) {
@@ -417,6 +450,7 @@ void engine_free(struct engine *e) {
     free(e->fref);
     free(e->group_nodes);
     free(e->timers);
+    free(e->tside);
     free(e->slots);
     free(e->links);
     free(e->config);

@@ -141,6 +141,27 @@ struct fault_ref {
     int32_t groups;         /* PARTITION: index of its first node in engine->group_nodes */
 };
 
+/* A timer re-armed while an earlier arming of its slot is still queued
+ * (cancel and re-arm: a Raft election timer reset by every heartbeat) is
+ * not queued again when the queued entry comes no later than the new
+ * deadline: that entry, the slot's "carrier", pops early and is queued
+ * again at the new deadline with the seq the re-arming's own push would
+ * have taken, exactly where that push would have put it, and nothing is
+ * dispatched (eng_timer_popped). A queued entry is known by its handle's
+ * generation: (slot, gen) is unique among queued entries.
+ *
+ * The carrier, by timer.carrier:
+ *   TIMER_CARRIER_NONE  no queued entry acts for the slot;
+ *   TIMER_CARRIER_OWN   the push of the slot's latest arming, on a node
+ *                       without a clock model: its time is that arming's
+ *                       deadline_local (clamped as timer_arm does), its
+ *                       gen the arming's (gen, or gen - 1 once freed);
+ *   TIMER_CARRIER_SIDE  engine->tside[slot] says (time, gen), and the
+ *                       re-armed deadline and seq: after a lazy re-arm, and
+ *                       for timers on nodes with a clock model.
+ * So a timer that is not re-armed costs nothing beyond its 32 bytes. */
+enum { TIMER_CARRIER_NONE, TIMER_CARRIER_OWN, TIMER_CARRIER_SIDE };
+
 struct timer {
     int32_t node;
     uint32_t gen;
@@ -153,8 +174,16 @@ struct timer {
     uint8_t clock;
     uint8_t owner;          /* TIMER_ALGO or TIMER_PROGRAM */
     uint8_t active;
+    uint8_t carrier;        /* TIMER_CARRIER_* */
 };
 _Static_assert(sizeof(struct timer) == 32, "timers are 32 bytes");
+
+struct timer_side {
+    sim_ns t;               /* the carrier's time */
+    sim_ns due;             /* the re-armed firing (after a lazy re-arm): true time, */
+    uint64_t due_seq;       /* and queue seq */
+    uint32_t gen;           /* the carrier's gen */
+};
 
 struct slot {
     union {
@@ -187,6 +216,8 @@ struct engine {
     struct rng rng;
     struct trace tr;
     uint64_t wants;         /* bit k: trace_wants(&tr, k), fixed once the checker observes */
+    uint64_t wants_event;   /* bit k: kind k is kept or observed, so the event is built;
+                               a wanted kind without it is only hashed */
     struct checker ck;
     struct checker_report report;
     sim_ns now;
@@ -226,6 +257,9 @@ struct engine {
 
     struct timer *timers;   /* owned pool */
     uint32_t ntimers, captimers, free_timer; /* free_timer: index + 1, 0 = none */
+    struct timer_side *tside; /* owned, tside_cap: carriers of TIMER_CARRIER_SIDE, by slot;
+                                 allocated by the first that needs one */
+    uint32_t tside_cap;
     struct slot *slots;     /* owned pool */
     uint32_t nslots, capslots, free_slot;
     uint32_t next_msg_id;
@@ -277,14 +311,19 @@ void eng_emit_append(struct engine *e, int kind, int node, int peer, uint64_t to
 void *eng_pool_grow(struct engine *e, void *pool, uint32_t *cap, size_t size);
 
 /* Trace an event. Most kinds in a run without a kept trace are read by no
- * one (the checker's are CHECKER_KINDS): those are only counted, inline. */
+ * one (the checker's are CHECKER_KINDS): those are only counted, inline,
+ * or when the digest is on, folded into it without building the event. */
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* at every call site: kind is a constant there */
+#endif
 static inline void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
                         uint32_t grant, int64_t a, int64_t b, const char *text) {
     if (!((e->wants >> kind) & 1)) { /* = !trace_wants(&e->tr, kind), precomputed */
         trace_skip(&e->tr, e->now);
         return;
     }
-    eng_emit_append(e, kind, node, peer, token, grant, a, b, text);
+    if ((e->wants_event >> kind) & 1) eng_emit_append(e, kind, node, peer, token, grant, a, b, text);
+    else trace_append_hash_only(&e->tr, e->now, kind, node, peer, token, grant, a, b, text);
 }
 
 /* Queue an event; out of memory is recorded and reported as an internal error. */
@@ -379,6 +418,8 @@ static inline int algo_validate(struct engine *e, char *err, size_t errlen) {
 /* Arm a timer on node's clock; returns its handle (> 0), or 0 on OOM. */
 uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id,
                        uint64_t arg);
+/* The carrier of timer idx popped before its re-armed deadline: queue it at (due, due_seq). */
+void eng_timer_requeue(struct engine *e, uint32_t idx);
 /* A handle: the pool index + 1 in the low half, the generation in the high. */
 static inline uint64_t timer_handle(uint32_t idx, uint32_t gen) {
     return ((uint64_t)gen << 32) | (uint64_t)(idx + 1);
@@ -396,6 +437,25 @@ static inline void eng_timer_free(struct engine *e, struct timer *t) {
     t->gen++; /* any queued firing is now stale */
     t->u.next_free = e->free_timer;
     e->free_timer = (uint32_t)(t - e->timers) + 1;
+}
+/* An EV_TIMER popped: 1 when it fires a timer (dispatch it); 0 when it is
+ * stale (the timer was cancelled or re-armed) or re-queued itself at the
+ * re-armed deadline: not an event of the run. */
+static inline int eng_timer_popped(struct engine *e, const struct sim_event *ev) {
+    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu); /* valid: the engine queued it */
+    uint32_t gen = (uint32_t)(ev->arg >> 32);
+    struct timer *t = &e->timers[idx - 1];
+    if (t->active && t->gen == gen) {
+        t->carrier = TIMER_CARRIER_NONE; /* it was the carrier, or (held by a pause) there is none */
+        return 1;
+    }
+    if (t->carrier == TIMER_CARRIER_OWN) {
+        if (!t->active && gen == t->gen - 1) t->carrier = TIMER_CARRIER_NONE; /* cancelled */
+    } else if (t->carrier == TIMER_CARRIER_SIDE && e->tside[idx - 1].gen == gen) {
+        t->carrier = TIMER_CARRIER_NONE;
+        if (t->active) eng_timer_requeue(e, idx - 1);
+    }
+    return 0;
 }
 /* A node's clock changed: every pending timer on it fires at a new true time. */
 void eng_timers_reschedule(struct engine *e, int node);

@@ -28,13 +28,18 @@ static const struct scn_step *cur_step(struct engine *e, const struct node *n) {
     return n->pc < p->nsteps ? &p->steps[n->pc] : NULL;
 }
 
-static void cs_exit(struct engine *e, int node, int reason) {
+static void cs_exit_held(struct engine *e, int node, int reason) {
     struct node *c = nd(e, node);
-    if (!c->holding) return;
     c->holding = 0;
     emit(e, TRACE_CS_EXIT, node, TRACE_NO_NODE, c->token, c->grant, reason, 0, NULL);
     c->grant = 0;
     c->token = 0;
+}
+
+/* Most calls find the client not holding: that test without the frame
+ * that the emit needs. */
+static inline void cs_exit(struct engine *e, int node, int reason) {
+    if (nd(e, node)->holding) cs_exit_held(e, node, reason);
 }
 
 static void attempt_acquire(struct engine *e, int node) {

@@ -37,14 +37,19 @@
  * still correct, only closer to heap speed.
  *
  * Small queues: a queue that has never held more than QUEUE_SMALL events
- * is the far heap alone (wheel_on = 0), pushed and popped directly. The
- * catalog's scenarios hold a few dozen events at most, seconds apart: the
- * wheel's 4 ms span would send nearly every push to the far heap anyway,
- * and each pop through advance() (next bucket, counting the far events of
- * the bucket, moving them to the run) costs several times a heap pop. The
- * first push past QUEUE_SMALL turns the wheel on for good: every event is
- * then in far, after the current bucket, which is what advance() expects
- * of far events, so nothing moves. */
+ * is the far array alone (wheel_on = 0), kept sorted latest first: a pop
+ * takes the last event, a push moves up the events that come before it.
+ * The catalog's scenarios hold a few dozen events at most, seconds apart:
+ * the wheel's 4 ms span would send nearly every push to the far heap
+ * anyway, and each pop through advance() (next bucket, counting the far
+ * events of the bucket, moving them to the run) costs several times a heap
+ * pop; and most pushes (a message, a continuation) land near the earliest
+ * end, so an insertion moves few events where a heap pop sifts through
+ * every level (measured: bench/README.md, round 3). The first push past
+ * QUEUE_SMALL turns the wheel on for good: the array, reversed, is a heap
+ * (sorted earliest first), every event then in far, after the current
+ * bucket, which is what advance() expects of far events, so nothing else
+ * moves. */
 #include "queue.h"
 
 #include <stdlib.h>
@@ -432,6 +437,12 @@ COLD static void wheel_on(struct queue *q) {
     q->wheel_on = 1;
     q->run_head = q->run_len = 0;
     if (!q->far_len) return;
+    /* Sorted latest first until now; earliest first, it is a heap. */
+    for (size_t i = 0, j = q->far_len - 1; i < j; i++, j--) {
+        struct sim_event x = q->far[i];
+        q->far[i] = q->far[j];
+        q->far[j] = x;
+    }
     int64_t b = bucket_of(q->far[0].t);
     if (reserve(&q->run, &q->run_cap, q->far_len, sizeof *q->run) != 0) {
         q->cur = b - 1;
@@ -444,19 +455,18 @@ COLD static void wheel_on(struct queue *q) {
 #if defined(__GNUC__)
 __attribute__((noinline)) /* out of queue_push's fast path for the wheel */
 #endif
-static int push_small(struct queue *q, const struct sim_event *ev) {
+static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq) {
     if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0)
         return -1;
-    /* far_push with the seq taken here, the event written once, field by field */
+    /* Insertion into the array sorted latest first: the events that come
+     * before this one (most pushes are a message latency or less ahead, so
+     * few) move up one place; the event is written once, field by field. */
     struct sim_event *h = q->far;
     sim_ns t = ev->t;
-    uint64_t seq = q->next_seq++;
     size_t i = q->far_len++;
-    while (i > 0) {
-        size_t p = (i - 1) / FAR_ARITY;
-        if (h[p].t < t || (h[p].t == t && h[p].seq < seq)) break;
-        h[i] = h[p];
-        i = p;
+    while (i > 0 && (h[i - 1].t < t || (h[i - 1].t == t && h[i - 1].seq < seq))) {
+        h[i] = h[i - 1];
+        i--;
     }
     h[i].t = t;
     h[i].seq = seq;
@@ -467,16 +477,35 @@ static int push_small(struct queue *q, const struct sim_event *ev) {
     return 0;
 }
 
-/* Pushes other than to a wheel bucket with room or to the end of the run. */
-COLD static int push_slow(struct queue *q, const struct sim_event *ev, int64_t d) {
+/* Pushes other than to a wheel bucket with room or to the end of the run,
+ * and every push of queue_push_seq: e carries its seq, which need not be
+ * the latest (keyed = 1, a wheel bucket it joins is then marked messy). */
+COLD static int push_slow(struct queue *q, struct sim_event e, int keyed) {
     if (!q->wheel_on) { /* cur = SMALL_CUR sent it here */
-        if (q->len < QUEUE_SMALL) return push_small(q, ev);
+        if (q->len < QUEUE_SMALL) return push_small(q, &e, e.seq);
         wheel_on(q);
-        return queue_push(q, ev);
     }
-    struct sim_event e = *ev;
-    e.seq = q->next_seq;
-    if (d <= 0) { /* the current bucket, or earlier */
+    int64_t b = bucket_of(e.t), d = b - q->cur;
+    if (d > 0 && d < SLOTS) { /* only a keyed push comes here, or a push after wheel_on */
+        size_t s = (size_t)(b & MASK);
+        uint32_t off = (uint32_t)(e.t - b * QUEUE_BUCKET_NS);
+        struct queue_wheel *w = q->wheel;
+        uint32_t t = w ? w->tail[s] : 0, n = w ? w->info[s] & 15u : 0, prev = w ? w->info[s] >> 4 : 0;
+        struct queue_chunk *c;
+        if (t && n < CHUNK) {
+            c = &q->pool[t - 1];
+        } else if (!(c = chunk_append(q, s, off))) {
+            return -1;
+        } else {
+            w = q->wheel;
+            n = 0;
+        }
+        if (t && (keyed || off < prev)) set_bit(w->messy, s); /* behind an event of the bucket */
+        c->ev[n] = e;
+        c->n = n + 1;
+        w->info[s] = (uint16_t)((n + 1) | (t && prev > off ? prev : off) << 4);
+        q->wheel_len++;
+    } else if (d <= 0) { /* the current bucket, or earlier */
         if (q->run_head == q->run_len) q->run_head = q->run_len = 0;
         if (q->run_len == 0 || !earlier(&e, &q->run[q->run_len - 1])) {
             if (reserve(&q->run, &q->run_cap, q->run_len + 1, sizeof *q->run) != 0) return -1;
@@ -489,9 +518,12 @@ COLD static int push_slow(struct queue *q, const struct sim_event *ev, int64_t d
         if (reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0) return -1;
         far_push(q, &e);
     }
-    q->next_seq++;
     q->len++;
     return 0;
+}
+
+int queue_push_seq(struct queue *q, const struct sim_event *ev) {
+    return push_slow(q, *ev, 1);
 }
 
 int queue_push(struct queue *q, const struct sim_event *ev) {
@@ -536,8 +568,12 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->len++;
         return 0;
     }
-    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev); /* after the fast paths: free for them */
-    return push_slow(q, ev, d);
+    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev, q->next_seq++); /* after the fast paths: free for them */
+    struct sim_event e = *ev;
+    e.seq = q->next_seq;
+    if (push_slow(q, e, 0) != 0) return -1;
+    q->next_seq++;
+    return 0;
 }
 
 #if defined(__GNUC__)
@@ -545,7 +581,7 @@ __attribute__((noinline)) /* out of queue_pop's path for the wheel */
 #endif
 static int pop_small(struct queue *q, struct sim_event *ev) {
     if (q->far_len == 0) return -1;
-    far_pop(q, ev);
+    *ev = q->far[--q->far_len]; /* the earliest is last */
     q->len--;
     return 0;
 }
@@ -576,7 +612,7 @@ int queue_pop(struct queue *q, struct sim_event *ev) {
 
 sim_ns queue_peek_time(const struct queue *q) {
     if (q->len == 0) return SIM_NEVER;
-    if (!q->wheel_on) return q->far[0].t;
+    if (!q->wheel_on) return q->far[q->far_len - 1].t;
     sim_ns t = SIM_NEVER;
     if (q->run_head < q->run_len) t = q->run[q->run_head].t;
     if (q->near_len && q->near[0].t < t) t = q->near[0].t;

@@ -7,8 +7,8 @@
  * event: every array grows by doubling and is reused.
  *
  * Inside (sim/queue.c says why): while at most QUEUE_SMALL events have been
- * queued at once, only a 4-ary heap (small queues: the catalog's scenarios,
- * whose events are seconds apart); from then on, a timing wheel of QUEUE_SLOTS buckets of
+ * queued at once, only an array sorted latest first (small queues: the catalog's
+ * scenarios, whose events are seconds apart); from then on, a timing wheel of QUEUE_SLOTS buckets of
  * QUEUE_BUCKET_NS ns for the near future, a 4-ary heap for events
  * beyond the wheel, and for the current bucket a sorted run consumed from
  * its head plus a small heap for the rare out-of-order push. Any time may
@@ -25,7 +25,7 @@
 
 #define QUEUE_BUCKET_NS 1000 /* bucket width: 1 us */
 #define QUEUE_SLOTS 4096     /* buckets on the wheel: a span of 4.096 ms */
-#define QUEUE_SMALL 128      /* a heap alone until this many events are queued at once */
+#define QUEUE_SMALL 128      /* a sorted array alone until this many events are queued at once */
 
 struct sim_event {
     sim_ns t;       /* true time at which it fires */
@@ -40,7 +40,7 @@ struct queue_chunk; /* up to 31 events of one bucket, in push order */
 
 struct queue {
     size_t len;                /* events queued, in all parts */
-    int wheel_on;              /* 0 = every event is in the far heap (a small queue);
+    int wheel_on;              /* 0 = every event is in far, sorted latest first (a small queue);
                                   1 = run, near, wheel and far as below (for good) */
     uint64_t next_seq;         /* seq of the next push */
     int64_t cur;               /* current bucket: floor(t / QUEUE_BUCKET_NS) */
@@ -55,7 +55,7 @@ struct queue {
     struct queue_chunk *pool;  /* owned: chunks; a bucket is a list of them */
     uint32_t pool_len, pool_cap, pool_free; /* pool_free: index + 1, 0 = none */
     /* Buckets from cur+QUEUE_SLOTS on. */
-    struct sim_event *far;     /* owned: 4-ary heap keyed (t, seq) */
+    struct sim_event *far;     /* owned: 4-ary heap keyed (t, seq); a small queue's sorted array */
     size_t far_len, far_cap;
 };
 
@@ -63,6 +63,10 @@ void queue_init(struct queue *q);
 void queue_close(struct queue *q);
 /* Returns 0, or -1 when memory cannot grow (the event is not queued). */
 int queue_push(struct queue *q, const struct sim_event *ev);
+/* Push *ev with the seq it carries, one taken earlier by queue_take_seq
+ * (an event whose place in the order was fixed before it could be
+ * queued); the same seq must not be queued twice. 0, or -1 as queue_push. */
+int queue_push_seq(struct queue *q, const struct sim_event *ev);
 /* Pops the earliest event into *ev; returns 0, or -1 when empty. */
 int queue_pop(struct queue *q, struct sim_event *ev);
 static inline size_t queue_len(const struct queue *q) { return q->len; }
@@ -81,8 +85,10 @@ static inline int queue_has_before(const struct queue *q, sim_ns t, uint64_t seq
         if (r->t < t || (r->t == t && r->seq < seq)) return 1;
     }
     if (q->near_len) return q->near[0].t < t || (q->near[0].t == t && q->near[0].seq < seq);
-    /* A small queue (run and near empty): the heap's top. */
-    return !q->wheel_on && q->far_len && (q->far[0].t < t || (q->far[0].t == t && q->far[0].seq < seq));
+    /* A small queue (run and near empty): the sorted array's last event. */
+    if (q->wheel_on || !q->far_len) return 0;
+    const struct sim_event *m = &q->far[q->far_len - 1];
+    return m->t < t || (m->t == t && m->seq < seq);
 }
 /* A hint for prefetching: an event due soon after the next pop (about k
  * pops ahead within the current bucket), or NULL. Borrowed until the next

@@ -97,36 +97,16 @@ static uint64_t fnv(uint64_t h, uint64_t v, int bytes) { /* FNV-1a, for interned
     return h;
 }
 
-/* The trace digest (docs/trace-format.md, "Trace hash"): each event is a
- * fixed list of 64-bit words, each folded into the accumulator with
+/* The trace digest (docs/trace-format.md, "Trace hash"): trace.h's
+ * trace_hash_fields, each event a fixed list of 64-bit words folded with
  * xxHash64's round; the digest is the accumulator through xxHash64's
- * avalanche. Word values are defined arithmetically (no memory layout), so
- * the digest is the same on any machine. */
-#define H_P1 0x9E3779B185EBCA87ull
-#define H_P2 0xC2B2AE3D27D4EB4Full
+ * avalanche. */
+#define H_P2 TRACE_H_P2
 #define H_P3 0x165667B19E3779F9ull
 #define H_SEED 0x27D4EB2F165667C5ull
 
-static inline uint64_t h_round(uint64_t acc, uint64_t w) {
-    acc += w * H_P2;
-    acc = (acc << 31) | (acc >> 33);
-    return acc * H_P1;
-}
-
 static uint64_t event_hash(uint64_t h, const struct trace_event *e) {
-    size_t len = e->text ? strlen(e->text) : 0;
-    h = h_round(h, (uint64_t)e->t);
-    h = h_round(h, (uint64_t)e->kind | (uint64_t)(len & 0xffff) << 16 | (uint64_t)e->grant << 32);
-    h = h_round(h, (uint64_t)(uint32_t)e->node | (uint64_t)(uint32_t)e->peer << 32);
-    h = h_round(h, e->token);
-    h = h_round(h, (uint64_t)e->a);
-    h = h_round(h, (uint64_t)e->b);
-    for (size_t i = 0; i < len; i += 8) { /* the text, 8 bytes a word, little-endian, zero-padded */
-        uint64_t w = 0;
-        for (size_t k = 0; k < 8 && i + k < len; k++) w |= (uint64_t)(unsigned char)e->text[i + k] << (8 * k);
-        h = h_round(h, w);
-    }
-    return h;
+    return trace_hash_fields(h, e->t, e->kind, e->node, e->peer, e->token, e->grant, e->a, e->b, e->text);
 }
 
 static uint64_t h_final(uint64_t h) {
@@ -171,6 +151,15 @@ void trace_append_own(struct trace *tr, struct trace_event *ev) {
         if (!tr->oom) tr->ev[tr->len++] = *ev;
     }
     if (tr->observe) tr->observe(tr->observe_arg, ev);
+}
+
+uint64_t trace_hash_text(uint64_t h, const char *text, size_t len) {
+    for (size_t i = 0; i < len; i += 8) { /* 8 bytes a word, little-endian, zero-padded */
+        uint64_t w = 0;
+        for (size_t k = 0; k < 8 && i + k < len; k++) w |= (uint64_t)(unsigned char)text[i + k] << (8 * k);
+        h = trace_h_round(h, w);
+    }
+    return h;
 }
 
 void trace_append(struct trace *tr, const struct trace_event *ev) {

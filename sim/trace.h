@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lock.h" /* LOCK_WRITE_RESULT_MAP, the outcomes of a write */
 #include "vtime.h"
@@ -189,6 +190,44 @@ void trace_append(struct trace *tr, const struct trace_event *ev);
 /* The same for a producer that builds each event anew: ev->seq is filled in
  * place and observers see *ev itself, which saves a copy per event. */
 void trace_append_own(struct trace *tr, struct trace_event *ev);
+/* The digest's fold of one event (docs/trace-format.md, "Trace hash"):
+ * six 64-bit words, then its text 8 bytes a word, each through xxHash64's
+ * round. Inline, for the engine's hash-only path below; the words are
+ * defined arithmetically, so the digest is the same on any machine. */
+#define TRACE_H_P1 0x9E3779B185EBCA87ull
+#define TRACE_H_P2 0xC2B2AE3D27D4EB4Full
+static inline uint64_t trace_h_round(uint64_t acc, uint64_t w) {
+    acc += w * TRACE_H_P2;
+    acc = (acc << 31) | (acc >> 33);
+    return acc * TRACE_H_P1;
+}
+uint64_t trace_hash_text(uint64_t h, const char *text, size_t len); /* the text's words */
+static inline uint64_t trace_hash_fields(uint64_t h, sim_ns t, int kind, int node, int peer, uint64_t token,
+                                         uint32_t grant, int64_t a, int64_t b, const char *text) {
+    size_t len = text ? strlen(text) : 0;
+    h = trace_h_round(h, (uint64_t)t);
+    h = trace_h_round(h, (uint64_t)(uint16_t)kind | (uint64_t)(len & 0xffff) << 16 | (uint64_t)grant << 32);
+    h = trace_h_round(h, (uint64_t)(uint32_t)node | (uint64_t)(uint32_t)peer << 32);
+    h = trace_h_round(h, token);
+    h = trace_h_round(h, (uint64_t)a);
+    h = trace_h_round(h, (uint64_t)b);
+    return len ? trace_hash_text(h, text, len) : h;
+}
+/* For a producer that knows an event is neither kept nor observed (keep 0,
+ * and the observer does not want its kind) but hashing is on: what
+ * trace_append_own would do with the event of these fields (count it,
+ * move time on for the advance hook, fold it into the digest), without
+ * building it. */
+static inline void trace_append_hash_only(struct trace *tr, sim_ns t, int kind, int node, int peer,
+                                          uint64_t token, uint32_t grant, int64_t a, int64_t b,
+                                          const char *text) {
+    if (t > tr->last_t) {
+        if (tr->advance) tr->advance(tr->observe_arg, t);
+        tr->last_t = t;
+    }
+    tr->count++;
+    tr->hash = trace_hash_fields(tr->hash, t, kind, node, peer, token, grant, a, b, text);
+}
 /* 1 when an event of this kind would be stored or observed. When it would
  * not, a producer may call trace_skip (which counts it and moves time on for the advance hook, as trace_append would) instead
  * of building the event and appending it. */

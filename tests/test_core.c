@@ -305,6 +305,81 @@ static void test_queue_held_event_merges(void **state) {
     queue_close(&q);
 }
 
+/* The engine's re-armed timers (engine_timer.c): an event whose place in
+ * the order is fixed by a seq taken now (queue_take_seq) but which is
+ * queued later, with queue_push_seq, when an earlier "carrier" entry pops.
+ * Here a third of the pushes go so, each with a carrier at a time between
+ * now and its own; the carrier is popped and not compared, and the events
+ * must come out in the model's order, which queues each event at once with
+ * the same push number. 300 000 steps, small queue and wheel alike. */
+static void test_queue_keyed_push_matches_model(void **state) {
+    (void)state;
+    struct queue q;
+    queue_init(&q);
+    struct model m = {0};
+    struct rng r;
+    rng_seed(&r, 29);
+    sim_ns now = 0;
+    uint64_t next_arg = 0;
+    enum { MAXK = 1 << 16 };
+    struct sim_event *keyed = calloc(MAXK, sizeof *keyed); /* by carrier number */
+    assert_non_null(keyed);
+    uint32_t nkeyed = 0, carriers = 0;
+    size_t waiting = 0; /* keyed events whose carrier is still queued */
+    for (int step = 0; step < 300000; step++) {
+        int phase = (step / 30000) % 2; /* grow past QUEUE_SMALL, then drain */
+        size_t len = queue_len(&q);
+        if (len == 0 || rng_range(&r, 0, 99) < (phase ? 40 : 60)) {
+            sim_ns d = model_delay(&r);
+            if (d < 0) d = 0;
+            struct sim_event ev = {.t = now + d, .arg = next_arg++};
+            if (nkeyed < MAXK && rng_range(&r, 0, 2) == 0) {
+                struct sim_event c = {.t = now + (d ? rng_range(&r, 0, d) : 0), .type = 1, .arg = nkeyed};
+                assert_int_equal(queue_push(&q, &c), 0); /* the carrier: queued first */
+                keyed[nkeyed] = ev;
+                keyed[nkeyed++].seq = queue_take_seq(&q);
+                waiting++;
+            } else {
+                assert_int_equal(queue_push(&q, &ev), 0);
+            }
+            model_push(&m, ev);
+        } else {
+            struct sim_event got, want = model_pop(&m);
+            for (;;) {
+                assert_int_equal(queue_pop(&q, &got), 0);
+                if (got.type != 1) break;
+                assert_true(got.t <= keyed[got.arg].t);
+                assert_int_equal(queue_push_seq(&q, &keyed[got.arg]), 0); /* as the carrier's pop does */
+                waiting--;
+                carriers++;
+            }
+            assert_int_equal(got.t, want.t);
+            assert_int_equal(got.arg, want.arg);
+            now = got.t;
+        }
+        assert_int_equal(queue_len(&q), m.len);
+    }
+    while (m.len) { /* the rest, carriers and all */
+        struct sim_event got, want = model_pop(&m);
+        do {
+            assert_int_equal(queue_pop(&q, &got), 0);
+            if (got.type == 1) {
+                assert_int_equal(queue_push_seq(&q, &keyed[got.arg]), 0);
+                waiting--;
+                carriers++;
+            }
+        } while (got.type == 1);
+        assert_int_equal(got.arg, want.arg);
+    }
+    assert_int_equal(waiting, 0);
+    assert_int_equal(carriers, nkeyed);
+    assert_true(carriers > 40000);
+    assert_int_equal(q.wheel_on, 1);
+    free(keyed);
+    free(m.h);
+    queue_close(&q);
+}
+
 /* A small queue (never more than QUEUE_SMALL events) stays the heap alone;
  * the push past it turns the wheel on with every event where it was, and
  * the order is the model's before, across and after the change, with ties
@@ -623,6 +698,7 @@ int main(void) {
         cmocka_unit_test(test_queue_matches_model),
         cmocka_unit_test(test_queue_small_then_wheel),
         cmocka_unit_test(test_queue_held_event_merges),
+        cmocka_unit_test(test_queue_keyed_push_matches_model),
         cmocka_unit_test(test_queue_memory_steady),
         cmocka_unit_test(test_clock_read_and_inverse),
         cmocka_unit_test(test_clock_step_and_drift),

@@ -557,6 +557,161 @@ static void test_ignored_faults(void **state) {
     engine_free(e);
 }
 
+/* ---- Timers cancelled and re-armed (engine_timer.c, struct timer) -------- */
+
+/* A server that arms, cancels and re-arms timers as Raft's election timer
+ * is reset, and logs every firing: (timer id, true time). Timer ids: 1 A,
+ * 2 B, 3 K (the kicker), 4 E, 5 F, 6 C, 7 G, 8 X. */
+struct rearm_server {
+    uint64_t a, b, c, x;
+};
+static struct {
+    int id[32];
+    sim_ns t[32];
+    int n;
+    int arm; /* 0 = the server arms nothing */
+} rearm_log;
+
+static uint64_t rearm_at(struct lock_ctx *ctx, sim_ns delay, int id) {
+    return lock_timer(ctx, LOCK_CLOCK_MONO, delay, id, 0);
+}
+static void rearm_server_init(struct lock_ctx *ctx, void *state) {
+    struct rearm_server *s = state;
+    if (!rearm_log.arm) return;
+    s->a = rearm_at(ctx, 10 * MS, 1);
+    s->b = rearm_at(ctx, 100 * MS, 2);
+    rearm_at(ctx, 5 * MS, 3);
+    rearm_at(ctx, 25 * MS, 4); /* E: due with A's re-arming, armed before it */
+    s->c = rearm_at(ctx, 12 * MS, 6);
+    rearm_at(ctx, 45 * MS, 7); /* G: due with C's second re-arming, armed before it */
+    s->x = rearm_at(ctx, 40 * MS, 8);
+}
+static void rearm_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg) {
+    (void)arg;
+    struct rearm_server *s = state;
+    rearm_log.id[rearm_log.n] = timer;
+    rearm_log.t[rearm_log.n++] = lock_now(ctx, LOCK_CLOCK_MONO);
+    if (timer == 3) {              /* t = 5ms */
+        lock_cancel(ctx, s->a);    /* A: 10ms -> 25ms, later than its queued entry */
+        s->a = rearm_at(ctx, 20 * MS, 1);
+        lock_cancel(ctx, s->b);    /* B: 100ms -> 15ms, earlier than its queued entry */
+        s->b = rearm_at(ctx, 10 * MS, 2);
+        rearm_at(ctx, 20 * MS, 5); /* F: due with A, armed after it */
+        lock_cancel(ctx, s->c);    /* C: 12ms -> 40ms */
+        s->c = rearm_at(ctx, 35 * MS, 6);
+        lock_cancel(ctx, s->x);    /* X never fires */
+    } else if (timer == 2) {       /* t = 15ms */
+        lock_cancel(ctx, s->c);    /* C: 40ms -> 45ms, its entry re-queued twice */
+        s->c = rearm_at(ctx, 30 * MS, 6);
+    }
+}
+static void rearm_client_acquire(struct lock_ctx *ctx, void *state) {
+    (void)state;
+    lock_granted(ctx, 1, 0);
+}
+static void rearm_client_release(struct lock_ctx *ctx, void *state) {
+    (void)state;
+    lock_release_done(ctx);
+}
+static const struct lock_algo rearm_algo = {
+    .abi = LOCK_ABI_VERSION,
+    .name = "test-rearm",
+    .summary = "test only: timers cancelled and re-armed",
+    .default_servers = 1,
+    .max_servers = 1,
+    .client_size = 8,
+    .server_size = sizeof(struct rearm_server),
+    .client_acquire = rearm_client_acquire,
+    .client_release = rearm_client_release,
+    .server_init = rearm_server_init,
+    .server_timer = rearm_server_timer,
+};
+
+static uint64_t rearm_run(const char *faults, int arm) {
+    char text[256];
+    snprintf(text, sizeof text, "lock lease\nduration 1s\nclient A @100ms: acquire; release\n%s", faults);
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "test.lsim", text, strlen(text), &err), 0);
+    struct engine_opts o = {.algo = &rearm_algo, .lenient_options = 1};
+    struct engine *e = NULL;
+    memset(&rearm_log, 0, sizeof rearm_log);
+    rearm_log.arm = arm; /* engine_new runs server_init */
+    assert_int_equal(engine_new(&e, &s, &o, &err), 0);
+    scenario_close(&s);
+    engine_run(e);
+    assert_int_equal(engine_now(e), 1 * S);
+    uint64_t n = engine_events(e);
+    engine_free(e);
+    return n;
+}
+
+/* A timer re-armed later than its queued entry fires once, at its new
+ * deadline, in the place among equal times that its arming gives it (after
+ * timers armed before the re-arming, before those armed after), however
+ * often it was re-armed; re-armed earlier, it fires at the earlier time
+ * only; cancelled, never. A firing held by a pause comes at the resume, in
+ * the same order. The run's event count (run-end's a) counts the firings
+ * only, not the queue entries the cancels left behind. */
+static void test_timer_rearm(void **state) {
+    (void)state;
+    static const int order[] = {3, 2, 4, 1, 5, 7, 6};
+    const sim_ns plain[] = {5 * MS, 15 * MS, 25 * MS, 25 * MS, 25 * MS, 45 * MS, 45 * MS};
+    const sim_ns paused[] = {5 * MS, 15 * MS, 30 * MS, 30 * MS, 30 * MS, 45 * MS, 45 * MS};
+    uint64_t quiet = rearm_run("", 0);
+    assert_int_equal(rearm_log.n, 0);
+    uint64_t busy = rearm_run("", 1);
+    assert_int_equal(rearm_log.n, 7);
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(rearm_log.id[i], order[i]);
+        assert_int_equal(rearm_log.t[i], plain[i]);
+    }
+    assert_int_equal(busy, quiet + 7); /* seven firings; A's, B's, C's and X's stale entries are not events */
+    /* S1 paused from 20ms to 30ms (a node with a clock model: the other timer path). */
+    uint64_t held = rearm_run("@20ms pause S1 10ms\n", 1);
+    assert_int_equal(rearm_log.n, 7);
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(rearm_log.id[i], order[i]);
+        assert_int_equal(rearm_log.t[i], paused[i]);
+    }
+    /* The pause and its resume are events, and a held firing counts when it
+     * is held and again when it runs (as any held event does): 7 + 3 + 2. */
+    assert_int_equal(held, quiet + 12);
+}
+
+/* engine_new_take builds the same run as engine_new from the scenario's own
+ * arrays, and leaves the scenario as scenario_init does (the caller's close
+ * frees nothing twice: the sanitizer build checks that). */
+static void test_engine_new_take(void **state) {
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, SEED_TIMELINE, "fenced-lease", " first-token=41", "on");
+    struct scenario s;
+    struct scn_error err;
+    scenario_init(&s);
+    assert_int_equal(scenario_parse(&s, "test.lsim", text, strlen(text), &err), 0);
+    struct engine_opts o = {.hash_trace = 1};
+    struct engine *copied = NULL, *taken = NULL;
+    assert_int_equal(engine_new(&copied, &s, &o, &err), 0);
+    assert_int_equal(s.nclients, 2); /* engine_new leaves s as it was */
+    assert_int_equal(engine_new_take(&taken, &s, &o, &err), 0);
+    assert_int_equal(s.nclients, 0);
+    assert_null(s.clients);
+    assert_null(s.programs);
+    assert_int_equal(s.nfaults, 0);
+    scenario_close(&s);
+    engine_run(copied);
+    engine_run(taken);
+    assert_int_equal(engine_events(taken), engine_events(copied));
+    assert_int_equal(trace_hash(engine_trace(taken)), trace_hash(engine_trace(copied)));
+    assert_int_equal(engine_scenario(taken)->nclients, 2);
+    assert_int_equal(engine_scenario(taken)->nfaults, 1);
+    assert_int_equal(engine_report(taken)->stale_rejected, 1);
+    engine_free(copied);
+    engine_free(taken);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_plain_lease),
@@ -583,6 +738,8 @@ int main(void) {
         cmocka_unit_test(test_option_codes),
         cmocka_unit_test(test_lock_parsers),
         cmocka_unit_test(test_ignored_faults),
+        cmocka_unit_test(test_timer_rearm),
+        cmocka_unit_test(test_engine_new_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -488,6 +488,47 @@ static void test_trace_hash_stability(void **state) {
     trace_close(&tr);
 }
 
+/* The engine's hash-only path (trace_append_hash_only, for kinds no one
+ * keeps or observes) gives the digest, the count and the advance calls that
+ * appending each event would: over the fixture, with a text longer than a
+ * word, every other event through each path. */
+static int hash_only_advances;
+static void hash_only_advance(void *arg, sim_ns t) {
+    (void)arg;
+    (void)t;
+    hash_only_advances++;
+}
+static void test_trace_hash_only_path(void **state) {
+    (void)state;
+    struct trace ref, tr, mixed;
+    seed_trace(&ref);
+    ref.ev[2].text = "a note of more than eight bytes";
+    trace_init(&tr, 0);
+    trace_init(&mixed, 0);
+    trace_hash_on(&tr);
+    trace_hash_on(&mixed);
+    tr.advance = mixed.advance = hash_only_advance;
+    hash_only_advances = 0;
+    for (size_t i = 0; i < ref.len; i++) {
+        const struct trace_event *e = &ref.ev[i];
+        trace_append_hash_only(&tr, e->t, e->kind, e->node, e->peer, e->token, e->grant, e->a, e->b, e->text);
+        if (i % 2) trace_append(&mixed, e);
+        else trace_append_hash_only(&mixed, e->t, e->kind, e->node, e->peer, e->token, e->grant, e->a, e->b, e->text);
+    }
+    assert_int_equal(trace_hash(&tr), trace_hash(&ref));
+    assert_int_equal(trace_hash(&mixed), trace_hash(&ref));
+    assert_int_equal(tr.count, ref.len);
+    assert_int_equal(mixed.count, ref.len);
+    int distinct = 0; /* an advance per later instant, in each trace */
+    for (size_t i = 0; i < ref.len; i++) distinct += i == 0 ? ref.ev[i].t > 0 : ref.ev[i].t > ref.ev[i - 1].t;
+    assert_true(distinct > 3);
+    assert_int_equal(hash_only_advances, 2 * distinct);
+    ref.ev[2].text = NULL;
+    trace_close(&mixed);
+    trace_close(&tr);
+    trace_close(&ref);
+}
+
 static void test_kind_names(void **state) {
     (void)state;
     for (int k = 0; k < TRACE_KIND_COUNT; k++) {
@@ -588,6 +629,7 @@ int main(void) {
         cmocka_unit_test(test_reader_misuse),
         cmocka_unit_test(test_writer_refuses),
         cmocka_unit_test(test_trace_hash_stability),
+        cmocka_unit_test(test_trace_hash_only_path),
         cmocka_unit_test(test_kind_names),
         cmocka_unit_test(test_intern),
         cmocka_unit_test(test_out_of_memory),

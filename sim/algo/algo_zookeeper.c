@@ -116,6 +116,8 @@ struct zk_server {
     struct zk_session sess[ZK_MAX];
     struct zk_znode zn[ZK_MAX];
     struct zk_watch w[ZK_MAX];
+    int sess_hi, zn_hi, w_hi; /* one past the highest slot of sess, zn, w ever used:
+                                 the loops over used slots stop there */
     uint64_t expirer;      /* timer handle, 0 = none */
     int64_t expirer_ms;    /* the bucket it is armed for */
 };
@@ -242,7 +244,7 @@ static int64_t tick_ms(struct lock_ctx *ctx) { return cfg(ctx)->tick_ns / NS_PER
 
 static struct zk_session *session_of(struct zk_server *s, uint64_t id) {
     if (id == 0) return NULL;
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->sess_hi; i++)
         if (s->sess[i].id == id) return &s->sess[i];
     return NULL;
 }
@@ -250,7 +252,7 @@ static struct zk_session *session_of(struct zk_server *s, uint64_t id) {
 /* Arm the expirer for the earliest bucket that holds a session. */
 static void arm_expirer(struct lock_ctx *ctx, struct zk_server *s) {
     int64_t first = -1;
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->sess_hi; i++)
         if (s->sess[i].id && (first < 0 || s->sess[i].expire_ms < first)) first = s->sess[i].expire_ms;
     if (s->expirer && first == s->expirer_ms) return;
     if (s->expirer) lock_cancel(ctx, s->expirer);
@@ -268,13 +270,13 @@ static void touch(struct lock_ctx *ctx, struct zk_server *s, struct zk_session *
 
 static int lowest(const struct zk_server *s) {
     int best = -1;
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->zn_hi; i++)
         if (s->zn[i].used && (best < 0 || s->zn[i].seq < s->zn[best].seq)) best = i;
     return best;
 }
 
 static int znode_at(const struct zk_server *s, int64_t seq) {
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->zn_hi; i++)
         if (s->zn[i].used && s->zn[i].seq == seq) return i;
     return -1;
 }
@@ -307,7 +309,7 @@ static void delete_znode(struct lock_ctx *ctx, struct zk_server *s, int i, int r
     s->zn[i].used = 0;
     s->cversion++;
     s->zxid++;
-    for (int k = 0; k < ZK_MAX; k++)
+    for (int k = 0; k < s->w_hi; k++)
         if (s->w[k].used && s->w[k].seq == seq) {
             struct lock_msg m = {0};
             m.type = ZK_WATCH;
@@ -325,9 +327,9 @@ static void expire_session(struct lock_ctx *ctx, struct zk_server *s, struct zk_
     uint64_t id = se->id;
     se->id = 0;
     s->zxid++; /* the closeSession transaction */
-    for (int k = 0; k < ZK_MAX; k++)
+    for (int k = 0; k < s->w_hi; k++)
         if (s->w[k].used && s->w[k].session == id) s->w[k].used = 0;
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->zn_hi; i++)
         if (s->zn[i].used && s->zn[i].session == id) delete_znode(ctx, s, i, -1);
 }
 
@@ -345,7 +347,7 @@ static void server_restart(struct lock_ctx *ctx, void *state) {
     struct zk_server *s = state;
     s->expirer = 0;
     lock_state(ctx, ZK_ST_RESTARTED);
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->sess_hi; i++)
         if (s->sess[i].id) touch(ctx, s, &s->sess[i]);
 }
 
@@ -374,6 +376,7 @@ static void server_connect(struct lock_ctx *ctx, struct zk_server *s, const stru
     if (t > 20 * tick) t = 20 * tick; /* maxSessionTimeout */
     if (t * NS_PER_MS != m->ttl_ns) lock_note(ctx, "session timeout negotiated", t, m->ttl_ns / NS_PER_MS);
     se->id = ++s->next_session;
+    if (se - s->sess >= s->sess_hi) s->sess_hi = (int)(se - s->sess) + 1;
     se->owner = m->from;
     se->timeout_ms = t;
     s->zxid++; /* createSession */
@@ -408,6 +411,7 @@ static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struc
     else s->fresh_seq = s->cversion + 1;
     s->zn[i] = (struct zk_znode){.used = 1, .seq = s->cversion, .czxid = s->zxid, .session = se->id,
                                  .owner = m->from};
+    if (i >= s->zn_hi) s->zn_hi = i + 1;
     s->cversion++;
     note_holder(ctx, s);
     if (s->holder != i) lock_note_deny(ctx, m->from, s->zn[s->holder].owner);
@@ -437,7 +441,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             return;
         }
         int64_t prev = -1;
-        for (int k = 0; k < ZK_MAX; k++)
+        for (int k = 0; k < s->zn_hi; k++)
             if (s->zn[k].used && s->zn[k].seq < m->b && s->zn[k].seq > prev) prev = s->zn[k].seq;
         reply(ctx, m, ZK_OK, prev, 0);
         return;
@@ -450,6 +454,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         for (int k = 0; k < ZK_MAX; k++)
             if (!s->w[k].used) {
                 s->w[k] = (struct zk_watch){.used = 1, .client = m->from, .session = se->id, .seq = m->b};
+                if (k >= s->w_hi) s->w_hi = k + 1;
                 reply(ctx, m, ZK_OK, 1, 0);
                 return;
             }
@@ -474,7 +479,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             reply(ctx, m, ZK_NONODE, 0, 0);
             return;
         }
-        for (int k = 0; k < ZK_MAX; k++)
+        for (int k = 0; k < s->zn_hi; k++)
             if (s->zn[k].used) {
                 reply(ctx, m, ZK_NOTEMPTY, 0, 0);
                 return;
@@ -494,7 +499,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (timer != T_EXPIRER) return;
     s->expirer = 0;
     int64_t now = now_ms(ctx);
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->sess_hi; i++)
         if (s->sess[i].id && s->sess[i].expire_ms <= now) expire_session(ctx, s, &s->sess[i]);
     arm_expirer(ctx, s);
 }
@@ -754,9 +759,9 @@ static int multi_write(struct lock_ctx *ctx, void *state, const struct lock_writ
         lock_state(ctx, ZK_ST_MULTI_FAILED);
         return LOCK_WRITE_REJECTED_NOTOKEN;
     }
-    for (int i = 0; i < ZK_MAX; i++)
+    for (int i = 0; i < s->zn_hi; i++)
         if (s->zn[i].used && s->zn[i].czxid == w->token && s->zn[i].owner == w->client) {
-            for (int k = 0; k < ZK_MAX; k++)
+            for (int k = 0; k < s->sess_hi; k++)
                 if (s->sess[k].id && s->sess[k].id == s->zn[i].session) {
                     lock_state(ctx, ZK_ST_MULTI_OK);
                     return LOCK_WRITE_ACCEPTED;
