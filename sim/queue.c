@@ -455,7 +455,7 @@ COLD static void wheel_on(struct queue *q) {
 #if defined(__GNUC__)
 __attribute__((noinline)) /* out of queue_push's fast path for the wheel */
 #endif
-static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq) {
+static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq, int newest) {
     if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0)
         return -1;
     /* Insertion into the array sorted latest first: the events that come
@@ -464,9 +464,16 @@ static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq)
     struct sim_event *h = q->far;
     sim_ns t = ev->t;
     size_t i = q->far_len++;
-    while (i > 0 && (h[i - 1].t < t || (h[i - 1].t == t && h[i - 1].seq < seq))) {
-        h[i] = h[i - 1];
-        i--;
+    if (newest) { /* seq is later than every queued one: equal times come before it */
+        while (i > 0 && h[i - 1].t <= t) {
+            h[i] = h[i - 1];
+            i--;
+        }
+    } else {
+        while (i > 0 && (h[i - 1].t < t || (h[i - 1].t == t && h[i - 1].seq < seq))) {
+            h[i] = h[i - 1];
+            i--;
+        }
     }
     h[i].t = t;
     h[i].seq = seq;
@@ -482,7 +489,7 @@ static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq)
  * the latest (keyed = 1, a wheel bucket it joins is then marked messy). */
 COLD static int push_slow(struct queue *q, struct sim_event e, int keyed) {
     if (!q->wheel_on) { /* cur = SMALL_CUR sent it here */
-        if (q->len < QUEUE_SMALL) return push_small(q, &e, e.seq);
+        if (q->len < QUEUE_SMALL) return push_small(q, &e, e.seq, !keyed);
         wheel_on(q);
     }
     int64_t b = bucket_of(e.t), d = b - q->cur;
@@ -568,7 +575,7 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->len++;
         return 0;
     }
-    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev, q->next_seq++); /* after the fast paths: free for them */
+    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev, q->next_seq++, 1); /* after the fast paths: free for them */
     struct sim_event e = *ev;
     e.seq = q->next_seq;
     if (push_slow(q, e, 0) != 0) return -1;
