@@ -103,8 +103,9 @@ static inline int64_t bucket_of(sim_ns t) {
 }
 
 /* While the queue is small (wheel_on = 0), cur is far after every bucket: each
- * push then has d <= 0 and, the run having no room (run_cap 0), goes to
- * push_slow, which pushes to the heap; the wheel's fast path pays nothing. */
+ * push then misses the wheel's fast path (which pays nothing for it) and
+ * goes to push_small; the run's fast path is tested only once the wheel is
+ * on (run_cap is 0 before). */
 #define SMALL_CUR (INT64_MAX / 2)
 
 void queue_init(struct queue *q) {
@@ -563,8 +564,10 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->len++;
         return 0;
     }
-    if (d <= 0 && (q->run_head == q->run_len || q->run[q->run_len - 1].t <= ev->t) &&
-        q->run_len < q->run_cap) { /* the current bucket, in run order: common too */
+    if (!q->wheel_on) { /* a small queue: cur = SMALL_CUR, d < 0, run and near empty */
+        if (q->len < QUEUE_SMALL) return push_small(q, ev, q->next_seq++, 1);
+    } else if (d <= 0 && (q->run_head == q->run_len || q->run[q->run_len - 1].t <= ev->t) &&
+               q->run_len < q->run_cap) { /* the current bucket, in run order: common too */
         if (q->run_head == q->run_len) q->run_head = q->run_len = 0;
         struct sim_event *dst = &q->run[q->run_len++];
         dst->t = ev->t; /* field by field: *ev was just written so, and is read back so */
@@ -575,7 +578,6 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
         q->len++;
         return 0;
     }
-    if (!q->wheel_on && q->len < QUEUE_SMALL) return push_small(q, ev, q->next_seq++, 1); /* after the fast paths: free for them */
     struct sim_event e = *ev;
     e.seq = q->next_seq;
     if (push_slow(q, e, 0) != 0) return -1;
