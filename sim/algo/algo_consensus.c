@@ -520,11 +520,11 @@ static void arm_election(struct lock_ctx *ctx, struct cons_server *s) {
 static int64_t term_at(const struct cons_server *s, int64_t i) {
     if (i == s->snap_index) return s->snap_term;
     if (i < s->snap_index || i > s->last_index) return -1;
-    return s->log[i % LOG_CAP].term;
+    return s->log[(uint64_t)i % LOG_CAP].term; /* i > snap_index >= 0: a mask */
 }
 
 static const struct cons_entry *entry_at(const struct cons_server *s, int64_t i) {
-    return &s->log[i % LOG_CAP];
+    return &s->log[(uint64_t)i % LOG_CAP]; /* log indices are never negative */
 }
 
 /* Fold every applied entry into the snapshot (Raft section 7). */
@@ -545,7 +545,7 @@ static int log_append(struct cons_server *s, const struct cons_entry *e, int64_t
     if (s->last_index - s->snap_index >= cap) compact(s);
     if (s->last_index - s->snap_index >= cap) return -1;
     s->last_index++;
-    s->log[s->last_index % LOG_CAP] = *e;
+    s->log[(uint64_t)s->last_index % LOG_CAP] = *e;
     return 0;
 }
 
