@@ -145,7 +145,7 @@ int engine_step(struct engine *e) {
             e->lane_full = 0;
             break;
         }
-        if (queue_pop(&e->q, &ev) != 0) {
+        if (queue_pop_fast(&e->q, &ev) != 0) {
             finish(e);
             return 0;
         }

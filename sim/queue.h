@@ -69,6 +69,22 @@ int queue_push(struct queue *q, const struct sim_event *ev);
 int queue_push_seq(struct queue *q, const struct sim_event *ev);
 /* Pops the earliest event into *ev; returns 0, or -1 when empty. */
 int queue_pop(struct queue *q, struct sim_event *ev);
+/* queue_pop for the engine's loop, with its two common cases inline: the
+ * next event of the current bucket's run (no out-of-order push pending),
+ * and a small queue's pop (the last event of its sorted array); anything
+ * else calls queue_pop. */
+static inline int queue_pop_fast(struct queue *q, struct sim_event *ev) {
+    if (q->run_head < q->run_len && q->near_len == 0) { /* the wheel's common case */
+        *ev = q->run[q->run_head++];
+        q->len--;
+        return 0;
+    }
+    if (q->wheel_on) return queue_pop(q, ev);
+    if (q->far_len == 0) return -1;
+    *ev = q->far[--q->far_len]; /* the earliest is last; len == far_len while small */
+    q->len--;
+    return 0;
+}
 static inline size_t queue_len(const struct queue *q) { return q->len; }
 /* Time of the earliest event, SIM_NEVER when empty. */
 sim_ns queue_peek_time(const struct queue *q);
