@@ -63,6 +63,8 @@ int run_validate_algo(const struct lock_algo *a, const char *where, char *err, s
     else if (a->config_size > MAX_STATE || a->client_size > MAX_STATE || a->server_size > MAX_STATE ||
              a->resource_size > MAX_STATE)
         why = "a state size (config_size, client_size, server_size, resource_size) is above 1 MiB";
+    else if (a->server_zero_size > a->server_size)
+        why = "its server_zero_size is larger than its server_size";
     else if (a->resource_write == NULL && a->resource_size)
         why = "it has resource_size but no resource_write callback";
     if (!why) return LSIM_OK;

@@ -277,7 +277,11 @@ static int add_nodes(struct engine *e, const struct scenario *s) {
         } else if (i < e->nclients + e->nservers) {
             server_name(sname, i - e->nclients + 1);
             n->kind = TRACE_NODE_SERVER;
-            e->other_state[i - e->nclients] = calloc(1, e->algo->server_size ? e->algo->server_size : 1);
+            size_t sz = e->algo->server_size ? e->algo->server_size : 1, zero = e->algo->server_zero_size;
+            if (zero == 0 || zero > sz) zero = sz; /* 0 = all (a plugin's value is checked in run.c) */
+            void *st = zero == sz ? calloc(1, sz) : malloc(sz);
+            if (st && zero < sz) memset(st, 0, zero);
+            e->other_state[i - e->nclients] = st;
         } else {
             name = "R";
             n->kind = TRACE_NODE_RESOURCE;

@@ -27,7 +27,7 @@
  * (server_control may be called with it); lock_server_state (at the end
  * of this file) and lock_state() (marks a state reached: coverage for
  * `locksim explore`). */
-#define LOCK_ABI_VERSION 3u
+#define LOCK_ABI_VERSION 4u
 
 #define LOCK_MAX_SERVERS 15 /* lock servers in a run at most (= SCN_MAX_SERVERS) */
 #define LOCK_OPT_MAX 48     /* longest option key or value, with its NUL (= SCN_OPT_MAX) */
@@ -163,6 +163,12 @@ struct lock_algo {
      * The names are static text, owned by the algorithm. */
     const char *const *state_names;
     int nstates;
+    /* Version 4. Optional: how many bytes at the start of a server's state
+     * are zeroed before server_init; 0 = all server_size of them. The bytes
+     * after are left as the allocator gave them, not zeroed: for a large
+     * array the algorithm writes before it reads (a log ring read only up
+     * to its last index), which zeroing would cost every run for nothing. */
+    size_t server_zero_size;
 };
 
 /* ---- Services the engine gives an algorithm (valid inside callbacks). ---- */

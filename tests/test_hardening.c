@@ -177,6 +177,15 @@ static void test_plugins_refused(void **state) {
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, ".name is NULL"));
     assert_null(strstr(r->err, "(null)"));
+    /* Version 4: zeroing more of the server state than there is. */
+    plugin("lh_zero", "static void f(struct lock_ctx *c, void *s) { (void)c; (void)s; }\n"
+                      "static const struct lock_algo a = {.abi = LOCK_ABI_VERSION, .name = \"zero\","
+                      " .client_acquire = f, .client_release = f, .server_size = 16, .server_zero_size = 17};\n"
+                      "const struct lock_algo *locksim_algo(void) { return &a; }");
+    r = run(fmt("run " GC " --algo %1$s/lh_zero.so", scratch()));
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "cannot use algorithm"));
+    assert_non_null(strstr(r->err, "its server_zero_size is larger than its server_size"));
     plugin("lh_null", "const struct lock_algo *locksim_algo(void) { return 0; }");
     r = run(fmt("run " GC " --algo %1$s/lh_null.so", scratch()));
     assert_int_equal(r->code, 64);

@@ -2,6 +2,7 @@
  * and ZooKeeper. Servers S1..Sn run a compact Raft; the replicated log holds
  * lock operations; leases are kept alive by the client and expired by the
  * leader; a grant's log index (its revision) is the fencing token. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -244,7 +245,6 @@ struct cons_server {
     /* Persistent (survives a crash). */
     int64_t term;
     int voted_for;             /* server index, -1 = none this term */
-    struct cons_entry log[LOG_CAP]; /* index i lives at log[i % LOG_CAP] */
     int64_t last_index;
     int64_t snap_index;        /* entries up to here are compacted into snap */
     int64_t snap_term;
@@ -271,6 +271,10 @@ struct cons_server {
     int log_full;              /* 1 = refusing requests for a full log (noted once) */
     uint64_t t_election, t_heartbeat, t_quorum, t_lease, t_revoke; /* timer handles, 0 = none */
     uint64_t t_waiter;         /* queue=on, expiry-check=off: the next waiter's deadline */
+    /* Persistent, and last: not zeroed before server_init (server_zero_size);
+     * entry i is read only while snap_index < i <= last_index, after
+     * log_append wrote it. */
+    struct cons_entry log[LOG_CAP]; /* index i lives at log[i % LOG_CAP] */
 };
 
 struct cons_client {
@@ -1660,6 +1664,7 @@ const struct lock_algo algo_consensus = {
     .config_size = sizeof(struct cons_config),
     .client_size = sizeof(struct cons_client),
     .server_size = sizeof(struct cons_server),
+    .server_zero_size = offsetof(struct cons_server, log), /* the log ring is read only up to last_index */
     .config_default = config_default,
     .option = option,
     .validate = validate,
