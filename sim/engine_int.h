@@ -328,6 +328,10 @@ static inline void emit(struct engine *e, int kind, int node, int peer, uint64_t
 
 /* Queue an event; out of memory is recorded and reported as an internal error. */
 static inline void push(struct engine *e, sim_ns t, uint32_t type, int node, uint64_t arg) {
+    if (!e->q.wheel_on) { /* a small queue (the catalog's runs): one call, no bucket */
+        if (queue_push_small(&e->q, t, type, node, arg) != 0) e->tr.oom = 1;
+        return;
+    }
     struct sim_event ev = {.t = t, .type = type, .node = node, .arg = arg};
     if (queue_push(&e->q, &ev) != 0) e->tr.oom = 1; /* reported as an internal error */
 }
