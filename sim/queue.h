@@ -63,10 +63,11 @@ void queue_init(struct queue *q);
 void queue_close(struct queue *q);
 /* Returns 0, or -1 when memory cannot grow (the event is not queued). */
 int queue_push(struct queue *q, const struct sim_event *ev);
-/* queue_push of an event given by its fields, for a caller that has
- * tested that the queue is small (!q->wheel_on): the insertion into the
- * sorted array without building the event or finding its bucket; the push
- * that makes the queue large takes the usual path. 0, or -1 as queue_push. */
+/* queue_push of an event given by its fields, meant for a small queue
+ * (!q->wheel_on, which the caller tests): the insertion into the sorted
+ * array without building the event or finding its bucket. Any other push
+ * (the one that makes the queue large, a full array, a queue with its
+ * wheel on) takes queue_push. 0, or -1 as queue_push. */
 int queue_push_small(struct queue *q, sim_ns t, uint32_t type, int32_t node, uint64_t arg);
 /* Push *ev with the seq it carries, one taken earlier by queue_take_seq
  * (an event whose place in the order was fixed before it could be

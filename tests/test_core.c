@@ -39,6 +39,67 @@ static void test_queue_order_and_ties(void **state) {
     queue_close(&q);
 }
 
+/* The engine's entry points (queue_push_small, queue_pop_fast) mixed with
+ * queue_push and queue_pop, with many ties, through the small queue and past
+ * QUEUE_SMALL into the wheel: every pop is the (time, push order) minimum of
+ * a plain list of what is queued. */
+static void test_queue_fast_paths_match_model(void **state) {
+    (void)state;
+    enum { N = 3 * QUEUE_SMALL };
+    static sim_ns mt[N];
+    static uint64_t mid[N];
+    int mlen = 0;
+    struct queue q;
+    queue_init(&q);
+    struct rng r;
+    rng_seed(&r, 11);
+    uint64_t next = 0;
+    sim_ns now = 0;
+    int pops = 0;
+    for (int step = 0; step < 4 * N; step++) {
+        int push = mlen == 0 || (next < N && rng_range(&r, 0, 9) < 8);
+        if (push && next < N) {
+            /* Ties on purpose: times on a coarse grid near now, some far. */
+            sim_ns t = now + rng_range(&r, 0, 20) * 500 * SIM_NS_PER_MS / 10;
+            if (rng_range(&r, 0, 9) == 0) t += 30 * SIM_NS_PER_S;
+            uint64_t id = next++;
+            if (id % 3 == 0) {
+                struct sim_event ev = {.t = t, .type = 7, .node = 2, .arg = id};
+                assert_int_equal(queue_push(&q, &ev), 0);
+            } else {
+                assert_int_equal(queue_push_small(&q, t, 7, 2, id), 0);
+            }
+            mt[mlen] = t;
+            mid[mlen] = id;
+            mlen++;
+        } else if (mlen) {
+            int best = 0;
+            for (int i = 1; i < mlen; i++)
+                if (mt[i] < mt[best] || (mt[i] == mt[best] && mid[i] < mid[best])) best = i;
+            struct sim_event ev;
+            assert_int_equal(pops % 2 ? queue_pop(&q, &ev) : queue_pop_fast(&q, &ev), 0);
+            pops++;
+            assert_int_equal(ev.t, mt[best]);
+            assert_int_equal(ev.arg, mid[best]);
+            assert_int_equal(ev.type, 7);
+            assert_int_equal(ev.node, 2);
+            now = ev.t;
+            mt[best] = mt[mlen - 1];
+            mid[best] = mid[mlen - 1];
+            mlen--;
+        }
+        assert_int_equal(queue_len(&q), (size_t)mlen);
+    }
+    assert_true(q.wheel_on); /* the run went past QUEUE_SMALL */
+    struct sim_event ev;
+    while (mlen) {
+        assert_int_equal(queue_pop_fast(&q, &ev), 0);
+        mlen--;
+    }
+    assert_int_equal(queue_pop_fast(&q, &ev), -1);
+    queue_close(&q);
+}
+
 /* Many events at one time keep their order through growth and interleaving. */
 static void test_queue_fifo_at_scale(void **state) {
     (void)state;
@@ -693,6 +754,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_order_and_ties),
         cmocka_unit_test(test_queue_fifo_at_scale),
+        cmocka_unit_test(test_queue_fast_paths_match_model),
         cmocka_unit_test(test_queue_fifo_across_parts),
         cmocka_unit_test(test_queue_out_of_order_and_earlier_pushes),
         cmocka_unit_test(test_queue_matches_model),
