@@ -179,9 +179,10 @@ static const struct lock_algo ticket = {
     .server_init = server_init,
     .server_recv = server_recv,
     .server_timer = server_timer,
-    /* Left out, so NULL and 0 (lock.h, interface version 3): grant_quorum,
-     * because one server's grant is the service's grant, and lock_free,
-     * because safety rests on holding the lock (and its token). */
+    /* Left out, so NULL and 0 (lock.h, interface version 4): grant_quorum,
+     * because one server's grant is the service's grant; lock_free,
+     * because safety rests on holding the lock (and its token); and
+     * server_zero_size, so the engine zeroes the whole server state. */
     .state_names = state_names,
     .nstates = ST_COUNT,
 };
