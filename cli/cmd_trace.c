@@ -41,10 +41,7 @@ static int recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stu
     dst->observe_kinds = CHECKER_KINDS;
     sim_ns end = 0;
     for (size_t i = 0; i < src->len; i++) {
-        int k = src->ev[i].kind;
-        if (k == TRACE_DOUBLE_ENTRY_BEGIN || k == TRACE_DOUBLE_ENTRY_END || k == TRACE_STALE_WRITE ||
-            k == TRACE_WRONG_RELEASE || k == TRACE_LATE_WRITE)
-            continue;
+        if (trace_kind_is_finding(src->ev[i].kind)) continue;
         trace_append(dst, &src->ev[i]);
         end = src->ev[i].t;
     }

@@ -332,8 +332,7 @@ static uint32_t op_rank(const struct checker *c, int node, uint32_t grant) {
  * nothing that orders writers, so there a write under a superseded grant is
  * stale wherever it lands. A write whose grant the checker cannot rank (an
  * earlier grant of the writer's own) stays stale. */
-static int write_is_late(const struct checker *c, int writer, uint32_t grant) {
-    uint32_t rank = op_rank(c, writer, grant);
+static int write_is_late(const struct checker *c, uint32_t rank) {
     return c->r.fenced && !c->r.lock_free && rank && c->seen_rank <= rank;
 }
 
@@ -538,15 +537,13 @@ void checker_observe(void *arg, const struct trace_event *ev) {
             if (!accepted) lock_free_refused(c, ev->b);
         } else {
             int stale = write_is_stale(c, writer, ev->grant);
-            if (stale && accepted && write_is_late(c, writer, ev->grant)) {
+            uint32_t rank = op_rank(c, writer, ev->grant);
+            if (stale && accepted && write_is_late(c, rank)) {
                 stale = 0;
                 c->r.late_writes++;
                 note(c, TRACE_LATE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, 1, ev->t);
             }
-            if (accepted) {
-                uint32_t rank = op_rank(c, writer, ev->grant);
-                if (rank > c->seen_rank) c->seen_rank = rank;
-            }
+            if (accepted && rank > c->seen_rank) c->seen_rank = rank;
             if (is_client(c, writer) && ev->grant) fence_note(c, writer, stale, ev->b);
             if (stale) {
                 if (accepted) c->r.stale_accepted++;

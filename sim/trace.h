@@ -96,6 +96,13 @@ enum trace_kind {
     TRACE_KIND_COUNT
 };
 
+/* The kinds the checker appends (its findings), not the simulation's:
+ * re-checking a recorded trace drops them and computes them again. */
+static inline int trace_kind_is_finding(int kind) {
+    return kind == TRACE_DOUBLE_ENTRY_BEGIN || kind == TRACE_DOUBLE_ENTRY_END || kind == TRACE_STALE_WRITE ||
+           kind == TRACE_WRONG_RELEASE || kind == TRACE_LATE_WRITE;
+}
+
 /* TRACE_CLOCK_STEP's b: not a jump during the run but the offset the clock
  * starts with (the scenario's `clock` header line). */
 #define TRACE_CLOCK_AT_START 4

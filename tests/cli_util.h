@@ -61,19 +61,17 @@ static TESTUTIL_UNUSED struct result *run(const char *args) { return run_in("", 
 /* A scratch folder of this test process's own, made on first use under
  * /tmp (mkdtemp) and removed at exit: a test never writes a fixed path
  * that another run, or another user's file, could share. */
-static TESTUTIL_UNUSED char *scratch_dir(void) {
-    static char dir[64];
-    return dir;
-}
+static char scratch_path[] = "/tmp/locksim-test.XXXXXX"; /* mkdtemp's template, made unique in place */
+static int scratch_made;
 static TESTUTIL_UNUSED void scratch_remove(void) {
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch_dir());
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", scratch_dir());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch_path);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", scratch_path);
 }
 static TESTUTIL_UNUSED const char *scratch(void) {
-    char *dir = scratch_dir();
-    if (!dir[0]) {
-        snprintf(dir, 64, "/tmp/locksim-test.XXXXXX");
+    char *dir = scratch_path;
+    if (!scratch_made) {
+        scratch_made = 1;
         if (!mkdtemp(dir)) {
             perror("mkdtemp");
             abort();

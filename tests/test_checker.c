@@ -18,8 +18,7 @@
 enum replay_mode { ALL, MASK_ONLY, INJECT };
 
 static int is_finding(int kind) {
-    return kind == TRACE_DOUBLE_ENTRY_BEGIN || kind == TRACE_DOUBLE_ENTRY_END || kind == TRACE_STALE_WRITE ||
-           kind == TRACE_WRONG_RELEASE || kind == TRACE_LATE_WRITE;
+    return trace_kind_is_finding(kind);
 }
 
 static int in_mask(int kind) { return (int)((CHECKER_KINDS >> kind) & 1); }
