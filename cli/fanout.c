@@ -3,6 +3,7 @@
 #include "fanout.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -144,13 +145,84 @@ void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i) {
 
 /* ---- Workers ---------------------------------------------------------------- */
 
-/* One record on the pipe: the header, then flen bytes of failure text. The
- * summary's pointers are not valid in the parent: it sets them. */
+/* One record on the pipe: this header, then len bytes of the summary packed
+ * (wire_pack), then flen bytes of failure text. */
 struct wire {
     uint64_t idx;
+    uint32_t len;
     uint32_t flen;
-    struct report_summary sum;
 };
+
+/* The summary's text fields are fixed-size arrays, mostly empty (the error
+ * alone is 640 bytes and "" in a run that worked), and its facts are an array
+ * of which nfacts are used: on the pipe each of these takes only its used
+ * bytes, and everything between them goes as it is (so a field added to the
+ * summary travels without a change here). A 2,120-byte summary packs to
+ * about 400 bytes. In order of offset; the pointers (file, failures) go as
+ * garbage and the parent sets them. */
+#define WIRE_STR(field) {offsetof(struct report_summary, field), sizeof ((struct report_summary *)0)->field, 0}
+static const struct wire_hole {
+    size_t off, cap;
+    size_t elem; /* 0 = a NUL-terminated string; else the facts, elem bytes each */
+} wire_holes[] = {
+    WIRE_STR(error),
+    WIRE_STR(title),
+    WIRE_STR(algo),
+    WIRE_STR(rep.headline),
+    {offsetof(struct report_summary, rep.facts), sizeof ((struct report_summary *)0)->rep.facts,
+     sizeof(struct checker_fact)},
+};
+_Static_assert(offsetof(struct report_summary, rep.nfacts) < offsetof(struct report_summary, rep.facts),
+               "the facts' count travels before them");
+
+/* Packed size of s, at most sizeof *s. */
+static size_t wire_pack(char *out, const struct report_summary *s) {
+    const char *in = (const char *)s;
+    size_t pos = 0, len = 0;
+    for (size_t h = 0; h < sizeof wire_holes / sizeof *wire_holes; h++) {
+        const struct wire_hole *w = &wire_holes[h];
+        memcpy(out + len, in + pos, w->off - pos);
+        len += w->off - pos;
+        size_t n = w->elem ? (size_t)(s->rep.nfacts > 0 ? s->rep.nfacts : 0) * w->elem
+                           : strnlen(in + w->off, w->cap - 1) + 1;
+        if (n > w->cap) n = w->cap;
+        memcpy(out + len, in + w->off, n);
+        if (!w->elem) out[len + n - 1] = '\0'; /* a string cut at its cap still ends */
+        len += n;
+        pos = w->off + w->cap;
+    }
+    memcpy(out + len, in + pos, sizeof *s - pos);
+    return len + sizeof *s - pos;
+}
+
+/* Unpack len bytes into *s; -1 when they are not a packed summary. */
+static int wire_unpack(struct report_summary *s, const char *in, size_t len) {
+    char *out = (char *)s;
+    size_t pos = 0, got = 0;
+    for (size_t h = 0; h < sizeof wire_holes / sizeof *wire_holes; h++) {
+        const struct wire_hole *w = &wire_holes[h];
+        if (len - got < w->off - pos) return -1;
+        memcpy(out + pos, in + got, w->off - pos);
+        got += w->off - pos;
+        size_t n;
+        if (w->elem) {
+            if (s->rep.nfacts < 0 || (size_t)s->rep.nfacts * w->elem > w->cap) return -1;
+            n = (size_t)s->rep.nfacts * w->elem;
+        } else {
+            const char *nul = memchr(in + got, '\0', len - got < w->cap ? len - got : w->cap);
+            if (!nul) return -1;
+            n = (size_t)(nul - (in + got)) + 1;
+        }
+        if (len - got < n) return -1;
+        memcpy(out + w->off, in + got, n);
+        memset(out + w->off + n, 0, w->cap - n);
+        got += n;
+        pos = w->off + w->cap;
+    }
+    if (len - got != sizeof *s - pos) return -1;
+    memcpy(out + pos, in + got, sizeof *s - pos);
+    return 0;
+}
 
 /* A worker's parsed files: each scenario file is read and parsed once per
  * worker, and every run of it starts from a copy (run_spec.parsed), as if
@@ -245,33 +317,38 @@ static int write_all(int fd, const char *p, size_t n) {
 
 /* Worker: the runs first, first + jobs, ... of the list, one record each.
  * Records are gathered in a buffer and written whole, so the parent never
- * waits in the middle of a record while the worker computes the next run.
- * careful = write after every record, so a crash is pinned on its run. */
+ * waits in the middle of a record while the worker computes the next run,
+ * and reads many records a call. careful = write after every record, so a
+ * crash is pinned on its run. */
 static void worker_main(const struct fanout *f, int fd, size_t first, int careful) {
     signal(SIGINT, SIG_DFL);
     static char buf[1 << 16];
+    static struct report_summary sum;
     size_t len = 0, lo, total;
     fanout_range(f, &lo, &total);
     struct parsed_file *cache = calloc((size_t)f->nfiles, sizeof *cache); /* NULL: parse every run */
     for (size_t i = first; i < total; i += (size_t)f->jobs) {
-        struct wire w;
-        memset(&w, 0, sizeof w);
-        run_one(f, i, &w.sum, cache);
-        const char *fail = w.sum.failures ? w.sum.failures : "";
-        w.idx = i;
-        w.flen = (uint32_t)strlen(fail);
-        if (len + sizeof w + w.flen > sizeof buf) {
+        memset(&sum, 0, sizeof sum);
+        run_one(f, i, &sum, cache);
+        const char *fail = sum.failures ? sum.failures : "";
+        struct wire w = {.idx = i, .flen = (uint32_t)strlen(fail)};
+        if (len + sizeof w + sizeof sum + w.flen > sizeof buf) {
             if (write_all(fd, buf, len) != 0) _exit(73);
             len = 0;
         }
-        if (sizeof w + w.flen > sizeof buf) { /* a very long failure text: on its own */
-            if (write_all(fd, (const char *)&w, sizeof w) != 0 || write_all(fd, fail, w.flen) != 0) _exit(73);
+        if (sizeof w + sizeof sum + w.flen > sizeof buf) { /* a very long failure text: on its own */
+            static char packed[sizeof sum];
+            w.len = (uint32_t)wire_pack(packed, &sum);
+            if (write_all(fd, (const char *)&w, sizeof w) != 0 || write_all(fd, packed, w.len) != 0 ||
+                write_all(fd, fail, w.flen) != 0)
+                _exit(73);
         } else {
+            w.len = (uint32_t)wire_pack(buf + len + sizeof w, &sum);
             memcpy(buf + len, &w, sizeof w);
-            memcpy(buf + len + sizeof w, fail, w.flen);
-            len += sizeof w + w.flen;
+            memcpy(buf + len + sizeof w + w.len, fail, w.flen);
+            len += sizeof w + w.len + w.flen;
         }
-        report_summary_close(&w.sum);
+        report_summary_close(&sum);
         if (careful && len) {
             if (write_all(fd, buf, len) != 0) _exit(73);
             len = 0;
@@ -280,18 +357,26 @@ static void worker_main(const struct fanout *f, int fd, size_t first, int carefu
     _exit(write_all(fd, buf, len) == 0 && close(fd) == 0 ? 0 : 73);
 }
 
+/* A worker as the parent sees it. Its pipe is read in large pieces into buf
+ * (one read call brings a hundred records or more), and records are taken
+ * from there in order, while they fit in the window. */
 struct worker {
-    pid_t pid;        /* 0 = not running */
-    int fd;
+    pid_t pid;        /* 0 = not running, or reaped */
+    int fd;           /* -1 = its pipe has been read to the end (or was never open) */
+    int status;       /* its wait status, once reaped */
     size_t next;      /* the next run of its slice it has not reported */
     int careful;
+    char *buf;        /* owned, kept across respawns: bytes read, [start, end) not yet taken */
+    size_t start, end, cap;
 };
 
 static int spawn(const struct fanout *f, struct worker *w, size_t first, int careful) {
     int p[2];
     w->pid = 0;
+    w->fd = -1;
     w->next = first;
     w->careful = careful;
+    w->start = w->end = 0;
     size_t lo, hi;
     fanout_range(f, &lo, &hi);
     if (first >= hi) return 0;
@@ -313,16 +398,49 @@ static int spawn(const struct fanout *f, struct worker *w, size_t first, int car
     return 0;
 }
 
-/* Read exactly n bytes: n, 0 at a clean end of file, or -1 (a short record). */
-static ssize_t readn(int fd, void *buf, size_t n) {
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = read(fd, (char *)buf + got, n - got);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return got == 0 && k == 0 ? 0 : -1;
-        got += (size_t)k;
+/* The whole record at the head of w's buffer: its size, or 0 when not all
+ * of it has been read (*need: the bytes it takes, once its header is in). */
+static size_t head_record(const struct worker *w, size_t *need) {
+    size_t have = w->end - w->start;
+    struct wire h;
+    *need = sizeof h;
+    if (have < sizeof h) return 0;
+    memcpy(&h, w->buf + w->start, sizeof h);
+    *need = sizeof h + (size_t)h.len + (size_t)h.flen;
+    return have >= *need ? *need : 0;
+}
+
+/* w's pipe is readable: one read into its buffer, or its end of file (the
+ * worker is reaped then). Returns 0, or -1 when out of memory. */
+static int fill(struct worker *w) {
+    size_t need;
+    head_record(w, &need);
+    if (w->start > 0 && w->end - w->start < need) { /* keep the unread bytes at the front */
+        memmove(w->buf, w->buf + w->start, w->end - w->start);
+        w->end -= w->start;
+        w->start = 0;
     }
-    return (ssize_t)got;
+    size_t want = w->cap ? w->cap : (size_t)1 << 18;
+    while (want < need || want - w->end < 4096) want *= 2;
+    if (want != w->cap) {
+        char *b = realloc(w->buf, want);
+        if (!b) return -1;
+        w->buf = b;
+        w->cap = want;
+    }
+    ssize_t k;
+    do k = read(w->fd, w->buf + w->end, w->cap - w->end);
+    while (k < 0 && errno == EINTR);
+    if (k > 0) {
+        w->end += (size_t)k;
+        return 0;
+    }
+    close(w->fd); /* the end (or a broken pipe): the worker has finished or died */
+    w->fd = -1;
+    w->status = 0;
+    waitpid(w->pid, &w->status, 0);
+    w->pid = 0;
+    return 0;
 }
 
 static const char *signal_name(int sig) {
@@ -351,7 +469,7 @@ static const char *signal_name(int sig) {
 
 struct slot {
     int full;
-    struct wire rec;   /* rec.sum is the summary delivered (its pointers set here) */
+    struct report_summary sum; /* the summary delivered (its pointers set here) */
     char *fail;        /* owned: failure-text buffer, reused */
     size_t fail_cap;
 };
@@ -391,7 +509,7 @@ static void deliver_ready(struct order *o, int all) {
             if (all) continue;
             break;
         }
-        struct report_summary *s = &sl->rec.sum;
+        struct report_summary *s = &sl->sum;
         o->sink(o->arg, o->next, s);
         o->done++;
         if (!s->failures) { /* the sink took the slot's buffer */
@@ -424,8 +542,8 @@ static void progress(size_t done, size_t total, double t0) {
 static int store_failure(struct order *o, size_t i, int code, const char *why) {
     const struct fanout *f = o->f;
     struct slot *sl = slot_of(o, i);
-    struct report_summary *s = &sl->rec.sum;
-    memset(&sl->rec, 0, sizeof sl->rec);
+    struct report_summary *s = &sl->sum;
+    memset(s, 0, sizeof *s);
     if (slot_reserve(sl, 0) != 0) return -1;
     sl->fail[0] = '\0';
     s->failures = sl->fail;
@@ -442,36 +560,48 @@ static int store_failure(struct order *o, size_t i, int code, const char *why) {
 
 static int is_plugin(const char *name) { return name && (strchr(name, '/') || strstr(name, ".so")); }
 
-/* A worker's pipe is readable: take one record, or see it die. Returns 0,
- * or -1 when out of memory or a new worker cannot be started. */
-static int take(struct order *o, struct worker *w) {
+/* Take w's whole records that fit in the window into their slots; when its
+ * pipe has ended before its slice did, see it as dead: a worker that held
+ * records in its buffer is started again careful from its next run, and a
+ * careful one fails that run and a new one takes the rest. Returns the
+ * records taken, or -1 when out of memory or a new worker cannot be started. */
+static int drain(struct order *o, struct worker *w) {
     const struct fanout *f = o->f;
-    size_t total = o->hi;
-    struct slot *sl = slot_of(o, w->next); /* free: w->next is in the window, not yet stored */
-    ssize_t k = readn(w->fd, &sl->rec, sizeof sl->rec);
-    if (k == (ssize_t)sizeof sl->rec && sl->rec.idx == w->next) {
-        uint32_t flen = sl->rec.flen;
-        if (slot_reserve(sl, flen) != 0) return -1;
-        if (readn(w->fd, sl->fail, flen) == (ssize_t)flen) {
-            struct report_summary *s = &sl->rec.sum;
-            sl->fail[flen] = '\0';
-            s->file = f->files[fanout_file(f, w->next)];
-            s->failures = sl->fail;
-            s->seconds = 0; /* wall time would make the output differ run to run */
-            sl->full = 1;
-            w->next += (size_t)f->jobs;
-            return 0;
+    int took = 0;
+    size_t n, need;
+    while (in_window(o, w->next) && (n = head_record(w, &need)) != 0) {
+        struct wire h;
+        memcpy(&h, w->buf + w->start, sizeof h);
+        struct slot *sl = slot_of(o, w->next); /* free: w->next is in the window, not yet stored */
+        struct report_summary *s = &sl->sum;
+        if (h.idx != w->next || wire_unpack(s, w->buf + w->start + sizeof h, h.len) != 0) {
+            /* Not a record of this worker's: stop it and see it as dead. */
+            if (w->fd >= 0) {
+                kill(w->pid, SIGKILL);
+                close(w->fd);
+                w->fd = -1;
+                waitpid(w->pid, &w->status, 0);
+                w->pid = 0;
+            }
+            w->start = w->end = 0;
+            break;
         }
+        if (slot_reserve(sl, h.flen) != 0) return -1;
+        memcpy(sl->fail, w->buf + w->start + sizeof h + h.len, h.flen);
+        sl->fail[h.flen] = '\0';
+        s->file = f->files[fanout_file(f, w->next)];
+        s->failures = sl->fail;
+        s->seconds = 0; /* wall time would make the output differ run to run */
+        sl->full = 1;
+        w->start += n;
+        w->next += (size_t)f->jobs;
+        took++;
     }
-    /* End of file (or a broken record): the worker has finished or died. */
-    int st = 0;
-    close(w->fd);
-    waitpid(w->pid, &st, 0);
-    w->pid = 0;
-    if (w->next >= total || interrupted) return 0;
+    if (w->fd >= 0 || head_record(w, &need) != 0 || w->next >= o->hi || interrupted) return took;
     if (!w->careful) /* it held records in its buffer: replay them one by one */
-        return spawn(f, w, w->next, 1);
+        return spawn(f, w, w->next, 1) != 0 ? -1 : took;
     char where[4400], why[640];
+    int st = w->status;
     fanout_label(where, sizeof where, f, w->next);
     if (WIFSIGNALED(st))
         snprintf(why, sizeof why, "worker died with signal %d (%s) during %.500s", WTERMSIG(st),
@@ -481,7 +611,7 @@ static int take(struct order *o, struct worker *w) {
     int a = fanout_algo(f, w->next);
     int plugin = is_plugin(a >= 0 ? f->algo_name[a] : f->algo_default);
     if (store_failure(o, w->next, plugin ? LSIM_EPLUGIN : LSIM_EINTERNAL, why) != 0) return -1;
-    return spawn(f, w, w->next + (size_t)f->jobs, 1);
+    return spawn(f, w, w->next + (size_t)f->jobs, 1) != 0 ? -1 : took + 1;
 }
 
 /* Merge: the preloaded summaries, in order, nothing run. */
@@ -527,35 +657,47 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     double t0 = now_s(), shown = 0;
     for (int k = 0; k < f->jobs && !failed; k++) failed = spawn(f, &w[k], lo + (size_t)k, 0) != 0;
     while (!failed && !interrupted) {
+        /* Take what the buffers hold, as the window moves on, before waiting. */
+        int took;
+        do {
+            took = 0;
+            for (int k = 0; k < f->jobs && !failed; k++) {
+                int n = drain(&o, &w[k]);
+                if (n < 0) failed = 1;
+                else took += n;
+            }
+            deliver_ready(&o, 0);
+        } while (took && !failed);
+        if (f->progress && now_s() - shown > 0.1) {
+            progress(o.done, total, t0);
+            shown = now_s();
+        }
         struct pollfd pf[FANOUT_MAX_JOBS];
         int who[FANOUT_MAX_JOBS], np = 0;
         for (int k = 0; k < f->jobs; k++)
-            if (w[k].pid && in_window(&o, w[k].next)) { /* else it waits, blocked on its full pipe */
+            if (w[k].fd >= 0 && in_window(&o, w[k].next)) { /* else it waits, blocked on its full pipe */
                 pf[np].fd = w[k].fd;
                 pf[np].events = POLLIN;
                 who[np++] = k;
             }
-        if (np == 0) break;
+        if (np == 0 || failed) break;
         if (poll(pf, (nfds_t)np, -1) < 0) {
             if (errno == EINTR) continue;
             failed = 1;
             break;
         }
         for (int k = 0; k < np && !failed; k++)
-            if (pf[k].revents) failed = take(&o, &w[who[k]]) != 0;
-        deliver_ready(&o, 0);
-        if (f->progress && now_s() - shown > 0.1) {
-            progress(o.done, total, t0);
-            shown = now_s();
-        }
+            if (pf[k].revents) failed = fill(&w[who[k]]) != 0;
     }
     /* Stop what still runs (interrupted, or a worker could not be started). */
-    for (int k = 0; k < f->jobs; k++)
+    for (int k = 0; k < f->jobs; k++) {
         if (w[k].pid) {
             kill(w[k].pid, SIGTERM);
-            close(w[k].fd);
+            if (w[k].fd >= 0) close(w[k].fd);
             waitpid(w[k].pid, NULL, 0);
         }
+        free(w[k].buf);
+    }
     sigaction(SIGINT, &old, NULL);
     if (f->progress) fprintf(stderr, "\r%-72s\r", "");
     deliver_ready(&o, 1);

@@ -18,6 +18,11 @@ static int same_file(const struct stat *a, const char *path) {
     return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
 }
 
+/* Batch results are written a line a run, tens of thousands of lines a
+ * second: in 256 KiB pieces rather than stdio's 4 KiB, a system call per
+ * few hundred runs instead of one per five. */
+static void big_buffer(FILE *f) { (void)setvbuf(f, NULL, _IOFBF, (size_t)1 << 18); }
+
 int out_open(struct out_file *o, const char *path, const char *const *inputs, int ninputs,
              char *err, size_t errlen) {
     memset(o, 0, sizeof *o);
@@ -52,6 +57,7 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
             snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
             return LSIM_EOUTPUT;
         }
+        if (!isatty(fileno(o->f))) big_buffer(o->f); /* a terminal sees each line as it comes */
         return LSIM_OK;
     }
     /* A regular file, or a new one: resolve symlinks so the link stays a
@@ -77,6 +83,7 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
         o->tmp[0] = '\0';
         return LSIM_EOUTPUT;
     }
+    big_buffer(o->f);
     o->mode = OUT_ATOMIC;
     return LSIM_OK;
 }
