@@ -21,7 +21,14 @@ static int same_file(const struct stat *a, const char *path) {
 /* Batch results are written a line a run, tens of thousands of lines a
  * second: in 256 KiB pieces rather than stdio's 4 KiB, a system call per
  * few hundred runs instead of one per five. */
-static void big_buffer(FILE *f) { (void)setvbuf(f, NULL, _IOFBF, (size_t)1 << 18); }
+static void big_buffer(struct out_file *o) {
+    size_t n = (size_t)1 << 18;
+    o->buf = malloc(n); /* glibc's setvbuf ignores the size unless given the buffer */
+    if (o->buf && setvbuf(o->f, o->buf, _IOFBF, n) != 0) {
+        free(o->buf);
+        o->buf = NULL;
+    }
+}
 
 int out_open(struct out_file *o, const char *path, const char *const *inputs, int ninputs,
              char *err, size_t errlen) {
@@ -57,7 +64,7 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
             snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
             return LSIM_EOUTPUT;
         }
-        if (!isatty(fileno(o->f))) big_buffer(o->f); /* a terminal sees each line as it comes */
+        if (!isatty(fileno(o->f))) big_buffer(o); /* a terminal sees each line as it comes */
         return LSIM_OK;
     }
     /* A regular file, or a new one: resolve symlinks so the link stays a
@@ -83,7 +90,7 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
         o->tmp[0] = '\0';
         return LSIM_EOUTPUT;
     }
-    big_buffer(o->f);
+    big_buffer(o);
     o->mode = OUT_ATOMIC;
     return LSIM_OK;
 }
@@ -101,6 +108,8 @@ int out_commit(struct out_file *o, char *err, size_t errlen) {
     if (o->mode == OUT_ATOMIC && !bad && fsync(fileno(o->f)) != 0 && errno != EINVAL) bad = 1, saved = errno;
     if (fclose(o->f) != 0 && !bad) bad = 1, saved = errno;
     o->f = NULL;
+    free(o->buf);
+    o->buf = NULL;
     if (!bad && o->mode == OUT_ATOMIC && rename(o->tmp, o->final) != 0) bad = 1, saved = errno;
     if (bad) {
         if (o->tmp[0]) unlink(o->tmp);
@@ -115,6 +124,8 @@ int out_commit(struct out_file *o, char *err, size_t errlen) {
 void out_abort(struct out_file *o) {
     if (o->f && o->mode != OUT_STDOUT) fclose(o->f);
     o->f = NULL;
+    free(o->buf);
+    o->buf = NULL;
     if (o->tmp[0]) unlink(o->tmp);
     o->tmp[0] = '\0';
 }

@@ -21,6 +21,7 @@ struct out_file {
     char path[4096];       /* as given, for messages */
     char final[4096];      /* the file that receives the bytes (symlinks resolved) */
     char tmp[4200];        /* OUT_ATOMIC: the temporary file, else "" */
+    char *buf;             /* owned: f's buffer, when not stdio's own */
 };
 
 /* Open path for writing. inputs (ninputs paths, may be NULL) are the files
