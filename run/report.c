@@ -546,6 +546,8 @@ static inline void jb_put(struct jbuf *j, const char *s, size_t n) {
 }
 
 static void jb_lit(struct jbuf *j, const char *s) { jb_put(j, s, strlen(s)); }
+/* A string literal, its length known where it is written. */
+#define JB_LIT(j, lit) jb_put((j), "" lit, sizeof(lit) - 1)
 
 static void jb_u64(struct jbuf *j, unsigned long long v) {
     char t[24];
@@ -606,19 +608,27 @@ static void jb_str_n(struct jbuf *j, const char *s, size_t n) {
 
 static void jb_str(struct jbuf *j, const char *s) { jb_str_n(j, s ? s : "", s ? strlen(s) : 0); }
 
+/* Each metric's `,"key":`, made from the metric table, with its length. */
+#define JSON_KEY_(e, field, word, shorthand, key, unit, desc) [SCN_M_##e] = {",\"" key "\":", sizeof(",\"" key "\":") - 1},
+static const struct {
+    const char *text;
+    size_t len;
+} json_key[SCN_M_COUNT] = {METRIC_MAP(JSON_KEY_)};
+#undef JSON_KEY_
+
 void report_json_summary(FILE *f, const struct report_summary *s, const char *const *sets, int nsets) {
     struct jbuf j;
     j.f = f;
     j.len = 0;
-    jb_lit(&j, "{\"scenario\":");
+    JB_LIT(&j, "{\"scenario\":");
     jb_str(&j, s->file);
-    jb_lit(&j, ",\"title\":");
+    JB_LIT(&j, ",\"title\":");
     jb_str(&j, s->title);
-    jb_lit(&j, ",\"algorithm\":");
+    JB_LIT(&j, ",\"algorithm\":");
     jb_str(&j, s->algo);
-    jb_lit(&j, ",\"seed\":");
+    JB_LIT(&j, ",\"seed\":");
     jb_u64(&j, s->seed);
-    jb_lit(&j, ",\"set\":{");
+    JB_LIT(&j, ",\"set\":{");
     for (int i = 0; i < nsets; i++) {
         if (i) jb_put(&j, ",", 1);
         size_t kl = set_key_len(sets[i]);
@@ -626,42 +636,41 @@ void report_json_summary(FILE *f, const struct report_summary *s, const char *co
         jb_put(&j, ":", 1);
         jb_str(&j, set_value(sets[i]));
     }
-    jb_lit(&j, "},\"outcome\":\"");
+    JB_LIT(&j, "},\"outcome\":\"");
     jb_lit(&j, report_summary_word(s));
     jb_put(&j, "\"", 1);
     if (s->rc) {
-        jb_lit(&j, ",\"error_code\":\"");
+        JB_LIT(&j, ",\"error_code\":\"");
         jb_lit(&j, lsim_errname(s->rc));
-        jb_lit(&j, "\",\"exit_status\":");
+        JB_LIT(&j, "\",\"exit_status\":");
         jb_i64(&j, lsim_exit_status(s->rc));
-        jb_lit(&j, ",\"error\":");
+        JB_LIT(&j, ",\"error\":");
         jb_str(&j, s->error);
-        jb_lit(&j, "}\n");
+        JB_LIT(&j, "}\n");
     } else {
-        jb_lit(&j, ",\"events\":");
+        JB_LIT(&j, ",\"events\":");
         jb_u64(&j, s->events);
-        jb_lit(&j, s->truncated ? ",\"truncated\":true" : ",\"truncated\":false");
-        jb_lit(&j, ",\"expects\":");
+        if (s->truncated) JB_LIT(&j, ",\"truncated\":true");
+        else JB_LIT(&j, ",\"truncated\":false");
+        JB_LIT(&j, ",\"expects\":");
         jb_i64(&j, s->nexpects);
-        jb_lit(&j, ",\"failed_expects\":");
+        JB_LIT(&j, ",\"failed_expects\":");
         jb_i64(&j, s->failed);
-        jb_lit(&j, ",\"headline\":");
+        JB_LIT(&j, ",\"headline\":");
         jb_str(&j, s->rep.headline);
         for (int m = 0; m < SCN_M_COUNT; m++) {
             const struct metric_info *mi = metric_info((enum scn_metric)m);
             int64_t v = checker_metric(&s->rep, (enum scn_metric)m);
-            jb_lit(&j, ",\"");
-            jb_lit(&j, mi->key);
-            jb_lit(&j, "\":");
+            jb_put(&j, json_key[m].text, json_key[m].len);
             if (mi->unit == METRIC_UNIT_VERDICT) {
                 jb_put(&j, "\"", 1);
                 jb_lit(&j, scn_verdict_name((enum scn_verdict)v));
                 jb_put(&j, "\"", 1);
             } else jb_i64(&j, v);
         }
-        jb_lit(&j, ",\"trace_hash\":\"");
+        JB_LIT(&j, ",\"trace_hash\":\"");
         jb_hex16(&j, s->trace_hash);
-        jb_lit(&j, "\"}\n");
+        JB_LIT(&j, "\"}\n");
     }
     fwrite(j.b, 1, j.len, f);
 }
