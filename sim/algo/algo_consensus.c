@@ -254,6 +254,8 @@ struct cons_server {
     /* Volatile. */
     int n;                     /* servers in this run */
     int self;                  /* this server's index */
+    int node0;                 /* node of server 0 (lock_server(ctx, 0)): server f is node
+                                  node0 + f, kept so that a message costs no look-up call */
     int role;
     int leader;                /* server index of the known leader, -1 = unknown */
     int64_t commit;            /* highest index known committed */
@@ -596,7 +598,7 @@ static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
     m.token = s->snap.revision;
     m.ttl_ns = now_mono(ctx);
     s->next[f] = s->snap_index + 1;
-    lock_send(ctx, lock_server(ctx, f), &m);
+    lock_send(ctx, s->node0 + f, &m);
 }
 
 /* AppendEntries to follower f: the entry at next[f] if there is one (and
@@ -621,7 +623,7 @@ static void send_append(struct lock_ctx *ctx, struct cons_server *s, int f) {
         m.value = e->lease;
         s->next[f] = next + 1;
     }
-    lock_send(ctx, lock_server(ctx, f), &m);
+    lock_send(ctx, s->node0 + f, &m);
 }
 
 static void send_all(struct lock_ctx *ctx, struct cons_server *s) {
@@ -1024,7 +1026,7 @@ static void campaign(struct lock_ctx *ctx, struct cons_server *s) {
     m.b = s->last_index;
     m.value = (uint64_t)term_at(s, s->last_index);
     for (int f = 0; f < s->n; f++)
-        if (f != s->self) lock_send(ctx, lock_server(ctx, f), &m);
+        if (f != s->self) lock_send(ctx, s->node0 + f, &m);
 }
 
 /* No keep-alive for a whole TTL: revoke the lease through the log. 0, or -1
@@ -1065,7 +1067,8 @@ static void server_init(struct lock_ctx *ctx, void *state) {
     struct cons_server *s = state;
     const struct cons_config *c = cfg(ctx);
     s->n = lock_nservers(ctx);
-    s->self = lock_server_index(ctx, lock_self(ctx));
+    s->node0 = lock_server(ctx, 0);
+    s->self = lock_self(ctx) - s->node0;
     s->voted_for = -1;
     s->leader = -1;
     s->noted_owner = -1;
@@ -1311,8 +1314,8 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         on_client(ctx, s, m);
         return;
     }
-    int from = lock_server_index(ctx, m->from);
-    if (from < 0 || from == s->self) return; /* Raft messages come from servers */
+    int from = m->from - s->node0; /* lock_server_index, without the call */
+    if (from < 0 || from >= s->n || from == s->self) return; /* Raft messages come from servers */
     switch (m->type) {
     case M_VOTE: on_vote(ctx, s, m, from); break;
     case M_VOTE_REPLY: on_vote_reply(ctx, s, m, from); break;
