@@ -516,9 +516,10 @@ static sim_ns random_timeout(struct lock_ctx *ctx) {
     return t + (sim_ns)(lock_random(ctx) % (uint64_t)t);
 }
 
+/* (Re)start the election timeout: on every heartbeat a follower hears, so
+ * in one call (lock_timer_rearm) rather than a cancel and an arming. */
 static void arm_election(struct lock_ctx *ctx, struct cons_server *s) {
-    cancel(ctx, &s->t_election);
-    s->t_election = lock_timer(ctx, LOCK_CLOCK_MONO, s->election_ns, T_ELECTION, 0);
+    s->t_election = lock_timer_rearm(ctx, s->t_election, LOCK_CLOCK_MONO, s->election_ns, T_ELECTION, 0);
 }
 
 /* ---- The log ---------------------------------------------------------------------------- */
@@ -1441,8 +1442,8 @@ static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
     c->sent_mono = now_mono(ctx);
     c->asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
-    cancel(ctx, &c->t_request);
-    c->t_request = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns, T_REQUEST, c->req);
+    c->t_request = lock_timer_rearm(ctx, c->t_request, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
+                                    T_REQUEST, c->req);
 }
 
 /* The server asked is not the leader (or did not answer): follow its hint,
@@ -1477,9 +1478,8 @@ static void ka_send(struct lock_ctx *ctx, struct cons_client *c) {
     m.value = c->held_lease;
     c->ka_asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
-    cancel(ctx, &c->t_ka_request);
-    c->t_ka_request = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
-                                 T_KEEPALIVE_REQUEST, c->ka_req);
+    c->t_ka_request = lock_timer_rearm(ctx, c->t_ka_request, LOCK_CLOCK_MONO,
+                                       cfg(ctx)->request_timeout_ns, T_KEEPALIVE_REQUEST, c->ka_req);
 }
 
 static void ka_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
