@@ -27,6 +27,12 @@ uint64_t lock_timer(struct lock_ctx *x, enum lock_clock clock, sim_ns delay_ns, 
     return eng_timer_add(x->e, x->node, clock == LOCK_CLOCK_WALL ? LOCK_CLOCK_WALL : LOCK_CLOCK_MONO,
                          delay_ns, TIMER_ALGO, timer, arg);
 }
+uint64_t lock_timer_rearm(struct lock_ctx *x, uint64_t handle, enum lock_clock clock,
+                          sim_ns delay_ns, int timer, uint64_t arg) {
+    return eng_timer_rearm(x->e, handle, x->node,
+                           clock == LOCK_CLOCK_WALL ? LOCK_CLOCK_WALL : LOCK_CLOCK_MONO, delay_ns,
+                           TIMER_ALGO, timer, arg);
+}
 void lock_cancel(struct lock_ctx *x, uint64_t handle) {
     struct timer *t = eng_timer_from_handle(x->e, handle);
     if (t && t->node == x->node) eng_timer_free(x->e, t);

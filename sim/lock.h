@@ -187,6 +187,12 @@ void lock_send(struct lock_ctx *ctx, int to, const struct lock_msg *m);
 uint64_t lock_timer(struct lock_ctx *ctx, enum lock_clock clock, sim_ns delay_ns,
                     int timer, uint64_t arg);
 void lock_cancel(struct lock_ctx *ctx, uint64_t handle);
+/* lock_cancel(ctx, handle) then lock_timer(ctx, clock, delay_ns, timer, arg),
+ * with the same effect and result, in one call: for a timer re-armed again
+ * and again (an election timeout that every heartbeat restarts). A handle
+ * of 0, or of a timer no longer pending, is only armed. */
+uint64_t lock_timer_rearm(struct lock_ctx *ctx, uint64_t handle, enum lock_clock clock,
+                          sim_ns delay_ns, int timer, uint64_t arg);
 /* Uniform 64-bit draw from the engine's single seeded PRNG. */
 uint64_t lock_random(struct lock_ctx *ctx);
 /* How many times this node has restarted after a crash (0 at first). A

@@ -585,24 +585,9 @@ int queue_push(struct queue *q, const struct sim_event *ev) {
     return 0;
 }
 
-int queue_push_small(struct queue *q, sim_ns t, uint32_t type, int32_t node, uint64_t arg) {
-    if (q->wheel_on || q->len >= QUEUE_SMALL || q->far_len == q->far_cap) {
-        struct sim_event ev = {.t = t, .type = type, .node = node, .arg = arg};
-        return queue_push(q, &ev);
-    }
-    struct sim_event *h = q->far;
-    size_t i = q->far_len++;
-    while (i > 0 && h[i - 1].t <= t) { /* the newest seq: equal times come before it */
-        h[i] = h[i - 1];
-        i--;
-    }
-    h[i].t = t;
-    h[i].seq = q->next_seq++;
-    h[i].type = type;
-    h[i].node = node;
-    h[i].arg = arg;
-    q->len++;
-    return 0;
+int queue_push_fields(struct queue *q, sim_ns t, uint32_t type, int32_t node, uint64_t arg) {
+    struct sim_event ev = {.t = t, .type = type, .node = node, .arg = arg};
+    return queue_push(q, &ev);
 }
 
 #if defined(__GNUC__)

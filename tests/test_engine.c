@@ -569,11 +569,26 @@ static struct {
     int id[32];
     sim_ns t[32];
     int n;
-    int arm; /* 0 = the server arms nothing */
+    uint64_t handle[8]; /* the handles the re-armings returned, in order */
+    int nhandle;
+    int arm; /* 0 = the server arms nothing; 1 = it re-arms by lock_cancel and lock_timer;
+                2 = by lock_timer_rearm */
 } rearm_log;
 
 static uint64_t rearm_at(struct lock_ctx *ctx, sim_ns delay, int id) {
     return lock_timer(ctx, LOCK_CLOCK_MONO, delay, id, 0);
+}
+/* Timer h cancelled and id armed again, in the way rearm_log.arm says. */
+static uint64_t rearm_again(struct lock_ctx *ctx, uint64_t h, sim_ns delay, int id) {
+    uint64_t n;
+    if (rearm_log.arm == 2) {
+        n = lock_timer_rearm(ctx, h, LOCK_CLOCK_MONO, delay, id, 0);
+    } else {
+        lock_cancel(ctx, h);
+        n = rearm_at(ctx, delay, id);
+    }
+    rearm_log.handle[rearm_log.nhandle++] = n;
+    return n;
 }
 static void rearm_server_init(struct lock_ctx *ctx, void *state) {
     struct rearm_server *s = state;
@@ -592,17 +607,15 @@ static void rearm_server_timer(struct lock_ctx *ctx, void *state, int timer, uin
     rearm_log.id[rearm_log.n] = timer;
     rearm_log.t[rearm_log.n++] = lock_now(ctx, LOCK_CLOCK_MONO);
     if (timer == 3) {              /* t = 5ms */
-        lock_cancel(ctx, s->a);    /* A: 10ms -> 25ms, later than its queued entry */
-        s->a = rearm_at(ctx, 20 * MS, 1);
-        lock_cancel(ctx, s->b);    /* B: 100ms -> 15ms, earlier than its queued entry */
-        s->b = rearm_at(ctx, 10 * MS, 2);
+        s->a = rearm_again(ctx, s->a, 20 * MS, 1); /* A: 10ms -> 25ms, later than its queued entry */
+        s->b = rearm_again(ctx, s->b, 10 * MS, 2); /* B: 100ms -> 15ms, earlier than its queued entry */
         rearm_at(ctx, 20 * MS, 5); /* F: due with A, armed after it */
-        lock_cancel(ctx, s->c);    /* C: 12ms -> 40ms */
-        s->c = rearm_at(ctx, 35 * MS, 6);
+        s->c = rearm_again(ctx, s->c, 35 * MS, 6); /* C: 12ms -> 40ms */
         lock_cancel(ctx, s->x);    /* X never fires */
+        rearm_again(ctx, s->x, 50 * MS, 8);        /* X again, then cancelled: a stale handle arms */
+        lock_cancel(ctx, rearm_log.handle[rearm_log.nhandle - 1]);
     } else if (timer == 2) {       /* t = 15ms */
-        lock_cancel(ctx, s->c);    /* C: 40ms -> 45ms, its entry re-queued twice */
-        s->c = rearm_at(ctx, 30 * MS, 6);
+        s->c = rearm_again(ctx, s->c, 30 * MS, 6); /* C: 40ms -> 45ms, its entry re-queued twice */
     }
 }
 static void rearm_client_acquire(struct lock_ctx *ctx, void *state) {
@@ -678,6 +691,25 @@ static void test_timer_rearm(void **state) {
     /* The pause and its resume are events, and a held firing counts when it
      * is held and again when it runs (as any held event does): 7 + 3 + 2. */
     assert_int_equal(held, quiet + 12);
+    /* lock_timer_rearm does what lock_cancel then lock_timer do: the same
+     * firings at the same times in the same order, the same events, the
+     * same handles; with and without the pause. */
+    for (int paused_run = 0; paused_run < 2; paused_run++) {
+        const char *faults = paused_run ? "@20ms pause S1 10ms\n" : "";
+        uint64_t two_calls = rearm_run(faults, 1);
+        int id[32], nh = rearm_log.nhandle;
+        sim_ns t[32];
+        uint64_t handle[8];
+        memcpy(id, rearm_log.id, sizeof id);
+        memcpy(t, rearm_log.t, sizeof t);
+        memcpy(handle, rearm_log.handle, sizeof handle);
+        assert_int_equal(rearm_run(faults, 2), two_calls);
+        assert_int_equal(rearm_log.n, 7);
+        assert_int_equal(rearm_log.nhandle, nh);
+        assert_memory_equal(rearm_log.id, id, sizeof id);
+        assert_memory_equal(rearm_log.t, t, sizeof t);
+        assert_memory_equal(rearm_log.handle, handle, sizeof handle);
+    }
 }
 
 /* engine_new_take builds the same run as engine_new from the scenario's own

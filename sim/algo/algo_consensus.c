@@ -254,6 +254,8 @@ struct cons_server {
     /* Volatile. */
     int n;                     /* servers in this run */
     int self;                  /* this server's index */
+    int node0;                 /* node of server 0 (lock_server(ctx, 0)): server f is node
+                                  node0 + f, kept so that a message costs no look-up call */
     int role;
     int leader;                /* server index of the known leader, -1 = unknown */
     int64_t commit;            /* highest index known committed */
@@ -514,9 +516,10 @@ static sim_ns random_timeout(struct lock_ctx *ctx) {
     return t + (sim_ns)(lock_random(ctx) % (uint64_t)t);
 }
 
+/* (Re)start the election timeout: on every heartbeat a follower hears, so
+ * in one call (lock_timer_rearm) rather than a cancel and an arming. */
 static void arm_election(struct lock_ctx *ctx, struct cons_server *s) {
-    cancel(ctx, &s->t_election);
-    s->t_election = lock_timer(ctx, LOCK_CLOCK_MONO, s->election_ns, T_ELECTION, 0);
+    s->t_election = lock_timer_rearm(ctx, s->t_election, LOCK_CLOCK_MONO, s->election_ns, T_ELECTION, 0);
 }
 
 /* ---- The log ---------------------------------------------------------------------------- */
@@ -596,7 +599,7 @@ static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
     m.token = s->snap.revision;
     m.ttl_ns = now_mono(ctx);
     s->next[f] = s->snap_index + 1;
-    lock_send(ctx, lock_server(ctx, f), &m);
+    lock_send(ctx, s->node0 + f, &m);
 }
 
 /* AppendEntries to follower f: the entry at next[f] if there is one (and
@@ -621,7 +624,7 @@ static void send_append(struct lock_ctx *ctx, struct cons_server *s, int f) {
         m.value = e->lease;
         s->next[f] = next + 1;
     }
-    lock_send(ctx, lock_server(ctx, f), &m);
+    lock_send(ctx, s->node0 + f, &m);
 }
 
 static void send_all(struct lock_ctx *ctx, struct cons_server *s) {
@@ -1024,7 +1027,7 @@ static void campaign(struct lock_ctx *ctx, struct cons_server *s) {
     m.b = s->last_index;
     m.value = (uint64_t)term_at(s, s->last_index);
     for (int f = 0; f < s->n; f++)
-        if (f != s->self) lock_send(ctx, lock_server(ctx, f), &m);
+        if (f != s->self) lock_send(ctx, s->node0 + f, &m);
 }
 
 /* No keep-alive for a whole TTL: revoke the lease through the log. 0, or -1
@@ -1065,7 +1068,8 @@ static void server_init(struct lock_ctx *ctx, void *state) {
     struct cons_server *s = state;
     const struct cons_config *c = cfg(ctx);
     s->n = lock_nservers(ctx);
-    s->self = lock_server_index(ctx, lock_self(ctx));
+    s->node0 = lock_server(ctx, 0);
+    s->self = lock_self(ctx) - s->node0;
     s->voted_for = -1;
     s->leader = -1;
     s->noted_owner = -1;
@@ -1255,7 +1259,10 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     if (m->b) {
         if (v > s->match[f]) s->match[f] = v;
         if (s->next[f] < s->match[f] + 1) s->next[f] = s->match[f] + 1;
-        advance_commit(ctx, s);
+        /* Tested here, not only in advance_commit's loop: most answers are
+         * to heartbeats, with nothing uncommitted, and the call was half
+         * of what such an answer cost the leader. */
+        if (s->last_index > s->commit) advance_commit(ctx, s);
         if (s->next[f] <= s->last_index) send_append(ctx, s, f); /* catching up */
         return;
     }
@@ -1311,8 +1318,8 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         on_client(ctx, s, m);
         return;
     }
-    int from = lock_server_index(ctx, m->from);
-    if (from < 0 || from == s->self) return; /* Raft messages come from servers */
+    int from = m->from - s->node0; /* lock_server_index, without the call */
+    if (from < 0 || from >= s->n || from == s->self) return; /* Raft messages come from servers */
     switch (m->type) {
     case M_VOTE: on_vote(ctx, s, m, from); break;
     case M_VOTE_REPLY: on_vote_reply(ctx, s, m, from); break;
@@ -1438,8 +1445,8 @@ static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
     c->sent_mono = now_mono(ctx);
     c->asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
-    cancel(ctx, &c->t_request);
-    c->t_request = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns, T_REQUEST, c->req);
+    c->t_request = lock_timer_rearm(ctx, c->t_request, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
+                                    T_REQUEST, c->req);
 }
 
 /* The server asked is not the leader (or did not answer): follow its hint,
@@ -1474,9 +1481,8 @@ static void ka_send(struct lock_ctx *ctx, struct cons_client *c) {
     m.value = c->held_lease;
     c->ka_asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
-    cancel(ctx, &c->t_ka_request);
-    c->t_ka_request = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
-                                 T_KEEPALIVE_REQUEST, c->ka_req);
+    c->t_ka_request = lock_timer_rearm(ctx, c->t_ka_request, LOCK_CLOCK_MONO,
+                                       cfg(ctx)->request_timeout_ns, T_KEEPALIVE_REQUEST, c->ka_req);
 }
 
 static void ka_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
