@@ -406,12 +406,12 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
     sum->judged = judge > 0;
     sum->outcome = run_outcome(r, require_expects);
     if (!judge && sum->outcome == LSIM_EEXPECT) sum->outcome = LSIM_OK;
-    snprintf(sum->error, sizeof sum->error, "%s", r->error);
+    scn_copy_str(sum->error, sizeof sum->error, r->error);
     struct sbuf sb = {0};
     if (r->rc == LSIM_OK) {
         const struct scenario *s = r->scn;
-        snprintf(sum->title, sizeof sum->title, "%s", s->title);
-        snprintf(sum->algo, sizeof sum->algo, "%s", r->algo->name);
+        scn_copy_str(sum->title, sizeof sum->title, s->title);
+        scn_copy_str(sum->algo, sizeof sum->algo, r->algo->name);
         sum->seed = s->seed;
         sum->events = engine_events(r->engine);
         sum->trace_hash = r->trace_hash;

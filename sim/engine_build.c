@@ -187,7 +187,7 @@ static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn
         fail(err, &e->s, e->s.algo_pos, msg);
         return LSIM_EPLUGIN;
     }
-    snprintf(e->tr.algo, sizeof e->tr.algo, "%s", e->algo->name);
+    scn_copy_str(e->tr.algo, sizeof e->tr.algo, e->algo->name);
     int rc = configure(e, o, err);
     if (rc != 0) return rc;
     e->nservers = e->s.nservers ? e->s.nservers : (e->algo->default_servers ? e->algo->default_servers : 1);
@@ -388,7 +388,7 @@ static int build(struct engine **out, const struct scenario *s, struct scenario 
     queue_init(&e->q);
     trace_init(&e->tr, o->keep_trace);
     if (o->hash_trace) trace_hash_on(&e->tr);
-    snprintf(e->tr.title, sizeof e->tr.title, "%s", e->s.title);
+    scn_copy_str(e->tr.title, sizeof e->tr.title, e->s.title);
     e->tr.seed = e->s.seed;
     rng_seed(&e->rng, e->s.seed);
     e->nclients = s->nclients;

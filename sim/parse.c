@@ -56,7 +56,7 @@ static int do_line(struct parser *p)
 static void err_begin(struct scn_error *err, const char *file)
 {
     memset(err, 0, sizeof *err);
-    scnp_copy_str(err->file, sizeof err->file, file);
+    scn_copy_str(err->file, sizeof err->file, file);
 }
 
 /* The error for a failure before any line is read. */
@@ -78,7 +78,7 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
     if (fname == NULL)
         fname = "<scenario>";
     scenario_init(s);
-    scnp_copy_str(s->file, sizeof s->file, fname);
+    scn_copy_str(s->file, sizeof s->file, fname);
     err_begin(err, fname);
     if (text == NULL && len > 0)
         len = 0;

@@ -240,7 +240,7 @@ static int client_opts(struct parser *p, int i, int many, const char *owner,
             if (val[0] == 'S' && (val[1] == '\0' || scnp_all_digits(val + 1)))
                 return scnp_fail(p, vcol, "prefix '%s' would make names like %s1, which are "
                                  "reserved for lock servers", val, val);
-            scnp_copy_str(o->prefix, sizeof o->prefix, val);
+            scn_copy_str(o->prefix, sizeof o->prefix, val);
             o->prefix_col = vcol;
             break;
         case 4:
@@ -264,7 +264,7 @@ static struct scn_client *new_client(struct parser *p, const char *name, int col
 
     if (c == NULL)
         return scnp_fail_nomem(p, col), NULL;
-    scnp_copy_str(c->name, sizeof c->name, name);
+    scn_copy_str(c->name, sizeof c->name, name);
     if (scnp_client_index(p, p->s->nclients - 1) < 0) {
         p->s->nclients--;
         return scnp_fail_nomem(p, col), NULL;

@@ -38,7 +38,7 @@ static int expect_client_name(struct parser *p, struct scn_expect *e, int i)
     if (strcmp(t->s, "R") == 0 || scnp_server_number(t->s) > 0)
         return scnp_fail(p, t->col, "'%s' is not a client; an expect line names a client here, as in "
                          "expect B token = 34", t->s);
-    scnp_copy_str(e->client, sizeof e->client, t->s);
+    scn_copy_str(e->client, sizeof e->client, t->s);
     e->client_pos.line = p->line;
     e->client_pos.col = t->col;
     return 0;
@@ -316,7 +316,7 @@ int scnp_expect_clients(struct parser *p)
                 return scnp_fail(p, e->client_pos.col, "expect lines name more than %d clients "
                                  "(SCN_MAX_EXPECT_CLIENTS); state the others by metrics",
                                  SCN_MAX_EXPECT_CLIENTS);
-            scnp_copy_str(seen[nseen++], SCN_NAME_MAX, e->client);
+            scn_copy_str(seen[nseen++], SCN_NAME_MAX, e->client);
         }
     }
     return 0;

@@ -111,7 +111,7 @@ static int target(struct parser *p, struct tok *t, struct scn_budget *b)
                    ? scnp_fail(p, t->col, "expected clients, servers, nodes, resource or a node "
                                "name after 'on', found %s", scnp_show(p, t))
                    : -1;
-    scnp_copy_str(b->node, sizeof b->node, t->s);
+    scn_copy_str(b->node, sizeof b->node, t->s);
     b->targets = 0;
     return 0;
 }

@@ -34,7 +34,7 @@ static int parse_trigger(struct parser *p, struct tok *t, struct scn_fault *f)
     if (scnp_client_find(p, t->s) < 0)
         return scnp_fail(p, t->col, "'%.40s' is not a client declared above; 'on' needs one, as in "
                          "on A.after-acquire", t->s);
-    scnp_copy_str(f->trigger, sizeof f->trigger, t->s);
+    scn_copy_str(f->trigger, sizeof f->trigger, t->s);
     hash = strchr(dot + 1, '#');
     if (hash) {
         *hash = '\0';
@@ -71,7 +71,7 @@ static int act_node(struct parser *p, int i, struct scn_fault *f)
     if (f->kind == SCN_FAULT_KILL_REPLICAS && scnp_server_number(t->s) == 0)
         return scnp_fail(p, t->col, "only a lock server has replication links to kill; expected "
                          "S1..S%d, found %s", SCN_MAX_SERVERS, scnp_show(p, t));
-    scnp_copy_str(f->node, sizeof f->node, t->s);
+    scn_copy_str(f->node, sizeof f->node, t->s);
     f->pos.col = t->col;
     i++;
     if (f->kind == SCN_FAULT_PAUSE && i < p->ntoks && p->toks[i].kind == T_WORD) {
@@ -98,7 +98,7 @@ static int act_clock(struct parser *p, int i, struct scn_fault *f)
     t = &p->toks[i];
     if (scnp_check_node(p, t, 0, 0) < 0)
         return -1;
-    scnp_copy_str(f->node, sizeof f->node, t->s);
+    scn_copy_str(f->node, sizeof f->node, t->s);
     f->pos.col = t->col;
     if (++i >= p->ntoks)
         return scnp_fail(p, scnp_col_after(p, i), "expected step, drift or slew after 'clock "
@@ -176,7 +176,7 @@ static int act_partition(struct parser *p, int i, struct scn_fault *f)
         if (f->group_len[g] == SCN_MAX_GROUP)
             return scnp_fail(p, t->col, "more than %d nodes in one partition group (SCN_MAX_GROUP)",
                              SCN_MAX_GROUP);
-        scnp_copy_str(f->groups[g][f->group_len[g]++], SCN_NAME_MAX, t->s);
+        scn_copy_str(f->groups[g][f->group_len[g]++], SCN_NAME_MAX, t->s);
     }
     if (f->group_len[g] == 0)
         return scnp_fail(p, scnp_col_after(p, p->ntoks), "expected node names after '|'");

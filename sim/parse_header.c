@@ -128,14 +128,14 @@ SETTER(set_algo)
 {
     (void)off;
     if (is_plugin_path(val) && strlen(val) < SCN_OPT_MAX) {
-        scnp_copy_str(s->algo, sizeof s->algo, val);
+        scn_copy_str(s->algo, sizeof s->algo, val);
         return 0;
     }
     if (!scnp_is_opt_key(val) || strlen(val) >= SCN_OPT_MAX)
         return WHY("'%.40s' is not an algorithm name; expected a letter, then letters, digits, "
                    "'-' or '_', or a path to a plugin such as ./my_lock.so (at most %d)", val,
                    SCN_OPT_MAX - 1);
-    scnp_copy_str(s->algo, sizeof s->algo, val);
+    scn_copy_str(s->algo, sizeof s->algo, val);
     return 0;
 }
 #undef SETTER

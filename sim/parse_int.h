@@ -34,7 +34,6 @@
 
 /* ---- Text helpers and value syntaxes (parse_value.c) ---- */
 
-void scnp_copy_str(char *dst, size_t size, const char *src);
 int scnp_is_digit(int c);
 int scnp_is_alpha(int c);
 int scnp_all_digits(const char *s);

@@ -35,8 +35,8 @@ int scnp_parse_link(struct parser *p, int i, struct scn_link *l, int later)
         scnp_check_node(p, &p->toks[i + 1], 1, later) < 0)
         return -1;
     memset(l, 0, sizeof *l);
-    scnp_copy_str(l->from, sizeof l->from, p->toks[i].s);
-    scnp_copy_str(l->to, sizeof l->to, p->toks[i + 1].s);
+    scn_copy_str(l->from, sizeof l->from, p->toks[i].s);
+    scn_copy_str(l->to, sizeof l->to, p->toks[i + 1].s);
     l->pos.line = p->line;
     l->pos.col = p->toks[i].col;
     l->lat.min_ns = l->lat.max_ns = LAT_UNSET;
@@ -103,7 +103,7 @@ int scnp_kw_clock(struct parser *p)
     if (s->nclocks == SCN_MAX_CLOCKS)
         return scnp_fail(p, t->col, "more than %d clock lines", SCN_MAX_CLOCKS);
     memset(&c, 0, sizeof c);
-    scnp_copy_str(c.node, sizeof c.node, t->s);
+    scn_copy_str(c.node, sizeof c.node, t->s);
     c.pos.line = p->line;
     c.pos.col = t->col;
     for (i = 2; i < p->ntoks; i++) {

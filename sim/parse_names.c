@@ -133,7 +133,7 @@ int scnp_check_node(struct parser *p, const struct tok *t, int star_ok, int late
             return scnp_fail_nomem(p, t->col);
         p->later = arr;
         l = &p->later[p->nlater++];
-        scnp_copy_str(l->name, sizeof l->name, s);
+        scn_copy_str(l->name, sizeof l->name, s);
         l->pos.line = p->line;
         l->pos.col = t->col;
         return 0;

@@ -127,9 +127,9 @@ static int param_decl(struct parser *p, struct tok *t, struct scn_param *q, int 
                          "so far are %s", SCN_MAX_PARAMS,
                          param_list(p->s, name, list, sizeof list));
     memset(q, 0, sizeof *q);
-    scnp_copy_str(q->name, sizeof q->name, name);
-    scnp_copy_str(q->def, sizeof q->def, val);
-    scnp_copy_str(q->val, sizeof q->val, val);
+    scn_copy_str(q->name, sizeof q->name, name);
+    scn_copy_str(q->def, sizeof q->def, val);
+    scn_copy_str(q->val, sizeof q->val, val);
     q->pos.line = p->line;
     q->pos.col = t->col;
     return 0;
@@ -162,7 +162,7 @@ int scnp_kw_param(struct parser *p)
     for (i = 0; i < p->nover; i++) {
         if (strcmp(p->over[i].name, q.name) != 0)
             continue;
-        scnp_copy_str(q.val, sizeof q.val, p->over[i].val);
+        scn_copy_str(q.val, sizeof q.val, p->over[i].val);
         q.overridden = 1;
         if (range_check(p, &q, "value from --set", vcol) < 0)
             return -1;
@@ -212,7 +212,7 @@ static int expand_one(struct parser *p, struct tok *t, int off)
     if (*end != '\0')
         return scnp_fail(p, t->col + (int)(end - t->s), "unexpected '%.20s' after '$%.*s'; a "
                          "param stands for a whole value", end, (int)(end - name), name);
-    scnp_copy_str(nm, sizeof nm, name);
+    scn_copy_str(nm, sizeof nm, name);
     k = param_find(p->s, nm);
     if (k < 0 && p->s->nparams == 0)
         return scnp_fail(p, t->col + off, "unknown param '$%.40s'; no param is declared above "

@@ -130,7 +130,7 @@ int scenario_set(struct scenario *s, const char *kv, struct scn_error *err)
     size_t i;
 
     memset(err, 0, sizeof *err);
-    scnp_copy_str(err->file, sizeof err->file, "--set");
+    scn_copy_str(err->file, sizeof err->file, "--set");
     if (kv == NULL)
         kv = "";
     for (i = 0; kv[i]; i++)

@@ -14,16 +14,6 @@
  * Small text helpers
  * ====================================================================== */
 
-void scnp_copy_str(char *dst, size_t size, const char *src)
-{
-    size_t n = strlen(src);
-
-    if (n >= size)
-        n = size - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 int scnp_is_digit(int c) { return c >= '0' && c <= '9'; }
 int scnp_is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
@@ -477,9 +467,9 @@ int scnp_opt_put(struct scenario *s, const char *key, const char *val, struct sc
             return WHY("more than %d lock options (SCN_MAX_OPTS)", SCN_MAX_OPTS);
         if ((o = scenario_add_opt(s)) == NULL)
             return WHY("out of memory"), LSIM_ENOMEM;
-        scnp_copy_str(o->key, sizeof o->key, key);
+        scn_copy_str(o->key, sizeof o->key, key);
     }
-    scnp_copy_str(o->val, sizeof o->val, val);
+    scn_copy_str(o->val, sizeof o->val, val);
     o->pos = pos;
     return 0;
 }

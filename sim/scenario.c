@@ -6,6 +6,13 @@
 
 #include "scenario.h"
 
+void scn_copy_str(char *dst, size_t size, const char *src) {
+    size_t n = strlen(src);
+    if (n >= size) n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 void scenario_init(struct scenario *s)
 {
     memset(s, 0, sizeof *s);

@@ -343,6 +343,9 @@ struct scn_error {
 
 /* Fill *s with every default (one place for defaults). */
 void scenario_init(struct scenario *s);
+/* Copy src into dst[size] (size >= 1), cut to fit, always NUL-terminated:
+ * snprintf's "%s" without its format parsing (a run copies a few names). */
+void scn_copy_str(char *dst, size_t size, const char *src);
 /* Free what scenario_init/parse allocated; s may be reused after init. */
 void scenario_close(struct scenario *s);
 /* Deep copy: dst must not be initialised; returns 0 or -1 on OOM (dst is
