@@ -154,7 +154,15 @@ void trace_append_own(struct trace *tr, struct trace_event *ev) {
 }
 
 uint64_t trace_hash_text(uint64_t h, const char *text, size_t len) {
-    for (size_t i = 0; i < len; i += 8) { /* 8 bytes a word, little-endian, zero-padded */
+    size_t i = 0; /* 8 bytes a word, little-endian, the last one zero-padded */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; i + 8 <= len; i += 8) { /* a whole word is its bytes as they lie in memory */
+        uint64_t w;
+        memcpy(&w, text + i, 8);
+        h = trace_h_round(h, w);
+    }
+#endif
+    for (; i < len; i += 8) {
         uint64_t w = 0;
         for (size_t k = 0; k < 8 && i + k < len; k++) w |= (uint64_t)(unsigned char)text[i + k] << (8 * k);
         h = trace_h_round(h, w);
