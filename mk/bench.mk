@@ -19,7 +19,7 @@ BENCH_EVENTS ?= 5000000,5000000,3000000
 BENCH_MEM_EVENTS ?= 1000000
 BENCH_RUNS   ?= 300
 BENCH_SCENARIO ?= scenarios/gc-pause-outlives-lease.lsim
-BENCH_BATCH_SEEDS ?= 200
+BENCH_BATCH_SEEDS ?= 1000
 BENCH_RENDER_RUNS ?= 40
 
 BENCH_DIR := $(BUILD)/bench
@@ -87,7 +87,7 @@ bench: bench-build
 	@$(BENCH_BIN) memory --clients 1000,100000 --events $(BENCH_MEM_EVENTS)
 	@echo
 	@echo "== 4. batch and sweep (bench/batch.sh)"
-	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 3
+	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 5
 	@echo
 	@echo "== 5. headless PNG, whole process (bench/render.sh)"
 	@bench/render.sh ./$(BUILD)/locksim $(BENCH_SCENARIO) $(BENCH_RENDER_RUNS) 3
@@ -95,7 +95,7 @@ bench: bench-build
 # Batch throughput over the catalog (bench/batch.sh): runs/s at --jobs 1 and 2,
 # the 60 x 3 x 2 x 100-seed sweep, and peak RSS at 1k, 10k and 100k runs.
 bench-batch: $(BUILD)/locksim
-	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 3
+	@bench/batch.sh ./$(BUILD)/locksim scenarios $(BENCH_BATCH_SEEDS) 5
 
 # Whole-process headless PNG (bench/render.sh): `locksim render -o x.png`
 # next to `-o x.svg` and `locksim run`, ms per process (min, median) and CPU.
