@@ -421,14 +421,24 @@ static int spawn(const struct fanout *f, struct worker *w, size_t first, int car
     return 0;
 }
 
+/* A header no worker writes: a summary packs to at most its own size, and
+ * no failure text comes near 64 MiB. */
+#define WIRE_MAX_FAIL ((uint32_t)1 << 26)
+
 /* The whole record at the head of w's buffer: its size, or 0 when not all
- * of it has been read (*need: the bytes it takes, once its header is in). */
-static size_t head_record(const struct worker *w, size_t *need) {
+ * of it has been read (*need: the bytes it takes, once its header is in).
+ * *broken = 1 when the header is one no worker writes (then 0 and no need). */
+static size_t head_record(const struct worker *w, size_t *need, int *broken) {
     size_t have = w->end - w->start;
     struct wire h;
     *need = sizeof h;
+    *broken = 0;
     if (have < sizeof h) return 0;
     memcpy(&h, w->buf + w->start, sizeof h);
+    if (h.len > sizeof(struct report_summary) || h.flen > WIRE_MAX_FAIL) {
+        *broken = 1;
+        return 0;
+    }
     *need = sizeof h + (size_t)h.len + (size_t)h.flen;
     return have >= *need ? *need : 0;
 }
@@ -437,7 +447,8 @@ static size_t head_record(const struct worker *w, size_t *need) {
  * worker is reaped then). Returns 0, or -1 when out of memory. */
 static int fill(struct worker *w) {
     size_t need;
-    head_record(w, &need);
+    int broken;
+    head_record(w, &need, &broken);
     if (w->start > 0 && w->end - w->start < need) { /* keep the unread bytes at the front */
         memmove(w->buf, w->buf + w->start, w->end - w->start);
         w->end -= w->start;
@@ -590,14 +601,14 @@ static int is_plugin(const char *name) { return name && (strchr(name, '/') || st
  * records taken, or -1 when out of memory or a new worker cannot be started. */
 static int drain(struct order *o, struct worker *w) {
     const struct fanout *f = o->f;
-    int took = 0;
+    int took = 0, broken = 0;
     size_t n, need;
-    while (in_window(o, w->next) && (n = head_record(w, &need)) != 0) {
+    while (in_window(o, w->next) && ((n = head_record(w, &need, &broken)) != 0 || broken)) {
         struct wire h;
         memcpy(&h, w->buf + w->start, sizeof h);
         struct slot *sl = slot_of(o, w->next); /* free: w->next is in the window, not yet stored */
         struct report_summary *s = &sl->sum;
-        if (h.idx != w->next || wire_unpack(s, w->buf + w->start + sizeof h, h.len) != 0) {
+        if (broken || h.idx != w->next || wire_unpack(s, w->buf + w->start + sizeof h, h.len) != 0) {
             /* Not a record of this worker's: stop it and see it as dead. */
             if (w->fd >= 0) {
                 kill(w->pid, SIGKILL);
@@ -620,7 +631,7 @@ static int drain(struct order *o, struct worker *w) {
         w->next += (size_t)f->jobs;
         took++;
     }
-    if (w->fd >= 0 || head_record(w, &need) != 0 || w->next >= o->hi || interrupted) return took;
+    if (w->fd >= 0 || head_record(w, &need, &broken) != 0 || w->next >= o->hi || interrupted) return took;
     if (!w->careful) /* it held records in its buffer: replay them one by one */
         return spawn(f, w, w->next, 1) != 0 ? -1 : took;
     char where[4400], why[640];
