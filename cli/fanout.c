@@ -157,6 +157,9 @@ struct wire {
     uint32_t len;
     uint32_t flen;
 };
+/* A failure text is cut to this on the pipe (none comes near it): a header
+ * with more, or with a summary longer than its struct, is no worker's. */
+#define WIRE_MAX_FAIL ((uint32_t)1 << 26)
 
 /* The summary's text fields are fixed-size arrays, mostly empty (the error
  * alone is 640 bytes and "" in a run that worked), and its facts are an array
@@ -339,7 +342,7 @@ static void worker_main(const struct fanout *f, int fd, size_t first, int carefu
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
 #endif
-    static char buf[1 << 18];
+    static char buf[1 << 18], packed[sizeof(struct report_summary)];
     static struct report_summary sum;
     size_t len = 0, lo, total;
     fanout_range(f, &lo, &total);
@@ -348,22 +351,23 @@ static void worker_main(const struct fanout *f, int fd, size_t first, int carefu
         memset(&sum, 0, sizeof sum);
         run_one(f, i, &sum, cache);
         const char *fail = sum.failures ? sum.failures : "";
-        struct wire w = {.idx = i, .flen = (uint32_t)strlen(fail)};
-        if (len + sizeof w + sizeof sum + w.flen > sizeof buf) {
+        size_t flen = strlen(fail);
+        struct wire w = {.idx = i, .len = (uint32_t)wire_pack(packed, &sum),
+                         .flen = (uint32_t)(flen < WIRE_MAX_FAIL ? flen : WIRE_MAX_FAIL)};
+        size_t rec = sizeof w + w.len + w.flen;
+        if (len + rec > sizeof buf) {
             if (write_all(fd, buf, len) != 0) _exit(73);
             len = 0;
         }
-        if (sizeof w + sizeof sum + w.flen > sizeof buf) { /* a very long failure text: on its own */
-            static char packed[sizeof sum];
-            w.len = (uint32_t)wire_pack(packed, &sum);
+        if (rec > sizeof buf) { /* a very long failure text: on its own */
             if (write_all(fd, (const char *)&w, sizeof w) != 0 || write_all(fd, packed, w.len) != 0 ||
                 write_all(fd, fail, w.flen) != 0)
                 _exit(73);
         } else {
-            w.len = (uint32_t)wire_pack(buf + len + sizeof w, &sum);
             memcpy(buf + len, &w, sizeof w);
+            memcpy(buf + len + sizeof w, packed, w.len);
             memcpy(buf + len + sizeof w + w.len, fail, w.flen);
-            len += sizeof w + w.len + w.flen;
+            len += rec;
         }
         report_summary_close(&sum);
         if (careful && len) {
@@ -421,34 +425,42 @@ static int spawn(const struct fanout *f, struct worker *w, size_t first, int car
     return 0;
 }
 
-/* A header no worker writes: a summary packs to at most its own size, and
- * no failure text comes near 64 MiB. */
-#define WIRE_MAX_FAIL ((uint32_t)1 << 26)
-
-/* The whole record at the head of w's buffer: its size, or 0 when not all
- * of it has been read (*need: the bytes it takes, once its header is in).
- * *broken = 1 when the header is one no worker writes (then 0 and no need). */
-static size_t head_record(const struct worker *w, size_t *need, int *broken) {
+/* The whole record at the head of w's buffer: its size, with its header in
+ * *h, or 0 when not all of it has been read (*need: the bytes it takes,
+ * once its header is in). *broken = 1 when the header is one no worker
+ * writes (then 0, and no more is needed). */
+static size_t head_record(const struct worker *w, struct wire *h, size_t *need, int *broken) {
     size_t have = w->end - w->start;
-    struct wire h;
-    *need = sizeof h;
+    *need = sizeof *h;
     *broken = 0;
-    if (have < sizeof h) return 0;
-    memcpy(&h, w->buf + w->start, sizeof h);
-    if (h.len > sizeof(struct report_summary) || h.flen > WIRE_MAX_FAIL) {
+    if (have < sizeof *h) return 0;
+    memcpy(h, w->buf + w->start, sizeof *h);
+    if (h->len > sizeof(struct report_summary) || h->flen > WIRE_MAX_FAIL) {
         *broken = 1;
         return 0;
     }
-    *need = sizeof h + (size_t)h.len + (size_t)h.flen;
+    *need = sizeof *h + (size_t)h->len + (size_t)h->flen;
     return have >= *need ? *need : 0;
+}
+
+/* Close w's pipe and wait for the worker (kill it first when it may still
+ * run); its wait status is kept. */
+static void reap(struct worker *w, int kill_it) {
+    if (kill_it) kill(w->pid, SIGKILL);
+    close(w->fd);
+    w->fd = -1;
+    w->status = 0;
+    waitpid(w->pid, &w->status, 0);
+    w->pid = 0;
 }
 
 /* w's pipe is readable: one read into its buffer, or its end of file (the
  * worker is reaped then). Returns 0, or -1 when out of memory. */
 static int fill(struct worker *w) {
+    struct wire h;
     size_t need;
     int broken;
-    head_record(w, &need, &broken);
+    head_record(w, &h, &need, &broken);
     if (w->start > 0 && w->end - w->start < need) { /* keep the unread bytes at the front */
         memmove(w->buf, w->buf + w->start, w->end - w->start);
         w->end -= w->start;
@@ -469,11 +481,7 @@ static int fill(struct worker *w) {
         w->end += (size_t)k;
         return 0;
     }
-    close(w->fd); /* the end (or a broken pipe): the worker has finished or died */
-    w->fd = -1;
-    w->status = 0;
-    waitpid(w->pid, &w->status, 0);
-    w->pid = 0;
+    reap(w, 0); /* the end (or a broken pipe): the worker has finished or died */
     return 0;
 }
 
@@ -602,21 +610,14 @@ static int is_plugin(const char *name) { return name && (strchr(name, '/') || st
 static int drain(struct order *o, struct worker *w) {
     const struct fanout *f = o->f;
     int took = 0, broken = 0;
+    struct wire h;
     size_t n, need;
-    while (in_window(o, w->next) && ((n = head_record(w, &need, &broken)) != 0 || broken)) {
-        struct wire h;
-        memcpy(&h, w->buf + w->start, sizeof h);
+    while (in_window(o, w->next) && ((n = head_record(w, &h, &need, &broken)) != 0 || broken)) {
         struct slot *sl = slot_of(o, w->next); /* free: w->next is in the window, not yet stored */
         struct report_summary *s = &sl->sum;
         if (broken || h.idx != w->next || wire_unpack(s, w->buf + w->start + sizeof h, h.len) != 0) {
             /* Not a record of this worker's: stop it and see it as dead. */
-            if (w->fd >= 0) {
-                kill(w->pid, SIGKILL);
-                close(w->fd);
-                w->fd = -1;
-                waitpid(w->pid, &w->status, 0);
-                w->pid = 0;
-            }
+            if (w->fd >= 0) reap(w, 1);
             w->start = w->end = 0;
             break;
         }
@@ -631,7 +632,7 @@ static int drain(struct order *o, struct worker *w) {
         w->next += (size_t)f->jobs;
         took++;
     }
-    if (w->fd >= 0 || head_record(w, &need, &broken) != 0 || w->next >= o->hi || interrupted) return took;
+    if (w->fd >= 0 || head_record(w, &h, &need, &broken) != 0 || w->next >= o->hi || interrupted) return took;
     if (!w->careful) /* it held records in its buffer: replay them one by one */
         return spawn(f, w, w->next, 1) != 0 ? -1 : took;
     char where[4400], why[640];

@@ -1,10 +1,11 @@
 /* A list of runs on forked worker processes, for `batch` and `sweep`: cells
  * (sets of --set overrides) x scenario files x algorithms x seeds. Worker k
  * of N takes runs k, k+N, ...; each result comes back over the worker's pipe
- * as one record (the summary with its empty text cut) and is handed to the caller in list order,
- * whatever the finishing order, so what the caller prints does not depend
- * on the number of workers. A worker that dies fails the run it was in
- * (named with the signal) and a new worker takes the rest of its slice.
+ * as one record (the summary with its empty text cut) and is handed to the
+ * caller in list order, whatever the finishing order, so what the caller
+ * prints does not depend on the number of workers. A worker that dies fails
+ * the run it was in (named with the signal) and a new worker takes the rest
+ * of its slice.
  * SIGINT stops the workers; the runs delivered so far stay delivered. */
 #ifndef LOCKSIM_FANOUT_H
 #define LOCKSIM_FANOUT_H
