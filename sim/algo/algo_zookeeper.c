@@ -113,14 +113,37 @@ struct zk_server {
     int64_t cversion;      /* its child version: the next sequence number */
     int64_t fresh_seq;     /* one above every sequence number given (for the states) */
     int holder;            /* index of the lowest znode noted as granted, -1 = none */
+    int sess_hi, zn_hi, w_hi; /* one past the highest slot of sess, zn, w ever used:
+                                 nothing reads a slot at or above it, and a slot
+                                 taken there is written whole (take_slot) */
+    uint64_t expirer;      /* timer handle, 0 = none */
+    int64_t expirer_ms;    /* the bucket it is armed for */
+    /* Last, and not zeroed before server_init (server_zero_size): 26 KiB
+     * that zeroing cost each run of a ZooKeeper scenario for nothing. */
     struct zk_session sess[ZK_MAX];
     struct zk_znode zn[ZK_MAX];
     struct zk_watch w[ZK_MAX];
-    int sess_hi, zn_hi, w_hi; /* one past the highest slot of sess, zn, w ever used:
-                                 the loops over used slots stop there */
-    uint64_t expirer;      /* timer handle, 0 = none */
-    int64_t expirer_ms;    /* the bucket it is armed for */
 };
+
+/* The lowest free slot of sess, zn or w, -1 when all ZK_MAX are taken: a
+ * free slot below its hi, else hi itself (then raised by one). The slot a
+ * scan of all ZK_MAX would find, since no slot at or above hi was used; the
+ * caller writes a slot it takes whole. */
+static int free_session(struct zk_server *s) {
+    for (int i = 0; i < s->sess_hi; i++)
+        if (!s->sess[i].id) return i;
+    return s->sess_hi < ZK_MAX ? s->sess_hi++ : -1;
+}
+static int free_znode(struct zk_server *s) {
+    for (int i = 0; i < s->zn_hi; i++)
+        if (!s->zn[i].used) return i;
+    return s->zn_hi < ZK_MAX ? s->zn_hi++ : -1;
+}
+static int free_watch(struct zk_server *s) {
+    for (int i = 0; i < s->w_hi; i++)
+        if (!s->w[i].used) return i;
+    return s->w_hi < ZK_MAX ? s->w_hi++ : -1;
+}
 
 enum { T_EXPIRER = 1, T_PING, T_REQ };
 
@@ -363,10 +386,8 @@ static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int rc, int64_
 }
 
 static void server_connect(struct lock_ctx *ctx, struct zk_server *s, const struct lock_msg *m) {
-    struct zk_session *se = NULL;
-    for (int i = 0; i < ZK_MAX && !se; i++)
-        if (!s->sess[i].id) se = &s->sess[i];
-    if (!se) {
+    int slot = free_session(s);
+    if (slot < 0) {
         lock_note(ctx, "too many sessions for the model (256): connection refused", m->from, 0);
         reply(ctx, m, ZK_FULL, 0, 0);
         return;
@@ -375,10 +396,8 @@ static void server_connect(struct lock_ctx *ctx, struct zk_server *s, const stru
     if (t < 2 * tick) t = 2 * tick;   /* minSessionTimeout */
     if (t > 20 * tick) t = 20 * tick; /* maxSessionTimeout */
     if (t * NS_PER_MS != m->ttl_ns) lock_note(ctx, "session timeout negotiated", t, m->ttl_ns / NS_PER_MS);
-    se->id = ++s->next_session;
-    if (se - s->sess >= s->sess_hi) s->sess_hi = (int)(se - s->sess) + 1;
-    se->owner = m->from;
-    se->timeout_ms = t;
+    struct zk_session *se = &s->sess[slot];
+    *se = (struct zk_session){.id = ++s->next_session, .owner = m->from, .timeout_ms = t};
     s->zxid++; /* createSession */
     touch(ctx, s, se);
     struct lock_msg r = {0};
@@ -392,9 +411,7 @@ static void server_connect(struct lock_ctx *ctx, struct zk_server *s, const stru
 
 static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struct lock_msg *m,
                           struct zk_session *se) {
-    int i = -1;
-    for (int k = 0; k < ZK_MAX && i < 0; k++)
-        if (!s->zn[k].used) i = k;
+    int i = free_znode(s);
     if (i < 0) {
         lock_note(ctx, "too many znodes for the model (256): create refused", m->from, 0);
         reply(ctx, m, ZK_FULL, 0, 0);
@@ -411,7 +428,6 @@ static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struc
     else s->fresh_seq = s->cversion + 1;
     s->zn[i] = (struct zk_znode){.used = 1, .seq = s->cversion, .czxid = s->zxid, .session = se->id,
                                  .owner = m->from};
-    if (i >= s->zn_hi) s->zn_hi = i + 1;
     s->cversion++;
     note_holder(ctx, s);
     if (s->holder != i) lock_note_deny(ctx, m->from, s->zn[s->holder].owner);
@@ -451,13 +467,11 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             reply(ctx, m, ZK_OK, 0, 0);
             return;
         }
-        for (int k = 0; k < ZK_MAX; k++)
-            if (!s->w[k].used) {
-                s->w[k] = (struct zk_watch){.used = 1, .client = m->from, .session = se->id, .seq = m->b};
-                if (k >= s->w_hi) s->w_hi = k + 1;
-                reply(ctx, m, ZK_OK, 1, 0);
-                return;
-            }
+        if ((i = free_watch(s)) >= 0) {
+            s->w[i] = (struct zk_watch){.used = 1, .client = m->from, .session = se->id, .seq = m->b};
+            reply(ctx, m, ZK_OK, 1, 0);
+            return;
+        }
         lock_note(ctx, "too many watches for the model (256): exists refused", m->from, 0);
         reply(ctx, m, ZK_FULL, 0, 0);
         return;
@@ -775,7 +789,8 @@ static int multi_write(struct lock_ctx *ctx, void *state, const struct lock_writ
 
 #define ZK_CALLBACKS                                                                        \
     .default_servers = 1, .max_servers = 1, .config_size = sizeof(struct zk_config),        \
-    .client_size = sizeof(struct zk_client), .server_size = sizeof(struct zk_server),       \
+    .client_size = sizeof(struct zk_client), .server_size = sizeof(struct zk_server),                                 \
+    .server_zero_size = offsetof(struct zk_server, sess),       \
     .config_default = defaults, .option = option, .client_init = client_init,               \
     .client_acquire = client_acquire, .client_release = client_release,                     \
     .client_recv = client_recv, .client_timer = client_timer, .server_init = server_init,   \
