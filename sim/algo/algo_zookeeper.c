@@ -115,10 +115,11 @@ struct zk_server {
     int holder;            /* index of the lowest znode noted as granted, -1 = none */
     int sess_hi, zn_hi, w_hi; /* one past the highest slot of sess, zn, w ever used:
                                  nothing reads a slot at or above it, and a slot
-                                 taken there is written whole (take_slot) */
+                                 taken there (free_session, free_znode,
+                                 free_watch) is written whole */
     uint64_t expirer;      /* timer handle, 0 = none */
     int64_t expirer_ms;    /* the bucket it is armed for */
-    /* Last, and not zeroed before server_init (server_zero_size): 26 KiB
+    /* Last, and not zeroed before server_init (server_zero_size): 24 KiB
      * that zeroing cost each run of a ZooKeeper scenario for nothing. */
     struct zk_session sess[ZK_MAX];
     struct zk_znode zn[ZK_MAX];
@@ -789,8 +790,8 @@ static int multi_write(struct lock_ctx *ctx, void *state, const struct lock_writ
 
 #define ZK_CALLBACKS                                                                        \
     .default_servers = 1, .max_servers = 1, .config_size = sizeof(struct zk_config),        \
-    .client_size = sizeof(struct zk_client), .server_size = sizeof(struct zk_server),                                 \
-    .server_zero_size = offsetof(struct zk_server, sess),       \
+    .client_size = sizeof(struct zk_client), .server_size = sizeof(struct zk_server),       \
+    .server_zero_size = offsetof(struct zk_server, sess),                                   \
     .config_default = defaults, .option = option, .client_init = client_init,               \
     .client_acquire = client_acquire, .client_release = client_release,                     \
     .client_recv = client_recv, .client_timer = client_timer, .server_init = server_init,   \
