@@ -92,85 +92,41 @@ static void emit_one(void *arg, size_t i, struct report_summary *s) {
     }
 }
 
-/* ---- The command -------------------------------------------------------------- */
+/* ---- Output ------------------------------------------------------------------ */
 
-int cmd_batch(int argc, char **argv) {
-    struct fanout_opts fo;
-    struct cli_paths files = {0};
-    struct fanout b;
-    fanout_opts_init(&fo);
-    memset(&b, 0, sizeof b);
-    const char *format = NULL, *out_path = "-";
+static const char *const fmts[] = {"table", "jsonl", "csv", "junit", "tap"};
+
+int batch_output(const struct fanout *b, const struct fanout_dest *d) {
+    const char *format = d->format;
+    int fmt = -1, st;
     char err[700];
-    int st = 0;
-    for (int i = 0; i < argc; i++) {
-        int took = fanout_take_opt(&fo, argc, argv, &i, &st);
-        if (took < 0) goto out;
-        if (took) continue;
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_batch, stdout);
-            goto out;
-        } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) out_path = argv[++i];
-        else if (a[0] == '-' && a[1]) {
-            st = cli_usage("unknown or incomplete option '%s' for batch", a);
-            goto out;
-        } else if (strcmp(a, "-") == 0) {
-            st = cli_usage("batch reads scenario files, not standard input (every worker would read it)");
-            goto out;
-        } else if ((st = cli_paths_add(&files, a, err, sizeof err)) != 0) {
-            st = cli_fail(st, err);
-            goto out;
-        }
-    }
-    static const char *const fmts[] = {"table", "jsonl", "csv", "junit", "tap"};
-    int fmt = -1;
-    if (fo.shard_n) {
+    if (b->shard_n && !b->preloaded) {
         /* A shard is always the shard JSON Lines; merge writes the formats. */
-        if (format && strcmp(format, "jsonl") != 0) {
-            st = cli_usage("batch --shard writes JSON Lines for `locksim merge` (which writes --format %s), "
-                           "not --format %s", format, format);
-            goto out;
-        }
+        if (format && strcmp(format, "jsonl") != 0)
+            return cli_usage("batch --shard writes JSON Lines for `locksim merge` (which writes --format %s), "
+                             "not --format %s", format, format);
         format = "jsonl";
         fmt = FMT_SHARD;
     }
     if (!format) format = "table";
     for (int k = 0; k < 5 && fmt < 0; k++)
         if (strcmp(format, fmts[k]) == 0) fmt = k;
-    if (fmt < 0) {
-        st = cli_usage("--format takes table, jsonl, csv, junit or tap, not '%s'", format);
-        goto out;
-    }
-    if (files.n == 0) {
-        st = cli_usage("batch needs at least one scenario file or folder");
-        goto out;
-    }
-    if ((st = fanout_opts_apply(&fo, "batch", &b)) != 0) goto out;
-    b.files = files.v;
-    b.nfiles = files.n;
-    if ((st = fanout_preload_check(&b)) != 0) goto out;
+    if (fmt < 0) return cli_usage("--format takes table, jsonl, csv, junit or tap, not '%s'", format);
     size_t total, lo, hi;
-    fanout_range(&b, &lo, &hi);
+    fanout_range(b, &lo, &hi);
     total = hi - lo;
 
     struct out_file of;
-    if ((st = out_open(&of, out_path, (const char *const *)files.v, files.n, err, sizeof err)) != 0) {
-        st = cli_fail(st, err);
-        goto out;
-    }
-    struct emitter e = {.b = &b, .fmt = (enum batch_format)fmt, .f = of.f};
-    if ((fmt == FMT_JUNIT || fmt == FMT_TAP) && !(e.kept = calloc(total, sizeof *e.kept))) {
+    if ((st = out_open(&of, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) return cli_fail(st, err);
+    struct emitter e = {.b = b, .fmt = (enum batch_format)fmt, .f = of.f};
+    if ((fmt == FMT_JUNIT || fmt == FMT_TAP) && !(e.kept = calloc(total ? total : 1, sizeof *e.kept))) {
         out_abort(&of);
-        st = cli_fail(LSIM_ENOMEM, "");
-        goto out;
+        return cli_fail(LSIM_ENOMEM, "");
     }
-    if (fmt == FMT_CSV) report_csv_header_sets(e.f, b.sets, b.nsets);
-    if (fmt == FMT_SHARD) shard_write_header(e.f, "batch", argc, argv, &b);
+    if (fmt == FMT_CSV) report_csv_header_sets(e.f, b->sets, b->nsets);
+    if (fmt == FMT_SHARD) shard_write_header(e.f, "batch", d->argc, d->argv, b, NULL, 0);
     size_t done;
-    int how = fanout_run(&b, emit_one, &e, &done);
+    int how = fanout_run(b, emit_one, &e, &done);
     if (fmt == FMT_TABLE) {
         group_close(&e);
         fprintf(e.f, "%zu passed, %zu failed\n", e.passed, e.done - e.passed);
@@ -188,8 +144,54 @@ int cmd_batch(int argc, char **argv) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished (%zu passed, %zu failed)%s\n",
                 how > 0 ? "interrupted" : "a worker could not be started", e.done, total, e.passed,
                 e.done - e.passed, of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
-        st = how > 0 ? 130 : cli_exit(LSIM_EINTERNAL);
+        st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
     } else if (out_commit(&of, err, sizeof err) != 0) st = cli_fail(LSIM_EOUTPUT, err);
+    return st;
+}
+
+/* ---- The command -------------------------------------------------------------- */
+
+int cmd_batch(int argc, char **argv) {
+    struct fanout_opts fo;
+    struct cli_paths files = {0};
+    struct fanout b;
+    fanout_opts_init(&fo);
+    memset(&b, 0, sizeof b);
+    struct fanout_dest d = {.out = "-", .argc = argc, .argv = argv};
+    char err[700];
+    int st = 0;
+    for (int i = 0; i < argc; i++) {
+        int took = fanout_take_opt(&fo, argc, argv, &i, &st);
+        if (took < 0) goto out;
+        if (took) continue;
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (strcmp(a, "--help") == 0) {
+            fputs(cli_usage_batch, stdout);
+            goto out;
+        } else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
+        else if (a[0] == '-' && a[1]) {
+            st = cli_usage("unknown or incomplete option '%s' for batch", a);
+            goto out;
+        } else if (strcmp(a, "-") == 0) {
+            st = cli_usage("batch reads scenario files, not standard input (every worker would read it)");
+            goto out;
+        } else if ((st = cli_paths_add(&files, a, err, sizeof err)) != 0) {
+            st = cli_fail(st, err);
+            goto out;
+        }
+    }
+    if (files.n == 0) {
+        st = cli_usage("batch needs at least one scenario file or folder");
+        goto out;
+    }
+    if ((st = fanout_opts_apply(&fo, "batch", &b)) != 0) goto out;
+    b.files = files.v;
+    b.nfiles = files.n;
+    d.inputs = (const char *const *)files.v;
+    d.ninputs = files.n;
+    st = batch_output(&b, &d);
 out:
     fanout_opts_close(&fo);
     cli_paths_free(&files);

@@ -1,88 +1,119 @@
 /* `locksim merge`: shards of one batch or sweep (cli/shard.h), checked
- * complete and disjoint, put back in run-list order and handed to the same
- * command as preloaded results, so every output is the one the unsharded run
- * prints, byte for byte. */
+ * complete and disjoint, put back in run-list order and written by the
+ * command's own output code (batch_output, sweep_output) as preloaded
+ * results, so every output is the one the unsharded run prints, byte for
+ * byte. The run list comes from the shards' headers as data: merge opens no
+ * scenario, loads no algorithm and takes no option from a shard. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "shard.h"
 
+/* Every K of 1..N exactly once, each holding the slice --shard K/N gives. */
+static int check_slices(struct shard *sh, int n, const char *const *paths) {
+    long total = sh[0].n;
+    int *seen = calloc((size_t)total + 1, sizeof *seen);
+    if (!seen) return cli_fail(LSIM_ENOMEM, "");
+    int st = 0;
+    for (int i = 0; i < n && !st; i++) {
+        const struct shard *s = &sh[i];
+        size_t lo = s->runs * (size_t)(s->k - 1) / (size_t)total, hi = s->runs * (size_t)s->k / (size_t)total;
+        if (seen[s->k]) {
+            fprintf(stderr, "locksim: merge: shard %ld/%ld is given twice: '%s' and '%s'\n", s->k, total,
+                    paths[seen[s->k] - 1], paths[i]);
+            st = cli_exit(LSIM_EUSAGE);
+        } else if (s->first != lo || s->end != hi) {
+            fprintf(stderr, "%s:1:1: shard %ld/%ld of %zu runs holds runs %zu..%zu, not %zu..%zu: not a slice "
+                    "`--shard K/N` writes\n", paths[i], s->k, total, s->runs, s->first, s->end, lo, hi);
+            st = cli_exit(LSIM_EPARSE);
+        }
+        seen[s->k] = i + 1;
+    }
+    for (long k = 1; k <= total && !st; k++)
+        if (!seen[k]) {
+            fprintf(stderr, "locksim: merge: shard %ld/%ld is missing (got", k, total);
+            for (long j = 1; j <= total; j++)
+                if (seen[j]) fprintf(stderr, " %ld/%ld", j, total);
+            fputs("): every shard 1..N is needed\n", stderr);
+            st = cli_exit(LSIM_EUSAGE);
+        }
+    free(seen);
+    return st;
+}
+
 int cmd_merge(int argc, char **argv) {
-    const char *format = NULL, *out = NULL, *svg = NULL, *png = NULL;
-    const char *paths[1024];
+    struct fanout_dest d = {.out = "-"};
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     int npaths = 0, st = 0;
+    if (!paths) return cli_fail(LSIM_ENOMEM, "");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
         if (strcmp(a, "--help") == 0) {
             fputs(cli_usage_merge, stdout);
+            free(paths);
             return 0;
-        } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) out = argv[++i];
-        else if (strcmp(a, "--svg") == 0 && has) svg = argv[++i];
-        else if (strcmp(a, "--png") == 0 && has) png = argv[++i];
-        else if (a[0] == '-') return cli_usage("unknown or incomplete option '%s' for merge", a);
-        else if (npaths == (int)(sizeof paths / sizeof *paths)) return cli_usage("merge takes at most %d shard files", npaths);
-        else paths[npaths++] = a;
+        } else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
+        else if (strcmp(a, "--svg") == 0 && has) d.svg = argv[++i];
+        else if (strcmp(a, "--png") == 0 && has) d.png = argv[++i];
+        else if (a[0] == '-' && a[1]) {
+            free(paths);
+            return cli_usage("unknown or incomplete option '%s' for merge", a);
+        } else paths[npaths++] = a;
     }
-    if (npaths == 0) return cli_usage("merge needs the shard files (FILE.jsonl...) of one `--shard K/N` run");
+    if (npaths == 0) {
+        free(paths);
+        return cli_usage("merge needs the shard files (FILE.jsonl...) of one `--shard K/N` run");
+    }
     struct shard *sh = calloc((size_t)npaths, sizeof *sh);
     struct report_summary *sums = NULL;
-    size_t nsums = 0;
-    char **args = NULL;
-    if (!sh) return cli_fail(LSIM_ENOMEM, "");
-    for (int i = 0; i < npaths && !st; i++) st = shard_read(paths[i], &sh[i], &sums, &nsums, i ? &sh[0] : NULL);
-    if (st) goto out;
-    /* Every K of 1..N exactly once. */
-    long n = sh[0].n;
-    int *seen = calloc((size_t)n + 1, sizeof *seen);
-    if (!seen) {
-        st = cli_fail(LSIM_ENOMEM, "");
-        goto out;
+    char **cells = NULL;
+    struct fanout f;
+    memset(&f, 0, sizeof f);
+    if (!sh) {
+        free(paths);
+        return cli_fail(LSIM_ENOMEM, "");
     }
     for (int i = 0; i < npaths && !st; i++) {
-        if (seen[sh[i].k]) {
-            fprintf(stderr, "locksim: merge: shard %ld/%ld is given twice: '%s' and '%s'\n", sh[i].k, n,
-                    paths[seen[sh[i].k] - 1], paths[i]);
+        st = shard_read(paths[i], &sh[i]);
+        const char *what = st || i == 0 ? NULL : shard_differs(&sh[0], &sh[i]);
+        if (what) {
+            fprintf(stderr, "locksim: merge: '%s' and '%s' are shards of different runs (their %s differ)\n",
+                    paths[0], paths[i], what);
             st = cli_exit(LSIM_EUSAGE);
         }
-        seen[sh[i].k] = i + 1;
     }
-    for (long k = 1; k <= n && !st; k++)
-        if (!seen[k]) {
-            fprintf(stderr, "locksim: merge: shard %ld/%ld is missing (got", k, n);
-            for (long j = 1; j <= n; j++)
-                if (seen[j]) fprintf(stderr, " %ld/%ld", j, n);
-            fputs("): every shard 1..N is needed\n", stderr);
-            st = cli_exit(LSIM_EUSAGE);
-        }
-    free(seen);
-    if (st) goto out;
-    if ((svg || png) && strcmp(sh[0].cmd, "sweep") != 0) {
-        st = cli_usage("%s draws a sweep's heatmap; these are shards of a %s", svg ? "--svg" : "--png", sh[0].cmd);
+    if (st || (st = check_slices(sh, npaths, paths)) != 0) goto out;
+    if ((d.svg || d.png) && strcmp(sh[0].cmd, "sweep") != 0) {
+        st = cli_usage("%s draws a sweep's heatmap; these are shards of a %s", d.svg ? "--svg" : "--png", sh[0].cmd);
         goto out;
     }
-    /* The same command, with merge's own outputs, over the preloaded runs. */
-    args = calloc((size_t)sh[0].nargs + 8, sizeof *args);
-    if (!args) {
+    /* The slices tile the list and each was read whole, so the list has no
+     * more runs than the files hold records. */
+    size_t runs = sh[0].runs;
+    if (!(sums = calloc(runs ? runs : 1, sizeof *sums)) || shard_list(&sh[0], &f, &cells) != 0) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
-    int na = 0;
-    for (int i = 0; i < sh[0].nargs; i++) args[na++] = sh[0].args[i];
-    if (format) args[na++] = "--format", args[na++] = (char *)format;
-    if (out) args[na++] = "--out", args[na++] = (char *)out;
-    if (svg) args[na++] = "--svg", args[na++] = (char *)svg;
-    if (png) args[na++] = "--png", args[na++] = (char *)png;
-    fanout_preload(sums, nsums);
-    st = strcmp(sh[0].cmd, "sweep") == 0 ? cmd_sweep(na, args) : cmd_batch(na, args);
-    fanout_preload(NULL, 0);
+    for (int i = 0; i < npaths; i++) {
+        memcpy(sums + sh[i].first, sh[i].sums, sh[i].nsums * sizeof *sums);
+        sh[i].nsums = 0; /* moved */
+    }
+    f.preloaded = sums;
+    d.inputs = paths;
+    d.ninputs = npaths;
+    st = strcmp(sh[0].cmd, "sweep") == 0 ? sweep_output(&f, sh[0].files[0], sh[0].axes, sh[0].naxes, &d)
+                                         : batch_output(&f, &d);
+    runs = 0; /* fanout_run closed each delivered summary */
 out:
-    for (size_t i = 0; sums && i < nsums; i++) report_summary_close(&sums[i]);
+    for (size_t i = 0; sums && i < runs; i++) report_summary_close(&sums[i]);
     free(sums);
-    free(args);
+    for (size_t c = 0; cells && c < (size_t)f.ncells * (size_t)f.cell_nsets; c++) free(cells[c]);
+    free(cells);
     for (int i = 0; i < npaths; i++) shard_free(&sh[i]);
     free(sh);
+    free(paths);
     return st;
 }

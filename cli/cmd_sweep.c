@@ -5,6 +5,7 @@
  * stuck; and a heatmap (render/heatmap_svg.h), one panel per algorithm. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "fanout.h"
@@ -13,30 +14,7 @@
 #include "output.h"
 #include "shard.h"
 
-#define SWEEP_MAX_AXES 2
 #define SWEEP_MAX_VALUES 1000
-
-struct axis {
-    char key[128];
-    char **vals; /* owned */
-    int n;
-};
-
-static void axis_free(struct axis *a) {
-    for (int i = 0; i < a->n; i++) free(a->vals[i]);
-    free(a->vals);
-    memset(a, 0, sizeof *a);
-}
-
-static int axis_push(struct axis *a, const char *v, size_t len) {
-    if (a->n == SWEEP_MAX_VALUES) return -1;
-    char **nv = realloc(a->vals, (size_t)(a->n + 1) * sizeof *nv);
-    if (!nv) return -1;
-    a->vals = nv;
-    if (!(a->vals[a->n] = strndup(v, len))) return -1;
-    a->n++;
-    return 0;
-}
 
 /* A duration in the largest unit that divides it: 20s, 1500ms, 2m. */
 static void format_duration(char *buf, size_t n, sim_ns t) {
@@ -52,7 +30,7 @@ static void format_duration(char *buf, size_t n, sim_ns t) {
 }
 
 /* KEY=A..B/STEP (integers or durations) or KEY=v1,v2,... Returns 0 or prints a usage error. */
-static int parse_vary(const char *arg, struct axis *a) {
+static int parse_vary(const char *arg, struct fanout_axis *a) {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg || !eq[1] || (size_t)(eq - arg) >= sizeof a->key)
         return cli_usage("--vary takes KEY=A..B/STEP or KEY=V1,V2,..., not '%s'", arg);
@@ -62,7 +40,8 @@ static int parse_vary(const char *arg, struct axis *a) {
         for (const char *p = spec;;) {
             size_t l = strcspn(p, ",");
             if (l == 0) return cli_usage("--vary %s has an empty value in '%s'", a->key, spec);
-            if (axis_push(a, p, l) != 0) return cli_usage("--vary %s: too many values (at most %d)", a->key, SWEEP_MAX_VALUES);
+            if (a->n == SWEEP_MAX_VALUES) return cli_usage("--vary %s: too many values (at most %d)", a->key, SWEEP_MAX_VALUES);
+            if (fanout_axis_push(a, p, l) != 0) return cli_fail(LSIM_ENOMEM, "");
             if (!p[l]) return 0;
             p += l + 1;
         }
@@ -88,7 +67,7 @@ static int parse_vary(const char *arg, struct axis *a) {
         char buf[64];
         if (ints) snprintf(buf, sizeof buf, "%lld", (long long)v);
         else format_duration(buf, sizeof buf, v);
-        if (axis_push(a, buf, strlen(buf)) != 0) return cli_fail(LSIM_ENOMEM, "");
+        if (fanout_axis_push(a, buf, strlen(buf)) != 0) return cli_fail(LSIM_ENOMEM, "");
     }
     return 0;
 }
@@ -128,7 +107,7 @@ static void sweep_take(void *arg, size_t i, struct report_summary *s) {
         snprintf(t->algo_ran[a < 0 ? 0 : a], sizeof t->algo_ran[0], "%s", s->algo);
 }
 
-static void write_records(FILE *f, int csv, const struct axis *ax, int naxes, const struct tally *t,
+static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int naxes, const struct tally *t,
                           const struct fanout *fo) {
     if (csv) {
         for (int k = 0; k < naxes; k++) {
@@ -143,8 +122,8 @@ static void write_records(FILE *f, int csv, const struct axis *ax, int naxes, co
     for (int c = 0; c < t->ncells; c++)
         for (int a = 0; a < t->nalgos; a++) {
             const struct heatmap_cell *cell = &t->cells[(size_t)a * (size_t)t->ncells + (size_t)c];
-            const char *vals[SWEEP_MAX_AXES] = {ax[0].vals[c % nx], naxes > 1 ? ax[1].vals[c / nx] : NULL};
-            const char *algo = fo->nalgos ? fo->algo[a]->name : t->algo_ran[a];
+            const char *vals[FANOUT_MAX_AXES] = {ax[0].vals[c % nx], naxes > 1 ? ax[1].vals[c / nx] : NULL};
+            const char *algo = fo->nalgos ? fo->algo_reg[a] : t->algo_ran[a];
             int runs = 0, top = 0;
             for (int k = 0; k < HEATMAP_NCLASS; k++) {
                 runs += cell->count[k];
@@ -187,10 +166,10 @@ static void write_records(FILE *f, int csv, const struct axis *ax, int naxes, co
 }
 
 /* The heatmap from the tally, written atomically to path: SVG, or PNG when png. */
-static int write_heatmap(const char *path, int png, const char *input, const char *title, const struct axis *ax,
+static int write_heatmap(const char *path, int png, const struct fanout_dest *d, const char *title, const struct fanout_axis *ax,
                          int naxes, const struct tally *t, const struct fanout *fo) {
     const char *panels[FANOUT_MAX_ALGOS];
-    for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo[a]->name : t->algo_ran[a];
+    for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo_reg[a] : t->algo_ran[a];
     struct heatmap h = {.title = title,
                         .x_key = ax[0].key,
                         .y_key = naxes > 1 ? ax[1].key : NULL,
@@ -203,7 +182,7 @@ static int write_heatmap(const char *path, int png, const char *input, const cha
                         .cells = t->cells};
     char err[700];
     struct out_file o;
-    int rc = out_open(&o, path, &input, 1, err, sizeof err);
+    int rc = out_open(&o, path, d->inputs, d->ninputs, err, sizeof err);
     if (rc) return cli_fail(rc, err);
     if (png) {
         int g = cli_gfx_heatmap_png(NULL, o.f, &h);
@@ -219,20 +198,105 @@ static int write_heatmap(const char *path, int png, const char *input, const cha
     return rc ? cli_fail(rc, err) : 0;
 }
 
+/* Two outputs of one command on one file would leave only the last. */
+static int same_path(const char *a, const char *b) {
+    if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0) return 0;
+    if (strcmp(a, b) == 0) return 1;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int sweep_output(const struct fanout *fo, const char *file, const struct fanout_axis *ax, int naxes,
+                 const struct fanout_dest *d) {
+    const char *format = d->format;
+    int shard = fo->shard_n && !fo->preloaded, st = 0;
+    char err[700];
+    if (shard && ((format && strcmp(format, "jsonl") != 0) || d->svg || d->png))
+        return cli_usage("sweep --shard writes JSON Lines for `locksim merge`, which writes --format csv|jsonl, "
+                         "--svg and --png; not %s here", d->svg ? "--svg" : d->png ? "--png" : "--format csv");
+    if (!format) format = shard ? "jsonl" : "csv";
+    int csv = strcmp(format, "csv") == 0;
+    if (!csv && strcmp(format, "jsonl") != 0) return cli_usage("--format takes csv or jsonl, not '%s'", format);
+    const char *outs[3] = {strcmp(d->out, "-") == 0 ? NULL : d->out, d->svg, d->png};
+    static const char *const opt[3] = {"--out", "--svg", "--png"};
+    for (int x = 0; x < 3; x++)
+        for (int y = x + 1; y < 3; y++)
+            if (same_path(outs[x], outs[y]))
+                return cli_usage("%s and %s name the same file '%s': give each output its own", opt[x], opt[y],
+                                 outs[y]);
+    struct tally t;
+    memset(&t, 0, sizeof t);
+    t.nalgos = fo->nalgos ? fo->nalgos : 1;
+    t.ncells = fo->ncells;
+    t.cells = calloc((size_t)t.nalgos * (size_t)t.ncells, sizeof *t.cells);
+    t.error = calloc((size_t)t.nalgos * (size_t)t.ncells, sizeof *t.error);
+    t.algo_ran = calloc((size_t)t.nalgos, sizeof *t.algo_ran);
+    if (!t.cells || !t.error || !t.algo_ran) {
+        st = cli_fail(LSIM_ENOMEM, "");
+        goto out;
+    }
+    struct sweep_sink sink = {.t = &t, .f = fo};
+    size_t done;
+    if (shard) { /* a shard: one record per run as it comes */
+        struct out_file sf;
+        if ((st = out_open(&sf, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) {
+            st = cli_fail(st, err);
+            goto out;
+        }
+        shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
+        sink.shard = sf.f;
+        int how = fanout_run(fo, sweep_take, &sink, &done);
+        if (how != 0) {
+            out_abort(&sf);
+            fprintf(stderr, "locksim: %s: the shard was not written\n", how > 0 ? "interrupted" : "a worker could not be started");
+            st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
+        } else if ((st = out_commit(&sf, err, sizeof err)) != 0) st = cli_fail(st, err);
+        else st = t.worst;
+        goto out;
+    }
+    int how = fanout_run(fo, sweep_take, &sink, &done);
+    if (how != 0) {
+        fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
+                how > 0 ? "interrupted" : "a worker could not be started", done, fanout_total(fo));
+        st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
+        goto out;
+    }
+    struct out_file of;
+    if ((st = out_open(&of, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) {
+        st = cli_fail(st, err);
+        goto out;
+    }
+    write_records(of.f, csv, ax, naxes, &t, fo);
+    if ((st = out_commit(&of, err, sizeof err)) != 0) {
+        st = cli_fail(st, err);
+        goto out;
+    }
+    if (d->svg || d->png) {
+        char title[300];
+        snprintf(title, sizeof title, "%s: outcome per cell", file);
+        if (d->svg && (st = write_heatmap(d->svg, 0, d, title, ax, naxes, &t, fo)) != 0) goto out;
+        if (d->png && (st = write_heatmap(d->png, 1, d, title, ax, naxes, &t, fo)) != 0) goto out;
+    }
+    st = t.worst;
+out:
+    free(t.cells);
+    free(t.error);
+    free(t.algo_ran);
+    return st;
+}
+
 int cmd_sweep(int argc, char **argv) {
     struct fanout_opts opts;
-    struct axis ax[SWEEP_MAX_AXES];
+    struct fanout_axis ax[FANOUT_MAX_AXES];
     struct fanout fo;
-    struct tally t;
     char **cell_sets = NULL;
-    size_t ncell_sets = 0;
     fanout_opts_init(&opts);
     memset(ax, 0, sizeof ax);
     memset(&fo, 0, sizeof fo);
-    memset(&t, 0, sizeof t);
     int naxes = 0, st = 0;
-    const char *file = NULL, *format = NULL, *out_path = "-", *svg = NULL, *png = NULL;
-    char err[700];
+    const char *file = NULL;
+    struct fanout_dest d = {.out = "-", .argc = argc, .argv = argv};
     for (int i = 0; i < argc; i++) {
         int took = fanout_take_opt(&opts, argc, argv, &i, &st);
         if (took < 0) goto out;
@@ -243,123 +307,40 @@ int cmd_sweep(int argc, char **argv) {
             fputs(cli_usage_sweep, stdout);
             goto out;
         } else if (strcmp(a, "--vary") == 0 && has) {
-            if (naxes == SWEEP_MAX_AXES) {
-                st = cli_usage("sweep takes at most %d --vary keys", SWEEP_MAX_AXES);
+            if (naxes == FANOUT_MAX_AXES) {
+                st = cli_usage("sweep takes at most %d --vary keys", FANOUT_MAX_AXES);
                 goto out;
             }
             if ((st = parse_vary(argv[++i], &ax[naxes])) != 0) goto out;
             naxes++;
-        } else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) out_path = argv[++i];
-        else if (strcmp(a, "--svg") == 0 && has) svg = argv[++i];
-        else if (strcmp(a, "--png") == 0 && has) png = argv[++i];
+        } else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
+        else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
+        else if (strcmp(a, "--svg") == 0 && has) d.svg = argv[++i];
+        else if (strcmp(a, "--png") == 0 && has) d.png = argv[++i];
         else if (a[0] == '-' || file) {
             st = cli_usage("unknown, incomplete or extra argument '%s' for sweep", a);
             goto out;
         } else file = a;
-    }
-    if (opts.shard_n && ((format && strcmp(format, "jsonl") != 0) || svg || png)) {
-        st = cli_usage("sweep --shard writes JSON Lines for `locksim merge`, which writes --format csv|jsonl, "
-                       "--svg and --png; not %s here", svg ? "--svg" : png ? "--png" : "--format csv");
-        goto out;
-    }
-    if (!format) format = opts.shard_n ? "jsonl" : "csv";
-    int csv = strcmp(format, "csv") == 0;
-    if (!csv && strcmp(format, "jsonl") != 0) {
-        st = cli_usage("--format takes csv or jsonl, not '%s'", format);
-        goto out;
     }
     if (!file || naxes == 0) {
         st = cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
         goto out;
     }
     if ((st = fanout_opts_apply(&opts, "sweep", &fo)) != 0) goto out;
-    /* The cells: x varies fastest; each adds KEY=VALUE per axis. */
-    int ncells = ax[0].n * (naxes > 1 ? ax[1].n : 1);
-    cell_sets = calloc((size_t)ncells * (size_t)naxes, sizeof *cell_sets);
-    if (!cell_sets) {
+    if (fanout_set_axes(&fo, ax, naxes, &cell_sets) != 0) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
-    ncell_sets = (size_t)ncells * (size_t)naxes;
-    for (int c = 0; c < ncells; c++)
-        for (int k = 0; k < naxes; k++) {
-            const char *v = ax[k].vals[k == 0 ? c % ax[0].n : c / ax[0].n];
-            size_t l = strlen(ax[k].key) + strlen(v) + 2;
-            char *kv = malloc(l);
-            if (!kv) {
-                st = cli_fail(LSIM_ENOMEM, "");
-                goto out;
-            }
-            snprintf(kv, l, "%s=%s", ax[k].key, v);
-            cell_sets[(size_t)c * (size_t)naxes + (size_t)k] = kv;
-        }
     char *files[1] = {(char *)file};
     fo.files = files;
     fo.nfiles = 1;
-    fo.cell_sets = (const char *const *)cell_sets;
-    fo.ncells = ncells;
-    fo.cell_nsets = naxes;
-    t.nalgos = fo.nalgos ? fo.nalgos : 1;
-    t.ncells = ncells;
-    t.cells = calloc((size_t)t.nalgos * (size_t)ncells, sizeof *t.cells);
-    t.error = calloc((size_t)t.nalgos * (size_t)ncells, sizeof *t.error);
-    t.algo_ran = calloc((size_t)t.nalgos, sizeof *t.algo_ran);
-    if (!t.cells || !t.error || !t.algo_ran) {
-        st = cli_fail(LSIM_ENOMEM, "");
-        goto out;
-    }
-    if ((st = fanout_preload_check(&fo)) != 0) goto out;
-    struct sweep_sink sink = {.t = &t, .f = &fo};
-    size_t done;
-    if (fo.shard_n) { /* a shard: one record per run as it comes */
-        struct out_file sf;
-        if ((st = out_open(&sf, out_path, &file, 1, err, sizeof err)) != 0) {
-            st = cli_fail(st, err);
-            goto out;
-        }
-        shard_write_header(sf.f, "sweep", argc, argv, &fo);
-        sink.shard = sf.f;
-        int how = fanout_run(&fo, sweep_take, &sink, &done);
-        if (how != 0) {
-            out_abort(&sf);
-            fprintf(stderr, "locksim: %s: the shard was not written\n", how > 0 ? "interrupted" : "a worker could not be started");
-            st = how > 0 ? 130 : cli_exit(LSIM_EINTERNAL);
-        } else if ((st = out_commit(&sf, err, sizeof err)) != 0) st = cli_fail(st, err);
-        else st = t.worst;
-        goto out;
-    }
-    int how = fanout_run(&fo, sweep_take, &sink, &done);
-    if (how != 0) {
-        fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
-                how > 0 ? "interrupted" : "a worker could not be started", done, fanout_total(&fo));
-        st = how > 0 ? 130 : cli_exit(LSIM_EINTERNAL);
-        goto out;
-    }
-    struct out_file of;
-    if ((st = out_open(&of, out_path, &file, 1, err, sizeof err)) != 0) {
-        st = cli_fail(st, err);
-        goto out;
-    }
-    write_records(of.f, csv, ax, naxes, &t, &fo);
-    if ((st = out_commit(&of, err, sizeof err)) != 0) {
-        st = cli_fail(st, err);
-        goto out;
-    }
-    if (svg || png) {
-        char title[300];
-        snprintf(title, sizeof title, "%s: outcome per cell", file);
-        if (svg && (st = write_heatmap(svg, 0, file, title, ax, naxes, &t, &fo)) != 0) goto out;
-        if (png && (st = write_heatmap(png, 1, file, title, ax, naxes, &t, &fo)) != 0) goto out;
-    }
-    st = t.worst;
+    d.inputs = &file;
+    d.ninputs = 1;
+    st = sweep_output(&fo, file, ax, naxes, &d);
 out:
-    for (int k = 0; k < naxes; k++) axis_free(&ax[k]);
+    for (int k = 0; k < FANOUT_MAX_AXES; k++) fanout_axis_free(&ax[k]);
     fanout_opts_close(&opts);
-    for (size_t c = 0; c < ncell_sets; c++) free(cell_sets[c]);
+    for (size_t c = 0; cell_sets && c < (size_t)fo.ncells * (size_t)fo.cell_nsets; c++) free(cell_sets[c]);
     free(cell_sets);
-    free(t.cells);
-    free(t.error);
-    free(t.algo_ran);
     return st;
 }

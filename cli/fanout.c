@@ -26,9 +26,6 @@
 
 /* ---- Shared options -------------------------------------------------------- */
 
-static struct report_summary *preload; /* fanout_preload() */
-static size_t preload_n;
-
 void fanout_opts_init(struct fanout_opts *o) {
     memset(o, 0, sizeof *o);
     o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -74,8 +71,10 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     int st;
     if (o->algos && (st = cli_parse_algos(o->algos, o->algo, o->algo_name, FANOUT_MAX_ALGOS, &o->nalgos)) != 0)
         return st;
+    for (int k = 0; k < o->nalgos; k++) o->algo_reg[k] = o->algo[k]->name;
     f->algo = o->algo;
     f->algo_name = o->algo_name;
+    f->algo_reg = o->algo_reg;
     f->nalgos = o->nalgos;
     f->seed_lo = o->seed_lo;
     f->seed_hi = o->seed_hi;
@@ -89,23 +88,42 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     f->progress = isatty(2);
     f->shard_k = (int)o->shard_k;
     f->shard_n = (int)o->shard_n;
-    f->preloaded = preload;
-    f->preload_n = preload_n;
-    if (preload) f->progress = 0;
     return 0;
 }
 
-void fanout_preload(struct report_summary *sums, size_t n) {
-    preload = sums;
-    preload_n = n;
+void fanout_axis_free(struct fanout_axis *a) {
+    for (int i = 0; i < a->n; i++) free(a->vals[i]);
+    free(a->vals);
+    memset(a, 0, sizeof *a);
 }
 
-int fanout_preload_check(const struct fanout *f) {
-    if (!f->preloaded || fanout_total(f) == f->preload_n) return 0;
-    fprintf(stderr, "locksim: merge: the shards were made from a list of %zu runs, but their command gives %zu "
-            "runs here: run merge where the scenario files are as they were for the shards\n",
-            f->preload_n, fanout_total(f));
-    return cli_exit(LSIM_EPARSE);
+int fanout_axis_push(struct fanout_axis *a, const char *v, size_t len) {
+    char **nv = realloc(a->vals, (size_t)(a->n + 1) * sizeof *nv);
+    if (!nv) return -1;
+    a->vals = nv;
+    if (!(a->vals[a->n] = strndup(v, len))) return -1;
+    a->n++;
+    return 0;
+}
+
+int fanout_set_axes(struct fanout *f, const struct fanout_axis *ax, int naxes, char ***cell_sets) {
+    int ncells = ax[0].n * (naxes > 1 ? ax[1].n : 1);
+    char **cs = calloc((size_t)ncells * (size_t)naxes, sizeof *cs);
+    *cell_sets = cs;
+    if (!cs) return LSIM_ENOMEM;
+    f->cell_sets = (const char *const *)cs;
+    f->ncells = ncells;
+    f->cell_nsets = naxes;
+    for (int c = 0; c < ncells; c++)
+        for (int k = 0; k < naxes; k++) {
+            const char *v = ax[k].vals[k == 0 ? c % ax[0].n : c / ax[0].n];
+            size_t l = strlen(ax[k].key) + strlen(v) + 2;
+            char *kv = malloc(l);
+            if (!kv) return LSIM_ENOMEM;
+            snprintf(kv, l, "%s=%s", ax[k].key, v);
+            cs[(size_t)c * (size_t)naxes + (size_t)k] = kv;
+        }
+    return 0;
 }
 
 void fanout_opts_close(struct fanout_opts *o) {
@@ -653,7 +671,6 @@ static int drain(struct order *o, struct worker *w) {
 static int deliver_preloaded(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
     size_t total = fanout_total(f);
     *done = 0;
-    if (total != f->preload_n) return -1;
     for (size_t i = 0; i < total; i++) {
         struct report_summary *s = &f->preloaded[i];
         s->file = f->files[fanout_file(f, i)];

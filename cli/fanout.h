@@ -21,8 +21,11 @@ struct fanout {
     /* The list, cell outermost, then file, algorithm, seed innermost. */
     char *const *files;              /* borrowed, nfiles paths */
     int nfiles;
-    const struct lock_algo *const *algo; /* borrowed, nalgos; 0 = each scenario's own */
+    const struct lock_algo *const *algo; /* borrowed, nalgos; 0 = each scenario's own;
+                                        NULL when the runs are preloaded (merge) */
     char *const *algo_name;          /* borrowed: the names as written, for messages */
+    const char *const *algo_reg;     /* borrowed: the names they are registered under
+                                        (a plugin's own name), for tables and panels */
     int nalgos;
     unsigned long long seed_lo, seed_hi; /* when has_seeds */
     int has_seeds;                   /* 0 = each scenario's seed (or seed below) */
@@ -37,11 +40,26 @@ struct fanout {
     int jobs;                        /* worker processes, >= 1 */
     int progress;                    /* 1 = a progress line on stderr */
     int shard_k, shard_n;            /* --shard K/N: runs fanout_range(); 0 = the whole list */
-    struct report_summary *preloaded; /* borrowed (merge): run i's summary is preloaded[i -
-                                        preload_lo]; fanout_run delivers them instead of
-                                        running; 0 = run the list */
-    size_t preload_n;                /* runs in the list the shards were made from */
+    struct report_summary *preloaded; /* borrowed (merge): run i's summary is preloaded[i];
+                                        fanout_run delivers them instead of running, and
+                                        closes each after its sink; NULL = run the list */
 };
+
+/* A sweep's varied key: its values, in order. */
+#define FANOUT_MAX_AXES 2
+struct fanout_axis {
+    char key[128];
+    char **vals; /* owned: free with fanout_axis_free */
+    int n;
+};
+void fanout_axis_free(struct fanout_axis *a);
+/* Append a value (len bytes) to the axis. 0, or -1 when out of memory. */
+int fanout_axis_push(struct fanout_axis *a, const char *v, size_t len);
+/* The cells of a sweep over naxes axes (x, the first, varies fastest): each
+ * cell sets KEY=VALUE for every axis. Sets f's cells; *cell_sets receives
+ * the owned strings (f->ncells x naxes, some NULL after a failure: free
+ * each and the array, also after a failure). Returns 0 or LSIM_ENOMEM. */
+int fanout_set_axes(struct fanout *f, const struct fanout_axis *ax, int naxes, char ***cell_sets);
 
 /* Runs in the list, and the coordinates of run i. */
 size_t fanout_total(const struct fanout *f);
@@ -49,13 +67,6 @@ size_t fanout_total(const struct fanout *f);
  * N contiguous slices (--shard K/N): lo = total * (K-1) / N, hi = total * K / N.
  * The slicing depends only on the list, never on --jobs. */
 void fanout_range(const struct fanout *f, size_t *lo, size_t *hi);
-/* Merge: the summaries of a whole list, taken from shard files, that the
- * next fanout_opts_apply() puts into its fanout (sums borrowed until the
- * command returns; NULL clears it). */
-void fanout_preload(struct report_summary *sums, size_t n);
-/* With preloaded summaries: 0 when the list has as many runs as the shards,
- * else prints why and returns the exit status. 0 without preloading. */
-int fanout_preload_check(const struct fanout *f);
 int fanout_file(const struct fanout *f, size_t i);
 int fanout_algo(const struct fanout *f, size_t i);  /* -1 = the scenario's own */
 int fanout_cell(const struct fanout *f, size_t i);
@@ -84,6 +95,7 @@ struct fanout_opts {
     int has_seeds;
     const struct lock_algo *algo[FANOUT_MAX_ALGOS]; /* from --algos, by fanout_opts_apply */
     char *algo_name[FANOUT_MAX_ALGOS];              /* owned: free with fanout_opts_close */
+    const char *algo_reg[FANOUT_MAX_ALGOS];         /* borrowed from the algorithms */
     int nalgos;
     long shard_k, shard_n;          /* --shard K/N, 0 = none */
 };
@@ -98,5 +110,28 @@ int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *s
  * exit status after printing the error. */
 int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f);
 void fanout_opts_close(struct fanout_opts *o);
+
+/* ---- The commands' outputs -------------------------------------------------- */
+
+/* Where batch or sweep writes, and what it must not overwrite. */
+struct fanout_dest {
+    const char *format;            /* as given, or NULL for the command's default */
+    const char *out;               /* "-" = standard output */
+    const char *svg, *png;         /* sweep's heatmap files, or NULL */
+    const char *const *inputs;     /* paths no output may replace (the scenario files;
+                                      merge: the shard files) */
+    int ninputs;
+    int argc;                      /* the command line, recorded in a shard's header */
+    char **argv;
+};
+
+/* Run (or, preloaded, deliver) the list f and write batch's output: the
+ * table, JSON Lines, CSV, JUnit or TAP, or under --shard the shard file.
+ * Returns the exit status, after printing any error. */
+int batch_output(const struct fanout *f, const struct fanout_dest *d);
+/* The same for sweep over file with the axes ax[0..naxes) (f's cells from
+ * fanout_set_axes): CSV or JSON Lines of the cells, and the heatmap. */
+int sweep_output(const struct fanout *f, const char *file, const struct fanout_axis *ax, int naxes,
+                 const struct fanout_dest *d);
 
 #endif

@@ -119,10 +119,12 @@ const char cli_usage_merge[] =
     "Combines the shard files of one `batch ... --shard K/N` or `sweep ... --shard K/N`\n"
     "run (every K of 1..N once, in any order) into the output the unsharded command\n"
     "prints: the same bytes for every format (batch: table, jsonl, csv, junit, tap;\n"
-    "sweep: csv, jsonl, and --svg or --png for the heatmap), and the same exit status. Each\n"
-    "shard records its command and arguments: run merge where the scenario files\n"
-    "are as they were, with the binary that made the shards. A missing, repeated,\n"
-    "truncated or foreign shard is an error (64 or 65) and nothing is written.\n";
+    "sweep: csv, jsonl, and --svg or --png for the heatmap), and the same exit status.\n"
+    "A shard file is data (docs/regression.md, \"Past one machine\"): merge needs only\n"
+    "the shards, reads their run list and results as values, and never opens a path,\n"
+    "loads an algorithm or takes an option a shard names. A missing, repeated,\n"
+    "truncated, forged or foreign shard is an error (64 or 65, with file:line:col)\n"
+    "and nothing is written.\n";
 
 const char cli_usage_check_trace[] =
     "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim] [--purpose correctness|efficiency]\n"

@@ -1,6 +1,8 @@
 /* The error table's lookups: message, name and exit status of a code. */
 #include "error.h"
 
+#include <string.h>
+
 #define ROW_(name, status, msg) {#name, status, msg},
 static const struct {
     const char *name;
@@ -33,4 +35,10 @@ int lsim_exit_status(int code) {
     if (code == LSIM_OK) return 0;
     int i = row_of(code);
     return i < 0 ? 70 : rows[i].status;
+}
+
+int lsim_errcode(const char *name) {
+    for (int i = 0; i < NROWS; i++)
+        if (strcmp(rows[i].name, name) == 0) return LSIM_ERR_FIRST_ + 1 + i;
+    return LSIM_OK;
 }

@@ -20,7 +20,8 @@
     XX(NODISPLAY, 69, "no display to open a window on")                                 \
     XX(NOMEM, 70, "out of memory")                                                      \
     XX(INTERNAL, 70, "internal error")                                                  \
-    XX(OUTPUT, 73, "an output file cannot be written")
+    XX(OUTPUT, 73, "an output file cannot be written")                                 \
+    XX(INTERRUPTED, 130, "interrupted by a signal; what finished is reported")
 
 enum lsim_err {
     LSIM_OK = 0,
@@ -35,6 +36,9 @@ enum lsim_err {
 const char *lsim_strerror(int code);
 /* The row's name without its prefix ("NOMEM"), or "UNKNOWN". */
 const char *lsim_errname(int code);
+/* The code whose name (as lsim_errname gives it) is name, or LSIM_OK when
+ * no row has that name. */
+int lsim_errcode(const char *name);
 /* The exit status the command line gives for code (0 for LSIM_OK, 70 for a
  * code not in the table). */
 int lsim_exit_status(int code);

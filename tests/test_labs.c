@@ -6,6 +6,7 @@
 #define _DEFAULT_SOURCE   /* wait4 */
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "cli_util.h"
 
@@ -436,6 +437,11 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=5s..1s/1s")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s..5s")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1")->code, 64);
+    /* Two outputs on one file: refused before anything runs. */
+    r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s,2s --out %1$s --svg %1$s", sp("same.out")));
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--out and --svg name the same file"));
+    assert_int_equal(access(sp("same.out"), F_OK), -1);
     /* A shard writes JSON Lines only; merge draws the pictures. */
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s,2s --shard 1/2 --png /nonexistent/x.png");
     assert_int_equal(r->code, 64);
@@ -476,10 +482,11 @@ static void test_shard_merge_batch(void **state) {
     const char *args = "batch scenarios --seeds 1..3 --algos lease,fenced-lease --set stuck-after=30s";
     make_shards(args, 1);
     /* Each shard: its header, then its slice of the 2 x 3 x N runs in order. */
-    char path[256], text[4096];
+    char path[256];
+    static char text[1 << 16];
     snprintf(path, sizeof path, "%s/s2.jsonl", shard_dir);
     slurp(path, text, sizeof text);
-    assert_true(strncmp(text, "{\"locksim_shard\":1,\"command\":\"batch\",\"shard\":2,\"of\":3,", 52) == 0);
+    assert_true(strncmp(text, "{\"locksim_shard\":2,\"command\":\"batch\",\"shard\":2,\"of\":3,", 52) == 0);
     assert_non_null(strstr(text, "\"args\":[\"scenarios\",\"--seeds\",\"1..3\",\"--algos\",\"lease,fenced-lease\","
                                  "\"--set\",\"stuck-after=30s\"]}\n{\"run\":"));
     static const char *const fmts[] = {"table", "jsonl", "csv", "junit", "tap"};
@@ -577,6 +584,156 @@ static void test_shard_errors(void **state) {
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- Forged shards ------------------------------------------------------------- */
+
+/* dst: src with the first `from` replaced by `to` (which must be there). */
+static void forge(const char *src, const char *dst, const char *from, const char *to) {
+    static char text[1 << 16], out[1 << 16];
+    slurp(src, text, sizeof text);
+    char *at = strstr(text, from);
+    if (!at) fprintf(stderr, "forge: '%s' is not in %s\n", from, src);
+    assert_non_null(at);
+    snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    write_file(dst, out);
+}
+
+/* merge F1 F2 (forged copies in the scratch folder): the exit status and a
+ * piece of what it says on stderr. */
+static void merge_expect(const char *f1, const char *f2, int code, const char *says) {
+    struct result *r = run(fmt("merge %s %s --format jsonl", f1, f2));
+    if (r->code != code || !strstr(r->err, says))
+        fprintf(stderr, "merge %s %s: exit %d, stderr: %s(expected %d and '%s')\n", f1, f2, r->code, r->err, code,
+                says);
+    assert_int_equal(r->code, code);
+    assert_non_null(strstr(r->err, says));
+}
+
+/* A shard file is data: merge takes no option, path or code from it. Every
+ * header field forged is refused or, where it is only shown (args) or a
+ * name (algos), obeyed never; memory follows what the file holds. */
+static void test_shard_forged(void **state) {
+    (void)state;
+    /* Paths of their own: fmt()'s buffers rotate. */
+    static char s1[256], s2[256], g1[256], g2[256], victim[256], marker[256], evil[256];
+    snprintf(s1, sizeof s1, "%s", sp("f1.jsonl"));
+    snprintf(s2, sizeof s2, "%s", sp("f2.jsonl"));
+    snprintf(g1, sizeof g1, "%s", sp("g1.jsonl"));
+    snprintf(g2, sizeof g2, "%s", sp("g2.jsonl"));
+    snprintf(victim, sizeof victim, "%s", sp("victim.txt"));
+    snprintf(marker, sizeof marker, "%s", sp("loaded.txt"));
+    snprintf(evil, sizeof evil, "%s", sp("evil.so"));
+    for (int k = 1; k <= 2; k++)
+        assert_int_equal(run(fmt("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..4 --algos lease "
+                                 "--shard %d/2 --out %s", k, k == 1 ? s1 : s2))->code, 0);
+    static char good[1 << 21];
+    snprintf(good, sizeof good, "%s", run(fmt("merge %s %s --format jsonl", s1, s2))->out);
+    assert_string_equal(good, run("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..4 --algos lease "
+                                  "--format jsonl")->out);
+    /* The args of both shards say --out VICTIM and load a plugin: merge
+     * writes standard output as asked, VICTIM stays, no code is loaded. */
+    write_file(victim, "mine\n");
+    write_file(sp("evil.c"), fmt("#include <stdio.h>\n__attribute__((constructor)) static void boom(void) {\n"
+                                 "  FILE *f = fopen(\"%s\", \"w\"); if (f) fclose(f); }\n", marker));
+    assert_int_equal(system(fmt("cc -shared -fPIC -o %s %s", evil, sp("evil.c"))), 0);
+    static char args[1024];
+    snprintf(args, sizeof args, "\"args\":[\"--out\",\"%s\",\"--algos\",\"%s,lease\",\"scenarios\"]", victim, evil);
+    for (int k = 0; k < 2; k++)
+        forge(k ? s2 : s1, k ? g2 : g1, "\"args\":[\"scenarios/gc-pause-outlives-lease.lsim\",\"--seeds\",\"1..4\","
+                                        "\"--algos\",\"lease\"]", args);
+    struct result *r = run(fmt("merge %s %s --format jsonl", g1, g2));
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out, good);
+    char text[64];
+    slurp(victim, text, sizeof text);
+    assert_string_equal(text, "mine\n");
+    /* The list's algorithm names are names: shown, never loaded. */
+    for (int k = 0; k < 2; k++)
+        forge(k ? s2 : s1, k ? g2 : g1, "\"algos\":[\"lease\"]", fmt("\"algos\":[\"%s\"]", evil));
+    r = run(fmt("merge %s %s", g1, g2));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, evil)); /* the table names the group by it */
+    assert_int_equal(access(marker, F_OK), -1);
+    /* One shard's args differ: shards of different runs. */
+    forge(s1, g1, "\"args\":[\"scenarios", "\"args\":[\"--out\",\"x\",\"scenarios");
+    merge_expect(g1, s2, 64, "are shards of different runs (their command lines differ)");
+    /* Each header field, forged in one shard (or both, where the two must agree). */
+    static const struct {
+        const char *from, *to;
+        int both, code;
+        const char *says;
+    } cases[] = {
+        {"\"locksim_shard\":2", "\"locksim_shard\":1", 0, 65, "g1.jsonl:1:18: shard format 1: this build reads format 2"},
+        {"\"command\":\"batch\"", "\"command\":\"run\"", 1, 65, "expected \"batch\" or \"sweep\""},
+        {"\"shard\":1", "\"shard\":0", 0, 65, "\"shard\": 0 is out of range"},
+        {"\"of\":2", "\"of\":1", 0, 64, "their number of shards differ"},
+        {"\"of\":2", "\"of\":1000001", 1, 65, "\"of\": 1000001 is out of range"},
+        {"\"runs\":4", "\"runs\":10000000", 1, 65, "\"runs\" is 10000000, but the run list it states has 4 runs"},
+        {"\"first\":0", "\"first\":1", 0, 65, "g1.jsonl:2:8: run 0 where run 1 comes next"},
+        {"\"end\":2", "\"end\":1", 0, 65, "g1.jsonl:3:1: a record past the shard's last run (0)"},
+        {"\"end\":2", "\"end\":5", 0, 65, "the shard header is inconsistent"},
+        {"\"build\":\"locksim ", "\"build\":\"other ", 0, 64, "their build differ"},
+        {"\"files\":[", "\"files\":[\"/etc/passwd\",", 1, 65, "\"runs\" is 4, but the run list it states has 8 runs"},
+        {"\"files\":[\"scenarios/gc-pause-outlives-lease.lsim\"]", "\"files\":[]", 1, 65, "at least one file"},
+        {"\"algo_names\":[\"lease\"]", "\"algo_names\":[]", 1, 65, "\"algos\" and \"algo_names\" differ in length"},
+        {"\"seeds\":[1,4]", "\"seeds\":[1,40000000]", 1, 65, "but the run list it states has 40000000 runs"},
+        {"\"seeds\":[1,4]", "\"seeds\":[4,1]", 1, 65, "the last seed is below the first"},
+        {"\"seeds\":[1,4]", "\"seeds\":[0,18446744073709551615]", 1, 65, "has more than"},
+        {"\"seed\":null", "\"seed\":5", 1, 65, "\"seed\": expected a string"},
+        {"\"algo\":null", "\"algo\":[]", 1, 65, "\"algo\": expected a string"},
+        {"\"sets\":[]", "\"sets\":[\"noequals\"]", 1, 65, "'noequals' is not KEY=VALUE"},
+        {"\"vary\":[]", "\"vary\":[{\"key\":\"ttl\",\"values\":[\"1s\"]}]", 1, 65, "a batch varies none"},
+        {"\"args\":[", "\"evil\":1,\"args\":[", 1, 65, "unknown key \"evil\""},
+        {"\"args\":[", "\"runs\":4,\"args\":[", 1, 65, "duplicate key \"runs\""},
+        {",\"args\":[\"scenarios/gc-pause-outlives-lease.lsim\",\"--seeds\",\"1..4\",\"--algos\",\"lease\"]", "", 1, 65,
+         "missing key \"args\""},
+        /* Records. */
+        {"{\"run\":1,", "{\"run\":7,", 0, 65, "g1.jsonl:3:8: run 7 where run 1 comes next"},
+        {"\"scenario\":\"scenarios/gc", "\"scenario\":\"/etc/passwd\",\"x\":\"", 0, 65,
+         "\"scenario\" is not the file the header's list gives run 0"},
+        {"\"trace_hash\":\"", "\"trace_hash\":\"zzzzzzzzzzzzzzzz\",\"x\":\"", 0, 65, "expected 16 lower-case hex digits"},
+        {"\"outcome\":\"PASS\"", "\"outcome\":\"ERROR\"", 0, 65, "\"outcome\" is \"ERROR\" in a record without \"error_code\""},
+        {"\"outcome\":\"PASS\"", "\"outcome\":\"WIN\"", 0, 65, "\"outcome\" is \"WIN\""},
+        {"\"verdict\":\"", "\"verdict\":\"X", 0, 65, "unknown verdict"},
+        {"\"acquires\":", "\"acquires\":1.5,\"x\":", 0, 65, "\"acquires\": expected an integer"},
+        {"\"set\":{}", "\"set\":{\"ttl\":\"1s\"}", 0, 65, "\"set\" differs from the --set values"},
+        {"\"events\":", "\"error_code\":\"NOMEM\",\"events\":", 0, 65, "missing key \"exit_status\""},
+        {"\"events\":", "\"error_code\":\"NOMEM\",\"exit_status\":70,\"error\":\"\",\"events\":", 0, 65, "the fields of both"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        forge(s1, g1, cases[c].from, cases[c].to);
+        if (cases[c].both) forge(s2, g2, cases[c].from, cases[c].to);
+        merge_expect(g1, cases[c].both ? g2 : s2, cases[c].code, cases[c].says);
+    }
+    /* A forged run count under a 256 MB address-space limit: refused as
+     * malformed (65), not out of memory (the claim is never allocated). */
+    forge(s1, g1, "\"runs\":4", "\"runs\":10000000");
+    forge(g1, g1, "\"end\":2", "\"end\":5000000");
+    forge(s2, g2, "\"runs\":4", "\"runs\":10000000");
+    forge(g2, g2, "\"first\":2,\"end\":4", "\"first\":5000000,\"end\":10000000");
+    r = run_in("ulimit -v 262144;", fmt("merge %s %s", g1, g2));
+    assert_int_equal(r->code, 65);
+    /* A cut line, a line past the limit, an empty file. */
+    write_file(g1, "{\"locksim_shard\":2,\"command\":\"ba");
+    merge_expect(g1, s2, 65, "g1.jsonl:1:");
+    write_file(g1, "");
+    merge_expect(g1, s2, 65, "g1.jsonl:1:1: an empty file");
+    assert_int_equal(system(fmt("head -c 17000000 /dev/zero | tr '\\0' ' ' > %s", g1)), 0);
+    merge_expect(g1, s2, 65, "a line longer than 16777216 bytes");
+    /* Merge's own output over one of its inputs: refused (64), the input intact. */
+    static char before[1 << 16], after[1 << 16];
+    slurp(s1, before, sizeof before);
+    r = run(fmt("merge --out %s %s %s", s1, s1, s2));
+    assert_int_equal(r->code, 64);
+    slurp(s1, after, sizeof after);
+    assert_string_equal(before, after);
+    /* Size: shards hold little more than the merged JSON Lines (format 1's
+     * hex dumps were 7x). */
+    struct stat a, b, m;
+    assert_int_equal(run(fmt("merge %s %s --format jsonl --out %s", s1, s2, sp("m.jsonl")))->code, 0);
+    assert_int_equal(stat(s1, &a) | stat(s2, &b) | stat(sp("m.jsonl"), &m), 0);
+    assert_true(a.st_size + b.st_size < 2 * m.st_size);
+}
+
 /* examples/cluster/: the GNU parallel script in local mode and through
  * --sshlogin ":" (this machine, the path a host list takes), and the Slurm
  * array task run by hand for each task id, each merged: the unsharded CSV. */
@@ -622,6 +779,7 @@ int main(void) {
         cmocka_unit_test(test_shard_merge_batch),
         cmocka_unit_test(test_shard_merge_sweep),
         cmocka_unit_test(test_shard_errors),
+        cmocka_unit_test(test_shard_forged),
         cmocka_unit_test(test_cluster_examples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
