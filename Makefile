@@ -23,11 +23,11 @@ GFX_INC    := -Isim -Irender -Igfx
 # prove them. SDL2, SDL2_ttf and the DejaVu fonts draw the window and the
 # heatmap (gfx/), FreeType and DejaVu the PNG timeline, libpng encodes them; SDL2_image reads them back in the tests,
 # where xmllint (libxml2-utils) checks the SVG; parallel runs the GNU parallel
-# example of examples/cluster/, tested.
+# example of examples/cluster/, tested; procps's pgrep finds workers left behind.
 DEB_PKGS := pkg-config libcmocka-dev libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev \
-            libpng-dev libfreetype-dev fonts-dejavu-core libxml2-utils parallel
+            libpng-dev libfreetype-dev fonts-dejavu-core libxml2-utils parallel procps
 PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng freetype2
-DEB_CMDS := xmllint parallel
+DEB_CMDS := xmllint parallel pgrep
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))

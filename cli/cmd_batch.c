@@ -66,7 +66,7 @@ static void table_add(struct emitter *e, size_t i, const struct report_summary *
     }
 }
 
-static void emit_one(void *arg, size_t i, struct report_summary *s) {
+static int emit_one(void *arg, size_t i, struct report_summary *s) {
     struct emitter *e = arg;
     const struct fanout *b = e->b;
     e->done++;
@@ -90,6 +90,7 @@ static void emit_one(void *arg, size_t i, struct report_summary *s) {
         break;
     }
     }
+    return ferror(e->f); /* a closed pipe or a full disk: stop running */
 }
 
 /* ---- Output ------------------------------------------------------------------ */
@@ -138,7 +139,11 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     }
     free(e.kept);
     st = e.worst;
-    if (how != 0) {
+    if (how == 2) { /* a write failed: say why, after how many runs */
+        if (out_commit(&of, err, sizeof err) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
+        fprintf(stderr, "locksim: batch stopped after %zu of %zu runs: its output cannot be written\n", e.done, total);
+        st = cli_fail(LSIM_EOUTPUT, err);
+    } else if (how != 0) {
         if (of.mode == OUT_ATOMIC) out_abort(&of);
         else out_commit(&of, err, sizeof err);
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished (%zu passed, %zu failed)%s\n",

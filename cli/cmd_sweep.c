@@ -87,7 +87,7 @@ struct sweep_sink {
     FILE *shard;                 /* --shard: each run is a record here, nothing tallied */
 };
 
-static void sweep_take(void *arg, size_t i, struct report_summary *s) {
+static int sweep_take(void *arg, size_t i, struct report_summary *s) {
     struct sweep_sink *k = arg;
     struct tally *t = k->t;
     if (k->shard) {
@@ -95,7 +95,7 @@ static void sweep_take(void *arg, size_t i, struct report_summary *s) {
         shard_write_record(k->shard, i, s, f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets,
                            f->cell_nsets);
         if (s->rc && cli_exit(s->rc) > t->worst) t->worst = cli_exit(s->rc);
-        return;
+        return ferror(k->shard);
     }
     int a = fanout_algo(k->f, i), c = fanout_cell(k->f, i);
     size_t at = (size_t)(a < 0 ? 0 : a) * (size_t)t->ncells + (size_t)c;
@@ -105,6 +105,7 @@ static void sweep_take(void *arg, size_t i, struct report_summary *s) {
     if (s->rc && cli_exit(s->rc) > t->worst) t->worst = cli_exit(s->rc);
     if (!s->rc && !t->algo_ran[a < 0 ? 0 : a][0])
         snprintf(t->algo_ran[a < 0 ? 0 : a], sizeof t->algo_ran[0], "%s", s->algo);
+    return 0;
 }
 
 static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int naxes, const struct tally *t,
@@ -247,7 +248,10 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
         sink.shard = sf.f;
         int how = fanout_run(fo, sweep_take, &sink, &done);
-        if (how != 0) {
+        if (how == 2) { /* a write failed */
+            if ((st = out_commit(&sf, err, sizeof err)) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
+            st = cli_fail(LSIM_EOUTPUT, err);
+        } else if (how != 0) {
             out_abort(&sf);
             fprintf(stderr, "locksim: %s: the shard was not written\n", how > 0 ? "interrupted" : "a worker could not be started");
             st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);

@@ -14,6 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +26,11 @@
 #include "scenario_file.h"
 
 #define FANOUT_MAX_JOBS 256
+
+/* The signals that stop a list: Ctrl-C, and what scancel, timeout, systemd
+ * and a closed terminal send. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP ((int)(sizeof stop_signals / sizeof *stop_signals))
 
 /* ---- Shared options -------------------------------------------------------- */
 
@@ -341,13 +349,22 @@ static int write_all(int fd, const char *p, size_t n) {
     return 0;
 }
 
+/* Close every descriptor from fd up. */
+static void closefrom_(int fd) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    if (close_range((unsigned)fd, ~0u, 0) == 0) return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long k = fd; k < (max > 0 ? max : 1024); k++) close((int)k);
+}
+
 /* Worker: the runs first, first + jobs, ... of the list, one record each.
  * Records are gathered in a buffer and written whole, so the parent never
  * waits in the middle of a record while the worker computes the next run,
  * and reads many records a call. careful = write after every record, so a
  * crash is pinned on its run. */
 static void worker_main(const struct fanout *f, int fd, size_t first, int careful) {
-    signal(SIGINT, SIG_DFL);
+    for (int k = 0; k < NSTOP; k++) signal(stop_signals[k], SIG_DFL);
 #ifdef M_TRIM_THRESHOLD
     /* Give nothing back to the system between runs: a run that frees more
      * than glibc's 128 KiB at the heap's top had it shrink the heap, and the
@@ -427,6 +444,8 @@ static int spawn(const struct fanout *f, struct worker *w, size_t first, int car
     (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
 #endif
     fflush(NULL); /* nothing buffered in the parent is written twice */
+    pid_t parent = getpid();
+    (void)parent;
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -434,8 +453,19 @@ static int spawn(const struct fanout *f, struct worker *w, size_t first, int car
         return -1;
     }
     if (pid == 0) {
+#ifdef __linux__
+        /* Die with the parent, even one killed with SIGKILL (and if it died
+         * before this line, now). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(70);
+#endif
+        /* Hold no descriptor but the standard ones and this pipe: a sibling's
+         * pipe held open here would keep that sibling writing to a parent
+         * that is gone. */
         close(p[0]);
-        worker_main(f, p[1], first, careful);
+        int keep = p[1] > 3 ? 3 : p[1];
+        if (keep != p[1] && (dup2(p[1], keep) < 0 || close(p[1]) != 0)) _exit(70);
+        closefrom_(keep + 1);
+        worker_main(f, keep, first, careful);
     }
     close(p[1]);
     w->pid = pid;
@@ -543,6 +573,7 @@ struct order {
     size_t done;
     fanout_sink sink;
     void *arg;
+    int stopped;                     /* the sink said stop */
 };
 
 static struct slot *slot_of(struct order *o, size_t i) { return &o->ring[(i - o->lo) & (o->window - 1)]; }
@@ -570,8 +601,10 @@ static void deliver_ready(struct order *o, int all) {
             break;
         }
         struct report_summary *s = &sl->sum;
-        o->sink(o->arg, o->next, s);
-        o->done++;
+        if (!o->stopped) {
+            o->stopped = o->sink(o->arg, o->next, s) != 0;
+            o->done++;
+        }
         if (!s->failures) { /* the sink took the slot's buffer */
             sl->fail = NULL;
             sl->fail_cap = 0;
@@ -581,7 +614,7 @@ static void deliver_ready(struct order *o, int all) {
 }
 
 static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) {
+static void on_stop_signal(int sig) {
     (void)sig;
     interrupted = 1;
 }
@@ -671,14 +704,17 @@ static int drain(struct order *o, struct worker *w) {
 static int deliver_preloaded(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
     size_t total = fanout_total(f);
     *done = 0;
+    int stop = 0;
     for (size_t i = 0; i < total; i++) {
         struct report_summary *s = &f->preloaded[i];
         s->file = f->files[fanout_file(f, i)];
-        sink(arg, i, s);
+        if (!stop) {
+            stop = sink(arg, i, s) != 0;
+            ++*done;
+        }
         report_summary_close(s);
-        ++*done;
     }
-    return 0;
+    return stop ? 2 : 0;
 }
 
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
@@ -699,16 +735,16 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     if (!o.ring) return -1;
     struct worker w[FANOUT_MAX_JOBS];
     memset(w, 0, sizeof w);
-    struct sigaction sa, old;
+    struct sigaction sa, old[NSTOP];
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint; /* no SA_RESTART: poll returns at once */
+    sa.sa_handler = on_stop_signal; /* no SA_RESTART: poll returns at once */
     sigemptyset(&sa.sa_mask);
     interrupted = 0;
-    sigaction(SIGINT, &sa, &old);
+    for (int k = 0; k < NSTOP; k++) sigaction(stop_signals[k], &sa, &old[k]);
     int failed = 0;
     double t0 = now_s(), shown = 0;
     for (int k = 0; k < f->jobs && !failed; k++) failed = spawn(f, &w[k], lo + (size_t)k, 0) != 0;
-    while (!failed && !interrupted) {
+    while (!failed && !interrupted && !o.stopped) {
         /* Take what the buffers hold, as the window moves on, before waiting. */
         int took;
         do {
@@ -750,11 +786,11 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
         }
         free(w[k].buf);
     }
-    sigaction(SIGINT, &old, NULL);
+    for (int k = 0; k < NSTOP; k++) sigaction(stop_signals[k], &old[k], NULL);
     if (f->progress) fprintf(stderr, "\r%-72s\r", "");
     deliver_ready(&o, 1);
     for (size_t k = 0; k < o.window; k++) free(o.ring[k].fail);
     free(o.ring);
     *done = o.done;
-    return failed ? -1 : interrupted ? 1 : 0;
+    return failed ? -1 : interrupted ? 1 : o.stopped ? 2 : 0;
 }

@@ -76,13 +76,16 @@ void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i);
 
 /* Receives run i's summary (judged: its expect lines decide the outcome;
  * file points at f->files; seconds is 0). s is freed after the call unless
- * the sink takes its failures (setting s->failures to NULL). */
-typedef void (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
+ * the sink takes its failures (setting s->failures to NULL). Returns 0 to go
+ * on, nonzero to stop the list (its output cannot be written). */
+typedef int (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
 
 /* Run the list (its fanout_range() slice; with preloaded summaries, deliver
- * them without running). Returns 0 when every run was delivered, 1 when SIGINT
- * stopped it (the runs finished after a gap are delivered too, in order),
- * -1 when a worker could not be started; *done receives the runs delivered. */
+ * them without running). Returns 0 when every run was delivered, 1 when
+ * SIGINT, SIGTERM or SIGHUP stopped it (the runs finished after a gap are
+ * delivered too, in order), 2 when the sink stopped it, -1 when a worker
+ * could not be started; *done receives the runs delivered. Workers die with
+ * the parent (Linux: PR_SET_PDEATHSIG) and hold no other worker's pipe. */
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
 
 /* The options batch and sweep share: --seeds A..B, --algos NAME,...|all,

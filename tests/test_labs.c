@@ -156,26 +156,45 @@ static void test_batch_progress_on_terminal(void **state) {
  * file is not left half-written (an old one stays as it was). */
 static void test_batch_sigint(void **state) {
     (void)state;
-    /* 1.5 s: long after the handler is installed even on a loaded machine
-     * (0.5 s once lost the race), long before 5.6 million runs finish. */
-    write_file(sp("locksim_batch_out.jsonl"), "old\n");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             fmt("%%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out %1$s/locksim_batch_out.jsonl "
-             "2>%1$s/locksim_batch_err & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? "
-             ">%1$s/locksim_batch_rc", scratch()),
-             bin());
-    assert_int_equal(system(cmd), 0);
-    char buf[4096];
-    slurp(sp("locksim_batch_rc"), buf, sizeof buf);
-    assert_string_equal(buf, "130\n");
-    slurp(sp("locksim_batch_err"), buf, sizeof buf);
-    assert_non_null(strstr(buf, "locksim: interrupted: "));
-    assert_non_null(strstr(buf, "the --out file was not written"));
-    slurp(sp("locksim_batch_out.jsonl"), buf, sizeof buf);
-    assert_string_equal(buf, "old\n");
-    /* No worker is left behind, and no temporary file. */
-    assert_int_equal(system(fmt("ls %1$s/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1", scratch())), 512 /* ls: status 2 */);
+    /* Ctrl-C, and what Slurm's scancel, timeout and systemd (TERM) or a
+     * closed terminal (HUP) send: the same report, 130, the old --out file
+     * kept, no temporary file and no worker left. 1.5 s: long after the
+     * handler is installed even on a loaded machine (0.5 s once lost the
+     * race), long before 5.6 million runs finish. */
+    static const char *const sigs[] = {"INT", "TERM", "HUP"};
+    for (int k = 0; k < 3; k++) {
+        write_file(sp("locksim_batch_out.jsonl"), "old\n");
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 fmt("%%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out %1$s/locksim_batch_out.jsonl "
+                 "2>%1$s/locksim_batch_err & pid=$!; sleep 1.5; kill -%2$s $pid; wait $pid; echo $? "
+                 ">%1$s/locksim_batch_rc", scratch(), sigs[k]),
+                 bin());
+        assert_int_equal(system(cmd), 0);
+        char buf[4096];
+        slurp(sp("locksim_batch_rc"), buf, sizeof buf);
+        assert_string_equal(buf, "130\n");
+        slurp(sp("locksim_batch_err"), buf, sizeof buf);
+        assert_non_null(strstr(buf, "locksim: interrupted: "));
+        assert_non_null(strstr(buf, "the --out file was not written"));
+        slurp(sp("locksim_batch_out.jsonl"), buf, sizeof buf);
+        assert_string_equal(buf, "old\n");
+        assert_int_equal(system(fmt("ls %1$s/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1", scratch())), 512 /* ls: status 2 */);
+        assert_int_equal(system(fmt("pgrep -f '[b]atch scenarios .*%s/locksim_batch_out.jsonl' >/dev/null", scratch())), 256 /* none */);
+    }
+    /* A parent killed outright (-9) takes its workers with it. */
+    assert_int_equal(system(fmt("%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out %s/killed.jsonl "
+                                "2>/dev/null & pid=$!; sleep 1; kill -9 $pid; wait $pid; sleep 0.3", bin(), scratch())),
+                     0);
+    assert_int_equal(system(fmt("pgrep -f '[b]atch scenarios .*%s/killed.jsonl' >/dev/null", scratch())), 256);
+    /* A closed standard output stops the runs at the first failed write. */
+    assert_int_equal(system(fmt("bash -c '%s batch scenarios --seeds 1..2000 --format jsonl --jobs 2 2>%s/pipe_err "
+                                "| head -c 10 >/dev/null; exit ${PIPESTATUS[0]}'", bin(), scratch())) >> 8, 73);
+    char err[4096];
+    slurp(sp("pipe_err"), err, sizeof err);
+    assert_non_null(strstr(err, "locksim: batch stopped after "));
+    assert_non_null(strstr(err, " of 194000 runs: its output cannot be written"));
+    assert_non_null(strstr(err, "Broken pipe"));
     remove(sp("locksim_batch_out.jsonl"));
     remove(sp("locksim_batch_err"));
     remove(sp("locksim_batch_rc"));
