@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,17 +35,49 @@ int cli_fail(int code, const char *msg) {
     return cli_exit(code);
 }
 
+static long armed_s; /* the limit cli_time_limit_arm set, for its message */
+
+static void on_time_limit(int sig) {
+    (void)sig;
+    char msg[200];
+    int n = snprintf(msg, sizeof msg, "locksim: the run did not finish within its time limit of %ld s (a plugin "
+                     "callback that never returns?); nothing was decided (--time-limit SECONDS changes it)\n", armed_s);
+    if (n > 0 && write(2, msg, (size_t)n) < 0) _exit(70);
+    _exit(70);
+}
+
+void cli_time_limit_arm(const struct cli_runopts *o, int die) {
+    long s = o && o->time_limit_s ? o->time_limit_s : CLI_TIME_LIMIT_S;
+    if (s < 0) return;
+    armed_s = s;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = die ? SIG_DFL : on_time_limit;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    alarm((unsigned)s);
+}
+
+void cli_time_limit_disarm(void) { alarm(0); }
+
 int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status) {
     const char *a = argv[*i];
     int is_seed = strcmp(a, "--seed") == 0, is_set = strcmp(a, "--set") == 0,
-        is_algo = strcmp(a, "--algo") == 0;
-    if (!is_seed && !is_set && !is_algo) return 0;
+        is_algo = strcmp(a, "--algo") == 0, is_limit = strcmp(a, "--time-limit") == 0;
+    if (!is_seed && !is_set && !is_algo && !is_limit) return 0;
     if (*i + 1 >= argc) {
         *status = cli_usage("%s needs a value", a);
         return -1;
     }
     const char *v = argv[++*i];
-    if (is_seed) o->seed = v;
+    if (is_limit) {
+        long s;
+        if (cli_parse_int(v, 0, 86400 * 365, &s) != 0) {
+            *status = cli_usage("--time-limit takes whole seconds (0 = no limit), not '%s'", v);
+            return -1;
+        }
+        o->time_limit_s = s ? s : -1;
+    } else if (is_seed) o->seed = v;
     else if (is_algo) o->algo = v;
     else {
         if (o->nsets == CLI_MAX_SETS) {

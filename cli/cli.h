@@ -29,13 +29,24 @@ int cli_fail(int code, const char *msg);
 static inline int cli_exit(int code) { return lsim_exit_status(code); }
 
 /* Options shared by the commands that run scenarios. */
+/* A run's wall-clock limit when --time-limit does not set one: no catalog
+ * run comes near it (the longest takes well under a second); it stops an
+ * algorithm plugin whose callback never returns. */
+#define CLI_TIME_LIMIT_S 600
 struct cli_runopts {
     const char *seed;
     const char *sets[CLI_MAX_SETS];
     int nsets;
     const char *algo;
+    long time_limit_s;            /* --time-limit: 0 = CLI_TIME_LIMIT_S, -1 = none */
 };
-/* If argv[*i] is --seed, --set or --algo, take it (and its value) and
+/* Arm the wall-clock limit of one run (o may be NULL: the default), and
+ * disarm it when the run is over. When it expires the process ends: with a
+ * message and exit 70, or (die: a batch worker, a matrix probe) killed by
+ * SIGALRM, which fails that run alone. */
+void cli_time_limit_arm(const struct cli_runopts *o, int die);
+void cli_time_limit_disarm(void);
+/* If argv[*i] is --seed, --set, --algo or --time-limit, take it (and its value) and
  * return 1; 0 if it is not one of them; -1 after printing a usage error
  * (*status is then the exit status). */
 int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status);

@@ -1,8 +1,12 @@
 /* `locksim matrix`: one fault script against every algorithm asked, one
  * row each, as text, CSV or JSON. A --set key that no algorithm of the
  * matrix has is an error; one that some rows do not use is noted there. */
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fmt.h"
@@ -101,6 +105,40 @@ static void print_json(const struct matrix_row *rows, int n, const char *file, c
     printf("]}\n");
 }
 
+/* Is the i-th name of --algos a path (a plugin)? */
+static int is_plugin_row(const char *algos, int i) {
+    if (strcmp(algos, "all") == 0) return 0;
+    const char *p = algos;
+    for (int k = 0; k < i && p; k++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+    if (!p) return 0;
+    size_t l = strcspn(p, ",");
+    return memchr(p, '/', l) != NULL;
+}
+
+/* Run a plugin's row first in a child process: 1 (with why) when it dies
+ * there, of a signal or past its time limit; 0 when it finished, and the
+ * parent can run it (again, the same run: it is deterministic). */
+static int row_dies(const struct run_spec *spec, const struct cli_runopts *ro, char *why, size_t n) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return 0; /* run it here, unprotected */
+    if (pid == 0) {
+        struct run_result r;
+        cli_time_limit_arm(ro, 1);
+        run_scenario(spec, &r);
+        _exit(0);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return 0;
+    if (!WIFSIGNALED(st)) return 0;
+    int sig = WTERMSIG(st);
+    if (sig == SIGALRM)
+        snprintf(why, n, "the algorithm did not finish within the time limit (--time-limit; a callback that never returns?)");
+    else snprintf(why, n, "the algorithm crashed: signal %d (%s)", sig, strsignal(sig));
+    return 1;
+}
+
 static void free_kept(struct run_result *kept, int n) {
     for (int i = 0; kept && i < n; i++)
         if (kept[i].engine) run_result_close(&kept[i]);
@@ -180,7 +218,24 @@ int cmd_matrix(int argc, char **argv) {
         struct run_spec spec = {.file = file, .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
                                 .algo_resolved = list[i], .keep_trace = render != NULL, .lenient_sets = 1};
         struct run_result r;
+        char died[200];
+        if (is_plugin_row(algos, i) && row_dies(&spec, &ro, died, sizeof died)) {
+            /* A plugin that crashes or hangs fails its own row. */
+            memset(&rows[i].sum, 0, sizeof rows[i].sum);
+            rows[i].sum.rc = LSIM_EPLUGIN;
+            rows[i].sum.outcome = LSIM_EPLUGIN;
+            snprintf(rows[i].sum.error, sizeof rows[i].sum.error, "%s", died);
+            if (!(rows[i].sum.failures = strdup(""))) {
+                for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
+                free(rows);
+                free_kept(kept, i);
+                return cli_fail(LSIM_ENOMEM, "");
+            }
+            continue;
+        }
+        cli_time_limit_arm(&ro, 0);
         int rc = run_scenario(&spec, &r);
+        cli_time_limit_disarm();
         if (rc && (r.stage == RUN_STAGE_LOAD || r.stage == RUN_STAGE_SET)) {
             /* The file or an override is wrong for every row alike. */
             st = cli_fail(rc, r.error);

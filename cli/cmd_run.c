@@ -126,7 +126,9 @@ int cmd_run(int argc, char **argv) {
     struct run_spec spec = {.file = o.file, .seed = o.ro.seed, .sets = o.ro.sets, .nsets = o.ro.nsets,
                             .algo = o.ro.algo, .keep_trace = 1};
     struct run_result r;
+    cli_time_limit_arm(&o.ro, 0);
     int rc = run_scenario(&spec, &r);
+    cli_time_limit_disarm();
     if (rc) {
         run_result_close(&r);
         return cli_fail(rc, r.error);
@@ -195,7 +197,9 @@ int cmd_hash(int argc, char **argv) {
         struct run_spec spec = {.file = files[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
                                 .algo = ro.algo, .keep_trace = 0};
         struct run_result r;
+        cli_time_limit_arm(&ro, 0);
         int rc = run_scenario(&spec, &r);
+        cli_time_limit_disarm();
         if (rc) {
             int s = cli_fail(rc, r.error);
             if (s > worst) worst = s;

@@ -92,6 +92,7 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     f->sets = o->ro.sets;
     f->nsets = o->ro.nsets;
     f->lenient_sets = o->nalgos > 1;
+    f->time_limit_s = o->ro.time_limit_s;
     f->jobs = (int)(o->jobs < 1 ? 1 : o->jobs);
     f->progress = isatty(2);
     f->shard_k = (int)o->shard_k;
@@ -384,7 +385,12 @@ static void worker_main(const struct fanout *f, int fd, size_t first, int carefu
     struct parsed_file *cache = calloc((size_t)f->nfiles, sizeof *cache); /* NULL: parse every run */
     for (size_t i = first; i < total; i += (size_t)f->jobs) {
         memset(&sum, 0, sizeof sum);
+        /* A run past its time limit kills this worker with SIGALRM: the
+         * parent fails that run, names it, and a new worker goes on. */
+        struct cli_runopts limit = {.time_limit_s = f->time_limit_s};
+        cli_time_limit_arm(&limit, 1);
         run_one(f, i, &sum, cache);
+        cli_time_limit_disarm();
         const char *fail = sum.failures ? sum.failures : "";
         size_t flen = strlen(fail);
         struct wire w = {.idx = i, .len = (uint32_t)wire_pack(packed, &sum),
@@ -543,6 +549,7 @@ static const char *signal_name(int sig) {
     case SIGKILL: return "SIGKILL";
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
+    case SIGALRM: return "SIGALRM: the run passed its --time-limit";
     default: return "a signal";
     }
 }

@@ -66,7 +66,9 @@ const char cli_usage_run[] =
     "                      a \"narration\" array of lines)\n"
     "  --no-timeline       leave out the timeline\n"
     "  --width N           timeline width in columns (default: terminal, else 100)\n"
-    "  --no-color          plain ASCII (also when NO_COLOR is set or not a terminal)\n";
+    "  --no-color          plain ASCII (also when NO_COLOR is set or not a terminal)\n"
+    "  --time-limit S      stop a run still going after S seconds of wall time (default\n"
+    "                      600; 0 = none): a plugin callback that never returns, exit 70\n";
 
 const char cli_usage_check[] =
     "Usage: locksim check [--quiet] [--format text|json|tap|junit] [--seed N]\n"
@@ -93,7 +95,7 @@ const char cli_usage_check[] =
 const char cli_usage_batch[] =
     "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
     "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [--out FILE]\n"
-    "                     [--shard K/N]\n"
+    "                     [--shard K/N] [--time-limit S]\n"
     "\n"
     "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
     "(default: the scenario's own) and every algorithm named (default: the\n"
@@ -109,6 +111,8 @@ const char cli_usage_batch[] =
     "--out FILE is written atomically. Ctrl-C (or SIGTERM, SIGHUP) stops the workers,\n"
     "reports what finished on stderr, leaves any old --out file as it was and exits\n"
     "130; a write that fails (a closed pipe, a full disk) stops the runs too: 73.\n"
+    "--time-limit S (default 600, 0 = none) fails a run still going after S seconds\n"
+    "(a plugin that never returns): its worker is stopped and the batch goes on.\n"
     "--shard K/N runs only the K-th of N contiguous slices of the run list (the same\n"
     "slices whatever --jobs) and writes shard JSON Lines; `locksim merge` turns the N\n"
     "shard files into any format above, identical to the unsharded run's bytes.\n"
@@ -142,7 +146,7 @@ const char cli_usage_sweep[] =
     "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
     "                     [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
     "                     [--format csv|jsonl] [--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
-    "                     [--shard K/N]\n"
+    "                     [--shard K/N] [--time-limit S]\n"
     "\n"
     "Runs the scenario at every point of a grid of --set values (one key or two;\n"
     "a range of integers or durations, e.g. lock.ttl=5s..60s/5s, or a list), for\n"
@@ -167,13 +171,15 @@ const char cli_usage_diff[] =
 
 const char cli_usage_matrix[] =
     "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"
-    "                      [--seed N] [--set KEY=VALUE]...\n"
+    "                      [--seed N] [--set KEY=VALUE]... [--time-limit S]\n"
     "\n"
     "Plays the scenario's fault script against each algorithm (default: all built-in\n"
     "ones; a NAME may be a path to a user-written .so) and prints one row per algorithm:\n"
     "double entries, double-entry time, stale writes accepted/rejected, lost updates,\n"
     "wrong releases, stuck clients, verdict. An algorithm that cannot run the script\n"
-    "(e.g. too many servers for it) says why in its row. The scenario's `expect` lines\n"
+    "(e.g. too many servers for it) says why in its row; a plugin runs first in a\n"
+    "process of its own, so one that crashes, or runs past --time-limit S (default\n"
+    "600 s), fails its row and not the matrix. The scenario's `expect` lines\n"
     "are not checked here. Exit 0 unless the file is missing (66) or malformed (65).\n"
     "  --render OUT.png|OUT.svg  also draw one panel per algorithm, stacked on one time\n"
     "                      axis (- = PNG on standard output, then no table is printed)\n";

@@ -128,6 +128,43 @@ static void test_batch_crashing_worker(void **state) {
     remove(sp("locksim_bad.so"));
 }
 
+/* A plugin that aborts costs matrix only its own row; one that loops
+ * forever is stopped by the per-run time limit, in batch (that run fails,
+ * the others run), matrix (its row) and run (exit 70, said why). */
+static void test_plugin_abort_and_loop(void **state) {
+    (void)state;
+    int st = system(fmt("sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/& abort();/' "
+                        "examples/algorithms/my_lock.c | sed '1i #include <stdlib.h>' > %1$s/abort.c && "
+                        "cc -std=c11 -shared -fPIC -Isim -o %1$s/abort.so %1$s/abort.c && "
+                        "sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/& for (;;) {}/' "
+                        "examples/algorithms/my_lock.c > %1$s/loop.c && "
+                        "cc -std=c11 -shared -fPIC -Isim -o %1$s/loop.so %1$s/loop.c", scratch()));
+    assert_int_equal(st, 0);
+    setenv("ASAN_OPTIONS", "handle_abort=0", 1);
+    struct result *r = run(fmt("matrix scenarios/fencing-rejects-stale-write.lsim --algos lease,%s,fenced-lease",
+                               sp("abort.so")));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "cannot run this script: the algorithm crashed: signal 6 (Aborted)"));
+    assert_non_null(strstr(r->out, "\nlease "));
+    assert_non_null(strstr(r->out, "\nfenced-lease "));
+    r = run(fmt("matrix scenarios/fencing-rejects-stale-write.lsim --algos %s,fenced-lease --time-limit 1", sp("loop.so")));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "did not finish within the time limit"));
+    assert_non_null(strstr(r->out, "\nfenced-lease "));
+    r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..2 --algos fenced-lease,%s "
+                "--time-limit 1 --format jsonl --jobs 2", sp("loop.so")));
+    assert_int_equal(r->code, 64);
+    assert_int_equal(count_lines(r->out), 4);
+    assert_non_null(strstr(r->out, "worker died with signal 14 (SIGALRM: the run passed its --time-limit) during "
+                                   "scenarios/fencing-rejects-stale-write.lsim seed 1 algo "));
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":2,\"set\":{},\"outcome\":\"PASS\""));
+    r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --algo %s --time-limit 1", sp("loop.so")));
+    assert_int_equal(r->code, 70);
+    assert_non_null(strstr(r->err, "the run did not finish within its time limit of 1 s"));
+    assert_int_equal(run("run scenarios/fencing-rejects-stale-write.lsim --time-limit 1.5")->code, 64);
+    unsetenv("ASAN_OPTIONS");
+}
+
 /* On a terminal (script(1) gives one), a progress line on stderr with runs
  * done out of the total, the rate and the ETA, cleared at the end. */
 static void test_batch_progress_on_terminal(void **state) {
@@ -787,6 +824,7 @@ int main(void) {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
         cmocka_unit_test(test_batch_formats),
         cmocka_unit_test(test_batch_crashing_worker),
+        cmocka_unit_test(test_plugin_abort_and_loop),
         cmocka_unit_test(test_batch_progress_on_terminal),
         cmocka_unit_test(test_batch_sigint),
         cmocka_unit_test(test_batch_memory_flat),
