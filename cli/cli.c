@@ -156,10 +156,10 @@ static struct {
 } found;
 
 static int on_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-    (void)st;
     (void)ftw;
     size_t l = strlen(path);
-    if (flag != FTW_F || l < 6 || strcmp(path + l - 5, ".lsim") != 0) return 0;
+    /* Regular files only: a FIFO named x.lsim would block its reader. */
+    if (flag != FTW_F || !S_ISREG(st->st_mode) || l < 6 || strcmp(path + l - 5, ".lsim") != 0) return 0;
     if (found.n == found.cap) {
         int cap = found.cap ? found.cap * 2 : 64;
         char **v = realloc(found.v, (size_t)cap * sizeof *v);

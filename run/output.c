@@ -30,6 +30,56 @@ static void big_buffer(struct out_file *o) {
     }
 }
 
+/* The file a path writes to: itself, or the end of its chain of symlinks
+ * (each relative target read from its link's folder); the chain may end at
+ * a path that does not exist yet. 0, or LSIM_EOUTPUT for a loop. */
+static int follow_links(const char *path, char *out, size_t n, char *err, size_t errlen) {
+    char cur[4096], link[4096];
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hops = 0;; hops++) {
+        struct stat ls;
+        if (lstat(cur, &ls) != 0 || !S_ISLNK(ls.st_mode)) break;
+        if (hops == 40) {
+            snprintf(err, errlen, "cannot write '%s': %s", path, strerror(ELOOP));
+            return LSIM_EOUTPUT;
+        }
+        ssize_t l = readlink(cur, link, sizeof link - 1);
+        if (l < 0) break;
+        link[l] = '\0';
+        const char *slash = strrchr(cur, '/');
+        size_t dir = link[0] == '/' || !slash ? 0 : (size_t)(slash - cur + 1);
+        if (dir + (size_t)l >= sizeof cur) {
+            snprintf(err, errlen, "cannot write '%s': %s", path, strerror(ENAMETOOLONG));
+            return LSIM_EOUTPUT;
+        }
+        memcpy(cur + dir, link, (size_t)l + 1); /* the link's folder stays in front */
+    }
+    snprintf(out, n, "%s", cur);
+    return LSIM_OK;
+}
+
+/* Open o->final in place with flags (O_NONBLOCK only for the open: it is
+ * cleared after). */
+static int open_in_place(struct out_file *o, const char *path, int flags, char *err, size_t errlen) {
+    int fd = open(o->final, flags);
+    if (fd < 0) {
+        if (errno == ENXIO)
+            snprintf(err, errlen, "cannot write '%s': it is a FIFO with no reader (start the reader first)", path);
+        else snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        return LSIM_EOUTPUT;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK)) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    o->f = fdopen(fd, "w");
+    if (!o->f) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        close(fd);
+        return LSIM_EOUTPUT;
+    }
+    if (!isatty(fd)) big_buffer(o); /* a terminal sees each line as it comes */
+    return LSIM_OK;
+}
+
 int out_open(struct out_file *o, const char *path, const char *const *inputs, int ninputs,
              char *err, size_t errlen) {
     memset(o, 0, sizeof *o);
@@ -43,8 +93,13 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
         snprintf(err, errlen, "an empty output path; give a file name, or - for standard output");
         return LSIM_EUSAGE;
     }
+    /* A symlink is written through, also a dangling one (its target is
+     * made): follow the chain of links to the path that receives the bytes. */
+    char target[4096];
+    int rc = follow_links(path, target, sizeof target, err, errlen);
+    if (rc) return rc;
     struct stat st;
-    int exists = stat(path, &st) == 0; /* follows a symlink to its target */
+    int exists = stat(target, &st) == 0;
     if (exists)
         for (int i = 0; i < ninputs; i++)
             if (inputs[i] && strcmp(inputs[i], "-") != 0 && same_file(&st, inputs[i])) {
@@ -55,33 +110,40 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
         snprintf(err, errlen, "cannot write '%s': it is a directory", path);
         return LSIM_EOUTPUT;
     }
+    snprintf(o->final, sizeof o->final, "%s", target);
     if (exists && !S_ISREG(st.st_mode)) {
-        /* A terminal, FIFO, socket or device: stream into it as it is. */
+        /* A terminal, FIFO, socket or device: stream into it as it is, but
+         * never wait to open it (a FIFO nobody reads would block forever). */
         o->mode = OUT_INPLACE;
-        snprintf(o->final, sizeof o->final, "%s", path);
-        o->f = fopen(path, "w");
-        if (!o->f) {
-            snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-            return LSIM_EOUTPUT;
-        }
-        if (!isatty(fileno(o->f))) big_buffer(o); /* a terminal sees each line as it comes */
-        return LSIM_OK;
+        return open_in_place(o, path, O_WRONLY | O_NONBLOCK, err, errlen);
     }
-    /* A regular file, or a new one: resolve symlinks so the link stays a
-     * link and its target is what gets replaced. */
-    char *real = exists ? realpath(path, NULL) : NULL;
-    snprintf(o->final, sizeof o->final, "%s", real ? real : path);
-    free(real);
+    if (exists && !(st.st_mode & 0222)) {
+        snprintf(err, errlen, "refusing to replace '%s': it is read-only (mode %04o); make it writable or "
+                 "remove it first", path, (unsigned)(st.st_mode & 07777));
+        return LSIM_EOUTPUT;
+    }
     const char *slash = strrchr(o->final, '/');
     int dirlen = slash ? (int)(slash - o->final + 1) : 0;
     snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.tmp.%ld", dirlen, o->final, o->final + dirlen, (long)getpid());
     int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, exists ? (st.st_mode & 07777) : 0666);
+    if (fd < 0 && errno == EACCES && exists && access(o->final, W_OK) == 0) {
+        /* The folder takes no new file, but the file itself may be written:
+         * in place then, not atomically. */
+        o->tmp[0] = '\0';
+        o->mode = OUT_INPLACE;
+        return open_in_place(o, path, O_WRONLY | O_TRUNC, err, errlen);
+    }
     if (fd < 0) {
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         o->tmp[0] = '\0';
         return LSIM_EOUTPUT;
     }
-    if (exists) (void)fchmod(fd, st.st_mode & 07777); /* keep the old file's mode, umask aside */
+    if (exists) {
+        /* Keep the old file's owner and mode (root writing a user's file
+         * leaves it the user's; the umask does not narrow the mode). */
+        if (fchown(fd, st.st_uid, st.st_gid) != 0 && errno != EPERM) (void)0;
+        (void)fchmod(fd, st.st_mode & 07777);
+    }
     o->f = fdopen(fd, "w");
     if (!o->f) {
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));

@@ -4,9 +4,13 @@
  * only when complete, so an interrupted run never leaves a half-written
  * file and a failed one leaves the old file as it was; a path that exists
  * and is not a regular file (a terminal, a FIFO, a device such as
- * /dev/null or /dev/full) is written in place, streaming; a symlink is
- * written through (its target is replaced atomically, the link stays); an
- * output path that is one of the run's input files is refused. */
+ * /dev/null or /dev/full) is written in place, streaming, and opened
+ * without waiting (a FIFO with no reader is an error); a symlink is written
+ * through, to the end of its chain (its target is replaced atomically or
+ * made, the link stays; a loop is an error); the replaced file keeps its
+ * owner and mode, a read-only one is refused, and one in a folder that takes
+ * no temporary file is written in place; an output path that is one of the
+ * run's input files is refused. */
 #ifndef LOCKSIM_OUTPUT_H
 #define LOCKSIM_OUTPUT_H
 
