@@ -32,14 +32,7 @@ const char cli_usage_main[] =
     "  locksim --version\n"
     "\n"
     "Exit codes (sim/error.h):\n"
-    "  0   run completed and every expect holds\n"
-    "  1   an expect line failed, or the run was cut short (TRUNCATED)\n"
-    "  64  usage error (bad command line, unknown --set key, plugin refused)\n"
-    "  65  malformed scenario (file:line:col: message on stderr)\n"
-    "  66  scenario file not found or unreadable\n"
-    "  69  no display for the window (view); use render instead\n"
-    "  70  internal error (out of memory)\n"
-    "  73  an output file cannot be written\n"
+    "%EXITS%"
     "\n"
     "`locksim help metrics` lists every figure of the report (docs/metrics.md).\n"
     "Environment: NO_COLOR disables colour, as --no-color does.\n";
@@ -274,18 +267,42 @@ static int print_metrics(void) {
     return 0;
 }
 
+/* "  64  text..." wrapped at 80 columns, continued under the text. */
+static void print_wrapped(FILE *f, int status, const char *text) {
+    fprintf(f, "  %-3d ", status);
+    for (int first = 1; *text; first = 0) {
+        size_t n = strlen(text);
+        if (n > 74) {
+            n = 74;
+            while (n > 0 && text[n] != ' ') n--;
+            if (n == 0) n = strcspn(text, " ");
+        }
+        fprintf(f, "%s%.*s\n", first ? "" : "      ", (int)n, text);
+        text += n;
+        while (*text == ' ') text++;
+    }
+}
+
+/* The main usage, its exit table made from LSIM_EXIT_MAP where it says %EXITS%. */
+static int print_main_usage(FILE *f) {
+    const char *at = strstr(cli_usage_main, "%EXITS%");
+    fprintf(f, "%.*s", (int)(at - cli_usage_main), cli_usage_main);
+#define EXIT_ROW_(status, meaning) print_wrapped(f, status, meaning);
+    LSIM_EXIT_MAP(EXIT_ROW_)
+#undef EXIT_ROW_
+    fputs(at + 7, f);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     /* A closed pipe is a write error (exit 73), not a silent death. */
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
-        fputs(cli_usage_main, stderr);
+        print_main_usage(stderr);
         return cli_exit(LSIM_EUSAGE);
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        fputs(cli_usage_main, stdout);
-        return 0;
-    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return print_main_usage(stdout);
     if (strcmp(cmd, "--version") == 0) {
         printf("locksim %s (lock interface %u, trace format %d)\n", LOCKSIM_VERSION, LOCK_ABI_VERSION,
                TRACE_FORMAT_VERSION);
@@ -307,13 +324,11 @@ int main(int argc, char **argv) {
     int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";
-        if (!t[0]) {
-            fputs(cli_usage_main, stdout);
-            return 0;
-        }
+        if (!t[0]) return print_main_usage(stdout);
         if (strcmp(t, "metrics") == 0) return print_metrics();
         for (int i = 0; i < ncmds; i++)
             if (strcmp(t, cmds[i].name) == 0) {
+                if (cmds[i].usage == cli_usage_main) return print_main_usage(stdout);
                 fputs(cmds[i].usage, stdout);
                 return 0;
             }

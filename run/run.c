@@ -249,7 +249,7 @@ int run_scenario(const struct run_spec *spec, struct run_result *r) {
     memset(&err, 0, sizeof err);
     rc = engine_new_take(&r->engine, &s, &eo, &err); /* s is this run's own copy */
     scenario_close(&s);
-    if (rc == -2 || rc == LSIM_ENOMEM) return fail(r, LSIM_ENOMEM, RUN_STAGE_BUILD, "out of memory building the run");
+    if (rc == LSIM_ENOMEM) return fail(r, LSIM_ENOMEM, RUN_STAGE_BUILD, "out of memory building the run");
     if (rc != 0) {
         if (err.pos.line <= 0) {
             /* No place in the file: the offending option came from --set. */

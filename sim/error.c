@@ -42,3 +42,13 @@ int lsim_errcode(const char *name) {
         if (strcmp(rows[i].name, name) == 0) return LSIM_ERR_FIRST_ + 1 + i;
     return LSIM_OK;
 }
+
+const char *lsim_exit_meaning(int st) {
+#define EXIT_CASE_(status, meaning) \
+    case status: return meaning;
+    switch (st) {
+        LSIM_EXIT_MAP(EXIT_CASE_)
+    }
+#undef EXIT_CASE_
+    return NULL;
+}

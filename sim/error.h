@@ -23,6 +23,20 @@
     XX(OUTPUT, 73, "an output file cannot be written")                                 \
     XX(INTERRUPTED, 130, "interrupted by a signal; what finished is reported")
 
+/* XX(status, meaning): every exit status the command line gives, once; `locksim
+ * help` prints this table and README.md's copy is checked against it. Every
+ * status of LSIM_ERRNO_MAP is a row here (lsim_exit_meaning() finds it). */
+#define LSIM_EXIT_MAP(XX) \
+    XX(0, "run completed and every expect holds") \
+    XX(1, "an expect line failed, or the run was cut short by max-events " "(TRUNCATED: nothing is decided)") \
+    XX(64, "usage error: a bad command line, an unknown --set key, an algorithm " "plugin refused") \
+    XX(65, "malformed input (a scenario, trace or shard file): file:line:col: " "what is wrong, and what was expected, on stderr") \
+    XX(66, "an input file not found or unreadable") \
+    XX(69, "no display for view (draw with render instead)") \
+    XX(70, "internal error: out of memory anywhere, or a run past its --time-limit") \
+    XX(73, "an output file (--trace, --out, standard output) cannot be written (a " "full disk, a closed pipe)") \
+    XX(130, "interrupted (Ctrl-C, SIGTERM, SIGHUP): what finished is reported, an " "--out file is left as it was")
+
 enum lsim_err {
     LSIM_OK = 0,
     LSIM_ERR_FIRST_ = -1000,
@@ -39,6 +53,8 @@ const char *lsim_errname(int code);
 /* The code whose name (as lsim_errname gives it) is name, or LSIM_OK when
  * no row has that name. */
 int lsim_errcode(const char *name);
+/* The meaning of exit status st (a row of LSIM_EXIT_MAP), or NULL. */
+const char *lsim_exit_meaning(int st);
 /* The exit status the command line gives for code (0 for LSIM_OK, 70 for a
  * code not in the table). */
 int lsim_exit_status(int code);

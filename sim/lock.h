@@ -110,7 +110,9 @@ struct lock_algo {
     void (*config_default)(void *config);
     int (*option)(void *config, const char *key, const char *val, char *err, size_t errlen);
     /* Optional: check the whole configuration once the number of lock servers
-     * is known (e.g. a quorum larger than the servers). 0, or -1 with err. */
+     * is known (e.g. a quorum larger than the servers). 0, or LSIM_EBAD_VALUE
+     * with a full sentence in err, as option returns (any other nonzero
+     * value is taken as LSIM_EBAD_VALUE). */
     int (*validate)(const void *config, int nservers, char *err, size_t errlen);
 
     /* Client side. acquire starts one attempt and must end, now or later,

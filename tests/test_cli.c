@@ -74,7 +74,7 @@ static void test_help_version_list(void **state) {
     (void)state;
     struct result *r = run("--help");
     assert_int_equal(r->code, 0);
-    assert_non_null(strstr(r->out, "65  malformed scenario"));
+    assert_non_null(strstr(r->out, "65  malformed input (a scenario, trace or shard file)"));
     r = run("help run");
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "--set KEY=VALUE"));

@@ -457,17 +457,17 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
     if (c->first_candidate > nservers) {
         snprintf(err, n, "first-candidate S%d is not a lock server of this run (S1..S%d)",
                  c->first_candidate, nservers);
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     if ((c->bugs & BUG_ETCD_11456) && !c->queue) {
         snprintf(err, n, "bug=etcd-11456 is a bug of etcd's queued Mutex; it needs queue=on");
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     for (int i = 0; i < c->nbind; i++) {
         if (c->bind[i] > nservers) {
             snprintf(err, n, "bind names S%d, not a lock server of this run (S1..S%d)", c->bind[i],
                      nservers);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
     }
     return 0;

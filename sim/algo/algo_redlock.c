@@ -181,7 +181,7 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
     if (c->quorum > nservers) {
         snprintf(err, n, "quorum=%d is more than the %d lock server%s of this run; use servers=N or a "
                  "smaller quorum", c->quorum, nservers, nservers == 1 ? "" : "s");
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     return 0;
 }

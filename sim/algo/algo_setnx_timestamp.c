@@ -127,7 +127,7 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
                  "(use stamp-unit=ms for a finer timeout)",
                  c->unit_ns == SIM_NS_PER_S ? "seconds" : "milliseconds",
                  c->unit_ns == SIM_NS_PER_S ? "Unix seconds" : "milliseconds");
-        return -1;
+        return LSIM_EBAD_VALUE;
     }
     return 0;
 }

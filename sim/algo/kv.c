@@ -161,7 +161,7 @@ int kv_validate(const void *config, int nservers, char *err, size_t n) {
         if (c->srv_min_replicas[i] >= 0 || c->srv_max_lag_ns[i] >= 0) {
             snprintf(err, n, "a per-server option names S%d, but this run has %d lock server%s (S1..S%d)", i + 1,
                      nservers, nservers == 1 ? "" : "s", nservers);
-            return -1;
+            return LSIM_EBAD_VALUE;
         }
     return 0;
 }
