@@ -129,7 +129,7 @@ int cmd_check_trace(int argc, char **argv) {
     trace_close(&dst);
     trace_close(&src);
     if (rc) return cli_fail(rc, "");
-    return fflush(stdout) == 0 ? 0 : cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
+    return 0; /* main() checks that standard output was written */
 }
 
 int cmd_diff(int argc, char **argv) {

@@ -328,6 +328,56 @@ static void test_link_loss_in_trace(void **state) {
     unlink(sp("lh_link.jsonl"));
 }
 
+/* Issue 19: a standard output that cannot be written is exit 73 for every
+ * command, the ones that print a table or a help text too. */
+static void test_stdout_full_every_command(void **state) {
+    (void)state;
+    static const char *const cmds[] = {"list", "help", "help run", "help metrics", "--help", "--version",
+                                       "run --help", "hash " GC};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        /* "{ locksim ... >/dev/full; echo ...; }": both captured */
+        struct result *r = run_in("{", fmt("%s >/dev/full; echo status=$?; }", cmds[i]));
+        if (!strstr(r->out, "status=73")) fail_msg("`locksim %s >/dev/full`: %s", cmds[i], r->out);
+    }
+    /* diff of two traces, the same and different. */
+    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_d1.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    r = run_in("{", fmt("diff %1$s/lh_d1.jsonl %1$s/lh_d1.jsonl >/dev/full; echo status=$?; }", scratch()));
+    assert_non_null(strstr(r->out, "status=73"));
+    assert_non_null(strstr(r->err, "cannot write to standard output: No space left on device"));
+    unlink(sp("lh_d1.jsonl"));
+}
+
+/* Issue 19: server and state counts a plugin cannot mean are refused at
+ * load like every other plugin fault (64), with what to change. */
+static void test_plugin_counts_refused(void **state) {
+    (void)state;
+    static const struct {
+        const char *fields, *why;
+    } cases[] = {
+        {".default_servers = -3", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
+        {".default_servers = 1000000", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
+        {".max_servers = -1", "its max_servers must be 0 (meaning no limit) to LOCK_MAX_SERVERS (15)"},
+        {".default_servers = 5, .max_servers = 3", "its default_servers is larger than its max_servers"},
+        {".nstates = -1", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
+        {".nstates = 65", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
+        {".nstates = 2", "it has nstates but no state_names"},
+    };
+    write_file(sp("lh_count.lsim"), "lock lease\nclient A: acquire; write; release\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plugin("lh_count", fmt("static void f(struct lock_ctx *c, void *s) { (void)c; (void)s; }\n"
+                               "static const struct lock_algo a = {.abi = LOCK_ABI_VERSION, .name = \"count\","
+                               " .client_acquire = f, .client_release = f, %s};\n"
+                               "const struct lock_algo *locksim_algo(void) { return &a; }",
+                               cases[i].fields));
+        struct result *r = run(fmt("run %1$s/lh_count.lsim --algo %1$s/lh_count.so", scratch()));
+        if (r->code != 64 || !strstr(r->err, cases[i].why))
+            fail_msg("%s: exit %d, %s", cases[i].fields, r->code, r->err);
+    }
+    unlink(sp("lh_count.so"));
+    unlink(sp("lh_count.lsim"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
@@ -335,6 +385,7 @@ int main(void) {
         cmocka_unit_test(test_plugins_refused),       cmocka_unit_test(test_replay_and_json_escaping),
         cmocka_unit_test(test_smaller_gaps),          cmocka_unit_test(test_chrome_trace),
         cmocka_unit_test(test_link_loss_in_trace),
+        cmocka_unit_test(test_stdout_full_every_command), cmocka_unit_test(test_plugin_counts_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
