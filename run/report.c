@@ -150,6 +150,7 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
     if (r->truncated) {
         char why[480];
         report_truncation(why, sizeof why, r);
+        if (!why[0] && c->truncation) snprintf(why, sizeof why, "%s", c->truncation);
         fprintf(f, "\nVerdict: %sTRUNCATED%s: %s\n", vcol, off, why);
         fprintf(f, "  (figures so far, not a verdict: %s)\n", rep->headline);
     } else {

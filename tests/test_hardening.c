@@ -378,6 +378,40 @@ static void test_plugin_counts_refused(void **state) {
     unlink(sp("lh_count.lsim"));
 }
 
+/* Issue 19: a trace cut at a line boundary (no run-end) is TRUNCATED, exit
+ * 1, never SAFE; the JSON record counts the events it read. */
+static void test_trace_without_run_end(void **state) {
+    (void)state;
+    write_file(sp("lh_safe.lsim"), "lock lease\nclient A: acquire; write; release\nexpect verdict SAFE\n");
+    struct result *r = run(fmt("run %1$s/lh_safe.lsim --no-timeline --trace %1$s/lh_whole.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    /* Every line but the last (the run-end event). */
+    assert_int_equal(system(fmt("head -n -1 %1$s/lh_whole.jsonl > %1$s/lh_cut.jsonl", scratch())), 0);
+    r = run(fmt("check-trace %1$s/lh_cut.jsonl", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "Verdict: TRUNCATED: the trace has no run-end event"));
+    assert_null(strstr(r->out, "Verdict: SAFE"));
+    assert_non_null(strstr(r->err, fmt("%s/lh_cut.jsonl: the trace has no run-end event", scratch())));
+    r = run(fmt("check-trace %1$s/lh_cut.jsonl --format json", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_true(json_lines_valid(r->out));
+    assert_non_null(strstr(r->out, "\"outcome\":\"TRUNCATED\""));
+    assert_non_null(strstr(r->out, "\"truncated\":true"));
+    assert_non_null(strstr(r->err, "no run-end"));
+    /* The whole trace: its events as read, not run-end's engine count. */
+    r = run(fmt("check-trace %1$s/lh_whole.jsonl --format json", scratch()));
+    assert_int_equal(r->code, 0);
+    char buf[1 << 16];
+    slurp(sp("lh_whole.jsonl"), buf, sizeof buf);
+    long lines = 0;
+    for (const char *p = buf; *p; p++) lines += *p == '\n';
+    assert_non_null(strstr(r->out, fmt("\"events\":%ld,", lines - 1)));
+    assert_non_null(strstr(r->out, "\"outcome\":\"RAN\""));
+    unlink(sp("lh_safe.lsim"));
+    unlink(sp("lh_whole.jsonl"));
+    unlink(sp("lh_cut.jsonl"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
@@ -386,6 +420,7 @@ int main(void) {
         cmocka_unit_test(test_smaller_gaps),          cmocka_unit_test(test_chrome_trace),
         cmocka_unit_test(test_link_loss_in_trace),
         cmocka_unit_test(test_stdout_full_every_command), cmocka_unit_test(test_plugin_counts_refused),
+        cmocka_unit_test(test_trace_without_run_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
