@@ -9,16 +9,16 @@
 #include "checker.h"
 #include "cli.h"
 #include "fmt.h"
+#include "input.h"
 #include "scenario_file.h"
 #include "trace_diff.h"
 
 /* Load a trace file; on failure print why and return the exit status. */
 static int load(struct trace *tr, const char *path) {
     char err[700];
-    int unreadable;
     trace_init(tr, 1);
-    if (trace_diff_load(tr, path, &unreadable, err, sizeof err) == 0) return 0;
-    return cli_fail(unreadable ? LSIM_ENOINPUT : LSIM_EPARSE, err);
+    int rc = input_load_trace(tr, path, stderr, err, sizeof err);
+    return rc ? cli_fail(rc, err) : 0;
 }
 
 /* Check src afresh: its events, without the findings a checker appended

@@ -1,47 +1,11 @@
-/* Trace comparison (trace_diff.h): loading a trace file, the first
- * divergent event, and a report of it with context. */
+/* Trace comparison (trace_diff.h): the first divergent event, and a
+ * report of it with context. */
 #include "trace_diff.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmt.h"
-#include "trace_jsonl.h"
-
-int trace_diff_load(struct trace *tr, const char *path, int *unreadable, char *err, size_t errlen) {
-    if (unreadable) *unreadable = 0;
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    if (f) {
-        for (;;) {
-            if (len == cap) {
-                size_t ncap = cap ? cap * 2 : 1 << 16;
-                char *nb = realloc(buf, ncap);
-                if (!nb) break;
-                buf = nb;
-                cap = ncap;
-            }
-            size_t got = fread(buf + len, 1, cap - len, f);
-            len += got;
-            if (got == 0) break;
-        }
-    }
-    if (!f || ferror(f) || len == cap) {
-        snprintf(err, errlen, "%s: %s", path, !f || ferror(f) ? strerror(errno) : "out of memory");
-        if (f) fclose(f);
-        free(buf);
-        if (unreadable) *unreadable = 1;
-        return -1;
-    }
-    fclose(f);
-    char msg[400];
-    int rc = trace_read_jsonl(tr, buf, len, msg, sizeof msg);
-    free(buf);
-    if (rc != 0) snprintf(err, errlen, "%s: %s", path, msg);
-    return rc;
-}
 
 static const char *node_name(const struct trace *tr, int node) {
     return node >= 0 && node < tr->nnodes ? tr->nodes[node].name : "-";

@@ -412,6 +412,37 @@ static void test_trace_without_run_end(void **state) {
     unlink(sp("lh_cut.jsonl"));
 }
 
+/* Issue 19: trace files are read within a bound (256 MiB), endless input
+ * is refused in bounded memory, and a FIFO with no writer is waited for
+ * out loud. */
+static void test_trace_input_bounded(void **state) {
+    (void)state;
+    /* Larger than the limit: refused at once (a sparse file, no disk). */
+    assert_int_equal(system(fmt("truncate -s 257M %1$s/lh_big.jsonl", scratch())), 0);
+    struct result *r = run(fmt("check-trace %1$s/lh_big.jsonl", scratch()));
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, fmt("%s/lh_big.jsonl: larger than 256 MiB, the limit of a trace file", scratch())));
+    r = run(fmt("diff %1$s/lh_big.jsonl %1$s/lh_big.jsonl", scratch()));
+    assert_int_equal(r->code, 65);
+    unlink(sp("lh_big.jsonl"));
+    /* Endless input, in 600 MB of address space at most. */
+    r = run_in("ulimit -v 600000;", "check-trace /dev/zero");
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "/dev/zero: larger than 256 MiB"));
+    /* A FIFO: a note while no writer has come, then the trace is read. */
+    r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_fifo_src.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    unlink(sp("lh_in_fifo"));
+    assert_int_equal(mkfifo(sp("lh_in_fifo"), 0600), 0);
+    r = run_in("{", fmt("check-trace %1$s/lh_in_fifo & sleep 1; cat %1$s/lh_fifo_src.jsonl > %1$s/lh_in_fifo; "
+                        "wait $!; }", scratch()));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->err, fmt("locksim: waiting for a writer on FIFO '%s/lh_in_fifo'", scratch())));
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    unlink(sp("lh_in_fifo"));
+    unlink(sp("lh_fifo_src.jsonl"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
@@ -420,7 +451,7 @@ int main(void) {
         cmocka_unit_test(test_smaller_gaps),          cmocka_unit_test(test_chrome_trace),
         cmocka_unit_test(test_link_loss_in_trace),
         cmocka_unit_test(test_stdout_full_every_command), cmocka_unit_test(test_plugin_counts_refused),
-        cmocka_unit_test(test_trace_without_run_end),
+        cmocka_unit_test(test_trace_without_run_end), cmocka_unit_test(test_trace_input_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
