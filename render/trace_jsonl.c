@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 static const char *const node_kinds[] = {
     [TRACE_NODE_CLIENT] = "client",
     [TRACE_NODE_SERVER] = "server",
@@ -77,31 +79,6 @@ static int names_build(struct names *nt, const struct trace *tr, int *dup) {
 
 /* ---- Writer ------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0) lo = 0xa0;
-        if (c == 0xed) hi = 0x9f; /* no UTF-16 surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (n < len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
-    return len;
-}
-
 static void put_str(FILE *out, const char *s, size_t n) {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', out);
@@ -122,9 +99,9 @@ static void put_str(FILE *out, const char *s, size_t n) {
             }
             i++;
         } else {
-            size_t l = utf8_len(p + i, n - i);
+            size_t l = text_utf8_len(p + i, n - i);
             if (l == 0) {
-                fputs("\xef\xbf\xbd", out); /* U+FFFD for a byte that is not UTF-8 */
+                fputs(TEXT_REPLACEMENT, out); /* for a byte that is not UTF-8 */
                 i++;
             } else {
                 fwrite(p + i, 1, l, out);
@@ -311,7 +288,7 @@ static int str(struct rd *r, const char *what, size_t *len) {
             }
             continue;
         }
-        size_t l = utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
+        size_t l = text_utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
         if (l == 0) return fail(r, "\"%s\": invalid UTF-8", what);
         memcpy(r->sbuf + n, r->p, l);
         n += l;

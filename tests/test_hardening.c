@@ -443,6 +443,31 @@ static void test_trace_input_bounded(void **state) {
     unlink(sp("lh_fifo_src.jsonl"));
 }
 
+/* Issue 19: a file name (or title) that is not UTF-8 still gives valid JSON
+ * Lines and valid JUnit XML from batch: U+FFFD for each bad byte. */
+static void test_batch_outputs_valid_utf8(void **state) {
+    (void)state;
+    system(fmt("mkdir -p %1$s/lh_u8 && cp " GC " %1$s/lh_u8/bad$(printf '\\377')name.lsim", scratch()));
+    struct result *r = run(fmt("batch %1$s/lh_u8 --format jsonl > %1$s/lh_u8.jsonl; "
+                               "python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
+                               "< %1$s/lh_u8.jsonl && echo json-ok", scratch()));
+    assert_non_null(strstr(r->out, "json-ok"));
+    static char buf[1 << 16];
+    slurp(sp("lh_u8.jsonl"), buf, sizeof buf);
+    assert_non_null(strstr(buf, "bad\xef\xbf\xbdname.lsim"));
+    /* An override echoed in "set", refused for its bad byte. */
+    r = run(fmt("batch %1$s/lh_u8 --format jsonl --set \"title=t$(printf '\\376\\033')x\" > %1$s/lh_u8.jsonl; "
+                "python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
+                "< %1$s/lh_u8.jsonl && echo json-ok", scratch()));
+    assert_non_null(strstr(r->out, "json-ok"));
+    slurp(sp("lh_u8.jsonl"), buf, sizeof buf);
+    assert_non_null(strstr(buf, "\"set\":{\"title\":\"t\xef\xbf\xbd\\u001bx\"}"));
+    r = run(fmt("batch %1$s/lh_u8 --format junit > %1$s/lh_u8.xml; xmllint --noout %1$s/lh_u8.xml && echo xml-ok",
+                scratch()));
+    assert_non_null(strstr(r->out, "xml-ok"));
+    system(fmt("rm -rf %1$s/lh_u8 %1$s/lh_u8.jsonl %1$s/lh_u8.xml", scratch()));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
@@ -452,6 +477,7 @@ int main(void) {
         cmocka_unit_test(test_link_loss_in_trace),
         cmocka_unit_test(test_stdout_full_every_command), cmocka_unit_test(test_plugin_counts_refused),
         cmocka_unit_test(test_trace_without_run_end), cmocka_unit_test(test_trace_input_bounded),
+        cmocka_unit_test(test_batch_outputs_valid_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
