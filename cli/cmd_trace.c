@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "input.h"
+#include "text.h"
 #include "scenario_file.h"
 #include "trace_diff.h"
 
@@ -138,7 +139,9 @@ int cmd_check_trace(int argc, char **argv) {
         r.report = &rep; /* no engine: the block needs only the report */
         r.truncated = cut;
         struct report_ctx c = {.file = file, .color = cli_want_color(no_color), .truncation = why};
-        printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", file, src.title, src.algo,
+        char t1[1000], t2[500], t3[200];
+        printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", text_term(t1, sizeof t1, file),
+               text_term(t2, sizeof t2, src.title), text_term(t3, sizeof t3, src.algo),
                (unsigned long long)src.seed, src.len);
         report_text_verdict(stdout, &r, &c);
         if (trace_hash(&dst) != trace_hash(&src))

@@ -468,6 +468,29 @@ static void test_batch_outputs_valid_utf8(void **state) {
     system(fmt("rm -rf %1$s/lh_u8 %1$s/lh_u8.jsonl %1$s/lh_u8.xml", scratch()));
 }
 
+/* Issue 19: control characters from a trace's title or event text reach
+ * the terminal escaped ("\x1b"), with --no-color too; UTF-8 stays. */
+static void test_trace_text_escaped(void **state) {
+    (void)state;
+    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_esc_src.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    /* The title and the first event's text made hostile (valid JSON). */
+    assert_int_equal(system(fmt("sed -e '1s/\"title\":\"[^\"]*\"/\"title\":\"ev\\\\u001b]0;x\\\\u0007\\\\u009b \\xc3\\xa9\"/' "
+                                "-e '2s/}$/,\"text\":\"r\\\\u001b[31md\\\\u007f\"}/' "
+                                "%1$s/lh_esc_src.jsonl > %1$s/lh_esc.jsonl", scratch())), 0);
+    r = run(fmt("check-trace %1$s/lh_esc.jsonl --no-color", scratch()));
+    assert_int_equal(r->code, 0);
+    assert_null(strchr(r->out, 0x1b));
+    assert_non_null(strstr(r->out, "ev\\x1b]0;x\\x07\\u009b \xc3\xa9, algorithm"));
+    r = run(fmt("diff %1$s/lh_esc.jsonl %1$s/lh_esc_src.jsonl", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_null(strchr(r->out, 0x1b));
+    assert_null(strchr(r->out, 0x07));
+    assert_non_null(strstr(r->out, "\"r\\x1b[31md\\x7f\""));
+    unlink(sp("lh_esc.jsonl"));
+    unlink(sp("lh_esc_src.jsonl"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
@@ -477,7 +500,7 @@ int main(void) {
         cmocka_unit_test(test_link_loss_in_trace),
         cmocka_unit_test(test_stdout_full_every_command), cmocka_unit_test(test_plugin_counts_refused),
         cmocka_unit_test(test_trace_without_run_end), cmocka_unit_test(test_trace_input_bounded),
-        cmocka_unit_test(test_batch_outputs_valid_utf8),
+        cmocka_unit_test(test_batch_outputs_valid_utf8), cmocka_unit_test(test_trace_text_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
