@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "input.h"
 #include "output.h"
 #include "trace_diff.h"
 #include "trace_jsonl.h"
@@ -79,7 +80,7 @@ static enum golden_result golden_check(const struct golden_opts *g, const char *
     struct trace gold;
     trace_init(&gold, 1);
     unsigned long long old = 0;
-    int loaded = have && trace_diff_load(&gold, path, NULL, err, sizeof err) == 0;
+    int loaded = have && input_load_trace(&gold, path, NULL, err, sizeof err) == 0;
     if (loaded) old = (unsigned long long)trace_hash(&gold);
     enum golden_result res = GOLDEN_SAME;
     if (have && !loaded && !g->update) {

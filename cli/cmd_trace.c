@@ -8,16 +8,18 @@
 
 #include "checker.h"
 #include "cli.h"
+#include "fmt.h"
+#include "input.h"
+#include "text.h"
 #include "scenario_file.h"
 #include "trace_diff.h"
 
 /* Load a trace file; on failure print why and return the exit status. */
 static int load(struct trace *tr, const char *path) {
     char err[700];
-    int unreadable;
     trace_init(tr, 1);
-    if (trace_diff_load(tr, path, &unreadable, err, sizeof err) == 0) return 0;
-    return cli_fail(unreadable ? LSIM_ENOINPUT : LSIM_EPARSE, err);
+    int rc = input_load_trace(tr, path, stderr, err, sizeof err);
+    return rc ? cli_fail(rc, err) : 0;
 }
 
 /* Check src afresh: its events, without the findings a checker appended
@@ -100,18 +102,34 @@ int cmd_check_trace(int argc, char **argv) {
         trace_close(&src);
         return st;
     }
+    /* A recording ends with run-end (docs/trace-format.md): without it the
+     * file was cut short, and its figures decide nothing. */
+    int cut = 1;
+    for (size_t i = src.len; i-- > 0 && cut;)
+        if (src.ev[i].kind == TRACE_RUN_END) cut = 0;
+    char why[300] = "";
+    if (cut) {
+        char t[32];
+        format_time_ns(t, sizeof t, src.len ? src.ev[src.len - 1].t : 0);
+        snprintf(why, sizeof why,
+                 "the trace has no run-end event: the recording was cut short after %zu event%s (t=%s), "
+                 "so nothing is decided",
+                 src.len, src.len == 1 ? "" : "s", t);
+    }
     struct checker_report rep;
     int rc = recheck(&src, purpose, stuck_after, &dst, &rep);
     if (rc == 0 && json) {
-        /* The run's JSON record, from a summary of the trace. */
+        /* The run's JSON record, from a summary of the trace: its events
+         * are those read, whatever a run-end event claims. */
         struct report_summary sum;
         memset(&sum, 0, sizeof sum);
         sum.file = file;
         snprintf(sum.title, sizeof sum.title, "%s", src.title);
         snprintf(sum.algo, sizeof sum.algo, "%s", src.algo);
         sum.seed = src.seed;
-        sum.events = src.len && src.ev[src.len - 1].kind == TRACE_RUN_END ? (unsigned long long)src.ev[src.len - 1].a
-                                                                          : (unsigned long long)src.len;
+        sum.events = (unsigned long long)src.len;
+        sum.truncated = cut;
+        sum.outcome = cut ? LSIM_ETRUNCATED : LSIM_OK;
         sum.rep = rep;
         sum.trace_hash = trace_hash(&dst);
         report_json_summary(stdout, &sum, NULL, 0);
@@ -119,8 +137,11 @@ int cmd_check_trace(int argc, char **argv) {
         struct run_result r;
         memset(&r, 0, sizeof r);
         r.report = &rep; /* no engine: the block needs only the report */
-        struct report_ctx c = {.file = file, .color = cli_want_color(no_color)};
-        printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", file, src.title, src.algo,
+        r.truncated = cut;
+        struct report_ctx c = {.file = file, .color = cli_want_color(no_color), .truncation = why};
+        char t1[1000], t2[500], t3[200];
+        printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", text_term(t1, sizeof t1, file),
+               text_term(t2, sizeof t2, src.title), text_term(t3, sizeof t3, src.algo),
                (unsigned long long)src.seed, src.len);
         report_text_verdict(stdout, &r, &c);
         if (trace_hash(&dst) != trace_hash(&src))
@@ -129,7 +150,12 @@ int cmd_check_trace(int argc, char **argv) {
     trace_close(&dst);
     trace_close(&src);
     if (rc) return cli_fail(rc, "");
-    return fflush(stdout) == 0 ? 0 : cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
+    if (cut) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "%s: %s", file, why);
+        return cli_fail(LSIM_ETRUNCATED, msg);
+    }
+    return 0; /* main() checks that standard output was written */
 }
 
 int cmd_diff(int argc, char **argv) {

@@ -1,6 +1,7 @@
 /* locksim: the command line. main() picks the command; each command is a
  * cmd_*.c file over the run API (run/run.h) and the report writers
  * (run/report.h). Exit statuses come from the error table (sim/error.h). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,9 +295,27 @@ static int print_main_usage(FILE *f) {
     return 0;
 }
 
+/* A command's status, unless its standard output could not be written:
+ * then exit 73 with the reason, whatever the command returned (a command
+ * that said so itself already returns 73). */
+static int stdout_checked(int st) {
+    errno = 0;
+    int flushed = fflush(stdout) == 0;
+    if ((flushed && !ferror(stdout)) || st == cli_exit(LSIM_EOUTPUT)) return st;
+    char msg[160];
+    snprintf(msg, sizeof msg, "cannot write to standard output: %s", strerror(!flushed && errno ? errno : EIO));
+    return cli_fail(LSIM_EOUTPUT, msg);
+}
+
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv) {
     /* A closed pipe is a write error (exit 73), not a silent death. */
     signal(SIGPIPE, SIG_IGN);
+    return stdout_checked(dispatch(argc, argv));
+}
+
+static int dispatch(int argc, char **argv) {
     if (argc < 2) {
         print_main_usage(stderr);
         return cli_exit(LSIM_EUSAGE);

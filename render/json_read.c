@@ -1,6 +1,8 @@
 /* The strict one-line JSON reader (json_read.h). */
 #include "json_read.h"
 
+#include "text.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,30 +41,6 @@ int json_take(struct json_rd *r, char c) {
 int json_peek(struct json_rd *r) {
     ws(r);
     return r->p < r->end ? (unsigned char)*r->p : -1;
-}
-
-size_t json_utf8_len(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0) lo = 0xa0;
-        if (c == 0xed) hi = 0x9f; /* no UTF-16 surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (n < len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
-    return len;
 }
 
 static int hex4(const char *p, unsigned *out) {
@@ -141,7 +119,7 @@ int json_str(struct json_rd *r, const char *what, size_t *len) {
             n += put_utf8(r->sbuf + n, cp); /* never longer than the escape it came from */
             continue;
         }
-        size_t l = json_utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
+        size_t l = text_utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
         if (l == 0) return json_fail(r, "\"%s\": invalid UTF-8", what);
         memcpy(r->sbuf + n, r->p, l);
         n += l;
@@ -191,8 +169,7 @@ int json_int(struct json_rd *r, const char *what, int64_t lo, int64_t hi, int64_
     if (over || (!neg && v > (uint64_t)INT64_MAX) || (neg && v > (uint64_t)INT64_MAX + 1))
         return json_fail(r, "\"%s\": out of range", what);
     int64_t x = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
-    if (x < lo || x > hi) return json_fail(r, "\"%s\": %lld is out of range (%lld to %lld)", what, (long long)x,
-                                           (long long)lo, (long long)hi);
+    if (x < lo || x > hi) return json_fail(r, "\"%s\": out of range", what);
     *out = x;
     return 0;
 }
@@ -201,7 +178,7 @@ int json_uint(struct json_rd *r, const char *what, uint64_t hi, uint64_t *out) {
     int neg, over;
     uint64_t v;
     if (digits(r, what, &neg, &v, &over) != 0) return -1;
-    if (over || (neg && v) || v > hi) return json_fail(r, "\"%s\": out of range (0 to %llu)", what, (unsigned long long)hi);
+    if (over || (neg && v) || v > hi) return json_fail(r, "\"%s\": out of range", what);
     *out = v;
     return 0;
 }

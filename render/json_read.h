@@ -66,7 +66,4 @@ int json_missing(struct json_rd *r, const char *const *keys, int n, uint64_t see
 /* 0 when only blanks are left on the line. */
 int json_eol(struct json_rd *r);
 
-/* Length of the valid UTF-8 sequence at s (n bytes left, n >= 1), or 0. */
-size_t json_utf8_len(const unsigned char *s, size_t n);
-
 #endif

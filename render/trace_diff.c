@@ -1,50 +1,20 @@
-/* Trace comparison (trace_diff.h): loading a trace file, the first
- * divergent event, and a report of it with context. */
+/* Trace comparison (trace_diff.h): the first divergent event, and a
+ * report of it with context. */
 #include "trace_diff.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmt.h"
-#include "trace_jsonl.h"
-
-int trace_diff_load(struct trace *tr, const char *path, int *unreadable, char *err, size_t errlen) {
-    if (unreadable) *unreadable = 0;
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    if (f) {
-        for (;;) {
-            if (len == cap) {
-                size_t ncap = cap ? cap * 2 : 1 << 16;
-                char *nb = realloc(buf, ncap);
-                if (!nb) break;
-                buf = nb;
-                cap = ncap;
-            }
-            size_t got = fread(buf + len, 1, cap - len, f);
-            len += got;
-            if (got == 0) break;
-        }
-    }
-    if (!f || ferror(f) || len == cap) {
-        snprintf(err, errlen, "%s: %s", path, !f || ferror(f) ? strerror(errno) : "out of memory");
-        if (f) fclose(f);
-        free(buf);
-        if (unreadable) *unreadable = 1;
-        return -1;
-    }
-    fclose(f);
-    char msg[400];
-    int rc = trace_read_jsonl(tr, buf, len, msg, sizeof msg);
-    free(buf);
-    if (rc != 0) snprintf(err, errlen, "%s: %s", path, msg);
-    return rc;
-}
+#include "text.h"
 
 static const char *node_name(const struct trace *tr, int node) {
     return node >= 0 && node < tr->nnodes ? tr->nodes[node].name : "-";
+}
+
+/* A node's name as a terminal shows it (out: 80 bytes). */
+static const char *node_shown(char *out, const struct trace *tr, int node) {
+    return text_term(out, 80, node_name(tr, node));
 }
 
 static int same_event(const struct trace *a, const struct trace_event *x, const struct trace *b,
@@ -65,16 +35,18 @@ long trace_diff_first(const struct trace *a, const struct trace *b) {
 void trace_diff_event(char *buf, size_t n, const struct trace *tr, const struct trace_event *ev) {
     char t[32];
     format_time_ns(t, sizeof t, ev->t);
-    size_t l = (size_t)snprintf(buf, n, "#%u t=%s %s %s", ev->seq, t, node_name(tr, ev->node),
+    char nm[80];
+    size_t l = (size_t)snprintf(buf, n, "#%u t=%s %s %s", ev->seq, t, node_shown(nm, tr, ev->node),
                                 trace_kind_name(ev->kind));
 #define ADD_(...) \
     if (l < n) l += (size_t)snprintf(buf + l, n - l, __VA_ARGS__)
-    if (ev->peer != TRACE_NO_NODE) ADD_(" peer=%s", node_name(tr, ev->peer));
+    if (ev->peer != TRACE_NO_NODE) ADD_(" peer=%s", node_shown(nm, tr, ev->peer));
     if (ev->token) ADD_(" token=%llu", (unsigned long long)ev->token);
     if (ev->grant) ADD_(" grant=%u", ev->grant);
     if (ev->a) ADD_(" a=%lld", (long long)ev->a);
     if (ev->b) ADD_(" b=%lld", (long long)ev->b);
-    if (ev->text) ADD_(" \"%s\"", ev->text);
+    char text[400];
+    if (ev->text) ADD_(" \"%s\"", text_term(text, sizeof text, ev->text));
 #undef ADD_
 }
 
@@ -89,8 +61,13 @@ static void print_range(FILE *f, const char *indent, const char *mark, const str
 
 void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const struct trace *b,
                       const char *name_b, long at, int context, const char *indent) {
-    if (strcmp(a->title, b->title) != 0) fprintf(f, "%stitle: \"%s\" vs \"%s\"\n", indent, a->title, b->title);
-    if (strcmp(a->algo, b->algo) != 0) fprintf(f, "%salgorithm: %s vs %s\n", indent, a->algo, b->algo);
+    char t1[400], t2[400];
+    if (strcmp(a->title, b->title) != 0)
+        fprintf(f, "%stitle: \"%s\" vs \"%s\"\n", indent, text_term(t1, sizeof t1, a->title),
+                text_term(t2, sizeof t2, b->title));
+    if (strcmp(a->algo, b->algo) != 0)
+        fprintf(f, "%salgorithm: %s vs %s\n", indent, text_term(t1, sizeof t1, a->algo),
+                text_term(t2, sizeof t2, b->algo));
     if (a->seed != b->seed)
         fprintf(f, "%sseed: %llu vs %llu\n", indent, (unsigned long long)a->seed, (unsigned long long)b->seed);
     if (at < 0) return;

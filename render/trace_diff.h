@@ -1,4 +1,4 @@
-/* Comparing two traces for regression work: load a JSON Lines trace file,
+/* Comparing two traces for regression work (run/input.h reads the files):
  * find the first event where two traces diverge, and print it with a few
  * events of context, each event on one line (time, node, kind, fields).
  * Used by `locksim check` against golden traces and by `locksim diff`. */
@@ -9,12 +9,6 @@
 #include <stdio.h>
 
 #include "trace.h"
-
-/* Read the JSON Lines trace at path into tr (initialised with
- * trace_init(tr, 1) and empty; the caller closes it either way). Returns 0,
- * or -1 with "PATH: reason" (unreadable) or "PATH: line N: ..." (malformed)
- * in err; *unreadable (may be NULL) is set to 1 for the first kind. */
-int trace_diff_load(struct trace *tr, const char *path, int *unreadable, char *err, size_t errlen);
 
 /* Index of the first stored event where a and b differ, comparing time,
  * kind, node and peer by name, token, grant, a, b and text; when one trace

@@ -9,13 +9,34 @@
 
 #include "fmt.h"
 #include "scenario.h"
+#include "text.h"
 
 /* ---- Escaping --------------------------------------------------------------- */
 
+/* Where s (n bytes left) holds a byte >= 0x80: write its UTF-8 sequence,
+ * or U+FFFD for a byte that starts none; returns the bytes taken. xml: a
+ * character XML 1.0 forbids (U+FFFE, U+FFFF) is written as '?'. */
+static size_t put_utf8(FILE *f, const char *s, size_t n, int xml) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t l = text_utf8_len(p, n);
+    if (l == 0) {
+        fputs(TEXT_REPLACEMENT, f);
+        return 1;
+    }
+    if (xml && l == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe) fputc('?', f);
+    else fwrite(s, 1, l, f);
+    return l;
+}
+
 void report_json_str(FILE *f, const char *s) {
+    size_t n = s ? strlen(s) : 0;
     fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    for (size_t i = 0; i < n;) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x80) {
+            i += put_utf8(f, s + i, n - i, 0);
+            continue;
+        }
         switch (ch) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
@@ -26,24 +47,32 @@ void report_json_str(FILE *f, const char *s) {
             if (ch < 0x20 || ch == 0x7f) fprintf(f, "\\u%04x", ch);
             else fputc(ch, f);
         }
+        i++;
     }
     fputc('"', f);
 }
 
 void report_xml_str(FILE *f, const char *s) {
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    size_t n = s ? strlen(s) : 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x80) {
+            i += put_utf8(f, s + i, n - i, 1);
+            continue;
+        }
         switch (ch) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&apos;", f); break;
+        case '\r': fputs("&#13;", f); break;
         default:
-            /* XML 1.0 allows no control characters but tab and newline. */
+            /* XML 1.0 allows no control characters but tab, newline and CR. */
             if (ch >= 0x20 || ch == '\n' || ch == '\t') fputc(ch, f);
             else fputc('?', f);
         }
+        i++;
     }
 }
 
@@ -150,6 +179,7 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
     if (r->truncated) {
         char why[480];
         report_truncation(why, sizeof why, r);
+        if (!why[0] && c->truncation) snprintf(why, sizeof why, "%s", c->truncation);
         fprintf(f, "\nVerdict: %sTRUNCATED%s: %s\n", vcol, off, why);
         fprintf(f, "  (figures so far, not a verdict: %s)\n", rep->headline);
     } else {
@@ -572,17 +602,33 @@ static void jb_hex16(struct jbuf *j, unsigned long long v) {
 }
 
 /* report_json_str into the buffer: n bytes of s (quotes included), in
- * pieces of up to 256 bytes, each with room for its worst case (6 a byte). */
+ * pieces that start within 256 bytes, each with room for its worst case (6
+ * bytes out for each unit taken: an escape, a UTF-8 sequence of up to 4, or
+ * U+FFFD for a byte that is not UTF-8). */
 static void jb_str_n(struct jbuf *j, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     jb_room(j, 1);
     j->b[j->len++] = '"';
     while (n) {
-        size_t piece = n < 256 ? n : 256;
+        size_t piece = n < 256 ? n : 256, i = 0;
         jb_room(j, piece * 6);
         char *o = j->b + j->len;
-        for (size_t i = 0; i < piece; i++) {
+        while (i < piece) {
             unsigned char ch = (unsigned char)s[i];
+            if (ch >= 0x80) {
+                size_t l = text_utf8_len((const unsigned char *)s + i, n - i);
+                if (l == 0) {
+                    memcpy(o, TEXT_REPLACEMENT, 3);
+                    o += 3;
+                    i++;
+                } else {
+                    memcpy(o, s + i, l);
+                    o += l;
+                    i += l;
+                }
+                continue;
+            }
+            i++;
             if (ch >= 0x20 && ch != 0x7f && ch != '"' && ch != '\\') {
                 *o++ = (char)ch;
                 continue;
@@ -599,8 +645,8 @@ static void jb_str_n(struct jbuf *j, const char *s, size_t n) {
             }
         }
         j->len = (size_t)(o - j->b);
-        s += piece;
-        n -= piece;
+        s += i; /* a UTF-8 sequence may end up to 3 bytes past the piece */
+        n -= i;
     }
     jb_room(j, 1);
     j->b[j->len++] = '"';

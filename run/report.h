@@ -18,6 +18,9 @@ struct report_ctx {
     int nsets;
     int width;                   /* timeline width when the output shows one, else 0 */
     int color;                   /* ANSI colours in text */
+    const char *truncation;      /* why the run was cut short when there is no engine to
+                                    ask (check-trace of a trace with no run-end); borrowed,
+                                    may be NULL */
 };
 
 /* A finished run kept after its engine is freed (check, batch). */

@@ -63,10 +63,21 @@ int run_validate_algo(const struct lock_algo *a, const char *where, char *err, s
     else if (a->config_size > MAX_STATE || a->client_size > MAX_STATE || a->server_size > MAX_STATE ||
              a->resource_size > MAX_STATE)
         why = "a state size (config_size, client_size, server_size, resource_size) is above 1 MiB";
+    else if (a->default_servers < 0 || a->default_servers > LOCK_MAX_SERVERS)
+        why = "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)";
+    else if (a->max_servers < 0 || a->max_servers > LOCK_MAX_SERVERS)
+        why = "its max_servers must be 0 (meaning no limit) to LOCK_MAX_SERVERS (15)";
+    else if (a->max_servers && a->default_servers > a->max_servers)
+        why = "its default_servers is larger than its max_servers";
+    else if (a->nstates < 0 || a->nstates > LOCK_MAX_STATES)
+        why = "its nstates must be 0 to LOCK_MAX_STATES (64)";
+    else if (a->nstates > 0 && !a->state_names)
+        why = "it has nstates but no state_names";
     else if (a->server_zero_size > a->server_size)
         why = "its server_zero_size is larger than its server_size";
     else if (a->resource_write == NULL && a->resource_size)
         why = "it has resource_size but no resource_write callback";
+    _Static_assert(LOCK_MAX_SERVERS == 15 && LOCK_MAX_STATES == 64, "the messages above name the limits");
     if (!why) return LSIM_OK;
     snprintf(err, errlen, "cannot use algorithm '%s': %s (see docs/lock-interface.md)", where, why);
     return LSIM_EPLUGIN;

@@ -328,6 +328,169 @@ static void test_link_loss_in_trace(void **state) {
     unlink(sp("lh_link.jsonl"));
 }
 
+/* Issue 19: a standard output that cannot be written is exit 73 for every
+ * command, the ones that print a table or a help text too. */
+static void test_stdout_full_every_command(void **state) {
+    (void)state;
+    static const char *const cmds[] = {"list", "help", "help run", "help metrics", "--help", "--version",
+                                       "run --help", "hash " GC};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        /* "{ locksim ... >/dev/full; echo ...; }": both captured */
+        struct result *r = run_in("{", fmt("%s >/dev/full; echo status=$?; }", cmds[i]));
+        if (!strstr(r->out, "status=73")) fail_msg("`locksim %s >/dev/full`: %s", cmds[i], r->out);
+    }
+    /* diff of two traces, the same and different. */
+    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_d1.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    r = run_in("{", fmt("diff %1$s/lh_d1.jsonl %1$s/lh_d1.jsonl >/dev/full; echo status=$?; }", scratch()));
+    assert_non_null(strstr(r->out, "status=73"));
+    assert_non_null(strstr(r->err, "cannot write to standard output: No space left on device"));
+    unlink(sp("lh_d1.jsonl"));
+}
+
+/* Issue 19: server and state counts a plugin cannot mean are refused at
+ * load like every other plugin fault (64), with what to change. */
+static void test_plugin_counts_refused(void **state) {
+    (void)state;
+    static const struct {
+        const char *fields, *why;
+    } cases[] = {
+        {".default_servers = -3", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
+        {".default_servers = 1000000", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
+        {".max_servers = -1", "its max_servers must be 0 (meaning no limit) to LOCK_MAX_SERVERS (15)"},
+        {".default_servers = 5, .max_servers = 3", "its default_servers is larger than its max_servers"},
+        {".nstates = -1", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
+        {".nstates = 65", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
+        {".nstates = 2", "it has nstates but no state_names"},
+    };
+    write_file(sp("lh_count.lsim"), "lock lease\nclient A: acquire; write; release\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plugin("lh_count", fmt("static void f(struct lock_ctx *c, void *s) { (void)c; (void)s; }\n"
+                               "static const struct lock_algo a = {.abi = LOCK_ABI_VERSION, .name = \"count\","
+                               " .client_acquire = f, .client_release = f, %s};\n"
+                               "const struct lock_algo *locksim_algo(void) { return &a; }",
+                               cases[i].fields));
+        struct result *r = run(fmt("run %1$s/lh_count.lsim --algo %1$s/lh_count.so", scratch()));
+        if (r->code != 64 || !strstr(r->err, cases[i].why))
+            fail_msg("%s: exit %d, %s", cases[i].fields, r->code, r->err);
+    }
+    unlink(sp("lh_count.so"));
+    unlink(sp("lh_count.lsim"));
+}
+
+/* Issue 19: a trace cut at a line boundary (no run-end) is TRUNCATED, exit
+ * 1, never SAFE; the JSON record counts the events it read. */
+static void test_trace_without_run_end(void **state) {
+    (void)state;
+    write_file(sp("lh_safe.lsim"), "lock lease\nclient A: acquire; write; release\nexpect verdict SAFE\n");
+    struct result *r = run(fmt("run %1$s/lh_safe.lsim --no-timeline --trace %1$s/lh_whole.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    /* Every line but the last (the run-end event). */
+    assert_int_equal(system(fmt("head -n -1 %1$s/lh_whole.jsonl > %1$s/lh_cut.jsonl", scratch())), 0);
+    r = run(fmt("check-trace %1$s/lh_cut.jsonl", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "Verdict: TRUNCATED: the trace has no run-end event"));
+    assert_null(strstr(r->out, "Verdict: SAFE"));
+    assert_non_null(strstr(r->err, fmt("%s/lh_cut.jsonl: the trace has no run-end event", scratch())));
+    r = run(fmt("check-trace %1$s/lh_cut.jsonl --format json", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_true(json_lines_valid(r->out));
+    assert_non_null(strstr(r->out, "\"outcome\":\"TRUNCATED\""));
+    assert_non_null(strstr(r->out, "\"truncated\":true"));
+    assert_non_null(strstr(r->err, "no run-end"));
+    /* The whole trace: its events as read, not run-end's engine count. */
+    r = run(fmt("check-trace %1$s/lh_whole.jsonl --format json", scratch()));
+    assert_int_equal(r->code, 0);
+    char buf[1 << 16];
+    slurp(sp("lh_whole.jsonl"), buf, sizeof buf);
+    long lines = 0;
+    for (const char *p = buf; *p; p++) lines += *p == '\n';
+    assert_non_null(strstr(r->out, fmt("\"events\":%ld,", lines - 1)));
+    assert_non_null(strstr(r->out, "\"outcome\":\"RAN\""));
+    unlink(sp("lh_safe.lsim"));
+    unlink(sp("lh_whole.jsonl"));
+    unlink(sp("lh_cut.jsonl"));
+}
+
+/* Issue 19: trace files are read within a bound (256 MiB), endless input
+ * is refused in bounded memory, and a FIFO with no writer is waited for
+ * out loud. */
+static void test_trace_input_bounded(void **state) {
+    (void)state;
+    /* Larger than the limit: refused at once (a sparse file, no disk). */
+    assert_int_equal(system(fmt("truncate -s 257M %1$s/lh_big.jsonl", scratch())), 0);
+    struct result *r = run(fmt("check-trace %1$s/lh_big.jsonl", scratch()));
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, fmt("%s/lh_big.jsonl: larger than 256 MiB, the limit of a trace file", scratch())));
+    r = run(fmt("diff %1$s/lh_big.jsonl %1$s/lh_big.jsonl", scratch()));
+    assert_int_equal(r->code, 65);
+    unlink(sp("lh_big.jsonl"));
+    /* Endless input, in 600 MB of address space at most. */
+    r = run_in("ulimit -v 600000;", "check-trace /dev/zero");
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "/dev/zero: larger than 256 MiB"));
+    /* A FIFO: a note while no writer has come, then the trace is read. */
+    r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_fifo_src.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    unlink(sp("lh_in_fifo"));
+    assert_int_equal(mkfifo(sp("lh_in_fifo"), 0600), 0);
+    r = run_in("{", fmt("check-trace %1$s/lh_in_fifo & sleep 1; cat %1$s/lh_fifo_src.jsonl > %1$s/lh_in_fifo; "
+                        "wait $!; }", scratch()));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->err, fmt("locksim: waiting for a writer on FIFO '%s/lh_in_fifo'", scratch())));
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    unlink(sp("lh_in_fifo"));
+    unlink(sp("lh_fifo_src.jsonl"));
+}
+
+/* Issue 19: a file name (or title) that is not UTF-8 still gives valid JSON
+ * Lines and valid JUnit XML from batch: U+FFFD for each bad byte. */
+static void test_batch_outputs_valid_utf8(void **state) {
+    (void)state;
+    system(fmt("mkdir -p %1$s/lh_u8 && cp " GC " %1$s/lh_u8/bad$(printf '\\377')name.lsim", scratch()));
+    struct result *r = run(fmt("batch %1$s/lh_u8 --format jsonl > %1$s/lh_u8.jsonl; "
+                               "python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
+                               "< %1$s/lh_u8.jsonl && echo json-ok", scratch()));
+    assert_non_null(strstr(r->out, "json-ok"));
+    static char buf[1 << 16];
+    slurp(sp("lh_u8.jsonl"), buf, sizeof buf);
+    assert_non_null(strstr(buf, "bad\xef\xbf\xbdname.lsim"));
+    /* An override echoed in "set", refused for its bad byte. */
+    r = run(fmt("batch %1$s/lh_u8 --format jsonl --set \"title=t$(printf '\\376\\033')x\" > %1$s/lh_u8.jsonl; "
+                "python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
+                "< %1$s/lh_u8.jsonl && echo json-ok", scratch()));
+    assert_non_null(strstr(r->out, "json-ok"));
+    slurp(sp("lh_u8.jsonl"), buf, sizeof buf);
+    assert_non_null(strstr(buf, "\"set\":{\"title\":\"t\xef\xbf\xbd\\u001bx\"}"));
+    r = run(fmt("batch %1$s/lh_u8 --format junit > %1$s/lh_u8.xml; xmllint --noout %1$s/lh_u8.xml && echo xml-ok",
+                scratch()));
+    assert_non_null(strstr(r->out, "xml-ok"));
+    system(fmt("rm -rf %1$s/lh_u8 %1$s/lh_u8.jsonl %1$s/lh_u8.xml", scratch()));
+}
+
+/* Issue 19: control characters from a trace's title or event text reach
+ * the terminal escaped ("\x1b"), with --no-color too; UTF-8 stays. */
+static void test_trace_text_escaped(void **state) {
+    (void)state;
+    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_esc_src.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    /* The title and the first event's text made hostile (valid JSON). */
+    assert_int_equal(system(fmt("sed -e '1s/\"title\":\"[^\"]*\"/\"title\":\"ev\\\\u001b]0;x\\\\u0007\\\\u009b \\xc3\\xa9\"/' "
+                                "-e '2s/}$/,\"text\":\"r\\\\u001b[31md\\\\u007f\"}/' "
+                                "%1$s/lh_esc_src.jsonl > %1$s/lh_esc.jsonl", scratch())), 0);
+    r = run(fmt("check-trace %1$s/lh_esc.jsonl --no-color", scratch()));
+    assert_int_equal(r->code, 0);
+    assert_null(strchr(r->out, 0x1b));
+    assert_non_null(strstr(r->out, "ev\\x1b]0;x\\x07\\u009b \xc3\xa9, algorithm"));
+    r = run(fmt("diff %1$s/lh_esc.jsonl %1$s/lh_esc_src.jsonl", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_null(strchr(r->out, 0x1b));
+    assert_null(strchr(r->out, 0x07));
+    assert_non_null(strstr(r->out, "\"r\\x1b[31md\\x7f\""));
+    unlink(sp("lh_esc.jsonl"));
+    unlink(sp("lh_esc_src.jsonl"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
@@ -335,6 +498,9 @@ int main(void) {
         cmocka_unit_test(test_plugins_refused),       cmocka_unit_test(test_replay_and_json_escaping),
         cmocka_unit_test(test_smaller_gaps),          cmocka_unit_test(test_chrome_trace),
         cmocka_unit_test(test_link_loss_in_trace),
+        cmocka_unit_test(test_stdout_full_every_command), cmocka_unit_test(test_plugin_counts_refused),
+        cmocka_unit_test(test_trace_without_run_end), cmocka_unit_test(test_trace_input_bounded),
+        cmocka_unit_test(test_batch_outputs_valid_utf8), cmocka_unit_test(test_trace_text_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
