@@ -16,10 +16,11 @@ enum batch_format { FMT_TABLE, FMT_JSONL, FMT_CSV, FMT_JUNIT, FMT_TAP, FMT_SHARD
 /* The table's current group: one scenario and algorithm over the seeds. */
 struct group {
     int file, algo, open;
-    size_t runs, passed;
+    size_t runs, passed, skipped;
     long long verdicts[3]; /* SAFE, UNSAFE, STUCK */
     char algo_ran[48];     /* the algorithm of its first run that ran */
     char first_failure[800];
+    char first_skip[700];
 };
 
 struct emitter {
@@ -27,7 +28,11 @@ struct emitter {
     enum batch_format fmt;
     FILE *f;
     struct report_summary *kept;     /* junit, tap: every run, in order */
-    size_t done, passed;
+    size_t done, passed, skipped;
+    size_t by_outcome[3];            /* failed runs: FAIL, TRUNCATED, ERROR */
+    size_t first[3];                 /* the first failed runs, for the summary */
+    char first_why[3][300];
+    int nfirst;
     int worst;
     struct group g;
 };
@@ -38,10 +43,18 @@ static void group_close(struct emitter *e) {
     if (!g->open) return;
     char seeds[64] = "scenario's seed";
     if (b->has_seeds) snprintf(seeds, sizeof seeds, "seeds %llu..%llu", b->seed_lo, b->seed_hi);
-    fprintf(e->f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed; SAFE %lld, UNSAFE %lld, STUCK %lld\n",
-            g->passed == g->runs ? "ok" : "FAIL", b->files[g->file],
-            g->algo >= 0 ? b->algo_name[g->algo] : g->algo_ran[0] ? g->algo_ran : "-", seeds, g->runs, g->runs == 1 ? "" : "s",
-            g->passed, g->runs - g->passed, g->verdicts[0], g->verdicts[1], g->verdicts[2]);
+    size_t failed = g->runs - g->passed - g->skipped;
+    const char *algo = g->algo >= 0 ? b->algo_name[g->algo] : g->algo_ran[0] ? g->algo_ran : "-";
+    if (g->skipped == g->runs) { /* the algorithm cannot run this scenario at all */
+        fprintf(e->f, "%-4s %s  %s  %s: %zu run%s skipped: %s\n", "skip", b->files[g->file], algo, seeds, g->runs,
+                g->runs == 1 ? "" : "s", g->first_skip);
+        memset(g, 0, sizeof *g);
+        return;
+    }
+    fprintf(e->f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed", failed ? "FAIL" : "ok", b->files[g->file],
+            algo, seeds, g->runs, g->runs == 1 ? "" : "s", g->passed, failed);
+    if (g->skipped) fprintf(e->f, ", %zu skipped", g->skipped);
+    fprintf(e->f, "; SAFE %lld, UNSAFE %lld, STUCK %lld\n", g->verdicts[0], g->verdicts[1], g->verdicts[2]);
     if (g->first_failure[0]) fprintf(e->f, "     first failure: %s\n", g->first_failure);
     memset(g, 0, sizeof *g);
 }
@@ -58,6 +71,11 @@ static void table_add(struct emitter *e, size_t i, const struct report_summary *
     g->runs++;
     if (!g->algo_ran[0]) snprintf(g->algo_ran, sizeof g->algo_ran, "%s", s->algo);
     if (s->outcome == LSIM_OK) g->passed++;
+    if (s->outcome == LSIM_ESKIPPED) {
+        g->skipped++;
+        if (!g->first_skip[0]) snprintf(g->first_skip, sizeof g->first_skip, "%.*s", (int)strcspn(s->error, "\n"), s->error);
+        return;
+    }
     if (!s->rc && (int)s->rep.verdict >= 0 && (int)s->rep.verdict < 3) g->verdicts[s->rep.verdict]++;
     if (s->outcome != LSIM_OK && !g->first_failure[0]) {
         const char *why = s->rc ? s->error : s->failures ? s->failures : "";
@@ -71,6 +89,15 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
     const struct fanout *b = e->b;
     e->done++;
     if (s->outcome == LSIM_OK) e->passed++;
+    else if (s->outcome == LSIM_ESKIPPED) e->skipped++;
+    else {
+        e->by_outcome[s->outcome == LSIM_EEXPECT ? 0 : s->outcome == LSIM_ETRUNCATED ? 1 : 2]++;
+        if (e->nfirst < 3) {
+            const char *why = s->rc ? s->error : s->failures ? s->failures : "";
+            e->first[e->nfirst] = i;
+            snprintf(e->first_why[e->nfirst++], sizeof e->first_why[0], "%.*s", (int)strcspn(why, "\n"), why);
+        }
+    }
     int st = cli_exit(s->outcome);
     if (st > e->worst) e->worst = st;
     switch (e->fmt) {
@@ -91,6 +118,27 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
     }
     }
     return ferror(e->f); /* a closed pipe or a full disk: stop running */
+}
+
+/* The last words on stderr, whatever the format and wherever the output
+ * went: the runs, how they ended, and the first failures with the command
+ * that replays each. */
+static void summary(const struct emitter *e, size_t total) {
+    fprintf(stderr, "locksim: batch: %zu of %zu runs: %zu passed, %zu failed", e->done, total, e->passed,
+            e->done - e->passed - e->skipped);
+    size_t failed = e->done - e->passed - e->skipped;
+    if (failed)
+        fprintf(stderr, " (expectation failed %zu, truncated %zu, error %zu)", e->by_outcome[0], e->by_outcome[1],
+                e->by_outcome[2]);
+    if (e->skipped) fprintf(stderr, ", %zu skipped (an algorithm that cannot run a scenario)", e->skipped);
+    fputc('\n', stderr);
+    for (int k = 0; k < e->nfirst; k++) {
+        char label[4400], replay[4400];
+        fanout_label(label, sizeof label, e->b, e->first[k]);
+        fanout_replay(replay, sizeof replay, e->b, e->first[k]);
+        fprintf(stderr, "  %s: %s\n    replay: %s\n", label, e->first_why[k], replay);
+    }
+    if (failed > (size_t)e->nfirst) fprintf(stderr, "  ... and %zu more failed runs\n", failed - (size_t)e->nfirst);
 }
 
 /* ---- Output ------------------------------------------------------------------ */
@@ -130,7 +178,9 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     int how = fanout_run(b, emit_one, &e, &done);
     if (fmt == FMT_TABLE) {
         group_close(&e);
-        fprintf(e.f, "%zu passed, %zu failed\n", e.passed, e.done - e.passed);
+        fprintf(e.f, "%zu passed, %zu failed", e.passed, e.done - e.passed - e.skipped);
+        if (e.skipped) fprintf(e.f, ", %zu skipped (an algorithm that cannot run a scenario)", e.skipped);
+        fputc('\n', e.f);
     } else if (fmt == FMT_TAP) report_tap(e.f, e.kept, (int)e.done);
     else if (fmt == FMT_JUNIT) report_junit(e.f, "locksim batch", e.kept, (int)e.done);
     for (size_t k = 0; e.kept && k < e.done; k++) {
@@ -151,6 +201,7 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
                 e.done - e.passed, of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
         st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
     } else if (out_commit(&of, err, sizeof err) != 0) st = cli_fail(LSIM_EOUTPUT, err);
+    if (how != -1) summary(&e, total);
     return st;
 }
 

@@ -199,6 +199,28 @@ static int write_heatmap(const char *path, int png, const struct fanout_dest *d,
     return rc ? cli_fail(rc, err) : 0;
 }
 
+/* The last words on stderr: the runs by class, and the first error with
+ * its cell and algorithm (an error is otherwise only a note in the CSV). */
+static void summary(const struct tally *t, const struct fanout *fo, const struct fanout_axis *ax, int naxes) {
+    long long n[HEATMAP_NCLASS] = {0}, runs = 0;
+    int first = -1;
+    for (size_t c = 0; c < (size_t)t->nalgos * (size_t)t->ncells; c++) {
+        for (int k = 0; k < HEATMAP_NCLASS; k++) n[k] += t->cells[c].count[k], runs += t->cells[c].count[k];
+        if (first < 0 && t->error[c][0]) first = (int)c;
+    }
+    fprintf(stderr, "locksim: sweep: %lld runs (%d cell%s x %d algorithm%s):", runs, t->ncells, t->ncells == 1 ? "" : "s",
+            t->nalgos, t->nalgos == 1 ? "" : "s");
+    for (int k = 0; k < HEATMAP_NCLASS; k++)
+        fprintf(stderr, "%s %s %lld", k ? "," : "", heatmap_class_name((enum heatmap_class)k), n[k]);
+    fputc('\n', stderr);
+    if (first >= 0) {
+        int a = first / t->ncells, c = first % t->ncells, nx = ax[0].n;
+        fprintf(stderr, "  first error, %s=%s", ax[0].key, ax[0].vals[c % nx]);
+        if (naxes > 1) fprintf(stderr, " %s=%s", ax[1].key, ax[1].vals[c / nx]);
+        fprintf(stderr, " algo %s: %s\n", fo->nalgos ? fo->algo_reg[a] : "(the scenario's)", t->error[first]);
+    }
+}
+
 /* Two outputs of one command on one file would leave only the last. */
 static int same_path(const char *a, const char *b) {
     if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0) return 0;
@@ -260,6 +282,7 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         goto out;
     }
     int how = fanout_run(fo, sweep_take, &sink, &done);
+    if (how != -1) summary(&t, fo, ax, naxes);
     if (how != 0) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
                 how > 0 ? "interrupted" : "a worker could not be started", done, fanout_total(fo));

@@ -95,6 +95,8 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     f->time_limit_s = o->ro.time_limit_s;
     f->jobs = (int)(o->jobs < 1 ? 1 : o->jobs);
     f->progress = isatty(2);
+    f->progress_clears = f->progress && isatty(1);
+    f->name = cmd;
     f->shard_k = (int)o->shard_k;
     f->shard_n = (int)o->shard_n;
     return 0;
@@ -173,6 +175,36 @@ void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i) {
     const char *const *cs = f->cell_sets ? f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets : NULL;
     for (int k = 0; cs && k < f->cell_nsets && l < n; k++)
         l += (size_t)snprintf(buf + l, n - l, "%s%s", k ? " " : " set ", cs[k]);
+}
+
+void fanout_replay(char *buf, size_t n, const struct fanout *f, size_t i) {
+    FILE *m = fmemopen(buf, n, "w");
+    if (!m) {
+        snprintf(buf, n, "%s", "locksim run ...");
+        return;
+    }
+    setvbuf(m, NULL, _IONBF, 0);
+    fputs("locksim run ", m);
+    report_shell_word(m, f->files[fanout_file(f, i)]);
+    if (f->has_seeds) fprintf(m, " --seed %llu", fanout_seed(f, i));
+    else if (f->seed) fprintf(m, " --seed %s", f->seed);
+    for (int k = 0; k < f->nsets; k++) {
+        fputs(" --set ", m);
+        report_shell_word(m, f->sets[k]);
+    }
+    const char *const *cs = f->cell_sets ? f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets : NULL;
+    for (int k = 0; cs && k < f->cell_nsets; k++) {
+        fputs(" --set ", m);
+        report_shell_word(m, cs[k]);
+    }
+    int a = fanout_algo(f, i);
+    const char *algo = a >= 0 ? f->algo_name[a] : f->algo_default;
+    if (algo) {
+        fputs(" --algo ", m);
+        report_shell_word(m, algo);
+    }
+    fclose(m);
+    buf[n - 1] = '\0';
 }
 
 /* ---- Workers ---------------------------------------------------------------- */
@@ -330,6 +362,7 @@ static void run_one(const struct fanout *f, size_t i, struct report_summary *sum
                             .lenient_sets = f->lenient_sets};
     struct run_result r;
     run_scenario(&spec, &r);
+    if (run_cannot_run(&r, spec.algo || spec.algo_resolved)) r.rc = LSIM_ESKIPPED; /* a row skipped, said why */
     if (report_summarize(sum, spec.file, &r, 1) != 0) {
         memset(sum, 0, sizeof *sum);
         sum->rc = sum->outcome = LSIM_ENOMEM;
@@ -581,6 +614,7 @@ struct order {
     fanout_sink sink;
     void *arg;
     int stopped;                     /* the sink said stop */
+    int shown;                       /* a progress line is on the terminal the rows go to */
 };
 
 static struct slot *slot_of(struct order *o, size_t i) { return &o->ring[(i - o->lo) & (o->window - 1)]; }
@@ -608,6 +642,10 @@ static void deliver_ready(struct order *o, int all) {
             break;
         }
         struct report_summary *s = &sl->sum;
+        if (o->shown) { /* a row must not start after the progress line */
+            fprintf(stderr, "\r%-72s\r", "");
+            o->shown = 0;
+        }
         if (!o->stopped) {
             o->stopped = o->sink(o->arg, o->next, s) != 0;
             o->done++;
@@ -632,10 +670,10 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void progress(size_t done, size_t total, double t0) {
+static void progress(const char *name, size_t done, size_t total, double t0) {
     double dt = now_s() - t0, rate = dt > 0 ? (double)done / dt : 0;
     double eta = rate > 0 ? (double)(total - done) / rate : 0;
-    fprintf(stderr, "\rbatch: %zu/%zu runs, %.0f runs/s, ETA %.1fs   ", done, total, rate, eta);
+    fprintf(stderr, "\r%s: %zu/%zu runs, %.0f runs/s, ETA %.1fs   ", name, done, total, rate, eta);
 }
 
 /* A failed run recorded in the parent (a worker died in it). */
@@ -764,7 +802,8 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
             deliver_ready(&o, 0);
         } while (took && !failed);
         if (f->progress && now_s() - shown > 0.1) {
-            progress(o.done, total, t0);
+            progress(f->name ? f->name : "batch", o.done, total, t0);
+            o.shown = f->progress_clears;
             shown = now_s();
         }
         struct pollfd pf[FANOUT_MAX_JOBS];

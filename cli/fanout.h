@@ -40,6 +40,8 @@ struct fanout {
     long time_limit_s;               /* a run's wall-clock limit, as cli_runopts has it */
     int jobs;                        /* worker processes, >= 1 */
     int progress;                    /* 1 = a progress line on stderr */
+    int progress_clears;             /* 1 = rows share its terminal: clear it before each */
+    const char *name;                /* "batch" or "sweep", for the progress line */
     int shard_k, shard_n;            /* --shard K/N: runs fanout_range(); 0 = the whole list */
     struct report_summary *preloaded; /* borrowed (merge): run i's summary is preloaded[i];
                                         fanout_run delivers them instead of running, and
@@ -74,6 +76,9 @@ int fanout_cell(const struct fanout *f, size_t i);
 unsigned long long fanout_seed(const struct fanout *f, size_t i); /* when has_seeds */
 /* "FILE seed N algo A" (and "set K=V ..." of its cell), as messages name a run. */
 void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i);
+/* The command that replays run i alone: `locksim run FILE --seed N [--set
+ * K=V]... [--algo A]`, each word shell-quoted (cut to n bytes). */
+void fanout_replay(char *buf, size_t n, const struct fanout *f, size_t i);
 
 /* Receives run i's summary (judged: its expect lines decide the outcome;
  * file points at f->files; seconds is 0). s is freed after the call unless

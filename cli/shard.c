@@ -416,7 +416,7 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
         return json_fail(j, "a record has the fields of both a run that ran and one that could not be made");
     /* The outcome: its word, and the code behind it. */
     if (sum->rc) {
-        if (strcmp(word, "ERROR") != 0 || sum->outcome != lsim_exit_status(sum->rc))
+        if (strcmp(word, sum->rc == LSIM_ESKIPPED ? "SKIP" : "ERROR") != 0 || sum->outcome != lsim_exit_status(sum->rc))
             return json_fail(j, "\"outcome\" and \"exit_status\" do not match \"error_code\"");
         sum->outcome = sum->rc;
         sum->judged = 1;
@@ -430,7 +430,7 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
         if (strcmp(word, "ERROR") == 0) return json_fail(j, "\"outcome\" is \"ERROR\" in a record without \"error_code\"");
         for (int x = 0; x < 4; x++)
             if (strcmp(word, words[x].word) == 0) w = x;
-        if (w < 0) return json_fail(j, "\"outcome\" is \"%s\", expected PASS, FAIL, TRUNCATED, RAN or ERROR", word);
+        if (w < 0) return json_fail(j, "\"outcome\" is \"%s\", expected PASS, FAIL, TRUNCATED, RAN, SKIP or ERROR", word);
         sum->outcome = words[w].outcome;
         sum->judged = words[w].judged;
         if ((sum->outcome == LSIM_ETRUNCATED) != (sum->truncated != 0) || sum->failed > sum->nexpects)

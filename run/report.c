@@ -110,6 +110,7 @@ void report_shell_word(FILE *f, const char *s) {
 const char *report_outcome_word(int outcome) {
     switch (outcome) {
     case LSIM_OK: return "PASS";
+    case LSIM_ESKIPPED: return "SKIP";
     case LSIM_EEXPECT: return "FAIL";
     case LSIM_ETRUNCATED: return "TRUNCATED";
     default: return "ERROR";
@@ -730,9 +731,10 @@ static const char *summary_message(const struct report_summary *s) {
 void report_tap(FILE *f, const struct report_summary *s, int n) {
     fprintf(f, "TAP version 13\n1..%d\n", n);
     for (int i = 0; i < n; i++) {
-        int ok = s[i].outcome == LSIM_OK;
+        int ok = s[i].outcome == LSIM_OK || s[i].outcome == LSIM_ESKIPPED;
         fprintf(f, "%s %d - %s", ok ? "ok" : "not ok", i + 1, s[i].file);
-        if (!s[i].rc) fprintf(f, " (%s)", s[i].truncated ? "TRUNCATED" : verdict_word(&s[i].rep));
+        if (s[i].outcome == LSIM_ESKIPPED) fprintf(f, " # SKIP %s", s[i].error);
+        else if (!s[i].rc) fprintf(f, " (%s)", s[i].truncated ? "TRUNCATED" : verdict_word(&s[i].rep));
         else fputs(" (ERROR)", f);
         fputc('\n', f);
         if (ok) continue;
@@ -749,21 +751,28 @@ void report_tap(FILE *f, const struct report_summary *s, int n) {
 }
 
 void report_junit(FILE *f, const char *suite, const struct report_summary *s, int n) {
-    int failures = 0, errors = 0;
+    int failures = 0, errors = 0, skipped = 0;
     double total = 0;
     for (int i = 0; i < n; i++) {
-        if (s[i].rc) errors++;
+        if (s[i].rc == LSIM_ESKIPPED) skipped++;
+        else if (s[i].rc) errors++;
         else if (s[i].outcome != LSIM_OK) failures++;
         total += s[i].seconds;
     }
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"", f);
     report_xml_str(f, suite);
-    fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.6f\">\n", n, failures, errors, total);
+    fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\"", n, failures, errors);
+    if (skipped) fprintf(f, " skipped=\"%d\"", skipped);
+    fprintf(f, " time=\"%.6f\">\n", total);
     for (int i = 0; i < n; i++) {
         fputs("  <testcase classname=\"scenarios\" name=\"", f);
         report_xml_str(f, s[i].file);
         fprintf(f, "\" time=\"%.6f\">", s[i].seconds);
-        if (s[i].rc) {
+        if (s[i].rc == LSIM_ESKIPPED) {
+            fputs("<skipped message=\"", f);
+            report_xml_str(f, s[i].error);
+            fputs("\"/>", f);
+        } else if (s[i].rc) {
             fputs("<error message=\"", f);
             report_xml_str(f, lsim_strerror(s[i].rc));
             fputs("\">", f);

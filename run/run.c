@@ -304,6 +304,10 @@ int run_expect(const struct run_result *r, int i, int64_t *measured) {
     return checker_expect_holds(r->report, &r->scn->expects[i], measured);
 }
 
+int run_cannot_run(const struct run_result *r, int swapped) {
+    return swapped && r->stage == RUN_STAGE_BUILD && (r->rc == LSIM_EPARSE || r->rc == LSIM_EBAD_VALUE);
+}
+
 int run_outcome(const struct run_result *r, int require_expects) {
     if (r->rc) return r->rc;
     if (r->truncated) return LSIM_ETRUNCATED;

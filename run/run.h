@@ -66,6 +66,11 @@ void run_result_close(struct run_result *r);
 /* The outcome as one code: out->rc when it failed, else LSIM_ETRUNCATED when
  * cut short, LSIM_EEXPECT when an expectation (or the rule that a scenario
  * states its outcome, with require_expects) fails, else LSIM_OK. */
+/* 1 when r failed only because the algorithm swapped in (--algo, --algos)
+ * cannot run the scenario's script: more lock servers than it runs on, a
+ * configuration it refuses. matrix shows such a row as "cannot run this
+ * script", batch as a skipped run (LSIM_ESKIPPED), never as an error. */
+int run_cannot_run(const struct run_result *r, int swapped);
 int run_outcome(const struct run_result *r, int require_expects);
 
 /* Expectation i of a finished run: 1 holds, 0 fails; *measured (may be NULL)

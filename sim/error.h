@@ -9,6 +9,7 @@
 
 /* XX(NAME, exit status, message) */
 #define LSIM_ERRNO_MAP(XX)                                                              \
+    XX(SKIPPED, 0, "this algorithm cannot run this scenario's script: skipped")         \
     XX(EXPECT, 1, "an expectation failed")                                              \
     XX(TRUNCATED, 1, "the run was cut short before its duration; nothing was decided")  \
     XX(USAGE, 64, "usage error (bad command line)")                                     \

@@ -39,8 +39,13 @@ static void test_batch_order_independent_of_jobs(void **state) {
         assert_int_equal(r->code, 1);
         assert_string_equal(r->out, one);
     }
-    /* Piped: no progress line on stderr. */
-    assert_string_equal(r->err, "");
+    /* Piped: no progress line on stderr, only the summary: the runs, how
+     * they failed, the first failures with their replay commands. */
+    assert_null(strchr(r->err, '\r'));
+    assert_true(strncmp(r->err, "locksim: batch: 388 of 388 runs: 376 passed, 12 failed (expectation failed 12, "
+                                "truncated 0, error 0)\n  scenarios/", 104) == 0);
+    assert_non_null(strstr(r->err, "\n    replay: locksim run scenarios/"));
+    assert_non_null(strstr(r->err, "\n  ... and 9 more failed runs\n"));
 }
 
 /* The same six runs (2 algorithms x 3 seeds, one override) in a format. */
@@ -163,6 +168,36 @@ static void test_plugin_abort_and_loop(void **state) {
     assert_non_null(strstr(r->err, "the run did not finish within its time limit of 1 s"));
     assert_int_equal(run("run scenarios/fencing-rejects-stale-write.lsim --time-limit 1.5")->code, 64);
     unsetenv("ASAN_OPTIONS");
+}
+
+/* An algorithm that cannot run a scenario's script (more lock servers than
+ * it runs on) is a skipped row in every format, said why, never an error:
+ * the exit status is the one of the runs that could run. */
+static void test_batch_skips_what_cannot_run(void **state) {
+    (void)state;
+    const char *f = "scenarios/consensus-leader-partitioned.lsim";
+    int alone = run(fmt("batch %s --seeds 1..2 --algos consensus", f))->code;
+    struct result *r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus --format jsonl", f));
+    assert_int_equal(r->code, alone);
+    assert_non_null(strstr(r->out, "\"algorithm\":\"\",\"seed\":0,\"set\":{},\"outcome\":\"SKIP\",\"error_code\":"
+                                   "\"SKIPPED\",\"exit_status\":0,\"error\":\"scenarios/consensus-leader-partitioned."
+                                   "lsim:11:6: local-mutex runs on at most 1 lock server; the scenario asks for 5\"}"));
+    assert_non_null(strstr(r->err, "2 skipped (an algorithm that cannot run a scenario)"));
+    r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus", f));
+    assert_non_null(strstr(r->out, "skip scenarios/consensus-leader-partitioned.lsim  local-mutex  seeds 1..2: 2 runs "
+                                   "skipped: scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs on at most 1"));
+    assert_non_null(strstr(r->out, ", 2 skipped (an algorithm that cannot run a scenario)\n"));
+    r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus --format junit", f));
+    assert_non_null(strstr(r->out, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"2\""));
+    assert_non_null(strstr(r->out, "<skipped message=\"scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs"));
+    r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus --format tap", f));
+    assert_non_null(strstr(r->out, "ok 1 - scenarios/consensus-leader-partitioned.lsim seed 1 algo local-mutex # SKIP "));
+    /* A sweep whose runs all fail says why on stderr, not only in the CSV. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2 --out /dev/null");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: sweep: 2 runs (2 cells x 1 algorithm): safe 0, double-entry 0, damage 0, "
+                                   "stuck 0, error 2\n  first error, nosuch=1 algo (the scenario's): --set: unknown "
+                                   "option 'nosuch'"));
 }
 
 /* On a terminal (script(1) gives one), a progress line on stderr with runs
@@ -835,6 +870,7 @@ int main(void) {
         cmocka_unit_test(test_batch_formats),
         cmocka_unit_test(test_batch_crashing_worker),
         cmocka_unit_test(test_plugin_abort_and_loop),
+        cmocka_unit_test(test_batch_skips_what_cannot_run),
         cmocka_unit_test(test_batch_progress_on_terminal),
         cmocka_unit_test(test_batch_sigint),
         cmocka_unit_test(test_batch_memory_flat),

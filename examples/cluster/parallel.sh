@@ -12,12 +12,12 @@
 #                 Hosts need the same locksim binary and scenario files at the
 #                 same path as here (a shared filesystem, e.g. NFS home), since
 #                 the shards run in this folder (--workdir .).
-#   -d SHARD_DIR  where the shard files go (default: cluster-shards)
+#   -d SHARD_DIR  where the shard files go (default: cluster-shards/parallel)
 #   -b LOCKSIM    the binary (default: build/locksim)
 #   MERGE_ARGS    passed to `locksim merge`: --format F, --out FILE, --svg OUT.svg
 # Exit: merge's status (0 all passed, 1 a run failed, 64.. an error).
 set -u
-n=3 logins="" dir=cluster-shards bin=build/locksim
+n=3 logins="" dir=cluster-shards/parallel bin=build/locksim
 while getopts "n:S:d:b:" o; do
   case $o in
     n) n=$OPTARG ;; S) logins=$OPTARG ;; d) dir=$OPTARG ;; b) bin=$OPTARG ;;

@@ -5,6 +5,8 @@
 set -eu
 n=${1:-8}
 here=$(dirname "$0")
-mkdir -p "${SHARD_DIR:-cluster-shards}"
+dir=${SHARD_DIR:-cluster-shards}
+# A shard of an earlier array would be merged with this one's: clear them.
+mkdir -p "$dir" && rm -f "$dir"/shard-*.jsonl
 jid=$(sbatch --parsable --array="1-$n" "$here/slurm-shard.sbatch")
 sbatch --dependency="afterok:${jid%%;*}" "$here/slurm-merge.sbatch"
