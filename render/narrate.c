@@ -97,6 +97,32 @@ static void tok_paren(char *b, size_t n, uint64_t token) {
     else b[0] = '\0';
 }
 
+/* What a resource with rule b (TRACE_RESOURCE_INIT's) starting at stock does
+ * with writes. A value no rule has is some check, as for the checker (b not 0:
+ * protected), and is told as fencing. */
+static void rule_sentence(char *buf, size_t n, const char *me, int64_t stock, int64_t b) {
+    enum trace_rule rule = trace_rule_known(b) ? (enum trace_rule)b : TRACE_RULE_TOKENS;
+    const char *does = "";
+    switch (rule) {
+    case TRACE_RULE_PLAIN: does = "it does not check tokens (not fenced)"; break;
+    case TRACE_RULE_TOKENS:
+        does = "it is fenced: it rejects a write whose token is lower than one it has seen";
+        break;
+    case TRACE_RULE_ALGORITHM: does = "the lock algorithm's own rule decides which writes it accepts"; break;
+    case TRACE_RULE_NO_LOCK: /* ... judged by <me>'s history */
+        does = "no lock is taken: the algorithm's own rule decides which writes it accepts, and the run"
+               " is judged by ";
+        break;
+    case TRACE_RULE_OWNER:
+        does = "it lives in the lock service: a write is applied only while the service records its"
+               " writer as the holder";
+        break;
+    }
+    int whose = rule == TRACE_RULE_NO_LOCK;
+    snprintf(buf, n, "%s starts at %lld; %s%s%s", me, (long long)stock, does, whose ? me : "",
+             whose ? "'s history" : "");
+}
+
 static int sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const struct trace *tr = v->tr;
     const char *me = nm(tr, e->node), *peer = nm(tr, e->peer);
@@ -113,22 +139,7 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         snprintf(buf, n, "the run ends");
         return 0;
     case TRACE_RESOURCE_INIT:
-        if (e->b == 3)
-            snprintf(buf, n, "%s starts at %lld; no lock is taken: the algorithm's own rule decides"
-                     " which writes it accepts, and the run is judged by %s's history", me,
-                     (long long)e->a, me);
-        else if (e->b == 4)
-            snprintf(buf, n, "%s starts at %lld; it lives in the lock service: a write is applied"
-                     " only while the service records its writer as the holder", me, (long long)e->a);
-        else if (e->b == 2)
-            snprintf(buf, n, "%s starts at %lld; the lock algorithm's own rule decides which writes"
-                     " it accepts", me, (long long)e->a);
-        else if (e->b)
-            snprintf(buf, n, "%s starts at %lld; it is fenced: it rejects a write whose token"
-                     " is lower than one it has seen", me, (long long)e->a);
-        else
-            snprintf(buf, n, "%s starts at %lld; it does not check tokens (not fenced)", me,
-                     (long long)e->a);
+        rule_sentence(buf, n, me, e->a, e->b);
         return 0;
     case TRACE_PAUSE:
         st = view_stat(v, e->node);

@@ -389,7 +389,7 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
          * write lands before any operation of the new holder (late-write). */
         int ruled = 0, late = 0;
         for (size_t k = 0; k < tr->len && tr->ev[k].t == 0 && !ruled; k++)
-            if (tr->ev[k].kind == TRACE_RESOURCE_INIT && tr->ev[k].node == ev->node) ruled = tr->ev[k].b != 0;
+            if (tr->ev[k].kind == TRACE_RESOURCE_INIT && tr->ev[k].node == ev->node) ruled = tr->ev[k].b != TRACE_RULE_PLAIN;
         for (size_t k = e->seq + 1; k < tr->len && tr->ev[k].t == ev->t; k++)
             if (tr->ev[k].kind == TRACE_LATE_WRITE && tr->ev[k].node == ev->peer) late = 1;
         *answer = late ? 2 : ev->b == TRACE_WRITE_ACCEPTED ? 0 : 1;

@@ -436,9 +436,9 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     switch ((enum trace_kind)ev->kind) {
     case TRACE_RESOURCE_INIT:
         c->r.initial_stock = c->r.final_stock = ev->a;
-        c->r.fenced = ev->b != 0;
-        c->r.resource_rule = ev->b == 3 ? 2 : ev->b == 4 ? 3 : (int)ev->b;
-        c->r.lock_free = ev->b == 3;
+        c->r.resource_rule = (enum trace_rule)ev->b;
+        c->r.fenced = ev->b != TRACE_RULE_PLAIN;
+        c->r.lock_free = ev->b == TRACE_RULE_NO_LOCK;
         c->quorum = ev->grant > 1 ? (int)ev->grant : 1;
         if (c->r.lock_free) lock_free_begin(c);
         break;

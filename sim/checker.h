@@ -30,12 +30,11 @@ struct checker_fact {
 struct checker_report {
     enum scn_verdict verdict;
     enum scn_purpose purpose;
-    int fenced;                 /* the resource rejects stale tokens, or the algorithm's
-                                   own rule decides writes (resource_rule != 0) */
-    int resource_rule;          /* 0 plain, 1 fencing tokens checked, 2 the algorithm's
-                                   own rule (conditional update, constraint, key) */
-    int lock_free;              /* the algorithm takes no lock (lock_algo.lock_free): judged
-                                   by the resource's history, overlaps are duplicated work */
+    int fenced;                 /* the resource has a rule: resource_rule is not plain */
+    enum trace_rule resource_rule; /* what decides its writes: resource-init's b, as it is */
+    int lock_free;              /* resource_rule is TRACE_RULE_NO_LOCK: the algorithm takes no
+                                   lock, the run is judged by the resource's history and
+                                   overlaps are duplicated work */
     int64_t duplicated_work;    /* lock-free runs: writes the algorithm's rule refused
                                    (0 rows matched, UNIQUE violated, key already applied) */
     int64_t non_serial_writes;  /* lock-free runs: accepted writes computed from a read

@@ -1,5 +1,6 @@
 /* The trace: append-only event log, optional storage, online observer,
- * and a machine-independent hash for determinism checks. */
+ * a machine-independent hash for determinism checks, and the words of its
+ * kinds and resource rules. */
 #include "trace.h"
 
 #include <stdlib.h>
@@ -10,6 +11,33 @@ static const char *const kind_names[TRACE_KIND_COUNT] = {
     TRACE_KIND_MAP(KIND_NAME_)
 #undef KIND_NAME_
 };
+
+static const struct {
+    int64_t value;
+    const char *word, *says;
+} rules[] = {
+#define RULE_ROW_(name, value, word, says) {value, word, says},
+    TRACE_RULE_MAP(RULE_ROW_)
+#undef RULE_ROW_
+};
+
+static int rule_row(int64_t rule) {
+    for (int i = 0; i < (int)(sizeof rules / sizeof rules[0]); i++)
+        if (rules[i].value == rule) return i;
+    return -1;
+}
+
+/* The row of rule, or of TRACE_RULE_PLAIN for a value no rule has. */
+static int rule_or_plain(int64_t rule) {
+    int i = rule_row(rule);
+    return i >= 0 ? i : rule_row(TRACE_RULE_PLAIN);
+}
+
+int trace_rule_known(int64_t rule) { return rule_row(rule) >= 0; }
+
+const char *trace_rule_word(int64_t rule) { return rules[rule_or_plain(rule)].word; }
+
+const char *trace_rule_says(int64_t rule) { return rules[rule_or_plain(rule)].says; }
 
 void trace_init(struct trace *tr, int keep) {
     memset(tr, 0, sizeof *tr);

@@ -15,8 +15,8 @@
 /* 2: a link event carries its loss (grant = parts per million). Version 1
  * files are still read (their links say no loss).
  * 3: resource-init carries the lock service's grant quorum (grant) and
- * b = 3 for an algorithm that takes no lock. Versions 1 and 2 are still
- * read (quorum 1; no algorithm known to take no lock).
+ * b = 3 (TRACE_RULE_NO_LOCK) for an algorithm that takes no lock. Versions
+ * 1 and 2 are still read (quorum 1; no algorithm known to take no lock).
  * 4: the checker's late-write finding (a write under a superseded grant
  * that a resource with a rule took before any operation of a newer grant,
  * no longer a stale-write). Older files still read (they have none). */
@@ -101,14 +101,10 @@
     XX(WRONG_RELEASE, "wrong-release", 1, 0)            /* node = requester, peer = owner whose grant was    \
                                                            removed */                                        \
     /* Later additions, in the groups above by meaning, last by value. */                                    \
-    XX(RESOURCE_INIT, "resource-init", 0, 1)            /* node = resource, a = initial stock, b = 1 if      \
-                                                           it checks fencing tokens, 2 if the algorithm's    \
-                                                           own rule decides writes, 3 if that rule           \
-                                                           decides and the algorithm takes no lock, 4 if     \
-                                                           it lives in the lock service (resource            \
-                                                           guard=owner); grant = lock-server grants that     \
-                                                           make one grant of the service (its quorum), 0     \
-                                                           = one */                                          \
+    XX(RESOURCE_INIT, "resource-init", 0, 1)            /* node = resource, a = initial stock, b = enum      \
+                                                           trace_rule (what decides its writes), grant =     \
+                                                           lock-server grants that make one grant of the     \
+                                                           service (its quorum), 0 = one */                  \
     XX(WRITE_SKIPPED, "write-skipped", 0, 0)            /* node = client: a write not sent; a = enum         \
                                                            trace_skip */                                     \
     XX(CONTROL, "control", 0, 0)                        /* node = server: operator action; a = enum          \
@@ -152,6 +148,40 @@ enum trace_write {
     LOCK_WRITE_RESULT_MAP(TRACE_WRITE_ENUM_)
 #undef TRACE_WRITE_ENUM_
 };
+
+/* TRACE_RESOURCE_INIT's b: the rule that decides which writes the resource
+ * accepts. One list for the trace (the engine writes it), the checker
+ * (checker_report.resource_rule is b as it is) and the reports:
+ * XX(NAME, value, word, says) gives TRACE_RULE_NAME = value (in the trace
+ * and its hash: a new rule takes a new value), the word of the JSON record's
+ * "resource_rule" (trace_rule_word) and what the text report adds to its
+ * stale-writes line (trace_rule_says). A value no rule has reads as some
+ * check: a resource whose b is not 0 counts as protected. */
+#define TRACE_RULE_MAP(XX)                                                                           \
+    /* it checks nothing */                                                                          \
+    XX(PLAIN, 0, "plain", "")                                                                        \
+    /* it rejects a token lower than the highest seen, and a write with none */                      \
+    XX(TOKENS, 1, "tokens", " (resource checks fencing tokens)")                                     \
+    /* the lock algorithm's own rule decides (a skip-locked claim, a fencing rule) */                \
+    XX(ALGORITHM, 2, "algorithm", " (the algorithm's own rule decides writes)")                      \
+    /* that rule decides and the algorithm takes no lock (lock_algo.lock_free): the run is           \
+     * judged by the resource's history, and the report says duplicated work, not stale writes */    \
+    XX(NO_LOCK, 3, "no-lock", "")                                                                    \
+    /* the resource lives in the lock service (resource guard=owner), whatever else decides */       \
+    XX(OWNER, 4, "owner", " (writes guarded by ownership in the lock service)")
+
+enum trace_rule {
+#define TRACE_RULE_ENUM_(name, value, word, says) TRACE_RULE_##name = value,
+    TRACE_RULE_MAP(TRACE_RULE_ENUM_)
+#undef TRACE_RULE_ENUM_
+};
+
+/* 1 when rule is a value of the list. */
+int trace_rule_known(int64_t rule);
+/* The word and the report's words of a rule; a value no rule has gives
+ * TRACE_RULE_PLAIN's. Static strings. */
+const char *trace_rule_word(int64_t rule);
+const char *trace_rule_says(int64_t rule);
 
 enum trace_skip {
     TRACE_SKIP_SOLD_OUT = 1,  /* it read 0 units: nothing to reserve */

@@ -548,6 +548,22 @@ static void test_kind_names(void **state) {
     assert_string_equal(trace_kind_name(TRACE_KIND_COUNT), "unknown");
 }
 
+/* The resource rules' words, as the JSON record spells them; a value no
+ * rule has reads as plain. */
+static void test_rule_words(void **state) {
+    (void)state;
+    static const char *const words[] = {"plain", "tokens", "algorithm", "no-lock", "owner"};
+    for (int64_t b = 0; b < 5; b++) { /* the trace's values, 0 to 4 */
+        assert_true(trace_rule_known(b));
+        assert_string_equal(trace_rule_word(b), words[b]);
+    }
+    assert_false(trace_rule_known(-1));
+    assert_false(trace_rule_known(99));
+    assert_string_equal(trace_rule_word(99), "plain");
+    assert_string_equal(trace_rule_says(-1), "");
+    assert_string_equal(trace_rule_says(TRACE_RULE_TOKENS), " (resource checks fencing tokens)");
+}
+
 /* The whole of a text file of the repository (the tests run from its root). */
 static void read_text(const char *path, char *buf, size_t n) {
     FILE *f = fopen(path, "r");
@@ -671,6 +687,7 @@ int main(void) {
         cmocka_unit_test(test_trace_hash_only_path),
         cmocka_unit_test(test_kind_names),
         cmocka_unit_test(test_kinds_documented),
+        cmocka_unit_test(test_rule_words),
         cmocka_unit_test(test_intern),
         cmocka_unit_test(test_out_of_memory),
     };
