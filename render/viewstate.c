@@ -109,7 +109,7 @@ static int collect(struct viewstate_event *out, size_t *n, const struct trace *t
                 }
             }
             break;
-        /* a stop that changes no state and is no violation or quiz (or, not a stop, never here) */
+        /* no state, violation or quiz of its own (a kind that is no stop never gets here) */
         case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_PAUSE: case TRACE_RESUME:
         case TRACE_CRASH: case TRACE_RESTART: case TRACE_CLOCK_STEP: case TRACE_CLOCK_DRIFT:
         case TRACE_CLOCK_SLEW: case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK:
