@@ -65,7 +65,7 @@ const char *layout_mark_name(int kind) {
 /* Upper bounds on the spans and marks an event adds to its node's lane;
  * must cover every span_open / mark_add of apply() below. */
 static void count_event(const struct trace_event *e, size_t *spans, size_t *marks) {
-    switch (e->kind) {
+    switch ((enum trace_kind)e->kind) {
     case TRACE_ACQUIRE_START: case TRACE_PAUSE: case TRACE_SRV_RENEW:
         *spans += 1; *marks += e->kind == TRACE_SRV_RENEW; break;
     case TRACE_ACQUIRED: case TRACE_CRASH: case TRACE_SRV_GRANT:
@@ -77,7 +77,15 @@ static void count_event(const struct trace_event *e, size_t *spans, size_t *mark
         *marks += 1; break;
     case TRACE_SRV_NOTE: /* a replica's copy: a span and a mark */
         *spans += 1; *marks += 1; break;
-    default: break;
+    /* none: a double entry has a row of its own, a stale or late write flags its write's mark */
+    case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_RESUME: case TRACE_CLOCK_DRIFT:
+    case TRACE_CLOCK_SLEW: case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK:
+    case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_TRY:
+    case TRACE_ACQUIRE_DENIED: case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END:
+    case TRACE_POINT: case TRACE_PROGRAM_DONE: case TRACE_SRV_DENY: case TRACE_DOUBLE_ENTRY_BEGIN:
+    case TRACE_DOUBLE_ENTRY_END: case TRACE_STALE_WRITE: case TRACE_RESOURCE_INIT:
+    case TRACE_LATE_WRITE:
+        break;
     }
 }
 
@@ -247,7 +255,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
     struct open_state *os = &b->open[n];
     struct layout_mark *m;
     size_t i;
-    switch (e->kind) {
+    switch ((enum trace_kind)e->kind) {
     case TRACE_ACQUIRE_START:
         span_close(b, n, &os->acq, e->t, LAYOUT_END_REPLACED);
         os->acq = span_open(b, n, LAYOUT_SPAN_ACQUIRING, e->t);
@@ -385,7 +393,13 @@ static void apply(struct builder *b, const struct trace_event *e) {
             m->other = e->peer != TRACE_NO_NODE ? e->peer : newer_holder(b, e->node, e->grant);
         }
         break;
-    default:
+    /* nothing on the node's lane (a double entry is drawn on its own row, above) */
+    case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_CLOCK_DRIFT: case TRACE_CLOCK_SLEW:
+    case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK: case TRACE_MSG_SEND:
+    case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRE_DENIED:
+    case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT:
+    case TRACE_PROGRAM_DONE: case TRACE_SRV_DENY: case TRACE_DOUBLE_ENTRY_BEGIN:
+    case TRACE_DOUBLE_ENTRY_END: case TRACE_RESOURCE_INIT:
         break;
     }
 }
@@ -541,7 +555,7 @@ static int build_clocks(struct layout *ly, const struct trace *tr) {
         struct layout_lane *ln = &ly->lanes[e->node];
         struct clock_state *c = &cs[e->node];
         struct layout_clock *p;
-        switch (e->kind) {
+        switch ((enum trace_kind)e->kind) {
         case TRACE_CLOCK_STEP:
             p = clock_point(ln, c, t, LAYOUT_CLOCK_STEP);
             p->step_ns = e->a;
@@ -563,7 +577,20 @@ static int build_clocks(struct layout *ly, const struct trace *tr) {
             p->over_ns = e->b;
             p->seq = e->seq;
             break;
-        default: break;
+        /* not the clock's */
+        case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_PAUSE: case TRACE_RESUME:
+        case TRACE_CRASH: case TRACE_RESTART: case TRACE_PARTITION: case TRACE_HEAL:
+        case TRACE_LINK: case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP:
+        case TRACE_ACQUIRE_START: case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRED:
+        case TRACE_ACQUIRE_DENIED: case TRACE_ACQUIRE_FAILED: case TRACE_CS_EXIT:
+        case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT:
+        case TRACE_PROGRAM_DONE: case TRACE_SRV_GRANT: case TRACE_SRV_DENY: case TRACE_SRV_RENEW:
+        case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE: case TRACE_SRV_KEEP: case TRACE_SRV_NOTE:
+        case TRACE_READ: case TRACE_WRITE: case TRACE_DOUBLE_ENTRY_BEGIN:
+        case TRACE_DOUBLE_ENTRY_END: case TRACE_STALE_WRITE: case TRACE_WRONG_RELEASE:
+        case TRACE_RESOURCE_INIT: case TRACE_WRITE_SKIPPED: case TRACE_CONTROL:
+        case TRACE_LATE_WRITE:
+            break;
         }
     }
     free(cnt);

@@ -29,7 +29,7 @@ struct view {
 };
 
 static void stat_apply(struct nstat *s, const struct trace_event *e) {
-    switch (e->kind) {
+    switch ((enum trace_kind)e->kind) {
     case TRACE_ACQUIRED: s->in_cs = 1; s->token = e->token; s->grant = e->grant; break;
     case TRACE_CS_EXIT: s->in_cs = 0; break;
     case TRACE_PAUSE: s->paused = 1; break;
@@ -40,7 +40,18 @@ static void stat_apply(struct nstat *s, const struct trace_event *e) {
         if (e->b == TRACE_WRITE_ACCEPTED && e->token > s->max_tok) s->max_tok = e->token;
         s->last_write = (uint8_t)e->b;
         break;
-    default: break;
+    /* no change to what the node knows or is */
+    case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_CLOCK_STEP: case TRACE_CLOCK_DRIFT:
+    case TRACE_CLOCK_SLEW: case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK:
+    case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_START:
+    case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRE_DENIED: case TRACE_ACQUIRE_FAILED:
+    case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT:
+    case TRACE_PROGRAM_DONE: case TRACE_SRV_GRANT: case TRACE_SRV_DENY: case TRACE_SRV_RENEW:
+    case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE: case TRACE_SRV_KEEP: case TRACE_SRV_NOTE:
+    case TRACE_READ: case TRACE_DOUBLE_ENTRY_BEGIN: case TRACE_DOUBLE_ENTRY_END:
+    case TRACE_STALE_WRITE: case TRACE_WRONG_RELEASE: case TRACE_RESOURCE_INIT:
+    case TRACE_WRITE_SKIPPED: case TRACE_CONTROL: case TRACE_LATE_WRITE:
+        break;
     }
 }
 
@@ -86,13 +97,39 @@ static void tok_paren(char *b, size_t n, uint64_t token) {
     else b[0] = '\0';
 }
 
+/* What a resource with rule b (TRACE_RESOURCE_INIT's) starting at stock does
+ * with writes. A value no rule has is some check, as for the checker (b not 0:
+ * protected), and is told as fencing. */
+static void rule_sentence(char *buf, size_t n, const char *me, int64_t stock, int64_t b) {
+    enum trace_rule rule = trace_rule_known(b) ? (enum trace_rule)b : TRACE_RULE_TOKENS;
+    const char *does = "";
+    switch (rule) {
+    case TRACE_RULE_PLAIN: does = "it does not check tokens (not fenced)"; break;
+    case TRACE_RULE_TOKENS:
+        does = "it is fenced: it rejects a write whose token is lower than one it has seen";
+        break;
+    case TRACE_RULE_ALGORITHM: does = "the lock algorithm's own rule decides which writes it accepts"; break;
+    case TRACE_RULE_NO_LOCK: /* ... judged by <me>'s history */
+        does = "no lock is taken: the algorithm's own rule decides which writes it accepts, and the run"
+               " is judged by ";
+        break;
+    case TRACE_RULE_OWNER:
+        does = "it lives in the lock service: a write is applied only while the service records its"
+               " writer as the holder";
+        break;
+    }
+    int whose = rule == TRACE_RULE_NO_LOCK;
+    snprintf(buf, n, "%s starts at %lld; %s%s%s", me, (long long)stock, does, whose ? me : "",
+             whose ? "'s history" : "");
+}
+
 static int sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const struct trace *tr = v->tr;
     const char *me = nm(tr, e->node), *peer = nm(tr, e->peer);
     char d1[48], d2[32], tk[48];
     struct nstat st;
     int lo, hi;
-    switch (e->kind) {
+    switch ((enum trace_kind)e->kind) {
     case TRACE_RUN_START:
         format_time_ns(d1, sizeof d1, e->b);
         snprintf(buf, n, "the run starts (seed %llu, %s of true time)",
@@ -102,22 +139,7 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         snprintf(buf, n, "the run ends");
         return 0;
     case TRACE_RESOURCE_INIT:
-        if (e->b == 3)
-            snprintf(buf, n, "%s starts at %lld; no lock is taken: the algorithm's own rule decides"
-                     " which writes it accepts, and the run is judged by %s's history", me,
-                     (long long)e->a, me);
-        else if (e->b == 4)
-            snprintf(buf, n, "%s starts at %lld; it lives in the lock service: a write is applied"
-                     " only while the service records its writer as the holder", me, (long long)e->a);
-        else if (e->b == 2)
-            snprintf(buf, n, "%s starts at %lld; the lock algorithm's own rule decides which writes"
-                     " it accepts", me, (long long)e->a);
-        else if (e->b)
-            snprintf(buf, n, "%s starts at %lld; it is fenced: it rejects a write whose token"
-                     " is lower than one it has seen", me, (long long)e->a);
-        else
-            snprintf(buf, n, "%s starts at %lld; it does not check tokens (not fenced)", me,
-                     (long long)e->a);
+        rule_sentence(buf, n, me, e->a, e->b);
         return 0;
     case TRACE_PAUSE:
         st = view_stat(v, e->node);
@@ -408,7 +430,10 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         snprintf(buf, n, "%s's release removed %s's lock: %s is no longer protected", me, peer,
                  peer);
         return 0;
-    default:
+    /* not narrated: too fine for a sentence (messages, tries, program steps) */
+    case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_TRY:
+    case TRACE_ACQUIRE_DENIED: case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END:
+    case TRACE_POINT: case TRACE_PROGRAM_DONE: case TRACE_SRV_DENY:
         break;
     }
     if (n) buf[0] = '\0';

@@ -11,7 +11,7 @@
 
 /* The kinds a cursor stops at: what a teacher would point to. */
 static int is_stop(int kind) {
-    switch (kind) {
+    switch ((enum trace_kind)kind) {
     case TRACE_PAUSE: case TRACE_RESUME: case TRACE_CRASH: case TRACE_RESTART:
     case TRACE_CLOCK_STEP: case TRACE_PARTITION: case TRACE_HEAL:
     case TRACE_ACQUIRE_START: case TRACE_ACQUIRED: case TRACE_ACQUIRE_FAILED: case TRACE_CS_EXIT:
@@ -20,9 +20,15 @@ static int is_stop(int kind) {
     case TRACE_DOUBLE_ENTRY_BEGIN: case TRACE_DOUBLE_ENTRY_END: case TRACE_STALE_WRITE:
     case TRACE_WRONG_RELEASE: case TRACE_WRITE_SKIPPED: case TRACE_CONTROL: case TRACE_LATE_WRITE:
         return 1;
-    default:
+    /* too fine, or said elsewhere, to stop at */
+    case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_CLOCK_DRIFT: case TRACE_CLOCK_SLEW:
+    case TRACE_LINK: case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP:
+    case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRE_DENIED: case TRACE_RELEASE_SENT:
+    case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT: case TRACE_PROGRAM_DONE:
+    case TRACE_SRV_DENY: case TRACE_SRV_NOTE: case TRACE_RESOURCE_INIT:
         return 0;
     }
+    return 0;
 }
 
 static int cmp_ev(const void *pa, const void *pb) {
@@ -62,7 +68,7 @@ static int collect(struct viewstate_event *out, size_t *n, const struct trace *t
         s->seq = (uint32_t)i;
         s->panel = (uint16_t)panel;
         where[i] = *n - 1;
-        switch (e->kind) {
+        switch ((enum trace_kind)e->kind) {
         case TRACE_ACQUIRED: if (node_ok) in_cs[e->node] = 1; break;
         case TRACE_CS_EXIT: if (node_ok) in_cs[e->node] = 0; break;
         case TRACE_SRV_EXPIRE: if (node_ok) expired_owner[e->node] = e->peer; break;
@@ -103,7 +109,18 @@ static int collect(struct viewstate_event *out, size_t *n, const struct trace *t
                 }
             }
             break;
-        default: break;
+        /* no state, violation or quiz of its own (a kind that is no stop never gets here) */
+        case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_PAUSE: case TRACE_RESUME:
+        case TRACE_CRASH: case TRACE_RESTART: case TRACE_CLOCK_STEP: case TRACE_CLOCK_DRIFT:
+        case TRACE_CLOCK_SLEW: case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK:
+        case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_START:
+        case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRE_DENIED: case TRACE_ACQUIRE_FAILED:
+        case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT:
+        case TRACE_PROGRAM_DONE: case TRACE_SRV_DENY: case TRACE_SRV_RENEW: case TRACE_SRV_DELETE:
+        case TRACE_SRV_KEEP: case TRACE_SRV_NOTE: case TRACE_READ: case TRACE_WRITE:
+        case TRACE_DOUBLE_ENTRY_END: case TRACE_RESOURCE_INIT: case TRACE_WRITE_SKIPPED:
+        case TRACE_CONTROL:
+            break;
         }
     }
     free(in_cs);
@@ -372,7 +389,7 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
          * write lands before any operation of the new holder (late-write). */
         int ruled = 0, late = 0;
         for (size_t k = 0; k < tr->len && tr->ev[k].t == 0 && !ruled; k++)
-            if (tr->ev[k].kind == TRACE_RESOURCE_INIT && tr->ev[k].node == ev->node) ruled = tr->ev[k].b != 0;
+            if (tr->ev[k].kind == TRACE_RESOURCE_INIT && tr->ev[k].node == ev->node) ruled = tr->ev[k].b != TRACE_RULE_PLAIN;
         for (size_t k = e->seq + 1; k < tr->len && tr->ev[k].t == ev->t; k++)
             if (tr->ev[k].kind == TRACE_LATE_WRITE && tr->ev[k].node == ev->peer) late = 1;
         *answer = late ? 2 : ev->b == TRACE_WRITE_ACCEPTED ? 0 : 1;

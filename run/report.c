@@ -202,11 +202,7 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
                 (long long)rep->non_serial_writes, rep->non_serial_writes == 1 ? "" : "s");
     else
         fprintf(f, "  stale writes     %lld accepted, %lld rejected%s\n", (long long)rep->stale_accepted,
-                (long long)rep->stale_rejected,
-                rep->resource_rule == 1   ? " (resource checks fencing tokens)"
-                : rep->resource_rule == 2 ? " (the algorithm's own rule decides writes)"
-                : rep->resource_rule == 3 ? " (writes guarded by ownership in the lock service)"
-                                          : "");
+                (long long)rep->stale_rejected, trace_rule_says(rep->resource_rule));
     if (rep->late_writes)
         fprintf(f, "  late writes      %lld accepted before any operation of a newer grant (in grant order: "
                    "no harm)\n", (long long)rep->late_writes);
@@ -325,12 +321,7 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
     }
     fprintf(f, ",\"purpose\":\"%s\",\"fenced\":%s,\"resource_rule\":\"%s\",\"headline\":",
             rep->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness",
-            rep->resource_rule == 1 ? "true" : "false",
-            rep->resource_rule == 1   ? "tokens"
-            : rep->lock_free          ? "no-lock"
-            : rep->resource_rule == 2 ? "algorithm"
-            : rep->resource_rule == 3 ? "owner"
-                                      : "plain");
+            rep->resource_rule == TRACE_RULE_TOKENS ? "true" : "false", trace_rule_word(rep->resource_rule));
     report_json_str(f, rep->headline);
     json_metrics(f, rep);
     fprintf(f, ",\"trace_hash\":\"%016llx\",\"expects\":[", (unsigned long long)r->trace_hash);

@@ -30,12 +30,11 @@ struct checker_fact {
 struct checker_report {
     enum scn_verdict verdict;
     enum scn_purpose purpose;
-    int fenced;                 /* the resource rejects stale tokens, or the algorithm's
-                                   own rule decides writes (resource_rule != 0) */
-    int resource_rule;          /* 0 plain, 1 fencing tokens checked, 2 the algorithm's
-                                   own rule (conditional update, constraint, key) */
-    int lock_free;              /* the algorithm takes no lock (lock_algo.lock_free): judged
-                                   by the resource's history, overlaps are duplicated work */
+    int fenced;                 /* the resource has a rule: resource_rule is not plain */
+    enum trace_rule resource_rule; /* what decides its writes: resource-init's b, as it is */
+    int lock_free;              /* resource_rule is TRACE_RULE_NO_LOCK: the algorithm takes no
+                                   lock, the run is judged by the resource's history and
+                                   overlaps are duplicated work */
     int64_t duplicated_work;    /* lock-free runs: writes the algorithm's rule refused
                                    (0 rows matched, UNIQUE violated, key already applied) */
     int64_t non_serial_writes;  /* lock-free runs: accepted writes computed from a read
@@ -155,11 +154,14 @@ void checker_close(struct checker *c);
 int checker_watch(struct checker *c, int node);
 /* The facts of a watched node, or NULL. */
 const struct checker_fact *checker_fact_of(const struct checker_report *r, int node);
-/* Trace kinds checker_observe acts on; it ignores every other kind. Keep
- * in step with its switch (a test feeds it every other kind and sees no
- * change in the report). */
-#define CHECKER_KINDS ((1ull << TRACE_ACQUIRED) | (1ull << TRACE_ACQUIRE_DENIED) | (1ull << TRACE_ACQUIRE_FAILED) | (1ull << TRACE_ACQUIRE_START) | (1ull << TRACE_CRASH) | (1ull << TRACE_CS_EXIT) | (1ull << TRACE_READ) | (1ull << TRACE_RESOURCE_INIT) | (1ull << TRACE_RESTART) | (1ull << TRACE_SRV_DELETE) | (1ull << TRACE_SRV_EXPIRE) | (1ull << TRACE_SRV_GRANT) | (1ull << TRACE_WRITE))
-_Static_assert(TRACE_KIND_COUNT <= 64, "CHECKER_KINDS is a 64-bit mask of trace kinds");
+/* Trace kinds checker_observe acts on; it ignores every other kind. They
+ * are the `checked` column of TRACE_KIND_MAP (trace.h). Its switch has a
+ * case of its own for each of them and takes the labels of the others from
+ * the map, with no default: a kind marked checked with no case there fails
+ * the build (-Wswitch), and so does a case for a kind marked unchecked
+ * (a duplicate case). */
+#define CHECKER_KIND_BIT_(name, word, finding, checked) | (uint64_t)(checked) << TRACE_##name
+#define CHECKER_KINDS (0 TRACE_KIND_MAP(CHECKER_KIND_BIT_))
 /* The trace observer and its advance hook (arg = struct checker *). */
 void checker_observe(void *arg, const struct trace_event *ev);
 void checker_advance(void *arg, sim_ns t);

@@ -323,13 +323,14 @@ static int observe(struct engine *e) {
 static void time_zero(struct engine *e, const struct scenario *s) {
     e->stock = e->s.stock;
     emit(e, TRACE_RUN_START, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, (int64_t)e->s.seed, e->s.duration_ns, NULL);
-    /* b: 1 = the resource checks fencing tokens; 2 = the algorithm's rule
-     * decides; 3 = that rule decides and the algorithm takes no lock; 4 = the
-     * resource lives in the lock service (guard=owner), whatever else decides.
-     * grant: the server grants that make one grant of the service (0 = 1). */
+    /* b: what decides the resource's writes (enum trace_rule). grant: the
+     * server grants that make one grant of the service (0 = 1). */
     int quorum = e->algo->grant_quorum ? e->algo->grant_quorum(e->config, e->nservers) : 1;
-    emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, quorum > 1 ? (uint32_t)quorum : 0,
-         e->stock, e->s.guard_owner ? 4 : e->algo->resource_write ? (e->algo->lock_free ? 3 : 2) : e->s.fencing != 0,
+    enum trace_rule rule = e->s.guard_owner       ? TRACE_RULE_OWNER
+                           : e->algo->resource_write ? (e->algo->lock_free ? TRACE_RULE_NO_LOCK : TRACE_RULE_ALGORITHM)
+                           : e->s.fencing            ? TRACE_RULE_TOKENS
+                                                     : TRACE_RULE_PLAIN;
+    emit(e, TRACE_RESOURCE_INIT, e->resource, TRACE_NO_NODE, 0, quorum > 1 ? (uint32_t)quorum : 0, e->stock, rule,
          NULL);
     /* The scenario's `clock` lines, in the trace so that what reads it (the
      * pictures' clock lanes) sees a skewed or drifting clock from the start:

@@ -1,55 +1,43 @@
 /* The trace: append-only event log, optional storage, online observer,
- * and a machine-independent hash for determinism checks. */
+ * a machine-independent hash for determinism checks, and the words of its
+ * kinds and resource rules. */
 #include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const kind_names[TRACE_KIND_COUNT] = {
-    [TRACE_RUN_START] = "run-start",
-    [TRACE_RUN_END] = "run-end",
-    [TRACE_PAUSE] = "pause",
-    [TRACE_RESUME] = "resume",
-    [TRACE_CRASH] = "crash",
-    [TRACE_RESTART] = "restart",
-    [TRACE_CLOCK_STEP] = "clock-step",
-    [TRACE_CLOCK_DRIFT] = "clock-drift",
-    [TRACE_CLOCK_SLEW] = "clock-slew",
-    [TRACE_PARTITION] = "partition",
-    [TRACE_HEAL] = "heal",
-    [TRACE_LINK] = "link",
-    [TRACE_MSG_SEND] = "msg-send",
-    [TRACE_MSG_RECV] = "msg-recv",
-    [TRACE_MSG_DROP] = "msg-drop",
-    [TRACE_ACQUIRE_START] = "acquire-start",
-    [TRACE_ACQUIRE_TRY] = "acquire-try",
-    [TRACE_ACQUIRED] = "acquired",
-    [TRACE_ACQUIRE_DENIED] = "acquire-denied",
-    [TRACE_ACQUIRE_FAILED] = "acquire-failed",
-    [TRACE_CS_EXIT] = "cs-exit",
-    [TRACE_RELEASE_SENT] = "release-sent",
-    [TRACE_WORK_START] = "work-start",
-    [TRACE_WORK_END] = "work-end",
-    [TRACE_POINT] = "point",
-    [TRACE_PROGRAM_DONE] = "program-done",
-    [TRACE_SRV_GRANT] = "srv-grant",
-    [TRACE_SRV_DENY] = "srv-deny",
-    [TRACE_SRV_RENEW] = "srv-renew",
-    [TRACE_SRV_EXPIRE] = "srv-expire",
-    [TRACE_SRV_DELETE] = "srv-delete",
-    [TRACE_SRV_KEEP] = "srv-keep",
-    [TRACE_SRV_NOTE] = "srv-note",
-    [TRACE_READ] = "read",
-    [TRACE_WRITE] = "write",
-    [TRACE_DOUBLE_ENTRY_BEGIN] = "double-entry-begin",
-    [TRACE_DOUBLE_ENTRY_END] = "double-entry-end",
-    [TRACE_STALE_WRITE] = "stale-write",
-    [TRACE_WRONG_RELEASE] = "wrong-release",
-    [TRACE_RESOURCE_INIT] = "resource-init",
-    [TRACE_WRITE_SKIPPED] = "write-skipped",
-    [TRACE_CONTROL] = "control",
-    [TRACE_LATE_WRITE] = "late-write",
+#define KIND_NAME_(name, word, finding, checked) [TRACE_##name] = word,
+    TRACE_KIND_MAP(KIND_NAME_)
+#undef KIND_NAME_
 };
+
+static const struct {
+    int64_t value;
+    const char *word, *says;
+} rules[] = {
+#define RULE_ROW_(name, value, word, says) {value, word, says},
+    TRACE_RULE_MAP(RULE_ROW_)
+#undef RULE_ROW_
+};
+
+static int rule_row(int64_t rule) {
+    for (int i = 0; i < (int)(sizeof rules / sizeof rules[0]); i++)
+        if (rules[i].value == rule) return i;
+    return -1;
+}
+
+/* The row of rule, or of TRACE_RULE_PLAIN for a value no rule has. */
+static int rule_or_plain(int64_t rule) {
+    int i = rule_row(rule);
+    return i >= 0 ? i : rule_row(TRACE_RULE_PLAIN);
+}
+
+int trace_rule_known(int64_t rule) { return rule_row(rule) >= 0; }
+
+const char *trace_rule_word(int64_t rule) { return rules[rule_or_plain(rule)].word; }
+
+const char *trace_rule_says(int64_t rule) { return rules[rule_or_plain(rule)].says; }
 
 void trace_init(struct trace *tr, int keep) {
     memset(tr, 0, sizeof *tr);

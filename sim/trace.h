@@ -15,92 +15,124 @@
 /* 2: a link event carries its loss (grant = parts per million). Version 1
  * files are still read (their links say no loss).
  * 3: resource-init carries the lock service's grant quorum (grant) and
- * b = 3 for an algorithm that takes no lock. Versions 1 and 2 are still
- * read (quorum 1; no algorithm known to take no lock).
+ * b = 3 (TRACE_RULE_NO_LOCK) for an algorithm that takes no lock. Versions
+ * 1 and 2 are still read (quorum 1; no algorithm known to take no lock).
  * 4: the checker's late-write finding (a write under a superseded grant
  * that a resource with a rule took before any operation of a newer grant,
  * no longer a stale-write). Older files still read (they have none). */
 #define TRACE_FORMAT_VERSION 4
 #define TRACE_NO_NODE (-1)
 
-/* Event kinds. Field use per kind is listed in docs/trace-format.md; the
- * short form is after each name (node = where it happened). */
+/* Event kinds, declared once: XX(NAME, word, finding, checked) gives
+ * enum trace_kind (TRACE_NAME, numbered in this order: the numbers are in
+ * every trace hash, so a new kind goes last), the word of the JSON Lines
+ * files (trace_kind_name), 1 for the checker's findings, which it appends
+ * itself (trace_kind_is_finding), and 1 for the kinds checker_observe acts
+ * on (CHECKER_KINDS in checker.h). The short form of each kind's fields is
+ * after its row (node = where it happened); docs/trace-format.md has them in
+ * full and fuzz/trace.dict has every word (tests/test_trace.c checks both).
+ * The switches on a kind in sim/ and render/ name every kind and have no
+ * default, so -Wswitch lists the places a new kind must be handled. */
+#define TRACE_KIND_MAP(XX)                                                                                   \
+    XX(RUN_START, "run-start", 0, 0)                    /* a = seed (as int64), b = duration_ns */           \
+    XX(RUN_END, "run-end", 0, 0)                        /* a = events processed */                           \
+    /* Process and clock faults (node = the node). */                                                        \
+    XX(PAUSE, "pause", 0, 0)                            /* a = planned duration (0 = until resume) */        \
+    XX(RESUME, "resume", 0, 0)                          /* a = how long it was paused */                     \
+    XX(CRASH, "crash", 0, 1)                                                                                 \
+    XX(RESTART, "restart", 0, 1)                                                                             \
+    XX(CLOCK_STEP, "clock-step", 0, 0)                  /* a = delta_ns, b = which (1 wall, 2 mono, 3        \
+                                                           both), plus TRACE_CLOCK_AT_START at t = 0 for     \
+                                                           a scenario's `clock NODE offset=` line: the       \
+                                                           wall clock starts a from true time */             \
+    XX(CLOCK_DRIFT, "clock-drift", 0, 0)                /* a = ppm */                                        \
+    XX(CLOCK_SLEW, "clock-slew", 0, 0)                  /* a = delta_ns, b = over_ns */                      \
+    XX(PARTITION, "partition", 0, 0)                    /* a = number of groups; text = groups */            \
+    XX(HEAL, "heal", 0, 0)                                                                                   \
+    XX(LINK, "link", 0, 0)                              /* node -> peer, a = min latency, b = max            \
+                                                           latency, grant = loss in parts per million (0     \
+                                                           = none) */                                        \
+    /* Messages (node = receiver for RECV/DROP, sender for SEND). */                                         \
+    XX(MSG_SEND, "msg-send", 0, 0)                      /* peer = receiver, a = message id, b = type */      \
+    XX(MSG_RECV, "msg-recv", 0, 0)                      /* peer = sender, a = message id, b = type */        \
+    XX(MSG_DROP, "msg-drop", 0, 0)                      /* peer = sender, a = message id, b = reason         \
+                                                           (enum trace_drop) */                              \
+    /* Client program (node = client). */                                                                    \
+    XX(ACQUIRE_START, "acquire-start", 0, 1)            /* acquisition begins */                             \
+    XX(ACQUIRE_TRY, "acquire-try", 0, 0)                /* a = attempt number */                             \
+    XX(ACQUIRED, "acquired", 0, 1)                      /* token = fencing token (0 none), grant =           \
+                                                           ground-truth id, a = validity the client          \
+                                                           believes, ns (0 = unbounded) */                   \
+    XX(ACQUIRE_DENIED, "acquire-denied", 0, 1)          /* one attempt refused; a = attempt number */        \
+    XX(ACQUIRE_FAILED, "acquire-failed", 0, 1)          /* gave up; a = attempts made */                     \
+    XX(CS_EXIT, "cs-exit", 0, 1)                        /* leaves the critical section; a = reason (enum     \
+                                                           trace_exit) */                                    \
+    XX(RELEASE_SENT, "release-sent", 0, 0)                                                                   \
+    XX(WORK_START, "work-start", 0, 0)                  /* a = duration */                                   \
+    XX(WORK_END, "work-end", 0, 0)                                                                           \
+    XX(POINT, "point", 0, 0)                            /* a named point of the program is reached; a =      \
+                                                           enum scn_point */                                 \
+    XX(PROGRAM_DONE, "program-done", 0, 0)                                                                   \
+    /* Lock service (node = server, peer = client concerned). Server events carry no ground-truth            \
+     * grant (grant = 0): servers see requests, not what a client concluded from their answers. */           \
+    XX(SRV_GRANT, "srv-grant", 0, 1)                    /* peer = owner, token (0 = the store hands out      \
+                                                           none), a = ttl_ns (0 none), b = expiry by the     \
+                                                           server's clock */                                 \
+    XX(SRV_DENY, "srv-deny", 0, 0)                      /* peer = requester, a = current owner */            \
+    XX(SRV_RENEW, "srv-renew", 0, 0)                    /* peer = owner, a = new ttl */                      \
+    XX(SRV_EXPIRE, "srv-expire", 0, 1)                  /* peer = owner */                                   \
+    XX(SRV_DELETE, "srv-delete", 0, 1)                  /* peer = requester, a = owner of the deleted        \
+                                                           entry, b = 1 if it was not the requester's */     \
+    XX(SRV_KEEP, "srv-keep", 0, 0)                      /* release refused (compare failed); peer =          \
+                                                           requester, a = owner (-1 none) */                 \
+    XX(SRV_NOTE, "srv-note", 0, 0)                      /* algorithm-specific, a/b free, text says what;     \
+                                                           the engine's "ignored: A is not paused" (a        \
+                                                           fault with nothing to do): node = the fault's     \
+                                                           node, a = enum scn_fault_kind, b = its line */    \
+    /* Protected resource (node = resource, peer = client). */                                               \
+    XX(READ, "read", 0, 1)                              /* a = value read */                                 \
+    XX(WRITE, "write", 0, 1)                            /* a = value written, token, grant = writer's        \
+                                                           grant, b = enum trace_write */                    \
+    /* Checker findings (node = client concerned, peer = the other client). */                               \
+    XX(DOUBLE_ENTRY_BEGIN, "double-entry-begin", 1, 0)  /* node and peer both in the critical section */     \
+    XX(DOUBLE_ENTRY_END, "double-entry-end", 1, 0)      /* a = length of the interval */                     \
+    XX(STALE_WRITE, "stale-write", 1, 0)                /* a = 1 accepted, 0 rejected; grant = stale         \
+                                                           grant */                                          \
+    XX(WRONG_RELEASE, "wrong-release", 1, 0)            /* node = requester, peer = owner whose grant was    \
+                                                           removed */                                        \
+    /* Later additions, in the groups above by meaning, last by value. */                                    \
+    XX(RESOURCE_INIT, "resource-init", 0, 1)            /* node = resource, a = initial stock, b = enum      \
+                                                           trace_rule (what decides its writes), grant =     \
+                                                           lock-server grants that make one grant of the     \
+                                                           service (its quorum), 0 = one */                  \
+    XX(WRITE_SKIPPED, "write-skipped", 0, 0)            /* node = client: a write not sent; a = enum         \
+                                                           trace_skip */                                     \
+    XX(CONTROL, "control", 0, 0)                        /* node = server: operator action; a = enum          \
+                                                           lock_control */                                   \
+    XX(LATE_WRITE, "late-write", 1, 0)                  /* checker: node = writer, a write under a           \
+                                                           superseded grant that a resource with a rule      \
+                                                           accepted before any operation of a newer grant    \
+                                                           (in grant order); grant = its grant */
+
 enum trace_kind {
-    TRACE_RUN_START,      /* a = seed (as int64), b = duration_ns */
-    TRACE_RUN_END,        /* a = events processed */
-    /* Process and clock faults (node = the node). */
-    TRACE_PAUSE,          /* a = planned duration (0 = until resume) */
-    TRACE_RESUME,         /* a = how long it was paused */
-    TRACE_CRASH,
-    TRACE_RESTART,
-    TRACE_CLOCK_STEP,     /* a = delta_ns, b = which (1 wall, 2 mono, 3 both), plus
-                             TRACE_CLOCK_AT_START at t = 0 for a scenario's `clock
-                             NODE offset=` line: the wall clock starts a from true time */
-    TRACE_CLOCK_DRIFT,    /* a = ppm */
-    TRACE_CLOCK_SLEW,     /* a = delta_ns, b = over_ns */
-    TRACE_PARTITION,      /* a = number of groups; text = groups */
-    TRACE_HEAL,
-    TRACE_LINK,           /* node -> peer, a = min latency, b = max latency,
-                             grant = loss in parts per million (0 = none) */
-    /* Messages (node = receiver for RECV/DROP, sender for SEND). */
-    TRACE_MSG_SEND,       /* peer = receiver, a = message id, b = type */
-    TRACE_MSG_RECV,       /* peer = sender, a = message id, b = type */
-    TRACE_MSG_DROP,       /* peer = sender, a = message id, b = reason (enum trace_drop) */
-    /* Client program (node = client). */
-    TRACE_ACQUIRE_START,  /* acquisition begins */
-    TRACE_ACQUIRE_TRY,    /* a = attempt number */
-    TRACE_ACQUIRED,       /* token = fencing token (0 none), grant = ground-truth id,
-                             a = validity the client believes, ns (0 = unbounded) */
-    TRACE_ACQUIRE_DENIED, /* one attempt refused; a = attempt number */
-    TRACE_ACQUIRE_FAILED, /* gave up; a = attempts made */
-    TRACE_CS_EXIT,        /* leaves the critical section; a = reason (enum trace_exit) */
-    TRACE_RELEASE_SENT,
-    TRACE_WORK_START,     /* a = duration */
-    TRACE_WORK_END,
-    TRACE_POINT,          /* a named point of the program is reached; a = enum scn_point */
-    TRACE_PROGRAM_DONE,
-    /* Lock service (node = server, peer = client concerned). */
-    /* Server events carry no ground-truth grant (grant = 0): servers see
-     * requests, not what a client concluded from their answers. */
-    TRACE_SRV_GRANT,      /* peer = owner, token (0 = the store hands out none),
-                             a = ttl_ns (0 none), b = expiry by the server's clock */
-    TRACE_SRV_DENY,       /* peer = requester, a = current owner */
-    TRACE_SRV_RENEW,      /* peer = owner, a = new ttl */
-    TRACE_SRV_EXPIRE,     /* peer = owner */
-    TRACE_SRV_DELETE,     /* peer = requester, a = owner of the deleted entry,
-                             b = 1 if it was not the requester's */
-    TRACE_SRV_KEEP,       /* release refused (compare failed); peer = requester, a = owner (-1 none) */
-    TRACE_SRV_NOTE,       /* algorithm-specific, a/b free, text says what; the engine's
-                             "ignored: A is not paused" (a fault with nothing to do):
-                             node = the fault's node, a = enum scn_fault_kind, b = its line */
-    /* Protected resource (node = resource, peer = client). */
-    TRACE_READ,           /* a = value read */
-    TRACE_WRITE,          /* a = value written, token, grant = writer's grant,
-                             b = enum trace_write */
-    /* Checker findings (node = client concerned, peer = the other client). */
-    TRACE_DOUBLE_ENTRY_BEGIN, /* node and peer both in the critical section */
-    TRACE_DOUBLE_ENTRY_END,   /* a = length of the interval */
-    TRACE_STALE_WRITE,    /* a = 1 accepted, 0 rejected; grant = stale grant */
-    TRACE_WRONG_RELEASE,  /* node = requester, peer = owner whose grant was removed */
-    TRACE_RESOURCE_INIT,  /* node = resource, a = initial stock, b = 1 if it checks
-                             fencing tokens, 2 if the algorithm's own rule decides writes,
-                             3 if that rule decides and the algorithm takes no lock;
-                             grant = lock-server grants that make one grant of the
-                             service (its quorum), 0 = one;
-                             4 if it lives in the lock service (resource guard=owner) */
-    TRACE_WRITE_SKIPPED,  /* node = client: a write not sent; a = enum trace_skip */
-    TRACE_CONTROL,        /* node = server: operator action; a = enum lock_control */
-    TRACE_LATE_WRITE,     /* checker: node = writer, a write under a superseded grant that a
-                             resource with a rule accepted before any operation of a newer
-                             grant (in grant order); grant = its grant */
-    TRACE_KIND_COUNT
+#define TRACE_KIND_ENUM_(name, word, finding, checked) TRACE_##name,
+    TRACE_KIND_MAP(TRACE_KIND_ENUM_)
+#undef TRACE_KIND_ENUM_
 };
+
+/* How many kinds there are (kept out of enum trace_kind, so a switch on
+ * the kind need not name it). */
+#define TRACE_KIND_ONE_(name, word, finding, checked) +1
+enum { TRACE_KIND_COUNT = 0 TRACE_KIND_MAP(TRACE_KIND_ONE_) };
+#undef TRACE_KIND_ONE_
+_Static_assert(TRACE_KIND_COUNT <= 64, "masks of trace kinds (observe_kinds, CHECKER_KINDS) are 64-bit");
 
 /* The kinds the checker appends (its findings), not the simulation's:
  * re-checking a recorded trace drops them and computes them again. */
+#define TRACE_KIND_FINDING_BIT_(name, word, finding, checked) | (uint64_t)(finding) << TRACE_##name
+#define TRACE_FINDING_KINDS (0 TRACE_KIND_MAP(TRACE_KIND_FINDING_BIT_))
 static inline int trace_kind_is_finding(int kind) {
-    return kind == TRACE_DOUBLE_ENTRY_BEGIN || kind == TRACE_DOUBLE_ENTRY_END || kind == TRACE_STALE_WRITE ||
-           kind == TRACE_WRONG_RELEASE || kind == TRACE_LATE_WRITE;
+    return kind >= 0 && kind < TRACE_KIND_COUNT && ((TRACE_FINDING_KINDS >> kind) & 1);
 }
 
 /* TRACE_CLOCK_STEP's b: not a jump during the run but the offset the clock
@@ -116,6 +148,40 @@ enum trace_write {
     LOCK_WRITE_RESULT_MAP(TRACE_WRITE_ENUM_)
 #undef TRACE_WRITE_ENUM_
 };
+
+/* TRACE_RESOURCE_INIT's b: the rule that decides which writes the resource
+ * accepts. One list for the trace (the engine writes it), the checker
+ * (checker_report.resource_rule is b as it is) and the reports:
+ * XX(NAME, value, word, says) gives TRACE_RULE_NAME = value (in the trace
+ * and its hash: a new rule takes a new value), the word of the JSON record's
+ * "resource_rule" (trace_rule_word) and what the text report adds to its
+ * stale-writes line (trace_rule_says). A value no rule has reads as some
+ * check: a resource whose b is not 0 counts as protected. */
+#define TRACE_RULE_MAP(XX)                                                                           \
+    /* it checks nothing */                                                                          \
+    XX(PLAIN, 0, "plain", "")                                                                        \
+    /* it rejects a token lower than the highest seen, and a write with none */                      \
+    XX(TOKENS, 1, "tokens", " (resource checks fencing tokens)")                                     \
+    /* the lock algorithm's own rule decides (a skip-locked claim, a fencing rule) */                \
+    XX(ALGORITHM, 2, "algorithm", " (the algorithm's own rule decides writes)")                      \
+    /* that rule decides and the algorithm takes no lock (lock_algo.lock_free): the run is           \
+     * judged by the resource's history, and the report says duplicated work, not stale writes */    \
+    XX(NO_LOCK, 3, "no-lock", "")                                                                    \
+    /* the resource lives in the lock service (resource guard=owner), whatever else decides */       \
+    XX(OWNER, 4, "owner", " (writes guarded by ownership in the lock service)")
+
+enum trace_rule {
+#define TRACE_RULE_ENUM_(name, value, word, says) TRACE_RULE_##name = value,
+    TRACE_RULE_MAP(TRACE_RULE_ENUM_)
+#undef TRACE_RULE_ENUM_
+};
+
+/* 1 when rule is a value of the list. */
+int trace_rule_known(int64_t rule);
+/* The word and the report's words of a rule; a value no rule has gives
+ * TRACE_RULE_PLAIN's. Static strings. */
+const char *trace_rule_word(int64_t rule);
+const char *trace_rule_says(int64_t rule);
 
 enum trace_skip {
     TRACE_SKIP_SOLD_OUT = 1,  /* it read 0 units: nothing to reserve */

@@ -431,7 +431,7 @@ static void test_lock_free_judged_by_history(void **state) {
     assert_int_equal(r.duplicated_work, 1);
     assert_int_equal(r.final_stock, 4);
     assert_true(r.lock_free);
-    assert_int_equal(r.resource_rule, 2);
+    assert_int_equal(r.resource_rule, TRACE_RULE_NO_LOCK);
     /* The same history under a lock: A's write under its superseded grant
      * lands before anything of B's. At a resource with a rule (b 2) it is
      * a late write, in grant order; at a plain one (b 0) it is stale. */

@@ -630,12 +630,12 @@ static void test_guard_owner(void **state) {
     /* 10s: the key expired at 5.001s; nobody holds the lock. */
     assert_int_equal(w2->t, 10 * S);
     assert_int_equal(w2->b, TRACE_WRITE_REJECTED_NOT_OWNER);
-    assert_int_equal(must(e, TRACE_RESOURCE_INIT, "R", 1)->b, 4);
+    assert_int_equal(must(e, TRACE_RESOURCE_INIT, "R", 1)->b, TRACE_RULE_OWNER);
     const struct checker_report *r = engine_report(e);
     assert_int_equal(r->writes_accepted, 1);
     assert_int_equal(r->writes_rejected, 1);
     assert_int_equal(r->fenced_out, 0); /* a first write got in */
-    assert_int_equal(r->resource_rule, 3);
+    assert_int_equal(r->resource_rule, TRACE_RULE_OWNER);
     engine_free(e);
 
     e = run_text("lock fenced-lease ttl=5s first-token=41\nresource stock=10 fencing=on\n"

@@ -1,12 +1,14 @@
 /* Tests of the trace as data: JSON Lines written and read back byte for
  * byte, the reader's strictness and messages, the trace hash, kind names
- * and the trace's owned strings. */
+ * (and that the docs and the fuzz dictionary name every kind) and the
+ * trace's owned strings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
 
+#include "checker.h" /* CHECKER_KINDS */
 #include "trace.h"
 #include "trace_jsonl.h"
 
@@ -546,6 +548,59 @@ static void test_kind_names(void **state) {
     assert_string_equal(trace_kind_name(TRACE_KIND_COUNT), "unknown");
 }
 
+/* The resource rules' words, as the JSON record spells them; a value no
+ * rule has reads as plain. */
+static void test_rule_words(void **state) {
+    (void)state;
+    static const char *const words[] = {"plain", "tokens", "algorithm", "no-lock", "owner"};
+    for (int64_t b = 0; b < 5; b++) { /* the trace's values, 0 to 4 */
+        assert_true(trace_rule_known(b));
+        assert_string_equal(trace_rule_word(b), words[b]);
+    }
+    assert_false(trace_rule_known(-1));
+    assert_false(trace_rule_known(99));
+    assert_string_equal(trace_rule_word(99), "plain");
+    assert_string_equal(trace_rule_says(-1), "");
+    assert_string_equal(trace_rule_says(TRACE_RULE_TOKENS), " (resource checks fencing tokens)");
+}
+
+/* The whole of a text file of the repository (the tests run from its root). */
+static void read_text(const char *path, char *buf, size_t n) {
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot open %s", path);
+    size_t len = fread(buf, 1, n - 1, f);
+    fclose(f);
+    assert_true(len < n - 1); /* all of it */
+    buf[len] = '\0';
+}
+
+/* Every kind of TRACE_KIND_MAP is documented and fuzzed: docs/trace-format.md
+ * has a table row for it, its paragraph on what the checker reads names the
+ * kinds of CHECKER_KINDS, and fuzz/trace.dict has its word. A kind added to
+ * the map and forgotten in one of them fails here. */
+static void test_kinds_documented(void **state) {
+    (void)state;
+    static char doc[1 << 17], dict[1 << 14];
+    read_text("docs/trace-format.md", doc, sizeof doc);
+    read_text("fuzz/trace.dict", dict, sizeof dict);
+    const char *reads = strstr(doc, "checker reads:");
+    const char *reads_end = reads ? strstr(reads, "; and end with") : NULL;
+    assert_non_null(reads_end);
+    for (int k = 0; k < TRACE_KIND_COUNT; k++) {
+        const char *word = trace_kind_name(k);
+        char row[64], entry[64], quoted[64];
+        snprintf(row, sizeof row, "\n| `%s` |", word);
+        snprintf(entry, sizeof entry, "=\"\\\"%s\\\"\"\n", word);
+        snprintf(quoted, sizeof quoted, "`%s`", word);
+        if (!strstr(doc, row)) fail_msg("docs/trace-format.md has no table row for kind %s", word);
+        if (!strstr(dict, entry)) fail_msg("fuzz/trace.dict has no entry for kind %s", word);
+        const char *at = strstr(reads, quoted);
+        int named = at && at < reads_end;
+        if (named != (int)((CHECKER_KINDS >> k) & 1))
+            fail_msg("docs/trace-format.md: what the checker reads %s kind %s", named ? "names" : "lacks", word);
+    }
+}
+
 static void test_intern(void **state) {
     (void)state;
     struct trace tr;
@@ -631,6 +686,8 @@ int main(void) {
         cmocka_unit_test(test_trace_hash_stability),
         cmocka_unit_test(test_trace_hash_only_path),
         cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_kinds_documented),
+        cmocka_unit_test(test_rule_words),
         cmocka_unit_test(test_intern),
         cmocka_unit_test(test_out_of_memory),
     };
