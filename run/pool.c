@@ -322,6 +322,7 @@ struct order {
     struct slot *ring;               /* window slots, item i at (i - lo) & (window - 1) */
     size_t window;                   /* a power of two, at least the jobs */
     size_t next;                     /* next item to take */
+    size_t top;                      /* 1 + the highest item stored */
     size_t done;
     int stopped;                     /* take said stop */
 };
@@ -333,7 +334,7 @@ static int in_window(const struct order *o, size_t i) { return i < o->next + o->
  * (the list was interrupted and the gap will not be filled). */
 static void take_ready(struct order *o, int all)
 {
-    for (; o->next < o->p->hi; o->next++) {
+    for (; o->next < (all ? o->top : o->p->hi); o->next++) {
         struct slot *sl = slot_of(o, o->next);
         if (!sl->full) {
             if (all)
@@ -382,6 +383,8 @@ static int drain(struct order *o, struct worker *w, int stopping)
         memcpy(sl->rec, w->buf + w->start + sizeof h, h.len);
         sl->len = h.len;
         sl->full = 1;
+        if (o->top <= w->next)
+            o->top = w->next + 1;
         w->start += n;
         w->next += (size_t)p->jobs;
         took++;
@@ -393,6 +396,8 @@ static int drain(struct order *o, struct worker *w, int stopping)
     struct slot *sl = slot_of(o, w->next);
     sl->full = 2;
     sl->status = w->status;
+    if (o->top <= w->next)
+        o->top = w->next + 1;
     return spawn(p, w, w->next + (size_t)p->jobs, 1) != 0 ? -1 : took + 1;
 }
 
