@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pool.h"
+
 const char *const cli_prog = "locksim";
 
 int cli_usage(const char *fmt, ...) {
@@ -59,6 +61,28 @@ void cli_time_limit_arm(const struct cli_runopts *o, int die) {
 }
 
 void cli_time_limit_disarm(void) { alarm(0); }
+
+static volatile sig_atomic_t stop_flag;
+static struct sigaction stop_old[POOL_NSTOP];
+
+static void on_stop_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+volatile sig_atomic_t *cli_stop_catch(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal; /* no SA_RESTART: a pool's poll returns at once */
+    sigemptyset(&sa.sa_mask);
+    stop_flag = 0;
+    for (int k = 0; k < POOL_NSTOP; k++) sigaction(pool_stop_signals[k], &sa, &stop_old[k]);
+    return &stop_flag;
+}
+
+void cli_stop_release(void) {
+    for (int k = 0; k < POOL_NSTOP; k++) sigaction(pool_stop_signals[k], &stop_old[k], NULL);
+}
 
 int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status) {
     const char *a = argv[*i];

@@ -4,6 +4,7 @@
 #ifndef LOCKSIM_CLI_H
 #define LOCKSIM_CLI_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "error.h"
@@ -46,6 +47,11 @@ struct cli_runopts {
  * SIGALRM, which fails that run alone. */
 void cli_time_limit_arm(const struct cli_runopts *o, int die);
 void cli_time_limit_disarm(void);
+/* Catch the stop signals (pool.h: SIGINT, SIGTERM, SIGHUP) until
+ * cli_stop_release: instead of ending the process they set the flag
+ * returned (cleared here), which a pool or the explorer polls. */
+volatile sig_atomic_t *cli_stop_catch(void);
+void cli_stop_release(void);
 /* If argv[*i] is --seed, --set, --algo or --time-limit, take it (and its value) and
  * return 1; 0 if it is not one of them; -1 after printing a usage error
  * (*status is then the exit status). */

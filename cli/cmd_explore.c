@@ -34,7 +34,9 @@ const char cli_usage_explore[] =
     "  --set KEY=VALUE override a scenario value first, as `run --set` does\n"
     "  -o FILE         write the counterexample here (with several algorithms, FILE\n"
     "                  gets .ALGO before its .lsim); default: print it\n"
-    "Exit: 0 nothing found, 1 a counterexample was found, 64/65/66 as `run`.\n";
+    "Exit: 0 nothing found, 1 a counterexample was found, 64/65/66 as `run`; 130 when\n"
+    "interrupted (Ctrl-C, TERM, HUP), after saying on stderr what was searched and the\n"
+    "best found so far.\n";
 
 /* "out.lsim" -> "out.lease.lsim" when several algorithms share -o. */
 static void out_name(char *buf, size_t n, const char *path, const char *algo, int several)
@@ -109,6 +111,32 @@ static void print_states(const struct explore_result *r)
                r->cover.state_runs[i] ? "" : "  not reached");
 }
 
+/* Interrupted (SIGINT, SIGTERM, SIGHUP): what was searched, and the best
+ * found so far, on stderr. */
+static void report_interrupted(const char *algo, const struct explore_opts *o,
+                               const struct explore_result *r)
+{
+    char of[64] = "";
+
+    if (o->budget)
+        snprintf(of, sizeof of, " of the budget's %llu",
+                 (unsigned long long)((o->budget + EXPLORE_BATCH - 1) / EXPLORE_BATCH * EXPLORE_BATCH));
+    else if (o->time_s > 0)
+        snprintf(of, sizeof of, " of a %gs search", o->time_s);
+    fprintf(stderr, "locksim: interrupted: explore (algorithm %s) searched %llu runs%s in %.3fs",
+            algo, (unsigned long long)r->runs, of, r->seconds);
+    if (!r->found) {
+        fprintf(stderr, "; nothing failed yet\n");
+        return;
+    }
+    fprintf(stderr, "; the best found so far: run %llu fails (%d fault%s, %d client%s), shrunk in "
+            "%d step%s (%llu runs) when stopped; no file written (run again with --budget %llu "
+            "to shrink it)\n", (unsigned long long)r->first_fail, r->faults_found,
+            r->faults_found == 1 ? "" : "s", r->clients_found, r->clients_found == 1 ? "" : "s",
+            r->nsteps, r->nsteps == 1 ? "" : "s", (unsigned long long)r->shrink_runs,
+            (unsigned long long)r->first_fail + 1);
+}
+
 struct row {
     char algo[48];
     int found;
@@ -127,6 +155,11 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
     int rc = explore_run(s, o, &r, err, sizeof err);
 
     snprintf(row->algo, sizeof row->algo, "%s", algo);
+    if (rc == LSIM_EINTERRUPTED) {
+        report_interrupted(algo, o, &r);
+        explore_result_close(&r);
+        return cli_exit(rc);
+    }
     if (rc) {
         explore_result_close(&r);
         return cli_fail(rc, err);
@@ -321,6 +354,7 @@ int cmd_explore(int argc, char **argv)
     }
     struct row rows[64];
     int found = 0, several = nalgo > 1;
+    o.stop = cli_stop_catch(); /* Ctrl-C, TERM, HUP: a partial report and 130 */
     for (i = 0; i < nalgo; i++) {
         char cmd[1200];
         o.algo = list[i];
@@ -330,6 +364,7 @@ int cmd_explore(int argc, char **argv)
         memset(&rows[i], 0, sizeof rows[i]);
         st = explore_one(file, &s, &o, outpath, several, &rows[i]);
         if (st > 1) {
+            cli_stop_release();
             scenario_close(&s);
             return st;
         }
@@ -337,6 +372,7 @@ int cmd_explore(int argc, char **argv)
         if (several)
             printf("\n");
     }
+    cli_stop_release();
     scenario_close(&s);
     if (several) {
         printf("%-22s %-6s %10s %8s %7s  %s\n", "algorithm", "found", "runs", "faults", "states",

@@ -1,36 +1,20 @@
-/* Runs on forked workers, delivered in list order (fanout.h). One pipe per
- * worker carries records: a header, the summary packed, its failure text. */
-#define _GNU_SOURCE /* F_SETPIPE_SZ (Linux): without it the pipe keeps its size */
+/* The run list of batch and sweep (fanout.h) on the worker pool (run/pool.h):
+ * which run index i is, running it in a worker, and its summary packed as
+ * the pool's record: the packed length, the summary packed, its failure text. */
 #include "fanout.h"
 
-#include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h> /* mallopt */
-#endif
-#include <fcntl.h>
 #include <stddef.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-#include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "pool.h"
 #include "scenario_file.h"
 
-#define FANOUT_MAX_JOBS 256
-
-/* The signals that stop a list: Ctrl-C, and what scancel, timeout, systemd
- * and a closed terminal send. */
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-#define NSTOP ((int)(sizeof stop_signals / sizeof *stop_signals))
+#define FANOUT_MAX_JOBS POOL_MAX_JOBS
 
 /* ---- Shared options -------------------------------------------------------- */
 
@@ -207,7 +191,6 @@ void fanout_replay(char *buf, size_t n, const struct fanout *f, size_t i) {
     buf[n - 1] = '\0';
 }
 
-/* ---- Workers ---------------------------------------------------------------- */
 
 /* One record on the pipe: this header, then len bytes of the summary packed
  * (wire_pack), then flen bytes of failure text. */
@@ -371,378 +354,124 @@ static void run_one(const struct fanout *f, size_t i, struct report_summary *sum
     run_result_close(&r);
 }
 
-/* Write all n bytes (the parent may read them in pieces). */
-static int write_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
+/* ---- The list on the pool ------------------------------------------------------ */
 
-/* Close every descriptor from fd up. */
-static void closefrom_(int fd) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    if (close_range((unsigned)fd, ~0u, 0) == 0) return;
-#endif
-    long max = sysconf(_SC_OPEN_MAX);
-    for (long k = fd; k < (max > 0 ? max : 1024); k++) close((int)k);
-}
-
-/* Worker: the runs first, first + jobs, ... of the list, one record each.
- * Records are gathered in a buffer and written whole, so the parent never
- * waits in the middle of a record while the worker computes the next run,
- * and reads many records a call. careful = write after every record, so a
- * crash is pinned on its run. */
-static void worker_main(const struct fanout *f, int fd, size_t first, int careful) {
-    for (int k = 0; k < NSTOP; k++) signal(stop_signals[k], SIG_DFL);
-#ifdef M_TRIM_THRESHOLD
-    /* Give nothing back to the system between runs: a run that frees more
-     * than glibc's 128 KiB at the heap's top had it shrink the heap, and the
-     * next run grow it again (97 scenarios x 1,000 seeds at --jobs 2: 2,824
-     * brk calls, each shrink a TLB flush, each growth page faults). A fixed
-     * trim threshold also fixes the mmap threshold at 128 KiB, which sends
-     * those blocks to mmap and munmap each run instead (1,005 pairs): both
-     * are raised. The heap stays at its largest run's size, as flat in the
-     * number of runs as before. */
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-#endif
-    static char buf[1 << 18], packed[sizeof(struct report_summary)];
-    static struct report_summary sum;
-    size_t len = 0, lo, total;
-    fanout_range(f, &lo, &total);
-    struct parsed_file *cache = calloc((size_t)f->nfiles, sizeof *cache); /* NULL: parse every run */
-    for (size_t i = first; i < total; i += (size_t)f->jobs) {
-        memset(&sum, 0, sizeof sum);
-        /* A run past its time limit kills this worker with SIGALRM: the
-         * parent fails that run, names it, and a new worker goes on. */
-        struct cli_runopts limit = {.time_limit_s = f->time_limit_s};
-        cli_time_limit_arm(&limit, 1);
-        run_one(f, i, &sum, cache);
-        cli_time_limit_disarm();
-        const char *fail = sum.failures ? sum.failures : "";
-        size_t flen = strlen(fail);
-        struct wire w = {.idx = i, .len = (uint32_t)wire_pack(packed, &sum),
-                         .flen = (uint32_t)(flen < WIRE_MAX_FAIL ? flen : WIRE_MAX_FAIL)};
-        size_t rec = sizeof w + w.len + w.flen;
-        if (len + rec > sizeof buf) {
-            if (write_all(fd, buf, len) != 0) _exit(73);
-            len = 0;
-        }
-        if (rec > sizeof buf) { /* a very long failure text: on its own */
-            if (write_all(fd, (const char *)&w, sizeof w) != 0 || write_all(fd, packed, w.len) != 0 ||
-                write_all(fd, fail, w.flen) != 0)
-                _exit(73);
-        } else {
-            memcpy(buf + len, &w, sizeof w);
-            memcpy(buf + len + sizeof w, packed, w.len);
-            memcpy(buf + len + sizeof w + w.len, fail, w.flen);
-            len += rec;
-        }
-        report_summary_close(&sum);
-        if (careful && len) {
-            if (write_all(fd, buf, len) != 0) _exit(73);
-            len = 0;
-        }
-    }
-    _exit(write_all(fd, buf, len) == 0 && close(fd) == 0 ? 0 : 73);
-}
-
-/* A worker as the parent sees it. Its pipe is read in large pieces into buf
- * (one read call brings a hundred records or more), and records are taken
- * from there in order, while they fit in the window. */
-struct worker {
-    pid_t pid;        /* 0 = not running, or reaped */
-    int fd;           /* -1 = its pipe has been read to the end (or was never open) */
-    int status;       /* its wait status, once reaped */
-    size_t next;      /* the next run of its slice it has not reported */
-    int careful;
-    char *buf;        /* owned, kept across respawns: bytes read, [start, end) not yet taken */
-    size_t start, end, cap;
-};
-
-static int spawn(const struct fanout *f, struct worker *w, size_t first, int careful) {
-    int p[2];
-    w->pid = 0;
-    w->fd = -1;
-    w->next = first;
-    w->careful = careful;
-    w->start = w->end = 0;
-    size_t lo, hi;
-    fanout_range(f, &lo, &hi);
-    if (first >= hi) return 0;
-    if (pipe(p) != 0) return -1;
-#ifdef F_SETPIPE_SZ
-    /* Room for the worker's whole 256 KiB buffer and more: a write then
-     * seldom waits for the parent, and there are a quarter as many of them
-     * (on a virtual machine each write and its wake-up cost tens of us). */
-    (void)fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
-#endif
-    fflush(NULL); /* nothing buffered in the parent is written twice */
-    pid_t parent = getpid();
-    (void)parent;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    if (pid == 0) {
-#ifdef __linux__
-        /* Die with the parent, even one killed with SIGKILL (and if it died
-         * before this line, now). */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(70);
-#endif
-        /* Hold no descriptor but the standard ones and this pipe: a sibling's
-         * pipe held open here would keep that sibling writing to a parent
-         * that is gone. */
-        close(p[0]);
-        int keep = p[1] > 3 ? 3 : p[1];
-        if (keep != p[1] && (dup2(p[1], keep) < 0 || close(p[1]) != 0)) _exit(70);
-        closefrom_(keep + 1);
-        worker_main(f, keep, first, careful);
-    }
-    close(p[1]);
-    w->pid = pid;
-    w->fd = p[0];
-    return 0;
-}
-
-/* The whole record at the head of w's buffer: its size, with its header in
- * *h, or 0 when not all of it has been read (*need: the bytes it takes,
- * once its header is in). *broken = 1 when the header is one no worker
- * writes (then 0, and no more is needed). */
-static size_t head_record(const struct worker *w, struct wire *h, size_t *need, int *broken) {
-    size_t have = w->end - w->start;
-    *need = sizeof *h;
-    *broken = 0;
-    if (have < sizeof *h) return 0;
-    memcpy(h, w->buf + w->start, sizeof *h);
-    if (h->len > sizeof(struct report_summary) || h->flen > WIRE_MAX_FAIL) {
-        *broken = 1;
-        return 0;
-    }
-    *need = sizeof *h + (size_t)h->len + (size_t)h->flen;
-    return have >= *need ? *need : 0;
-}
-
-/* Close w's pipe and wait for the worker (kill it first when it may still
- * run); its wait status is kept. */
-static void reap(struct worker *w, int kill_it) {
-    if (kill_it) kill(w->pid, SIGKILL);
-    close(w->fd);
-    w->fd = -1;
-    w->status = 0;
-    waitpid(w->pid, &w->status, 0);
-    w->pid = 0;
-}
-
-/* w's pipe is readable: one read into its buffer, or its end of file (the
- * worker is reaped then). Returns 0, or -1 when out of memory. */
-static int fill(struct worker *w) {
-    struct wire h;
-    size_t need;
-    int broken;
-    head_record(w, &h, &need, &broken);
-    if (w->start > 0 && w->end - w->start < need) { /* keep the unread bytes at the front */
-        memmove(w->buf, w->buf + w->start, w->end - w->start);
-        w->end -= w->start;
-        w->start = 0;
-    }
-    size_t want = w->cap ? w->cap : (size_t)1 << 18;
-    while (want < need || want - w->end < 4096) want *= 2;
-    if (want != w->cap) {
-        char *b = realloc(w->buf, want);
-        if (!b) return -1;
-        w->buf = b;
-        w->cap = want;
-    }
-    ssize_t k;
-    do k = read(w->fd, w->buf + w->end, w->cap - w->end);
-    while (k < 0 && errno == EINTR);
-    if (k > 0) {
-        w->end += (size_t)k;
-        return 0;
-    }
-    reap(w, 0); /* the end (or a broken pipe): the worker has finished or died */
-    return 0;
-}
-
-static const char *signal_name(int sig) {
-    switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGABRT: return "SIGABRT";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGALRM: return "SIGALRM: the run passed its --time-limit";
-    default: return "a signal";
-    }
-}
-
-/* ---- The parent ---------------------------------------------------------------- */
-
-/* The reorder window: runs are delivered in list order, and those that
- * arrive ahead of the next one wait in a ring of WINDOW_MIN (or more, with
- * many jobs) slots. A worker is read only while its next run fits in the
- * window, so one that runs ahead blocks on its pipe instead of the parent
- * holding its results: memory stays flat in the number of runs. The slots
- * and their failure-text buffers are reused: no allocation per run. */
-#define WINDOW_MIN 256
-
-struct slot {
-    int full;
-    struct report_summary sum; /* the summary delivered (its pointers set here) */
-    char *fail;        /* owned: failure-text buffer, reused */
-    size_t fail_cap;
-};
-
-struct order {
+/* One fanout_run: the pool's argument, in the parent and (a copy from the
+ * fork) in each worker. */
+struct fan_run {
     const struct fanout *f;
-    struct slot *ring;               /* window slots, run i at (i - lo) & (window - 1) */
-    size_t window;                   /* a power of two, at least the jobs */
-    size_t lo, hi;                   /* fanout_range() */
-    size_t next;                     /* next run to deliver */
-    size_t done;
     fanout_sink sink;
     void *arg;
-    int stopped;                     /* the sink said stop */
-    int shown;                       /* a progress line is on the terminal the rows go to */
+    struct parsed_file *cache;  /* a worker's: its parsed files (NULL: parse every run) */
+    struct report_summary sum;  /* the parent's: the summary being delivered */
+    char *fail;                 /* owned: failure-text buffer, reused unless the sink takes it */
+    size_t fail_cap;
+    int nomem;                  /* the parent ran out of memory */
+    int shown;                  /* a progress line is on the terminal the rows go to */
 };
 
-static struct slot *slot_of(struct order *o, size_t i) { return &o->ring[(i - o->lo) & (o->window - 1)]; }
-static int in_window(const struct order *o, size_t i) { return i < o->next + o->window; }
+static void fan_worker_start(void *arg) {
+    struct fan_run *fr = arg;
+    fr->cache = calloc((size_t)fr->f->nfiles, sizeof *fr->cache);
+}
 
-/* Room for n bytes of failure text and its NUL in the slot; 0 or -1. */
-static int slot_reserve(struct slot *sl, size_t n) {
-    if (sl->fail && n < sl->fail_cap) return 0;
-    size_t cap = sl->fail_cap ? sl->fail_cap : 64;
+/* Worker: run i, its summary packed once, as the record. */
+static int fan_compute(void *arg, size_t i, struct pool_rec *r) {
+    struct fan_run *fr = arg;
+    static char packed[sizeof(struct report_summary)];
+    struct report_summary *sum = &fr->sum;
+    memset(sum, 0, sizeof *sum);
+    /* A run past its time limit kills this worker with SIGALRM: the
+     * parent fails that run, names it, and a new worker goes on. */
+    struct cli_runopts limit = {.time_limit_s = fr->f->time_limit_s};
+    cli_time_limit_arm(&limit, 1);
+    run_one(fr->f, i, sum, fr->cache);
+    cli_time_limit_disarm();
+    const char *fail = sum->failures ? sum->failures : "";
+    size_t flen = strlen(fail);
+    uint32_t len = (uint32_t)wire_pack(packed, sum);
+    int rc = pool_put(r, &len, sizeof len) != 0 || pool_put(r, packed, len) != 0 ||
+             pool_put(r, fail, flen < WIRE_MAX_FAIL ? flen : WIRE_MAX_FAIL) != 0;
+    report_summary_close(sum);
+    return rc ? -1 : 0;
+}
+
+/* Room for n bytes of failure text and its NUL; 0 or -1. */
+static int fail_reserve(struct fan_run *fr, size_t n) {
+    if (fr->fail && n < fr->fail_cap) return 0;
+    size_t cap = fr->fail_cap ? fr->fail_cap : 64;
     while (cap <= n) cap *= 2;
-    char *p = realloc(sl->fail, cap);
+    char *p = realloc(fr->fail, cap);
     if (!p) return -1;
-    sl->fail = p;
-    sl->fail_cap = cap;
-    return 0;
-}
-
-/* Deliver every run that is next in order. all = also those after a gap
- * (the list was interrupted and the gap will not be filled). */
-static void deliver_ready(struct order *o, int all) {
-    for (; o->next < o->hi; o->next++) {
-        struct slot *sl = slot_of(o, o->next);
-        if (!sl->full) {
-            if (all) continue;
-            break;
-        }
-        struct report_summary *s = &sl->sum;
-        if (o->shown) { /* a row must not start after the progress line */
-            fprintf(stderr, "\r%-72s\r", "");
-            o->shown = 0;
-        }
-        if (!o->stopped) {
-            o->stopped = o->sink(o->arg, o->next, s) != 0;
-            o->done++;
-        }
-        if (!s->failures) { /* the sink took the slot's buffer */
-            sl->fail = NULL;
-            sl->fail_cap = 0;
-        }
-        sl->full = 0;
-    }
-}
-
-static volatile sig_atomic_t interrupted;
-static void on_stop_signal(int sig) {
-    (void)sig;
-    interrupted = 1;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void progress(const char *name, size_t done, size_t total, double t0) {
-    double dt = now_s() - t0, rate = dt > 0 ? (double)done / dt : 0;
-    double eta = rate > 0 ? (double)(total - done) / rate : 0;
-    fprintf(stderr, "\r%s: %zu/%zu runs, %.0f runs/s, ETA %.1fs   ", name, done, total, rate, eta);
-}
-
-/* A failed run recorded in the parent (a worker died in it). */
-static int store_failure(struct order *o, size_t i, int code, const char *why) {
-    const struct fanout *f = o->f;
-    struct slot *sl = slot_of(o, i);
-    struct report_summary *s = &sl->sum;
-    memset(s, 0, sizeof *s);
-    if (slot_reserve(sl, 0) != 0) return -1;
-    sl->fail[0] = '\0';
-    s->failures = sl->fail;
-    s->file = f->files[fanout_file(f, i)];
-    s->rc = s->outcome = code;
-    s->judged = 1;
-    s->seed = f->has_seeds ? fanout_seed(f, i) : 0;
-    int a = fanout_algo(f, i);
-    snprintf(s->algo, sizeof s->algo, "%s", a < 0 ? "" : f->algo[a]->name);
-    snprintf(s->error, sizeof s->error, "%s", why);
-    sl->full = 1;
+    fr->fail = p;
+    fr->fail_cap = cap;
     return 0;
 }
 
 static int is_plugin(const char *name) { return name && (strchr(name, '/') || strstr(name, ".so")); }
 
-/* Take w's whole records that fit in the window into their slots; when its
- * pipe has ended before its slice did, see it as dead: a worker that held
- * records in its buffer is started again careful from its next run, and a
- * careful one fails that run and a new one takes the rest. Returns the
- * records taken, or -1 when out of memory or a new worker cannot be started. */
-static int drain(struct order *o, struct worker *w) {
-    const struct fanout *f = o->f;
-    int took = 0, broken = 0;
-    struct wire h;
-    size_t n, need;
-    while (in_window(o, w->next) && ((n = head_record(w, &h, &need, &broken)) != 0 || broken)) {
-        struct slot *sl = slot_of(o, w->next); /* free: w->next is in the window, not yet stored */
-        struct report_summary *s = &sl->sum;
-        if (broken || h.idx != w->next || wire_unpack(s, w->buf + w->start + sizeof h, h.len) != 0) {
-            /* Not a record of this worker's: stop it and see it as dead. */
-            if (w->fd >= 0) reap(w, 1);
-            w->start = w->end = 0;
-            break;
-        }
-        if (slot_reserve(sl, h.flen) != 0) return -1;
-        memcpy(sl->fail, w->buf + w->start + sizeof h + h.len, h.flen);
-        sl->fail[h.flen] = '\0';
-        s->file = f->files[fanout_file(f, w->next)];
-        s->failures = sl->fail;
-        s->seconds = 0; /* wall time would make the output differ run to run */
-        sl->full = 1;
-        w->start += n;
-        w->next += (size_t)f->jobs;
-        took++;
-    }
-    if (w->fd >= 0 || head_record(w, &h, &need, &broken) != 0 || w->next >= o->hi || interrupted) return took;
-    if (!w->careful) /* it held records in its buffer: replay them one by one */
-        return spawn(f, w, w->next, 1) != 0 ? -1 : took;
-    char where[4400], why[640];
-    int st = w->status;
-    fanout_label(where, sizeof where, f, w->next);
-    if (WIFSIGNALED(st))
-        snprintf(why, sizeof why, "worker died with signal %d (%s) during %.500s", WTERMSIG(st),
-                 signal_name(WTERMSIG(st)), where);
+/* A failed run recorded in the parent: the worker died in it (st, its wait
+ * status), or sent what is not a record. */
+static void store_failure(struct fan_run *fr, size_t i, int st, int broken) {
+    const struct fanout *f = fr->f;
+    struct report_summary *s = &fr->sum;
+    char where[4400];
+    int a = fanout_algo(f, i);
+    memset(s, 0, sizeof *s);
+    s->rc = s->outcome = is_plugin(a >= 0 ? f->algo_name[a] : f->algo_default) ? LSIM_EPLUGIN : LSIM_EINTERNAL;
+    s->judged = 1;
+    s->seed = f->has_seeds ? fanout_seed(f, i) : 0;
+    snprintf(s->algo, sizeof s->algo, "%s", a < 0 ? "" : f->algo[a]->name);
+    fanout_label(where, sizeof where, f, i);
+    if (broken)
+        snprintf(s->error, sizeof s->error, "worker sent a broken record during %.500s", where);
+    else if (WIFSIGNALED(st))
+        snprintf(s->error, sizeof s->error, "worker died with signal %d (%s) during %.500s", WTERMSIG(st),
+                 pool_signal_name(WTERMSIG(st)), where);
     else
-        snprintf(why, sizeof why, "worker exited with status %d during %.500s", WEXITSTATUS(st), where);
-    int a = fanout_algo(f, w->next);
-    int plugin = is_plugin(a >= 0 ? f->algo_name[a] : f->algo_default);
-    if (store_failure(o, w->next, plugin ? LSIM_EPLUGIN : LSIM_EINTERNAL, why) != 0) return -1;
-    return spawn(f, w, w->next + (size_t)f->jobs, 1) != 0 ? -1 : took + 1;
+        snprintf(s->error, sizeof s->error, "worker exited with status %d during %.500s", WEXITSTATUS(st), where);
+}
+
+/* Parent: run i's record (or its worker's death) to the sink. */
+static int fan_take(void *arg, size_t i, const void *rec, size_t len, int st) {
+    struct fan_run *fr = arg;
+    const struct fanout *f = fr->f;
+    struct report_summary *s = &fr->sum;
+    const char *in = rec;
+    uint32_t plen = 0;
+    size_t flen = 0;
+    int broken = rec && (len < sizeof plen || (memcpy(&plen, in, sizeof plen), plen > len - sizeof plen) ||
+                         wire_unpack(s, in + sizeof plen, plen) != 0);
+    if (rec && !broken) flen = len - sizeof plen - plen;
+    if (fail_reserve(fr, flen) != 0) {
+        fr->nomem = 1;
+        return 1;
+    }
+    if (!rec || broken) store_failure(fr, i, st, broken);
+    else memcpy(fr->fail, in + sizeof plen + plen, flen);
+    fr->fail[flen] = '\0';
+    s->file = f->files[fanout_file(f, i)];
+    s->failures = fr->fail;
+    s->seconds = 0; /* wall time would make the output differ run to run */
+    if (fr->shown) { /* a row must not start after the progress line */
+        fprintf(stderr, "\r%-72s\r", "");
+        fr->shown = 0;
+    }
+    int stop = fr->sink(fr->arg, i, s) != 0;
+    if (!s->failures) { /* the sink took the buffer */
+        fr->fail = NULL;
+        fr->fail_cap = 0;
+    }
+    return stop;
+}
+
+static void fan_progress(void *arg, size_t done, size_t total, double dt) {
+    struct fan_run *fr = arg;
+    double rate = dt > 0 ? (double)done / dt : 0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0;
+    fprintf(stderr, "\r%s: %zu/%zu runs, %.0f runs/s, ETA %.1fs   ", fr->f->name ? fr->f->name : "batch", done,
+            total, rate, eta);
+    fr->shown = fr->f->progress_clears;
 }
 
 /* Merge: the preloaded summaries, in order, nothing run. */
@@ -762,81 +491,20 @@ static int deliver_preloaded(const struct fanout *f, fanout_sink sink, void *arg
     return stop ? 2 : 0;
 }
 
+
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done) {
     if (f->preloaded) return deliver_preloaded(f, sink, arg, done);
     size_t lo, hi;
     fanout_range(f, &lo, &hi);
-    size_t total = hi - lo;
-    struct order o = {.f = f, .sink = sink, .arg = arg, .lo = lo, .hi = hi, .next = lo};
-    int jobs = f->jobs < 1 ? 1 : f->jobs > FANOUT_MAX_JOBS ? FANOUT_MAX_JOBS : f->jobs;
-    struct fanout fj = *f;
-    fj.jobs = (size_t)jobs > total ? (int)(total ? total : 1) : jobs;
-    f = &fj;
-    o.f = f;
-    *done = 0;
-    o.window = WINDOW_MIN;
-    while (o.window < 4 * (size_t)fj.jobs) o.window *= 2;
-    o.ring = calloc(o.window, sizeof *o.ring);
-    if (!o.ring) return -1;
-    struct worker w[FANOUT_MAX_JOBS];
-    memset(w, 0, sizeof w);
-    struct sigaction sa, old[NSTOP];
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal; /* no SA_RESTART: poll returns at once */
-    sigemptyset(&sa.sa_mask);
-    interrupted = 0;
-    for (int k = 0; k < NSTOP; k++) sigaction(stop_signals[k], &sa, &old[k]);
-    int failed = 0;
-    double t0 = now_s(), shown = 0;
-    for (int k = 0; k < f->jobs && !failed; k++) failed = spawn(f, &w[k], lo + (size_t)k, 0) != 0;
-    while (!failed && !interrupted && !o.stopped) {
-        /* Take what the buffers hold, as the window moves on, before waiting. */
-        int took;
-        do {
-            took = 0;
-            for (int k = 0; k < f->jobs && !failed; k++) {
-                int n = drain(&o, &w[k]);
-                if (n < 0) failed = 1;
-                else took += n;
-            }
-            deliver_ready(&o, 0);
-        } while (took && !failed);
-        if (f->progress && now_s() - shown > 0.1) {
-            progress(f->name ? f->name : "batch", o.done, total, t0);
-            o.shown = f->progress_clears;
-            shown = now_s();
-        }
-        struct pollfd pf[FANOUT_MAX_JOBS];
-        int who[FANOUT_MAX_JOBS], np = 0;
-        for (int k = 0; k < f->jobs; k++)
-            if (w[k].fd >= 0 && in_window(&o, w[k].next)) { /* else it waits, blocked on its full pipe */
-                pf[np].fd = w[k].fd;
-                pf[np].events = POLLIN;
-                who[np++] = k;
-            }
-        if (np == 0 || failed) break;
-        if (poll(pf, (nfds_t)np, -1) < 0) {
-            if (errno == EINTR) continue;
-            failed = 1;
-            break;
-        }
-        for (int k = 0; k < np && !failed; k++)
-            if (pf[k].revents) failed = fill(&w[who[k]]) != 0;
-    }
-    /* Stop what still runs (interrupted, or a worker could not be started). */
-    for (int k = 0; k < f->jobs; k++) {
-        if (w[k].pid) {
-            kill(w[k].pid, SIGTERM);
-            if (w[k].fd >= 0) close(w[k].fd);
-            waitpid(w[k].pid, NULL, 0);
-        }
-        free(w[k].buf);
-    }
-    for (int k = 0; k < NSTOP; k++) sigaction(stop_signals[k], &old[k], NULL);
+    struct fan_run fr = {.f = f, .sink = sink, .arg = arg};
+    struct pool p = {.lo = lo, .hi = hi, .jobs = f->jobs,
+                     .rec_max = sizeof(uint32_t) + sizeof(struct report_summary) + WIRE_MAX_FAIL,
+                     .worker_start = fan_worker_start, .compute = fan_compute, .take = fan_take,
+                     .progress = f->progress ? fan_progress : NULL, .arg = &fr};
+    p.stop = cli_stop_catch();
+    int rc = pool_run(&p, done);
+    cli_stop_release();
     if (f->progress) fprintf(stderr, "\r%-72s\r", "");
-    deliver_ready(&o, 1);
-    for (size_t k = 0; k < o.window; k++) free(o.ring[k].fail);
-    free(o.ring);
-    *done = o.done;
-    return failed ? -1 : interrupted ? 1 : o.stopped ? 2 : 0;
+    free(fr.fail);
+    return fr.nomem ? -1 : rc;
 }

@@ -9,6 +9,7 @@
 #ifndef LOCKSIM_EXPLORE_H
 #define LOCKSIM_EXPLORE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,8 +17,9 @@
 #include "lock.h"
 #include "scenario.h"
 
-#define EXPLORE_BATCH 2048      /* runs handed out at once; the search stops at the end
-                                   of the batch holding the first failure */
+#define EXPLORE_BATCH 2048      /* the budget counts whole batches, and a time limit
+                                   is checked between them; the search stops at the
+                                   first failing run */
 #define EXPLORE_PARAM_EPOCH 64  /* runs that share one draw of the params (a re-parse
                                    costs about three runs) */
 #define EXPLORE_MAX_JOBS 64
@@ -32,6 +34,9 @@ struct explore_opts {
     int swarm;                  /* 1 = each run enables a random subset of the fault kinds */
     const struct lock_algo *algo; /* NULL = the scenario's own algorithm */
     const char *command;        /* how the search was asked for, for the file's comment */
+    volatile sig_atomic_t *stop; /* borrowed, or NULL: nonzero = stop now (a signal
+                                   handler sets it); explore_run then returns
+                                   LSIM_EINTERRUPTED with what it has */
 };
 
 /* What the search tried (over the runs it made). */
@@ -49,7 +54,7 @@ struct explore_cover {
 
 struct explore_result {
     int found;                  /* 1 = a failing run was found (and shrunk) */
-    uint64_t runs;              /* runs made by the search */
+    uint64_t runs;              /* runs searched: 0 to first_fail, or all of the budget */
     uint64_t first_fail;        /* index of the first failing run: first_fail + 1 runs */
     double seconds;             /* wall time of the search */
     double shrink_seconds;
@@ -73,8 +78,10 @@ struct explore_result {
  * to re-parse with param values). Returns 0 (r->found says whether a
  * failure was found), LSIM_EUSAGE with err when there is nothing to explore
  * (no explore line and no ranged param) or the algorithm cannot run it,
- * LSIM_ENOMEM, or LSIM_EINTERNAL when a worker process fails. Free r with
- * explore_result_close(). */
+ * LSIM_ENOMEM, LSIM_EINTERNAL when a worker process fails, or
+ * LSIM_EINTERRUPTED when o->stop was set: r then says what was searched
+ * (runs, seconds, cover) and, when found, the first failure and the shrink
+ * steps taken so far (no text). Free r with explore_result_close(). */
 int explore_run(const struct scenario *base, const struct explore_opts *o,
                 struct explore_result *r, char *err, size_t errlen);
 void explore_result_close(struct explore_result *r);

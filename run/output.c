@@ -62,10 +62,14 @@ static int follow_links(const char *path, char *out, size_t n, char *err, size_t
  * cleared after). */
 static int open_in_place(struct out_file *o, const char *path, int flags, char *err, size_t errlen) {
     int fd = open(o->final, flags);
+    if (fd < 0 && errno == ENXIO) {
+        /* A FIFO nobody reads yet: say so, then wait for its reader (the
+         * usual `locksim ... --trace fifo & reader fifo` starts both at once). */
+        fprintf(stderr, "locksim: waiting for a reader on FIFO '%s' (nothing reads it yet)\n", path);
+        fd = open(o->final, flags & ~O_NONBLOCK);
+    }
     if (fd < 0) {
-        if (errno == ENXIO)
-            snprintf(err, errlen, "cannot write '%s': it is a FIFO with no reader (start the reader first)", path);
-        else snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         return LSIM_EOUTPUT;
     }
     int fl = fcntl(fd, F_GETFL);

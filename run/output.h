@@ -4,8 +4,8 @@
  * only when complete, so an interrupted run never leaves a half-written
  * file and a failed one leaves the old file as it was; a path that exists
  * and is not a regular file (a terminal, a FIFO, a device such as
- * /dev/null or /dev/full) is written in place, streaming, and opened
- * without waiting (a FIFO with no reader is an error); a symlink is written
+ * /dev/null or /dev/full) is written in place, streaming (a FIFO with no
+ * reader yet is waited for, after a note on stderr); a symlink is written
  * through, to the end of its chain (its target is replaced atomically or
  * made, the link stays; a loop is an error); the replaced file keeps its
  * owner and mode, a read-only one is refused, and one in a folder that takes

@@ -272,6 +272,33 @@ static void test_batch_sigint(void **state) {
     remove(sp("locksim_batch_rc"));
 }
 
+static void test_explore_sigint(void **state) {
+    (void)state;
+    /* Ctrl-C (and TERM) during a long search: 130, and stderr says what was
+     * searched (runs of the budget, in how long) and that nothing failed
+     * yet (setnx never fails this budget); no worker is left. */
+    static const char *const sigs[] = {"INT", "TERM"};
+    for (int k = 0; k < 2; k++) {
+        char cmd[1024], buf[4096];
+        snprintf(cmd, sizeof cmd,
+                 fmt("%%s explore scenarios/explore-budget.lsim --algos setnx --budget 2000000000 --jobs 2 "
+                     ">/dev/null 2>%1$s/locksim_explore_err & pid=$!; sleep 1.5; kill -%2$s $pid; wait $pid; "
+                     "echo $? >%1$s/locksim_explore_rc", scratch(), sigs[k]),
+                 bin());
+        assert_int_equal(system(cmd), 0);
+        slurp(sp("locksim_explore_rc"), buf, sizeof buf);
+        assert_string_equal(buf, "130\n");
+        slurp(sp("locksim_explore_err"), buf, sizeof buf);
+        assert_non_null(strstr(buf, "locksim: interrupted: explore (algorithm setnx) searched "));
+        assert_non_null(strstr(buf, " runs of the budget's 2000001024 in "));
+        assert_non_null(strstr(buf, "; nothing failed yet\n"));
+        assert_int_equal(system("pgrep -f '[e]xplore scenarios/explore-budget.lsim --algos setnx --budget 2000000000' "
+                                ">/dev/null"), 256 /* none */);
+    }
+    remove(sp("locksim_explore_err"));
+    remove(sp("locksim_explore_rc"));
+}
+
 /* Peak RSS in KiB of `locksim ARGS` (stdout to /dev/null), the largest of
  * the batch parent and its workers (wait4 counts the waited-for children). */
 static long peak_rss_kib(const char *args) {
@@ -873,6 +900,7 @@ int main(void) {
         cmocka_unit_test(test_batch_skips_what_cannot_run),
         cmocka_unit_test(test_batch_progress_on_terminal),
         cmocka_unit_test(test_batch_sigint),
+        cmocka_unit_test(test_explore_sigint),
         cmocka_unit_test(test_batch_memory_flat),
         cmocka_unit_test(test_check_golden_divergence),
         cmocka_unit_test(test_diff),
