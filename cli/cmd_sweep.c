@@ -117,7 +117,7 @@ static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int na
         }
         fputs("algorithm,runs", f);
         for (int k = 0; k < HEATMAP_NCLASS; k++) fprintf(f, ",%s", heatmap_class_name((enum heatmap_class)k));
-        fputs(",unsafe_fraction,class,note\n", f);
+        fputs(",damage_fraction,double_entry_fraction,class,note\n", f);
     }
     int nx = ax[0].n;
     for (int c = 0; c < t->ncells; c++)
@@ -140,7 +140,7 @@ static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int na
                 report_csv_str(f, algo);
                 fprintf(f, ",%d", runs);
                 for (int k = 0; k < HEATMAP_NCLASS; k++) fprintf(f, ",%d", cell->count[k]);
-                fprintf(f, ",%.4f,%s,", heatmap_unsafe_fraction(cell), cls);
+                fprintf(f, ",%.4f,%.4f,%s,", heatmap_damage_fraction(cell), heatmap_overlap_fraction(cell), cls);
                 report_csv_str(f, note);
                 fputc('\n', f);
             } else {
@@ -156,7 +156,8 @@ static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int na
                 fprintf(f, ",\"runs\":%d", runs);
                 for (int k = 0; k < HEATMAP_NCLASS; k++)
                     fprintf(f, ",\"%s\":%d", heatmap_class_name((enum heatmap_class)k), cell->count[k]);
-                fprintf(f, ",\"unsafe_fraction\":%.4f,\"class\":\"%s\"", heatmap_unsafe_fraction(cell), cls);
+                fprintf(f, ",\"damage_fraction\":%.4f,\"double_entry_fraction\":%.4f,\"class\":\"%s\"",
+                        heatmap_damage_fraction(cell), heatmap_overlap_fraction(cell), cls);
                 if (note[0]) {
                     fputs(",\"error\":", f);
                     report_json_str(f, note);

@@ -53,7 +53,7 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
                 raster_fill(&g->r, cx, cy, HEATMAP_CELL_W - 1, HEATMAP_CELL_H - 1, rgb(v));
                 if (n && c->count[top] != n) {
                     char pct[16];
-                    snprintf(pct, sizeof pct, "%.0f%%", 100.0 * heatmap_unsafe_fraction(c));
+                    snprintf(pct, sizeof pct, "%.0f%%", 100.0 * heatmap_damage_fraction(c));
                     rc = text(g, cx + HEATMAP_CELL_W / 2, cy + HEATMAP_CELL_H / 2 + 3, pct, F_CELL, 0, RASTER_MIDDLE,
                               0);
                 }

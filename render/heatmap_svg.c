@@ -62,11 +62,15 @@ void heatmap_cell_color(const struct heatmap_cell *c, char out[8]) {
     snprintf(out, 8, "#%02lx%02lx%02lx", (r + n / 2) / n, (g + n / 2) / n, (b + n / 2) / n);
 }
 
-double heatmap_unsafe_fraction(const struct heatmap_cell *c) {
+/* The share of a cell's seeds that ran and are in class k. */
+static double fraction(const struct heatmap_cell *c, enum heatmap_class k) {
     int ran = 0;
-    for (int k = 0; k < HEATMAP_ERROR; k++) ran += c->count[k];
-    return ran ? (double)(c->count[HEATMAP_OVERLAP] + c->count[HEATMAP_DAMAGE]) / ran : 0.0;
+    for (int j = 0; j < HEATMAP_ERROR; j++) ran += c->count[j];
+    return ran ? (double)c->count[k] / ran : 0.0;
 }
+
+double heatmap_damage_fraction(const struct heatmap_cell *c) { return fraction(c, HEATMAP_DAMAGE); }
+double heatmap_overlap_fraction(const struct heatmap_cell *c) { return fraction(c, HEATMAP_OVERLAP); }
 
 static void xml_text(FILE *f, const char *s) {
     for (; s && *s; s++) {
@@ -133,7 +137,7 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
                 fputs("</title></rect>\n", f);
                 if (n && c->count[top] != n)
                     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"8\" text-anchor=\"middle\">%.0f%%</text>\n",
-                            cx + CELL_W / 2, cy + CELL_H / 2 + 3, 100.0 * heatmap_unsafe_fraction(c));
+                            cx + CELL_W / 2, cy + CELL_H / 2 + 3, 100.0 * heatmap_damage_fraction(c));
             }
         /* The x axis: every few values, then the key. */
         for (int x = 0; x < nx; x += every) {

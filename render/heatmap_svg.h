@@ -3,7 +3,7 @@
  * the outcomes of its runs: safe, double entry without damage, damage (a
  * stale write accepted or a lost update), stuck. When the seeds of a cell
  * disagree, its colour is the mix of their colours weighted by count and it
- * is labelled with the fraction of unsafe seeds. Plain data in, SVG text
+ * is labelled with the share of seeds with damage (the verdict's UNSAFE). Plain data in, SVG text
  * out; the caller owns every pointer. */
 #ifndef LOCKSIM_HEATMAP_SVG_H
 #define LOCKSIM_HEATMAP_SVG_H
@@ -47,8 +47,12 @@ struct heatmap {
 /* The cell's fill as "#rrggbb" (8 bytes with the NUL): the class colour
  * when every run agrees, else the count-weighted mix. */
 void heatmap_cell_color(const struct heatmap_cell *c, char out[8]);
-/* Unsafe runs (overlap, damage) over the runs that ran, in [0, 1]. */
-double heatmap_unsafe_fraction(const struct heatmap_cell *c);
+/* Over the runs that ran, in [0, 1]: the share with damage (a stale write
+ * accepted, an update lost: what the verdict calls UNSAFE), and the share
+ * with two clients inside and no damage (double entry, e.g. fenced: the
+ * verdict says SAFE). Never one number for both: a fenced run is not unsafe. */
+double heatmap_damage_fraction(const struct heatmap_cell *c);
+double heatmap_overlap_fraction(const struct heatmap_cell *c);
 
 /* The class colour as 0xRRGGBB. */
 unsigned heatmap_class_rgb(enum heatmap_class c);
@@ -78,7 +82,7 @@ static inline int heatmap_panel_x(const struct heatmap_geom *g, int p) {
     return HEATMAP_LEFT + p * (g->pw + HEATMAP_GAP);
 }
 /* The footnote under the legend. */
-#define HEATMAP_NOTE "a mixed cell is the seeds' colours mixed, labelled with the unsafe fraction"
+#define HEATMAP_NOTE "a mixed cell is the seeds' colours mixed, labelled with the share of seeds with damage (UNSAFE)"
 
 /* Write the whole SVG document. Returns 0, or -1 on a write error. */
 int heatmap_svg_write(FILE *f, const struct heatmap *h);

@@ -516,13 +516,14 @@ static void test_sweep_grid_and_heatmap(void **state) {
                            "--algos lease,fenced-lease --svg %1$s/locksim_sweep.svg", scratch()));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out,
-                        "\"lock.ttl\",algorithm,runs,safe,double-entry,damage,stuck,error,unsafe_fraction,class,note\n"
-                        "\"30s\",\"lease\",1,0,0,1,0,0,1.0000,damage,\"\"\n"
-                        "\"30s\",\"fenced-lease\",1,0,1,0,0,0,1.0000,double-entry,\"\"\n"
-                        "\"32s\",\"lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"
-                        "\"32s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"
-                        "\"34s\",\"lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"
-                        "\"34s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n");
+                        "\"lock.ttl\",algorithm,runs,safe,double-entry,damage,stuck,error,damage_fraction,double_entry_fraction,class,note\n"
+                        "\"30s\",\"lease\",1,0,0,1,0,0,1.0000,0.0000,damage,\"\"\n"
+                        /* fenced: two inside, no damage; the verdict is SAFE, so is the measure */
+                        "\"30s\",\"fenced-lease\",1,0,1,0,0,0,0.0000,1.0000,double-entry,\"\"\n"
+                        "\"32s\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
+                        "\"32s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
+                        "\"34s\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
+                        "\"34s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n");
     /* The heatmap: two panels, three cells each, in the class colours. */
     static char svg[1 << 16];
     slurp(sp("locksim_sweep.svg"), svg, sizeof svg);
@@ -546,7 +547,7 @@ static void test_sweep_grid_and_heatmap(void **state) {
             "--svg %1$s/locksim_sweep.svg", scratch()));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out, "{\"set\":{\"lock.ttl\":\"29s\"},\"algorithm\":\"lease\",\"runs\":100,\"safe\":27,"
-                                "\"double-entry\":0,\"damage\":73,\"stuck\":0,\"error\":0,\"unsafe_fraction\":0.7300,"
+                                "\"double-entry\":0,\"damage\":73,\"stuck\":0,\"error\":0,\"damage_fraction\":0.7300,\"double_entry_fraction\":0.0000,"
                                 "\"class\":\"mixed\"}\n");
     slurp(sp("locksim_sweep.svg"), svg, sizeof svg);
     assert_non_null(strstr(svg, "data-class=\"mixed\" x=\"90\" y=\"56\" width=\"28\" height=\"22\" fill=\"#af5238\""));
@@ -557,7 +558,7 @@ static void test_sweep_grid_and_heatmap(void **state) {
     static char one[1 << 21];
     snprintf(one, sizeof one, "%s", r->out);
     assert_non_null(strstr(one, "\"lock.ttl\",\"fencing\",algorithm,"));
-    assert_non_null(strstr(one, "\"40s\",\"on\",\"lease\",1,1,0,0,0,0,0.0000,safe,\"\"\n"));
+    assert_non_null(strstr(one, "\"40s\",\"on\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"));
     assert_string_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=20s..40s/10s "
                             "--vary fencing=off,on --jobs 2")->out, one);
     /* Usage errors. */
@@ -576,7 +577,7 @@ static void test_sweep_grid_and_heatmap(void **state) {
     /* A key the scenario does not know fails every run: the worst error. */
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2");
     assert_int_equal(r->code, 64);
-    assert_non_null(strstr(r->out, ",0,0,0,0,1,0.0000,error,\"--set: unknown option 'nosuch' for lease"));
+    assert_non_null(strstr(r->out, ",0,0,0,0,1,0.0000,0.0000,error,\"--set: unknown option 'nosuch' for lease"));
     remove(sp("locksim_sweep.svg"));
 }
 
