@@ -491,6 +491,14 @@ int shard_read(const char *path, struct shard *s) {
         fprintf(stderr, "locksim: merge: cannot read '%s'\n", path);
         return cli_exit(LSIM_ENOINPUT);
     }
+    int st = shard_read_stream(in, path, s);
+    fclose(in);
+    return st;
+}
+
+int shard_read_stream(FILE *in, const char *path, struct shard *s) {
+    memset(s, 0, sizeof *s);
+    s->path = path;
     struct rdr r = {.path = path};
     r.j.err = r.err;
     r.j.errlen = sizeof r.err;
@@ -499,7 +507,7 @@ int shard_read(const char *path, struct shard *s) {
     struct fanout f;
     char **cells = NULL;
     memset(&f, 0, sizeof f);
-    int st = 0, got;
+    int st = 0, got = 0;
     while ((got = read_line(in, &line, &cap, &len)) > 0) {
         r.line++;
         json_rd_line(&r.j, line, len);
@@ -562,7 +570,6 @@ int shard_read(const char *path, struct shard *s) {
     free(cells);
     free(line);
     free(sbuf);
-    fclose(in);
     return st;
 }
 

@@ -66,6 +66,8 @@ struct shard {
  * never with what its header claims. Returns 0 or the exit status after a
  * message naming file:line:col. */
 int shard_read(const char *path, struct shard *s);
+/* The same from an open stream (path names it in messages; in stays open). */
+int shard_read_stream(FILE *in, const char *path, struct shard *s);
 /* NULL when a and b are shards of one run (the same command, N, runs,
  * build, run list and command line), else what differs ("files", ...). */
 const char *shard_differs(const struct shard *a, const struct shard *b);

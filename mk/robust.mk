@@ -14,13 +14,16 @@ BUILD ?= build
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build-fuzz
-FUZZ_TARGETS := fuzz_parse fuzz_run fuzz_trace
+FUZZ_TARGETS := fuzz_parse fuzz_run fuzz_trace fuzz_shard
 FUZZ_OPT     := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
                 -fno-omit-frame-pointer
 # Per-target libFuzzer options: dictionary and the largest input tried.
 FUZZ_ARGS_fuzz_parse := -dict=fuzz/lsim.dict -max_len=16384
 FUZZ_ARGS_fuzz_run   := -dict=fuzz/lsim.dict -max_len=8192
 FUZZ_ARGS_fuzz_trace := -dict=fuzz/trace.dict -max_len=65536
+FUZZ_ARGS_fuzz_shard := -dict=fuzz/shard.dict -max_len=65536 -close_fd_mask=2
+# The shard reader is the front end's (merge): its objects are linked in too.
+FUZZ_CLI_OBJ := $(BUILD)/cli/shard.o $(BUILD)/cli/fanout.o $(BUILD)/cli/cli.o
 # Seed corpora, copied into the build directory at fuzz time.
 FUZZ_SEEDS_lsim = $(SCENARIOS) $(wildcard tests/parse_cases/*.lsim) $(wildcard tests/bad/*.lsim)
 
@@ -60,22 +63,33 @@ $(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -fsanitize=fuzzer -Ifuzz -o $@ $< $(LIBS) $(LDLIBS)
 
+$(BUILD)/fuzz/fuzz_shard: fuzz/fuzz_shard.c fuzz/fuzz_common.h $(FUZZ_CLI_OBJ) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -Icli -fsanitize=fuzzer -Ifuzz -o $@ $< $(FUZZ_CLI_OBJ) $(LIBS) $(LDLIBS)
+
 # Each target runs FUZZ_SECONDS on its corpus (kept in $(FUZZ_BUILD)/corpus/NAME across
 # runs) plus the seeds. A crash leaves $(FUZZ_BUILD)/crashes/NAME-crash-* and fails.
 fuzz: fuzz-deps $(BUILD)/locksim
 	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT="$(FUZZ_OPT)" fuzz-bins
 	@rm -rf $(FUZZ_BUILD)/seeds
-	@mkdir -p $(FUZZ_BUILD)/seeds/lsim $(FUZZ_BUILD)/seeds/trace $(FUZZ_BUILD)/crashes \
+	@mkdir -p $(FUZZ_BUILD)/seeds/lsim $(FUZZ_BUILD)/seeds/trace $(FUZZ_BUILD)/seeds/shard $(FUZZ_BUILD)/crashes \
 	          $(addprefix $(FUZZ_BUILD)/corpus/,$(FUZZ_TARGETS))
 	@cp $(FUZZ_SEEDS_lsim) $(FUZZ_BUILD)/seeds/lsim/
 	@for s in $(SCENARIOS) $(wildcard tests/parse_cases/*.lsim); do \
 	   ./$(BUILD)/locksim run $$s --no-timeline \
 	     --trace $(FUZZ_BUILD)/seeds/trace/$$(basename $$s .lsim).jsonl >/dev/null 2>&1 || true; \
 	 done
+	@for k in 1 2; do \
+	   ./$(BUILD)/locksim batch scenarios/gc-pause-outlives-lease.lsim scenarios/fencing-rejects-stale-write.lsim \
+	     --seeds 1..2 --algos lease,fenced-lease --shard $$k/2 --out $(FUZZ_BUILD)/seeds/shard/b$$k.jsonl 2>/dev/null; \
+	   ./$(BUILD)/locksim sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=10s,40s --vary ttl=5s,30s \
+	     --shard $$k/2 --out $(FUZZ_BUILD)/seeds/shard/s$$k.jsonl 2>/dev/null; \
+	 done; true
 	@st=0; for t in $(FUZZ_TARGETS); do \
-	   case $$t in fuzz_trace) seeds=$(FUZZ_BUILD)/seeds/trace;; *) seeds=$(FUZZ_BUILD)/seeds/lsim;; esac; \
+	   case $$t in fuzz_trace) seeds=$(FUZZ_BUILD)/seeds/trace;; fuzz_shard) seeds=$(FUZZ_BUILD)/seeds/shard;; \
+	     *) seeds=$(FUZZ_BUILD)/seeds/lsim;; esac; \
 	   case $$t in fuzz_parse) args='$(FUZZ_ARGS_fuzz_parse)';; fuzz_run) args='$(FUZZ_ARGS_fuzz_run)';; \
-	     *) args='$(FUZZ_ARGS_fuzz_trace)';; esac; \
+	     fuzz_shard) args='$(FUZZ_ARGS_fuzz_shard)';; *) args='$(FUZZ_ARGS_fuzz_trace)';; esac; \
 	   log=$(FUZZ_BUILD)/$$t.log; \
 	   nice -n 10 ./$(FUZZ_BUILD)/fuzz/$$t $$args -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t- \
