@@ -138,6 +138,47 @@ int cli_parse_int(const char *s, long lo, long hi, long *out) {
     return 0;
 }
 
+#define F_(id) REPORT_FMT_BIT(id)
+static const struct {
+    const char *cmd;
+    unsigned formats;
+} cmd_formats[] = {
+    {"run", F_(TEXT) | F_(JSONL)},
+    {"check", F_(TEXT) | F_(JSONL) | F_(TAP) | F_(JUNIT)},
+    {"check-trace", F_(TEXT) | F_(JSONL)},
+    {"matrix", F_(TEXT) | F_(JSONL) | F_(CSV)},
+    {"batch", F_(TEXT) | F_(JSONL) | F_(CSV) | F_(JUNIT) | F_(TAP)},
+    {"sweep", F_(CSV) | F_(JSONL)},
+    {"merge", F_(TEXT) | F_(JSONL) | F_(CSV) | F_(JUNIT) | F_(TAP)}, /* as the shards' command offers */
+    {"render", F_(PNG) | F_(SVG)},
+};
+#undef F_
+
+unsigned cli_formats(const char *cmd) {
+    for (size_t i = 0; i < sizeof cmd_formats / sizeof *cmd_formats; i++)
+        if (strcmp(cmd, cmd_formats[i].cmd) == 0) return cmd_formats[i].formats;
+    return 0;
+}
+
+int cli_format(const char *cmd, const char *name, enum report_format *out) {
+    char err[300];
+    if (report_format_parse(name, cli_formats(cmd), out, err, sizeof err) != 0) return cli_usage("%s", err);
+    return 0;
+}
+
+int cli_print_formats(void) {
+    printf("Output formats (--format NAME; the alias is the same format):\n\n");
+    for (int f = 0; f < REPORT_FMT_COUNT; f++) {
+        const char *alias = report_format_alias((enum report_format)f);
+        printf("  %-6s %-7s %s\n         offered by:", report_format_name((enum report_format)f), alias ? alias : "",
+               report_format_what((enum report_format)f));
+        for (size_t i = 0; i < sizeof cmd_formats / sizeof *cmd_formats; i++)
+            if (cmd_formats[i].formats & (1u << f)) printf(" %s", cmd_formats[i].cmd);
+        putchar('\n');
+    }
+    return 0;
+}
+
 int cli_want_color(int no_color_flag) {
     if (no_color_flag) return 0;
     const char *nc = getenv("NO_COLOR");

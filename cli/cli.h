@@ -66,6 +66,16 @@ int cli_parse_pixels(const char *opt, const char *v, long lo, long hi, long *out
 /* A strict integer in [lo, hi]: "40.5", "40x" and "" are refused. */
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 
+/* The output formats command cmd offers (a mask of REPORT_FMT_BIT, from the
+ * one table of commands and formats in cli.c; 0 for a command that has no
+ * --format). */
+unsigned cli_formats(const char *cmd);
+/* --format NAME for command cmd: 0 with *out, or the usage exit status after
+ * saying what cmd takes. */
+int cli_format(const char *cmd, const char *name, enum report_format *out);
+/* `locksim help formats`: every format, its alias, what it is, who offers it. */
+int cli_print_formats(void);
+
 int cli_want_color(int no_color_flag);
 /* COLUMNS if set, else the terminal's width, else 100. */
 int cli_term_width(void);

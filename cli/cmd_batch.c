@@ -143,24 +143,21 @@ static void summary(const struct emitter *e, size_t total) {
 
 /* ---- Output ------------------------------------------------------------------ */
 
-static const char *const fmts[] = {"table", "jsonl", "csv", "junit", "tap"};
-
 int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     const char *format = d->format;
-    int fmt = -1, st;
+    int fmt = FMT_TABLE, st;
     char err[700];
+    enum report_format rf = REPORT_FMT_TEXT;
+    if (format && (st = cli_format("batch", format, &rf)) != 0) return st;
+    fmt = rf == REPORT_FMT_JSONL ? FMT_JSONL : rf == REPORT_FMT_CSV ? FMT_CSV : rf == REPORT_FMT_JUNIT ? FMT_JUNIT
+          : rf == REPORT_FMT_TAP ? FMT_TAP : FMT_TABLE;
     if (b->shard_n && !b->preloaded) {
         /* A shard is always the shard JSON Lines; merge writes the formats. */
-        if (format && strcmp(format, "jsonl") != 0)
+        if (format && rf != REPORT_FMT_JSONL)
             return cli_usage("batch --shard writes JSON Lines for `locksim merge` (which writes --format %s), "
                              "not --format %s", format, format);
-        format = "jsonl";
         fmt = FMT_SHARD;
     }
-    if (!format) format = "table";
-    for (int k = 0; k < 5 && fmt < 0; k++)
-        if (strcmp(format, fmts[k]) == 0) fmt = k;
-    if (fmt < 0) return cli_usage("--format takes table, jsonl, csv, junit or tap, not '%s'", format);
     size_t total, lo, hi;
     fanout_range(b, &lo, &hi);
     total = hi - lo;

@@ -154,11 +154,9 @@ int cmd_check(int argc, char **argv) {
             }
         }
     }
-    int json = strcmp(format, "json") == 0;
-    if (!json && strcmp(format, "text") && strcmp(format, "tap") && strcmp(format, "junit")) {
-        st = cli_usage("--format takes text, json, tap or junit, not '%s'", format);
-        goto out;
-    }
+    enum report_format fmt;
+    if ((st = cli_format("check", format, &fmt)) != 0) goto out;
+    int json = fmt == REPORT_FMT_JSONL;
     if (files.n == 0) {
         st = cli_usage("check needs at least one scenario file or folder");
         goto out;
@@ -216,7 +214,7 @@ int cmd_check(int argc, char **argv) {
         if (sum[i].outcome == LSIM_OK) passed++;
         else failed++;
     }
-    if (strcmp(format, "text") == 0) {
+    if (fmt == REPORT_FMT_TEXT) {
         for (int i = 0; i < files.n; i++) {
             const struct report_summary *s = &sum[i];
             if (s->rc) continue; /* already on stderr */
@@ -232,9 +230,9 @@ int cmd_check(int argc, char **argv) {
         if (gold_same || gold_written) printf(", %d golden traces matched", gold_same);
         if (gold_written) printf(", %d written", gold_written);
         printf(")\n");
-    } else if (strcmp(format, "tap") == 0) {
+    } else if (fmt == REPORT_FMT_TAP) {
         report_tap(stdout, sum, files.n);
-    } else if (strcmp(format, "junit") == 0) {
+    } else if (fmt == REPORT_FMT_JUNIT) {
         report_junit(stdout, "locksim scenarios", sum, files.n);
     }
     for (int i = 0; i < files.n; i++) report_summary_close(&sum[i]);

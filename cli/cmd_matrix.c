@@ -197,8 +197,9 @@ int cmd_matrix(int argc, char **argv) {
         else return cli_usage("matrix takes one scenario file; '%s' is a second", a);
     }
     if (!file) return cli_usage("matrix needs a scenario file: locksim matrix FILE");
-    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv"))
-        return cli_usage("--format takes text, json or csv, not '%s'", format);
+    enum report_format mf;
+    if ((st = cli_format("matrix", format, &mf)) != 0) return st;
+    format = report_format_name(mf); /* text, jsonl or csv from here on */
     int svg = 0;
     if (render && (st = cli_picture_format(render, NULL, &svg)) != 0) return st;
     const struct lock_algo *list[MATRIX_MAX];
@@ -303,7 +304,7 @@ int cmd_matrix(int argc, char **argv) {
             if (rows[i].sum.rc) snprintf(rows[i].sum.algo, sizeof rows[i].sum.algo, "%s", rows[i].algo->name);
             report_csv_row(stdout, &rows[i].sum);
         }
-    } else if (strcmp(format, "json") == 0) {
+    } else if (strcmp(format, "jsonl") == 0) {
         print_json(rows, n, file, &shown);
     } else {
         print_text(rows, n, file, &shown, &ro);

@@ -30,9 +30,10 @@ void cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const st
 
 int cli_picture_format(const char *path, const char *format, int *svg) {
     if (format) {
-        if (strcmp(format, "png") == 0) *svg = 0;
-        else if (strcmp(format, "svg") == 0) *svg = 1;
-        else return cli_usage("--format takes png or svg, not '%s'", format);
+        enum report_format f;
+        int st = cli_format("render", format, &f);
+        if (st) return st;
+        *svg = f == REPORT_FMT_SVG;
         return 0;
     }
     size_t n = strlen(path);

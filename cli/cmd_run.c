@@ -36,9 +36,10 @@ static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
                 return cli_usage("--trace-format takes jsonl or chrome, not '%s'", v);
         }
         else if (strcmp(a, "--format") == 0 && has) {
-            const char *v = argv[++i];
-            if (strcmp(v, "json") == 0) o->json = 1;
-            else if (strcmp(v, "text") != 0) return cli_usage("--format takes text or json, not '%s'", v);
+            enum report_format f;
+            int bad = cli_format("run", argv[++i], &f);
+            if (bad) return bad;
+            o->json = f == REPORT_FMT_JSONL;
         } else if (strcmp(a, "--width") == 0 && has) {
             long w;
             if (cli_parse_int(argv[++i], 40, 1000, &w) != 0)

@@ -236,12 +236,13 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
     const char *format = d->format;
     int shard = fo->shard_n && !fo->preloaded, st = 0;
     char err[700];
-    if (shard && ((format && strcmp(format, "jsonl") != 0) || d->svg || d->png))
+    enum report_format fmt = REPORT_FMT_CSV;
+    if (format && (st = cli_format("sweep", format, &fmt)) != 0) return st;
+    if (shard && ((format && fmt != REPORT_FMT_JSONL) || d->svg || d->png))
         return cli_usage("sweep --shard writes JSON Lines for `locksim merge`, which writes --format csv|jsonl, "
                          "--svg and --png; not %s here", d->svg ? "--svg" : d->png ? "--png" : "--format csv");
-    if (!format) format = shard ? "jsonl" : "csv";
-    int csv = strcmp(format, "csv") == 0;
-    if (!csv && strcmp(format, "jsonl") != 0) return cli_usage("--format takes csv or jsonl, not '%s'", format);
+    if (!format) fmt = shard ? REPORT_FMT_JSONL : REPORT_FMT_CSV;
+    int csv = fmt == REPORT_FMT_CSV;
     const char *outs[3] = {strcmp(d->out, "-") == 0 ? NULL : d->out, d->svg, d->png};
     static const char *const opt[3] = {"--out", "--svg", "--png"};
     for (int x = 0; x < 3; x++)

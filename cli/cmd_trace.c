@@ -71,8 +71,10 @@ int cmd_check_trace(int argc, char **argv) {
         else if ((a[0] == '-' && a[1]) || file) return cli_usage("unknown or extra argument '%s' for check-trace", a);
         else file = a;
     }
-    int json = strcmp(format, "json") == 0;
-    if (!json && strcmp(format, "text") != 0) return cli_usage("--format takes text or json, not '%s'", format);
+    enum report_format fmt;
+    int st0 = cli_format("check-trace", format, &fmt);
+    if (st0) return st0;
+    int json = fmt == REPORT_FMT_JSONL;
     if (!file) return cli_usage("check-trace needs a trace file (JSON Lines, from `locksim run --trace`)");
     /* What the file does not hold: the scenario's purpose and stuck-after
      * (defaults from scenario_init, or the scenario named, or the options). */

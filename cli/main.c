@@ -35,7 +35,8 @@ const char cli_usage_main[] =
     "Exit codes (sim/error.h):\n"
     "%EXITS%"
     "\n"
-    "`locksim help metrics` lists every figure of the report (docs/metrics.md).\n"
+    "`locksim help metrics` lists every figure of the report (docs/metrics.md);\n"
+    "`locksim help formats` every output format and the commands that offer it.\n"
     "Environment: NO_COLOR disables colour, as --no-color does.\n";
 
 const char cli_usage_run[] =
@@ -349,6 +350,7 @@ static int dispatch(int argc, char **argv) {
         const char *t = argc > 2 ? argv[2] : "";
         if (!t[0]) return print_main_usage(stdout);
         if (strcmp(t, "metrics") == 0) return print_metrics();
+        if (strcmp(t, "formats") == 0) return cli_print_formats();
         for (int i = 0; i < ncmds; i++)
             if (strcmp(t, cmds[i].name) == 0) {
                 if (cmds[i].usage == cli_usage_main) return print_main_usage(stdout);

@@ -107,6 +107,42 @@ void report_shell_word(FILE *f, const char *s) {
 
 /* ---- Shared pieces ------------------------------------------------------------ */
 
+static const struct {
+    const char *name, *alias, *what;
+} formats[] = {
+#define REPORT_FMT_ROW_(id, name, alias, what) {name, alias, what},
+    REPORT_FORMAT_MAP(REPORT_FMT_ROW_)
+#undef REPORT_FMT_ROW_
+};
+
+const char *report_format_name(enum report_format f) { return f < REPORT_FMT_COUNT ? formats[f].name : "?"; }
+const char *report_format_alias(enum report_format f) { return f < REPORT_FMT_COUNT ? formats[f].alias : NULL; }
+const char *report_format_what(enum report_format f) { return f < REPORT_FMT_COUNT ? formats[f].what : ""; }
+
+int report_format_parse(const char *name, unsigned offered, enum report_format *out, char *err, size_t errlen) {
+    for (int f = 0; f < REPORT_FMT_COUNT; f++)
+        if ((offered & (1u << f)) &&
+            (strcmp(name, formats[f].name) == 0 || (formats[f].alias && strcmp(name, formats[f].alias) == 0))) {
+            *out = (enum report_format)f;
+            return LSIM_OK;
+        }
+    /* "--format takes text, jsonl or csv (json is jsonl, table is text), not 'x'" */
+    size_t l = (size_t)snprintf(err, errlen, "--format takes ");
+    int n = 0, k = 0;
+    for (int f = 0; f < REPORT_FMT_COUNT; f++) n += (offered >> f) & 1;
+    for (int f = 0; f < REPORT_FMT_COUNT && l < errlen; f++)
+        if (offered & (1u << f))
+            l += (size_t)snprintf(err + l, errlen - l, "%s%s", k++ == 0 ? "" : k == n ? " or " : ", ", formats[f].name);
+    int aliases = 0;
+    for (int f = 0; f < REPORT_FMT_COUNT && l < errlen; f++)
+        if ((offered & (1u << f)) && formats[f].alias)
+            l += (size_t)snprintf(err + l, errlen - l, "%s%s is %s", aliases++ ? ", " : " (", formats[f].alias,
+                                  formats[f].name);
+    if (aliases && l < errlen) l += (size_t)snprintf(err + l, errlen - l, ")");
+    if (l < errlen) snprintf(err + l, errlen - l, ", not '%.100s'", name);
+    return LSIM_EUSAGE;
+}
+
 const char *report_outcome_word(int outcome) {
     switch (outcome) {
     case LSIM_OK: return "PASS";

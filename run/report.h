@@ -41,6 +41,38 @@ struct report_summary {
                                     run is only reported (matrix): outcome RAN */
 };
 
+/* ---- Output formats: one table --------------------------------------------------
+ * XX(ID, name, alias or NULL, what it is). Every command's --format goes
+ * through report_format_parse with the set it offers (cli/cli.c's command
+ * table), and `locksim help formats` prints this table; the writers are
+ * below (text, JSON Lines, CSV, TAP, JUnit) and in render/ (PNG, SVG). */
+#define REPORT_FORMAT_MAP(XX)                                                                          \
+    XX(TEXT, "text", "table", "for people: the verdict block, or one line per run or group")          \
+    XX(JSONL, "jsonl", "json", "JSON Lines: one JSON object per line (a run, a cell; run and matrix "   \
+                               "write one line)")                                                      \
+    XX(CSV, "csv", NULL, "comma-separated values, a header row first")                                 \
+    XX(JUNIT, "junit", NULL, "JUnit XML: one test case per run")                                       \
+    XX(TAP, "tap", NULL, "Test Anything Protocol 13: one test point per run")                          \
+    XX(PNG, "png", NULL, "a picture, PNG")                                                            \
+    XX(SVG, "svg", NULL, "a picture, SVG")
+
+enum report_format {
+#define REPORT_FMT_ENUM_(id, name, alias, what) REPORT_FMT_##id,
+    REPORT_FORMAT_MAP(REPORT_FMT_ENUM_)
+#undef REPORT_FMT_ENUM_
+    REPORT_FMT_COUNT
+};
+#define REPORT_FMT_BIT(id) (1u << REPORT_FMT_##id)
+
+/* The format named name (or its alias) among those of the set offered (a
+ * mask of REPORT_FMT_BIT), into *out: 0, or LSIM_EUSAGE with a sentence in
+ * err naming what the command takes ("--format takes text, jsonl or csv
+ * (json is jsonl), not 'xml'"). */
+int report_format_parse(const char *name, unsigned offered, enum report_format *out, char *err, size_t errlen);
+const char *report_format_name(enum report_format f);
+const char *report_format_alias(enum report_format f); /* or NULL */
+const char *report_format_what(enum report_format f);
+
 /* Word for an outcome code: PASS, FAIL, TRUNCATED or ERROR. */
 const char *report_outcome_word(int outcome);
 
