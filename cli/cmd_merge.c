@@ -106,8 +106,8 @@ int cmd_merge(int argc, char **argv) {
     d.ninputs = npaths;
     st = strcmp(sh[0].cmd, "sweep") == 0 ? sweep_output(&f, sh[0].files[0], sh[0].axes, sh[0].naxes, &d)
                                          : batch_output(&f, &d);
-    runs = 0; /* fanout_run closed each delivered summary */
-out:
+out: /* what was delivered is closed already (closing twice is harmless); an
+      * output that failed to open delivered nothing */
     for (size_t i = 0; sums && i < runs; i++) report_summary_close(&sums[i]);
     free(sums);
     for (size_t c = 0; cells && c < (size_t)f.ncells * (size_t)f.cell_nsets; c++) free(cells[c]);
