@@ -231,7 +231,7 @@ determinism: $(BUILD)/locksim
 # explore); every command must behave as without it or exit 70 saying so.
 $(BUILD)/oom_shim.so: tests/oom_shim.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -o $@ $< -lpthread
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -lpthread
 
 oom: $(BUILD)/locksim $(BUILD)/oom_shim.so
 	@tests/oom_sweep.sh ./$(BUILD)/locksim ./$(BUILD)/oom_shim.so

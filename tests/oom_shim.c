@@ -9,7 +9,9 @@
  * so with N set a batch worker fails its own N-th allocation too. _exit is
  * wrapped so that workers, which leave with _exit, print their count.
  * The real allocator is glibc's __libc_* entry points, so no dlsym. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
