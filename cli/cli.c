@@ -192,7 +192,7 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     found.strip = is_link ? strlen(base) : 0;
     int rc = nftw(top, on_file, 16, FTW_PHYS);
     if (found.oom) rc = LSIM_ENOMEM, snprintf(err, errlen, "out of memory listing '%s'", dir);
-    else if (rc != 0) rc = LSIM_ENOINPUT, snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
+    else if (rc != 0) rc = lsim_errno_code(errno, LSIM_ENOINPUT), snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
     if (rc) {
         for (int i = 0; i < found.n; i++) free(found.v[i]);
         free(found.v);

@@ -6,13 +6,15 @@
 # count (every STRIDE-th N where a command allocates thousands of times).
 # Each outcome is one of:
 #   same    stdout, the output file and the exit status as without the shim
-#   oom     exit 70 with "out of memory" on stderr
+#   oom     exit 70 with "out of memory" (or strerror's "Cannot allocate memory") on stderr
 #   crash   killed by a signal
 #   code    another exit status (or 70 without the message)
 #   wrong   the expected exit status but other output (exit 0 or not)
 # Only same and oom pass. Prints a table per command and closes with
 # "tests: N passed, M failed" (one test per command).
-# Usage: tests/oom_sweep.sh [LOCKSIM_BIN [SHIM.so]]   (OOM_JOBS=2 runs two N at once)
+# Usage: tests/oom_sweep.sh [LOCKSIM_BIN [SHIM.so]]
+#   OOM_JOBS=2 runs two N at once; OOM_ONLY="run diff" sweeps only those rows;
+#   OOM_SHOW=5 failures shown per command.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(cd "$(dirname "${1:-$root/build/locksim}")" && pwd)/$(basename "${1:-$root/build/locksim}")
@@ -57,7 +59,7 @@ try_one() {
   if [ $rc -gt 128 ] && [ $rc -ne 130 ]; then cls=crash
   elif [ $rc -eq "$(cat "$base/rc")" ] && cmp -s stdout "$base/stdout" &&
        { [ "$out" = - ] || cmp -s "$out" "$base/$out"; }; then cls=same
-  elif [ $rc -eq 70 ] && grep -qi "out of memory" stderr; then cls=oom
+  elif [ $rc -eq 70 ] && grep -qiE "out of memory|cannot allocate memory" stderr; then cls=oom
   elif [ $rc -eq "$(cat "$base/rc")" ] || [ $rc -eq 0 ]; then cls=wrong
   else cls=code
   fi
@@ -71,6 +73,7 @@ passed=0; failed=0
 printf '%-12s %7s %6s %6s %6s %6s %6s %6s\n' command N-tried same oom crash code wrong allocs
 for c in "${cmds[@]}"; do
   IFS='|' read -r name stride out args <<<"$c"
+  case " ${OOM_ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac
   read -ra argv <<<"$args"
   base="$work/$name.base"
   mkdir -p "$base" && cd "$base" || exit 1
