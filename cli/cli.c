@@ -240,9 +240,11 @@ static int paths_push(struct cli_paths *l, const char *path) {
 
 int cli_paths_add(struct cli_paths *l, const char *arg, char *err, size_t errlen) {
     struct stat st;
+    int rc;
     if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
         char **v;
-        int n, rc = cli_find_scenarios(arg, &v, &n, err, errlen);
+        int n;
+        rc = cli_find_scenarios(arg, &v, &n, err, errlen);
         if (rc) return rc;
         if (n == 0) {
             free(v);
@@ -252,9 +254,9 @@ int cli_paths_add(struct cli_paths *l, const char *arg, char *err, size_t errlen
         for (int i = 0; i < n && rc == 0; i++) rc = paths_push(l, v[i]);
         for (int i = 0; i < n; i++) free(v[i]);
         free(v);
-        return rc;
-    }
-    return paths_push(l, arg);
+    } else rc = paths_push(l, arg);
+    if (rc) snprintf(err, errlen, "%s", lsim_strerror(rc));
+    return rc;
 }
 
 void cli_paths_free(struct cli_paths *l) {

@@ -6,7 +6,8 @@
 # count (every STRIDE-th N where a command allocates thousands of times).
 # Each outcome is one of:
 #   same    stdout, the output file and the exit status as without the shim
-#   oom     exit 70 with "out of memory" (or strerror's "Cannot allocate memory") on stderr
+#   oom     exit 70 with "out of memory" (or strerror's "Cannot allocate memory") on
+#           stderr or in the report (batch and sweep report a run's error there)
 #   crash   killed by a signal
 #   code    another exit status (or 70 without the message)
 #   wrong   the expected exit status but other output (exit 0 or not)
@@ -59,7 +60,7 @@ try_one() {
   if [ $rc -gt 128 ] && [ $rc -ne 130 ]; then cls=crash
   elif [ $rc -eq "$(cat "$base/rc")" ] && cmp -s stdout "$base/stdout" &&
        { [ "$out" = - ] || cmp -s "$out" "$base/$out"; }; then cls=same
-  elif [ $rc -eq 70 ] && grep -qiE "out of memory|cannot allocate memory" stderr; then cls=oom
+  elif [ $rc -eq 70 ] && cat stdout stderr | grep -qiE "out of memory|cannot allocate memory"; then cls=oom
   elif [ $rc -eq "$(cat "$base/rc")" ] || [ $rc -eq 0 ]; then cls=wrong
   else cls=code
   fi
