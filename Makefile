@@ -63,7 +63,7 @@ GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
-.PHONY: all deps run test test-view check-scenarios determinism sanitize clean algo-headers
+.PHONY: all deps run test test-view check-scenarios determinism sanitize clean algo-headers oom
 all: $(BUILD)/locksim
 
 # ---- dependencies ---------------------------------------------------------
@@ -225,6 +225,16 @@ determinism: $(BUILD)/locksim
 	 else \
 	   echo "determinism: FAILED"; diff $(BUILD)/hashes.txt build-O0/hashes.txt; diff tests/trace_hashes.txt $(BUILD)/hashes.txt; exit 1; \
 	 fi
+
+# Out of memory in whole commands (issue 19, item 2): an LD_PRELOAD shim fails
+# the N-th allocation of each process, for every N (a stride for check and
+# explore); every command must behave as without it or exit 70 saying so.
+$(BUILD)/oom_shim.so: tests/oom_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $< -lpthread
+
+oom: $(BUILD)/locksim $(BUILD)/oom_shim.so
+	@tests/oom_sweep.sh ./$(BUILD)/locksim ./$(BUILD)/oom_shim.so
 
 sanitize:
 	$(MAKE) BUILD=build-san OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \

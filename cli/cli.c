@@ -257,7 +257,7 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     found.strip = is_link ? strlen(base) : 0;
     int rc = nftw(top, on_file, 16, FTW_PHYS);
     if (found.oom) rc = LSIM_ENOMEM, snprintf(err, errlen, "out of memory listing '%s'", dir);
-    else if (rc != 0) rc = LSIM_ENOINPUT, snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
+    else if (rc != 0) rc = lsim_errno_code(errno, LSIM_ENOINPUT), snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
     if (rc) {
         for (int i = 0; i < found.n; i++) free(found.v[i]);
         free(found.v);
@@ -305,9 +305,11 @@ static int paths_push(struct cli_paths *l, const char *path) {
 
 int cli_paths_add(struct cli_paths *l, const char *arg, char *err, size_t errlen) {
     struct stat st;
+    int rc;
     if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
         char **v;
-        int n, rc = cli_find_scenarios(arg, &v, &n, err, errlen);
+        int n;
+        rc = cli_find_scenarios(arg, &v, &n, err, errlen);
         if (rc) return rc;
         if (n == 0) {
             free(v);
@@ -317,9 +319,9 @@ int cli_paths_add(struct cli_paths *l, const char *arg, char *err, size_t errlen
         for (int i = 0; i < n && rc == 0; i++) rc = paths_push(l, v[i]);
         for (int i = 0; i < n; i++) free(v[i]);
         free(v);
-        return rc;
-    }
-    return paths_push(l, arg);
+    } else rc = paths_push(l, arg);
+    if (rc) snprintf(err, errlen, "%s", lsim_strerror(rc));
+    return rc;
 }
 
 void cli_paths_free(struct cli_paths *l) {

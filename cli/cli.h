@@ -111,7 +111,8 @@ struct cli_banner {
     char replay[1024];
     struct scene_banner b; /* points into this struct and into r */
 };
-void cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const struct report_ctx *c);
+/* 0, or LSIM_ENOMEM when the replay line could not be written. */
+int cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const struct report_ctx *c);
 /* The picture format of an output: --format png|svg when given (format not
  * NULL), else the file's extension (.png, .svg; "-" = PNG). *svg = 1 for
  * SVG. Returns 0, or exit status 64 after a usage error naming the formats. */

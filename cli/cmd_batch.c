@@ -1,6 +1,7 @@
 /* `locksim batch`: every scenario under the paths, for every seed and
  * algorithm asked, on N forked worker processes (cli/fanout.h), printed in
  * run-list order so the output bytes do not depend on --jobs. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@ struct emitter {
     char first_why[3][300];
     int nfirst;
     int worst;
+    int oom;                         /* 1 = a run's record could not be kept: the batch stops, 70 */
     struct group g;
 };
 
@@ -112,8 +114,9 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
         *k = *s;
         char *label = malloc(4400);
         if (label) fanout_label(label, 4400, b, i);
-        k->file = label ? label : "";
+        k->file = label; /* owned by k (NULL: out of memory, the batch stops) */
         s->failures = NULL; /* moved to k */
+        if (!label) return e->oom = 1;
         break;
     }
     }
@@ -172,8 +175,11 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     if (fmt == FMT_CSV) report_csv_header_sets(e.f, b->sets, b->nsets);
     if (fmt == FMT_SHARD) shard_write_header(e.f, "batch", d->argc, d->argv, b, NULL, 0);
     size_t done;
+    errno = 0;
     int how = fanout_run(b, emit_one, &e, &done);
-    if (fmt == FMT_TABLE) {
+    int run_errno = errno; /* why a worker could not be started (ENOMEM: out of memory) */
+    if (e.oom) (void)0; /* no report from records that are not all there */
+    else if (fmt == FMT_TABLE) {
         group_close(&e);
         fprintf(e.f, "%zu passed, %zu failed", e.passed, e.done - e.passed - e.skipped);
         if (e.skipped) fprintf(e.f, ", %zu skipped (an algorithm that cannot run a scenario)", e.skipped);
@@ -186,7 +192,11 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     }
     free(e.kept);
     st = e.worst;
-    if (how == 2) { /* a write failed: say why, after how many runs */
+    if (e.oom || (how < 0 && lsim_errno_code(run_errno, 0))) {
+        out_abort(&of);
+        fprintf(stderr, "locksim: batch stopped after %zu of %zu runs: out of memory\n", e.done, total);
+        st = cli_exit(LSIM_ENOMEM);
+    } else if (how == 2) { /* a write failed: say why, after how many runs */
         if (out_commit(&of, err, sizeof err) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
         fprintf(stderr, "locksim: batch stopped after %zu of %zu runs: its output cannot be written\n", e.done, total);
         st = cli_fail(LSIM_EOUTPUT, err);

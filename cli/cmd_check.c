@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "input.h"
+#include "memtext.h"
 #include "output.h"
 #include "trace_diff.h"
 #include "trace_jsonl.h"
@@ -31,7 +32,8 @@ struct golden_opts {
     int off;         /* --no-golden, or overrides given: no digest checks */
 };
 
-enum golden_result { GOLDEN_NONE, GOLDEN_SAME, GOLDEN_FAILED, GOLDEN_WRITTEN };
+/* GOLDEN_NOMEM: out of memory reading, re-running or writing it: check stops (70). */
+enum golden_result { GOLDEN_NONE, GOLDEN_SAME, GOLDEN_FAILED, GOLDEN_WRITTEN, GOLDEN_NOMEM };
 
 static void golden_paths(const struct golden_opts *g, const char *file, char *dir, size_t dn, char *path, size_t pn) {
     const char *slash = strrchr(file, '/');
@@ -80,7 +82,12 @@ static enum golden_result golden_check(const struct golden_opts *g, const char *
     struct trace gold;
     trace_init(&gold, 1);
     unsigned long long old = 0;
-    int loaded = have && input_load_trace(&gold, path, NULL, err, sizeof err) == 0;
+    int lrc = have ? input_load_trace(&gold, path, NULL, err, sizeof err) : LSIM_ENOINPUT;
+    int loaded = lrc == 0;
+    if (lrc == LSIM_ENOMEM) {
+        trace_close(&gold);
+        return GOLDEN_NOMEM;
+    }
     if (loaded) old = (unsigned long long)trace_hash(&gold);
     enum golden_result res = GOLDEN_SAME;
     if (have && !loaded && !g->update) {
@@ -88,11 +95,14 @@ static enum golden_result golden_check(const struct golden_opts *g, const char *
         res = GOLDEN_FAILED;
     } else if (!loaded || old != r->trace_hash) {
         struct run_result now;
-        if (rerun_kept(file, &now) != 0) {
+        int rr = rerun_kept(file, &now);
+        if (rr == LSIM_ENOMEM) res = GOLDEN_NOMEM;
+        else if (rr != 0) {
             fprintf(m, "%s: %s\n", file, now.error);
             res = GOLDEN_FAILED;
         } else if (g->update) {
-            res = write_golden(dir, path, file, engine_trace(now.engine), m) ? GOLDEN_FAILED : GOLDEN_WRITTEN;
+            int wr = write_golden(dir, path, file, engine_trace(now.engine), m);
+            res = wr == LSIM_ENOMEM ? GOLDEN_NOMEM : wr ? GOLDEN_FAILED : GOLDEN_WRITTEN;
             if (res == GOLDEN_WRITTEN && loaded)
                 fprintf(m, "updated %s: %016llx -> %016llx\n", path, old, (unsigned long long)now.trace_hash);
             else if (res == GOLDEN_WRITTEN)
@@ -190,24 +200,31 @@ int cmd_check(int argc, char **argv) {
         }
         sum[i].seconds = dt;
         if (r.rc && !json) cli_fail(r.rc, r.error); /* on stderr at once, as the run fails */
-        char *gmsg = NULL;
-        size_t glen = 0;
-        FILE *gm = open_memstream(&gmsg, &glen);
-        enum golden_result gr = gm ? golden_check(&g, files.v[i], &r, gm) : GOLDEN_NONE;
-        if (gm) fclose(gm);
+        struct memtext gm;
+        enum golden_result gr = memtext_open(&gm) ? GOLDEN_NOMEM : golden_check(&g, files.v[i], &r, gm.f);
+        if (memtext_close(&gm) != 0) gr = GOLDEN_NOMEM;
+        char *gmsg = gm.buf;
+        int oom = gr == GOLDEN_NOMEM;
         if (gr == GOLDEN_SAME) gold_same++;
         else if (gr == GOLDEN_WRITTEN) gold_written++, fputs(gmsg, json ? stderr : stdout);
         else if (gr == GOLDEN_FAILED) {
             if (json) fputs(gmsg, stderr);
-            if (add_failure(&sum[i], gmsg ? gmsg : "") != 0) cli_fail(LSIM_ENOMEM, "");
+            if (add_failure(&sum[i], gmsg ? gmsg : "") != 0) oom = 1;
         }
         free(gmsg);
-        if (json) {
+        if (json && !oom) {
             struct report_ctx c = {.file = files.v[i], .algo = ro.algo, .sets = ro.sets, .nsets = ro.nsets};
             if (r.rc) report_json_error(stdout, files.v[i], &r);
-            else report_json(stdout, &r, &c, NULL);
+            else if (report_json(stdout, &r, &c, NULL) != 0) oom = 1;
         }
         run_result_close(&r);
+        if (oom) {
+            /* Nothing is reported as checked that was not: the command stops. */
+            st = cli_fail(LSIM_ENOMEM, "");
+            for (int k = 0; k <= i; k++) report_summary_close(&sum[k]);
+            free(sum);
+            goto out;
+        }
         int status = cli_exit(sum[i].outcome);
         if (status > worst) worst = status;
         expects += sum[i].nexpects;

@@ -156,7 +156,10 @@ static int render_panels(const char *path, int svg, const char *file, const stru
     for (int i = 0; i < n && !st; i++) {
         if (!kept[i].engine) continue;
         struct report_ctx c = {.file = file, .algo = kept[i].algo->name, .sets = ro->sets, .nsets = ro->nsets};
-        cli_banner_fill(&cbs[np], &kept[i], &c);
+        if (cli_banner_fill(&cbs[np], &kept[i], &c) != 0) {
+            st = cli_fail(LSIM_ENOMEM, "out of memory writing the replay line");
+            break;
+        }
         bs[np] = cbs[np].b;
         trs[np++] = engine_trace(kept[i].engine);
     }

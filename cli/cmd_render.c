@@ -11,14 +11,13 @@
 #include "scenario.h"
 #include "svg.h"
 
-void cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const struct report_ctx *c) {
+int cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const struct report_ctx *c) {
     memset(cb, 0, sizeof *cb);
     snprintf(cb->seed, sizeof cb->seed, "%llu", r->scn ? (unsigned long long)r->scn->seed : 0ull);
     FILE *m = fmemopen(cb->replay, sizeof cb->replay, "w");
-    if (m) {
-        report_replay(m, r, c);
-        fclose(m);
-    }
+    if (!m) return LSIM_ENOMEM; /* a picture without its replay line is not the picture asked for */
+    report_replay(m, r, c);
+    fclose(m);
     cb->replay[sizeof cb->replay - 1] = '\0';
     const struct trace *tr = engine_trace(r->engine);
     cb->b = (struct scene_banner){.title = tr->title[0] ? tr->title : "(untitled scenario)",
@@ -26,6 +25,7 @@ void cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const st
                                   .seed = cb->seed,
                                   .replay = cb->replay,
                                   .report = r->report};
+    return 0;
 }
 
 int cli_picture_format(const char *path, const char *format, int *svg) {
@@ -142,7 +142,11 @@ int cmd_render(int argc, char **argv) {
     }
     struct report_ctx c = {.file = o.file, .algo = o.ro.algo, .sets = o.ro.sets, .nsets = o.ro.nsets};
     struct cli_banner cb;
-    cli_banner_fill(&cb, &r, &c);
+    if ((rc = cli_banner_fill(&cb, &r, &c)) != 0) {
+        out_abort(&out);
+        run_result_close(&r);
+        return cli_fail(rc, "out of memory writing the replay line");
+    }
     struct scene_view v;
     scene_view_pixels(&v, (int)o.width, (int)o.height);
     const struct trace *tr = engine_trace(r.engine);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "fmt.h"
+#include "memtext.h"
 #include "narrate.h"
 #include "output.h"
 #include "term.h"
@@ -61,19 +62,18 @@ static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
 
 /* The narration as one string (owned by the caller), or NULL. */
 static char *narration_text(const struct trace *tr) {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m) return NULL;
-    int bad = narrate_trace(m, tr) != 0;
-    if (fclose(m) != 0 || bad) {
-        free(buf);
+    struct memtext m;
+    int bad = memtext_open(&m) != 0 || narrate_trace(m.f, tr) != 0;
+    if (memtext_close(&m) != 0 || bad) {
+        free(m.buf);
         return NULL;
     }
-    return buf;
+    return m.buf;
 }
 
-static void print_text(FILE *f, const struct run_result *r, const struct run_cmd *o,
+/* The text report; 0, or LSIM_ENOMEM when the timeline or the narration
+ * could not be drawn (what came before it is written). */
+static int print_text(FILE *f, const struct run_result *r, const struct run_cmd *o,
                        const struct report_ctx *c) {
     const struct scenario *s = r->scn;
     const struct checker_report *rep = r->report;
@@ -90,17 +90,19 @@ static void print_text(FILE *f, const struct run_result *r, const struct run_cmd
     if (o->timeline) {
         fputc('\n', f);
         struct term_opts to = {.width = o->width, .color = o->color, .legend = 1};
-        term_render(f, engine_trace(r->engine), &to);
+        /* A failed write stays on f for the caller's check (73); else it was memory. */
+        if (term_render(f, engine_trace(r->engine), &to) != 0 && !ferror(f)) return LSIM_ENOMEM;
     }
     if (o->narrate) {
         fprintf(f, "\nWhat happened:\n");
-        narrate_trace(f, engine_trace(r->engine));
+        if (narrate_trace(f, engine_trace(r->engine)) != 0 && !ferror(f)) return LSIM_ENOMEM;
     }
     report_text_verdict(f, r, c);
     report_text_expects(f, r, c);
     fprintf(f, "\nReplay: ");
     report_replay(f, r, c);
     fputc('\n', f);
+    return 0;
 }
 
 static int write_trace(const char *path, const char *input, const struct trace *tr, int chrome) {
@@ -147,10 +149,14 @@ int cmd_run(int argc, char **argv) {
             run_result_close(&r);
             return cli_fail(LSIM_ENOMEM, "out of memory writing the narration");
         }
-        report_json(rf, &r, &c, narr);
+        rc = report_json(rf, &r, &c, narr);
         free(narr);
     } else {
-        print_text(rf, &r, &o, &c);
+        rc = print_text(rf, &r, &o, &c);
+    }
+    if (rc) {
+        run_result_close(&r);
+        return cli_fail(rc, "out of memory writing the report");
     }
     if (o.trace_path && (st = write_trace(o.trace_path, o.file, engine_trace(r.engine), o.chrome)) != 0) {
         run_result_close(&r);

@@ -3,6 +3,7 @@
  * (cli/fanout.h). One record per grid cell and algorithm (CSV or JSON
  * Lines): how many seeds were safe, double entry without damage, damage,
  * stuck; and a heatmap (render/heatmap_svg.h), one panel per algorithm. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -271,24 +272,30 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         }
         shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
         sink.shard = sf.f;
+        errno = 0;
         int how = fanout_run(fo, sweep_take, &sink, &done);
+        int oom = how < 0 && lsim_errno_code(errno, 0); /* a worker not started for want of memory */
         if (how == 2) { /* a write failed */
             if ((st = out_commit(&sf, err, sizeof err)) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
             st = cli_fail(LSIM_EOUTPUT, err);
         } else if (how != 0) {
             out_abort(&sf);
-            fprintf(stderr, "locksim: %s: the shard was not written\n", how > 0 ? "interrupted" : "a worker could not be started");
-            st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
+            fprintf(stderr, "locksim: %s: the shard was not written\n",
+                    how > 0 ? "interrupted" : oom ? "out of memory" : "a worker could not be started");
+            st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
         } else if ((st = out_commit(&sf, err, sizeof err)) != 0) st = cli_fail(st, err);
         else st = t.worst;
         goto out;
     }
+    errno = 0;
     int how = fanout_run(fo, sweep_take, &sink, &done);
+    int oom = how < 0 && lsim_errno_code(errno, 0); /* a worker not started for want of memory */
     if (how != -1) summary(&t, fo, ax, naxes);
     if (how != 0) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
-                how > 0 ? "interrupted" : "a worker could not be started", done, fanout_total(fo));
-        st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
+                how > 0 ? "interrupted" : oom ? "out of memory" : "a worker could not be started", done,
+                fanout_total(fo));
+        st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
         goto out;
     }
     struct out_file of;

@@ -9,9 +9,11 @@
 #include "cli_gfx.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -62,9 +64,22 @@ static int load(struct module *m) {
                  m->file);
         return LSIM_EINTERNAL;
     }
+    errno = 0;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
+        int e = errno;
         const char *why = dlerror();
+        /* The dynamic loader says "cannot create shared object descriptor"
+         * (or the like) and leaves errno ENOMEM when its malloc failed; the
+         * module is there, so that is out of memory, not a missing build. */
+        struct stat st;
+        if (lsim_errno_code(e, 0) ||
+            (stat(path, &st) == 0 && why && (strstr(why, "cannot create shared object descriptor") ||
+                                             strstr(why, "cannot allocate") || strstr(why, "out of memory")))) {
+            snprintf(mod_err, sizeof mod_err, "out of memory loading the picture module %s (%s)", path,
+                     why ? why : "dlopen failed");
+            return LSIM_ENOMEM;
+        }
         snprintf(mod_err, sizeof mod_err,
                  "the picture module %s cannot be loaded (%s); it is built beside the binary by "
                  "make (make build/%s)",

@@ -1,6 +1,7 @@
 /* The shard file format (cli/shard.h, docs/regression.md "Past one
  * machine"): its writer, used by batch and sweep under --shard K/N, and its
  * strict reader, used by `locksim merge` (cli/cmd_merge.c). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -488,8 +489,8 @@ int shard_read(const char *path, struct shard *s) {
     s->path = path;
     FILE *in = fopen(path, "r");
     if (!in) {
-        fprintf(stderr, "locksim: merge: cannot read '%s'\n", path);
-        return cli_exit(LSIM_ENOINPUT);
+        fprintf(stderr, "locksim: merge: cannot read '%s': %s\n", path, strerror(errno));
+        return cli_exit(lsim_errno_code(errno, LSIM_ENOINPUT));
     }
     int st = shard_read_stream(in, path, s);
     fclose(in);

@@ -9,7 +9,10 @@
 #include "error.h"
 #include "gfx.h"
 
-static _Thread_local char last_error[256];
+/* Not _Thread_local: a module with thread-local storage makes dlopen allocate
+ * it, and the dynamic loader aborts the process (exit 127) when that fails.
+ * The modules draw on the main thread only. */
+static char last_error[256];
 
 const char *gfx_error(void) { return last_error; }
 
@@ -24,7 +27,8 @@ int gfx_fail(int code, const char *what, const char *detail) {
 /* libpng's errors come back through setjmp below, its warnings are
  * dropped: nothing is printed to stderr from a library. */
 static void png_fail(png_structp p, png_const_charp msg) {
-    (void)msg;
+    char *why = png_get_error_ptr(p);
+    snprintf(why, 128, "%s", msg ? msg : "");
     png_longjmp(p, 1);
 }
 
@@ -38,17 +42,22 @@ static void png_warn(png_structp p, png_const_charp msg) {
  * zlib level 1 with no filter takes about 20 ms for a file a third larger. */
 /* rgb: the rows are R, G, B bytes already, else 32-bit words to convert. */
 static int write_png(const void *pixels, int w, int h, size_t pitch, int rgb, FILE *f, const char *name) {
-    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, png_fail, png_warn);
+    char why[128] = ""; /* libpng's error message (png_fail) */
+    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, why, png_fail, png_warn);
     png_infop info = p ? png_create_info_struct(p) : NULL;
     if (!info) {
         png_destroy_write_struct(&p, NULL);
-        return gfx_fail(LSIM_ENOMEM, "png_create_write_struct", NULL);
+        return gfx_fail(LSIM_ENOMEM, "libpng", "out of memory");
     }
     png_bytep volatile row = NULL; /* volatile: read after a longjmp */
     if (setjmp(png_jmpbuf(p))) { /* libpng reports every error here, e.g. a short write */
         if (row) png_free(p, row);
         png_destroy_write_struct(&p, &info);
-        return gfx_fail(LSIM_EOUTPUT, name, "cannot write the PNG");
+        /* A short write stays on f (the caller's out_commit names it); any
+         * other error of libpng or zlib here is want of memory ("insufficient
+         * memory", "Out of Memory"), never a picture left short. */
+        if (ferror(f)) return gfx_fail(LSIM_EOUTPUT, name, "cannot write the PNG");
+        return gfx_fail(LSIM_ENOMEM, "libpng: out of memory", why);
     }
     /* each row converted to R, G, B bytes here, in one pass: libpng's own
      * transforms (png_set_bgr, png_set_filler) took two passes over every

@@ -8,12 +8,15 @@
  * same scene gives the same pixels. */
 #include "raster.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ft2build.h>
 #include FT_FREETYPE_H
+#include FT_MODULE_H
 
 #include "error.h"
 #include "gfx.h"
@@ -163,6 +166,9 @@ static int line(void *ctx, int x0, int y0, int x1, int y1, int width, struct pal
 
 /* ---- Text ---------------------------------------------------------------- */
 
+struct ft_guard; /* FreeType's guarded memory, below */
+static int ft_code(const struct ft_guard *g, FT_Error err, int otherwise);
+
 /* The glyph of printable character ch (' ' .. '~') in *out, rendered on
  * first use. Returns 0, LSIM_EINTERNAL (FreeType failed) or LSIM_ENOMEM. */
 static int glyph(struct raster_font *f, int ch, const struct raster_glyph **out) {
@@ -170,10 +176,11 @@ static int glyph(struct raster_font *f, int ch, const struct raster_glyph **out)
     *out = g;
     if (g->done) return 0;
     FT_Face face = f->face;
-    if (FT_Load_Char(face, (FT_ULong)ch, FT_LOAD_DEFAULT | FT_LOAD_TARGET_NORMAL) != 0 ||
-        FT_Render_Glyph(face->glyph, FT_RENDER_MODE_NORMAL) != 0) {
-        return gfx_fail(LSIM_EINTERNAL, "FreeType", "cannot render a glyph of a DejaVu font");
-    }
+    FT_Error e = FT_Load_Char(face, (FT_ULong)ch, FT_LOAD_DEFAULT | FT_LOAD_TARGET_NORMAL);
+    if (!e) e = FT_Render_Glyph(face->glyph, FT_RENDER_MODE_NORMAL);
+    int rc = ft_code(face->memory->user, e, LSIM_EINTERNAL);
+    if (rc == LSIM_ENOMEM) return gfx_fail(rc, "FreeType", "out of memory rendering a glyph");
+    if (rc) return gfx_fail(rc, "FreeType", "cannot render a glyph of a DejaVu font");
     FT_GlyphSlot s = face->glyph;
     const FT_Bitmap *b = &s->bitmap;
     g->w = (int)b->width;
@@ -276,31 +283,111 @@ void raster_fill(struct raster *r, int x, int y, int w, int h, struct palette_rg
 
 /* ---- Fonts --------------------------------------------------------------- */
 
+/* FreeType's memory, guarded. FreeType does not survive every allocation
+ * failure (FT_Load_Glyph can crash after one of its own fails), so it never
+ * sees one: when malloc fails, the block comes from a reserve made with the
+ * library, the guard notes the shortage, and the call that ran short is
+ * then failed by us with LSIM_ENOMEM (ft_code). Reserve blocks are never
+ * reused; the reserve goes with the library. */
+#define FT_RESERVE_BYTES (512u * 1024u)
+struct ft_guard {
+    struct FT_MemoryRec_ mem; /* user = this guard */
+    FT_Library ft;
+    int short_of_memory;      /* 1 = FreeType needed the reserve: out of memory */
+    size_t used;              /* bytes of reserve handed out */
+    _Alignas(max_align_t) unsigned char reserve[FT_RESERVE_BYTES];
+};
+
+static void *reserve_take(struct ft_guard *g, size_t n) {
+    size_t a = _Alignof(max_align_t);
+    n = (n + a - 1) / a * a;
+    g->short_of_memory = 1;
+    if (n > sizeof g->reserve - g->used) return NULL;
+    void *p = g->reserve + g->used;
+    g->used += n;
+    return p;
+}
+
+static int in_reserve(const struct ft_guard *g, const void *p) {
+    const unsigned char *b = p;
+    return b >= g->reserve && b < g->reserve + sizeof g->reserve;
+}
+
+static void *ft_alloc(FT_Memory m, long size) {
+    void *p = malloc((size_t)size);
+    return p ? p : reserve_take(m->user, (size_t)size);
+}
+
+static void ft_free(FT_Memory m, void *block) {
+    if (!in_reserve(m->user, block)) free(block);
+}
+
+static void *ft_realloc(FT_Memory m, long cur, long size, void *block) {
+    struct ft_guard *g = m->user;
+    if (!in_reserve(g, block)) {
+        void *q = realloc(block, (size_t)size);
+        if (q) return q;
+    }
+    void *q = ft_alloc(m, size);
+    if (!q) return NULL;
+    memcpy(q, block, (size_t)(cur < size ? cur : size));
+    ft_free(m, block);
+    return q;
+}
+
+/* The code for FreeType's error err (0 = none) in a call on lib's memory
+ * (a face's memory->user, or the guard): LSIM_ENOMEM when FreeType said so
+ * or ran short and took the reserve, else 0 or otherwise. */
+static int ft_code(const struct ft_guard *g, FT_Error err, int otherwise) {
+    if (g->short_of_memory || err == FT_Err_Out_Of_Memory) return LSIM_ENOMEM;
+    return err ? otherwise : 0;
+}
+
 int raster_lib_open(void **lib) {
-    FT_Library l;
     *lib = NULL;
-    if (FT_Init_FreeType(&l) != 0) return gfx_fail(LSIM_EINTERNAL, "FT_Init_FreeType", "failed");
-    *lib = l;
+    struct ft_guard *g = calloc(1, sizeof *g);
+    if (!g) return gfx_fail(LSIM_ENOMEM, "out of memory", NULL);
+    g->mem = (struct FT_MemoryRec_){.user = g, .alloc = ft_alloc, .free = ft_free, .realloc = ft_realloc};
+    /* What FT_Init_FreeType does, on the guarded memory. */
+    FT_Error e = FT_New_Library(&g->mem, &g->ft);
+    if (!e) {
+        FT_Add_Default_Modules(g->ft);
+        FT_Set_Default_Properties(g->ft);
+    }
+    int rc = ft_code(g, e, LSIM_EINTERNAL);
+    if (rc) {
+        raster_lib_close(g);
+        return gfx_fail(rc, "FreeType", rc == LSIM_ENOMEM ? "out of memory" : "cannot start");
+    }
+    *lib = g;
     return 0;
 }
 
 void raster_lib_close(void *lib) {
-    if (lib) FT_Done_FreeType(lib);
+    struct ft_guard *g = lib;
+    if (!g) return;
+    if (g->ft) FT_Done_Library(g->ft);
+    free(g);
 }
 
 int raster_font_open(struct raster_font *rf, void *lib, const char *file, int px) {
     memset(rf, 0, sizeof *rf);
+    struct ft_guard *g = lib;
     FILE *probe = fopen(file, "rb");
+    if (!probe && errno == ENOMEM) return gfx_fail(LSIM_ENOMEM, file, "out of memory opening the font");
     if (!probe)
         return gfx_fail(LSIM_ENOINPUT, file,
                         "font missing; install the Debian package fonts-dejavu-core "
                         "(apt-get install fonts-dejavu-core)");
     fclose(probe);
     FT_Face face;
-    if (FT_New_Face(lib, file, 0, &face) != 0) return gfx_fail(LSIM_EINTERNAL, file, "FreeType cannot open the font");
-    rf->face = face;
-    if (FT_Set_Char_Size(face, 0, (FT_F26Dot6)px * 64, 0, 0) != 0)
-        return gfx_fail(LSIM_EINTERNAL, file, "FreeType cannot size the font");
+    int rc = ft_code(g, FT_New_Face(g->ft, file, 0, &face), LSIM_EINTERNAL);
+    if (rc == 0) rf->face = face;
+    if (rc == LSIM_ENOMEM) return gfx_fail(rc, file, "out of memory opening the font");
+    if (rc) return gfx_fail(rc, file, "FreeType cannot open the font");
+    rc = ft_code(g, FT_Set_Char_Size(face, 0, (FT_F26Dot6)px * 64, 0, 0), LSIM_EINTERNAL);
+    if (rc == LSIM_ENOMEM) return gfx_fail(rc, file, "out of memory sizing the font");
+    if (rc) return gfx_fail(rc, file, "FreeType cannot size the font");
     /* SDL2_ttf's metrics of a scalable font: ascent and descent
      * rounded up from the face's units, height their difference */
     FT_Fixed scale = face->size->metrics.y_scale;

@@ -70,7 +70,9 @@ void raster_fonts_close(struct raster_fonts *f);
  * gfx/heatmap_png.c): FreeType's library in *lib (raster_lib_close frees
  * it), then any number of fonts from it, each a file at a size in pixels,
  * metrics as SDL2_ttf's. Return 0, LSIM_ENOINPUT (gfx_error() names the
- * missing file and the Debian package) or LSIM_EINTERNAL.
+ * missing file and the Debian package), LSIM_ENOMEM (FreeType or we ran out
+ * of memory: FreeType's allocations are guarded so it never sees a failure,
+ * see raster.c) or LSIM_EINTERNAL.
  * raster_font_close after a failed open is safe, and frees what was made. */
 int raster_lib_open(void **lib);
 void raster_lib_close(void *lib);

@@ -70,15 +70,16 @@ static int open_in_place(struct out_file *o, const char *path, int flags, char *
     }
     if (fd < 0) {
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        return LSIM_EOUTPUT;
+        return lsim_errno_code(errno, LSIM_EOUTPUT);
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0 && (fl & O_NONBLOCK)) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     o->f = fdopen(fd, "w");
     if (!o->f) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        int e = errno;
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
         close(fd);
-        return LSIM_EOUTPUT;
+        return lsim_errno_code(e, LSIM_EOUTPUT);
     }
     if (!isatty(fd)) big_buffer(o); /* a terminal sees each line as it comes */
     return LSIM_OK;
@@ -140,7 +141,7 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
     if (fd < 0) {
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         o->tmp[0] = '\0';
-        return LSIM_EOUTPUT;
+        return lsim_errno_code(errno, LSIM_EOUTPUT);
     }
     if (exists) {
         /* Keep the old file's owner and mode (root writing a user's file
@@ -150,11 +151,12 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
     }
     o->f = fdopen(fd, "w");
     if (!o->f) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        int e = errno;
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
         close(fd);
         unlink(o->tmp);
         o->tmp[0] = '\0';
-        return LSIM_EOUTPUT;
+        return lsim_errno_code(e, LSIM_EOUTPUT);
     }
     big_buffer(o);
     o->mode = OUT_ATOMIC;
@@ -181,7 +183,7 @@ int out_commit(struct out_file *o, char *err, size_t errlen) {
         if (o->tmp[0]) unlink(o->tmp);
         o->tmp[0] = '\0';
         snprintf(err, errlen, "cannot write '%s': %s", o->path, strerror(saved ? saved : EIO));
-        return LSIM_EOUTPUT;
+        return lsim_errno_code(saved, LSIM_EOUTPUT);
     }
     o->tmp[0] = '\0';
     return LSIM_OK;

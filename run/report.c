@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "memtext.h"
 #include "scenario.h"
 #include "text.h"
 
@@ -334,9 +335,19 @@ static void json_metrics(FILE *f, const struct checker_report *rep) {
     }
 }
 
-void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c, const char *narration) {
+int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c, const char *narration) {
     const struct scenario *s = r->scn;
     const struct checker_report *rep = r->report;
+    /* What needs memory is made before the first byte is written: an object
+     * is then written whole or not at all. */
+    struct memtext replay;
+    if (memtext_open(&replay) == 0) report_replay(replay.f, r, c);
+    char *line = narration ? malloc(strlen(narration) + 1) : NULL;
+    if (memtext_close(&replay) != 0 || (narration && !line)) {
+        free(replay.buf);
+        free(line);
+        return LSIM_ENOMEM;
+    }
     char why[480];
     fputs("{\"file\":", f);
     report_json_str(f, c->file);
@@ -378,33 +389,24 @@ void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c
         for (const char *p = narration; *p;) {
             const char *nl = strchr(p, '\n');
             size_t l = nl ? (size_t)(nl - p) : strlen(p);
-            char *line = malloc(l + 1);
-            if (line) {
-                memcpy(line, p, l);
-                line[l] = '\0';
-                const char *q = line;
-                while (*q == ' ') q++;
-                fputs(first ? "" : ",", f);
-                report_json_str(f, q);
-                first = 0;
-                free(line);
-            }
+            memcpy(line, p, l);
+            line[l] = '\0';
+            const char *q = line;
+            while (*q == ' ') q++;
+            fputs(first ? "" : ",", f);
+            report_json_str(f, q);
+            first = 0;
             p += l + (nl ? 1 : 0);
         }
         fputs("]", f);
     }
     fputs(",\"replay\":", f);
     /* The replay line, escaped as a JSON string. */
-    char *buf = NULL;
-    size_t blen = 0;
-    FILE *m = open_memstream(&buf, &blen);
-    if (m) {
-        report_replay(m, r, c);
-        fclose(m);
-    }
-    report_json_str(f, buf ? buf : "");
-    free(buf);
+    report_json_str(f, replay.buf);
+    free(replay.buf);
+    free(line);
     fputs("}\n", f);
+    return 0;
 }
 
 void report_json_error(FILE *f, const char *file, const struct run_result *r) {

@@ -104,8 +104,9 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
 void report_text_expects(FILE *f, const struct run_result *r, const struct report_ctx *c);
 /* One JSON object, one line: run facts, every metric of the table, the
  * trace digest, the expectations and the replay line. narration (may be
- * NULL) is added as an array of lines. */
-void report_json(FILE *f, const struct run_result *r, const struct report_ctx *c, const char *narration);
+ * NULL) is added as an array of lines. 0, or LSIM_ENOMEM with nothing
+ * written. */
+int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c, const char *narration);
 /* The JSON object of a run that could not be made (an error record). */
 void report_json_error(FILE *f, const char *file, const struct run_result *r);
 

@@ -152,8 +152,9 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
     if (spec->seed) {
         char kv[96];
         snprintf(kv, sizeof kv, "seed=%s", spec->seed);
-        if (scenario_set(s, kv, &err) != 0)
-            return fail(r, LSIM_EUSAGE, RUN_STAGE_SET, "--seed %s: %s", spec->seed, err.msg);
+        rc = scenario_set(s, kv, &err);
+        if (rc != 0) /* a bad seed is a usage error; memory is memory */
+            return fail(r, rc == LSIM_ENOMEM ? rc : LSIM_EUSAGE, RUN_STAGE_SET, "--seed %s: %s", spec->seed, err.msg);
     }
     for (int i = 0; i < spec->nsets && !spec->sets_applied; i++) {
         memset(&err, 0, sizeof err);

@@ -40,11 +40,11 @@ int scenario_load(struct scenario *s, const char *path, struct scn_error *err)
     snprintf(err->file, sizeof err->file, "%s", name);
     f = input_open(use_stdin ? "-" : name, stderr);
     if (f == NULL)
-        return load_fail(err, LSIM_ENOINPUT, "cannot %s '%.200s': %s", errno == EISDIR ? "read" : "open",
+        return load_fail(err, lsim_errno_code(errno, LSIM_ENOINPUT), "cannot %s '%.200s': %s", errno == EISDIR ? "read" : "open",
                          name, strerror(errno));
     rc = input_read_all(f, FILE_MAX_BYTES, &buf, &n);
     if (rc == LSIM_ENOINPUT)
-        rc = load_fail(err, rc, "cannot read '%.200s': %s", name, strerror(errno));
+        rc = load_fail(err, lsim_errno_code(errno, rc), "cannot read '%.200s': %s", name, strerror(errno));
     else if (rc == LSIM_ENOMEM)
         rc = load_fail(err, rc, "cannot read '%.200s': out of memory", name);
     else if (rc == LSIM_EPARSE)

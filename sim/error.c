@@ -1,6 +1,7 @@
 /* The error table's lookups: message, name and exit status of a code. */
 #include "error.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define ROW_(name, status, msg) {#name, status, msg},
@@ -52,3 +53,5 @@ const char *lsim_exit_meaning(int st) {
 #undef EXIT_CASE_
     return NULL;
 }
+
+int lsim_errno_code(int errnum, int otherwise) { return errnum == ENOMEM ? LSIM_ENOMEM : otherwise; }

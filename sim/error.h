@@ -59,5 +59,9 @@ const char *lsim_exit_meaning(int st);
 /* The exit status the command line gives for code (0 for LSIM_OK, 70 for a
  * code not in the table). */
 int lsim_exit_status(int code);
+/* The code for a failed system call's errno: LSIM_ENOMEM for ENOMEM (an
+ * fopen, fdopen, opendir or dlopen that could not allocate is out of memory,
+ * whatever the call was for), otherwise the caller's code for that call. */
+int lsim_errno_code(int errnum, int otherwise);
 
 #endif

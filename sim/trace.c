@@ -224,12 +224,14 @@ static int strings_grow(struct trace_strings *st) {
 }
 
 const char *trace_intern(struct trace *tr, const char *s, size_t len) {
+    /* A failure marks the trace (tr->oom) so that no caller can drop a text
+     * unnoticed: the run is then an error, not a trace with a hole. */
     if (!tr->strings) {
         tr->strings = calloc(1, sizeof *tr->strings);
-        if (!tr->strings) return NULL;
+        if (!tr->strings) return tr->oom = 1, NULL;
     }
     struct trace_strings *st = tr->strings;
-    if ((st->count + 1) * 2 > st->nslot && strings_grow(st) != 0) return NULL;
+    if ((st->count + 1) * 2 > st->nslot && strings_grow(st) != 0) return tr->oom = 1, NULL;
     size_t j = (size_t)str_hash(s, len) & (st->nslot - 1);
     for (; st->slot[j]; j = (j + 1) & (st->nslot - 1))
         if (strlen(st->slot[j]) == len && memcmp(st->slot[j], s, len) == 0) return st->slot[j];
@@ -237,7 +239,7 @@ const char *trace_intern(struct trace *tr, const char *s, size_t len) {
     if (!b || b->cap - b->used < len + 1) {
         size_t cap = len + 1 > 4096 ? len + 1 : 4096;
         b = malloc(sizeof *b + cap);
-        if (!b) return NULL;
+        if (!b) return tr->oom = 1, NULL;
         b->used = 0;
         b->cap = cap;
         b->next = st->blocks;

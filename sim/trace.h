@@ -320,7 +320,8 @@ int trace_kind_from_name(const char *name);
 /* Copy the len bytes at s (no NUL among them), plus a NUL, into storage
  * owned by the trace and shared by equal strings: for event text that is not
  * static (a trace read back from a file, partition groups). The copy stays
- * valid until trace_close. Returns it, or NULL when out of memory. */
+ * valid until trace_close. Returns it, or NULL when out of memory (and then
+ * sets tr->oom, which fails the run). */
 const char *trace_intern(struct trace *tr, const char *s, size_t len);
 /* The trace digest: every event's fields as 64-bit words, folded word by
  * word (xxHash64's round, then its avalanche; docs/trace-format.md, "Trace

@@ -2,7 +2,9 @@
  * run fail at each allocation in turn (the k-th malloc, calloc or realloc
  * returns NULL). Each run must end cleanly, either unaffected or with
  * LSIM_ENOMEM (exit 70) and "out of memory" in its message, never a crash,
- * never another error, and with every allocation it made freed again.
+ * never another error, and with every allocation it made freed again. A run
+ * that succeeds has the trace hash of the run with memory (a text dropped
+ * for want of memory, such as a partition's groups, changes it).
  * The binary is linked with -Wl,--wrap for the allocator (see Makefile):
  * malloc, calloc, realloc, posix_memalign and free. */
 #define _XOPEN_SOURCE 700 /* glob */
@@ -73,8 +75,9 @@ static char *read_all(const char *path, size_t *len) {
 }
 
 /* One run of text with the k-th allocation failing (0: none). Returns the
- * number of allocations the run made. */
-static long run_once(const char *name, const char *text, size_t len, long k, int *rc_out) {
+ * number of allocations the run made; *hash is the trace hash of a run that
+ * succeeded. */
+static long run_once(const char *name, const char *text, size_t len, long k, int *rc_out, uint64_t *hash) {
     struct run_spec spec = {.file = name, .text = text, .len = len, .keep_trace = 1};
     struct run_result r;
     calls = 0;
@@ -82,6 +85,7 @@ static long run_once(const char *name, const char *text, size_t len, long k, int
     fail_at = k;
     armed = 1;
     int rc = run_scenario(&spec, &r);
+    *hash = rc == 0 ? r.trace_hash : 0;
     run_result_close(&r);
     armed = 0;
     if (rc != 0 && rc != LSIM_ENOMEM)
@@ -103,11 +107,16 @@ static void test_every_allocation_fails_in_turn(void **state) {
         size_t len;
         char *text = read_all(g.gl_pathv[i], &len);
         int rc;
-        long n = run_once(g.gl_pathv[i], text, len, 0, &rc);
+        uint64_t want, got;
+        long n = run_once(g.gl_pathv[i], text, len, 0, &rc, &want);
         assert_int_equal(rc, 0);
         for (long k = 1; k <= n; k++) {
-            run_once(g.gl_pathv[i], text, len, k, &rc);
+            run_once(g.gl_pathv[i], text, len, k, &rc, &got);
             ooms += rc == LSIM_ENOMEM;
+            if (rc == 0 && got != want)
+                fprintf(stderr, "%s: allocation %ld failing gave a run that succeeded with trace hash %016llx, "
+                        "not %016llx\n", g.gl_pathv[i], k, (unsigned long long)got, (unsigned long long)want);
+            if (rc == 0) assert_true(got == want);
         }
         total += n;
         __real_free(text);
