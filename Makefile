@@ -63,7 +63,7 @@ GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
-.PHONY: all deps run test test-view check-scenarios determinism sanitize clean algo-headers
+.PHONY: all deps run test test-view check-scenarios determinism hashes sanitize clean algo-headers
 all: $(BUILD)/locksim
 
 # ---- dependencies ---------------------------------------------------------
@@ -225,6 +225,15 @@ determinism: $(BUILD)/locksim
 	 else \
 	   echo "determinism: FAILED"; diff $(BUILD)/hashes.txt build-O0/hashes.txt; diff tests/trace_hashes.txt $(BUILD)/hashes.txt; exit 1; \
 	 fi
+
+# Rewrites tests/trace_hashes.txt (one `HASH  FILE` line per scenario, sorted by
+# file: what `locksim hash` prints and `determinism` compares byte for byte)
+# after adding or deliberately changing a scenario. Review its diff: any line
+# that changes for an old scenario is a behaviour change.
+hashes: $(BUILD)/locksim
+	@./$(BUILD)/locksim hash $(SCENARIOS) > tests/trace_hashes.txt.new && \
+	 mv tests/trace_hashes.txt.new tests/trace_hashes.txt || { rm -f tests/trace_hashes.txt.new; exit 1; }
+	@echo "hashes: $$(wc -l < tests/trace_hashes.txt) scenario trace hashes written to tests/trace_hashes.txt"
 
 sanitize:
 	$(MAKE) BUILD=build-san OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
