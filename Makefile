@@ -202,9 +202,11 @@ $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 	  $$(pkg-config --cflags --libs cmocka) $(SDL_LDLIBS) $(LDLIBS)
 
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
+# the commands the docs show, README's newcomer guide (tests/newcomer_guide.sh),
 # then the determinism check against a second build at -O0.
 test: $(BUILD)/locksim $(TEST_BIN) $(BUILD)/algo-headers.ok
-	@tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
+	@CC="$(CC)" OPT="$(OPT)" LDLIBS="$(LDLIBS)" \
+	 tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
 	 $(MAKE) --no-print-directory determinism || st=1; exit $$st
 
 # The real window under an X server (Xvfb), driven by xdotool: .ci/run

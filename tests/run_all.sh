@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every cmocka test binary given, then the scenario expectations, and
-# closes with one line of totals: "tests: N passed, M failed".
+# Runs every cmocka test binary given, then the scenario expectations, the
+# docs' commands (tests/docs_commands.sh) and README's newcomer guide
+# (tests/newcomer_guide.sh), and closes with one line of totals:
+# "tests: N passed, M failed".
 # Usage: tests/run_all.sh LOCKSIM_BIN SCENARIO_GLOB_FILES... -- TEST_BIN...
 set -u
 bin=$1; shift
@@ -34,6 +36,16 @@ if [ -x tests/docs_commands.sh ]; then
   cat "$log"
   p=$(sed -n 's/^docs: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log")
   f=$(sed -n 's/^docs: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log")
+  p=${p:-0}; f=${f:-0}
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+fi
+if [ -x tests/newcomer_guide.sh ]; then
+  echo "== README.md's newcomer guide, followed for a toy algorithm in a scratch copy"
+  tests/newcomer_guide.sh . "$(dirname "$bin")" >"$log" 2>&1; rc=$?
+  cat "$log"
+  p=$(sed -n 's/^guide: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log")
+  f=$(sed -n 's/^guide: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log")
   p=${p:-0}; f=${f:-0}
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f))
