@@ -3,6 +3,7 @@
 #include "engine_int.h"
 
 static void deliver(struct engine *e, int node, uint32_t idx, int chan) {
+    assert(idx < e->nslots); /* eng_net_send queued a slot it holds */
     struct slot s = e->slots[idx];
     eng_slot_free(e, idx);
     if (s.to_epoch != nd(e, node)->epoch) {
@@ -31,7 +32,8 @@ static void deliver(struct engine *e, int node, uint32_t idx, int chan) {
  * re-armed deadline: not an event of the run. Inline beside the loop, its
  * one caller, and above engine_timer.c, whose eng_timer_requeue it calls. */
 static inline int timer_popped(struct engine *e, const struct sim_event *ev) {
-    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu); /* valid: the engine queued it */
+    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu);
+    assert(idx >= 1 && idx <= e->ntimers); /* the engine queued it from a pool slot */
     uint32_t gen = (uint32_t)(ev->arg >> 32);
     struct timer *t = &e->timers[idx - 1];
     if (t->active && t->gen == gen) {
@@ -49,6 +51,7 @@ static inline int timer_popped(struct engine *e, const struct sim_event *ev) {
 /* A timer's firing that timer_popped let through in this engine_step. */
 static void fire_timer(struct engine *e, int node, uint64_t h) {
     struct timer *t = &e->timers[(uint32_t)h - 1];
+    assert(t->active && t->node == node && t->gen == (uint32_t)(h >> 32)); /* timer_popped let it through */
     int owner = t->owner, id = t->id;
     uint64_t arg = t->u.arg;
     eng_timer_free(e, t);
@@ -173,6 +176,7 @@ int engine_step(struct engine *e) {
          * queue at its new deadline, is no event: the run never sees it. */
         if (ev.type != EV_TIMER || timer_popped(e, &ev)) break;
     }
+    assert(ev.t >= e->now); /* virtual time never runs backwards */
     if (ev.type == EV_END) {
         e->now = ev.t;
         finish(e);

@@ -15,6 +15,12 @@
  *   6. engine.c: the loop and the one dispatch
  * Names shared between engine files carry the eng_ prefix.
  *
+ * The engine's invariants (a handle names a pool slot, a node index is in
+ * range, virtual time never runs backwards) are assert()s: on in every build
+ * without -DNDEBUG (the default, test, sanitizer and -O0 builds). They check
+ * what the engine itself made, never a scenario: user input is refused with
+ * an error before the engine is built.
+ *
  * Hot-path layout kept from the single-file engine, because it earns its
  * speed (make bench): the 48-byte struct node with a client's algorithm
  * state in the same cache line, the one-event lane for EV_CONT, emit()'s
@@ -26,6 +32,7 @@
  * file lives in the file above it that uses it (engine.c's timer_popped,
  * which may re-queue a timer through engine_timer.c). */
 
+#include <assert.h>
 #include <stddef.h>
 
 #include "clock.h"
@@ -287,6 +294,7 @@ struct engine {
 /* ---- Small helpers ----------------------------------------------------- */
 
 static inline struct node *nd(const struct engine *e, int i) {
+    assert(i >= 0 && i < e->nnodes);
     return (struct node *)(e->node_mem + (size_t)i * e->node_stride);
 }
 
@@ -449,6 +457,7 @@ static inline struct timer *eng_timer_from_handle(struct engine *e, uint64_t h) 
     return t;
 }
 static inline void eng_timer_free(struct engine *e, struct timer *t) {
+    assert(t->active && t >= e->timers && t < e->timers + e->ntimers);
     t->active = 0;
     t->gen++; /* any queued firing is now stale */
     t->u.next_free = e->free_timer;
@@ -464,6 +473,7 @@ void eng_timers_drop_node(struct engine *e, int node);
 void eng_net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m,
                   uint32_t grant);
 static inline void eng_slot_free(struct engine *e, uint32_t idx) {
+    assert(idx < e->nslots);
     e->slots[idx].u.next_free = e->free_slot;
     e->free_slot = idx + 1;
 }
