@@ -63,7 +63,7 @@ GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
-.PHONY: all deps run test test-view check-scenarios determinism sanitize clean algo-headers oom
+.PHONY: all deps run test test-view check-scenarios determinism hashes sanitize clean algo-headers oom
 all: $(BUILD)/locksim
 
 # ---- dependencies ---------------------------------------------------------
@@ -202,9 +202,11 @@ $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 	  $$(pkg-config --cflags --libs cmocka) $(SDL_LDLIBS) $(LDLIBS)
 
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,
+# the commands the docs show, README's newcomer guide (tests/newcomer_guide.sh),
 # then the determinism check against a second build at -O0.
 test: $(BUILD)/locksim $(TEST_BIN) $(BUILD)/algo-headers.ok
-	@tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
+	@CC="$(CC)" OPT="$(OPT)" LDLIBS="$(LDLIBS)" \
+	 tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
 	 $(MAKE) --no-print-directory determinism || st=1; exit $$st
 
 # The real window under an X server (Xvfb), driven by xdotool: .ci/run
@@ -235,6 +237,15 @@ $(BUILD)/oom_shim.so: tests/oom_shim.c
 
 oom: $(BUILD)/locksim $(BUILD)/oom_shim.so
 	@tests/oom_sweep.sh ./$(BUILD)/locksim ./$(BUILD)/oom_shim.so
+
+# Rewrites tests/trace_hashes.txt (one `HASH  FILE` line per scenario, sorted by
+# file: what `locksim hash` prints and `determinism` compares byte for byte)
+# after adding or deliberately changing a scenario. Review its diff: any line
+# that changes for an old scenario is a behaviour change.
+hashes: $(BUILD)/locksim
+	@./$(BUILD)/locksim hash $(SCENARIOS) > tests/trace_hashes.txt.new && \
+	 mv tests/trace_hashes.txt.new tests/trace_hashes.txt || { rm -f tests/trace_hashes.txt.new; exit 1; }
+	@echo "hashes: $$(wc -l < tests/trace_hashes.txt) scenario trace hashes written to tests/trace_hashes.txt"
 
 sanitize:
 	$(MAKE) BUILD=build-san OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \

@@ -3,6 +3,7 @@
 #include "engine_int.h"
 
 static void deliver(struct engine *e, int node, uint32_t idx, int chan) {
+    assert(idx < e->nslots); /* eng_net_send queued a slot it holds */
     struct slot s = e->slots[idx];
     eng_slot_free(e, idx);
     if (s.to_epoch != nd(e, node)->epoch) {
@@ -26,9 +27,31 @@ static void deliver(struct engine *e, int node, uint32_t idx, int chan) {
     else if (n->kind == TRACE_NODE_SERVER) algo_server_recv(e, node, &s.u.m);
 }
 
-/* A timer's firing that eng_timer_popped let through in this engine_step. */
+/* An EV_TIMER popped: 1 when it fires a timer (dispatch it); 0 when it is
+ * stale (the timer was cancelled or re-armed) or re-queued itself at the
+ * re-armed deadline: not an event of the run. Inline beside the loop, its
+ * one caller, and above engine_timer.c, whose eng_timer_requeue it calls. */
+static inline int timer_popped(struct engine *e, const struct sim_event *ev) {
+    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu);
+    assert(idx >= 1 && idx <= e->ntimers); /* the engine queued it from a pool slot */
+    uint32_t gen = (uint32_t)(ev->arg >> 32);
+    struct timer *t = &e->timers[idx - 1];
+    if (t->active && t->gen == gen) {
+        t->carrier = TIMER_CARRIER_NONE; /* it was the carrier, or (held by a pause) there is none */
+        return 1;
+    }
+    if (t->carrier == TIMER_CARRIER_OWN) {
+        if (!t->active && gen == t->gen - 1) t->carrier = TIMER_CARRIER_NONE; /* cancelled */
+    } else if (t->carrier == TIMER_CARRIER_SIDE && e->tside[idx - 1].gen == gen) {
+        t->carrier = TIMER_CARRIER_NONE;
+        if (t->active) eng_timer_requeue(e, idx - 1);
+    }
+    return 0;
+}
+/* A timer's firing that timer_popped let through in this engine_step. */
 static void fire_timer(struct engine *e, int node, uint64_t h) {
     struct timer *t = &e->timers[(uint32_t)h - 1];
+    assert(t->active && t->node == node && t->gen == (uint32_t)(h >> 32)); /* timer_popped let it through */
     int owner = t->owner, id = t->id;
     uint64_t arg = t->u.arg;
     eng_timer_free(e, t);
@@ -151,8 +174,9 @@ int engine_step(struct engine *e) {
         }
         /* A cancelled timer's entry, or a re-armed one's going back in the
          * queue at its new deadline, is no event: the run never sees it. */
-        if (ev.type != EV_TIMER || eng_timer_popped(e, &ev)) break;
+        if (ev.type != EV_TIMER || timer_popped(e, &ev)) break;
     }
+    assert(ev.t >= e->now); /* virtual time never runs backwards */
     if (ev.type == EV_END) {
         e->now = ev.t;
         finish(e);

@@ -15,6 +15,12 @@
  *   6. engine.c: the loop and the one dispatch
  * Names shared between engine files carry the eng_ prefix.
  *
+ * The engine's invariants (a handle names a pool slot, a node index is in
+ * range, virtual time never runs backwards) are assert()s: on in every build
+ * without -DNDEBUG (the default, test, sanitizer and -O0 builds). They check
+ * what the engine itself made, never a scenario: user input is refused with
+ * an error before the engine is built.
+ *
  * Hot-path layout kept from the single-file engine, because it earns its
  * speed (make bench): the 48-byte struct node with a client's algorithm
  * state in the same cache line, the one-event lane for EV_CONT, emit()'s
@@ -22,8 +28,11 @@
  * push, local_now, continue_later, the timer handle and slot pool helpers,
  * the callback wrappers) as static inline
  * functions here, so that splitting the engine into files adds no call to
- * them. */
+ * them. They touch only this layer's state: a helper that calls into a model
+ * file lives in the file above it that uses it (engine.c's timer_popped,
+ * which may re-queue a timer through engine_timer.c). */
 
+#include <assert.h>
 #include <stddef.h>
 
 #include "clock.h"
@@ -147,7 +156,7 @@ struct fault_ref {
  * deadline: that entry, the slot's "carrier", pops early and is queued
  * again at the new deadline with the seq the re-arming's own push would
  * have taken, exactly where that push would have put it, and nothing is
- * dispatched (eng_timer_popped). A queued entry is known by its handle's
+ * dispatched (engine.c's timer_popped). A queued entry is known by its handle's
  * generation: (slot, gen) is unique among queued entries.
  *
  * The carrier, by timer.carrier:
@@ -285,6 +294,7 @@ struct engine {
 /* ---- Small helpers ----------------------------------------------------- */
 
 static inline struct node *nd(const struct engine *e, int i) {
+    assert(i >= 0 && i < e->nnodes);
     return (struct node *)(e->node_mem + (size_t)i * e->node_stride);
 }
 
@@ -427,7 +437,7 @@ static inline int algo_validate(struct engine *e, char *err, size_t errlen) {
 uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id,
                        uint64_t arg);
 /* The timer of handle h (when active and on node) cancelled and a timer
- * armed, as eng_timer_free then eng_timer_add would, to the same slot,
+ * armed, as freeing it then adding a timer would, to the same slot,
  * handle, queue entries and free list, without the free list's round
  * trip; a stale or 0 handle only arms. */
 uint64_t eng_timer_rearm(struct engine *e, uint64_t h, int node, int clock, sim_ns delay, int owner,
@@ -447,29 +457,11 @@ static inline struct timer *eng_timer_from_handle(struct engine *e, uint64_t h) 
     return t;
 }
 static inline void eng_timer_free(struct engine *e, struct timer *t) {
+    assert(t->active && t >= e->timers && t < e->timers + e->ntimers);
     t->active = 0;
     t->gen++; /* any queued firing is now stale */
     t->u.next_free = e->free_timer;
     e->free_timer = (uint32_t)(t - e->timers) + 1;
-}
-/* An EV_TIMER popped: 1 when it fires a timer (dispatch it); 0 when it is
- * stale (the timer was cancelled or re-armed) or re-queued itself at the
- * re-armed deadline: not an event of the run. */
-static inline int eng_timer_popped(struct engine *e, const struct sim_event *ev) {
-    uint32_t idx = (uint32_t)(ev->arg & 0xffffffffu); /* valid: the engine queued it */
-    uint32_t gen = (uint32_t)(ev->arg >> 32);
-    struct timer *t = &e->timers[idx - 1];
-    if (t->active && t->gen == gen) {
-        t->carrier = TIMER_CARRIER_NONE; /* it was the carrier, or (held by a pause) there is none */
-        return 1;
-    }
-    if (t->carrier == TIMER_CARRIER_OWN) {
-        if (!t->active && gen == t->gen - 1) t->carrier = TIMER_CARRIER_NONE; /* cancelled */
-    } else if (t->carrier == TIMER_CARRIER_SIDE && e->tside[idx - 1].gen == gen) {
-        t->carrier = TIMER_CARRIER_NONE;
-        if (t->active) eng_timer_requeue(e, idx - 1);
-    }
-    return 0;
 }
 /* A node's clock changed: every pending timer on it fires at a new true time. */
 void eng_timers_reschedule(struct engine *e, int node);
@@ -481,6 +473,7 @@ void eng_timers_drop_node(struct engine *e, int node);
 void eng_net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m,
                   uint32_t grant);
 static inline void eng_slot_free(struct engine *e, uint32_t idx) {
+    assert(idx < e->nslots);
     e->slots[idx].u.next_free = e->free_slot;
     e->free_slot = idx + 1;
 }

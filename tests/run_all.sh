@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every cmocka test binary given, then the scenario expectations, and
-# closes with one line of totals: "tests: N passed, M failed".
+# Runs every cmocka test binary given, then the scenario expectations, the
+# docs' commands (tests/docs_commands.sh) and README's newcomer guide
+# (tests/newcomer_guide.sh), and closes with one line of totals:
+# "tests: N passed, M failed".
 # Usage: tests/run_all.sh LOCKSIM_BIN SCENARIO_GLOB_FILES... -- TEST_BIN...
 set -u
 bin=$1; shift
@@ -18,25 +20,28 @@ for t in "$@"; do
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "!! $t exited with status $rc"; fi
   passed=$((passed + p)); failed=$((failed + f))
 done
+# tally WORD RC: adds the "WORD: N passed, M failed" line of $log to the
+# totals (a failing status with no failure counted counts as one).
+tally() {
+  local p f
+  cat "$log"
+  p=$(sed -n "s/^$1: \\([0-9]*\\) passed, \\([0-9]*\\) failed.*/\\1/p" "$log")
+  f=$(sed -n "s/^$1: \\([0-9]*\\) passed, \\([0-9]*\\) failed.*/\\2/p" "$log")
+  p=${p:-0}; f=${f:-0}
+  if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+}
 if [ ${#scen[@]} -gt 0 ]; then
   echo "== scenario expectations (locksim check)"
-  "$bin" check --quiet "${scen[@]}" >"$log" 2>&1; rc=$?
-  cat "$log"
-  p=$(sed -n 's/^scenarios: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log")
-  f=$(sed -n 's/^scenarios: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log")
-  p=${p:-0}; f=${f:-0}
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-  passed=$((passed + p)); failed=$((failed + f))
+  "$bin" check --quiet "${scen[@]}" >"$log" 2>&1; tally scenarios $?
 fi
 if [ -x tests/docs_commands.sh ]; then
   echo "== commands and scenario snippets shown in README.md and docs/"
-  tests/docs_commands.sh . >"$log" 2>&1; rc=$?
-  cat "$log"
-  p=$(sed -n 's/^docs: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log")
-  f=$(sed -n 's/^docs: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log")
-  p=${p:-0}; f=${f:-0}
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-  passed=$((passed + p)); failed=$((failed + f))
+  tests/docs_commands.sh . >"$log" 2>&1; tally docs $?
+fi
+if [ -x tests/newcomer_guide.sh ]; then
+  echo "== README.md's newcomer guide, followed for a toy algorithm in a scratch copy"
+  tests/newcomer_guide.sh . "$(dirname "$bin")" >"$log" 2>&1; tally guide $?
 fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
