@@ -25,7 +25,7 @@ static int swap_algo(struct ctx *c, char *err, size_t errlen)
     int rc, i, k;
 
     rc = engine_new(&e, &c->own, &eo, &se);
-    if (rc == -2)
+    if (rc == LSIM_ENOMEM) /* engine_new's codes are error.h's (engine.h) */
         return LSIM_ENOMEM;
     if (rc != 0) {
         snprintf(err, errlen, "%s cannot run %s: %s", c->o->algo->name, c->own.file, se.msg);
@@ -109,8 +109,9 @@ int explore_run(const struct scenario *base, const struct explore_opts *o,
         struct scn_error se;
         rc = engine_new(&e, &c->own, &c->eo, &se);
         if (rc != 0) {
-            snprintf(err, errlen, "%s:%d:%d: %s", se.file, se.pos.line, se.pos.col, se.msg);
-            rc = rc == -2 ? LSIM_ENOMEM : LSIM_EUSAGE;
+            if (rc == LSIM_ENOMEM) snprintf(err, errlen, "%s", lsim_strerror(LSIM_ENOMEM)); /* se untouched */
+            else snprintf(err, errlen, "%s:%d:%d: %s", se.file, se.pos.line, se.pos.col, se.msg);
+            rc = rc == LSIM_ENOMEM ? LSIM_ENOMEM : LSIM_EUSAGE;
             goto out;
         }
         r->algo = engine_algo(e); /* the one that runs: built in, swapped in, or a plugin */

@@ -95,8 +95,12 @@ int explore_try(struct ctx *c, const struct scenario *s, struct scn_fault *extra
     if (all != stack)
         free(all);
     if (rc != 0)
-        return rc == -2 ? LSIM_ENOMEM : LSIM_EPARSE;
+        return rc == LSIM_ENOMEM ? LSIM_ENOMEM : LSIM_EPARSE; /* engine_new's codes are error.h's */
     engine_run(e);
+    if (engine_trace(e)->oom) { /* a run that lost events decides nothing: out of memory, as run says */
+        engine_free(e);
+        return LSIM_ENOMEM;
+    }
     rc = judge(s, e);
     if (rep)
         *rep = *engine_report(e);

@@ -206,5 +206,6 @@ int explore_recheck_param_boundaries(struct shrink *sh)
                      " (before the fault sizes were bisected; it fails now)");
         }
     }
-    return explore_still_fails(sh) == 1 ? 0 : LSIM_EINTERNAL;
+    rc = explore_still_fails(sh);
+    return rc == 1 ? 0 : rc < 0 ? rc : LSIM_EINTERNAL; /* out of memory stays itself */
 }

@@ -5,6 +5,7 @@
  * pool at the first failing run. The runs searched, the first failure and
  * the coverage are therefore those of runs 0 to the first failure, whatever
  * N is. With one job the runs are made in this process. */
+#include <sys/wait.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -80,12 +81,13 @@ static int take(void *arg, size_t i, const void *rec, size_t len, int status)
     struct run_rec h;
     uint64_t states;
 
-    (void)status;
     if (i != se->next)
         return 1; /* past a gap (the search was stopped): not searched in order */
     if (rec == NULL || len < sizeof h || (memcpy(&h, rec, sizeof h), h.nlog > COVER_LOG_MAX) ||
         len != sizeof h + 4 * (size_t)h.nlog) {
-        se->rc = LSIM_EINTERNAL; /* the worker died, or sent what is not a record */
+        /* The worker died, or sent what is not a record; one that exited 70
+         * could not compute its run (out of memory: pool.h). */
+        se->rc = rec == NULL && WIFEXITED(status) && WEXITSTATUS(status) == 70 ? LSIM_ENOMEM : LSIM_EINTERNAL;
         return 1;
     }
     if (o->time_s > 0 && i > 0 && i % EXPLORE_BATCH == 0 && explore_now_s() - se->t0 >= o->time_s)
