@@ -170,8 +170,9 @@ run: $(BUILD)/locksim
 
 # ---- lock.h is all an algorithm needs ----------------------------------------------
 # Every algorithm (and the example plugin) compiles with only lock.h, what
-# lock.h includes, and the shared server models kv.h and db.h in reach.
-ALGO_HDRS := sim/lock.h sim/error.h sim/vtime.h sim/algo/kv.h sim/algo/db.h
+# lock.h includes, the shared server models kv.h and db.h, and an algorithm's
+# own private header (sim/algo/*_int.h, itself on lock.h only) in reach.
+ALGO_HDRS := sim/lock.h sim/error.h sim/vtime.h sim/algo/kv.h sim/algo/db.h $(wildcard sim/algo/*_int.h)
 ALGO_SRC  := $(sort $(wildcard sim/algo/*.c)) examples/algorithms/my_lock.c
 $(BUILD)/algo-headers.ok: $(ALGO_SRC) $(ALGO_HDRS)
 	@rm -rf $(BUILD)/algo-inc && mkdir -p $(BUILD)/algo-inc
@@ -181,7 +182,7 @@ $(BUILD)/algo-headers.ok: $(ALGO_SRC) $(ALGO_HDRS)
 	   $(CC) $(CFLAGS) -fsyntax-only -I$(BUILD)/algo-inc $(BUILD)/algo-inc/$$(basename $$f) || \
 	   { echo "algo-headers: $$f needs more than lock.h (and kv.h, db.h)"; exit 1; }; \
 	 done
-	@echo "algo-headers: $(words $(ALGO_SRC)) algorithm sources compile with only lock.h, kv.h and db.h in reach"
+	@echo "algo-headers: $(words $(ALGO_SRC)) algorithm sources compile with only lock.h, kv.h, db.h and their own *_int.h in reach"
 	@touch $@
 algo-headers: $(BUILD)/algo-headers.ok
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Follows README.md's "Where a newcomer adds: an algorithm" for a toy
 # algorithm in a scratch copy of the tree (never the tree itself), so the
-# guide cannot go stale: its file, its two registry lines, the build (and
+# guide cannot go stale: every file and name the guide mentions exists; then
+# the toy's file, its two registry lines, the build (and
 # `make algo-headers`), a scenario with it, its golden trace by
 # `check --update`, its trace hash by `make hashes`, and `check` passing.
 # The scratch copy starts from BUILD_DIR's objects, so only what the toy
@@ -29,6 +30,19 @@ done
 cp -a "$repo/$bdir"/*.a "$repo/$bdir"/*.so "$repo/$bdir/.deps" "$repo/$bdir/locksim" "$work/$bname/" 2>/dev/null
 mk() { env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory BUILD="$bname" \
          ${CC:+CC="$CC"} ${OPT:+OPT="$OPT"} ${LDLIBS:+LDLIBS="$LDLIBS"} "$@"; }
+
+# 0. Every file the guide names exists, and every `NAME` (`FILE` it names is in that file.
+guide=$(sed -n '/^Where a newcomer adds:/,/^Design in one breath/p' "$repo/README.md")
+step "README.md has the guide" test -n "$guide"
+for f in $(grep -o '`[a-z_]*/[A-Za-z_./]*`' <<<"$guide" | tr -d '`' | sort -u); do
+  case "$f" in *NAME*|*NEW*) continue ;; esac
+  step "the guide's $f exists" test -e "$repo/$f"
+done
+while IFS= read -r pair; do
+  name=${pair#\`}; name=${name%%\`*}; f=${pair##*(\`}; f=${f%\`}
+  step "the guide's $name is in $f" grep -qF "$name" "$repo/$f"
+done < <(grep -o '`[^`]*` (`[a-z_]*/[A-Za-z_./]*`' <<<"$guide" | sort -u)
+step "docs/explore.md has the guide's table" grep -qF 'Every algorithm under one budget' "$repo/docs/explore.md"
 
 # 1. Its file, including only kv.h (a clone of lease under another name).
 cat > "$work/sim/algo/algo_toy.c" <<'EOF'

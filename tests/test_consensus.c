@@ -1,5 +1,6 @@
-/* Tests of the consensus lock (sim/algo/algo_consensus.c), narrated: each runs a
- * scenario on Raft-replicated lock servers and walks its trace, asserting the
+/* Tests of the consensus lock (sim/algo/algo_consensus.c, consensus_log.c and
+ * consensus_server.c), narrated: each runs a scenario on Raft-replicated lock
+ * servers and walks its trace, asserting the
  * virtual times, revisions and verdicts that a user relies on. */
 #include <stdio.h>
 #include <stdlib.h>
