@@ -259,6 +259,11 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
                "p99 %s, max %s\n",
             (long long)rep->acquires, (long long)rep->failed_acquires, (long long)rep->denied_attempts,
             rep->denied_attempts == 1 ? "" : "s", b1, b2, b3);
+    format_time_ns(b1, sizeof b1, rep->unavailable_ns);
+    format_time_ns(b2, sizeof b2, rep->end_ns);
+    fprintf(f, "  progress         %lld client%s never acquired; lock unavailable %s of %s (a client "
+               "acquiring, none in the critical section)\n",
+            (long long)rep->starved, rep->starved == 1 ? "" : "s", b1, b2);
 }
 
 /* Expectation i judged, and its measured value for people in b: a metric in
