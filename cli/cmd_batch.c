@@ -1,7 +1,6 @@
 /* `locksim batch`: every scenario under the paths, for every seed and
  * algorithm asked, on N forked worker processes (cli/fanout.h), printed in
  * run-list order so the output bytes do not depend on --jobs. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,9 +174,7 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     if (fmt == FMT_CSV) report_csv_header_sets(e.f, b->sets, b->nsets);
     if (fmt == FMT_SHARD) shard_write_header(e.f, "batch", d->argc, d->argv, b, NULL, 0);
     size_t done;
-    errno = 0;
     int how = fanout_run(b, emit_one, &e, &done);
-    int run_errno = errno; /* why a worker could not be started (ENOMEM: out of memory) */
     if (e.oom) (void)0; /* no report from records that are not all there */
     else if (fmt == FMT_TABLE) {
         group_close(&e);
@@ -192,7 +189,7 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     }
     free(e.kept);
     st = e.worst;
-    if (e.oom || (how < 0 && lsim_errno_code(run_errno, 0))) {
+    if (e.oom || how == LSIM_ENOMEM) {
         out_abort(&of);
         fprintf(stderr, "locksim: batch stopped after %zu of %zu runs: out of memory\n", e.done, total);
         st = cli_exit(LSIM_ENOMEM);
@@ -208,7 +205,7 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
                 e.done - e.passed, of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
         st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
     } else if (out_commit(&of, err, sizeof err) != 0) st = cli_fail(LSIM_EOUTPUT, err);
-    if (how != -1) summary(&e, total);
+    if (how >= 0) summary(&e, total);
     return st;
 }
 

@@ -506,5 +506,5 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     cli_stop_release();
     if (f->progress) fprintf(stderr, "\r%-72s\r", "");
     free(fr.fail);
-    return fr.nomem ? -1 : rc;
+    return fr.nomem ? LSIM_ENOMEM : rc;
 }

@@ -89,8 +89,8 @@ typedef int (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
 /* Run the list (its fanout_range() slice; with preloaded summaries, deliver
  * them without running). Returns 0 when every run was delivered, 1 when
  * SIGINT, SIGTERM or SIGHUP stopped it (the runs finished after a gap are
- * delivered too, in order), 2 when the sink stopped it, -1 when a worker
- * could not be started; *done receives the runs delivered. Workers die with
+ * delivered too, in order), 2 when the sink stopped it, LSIM_ENOMEM when
+ * memory ran out, LSIM_EINTERNAL when a worker could not be started; *done receives the runs delivered. Workers die with
  * the parent (Linux: PR_SET_PDEATHSIG) and hold no other worker's pipe. */
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
 
