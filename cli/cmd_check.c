@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "checker.h"
 #include "cli.h"
 #include "input.h"
 #include "memtext.h"
@@ -111,6 +112,13 @@ static enum golden_result golden_check(const struct golden_opts *g, const char *
             const struct trace *cur = engine_trace(now.engine);
             fprintf(m, "%s: trace differs from its golden trace %s (digest %016llx, now %016llx)\n", file, path,
                     old, (unsigned long long)now.trace_hash);
+            struct trace judged;
+            struct checker_report was;
+            if (run_recheck(&gold, now.scn->purpose, now.scn->stuck_after_ns, &judged, &was) == 0 &&
+                trace_diff_meaning(m, &gold, &was, cur, now.report, 10, "  ") == 0)
+                fprintf(m, "  the same in meaning (verdict, metrics, who held the lock when, every write); "
+                           "the events moved:\n");
+            trace_close(&judged);
             trace_diff_print(m, &gold, "golden", cur, "now", trace_diff_first(&gold, cur), 3, "  ");
             fprintf(m, "  (if the change is intended: locksim check --update %s)\n", file);
             res = GOLDEN_FAILED;

@@ -11,6 +11,7 @@
 #include "fmt.h"
 #include "input.h"
 #include "text.h"
+#include "run.h"
 #include "scenario_file.h"
 #include "trace_diff.h"
 
@@ -22,37 +23,6 @@ static int load(struct trace *tr, const char *path) {
     return rc ? cli_fail(rc, err) : 0;
 }
 
-/* Check src afresh: its events, without the findings a checker appended
- * when it was recorded, go into dst (same header and nodes) with a checker
- * attached (docs/trace-format.md, "Checking a recorded trace"). Returns 0 or
- * LSIM_ENOMEM; dst must be closed by the caller, and before src (its event
- * text points into src). */
-static int recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns, struct trace *dst,
-                   struct checker_report *rep) {
-    struct checker ck;
-    trace_init(dst, 1);
-    snprintf(dst->title, sizeof dst->title, "%s", src->title);
-    snprintf(dst->algo, sizeof dst->algo, "%s", src->algo);
-    dst->seed = src->seed;
-    for (int i = 0; i < src->nnodes; i++)
-        if (trace_add_node(dst, src->nodes[i].name, src->nodes[i].kind) < 0) return LSIM_ENOMEM;
-    if (checker_init(&ck, dst, purpose, stuck_after_ns) != 0) return LSIM_ENOMEM;
-    dst->observe = checker_observe;
-    dst->advance = checker_advance;
-    dst->observe_arg = &ck;
-    dst->observe_kinds = CHECKER_KINDS;
-    sim_ns end = 0;
-    for (size_t i = 0; i < src->len; i++) {
-        if (trace_kind_is_finding(src->ev[i].kind)) continue;
-        trace_append(dst, &src->ev[i]);
-        end = src->ev[i].t;
-    }
-    checker_finish(&ck, end, rep);
-    checker_close(&ck);
-    dst->observe = NULL;
-    dst->advance = NULL;
-    return dst->oom ? LSIM_ENOMEM : 0;
-}
 
 int cmd_check_trace(int argc, char **argv) {
     const char *file = NULL, *scn_file = NULL, *purpose_s = NULL, *stuck_s = NULL, *format = "text";
@@ -119,7 +89,7 @@ int cmd_check_trace(int argc, char **argv) {
                  src.len, src.len == 1 ? "" : "s", t);
     }
     struct checker_report rep;
-    int rc = recheck(&src, purpose, stuck_after, &dst, &rep);
+    int rc = run_recheck(&src, purpose, stuck_after, &dst, &rep);
     if (rc == 0 && json) {
         /* The run's JSON record, from a summary of the trace: its events
          * are those read, whatever a run-end event claims. */
@@ -185,10 +155,27 @@ int cmd_diff(int argc, char **argv) {
         int same = at < 0 && strcmp(a.title, b.title) == 0 && strcmp(a.algo, b.algo) == 0 && a.seed == b.seed;
         if (same) printf("same: %zu events\n", a.len);
         else {
+            /* What changed in meaning first (each trace judged afresh, as a
+             * correctness scenario with the default stuck-after), then the
+             * first divergent raw event. */
+            struct scenario def;
+            scenario_init(&def);
+            struct trace ca, cb;
+            struct checker_report ra, rb;
+            int rc = run_recheck(&a, def.purpose, def.stuck_after_ns, &ca, &ra);
+            if (!rc) rc = run_recheck(&b, def.purpose, def.stuck_after_ns, &cb, &rb);
+            else trace_init(&cb, 1);
+            scenario_close(&def);
             printf("A: %s\nB: %s\n", f[0], f[1]);
-            trace_diff_print(stdout, &a, "A", &b, "B", at, (int)context, "");
+            if (!rc && trace_diff_meaning(stdout, &a, &ra, &b, &rb, 20, "") == 0)
+                printf("The same in meaning (verdict, metrics, who held the lock when, every write); the events "
+                       "moved:\n");
+            trace_close(&ca);
+            trace_close(&cb);
+            if (rc) st = cli_fail(rc, "");
+            else trace_diff_print(stdout, &a, "A", &b, "B", at, (int)context, "");
         }
-        st = same ? 0 : 1;
+        if (!st) st = same ? 0 : 1;
     }
     trace_close(&a);
     trace_close(&b);

@@ -163,10 +163,15 @@ const char cli_usage_sweep[] =
 const char cli_usage_diff[] =
     "Usage: locksim diff A.jsonl B.jsonl [--context N]\n"
     "\n"
-    "Compares two traces event by event (time, node, kind, fields) and shows the\n"
-    "first event where they diverge, with N events of context (default 3) before\n"
-    "it and after it in each. Exit 0 when the traces are the same, 1 when they\n"
-    "differ, 65/66 if a file is malformed or unreadable.\n";
+    "Compares two traces. First what changed in meaning: each trace is judged\n"
+    "afresh by the checker (as a correctness scenario), and the verdict and every\n"
+    "figure that differs are listed in their units (\"lost-updates  1 -> 0\"), then\n"
+    "who held the lock when (each client's acquisitions paired in order: a time or\n"
+    "token that moved), then each client's writes and what the resource did with\n"
+    "them. Then, event by event (time, node, kind, fields), the first event where\n"
+    "they diverge, with N events of context (default 3) before it and after it in\n"
+    "each. Exit 0 when the traces are the same, 1 when they differ, 65/66 if a\n"
+    "file is malformed or unreadable.\n";
 
 const char cli_usage_matrix[] =
     "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"

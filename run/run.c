@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "checker.h"
 #include "scenario.h"
 #include "scenario_file.h"
 
@@ -314,4 +315,36 @@ int run_outcome(const struct run_result *r, int require_expects) {
     if (r->truncated) return LSIM_ETRUNCATED;
     if (r->failed || (require_expects && r->nexpects == 0)) return LSIM_EEXPECT;
     return LSIM_OK;
+}
+
+/* Check src afresh: its events, without the findings a checker appended
+ * when it was recorded, go into dst (same header and nodes) with a checker
+ * attached (docs/trace-format.md, "Checking a recorded trace"). Returns 0 or
+ * LSIM_ENOMEM; dst must be closed by the caller, and before src (its event
+ * text points into src). */
+int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns, struct trace *dst,
+                   struct checker_report *rep) {
+    struct checker ck;
+    trace_init(dst, 1);
+    snprintf(dst->title, sizeof dst->title, "%s", src->title);
+    snprintf(dst->algo, sizeof dst->algo, "%s", src->algo);
+    dst->seed = src->seed;
+    for (int i = 0; i < src->nnodes; i++)
+        if (trace_add_node(dst, src->nodes[i].name, src->nodes[i].kind) < 0) return LSIM_ENOMEM;
+    if (checker_init(&ck, dst, purpose, stuck_after_ns) != 0) return LSIM_ENOMEM;
+    dst->observe = checker_observe;
+    dst->advance = checker_advance;
+    dst->observe_arg = &ck;
+    dst->observe_kinds = CHECKER_KINDS;
+    sim_ns end = 0;
+    for (size_t i = 0; i < src->len; i++) {
+        if (trace_kind_is_finding(src->ev[i].kind)) continue;
+        trace_append(dst, &src->ev[i]);
+        end = src->ev[i].t;
+    }
+    checker_finish(&ck, end, rep);
+    checker_close(&ck);
+    dst->observe = NULL;
+    dst->advance = NULL;
+    return dst->oom ? LSIM_ENOMEM : 0;
 }

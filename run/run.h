@@ -89,4 +89,14 @@ int run_validate_algo(const struct lock_algo *a, const char *where, char *err, s
  * form of engine_dropped_options), else 0. */
 int run_word_in_list(const char *list, const char *word, size_t len);
 
+struct checker_report;
+/* Check a recorded trace afresh: src's events, without the findings a
+ * checker appended when it was recorded, go into dst (same header and
+ * nodes) with a checker attached (docs/trace-format.md, "Checking a
+ * recorded trace"), judged as a scenario of that purpose and stuck-after
+ * would be. Returns 0 or LSIM_ENOMEM; dst must be closed by the caller, and
+ * before src (its event text points into src). */
+int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns, struct trace *dst,
+                struct checker_report *rep);
+
 #endif
