@@ -190,7 +190,7 @@ const char cli_usage_matrix[] =
 
 const char cli_usage_render[] =
     "Usage: locksim render FILE -o OUT.png|OUT.svg [--width W] [--height H]\n"
-    "                      [--from T] [--to T] [--algo A] [--seed N] [--set KEY=VALUE]...\n"
+    "                      [--from T] [--to T] [--at T] [--algo A] [--seed N] [--set KEY=VALUE]...\n"
     "\n"
     "Runs the scenario and draws its timeline with the verdict banner (title,\n"
     "algorithm, verdict, seed, replay command) as a PNG or an SVG, chosen by the\n"
@@ -198,18 +198,29 @@ const char cli_usage_render[] =
     "Needs no display. The same scenario and seed give the same bytes.\n"
     "  --width W, --height H   picture size in pixels (default 1280 x 720; --height 0 =\n"
     "                          as tall as the content)\n"
-    "  --from T, --to T        the time window shown (e.g. --from 30s --to 31s)\n";
+    "  --from T, --to T        the time window shown (e.g. --from 30s --to 31s)\n"
+    "  --at T                  the run as it stood at T, a slide of its story: only what had\n"
+    "                          happened by then, on the whole run's axis; the banner says\n"
+    "                          \"running\" until the run is decided, then what decided it\n";
 
 const char cli_usage_view[] =
-    "Usage: locksim view FILE [--algos A,B,...] [--quiz] [--seed N] [--set KEY=VALUE]...\n"
+    "Usage: locksim view FILE [--algos A,B,...] [--quiz] [--show-all] [--shots DIR]\n"
+    "                    [--width W] [--height H] [--seed N] [--set KEY=VALUE]...\n"
     "\n"
-    "Opens the timeline in a window (SDL2). Keys: space play/pause, [ ] slower/faster,\n"
-    "Right/Left next/previous event, Home/End start/end, + - or the wheel zoom,\n"
-    "drag to pan, drag on the time axis to scrub, 0 or f fit, n next violation,\n"
-    "r reveal (quiz), s screenshot (locksim-shot-N.png), ? or F1 help, F11 full\n"
-    "screen, q or Esc quit. The window reloads when FILE changes on disk.\n"
+    "Opens the timeline in a window (SDL2) and reveals the run as it plays: only what\n"
+    "happened by the cursor is drawn, the verdict says \"running\" until the run has\n"
+    "decided it, and every event passed is narrated (the last three sentences below,\n"
+    "Up/Down scroll back). Keys: space play/pause, [ ] slower/faster, Right/Left\n"
+    "next/previous event, Home/End start/end, a the whole run at once, + - or the\n"
+    "wheel zoom, drag to pan, drag on the time axis to scrub, 0 or f fit, n next\n"
+    "violation, r reveal (quiz), s screenshot, ? or F1 help, F11 full screen, q or\n"
+    "Esc quit. The window reloads when FILE changes on disk.\n"
     "  --algos A,B     one panel per algorithm, sharing the faults and the cursor\n"
     "  --quiz          stop before each decisive event and ask what happens next\n"
+    "  --show-all      the whole run at once, as a finished picture (key a)\n"
+    "  --shots DIR     screenshots (locksim-shot-N.png) go there; default: the\n"
+    "                  current folder\n"
+    "  --width W, --height H   the window's size at start (default 1280 x 800)\n"
     "Without a display it exits 69: draw a picture with locksim render FILE -o out.png.\n";
 
 const char cli_usage_hash[] =

@@ -53,7 +53,7 @@ int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *co
     if (!lys) return fail(LSIM_ENOMEM, "out of memory", NULL);
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
-        if (layout_build(&lys[i], trs[i]) != 0) rc = fail(LSIM_ENOMEM, "out of memory", NULL);
+        if (scene_layout_for(&lys[i], trs[i], v) != 0) rc = fail(LSIM_ENOMEM, "out of memory", NULL);
     struct scene sc;
     memset(&sc, 0, sizeof sc);
     if (!rc && (rc = scene_build_panels(&sc, lys, n, v, banners)) != 0)

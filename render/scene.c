@@ -119,6 +119,19 @@ static void emit_legend(struct scene_ctx *c) {
                 SCENE_ST_LEGEND);
 }
 
+int scene_layout_for(struct layout *out, const struct trace *tr, const struct scene_view *v) {
+    if (!v || !v->reveal) return layout_build(out, tr);
+    return layout_build_prefix(out, tr, layout_events_until(tr, v->reveal_ns), v->reveal_ns);
+}
+
+int scene_run_end(const struct trace *tr, const struct scene_view *v, sim_ns *out) {
+    struct layout ly;
+    if (layout_build(&ly, tr) != 0) return -1;
+    *out = (v->flags & SCENE_F_FIT) ? scene_fit_end(&ly) : ly.t_end;
+    layout_close(&ly);
+    return 0;
+}
+
 /* Title, then "algorithm  VERDICT  seed", then the replay command and the
  * checker's one-sentence headline. */
 static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
@@ -154,7 +167,9 @@ static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
     char algo[96], seed[64];
     int pst[3] = {SCENE_ST_BANNER, SCENE_ST_BANNER, SCENE_ST_BANNER};
     if (b->algo) snprintf(algo, sizeof algo, "algorithm: %s", b->algo), part[0] = algo;
-    if (r) {
+    if (b->status) {
+        part[1] = b->status;
+    } else if (r) {
         part[1] = scn_verdict_name(r->verdict);
         pst[1] = r->verdict == SCN_VERDICT_SAFE ? SCENE_ST_SAFE
                  : r->verdict == SCN_VERDICT_UNSAFE ? SCENE_ST_UNSAFE : SCENE_ST_STUCK;
@@ -171,7 +186,9 @@ static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
         col += len + 3;
     }
     if (col) c->y += c->v->line_h;
-    if (r && r->headline[0]) scene_wrapped(c, 0, 2, r->headline, SCENE_ST_BANNER);
+    if (b->status) scene_wrapped(c, 0, 2, "the verdict shows once the run has decided it", SCENE_ST_BANNER);
+    else if (b->decided_by) scene_wrapped(c, 0, 2, b->decided_by, SCENE_ST_BANNER);
+    else if (r && r->headline[0]) scene_wrapped(c, 0, 2, r->headline, SCENE_ST_BANNER);
     if (b->replay) {
         snprintf(buf, sizeof buf, "replay: %s", b->replay);
         scene_wrapped(c, 0, 2, buf, SCENE_ST_BANNER);

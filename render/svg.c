@@ -117,7 +117,7 @@ int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n,
     if (!lys) return LSIM_ENOMEM;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
-        if (layout_build(&lys[i], trs[i]) != 0) rc = LSIM_ENOMEM;
+        if (scene_layout_for(&lys[i], trs[i], v) != 0) rc = LSIM_ENOMEM;
     struct scene sc;
     memset(&sc, 0, sizeof sc);
     if (!rc) rc = scene_build_panels(&sc, lys, n, v, banners);

@@ -238,6 +238,42 @@ static void test_matrix_render(void **state) {
     assert_int_equal(r->code, 64);
 }
 
+/* --at T: the slides of a story. Before the double entry the banner says
+ * "running" and nothing later is drawn (no B acquisition); just after it,
+ * the verdict and what decided it, not the end's headline; at the run's end
+ * the very bytes of the whole picture, SVG and PNG. */
+static void test_render_at(void **state) {
+    (void)state;
+    out_dir();
+    size_t n;
+    assert_int_equal(run("render " GC " -o build/render_cmd/at20.svg --at 20s")->code, 0);
+    assert_true(xmllint_ok("build/render_cmd/at20.svg"));
+    char *svg = read_all("build/render_cmd/at20.svg", &n);
+    assert_non_null(strstr(svg, ">running<"));
+    assert_non_null(strstr(svg, "the verdict shows once the run has decided it"));
+    assert_null(strstr(svg, "UNSAFE"));
+    assert_null(strstr(svg, "<title>B acquires"));
+    assert_null(strstr(svg, "DOUBLE ENTRY"));
+    assert_non_null(strstr(svg, "<title>A acquires, t=0s</title>"));
+    free(svg);
+    assert_int_equal(run("render " GC " -o build/render_cmd/at31.svg --at 31500ms")->code, 0);
+    svg = read_all("build/render_cmd/at31.svg", &n);
+    assert_non_null(strstr(svg, "UNSAFE at 31s: A and B are both in the critical section"));
+    assert_null(strstr(svg, "lost update")); /* the end's headline tells of 32s */
+    assert_non_null(strstr(svg, "<title>B acquires, t=31s</title>"));
+    assert_null(strstr(svg, "<title>A releases"));
+    free(svg);
+    assert_int_equal(run("render " GC " -o build/render_cmd/at60.svg --at 60s")->code, 0);
+    assert_int_equal(run("render " GC " -o build/render_cmd/all.svg")->code, 0);
+    assert_true(same_bytes("build/render_cmd/at60.svg", "build/render_cmd/all.svg"));
+    assert_int_equal(run("render " GC " -o build/render_cmd/at60.png --at 60s")->code, 0);
+    assert_int_equal(run("render " GC " -o build/render_cmd/all.png")->code, 0);
+    assert_true(same_bytes("build/render_cmd/at60.png", "build/render_cmd/all.png"));
+    struct result *r = run("render " GC " -o build/render_cmd/x.svg --at later");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--at takes a time such as"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_written_and_repeats),
@@ -247,6 +283,7 @@ int main(void) {
         cmocka_unit_test(test_size_and_stdout),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_matrix_render),
+        cmocka_unit_test(test_render_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
