@@ -21,7 +21,7 @@ static int fail(int code, const char *what, const char *detail) {
 
 int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
                         const struct scene_view *v, int height) {
-    int w = sc->width, h = height > sc->height ? height : sc->height;
+    int w = sc->width, h = height > 0 ? height : sc->height; /* --height: exactly, the rest cut */
     gfx_clear_error();
     if (w < 1 || h < 1) return fail(LSIM_EBAD_VALUE, "empty image", NULL);
     struct raster img;

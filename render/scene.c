@@ -251,8 +251,32 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
                      const struct scene_banner *b, int y0, const struct layout *gap_src,
                      size_t ngap_src);
 
+static int panels_once(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners, int legend_left_out);
+
+/* A picture of a given height (--height) is that tall exactly: when the
+ * content is taller, the lanes are drawn as tall as a line of text, then
+ * the legend is left out, saying so in one line; what still does not fit is
+ * cut by the backend at the height. */
 int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
                        const struct scene_view *v, const struct scene_banner *banners) {
+    int rc = panels_once(sc, lys, n, v, banners, 0);
+    if (rc || v->height <= 0 || sc->height <= v->height) return rc;
+    struct scene_view tight = *v;
+    if (tight.lane_h > tight.line_h) {
+        tight.lane_h = tight.line_h;
+        scene_close(sc);
+        rc = panels_once(sc, lys, n, &tight, banners, 0);
+        if (rc || sc->height <= v->height) return rc;
+    }
+    if (!(tight.flags & SCENE_F_LEGEND)) return 0;
+    tight.flags &= ~(unsigned)SCENE_F_LEGEND;
+    scene_close(sc);
+    return panels_once(sc, lys, n, &tight, banners, 1);
+}
+
+static int panels_once(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners, int legend_left_out) {
     memset(sc, 0, sizeof *sc);
     struct scene_view pv = *v;
     sim_ns t_end = 0;
@@ -306,6 +330,22 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
         c.used_stale = sc->used[SCENE_USED_STALE];
         for (int x = SCENE_USED_CLOCK; x < SCENE_USED_N; x++) c.used_extra[x - SCENE_USED_CLOCK] = sc->used[x];
         emit_legend(&c);
+        rc = sc->err;
+        y = c.y;
+    } else if (!rc && n && legend_left_out) {
+        struct scene_ctx c;
+        memset(&c, 0, sizeof c);
+        c.sc = sc;
+        c.ly = &lys[n - 1];
+        c.v = &pv;
+        c.layer = SCENE_LAYER_MAIN;
+        c.x0 = v->margin;
+        c.cols = (v->width - 2 * v->margin) / v->char_w;
+        c.y = y + v->line_h / 2;
+        char note[160];
+        snprintf(note, sizeof note, "(the legend is left out to fit %d px: a taller --height, or 0, shows it)",
+                 v->height);
+        scene_wrapped(&c, 0, 2, note, SCENE_ST_LEGEND);
         rc = sc->err;
         y = c.y;
     }

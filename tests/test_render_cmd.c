@@ -274,6 +274,38 @@ static void test_render_at(void **state) {
     assert_non_null(strstr(r->err, "--at takes a time such as"));
 }
 
+/* --height is honoured exactly (a 16:9 slide frame can be relied on): five
+ * Redlock servers do not fit 720 px with their legend, so the lanes are
+ * drawn tighter and the legend is left out, saying so; the PNG and the SVG
+ * are 1280 x 720 all the same. */
+static void test_height_exact(void **state) {
+    (void)state;
+    out_dir();
+    const char *rl = "scenarios/redlock-gc-pause-after-acquire.lsim";
+    assert_int_equal(run(fmt("render %s -o build/render_cmd/h.svg --width 1280 --height 720", rl))->code, 0);
+    size_t n;
+    char *svg = read_all("build/render_cmd/h.svg", &n);
+    assert_non_null(strstr(svg, "width=\"1280\" height=\"720\""));
+    assert_non_null(strstr(svg, "the legend is left out to fit 720 px"));
+    free(svg);
+    assert_int_equal(run(fmt("render %s -o build/render_cmd/h.png --width 1280 --height 720", rl))->code, 0);
+    unsigned char head[24];
+    FILE *f = fopen("build/render_cmd/h.png", "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+    fclose(f);
+    unsigned w = (unsigned)head[16] << 24 | head[17] << 16 | head[18] << 8 | head[19];
+    unsigned h = (unsigned)head[20] << 24 | head[21] << 16 | head[22] << 8 | head[23];
+    assert_int_equal(w, 1280);
+    assert_int_equal(h, 720);
+    /* --height 0: as tall as the content, the legend drawn. */
+    assert_int_equal(run(fmt("render %s -o build/render_cmd/h0.svg --height 0", rl))->code, 0);
+    svg = read_all("build/render_cmd/h0.svg", &n);
+    assert_null(strstr(svg, "the legend is left out"));
+    assert_non_null(strstr(svg, "server grants a lease"));
+    free(svg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_written_and_repeats),
@@ -284,6 +316,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_matrix_render),
         cmocka_unit_test(test_render_at),
+        cmocka_unit_test(test_height_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
