@@ -116,6 +116,7 @@ static int label_chars(const struct view *w, int at_least) {
             if (n > lw) lw = n;
         }
         if (ly->ndoubles && lw < 12) lw = 12;
+        if (ly->nparts && lw < 7) lw = 7; /* NETWORK */
     }
     return lw;
 }

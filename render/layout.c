@@ -4,6 +4,7 @@
 #include "layout.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,6 +406,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
 }
 
 void layout_close(struct layout *ly) {
+    free(ly->parts);
     free(ly->msgs);
     free(ly->lanes);
     free(ly->doubles);
@@ -598,6 +600,35 @@ static int build_clocks(struct layout *ly, const struct trace *tr) {
     return 0;
 }
 
+/* Partitions: each `partition` event opens one (ending the one before),
+ * `heal` ends it; one still in force ends with the trace (open, unless the
+ * trace is a prefix cut there). Returns 0 or -1 when out of memory. */
+static int build_partitions(struct layout *ly, const struct trace *tr, int cut) {
+    size_t n = 0;
+    for (size_t i = 0; i < tr->len; i++) n += tr->ev[i].kind == TRACE_PARTITION;
+    if (!n) return 0;
+    ly->parts = calloc(n, sizeof *ly->parts);
+    if (!ly->parts) return -1;
+    struct layout_partition *open = NULL;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        if (e->kind != TRACE_PARTITION && e->kind != TRACE_HEAL) continue;
+        if (open) {
+            open->t1 = e->t;
+            open = NULL;
+        }
+        if (e->kind == TRACE_HEAL) continue;
+        open = &ly->parts[ly->nparts++];
+        open->t0 = e->t;
+        snprintf(open->groups, sizeof open->groups, "%s", e->text ? e->text : "");
+    }
+    if (open) {
+        open->t1 = ly->t_end;
+        open->open = !cut;
+    }
+    return 0;
+}
+
 int layout_build(struct layout *out, const struct trace *tr) { return layout_build_prefix(out, tr, tr->len, -1); }
 
 size_t layout_events_until(const struct trace *tr, sim_ns until) {
@@ -692,6 +723,7 @@ int layout_build_prefix(struct layout *out, const struct trace *whole, size_t ne
         }
     if (build_messages(ly, tr) != 0) goto oom;
     if (build_clocks(ly, tr) != 0) goto oom;
+    if (build_partitions(ly, tr, until >= 0) != 0) goto oom;
 
     free(nspan);
     free(nmark);

@@ -165,8 +165,19 @@ struct layout_msg {
     uint8_t drop;          /* when dropped: enum trace_drop */
 };
 
+/* A network partition from `partition` to `heal` (or the next partition,
+ * or the end): its groups as the scenario wrote them ("S1 S2 B | S3 S4 S5 A R",
+ * cut to fit). */
+struct layout_partition {
+    sim_ns t0, t1;
+    int open;                      /* still in force at the end of the trace */
+    char groups[128];
+};
+
 struct layout {
     sim_ns t_end;                  /* the timeline spans [0, t_end] */
+    struct layout_partition *parts;/* owned, in time order */
+    size_t nparts;
     struct layout_msg *msgs;       /* owned, in order of sending */
     size_t nmsgs;
     struct layout_lane *lanes;     /* owned; nlanes == trace nnodes */

@@ -132,6 +132,41 @@ int scene_run_end(const struct trace *tr, const struct scene_view *v, sim_ns *ou
     return 0;
 }
 
+/* The NETWORK row: each partition a hatched span from `partition` to its
+ * heal, labelled, then a line per partition naming its groups (the words
+ * an SVG can be searched for: "partition", the nodes on each side). */
+static void emit_partitions(struct scene_ctx *c) {
+    const struct layout *ly = c->ly;
+    struct scene *sc = c->sc;
+    const struct scene_view *v = c->v;
+    int y = c->y, pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
+    scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, "NETWORK", 7, SCENE_ST_LABEL);
+    for (size_t i = 0; i < ly->nparts; i++) {
+        const struct layout_partition *p = &ly->parts[i];
+        int c0, c1;
+        if (!scene_span_cells(sc, p->t0, p->t1, p->open, &c0, &c1)) continue;
+        scene_min_cells(c, &c0, &c1);
+        struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_PARTITION, sc->plot_x + c0 * v->cell_w, y + pad,
+                                        (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
+        if (!r) return;
+        r->t0 = p->t0;
+        r->t1 = p->t1;
+        int room = (c1 - c0 + 1) * v->cell_w / (v->char_w > 0 ? v->char_w : 1);
+        if (room >= 14) scene_text_n(c, sc->plot_x + c0 * v->cell_w + v->char_w / 2, y + (v->lane_h - v->line_h) / 2,
+                                     "partitioned", 11, SCENE_ST_PARTITION);
+    }
+    c->y += v->lane_h;
+    char t0[32], t1[32], buf[256];
+    for (size_t i = 0; i < ly->nparts && i < 4; i++) {
+        const struct layout_partition *p = &ly->parts[i];
+        format_time_ns(t0, sizeof t0, p->t0);
+        format_time_ns(t1, sizeof t1, p->t1);
+        if (p->open) snprintf(buf, sizeof buf, "partition from %s (never healed): %s", t0, p->groups);
+        else snprintf(buf, sizeof buf, "partition %s..%s, then healed: %s", t0, t1, p->groups);
+        scene_wrapped(c, c->lw, 2, buf, SCENE_ST_TEXT);
+    }
+}
+
 /* Title, then "algorithm  VERDICT  seed", then the replay command and the
  * checker's one-sentence headline. */
 static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
@@ -290,6 +325,7 @@ static int panels_once(struct scene *sc, const struct layout *lys, size_t n, con
             if (scene_lane_shown(v, l) && w > lw) lw = w;
         }
         if (ly->ndoubles && lw < 12) lw = 12;
+        if (ly->nparts && lw < 7) lw = 7; /* NETWORK */
     }
     pv.label_chars = lw;
     if (v->t1 <= v->t0) {
@@ -381,6 +417,7 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         if (w > lw) lw = w;
     }
     if (ly->ndoubles && lw < 12) lw = 12;
+    if (ly->nparts && lw < 7) lw = 7; /* NETWORK */
     if (lw < v->label_chars) lw = v->label_chars;
     c.lw = lw + 1;
     sc->plot_x = c.x0 + c.lw * v->char_w;
@@ -420,6 +457,8 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
             if (lane->kind == TRACE_NODE_RESOURCE) scene_emit_writes(&c, lane);
         }
     }
+    /* Pictures: the network, when the scenario partitions it. */
+    if (!sc->err && ly->nparts && v->char_w > v->cell_w) emit_partitions(&c);
     /* Nodes of a kind this scene does not know still get their row. */
     for (int l = 0; l < ly->nlanes && !sc->err; l++) {
         const struct layout_lane *lane = &ly->lanes[l];

@@ -46,6 +46,7 @@ enum scene_style {
     SCENE_ST_CLOCK,          /* a node's clock against true time, its steps' labels */
     SCENE_ST_DROP,           /* a message dropped on its way: an arrow ending in a cross */
     SCENE_ST_REPLICATION,    /* a grant copied from a primary to a replica, with its lag */
+    SCENE_ST_PARTITION,      /* a network partition in force: the NETWORK row */
     SCENE_ST_COUNT
 };
 

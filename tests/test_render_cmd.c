@@ -306,6 +306,35 @@ static void test_height_exact(void **state) {
     free(svg);
 }
 
+/* Show the cluster: a partition is a NETWORK row with the groups in words
+ * (the SVG can be searched for them), healed or not; a message dropped by
+ * it points at the node it never reached (B -> S4 ends on S4's lane, not
+ * halfway, on a lane between). */
+static void test_partition_drawn(void **state) {
+    (void)state;
+    out_dir();
+    assert_int_equal(run("render scenarios/consensus-minority-cannot-grant.lsim -o build/render_cmd/part.svg")->code, 0);
+    size_t n;
+    char *svg = read_all("build/render_cmd/part.svg", &n);
+    assert_non_null(strstr(svg, ">NETWORK</text>"));
+    assert_non_null(strstr(svg, ">partition from 0s (never healed): S1 S2 B | S3 S4 S5 A R</text>"));
+    int label_y = -1;
+    const char *s4 = strstr(svg, "font-weight=\"bold\" fill=\"#1a1a1a\">S4</text>");
+    assert_non_null(s4);
+    for (const char *q = s4; q > svg && label_y < 0; q--)
+        if (strncmp(q, "y=\"", 3) == 0) label_y = atoi(q + 3);
+    const char *drop = strstr(svg, "<title>message B -&gt; S4 sent t=6.004s, dropped");
+    assert_non_null(drop);
+    int x1, y1, x2, y2;
+    assert_int_equal(sscanf(strstr(drop, "<line "), "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"", &x1, &y1, &x2, &y2), 4);
+    assert_true(y2 > label_y - 2 * 26 && y2 <= label_y); /* at S4's lane: its label's line */
+    free(svg);
+    assert_int_equal(run("render scenarios/consensus-leader-partitioned.lsim -o build/render_cmd/part2.svg")->code, 0);
+    svg = read_all("build/render_cmd/part2.svg", &n);
+    assert_non_null(strstr(svg, ">partition 3s..30s, then healed: S1 A | S2 S3 S4 S5 B R</text>"));
+    free(svg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_written_and_repeats),
@@ -317,6 +346,7 @@ int main(void) {
         cmocka_unit_test(test_matrix_render),
         cmocka_unit_test(test_render_at),
         cmocka_unit_test(test_height_exact),
+        cmocka_unit_test(test_partition_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
