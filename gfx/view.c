@@ -122,11 +122,43 @@ static int label_chars(const struct view *w, int at_least) {
 }
 
 /* One scene per panel in the current window, stacked; the legend under the last. */
-static int build_scenes(struct view *w) {
+/* The panels stacked once, with lanes lane_h tall. */
+static int build_stack(struct view *w, struct scene_view *v) {
     free_scenes(w);
     w->scs = calloc(w->ld.n ? w->ld.n : 1, sizeof *w->scs);
     if (!w->scs) return fail(LSIM_ENOMEM, "out of memory", NULL);
     w->nsc = w->ld.n;
+    int y = 0;
+    unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
+    memset(used, 0, sizeof used);
+    for (size_t i = 0; i < w->ld.n; i++) {
+        /* no tooltips: draw_hover makes the one under the mouse */
+        v->flags = w->sv_flags & ~(unsigned)SCENE_F_TIPS & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        v->also_used = i + 1 == w->ld.n ? used : NULL;
+        v->lod = w->lods ? w->lods[i] : NULL;
+        struct scene_banner b, *bp = w->ld.banners ? &b : NULL;
+        if (bp) {
+            b = w->rev_banners[i];
+            b.replay = NULL; /* the window has no use for the command line: room for the lanes */
+            /* a panel under one of the same scenario does not repeat its title */
+            if (i > 0 && b.title && w->rev_banners[0].title && strcmp(b.title, w->rev_banners[0].title) == 0)
+                b.title = NULL;
+        }
+        int rc = scene_build(&w->scs[i], &w->lys[i], v, bp, y);
+        v->also_used = NULL;
+        v->lod = NULL;
+        if (rc) return fail(rc, "scene_build", lsim_strerror(rc));
+        for (int g = 0; g < SCENE_USED_N; g++) used[g] |= w->scs[i].used[g];
+        y = w->scs[i].height - v->margin;
+    }
+    w->content_h = y + v->margin;
+    return 0;
+}
+
+/* One scene per panel in the current window, stacked; the legend under the
+ * last. Panels that do not fit above the narration are drawn again with
+ * lanes as tall as a line of text (two algorithms at 1280x720). */
+static int build_scenes(struct view *w) {
     struct scene_view v;
     scene_view_pixels(&v, w->w, 0);
     v.compressed = 0; /* the cursor, hover, scrub and zoom map pixels to time linearly */
@@ -135,22 +167,12 @@ static int build_scenes(struct view *w) {
     v.t0 = w->vs.t0;
     v.t1 = w->vs.t1;
     v.cell_w = viewstate_cell_w(v.t1 - v.t0, w->w - 2 * v.margin - (v.label_chars + 1) * v.char_w);
-    int y = 0;
-    unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
-    memset(used, 0, sizeof used);
-    for (size_t i = 0; i < w->ld.n; i++) {
-        /* no tooltips: draw_hover makes the one under the mouse */
-        v.flags = w->sv_flags & ~(unsigned)SCENE_F_TIPS & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
-        v.also_used = i + 1 == w->ld.n ? used : NULL;
-        v.lod = w->lods ? w->lods[i] : NULL;
-        int rc = scene_build(&w->scs[i], &w->lys[i], &v, w->ld.banners ? &w->rev_banners[i] : NULL, y);
-        v.also_used = NULL;
-        v.lod = NULL;
-        if (rc) return fail(rc, "scene_build", lsim_strerror(rc));
-        for (int g = 0; g < SCENE_USED_N; g++) used[g] |= w->scs[i].used[g];
-        y = w->scs[i].height - v.margin;
+    int rc = build_stack(w, &v);
+    if (!rc && w->content_h > w->h - NARR_H && v.lane_h > v.line_h) {
+        v.lane_h = v.line_h;
+        rc = build_stack(w, &v);
     }
-    w->content_h = y + v.margin;
+    if (rc) return rc;
     w->sv = v;
     w->built_t0 = w->vs.t0;
     w->built_t1 = w->vs.t1;
@@ -992,6 +1014,13 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     memset(&w.ld, 0, sizeof w.ld);
     w.w = o->width > 0 ? o->width : 1280;
     w.h = o->height > 0 ? o->height : 800;
+    /* Not larger than the screen: 1280x800 on a 1280x720 projector would
+     * put the title off it. A size asked for (--width, --height) is kept. */
+    SDL_Rect usable;
+    if (SDL_GetDisplayUsableBounds(0, &usable) == 0 && usable.w > 0 && usable.h > 0) {
+        if (o->width <= 0 && w.w > usable.w) w.w = usable.w;
+        if (o->height <= 0 && w.h > usable.h - 32) w.h = usable.h - 32 > 240 ? usable.h - 32 : 240; /* title bar */
+    }
     if (TTF_Init() != 0) rc = fail(LSIM_EINTERNAL, "TTF_Init", TTF_GetError());
     if (!rc) rc = gfx_fonts_open(&w.fonts);
     if (!rc) rc = raster_fonts_open(&w.rfonts);

@@ -139,15 +139,15 @@ if start step "$bin" view "$tmp/gc.lsim"; then
   # run shown (a): at Home, revealed as it plays, nothing is drawn yet
   key Home a
   check "a: the whole run at once" 'wait_for "show_all=1"'
-  xdotool mousemove --window "$win" 159 218; sleep 0.4
-  xdotool mousemove --window "$win" 160 219; sleep 0.4
+  xdotool mousemove --window "$win" 159 184; sleep 0.4
+  xdotool mousemove --window "$win" 160 185; sleep 0.4
   check "hover over A's acquire shows its details" '[ "$(field hover)" != -1 ]'
   xdotool mousemove --window "$win" 600 760; sleep 0.3
   key a
   check "a again: revealed as it plays" 'wait_for "show_all=0"'
   # scrub: press on the time axis at 30s and drag to 45s
-  xdotool mousemove --window "$win" 710 190 mousedown 1; sleep 0.2
-  xdotool mousemove --window "$win" 894 190; sleep 0.2; xdotool mouseup 1; sleep 0.3
+  xdotool mousemove --window "$win" 710 158 mousedown 1; sleep 0.2
+  xdotool mousemove --window "$win" 894 158; sleep 0.2; xdotool mouseup 1; sleep 0.3
   check "dragging on the time axis scrubs the cursor to about 40s" \
     'c=$(field cursor); [ "$c" -gt 38000000000 ] && [ "$c" -lt 42000000000 ]'
   # pan: zoom in, then drag in the lanes to the left
@@ -159,6 +159,20 @@ if start step "$bin" view "$tmp/gc.lsim"; then
   check "q: quits with status 0" 'quit'
 else
   bad "the window opened"
+fi
+
+echo "== view: opens at a size that fits a 1280x720 projector"
+if command -v Xvfb >/dev/null 2>&1; then
+  Xvfb :96 -screen 0 1280x720x24 -nolisten tcp >/dev/null 2>&1 & x96=$!
+  sleep 1
+  if DISPLAY=:96 start small "$bin" view "$tmp/gc.lsim" --algos lease,fenced-lease; then
+    size=$(field size); w=${size%x*}; h=${size#*x}
+    check "the window fits the screen ($size)" '[ "$w" -le 1280 ] && [ "$h" -le 720 ]'
+    quit >/dev/null
+  else
+    bad "the window opened (1280x720)"
+  fi
+  kill "$x96" 2>/dev/null
 fi
 
 echo "== view: reveals the run as it plays (nothing of the future at t=0)"
