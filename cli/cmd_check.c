@@ -132,6 +132,38 @@ static int add_failure(struct report_summary *s, const char *text) {
     return 0;
 }
 
+/* --update records only runs that pass: every file is run and judged first,
+ * and unless all of them run, hold their expect lines and finish, nothing is
+ * written (a golden trace that contradicts its expect lines would bless a
+ * run that `check` itself fails). Each refusal goes to stderr, the failing
+ * expectation as FILE:LINE:COL. Returns 0 to go on, or the exit status. */
+static int update_refusals(const struct cli_paths *files) {
+    int refused = 0, worst = 0;
+    for (int i = 0; i < files->n; i++) {
+        struct run_spec spec = {.file = files->v[i]};
+        struct run_result r;
+        struct report_summary s;
+        run_scenario(&spec, &r);
+        int rc = report_summarize(&s, files->v[i], &r, 2);
+        run_result_close(&r);
+        if (rc == 0 && s.outcome != LSIM_OK) {
+            refused++;
+            if (s.rc) cli_fail(s.rc, s.error);
+            else fputs(s.failures, stderr);
+            if (cli_exit(s.outcome) > worst) worst = cli_exit(s.outcome);
+        }
+        report_summary_close(&s);
+        if (rc) return cli_fail(LSIM_ENOMEM, "");
+    }
+    if (!refused) return 0;
+    fprintf(stderr,
+            "locksim: check --update: %d of %d scenario%s %s not pass %s expect lines; no golden trace was "
+            "written (an update records only runs whose expectations hold: fix the change, or the expect "
+            "lines if the new outcome is intended, then update)\n",
+            refused, files->n, files->n == 1 ? "" : "s", refused == 1 ? "does" : "do", refused == 1 ? "its" : "their");
+    return worst;
+}
+
 int cmd_check(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
@@ -178,7 +210,8 @@ int cmd_check(int argc, char **argv) {
         }
         g.off = 1; /* golden traces are of the scenarios as written */
     }
-    struct report_summary *sum = calloc((size_t)files.n, sizeof *sum);
+    if (g.update && !g.off && (st = update_refusals(&files)) != 0) goto out;
+    struct report_summary *sum = calloc((unsigned)files.n, sizeof *sum);
     if (!sum) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;

@@ -83,8 +83,10 @@ const char cli_usage_check[] =
     "one, DIR/golden/NAME.jsonl (or NAME.jsonl in --golden DIR), by digest; when\n"
     "they differ, the first divergent event is shown with context and the file\n"
     "fails. A scenario whose folder has no golden/ is not compared. --update writes\n"
-    "the golden traces that changed or are missing and prints which. Not with\n"
-    "--seed, --set or --algo (golden traces are of the scenarios as written).\n"
+    "the golden traces that changed or are missing and prints which, only when\n"
+    "every file passes its expect lines: otherwise it writes nothing, names each\n"
+    "failing expectation (FILE:LINE:COL) and exits 1. Not with --seed, --set or\n"
+    "--algo (golden traces are of the scenarios as written).\n"
     "With --format json, golden failures are reported on stderr.\n";
 
 const char cli_usage_batch[] =

@@ -488,8 +488,8 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
                 char b[96];
                 if (run_expect(r, k, NULL)) continue; /* holds: no line, no measured text */
                 expect_measured(r, k, b, sizeof b);
-                sb_printf(&sb, "%s:%d: expect %s: measured %s\n", file, s->expects[k].pos.line,
-                          s->expects[k].text, b);
+                sb_printf(&sb, "%s:%d:%d: expect %s: measured %s\n", file, s->expects[k].pos.line,
+                          s->expects[k].pos.col, s->expects[k].text, b);
             }
             if (require_expects && s->nexpects == 0)
                 sb_printf(&sb, "%s: no expect lines: a scenario must state its outcome\n", file);

@@ -119,7 +119,7 @@ static void test_check_command(void **state) {
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, fmt("TAP version 13\n1..2\nok 1 - scenarios/setnx-crashed-holder-stuck.lsim (STUCK)\n"
                                    "not ok 2 - %1$s/locksim_fail.lsim (SAFE)\n", scratch())));
-    assert_non_null(strstr(r->out, sp("locksim_fail.lsim:3: expect verdict UNSAFE: measured SAFE")));
+    assert_non_null(strstr(r->out, sp("locksim_fail.lsim:3:1: expect verdict UNSAFE: measured SAFE")));
     r = run(fmt("check --format junit scenarios/setnx-crashed-holder-stuck.lsim %1$s/locksim_fail.lsim", scratch()));
     assert_non_null(strstr(r->out, "<testsuite name=\"locksim scenarios\" tests=\"2\" failures=\"1\""));
     assert_non_null(strstr(r->out, "<failure message=\"expectation failed\">"));

@@ -380,6 +380,42 @@ static void test_check_golden_divergence(void **state) {
     assert_int_equal(system(fmt("rm -rf %1$s/locksim_gold", scratch())), 0);
 }
 
+/* check --update blesses only runs that pass: a change that breaks an
+ * expect line (a TTL past the pause: the run is SAFE, the file expects
+ * UNSAFE) is refused with the line and column of the expectation, exit 1,
+ * and no golden trace is written or rewritten, also not the other file's. */
+static void test_check_update_refuses_failing(void **state) {
+    (void)state;
+    char d[4200];
+    snprintf(d, sizeof d, "%s", sp("locksim_bless")); /* sp()'s buffer is reused */
+    assert_int_equal(system(fmt("rm -rf %1$s && mkdir -p %1$s && cp scenarios/gc-pause-outlives-lease.lsim "
+                                "scenarios/ttl-with-headroom.lsim %1$s/", d)), 0);
+    struct result *r = run(fmt("check --update %s", d));
+    assert_int_equal(r->code, 0);
+    char before[1 << 14];
+    slurp(fmt("%s/golden/gc-pause-outlives-lease.jsonl", d), before, sizeof before);
+    /* The lease now outlives the pause, and a third file is new. */
+    assert_int_equal(system(fmt("sed -i 's/^param ttl=30s/param ttl=40s/' %1$s/gc-pause-outlives-lease.lsim && "
+                                "cp scenarios/fencing-rejects-stale-write.lsim %1$s/", d)), 0);
+    r = run(fmt("check --update %s", d));
+    assert_int_equal(r->code, 1); /* README's table: an expect line failed */
+    assert_non_null(strstr(r->err, fmt("%s/gc-pause-outlives-lease.lsim:19:1: expect verdict UNSAFE: measured SAFE\n", d)));
+    assert_non_null(strstr(r->err, "locksim: check --update: 1 of 3 scenarios does not pass its expect lines; "
+                                   "no golden trace was written"));
+    assert_null(strstr(r->out, "updated "));
+    assert_null(strstr(r->out, "new "));
+    char after[1 << 14];
+    slurp(fmt("%s/golden/gc-pause-outlives-lease.jsonl", d), after, sizeof after);
+    assert_string_equal(before, after);
+    assert_int_equal(access(fmt("%s/golden/fencing-rejects-stale-write.jsonl", d), F_OK), -1);
+    /* The file as it was: the update goes through for every file. */
+    assert_int_equal(system(fmt("cp scenarios/gc-pause-outlives-lease.lsim %1$s/", d)), 0);
+    r = run(fmt("check --update %s", d));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, fmt("new %s/golden/fencing-rejects-stale-write.jsonl: ", d)));
+    assert_int_equal(system(fmt("rm -rf %s", d)), 0);
+}
+
 /* diff: 0 for the same trace, 1 and the first divergent event otherwise. */
 static void test_diff(void **state) {
     (void)state;
@@ -904,6 +940,7 @@ int main(void) {
         cmocka_unit_test(test_explore_sigint),
         cmocka_unit_test(test_batch_memory_flat),
         cmocka_unit_test(test_check_golden_divergence),
+        cmocka_unit_test(test_check_update_refuses_failing),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_check_trace_matches_run),
         cmocka_unit_test(test_seed_varying_fractions),
