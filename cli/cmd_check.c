@@ -167,7 +167,7 @@ static int update_refusals(const struct cli_paths *files) {
 int cmd_check(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
-    int quiet = 0, st = 0;
+    int quiet = 0, st = 0, hold = 0;
     struct golden_opts g = {0};
     const char *format = "text";
     struct cli_paths files = {0};
@@ -183,6 +183,7 @@ int cmd_check(int argc, char **argv) {
         } else if (strcmp(a, "--quiet") == 0) quiet = 1;
         else if (strcmp(a, "--update") == 0) g.update = 1;
         else if (strcmp(a, "--no-golden") == 0) g.off = 1;
+        else if (strcmp(a, "--expect") == 0) hold = 1;
         else if (strcmp(a, "--golden") == 0 && i + 1 < argc) g.dir = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
         else if (a[0] == '-' && a[1]) {
@@ -216,10 +217,10 @@ int cmd_check(int argc, char **argv) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
-    int passed = 0, failed = 0, expects = 0, worst = 0, gold_same = 0, gold_written = 0;
+    int passed = 0, failed = 0, na = 0, expects = 0, worst = 0, gold_same = 0, gold_written = 0;
     for (int i = 0; i < files.n; i++) {
         struct run_spec spec = {.file = files.v[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
-                                .algo = ro.algo, .keep_trace = 0};
+                                .algo = ro.algo, .keep_trace = 0, .hold_expects = hold};
         struct run_result r;
         double t0 = now_s();
         run_scenario(&spec, &r);
@@ -261,7 +262,8 @@ int cmd_check(int argc, char **argv) {
         int status = cli_exit(sum[i].outcome);
         if (status > worst) worst = status;
         expects += sum[i].nexpects;
-        if (sum[i].outcome == LSIM_OK) passed++;
+        if (sum[i].outcome == LSIM_OK && sum[i].not_applicable[0]) na++;
+        else if (sum[i].outcome == LSIM_OK) passed++;
         else failed++;
     }
     if (fmt == REPORT_FMT_TEXT) {
@@ -269,14 +271,19 @@ int cmd_check(int argc, char **argv) {
             const struct report_summary *s = &sum[i];
             if (s->rc) continue; /* already on stderr */
             fputs(s->failures, stdout);
+            int not_app = s->outcome == LSIM_OK && s->not_applicable[0];
             if (!quiet || s->outcome != LSIM_OK) {
-                const char *word = s->outcome == LSIM_OK ? "ok" : s->truncated ? "TRUNCATED" : "FAIL";
-                printf("%-4s %s  (%s, %d expectation%s)\n", word, s->file,
+                const char *word = not_app ? "n/a" : s->outcome == LSIM_OK ? "ok" : s->truncated ? "TRUNCATED" : "FAIL";
+                printf("%-4s %s  (%s, %d expectation%s%s%s)\n", word, s->file,
                        s->truncated ? "not decided" : scn_verdict_name(s->rep.verdict), s->nexpects,
-                       s->nexpects == 1 ? "" : "s");
+                       s->nexpects == 1 ? "" : "s", not_app ? " not applicable: " : "",
+                       not_app ? s->not_applicable : "");
             }
         }
-        printf("scenarios: %d passed, %d failed (%d expectations", passed, failed, expects);
+        printf("scenarios: %d passed, %d failed", passed, failed);
+        if (na) printf(", %d not applicable", na);
+        printf(" (%d expectations", expects);
+        if (na) printf(", not judged under --seed, --set or --algo without --expect");
         if (gold_same || gold_written) printf(", %d golden traces matched", gold_same);
         if (gold_written) printf(", %d written", gold_written);
         printf(")\n");

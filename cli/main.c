@@ -44,7 +44,11 @@ const char cli_usage_run[] =
     "\n"
     "Plays one scenario and prints the verdict (SAFE, UNSAFE or STUCK) with its\n"
     "details, a timeline on the true-time axis, the scenario's expectations and a\n"
-    "one-line replay command.\n"
+    "one-line replay command. Exit 1 when an expectation fails.\n"
+    "\n"
+    "The `expect` lines are for the scenario as written: with another seed, any\n"
+    "--set or another algorithm they are not applicable (shown n/a with what was\n"
+    "measured, outcome NOT-APPLICABLE in JSON) and decide nothing, unless --expect.\n"
     "\n"
     "Options:\n"
     "  --seed N            PRNG seed (overrides the scenario's `seed`)\n"
@@ -60,6 +64,7 @@ const char cli_usage_run[] =
     "  --narrate           add a plain-words account of the run (with --format json:\n"
     "                      a \"narration\" array of lines)\n"
     "  --no-timeline       leave out the timeline\n"
+    "  --expect            judge the expect lines also under --seed, --set or --algo\n"
     "  --width N           timeline width in columns (default: terminal, else 100)\n"
     "  --no-color          plain ASCII (also when NO_COLOR is set or not a terminal)\n"
     "  --time-limit S      stop a run still going after S seconds of wall time (default\n"
@@ -67,7 +72,7 @@ const char cli_usage_run[] =
 
 const char cli_usage_check[] =
     "Usage: locksim check [--quiet] [--format text|json|tap|junit] [--seed N]\n"
-    "                     [--set KEY=VALUE]... [--algo NAME|PATH] [--update]\n"
+    "                     [--set KEY=VALUE]... [--algo NAME|PATH] [--expect] [--update]\n"
     "                     [--golden DIR] [--no-golden] FILE|DIR...\n"
     "\n"
     "Runs each scenario (a DIR stands for every *.lsim below it) and checks its\n"
@@ -78,6 +83,9 @@ const char cli_usage_check[] =
     "with times, failures and errors. A run cut short by max-events is TRUNCATED:\n"
     "nothing is decided and it fails. Exit 1 if any expectation fails or a run is\n"
     "cut short, 65/66 if a file is malformed or missing (the worst code wins).\n"
+    "With --seed (another than a file's own), --set or another --algo, the expect\n"
+    "lines are not applicable: each file is n/a (NOT-APPLICABLE in json, # SKIP in\n"
+    "tap, <skipped> in junit) and exits 0; --expect judges them anyway.\n"
     "\n"
     "Golden traces: the trace of DIR/NAME.lsim is also compared with its recorded\n"
     "one, DIR/golden/NAME.jsonl (or NAME.jsonl in --golden DIR), by digest; when\n"
@@ -92,7 +100,7 @@ const char cli_usage_check[] =
 const char cli_usage_batch[] =
     "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
     "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [--out FILE]\n"
-    "                     [--shard K/N] [--time-limit S]\n"
+    "                     [--shard K/N] [--time-limit S] [--expect]\n"
     "\n"
     "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
     "(default: the scenario's own) and every algorithm named (default: the\n"
@@ -106,6 +114,11 @@ const char cli_usage_batch[] =
     "summary goes there too, always: runs, passed, failed by reason, skipped, and the\n"
     "first failures with the command that replays each.\n"
     "\n"
+    "The expect lines are for the scenario as written: a run at another seed than\n"
+    "the file's, with a --set or another algorithm is NOT-APPLICABLE (its verdict\n"
+    "and figures reported, nothing judged, counted apart; # SKIP in tap, <skipped>\n"
+    "in junit). --expect judges them in every run.\n"
+    "\n"
     "Formats: table (one line per scenario and algorithm, then `N passed, M failed`),\n"
     "jsonl (one object per run: scenario, algorithm, seed, overrides, outcome, every\n"
     "metric, trace_hash), csv (the same columns, with a header), junit, tap.\n"
@@ -117,7 +130,8 @@ const char cli_usage_batch[] =
     "--shard K/N runs only the K-th of N contiguous slices of the run list (the same\n"
     "slices whatever --jobs) and writes shard JSON Lines; `locksim merge` turns the N\n"
     "shard files into any format above, identical to the unsharded run's bytes.\n"
-    "Exit: 0 every run passed, 1 one failed or was cut short, else the worst error.\n";
+    "Exit: 0 every run passed (or was not applicable or skipped), 1 one failed or\n"
+    "was cut short, else the worst error.\n";
 
 const char cli_usage_merge[] =
     "Usage: locksim merge SHARD.jsonl... [--format FMT] [--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
@@ -160,7 +174,8 @@ const char cli_usage_sweep[] =
     "draws the same heatmap as a PNG image (both may be given).\n"
     "--shard K/N runs the K-th of N slices of the runs and writes shard JSON Lines;\n"
     "`locksim merge` makes the CSV, JSON Lines, SVG and PNG of the whole grid from them.\n"
-    "Expectations are not judged. Exit 0, or the worst error of a run (130 on Ctrl-C).\n";
+    "Expectations are not judged (a cell is another experiment than the file as\n"
+    "written). Exit 0, or the worst error of a run (130 on Ctrl-C).\n";
 
 const char cli_usage_diff[] =
     "Usage: locksim diff A.jsonl B.jsonl [--context N]\n"

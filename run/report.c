@@ -154,6 +154,15 @@ const char *report_outcome_word(int outcome) {
     }
 }
 
+const char *report_run_word(const struct run_result *r) {
+    int outcome = run_outcome(r, 0);
+    return outcome == LSIM_OK && r->not_applicable[0] ? REPORT_NOT_APPLICABLE : report_outcome_word(outcome);
+}
+
+void report_not_applicable(char *buf, size_t n, const char *na) {
+    snprintf(buf, n, "not applicable: %s changes the scenario they were written for (--expect judges them)", na);
+}
+
 static const char *verdict_word(const struct checker_report *rep) {
     return scn_verdict_name(rep->verdict);
 }
@@ -312,12 +321,18 @@ void report_text_expects(FILE *f, const struct run_result *r, const struct repor
     const struct scenario *s = r->scn;
     const char *off = c->color ? "\033[0m" : "";
     if (!s->nexpects) return;
-    fprintf(f, "\nExpectations:%s\n", r->truncated ? " (not decided: the run was cut short)" : "");
+    int na = r->not_applicable[0] != '\0';
+    char why[400] = "";
+    if (na && !r->truncated) {
+        why[0] = ' ';
+        report_not_applicable(why + 1, sizeof why - 1, r->not_applicable);
+    }
+    fprintf(f, "\nExpectations:%s\n", r->truncated ? " (not decided: the run was cut short)" : why);
     for (int i = 0; i < s->nexpects; i++) {
         char b[96];
         int ok = expect_measured(r, i, b, sizeof b);
-        const char *word = r->truncated ? "----" : ok ? "ok  " : "FAIL";
-        const char *col = !c->color ? "" : r->truncated ? "\033[33m" : ok ? "\033[32m" : "\033[1;31m";
+        const char *word = r->truncated ? "----" : na ? "n/a " : ok ? "ok  " : "FAIL";
+        const char *col = !c->color || na ? "" : r->truncated ? "\033[33m" : ok ? "\033[32m" : "\033[1;31m";
         fprintf(f, "  %s%s%s  line %-3d expect %-32s (measured %s)\n", col, word, off,
                 s->expects[i].pos.line, s->expects[i].text, b);
     }
@@ -356,8 +371,12 @@ int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c,
     fputs(",\"algo\":", f);
     report_json_str(f, r->algo->name);
     fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"outcome\":\"%s\",\"truncated\":%s",
-            (unsigned long long)s->seed, (unsigned long long)engine_events(r->engine),
-            report_outcome_word(run_outcome(r, 0)), r->truncated ? "true" : "false");
+            (unsigned long long)s->seed, (unsigned long long)engine_events(r->engine), report_run_word(r),
+            r->truncated ? "true" : "false");
+    if (r->not_applicable[0]) {
+        fputs(",\"not_applicable\":", f);
+        report_json_str(f, r->not_applicable);
+    }
     report_truncation(why, sizeof why, r);
     if (why[0]) {
         static const char *const reasons[] = {"end", "max-events", "livelock", "memory"};
@@ -377,7 +396,7 @@ int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c,
         int ok = expect_measured(r, i, b, sizeof b);
         fprintf(f, "%s{\"line\":%d,\"expect\":", i ? "," : "", s->expects[i].pos.line);
         report_json_str(f, s->expects[i].text);
-        if (r->truncated) fputs(",\"ok\":null,\"measured\":", f);
+        if (r->truncated || r->not_applicable[0]) fputs(",\"ok\":null,\"measured\":", f);
         else fprintf(f, ",\"ok\":%s,\"measured\":", ok ? "true" : "false");
         report_json_str(f, b);
         fputc('}', f);
@@ -421,7 +440,8 @@ void report_json_error(FILE *f, const char *file, const struct run_result *r) {
 /* ---- Summaries for sets of runs ---------------------------------------------- */
 
 const char *report_summary_word(const struct report_summary *s) {
-    return !s->judged && s->outcome == LSIM_OK ? "RAN" : report_outcome_word(s->outcome);
+    if (s->outcome != LSIM_OK) return report_outcome_word(s->outcome);
+    return !s->judged ? "RAN" : s->not_applicable[0] ? REPORT_NOT_APPLICABLE : "PASS";
 }
 
 /* A growing string for the failure lines (no memory stream: batch makes one
@@ -479,11 +499,12 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
         sum->failed = r->failed;
         sum->truncated = r->truncated;
         sum->rep = *r->report;
+        scn_copy_str(sum->not_applicable, sizeof sum->not_applicable, r->not_applicable);
         if (r->truncated) {
             char why[480];
             report_truncation(why, sizeof why, r);
             sb_printf(&sb, "%s: TRUNCATED: %s\n", file, why);
-        } else if (judge) {
+        } else if (judge && !r->not_applicable[0]) {
             for (int k = 0; k < s->nexpects; k++) {
                 char b[96];
                 if (run_expect(r, k, NULL)) continue; /* holds: no line, no measured text */
@@ -715,6 +736,10 @@ void report_json_summary(FILE *f, const struct report_summary *s, const char *co
     JB_LIT(&j, "},\"outcome\":\"");
     jb_lit(&j, report_summary_word(s));
     jb_put(&j, "\"", 1);
+    if (!s->rc && s->not_applicable[0]) {
+        JB_LIT(&j, ",\"not_applicable\":");
+        jb_str(&j, s->not_applicable);
+    }
     if (s->rc) {
         JB_LIT(&j, ",\"error_code\":\"");
         jb_lit(&j, lsim_errname(s->rc));
@@ -757,6 +782,11 @@ static const char *summary_message(const struct report_summary *s) {
     return s->rc ? s->error : s->failures ? s->failures : "";
 }
 
+/* A run whose expect lines were not judged: another than the scenario as written. */
+static int summary_na(const struct report_summary *s) {
+    return !s->rc && s->outcome == LSIM_OK && s->judged && s->not_applicable[0];
+}
+
 void report_tap(FILE *f, const struct report_summary *s, int n) {
     fprintf(f, "TAP version 13\n1..%d\n", n);
     for (int i = 0; i < n; i++) {
@@ -765,6 +795,11 @@ void report_tap(FILE *f, const struct report_summary *s, int n) {
         if (s[i].outcome == LSIM_ESKIPPED) fprintf(f, " # SKIP %s", s[i].error);
         else if (!s[i].rc) fprintf(f, " (%s)", s[i].truncated ? "TRUNCATED" : verdict_word(&s[i].rep));
         else fputs(" (ERROR)", f);
+        if (summary_na(&s[i])) {
+            char why[400];
+            report_not_applicable(why, sizeof why, s[i].not_applicable);
+            fprintf(f, " # SKIP expectations %s", why);
+        }
         fputc('\n', f);
         if (ok) continue;
         fprintf(f, "  ---\n  outcome: %s\n  message: |\n", report_outcome_word(s[i].outcome));
@@ -783,7 +818,7 @@ void report_junit(FILE *f, const char *suite, const struct report_summary *s, in
     int failures = 0, errors = 0, skipped = 0;
     double total = 0;
     for (int i = 0; i < n; i++) {
-        if (s[i].rc == LSIM_ESKIPPED) skipped++;
+        if (s[i].rc == LSIM_ESKIPPED || summary_na(&s[i])) skipped++;
         else if (s[i].rc) errors++;
         else if (s[i].outcome != LSIM_OK) failures++;
         total += s[i].seconds;
@@ -814,6 +849,13 @@ void report_junit(FILE *f, const char *suite, const struct report_summary *s, in
             report_xml_str(f, summary_message(&s[i]));
             fputs("</failure>", f);
         } else {
+            if (summary_na(&s[i])) {
+                char why[400];
+                report_not_applicable(why, sizeof why, s[i].not_applicable);
+                fputs("<skipped message=\"expectations ", f);
+                report_xml_str(f, why);
+                fputs("\"/>", f);
+            }
             fprintf(f, "<system-out>verdict %s</system-out>", verdict_word(&s[i].rep));
         }
         fputs("</testcase>\n", f);

@@ -39,6 +39,9 @@ struct report_summary {
     double seconds;              /* wall time of the run, for JUnit; 0 = unknown */
     int judged;                  /* 1 = expectations were judged (check, batch); 0 = the
                                     run is only reported (matrix): outcome RAN */
+    char not_applicable[200];    /* run_result.not_applicable: "" or what makes the run
+                                    another than the scenario as written (its expect
+                                    lines are then not judged: outcome NOT-APPLICABLE) */
 };
 
 /* ---- Output formats: one table --------------------------------------------------
@@ -75,12 +78,24 @@ const char *report_format_what(enum report_format f);
 
 /* Word for an outcome code: PASS, FAIL, TRUNCATED or ERROR. */
 const char *report_outcome_word(int outcome);
+/* The outcome of a run whose expect lines were not judged because it is
+ * not the scenario as written (run.h, run_result.not_applicable): it ran to
+ * its end, its exit status is 0, and no expectation passed or failed. */
+#define REPORT_NOT_APPLICABLE "NOT-APPLICABLE"
+/* The outcome word of a finished run: report_outcome_word(run_outcome(r, 0)),
+ * or REPORT_NOT_APPLICABLE. */
+const char *report_run_word(const struct run_result *r);
+/* The words that say why the expectations of a run are not judged (na:
+ * its not_applicable), no newline: "not applicable: NA changes the
+ * scenario they were written for (--expect judges them)". */
+void report_not_applicable(char *buf, size_t n, const char *na);
 
 /* Fill *sum from a result (r may have failed). judge: 0 = report only (no
  * expectation decides the outcome), 1 = judge the expect lines, 2 = judge
  * them and fail a scenario that has none. Returns 0 or LSIM_ENOMEM. */
 int report_summarize(struct report_summary *sum, const char *file, const struct run_result *r, int judge);
-/* The outcome word of a summary: PASS, FAIL, TRUNCATED, ERROR, or RAN. */
+/* The outcome word of a summary: PASS, FAIL, TRUNCATED, ERROR, SKIP,
+ * NOT-APPLICABLE, or RAN. */
 const char *report_summary_word(const struct report_summary *s);
 void report_summary_close(struct report_summary *sum);
 

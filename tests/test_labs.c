@@ -20,8 +20,17 @@ static int count_lines(const char *s) {
 static void test_batch_order_independent_of_jobs(void **state) {
     (void)state;
     static char one[1 << 21];
-    struct result *r = run("batch scenarios --seeds 1..4 --format jsonl --jobs 1");
-    /* 1: the seed-varying scenarios' expectations hold for their own seed only. */
+    /* Each scenario's expectations are judged at its own seed only: the
+     * other seeds are not applicable, and the whole catalog passes. */
+    struct result *r = run("batch scenarios --seeds 1..4 --format jsonl --jobs 2");
+    assert_int_equal(r->code, 0);
+    assert_true(strncmp(r->err, "locksim: batch: 388 of 388 runs: 94 passed, 0 failed, 294 not applicable (runs "
+                                "with another seed, --set or algorithm than the file's: their expect lines are not "
+                                "judged without --expect)\n", 180) == 0);
+    assert_non_null(strstr(r->out, "\"seed\":2,\"set\":{},\"outcome\":\"NOT-APPLICABLE\",\"not_applicable\":"
+                                   "\"seed 2 (the file's: 1)\",\"events\":"));
+    /* --expect: 1, the seed-varying scenarios' expectations hold for their own seed only. */
+    r = run("batch scenarios --seeds 1..4 --format jsonl --jobs 1 --expect");
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, "{\"scenario\":\"scenarios/gc-pause-near-ttl-retry-jitter.lsim\",\"title\":"
                                    "\"A pause just past the TTL: who wins depends on B's retry jitter\",\"algorithm\":"
@@ -34,7 +43,7 @@ static void test_batch_order_independent_of_jobs(void **state) {
     assert_non_null(strstr(one, "\"seed\":1,\"set\":{},\"outcome\":\"PASS\""));
     for (int jobs = 2; jobs <= 3; jobs++) {
         char args[128];
-        snprintf(args, sizeof args, "batch scenarios --seeds 1..4 --format jsonl --jobs %d", jobs);
+        snprintf(args, sizeof args, "batch scenarios --seeds 1..4 --format jsonl --jobs %d --expect", jobs);
         r = run(args);
         assert_int_equal(r->code, 1);
         assert_string_equal(r->out, one);
@@ -48,12 +57,55 @@ static void test_batch_order_independent_of_jobs(void **state) {
     assert_non_null(strstr(r->err, "\n  ... and 9 more failed runs\n"));
 }
 
-/* The same six runs (2 algorithms x 3 seeds, one override) in a format. */
+/* The same six runs (2 algorithms x 3 seeds, one override) in a format,
+ * held to the file's expect lines (--expect). */
 static struct result *batch_format(const char *format) {
     char args[512];
     snprintf(args, sizeof args, "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..3 --algos lease,fenced-lease "
-             "--set lock.ttl=10s --format %s", format);
+             "--set lock.ttl=10s --format %s --expect", format);
     return run(args);
+}
+
+/* The same without --expect: no run is the scenario as written, so every
+ * format says its expectations are not applicable, distinctly, and the
+ * batch passes. Seed 1 of the file's own algorithm without --set is. */
+static void test_batch_not_applicable(void **state) {
+    (void)state;
+    const char *runs = "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..2 --algos lease,fenced-lease";
+    struct result *r = run(fmt("%s --format jsonl", runs));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "\"algorithm\":\"lease\",\"seed\":1,\"set\":{},\"outcome\":\"PASS\",\"events\""));
+    assert_non_null(strstr(r->out, "\"algorithm\":\"lease\",\"seed\":2,\"set\":{},\"outcome\":\"NOT-APPLICABLE\","
+                                   "\"not_applicable\":\"seed 2 (the file's: 1)\",\"events\":40,\"truncated\":false,"
+                                   "\"expects\":10,\"failed_expects\":0,"));
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":1,\"set\":{},\"outcome\":\"NOT-APPLICABLE\","
+                                   "\"not_applicable\":\"algorithm fenced-lease (the file's: lease)\""));
+    r = run(fmt("%s --format csv", runs));
+    assert_non_null(strstr(r->out, "\"scenarios/gc-pause-outlives-lease.lsim\",\"fenced-lease\",2,NOT-APPLICABLE,SAFE,"));
+    r = run(fmt("%s --format tap", runs));
+    assert_non_null(strstr(r->out, "\nok 4 - scenarios/gc-pause-outlives-lease.lsim seed 2 algo fenced-lease (SAFE) # SKIP "
+                                   "expectations not applicable: seed 2 (the file's: 1), algorithm fenced-lease (the "
+                                   "file's: lease) changes the scenario they were written for (--expect judges them)\n"));
+    r = run(fmt("%s --format junit", runs));
+    assert_non_null(strstr(r->out, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"3\""));
+    assert_non_null(strstr(r->out, "<skipped message=\"expectations not applicable: seed 2 (the file&apos;s: 1) changes "
+                                   "the scenario they were written for (--expect judges them)\"/><system-out>verdict "
+                                   "UNSAFE</system-out>"));
+    r = run(runs);
+    assert_non_null(strstr(r->out, "ok   scenarios/gc-pause-outlives-lease.lsim  lease  seeds 1..2: 2 runs, 1 passed, "
+                                   "0 failed, 1 not applicable; SAFE 0, UNSAFE 2, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "n/a  scenarios/gc-pause-outlives-lease.lsim  fenced-lease  seeds 1..2: 2 runs, 0 passed, "
+                                   "0 failed, 2 not applicable; SAFE 2, UNSAFE 0, STUCK 0\n"));
+    assert_non_null(strstr(r->out, "\n1 passed, 0 failed, 3 not applicable (runs with another seed"));
+    /* Sharded and merged: the same bytes, the reason carried by the shards. */
+    static char one[1 << 21];
+    r = run(fmt("%s --format jsonl", runs));
+    memcpy(one, r->out, sizeof one);
+    assert_int_equal(system(fmt("%1$s %2$s --shard 1/2 --out %3$s/na1.jsonl 2>/dev/null && "
+                                "%1$s %2$s --shard 2/2 --out %3$s/na2.jsonl 2>/dev/null", bin(), runs, scratch())), 0);
+    r = run(fmt("merge %1$s/na2.jsonl %1$s/na1.jsonl --format jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out, one);
 }
 
 /* Every format: JSON Lines records with every override and metric, CSV with
@@ -118,7 +170,7 @@ static void test_batch_crashing_worker(void **state) {
                            "--algos fenced-lease,%1$s/locksim_bad.so --format jsonl --jobs 1", scratch()));
     assert_int_equal(r->code, 64); /* a plugin that cannot be used */
     assert_int_equal(count_lines(r->out), 6);
-    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{},\"outcome\":\"PASS\""));
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{},\"outcome\":\"NOT-APPLICABLE\""));
     assert_non_null(strstr(r->out, fmt("worker died with signal 11 (SIGSEGV) during "
                                    "scenarios/fencing-rejects-stale-write.lsim seed 2 algo %1$s/locksim_bad.so", scratch())));
     snprintf(one, sizeof one, "%s", r->out);
@@ -162,7 +214,7 @@ static void test_plugin_abort_and_loop(void **state) {
     assert_int_equal(count_lines(r->out), 4);
     assert_non_null(strstr(r->out, "worker died with signal 14 (SIGALRM: the run passed its --time-limit) during "
                                    "scenarios/fencing-rejects-stale-write.lsim seed 1 algo "));
-    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":2,\"set\":{},\"outcome\":\"PASS\""));
+    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":2,\"set\":{},\"outcome\":\"NOT-APPLICABLE\""));
     r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --algo %s --time-limit 1", sp("loop.so")));
     assert_int_equal(r->code, 70);
     assert_non_null(strstr(r->err, "the run did not finish within its time limit of 1 s"));
@@ -188,7 +240,8 @@ static void test_batch_skips_what_cannot_run(void **state) {
                                    "skipped: scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs on at most 1"));
     assert_non_null(strstr(r->out, ", 2 skipped (an algorithm that cannot run a scenario)\n"));
     r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus --format junit", f));
-    assert_non_null(strstr(r->out, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"2\""));
+    /* Two runs skipped, and consensus at seed 2 not applicable (its file's seed is 1). */
+    assert_non_null(strstr(r->out, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"3\""));
     assert_non_null(strstr(r->out, "<skipped message=\"scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs"));
     r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus --format tap", f));
     assert_non_null(strstr(r->out, "ok 1 - scenarios/consensus-leader-partitioned.lsim seed 1 algo local-mutex # SKIP "));
@@ -211,7 +264,7 @@ static void test_batch_progress_on_terminal(void **state) {
              fmt("script -qec '%%s batch scenarios --seeds 1..20 --jobs 2 --format jsonl --out /dev/null' /dev/null "
              ">%1$s/locksim_progress 2>&1", scratch()),
              bin());
-    assert_int_equal(system(cmd), 256); /* exit 1: seed-varying scenarios */
+    assert_int_equal(system(cmd), 0); /* other seeds than the files' own: not applicable */
     static char buf[1 << 16];
     slurp(sp("locksim_progress"), buf, sizeof buf);
     assert_non_null(strstr(buf, "\rbatch: "));
@@ -529,7 +582,7 @@ static void test_seed_varying_fractions(void **state) {
     (void)state;
     struct result *r = run("batch scenarios/lease-headroom-vs-network-delay.lsim "
                            "scenarios/fenced-lease-vs-network-delay.lsim scenarios/gc-pause-near-ttl-retry-jitter.lsim "
-                           "--seeds 1..1000");
+                           "--seeds 1..1000 --expect");
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, "scenarios/fenced-lease-vs-network-delay.lsim  fenced-lease  seeds 1..1000: 1000 "
                                    "runs, 15 passed, 985 failed; SAFE 955, UNSAFE 45, STUCK 0\n"));
@@ -644,7 +697,7 @@ static void make_shards(const char *args, int code) {
  * bytes and exit status of the unsharded batch. */
 static void test_shard_merge_batch(void **state) {
     (void)state;
-    const char *args = "batch scenarios --seeds 1..3 --algos lease,fenced-lease --set stuck-after=30s";
+    const char *args = "batch scenarios --seeds 1..3 --algos lease,fenced-lease --set stuck-after=30s --expect";
     make_shards(args, 1);
     /* Each shard: its header, then its slice of the 2 x 3 x N runs in order. */
     char path[256];
@@ -653,7 +706,7 @@ static void test_shard_merge_batch(void **state) {
     slurp(path, text, sizeof text);
     assert_true(strncmp(text, "{\"locksim_shard\":2,\"command\":\"batch\",\"shard\":2,\"of\":3,", 52) == 0);
     assert_non_null(strstr(text, "\"args\":[\"scenarios\",\"--seeds\",\"1..3\",\"--algos\",\"lease,fenced-lease\","
-                                 "\"--set\",\"stuck-after=30s\"]}\n{\"run\":"));
+                                 "\"--set\",\"stuck-after=30s\",\"--expect\"]}\n{\"run\":"));
     static const char *const fmts[] = {"table", "jsonl", "csv", "junit", "tap"};
     for (int k = 0; k < 5; k++) {
         char cmd[1024], u[32], m[32];
@@ -908,20 +961,20 @@ static void test_cluster_examples(void **state) {
     make_shards("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..5", 0);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "batch scenarios --seeds 1..2 --algos lease,redlock --format csv --out %s/u.csv", shard_dir);
-    assert_int_equal(run(cmd)->code, 1);
+    assert_int_equal(run(cmd)->code, 0); /* other algorithms and seeds: not applicable */
     snprintf(cmd, sizeof cmd, "LOCKSIM=%s examples/cluster/parallel.sh -n 4 -b %s -d %s/p -- batch scenarios --seeds 1..2 "
-             "--algos lease,redlock -- --format csv --out %s/local.csv >/dev/null 2>&1; test $? = 1",
+             "--algos lease,redlock -- --format csv --out %s/local.csv >/dev/null 2>&1; test $? = 0",
              bin(), bin(), shard_dir, shard_dir);
     assert_int_equal(system(cmd), 0);
     assert_true(same_file("u.csv", "local.csv"));
     snprintf(cmd, sizeof cmd, "examples/cluster/parallel.sh -n 3 -S : -b %s -d %s/q -- batch scenarios --seeds 1..2 "
-             "--algos lease,redlock -- --format csv --out %s/ssh.csv >/dev/null 2>&1; test $? = 1", bin(), shard_dir, shard_dir);
+             "--algos lease,redlock -- --format csv --out %s/ssh.csv >/dev/null 2>&1; test $? = 0", bin(), shard_dir, shard_dir);
     assert_int_equal(system(cmd), 0);
     assert_true(same_file("u.csv", "ssh.csv"));
     snprintf(cmd, sizeof cmd, "export LOCKSIM=%s SHARD_DIR=%s/slurm LOCKSIM_ARGS='batch scenarios --seeds 1..2 "
              "--algos lease,redlock' MERGE_ARGS='--format csv --out %s/slurm.csv' SLURM_ARRAY_TASK_COUNT=3; "
              "for k in 1 2 3; do SLURM_ARRAY_TASK_ID=$k bash examples/cluster/slurm-shard.sbatch || exit 1; done; "
-             "bash examples/cluster/slurm-merge.sbatch; test $? = 1", bin(), shard_dir, shard_dir);
+             "bash examples/cluster/slurm-merge.sbatch; test $? = 0", bin(), shard_dir, shard_dir);
     assert_int_equal(system(cmd), 0);
     assert_true(same_file("u.csv", "slurm.csv"));
     snprintf(cmd, sizeof cmd, "rm -rf %s", shard_dir);
@@ -932,6 +985,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
         cmocka_unit_test(test_batch_formats),
+        cmocka_unit_test(test_batch_not_applicable),
         cmocka_unit_test(test_batch_crashing_worker),
         cmocka_unit_test(test_plugin_abort_and_loop),
         cmocka_unit_test(test_batch_skips_what_cannot_run),
