@@ -147,15 +147,20 @@ const char cli_usage_merge[] =
     "and nothing is written.\n";
 
 const char cli_usage_check_trace[] =
-    "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim] [--purpose correctness|efficiency]\n"
-    "                           [--stuck-after DUR] [--format text|json] [--no-color]\n"
+    "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim [--expect]]\n"
+    "                           [--purpose correctness|efficiency] [--stuck-after DUR]\n"
+    "                           [--format text|json] [--no-color]\n"
     "\n"
     "Runs the checker over a recorded trace (docs/trace-format.md; from `locksim run\n"
     "--trace` or from a real system) and prints the verdict block `run` prints, or\n"
     "one JSON object (the `batch --format jsonl` record). Findings already in the\n"
     "file are recomputed. The file does not say the scenario's purpose or its\n"
     "stuck-after: they are the defaults, or the scenario's (--scenario), or given.\n"
-    "Exit 0 when the trace was checked, 65 if it is malformed, 66 if unreadable.\n";
+    "With --scenario, its `expect` lines are judged against the trace too (each\n"
+    "with its measured value; a client they name is the trace's node of that name);\n"
+    "for a trace of another seed or algorithm they are not applicable, unless\n"
+    "--expect. Exit 0 when the trace was checked (and its expectations hold), 1 when\n"
+    "one fails or the trace was cut short, 65 if malformed, 66 if unreadable.\n";
 
 const char cli_usage_sweep[] =
     "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"

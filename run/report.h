@@ -117,6 +117,10 @@ void report_truncation(char *buf, size_t n, const struct run_result *r);
  * figures), then the expectations, each with its measured value. */
 void report_text_verdict(FILE *f, const struct run_result *r, const struct report_ctx *c);
 void report_text_expects(FILE *f, const struct run_result *r, const struct report_ctx *c);
+/* When expectation k of r fails: its line "FILE:LINE:COL: expect TEXT:
+ * measured VALUE" (no newline) in buf, and 1; 0 when it holds. r needs
+ * only scn and report (check-trace judges a trace read back, no engine). */
+int report_expect_failure(char *buf, size_t n, const char *file, const struct run_result *r, int k);
 /* One JSON object, one line: run facts, every metric of the table, the
  * trace digest, the expectations and the replay line. narration (may be
  * NULL) is added as an array of lines. 0, or LSIM_ENOMEM with nothing

@@ -523,7 +523,7 @@ static void test_check_trace_matches_run(void **state) {
                                        "wrong_releases", "stuck", "fenced_out", "acquires", "failed_acquires", "refused_attempts",
                                        "writes_accepted", "writes_rejected", "duplicated_work", "initial_stock", "final_stock",
                                        "acquire_p50_ns", "acquire_p99_ns", "acquire_max_ns", "end_ns",
-                                       "trace_hash", "seed", "title"};
+                                       "trace_hash", "seed", "title", "outcome"};
     FILE *ls = popen("ls scenarios/*.lsim", "r");
     assert_non_null(ls);
     char file[512];
@@ -574,6 +574,57 @@ static void test_check_trace_matches_run(void **state) {
     assert_int_equal(run(args)->code, 64);
     assert_int_equal(run("check-trace /nonexistent.jsonl")->code, 66);
     remove(ct_path());
+}
+
+/* check-trace --scenario judges the scenario's expect lines against a
+ * trace recorded elsewhere: each line with its measured value, exit 1 when
+ * one fails; not applicable to a trace of another algorithm or seed. */
+static void test_check_trace_judges_expects(void **state) {
+    (void)state;
+    const char *gc = "scenarios/gc-pause-outlives-lease.lsim";
+    /* A trace recorded with a shorter pause: SAFE, where the file says UNSAFE
+     * (a trace does not record --set: it is judged as the scenario's). */
+    run(fmt("run %s --set pause=20s --trace %s", gc, ct_path()));
+    struct result *r = run(fmt("check-trace %s --scenario %s", ct_path(), gc));
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, fmt("  judged against the expect lines of %s\n", gc)));
+    assert_non_null(strstr(r->out, "\nExpectations:\n  FAIL  line 19  expect verdict UNSAFE                   (measured SAFE)\n"));
+    assert_non_null(strstr(r->out, "  ok    line 24  expect wrong-releases = 0               (measured 0)\n"));
+    r = run(fmt("check-trace %s --scenario %s --format json", ct_path(), gc));
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "\"outcome\":\"FAIL\",\"events\":"));
+    assert_non_null(strstr(r->out, "\"expects\":10,\"failed_expects\":7,"));
+    assert_non_null(strstr(r->err, fmt("%s:19:1: expect verdict UNSAFE: measured SAFE\n", gc)));
+    /* The file's own run passes. */
+    run(fmt("run %s --trace %s", gc, ct_path()));
+    r = run(fmt("check-trace %s --scenario %s", ct_path(), gc));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "  ok    line 19  expect verdict UNSAFE                   (measured UNSAFE)\n"));
+    /* Another algorithm's trace: not applicable, unless --expect. */
+    run(fmt("run %s --algo fenced-lease --set fencing=on --trace %s", gc, ct_path()));
+    r = run(fmt("check-trace %s --scenario %s", ct_path(), gc));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "\nExpectations: not applicable: algorithm fenced-lease (the file's: lease) changes "
+                                   "the scenario they were written for (--expect judges them)\n  n/a   line 19"));
+    r = run(fmt("check-trace %s --scenario %s --format json", ct_path(), gc));
+    assert_non_null(strstr(r->out, "\"outcome\":\"NOT-APPLICABLE\",\"not_applicable\":\"algorithm fenced-lease "
+                                   "(the file's: lease)\""));
+    assert_int_equal(run(fmt("check-trace %s --scenario %s --expect", ct_path(), gc))->code, 1);
+    /* A trace cut short decides nothing: TRUNCATED, exit 1, no expectation judged. */
+    run(fmt("run %s --trace %s", gc, ct_path()));
+    assert_int_equal(system(fmt("head -n 20 %1$s > %1$s.cut && mv %1$s.cut %1$s", ct_path())), 0);
+    r = run(fmt("check-trace %s --scenario %s", ct_path(), gc));
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "Expectations: (not decided: the run was cut short)\n  ----  line 19"));
+    /* A client the trace does not have: the scenario's line and column, 65. */
+    write_file(sp("zed.lsim"), "lock lease\nclient A: acquire; release\nclient Zed: acquire\nexpect Zed acquires at 1s\n");
+    r = run(fmt("check-trace %s --scenario %s", ct_path(), sp("zed.lsim")));
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, fmt("%s:4:8: expect names client 'Zed', which the trace %s has no node of: expected "
+                                       "the trace of this scenario\n", sp("zed.lsim"), ct_path())));
+    assert_int_equal(run(fmt("check-trace %s --expect", ct_path()))->code, 64);
+    remove(ct_path());
+    remove(sp("zed.lsim"));
 }
 
 /* The seed-varying catalog scenarios: the unsafe fractions over seeds
@@ -997,6 +1048,7 @@ int main(void) {
         cmocka_unit_test(test_check_update_refuses_failing),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_check_trace_matches_run),
+        cmocka_unit_test(test_check_trace_judges_expects),
         cmocka_unit_test(test_seed_varying_fractions),
         cmocka_unit_test(test_sweep_grid_and_heatmap),
         cmocka_unit_test(test_shard_merge_batch),
