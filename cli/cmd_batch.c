@@ -112,12 +112,18 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
     case FMT_CSV: report_csv_row_sets(e->f, s, b->sets, b->nsets); break;
     case FMT_JUNIT:
     case FMT_TAP: {
-        /* One test per run, named by its place in the list. */
+        /* One test per run: TAP names it by its place in the list; JUnit by
+         * its file, algorithm and seed, which a run that could not be made
+         * takes from the list. */
         struct report_summary *k = &e->kept[e->done - 1];
         *k = *s;
+        int a = fanout_algo(b, i);
+        const char *algo = a >= 0 ? b->algo_reg[a] : b->algo_default;
+        if (!k->algo[0] && algo) snprintf(k->algo, sizeof k->algo, "%s", algo);
+        if (k->rc && b->has_seeds) k->seed = fanout_seed(b, i);
         char *label = malloc(4400);
         if (label) fanout_label(label, 4400, b, i);
-        k->file = label; /* owned by k (NULL: out of memory, the batch stops) */
+        k->label = label; /* owned by k (NULL: out of memory, the batch stops) */
         s->failures = NULL; /* moved to k */
         if (!label) return e->oom = 1;
         break;
@@ -199,9 +205,10 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
         if (e.skipped) fprintf(e.f, ", %zu skipped (an algorithm that cannot run a scenario)", e.skipped);
         fputc('\n', e.f);
     } else if (fmt == FMT_TAP) report_tap(e.f, e.kept, (int)e.done);
-    else if (fmt == FMT_JUNIT) report_junit(e.f, "locksim batch", e.kept, (int)e.done);
+    else if (fmt == FMT_JUNIT && report_junit(e.f, "locksim batch", e.kept, (int)e.done, b->sets, b->nsets) != 0)
+        e.oom = 1;
     for (size_t k = 0; e.kept && k < e.done; k++) {
-        free((char *)e.kept[k].file);
+        free((char *)e.kept[k].label);
         report_summary_close(&e.kept[k]);
     }
     free(e.kept);

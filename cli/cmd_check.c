@@ -290,7 +290,7 @@ int cmd_check(int argc, char **argv) {
     } else if (fmt == REPORT_FMT_TAP) {
         report_tap(stdout, sum, files.n);
     } else if (fmt == REPORT_FMT_JUNIT) {
-        report_junit(stdout, "locksim scenarios", sum, files.n);
+        if (report_junit(stdout, "locksim check", sum, files.n, ro.sets, ro.nsets) != 0) worst = cli_fail(LSIM_ENOMEM, "");
     }
     for (int i = 0; i < files.n; i++) report_summary_close(&sum[i]);
     free(sum);

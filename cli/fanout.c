@@ -453,6 +453,7 @@ static int fan_take(void *arg, size_t i, const void *rec, size_t len, int st) {
     else memcpy(fr->fail, in + sizeof plen + plen, flen);
     fr->fail[flen] = '\0';
     s->file = f->files[fanout_file(f, i)];
+    s->label = NULL;
     s->failures = fr->fail;
     s->seconds = 0; /* wall time would make the output differ run to run */
     if (fr->shown) { /* a row must not start after the progress line */

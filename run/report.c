@@ -796,7 +796,7 @@ void report_tap(FILE *f, const struct report_summary *s, int n) {
     fprintf(f, "TAP version 13\n1..%d\n", n);
     for (int i = 0; i < n; i++) {
         int ok = s[i].outcome == LSIM_OK || s[i].outcome == LSIM_ESKIPPED;
-        fprintf(f, "%s %d - %s", ok ? "ok" : "not ok", i + 1, s[i].file);
+        fprintf(f, "%s %d - %s", ok ? "ok" : "not ok", i + 1, s[i].label ? s[i].label : s[i].file);
         if (s[i].outcome == LSIM_ESKIPPED) fprintf(f, " # SKIP %s", s[i].error);
         else if (!s[i].rc) fprintf(f, " (%s)", s[i].truncated ? "TRUNCATED" : verdict_word(&s[i].rep));
         else fputs(" (ERROR)", f);
@@ -819,7 +819,52 @@ void report_tap(FILE *f, const struct report_summary *s, int n) {
     }
 }
 
-void report_junit(FILE *f, const char *suite, const struct report_summary *s, int n) {
+void report_junit_class(char *buf, size_t n, const char *file) {
+    size_t l = 0, len = strlen(file);
+    if (len > 5 && strcmp(file + len - 5, ".lsim") == 0) len -= 5;
+    if (strcmp(file, "-") == 0) file = "stdin", len = 5;
+    buf[0] = '\0';
+    for (size_t i = 0; i < len && l + 1 < n;) {
+        size_t c = strcspn(file + i, "/");
+        if (c > len - i) c = len - i;
+        int here = c == 1 && file[i] == '.'; /* "./": nothing */
+        if (c && !here) {
+            if (l && l + 1 < n) buf[l++] = '.';
+            for (size_t k = 0; k < c && l + 1 < n; k++) buf[l++] = file[i + k] == '.' ? '_' : file[i + k];
+        }
+        i += c + 1;
+    }
+    buf[l] = '\0';
+    if (!l) snprintf(buf, n, "scenario");
+}
+
+/* A test case's class and name, and the case it repeats (-1: none). */
+struct jcase {
+    char *cls, *name;
+    int nth; /* 1 = the first with this class and name; 2, 3, ... repeats */
+};
+
+static int jcase_cmp(const void *a, const void *b) {
+    const struct jcase *x = *(const struct jcase *const *)a, *y = *(const struct jcase *const *)b;
+    int c = strcmp(x->cls, y->cls);
+    if (!c) c = strcmp(x->name, y->name);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+static char *jcase_name(const struct report_summary *s, const char *const *sets, int nsets) {
+    struct sbuf sb = {0};
+    if (s->rc && s->rc != LSIM_ESKIPPED && !s->algo[0]) sb_printf(&sb, "not run");
+    else sb_printf(&sb, "%s seed=%llu", s->algo[0] ? s->algo : "(the scenario's algorithm)", s->seed);
+    for (int k = 0; k < nsets; k++) sb_printf(&sb, " %s", sets[k]);
+    if (sb.oom) {
+        free(sb.p);
+        return NULL;
+    }
+    return sb.p;
+}
+
+/* Its outcome's counts in a <testsuite> or <testsuites> over s[0..n). */
+static void junit_counts(FILE *f, const struct report_summary *s, int n) {
     int failures = 0, errors = 0, skipped = 0;
     double total = 0;
     for (int i = 0; i < n; i++) {
@@ -828,42 +873,90 @@ void report_junit(FILE *f, const char *suite, const struct report_summary *s, in
         else if (s[i].outcome != LSIM_OK) failures++;
         total += s[i].seconds;
     }
-    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"", f);
-    report_xml_str(f, suite);
-    fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\"", n, failures, errors);
-    if (skipped) fprintf(f, " skipped=\"%d\"", skipped);
-    fprintf(f, " time=\"%.6f\">\n", total);
-    for (int i = 0; i < n; i++) {
-        fputs("  <testcase classname=\"scenarios\" name=\"", f);
-        report_xml_str(f, s[i].file);
-        fprintf(f, "\" time=\"%.6f\">", s[i].seconds);
-        if (s[i].rc == LSIM_ESKIPPED) {
-            fputs("<skipped message=\"", f);
-            report_xml_str(f, s[i].error);
+    fprintf(f, " tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\"", n, failures, errors,
+            skipped, total);
+}
+
+static void junit_case(FILE *f, const struct report_summary *s, const struct jcase *c) {
+    fputs("    <testcase classname=\"", f);
+    report_xml_str(f, c->cls);
+    fputs("\" name=\"", f);
+    report_xml_str(f, c->name);
+    if (c->nth > 1) fprintf(f, " #%d", c->nth);
+    fputs("\" file=\"", f);
+    report_xml_str(f, s->file);
+    fprintf(f, "\" time=\"%.6f\">", s->seconds);
+    if (s->rc == LSIM_ESKIPPED) {
+        fputs("<skipped message=\"", f);
+        report_xml_str(f, s->error);
+        fputs("\"/>", f);
+    } else if (s->rc) {
+        fputs("<error message=\"", f);
+        report_xml_str(f, lsim_strerror(s->rc));
+        fputs("\">", f);
+        report_xml_str(f, s->error);
+        fputs("</error>", f);
+    } else if (s->outcome != LSIM_OK) {
+        fputs("<failure message=\"", f);
+        report_xml_str(f, s->truncated ? "run cut short (TRUNCATED)" : "expectation failed");
+        fputs("\">", f);
+        report_xml_str(f, summary_message(s));
+        fputs("</failure>", f);
+    } else {
+        if (summary_na(s)) {
+            char why[400];
+            report_not_applicable(why, sizeof why, s->not_applicable);
+            fputs("<skipped message=\"expectations ", f);
+            report_xml_str(f, why);
             fputs("\"/>", f);
-        } else if (s[i].rc) {
-            fputs("<error message=\"", f);
-            report_xml_str(f, lsim_strerror(s[i].rc));
-            fputs("\">", f);
-            report_xml_str(f, s[i].error);
-            fputs("</error>", f);
-        } else if (s[i].outcome != LSIM_OK) {
-            fputs("<failure message=\"", f);
-            report_xml_str(f, s[i].truncated ? "run cut short (TRUNCATED)" : "expectation failed");
-            fputs("\">", f);
-            report_xml_str(f, summary_message(&s[i]));
-            fputs("</failure>", f);
-        } else {
-            if (summary_na(&s[i])) {
-                char why[400];
-                report_not_applicable(why, sizeof why, s[i].not_applicable);
-                fputs("<skipped message=\"expectations ", f);
-                report_xml_str(f, why);
-                fputs("\"/>", f);
-            }
-            fprintf(f, "<system-out>verdict %s</system-out>", verdict_word(&s[i].rep));
         }
-        fputs("</testcase>\n", f);
+        fprintf(f, "<system-out>verdict %s</system-out>", verdict_word(&s->rep));
     }
-    fputs("</testsuite>\n", f);
+    fputs("</testcase>\n", f);
+}
+
+int report_junit(FILE *f, const char *suite, const struct report_summary *s, int n, const char *const *sets,
+                 int nsets) {
+    struct jcase *c = calloc(n > 0 ? (size_t)n : 1, sizeof *c);
+    struct jcase **order = calloc(n > 0 ? (size_t)n : 1, sizeof *order);
+    int rc = c && order ? 0 : LSIM_ENOMEM;
+    for (int i = 0; i < n && !rc; i++) {
+        char cls[1024];
+        report_junit_class(cls, sizeof cls, s[i].file);
+        c[i].cls = strdup(cls);
+        c[i].name = jcase_name(&s[i], sets, nsets);
+        if (!c[i].cls || !c[i].name) rc = LSIM_ENOMEM;
+        order[i] = &c[i];
+    }
+    if (!rc) {
+        /* Repeats of a class and name, numbered in list order. */
+        qsort(order, (size_t)n, sizeof *order, jcase_cmp);
+        for (int i = 0; i < n; i++)
+            order[i]->nth = i && strcmp(order[i]->cls, order[i - 1]->cls) == 0 &&
+                                    strcmp(order[i]->name, order[i - 1]->name) == 0
+                                ? order[i - 1]->nth + 1 : 1;
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
+        report_xml_str(f, suite);
+        fputc('"', f);
+        junit_counts(f, s, n);
+        fputs(">\n", f);
+        for (int i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && strcmp(c[j].cls, c[i].cls) == 0;) j++;
+            fputs("  <testsuite name=\"", f);
+            report_xml_str(f, c[i].cls);
+            fputc('"', f);
+            junit_counts(f, s + i, j - i);
+            fputs(">\n", f);
+            for (int k = i; k < j; k++) junit_case(f, &s[k], &c[k]);
+            fputs("  </testsuite>\n", f);
+        }
+        fputs("</testsuites>\n", f);
+    }
+    for (int i = 0; c && i < n; i++) {
+        free(c[i].cls);
+        free(c[i].name);
+    }
+    free(c);
+    free(order);
+    return rc;
 }

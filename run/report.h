@@ -26,6 +26,8 @@ struct report_ctx {
 /* A finished run kept after its engine is freed (check, batch). */
 struct report_summary {
     const char *file;            /* borrowed */
+    const char *label;           /* borrowed, or NULL (= file): the run's name in TAP
+                                    ("FILE seed 3 algo lease", batch) */
     int rc;                      /* run_result.rc */
     int outcome;                 /* run_outcome() */
     char error[640];
@@ -144,8 +146,22 @@ void report_csv_row_sets(FILE *f, const struct report_summary *s, const char *co
  * error instead of the figures. */
 void report_json_summary(FILE *f, const struct report_summary *s, const char *const *sets, int nsets);
 
-/* Sets of runs. */
+/* Sets of runs. TAP: one test point per run, named by its label (or file). */
 void report_tap(FILE *f, const struct report_summary *s, int n);
-void report_junit(FILE *f, const char *suite, const struct report_summary *s, int n);
+/* JUnit XML of n runs, shaped for CI dashboards (Jenkins, GitLab): one
+ * <testsuites> named suite; a <testsuite> per scenario file (its runs in a
+ * row); a <testcase> per run whose classname is the file's path without
+ * .lsim, its folders and stem joined by dots (scenarios/gc-pause.lsim ->
+ * scenarios.gc-pause, so a dashboard groups by folder, then scenario; a dot
+ * inside a name becomes _) and whose name is the algorithm, the seed and the
+ * params: "lease seed=3 lock.ttl=10s" (sets: the --set of every run, nsets
+ * of them; a run that could not be made and names no algorithm is "not
+ * run"). A name repeated within its class gets " #2", " #3": every testcase
+ * is unique. Strings are XML-escaped. Returns 0, or LSIM_ENOMEM with
+ * nothing written. */
+int report_junit(FILE *f, const char *suite, const struct report_summary *s, int n, const char *const *sets,
+                 int nsets);
+/* The JUnit classname of a scenario file, as above, into buf. */
+void report_junit_class(char *buf, size_t n, const char *file);
 
 #endif

@@ -147,7 +147,8 @@ static void test_check_command(void **state) {
                                    "not ok 2 - %1$s/locksim_fail.lsim (SAFE)\n", scratch())));
     assert_non_null(strstr(r->out, sp("locksim_fail.lsim:3:1: expect verdict UNSAFE: measured SAFE")));
     r = run(fmt("check --format junit scenarios/setnx-crashed-holder-stuck.lsim %1$s/locksim_fail.lsim", scratch()));
-    assert_non_null(strstr(r->out, "<testsuite name=\"locksim scenarios\" tests=\"2\" failures=\"1\""));
+    assert_non_null(strstr(r->out, "<testsuites name=\"locksim check\" tests=\"2\" failures=\"1\""));
+    assert_non_null(strstr(r->out, "<testcase classname=\"scenarios.setnx-crashed-holder-stuck\" name=\"setnx seed=1\""));
     assert_non_null(strstr(r->out, "<failure message=\"expectation failed\">"));
     r = run("check --format json scenarios/setnx-crashed-holder-stuck.lsim");
     assert_int_equal(r->code, 0);

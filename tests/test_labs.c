@@ -136,11 +136,13 @@ static void test_batch_formats(void **state) {
                                    "algo lease (UNSAFE)\n"));
     assert_non_null(strstr(r->out, "not ok 6 - scenarios/gc-pause-outlives-lease.lsim seed 3 algo fenced-lease"));
     r = batch_format("junit");
-    assert_non_null(strstr(r->out, "<testsuite name=\"locksim batch\" tests=\"6\" failures=\"3\" errors=\"0\""));
+    assert_non_null(strstr(r->out, "<testsuites name=\"locksim batch\" tests=\"6\" failures=\"3\" errors=\"0\""));
     int cases = 0;
     for (const char *p = r->out; (p = strstr(p, "<testcase ")) != NULL; p++) cases++;
     assert_int_equal(cases, 6);
-    assert_non_null(strstr(r->out, "</testsuite>\n"));
+    assert_non_null(strstr(r->out, "<testcase classname=\"scenarios.gc-pause-outlives-lease\" name=\"fenced-lease "
+                                   "seed=3 lock.ttl=10s\" file=\"scenarios/gc-pause-outlives-lease.lsim\""));
+    assert_non_null(strstr(r->out, "</testsuite>\n</testsuites>\n"));
     r = batch_format("table");
     assert_non_null(strstr(r->out, "ok   scenarios/gc-pause-outlives-lease.lsim  lease  seeds 1..3: 3 runs, 3 passed, "
                                    "0 failed; SAFE 0, UNSAFE 3, STUCK 0\n"));
@@ -152,6 +154,44 @@ static void test_batch_formats(void **state) {
     assert_int_equal(run("batch")->code, 64);
     assert_int_equal(run("batch /nonexistent")->code, 66);
     assert_int_equal(run("batch - < scenarios/ttl-with-headroom.lsim")->code, 64);
+}
+
+/* JUnit XML as a CI dashboard (Jenkins, GitLab) reads it: well-formed,
+ * one <testsuite> per scenario file, classname = the file's folders and
+ * stem joined by dots, name = algorithm, seed and params, every (classname,
+ * name) unique, the counts of each suite and of the whole equal to its
+ * cases, every string escaped. tests/junit_check.py checks the structure. */
+static void test_junit_for_ci_dashboards(void **state) {
+    (void)state;
+    char d[4200];
+    snprintf(d, sizeof d, "%s", sp("ci&<j>"));
+    assert_int_equal(system(fmt("rm -rf '%1$s' && mkdir -p '%1$s' && cp scenarios/gc-pause-outlives-lease.lsim "
+                                "'%1$s/gc.pause.lsim' && printf 'lock lease\\nclient A: wrte\\n' > '%1$s/bad.lsim'", d)), 0);
+    struct result *r = run(fmt("batch '%s' scenarios/fencing-rejects-stale-write.lsim --seeds 1..2 --algos "
+                               "lease,fenced-lease,local-mutex --set 'stuck-after=30s' --format junit --out %s", d,
+                               sp("ci.xml")));
+    assert_int_equal(r->code, 65); /* bad.lsim */
+    r = run(fmt("-- 2>/dev/null; python3 tests/junit_check.py %s", sp("ci.xml")));
+    assert_string_equal(r->out, "junit: 18 testcases in 3 testsuites, names unique, counts agree\n");
+    static char xml[1 << 16];
+    slurp(sp("ci.xml"), xml, sizeof xml);
+    /* Folders and stem as a dotted class, with the folder's '&' and '<' escaped. */
+    const char *cls = strstr(xml, "classname=\"tmp.");
+    assert_non_null(cls);
+    assert_non_null(strstr(xml, "ci&amp;&lt;j&gt;.gc_pause\" name=\"fenced-lease seed=2 stuck-after=30s\" file=\""));
+    assert_non_null(strstr(xml, "<testsuite name=\"scenarios.fencing-rejects-stale-write\" tests=\"6\" failures=\"0\" "
+                                "errors=\"0\" skipped=\"6\""));
+    /* A file that cannot be parsed: an error per run, named by the list. */
+    assert_non_null(strstr(xml, "ci&amp;&lt;j&gt;.bad\" name=\"lease seed=1 stuck-after=30s\""));
+    /* The same file twice in check: the second case is "#2", still unique. */
+    r = run("check --format junit scenarios/ttl-with-headroom.lsim ./scenarios/ttl-with-headroom.lsim");
+    assert_int_equal(r->code, 0);
+    write_file(sp("ci.xml"), r->out);
+    r = run(fmt("-- 2>/dev/null; python3 tests/junit_check.py %s", sp("ci.xml")));
+    assert_string_equal(r->out, "junit: 2 testcases in 1 testsuites, names unique, counts agree\n");
+    slurp(sp("ci.xml"), xml, sizeof xml);
+    assert_non_null(strstr(xml, "name=\"lease seed=1 #2\" file=\"./scenarios/ttl-with-headroom.lsim\""));
+    assert_int_equal(system(fmt("rm -rf '%s' %s", d, sp("ci.xml"))), 0);
 }
 
 /* A plugin whose client_acquire dereferences NULL: each of its runs fails
@@ -1037,6 +1077,7 @@ int main(void) {
         cmocka_unit_test(test_batch_order_independent_of_jobs),
         cmocka_unit_test(test_batch_formats),
         cmocka_unit_test(test_batch_not_applicable),
+        cmocka_unit_test(test_junit_for_ci_dashboards),
         cmocka_unit_test(test_batch_crashing_worker),
         cmocka_unit_test(test_plugin_abort_and_loop),
         cmocka_unit_test(test_batch_skips_what_cannot_run),
