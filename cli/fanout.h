@@ -37,6 +37,7 @@ struct fanout {
     int ncells;                      /* 0 counts as 1 */
     int cell_nsets;
     int lenient_sets;                /* as run_spec.lenient_sets */
+    int hold_expects;                /* --expect: as run_spec.hold_expects */
     long time_limit_s;               /* a run's wall-clock limit, as cli_runopts has it */
     int jobs;                        /* worker processes, >= 1 */
     int progress;                    /* 1 = a progress line on stderr */
