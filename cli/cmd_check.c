@@ -114,14 +114,15 @@ static enum golden_result golden_check(const struct golden_opts *g, const char *
                     old, (unsigned long long)now.trace_hash);
             struct trace judged;
             struct checker_report was;
-            if (run_recheck(&gold, now.scn->purpose, now.scn->stuck_after_ns, NULL, &judged, &was) == 0 &&
-                trace_diff_meaning(m, &gold, &was, cur, now.report, 10, "  ") == 0)
+            int dm = run_recheck(&gold, now.scn->purpose, now.scn->stuck_after_ns, NULL, &judged, &was);
+            if (!dm) dm = trace_diff_meaning(m, &gold, &was, cur, now.report, 10, "  ");
+            trace_close(&judged);
+            if (dm == 0)
                 fprintf(m, "  the same in meaning (verdict, metrics, who held the lock when, every write); "
                            "the events moved:\n");
-            trace_close(&judged);
             trace_diff_print(m, &gold, "golden", cur, "now", trace_diff_first(&gold, cur), 3, "  ");
             fprintf(m, "  (if the change is intended: locksim check --update %s)\n", file);
-            res = GOLDEN_FAILED;
+            res = dm < 0 ? GOLDEN_NOMEM : GOLDEN_FAILED; /* what changed could not all be said */
         }
         run_result_close(&now);
     }

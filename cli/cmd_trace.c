@@ -231,7 +231,9 @@ int cmd_diff(int argc, char **argv) {
             else trace_init(&cb, 1);
             scenario_close(&def);
             printf("A: %s\nB: %s\n", f[0], f[1]);
-            if (!rc && trace_diff_meaning(stdout, &a, &ra, &b, &rb, 20, "") == 0)
+            int dm = rc ? 0 : trace_diff_meaning(stdout, &a, &ra, &b, &rb, 20, "");
+            if (dm < 0) rc = dm; /* what changed could not all be said */
+            else if (!rc && dm == 0)
                 printf("The same in meaning (verdict, metrics, who held the lock when, every write); the events "
                        "moved:\n");
             trace_close(&ca);

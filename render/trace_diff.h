@@ -36,7 +36,8 @@ void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const 
  * a token that moved, one that happens in only one trace), then the writes
  * at the resource (paired in order: time, writer, value, accepted or why
  * refused). At most max_lines lines per part, then "... and N more".
- * Returns the number of differences found (0: the same in meaning). */
+ * Returns the number of differences found (0: the same in meaning), or
+ * LSIM_ENOMEM (negative) when they could not all be found. */
 int trace_diff_meaning(FILE *f, const struct trace *a, const struct checker_report *ra, const struct trace *b,
                        const struct checker_report *rb, int max_lines, const char *indent);
 

@@ -1,0 +1,121 @@
+/* Viewmodel: the live demo's behaviour, once for every front end (the SDL2
+ * window, gfx/view.c, and the web page, web/web_api.c). On top of the
+ * viewstate's arithmetic it keeps each panel's layout as the run stood at
+ * the cursor and its banner ("running" until the run is decided), builds
+ * the stacked scenes for a width, says each stop in a sentence, writes the
+ * status line, paints the overlays (cursor, quiz veil, the current event's
+ * frame) with paint.h's primitives, and maps key names to commands with the
+ * help that lists them. A front end feeds it input and paints what it built;
+ * it knows neither SDL nor the browser. */
+#ifndef LOCKSIM_VIEWMODEL_H
+#define LOCKSIM_VIEWMODEL_H
+
+#include <stddef.h>
+
+#include "layout.h"
+#include "paint.h"
+#include "scene.h"
+#include "trace.h"
+#include "viewstate.h"
+
+/* The narration history: the last sentences, the current one bright. */
+#define VIEWMODEL_NARR_LINES 3
+
+struct viewmodel {
+    struct viewstate vs;
+    /* the current load, borrowed until the next one */
+    size_t n;
+    const struct trace *const *trs;
+    const struct scene_banner *banners; /* NULL: no banners */
+    /* owned, n each: the revealed layouts, their indexes, what each was built
+     * for (its first rev_nev events, cut at rev_until) and its banner as shown */
+    struct layout *lys;
+    struct scene_lod **lods;
+    size_t *rev_nev;
+    sim_ns *rev_until;
+    struct scene_banner *rev_banners;
+    char (*decided_by)[400];
+    int decided_all;   /* every panel's verdict is shown */
+    /* owned, nsc scenes, stacked, built in sv for built_w x built_h */
+    struct scene *scs;
+    size_t nsc;
+    struct scene_view sv;
+    int content_h;     /* height of the stacked scenes */
+    int dirty;         /* the scenes must be built again */
+    int built_w, built_h;
+    sim_ns built_t0, built_t1;
+};
+
+/* Take n traces and their banners (borrowed until the next load or close):
+ * first = 1 starts at the beginning (quiz mode as asked), else the cursor
+ * and window are kept where they still fit (a reload). Returns 0 or
+ * LSIM_ENOMEM (vm as before). Close with viewmodel_close, also a zeroed vm. */
+int viewmodel_load(struct viewmodel *vm, const struct trace *const *trs, const struct scene_banner *banners,
+                   size_t n, int first, int quiz);
+void viewmodel_close(struct viewmodel *vm);
+
+/* Bring the scenes up to date for an area width pixels wide, of which
+ * avail_h are free above the narration: each panel revealed to the cursor,
+ * the banners, and the stack built again when anything changed (drawn with
+ * lanes a line of text tall when the panels do not fit). Returns 1 when the
+ * scenes were built again (paint them), 0 when they are as they were, or a
+ * negative LSIM_E* code. */
+int viewmodel_update(struct viewmodel *vm, int width, int avail_h);
+/* Paint every panel's scene with ops, moved down by dy pixels (a scroll). */
+int viewmodel_paint(const struct viewmodel *vm, const struct paint_ops *ops, void *ctx, int dy);
+/* Over the painted scenes: the cursor (a line and a marker over the lanes),
+ * in quiz mode the veil over what has not happened yet, and a frame around
+ * the current event's symbol. Uses ops->box and ops->line only. */
+int viewmodel_paint_overlays(const struct viewmodel *vm, const struct paint_ops *ops, void *ctx, int dy);
+
+/* The sentence of stop k ("t=31s  B acquires the lock ..."; k = -1: the
+ * start), times as the run's own resolution shows them. */
+void viewmodel_narrate(const struct viewmodel *vm, long k, char *out, size_t n);
+/* The narration history to show: up to VIEWMODEL_NARR_LINES lines, the
+ * oldest first, stop indexes in ks[] (-2 = an empty line); *current is the
+ * line that is the current stop, or -1. Returns the number of lines. */
+int viewmodel_history(const struct viewmodel *vm, long ks[VIEWMODEL_NARR_LINES], int *current);
+/* The status line: "paused 3 s/s  t=31s  window 0s..60s  HINT  [quiz]". */
+void viewmodel_status(const struct viewmodel *vm, char *out, size_t n, const char *hint);
+/* Events drawn now, over all panels. */
+size_t viewmodel_revealed(const struct viewmodel *vm);
+
+/* The trace event under pixel (x, y) of the scenes (y in scene rows) with
+ * its tooltip in tip: its seq, or -1 when there is none. */
+long viewmodel_hit(const struct viewmodel *vm, int x, int y, char *tip, size_t n);
+/* True time under column x of the first panel. */
+sim_ns viewmodel_t_at(const struct viewmodel *vm, int x);
+/* 1 when (x, y) is on a panel's time axis (where a drag scrubs). */
+int viewmodel_on_axis(const struct viewmodel *vm, int x, int y);
+
+/* ---- Commands and keys ---- */
+enum viewmodel_cmd {
+    VIEWMODEL_NONE,
+    VIEWMODEL_PLAY,        /* play / pause (at the end: from the start) */
+    VIEWMODEL_SLOWER,
+    VIEWMODEL_FASTER,
+    VIEWMODEL_NEXT,        /* next event */
+    VIEWMODEL_PREV,
+    VIEWMODEL_HOME,
+    VIEWMODEL_END,
+    VIEWMODEL_ZOOM_IN,     /* 2x around the cursor */
+    VIEWMODEL_ZOOM_OUT,
+    VIEWMODEL_FIT,
+    VIEWMODEL_VIOLATION,   /* the next violation, zoomed */
+    VIEWMODEL_SHOW_ALL,    /* the whole run at once / as it plays */
+    VIEWMODEL_HISTORY_BACK,
+    VIEWMODEL_HISTORY_FWD,
+    VIEWMODEL_REVEAL,      /* the quiz's answer */
+    VIEWMODEL_CMD_COUNT
+};
+/* Do cmd. Returns 1 when the view changed. */
+int viewmodel_do(struct viewmodel *vm, int cmd);
+/* The command of a key by name, as SDL (SDL_GetKeyName: "Right", "Space",
+ * "Keypad +") or a browser (KeyboardEvent.key: "ArrowRight", " ", "+")
+ * names it, case-insensitive; VIEWMODEL_NONE for a key it does not bind. */
+int viewmodel_key(const char *name);
+/* The help: line i of the keys every front end has ("space        play /
+ * pause"), NULL past the last. */
+const char *viewmodel_help_line(int i);
+
+#endif

@@ -1,0 +1,152 @@
+/* Tests of the live demo's behaviour as every front end shares it
+ * (render/viewmodel.c): the window and the web page call the same
+ * functions, so what is asserted here is what a teacher sees in both:
+ * nothing drawn at the start, the banner "running" until the double entry
+ * decides the run, the narration's last lines, the status line, the keys
+ * by the names SDL and a browser give them, and the overlays painted. */
+#include "testutil.h"
+
+#include <stdlib.h>
+
+#include "viewmodel.h"
+
+#define S (1000000000LL)
+
+static const char gc_text[] =
+    "title \"GC pause outlives the lease\"\n"
+    "lock lease ttl=30s release=compare-and-delete\n"
+    "resource stock=1 fencing=off\n"
+    "network latency=0ms\n"
+    "duration 60s\n"
+    "client A: acquire; read; work 10s; write; release\n"
+    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+    "@5s pause A 27s\n";
+
+/* Whether any scene command of vm shows style st. */
+static int shows(const struct viewmodel *vm, int st) {
+    for (size_t p = 0; p < vm->nsc; p++)
+        for (size_t i = 0; i < vm->scs[p].ncmd; i++)
+            if (vm->scs[p].cmd[i].style == st) return 1;
+    return 0;
+}
+
+/* A paint_ops that counts boxes and lines and where the yellow frame is. */
+struct tally {
+    int boxes, lines, yellow;
+};
+static int t_box(void *c, int x, int y, int w, int h, struct palette_rgb k) {
+    (void)x, (void)y, (void)w, (void)h, (void)k;
+    ((struct tally *)c)->boxes++;
+    return 0;
+}
+static int t_line(void *c, int x0, int y0, int x1, int y1, int w, struct palette_rgb k) {
+    (void)x0, (void)y0, (void)x1, (void)y1, (void)w;
+    struct tally *t = c;
+    t->lines++;
+    t->yellow += k.r == 240 && k.g == 228 && k.b == 66;
+    return 0;
+}
+
+/* Stepping through the seed's story: nothing at the start, "running" until
+ * the double entry at 31s, then UNSAFE; the same sentences for every front end. */
+static void test_reveal_and_words(void **state) {
+    (void)state;
+    struct engine *e = run_text(gc_text);
+    const struct trace *tr = engine_trace(e);
+    struct scene_banner b = {.title = "GC pause outlives the lease", .algo = "lease", .seed = "1",
+                             .report = engine_report(e)};
+    struct viewmodel vm;
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(viewmodel_load(&vm, &tr, &b, 1, 1, 0), 0);
+    /* Step 1: at the start nothing is drawn and the verdict is not shown. */
+    assert_int_equal(viewmodel_update(&vm, 1280, 600), 1);
+    assert_int_equal(viewmodel_update(&vm, 1280, 600), 0); /* nothing changed: nothing built */
+    assert_int_equal(viewmodel_revealed(&vm), 0);
+    assert_int_equal(vm.decided_all, 0);
+    assert_false(shows(&vm, SCENE_ST_UNSAFE));
+    assert_false(shows(&vm, SCENE_ST_BAND));
+    long ks[VIEWMODEL_NARR_LINES];
+    int cur;
+    viewmodel_history(&vm, ks, &cur);
+    assert_int_equal(ks[0], -2);
+    assert_int_equal(ks[2], -1);
+    assert_int_equal(cur, 2);
+    char s[600];
+    viewmodel_narrate(&vm, ks[2], s, sizeof s);
+    assert_string_equal(s, "The start of the run: press Right to step, space to play.");
+    /* Step 2: "n" (the next violation) lands on the double entry at 31s:
+     * decided, the verdict and the band shown. */
+    assert_int_equal(viewmodel_do(&vm, viewmodel_key("N")), 1);
+    assert_int_equal(vm.vs.cursor, 31 * S);
+    assert_int_equal(viewmodel_update(&vm, 1280, 600), 1);
+    assert_int_equal(vm.decided_all, 1);
+    assert_true(shows(&vm, SCENE_ST_UNSAFE));
+    assert_true(shows(&vm, SCENE_ST_BAND));
+    viewmodel_history(&vm, ks, &cur);
+    assert_int_equal(cur, 2);
+    viewmodel_narrate(&vm, ks[cur], s, sizeof s);
+    assert_non_null(strstr(s, "t=31s  "));
+    /* the sentence before it is told too */
+    viewmodel_narrate(&vm, ks[1], s, sizeof s);
+    assert_string_equal(s, "t=31s  R accepts B's write of 0 (no token)");
+    viewmodel_status(&vm, s, sizeof s, NULL);
+    assert_non_null(strstr(s, "paused 3 s/s  t=31s  window "));
+    assert_non_null(strstr(s, "? help"));
+    /* Step 3: the overlays: the cursor's marker; the double entry has no
+     * symbol to frame, the write before it (one step back) has. */
+    struct paint_ops ops = {t_box, NULL, t_line, NULL, NULL, NULL};
+    struct tally t = {0, 0, 0};
+    assert_int_equal(viewmodel_paint_overlays(&vm, &ops, &t, 0), 0);
+    assert_int_equal(t.boxes, 8); /* the marker over the lanes; no veil (no quiz) */
+    assert_int_equal(t.yellow, 0);
+    viewmodel_do(&vm, viewmodel_key("ArrowLeft"));
+    viewmodel_update(&vm, 1280, 600);
+    memset(&t, 0, sizeof t);
+    assert_int_equal(viewmodel_paint_overlays(&vm, &ops, &t, 0), 0);
+    assert_int_equal(t.yellow, 8); /* the frame's 2 yellow rings, 4 sides each */
+    /* Step 4: Home hides everything again. */
+    viewmodel_do(&vm, viewmodel_key("Home"));
+    viewmodel_update(&vm, 1280, 600);
+    assert_int_equal(viewmodel_revealed(&vm), 0);
+    assert_false(shows(&vm, SCENE_ST_UNSAFE));
+    viewmodel_close(&vm);
+    engine_free(e);
+}
+
+/* One key table for SDL's names and a browser's. */
+static void test_keys(void **state) {
+    (void)state;
+    assert_int_equal(viewmodel_key("Right"), VIEWMODEL_NEXT);      /* SDL_GetKeyName */
+    assert_int_equal(viewmodel_key("ArrowRight"), VIEWMODEL_NEXT); /* KeyboardEvent.key */
+    assert_int_equal(viewmodel_key("Space"), VIEWMODEL_PLAY);
+    assert_int_equal(viewmodel_key(" "), VIEWMODEL_PLAY);
+    assert_int_equal(viewmodel_key("Keypad +"), VIEWMODEL_ZOOM_IN);
+    assert_int_equal(viewmodel_key("="), VIEWMODEL_ZOOM_IN);
+    assert_int_equal(viewmodel_key("Return"), VIEWMODEL_REVEAL);
+    assert_int_equal(viewmodel_key("Enter"), VIEWMODEL_REVEAL);
+    assert_int_equal(viewmodel_key("a"), VIEWMODEL_SHOW_ALL);
+    assert_int_equal(viewmodel_key("A"), VIEWMODEL_SHOW_ALL);
+    assert_int_equal(viewmodel_key("q"), VIEWMODEL_NONE); /* a front end's own */
+    assert_int_equal(viewmodel_key(""), VIEWMODEL_NONE);
+    assert_int_equal(viewmodel_key("Rightx"), VIEWMODEL_NONE);
+    /* every command has a key, and the help lists them */
+    for (int c = VIEWMODEL_NONE + 1; c < VIEWMODEL_CMD_COUNT; c++) {
+        int found = 0;
+        const char *names[] = {"space", "[", "]", "right", "left", "home", "end", "+", "-", "0", "n", "a", "up",
+                               "down", "r"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) found |= viewmodel_key(names[i]) == c;
+        assert_true(found);
+    }
+    assert_string_equal(viewmodel_help_line(0), "space        play / pause");
+    int n = 0;
+    while (viewmodel_help_line(n)) n++;
+    assert_int_equal(n, 9);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reveal_and_words),
+        cmocka_unit_test(test_keys),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
