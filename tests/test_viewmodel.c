@@ -12,15 +12,6 @@
 
 #define S (1000000000LL)
 
-static const char gc_text[] =
-    "title \"GC pause outlives the lease\"\n"
-    "lock lease ttl=30s release=compare-and-delete\n"
-    "resource stock=1 fencing=off\n"
-    "network latency=0ms\n"
-    "duration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
 
 /* Whether any scene command of vm shows style st. */
 static int shows(const struct viewmodel *vm, int st) {
@@ -51,7 +42,7 @@ static int t_line(void *c, int x0, int y0, int x1, int y1, int w, struct palette
  * the double entry at 31s, then UNSAFE; the same sentences for every front end. */
 static void test_reveal_and_words(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct scene_banner b = {.title = "GC pause outlives the lease", .algo = "lease", .seed = "1",
                              .report = engine_report(e)};

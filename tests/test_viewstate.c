@@ -14,15 +14,6 @@
 
 #define S (1000000000LL)
 
-static const char gc_text[] =
-    "title \"GC pause outlives the lease\"\n"
-    "lock lease ttl=30s release=compare-and-delete\n"
-    "resource stock=1 fencing=off\n"
-    "network latency=0ms\n"
-    "duration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
 
 static const struct trace_event *cur_event(const struct viewstate *vs, const struct trace *tr) {
     return vs->cur >= 0 ? &tr->ev[vs->ev[vs->cur].seq] : NULL;
@@ -31,7 +22,7 @@ static const struct trace_event *cur_event(const struct viewstate *vs, const str
 /* Stepping moves over the stops in time order, and back again exactly. */
 static void test_step_forward_and_back(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewstate vs;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
@@ -76,7 +67,7 @@ static void test_step_forward_and_back(void **state) {
  * write, and a reveal moves onto it. */
 static void test_quiz_stops(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewstate vs;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 1), 0);
@@ -214,7 +205,7 @@ static void test_next_violation_one_ns(void **state) {
  * fit shows the whole run. */
 static void test_zoom_pan_fit(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewstate vs;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
@@ -254,7 +245,7 @@ static void test_zoom_pan_fit(void **state) {
 /* Play advances at the rate and doubles with speed; a reload keeps the view. */
 static void test_play_and_reload(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewstate vs;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
@@ -275,7 +266,7 @@ static void test_play_and_reload(void **state) {
     viewstate_seek(&vs, 31 * S);
     sim_ns t0 = vs.t0, t1 = vs.t1;
     long cur = vs.cur;
-    struct engine *e2 = run_text(gc_text);
+    struct engine *e2 = run_text(testutil_gc_story);
     const struct trace *tr2 = engine_trace(e2);
     assert_int_equal(viewstate_reload(&vs, &tr2, 1), 0);
     assert_int_equal(vs.t0, t0);
@@ -290,7 +281,7 @@ static void test_play_and_reload(void **state) {
 /* Hover: the symbol under the mouse and its tooltip; the axis rows. */
 static void test_hit(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct layout ly;
     assert_int_equal(layout_build(&ly, tr), 0);
@@ -362,7 +353,7 @@ static uint64_t scene_digest(const struct layout *ly) {
  * exactly (the same scene, command for command); show_all is the whole run. */
 static void test_reveal_as_it_plays(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewstate vs;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
@@ -417,7 +408,7 @@ static void test_reveal_as_it_plays(void **state) {
  * "running"; revealed, they are. */
 static void test_quiz_veil(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewstate vs;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 1), 0);
@@ -455,7 +446,7 @@ static void test_quiz_veil(void **state) {
  * missing are there. */
 static void test_narration_history(void **state) {
     (void)state;
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewstate vs;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
@@ -506,7 +497,7 @@ static void test_human_times(void **state) {
     assert_string_equal(b, "1.000012s");
     /* The seed's story: its stops are whole seconds and 30.001s, at least
      * 999 ms apart: times finer than the ms would round to 10 ms. */
-    struct engine *e = run_text(gc_text);
+    struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
     assert_int_equal(vs.tick_ns, 10000000);

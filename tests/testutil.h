@@ -21,6 +21,18 @@
 /* Parse text (as "test.lsim") and build an engine that keeps its trace, with
  * algo swapped in leniently (as `--algo` does) when not NULL. Any parse or
  * build error fails the test. Not run yet; the caller frees the engine. */
+/* The seed's story at the seconds of a teacher's telling: A's lease of 30 s
+ * runs out during a 27 s pause, B gets the lock at 31 s, A writes on. */
+static TESTUTIL_UNUSED const char testutil_gc_story[] =
+    "title \"GC pause outlives the lease\"\n"
+    "lock lease ttl=30s release=compare-and-delete\n"
+    "resource stock=1 fencing=off\n"
+    "network latency=0ms\n"
+    "duration 60s\n"
+    "client A: acquire; read; work 10s; write; release\n"
+    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+    "@5s pause A 27s\n";
+
 static TESTUTIL_UNUSED struct engine *build_engine(const char *text, const char *algo) {
     struct scenario s;
     struct scn_error err;
