@@ -208,7 +208,11 @@ $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 test: $(BUILD)/locksim $(TEST_BIN) $(BUILD)/algo-headers.ok
 	@CC="$(CC)" OPT="$(OPT)" LDLIBS="$(LDLIBS)" \
 	 tests/run_all.sh ./$(BUILD)/locksim scenarios/ -- $(TEST_BIN); st=$$?; \
-	 $(MAKE) --no-print-directory determinism || st=1; exit $$st
+	 $(MAKE) --no-print-directory determinism || st=1; \
+	 if command -v emcc >/dev/null 2>&1 && command -v chromium >/dev/null 2>&1; then \
+	   echo "== the web page in headless Chromium (make test-web)"; \
+	   $(MAKE) --no-print-directory test-web || st=1; \
+	 else echo "web: skipped: emcc or chromium is not installed (make test-web installs them)"; fi; exit $$st
 
 # The real window under an X server (Xvfb), driven by xdotool: .ci/run
 # installs Xvfb, xdotool and ImageMagick and starts Xvfb :99 first.
@@ -263,3 +267,4 @@ include mk/robust.mk
 
 # ---- install, uninstall (README.md, "Installing")
 include mk/install.mk
+include mk/web.mk

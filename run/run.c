@@ -2,7 +2,6 @@
  * judge the expectations. Every front end runs scenarios through here. */
 #include "run.h"
 
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "checker.h"
+#include "plugin.h"
 #include "scenario.h"
 #include "scenario_file.h"
 
@@ -84,33 +84,10 @@ int run_validate_algo(const struct lock_algo *a, const char *where, char *err, s
     return LSIM_EPLUGIN;
 }
 
-static int load_plugin(const char *path, const struct lock_algo **out, char *err, size_t errlen) {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "cannot load algorithm '%s': %s", path, dlerror());
-        return LSIM_EPLUGIN;
-    }
-    const struct lock_algo *(*get)(void);
-    *(void **)(&get) = dlsym(h, "locksim_algo");
-    if (!get) {
-        snprintf(err, errlen, "'%s' does not export locksim_algo(); see docs/lock-interface.md", path);
-        dlclose(h);
-        return LSIM_EPLUGIN;
-    }
-    const struct lock_algo *a = get();
-    int rc = run_validate_algo(a, path, err, errlen);
-    if (rc) {
-        dlclose(h);
-        return rc;
-    }
-    *out = a; /* the handle stays open for the life of the process */
-    return LSIM_OK;
-}
-
 int run_resolve_algo(const char *name, const struct lock_algo **out, char *err, size_t errlen) {
     *out = NULL;
     size_t n = strlen(name);
-    if (strchr(name, '/')) return load_plugin(name, out, err, errlen);
+    if (strchr(name, '/')) return plugin_load(name, out, err, errlen);
     if (n > 3 && strcmp(name + n - 3, ".so") == 0) {
         /* dlopen would search the library path for a bare name: look here. */
         char local[4096];
@@ -123,7 +100,7 @@ int run_resolve_algo(const char *name, const struct lock_algo **out, char *err, 
                      name, name, name);
             return LSIM_EPLUGIN;
         }
-        return load_plugin(local, out, err, errlen);
+        return plugin_load(local, out, err, errlen);
     }
     *out = lock_algo_find(name);
     if (*out) return LSIM_OK;

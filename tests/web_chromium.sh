@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The web page (build/web/locksim.html, `make web`) in headless Chromium, held
+# against the native binary: every catalog scenario run in the page gives the
+# verdict and trace digest that `locksim check --format json` gives; a link
+# opens a catalog scenario, a scenario carried in the link itself, and a place
+# in the run; a malformed scenario shows its file:line:col message and keeps
+# the last good run; the seed's story, whole, shows the double entry.
+# Usage: tests/web_chromium.sh PAGE.html LOCKSIM_BIN. Needs chromium, node
+# (emscripten's) and python3 (and ImageMagick's convert for the picture). Closes with
+# "web: N passed, M failed".
+set -u
+cd "$(dirname "$0")/.."
+page=$(realpath "$1"); bin=$(realpath "$2")
+passed=0; failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# page FRAGMENT [SHOT.png]: the page opened in headless Chromium (real time,
+# over its DevTools pipe: tests/cdp.js) until it is ready; one JSON object of
+# its body's data attributes and the texts of #verdict, #trace-hash, #error
+# and #selftest.
+page() { timeout 120 node tests/cdp.js "file://$page#$1" ${2:+"$2"} 2>"$tmp/cdp.err" || cat "$tmp/cdp.err" >&2; }
+# field NAME: a field of that object on stdin (data.NAME for the body's)
+field() { python3 -c 'import sys,json
+try: o=json.load(sys.stdin)
+except ValueError: o={}
+k=sys.argv[1]
+v=o.get("data",{}).get(k[5:],"") if k.startswith("data.") else o.get(k,"")
+print(v)' "$1"; }
+
+echo "== web: every catalog scenario in the page, against the native binary"
+page "selftest=catalog" | field selftest | grep . > "$tmp/page.txt"
+"$bin" check --format json scenarios/*.lsim > "$tmp/native.jsonl" 2>/dev/null
+python3 - "$tmp/native.jsonl" > "$tmp/native.txt" <<'EOF'
+import sys, json, os
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    name = os.path.basename(r["file"])[:-5]
+    print(name, r.get("verdict", "ERROR"), r.get("trace_hash", "-"))
+EOF
+n=$(grep -c . "$tmp/native.txt"); m=$(grep -c . "$tmp/page.txt")
+cut -d' ' -f1-3 "$tmp/page.txt" | sort > "$tmp/page3.txt"; sort "$tmp/native.txt" > "$tmp/native3.txt"
+check "the page ran every catalog scenario ($m of $n)" '[ "$m" -eq "$n" ] && [ "$n" -gt 90 ]'
+diff "$tmp/native3.txt" "$tmp/page3.txt" > "$tmp/d.txt"
+check "verdicts and trace digests equal to the native binary's for all $n" '[ ! -s "$tmp/d.txt" ]'
+head -10 "$tmp/d.txt"
+
+echo "== web: links"
+d=$(page "scenario=fencing-rejects-stale-write")
+want=$("$bin" run scenarios/fencing-rejects-stale-write.lsim --format json | python3 -c 'import sys,json; r=json.load(sys.stdin); print(r["verdict"], r["trace_hash"])')
+got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
+check "#scenario=NAME opens that scenario ($got)" '[ "$got" = "$want" ]'
+d=$(page "")
+check "no fragment: the seed's story, at its start, nothing revealed" \
+  'echo "$d" | field data.state | grep -q "^cur=-1 .*revealed=0 decided=0" && [ "$(echo "$d" | field verdict)" = UNSAFE ]'
+d=$(page "scenario=gc-pause-outlives-lease&at=12")
+check "at=K: the link opens at that event" 'echo "$d" | field data.state | grep -q "^cur=12 .*decided=1"'
+# A scenario carried in the link: deflate-raw, base64url (what "share link" writes).
+cat > "$tmp/own.lsim" <<'EOF'
+title "A lease longer than the pause"
+lock lease ttl=40s
+resource stock=1 fencing=off
+duration 60s
+client A: acquire; read; work 10s; write; release
+client B @31s: acquire retry=1s; read; write; release
+@5s pause A 27s
+EOF
+frag=$(python3 -c 'import sys,zlib,base64; c=zlib.compressobj(9,zlib.DEFLATED,-15); d=c.compress(open(sys.argv[1],"rb").read())+c.flush(); print("text="+base64.urlsafe_b64encode(d).decode().rstrip("=")+"&seed=3&algo=fenced-lease")' "$tmp/own.lsim")
+d=$(page "$frag")
+want=$("$bin" run "$tmp/own.lsim" --seed 3 --algo fenced-lease --format json | python3 -c 'import sys,json; r=json.load(sys.stdin); print(r["verdict"], r["trace_hash"])')
+got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
+check "a scenario in the link itself, with its seed and algorithm, runs as natively ($got)" '[ "$got" = "$want" ]'
+
+echo "== web: a malformed scenario"
+printf 'lock lease ttl=30s\nttl banana\n' > "$tmp/bad.lsim"
+frag=$(python3 -c 'import sys,zlib,base64; c=zlib.compressobj(9,zlib.DEFLATED,-15); d=c.compress(open(sys.argv[1],"rb").read())+c.flush(); print("text="+base64.urlsafe_b64encode(d).decode().rstrip("="))' "$tmp/bad.lsim")
+d=$(page "$frag")
+err=$(echo "$d" | field data.error)
+native=$("$bin" run "$tmp/bad.lsim" 2>&1 | head -1 | sed 's/^locksim: //; s|^.*bad\.lsim:|scenario.lsim:|')
+check "its file:line:col message shows ($err)" 'echo "$err" | grep -q "^scenario.lsim:2:1: "'
+check "the message is the native binary's" '[ "$err" = "$native" ]'
+check "a link that does not load still draws a run (the seed's story)" '[ "$(echo "$d" | field verdict)" = UNSAFE ]'
+
+echo "== web: the picture at 1280x720"
+page "scenario=gc-pause-outlives-lease&all=1" "$tmp/story.png" >/dev/null
+convert=$(command -v /usr/bin/convert || command -v convert)
+if [ -n "$convert" ] && [ -s "$tmp/story.png" ]; then
+  band=$("$convert" "$tmp/story.png" txt:- 2>/dev/null | grep -ic '#F6D2BC')
+  check "the whole story shows the double-entry band ($band px)" '[ "$band" -gt 50 ]'
+  red=$("$convert" "$tmp/story.png" txt:- 2>/dev/null | grep -ic '#D55E00')
+  check "and the UNSAFE badge ($red px)" '[ "$red" -gt 100 ]'
+else
+  bad "a screenshot of the page (convert: ${convert:-missing})"
+fi
+if [ -n "${WEB_SHOTS:-}" ]; then mkdir -p "$WEB_SHOTS" && cp "$tmp"/*.png "$WEB_SHOTS"/; fi
+echo "web: $passed passed, $failed failed"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

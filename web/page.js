@@ -1,0 +1,416 @@
+// The web page of locksim: the engine and the view model in wasm (web/web_api.c,
+// the same C as the command line and the SDL2 window), this file only paints the
+// frame's primitives on a canvas and wires the page's controls to them.
+// LOCKSIM_CATALOG (the built-in scenarios, grouped as docs/scenarios.md groups
+// them) and LocksimModule (emcc's output) are inlined before this script.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const NARR_LINES = 3;
+  let M = null;          // the wasm module
+  let api = {};          // its functions, cwrapped
+  let current = { name: "", text: "", algo: "", seed: "", quiz: false };
+  let lastWidth = 0, lastHeight = 0, lastTick = 0, dirty = true;
+  let debounce = null, drag = 0, dragX = 0;
+
+  function wrap() {
+    const s = "string", n = "number";
+    const f = (name, ret, args) => (api[name] = M.cwrap(name, ret, args));
+    f("web_run", n, [s, s, s, s, n]); f("web_error", s, []); f("web_verdict", s, []);
+    f("web_headline", s, []); f("web_trace_hash", s, []); f("web_report", s, []);
+    f("web_json", s, []); f("web_matrix", s, [s]); f("web_frame", n, [n, n]);
+    f("web_words", n, []); f("web_strings", n, []); f("web_content_h", n, []);
+    f("web_key", n, [s]); f("web_play", n, [n]); f("web_playing", n, []);
+    f("web_seek_x", null, [n]); f("web_on_axis", n, [n, n]); f("web_pan_px", null, [n]);
+    f("web_zoom_at", null, [n, n]); f("web_hit", s, [n, n]); f("web_narration", s, [n]);
+    f("web_narration_current", n, []); f("web_status", s, [s]); f("web_help_line", s, [n]);
+    f("web_question", s, []); f("web_state", s, []); f("web_goto", null, [n]); f("web_cur", n, []);
+    f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
+  }
+
+  // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
+  const colours = new Map();
+  const col = (v) => {
+    let c = colours.get(v);
+    if (c === undefined) colours.set(v, (c = "#" + (v & 0xffffff).toString(16).padStart(6, "0")));
+    return c;
+  };
+  function paint(width) {
+    const canvas = $("timeline"), ctx = canvas.getContext("2d");
+    const scroller = $("scroller");
+    const avail = Math.max(200, scroller.clientHeight);
+    const nw = api.web_frame(width, avail);
+    if (nw < 0) return;
+    const h = Math.max(api.web_content_h(), 100);
+    const dpr = window.devicePixelRatio || 1;
+    if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(h * dpr)) {
+      canvas.width = Math.round(width * dpr); canvas.height = Math.round(h * dpr);
+      canvas.style.width = width + "px"; canvas.style.height = h + "px";
+    }
+    ctx.__dpr = dpr;
+    curFont = "";
+    ctx.textBaseline = "middle";
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, width, h);
+    const words = new Int32Array(M.HEAP32.buffer, api.web_words(), nw);
+    const strs = api.web_strings();
+    let txt = false; // the transform is a text's own
+    for (let i = 0; i < nw;) {
+      switch (words[i]) {
+        case 1: if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
+          ctx.fillStyle = col(words[i + 5]); ctx.fillRect(words[i + 1], words[i + 2], words[i + 3], words[i + 4]); i += 6; break;
+        case 2: {
+          if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
+          const n = words[i + 1];
+          ctx.fillStyle = col(words[i + 2]); ctx.beginPath();
+          for (let k = 0; k < n; k++) ctx[k ? "lineTo" : "moveTo"](words[i + 3 + 2 * k], words[i + 4 + 2 * k]);
+          ctx.closePath(); ctx.fill(); i += 3 + 2 * n; break;
+        }
+        case 3: if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
+          line(ctx, words[i + 1], words[i + 2], words[i + 3], words[i + 4], words[i + 5], col(words[i + 6])); i += 7; break;
+        case 4: {
+          const s = M.UTF8ToString(strs + words[i + 7], words[i + 8]);
+          text(ctx, words[i + 1], words[i + 2], words[i + 3], s, words[i + 4], words[i + 5], col(words[i + 6]));
+          txt = true;
+          i += 9; break;
+        }
+        case 5: i += 3; break;
+        case 6: i += 1; break;
+        default: i = nw;
+      }
+    }
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  }
+  // Lines as the window draws them: axis-aligned ones as whole pixels.
+  function line(ctx, x0, y0, x1, y1, w, c) {
+    ctx.fillStyle = c;
+    if (x0 === x1) { ctx.fillRect(x0 - (w >> 1), Math.min(y0, y1), w, Math.abs(y1 - y0) + 1); return; }
+    if (y0 === y1) { ctx.fillRect(Math.min(x0, x1), y0 - (w >> 1), Math.abs(x1 - x0) + 1, w); return; }
+    ctx.strokeStyle = c; ctx.lineWidth = w; ctx.beginPath();
+    ctx.moveTo(x0 + 0.5, y0 + 0.5); ctx.lineTo(x1 + 0.5, y1 + 0.5); ctx.stroke();
+  }
+  // Text in the layout's cells: DejaVu Sans Mono's advance is 0.602 em; a
+  // fallback monospace font of another width is squeezed to the same width.
+  // The font is set only when it changes, and each width measured once.
+  let curFont = "";
+  const widths = new Map();
+  function text(ctx, x, y, h, s, px, bold, c) {
+    const font = (bold ? "bold " : "") + px + "px 'DejaVu Sans Mono', 'Liberation Mono', monospace";
+    if (font !== curFont) { ctx.font = font; curFont = font; }
+    ctx.fillStyle = c;
+    const key = font + "\u0000" + s;
+    let got = widths.get(key);
+    if (got === undefined) {
+      got = ctx.measureText(s).width;
+      if (widths.size > 20000) widths.clear();
+      widths.set(key, got);
+    }
+    const want = s.length * px * 0.602;
+    if (got > want * 1.02 && want > 0) ctx.setTransform(ctx.__dpr * want / got, 0, 0, ctx.__dpr, ctx.__dpr * x, ctx.__dpr * (y + h / 2));
+    else ctx.setTransform(ctx.__dpr, 0, 0, ctx.__dpr, ctx.__dpr * x, ctx.__dpr * (y + h / 2));
+    ctx.fillText(s, 0, 0);
+  }
+
+  // ---- the page around the canvas ----
+  function words() {
+    const cur = api.web_narration_current();
+    const rows = document.querySelectorAll("#narration > div:not(#status)");
+    for (let i = 0; i < NARR_LINES; i++) {
+      rows[i].textContent = api.web_narration(i);
+      rows[i].className = i === cur ? "current" : "";
+    }
+    const content = api.web_content_h(), room = $("scroller").clientHeight;
+    $("status").textContent = api.web_status(content > room ? "? help  scroll for more below" : "");
+    const q = api.web_question(), qd = $("question");
+    if (q) {
+      const lines = q.split("\n").filter((l) => l);
+      qd.innerHTML = "";
+      const head = document.createElement("div");
+      head.innerHTML = "<b>" + (lines[0][0] === "?" ? "What happens next?" : "The answer:") + "</b>";
+      qd.appendChild(head);
+      const ql = document.createElement("div"); ql.textContent = lines[0].slice(1); qd.appendChild(ql);
+      for (const l of lines.slice(1)) {
+        const d = document.createElement("div");
+        d.textContent = "  " + l.slice(1);
+        if (l[0] === "*") { d.className = "right"; d.textContent += "   <- this"; }
+        qd.appendChild(d);
+      }
+      const foot = document.createElement("div");
+      foot.innerHTML = lines[0][0] === "?" ? "<b>Press r (or Enter) to reveal.</b>" : "<b>Right or space goes on.</b>";
+      qd.appendChild(foot);
+      qd.hidden = false;
+    } else qd.hidden = true;
+    $("b-play").textContent = api.web_playing() ? "pause" : "play";
+    $("b-all").classList.toggle("on", / show_all=1 /.test(" " + api.web_state() + " "));
+    document.body.dataset.state = api.web_state();
+  }
+
+  function redraw() {
+    const width = Math.max(640, $("scroller").clientWidth);
+    paint(width);
+    lastWidth = width;
+    lastHeight = $("scroller").clientHeight;
+    words();
+    dirty = false;
+  }
+
+  function showRun() {
+    const v = api.web_verdict();
+    $("verdict").textContent = v;
+    $("verdict").className = v;
+    $("headline").textContent = api.web_headline();
+    $("trace-hash").textContent = api.web_trace_hash();
+    $("report").textContent = api.web_report();
+    $("matrix").innerHTML = "";
+  }
+
+  // Run the editor's text; a malformed line shows its file:line:col message and
+  // the last good run stays.
+  function run(keepPlace) {
+    const at = keepPlace ? api.web_cur() : -1;
+    const rc = api.web_run(current.name ? current.name + ".lsim" : "scenario.lsim", current.text, current.algo,
+                           current.seed, current.quiz ? 1 : 0);
+    const err = $("error");
+    if (rc !== 0) {
+      err.textContent = api.web_error();
+      err.hidden = false;
+      document.body.dataset.error = api.web_error();
+      return false;
+    }
+    err.hidden = true;
+    delete document.body.dataset.error;
+    if (at >= 0) api.web_goto(at);
+    showRun();
+    redraw();
+    return true;
+  }
+
+  function openScenario(name, text) {
+    current.name = name;
+    current.text = text;
+    $("editor").value = text;
+    $("scenario").value = name;
+    return run(false);
+  }
+
+  // ---- shareable links: #scenario=NAME or #text=DEFLATED, algo, seed, quiz, at, all ----
+  const b64u = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const unb64u = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  async function deflate(s) {
+    const cs = new CompressionStream("deflate-raw");
+    const out = new Response(new Blob([new TextEncoder().encode(s)]).stream().pipeThrough(cs));
+    return new Uint8Array(await out.arrayBuffer());
+  }
+  async function inflate(bytes) {
+    const ds = new DecompressionStream("deflate-raw");
+    const out = new Response(new Blob([bytes]).stream().pipeThrough(ds));
+    return await out.text();
+  }
+  async function shareLink() {
+    const p = new URLSearchParams();
+    const builtIn = current.name && api.web_scenario_text(current.name) === current.text;
+    if (builtIn) p.set("scenario", current.name);
+    else p.set("text", b64u(await deflate(current.text)));
+    if (current.algo) p.set("algo", current.algo);
+    if (current.seed) p.set("seed", current.seed);
+    if (current.quiz) p.set("quiz", "1");
+    if (/ show_all=1 /.test(" " + api.web_state() + " ")) p.set("all", "1");
+    p.set("at", String(api.web_cur()));
+    return location.href.split("#")[0] + "#" + p.toString();
+  }
+  async function openFragment() {
+    const p = new URLSearchParams(location.hash.slice(1));
+    current.algo = p.get("algo") || "";
+    current.seed = p.get("seed") || "";
+    current.quiz = p.get("quiz") === "1";
+    $("algo").value = current.algo; $("seed").value = current.seed; $("quiz").checked = current.quiz;
+    let ok;
+    if (p.get("text")) {
+      let text = "";
+      try { text = await inflate(unb64u(p.get("text"))); } catch (e) { text = "# this link's scenario could not be read\n"; }
+      ok = openScenario("", text);
+    } else {
+      const name = p.get("scenario") || "gc-pause-outlives-lease";
+      const text = api.web_scenario_text(name);
+      ok = openScenario(text ? name : "gc-pause-outlives-lease", text || api.web_scenario_text("gc-pause-outlives-lease"));
+      if (!text) {
+        $("error").textContent = "There is no scenario '" + name + "' in this page; the seed's story is shown. " +
+          "The list at the top has every scenario.";
+        $("error").hidden = false;
+      }
+    }
+    if (!ok && api.web_cur() < 0 && !/^cur=/.test(api.web_state())) {
+      // the link's scenario does not load and nothing ran yet: its text and
+      // message stay in the editor, the seed's story is drawn meanwhile
+      api.web_run("gc-pause-outlives-lease.lsim", api.web_scenario_text("gc-pause-outlives-lease"), "", "", 0);
+      showRun();
+    }
+    if (ok && p.get("all") === "1") api.web_key("a");
+    if (ok && p.has("at")) api.web_goto(parseInt(p.get("at"), 10));
+    redraw();
+  }
+
+  function download(name, blob) {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob); a.download = name;
+    document.body.appendChild(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }
+
+  function fillControls() {
+    const sel = $("scenario");
+    const seen = new Set();
+    for (const g of LOCKSIM_CATALOG.groups) {
+      const og = document.createElement("optgroup");
+      og.label = g.title;
+      for (const n of g.scenarios) {
+        if (seen.has(n)) continue;
+        seen.add(n);
+        const o = document.createElement("option");
+        o.value = n; o.textContent = LOCKSIM_CATALOG.titles[n] ? n + ": " + LOCKSIM_CATALOG.titles[n] : n;
+        og.appendChild(o);
+      }
+      if (og.children.length) sel.appendChild(og);
+    }
+    for (const a of api.web_algos().split("\n").filter((x) => x)) {
+      const o = document.createElement("option"); o.value = a; o.textContent = a; $("algo").appendChild(o);
+    }
+    const help = ["locksim in a web page: keys"];
+    for (let i = 0; api.web_help_line(i); i++) help.push(api.web_help_line(i));
+    help.push("drag on the time axis: scrub      drag elsewhere: pan      wheel: zoom");
+    help.push("?            this help (any key closes it)");
+    $("help").textContent = help.join("\n");
+  }
+
+  function wire() {
+    $("scenario").addEventListener("change", (e) => {
+      openScenario(e.target.value, api.web_scenario_text(e.target.value));
+    });
+    $("algo").addEventListener("change", (e) => { current.algo = e.target.value; run(false); });
+    $("seed").addEventListener("change", (e) => { current.seed = e.target.value.trim(); run(false); });
+    $("quiz").addEventListener("change", (e) => { current.quiz = e.target.checked; run(false); });
+    $("editor").addEventListener("input", (e) => {
+      current.text = e.target.value;
+      clearTimeout(debounce);
+      debounce = setTimeout(() => run(true), 250);
+    });
+    const key = (k) => () => { api.web_key(k); redraw(); };
+    $("b-home").onclick = key("Home"); $("b-prev").onclick = key("ArrowLeft"); $("b-next").onclick = key("ArrowRight");
+    $("b-end").onclick = key("End"); $("b-viol").onclick = key("n"); $("b-all").onclick = key("a");
+    $("b-play").onclick = () => { api.web_key(" "); lastTick = performance.now(); redraw(); };
+    $("b-help").onclick = () => { $("help").hidden = !$("help").hidden; };
+    $("b-share").onclick = async () => {
+      const link = await shareLink();
+      history.replaceState(null, "", link);
+      try { await navigator.clipboard.writeText(link); } catch (e) { /* the address bar has it */ }
+      $("b-share").textContent = "link in the address bar";
+      setTimeout(() => { $("b-share").textContent = "share link"; }, 2500);
+    };
+    $("b-svg").onclick = () => download((current.name || "scenario") + ".svg",
+                                        new Blob([api.web_svg(lastWidth)], { type: "image/svg+xml" }));
+    $("b-png").onclick = () => $("timeline").toBlob((b) => download((current.name || "scenario") + ".png", b));
+    for (const b of document.querySelectorAll(".tabs button"))
+      b.onclick = () => {
+        for (const o of document.querySelectorAll(".tabs button")) o.classList.toggle("on", o === b);
+        for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + b.dataset.tab;
+        if (b.dataset.tab === "matrix") matrix();
+      };
+    document.addEventListener("keydown", (e) => {
+      if (e.target.closest && e.target.closest("textarea, input, select")) return;
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      if (!$("help").hidden) { $("help").hidden = true; if (e.key === "?" || e.key === "Escape") return; }
+      if (e.key === "?" || e.key === "F1") { $("help").hidden = false; e.preventDefault(); return; }
+      if (api.web_key(e.key)) { e.preventDefault(); lastTick = performance.now(); redraw(); }
+    });
+    const canvas = $("timeline");
+    const pos = (e) => { const r = canvas.getBoundingClientRect(); return [Math.round(e.clientX - r.left), Math.round(e.clientY - r.top)]; };
+    canvas.addEventListener("mousedown", (e) => {
+      const [x, y] = pos(e);
+      drag = api.web_on_axis(x, y) ? 2 : 1; dragX = x;
+      if (drag === 2) { api.web_seek_x(x); redraw(); }
+    });
+    window.addEventListener("mouseup", () => { drag = 0; });
+    canvas.addEventListener("mousemove", (e) => {
+      const [x, y] = pos(e);
+      if (drag === 2) { api.web_seek_x(x); redraw(); }
+      else if (drag === 1) { api.web_pan_px(x - dragX); dragX = x; redraw(); }
+      const tip = drag ? "" : api.web_hit(x, y), t = $("tip");
+      if (tip) {
+        t.textContent = tip; t.hidden = false;
+        t.style.left = Math.min(x + 14, canvas.clientWidth - t.offsetWidth - 4) + "px"; t.style.top = (y + 18) + "px";
+      } else t.hidden = true;
+    });
+    canvas.addEventListener("mouseleave", () => { $("tip").hidden = true; });
+    canvas.addEventListener("wheel", (e) => {
+      if (e.shiftKey) return;
+      e.preventDefault();
+      api.web_zoom_at(e.deltaY < 0 ? 1.25 : 0.8, pos(e)[0]); redraw();
+    }, { passive: false });
+    window.addEventListener("resize", () => { dirty = true; });
+    window.addEventListener("hashchange", () => { openFragment(); });
+  }
+
+  function matrix() {
+    const t = $("matrix");
+    t.innerHTML = "";
+    for (const row of api.web_matrix(current.text).split("\n").filter((x) => x)) {
+      const [name, verdict, why] = row.split("\t");
+      const tr = document.createElement("tr");
+      for (const [v, cls] of [[name, ""], [verdict, verdict], [why, ""]]) {
+        const td = document.createElement("td"); td.textContent = v; if (cls) td.className = cls; tr.appendChild(td);
+      }
+      t.appendChild(tr);
+    }
+  }
+
+  // Play: the cursor moves with the wall clock; one frame per animation frame.
+  function tick(now) {
+    if (api.web_playing()) {
+      api.web_play(Math.min(0.25, (now - lastTick) / 1000));
+      dirty = true;
+    }
+    lastTick = now;
+    const sc = $("scroller");
+    if (dirty || Math.max(640, sc.clientWidth) !== lastWidth || sc.clientHeight !== lastHeight) redraw();
+    requestAnimationFrame(tick);
+  }
+
+  // #selftest=catalog: every built-in scenario run in the page, one line each
+  // ("NAME VERDICT DIGEST MS") in the pre element "selftest", for tests/web_chromium.sh
+  // to hold against the native binary, and the run time for bench/.
+  function selftest() {
+    const lines = [];
+    const names = LOCKSIM_CATALOG.groups.flatMap((g) => g.scenarios).filter((n, i, a) => a.indexOf(n) === i).sort();
+    for (const n of names) {
+      const t0 = performance.now();
+      const rc = api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", 0);
+      api.web_key("a"); // the frame of the whole run, the heaviest a run has
+      const t1 = performance.now();
+      paint(1280); // the frame built and painted on the canvas (resized to this run's height)
+      const t2 = performance.now();
+      // typing in the editor: the same scenario run again and painted at the same size
+      api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", 0);
+      api.web_key("a");
+      paint(1280);
+      const t3 = performance.now();
+      lines.push(n + " " + (rc ? "ERROR" : api.web_verdict()) + " " + api.web_trace_hash() + " " +
+                 (t1 - t0).toFixed(3) + " " + (t2 - t1).toFixed(3) + " " + (t3 - t2).toFixed(3));
+    }
+    const pre = document.createElement("pre");
+    pre.id = "selftest";
+    pre.textContent = lines.join("\n") + "\n";
+    document.body.appendChild(pre);
+  }
+
+  LocksimModule().then(async (mod) => {
+    M = mod;
+    wrap();
+    fillControls();
+    wire();
+    if (/selftest=catalog/.test(location.hash)) selftest();
+    await openFragment();
+    document.body.dataset.ready = "1";
+    document.body.dataset.readyMs = performance.now().toFixed(1); // from navigation start: the first timeline drawn
+    requestAnimationFrame((t) => { lastTick = t; tick(t); });
+  });
+})();

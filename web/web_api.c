@@ -1,0 +1,387 @@
+/* The web page's front end (built by emcc only, `make web`): the functions
+ * web/page.js calls. It runs a scenario's text with run/ (the same engine,
+ * byte for byte, as the command line), keeps the run's trace, and drives
+ * the same view model as the SDL2 window (render/viewmodel.c): what is
+ * revealed, the scenes, the narration, the overlays and the keys. A frame
+ * is painted into a flat list of paint.h's primitives (int32 words and a
+ * string table) that page.js draws on a canvas. One page has one run at a
+ * time, so the state lives here, in the front end, as cli/ keeps its own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <emscripten/emscripten.h>
+
+#include "error.h"
+#include "lock.h"
+#include "paint.h"
+#include "report.h"
+#include "run.h"
+#include "svg.h"
+#include "viewmodel.h"
+
+#define API EMSCRIPTEN_KEEPALIVE
+
+/* The run shown, and the view model over it. */
+static struct run_result run;
+static int have_run;
+static const struct trace *trs[1];
+static char seed_text[32];
+static struct scene_banner banner;
+static struct viewmodel vm;
+static char error[700];
+static char text_buf[8192]; /* the last string handed to page.js */
+static char *big;           /* owned: the last long string (report, SVG, JSON) */
+
+/* ---- the command list of a frame ---- */
+enum { OP_BOX = 1, OP_POLY, OP_LINE, OP_TEXT, OP_GROUP, OP_GROUP_END };
+static int32_t *words;
+static size_t nwords, capwords;
+static char *strs;
+static size_t nstrs, capstrs;
+
+static int put(const int32_t *w, size_t n) {
+    if (nwords + n > capwords) {
+        size_t c = capwords ? capwords * 2 : 4096;
+        while (c < nwords + n) c *= 2;
+        int32_t *p = realloc(words, c * sizeof *p);
+        if (!p) return LSIM_ENOMEM;
+        words = p;
+        capwords = c;
+    }
+    memcpy(words + nwords, w, n * sizeof *w);
+    nwords += n;
+    return 0;
+}
+
+/* s into the string table: its offset (length follows in the words). */
+static int put_str(const char *s, int32_t *off, int32_t *len) {
+    size_t l = strlen(s);
+    if (nstrs + l + 1 > capstrs) {
+        size_t c = capstrs ? capstrs * 2 : 16384;
+        while (c < nstrs + l + 1) c *= 2;
+        char *p = realloc(strs, c);
+        if (!p) return LSIM_ENOMEM;
+        strs = p;
+        capstrs = c;
+    }
+    memcpy(strs + nstrs, s, l + 1);
+    *off = (int32_t)nstrs;
+    *len = (int32_t)l;
+    nstrs += l + 1;
+    return 0;
+}
+
+static int32_t rgb(struct palette_rgb c) { return (int32_t)c.r << 16 | (int32_t)c.g << 8 | c.b; }
+
+static int w_box(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
+    (void)ctx;
+    int32_t v[] = {OP_BOX, x, y, w, h, rgb(c)};
+    return put(v, 6);
+}
+static int w_poly(void *ctx, const int *xs, const int *ys, int n, struct palette_rgb c) {
+    (void)ctx;
+    int32_t v[3 + 16] = {OP_POLY, n, rgb(c)};
+    for (int i = 0; i < n && i < 8; i++) {
+        v[3 + 2 * i] = xs[i];
+        v[4 + 2 * i] = ys[i];
+    }
+    return put(v, 3 + 2 * (size_t)(n < 8 ? n : 8));
+}
+static int w_line(void *ctx, int x0, int y0, int x1, int y1, int width, struct palette_rgb c) {
+    (void)ctx;
+    int32_t v[] = {OP_LINE, x0, y0, x1, y1, width, rgb(c)};
+    return put(v, 7);
+}
+static int w_text(void *ctx, int x, int y, int h, const char *s, int px, int bold, struct palette_rgb c) {
+    (void)ctx;
+    int32_t v[] = {OP_TEXT, x, y, h, px, bold, rgb(c), 0, 0};
+    if (put_str(s, &v[7], &v[8])) return LSIM_ENOMEM;
+    return put(v, 9);
+}
+static int w_group(void *ctx, const char *tip) {
+    (void)ctx;
+    int32_t v[] = {OP_GROUP, 0, 0};
+    if (put_str(tip ? tip : "", &v[1], &v[2])) return LSIM_ENOMEM;
+    return put(v, 3);
+}
+static int w_group_end(void *ctx) {
+    (void)ctx;
+    int32_t v[] = {OP_GROUP_END};
+    return put(v, 1);
+}
+static const struct paint_ops ops = {w_box, w_poly, w_line, w_text, w_group, w_group_end};
+
+/* ---- runs ---- */
+
+/* Close the memory stream m and keep its buffer (*bufp, which fclose
+ * sets: read it only after) as the last long string. */
+static const char *keep_big(FILE *m, char **bufp) {
+    fclose(m);
+    free(big);
+    big = *bufp;
+    return big ? big : "";
+}
+
+/* Run text (file: the name shown in messages) with algo and seed ("" = the
+ * file's own); quiz: stop before decisive events. 0, or the LSIM code with
+ * web_error()'s "file:line:col: ..." (the last good run is kept). */
+API int web_run(const char *file, const char *text, const char *algo, const char *seed, int quiz) {
+    struct run_spec spec = {.file = file, .text = text, .len = strlen(text), .keep_trace = 1};
+    spec.algo = algo && algo[0] ? algo : NULL;
+    spec.seed = seed && seed[0] ? seed : NULL;
+    struct run_result r;
+    int rc = run_scenario(&spec, &r);
+    if (rc) {
+        snprintf(error, sizeof error, "%s", r.error[0] ? r.error : lsim_strerror(rc));
+        run_result_close(&r);
+        return rc;
+    }
+    const struct trace *tr = engine_trace(r.engine);
+    const struct trace *next[1] = {tr};
+    struct scene_banner b = {.title = tr->title[0] ? tr->title : "(untitled scenario)",
+                             .algo = r.algo ? r.algo->name : tr->algo, .seed = seed_text, .report = r.report};
+    /* the view model borrows trs and the banner: swap them in together */
+    struct viewmodel nvm;
+    memset(&nvm, 0, sizeof nvm);
+    trs[0] = next[0];
+    rc = viewmodel_load(&nvm, trs, &banner, 1, 1, quiz);
+    if (rc) {
+        trs[0] = have_run ? engine_trace(run.engine) : NULL;
+        snprintf(error, sizeof error, "out of memory");
+        run_result_close(&r);
+        return rc;
+    }
+    viewmodel_close(&vm);
+    vm = nvm;
+    if (have_run) run_result_close(&run);
+    run = r;
+    have_run = 1;
+    snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)r.scn->seed);
+    banner = b;
+    error[0] = '\0';
+    return 0;
+}
+
+API const char *web_error(void) { return error; }
+
+/* The verdict word ("UNSAFE") and the trace digest as `run --format json`
+ * prints it (16 hex digits). */
+API const char *web_verdict(void) { return have_run ? scn_verdict_name(run.report->verdict) : ""; }
+API const char *web_headline(void) { return have_run ? run.report->headline : ""; }
+API const char *web_trace_hash(void) {
+    snprintf(text_buf, sizeof text_buf, "%016llx", have_run ? (unsigned long long)run.trace_hash : 0ull);
+    return text_buf;
+}
+
+/* The report as `locksim run` prints it: verdict, figures, expectations. */
+API const char *web_report(void) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return "";
+    if (have_run) {
+        struct report_ctx c = {.file = run.scn ? "scenario" : ""};
+        report_text_verdict(m, &run, &c);
+        report_text_expects(m, &run, &c);
+    }
+    return keep_big(m, &buf);
+}
+
+/* The run as `run --format json` prints it (one object). */
+API const char *web_json(void) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return "";
+    struct report_ctx c = {.file = "scenario"};
+    if (have_run) report_json(m, &run, &c, NULL);
+    return keep_big(m, &buf);
+}
+
+/* The same script over every algorithm: one line per algorithm, "NAME
+ * VERDICT headline", or "NAME - cannot run this script: why". */
+API const char *web_matrix(const char *text) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) return "";
+    const struct lock_algo *a;
+    for (int i = 0; (a = lock_algo_at(i)) != NULL; i++) {
+        struct run_spec spec = {.file = "scenario", .text = text, .len = strlen(text), .algo_resolved = a,
+                                .lenient_sets = 1};
+        struct run_result r;
+        int rc = run_scenario(&spec, &r);
+        if (rc && run_cannot_run(&r, 1)) fprintf(m, "%s\t-\tcannot run this script: %s\n", a->name, r.error);
+        else if (rc) fprintf(m, "%s\tERROR\t%s\n", a->name, r.error);
+        else
+            fprintf(m, "%s\t%s%s\t%s\n", a->name, scn_verdict_name(r.report->verdict), r.truncated ? " (cut short)" : "",
+                    r.report->headline);
+        run_result_close(&r);
+    }
+    return keep_big(m, &buf);
+}
+
+/* ---- the view ---- */
+
+/* Bring the scenes up to date for a width x avail_h area and paint them and
+ * the overlays into the command list. Returns its number of words, or a
+ * negative LSIM code. */
+API int web_frame(int width, int avail_h) {
+    nwords = nstrs = 0;
+    if (!have_run) return 0;
+    int rc = viewmodel_update(&vm, width, avail_h);
+    if (rc < 0) return rc;
+    rc = viewmodel_paint(&vm, &ops, NULL, 0);
+    if (!rc) rc = viewmodel_paint_overlays(&vm, &ops, NULL, 0);
+    return rc ? rc : (int)nwords;
+}
+API const int32_t *web_words(void) { return words; }
+API const char *web_strings(void) { return strs; }
+API int web_content_h(void) { return vm.content_h; }
+
+API int web_key(const char *name) { return have_run ? viewmodel_do(&vm, viewmodel_key(name)) : 0; }
+API int web_command(int cmd) { return have_run ? viewmodel_do(&vm, cmd) : 0; }
+API int web_play(double wall_s) { return have_run ? viewstate_play(&vm.vs, wall_s) : 0; }
+API int web_playing(void) { return vm.vs.playing; }
+API void web_seek_x(int x) {
+    if (!have_run) return;
+    vm.vs.playing = 0;
+    viewstate_seek(&vm.vs, viewmodel_t_at(&vm, x));
+}
+API int web_on_axis(int x, int y) { return viewmodel_on_axis(&vm, x, y); }
+/* Pan by dx pixels of the first panel's plot (a drag). */
+API void web_pan_px(int dx) {
+    if (!have_run || !vm.nsc) return;
+    double ns_per_px = (double)(vm.vs.t1 - vm.vs.t0) / (vm.scs[0].plot_w > 0 ? vm.scs[0].plot_w : 1);
+    viewstate_pan(&vm.vs, (sim_ns)(-dx * ns_per_px));
+}
+API void web_zoom_at(double factor, int x) {
+    if (have_run) viewstate_zoom(&vm.vs, factor, viewmodel_t_at(&vm, x));
+}
+
+/* What is under (x, y): its tooltip, "" for nothing. */
+API const char *web_hit(int x, int y) {
+    text_buf[0] = '\0';
+    if (have_run) viewmodel_hit(&vm, x, y, text_buf, sizeof text_buf);
+    return text_buf;
+}
+
+/* Narration line i (0 .. VIEWMODEL_NARR_LINES - 1, oldest first), "" when
+ * empty; web_narration_current() is the bright one (-1: none). */
+API const char *web_narration(int i) {
+    long ks[VIEWMODEL_NARR_LINES];
+    int cur;
+    text_buf[0] = '\0';
+    if (!have_run) return text_buf;
+    viewmodel_history(&vm, ks, &cur);
+    if (i >= 0 && i < VIEWMODEL_NARR_LINES && ks[i] != -2) viewmodel_narrate(&vm, ks[i], text_buf, sizeof text_buf);
+    return text_buf;
+}
+API int web_narration_current(void) {
+    long ks[VIEWMODEL_NARR_LINES];
+    int cur;
+    if (!have_run) return -1;
+    viewmodel_history(&vm, ks, &cur);
+    return cur;
+}
+API const char *web_status(const char *hint) {
+    text_buf[0] = '\0';
+    if (have_run) viewmodel_status(&vm, text_buf, sizeof text_buf, hint);
+    return text_buf;
+}
+API const char *web_help_line(int i) {
+    const char *s = viewmodel_help_line(i);
+    return s ? s : "";
+}
+
+/* The quiz: the open question (or the one just answered) with its choices
+ * as lines, the first "?" or "=" (answered), the right one marked "*". */
+API const char *web_question(void) {
+    long at = vm.vs.question;
+    int answered = 0;
+    text_buf[0] = '\0';
+    if (!have_run) return text_buf;
+    if (at < 0 && vm.vs.quiz && vm.vs.cur >= 0 && (vm.vs.ev[vm.vs.cur].flags & VIEWSTATE_REVEALED)) {
+        at = vm.vs.cur;
+        answered = 1;
+    }
+    if (at < 0) return text_buf;
+    const struct viewstate_event *e = &vm.vs.ev[at];
+    char q[300], ch[3][96];
+    int answer = 0, n = viewstate_question(e, trs[e->panel], q, sizeof q, ch, &answer);
+    size_t l = (size_t)snprintf(text_buf, sizeof text_buf, "%c%s\n", answered ? '=' : '?', q);
+    for (int i = 0; i < n && l < sizeof text_buf; i++)
+        l += (size_t)snprintf(text_buf + l, sizeof text_buf - l, "%s%c) %s\n", answered && i == answer ? "*" : " ",
+                              'A' + i, ch[i]);
+    return text_buf;
+}
+
+/* The state in one line, as the window's --script-log says it (tests). */
+API const char *web_state(void) {
+    const char *kind = "-";
+    if (!have_run) return "";
+    if (vm.vs.cur >= 0) kind = trace_kind_name(trs[0]->ev[vm.vs.ev[vm.vs.cur].seq].kind);
+    snprintf(text_buf, sizeof text_buf,
+             "cur=%ld kind=%s cursor=%lld t0=%lld t1=%lld playing=%d speed=%d question=%ld show_all=%d "
+             "revealed=%zu decided=%d",
+             vm.vs.cur, kind, (long long)vm.vs.cursor, (long long)vm.vs.t0, (long long)vm.vs.t1, vm.vs.playing,
+             vm.vs.speed, vm.vs.question, vm.vs.show_all, viewmodel_revealed(&vm), vm.decided_all);
+    return text_buf;
+}
+/* Jump to stop k (a shared link's place), or the start for k < 0. */
+API void web_goto(long k) {
+    if (!have_run) return;
+    viewstate_home(&vm.vs);
+    while (vm.vs.cur < k && viewstate_step(&vm.vs, 1)) {
+    }
+}
+API long web_cur(void) { return have_run ? vm.vs.cur : -1; }
+
+/* The current view as an SVG picture, width pixels wide: the run as it
+ * stands at the cursor (the whole run with show_all), its window. */
+API const char *web_svg(int width) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m || !have_run) return m ? keep_big(m, &buf) : "";
+    struct scene_view v;
+    scene_view_pixels(&v, width, 0);
+    v.t0 = vm.vs.t0;
+    v.t1 = vm.vs.t1;
+    v.compressed = 0;
+    if (!vm.vs.show_all && vm.rev_nev && vm.rev_nev[0] != trs[0]->len) {
+        v.reveal = 1;
+        v.reveal_ns = vm.vs.cursor;
+    }
+    svg_render(m, trs[0], &banner, &v);
+    return keep_big(m, &buf);
+}
+
+/* The scenarios built into the page (emcc --embed-file scenarios): the
+ * text of /scenarios/NAME.lsim, "" when there is none. */
+API const char *web_scenario_text(const char *name) {
+    char path[300];
+    snprintf(path, sizeof path, "/scenarios/%s.lsim", name);
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (f && m) {
+        char chunk[4096];
+        size_t k;
+        while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, k, m);
+    }
+    if (f) fclose(f);
+    return m ? keep_big(m, &buf) : "";
+}
+
+/* The built-in algorithms' names, one per line, in `locksim list` order. */
+API const char *web_algos(void) {
+    size_t l = 0;
+    const struct lock_algo *a;
+    text_buf[0] = '\0';
+    for (int i = 0; (a = lock_algo_at(i)) != NULL && l < sizeof text_buf; i++)
+        l += (size_t)snprintf(text_buf + l, sizeof text_buf - l, "%s\n", a->name);
+    return text_buf;
+}
