@@ -2,11 +2,16 @@
  * host: it runs the scenario once per panel (--algos), re-runs it when the
  * window sees the file change, and writes screenshots through the output
  * rules (run/output.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_gfx.h"
+#include "input.h"
+#include "scenario_file.h"
 #include "view.h"
 
 #define VIEW_MAX 8
@@ -30,6 +35,11 @@ struct host {
     const struct trace *trs[2][VIEW_MAX];
     int cur;           /* which of the two sets is the current load, -1 none */
     struct out_file shot;
+    /* the file loaded and watched: the one given, or the last edit (a fault
+     * clicked in the window, saved as a new file); the ones before it */
+    char path[4096];
+    char prev[16][4096];
+    int nprev;
 };
 
 static void close_set(struct host *h, int k) {
@@ -43,7 +53,7 @@ static int load(void *ctx, struct view_load *out) {
     int k = h->cur == 0 ? 1 : 0; /* the set the window does not hold */
     close_set(h, k);
     for (int i = 0; i < h->n; i++) {
-        struct run_spec spec = {.file = h->o->file, .seed = h->o->ro.seed, .sets = h->o->ro.sets,
+        struct run_spec spec = {.file = h->path, .seed = h->o->ro.seed, .sets = h->o->ro.sets,
                                 .nsets = h->o->ro.nsets, .algo = h->names[i], .keep_trace = 1,
                                 .lenient_sets = h->n > 1};
         struct run_result *r = &h->runs[k][i];
@@ -53,7 +63,7 @@ static int load(void *ctx, struct view_load *out) {
             close_set(h, k);
             return rc;
         }
-        struct report_ctx c = {.file = h->o->file, .algo = h->names[i], .sets = h->o->ro.sets,
+        struct report_ctx c = {.file = h->path, .algo = h->names[i], .sets = h->o->ro.sets,
                                .nsets = h->o->ro.nsets};
         cli_banner_fill(&h->cbs[k][i], r, &c);
         h->bs[k][i] = h->cbs[k][i].b;
@@ -85,6 +95,61 @@ static int shot_close(void *ctx, int ok, char *err, size_t errlen) {
         return 0;
     }
     return out_commit(&h->shot, err, errlen);
+}
+
+/* The scenario as it is now, with line added, saved as dir/locksim-edit-N.lsim
+ * (the first N free: created exclusively, nothing overwritten); that file is
+ * loaded and watched from now on. */
+static int edit(void *ctx, const char *line, sim_ns at, const char *dir, char *saved, size_t savedlen, char *err,
+                size_t errlen) {
+    struct host *h = ctx;
+    if (h->nprev == (int)(sizeof h->prev / sizeof h->prev[0])) { /* the oldest edits cannot be undone any more */
+        memmove(h->prev[0], h->prev[1], sizeof h->prev - sizeof h->prev[0]);
+        h->nprev--;
+    }
+    FILE *in = fopen(h->path, "rb");
+    char *text = NULL;
+    size_t len = 0;
+    int rc = in ? input_read_all(in, 1 << 20, &text, &len) : LSIM_ENOINPUT;
+    if (in) fclose(in);
+    if (rc) {
+        snprintf(err, errlen, "cannot read %s to add the fault to it", h->path);
+        return rc;
+    }
+    FILE *f = NULL;
+    for (int k = 1; k < 100000 && !f; k++) {
+        snprintf(saved, savedlen, "%s/locksim-edit-%d.lsim", dir && dir[0] ? dir : ".", k);
+        int fd = open(saved, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0 && !(f = fdopen(fd, "w"))) close(fd);
+        else if (fd < 0 && errno != EEXIST) break;
+    }
+    if (!f) {
+        free(text);
+        snprintf(err, errlen, "cannot create a file for the edited scenario in %s", dir && dir[0] ? dir : ".");
+        return LSIM_EOUTPUT;
+    }
+    size_t at_off = scenario_text_fault_place(text, len, at);
+    int ok = fwrite(text, 1, at_off, f) == at_off;
+    if (at_off && text[at_off - 1] != '\n') ok = ok && fputc('\n', f) != EOF;
+    ok = ok && fprintf(f, "%s   # added in the window by a click\n", line) > 0;
+    ok = ok && fwrite(text + at_off, 1, len - at_off, f) == len - at_off;
+    ok = (fclose(f) == 0) && ok;
+    free(text);
+    if (!ok) {
+        unlink(saved);
+        snprintf(err, errlen, "cannot write %s", saved);
+        return LSIM_EOUTPUT;
+    }
+    snprintf(h->prev[h->nprev++], sizeof h->prev[0], "%s", h->path);
+    snprintf(h->path, sizeof h->path, "%s", saved);
+    return 0;
+}
+
+static int undo(void *ctx) {
+    struct host *h = ctx;
+    if (h->nprev == 0) return 0;
+    snprintf(h->path, sizeof h->path, "%s", h->prev[--h->nprev]);
+    return 1;
 }
 
 static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
@@ -145,8 +210,9 @@ int cmd_view(int argc, char **argv) {
     } else {
         h->names[h->n++] = o.ro.algo;
     }
-    struct view_host vh = {.ctx = h, .path = o.file, .load = load, .shot_open = shot_open,
-                           .shot_close = shot_close};
+    snprintf(h->path, sizeof h->path, "%s", o.file);
+    struct view_host vh = {.ctx = h, .path = h->path, .load = load, .shot_open = shot_open,
+                           .shot_close = shot_close, .edit = edit, .undo = undo};
     struct view_opts vo = {.quiz = o.quiz, .show_all = o.show_all, .shots_dir = o.shots,
                            .width = (int)o.width, .height = (int)o.height,
                            .log = o.log ? stdout : NULL, .bench_frames = o.bench_frames};

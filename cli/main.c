@@ -241,11 +241,15 @@ const char cli_usage_view[] =
     "wheel zoom, drag to pan, drag on the time axis to scrub, 0 or f fit, n next\n"
     "violation, r reveal (quiz), s screenshot, ? or F1 help, F11 full screen, q or\n"
     "Esc quit. The window reloads when FILE changes on disk.\n"
+    "Break it by clicking: a right click on a client's or a server's lane pauses that\n"
+    "node there for half the run (shift: crashes it); the scenario so edited is saved\n"
+    "as a new file, locksim-edit-N.lsim in the --shots folder (FILE is never\n"
+    "changed), and played again; u undoes the last edit.\n"
     "  --algos A,B     one panel per algorithm, sharing the faults and the cursor\n"
     "  --quiz          stop before each decisive event and ask what happens next\n"
     "  --show-all      the whole run at once, as a finished picture (key a)\n"
-    "  --shots DIR     screenshots (locksim-shot-N.png) go there; default: the\n"
-    "                  current folder\n"
+    "  --shots DIR     screenshots (locksim-shot-N.png) and edits (locksim-edit-N.lsim)\n"
+    "                  go there; default: the current folder\n"
     "  --width W, --height H   the window's size at start (default 1280 x 800)\n"
     "Without a display it exits 69: draw a picture with locksim render FILE -o out.png.\n";
 

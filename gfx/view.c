@@ -52,7 +52,7 @@ struct view {
     int tex_dirty;
     int help, fullscreen, quit;
     char error[700];         /* a failed reload, shown in the window */
-    char status[200];        /* a passing message (screenshot written) */
+    char status[4600];       /* a passing message (screenshot written, a fault added) */
     Uint32 status_until;
     int mx, my;              /* mouse */
     int drag;                /* 0 none, 1 pan, 2 scrub */
@@ -119,16 +119,9 @@ static int take_load(struct view *w, const struct view_load *ld, int first) {
     return 0;
 }
 
-static void poll_file(struct view *w) {
-    Uint32 now = SDL_GetTicks();
-    if (!w->host->path || now - w->last_poll < 250) return;
-    w->last_poll = now;
-    struct timespec t;
-    off_t size;
-    file_stamp(w->host->path, &t, &size);
-    if (t.tv_sec == w->mtime.tv_sec && t.tv_nsec == w->mtime.tv_nsec && size == w->msize) return;
-    w->mtime = t;
-    w->msize = size;
+/* Run the scenario again (its file changed, or an edit made a new one). */
+static void reload(struct view *w) {
+    file_stamp(w->host->path, &w->mtime, &w->msize);
     struct view_load ld;
     memset(&ld, 0, sizeof ld);
     int rc = w->host->load(w->host->ctx, &ld);
@@ -144,10 +137,45 @@ static void poll_file(struct view *w) {
     w->error[0] = '\0';
 }
 
-/* ---- screenshot --------------------------------------------------------------- */
+static void poll_file(struct view *w) {
+    Uint32 now = SDL_GetTicks();
+    if (!w->host->path || now - w->last_poll < 250) return;
+    w->last_poll = now;
+    struct timespec t;
+    off_t size;
+    file_stamp(w->host->path, &t, &size);
+    if (t.tv_sec == w->mtime.tv_sec && t.tv_nsec == w->mtime.tv_nsec && size == w->msize) return;
+    reload(w);
+}
 
-/* A new locksim-shot-N.png in --shots DIR or the current folder (never
- * among the scenarios), reserved with O_EXCL so nothing is overwritten. */
+static void say(struct view *w, const char *s) {
+    snprintf(w->status, sizeof w->status, "%s", s);
+    w->status_until = SDL_GetTicks() + 5000;
+    if (w->o->log) {
+        fprintf(w->o->log, "view: %s\n", s);
+        fflush(w->o->log);
+    }
+}
+
+/* Break it by clicking: the fault a right click at (x, y) makes (shift: a
+ * crash), added to the scenario as a new file, and the run played again. */
+static void break_at(struct view *w, int x, int y, int fault) {
+    char line[160], saved[4200], err[600], s[sizeof saved + 300];
+    sim_ns at;
+    if (viewmodel_fault_line(&w->vm, x, y + w->scroll, fault, line, sizeof line, &at) != 0) {
+        say(w, "right-click a client's or a server's lane to pause it there (shift: crash it)");
+        return;
+    }
+    if (w->host->edit(w->host->ctx, line, at, w->o->shots_dir, saved, sizeof saved, err, sizeof err) != 0) {
+        snprintf(s, sizeof s, "not added: %s", err);
+        say(w, s);
+        return;
+    }
+    reload(w);
+    snprintf(s, sizeof s, "added %s (saved as %s; u undoes)", line, saved);
+    say(w, s);
+}
+
 static int shot_name(const struct view *w, char *buf, size_t n) {
     char dir[4096] = ".";
     if (w->o->shots_dir && w->o->shots_dir[0]) snprintf(dir, sizeof dir, "%s", w->o->shots_dir);
@@ -289,6 +317,7 @@ static void draw_hover(struct view *w) {
 /* The window's own keys, under the ones every front end has (viewmodel_help_line). */
 static const char *const window_help[] = {
     "drag on the time axis: scrub      drag elsewhere: pan",
+    "right-click a lane: pause that node there (shift: crash it), saved as a new file; u undoes",
     "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
     "PgUp PgDn    scroll panels        F11  full screen",
     "? F1         this help            q  Esc  quit",
@@ -412,6 +441,14 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
         SDL_SetWindowFullscreen(w->win, w->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
         break;
     case SDLK_q: case SDLK_ESCAPE: w->quit = 1; break;
+    case SDLK_u:
+        if (w->host->undo && w->host->undo(w->host->ctx)) {
+            reload(w);
+            char s[4300];
+            snprintf(s, sizeof s, "undone: back to %s", w->host->path);
+            say(w, s);
+        } else say(w, "nothing to undo");
+        break;
     default: viewmodel_do(&w->vm, viewmodel_key(SDL_GetKeyName(c))); break;
     }
 }
@@ -434,6 +471,9 @@ static void on_event(struct view *w, const SDL_Event *e) {
         break;
     }
     case SDL_MOUSEBUTTONDOWN:
+        if (e->button.button == SDL_BUTTON_RIGHT && e->button.y < w->h - NARR_H && w->host->edit)
+            break_at(w, e->button.x, e->button.y,
+                     (SDL_GetModState() & KMOD_SHIFT) ? VIEWMODEL_FAULT_CRASH : VIEWMODEL_FAULT_PAUSE);
         if (e->button.button == SDL_BUTTON_LEFT && e->button.y < w->h - NARR_H) {
             w->drag = viewmodel_on_axis(&w->vm, e->button.x, e->button.y + w->scroll) ? 2 : 1;
             w->drag_x = e->button.x;

@@ -25,7 +25,8 @@ struct view_load {
 
 struct view_host {
     void *ctx;
-    const char *path; /* the scenario file whose changes reload the window; NULL = none */
+    const char *path; /* the scenario file whose changes reload the window (the
+                         host may change what it holds: see edit); NULL = none */
     /* Run the scenario (again). On success fill *out and return 0; on
      * failure return an LSIM code with out->error, the previous load staying
      * valid. */
@@ -35,6 +36,18 @@ struct view_host {
      * or an LSIM code with a sentence in err. */
     int (*shot_open)(void *ctx, const char *path, FILE **f, char *err, size_t errlen);
     int (*shot_close)(void *ctx, int ok, char *err, size_t errlen);
+    /* Break it by clicking: add line (a fault at true time at, in the
+     * scenario language) to the scenario as it is now, among its timed lines
+     * in time order, save that as a new file in dir (NULL: the
+     * current folder; never over a file that exists, never over the
+     * scenario), and load and watch that file from now on (path then names
+     * it); *saved: its path. undo goes back to the file before the last
+     * edit (1), or returns 0 when there is none. Both may be NULL (the
+     * window then does not offer them). edit returns 0 or an LSIM code with
+     * a sentence in err. */
+    int (*edit)(void *ctx, const char *line, sim_ns at, const char *dir, char *saved, size_t savedlen, char *err,
+                size_t errlen);
+    int (*undo)(void *ctx);
 };
 
 struct view_opts {

@@ -14,7 +14,7 @@ WEB_RUN   := run/run.c run/report.c run/scenario_file.c run/input.c
 WEB_SRC   := $(SIM_SRC) $(RENDER_SRC) $(WEB_RUN) $(sort $(wildcard web/*.c))
 WEB_CC    := NODE_PATH=/usr/share/nodejs emcc
 WEB_FLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -D_POSIX_C_SOURCE=200809L \
-             -Isim -Isim/algo -Irender -Irun \
+             $(ALL_INC) \
              -sSINGLE_FILE=1 -sALLOW_MEMORY_GROWTH=1 -sMODULARIZE=1 -sEXPORT_NAME=LocksimModule \
              -sEXPORTED_RUNTIME_METHODS=ccall,cwrap,UTF8ToString,HEAP32,HEAPU8
 
@@ -29,7 +29,8 @@ web-deps:
 $(WEB_DIR)/locksim.html: $(WEB_SRC) $(SIM_HDR) $(RENDER_HDR) $(wildcard run/*.h) $(SCENARIOS) docs/scenarios.md \
                          web/page.html web/page.css web/page.js web/bundle.js | web-deps
 	@rm -rf $(WEB_DIR)/scenarios && mkdir -p $(WEB_DIR)/scenarios && cp $(SCENARIOS) $(WEB_DIR)/scenarios/
-	$(WEB_CC) $(WEB_FLAGS) $(WEB_SRC) -o $(WEB_DIR)/locksim.js --embed-file $(WEB_DIR)/scenarios@/scenarios
+	@echo "web: emcc over $(words $(WEB_SRC)) sources of sim/, render/, run/ and web/"
+	@$(WEB_CC) $(WEB_FLAGS) $(WEB_SRC) -o $(WEB_DIR)/locksim.js --embed-file $(WEB_DIR)/scenarios@/scenarios
 	@NODE_PATH=/usr/share/nodejs node web/bundle.js $(WEB_DIR)/locksim.js $@
 
 test-web: $(WEB_DIR)/locksim.html $(BUILD)/locksim

@@ -410,6 +410,56 @@ int viewmodel_on_axis(const struct viewmodel *vm, int x, int y) {
     return 0;
 }
 
+/* ---- break it by clicking ---------------------------------------------------------- */
+
+/* ms as the scenario language writes a time: "12.3s", "30s", "250ms". */
+static void time_words(char *buf, size_t n, long long ms) {
+    if (ms % 1000 == 0) snprintf(buf, n, "%llds", ms / 1000);
+    else if (ms < 1000) snprintf(buf, n, "%lldms", ms);
+    else if (ms % 100 == 0) snprintf(buf, n, "%lld.%llds", ms / 1000, ms % 1000 / 100);
+    else snprintf(buf, n, "%lld.%03llds", ms / 1000, ms % 1000);
+}
+
+int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
+    if (n) out[0] = '\0';
+    for (size_t p = 0; p < vm->nsc; p++) {
+        const struct scene *sc = &vm->scs[p];
+        if (x < sc->plot_x || x >= sc->plot_x + sc->plot_w) continue;
+        /* a lane's row: its label, centred in it, names it (drawn whatever
+         * has been revealed of the run) */
+        for (size_t i = 0; i < sc->ncmd; i++) {
+            const struct scene_cmd *k = &sc->cmd[i];
+            int top = k->y - (vm->sv.lane_h - vm->sv.line_h) / 2;
+            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || y < top ||
+                y >= top + vm->sv.lane_h)
+                continue;
+            const struct layout_lane *ln = NULL;
+            for (int l = 0; l < vm->lys[p].nlanes && !ln; l++)
+                if (strncmp(vm->lys[p].lanes[l].name, k->text, sizeof vm->lys[p].lanes[l].name) == 0)
+                    ln = &vm->lys[p].lanes[l];
+            if (!ln || (ln->kind != TRACE_NODE_CLIENT && ln->kind != TRACE_NODE_SERVER)) continue;
+            long long end_ms = (long long)(vm->vs.t_end / 1000000), at = (long long)(viewstate_t_of_x(sc, x) / 1000000);
+            at = (at + 50) / 100 * 100;
+            if (at >= end_ms) at = end_ms - 1;
+            if (at < 0) at = 0;
+            char t[32], d[32];
+            time_words(t, sizeof t, at);
+            if (at_ns) *at_ns = (sim_ns)at * 1000000;
+            if (fault == VIEWMODEL_FAULT_CRASH) {
+                snprintf(out, n, "@%s crash %s", t, ln->name);
+                return 0;
+            }
+            long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
+            while (unit * 10 <= half) unit *= 10;
+            long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
+            time_words(d, sizeof d, len > 0 ? len : 1);
+            snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* ---- commands and keys ------------------------------------------------------------ */
 
 int viewmodel_do(struct viewmodel *vm, int cmd) {

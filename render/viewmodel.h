@@ -88,6 +88,18 @@ sim_ns viewmodel_t_at(const struct viewmodel *vm, int x);
 /* 1 when (x, y) is on a panel's time axis (where a drag scrubs). */
 int viewmodel_on_axis(const struct viewmodel *vm, int x, int y);
 
+/* ---- Break it by clicking ----
+ * A click on a node's lane makes a fault there, as a line of the scenario
+ * language that the front end adds to the scenario and runs again: a pause
+ * of half the run (rounded to 1, 2, 3 or 5 x 10^k: 30s in a 60 s run, long
+ * enough to outlive a lease of the run's scale), or a crash. */
+enum viewmodel_fault { VIEWMODEL_FAULT_PAUSE, VIEWMODEL_FAULT_CRASH };
+/* The fault line for a click at (x, y) of the scenes ("@12.3s pause A 30s",
+ * the time under x rounded to 100 ms, at least 1 ms before the run's end)
+ * into out, its time into *at (may be NULL), and 0; -1 (out "") when (x, y)
+ * is on no node's lane or off the time axis. */
+int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at);
+
 /* ---- Commands and keys ---- */
 enum viewmodel_cmd {
     VIEWMODEL_NONE,

@@ -55,3 +55,20 @@ int scenario_load(struct scenario *s, const char *path, struct scn_error *err)
     free(buf);
     return rc;
 }
+
+size_t scenario_text_fault_place(const char *text, size_t len, sim_ns at) {
+    struct scenario s;
+    struct scn_error e;
+    int rc = scenario_parse(&s, "edit", text, len, &e);
+    int line = 0;
+    for (int i = 0; !rc && i < s.nfaults && !line; i++)
+        if (s.faults[i].point == SCN_POINT_NONE && s.faults[i].at_ns > at) line = s.faults[i].pos.line;
+    scenario_close(&s);
+    if (!line) return len;
+    size_t off = 0; /* the start of that line */
+    for (int l = 1; l < line && off < len; off++)
+        if (text[off] == '\n') l++;
+    size_t first = off;
+    while (first < len && (text[first] == ' ' || text[first] == '\t')) first++;
+    return first < len && text[first] == '@' ? off : len;
+}

@@ -16,4 +16,11 @@
  *   LSIM_EPARSE    a malformed scenario (err at file:line:col). */
 int scenario_load(struct scenario *s, const char *path, struct scn_error *err);
 
+/* Where a line of a fault at true time at (a fault clicked in the window or
+ * the page) goes in a scenario's text of len bytes: timed lines must stay in
+ * time order, and a `+DUR` line keeps the line it counts from, so before the
+ * first `@` line later than at (the byte offset where its line starts), else
+ * at the end (len). A text that does not parse: len. */
+size_t scenario_text_fault_place(const char *text, size_t len, sim_ns at);
+
 #endif

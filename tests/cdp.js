@@ -80,21 +80,24 @@ async function open(opts) {
 
 module.exports = { open, sleep, findChrome };
 
-// As a command: node tests/cdp.js URL [SHOT.png]: the page opened until its
-// body says data-ready, then one JSON object on stdout: the body's data
-// attributes, the text of #verdict, #trace-hash, #error and #selftest.
+// As a command: node tests/cdp.js URL [SHOT.png] [JS]: the page opened until
+// its body says data-ready, JS (if given) evaluated in it, then one JSON
+// object on stdout: the body's data attributes, the text of #verdict,
+// #trace-hash, #error, #selftest and the editor's.
 if (require.main === module) {
-  const [url, shot] = process.argv.slice(2);
+  const [url, shot, js] = process.argv.slice(2);
   (async () => {
     const b = await open({ size: "1280,720" });
     try {
       await b.load(url, "document.body && document.body.dataset.ready");
+      if (js) { await b.evaluate(js); await sleep(300); }
       const out = await b.evaluate(`JSON.stringify({ data: Object.assign({}, document.body.dataset),
         verdict: document.getElementById("verdict").textContent,
         trace_hash: document.getElementById("trace-hash").textContent,
         error: document.getElementById("error").hidden ? "" : document.getElementById("error").textContent,
-        selftest: document.getElementById("selftest") ? document.getElementById("selftest").textContent : "" })`);
-      if (shot) await b.screenshot(shot);
+        selftest: document.getElementById("selftest") ? document.getElementById("selftest").textContent : "",
+        editor: document.getElementById("editor").value })`);
+      if (shot && shot !== "-") await b.screenshot(shot);
       console.log(out);
     } finally {
       await b.close();

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 
+#include "scenario_file.h"
 #include "viewmodel.h"
 
 #define S (1000000000LL)
@@ -134,10 +135,62 @@ static void test_keys(void **state) {
     assert_int_equal(n, 9);
 }
 
+/* The row of lane NAME's label in vm's first scene (its middle), or -1. */
+static int lane_y(const struct viewmodel *vm, const char *name) {
+    for (size_t i = 0; i < vm->scs[0].ncmd; i++) {
+        const struct scene_cmd *k = &vm->scs[0].cmd[i];
+        if (k->type == SCENE_CMD_TEXT && k->style == SCENE_ST_LABEL && k->text && strcmp(k->text, name) == 0)
+            return k->y + vm->sv.line_h / 2;
+    }
+    return -1;
+}
+
+/* Break it by clicking: a click on A's lane at 5s is a pause of half the
+ * run there, on S1 with shift a crash; the line, added to the story, runs;
+ * off the lanes or the axis, nothing. */
+static void test_break_by_clicking(void **state) {
+    (void)state;
+    struct engine *e = run_text(testutil_gc_story);
+    const struct trace *tr = engine_trace(e);
+    struct viewmodel vm;
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(viewmodel_load(&vm, &tr, NULL, 1, 1, 0), 0);
+    viewmodel_update(&vm, 1280, 600); /* nothing revealed yet: the lanes are there to click */
+    const struct scene *sc = &vm.scs[0];
+    int ya = lane_y(&vm, "A"), ys = lane_y(&vm, "S1");
+    assert_true(ya > 0 && ys > ya);
+    char line[160];
+    sim_ns at = 0;
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 5 * S), ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, &at), 0);
+    assert_string_equal(line, "@5s pause A 30s");
+    assert_int_equal(at, 5 * S); /* half of 60 s */
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 12 * S + 340000000LL), ys, VIEWMODEL_FAULT_CRASH, line,
+                                          sizeof line, NULL),
+                     0);
+    assert_string_equal(line, "@12.3s crash S1"); /* 12.34s, to the 100 ms */
+    assert_int_equal(viewmodel_fault_line(&vm, 2, ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL), -1); /* the labels */
+    assert_string_equal(line, "");
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 5 * S), 3, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL), -1);
+    /* The line goes where timed lines stay in time order: "@1s" before the
+     * story's "@5s pause A $pause", and the story so edited runs. */
+    char text[2048];
+    size_t len = strlen(testutil_gc_story), at_off = scenario_text_fault_place(testutil_gc_story, len, 1 * S);
+    assert_string_equal(testutil_gc_story + at_off, "@5s pause A 27s\n");
+    snprintf(text, sizeof text, "%.*s@1s crash S1\n%s", (int)at_off, testutil_gc_story, testutil_gc_story + at_off);
+    struct engine *e2 = run_text(text);
+    assert_non_null(e2);
+    engine_free(e2);
+    /* later than every timed line: at the end */
+    assert_int_equal(scenario_text_fault_place(testutil_gc_story, len, 40 * S), len);
+    viewmodel_close(&vm);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reveal_and_words),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_break_by_clicking),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

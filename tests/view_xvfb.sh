@@ -210,6 +210,26 @@ else
 fi
 rm -f "$tmp/locksim-shot-1.png"
 
+echo "== view: break it by clicking"
+mkdir -p "$tmp/brk" "$tmp/brk/shots"
+cp scenarios/gc-pause-outlives-lease.lsim "$tmp/brk/gc.lsim"
+if start brk "$bin" view "$tmp/brk/gc.lsim" --shots "$tmp/brk/shots"; then
+  xdotool mousemove --window "$win" 400 184 click 3; sleep 0.8
+  check "right-click on A's lane: a pause of half the run added there" \
+    'grep -Eq "^view: added @[0-9.]+s pause A 30s \(saved as $tmp/brk/shots/locksim-edit-1.lsim; u undoes\)" "$log"'
+  check "saved as a new file in --shots, the line among the timed lines, the scenario untouched" \
+    'grep -Eq "^@[0-9.]+s pause A 30s   # added in the window by a click$" "$tmp/brk/shots/locksim-edit-1.lsim" &&
+     cmp -s "$tmp/brk/gc.lsim" scenarios/gc-pause-outlives-lease.lsim'
+  check "and the run played again (reloads=1, no error)" 'wait_for "reloads=1 error=0" 3'
+  key u
+  check "u: back to the scenario as it was" 'grep -q "^view: undone: back to $tmp/brk/gc.lsim" "$log" && wait_for "reloads=2 error=0" 3'
+  xdotool mousemove --window "$win" 400 5 click 3; sleep 0.5
+  check "right-click off the lanes: nothing added, a hint" 'grep -q "^view: right-click a client" "$log" && [ ! -e "$tmp/brk/shots/locksim-edit-2.lsim" ]'
+  quit >/dev/null
+else
+  bad "the window opened (break it by clicking)"
+fi
+
 echo "== view: screenshot shows the double entry where it is"
 echo keep > "$tmp/locksim-shot-1.png"
 if start shot "$bin" view "$tmp/gc.lsim" --show-all --shots "$tmp"; then

@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 # over its DevTools pipe: tests/cdp.js) until it is ready; one JSON object of
 # its body's data attributes and the texts of #verdict, #trace-hash, #error
 # and #selftest.
-page() { timeout 120 node tests/cdp.js "file://$page#$1" ${2:+"$2"} 2>"$tmp/cdp.err" || cat "$tmp/cdp.err" >&2; }
+page() { timeout 120 node tests/cdp.js "file://$page#$1" "${2:--}" ${3:+"$3"} 2>"$tmp/cdp.err" || cat "$tmp/cdp.err" >&2; }
 # field NAME: a field of that object on stdin (data.NAME for the body's)
 field() { python3 -c 'import sys,json
 try: o=json.load(sys.stdin)
@@ -82,6 +82,18 @@ native=$("$bin" run "$tmp/bad.lsim" 2>&1 | head -1 | sed 's/^locksim: //; s|^.*b
 check "its file:line:col message shows ($err)" 'echo "$err" | grep -q "^scenario.lsim:2:1: "'
 check "the message is the native binary's" '[ "$err" = "$native" ]'
 check "a link that does not load still draws a run (the seed's story)" '[ "$(echo "$d" | field verdict)" = UNSAFE ]'
+
+echo "== web: break it by clicking"
+# a right click on A's lane, 400 px in: the row found through the page's own view model
+click='const a = window.locksim.api, c = document.getElementById("timeline"), r = c.getBoundingClientRect();
+let y = 0; while (y < 600 && !a.web_fault_line(400, y, 0)) y++;
+c.dispatchEvent(new MouseEvent("contextmenu", { clientX: r.left + 400, clientY: r.top + y, bubbles: true, cancelable: true }));'
+d=$(page "scenario=gc-pause-outlives-lease" - "$click")
+flash=$(echo "$d" | field data.flash)
+check "a right click on A's lane adds a pause of half the run ($flash)" 'echo "$flash" | grep -Eq "^added @[0-9.]+s pause A 30s"'
+check "into the scenario's text, after its earlier timed line (@5s)" \
+  'echo "$d" | field editor | grep -E "^@" | tr "\n" "|" | grep -Eq "^@5s pause A \\\$pause\|@[0-9.]+s pause A 30s   # added by a click\|$"'
+check "and the edited run is drawn (no error)" '[ -z "$(echo "$d" | field data.error)" ] && [ -n "$(echo "$d" | field verdict)" ]'
 
 echo "== web: the picture at 1280x720"
 page "scenario=gc-pause-outlives-lease&all=1" "$tmp/story.png" >/dev/null

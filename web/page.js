@@ -26,6 +26,7 @@
     f("web_narration_current", n, []); f("web_status", s, [s]); f("web_help_line", s, [n]);
     f("web_question", s, []); f("web_state", s, []); f("web_goto", null, [n]); f("web_cur", n, []);
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
+    f("web_fault_line", s, [n, n, n]); f("web_fault_place", n, [s]);
   }
 
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
@@ -120,7 +121,8 @@
       rows[i].className = i === cur ? "current" : "";
     }
     const content = api.web_content_h(), room = $("scroller").clientHeight;
-    $("status").textContent = api.web_status(content > room ? "? help  scroll for more below" : "");
+    const hint = performance.now() < flashUntil ? flashText : content > room ? "? help  scroll for more below" : "";
+    $("status").textContent = api.web_status(hint);
     const q = api.web_question(), qd = $("question");
     if (q) {
       const lines = q.split("\n").filter((l) => l);
@@ -278,6 +280,7 @@
     const help = ["locksim in a web page: keys"];
     for (let i = 0; api.web_help_line(i); i++) help.push(api.web_help_line(i));
     help.push("drag on the time axis: scrub      drag elsewhere: pan      wheel: zoom");
+    help.push("right-click a lane: pause that node there (shift: crash it); the line goes into the text");
     help.push("?            this help (any key closes it)");
     $("help").textContent = help.join("\n");
   }
@@ -341,6 +344,27 @@
       } else t.hidden = true;
     });
     canvas.addEventListener("mouseleave", () => { $("tip").hidden = true; });
+    // Break it by clicking: a right click on a lane pauses that node there for
+    // half the run (shift: crashes it); the line goes into the scenario's text
+    // among its timed lines, and the run plays again. Ctrl+Z in the editor undoes.
+    canvas.addEventListener("contextmenu", (e) => {
+      e.preventDefault();
+      const [x, y] = pos(e);
+      const line = api.web_fault_line(x, y, e.shiftKey ? 1 : 0);
+      if (!line) { flash("right-click a client's or a server's lane to pause it there (shift: crash it)"); return; }
+      const bytes = new TextEncoder().encode(current.text);
+      const at = api.web_fault_place(current.text);
+      const dec = new TextDecoder();
+      let before = dec.decode(bytes.subarray(0, at));
+      if (before && !before.endsWith("\n")) before += "\n";
+      const text = before + line + "   # added by a click\n" + dec.decode(bytes.subarray(at));
+      const ed = $("editor");
+      ed.focus(); ed.select();
+      // through the editor's own undo: Ctrl+Z in it takes the line out again
+      if (!document.execCommand || !document.execCommand("insertText", false, text)) ed.value = text;
+      current.text = ed.value;
+      if (run(true)) flash("added " + line + " (Ctrl+Z in the scenario text undoes)");
+    });
     canvas.addEventListener("wheel", (e) => {
       if (e.shiftKey) return;
       e.preventDefault();
@@ -348,6 +372,14 @@
     }, { passive: false });
     window.addEventListener("resize", () => { dirty = true; });
     window.addEventListener("hashchange", () => { openFragment(); });
+  }
+
+  // A passing message in the status line.
+  let flashUntil = 0, flashText = "";
+  function flash(s) {
+    flashText = s; flashUntil = performance.now() + 5000;
+    document.body.dataset.flash = s;
+    words();
   }
 
   function matrix() {
@@ -405,6 +437,7 @@
   LocksimModule().then(async (mod) => {
     M = mod;
     wrap();
+    window.locksim = { api, current }; // for scripts and tests: the page's own functions
     fillControls();
     wire();
     if (/selftest=catalog/.test(location.hash)) selftest();

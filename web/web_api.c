@@ -17,6 +17,7 @@
 #include "paint.h"
 #include "report.h"
 #include "run.h"
+#include "scenario_file.h"
 #include "svg.h"
 #include "viewmodel.h"
 
@@ -385,3 +386,16 @@ API const char *web_algos(void) {
         l += (size_t)snprintf(text_buf + l, sizeof text_buf - l, "%s\n", a->name);
     return text_buf;
 }
+
+/* Break it by clicking: the fault line a right click at (x, y) makes (fault:
+ * 0 a pause, 1 a crash; "" off the lanes), and where it goes in text (a byte
+ * offset: see scenario_text_fault_place). */
+static sim_ns fault_at;
+API const char *web_fault_line(int x, int y, int fault) {
+    text_buf[0] = '\0';
+    if (have_run)
+        viewmodel_fault_line(&vm, x, y, fault ? VIEWMODEL_FAULT_CRASH : VIEWMODEL_FAULT_PAUSE, text_buf,
+                             sizeof text_buf, &fault_at);
+    return text_buf;
+}
+API int web_fault_place(const char *text) { return (int)scenario_text_fault_place(text, strlen(text), fault_at); }
