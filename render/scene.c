@@ -304,10 +304,24 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
         rc = panels_once(sc, lys, n, &tight, banners, 0);
         if (rc || sc->height <= v->height) return rc;
     }
-    if (!(tight.flags & SCENE_F_LEGEND)) return 0;
-    tight.flags &= ~(unsigned)SCENE_F_LEGEND;
+    int dropped = 0;
+    if (tight.flags & SCENE_F_LEGEND) {
+        tight.flags &= ~(unsigned)SCENE_F_LEGEND;
+        scene_close(sc);
+        rc = panels_once(sc, lys, n, &tight, banners, 1);
+        if (rc || sc->height <= v->height) return rc;
+        dropped = 1;
+    }
+    /* Thousands of clients: as many lanes as fit, the rest named in a row
+     * (every panel gives up as many: they share the height). */
+    int clients = 0;
+    for (int l = 0; n && l < lys[0].nlanes; l++) clients += lys[0].lanes[l].kind == TRACE_NODE_CLIENT;
+    int over = (sc->height - v->height + tight.lane_h - 1) / tight.lane_h + 1; /* + the row that names them */
+    int per = (over + (int)n - 1) / (int)(n ? n : 1);
+    if (clients - per < 1) return 0; /* not even that: the backend cuts at the height */
+    tight.max_clients = clients - per;
     scene_close(sc);
-    return panels_once(sc, lys, n, &tight, banners, 1);
+    return panels_once(sc, lys, n, &tight, banners, dropped);
 }
 
 static int panels_once(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
@@ -450,11 +464,26 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
             }
             continue;
         }
+        int shown = 0, cut = 0, first_cut = -1, last_cut = -1;
         for (int l = 0; l < ly->nlanes && !sc->err; l++) {
             const struct layout_lane *lane = &ly->lanes[l];
             if (lane->kind != order[k] || !scene_lane_shown(v, l)) continue;
+            if (lane->kind == TRACE_NODE_CLIENT && v->max_clients > 0 && shown == v->max_clients) {
+                cut++;
+                if (first_cut < 0) first_cut = l;
+                last_cut = l;
+                continue;
+            }
+            shown += lane->kind == TRACE_NODE_CLIENT;
             scene_emit_lane(&c, lane, l);
             if (lane->kind == TRACE_NODE_RESOURCE) scene_emit_writes(&c, lane);
+        }
+        if (cut && !sc->err) { /* the clients not drawn, named in one row */
+            char note[160];
+            snprintf(note, sizeof note, "+ %d more client%s, not drawn: %.16s .. %.16s", cut, cut == 1 ? "" : "s",
+                     ly->lanes[first_cut].name, ly->lanes[last_cut].name);
+            scene_text_n(&c, c.x0, c.y + (v->lane_h - v->line_h) / 2, note, strlen(note), SCENE_ST_LEGEND);
+            c.y += v->lane_h;
         }
     }
     /* Pictures: the network, when the scenario partitions it. */

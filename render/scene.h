@@ -157,6 +157,10 @@ struct scene_view {
     const unsigned char *also_used; /* NULL, or SCENE_USED_N flags (a scene's
                           used[]) the legend lists as well: stacked panels
                           built one at a time share the last one's legend */
+    int max_clients;   /* 0 = every client's lane; else at most this many, the
+                          others named in one row ("+ 2980 more clients, not
+                          drawn: C21 .. C3000"): a picture of a set height
+                          with thousands of clients (scene_build_panels) */
     int reveal;        /* 1 = draw the run as it stood at reveal_ns (`render
                           --at`): the backends that take traces build each
                           panel's layout with layout_build_prefix(tr,

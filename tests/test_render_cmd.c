@@ -306,6 +306,30 @@ static void test_height_exact(void **state) {
     free(svg);
 }
 
+/* Thousands of clients in a picture of a set height (issue 19): as many
+ * client lanes as fit, then one row naming the others, the servers and the
+ * resource still drawn; never cut without a word. */
+static void test_many_clients_bounded(void **state) {
+    (void)state;
+    out_dir();
+    FILE *f = fopen("build/render_cmd/many.lsim", "w");
+    assert_non_null(f);
+    fputs("title \"many clients\"\nlock lease ttl=30s\nresource stock=100000 fencing=off\nduration 60s\n"
+          "clients 3000: acquire retry=1s; read; write; release\n",
+          f);
+    fclose(f);
+    assert_int_equal(run("render build/render_cmd/many.lsim -o build/render_cmd/many.svg")->code, 0);
+    size_t n;
+    char *svg = read_all("build/render_cmd/many.svg", &n);
+    assert_non_null(strstr(svg, "height=\"720\""));
+    assert_non_null(strstr(svg, "+ 2987 more clients, not drawn: C14 .. C3000"));
+    assert_non_null(strstr(svg, ">C13<"));
+    assert_null(strstr(svg, ">C14<"));
+    assert_non_null(strstr(svg, ">S1<")); /* the server and the resource are still there */
+    assert_non_null(strstr(svg, ">R<"));
+    free(svg);
+}
+
 /* Show the cluster: a partition is a NETWORK row with the groups in words
  * (the SVG can be searched for them), healed or not; a message dropped by
  * it points at the node it never reached (B -> S4 ends on S4's lane, not
@@ -346,6 +370,7 @@ int main(void) {
         cmocka_unit_test(test_matrix_render),
         cmocka_unit_test(test_render_at),
         cmocka_unit_test(test_height_exact),
+        cmocka_unit_test(test_many_clients_bounded),
         cmocka_unit_test(test_partition_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
