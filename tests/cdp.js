@@ -96,7 +96,9 @@ if (require.main === module) {
         trace_hash: document.getElementById("trace-hash").textContent,
         error: document.getElementById("error").hidden ? "" : document.getElementById("error").textContent,
         selftest: document.getElementById("selftest") ? document.getElementById("selftest").textContent : "",
-        editor: document.getElementById("editor").value })`);
+        editor: document.getElementById("editor").value,
+        knobs: [...document.querySelectorAll("#knobs > div")].map((d) => d.dataset.param + "=" +
+          d.querySelector(".v").textContent).join(" ") })`);
       if (shot && shot !== "-") await b.screenshot(shot);
       console.log(out);
     } finally {

@@ -73,6 +73,13 @@ want=$("$bin" run "$tmp/own.lsim" --seed 3 --algo fenced-lease --format json | p
 got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
 check "a scenario in the link itself, with its seed and algorithm, runs as natively ($got)" '[ "$got" = "$want" ]'
 
+d=$(page "scenario=gc-pause-outlives-lease&set=pause=20s")
+want=$("$bin" run scenarios/gc-pause-outlives-lease.lsim --set pause=20s --format json | python3 -c 'import sys,json; r=json.load(sys.stdin); print(r["verdict"], r["trace_hash"])')
+got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
+check "a knob in the link (set=pause=20s) runs as --set does ($got)" '[ "$got" = "$want" ]'
+check "the scenario's params are sliders, showing the values in use ($(echo "$d" | field knobs))" \
+  '[ "$(echo "$d" | field knobs)" = "pause=20s ttl=30s" ]'
+
 echo "== web: a malformed scenario"
 printf 'lock lease ttl=30s\nttl banana\n' > "$tmp/bad.lsim"
 frag=$(python3 -c 'import sys,zlib,base64; c=zlib.compressobj(9,zlib.DEFLATED,-15); d=c.compress(open(sys.argv[1],"rb").read())+c.flush(); print("text="+base64.urlsafe_b64encode(d).decode().rstrip("="))' "$tmp/bad.lsim")

@@ -9,14 +9,15 @@
   const NARR_LINES = 3;
   let M = null;          // the wasm module
   let api = {};          // its functions, cwrapped
-  let current = { name: "", text: "", algo: "", seed: "", quiz: false };
+  let current = { name: "", text: "", algo: "", seed: "", quiz: false, sets: {} };
+  const setLines = () => Object.entries(current.sets).map(([k, v]) => k + "=" + v).join("\n");
   let lastWidth = 0, lastHeight = 0, lastTick = 0, dirty = true;
   let debounce = null, drag = 0, dragX = 0;
 
   function wrap() {
     const s = "string", n = "number";
     const f = (name, ret, args) => (api[name] = M.cwrap(name, ret, args));
-    f("web_run", n, [s, s, s, s, n]); f("web_error", s, []); f("web_verdict", s, []);
+    f("web_run", n, [s, s, s, s, s, n]); f("web_error", s, []); f("web_verdict", s, []);
     f("web_headline", s, []); f("web_trace_hash", s, []); f("web_report", s, []);
     f("web_json", s, []); f("web_matrix", s, [s]); f("web_frame", n, [n, n]);
     f("web_words", n, []); f("web_strings", n, []); f("web_content_h", n, []);
@@ -26,7 +27,7 @@
     f("web_narration_current", n, []); f("web_status", s, [s]); f("web_help_line", s, [n]);
     f("web_question", s, []); f("web_state", s, []); f("web_goto", null, [n]); f("web_cur", n, []);
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
-    f("web_fault_line", s, [n, n, n]); f("web_fault_place", n, [s]);
+    f("web_fault_line", s, [n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
   }
 
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
@@ -171,7 +172,7 @@
   function run(keepPlace) {
     const at = keepPlace ? api.web_cur() : -1;
     const rc = api.web_run(current.name ? current.name + ".lsim" : "scenario.lsim", current.text, current.algo,
-                           current.seed, current.quiz ? 1 : 0);
+                           current.seed, setLines(), current.quiz ? 1 : 0);
     const err = $("error");
     if (rc !== 0) {
       err.textContent = api.web_error();
@@ -182,12 +183,59 @@
     err.hidden = true;
     delete document.body.dataset.error;
     if (at >= 0) api.web_goto(at);
+    knobs();
     showRun();
     redraw();
     return true;
   }
 
+  // Knobs: a slider for each `param NAME=VALUE range=MIN..MAX` of the
+  // scenario; moving one re-runs with --set NAME=VALUE (the text unchanged).
+  const fmtDur = (ms) => (ms % 1000 === 0 ? ms / 1000 + "s" : ms + "ms");
+  function knobs() {
+    const box = $("knobs");
+    const rows = api.web_params().split("\n").filter((l) => l).map((l) => l.split("\t"));
+    const key = rows.map((r) => r[0] + r[2] + r[3] + r[4]).join("|");
+    if (box.dataset.key === key) { // the same params: only the values shown
+      for (const r of rows) { const v = box.querySelector('[data-param="' + r[0] + '"] .v'); if (v) v.textContent = r[1]; }
+      return;
+    }
+    box.dataset.key = key;
+    box.innerHTML = "";
+    for (const [name, val, kind, lo, hi] of rows) {
+      if (kind === "-") continue;
+      const div = document.createElement("div");
+      div.dataset.param = name;
+      const scale = kind === "d" ? 1e6 : 1; // durations in ms on the slider
+      const min = Number(lo) / scale, max = Number(hi) / scale;
+      const input = document.createElement("input");
+      input.type = "range"; input.min = min; input.max = max;
+      input.step = kind === "d" ? Math.max(1, Math.round((max - min) / 200)) : 1;
+      const cur = kind === "d" ? parseDur(val) : Number(val);
+      input.value = isNaN(cur) ? min : cur;
+      const label = document.createElement("label");
+      label.textContent = name + " ";
+      const shown = document.createElement("span"); shown.className = "v"; shown.textContent = val;
+      input.addEventListener("input", () => {
+        const v = kind === "d" ? fmtDur(Number(input.value)) : input.value;
+        shown.textContent = v;
+        current.sets[name] = v;
+        clearTimeout(debounce);
+        debounce = setTimeout(() => run(true), 60);
+      });
+      div.append(label, input, shown);
+      box.appendChild(div);
+    }
+  }
+  function parseDur(s) {
+    const m = /^(\d+(?:\.\d+)?)(ns|us|ms|s|min|h)$/.exec(s);
+    if (!m) return NaN;
+    return Number(m[1]) * { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3, min: 6e4, h: 3.6e6 }[m[2]];
+  }
+
   function openScenario(name, text) {
+    if (name !== current.name || text !== current.text) current.sets = current.keepSets || {};
+    current.keepSets = null;
     current.name = name;
     current.text = text;
     $("editor").value = text;
@@ -216,6 +264,7 @@
     if (current.algo) p.set("algo", current.algo);
     if (current.seed) p.set("seed", current.seed);
     if (current.quiz) p.set("quiz", "1");
+    for (const [k, v] of Object.entries(current.sets)) p.append("set", k + "=" + v);
     if (/ show_all=1 /.test(" " + api.web_state() + " ")) p.set("all", "1");
     p.set("at", String(api.web_cur()));
     return location.href.split("#")[0] + "#" + p.toString();
@@ -225,6 +274,8 @@
     current.algo = p.get("algo") || "";
     current.seed = p.get("seed") || "";
     current.quiz = p.get("quiz") === "1";
+    current.keepSets = {};
+    for (const kv of p.getAll("set")) { const i = kv.indexOf("="); if (i > 0) current.keepSets[kv.slice(0, i)] = kv.slice(i + 1); }
     $("algo").value = current.algo; $("seed").value = current.seed; $("quiz").checked = current.quiz;
     let ok;
     if (p.get("text")) {
@@ -244,7 +295,7 @@
     if (!ok && api.web_cur() < 0 && !/^cur=/.test(api.web_state())) {
       // the link's scenario does not load and nothing ran yet: its text and
       // message stay in the editor, the seed's story is drawn meanwhile
-      api.web_run("gc-pause-outlives-lease.lsim", api.web_scenario_text("gc-pause-outlives-lease"), "", "", 0);
+      api.web_run("gc-pause-outlives-lease.lsim", api.web_scenario_text("gc-pause-outlives-lease"), "", "", "", 0);
       showRun();
     }
     if (ok && p.get("all") === "1") api.web_key("a");
@@ -415,13 +466,13 @@
     const names = LOCKSIM_CATALOG.groups.flatMap((g) => g.scenarios).filter((n, i, a) => a.indexOf(n) === i).sort();
     for (const n of names) {
       const t0 = performance.now();
-      const rc = api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", 0);
+      const rc = api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", "", 0);
       api.web_key("a"); // the frame of the whole run, the heaviest a run has
       const t1 = performance.now();
       paint(1280); // the frame built and painted on the canvas (resized to this run's height)
       const t2 = performance.now();
       // typing in the editor: the same scenario run again and painted at the same size
-      api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", 0);
+      api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", "", 0);
       api.web_key("a");
       paint(1280);
       const t3 = performance.now();

@@ -127,10 +127,22 @@ static const char *keep_big(FILE *m, char **bufp) {
 /* Run text (file: the name shown in messages) with algo and seed ("" = the
  * file's own); quiz: stop before decisive events. 0, or the LSIM code with
  * web_error()'s "file:line:col: ..." (the last good run is kept). */
-API int web_run(const char *file, const char *text, const char *algo, const char *seed, int quiz) {
+/* sets: the knobs, "KEY=VALUE" lines (as --set takes them), "" for none. */
+API int web_run(const char *file, const char *text, const char *algo, const char *seed, const char *sets, int quiz) {
+    static char set_buf[2048];
+    static const char *set_v[32];
     struct run_spec spec = {.file = file, .text = text, .len = strlen(text), .keep_trace = 1};
     spec.algo = algo && algo[0] ? algo : NULL;
     spec.seed = seed && seed[0] ? seed : NULL;
+    snprintf(set_buf, sizeof set_buf, "%s", sets ? sets : "");
+    for (char *p = set_buf; *p && spec.nsets < 32;) {
+        size_t l = strcspn(p, "\n");
+        if (l) set_v[spec.nsets++] = p;
+        if (!p[l]) break;
+        p[l] = '\0';
+        p += l + 1;
+    }
+    spec.sets = set_v;
     struct run_result r;
     int rc = run_scenario(&spec, &r);
     if (rc) {
@@ -399,3 +411,17 @@ API const char *web_fault_line(int x, int y, int fault) {
     return text_buf;
 }
 API int web_fault_place(const char *text) { return (int)scenario_text_fault_place(text, strlen(text), fault_at); }
+
+/* The scenario's params, one per line: "NAME<TAB>VALUE<TAB>KIND<TAB>MIN<TAB>MAX"
+ * (KIND d: a duration, MIN and MAX in ns; i: a count; -: no range). */
+API const char *web_params(void) {
+    size_t l = 0;
+    text_buf[0] = '\0';
+    for (int i = 0; have_run && run.scn && i < run.scn->nparams && l < sizeof text_buf; i++) {
+        const struct scn_param *p = &run.scn->params[i];
+        char k = p->range == SCN_RANGE_DURATION ? 'd' : p->range == SCN_RANGE_INT ? 'i' : '-';
+        l += (size_t)snprintf(text_buf + l, sizeof text_buf - l, "%s\t%s\t%c\t%lld\t%lld\n", p->name, p->val, k,
+                              (long long)p->min, (long long)p->max);
+    }
+    return text_buf;
+}
