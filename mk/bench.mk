@@ -91,6 +91,9 @@ bench: bench-build
 	@echo
 	@echo "== 5. headless PNG, whole process (bench/render.sh)"
 	@bench/render.sh ./$(BUILD)/locksim $(BENCH_SCENARIO) $(BENCH_RENDER_RUNS) 3
+	@echo
+	@echo "== 6. a click's re-simulation in the window or the page (locksim-bench resim)"
+	@$(BENCH_BIN) resim --runs 20 $(SCENARIOS)
 
 # Batch throughput over the catalog (bench/batch.sh): runs/s at --jobs 1 and 2,
 # the 60 x 3 x 2 x 100-seed sweep, and peak RSS at 1k, 10k and 100k runs.
