@@ -9,15 +9,15 @@ CFLAGS  += -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -g $(OPT)
            -D_POSIX_C_SOURCE=200809L
 LDLIBS  += -lm -ldl
 
-# Boundaries the build enforces: sim/ (and sim/algo/) sees only sim/; render/
-# sees sim/ and render/; run/ (files, orchestration, reports) sees sim/, render/
-# and run/; gfx/ (SDL2) sees sim/, render/ and gfx/; the front ends (cli/,
-# tests, bench, fuzz) see all.
-SIM_INC    := -Isim
-RENDER_INC := -Isim -Irender
-RUN_INC    := -Isim -Irender -Irun
-ALL_INC    := -Isim -Isim/algo -Irender -Irun
-GFX_INC    := -Isim -Irender -Igfx
+# Boundaries the build enforces: sim/ (with the scenario language in sim/lang/,
+# and sim/algo/) sees only sim/; render/ sees sim/ and render/; run/ (files,
+# orchestration, reports) sees sim/, render/ and run/; gfx/ (SDL2) sees sim/,
+# render/ and gfx/; the front ends (cli/, tests, bench, fuzz) see all.
+SIM_INC    := -Isim -Isim/lang
+RENDER_INC := $(SIM_INC) -Irender
+RUN_INC    := $(SIM_INC) -Irender -Irun
+ALL_INC    := $(SIM_INC) -Isim/algo -Irender -Irun
+GFX_INC    := $(SIM_INC) -Irender -Igfx
 
 # Debian packages the build needs, the pkg-config names and the commands that
 # prove them. SDL2, SDL2_ttf and the DejaVu fonts draw the window and the
@@ -29,7 +29,7 @@ DEB_PKGS := pkg-config libcmocka-dev libsdl2-dev libsdl2-ttf-dev libsdl2-image-d
 PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng freetype2
 DEB_CMDS := xmllint parallel pgrep
 
-SIM_SRC    := $(sort $(wildcard sim/*.c sim/algo/*.c))
+SIM_SRC    := $(sort $(wildcard sim/*.c sim/lang/*.c sim/algo/*.c))
 RENDER_SRC := $(sort $(wildcard render/*.c))
 SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
 RENDER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(RENDER_SRC))
@@ -88,7 +88,7 @@ $(BUILD)/.deps:
 deps: $(BUILD)/.deps
 
 # ---- library, binary ---------------------------------------------------------
-SIM_HDR    := $(wildcard sim/*.h sim/algo/*.h)
+SIM_HDR    := $(wildcard sim/*.h sim/lang/*.h sim/algo/*.h)
 RENDER_HDR := $(wildcard render/*.h)
 RUN_HDR    := $(wildcard run/*.h)
 CLI_HDR    := $(wildcard cli/*.h)

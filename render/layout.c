@@ -229,9 +229,9 @@ static int exit_end(int64_t reason) {
     }
 }
 
-static void apply(struct builder *b, const struct trace_event *e) {
-    struct layout *ly = b->ly;
-    int n = e->node;
+/* A double entry begins (a row of its own) or the open one of the same
+ * pair ends. */
+static void apply_double(struct layout *ly, const struct trace_event *e) {
     if (e->kind == TRACE_DOUBLE_ENTRY_BEGIN) {
         struct layout_double *d = &ly->doubles[ly->ndoubles++];
         d->t0 = d->t1 = clamp_t(ly, e->t);
@@ -240,16 +240,57 @@ static void apply(struct builder *b, const struct trace_event *e) {
         d->open = 1;
         return;
     }
-    if (e->kind == TRACE_DOUBLE_ENTRY_END) {
-        for (size_t i = ly->ndoubles; i-- > 0;) {
-            struct layout_double *d = &ly->doubles[i];
-            if (d->open && ((d->a == e->node && d->b == e->peer) ||
-                            (d->a == e->peer && d->b == e->node))) {
-                d->t1 = clamp_t(ly, e->t);
-                d->open = 0;
-                break;
-            }
+    for (size_t i = ly->ndoubles; i-- > 0;) {
+        struct layout_double *d = &ly->doubles[i];
+        if (d->open && ((d->a == e->node && d->b == e->peer) ||
+                        (d->a == e->peer && d->b == e->node))) {
+            d->t1 = clamp_t(ly, e->t);
+            d->open = 0;
+            break;
         }
+    }
+}
+
+/* A lease span on server n's lane for the grant or renewal e, valid for
+ * validity_ns; returns its index (not yet pushed on the lane's leases). */
+static size_t lease_open(struct builder *b, int n, const struct trace_event *e, sim_ns validity_ns) {
+    size_t i = span_open(b, n, LAYOUT_SPAN_LEASE, e->t);
+    struct layout_span *sp = &b->ly->lanes[n].spans[i];
+    sp->peer = e->peer;
+    sp->token = e->token;
+    sp->grant = e->grant;
+    sp->validity_ns = validity_ns;
+    return i;
+}
+
+/* A replica's note of a copy (its replica span begins) or of a dropped copy
+ * (the span ends), with its mark; other notes show nothing. */
+static void apply_repl_note(struct builder *b, const struct trace_event *e) {
+    struct layout *ly = b->ly;
+    int n = e->node;
+    int what = repl_note(e);
+    int owner = e->a >= 0 && e->a < ly->nlanes ? (int)e->a : -1;
+    if (!what) return;
+    size_t i = lease_take(b, n, 0, owner);
+    span_close(b, n, &i, e->t, what == 1 ? LAYOUT_END_REPLACED
+                               : what == 2 ? LAYOUT_END_RELEASE : LAYOUT_END_DELETED_BY_OTHER);
+    if (what == 1) {
+        i = span_open(b, n, LAYOUT_SPAN_REPLICA, e->t);
+        ly->lanes[n].spans[i].peer = owner;
+        ly->lanes[n].spans[i].token = (uint64_t)e->b;
+        lease_push(b, n, i);
+    }
+    struct layout_mark *m = mark_add(b, n, what == 1 ? LAYOUT_MARK_REPL_COPY : LAYOUT_MARK_REPL_DROP, e);
+    m->peer = owner;
+    m->token = (uint64_t)e->b;
+    m->detail = what == 3;
+}
+
+static void apply(struct builder *b, const struct trace_event *e) {
+    struct layout *ly = b->ly;
+    int n = e->node;
+    if (e->kind == TRACE_DOUBLE_ENTRY_BEGIN || e->kind == TRACE_DOUBLE_ENTRY_END) {
+        apply_double(ly, e);
         return;
     }
     if (n < 0 || n >= ly->nlanes) return;
@@ -311,22 +352,12 @@ static void apply(struct builder *b, const struct trace_event *e) {
     case TRACE_SRV_GRANT:
         i = lease_take(b, n, 0, e->peer);
         span_close(b, n, &i, e->t, LAYOUT_END_REPLACED);
-        i = span_open(b, n, LAYOUT_SPAN_LEASE, e->t);
-        ly->lanes[n].spans[i].peer = e->peer;
-        ly->lanes[n].spans[i].token = e->token;
-        ly->lanes[n].spans[i].grant = e->grant;
-        ly->lanes[n].spans[i].validity_ns = e->a;
-        lease_push(b, n, i);
+        lease_push(b, n, lease_open(b, n, e, e->a));
         mark_add(b, n, LAYOUT_MARK_GRANT, e)->value = e->a;
         break;
     case TRACE_SRV_RENEW:
         i = lease_take(b, n, e->grant, e->peer);
-        if (i == NONE) { /* a renewal the trace did not show granted */
-            i = span_open(b, n, LAYOUT_SPAN_LEASE, e->t);
-            ly->lanes[n].spans[i].peer = e->peer;
-            ly->lanes[n].spans[i].token = e->token;
-            ly->lanes[n].spans[i].grant = e->grant;
-        }
+        if (i == NONE) i = lease_open(b, n, e, 0); /* a renewal the trace did not show granted */
         ly->lanes[n].spans[i].validity_ns = e->a;
         lease_push(b, n, i);
         mark_add(b, n, LAYOUT_MARK_RENEW, e)->value = e->a;
@@ -352,25 +383,9 @@ static void apply(struct builder *b, const struct trace_event *e) {
     case TRACE_CONTROL:
         mark_add(b, n, LAYOUT_MARK_CONTROL, e)->detail = e->a;
         break;
-    case TRACE_SRV_NOTE: {
-        int what = repl_note(e);
-        int owner = e->a >= 0 && e->a < ly->nlanes ? (int)e->a : -1;
-        if (!what) break;
-        i = lease_take(b, n, 0, owner);
-        span_close(b, n, &i, e->t, what == 1 ? LAYOUT_END_REPLACED
-                                   : what == 2 ? LAYOUT_END_RELEASE : LAYOUT_END_DELETED_BY_OTHER);
-        if (what == 1) {
-            i = span_open(b, n, LAYOUT_SPAN_REPLICA, e->t);
-            ly->lanes[n].spans[i].peer = owner;
-            ly->lanes[n].spans[i].token = (uint64_t)e->b;
-            lease_push(b, n, i);
-        }
-        m = mark_add(b, n, what == 1 ? LAYOUT_MARK_REPL_COPY : LAYOUT_MARK_REPL_DROP, e);
-        m->peer = owner;
-        m->token = (uint64_t)e->b;
-        m->detail = what == 3;
+    case TRACE_SRV_NOTE:
+        apply_repl_note(b, e);
         break;
-    }
     case TRACE_READ:
         mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a;
         break;

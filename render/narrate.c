@@ -123,6 +123,154 @@ static void rule_sentence(char *buf, size_t n, const char *me, int64_t stock, in
              whose ? "'s history" : "");
 }
 
+/* A link's new delay (one value or a range) and loss, in words. */
+static void link_sentence(char *buf, size_t n, const char *me, const char *peer,
+                          const struct trace_event *e) {
+    char d1[48], d2[32];
+    format_time_ns(d1, sizeof d1, e->a);
+    format_time_ns(d2, sizeof d2, e->b);
+    char loss[48] = "";
+    if (e->grant >= 1000000u) {
+        snprintf(buf, n, "link %s -> %s now loses every message", me, peer);
+        return;
+    }
+    if (e->grant) { /* parts per million as a percentage, with the decimals it needs */
+        char frac[8];
+        snprintf(frac, sizeof frac, "%04u", e->grant % 10000u);
+        for (int k = 3; k >= 0 && frac[k] == '0'; k--) frac[k] = '\0';
+        snprintf(loss, sizeof loss, ", and loses %u%s%s%% of messages", e->grant / 10000u,
+                 frac[0] ? "." : "", frac);
+    }
+    if (e->a == e->b) snprintf(buf, n, "link %s -> %s now takes %s%s", me, peer, d1, loss);
+    else snprintf(buf, n, "link %s -> %s now takes %s..%s%s", me, peer, d1, d2, loss);
+}
+
+/* What the resource did with a write, and for a rejected one, why. */
+static void write_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node), *peer = nm(v->tr, e->peer);
+    char tk[48];
+    struct nstat st;
+    if (e->b == TRACE_WRITE_ACCEPTED) {
+        tok_paren(tk, sizeof tk, e->token);
+        snprintf(buf, n, "%s accepts %s's write of %lld%s", me, peer, (long long)e->a,
+                 e->token ? tk : " (no token)");
+        return;
+    }
+    if (e->b == TRACE_WRITE_REJECTED_STALE) {
+        st = view_stat(v, e->node);
+        if (st.max_tok > e->token)
+            snprintf(buf, n, "%s rejects %s's write: token %llu is lower than %llu already"
+                     " seen", me, peer, (unsigned long long)e->token,
+                     (unsigned long long)st.max_tok);
+        else if (st.max_tok && st.max_tok == e->token) /* compare=<= or != */
+            snprintf(buf, n, "%s rejects %s's write: token %llu was already used by an accepted"
+                     " write", me, peer, (unsigned long long)e->token);
+        else if (st.max_tok) /* compare=first: a higher token, but not the stored one */
+            snprintf(buf, n, "%s rejects %s's write: token %llu is not the token %llu stored"
+                     " with the data", me, peer, (unsigned long long)e->token,
+                     (unsigned long long)st.max_tok);
+        else
+            snprintf(buf, n, "%s rejects %s's write: token %llu is stale", me, peer,
+                     (unsigned long long)e->token);
+    } else if (e->b == TRACE_WRITE_REJECTED_NOTOKEN) {
+        snprintf(buf, n, "%s rejects %s's write: it carries no fencing token", me, peer);
+    } else if (e->b == TRACE_WRITE_REJECTED_COND) {
+        snprintf(buf, n, "%s rejects %s's write: the value changed since %s read it", me,
+                 peer, peer);
+    } else if (e->b == TRACE_WRITE_REJECTED_UNIQUE) {
+        snprintf(buf, n, "%s rejects %s's insert: a UNIQUE constraint already holds that row", me,
+                 peer);
+    } else if (e->b == TRACE_WRITE_REJECTED_NOT_OWNER) {
+        snprintf(buf, n, "%s rejects %s's write: the lock service does not record %s as the"
+                 " lock's holder", me, peer, peer);
+    } else if (e->b == TRACE_WRITE_REJECTED_DUPLICATE) {
+        snprintf(buf, n, "%s ignores %s's write: its idempotency key was already applied", me,
+                 peer);
+    } else {
+        snprintf(buf, n, "%s rejects %s's write", me, peer);
+    }
+}
+
+/* A write under a lost lock: accepted (the damage, and who holds the lock
+ * now) or refused (which guard worked). */
+static void stale_write_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const struct trace *tr = v->tr;
+    const char *me = nm(tr, e->node);
+    char tk[48];
+    int lo;
+    tok_paren(tk, sizeof tk, e->token);
+    lo = e->peer != TRACE_NO_NODE ? e->peer : newer_holder(v, e->node, e->grant);
+    if (e->a && lo >= 0)
+        snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED while %s holds"
+                 " the lock: the data may now be wrong", me, tk, nm(tr, lo));
+    else if (e->a)
+        snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED: the data may"
+                 " now be wrong", me, tk);
+    else if (guard_refused(v))
+        snprintf(buf, n, "the ownership guard works: %s's stale write%s was refused (the lock"
+                 " service no longer records %s as the holder)", me, tk, me);
+    else if (e->token)
+        snprintf(buf, n, "fencing works: %s's stale write%s was rejected", me, tk);
+    else /* a database rule (version, constraint, key), not a token */
+        snprintf(buf, n, "the resource's own rule refused %s's stale write", me);
+}
+
+/* How a client left the critical section (how: TRACE_CS_EXIT's a). */
+static void exit_sentence(char *buf, size_t n, const char *me, int64_t how) {
+    switch (how) {
+    case TRACE_EXIT_RELEASE:
+        snprintf(buf, n, "%s leaves the critical section and releases the lock", me);
+        break;
+    case TRACE_EXIT_CRASH:
+        snprintf(buf, n, "%s leaves the critical section: it crashed", me);
+        break;
+    case TRACE_EXIT_LOST:
+        snprintf(buf, n, "%s learns it lost the lock and leaves the critical section", me);
+        break;
+    case TRACE_EXIT_END:
+        snprintf(buf, n, "%s's program ends inside the critical section, without"
+                 " releasing", me);
+        break;
+    default:
+        snprintf(buf, n, "%s leaves the critical section", me);
+    }
+}
+
+/* A write under a lost lock accepted before the new holder touched the
+ * resource: first in grant order, no harm. */
+static void late_write_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const struct trace *tr = v->tr;
+    const char *me = nm(tr, e->node);
+    char tk[48];
+    int lo;
+    tok_paren(tk, sizeof tk, e->token);
+    lo = newer_holder(v, e->node, e->grant);
+    if (lo >= 0)
+        snprintf(buf, n, "%s's write under its lost lock%s was accepted, but %s, the new holder,"
+                 " has not touched the resource yet: the write still comes first in grant order,"
+                 " no harm", me, tk, nm(tr, lo));
+    else
+        snprintf(buf, n, "%s's write under its lost lock%s was accepted before any operation of"
+                 " the newer grant: it still comes first in grant order, no harm", me, tk);
+}
+
+/* Why a client did not send its write. */
+static void skip_sentence(char *buf, size_t n, const char *me, const struct trace_event *e) {
+    char tk[48];
+    tok_paren(tk, sizeof tk, e->token);
+    if (e->a == TRACE_SKIP_SOLD_OUT)
+        snprintf(buf, n, "%s does not write: it read 0 units, nothing to reserve", me);
+    else if (e->a == TRACE_SKIP_CLIENT_CHECK)
+        snprintf(buf, n, "%s does not send its write%s: its own check says it may no"
+                 " longer hold the lock", me, tk);
+    else if (e->a == TRACE_SKIP_LOST)
+        snprintf(buf, n, "%s does not send its write: it has learnt that it lost the lock", me);
+    else if (e->a == TRACE_SKIP_READ_REFUSED)
+        snprintf(buf, n, "%s does not send its write%s: the resource refused its read", me, tk);
+    else
+        snprintf(buf, n, "%s does not send its write", me);
+}
+
 static int sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const struct trace *tr = v->tr;
     const char *me = nm(tr, e->node), *peer = nm(tr, e->peer);
@@ -207,25 +355,9 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
     case TRACE_HEAL:
         snprintf(buf, n, "the network heals");
         return 0;
-    case TRACE_LINK: {
-        format_time_ns(d1, sizeof d1, e->a);
-        format_time_ns(d2, sizeof d2, e->b);
-        char loss[48] = "";
-        if (e->grant >= 1000000u) {
-            snprintf(buf, n, "link %s -> %s now loses every message", me, peer);
-            return 0;
-        }
-        if (e->grant) { /* parts per million as a percentage, with the decimals it needs */
-            char frac[8];
-            snprintf(frac, sizeof frac, "%04u", e->grant % 10000u);
-            for (int k = 3; k >= 0 && frac[k] == '0'; k--) frac[k] = '\0';
-            snprintf(loss, sizeof loss, ", and loses %u%s%s%% of messages", e->grant / 10000u,
-                     frac[0] ? "." : "", frac);
-        }
-        if (e->a == e->b) snprintf(buf, n, "link %s -> %s now takes %s%s", me, peer, d1, loss);
-        else snprintf(buf, n, "link %s -> %s now takes %s..%s%s", me, peer, d1, d2, loss);
+    case TRACE_LINK:
+        link_sentence(buf, n, me, peer, e);
         return 0;
-    }
     case TRACE_ACQUIRE_START:
         snprintf(buf, n, "%s tries to acquire the lock", me);
         return 0;
@@ -248,23 +380,7 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
             snprintf(buf, n, "%s gives up acquiring the lock", me);
         return 0;
     case TRACE_CS_EXIT:
-        switch (e->a) {
-        case TRACE_EXIT_RELEASE:
-            snprintf(buf, n, "%s leaves the critical section and releases the lock", me);
-            break;
-        case TRACE_EXIT_CRASH:
-            snprintf(buf, n, "%s leaves the critical section: it crashed", me);
-            break;
-        case TRACE_EXIT_LOST:
-            snprintf(buf, n, "%s learns it lost the lock and leaves the critical section", me);
-            break;
-        case TRACE_EXIT_END:
-            snprintf(buf, n, "%s's program ends inside the critical section, without"
-                     " releasing", me);
-            break;
-        default:
-            snprintf(buf, n, "%s leaves the critical section", me);
-        }
+        exit_sentence(buf, n, me, e->a);
         return 0;
     case TRACE_SRV_GRANT:
         if (e->a > 0) format_time_ns(d1, sizeof d1, e->a);
@@ -321,45 +437,7 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         snprintf(buf, n, "%s reads %lld from %s", peer, (long long)e->a, me);
         return 0;
     case TRACE_WRITE:
-        if (e->b == TRACE_WRITE_ACCEPTED) {
-            tok_paren(tk, sizeof tk, e->token);
-            snprintf(buf, n, "%s accepts %s's write of %lld%s", me, peer, (long long)e->a,
-                     e->token ? tk : " (no token)");
-            return 0;
-        }
-        if (e->b == TRACE_WRITE_REJECTED_STALE) {
-            st = view_stat(v, e->node);
-            if (st.max_tok > e->token)
-                snprintf(buf, n, "%s rejects %s's write: token %llu is lower than %llu already"
-                         " seen", me, peer, (unsigned long long)e->token,
-                         (unsigned long long)st.max_tok);
-            else if (st.max_tok && st.max_tok == e->token) /* compare=<= or != */
-                snprintf(buf, n, "%s rejects %s's write: token %llu was already used by an accepted"
-                         " write", me, peer, (unsigned long long)e->token);
-            else if (st.max_tok) /* compare=first: a higher token, but not the stored one */
-                snprintf(buf, n, "%s rejects %s's write: token %llu is not the token %llu stored"
-                         " with the data", me, peer, (unsigned long long)e->token,
-                         (unsigned long long)st.max_tok);
-            else
-                snprintf(buf, n, "%s rejects %s's write: token %llu is stale", me, peer,
-                         (unsigned long long)e->token);
-        } else if (e->b == TRACE_WRITE_REJECTED_NOTOKEN) {
-            snprintf(buf, n, "%s rejects %s's write: it carries no fencing token", me, peer);
-        } else if (e->b == TRACE_WRITE_REJECTED_COND) {
-            snprintf(buf, n, "%s rejects %s's write: the value changed since %s read it", me,
-                     peer, peer);
-        } else if (e->b == TRACE_WRITE_REJECTED_UNIQUE) {
-            snprintf(buf, n, "%s rejects %s's insert: a UNIQUE constraint already holds that row", me,
-                     peer);
-        } else if (e->b == TRACE_WRITE_REJECTED_NOT_OWNER) {
-            snprintf(buf, n, "%s rejects %s's write: the lock service does not record %s as the"
-                     " lock's holder", me, peer, peer);
-        } else if (e->b == TRACE_WRITE_REJECTED_DUPLICATE) {
-            snprintf(buf, n, "%s ignores %s's write: its idempotency key was already applied", me,
-                     peer);
-        } else {
-            snprintf(buf, n, "%s rejects %s's write", me, peer);
-        }
+        write_sentence(buf, n, v, e);
         return 0;
     case TRACE_DOUBLE_ENTRY_BEGIN:
     case TRACE_DOUBLE_ENTRY_END:
@@ -375,46 +453,13 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         }
         return 0;
     case TRACE_STALE_WRITE:
-        tok_paren(tk, sizeof tk, e->token);
-        lo = e->peer != TRACE_NO_NODE ? e->peer : newer_holder(v, e->node, e->grant);
-        if (e->a && lo >= 0)
-            snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED while %s holds"
-                     " the lock: the data may now be wrong", me, tk, nm(tr, lo));
-        else if (e->a)
-            snprintf(buf, n, "%s's write under its lost lock%s was ACCEPTED: the data may"
-                     " now be wrong", me, tk);
-        else if (guard_refused(v))
-            snprintf(buf, n, "the ownership guard works: %s's stale write%s was refused (the lock"
-                     " service no longer records %s as the holder)", me, tk, me);
-        else if (e->token)
-            snprintf(buf, n, "fencing works: %s's stale write%s was rejected", me, tk);
-        else /* a database rule (version, constraint, key), not a token */
-            snprintf(buf, n, "the resource's own rule refused %s's stale write", me);
+        stale_write_sentence(buf, n, v, e);
         return 0;
     case TRACE_LATE_WRITE:
-        tok_paren(tk, sizeof tk, e->token);
-        lo = newer_holder(v, e->node, e->grant);
-        if (lo >= 0)
-            snprintf(buf, n, "%s's write under its lost lock%s was accepted, but %s, the new holder,"
-                     " has not touched the resource yet: the write still comes first in grant order,"
-                     " no harm", me, tk, nm(tr, lo));
-        else
-            snprintf(buf, n, "%s's write under its lost lock%s was accepted before any operation of"
-                     " the newer grant: it still comes first in grant order, no harm", me, tk);
+        late_write_sentence(buf, n, v, e);
         return 0;
     case TRACE_WRITE_SKIPPED:
-        tok_paren(tk, sizeof tk, e->token);
-        if (e->a == TRACE_SKIP_SOLD_OUT)
-            snprintf(buf, n, "%s does not write: it read 0 units, nothing to reserve", me);
-        else if (e->a == TRACE_SKIP_CLIENT_CHECK)
-            snprintf(buf, n, "%s does not send its write%s: its own check says it may no"
-                     " longer hold the lock", me, tk);
-        else if (e->a == TRACE_SKIP_LOST)
-            snprintf(buf, n, "%s does not send its write: it has learnt that it lost the lock", me);
-        else if (e->a == TRACE_SKIP_READ_REFUSED)
-            snprintf(buf, n, "%s does not send its write%s: the resource refused its read", me, tk);
-        else
-            snprintf(buf, n, "%s does not send its write", me);
+        skip_sentence(buf, n, me, e);
         return 0;
     case TRACE_CONTROL:
         if (e->a == LOCK_CONTROL_PROMOTE)

@@ -1,7 +1,8 @@
 /* The scene's vocabulary and storage: the symbol table (character, style,
  * priority, legend text of every mark), the views (terminal cells or
  * pixels), and the draw commands with their text, which the builder
- * (scene.c) and the emitters (scene_axis.c, scene_lanes.c) append. */
+ * (scene.c) and the emitters (scene_axis.c, scene_lanes.c, scene_arrows.c,
+ * scene_lists.c) append. */
 #include "scene.h"
 
 #include <stdio.h>

@@ -1,7 +1,8 @@
 /* Scene internals, private to render/scene*.c: the symbol table, the
- * building context, and the helpers the three files share (scene.c:
- * storage, text, legend, banner, panels; scene_axis.c: time to cells and the
- * axis; scene_lanes.c: lanes, badges, arrows, the double-entry row, writes).
+ * building context, and the helpers the emitters share (scene.c: storage,
+ * text, legend, banner, panels; scene_axis.c: time to cells and the axis;
+ * scene_lanes.c: lanes, badges, pixel detail; scene_arrows.c: messages and
+ * replication; scene_lists.c: the double-entry row, the writes).
  * No backend includes this. */
 #ifndef LOCKSIM_SCENE_INT_H
 #define LOCKSIM_SCENE_INT_H
@@ -98,7 +99,8 @@ int scene_find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int 
 int scene_fit_axis(struct scene_ctx *c, int max_cells, const struct layout *gap_src, size_t ngap_src);
 void scene_emit_axis(struct scene_ctx *c);
 
-/* Lanes and what hangs off them (scene_lanes.c). */
+/* Lanes (scene_lanes.c), the arrows between them (scene_arrows.c) and the
+ * lists under them (scene_lists.c). */
 void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx);
 void scene_emit_arrows(struct scene_ctx *c);
 void scene_emit_doubles(struct scene_ctx *c);

@@ -107,7 +107,7 @@ void lock_note(struct lock_ctx *x, const char *text, int64_t a, int64_t b) {
     emit(x->e, TRACE_SRV_NOTE, x->node, TRACE_NO_NODE, 0, 0, a, b, text);
 }
 
-/* Option values: the scenario parser's own rules (sim/parse.c). */
+/* Option values: the scenario parser's own rules (sim/lang/parse.c). */
 int lock_parse_duration(const char *text, sim_ns *out) {
     return scn_parse_duration(text, out) == 0 ? 0 : LSIM_EBAD_VALUE;
 }

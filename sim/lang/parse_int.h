@@ -1,7 +1,7 @@
-/* Private to the scenario parser (sim/parse*.c; its printer, scenario_print.c,
+/* Private to the scenario parser (sim/lang/parse*.c; its printer, scenario_print.c,
  * uses the value formats): the parser state, the tokens of one line, and the
  * helpers each part of the grammar shares. Its functions carry the prefix
- * scnp_ and are called only by sim/parse*.c and sim/scenario_print.c (they
+ * scnp_ and are called only by sim/lang/parse*.c and sim/lang/scenario_print.c (they
  * are not part of scenario.h's interface). Conventions: a helper that fails
  * returns -1 after filling the parser's error (scnp_fail()); out of memory
  * also sets parser.nomem so that scenario_parse() returns LSIM_ENOMEM rather

@@ -378,7 +378,7 @@ int scenario_parse(struct scenario *s, const char *fname, const char *text,
  * A failed --set changes nothing. */
 int scenario_set(struct scenario *s, const char *kv, struct scn_error *err);
 
-/* Write s as scenario text (sim/scenario_print.c): every field the parser
+/* Write s as scenario text (sim/lang/scenario_print.c): every field the parser
  * reads, so that scenario_parse() of the text gives back s, the same runs
  * and the same trace hashes. Params are written as the values they gave
  * (the text has no param lines); timed faults must be in time order, as
