@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "step_fixture.h" /* S(x): x seconds; step_until_event, so_far */
 
 #include "engine.h"
 
-#define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
 /* A leads from 0s and renews at 2s, then crashes at 3s (before its renewal
@@ -36,20 +35,31 @@ static struct engine *takeover(const char *extra) {
 
 static void test_takeover_after_lease_duration_observed(void **state) {
     (void)state;
-    struct engine *e = takeover("");
-    /* A's grant, and its one renewal at 2s. */
-    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 1)->t, 0);
-    assert_int_equal(must(e, TRACE_SRV_RENEW, "S1", 1)->t, 2 * S);
+    char text[1024];
+    snprintf(text, sizeof text, TAKEOVER, "");
+    struct engine *e = build_engine(text, NULL);
+    story_cursor = 0;
+    /* t=0: S1 grants A the lock. */
+    const struct trace_event *ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    assert_int_equal(ev->t, 0);
+    assert_int_equal(ev->peer, node_of(engine_trace(e), "A"));
+    /* t=2s: A's one renewal; at 3s it crashes before the next. */
+    assert_int_equal(step_until_event(e, TRACE_SRV_RENEW, "S1")->t, S(2));
+    assert_int_equal(step_until_event(e, TRACE_CRASH, "A")->t, S(3));
+    /* t=17s: B's try at 16.5s was refused: 2.5s + 15s has not passed. */
+    step_until_time(e, S(17));
+    assert_int_equal(so_far(e, TRACE_ACQUIRED, "B"), 0);
+    /* t=17.5s: B's try is the first at or after 2.5s + 15s: it takes over. */
+    ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    assert_int_equal(ev->t, 17500 * MS);
+    assert_int_equal(ev->peer, node_of(engine_trace(e), "B"));
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "B")->t, 17500 * MS);
+    /* To the end: S1 saw no renewal after A's crash. */
+    engine_run(e);
     assert_null(find(e, TRACE_SRV_RENEW, "S1", 2));
-    /* B's try at 17.5s is the first at or after 2.5s + 15s: it takes over
-     * then, and not before (its try at 16.5s was refused). */
-    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 17500 * MS);
-    assert_int_equal(must(e, TRACE_SRV_GRANT, "S1", 2)->t, 17500 * MS);
     engine_free(e);
 
     /* One second more of lease-duration: one try later. */
-    char text[1024];
-    snprintf(text, sizeof text, TAKEOVER, "");
     char *p = strstr(text, "lock k8s-lease\n");
     assert_non_null(p);
     char longer[1100];
@@ -76,21 +86,32 @@ static void test_fast_clock_takes_over_sooner(void **state) {
  * leading: it leaves the critical section and its write is not sent. */
 static void test_renew_deadline_stops_the_leader(void **state) {
     (void)state;
-    struct engine *e = run_text("lock k8s-lease\n"
-                                "resource stock=5\n"
-                                "network latency=0ms\n"
-                                "duration 40s\n"
-                                "client A: acquire; read; work 20s; write; release\n"
-                                "@5s link A S1 loss=100%\n"
-                                "@5s link S1 A loss=100%\n");
-    assert_int_equal(count(e, TRACE_SRV_RENEW, "S1", -3, 0, 40 * S), 2);
-    const struct trace_event *n = must_note(e, "A", NOTE_PREFIX, "no renewal within renew-deadline", 1);
-    assert_int_equal(n->t, 14 * S);
-    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
-    assert_int_equal(x->t, 14 * S);
+    struct engine *e = build_engine("lock k8s-lease\n"
+                                    "resource stock=5\n"
+                                    "network latency=0ms\n"
+                                    "duration 40s\n"
+                                    "client A: acquire; read; work 20s; write; release\n"
+                                    "@5s link A S1 loss=100%\n"
+                                    "@5s link S1 A loss=100%\n",
+                                    NULL);
+    story_cursor = 0;
+    /* t=2s, 4s: A's renewals reach S1; from 5s the link loses them. */
+    assert_int_equal(step_until_event(e, TRACE_SRV_RENEW, "S1")->t, S(2));
+    assert_int_equal(step_until_event(e, TRACE_SRV_RENEW, "S1")->t, S(4));
+    /* t=14s (4s + renew-deadline 10s): A stops leading, saying why, and
+     * leaves the critical section because the lock was lost. */
+    const struct trace_event *n = step_until_event(e, TRACE_SRV_NOTE, "A");
+    assert_int_equal(n->t, S(14));
+    assert_ptr_equal(n, must_note(e, "A", NOTE_PREFIX, "no renewal within renew-deadline", 1));
+    const struct trace_event *x = step_until_event(e, TRACE_CS_EXIT, "A");
+    assert_int_equal(x->t, S(14));
     assert_int_equal(x->a, 3); /* left because the lock was lost */
-    assert_non_null(find(e, TRACE_WRITE_SKIPPED, "A", 1));
-    assert_int_equal(count(e, TRACE_WRITE, "R", -3, 0, 40 * S), 0);
+    /* t=20s: its work done, A does not send its write. */
+    assert_int_equal(step_until_event(e, TRACE_WRITE_SKIPPED, "A")->t, S(20));
+    /* To the end: no renewal after 4s, and the resource saw no write. */
+    engine_run(e);
+    assert_int_equal(count(e, TRACE_SRV_RENEW, "S1", -3, 0, S(40)), 2);
+    assert_int_equal(count(e, TRACE_WRITE, "R", -3, 0, S(40)), 0);
     engine_free(e);
 }
 

@@ -6,12 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "step_fixture.h" /* S(x): x seconds; step_until_event */
 
 #include "engine.h"
 #include "kv.h"
 
-#define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
 /* Requests of one type sent by a node. */
@@ -29,27 +28,30 @@ static int sends_of_type(const struct engine *e, const char *node, int type) {
 static void test_validity_is_ttl_minus_elapsed_minus_drift(void **state) {
     (void)state;
     /* Every link takes 5ms, except S5's replies to A, which take 35ms. */
-    struct engine *e = run_text("lock redlock ttl=10s\nnetwork latency=5ms\n"
-                                "link S5 A latency=35ms\n"
-                                "client A: acquire; release\n");
-    /* t=5ms: all five servers grant, each for the full 10s. */
+    struct engine *e = build_engine("lock redlock ttl=10s\nnetwork latency=5ms\n"
+                                    "link S5 A latency=35ms\n"
+                                    "client A: acquire; release\n",
+                                    NULL);
+    story_cursor = 0;
+    /* t=5ms: all five servers grant, one after the other, each for the full 10s. */
     for (int i = 1; i <= 5; i++) {
         char name[16];
         snprintf(name, sizeof name, "S%d", i);
-        const struct trace_event *g = must(e, TRACE_SRV_GRANT, name, 1);
+        const struct trace_event *g = step_until_event(e, TRACE_SRV_GRANT, name);
         assert_int_equal(g->t, 5 * MS);
-        assert_int_equal(g->a, 10 * S);
+        assert_int_equal(g->a, S(10));
     }
-    /* t=40ms: the last reply (S5's) arrives and A decides. Elapsed = 40ms,
-     * drift = 10s * 1% + 2ms = 102ms: validity = 10s - 40ms - 102ms. */
-    const struct trace_event *acq = must(e, TRACE_ACQUIRED, "A", 1);
-    assert_int_equal(acq->t, 40 * MS);
-    assert_int_equal(acq->a, 10 * S - 40 * MS - 102 * MS);
-    assert_int_equal(acq->a, 9858 * MS);
-    assert_int_equal(acq->token, 0); /* Redlock issues no fencing token */
-    const struct trace_event *n = must_note(e, "A", NOTE_PREFIX, "quorum of OK replies", 1);
+    /* t=40ms: the last reply (S5's) arrives and A decides: a quorum. */
+    const struct trace_event *n = step_until_event(e, TRACE_SRV_NOTE, "A");
+    assert_ptr_equal(n, must_note(e, "A", NOTE_PREFIX, "quorum of OK replies", 1));
     assert_int_equal(n->a, 5);       /* five OK replies */
     assert_int_equal(n->b, 40 * MS); /* elapsed */
+    /* Elapsed = 40ms, drift = 10s * 1% + 2ms = 102ms: validity = 10s - 40ms - 102ms. */
+    const struct trace_event *acq = step_until_event(e, TRACE_ACQUIRED, "A");
+    assert_int_equal(acq->t, 40 * MS);
+    assert_int_equal(acq->a, S(10) - 40 * MS - 102 * MS);
+    assert_int_equal(acq->a, 9858 * MS);
+    assert_int_equal(acq->token, 0); /* Redlock issues no fencing token */
     engine_free(e);
 
     /* The drift allowance is an option: 0.5% and no fixed part gives
@@ -70,32 +72,38 @@ static void test_validity_is_ttl_minus_elapsed_minus_drift(void **state) {
  * timeout, and the lock is still granted. */
 static void test_quorum_three_of_five(void **state) {
     (void)state;
-    struct engine *e = run_text("lock redlock ttl=10s\nnetwork latency=1ms\n"
-                                "client A: acquire tries=1; work 1s; release\n"
-                                "@0s partition A S1 S2 S3 R | S4 S5\n");
+    struct engine *e = build_engine("lock redlock ttl=10s\nnetwork latency=1ms\n"
+                                    "client A: acquire tries=1; work 1s; release\n"
+                                    "@0s partition A S1 S2 S3 R | S4 S5\n",
+                                    NULL);
+    story_cursor = 0;
     const struct trace *tr = engine_trace(e);
     int A = node_of(tr, "A");
-    /* t=1ms: S1..S3 grant; the requests to S4 and S5 are dropped. */
-    assert_int_equal(must(e, TRACE_SRV_GRANT, "S3", 1)->t, 1 * MS);
-    assert_null(find(e, TRACE_SRV_GRANT, "S4", 1));
-    assert_null(find(e, TRACE_SRV_GRANT, "S5", 1));
-    assert_int_equal(must(e, TRACE_MSG_DROP, "S4", 1)->b, TRACE_DROP_PARTITION);
+    /* t=0: the requests to S4 and S5 are dropped by the partition. */
+    assert_int_equal(step_until_event(e, TRACE_MSG_DROP, "S4")->b, TRACE_DROP_PARTITION);
+    /* t=1ms: S1..S3 grant; S4 and S5 never heard. */
+    assert_int_equal(step_until_event(e, TRACE_SRV_GRANT, "S3")->t, 1 * MS);
     /* t=50ms: the request timeout (default 50ms) passes; two servers were silent. */
-    const struct trace_event *silent = must_note(e, "A", NOTE_PREFIX, "request timeout", 1);
+    const struct trace_event *silent = step_until_event(e, TRACE_SRV_NOTE, "A");
+    assert_ptr_equal(silent, must_note(e, "A", NOTE_PREFIX, "request timeout", 1));
     assert_int_equal(silent->t, 50 * MS);
     assert_int_equal(silent->a, 2);
     /* 3 >= 5/2+1: granted, valid for 10s - 50ms - 102ms. */
-    const struct trace_event *acq = must(e, TRACE_ACQUIRED, "A", 1);
+    const struct trace_event *acq = step_until_event(e, TRACE_ACQUIRED, "A");
     assert_int_equal(acq->t, 50 * MS);
     assert_int_equal(acq->a, 9848 * MS);
     /* t=1.05s: A releases on every server (release-all=on): S1..S3 delete it. */
     for (int i = 1; i <= 3; i++) {
         char name[16];
         snprintf(name, sizeof name, "S%d", i);
-        const struct trace_event *d = must(e, TRACE_SRV_DELETE, name, 1);
+        const struct trace_event *d = step_until_event(e, TRACE_SRV_DELETE, name);
         assert_int_equal(d->t, 1051 * MS);
         assert_int_equal(d->peer, A);
     }
+    /* To the end: S4 and S5 granted nothing; A sent its delete to all five. */
+    engine_run(e);
+    assert_null(find(e, TRACE_SRV_GRANT, "S4", 1));
+    assert_null(find(e, TRACE_SRV_GRANT, "S5", 1));
     assert_int_equal(sends_of_type(e, "A", KV_CAD), 5);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
     engine_free(e);
@@ -165,7 +173,7 @@ static void test_elapsed_check_after_pause(void **state) {
                                 "client A: acquire tries=1; release\n"
                                 "on A.during-acquire pause A 4s\n");
     const struct trace_event *acq = must(e, TRACE_ACQUIRED, "A", 1);
-    assert_int_equal(acq->t, 4 * S);
+    assert_int_equal(acq->t, S(4));
     assert_int_equal(acq->a, 5898 * MS);
     engine_free(e);
 
@@ -180,9 +188,9 @@ static void test_elapsed_check_after_pause(void **state) {
     /* t=15s: A resumes with five OK replies, but 10s - 15s - 102ms < 0. */
     const struct trace_event *late =
         must_note(e, "A", NOTE_PREFIX, "quorum, but TTL - elapsed - drift <= 0", 1);
-    assert_int_equal(late->t, 15 * S);
+    assert_int_equal(late->t, S(15));
     assert_int_equal(late->a, -5102 * MS); /* validity */
-    assert_int_equal(late->b, 15 * S);     /* elapsed */
+    assert_int_equal(late->b, S(15));     /* elapsed */
     assert_null(find(e, TRACE_ACQUIRED, "A", 1));
     /* It unlocks all five; none holds its key any more (owner -1). */
     assert_int_equal(count(e, TRACE_SRV_KEEP, NULL, -3, 0, SIM_TIME_MAX), 5);
@@ -195,7 +203,7 @@ static void test_elapsed_check_after_pause(void **state) {
                  "client A: acquire tries=1; release\n"
                  "on A.during-acquire pause A 15s\n");
     acq = must(e, TRACE_ACQUIRED, "A", 1);
-    assert_int_equal(acq->t, 15 * S);
+    assert_int_equal(acq->t, S(15));
     assert_int_equal(acq->a, 9898 * MS);
     engine_free(e);
 }
@@ -241,7 +249,7 @@ static void test_server_wall_jump_expires_early(void **state) {
     assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->t, 50 * MS);
     /* t=1s: S3's clock jumps; A's key there expires 9s early. */
     const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S3", 1);
-    assert_int_equal(x->t, 1 * S);
+    assert_int_equal(x->t, S(1));
     assert_int_equal(x->peer, A);
     assert_null(find(e, TRACE_SRV_EXPIRE, "S1", 1));
     /* t=2.001s: S3 grants to B, and S4, S5 as well: a second majority. */
@@ -292,7 +300,7 @@ static void test_restart_without_persistence_loses_the_key(void **state) {
     const struct trace *tr = engine_trace(e);
     int B = node_of(tr, "B");
     /* t=2s: S3 comes back empty. */
-    assert_int_equal(must_note(e, "S3", NOTE_PREFIX, "restarted empty", 1)->t, 2 * S);
+    assert_int_equal(must_note(e, "S3", NOTE_PREFIX, "restarted empty", 1)->t, S(2));
     /* t=3.001s: it grants B, whose S3, S4, S5 make a second majority. */
     const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S3", 2);
     assert_int_equal(g->t, 3001 * MS);
@@ -324,8 +332,8 @@ static void test_delayed_restart_refuses_to_grant(void **state) {
     int B = node_of(tr, "B");
     /* t=2s: S3 restarts empty and announces the 10s delay. */
     const struct trace_event *n = must_note(e, "S3", NOTE_PREFIX, "delayed restart: no grants", 1);
-    assert_int_equal(n->t, 2 * S);
-    assert_int_equal(n->a, 10 * S);
+    assert_int_equal(n->t, S(2));
+    assert_int_equal(n->a, S(10));
     /* t=3.001s: B's SET NX is refused; grants resume at 12s, 8.999s later. */
     const struct trace_event *r1 = must_note(e, "S3", NOTE_PREFIX, "delayed restart: SET NX refused", 1);
     assert_int_equal(r1->t, 3001 * MS);
