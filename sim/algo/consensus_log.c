@@ -66,12 +66,14 @@ static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
     const struct cons_config *c = cfg(ctx);
     sim_ns extend = c->promote_extend_ns < 0 ? c->election_ns : c->promote_extend_ns;
     s->expiring = 0;
+    s->primary = 1;
     if (s->sm.held) restart_lease_ext(ctx, s, extend);
     for (int i = 0; i < s->sm.nwait; i++) {
         s->sm.wait[i].deadline = now_mono(ctx) + c->ttl_ns + extend;
         s->sm.wait[i].expiring = 0;
     }
     cons_arm_waiter_timer(ctx, s);
+    cons_renew_confirmed(ctx, s); /* keep-alives held until the lessor was primary */
 }
 
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
@@ -342,26 +344,6 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             if (record) lock_note_keep(ctx, e->client, s->sm.held ? s->sm.owner : -1);
         }
         break;
-    case E_KEEPALIVE:
-        /* etcd's Renew refuses a lease that has expired (Remaining() <= 0)
-         * even before the revoke loop has come round to revoke it. */
-        if (s->sm.held && s->sm.lease == e->lease &&
-            !(leader && (s->expiring == e->lease || now_mono(ctx) >= s->lease_deadline))) {
-            result = R_RENEWED;
-            lock_state(ctx, CS_ST_LEASE_RENEWED);
-            if (leader) restart_lease(ctx, s);
-            if (record) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
-        } else if (w >= 0 && s->sm.wait[w].alive &&
-                   !(leader && (s->sm.wait[w].expiring || now_mono(ctx) >= s->sm.wait[w].deadline))) {
-            result = R_RENEWED; /* a waiter's session is kept alive too */
-            if (leader) {
-                s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
-                cons_arm_waiter_timer(ctx, s);
-            }
-        } else {
-            result = R_LEASE_GONE;
-        }
-        break;
     case E_EXPIRE: /* the leader's revoke of a lease that went silent */
         if (s->sm.held && s->sm.lease == e->lease) {
             int owner = s->sm.owner;
@@ -384,6 +366,70 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
     }
     if (result && e->client >= 0 && e->proposer == s->self)
         answer(ctx, e->client, e->creq, e->via, result, rev, left);
+}
+
+/* ---- Keep-alives in the leader's lessor ------------------------------------------------ */
+
+/* etcd's lessor.Renew on the primary: a lease that has expired
+ * (Remaining() <= 0) or whose revoke is under way is refused, even before
+ * the revoke loop has come round to it; a waiter's session is kept alive
+ * like the holder's. Returns R_RENEWED or R_LEASE_GONE. */
+static int renew(struct lock_ctx *ctx, struct cons_server *s, uint64_t lease) {
+    const struct cons_config *c = cfg(ctx);
+    sim_ns now = now_mono(ctx);
+    if (s->sm.held && s->sm.lease == lease) {
+        if (s->expiring == lease || now >= s->lease_deadline) return R_LEASE_GONE;
+        lock_state(ctx, CS_ST_LEASE_RENEWED);
+        restart_lease(ctx, s);
+        if (leader_fresh(ctx, s)) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
+        return R_RENEWED;
+    }
+    int w = c->queue ? cons_find_waiter(s, lease) : -1;
+    if (w < 0 || !s->sm.wait[w].alive || s->sm.wait[w].expiring || now >= s->sm.wait[w].deadline)
+        return R_LEASE_GONE;
+    s->sm.wait[w].deadline = now + c->ttl_ns;
+    cons_arm_waiter_timer(ctx, s);
+    return R_RENEWED;
+}
+
+/* A majority (the leader counting itself) answered a message this leader
+ * sent at or after `since`, by its monotonic clock: ReadIndex's check. */
+static int confirmed_since(const struct cons_server *s, sim_ns since) {
+    int heard = 1;
+    for (int f = 0; f < s->n; f++)
+        if (f != s->self && s->acked_at[f] >= since) heard++;
+    return heard >= majority(s);
+}
+
+void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s) {
+    if (s->role != ROLE_LEADER || !s->primary) return;
+    for (int i = 0; i < RENEW_CAP; i++) {
+        struct cons_renewal r = s->renew[i];
+        if (!r.used || !confirmed_since(s, r.asked_mono)) continue;
+        s->renew[i].used = 0;
+        int result = renew(ctx, s, r.lease);
+        sim_ns left = result == R_RENEWED ? cfg(ctx)->ttl_ns : 0;
+        answer(ctx, r.client, r.creq, r.via, result, 0, left);
+    }
+}
+
+void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq,
+                    uint64_t lease, int via) {
+    int slot = -1;
+    for (int i = 0; i < RENEW_CAP; i++) {
+        if (s->renew[i].used && s->renew[i].client == client) slot = i; /* a retry replaces it */
+        if (slot < 0 && !s->renew[i].used) slot = i;
+    }
+    if (slot < 0) return;
+    s->renew[slot] = (struct cons_renewal){.used = 1, .client = client, .creq = creq, .lease = lease,
+                                           .via = via, .asked_mono = now_mono(ctx)};
+    if (s->n == 1) cons_renew_confirmed(ctx, s); /* its own majority */
+    else cons_send_all(ctx, s);                   /* ReadIndex: a heartbeat round at once */
+}
+
+void cons_drop_renewals(struct cons_server *s) {
+    memset(s->renew, 0, sizeof s->renew);
+    s->primary = 0;
 }
 
 void cons_apply_committed(struct lock_ctx *ctx, struct cons_server *s) {

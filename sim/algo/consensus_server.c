@@ -32,6 +32,7 @@ static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t
         cancel(ctx, &s->t_heartbeat);
         cancel(ctx, &s->t_quorum);
         cons_forget_lease(ctx, s);
+        cons_drop_renewals(s);
         lock_note(ctx, why, s->term, term);
         lock_state(ctx, CS_ST_STEPPED_DOWN);
     }
@@ -68,6 +69,7 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
      * a lease early. */
     s->expiring = 0;
     cons_forget_lease(ctx, s);
+    cons_drop_renewals(s);
     s->lease_deadline = SIM_TIME_MAX;
     for (int i = 0; i < s->sm.nwait; i++) {
         s->sm.wait[i].deadline = SIM_TIME_MAX;
@@ -178,6 +180,7 @@ void cons_server_restart(struct lock_ctx *ctx, void *state) {
     s->votes = 0;
     s->expiring = 0;
     s->noted_owner = -1; /* the checker forgot this server's holder at the crash */
+    cons_drop_renewals(s);
     s->campaigns = 0;
     lock_note(ctx, "restarts with its term, vote, log and lock state from disk", s->term,
               s->last_index);
@@ -330,6 +333,7 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     if (s->role != ROLE_LEADER || m->a != s->term) return; /* stale */
     s->active[f] = 1;
     if (m->ttl_ns > s->acked_at[f]) s->acked_at[f] = m->ttl_ns;
+    cons_renew_confirmed(ctx, s);
     int64_t v = (int64_t)m->value;
     if (m->b) {
         if (v > s->match[f]) s->match[f] = v;
@@ -350,8 +354,12 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     }
 }
 
-static int entry_kind(int type) {
-    return type == M_ACQUIRE ? E_ACQUIRE : type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
+/* A client's call at the leader: an acquire or a release is proposed
+ * through the log; a keep-alive goes to the leader's lessor. */
+static void lead_call(struct lock_ctx *ctx, struct cons_server *s, int type, int client, uint32_t creq,
+                      uint64_t lease, int via) {
+    if (type == M_KEEPALIVE) cons_keepalive(ctx, s, client, creq, lease, via);
+    else cons_propose_via(ctx, s, type == M_ACQUIRE ? E_ACQUIRE : E_RELEASE, client, creq, lease, via);
 }
 
 /* A client's request. Without bind= a follower redirects the client to the
@@ -375,7 +383,7 @@ static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct 
                           s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
         return;
     }
-    cons_propose(ctx, s, entry_kind(m->type), m->from, m->req, m->value);
+    lead_call(ctx, s, m->type, m->from, m->req, m->value, -1);
 }
 
 /* A request a bound server forwarded: the leader proposes it for the
@@ -384,7 +392,7 @@ static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct 
 static void on_forward(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
     if (s->role != ROLE_LEADER) return;
     if (m->a != M_ACQUIRE && m->a != M_RELEASE && m->a != M_KEEPALIVE) return;
-    cons_propose_via(ctx, s, entry_kind((int)m->a), (int)m->b, m->req, m->value, from);
+    lead_call(ctx, s, (int)m->a, (int)m->b, m->req, m->value, from);
 }
 
 void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
