@@ -1059,6 +1059,65 @@ static void test_queue_keepalives_fault_free_safe(void **state) {
     engine_free(e);
 }
 
+/* Issue 25, defect 3: a waiter bound to a paused server (bind=, queue=on).
+ * B waits through S2; S2 is paused at 10 s, so B's keep-alives stop. A
+ * releases at 12.008 s and the leader ends B's wait (rev 3), but the word
+ * sits in paused S2 while B's lease runs out: revoked at 15.002 s, and C,
+ * next in line, holds the lock from 15.006 s. When S2 resumes at 30 s, etcd
+ * >= 3.4.4's Lock call (run in S2, server/etcdserver/api/v3lock/lock.go)
+ * re-reads B's key after waiting (client/v3/concurrency/mutex.go) and finds
+ * it gone: ErrSessionExpired, not a grant. bug=etcd-11456 keeps the old
+ * path: B is told it holds the lock beside C. */
+static void test_bound_waiter_paused_server(void **state) {
+    (void)state;
+    static const char *text = "lock consensus servers=3 ttl=5s first-candidate=S1 bind=S3,S2 queue=on%s\n"
+                              "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 60s\n"
+                              "client A @2s: acquire; read; write; work 10s; release\n"
+                              "client B @3s: acquire; read; write; release\n"
+                              "client C @4s: acquire; read; write; work 20s; release\n"
+                              "@10s pause S2 20s\n";
+    char buf[600];
+    snprintf(buf, sizeof buf, text, "");
+    struct engine *e = build_engine(buf, NULL);
+    story_cursor = 0;
+    int B = node_of(engine_trace(e), "B");
+    /* t=12.014s: A has released; S1 ends B's wait, its key holds the lock. */
+    const struct trace_event *ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->token, 3);
+    /* t=15.002s: B's lease, unrenewed since S2 stopped, is revoked. */
+    ev = step_until_event(e, TRACE_SRV_EXPIRE, "S1");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->t, 15 * S + 2 * MS);
+    /* t=15.006s: C holds the lock: its wait ended at 15.002s, and S3, the
+     * server it is bound to, re-read its key (ReadIndex, 2 ms) first. */
+    ev = step_until_event(e, TRACE_ACQUIRED, "C");
+    assert_int_equal(ev->t, 15 * S + 6 * MS);
+    /* t=30s: S2 resumes; its Lock call re-reads B's key: gone. */
+    ev = step_until_event(e, TRACE_RESUME, "S2");
+    assert_int_equal(ev->t, 30 * S);
+    assert_true(step_until_time(e, 31 * S));
+    ev = must_note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key after waiting: gone", 1);
+    assert_int_equal(ev->a, B);
+    assert_true(ev->t > 30 * S);
+    assert_int_equal(so_far(e, TRACE_ACQUIRED, "B"), 0);
+    engine_run(e);
+    /* B asks again with a new session and holds the lock after C. */
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > must(e, TRACE_CS_EXIT, "C", 1)->t);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    assert_true(must(e, TRACE_ACQUIRED, "C", 1)->t < 30 * S);
+    engine_free(e);
+    /* bug=etcd-11456: the grant is relayed as it is; B and C overlap. */
+    snprintf(buf, sizeof buf, text, " bug=etcd-11456");
+    e = run_text(buf);
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > 30 * S);
+    assert_null(note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key", 1));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+}
+
 static void test_options(void **state) {
     (void)state;
     struct scn_error err;
@@ -1129,6 +1188,7 @@ int main(void) {
         cmocka_unit_test(test_bug_11456_at_the_tick),
         cmocka_unit_test(test_queue_waiter_expiry_without_loop),
         cmocka_unit_test(test_queue_keepalives_fault_free_safe),
+        cmocka_unit_test(test_bound_waiter_paused_server),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

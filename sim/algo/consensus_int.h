@@ -94,6 +94,17 @@
  * expired) like the holder's; a waiter whose key was deleted meanwhile gets
  * ErrSessionExpired (the check added for etcd-io/etcd#11456). Without
  * queue=on, a client that finds the lock held is refused and polls.
+ * With bind=, the Lock call runs where etcd runs it: in the server the
+ * client is bound to (server/etcdserver/api/v3lock/lock.go: lockServer.Lock
+ * builds a concurrency.Mutex on that server's own client and calls
+ * m.Lock). Since 3.4.4, client/v3/concurrency/mutex.go's Lock, after
+ * waitDeletes, re-reads its own key with a Get, linearizable by default,
+ * and returns ErrSessionExpired when the key is gone. So the leader's "the
+ * keys before yours are gone" reaches the bound server, which then asks the
+ * leader for its commit index (ReadIndex), applies up to it, and reads its
+ * own copy of the lock: a bound server paused while its client's lease ran
+ * out answers ErrSessionExpired when it resumes, not a grant.
+ * bug=etcd-11456 keeps the old path (the grant relayed as it is).
  *
  * Documented server bugs (bug=): switches that put a published bug back,
  * to show what it does to a correct client; each names its report.
@@ -157,8 +168,11 @@ enum {
                        hint (or -1), token = revision, ttl_ns = lease left */
     M_FORWARD,      /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
                        M_KEEPALIVE, b = client node, req, value = lease */
-    M_FORWARD_REPLY /* leader -> bound server: an M_REPLY for client node
-                       `value`, relayed by the bound server */
+    M_FORWARD_REPLY,/* leader -> bound server: an M_REPLY for client node
+                       `value`, relayed by the bound server; b = 1 when it ends
+                       a queued wait (the bound server re-reads the key first) */
+    M_READ_INDEX,   /* bound server -> leader: req = the check's id */
+    M_READ_INDEX_REPLY /* leader -> bound server: req, a = the leader's commit index */
 };
 
 enum {
@@ -265,6 +279,17 @@ struct cons_renewal {
     sim_ns asked_mono;         /* its arrival, by the leader's monotonic clock */
 };
 
+/* A bound server's Lock call whose wait has ended: it re-reads its key
+ * once it has applied the leader's commit index (volatile). */
+struct cons_lockcheck {
+    int used;
+    int client;                /* client node */
+    uint32_t creq;             /* its request id */
+    uint64_t rev;              /* the key's create revision: the grant's token */
+    sim_ns left;               /* the lease left, as the leader reported it */
+    int64_t read_index;        /* the leader's commit index; -1 = not known yet */
+};
+
 struct cons_server {
     /* Persistent (survives a crash). */
     int64_t term;
@@ -299,6 +324,7 @@ struct cons_server {
     uint64_t t_waiter;         /* queue=on, expiry-check=off: the next waiter's deadline */
     int primary;               /* leader: its lessor is primary (its no-op applied) */
     struct cons_renewal renew[RENEW_CAP]; /* leader: keep-alives awaiting confirmation */
+    struct cons_lockcheck check[RENEW_CAP]; /* bound server: Lock calls re-reading their key */
     /* Persistent, and last: not zeroed before server_init (server_zero_size);
      * entry i is read only while snap_index < i <= last_index, after
      * log_append wrote it. */
@@ -400,6 +426,9 @@ void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uin
                     uint64_t lease, int via);
 /* Renew every held keep-alive that a majority has now confirmed. */
 void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s);
+/* consensus_server.c: a bound server's Lock calls whose read index it has
+ * now applied re-read their key and answer (called after applying). */
+void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s);
 /* A leader steps down or restarts: the held keep-alives are dropped
  * unanswered, as etcd's LeaseRenew fails with ErrNotLeader. */
 void cons_drop_renewals(struct cons_server *s);

@@ -189,8 +189,8 @@ static void arm_holder_timer(struct lock_ctx *ctx, struct cons_server *s) {
 
 /* The answer to a client's call, from the server that proposed it: to the
  * client, or back through the server it is bound to (bind=). */
-static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
-                   uint64_t rev, sim_ns left) {
+static void answer_after(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
+                         uint64_t rev, sim_ns left, int waited) {
     if (via >= 0 && via != lock_server_index(ctx, lock_self(ctx))) {
         struct lock_msg m = {0};
         m.type = M_FORWARD_REPLY;
@@ -200,10 +200,16 @@ static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int
         m.token = rev;
         m.ttl_ns = left;
         m.value = (uint64_t)client;
+        m.b = waited && !(cfg(ctx)->bugs & BUG_ETCD_11456);
         lock_send(ctx, lock_server(ctx, via), &m);
     } else {
         cons_reply_client(ctx, client, creq, result, -1, rev, left);
     }
+}
+
+static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
+                   uint64_t rev, sim_ns left) {
+    answer_after(ctx, client, creq, via, result, rev, left, 0);
 }
 
 /* queue=on: the waiter under lease, alive or not; -1 if none. */
@@ -267,7 +273,7 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
             lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, s->lease_deadline);
             s->noted_owner = w.client;
         }
-        if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, left);
+        if (mine) answer_after(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, left, 1);
     }
 }
 
@@ -429,6 +435,7 @@ void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uin
 
 void cons_drop_renewals(struct cons_server *s) {
     memset(s->renew, 0, sizeof s->renew);
+    memset(s->check, 0, sizeof s->check);
     s->primary = 0;
 }
 
@@ -438,6 +445,7 @@ void cons_apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
         struct cons_entry e = *entry_at(s, s->applied);
         apply(ctx, s, s->applied, &e);
     }
+    cons_lockchecks_due(ctx, s);
 }
 
 /* Raft 5.3/5.4.2: the highest entry of the current term that a majority

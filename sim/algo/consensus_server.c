@@ -395,6 +395,41 @@ static void on_forward(struct lock_ctx *ctx, struct cons_server *s, const struct
     lead_call(ctx, s, (int)m->a, (int)m->b, m->req, m->value, from);
 }
 
+/* The bound server's Lock call after waitDeletes (etcd >= 3.4.4,
+ * client/v3/concurrency/mutex.go): Get its own key, linearizably. It asks
+ * the leader for its commit index (ReadIndex) and answers once it has
+ * applied that far (cons_lockchecks_due). A check whose ReadIndex is lost
+ * waits on; the client's call with it, as a Lock call blocked on an
+ * unreachable leader does. */
+static void lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
+    int slot = -1;
+    for (int i = 0; i < RENEW_CAP && slot < 0; i++)
+        if (!s->check[i].used) slot = i;
+    if (slot < 0 || s->leader < 0) return; /* the call waits on; the client asks again */
+    s->check[slot] = (struct cons_lockcheck){.used = 1, .client = (int)m->value, .creq = m->req,
+                                             .rev = m->token, .left = m->ttl_ns, .read_index = -1};
+    struct lock_msg r = {0};
+    r.type = M_READ_INDEX;
+    r.req = m->req;
+    lock_send(ctx, m->from, &r);
+}
+
+void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s) {
+    for (int i = 0; i < RENEW_CAP; i++) {
+        struct cons_lockcheck k = s->check[i];
+        if (!k.used || k.read_index < 0 || s->applied < k.read_index) continue;
+        s->check[i].used = 0;
+        /* `len(gresp.Kvs) == 0`: the key is not the lock's under this
+         * revision any more (its lease expired and it was deleted). */
+        int kept = s->sm.held && s->sm.owner == k.client && s->sm.revision == k.rev;
+        if (!kept)
+            lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired",
+                      k.client, (int64_t)k.rev);
+        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1,
+                          kept ? k.rev : 0, kept ? k.left : 0);
+    }
+}
+
 void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct cons_server *s = state;
     if (m->type == M_ACQUIRE || m->type == M_RELEASE || m->type == M_KEEPALIVE) {
@@ -411,7 +446,23 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
     case M_FORWARD: on_forward(ctx, s, m, from); break;
     case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
-        cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, (int)m->b, m->token, m->ttl_ns);
+        if (m->b == 1 && m->a == R_GRANTED) lockcheck_begin(ctx, s, m);
+        else cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
+        break;
+    case M_READ_INDEX: /* ReadIndex: the leader's commit index */
+        if (s->role == ROLE_LEADER) {
+            struct lock_msg r = {0};
+            r.type = M_READ_INDEX_REPLY;
+            r.req = m->req;
+            r.a = s->commit;
+            lock_send(ctx, m->from, &r);
+        }
+        break;
+    case M_READ_INDEX_REPLY:
+        for (int i = 0; i < RENEW_CAP; i++)
+            if (s->check[i].used && s->check[i].creq == m->req && s->check[i].read_index < 0)
+                s->check[i].read_index = m->a;
+        cons_lockchecks_due(ctx, s);
         break;
     default: break;
     }
