@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
+#include "step_fixture.h"
 
 #include "engine.h"
 #include "kv.h"
 
+#undef S /* step_fixture.h's S(x); here S is the unit */
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
@@ -279,7 +280,7 @@ static void test_setnx_expire_options(void **state) {
     assert_string_equal(err.msg, "gap 'soon' is not a duration such as 50ms");
     build_fails("lock setnx-expire fenced=on\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'fenced' for setnx-expire; expected ttl, release, "
-                                 "value, expiry-clock, persistence, request-timeout, gap");
+                                 "value, expiry-clock, deadline, persistence, request-timeout, gap");
 }
 
 /* ---- Redis expiry at the exact tick ------------------------------------------------------ */
@@ -289,13 +290,89 @@ static void test_setnx_expire_options(void **state) {
  * (a millisecond) around a 10s deadline, and on a wall clock set before 0. */
 static void test_redis_key_expired_rule(void **state) {
     (void)state;
-    assert_false(kv_key_expired(10 * S - 1 * MS, 10 * S));
-    assert_false(kv_key_expired(10 * S, 10 * S));
-    assert_false(kv_key_expired(10 * S + 1 * MS - 1, 10 * S)); /* still the deadline's millisecond */
-    assert_true(kv_key_expired(10 * S + 1 * MS, 10 * S));
-    assert_false(kv_key_expired(-1 * MS - 1, -1500 * SIM_NS_PER_US)); /* ms -2 is the deadline's */
-    assert_true(kv_key_expired(-1 * MS, -1500 * SIM_NS_PER_US));
-    assert_false(kv_key_expired(SIM_TIME_MAX, SIM_NEVER));
+    assert_false(kv_key_expired(KV_DEADLINE_REDIS, 10 * S - 1 * MS, 10 * S));
+    assert_false(kv_key_expired(KV_DEADLINE_REDIS, 10 * S, 10 * S));
+    assert_false(kv_key_expired(KV_DEADLINE_REDIS, 10 * S + 1 * MS - 1, 10 * S)); /* still the deadline's millisecond */
+    assert_true(kv_key_expired(KV_DEADLINE_REDIS, 10 * S + 1 * MS, 10 * S));
+    assert_false(kv_key_expired(KV_DEADLINE_REDIS, -1 * MS - 1, -1500 * SIM_NS_PER_US)); /* ms -2 is the deadline's */
+    assert_true(kv_key_expired(KV_DEADLINE_REDIS, -1 * MS, -1500 * SIM_NS_PER_US));
+    assert_false(kv_key_expired(KV_DEADLINE_REDIS, SIM_TIME_MAX, SIM_NEVER));
+}
+
+/* The stores that are not Redis judge the deadline at full resolution:
+ * inclusive (ShedLock's `lock_until <= now`, etcd's lessor `Remaining() <=
+ * 0`) has the key gone at the deadline itself, exclusive one nanosecond
+ * later; neither keeps Redis's millisecond. */
+static void test_deadline_rules(void **state) {
+    (void)state;
+    assert_false(kv_key_expired(KV_DEADLINE_INCLUSIVE, 10 * S - 1, 10 * S));
+    assert_true(kv_key_expired(KV_DEADLINE_INCLUSIVE, 10 * S, 10 * S));
+    assert_false(kv_key_expired(KV_DEADLINE_EXCLUSIVE, 10 * S, 10 * S));
+    assert_true(kv_key_expired(KV_DEADLINE_EXCLUSIVE, 10 * S + 1, 10 * S));
+    assert_false(kv_key_expired(KV_DEADLINE_INCLUSIVE, SIM_TIME_MAX, SIM_NEVER));
+    assert_false(kv_key_expired(KV_DEADLINE_EXCLUSIVE, SIM_TIME_MAX, SIM_NEVER));
+}
+
+/* The rule at the deadline, step by step, for a 10 s lease granted at 0 to
+ * A (paused for good) while B asks every microsecond from 9.999 s. Each
+ * store's rule decides the instant the key goes and B is granted. */
+static sim_ns deadline_story(const char *lock_line, sim_ns *expire_t) {
+    char text[512];
+    snprintf(text, sizeof text, "%s\nresource stock=1 fencing=off\nnetwork latency=0ms\nduration 12s\n"
+             "client A: acquire; read; write; release\n"
+             "client B @9999ms: acquire retry=1us; read; write; release\n"
+             "on A.after-acquire pause A 11s\n", lock_line);
+    struct engine *e = build_engine(text, NULL);
+    story_cursor = 0;
+    /* t=0: A is granted the 10 s lease and pauses at once. */
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "A")->t, 0);
+    /* The store drops the key by its rule; A, paused, is not told. */
+    const struct trace_event *ev = step_until_event(e, TRACE_SRV_EXPIRE, "S1");
+    *expire_t = ev->t;
+    assert_int_equal(so_far(e, TRACE_ACQUIRED, "B"), 0);
+    /* B's next try finds the key gone. */
+    sim_ns granted = step_until_event(e, TRACE_ACQUIRED, "B")->t;
+    engine_free(e);
+    return granted;
+}
+
+static void test_deadline_rule_per_store(void **state) {
+    (void)state;
+    sim_ns gone, b;
+    /* Redis (lease's default): kept through the deadline's millisecond. */
+    b = deadline_story("lock lease ttl=10s", &gone);
+    assert_int_equal(gone, 10 * S + 1 * MS);
+    assert_int_equal(b, 10 * S + 1 * MS);
+    /* Inclusive: gone at the deadline itself (ShedLock, the dsdx lock server). */
+    b = deadline_story("lock lease ttl=10s deadline=inclusive", &gone);
+    assert_int_equal(gone, 10 * S);
+    assert_int_equal(b, 10 * S);
+    /* Exclusive: gone one nanosecond after it; B's next try, a microsecond on. */
+    b = deadline_story("lock lease ttl=10s deadline=exclusive", &gone);
+    assert_int_equal(gone, 10 * S + 1);
+    assert_int_equal(b, 10 * S + 1 * SIM_NS_PER_US);
+    /* fenced-lease keeps the store's Redis rule by default, and takes the
+     * inclusive one when a scenario states it (ShedLock's, etcd's). */
+    b = deadline_story("lock fenced-lease ttl=10s", &gone);
+    assert_int_equal(gone, 10 * S + 1 * MS);
+    b = deadline_story("lock fenced-lease ttl=10s deadline=inclusive", &gone);
+    assert_int_equal(gone, 10 * S);
+    assert_int_equal(b, 10 * S);
+    /* Redis-modelled algorithms keep Redis's rule by default. */
+    b = deadline_story("lock setnx-expire ttl=10s", &gone);
+    assert_int_equal(gone, 10 * S + 1 * MS);
+    b = deadline_story("lock lease-renew ttl=10s", &gone);
+    assert_int_equal(gone, 10 * S + 1 * MS);
+}
+
+static void test_deadline_option_refused(void **state) {
+    (void)state;
+    struct scn_error err;
+    build_fails("lock lease deadline=soon\nclient A: acquire\n", &err);
+    assert_string_equal(err.msg, "deadline 'soon' is not redis (kept through the deadline's millisecond), "
+                                 "inclusive (gone at now >= deadline) or exclusive (gone at now > deadline)");
+    assert_int_equal(err.pos.line, 1);
+    assert_int_equal(err.pos.col, 12);
 }
 
 /* The same rule in a run: A holds a 10s lease from 0 and is paused right
@@ -571,7 +648,7 @@ static void test_lease_renew_options(void **state) {
     assert_string_equal(err.msg, "on-lost 'panic' is not continue or abort");
     build_fails("lock lease-renew heartbeat=1s\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'heartbeat' for lease-renew; expected ttl, release, value, "
-                                 "expiry-clock, persistence, request-timeout, renew-every, "
+                                 "expiry-clock, deadline, persistence, request-timeout, renew-every, "
                                  "renew-interval, on-lost, tokens");
 }
 
@@ -586,6 +663,9 @@ int main(void) {
         cmocka_unit_test(test_setnx_expire_crash_during_acquire),
         cmocka_unit_test(test_setnx_expire_options),
         cmocka_unit_test(test_redis_key_expired_rule),
+        cmocka_unit_test(test_deadline_rules),
+        cmocka_unit_test(test_deadline_rule_per_store),
+        cmocka_unit_test(test_deadline_option_refused),
         cmocka_unit_test(test_redis_expiry_at_the_tick),
         cmocka_unit_test(test_lease_renew_interval),
         cmocka_unit_test(test_lease_renew_pause_freezes_heartbeat),

@@ -414,7 +414,7 @@ static void test_per_server_option_errors(void **state) {
     assert_string_equal(err.msg, "min-replicas-max-lag '0s' is not a positive duration such as 10s");
     build_fails("lock setnx-expire S1.min-replicas-to-write=1\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'S1.min-replicas-to-write' for setnx-expire; expected ttl, release, "
-                                 "value, expiry-clock, persistence, request-timeout, gap");
+                                 "value, expiry-clock, deadline, persistence, request-timeout, gap");
     build_fails("lock lease servers=2 repl-timeout=0s\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "repl-timeout '0s' is not a positive duration such as 60s");
     /* kill-replicas names a lock server (a parse error, at its column). */

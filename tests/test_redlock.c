@@ -363,7 +363,7 @@ static void test_options_are_validated(void **state) {
     assert_string_equal(err.msg,
                         "unknown option 'ttI' for redlock; expected ttl, quorum, elapsed-check, "
                         "elapsed-clock, drift-factor, drift-extra, request-timeout, release-all, "
-                        "expiry-clock, persistence, delayed-restart");
+                        "expiry-clock, deadline, persistence, delayed-restart");
     assert_int_equal(err.pos.col, 14);
     assert_int_equal(build_text("lock redlock drift-factor=150%\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_non_null(strstr(err.msg, "drift-factor '150%'"));

@@ -3,7 +3,7 @@
  * unique token unless value=constant. No fencing: writes carry no token. */
 #include "kv.h"
 
-#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
+#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
                  KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
 
 static void defaults(void *config) {

@@ -32,7 +32,7 @@
  * late write. The counter restarts with a server that has no persistence,
  * so tokens=on turns persistence=always on unless told otherwise. */
 
-#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
+#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
                  KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
 
 enum lr_on_lost { LR_LOST_CONTINUE, LR_LOST_ABORT };

@@ -46,7 +46,7 @@
  * unavailable for longer than the TTL ("delayed restarts", delayed-restart=).
  * Each option below makes one side of that exchange runnable. */
 
-#define ALLOWED_KV (KV_OPT_TTL | KV_OPT_EXPIRY_CLOCK | KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
+#define ALLOWED_KV (KV_OPT_TTL | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
 #define PPM 1000000
 
 struct redlock_config {
@@ -62,7 +62,7 @@ struct redlock_config {
 
 static const char *const option_names =
     "ttl, quorum, elapsed-check, elapsed-clock, drift-factor, drift-extra, request-timeout, "
-    "release-all, expiry-clock, persistence, delayed-restart";
+    "release-all, expiry-clock, deadline, persistence, delayed-restart";
 
 static void config_default(void *config) {
     struct redlock_config *c = config;
@@ -73,6 +73,8 @@ static void config_default(void *config) {
     c->kv.unique_value = 1;                        /* one random value per attempt */
     c->kv.persistence = KV_PERSIST_NONE;           /* a plain Redis without fsync=always */
     c->kv.expiry_clock = LOCK_CLOCK_WALL;          /* Redis expires keys by unix time */
+    c->kv.deadline = KV_DEADLINE_REDIS;            /* and keeps them through the deadline's
+                                                      millisecond (db.c, keyIsExpired) */
     c->quorum = 0;
     c->elapsed_check = 1;
     c->elapsed_clock = LOCK_CLOCK_MONO;
@@ -167,7 +169,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         return 0;
     }
     if (strcmp(key, "ttl") == 0 || strcmp(key, "request-timeout") == 0 ||
-        strcmp(key, "expiry-clock") == 0 || strcmp(key, "persistence") == 0)
+        strcmp(key, "expiry-clock") == 0 || strcmp(key, "deadline") == 0 || strcmp(key, "persistence") == 0)
         return kv_option(&c->kv, key, val, err, n);
     snprintf(err, n, "unknown option '%s' for redlock; expected %s", key, option_names);
     return LSIM_EUNKNOWN_OPTION;

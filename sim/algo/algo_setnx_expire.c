@@ -23,7 +23,7 @@
  * The server is the shared kv store; the configuration therefore starts with
  * struct kv_config, which kv_server_* read through lock_config(). */
 
-#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | \
+#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
                  KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
 
 struct sx_config {

@@ -72,9 +72,20 @@
  * deadline, not at the deadline. A newly elected leader, once the no-op of
  * its term applies, gives every lease its TTL again plus the election
  * timeout (etcd's lessor Promote(ElectionTimeout())), so that a change of
- * leader never expires a lease early. Keep-alives are committed through the log too: etcd renews in the
- * leader's memory, but committing them means only a leader that still
- * reaches a majority can confirm one, which is the property that matters.
+ * leader never expires a lease early.
+ *
+ * Keep-alives renew the lease in the leader's lessor, not through the log,
+ * as etcd does (server/etcdserver/v3_server.go, LeaseRenew: a leader calls
+ * lessor.Renew, a follower forwards the keep-alive to the leader; a lease's
+ * deadline lives only in the primary lessor's memory). Before it renews, the
+ * leader confirms that it still leads, as etcd's LeaseRenew does with
+ * ensureLeadership (a ReadIndex round, linearizableReadNotify, added for
+ * etcd-io/etcd#15247): the keep-alive waits until a majority has answered a
+ * message the leader sent after it arrived, so a deposed leader that has
+ * not heard of its successor renews nothing. A lessor that is not primary yet
+ * (its no-op not applied) holds the keep-alive until it is. So a lease that
+ * is kept alive costs the log nothing, and a queue of waiters, which stops
+ * compaction (InstallSnapshot carries no queue), no longer fills it.
  *
  * Waiting (queue=on): etcd's concurrency.Mutex. A client that finds the
  * lock held puts its own key under its lease and waits until every key with
@@ -83,6 +94,17 @@
  * expired) like the holder's; a waiter whose key was deleted meanwhile gets
  * ErrSessionExpired (the check added for etcd-io/etcd#11456). Without
  * queue=on, a client that finds the lock held is refused and polls.
+ * With bind=, the Lock call runs where etcd runs it: in the server the
+ * client is bound to (server/etcdserver/api/v3lock/lock.go: lockServer.Lock
+ * builds a concurrency.Mutex on that server's own client and calls
+ * m.Lock). Since 3.4.4, client/v3/concurrency/mutex.go's Lock, after
+ * waitDeletes, re-reads its own key with a Get, linearizable by default,
+ * and returns ErrSessionExpired when the key is gone. So the leader's "the
+ * keys before yours are gone" reaches the bound server, which then asks the
+ * leader for its commit index (ReadIndex), applies up to it, and reads its
+ * own copy of the lock: a bound server paused while its client's lease ran
+ * out answers ErrSessionExpired when it resumes, not a grant.
+ * bug=etcd-11456 keeps the old path (the grant relayed as it is).
  *
  * Documented server bugs (bug=): switches that put a published bug back,
  * to show what it does to a correct client; each names its report.
@@ -122,7 +144,9 @@
 #define MAXS LOCK_MAX_SERVERS
 
 /* Log entries: lock operations. */
-enum { E_NONE, E_NOOP, E_ACQUIRE, E_RELEASE, E_KEEPALIVE, E_EXPIRE };
+enum { E_NONE, E_NOOP, E_ACQUIRE, E_RELEASE, E_EXPIRE_UNUSED, E_EXPIRE };
+/* (E_EXPIRE_UNUSED: keep-alives were log entries before issue 25; the slot
+ * keeps E_EXPIRE's number, which the messages carry.) */
 
 /* Messages (struct lock_msg.type). Raft's messages carry terms and indexes
  * packed two to a 64-bit field (both stay far below 2^31 in any run). */
@@ -144,8 +168,11 @@ enum {
                        hint (or -1), token = revision, ttl_ns = lease left */
     M_FORWARD,      /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
                        M_KEEPALIVE, b = client node, req, value = lease */
-    M_FORWARD_REPLY /* leader -> bound server: an M_REPLY for client node
-                       `value`, relayed by the bound server */
+    M_FORWARD_REPLY,/* leader -> bound server: an M_REPLY for client node
+                       `value`, relayed by the bound server; b = 1 when it ends
+                       a queued wait (the bound server re-reads the key first) */
+    M_READ_INDEX,   /* bound server -> leader: req = the check's id */
+    M_READ_INDEX_REPLY /* leader -> bound server: req, a = the leader's commit index */
 };
 
 enum {
@@ -240,6 +267,29 @@ struct cons_sm {
     struct cons_waiter wait[QCAP];
 };
 
+/* A keep-alive the leader holds until a majority confirms that it still
+ * leads (etcd's ensureLeadership), volatile. */
+#define RENEW_CAP 16
+struct cons_renewal {
+    int used;
+    int client;                /* client node */
+    uint32_t creq;             /* its request id */
+    uint64_t lease;
+    int via;                   /* server index it came through (bind=), or -1 */
+    sim_ns asked_mono;         /* its arrival, by the leader's monotonic clock */
+};
+
+/* A bound server's Lock call whose wait has ended: it re-reads its key
+ * once it has applied the leader's commit index (volatile). */
+struct cons_lockcheck {
+    int used;
+    int client;                /* client node */
+    uint32_t creq;             /* its request id */
+    uint64_t rev;              /* the key's create revision: the grant's token */
+    sim_ns left;               /* the lease left, as the leader reported it */
+    int64_t read_index;        /* the leader's commit index; -1 = not known yet */
+};
+
 struct cons_server {
     /* Persistent (survives a crash). */
     int64_t term;
@@ -272,6 +322,9 @@ struct cons_server {
     int log_full;              /* 1 = refusing requests for a full log (noted once) */
     uint64_t t_election, t_heartbeat, t_quorum, t_lease, t_revoke; /* timer handles, 0 = none */
     uint64_t t_waiter;         /* queue=on, expiry-check=off: the next waiter's deadline */
+    int primary;               /* leader: its lessor is primary (its no-op applied) */
+    struct cons_renewal renew[RENEW_CAP]; /* leader: keep-alives awaiting confirmation */
+    struct cons_lockcheck check[RENEW_CAP]; /* bound server: Lock calls re-reading their key */
     /* Persistent, and last: not zeroed before server_init (server_zero_size);
      * entry i is read only while snap_index < i <= last_index, after
      * log_append wrote it. */
@@ -365,6 +418,20 @@ int cons_propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int 
                      uint32_t creq, uint64_t lease, int via);
 int cons_propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
                  uint64_t lease);
+/* A keep-alive at the leader: renewed in its lessor once a majority has
+ * answered a message sent after it arrived (answered through via, bind=, or
+ * -1). Dropped when the leader holds RENEW_CAP already: the client asks
+ * again. */
+void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq,
+                    uint64_t lease, int via);
+/* Renew every held keep-alive that a majority has now confirmed. */
+void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s);
+/* consensus_server.c: a bound server's Lock calls whose read index it has
+ * now applied re-read their key and answer (called after applying). */
+void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s);
+/* A leader steps down or restarts: the held keep-alives are dropped
+ * unanswered, as etcd's LeaseRenew fails with ErrNotLeader. */
+void cons_drop_renewals(struct cons_server *s);
 /* consensus_server.c */
 void cons_server_init(struct lock_ctx *ctx, void *state);
 void cons_server_restart(struct lock_ctx *ctx, void *state);

@@ -66,12 +66,14 @@ static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
     const struct cons_config *c = cfg(ctx);
     sim_ns extend = c->promote_extend_ns < 0 ? c->election_ns : c->promote_extend_ns;
     s->expiring = 0;
+    s->primary = 1;
     if (s->sm.held) restart_lease_ext(ctx, s, extend);
     for (int i = 0; i < s->sm.nwait; i++) {
         s->sm.wait[i].deadline = now_mono(ctx) + c->ttl_ns + extend;
         s->sm.wait[i].expiring = 0;
     }
     cons_arm_waiter_timer(ctx, s);
+    cons_renew_confirmed(ctx, s); /* keep-alives held until the lessor was primary */
 }
 
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
@@ -187,8 +189,8 @@ static void arm_holder_timer(struct lock_ctx *ctx, struct cons_server *s) {
 
 /* The answer to a client's call, from the server that proposed it: to the
  * client, or back through the server it is bound to (bind=). */
-static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
-                   uint64_t rev, sim_ns left) {
+static void answer_after(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
+                         uint64_t rev, sim_ns left, int waited) {
     if (via >= 0 && via != lock_server_index(ctx, lock_self(ctx))) {
         struct lock_msg m = {0};
         m.type = M_FORWARD_REPLY;
@@ -198,10 +200,16 @@ static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int
         m.token = rev;
         m.ttl_ns = left;
         m.value = (uint64_t)client;
+        m.b = waited && !(cfg(ctx)->bugs & BUG_ETCD_11456);
         lock_send(ctx, lock_server(ctx, via), &m);
     } else {
         cons_reply_client(ctx, client, creq, result, -1, rev, left);
     }
+}
+
+static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
+                   uint64_t rev, sim_ns left) {
+    answer_after(ctx, client, creq, via, result, rev, left, 0);
 }
 
 /* queue=on: the waiter under lease, alive or not; -1 if none. */
@@ -265,7 +273,7 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
             lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, s->lease_deadline);
             s->noted_owner = w.client;
         }
-        if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, left);
+        if (mine) answer_after(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, left, 1);
     }
 }
 
@@ -342,26 +350,6 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
             if (record) lock_note_keep(ctx, e->client, s->sm.held ? s->sm.owner : -1);
         }
         break;
-    case E_KEEPALIVE:
-        /* etcd's Renew refuses a lease that has expired (Remaining() <= 0)
-         * even before the revoke loop has come round to revoke it. */
-        if (s->sm.held && s->sm.lease == e->lease &&
-            !(leader && (s->expiring == e->lease || now_mono(ctx) >= s->lease_deadline))) {
-            result = R_RENEWED;
-            lock_state(ctx, CS_ST_LEASE_RENEWED);
-            if (leader) restart_lease(ctx, s);
-            if (record) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
-        } else if (w >= 0 && s->sm.wait[w].alive &&
-                   !(leader && (s->sm.wait[w].expiring || now_mono(ctx) >= s->sm.wait[w].deadline))) {
-            result = R_RENEWED; /* a waiter's session is kept alive too */
-            if (leader) {
-                s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
-                cons_arm_waiter_timer(ctx, s);
-            }
-        } else {
-            result = R_LEASE_GONE;
-        }
-        break;
     case E_EXPIRE: /* the leader's revoke of a lease that went silent */
         if (s->sm.held && s->sm.lease == e->lease) {
             int owner = s->sm.owner;
@@ -386,12 +374,78 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
         answer(ctx, e->client, e->creq, e->via, result, rev, left);
 }
 
+/* ---- Keep-alives in the leader's lessor ------------------------------------------------ */
+
+/* etcd's lessor.Renew on the primary: a lease that has expired
+ * (Remaining() <= 0) or whose revoke is under way is refused, even before
+ * the revoke loop has come round to it; a waiter's session is kept alive
+ * like the holder's. Returns R_RENEWED or R_LEASE_GONE. */
+static int renew(struct lock_ctx *ctx, struct cons_server *s, uint64_t lease) {
+    const struct cons_config *c = cfg(ctx);
+    sim_ns now = now_mono(ctx);
+    if (s->sm.held && s->sm.lease == lease) {
+        if (s->expiring == lease || now >= s->lease_deadline) return R_LEASE_GONE;
+        lock_state(ctx, CS_ST_LEASE_RENEWED);
+        restart_lease(ctx, s);
+        if (leader_fresh(ctx, s)) lock_note_renew(ctx, s->sm.owner, c->ttl_ns);
+        return R_RENEWED;
+    }
+    int w = c->queue ? cons_find_waiter(s, lease) : -1;
+    if (w < 0 || !s->sm.wait[w].alive || s->sm.wait[w].expiring || now >= s->sm.wait[w].deadline)
+        return R_LEASE_GONE;
+    s->sm.wait[w].deadline = now + c->ttl_ns;
+    cons_arm_waiter_timer(ctx, s);
+    return R_RENEWED;
+}
+
+/* A majority (the leader counting itself) answered a message this leader
+ * sent at or after `since`, by its monotonic clock: ReadIndex's check. */
+static int confirmed_since(const struct cons_server *s, sim_ns since) {
+    int heard = 1;
+    for (int f = 0; f < s->n; f++)
+        if (f != s->self && s->acked_at[f] >= since) heard++;
+    return heard >= majority(s);
+}
+
+void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s) {
+    if (s->role != ROLE_LEADER || !s->primary) return;
+    for (int i = 0; i < RENEW_CAP; i++) {
+        struct cons_renewal r = s->renew[i];
+        if (!r.used || !confirmed_since(s, r.asked_mono)) continue;
+        s->renew[i].used = 0;
+        int result = renew(ctx, s, r.lease);
+        sim_ns left = result == R_RENEWED ? cfg(ctx)->ttl_ns : 0;
+        answer(ctx, r.client, r.creq, r.via, result, 0, left);
+    }
+}
+
+void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq,
+                    uint64_t lease, int via) {
+    int slot = -1;
+    for (int i = 0; i < RENEW_CAP; i++) {
+        if (s->renew[i].used && s->renew[i].client == client) slot = i; /* a retry replaces it */
+        if (slot < 0 && !s->renew[i].used) slot = i;
+    }
+    if (slot < 0) return;
+    s->renew[slot] = (struct cons_renewal){.used = 1, .client = client, .creq = creq, .lease = lease,
+                                           .via = via, .asked_mono = now_mono(ctx)};
+    if (s->n == 1) cons_renew_confirmed(ctx, s); /* its own majority */
+    else cons_send_all(ctx, s);                   /* ReadIndex: a heartbeat round at once */
+}
+
+void cons_drop_renewals(struct cons_server *s) {
+    memset(s->renew, 0, sizeof s->renew);
+    memset(s->check, 0, sizeof s->check);
+    s->primary = 0;
+}
+
 void cons_apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
     while (s->applied < s->commit) {
         s->applied++;
         struct cons_entry e = *entry_at(s, s->applied);
         apply(ctx, s, s->applied, &e);
     }
+    cons_lockchecks_due(ctx, s);
 }
 
 /* Raft 5.3/5.4.2: the highest entry of the current term that a majority

@@ -32,6 +32,7 @@ static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t
         cancel(ctx, &s->t_heartbeat);
         cancel(ctx, &s->t_quorum);
         cons_forget_lease(ctx, s);
+        cons_drop_renewals(s);
         lock_note(ctx, why, s->term, term);
         lock_state(ctx, CS_ST_STEPPED_DOWN);
     }
@@ -68,6 +69,7 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
      * a lease early. */
     s->expiring = 0;
     cons_forget_lease(ctx, s);
+    cons_drop_renewals(s);
     s->lease_deadline = SIM_TIME_MAX;
     for (int i = 0; i < s->sm.nwait; i++) {
         s->sm.wait[i].deadline = SIM_TIME_MAX;
@@ -178,6 +180,7 @@ void cons_server_restart(struct lock_ctx *ctx, void *state) {
     s->votes = 0;
     s->expiring = 0;
     s->noted_owner = -1; /* the checker forgot this server's holder at the crash */
+    cons_drop_renewals(s);
     s->campaigns = 0;
     lock_note(ctx, "restarts with its term, vote, log and lock state from disk", s->term,
               s->last_index);
@@ -330,6 +333,7 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     if (s->role != ROLE_LEADER || m->a != s->term) return; /* stale */
     s->active[f] = 1;
     if (m->ttl_ns > s->acked_at[f]) s->acked_at[f] = m->ttl_ns;
+    cons_renew_confirmed(ctx, s);
     int64_t v = (int64_t)m->value;
     if (m->b) {
         if (v > s->match[f]) s->match[f] = v;
@@ -350,8 +354,12 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
     }
 }
 
-static int entry_kind(int type) {
-    return type == M_ACQUIRE ? E_ACQUIRE : type == M_RELEASE ? E_RELEASE : E_KEEPALIVE;
+/* A client's call at the leader: an acquire or a release is proposed
+ * through the log; a keep-alive goes to the leader's lessor. */
+static void lead_call(struct lock_ctx *ctx, struct cons_server *s, int type, int client, uint32_t creq,
+                      uint64_t lease, int via) {
+    if (type == M_KEEPALIVE) cons_keepalive(ctx, s, client, creq, lease, via);
+    else cons_propose_via(ctx, s, type == M_ACQUIRE ? E_ACQUIRE : E_RELEASE, client, creq, lease, via);
 }
 
 /* A client's request. Without bind= a follower redirects the client to the
@@ -375,7 +383,7 @@ static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct 
                           s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
         return;
     }
-    cons_propose(ctx, s, entry_kind(m->type), m->from, m->req, m->value);
+    lead_call(ctx, s, m->type, m->from, m->req, m->value, -1);
 }
 
 /* A request a bound server forwarded: the leader proposes it for the
@@ -384,7 +392,42 @@ static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct 
 static void on_forward(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
     if (s->role != ROLE_LEADER) return;
     if (m->a != M_ACQUIRE && m->a != M_RELEASE && m->a != M_KEEPALIVE) return;
-    cons_propose_via(ctx, s, entry_kind((int)m->a), (int)m->b, m->req, m->value, from);
+    lead_call(ctx, s, (int)m->a, (int)m->b, m->req, m->value, from);
+}
+
+/* The bound server's Lock call after waitDeletes (etcd >= 3.4.4,
+ * client/v3/concurrency/mutex.go): Get its own key, linearizably. It asks
+ * the leader for its commit index (ReadIndex) and answers once it has
+ * applied that far (cons_lockchecks_due). A check whose ReadIndex is lost
+ * waits on; the client's call with it, as a Lock call blocked on an
+ * unreachable leader does. */
+static void lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
+    int slot = -1;
+    for (int i = 0; i < RENEW_CAP && slot < 0; i++)
+        if (!s->check[i].used) slot = i;
+    if (slot < 0 || s->leader < 0) return; /* the call waits on; the client asks again */
+    s->check[slot] = (struct cons_lockcheck){.used = 1, .client = (int)m->value, .creq = m->req,
+                                             .rev = m->token, .left = m->ttl_ns, .read_index = -1};
+    struct lock_msg r = {0};
+    r.type = M_READ_INDEX;
+    r.req = m->req;
+    lock_send(ctx, m->from, &r);
+}
+
+void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s) {
+    for (int i = 0; i < RENEW_CAP; i++) {
+        struct cons_lockcheck k = s->check[i];
+        if (!k.used || k.read_index < 0 || s->applied < k.read_index) continue;
+        s->check[i].used = 0;
+        /* `len(gresp.Kvs) == 0`: the key is not the lock's under this
+         * revision any more (its lease expired and it was deleted). */
+        int kept = s->sm.held && s->sm.owner == k.client && s->sm.revision == k.rev;
+        if (!kept)
+            lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired",
+                      k.client, (int64_t)k.rev);
+        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1,
+                          kept ? k.rev : 0, kept ? k.left : 0);
+    }
 }
 
 void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
@@ -403,7 +446,23 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
     case M_FORWARD: on_forward(ctx, s, m, from); break;
     case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
-        cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, (int)m->b, m->token, m->ttl_ns);
+        if (m->b == 1 && m->a == R_GRANTED) lockcheck_begin(ctx, s, m);
+        else cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
+        break;
+    case M_READ_INDEX: /* ReadIndex: the leader's commit index */
+        if (s->role == ROLE_LEADER) {
+            struct lock_msg r = {0};
+            r.type = M_READ_INDEX_REPLY;
+            r.req = m->req;
+            r.a = s->commit;
+            lock_send(ctx, m->from, &r);
+        }
+        break;
+    case M_READ_INDEX_REPLY:
+        for (int i = 0; i < RENEW_CAP; i++)
+            if (s->check[i].used && s->check[i].creq == m->req && s->check[i].read_index < 0)
+                s->check[i].read_index = m->a;
+        cons_lockchecks_due(ctx, s);
         break;
     default: break;
     }

@@ -48,6 +48,12 @@ void kv_config_default(struct kv_config *c, const char *algo_name, unsigned allo
     c->unique_value = 1;
     c->first_token = 1;
     c->expiry_clock = LOCK_CLOCK_WALL;
+    /* Redis's own rule at the deadline (redis/src/db.c, keyIsExpired: `return
+     * now > when;`, both in milliseconds): the store is Redis, so setnx, lease,
+     * lease-renew, setnx-expire, setnx-timestamp and redlock keep it. An
+     * algorithm that models another store says so in its defaults
+     * (fenced-lease). */
+    c->deadline = KV_DEADLINE_REDIS;
     c->persistence = KV_PERSIST_NONE;
     c->request_timeout_ns = SIM_NS_PER_S;
     c->allowed = allowed;
@@ -76,6 +82,7 @@ static const struct {
     {"value", KV_OPT_VALUE},
     {"first-token", KV_OPT_FIRST_TOKEN},
     {"expiry-clock", KV_OPT_EXPIRY_CLOCK},
+    {"deadline", KV_OPT_DEADLINE},
     {"persistence", KV_OPT_PERSISTENCE},
     {"request-timeout", KV_OPT_TIMEOUT},
     {"repl-lag", KV_OPT_REPLICATION},
@@ -214,6 +221,14 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         else if (strcmp(val, "monotonic") == 0) c->expiry_clock = LOCK_CLOCK_MONO;
         else return bad(err, n, "expiry-clock", val, "wall or monotonic");
         return 0;
+    case KV_OPT_DEADLINE:
+        if (strcmp(val, "redis") == 0) c->deadline = KV_DEADLINE_REDIS;
+        else if (strcmp(val, "inclusive") == 0) c->deadline = KV_DEADLINE_INCLUSIVE;
+        else if (strcmp(val, "exclusive") == 0) c->deadline = KV_DEADLINE_EXCLUSIVE;
+        else return bad(err, n, "deadline", val,
+                        "redis (kept through the deadline's millisecond), inclusive (gone at now >= "
+                        "deadline) or exclusive (gone at now > deadline)");
+        return 0;
     case KV_OPT_PERSISTENCE:
         if (strcmp(val, "none") == 0) c->persistence = KV_PERSIST_NONE;
         else if (strcmp(val, "always") == 0) c->persistence = KV_PERSIST_ALWAYS;
@@ -263,15 +278,27 @@ static sim_ns redis_expired_from(sim_ns expires) {
     return (ms + 1) * SIM_NS_PER_MS;
 }
 
-int kv_key_expired(sim_ns now, sim_ns expires) {
-    return expires != SIM_NEVER && now >= redis_expired_from(expires);
+/* The first instant a key with this deadline counts as expired under rule
+ * (enum kv_deadline). The stores that are not Redis judge at full resolution:
+ * inclusive (`now >= deadline`: ShedLock's `lock_until <= now`, etcd's lessor
+ * `Remaining() <= 0`) or exclusive (`now > deadline`). */
+static sim_ns expired_from(int rule, sim_ns expires) {
+    switch (rule) {
+    case KV_DEADLINE_INCLUSIVE: return expires;
+    case KV_DEADLINE_EXCLUSIVE: return expires + 1;
+    default: return redis_expired_from(expires);
+    }
+}
+
+int kv_key_expired(int rule, sim_ns now, sim_ns expires) {
+    return expires != SIM_NEVER && now >= expired_from(rule, expires);
 }
 
 static void arm_expiry(struct lock_ctx *ctx, struct kv_server *s) {
     if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
     s->expiry_timer = 0;
     if (s->held && s->expires_local != SIM_NEVER) {
-        sim_ns left = redis_expired_from(s->expires_local) - lock_now(ctx, cfg(ctx)->expiry_clock);
+        sim_ns left = expired_from(cfg(ctx)->deadline, s->expires_local) - lock_now(ctx, cfg(ctx)->expiry_clock);
         s->expiry_timer = lock_timer(ctx, cfg(ctx)->expiry_clock, left > 0 ? left : 0, T_EXPIRY, 0);
     }
 }
@@ -282,7 +309,7 @@ static void replicate(struct lock_ctx *ctx, struct kv_server *s);
  * a replica waits for its primary's DEL, as Redis replicas do. */
 static void expire_if_due(struct lock_ctx *ctx, struct kv_server *s) {
     if (s->role != KV_ROLE_PRIMARY) return;
-    if (s->held && kv_key_expired(lock_now(ctx, cfg(ctx)->expiry_clock), s->expires_local)) {
+    if (s->held && kv_key_expired(cfg(ctx)->deadline, lock_now(ctx, cfg(ctx)->expiry_clock), s->expires_local)) {
         s->held = 0;
         lock_note_expire(ctx, s->owner);
         lock_state(ctx, KV_ST_EXPIRED_UNKNOWN);

@@ -67,6 +67,14 @@ enum kv_release {
 
 enum kv_persist { KV_PERSIST_NONE, KV_PERSIST_ALWAYS };
 
+/* The rule at a key's deadline (`deadline=`), and the tick it is judged in. */
+enum kv_deadline {
+    KV_DEADLINE_REDIS = 0, /* kept through the deadline's millisecond: expired at
+                              `now > when` in whole milliseconds (Redis, keyIsExpired) */
+    KV_DEADLINE_INCLUSIVE, /* expired at `now >= deadline`, full ns resolution */
+    KV_DEADLINE_EXCLUSIVE  /* expired at `now > deadline`, full ns resolution */
+};
+
 enum kv_replication {
     KV_REPL_OFF = 0,  /* every server is an independent master (Redlock) */
     KV_REPL_ASYNC = 1 /* S1 primary, S2..SN replicas, asynchronous stream */
@@ -83,6 +91,7 @@ struct kv_config {
     int fenced;               /* 1 = the client attaches the grant's token to writes */
     uint64_t first_token;     /* first fencing token the store issues */
     int expiry_clock;         /* enum lock_clock the store expires keys by */
+    int deadline;             /* enum kv_deadline: the rule at a key's deadline */
     int persistence;          /* enum kv_persist: what survives a server restart */
     sim_ns request_timeout_ns;/* a client gives up on a reply after this */
     unsigned allowed;         /* KV_OPT_* bits this algorithm accepts */
@@ -117,6 +126,7 @@ struct kv_config {
 /* repl-lag, wait, wait-timeout, min-replicas-to-write, min-replicas-max-lag;
  * kv_config_replicated adds it. */
 #define KV_OPT_REPLICATION (1u << 7)
+#define KV_OPT_DEADLINE (1u << 8)
 
 /* A replication message the primary holds back for repl-lag. */
 struct kv_snap {
@@ -262,11 +272,13 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
  * must name a server of this run. 0, or -1 with err. */
 int kv_validate(const void *config, int nservers, char *err, size_t errlen);
 
-/* Redis's expiry rule at the exact tick (db.c keyIsExpired, `now > when` in
- * milliseconds): 1 when a key whose deadline is expires (ns, SIM_NEVER =
- * none) counts as expired at now, that is from the millisecond after the
- * deadline's millisecond on. */
-int kv_key_expired(sim_ns now, sim_ns expires);
+/* 1 when a key whose deadline is expires (ns, SIM_NEVER = none) counts as
+ * expired at now under rule (enum kv_deadline). KV_DEADLINE_REDIS is Redis's
+ * rule at the exact tick (db.c keyIsExpired, `now > when` in milliseconds):
+ * expired from the millisecond after the deadline's millisecond on;
+ * KV_DEADLINE_INCLUSIVE from the deadline itself; KV_DEADLINE_EXCLUSIVE from
+ * one nanosecond after it. */
+int kv_key_expired(int rule, sim_ns now, sim_ns expires);
 
 void kv_server_init(struct lock_ctx *ctx, void *state);
 void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
