@@ -19,6 +19,8 @@
 struct view_cmd {
     struct cli_runopts ro;
     const char *file, *algos, *log, *shots;
+    const char *files[VIEW_MAX]; /* view A.lsim B.lsim: one panel per file (and algorithm) */
+    int nfiles;
     int quiz, bench_frames, show_all;
     long width, height;
 };
@@ -27,7 +29,8 @@ struct view_cmd {
  * window may still hold the older until it has taken the new). */
 struct host {
     const struct view_cmd *o;
-    const char *names[VIEW_MAX];
+    const char *names[VIEW_MAX]; /* per panel: its algorithm (NULL: the file's) */
+    int file_of[VIEW_MAX];       /* per panel: its file, an index of o->files */
     int n;
     struct run_result runs[2][VIEW_MAX];
     struct cli_banner cbs[2][VIEW_MAX];
@@ -53,9 +56,11 @@ static int load(void *ctx, struct view_load *out) {
     int k = h->cur == 0 ? 1 : 0; /* the set the window does not hold */
     close_set(h, k);
     for (int i = 0; i < h->n; i++) {
-        struct run_spec spec = {.file = h->path, .seed = h->o->ro.seed, .sets = h->o->ro.sets,
+        /* the first file is the one edits make anew (h->path) */
+        const char *file = h->file_of[i] ? h->o->files[h->file_of[i]] : h->path;
+        struct run_spec spec = {.file = file, .seed = h->o->ro.seed, .sets = h->o->ro.sets,
                                 .nsets = h->o->ro.nsets, .algo = h->names[i], .keep_trace = 1,
-                                .lenient_sets = h->n > 1};
+                                .lenient_sets = h->n > 1 && h->o->nfiles == 1};
         struct run_result *r = &h->runs[k][i];
         int rc = run_scenario(&spec, r);
         if (rc) {
@@ -63,7 +68,7 @@ static int load(void *ctx, struct view_load *out) {
             close_set(h, k);
             return rc;
         }
-        struct report_ctx c = {.file = h->path, .algo = h->names[i], .sets = h->o->ro.sets,
+        struct report_ctx c = {.file = file, .algo = h->names[i], .sets = h->o->ro.sets,
                                .nsets = h->o->ro.nsets};
         cli_banner_fill(&h->cbs[k][i], r, &c);
         h->bs[k][i] = h->cbs[k][i].b;
@@ -82,8 +87,7 @@ static int load(void *ctx, struct view_load *out) {
 
 static int shot_open(void *ctx, const char *path, FILE **f, char *err, size_t errlen) {
     struct host *h = ctx;
-    const char *inputs[] = {h->o->file};
-    int rc = out_open(&h->shot, path, inputs, 1, err, errlen);
+    int rc = out_open(&h->shot, path, h->o->files, h->o->nfiles, err, errlen);
     *f = rc ? NULL : h->shot.f;
     return rc;
 }
@@ -174,10 +178,13 @@ static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
         } else if (strcmp(a, "--height") == 0 && has) {
             if ((st = cli_parse_pixels(a, argv[++i], 240, 8192, &o->height)) != 0) return st;
         } else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for view", a);
-        else if (!o->file) o->file = a;
-        else return cli_usage("view takes one scenario file; '%s' is a second", a);
+        else if (o->nfiles < VIEW_MAX) o->files[o->nfiles++] = a;
+        else return cli_usage("view shows at most %d scenario files; '%s' is one more", VIEW_MAX, a);
     }
-    if (!o->file) return cli_usage("view needs a scenario file: locksim view FILE");
+    if (!o->nfiles) return cli_usage("view needs a scenario file: locksim view FILE [FILE...]");
+    o->file = o->files[0];
+    for (int i = 1; i < o->nfiles; i++)
+        if (strcmp(o->files[i], "-") == 0) return cli_usage("view reads files it can watch for changes, not standard input");
     if (strcmp(o->file, "-") == 0)
         return cli_usage("view reads a file it can watch for changes, not standard input");
     if (o->algos && o->ro.algo) return cli_usage("view takes --algo A or --algos A,B,..., not both");
@@ -210,9 +217,26 @@ int cmd_view(int argc, char **argv) {
     } else {
         h->names[h->n++] = o.ro.algo;
     }
+    /* Panels: each file, each with each algorithm (files outer). */
+    int nalgos = h->n;
+    const char *algo_names[VIEW_MAX];
+    memcpy(algo_names, h->names, sizeof algo_names);
+    if (o.nfiles * nalgos > VIEW_MAX) {
+        free(h);
+        return cli_usage("view shows at most %d panels: %d files x %d algorithms is more", VIEW_MAX, o.nfiles, nalgos);
+    }
+    h->n = 0;
+    for (int f = 0; f < o.nfiles; f++)
+        for (int a = 0; a < nalgos; a++) {
+            h->names[h->n] = algo_names[a];
+            h->file_of[h->n++] = f;
+        }
     snprintf(h->path, sizeof h->path, "%s", o.file);
+    /* Clicked faults edit one file: with several, the window offers none
+     * (which file a click meant is the panel's, but undo would mix them). */
     struct view_host vh = {.ctx = h, .path = h->path, .load = load, .shot_open = shot_open,
-                           .shot_close = shot_close, .edit = edit, .undo = undo};
+                           .shot_close = shot_close, .edit = o.nfiles == 1 ? edit : NULL,
+                           .undo = o.nfiles == 1 ? undo : NULL};
     struct view_opts vo = {.quiz = o.quiz, .show_all = o.show_all, .shots_dir = o.shots,
                            .width = (int)o.width, .height = (int)o.height,
                            .log = o.log ? stdout : NULL, .bench_frames = o.bench_frames};

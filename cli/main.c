@@ -230,7 +230,7 @@ const char cli_usage_render[] =
     "                          \"running\" until the run is decided, then what decided it\n";
 
 const char cli_usage_view[] =
-    "Usage: locksim view FILE [--algos A,B,...] [--quiz] [--show-all] [--shots DIR]\n"
+    "Usage: locksim view FILE [FILE...] [--algos A,B,...] [--quiz] [--show-all] [--shots DIR]\n"
     "                    [--width W] [--height H] [--seed N] [--set KEY=VALUE]...\n"
     "\n"
     "Opens the timeline in a window (SDL2) and reveals the run as it plays: only what\n"
@@ -245,6 +245,9 @@ const char cli_usage_view[] =
     "node there for half the run (shift: crashes it); the scenario so edited is saved\n"
     "as a new file, locksim-edit-N.lsim in the --shots folder (FILE is never\n"
     "changed), and played again; u undoes the last edit.\n"
+    "  FILE FILE...    one panel per file (failover vs failover-with-wait), on one time\n"
+    "                  axis and one cursor; the first file reloads when it changes, and\n"
+    "                  right clicks add faults only when one file is shown\n"
     "  --algos A,B     one panel per algorithm, sharing the faults and the cursor\n"
     "  --quiz          stop before each decisive event and ask what happens next\n"
     "  --show-all      the whole run at once, as a finished picture (key a)\n"

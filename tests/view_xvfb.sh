@@ -306,6 +306,22 @@ else
   bad "the window opened (compare)"
 fi
 
+echo "== view: compare two files"
+cp scenarios/failover-async-replication-loses-lock.lsim "$tmp/fo.lsim"
+cp scenarios/failover-with-wait.lsim "$tmp/fw.lsim"
+if start two "$bin" view "$tmp/fo.lsim" "$tmp/fw.lsim" --show-all; then
+  check "two panels, one per file" 'wait_for "panels=2"'
+  key n
+  check "n: the first panel's double entry (one cursor for both)" 'wait_for "kind=double-entry-begin cursor=4002000000"'
+  xdotool mousemove --window "$win" 400 180 click 3; sleep 0.5
+  check "a right click adds nothing when two files are shown" '[ -z "$(ls "$tmp" | grep locksim-edit)" ] && ! grep -q "^view: added" "$log"'
+  quit >/dev/null
+else
+  bad "the window opened (two files)"
+fi
+out=$("$bin" view "$tmp/fo.lsim" "$tmp/fw.lsim" --algos lease,fenced-lease,redlock,setnx,lease-renew 2>&1); st=$?
+check "more panels than fit (2 files x 5 algorithms): exit 64 with why" '[ "$st" = 64 ] && echo "$out" | grep -q "at most 8 panels"'
+
 echo "== view: live reload"
 cp scenarios/gc-pause-outlives-lease.lsim "$tmp/edit.lsim"
 if start edit "$bin" view "$tmp/edit.lsim"; then
