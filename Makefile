@@ -260,3 +260,6 @@ include mk/bench.mk
 
 # ---- robustness: fuzz, valgrind, determinism-cross (fuzz/README.md, tests/bad/README.md)
 include mk/robust.mk
+
+# ---- install, uninstall (README.md, "Installing")
+include mk/install.mk

@@ -1,7 +1,6 @@
 /* `locksim batch`: every scenario under the paths, for every seed and
  * algorithm asked, on N forked worker processes (cli/fanout.h), printed in
  * run-list order so the output bytes do not depend on --jobs. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +16,7 @@ enum batch_format { FMT_TABLE, FMT_JSONL, FMT_CSV, FMT_JUNIT, FMT_TAP, FMT_SHARD
 /* The table's current group: one scenario and algorithm over the seeds. */
 struct group {
     int file, algo, open;
-    size_t runs, passed, skipped;
+    size_t runs, passed, skipped, na;
     long long verdicts[3]; /* SAFE, UNSAFE, STUCK */
     char algo_ran[48];     /* the algorithm of its first run that ran */
     char first_failure[800];
@@ -29,7 +28,7 @@ struct emitter {
     enum batch_format fmt;
     FILE *f;
     struct report_summary *kept;     /* junit, tap: every run, in order */
-    size_t done, passed, skipped;
+    size_t done, passed, skipped, na; /* na: expectations not applicable (outcome OK) */
     size_t by_outcome[3];            /* failed runs: FAIL, TRUNCATED, ERROR */
     size_t first[3];                 /* the first failed runs, for the summary */
     char first_why[3][300];
@@ -45,7 +44,7 @@ static void group_close(struct emitter *e) {
     if (!g->open) return;
     char seeds[64] = "scenario's seed";
     if (b->has_seeds) snprintf(seeds, sizeof seeds, "seeds %llu..%llu", b->seed_lo, b->seed_hi);
-    size_t failed = g->runs - g->passed - g->skipped;
+    size_t failed = g->runs - g->passed - g->skipped - g->na;
     const char *algo = g->algo >= 0 ? b->algo_name[g->algo] : g->algo_ran[0] ? g->algo_ran : "-";
     if (g->skipped == g->runs) { /* the algorithm cannot run this scenario at all */
         fprintf(e->f, "%-4s %s  %s  %s: %zu run%s skipped: %s\n", "skip", b->files[g->file], algo, seeds, g->runs,
@@ -53,8 +52,9 @@ static void group_close(struct emitter *e) {
         memset(g, 0, sizeof *g);
         return;
     }
-    fprintf(e->f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed", failed ? "FAIL" : "ok", b->files[g->file],
-            algo, seeds, g->runs, g->runs == 1 ? "" : "s", g->passed, failed);
+    fprintf(e->f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed", failed ? "FAIL" : g->passed ? "ok" : "n/a",
+            b->files[g->file], algo, seeds, g->runs, g->runs == 1 ? "" : "s", g->passed, failed);
+    if (g->na) fprintf(e->f, ", %zu not applicable", g->na);
     if (g->skipped) fprintf(e->f, ", %zu skipped", g->skipped);
     fprintf(e->f, "; SAFE %lld, UNSAFE %lld, STUCK %lld\n", g->verdicts[0], g->verdicts[1], g->verdicts[2]);
     if (g->first_failure[0]) fprintf(e->f, "     first failure: %s\n", g->first_failure);
@@ -72,7 +72,8 @@ static void table_add(struct emitter *e, size_t i, const struct report_summary *
     }
     g->runs++;
     if (!g->algo_ran[0]) snprintf(g->algo_ran, sizeof g->algo_ran, "%s", s->algo);
-    if (s->outcome == LSIM_OK) g->passed++;
+    if (s->outcome == LSIM_OK && s->not_applicable[0]) g->na++;
+    else if (s->outcome == LSIM_OK) g->passed++;
     if (s->outcome == LSIM_ESKIPPED) {
         g->skipped++;
         if (!g->first_skip[0]) snprintf(g->first_skip, sizeof g->first_skip, "%.*s", (int)strcspn(s->error, "\n"), s->error);
@@ -90,7 +91,8 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
     struct emitter *e = arg;
     const struct fanout *b = e->b;
     e->done++;
-    if (s->outcome == LSIM_OK) e->passed++;
+    if (s->outcome == LSIM_OK && s->not_applicable[0]) e->na++;
+    else if (s->outcome == LSIM_OK) e->passed++;
     else if (s->outcome == LSIM_ESKIPPED) e->skipped++;
     else {
         e->by_outcome[s->outcome == LSIM_EEXPECT ? 0 : s->outcome == LSIM_ETRUNCATED ? 1 : 2]++;
@@ -109,12 +111,18 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
     case FMT_CSV: report_csv_row_sets(e->f, s, b->sets, b->nsets); break;
     case FMT_JUNIT:
     case FMT_TAP: {
-        /* One test per run, named by its place in the list. */
+        /* One test per run: TAP names it by its place in the list; JUnit by
+         * its file, algorithm and seed, which a run that could not be made
+         * takes from the list. */
         struct report_summary *k = &e->kept[e->done - 1];
         *k = *s;
+        int a = fanout_algo(b, i);
+        const char *algo = a >= 0 ? b->algo_reg[a] : b->algo_default;
+        if (!k->algo[0] && algo) snprintf(k->algo, sizeof k->algo, "%s", algo);
+        if (k->rc && b->has_seeds) k->seed = fanout_seed(b, i);
         char *label = malloc(4400);
         if (label) fanout_label(label, 4400, b, i);
-        k->file = label; /* owned by k (NULL: out of memory, the batch stops) */
+        k->label = label; /* owned by k (NULL: out of memory, the batch stops) */
         s->failures = NULL; /* moved to k */
         if (!label) return e->oom = 1;
         break;
@@ -126,13 +134,23 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
 /* The last words on stderr, whatever the format and wherever the output
  * went: the runs, how they ended, and the first failures with the command
  * that replays each. */
+/* Runs that neither passed, nor were skipped, nor had their expect lines not applicable. */
+static size_t failed_runs(const struct emitter *e) { return e->done - e->passed - e->skipped - e->na; }
+
+/* ", N not applicable (...)" when there are such runs. */
+static void say_not_applicable(FILE *f, size_t na) {
+    if (na)
+        fprintf(f, ", %zu not applicable (runs with another seed, --set or algorithm than the file's: their "
+                   "expect lines are not judged without --expect)", na);
+}
+
 static void summary(const struct emitter *e, size_t total) {
-    fprintf(stderr, "locksim: batch: %zu of %zu runs: %zu passed, %zu failed", e->done, total, e->passed,
-            e->done - e->passed - e->skipped);
-    size_t failed = e->done - e->passed - e->skipped;
+    size_t failed = failed_runs(e);
+    fprintf(stderr, "locksim: batch: %zu of %zu runs: %zu passed, %zu failed", e->done, total, e->passed, failed);
     if (failed)
         fprintf(stderr, " (expectation failed %zu, truncated %zu, error %zu)", e->by_outcome[0], e->by_outcome[1],
                 e->by_outcome[2]);
+    say_not_applicable(stderr, e->na);
     if (e->skipped) fprintf(stderr, ", %zu skipped (an algorithm that cannot run a scenario)", e->skipped);
     fputc('\n', stderr);
     for (int k = 0; k < e->nfirst; k++) {
@@ -175,24 +193,24 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     if (fmt == FMT_CSV) report_csv_header_sets(e.f, b->sets, b->nsets);
     if (fmt == FMT_SHARD) shard_write_header(e.f, "batch", d->argc, d->argv, b, NULL, 0);
     size_t done;
-    errno = 0;
     int how = fanout_run(b, emit_one, &e, &done);
-    int run_errno = errno; /* why a worker could not be started (ENOMEM: out of memory) */
     if (e.oom) (void)0; /* no report from records that are not all there */
     else if (fmt == FMT_TABLE) {
         group_close(&e);
-        fprintf(e.f, "%zu passed, %zu failed", e.passed, e.done - e.passed - e.skipped);
+        fprintf(e.f, "%zu passed, %zu failed", e.passed, failed_runs(&e));
+        say_not_applicable(e.f, e.na);
         if (e.skipped) fprintf(e.f, ", %zu skipped (an algorithm that cannot run a scenario)", e.skipped);
         fputc('\n', e.f);
     } else if (fmt == FMT_TAP) report_tap(e.f, e.kept, (int)e.done);
-    else if (fmt == FMT_JUNIT) report_junit(e.f, "locksim batch", e.kept, (int)e.done);
+    else if (fmt == FMT_JUNIT && report_junit(e.f, "locksim batch", e.kept, (int)e.done, b->sets, b->nsets) != 0)
+        e.oom = 1;
     for (size_t k = 0; e.kept && k < e.done; k++) {
-        free((char *)e.kept[k].file);
+        free((char *)e.kept[k].label);
         report_summary_close(&e.kept[k]);
     }
     free(e.kept);
     st = e.worst;
-    if (e.oom || (how < 0 && lsim_errno_code(run_errno, 0))) {
+    if (e.oom || how == LSIM_ENOMEM) {
         out_abort(&of);
         fprintf(stderr, "locksim: batch stopped after %zu of %zu runs: out of memory\n", e.done, total);
         st = cli_exit(LSIM_ENOMEM);
@@ -205,10 +223,10 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
         else out_commit(&of, err, sizeof err);
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished (%zu passed, %zu failed)%s\n",
                 how > 0 ? "interrupted" : "a worker could not be started", e.done, total, e.passed,
-                e.done - e.passed, of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
+                failed_runs(&e), of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
         st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
     } else if (out_commit(&of, err, sizeof err) != 0) st = cli_fail(LSIM_EOUTPUT, err);
-    if (how != -1) summary(&e, total);
+    if (how >= 0) summary(&e, total);
     return st;
 }
 
@@ -222,7 +240,7 @@ int cmd_batch(int argc, char **argv) {
     memset(&b, 0, sizeof b);
     struct fanout_dest d = {.out = "-", .argc = argc, .argv = argv};
     char err[700];
-    int st = 0;
+    int st = 0, hold = 0;
     for (int i = 0; i < argc; i++) {
         int took = fanout_take_opt(&fo, argc, argv, &i, &st);
         if (took < 0) goto out;
@@ -232,7 +250,8 @@ int cmd_batch(int argc, char **argv) {
         if (strcmp(a, "--help") == 0) {
             fputs(cli_usage_batch, stdout);
             goto out;
-        } else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
+        } else if (strcmp(a, "--expect") == 0) hold = 1;
+        else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
         else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
         else if (a[0] == '-' && a[1]) {
             st = cli_usage("unknown or incomplete option '%s' for batch", a);
@@ -250,6 +269,7 @@ int cmd_batch(int argc, char **argv) {
         goto out;
     }
     if ((st = fanout_opts_apply(&fo, "batch", &b)) != 0) goto out;
+    b.hold_expects = hold;
     b.files = files.v;
     b.nfiles = files.n;
     d.inputs = (const char *const *)files.v;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "checker.h"
 #include "cli.h"
 #include "input.h"
 #include "memtext.h"
@@ -111,6 +112,13 @@ static enum golden_result golden_check(const struct golden_opts *g, const char *
             const struct trace *cur = engine_trace(now.engine);
             fprintf(m, "%s: trace differs from its golden trace %s (digest %016llx, now %016llx)\n", file, path,
                     old, (unsigned long long)now.trace_hash);
+            struct trace judged;
+            struct checker_report was;
+            if (run_recheck(&gold, now.scn->purpose, now.scn->stuck_after_ns, NULL, &judged, &was) == 0 &&
+                trace_diff_meaning(m, &gold, &was, cur, now.report, 10, "  ") == 0)
+                fprintf(m, "  the same in meaning (verdict, metrics, who held the lock when, every write); "
+                           "the events moved:\n");
+            trace_close(&judged);
             trace_diff_print(m, &gold, "golden", cur, "now", trace_diff_first(&gold, cur), 3, "  ");
             fprintf(m, "  (if the change is intended: locksim check --update %s)\n", file);
             res = GOLDEN_FAILED;
@@ -132,10 +140,42 @@ static int add_failure(struct report_summary *s, const char *text) {
     return 0;
 }
 
+/* --update records only runs that pass: every file is run and judged first,
+ * and unless all of them run, hold their expect lines and finish, nothing is
+ * written (a golden trace that contradicts its expect lines would bless a
+ * run that `check` itself fails). Each refusal goes to stderr, the failing
+ * expectation as FILE:LINE:COL. Returns 0 to go on, or the exit status. */
+static int update_refusals(const struct cli_paths *files) {
+    int refused = 0, worst = 0;
+    for (int i = 0; i < files->n; i++) {
+        struct run_spec spec = {.file = files->v[i]};
+        struct run_result r;
+        struct report_summary s;
+        run_scenario(&spec, &r);
+        int rc = report_summarize(&s, files->v[i], &r, 2);
+        run_result_close(&r);
+        if (rc == 0 && s.outcome != LSIM_OK) {
+            refused++;
+            if (s.rc) cli_fail(s.rc, s.error);
+            else fputs(s.failures, stderr);
+            if (cli_exit(s.outcome) > worst) worst = cli_exit(s.outcome);
+        }
+        report_summary_close(&s);
+        if (rc) return cli_fail(LSIM_ENOMEM, "");
+    }
+    if (!refused) return 0;
+    fprintf(stderr,
+            "locksim: check --update: %d of %d scenario%s %s not pass %s expect lines; no golden trace was "
+            "written (an update records only runs whose expectations hold: fix the change, or the expect "
+            "lines if the new outcome is intended, then update)\n",
+            refused, files->n, files->n == 1 ? "" : "s", refused == 1 ? "does" : "do", refused == 1 ? "its" : "their");
+    return worst;
+}
+
 int cmd_check(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
-    int quiet = 0, st = 0;
+    int quiet = 0, st = 0, hold = 0;
     struct golden_opts g = {0};
     const char *format = "text";
     struct cli_paths files = {0};
@@ -151,6 +191,7 @@ int cmd_check(int argc, char **argv) {
         } else if (strcmp(a, "--quiet") == 0) quiet = 1;
         else if (strcmp(a, "--update") == 0) g.update = 1;
         else if (strcmp(a, "--no-golden") == 0) g.off = 1;
+        else if (strcmp(a, "--expect") == 0) hold = 1;
         else if (strcmp(a, "--golden") == 0 && i + 1 < argc) g.dir = argv[++i];
         else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
         else if (a[0] == '-' && a[1]) {
@@ -178,15 +219,16 @@ int cmd_check(int argc, char **argv) {
         }
         g.off = 1; /* golden traces are of the scenarios as written */
     }
-    struct report_summary *sum = calloc((size_t)files.n, sizeof *sum);
+    if (g.update && !g.off && (st = update_refusals(&files)) != 0) goto out;
+    struct report_summary *sum = calloc((unsigned)files.n, sizeof *sum);
     if (!sum) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
-    int passed = 0, failed = 0, expects = 0, worst = 0, gold_same = 0, gold_written = 0;
+    int passed = 0, failed = 0, na = 0, expects = 0, worst = 0, gold_same = 0, gold_written = 0;
     for (int i = 0; i < files.n; i++) {
         struct run_spec spec = {.file = files.v[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
-                                .algo = ro.algo, .keep_trace = 0};
+                                .algo = ro.algo, .keep_trace = 0, .hold_expects = hold};
         struct run_result r;
         double t0 = now_s();
         run_scenario(&spec, &r);
@@ -228,7 +270,8 @@ int cmd_check(int argc, char **argv) {
         int status = cli_exit(sum[i].outcome);
         if (status > worst) worst = status;
         expects += sum[i].nexpects;
-        if (sum[i].outcome == LSIM_OK) passed++;
+        if (sum[i].outcome == LSIM_OK && sum[i].not_applicable[0]) na++;
+        else if (sum[i].outcome == LSIM_OK) passed++;
         else failed++;
     }
     if (fmt == REPORT_FMT_TEXT) {
@@ -236,21 +279,26 @@ int cmd_check(int argc, char **argv) {
             const struct report_summary *s = &sum[i];
             if (s->rc) continue; /* already on stderr */
             fputs(s->failures, stdout);
+            int not_app = s->outcome == LSIM_OK && s->not_applicable[0];
             if (!quiet || s->outcome != LSIM_OK) {
-                const char *word = s->outcome == LSIM_OK ? "ok" : s->truncated ? "TRUNCATED" : "FAIL";
-                printf("%-4s %s  (%s, %d expectation%s)\n", word, s->file,
+                const char *word = not_app ? "n/a" : s->outcome == LSIM_OK ? "ok" : s->truncated ? "TRUNCATED" : "FAIL";
+                printf("%-4s %s  (%s, %d expectation%s%s%s)\n", word, s->file,
                        s->truncated ? "not decided" : scn_verdict_name(s->rep.verdict), s->nexpects,
-                       s->nexpects == 1 ? "" : "s");
+                       s->nexpects == 1 ? "" : "s", not_app ? " not applicable: " : "",
+                       not_app ? s->not_applicable : "");
             }
         }
-        printf("scenarios: %d passed, %d failed (%d expectations", passed, failed, expects);
+        printf("scenarios: %d passed, %d failed", passed, failed);
+        if (na) printf(", %d not applicable", na);
+        printf(" (%d expectations", expects);
+        if (na) printf(", not judged under --seed, --set or --algo without --expect");
         if (gold_same || gold_written) printf(", %d golden traces matched", gold_same);
         if (gold_written) printf(", %d written", gold_written);
         printf(")\n");
     } else if (fmt == REPORT_FMT_TAP) {
         report_tap(stdout, sum, files.n);
     } else if (fmt == REPORT_FMT_JUNIT) {
-        report_junit(stdout, "locksim scenarios", sum, files.n);
+        if (report_junit(stdout, "locksim check", sum, files.n, ro.sets, ro.nsets) != 0) worst = cli_fail(LSIM_ENOMEM, "");
     }
     for (int i = 0; i < files.n; i++) report_summary_close(&sum[i]);
     free(sum);

@@ -41,10 +41,10 @@ static void print_text(const struct matrix_row *rows, int n, const char *file, c
     printf("resource: stock %lld, %s; purpose %s\n\n", (long long)s->stock,
            s->fencing ? "checks fencing tokens" : "does not check tokens",
            s->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness");
-    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s\n", "algorithm", "verdict", "double", "double",
-           "stale writes", "lost", "wrong", "stuck", "fenced", "dup.");
-    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s\n", "", "", "entries", "time", "acc / rej", "upd.",
-           "releases", "", "out", "work");
+    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s %6s %8s\n", "algorithm", "verdict", "double", "double",
+           "stale writes", "lost", "wrong", "stuck", "fenced", "dup.", "never", "unavail.");
+    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s %6s %8s\n", "", "", "entries", "time", "acc / rej", "upd.",
+           "releases", "", "out", "work", "got", "time");
     for (int i = 0; i < n; i++) {
         const struct report_summary *m = &rows[i].sum;
         if (m->rc) {
@@ -54,12 +54,15 @@ static void print_text(const struct matrix_row *rows, int n, const char *file, c
         char sw[32];
         snprintf(sw, sizeof sw, "%lld / %lld", (long long)m->rep.stale_accepted, (long long)m->rep.stale_rejected);
         format_time_ns(t, sizeof t, m->rep.double_entry_ns);
+        char un[32];
+        format_time_ns(un, sizeof un, m->rep.unavailable_ns);
         char note[300] = "";
         if (rows[i].dropped[0]) snprintf(note, sizeof note, "  (does not use --set %s)", rows[i].dropped);
-        printf("%-22s %-9s %7lld %10s %13s %6lld %8lld %6lld %7lld %6lld%s\n", rows[i].algo->name,
+        printf("%-22s %-9s %7lld %10s %13s %6lld %8lld %6lld %7lld %6lld %6lld %8s%s\n", rows[i].algo->name,
                m->truncated ? "TRUNCATED" : scn_verdict_name(m->rep.verdict), (long long)m->rep.double_entries,
                t, sw, (long long)m->rep.lost_updates, (long long)m->rep.wrong_releases, (long long)m->rep.stuck,
-               (long long)m->rep.fenced_out, (long long)m->rep.duplicated_work, note);
+               (long long)m->rep.fenced_out, (long long)m->rep.duplicated_work, (long long)m->rep.starved, un,
+               note);
     }
     printf("\nReplay one row: locksim run ");
     report_shell_word(stdout, file);

@@ -10,6 +10,7 @@
 #include "cli_gfx.h"
 #include "scenario.h"
 #include "svg.h"
+#include "viewstate.h"
 
 int cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const struct report_ctx *c) {
     memset(cb, 0, sizeof *cb);
@@ -86,8 +87,8 @@ struct render_cmd {
     struct cli_runopts ro;
     const char *file, *out, *format;
     long width, height;
-    sim_ns from, to;
-    int has_from, has_to;
+    sim_ns from, to, at;
+    int has_from, has_to, has_at;
 };
 
 static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
@@ -111,6 +112,9 @@ static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
         } else if (strcmp(a, "--to") == 0 && has) {
             if ((st = cli_parse_window("--to", argv[++i], &o->to)) != 0) return st;
             o->has_to = 1;
+        } else if (strcmp(a, "--at") == 0 && has) {
+            if ((st = cli_parse_window("--at", argv[++i], &o->at)) != 0) return st;
+            o->has_at = 1;
         } else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for render", a);
         else if (!o->file) o->file = a;
         else return cli_usage("render takes one scenario file; '%s' is a second", a);
@@ -159,6 +163,20 @@ int cmd_render(int argc, char **argv) {
         out_abort(&out);
         run_result_close(&r);
         return cli_usage("--from is at or after the end of the run");
+    }
+    /* --at T: the run as it stood at T (a slide of the story): what had
+     * happened by then, on the whole run's axis, the verdict only once the
+     * run has decided it. */
+    char decided[500];
+    if (o.has_at) {
+        v.reveal = 1;
+        v.reveal_ns = o.at;
+        if (!o.has_to && scene_run_end(tr, &v, &v.t1) != 0) {
+            out_abort(&out);
+            run_result_close(&r);
+            return cli_fail(LSIM_ENOMEM, "");
+        }
+        viewstate_banner(&cb.b, decided, sizeof decided, tr, layout_events_until(tr, o.at));
     }
     st = cli_picture_finish(&out, svg, &tr, 1, &cb.b, &v);
     run_result_close(&r);

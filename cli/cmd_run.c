@@ -19,6 +19,7 @@ struct run_cmd {
     const char *trace_path;
     int chrome;              /* --trace-format chrome */
     int json, color, timeline, narrate, width;
+    int hold;                /* --expect: judge the expect lines under overrides too */
 };
 
 static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
@@ -48,6 +49,7 @@ static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
             o->width = (int)w;
         } else if (strcmp(a, "--no-color") == 0) no_color = 1;
         else if (strcmp(a, "--narrate") == 0) o->narrate = 1;
+        else if (strcmp(a, "--expect") == 0) o->hold = 1;
         else if (strcmp(a, "--no-timeline") == 0) o->timeline = 0;
         else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for run", a);
         else if (!o->file) o->file = a;
@@ -127,7 +129,7 @@ int cmd_run(int argc, char **argv) {
     int st = parse_run_args(&o, argc, argv);
     if (st) return st < 0 ? 0 : st;
     struct run_spec spec = {.file = o.file, .seed = o.ro.seed, .sets = o.ro.sets, .nsets = o.ro.nsets,
-                            .algo = o.ro.algo, .keep_trace = 1};
+                            .algo = o.ro.algo, .keep_trace = 1, .hold_expects = o.hold};
     struct run_result r;
     cli_time_limit_arm(&o.ro, 0);
     int rc = run_scenario(&spec, &r);

@@ -3,7 +3,6 @@
  * (cli/fanout.h). One record per grid cell and algorithm (CSV or JSON
  * Lines): how many seeds were safe, double entry without damage, damage,
  * stuck; and a heatmap (render/heatmap_svg.h), one panel per algorithm. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -272,9 +271,8 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         }
         shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
         sink.shard = sf.f;
-        errno = 0;
         int how = fanout_run(fo, sweep_take, &sink, &done);
-        int oom = how < 0 && lsim_errno_code(errno, 0); /* a worker not started for want of memory */
+        int oom = how == LSIM_ENOMEM;
         if (how == 2) { /* a write failed */
             if ((st = out_commit(&sf, err, sizeof err)) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
             st = cli_fail(LSIM_EOUTPUT, err);
@@ -287,10 +285,9 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         else st = t.worst;
         goto out;
     }
-    errno = 0;
     int how = fanout_run(fo, sweep_take, &sink, &done);
-    int oom = how < 0 && lsim_errno_code(errno, 0); /* a worker not started for want of memory */
-    if (how != -1) summary(&t, fo, ax, naxes);
+    int oom = how == LSIM_ENOMEM;
+    if (how >= 0) summary(&t, fo, ax, naxes);
     if (how != 0) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
                 how > 0 ? "interrupted" : oom ? "out of memory" : "a worker could not be started", done,

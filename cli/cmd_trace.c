@@ -11,6 +11,7 @@
 #include "fmt.h"
 #include "input.h"
 #include "text.h"
+#include "run.h"
 #include "scenario_file.h"
 #include "trace_diff.h"
 
@@ -22,41 +23,44 @@ static int load(struct trace *tr, const char *path) {
     return rc ? cli_fail(rc, err) : 0;
 }
 
-/* Check src afresh: its events, without the findings a checker appended
- * when it was recorded, go into dst (same header and nodes) with a checker
- * attached (docs/trace-format.md, "Checking a recorded trace"). Returns 0 or
- * LSIM_ENOMEM; dst must be closed by the caller, and before src (its event
- * text points into src). */
-static int recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns, struct trace *dst,
-                   struct checker_report *rep) {
-    struct checker ck;
-    trace_init(dst, 1);
-    snprintf(dst->title, sizeof dst->title, "%s", src->title);
-    snprintf(dst->algo, sizeof dst->algo, "%s", src->algo);
-    dst->seed = src->seed;
-    for (int i = 0; i < src->nnodes; i++)
-        if (trace_add_node(dst, src->nodes[i].name, src->nodes[i].kind) < 0) return LSIM_ENOMEM;
-    if (checker_init(&ck, dst, purpose, stuck_after_ns) != 0) return LSIM_ENOMEM;
-    dst->observe = checker_observe;
-    dst->advance = checker_advance;
-    dst->observe_arg = &ck;
-    dst->observe_kinds = CHECKER_KINDS;
-    sim_ns end = 0;
-    for (size_t i = 0; i < src->len; i++) {
-        if (trace_kind_is_finding(src->ev[i].kind)) continue;
-        trace_append(dst, &src->ev[i]);
-        end = src->ev[i].t;
+
+/* The expect lines of s (loaded from scn_file) judged against the trace tr
+ * (file): each client an expectation names is bound to the trace's node of
+ * that name (its index in the trace, which the checker's facts use). 0, or
+ * LSIM_EPARSE with "SCN:LINE:COL: ..." in err for a client the trace lacks. */
+static int bind_expects(struct scenario *s, const char *scn_file, const struct trace *tr, const char *file,
+                        char *err, size_t n) {
+    for (int i = 0; i < s->nexpects; i++) {
+        struct scn_expect *x = &s->expects[i];
+        if (!scn_expect_names_client(x)) continue;
+        x->client_index = -1;
+        for (int k = 0; k < tr->nnodes; k++)
+            if (strcmp(tr->nodes[k].name, x->client) == 0) x->client_index = k;
+        if (x->client_index < 0) {
+            snprintf(err, n, "%s:%d:%d: expect names client '%s', which the trace %s has no node of: expected "
+                             "the trace of this scenario",
+                     scn_file, x->client_pos.line, x->client_pos.col, x->client, file);
+            return LSIM_EPARSE;
+        }
     }
-    checker_finish(&ck, end, rep);
-    checker_close(&ck);
-    dst->observe = NULL;
-    dst->advance = NULL;
-    return dst->oom ? LSIM_ENOMEM : 0;
+    return 0;
+}
+
+/* What makes the recorded run another than the scenario as written (its
+ * seed, its algorithm: a trace does not record --set), into na. */
+static void trace_changes(char *na, size_t n, const struct trace *tr, const struct scenario *s) {
+    size_t l = 0;
+    na[0] = '\0';
+    if (tr->seed != s->seed)
+        l += (size_t)snprintf(na, n, "seed %llu (the file's: %llu)", (unsigned long long)tr->seed,
+                              (unsigned long long)s->seed);
+    if (l < n && strcmp(tr->algo, s->algo) != 0)
+        snprintf(na + l, n - l, "%salgorithm %s (the file's: %s)", l ? ", " : "", tr->algo, s->algo);
 }
 
 int cmd_check_trace(int argc, char **argv) {
     const char *file = NULL, *scn_file = NULL, *purpose_s = NULL, *stuck_s = NULL, *format = "text";
-    int no_color = 0;
+    int no_color = 0, hold = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
@@ -64,6 +68,7 @@ int cmd_check_trace(int argc, char **argv) {
             fputs(cli_usage_check_trace, stdout);
             return 0;
         } else if (strcmp(a, "--scenario") == 0 && has) scn_file = argv[++i];
+        else if (strcmp(a, "--expect") == 0) hold = 1;
         else if (strcmp(a, "--purpose") == 0 && has) purpose_s = argv[++i];
         else if (strcmp(a, "--stuck-after") == 0 && has) stuck_s = argv[++i];
         else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
@@ -76,6 +81,7 @@ int cmd_check_trace(int argc, char **argv) {
     if (st0) return st0;
     int json = fmt == REPORT_FMT_JSONL;
     if (!file) return cli_usage("check-trace needs a trace file (JSON Lines, from `locksim run --trace`)");
+    if (hold && !scn_file) return cli_usage("check-trace --expect needs --scenario FILE.lsim: its expect lines");
     /* What the file does not hold: the scenario's purpose and stuck-after
      * (defaults from scenario_init, or the scenario named, or the options). */
     struct scenario s;
@@ -91,17 +97,24 @@ int cmd_check_trace(int argc, char **argv) {
     }
     enum scn_purpose purpose = s.purpose;
     sim_ns stuck_after = s.stuck_after_ns;
-    scenario_close(&s);
+    int st = 0;
     if (purpose_s && strcmp(purpose_s, "correctness") == 0) purpose = SCN_PURPOSE_CORRECTNESS;
     else if (purpose_s && strcmp(purpose_s, "efficiency") == 0) purpose = SCN_PURPOSE_EFFICIENCY;
-    else if (purpose_s) return cli_usage("--purpose takes correctness or efficiency, not '%s'", purpose_s);
-    if (stuck_s && scn_parse_duration(stuck_s, &stuck_after) != 0)
-        return cli_usage("--stuck-after takes a duration such as 60s, not '%s'", stuck_s);
+    else if (purpose_s) st = cli_usage("--purpose takes correctness or efficiency, not '%s'", purpose_s);
+    if (!st && stuck_s && scn_parse_duration(stuck_s, &stuck_after) != 0)
+        st = cli_usage("--stuck-after takes a duration such as 60s, not '%s'", stuck_s);
+    if (st) {
+        scenario_close(&s);
+        return st;
+    }
 
     struct trace src, dst;
-    int st = load(&src, file);
+    st = load(&src, file);
+    char err[1400];
+    if (!st && scn_file && bind_expects(&s, scn_file, &src, file, err, sizeof err) != 0) st = cli_fail(LSIM_EPARSE, err);
     if (st) {
         trace_close(&src);
+        scenario_close(&s);
         return st;
     }
     /* A recording ends with run-end (docs/trace-format.md): without it the
@@ -119,7 +132,17 @@ int cmd_check_trace(int argc, char **argv) {
                  src.len, src.len == 1 ? "" : "s", t);
     }
     struct checker_report rep;
-    int rc = recheck(&src, purpose, stuck_after, &dst, &rep);
+    int rc = run_recheck(&src, purpose, stuck_after, scn_file ? &s : NULL, &dst, &rep);
+    /* The scenario's expect lines, judged on the report as a run's are. */
+    struct run_result r;
+    memset(&r, 0, sizeof r);
+    r.scn = &s;
+    r.report = &rep; /* no engine: the report and the scenario are all the judging needs */
+    r.truncated = cut;
+    r.nexpects = scn_file ? s.nexpects : 0;
+    if (r.nexpects && !hold) trace_changes(r.not_applicable, sizeof r.not_applicable, &src, &s);
+    for (int i = 0; rc == 0 && !cut && !r.not_applicable[0] && i < r.nexpects; i++)
+        if (!run_expect(&r, i, NULL)) r.failed++;
     if (rc == 0 && json) {
         /* The run's JSON record, from a summary of the trace: its events
          * are those read, whatever a run-end event claims. */
@@ -131,33 +154,44 @@ int cmd_check_trace(int argc, char **argv) {
         sum.seed = src.seed;
         sum.events = (unsigned long long)src.len;
         sum.truncated = cut;
-        sum.outcome = cut ? LSIM_ETRUNCATED : LSIM_OK;
+        sum.outcome = run_outcome(&r, 0);
         sum.rep = rep;
         sum.trace_hash = trace_hash(&dst);
+        sum.judged = scn_file != NULL; /* PASS or FAIL, else RAN */
+        sum.nexpects = r.nexpects;
+        sum.failed = r.failed;
+        snprintf(sum.not_applicable, sizeof sum.not_applicable, "%s", r.not_applicable);
         report_json_summary(stdout, &sum, NULL, 0);
+        for (int i = 0; !cut && !r.not_applicable[0] && i < r.nexpects; i++) /* why it failed: on stderr */
+            if (report_expect_failure(err, sizeof err, scn_file, &r, i)) fprintf(stderr, "%s\n", err);
     } else if (rc == 0) {
-        struct run_result r;
-        memset(&r, 0, sizeof r);
-        r.report = &rep; /* no engine: the block needs only the report */
-        r.truncated = cut;
         struct report_ctx c = {.file = file, .color = cli_want_color(no_color), .truncation = why};
         char t1[1000], t2[500], t3[200];
         printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", text_term(t1, sizeof t1, file),
                text_term(t2, sizeof t2, src.title), text_term(t3, sizeof t3, src.algo),
                (unsigned long long)src.seed, src.len);
+        if (r.nexpects) printf("  judged against the expect lines of %s\n", text_term(t1, sizeof t1, scn_file));
         report_text_verdict(stdout, &r, &c);
         if (trace_hash(&dst) != trace_hash(&src))
             printf("  note: the findings recorded in the file differ from the checker's now\n");
+        if (scn_file && strcmp(src.title, s.title) != 0) {
+            char t4[500];
+            printf("  note: the trace's title is \"%s\", the scenario's \"%s\"\n", text_term(t1, sizeof t1, src.title),
+                   text_term(t4, sizeof t4, s.title));
+        }
+        report_text_expects(stdout, &r, &c); /* those of --scenario, if any */
     }
     trace_close(&dst);
     trace_close(&src);
+    int outcome = run_outcome(&r, 0);
+    scenario_close(&s);
     if (rc) return cli_fail(rc, "");
     if (cut) {
         char msg[1400];
         snprintf(msg, sizeof msg, "%s: %s", file, why);
         return cli_fail(LSIM_ETRUNCATED, msg);
     }
-    return 0; /* main() checks that standard output was written */
+    return cli_exit(outcome); /* 0, or 1 when an expectation fails; main() checks standard output */
 }
 
 int cmd_diff(int argc, char **argv) {
@@ -185,10 +219,27 @@ int cmd_diff(int argc, char **argv) {
         int same = at < 0 && strcmp(a.title, b.title) == 0 && strcmp(a.algo, b.algo) == 0 && a.seed == b.seed;
         if (same) printf("same: %zu events\n", a.len);
         else {
+            /* What changed in meaning first (each trace judged afresh, as a
+             * correctness scenario with the default stuck-after), then the
+             * first divergent raw event. */
+            struct scenario def;
+            scenario_init(&def);
+            struct trace ca, cb;
+            struct checker_report ra, rb;
+            int rc = run_recheck(&a, def.purpose, def.stuck_after_ns, NULL, &ca, &ra);
+            if (!rc) rc = run_recheck(&b, def.purpose, def.stuck_after_ns, NULL, &cb, &rb);
+            else trace_init(&cb, 1);
+            scenario_close(&def);
             printf("A: %s\nB: %s\n", f[0], f[1]);
-            trace_diff_print(stdout, &a, "A", &b, "B", at, (int)context, "");
+            if (!rc && trace_diff_meaning(stdout, &a, &ra, &b, &rb, 20, "") == 0)
+                printf("The same in meaning (verdict, metrics, who held the lock when, every write); the events "
+                       "moved:\n");
+            trace_close(&ca);
+            trace_close(&cb);
+            if (rc) st = cli_fail(rc, "");
+            else trace_diff_print(stdout, &a, "A", &b, "B", at, (int)context, "");
         }
-        st = same ? 0 : 1;
+        if (!st) st = same ? 0 : 1;
     }
     trace_close(&a);
     trace_close(&b);

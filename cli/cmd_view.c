@@ -13,8 +13,8 @@
 
 struct view_cmd {
     struct cli_runopts ro;
-    const char *file, *algos, *log;
-    int quiz, bench_frames;
+    const char *file, *algos, *log, *shots;
+    int quiz, bench_frames, show_all;
     long width, height;
 };
 
@@ -57,7 +57,9 @@ static int load(void *ctx, struct view_load *out) {
                                .nsets = h->o->ro.nsets};
         cli_banner_fill(&h->cbs[k][i], r, &c);
         h->bs[k][i] = h->cbs[k][i].b;
-        if (h->o->quiz) h->bs[k][i].report = NULL; /* the verdict would give the answers away */
+        /* (quiz: the window keeps the verdict hidden, "running", until the
+         * run has decided it; shown all at once, it would give answers away) */
+        if (h->o->quiz && h->o->show_all) h->bs[k][i].report = NULL;
         h->trs[k][i] = engine_trace(r->engine);
     }
     /* the set the window held stays until the next load replaces it */
@@ -94,6 +96,8 @@ static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
         if (took) continue;
         if (strcmp(a, "--algos") == 0 && has) o->algos = argv[++i];
         else if (strcmp(a, "--quiz") == 0) o->quiz = 1;
+        else if (strcmp(a, "--show-all") == 0) o->show_all = 1;
+        else if (strcmp(a, "--shots") == 0 && has) o->shots = argv[++i];
         else if (strcmp(a, "--script-log") == 0) o->log = "-";
         else if (strcmp(a, "--bench-frames") == 0 && has) {
             long n;
@@ -143,7 +147,8 @@ int cmd_view(int argc, char **argv) {
     }
     struct view_host vh = {.ctx = h, .path = o.file, .load = load, .shot_open = shot_open,
                            .shot_close = shot_close};
-    struct view_opts vo = {.quiz = o.quiz, .width = (int)o.width, .height = (int)o.height,
+    struct view_opts vo = {.quiz = o.quiz, .show_all = o.show_all, .shots_dir = o.shots,
+                           .width = (int)o.width, .height = (int)o.height,
                            .log = o.log ? stdout : NULL, .bench_frames = o.bench_frames};
     int rc = cli_gfx_view_run(&vh, &vo);
     close_set(h, 0);

@@ -221,6 +221,7 @@ static const struct wire_hole {
     WIRE_STR(rep.headline),
     {offsetof(struct report_summary, rep.facts), sizeof ((struct report_summary *)0)->rep.facts,
      sizeof(struct checker_fact)},
+    WIRE_STR(not_applicable),
 };
 _Static_assert(offsetof(struct report_summary, rep.nfacts) < offsetof(struct report_summary, rep.facts),
                "the facts' count travels before them");
@@ -342,7 +343,8 @@ static void run_one(const struct fanout *f, size_t i, struct report_summary *sum
                             .nsets = nsets,
                             .algo = a < 0 ? f->algo_default : NULL,
                             .algo_resolved = a < 0 ? NULL : f->algo[a],
-                            .lenient_sets = f->lenient_sets};
+                            .lenient_sets = f->lenient_sets,
+                            .hold_expects = f->hold_expects};
     struct run_result r;
     run_scenario(&spec, &r);
     if (run_cannot_run(&r, spec.algo || spec.algo_resolved)) r.rc = LSIM_ESKIPPED; /* a row skipped, said why */
@@ -451,6 +453,7 @@ static int fan_take(void *arg, size_t i, const void *rec, size_t len, int st) {
     else memcpy(fr->fail, in + sizeof plen + plen, flen);
     fr->fail[flen] = '\0';
     s->file = f->files[fanout_file(f, i)];
+    s->label = NULL;
     s->failures = fr->fail;
     s->seconds = 0; /* wall time would make the output differ run to run */
     if (fr->shown) { /* a row must not start after the progress line */
@@ -506,5 +509,5 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     cli_stop_release();
     if (f->progress) fprintf(stderr, "\r%-72s\r", "");
     free(fr.fail);
-    return fr.nomem ? -1 : rc;
+    return fr.nomem ? LSIM_ENOMEM : rc;
 }

@@ -37,6 +37,7 @@ struct fanout {
     int ncells;                      /* 0 counts as 1 */
     int cell_nsets;
     int lenient_sets;                /* as run_spec.lenient_sets */
+    int hold_expects;                /* --expect: as run_spec.hold_expects */
     long time_limit_s;               /* a run's wall-clock limit, as cli_runopts has it */
     int jobs;                        /* worker processes, >= 1 */
     int progress;                    /* 1 = a progress line on stderr */
@@ -89,8 +90,8 @@ typedef int (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
 /* Run the list (its fanout_range() slice; with preloaded summaries, deliver
  * them without running). Returns 0 when every run was delivered, 1 when
  * SIGINT, SIGTERM or SIGHUP stopped it (the runs finished after a gap are
- * delivered too, in order), 2 when the sink stopped it, -1 when a worker
- * could not be started; *done receives the runs delivered. Workers die with
+ * delivered too, in order), 2 when the sink stopped it, LSIM_ENOMEM when
+ * memory ran out, LSIM_EINTERNAL when a worker could not be started; *done receives the runs delivered. Workers die with
  * the parent (Linux: PR_SET_PDEATHSIG) and hold no other worker's pipe. */
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
 

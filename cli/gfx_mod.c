@@ -42,7 +42,11 @@ static const char *const gfx_names[] = {"gfx_view_run", "gfx_error", NULL};
 static void *gfx_fns[2];
 static struct module gfx_mod = {CLI_GFX_MODULE, gfx_names, gfx_fns, NULL};
 
-/* The module's path: beside the running binary (/proc/self/exe). */
+/* The module's path, found from the running binary (/proc/self/exe): beside
+ * it (the build tree, build/locksim) or in ../lib/locksim/ (an installed
+ * tree, PREFIX/bin/locksim and PREFIX/lib/locksim/: `make install`),
+ * whichever exists, in that order; beside the binary when neither does, so
+ * the error names that path. */
 static int module_path(char *buf, size_t n, const char *file) {
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -51,8 +55,14 @@ static int module_path(char *buf, size_t n, const char *file) {
     char *slash = strrchr(exe, '/');
     if (!slash) return -1;
     *slash = '\0';
+    struct stat st;
     int w = snprintf(buf, n, "%s/%s", exe, file);
-    return w < 0 || (size_t)w >= n ? -1 : 0;
+    if (w < 0 || (size_t)w >= n) return -1;
+    if (stat(buf, &st) == 0) return 0;
+    char inst[PATH_MAX];
+    w = snprintf(inst, sizeof inst, "%s/../lib/locksim/%s", exe, file);
+    if (w > 0 && (size_t)w < sizeof inst && stat(inst, &st) == 0 && strlen(inst) < n) memcpy(buf, inst, strlen(inst) + 1);
+    return 0;
 }
 
 static int load(struct module *m) {
@@ -82,7 +92,8 @@ static int load(struct module *m) {
         }
         snprintf(mod_err, sizeof mod_err,
                  "the picture module %s cannot be loaded (%s); it is built beside the binary by "
-                 "make (make build/%s)",
+                 "make (make build/%s), and installed in PREFIX/lib/locksim by make install: a "
+                 "binary copied alone cannot draw pictures",
                  path, why ? why : "unknown reason", m->file);
         return LSIM_EINTERNAL;
     }

@@ -44,7 +44,11 @@ const char cli_usage_run[] =
     "\n"
     "Plays one scenario and prints the verdict (SAFE, UNSAFE or STUCK) with its\n"
     "details, a timeline on the true-time axis, the scenario's expectations and a\n"
-    "one-line replay command.\n"
+    "one-line replay command. Exit 1 when an expectation fails.\n"
+    "\n"
+    "The `expect` lines are for the scenario as written: with another seed, any\n"
+    "--set or another algorithm they are not applicable (shown n/a with what was\n"
+    "measured, outcome NOT-APPLICABLE in JSON) and decide nothing, unless --expect.\n"
     "\n"
     "Options:\n"
     "  --seed N            PRNG seed (overrides the scenario's `seed`)\n"
@@ -60,6 +64,7 @@ const char cli_usage_run[] =
     "  --narrate           add a plain-words account of the run (with --format json:\n"
     "                      a \"narration\" array of lines)\n"
     "  --no-timeline       leave out the timeline\n"
+    "  --expect            judge the expect lines also under --seed, --set or --algo\n"
     "  --width N           timeline width in columns (default: terminal, else 100)\n"
     "  --no-color          plain ASCII (also when NO_COLOR is set or not a terminal)\n"
     "  --time-limit S      stop a run still going after S seconds of wall time (default\n"
@@ -67,30 +72,36 @@ const char cli_usage_run[] =
 
 const char cli_usage_check[] =
     "Usage: locksim check [--quiet] [--format text|json|tap|junit] [--seed N]\n"
-    "                     [--set KEY=VALUE]... [--algo NAME|PATH] [--update]\n"
+    "                     [--set KEY=VALUE]... [--algo NAME|PATH] [--expect] [--update]\n"
     "                     [--golden DIR] [--no-golden] FILE|DIR...\n"
     "\n"
     "Runs each scenario (a DIR stands for every *.lsim below it) and checks its\n"
     "`expect` lines. text: one line per file and each failed expectation, then\n"
     "`scenarios: N passed, M failed`; json: one `run --format json` object per line\n"
     "(JSON Lines; a file that cannot run is an object with \"outcome\":\"ERROR\");\n"
-    "tap: TAP version 13; junit: one JUnit XML testsuite, one testcase per file,\n"
-    "with times, failures and errors. A run cut short by max-events is TRUNCATED:\n"
+    "tap: TAP version 13; junit: JUnit XML, a testsuite per file, a testcase per\n"
+    "run (classname scenarios.NAME, name \"ALGO seed=N [KEY=VALUE...]\"), with\n"
+    "times, failures and errors. A run cut short by max-events is TRUNCATED:\n"
     "nothing is decided and it fails. Exit 1 if any expectation fails or a run is\n"
     "cut short, 65/66 if a file is malformed or missing (the worst code wins).\n"
+    "With --seed (another than a file's own), --set or another --algo, the expect\n"
+    "lines are not applicable: each file is n/a (NOT-APPLICABLE in json, # SKIP in\n"
+    "tap, <skipped> in junit) and exits 0; --expect judges them anyway.\n"
     "\n"
     "Golden traces: the trace of DIR/NAME.lsim is also compared with its recorded\n"
     "one, DIR/golden/NAME.jsonl (or NAME.jsonl in --golden DIR), by digest; when\n"
     "they differ, the first divergent event is shown with context and the file\n"
     "fails. A scenario whose folder has no golden/ is not compared. --update writes\n"
-    "the golden traces that changed or are missing and prints which. Not with\n"
-    "--seed, --set or --algo (golden traces are of the scenarios as written).\n"
+    "the golden traces that changed or are missing and prints which, only when\n"
+    "every file passes its expect lines: otherwise it writes nothing, names each\n"
+    "failing expectation (FILE:LINE:COL) and exits 1. Not with --seed, --set or\n"
+    "--algo (golden traces are of the scenarios as written).\n"
     "With --format json, golden failures are reported on stderr.\n";
 
 const char cli_usage_batch[] =
     "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
     "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [--out FILE]\n"
-    "                     [--shard K/N] [--time-limit S]\n"
+    "                     [--shard K/N] [--time-limit S] [--expect]\n"
     "\n"
     "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
     "(default: the scenario's own) and every algorithm named (default: the\n"
@@ -104,9 +115,16 @@ const char cli_usage_batch[] =
     "summary goes there too, always: runs, passed, failed by reason, skipped, and the\n"
     "first failures with the command that replays each.\n"
     "\n"
+    "The expect lines are for the scenario as written: a run at another seed than\n"
+    "the file's, with a --set or another algorithm is NOT-APPLICABLE (its verdict\n"
+    "and figures reported, nothing judged, counted apart; # SKIP in tap, <skipped>\n"
+    "in junit). --expect judges them in every run.\n"
+    "\n"
     "Formats: table (one line per scenario and algorithm, then `N passed, M failed`),\n"
     "jsonl (one object per run: scenario, algorithm, seed, overrides, outcome, every\n"
-    "metric, trace_hash), csv (the same columns, with a header), junit, tap.\n"
+    "metric, trace_hash), csv (the same columns, with a header), junit (a testsuite\n"
+    "per scenario file, classname FOLDER.STEM, name \"ALGO seed=N [KEY=VALUE...]\",\n"
+    "unique per run), tap.\n"
     "--out FILE is written atomically. Ctrl-C (or SIGTERM, SIGHUP) stops the workers,\n"
     "reports what finished on stderr, leaves any old --out file as it was and exits\n"
     "130; a write that fails (a closed pipe, a full disk) stops the runs too: 73.\n"
@@ -115,7 +133,8 @@ const char cli_usage_batch[] =
     "--shard K/N runs only the K-th of N contiguous slices of the run list (the same\n"
     "slices whatever --jobs) and writes shard JSON Lines; `locksim merge` turns the N\n"
     "shard files into any format above, identical to the unsharded run's bytes.\n"
-    "Exit: 0 every run passed, 1 one failed or was cut short, else the worst error.\n";
+    "Exit: 0 every run passed (or was not applicable or skipped), 1 one failed or\n"
+    "was cut short, else the worst error.\n";
 
 const char cli_usage_merge[] =
     "Usage: locksim merge SHARD.jsonl... [--format FMT] [--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
@@ -131,15 +150,20 @@ const char cli_usage_merge[] =
     "and nothing is written.\n";
 
 const char cli_usage_check_trace[] =
-    "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim] [--purpose correctness|efficiency]\n"
-    "                           [--stuck-after DUR] [--format text|json] [--no-color]\n"
+    "Usage: locksim check-trace FILE.jsonl [--scenario FILE.lsim [--expect]]\n"
+    "                           [--purpose correctness|efficiency] [--stuck-after DUR]\n"
+    "                           [--format text|json] [--no-color]\n"
     "\n"
     "Runs the checker over a recorded trace (docs/trace-format.md; from `locksim run\n"
     "--trace` or from a real system) and prints the verdict block `run` prints, or\n"
     "one JSON object (the `batch --format jsonl` record). Findings already in the\n"
     "file are recomputed. The file does not say the scenario's purpose or its\n"
     "stuck-after: they are the defaults, or the scenario's (--scenario), or given.\n"
-    "Exit 0 when the trace was checked, 65 if it is malformed, 66 if unreadable.\n";
+    "With --scenario, its `expect` lines are judged against the trace too (each\n"
+    "with its measured value; a client they name is the trace's node of that name);\n"
+    "for a trace of another seed or algorithm they are not applicable, unless\n"
+    "--expect. Exit 0 when the trace was checked (and its expectations hold), 1 when\n"
+    "one fails or the trace was cut short, 65 if malformed, 66 if unreadable.\n";
 
 const char cli_usage_sweep[] =
     "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
@@ -158,15 +182,21 @@ const char cli_usage_sweep[] =
     "draws the same heatmap as a PNG image (both may be given).\n"
     "--shard K/N runs the K-th of N slices of the runs and writes shard JSON Lines;\n"
     "`locksim merge` makes the CSV, JSON Lines, SVG and PNG of the whole grid from them.\n"
-    "Expectations are not judged. Exit 0, or the worst error of a run (130 on Ctrl-C).\n";
+    "Expectations are not judged (a cell is another experiment than the file as\n"
+    "written). Exit 0, or the worst error of a run (130 on Ctrl-C).\n";
 
 const char cli_usage_diff[] =
     "Usage: locksim diff A.jsonl B.jsonl [--context N]\n"
     "\n"
-    "Compares two traces event by event (time, node, kind, fields) and shows the\n"
-    "first event where they diverge, with N events of context (default 3) before\n"
-    "it and after it in each. Exit 0 when the traces are the same, 1 when they\n"
-    "differ, 65/66 if a file is malformed or unreadable.\n";
+    "Compares two traces. First what changed in meaning: each trace is judged\n"
+    "afresh by the checker (as a correctness scenario), and the verdict and every\n"
+    "figure that differs are listed in their units (\"lost-updates  1 -> 0\"), then\n"
+    "who held the lock when (each client's acquisitions paired in order: a time or\n"
+    "token that moved), then each client's writes and what the resource did with\n"
+    "them. Then, event by event (time, node, kind, fields), the first event where\n"
+    "they diverge, with N events of context (default 3) before it and after it in\n"
+    "each. Exit 0 when the traces are the same, 1 when they differ, 65/66 if a\n"
+    "file is malformed or unreadable.\n";
 
 const char cli_usage_matrix[] =
     "Usage: locksim matrix FILE [--algos NAME,NAME,...|all] [--format text|json|csv]\n"
@@ -185,26 +215,38 @@ const char cli_usage_matrix[] =
 
 const char cli_usage_render[] =
     "Usage: locksim render FILE -o OUT.png|OUT.svg [--width W] [--height H]\n"
-    "                      [--from T] [--to T] [--algo A] [--seed N] [--set KEY=VALUE]...\n"
+    "                      [--from T] [--to T] [--at T] [--algo A] [--seed N] [--set KEY=VALUE]...\n"
     "\n"
     "Runs the scenario and draws its timeline with the verdict banner (title,\n"
     "algorithm, verdict, seed, replay command) as a PNG or an SVG, chosen by the\n"
     "file's extension (or --format png|svg; -o - writes PNG to standard output).\n"
     "Needs no display. The same scenario and seed give the same bytes.\n"
-    "  --width W, --height H   picture size in pixels (default 1280 x 720; --height 0 =\n"
-    "                          as tall as the content)\n"
-    "  --from T, --to T        the time window shown (e.g. --from 30s --to 31s)\n";
+    "  --width W, --height H   picture size in pixels (default 1280 x 720), exactly: when\n"
+    "                          the content is taller, lanes are drawn tighter, then the legend\n"
+    "                          is left out (saying so); --height 0 = as tall as the content\n"
+    "  --from T, --to T        the time window shown (e.g. --from 30s --to 31s)\n"
+    "  --at T                  the run as it stood at T, a slide of its story: only what had\n"
+    "                          happened by then, on the whole run's axis; the banner says\n"
+    "                          \"running\" until the run is decided, then what decided it\n";
 
 const char cli_usage_view[] =
-    "Usage: locksim view FILE [--algos A,B,...] [--quiz] [--seed N] [--set KEY=VALUE]...\n"
+    "Usage: locksim view FILE [--algos A,B,...] [--quiz] [--show-all] [--shots DIR]\n"
+    "                    [--width W] [--height H] [--seed N] [--set KEY=VALUE]...\n"
     "\n"
-    "Opens the timeline in a window (SDL2). Keys: space play/pause, [ ] slower/faster,\n"
-    "Right/Left next/previous event, Home/End start/end, + - or the wheel zoom,\n"
-    "drag to pan, drag on the time axis to scrub, 0 or f fit, n next violation,\n"
-    "r reveal (quiz), s screenshot (locksim-shot-N.png), ? or F1 help, F11 full\n"
-    "screen, q or Esc quit. The window reloads when FILE changes on disk.\n"
+    "Opens the timeline in a window (SDL2) and reveals the run as it plays: only what\n"
+    "happened by the cursor is drawn, the verdict says \"running\" until the run has\n"
+    "decided it, and every event passed is narrated (the last three sentences below,\n"
+    "Up/Down scroll back). Keys: space play/pause, [ ] slower/faster, Right/Left\n"
+    "next/previous event, Home/End start/end, a the whole run at once, + - or the\n"
+    "wheel zoom, drag to pan, drag on the time axis to scrub, 0 or f fit, n next\n"
+    "violation, r reveal (quiz), s screenshot, ? or F1 help, F11 full screen, q or\n"
+    "Esc quit. The window reloads when FILE changes on disk.\n"
     "  --algos A,B     one panel per algorithm, sharing the faults and the cursor\n"
     "  --quiz          stop before each decisive event and ask what happens next\n"
+    "  --show-all      the whole run at once, as a finished picture (key a)\n"
+    "  --shots DIR     screenshots (locksim-shot-N.png) go there; default: the\n"
+    "                  current folder\n"
+    "  --width W, --height H   the window's size at start (default 1280 x 800)\n"
     "Without a display it exits 69: draw a picture with locksim render FILE -o out.png.\n";
 
 const char cli_usage_hash[] =

@@ -275,9 +275,10 @@ static int header(struct json_rd *j, struct shard *s) {
 
 static const char *const record_fixed[] = {"run", "scenario", "title", "algorithm", "seed", "set", "outcome",
                                            "events", "truncated", "expects", "failed_expects", "headline",
-                                           "trace_hash", "error_code", "exit_status", "error", "failures"};
+                                           "trace_hash", "error_code", "exit_status", "error", "failures",
+                                           "not_applicable"};
 enum { R_RUN, R_SCENARIO, R_TITLE, R_ALGORITHM, R_SEED, R_SET, R_OUTCOME, R_EVENTS, R_TRUNCATED, R_EXPECTS,
-       R_FAILED, R_HEADLINE, R_HASH, R_ERROR_CODE, R_EXIT, R_ERROR, R_FAILURES, R_FIXED };
+       R_FAILED, R_HEADLINE, R_HASH, R_ERROR_CODE, R_EXIT, R_ERROR, R_FAILURES, R_NA, R_FIXED };
 _Static_assert(R_FIXED + SCN_M_COUNT <= 64, "a record's keys fit json_key_index's 64");
 
 /* Set metric m of a report (the inverse of checker_metric, from the same map). */
@@ -391,6 +392,10 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
         }
         case R_EXIT: rc = json_int(j, "exit_status", 0, 255, &v), sum->outcome = (int)v; break;
         case R_ERROR: rc = json_str_into(j, "error", sum->error, sizeof sum->error); break;
+        case R_NA:
+            rc = json_str_into(j, "not_applicable", sum->not_applicable, sizeof sum->not_applicable);
+            if (!rc && !sum->not_applicable[0]) rc = json_fail(j, "\"not_applicable\": expected what changes the scenario");
+            break;
         case R_FAILURES: {
             size_t len;
             rc = json_str(j, "failures", &len);
@@ -413,7 +418,7 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
              failed = (1u << R_ERROR_CODE) | (1u << R_EXIT) | (1u << R_ERROR);
     uint64_t want_keys = base | (seen & (1u << R_ERROR_CODE) ? failed : ran);
     if (json_missing(j, keys, nkeys, seen, ~want_keys, "a record") != 0) return -1;
-    if ((seen & ~want_keys & ~((uint64_t)1 << R_FAILURES)) != 0)
+    if ((seen & ~want_keys & ~((uint64_t)1 << R_FAILURES) & ~((uint64_t)1 << R_NA)) != 0)
         return json_fail(j, "a record has the fields of both a run that ran and one that could not be made");
     /* The outcome: its word, and the code behind it. */
     if (sum->rc) {
@@ -426,14 +431,20 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
             const char *word;
             int outcome, judged;
         } words[] = {{"PASS", LSIM_OK, 1}, {"RAN", LSIM_OK, 0}, {"FAIL", LSIM_EEXPECT, 1},
-                     {"TRUNCATED", LSIM_ETRUNCATED, 1}};
+                     {"TRUNCATED", LSIM_ETRUNCATED, 1}, {REPORT_NOT_APPLICABLE, LSIM_OK, 1}};
         int w = -1;
         if (strcmp(word, "ERROR") == 0) return json_fail(j, "\"outcome\" is \"ERROR\" in a record without \"error_code\"");
-        for (int x = 0; x < 4; x++)
+        for (int x = 0; x < (int)(sizeof words / sizeof *words); x++)
             if (strcmp(word, words[x].word) == 0) w = x;
-        if (w < 0) return json_fail(j, "\"outcome\" is \"%s\", expected PASS, FAIL, TRUNCATED, RAN, SKIP or ERROR", word);
+        if (w < 0)
+            return json_fail(j, "\"outcome\" is \"%s\", expected PASS, FAIL, TRUNCATED, " REPORT_NOT_APPLICABLE
+                                ", RAN, SKIP or ERROR", word);
         sum->outcome = words[w].outcome;
         sum->judged = words[w].judged;
+        if ((strcmp(word, REPORT_NOT_APPLICABLE) == 0) != ((seen >> R_NA) & 1))
+            return json_fail(j, "\"not_applicable\" is given exactly when \"outcome\" is \"" REPORT_NOT_APPLICABLE "\"");
+        if (sum->not_applicable[0] && sum->failed)
+            return json_fail(j, "\"failed_expects\" is not 0 in a run whose expectations are not applicable");
         if ((sum->outcome == LSIM_ETRUNCATED) != (sum->truncated != 0) || sum->failed > sum->nexpects)
             return json_fail(j, "\"outcome\", \"truncated\" and the expectation counts disagree");
     }

@@ -21,7 +21,7 @@ static int fail(int code, const char *what, const char *detail) {
 
 int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
                         const struct scene_view *v, int height) {
-    int w = sc->width, h = height > sc->height ? height : sc->height;
+    int w = sc->width, h = height > 0 ? height : sc->height; /* --height: exactly, the rest cut */
     gfx_clear_error();
     if (w < 1 || h < 1) return fail(LSIM_EBAD_VALUE, "empty image", NULL);
     struct raster img;
@@ -53,7 +53,7 @@ int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *co
     if (!lys) return fail(LSIM_ENOMEM, "out of memory", NULL);
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
-        if (layout_build(&lys[i], trs[i]) != 0) rc = fail(LSIM_ENOMEM, "out of memory", NULL);
+        if (scene_layout_for(&lys[i], trs[i], v) != 0) rc = fail(LSIM_ENOMEM, "out of memory", NULL);
     struct scene sc;
     memset(&sc, 0, sizeof sc);
     if (!rc && (rc = scene_build_panels(&sc, lys, n, v, banners)) != 0)

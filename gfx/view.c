@@ -31,8 +31,9 @@ static const struct palette_rgb ui_bar = {34, 34, 34}, ui_text = {255, 255, 255}
                                 ui_veil = {236, 236, 236}, ui_error = {160, 30, 30},
                                 ui_panel = {250, 250, 250};
 
-#define NARR_H 64   /* the narration bar at the bottom: two lines */
 #define LINE_H 26
+#define NARR_LINES 3 /* the narration history: the last sentences, the current one bright */
+#define NARR_H (LINE_H * (NARR_LINES + 1) + 14) /* the history, then the status line */
 
 struct view {
     const struct view_host *host;
@@ -72,8 +73,16 @@ struct view {
     Uint32 last_poll;
     int reloads;
     long hover;              /* the trace event under the mouse (its tooltip shown), -1 none */
-    char last_log[500];
-    struct gfx_text_line narr_line[2]; /* the narration bar's two lines, kept */
+    char last_log[600];
+    struct gfx_text_line narr_line[NARR_LINES + 1]; /* the narration bar's lines, kept */
+    /* Reveal as it plays: per panel, what its layout was built for (its
+     * first rev_nev events, cut at rev_until), and its banner as shown
+     * ("running" until the run is decided). */
+    size_t *rev_nev;
+    sim_ns *rev_until;
+    struct scene_banner *rev_banners;
+    char (*decided_by)[400]; /* per panel: rev_banners[i].decided_by's text */
+    int decided_all;         /* every panel's verdict is shown */
 };
 
 static int fail(int code, const char *what, const char *detail) { return gfx_fail(code, what, detail); }
@@ -107,16 +116,49 @@ static int label_chars(const struct view *w, int at_least) {
             if (n > lw) lw = n;
         }
         if (ly->ndoubles && lw < 12) lw = 12;
+        if (ly->nparts && lw < 7) lw = 7; /* NETWORK */
     }
     return lw;
 }
 
 /* One scene per panel in the current window, stacked; the legend under the last. */
-static int build_scenes(struct view *w) {
+/* The panels stacked once, with lanes lane_h tall. */
+static int build_stack(struct view *w, struct scene_view *v) {
     free_scenes(w);
     w->scs = calloc(w->ld.n ? w->ld.n : 1, sizeof *w->scs);
     if (!w->scs) return fail(LSIM_ENOMEM, "out of memory", NULL);
     w->nsc = w->ld.n;
+    int y = 0;
+    unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
+    memset(used, 0, sizeof used);
+    for (size_t i = 0; i < w->ld.n; i++) {
+        /* no tooltips: draw_hover makes the one under the mouse */
+        v->flags = w->sv_flags & ~(unsigned)SCENE_F_TIPS & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
+        v->also_used = i + 1 == w->ld.n ? used : NULL;
+        v->lod = w->lods ? w->lods[i] : NULL;
+        struct scene_banner b, *bp = w->ld.banners ? &b : NULL;
+        if (bp) {
+            b = w->rev_banners[i];
+            b.replay = NULL; /* the window has no use for the command line: room for the lanes */
+            /* a panel under one of the same scenario does not repeat its title */
+            if (i > 0 && b.title && w->rev_banners[0].title && strcmp(b.title, w->rev_banners[0].title) == 0)
+                b.title = NULL;
+        }
+        int rc = scene_build(&w->scs[i], &w->lys[i], v, bp, y);
+        v->also_used = NULL;
+        v->lod = NULL;
+        if (rc) return fail(rc, "scene_build", lsim_strerror(rc));
+        for (int g = 0; g < SCENE_USED_N; g++) used[g] |= w->scs[i].used[g];
+        y = w->scs[i].height - v->margin;
+    }
+    w->content_h = y + v->margin;
+    return 0;
+}
+
+/* One scene per panel in the current window, stacked; the legend under the
+ * last. Panels that do not fit above the narration are drawn again with
+ * lanes as tall as a line of text (two algorithms at 1280x720). */
+static int build_scenes(struct view *w) {
     struct scene_view v;
     scene_view_pixels(&v, w->w, 0);
     v.compressed = 0; /* the cursor, hover, scrub and zoom map pixels to time linearly */
@@ -125,22 +167,12 @@ static int build_scenes(struct view *w) {
     v.t0 = w->vs.t0;
     v.t1 = w->vs.t1;
     v.cell_w = viewstate_cell_w(v.t1 - v.t0, w->w - 2 * v.margin - (v.label_chars + 1) * v.char_w);
-    int y = 0;
-    unsigned char used[SCENE_USED_N]; /* what the panels above the last show: one legend for all */
-    memset(used, 0, sizeof used);
-    for (size_t i = 0; i < w->ld.n; i++) {
-        /* no tooltips: draw_hover makes the one under the mouse */
-        v.flags = w->sv_flags & ~(unsigned)SCENE_F_TIPS & (i + 1 == w->ld.n ? ~0u : ~(unsigned)SCENE_F_LEGEND);
-        v.also_used = i + 1 == w->ld.n ? used : NULL;
-        v.lod = w->lods ? w->lods[i] : NULL;
-        int rc = scene_build(&w->scs[i], &w->lys[i], &v, w->ld.banners ? &w->ld.banners[i] : NULL, y);
-        v.also_used = NULL;
-        v.lod = NULL;
-        if (rc) return fail(rc, "scene_build", lsim_strerror(rc));
-        for (int g = 0; g < SCENE_USED_N; g++) used[g] |= w->scs[i].used[g];
-        y = w->scs[i].height - v.margin;
+    int rc = build_stack(w, &v);
+    if (!rc && w->content_h > w->h - NARR_H && v.lane_h > v.line_h) {
+        v.lane_h = v.line_h;
+        rc = build_stack(w, &v);
     }
-    w->content_h = y + v.margin;
+    if (rc) return rc;
     w->sv = v;
     w->built_t0 = w->vs.t0;
     w->built_t1 = w->vs.t1;
@@ -209,12 +241,67 @@ static int take_load(struct view *w, const struct view_load *ld, int first) {
         free_layouts(w, lys, lods, ld->n);
         return fail(rc, "out of memory", NULL);
     }
+    size_t *rn = calloc(ld->n ? ld->n : 1, sizeof *rn);
+    sim_ns *ru = calloc(ld->n ? ld->n : 1, sizeof *ru);
+    struct scene_banner *rb = calloc(ld->n ? ld->n : 1, sizeof *rb);
+    char(*db)[400] = calloc(ld->n ? ld->n : 1, sizeof *db);
+    if (!rn || !ru || !rb || !db) {
+        free(rn), free(ru), free(rb), free(db);
+        free_layouts(w, lys, lods, ld->n);
+        return fail(LSIM_ENOMEM, "out of memory", NULL);
+    }
+    for (size_t i = 0; i < ld->n; i++) { /* built whole: what reveal_layouts compares with */
+        rn[i] = ld->trs[i]->len;
+        ru[i] = -1;
+    }
     free_layouts(w, w->lys, w->lods, w->ld.n);
+    free(w->rev_nev), free(w->rev_until), free(w->rev_banners), free(w->decided_by);
+    w->decided_by = db;
+    w->rev_nev = rn;
+    w->rev_until = ru;
+    w->rev_banners = rb;
     w->lys = lys;
     w->lods = lods;
     w->ld = *ld;
     w->scene_dirty = 1;
     w->narr_cur = -2;
+    return 0;
+}
+
+/* Each panel's layout as the run stood at the cursor (viewstate_revealed),
+ * rebuilt only when that changed, and its banner: the verdict once the run
+ * has decided it, "running" before. */
+static int reveal_layouts(struct view *w) {
+    w->decided_all = 1;
+    for (size_t i = 0; i < w->ld.n; i++) {
+        const struct trace *tr = w->ld.trs[i];
+        size_t nev;
+        sim_ns until;
+        viewstate_revealed(&w->vs, (int)i, tr, &nev, &until);
+        if (nev != w->rev_nev[i] || until != w->rev_until[i]) {
+            struct layout ly;
+            if (layout_build_prefix(&ly, tr, nev, until) != 0) return fail(LSIM_ENOMEM, "out of memory", NULL);
+            scene_lod_free(w->lods[i]); /* it points into the layout it indexes */
+            w->lods[i] = NULL;
+            layout_close(&w->lys[i]);
+            w->lys[i] = ly;
+            w->rev_nev[i] = (size_t)-1; /* until the index is built too */
+            if (scene_lod_build(&w->lods[i], &w->lys[i]) != 0) return fail(LSIM_ENOMEM, "out of memory", NULL);
+            w->rev_nev[i] = nev;
+            w->rev_until[i] = until;
+            w->scene_dirty = 1;
+        }
+        if (!w->ld.banners) continue;
+        struct scene_banner b = w->ld.banners[i];
+        char was[sizeof w->decided_by[0]];
+        snprintf(was, sizeof was, "%s", w->decided_by[i]);
+        viewstate_banner(&b, w->decided_by[i], sizeof w->decided_by[i], tr, nev);
+        if (b.status) w->decided_all = 0;
+        if ((b.status == NULL) != (w->rev_banners[i].status == NULL) || !w->rev_banners[i].title ||
+            (b.decided_by == NULL) != (w->rev_banners[i].decided_by == NULL) || strcmp(was, w->decided_by[i]) != 0)
+            w->scene_dirty = 1;
+        w->rev_banners[i] = b;
+    }
     return 0;
 }
 
@@ -245,16 +332,11 @@ static void poll_file(struct view *w) {
 
 /* ---- screenshot --------------------------------------------------------------- */
 
-/* A new locksim-shot-N.png beside the scenario (or in the current folder when
- * that is not writable), reserved with O_EXCL so nothing is overwritten. */
+/* A new locksim-shot-N.png in --shots DIR or the current folder (never
+ * among the scenarios), reserved with O_EXCL so nothing is overwritten. */
 static int shot_name(const struct view *w, char *buf, size_t n) {
     char dir[4096] = ".";
-    if (w->host->path) {
-        const char *slash = strrchr(w->host->path, '/');
-        if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - w->host->path), w->host->path);
-        if (!dir[0]) snprintf(dir, sizeof dir, "/");
-        if (access(dir, W_OK) != 0) snprintf(dir, sizeof dir, ".");
-    }
+    if (w->o->shots_dir && w->o->shots_dir[0]) snprintf(dir, sizeof dir, "%s", w->o->shots_dir);
     for (int k = 1; k < 100000; k++) {
         snprintf(buf, n, "%s/locksim-shot-%d.png", strcmp(dir, "/") ? dir : "", k);
         int fd = open(buf, O_WRONLY | O_CREAT | O_EXCL, 0644);
@@ -309,26 +391,27 @@ static void text(struct view *w, int x, int y, const char *s, int bold, struct p
 /* The scene of panel p and the y offset of the scenes on screen. */
 static int screen_y(const struct view *w, int y) { return y - w->scroll; }
 
+/* The sentence of stop k ("t=31s  B acquires the lock ..."), times as the
+ * run's own resolution shows them. */
+static void narrate_stop(const struct view *w, long k, char *out, size_t n) {
+    if (k < 0) {
+        snprintf(out, n, "The start of the run: press Right to step, space to play.");
+        return;
+    }
+    const struct viewstate_event *e = &w->vs.ev[k];
+    const struct trace *tr = w->ld.trs[e->panel];
+    char s[500], t[32];
+    if (narrate_event(s, sizeof s, tr, &tr->ev[e->seq]) != 0 || !s[0]) snprintf(s, sizeof s, "(event %u)", e->seq);
+    viewstate_time_text(t, sizeof t, &w->vs, e->t);
+    if (w->ld.n > 1) snprintf(out, n, "t=%s  [%s]  %s", t, tr->algo, s);
+    else snprintf(out, n, "t=%s  %s", t, s);
+}
+
 /* The narration of the current stop, cached. */
 static const char *narration(struct view *w) {
     if (w->narr_cur == w->vs.cur) return w->narr;
     w->narr_cur = w->vs.cur;
-    w->narr[0] = '\0';
-    if (w->vs.cur < 0) {
-        snprintf(w->narr, sizeof w->narr, "The start of the run: press Right to step, space to play.");
-        return w->narr;
-    }
-    const struct viewstate_event *e = &w->vs.ev[w->vs.cur];
-    const struct trace *tr = w->ld.trs[e->panel];
-    char s[500];
-    if (narrate_event(s, sizeof s, tr, &tr->ev[e->seq]) != 0 || !s[0])
-        snprintf(s, sizeof s, "(event %u)", e->seq);
-    char t[32];
-    format_time_ns(t, sizeof t, e->t);
-    if (w->ld.n > 1)
-        snprintf(w->narr, sizeof w->narr, "t=%s  [%s]  %s", t, tr->algo, s);
-    else
-        snprintf(w->narr, sizeof w->narr, "t=%s  %s", t, s);
+    narrate_stop(w, w->vs.cur, w->narr, sizeof w->narr);
     return w->narr;
 }
 
@@ -450,23 +533,44 @@ static void draw_question(struct view *w) {
          palette_look(SCENE_ST_ALERT)->ink);
 }
 
+/* The narration history (every stop passed, none skipped: the last
+ * NARR_LINES, scrollable with Up and Down), the current one bright, then
+ * the status line. */
 static void draw_narration(struct view *w) {
     int y = w->h - NARR_H;
     gfx_paint_box(w->r, 0, y, w->w, NARR_H, ui_bar);
-    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[0], 12, y + 4, LINE_H, narration(w), PALETTE_TEXT_PX, 1,
-                        ui_text);
-    char s[400], a[32], b[32], c[32];
-    format_time_ns(a, sizeof a, w->vs.t0);
-    format_time_ns(b, sizeof b, w->vs.t1);
-    format_time_ns(c, sizeof c, w->vs.cursor);
+    long from, to;
+    viewstate_history(&w->vs, NARR_LINES, &from, &to);
+    (void)narration(w);
+    int row = NARR_LINES - (int)(to - from + 1); /* the newest at the bottom of the history */
+    if (to < 0) { /* nothing passed yet */
+        row = NARR_LINES - 1;
+        from = to = -1;
+    }
+    for (int r = 0; r < NARR_LINES; r++) {
+        long k = from + (r - row);
+        char s[600] = "";
+        if (r >= row && k <= to) {
+            if (k == w->vs.cur) snprintf(s, sizeof s, "%s", w->narr);
+            else narrate_stop(w, k, s, sizeof s);
+        }
+        int current = r >= row && k == w->vs.cur;
+        gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[r], 12, y + 4 + LINE_H * r, LINE_H, s,
+                            PALETTE_TEXT_PX, current, current ? ui_text : ui_dim);
+    }
+    char s[400], a[32], b[32], c[32], sp[32];
+    viewstate_time_text(a, sizeof a, &w->vs, w->vs.t0);
+    viewstate_time_text(b, sizeof b, &w->vs, w->vs.t1);
+    viewstate_time_text(c, sizeof c, &w->vs, w->vs.cursor);
+    viewstate_speed_text(sp, sizeof sp, &w->vs);
     const char *st = w->status_until > SDL_GetTicks() ? w->status
                      : w->content_h > w->h - NARR_H ? "? help  PgDn/PgUp: more below"
                                                     : "";
-    snprintf(s, sizeof s, "%s  x%g  cursor %s  window %s..%s  %s%s", w->vs.playing ? "playing" : "paused",
-             viewstate_rate(&w->vs) / ((double)(w->vs.t_end > 0 ? w->vs.t_end : 1) / 20.0), c, a, b,
-             st[0] ? st : "? help", w->vs.quiz ? "  [quiz]" : "");
-    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[1], 12, y + 4 + LINE_H + 4, LINE_H, s, PALETTE_TEXT_PX, 0,
-                        ui_dim);
+    snprintf(s, sizeof s, "%s %s  t=%s  window %s..%s  %s%s%s%s", w->vs.playing ? "playing" : "paused", sp, c, a, b,
+             st[0] ? st : "? help", w->vs.quiz ? "  [quiz]" : "", w->vs.show_all ? "  [whole run: a]" : "",
+             w->vs.narr_back ? "  [history: Down returns]" : "");
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[NARR_LINES], 12, y + 8 + LINE_H * NARR_LINES, LINE_H, s,
+                        PALETTE_TEXT_PX, 0, ui_dim);
 }
 
 static void draw_hover(struct view *w) {
@@ -501,8 +605,10 @@ static const char *const help_lines[] = {
     "drag on the time axis: scrub      drag elsewhere: pan",
     "+  -  wheel  zoom in / out        0  f  fit the whole run",
     "n            next violation (double entry, stale write accepted, wrong release)",
+    "a            the whole run at once / as it plays (only what happened by the cursor)",
+    "Up  Down     the narration's earlier sentences / back to the present",
     "r  Enter     reveal the quiz answer",
-    "s            screenshot (locksim-shot-N.png beside the scenario)",
+    "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
     "PgUp PgDn    scroll panels        F11  full screen",
     "? F1         this help            q  Esc  quit",
     "The window reloads when the scenario file changes on disk.",
@@ -543,8 +649,8 @@ static void draw_error(struct view *w) {
 }
 
 static int draw(struct view *w, int shot) {
-    int rc = 0;
-    if (w->scene_dirty || w->built_t0 != w->vs.t0 || w->built_t1 != w->vs.t1) rc = build_scenes(w);
+    int rc = reveal_layouts(w);
+    if (!rc && (w->scene_dirty || w->built_t0 != w->vs.t0 || w->built_t1 != w->vs.t1)) rc = build_scenes(w);
     if (!rc && w->tex_dirty) rc = paint_texture(w);
     if (rc) return rc;
     if (w->tex_w != w->w || w->tex_h != w->h) { /* else the texture covers the window */
@@ -567,7 +673,9 @@ static int draw(struct view *w, int shot) {
 
 static void log_state(struct view *w) {
     if (!w->o->log) return;
-    char line[500];
+    char line[600];
+    size_t revealed = 0; /* events drawn, all panels */
+    for (size_t i = 0; w->rev_nev && i < w->ld.n; i++) revealed += w->rev_nev[i];
     const char *kind = "-", *qkind = "-";
     if (w->vs.cur >= 0) {
         const struct viewstate_event *e = &w->vs.ev[w->vs.cur];
@@ -579,10 +687,11 @@ static void log_state(struct view *w) {
     }
     snprintf(line, sizeof line,
              "view: cur=%ld kind=%s cursor=%lld t0=%lld t1=%lld playing=%d speed=%d question=%ld "
-             "question_kind=%s panels=%zu reloads=%d error=%d help=%d hover=%ld fullscreen=%d size=%dx%d",
+             "question_kind=%s panels=%zu reloads=%d error=%d help=%d hover=%ld fullscreen=%d size=%dx%d "
+             "show_all=%d revealed=%zu decided=%d",
              w->vs.cur, kind, (long long)w->vs.cursor, (long long)w->vs.t0, (long long)w->vs.t1,
              w->vs.playing, w->vs.speed, w->vs.question, qkind, w->ld.n, w->reloads, w->error[0] != 0,
-             w->help, w->hover, w->fullscreen, w->w, w->h);
+             w->help, w->hover, w->fullscreen, w->w, w->h, w->vs.show_all, revealed, w->decided_all);
     if (strcmp(line, w->last_log) != 0) {
         snprintf(w->last_log, sizeof w->last_log, "%s", line);
         fprintf(w->o->log, "%s\n", line);
@@ -631,8 +740,11 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
         break;
     case SDLK_RIGHTBRACKET: case SDLK_PERIOD: if (vs->speed < 12) vs->speed++; break;
     case SDLK_LEFTBRACKET: case SDLK_COMMA: if (vs->speed > -12) vs->speed--; break;
-    case SDLK_RIGHT: vs->playing = 0; viewstate_step(vs, 1); break;
-    case SDLK_LEFT: vs->playing = 0; viewstate_step(vs, -1); break;
+    case SDLK_RIGHT: vs->playing = 0; viewstate_step(vs, 1); vs->narr_back = 0; break;
+    case SDLK_LEFT: vs->playing = 0; viewstate_step(vs, -1); vs->narr_back = 0; break;
+    case SDLK_UP: viewstate_history_scroll(vs, 1); break;
+    case SDLK_DOWN: viewstate_history_scroll(vs, -1); break;
+    case SDLK_a: vs->show_all = !vs->show_all; break;
     case SDLK_HOME: vs->playing = 0; viewstate_home(vs); break;
     case SDLK_END: vs->playing = 0; viewstate_end(vs); break;
     case SDLK_PLUS: case SDLK_EQUALS: case SDLK_KP_PLUS: viewstate_zoom(vs, 2.0, vs->cursor); break;
@@ -858,8 +970,11 @@ static void close_view(struct view *w) {
     viewstate_close(&w->vs);
     gfx_fonts_close(&w->fonts);
     raster_fonts_close(&w->rfonts);
-    gfx_text_line_close(&w->narr_line[0]);
-    gfx_text_line_close(&w->narr_line[1]);
+    for (int i = 0; i <= NARR_LINES; i++) gfx_text_line_close(&w->narr_line[i]);
+    free(w->rev_nev);
+    free(w->rev_until);
+    free(w->rev_banners);
+    free(w->decided_by);
     if (w->tex) SDL_DestroyTexture(w->tex);
     if (w->r) SDL_DestroyRenderer(w->r);
     if (w->win) SDL_DestroyWindow(w->win);
@@ -899,6 +1014,13 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     memset(&w.ld, 0, sizeof w.ld);
     w.w = o->width > 0 ? o->width : 1280;
     w.h = o->height > 0 ? o->height : 800;
+    /* Not larger than the screen: 1280x800 on a 1280x720 projector would
+     * put the title off it. A size asked for (--width, --height) is kept. */
+    SDL_Rect usable;
+    if (SDL_GetDisplayUsableBounds(0, &usable) == 0 && usable.w > 0 && usable.h > 0) {
+        if (o->width <= 0 && w.w > usable.w) w.w = usable.w;
+        if (o->height <= 0 && w.h > usable.h - 32) w.h = usable.h - 32 > 240 ? usable.h - 32 : 240; /* title bar */
+    }
     if (TTF_Init() != 0) rc = fail(LSIM_EINTERNAL, "TTF_Init", TTF_GetError());
     if (!rc) rc = gfx_fonts_open(&w.fonts);
     if (!rc) rc = raster_fonts_open(&w.rfonts);
@@ -914,6 +1036,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     }
     if (!rc) SDL_GetRendererOutputSize(w.r, &w.w, &w.h);
     if (!rc) rc = take_load(&w, &first, 1);
+    if (!rc) w.vs.show_all = o->show_all;
     if (!rc && o->bench_frames > 0) {
         rc = bench(&w, o->bench_frames);
         close_view(&w);

@@ -39,6 +39,8 @@ struct view_host {
 
 struct view_opts {
     int quiz;          /* stop before decisive events and ask */
+    int show_all;      /* 1 = the whole run at once (--show-all), not revealed as it plays */
+    const char *shots_dir; /* screenshots go here (--shots); NULL = the current folder */
     int width, height; /* window size at start (0 = 1280 x 800) */
     FILE *log;         /* not NULL: one state line per change, for tests */
     int bench_frames;  /* > 0: draw that many frames of each of six kinds

@@ -4,6 +4,7 @@
 #include "layout.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,6 +406,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
 }
 
 void layout_close(struct layout *ly) {
+    free(ly->parts);
     free(ly->msgs);
     free(ly->lanes);
     free(ly->doubles);
@@ -598,14 +600,58 @@ static int build_clocks(struct layout *ly, const struct trace *tr) {
     return 0;
 }
 
-int layout_build(struct layout *out, const struct trace *tr) {
+/* Partitions: each `partition` event opens one (ending the one before),
+ * `heal` ends it; one still in force ends with the trace (open, unless the
+ * trace is a prefix cut there). Returns 0 or -1 when out of memory. */
+static int build_partitions(struct layout *ly, const struct trace *tr, int cut) {
+    size_t n = 0;
+    for (size_t i = 0; i < tr->len; i++) n += tr->ev[i].kind == TRACE_PARTITION;
+    if (!n) return 0;
+    ly->parts = calloc(n, sizeof *ly->parts);
+    if (!ly->parts) return -1;
+    struct layout_partition *open = NULL;
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        if (e->kind != TRACE_PARTITION && e->kind != TRACE_HEAL) continue;
+        if (open) {
+            open->t1 = e->t;
+            open = NULL;
+        }
+        if (e->kind == TRACE_HEAL) continue;
+        open = &ly->parts[ly->nparts++];
+        open->t0 = e->t;
+        snprintf(open->groups, sizeof open->groups, "%s", e->text ? e->text : "");
+    }
+    if (open) {
+        open->t1 = ly->t_end;
+        open->open = !cut;
+    }
+    return 0;
+}
+
+int layout_build(struct layout *out, const struct trace *tr) { return layout_build_prefix(out, tr, tr->len, -1); }
+
+size_t layout_events_until(const struct trace *tr, sim_ns until) {
+    size_t lo = 0, hi = tr->len; /* events are in time order: the first later than until */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tr->ev[mid].t <= until) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int layout_build_prefix(struct layout *out, const struct trace *whole, size_t nev, sim_ns until) {
     struct layout *ly = out;
     memset(ly, 0, sizeof *ly);
+    struct trace view = *whole; /* the first nev events only: nothing after them is read */
+    if (nev < view.len) view.len = nev;
+    const struct trace *tr = &view;
     int nl = tr->nnodes > 0 ? tr->nnodes : 0;
     size_t *nspan = NULL, *nmark = NULL;
     struct builder b = {ly, NULL, NULL};
 
-    /* The end of the timeline. */
+    /* The end of the timeline: the run's end, or the instant revealed. */
     for (size_t i = 0; i < tr->len; i++) {
         if (tr->ev[i].t > ly->t_end) ly->t_end = tr->ev[i].t;
         if (tr->ev[i].kind == TRACE_RUN_END) {
@@ -613,6 +659,7 @@ int layout_build(struct layout *out, const struct trace *tr) {
             break;
         }
     }
+    if (until >= 0 && until > ly->t_end) ly->t_end = until;
 
     /* Counting pass: sizes of every lane's span and mark storage. */
     size_t cells = nl ? (size_t)nl : 1;
@@ -659,19 +706,24 @@ int layout_build(struct layout *out, const struct trace *tr) {
     /* Building pass. */
     for (size_t i = 0; i < tr->len; i++) apply(&b, &tr->ev[i]);
 
-    /* Whatever is still open ends with the trace. */
+    /* Whatever is still open ends with the trace, or where a prefix is cut. */
+    int end = until >= 0 ? LAYOUT_END_CUT : LAYOUT_END_OPEN;
     for (int l = 0; l < nl; l++) {
         struct open_state *os = &b.open[l];
-        span_close(&b, l, &os->acq, ly->t_end, LAYOUT_END_OPEN);
-        span_close(&b, l, &os->hold, ly->t_end, LAYOUT_END_OPEN);
-        span_close(&b, l, &os->pause, ly->t_end, LAYOUT_END_OPEN);
-        span_close(&b, l, &os->crash, ly->t_end, LAYOUT_END_OPEN);
-        lease_close_all(&b, l, ly->t_end, LAYOUT_END_OPEN);
+        span_close(&b, l, &os->acq, ly->t_end, end);
+        span_close(&b, l, &os->hold, ly->t_end, end);
+        span_close(&b, l, &os->pause, ly->t_end, end);
+        span_close(&b, l, &os->crash, ly->t_end, end);
+        lease_close_all(&b, l, ly->t_end, end);
     }
     for (size_t i = 0; i < ly->ndoubles; i++)
-        if (ly->doubles[i].open) ly->doubles[i].t1 = ly->t_end;
+        if (ly->doubles[i].open) {
+            ly->doubles[i].t1 = ly->t_end;
+            if (until >= 0) ly->doubles[i].open = 0; /* drawn up to the cut, not to the axis' end */
+        }
     if (build_messages(ly, tr) != 0) goto oom;
     if (build_clocks(ly, tr) != 0) goto oom;
+    if (build_partitions(ly, tr, until >= 0) != 0) goto oom;
 
     free(nspan);
     free(nmark);

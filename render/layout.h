@@ -42,7 +42,9 @@ enum layout_end {
     LAYOUT_END_DELETED_BY_OTHER, /* lease: removed by another client's release */
     LAYOUT_END_RESUME,     /* paused: resumed */
     LAYOUT_END_RESTART,    /* crashed: restarted */
-    LAYOUT_END_REPLACED    /* a new span of the same kind began before an end event */
+    LAYOUT_END_REPLACED,   /* a new span of the same kind began before an end event */
+    LAYOUT_END_CUT         /* still open at the instant a prefix layout shows
+                              (layout_build_prefix); t1 = that instant, drawn up to it */
 };
 
 struct layout_span {
@@ -163,8 +165,19 @@ struct layout_msg {
     uint8_t drop;          /* when dropped: enum trace_drop */
 };
 
+/* A network partition from `partition` to `heal` (or the next partition,
+ * or the end): its groups as the scenario wrote them ("S1 S2 B | S3 S4 S5 A R",
+ * cut to fit). */
+struct layout_partition {
+    sim_ns t0, t1;
+    int open;                      /* still in force at the end of the trace */
+    char groups[128];
+};
+
 struct layout {
     sim_ns t_end;                  /* the timeline spans [0, t_end] */
+    struct layout_partition *parts;/* owned, in time order */
+    size_t nparts;
     struct layout_msg *msgs;       /* owned, in order of sending */
     size_t nmsgs;
     struct layout_lane *lanes;     /* owned; nlanes == trace nnodes */
@@ -182,6 +195,14 @@ struct layout {
  * Returns 0, or -1 when out of memory, with *out zeroed. Free with
  * layout_close, which is also safe on a zeroed or failed layout. */
 int layout_build(struct layout *out, const struct trace *tr);
+/* The layout of what had happened by a point of the run: the first nev
+ * events of tr only, and (until >= 0) the timeline going on to until, where
+ * whatever is still open ends (a lock held, a lease, a message in flight, a
+ * double entry), as if the trace stopped there. nev = tr->len with until
+ * -1 is layout_build. Same returns. */
+int layout_build_prefix(struct layout *out, const struct trace *tr, size_t nev, sim_ns until);
+/* How many of tr's events (in time order) happen at or before until. */
+size_t layout_events_until(const struct trace *tr, sim_ns until);
 void layout_close(struct layout *ly);
 
 /* The wall clock's offset from true time (reading minus true time) of a

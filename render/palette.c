@@ -63,6 +63,7 @@ static const struct palette_look looks[SCENE_ST_COUNT] = {
     [SCENE_ST_CLOCK] = {RGB(WHITE), RGB(PURPLE), PALETTE_NONE, 1},  /* used by nothing else */
     [SCENE_ST_DROP] = {RGB(WHITE), RGB(BLACK), PALETTE_NONE, 0},
     [SCENE_ST_REPLICATION] = {RGB(WHITE), RGB(BLUE), PALETTE_SOLID, 0}, /* its label on white */
+    [SCENE_ST_PARTITION] = {RGB(GAP_GREY), RGB(INK), PALETTE_SOLID, 1}, /* the links cut */
 };
 
 const struct palette_look *palette_look(int style) {

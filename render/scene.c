@@ -119,6 +119,54 @@ static void emit_legend(struct scene_ctx *c) {
                 SCENE_ST_LEGEND);
 }
 
+int scene_layout_for(struct layout *out, const struct trace *tr, const struct scene_view *v) {
+    if (!v || !v->reveal) return layout_build(out, tr);
+    return layout_build_prefix(out, tr, layout_events_until(tr, v->reveal_ns), v->reveal_ns);
+}
+
+int scene_run_end(const struct trace *tr, const struct scene_view *v, sim_ns *out) {
+    struct layout ly;
+    if (layout_build(&ly, tr) != 0) return -1;
+    *out = (v->flags & SCENE_F_FIT) ? scene_fit_end(&ly) : ly.t_end;
+    layout_close(&ly);
+    return 0;
+}
+
+/* The NETWORK row: each partition a hatched span from `partition` to its
+ * heal, labelled, then a line per partition naming its groups (the words
+ * an SVG can be searched for: "partition", the nodes on each side). */
+static void emit_partitions(struct scene_ctx *c) {
+    const struct layout *ly = c->ly;
+    struct scene *sc = c->sc;
+    const struct scene_view *v = c->v;
+    int y = c->y, pad = v->lane_h > 2 ? v->lane_h / 6 : 0;
+    scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, "NETWORK", 7, SCENE_ST_LABEL);
+    for (size_t i = 0; i < ly->nparts; i++) {
+        const struct layout_partition *p = &ly->parts[i];
+        int c0, c1;
+        if (!scene_span_cells(sc, p->t0, p->t1, p->open, &c0, &c1)) continue;
+        scene_min_cells(c, &c0, &c1);
+        struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_PARTITION, sc->plot_x + c0 * v->cell_w, y + pad,
+                                        (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
+        if (!r) return;
+        r->t0 = p->t0;
+        r->t1 = p->t1;
+        int room = (c1 - c0 + 1) * v->cell_w / (v->char_w > 0 ? v->char_w : 1);
+        if (room >= 14) scene_text_n(c, sc->plot_x + c0 * v->cell_w + v->char_w / 2, y + (v->lane_h - v->line_h) / 2,
+                                     "partitioned", 11, SCENE_ST_PARTITION);
+    }
+    c->y += v->lane_h;
+    char t0[32], t1[32], buf[256];
+    for (size_t i = 0; i < ly->nparts && i < 4; i++) {
+        const struct layout_partition *p = &ly->parts[i];
+        format_time_ns(t0, sizeof t0, p->t0);
+        format_time_ns(t1, sizeof t1, p->t1);
+        if (p->open) snprintf(buf, sizeof buf, "partition from %s (never healed): %s", t0, p->groups);
+        else snprintf(buf, sizeof buf, "partition %s..%s, then healed: %s", t0, t1, p->groups);
+        scene_wrapped(c, c->lw, 2, buf, SCENE_ST_TEXT);
+    }
+}
+
 /* Title, then "algorithm  VERDICT  seed", then the replay command and the
  * checker's one-sentence headline. */
 static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
@@ -154,7 +202,9 @@ static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
     char algo[96], seed[64];
     int pst[3] = {SCENE_ST_BANNER, SCENE_ST_BANNER, SCENE_ST_BANNER};
     if (b->algo) snprintf(algo, sizeof algo, "algorithm: %s", b->algo), part[0] = algo;
-    if (r) {
+    if (b->status) {
+        part[1] = b->status;
+    } else if (r) {
         part[1] = scn_verdict_name(r->verdict);
         pst[1] = r->verdict == SCN_VERDICT_SAFE ? SCENE_ST_SAFE
                  : r->verdict == SCN_VERDICT_UNSAFE ? SCENE_ST_UNSAFE : SCENE_ST_STUCK;
@@ -171,7 +221,9 @@ static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
         col += len + 3;
     }
     if (col) c->y += c->v->line_h;
-    if (r && r->headline[0]) scene_wrapped(c, 0, 2, r->headline, SCENE_ST_BANNER);
+    if (b->status) scene_wrapped(c, 0, 2, "the verdict shows once the run has decided it", SCENE_ST_BANNER);
+    else if (b->decided_by) scene_wrapped(c, 0, 2, b->decided_by, SCENE_ST_BANNER);
+    else if (r && r->headline[0]) scene_wrapped(c, 0, 2, r->headline, SCENE_ST_BANNER);
     if (b->replay) {
         snprintf(buf, sizeof buf, "replay: %s", b->replay);
         scene_wrapped(c, 0, 2, buf, SCENE_ST_BANNER);
@@ -234,8 +286,32 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
                      const struct scene_banner *b, int y0, const struct layout *gap_src,
                      size_t ngap_src);
 
+static int panels_once(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners, int legend_left_out);
+
+/* A picture of a given height (--height) is that tall exactly: when the
+ * content is taller, the lanes are drawn as tall as a line of text, then
+ * the legend is left out, saying so in one line; what still does not fit is
+ * cut by the backend at the height. */
 int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
                        const struct scene_view *v, const struct scene_banner *banners) {
+    int rc = panels_once(sc, lys, n, v, banners, 0);
+    if (rc || v->height <= 0 || sc->height <= v->height) return rc;
+    struct scene_view tight = *v;
+    if (tight.lane_h > tight.line_h) {
+        tight.lane_h = tight.line_h;
+        scene_close(sc);
+        rc = panels_once(sc, lys, n, &tight, banners, 0);
+        if (rc || sc->height <= v->height) return rc;
+    }
+    if (!(tight.flags & SCENE_F_LEGEND)) return 0;
+    tight.flags &= ~(unsigned)SCENE_F_LEGEND;
+    scene_close(sc);
+    return panels_once(sc, lys, n, &tight, banners, 1);
+}
+
+static int panels_once(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners, int legend_left_out) {
     memset(sc, 0, sizeof *sc);
     struct scene_view pv = *v;
     sim_ns t_end = 0;
@@ -249,6 +325,7 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
             if (scene_lane_shown(v, l) && w > lw) lw = w;
         }
         if (ly->ndoubles && lw < 12) lw = 12;
+        if (ly->nparts && lw < 7) lw = 7; /* NETWORK */
     }
     pv.label_chars = lw;
     if (v->t1 <= v->t0) {
@@ -291,6 +368,22 @@ int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
         emit_legend(&c);
         rc = sc->err;
         y = c.y;
+    } else if (!rc && n && legend_left_out) {
+        struct scene_ctx c;
+        memset(&c, 0, sizeof c);
+        c.sc = sc;
+        c.ly = &lys[n - 1];
+        c.v = &pv;
+        c.layer = SCENE_LAYER_MAIN;
+        c.x0 = v->margin;
+        c.cols = (v->width - 2 * v->margin) / v->char_w;
+        c.y = y + v->line_h / 2;
+        char note[160];
+        snprintf(note, sizeof note, "(the legend is left out to fit %d px: a taller --height, or 0, shows it)",
+                 v->height);
+        scene_wrapped(&c, 0, 2, note, SCENE_ST_LEGEND);
+        rc = sc->err;
+        y = c.y;
     }
     sc->width = v->width;
     sc->height = y + v->margin;
@@ -324,6 +417,7 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         if (w > lw) lw = w;
     }
     if (ly->ndoubles && lw < 12) lw = 12;
+    if (ly->nparts && lw < 7) lw = 7; /* NETWORK */
     if (lw < v->label_chars) lw = v->label_chars;
     c.lw = lw + 1;
     sc->plot_x = c.x0 + c.lw * v->char_w;
@@ -363,6 +457,8 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
             if (lane->kind == TRACE_NODE_RESOURCE) scene_emit_writes(&c, lane);
         }
     }
+    /* Pictures: the network, when the scenario partitions it. */
+    if (!sc->err && ly->nparts && v->char_w > v->cell_w) emit_partitions(&c);
     /* Nodes of a kind this scene does not know still get their row. */
     for (int l = 0; l < ly->nlanes && !sc->err; l++) {
         const struct layout_lane *lane = &ly->lanes[l];

@@ -46,6 +46,7 @@ enum scene_style {
     SCENE_ST_CLOCK,          /* a node's clock against true time, its steps' labels */
     SCENE_ST_DROP,           /* a message dropped on its way: an arrow ending in a cross */
     SCENE_ST_REPLICATION,    /* a grant copied from a primary to a replica, with its lag */
+    SCENE_ST_PARTITION,      /* a network partition in force: the NETWORK row */
     SCENE_ST_COUNT
 };
 
@@ -156,7 +157,22 @@ struct scene_view {
     const unsigned char *also_used; /* NULL, or SCENE_USED_N flags (a scene's
                           used[]) the legend lists as well: stacked panels
                           built one at a time share the last one's legend */
+    int reveal;        /* 1 = draw the run as it stood at reveal_ns (`render
+                          --at`): the backends that take traces build each
+                          panel's layout with layout_build_prefix(tr,
+                          layout_events_until(tr, reveal_ns), reveal_ns) */
+    sim_ns reveal_ns;
 };
+
+/* The layout a backend draws for tr in view v: the whole run, or with
+ * v->reveal what had happened by v->reveal_ns. Returns 0 or -1 (out of
+ * memory), as layout_build. */
+int scene_layout_for(struct layout *out, const struct trace *tr, const struct scene_view *v);
+/* Where the whole run's window ends in view v (a little after the last
+ * event with SCENE_F_FIT, else the run's end): the window a revealed
+ * picture keeps, so that every slide of a story has the same axis.
+ * Returns 0 or -1 (out of memory). */
+int scene_run_end(const struct trace *tr, const struct scene_view *v, sim_ns *out);
 
 enum {
     SCENE_F_LEGEND = 1,    /* the legend under the chart */
@@ -185,6 +201,13 @@ enum {
 /* The verdict banner over a picture: the caller fills it. All borrowed for
  * the duration of scene_build; NULL strings are left out. */
 struct scene_banner {
+    const char *status;                   /* NULL, or shown in place of the verdict
+                                             while the run is still going ("running"),
+                                             with the headline's line saying so */
+    const char *decided_by;               /* NULL, or shown in place of the headline
+                                             (which may tell of what comes later) when
+                                             the run is shown before its end: the event
+                                             that decided the verdict, in words */
     const char *title;                    /* scenario title */
     const char *algo;                     /* algorithm name */
     const char *seed;                     /* seed as text */

@@ -993,14 +993,14 @@ void scene_emit_arrows(struct scene_ctx *c) {
             x1 = x0 + 2 * v->char_w;
             if (x1 > sc->plot_x + sc->plot_w) x1 = sc->plot_x + sc->plot_w;
         }
-        /* from the edge of the sender's bar to the edge of the receiver's badge;
-         * a dropped one ends, crossed, halfway */
+        /* from the edge of the sender's bar to the edge of the receiver's
+         * badge; a dropped one too, crossed there: it points at the node it
+         * never reached (halfway, it read as a message to the lane between) */
         int ya = c->lane_y[m->from], yb = c->lane_y[m->to], e = v->line_h / 2 + 1;
         if (ya != yb) {
             ya += yb > ya ? e : -e;
             yb += yb > ya ? -e : e;
         }
-        if (drop) yb = ya + (yb - ya) / 2;
         struct scene_cmd *k = scene_add(c, SCENE_CMD_LINE, drop ? SCENE_ST_DROP : SCENE_ST_MESSAGE, x0, ya, 0, 0);
         if (!k) break;
         k->x2 = x1;

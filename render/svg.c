@@ -93,7 +93,7 @@ static int group_end(void *ctx) {
 int svg_write_scene(FILE *out, const struct scene *sc, const struct scene_view *v, int height) {
     struct svg s = {out};
     static const struct paint_ops ops = {box, poly, line, text, group_begin, group_end};
-    int w = sc->width, h = height > sc->height ? height : sc->height;
+    int w = sc->width, h = height > 0 ? height : sc->height; /* --height: exactly, the rest cut */
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" xml:space=\"preserve\" width=\"%d\" height=\"%d\" "
                  "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"%d\">\n",
@@ -117,7 +117,7 @@ int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n,
     if (!lys) return LSIM_ENOMEM;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
-        if (layout_build(&lys[i], trs[i]) != 0) rc = LSIM_ENOMEM;
+        if (scene_layout_for(&lys[i], trs[i], v) != 0) rc = LSIM_ENOMEM;
     struct scene sc;
     memset(&sc, 0, sizeof sc);
     if (!rc) rc = scene_build_panels(&sc, lys, n, v, banners);

@@ -1,5 +1,9 @@
-/* Chrome Trace Event export (trace_chrome.h), from the layout: the same
- * spans and marks the timelines draw. */
+/* Chrome Trace Event export (trace_chrome.h): the spans and marks the
+ * timelines draw (from the layout), and from the trace itself what the
+ * pictures show beside them: every message as a flow from its send to its
+ * receipt or its drop, the algorithms' notes (elections, terms, sessions)
+ * and the faults (partitions, links, clock drifts and slews) on their
+ * nodes' tracks, so Perfetto shows the whole run, not a summary. */
 #include "trace_chrome.h"
 
 #include <inttypes.h>
@@ -49,6 +53,90 @@ static const char *mark_title(const struct layout_mark *m) {
 static void sep(FILE *f, int *first) {
     fputs(*first ? "\n" : ",\n", f);
     *first = 0;
+}
+
+static const char *node_name(const struct trace *tr, int n) {
+    return n >= 0 && n < tr->nnodes ? tr->nodes[n].name : "?";
+}
+
+/* A 1 ns slice that a flow event binds to, on node n's track. */
+static void flow_slice(FILE *out, int *first, int n, sim_ns t, const char *cat, const char *name) {
+    sep(out, first);
+    fprintf(out, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"cat\":\"%s\",\"name\":", n + 1, cat);
+    str(out, name);
+    fputs(",\"ts\":", out);
+    us(out, t);
+    fputs(",\"dur\":0.001}", out);
+}
+
+/* Messages: a flow from each send ("ph":"s") to its receipt or drop
+ * ("ph":"f", bound to the enclosing slice), the message id as the flow id. */
+static void message(FILE *out, int *first, const struct trace *tr, const struct trace_event *e) {
+    char name[96];
+    const char *ph = e->kind == TRACE_MSG_SEND ? "s" : "f";
+    if (e->kind == TRACE_MSG_SEND)
+        snprintf(name, sizeof name, "send #%lld to %s", (long long)e->b, node_name(tr, e->peer));
+    else if (e->kind == TRACE_MSG_RECV)
+        snprintf(name, sizeof name, "receive #%lld from %s", (long long)e->b, node_name(tr, e->peer));
+    else
+        snprintf(name, sizeof name, "DROPPED message from %s", node_name(tr, e->peer));
+    flow_slice(out, first, e->node, e->t, e->kind == TRACE_MSG_DROP ? "msg-drop" : "msg", name);
+    sep(out, first);
+    fprintf(out, "{\"ph\":\"%s\",%s\"pid\":1,\"tid\":%d,\"cat\":\"msg\",\"name\":\"message\",\"id\":%lld,\"ts\":",
+            ph, *ph == 'f' ? "\"bp\":\"e\"," : "", e->node + 1, (long long)e->a);
+    us(out, e->t);
+    fputs("}", out);
+}
+
+/* An instant on node n's track (n < 0: across the whole process). */
+static void instant(FILE *out, int *first, int n, sim_ns t, const char *cat, const char *name,
+                    int64_t a, int64_t b) {
+    sep(out, first);
+    fprintf(out, "{\"ph\":\"i\",\"s\":\"%s\",\"pid\":1,\"tid\":%d,\"cat\":\"%s\",\"name\":",
+            n < 0 ? "p" : "t", n < 0 ? 0 : n + 1, cat);
+    str(out, name);
+    fputs(",\"ts\":", out);
+    us(out, t);
+    fprintf(out, ",\"args\":{\"a\":%lld,\"b\":%lld}}", (long long)a, (long long)b);
+}
+
+/* What the layout does not carry: messages, notes, network and clock faults. */
+static void raw_events(FILE *out, int *first, const struct trace *tr) {
+    char name[160];
+    for (size_t i = 0; i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        int n = e->node >= 0 && e->node < tr->nnodes ? e->node : -1;
+        switch ((enum trace_kind)e->kind) {
+        case TRACE_MSG_SEND:
+        case TRACE_MSG_RECV:
+        case TRACE_MSG_DROP:
+            if (n >= 0) message(out, first, tr, e);
+            break;
+        case TRACE_SRV_NOTE:
+            instant(out, first, n, e->t, "note", e->text ? e->text : "note", e->a, e->b);
+            break;
+        case TRACE_PARTITION:
+            snprintf(name, sizeof name, "partition %s", e->text ? e->text : "");
+            instant(out, first, -1, e->t, "fault", name, e->a, e->b);
+            break;
+        case TRACE_HEAL:
+            instant(out, first, -1, e->t, "fault", "heal: every partition ends", e->a, e->b);
+            break;
+        case TRACE_LINK:
+            snprintf(name, sizeof name, "link %s -> %s changes", node_name(tr, e->node), node_name(tr, e->peer));
+            instant(out, first, n, e->t, "fault", name, e->a, e->b);
+            break;
+        case TRACE_CLOCK_DRIFT:
+            snprintf(name, sizeof name, "clock drift %+lld ppm", (long long)e->a);
+            instant(out, first, n, e->t, "fault", name, e->a, e->b);
+            break;
+        case TRACE_CLOCK_SLEW:
+            instant(out, first, n, e->t, "fault", "clock slew", e->a, e->b);
+            break;
+        default:
+            break;
+        }
+    }
 }
 
 int trace_write_chrome(FILE *out, const struct trace *tr) {
@@ -114,6 +202,7 @@ int trace_write_chrome(FILE *out, const struct trace *tr) {
             fprintf(out, ",\"value\":%" PRId64 "}}", m->value);
         }
     }
+    raw_events(out, &first, tr);
     for (size_t k = 0; k < ly.ndoubles; k++) {
         const struct layout_double *d = &ly.doubles[k];
         sep(out, &first);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "checker.h"
 #include "trace.h"
 
 /* Index of the first stored event where a and b differ, comparing time,
@@ -27,5 +28,16 @@ void trace_diff_event(char *buf, size_t n, const struct trace *tr, const struct 
  * algorithm, seed) come first. indent (e.g. "  ") starts every line. */
 void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const struct trace *b,
                       const char *name_b, long at, int context, const char *indent);
+
+/* What changed in meaning, before any raw event: ra and rb are the
+ * checker's reports of a and b (checker_finish over each). Lines for the
+ * verdict and every metric that differs (in its unit, "1 -> 0"), then who
+ * held the lock when (each client's acquisitions paired in order: a time or
+ * a token that moved, one that happens in only one trace), then the writes
+ * at the resource (paired in order: time, writer, value, accepted or why
+ * refused). At most max_lines lines per part, then "... and N more".
+ * Returns the number of differences found (0: the same in meaning). */
+int trace_diff_meaning(FILE *f, const struct trace *a, const struct checker_report *ra, const struct trace *b,
+                       const struct checker_report *rb, int max_lines, const char *indent);
 
 #endif

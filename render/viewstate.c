@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "error.h"
+#include "fmt.h"
+#include "layout.h"
+#include "narrate.h"
 
 /* The kinds a cursor stops at: what a teacher would point to. */
 static int is_stop(int kind) {
@@ -183,6 +186,20 @@ static void follow(struct viewstate *vs) {
     }
 }
 
+/* The tick that times not exact to the millisecond are rounded to: a
+ * tenth of the smallest gap between two distinct stop times, as a power of
+ * ten, at most 10 ms (two decimals) and at least 1 ns. */
+static sim_ns resolution(const struct viewstate_event *ev, size_t nev) {
+    sim_ns gap = 0;
+    for (size_t i = 1; i < nev; i++) {
+        sim_ns d = ev[i].t - ev[i - 1].t;
+        if (d > 0 && (gap == 0 || d < gap)) gap = d;
+    }
+    sim_ns tick = 10 * SIM_NS_PER_MS;
+    while (gap > 0 && tick > 1 && tick * 10 > gap) tick /= 10;
+    return tick;
+}
+
 int viewstate_init(struct viewstate *vs, const struct trace *const *trs, size_t n, int quiz) {
     memset(vs, 0, sizeof *vs);
     vs->cur = -1;
@@ -191,6 +208,7 @@ int viewstate_init(struct viewstate *vs, const struct trace *const *trs, size_t 
     vs->npanels = (int)n;
     int rc = build(&vs->ev, &vs->nev, &vs->t_end, trs, n);
     if (rc) return rc;
+    vs->tick_ns = resolution(vs->ev, vs->nev);
     viewstate_fit(vs);
     return 0;
 }
@@ -218,6 +236,7 @@ int viewstate_reload(struct viewstate *vs, const struct trace *const *trs, size_
     vs->ev = ev;
     vs->nev = nev;
     vs->t_end = t_end;
+    vs->tick_ns = resolution(ev, nev);
     vs->npanels = (int)n;
     vs->question = -1;
     if (was_whole) viewstate_fit(vs);
@@ -447,4 +466,122 @@ int viewstate_axis_rows(const struct scene *sc, int *y0, int *y1) {
         if (b > a + 200) break;
     }
     return found ? 0 : -1;
+}
+
+/* ---- Reveal as it plays ---- */
+
+void viewstate_revealed(const struct viewstate *vs, int panel, const struct trace *tr, size_t *nev,
+                        sim_ns *until) {
+    if (vs->show_all) {
+        *nev = tr->len;
+        *until = -1;
+        return;
+    }
+    const struct viewstate_event *at = NULL;
+    int with_it = 1; /* the stop's own event is shown (not while its question is open) */
+    if (vs->question >= 0 && (size_t)vs->question < vs->nev) {
+        at = &vs->ev[vs->question];
+        with_it = 0;
+    } else if (vs->cur >= 0 && (size_t)vs->cur < vs->nev && vs->ev[vs->cur].t == vs->cursor) {
+        at = &vs->ev[vs->cur];
+    }
+    if (!at) { /* between stops, or before the first: up to the cursor */
+        *until = vs->cursor;
+        *nev = vs->cur < 0 ? layout_events_until(tr, vs->cursor - 1) : layout_events_until(tr, vs->cursor);
+        if (vs->cur < 0 && vs->cursor == 0) *nev = 0;
+        return;
+    }
+    *until = at->t;
+    if (panel == at->panel) *nev = (size_t)at->seq + (size_t)with_it;
+    else if (panel < at->panel && with_it) *nev = layout_events_until(tr, at->t);
+    else *nev = at->t > 0 ? layout_events_until(tr, at->t - 1) : 0;
+    if (*nev > tr->len) *nev = tr->len;
+}
+
+long viewstate_deciding_event(const struct trace *tr, const struct checker_report *r, size_t nev) {
+    if (!r || r->verdict != SCN_VERDICT_UNSAFE) return -1;
+    int overlap_decides = !r->fenced && r->purpose == SCN_PURPOSE_CORRECTNESS;
+    for (size_t i = 0; i < nev && i < tr->len; i++) {
+        const struct trace_event *e = &tr->ev[i];
+        if ((e->kind == TRACE_STALE_WRITE && e->a) || e->kind == TRACE_WRONG_RELEASE ||
+            (e->kind == TRACE_DOUBLE_ENTRY_BEGIN && overlap_decides))
+            return (long)i;
+    }
+    return -1;
+}
+
+int viewstate_decided(const struct trace *tr, const struct checker_report *r, size_t nev) {
+    return nev >= tr->len || viewstate_deciding_event(tr, r, nev) >= 0;
+}
+
+void viewstate_banner(struct scene_banner *b, char *buf, size_t n, const struct trace *tr, size_t nev) {
+    b->status = NULL;
+    b->decided_by = NULL;
+    if (nev >= tr->len || !b->report) return;
+    long k = viewstate_deciding_event(tr, b->report, nev);
+    if (k < 0) {
+        b->status = "running";
+        return;
+    }
+    char what[400], t[32];
+    if (narrate_event(what, sizeof what, tr, &tr->ev[k]) != 0 || !what[0])
+        snprintf(what, sizeof what, "%s", trace_kind_name(tr->ev[k].kind));
+    format_time_ns(t, sizeof t, tr->ev[k].t);
+    snprintf(buf, n, "%s at %s: %s", scn_verdict_name(b->report->verdict), t, what);
+    b->decided_by = buf;
+}
+
+/* ---- Narration history ---- */
+
+void viewstate_history(const struct viewstate *vs, int max, long *from, long *to) {
+    long last = vs->cur - vs->narr_back;
+    if (last < 0) last = vs->cur < 0 ? -1 : 0;
+    *to = last;
+    *from = last - (max > 0 ? max : 1) + 1;
+    if (*from < 0) *from = 0;
+}
+
+void viewstate_history_scroll(struct viewstate *vs, long dir) {
+    vs->narr_back += dir;
+    if (vs->narr_back > vs->cur) vs->narr_back = vs->cur > 0 ? vs->cur : 0;
+    if (vs->narr_back < 0) vs->narr_back = 0;
+}
+
+/* ---- Human times ---- */
+
+void viewstate_time_text(char *buf, size_t n, const struct viewstate *vs, sim_ns t) {
+    if (t < 0) {
+        format_time_ns(buf, n, t);
+        return;
+    }
+    sim_ns whole = t / SIM_NS_PER_S, frac = t % SIM_NS_PER_S;
+    sim_ns tick = SIM_NS_PER_S;
+    while (tick > 1 && frac % tick != 0) tick /= 10; /* the digits that print t exactly */
+    if (tick < SIM_NS_PER_MS) {                      /* finer than the ms: the run's own tick */
+        tick = vs->tick_ns > 0 ? vs->tick_ns : 1;
+        frac = (frac + tick / 2) / tick * tick;
+        if (frac >= SIM_NS_PER_S) {
+            whole++;
+            frac -= SIM_NS_PER_S;
+        }
+    }
+    int digits = 0;
+    for (sim_ns k = tick; k < SIM_NS_PER_S; k *= 10) digits++;
+    if (digits == 0) {
+        snprintf(buf, n, "%llds", (long long)whole);
+        return;
+    }
+    char f[24];
+    snprintf(f, sizeof f, "%09lld", (long long)frac); /* nine digits, the kept ones first */
+    f[digits > 9 ? 9 : digits] = '\0';
+    snprintf(buf, n, "%lld.%ss", (long long)whole, f);
+}
+
+void viewstate_speed_text(char *buf, size_t n, const struct viewstate *vs) {
+    double r = viewstate_rate(vs); /* true ns per wall second */
+    if (r >= 60e9) snprintf(buf, n, "%.3g min/s", r / 60e9);
+    else if (r >= 1e9) snprintf(buf, n, "%.3g s/s", r / 1e9);
+    else if (r >= 1e6) snprintf(buf, n, "%.3g ms/s", r / 1e6);
+    else if (r >= 1e3) snprintf(buf, n, "%.3g us/s", r / 1e3);
+    else snprintf(buf, n, "%.3g ns/s", r);
 }

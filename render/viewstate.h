@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checker.h"
 #include "scene.h"
 #include "trace.h"
 #include "vtime.h"
@@ -49,6 +50,11 @@ struct viewstate {
     int speed;           /* play rate = t_end / 20 s, times 2^speed */
     int quiz;            /* 1 = stop before decisive events and ask */
     long question;       /* ev index of the open question, -1 = none */
+    int show_all;        /* 1 = the whole run drawn whatever the cursor (`view
+                            --show-all`, key a); 0 = revealed as it plays */
+    long narr_back;      /* the narration history scrolled back this many
+                            stops from the current one (0 = follows it) */
+    sim_ns tick_ns;      /* what times finer than the ms round to (viewstate_time_text) */
 };
 
 /* The narrowest window zoom goes to: a 1 ns double entry is then tens of
@@ -104,6 +110,59 @@ int viewstate_next_violation(struct viewstate *vs);
  * right (0-based). Returns the number of choices, 0 when e is not decisive. */
 int viewstate_question(const struct viewstate_event *e, const struct trace *tr, char *q, size_t qn,
                        char choices[3][96], int *answer);
+
+/* ---- Reveal as it plays ----
+ * What of panel `panel` (its trace tr) is drawn now: its first *nev events,
+ * its timeline cut at *until (where what is still open ends), or with
+ * show_all the whole run (*nev = tr->len, *until = -1). On a stop, its
+ * panel shows up to and with that stop's event, the panels before it in
+ * stop order (t, panel, seq) everything of that instant, the ones after it
+ * only what came before the instant; between stops (while playing) every
+ * event at or before the cursor; before the first stop, nothing. While a
+ * quiz question is open, its decisive event and everything after it stay
+ * hidden (the question's panel up to the event before it, the others up to
+ * the instant before): the answer never shows before it is asked for. */
+void viewstate_revealed(const struct viewstate *vs, int panel, const struct trace *tr, size_t *nev,
+                        sim_ns *until);
+/* 1 when the first nev events of tr decide the run's verdict (r: the
+ * checker's report of the whole run): an UNSAFE run at its first violation
+ * (a stale write accepted, a release of another's lock, or, where nothing
+ * fences, a double entry), any run at its end. 0 while the banner should
+ * say "running". */
+int viewstate_decided(const struct trace *tr, const struct checker_report *r, size_t nev);
+/* The index of the event that decides the verdict (as viewstate_decided
+ * finds it) among the first nev events of tr, or -1 (none yet, or the run's
+ * end decides). */
+long viewstate_deciding_event(const struct trace *tr, const struct checker_report *r, size_t nev);
+
+/* The banner of a panel drawn with its first nev events (b->report: the
+ * whole run's): b->status "running" until the run is decided; decided
+ * before its end, b->decided_by says by what ("UNSAFE at 31s: A and B are
+ * both in the critical section ...", written into buf); at its end, the
+ * verdict and its headline as a finished run shows them. */
+void viewstate_banner(struct scene_banner *b, char *buf, size_t n, const struct trace *tr, size_t nev);
+
+/* ---- Narration history ----
+ * Every stop the cursor has passed is narrated, none skipped, however many
+ * share an instant or fly by while playing: the history is the stops
+ * 0 .. cur. The lines to show, at most max of them ending narr_back stops
+ * before the current one: stops *from .. *to (inclusive; *to < *from when
+ * there is none yet). */
+void viewstate_history(const struct viewstate *vs, int max, long *from, long *to);
+/* Scroll the history by dir stops (> 0 back into the past, < 0 towards the
+ * present), clamped; a step or play follows the present again. */
+void viewstate_history_scroll(struct viewstate *vs, long dir);
+
+/* ---- Human times ----
+ * A time as the scenario's own resolution shows it: exactly when it is
+ * exact to the millisecond ("30.001s", "31s"), else rounded to vs->tick_ns,
+ * a tenth of the smallest gap between distinct stop times as a power of ten
+ * and at most 10 ms, so "26.648146015s" reads "26.65s" where nothing finer
+ * matters. */
+void viewstate_time_text(char *buf, size_t n, const struct viewstate *vs, sim_ns t);
+/* The play speed as a teacher says it: simulated time per wall second
+ * ("1 s/s", "0.1 s/s", "2 min/s", "500 ms/s"). */
+void viewstate_speed_text(char *buf, size_t n, const struct viewstate *vs);
 
 /* The cell width (scene_view.cell_w) that lets a window of window_ns fill
  * about plot_px pixels: a scene's cells are whole nanoseconds, so a window

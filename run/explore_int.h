@@ -1,8 +1,9 @@
 /* The explorer's own header (explore.h is the public one), shared by its
  * files, each with one job: explore_draw.c draws a run's params and faults,
  * explore_judge.c runs a scenario with extra faults and judges it,
- * explore_search.c runs the search on the worker pool, explore_shrink.c and
- * explore_params.c shrink the first failure, explore_write.c writes it as a
+ * explore_search.c runs the search on the worker pool, explore_candidate.c
+ * builds and judges a shrink candidate, explore_shrink.c and
+ * explore_params.c shrink the first failure with it, explore_write.c writes it as a
  * scenario file, explore.c ties them together. Nothing here is used outside
  * run/explore*.c. */
 #ifndef LOCKSIM_EXPLORE_INT_H
@@ -157,6 +158,9 @@ extern const sim_ns explore_ladder[EXPLORE_NLADDER];
 /* Re-draw the first failing run as units, shrink it and write the file
  * (r->text). 0, an LSIM code, or LSIM_EINTERRUPTED when c->o->stop was set. */
 int explore_shrink(struct ctx *c, struct explore_result *r, const char *algo);
+
+/* ---- explore_candidate.c: a candidate, below the passes and the writer ---------------- */
+
 /* How a run ended, in a few words: "SAFE", "UNSAFE with a stale write". */
 void explore_outcome(const struct checker_report *r, char *buf, size_t n);
 /* The outcome of the last run made, for the passing side of a boundary. */

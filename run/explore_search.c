@@ -140,6 +140,6 @@ int explore_search(struct ctx *c, struct explore_result *r)
     if (se.rc)
         return se.rc;
     if (rc < 0)
-        return LSIM_EINTERNAL;
+        return rc; /* LSIM_ENOMEM or LSIM_EINTERNAL */
     return rc == 1 && !r->found ? LSIM_EINTERRUPTED : 0;
 }

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "error.h"
+
 const int pool_stop_signals[POOL_NSTOP] = {SIGINT, SIGTERM, SIGHUP};
 
 /* One record on a pipe: this header, then len bytes. */
@@ -435,7 +437,18 @@ static int run_here(const struct pool *p, size_t *done)
     return rc;
 }
 
+static int pool_run_list(const struct pool *p0, size_t *done);
+
 int pool_run(const struct pool *p0, size_t *done)
+{
+    errno = 0;
+    int rc = pool_run_list(p0, done);
+    /* Every failure path returns -1 right after the call that failed
+     * (malloc, pipe, fork, poll), with its errno. */
+    return rc == -1 ? lsim_errno_code(errno, LSIM_EINTERNAL) : rc;
+}
+
+static int pool_run_list(const struct pool *p0, size_t *done)
 {
     struct pool pj = *p0;
     const struct pool *p = &pj;

@@ -58,8 +58,9 @@ struct pool {
 
 /* Run the list. Returns 0 when every item was taken, 1 when *stop stopped
  * it (items finished after a gap are taken too, in order), 2 when take
- * stopped it, -1 when a worker could not be started or memory ran out;
- * *done receives the items taken. */
+ * stopped it, LSIM_ENOMEM when memory ran out (here, or for a fork or a
+ * worker), LSIM_EINTERNAL when a worker could not be started for another
+ * reason (no pipe, no process); *done receives the items taken. */
 int pool_run(const struct pool *p, size_t *done);
 
 /* "SIGSEGV", ..., or "a signal": the name messages give a worker's death. */

@@ -154,6 +154,15 @@ const char *report_outcome_word(int outcome) {
     }
 }
 
+const char *report_run_word(const struct run_result *r) {
+    int outcome = run_outcome(r, 0);
+    return outcome == LSIM_OK && r->not_applicable[0] ? REPORT_NOT_APPLICABLE : report_outcome_word(outcome);
+}
+
+void report_not_applicable(char *buf, size_t n, const char *na) {
+    snprintf(buf, n, "not applicable: %s changes the scenario they were written for (--expect judges them)", na);
+}
+
 static const char *verdict_word(const struct checker_report *rep) {
     return scn_verdict_name(rep->verdict);
 }
@@ -259,6 +268,11 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
                "p99 %s, max %s\n",
             (long long)rep->acquires, (long long)rep->failed_acquires, (long long)rep->denied_attempts,
             rep->denied_attempts == 1 ? "" : "s", b1, b2, b3);
+    format_time_ns(b1, sizeof b1, rep->unavailable_ns);
+    format_time_ns(b2, sizeof b2, rep->end_ns);
+    fprintf(f, "  progress         %lld client%s never acquired; lock unavailable %s of %s (a client "
+               "acquiring, none in the critical section)\n",
+            (long long)rep->starved, rep->starved == 1 ? "" : "s", b1, b2);
 }
 
 /* Expectation i judged, and its measured value for people in b: a metric in
@@ -308,16 +322,30 @@ static int expect_measured(const struct run_result *r, int i, char *b, size_t n)
     return ok;
 }
 
+int report_expect_failure(char *buf, size_t n, const char *file, const struct run_result *r, int k) {
+    const struct scn_expect *x = &r->scn->expects[k];
+    char b[96];
+    if (expect_measured(r, k, b, sizeof b)) return 0; /* holds: no line */
+    snprintf(buf, n, "%s:%d:%d: expect %s: measured %s", file, x->pos.line, x->pos.col, x->text, b);
+    return 1;
+}
+
 void report_text_expects(FILE *f, const struct run_result *r, const struct report_ctx *c) {
     const struct scenario *s = r->scn;
     const char *off = c->color ? "\033[0m" : "";
     if (!s->nexpects) return;
-    fprintf(f, "\nExpectations:%s\n", r->truncated ? " (not decided: the run was cut short)" : "");
+    int na = r->not_applicable[0] != '\0';
+    char why[400] = "";
+    if (na && !r->truncated) {
+        why[0] = ' ';
+        report_not_applicable(why + 1, sizeof why - 1, r->not_applicable);
+    }
+    fprintf(f, "\nExpectations:%s\n", r->truncated ? " (not decided: the run was cut short)" : why);
     for (int i = 0; i < s->nexpects; i++) {
         char b[96];
         int ok = expect_measured(r, i, b, sizeof b);
-        const char *word = r->truncated ? "----" : ok ? "ok  " : "FAIL";
-        const char *col = !c->color ? "" : r->truncated ? "\033[33m" : ok ? "\033[32m" : "\033[1;31m";
+        const char *word = r->truncated ? "----" : na ? "n/a " : ok ? "ok  " : "FAIL";
+        const char *col = !c->color || na ? "" : r->truncated ? "\033[33m" : ok ? "\033[32m" : "\033[1;31m";
         fprintf(f, "  %s%s%s  line %-3d expect %-32s (measured %s)\n", col, word, off,
                 s->expects[i].pos.line, s->expects[i].text, b);
     }
@@ -356,8 +384,12 @@ int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c,
     fputs(",\"algo\":", f);
     report_json_str(f, r->algo->name);
     fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"outcome\":\"%s\",\"truncated\":%s",
-            (unsigned long long)s->seed, (unsigned long long)engine_events(r->engine),
-            report_outcome_word(run_outcome(r, 0)), r->truncated ? "true" : "false");
+            (unsigned long long)s->seed, (unsigned long long)engine_events(r->engine), report_run_word(r),
+            r->truncated ? "true" : "false");
+    if (r->not_applicable[0]) {
+        fputs(",\"not_applicable\":", f);
+        report_json_str(f, r->not_applicable);
+    }
     report_truncation(why, sizeof why, r);
     if (why[0]) {
         static const char *const reasons[] = {"end", "max-events", "livelock", "memory"};
@@ -377,7 +409,7 @@ int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c,
         int ok = expect_measured(r, i, b, sizeof b);
         fprintf(f, "%s{\"line\":%d,\"expect\":", i ? "," : "", s->expects[i].pos.line);
         report_json_str(f, s->expects[i].text);
-        if (r->truncated) fputs(",\"ok\":null,\"measured\":", f);
+        if (r->truncated || r->not_applicable[0]) fputs(",\"ok\":null,\"measured\":", f);
         else fprintf(f, ",\"ok\":%s,\"measured\":", ok ? "true" : "false");
         report_json_str(f, b);
         fputc('}', f);
@@ -421,7 +453,8 @@ void report_json_error(FILE *f, const char *file, const struct run_result *r) {
 /* ---- Summaries for sets of runs ---------------------------------------------- */
 
 const char *report_summary_word(const struct report_summary *s) {
-    return !s->judged && s->outcome == LSIM_OK ? "RAN" : report_outcome_word(s->outcome);
+    if (s->outcome != LSIM_OK) return report_outcome_word(s->outcome);
+    return !s->judged ? "RAN" : s->not_applicable[0] ? REPORT_NOT_APPLICABLE : "PASS";
 }
 
 /* A growing string for the failure lines (no memory stream: batch makes one
@@ -479,17 +512,15 @@ int report_summarize(struct report_summary *sum, const char *file, const struct 
         sum->failed = r->failed;
         sum->truncated = r->truncated;
         sum->rep = *r->report;
+        scn_copy_str(sum->not_applicable, sizeof sum->not_applicable, r->not_applicable);
         if (r->truncated) {
             char why[480];
             report_truncation(why, sizeof why, r);
             sb_printf(&sb, "%s: TRUNCATED: %s\n", file, why);
-        } else if (judge) {
+        } else if (judge && !r->not_applicable[0]) {
             for (int k = 0; k < s->nexpects; k++) {
-                char b[96];
-                if (run_expect(r, k, NULL)) continue; /* holds: no line, no measured text */
-                expect_measured(r, k, b, sizeof b);
-                sb_printf(&sb, "%s:%d: expect %s: measured %s\n", file, s->expects[k].pos.line,
-                          s->expects[k].text, b);
+                char line[300];
+                if (report_expect_failure(line, sizeof line, file, r, k)) sb_printf(&sb, "%s\n", line);
             }
             if (require_expects && s->nexpects == 0)
                 sb_printf(&sb, "%s: no expect lines: a scenario must state its outcome\n", file);
@@ -715,6 +746,10 @@ void report_json_summary(FILE *f, const struct report_summary *s, const char *co
     JB_LIT(&j, "},\"outcome\":\"");
     jb_lit(&j, report_summary_word(s));
     jb_put(&j, "\"", 1);
+    if (!s->rc && s->not_applicable[0]) {
+        JB_LIT(&j, ",\"not_applicable\":");
+        jb_str(&j, s->not_applicable);
+    }
     if (s->rc) {
         JB_LIT(&j, ",\"error_code\":\"");
         jb_lit(&j, lsim_errname(s->rc));
@@ -757,14 +792,24 @@ static const char *summary_message(const struct report_summary *s) {
     return s->rc ? s->error : s->failures ? s->failures : "";
 }
 
+/* A run whose expect lines were not judged: another than the scenario as written. */
+static int summary_na(const struct report_summary *s) {
+    return !s->rc && s->outcome == LSIM_OK && s->judged && s->not_applicable[0];
+}
+
 void report_tap(FILE *f, const struct report_summary *s, int n) {
     fprintf(f, "TAP version 13\n1..%d\n", n);
     for (int i = 0; i < n; i++) {
         int ok = s[i].outcome == LSIM_OK || s[i].outcome == LSIM_ESKIPPED;
-        fprintf(f, "%s %d - %s", ok ? "ok" : "not ok", i + 1, s[i].file);
+        fprintf(f, "%s %d - %s", ok ? "ok" : "not ok", i + 1, s[i].label ? s[i].label : s[i].file);
         if (s[i].outcome == LSIM_ESKIPPED) fprintf(f, " # SKIP %s", s[i].error);
         else if (!s[i].rc) fprintf(f, " (%s)", s[i].truncated ? "TRUNCATED" : verdict_word(&s[i].rep));
         else fputs(" (ERROR)", f);
+        if (summary_na(&s[i])) {
+            char why[400];
+            report_not_applicable(why, sizeof why, s[i].not_applicable);
+            fprintf(f, " # SKIP expectations %s", why);
+        }
         fputc('\n', f);
         if (ok) continue;
         fprintf(f, "  ---\n  outcome: %s\n  message: |\n", report_outcome_word(s[i].outcome));
@@ -779,44 +824,144 @@ void report_tap(FILE *f, const struct report_summary *s, int n) {
     }
 }
 
-void report_junit(FILE *f, const char *suite, const struct report_summary *s, int n) {
+void report_junit_class(char *buf, size_t n, const char *file) {
+    size_t l = 0, len = strlen(file);
+    if (len > 5 && strcmp(file + len - 5, ".lsim") == 0) len -= 5;
+    if (strcmp(file, "-") == 0) file = "stdin", len = 5;
+    buf[0] = '\0';
+    for (size_t i = 0; i < len && l + 1 < n;) {
+        size_t c = strcspn(file + i, "/");
+        if (c > len - i) c = len - i;
+        int here = c == 1 && file[i] == '.'; /* "./": nothing */
+        if (c && !here) {
+            if (l && l + 1 < n) buf[l++] = '.';
+            for (size_t k = 0; k < c && l + 1 < n; k++) buf[l++] = file[i + k] == '.' ? '_' : file[i + k];
+        }
+        i += c + 1;
+    }
+    buf[l] = '\0';
+    if (!l) snprintf(buf, n, "scenario");
+}
+
+/* A test case's class and name, and the case it repeats (-1: none). */
+struct jcase {
+    char *cls, *name;
+    int nth; /* 1 = the first with this class and name; 2, 3, ... repeats */
+};
+
+static int jcase_cmp(const void *a, const void *b) {
+    const struct jcase *x = *(const struct jcase *const *)a, *y = *(const struct jcase *const *)b;
+    int c = strcmp(x->cls, y->cls);
+    if (!c) c = strcmp(x->name, y->name);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+static char *jcase_name(const struct report_summary *s, const char *const *sets, int nsets) {
+    struct sbuf sb = {0};
+    if (s->rc && s->rc != LSIM_ESKIPPED && !s->algo[0]) sb_printf(&sb, "not run");
+    else sb_printf(&sb, "%s seed=%llu", s->algo[0] ? s->algo : "(the scenario's algorithm)", s->seed);
+    for (int k = 0; k < nsets; k++) sb_printf(&sb, " %s", sets[k]);
+    if (sb.oom) {
+        free(sb.p);
+        return NULL;
+    }
+    return sb.p;
+}
+
+/* Its outcome's counts in a <testsuite> or <testsuites> over s[0..n). */
+static void junit_counts(FILE *f, const struct report_summary *s, int n) {
     int failures = 0, errors = 0, skipped = 0;
     double total = 0;
     for (int i = 0; i < n; i++) {
-        if (s[i].rc == LSIM_ESKIPPED) skipped++;
+        if (s[i].rc == LSIM_ESKIPPED || summary_na(&s[i])) skipped++;
         else if (s[i].rc) errors++;
         else if (s[i].outcome != LSIM_OK) failures++;
         total += s[i].seconds;
     }
-    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"", f);
-    report_xml_str(f, suite);
-    fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\"", n, failures, errors);
-    if (skipped) fprintf(f, " skipped=\"%d\"", skipped);
-    fprintf(f, " time=\"%.6f\">\n", total);
-    for (int i = 0; i < n; i++) {
-        fputs("  <testcase classname=\"scenarios\" name=\"", f);
-        report_xml_str(f, s[i].file);
-        fprintf(f, "\" time=\"%.6f\">", s[i].seconds);
-        if (s[i].rc == LSIM_ESKIPPED) {
-            fputs("<skipped message=\"", f);
-            report_xml_str(f, s[i].error);
+    fprintf(f, " tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\"", n, failures, errors,
+            skipped, total);
+}
+
+static void junit_case(FILE *f, const struct report_summary *s, const struct jcase *c) {
+    fputs("    <testcase classname=\"", f);
+    report_xml_str(f, c->cls);
+    fputs("\" name=\"", f);
+    report_xml_str(f, c->name);
+    if (c->nth > 1) fprintf(f, " #%d", c->nth);
+    fputs("\" file=\"", f);
+    report_xml_str(f, s->file);
+    fprintf(f, "\" time=\"%.6f\">", s->seconds);
+    if (s->rc == LSIM_ESKIPPED) {
+        fputs("<skipped message=\"", f);
+        report_xml_str(f, s->error);
+        fputs("\"/>", f);
+    } else if (s->rc) {
+        fputs("<error message=\"", f);
+        report_xml_str(f, lsim_strerror(s->rc));
+        fputs("\">", f);
+        report_xml_str(f, s->error);
+        fputs("</error>", f);
+    } else if (s->outcome != LSIM_OK) {
+        fputs("<failure message=\"", f);
+        report_xml_str(f, s->truncated ? "run cut short (TRUNCATED)" : "expectation failed");
+        fputs("\">", f);
+        report_xml_str(f, summary_message(s));
+        fputs("</failure>", f);
+    } else {
+        if (summary_na(s)) {
+            char why[400];
+            report_not_applicable(why, sizeof why, s->not_applicable);
+            fputs("<skipped message=\"expectations ", f);
+            report_xml_str(f, why);
             fputs("\"/>", f);
-        } else if (s[i].rc) {
-            fputs("<error message=\"", f);
-            report_xml_str(f, lsim_strerror(s[i].rc));
-            fputs("\">", f);
-            report_xml_str(f, s[i].error);
-            fputs("</error>", f);
-        } else if (s[i].outcome != LSIM_OK) {
-            fputs("<failure message=\"", f);
-            report_xml_str(f, s[i].truncated ? "run cut short (TRUNCATED)" : "expectation failed");
-            fputs("\">", f);
-            report_xml_str(f, summary_message(&s[i]));
-            fputs("</failure>", f);
-        } else {
-            fprintf(f, "<system-out>verdict %s</system-out>", verdict_word(&s[i].rep));
         }
-        fputs("</testcase>\n", f);
+        fprintf(f, "<system-out>verdict %s</system-out>", verdict_word(&s->rep));
     }
-    fputs("</testsuite>\n", f);
+    fputs("</testcase>\n", f);
+}
+
+int report_junit(FILE *f, const char *suite, const struct report_summary *s, int n, const char *const *sets,
+                 int nsets) {
+    struct jcase *c = calloc(n > 0 ? (size_t)n : 1, sizeof *c);
+    struct jcase **order = calloc(n > 0 ? (size_t)n : 1, sizeof *order);
+    int rc = c && order ? 0 : LSIM_ENOMEM;
+    for (int i = 0; i < n && !rc; i++) {
+        char cls[1024];
+        report_junit_class(cls, sizeof cls, s[i].file);
+        c[i].cls = strdup(cls);
+        c[i].name = jcase_name(&s[i], sets, nsets);
+        if (!c[i].cls || !c[i].name) rc = LSIM_ENOMEM;
+        order[i] = &c[i];
+    }
+    if (!rc) {
+        /* Repeats of a class and name, numbered in list order. */
+        qsort(order, (size_t)n, sizeof *order, jcase_cmp);
+        for (int i = 0; i < n; i++)
+            order[i]->nth = i && strcmp(order[i]->cls, order[i - 1]->cls) == 0 &&
+                                    strcmp(order[i]->name, order[i - 1]->name) == 0
+                                ? order[i - 1]->nth + 1 : 1;
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
+        report_xml_str(f, suite);
+        fputc('"', f);
+        junit_counts(f, s, n);
+        fputs(">\n", f);
+        for (int i = 0, j; i < n; i = j) {
+            for (j = i + 1; j < n && strcmp(c[j].cls, c[i].cls) == 0;) j++;
+            fputs("  <testsuite name=\"", f);
+            report_xml_str(f, c[i].cls);
+            fputc('"', f);
+            junit_counts(f, s + i, j - i);
+            fputs(">\n", f);
+            for (int k = i; k < j; k++) junit_case(f, &s[k], &c[k]);
+            fputs("  </testsuite>\n", f);
+        }
+        fputs("</testsuites>\n", f);
+    }
+    for (int i = 0; c && i < n; i++) {
+        free(c[i].cls);
+        free(c[i].name);
+    }
+    free(c);
+    free(order);
+    return rc;
 }

@@ -26,6 +26,8 @@ struct report_ctx {
 /* A finished run kept after its engine is freed (check, batch). */
 struct report_summary {
     const char *file;            /* borrowed */
+    const char *label;           /* borrowed, or NULL (= file): the run's name in TAP
+                                    ("FILE seed 3 algo lease", batch) */
     int rc;                      /* run_result.rc */
     int outcome;                 /* run_outcome() */
     char error[640];
@@ -39,6 +41,9 @@ struct report_summary {
     double seconds;              /* wall time of the run, for JUnit; 0 = unknown */
     int judged;                  /* 1 = expectations were judged (check, batch); 0 = the
                                     run is only reported (matrix): outcome RAN */
+    char not_applicable[200];    /* run_result.not_applicable: "" or what makes the run
+                                    another than the scenario as written (its expect
+                                    lines are then not judged: outcome NOT-APPLICABLE) */
 };
 
 /* ---- Output formats: one table --------------------------------------------------
@@ -75,12 +80,24 @@ const char *report_format_what(enum report_format f);
 
 /* Word for an outcome code: PASS, FAIL, TRUNCATED or ERROR. */
 const char *report_outcome_word(int outcome);
+/* The outcome of a run whose expect lines were not judged because it is
+ * not the scenario as written (run.h, run_result.not_applicable): it ran to
+ * its end, its exit status is 0, and no expectation passed or failed. */
+#define REPORT_NOT_APPLICABLE "NOT-APPLICABLE"
+/* The outcome word of a finished run: report_outcome_word(run_outcome(r, 0)),
+ * or REPORT_NOT_APPLICABLE. */
+const char *report_run_word(const struct run_result *r);
+/* The words that say why the expectations of a run are not judged (na:
+ * its not_applicable), no newline: "not applicable: NA changes the
+ * scenario they were written for (--expect judges them)". */
+void report_not_applicable(char *buf, size_t n, const char *na);
 
 /* Fill *sum from a result (r may have failed). judge: 0 = report only (no
  * expectation decides the outcome), 1 = judge the expect lines, 2 = judge
  * them and fail a scenario that has none. Returns 0 or LSIM_ENOMEM. */
 int report_summarize(struct report_summary *sum, const char *file, const struct run_result *r, int judge);
-/* The outcome word of a summary: PASS, FAIL, TRUNCATED, ERROR, or RAN. */
+/* The outcome word of a summary: PASS, FAIL, TRUNCATED, ERROR, SKIP,
+ * NOT-APPLICABLE, or RAN. */
 const char *report_summary_word(const struct report_summary *s);
 void report_summary_close(struct report_summary *sum);
 
@@ -102,6 +119,10 @@ void report_truncation(char *buf, size_t n, const struct run_result *r);
  * figures), then the expectations, each with its measured value. */
 void report_text_verdict(FILE *f, const struct run_result *r, const struct report_ctx *c);
 void report_text_expects(FILE *f, const struct run_result *r, const struct report_ctx *c);
+/* When expectation k of r fails: its line "FILE:LINE:COL: expect TEXT:
+ * measured VALUE" (no newline) in buf, and 1; 0 when it holds. r needs
+ * only scn and report (check-trace judges a trace read back, no engine). */
+int report_expect_failure(char *buf, size_t n, const char *file, const struct run_result *r, int k);
 /* One JSON object, one line: run facts, every metric of the table, the
  * trace digest, the expectations and the replay line. narration (may be
  * NULL) is added as an array of lines. 0, or LSIM_ENOMEM with nothing
@@ -125,8 +146,22 @@ void report_csv_row_sets(FILE *f, const struct report_summary *s, const char *co
  * error instead of the figures. */
 void report_json_summary(FILE *f, const struct report_summary *s, const char *const *sets, int nsets);
 
-/* Sets of runs. */
+/* Sets of runs. TAP: one test point per run, named by its label (or file). */
 void report_tap(FILE *f, const struct report_summary *s, int n);
-void report_junit(FILE *f, const char *suite, const struct report_summary *s, int n);
+/* JUnit XML of n runs, shaped for CI dashboards (Jenkins, GitLab): one
+ * <testsuites> named suite; a <testsuite> per scenario file (its runs in a
+ * row); a <testcase> per run whose classname is the file's path without
+ * .lsim, its folders and stem joined by dots (scenarios/gc-pause.lsim ->
+ * scenarios.gc-pause, so a dashboard groups by folder, then scenario; a dot
+ * inside a name becomes _) and whose name is the algorithm, the seed and the
+ * params: "lease seed=3 lock.ttl=10s" (sets: the --set of every run, nsets
+ * of them; a run that could not be made and names no algorithm is "not
+ * run"). A name repeated within its class gets " #2", " #3": every testcase
+ * is unique. Strings are XML-escaped. Returns 0, or LSIM_ENOMEM with
+ * nothing written. */
+int report_junit(FILE *f, const char *suite, const struct report_summary *s, int n, const char *const *sets,
+                 int nsets);
+/* The JUnit classname of a scenario file, as above, into buf. */
+void report_junit_class(char *buf, size_t n, const char *file);
 
 #endif

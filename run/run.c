@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "checker.h"
 #include "scenario.h"
 #include "scenario_file.h"
 
@@ -132,7 +133,13 @@ int run_resolve_algo(const char *name, const struct lock_algo **out, char *err, 
 
 /* ---- One run ------------------------------------------------------------- */
 
-static int load(const struct run_spec *spec, struct scenario *s, struct run_result *r) {
+/* The file's own seed and algorithm, as load() found them before any override. */
+struct as_written {
+    uint64_t seed;
+    char algo[SCN_OPT_MAX];
+};
+
+static int load(const struct run_spec *spec, struct scenario *s, struct run_result *r, struct as_written *w) {
     struct scn_error err;
     memset(&err, 0, sizeof err);
     if (spec->parsed) {
@@ -149,6 +156,8 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
         r->stage = RUN_STAGE_LOAD;
         return rc;
     }
+    w->seed = s->seed; /* a sweep cell's parsed scenario has its sets applied, never its seed */
+    scn_copy_str(w->algo, sizeof w->algo, s->algo);
     if (spec->seed) {
         char kv[96];
         snprintf(kv, sizeof kv, "seed=%s", spec->seed);
@@ -230,6 +239,26 @@ static int scenario_plugin(const struct run_spec *spec, const struct scenario *s
                 s->algo_pos.line, s->algo_pos.col, err);
 }
 
+/* What makes the run (scenario s, as loaded and overridden, run by algo)
+ * another than the file's own (seed and algorithm before any override), in
+ * r->not_applicable; "" when it is the scenario as written. */
+static void note_changes(const struct run_spec *spec, const struct as_written *w, struct run_result *r) {
+    char *b = r->not_applicable;
+    size_t n = sizeof r->not_applicable, l = 0;
+    b[0] = '\0';
+    if (r->scn->seed != w->seed)
+        l += (size_t)snprintf(b + l, n - l, "seed %llu (the file's: %llu)", (unsigned long long)r->scn->seed,
+                              (unsigned long long)w->seed);
+    for (int i = 0; i < spec->nsets && l < n; i++) {
+        if (strncmp(spec->sets[i], "seed=", 5) == 0) continue; /* said as the seed */
+        l += (size_t)snprintf(b + l, n - l, "%sset %s", l ? ", " : "", spec->sets[i]);
+    }
+    if (l < n && strcmp(r->algo->name, w->algo) != 0)
+        l += (size_t)snprintf(b + l, n - l, "%salgorithm %s (the file's: %s)", l ? ", " : "", r->algo->name,
+                              w->algo);
+    if (l >= n) memcpy(b + n - 4, "...", 4); /* cut, and says so */
+}
+
 int run_scenario(const struct run_spec *spec, struct run_result *r) {
     memset(r, 0, sizeof *r);
     const struct lock_algo *algo = spec->algo_resolved;
@@ -242,13 +271,15 @@ int run_scenario(const struct run_spec *spec, struct run_result *r) {
         }
     }
     struct scenario s;
+    struct as_written w;
     scenario_init(&s);
-    int rc = load(spec, &s, r);
+    int rc = load(spec, &s, r, &w);
     if (rc) {
         scenario_close(&s);
         return rc;
     }
     int swapped = algo != NULL; /* --algo: options the new algorithm lacks are dropped */
+
     if (!algo && (rc = scenario_plugin(spec, &s, &algo, r)) != 0) {
         scenario_close(&s);
         return rc;
@@ -290,7 +321,8 @@ int run_scenario(const struct run_spec *spec, struct run_result *r) {
     r->trace_hash = trace_hash(tr);
     r->truncated = engine_truncated(r->engine);
     r->nexpects = r->scn->nexpects;
-    if (!r->truncated)
+    if (r->nexpects && !spec->hold_expects) note_changes(spec, &w, r);
+    if (!r->truncated && !r->not_applicable[0])
         for (int i = 0; i < r->nexpects; i++)
             if (!run_expect(r, i, NULL)) r->failed++;
     return LSIM_OK;
@@ -314,4 +346,42 @@ int run_outcome(const struct run_result *r, int require_expects) {
     if (r->truncated) return LSIM_ETRUNCATED;
     if (r->failed || (require_expects && r->nexpects == 0)) return LSIM_EEXPECT;
     return LSIM_OK;
+}
+
+/* Check src afresh: its events, without the findings a checker appended
+ * when it was recorded, go into dst (same header and nodes) with a checker
+ * attached (docs/trace-format.md, "Checking a recorded trace"). Returns 0 or
+ * LSIM_ENOMEM; dst must be closed by the caller, and before src (its event
+ * text points into src). */
+int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns,
+                const struct scenario *watch, struct trace *dst, struct checker_report *rep) {
+    struct checker ck;
+    trace_init(dst, 1);
+    snprintf(dst->title, sizeof dst->title, "%s", src->title);
+    snprintf(dst->algo, sizeof dst->algo, "%s", src->algo);
+    dst->seed = src->seed;
+    for (int i = 0; i < src->nnodes; i++)
+        if (trace_add_node(dst, src->nodes[i].name, src->nodes[i].kind) < 0) return LSIM_ENOMEM;
+    if (checker_init(&ck, dst, purpose, stuck_after_ns) != 0) return LSIM_ENOMEM;
+    /* The clients the scenario's expect lines name (bound to the trace's nodes). */
+    for (int i = 0; watch && i < watch->nexpects; i++)
+        if (scn_expect_names_client(&watch->expects[i]) && checker_watch(&ck, watch->expects[i].client_index) != 0) {
+            checker_close(&ck);
+            return LSIM_ENOMEM;
+        }
+    dst->observe = checker_observe;
+    dst->advance = checker_advance;
+    dst->observe_arg = &ck;
+    dst->observe_kinds = CHECKER_KINDS;
+    sim_ns end = 0;
+    for (size_t i = 0; i < src->len; i++) {
+        if (trace_kind_is_finding(src->ev[i].kind)) continue;
+        trace_append(dst, &src->ev[i]);
+        end = src->ev[i].t;
+    }
+    checker_finish(&ck, end, rep);
+    checker_close(&ck);
+    dst->observe = NULL;
+    dst->advance = NULL;
+    return dst->oom ? LSIM_ENOMEM : 0;
 }

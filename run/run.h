@@ -30,6 +30,8 @@ struct run_spec {
     int keep_trace;               /* 1 = keep every event (timelines, --trace) */
     int lenient_sets;             /* 1 = a --set lock option this algorithm does not
                                      know is dropped (matrix rows), not an error */
+    int hold_expects;             /* --expect: judge the expect lines also when the run is
+                                     not the scenario as written (see not_applicable) */
 };
 
 /* Where a run failed. */
@@ -56,7 +58,21 @@ struct run_result {
     int failed;                   /* of them, how many do not hold (0 when truncated:
                                      nothing is decided on a run cut short) */
     int truncated;                /* the run stopped before its duration */
+    char not_applicable[200];     /* "" when the expect lines are judged; else what makes
+                                     this run another than the scenario as written, for
+                                     which they were written ("seed 5 (the file's: 1)",
+                                     "set pause=20s", "algorithm fenced-lease (the file's:
+                                     lease)"): then failed is 0 and nothing is decided by
+                                     them, unless spec.hold_expects. Empty when the
+                                     scenario has no expect lines. */
 };
+
+/* Expectations are written for the scenario as it is in its file: its
+ * params, its seed, its algorithm. A run with another seed (--seed,
+ * --seeds), any --set (even to the value the file has) or another
+ * algorithm (--algo, --algos) is another experiment, and its expect lines
+ * are reported as not applicable (run_result.not_applicable) rather than
+ * failed, unless the caller asks to hold them (run_spec.hold_expects). */
 
 /* Run one scenario as spec says. Always fills *out (close it with
  * run_result_close). Returns out->rc. */
@@ -88,5 +104,16 @@ int run_validate_algo(const struct lock_algo *a, const char *where, char *err, s
 /* 1 when word (len bytes) is one of the space-separated words of list (the
  * form of engine_dropped_options), else 0. */
 int run_word_in_list(const char *list, const char *word, size_t len);
+
+struct checker_report;
+/* Check a recorded trace afresh: src's events, without the findings a
+ * checker appended when it was recorded, go into dst (same header and
+ * nodes) with a checker attached (docs/trace-format.md, "Checking a
+ * recorded trace"), judged as a scenario of that purpose and stuck-after
+ * would be; the clients watch's expect lines name (NULL: none) are
+ * watched as a run watches them. Returns 0 or LSIM_ENOMEM; dst must be closed by the caller, and
+ * before src (its event text points into src). */
+int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns,
+                const struct scenario *watch, struct trace *dst, struct checker_report *rep);
 
 #endif

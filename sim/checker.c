@@ -34,7 +34,7 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
     c->stuck_after_ns = stuck_after_ns;
     c->nnodes = tr->nnodes;
     c->cl = malloc((size_t)(c->nnodes ? c->nnodes : 1) * sizeof *c->cl);
-    c->flags = calloc((size_t)(c->nnodes ? c->nnodes : 1), 1);
+    c->flags = calloc((size_t)(c->nnodes ? c->nnodes : 1), sizeof *c->flags);
     if (!c->cl || !c->flags) {
         checker_close(c);
         return -1;
@@ -57,6 +57,7 @@ int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
     }
     for (int i = 0; i < c->nhold; i++) c->hold[i].owner = -1;
     c->de_since = -1;
+    c->unavail_since = -1;
     c->de_first = c->de_second = -1;
     c->c1 = c->rc1 = -1;
     c->quorum = 1;
@@ -254,7 +255,7 @@ static void fence_settle(struct checker *c, int n) {
         c->r.fenced_out++;
         if (c->flags[n] & CHECKER_WATCHED) fact(c, n)->fenced_out = 1;
     }
-    c->flags[n] &= (unsigned char)~(CHECKER_FENCE_REFUSED | CHECKER_FENCE_ACCEPTED);
+    c->flags[n] &= (uint16_t)~(CHECKER_FENCE_REFUSED | CHECKER_FENCE_ACCEPTED);
 }
 
 static int is_client(const struct checker *c, int node) {
@@ -287,7 +288,7 @@ static void service_grant(struct checker *c, int owner, int previous_owner) {
 /* The client learnt of its grant: its rank (from the service, or now). */
 static void rank_acquired(struct checker *c, int n, uint32_t grant) {
     struct checker_client *me = &c->cl[n];
-    if (c->flags[n] & CHECKER_PENDING) c->flags[n] &= (unsigned char)~CHECKER_PENDING;
+    if (c->flags[n] & CHECKER_PENDING) c->flags[n] &= (uint16_t)~CHECKER_PENDING;
     else me->rank = ++c->next_rank;
     me->grant = grant;
     if (me->rank > c->r1) {
@@ -424,6 +425,61 @@ static void lock_free_begin(struct checker *c) {
     if (!c->read_version) c->tr->oom = 1; /* then the exact test is off; lost updates still count */
 }
 
+/* Progress beside safety: a client acquiring (wait_begin .. wait_end),
+ * and the time in which someone is acquiring and no one is in the critical
+ * section, which is when the lock is unavailable to those who want it (a
+ * holder that crashed, a store that refuses, a cluster with no leader). */
+static void wait_begin(struct checker *c, int n, sim_ns t) {
+    if (c->cl[n].wait_since < 0) c->nwait++;
+    c->cl[n].wait_since = t;
+    c->flags[n] |= CHECKER_TRIED;
+}
+
+static void wait_end(struct checker *c, int n) {
+    if (c->cl[n].wait_since >= 0) c->nwait--;
+    c->cl[n].wait_since = -1;
+}
+
+static void unavailable_note(struct checker *c, sim_ns t) {
+    int unavailable = c->nwait > 0 && c->in_cs == 0;
+    if (unavailable && c->unavail_since < 0) {
+        c->unavail_since = t;
+    } else if (!unavailable && c->unavail_since >= 0) {
+        c->r.unavailable_ns += t - c->unavail_since;
+        c->unavail_since = -1;
+    }
+}
+
+/* The headline's progress clause for a run that is SAFE but where clients
+ * wanted the lock and never got it: ", but B never acquired (18 attempts
+ * refused)". Empty when every client that tried acquired. */
+static void starved_clause(const struct checker *c, char *out, size_t n) {
+    const struct checker_report *r = &c->r;
+    out[0] = 0;
+    if (!r->starved) return;
+    int first = -1, second = -1;
+    for (int i = 0; i < c->nnodes && second < 0; i++)
+        if ((c->flags[i] & (CHECKER_TRIED | CHECKER_GOT)) == CHECKER_TRIED) {
+            if (first < 0) first = i;
+            else second = i;
+        }
+    char who[64];
+    if (!r->acquires)
+        snprintf(who, sizeof who, "no client ever acquired the lock");
+    else if (r->starved == 1)
+        snprintf(who, sizeof who, "%s never acquired", c->tr->nodes[first].name);
+    else if (r->starved == 2)
+        snprintf(who, sizeof who, "%s and %s never acquired", c->tr->nodes[first].name,
+                 c->tr->nodes[second].name);
+    else
+        snprintf(who, sizeof who, "%lld clients never acquired", (long long)r->starved);
+    if (r->denied_attempts)
+        snprintf(out, n, ", but %s (%lld attempt%s refused)", who, (long long)r->denied_attempts,
+                 r->denied_attempts == 1 ? "" : "s");
+    else
+        snprintf(out, n, ", but %s", who);
+}
+
 /* The case labels of the kinds the map marks unchecked (not in
  * CHECKER_KINDS), for checker_observe's switch (see checker.h). */
 #define UNCHECKED_CASE_0_(name) case TRACE_##name:
@@ -450,7 +506,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     }
     case TRACE_ACQUIRE_START:
         if (is_client(c, n)) {
-            c->cl[n].wait_since = ev->t;
+            wait_begin(c, n, ev->t);
             c->cl[n].waited_ns = -1;
         }
         break;
@@ -459,7 +515,8 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         c->r.acquires++;
         fence_settle(c, n);
         if (c->cl[n].wait_since >= 0) record_latency(c, ev->t - c->cl[n].wait_since);
-        c->cl[n].wait_since = -1;
+        wait_end(c, n);
+        c->flags[n] |= CHECKER_GOT;
         if (c->flags[n] & CHECKER_WATCHED) {
             struct checker_fact *f = fact(c, n);
             if (f->first_acquired < 0) {
@@ -476,7 +533,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         if (!is_client(c, n)) break;
         c->r.failed_acquires++;
         if (c->cl[n].wait_since >= 0) c->cl[n].waited_ns = ev->t - c->cl[n].wait_since;
-        c->cl[n].wait_since = -1;
+        wait_end(c, n);
         break;
     case TRACE_CS_EXIT:
         if (is_client(c, n)) leave_cs(c, n, ev->t);
@@ -486,7 +543,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
             struct checker_crash *k = crash_entry(c, n);
             struct checker_hold *h = hold_of(c, n);
             if (k) k->crashed_at = ev->t;
-            c->cl[n].wait_since = -1;
+            wait_end(c, n);
             if (h && c->tr->nodes[n].kind == TRACE_NODE_SERVER) h->owner = -1;
         }
         break;
@@ -564,6 +621,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     TRACE_KIND_MAP(UNCHECKED_CASE_)
         break;
     }
+    unavailable_note(c, ev->t);
 }
 
 /* Whether the process that a grant was made for is gone: it crashed after
@@ -597,8 +655,14 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
     for (int i = 0; i < c->nnodes; i++)
         if (c->cl[i].cs_since >= 0) leave_cs(c, i, end_ns);
     r->end_ns = end_ns;
-    for (int i = 0; i < c->nnodes; i++)
-        if (is_client(c, i)) fence_settle(c, i);
+    unavailable_note(c, end_ns);
+    if (c->unavail_since >= 0) r->unavailable_ns += end_ns - c->unavail_since;
+    c->unavail_since = -1;
+    for (int i = 0; i < c->nnodes; i++) {
+        if (!is_client(c, i)) continue;
+        fence_settle(c, i);
+        if ((c->flags[i] & (CHECKER_TRIED | CHECKER_GOT)) == CHECKER_TRIED) r->starved++;
+    }
     int dead = dead_owner_holds(c);
     for (int i = 0; i < c->nnodes; i++) {
         if (!is_client(c, i) || is_down(c, i)) continue; /* a client that is down is not waiting */
@@ -673,6 +737,15 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
         else
             snprintf(r->headline, sizeof r->headline,
                      "SAFE: never more than one client in the critical section");
+        char but[120];
+        starved_clause(c, but, sizeof but);
+        if (but[0] && !r->lock_free && !r->acquires) {
+            snprintf(r->headline, sizeof r->headline, "SAFE%s: nothing ran, so nothing could go wrong", but);
+        } else if (but[0] && !r->lock_free) {
+            char both[sizeof r->headline + sizeof but + 8];
+            snprintf(both, sizeof both, "SAFE%s: %s", but, r->headline + strlen("SAFE: "));
+            snprintf(r->headline, sizeof r->headline, "%.*s", (int)sizeof r->headline - 1, both);
+        }
     }
     *out = *r;
 }

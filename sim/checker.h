@@ -53,6 +53,9 @@ struct checker_report {
                                    stale, was refused by the fence (checker_fence_*) */
     int64_t acquires;
     int64_t failed_acquires;
+    int64_t starved;            /* clients that began an acquisition and never acquired */
+    sim_ns unavailable_ns;      /* true time in which a client was acquiring and no
+                                   client was in the critical section */
     int64_t denied_attempts;
     int64_t writes_accepted;
     int64_t writes_rejected;
@@ -90,7 +93,10 @@ enum {
     /* Fenced out (fence_note, fence_settle): under the client's current grant, */
     CHECKER_FENCE_REFUSED = 16,  /* a write not stale was refused by the fence */
     CHECKER_FENCE_ACCEPTED = 32, /* a write was accepted */
-    CHECKER_FENCED_OUT = 64      /* counted in fenced_out (once per client) */
+    CHECKER_FENCED_OUT = 64,     /* counted in fenced_out (once per client) */
+    /* Progress: */
+    CHECKER_TRIED = 128,    /* began at least one acquisition */
+    CHECKER_GOT = 256       /* acquired at least once */
 };
 
 struct checker_crash {      /* a node that crashed or restarted */
@@ -109,7 +115,7 @@ struct checker {
     enum scn_purpose purpose;
     sim_ns stuck_after_ns;
     struct checker_client *cl; /* owned, indexed by node */
-    unsigned char *flags;   /* owned, indexed by node: CHECKER_* bits */
+    uint16_t *flags;        /* owned, indexed by node: CHECKER_* bits */
     struct checker_crash *crash; /* owned: ncrash nodes, in order of their first crash or restart */
     int ncrash, capcrash;
     struct checker_hold *hold; /* owned: nodes hold_first .. hold_first + nhold - 1, the lock
@@ -118,6 +124,9 @@ struct checker {
     int srv_grants;         /* a lock server has recorded a grant (srv-grant) */
     int nnodes;
     int in_cs;              /* clients now in the critical section */
+    int nwait;              /* clients now acquiring (wait_since set) */
+    sim_ns unavail_since;   /* since when some client is acquiring and none is in the
+                               critical section (the lock is unavailable), -1 = not so */
     int de_first, de_second;
     sim_ns de_since;        /* start of the current double-entry interval, -1 none */
     int de_announced;       /* it has lasted past its first instant: counted */

@@ -47,6 +47,11 @@ enum metric_unit {
     XX(ACQUIRES, acquires, "acquires", NULL, "acquires", COUNT, "successful acquisitions")         \
     XX(FAILED_ACQUIRES, failed_acquires, "failed-acquires", "failed-acquire", "failed_acquires",  \
        COUNT, "acquisitions that gave up (tries or timeout exhausted)")                           \
+    XX(STARVED, starved, "starved-clients", "starved", "starved_clients", COUNT,                 \
+       "clients that began to acquire the lock and never got it (progress, not safety)")          \
+    XX(UNAVAILABLE_NS, unavailable_ns, "unavailable-time", NULL, "unavailable_ns", NS,             \
+       "true time in which a client was acquiring and no client was in the critical section "  \
+       "(acquisition round trips included)")     \
     XX(REFUSED_ATTEMPTS, denied_attempts, "refused-attempts", NULL, "refused_attempts", COUNT,    \
        "single acquisition attempts the lock service refused")                                    \
     XX(WRITES_ACCEPTED, writes_accepted, "writes-accepted", NULL, "writes_accepted", COUNT,       \

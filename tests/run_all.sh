@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cmocka test binary given, then the scenario expectations, the
 # docs' commands (tests/docs_commands.sh) and README's newcomer guide
-# (tests/newcomer_guide.sh), and closes with one line of totals:
+# (tests/newcomer_guide.sh), make install (tests/install.sh), and closes with one line of totals:
 # "tests: N passed, M failed".
 # Usage: tests/run_all.sh LOCKSIM_BIN SCENARIO_GLOB_FILES... -- TEST_BIN...
 set -u
@@ -42,6 +42,10 @@ fi
 if [ -x tests/newcomer_guide.sh ]; then
   echo "== README.md's newcomer guide, followed for a toy algorithm in a scratch copy"
   tests/newcomer_guide.sh . "$(dirname "$bin")" >"$log" 2>&1; tally guide $?
+fi
+if [ -x tests/install.sh ]; then
+  echo "== make install into a scratch folder, used from there; make uninstall"
+  tests/install.sh "$(dirname "$bin")" >"$log" 2>&1; tally install $?
 fi
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -523,6 +523,63 @@ static void test_sets_applied_once_per_cell(void **state) {
     scenario_close(&file);
 }
 
+/* Progress beside safety (issue 25): A holds the lock 1s..11s; B asks at
+ * 2s and is refused until it gives up at 20s; C asks at 30s and the run ends
+ * at 40s with C still asking. Unavailable: 0s..1s (A's own acquisition:
+ * asking, no one inside), 11s..20s (B asking, no one inside) and 30s..40s
+ * (C), 20s in all; not 2s..11s, when A was inside; B and C never acquired. The verdict stays
+ * SAFE, and its headline says who never got the lock. */
+static void test_progress_beside_safety(void **state) {
+    (void)state;
+    struct trace t;
+    struct checker c;
+    trace_init(&t, 1);
+    int a = trace_add_node(&t, "A", TRACE_NODE_CLIENT), b = trace_add_node(&t, "B", TRACE_NODE_CLIENT);
+    int cc = trace_add_node(&t, "C", TRACE_NODE_CLIENT);
+    assert_int_equal(checker_init(&c, &t, SCN_PURPOSE_CORRECTNESS, 0), 0);
+    t.observe = checker_observe;
+    t.observe_arg = &c;
+    t.advance = checker_advance;
+    const sim_ns S = SIM_NS_PER_S;
+    struct trace_event evs[] = {
+        {.t = 0, .kind = TRACE_ACQUIRE_START, .node = a, .peer = -1},
+        {.t = 1 * S, .kind = TRACE_ACQUIRED, .node = a, .peer = -1, .grant = 1, .token = 1},
+        {.t = 2 * S, .kind = TRACE_ACQUIRE_START, .node = b, .peer = -1},
+        {.t = 3 * S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1},
+        {.t = 11 * S, .kind = TRACE_CS_EXIT, .node = a, .peer = -1},
+        {.t = 12 * S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1},
+        {.t = 20 * S, .kind = TRACE_ACQUIRE_FAILED, .node = b, .peer = -1},
+        {.t = 30 * S, .kind = TRACE_ACQUIRE_START, .node = cc, .peer = -1},
+    };
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) trace_append(&t, &evs[i]);
+    struct checker_report rep;
+    checker_finish(&c, 40 * S, &rep);
+    assert_int_equal(rep.verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(rep.starved, 2);
+    assert_int_equal(rep.unavailable_ns, 20 * S);
+    assert_int_equal(checker_metric(&rep, SCN_M_STARVED), 2);
+    assert_string_equal(rep.headline, "SAFE, but B and C never acquired (2 attempts refused): never more "
+                                      "than one client in the critical section");
+    checker_close(&c);
+    trace_close(&t);
+
+    /* Nobody ever acquired: the headline says that nothing ran. */
+    trace_init(&t, 1);
+    a = trace_add_node(&t, "A", TRACE_NODE_CLIENT);
+    assert_int_equal(checker_init(&c, &t, SCN_PURPOSE_CORRECTNESS, 0), 0);
+    t.observe = checker_observe;
+    t.observe_arg = &c;
+    struct trace_event e = {.t = 5 * S, .kind = TRACE_ACQUIRE_START, .node = a, .peer = -1};
+    trace_append(&t, &e);
+    checker_finish(&c, 10 * S, &rep);
+    assert_int_equal(rep.starved, 1);
+    assert_int_equal(rep.unavailable_ns, 5 * S);
+    assert_string_equal(rep.headline, "SAFE, but no client ever acquired the lock: nothing ran, so nothing "
+                                      "could go wrong");
+    checker_close(&c);
+    trace_close(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sets_applied_once_per_cell),
@@ -536,6 +593,7 @@ int main(void) {
         cmocka_unit_test(test_equal_grant_times),
         cmocka_unit_test(test_lock_free_judged_by_history),
         cmocka_unit_test(test_lock_free_serial_order),
+        cmocka_unit_test(test_progress_beside_safety),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,14 +15,32 @@ static void test_run_seed_scenario(void **state) {
     assert_null(strstr(r->out, "\033[")); /* NO_COLOR: plain ASCII */
 }
 
-/* An expectation that fails gives exit 1 and says what was measured. */
+/* An expectation that fails gives exit 1 and says what was measured. The
+ * file's expect lines are for the scenario as written: under --set they are
+ * not applicable (exit 0, each shown n/a with its measured value) unless
+ * --expect holds the run to them. */
 static void test_failed_expect_exit_1(void **state) {
     (void)state;
-    struct result *r = run("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=40s");
+    struct result *r = run("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=40s --expect");
     assert_int_equal(r->code, 1);
-    assert_non_null(strstr(r->out, "FAIL"));
+    assert_non_null(strstr(r->out, "  FAIL  line 19  expect verdict UNSAFE                   (measured SAFE)\n"));
     assert_non_null(strstr(r->out, "Verdict: SAFE"));
     assert_non_null(strstr(r->out, "--set lock.ttl=40s")); /* replay keeps the override */
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --set lock.ttl=40s");
+    assert_int_equal(r->code, 0);
+    assert_null(strstr(r->out, "FAIL"));
+    assert_non_null(strstr(r->out, "\nExpectations: not applicable: set lock.ttl=40s changes the scenario they were "
+                                   "written for (--expect judges them)\n"
+                                   "  n/a   line 19  expect verdict UNSAFE                   (measured SAFE)\n"));
+    /* Another seed is another experiment too; the file's own seed is not. */
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --seed 2 --format json");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "\"outcome\":\"NOT-APPLICABLE\",\"truncated\":false,"
+                                   "\"not_applicable\":\"seed 2 (the file's: 1)\""));
+    assert_non_null(strstr(r->out, "{\"line\":19,\"expect\":\"verdict UNSAFE\",\"ok\":null,\"measured\":\"UNSAFE\"}"));
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --seed 1 --format json");
+    assert_non_null(strstr(r->out, "\"outcome\":\"PASS\""));
+    assert_null(strstr(r->out, "not_applicable"));
 }
 
 /* --algo swaps the algorithm and keeps the fault script. */
@@ -32,7 +50,15 @@ static void test_algo_swap(void **state) {
                            "--no-timeline");
     assert_non_null(strstr(r->out, "algorithm fenced-lease"));
     assert_non_null(strstr(r->out, "Verdict: SAFE"));
-    assert_int_equal(r->code, 1); /* the file expects UNSAFE */
+    /* The file expects UNSAFE of its own algorithm: not of this one. */
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "Expectations: not applicable: set fencing=on, algorithm fenced-lease (the file's: "
+                                   "lease) changes the scenario"));
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --algo fenced-lease --set fencing=on --no-timeline --expect");
+    assert_int_equal(r->code, 1);
+    /* --algo naming the file's own algorithm keeps its expectations. */
+    assert_int_equal(run("run scenarios/gc-pause-outlives-lease.lsim --algo lease --no-timeline")->code, 0);
+    assert_null(strstr(run("run scenarios/gc-pause-outlives-lease.lsim --algo lease --no-timeline")->out, "n/a"));
 }
 
 /* A malformed scenario: file:line:col and exit 65. */
@@ -119,9 +145,10 @@ static void test_check_command(void **state) {
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, fmt("TAP version 13\n1..2\nok 1 - scenarios/setnx-crashed-holder-stuck.lsim (STUCK)\n"
                                    "not ok 2 - %1$s/locksim_fail.lsim (SAFE)\n", scratch())));
-    assert_non_null(strstr(r->out, sp("locksim_fail.lsim:3: expect verdict UNSAFE: measured SAFE")));
+    assert_non_null(strstr(r->out, sp("locksim_fail.lsim:3:1: expect verdict UNSAFE: measured SAFE")));
     r = run(fmt("check --format junit scenarios/setnx-crashed-holder-stuck.lsim %1$s/locksim_fail.lsim", scratch()));
-    assert_non_null(strstr(r->out, "<testsuite name=\"locksim scenarios\" tests=\"2\" failures=\"1\""));
+    assert_non_null(strstr(r->out, "<testsuites name=\"locksim check\" tests=\"2\" failures=\"1\""));
+    assert_non_null(strstr(r->out, "<testcase classname=\"scenarios.setnx-crashed-holder-stuck\" name=\"setnx seed=1\""));
     assert_non_null(strstr(r->out, "<failure message=\"expectation failed\">"));
     r = run("check --format json scenarios/setnx-crashed-holder-stuck.lsim");
     assert_int_equal(r->code, 0);

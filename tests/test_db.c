@@ -595,6 +595,80 @@ static void test_options(void **state) {
                "db-skip-locked runs on at most 1 lock server");
 }
 
+/* ---- pg-advisory and pg-advisory-xact -------------------------------------------------
+ * A holds the lock from 0s (latency 0) and computes 60s without a query; B
+ * and C wait in pg_advisory_lock from 1s and 2s. `timeout` is the idle
+ * timeout (session, or in transaction for xact); 0 is PostgreSQL's default,
+ * off. */
+static struct engine *pg_story(const char *algo, const char *timeout) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "lock %s %s=%s\n"
+             "resource stock=5\n"
+             "network latency=0ms\nduration 120s\n"
+             "client A: acquire; read; work 60s; write; release\n"
+             "client B @1s: acquire; read; write; work 5s; release\n"
+             "client C @2s: acquire; read; write; release\n",
+             algo, strcmp(algo, "pg-advisory") == 0 ? "idle-session-timeout" : "idle-tx-timeout", timeout);
+    return run_text(text);
+}
+
+static void test_pg_session_ends_with_idle_timeout(void **state) {
+    (void)state;
+    /* Off: A keeps the lock through its work; B, then C, in arrival order. */
+    struct engine *e = pg_story("pg-advisory", "0s");
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 60 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "C", 1)->t, 65 * S);
+    assert_null(note(e, "S1", NOTE_PREFIX, "idle_session_timeout", 1));
+    engine_free(e);
+    /* 30s: the server ends A's session 30s after the grant, to the
+     * nanosecond, and B has the lock at that instant; A writes on at 60s
+     * (accepted: the store is not in the database) and its unlock fails. */
+    e = pg_story("pg-advisory", "30s");
+    assert_int_equal(must_note(e, "S1", NOTE_PREFIX, "idle_session_timeout: session terminated", 1)->t, 30 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 30 * S);
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 3); /* B's at 30s, C's at 35s, then A's */
+    assert_int_equal(w->t, 60 * S);
+    assert_int_equal(w->peer, node_of(engine_trace(e), "A"));
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    assert_int_equal(must_note(e, "A", NOTE_EXACT, "unlock failed: server closed the connection unexpectedly", 1)->t,
+                     60 * S);
+    /* B's own session, idle 5s in its work, is not ended: it releases, and C follows. */
+    assert_int_equal(must(e, TRACE_ACQUIRED, "C", 1)->t, 35 * S);
+    engine_free(e);
+}
+
+static void test_pg_xact_write_ends_with_transaction(void **state) {
+    (void)state;
+    /* The same at transaction level: at 30s the transaction is rolled back,
+     * B has the lock, and A's UPDATE at 60s is refused (its transaction is gone). */
+    struct engine *e = pg_story("pg-advisory-xact", "30s");
+    assert_int_equal(must_note(e, "S1", NOTE_PREFIX, "idle_in_transaction_session_timeout", 1)->t, 30 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->token, 1);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->token, 2);
+    const struct trace_event *w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->peer, node_of(engine_trace(e), "B"));
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    int a = node_of(engine_trace(e), "A");
+    int refused = 0;
+    for (int i = 1; find(e, TRACE_WRITE, "R", i); i++) {
+        w = find(e, TRACE_WRITE, "R", i);
+        if (w->peer == a) {
+            assert_int_equal(w->t, 60 * S);
+            assert_int_equal(w->b, TRACE_WRITE_REJECTED_NOT_OWNER);
+            refused++;
+        }
+    }
+    assert_int_equal(refused, 1);
+    engine_free(e);
+    /* Without the timeout A's UPDATE is in its live transaction: accepted. */
+    e = pg_story("pg-advisory-xact", "0s");
+    w = must(e, TRACE_WRITE, "R", 1);
+    assert_int_equal(w->peer, a);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conditional_update_rejects_late_write),
@@ -612,6 +686,8 @@ int main(void) {
         cmocka_unit_test(test_idempotency_key_drops_duplicate),
         cmocka_unit_test(test_idempotency_key_order_free),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_pg_session_ends_with_idle_timeout),
+        cmocka_unit_test(test_pg_xact_write_ends_with_transaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

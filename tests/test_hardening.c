@@ -289,7 +289,7 @@ static void test_chrome_trace(void **state) {
     (void)state;
     struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_chrome.json --trace-format chrome", scratch()));
     assert_int_equal(r->code, 0);
-    static char buf[1 << 20];
+    static char buf[1 << 21];
     slurp(sp("lh_chrome.json"), buf, sizeof buf);
     const char *end = json_value(buf);
     assert_non_null(end);
@@ -300,6 +300,24 @@ static void test_chrome_trace(void **state) {
                                 "\"ts\":31000000.000,\"dur\":1000000.000"));
     assert_non_null(strstr(buf, "\"name\":\"paused\",\"ts\":5000000.000,\"dur\":27000000.000"));
     assert_non_null(strstr(buf, "STALE write accepted (damage)"));
+    unlink(sp("lh_chrome.json"));
+    /* Messages are flows from send to receipt or drop (as many ends as
+     * starts), with the algorithm's notes and the partition on the tracks:
+     * the consensus run whose minority cannot grant. */
+    r = run(fmt("run scenarios/consensus-minority-cannot-grant.lsim --no-timeline --trace %1$s/lh_chrome.json "
+                "--trace-format chrome", scratch()));
+    assert_int_equal(r->code, 0);
+    slurp(sp("lh_chrome.json"), buf, sizeof buf);
+    assert_non_null(json_value(buf));
+    int starts = 0, ends = 0, drops = 0;
+    for (const char *q = buf; (q = strstr(q, "{\"ph\":\"s\",")); q++) starts++;
+    for (const char *q = buf; (q = strstr(q, "{\"ph\":\"f\",\"bp\":\"e\",")); q++) ends++;
+    for (const char *q = buf; (q = strstr(q, "\"DROPPED message from ")); q++) drops++;
+    assert_int_equal(starts, 2536); /* every msg-send of the trace */
+    assert_int_equal(ends, starts);  /* 1650 received, 886 dropped */
+    assert_int_equal(drops, 886);
+    assert_non_null(strstr(buf, "\"cat\":\"fault\",\"name\":\"partition S1 S2 B | S3 S4 S5 A R\""));
+    assert_non_null(strstr(buf, "\"cat\":\"note\",\"name\":\"elected leader, term "));
     unlink(sp("lh_chrome.json"));
     r = run("run " GC " --trace-format chrome");
     assert_int_equal(r->code, 64);

@@ -238,6 +238,103 @@ static void test_matrix_render(void **state) {
     assert_int_equal(r->code, 64);
 }
 
+/* --at T: the slides of a story. Before the double entry the banner says
+ * "running" and nothing later is drawn (no B acquisition); just after it,
+ * the verdict and what decided it, not the end's headline; at the run's end
+ * the very bytes of the whole picture, SVG and PNG. */
+static void test_render_at(void **state) {
+    (void)state;
+    out_dir();
+    size_t n;
+    assert_int_equal(run("render " GC " -o build/render_cmd/at20.svg --at 20s")->code, 0);
+    assert_true(xmllint_ok("build/render_cmd/at20.svg"));
+    char *svg = read_all("build/render_cmd/at20.svg", &n);
+    assert_non_null(strstr(svg, ">running<"));
+    assert_non_null(strstr(svg, "the verdict shows once the run has decided it"));
+    assert_null(strstr(svg, "UNSAFE"));
+    assert_null(strstr(svg, "<title>B acquires"));
+    assert_null(strstr(svg, "DOUBLE ENTRY"));
+    assert_non_null(strstr(svg, "<title>A acquires, t=0s</title>"));
+    free(svg);
+    assert_int_equal(run("render " GC " -o build/render_cmd/at31.svg --at 31500ms")->code, 0);
+    svg = read_all("build/render_cmd/at31.svg", &n);
+    assert_non_null(strstr(svg, "UNSAFE at 31s: A and B are both in the critical section"));
+    assert_null(strstr(svg, "lost update")); /* the end's headline tells of 32s */
+    assert_non_null(strstr(svg, "<title>B acquires, t=31s</title>"));
+    assert_null(strstr(svg, "<title>A releases"));
+    free(svg);
+    assert_int_equal(run("render " GC " -o build/render_cmd/at60.svg --at 60s")->code, 0);
+    assert_int_equal(run("render " GC " -o build/render_cmd/all.svg")->code, 0);
+    assert_true(same_bytes("build/render_cmd/at60.svg", "build/render_cmd/all.svg"));
+    assert_int_equal(run("render " GC " -o build/render_cmd/at60.png --at 60s")->code, 0);
+    assert_int_equal(run("render " GC " -o build/render_cmd/all.png")->code, 0);
+    assert_true(same_bytes("build/render_cmd/at60.png", "build/render_cmd/all.png"));
+    struct result *r = run("render " GC " -o build/render_cmd/x.svg --at later");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--at takes a time such as"));
+}
+
+/* --height is honoured exactly (a 16:9 slide frame can be relied on): five
+ * Redlock servers do not fit 720 px with their legend, so the lanes are
+ * drawn tighter and the legend is left out, saying so; the PNG and the SVG
+ * are 1280 x 720 all the same. */
+static void test_height_exact(void **state) {
+    (void)state;
+    out_dir();
+    const char *rl = "scenarios/redlock-gc-pause-after-acquire.lsim";
+    assert_int_equal(run(fmt("render %s -o build/render_cmd/h.svg --width 1280 --height 720", rl))->code, 0);
+    size_t n;
+    char *svg = read_all("build/render_cmd/h.svg", &n);
+    assert_non_null(strstr(svg, "width=\"1280\" height=\"720\""));
+    assert_non_null(strstr(svg, "the legend is left out to fit 720 px"));
+    free(svg);
+    assert_int_equal(run(fmt("render %s -o build/render_cmd/h.png --width 1280 --height 720", rl))->code, 0);
+    unsigned char head[24];
+    FILE *f = fopen("build/render_cmd/h.png", "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+    fclose(f);
+    unsigned w = (unsigned)head[16] << 24 | head[17] << 16 | head[18] << 8 | head[19];
+    unsigned h = (unsigned)head[20] << 24 | head[21] << 16 | head[22] << 8 | head[23];
+    assert_int_equal(w, 1280);
+    assert_int_equal(h, 720);
+    /* --height 0: as tall as the content, the legend drawn. */
+    assert_int_equal(run(fmt("render %s -o build/render_cmd/h0.svg --height 0", rl))->code, 0);
+    svg = read_all("build/render_cmd/h0.svg", &n);
+    assert_null(strstr(svg, "the legend is left out"));
+    assert_non_null(strstr(svg, "server grants a lease"));
+    free(svg);
+}
+
+/* Show the cluster: a partition is a NETWORK row with the groups in words
+ * (the SVG can be searched for them), healed or not; a message dropped by
+ * it points at the node it never reached (B -> S4 ends on S4's lane, not
+ * halfway, on a lane between). */
+static void test_partition_drawn(void **state) {
+    (void)state;
+    out_dir();
+    assert_int_equal(run("render scenarios/consensus-minority-cannot-grant.lsim -o build/render_cmd/part.svg")->code, 0);
+    size_t n;
+    char *svg = read_all("build/render_cmd/part.svg", &n);
+    assert_non_null(strstr(svg, ">NETWORK</text>"));
+    assert_non_null(strstr(svg, ">partition from 0s (never healed): S1 S2 B | S3 S4 S5 A R</text>"));
+    int label_y = -1;
+    const char *s4 = strstr(svg, "font-weight=\"bold\" fill=\"#1a1a1a\">S4</text>");
+    assert_non_null(s4);
+    for (const char *q = s4; q > svg && label_y < 0; q--)
+        if (strncmp(q, "y=\"", 3) == 0) label_y = atoi(q + 3);
+    const char *drop = strstr(svg, "<title>message B -&gt; S4 sent t=6.004s, dropped");
+    assert_non_null(drop);
+    int x1, y1, x2, y2;
+    assert_int_equal(sscanf(strstr(drop, "<line "), "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"", &x1, &y1, &x2, &y2), 4);
+    assert_true(y2 > label_y - 2 * 26 && y2 <= label_y); /* at S4's lane: its label's line */
+    free(svg);
+    assert_int_equal(run("render scenarios/consensus-leader-partitioned.lsim -o build/render_cmd/part2.svg")->code, 0);
+    svg = read_all("build/render_cmd/part2.svg", &n);
+    assert_non_null(strstr(svg, ">partition 3s..30s, then healed: S1 A | S2 S3 S4 S5 B R</text>"));
+    free(svg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_written_and_repeats),
@@ -247,6 +344,9 @@ int main(void) {
         cmocka_unit_test(test_size_and_stdout),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_matrix_render),
+        cmocka_unit_test(test_render_at),
+        cmocka_unit_test(test_height_exact),
+        cmocka_unit_test(test_partition_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -415,7 +415,7 @@ static void test_svg_faults(void **state) {
 #if FAULTS
     if (faults_work()) {
         int ok = 0;
-        for (long n = 0; n < 80 && !ok; n++) {
+        for (long n = 0; n < 400 && !ok; n++) { /* up to three builds: a picture fitted to its height */
             long before = live;
             fail_after = n;
             int rc = svg_render_panels(devnull, trs, 2, NULL, &f.v);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "layout.h"
+#include "narrate.h"
 #include "scene.h"
 #include "viewstate.h"
 
@@ -319,12 +320,214 @@ static void test_hit(void **state) {
     engine_free(e);
 }
 
+/* The layout drawn for the panel now (viewstate_revealed), and what it shows. */
+static void revealed_layout(const struct viewstate *vs, const struct trace *tr, struct layout *ly) {
+    size_t nev;
+    sim_ns until;
+    viewstate_revealed(vs, 0, tr, &nev, &until);
+    assert_int_equal(layout_build_prefix(ly, tr, nev, until), 0);
+}
+
+static int marks_of(const struct layout *ly, const char *lane, int kind) {
+    int n = 0;
+    for (int l = 0; l < ly->nlanes; l++)
+        if (strcmp(ly->lanes[l].name, lane) == 0)
+            for (size_t k = 0; k < ly->lanes[l].nmarks; k++) n += ly->lanes[l].marks[k].kind == kind;
+    return n;
+}
+
+/* A scene's commands as one number: two scenes that draw the same thing
+ * give the same digest. */
+static uint64_t scene_digest(const struct layout *ly) {
+    struct scene_view v;
+    scene_view_pixels(&v, 1280, 720);
+    v.compressed = 0;
+    v.t0 = 0;
+    v.t1 = 60 * S;
+    struct scene sc;
+    assert_int_equal(scene_build(&sc, ly, &v, NULL, 0), 0);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < sc.ncmd; i++) {
+        const struct scene_cmd *k = &sc.cmd[i];
+        int64_t f[9] = {k->type, k->style, k->sym, k->x, k->y, k->w, k->h, k->x2, k->y2};
+        for (int j = 0; j < 9; j++) h = (h ^ (uint64_t)f[j]) * 1099511628211ULL;
+        for (const char *t = k->text; t && *t; t++) h = (h ^ (unsigned char)*t) * 1099511628211ULL;
+    }
+    scene_close(&sc);
+    return h;
+}
+
+/* Reveal as it plays (issue 21): at the start nothing of the run is drawn;
+ * on a stop, the run up to and with that stop; stepping back hides again,
+ * exactly (the same scene, command for command); show_all is the whole run. */
+static void test_reveal_as_it_plays(void **state) {
+    (void)state;
+    struct engine *e = run_text(gc_text);
+    const struct trace *tr = engine_trace(e);
+    struct viewstate vs;
+    assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
+    size_t nev;
+    sim_ns until;
+    /* Step 0: before the first stop, no event is drawn, the timeline cut at 0. */
+    viewstate_revealed(&vs, 0, tr, &nev, &until);
+    assert_int_equal(nev, 0);
+    assert_int_equal(until, 0);
+    /* Step 1: on the pause at 5s: A holds (acquired at 0), nobody else; the
+     * pause's own event is the last one drawn. */
+    while (!cur_event(&vs, tr) || cur_event(&vs, tr)->kind != TRACE_PAUSE) viewstate_step(&vs, 1);
+    viewstate_revealed(&vs, 0, tr, &nev, &until);
+    assert_int_equal(until, 5 * S);
+    assert_int_equal(nev, (size_t)vs.ev[vs.cur].seq + 1);
+    struct layout at_pause;
+    revealed_layout(&vs, tr, &at_pause);
+    assert_int_equal(marks_of(&at_pause, "A", LAYOUT_MARK_ACQUIRED), 1);
+    assert_int_equal(marks_of(&at_pause, "B", LAYOUT_MARK_ACQUIRED), 0);
+    assert_int_equal(at_pause.ndoubles, 0);
+    uint64_t d_pause = scene_digest(&at_pause);
+    /* Step 2: on A's late write at 32s: B's grant at 31s and the double
+     * entry are drawn, and the double entry ends at the cursor, not later. */
+    while (cur_event(&vs, tr)->kind != TRACE_STALE_WRITE) viewstate_step(&vs, 1);
+    struct layout at_write;
+    revealed_layout(&vs, tr, &at_write);
+    assert_int_equal(marks_of(&at_write, "B", LAYOUT_MARK_ACQUIRED), 1);
+    assert_int_equal(at_write.ndoubles, 1);
+    assert_int_equal(at_write.doubles[0].t0, 31 * S);
+    assert_int_equal(at_write.doubles[0].t1, 32 * S);
+    assert_int_equal(at_write.t_end, 32 * S);
+    /* Step 3: back to the pause: the same scene as before, exactly. */
+    while (cur_event(&vs, tr)->kind != TRACE_PAUSE) viewstate_step(&vs, -1);
+    struct layout again;
+    revealed_layout(&vs, tr, &again);
+    assert_true(scene_digest(&again) == d_pause);
+    /* Step 4: show_all draws the whole run whatever the cursor. */
+    vs.show_all = 1;
+    viewstate_revealed(&vs, 0, tr, &nev, &until);
+    assert_int_equal(nev, tr->len);
+    assert_int_equal(until, -1);
+    layout_close(&at_pause);
+    layout_close(&at_write);
+    layout_close(&again);
+    viewstate_close(&vs);
+    engine_free(e);
+}
+
+/* The quiz's veil: while the question before S1's grant at 31s is open,
+ * the grant, B's acquisition and the double entry are not drawn (not a
+ * sliver: no command of them is in the layout), and the banner says
+ * "running"; revealed, they are. */
+static void test_quiz_veil(void **state) {
+    (void)state;
+    struct engine *e = run_text(gc_text);
+    const struct trace *tr = engine_trace(e);
+    struct viewstate vs;
+    assert_int_equal(viewstate_init(&vs, &tr, 1, 1), 0);
+    vs.playing = 1;
+    assert_int_equal(viewstate_play(&vs, 19.0), 1);
+    const struct viewstate_event *q = &vs.ev[vs.question];
+    assert_int_equal(tr->ev[q->seq].kind, TRACE_SRV_GRANT);
+    struct layout veiled;
+    revealed_layout(&vs, tr, &veiled);
+    assert_int_equal(marks_of(&veiled, "S1", LAYOUT_MARK_GRANT), 1); /* A's at 0s only */
+    assert_int_equal(marks_of(&veiled, "B", LAYOUT_MARK_ACQUIRED), 0);
+    assert_int_equal(veiled.ndoubles, 0);
+    assert_true(veiled.t_end <= 31 * S);
+    struct scene_banner b = {.report = engine_report(e)};
+    char why[400];
+    size_t nev;
+    sim_ns until;
+    viewstate_revealed(&vs, 0, tr, &nev, &until);
+    viewstate_banner(&b, why, sizeof why, tr, nev);
+    assert_string_equal(b.status, "running");
+    /* Revealed: the grant is drawn. */
+    assert_int_equal(viewstate_reveal(&vs), 0);
+    struct layout shown;
+    revealed_layout(&vs, tr, &shown);
+    assert_int_equal(marks_of(&shown, "S1", LAYOUT_MARK_GRANT), 2);
+    layout_close(&veiled);
+    layout_close(&shown);
+    viewstate_close(&vs);
+    engine_free(e);
+}
+
+/* Every event narrated, none skipped: three stops share 32s (A resumes, its
+ * write is accepted, the checker calls it stale); stepping onto the last,
+ * the history holds all three, in order, and the sentences the issue found
+ * missing are there. */
+static void test_narration_history(void **state) {
+    (void)state;
+    struct engine *e = run_text(gc_text);
+    const struct trace *tr = engine_trace(e);
+    struct viewstate vs;
+    assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
+    while (!cur_event(&vs, tr) || cur_event(&vs, tr)->kind != TRACE_STALE_WRITE) viewstate_step(&vs, 1);
+    long from, to;
+    viewstate_history(&vs, 3, &from, &to);
+    assert_int_equal(to, vs.cur);
+    assert_int_equal(from, vs.cur - 2);
+    char said[3][500];
+    for (long k = from; k <= to; k++) {
+        const struct trace_event *ev = &tr->ev[vs.ev[k].seq];
+        assert_int_equal(ev->t, 32 * S);
+        assert_int_equal(narrate_event(said[k - from], sizeof said[0], tr, ev), 0);
+    }
+    assert_non_null(strstr(said[0], "A resumes"));
+    assert_non_null(strstr(said[2], "ACCEPTED"));
+    /* Scrolled back one stop, the history ends one earlier; it cannot go
+     * before the first stop, nor past the present. */
+    viewstate_history_scroll(&vs, 1);
+    viewstate_history(&vs, 3, &from, &to);
+    assert_int_equal(to, vs.cur - 1);
+    viewstate_history_scroll(&vs, 1000);
+    viewstate_history(&vs, 3, &from, &to);
+    assert_int_equal(to, 0);
+    viewstate_history_scroll(&vs, -1000);
+    assert_int_equal(vs.narr_back, 0);
+    viewstate_close(&vs);
+    engine_free(e);
+}
+
+/* Times as the run's own resolution shows them, and the speed in words. */
+static void test_human_times(void **state) {
+    (void)state;
+    struct viewstate vs;
+    memset(&vs, 0, sizeof vs);
+    char b[32];
+    vs.tick_ns = 10 * 1000000LL; /* nothing finer than 10 ms matters */
+    viewstate_time_text(b, sizeof b, &vs, 26648146015LL);
+    assert_string_equal(b, "26.65s");
+    viewstate_time_text(b, sizeof b, &vs, 30001000000LL); /* exact to the ms: exactly */
+    assert_string_equal(b, "30.001s");
+    viewstate_time_text(b, sizeof b, &vs, 31 * S);
+    assert_string_equal(b, "31s");
+    viewstate_time_text(b, sizeof b, &vs, 29999999999LL); /* rounds up into the next second */
+    assert_string_equal(b, "30.00s");
+    vs.tick_ns = 1000; /* a run whose events are 10 us apart */
+    viewstate_time_text(b, sizeof b, &vs, 1000012345LL);
+    assert_string_equal(b, "1.000012s");
+    /* The seed's story: its stops are whole seconds and 30.001s, at least
+     * 999 ms apart: times finer than the ms would round to 10 ms. */
+    struct engine *e = run_text(gc_text);
+    const struct trace *tr = engine_trace(e);
+    assert_int_equal(viewstate_init(&vs, &tr, 1, 0), 0);
+    assert_int_equal(vs.tick_ns, 10000000);
+    /* 60 s in 20 s of wall time: 3 s of the run per second. */
+    viewstate_speed_text(b, sizeof b, &vs);
+    assert_string_equal(b, "3 s/s");
+    vs.speed = -5;
+    viewstate_speed_text(b, sizeof b, &vs);
+    assert_string_equal(b, "93.8 ms/s");
+    viewstate_close(&vs);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step_forward_and_back), cmocka_unit_test(test_quiz_stops),
         cmocka_unit_test(test_quiz_late_write_ordered),
         cmocka_unit_test(test_next_violation_one_ns), cmocka_unit_test(test_zoom_pan_fit),
         cmocka_unit_test(test_play_and_reload),       cmocka_unit_test(test_hit),
+        cmocka_unit_test(test_reveal_as_it_plays),    cmocka_unit_test(test_quiz_veil),
+        cmocka_unit_test(test_narration_history),     cmocka_unit_test(test_human_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,10 +73,18 @@ wait_for() {
   return 1
 }
 # quit: q, and the process must end with status 0.
+# A window that has not ended after 5 s is killed and counts as a failure,
+# so a lost key press can never hang the suite.
 quit() {
-  key q
+  # the window may be gone before q's release arrives: xdotool's BadWindow then is expected
+  xdotool key --window "$win" q 2>/dev/null
   local st=0
   for _ in $(seq 1 50); do kill -0 "$vpid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$vpid" 2>/dev/null; then
+    echo "view: the window did not quit on q; killed" >&2
+    kill -9 "$vpid" 2>/dev/null; wait "$vpid" 2>/dev/null
+    return 1
+  fi
   wait "$vpid"; st=$?
   return $st
 }
@@ -135,15 +143,19 @@ if start step "$bin" view "$tmp/gc.lsim"; then
   key F11
   check "F11 again: windowed" 'wait_for "fullscreen=0"'
   xdotool windowsize "$win" 1280 800; sleep 0.5
-  # hover: the mouse over A's acquire mark (+) at 0s on lane A
-  key Home
-  xdotool mousemove --window "$win" 159 218; sleep 0.4
-  xdotool mousemove --window "$win" 160 219; sleep 0.4
+  # hover: the mouse over A's acquire mark (+) at 0s on lane A, the whole
+  # run shown (a): at Home, revealed as it plays, nothing is drawn yet
+  key Home a
+  check "a: the whole run at once" 'wait_for "show_all=1"'
+  xdotool mousemove --window "$win" 159 184; sleep 0.4
+  xdotool mousemove --window "$win" 160 185; sleep 0.4
   check "hover over A's acquire shows its details" '[ "$(field hover)" != -1 ]'
   xdotool mousemove --window "$win" 600 760; sleep 0.3
+  key a
+  check "a again: revealed as it plays" 'wait_for "show_all=0"'
   # scrub: press on the time axis at 30s and drag to 45s
-  xdotool mousemove --window "$win" 710 190 mousedown 1; sleep 0.2
-  xdotool mousemove --window "$win" 894 190; sleep 0.2; xdotool mouseup 1; sleep 0.3
+  xdotool mousemove --window "$win" 710 158 mousedown 1; sleep 0.2
+  xdotool mousemove --window "$win" 894 158; sleep 0.2; xdotool mouseup 1; sleep 0.3
   check "dragging on the time axis scrubs the cursor to about 40s" \
     'c=$(field cursor); [ "$c" -gt 38000000000 ] && [ "$c" -lt 42000000000 ]'
   # pan: zoom in, then drag in the lanes to the left
@@ -157,11 +169,52 @@ else
   bad "the window opened"
 fi
 
+echo "== view: opens at a size that fits a 1280x720 projector"
+if command -v Xvfb >/dev/null 2>&1; then
+  Xvfb :96 -screen 0 1280x720x24 -nolisten tcp >/dev/null 2>&1 & x96=$!
+  sleep 1
+  # every X call of this block (start, key, quit) goes to :96
+  outer_display=$DISPLAY; export DISPLAY=:96
+  if start small "$bin" view "$tmp/gc.lsim" --algos lease,fenced-lease; then
+    size=$(field size); w=${size%x*}; h=${size#*x}
+    check "the window fits the screen ($size)" '[ "$w" -le 1280 ] && [ "$h" -le 720 ]'
+    check "q: quits on the small screen too" 'quit >/dev/null'
+  else
+    bad "the window opened (1280x720)"
+  fi
+  export DISPLAY=$outer_display
+  kill "$x96" 2>/dev/null
+fi
+
+echo "== view: reveals the run as it plays (nothing of the future at t=0)"
+mkdir -p "$tmp/scn" "$tmp/shots"
+cp scenarios/gc-pause-outlives-lease.lsim "$tmp/scn/gc.lsim"
+if start reveal "$bin" view "$tmp/scn/gc.lsim"; then
+  check "at the start: no event drawn, the verdict not decided" 'wait_for "cur=-1 .*revealed=0 decided=0"'
+  key s
+  for _ in $(seq 1 50); do grep -q "shot written" "$log" && break; sleep 0.1; done
+  check "s: the screenshot goes to the current folder, not among the scenarios" \
+    'grep -q "shot written ./locksim-shot-1.png" "$log" && [ -f "$tmp/locksim-shot-1.png" ] && ! ls "$tmp/scn" | grep -q shot'
+  n=$(band_cols "$tmp/locksim-shot-1.png" 200 150 | grep -c .)
+  check "at t=0 no double-entry band is drawn ($n columns)" '[ "$n" -eq 0 ]'
+  # the UNSAFE badge's vermillion (#D55E00) anywhere above the lanes
+  red=$("$convert" "$tmp/locksim-shot-1.png" -crop "1280x140+0+0" +repage txt:- 2>/dev/null | grep -ic '#D55E00')
+  check "at t=0 no UNSAFE badge ($red px)" '[ "$red" -eq 0 ]'
+  key n
+  check "n: at the double entry the verdict is decided" 'wait_for "kind=double-entry-begin .*decided=1"'
+  key Home
+  check "Home: hidden again, exactly" 'wait_for "cur=-1 .*revealed=0 decided=0"'
+  quit >/dev/null
+else
+  bad "the window opened (reveal)"
+fi
+rm -f "$tmp/locksim-shot-1.png"
+
 echo "== view: screenshot shows the double entry where it is"
 echo keep > "$tmp/locksim-shot-1.png"
-if start shot "$bin" view "$tmp/gc.lsim"; then
+if start shot "$bin" view "$tmp/gc.lsim" --show-all --shots "$tmp"; then
   key s
-  check "s: a screenshot beside the scenario, not over an existing file" \
+  check "s: a screenshot in --shots DIR, not over an existing file" \
     'grep -q "shot written $tmp/locksim-shot-2.png" "$log" && [ "$(cat $tmp/locksim-shot-1.png)" = keep ]'
   cols=$(band_cols "$tmp/locksim-shot-2.png" 200 150)
   lo=$(echo "$cols" | head -1); hi=$(echo "$cols" | tail -1); n=$(echo "$cols" | grep -c .)
@@ -184,11 +237,12 @@ fi
 
 echo "== view: a server's clock step drawn as a jump in its clock lane"
 cp scenarios/server-clock-jump-expires-early.lsim "$tmp/clk.lsim"
-if start clk "$bin" view "$tmp/clk.lsim"; then
+if start clk "$bin" view "$tmp/clk.lsim" --show-all; then
   key s
   for _ in $(seq 1 50); do grep -q "shot written" "$log" && break; sleep 0.1; done
   check "s: a screenshot of the clock scenario" 'grep -q "shot written" "$log"'
   shot=$(sed -n 's/.*shot written \(.*\.png\).*/\1/p' "$log" | tail -1)
+  case $shot in /*) ;; *) shot="$tmp/$shot" ;; esac # written in the window's folder, $tmp
   # the clock's colour (palette: reddish purple #CC79A7) per column, left of
   # the labels: the first column with 10 or more is the step's vertical line
   jump=$("$convert" "$shot" -crop "1100x300+150+150" +repage txt:- 2>/dev/null | grep -i '#CC79A7' |
@@ -264,7 +318,13 @@ if [ "${VIEW_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
     key Right Right n s plus minus question Escape
     sleep 0.5
     xdotool key --window "$win" q
-    wait "$vpid"; st=$?
+    st=99
+    for _ in $(seq 1 300); do kill -0 "$vpid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$vpid" 2>/dev/null; then
+      echo "view: the window under valgrind did not quit in 30 s; killed"; kill -9 "$vpid"; wait "$vpid" 2>/dev/null
+    else
+      wait "$vpid"; st=$?
+    fi
     check "valgrind: no errors and no leaks of our own (status $st)" '[ "$st" = 0 ]'
     [ "$st" = 0 ] || sed -n 1,60p "$tmp/vg.txt"
   else

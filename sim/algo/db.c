@@ -22,7 +22,7 @@ void db_rpc_send(struct lock_ctx *ctx, struct db_rpc *r, int what, struct lock_m
     r->waiting = 1;
     r->what = what;
     lock_send(ctx, lock_server(ctx, 0), m);
-    r->timer = lock_timer(ctx, LOCK_CLOCK_MONO, timeout_ns, DB_TIMER_RPC, r->req);
+    r->timer = timeout_ns > 0 ? lock_timer(ctx, LOCK_CLOCK_MONO, timeout_ns, DB_TIMER_RPC, r->req) : 0;
 }
 
 static void close_rpc(struct lock_ctx *ctx, struct db_rpc *r) {

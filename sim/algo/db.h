@@ -36,7 +36,8 @@ struct db_rpc {
 #define DB_TIMER_RPC 1 /* timer id used by db_rpc; algorithms use other ids */
 
 /* Send *m (its req is filled in) to lock server 0 and arm a monotonic-clock
- * timeout of timeout_ns. Any earlier outstanding request is forgotten. */
+ * timeout of timeout_ns (0: none, the reply is awaited as long as it takes).
+ * Any earlier outstanding request is forgotten. */
 void db_rpc_send(struct lock_ctx *ctx, struct db_rpc *r, int what, struct lock_msg *m,
                  sim_ns timeout_ns);
 /* 1 when m answers the outstanding request: the request is then closed and
