@@ -22,6 +22,9 @@
 #define LUA_FENCED_ACQUIRE \
     "if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return redis.call('INCR',KEYS[2]) " \
     "else return false end"
+/* lease-renew's heartbeat: extend the key only while it holds this client's
+ * value (Redisson's watchdog does the same compare-and-pexpire). */
+#define LUA_RENEW "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) else return 0 end"
 #define LUA_CAD "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('DEL',KEYS[1]) else return 0 end"
 /* A plain DEL that also says whose entry it removed (the same effect as DEL). */
 #define LUA_DEL "local v = redis.call('GET',KEYS[1]) redis.call('DEL',KEYS[1]) return v"
@@ -36,7 +39,7 @@
     "local last = tonumber(redis.call('GET',KEYS[3]) or '0') if tok < last then return 2 end "             \
     "redis.call('SET',KEYS[3],ARGV[2]) redis.call('SET',KEYS[1],ARGV[1]) redis.call('INCR',KEYS[2]) return 1"
 
-enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE };
+enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW };
 
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
@@ -46,6 +49,11 @@ struct real_cfg {
     sim_ns gap_ns;          /* setnx-expire: wait between SETNX's reply and EXPIRE */
     long long first_token;  /* fenced-lease: the first token */
     int fenced_resource;    /* writes are checked against the highest token accepted */
+    int renew_every;        /* lease-renew: renew every ttl / this (default 3) */
+    sim_ns renew_interval_ns; /* lease-renew: or every this long (0 = ttl / renew_every) */
+    int tokens;             /* lease-renew tokens=on: a fencing token with each grant */
+    int on_lost_abort;      /* lease-renew on-lost=abort: a refused renewal ends the
+                               critical section (lock_lost); continue (default): it goes on */
 };
 
 /* A record of the driver's own, not a trace kind: after a crash it asked
@@ -97,14 +105,13 @@ static int parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, si
         c->ttl_ns = 0;
         c->release_del = 1;
     } else if (strcmp(s->algo, "setnx-expire") == 0) c->algo = RA_SETNX_EXPIRE;
-    else if (strcmp(s->algo, "lease-renew") == 0)
-        return refuse(why, n,
-                      "algorithm %s: its renewal loop (PEXPIRE from a thread of the client) is not built in the "
-                      "redis backend yet%s",
-                      s->algo, "");
+    else if (strcmp(s->algo, "lease-renew") == 0) {
+        c->algo = RA_RENEW;
+        c->renew_every = 3;
+    }
     else
         return refuse(why, n, "algorithm %s is not a single-Redis lock: it needs a backend that is not built (%s)",
-                      s->algo, "redis runs lease, fenced-lease, setnx, setnx-expire");
+                      s->algo, "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew");
     int constant = 0;
     for (int i = 0; i < s->nopts; i++) {
         const char *k = s->opts[i].key, *v = s->opts[i].val;
@@ -128,6 +135,16 @@ static int parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, si
             constant = strcmp(v, "constant") == 0;
         } else if (strcmp(k, "gap") == 0 && c->algo == RA_SETNX_EXPIRE) {
             if (scn_parse_duration(v, &c->gap_ns) != 0) return refuse(why, n, "lock option gap=%s is not a duration%s", v, "");
+        } else if (strcmp(k, "renew-every") == 0 && c->algo == RA_RENEW) {
+            c->renew_every = atoi(v);
+            if (c->renew_every < 1) return refuse(why, n, "renew-every=%s is not a whole number above 0%s", v, "");
+        } else if (strcmp(k, "renew-interval") == 0 && c->algo == RA_RENEW) {
+            if (scn_parse_duration(v, &c->renew_interval_ns) != 0) return refuse(why, n, "renew-interval=%s is not a duration%s", v, "");
+        } else if (strcmp(k, "tokens") == 0 && c->algo == RA_RENEW) {
+            c->tokens = strcmp(v, "on") == 0;
+        } else if (strcmp(k, "on-lost") == 0 && c->algo == RA_RENEW &&
+                   (strcmp(v, "continue") == 0 || strcmp(v, "abort") == 0)) {
+            c->on_lost_abort = strcmp(v, "abort") == 0;
         } else if (strcmp(k, "first-token") == 0 && c->algo == RA_FENCED) {
             c->first_token = strtoll(v, NULL, 10);
         } else if (strcmp(k, "request-timeout") == 0 || (strcmp(k, "persistence") == 0) ||
@@ -252,6 +269,8 @@ struct client {
     int occ[SCN_POINT_COUNT]; /* times each point was reached */
     uint64_t token;
     int holding;
+    int lost;                 /* lease-renew: a renewal was refused (lock_lost) */
+    int64_t renew_at;         /* lease-renew: real ns of the next renewal, 0 = none */
     int acquires;
     char value[32];           /* this grant's lock value, NAME#k */
 };
@@ -331,9 +350,13 @@ static int try_acquire(struct client *cl) {
         crash_at_send = 1;
         break;
     }
+    case RA_RENEW:
     case RA_FENCED: {
+        /* lease-renew without tokens=on is a plain SET NX PX */
+        const char *set[] = {"SET", "lock", cl->value, "NX", "PX", ttl};
         const char *a[] = {"EVAL", LUA_FENCED_ACQUIRE, "2", "lock", "fence:counter", cl->value, ttl};
-        if (send_req(cl, 7, a) != 0) _exit(3);
+        int plain = g->algo == RA_RENEW && !g->tokens;
+        if (send_req(cl, plain ? 6 : 7, plain ? set : a) != 0) _exit(3);
         crash_at_send = 1;
         break;
     }
@@ -353,6 +376,16 @@ static int try_acquire(struct client *cl) {
     case RA_LEASE:
         got = r.type == RESP_STATUS;
         if (got) emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, 0, g->ttl_ns, 0);
+        break;
+    case RA_RENEW:
+        got = r.type == RESP_STATUS || r.type == RESP_INT;
+        if (got) {
+            cl->token = r.type == RESP_INT ? (uint64_t)r.integer : 0;
+            emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, cl->token, g->ttl_ns, 0);
+            sim_ns every = g->renew_interval_ns ? g->renew_interval_ns : g->ttl_ns / g->renew_every;
+            cl->renew_at = now_ns() + real_of(cl, every);
+            cl->lost = 0;
+        }
         break;
     case RA_FENCED:
         got = r.type == RESP_INT;
@@ -381,7 +414,44 @@ static int try_acquire(struct client *cl) {
     return got;
 }
 
+/* lease-renew's heartbeat, in the same process as the work (a pause
+ * freezes both): extend the lease; a refusal means it is gone: renewing
+ * stops, and with on-lost=abort the program is told (lock_lost: it leaves
+ * its critical section and skips its writes) unless it ignores the loss
+ * (checks-loss=no); with on-lost=continue, the default, it goes on. */
+static void renew(struct client *cl) {
+    const struct real_cfg *g = cl->cfg;
+    char ttl[32];
+    long long ttl_ms = (long long)((double)g->ttl_ns * cl->scale / 1e6 + 0.5);
+    snprintf(ttl, sizeof ttl, "%lld", ttl_ms < 1 ? 1 : ttl_ms);
+    struct resp_reply r;
+    const char *a[] = {"EVAL", LUA_RENEW, "1", "lock", cl->value, ttl};
+    cmd(cl, &r, 6, a);
+    if (r.type == RESP_INT && r.integer == 1) {
+        emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, g->ttl_ns, 0);
+        sim_ns every = g->renew_interval_ns ? g->renew_interval_ns : g->ttl_ns / g->renew_every;
+        cl->renew_at = now_ns() + real_of(cl, every);
+        return;
+    }
+    cl->renew_at = 0;
+    if (g->on_lost_abort && cl->holding && !cl->s->clients[cl->idx].ignores_loss) {
+        emit(cl, TRACE_CS_EXIT, cl->idx, TRACE_NO_NODE, cl->token, TRACE_EXIT_LOST, 0);
+        cl->holding = 0;
+        cl->lost = 1;
+    }
+}
+
+/* Wait until abs (real ns), renewing the lease on the way when it is due. */
+static void wait_until(struct client *cl, int64_t abs) {
+    while (cl->renew_at && cl->renew_at < abs) {
+        sleep_until(cl->renew_at);
+        renew(cl);
+    }
+    sleep_until(abs);
+}
+
 static void do_release(struct client *cl) {
+    cl->renew_at = 0;
     struct resp_reply r;
     if (cl->holding) emit(cl, TRACE_CS_EXIT, cl->idx, TRACE_NO_NODE, cl->token, TRACE_EXIT_RELEASE, 0);
     cl->holding = 0;
@@ -414,7 +484,7 @@ static void client_main(struct client *cl) {
     int64_t read_value = 0, has_read = 0;
     int reps = 0;
     for (; me->repeat == 0 || reps < me->repeat; reps++) {
-        if (reps && me->think_ns) sleep_until(now_ns() + real_of(cl, me->think_ns));
+        if (reps && me->think_ns) wait_until(cl, now_ns() + real_of(cl, me->think_ns));
         for (int pc = 0; pc < p->nsteps; pc++) {
             const struct scn_step *st = &p->steps[pc];
             struct resp_reply r;
@@ -449,7 +519,7 @@ static void client_main(struct client *cl) {
                         rng ^= rng << 17;
                         retry += (sim_ns)(rng % (uint64_t)(st->jitter_ns + 1));
                     }
-                    sleep_until(now_ns() + real_of(cl, retry));
+                    wait_until(cl, now_ns() + real_of(cl, retry));
                 }
                 break;
             }
@@ -465,6 +535,11 @@ static void client_main(struct client *cl) {
             }
             case SCN_STEP_WRITE: {
                 point(cl, SCN_POINT_BEFORE_WRITE);
+                if (cl->lost) { /* it knows it no longer holds the lock */
+                    emit(cl, TRACE_WRITE_SKIPPED, cl->idx, TRACE_NO_NODE, cl->token, TRACE_SKIP_LOST, 0);
+                    has_read = 0;
+                    break;
+                }
                 if (!has_read || read_value <= 0) {
                     emit(cl, TRACE_WRITE_SKIPPED, cl->idx, TRACE_NO_NODE, cl->token, TRACE_SKIP_SOLD_OUT, 0);
                     has_read = 0;
@@ -489,7 +564,7 @@ static void client_main(struct client *cl) {
             }
             case SCN_STEP_WORK:
                 emit(cl, TRACE_WORK_START, cl->idx, TRACE_NO_NODE, 0, st->dur_ns, 0);
-                sleep_until(now_ns() + real_of(cl, st->dur_ns));
+                wait_until(cl, now_ns() + real_of(cl, st->dur_ns));
                 emit(cl, TRACE_WORK_END, cl->idx, TRACE_NO_NODE, 0, 0, 0);
                 break;
             case SCN_STEP_RELEASE:
@@ -690,6 +765,9 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
         pid_t pid = fork();
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
+            /* Sleeps end on time: the default 50 us of timer slack per sleep
+             * would add up over a client's many short scaled waits. */
+            prctl(PR_SET_TIMERSLACK, 1UL);
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
             signal(SIGHUP, SIG_DFL);
