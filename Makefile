@@ -16,7 +16,10 @@ LDLIBS  += -lm -ldl
 SIM_INC    := -Isim -Isim/lang
 RENDER_INC := $(SIM_INC) -Irender
 RUN_INC    := $(SIM_INC) -Irender -Irun
-ALL_INC    := $(SIM_INC) -Isim/algo -Irender -Irun
+ALL_INC    := $(SIM_INC) -Isim/algo -Irender -Irun -Ireal
+# real/ (the real backends: processes, sockets, redis-server) sees sim/,
+# render/, run/ and real/; nothing below it includes real/.
+REAL_INC   := $(SIM_INC) -Irender -Irun -Ireal
 GFX_INC    := $(SIM_INC) -Irender -Igfx
 
 # Debian packages the build needs, the pkg-config names and the commands that
@@ -35,6 +38,8 @@ SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(SIM_SRC))
 RENDER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(RENDER_SRC))
 RUN_SRC    := $(sort $(wildcard run/*.c))
 RUN_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(RUN_SRC))
+REAL_SRC   := $(sort $(wildcard real/*.c))
+REAL_OBJ   := $(patsubst %.c,$(BUILD)/%.o,$(REAL_SRC))
 # gfx/: the SDL2 backends (PNG now, the window later), an archive of its own
 # that only what draws links, with SDL's flags from pkg-config.
 GFX_SRC    := $(sort $(wildcard gfx/*.c))
@@ -56,14 +61,14 @@ PNG_MOD    := $(BUILD)/locksim-png.so
 SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng freetype2)
 SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng freetype2)
 # Link order: later archives serve earlier ones.
-LIBS       := $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
+LIBS       := $(BUILD)/libreal.a $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
-.PHONY: all deps run test test-view check-scenarios determinism hashes sanitize clean algo-headers oom
+.PHONY: all deps run test reality test-view check-scenarios determinism hashes sanitize clean algo-headers oom
 all: $(BUILD)/locksim
 
 # ---- dependencies ---------------------------------------------------------
@@ -91,6 +96,7 @@ deps: $(BUILD)/.deps
 SIM_HDR    := $(wildcard sim/*.h sim/lang/*.h sim/algo/*.h)
 RENDER_HDR := $(wildcard render/*.h)
 RUN_HDR    := $(wildcard run/*.h)
+REAL_HDR   := $(wildcard real/*.h)
 CLI_HDR    := $(wildcard cli/*.h)
 GFX_HDR    := $(wildcard gfx/*.h)
 
@@ -106,6 +112,10 @@ $(BUILD)/run/%.o: run/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RUN_INC) -c -o $@ $<
 
+$(BUILD)/real/%.o: real/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(REAL_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(REAL_INC) -c -o $@ $<
+
 $(BUILD)/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(GFX_INC) $(SDL_CFLAGS) -c -o $@ $<
@@ -114,11 +124,15 @@ $(BUILD)/gfx-pic/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC $(GFX_INC) $(SDL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(CLI_HDR) $(GFX_HDR)
+$(BUILD)/cli/%.o: cli/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(REAL_HDR) $(CLI_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -c -o $@ $<
 
 $(BUILD)/libsim.a: $(SIM_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libreal.a: $(REAL_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -148,7 +162,7 @@ $(PNG_MOD): $(PNG_PIC)
 	$(CC) $(CFLAGS) -shared -fPIC -Wl,--as-needed -o $@ $(PNG_PIC) $$(pkg-config --libs libpng freetype2) $(LDLIBS)
 
 $(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD) $(PNG_MOD)
-	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/librun.a \
+	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libreal.a $(BUILD)/librun.a \
 	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive $(LDLIBS)
 
 # ---- run -------------------------------------------------------------------------
@@ -213,6 +227,27 @@ test: $(BUILD)/locksim $(TEST_BIN) $(BUILD)/algo-headers.ok
 	   echo "== the web page in headless Chromium (make test-web)"; \
 	   $(MAKE) --no-print-directory test-web || st=1; \
 	 else echo "web: skipped: emcc or chromium is not installed (make test-web installs them)"; fi; exit $$st
+
+# The reality check (docs/reality.md, issue 23): every catalog scenario the
+# redis backend can run, played 5 times against a real redis-server that
+# locksim starts and stops itself; the table goes into docs/reality.md. The
+# Debian package redis-server is installed here if missing, as the build's
+# dependencies are (as root, with apt-get). make test needs no Redis: its
+# test of `real` skips, saying so, without one.
+REAL_PKGS := redis-server
+REALITY_REPEATS ?= 5
+reality: $(BUILD)/locksim
+	@if ! command -v redis-server >/dev/null 2>&1; then \
+	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	     echo "locksim: installing $(REAL_PKGS) with apt-get"; \
+	     (apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=300 $(REAL_PKGS) >/dev/null 2>&1 || \
+	      (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=300 $(REAL_PKGS) >/dev/null)) || \
+	      { echo "locksim: apt-get could not install $(REAL_PKGS)"; exit 1; }; \
+	   else \
+	     echo "locksim: redis-server is missing; as root, run: apt-get install -y $(REAL_PKGS)"; exit 1; \
+	   fi; \
+	 fi
+	@mk/reality.sh ./$(BUILD)/locksim $(REALITY_REPEATS)
 
 # The real window under an X server (Xvfb), driven by xdotool: .ci/run
 # installs Xvfb, xdotool and ImageMagick and starts Xvfb :99 first.

@@ -144,10 +144,11 @@ int cmd_diff(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_real(int argc, char **argv);
 
 extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[],
     cli_usage_hash[], cli_usage_demo[], cli_usage_batch[],
     cli_usage_check_trace[], cli_usage_diff[], cli_usage_sweep[], cli_usage_render[],
-    cli_usage_view[], cli_usage_explore[], cli_usage_merge[];
+    cli_usage_view[], cli_usage_explore[], cli_usage_merge[], cli_usage_real[];
 
 #endif

@@ -27,6 +27,7 @@ const char cli_usage_main[] =
     "  locksim render FILE -o OUT.png one scenario drawn as a PNG or SVG picture (no display)\n"
     "  locksim view FILE [options]    the timeline in a window: play, step, zoom, quiz\n"
     "  locksim explore FILE [options] search a fault budget for a failure; shrink it to a file\n"
+    "  locksim real FILE [options]    play it against a real Redis: real and simulated verdicts\n"
     "  locksim list                   lock algorithms (and scenarios in ./scenarios)\n"
     "  locksim hash FILE...           trace hash of each scenario (determinism checks)\n"
     "  locksim help [COMMAND]         this text, or one command's\n"
@@ -393,7 +394,8 @@ static int dispatch(int argc, char **argv) {
                 {"diff", cmd_diff, cli_usage_diff},
                 {"sweep", cmd_sweep, cli_usage_sweep},
                 {"render", cmd_render, cli_usage_render}, {"view", cmd_view, cli_usage_view},
-                {"explore", cmd_explore, cli_usage_explore}, {"merge", cmd_merge, cli_usage_merge}};
+                {"explore", cmd_explore, cli_usage_explore}, {"merge", cmd_merge, cli_usage_merge},
+                {"real", cmd_real, cli_usage_real}};
     int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";

@@ -19,6 +19,8 @@
     XX(PARSE, 65, "malformed scenario")                                                 \
     XX(NOINPUT, 66, "input file not found or unreadable")                               \
     XX(NODISPLAY, 69, "no display to open a window on")                                 \
+    XX(UNAVAILABLE, 69, "a service the command starts is not installed or will not start") \
+    XX(NOTREAL, 69, "the scenario has a fault this backend cannot make real: refused")   \
     XX(NOMEM, 70, "out of memory")                                                      \
     XX(INTERNAL, 70, "internal error")                                                  \
     XX(OUTPUT, 73, "an output file cannot be written")                                 \
@@ -33,7 +35,7 @@
     XX(64, "usage error: a bad command line, an unknown --set key, an algorithm " "plugin refused") \
     XX(65, "malformed input (a scenario, trace or shard file): file:line:col: " "what is wrong, and what was expected, on stderr") \
     XX(66, "an input file not found or unreadable") \
-    XX(69, "no display for view (draw with render instead)") \
+    XX(69, "no display for view (draw with render instead); for real: redis-server " "missing, or a scenario it cannot make real (refused, saying why)") \
     XX(70, "internal error: out of memory anywhere, or a run past its --time-limit") \
     XX(73, "an output file (--trace, --out, standard output) cannot be written (a " "full disk, a closed pipe)") \
     XX(130, "interrupted (Ctrl-C, SIGTERM, SIGHUP): what finished is reported, an " "--out file is left as it was")

@@ -22,9 +22,9 @@ step() { # step NAME COMMAND...: run in the scratch tree, count, say a failure
 }
 # The scratch tree: sources and the built objects, timestamps kept, so make
 # sees the objects up to date and rebuilds only what the toy changes.
-for d in Makefile mk sim render run cli gfx examples; do cp -a "$repo/$d" "$work/"; done
+for d in Makefile mk sim render run real cli gfx examples; do cp -a "$repo/$d" "$work/"; done
 mkdir -p "$work/$bname" "$work/scenarios/golden" "$work/tests"
-for d in sim render run cli gfx gfx-pic; do
+for d in sim render run real cli gfx gfx-pic; do
   [ -d "$repo/$bdir/$d" ] && cp -a "$repo/$bdir/$d" "$work/$bname/"
 done
 cp -a "$repo/$bdir"/*.a "$repo/$bdir"/*.so "$repo/$bdir/.deps" "$repo/$bdir/locksim" "$work/$bname/" 2>/dev/null

@@ -1,0 +1,287 @@
+/* `locksim real`: a scenario played against a real Redis (real/real.h) and
+ * judged by the same checker; the real and simulated verdicts side by side,
+ * who took the lock when in each, and a line per difference. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checker.h"
+#include "cli.h"
+#include "fmt.h"
+#include "real.h"
+#include "run.h"
+#include "scenario_file.h"
+#include "trace_jsonl.h"
+
+const char cli_usage_real[] =
+    "Usage: locksim real FILE [--store redis] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
+    "\n"
+    "Plays the scenario against a real Redis: locksim starts its own redis-server\n"
+    "(Debian package redis-server) on 127.0.0.1:16379 (or the next free port up to\n"
+    "16394), persistence off, its files in a temporary folder, and stops it by PID on\n"
+    "every exit, Ctrl-C and SIGTERM included. Each client is a process of its own\n"
+    "talking RESP to it; a pause is SIGSTOP/SIGCONT of that process, a crash SIGKILL.\n"
+    "Algorithms: lease (SET NX PX), fenced-lease (a Lua SET NX PX + INCR; the\n"
+    "resource's fenced write is a Lua script), setnx, setnx-expire (SETNX, then\n"
+    "PEXPIRE), lease-renew (SET NX PX and a heartbeat in the same process: a Lua\n"
+    "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis. The scenario's timeline runs\n"
+    "at scale S (real seconds per scenario second; default: the whole duration in\n"
+    "2.5 s real). The run is recorded as a locksim trace in scenario time (real time\n"
+    "/ S), judged by the checker check-trace uses, and printed beside the simulated\n"
+    "run: verdicts, each acquisition's time (a takeover more than 15 ms of real time\n"
+    "from the simulated one is a difference) and a line per difference.\n"
+    "A constant network latency is held by each client on every request and reply.\n"
+    "Refused, saying why (exit 69): every other algorithm, several servers, latency\n"
+    "that varies, loss, partitions, links, clock faults, failover, restarts, a pause\n"
+    "or crash of the server, resource timeouts, guards and read checks.\n"
+    "  --store redis     the backend (the only one built)\n"
+    "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
+    "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
+    "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
+    "  --row             one Markdown table row instead of the report (make reality):\n"
+    "                    scenario, backend, simulated verdict, real verdicts, runs\n"
+    "                    whose verdict differs, runs with any difference, scale,\n"
+    "                    takeover times; a refused scenario: scenario, algorithm, why\n"
+    "Exit 0 when every run was made (differences are findings, not failures), 69\n"
+    "refused or no redis-server, 65/66 a bad or missing file, 130 interrupted.\n";
+
+struct take {
+    int node;
+    sim_ns t;
+};
+
+/* A time for the report, to 10 ms of scenario time. */
+static void show_t(char *buf, size_t n, sim_ns t) {
+    sim_ns q = 10 * SIM_NS_PER_MS;
+    format_time_ns(buf, n, (t + q / 2) / q * q);
+}
+
+/* The acquisitions of a trace, in order (at most max). */
+static int takes(const struct trace *tr, struct take *v, int max) {
+    int n = 0;
+    for (size_t i = 0; i < tr->len && n < max; i++)
+        if (tr->ev[i].kind == TRACE_ACQUIRED) v[n++] = (struct take){tr->ev[i].node, tr->ev[i].t};
+    return n;
+}
+
+/* The differences of one real run from the simulated one, a line each
+ * (printed when out is not NULL); their number. */
+static int differences(FILE *out, const struct checker_report *sim, const struct checker_report *real,
+                       const struct trace *st, const struct trace *rt, double scale) {
+    int d = 0;
+    if (sim->verdict != real->verdict) {
+        d++;
+        if (out)
+            fprintf(out, "    differs: verdict: simulated %s, real %s\n", scn_verdict_name(sim->verdict),
+                    scn_verdict_name(real->verdict));
+    }
+    static const char *const names[] = {"double entries", "stale writes accepted", "stale writes rejected",
+                                        "lost updates",   "wrong releases",        "stuck clients",
+                                        "acquisitions",   "failed acquisitions",   "writes accepted"};
+    const int64_t sv[] = {sim->double_entries, sim->stale_accepted, sim->stale_rejected, sim->lost_updates,
+                          sim->wrong_releases, sim->stuck,          sim->acquires,       sim->failed_acquires,
+                          sim->writes_accepted};
+    const int64_t rv[] = {real->double_entries, real->stale_accepted, real->stale_rejected, real->lost_updates,
+                          real->wrong_releases, real->stuck,          real->acquires,       real->failed_acquires,
+                          real->writes_accepted};
+    for (int k = 0; k < 9; k++)
+        if (sv[k] != rv[k]) {
+            d++;
+            if (out) fprintf(out, "    differs: %s: simulated %lld, real %lld\n", names[k], (long long)sv[k], (long long)rv[k]);
+        }
+    struct take a[64], b[64];
+    int na = takes(st, a, 64), nb = takes(rt, b, 64);
+    for (int i = 0; i < na && i < nb; i++) {
+        double ms = (double)(b[i].t - a[i].t) * scale / 1e6;
+        if (a[i].node != b[i].node || ms > REAL_TOLERANCE_MS || ms < -REAL_TOLERANCE_MS) {
+            d++;
+            char t1[32], t2[32];
+            show_t(t1, sizeof t1, a[i].t);
+            show_t(t2, sizeof t2, b[i].t);
+            if (out)
+                fprintf(out, "    differs: acquisition %d: simulated %s at %s, real %s at %s (%+.1f ms real)\n", i + 1,
+                        st->nodes[a[i].node].name, t1, rt->nodes[b[i].node].name, t2, ms);
+        }
+    }
+    return d;
+}
+
+static int write_trace(const char *path, int k, int repeat, const struct trace *tr) {
+    char name[1100];
+    if (repeat > 1) {
+        const char *dot = strrchr(path, '.');
+        if (!dot || strchr(dot, '/')) dot = path + strlen(path);
+        snprintf(name, sizeof name, "%.*s-%d%s", (int)(dot - path), path, k, dot);
+    } else {
+        snprintf(name, sizeof name, "%s", path);
+    }
+    FILE *f = fopen(name, "w");
+    if (!f || trace_write_jsonl(f, tr) != 0 || fclose(f) != 0) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "cannot write the trace %s", name);
+        return cli_fail(LSIM_EOUTPUT, msg);
+    }
+    return 0;
+}
+
+int cmd_real(int argc, char **argv) {
+    const char *file = NULL, *trace_out = NULL, *store = "redis";
+    double scale = 0;
+    long repeat = 1;
+    int row = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cli_usage_real, stdout);
+            return 0;
+        } else if (strcmp(a, "--store") == 0 && i + 1 < argc) {
+            store = argv[++i];
+        } else if (strcmp(a, "--scale") == 0 && i + 1 < argc) {
+            char *end;
+            scale = strtod(argv[++i], &end);
+            if (*end || !(scale > 0 && scale <= 10))
+                return cli_usage("--scale %s: expected a number above 0 and at most 10 (0.01: 30 s last 300 ms)",
+                                 argv[i]);
+        } else if (strcmp(a, "--repeat") == 0 && i + 1 < argc) {
+            if (cli_parse_int(argv[++i], 1, 100, &repeat) != 0)
+                return cli_usage("--repeat %s: expected a whole number from 1 to 100", argv[i]);
+        } else if (strcmp(a, "--trace") == 0 && i + 1 < argc) {
+            trace_out = argv[++i];
+        } else if (strcmp(a, "--row") == 0) {
+            row = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage("real: unknown option %s (or it lacks its value)", a);
+        } else if (!file) {
+            file = a;
+        } else {
+            return cli_usage("real takes one scenario FILE; %s is a second", a);
+        }
+    }
+    if (!file) return cli_usage("real needs a scenario FILE");
+    if (strcmp(store, "redis") != 0)
+        return cli_usage("--store %s: only redis is built (etcd, zookeeper, redlock and a replicated redis are not)",
+                         store);
+
+    /* From here on, a stop signal cleans up what real/ started and exits 130. */
+    redis_srv_guard_on();
+    /* The simulated run first: its verdict, its nodes, its resource rule. */
+    struct run_spec spec = {.file = file, .keep_trace = 1};
+    struct run_result sim;
+    int rc = run_scenario(&spec, &sim);
+    if (rc) {
+        int st = cli_fail(rc, sim.error);
+        run_result_close(&sim);
+        return st;
+    }
+    /* The scenario with its client list (the engine's copy has none). */
+    struct scenario scn;
+    struct scn_error se;
+    scenario_init(&scn);
+    if (scenario_load(&scn, file, &se) != 0) {
+        scenario_close(&scn);
+        run_result_close(&sim);
+        return cli_fail(LSIM_EPARSE, "the scenario could not be read again");
+    }
+    const struct scenario *s = &scn;
+    const struct trace *st = engine_trace(sim.engine);
+    const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    char why[600];
+    rc = real_supported(s, st, why, sizeof why);
+    if (rc) {
+        if (row)
+            printf("| %s | %s | %s |\n", name, s->algo, why);
+        else
+            fprintf(stderr, "locksim: %s: cannot be run for real: %s\n", file, why);
+        scenario_close(&scn);
+        run_result_close(&sim);
+        return cli_exit(rc);
+    }
+    if (scale == 0) scale = real_default_scale(s);
+    struct redis_srv srv;
+    char err[600];
+    rc = redis_srv_start(&srv, err, sizeof err);
+    if (rc) {
+        scenario_close(&scn);
+        run_result_close(&sim);
+        return cli_fail(rc, err);
+    }
+    if (!row) {
+        printf("Reality check: %s\n  \"%s\", algorithm %s\n", file, s->title, s->algo);
+        printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n"
+               "  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n",
+               srv.port, scale, (double)s->duration_ns / 1e9, (double)s->duration_ns * scale / 1e6, 1e3 * scale);
+    }
+    struct take sa[64];
+    int nsa = takes(st, sa, 64);
+    int counts[3] = {0, 0, 0}, differ = 0;
+    char takes_cell[2000] = "";
+    size_t tl = 0;
+    for (long k = 1; k <= repeat && rc == 0; k++) {
+        struct trace rec, dst;
+        struct checker_report rep;
+        rc = real_play(s, st, &srv, scale, &rec, err, sizeof err);
+        if (rc) {
+            trace_close(&rec);
+            break;
+        }
+        rc = run_recheck(&rec, s->purpose, s->stuck_after_ns, s, &dst, &rep);
+        if (rc == 0) {
+            counts[rep.verdict]++;
+            int d = differences(NULL, sim.report, &rep, st, &dst, scale);
+            if (d) differ++;
+            struct take ra[64];
+            int nra = takes(&dst, ra, 64);
+            if (!row) {
+                printf("\n  run %ld: simulated %s, real %s%s\n", k, scn_verdict_name(sim.report->verdict),
+                       scn_verdict_name(rep.verdict), d ? "" : " (no difference)");
+                printf("    real: %s\n", rep.headline);
+                for (int i = 0; i < nsa || i < nra; i++) {
+                    char t1[32] = "-", t2[32] = "-";
+                    if (i < nsa) show_t(t1, sizeof t1, sa[i].t);
+                    if (i < nra) show_t(t2, sizeof t2, ra[i].t);
+                    printf("    acquisition %d: simulated %-3s at %-9s real %-3s at %-9s (%.1f ms real)\n", i + 1,
+                           i < nsa ? st->nodes[sa[i].node].name : "-", t1,
+                           i < nra ? dst.nodes[ra[i].node].name : "-", t2,
+                           i < nra ? (double)ra[i].t * scale / 1e6 : 0.0);
+                }
+                differences(stdout, sim.report, &rep, st, &dst, scale);
+            }
+            if (k == 1 || d) { /* the takeover times of the first run, and of each that differs */
+                tl += (size_t)snprintf(takes_cell + tl, sizeof takes_cell - tl, "%srun %ld:", k == 1 ? "" : "; ", k);
+                for (int i = 0; i < nra && tl < sizeof takes_cell - 64; i++) {
+                    char t1[32], t2[32] = "-";
+                    show_t(t1, sizeof t1, ra[i].t);
+                    if (i < nsa) show_t(t2, sizeof t2, sa[i].t);
+                    tl += (size_t)snprintf(takes_cell + tl, sizeof takes_cell - tl, " %s %s (sim %s)",
+                                           dst.nodes[ra[i].node].name, t1, t2);
+                }
+            }
+            if (trace_out && rc == 0) rc = write_trace(trace_out, (int)k, (int)repeat, &dst);
+            trace_close(&dst);
+        }
+        trace_close(&rec);
+    }
+    redis_srv_stop(&srv);
+    if (rc) {
+        scenario_close(&scn);
+        run_result_close(&sim);
+        return rc < 0 ? cli_fail(rc, err) : rc;
+    }
+    char verdicts[120] = "";
+    size_t vl = 0;
+    for (int v = 0; v < 3; v++)
+        if (counts[v])
+            vl += (size_t)snprintf(verdicts + vl, sizeof verdicts - vl, "%s%s x%d", vl ? ", " : "",
+                                   scn_verdict_name((enum scn_verdict)v), counts[v]);
+    if (row) {
+        printf("| %s | redis | %s | %s | %d | %d | %g | %s |\n", name, scn_verdict_name(sim.report->verdict), verdicts,
+               (int)repeat - counts[sim.report->verdict], differ, scale, takes_cell);
+    } else {
+        printf("\n  real verdicts over %ld run%s: %s (simulated %s); %d run%s differ%s\n", repeat,
+               repeat == 1 ? "" : "s", verdicts, scn_verdict_name(sim.report->verdict), differ,
+               differ == 1 ? "" : "s", differ == 1 ? "s" : "");
+    }
+    scenario_close(&scn);
+    run_result_close(&sim);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* `locksim real`: a scenario played against a real lock service. Each
+ * client is a real process talking RESP to locksim's own redis-server on
+ * 127.0.0.1; a pause is SIGSTOP/SIGCONT of that process, a crash SIGKILL;
+ * the scenario's timeline runs scaled into real time. The run is recorded
+ * as a locksim trace (docs/trace-format.md) that the same checker judges.
+ * What cannot be made real is refused with the reason, never approximated. */
+#ifndef LOCKSIM_REAL_H
+#define LOCKSIM_REAL_H
+
+#include <stddef.h>
+
+#include "redis_srv.h"
+#include "scenario.h"
+#include "trace.h"
+
+/* Real milliseconds that the whole scenario (its duration) takes when no
+ * --scale is given: scale = REAL_DEFAULT_SPAN_MS ms / duration. */
+#define REAL_DEFAULT_SPAN_MS 2500
+/* Takeover times (an acquisition, real vs simulated) agree within this much
+ * real time; further apart is a difference. */
+#define REAL_TOLERANCE_MS 15
+
+/* 0 when the redis backend can run s as it is, else LSIM_ENOTREAL with one
+ * sentence in why saying what it cannot make real and why. sim is the
+ * simulated run's trace (borrowed): its nodes and resource rule are the
+ * recording's. */
+int real_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n);
+
+/* The scale (real seconds per scenario second) when none is given. */
+double real_default_scale(const struct scenario *s);
+
+/* Play s once against the server srv (flushed first) at scale, and record
+ * the run into out (trace_init'd here with keep = 1, the sim's nodes;
+ * closed by the caller with trace_close), without checker findings: judge
+ * it with run_recheck. Times in out are real elapsed times divided by
+ * scale (scenario time); a srv-note at t = 0 says so. 0, or an LSIM code
+ * with a sentence in err. */
+int real_play(const struct scenario *s, const struct trace *sim, const struct redis_srv *srv, double scale,
+              struct trace *out, char *err, size_t n);
+
+#endif

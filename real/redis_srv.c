@@ -1,0 +1,246 @@
+/* The redis-server of `locksim real` (real/redis_srv.h): start, readiness,
+ * stop by PID, and the signal-time cleanup. The registry below is the one
+ * mutable global of real/: a signal handler can reach nothing else. */
+#include "redis_srv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "resp.h"
+
+/* What a signal handler must undo: written only with signals blocked. */
+static struct {
+    volatile pid_t children[REDIS_SRV_MAX_CHILDREN];
+    volatile pid_t server;
+    char dir[128];
+    char log[160];
+} guard;
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+int redis_srv_available(void) {
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/bin:/bin";
+    char buf[512];
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, REDIS_SRV_BIN);
+        if (access(buf, X_OK) == 0) return 1;
+        p += n;
+        if (*p == ':') p++;
+    }
+    return access("/usr/bin/" REDIS_SRV_BIN, X_OK) == 0;
+}
+
+/* Async-signal-safe: kill and reap everything, remove the folder. */
+static void cleanup_now(void) {
+    for (int i = 0; i < REDIS_SRV_MAX_CHILDREN; i++)
+        if (guard.children[i] > 0) {
+            kill(guard.children[i], SIGKILL);
+            waitpid(guard.children[i], NULL, 0);
+            guard.children[i] = 0;
+        }
+    if (guard.server > 0) {
+        kill(guard.server, SIGKILL);
+        waitpid(guard.server, NULL, 0);
+        guard.server = 0;
+    }
+    if (guard.dir[0]) {
+        unlink(guard.log);
+        char f[200];
+        /* the only other file redis-server could write with --save '' */
+        size_t n = strlen(guard.dir);
+        memcpy(f, guard.dir, n);
+        memcpy(f + n, "/dump.rdb", 10);
+        unlink(f);
+        rmdir(guard.dir);
+        guard.dir[0] = 0;
+    }
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    cleanup_now();
+    _exit(130);
+}
+
+void redis_srv_guard_on(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigfillset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static void block(sigset_t *old) {
+    sigset_t all;
+    sigemptyset(&all);
+    sigaddset(&all, SIGINT);
+    sigaddset(&all, SIGTERM);
+    sigaddset(&all, SIGHUP);
+    sigprocmask(SIG_BLOCK, &all, old);
+}
+
+void redis_srv_guard_child(pid_t pid) {
+    sigset_t old;
+    block(&old);
+    for (int i = 0; i < REDIS_SRV_MAX_CHILDREN; i++)
+        if (guard.children[i] == 0) {
+            guard.children[i] = pid;
+            break;
+        }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void redis_srv_guard_forget(pid_t pid) {
+    sigset_t old;
+    block(&old);
+    for (int i = 0; i < REDIS_SRV_MAX_CHILDREN; i++)
+        if (guard.children[i] == pid) guard.children[i] = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static int port_taken(int port) {
+    struct resp_conn c;
+    if (resp_connect(&c, port) != 0) return 0;
+    resp_close(&c);
+    return 1;
+}
+
+static void remove_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char f[400];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+            unlink(f);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    if (!redis_srv_available()) {
+        snprintf(err, errlen,
+                 "redis-server is not installed: the redis backend starts its own (as root: apt-get install -y "
+                 "redis-server, or make reality, which installs it)");
+        return LSIM_EUNAVAILABLE;
+    }
+    s->port = 0;
+    for (int p = REDIS_SRV_PORT; p < REDIS_SRV_PORT + 16; p++)
+        if (!port_taken(p)) {
+            s->port = p;
+            break;
+        }
+    if (!s->port) {
+        snprintf(err, errlen, "ports %d to %d on 127.0.0.1 are all taken: no room for locksim's redis-server",
+                 REDIS_SRV_PORT, REDIS_SRV_PORT + 15);
+        return LSIM_EUNAVAILABLE;
+    }
+    /* LOCKSIM_REAL_TMP: where the folder goes (a test looks there for leftovers). */
+    const char *base = getenv("LOCKSIM_REAL_TMP");
+    if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(s->dir, sizeof s->dir, "%s/locksim-real-XXXXXX", base);
+    sigset_t old;
+    block(&old);
+    if (!mkdtemp(s->dir)) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        snprintf(err, errlen, "cannot make a temporary folder in %s: %s", base, strerror(errno));
+        s->dir[0] = 0;
+        return LSIM_EINTERNAL;
+    }
+    snprintf(guard.dir, sizeof guard.dir, "%s", s->dir);
+    snprintf(guard.log, sizeof guard.log, "%s/redis.log", s->dir);
+    char port[16];
+    snprintf(port, sizeof port, "%d", s->port);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Its own session (a Ctrl-C reaches locksim, which stops it), and
+         * killed if locksim dies without cleaning up. */
+        setsid();
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            dup2(nul, 1);
+            dup2(nul, 2);
+        }
+        execlp(REDIS_SRV_BIN, REDIS_SRV_BIN, "--bind", "127.0.0.1", "--port", port, "--save", "",
+               "--appendonly", "no", "--dir", guard.dir, "--logfile", guard.log, "--daemonize", "no",
+               "--protected-mode", "yes", (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0) guard.server = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        snprintf(err, errlen, "cannot start redis-server: fork: %s", strerror(errno));
+        redis_srv_stop(s);
+        return LSIM_EINTERNAL;
+    }
+    s->pid = pid;
+    for (int i = 0; i < 500; i++) {
+        struct resp_conn c;
+        if (resp_connect(&c, s->port) == 0) {
+            struct resp_reply r;
+            const char *ping[] = {"PING"};
+            int ok = resp_command(&c, &r, 1, ping) == 0 && r.type == RESP_STATUS && strcmp(r.str, "PONG") == 0;
+            resp_close(&c);
+            if (ok) return 0;
+        }
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            s->pid = 0;
+            guard.server = 0;
+            break;
+        }
+        sleep_ms(10);
+    }
+    snprintf(err, errlen, "redis-server did not answer PING on 127.0.0.1:%d within 5 s", s->port);
+    redis_srv_stop(s);
+    return LSIM_EINTERNAL;
+}
+
+void redis_srv_stop(struct redis_srv *s) {
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        int st, gone = 0;
+        for (int i = 0; i < 200 && !gone; i++) {
+            if (waitpid(s->pid, &st, WNOHANG) == s->pid) gone = 1;
+            else sleep_ms(10);
+        }
+        if (!gone) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, &st, 0);
+        }
+    }
+    sigset_t old;
+    block(&old);
+    guard.server = 0;
+    s->pid = 0;
+    if (s->dir[0]) remove_dir(s->dir);
+    s->dir[0] = 0;
+    guard.dir[0] = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}

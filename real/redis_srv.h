@@ -1,0 +1,41 @@
+/* A redis-server of locksim's own for `locksim real`: started from the
+ * Debian package's binary on a fixed high loopback port, persistence off,
+ * its files in a temporary folder (in $LOCKSIM_REAL_TMP when set, else
+ * /dev/shm, else /tmp); stopped by PID, and the folder removed,
+ * on every exit path (a normal end, an error, SIGINT, SIGTERM, SIGHUP). */
+#ifndef LOCKSIM_REDIS_SRV_H
+#define LOCKSIM_REDIS_SRV_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define REDIS_SRV_PORT 16379   /* the first port tried; the next 15 if it is taken */
+#define REDIS_SRV_BIN "redis-server"
+
+struct redis_srv {
+    pid_t pid;                  /* the server process, 0 = not running */
+    int port;                   /* the port it listens on (127.0.0.1) */
+    char dir[128];              /* its temporary folder, "" = none */
+};
+
+/* 1 when redis-server is on PATH. */
+int redis_srv_available(void);
+/* Start a server and wait until it answers PING (at most 5 s). 0, or an
+ * LSIM code (LSIM_EUNAVAILABLE when the binary is missing, LSIM_EINTERNAL
+ * when it would not start) with a sentence in err; nothing is left running
+ * or on disk after a failure. */
+int redis_srv_start(struct redis_srv *s, char *err, size_t errlen);
+/* Stop it (SIGTERM, then SIGKILL after 2 s), reap it, remove its folder.
+ * Safe on a stopped or never started server. */
+void redis_srv_stop(struct redis_srv *s);
+
+/* The cleanup on a signal: SIGINT, SIGTERM and SIGHUP kill every process
+ * registered here and the server by PID, remove the server's folder and
+ * end the process with status 130. The registry holds at most
+ * REDIS_SRV_MAX_CHILDREN client processes. */
+#define REDIS_SRV_MAX_CHILDREN 64
+void redis_srv_guard_on(void);
+void redis_srv_guard_child(pid_t pid);   /* register a client process */
+void redis_srv_guard_forget(pid_t pid);  /* it has been reaped */
+
+#endif
