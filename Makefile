@@ -172,14 +172,17 @@ DEFAULT_SCENARIO := scenarios/gc-pause-outlives-lease.lsim
 run: $(BUILD)/locksim
 	@st=69; \
 	 if [ -n "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
-	   echo "locksim view $(DEFAULT_SCENARIO)   (? for the keys, q to quit)"; \
-	   ./$(BUILD)/locksim view $(DEFAULT_SCENARIO); st=$$?; \
+	   echo "locksim view $(DEFAULT_SCENARIO) --algos lease,fenced-lease   (the story, and the same faults with fencing; ? for the keys, q to quit)"; \
+	   ./$(BUILD)/locksim view $(DEFAULT_SCENARIO) --algos lease,fenced-lease; st=$$?; \
 	 fi; \
 	 if [ $$st = 69 ]; then \
 	   ./$(BUILD)/locksim demo || exit $$?; \
 	   ./$(BUILD)/locksim render $(DEFAULT_SCENARIO) -o $(BUILD)/gc-pause-outlives-lease.png || exit $$?; \
-	   echo; echo "No display for the window: the timeline is drawn in $(BUILD)/gc-pause-outlives-lease.png"; \
-	   echo "(with a display, make run opens it in a window: locksim view $(DEFAULT_SCENARIO))"; \
+	   ./$(BUILD)/locksim matrix $(DEFAULT_SCENARIO) --algos lease,fenced-lease \
+	     --render $(BUILD)/gc-pause-lease-vs-fenced.png >/dev/null || exit $$?; \
+	   echo; echo "No display for the window: the timeline is drawn in $(BUILD)/gc-pause-outlives-lease.png,"; \
+	   echo "and beside the same faults with fencing in $(BUILD)/gc-pause-lease-vs-fenced.png"; \
+	   echo "(with a display, make run opens them in a window: locksim view $(DEFAULT_SCENARIO) --algos lease,fenced-lease)"; \
 	 else exit $$st; fi
 
 # ---- lock.h is all an algorithm needs ----------------------------------------------
