@@ -81,11 +81,29 @@ static size_t put_utf8(char *out, unsigned cp) {
     return 4;
 }
 
+/* 1 for the bytes a string holds as they are: printable ASCII but '"' and '\\'. */
+#define JSON_PLAIN1(b) ((b) >= 0x20 && (b) < 0x7f && (b) != '"' && (b) != '\\')
+#define JSON_PLAIN4(b) JSON_PLAIN1(b), JSON_PLAIN1((b) + 1), JSON_PLAIN1((b) + 2), JSON_PLAIN1((b) + 3)
+#define JSON_PLAIN_ROW(b) JSON_PLAIN4(b), JSON_PLAIN4((b) + 4), JSON_PLAIN4((b) + 8), JSON_PLAIN4((b) + 12)
+static const unsigned char json_plain[256] = {
+    JSON_PLAIN_ROW(0x00), JSON_PLAIN_ROW(0x10), JSON_PLAIN_ROW(0x20), JSON_PLAIN_ROW(0x30),
+    JSON_PLAIN_ROW(0x40), JSON_PLAIN_ROW(0x50), JSON_PLAIN_ROW(0x60), JSON_PLAIN_ROW(0x70),
+};
+
 int json_str(struct json_rd *r, const char *what, size_t *len) {
     if (!json_take(r, '"')) return json_fail(r, "\"%s\": expected a string", what);
     if ((size_t)(r->end - r->start) >= r->scap) return json_fail(r, "\"%s\": the string buffer is too small", what);
     size_t n = 0;
     for (;;) {
+        /* A run of printable ASCII other than '"' and '\\' (nearly every
+         * byte of a trace) is copied at once: one test a byte. */
+        const char *q = r->p;
+        while (q < r->end && json_plain[(unsigned char)*q]) q++;
+        if (q > r->p) {
+            memcpy(r->sbuf + n, r->p, (size_t)(q - r->p));
+            n += (size_t)(q - r->p);
+            r->p = q;
+        }
         if (r->p >= r->end) return json_fail(r, "\"%s\": unterminated string", what);
         unsigned char c = (unsigned char)*r->p;
         if (c == '"') {
@@ -210,9 +228,15 @@ int json_key(struct json_rd *r) {
     return 0;
 }
 
+/* Our writers put keys in the order of the reader's list, so the search
+ * starts where the keys seen so far end: a canonical line costs one compare
+ * per key. Any order is accepted all the same. */
 int json_key_index(struct json_rd *r, const char *const *keys, int n, uint64_t *seen) {
-    for (int i = 0; i < n && i < 64; i++) {
-        if (strcmp(r->sbuf, keys[i]) != 0) continue;
+    if (n > 64) n = 64;
+    int from = __builtin_popcountll(*seen);
+    for (int j = 0; j < n; j++) {
+        int i = (from + j) % n;
+        if (keys[i][0] != r->sbuf[0] || strcmp(r->sbuf, keys[i]) != 0) continue;
         if (*seen & ((uint64_t)1 << i)) return json_fail(r, "duplicate key \"%s\"", keys[i]);
         *seen |= (uint64_t)1 << i;
         return i;
