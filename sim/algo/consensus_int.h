@@ -426,7 +426,7 @@ void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uin
                     uint64_t lease, int via);
 /* Renew every held keep-alive that a majority has now confirmed. */
 void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s);
-/* consensus_server.c: a bound server's Lock calls whose read index it has
+/* consensus_log.c: a bound server's Lock calls whose read index it has
  * now applied re-read their key and answer (called after applying). */
 void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s);
 /* A leader steps down or restarts: the held keep-alives are dropped

@@ -439,6 +439,26 @@ void cons_drop_renewals(struct cons_server *s) {
     s->primary = 0;
 }
 
+/* The bound servers' re-reads (lockcheck_begin in consensus_server.c) whose
+ * ReadIndex this server has now applied: each answers its client, granted
+ * if the key is still the lock's under the same revision. Beside the
+ * apply loop, its one caller's reason to run. */
+void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s) {
+    for (int i = 0; i < RENEW_CAP; i++) {
+        struct cons_lockcheck k = s->check[i];
+        if (!k.used || k.read_index < 0 || s->applied < k.read_index) continue;
+        s->check[i].used = 0;
+        /* `len(gresp.Kvs) == 0`: the key is not the lock's under this
+         * revision any more (its lease expired and it was deleted). */
+        int kept = s->sm.held && s->sm.owner == k.client && s->sm.revision == k.rev;
+        if (!kept)
+            lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired",
+                      k.client, (int64_t)k.rev);
+        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1,
+                          kept ? k.rev : 0, kept ? k.left : 0);
+    }
+}
+
 void cons_apply_committed(struct lock_ctx *ctx, struct cons_server *s) {
     while (s->applied < s->commit) {
         s->applied++;

@@ -414,22 +414,6 @@ static void lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, const s
     lock_send(ctx, m->from, &r);
 }
 
-void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s) {
-    for (int i = 0; i < RENEW_CAP; i++) {
-        struct cons_lockcheck k = s->check[i];
-        if (!k.used || k.read_index < 0 || s->applied < k.read_index) continue;
-        s->check[i].used = 0;
-        /* `len(gresp.Kvs) == 0`: the key is not the lock's under this
-         * revision any more (its lease expired and it was deleted). */
-        int kept = s->sm.held && s->sm.owner == k.client && s->sm.revision == k.rev;
-        if (!kept)
-            lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired",
-                      k.client, (int64_t)k.rev);
-        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1,
-                          kept ? k.rev : 0, kept ? k.left : 0);
-    }
-}
-
 void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct cons_server *s = state;
     if (m->type == M_ACQUIRE || m->type == M_RELEASE || m->type == M_KEEPALIVE) {
