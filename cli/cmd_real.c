@@ -43,7 +43,8 @@ const char cli_usage_real[] =
     "                    whose verdict differs, runs with any difference, scale,\n"
     "                    takeover times; a refused scenario: scenario, algorithm, why\n"
     "Exit 0 when every run was made (differences are findings, not failures), 69\n"
-    "refused or no redis-server, 65/66 a bad or missing file, 130 interrupted.\n";
+    "refused, no redis-server, or one that does not answer or lets no client\n"
+    "connect, 65/66 a bad or missing file, 130 interrupted.\n";
 
 struct take {
     int node;

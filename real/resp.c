@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 int resp_connect(struct resp_conn *c, int port) {
@@ -23,6 +24,11 @@ int resp_connect(struct resp_conn *c, int port) {
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    /* No command of ours blocks in Redis: a reply (or a send) that takes
+     * RESP_TIMEOUT_S is a server gone wrong, and fails instead of waiting. */
+    struct timeval tv = {RESP_TIMEOUT_S, 0};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     while (connect(c->fd, (struct sockaddr *)&a, sizeof a) != 0) {
         if (errno == EINTR) continue;
         int e = errno;

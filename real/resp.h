@@ -28,7 +28,12 @@ struct resp_conn {
     size_t off, len;
 };
 
-/* Connect to 127.0.0.1:port. 0, or -1 (errno says why). */
+/* Seconds a send or a reply may take before it fails (-1, errno EAGAIN):
+ * our commands never block in Redis, so only a server gone wrong waits. */
+#define RESP_TIMEOUT_S 30
+
+/* Connect to 127.0.0.1:port, with RESP_TIMEOUT_S on every send and reply.
+ * 0, or -1 (errno says why). */
 int resp_connect(struct resp_conn *c, int port);
 /* Send one command of argc arguments (NUL-terminated strings). 0 or -1. */
 int resp_send(struct resp_conn *c, int argc, const char *const *argv);

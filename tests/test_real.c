@@ -5,6 +5,7 @@
 #include "cli_util.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <time.h>
 
@@ -91,6 +92,51 @@ static void test_real_refuses_what_it_cannot_make_real(void **state) {
     assert_non_null(strstr(r->err, "cannot be run for real"));
 }
 
+/* A server that answers the driver but refuses the clients (a stand-in
+ * redis-server on PATH: it answers its first two connections, the readiness
+ * PING and the set-up, then closes its port): the run stops at once with
+ * exit 69 saying how many clients could not connect, where it used to wait
+ * forever for them. No real Redis is needed. */
+static void test_real_clients_that_cannot_connect(void **state) {
+    (void)state;
+    char dir[] = "/tmp/locksim-test-fake-redis-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof path, "%s/redis-server", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/usr/bin/env python3\n"
+          "import socket, sys\n"
+          "port = int(sys.argv[sys.argv.index('--port') + 1])\n"
+          "ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+          "ls.bind(('127.0.0.1', port)); ls.listen(8)\n"
+          "for k in range(2):\n"
+          "    c, _ = ls.accept(); f = c.makefile('rb')\n"
+          "    while True:\n"
+          "        line = f.readline()\n"
+          "        if not line: break\n"
+          "        if line.startswith(b'*'):\n"
+          "            for i in range(int(line[1:])): f.readline(); f.readline()\n"
+          "            c.sendall(b'+PONG\\r\\n' if k == 0 else b'+OK\\r\\n')\n"
+          "            if k == 0: break\n"
+          "    c.close()\n"
+          "ls.close()\n"
+          "import time; time.sleep(60)\n",
+          f);
+    fclose(f);
+    chmod(path, 0755);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    struct result *r = run_in(fmt("PATH=%s:$PATH", dir), "real scenarios/gc-pause-outlives-lease.lsim");
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "2 of 2 client processes could not connect to redis-server on 127.0.0.1:"));
+    assert_true(b.tv_sec - a.tv_sec < 20); /* it stopped; it did not wait on the clients */
+    assert_false(process_mentions(dir)); /* the stand-in server was stopped by PID */
+    remove(path);
+    rmdir(dir);
+}
+
 /* Interrupted at several points (while the server starts, mid-run, late),
  * by SIGINT and SIGTERM: exit 130, no server, no client, no folder. */
 static void test_real_interrupted_leaves_nothing(void **state) {
@@ -133,6 +179,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
         cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
+        cmocka_unit_test(test_real_clients_that_cannot_connect),
         cmocka_unit_test(test_real_interrupted_leaves_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
