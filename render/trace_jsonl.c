@@ -19,6 +19,9 @@ static const char *const node_kinds[] = {
     [TRACE_NODE_RESOURCE] = "resource",
 };
 #define NNODE_KINDS 3
+/* Fewer bytes than any valid event line has: its nine required keys with
+ * one-digit values already take 85 (`{"seq":0,"t_ns":0,"kind":"heal",...}`). */
+#define TRACE_JSONL_MIN_EVENT 64
 
 /* ---- Node names: a hash table from name to index ------------------------ */
 
@@ -400,8 +403,8 @@ int trace_read_jsonl(struct trace *tr, const char *text, size_t len, char *err, 
     else if (len == 0) rc = fail(&r, "empty input; expected the header");
     if (!rc) {
         /* One buffer for decoded strings, as long as the longest line. */
-        size_t longest = 0;
-        for (const char *p = text, *end = text + len; p < end;) {
+        size_t longest = 0, lines = 0;
+        for (const char *p = text, *end = text + len; p < end; lines++) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             const char *le = nl ? nl : end;
             if ((size_t)(le - p) > longest) longest = (size_t)(le - p);
@@ -410,6 +413,13 @@ int trace_read_jsonl(struct trace *tr, const char *text, size_t len, char *err, 
         r.j.scap = longest + 1;
         r.j.sbuf = malloc(r.j.scap);
         if (!r.j.sbuf) rc = fail(&r, "out of memory");
+        /* Room for an event a line after the header, at once instead of by
+         * doubling; no more than one a TRACE_JSONL_MIN_EVENT bytes of input,
+         * so that a file of empty lines cannot make it reserve much. A failed
+         * reservation is no error: appending grows the array as before. */
+        size_t want = lines > 1 ? lines - 1 : 0;
+        if (want > len / TRACE_JSONL_MIN_EVENT) want = len / TRACE_JSONL_MIN_EVENT;
+        if (!rc) (void)trace_reserve_events(tr, want);
     }
     const char *p = text, *end = text + len;
     while (!rc && p < end) {

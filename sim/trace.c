@@ -66,6 +66,16 @@ int trace_reserve_nodes(struct trace *tr, int n) {
     return 0;
 }
 
+int trace_reserve_events(struct trace *tr, size_t n) {
+    if (n <= tr->cap) return 0;
+    if (n > SIZE_MAX / sizeof *tr->ev) return -1;
+    struct trace_event *ev = realloc(tr->ev, n * sizeof *ev);
+    if (!ev) return -1;
+    tr->ev = ev;
+    tr->cap = n;
+    return 0;
+}
+
 int trace_add_node(struct trace *tr, const char *name, int kind) {
     if (tr->nnodes == tr->cap_nodes &&
         trace_reserve_nodes(tr, tr->cap_nodes ? tr->cap_nodes * 2 : 4) != 0) /* grow by doubling */

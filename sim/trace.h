@@ -258,6 +258,10 @@ int trace_add_node(struct trace *tr, const char *name, int kind);
 /* Make room for n nodes in all, so that adding that many allocates exactly
  * once (a run with 10^5 clients). Returns 0 or -1 on OOM. */
 int trace_reserve_nodes(struct trace *tr, int n);
+/* Make room for n kept events in all, so that appending that many allocates
+ * once (a reader that has counted its lines). Returns 0 or -1 on OOM (the
+ * trace is unchanged and appends go on growing it). */
+int trace_reserve_events(struct trace *tr, size_t n);
 /* Append a copy of *ev (seq is filled in). Observers see it even when not kept. */
 void trace_append(struct trace *tr, const struct trace_event *ev);
 /* The same for a producer that builds each event anew: ev->seq is filled in
