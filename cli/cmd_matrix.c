@@ -13,14 +13,9 @@
 
 #define MATRIX_MAX 64
 
-struct matrix_row {
-    const struct lock_algo *algo;
-    struct report_summary sum;
-    char dropped[256];       /* --set keys this algorithm does not use */
-};
 
 /* Which --set keys (lock options) did this row drop? */
-static void note_dropped(struct matrix_row *row, const char *dropped, const struct cli_runopts *ro) {
+static void note_dropped(struct report_matrix_row *row, const char *dropped, const struct cli_runopts *ro) {
     size_t len = 0;
     row->dropped[0] = '\0';
     for (int i = 0; i < ro->nsets; i++) {
@@ -31,81 +26,6 @@ static void note_dropped(struct matrix_row *row, const char *dropped, const stru
             len += (size_t)snprintf(row->dropped + len, sizeof row->dropped - len, "%s%.*s",
                                     len ? " " : "", (int)klen, kv);
     }
-}
-
-static void print_text(const struct matrix_row *rows, int n, const char *file, const struct scenario *s,
-                       const struct cli_runopts *ro) {
-    char t[32];
-    printf("%s  (%s), seed %llu\n", s->title[0] ? s->title : "(untitled scenario)", file,
-           (unsigned long long)s->seed);
-    printf("resource: stock %lld, %s; purpose %s\n\n", (long long)s->stock,
-           s->fencing ? "checks fencing tokens" : "does not check tokens",
-           s->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness");
-    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s %6s %8s\n", "algorithm", "verdict", "double", "double",
-           "stale writes", "lost", "wrong", "stuck", "fenced", "dup.", "never", "unavail.");
-    printf("%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s %6s %8s\n", "", "", "entries", "time", "acc / rej", "upd.",
-           "releases", "", "out", "work", "got", "time");
-    for (int i = 0; i < n; i++) {
-        const struct report_summary *m = &rows[i].sum;
-        if (m->rc) {
-            printf("%-22s cannot run this script: %s\n", rows[i].algo->name, m->error);
-            continue;
-        }
-        char sw[32];
-        snprintf(sw, sizeof sw, "%lld / %lld", (long long)m->rep.stale_accepted, (long long)m->rep.stale_rejected);
-        format_time_ns(t, sizeof t, m->rep.double_entry_ns);
-        char un[32];
-        format_time_ns(un, sizeof un, m->rep.unavailable_ns);
-        char note[300] = "";
-        if (rows[i].dropped[0]) snprintf(note, sizeof note, "  (does not use --set %s)", rows[i].dropped);
-        printf("%-22s %-9s %7lld %10s %13s %6lld %8lld %6lld %7lld %6lld %6lld %8s%s\n", rows[i].algo->name,
-               m->truncated ? "TRUNCATED" : scn_verdict_name(m->rep.verdict), (long long)m->rep.double_entries,
-               t, sw, (long long)m->rep.lost_updates, (long long)m->rep.wrong_releases, (long long)m->rep.stuck,
-               (long long)m->rep.fenced_out, (long long)m->rep.duplicated_work, (long long)m->rep.starved, un,
-               note);
-    }
-    printf("\nReplay one row: locksim run ");
-    report_shell_word(stdout, file);
-    printf(" --algo NAME");
-    for (int i = 0; i < ro->nsets; i++) {
-        printf(" --set ");
-        report_shell_word(stdout, ro->sets[i]);
-    }
-    printf("\n");
-}
-
-static void print_json(const struct matrix_row *rows, int n, const char *file, const struct scenario *s) {
-    printf("{\"file\":");
-    report_json_str(stdout, file);
-    printf(",\"title\":");
-    report_json_str(stdout, s->title);
-    printf(",\"seed\":%llu,\"rows\":[", (unsigned long long)s->seed);
-    for (int i = 0; i < n; i++) {
-        const struct report_summary *m = &rows[i].sum;
-        printf("%s{\"algorithm\":", i ? "," : "");
-        report_json_str(stdout, rows[i].algo->name);
-        if (m->rc) {
-            printf(",\"outcome\":\"ERROR\",\"error\":");
-            report_json_str(stdout, m->error);
-        } else {
-            printf(",\"outcome\":\"%s\"", m->truncated ? "TRUNCATED" : "RAN");
-            for (int k = 0; k < SCN_M_COUNT; k++) {
-                const struct metric_info *mi = metric_info((enum scn_metric)k);
-                int64_t v = checker_metric(&m->rep, (enum scn_metric)k);
-                printf(",\"%s\":", mi->key);
-                if (mi->unit == METRIC_UNIT_VERDICT) printf("\"%s\"", scn_verdict_name((enum scn_verdict)v));
-                else printf("%lld", (long long)v);
-            }
-            printf(",\"trace_hash\":\"%016llx\",\"headline\":", m->trace_hash);
-            report_json_str(stdout, m->rep.headline);
-            if (rows[i].dropped[0]) {
-                printf(",\"unused_sets\":");
-                report_json_str(stdout, rows[i].dropped);
-            }
-        }
-        putchar('}');
-    }
-    printf("]}\n");
 }
 
 /* Is the i-th name of --algos a path (a plugin)? */
@@ -215,7 +135,7 @@ int cmd_matrix(int argc, char **argv) {
     struct run_result *kept = render ? calloc((size_t)n, sizeof *kept) : NULL;
     if (render && !kept) return cli_fail(LSIM_ENOMEM, "");
 
-    struct matrix_row *rows = calloc((size_t)n, sizeof *rows);
+    struct report_matrix_row *rows = calloc((size_t)n, sizeof *rows);
     struct scenario shown; /* the scenario's header facts, for the text heading */
     scenario_init(&shown);
     if (!rows) return cli_fail(LSIM_ENOMEM, "");
@@ -311,9 +231,9 @@ int cmd_matrix(int argc, char **argv) {
             report_csv_row(stdout, &rows[i].sum);
         }
     } else if (strcmp(format, "jsonl") == 0) {
-        print_json(rows, n, file, &shown);
+        report_matrix_json(stdout, rows, n, file, &shown);
     } else {
-        print_text(rows, n, file, &shown, &ro);
+        report_matrix_text(stdout, rows, n, file, &shown, ro.sets, ro.nsets);
     }
     for (int i = 0; i < n; i++) report_summary_close(&rows[i].sum);
     free(rows);

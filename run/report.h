@@ -164,4 +164,17 @@ int report_junit(FILE *f, const char *suite, const struct report_summary *s, int
 /* The JUnit classname of a scenario file, as above, into buf. */
 void report_junit_class(char *buf, size_t n, const char *file);
 
+/* One row of `locksim matrix`: one algorithm's run of the file's faults. */
+struct report_matrix_row {
+    const struct lock_algo *algo;  /* borrowed: the registry's */
+    struct report_summary sum;
+    char dropped[256];             /* --set keys this algorithm does not use */
+};
+/* The matrix as a text table (file, title, seed, resource, a row per
+ * algorithm, a replay line repeating sets), or as one JSON object of rows. */
+void report_matrix_text(FILE *f, const struct report_matrix_row *rows, int n, const char *file,
+                        const struct scenario *s, const char *const *sets, int nsets);
+void report_matrix_json(FILE *f, const struct report_matrix_row *rows, int n, const char *file,
+                        const struct scenario *s);
+
 #endif
