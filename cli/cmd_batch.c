@@ -16,11 +16,7 @@ enum batch_format { FMT_TABLE, FMT_JSONL, FMT_CSV, FMT_JUNIT, FMT_TAP, FMT_SHARD
 /* The table's current group: one scenario and algorithm over the seeds. */
 struct group {
     int file, algo, open;
-    size_t runs, passed, skipped, na;
-    long long verdicts[3]; /* SAFE, UNSAFE, STUCK */
-    char algo_ran[48];     /* the algorithm of its first run that ran */
-    char first_failure[800];
-    char first_skip[700];
+    struct report_group r;
 };
 
 struct emitter {
@@ -44,20 +40,7 @@ static void group_close(struct emitter *e) {
     if (!g->open) return;
     char seeds[64] = "scenario's seed";
     if (b->has_seeds) snprintf(seeds, sizeof seeds, "seeds %llu..%llu", b->seed_lo, b->seed_hi);
-    size_t failed = g->runs - g->passed - g->skipped - g->na;
-    const char *algo = g->algo >= 0 ? b->algo_name[g->algo] : g->algo_ran[0] ? g->algo_ran : "-";
-    if (g->skipped == g->runs) { /* the algorithm cannot run this scenario at all */
-        fprintf(e->f, "%-4s %s  %s  %s: %zu run%s skipped: %s\n", "skip", b->files[g->file], algo, seeds, g->runs,
-                g->runs == 1 ? "" : "s", g->first_skip);
-        memset(g, 0, sizeof *g);
-        return;
-    }
-    fprintf(e->f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed", failed ? "FAIL" : g->passed ? "ok" : "n/a",
-            b->files[g->file], algo, seeds, g->runs, g->runs == 1 ? "" : "s", g->passed, failed);
-    if (g->na) fprintf(e->f, ", %zu not applicable", g->na);
-    if (g->skipped) fprintf(e->f, ", %zu skipped", g->skipped);
-    fprintf(e->f, "; SAFE %lld, UNSAFE %lld, STUCK %lld\n", g->verdicts[0], g->verdicts[1], g->verdicts[2]);
-    if (g->first_failure[0]) fprintf(e->f, "     first failure: %s\n", g->first_failure);
+    report_group_write(e->f, &g->r, b->files[g->file], g->algo >= 0 ? b->algo_name[g->algo] : NULL, seeds);
     memset(g, 0, sizeof *g);
 }
 
@@ -70,21 +53,7 @@ static void table_add(struct emitter *e, size_t i, const struct report_summary *
         g->file = file;
         g->algo = algo;
     }
-    g->runs++;
-    if (!g->algo_ran[0]) snprintf(g->algo_ran, sizeof g->algo_ran, "%s", s->algo);
-    if (s->outcome == LSIM_OK && s->not_applicable[0]) g->na++;
-    else if (s->outcome == LSIM_OK) g->passed++;
-    if (s->outcome == LSIM_ESKIPPED) {
-        g->skipped++;
-        if (!g->first_skip[0]) snprintf(g->first_skip, sizeof g->first_skip, "%.*s", (int)strcspn(s->error, "\n"), s->error);
-        return;
-    }
-    if (!s->rc && (int)s->rep.verdict >= 0 && (int)s->rep.verdict < 3) g->verdicts[s->rep.verdict]++;
-    if (s->outcome != LSIM_OK && !g->first_failure[0]) {
-        const char *why = s->rc ? s->error : s->failures ? s->failures : "";
-        size_t l = strcspn(why, "\n");
-        snprintf(g->first_failure, sizeof g->first_failure, "seed %llu: %.*s", s->seed, (int)l, why);
-    }
+    report_group_add(&g->r, s);
 }
 
 static int emit_one(void *arg, size_t i, struct report_summary *s) {

@@ -226,7 +226,7 @@ int cmd_check(int argc, char **argv) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
-    int passed = 0, failed = 0, na = 0, expects = 0, worst = 0, gold_same = 0, gold_written = 0;
+    int worst = 0, gold_same = 0, gold_written = 0;
     for (int i = 0; i < files.n; i++) {
         struct run_spec spec = {.file = files.v[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
                                 .algo = ro.algo, .keep_trace = 0, .hold_expects = hold};
@@ -270,32 +270,9 @@ int cmd_check(int argc, char **argv) {
         }
         int status = cli_exit(sum[i].outcome);
         if (status > worst) worst = status;
-        expects += sum[i].nexpects;
-        if (sum[i].outcome == LSIM_OK && sum[i].not_applicable[0]) na++;
-        else if (sum[i].outcome == LSIM_OK) passed++;
-        else failed++;
     }
     if (fmt == REPORT_FMT_TEXT) {
-        for (int i = 0; i < files.n; i++) {
-            const struct report_summary *s = &sum[i];
-            if (s->rc) continue; /* already on stderr */
-            fputs(s->failures, stdout);
-            int not_app = s->outcome == LSIM_OK && s->not_applicable[0];
-            if (!quiet || s->outcome != LSIM_OK) {
-                const char *word = not_app ? "n/a" : s->outcome == LSIM_OK ? "ok" : s->truncated ? "TRUNCATED" : "FAIL";
-                printf("%-4s %s  (%s, %d expectation%s%s%s)\n", word, s->file,
-                       s->truncated ? "not decided" : scn_verdict_name(s->rep.verdict), s->nexpects,
-                       s->nexpects == 1 ? "" : "s", not_app ? " not applicable: " : "",
-                       not_app ? s->not_applicable : "");
-            }
-        }
-        printf("scenarios: %d passed, %d failed", passed, failed);
-        if (na) printf(", %d not applicable", na);
-        printf(" (%d expectations", expects);
-        if (na) printf(", not judged under --seed, --set or --algo without --expect");
-        if (gold_same || gold_written) printf(", %d golden traces matched", gold_same);
-        if (gold_written) printf(", %d written", gold_written);
-        printf(")\n");
+        report_check_text(stdout, sum, files.n, quiet, gold_same, gold_written);
     } else if (fmt == REPORT_FMT_TAP) {
         report_tap(stdout, sum, files.n);
     } else if (fmt == REPORT_FMT_JUNIT) {

@@ -177,4 +177,24 @@ void report_matrix_text(FILE *f, const struct report_matrix_row *rows, int n, co
 void report_matrix_json(FILE *f, const struct report_matrix_row *rows, int n, const char *file,
                         const struct scenario *s);
 
+/* check's text report: each file's failures and its line (ok, FAIL, n/a,
+ * TRUNCATED; quiet leaves out the passing ones), then the summary line with
+ * the golden traces matched and written. Runs with rc set are counted but
+ * not described (the front end said why on stderr). */
+void report_check_text(FILE *f, const struct report_summary *sum, int n, int quiet, int gold_same, int gold_written);
+
+/* batch's table: a line per scenario and algorithm over its seeds. */
+struct report_group {
+    size_t runs, passed, skipped, na; /* na: passed with expectations not applicable */
+    long long verdicts[3];            /* SAFE, UNSAFE, STUCK */
+    char algo_ran[48];                /* the algorithm of its first run that ran */
+    char first_failure[800];
+    char first_skip[700];
+};
+/* Count one finished run into g (zeroed for a new group). */
+void report_group_add(struct report_group *g, const struct report_summary *s);
+/* g's line: file, algo (NULL: the one its runs ran) and seeds as shown. */
+void report_group_write(FILE *f, const struct report_group *g, const char *file, const char *algo,
+                        const char *seeds);
+
 #endif

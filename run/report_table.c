@@ -1,7 +1,10 @@
-/* `locksim matrix`'s writers (report.h): one row per algorithm, as a text
- * table with its replay line, or as one JSON object; its CSV is report.c's
- * run rows. */
+/* The tables a set of runs makes (report.h), beside report.c's per-run
+ * writers: check's line per file and its summary, batch's line per scenario
+ * and algorithm over the seeds, and matrix's row per algorithm (text, or one
+ * JSON object; matrix's CSV is report.c's run rows). */
 #include "report.h"
+
+#include <string.h>
 
 #include "fmt.h"
 #include "scenario.h"
@@ -80,4 +83,68 @@ void report_matrix_json(FILE *f, const struct report_matrix_row *rows, int n, co
         fputc('}', f);
     }
     fprintf(f, "]}\n");
+}
+
+void report_check_text(FILE *f, const struct report_summary *sum, int n, int quiet, int gold_same, int gold_written) {
+    int passed = 0, failed = 0, na = 0, expects = 0;
+    for (int i = 0; i < n; i++) {
+        const struct report_summary *s = &sum[i];
+        int not_app = s->outcome == LSIM_OK && s->not_applicable[0];
+        expects += s->nexpects;
+        if (not_app) na++;
+        else if (s->outcome == LSIM_OK) passed++;
+        else failed++;
+        if (s->rc) continue; /* the front end said why on stderr as it ran */
+        fputs(s->failures, f);
+        if (!quiet || s->outcome != LSIM_OK) {
+            const char *word = not_app ? "n/a" : s->outcome == LSIM_OK ? "ok" : s->truncated ? "TRUNCATED" : "FAIL";
+            fprintf(f, "%-4s %s  (%s, %d expectation%s%s%s)\n", word, s->file,
+                    s->truncated ? "not decided" : scn_verdict_name(s->rep.verdict), s->nexpects,
+                    s->nexpects == 1 ? "" : "s", not_app ? " not applicable: " : "", not_app ? s->not_applicable : "");
+        }
+    }
+    fprintf(f, "scenarios: %d passed, %d failed", passed, failed);
+    if (na) fprintf(f, ", %d not applicable", na);
+    fprintf(f, " (%d expectations", expects);
+    if (na) fprintf(f, ", not judged under --seed, --set or --algo without --expect");
+    if (gold_same || gold_written) fprintf(f, ", %d golden traces matched", gold_same);
+    if (gold_written) fprintf(f, ", %d written", gold_written);
+    fprintf(f, ")\n");
+}
+
+void report_group_add(struct report_group *g, const struct report_summary *s) {
+    g->runs++;
+    if (!g->algo_ran[0]) snprintf(g->algo_ran, sizeof g->algo_ran, "%s", s->algo);
+    if (s->outcome == LSIM_OK && s->not_applicable[0]) g->na++;
+    else if (s->outcome == LSIM_OK) g->passed++;
+    if (s->outcome == LSIM_ESKIPPED) {
+        g->skipped++;
+        if (!g->first_skip[0])
+            snprintf(g->first_skip, sizeof g->first_skip, "%.*s", (int)strcspn(s->error, "\n"), s->error);
+        return;
+    }
+    if (!s->rc && (int)s->rep.verdict >= 0 && (int)s->rep.verdict < 3) g->verdicts[s->rep.verdict]++;
+    if (s->outcome != LSIM_OK && !g->first_failure[0]) {
+        const char *why = s->rc ? s->error : s->failures ? s->failures : "";
+        size_t l = strcspn(why, "\n");
+        snprintf(g->first_failure, sizeof g->first_failure, "seed %llu: %.*s", s->seed, (int)l, why);
+    }
+}
+
+void report_group_write(FILE *f, const struct report_group *g, const char *file, const char *algo,
+                        const char *seeds) {
+    if (!g->runs) return;
+    if (!algo) algo = g->algo_ran[0] ? g->algo_ran : "-";
+    size_t failed = g->runs - g->passed - g->skipped - g->na;
+    if (g->skipped == g->runs) { /* the algorithm cannot run this scenario at all */
+        fprintf(f, "%-4s %s  %s  %s: %zu run%s skipped: %s\n", "skip", file, algo, seeds, g->runs,
+                g->runs == 1 ? "" : "s", g->first_skip);
+        return;
+    }
+    fprintf(f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed", failed ? "FAIL" : g->passed ? "ok" : "n/a",
+            file, algo, seeds, g->runs, g->runs == 1 ? "" : "s", g->passed, failed);
+    if (g->na) fprintf(f, ", %zu not applicable", g->na);
+    if (g->skipped) fprintf(f, ", %zu skipped", g->skipped);
+    fprintf(f, "; SAFE %lld, UNSAFE %lld, STUCK %lld\n", g->verdicts[0], g->verdicts[1], g->verdicts[2]);
+    if (g->first_failure[0]) fprintf(f, "     first failure: %s\n", g->first_failure);
 }
