@@ -6,7 +6,10 @@
 
 #include "testutil.h"
 
+/* S(x): x seconds, unless the test has its own S (test_zk's `6 * S`). */
+#ifndef S
 #define S(x) ((sim_ns)(x) * SIM_NS_PER_S)
+#endif
 
 /* The newest event in the kept trace, or NULL. */
 static TESTUTIL_UNUSED const struct trace_event *last_event(const struct engine *e) {
@@ -50,6 +53,17 @@ static TESTUTIL_UNUSED const struct trace_event *step_until_event(struct engine 
             trace_kind_name(kind), node ? node : "*");
     fail();
     return NULL;
+}
+
+/* Step until an algorithm note (TRACE_SRV_NOTE) at node (NULL = any) whose
+ * text starts with prefix enters the trace after the cursor; other notes on
+ * the way are passed over. A run that ends first fails the test. */
+static TESTUTIL_UNUSED const struct trace_event *step_until_note(struct engine *e, const char *node,
+                                                                 const char *prefix) {
+    for (;;) {
+        const struct trace_event *ev = step_until_event(e, TRACE_SRV_NOTE, node);
+        if (ev->text && strncmp(ev->text, prefix, strlen(prefix)) == 0) return ev;
+    }
 }
 
 /* Events of a kind at a node (NULL = any) so far. */

@@ -18,6 +18,8 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
+#include "step_fixture.h" /* step_until_event, step_until_time, so_far */
+
 static struct engine *run_fmt(const char *fmt, ...) {
     char text[2048];
     va_list ap;
@@ -149,35 +151,71 @@ static const char *ISSUE34 =
     "client D @12s: acquire; read; work 9s; write; release\n"
     "@2s pause A 20s\n";
 
+/* The first half of the issue's story, common to both releases: A holds
+ * the lock and is stopped at 2 s; its session expires in the 6 s bucket
+ * (4 s timeout, 2 s ticks) and B, first in line, takes and gives back the
+ * lock at once; the parent left empty is deleted, so C's znode at 10 s is
+ * sequence 0 again, at A's old path. D queues behind C at 12 s. */
+static struct engine *issue34_until_a_resumes(const char *release_by) {
+    char text[2048];
+    snprintf(text, sizeof text, ISSUE34, release_by);
+    struct engine *e = build_engine(text, NULL);
+    story_cursor = 0;
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "A")->token, 3);
+    assert_int_equal(step_until_event(e, TRACE_PAUSE, "A")->t, 2 * S);
+    assert_int_equal(step_until_event(e, TRACE_SRV_EXPIRE, "S1")->t, 6 * S);
+    const struct trace_event *b = step_until_event(e, TRACE_ACQUIRED, "B");
+    assert_int_equal(b->t, 6 * S);
+    assert_int_equal(b->token, 5);
+    assert_int_equal(step_until_event(e, TRACE_CS_EXIT, "B")->t, 6 * S);
+    assert_int_equal(step_until_note(e, "S1", "deleted the empty lock parent")->t, 6 * S);
+    const struct trace_event *c = step_until_event(e, TRACE_ACQUIRED, "C");
+    assert_int_equal(c->t, 10 * S);
+    assert_int_equal(c->token, 12);
+    /* A is still paused, still believing it holds token 3. */
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRE_START, "D")->t, 12 * S);
+    assert_int_equal(step_until_event(e, TRACE_RESUME, "A")->t, 22 * S);
+    return e;
+}
+
 static void test_release_by_path_vs_czxid(void **state) {
     (void)state;
-    struct engine *e = run_fmt(ISSUE34, "path");
+    /* release-by=path: A's release at 22 s deletes whatever znode is at its
+     * path, which is C's now: a wrong release, and D is granted at once
+     * while C is still working; C's write at 30 s goes in under D's lock. */
+    struct engine *e = issue34_until_a_resumes("path");
     const struct trace *tr = engine_trace(e);
     int A = node_of(tr, "A"), C = node_of(tr, "C");
-    const struct checker_report *r = engine_report(e);
-    assert_int_equal(r->wrong_releases, 1);
-    const struct trace_event *del = NULL;
-    for (size_t i = 0; i < tr->len; i++)
-        if (tr->ev[i].kind == TRACE_SRV_DELETE && tr->ev[i].b) del = &tr->ev[i];
-    assert_non_null(del);
+    const struct trace_event *del = step_until_event(e, TRACE_SRV_DELETE, "S1");
     assert_int_equal(del->t, 22 * S);
-    assert_int_equal(del->peer, A);
-    assert_int_equal(del->a, C);
-    /* C re-created the parent: its znode has sequence number 0 again, as A's had. */
-    must_note(e, "S1", NOTE_PREFIX, "deleted the empty lock parent", 1);
-    assert_int_equal(acquired_at(e, "D"), 22 * S);
+    assert_int_equal(del->peer, A); /* at A's request */
+    assert_int_equal(del->a, C);    /* C's znode */
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "D")->t, 22 * S);
+    const struct trace_event *w = step_until_event(e, TRACE_WRITE, "R");
+    assert_int_equal(w->t, 30 * S);
+    assert_int_equal(w->peer, C);
+    assert_int_equal(w->b, TRACE_WRITE_ACCEPTED); /* token 12, the highest R has seen */
+    step_until_time(e, 60 * S);
+    const struct checker_report *r = engine_report(e);
     assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r->wrong_releases, 1);
     assert_int_equal(r->lost_updates, 1);
     engine_free(e);
 
-    e = run_fmt(ISSUE34, "czxid");
-    r = engine_report(e);
-    assert_int_equal(r->wrong_releases, 0);
-    const struct trace_event *n = must_note(e, "A", NOTE_PREFIX, "release: the znode at our path is not ours", 1);
+    /* release-by=czxid: at 22 s A finds a znode at its path with another
+     * czxid (C's 12, not its own 3) and deletes nothing; C keeps the lock
+     * until it releases at 30 s, and D is granted then. */
+    e = issue34_until_a_resumes("czxid");
+    const struct trace_event *n = step_until_note(e, "A", "release: the znode at our path is not ours");
     assert_int_equal(n->t, 22 * S);
     assert_int_equal(n->a, 12); /* C's czxid found at the path */
     assert_int_equal(n->b, 3);  /* A's own */
-    assert_int_equal(acquired_at(e, "D"), 30 * S);
+    assert_int_equal(so_far(e, TRACE_SRV_DELETE, "S1"), 1); /* B's release only */
+    assert_int_equal(step_until_event(e, TRACE_CS_EXIT, "C")->t, 30 * S);
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "D")->t, 30 * S);
+    step_until_time(e, 60 * S);
+    r = engine_report(e);
+    assert_int_equal(r->wrong_releases, 0);
     assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
     assert_int_equal(r->final_stock, 2);
     engine_free(e);
