@@ -17,7 +17,7 @@
 
 #include "lock.h"
 
-#define KV_MAX_SERVERS 15   /* = LOCK_MAX_SERVERS (checked in kv.c) */
+#define KV_MAX_SERVERS 15   /* = LOCK_MAX_SERVERS (checked in kv_config.c) */
 #define KV_REPL_BACKLOG 64  /* replication messages a primary may hold back (repl-lag) */
 #define KV_MAX_WAITS 16     /* SETs a primary may keep blocked in WAIT at once */
 #define KV_REPL_PING_NS SIM_NS_PER_S /* a primary's heartbeat to the other servers */
@@ -37,7 +37,7 @@ enum {
     KV_REPL,       /* primary -> every other server: its state after a write, or a
                       heartbeat. req = epoch, a = replication offset, value = the
                       key's value (0 = no key), token = last token issued,
-                      b = owner node, ttl_ns = expiry (see kv.c, encode_expiry) */
+                      b = owner node, ttl_ns = expiry (see kv_repl.c, encode_expiry) */
     KV_REPL_ACK,   /* server -> primary: req = epoch, a = offset applied,
                       b = node of the primary this server follows */
     /* The legacy SETNX recipe (setnx-timestamp): the key's value is a timestamp
