@@ -59,6 +59,7 @@ void kv_expire_if_due(struct lock_ctx *ctx, struct kv_server *s) {
     if (s->role != KV_ROLE_PRIMARY) return;
     if (s->held && kv_key_expired(cfg(ctx)->deadline, lock_now(ctx, cfg(ctx)->expiry_clock), s->expires_local)) {
         s->held = 0;
+        s->lapsed = 1;
         lock_note_expire(ctx, s->owner);
         lock_state(ctx, KV_ST_EXPIRED_UNKNOWN);
         if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
@@ -128,9 +129,24 @@ static void delete_entry(struct lock_ctx *ctx, struct kv_server *s, int requeste
     lock_note_delete(ctx, requester, s->owner);
     lock_state(ctx, requester == s->owner ? KV_ST_RELEASED : KV_ST_DELETED_ANOTHERS);
     s->held = 0;
+    s->lapsed = 0;
     if (s->expiry_timer) lock_cancel(ctx, s->expiry_timer);
     s->expiry_timer = 0;
     kv_replicate(ctx, s);
+}
+
+/* Azure Blob Storage's Lease Blob operation (REST API reference, "Lease
+ * Blob", action renew), in our words: a lease lasts 15 to 60 seconds (or
+ * forever); renew restarts its clock when the lease ID matches, and it may
+ * be renewed even after it has expired, as long as the blob has not been
+ * leased again since (the lease's state is then Expired, not Available). A
+ * release, or another client's lease in between, ends that chance. With
+ * renew-expired=on the store keeps the same rule: a compare-and-pexpire on
+ * a key that lapsed, with nothing written since, from its holder with its
+ * value, brings the key back with the same value and token. Redis has no
+ * such rule (an expired key is gone), so the option is off by default. */
+static int renews_lapsed(struct lock_ctx *ctx, const struct kv_server *s, const struct lock_msg *m) {
+    return cfg(ctx)->renew_expired && s->lapsed && s->value == m->value && s->owner == m->from;
 }
 
 /* ---- Client requests at a server ---------------------------------------------- */
@@ -164,6 +180,7 @@ static void getset(struct lock_ctx *ctx, struct kv_server *s, const struct lock_
         lock_note(ctx, "GETSET found no key: the timestamp it sets belongs to no holder", m->b, 0);
     }
     s->held = 1;
+    s->lapsed = 0;
     s->value = m->value;
     s->expires_local = SIM_NEVER;
     kv_arm_expiry(ctx, s);
@@ -184,6 +201,7 @@ static void del_stale(struct lock_ctx *ctx, struct kv_server *s, const struct lo
         lock_note(ctx, "DEL clears a lock whose timestamp has passed", (int64_t)s->value, m->b);
         lock_note_expire(ctx, s->owner);
         s->held = 0;
+        s->lapsed = 0;
         kv_replicate(ctx, s);
     } else {
         /* note: a = the fresh timestamp, b = the requester's reading */
@@ -235,6 +253,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             return;
         }
         s->held = 1;
+        s->lapsed = 0;
         s->value = m->value;
         s->owner = m->from;
         s->token = s->next_token++;
@@ -282,6 +301,13 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         reply(ctx, m, s->held, 0, 0);
         return;
     case KV_CAE: /* if GET == value then PEXPIRE: renew only our own lease */
+        if (!s->held && renews_lapsed(ctx, s, m)) {
+            s->held = 1;
+            s->lapsed = 0;
+            /* note: a = the holder, b = how long the key had been gone */
+            lock_note(ctx, "renews a lapsed lease: nobody leased it since it expired (renew-expired=on)",
+                      s->owner, lock_now(ctx, cfg(ctx)->expiry_clock) - s->expires_local);
+        }
         if (s->held && s->value == m->value) {
             s->expires_local = lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns;
             lock_note_renew(ctx, s->owner, m->ttl_ns);
@@ -340,6 +366,7 @@ void kv_server_restart(struct lock_ctx *ctx, void *state) {
         /* Nothing on disk: the lock is gone; the token counter restarts too,
          * which is why a store without persistence cannot issue fencing tokens. */
         s->held = 0;
+        s->lapsed = 0;
         s->value = 0;
         s->token = 0;
         s->expires_local = 0;

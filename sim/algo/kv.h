@@ -92,6 +92,8 @@ struct kv_config {
     uint64_t first_token;     /* first fencing token the store issues */
     int expiry_clock;         /* enum lock_clock the store expires keys by */
     int deadline;             /* enum kv_deadline: the rule at a key's deadline */
+    int renew_expired;        /* 1 = a renewal of a lapsed key is accepted while nobody
+                                 took it since (Azure blob leases; see kv.c, KV_CAE) */
     int persistence;          /* enum kv_persist: what survives a server restart */
     sim_ns request_timeout_ns;/* a client gives up on a reply after this */
     unsigned allowed;         /* KV_OPT_* bits this algorithm accepts */
@@ -127,6 +129,7 @@ struct kv_config {
  * kv_config_replicated adds it. */
 #define KV_OPT_REPLICATION (1u << 7)
 #define KV_OPT_DEADLINE (1u << 8)
+#define KV_OPT_RENEW_EXPIRED (1u << 9)
 
 /* A replication message the primary holds back for repl-lag. */
 struct kv_snap {
@@ -158,6 +161,8 @@ struct kv_server {
     uint64_t token;        /* token issued with this entry */
     uint64_t next_token;
     uint64_t expiry_timer;
+    int lapsed;            /* 1 = the key expired and nothing was written since: its
+                              holder's value and owner are still here (renew-expired) */
     /* Replication; "volatile" fields are lost in a crash, the role, epoch and
      * the primary followed survive it (Sentinel rewrites the config file). */
     int role;              /* enum kv_role */

@@ -51,6 +51,7 @@ static const struct {
     {"first-token", KV_OPT_FIRST_TOKEN},
     {"expiry-clock", KV_OPT_EXPIRY_CLOCK},
     {"deadline", KV_OPT_DEADLINE},
+    {"renew-expired", KV_OPT_RENEW_EXPIRED},
     {"persistence", KV_OPT_PERSISTENCE},
     {"request-timeout", KV_OPT_TIMEOUT},
     {"repl-lag", KV_OPT_REPLICATION},
@@ -196,6 +197,13 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         else return bad(err, n, "deadline", val,
                         "redis (kept through the deadline's millisecond), inclusive (gone at now >= "
                         "deadline) or exclusive (gone at now > deadline)");
+        return 0;
+    case KV_OPT_RENEW_EXPIRED:
+        if (strcmp(val, "on") == 0) c->renew_expired = 1;
+        else if (strcmp(val, "off") == 0) c->renew_expired = 0;
+        else return bad(err, n, "renew-expired", val,
+                        "on (a lapsed lease is renewed while nobody took it, as Azure blob leases do) or "
+                        "off (an expired key is gone, as in Redis)");
         return 0;
     case KV_OPT_PERSISTENCE:
         if (strcmp(val, "none") == 0) c->persistence = KV_PERSIST_NONE;

@@ -344,6 +344,7 @@ static void apply_snapshot(struct lock_ctx *ctx, struct kv_server *s, const stru
     if (held && (!s->held || s->value != m->value))
         lock_note(ctx, "replica: copies a grant from the primary", m->b, (int64_t)m->token); /* a = owner, b = token */
     s->held = held;
+    s->lapsed = 0; /* only a primary keeps a lapsed key for renew-expired */
     s->value = m->value;
     s->owner = held ? (int)m->b : s->owner;
     s->token = m->token;
