@@ -91,7 +91,7 @@ static void count_event(const struct trace_event *e, size_t *spans, size_t *mark
 }
 
 /* What a server's note says about replication, from the notes of
- * sim/algo/kv.c (a = owner, b = token): 1 a grant copied, 2 a release or
+ * sim/algo/kv_repl.c (a = owner, b = token): 1 a grant copied, 2 a release or
  * expiry copied, 3 a lock dropped on promotion; 0 none of these. */
 static int repl_note(const struct trace_event *e) {
     static const char *const says[3] = {"replica: copies a grant", "replica: copies a release",

@@ -648,8 +648,8 @@ static void test_lease_renew_options(void **state) {
     assert_string_equal(err.msg, "on-lost 'panic' is not continue or abort");
     build_fails("lock lease-renew heartbeat=1s\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'heartbeat' for lease-renew; expected ttl, release, value, "
-                                 "expiry-clock, deadline, persistence, request-timeout, renew-every, "
-                                 "renew-interval, on-lost, tokens");
+                                 "expiry-clock, deadline, renew-expired, persistence, request-timeout, "
+                                 "renew-every, renew-interval, on-lost, tokens");
 }
 
 int main(void) {

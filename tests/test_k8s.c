@@ -149,6 +149,68 @@ static void test_refused_configurations(void **state) {
     assert_non_null(strstr(err.msg, "renew-deadline '-1s' is not a positive duration"));
 }
 
+/* ReleaseOnCancel (release-on-cancel=on): A's run context ends at 9s while
+ * its program computes on. The library empties the record at 9s; B's try at
+ * 9.5s takes it at once; A's program, never told, writes at 12s and its write
+ * is judged stale: written without the lock. Off (client-go's default), the
+ * cancelled leader only stops renewing: B takes over at 25.5s, after A's
+ * write, and A's release at 12s releases nothing. */
+static const char *CANCEL = "lock k8s-lease cancel-after=9s release-on-cancel=%s\n"
+                            "resource stock=5\n"
+                            "network latency=0ms\n"
+                            "duration 60s\n"
+                            "client A: acquire; read; work 12s; write; release\n"
+                            "client B @1500ms: acquire retry=2s; read; work 1s; write; release\n";
+
+static void test_release_on_cancel_mid_section(void **state) {
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, CANCEL, "on");
+    struct engine *e = build_engine(text, NULL);
+    const struct trace *tr = engine_trace(e);
+    story_cursor = 0;
+    /* t=8s: A's last renewal; the context ends at 9s. */
+    assert_int_equal(step_until_event(e, TRACE_SRV_GRANT, "S1")->t, 0);
+    for (int i = 1; i <= 4; i++) assert_int_equal(step_until_event(e, TRACE_SRV_RENEW, "S1")->t, S(2 * i));
+    /* t=9s: the library empties the record: S1 deletes A's hold at A's own
+     * request, and A's program is told nothing (no cs-exit). */
+    const struct trace_event *ev = step_until_event(e, TRACE_SRV_DELETE, "S1");
+    assert_int_equal(ev->t, S(9));
+    assert_int_equal(ev->peer, node_of(tr, "A"));
+    assert_int_equal(so_far(e, TRACE_CS_EXIT, "A"), 0);
+    must_note(e, "A", NOTE_EXACT,
+              "run context cancelled: ReleaseOnCancel empties the record; the program's critical section goes on", 1);
+    /* t=9.5s: B finds the record empty and takes it at once. */
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "B")->t, 9500 * MS);
+    /* t=12s: A's write, computed from the stock it read at 0s, goes out and
+     * is judged stale: it was written without the lock. */
+    ev = step_until_event(e, TRACE_STALE_WRITE, NULL);
+    assert_int_equal(ev->t, S(12));
+    assert_int_equal(ev->node, node_of(tr, "A"));
+    assert_int_equal(ev->a, 1); /* accepted by the plain resource */
+    engine_run(e);
+    assert_int_equal(so_far(e, TRACE_WRITE_SKIPPED, "A"), 0);
+    assert_int_equal(engine_report(e)->lost_updates, 1);
+    assert_int_equal(so_far(e, TRACE_SRV_DELETE, "S1"), 2); /* the library's at 9s, B's release */
+    engine_free(e);
+
+    snprintf(text, sizeof text, CANCEL, "off");
+    e = run_text(text);
+    must_note(e, "A", NOTE_EXACT,
+              "run context cancelled: stopped renewing, the record stays; the program's critical section goes on", 1);
+    assert_int_equal(so_far(e, TRACE_SRV_RENEW, "S1"), 4); /* 2s..8s, none after 9s */
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 25500 * MS);
+    assert_null(find(e, TRACE_STALE_WRITE, NULL, 1));
+    assert_int_equal(so_far(e, TRACE_SRV_DELETE, "S1"), 1); /* B's release only */
+    engine_free(e);
+
+    struct scn_error err;
+    build_fails("lock k8s-lease release-on-cancel=maybe\nclient A: acquire; release\n", &err);
+    assert_non_null(strstr(err.msg, "release-on-cancel 'maybe' is not on or off"));
+    build_fails("lock k8s-lease cancel-after=0s\nclient A: acquire; release\n", &err);
+    assert_non_null(strstr(err.msg, "cancel-after '0s' is not a positive duration"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_takeover_after_lease_duration_observed),
@@ -156,6 +218,7 @@ int main(void) {
         cmocka_unit_test(test_renew_deadline_stops_the_leader),
         cmocka_unit_test(test_transitions_as_token),
         cmocka_unit_test(test_refused_configurations),
+        cmocka_unit_test(test_release_on_cancel_mid_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,10 @@ static const struct {
     {"pg-advisory-session-ends-lock-released.lsim", "idle-session-timeout=30s: the server ends the "
                                                     "worker's idle session and its lock with it while "
                                                     "the worker computes, by configuration"},
+    {"k8s-lease-release-on-cancel-mid-section.lsim", "cancel-after=9s release-on-cancel=on: the library "
+                                                      "releases while the program still computes, the misuse "
+                                                      "client-go's ReleaseOnCancel documentation warns of, by "
+                                                      "configuration"},
 };
 
 /* TTL locks that never renew: unsafe by design when the critical section

@@ -1,4 +1,4 @@
-/* Replication and failover of the Redis-like lock store (sim/algo/kv.c), narrated:
+/* Replication and failover of the Redis-like lock store (sim/algo/kv.c, kv_repl.c), narrated:
  * each test runs a small scenario with a primary and replicas, then walks its
  * trace asserting the virtual times, tokens and verdicts a user relies on. */
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-/* Note texts of sim/algo/kv.c that the tests look for. */
+/* Note texts of sim/algo/kv.c and kv_repl.c that the tests look for. */
 #define N_COPY_GRANT "replica: copies a grant from the primary"
 #define N_COPY_RELEASE "replica: copies a release or expiry from the primary"
 #define N_DROP "replica: drops a lock the new primary never had"

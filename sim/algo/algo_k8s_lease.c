@@ -34,6 +34,23 @@
  * RenewDeadline. A paused leader renews nothing and knows nothing until it
  * runs again: its first timer after the pause may be its next write.
  *
+ * The run context (RunOrDie's ctx; here cancel-after=, counted on the
+ * leader's monotonic clock from the grant, as a context.WithTimeout or a
+ * shutdown signal would end it) ends leadership in the library, not in the
+ * program: client-go's renew loop returns and calls OnStoppedLeading, and
+ * the code the program runs under the lease goes on unless it watches the
+ * context itself. LeaderElectionConfig.ReleaseOnCancel, in our words: when
+ * true, the library releases the lock as the context is cancelled (release()
+ * writes the record with an empty holder, so a candidate takes it at its
+ * next try), and the documentation warns that everything guarded by the
+ * lease must have finished before the context is cancelled, or two
+ * processes may act on the critical path at once. Here release-on-cancel=on
+ * does exactly that, and the program is not told: its later write goes out
+ * as written, and is judged by the checker against the next holder's grant
+ * (stale). With release-on-cancel=off (client-go's default) the cancelled
+ * leader only stops renewing: the record stays until a candidate has seen
+ * it unchanged for lease-duration.
+ *
  * tokens=on is the seed's fix, not a client-go feature: the record's
  * leaderTransitions count, which grows with every change of holder, is
  * attached to writes as a fencing token, for a resource that checks it
@@ -47,6 +64,8 @@ struct k8s_config {
     sim_ns period_ns;  /* RetryPeriod: the leader's renewal interval */
     sim_ns timeout_ns; /* a request not answered by then has failed */
     int tokens;        /* 1 = leaderTransitions attached to writes as a fencing token */
+    sim_ns cancel_ns;  /* cancel-after: the run context ends this long after the grant; 0 = never */
+    int release_on_cancel; /* ReleaseOnCancel: empty the record when the context ends */
 };
 
 /* The record in the API server (etcd behind it: it survives a restart).
@@ -72,13 +91,17 @@ struct k8s_client {
     int64_t transitions;     /* leaderTransitions of its leadership */
     int leading;             /* 1 from the grant until release or loss */
     int lost;                /* 1 once it stopped leading, until the next acquire */
+    uint64_t ctx_timer;      /* the run context's end (cancel-after), 0 = none */
+    uint32_t cancel_req;     /* outstanding ReleaseOnCancel update, 0 = none */
 };
 
-enum { T_TIMEOUT = 1, T_HEARTBEAT, T_DEADLINE };
+enum { T_TIMEOUT = 1, T_HEARTBEAT, T_DEADLINE, T_CONTEXT };
 
-enum { K8S_ST_OBSERVING, K8S_ST_TAKEOVER, K8S_ST_LEADING, K8S_ST_CONFLICT, K8S_ST_DEADLINE, K8S_ST_COUNT };
+enum { K8S_ST_OBSERVING, K8S_ST_TAKEOVER, K8S_ST_LEADING, K8S_ST_CONFLICT, K8S_ST_DEADLINE, K8S_ST_CANCELLED,
+       K8S_ST_COUNT };
 static const char *const state_names[K8S_ST_COUNT] = {"observing", "taking-over", "leading",
-                                                      "renew-conflict", "renew-deadline-passed"};
+                                                      "renew-conflict", "renew-deadline-passed",
+                                                      "context-cancelled"};
 
 static const struct k8s_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
 
@@ -105,6 +128,15 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     if (strcmp(key, "renew-deadline") == 0) return duration(key, val, &c->renew_ns, err, n);
     if (strcmp(key, "retry-period") == 0) return duration(key, val, &c->period_ns, err, n);
     if (strcmp(key, "request-timeout") == 0) return duration(key, val, &c->timeout_ns, err, n);
+    if (strcmp(key, "cancel-after") == 0) return duration(key, val, &c->cancel_ns, err, n);
+    if (strcmp(key, "release-on-cancel") == 0) {
+        if (lock_parse_bool(val, &c->release_on_cancel) != 0) {
+            snprintf(err, n, "release-on-cancel '%s' is not on or off: whether the library empties the "
+                             "record when its run context ends (client-go's ReleaseOnCancel)", val);
+            return LSIM_EBAD_VALUE;
+        }
+        return 0;
+    }
     if (strcmp(key, "tokens") == 0) {
         if (lock_parse_bool(val, &c->tokens) != 0) {
             snprintf(err, n, "tokens '%s' is not on or off: whether writes carry leaderTransitions as a "
@@ -114,7 +146,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         return 0;
     }
     snprintf(err, n, "unknown option '%s' for k8s-lease; expected lease-duration, renew-deadline, "
-                     "retry-period, request-timeout, tokens", key);
+                     "retry-period, request-timeout, tokens, cancel-after, release-on-cancel", key);
     return LSIM_EUNKNOWN_OPTION;
 }
 
@@ -267,7 +299,31 @@ static void updated(struct lock_ctx *ctx, struct k8s_client *c, const struct loc
     c->leading = 1;
     arm_renewal(ctx, c);
     lock_state(ctx, K8S_ST_LEADING);
+    if (cfg(ctx)->cancel_ns > 0)
+        c->ctx_timer = lock_timer_rearm(ctx, c->ctx_timer, LOCK_CLOCK_MONO, cfg(ctx)->cancel_ns, T_CONTEXT, 0);
     lock_granted(ctx, cfg(ctx)->tokens ? m->token : 0, cfg(ctx)->renew_ns);
+}
+
+/* The run context ends while the program is still in its critical section:
+ * the library stops leading (and with ReleaseOnCancel empties the record),
+ * the program is not told (no lock_lost: its steps go on and its write is
+ * sent). */
+static void context_cancelled(struct lock_ctx *ctx, struct k8s_client *c) {
+    c->ctx_timer = 0;
+    if (!c->leading) return;
+    c->leading = 0;
+    c->renew_req = 0;
+    cancel(ctx, &c->heartbeat);
+    cancel(ctx, &c->deadline);
+    lock_state(ctx, K8S_ST_CANCELLED);
+    if (!cfg(ctx)->release_on_cancel) {
+        lock_note(ctx, "run context cancelled: stopped renewing, the record stays; the program's critical section goes on",
+                  (int64_t)c->transitions, 0);
+        return;
+    }
+    lock_note(ctx, "run context cancelled: ReleaseOnCancel empties the record; the program's critical section goes on",
+              (int64_t)c->transitions, 0);
+    c->cancel_req = send(ctx, c, K8S_UPDATE, c->version, -1);
 }
 
 static void renewed(struct lock_ctx *ctx, struct k8s_client *c, const struct lock_msg *m) {
@@ -291,6 +347,7 @@ static void client_release(struct lock_ctx *ctx, void *state) {
     c->leading = 0;
     cancel(ctx, &c->heartbeat);
     cancel(ctx, &c->deadline);
+    cancel(ctx, &c->ctx_timer);
     if (!was) {
         lock_release_done(ctx);
         return;
@@ -304,6 +361,10 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     if (m->req == c->get_req) got_record(ctx, c, m);
     else if (m->req == c->upd_req) updated(ctx, c, m);
     else if (m->req == c->renew_req) renewed(ctx, c, m);
+    else if (m->req == c->cancel_req) { /* the library's own release: the program knows nothing of it */
+        c->cancel_req = 0;
+        cancel(ctx, &c->timeout);
+    }
     else if (m->req == c->rel_req) {
         c->rel_req = 0;
         cancel(ctx, &c->timeout);
@@ -325,6 +386,10 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         if (c->leading) stop_leading(ctx, c, K8S_ST_DEADLINE, "no renewal within renew-deadline: stopped leading");
         return;
     }
+    if (timer == T_CONTEXT) {
+        context_cancelled(ctx, c);
+        return;
+    }
     if (timer != T_TIMEOUT || arg == 0) return;
     c->timeout = 0;
     uint32_t req = (uint32_t)arg;
@@ -334,6 +399,8 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     } else if (req == c->renew_req) { /* retried at the next period, until the deadline */
         c->renew_req = 0;
         if (c->leading) c->heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->period_ns, T_HEARTBEAT, 0);
+    } else if (req == c->cancel_req) {
+        c->cancel_req = 0;
     } else if (req == c->rel_req) {
         c->rel_req = 0;
         lock_release_done(ctx);

@@ -30,10 +30,14 @@
  * scenario's resource rule (`resource fencing=on`) rejects a stale one. The
  * heartbeat still freezes with the process; the token is what stops the
  * late write. The counter restarts with a server that has no persistence,
- * so tokens=on turns persistence=always on unless told otherwise. */
+ * so tokens=on turns persistence=always on unless told otherwise.
+ *
+ * renew-expired=on (the store's option, kv.c's renews_lapsed) lets a renewal
+ * that arrives after the lease lapsed succeed while nobody leased the key
+ * since, as Azure blob leases do; the heartbeat itself is unchanged. */
 
 #define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
-                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
+                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_RENEW_EXPIRED)
 
 enum lr_on_lost { LR_LOST_CONTINUE, LR_LOST_ABORT };
 

@@ -1,5 +1,5 @@
 /* redlock: the Redlock algorithm across N independent Redis-like servers
- * (sim/kv.c), with the options that show where its safety argument rests:
+ * (sim/algo/kv.c), with the options that show where its safety argument rests:
  * the elapsed-time check, the clock it is measured by, the drift allowance,
  * the servers' expiry clock, persistence, and delayed restarts. */
 #include <stdio.h>

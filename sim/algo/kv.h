@@ -17,7 +17,7 @@
 
 #include "lock.h"
 
-#define KV_MAX_SERVERS 15   /* = LOCK_MAX_SERVERS (checked in kv.c) */
+#define KV_MAX_SERVERS 15   /* = LOCK_MAX_SERVERS (checked in kv_config.c) */
 #define KV_REPL_BACKLOG 64  /* replication messages a primary may hold back (repl-lag) */
 #define KV_MAX_WAITS 16     /* SETs a primary may keep blocked in WAIT at once */
 #define KV_REPL_PING_NS SIM_NS_PER_S /* a primary's heartbeat to the other servers */
@@ -37,7 +37,7 @@ enum {
     KV_REPL,       /* primary -> every other server: its state after a write, or a
                       heartbeat. req = epoch, a = replication offset, value = the
                       key's value (0 = no key), token = last token issued,
-                      b = owner node, ttl_ns = expiry (see kv.c, encode_expiry) */
+                      b = owner node, ttl_ns = expiry (see kv_repl.c, encode_expiry) */
     KV_REPL_ACK,   /* server -> primary: req = epoch, a = offset applied,
                       b = node of the primary this server follows */
     /* The legacy SETNX recipe (setnx-timestamp): the key's value is a timestamp
@@ -92,6 +92,8 @@ struct kv_config {
     uint64_t first_token;     /* first fencing token the store issues */
     int expiry_clock;         /* enum lock_clock the store expires keys by */
     int deadline;             /* enum kv_deadline: the rule at a key's deadline */
+    int renew_expired;        /* 1 = a renewal of a lapsed key is accepted while nobody
+                                 took it since (Azure blob leases; see kv.c, KV_CAE) */
     int persistence;          /* enum kv_persist: what survives a server restart */
     sim_ns request_timeout_ns;/* a client gives up on a reply after this */
     unsigned allowed;         /* KV_OPT_* bits this algorithm accepts */
@@ -127,6 +129,7 @@ struct kv_config {
  * kv_config_replicated adds it. */
 #define KV_OPT_REPLICATION (1u << 7)
 #define KV_OPT_DEADLINE (1u << 8)
+#define KV_OPT_RENEW_EXPIRED (1u << 9)
 
 /* A replication message the primary holds back for repl-lag. */
 struct kv_snap {
@@ -158,6 +161,8 @@ struct kv_server {
     uint64_t token;        /* token issued with this entry */
     uint64_t next_token;
     uint64_t expiry_timer;
+    int lapsed;            /* 1 = the key expired and nothing was written since: its
+                              holder's value and owner are still here (renew-expired) */
     /* Replication; "volatile" fields are lost in a crash, the role, epoch and
      * the primary followed survive it (Sentinel rewrites the config file). */
     int role;              /* enum kv_role */
