@@ -413,13 +413,6 @@ int viewmodel_on_axis(const struct viewmodel *vm, int x, int y) {
 /* ---- break it by clicking ---------------------------------------------------------- */
 
 /* ms as the scenario language writes a time: "12.3s", "30s", "250ms". */
-static void time_words(char *buf, size_t n, long long ms) {
-    if (ms % 1000 == 0) snprintf(buf, n, "%llds", ms / 1000);
-    else if (ms < 1000) snprintf(buf, n, "%lldms", ms);
-    else if (ms % 100 == 0) snprintf(buf, n, "%lld.%llds", ms / 1000, ms % 1000 / 100);
-    else snprintf(buf, n, "%lld.%03llds", ms / 1000, ms % 1000);
-}
-
 int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
     if (n) out[0] = '\0';
     for (size_t p = 0; p < vm->nsc; p++) {
@@ -443,7 +436,7 @@ int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, ch
             if (at >= end_ms) at = end_ms - 1;
             if (at < 0) at = 0;
             char t[32], d[32];
-            time_words(t, sizeof t, at);
+            scn_format_duration(t, sizeof t, (sim_ns)at * SIM_NS_PER_MS);
             if (at_ns) *at_ns = (sim_ns)at * 1000000;
             if (fault == VIEWMODEL_FAULT_CRASH) {
                 snprintf(out, n, "@%s crash %s", t, ln->name);
@@ -452,7 +445,7 @@ int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, ch
             long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
             while (unit * 10 <= half) unit *= 10;
             long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
-            time_words(d, sizeof d, len > 0 ? len : 1);
+            scn_format_duration(d, sizeof d, (sim_ns)(len > 0 ? len : 1) * SIM_NS_PER_MS);
             snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
             return 0;
         }

@@ -329,7 +329,7 @@ int scnp_kw_clients(struct parser *p)
                          "be longer than %d characters", last, SCN_NAME_MAX - 1);
     if (o.every_ns > 0 && n - 1 > (SIM_TIME_MAX - o.start_ns) / o.every_ns) {
         char lim[48];
-        scnp_fmt_dur(lim, sizeof lim, SIM_TIME_MAX);
+        scn_format_duration(lim, sizeof lim, SIM_TIME_MAX);
         return scnp_fail(p, ncol, "the last of %lld clients would start beyond the limit of %s "
                          "(SIM_TIME_MAX)", (long long)n, lim);
     }

@@ -289,8 +289,8 @@ int scnp_check_explore(struct parser *p)
         char a[48], d[48];
         if (b->max == 0 || b->at_hi_ns == 0 || b->at_lo_ns < p->s->duration_ns)
             continue;
-        scnp_fmt_dur(a, sizeof a, b->at_lo_ns);
-        scnp_fmt_dur(d, sizeof d, p->s->duration_ns);
+        scn_format_duration(a, sizeof a, b->at_lo_ns);
+        scn_format_duration(d, sizeof d, p->s->duration_ns);
         p->line = b->pos.line;
         return scnp_fail(p, b->pos.col, "the window of %s starts at %s, but the run ends at %s "
                          "(duration); expected at= inside the run", scn_nemesis_name(k), a, d);

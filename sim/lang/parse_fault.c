@@ -201,15 +201,15 @@ static int parse_when(struct parser *p, struct scn_fault *f)
         if (scnp_dur_parse(t->s + 1, 0, &d, why) < 0)
             return scnp_fail_why(p, t->col + 1, why);
         if (t->s[0] == '@' && p->prev_at_set && d < p->prev_at_ns) {
-            scnp_fmt_dur(a, sizeof a, d);
-            scnp_fmt_dur(b, sizeof b, p->prev_at_ns);
+            scn_format_duration(a, sizeof a, d);
+            scn_format_duration(b, sizeof b, p->prev_at_ns);
             return scnp_fail(p, t->col, "time %s is before the previous timed line (%s); timed "
                              "lines must be in time order", a, b);
         }
         if (t->s[0] == '+') {
             if (d > SIM_TIME_MAX - p->prev_at_ns) {
-                scnp_fmt_dur(a, sizeof a, p->prev_at_ns);
-                scnp_fmt_dur(b, sizeof b, SIM_TIME_MAX);
+                scn_format_duration(a, sizeof a, p->prev_at_ns);
+                scn_format_duration(b, sizeof b, SIM_TIME_MAX);
                 return scnp_fail(p, t->col + 1, "%s after %s is beyond the limit of %s "
                                  "(SIM_TIME_MAX)",
                                  t->s + 1, a, b);
@@ -336,7 +336,7 @@ static int step_node(struct node_track *x, const struct scn_fault *f, char *why)
 {
     char at[48], end[48];
 
-    scnp_fmt_dur(at, sizeof at, f->at_ns);
+    scn_format_duration(at, sizeof at, f->at_ns);
     if (x->state == NODE_PAUSED && x->paused_until < f->at_ns)
         x->state = NODE_RUNNING; /* the pause ran out */
     switch (f->kind) {
@@ -367,7 +367,7 @@ static int step_node(struct node_track *x, const struct scn_fault *f, char *why)
             return WHY("resume %s at %s would do nothing: %s has crashed; a crashed node "
                        "comes back with restart", f->node, at, f->node);
         if (x->paused_until > 0) {
-            scnp_fmt_dur(end, sizeof end, x->paused_until);
+            scn_format_duration(end, sizeof end, x->paused_until);
             return WHY("resume %s at %s would do nothing: %s's pause ended at %s", f->node, at,
                        f->node, end);
         }
@@ -387,8 +387,8 @@ int scnp_fault_never_acts(const struct scenario *s, char *why)
     for (i = 0; i < s->nfaults; i++) {
         const struct scn_fault *f = &s->faults[i];
         if (f->point == SCN_POINT_NONE && f->at_ns >= s->duration_ns) {
-            scnp_fmt_dur(at, sizeof at, f->at_ns);
-            scnp_fmt_dur(dur, sizeof dur, s->duration_ns);
+            scn_format_duration(at, sizeof at, f->at_ns);
+            scn_format_duration(dur, sizeof dur, s->duration_ns);
             WHY("this %s at %s would never happen: the run ends at %s (duration); expected a "
                 "time before it, or a longer duration", scn_fault_name(f->kind), at, dur);
             return i;

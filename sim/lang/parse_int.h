@@ -40,8 +40,6 @@ int scnp_all_digits(const char *s);
 int scnp_same_word_ci(const char *a, const char *b);
 PRINTF_LIKE(3, 4) int scnp_why_set(char *why, size_t n, const char *fmt, ...);
 #define WHY(...) scnp_why_set(why, WHY_MAX, __VA_ARGS__)
-/* A duration as the shortest exact text: 5s, 1.5s, 500ms, 250us, 7ns. */
-void scnp_fmt_dur(char *buf, size_t n, sim_ns v);
 /* Levenshtein distance of two short words (capped at 99), for suggestions. */
 int scnp_word_distance(const char *a, const char *b);
 /* Append to list[size] the n words of names[] as "a, b or c" (at most max

@@ -82,8 +82,8 @@ static int range_check(struct parser *p, const struct scn_param *q, const char *
     if (v < q->min || v > q->max) {
         char lo[48], hi[48];
         if (q->range == SCN_RANGE_DURATION) {
-            scnp_fmt_dur(lo, sizeof lo, q->min);
-            scnp_fmt_dur(hi, sizeof hi, q->max);
+            scn_format_duration(lo, sizeof lo, q->min);
+            scn_format_duration(hi, sizeof hi, q->max);
         } else {
             snprintf(lo, sizeof lo, "%lld", (long long)q->min);
             snprintf(hi, sizeof hi, "%lld", (long long)q->max);

@@ -105,7 +105,7 @@ void scnp_list_closest(char *list, size_t size, const char *word, const char *co
 }
 
 /* A duration as the shortest exact text: 5s, 1.5s, 500ms, 250us, 7ns. */
-void scnp_fmt_dur(char *buf, size_t n, sim_ns v)
+void scn_format_duration(char *buf, size_t n, sim_ns v)
 {
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     uint64_t u;
@@ -236,7 +236,7 @@ int scnp_dur_parse(const char *t, int signed_ok, sim_ns *out, char *why)
     size_t k;
     char lim[48];
 
-    scnp_fmt_dur(lim, sizeof lim, SIM_TIME_MAX);
+    scn_format_duration(lim, sizeof lim, SIM_TIME_MAX);
     if (*p == '+' || *p == '-') {
         if (!signed_ok && *p == '-')
             return WHY("negative duration '%.40s'; expected 0 or more", t);

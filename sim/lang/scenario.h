@@ -390,6 +390,10 @@ int scenario_print(const struct scenario *s, char **out, size_t *len);
 int scn_parse_duration(const char *text, sim_ns *out);  /* "30s", "500ms", "1m" */
 int scn_parse_int(const char *text, int64_t *out);
 int scn_parse_bool(const char *text, int *out);          /* on/off, yes/no, true/false */
+/* A duration as the shortest text the parser reads back exactly: 5s, 1.5s,
+ * 500ms, 250us, 7ns (negative with a '-'). The one duration printer of the
+ * scenario language: explore's written faults, the window's clicked faults. */
+void scn_format_duration(char *buf, size_t n, sim_ns v);
 /* Find an option; NULL when absent. */
 const struct scn_opt *scenario_opt(const struct scenario *s, const char *key);
 /* Find a param by name; NULL when absent. */

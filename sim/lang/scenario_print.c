@@ -52,7 +52,7 @@ PRINTF_LIKE(2, 3) static void put(struct buf *b, const char *fmt, ...)
 /* A duration as the parser reads it back exactly. */
 static const char *dur(char *d, sim_ns v)
 {
-    scnp_fmt_dur(d, 48, v);
+    scn_format_duration(d, 48, v);
     return d;
 }
 
