@@ -461,12 +461,12 @@ static int cmd_runcost(int argc, char **argv) {
             return 66;
         }
     long total_runs = 0, rounds = 0;
-    double t0 = wl_now_s(), t = t0;
+    double t0 = sp_now_s(), t = t0;
     while (t - t0 < 1.5 || rounds < 3) {
         for (int k = 0; k < ncat; k++) {
-            double a = wl_now_s();
+            double a = sp_now_s();
             int64_t n = run_text(catalog[k], texts[k], lens[k]);
-            double b = wl_now_s();
+            double b = sp_now_s();
             if (n < 0) {
                 fprintf(stderr, "bench: %s does not parse or build\n", catalog[k]);
                 return 1;
@@ -476,7 +476,7 @@ static int cmd_runcost(int argc, char **argv) {
             total_runs++;
         }
         rounds++;
-        t = wl_now_s();
+        t = sp_now_s();
     }
     printf("\nrun cost, in process (parse + engine_new + engine_run + free, trace not kept), %d scenarios x %ld rounds:\n\n",
            ncat, rounds);
@@ -494,17 +494,6 @@ static int cmd_runcost(int argc, char **argv) {
 }
 
 /* ---- resim: what a click in the window costs ----------------------------- */
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_dbl(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* A fault clicked in the window (or the page) re-runs the scenario and shows
  * it again: parse, run keeping the trace, the view model's layouts, the
@@ -535,7 +524,7 @@ static int cmd_resim(int argc, char **argv) {
             break;
         }
         for (int k = 0; k < runs && !rc; k++) {
-            double a = now_ms();
+            double a = (1e3 * sp_now_s());
             struct run_spec spec = {.file = argv[first + i], .text = text, .len = len, .keep_trace = 1};
             struct run_result r;
             if (run_scenario(&spec, &r) != 0) rc = 1;
@@ -547,16 +536,16 @@ static int cmd_resim(int argc, char **argv) {
             if (!rc && viewmodel_update(&vm, 1280, 600) < 0) rc = 1;
             viewmodel_close(&vm);
             run_result_close(&r);
-            double b = now_ms();
+            double b = (1e3 * sp_now_s());
             struct run_spec bare = {.file = argv[first + i], .text = text, .len = len};
             if (run_scenario(&bare, &r) != 0) rc = 1;
             run_result_close(&r);
             t[k] = b - a;
-            u[k] = now_ms() - b;
+            u[k] = (1e3 * sp_now_s()) - b;
         }
         free(text);
-        qsort(t, (size_t)runs, sizeof *t, cmp_dbl);
-        qsort(u, (size_t)runs, sizeof *u, cmp_dbl);
+        sp_sort(t, (size_t)runs);
+        sp_sort(u, (size_t)runs);
         whole[i] = t[runs / 2];
         alone[i] = u[runs / 2];
         over += whole[i] > 50;
@@ -568,7 +557,7 @@ static int cmd_resim(int argc, char **argv) {
     if (!rc) {
         double sw = 0, sa = 0;
         for (int i = 0; i < n; i++) sw += whole[i], sa += alone[i];
-        qsort(whole, (size_t)n, sizeof *whole, cmp_dbl);
+        sp_sort(whole, (size_t)n);
         printf("resim: a click's re-simulation (run + trace kept + layouts + the whole run's scenes at 1280 px), "
                "median of %d per scenario, %d catalog scenarios:\n", runs, n);
         printf("  median %.2f ms, p95 %.2f ms, worst %.2f ms (%s); %d over 50 ms (target: under 50 ms)\n",

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void) {
+double sp_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -24,7 +24,7 @@ int sp_run(char *const argv[], int capture, struct sp_result *r) {
     memset(r, 0, sizeof *r);
     int fds[2] = {-1, -1};
     if (capture && pipe(fds) != 0) return -1;
-    double t0 = now_s();
+    double t0 = sp_now_s();
     pid_t pid = fork();
     if (pid < 0) {
         if (capture) {
@@ -62,7 +62,7 @@ int sp_run(char *const argv[], int capture, struct sp_result *r) {
     struct rusage ru;
     while (wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR) return -1;
-    r->wall_s = now_s() - t0;
+    r->wall_s = sp_now_s() - t0;
     r->maxrss_kib = ru.ru_maxrss; /* Linux: kilobytes */
     r->minflt = ru.ru_minflt;
     r->exited = WIFEXITED(status);
@@ -75,8 +75,10 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+void sp_sort(double *v, size_t n) { qsort(v, n, sizeof *v, cmp_double); }
+
 double sp_median(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
+    sp_sort(v, n);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -22,6 +22,10 @@ struct sp_result {
  * inherited. Returns 0 when the child ran, -1 when it could not start. */
 int sp_run(char *const argv[], int capture, struct sp_result *r);
 
+/* Seconds on CLOCK_MONOTONIC: the one clock of every bench figure. */
+double sp_now_s(void);
+/* Sort n doubles in place, ascending. */
+void sp_sort(double *v, size_t n);
 /* Median of n values (n >= 1); the array is sorted in place. */
 double sp_median(double *v, size_t n);
 /* Quantile q in [0, 1] by nearest rank of the sorted array v. */

@@ -21,6 +21,8 @@
  * insertion) order, sim_end and grant count are identical. */
 #include "workload.h"
 
+#include "spawn.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,12 +223,6 @@ int wl_scenario(struct scenario *s, uint32_t n, uint64_t seed) {
     return 0;
 }
 
-double wl_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int wl_run(struct scenario *s, uint64_t e_events, int close_s, struct wl_result *out) {
     struct wl_counts c = {0, 0, 0};
     struct engine_opts o = {.algo = &wl_algo, .keep_trace = 0, .lenient_options = 0};
@@ -234,17 +230,17 @@ int wl_run(struct scenario *s, uint64_t e_events, int close_s, struct wl_result 
     struct engine *e;
     memset(out, 0, sizeof *out);
     counts = &c;
-    double t0 = wl_now_s();
+    double t0 = sp_now_s();
     int rc = engine_new(&e, s, &o, &err);
     if (close_s) scenario_close(s);
-    double t1 = wl_now_s();
+    double t1 = sp_now_s();
     if (rc != 0) {
         counts = NULL;
         return rc == LSIM_ENOMEM ? -2 : -1;
     }
     while (c.ref_events < e_events && engine_step(e)) {
     }
-    double t2 = wl_now_s();
+    double t2 = sp_now_s();
     out->ref_events = c.ref_events;
     out->engine_events = engine_events(e);
     out->sim_end_us = (uint64_t)(engine_now(e) / SIM_NS_PER_US);

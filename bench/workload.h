@@ -62,7 +62,4 @@ int wl_run(struct scenario *s, uint64_t e_events, int close_s, struct wl_result 
  * algorithm's counts. Returns 0, -1 when the engine cannot be built, -2 on OOM. */
 int wl_run_to_end(const struct scenario *s, struct checker_report *rep, struct wl_counts *cnt);
 
-/* Wall clock in seconds (CLOCK_MONOTONIC). */
-double wl_now_s(void);
-
 #endif
