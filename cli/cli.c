@@ -48,16 +48,24 @@ static void on_time_limit(int sig) {
     _exit(70);
 }
 
-void cli_time_limit_arm(const struct cli_runopts *o, int die) {
-    long s = o && o->time_limit_s ? o->time_limit_s : CLI_TIME_LIMIT_S;
-    if (s < 0) return;
-    armed_s = s;
+void cli_time_limit_catch(int die) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = die ? SIG_DFL : on_time_limit;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
+}
+
+void cli_time_limit_start(const struct cli_runopts *o) {
+    long s = o && o->time_limit_s ? o->time_limit_s : CLI_TIME_LIMIT_S;
+    if (s < 0) return;
+    armed_s = s;
     alarm((unsigned)s);
+}
+
+void cli_time_limit_arm(const struct cli_runopts *o, int die) {
+    cli_time_limit_catch(die);
+    cli_time_limit_start(o);
 }
 
 void cli_time_limit_disarm(void) { alarm(0); }

@@ -47,6 +47,10 @@ struct cli_runopts {
  * SIGALRM, which fails that run alone. */
 void cli_time_limit_arm(const struct cli_runopts *o, int die);
 void cli_time_limit_disarm(void);
+/* cli_time_limit_arm in two halves, for a process that makes many runs (a
+ * batch worker): what an expiry does, set once; the alarm, set per run. */
+void cli_time_limit_catch(int die);
+void cli_time_limit_start(const struct cli_runopts *o);
 /* Catch the stop signals (pool.h: SIGINT, SIGTERM, SIGHUP) until
  * cli_stop_release: instead of ending the process they set the flag
  * returned (cleared here), which a pool or the explorer polls. */

@@ -375,6 +375,7 @@ struct fan_run {
 static void fan_worker_start(void *arg) {
     struct fan_run *fr = arg;
     fr->cache = calloc((size_t)fr->f->nfiles, sizeof *fr->cache);
+    cli_time_limit_catch(1); /* once: each run only sets and clears the alarm */
 }
 
 /* Worker: run i, its summary packed once, as the record. */
@@ -386,7 +387,7 @@ static int fan_compute(void *arg, size_t i, struct pool_rec *r) {
     /* A run past its time limit kills this worker with SIGALRM: the
      * parent fails that run, names it, and a new worker goes on. */
     struct cli_runopts limit = {.time_limit_s = fr->f->time_limit_s};
-    cli_time_limit_arm(&limit, 1);
+    cli_time_limit_start(&limit);
     run_one(fr->f, i, sum, fr->cache);
     cli_time_limit_disarm();
     const char *fail = sum->failures ? sum->failures : "";
