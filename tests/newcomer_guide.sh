@@ -4,16 +4,19 @@
 # guide cannot go stale: every file and name the guide mentions exists; then
 # the toy's file, its two registry lines, the build (and
 # `make algo-headers`), a scenario with it, its golden trace by
-# `check --update`, its trace hash by `make hashes`, and `check` passing.
+# `check --update`, its trace hash by `make hashes`, and `check` passing;
+# then "a fault" for a toy fault (`@T nudge NODE`), whose trace kind's
+# -Wswitch errors must name only files the guide lists.
 # The scratch copy starts from BUILD_DIR's objects, so only what the toy
 # touches is compiled (a few seconds). Prints one line per failure and
 # `guide: N passed, M failed`.
 # Usage: tests/newcomer_guide.sh REPO_DIR BUILD_DIR
-#   (CC, OPT and LDLIBS from the environment, as the build used them)
+#   (CC, OPT and LDLIBS from the environment, as the build used them;
+#    GUIDE_KEEP=1 leaves the scratch tree in /tmp to look at)
 set -u
 repo=$(cd "${1:-.}" && pwd)
 bdir=${2:-build}; bname=$(basename "$bdir")
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+work=$(mktemp -d); [ -n "${GUIDE_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 passed=0; failed=0
 step() { # step NAME COMMAND...: run in the scratch tree, count, say a failure
   local name=$1; shift
@@ -102,6 +105,57 @@ step "tests/trace_hashes.txt has the toy's line" \
   grep -q '^[0-9a-f]\{16\}  scenarios/toy-pause-outlives-lease.lsim$' tests/trace_hashes.txt
 step "make determinism's comparison holds" sh -c \
   "'$bname/locksim' hash scenarios/*.lsim | cmp -s - tests/trace_hashes.txt"
+
+# 4. A toy fault, `@T nudge NODE`, by the guide's steps for a fault: the kind
+# and its word, its syntax (a node, as crash has: parse_fault.c's default
+# case, and scenario_print.c's default prints it back), the engine's model
+# (a trace event at the node, nothing else), its trace kind at the end of
+# TRACE_KIND_MAP; then the build's -Wswitch errors must name only the files
+# the guide lists, and a `case TRACE_NUDGE: break;` in each switch they name
+# makes it build.
+sed -i 's/^    SCN_FAULT_COUNT$/    SCN_FAULT_NUDGE,\n    SCN_FAULT_COUNT/' "$work/sim/lang/scenario.h"
+sed -i 's/^    \[SCN_FAULT_KILL_REPLICAS\] = "kill-replicas",$/&\n    [SCN_FAULT_NUDGE] = "nudge",/' "$work/sim/lang/scenario.c"
+sed -i 's/{"promote", SCN_FAULT_PROMOTE},/{"nudge", SCN_FAULT_NUDGE}, &/' "$work/sim/lang/parse_fault.c"
+sed -i 's/^    case SCN_FAULT_LINK:$/    case SCN_FAULT_NUDGE:\n        emit(e, TRACE_NUDGE, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);\n        break;\n&/' \
+  "$work/sim/engine_fault.c"
+step "the fault's kind, word, syntax and model" sh -c \
+  "grep -q SCN_FAULT_NUDGE sim/lang/scenario.h && grep -q '\"nudge\"' sim/lang/scenario.c &&
+   grep -q '\"nudge\", SCN_FAULT_NUDGE' sim/lang/parse_fault.c && grep -q 'TRACE_NUDGE' sim/engine_fault.c"
+python3 - "$work/sim/trace.h" <<'PY'
+import sys
+p = sys.argv[1]; lines = open(p).read().split('\n')
+i = next(k for k, l in enumerate(lines) if l.startswith('#define TRACE_KIND_MAP(XX)'))
+while lines[i].rstrip().endswith('\\'): i += 1
+lines[i] = lines[i] + ' \\'
+lines.insert(i + 1, '    XX(NUDGE, "nudge", 0, 0) /* the newcomer guide\'s toy fault */')
+open(p, 'w').write('\n'.join(lines))
+PY
+(cd "$work" && mk -k "$bname/locksim") >"$work/.switch" 2>&1 # -k: every file's errors
+# bottom up within a file, so that an inserted line moves no switch still to do
+switches=$(grep -o '^[a-z/_]*\.c:[0-9]*:[0-9]*: error: enumeration value .TRACE_NUDGE. not handled' "$work/.switch" |
+           cut -d: -f1,2 | sort -t: -k1,1 -k2,2nr -u)
+step "-Wswitch names the switches a new kind must handle" test -n "$switches"
+for loc in $switches; do
+  f=${loc%%:*}
+  step "the guide names $f" grep -qF "$(basename "$f")" <<<"$guide"
+  # the switch's line opens its block: the case goes first in it
+  sed -i "${loc#*:}s/{ *\$/{\n    case TRACE_NUDGE: break; \/* the toy fault: nothing to draw or judge *\//" "$work/$f"
+done
+(cd "$work" && mk "$bname/locksim") >"$work/.switch" 2>&1
+step "the build with the toy fault" sh -c "! grep -q ': error:' '$work/.switch' && test -x '$work/$bname/locksim'"
+cat > "$work/scenarios/toy-nudge.lsim" <<'EOF'
+title "Toy: a nudge changes nothing"
+lock lease ttl=30s
+network latency=0ms
+duration 20s
+client A: acquire; work 5s; release
+@2s nudge A
+expect verdict SAFE
+EOF
+step "a scenario with the toy fault runs" "$bname/locksim" run scenarios/toy-nudge.lsim --no-timeline
+step "its trace has the nudge at 2s" sh -c \
+  "'$bname/locksim' run scenarios/toy-nudge.lsim --no-timeline --trace nudge.jsonl >/dev/null &&
+   grep -q '\"t_ns\":2000000000,\"kind\":\"nudge\",\"node\":\"A\"' nudge.jsonl"
 
 echo "guide: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
