@@ -163,7 +163,8 @@ static void break_at(struct view *w, int x, int y, int fault) {
     char line[160], saved[4200], err[600], s[sizeof saved + 300];
     sim_ns at;
     if (viewmodel_fault_line(&w->vm, x, y + w->scroll, fault, line, sizeof line, &at) != 0) {
-        say(w, "right-click a client's or a server's lane to pause it there (shift: crash it)");
+        say(w, "right-click a client's or a server's lane to pause it there (shift: crash, ctrl: restart, "
+               "alt: clock step +, alt+shift: clock step -)");
         return;
     }
     if (w->host->edit(w->host->ctx, line, at, w->o->shots_dir, saved, sizeof saved, err, sizeof err) != 0) {
@@ -318,6 +319,7 @@ static void draw_hover(struct view *w) {
 static const char *const window_help[] = {
     "drag on the time axis: scrub      drag elsewhere: pan",
     "right-click a lane: pause that node there (shift: crash it), saved as a new file; u undoes",
+    "  ctrl+right-click: restart a crashed node; alt: step its clock forward (alt+shift: back)",
     "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
     "PgUp PgDn    scroll panels        F11  full screen",
     "? F1         this help            q  Esc  quit",
@@ -453,6 +455,14 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
     }
 }
 
+/* The fault of a right click by its modifiers: none a pause, shift a crash,
+ * ctrl a restart, alt a clock step forward (alt+shift: back). */
+static int click_fault(SDL_Keymod m) {
+    if (m & KMOD_ALT) return (m & KMOD_SHIFT) ? VIEWMODEL_FAULT_CLOCK_BACK : VIEWMODEL_FAULT_CLOCK_FWD;
+    if (m & KMOD_CTRL) return VIEWMODEL_FAULT_RESTART;
+    return (m & KMOD_SHIFT) ? VIEWMODEL_FAULT_CRASH : VIEWMODEL_FAULT_PAUSE;
+}
+
 static void on_event(struct view *w, const SDL_Event *e) {
     switch (e->type) {
     case SDL_QUIT: w->quit = 1; break;
@@ -472,8 +482,7 @@ static void on_event(struct view *w, const SDL_Event *e) {
     }
     case SDL_MOUSEBUTTONDOWN:
         if (e->button.button == SDL_BUTTON_RIGHT && e->button.y < w->h - NARR_H && w->host->edit)
-            break_at(w, e->button.x, e->button.y,
-                     (SDL_GetModState() & KMOD_SHIFT) ? VIEWMODEL_FAULT_CRASH : VIEWMODEL_FAULT_PAUSE);
+            break_at(w, e->button.x, e->button.y, click_fault(SDL_GetModState()));
         if (e->button.button == SDL_BUTTON_LEFT && e->button.y < w->h - NARR_H) {
             w->drag = viewmodel_on_axis(&w->vm, e->button.x, e->button.y + w->scroll) ? 2 : 1;
             w->drag_x = e->button.x;

@@ -445,15 +445,18 @@ int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, ch
             char t[32], d[32];
             time_words(t, sizeof t, at);
             if (at_ns) *at_ns = (sim_ns)at * 1000000;
-            if (fault == VIEWMODEL_FAULT_CRASH) {
-                snprintf(out, n, "@%s crash %s", t, ln->name);
+            if (fault == VIEWMODEL_FAULT_CRASH || fault == VIEWMODEL_FAULT_RESTART) {
+                snprintf(out, n, "@%s %s %s", t, fault == VIEWMODEL_FAULT_CRASH ? "crash" : "restart", ln->name);
                 return 0;
             }
             long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
             while (unit * 10 <= half) unit *= 10;
             long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
             time_words(d, sizeof d, len > 0 ? len : 1);
-            snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
+            if (fault == VIEWMODEL_FAULT_CLOCK_FWD || fault == VIEWMODEL_FAULT_CLOCK_BACK)
+                snprintf(out, n, "@%s clock %s step %c%s", t, ln->name, fault == VIEWMODEL_FAULT_CLOCK_FWD ? '+' : '-', d);
+            else
+                snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
             return 0;
         }
     }
