@@ -420,13 +420,14 @@ static void time_words(char *buf, size_t n, long long ms) {
     else snprintf(buf, n, "%lld.%03llds", ms / 1000, ms % 1000);
 }
 
-int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
-    if (n) out[0] = '\0';
+/* The client's or server's lane under (x, y) of the scenes, x on its
+ * panel's time axis, and that panel into *scp; NULL when there is none. A
+ * lane's row: its label, centred in it, names it (drawn whatever has been
+ * revealed of the run). */
+static const struct layout_lane *lane_at(const struct viewmodel *vm, int x, int y, const struct scene **scp) {
     for (size_t p = 0; p < vm->nsc; p++) {
         const struct scene *sc = &vm->scs[p];
         if (x < sc->plot_x || x >= sc->plot_x + sc->plot_w) continue;
-        /* a lane's row: its label, centred in it, names it (drawn whatever
-         * has been revealed of the run) */
         for (size_t i = 0; i < sc->ncmd; i++) {
             const struct scene_cmd *k = &sc->cmd[i];
             int top = k->y - (vm->sv.lane_h - vm->sv.line_h) / 2;
@@ -438,29 +439,59 @@ int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, ch
                 if (strncmp(vm->lys[p].lanes[l].name, k->text, sizeof vm->lys[p].lanes[l].name) == 0)
                     ln = &vm->lys[p].lanes[l];
             if (!ln || (ln->kind != TRACE_NODE_CLIENT && ln->kind != TRACE_NODE_SERVER)) continue;
-            long long end_ms = (long long)(vm->vs.t_end / 1000000), at = (long long)(viewstate_t_of_x(sc, x) / 1000000);
-            at = (at + 50) / 100 * 100;
-            if (at >= end_ms) at = end_ms - 1;
-            if (at < 0) at = 0;
-            char t[32], d[32];
-            time_words(t, sizeof t, at);
-            if (at_ns) *at_ns = (sim_ns)at * 1000000;
-            if (fault == VIEWMODEL_FAULT_CRASH || fault == VIEWMODEL_FAULT_RESTART) {
-                snprintf(out, n, "@%s %s %s", t, fault == VIEWMODEL_FAULT_CRASH ? "crash" : "restart", ln->name);
-                return 0;
-            }
-            long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
-            while (unit * 10 <= half) unit *= 10;
-            long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
-            time_words(d, sizeof d, len > 0 ? len : 1);
-            if (fault == VIEWMODEL_FAULT_CLOCK_FWD || fault == VIEWMODEL_FAULT_CLOCK_BACK)
-                snprintf(out, n, "@%s clock %s step %c%s", t, ln->name, fault == VIEWMODEL_FAULT_CLOCK_FWD ? '+' : '-', d);
-            else
-                snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
-            return 0;
+            *scp = sc;
+            return ln;
         }
     }
-    return -1;
+    return NULL;
+}
+
+/* The time under x of sc as a fault's time: rounded to 100 ms, at least
+ * 1 ms before the run's end; in ms. */
+static long long fault_ms(const struct viewmodel *vm, const struct scene *sc, int x) {
+    long long end_ms = (long long)(vm->vs.t_end / 1000000), at = (long long)(viewstate_t_of_x(sc, x) / 1000000);
+    at = (at + 50) / 100 * 100;
+    if (at >= end_ms) at = end_ms - 1;
+    return at < 0 ? 0 : at;
+}
+
+int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
+    if (n) out[0] = '\0';
+    const struct scene *sc = NULL;
+    const struct layout_lane *ln = lane_at(vm, x, y, &sc);
+    if (!ln) return -1;
+    long long end_ms = (long long)(vm->vs.t_end / 1000000), at = fault_ms(vm, sc, x);
+    char t[32], d[32];
+    time_words(t, sizeof t, at);
+    if (at_ns) *at_ns = (sim_ns)at * 1000000;
+    if (fault == VIEWMODEL_FAULT_CRASH || fault == VIEWMODEL_FAULT_RESTART) {
+        snprintf(out, n, "@%s %s %s", t, fault == VIEWMODEL_FAULT_CRASH ? "crash" : "restart", ln->name);
+        return 0;
+    }
+    long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
+    while (unit * 10 <= half) unit *= 10;
+    long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
+    time_words(d, sizeof d, len > 0 ? len : 1);
+    if (fault == VIEWMODEL_FAULT_CLOCK_FWD || fault == VIEWMODEL_FAULT_CLOCK_BACK)
+        snprintf(out, n, "@%s clock %s step %c%s", t, ln->name, fault == VIEWMODEL_FAULT_CLOCK_FWD ? '+' : '-', d);
+    else
+        snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
+    return 0;
+}
+
+int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to, char *out, size_t n, sim_ns *at_ns) {
+    if (n) out[0] = '\0';
+    const struct scene *sa = NULL, *sb = NULL;
+    const struct layout_lane *a = lane_at(vm, x, y_from, &sa), *b = lane_at(vm, x, y_to, &sb);
+    if (!a) return -1;
+    char t[32];
+    long long at = fault_ms(vm, sa, x);
+    time_words(t, sizeof t, at);
+    if (at_ns) *at_ns = (sim_ns)at * 1000000;
+    if (b == a) snprintf(out, n, "@%s heal", t);
+    else if (b && sb == sa) snprintf(out, n, "@%s partition %s | %s", t, a->name, b->name);
+    else return -1;
+    return 0;
 }
 
 /* ---- commands and keys ------------------------------------------------------------ */

@@ -225,6 +225,36 @@ static void test_more_faults(void **state) {
         assert_int_equal(engine_report(e2)->verdict, want[i]);
         engine_free(e2);
     }
+    /* A drag from A's lane to S1's cuts their link; a click on one lane heals. */
+    int ya = lane_y(&vm, "A");
+    char cut[160], heal[160];
+    sim_ns at = 0;
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ya, ys, cut, sizeof cut, &at), 0);
+    assert_string_equal(cut, "@4s partition A | S1");
+    assert_int_equal(at, 4 * S);
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 40 * S + 40000000LL), ys, ys, heal, sizeof heal, NULL), 0);
+    assert_string_equal(heal, "@40s heal");
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S), 3, ys, cut + 100, 60, NULL), -1); /* off the lanes */
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S), ya, 3, cut + 100, 60, NULL), -1);
+    assert_string_equal(cut + 100, "");
+    char text[2048];
+    snprintf(text, sizeof text, "%.*s%s\n%s", (int)scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S),
+             testutil_gc_story, cut, testutil_gc_story + scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S));
+    snprintf(text + strlen(text), sizeof text - strlen(text), "%s\n", heal);
+    struct engine *e3 = run_text(text);
+    assert_non_null(e3);
+    /* the cut at 4s and the heal at 40s are in the run, which stays UNSAFE
+     * (A held its lease before the cut; the pause still outlives it) */
+    const struct trace *t3 = engine_trace(e3);
+    sim_ns cut_t = -1, heal_t = -1;
+    for (size_t i = 0; i < t3->len; i++) {
+        if (t3->ev[i].kind == TRACE_PARTITION) cut_t = t3->ev[i].t;
+        if (t3->ev[i].kind == TRACE_HEAL) heal_t = t3->ev[i].t;
+    }
+    assert_int_equal(cut_t, 4 * S);
+    assert_int_equal(heal_t, 40 * S);
+    assert_int_equal(engine_report(e3)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e3);
     viewmodel_close(&vm);
     engine_free(e);
 }
