@@ -428,19 +428,26 @@ static const struct layout_lane *lane_at(const struct viewmodel *vm, int x, int 
     for (size_t p = 0; p < vm->nsc; p++) {
         const struct scene *sc = &vm->scs[p];
         if (x < sc->plot_x || x >= sc->plot_x + sc->plot_w) continue;
+        /* the label nearest to y within half a lane: rows drawn a line of
+         * text tall are closer than lane_h, and the nearest is the one meant */
+        const struct layout_lane *best = NULL;
+        int best_d = vm->sv.lane_h / 2 + 1;
         for (size_t i = 0; i < sc->ncmd; i++) {
             const struct scene_cmd *k = &sc->cmd[i];
-            int top = k->y - (vm->sv.lane_h - vm->sv.line_h) / 2;
-            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || y < top ||
-                y >= top + vm->sv.lane_h)
-                continue;
+            int d = y - (k->y + vm->sv.line_h / 2);
+            if (d < 0) d = -d;
+            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || d >= best_d) continue;
             const struct layout_lane *ln = NULL;
             for (int l = 0; l < vm->lys[p].nlanes && !ln; l++)
                 if (strncmp(vm->lys[p].lanes[l].name, k->text, sizeof vm->lys[p].lanes[l].name) == 0)
                     ln = &vm->lys[p].lanes[l];
             if (!ln || (ln->kind != TRACE_NODE_CLIENT && ln->kind != TRACE_NODE_SERVER)) continue;
+            best = ln;
+            best_d = d;
+        }
+        if (best) {
             *scp = sc;
-            return ln;
+            return best;
         }
     }
     return NULL;
