@@ -57,6 +57,7 @@ struct view {
     int mx, my;              /* mouse */
     int drag;                /* 0 none, 1 pan, 2 scrub */
     int drag_x;
+    int cut_x, cut_y;        /* a middle-button press on a lane (-1: none): its release cuts a link */
     sim_ns drag_t0;
     struct timespec mtime;   /* of the scenario file */
     off_t msize;
@@ -157,15 +158,9 @@ static void say(struct view *w, const char *s) {
     }
 }
 
-/* Break it by clicking: the fault a right click at (x, y) makes (shift: a
- * crash), added to the scenario as a new file, and the run played again. */
-static void break_at(struct view *w, int x, int y, int fault) {
-    char line[160], saved[4200], err[600], s[sizeof saved + 300];
-    sim_ns at;
-    if (viewmodel_fault_line(&w->vm, x, y + w->scroll, fault, line, sizeof line, &at) != 0) {
-        say(w, "right-click a client's or a server's lane to pause it there (shift: crash it)");
-        return;
-    }
+/* A fault line added to the scenario as a new file, and the run played again. */
+static void add_line(struct view *w, const char *line, sim_ns at) {
+    char saved[4200], err[600], s[sizeof saved + 300];
     if (w->host->edit(w->host->ctx, line, at, w->o->shots_dir, saved, sizeof saved, err, sizeof err) != 0) {
         snprintf(s, sizeof s, "not added: %s", err);
         say(w, s);
@@ -174,6 +169,32 @@ static void break_at(struct view *w, int x, int y, int fault) {
     reload(w);
     snprintf(s, sizeof s, "added %s (saved as %s; u undoes)", line, saved);
     say(w, s);
+}
+
+/* Break it by clicking: the fault a right click at (x, y) makes (click_fault:
+ * its modifiers), added to the scenario as a new file, and the run played again. */
+static void break_at(struct view *w, int x, int y, int fault) {
+    char line[160];
+    sim_ns at;
+    if (viewmodel_fault_line(&w->vm, x, y + w->scroll, fault, line, sizeof line, &at) != 0) {
+        say(w, "right-click a client's or a server's lane to pause it there (shift: crash, ctrl: restart, "
+               "alt: clock step +, alt+shift: clock step -)");
+        return;
+    }
+    add_line(w, line, at);
+}
+
+/* Partition by dragging: the middle button pressed on one lane and let go
+ * on another cuts the link between the two nodes; let go on the same lane,
+ * it heals every link. Added and played again as break_at does. */
+static void link_at(struct view *w, int x, int y_from, int y_to) {
+    char line[160];
+    sim_ns at;
+    if (viewmodel_link_line(&w->vm, x, y_from + w->scroll, y_to + w->scroll, line, sizeof line, &at) != 0) {
+        say(w, "drag with the middle button from one node's lane to another's to cut their link (a click: heal)");
+        return;
+    }
+    add_line(w, line, at);
 }
 
 static int shot_name(const struct view *w, char *buf, size_t n) {
@@ -318,6 +339,8 @@ static void draw_hover(struct view *w) {
 static const char *const window_help[] = {
     "drag on the time axis: scrub      drag elsewhere: pan",
     "right-click a lane: pause that node there (shift: crash it), saved as a new file; u undoes",
+    "  ctrl+right-click: restart a crashed node; alt: step its clock forward (alt+shift: back)",
+    "  middle-drag from a lane to another: cut their link (a middle click: heal every link)",
     "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
     "PgUp PgDn    scroll panels        F11  full screen",
     "? F1         this help            q  Esc  quit",
@@ -453,6 +476,14 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
     }
 }
 
+/* The fault of a right click by its modifiers: none a pause, shift a crash,
+ * ctrl a restart, alt a clock step forward (alt+shift: back). */
+static int click_fault(SDL_Keymod m) {
+    if (m & KMOD_ALT) return (m & KMOD_SHIFT) ? VIEWMODEL_FAULT_CLOCK_BACK : VIEWMODEL_FAULT_CLOCK_FWD;
+    if (m & KMOD_CTRL) return VIEWMODEL_FAULT_RESTART;
+    return (m & KMOD_SHIFT) ? VIEWMODEL_FAULT_CRASH : VIEWMODEL_FAULT_PAUSE;
+}
+
 static void on_event(struct view *w, const SDL_Event *e) {
     switch (e->type) {
     case SDL_QUIT: w->quit = 1; break;
@@ -472,8 +503,11 @@ static void on_event(struct view *w, const SDL_Event *e) {
     }
     case SDL_MOUSEBUTTONDOWN:
         if (e->button.button == SDL_BUTTON_RIGHT && e->button.y < w->h - NARR_H && w->host->edit)
-            break_at(w, e->button.x, e->button.y,
-                     (SDL_GetModState() & KMOD_SHIFT) ? VIEWMODEL_FAULT_CRASH : VIEWMODEL_FAULT_PAUSE);
+            break_at(w, e->button.x, e->button.y, click_fault(SDL_GetModState()));
+        if (e->button.button == SDL_BUTTON_MIDDLE && e->button.y < w->h - NARR_H && w->host->edit) {
+            w->cut_x = e->button.x;
+            w->cut_y = e->button.y;
+        }
         if (e->button.button == SDL_BUTTON_LEFT && e->button.y < w->h - NARR_H) {
             w->drag = viewmodel_on_axis(&w->vm, e->button.x, e->button.y + w->scroll) ? 2 : 1;
             w->drag_x = e->button.x;
@@ -484,7 +518,11 @@ static void on_event(struct view *w, const SDL_Event *e) {
             }
         }
         break;
-    case SDL_MOUSEBUTTONUP: w->drag = 0; break;
+    case SDL_MOUSEBUTTONUP:
+        w->drag = 0;
+        if (e->button.button == SDL_BUTTON_MIDDLE && w->cut_x >= 0 && w->host->edit) link_at(w, w->cut_x, w->cut_y, e->button.y);
+        w->cut_x = -1;
+        break;
     case SDL_MOUSEMOTION:
         w->mx = e->motion.x;
         w->my = e->motion.y;
@@ -677,6 +715,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     w.host = h;
     w.o = o;
     w.hover = -1;
+    w.cut_x = -1;
     /* the first load before any window: a malformed file fails at once */
     int rc = h->load(h->ctx, &w.ld);
     if (rc) return fail(rc, w.ld.error[0] ? w.ld.error : lsim_strerror(rc), NULL);

@@ -413,44 +413,85 @@ int viewmodel_on_axis(const struct viewmodel *vm, int x, int y) {
 /* ---- break it by clicking ---------------------------------------------------------- */
 
 /* ms as the scenario language writes a time: "12.3s", "30s", "250ms". */
-int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
-    if (n) out[0] = '\0';
+/* The client's or server's lane under (x, y) of the scenes, x on its
+ * panel's time axis, and that panel into *scp; NULL when there is none. A
+ * lane's row: its label, centred in it, names it (drawn whatever has been
+ * revealed of the run). */
+static const struct layout_lane *lane_at(const struct viewmodel *vm, int x, int y, const struct scene **scp) {
     for (size_t p = 0; p < vm->nsc; p++) {
         const struct scene *sc = &vm->scs[p];
         if (x < sc->plot_x || x >= sc->plot_x + sc->plot_w) continue;
-        /* a lane's row: its label, centred in it, names it (drawn whatever
-         * has been revealed of the run) */
+        /* the label nearest to y within half a lane: rows drawn a line of
+         * text tall are closer than lane_h, and the nearest is the one meant */
+        const struct layout_lane *best = NULL;
+        int best_d = vm->sv.lane_h / 2 + 1;
         for (size_t i = 0; i < sc->ncmd; i++) {
             const struct scene_cmd *k = &sc->cmd[i];
-            int top = k->y - (vm->sv.lane_h - vm->sv.line_h) / 2;
-            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || y < top ||
-                y >= top + vm->sv.lane_h)
-                continue;
+            int d = y - (k->y + vm->sv.line_h / 2);
+            if (d < 0) d = -d;
+            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || d >= best_d) continue;
             const struct layout_lane *ln = NULL;
             for (int l = 0; l < vm->lys[p].nlanes && !ln; l++)
                 if (strncmp(vm->lys[p].lanes[l].name, k->text, sizeof vm->lys[p].lanes[l].name) == 0)
                     ln = &vm->lys[p].lanes[l];
             if (!ln || (ln->kind != TRACE_NODE_CLIENT && ln->kind != TRACE_NODE_SERVER)) continue;
-            long long end_ms = (long long)(vm->vs.t_end / 1000000), at = (long long)(viewstate_t_of_x(sc, x) / 1000000);
-            at = (at + 50) / 100 * 100;
-            if (at >= end_ms) at = end_ms - 1;
-            if (at < 0) at = 0;
-            char t[32], d[32];
-            scn_format_duration(t, sizeof t, (sim_ns)at * SIM_NS_PER_MS);
-            if (at_ns) *at_ns = (sim_ns)at * 1000000;
-            if (fault == VIEWMODEL_FAULT_CRASH) {
-                snprintf(out, n, "@%s crash %s", t, ln->name);
-                return 0;
-            }
-            long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
-            while (unit * 10 <= half) unit *= 10;
-            long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
-            scn_format_duration(d, sizeof d, (sim_ns)(len > 0 ? len : 1) * SIM_NS_PER_MS);
-            snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
-            return 0;
+            best = ln;
+            best_d = d;
+        }
+        if (best) {
+            *scp = sc;
+            return best;
         }
     }
-    return -1;
+    return NULL;
+}
+
+/* The time under x of sc as a fault's time: rounded to 100 ms, at least
+ * 1 ms before the run's end; in ms. */
+static long long fault_ms(const struct viewmodel *vm, const struct scene *sc, int x) {
+    long long end_ms = (long long)(vm->vs.t_end / 1000000), at = (long long)(viewstate_t_of_x(sc, x) / 1000000);
+    at = (at + 50) / 100 * 100;
+    if (at >= end_ms) at = end_ms - 1;
+    return at < 0 ? 0 : at;
+}
+
+int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
+    if (n) out[0] = '\0';
+    const struct scene *sc = NULL;
+    const struct layout_lane *ln = lane_at(vm, x, y, &sc);
+    if (!ln) return -1;
+    long long end_ms = (long long)(vm->vs.t_end / 1000000), at = fault_ms(vm, sc, x);
+    char t[32], d[32];
+    scn_format_duration(t, sizeof t, (sim_ns)(at) * SIM_NS_PER_MS);
+    if (at_ns) *at_ns = (sim_ns)at * 1000000;
+    if (fault == VIEWMODEL_FAULT_CRASH || fault == VIEWMODEL_FAULT_RESTART) {
+        snprintf(out, n, "@%s %s %s", t, fault == VIEWMODEL_FAULT_CRASH ? "crash" : "restart", ln->name);
+        return 0;
+    }
+    long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
+    while (unit * 10 <= half) unit *= 10;
+    long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
+    scn_format_duration(d, sizeof d, (sim_ns)(len > 0 ? len : 1) * SIM_NS_PER_MS);
+    if (fault == VIEWMODEL_FAULT_CLOCK_FWD || fault == VIEWMODEL_FAULT_CLOCK_BACK)
+        snprintf(out, n, "@%s clock %s step %c%s", t, ln->name, fault == VIEWMODEL_FAULT_CLOCK_FWD ? '+' : '-', d);
+    else
+        snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
+    return 0;
+}
+
+int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to, char *out, size_t n, sim_ns *at_ns) {
+    if (n) out[0] = '\0';
+    const struct scene *sa = NULL, *sb = NULL;
+    const struct layout_lane *a = lane_at(vm, x, y_from, &sa), *b = lane_at(vm, x, y_to, &sb);
+    if (!a) return -1;
+    char t[32];
+    long long at = fault_ms(vm, sa, x);
+    scn_format_duration(t, sizeof t, (sim_ns)(at) * SIM_NS_PER_MS);
+    if (at_ns) *at_ns = (sim_ns)at * 1000000;
+    if (b == a) snprintf(out, n, "@%s heal", t);
+    else if (b && sb == sa) snprintf(out, n, "@%s partition %s | %s", t, a->name, b->name);
+    else return -1;
+    return 0;
 }
 
 /* ---- commands and keys ------------------------------------------------------------ */

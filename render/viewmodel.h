@@ -92,13 +92,29 @@ int viewmodel_on_axis(const struct viewmodel *vm, int x, int y);
  * A click on a node's lane makes a fault there, as a line of the scenario
  * language that the front end adds to the scenario and runs again: a pause
  * of half the run (rounded to 1, 2, 3 or 5 x 10^k: 30s in a 60 s run, long
- * enough to outlive a lease of the run's scale), or a crash. */
-enum viewmodel_fault { VIEWMODEL_FAULT_PAUSE, VIEWMODEL_FAULT_CRASH };
+ * enough to outlive a lease of the run's scale), a crash, a restart (of a
+ * node crashed before: the parser refuses it otherwise, saying why), or a
+ * step of the node's clock forward or back by that same half-run size. */
+enum viewmodel_fault {
+    VIEWMODEL_FAULT_PAUSE,
+    VIEWMODEL_FAULT_CRASH,
+    VIEWMODEL_FAULT_RESTART,    /* "@T restart NODE" */
+    VIEWMODEL_FAULT_CLOCK_FWD,  /* "@T clock NODE step +D" */
+    VIEWMODEL_FAULT_CLOCK_BACK  /* "@T clock NODE step -D" */
+};
 /* The fault line for a click at (x, y) of the scenes ("@12.3s pause A 30s",
  * the time under x rounded to 100 ms, at least 1 ms before the run's end)
  * into out, its time into *at (may be NULL), and 0; -1 (out "") when (x, y)
  * is on no node's lane or off the time axis. */
 int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at);
+
+/* A drag from one lane to another at column x cuts the link between the
+ * two nodes: "@12.3s partition A | S1" (time as viewmodel_fault_line
+ * rounds it); a click that starts and ends on one lane heals every link:
+ * "@12.3s heal". 0 and the line in out, its time in *at (may be NULL); -1
+ * (out "") when y_from is on no node's lane, or y_to on none or another
+ * panel's. */
+int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to, char *out, size_t n, sim_ns *at);
 
 /* ---- Commands and keys ---- */
 enum viewmodel_cmd {

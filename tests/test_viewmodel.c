@@ -186,11 +186,85 @@ static void test_break_by_clicking(void **state) {
     engine_free(e);
 }
 
+/* More faults by clicking: ctrl on S1's lane restarts it, alt steps its
+ * clock. The lines, added to the story, run and decide the verdict: A paused
+ * at 5s for 27s outlives its 30 s lease, so the story is UNSAFE; a crash of
+ * S1 at 1s then a restart at 2s still lets B in (UNSAFE); S1's clock
+ * stepped forward 30s at 4s ends the lease sooner (still UNSAFE); stepped
+ * back 30s at 4s keeps the server's lease alive past A's resume at 32s,
+ * so B is not let in while A writes: SAFE. */
+static void test_more_faults(void **state) {
+    (void)state;
+    struct engine *e = run_text(testutil_gc_story);
+    const struct trace *tr = engine_trace(e);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE); /* the story as it is */
+    struct viewmodel vm;
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(viewmodel_load(&vm, &tr, NULL, 1, 1, 0), 0);
+    viewmodel_update(&vm, 1280, 600);
+    const struct scene *sc = &vm.scs[0];
+    int ys = lane_y(&vm, "S1");
+    char line[160];
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 2 * S + 40000000LL), ys, VIEWMODEL_FAULT_RESTART, line, sizeof line, NULL), 0);
+    assert_string_equal(line, "@2s restart S1");
+    char fwd[160], back[160];
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ys, VIEWMODEL_FAULT_CLOCK_FWD, fwd, sizeof fwd, NULL), 0);
+    assert_string_equal(fwd, "@4s clock S1 step +30s");
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ys, VIEWMODEL_FAULT_CLOCK_BACK, back, sizeof back, NULL), 0);
+    assert_string_equal(back, "@4s clock S1 step -30s");
+    /* Each line, put where scenario_text_fault_place says, parses and runs. */
+    const char *edits[] = {"@1s crash S1\n@2s restart S1\n", fwd, back};
+    enum scn_verdict want[] = {SCN_VERDICT_UNSAFE, SCN_VERDICT_UNSAFE, SCN_VERDICT_SAFE};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char text[2048];
+        size_t len = strlen(testutil_gc_story), off = scenario_text_fault_place(testutil_gc_story, len, 1 * S);
+        snprintf(text, sizeof text, "%.*s%s%s%s", (int)off, testutil_gc_story, edits[i],
+                 edits[i][strlen(edits[i]) - 1] == '\n' ? "" : "\n", testutil_gc_story + off);
+        struct engine *e2 = run_text(text);
+        assert_non_null(e2);
+        assert_int_equal(engine_report(e2)->verdict, want[i]);
+        engine_free(e2);
+    }
+    /* A drag from A's lane to S1's cuts their link; a click on one lane heals. */
+    int ya = lane_y(&vm, "A");
+    char cut[160], heal[160];
+    sim_ns at = 0;
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ya, ys, cut, sizeof cut, &at), 0);
+    assert_string_equal(cut, "@4s partition A | S1");
+    assert_int_equal(at, 4 * S);
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 40 * S + 40000000LL), ys, ys, heal, sizeof heal, NULL), 0);
+    assert_string_equal(heal, "@40s heal");
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S), 3, ys, cut + 100, 60, NULL), -1); /* off the lanes */
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S), ya, 3, cut + 100, 60, NULL), -1);
+    assert_string_equal(cut + 100, "");
+    char text[2048];
+    snprintf(text, sizeof text, "%.*s%s\n%s", (int)scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S),
+             testutil_gc_story, cut, testutil_gc_story + scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S));
+    snprintf(text + strlen(text), sizeof text - strlen(text), "%s\n", heal);
+    struct engine *e3 = run_text(text);
+    assert_non_null(e3);
+    /* the cut at 4s and the heal at 40s are in the run, which stays UNSAFE
+     * (A held its lease before the cut; the pause still outlives it) */
+    const struct trace *t3 = engine_trace(e3);
+    sim_ns cut_t = -1, heal_t = -1;
+    for (size_t i = 0; i < t3->len; i++) {
+        if (t3->ev[i].kind == TRACE_PARTITION) cut_t = t3->ev[i].t;
+        if (t3->ev[i].kind == TRACE_HEAL) heal_t = t3->ev[i].t;
+    }
+    assert_int_equal(cut_t, 4 * S);
+    assert_int_equal(heal_t, 40 * S);
+    assert_int_equal(engine_report(e3)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e3);
+    viewmodel_close(&vm);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reveal_and_words),
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_break_by_clicking),
+        cmocka_unit_test(test_more_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

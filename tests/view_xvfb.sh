@@ -225,6 +225,29 @@ if start brk "$bin" view "$tmp/brk/gc.lsim" --shots "$tmp/brk/shots"; then
   check "u: back to the scenario as it was" 'grep -q "^view: undone: back to $tmp/brk/gc.lsim" "$log" && wait_for "reloads=2 error=0" 3'
   xdotool mousemove --window "$win" 400 5 click 3; sleep 0.5
   check "right-click off the lanes: nothing added, a hint" 'grep -q "^view: right-click a client" "$log" && [ ! -e "$tmp/brk/shots/locksim-edit-2.lsim" ]'
+  # more faults by the modifiers: shift crashes A, ctrl later restarts it,
+  # alt steps A's clock; each a line of the edited file, played again
+  xdotool mousemove --window "$win" 400 184 keydown shift click 3 keyup shift; sleep 0.8
+  check "shift+right-click on A's lane: a crash added" 'grep -Eq "^view: added @[0-9.]+s crash A \(saved as $tmp/brk/shots/locksim-edit-2.lsim" "$log"'
+  xdotool mousemove --window "$win" 600 184 keydown ctrl click 3 keyup ctrl; sleep 0.8
+  check "ctrl+right-click later on A's lane: a restart added after the crash, the run played again" \
+    'grep -Eq "^view: added @[0-9.]+s restart A \(saved as $tmp/brk/shots/locksim-edit-3.lsim" "$log" &&
+     grep -Eq "^@[0-9.]+s restart A   # added in the window by a click$" "$tmp/brk/shots/locksim-edit-3.lsim" &&
+     grep -Eq "^@[0-9.]+s crash A   # added" "$tmp/brk/shots/locksim-edit-3.lsim" && wait_for "reloads=4 error=0" 3'
+  xdotool mousemove --window "$win" 500 184 keydown alt click 3 keyup alt; sleep 0.8
+  check "alt+right-click on A's lane: its clock stepped forward by half the run" \
+    'grep -Eq "^view: added @[0-9.]+s clock A step \+30s \(saved as $tmp/brk/shots/locksim-edit-4.lsim" "$log" && wait_for "reloads=5 error=0" 3'
+  # a middle-button drag from A's lane to S1's cuts their link; a middle click heals
+  xdotool mousemove --window "$win" 300 184 mousedown 2 mousemove --window "$win" 300 210 mouseup 2; sleep 0.8
+  check "middle-drag from A's lane to B's: their link cut" \
+    'grep -Eq "^view: added @[0-9.]+s partition A \| B \(saved as $tmp/brk/shots/locksim-edit-5.lsim" "$log" && wait_for "reloads=6 error=0" 3'
+  xdotool mousemove --window "$win" 900 210 click 2; sleep 0.8
+  check "middle click on B's lane: every link healed" \
+    'grep -Eq "^view: added @[0-9.]+s heal \(saved as $tmp/brk/shots/locksim-edit-6.lsim" "$log" && wait_for "reloads=7 error=0" 3'
+  "$bin" run "$tmp/brk/shots/locksim-edit-6.lsim" > "$tmp/brk/run6.txt" 2>&1; rc=$?
+  check "the file with the cut and the heal runs (exit $rc)" '[ "$rc" -le 1 ] && grep -q "partition A | B" "$tmp/brk/shots/locksim-edit-6.lsim"'
+  "$bin" run "$tmp/brk/shots/locksim-edit-4.lsim" > "$tmp/brk/run4.txt" 2>&1; rc=$?
+  check "the edited file runs with locksim run (exit $rc)" '[ "$rc" -le 1 ] && grep -q "restart A" "$tmp/brk/shots/locksim-edit-4.lsim"'
   quit >/dev/null
 else
   bad "the window opened (break it by clicking)"
