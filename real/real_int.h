@@ -1,0 +1,102 @@
+/* Internals shared by the redis backend's files (real/real.h is the
+ * interface): the lock's configuration read from the scenario, the records
+ * client processes and the driver write, and the clock both use.
+ * refuse.c decides what can be made real, client.c is a client process,
+ * real.c drives the processes and the faults, record.c turns the records
+ * into a locksim trace. */
+#ifndef LOCKSIM_REAL_INT_H
+#define LOCKSIM_REAL_INT_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "real.h"
+#include "resp.h"
+
+enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW };
+
+/* The lock's configuration, from the scenario's lock line. */
+struct real_cfg {
+    enum real_algo algo;
+    sim_ns ttl_ns;          /* 0 = none (setnx) */
+    int release_del;        /* 1 = plain DEL, 0 = compare-and-delete */
+    sim_ns gap_ns;          /* setnx-expire: wait between SETNX's reply and EXPIRE */
+    long long first_token;  /* fenced-lease: the first token */
+    int fenced_resource;    /* writes are checked against the highest token accepted */
+    int renew_every;        /* lease-renew: renew every ttl / this (default 3) */
+    sim_ns renew_interval_ns; /* lease-renew: or every this long (0 = ttl / renew_every) */
+    int tokens;             /* lease-renew tokens=on: a fencing token with each grant */
+    int on_lost_abort;      /* lease-renew on-lost=abort: a refused renewal ends the
+                               critical section (lock_lost); continue (default): it goes on */
+};
+
+/* A record of the driver's own, not a trace kind: after a crash it asked
+ * Redis who holds the lock; a = the holder's node, b = PTTL in real ns
+ * (0 = no expiry). */
+#define REC_OBSERVED_HOLD (-1)
+
+/* One recorded event, as a client process or the driver saw it. */
+struct rec {
+    int64_t t;              /* real ns since the start */
+    int32_t kind, node, peer;
+    uint32_t order;         /* arrival, to keep equal times stable */
+    uint64_t token;
+    int64_t a, b;
+};
+
+/* The records of one run, in arrival order (order numbers them). */
+struct recs {
+    struct rec *v;
+    size_t n, cap;
+    uint32_t order;
+};
+
+static inline int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void sleep_until(int64_t abs_ns) {
+    struct timespec ts = {(time_t)(abs_ns / 1000000000), (long)(abs_ns % 1000000000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+/* refuse.c: the scenario's lock line as a real_cfg; 0, or LSIM_ENOTREAL
+ * with the reason in why. */
+int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+/* refuse.c: the simulated run's resource rule (resource-init's b). */
+int64_t real_sim_rule(const struct trace *sim);
+
+/* client.c: one client process's state, set by the driver before it runs. */
+struct client {
+    const struct scenario *s;
+    const struct real_cfg *cfg;
+    int idx;                  /* client index = its node */
+    int srv, res;             /* the server's and the resource's nodes */
+    int evfd;                 /* where events go */
+    int64_t t0;               /* the run's start, CLOCK_MONOTONIC ns */
+    double scale;
+    struct resp_conn c;
+    int occ[SCN_POINT_COUNT]; /* times each point was reached */
+    uint64_t token;
+    int holding;
+    int lost;                 /* lease-renew: a renewal was refused (lock_lost) */
+    int64_t renew_at;         /* lease-renew: real ns of the next renewal, 0 = none */
+    int acquires;
+    char value[32];           /* this grant's lock value, NAME#k */
+};
+
+/* client.c: the program of client cl->idx, from its start time until it ends. */
+void real_client_main(struct client *cl);
+
+/* record.c: append r to l; -1 when out of memory. */
+int real_recs_add(struct recs *l, const struct rec *r);
+/* record.c: build out (nodes already added) from the records l of a run
+ * at scale against redis-server on port; l is sorted here. 0 or an LSIM code. */
+int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l, double scale, int port,
+                int srv_node, struct trace *out);
+
+#endif

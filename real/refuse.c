@@ -1,0 +1,181 @@
+/* What the redis backend can make real (real/real.h): the scenario's lock
+ * line read into a real_cfg, and every fault, algorithm or option it cannot
+ * play refused with one sentence saying why. */
+#include "real_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+double real_default_scale(const struct scenario *s) {
+    double d = (double)s->duration_ns;
+    return d > 0 ? REAL_DEFAULT_SPAN_MS * 1e6 / d : 0.01;
+}
+
+static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {
+    snprintf(why, n, fmt, a, b);
+    return LSIM_ENOTREAL;
+}
+
+int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
+    memset(c, 0, sizeof *c);
+    c->ttl_ns = 30 * SIM_NS_PER_S;
+    c->first_token = 1;
+    if (strcmp(s->algo, "lease") == 0) c->algo = RA_LEASE;
+    else if (strcmp(s->algo, "fenced-lease") == 0) c->algo = RA_FENCED;
+    else if (strcmp(s->algo, "setnx") == 0) {
+        c->algo = RA_SETNX;
+        c->ttl_ns = 0;
+        c->release_del = 1;
+    } else if (strcmp(s->algo, "setnx-expire") == 0) c->algo = RA_SETNX_EXPIRE;
+    else if (strcmp(s->algo, "lease-renew") == 0) {
+        c->algo = RA_RENEW;
+        c->renew_every = 3;
+    }
+    else
+        return refuse(why, n, "algorithm %s is not a single-Redis lock: it needs a backend that is not built (%s)",
+                      s->algo, "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew");
+    int constant = 0;
+    for (int i = 0; i < s->nopts; i++) {
+        const char *k = s->opts[i].key, *v = s->opts[i].val;
+        if (strcmp(k, "ttl") == 0 && c->algo != RA_SETNX) {
+            if (scn_parse_duration(v, &c->ttl_ns) != 0 || c->ttl_ns <= 0)
+                return refuse(why, n, "lock option ttl=%s is not a duration the redis backend can set%s", v, "");
+        } else if (strcmp(k, "release") == 0) {
+            if (strcmp(v, "del") == 0) c->release_del = 1;
+            else if (strcmp(v, "compare-and-delete") == 0) c->release_del = 0;
+            else
+                return refuse(why, n,
+                              "lock option release=%s: only del and compare-and-delete are built in the redis "
+                              "backend%s",
+                              v, "");
+        } else if (strncmp(k, "repl", 4) == 0 || strncmp(k, "wait", 4) == 0 || strncmp(k, "min-replicas", 12) == 0) {
+            return refuse(why, n,
+                          "lock option %s=%s: replication needs a primary and a replica (the redis-replicated "
+                          "backend), not built",
+                          k, v);
+        } else if (strcmp(k, "value") == 0) {
+            constant = strcmp(v, "constant") == 0;
+        } else if (strcmp(k, "gap") == 0 && c->algo == RA_SETNX_EXPIRE) {
+            if (scn_parse_duration(v, &c->gap_ns) != 0) return refuse(why, n, "lock option gap=%s is not a duration%s", v, "");
+        } else if (strcmp(k, "renew-every") == 0 && c->algo == RA_RENEW) {
+            c->renew_every = atoi(v);
+            if (c->renew_every < 1) return refuse(why, n, "renew-every=%s is not a whole number above 0%s", v, "");
+        } else if (strcmp(k, "renew-interval") == 0 && c->algo == RA_RENEW) {
+            if (scn_parse_duration(v, &c->renew_interval_ns) != 0) return refuse(why, n, "renew-interval=%s is not a duration%s", v, "");
+        } else if (strcmp(k, "tokens") == 0 && c->algo == RA_RENEW) {
+            c->tokens = strcmp(v, "on") == 0;
+        } else if (strcmp(k, "on-lost") == 0 && c->algo == RA_RENEW &&
+                   (strcmp(v, "continue") == 0 || strcmp(v, "abort") == 0)) {
+            c->on_lost_abort = strcmp(v, "abort") == 0;
+        } else if (strcmp(k, "first-token") == 0 && c->algo == RA_FENCED) {
+            c->first_token = strtoll(v, NULL, 10);
+        } else if (strcmp(k, "request-timeout") == 0 || (strcmp(k, "persistence") == 0) ||
+                   (strcmp(k, "expiry-clock") == 0 && strcmp(v, "wall") == 0) ||
+                   (strcmp(k, "compare") == 0 && strcmp(v, "<") == 0)) {
+            /* nothing to do on loopback with a server that never restarts */
+        } else {
+            return refuse(why, n, "lock option %s=%s is not built in the redis backend", k, v);
+        }
+    }
+    if (constant && !c->release_del)
+        return refuse(why, n,
+                      "value=constant with compare-and-delete: the recording could not tell whose entry a release "
+                      "removed%s%s",
+                      "", "");
+    return 0;
+}
+
+static const char *fault_reason(enum scn_fault_kind k) {
+    switch (k) {
+    case SCN_FAULT_CLOCK_STEP:
+    case SCN_FAULT_CLOCK_DRIFT:
+    case SCN_FAULT_CLOCK_SLEW:
+        return "a clock fault needs a CLOCK_REALTIME shim on the process (libfaketime does not work with Debian's "
+               "redis-server), not built; the system clock is never touched";
+    case SCN_FAULT_PARTITION:
+    case SCN_FAULT_HEAL:
+    case SCN_FAULT_LINK:
+        return "a partition or a link change needs a per-link loopback proxy, not built";
+    case SCN_FAULT_PROMOTE:
+    case SCN_FAULT_KILL_REPLICAS:
+        return "failover and replication need a primary and a replica (the redis-replicated backend), not built";
+    case SCN_FAULT_RESTART:
+        return "restarting a crashed client (a fresh process with the program from its start) is not built yet";
+    default:
+        return NULL;
+    }
+}
+
+/* The simulated run's resource rule (resource-init's b). */
+int64_t real_sim_rule(const struct trace *sim) {
+    for (size_t i = 0; i < sim->len; i++)
+        if (sim->ev[i].kind == TRACE_RESOURCE_INIT) return sim->ev[i].b;
+    return TRACE_RULE_PLAIN;
+}
+
+int real_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n) {
+    struct real_cfg c;
+    int rc = real_parse_cfg(s, &c, why, n);
+    if (rc) return rc;
+    if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
+    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm || s->nlinks)
+        return refuse(why, n,
+                      "network latency that varies, loss, or a link of its own needs a delaying, dropping "
+                      "loopback proxy, not built%s%s",
+                      "", "");
+    if (s->nclocks)
+        return refuse(why, n, "clock offsets and drifts (clock %s) need a CLOCK_REALTIME shim, not built%s",
+                      s->clocks[0].node, "");
+    if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
+        return refuse(why, n, "the resource's %s is not built in the redis backend%s",
+                      s->guard_owner ? "guard=owner" : s->check_reads ? "check=reads+writes" : "timeout=", "");
+    if (s->nclients > REDIS_SRV_MAX_CHILDREN)
+        return refuse(why, n, "more clients than the %s processes the redis backend runs%s", "64", "");
+    for (int i = 0; i < s->nfaults; i++) {
+        const struct scn_fault *f = &s->faults[i];
+        const char *r = fault_reason(f->kind);
+        char line[16];
+        snprintf(line, sizeof line, "%d", f->pos.line);
+        if (r) return refuse(why, n, "line %s: %s", line, r);
+        int client = 0;
+        for (int k = 0; k < s->nclients; k++)
+            if (strcmp(s->clients[k].name, f->node) == 0) client = 1;
+        if (!client)
+            return refuse(why, n,
+                          "line %s: a pause or crash of %s, a lock server: a stopped redis-server still accepts TCP "
+                          "connections and later runs what queued, which is another fault; not built",
+                          line, f->node);
+        if (f->point != SCN_POINT_NONE && strcmp(f->trigger, f->node) != 0)
+            return refuse(why, n,
+                          "line %s: a fault on %s at another client's point: the driver cannot see a point of "
+                          "another process in time; not built",
+                          line, f->node);
+        if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
+            return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built",
+                          line, f->node);
+    }
+    for (int p = 0; p < s->nprograms; p++) {
+        int read = 0;
+        for (int k = 0; k < s->programs[p].nsteps; k++) {
+            const struct scn_step *st = &s->programs[p].steps[k];
+            if (st->kind == SCN_STEP_READ) read = 1;
+            if (st->kind == SCN_STEP_WRITE && (!read || st->tries > 1))
+                return refuse(why, n, "a write %s: not built in the redis backend%s",
+                              read ? "with tries= (a compare-and-set loop)" : "with no read before it", "");
+        }
+    }
+    /* The recording has the simulated run's nodes: clients, one server, the resource. */
+    int servers = 0;
+    for (int i = 0; i < sim->nnodes; i++) servers += sim->nodes[i].kind == TRACE_NODE_SERVER;
+    if (servers != 1) return refuse(why, n, "the simulated run has %s lock servers, the redis backend one%s", "several", "");
+    int64_t rule = real_sim_rule(sim);
+    if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && !(rule == TRACE_RULE_ALGORITHM && c.algo == RA_FENCED))
+        return refuse(why, n,
+                      "the resource's rule is '%s': the redis backend builds a plain resource and one that checks "
+                      "tokens (a resource with fencing=on, or fenced-lease's own compare=<)%s",
+                      trace_rule_word(rule), "");
+    return 0;
+}
