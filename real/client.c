@@ -242,8 +242,10 @@ void real_client_main(struct client *cl) {
     const struct scenario *s = cl->s;
     const struct scn_client *me = &s->clients[cl->idx];
     const struct scn_program *p = &s->programs[me->program];
-    /* Retry jitter is drawn afresh in every real run (the simulator draws
-     * it from its seeded PRNG): a real run is not a replay. */
+    /* Retry jitter replays the simulated run's seeded draws (its trace has
+     * each wait between a denied attempt and the next, cl->waits), so the
+     * real run retries at the simulated instants. Past the simulated run's
+     * retries (the real run has diverged), draws are fresh. */
     uint64_t rng = ((uint64_t)now_ns() ^ (uint64_t)getpid() << 32) * 0x9E3779B97F4A7C15ull | 1;
     sleep_until(cl->t0 + real_of(cl, me->start_ns));
     int64_t read_value = 0, has_read = 0;
@@ -278,7 +280,11 @@ void real_client_main(struct client *cl) {
                         pc = k < p->nsteps ? k : pc;
                         break;
                     }
-                    if (st->jitter_ns) {
+                    sim_ns simulated = cl->used < cl->nwaits ? cl->waits[cl->used] : -1;
+                    cl->used++;
+                    if (st->jitter_ns && simulated >= retry && simulated <= retry + st->jitter_ns) {
+                        retry = simulated;
+                    } else if (st->jitter_ns) {
                         rng ^= rng << 13;
                         rng ^= rng >> 7;
                         rng ^= rng << 17;

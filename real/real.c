@@ -48,6 +48,34 @@ static int setup_store(const struct redis_srv *srv, const struct scenario *s, co
     return rc ? -1 : 0;
 }
 
+long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
+    size_t n = 0, cap = 0;
+    sim_ns *v = NULL, denied = -1;
+    for (size_t i = 0; i < sim->len; i++) {
+        const struct trace_event *e = &sim->ev[i];
+        if (e->node != node) continue;
+        if (e->kind == TRACE_ACQUIRE_DENIED) {
+            denied = e->t;
+        } else if (e->kind == TRACE_ACQUIRE_TRY && e->a > 1 && denied >= 0) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 16;
+                sim_ns *w = realloc(v, cap * sizeof *v);
+                if (!w) {
+                    free(v);
+                    return -1;
+                }
+                v = w;
+            }
+            v[n++] = e->t - denied;
+            denied = -1;
+        } else if (e->kind == TRACE_ACQUIRE_FAILED) {
+            denied = -1;
+        }
+    }
+    *out = v;
+    return (long)n;
+}
+
 /* Per-client process state the driver follows. */
 struct proc {
     pid_t pid;
@@ -181,6 +209,10 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
             cl.res = res_node;
             cl.evfd = pfd[1];
             cl.scale = scale;
+            sim_ns *waits = NULL;
+            long nw = real_sim_waits(sim, i, &waits);
+            cl.waits = waits;
+            cl.nwaits = nw > 0 ? (size_t)nw : 0;
             if (resp_connect(&cl.c, srv->port) != 0) _exit(2);
             close(ready[0]);
             close(go[1]);

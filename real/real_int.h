@@ -87,10 +87,17 @@ struct client {
     int64_t renew_at;         /* lease-renew: real ns of the next renewal, 0 = none */
     int acquires;
     char value[32];           /* this grant's lock value, NAME#k */
+    const sim_ns *waits;      /* the simulated run's retry waits of this client, in */
+    size_t nwaits, used;      /* order (retry + its seeded jitter draw), replayed */
 };
 
 /* client.c: the program of client cl->idx, from its start time until it ends. */
 void real_client_main(struct client *cl);
+
+/* real.c: the waits between each denied attempt of client node and its
+ * next attempt in the simulated run sim, in order, into a malloc'd *out
+ * (NULL when none); their count, or -1 when out of memory. */
+long real_sim_waits(const struct trace *sim, int node, sim_ns **out);
 
 /* record.c: append r to l; -1 when out of memory. */
 int real_recs_add(struct recs *l, const struct rec *r);

@@ -10,7 +10,14 @@
 
 #include <cmocka.h>
 
-static int have_redis(void) { return system("command -v redis-server >/dev/null 2>&1") == 0; }
+/* 1 when redis-server is installed; in CI (CI=true) its absence fails the
+ * test instead of skipping it (.ci/run installs it before make test). */
+static int have_redis(void) {
+    int have = system("command -v redis-server >/dev/null 2>&1") == 0;
+    const char *ci = getenv("CI");
+    if (!have && ci && strcmp(ci, "true") == 0) fail_msg("test_real: redis-server is not installed, and CI=true");
+    return have;
+}
 
 /* 1 when some process's command line mentions needle. */
 static int process_mentions(const char *needle) {
@@ -91,6 +98,33 @@ static void test_real_refuses_what_it_cannot_make_real(void **state) {
     assert_non_null(strstr(r->err, "cannot be run for real"));
 }
 
+/* A pause exactly as long as the TTL: the simulated SAFE rests on A's
+ * resume and its lease's deadline at one instant, a tie a real run cannot
+ * make; refused, saying so and where. */
+static void test_real_refuses_a_tie_on_the_deadline(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/redis-expiry-kept-at-deadline.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "two events at one instant: at 10s a paused client resumes"));
+}
+
+/* Retry jitter replays the simulated run's seeded draws: B retries into
+ * the window as simulated (its waits are read from the simulated trace),
+ * so every real run is UNSAFE like the simulated one. */
+static void test_real_replays_the_simulated_jitter(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    struct result *r = run_in("", "real scenarios/gc-pause-near-ttl-retry-jitter.lsim --repeat 2");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    assert_non_null(strstr(r->out, "run 2: simulated UNSAFE, real UNSAFE"));
+    assert_non_null(strstr(r->out, "real verdicts over 2 runs: UNSAFE x2 (simulated UNSAFE)"));
+}
+
 /* Interrupted at several points (while the server starts, mid-run, late),
  * by SIGINT and SIGTERM: exit 130, no server, no client, no folder. */
 static void test_real_interrupted_leaves_nothing(void **state) {
@@ -134,6 +168,8 @@ int main(void) {
         cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
         cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
         cmocka_unit_test(test_real_interrupted_leaves_nothing),
+        cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
+        cmocka_unit_test(test_real_replays_the_simulated_jitter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
