@@ -158,8 +158,9 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
     snprintf(out->algo, sizeof out->algo, "%s", sim->algo);
     out->seed = sim->seed;
     if (setup_store(srv, s, &cfg) != 0) {
-        snprintf(err, n, "redis-server on 127.0.0.1:%d did not take the set-up commands", srv->port);
-        return LSIM_EINTERNAL;
+        snprintf(err, n, "redis-server on 127.0.0.1:%d did not take the set-up commands (%s; each has %d ms)",
+                 srv->port, strerror(errno), RESP_TIMEOUT_MS);
+        return LSIM_EUNAVAILABLE;
     }
     int pfd[2];
     if (pipe(pfd) != 0) {
@@ -234,11 +235,32 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
     close(pfd[1]);
     close(ready[1]);
     close(go[0]);
+    /* Each client says it is connected, or gives up within
+     * RESP_TIMEOUT_MS (resp_connect's bound) and exits: the wait is bounded
+     * by that and a second of slack, and ends early when a client has died. */
     int nready = 0;
-    for (char b; rc == 0 && nready < s->nclients && read(ready[0], &b, 1) == 1;) nready++;
+    int64_t ready_by = now_ns() + (RESP_TIMEOUT_MS + 1000) * 1000000LL;
+    while (rc == 0 && nready < s->nclients && now_ns() < ready_by) {
+        struct pollfd rp = {ready[0], POLLIN, 0};
+        if (poll(&rp, 1, 50) > 0) {
+            char b;
+            if (read(ready[0], &b, 1) == 1) nready++;
+            continue;
+        }
+        int gone = 0;
+        for (int i = 0; i < s->nclients; i++)
+            if (ps[i].pid > 0 && waitpid(ps[i].pid, NULL, WNOHANG) == ps[i].pid) {
+                redis_srv_guard_forget(ps[i].pid);
+                ps[i].dead = gone = 1;
+            }
+        if (gone) break;
+    }
     if (rc == 0 && nready < s->nclients) {
-        snprintf(err, n, "a client process could not connect to redis-server on 127.0.0.1:%d", srv->port);
-        rc = LSIM_EINTERNAL;
+        snprintf(err, n,
+                 "a client process could not connect to redis-server on 127.0.0.1:%d, or it did not answer, "
+                 "within %d ms",
+                 srv->port, RESP_TIMEOUT_MS);
+        rc = LSIM_EUNAVAILABLE;
     }
     t0 = now_ns() + 5 * 1000000LL;
     for (int i = 0; rc == 0 && i < s->nclients; i++)

@@ -19,10 +19,10 @@ static int have_redis(void) {
     return have;
 }
 
-/* 1 when some process's command line mentions needle. */
-static int process_mentions(const char *needle) {
+/* The pid of a process whose command line mentions needle, or 0. */
+static pid_t process_with(const char *needle) {
     DIR *d = opendir("/proc");
-    int found = 0;
+    pid_t found = 0;
     struct dirent *e;
     while (d && !found && (e = readdir(d)) != NULL) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
@@ -35,7 +35,39 @@ static int process_mentions(const char *needle) {
         for (size_t i = 0; i < n; i++)
             if (!buf[i]) buf[i] = ' ';
         buf[n] = 0;
-        if (strstr(buf, needle)) found = 1;
+        if (strstr(buf, needle)) found = (pid_t)atoi(e->d_name);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+static int process_mentions(const char *needle) { return process_with(needle) != 0; }
+
+/* The pid of a child of parent whose command line starts with name (redis-server
+ * rewrites its own title, so its folder is not in it), or 0. */
+static pid_t child_named(pid_t parent, const char *name) {
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    struct dirent *e;
+    while (d && !found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char p[300], buf[512];
+        snprintf(p, sizeof p, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(p, "r");
+        if (!f) continue;
+        int ppid = 0;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *rp = strrchr(buf, ')');
+        if (!rp || sscanf(rp + 2, "%*c %d", &ppid) != 1 || ppid != parent) continue;
+        snprintf(p, sizeof p, "/proc/%s/cmdline", e->d_name);
+        f = fopen(p, "r");
+        if (!f) continue;
+        n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        if (strncmp(buf, name, strlen(name)) == 0) found = (pid_t)atoi(e->d_name);
     }
     if (d) closedir(d);
     return found;
@@ -125,6 +157,91 @@ static void test_real_replays_the_simulated_jitter(void **state) {
     assert_non_null(strstr(r->out, "real verdicts over 2 runs: UNSAFE x2 (simulated UNSAFE)"));
 }
 
+/* The real verdict is not the simulated one: exit 1. B's critical section
+ * takes no time in the simulation (latency 0), so it does not overlap the
+ * paused A's and the run is SAFE; a real one always lasts, so B enters
+ * while A is still inside: UNSAFE, in every run. */
+static void test_real_exits_1_when_verdicts_differ(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    char path[] = "/tmp/locksim-test-real-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "title \"B's critical section takes no time\"\npurpose correctness\n"
+                       "lock lease ttl=10s release=compare-and-delete\nresource stock=5\nnetwork latency=0ms\n"
+                       "duration 30s\nclient A: acquire; work 20s; release\n"
+                       "client B @1s: acquire retry=1s; read; write; release\n@2s pause A 15s\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char args[300];
+    snprintf(args, sizeof args, "real %s --scale 0.01", path);
+    struct result *r = run_in("", args);
+    unlink(path);
+    if (r->code != 1) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real UNSAFE"));
+    assert_non_null(strstr(r->out, "differs: double entries: simulated 0, real 1"));
+}
+
+/* A server that stops answering (SIGSTOP: it still completes TCP
+ * handshakes, research pitfall 13) does not make the driver wait forever:
+ * every connect and reply is bounded (RESP_TIMEOUT_MS, 2 s), and locksim
+ * exits 69 (a service that will not answer) saying so, leaving nothing. */
+static void test_real_server_that_does_not_answer(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char abs[4096], errf[300];
+    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+    snprintf(errf, sizeof errf, "%s.err", tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LOCKSIM_REAL_TMP", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        freopen(errf, "w", stderr);
+        execl(abs, abs, "real", "scenarios/gc-pause-outlives-lease.lsim", "--scale", "0.01", "--repeat", "20",
+              (char *)NULL);
+        _exit(127);
+    }
+    pid_t srv = 0;
+    for (int k = 0; k < 500 && !srv; k++) {
+        ms_sleep(10);
+        srv = child_named(pid, "redis-server");
+    }
+    assert_true(srv > 0);
+    ms_sleep(50);
+    kill(srv, SIGSTOP);
+    int st = 0;
+    pid_t w = 0;
+    for (int k = 0; k < 300 && w == 0; k++) { /* at most 30 s */
+        ms_sleep(100);
+        w = waitpid(pid, &st, WNOHANG);
+    }
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        fail_msg("locksim real still waits 30 s after its redis-server stopped answering");
+    }
+    char err[2000];
+    slurp(errf, err, sizeof err);
+    unlink(errf);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) != 69) printf("%s", err);
+    assert_int_equal(WEXITSTATUS(st), 69);
+    assert_true(strstr(err, "did not take the set-up commands") || strstr(err, "did not answer"));
+    ms_sleep(20);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(tmp));
+    rmdir(tmp);
+}
+
 /* Interrupted at several points (while the server starts, mid-run, late),
  * by SIGINT and SIGTERM: exit 130, no server, no client, no folder. */
 static void test_real_interrupted_leaves_nothing(void **state) {
@@ -170,6 +287,8 @@ int main(void) {
         cmocka_unit_test(test_real_interrupted_leaves_nothing),
         cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
         cmocka_unit_test(test_real_replays_the_simulated_jitter),
+        cmocka_unit_test(test_real_exits_1_when_verdicts_differ),
+        cmocka_unit_test(test_real_server_that_does_not_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
