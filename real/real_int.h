@@ -1,16 +1,17 @@
-/* Private to real/'s backend files: real_refuse.c (what can be made real),
- * real_client.c (a client process) and real.c (the driver and the
- * recording). The configuration read from the lock line, the record a
- * client process sends the driver, and the two clocks' helpers. */
+/* Internals shared by the redis backend's files (real/real.h is the
+ * interface): the lock's configuration read from the scenario, the records
+ * client processes and the driver write, and the clock both use.
+ * refuse.c decides what can be made real, client.c is a client process,
+ * real.c drives the processes and the faults, record.c turns the records
+ * into a locksim trace. */
 #ifndef LOCKSIM_REAL_INT_H
 #define LOCKSIM_REAL_INT_H
-
-#include "real.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
+#include "real.h"
 #include "resp.h"
 
 enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW };
@@ -44,26 +45,33 @@ struct rec {
     int64_t a, b;
 };
 
-static inline int64_t real_now_ns(void) {
+/* The records of one run, in arrival order (order numbers them). */
+struct recs {
+    struct rec *v;
+    size_t n, cap;
+    uint32_t order;
+};
+
+static inline int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static inline void real_sleep_until(int64_t abs_ns) {
+static inline void sleep_until(int64_t abs_ns) {
     struct timespec ts = {(time_t)(abs_ns / 1000000000), (long)(abs_ns % 1000000000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
     }
 }
 
-/* The lock line's configuration in *c: 0, or -1 with the reason in why. */
+/* refuse.c: the scenario's lock line as a real_cfg; 0, or LSIM_ENOTREAL
+ * with the reason in why. */
 int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
-
-/* The simulated run's resource rule (its resource-init event's b). */
+/* refuse.c: the simulated run's resource rule (resource-init's b). */
 int64_t real_sim_rule(const struct trace *sim);
 
-/* One client process's state (real_client.c). */
-struct real_client {
+/* client.c: one client process's state, set by the driver before it runs. */
+struct client {
     const struct scenario *s;
     const struct real_cfg *cfg;
     int idx;                  /* client index = its node */
@@ -79,10 +87,23 @@ struct real_client {
     int64_t renew_at;         /* lease-renew: real ns of the next renewal, 0 = none */
     int acquires;
     char value[32];           /* this grant's lock value, NAME#k */
+    const sim_ns *waits;      /* the simulated run's retry waits of this client, in */
+    size_t nwaits, used;      /* order (retry + its seeded jitter draw), replayed */
 };
 
-/* The client's program, run in its own process until it ends: records go
- * to cl->evfd. */
-void real_client_main(struct real_client *cl);
+/* client.c: the program of client cl->idx, from its start time until it ends. */
+void real_client_main(struct client *cl);
+
+/* real.c: the waits between each denied attempt of client node and its
+ * next attempt in the simulated run sim, in order, into a malloc'd *out
+ * (NULL when none); their count, or -1 when out of memory. */
+long real_sim_waits(const struct trace *sim, int node, sim_ns **out);
+
+/* record.c: append r to l; -1 when out of memory. */
+int real_recs_add(struct recs *l, const struct rec *r);
+/* record.c: build out (nodes already added) from the records l of a run
+ * at scale against redis-server on port; l is sorted here. 0 or an LSIM code. */
+int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l, double scale, int port,
+                int srv_node, struct trace *out);
 
 #endif

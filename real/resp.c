@@ -24,14 +24,14 @@ int resp_connect(struct resp_conn *c, int port) {
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    /* No command of ours blocks in Redis: a reply (or a send) that takes
-     * RESP_TIMEOUT_S is a server gone wrong, and fails instead of waiting. */
-    struct timeval tv = {RESP_TIMEOUT_S, 0};
+    /* Linux bounds connect by SO_SNDTIMEO too (socket(7)). A read cut by a
+     * SIGSTOP/SIGCONT of the client fails with EINTR and is retried. */
+    struct timeval tv = {RESP_TIMEOUT_MS / 1000, (RESP_TIMEOUT_MS % 1000) * 1000};
     setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     while (connect(c->fd, (struct sockaddr *)&a, sizeof a) != 0) {
         if (errno == EINTR) continue;
-        int e = errno;
+        int e = errno == EINPROGRESS || errno == EAGAIN ? ETIMEDOUT : errno;
         close(c->fd);
         c->fd = -1;
         errno = e;
@@ -49,6 +49,7 @@ static int write_all(int fd, const char *p, size_t n) {
     while (n) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT;
         if (w <= 0) return -1;
         p += w;
         n -= (size_t)w;
@@ -86,6 +87,7 @@ static int read_line(struct resp_conn *c, char *line, size_t max) {
         }
         ssize_t r = read(c->fd, c->buf, sizeof c->buf);
         if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT;
         if (r <= 0) return -1;
         c->off = 0;
         c->len = (size_t)r;
@@ -99,6 +101,7 @@ static int read_bulk(struct resp_conn *c, long long n, char *s, size_t max) {
         if (c->off == c->len) {
             ssize_t r = read(c->fd, c->buf, sizeof c->buf);
             if (r < 0 && errno == EINTR) continue;
+            if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT;
             if (r <= 0) return -1;
             c->off = 0;
             c->len = (size_t)r;

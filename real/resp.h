@@ -8,6 +8,11 @@
 
 #define RESP_STR_MAX 256
 #define RESP_ARR_MAX 4
+/* A connect, a send or a reply that takes longer than this fails (errno
+ * ETIMEDOUT) instead of blocking: a server that accepts but never answers
+ * (stopped, or not Redis) cannot make the driver wait forever. Redis on
+ * loopback answers in well under a millisecond. */
+#define RESP_TIMEOUT_MS 2000
 
 enum resp_type { RESP_NIL, RESP_STATUS, RESP_ERROR, RESP_INT, RESP_BULK, RESP_ARRAY };
 
@@ -28,16 +33,13 @@ struct resp_conn {
     size_t off, len;
 };
 
-/* Seconds a send or a reply may take before it fails (-1, errno EAGAIN):
- * our commands never block in Redis, so only a server gone wrong waits. */
-#define RESP_TIMEOUT_S 30
-
-/* Connect to 127.0.0.1:port, with RESP_TIMEOUT_S on every send and reply.
- * 0, or -1 (errno says why). */
+/* Connect to 127.0.0.1:port, within RESP_TIMEOUT_MS for this and every
+ * later send and reply. 0, or -1 (errno says why). */
 int resp_connect(struct resp_conn *c, int port);
 /* Send one command of argc arguments (NUL-terminated strings). 0 or -1. */
 int resp_send(struct resp_conn *c, int argc, const char *const *argv);
-/* Read one reply. 0, or -1 on a closed connection or a malformed reply. */
+/* Read one reply. 0, or -1 on a closed connection, a malformed reply, or
+ * none within RESP_TIMEOUT_MS (errno ETIMEDOUT). */
 int resp_recv(struct resp_conn *c, struct resp_reply *r);
 /* resp_send then resp_recv. */
 int resp_command(struct resp_conn *c, struct resp_reply *r, int argc, const char *const *argv);

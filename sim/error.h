@@ -31,7 +31,7 @@
  * status of LSIM_ERRNO_MAP is a row here (lsim_exit_meaning() finds it). */
 #define LSIM_EXIT_MAP(XX) \
     XX(0, "run completed and every expect holds") \
-    XX(1, "an expect line failed, or the run was cut short by max-events " "(TRUNCATED: nothing is decided)") \
+    XX(1, "an expect line failed, or the run was cut short by max-events " "(TRUNCATED: nothing is decided); for real: a real verdict differed from the simulated one") \
     XX(64, "usage error: a bad command line, an unknown --set key, an algorithm " "plugin refused") \
     XX(65, "malformed input (a scenario, trace or shard file): file:line:col: " "what is wrong, and what was expected, on stderr") \
     XX(66, "an input file not found or unreadable") \

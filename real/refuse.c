@@ -1,5 +1,6 @@
-/* What `locksim real` can play for real on Redis, and why not the rest
- * (real_supported), with the lock line read into a struct real_cfg. */
+/* What the redis backend can make real (real/real.h): the scenario's lock
+ * line read into a real_cfg, and every fault, algorithm or option it cannot
+ * play refused with one sentence saying why. */
 #include "real_int.h"
 
 #include <stdio.h>
@@ -12,8 +13,6 @@ double real_default_scale(const struct scenario *s) {
     double d = (double)s->duration_ns;
     return d > 0 ? REAL_DEFAULT_SPAN_MS * 1e6 / d : 0.01;
 }
-
-/* ---- what can be made real ------------------------------------------------ */
 
 static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {
     snprintf(why, n, fmt, a, b);
@@ -117,6 +116,30 @@ int64_t real_sim_rule(const struct trace *sim) {
     return TRACE_RULE_PLAIN;
 }
 
+/* A tie on a lease's deadline: in the simulated run a paused client resumes
+ * at the very instant a lease runs out (a pause exactly as long as the TTL). The simulator keeps a key at its deadline and expires it after,
+ * as Redis does (db.c keyIsExpired: `now > when`, in whole milliseconds), so
+ * the simulated verdict rests on two events at one instant. A real run
+ * cannot put them at one instant: PX counts whole milliseconds, each request
+ * costs tens of microseconds and a SIGCONT is a wake-up, so which side of the
+ * deadline the resume lands on is sub-millisecond chance at any scale. (A
+ * retry denied on the deadline only moves a takeover by one retry: the
+ * report shows that as a time, not refused.)
+ * Sets *at to the deadline; 1 when there is one. */
+static int deadline_tie(const struct trace *sim, sim_ns *at) {
+    sim_ns deadline = 0;
+    for (size_t i = 0; i < sim->len; i++) {
+        const struct trace_event *e = &sim->ev[i];
+        if (e->kind == TRACE_SRV_GRANT || e->kind == TRACE_SRV_RENEW) deadline = e->a > 0 ? e->t + e->a : 0;
+        else if (e->kind == TRACE_SRV_EXPIRE || e->kind == TRACE_SRV_DELETE) deadline = 0;
+        else if (deadline && e->t == deadline && e->kind == TRACE_RESUME) {
+            *at = deadline;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int real_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n) {
     struct real_cfg c;
     int rc = real_parse_cfg(s, &c, why, n);
@@ -178,5 +201,15 @@ int real_supported(const struct scenario *s, const struct trace *sim, char *why,
                       "the resource's rule is '%s': the redis backend builds a plain resource and one that checks "
                       "tokens (a resource with fencing=on, or fenced-lease's own compare=<)%s",
                       trace_rule_word(rule), "");
+    sim_ns tie;
+    if (deadline_tie(sim, &tie)) {
+        snprintf(why, n,
+                 "its verdict rests on two events at one instant: at %.9gs a paused client resumes as the lease runs "
+                 "out, and the simulator keeps the key at its deadline as Redis does; a real "
+                 "run decides that tie by sub-millisecond timing (PX counts whole ms), so it cannot confirm it at any "
+                 "scale",
+                 (double)tie / 1e9);
+        return LSIM_ENOTREAL;
+    }
     return 0;
 }

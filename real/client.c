@@ -1,13 +1,24 @@
-/* A client process of `locksim real`: the scenario's program played against
- * Redis over RESP, its faults done by the process itself, each event sent to
- * the driver as a struct rec (real_int.h). */
+/* A client process of the redis backend (real/real_int.h): it plays its
+ * program from the scenario against redis-server over RESP, stops or kills
+ * itself at the scenario's named points, and writes what it saw to the
+ * driver's pipe as records. */
 #include "real_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "error.h"
+#include "resp.h"
 
 /* The lock, as the research's Redis demos (docs/reality.md) run it. */
 #define LUA_FENCED_ACQUIRE \
@@ -30,18 +41,18 @@
     "local last = tonumber(redis.call('GET',KEYS[3]) or '0') if tok < last then return 2 end "             \
     "redis.call('SET',KEYS[3],ARGV[2]) redis.call('SET',KEYS[1],ARGV[1]) redis.call('INCR',KEYS[2]) return 1"
 
-static void emit(struct real_client *cl, int kind, int node, int peer, uint64_t token, int64_t a, int64_t b) {
-    struct rec r = {real_now_ns() - cl->t0, kind, node, peer, 0, token, a, b};
+static void emit(struct client *cl, int kind, int node, int peer, uint64_t token, int64_t a, int64_t b) {
+    struct rec r = {now_ns() - cl->t0, kind, node, peer, 0, token, a, b};
     ssize_t w;
     do w = write(cl->evfd, &r, sizeof r);
     while (w < 0 && errno == EINTR);
 }
 
-static int64_t real_of(const struct real_client *cl, sim_ns scn) { return (int64_t)((double)scn * cl->scale); }
+static int64_t real_of(const struct client *cl, sim_ns scn) { return (int64_t)((double)scn * cl->scale); }
 
 /* A named point: the faults the scenario attaches there, done for real by
  * the process itself (a SIGSTOP the driver resumes; SIGKILL). */
-static void point(struct real_client *cl, enum scn_point p) {
+static void point(struct client *cl, enum scn_point p) {
     int n = ++cl->occ[p];
     const struct scenario *s = cl->s;
     for (int i = 0; i < s->nfaults; i++) {
@@ -60,28 +71,28 @@ static void point(struct real_client *cl, enum scn_point p) {
 /* The scenario's constant network latency, one way, made real: the client
  * holds each request that long before sending it, and each reply that long
  * after receiving it (loopback's own tens of microseconds come on top). */
-static void hop(const struct real_client *cl) {
-    if (cl->s->latency.min_ns) real_sleep_until(real_now_ns() + real_of(cl, cl->s->latency.min_ns));
+static void hop(const struct client *cl) {
+    if (cl->s->latency.min_ns) sleep_until(now_ns() + real_of(cl, cl->s->latency.min_ns));
 }
 
-static int send_req(struct real_client *cl, int argc, const char *const *argv) {
+static int send_req(struct client *cl, int argc, const char *const *argv) {
     hop(cl);
     return resp_send(&cl->c, argc, argv);
 }
 
-static int recv_reply(struct real_client *cl, struct resp_reply *r) {
+static int recv_reply(struct client *cl, struct resp_reply *r) {
     int rc = resp_recv(&cl->c, r);
     hop(cl);
     return rc;
 }
 
-static int cmd(struct real_client *cl, struct resp_reply *r, int argc, const char *const *argv) {
+static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *const *argv) {
     if (send_req(cl, argc, argv) != 0 || recv_reply(cl, r) != 0) _exit(3);
     if (r->type == RESP_ERROR) _exit(4);
     return 0;
 }
 
-static int owner_of(const struct real_client *cl, const char *value) {
+static int owner_of(const struct client *cl, const char *value) {
     size_t k = strcspn(value, "#");
     for (int i = 0; i < cl->s->nclients; i++)
         if (strlen(cl->s->clients[i].name) == k && strncmp(cl->s->clients[i].name, value, k) == 0) return i;
@@ -89,7 +100,7 @@ static int owner_of(const struct real_client *cl, const char *value) {
 }
 
 /* One attempt: 1 granted (token set), 0 refused. */
-static int try_acquire(struct real_client *cl) {
+static int try_acquire(struct client *cl) {
     const struct real_cfg *g = cl->cfg;
     char ttl[32], gap[32];
     snprintf(cl->value, sizeof cl->value, "%s#%d", cl->s->clients[cl->idx].name, ++cl->acquires);
@@ -138,7 +149,7 @@ static int try_acquire(struct real_client *cl) {
             cl->token = r.type == RESP_INT ? (uint64_t)r.integer : 0;
             emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, cl->token, g->ttl_ns, 0);
             sim_ns every = g->renew_interval_ns ? g->renew_interval_ns : g->ttl_ns / g->renew_every;
-            cl->renew_at = real_now_ns() + real_of(cl, every);
+            cl->renew_at = now_ns() + real_of(cl, every);
             cl->lost = 0;
         }
         break;
@@ -157,7 +168,7 @@ static int try_acquire(struct real_client *cl) {
         got = r.type == RESP_INT && r.integer == 1;
         if (got) {
             emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, 0, 0, 0);
-            if (g->gap_ns) real_sleep_until(real_now_ns() + real_of(cl, g->gap_ns));
+            if (g->gap_ns) sleep_until(now_ns() + real_of(cl, g->gap_ns));
             snprintf(gap, sizeof gap, "%s", ttl);
             const char *a[] = {"PEXPIRE", "lock", gap};
             cmd(cl, &r, 3, a); /* as naive code does, its answer is not looked at */
@@ -174,7 +185,7 @@ static int try_acquire(struct real_client *cl) {
  * stops, and with on-lost=abort the program is told (lock_lost: it leaves
  * its critical section and skips its writes) unless it ignores the loss
  * (checks-loss=no); with on-lost=continue, the default, it goes on. */
-static void renew(struct real_client *cl) {
+static void renew(struct client *cl) {
     const struct real_cfg *g = cl->cfg;
     char ttl[32];
     long long ttl_ms = (long long)((double)g->ttl_ns * cl->scale / 1e6 + 0.5);
@@ -185,7 +196,7 @@ static void renew(struct real_client *cl) {
     if (r.type == RESP_INT && r.integer == 1) {
         emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, g->ttl_ns, 0);
         sim_ns every = g->renew_interval_ns ? g->renew_interval_ns : g->ttl_ns / g->renew_every;
-        cl->renew_at = real_now_ns() + real_of(cl, every);
+        cl->renew_at = now_ns() + real_of(cl, every);
         return;
     }
     cl->renew_at = 0;
@@ -197,15 +208,15 @@ static void renew(struct real_client *cl) {
 }
 
 /* Wait until abs (real ns), renewing the lease on the way when it is due. */
-static void wait_until(struct real_client *cl, int64_t abs) {
+static void wait_until(struct client *cl, int64_t abs) {
     while (cl->renew_at && cl->renew_at < abs) {
-        real_sleep_until(cl->renew_at);
+        sleep_until(cl->renew_at);
         renew(cl);
     }
-    real_sleep_until(abs);
+    sleep_until(abs);
 }
 
-static void do_release(struct real_client *cl) {
+static void do_release(struct client *cl) {
     cl->renew_at = 0;
     struct resp_reply r;
     if (cl->holding) emit(cl, TRACE_CS_EXIT, cl->idx, TRACE_NO_NODE, cl->token, TRACE_EXIT_RELEASE, 0);
@@ -227,26 +238,35 @@ static void do_release(struct real_client *cl) {
     point(cl, SCN_POINT_AFTER_RELEASE);
 }
 
-/* The program of client idx, from its start time until it ends. */
-void real_client_main(struct real_client *cl) {
+void real_client_main(struct client *cl) {
     const struct scenario *s = cl->s;
     const struct scn_client *me = &s->clients[cl->idx];
     const struct scn_program *p = &s->programs[me->program];
-    /* Retry jitter is drawn afresh in every real run (the simulator draws
-     * it from its seeded PRNG): a real run is not a replay. */
-    uint64_t rng = ((uint64_t)real_now_ns() ^ (uint64_t)getpid() << 32) * 0x9E3779B97F4A7C15ull | 1;
-    real_sleep_until(cl->t0 + real_of(cl, me->start_ns));
+    /* Retry jitter replays the simulated run's seeded draws (its trace has
+     * each wait between a denied attempt and the next, cl->waits), so the
+     * real run retries at the simulated instants. Past the simulated run's
+     * retries (the real run has diverged), draws are fresh. */
+    uint64_t rng = ((uint64_t)now_ns() ^ (uint64_t)getpid() << 32) * 0x9E3779B97F4A7C15ull | 1;
+    sleep_until(cl->t0 + real_of(cl, me->start_ns));
     int64_t read_value = 0, has_read = 0;
     int reps = 0;
     for (; me->repeat == 0 || reps < me->repeat; reps++) {
-        if (reps && me->think_ns) wait_until(cl, real_now_ns() + real_of(cl, me->think_ns));
+        if (reps && me->think_ns) wait_until(cl, now_ns() + real_of(cl, me->think_ns));
         for (int pc = 0; pc < p->nsteps; pc++) {
             const struct scn_step *st = &p->steps[pc];
             struct resp_reply r;
             switch (st->kind) {
             case SCN_STEP_ACQUIRE: {
                 emit(cl, TRACE_ACQUIRE_START, cl->idx, TRACE_NO_NODE, 0, 0, 0);
-                int64_t began = real_now_ns();
+                int64_t began = now_ns();
+                /* When each attempt is due: the simulated schedule (an attempt,
+                 * its round trip, the retry wait), not now + the wait. Each
+                 * real cycle costs a few hundred microseconds of round trip,
+                 * wake-ups and recording, which the scale multiplies into
+                 * scenario time (at S = 0.0417, ~10 ms per retry) and which
+                 * would add up over the retries: a scaling artifact, not
+                 * part of the scenario. A late attempt is made at once. */
+                int64_t due = began;
                 int attempts = 0;
                 for (;;) {
                     attempts++;
@@ -260,7 +280,7 @@ void real_client_main(struct real_client *cl) {
                     emit(cl, TRACE_ACQUIRE_DENIED, cl->idx, TRACE_NO_NODE, 0, attempts, 0);
                     sim_ns retry = st->retry_ns ? st->retry_ns : s->retry_ns;
                     if ((st->tries && attempts >= st->tries) ||
-                        (st->timeout_ns && real_now_ns() - began + real_of(cl, retry) > real_of(cl, st->timeout_ns))) {
+                        (st->timeout_ns && now_ns() - began + real_of(cl, retry) > real_of(cl, st->timeout_ns))) {
                         emit(cl, TRACE_ACQUIRE_FAILED, cl->idx, TRACE_NO_NODE, 0, attempts, 0);
                         /* skip to the step after the next release */
                         int k = pc + 1;
@@ -268,13 +288,19 @@ void real_client_main(struct real_client *cl) {
                         pc = k < p->nsteps ? k : pc;
                         break;
                     }
-                    if (st->jitter_ns) {
+                    sim_ns simulated = cl->used < cl->nwaits ? cl->waits[cl->used] : -1;
+                    cl->used++;
+                    if (st->jitter_ns && simulated >= retry && simulated <= retry + st->jitter_ns) {
+                        retry = simulated;
+                    } else if (st->jitter_ns) {
                         rng ^= rng << 13;
                         rng ^= rng >> 7;
                         rng ^= rng << 17;
                         retry += (sim_ns)(rng % (uint64_t)(st->jitter_ns + 1));
                     }
-                    wait_until(cl, real_now_ns() + real_of(cl, retry));
+                    due += real_of(cl, retry + 2 * s->latency.min_ns);
+                    int64_t now = now_ns();
+                    wait_until(cl, due > now ? due : now);
                 }
                 break;
             }
@@ -319,7 +345,7 @@ void real_client_main(struct real_client *cl) {
             }
             case SCN_STEP_WORK:
                 emit(cl, TRACE_WORK_START, cl->idx, TRACE_NO_NODE, 0, st->dur_ns, 0);
-                wait_until(cl, real_now_ns() + real_of(cl, st->dur_ns));
+                wait_until(cl, now_ns() + real_of(cl, st->dur_ns));
                 emit(cl, TRACE_WORK_END, cl->idx, TRACE_NO_NODE, 0, 0, 0);
                 break;
             case SCN_STEP_RELEASE:

@@ -1,0 +1,172 @@
+/* The recording of a real run (real/real_int.h): the records the client
+ * processes and the driver wrote, in real time, become a locksim trace in
+ * scenario time (docs/trace-format.md), with grants numbered in the order
+ * clients learnt them and each lease's expiry where PX promises it. */
+#include "real_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "error.h"
+
+int real_recs_add(struct recs *l, const struct rec *r) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        struct rec *v = realloc(l->v, cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n] = *r;
+    l->v[l->n++].order = l->order++;
+    return 0;
+}
+
+static int rec_cmp(const void *x, const void *y) {
+    const struct rec *a = x, *b = y;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The lease of owner ran out at t, as PX promises (not observed). */
+static void append_expire(struct trace *out, sim_ns t, int srv_node, int owner) {
+    struct trace_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.t = t;
+    ev.kind = TRACE_SRV_EXPIRE;
+    ev.node = srv_node;
+    ev.peer = owner;
+    trace_append(out, &ev);
+}
+
+int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l_, double scale, int port,
+                int srv_node, struct trace *out) {
+    struct recs l = *l_; /* a copy of the handle: l_->v is sorted in place */
+    int rc = 0;
+    /* The recording, in scenario time. */
+    qsort(l.v, l.n, sizeof *l.v, rec_cmp);
+    struct trace_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.node = ev.peer = TRACE_NO_NODE;
+    ev.kind = TRACE_RUN_START;
+    ev.a = (int64_t)s->seed;
+    ev.b = s->duration_ns;
+    trace_append(out, &ev);
+    for (size_t i = 0; i < sim->len; i++)
+        if (sim->ev[i].kind == TRACE_RESOURCE_INIT) {
+            ev = sim->ev[i];
+            ev.t = 0;
+            trace_append(out, &ev);
+            break;
+        }
+    char note[300];
+    snprintf(note, sizeof note,
+             "recorded against redis-server on 127.0.0.1:%d, one process per client; time scale %g: t_ns is real "
+             "elapsed time / %g",
+             port, scale, scale);
+    memset(&ev, 0, sizeof ev);
+    ev.kind = TRACE_SRV_NOTE;
+    ev.node = srv_node;
+    ev.peer = TRACE_NO_NODE;
+    ev.text = trace_intern(out, note, strlen(note));
+    trace_append(out, &ev);
+    /* Grants are numbered in the order the clients learnt them; the server's
+     * expiry is PX's promise (grant or PEXPIRE time + TTL), not observed. */
+    uint32_t grants = 0;
+    uint32_t *grant = calloc((size_t)sim->nnodes, sizeof *grant);
+    uint64_t *token = calloc((size_t)sim->nnodes, sizeof *token);
+    int *in_cs = calloc((size_t)sim->nnodes, sizeof *in_cs);
+    if (!grant || !token || !in_cs) rc = LSIM_ENOMEM;
+    int owner = -1;
+    sim_ns expiry = 0;
+    sim_ns endt = s->duration_ns;
+    for (size_t i = 0; i < l.n && rc == 0; i++) {
+        const struct rec *r = &l.v[i];
+        sim_ns t = (sim_ns)((double)r->t / scale);
+        if (t > endt) break;
+        if (owner >= 0 && expiry && expiry <= t) {
+            append_expire(out, expiry, srv_node, owner);
+            owner = -1;
+        }
+        if (r->kind == REC_OBSERVED_HOLD) {
+            /* Redis says r->a holds the lock, which the recording had not
+             * seen granted: its grant, as the server made it, now. */
+            if (owner != r->a) {
+                memset(&ev, 0, sizeof ev);
+                ev.t = t;
+                ev.kind = TRACE_SRV_GRANT;
+                ev.node = srv_node;
+                ev.peer = (int32_t)r->a;
+                ev.a = (int64_t)((double)r->b / scale);
+                trace_append(out, &ev);
+                owner = (int)r->a;
+                expiry = ev.a ? t + ev.a : 0;
+            }
+            continue;
+        }
+        memset(&ev, 0, sizeof ev);
+        ev.t = t;
+        ev.kind = (uint16_t)r->kind;
+        ev.node = r->node;
+        ev.peer = r->peer;
+        ev.token = r->token;
+        ev.a = r->a;
+        ev.b = r->b;
+        int c = (r->kind == TRACE_READ || r->kind == TRACE_WRITE) ? r->peer : r->node;
+        switch (r->kind) {
+        case TRACE_ACQUIRED:
+            grant[c] = ++grants;
+            token[c] = r->token;
+            in_cs[c] = 1;
+            ev.grant = grant[c];
+            break;
+        case TRACE_READ:
+        case TRACE_WRITE:
+        case TRACE_WRITE_SKIPPED:
+            ev.grant = grant[c];
+            break;
+        case TRACE_CS_EXIT:
+            ev.grant = grant[c];
+            in_cs[c] = 0;
+            grant[c] = 0;
+            break;
+        case TRACE_SRV_GRANT:
+        case TRACE_SRV_RENEW:
+            owner = r->peer;
+            expiry = r->a ? t + r->a : 0;
+            break;
+        case TRACE_SRV_DELETE:
+            owner = -1;
+            break;
+        default:
+            break;
+        }
+        trace_append(out, &ev);
+        if (r->kind == TRACE_CRASH && in_cs[c]) { /* a crashed client leaves its critical section */
+            memset(&ev, 0, sizeof ev);
+            ev.t = t;
+            ev.kind = TRACE_CS_EXIT;
+            ev.node = c;
+            ev.peer = TRACE_NO_NODE;
+            ev.token = token[c];
+            ev.grant = grant[c];
+            ev.a = TRACE_EXIT_CRASH;
+            trace_append(out, &ev);
+            in_cs[c] = 0;
+            grant[c] = 0;
+        }
+    }
+    if (rc == 0 && owner >= 0 && expiry && expiry <= endt) append_expire(out, expiry, srv_node, owner);
+    memset(&ev, 0, sizeof ev);
+    ev.t = endt;
+    ev.kind = TRACE_RUN_END;
+    ev.node = ev.peer = TRACE_NO_NODE;
+    ev.a = (int64_t)out->len;
+    if (rc == 0) trace_append(out, &ev);
+    free(grant);
+    free(token);
+    free(in_cs);
+    if (rc == 0 && out->oom) rc = LSIM_ENOMEM;
+    return rc;
+}
