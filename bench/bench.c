@@ -27,19 +27,19 @@
 #include "spawn.h"
 #include "workload.h"
 
-#define MAX_N 8       /* client counts per invocation */
+#define MAX_N 8 /* client counts per invocation */
 #define MAX_ROUNDS 50
 
 static const char *self_path = "/proc/self/exe";
 
 static const char usage[] =
-    "Usage:\n"
-    "  locksim-bench throughput [--rounds R] [--clients N,N,..] [--events E,E,..] [--seed S]\n"
-    "                           [--ref LOCKBENCH] [--wheel LOCKBENCH_WHEEL]\n"
-    "  locksim-bench memory [--clients N,N,..] [--events E]\n"
-    "  locksim-bench runcost LOCKSIM SCENARIO [--runs K] [--floor PROGRAM ARGS.. --] [CATALOG.lsim ...]\n"
-    "  locksim-bench resim [--runs K] CATALOG.lsim ...\n"
-    "  locksim-bench child N E SEED\n";
+        "Usage:\n"
+        "  locksim-bench throughput [--rounds R] [--clients N,N,..] [--events E,E,..] [--seed S]\n"
+        "                           [--ref LOCKBENCH] [--wheel LOCKBENCH_WHEEL]\n"
+        "  locksim-bench memory [--clients N,N,..] [--events E]\n"
+        "  locksim-bench runcost LOCKSIM SCENARIO [--runs K] [--floor PROGRAM ARGS.. --] [CATALOG.lsim ...]\n"
+        "  locksim-bench resim [--runs K] CATALOG.lsim ...\n"
+        "  locksim-bench child N E SEED\n";
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -123,8 +123,8 @@ static int cmd_child(int argc, char **argv) {
     printf("engine=locksim N=%u events=%" PRIu64 " sim_end_us=%" PRIu64 " grants=%" PRIu64
            " loop_s=%.6f ev_per_s=%.0f engine_events=%" PRIu64 " engine_ev_per_s=%.0f"
            " build_s=%.6f acquired=%" PRIu64 "\n",
-           n, r.ref_events, r.sim_end_us, r.grants, r.loop_s, (double)r.ref_events / r.loop_s,
-           r.engine_events, (double)r.engine_events / r.loop_s, r.build_s, r.acquired);
+           n, r.ref_events, r.sim_end_us, r.grants, r.loop_s, (double)r.ref_events / r.loop_s, r.engine_events,
+           (double)r.engine_events / r.loop_s, r.build_s, r.acquired);
     return r.ref_events == ev ? 0 : 70;
 }
 
@@ -148,16 +148,16 @@ static int validate_workload(void) {
     printf("workload check (1000 clients, 100 ms, checker on): %" PRIu64 " reference events, "
            "%" PRIu64 " grants, %" PRId64 " acquisitions seen by the checker, %" PRId64
            " denied attempts, verdict %s: %s\n",
-           cnt.ref_events, cnt.grants, rep.acquires, rep.denied_attempts,
-           scn_verdict_name(rep.verdict), ok ? "ok" : "MISMATCH");
+           cnt.ref_events, cnt.grants, rep.acquires, rep.denied_attempts, scn_verdict_name(rep.verdict),
+           ok ? "ok" : "MISMATCH");
     return ok ? 0 : -1;
 }
 
 /* ---- throughput ---------------------------------------------------------------------- */
 
 struct tp_run {
-    double ev_per_s;    /* reference-equivalent (or reference) events per second */
-    double eng_per_s;   /* engine events per second (locksim only) */
+    double ev_per_s;  /* reference-equivalent (or reference) events per second */
+    double eng_per_s; /* engine events per second (locksim only) */
     uint64_t sim_end_us, grants, events;
     long rss_kib;
 };
@@ -170,8 +170,7 @@ static int run_report(char *const argv[], const char *what, struct tp_run *out) 
     }
     memset(out, 0, sizeof *out);
     if (sp_field_f64(r.out, "ev_per_s", &out->ev_per_s) != 0 ||
-        sp_field_u64(r.out, "sim_end_us", &out->sim_end_us) != 0 ||
-        sp_field_u64(r.out, "grants", &out->grants) != 0 ||
+        sp_field_u64(r.out, "sim_end_us", &out->sim_end_us) != 0 || sp_field_u64(r.out, "grants", &out->grants) != 0 ||
         sp_field_u64(r.out, "events", &out->events) != 0) {
         fprintf(stderr, "bench: %s printed no report line: %s\n", what, r.out);
         return -1;
@@ -252,8 +251,7 @@ static int cmd_throughput(int argc, char **argv) {
             if (ref && (heap[k][r].sim_end_us != l0->sim_end_us || heap[k][r].grants != l0->grants ||
                         heap[k][r].events != l0->events))
                 same = 0;
-            if (wheel && (whl[k][r].sim_end_us != l0->sim_end_us || whl[k][r].grants != l0->grants))
-                same = 0;
+            if (wheel && (whl[k][r].sim_end_us != l0->sim_end_us || whl[k][r].grants != l0->grants)) same = 0;
         }
         if (!same) bad = 1;
         char m1[32], m2[32], m3[32], m4[32], g1[32];
@@ -261,17 +259,20 @@ static int cmd_throughput(int argc, char **argv) {
         if (ref)
             snprintf(rs, sizeof rs, "**%.2fx** (%.2f..%.2f)", median_copy(ratio, rounds), min_of(ratio, rounds),
                      max_of(ratio, rounds));
-        printf("| %" PRIu64 " | %s | %s | %s | %s | %s | %s | %s sim_end_us=%" PRIu64 " grants=%" PRIu64 " |\n",
-               ns[k], group(l0->events, g1, sizeof g1), mega(median_copy(a, rounds), m1, sizeof m1),
+        printf("| %" PRIu64 " | %s | %s | %s | %s | %s | %s | %s sim_end_us=%" PRIu64 " grants=%" PRIu64 " |\n", ns[k],
+               group(l0->events, g1, sizeof g1), mega(median_copy(a, rounds), m1, sizeof m1),
                mega(median_copy(b, rounds), m2, sizeof m2), ref ? mega(median_copy(h, rounds), m3, sizeof m3) : "n/a",
                rs, wheel ? mega(median_copy(w, rounds), m4, sizeof m4) : "n/a",
-               !ref ? "(no reference)" : same ? "equal:" : "DIFFERENT:", l0->sim_end_us, l0->grants);
+               !ref   ? "(no reference)"
+               : same ? "equal:"
+                      : "DIFFERENT:",
+               l0->sim_end_us, l0->grants);
         if (!same)
             for (int r = 0; r < rounds; r++)
-                fprintf(stderr, "bench: N=%" PRIu64 " round %d: locksim end=%" PRIu64 " grants=%" PRIu64
-                                " c-heap2 end=%" PRIu64 " grants=%" PRIu64 "\n",
-                        ns[k], r + 1, loc[k][r].sim_end_us, loc[k][r].grants, heap[k][r].sim_end_us,
-                        heap[k][r].grants);
+                fprintf(stderr,
+                        "bench: N=%" PRIu64 " round %d: locksim end=%" PRIu64 " grants=%" PRIu64 " c-heap2 end=%" PRIu64
+                        " grants=%" PRIu64 "\n",
+                        ns[k], r + 1, loc[k][r].sim_end_us, loc[k][r].grants, heap[k][r].sim_end_us, heap[k][r].grants);
     }
     printf("\nlocksim ref-equiv ev/s: timer fired, request received, reply received per wall second, from before\n"
            "engine_new (N clients) to the E-th such event; the engine processes more events than that\n"
@@ -319,8 +320,8 @@ static int cmd_memory(int argc, char **argv) {
                 snprintf(tgt, sizeof tgt, "%" PRIu64, targets_mib[k]);
             char growth[32] = "";
             if (j) snprintf(growth, sizeof growth, "%.2f", (double)rss[1] / (double)rss[0]);
-            printf("| %" PRIu64 " | %s | %" PRIu64 " | %.1f | %s | %s |\n", ns[k], group(ev, g, sizeof g),
-                   t.sim_end_us, (double)rss[j] / 1024.0, tgt, growth);
+            printf("| %" PRIu64 " | %s | %" PRIu64 " | %.1f | %s | %s |\n", ns[k], group(ev, g, sizeof g), t.sim_end_us,
+                   (double)rss[j] / 1024.0, tgt, growth);
             fflush(stdout);
         }
     }
@@ -439,8 +440,8 @@ static int cmd_runcost(int argc, char **argv) {
         printf("| `%s", floor_argv[0]);
         for (char **a = floor_argv + 1; *a; a++) printf(" %s", *a);
         printf("` (floor) | %.3f | %.3f | %.3f | %.3f | %.0f | %.1f |\n", 1e3 * sp_quantile_sorted(fwall, nr, 0.5),
-               1e3 * sp_quantile_sorted(fwall, nr, 0.1), 1e3 * sp_quantile_sorted(fwall, nr, 0.9),
-               1e3 * fwall[0], sp_median(fflt, nr), (double)fpeak / 1024.0);
+               1e3 * sp_quantile_sorted(fwall, nr, 0.1), 1e3 * sp_quantile_sorted(fwall, nr, 0.9), 1e3 * fwall[0],
+               sp_median(fflt, nr), (double)fpeak / 1024.0);
     }
     printf("\n(page faults: the child's minor faults from wait4's rusage, each a fresh page touched)\n");
     free(wall);
@@ -478,7 +479,8 @@ static int cmd_runcost(int argc, char **argv) {
         rounds++;
         t = sp_now_s();
     }
-    printf("\nrun cost, in process (parse + engine_new + engine_run + free, trace not kept), %d scenarios x %ld rounds:\n\n",
+    printf("\nrun cost, in process (parse + engine_new + engine_run + free, trace not kept), %d scenarios x %ld "
+           "rounds:\n\n",
            ncat, rounds);
     printf("| scenario | events | us per run |\n|---|---:|---:|\n");
     for (int k = 0; k < ncat; k++)
@@ -559,9 +561,10 @@ static int cmd_resim(int argc, char **argv) {
         for (int i = 0; i < n; i++) sw += whole[i], sa += alone[i];
         sp_sort(whole, (size_t)n);
         printf("resim: a click's re-simulation (run + trace kept + layouts + the whole run's scenes at 1280 px), "
-               "median of %d per scenario, %d catalog scenarios:\n", runs, n);
-        printf("  median %.2f ms, p95 %.2f ms, worst %.2f ms (%s); %d over 50 ms (target: under 50 ms)\n",
-               whole[n / 2], whole[(int)(n * 0.95)], worst_ms, worst, over);
+               "median of %d per scenario, %d catalog scenarios:\n",
+               runs, n);
+        printf("  median %.2f ms, p95 %.2f ms, worst %.2f ms (%s); %d over 50 ms (target: under 50 ms)\n", whole[n / 2],
+               whole[(int)(n * 0.95)], worst_ms, worst, over);
         printf("  same run: the run alone, trace not kept: %.2f ms a scenario on average; the click costs %.1fx that\n",
                sa / n, sa > 0 ? sw / sa : 0.0);
     }

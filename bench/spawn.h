@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 struct sp_result {
-    int exited;        /* 1 = exited normally */
-    int status;        /* exit status when exited */
-    double wall_s;     /* fork to reaped, seconds */
-    long maxrss_kib;   /* peak resident set of the child, KiB */
-    long minflt;       /* page faults served without I/O (each a fresh page touched) */
-    char out[2048];    /* the start of its stdout, NUL-terminated (when captured) */
+    int exited;      /* 1 = exited normally */
+    int status;      /* exit status when exited */
+    double wall_s;   /* fork to reaped, seconds */
+    long maxrss_kib; /* peak resident set of the child, KiB */
+    long minflt;     /* page faults served without I/O (each a fresh page touched) */
+    char out[2048];  /* the start of its stdout, NUL-terminated (when captured) */
 };
 
 /* Run argv[0] with argv (PATH is not searched: give a path). capture = 1

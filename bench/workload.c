@@ -44,8 +44,8 @@ struct wl_config {
 };
 
 struct wl_client {
-    uint64_t lcg;    /* this client's LCG state */
-    int armed;       /* a think timer is pending */
+    uint64_t lcg; /* this client's LCG state */
+    int armed;    /* a think timer is pending */
 };
 
 struct wl_server {
@@ -170,23 +170,23 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
 }
 
 const struct lock_algo wl_algo = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "peer-workload",
-    .summary = "bench only: the peer benchmark's lease server and think-time clients",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct wl_config),
-    .client_size = sizeof(struct wl_client),
-    .server_size = sizeof(struct wl_server),
-    .config_default = config_default,
-    .option = option,
-    .client_init = client_init,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_init = server_init,
-    .server_recv = server_recv,
+        .abi = LOCK_ABI_VERSION,
+        .name = "peer-workload",
+        .summary = "bench only: the peer benchmark's lease server and think-time clients",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct wl_config),
+        .client_size = sizeof(struct wl_client),
+        .server_size = sizeof(struct wl_server),
+        .config_default = config_default,
+        .option = option,
+        .client_init = client_init,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_init = server_init,
+        .server_recv = server_recv,
 };
 
 int wl_scenario(struct scenario *s, uint32_t n, uint64_t seed) {
@@ -238,8 +238,7 @@ int wl_run(struct scenario *s, uint64_t e_events, int close_s, struct wl_result 
         counts = NULL;
         return rc == LSIM_ENOMEM ? -2 : -1;
     }
-    while (c.ref_events < e_events && engine_step(e)) {
-    }
+    while (c.ref_events < e_events && engine_step(e)) {}
     double t2 = sp_now_s();
     out->ref_events = c.ref_events;
     out->engine_events = engine_events(e);

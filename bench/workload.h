@@ -12,8 +12,8 @@
 #include "lock.h"
 #include "scenario.h"
 
-#define WL_LAT_US 100   /* one-way network latency of the reference */
-#define WL_LEASE_US 50  /* lease length of the reference */
+#define WL_LAT_US 100  /* one-way network latency of the reference */
+#define WL_LEASE_US 50 /* lease length of the reference */
 
 /* Counts kept by the workload algorithm while a run goes on. One run at a
  * time per process: the algorithm writes these through a file-level
@@ -31,10 +31,10 @@ struct wl_result {
     uint64_t engine_events; /* engine events processed, all kinds */
     uint64_t sim_end_us;    /* true time of the E-th reference-equivalent event */
     uint64_t grants;
-    double build_s;         /* wall seconds in engine_new (N clients) */
-    double loop_s;          /* wall seconds from before engine_new to the E-th event,
+    double build_s;    /* wall seconds in engine_new (N clients) */
+    double loop_s;     /* wall seconds from before engine_new to the E-th event,
                                the reference's timed region plus building the engine */
-    uint64_t acquired;      /* granted replies received by then */
+    uint64_t acquired; /* granted replies received by then */
 };
 
 /* The algorithm: the server grants when its clock reads past the current

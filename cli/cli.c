@@ -42,8 +42,10 @@ static long armed_s; /* the limit cli_time_limit_arm set, for its message */
 static void on_time_limit(int sig) {
     (void)sig;
     char msg[200];
-    int n = snprintf(msg, sizeof msg, "locksim: the run did not finish within its time limit of %ld s (a plugin "
-                     "callback that never returns?); nothing was decided (--time-limit SECONDS changes it)\n", armed_s);
+    int n = snprintf(msg, sizeof msg,
+                     "locksim: the run did not finish within its time limit of %ld s (a plugin "
+                     "callback that never returns?); nothing was decided (--time-limit SECONDS changes it)\n",
+                     armed_s);
     if (n > 0 && write(2, msg, (size_t)n) < 0) _exit(70);
     _exit(70);
 }
@@ -94,8 +96,8 @@ void cli_stop_release(void) {
 
 int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status) {
     const char *a = argv[*i];
-    int is_seed = strcmp(a, "--seed") == 0, is_set = strcmp(a, "--set") == 0,
-        is_algo = strcmp(a, "--algo") == 0, is_limit = strcmp(a, "--time-limit") == 0;
+    int is_seed = strcmp(a, "--seed") == 0, is_set = strcmp(a, "--set") == 0, is_algo = strcmp(a, "--algo") == 0,
+        is_limit = strcmp(a, "--time-limit") == 0;
     if (!is_seed && !is_set && !is_algo && !is_limit) return 0;
     if (*i + 1 >= argc) {
         *status = cli_usage("%s needs a value", a);
@@ -151,14 +153,14 @@ static const struct {
     const char *cmd;
     unsigned formats;
 } cmd_formats[] = {
-    {"run", F_(TEXT) | F_(JSONL)},
-    {"check", F_(TEXT) | F_(JSONL) | F_(TAP) | F_(JUNIT)},
-    {"check-trace", F_(TEXT) | F_(JSONL)},
-    {"matrix", F_(TEXT) | F_(JSONL) | F_(CSV)},
-    {"batch", F_(TEXT) | F_(JSONL) | F_(CSV) | F_(JUNIT) | F_(TAP)},
-    {"sweep", F_(CSV) | F_(JSONL)},
-    {"merge", F_(TEXT) | F_(JSONL) | F_(CSV) | F_(JUNIT) | F_(TAP)}, /* as the shards' command offers */
-    {"render", F_(PNG) | F_(SVG)},
+        {"run", F_(TEXT) | F_(JSONL)},
+        {"check", F_(TEXT) | F_(JSONL) | F_(TAP) | F_(JUNIT)},
+        {"check-trace", F_(TEXT) | F_(JSONL)},
+        {"matrix", F_(TEXT) | F_(JSONL) | F_(CSV)},
+        {"batch", F_(TEXT) | F_(JSONL) | F_(CSV) | F_(JUNIT) | F_(TAP)},
+        {"sweep", F_(CSV) | F_(JSONL)},
+        {"merge", F_(TEXT) | F_(JSONL) | F_(CSV) | F_(JUNIT) | F_(TAP)}, /* as the shards' command offers */
+        {"render", F_(PNG) | F_(SVG)},
 };
 #undef F_
 
@@ -247,9 +249,7 @@ static int on_file(const char *path, const struct stat *st, int flag, struct FTW
     return 0;
 }
 
-static int by_name(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t errlen) {
     memset(&found, 0, sizeof found);
@@ -265,7 +265,9 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     found.strip = is_link ? strlen(base) : 0;
     int rc = nftw(top, on_file, 16, FTW_PHYS);
     if (found.oom) rc = LSIM_ENOMEM, snprintf(err, errlen, "out of memory listing '%s'", dir);
-    else if (rc != 0) rc = lsim_errno_code(errno, LSIM_ENOINPUT), snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
+    else if (rc != 0)
+        rc = lsim_errno_code(errno, LSIM_ENOINPUT),
+        snprintf(err, errlen, "cannot read directory '%s': %s", dir, strerror(errno));
     if (rc) {
         for (int i = 0; i < found.n; i++) free(found.v[i]);
         free(found.v);
@@ -287,8 +289,7 @@ int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *h
     } else {
         if ((size_t)(dots - s) >= sizeof first) return -1;
         snprintf(first, sizeof first, "%.*s", (int)(dots - s), s);
-        if (cli_parse_int(first, 0, 0x7fffffffL, &a) != 0 || cli_parse_int(dots + 2, 0, 0x7fffffffL, &z) != 0 ||
-            z < a)
+        if (cli_parse_int(first, 0, 0x7fffffffL, &a) != 0 || cli_parse_int(dots + 2, 0, 0x7fffffffL, &z) != 0 || z < a)
             return -1;
     }
     *lo = (unsigned long long)a;
@@ -351,8 +352,7 @@ int cli_parse_algos(const char *algos, const struct lock_algo **list, char **nam
     const char *p = algos;
     for (;;) {
         size_t l = strcspn(p, ",");
-        if (l == 0)
-            return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,... or all", algos);
+        if (l == 0) return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,... or all", algos);
         if (*n == max) return cli_usage("too many algorithms (at most %d)", max);
         char name[4096], err[700];
         snprintf(name, sizeof name, "%.*s", (int)l, p);

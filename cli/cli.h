@@ -39,7 +39,7 @@ struct cli_runopts {
     const char *sets[CLI_MAX_SETS];
     int nsets;
     const char *algo;
-    long time_limit_s;            /* --time-limit: 0 = CLI_TIME_LIMIT_S, -1 = none */
+    long time_limit_s; /* --time-limit: 0 = CLI_TIME_LIMIT_S, -1 = none */
 };
 /* Arm the wall-clock limit of one run (o may be NULL: the default), and
  * disarm it when the run is over. When it expires the process ends: with a
@@ -129,8 +129,8 @@ int cli_picture_finish(struct out_file *out, int svg, const struct trace *const 
 /* Write n stacked panels (trs and banners borrowed) in view v to path
  * through out_open/out_commit (input is refused as an output; may be NULL).
  * Returns 0 or the exit status after printing the error. */
-int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs,
-                      size_t n, const struct scene_banner *banners, const struct scene_view *v);
+int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs, size_t n,
+                      const struct scene_banner *banners, const struct scene_view *v);
 /* --from/--to: a duration ("31.5s"); 0 or exit status 64 after a usage error. */
 int cli_parse_window(const char *opt, const char *text, sim_ns *out);
 
@@ -150,9 +150,8 @@ int cmd_explore(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_real(int argc, char **argv);
 
-extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[],
-    cli_usage_hash[], cli_usage_demo[], cli_usage_batch[],
-    cli_usage_check_trace[], cli_usage_diff[], cli_usage_sweep[], cli_usage_render[],
-    cli_usage_view[], cli_usage_explore[], cli_usage_merge[], cli_usage_real[];
+extern const char cli_usage_main[], cli_usage_run[], cli_usage_check[], cli_usage_matrix[], cli_usage_hash[],
+        cli_usage_demo[], cli_usage_batch[], cli_usage_check_trace[], cli_usage_diff[], cli_usage_sweep[],
+        cli_usage_render[], cli_usage_view[], cli_usage_explore[], cli_usage_merge[], cli_usage_real[];
 
 #endif

@@ -18,9 +18,8 @@
 
 /* As gfx_render_png_panels and gfx_view_run; when the module cannot be
  * loaded, LSIM_EINTERNAL, and cli_gfx_error() says why and how to build it. */
-int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs,
-                              size_t n, const struct scene_banner *banners,
-                              const struct scene_view *v);
+int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs, size_t n,
+                              const struct scene_banner *banners, const struct scene_view *v);
 int cli_gfx_view_run(const struct view_host *h, const struct view_opts *o);
 int cli_gfx_heatmap_png(const char *path, FILE *stream, const struct heatmap *h);
 /* As gfx_error, or why the module could not be loaded. Static storage. */

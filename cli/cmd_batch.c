@@ -23,14 +23,14 @@ struct emitter {
     const struct fanout *b;
     enum batch_format fmt;
     FILE *f;
-    struct report_summary *kept;     /* junit, tap: every run, in order */
+    struct report_summary *kept;      /* junit, tap: every run, in order */
     size_t done, passed, skipped, na; /* na: expectations not applicable (outcome OK) */
-    size_t by_outcome[3];            /* failed runs: FAIL, TRUNCATED, ERROR */
-    size_t first[3];                 /* the first failed runs, for the summary */
+    size_t by_outcome[3];             /* failed runs: FAIL, TRUNCATED, ERROR */
+    size_t first[3];                  /* the first failed runs, for the summary */
     char first_why[3][300];
     int nfirst;
     int worst;
-    int oom;                         /* 1 = a run's record could not be kept: the batch stops, 70 */
+    int oom; /* 1 = a run's record could not be kept: the batch stops, 70 */
     struct group g;
 };
 
@@ -91,7 +91,7 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
         if (k->rc && b->has_seeds) k->seed = fanout_seed(b, i);
         char *label = malloc(4400);
         if (label) fanout_label(label, 4400, b, i);
-        k->label = label; /* owned by k (NULL: out of memory, the batch stops) */
+        k->label = label;   /* owned by k (NULL: out of memory, the batch stops) */
         s->failures = NULL; /* moved to k */
         if (!label) return e->oom = 1;
         break;
@@ -109,8 +109,10 @@ static size_t failed_runs(const struct emitter *e) { return e->done - e->passed 
 /* ", N not applicable (...)" when there are such runs. */
 static void say_not_applicable(FILE *f, size_t na) {
     if (na)
-        fprintf(f, ", %zu not applicable (runs with another seed, --set or algorithm than the file's: their "
-                   "expect lines are not judged without --expect)", na);
+        fprintf(f,
+                ", %zu not applicable (runs with another seed, --set or algorithm than the file's: their "
+                "expect lines are not judged without --expect)",
+                na);
 }
 
 static void summary(const struct emitter *e, size_t total) {
@@ -139,13 +141,17 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     char err[700];
     enum report_format rf = REPORT_FMT_TEXT;
     if (format && (st = cli_format("batch", format, &rf)) != 0) return st;
-    fmt = rf == REPORT_FMT_JSONL ? FMT_JSONL : rf == REPORT_FMT_CSV ? FMT_CSV : rf == REPORT_FMT_JUNIT ? FMT_JUNIT
-          : rf == REPORT_FMT_TAP ? FMT_TAP : FMT_TABLE;
+    fmt = rf == REPORT_FMT_JSONL   ? FMT_JSONL
+          : rf == REPORT_FMT_CSV   ? FMT_CSV
+          : rf == REPORT_FMT_JUNIT ? FMT_JUNIT
+          : rf == REPORT_FMT_TAP   ? FMT_TAP
+                                   : FMT_TABLE;
     if (b->shard_n && !b->preloaded) {
         /* A shard is always the shard JSON Lines; merge writes the formats. */
         if (format && rf != REPORT_FMT_JSONL)
             return cli_usage("batch --shard writes JSON Lines for `locksim merge` (which writes --format %s), "
-                             "not --format %s", format, format);
+                             "not --format %s",
+                             format, format);
         fmt = FMT_SHARD;
     }
     size_t total, lo, hi;
@@ -191,8 +197,8 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
         if (of.mode == OUT_ATOMIC) out_abort(&of);
         else out_commit(&of, err, sizeof err);
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished (%zu passed, %zu failed)%s\n",
-                how > 0 ? "interrupted" : "a worker could not be started", e.done, total, e.passed,
-                failed_runs(&e), of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
+                how > 0 ? "interrupted" : "a worker could not be started", e.done, total, e.passed, failed_runs(&e),
+                of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
         st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
     } else if (out_commit(&of, err, sizeof err) != 0) st = cli_fail(LSIM_EOUTPUT, err);
     if (how >= 0) summary(&e, total);

@@ -106,12 +106,11 @@ static enum golden_result golden_check(const struct golden_opts *g, const char *
             res = wr == LSIM_ENOMEM ? GOLDEN_NOMEM : wr ? GOLDEN_FAILED : GOLDEN_WRITTEN;
             if (res == GOLDEN_WRITTEN && loaded)
                 fprintf(m, "updated %s: %016llx -> %016llx\n", path, old, (unsigned long long)now.trace_hash);
-            else if (res == GOLDEN_WRITTEN)
-                fprintf(m, "new %s: %016llx\n", path, (unsigned long long)now.trace_hash);
+            else if (res == GOLDEN_WRITTEN) fprintf(m, "new %s: %016llx\n", path, (unsigned long long)now.trace_hash);
         } else {
             const struct trace *cur = engine_trace(now.engine);
-            fprintf(m, "%s: trace differs from its golden trace %s (digest %016llx, now %016llx)\n", file, path,
-                    old, (unsigned long long)now.trace_hash);
+            fprintf(m, "%s: trace differs from its golden trace %s (digest %016llx, now %016llx)\n", file, path, old,
+                    (unsigned long long)now.trace_hash);
             struct trace judged;
             struct checker_report was;
             int dm = run_recheck(&gold, now.scn->purpose, now.scn->stuck_after_ns, NULL, &judged, &was);
@@ -228,8 +227,13 @@ int cmd_check(int argc, char **argv) {
     }
     int worst = 0, gold_same = 0, gold_written = 0;
     for (int i = 0; i < files.n; i++) {
-        struct run_spec spec = {.file = files.v[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
-                                .algo = ro.algo, .keep_trace = 0, .hold_expects = hold};
+        struct run_spec spec = {.file = files.v[i],
+                                .seed = ro.seed,
+                                .sets = ro.sets,
+                                .nsets = ro.nsets,
+                                .algo = ro.algo,
+                                .keep_trace = 0,
+                                .hold_expects = hold};
         struct run_result r;
         double t0 = now_s();
         run_scenario(&spec, &r);
@@ -276,7 +280,8 @@ int cmd_check(int argc, char **argv) {
     } else if (fmt == REPORT_FMT_TAP) {
         report_tap(stdout, sum, files.n);
     } else if (fmt == REPORT_FMT_JUNIT) {
-        if (report_junit(stdout, "locksim check", sum, files.n, ro.sets, ro.nsets) != 0) worst = cli_fail(LSIM_ENOMEM, "");
+        if (report_junit(stdout, "locksim check", sum, files.n, ro.sets, ro.nsets) != 0)
+            worst = cli_fail(LSIM_ENOMEM, "");
     }
     for (int i = 0; i < files.n; i++) report_summary_close(&sum[i]);
     free(sum);

@@ -12,128 +12,108 @@
 #include "scenario_file.h"
 
 const char cli_usage_explore[] =
-    "Usage: locksim explore FILE [--budget RUNS | --time 30s] [--seed S] [--algos A,B|all]\n"
-    "                       [--jobs N] [--swarm] [--set KEY=VALUE]... [-o counterexample.lsim]\n"
-    "\n"
-    "Searches the scenario's fault budget (its `explore` line, and its params with a\n"
-    "range) for a run that breaks its `expect` lines (with none: a run that is not\n"
-    "SAFE), then shrinks that run (fewest faults and clients, rounder and shorter\n"
-    "times, fault sizes and ranged params bisected to the exact tick) and writes it\n"
-    "as an ordinary scenario file that `locksim check` passes. The same --seed gives\n"
-    "the same file, byte for byte, whatever --jobs is. The report ends with the\n"
-    "algorithm's states and how many of the runs searched reached each.\n"
-    "\n"
-    "Options:\n"
-    "  --budget RUNS   runs at most (default 100000; whole batches of 2048)\n"
-    "  --time DUR      stop searching after this much wall time (30s, 2m)\n"
-    "  --seed S        the explorer seed (default 1)\n"
-    "  --algos LIST    explore with each of these algorithms (comma-separated, or all);\n"
-    "                  default: the scenario's own\n"
-    "  --jobs N        worker processes (default 1)\n"
-    "  --swarm         each run enables a random subset of the fault kinds\n"
-    "  --set KEY=VALUE override a scenario value first, as `run --set` does\n"
-    "  -o FILE         write the counterexample here (with several algorithms, FILE\n"
-    "                  gets .ALGO before its .lsim); default: print it\n"
-    "Exit: 0 nothing found, 1 a counterexample was found, 64/65/66 as `run`; 130 when\n"
-    "interrupted (Ctrl-C, TERM, HUP), after saying on stderr what was searched and the\n"
-    "best found so far.\n";
+        "Usage: locksim explore FILE [--budget RUNS | --time 30s] [--seed S] [--algos A,B|all]\n"
+        "                       [--jobs N] [--swarm] [--set KEY=VALUE]... [-o counterexample.lsim]\n"
+        "\n"
+        "Searches the scenario's fault budget (its `explore` line, and its params with a\n"
+        "range) for a run that breaks its `expect` lines (with none: a run that is not\n"
+        "SAFE), then shrinks that run (fewest faults and clients, rounder and shorter\n"
+        "times, fault sizes and ranged params bisected to the exact tick) and writes it\n"
+        "as an ordinary scenario file that `locksim check` passes. The same --seed gives\n"
+        "the same file, byte for byte, whatever --jobs is. The report ends with the\n"
+        "algorithm's states and how many of the runs searched reached each.\n"
+        "\n"
+        "Options:\n"
+        "  --budget RUNS   runs at most (default 100000; whole batches of 2048)\n"
+        "  --time DUR      stop searching after this much wall time (30s, 2m)\n"
+        "  --seed S        the explorer seed (default 1)\n"
+        "  --algos LIST    explore with each of these algorithms (comma-separated, or all);\n"
+        "                  default: the scenario's own\n"
+        "  --jobs N        worker processes (default 1)\n"
+        "  --swarm         each run enables a random subset of the fault kinds\n"
+        "  --set KEY=VALUE override a scenario value first, as `run --set` does\n"
+        "  -o FILE         write the counterexample here (with several algorithms, FILE\n"
+        "                  gets .ALGO before its .lsim); default: print it\n"
+        "Exit: 0 nothing found, 1 a counterexample was found, 64/65/66 as `run`; 130 when\n"
+        "interrupted (Ctrl-C, TERM, HUP), after saying on stderr what was searched and the\n"
+        "best found so far.\n";
 
 /* "out.lsim" -> "out.lease.lsim" when several algorithms share -o. */
-static void out_name(char *buf, size_t n, const char *path, const char *algo, int several)
-{
+static void out_name(char *buf, size_t n, const char *path, const char *algo, int several) {
     size_t l = strlen(path);
 
-    if (!several)
-        snprintf(buf, n, "%s", path);
-    else if (l > 5 && strcmp(path + l - 5, ".lsim") == 0)
-        snprintf(buf, n, "%.*s.%s.lsim", (int)(l - 5), path, algo);
-    else
-        snprintf(buf, n, "%s.%s", path, algo);
+    if (!several) snprintf(buf, n, "%s", path);
+    else if (l > 5 && strcmp(path + l - 5, ".lsim") == 0) snprintf(buf, n, "%.*s.%s.lsim", (int)(l - 5), path, algo);
+    else snprintf(buf, n, "%s.%s", path, algo);
 }
 
-static void print_cover(const struct explore_result *r)
-{
-    static const char *const kind_head[SCN_NEM_COUNT] = {"pauses", "clock-steps",
-                                                         "latency-spikes", "crashes"};
+static void print_cover(const struct explore_result *r) {
+    static const char *const kind_head[SCN_NEM_COUNT] = {"pauses", "clock-steps", "latency-spikes", "crashes"};
     int k, p;
 
     printf("covered: %llu distinct fault placements of %llu the budget allows (kind, node, named "
-           "point or whole second)", (unsigned long long)r->cover.placements,
-           (unsigned long long)r->cover.placements_possible);
-    if (r->cover.params)
-        printf(", %llu draws of the params", (unsigned long long)r->cover.params);
-    if (r->cover.truncated)
-        printf(", %llu runs cut short (not judged)", (unsigned long long)r->cover.truncated);
+           "point or whole second)",
+           (unsigned long long)r->cover.placements, (unsigned long long)r->cover.placements_possible);
+    if (r->cover.params) printf(", %llu draws of the params", (unsigned long long)r->cover.params);
+    if (r->cover.truncated) printf(", %llu runs cut short (not judged)", (unsigned long long)r->cover.truncated);
     printf("\n  %-24s", "faults placed");
-    for (k = 0; k < SCN_NEM_COUNT; k++)
-        printf(" %14s", kind_head[k]);
+    for (k = 0; k < SCN_NEM_COUNT; k++) printf(" %14s", kind_head[k]);
     printf("\n  %-24s", "at a true time");
-    for (k = 0; k < SCN_NEM_COUNT; k++)
-        printf(" %14llu", (unsigned long long)r->cover.kind_timed[k]);
+    for (k = 0; k < SCN_NEM_COUNT; k++) printf(" %14llu", (unsigned long long)r->cover.kind_timed[k]);
     for (p = SCN_POINT_NONE + 1; p < SCN_POINT_COUNT; p++) {
         printf("\n  %-24s", scn_point_name((enum scn_point)p));
-        for (k = 0; k < SCN_NEM_COUNT; k++)
-            printf(" %14llu", (unsigned long long)r->cover.point[k][p]);
+        for (k = 0; k < SCN_NEM_COUNT; k++) printf(" %14llu", (unsigned long long)r->cover.point[k][p]);
     }
     printf("\n  %-24s", "in all");
-    for (k = 0; k < SCN_NEM_COUNT; k++)
-        printf(" %14llu", (unsigned long long)r->cover.kind[k]);
+    for (k = 0; k < SCN_NEM_COUNT; k++) printf(" %14llu", (unsigned long long)r->cover.kind[k]);
     printf("\n");
 }
 
 /* The algorithm's states (lock_algo.state_names): how many runs reached each. */
-static int states_reached(const struct explore_result *r)
-{
+static int states_reached(const struct explore_result *r) {
     int i, n = 0;
 
-    for (i = 0; r->algo && i < r->algo->nstates; i++)
-        n += r->cover.state_runs[i] > 0;
+    for (i = 0; r->algo && i < r->algo->nstates; i++) n += r->cover.state_runs[i] > 0;
     return n;
 }
 
-static void print_states(const struct explore_result *r)
-{
+static void print_states(const struct explore_result *r) {
     int i, width = 26;
 
     if (!r->algo || r->algo->nstates == 0) {
-        printf("algorithm states: %s names none (lock_algo.state_names)\n",
-               r->algo ? r->algo->name : "the algorithm");
+        printf("algorithm states: %s names none (lock_algo.state_names)\n", r->algo ? r->algo->name : "the algorithm");
         return;
     }
-    printf("algorithm states of %s: %d of %d reached (runs reaching each, of %llu runs)\n",
-           r->algo->name, states_reached(r), r->algo->nstates, (unsigned long long)r->runs);
+    printf("algorithm states of %s: %d of %d reached (runs reaching each, of %llu runs)\n", r->algo->name,
+           states_reached(r), r->algo->nstates, (unsigned long long)r->runs);
     for (i = 0; i < r->algo->nstates; i++) /* names of 26 characters or fewer keep the column */
-        if ((int)strlen(r->algo->state_names[i]) > width)
-            width = (int)strlen(r->algo->state_names[i]);
+        if ((int)strlen(r->algo->state_names[i]) > width) width = (int)strlen(r->algo->state_names[i]);
     for (i = 0; i < r->algo->nstates; i++)
-        printf("  %-*s %10llu%s\n", width, r->algo->state_names[i],
-               (unsigned long long)r->cover.state_runs[i],
+        printf("  %-*s %10llu%s\n", width, r->algo->state_names[i], (unsigned long long)r->cover.state_runs[i],
                r->cover.state_runs[i] ? "" : "  not reached");
 }
 
 /* Interrupted (SIGINT, SIGTERM, SIGHUP): what was searched, and the best
  * found so far, on stderr. */
-static void report_interrupted(const char *algo, const struct explore_opts *o,
-                               const struct explore_result *r)
-{
+static void report_interrupted(const char *algo, const struct explore_opts *o, const struct explore_result *r) {
     char of[64] = "";
 
     if (o->budget)
         snprintf(of, sizeof of, " of the budget's %llu",
                  (unsigned long long)((o->budget + EXPLORE_BATCH - 1) / EXPLORE_BATCH * EXPLORE_BATCH));
-    else if (o->time_s > 0)
-        snprintf(of, sizeof of, " of a %gs search", o->time_s);
-    fprintf(stderr, "locksim: interrupted: explore (algorithm %s) searched %llu runs%s in %.3fs",
-            algo, (unsigned long long)r->runs, of, r->seconds);
+    else if (o->time_s > 0) snprintf(of, sizeof of, " of a %gs search", o->time_s);
+    fprintf(stderr, "locksim: interrupted: explore (algorithm %s) searched %llu runs%s in %.3fs", algo,
+            (unsigned long long)r->runs, of, r->seconds);
     if (!r->found) {
         fprintf(stderr, "; nothing failed yet\n");
         return;
     }
-    fprintf(stderr, "; the best found so far: run %llu fails (%d fault%s, %d client%s), shrunk in "
+    fprintf(stderr,
+            "; the best found so far: run %llu fails (%d fault%s, %d client%s), shrunk in "
             "%d step%s (%llu runs) when stopped; no file written (run again with --budget %llu "
-            "to shrink it)\n", (unsigned long long)r->first_fail, r->faults_found,
-            r->faults_found == 1 ? "" : "s", r->clients_found, r->clients_found == 1 ? "" : "s",
-            r->nsteps, r->nsteps == 1 ? "" : "s", (unsigned long long)r->shrink_runs,
+            "to shrink it)\n",
+            (unsigned long long)r->first_fail, r->faults_found, r->faults_found == 1 ? "" : "s", r->clients_found,
+            r->clients_found == 1 ? "" : "s", r->nsteps, r->nsteps == 1 ? "" : "s", (unsigned long long)r->shrink_runs,
             (unsigned long long)r->first_fail + 1);
 }
 
@@ -146,9 +126,8 @@ struct row {
     char what[200];
 };
 
-static int explore_one(const char *file, const struct scenario *s, struct explore_opts *o,
-                       const char *outpath, int several, struct row *row)
-{
+static int explore_one(const char *file, const struct scenario *s, struct explore_opts *o, const char *outpath,
+                       int several, struct row *row) {
     struct explore_result r;
     char err[800] = "", path[4200];
     const char *algo = o->algo ? o->algo->name : s->algo;
@@ -164,9 +143,9 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
         explore_result_close(&r);
         return cli_fail(rc, err);
     }
-    printf("== explore %s, algorithm %s, explorer seed %llu, %s, %d job%s\n", file, algo,
-           (unsigned long long)o->seed, o->swarm ? "swarm (a random subset of kinds per run)"
-           : "every kind in every run", o->jobs, o->jobs == 1 ? "" : "s");
+    printf("== explore %s, algorithm %s, explorer seed %llu, %s, %d job%s\n", file, algo, (unsigned long long)o->seed,
+           o->swarm ? "swarm (a random subset of kinds per run)" : "every kind in every run", o->jobs,
+           o->jobs == 1 ? "" : "s");
     printf("search: %llu runs in %.3fs: %.0f runs/s", (unsigned long long)r.runs, r.seconds,
            r.seconds > 0 ? (double)r.runs / r.seconds : 0.0);
     row->found = r.found;
@@ -177,22 +156,19 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
         printf("; none found in %llu runs\n", (unsigned long long)r.runs);
         print_cover(&r);
         print_states(&r);
-        snprintf(row->what, sizeof row->what, "none found in %llu runs",
-                 (unsigned long long)r.runs);
+        snprintf(row->what, sizeof row->what, "none found in %llu runs", (unsigned long long)r.runs);
         explore_result_close(&r);
         return 0;
     }
     row->first = (unsigned long long)r.first_fail + 1;
     row->faults = r.faults_shrunk;
-    printf("; first failure at run %llu (%llu runs to the first failure)\n",
-           (unsigned long long)r.first_fail, (unsigned long long)r.first_fail + 1);
+    printf("; first failure at run %llu (%llu runs to the first failure)\n", (unsigned long long)r.first_fail,
+           (unsigned long long)r.first_fail + 1);
     printf("shrink: %d steps, %llu runs in %.3fs: faults %d -> %d, clients %d -> %d\n", r.nsteps,
-           (unsigned long long)r.shrink_runs, r.shrink_seconds, r.faults_found, r.faults_shrunk,
-           r.clients_found, r.clients_shrunk);
-    for (int i = 0; i < r.nsteps && i < EXPLORE_MAX_STEPS; i++)
-        printf("  %d. %s\n", i + 1, r.steps[i]);
-    for (int i = 0; i < r.nboundary; i++)
-        printf("boundary: %s\n", r.boundary[i]);
+           (unsigned long long)r.shrink_runs, r.shrink_seconds, r.faults_found, r.faults_shrunk, r.clients_found,
+           r.clients_shrunk);
+    for (int i = 0; i < r.nsteps && i < EXPLORE_MAX_STEPS; i++) printf("  %d. %s\n", i + 1, r.steps[i]);
+    for (int i = 0; i < r.nboundary; i++) printf("boundary: %s\n", r.boundary[i]);
     printf("found: %s\n", r.rep.headline);
     print_states(&r);
     /* The story in one line: the fault lines of the file. */
@@ -204,8 +180,7 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
             const char *nl = strchr(p, '\n');
             size_t l = nl ? (size_t)(nl - p) : strlen(p);
             if ((p[0] == '@' || strncmp(p, "on ", 3) == 0) && used + l + 3 < sizeof row->what) {
-                snprintf(row->what + used, sizeof row->what - used, "%s%.*s", used ? "; " : "",
-                         (int)l, p);
+                snprintf(row->what + used, sizeof row->what - used, "%s%.*s", used ? "; " : "", (int)l, p);
                 used = strlen(row->what);
             }
             p = nl ? nl + 1 : NULL;
@@ -232,8 +207,7 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
     return 1;
 }
 
-int cmd_explore(int argc, char **argv)
-{
+int cmd_explore(int argc, char **argv) {
     struct cli_runopts ro;
     struct explore_opts o;
     const char *file = NULL, *algos = NULL, *outpath = NULL;
@@ -256,17 +230,14 @@ int cmd_explore(int argc, char **argv)
         }
         if (strcmp(a, "--set") == 0) {
             int took = cli_take_runopt(&ro, argc, argv, &i, &st);
-            if (took < 0)
-                return st;
-            cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0,
-                                   " --set %s", argv[i]);
+            if (took < 0) return st;
+            cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --set %s", argv[i]);
             continue;
         }
         int has = i + 1 < argc;
         if (strcmp(a, "--budget") == 0 && has) {
             if (cli_parse_int(argv[++i], 1, 2000000000L, &v) != 0)
-                return cli_usage("--budget takes a number of runs from 1 to 2000000000, not '%s'",
-                                 argv[i]);
+                return cli_usage("--budget takes a number of runs from 1 to 2000000000, not '%s'", argv[i]);
             o.budget = (uint64_t)v;
         } else if (strcmp(a, "--time") == 0 && has) {
             sim_ns t;
@@ -284,8 +255,7 @@ int cmd_explore(int argc, char **argv)
             algos = argv[++i];
         } else if (strcmp(a, "--jobs") == 0 && has) {
             if (cli_parse_int(argv[++i], 1, EXPLORE_MAX_JOBS, &v) != 0)
-                return cli_usage("--jobs takes a number from 1 to %d, not '%s'", EXPLORE_MAX_JOBS,
-                                 argv[i]);
+                return cli_usage("--jobs takes a number from 1 to %d, not '%s'", EXPLORE_MAX_JOBS, argv[i]);
             o.jobs = (int)v;
         } else if (strcmp(a, "--swarm") == 0) {
             o.swarm = 1;
@@ -299,16 +269,12 @@ int cmd_explore(int argc, char **argv)
             file = a;
         }
     }
-    if (!file)
-        return cli_usage("explore needs a scenario file");
-    cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " %s",
-                           file);
+    if (!file) return cli_usage("explore needs a scenario file");
+    cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " %s", file);
     if (o.budget)
         snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --budget %llu",
                  (unsigned long long)o.budget);
-    else
-        snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --time %gs",
-                 o.time_s);
+    else snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --time %gs", o.time_s);
     cl = strlen(cmdline);
     snprintf(cmdline + cl, sizeof cmdline - cl, " --seed %llu%s", (unsigned long long)o.seed,
              o.swarm ? " --swarm" : "");
@@ -336,8 +302,7 @@ int cmd_explore(int argc, char **argv)
     const struct lock_algo *list[64];
     int nalgo = 0;
     if (algos && strcmp(algos, "all") == 0) {
-        for (i = 0; lock_algo_at(i) && nalgo < 64; i++)
-            list[nalgo++] = lock_algo_at(i);
+        for (i = 0; lock_algo_at(i) && nalgo < 64; i++) list[nalgo++] = lock_algo_at(i);
     } else if (algos) {
         char buf[1024], msg[600];
         snprintf(buf, sizeof buf, "%s", algos);
@@ -358,8 +323,7 @@ int cmd_explore(int argc, char **argv)
     for (i = 0; i < nalgo; i++) {
         char cmd[1200];
         o.algo = list[i];
-        snprintf(cmd, sizeof cmd, "%s%s%s", cmdline, list[i] ? " --algos " : "",
-                 list[i] ? list[i]->name : "");
+        snprintf(cmd, sizeof cmd, "%s%s%s", cmdline, list[i] ? " --algos " : "", list[i] ? list[i]->name : "");
         o.command = cmd;
         memset(&rows[i], 0, sizeof rows[i]);
         st = explore_one(file, &s, &o, outpath, several, &rows[i]);
@@ -369,8 +333,7 @@ int cmd_explore(int argc, char **argv)
             return st;
         }
         found += st;
-        if (several)
-            printf("\n");
+        if (several) printf("\n");
     }
     cli_stop_release();
     scenario_close(&s);
@@ -381,13 +344,12 @@ int cmd_explore(int argc, char **argv)
             char runs[32], states[32];
             snprintf(runs, sizeof runs, "%llu", rows[i].found ? rows[i].first : rows[i].runs);
             snprintf(states, sizeof states, "%d/%d", rows[i].states, rows[i].nstates);
-            printf("%-22s %-6s %10s %8d %7s  %s\n", rows[i].algo, rows[i].found ? "yes" : "no",
-                   runs, rows[i].faults, states, rows[i].what);
+            printf("%-22s %-6s %10s %8d %7s  %s\n", rows[i].algo, rows[i].found ? "yes" : "no", runs, rows[i].faults,
+                   states, rows[i].what);
         }
         printf("(runs: to the first failure when found, else runs searched; states: algorithm "
                "states reached in the runs searched, of those it names)\n");
     }
-    if (fflush(stdout) != 0)
-        return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
+    if (fflush(stdout) != 0) return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
     return found ? 1 : 0;
 }

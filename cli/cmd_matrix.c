@@ -23,8 +23,8 @@ static void note_dropped(struct report_matrix_row *row, const char *dropped, con
         if (strncmp(kv, "lock.", 5) == 0) kv += 5;
         size_t klen = strcspn(kv, "=");
         if (run_word_in_list(dropped, kv, klen) && len + klen + 2 < sizeof row->dropped)
-            len += (size_t)snprintf(row->dropped + len, sizeof row->dropped - len, "%s%.*s",
-                                    len ? " " : "", (int)klen, kv);
+            len += (size_t)snprintf(row->dropped + len, sizeof row->dropped - len, "%s%.*s", len ? " " : "", (int)klen,
+                                    kv);
     }
 }
 
@@ -57,7 +57,8 @@ static int row_dies(const struct run_spec *spec, const struct cli_runopts *ro, c
     if (!WIFSIGNALED(st)) return 0;
     int sig = WTERMSIG(st);
     if (sig == SIGALRM)
-        snprintf(why, n, "the algorithm did not finish within the time limit (--time-limit; a callback that never returns?)");
+        snprintf(why, n,
+                 "the algorithm did not finish within the time limit (--time-limit; a callback that never returns?)");
     else snprintf(why, n, "the algorithm crashed: signal %d (%s)", sig, strsignal(sig));
     return 1;
 }
@@ -69,8 +70,8 @@ static void free_kept(struct run_result *kept, int n) {
 }
 
 /* --render: one panel per row that ran, stacked on one time axis. */
-static int render_panels(const char *path, int svg, const char *file, const struct run_result *kept,
-                         int n, const struct cli_runopts *ro) {
+static int render_panels(const char *path, int svg, const char *file, const struct run_result *kept, int n,
+                         const struct cli_runopts *ro) {
     const struct trace **trs = calloc((size_t)n, sizeof *trs);
     struct cli_banner *cbs = calloc((size_t)n, sizeof *cbs);
     struct scene_banner *bs = calloc((size_t)n, sizeof *bs);
@@ -142,8 +143,13 @@ int cmd_matrix(int argc, char **argv) {
     int ran = 0;
     for (int i = 0; i < n; i++) {
         rows[i].algo = list[i];
-        struct run_spec spec = {.file = file, .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
-                                .algo_resolved = list[i], .keep_trace = render != NULL, .lenient_sets = 1};
+        struct run_spec spec = {.file = file,
+                                .seed = ro.seed,
+                                .sets = ro.sets,
+                                .nsets = ro.nsets,
+                                .algo_resolved = list[i],
+                                .keep_trace = render != NULL,
+                                .lenient_sets = 1};
         struct run_result r;
         char died[200];
         if (is_plugin_row(algos, i) && row_dies(&spec, &ro, died, sizeof died)) {

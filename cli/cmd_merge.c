@@ -24,8 +24,10 @@ static int check_slices(struct shard *sh, int n, const char *const *paths) {
                     paths[seen[s->k] - 1], paths[i]);
             st = cli_exit(LSIM_EUSAGE);
         } else if (s->first != lo || s->end != hi) {
-            fprintf(stderr, "%s:1:1: shard %ld/%ld of %zu runs holds runs %zu..%zu, not %zu..%zu: not a slice "
-                    "`--shard K/N` writes\n", paths[i], s->k, total, s->runs, s->first, s->end, lo, hi);
+            fprintf(stderr,
+                    "%s:1:1: shard %ld/%ld of %zu runs holds runs %zu..%zu, not %zu..%zu: not a slice "
+                    "`--shard K/N` writes\n",
+                    paths[i], s->k, total, s->runs, s->first, s->end, lo, hi);
             st = cli_exit(LSIM_EPARSE);
         }
         seen[s->k] = i + 1;
@@ -80,8 +82,8 @@ int cmd_merge(int argc, char **argv) {
         st = shard_read(paths[i], &sh[i]);
         const char *what = st || i == 0 ? NULL : shard_differs(&sh[0], &sh[i]);
         if (what) {
-            fprintf(stderr, "locksim: merge: '%s' and '%s' are shards of different runs (their %s differ)\n",
-                    paths[0], paths[i], what);
+            fprintf(stderr, "locksim: merge: '%s' and '%s' are shards of different runs (their %s differ)\n", paths[0],
+                    paths[i], what);
             st = cli_exit(LSIM_EUSAGE);
         }
     }

@@ -14,38 +14,38 @@
 #include "trace_jsonl.h"
 
 const char cli_usage_real[] =
-    "Usage: locksim real FILE [--store redis] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
-    "\n"
-    "Plays the scenario against a real Redis: locksim starts its own redis-server\n"
-    "(Debian package redis-server) on 127.0.0.1:16379 (or the next free port up to\n"
-    "16394), persistence off, its files in a temporary folder, and stops it by PID on\n"
-    "every exit, Ctrl-C and SIGTERM included. Each client is a process of its own\n"
-    "talking RESP to it; a pause is SIGSTOP/SIGCONT of that process, a crash SIGKILL.\n"
-    "Algorithms: lease (SET NX PX), fenced-lease (a Lua SET NX PX + INCR; the\n"
-    "resource's fenced write is a Lua script), setnx, setnx-expire (SETNX, then\n"
-    "PEXPIRE), lease-renew (SET NX PX and a heartbeat in the same process: a Lua\n"
-    "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis. The scenario's timeline runs\n"
-    "at scale S (real seconds per scenario second; default: the whole duration in\n"
-    "2.5 s real). The run is recorded as a locksim trace in scenario time (real time\n"
-    "/ S), judged by the checker check-trace uses, and printed beside the simulated\n"
-    "run: verdicts, each acquisition's time (a takeover more than 15 ms of real time\n"
-    "from the simulated one is a difference) and a line per difference.\n"
-    "A constant network latency is held by each client on every request and reply.\n"
-    "Refused, saying why (exit 69): every other algorithm, several servers, latency\n"
-    "that varies, loss, partitions, links, clock faults, failover, restarts, a pause\n"
-    "or crash of the server, resource timeouts, guards and read checks.\n"
-    "  --store redis     the backend (the only one built)\n"
-    "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
-    "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
-    "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
-    "  --row             one Markdown table row instead of the report (make reality):\n"
-    "                    scenario, backend, simulated verdict, real verdicts, runs\n"
-    "                    whose verdict differs, runs with any difference, scale,\n"
-    "                    takeover times; a refused scenario: scenario, algorithm, why\n"
-    "Exit 0 when every run's real verdict is the simulated one (other differences,\n"
-    "such as takeover times, are findings, reported, not failures), 1 when a real\n"
-    "verdict differs, 69 refused, no redis-server, or a server or client that did\n"
-    "not answer within 2 s, 65/66 a bad or missing file, 130 interrupted.\n";
+        "Usage: locksim real FILE [--store redis] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
+        "\n"
+        "Plays the scenario against a real Redis: locksim starts its own redis-server\n"
+        "(Debian package redis-server) on 127.0.0.1:16379 (or the next free port up to\n"
+        "16394), persistence off, its files in a temporary folder, and stops it by PID on\n"
+        "every exit, Ctrl-C and SIGTERM included. Each client is a process of its own\n"
+        "talking RESP to it; a pause is SIGSTOP/SIGCONT of that process, a crash SIGKILL.\n"
+        "Algorithms: lease (SET NX PX), fenced-lease (a Lua SET NX PX + INCR; the\n"
+        "resource's fenced write is a Lua script), setnx, setnx-expire (SETNX, then\n"
+        "PEXPIRE), lease-renew (SET NX PX and a heartbeat in the same process: a Lua\n"
+        "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis. The scenario's timeline runs\n"
+        "at scale S (real seconds per scenario second; default: the whole duration in\n"
+        "2.5 s real). The run is recorded as a locksim trace in scenario time (real time\n"
+        "/ S), judged by the checker check-trace uses, and printed beside the simulated\n"
+        "run: verdicts, each acquisition's time (a takeover more than 15 ms of real time\n"
+        "from the simulated one is a difference) and a line per difference.\n"
+        "A constant network latency is held by each client on every request and reply.\n"
+        "Refused, saying why (exit 69): every other algorithm, several servers, latency\n"
+        "that varies, loss, partitions, links, clock faults, failover, restarts, a pause\n"
+        "or crash of the server, resource timeouts, guards and read checks.\n"
+        "  --store redis     the backend (the only one built)\n"
+        "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
+        "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
+        "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
+        "  --row             one Markdown table row instead of the report (make reality):\n"
+        "                    scenario, backend, simulated verdict, real verdicts, runs\n"
+        "                    whose verdict differs, runs with any difference, scale,\n"
+        "                    takeover times; a refused scenario: scenario, algorithm, why\n"
+        "Exit 0 when every run's real verdict is the simulated one (other differences,\n"
+        "such as takeover times, are findings, reported, not failures), 1 when a real\n"
+        "verdict differs, 69 refused, no redis-server, or a server or client that did\n"
+        "not answer within 2 s, 65/66 a bad or missing file, 130 interrupted.\n";
 
 struct take {
     int node;
@@ -80,16 +80,18 @@ static int differences(FILE *out, const struct checker_report *sim, const struct
     static const char *const names[] = {"double entries", "stale writes accepted", "stale writes rejected",
                                         "lost updates",   "wrong releases",        "stuck clients",
                                         "acquisitions",   "failed acquisitions",   "writes accepted"};
-    const int64_t sv[] = {sim->double_entries, sim->stale_accepted, sim->stale_rejected, sim->lost_updates,
-                          sim->wrong_releases, sim->stuck,          sim->acquires,       sim->failed_acquires,
-                          sim->writes_accepted};
-    const int64_t rv[] = {real->double_entries, real->stale_accepted, real->stale_rejected, real->lost_updates,
-                          real->wrong_releases, real->stuck,          real->acquires,       real->failed_acquires,
-                          real->writes_accepted};
+    const int64_t sv[] = {sim->double_entries, sim->stale_accepted,  sim->stale_rejected,
+                          sim->lost_updates,   sim->wrong_releases,  sim->stuck,
+                          sim->acquires,       sim->failed_acquires, sim->writes_accepted};
+    const int64_t rv[] = {real->double_entries, real->stale_accepted,  real->stale_rejected,
+                          real->lost_updates,   real->wrong_releases,  real->stuck,
+                          real->acquires,       real->failed_acquires, real->writes_accepted};
     for (int k = 0; k < 9; k++)
         if (sv[k] != rv[k]) {
             d++;
-            if (out) fprintf(out, "    differs: %s: simulated %lld, real %lld\n", names[k], (long long)sv[k], (long long)rv[k]);
+            if (out)
+                fprintf(out, "    differs: %s: simulated %lld, real %lld\n", names[k], (long long)sv[k],
+                        (long long)rv[k]);
         }
     struct take a[64], b[64];
     int na = takes(st, a, 64), nb = takes(rt, b, 64);
@@ -190,10 +192,8 @@ int cmd_real(int argc, char **argv) {
     char why[600];
     rc = real_supported(s, st, why, sizeof why);
     if (rc) {
-        if (row)
-            printf("| %s | %s | %s |\n", name, s->algo, why);
-        else
-            fprintf(stderr, "locksim: %s: cannot be run for real: %s\n", file, why);
+        if (row) printf("| %s | %s | %s |\n", name, s->algo, why);
+        else fprintf(stderr, "locksim: %s: cannot be run for real: %s\n", file, why);
         scenario_close(&scn);
         run_result_close(&sim);
         return cli_exit(rc);
@@ -242,9 +242,8 @@ int cmd_real(int argc, char **argv) {
                     if (i < nsa) show_t(t1, sizeof t1, sa[i].t);
                     if (i < nra) show_t(t2, sizeof t2, ra[i].t);
                     printf("    acquisition %d: simulated %-3s at %-9s real %-3s at %-9s (%.1f ms real)\n", i + 1,
-                           i < nsa ? st->nodes[sa[i].node].name : "-", t1,
-                           i < nra ? dst.nodes[ra[i].node].name : "-", t2,
-                           i < nra ? (double)ra[i].t * scale / 1e6 : 0.0);
+                           i < nsa ? st->nodes[sa[i].node].name : "-", t1, i < nra ? dst.nodes[ra[i].node].name : "-",
+                           t2, i < nra ? (double)ra[i].t * scale / 1e6 : 0.0);
                 }
                 differences(stdout, sim.report, &rep, st, &dst, scale);
             }
@@ -280,8 +279,8 @@ int cmd_real(int argc, char **argv) {
                (int)repeat - counts[sim.report->verdict], differ, scale, takes_cell);
     } else {
         printf("\n  real verdicts over %ld run%s: %s (simulated %s); %d run%s differ%s\n", repeat,
-               repeat == 1 ? "" : "s", verdicts, scn_verdict_name(sim.report->verdict), differ,
-               differ == 1 ? "" : "s", differ == 1 ? "s" : "");
+               repeat == 1 ? "" : "s", verdicts, scn_verdict_name(sim.report->verdict), differ, differ == 1 ? "" : "s",
+               differ == 1 ? "s" : "");
     }
     int verdict_differs = counts[sim.report->verdict] < (int)repeat;
     scenario_close(&scn);

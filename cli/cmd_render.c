@@ -63,15 +63,16 @@ int cli_picture_finish(struct out_file *out, int svg, const struct trace *const 
     if (rc == LSIM_EOUTPUT) rc = 0; /* a short write: out_commit names the reason */
     if (rc) {
         out_abort(out);
-        snprintf(err, sizeof err, "%.4000s: %s", out->path, svg || !cli_gfx_error()[0] ? lsim_strerror(rc) : cli_gfx_error());
+        snprintf(err, sizeof err, "%.4000s: %s", out->path,
+                 svg || !cli_gfx_error()[0] ? lsim_strerror(rc) : cli_gfx_error());
         return cli_fail(rc, err);
     }
     rc = out_commit(out, err, sizeof err);
     return rc ? cli_fail(rc, err) : 0;
 }
 
-int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs,
-                      size_t n, const struct scene_banner *banners, const struct scene_view *v) {
+int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs, size_t n,
+                      const struct scene_banner *banners, const struct scene_view *v) {
     struct out_file out;
     int st = cli_picture_open(&out, path, input);
     return st ? st : cli_picture_finish(&out, svg, trs, n, banners, v);
@@ -121,8 +122,7 @@ static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
     }
     if (!o->file) return cli_usage("render needs a scenario file: locksim render FILE -o OUT.png");
     if (!o->out) return cli_usage("render needs an output: -o OUT.png or -o OUT.svg (- for standard output)");
-    if (o->has_from && o->has_to && o->to <= o->from)
-        return cli_usage("--to must be later than --from");
+    if (o->has_from && o->has_to && o->to <= o->from) return cli_usage("--to must be later than --from");
     return 0;
 }
 
@@ -135,8 +135,12 @@ int cmd_render(int argc, char **argv) {
     /* Open the output first: writing over the scenario is refused before it runs. */
     struct out_file out;
     if ((st = cli_picture_open(&out, o.out, strcmp(o.file, "-") ? o.file : NULL)) != 0) return st;
-    struct run_spec spec = {.file = o.file, .seed = o.ro.seed, .sets = o.ro.sets, .nsets = o.ro.nsets,
-                            .algo = o.ro.algo, .keep_trace = 1};
+    struct run_spec spec = {.file = o.file,
+                            .seed = o.ro.seed,
+                            .sets = o.ro.sets,
+                            .nsets = o.ro.nsets,
+                            .algo = o.ro.algo,
+                            .keep_trace = 1};
     struct run_result r;
     int rc = run_scenario(&spec, &r);
     if (rc) {

@@ -17,9 +17,9 @@ struct run_cmd {
     struct cli_runopts ro;
     const char *file;
     const char *trace_path;
-    int chrome;              /* --trace-format chrome */
+    int chrome; /* --trace-format chrome */
     int json, color, timeline, narrate, width;
-    int hold;                /* --expect: judge the expect lines under overrides too */
+    int hold; /* --expect: judge the expect lines under overrides too */
 };
 
 static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
@@ -34,10 +34,8 @@ static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
         else if (strcmp(a, "--trace-format") == 0 && has) {
             const char *v = argv[++i];
             if (strcmp(v, "chrome") == 0) o->chrome = 1;
-            else if (strcmp(v, "jsonl") != 0)
-                return cli_usage("--trace-format takes jsonl or chrome, not '%s'", v);
-        }
-        else if (strcmp(a, "--format") == 0 && has) {
+            else if (strcmp(v, "jsonl") != 0) return cli_usage("--trace-format takes jsonl or chrome, not '%s'", v);
+        } else if (strcmp(a, "--format") == 0 && has) {
             enum report_format f;
             int bad = cli_format("run", argv[++i], &f);
             if (bad) return bad;
@@ -75,17 +73,15 @@ static char *narration_text(const struct trace *tr) {
 
 /* The text report; 0, or LSIM_ENOMEM when the timeline or the narration
  * could not be drawn (what came before it is written). */
-static int print_text(FILE *f, const struct run_result *r, const struct run_cmd *o,
-                       const struct report_ctx *c) {
+static int print_text(FILE *f, const struct run_result *r, const struct run_cmd *o, const struct report_ctx *c) {
     const struct scenario *s = r->scn;
     const struct checker_report *rep = r->report;
     char b1[32];
     const char *bold = o->color ? "\033[1m" : "", *off = o->color ? "\033[0m" : "";
     fprintf(f, "%s%s%s  (%s)\n", bold, s->title[0] ? s->title : "(untitled scenario)", off, o->file);
     format_time_ns(b1, sizeof b1, rep->end_ns);
-    fprintf(f, "algorithm %s, %d client%s, seed %llu, %llu events, ends at %s\n", r->algo->name,
-            s->nclients, s->nclients == 1 ? "" : "s", (unsigned long long)s->seed,
-            (unsigned long long)engine_events(r->engine), b1);
+    fprintf(f, "algorithm %s, %d client%s, seed %llu, %llu events, ends at %s\n", r->algo->name, s->nclients,
+            s->nclients == 1 ? "" : "s", (unsigned long long)s->seed, (unsigned long long)engine_events(r->engine), b1);
     if (engine_dropped_options(r->engine)[0])
         fprintf(f, "note: %s does not use the scenario's option(s): %s\n", r->algo->name,
                 engine_dropped_options(r->engine));
@@ -128,8 +124,13 @@ int cmd_run(int argc, char **argv) {
     memset(&o, 0, sizeof o);
     int st = parse_run_args(&o, argc, argv);
     if (st) return st < 0 ? 0 : st;
-    struct run_spec spec = {.file = o.file, .seed = o.ro.seed, .sets = o.ro.sets, .nsets = o.ro.nsets,
-                            .algo = o.ro.algo, .keep_trace = 1, .hold_expects = o.hold};
+    struct run_spec spec = {.file = o.file,
+                            .seed = o.ro.seed,
+                            .sets = o.ro.sets,
+                            .nsets = o.ro.nsets,
+                            .algo = o.ro.algo,
+                            .keep_trace = 1,
+                            .hold_expects = o.hold};
     struct run_result r;
     cli_time_limit_arm(&o.ro, 0);
     int rc = run_scenario(&spec, &r);
@@ -138,7 +139,10 @@ int cmd_run(int argc, char **argv) {
         run_result_close(&r);
         return cli_fail(rc, r.error);
     }
-    struct report_ctx c = {.file = o.file, .algo = o.ro.algo, .sets = o.ro.sets, .nsets = o.ro.nsets,
+    struct report_ctx c = {.file = o.file,
+                           .algo = o.ro.algo,
+                           .sets = o.ro.sets,
+                           .nsets = o.ro.nsets,
                            /* the text's timeline depends on the width: the replay says it */
                            .width = !o.json && o.timeline ? o.width : 0,
                            .color = o.color};
@@ -203,8 +207,12 @@ int cmd_hash(int argc, char **argv) {
         return cli_usage("hash needs at least one scenario file");
     }
     for (int i = 0; i < nfiles; i++) {
-        struct run_spec spec = {.file = files[i], .seed = ro.seed, .sets = ro.sets, .nsets = ro.nsets,
-                                .algo = ro.algo, .keep_trace = 0};
+        struct run_spec spec = {.file = files[i],
+                                .seed = ro.seed,
+                                .sets = ro.sets,
+                                .nsets = ro.nsets,
+                                .algo = ro.algo,
+                                .keep_trace = 0};
         struct run_result r;
         cli_time_limit_arm(&ro, 0);
         int rc = run_scenario(&spec, &r);
@@ -235,9 +243,8 @@ int cmd_demo(int argc, char **argv) {
     }
     if (!dir) dir = cli_scenario_dir(buf, sizeof buf);
     static const char *const files[] = {"gc-pause-outlives-lease.lsim", "fencing-rejects-stale-write.lsim"};
-    static const char *const intro[] = {
-        "1/2  The seed's timeline with a plain lease (SET NX PX, compare-and-delete):",
-        "2/2  The same timeline with fencing tokens checked by the resource:"};
+    static const char *const intro[] = {"1/2  The seed's timeline with a plain lease (SET NX PX, compare-and-delete):",
+                                        "2/2  The same timeline with fencing tokens checked by the resource:"};
     int worst = 0;
     for (int i = 0; i < 2; i++) {
         char path[4400];

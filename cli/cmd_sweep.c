@@ -40,7 +40,8 @@ static int parse_vary(const char *arg, struct fanout_axis *a) {
         for (const char *p = spec;;) {
             size_t l = strcspn(p, ",");
             if (l == 0) return cli_usage("--vary %s has an empty value in '%s'", a->key, spec);
-            if (a->n == SWEEP_MAX_VALUES) return cli_usage("--vary %s: too many values (at most %d)", a->key, SWEEP_MAX_VALUES);
+            if (a->n == SWEEP_MAX_VALUES)
+                return cli_usage("--vary %s: too many values (at most %d)", a->key, SWEEP_MAX_VALUES);
             if (fanout_axis_push(a, p, l) != 0) return cli_fail(LSIM_ENOMEM, "");
             if (!p[l]) return 0;
             p += l + 1;
@@ -48,7 +49,8 @@ static int parse_vary(const char *arg, struct fanout_axis *a) {
     }
     if (!slash || slash < dots) return cli_usage("--vary %s: a range needs a step: A..B/STEP, e.g. 0s..60s/1s", a->key);
     char lo[64], hi[64], step[64];
-    if ((size_t)(dots - spec) >= sizeof lo || (size_t)(slash - dots - 2) >= sizeof hi || strlen(slash + 1) >= sizeof step)
+    if ((size_t)(dots - spec) >= sizeof lo || (size_t)(slash - dots - 2) >= sizeof hi ||
+        strlen(slash + 1) >= sizeof step)
         return cli_usage("--vary %s: '%s' is too long", a->key, spec);
     snprintf(lo, sizeof lo, "%.*s", (int)(dots - spec), spec);
     snprintf(hi, sizeof hi, "%.*s", (int)(slash - dots - 2), dots + 2);
@@ -56,8 +58,8 @@ static int parse_vary(const char *arg, struct fanout_axis *a) {
     int64_t il, ih, is;
     sim_ns dl, dh, ds;
     int ints = scn_parse_int(lo, &il) == 0 && scn_parse_int(hi, &ih) == 0 && scn_parse_int(step, &is) == 0;
-    if (!ints && (scn_parse_duration(lo, &dl) != 0 || scn_parse_duration(hi, &dh) != 0 ||
-                  scn_parse_duration(step, &ds) != 0))
+    if (!ints &&
+        (scn_parse_duration(lo, &dl) != 0 || scn_parse_duration(hi, &dh) != 0 || scn_parse_duration(step, &ds) != 0))
         return cli_usage("--vary %s: '%s' is neither integers nor durations A..B/STEP", a->key, spec);
     if (ints) dl = il, dh = ih, ds = is;
     if (ds <= 0 || dh < dl) return cli_usage("--vary %s: '%s' needs A <= B and a step above 0", a->key, spec);
@@ -74,9 +76,9 @@ static int parse_vary(const char *arg, struct fanout_axis *a) {
 
 /* Counts per (cell, algorithm), and the first error of each. */
 struct tally {
-    struct heatmap_cell *cells;  /* [algo][cell] */
-    char (*error)[200];          /* [algo][cell] */
-    char (*algo_ran)[48];        /* [algo]: the name of the algorithm that ran */
+    struct heatmap_cell *cells; /* [algo][cell] */
+    char (*error)[200];         /* [algo][cell] */
+    char (*algo_ran)[48];       /* [algo]: the name of the algorithm that ran */
     int nalgos, ncells;
     int worst;
 };
@@ -84,7 +86,7 @@ struct tally {
 struct sweep_sink {
     struct tally *t;
     const struct fanout *f;
-    FILE *shard;                 /* --shard: each run is a record here, nothing tallied */
+    FILE *shard; /* --shard: each run is a record here, nothing tallied */
 };
 
 static int sweep_take(void *arg, size_t i, struct report_summary *s) {
@@ -168,8 +170,8 @@ static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int na
 }
 
 /* The heatmap from the tally, written atomically to path: SVG, or PNG when png. */
-static int write_heatmap(const char *path, int png, const struct fanout_dest *d, const char *title, const struct fanout_axis *ax,
-                         int naxes, const struct tally *t, const struct fanout *fo) {
+static int write_heatmap(const char *path, int png, const struct fanout_dest *d, const char *title,
+                         const struct fanout_axis *ax, int naxes, const struct tally *t, const struct fanout *fo) {
     const char *panels[FANOUT_MAX_ALGOS];
     for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo_reg[a] : t->algo_ran[a];
     struct heatmap h = {.title = title,
@@ -209,8 +211,8 @@ static void summary(const struct tally *t, const struct fanout *fo, const struct
         for (int k = 0; k < HEATMAP_NCLASS; k++) n[k] += t->cells[c].count[k], runs += t->cells[c].count[k];
         if (first < 0 && t->error[c][0]) first = (int)c;
     }
-    fprintf(stderr, "locksim: sweep: %lld runs (%d cell%s x %d algorithm%s):", runs, t->ncells, t->ncells == 1 ? "" : "s",
-            t->nalgos, t->nalgos == 1 ? "" : "s");
+    fprintf(stderr, "locksim: sweep: %lld runs (%d cell%s x %d algorithm%s):", runs, t->ncells,
+            t->ncells == 1 ? "" : "s", t->nalgos, t->nalgos == 1 ? "" : "s");
     for (int k = 0; k < HEATMAP_NCLASS; k++)
         fprintf(stderr, "%s %s %lld", k ? "," : "", heatmap_class_name((enum heatmap_class)k), n[k]);
     fputc('\n', stderr);
@@ -240,7 +242,10 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
     if (format && (st = cli_format("sweep", format, &fmt)) != 0) return st;
     if (shard && ((format && fmt != REPORT_FMT_JSONL) || d->svg || d->png))
         return cli_usage("sweep --shard writes JSON Lines for `locksim merge`, which writes --format csv|jsonl, "
-                         "--svg and --png; not %s here", d->svg ? "--svg" : d->png ? "--png" : "--format csv");
+                         "--svg and --png; not %s here",
+                         d->svg   ? "--svg"
+                         : d->png ? "--png"
+                                  : "--format csv");
     if (!format) fmt = shard ? REPORT_FMT_JSONL : REPORT_FMT_CSV;
     int csv = fmt == REPORT_FMT_CSV;
     const char *outs[3] = {strcmp(d->out, "-") == 0 ? NULL : d->out, d->svg, d->png};
@@ -279,7 +284,9 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         } else if (how != 0) {
             out_abort(&sf);
             fprintf(stderr, "locksim: %s: the shard was not written\n",
-                    how > 0 ? "interrupted" : oom ? "out of memory" : "a worker could not be started");
+                    how > 0 ? "interrupted"
+                    : oom   ? "out of memory"
+                            : "a worker could not be started");
             st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
         } else if ((st = out_commit(&sf, err, sizeof err)) != 0) st = cli_fail(st, err);
         else st = t.worst;
@@ -290,8 +297,10 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
     if (how >= 0) summary(&t, fo, ax, naxes);
     if (how != 0) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
-                how > 0 ? "interrupted" : oom ? "out of memory" : "a worker could not be started", done,
-                fanout_total(fo));
+                how > 0 ? "interrupted"
+                : oom   ? "out of memory"
+                        : "a worker could not be started",
+                done, fanout_total(fo));
         st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
         goto out;
     }

@@ -28,8 +28,8 @@ static int load(struct trace *tr, const char *path) {
  * (file): each client an expectation names is bound to the trace's node of
  * that name (its index in the trace, which the checker's facts use). 0, or
  * LSIM_EPARSE with "SCN:LINE:COL: ..." in err for a client the trace lacks. */
-static int bind_expects(struct scenario *s, const char *scn_file, const struct trace *tr, const char *file,
-                        char *err, size_t n) {
+static int bind_expects(struct scenario *s, const char *scn_file, const struct trace *tr, const char *file, char *err,
+                        size_t n) {
     for (int i = 0; i < s->nexpects; i++) {
         struct scn_expect *x = &s->expects[i];
         if (!scn_expect_names_client(x)) continue;
@@ -37,8 +37,9 @@ static int bind_expects(struct scenario *s, const char *scn_file, const struct t
         for (int k = 0; k < tr->nnodes; k++)
             if (strcmp(tr->nodes[k].name, x->client) == 0) x->client_index = k;
         if (x->client_index < 0) {
-            snprintf(err, n, "%s:%d:%d: expect names client '%s', which the trace %s has no node of: expected "
-                             "the trace of this scenario",
+            snprintf(err, n,
+                     "%s:%d:%d: expect names client '%s', which the trace %s has no node of: expected "
+                     "the trace of this scenario",
                      scn_file, x->client_pos.line, x->client_pos.col, x->client, file);
             return LSIM_EPARSE;
         }
@@ -111,7 +112,8 @@ int cmd_check_trace(int argc, char **argv) {
     struct trace src, dst;
     st = load(&src, file);
     char err[1400];
-    if (!st && scn_file && bind_expects(&s, scn_file, &src, file, err, sizeof err) != 0) st = cli_fail(LSIM_EPARSE, err);
+    if (!st && scn_file && bind_expects(&s, scn_file, &src, file, err, sizeof err) != 0)
+        st = cli_fail(LSIM_EPARSE, err);
     if (st) {
         trace_close(&src);
         scenario_close(&s);
@@ -168,8 +170,8 @@ int cmd_check_trace(int argc, char **argv) {
         struct report_ctx c = {.file = file, .color = cli_want_color(no_color), .truncation = why};
         char t1[1000], t2[500], t3[200];
         printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", text_term(t1, sizeof t1, file),
-               text_term(t2, sizeof t2, src.title), text_term(t3, sizeof t3, src.algo),
-               (unsigned long long)src.seed, src.len);
+               text_term(t2, sizeof t2, src.title), text_term(t3, sizeof t3, src.algo), (unsigned long long)src.seed,
+               src.len);
         if (r.nexpects) printf("  judged against the expect lines of %s\n", text_term(t1, sizeof t1, scn_file));
         report_text_verdict(stdout, &r, &c);
         if (trace_hash(&dst) != trace_hash(&src))

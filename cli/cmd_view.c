@@ -36,7 +36,7 @@ struct host {
     struct cli_banner cbs[2][VIEW_MAX];
     struct scene_banner bs[2][VIEW_MAX];
     const struct trace *trs[2][VIEW_MAX];
-    int cur;           /* which of the two sets is the current load, -1 none */
+    int cur; /* which of the two sets is the current load, -1 none */
     struct out_file shot;
     /* the file loaded and watched: the one given, or the last edit (a fault
      * clicked in the window, saved as a new file); the ones before it */
@@ -58,8 +58,12 @@ static int load(void *ctx, struct view_load *out) {
     for (int i = 0; i < h->n; i++) {
         /* the first file is the one edits make anew (h->path) */
         const char *file = h->file_of[i] ? h->o->files[h->file_of[i]] : h->path;
-        struct run_spec spec = {.file = file, .seed = h->o->ro.seed, .sets = h->o->ro.sets,
-                                .nsets = h->o->ro.nsets, .algo = h->names[i], .keep_trace = 1,
+        struct run_spec spec = {.file = file,
+                                .seed = h->o->ro.seed,
+                                .sets = h->o->ro.sets,
+                                .nsets = h->o->ro.nsets,
+                                .algo = h->names[i],
+                                .keep_trace = 1,
                                 .lenient_sets = h->n > 1 && h->o->nfiles == 1};
         struct run_result *r = &h->runs[k][i];
         int rc = run_scenario(&spec, r);
@@ -68,8 +72,7 @@ static int load(void *ctx, struct view_load *out) {
             close_set(h, k);
             return rc;
         }
-        struct report_ctx c = {.file = file, .algo = h->names[i], .sets = h->o->ro.sets,
-                               .nsets = h->o->ro.nsets};
+        struct report_ctx c = {.file = file, .algo = h->names[i], .sets = h->o->ro.sets, .nsets = h->o->ro.nsets};
         cli_banner_fill(&h->cbs[k][i], r, &c);
         h->bs[k][i] = h->cbs[k][i].b;
         /* (quiz: the window keeps the verdict hidden, "running", until the
@@ -184,9 +187,9 @@ static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
     if (!o->nfiles) return cli_usage("view needs a scenario file: locksim view FILE [FILE...]");
     o->file = o->files[0];
     for (int i = 1; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") == 0) return cli_usage("view reads files it can watch for changes, not standard input");
-    if (strcmp(o->file, "-") == 0)
-        return cli_usage("view reads a file it can watch for changes, not standard input");
+        if (strcmp(o->files[i], "-") == 0)
+            return cli_usage("view reads files it can watch for changes, not standard input");
+    if (strcmp(o->file, "-") == 0) return cli_usage("view reads a file it can watch for changes, not standard input");
     if (o->algos && o->ro.algo) return cli_usage("view takes --algo A or --algos A,B,..., not both");
     return 0;
 }
@@ -234,12 +237,20 @@ int cmd_view(int argc, char **argv) {
     snprintf(h->path, sizeof h->path, "%s", o.file);
     /* Clicked faults edit one file: with several, the window offers none
      * (which file a click meant is the panel's, but undo would mix them). */
-    struct view_host vh = {.ctx = h, .path = h->path, .load = load, .shot_open = shot_open,
-                           .shot_close = shot_close, .edit = o.nfiles == 1 ? edit : NULL,
+    struct view_host vh = {.ctx = h,
+                           .path = h->path,
+                           .load = load,
+                           .shot_open = shot_open,
+                           .shot_close = shot_close,
+                           .edit = o.nfiles == 1 ? edit : NULL,
                            .undo = o.nfiles == 1 ? undo : NULL};
-    struct view_opts vo = {.quiz = o.quiz, .show_all = o.show_all, .shots_dir = o.shots,
-                           .width = (int)o.width, .height = (int)o.height,
-                           .log = o.log ? stdout : NULL, .bench_frames = o.bench_frames};
+    struct view_opts vo = {.quiz = o.quiz,
+                           .show_all = o.show_all,
+                           .shots_dir = o.shots,
+                           .width = (int)o.width,
+                           .height = (int)o.height,
+                           .log = o.log ? stdout : NULL,
+                           .bench_frames = o.bench_frames};
     int rc = cli_gfx_view_run(&vh, &vo);
     close_set(h, 0);
     close_set(h, 1);

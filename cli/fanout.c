@@ -43,12 +43,13 @@ int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *s
         if (ok) snprintf(k, sizeof k, "%.*s", (int)(sl - v), v);
         ok = ok && cli_parse_int(sl + 1, 1, 1000000, &n) == 0 && cli_parse_int(k, 1, n, &o->shard_k) == 0;
         if (!ok) {
-            *status = cli_usage("--shard takes K/N with 1 <= K <= N (e.g. --shard 2/3 runs the second of three slices), not '%s'", v);
+            *status = cli_usage(
+                    "--shard takes K/N with 1 <= K <= N (e.g. --shard 2/3 runs the second of three slices), not '%s'",
+                    v);
             return -1;
         }
         o->shard_n = n;
-    }
-    else if (strcmp(a, "--jobs") == 0) {
+    } else if (strcmp(a, "--jobs") == 0) {
         if (cli_parse_int(argv[++*i], 1, FANOUT_MAX_JOBS, &o->jobs) != 0) {
             *status = cli_usage("--jobs takes a number from 1 to %d, not '%s'", FANOUT_MAX_JOBS, argv[*i]);
             return -1;
@@ -126,9 +127,7 @@ void fanout_opts_close(struct fanout_opts *o) {
     o->nalgos = 0;
 }
 
-static size_t nseeds(const struct fanout *f) {
-    return f->has_seeds ? (size_t)(f->seed_hi - f->seed_lo + 1) : 1;
-}
+static size_t nseeds(const struct fanout *f) { return f->has_seeds ? (size_t)(f->seed_hi - f->seed_lo + 1) : 1; }
 static size_t nalgos(const struct fanout *f) { return f->nalgos ? (size_t)f->nalgos : 1; }
 static size_t ncells(const struct fanout *f) { return f->ncells ? (size_t)f->ncells : 1; }
 /* Runs per cell. */
@@ -155,7 +154,9 @@ void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i) {
     else if (f->seed) snprintf(seed, sizeof seed, "%s", f->seed);
     int a = fanout_algo(f, i);
     size_t l = (size_t)snprintf(buf, n, "%s seed %s algo %s", f->files[fanout_file(f, i)], seed,
-                                a >= 0 ? f->algo_name[a] : f->algo_default ? f->algo_default : "(the scenario's)");
+                                a >= 0            ? f->algo_name[a]
+                                : f->algo_default ? f->algo_default
+                                                  : "(the scenario's)");
     const char *const *cs = f->cell_sets ? f->cell_sets + (size_t)fanout_cell(f, i) * (size_t)f->cell_nsets : NULL;
     for (int k = 0; cs && k < f->cell_nsets && l < n; k++)
         l += (size_t)snprintf(buf + l, n - l, "%s%s", k ? " " : " set ", cs[k]);
@@ -210,18 +211,19 @@ struct wire {
  * summary travels without a change here). A 2,120-byte summary packs to
  * about 400 bytes. In order of offset; the pointers (file, failures) go as
  * garbage and the parent sets them. */
-#define WIRE_STR(field) {offsetof(struct report_summary, field), sizeof ((struct report_summary *)0)->field, 0}
+#define WIRE_STR(field) \
+    { offsetof(struct report_summary, field), sizeof((struct report_summary *)0)->field, 0 }
 static const struct wire_hole {
     size_t off, cap;
     size_t elem; /* 0 = a NUL-terminated string; else the facts, elem bytes each */
 } wire_holes[] = {
-    WIRE_STR(error),
-    WIRE_STR(title),
-    WIRE_STR(algo),
-    WIRE_STR(rep.headline),
-    {offsetof(struct report_summary, rep.facts), sizeof ((struct report_summary *)0)->rep.facts,
-     sizeof(struct checker_fact)},
-    WIRE_STR(not_applicable),
+        WIRE_STR(error),
+        WIRE_STR(title),
+        WIRE_STR(algo),
+        WIRE_STR(rep.headline),
+        {offsetof(struct report_summary, rep.facts), sizeof((struct report_summary *)0)->rep.facts,
+         sizeof(struct checker_fact)},
+        WIRE_STR(not_applicable),
 };
 _Static_assert(offsetof(struct report_summary, rep.nfacts) < offsetof(struct report_summary, rep.facts),
                "the facts' count travels before them");
@@ -364,12 +366,12 @@ struct fan_run {
     const struct fanout *f;
     fanout_sink sink;
     void *arg;
-    struct parsed_file *cache;  /* a worker's: its parsed files (NULL: parse every run) */
-    struct report_summary sum;  /* the parent's: the summary being delivered */
-    char *fail;                 /* owned: failure-text buffer, reused unless the sink takes it */
+    struct parsed_file *cache; /* a worker's: its parsed files (NULL: parse every run) */
+    struct report_summary sum; /* the parent's: the summary being delivered */
+    char *fail;                /* owned: failure-text buffer, reused unless the sink takes it */
     size_t fail_cap;
-    int nomem;                  /* the parent ran out of memory */
-    int shown;                  /* a progress line is on the terminal the rows go to */
+    int nomem; /* the parent ran out of memory */
+    int shown; /* a progress line is on the terminal the rows go to */
 };
 
 static void fan_worker_start(void *arg) {
@@ -426,13 +428,11 @@ static void store_failure(struct fan_run *fr, size_t i, int st, int broken) {
     s->seed = f->has_seeds ? fanout_seed(f, i) : 0;
     snprintf(s->algo, sizeof s->algo, "%s", a < 0 ? "" : f->algo[a]->name);
     fanout_label(where, sizeof where, f, i);
-    if (broken)
-        snprintf(s->error, sizeof s->error, "worker sent a broken record during %.500s", where);
+    if (broken) snprintf(s->error, sizeof s->error, "worker sent a broken record during %.500s", where);
     else if (WIFSIGNALED(st))
         snprintf(s->error, sizeof s->error, "worker died with signal %d (%s) during %.500s", WTERMSIG(st),
                  pool_signal_name(WTERMSIG(st)), where);
-    else
-        snprintf(s->error, sizeof s->error, "worker exited with status %d during %.500s", WEXITSTATUS(st), where);
+    else snprintf(s->error, sizeof s->error, "worker exited with status %d during %.500s", WEXITSTATUS(st), where);
 }
 
 /* Parent: run i's record (or its worker's death) to the sink. */
@@ -456,7 +456,7 @@ static int fan_take(void *arg, size_t i, const void *rec, size_t len, int st) {
     s->file = f->files[fanout_file(f, i)];
     s->label = NULL;
     s->failures = fr->fail;
-    s->seconds = 0; /* wall time would make the output differ run to run */
+    s->seconds = 0;  /* wall time would make the output differ run to run */
     if (fr->shown) { /* a row must not start after the progress line */
         fprintf(stderr, "\r%-72s\r", "");
         fr->shown = 0;
@@ -473,8 +473,8 @@ static void fan_progress(void *arg, size_t done, size_t total, double dt) {
     struct fan_run *fr = arg;
     double rate = dt > 0 ? (double)done / dt : 0;
     double eta = rate > 0 ? (double)(total - done) / rate : 0;
-    fprintf(stderr, "\r%s: %zu/%zu runs, %.0f runs/s, ETA %.1fs   ", fr->f->name ? fr->f->name : "batch", done,
-            total, rate, eta);
+    fprintf(stderr, "\r%s: %zu/%zu runs, %.0f runs/s, ETA %.1fs   ", fr->f->name ? fr->f->name : "batch", done, total,
+            rate, eta);
     fr->shown = fr->f->progress_clears;
 }
 
@@ -501,10 +501,15 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
     size_t lo, hi;
     fanout_range(f, &lo, &hi);
     struct fan_run fr = {.f = f, .sink = sink, .arg = arg};
-    struct pool p = {.lo = lo, .hi = hi, .jobs = f->jobs,
+    struct pool p = {.lo = lo,
+                     .hi = hi,
+                     .jobs = f->jobs,
                      .rec_max = sizeof(uint32_t) + sizeof(struct report_summary) + WIRE_MAX_FAIL,
-                     .worker_start = fan_worker_start, .compute = fan_compute, .take = fan_take,
-                     .progress = f->progress ? fan_progress : NULL, .arg = &fr};
+                     .worker_start = fan_worker_start,
+                     .compute = fan_compute,
+                     .take = fan_take,
+                     .progress = f->progress ? fan_progress : NULL,
+                     .arg = &fr};
     p.stop = cli_stop_catch();
     int rc = pool_run(&p, done);
     cli_stop_release();

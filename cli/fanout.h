@@ -19,31 +19,31 @@
 
 struct fanout {
     /* The list, cell outermost, then file, algorithm, seed innermost. */
-    char *const *files;              /* borrowed, nfiles paths */
+    char *const *files; /* borrowed, nfiles paths */
     int nfiles;
     const struct lock_algo *const *algo; /* borrowed, nalgos; 0 = each scenario's own;
                                         NULL when the runs are preloaded (merge) */
-    char *const *algo_name;          /* borrowed: the names as written, for messages */
-    const char *const *algo_reg;     /* borrowed: the names they are registered under
+    char *const *algo_name;              /* borrowed: the names as written, for messages */
+    const char *const *algo_reg;         /* borrowed: the names they are registered under
                                         (a plugin's own name), for tables and panels */
     int nalgos;
     unsigned long long seed_lo, seed_hi; /* when has_seeds */
-    int has_seeds;                   /* 0 = each scenario's seed (or seed below) */
-    const char *seed;                /* --seed N, or NULL */
-    const char *algo_default;        /* --algo NAME when nalgos == 0, or NULL */
-    const char *const *sets;         /* borrowed: --set for every run */
+    int has_seeds;                       /* 0 = each scenario's seed (or seed below) */
+    const char *seed;                    /* --seed N, or NULL */
+    const char *algo_default;            /* --algo NAME when nalgos == 0, or NULL */
+    const char *const *sets;             /* borrowed: --set for every run */
     int nsets;
-    const char *const *cell_sets;    /* borrowed: cell c adds cell_sets[c * cell_nsets ...] */
-    int ncells;                      /* 0 counts as 1 */
+    const char *const *cell_sets; /* borrowed: cell c adds cell_sets[c * cell_nsets ...] */
+    int ncells;                   /* 0 counts as 1 */
     int cell_nsets;
-    int lenient_sets;                /* as run_spec.lenient_sets */
-    int hold_expects;                /* --expect: as run_spec.hold_expects */
-    long time_limit_s;               /* a run's wall-clock limit, as cli_runopts has it */
-    int jobs;                        /* worker processes, >= 1 */
-    int progress;                    /* 1 = a progress line on stderr */
-    int progress_clears;             /* 1 = rows share its terminal: clear it before each */
-    const char *name;                /* "batch" or "sweep", for the progress line */
-    int shard_k, shard_n;            /* --shard K/N: runs fanout_range(); 0 = the whole list */
+    int lenient_sets;                 /* as run_spec.lenient_sets */
+    int hold_expects;                 /* --expect: as run_spec.hold_expects */
+    long time_limit_s;                /* a run's wall-clock limit, as cli_runopts has it */
+    int jobs;                         /* worker processes, >= 1 */
+    int progress;                     /* 1 = a progress line on stderr */
+    int progress_clears;              /* 1 = rows share its terminal: clear it before each */
+    const char *name;                 /* "batch" or "sweep", for the progress line */
+    int shard_k, shard_n;             /* --shard K/N: runs fanout_range(); 0 = the whole list */
     struct report_summary *preloaded; /* borrowed (merge): run i's summary is preloaded[i];
                                         fanout_run delivers them instead of running, and
                                         closes each after its sink; NULL = run the list */
@@ -72,7 +72,7 @@ size_t fanout_total(const struct fanout *f);
  * The slicing depends only on the list, never on --jobs. */
 void fanout_range(const struct fanout *f, size_t *lo, size_t *hi);
 int fanout_file(const struct fanout *f, size_t i);
-int fanout_algo(const struct fanout *f, size_t i);  /* -1 = the scenario's own */
+int fanout_algo(const struct fanout *f, size_t i); /* -1 = the scenario's own */
 int fanout_cell(const struct fanout *f, size_t i);
 unsigned long long fanout_seed(const struct fanout *f, size_t i); /* when has_seeds */
 /* "FILE seed N algo A" (and "set K=V ..." of its cell), as messages name a run. */
@@ -99,15 +99,15 @@ int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done
  * --jobs N, --shard K/N, and --seed, --set, --algo (cli_take_runopt). */
 struct fanout_opts {
     struct cli_runopts ro;
-    const char *algos;              /* as given, or NULL */
-    long jobs;                      /* default: the cores online */
+    const char *algos; /* as given, or NULL */
+    long jobs;         /* default: the cores online */
     unsigned long long seed_lo, seed_hi;
     int has_seeds;
     const struct lock_algo *algo[FANOUT_MAX_ALGOS]; /* from --algos, by fanout_opts_apply */
     char *algo_name[FANOUT_MAX_ALGOS];              /* owned: free with fanout_opts_close */
     const char *algo_reg[FANOUT_MAX_ALGOS];         /* borrowed from the algorithms */
     int nalgos;
-    long shard_k, shard_n;          /* --shard K/N, 0 = none */
+    long shard_k, shard_n; /* --shard K/N, 0 = none */
 };
 void fanout_opts_init(struct fanout_opts *o);
 /* If argv[*i] is one of the shared options, take it (and its value) and
@@ -125,13 +125,13 @@ void fanout_opts_close(struct fanout_opts *o);
 
 /* Where batch or sweep writes, and what it must not overwrite. */
 struct fanout_dest {
-    const char *format;            /* as given, or NULL for the command's default */
-    const char *out;               /* "-" = standard output */
-    const char *svg, *png;         /* sweep's heatmap files, or NULL */
-    const char *const *inputs;     /* paths no output may replace (the scenario files;
+    const char *format;        /* as given, or NULL for the command's default */
+    const char *out;           /* "-" = standard output */
+    const char *svg, *png;     /* sweep's heatmap files, or NULL */
+    const char *const *inputs; /* paths no output may replace (the scenario files;
                                       merge: the shard files) */
     int ninputs;
-    int argc;                      /* the command line, recorded in a shard's header */
+    int argc; /* the command line, recorded in a shard's header */
     char **argv;
 };
 

@@ -19,17 +19,17 @@
 #include "error.h"
 
 struct module {
-    const char *file;      /* CLI_GFX_MODULE or CLI_PNG_MODULE */
+    const char *file;         /* CLI_GFX_MODULE or CLI_PNG_MODULE */
     const char *const *names; /* the symbols it must have, NULL-terminated */
-    void **fns;            /* where they go, as many */
-    void *h;               /* once loaded */
+    void **fns;               /* where they go, as many */
+    void *h;                  /* once loaded */
 };
 
-static char mod_err[PATH_MAX + 400]; /* why a module could not be loaded */
+static char mod_err[PATH_MAX + 400];    /* why a module could not be loaded */
 static const char *(*last_error)(void); /* gfx_error of the module called last, or NULL */
 
-static int (*p_render)(const char *, FILE *, const struct trace *const *, size_t,
-                       const struct scene_banner *, const struct scene_view *);
+static int (*p_render)(const char *, FILE *, const struct trace *const *, size_t, const struct scene_banner *,
+                       const struct scene_view *);
 static const char *(*p_png_error)(void);
 static int (*p_view)(const struct view_host *, const struct view_opts *);
 static int (*p_heatmap)(const char *, FILE *, const struct heatmap *);
@@ -61,7 +61,8 @@ static int module_path(char *buf, size_t n, const char *file) {
     if (stat(buf, &st) == 0) return 0;
     char inst[PATH_MAX];
     w = snprintf(inst, sizeof inst, "%s/../lib/locksim/%s", exe, file);
-    if (w > 0 && (size_t)w < sizeof inst && stat(inst, &st) == 0 && strlen(inst) < n) memcpy(buf, inst, strlen(inst) + 1);
+    if (w > 0 && (size_t)w < sizeof inst && stat(inst, &st) == 0 && strlen(inst) < n)
+        memcpy(buf, inst, strlen(inst) + 1);
     return 0;
 }
 
@@ -70,8 +71,7 @@ static int load(struct module *m) {
     last_error = NULL;
     char path[PATH_MAX];
     if (module_path(path, sizeof path, m->file) != 0) {
-        snprintf(mod_err, sizeof mod_err, "cannot find the directory of the locksim binary for %s",
-                 m->file);
+        snprintf(mod_err, sizeof mod_err, "cannot find the directory of the locksim binary for %s", m->file);
         return LSIM_EINTERNAL;
     }
     errno = 0;
@@ -83,9 +83,9 @@ static int load(struct module *m) {
          * (or the like) and leaves errno ENOMEM when its malloc failed; the
          * module is there, so that is out of memory, not a missing build. */
         struct stat st;
-        if (lsim_errno_code(e, 0) ||
-            (stat(path, &st) == 0 && why && (strstr(why, "cannot create shared object descriptor") ||
-                                             strstr(why, "cannot allocate") || strstr(why, "out of memory")))) {
+        if (lsim_errno_code(e, 0) || (stat(path, &st) == 0 && why &&
+                                      (strstr(why, "cannot create shared object descriptor") ||
+                                       strstr(why, "cannot allocate") || strstr(why, "out of memory")))) {
             snprintf(mod_err, sizeof mod_err, "out of memory loading the picture module %s (%s)", path,
                      why ? why : "dlopen failed");
             return LSIM_ENOMEM;
@@ -101,8 +101,7 @@ static int load(struct module *m) {
     for (; m->names[i]; i++)
         if (!(m->fns[i] = dlsym(h, m->names[i]))) break;
     if (m->names[i]) {
-        snprintf(mod_err, sizeof mod_err, "the picture module %s lacks %s; rebuild it with make", path,
-                 m->names[i]);
+        snprintf(mod_err, sizeof mod_err, "the picture module %s lacks %s; rebuild it with make", path, m->names[i]);
         dlclose(h);
         memset(m->fns, 0, i * sizeof *m->fns);
         return LSIM_EINTERNAL;
@@ -130,9 +129,8 @@ static int load_gfx(void) {
     return 0;
 }
 
-int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs,
-                              size_t n, const struct scene_banner *banners,
-                              const struct scene_view *v) {
+int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs, size_t n,
+                              const struct scene_banner *banners, const struct scene_view *v) {
     int rc = load_png();
     return rc ? rc : p_render(path, stream, trs, n, banners, v);
 }

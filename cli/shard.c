@@ -40,7 +40,8 @@ void shard_write_header(FILE *out, const char *cmd, int argc, char **argv, const
                         const struct fanout_axis *ax, int naxes) {
     size_t lo, hi;
     fanout_range(f, &lo, &hi);
-    fprintf(out, "{\"locksim_shard\":%d,\"command\":\"%s\",\"shard\":%d,\"of\":%d,\"runs\":%zu,\"first\":%zu,\"end\":%zu",
+    fprintf(out,
+            "{\"locksim_shard\":%d,\"command\":\"%s\",\"shard\":%d,\"of\":%d,\"runs\":%zu,\"first\":%zu,\"end\":%zu",
             SHARD_FORMAT, cmd, f->shard_k, f->shard_n, fanout_total(f), lo, hi);
     str_or_null(out, "build", "locksim " LOCKSIM_VERSION);
     str_array(out, "files", (const char *const *)f->files, f->nfiles);
@@ -179,11 +180,29 @@ static int vary_list(struct json_rd *j, struct shard *s) {
     }
 }
 
-static const char *const header_keys[] = {"locksim_shard", "command", "shard", "of", "runs", "first", "end",
-                                          "build", "files", "algos", "algo_names", "seeds", "seed", "algo",
-                                          "sets", "vary", "args"};
-enum { H_FORMAT, H_COMMAND, H_SHARD, H_OF, H_RUNS, H_FIRST, H_END, H_BUILD, H_FILES, H_ALGOS, H_ALGO_NAMES,
-       H_SEEDS, H_SEED, H_ALGO, H_SETS, H_VARY, H_ARGS, H_COUNT };
+static const char *const header_keys[] = {"locksim_shard", "command", "shard", "of",    "runs",       "first",
+                                          "end",           "build",   "files", "algos", "algo_names", "seeds",
+                                          "seed",          "algo",    "sets",  "vary",  "args"};
+enum {
+    H_FORMAT,
+    H_COMMAND,
+    H_SHARD,
+    H_OF,
+    H_RUNS,
+    H_FIRST,
+    H_END,
+    H_BUILD,
+    H_FILES,
+    H_ALGOS,
+    H_ALGO_NAMES,
+    H_SEEDS,
+    H_SEED,
+    H_ALGO,
+    H_SETS,
+    H_VARY,
+    H_ARGS,
+    H_COUNT
+};
 
 static int header(struct json_rd *j, struct shard *s) {
     uint64_t seen = 0, u = 0;
@@ -273,12 +292,31 @@ static int header(struct json_rd *j, struct shard *s) {
     return 0;
 }
 
-static const char *const record_fixed[] = {"run", "scenario", "title", "algorithm", "seed", "set", "outcome",
-                                           "events", "truncated", "expects", "failed_expects", "headline",
-                                           "trace_hash", "error_code", "exit_status", "error", "failures",
-                                           "not_applicable"};
-enum { R_RUN, R_SCENARIO, R_TITLE, R_ALGORITHM, R_SEED, R_SET, R_OUTCOME, R_EVENTS, R_TRUNCATED, R_EXPECTS,
-       R_FAILED, R_HEADLINE, R_HASH, R_ERROR_CODE, R_EXIT, R_ERROR, R_FAILURES, R_NA, R_FIXED };
+static const char *const record_fixed[] = {
+        "run",        "scenario",   "title",       "algorithm", "seed",           "set",
+        "outcome",    "events",     "truncated",   "expects",   "failed_expects", "headline",
+        "trace_hash", "error_code", "exit_status", "error",     "failures",       "not_applicable"};
+enum {
+    R_RUN,
+    R_SCENARIO,
+    R_TITLE,
+    R_ALGORITHM,
+    R_SEED,
+    R_SET,
+    R_OUTCOME,
+    R_EVENTS,
+    R_TRUNCATED,
+    R_EXPECTS,
+    R_FAILED,
+    R_HEADLINE,
+    R_HASH,
+    R_ERROR_CODE,
+    R_EXIT,
+    R_ERROR,
+    R_FAILURES,
+    R_NA,
+    R_FIXED
+};
 _Static_assert(R_FIXED + SCN_M_COUNT <= 64, "a record's keys fit json_key_index's 64");
 
 /* Set metric m of a report (the inverse of checker_metric, from the same map). */
@@ -341,68 +379,70 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
             }
             if (!rc) metric_set(&sum->rep, m, v);
         } else switch (k) {
-        case R_RUN:
-            rc = json_uint(j, "run", SIZE_MAX / 2, &u);
-            if (!rc && u != want) rc = json_fail(j, "run %llu where run %zu comes next", (unsigned long long)u, want);
-            break;
-        case R_SCENARIO: {
-            size_t len;
-            rc = json_str(j, "scenario", &len);
-            if (!rc && strcmp(j->sbuf, f->files[fanout_file(f, want)]) != 0)
-                rc = json_fail(j, "\"scenario\" is not the file the header's list gives run %zu", want);
-            break;
-        }
-        case R_TITLE: rc = json_str_into(j, "title", sum->title, sizeof sum->title); break;
-        case R_ALGORITHM: rc = json_str_into(j, "algorithm", sum->algo, sizeof sum->algo); break;
-        case R_SEED: rc = json_uint(j, "seed", UINT64_MAX, &u), sum->seed = u; break;
-        case R_SET: {
-            const char *const *sets = f->sets;
-            int nsets = f->nsets;
-            if (f->cell_sets) {
-                sets = f->cell_sets + (size_t)fanout_cell(f, want) * (size_t)f->cell_nsets;
-                nsets = f->cell_nsets;
+            case R_RUN:
+                rc = json_uint(j, "run", SIZE_MAX / 2, &u);
+                if (!rc && u != want)
+                    rc = json_fail(j, "run %llu where run %zu comes next", (unsigned long long)u, want);
+                break;
+            case R_SCENARIO: {
+                size_t len;
+                rc = json_str(j, "scenario", &len);
+                if (!rc && strcmp(j->sbuf, f->files[fanout_file(f, want)]) != 0)
+                    rc = json_fail(j, "\"scenario\" is not the file the header's list gives run %zu", want);
+                break;
             }
-            rc = record_sets(j, sets, nsets);
-            break;
-        }
-        case R_OUTCOME: rc = json_str_into(j, "outcome", word, sizeof word); break;
-        case R_EVENTS: rc = json_uint(j, "events", UINT64_MAX, &u), sum->events = u; break;
-        case R_TRUNCATED: rc = json_bool(j, "truncated", &sum->truncated); break;
-        case R_EXPECTS:
-        case R_FAILED:
-            rc = json_int(j, keys[k], 0, SCN_MAX_EXPECTS, &v);
-            *(k == R_EXPECTS ? &sum->nexpects : &sum->failed) = (int)v;
-            break;
-        case R_HEADLINE: rc = json_str_into(j, "headline", sum->rep.headline, sizeof sum->rep.headline); break;
-        case R_HASH: {
-            char hex[17];
-            char *end;
-            rc = json_str_into(j, "trace_hash", hex, sizeof hex);
-            if (!rc) sum->trace_hash = strtoull(hex, &end, 16);
-            if (!rc && (strlen(hex) != 16 || *end || strspn(hex, "0123456789abcdef") != 16))
-                rc = json_fail(j, "\"trace_hash\": expected 16 lower-case hex digits");
-            break;
-        }
-        case R_ERROR_CODE: {
-            char name[32];
-            rc = json_str_into(j, "error_code", name, sizeof name);
-            if (!rc && ((sum->rc = lsim_errcode(name)) == LSIM_OK))
-                rc = json_fail(j, "\"error_code\": unknown code \"%s\"", name);
-            break;
-        }
-        case R_EXIT: rc = json_int(j, "exit_status", 0, 255, &v), sum->outcome = (int)v; break;
-        case R_ERROR: rc = json_str_into(j, "error", sum->error, sizeof sum->error); break;
-        case R_NA:
-            rc = json_str_into(j, "not_applicable", sum->not_applicable, sizeof sum->not_applicable);
-            if (!rc && !sum->not_applicable[0]) rc = json_fail(j, "\"not_applicable\": expected what changes the scenario");
-            break;
-        case R_FAILURES: {
-            size_t len;
-            rc = json_str(j, "failures", &len);
-            if (!rc && !(sum->failures = strdup(j->sbuf))) rc = json_fail(j, "out of memory");
-            break;
-        }
-        }
+            case R_TITLE: rc = json_str_into(j, "title", sum->title, sizeof sum->title); break;
+            case R_ALGORITHM: rc = json_str_into(j, "algorithm", sum->algo, sizeof sum->algo); break;
+            case R_SEED: rc = json_uint(j, "seed", UINT64_MAX, &u), sum->seed = u; break;
+            case R_SET: {
+                const char *const *sets = f->sets;
+                int nsets = f->nsets;
+                if (f->cell_sets) {
+                    sets = f->cell_sets + (size_t)fanout_cell(f, want) * (size_t)f->cell_nsets;
+                    nsets = f->cell_nsets;
+                }
+                rc = record_sets(j, sets, nsets);
+                break;
+            }
+            case R_OUTCOME: rc = json_str_into(j, "outcome", word, sizeof word); break;
+            case R_EVENTS: rc = json_uint(j, "events", UINT64_MAX, &u), sum->events = u; break;
+            case R_TRUNCATED: rc = json_bool(j, "truncated", &sum->truncated); break;
+            case R_EXPECTS:
+            case R_FAILED:
+                rc = json_int(j, keys[k], 0, SCN_MAX_EXPECTS, &v);
+                *(k == R_EXPECTS ? &sum->nexpects : &sum->failed) = (int)v;
+                break;
+            case R_HEADLINE: rc = json_str_into(j, "headline", sum->rep.headline, sizeof sum->rep.headline); break;
+            case R_HASH: {
+                char hex[17];
+                char *end;
+                rc = json_str_into(j, "trace_hash", hex, sizeof hex);
+                if (!rc) sum->trace_hash = strtoull(hex, &end, 16);
+                if (!rc && (strlen(hex) != 16 || *end || strspn(hex, "0123456789abcdef") != 16))
+                    rc = json_fail(j, "\"trace_hash\": expected 16 lower-case hex digits");
+                break;
+            }
+            case R_ERROR_CODE: {
+                char name[32];
+                rc = json_str_into(j, "error_code", name, sizeof name);
+                if (!rc && ((sum->rc = lsim_errcode(name)) == LSIM_OK))
+                    rc = json_fail(j, "\"error_code\": unknown code \"%s\"", name);
+                break;
+            }
+            case R_EXIT: rc = json_int(j, "exit_status", 0, 255, &v), sum->outcome = (int)v; break;
+            case R_ERROR: rc = json_str_into(j, "error", sum->error, sizeof sum->error); break;
+            case R_NA:
+                rc = json_str_into(j, "not_applicable", sum->not_applicable, sizeof sum->not_applicable);
+                if (!rc && !sum->not_applicable[0])
+                    rc = json_fail(j, "\"not_applicable\": expected what changes the scenario");
+                break;
+            case R_FAILURES: {
+                size_t len;
+                rc = json_str(j, "failures", &len);
+                if (!rc && !(sum->failures = strdup(j->sbuf))) rc = json_fail(j, "out of memory");
+                break;
+            }
+            }
         if (rc) {
             j->p = val;
             return -1;
@@ -413,8 +453,8 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
     /* The keys of a run that ran, or of one that could not be made. */
     uint64_t base = (1u << R_RUN) | (1u << R_SCENARIO) | (1u << R_TITLE) | (1u << R_ALGORITHM) | (1u << R_SEED) |
                     (1u << R_SET) | (1u << R_OUTCOME),
-             ran = (1u << R_EVENTS) | (1u << R_TRUNCATED) | (1u << R_EXPECTS) | (1u << R_FAILED) |
-                   (1u << R_HEADLINE) | (1u << R_HASH) | ((((uint64_t)1 << SCN_M_COUNT) - 1) << R_FIXED),
+             ran = (1u << R_EVENTS) | (1u << R_TRUNCATED) | (1u << R_EXPECTS) | (1u << R_FAILED) | (1u << R_HEADLINE) |
+                   (1u << R_HASH) | ((((uint64_t)1 << SCN_M_COUNT) - 1) << R_FIXED),
              failed = (1u << R_ERROR_CODE) | (1u << R_EXIT) | (1u << R_ERROR);
     uint64_t want_keys = base | (seen & (1u << R_ERROR_CODE) ? failed : ran);
     if (json_missing(j, keys, nkeys, seen, ~want_keys, "a record") != 0) return -1;
@@ -430,19 +470,26 @@ static int record(struct json_rd *j, const struct fanout *f, size_t want, struct
         static const struct {
             const char *word;
             int outcome, judged;
-        } words[] = {{"PASS", LSIM_OK, 1}, {"RAN", LSIM_OK, 0}, {"FAIL", LSIM_EEXPECT, 1},
-                     {"TRUNCATED", LSIM_ETRUNCATED, 1}, {REPORT_NOT_APPLICABLE, LSIM_OK, 1}};
+        } words[] = {{"PASS", LSIM_OK, 1},
+                     {"RAN", LSIM_OK, 0},
+                     {"FAIL", LSIM_EEXPECT, 1},
+                     {"TRUNCATED", LSIM_ETRUNCATED, 1},
+                     {REPORT_NOT_APPLICABLE, LSIM_OK, 1}};
         int w = -1;
-        if (strcmp(word, "ERROR") == 0) return json_fail(j, "\"outcome\" is \"ERROR\" in a record without \"error_code\"");
+        if (strcmp(word, "ERROR") == 0)
+            return json_fail(j, "\"outcome\" is \"ERROR\" in a record without \"error_code\"");
         for (int x = 0; x < (int)(sizeof words / sizeof *words); x++)
             if (strcmp(word, words[x].word) == 0) w = x;
         if (w < 0)
-            return json_fail(j, "\"outcome\" is \"%s\", expected PASS, FAIL, TRUNCATED, " REPORT_NOT_APPLICABLE
-                                ", RAN, SKIP or ERROR", word);
+            return json_fail(j,
+                             "\"outcome\" is \"%s\", expected PASS, FAIL, TRUNCATED, " REPORT_NOT_APPLICABLE
+                             ", RAN, SKIP or ERROR",
+                             word);
         sum->outcome = words[w].outcome;
         sum->judged = words[w].judged;
         if ((strcmp(word, REPORT_NOT_APPLICABLE) == 0) != ((seen >> R_NA) & 1))
-            return json_fail(j, "\"not_applicable\" is given exactly when \"outcome\" is \"" REPORT_NOT_APPLICABLE "\"");
+            return json_fail(j,
+                             "\"not_applicable\" is given exactly when \"outcome\" is \"" REPORT_NOT_APPLICABLE "\"");
         if (sum->not_applicable[0] && sum->failed)
             return json_fail(j, "\"failed_expects\" is not 0 in a run whose expectations are not applicable");
         if ((sum->outcome == LSIM_ETRUNCATED) != (sum->truncated != 0) || sum->failed > sum->nexpects)
@@ -541,7 +588,8 @@ int shard_read_stream(FILE *in, const char *path, struct shard *s) {
             if (!rc && shard_list(s, &f, &cells) != 0) rc = json_fail(&r.j, "out of memory");
         } else {
             size_t want = s->first + s->nsums;
-            if (want >= s->end) rc = json_fail(&r.j, "a record past the shard's last run (%zu)", s->end ? s->end - 1 : 0);
+            if (want >= s->end)
+                rc = json_fail(&r.j, "a record past the shard's last run (%zu)", s->end ? s->end - 1 : 0);
             else if (s->nsums == nsums_cap) {
                 size_t nc = nsums_cap ? nsums_cap * 2 : 64;
                 struct report_summary *ns = realloc(s->sums, nc * sizeof *ns);
@@ -570,8 +618,10 @@ int shard_read_stream(FILE *in, const char *path, struct shard *s) {
         fprintf(stderr, "locksim: merge: cannot read '%s'\n", path);
         st = cli_exit(LSIM_ENOINPUT);
     } else if (!st && r.line == 0) {
-        fprintf(stderr, "%s:1:1: an empty file: not a shard file (make shards with `locksim batch ... --shard K/N "
-                "--out FILE`)\n", path);
+        fprintf(stderr,
+                "%s:1:1: an empty file: not a shard file (make shards with `locksim batch ... --shard K/N "
+                "--out FILE`)\n",
+                path);
         st = cli_exit(LSIM_EPARSE);
     } else if (!st && s->first + s->nsums != s->end) {
         fprintf(stderr, "%s: shard %ld/%ld is incomplete: %zu of its %zu runs (was it interrupted?)\n", path, s->k,

@@ -37,7 +37,7 @@ void shard_write_record(FILE *out, size_t i, const struct report_summary *s, con
 
 /* A shard file, as read and checked. */
 struct shard {
-    const char *path;              /* borrowed */
+    const char *path; /* borrowed */
     char cmd[16];
     long k, n;
     size_t runs, first, end;
@@ -45,16 +45,16 @@ struct shard {
     /* The run list. */
     char **files;
     int nfiles;
-    char **algos, **algo_names;    /* as written; as registered (as many once read) */
+    char **algos, **algo_names; /* as written; as registered (as many once read) */
     int nalgos, nalgo_names;
     int has_seeds;
     unsigned long long seed_lo, seed_hi;
-    char *seed, *algo;             /* --seed, --algo; NULL when not given */
-    char **sets;                   /* --set KEY=VALUE */
+    char *seed, *algo; /* --seed, --algo; NULL when not given */
+    char **sets;       /* --set KEY=VALUE */
     int nsets;
     struct fanout_axis axes[FANOUT_MAX_AXES];
     int naxes;
-    char **args;                   /* shown and compared, never obeyed */
+    char **args; /* shown and compared, never obeyed */
     int nargs;
     /* Its records: the summaries of runs first..end, in order (failures owned). */
     struct report_summary *sums;

@@ -14,13 +14,12 @@
 #include "trace.h"
 
 /* Stop here with a crash that names the broken property in the stack trace. */
-#define FUZZ_REQUIRE(cond)                                                               \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "fuzz: invariant broken at %s:%d: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                              \
-            __builtin_trap();                                                            \
-        }                                                                                \
+#define FUZZ_REQUIRE(cond) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "fuzz: invariant broken at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            __builtin_trap(); \
+        } \
     } while (0)
 
 /* 1 when the fixed-size char array holds a NUL. */
@@ -90,8 +89,7 @@ static inline void fuzz_check_scenario(const struct scenario *s) {
     for (int i = 0; i < s->nclocks; i++) {
         FUZZ_REQUIRE(FUZZ_TERMINATED(s->clocks[i].node) && s->clocks[i].node[0] != '\0');
         FUZZ_REQUIRE(s->clocks[i].drift_ppm >= -500000 && s->clocks[i].drift_ppm <= 500000);
-        FUZZ_REQUIRE(s->clocks[i].wall_offset_ns >= -SIM_TIME_MAX &&
-                     s->clocks[i].wall_offset_ns <= SIM_TIME_MAX);
+        FUZZ_REQUIRE(s->clocks[i].wall_offset_ns >= -SIM_TIME_MAX && s->clocks[i].wall_offset_ns <= SIM_TIME_MAX);
     }
     FUZZ_REQUIRE(s->nfaults >= 0 && s->nfaults <= SCN_MAX_FAULTS);
     sim_ns last_at = 0;
@@ -111,8 +109,7 @@ static inline void fuzz_check_scenario(const struct scenario *s) {
         FUZZ_REQUIRE(fuzz_time_ok(f->dur_ns));
         FUZZ_REQUIRE(f->delta_ns >= -SIM_TIME_MAX && f->delta_ns <= SIM_TIME_MAX);
         FUZZ_REQUIRE(f->ppm >= -500000 && f->ppm <= 500000);
-        if (f->kind == SCN_FAULT_CLOCK_STEP)
-            FUZZ_REQUIRE(f->which >= SCN_CLOCK_WALL && f->which <= SCN_CLOCK_BOTH);
+        if (f->kind == SCN_FAULT_CLOCK_STEP) FUZZ_REQUIRE(f->which >= SCN_CLOCK_WALL && f->which <= SCN_CLOCK_BOTH);
         if (f->kind == SCN_FAULT_PARTITION) {
             FUZZ_REQUIRE(f->ngroups >= 2 && f->ngroups <= 4);
             for (int g = 0; g < f->ngroups; g++) {

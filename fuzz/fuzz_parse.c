@@ -12,8 +12,8 @@
 #include "error.h"
 #include "scenario.h"
 
-#define FUZZ_MAX_SETS 8      /* lines of the input also tried as --set KEY=VALUE */
-#define FUZZ_SET_MAX 8192    /* longest --set argument tried */
+#define FUZZ_MAX_SETS 8   /* lines of the input also tried as --set KEY=VALUE */
+#define FUZZ_SET_MAX 8192 /* longest --set argument tried */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,10 +37,8 @@ static void check_error(const struct scn_error *err, int max_line) {
 static void check_copy(const struct scenario *a, const struct scenario *b) {
     FUZZ_REQUIRE(a->nclients == b->nclients && a->nfaults == b->nfaults);
     FUZZ_REQUIRE(a->nprograms == b->nprograms && a->nexpects == b->nexpects);
-    FUZZ_REQUIRE(a->nclients == 0 ||
-                 memcmp(a->clients, b->clients, (size_t)a->nclients * sizeof *a->clients) == 0);
-    FUZZ_REQUIRE(a->nfaults == 0 ||
-                 memcmp(a->faults, b->faults, (size_t)a->nfaults * sizeof *a->faults) == 0);
+    FUZZ_REQUIRE(a->nclients == 0 || memcmp(a->clients, b->clients, (size_t)a->nclients * sizeof *a->clients) == 0);
+    FUZZ_REQUIRE(a->nfaults == 0 || memcmp(a->faults, b->faults, (size_t)a->nfaults * sizeof *a->faults) == 0);
     FUZZ_REQUIRE(a->nprograms == 0 ||
                  memcmp(a->programs, b->programs, (size_t)a->nprograms * sizeof *a->programs) == 0);
     FUZZ_REQUIRE(strcmp(a->algo, b->algo) == 0 && a->duration_ns == b->duration_ns);
@@ -53,7 +51,8 @@ static void try_set(struct scenario *s, const char *kv) {
     memset(&err, 0, sizeof err);
     memcpy(&before, s, sizeof before);
     int rc = scenario_set(s, kv, &err);
-    FUZZ_REQUIRE(rc == 0 || rc == LSIM_EPARSE || rc == LSIM_ENOMEM || rc == LSIM_EBAD_VALUE || rc == LSIM_EUNKNOWN_OPTION || rc == LSIM_EUSAGE);
+    FUZZ_REQUIRE(rc == 0 || rc == LSIM_EPARSE || rc == LSIM_ENOMEM || rc == LSIM_EBAD_VALUE ||
+                 rc == LSIM_EUNKNOWN_OPTION || rc == LSIM_EUSAGE);
     if (rc == 0) {
         fuzz_check_scenario(s);
         return;
@@ -71,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(&err, 0, sizeof err);
     scenario_init(&s);
     int rc = scenario_parse(&s, "fuzz.lsim", (const char *)data, size, &err);
-    FUZZ_REQUIRE(rc == 0 || rc == LSIM_EPARSE || rc == LSIM_ENOMEM || rc == LSIM_EBAD_VALUE || rc == LSIM_EUNKNOWN_OPTION || rc == LSIM_EUSAGE);
+    FUZZ_REQUIRE(rc == 0 || rc == LSIM_EPARSE || rc == LSIM_ENOMEM || rc == LSIM_EBAD_VALUE ||
+                 rc == LSIM_EUNKNOWN_OPTION || rc == LSIM_EUSAGE);
     if (rc == 0) {
         fuzz_check_scenario(&s);
         FUZZ_REQUIRE(scenario_copy(&copy, &s) == 0);

@@ -33,8 +33,7 @@ static void replay_checker(const struct trace *tr) {
     struct checker ck;
     struct checker_report rep;
     trace_init(&live, 0);
-    for (int i = 0; i < tr->nnodes; i++)
-        FUZZ_REQUIRE(trace_add_node(&live, tr->nodes[i].name, tr->nodes[i].kind) == i);
+    for (int i = 0; i < tr->nnodes; i++) FUZZ_REQUIRE(trace_add_node(&live, tr->nodes[i].name, tr->nodes[i].kind) == i);
     FUZZ_REQUIRE(checker_init(&ck, &live, SCN_PURPOSE_CORRECTNESS, 60 * SIM_NS_PER_S) == 0);
     live.observe = checker_observe;
     live.observe_arg = &ck;

@@ -31,18 +31,16 @@
  * small); LSIM_ENOINPUT (a font is missing: gfx_error() names the file and
  * the Debian package); LSIM_EOUTPUT (the file cannot be written);
  * LSIM_EINTERNAL (FreeType failed: gfx_error() says how). */
-int gfx_render_png(const char *path, FILE *stream, const struct trace *tr,
-                   const struct scene_banner *b, const struct scene_view *v);
+int gfx_render_png(const char *path, FILE *stream, const struct trace *tr, const struct scene_banner *b,
+                   const struct scene_view *v);
 
 /* n traces stacked, one panel each, on one time axis (scene_build_panels);
  * banners is NULL or n banners. Returns as gfx_render_png does. */
-int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs,
-                          size_t n, const struct scene_banner *banners,
-                          const struct scene_view *v);
+int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs, size_t n,
+                          const struct scene_banner *banners, const struct scene_view *v);
 
 /* An already built scene (borrowed), built in view v, at least height pixels tall. */
-int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc,
-                        const struct scene_view *v, int height);
+int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc, const struct scene_view *v, int height);
 
 /* The safety-region heatmap of `locksim sweep` (render/heatmap_svg.h, borrowed)
  * as PNG: the SVG's picture on the same geometry, to the file at path or,

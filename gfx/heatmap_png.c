@@ -40,7 +40,7 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
         for (int y = 0; y < gm->ny && !rc; y++)
             for (int x = 0; x < gm->nx && !rc; x++) {
                 const struct heatmap_cell *c =
-                    &h->cells[((size_t)p * (size_t)gm->ny + (size_t)y) * (size_t)gm->nx + (size_t)x];
+                        &h->cells[((size_t)p * (size_t)gm->ny + (size_t)y) * (size_t)gm->nx + (size_t)x];
                 char col[8];
                 heatmap_cell_color(c, col);
                 unsigned v = (unsigned)strtoul(col + 1, NULL, 16);
@@ -59,13 +59,13 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
                 }
             }
         for (int x = 0; x < gm->nx && !rc; x += gm->every)
-            rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, HEATMAP_TOP + gm->ph + 14, h->x_vals[x],
-                      F_TEXT, 0, RASTER_MIDDLE, 0);
+            rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, HEATMAP_TOP + gm->ph + 14, h->x_vals[x], F_TEXT,
+                      0, RASTER_MIDDLE, 0);
         if (!rc) rc = text(g, x0 + gm->pw / 2, HEATMAP_TOP + gm->ph + 30, h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
     }
     for (int y = 0; h->y_key && y < gm->ny && !rc; y++)
-        rc = text(g, HEATMAP_LEFT - 6, HEATMAP_TOP + y * HEATMAP_CELL_H + HEATMAP_CELL_H / 2 + 4, h->y_vals[y],
-                  F_TEXT, 0, RASTER_END, 0);
+        rc = text(g, HEATMAP_LEFT - 6, HEATMAP_TOP + y * HEATMAP_CELL_H + HEATMAP_CELL_H / 2 + 4, h->y_vals[y], F_TEXT,
+                  0, RASTER_END, 0);
     if (h->y_key && !rc) rc = text(g, 12, HEATMAP_TOP + gm->ph / 2, h->y_key, F_TEXT, 0, RASTER_MIDDLE, 1);
     for (int k = 0; k < HEATMAP_NCLASS && !rc; k++) {
         int lx = HEATMAP_LEFT + k * HEATMAP_LEGEND_STEP, ly = HEATMAP_TOP + gm->ph + 48;

@@ -19,8 +19,7 @@ const char *gfx_error(void) { return last_error; }
 void gfx_clear_error(void) { last_error[0] = '\0'; }
 
 int gfx_fail(int code, const char *what, const char *detail) {
-    snprintf(last_error, sizeof last_error, "%s%s%s", what, detail && detail[0] ? ": " : "",
-             detail ? detail : "");
+    snprintf(last_error, sizeof last_error, "%s%s%s", what, detail && detail[0] ? ": " : "", detail ? detail : "");
     return code;
 }
 
@@ -50,7 +49,7 @@ static int write_png(const void *pixels, int w, int h, size_t pitch, int rgb, FI
         return gfx_fail(LSIM_ENOMEM, "libpng", "out of memory");
     }
     png_bytep volatile row = NULL; /* volatile: read after a longjmp */
-    if (setjmp(png_jmpbuf(p))) { /* libpng reports every error here, e.g. a short write */
+    if (setjmp(png_jmpbuf(p))) {   /* libpng reports every error here, e.g. a short write */
         if (row) png_free(p, row);
         png_destroy_write_struct(&p, &info);
         /* A short write stays on f (the caller's out_commit names it); any

@@ -251,8 +251,7 @@ static int glyphs(struct raster *r, struct raster_font *f, int x, int y, int u0,
     return 0;
 }
 
-static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
-                struct palette_rgb c) {
+static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold, struct palette_rgb c) {
     struct raster_ctx *g = ctx;
     struct raster_font *f = &g->f->font[px != PALETTE_TEXT_PX][bold != 0];
     return glyphs(g->r, f, 0, y + g->r->dy + (h - f->height) / 2 + f->ascent, x, s, 0, c);
@@ -271,8 +270,8 @@ int raster_text_width(struct raster_font *f, const char *s, int *w) {
     return 0;
 }
 
-int raster_text(struct raster *r, struct raster_font *f, int x, int y, const char *s,
-                enum raster_anchor a, int rot, struct palette_rgb c) {
+int raster_text(struct raster *r, struct raster_font *f, int x, int y, const char *s, enum raster_anchor a, int rot,
+                struct palette_rgb c) {
     if (!s || !*s) return 0;
     int w = 0, rc = a == RASTER_START ? 0 : raster_text_width(f, s, &w);
     if (rc) return rc;
@@ -293,8 +292,8 @@ void raster_fill(struct raster *r, int x, int y, int w, int h, struct palette_rg
 struct ft_guard {
     struct FT_MemoryRec_ mem; /* user = this guard */
     FT_Library ft;
-    int short_of_memory;      /* 1 = FreeType needed the reserve: out of memory */
-    size_t used;              /* bytes of reserve handed out */
+    int short_of_memory; /* 1 = FreeType needed the reserve: out of memory */
+    size_t used;         /* bytes of reserve handed out */
     _Alignas(max_align_t) unsigned char reserve[FT_RESERVE_BYTES];
 };
 
@@ -439,8 +438,7 @@ static int line_c(void *ctx, int x0, int y0, int x1, int y1, int width, struct p
     return line(r, x0, y0 + r->dy, x1, y1 + r->dy, width, c);
 }
 
-int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc,
-                 const struct scene_view *v) {
+int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc, const struct scene_view *v) {
     static const struct paint_ops ops = {box_c, poly_c, line_c, text, NULL, NULL};
     struct raster_ctx g = {r, f};
     return paint_scene(sc, v, &ops, &g);

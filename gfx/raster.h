@@ -22,25 +22,25 @@
  * (SDL_PIXELFORMAT_BGRA32, A = 255), any pitch. Both get the same colours
  * at the same places: the window paints the PNG's pixels. */
 struct raster {
-    uint8_t *px;   /* owned (raster_init) or borrowed (raster_wrap) */
+    uint8_t *px; /* owned (raster_init) or borrowed (raster_wrap) */
     int w, h;
-    size_t pitch;  /* bytes from a row to the next */
-    int bpp;       /* bytes per pixel: 3 (R, G, B) or 4 (B, G, R, A) */
-    int ro, go, bo;/* byte offsets of red, green and blue in a pixel */
-    int dy;        /* added to every y drawn (the window's scroll, negated) */
-    int owned;     /* 1 = raster_close frees px */
+    size_t pitch;   /* bytes from a row to the next */
+    int bpp;        /* bytes per pixel: 3 (R, G, B) or 4 (B, G, R, A) */
+    int ro, go, bo; /* byte offsets of red, green and blue in a pixel */
+    int dy;         /* added to every y drawn (the window's scroll, negated) */
+    int owned;      /* 1 = raster_close frees px */
 };
 
 /* One glyph of printable ASCII, rendered once (8-bit coverage). */
 struct raster_glyph {
-    unsigned char *cov; /* owned, w * h bytes; NULL before it is rendered */
+    unsigned char *cov;           /* owned, w * h bytes; NULL before it is rendered */
     int w, h, left, top, advance; /* bitmap size; offsets from the pen on the baseline; advance in px */
     int done;
 };
 
 struct raster_font {
-    void *face;  /* FT_Face, owned */
-    int ascent, height; /* pixels: baseline below the top; line height */
+    void *face;                /* FT_Face, owned */
+    int ascent, height;        /* pixels: baseline below the top; line height */
     struct raster_glyph g[95]; /* ' ' .. '~' */
 };
 
@@ -86,8 +86,8 @@ void raster_font_close(struct raster_font *rf);
  * Characters outside printable ASCII are drawn as '?'. Returns 0,
  * LSIM_EINTERNAL or LSIM_ENOMEM. */
 enum raster_anchor { RASTER_START, RASTER_MIDDLE, RASTER_END };
-int raster_text(struct raster *r, struct raster_font *f, int x, int y, const char *s,
-                enum raster_anchor a, int rot, struct palette_rgb c);
+int raster_text(struct raster *r, struct raster_font *f, int x, int y, const char *s, enum raster_anchor a, int rot,
+                struct palette_rgb c);
 /* The advance of s in pixels (the sum of its glyphs'), in *w. Returns as raster_text. */
 int raster_text_width(struct raster_font *f, const char *s, int *w);
 /* A filled box clipped to the canvas. */
@@ -95,7 +95,6 @@ void raster_fill(struct raster *r, int x, int y, int w, int h, struct palette_rg
 
 /* Paint scene sc (borrowed), built in view v, on r. Returns 0 or the first
  * error (LSIM_ENOMEM, LSIM_EINTERNAL; gfx_error() says how). */
-int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc,
-                 const struct scene_view *v);
+int raster_paint(struct raster *r, struct raster_fonts *f, const struct scene *sc, const struct scene_view *v);
 
 #endif

@@ -20,9 +20,7 @@ struct gfx {
     struct gfx_fonts *f;
 };
 
-static void color(SDL_Renderer *r, struct palette_rgb c) {
-    SDL_SetRenderDrawColor(r, c.r, c.g, c.b, 255);
-}
+static void color(SDL_Renderer *r, struct palette_rgb c) { SDL_SetRenderDrawColor(r, c.r, c.g, c.b, 255); }
 
 int gfx_paint_box(SDL_Renderer *r, int x, int y, int w, int h, struct palette_rgb c) {
     SDL_Rect rc = {x, y, w, h};
@@ -53,11 +51,11 @@ static int poly(void *ctx, const int *xs, const int *ys, int n, struct palette_r
         idx[ni++] = i + 1;
     }
     return SDL_RenderGeometry(g->r, NULL, vx, n, idx, ni)
-               ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderGeometry", SDL_GetError()) : 0;
+                   ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderGeometry", SDL_GetError())
+                   : 0;
 }
 
-int gfx_paint_line(SDL_Renderer *r, int x0, int y0, int x1, int y1, int width,
-                   struct palette_rgb c) {
+int gfx_paint_line(SDL_Renderer *r, int x0, int y0, int x1, int y1, int width, struct palette_rgb c) {
     color(r, c);
     if (x0 == x1 || y0 == y1) { /* whole pixels, as the SVG's rectangles */
         SDL_Rect rc;
@@ -87,9 +85,7 @@ static size_t ascii(char *buf, size_t n, const char *s) {
     return k;
 }
 
-static TTF_Font *font_for(struct gfx_fonts *f, int px, int bold) {
-    return f->font[px != PALETTE_TEXT_PX][bold != 0];
-}
+static TTF_Font *font_for(struct gfx_fonts *f, int px, int bold) { return f->font[px != PALETTE_TEXT_PX][bold != 0]; }
 
 static void cache_flush(struct gfx_fonts *f) {
     for (size_t i = 0; f->cache && i < GFX_TEXT_CACHE; i++)
@@ -100,8 +96,8 @@ static void cache_flush(struct gfx_fonts *f) {
 
 /* The slot of a short text in the cache: its own, or the free one where it
  * goes; NULL when the cache cannot be had (then the text is drawn afresh). */
-static struct gfx_text_tex *cache_slot(struct gfx_fonts *f, SDL_Renderer *r, const char *s, size_t len,
-                                       int title, int bold, struct palette_rgb c) {
+static struct gfx_text_tex *cache_slot(struct gfx_fonts *f, SDL_Renderer *r, const char *s, size_t len, int title,
+                                       int bold, struct palette_rgb c) {
     if (len == 0 || len >= sizeof f->cache[0].s) return NULL;
     if (!f->cache && !(f->cache = calloc(GFX_TEXT_CACHE, sizeof *f->cache))) return NULL;
     if (f->cache_r != r || f->ncache >= GFX_TEXT_CACHE / 4 * 3) { /* another renderer, or full: start over */
@@ -122,8 +118,8 @@ static struct gfx_text_tex *cache_slot(struct gfx_fonts *f, SDL_Renderer *r, con
     return NULL;
 }
 
-int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, const char *s,
-                   int px, int bold, struct palette_rgb c) {
+int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, const char *s, int px, int bold,
+                   struct palette_rgb c) {
     char buf[512];
     size_t len = ascii(buf, sizeof buf, s);
     if (!len) return 0;
@@ -158,14 +154,14 @@ int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, co
     return rc ? gfx_fail(LSIM_EINTERNAL, "SDL_RenderCopy", SDL_GetError()) : 0;
 }
 
-int gfx_paint_text_line(SDL_Renderer *r, struct gfx_fonts *f, struct gfx_text_line *keep, int x, int y,
-                        int h, const char *s, int px, int bold, struct palette_rgb c) {
+int gfx_paint_text_line(SDL_Renderer *r, struct gfx_fonts *f, struct gfx_text_line *keep, int x, int y, int h,
+                        const char *s, int px, int bold, struct palette_rgb c) {
     char buf[512];
     size_t len = ascii(buf, sizeof buf, s);
     if (!len) return 0;
     bold = bold != 0;
-    if (!keep->t || keep->r != r || keep->px != px || keep->bold != bold || keep->c.r != c.r ||
-        keep->c.g != c.g || keep->c.b != c.b || strcmp(keep->s, buf) != 0) {
+    if (!keep->t || keep->r != r || keep->px != px || keep->bold != bold || keep->c.r != c.r || keep->c.g != c.g ||
+        keep->c.b != c.b || strcmp(keep->s, buf) != 0) {
         gfx_text_line_close(keep);
         SDL_Surface *ts = TTF_RenderText_Blended(font_for(f, px, bold), buf, (SDL_Color){c.r, c.g, c.b, 255});
         if (!ts) return gfx_fail(LSIM_ENOMEM, "TTF_RenderText_Blended", TTF_GetError());
@@ -197,8 +193,7 @@ int gfx_text_width(struct gfx_fonts *f, const char *s, int px, int bold) {
     return w;
 }
 
-static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
-                struct palette_rgb c) {
+static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold, struct palette_rgb c) {
     struct gfx *g = ctx;
     return gfx_paint_text(g->r, g->f, x, y, h, s, px, bold, c);
 }
@@ -233,8 +228,7 @@ int gfx_save_png(SDL_Surface *surf, FILE *f, const char *name) {
     return gfx_png_write(surf->pixels, surf->w, surf->h, (size_t)surf->pitch, f, name);
 }
 
-int gfx_paint(SDL_Renderer *r, struct gfx_fonts *f, const struct scene *sc,
-              const struct scene_view *v) {
+int gfx_paint(SDL_Renderer *r, struct gfx_fonts *f, const struct scene *sc, const struct scene_view *v) {
     static const struct paint_ops ops = {box, poly, line, text, NULL, NULL};
     struct gfx g = {r, f};
     return paint_scene(sc, v, &ops, &g);

@@ -15,10 +15,10 @@
 
 /* A short text drawn once, kept as a texture of one renderer. */
 struct gfx_text_tex {
-    char s[32];            /* the text (printable ASCII), "" = free slot */
+    char s[32]; /* the text (printable ASCII), "" = free slot */
     uint8_t px_title, bold;
     struct palette_rgb c;
-    SDL_Texture *t;        /* owned */
+    SDL_Texture *t; /* owned */
     int w, h;
 };
 
@@ -28,10 +28,10 @@ struct gfx_text_tex {
  * twice. */
 #define GFX_TEXT_CACHE 16384
 struct gfx_fonts {
-    TTF_Font *font[2][2]; /* owned; close with gfx_fonts_close */
+    TTF_Font *font[2][2];       /* owned; close with gfx_fonts_close */
     struct gfx_text_tex *cache; /* owned, GFX_TEXT_CACHE slots (open addressing) or NULL */
-    size_t ncache;             /* slots in use */
-    SDL_Renderer *cache_r;     /* the renderer the textures belong to (borrowed) */
+    size_t ncache;              /* slots in use */
+    SDL_Renderer *cache_r;      /* the renderer the textures belong to (borrowed) */
 };
 
 /* Open the DejaVu fonts (TTF_Init must have been called). Returns 0,
@@ -47,35 +47,33 @@ void gfx_fonts_close(struct gfx_fonts *f);
  * borrowed), one SDL call per box (the window paints its scenes with
  * raster_paint instead, 4 times faster zoomed out over a million events). The caller clears and presents. Returns 0 or the first error
  * (LSIM_ENOMEM, LSIM_EINTERNAL; gfx_error() says how). */
-int gfx_paint(SDL_Renderer *r, struct gfx_fonts *f, const struct scene *sc,
-              const struct scene_view *v);
+int gfx_paint(SDL_Renderer *r, struct gfx_fonts *f, const struct scene *sc, const struct scene_view *v);
 
 /* The primitives themselves, for a front end's own overlays (the window's
  * cursor, narration and help): the same look as the scene's. Return as
  * gfx_paint does. */
 int gfx_paint_box(SDL_Renderer *r, int x, int y, int w, int h, struct palette_rgb c);
-int gfx_paint_line(SDL_Renderer *r, int x0, int y0, int x1, int y1, int width,
-                   struct palette_rgb c);
+int gfx_paint_line(SDL_Renderer *r, int x0, int y0, int x1, int y1, int width, struct palette_rgb c);
 /* Text (printable ASCII; others shown as '?') with its top-left corner at
  * x, y, vertically centred in a line of height h; px is PALETTE_TEXT_PX or
  * PALETTE_TITLE_PX. */
-int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, const char *s,
-                   int px, int bold, struct palette_rgb c);
+int gfx_paint_text(SDL_Renderer *r, struct gfx_fonts *f, int x, int y, int h, const char *s, int px, int bold,
+                   struct palette_rgb c);
 /* One line of text kept as a texture by its caller (the window's narration
  * and status lines, longer than the cache's texts): drawn as
  * gfx_paint_text draws it, made again only when the text, look or
  * renderer changes. Zero it before the first use; gfx_text_line_close
  * destroys the texture (before its renderer is destroyed). */
 struct gfx_text_line {
-    char s[512];           /* the text drawn (printable ASCII) */
+    char s[512]; /* the text drawn (printable ASCII) */
     int px, bold;
     struct palette_rgb c;
-    SDL_Renderer *r;       /* borrowed: the renderer of t */
-    SDL_Texture *t;        /* owned, or NULL */
+    SDL_Renderer *r; /* borrowed: the renderer of t */
+    SDL_Texture *t;  /* owned, or NULL */
     int w, h;
 };
-int gfx_paint_text_line(SDL_Renderer *r, struct gfx_fonts *f, struct gfx_text_line *keep, int x, int y,
-                        int h, const char *s, int px, int bold, struct palette_rgb c);
+int gfx_paint_text_line(SDL_Renderer *r, struct gfx_fonts *f, struct gfx_text_line *keep, int x, int y, int h,
+                        const char *s, int px, int bold, struct palette_rgb c);
 void gfx_text_line_close(struct gfx_text_line *keep);
 
 /* The width in pixels s would take in that font (0 on error). */

@@ -26,11 +26,9 @@
 #include "viewstate.h"
 
 /* Window chrome (not the timeline's look, which is the palette's). */
-static const struct palette_rgb ui_bar = {34, 34, 34}, ui_text = {255, 255, 255},
-                                ui_dim = {200, 200, 200},
-                                ui_mark = {240, 228, 66},     /* Okabe-Ito yellow */
-                                ui_error = {160, 30, 30},
-                                ui_panel = {250, 250, 250};
+static const struct palette_rgb ui_bar = {34, 34, 34}, ui_text = {255, 255, 255}, ui_dim = {200, 200, 200},
+                                ui_mark = {240, 228, 66}, /* Okabe-Ito yellow */
+        ui_error = {160, 30, 30}, ui_panel = {250, 250, 250};
 
 #define LINE_H 26
 #define NARR_H (LINE_H * (VIEWMODEL_NARR_LINES + 1) + 14) /* the history, then the status line */
@@ -40,30 +38,30 @@ struct view {
     const struct view_opts *o;
     SDL_Window *win;
     SDL_Renderer *r;
-    SDL_Texture *tex;        /* the painted scenes at the window's size */
+    SDL_Texture *tex; /* the painted scenes at the window's size */
     int tex_w, tex_h;
-    struct gfx_fonts fonts;  /* SDL2_ttf: the overlays' text */
+    struct gfx_fonts fonts;     /* SDL2_ttf: the overlays' text */
     struct raster_fonts rfonts; /* FreeType: the scenes' text, as the PNG's */
-    struct view_load ld;     /* the current load (borrowed from the host) */
-    struct viewmodel vm;     /* what is revealed, the scenes, the words, the keys */
-    int shot_pending;        /* s pressed: write the next frame */
-    int w, h;                /* window size */
-    int scroll;              /* vertical scroll of the scenes, pixels */
+    struct view_load ld;        /* the current load (borrowed from the host) */
+    struct viewmodel vm;        /* what is revealed, the scenes, the words, the keys */
+    int shot_pending;           /* s pressed: write the next frame */
+    int w, h;                   /* window size */
+    int scroll;                 /* vertical scroll of the scenes, pixels */
     int tex_dirty;
     int help, fullscreen, quit;
-    char error[700];         /* a failed reload, shown in the window */
-    char status[4600];       /* a passing message (screenshot written, a fault added) */
+    char error[700];   /* a failed reload, shown in the window */
+    char status[4600]; /* a passing message (screenshot written, a fault added) */
     Uint32 status_until;
-    int mx, my;              /* mouse */
-    int drag;                /* 0 none, 1 pan, 2 scrub */
+    int mx, my; /* mouse */
+    int drag;   /* 0 none, 1 pan, 2 scrub */
     int drag_x;
-    int cut_x, cut_y;        /* a middle-button press on a lane (-1: none): its release cuts a link */
+    int cut_x, cut_y; /* a middle-button press on a lane (-1: none): its release cuts a link */
     sim_ns drag_t0;
-    struct timespec mtime;   /* of the scenario file */
+    struct timespec mtime; /* of the scenario file */
     off_t msize;
     Uint32 last_poll;
     int reloads;
-    long hover;              /* the trace event under the mouse (its tooltip shown), -1 none */
+    long hover; /* the trace event under the mouse (its tooltip shown), -1 none */
     char last_log[600];
     struct gfx_text_line narr_line[VIEWMODEL_NARR_LINES + 1]; /* the narration bar's lines, kept */
 };
@@ -253,7 +251,9 @@ static void text(struct view *w, int x, int y, const char *s, int bold, struct p
 
 
 /* The overlays through paint.h's primitives, on the renderer. */
-static int ov_box(void *c, int x, int y, int bw, int bh, struct palette_rgb k) { return gfx_paint_box(c, x, y, bw, bh, k); }
+static int ov_box(void *c, int x, int y, int bw, int bh, struct palette_rgb k) {
+    return gfx_paint_box(c, x, y, bw, bh, k);
+}
 static int ov_line(void *c, int x0, int y0, int x1, int y1, int width, struct palette_rgb k) {
     return gfx_paint_line(c, x0, y0, x1, y1, width, k);
 }
@@ -290,8 +290,7 @@ static void draw_question(struct view *w) {
         if (right) gfx_paint_box(w->r, x + 24, y + 8 + LINE_H * (2 + i), bw - 48, LINE_H, ui_mark);
         text(w, x + 32, y + 8 + LINE_H * (2 + i), line, right, palette_outline);
     }
-    text(w, x + 16, y + 8 + LINE_H * (2 + n),
-         answered ? "Right or space goes on." : "Press r (or Enter) to reveal.", 1,
+    text(w, x + 16, y + 8 + LINE_H * (2 + n), answered ? "Right or space goes on." : "Press r (or Enter) to reveal.", 1,
          palette_look(SCENE_ST_ALERT)->ink);
 }
 
@@ -311,12 +310,12 @@ static void draw_narration(struct view *w) {
                             r == current, r == current ? ui_text : ui_dim);
     }
     char s[400];
-    const char *st = w->status_until > SDL_GetTicks()          ? w->status
+    const char *st = w->status_until > SDL_GetTicks()  ? w->status
                      : w->vm.content_h > w->h - NARR_H ? "? help  PgDn/PgUp: more below"
-                                                               : "";
+                                                       : "";
     viewmodel_status(&w->vm, s, sizeof s, st);
-    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[VIEWMODEL_NARR_LINES], 12,
-                        y + 8 + LINE_H * VIEWMODEL_NARR_LINES, LINE_H, s, PALETTE_TEXT_PX, 0, ui_dim);
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[VIEWMODEL_NARR_LINES], 12, y + 8 + LINE_H * VIEWMODEL_NARR_LINES,
+                        LINE_H, s, PALETTE_TEXT_PX, 0, ui_dim);
 }
 
 static void draw_hover(struct view *w) {
@@ -337,14 +336,14 @@ static void draw_hover(struct view *w) {
 
 /* The window's own keys, under the ones every front end has (viewmodel_help_line). */
 static const char *const window_help[] = {
-    "drag on the time axis: scrub      drag elsewhere: pan",
-    "right-click a lane: pause that node there (shift: crash it), saved as a new file; u undoes",
-    "  ctrl+right-click: restart a crashed node; alt: step its clock forward (alt+shift: back)",
-    "  middle-drag from a lane to another: cut their link (a middle click: heal every link)",
-    "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
-    "PgUp PgDn    scroll panels        F11  full screen",
-    "? F1         this help            q  Esc  quit",
-    "The window reloads when the scenario file changes on disk.",
+        "drag on the time axis: scrub      drag elsewhere: pan",
+        "right-click a lane: pause that node there (shift: crash it), saved as a new file; u undoes",
+        "  ctrl+right-click: restart a crashed node; alt: step its clock forward (alt+shift: back)",
+        "  middle-drag from a lane to another: cut their link (a middle click: heal every link)",
+        "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
+        "PgUp PgDn    scroll panels        F11  full screen",
+        "? F1         this help            q  Esc  quit",
+        "The window reloads when the scenario file changes on disk.",
 };
 
 static void draw_help(struct view *w) {
@@ -427,8 +426,8 @@ static void log_state(struct view *w) {
              "question_kind=%s panels=%zu reloads=%d error=%d help=%d hover=%ld fullscreen=%d size=%dx%d "
              "show_all=%d revealed=%zu decided=%d",
              w->vm.vs.cur, kind, (long long)w->vm.vs.cursor, (long long)w->vm.vs.t0, (long long)w->vm.vs.t1,
-             w->vm.vs.playing, w->vm.vs.speed, w->vm.vs.question, qkind, w->ld.n, w->reloads, w->error[0] != 0,
-             w->help, w->hover, w->fullscreen, w->w, w->h, w->vm.vs.show_all, revealed, w->vm.decided_all);
+             w->vm.vs.playing, w->vm.vs.speed, w->vm.vs.question, qkind, w->ld.n, w->reloads, w->error[0] != 0, w->help,
+             w->hover, w->fullscreen, w->w, w->h, w->vm.vs.show_all, revealed, w->vm.decided_all);
     if (strcmp(line, w->last_log) != 0) {
         snprintf(w->last_log, sizeof w->last_log, "%s", line);
         fprintf(w->o->log, "%s\n", line);
@@ -455,15 +454,19 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
     }
     switch (c) {
     case SDLK_s: w->shot_pending = 1; break;
-    case SDLK_F1: case SDLK_QUESTION: w->help = 1; break;
-    case SDLK_SLASH: if (shift) w->help = 1; break;
+    case SDLK_F1:
+    case SDLK_QUESTION: w->help = 1; break;
+    case SDLK_SLASH:
+        if (shift) w->help = 1;
+        break;
     case SDLK_PAGEDOWN: scroll_by(w, (w->h - NARR_H) / 2); break;
     case SDLK_PAGEUP: scroll_by(w, -(w->h - NARR_H) / 2); break;
     case SDLK_F11:
         w->fullscreen = !w->fullscreen;
         SDL_SetWindowFullscreen(w->win, w->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
         break;
-    case SDLK_q: case SDLK_ESCAPE: w->quit = 1; break;
+    case SDLK_q:
+    case SDLK_ESCAPE: w->quit = 1; break;
     case SDLK_u:
         if (w->host->undo && w->host->undo(w->host->ctx)) {
             reload(w);
@@ -520,7 +523,8 @@ static void on_event(struct view *w, const SDL_Event *e) {
         break;
     case SDL_MOUSEBUTTONUP:
         w->drag = 0;
-        if (e->button.button == SDL_BUTTON_MIDDLE && w->cut_x >= 0 && w->host->edit) link_at(w, w->cut_x, w->cut_y, e->button.y);
+        if (e->button.button == SDL_BUTTON_MIDDLE && w->cut_x >= 0 && w->host->edit)
+            link_at(w, w->cut_x, w->cut_y, e->button.y);
         w->cut_x = -1;
         break;
     case SDL_MOUSEMOTION:
@@ -606,9 +610,7 @@ static int bench_frame(struct view *w, int kind, int i, int frames, struct bench
         if (i == 0) viewstate_fit(vs);
         else viewstate_step(vs, 1);
         break;
-    default: /* nothing new but the mouse: texture, overlays, present */
-        w->mx = i % 100;
-        break;
+    default: /* nothing new but the mouse: texture, overlays, present */ w->mx = i % 100; break;
     }
     double a = now_s(), b = a, c = a, cpu0 = cpu_s();
     int rc = 0;
@@ -632,20 +634,20 @@ static int bench_frame(struct view *w, int kind, int i, int frames, struct bench
 
 static int bench(struct view *w, int frames) {
     static const char *const names[6] = {
-        "zoomed out, a new window each frame", "zoomed out (90 %), panning 4 px a frame",
-        "zooming in and out, 8 % a frame", "zoomed in (1/1000 of the run), panning",
-        "a cursor step (scene kept)", "nothing new (mouse moved)"};
+            "zoomed out, a new window each frame", "zoomed out (90 %), panning 4 px a frame",
+            "zooming in and out, 8 % a frame",     "zoomed in (1/1000 of the run), panning",
+            "a cursor step (scene kept)",          "nothing new (mouse moved)"};
     size_t events = 0, lod_bytes = 0;
     for (size_t p = 0; p < w->ld.n; p++) events += w->vm.trs[p]->len;
     for (size_t p = 0; w->vm.lods && p < w->vm.n; p++) lod_bytes += scene_lod_bytes(w->vm.lods[p]);
     SDL_RendererInfo ri;
     if (SDL_GetRendererInfo(w->r, &ri) != 0) ri.name = "?";
     const char *fa = SDL_GetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION);
-    printf("view bench: %zu events, %dx%d, renderer %s%s%s, %d frames of each kind\n", events, w->w, w->h,
-           ri.name, strcmp(ri.name, "software") ? "" : ", framebuffer acceleration ",
+    printf("view bench: %zu events, %dx%d, renderer %s%s%s, %d frames of each kind\n", events, w->w, w->h, ri.name,
+           strcmp(ri.name, "software") ? "" : ", framebuffer acceleration ",
            strcmp(ri.name, "software") ? "" : (fa ? fa : "(SDL's default)"), frames);
-    printf("  %-42s %8s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "cpu",
-           "scene_build", "painting", "commands");
+    printf("  %-42s %8s %8s %8s %8s %10s %10s %8s\n", "frame", "median", "p95", "worst", "cpu", "scene_build",
+           "painting", "commands");
     double *ms = calloc((size_t)frames, sizeof *ms), *cpu = calloc((size_t)frames, sizeof *cpu);
     if (!ms || !cpu) {
         free(ms);
@@ -660,9 +662,9 @@ static int bench(struct view *w, int frames) {
         qsort(ms, (size_t)frames, sizeof *ms, cmp_double);
         qsort(cpu, (size_t)frames, sizeof *cpu, cmp_double);
         int i95 = (frames * 95 + 99) / 100 - 1;
-        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind],
-               ms[frames / 2], ms[i95 < 0 ? 0 : i95], ms[frames - 1], cpu[frames / 2], bs.scene_ms / frames,
-               bs.paint_ms / frames, bs.cmds);
+        printf("  %-42s %5.2f ms %5.2f ms %5.2f ms %5.2f ms %7.2f ms %7.2f ms %8zu\n", names[kind], ms[frames / 2],
+               ms[i95 < 0 ? 0 : i95], ms[frames - 1], cpu[frames / 2], bs.scene_ms / frames, bs.paint_ms / frames,
+               bs.cmds);
     }
     free(ms);
     free(cpu);

@@ -20,7 +20,7 @@ struct view_load {
     size_t n;
     const struct trace *const *trs;
     const struct scene_banner *banners;
-    char error[640];  /* when a load fails: "file:line:col: message" */
+    char error[640]; /* when a load fails: "file:line:col: message" */
 };
 
 struct view_host {
@@ -51,12 +51,12 @@ struct view_host {
 };
 
 struct view_opts {
-    int quiz;          /* stop before decisive events and ask */
-    int show_all;      /* 1 = the whole run at once (--show-all), not revealed as it plays */
+    int quiz;              /* stop before decisive events and ask */
+    int show_all;          /* 1 = the whole run at once (--show-all), not revealed as it plays */
     const char *shots_dir; /* screenshots go here (--shots); NULL = the current folder */
-    int width, height; /* window size at start (0 = 1280 x 800) */
-    FILE *log;         /* not NULL: one state line per change, for tests */
-    int bench_frames;  /* > 0: draw that many frames of each of six kinds
+    int width, height;     /* window size at start (0 = 1280 x 800) */
+    FILE *log;             /* not NULL: one state line per change, for tests */
+    int bench_frames;      /* > 0: draw that many frames of each of six kinds
                           (zoomed out, panning, zooming, zoomed in, a
                           cursor step, nothing new), print their median, p95
                           and worst times and the peak RSS, and return */

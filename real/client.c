@@ -26,7 +26,8 @@
     "else return false end"
 /* lease-renew's heartbeat: extend the key only while it holds this client's
  * value (Redisson's watchdog does the same compare-and-pexpire). */
-#define LUA_RENEW "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) else return 0 end"
+#define LUA_RENEW \
+    "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) else return 0 end"
 #define LUA_CAD "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('DEL',KEYS[1]) else return 0 end"
 /* A plain DEL that also says whose entry it removed (the same effect as DEL). */
 #define LUA_DEL "local v = redis.call('GET',KEYS[1]) redis.call('DEL',KEYS[1]) return v"
@@ -36,9 +37,9 @@
 /* A fenced resource, the scenario's rule (resource fencing=on): a write
  * with no token is refused (3), one lower than the highest accepted is
  * refused (2); equal is let in, as the simulator's resource does. */
-#define LUA_FENCED_WRITE                                                                                   \
-    "local tok = tonumber(ARGV[2]) if tok == 0 then return 3 end "                                         \
-    "local last = tonumber(redis.call('GET',KEYS[3]) or '0') if tok < last then return 2 end "             \
+#define LUA_FENCED_WRITE \
+    "local tok = tonumber(ARGV[2]) if tok == 0 then return 3 end " \
+    "local last = tonumber(redis.call('GET',KEYS[3]) or '0') if tok < last then return 2 end " \
     "redis.call('SET',KEYS[3],ARGV[2]) redis.call('SET',KEYS[1],ARGV[1]) redis.call('INCR',KEYS[2]) return 1"
 
 static void emit(struct client *cl, int kind, int node, int peer, uint64_t token, int64_t a, int64_t b) {
@@ -352,8 +353,7 @@ void real_client_main(struct client *cl) {
                 point(cl, SCN_POINT_BEFORE_RELEASE);
                 do_release(cl);
                 break;
-            case SCN_STEP_COUNT:
-                break;
+            case SCN_STEP_COUNT: break;
             }
         }
         if (cl->holding) {

@@ -79,9 +79,9 @@ long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
 /* Per-client process state the driver follows. */
 struct proc {
     pid_t pid;
-    int stopped;          /* 1 while SIGSTOPped */
+    int stopped; /* 1 while SIGSTOPped */
     int dead;
-    int64_t resume_at;    /* real ns of the planned SIGCONT, 0 = none */
+    int64_t resume_at; /* real ns of the planned SIGCONT, 0 = none */
     int64_t stopped_at;
 };
 
@@ -103,8 +103,8 @@ static void observe_hold(const struct redis_srv *srv, const struct scenario *s, 
     size_t k = strcspn(v.str, "#");
     for (int i = 0; i < s->nclients; i++)
         if (strlen(s->clients[i].name) == k && strncmp(s->clients[i].name, v.str, k) == 0) {
-            struct rec r = {t, REC_OBSERVED_HOLD, i, TRACE_NO_NODE, 0, 0, i,
-                            ttl.integer > 0 ? ttl.integer * 1000000LL : 0};
+            struct rec r = {
+                    t, REC_OBSERVED_HOLD, i, TRACE_NO_NODE, 0, 0, i, ttl.integer > 0 ? ttl.integer * 1000000LL : 0};
             real_recs_add(l, &r);
         }
 }
@@ -147,7 +147,8 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
      * fencing=off turns off, as in the simulator (tokens issued, unchecked). */
     int64_t rule = real_sim_rule(sim);
     cfg.fenced_resource = rule == TRACE_RULE_TOKENS ||
-                          (rule == TRACE_RULE_ALGORITHM && !(s->fencing_stated && !s->fencing)); /* fencing=off: unchecked */
+                          (rule == TRACE_RULE_ALGORITHM &&
+                           !(s->fencing_stated && !s->fencing)); /* fencing=off: unchecked */
     int srv_node = -1, res_node = -1;
     for (int i = 0; i < sim->nnodes; i++) {
         if (trace_add_node(out, sim->nodes[i].name, sim->nodes[i].kind) < 0) return LSIM_ENOMEM;

@@ -19,15 +19,15 @@ enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW };
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
     enum real_algo algo;
-    sim_ns ttl_ns;          /* 0 = none (setnx) */
-    int release_del;        /* 1 = plain DEL, 0 = compare-and-delete */
-    sim_ns gap_ns;          /* setnx-expire: wait between SETNX's reply and EXPIRE */
-    long long first_token;  /* fenced-lease: the first token */
-    int fenced_resource;    /* writes are checked against the highest token accepted */
-    int renew_every;        /* lease-renew: renew every ttl / this (default 3) */
+    sim_ns ttl_ns;            /* 0 = none (setnx) */
+    int release_del;          /* 1 = plain DEL, 0 = compare-and-delete */
+    sim_ns gap_ns;            /* setnx-expire: wait between SETNX's reply and EXPIRE */
+    long long first_token;    /* fenced-lease: the first token */
+    int fenced_resource;      /* writes are checked against the highest token accepted */
+    int renew_every;          /* lease-renew: renew every ttl / this (default 3) */
     sim_ns renew_interval_ns; /* lease-renew: or every this long (0 = ttl / renew_every) */
-    int tokens;             /* lease-renew tokens=on: a fencing token with each grant */
-    int on_lost_abort;      /* lease-renew on-lost=abort: a refused renewal ends the
+    int tokens;               /* lease-renew tokens=on: a fencing token with each grant */
+    int on_lost_abort;        /* lease-renew on-lost=abort: a refused renewal ends the
                                critical section (lock_lost); continue (default): it goes on */
 };
 
@@ -38,9 +38,9 @@ struct real_cfg {
 
 /* One recorded event, as a client process or the driver saw it. */
 struct rec {
-    int64_t t;              /* real ns since the start */
+    int64_t t; /* real ns since the start */
     int32_t kind, node, peer;
-    uint32_t order;         /* arrival, to keep equal times stable */
+    uint32_t order; /* arrival, to keep equal times stable */
     uint64_t token;
     int64_t a, b;
 };
@@ -60,8 +60,7 @@ static inline int64_t now_ns(void) {
 
 static inline void sleep_until(int64_t abs_ns) {
     struct timespec ts = {(time_t)(abs_ns / 1000000000), (long)(abs_ns % 1000000000)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
 }
 
 /* refuse.c: the scenario's lock line as a real_cfg; 0, or LSIM_ENOTREAL
@@ -74,21 +73,21 @@ int64_t real_sim_rule(const struct trace *sim);
 struct client {
     const struct scenario *s;
     const struct real_cfg *cfg;
-    int idx;                  /* client index = its node */
-    int srv, res;             /* the server's and the resource's nodes */
-    int evfd;                 /* where events go */
-    int64_t t0;               /* the run's start, CLOCK_MONOTONIC ns */
+    int idx;      /* client index = its node */
+    int srv, res; /* the server's and the resource's nodes */
+    int evfd;     /* where events go */
+    int64_t t0;   /* the run's start, CLOCK_MONOTONIC ns */
     double scale;
     struct resp_conn c;
     int occ[SCN_POINT_COUNT]; /* times each point was reached */
     uint64_t token;
     int holding;
-    int lost;                 /* lease-renew: a renewal was refused (lock_lost) */
-    int64_t renew_at;         /* lease-renew: real ns of the next renewal, 0 = none */
+    int lost;         /* lease-renew: a renewal was refused (lock_lost) */
+    int64_t renew_at; /* lease-renew: real ns of the next renewal, 0 = none */
     int acquires;
-    char value[32];           /* this grant's lock value, NAME#k */
-    const sim_ns *waits;      /* the simulated run's retry waits of this client, in */
-    size_t nwaits, used;      /* order (retry + its seeded jitter draw), replayed */
+    char value[32];      /* this grant's lock value, NAME#k */
+    const sim_ns *waits; /* the simulated run's retry waits of this client, in */
+    size_t nwaits, used; /* order (retry + its seeded jitter draw), replayed */
 };
 
 /* client.c: the program of client cl->idx, from its start time until it ends. */

@@ -123,9 +123,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             break;
         case TRACE_READ:
         case TRACE_WRITE:
-        case TRACE_WRITE_SKIPPED:
-            ev.grant = grant[c];
-            break;
+        case TRACE_WRITE_SKIPPED: ev.grant = grant[c]; break;
         case TRACE_CS_EXIT:
             ev.grant = grant[c];
             in_cs[c] = 0;
@@ -136,11 +134,8 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             owner = r->peer;
             expiry = r->a ? t + r->a : 0;
             break;
-        case TRACE_SRV_DELETE:
-            owner = -1;
-            break;
-        default:
-            break;
+        case TRACE_SRV_DELETE: owner = -1; break;
+        default: break;
         }
         trace_append(out, &ev);
         if (r->kind == TRACE_CRASH && in_cs[c]) { /* a crashed client leaves its critical section */

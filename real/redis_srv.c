@@ -29,8 +29,7 @@ static struct {
 
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 int redis_srv_available(void) {
@@ -187,9 +186,9 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
             dup2(nul, 1);
             dup2(nul, 2);
         }
-        execlp(REDIS_SRV_BIN, REDIS_SRV_BIN, "--bind", "127.0.0.1", "--port", port, "--save", "",
-               "--appendonly", "no", "--dir", guard.dir, "--logfile", guard.log, "--daemonize", "no",
-               "--protected-mode", "yes", (char *)NULL);
+        execlp(REDIS_SRV_BIN, REDIS_SRV_BIN, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
+               "--dir", guard.dir, "--logfile", guard.log, "--daemonize", "no", "--protected-mode", "yes",
+               (char *)NULL);
         _exit(127);
     }
     if (pid > 0) guard.server = pid;

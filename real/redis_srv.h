@@ -9,13 +9,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define REDIS_SRV_PORT 16379   /* the first port tried; the next 15 if it is taken */
+#define REDIS_SRV_PORT 16379 /* the first port tried; the next 15 if it is taken */
 #define REDIS_SRV_BIN "redis-server"
 
 struct redis_srv {
-    pid_t pid;                  /* the server process, 0 = not running */
-    int port;                   /* the port it listens on (127.0.0.1) */
-    char dir[128];              /* its temporary folder, "" = none */
+    pid_t pid;     /* the server process, 0 = not running */
+    int port;      /* the port it listens on (127.0.0.1) */
+    char dir[128]; /* its temporary folder, "" = none */
 };
 
 /* 1 when redis-server is on PATH. */
@@ -35,7 +35,7 @@ void redis_srv_stop(struct redis_srv *s);
  * REDIS_SRV_MAX_CHILDREN client processes. */
 #define REDIS_SRV_MAX_CHILDREN 64
 void redis_srv_guard_on(void);
-void redis_srv_guard_child(pid_t pid);   /* register a client process */
-void redis_srv_guard_forget(pid_t pid);  /* it has been reaped */
+void redis_srv_guard_child(pid_t pid);  /* register a client process */
+void redis_srv_guard_forget(pid_t pid); /* it has been reaped */
 
 #endif

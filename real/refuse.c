@@ -33,8 +33,7 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
     else if (strcmp(s->algo, "lease-renew") == 0) {
         c->algo = RA_RENEW;
         c->renew_every = 3;
-    }
-    else
+    } else
         return refuse(why, n, "algorithm %s is not a single-Redis lock: it needs a backend that is not built (%s)",
                       s->algo, "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew");
     int constant = 0;
@@ -59,12 +58,14 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
         } else if (strcmp(k, "value") == 0) {
             constant = strcmp(v, "constant") == 0;
         } else if (strcmp(k, "gap") == 0 && c->algo == RA_SETNX_EXPIRE) {
-            if (scn_parse_duration(v, &c->gap_ns) != 0) return refuse(why, n, "lock option gap=%s is not a duration%s", v, "");
+            if (scn_parse_duration(v, &c->gap_ns) != 0)
+                return refuse(why, n, "lock option gap=%s is not a duration%s", v, "");
         } else if (strcmp(k, "renew-every") == 0 && c->algo == RA_RENEW) {
             c->renew_every = atoi(v);
             if (c->renew_every < 1) return refuse(why, n, "renew-every=%s is not a whole number above 0%s", v, "");
         } else if (strcmp(k, "renew-interval") == 0 && c->algo == RA_RENEW) {
-            if (scn_parse_duration(v, &c->renew_interval_ns) != 0) return refuse(why, n, "renew-interval=%s is not a duration%s", v, "");
+            if (scn_parse_duration(v, &c->renew_interval_ns) != 0)
+                return refuse(why, n, "renew-interval=%s is not a duration%s", v, "");
         } else if (strcmp(k, "tokens") == 0 && c->algo == RA_RENEW) {
             c->tokens = strcmp(v, "on") == 0;
         } else if (strcmp(k, "on-lost") == 0 && c->algo == RA_RENEW &&
@@ -97,15 +98,13 @@ static const char *fault_reason(enum scn_fault_kind k) {
                "redis-server), not built; the system clock is never touched";
     case SCN_FAULT_PARTITION:
     case SCN_FAULT_HEAL:
-    case SCN_FAULT_LINK:
-        return "a partition or a link change needs a per-link loopback proxy, not built";
+    case SCN_FAULT_LINK: return "a partition or a link change needs a per-link loopback proxy, not built";
     case SCN_FAULT_PROMOTE:
     case SCN_FAULT_KILL_REPLICAS:
         return "failover and replication need a primary and a replica (the redis-replicated backend), not built";
     case SCN_FAULT_RESTART:
         return "restarting a crashed client (a fresh process with the program from its start) is not built yet";
-    default:
-        return NULL;
+    default: return NULL;
     }
 }
 
@@ -155,7 +154,10 @@ int real_supported(const struct scenario *s, const struct trace *sim, char *why,
                       s->clocks[0].node, "");
     if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
         return refuse(why, n, "the resource's %s is not built in the redis backend%s",
-                      s->guard_owner ? "guard=owner" : s->check_reads ? "check=reads+writes" : "timeout=", "");
+                      s->guard_owner   ? "guard=owner"
+                      : s->check_reads ? "check=reads+writes"
+                                       : "timeout=",
+                      "");
     if (s->nclients > REDIS_SRV_MAX_CHILDREN)
         return refuse(why, n, "more clients than the %s processes the redis backend runs%s", "64", "");
     for (int i = 0; i < s->nfaults; i++) {
@@ -178,8 +180,8 @@ int real_supported(const struct scenario *s, const struct trace *sim, char *why,
                           "another process in time; not built",
                           line, f->node);
         if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
-            return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built",
-                          line, f->node);
+            return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built", line,
+                          f->node);
     }
     for (int p = 0; p < s->nprograms; p++) {
         int read = 0;
@@ -194,7 +196,8 @@ int real_supported(const struct scenario *s, const struct trace *sim, char *why,
     /* The recording has the simulated run's nodes: clients, one server, the resource. */
     int servers = 0;
     for (int i = 0; i < sim->nnodes; i++) servers += sim->nodes[i].kind == TRACE_NODE_SERVER;
-    if (servers != 1) return refuse(why, n, "the simulated run has %s lock servers, the redis backend one%s", "several", "");
+    if (servers != 1)
+        return refuse(why, n, "the simulated run has %s lock servers, the redis backend one%s", "several", "");
     int64_t rule = real_sim_rule(sim);
     if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && !(rule == TRACE_RULE_ALGORITHM && c.algo == RA_FENCED))
         return refuse(why, n,

@@ -156,8 +156,7 @@ static int recv_depth(struct resp_conn *c, struct resp_reply *r, int depth) {
         }
         return 0;
     }
-    default:
-        return -1;
+    default: return -1;
     }
 }
 

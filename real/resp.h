@@ -20,16 +20,16 @@ enum resp_type { RESP_NIL, RESP_STATUS, RESP_ERROR, RESP_INT, RESP_BULK, RESP_AR
  * first RESP_ARR_MAX integer (or numeric bulk) elements are kept in elem[]. */
 struct resp_reply {
     enum resp_type type;
-    long long integer;          /* RESP_INT */
-    char str[RESP_STR_MAX];     /* RESP_STATUS, RESP_ERROR, RESP_BULK */
-    int nelem;                  /* RESP_ARRAY: elements in the reply */
+    long long integer;            /* RESP_INT */
+    char str[RESP_STR_MAX];       /* RESP_STATUS, RESP_ERROR, RESP_BULK */
+    int nelem;                    /* RESP_ARRAY: elements in the reply */
     long long elem[RESP_ARR_MAX]; /* RESP_ARRAY: the first ones as integers */
 };
 
 /* A connection: caller-owned, opened by resp_connect, closed by resp_close. */
 struct resp_conn {
-    int fd;                     /* -1 when closed */
-    char buf[4096];             /* bytes received, not yet parsed: [off, len) */
+    int fd;         /* -1 when closed */
+    char buf[4096]; /* bytes received, not yet parsed: [off, len) */
     size_t off, len;
 };
 

@@ -8,11 +8,9 @@ static const struct {
     const char *name;
     unsigned rgb;
 } classes[HEATMAP_NCLASS] = {
-    [HEATMAP_SAFE] = {"safe", 0x4caf50},
-    [HEATMAP_OVERLAP] = {"double-entry", 0xffc107},
-    [HEATMAP_DAMAGE] = {"damage", 0xd32f2f},
-    [HEATMAP_STUCK] = {"stuck", 0x7e57c2},
-    [HEATMAP_ERROR] = {"error", 0x212121},
+        [HEATMAP_SAFE] = {"safe", 0x4caf50},     [HEATMAP_OVERLAP] = {"double-entry", 0xffc107},
+        [HEATMAP_DAMAGE] = {"damage", 0xd32f2f}, [HEATMAP_STUCK] = {"stuck", 0x7e57c2},
+        [HEATMAP_ERROR] = {"error", 0x212121},
 };
 
 enum heatmap_class heatmap_classify(const struct checker_report *r, int failed) {
@@ -39,12 +37,11 @@ void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
     if (g->width < title) g->width = title;
     g->height = HEATMAP_TOP + g->ph + HEATMAP_BOTTOM;
     g->every = HEATMAP_CELL_W >= HEATMAP_LABEL_EVERY_PX
-                   ? 1 : (HEATMAP_LABEL_EVERY_PX + HEATMAP_CELL_W - 1) / HEATMAP_CELL_W;
+                       ? 1
+                       : (HEATMAP_LABEL_EVERY_PX + HEATMAP_CELL_W - 1) / HEATMAP_CELL_W;
 }
 
-const char *heatmap_class_name(enum heatmap_class c) {
-    return c < HEATMAP_NCLASS ? classes[c].name : "error";
-}
+const char *heatmap_class_name(enum heatmap_class c) { return c < HEATMAP_NCLASS ? classes[c].name : "error"; }
 
 void heatmap_cell_color(const struct heatmap_cell *c, char out[8]) {
     long n = 0, r = 0, g = 0, b = 0;
@@ -120,8 +117,9 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
                 xml_text(f, h->x_vals[x]);
                 fputs("\" data-y=\"", f);
                 xml_text(f, h->y_vals ? h->y_vals[y] : "");
-                fprintf(f, "\" data-class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-                           "stroke=\"#ffffff\"><title>",
+                fprintf(f,
+                        "\" data-class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+                        "stroke=\"#ffffff\"><title>",
                         n && c->count[top] == n ? classes[top].name : "mixed", cx, cy, CELL_W, CELL_H, col);
                 xml_text(f, h->x_key);
                 fputc('=', f);
@@ -164,8 +162,9 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
     /* The legend. */
     for (int k = 0; k < HEATMAP_NCLASS; k++) {
         int lx = LEFT + k * 110, ly = TOP + ph + 48;
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#%06x\"/>"
-                   "<text x=\"%d\" y=\"%d\">%s</text>\n",
+        fprintf(f,
+                "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#%06x\"/>"
+                "<text x=\"%d\" y=\"%d\">%s</text>\n",
                 lx, ly, classes[k].rgb, lx + 16, ly + 10, classes[k].name);
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">" HEATMAP_NOTE "</text>\n</svg>\n", LEFT, TOP + ph + 76);

@@ -13,11 +13,11 @@
 #include "checker.h"
 
 enum heatmap_class {
-    HEATMAP_SAFE,     /* never two clients in the critical section */
-    HEATMAP_OVERLAP,  /* double entry, but no stale write accepted and no lost update */
-    HEATMAP_DAMAGE,   /* a stale write accepted or an update lost */
-    HEATMAP_STUCK,    /* a client stuck on a lock whose owner crashed */
-    HEATMAP_ERROR,    /* the run could not be made */
+    HEATMAP_SAFE,    /* never two clients in the critical section */
+    HEATMAP_OVERLAP, /* double entry, but no stale write accepted and no lost update */
+    HEATMAP_DAMAGE,  /* a stale write accepted or an update lost */
+    HEATMAP_STUCK,   /* a client stuck on a lock whose owner crashed */
+    HEATMAP_ERROR,   /* the run could not be made */
     HEATMAP_NCLASS
 };
 
@@ -33,13 +33,13 @@ struct heatmap_cell {
 
 struct heatmap {
     const char *title;
-    const char *x_key;          /* the first varied key */
-    const char *y_key;          /* the second, or NULL for one axis */
-    const char *const *x_vals;  /* nx labels */
+    const char *x_key;         /* the first varied key */
+    const char *y_key;         /* the second, or NULL for one axis */
+    const char *const *x_vals; /* nx labels */
     int nx;
-    const char *const *y_vals;  /* ny labels (ny = 1 and y_vals NULL for one axis) */
+    const char *const *y_vals; /* ny labels (ny = 1 and y_vals NULL for one axis) */
     int ny;
-    const char *const *panels;  /* npanels algorithm names */
+    const char *const *panels; /* npanels algorithm names */
     int npanels;
     const struct heatmap_cell *cells; /* [panel][y][x], npanels * ny * nx */
 };
@@ -63,18 +63,27 @@ unsigned heatmap_class_rgb(enum heatmap_class c);
  * second), the x axis under each panel, the y axis left of the first, and
  * the legend under them. Text positions are baselines. */
 enum {
-    HEATMAP_CELL_W = 28, HEATMAP_CELL_H = 22,
-    HEATMAP_LEFT = 90, HEATMAP_TOP = 56, HEATMAP_GAP = 40, HEATMAP_BOTTOM = 84,
+    HEATMAP_CELL_W = 28,
+    HEATMAP_CELL_H = 22,
+    HEATMAP_LEFT = 90,
+    HEATMAP_TOP = 56,
+    HEATMAP_GAP = 40,
+    HEATMAP_BOTTOM = 84,
     HEATMAP_LABEL_EVERY_PX = 40,
-    HEATMAP_TITLE_Y = 20, HEATMAP_LEGEND_STEP = 110, HEATMAP_SWATCH = 12,
+    HEATMAP_TITLE_Y = 20,
+    HEATMAP_LEGEND_STEP = 110,
+    HEATMAP_SWATCH = 12,
     /* font sizes in px: title, other text, the mixed cells' percentages, the footnote */
-    HEATMAP_TITLE_PX = 14, HEATMAP_TEXT_PX = 11, HEATMAP_CELL_PX = 8, HEATMAP_NOTE_PX = 9
+    HEATMAP_TITLE_PX = 14,
+    HEATMAP_TEXT_PX = 11,
+    HEATMAP_CELL_PX = 8,
+    HEATMAP_NOTE_PX = 9
 };
 struct heatmap_geom {
-    int nx, ny;          /* cells across and down a panel */
-    int pw, ph;          /* a panel's cells, in pixels */
-    int width, height;   /* the whole picture */
-    int every;           /* an x label every this many cells */
+    int nx, ny;        /* cells across and down a panel */
+    int pw, ph;        /* a panel's cells, in pixels */
+    int width, height; /* the whole picture */
+    int every;         /* an x label every this many cells */
 };
 void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g);
 /* Left edge of panel p's cells. */

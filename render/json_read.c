@@ -86,8 +86,8 @@ static size_t put_utf8(char *out, unsigned cp) {
 #define JSON_PLAIN4(b) JSON_PLAIN1(b), JSON_PLAIN1((b) + 1), JSON_PLAIN1((b) + 2), JSON_PLAIN1((b) + 3)
 #define JSON_PLAIN_ROW(b) JSON_PLAIN4(b), JSON_PLAIN4((b) + 4), JSON_PLAIN4((b) + 8), JSON_PLAIN4((b) + 12)
 static const unsigned char json_plain[256] = {
-    JSON_PLAIN_ROW(0x00), JSON_PLAIN_ROW(0x10), JSON_PLAIN_ROW(0x20), JSON_PLAIN_ROW(0x30),
-    JSON_PLAIN_ROW(0x40), JSON_PLAIN_ROW(0x50), JSON_PLAIN_ROW(0x60), JSON_PLAIN_ROW(0x70),
+        JSON_PLAIN_ROW(0x00), JSON_PLAIN_ROW(0x10), JSON_PLAIN_ROW(0x20), JSON_PLAIN_ROW(0x30),
+        JSON_PLAIN_ROW(0x40), JSON_PLAIN_ROW(0x50), JSON_PLAIN_ROW(0x60), JSON_PLAIN_ROW(0x70),
 };
 
 int json_str(struct json_rd *r, const char *what, size_t *len) {
@@ -168,8 +168,7 @@ static int digits(struct json_rd *r, const char *what, int *neg, uint64_t *v, in
         s++;
     }
     if (s >= r->end || *s < '0' || *s > '9') return json_fail(r, "\"%s\": expected an integer", what);
-    if (*s == '0' && s + 1 < r->end && s[1] >= '0' && s[1] <= '9')
-        return json_fail(r, "\"%s\": leading zero", what);
+    if (*s == '0' && s + 1 < r->end && s[1] >= '0' && s[1] <= '9') return json_fail(r, "\"%s\": leading zero", what);
     for (; s < r->end && *s >= '0' && *s <= '9'; s++) {
         unsigned d = (unsigned)(*s - '0');
         if (*v > (UINT64_MAX - d) / 10) *over = 1;

@@ -29,9 +29,9 @@ void json_rd_line(struct json_rd *r, const char *s, size_t len);
 /* Write the message (printf-style) and return -1. */
 int json_fail(struct json_rd *r, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+        __attribute__((format(printf, 2, 3)))
 #endif
-    ;
+        ;
 /* The 1-based column of the cursor. */
 long json_col(const struct json_rd *r);
 

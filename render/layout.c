@@ -25,32 +25,31 @@ struct builder {
 };
 
 static const char *const span_names[LAYOUT_SPAN_KIND_COUNT] = {
-    [LAYOUT_SPAN_ACQUIRING] = "acquiring", [LAYOUT_SPAN_HOLDING] = "holding",
-    [LAYOUT_SPAN_PAUSED] = "paused",       [LAYOUT_SPAN_CRASHED] = "crashed",
-    [LAYOUT_SPAN_LEASE] = "lease",         [LAYOUT_SPAN_REPLICA] = "replica",
+        [LAYOUT_SPAN_ACQUIRING] = "acquiring", [LAYOUT_SPAN_HOLDING] = "holding", [LAYOUT_SPAN_PAUSED] = "paused",
+        [LAYOUT_SPAN_CRASHED] = "crashed",     [LAYOUT_SPAN_LEASE] = "lease",     [LAYOUT_SPAN_REPLICA] = "replica",
 };
 
 static const char *const mark_names[LAYOUT_MARK_KIND_COUNT] = {
-    [LAYOUT_MARK_ACQUIRED] = "acquired",
-    [LAYOUT_MARK_ACQUIRE_FAILED] = "acquire-failed",
-    [LAYOUT_MARK_RELEASE] = "release",
-    [LAYOUT_MARK_LOST] = "lost",
-    [LAYOUT_MARK_WRONG_RELEASE] = "wrong-release",
-    [LAYOUT_MARK_GRANT] = "grant",
-    [LAYOUT_MARK_RENEW] = "renew",
-    [LAYOUT_MARK_EXPIRE] = "expire",
-    [LAYOUT_MARK_DELETE] = "delete",
-    [LAYOUT_MARK_KEEP] = "keep",
-    [LAYOUT_MARK_READ] = "read",
-    [LAYOUT_MARK_WRITE_OK] = "write-accepted",
-    [LAYOUT_MARK_WRITE_REJECTED] = "write-rejected",
-    [LAYOUT_MARK_CLOCK_STEP] = "clock-step",
-    [LAYOUT_MARK_CRASH] = "crash",
-    [LAYOUT_MARK_RESTART] = "restart",
-    [LAYOUT_MARK_WRITE_SKIPPED] = "write-skipped",
-    [LAYOUT_MARK_CONTROL] = "control",
-    [LAYOUT_MARK_REPL_COPY] = "replica-copy",
-    [LAYOUT_MARK_REPL_DROP] = "replica-drop",
+        [LAYOUT_MARK_ACQUIRED] = "acquired",
+        [LAYOUT_MARK_ACQUIRE_FAILED] = "acquire-failed",
+        [LAYOUT_MARK_RELEASE] = "release",
+        [LAYOUT_MARK_LOST] = "lost",
+        [LAYOUT_MARK_WRONG_RELEASE] = "wrong-release",
+        [LAYOUT_MARK_GRANT] = "grant",
+        [LAYOUT_MARK_RENEW] = "renew",
+        [LAYOUT_MARK_EXPIRE] = "expire",
+        [LAYOUT_MARK_DELETE] = "delete",
+        [LAYOUT_MARK_KEEP] = "keep",
+        [LAYOUT_MARK_READ] = "read",
+        [LAYOUT_MARK_WRITE_OK] = "write-accepted",
+        [LAYOUT_MARK_WRITE_REJECTED] = "write-rejected",
+        [LAYOUT_MARK_CLOCK_STEP] = "clock-step",
+        [LAYOUT_MARK_CRASH] = "crash",
+        [LAYOUT_MARK_RESTART] = "restart",
+        [LAYOUT_MARK_WRITE_SKIPPED] = "write-skipped",
+        [LAYOUT_MARK_CONTROL] = "control",
+        [LAYOUT_MARK_REPL_COPY] = "replica-copy",
+        [LAYOUT_MARK_REPL_DROP] = "replica-drop",
 };
 
 const char *layout_span_name(int kind) {
@@ -67,26 +66,59 @@ const char *layout_mark_name(int kind) {
  * must cover every span_open / mark_add of apply() below. */
 static void count_event(const struct trace_event *e, size_t *spans, size_t *marks) {
     switch ((enum trace_kind)e->kind) {
-    case TRACE_ACQUIRE_START: case TRACE_PAUSE: case TRACE_SRV_RENEW:
-        *spans += 1; *marks += e->kind == TRACE_SRV_RENEW; break;
-    case TRACE_ACQUIRED: case TRACE_CRASH: case TRACE_SRV_GRANT:
-        *spans += 1; *marks += 1; break;
-    case TRACE_ACQUIRE_FAILED: case TRACE_CS_EXIT: case TRACE_WRONG_RELEASE:
-    case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE: case TRACE_SRV_KEEP:
-    case TRACE_READ: case TRACE_WRITE: case TRACE_CLOCK_STEP: case TRACE_RESTART:
-    case TRACE_WRITE_SKIPPED: case TRACE_CONTROL:
-        *marks += 1; break;
-    case TRACE_SRV_NOTE: /* a replica's copy: a span and a mark */
-        *spans += 1; *marks += 1; break;
-    /* none: a double entry has a row of its own, a stale or late write flags its write's mark */
-    case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_RESUME: case TRACE_CLOCK_DRIFT:
-    case TRACE_CLOCK_SLEW: case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK:
-    case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_TRY:
-    case TRACE_ACQUIRE_DENIED: case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END:
-    case TRACE_POINT: case TRACE_PROGRAM_DONE: case TRACE_SRV_DENY: case TRACE_DOUBLE_ENTRY_BEGIN:
-    case TRACE_DOUBLE_ENTRY_END: case TRACE_STALE_WRITE: case TRACE_RESOURCE_INIT:
-    case TRACE_LATE_WRITE:
+    case TRACE_ACQUIRE_START:
+    case TRACE_PAUSE:
+    case TRACE_SRV_RENEW:
+        *spans += 1;
+        *marks += e->kind == TRACE_SRV_RENEW;
         break;
+    case TRACE_ACQUIRED:
+    case TRACE_CRASH:
+    case TRACE_SRV_GRANT:
+        *spans += 1;
+        *marks += 1;
+        break;
+    case TRACE_ACQUIRE_FAILED:
+    case TRACE_CS_EXIT:
+    case TRACE_WRONG_RELEASE:
+    case TRACE_SRV_EXPIRE:
+    case TRACE_SRV_DELETE:
+    case TRACE_SRV_KEEP:
+    case TRACE_READ:
+    case TRACE_WRITE:
+    case TRACE_CLOCK_STEP:
+    case TRACE_RESTART:
+    case TRACE_WRITE_SKIPPED:
+    case TRACE_CONTROL: *marks += 1; break;
+    case TRACE_SRV_NOTE: /* a replica's copy: a span and a mark */
+        *spans += 1;
+        *marks += 1;
+        break;
+    /* none: a double entry has a row of its own, a stale or late write flags its write's mark */
+    case TRACE_RUN_START:
+    case TRACE_RUN_END:
+    case TRACE_RESUME:
+    case TRACE_CLOCK_DRIFT:
+    case TRACE_CLOCK_SLEW:
+    case TRACE_PARTITION:
+    case TRACE_HEAL:
+    case TRACE_LINK:
+    case TRACE_MSG_SEND:
+    case TRACE_MSG_RECV:
+    case TRACE_MSG_DROP:
+    case TRACE_ACQUIRE_TRY:
+    case TRACE_ACQUIRE_DENIED:
+    case TRACE_RELEASE_SENT:
+    case TRACE_WORK_START:
+    case TRACE_WORK_END:
+    case TRACE_POINT:
+    case TRACE_PROGRAM_DONE:
+    case TRACE_SRV_DENY:
+    case TRACE_DOUBLE_ENTRY_BEGIN:
+    case TRACE_DOUBLE_ENTRY_END:
+    case TRACE_STALE_WRITE:
+    case TRACE_RESOURCE_INIT:
+    case TRACE_LATE_WRITE: break;
     }
 }
 
@@ -129,8 +161,7 @@ static void span_close(struct builder *b, int lane, size_t *slot, sim_ns t, int 
     *slot = NONE;
 }
 
-static struct layout_mark *mark_add(struct builder *b, int lane, int kind,
-                                    const struct trace_event *e) {
+static struct layout_mark *mark_add(struct builder *b, int lane, int kind, const struct trace_event *e) {
     struct layout_lane *ln = &b->ly->lanes[lane];
     struct layout_mark *m = &ln->marks[ln->nmarks++];
     memset(m, 0, sizeof *m);
@@ -192,8 +223,8 @@ static struct layout_mark *find_write(struct builder *b, const struct trace_even
         for (size_t i = ln->nmarks; i-- > 0;) {
             struct layout_mark *m = &ln->marks[i];
             if (m->t != e->t) break;
-            if ((m->kind == LAYOUT_MARK_WRITE_OK || m->kind == LAYOUT_MARK_WRITE_REJECTED) &&
-                m->peer == e->node && (!best || m->seq > best->seq)) {
+            if ((m->kind == LAYOUT_MARK_WRITE_OK || m->kind == LAYOUT_MARK_WRITE_REJECTED) && m->peer == e->node &&
+                (!best || m->seq > best->seq)) {
                 best = m;
                 break;
             }
@@ -242,8 +273,7 @@ static void apply_double(struct layout *ly, const struct trace_event *e) {
     }
     for (size_t i = ly->ndoubles; i-- > 0;) {
         struct layout_double *d = &ly->doubles[i];
-        if (d->open && ((d->a == e->node && d->b == e->peer) ||
-                        (d->a == e->peer && d->b == e->node))) {
+        if (d->open && ((d->a == e->node && d->b == e->peer) || (d->a == e->peer && d->b == e->node))) {
             d->t1 = clamp_t(ly, e->t);
             d->open = 0;
             break;
@@ -272,8 +302,10 @@ static void apply_repl_note(struct builder *b, const struct trace_event *e) {
     int owner = e->a >= 0 && e->a < ly->nlanes ? (int)e->a : -1;
     if (!what) return;
     size_t i = lease_take(b, n, 0, owner);
-    span_close(b, n, &i, e->t, what == 1 ? LAYOUT_END_REPLACED
-                               : what == 2 ? LAYOUT_END_RELEASE : LAYOUT_END_DELETED_BY_OTHER);
+    span_close(b, n, &i, e->t,
+               what == 1   ? LAYOUT_END_REPLACED
+               : what == 2 ? LAYOUT_END_RELEASE
+                           : LAYOUT_END_DELETED_BY_OTHER);
     if (what == 1) {
         i = span_open(b, n, LAYOUT_SPAN_REPLICA, e->t);
         ly->lanes[n].spans[i].peer = owner;
@@ -321,15 +353,11 @@ static void apply(struct builder *b, const struct trace_event *e) {
         if (e->a == TRACE_EXIT_RELEASE) mark_add(b, n, LAYOUT_MARK_RELEASE, e);
         else if (e->a == TRACE_EXIT_LOST) mark_add(b, n, LAYOUT_MARK_LOST, e);
         break;
-    case TRACE_WRONG_RELEASE:
-        mark_add(b, n, LAYOUT_MARK_WRONG_RELEASE, e);
-        break;
+    case TRACE_WRONG_RELEASE: mark_add(b, n, LAYOUT_MARK_WRONG_RELEASE, e); break;
     case TRACE_PAUSE:
         if (os->pause == NONE) os->pause = span_open(b, n, LAYOUT_SPAN_PAUSED, e->t);
         break;
-    case TRACE_RESUME:
-        span_close(b, n, &os->pause, e->t, LAYOUT_END_RESUME);
-        break;
+    case TRACE_RESUME: span_close(b, n, &os->pause, e->t, LAYOUT_END_RESUME); break;
     case TRACE_CRASH:
         /* A crash ends whatever the node was doing or showing. */
         span_close(b, n, &os->acq, e->t, LAYOUT_END_CRASH);
@@ -374,24 +402,13 @@ static void apply(struct builder *b, const struct trace_event *e) {
         m->value = e->a;
         m->detail = e->b;
         break;
-    case TRACE_SRV_KEEP:
-        mark_add(b, n, LAYOUT_MARK_KEEP, e);
-        break;
-    case TRACE_WRITE_SKIPPED:
-        mark_add(b, n, LAYOUT_MARK_WRITE_SKIPPED, e)->detail = e->a;
-        break;
-    case TRACE_CONTROL:
-        mark_add(b, n, LAYOUT_MARK_CONTROL, e)->detail = e->a;
-        break;
-    case TRACE_SRV_NOTE:
-        apply_repl_note(b, e);
-        break;
-    case TRACE_READ:
-        mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a;
-        break;
+    case TRACE_SRV_KEEP: mark_add(b, n, LAYOUT_MARK_KEEP, e); break;
+    case TRACE_WRITE_SKIPPED: mark_add(b, n, LAYOUT_MARK_WRITE_SKIPPED, e)->detail = e->a; break;
+    case TRACE_CONTROL: mark_add(b, n, LAYOUT_MARK_CONTROL, e)->detail = e->a; break;
+    case TRACE_SRV_NOTE: apply_repl_note(b, e); break;
+    case TRACE_READ: mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a; break;
     case TRACE_WRITE:
-        m = mark_add(b, n, e->b == TRACE_WRITE_ACCEPTED ? LAYOUT_MARK_WRITE_OK
-                                                        : LAYOUT_MARK_WRITE_REJECTED, e);
+        m = mark_add(b, n, e->b == TRACE_WRITE_ACCEPTED ? LAYOUT_MARK_WRITE_OK : LAYOUT_MARK_WRITE_REJECTED, e);
         m->value = e->a;
         m->detail = e->b;
         break;
@@ -410,13 +427,27 @@ static void apply(struct builder *b, const struct trace_event *e) {
         }
         break;
     /* nothing on the node's lane (a double entry is drawn on its own row, above) */
-    case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_CLOCK_DRIFT: case TRACE_CLOCK_SLEW:
-    case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK: case TRACE_MSG_SEND:
-    case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRE_DENIED:
-    case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT:
-    case TRACE_PROGRAM_DONE: case TRACE_SRV_DENY: case TRACE_DOUBLE_ENTRY_BEGIN:
-    case TRACE_DOUBLE_ENTRY_END: case TRACE_RESOURCE_INIT:
-        break;
+    case TRACE_RUN_START:
+    case TRACE_RUN_END:
+    case TRACE_CLOCK_DRIFT:
+    case TRACE_CLOCK_SLEW:
+    case TRACE_PARTITION:
+    case TRACE_HEAL:
+    case TRACE_LINK:
+    case TRACE_MSG_SEND:
+    case TRACE_MSG_RECV:
+    case TRACE_MSG_DROP:
+    case TRACE_ACQUIRE_TRY:
+    case TRACE_ACQUIRE_DENIED:
+    case TRACE_RELEASE_SENT:
+    case TRACE_WORK_START:
+    case TRACE_WORK_END:
+    case TRACE_POINT:
+    case TRACE_PROGRAM_DONE:
+    case TRACE_SRV_DENY:
+    case TRACE_DOUBLE_ENTRY_BEGIN:
+    case TRACE_DOUBLE_ENTRY_END:
+    case TRACE_RESOURCE_INIT: break;
     }
 }
 
@@ -471,9 +502,7 @@ static int build_messages(struct layout *ly, const struct trace *tr) {
 }
 
 /* (dt * ppm) / 10^6 without overflow for any run length and rate. */
-static sim_ns ppm_of(sim_ns dt, int64_t ppm) {
-    return dt / 1000000 * ppm + dt % 1000000 * ppm / 1000000;
-}
+static sim_ns ppm_of(sim_ns dt, int64_t ppm) { return dt / 1000000 * ppm + dt % 1000000 * ppm / 1000000; }
 
 sim_ns layout_clock_offset(const struct layout_lane *ln, sim_ns t) {
     const struct layout_clock *p = NULL;
@@ -507,12 +536,11 @@ static int64_t cap_ppm(int64_t ppm) { return ppm > 500000 ? 500000 : ppm < -5000
 
 /* Per node while the clocks are built. */
 struct clock_state {
-    int64_t base, slew;    /* drift and slew ppm */
-    sim_ns slew_end;       /* when the slew ends, or -1 */
+    int64_t base, slew; /* drift and slew ppm */
+    sim_ns slew_end;    /* when the slew ends, or -1 */
 };
 
-static struct layout_clock *clock_point(struct layout_lane *ln, struct clock_state *cs, sim_ns t,
-                                        int kind) {
+static struct layout_clock *clock_point(struct layout_lane *ln, struct clock_state *cs, sim_ns t, int kind) {
     struct layout_clock *p = &ln->clock[ln->nclock];
     sim_ns off = layout_clock_offset(ln, t);
     memset(p, 0, sizeof *p);
@@ -576,7 +604,7 @@ static int build_clocks(struct layout *ly, const struct trace *tr) {
         case TRACE_CLOCK_STEP:
             p = clock_point(ln, c, t, LAYOUT_CLOCK_STEP);
             p->step_ns = e->a;
-            p->which = (uint8_t)e->b; /* with TRACE_CLOCK_AT_START: how it starts */
+            p->which = (uint8_t)e->b;           /* with TRACE_CLOCK_AT_START: how it starts */
             if (e->b & 1) p->offset_ns += e->a; /* the wall clock jumps */
             p->seq = e->seq;
             break;
@@ -595,19 +623,46 @@ static int build_clocks(struct layout *ly, const struct trace *tr) {
             p->seq = e->seq;
             break;
         /* not the clock's */
-        case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_PAUSE: case TRACE_RESUME:
-        case TRACE_CRASH: case TRACE_RESTART: case TRACE_PARTITION: case TRACE_HEAL:
-        case TRACE_LINK: case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP:
-        case TRACE_ACQUIRE_START: case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRED:
-        case TRACE_ACQUIRE_DENIED: case TRACE_ACQUIRE_FAILED: case TRACE_CS_EXIT:
-        case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT:
-        case TRACE_PROGRAM_DONE: case TRACE_SRV_GRANT: case TRACE_SRV_DENY: case TRACE_SRV_RENEW:
-        case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE: case TRACE_SRV_KEEP: case TRACE_SRV_NOTE:
-        case TRACE_READ: case TRACE_WRITE: case TRACE_DOUBLE_ENTRY_BEGIN:
-        case TRACE_DOUBLE_ENTRY_END: case TRACE_STALE_WRITE: case TRACE_WRONG_RELEASE:
-        case TRACE_RESOURCE_INIT: case TRACE_WRITE_SKIPPED: case TRACE_CONTROL:
-        case TRACE_LATE_WRITE:
-            break;
+        case TRACE_RUN_START:
+        case TRACE_RUN_END:
+        case TRACE_PAUSE:
+        case TRACE_RESUME:
+        case TRACE_CRASH:
+        case TRACE_RESTART:
+        case TRACE_PARTITION:
+        case TRACE_HEAL:
+        case TRACE_LINK:
+        case TRACE_MSG_SEND:
+        case TRACE_MSG_RECV:
+        case TRACE_MSG_DROP:
+        case TRACE_ACQUIRE_START:
+        case TRACE_ACQUIRE_TRY:
+        case TRACE_ACQUIRED:
+        case TRACE_ACQUIRE_DENIED:
+        case TRACE_ACQUIRE_FAILED:
+        case TRACE_CS_EXIT:
+        case TRACE_RELEASE_SENT:
+        case TRACE_WORK_START:
+        case TRACE_WORK_END:
+        case TRACE_POINT:
+        case TRACE_PROGRAM_DONE:
+        case TRACE_SRV_GRANT:
+        case TRACE_SRV_DENY:
+        case TRACE_SRV_RENEW:
+        case TRACE_SRV_EXPIRE:
+        case TRACE_SRV_DELETE:
+        case TRACE_SRV_KEEP:
+        case TRACE_SRV_NOTE:
+        case TRACE_READ:
+        case TRACE_WRITE:
+        case TRACE_DOUBLE_ENTRY_BEGIN:
+        case TRACE_DOUBLE_ENTRY_END:
+        case TRACE_STALE_WRITE:
+        case TRACE_WRONG_RELEASE:
+        case TRACE_RESOURCE_INIT:
+        case TRACE_WRITE_SKIPPED:
+        case TRACE_CONTROL:
+        case TRACE_LATE_WRITE: break;
         }
     }
     free(cnt);
@@ -700,9 +755,7 @@ int layout_build_prefix(struct layout *out, const struct trace *whole, size_t ne
     ly->doubles = malloc((tdouble ? tdouble : 1) * sizeof *ly->doubles);
     b.open = malloc(cells * sizeof *b.open);
     b.lease_next = malloc((tspan ? tspan : 1) * sizeof *b.lease_next);
-    if (!ly->lanes || !ly->span_mem || !ly->mark_mem || !ly->doubles || !b.open ||
-        !b.lease_next)
-        goto oom;
+    if (!ly->lanes || !ly->span_mem || !ly->mark_mem || !ly->doubles || !b.open || !b.lease_next) goto oom;
     ly->nlanes = nl;
     size_t so = 0, mo = 0;
     for (int l = 0; l < nl; l++) {
@@ -758,13 +811,12 @@ oom:
 
 #define S SIM_NS_PER_S
 static const sim_ns nice_steps[] = {
-    1, 2, 5, 10, 20, 50, 100, 200, 500,
-    1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
-    1000000, 2000000, 5000000, 10000000, 20000000, 50000000, 100000000, 200000000, 500000000,
-    S, 2 * S, 5 * S, 10 * S, 15 * S, 20 * S, 30 * S,
-    60 * S, 120 * S, 300 * S, 600 * S, 900 * S, 1200 * S, 1800 * S,
-    3600 * S, 7200 * S, 10800 * S, 21600 * S, 43200 * S,
-    86400 * S, 172800 * S, 432000 * S, 864000 * S, 1728000 * S, 4320000 * S,
+        1,         2,         5,          10,         20,         50,          100,         200,       500,
+        1000,      2000,      5000,       10000,      20000,      50000,       100000,      200000,    500000,
+        1000000,   2000000,   5000000,    10000000,   20000000,   50000000,    100000000,   200000000, 500000000,
+        S,         2 * S,     5 * S,      10 * S,     15 * S,     20 * S,      30 * S,      60 * S,    120 * S,
+        300 * S,   600 * S,   900 * S,    1200 * S,   1800 * S,   3600 * S,    7200 * S,    10800 * S, 21600 * S,
+        43200 * S, 86400 * S, 172800 * S, 432000 * S, 864000 * S, 1728000 * S, 4320000 * S,
 };
 #undef S
 #define NNICE (sizeof nice_steps / sizeof nice_steps[0])
@@ -788,9 +840,7 @@ int layout_axis_fit(struct layout_axis *ax, sim_ns t_end, int max_cells, int min
     for (size_t i = 0; i < NNICE && !ax->tick_ns; i++)
         if (nice_steps[i] % ax->cell_ns == 0 && nice_steps[i] / ax->cell_ns >= min_tick_cells)
             ax->tick_ns = nice_steps[i];
-    if (!ax->tick_ns)
-        ax->tick_ns = ax->cell_ns > INT64_MAX / min_tick_cells ? INT64_MAX
-                                                               : ax->cell_ns * min_tick_cells;
+    if (!ax->tick_ns) ax->tick_ns = ax->cell_ns > INT64_MAX / min_tick_cells ? INT64_MAX : ax->cell_ns * min_tick_cells;
 
     sim_ns span = t_end > ax->tick_ns ? t_end : ax->tick_ns;
     if (span >= 2 * SIM_NS_PER_MIN && ax->tick_ns % SIM_NS_PER_MIN == 0) {

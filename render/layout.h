@@ -31,50 +31,50 @@ enum layout_span_kind {
 
 /* How a span ended. */
 enum layout_end {
-    LAYOUT_END_OPEN = 0,   /* still open when the trace ended; t1 = t_end */
-    LAYOUT_END_ACQUIRED,   /* acquiring: got the lock */
-    LAYOUT_END_FAILED,     /* acquiring: gave up */
-    LAYOUT_END_RELEASE,    /* holding: released; lease: deleted on its owner's release */
-    LAYOUT_END_CRASH,      /* the node crashed (client, or the server for a lease) */
-    LAYOUT_END_LOST,       /* holding: the algorithm learnt it lost the lock */
-    LAYOUT_END_PROGRAM_END,/* holding: the program ended without releasing */
-    LAYOUT_END_EXPIRED,    /* lease: its TTL ran out on the server */
+    LAYOUT_END_OPEN = 0,         /* still open when the trace ended; t1 = t_end */
+    LAYOUT_END_ACQUIRED,         /* acquiring: got the lock */
+    LAYOUT_END_FAILED,           /* acquiring: gave up */
+    LAYOUT_END_RELEASE,          /* holding: released; lease: deleted on its owner's release */
+    LAYOUT_END_CRASH,            /* the node crashed (client, or the server for a lease) */
+    LAYOUT_END_LOST,             /* holding: the algorithm learnt it lost the lock */
+    LAYOUT_END_PROGRAM_END,      /* holding: the program ended without releasing */
+    LAYOUT_END_EXPIRED,          /* lease: its TTL ran out on the server */
     LAYOUT_END_DELETED_BY_OTHER, /* lease: removed by another client's release */
-    LAYOUT_END_RESUME,     /* paused: resumed */
-    LAYOUT_END_RESTART,    /* crashed: restarted */
-    LAYOUT_END_REPLACED,   /* a new span of the same kind began before an end event */
-    LAYOUT_END_CUT         /* still open at the instant a prefix layout shows
+    LAYOUT_END_RESUME,           /* paused: resumed */
+    LAYOUT_END_RESTART,          /* crashed: restarted */
+    LAYOUT_END_REPLACED,         /* a new span of the same kind began before an end event */
+    LAYOUT_END_CUT               /* still open at the instant a prefix layout shows
                               (layout_build_prefix); t1 = that instant, drawn up to it */
 };
 
 struct layout_span {
-    sim_ns t0, t1;         /* true time, ns */
-    uint8_t kind;          /* enum layout_span_kind */
-    uint8_t end;           /* enum layout_end */
-    int32_t peer;          /* LEASE: owner client node; else -1 */
-    uint64_t token;        /* HOLDING, LEASE: fencing token (0 = none) */
-    uint32_t grant;        /* HOLDING, LEASE: ground-truth grant id (0 = none) */
-    sim_ns validity_ns;    /* LEASE: ttl (last renewal's); HOLDING: validity the
+    sim_ns t0, t1;      /* true time, ns */
+    uint8_t kind;       /* enum layout_span_kind */
+    uint8_t end;        /* enum layout_end */
+    int32_t peer;       /* LEASE: owner client node; else -1 */
+    uint64_t token;     /* HOLDING, LEASE: fencing token (0 = none) */
+    uint32_t grant;     /* HOLDING, LEASE: ground-truth grant id (0 = none) */
+    sim_ns validity_ns; /* LEASE: ttl (last renewal's); HOLDING: validity the
                               client believes (0 = unbounded / unknown) */
 };
 
 /* Instants. */
 enum layout_mark_kind {
-    LAYOUT_MARK_ACQUIRED,      /* client got the lock: token, grant, value = believed validity */
-    LAYOUT_MARK_ACQUIRE_FAILED,/* client gave up: value = attempts */
-    LAYOUT_MARK_RELEASE,       /* client left the critical section by releasing */
-    LAYOUT_MARK_LOST,          /* client learnt it lost the lock and left */
-    LAYOUT_MARK_WRONG_RELEASE, /* client's release removed peer's lock */
-    LAYOUT_MARK_GRANT,         /* server granted: peer = owner, token, grant, value = ttl */
-    LAYOUT_MARK_RENEW,         /* server renewed: peer = owner, value = new ttl */
-    LAYOUT_MARK_EXPIRE,        /* server: peer's lease expired */
-    LAYOUT_MARK_DELETE,        /* server deleted a lease on peer's release:
+    LAYOUT_MARK_ACQUIRED,       /* client got the lock: token, grant, value = believed validity */
+    LAYOUT_MARK_ACQUIRE_FAILED, /* client gave up: value = attempts */
+    LAYOUT_MARK_RELEASE,        /* client left the critical section by releasing */
+    LAYOUT_MARK_LOST,           /* client learnt it lost the lock and left */
+    LAYOUT_MARK_WRONG_RELEASE,  /* client's release removed peer's lock */
+    LAYOUT_MARK_GRANT,          /* server granted: peer = owner, token, grant, value = ttl */
+    LAYOUT_MARK_RENEW,          /* server renewed: peer = owner, value = new ttl */
+    LAYOUT_MARK_EXPIRE,         /* server: peer's lease expired */
+    LAYOUT_MARK_DELETE,         /* server deleted a lease on peer's release:
                                   value = owner node, detail = 1 if not peer's own */
-    LAYOUT_MARK_KEEP,          /* server refused peer's release (lock is not peer's) */
-    LAYOUT_MARK_READ,          /* resource: peer read value */
-    LAYOUT_MARK_WRITE_OK,      /* resource: peer wrote value with token; accepted */
-    LAYOUT_MARK_WRITE_REJECTED,/* resource: refused; detail = enum trace_write */
-    LAYOUT_MARK_CLOCK_STEP,    /* value = delta ns, detail = 1 wall, 2 mono, 3 both */
+    LAYOUT_MARK_KEEP,           /* server refused peer's release (lock is not peer's) */
+    LAYOUT_MARK_READ,           /* resource: peer read value */
+    LAYOUT_MARK_WRITE_OK,       /* resource: peer wrote value with token; accepted */
+    LAYOUT_MARK_WRITE_REJECTED, /* resource: refused; detail = enum trace_write */
+    LAYOUT_MARK_CLOCK_STEP,     /* value = delta ns, detail = 1 wall, 2 mono, 3 both */
     LAYOUT_MARK_CRASH,
     LAYOUT_MARK_RESTART,
     LAYOUT_MARK_WRITE_SKIPPED, /* client did not send a write: detail = enum trace_skip,
@@ -88,21 +88,21 @@ enum layout_mark_kind {
 };
 
 struct layout_mark {
-    sim_ns t;              /* true time, ns */
-    uint32_t seq;          /* the trace event it comes from */
-    uint8_t kind;          /* enum layout_mark_kind */
-    uint8_t stale;         /* WRITE_*: the checker flagged it a stale write */
-    uint8_t late;          /* WRITE_OK: a late write (TRACE_LATE_WRITE): under a superseded
+    sim_ns t;       /* true time, ns */
+    uint32_t seq;   /* the trace event it comes from */
+    uint8_t kind;   /* enum layout_mark_kind */
+    uint8_t stale;  /* WRITE_*: the checker flagged it a stale write */
+    uint8_t late;   /* WRITE_OK: a late write (TRACE_LATE_WRITE): under a superseded
                               grant, but before any operation of the newer one */
-    int32_t peer;          /* other node (see the kind), or -1 */
-    int32_t other;         /* WRITE_* when stale: the client holding the newer
+    int32_t peer;   /* other node (see the kind), or -1 */
+    int32_t other;  /* WRITE_* when stale: the client holding the newer
                               grant (TRACE_STALE_WRITE's peer, else the client
                               in the critical section under the newest grant),
                               or -1 */
-    uint64_t token;        /* fencing token (0 = none) */
-    uint32_t grant;        /* ground-truth grant id (0 = none) */
-    int64_t value;         /* see the kind */
-    int64_t detail;        /* see the kind */
+    uint64_t token; /* fencing token (0 = none) */
+    uint32_t grant; /* ground-truth grant id (0 = none) */
+    int64_t value;  /* see the kind */
+    int64_t detail; /* see the kind */
 };
 
 /* A node's wall clock against true time, piecewise linear: from t on (to
@@ -119,15 +119,15 @@ enum layout_clock_kind {
 };
 
 struct layout_clock {
-    sim_ns t;              /* true time, ns */
-    sim_ns offset_ns;      /* wall clock minus true time just after t */
-    sim_ns step_ns;        /* STEP: the jump (wall or monotonic, see which) */
-    int64_t ppm;           /* the wall clock's rate error from t on (drift + slew) */
-    int64_t value;         /* DRIFT: ppm; SLEW: delta ns */
-    sim_ns over_ns;        /* SLEW: over how long */
-    uint32_t seq;          /* the trace event (0 for START) */
-    uint8_t kind;          /* enum layout_clock_kind */
-    uint8_t which;         /* STEP: 1 wall, 2 monotonic, 3 both */
+    sim_ns t;         /* true time, ns */
+    sim_ns offset_ns; /* wall clock minus true time just after t */
+    sim_ns step_ns;   /* STEP: the jump (wall or monotonic, see which) */
+    int64_t ppm;      /* the wall clock's rate error from t on (drift + slew) */
+    int64_t value;    /* DRIFT: ppm; SLEW: delta ns */
+    sim_ns over_ns;   /* SLEW: over how long */
+    uint32_t seq;     /* the trace event (0 for START) */
+    uint8_t kind;     /* enum layout_clock_kind */
+    uint8_t which;    /* STEP: 1 wall, 2 monotonic, 3 both */
 };
 
 /* One lane per trace node; lane i shows node i, in registration order
@@ -141,28 +141,28 @@ struct layout_lane {
     size_t nspans;
     struct layout_mark *marks; /* borrowed from the layout's storage */
     size_t nmarks;
-    struct layout_clock *clock;/* borrowed from the layout's storage; NULL and 0
+    struct layout_clock *clock; /* borrowed from the layout's storage; NULL and 0
                                   when the node's clock never changed */
     size_t nclock;
 };
 
 /* Two clients in the critical section at once (checker findings). */
 struct layout_double {
-    sim_ns t0, t1;         /* true time, ns; t1 = t_end when still open */
-    int32_t a, b;          /* the two client nodes, as the BEGIN event gives
+    sim_ns t0, t1; /* true time, ns; t1 = t_end when still open */
+    int32_t a, b;  /* the two client nodes, as the BEGIN event gives
                               them (node, peer) */
-    uint8_t open;          /* 1 = no END before the trace ended */
+    uint8_t open;  /* 1 = no END before the trace ended */
 };
 
 /* A message between two nodes: sent, then received, dropped, or still in
  * flight when the trace ended. */
 struct layout_msg {
-    sim_ns t0, t1;         /* true time sent, received (or dropped; t_end when in flight) */
-    int32_t from, to;      /* sender and receiver nodes */
-    uint32_t id;           /* the trace's message id */
-    int32_t type;          /* the message type (the trace's b) */
-    uint8_t fate;          /* 0 received, 1 dropped, 2 still in flight */
-    uint8_t drop;          /* when dropped: enum trace_drop */
+    sim_ns t0, t1;    /* true time sent, received (or dropped; t_end when in flight) */
+    int32_t from, to; /* sender and receiver nodes */
+    uint32_t id;      /* the trace's message id */
+    int32_t type;     /* the message type (the trace's b) */
+    uint8_t fate;     /* 0 received, 1 dropped, 2 still in flight */
+    uint8_t drop;     /* when dropped: enum trace_drop */
 };
 
 /* A network partition from `partition` to `heal` (or the next partition,
@@ -170,23 +170,23 @@ struct layout_msg {
  * cut to fit). */
 struct layout_partition {
     sim_ns t0, t1;
-    int open;                      /* still in force at the end of the trace */
+    int open; /* still in force at the end of the trace */
     char groups[128];
 };
 
 struct layout {
-    sim_ns t_end;                  /* the timeline spans [0, t_end] */
-    struct layout_partition *parts;/* owned, in time order */
+    sim_ns t_end;                   /* the timeline spans [0, t_end] */
+    struct layout_partition *parts; /* owned, in time order */
     size_t nparts;
-    struct layout_msg *msgs;       /* owned, in order of sending */
+    struct layout_msg *msgs; /* owned, in order of sending */
     size_t nmsgs;
-    struct layout_lane *lanes;     /* owned; nlanes == trace nnodes */
+    struct layout_lane *lanes; /* owned; nlanes == trace nnodes */
     int nlanes;
     struct layout_double *doubles; /* owned, ordered by t0 */
     size_t ndoubles;
-    struct layout_span *span_mem;  /* owned storage behind lanes[].spans */
-    struct layout_mark *mark_mem;  /* owned storage behind lanes[].marks */
-    struct layout_clock *clock_mem;/* owned storage behind lanes[].clock */
+    struct layout_span *span_mem;   /* owned storage behind lanes[].spans */
+    struct layout_mark *mark_mem;   /* owned storage behind lanes[].marks */
+    struct layout_clock *clock_mem; /* owned storage behind lanes[].clock */
 };
 
 /* Build the layout of a trace (reads tr only; the layout keeps no pointer
@@ -219,12 +219,12 @@ const char *layout_mark_name(int kind);
  * then 10 s, 15 s, 20 s, 30 s, 1 min, 2 min, 5 min ...), tick_ns a multiple
  * of cell_ns. */
 struct layout_axis {
-    sim_ns t_end;          /* the span shown is [0, t_end] */
-    sim_ns cell_ns;        /* true time per cell */
-    int ncells;            /* cells used: t_end / cell_ns + 1 */
-    sim_ns tick_ns;        /* distance between labelled ticks */
-    sim_ns unit_ns;        /* unit of tick labels (1 ns, 1 us, 1 ms, 1 s or 1 min) */
-    const char *unit;      /* its suffix, static: "ns", "us", "ms", "s", "m" */
+    sim_ns t_end;     /* the span shown is [0, t_end] */
+    sim_ns cell_ns;   /* true time per cell */
+    int ncells;       /* cells used: t_end / cell_ns + 1 */
+    sim_ns tick_ns;   /* distance between labelled ticks */
+    sim_ns unit_ns;   /* unit of tick labels (1 ns, 1 us, 1 ms, 1 s or 1 min) */
+    const char *unit; /* its suffix, static: "ns", "us", "ms", "s", "m" */
 };
 
 /* Pick the smallest nice cell_ns that fits [0, t_end] in max_cells cells,

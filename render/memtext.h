@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 struct memtext {
-    FILE *f;   /* write here between open and close; owned until memtext_close */
-    char *buf; /* after a successful close: the text, NUL-terminated, freed by the caller with free() */
+    FILE *f;    /* write here between open and close; owned until memtext_close */
+    char *buf;  /* after a successful close: the text, NUL-terminated, freed by the caller with free() */
     size_t len; /* bytes in buf, without the NUL */
 };
 

@@ -11,8 +11,7 @@
 #define HATCH_STEP 9 /* pixels between paused stripes */
 
 /* Diagonal stripes (lower left to upper right) clipped to the box. */
-static int hatch(const struct paint_ops *ops, void *ctx, int x, int y, int w, int h,
-                 struct palette_rgb c) {
+static int hatch(const struct paint_ops *ops, void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
     for (int k = x - h; k < x + w; k += HATCH_STEP) {
         int s0 = x - k > 0 ? x - k : 0;
         int s1 = x + w - 1 - k < h - 1 ? x + w - 1 - k : h - 1;
@@ -66,12 +65,12 @@ static int rect(const struct scene_cmd *k, const struct paint_ops *ops, void *ct
  * line crosses another's badge. The tooltip group wraps the badge (or the
  * tick of a minor one). */
 enum { SYM_ALL, SYM_TICK, SYM_BADGE };
-static int sym(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops,
-               void *ctx, int part) {
+static int sym(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops, void *ctx,
+               int part) {
     const struct palette_look *lk = palette_look(k->style);
     int rc = 0;
-    int fill = is_fill(k->sym), grouped = ops->group_begin && k->text &&
-                                          (part == SYM_ALL || fill || (part == SYM_TICK) == (k->minor != 0));
+    int fill = is_fill(k->sym),
+        grouped = ops->group_begin && k->text && (part == SYM_ALL || fill || (part == SYM_TICK) == (k->minor != 0));
     if (!fill && part == SYM_BADGE && k->minor) return 0;
     if (fill && part == SYM_TICK) return 0;
     if (grouped) rc = ops->group_begin(ctx, k->text);
@@ -107,8 +106,7 @@ static int sym(const struct scene_cmd *k, const struct scene_view *v, const stru
     return rc;
 }
 
-static int text(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops,
-                void *ctx) {
+static int text(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops, void *ctx) {
     const struct palette_look *lk = palette_look(k->style);
     int rc = 0;
     if (lk->pattern == PALETTE_SOLID) /* a label on a solid style: ink on a box */
@@ -160,13 +158,12 @@ static int pass_of(const struct scene_cmd *k) {
     return PASS_UNDER;
 }
 
-static int paint_one(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops,
-                     void *ctx, int pass) {
+static int paint_one(const struct scene_cmd *k, const struct scene_view *v, const struct paint_ops *ops, void *ctx,
+                     int pass) {
     const struct palette_look *lk = palette_look(k->style);
     switch (k->type) {
     case SCENE_CMD_RECT: return rect(k, ops, ctx);
-    case SCENE_CMD_SYM:
-        return sym(k, v, ops, ctx, k->lane < 0 ? SYM_ALL : pass == PASS_TICKS ? SYM_TICK : SYM_BADGE);
+    case SCENE_CMD_SYM: return sym(k, v, ops, ctx, k->lane < 0 ? SYM_ALL : pass == PASS_TICKS ? SYM_TICK : SYM_BADGE);
     case SCENE_CMD_TEXT: return k->text && k->text[0] ? text(k, v, ops, ctx) : 0;
     case SCENE_CMD_LINE:
         if (k->style == SCENE_ST_MESSAGE || k->style == SCENE_ST_DROP || k->style == SCENE_ST_REPLICATION)
@@ -180,8 +177,7 @@ static int paint_one(const struct scene_cmd *k, const struct scene_view *v, cons
     }
 }
 
-int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops,
-                void *ctx) {
+int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops, void *ctx) {
     for (int pass = 0; pass < PASS_COUNT; pass++)
         for (size_t i = 0; i < sc->ncmd; i++) {
             const struct scene_cmd *k = &sc->cmd[i];

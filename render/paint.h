@@ -17,8 +17,7 @@ struct paint_ops {
     int (*line)(void *ctx, int x0, int y0, int x1, int y1, int width, struct palette_rgb c);
     /* text (printable ASCII) whose top-left corner is x, y, vertically
      * centred in a line of height h; px = font size in pixels */
-    int (*text)(void *ctx, int x, int y, int h, const char *s, int px, int bold,
-                struct palette_rgb c);
+    int (*text)(void *ctx, int x, int y, int h, const char *s, int px, int bold, struct palette_rgb c);
     /* optional: an event's shapes follow until group_end; tip is its tooltip */
     int (*group_begin)(void *ctx, const char *tip);
     int (*group_end)(void *ctx);
@@ -29,7 +28,6 @@ struct paint_ops {
  * the lines of the lanes' events, their badges, then every text, so no
  * line, arrow or bar crosses a badge or a word.
  * Returns 0 or the first callback error. */
-int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops,
-                void *ctx);
+int paint_scene(const struct scene *sc, const struct scene_view *v, const struct paint_ops *ops, void *ctx);
 
 #endif

@@ -11,17 +11,17 @@ struct palette_rgb {
 };
 
 enum palette_pattern {
-    PALETTE_SOLID,   /* filled with fill */
-    PALETTE_HATCH,   /* fill, then diagonal stripes in ink (paused spans) */
-    PALETTE_THIN,    /* a thin bar in the middle of the box (acquiring) */
-    PALETTE_NONE,    /* no fill (text styles) */
+    PALETTE_SOLID, /* filled with fill */
+    PALETTE_HATCH, /* fill, then diagonal stripes in ink (paused spans) */
+    PALETTE_THIN,  /* a thin bar in the middle of the box (acquiring) */
+    PALETTE_NONE,  /* no fill (text styles) */
 };
 
 struct palette_look {
-    struct palette_rgb fill;  /* boxes, badges, bands */
-    struct palette_rgb ink;   /* text, lines, hatching, badge symbol */
-    uint8_t pattern;          /* enum palette_pattern */
-    uint8_t bold;             /* 1 = bold text */
+    struct palette_rgb fill; /* boxes, badges, bands */
+    struct palette_rgb ink;  /* text, lines, hatching, badge symbol */
+    uint8_t pattern;         /* enum palette_pattern */
+    uint8_t bold;            /* 1 = bold text */
 };
 
 /* The look of a scene style (enum scene_style); an unknown style gets the

@@ -20,7 +20,7 @@
 /* "clients A B; lock server S1; resource R", wrapped. */
 static void emit_lanes_legend(struct scene_ctx *c) {
     static const char *const what[3][2] = {
-        {"client", "clients"}, {"lock server", "lock servers"}, {"resource", "resources"}};
+            {"client", "clients"}, {"lock server", "lock servers"}, {"resource", "resources"}};
     char buf[512];
     size_t len = 0;
     len += (size_t)snprintf(buf, sizeof buf, "lanes:");
@@ -29,8 +29,7 @@ static void emit_lanes_legend(struct scene_ctx *c) {
         for (int l = 0; l < c->ly->nlanes; l++) n += c->ly->lanes[l].kind == k;
         if (!n) continue;
         if (len < sizeof buf)
-            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s %s", len > 6 ? ";" : "",
-                                    what[k][n > 1]);
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s %s", len > 6 ? ";" : "", what[k][n > 1]);
         int shown = 0;
         for (int l = 0; l < c->ly->nlanes && len < sizeof buf; l++) {
             if (c->ly->lanes[l].kind != k) continue;
@@ -73,9 +72,9 @@ static void emit_legend(struct scene_ctx *c) {
     }
     /* pictures: the lines that are not symbols (clock lanes, drops, copies) */
     static const char *const extra_text[] = {
-        "clock lane: the node's clock minus true time",
-        "message dropped on its way (partition, loss)",
-        "replication: primary to replica, with the lag",
+            "clock lane: the node's clock minus true time",
+            "message dropped on its way (partition, loss)",
+            "replication: primary to replica, with the lag",
     };
     for (int x = 0; x < SCENE_USED_N - SCENE_USED_CLOCK; x++) {
         if (!pictures || !(c->used_extra[x] || (also && also[SCENE_USED_CLOCK + x]))) continue;
@@ -101,22 +100,21 @@ static void emit_legend(struct scene_ctx *c) {
             }
             int g = entries[i] < 0 ? SCENE_SYM_WRITE_OK : entries[i], col = k * colw;
             int style = entries[i] < 0 ? SCENE_ST_STALE_WRITE : scene_syms[g].style;
-            struct scene_cmd *s = scene_add(c, SCENE_CMD_SYM, style, c->x0 + (col + 2) * v->char_w, c->y,
-                                      v->char_w, v->line_h);
+            struct scene_cmd *s = scene_add(c, SCENE_CMD_SYM, style, c->x0 + (col + 2) * v->char_w, c->y, v->char_w,
+                                            v->line_h);
             if (s) s->sym = (uint8_t)g;
-            const char *what = entries[i] < 0 ? stale_text
+            const char *what = entries[i] < 0                              ? stale_text
                                : g == SCENE_SYM_WRITE_REJECTED && pictures ? save_text
-                               : g == SCENE_SYM_READ && pictures ? "read at the resource (=N: the value)"
-                               : g == SCENE_SYM_ACQUIRED && pictures ? "acquires the lock (+N: its token)"
-                               : scene_syms[g].text;
+                               : g == SCENE_SYM_READ && pictures           ? "read at the resource (=N: the value)"
+                               : g == SCENE_SYM_ACQUIRED && pictures       ? "acquires the lock (+N: its token)"
+                                                                           : scene_syms[g].text;
             scene_text_at(c, col + 4, c->y, what, SCENE_ST_LEGEND);
         }
         c->y += v->line_h;
     }
     if (v->cell_name) scene_wrapped(c, 0, 2, "(a marker hides the interval under it)", SCENE_ST_LEGEND);
     if (c->sc->ngaps)
-        scene_wrapped(c, 0, 2, "<~N> on the axis: a stretch of about N with no event, drawn short",
-                SCENE_ST_LEGEND);
+        scene_wrapped(c, 0, 2, "<~N> on the axis: a stretch of about N with no event, drawn short", SCENE_ST_LEGEND);
 }
 
 int scene_layout_for(struct layout *out, const struct trace *tr, const struct scene_view *v) {
@@ -152,8 +150,9 @@ static void emit_partitions(struct scene_ctx *c) {
         r->t0 = p->t0;
         r->t1 = p->t1;
         int room = (c1 - c0 + 1) * v->cell_w / (v->char_w > 0 ? v->char_w : 1);
-        if (room >= 14) scene_text_n(c, sc->plot_x + c0 * v->cell_w + v->char_w / 2, y + (v->lane_h - v->line_h) / 2,
-                                     "partitioned", 11, SCENE_ST_PARTITION);
+        if (room >= 14)
+            scene_text_n(c, sc->plot_x + c0 * v->cell_w + v->char_w / 2, y + (v->lane_h - v->line_h) / 2, "partitioned",
+                         11, SCENE_ST_PARTITION);
     }
     c->y += v->lane_h;
     char t0[32], t1[32], buf[256];
@@ -206,8 +205,9 @@ static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
         part[1] = b->status;
     } else if (r) {
         part[1] = scn_verdict_name(r->verdict);
-        pst[1] = r->verdict == SCN_VERDICT_SAFE ? SCENE_ST_SAFE
-                 : r->verdict == SCN_VERDICT_UNSAFE ? SCENE_ST_UNSAFE : SCENE_ST_STUCK;
+        pst[1] = r->verdict == SCN_VERDICT_SAFE     ? SCENE_ST_SAFE
+                 : r->verdict == SCN_VERDICT_UNSAFE ? SCENE_ST_UNSAFE
+                                                    : SCENE_ST_STUCK;
     }
     if (b->seed) snprintf(seed, sizeof seed, "seed %s", b->seed), part[2] = seed;
     for (int i = 0; i < 3; i++) {
@@ -283,8 +283,7 @@ static int append_scene(struct scene *dst, const struct scene *src) {
 }
 
 static int build_one(struct scene *sc, const struct layout *ly, const struct scene_view *v,
-                     const struct scene_banner *b, int y0, const struct layout *gap_src,
-                     size_t ngap_src);
+                     const struct scene_banner *b, int y0, const struct layout *gap_src, size_t ngap_src);
 
 static int panels_once(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
                        const struct scene_banner *banners, int legend_left_out);
@@ -293,8 +292,8 @@ static int panels_once(struct scene *sc, const struct layout *lys, size_t n, con
  * content is taller, the lanes are drawn as tall as a line of text, then
  * the legend is left out, saying so in one line; what still does not fit is
  * cut by the backend at the height. */
-int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
-                       const struct scene_view *v, const struct scene_banner *banners) {
+int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners) {
     int rc = panels_once(sc, lys, n, v, banners, 0);
     if (rc || v->height <= 0 || sc->height <= v->height) return rc;
     struct scene_view tight = *v;
@@ -409,8 +408,7 @@ static int panels_once(struct scene *sc, const struct layout *lys, size_t n, con
 /* scene_build, with the gaps of a compressed axis found in gap_src (n
  * layouts: stacked panels share their gaps). */
 static int build_one(struct scene *sc, const struct layout *ly, const struct scene_view *v,
-                     const struct scene_banner *b, int y0, const struct layout *gap_src,
-                     size_t ngap_src) {
+                     const struct scene_banner *b, int y0, const struct layout *gap_src, size_t ngap_src) {
     memset(sc, 0, sizeof *sc);
     struct scene_ctx c;
     memset(&c, 0, sizeof c);
@@ -504,8 +502,8 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
             int c0, c1;
             if (!scene_span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
             scene_min_cells(&c, &c0, &c1);
-            struct scene_cmd *r = scene_add(&c, SCENE_CMD_RECT, SCENE_ST_BAND, sc->plot_x + c0 * v->cell_w,
-                                      y_lanes, (c1 - c0 + 1) * v->cell_w, y_double_end - y_lanes);
+            struct scene_cmd *r = scene_add(&c, SCENE_CMD_RECT, SCENE_ST_BAND, sc->plot_x + c0 * v->cell_w, y_lanes,
+                                            (c1 - c0 + 1) * v->cell_w, y_double_end - y_lanes);
             if (r) {
                 r->t0 = d->t0;
                 r->t1 = d->t1;
@@ -517,8 +515,8 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
         /* pictures: the gap shaded across the lanes, behind them */
         const struct scene_gap *g = &sc->gaps[i];
         c.layer = SCENE_LAYER_BACK;
-        struct scene_cmd *r = scene_add(&c, SCENE_CMD_RECT, SCENE_ST_GAP, sc->plot_x + g->c0 * v->cell_w,
-                                  y_lanes, g->ncells * v->cell_w, c.lanes_end - y_lanes);
+        struct scene_cmd *r = scene_add(&c, SCENE_CMD_RECT, SCENE_ST_GAP, sc->plot_x + g->c0 * v->cell_w, y_lanes,
+                                        g->ncells * v->cell_w, c.lanes_end - y_lanes);
         if (r) {
             r->t0 = g->t0;
             r->t1 = g->t1;
@@ -564,8 +562,8 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     return sc->err;
 }
 
-int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
-                const struct scene_banner *b, int y0) {
+int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v, const struct scene_banner *b,
+                int y0) {
     return build_one(sc, ly, v, b, y0, ly, 1);
 }
 

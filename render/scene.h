@@ -53,14 +53,32 @@ enum scene_style {
 /* The symbol of a cell or a fill, in legend order (the terminal's glyphs). */
 enum scene_sym {
     SCENE_SYM_NONE,
-    SCENE_SYM_ACQUIRING, SCENE_SYM_HOLDING, SCENE_SYM_PAUSED_HOLDING, SCENE_SYM_PAUSED,
-    SCENE_SYM_CRASHED, SCENE_SYM_LEASE,
-    SCENE_SYM_ACQUIRED, SCENE_SYM_RELEASE, SCENE_SYM_LOST, SCENE_SYM_FAILED,
+    SCENE_SYM_ACQUIRING,
+    SCENE_SYM_HOLDING,
+    SCENE_SYM_PAUSED_HOLDING,
+    SCENE_SYM_PAUSED,
+    SCENE_SYM_CRASHED,
+    SCENE_SYM_LEASE,
+    SCENE_SYM_ACQUIRED,
+    SCENE_SYM_RELEASE,
+    SCENE_SYM_LOST,
+    SCENE_SYM_FAILED,
     SCENE_SYM_WRONG_RELEASE,
-    SCENE_SYM_GRANT, SCENE_SYM_RENEW, SCENE_SYM_EXPIRE, SCENE_SYM_DELETE, SCENE_SYM_KEEP,
-    SCENE_SYM_REPL_COPY, SCENE_SYM_REPL_DROP,
-    SCENE_SYM_READ, SCENE_SYM_WRITE_OK, SCENE_SYM_WRITE_REJECTED, SCENE_SYM_SKIP,
-    SCENE_SYM_CLOCK, SCENE_SYM_CONTROL, SCENE_SYM_CRASH, SCENE_SYM_RESTART,
+    SCENE_SYM_GRANT,
+    SCENE_SYM_RENEW,
+    SCENE_SYM_EXPIRE,
+    SCENE_SYM_DELETE,
+    SCENE_SYM_KEEP,
+    SCENE_SYM_REPL_COPY,
+    SCENE_SYM_REPL_DROP,
+    SCENE_SYM_READ,
+    SCENE_SYM_WRITE_OK,
+    SCENE_SYM_WRITE_REJECTED,
+    SCENE_SYM_SKIP,
+    SCENE_SYM_CLOCK,
+    SCENE_SYM_CONTROL,
+    SCENE_SYM_CRASH,
+    SCENE_SYM_RESTART,
     SCENE_SYM_DOUBLE,
     SCENE_SYM_COUNT
 };
@@ -75,11 +93,11 @@ int scene_sym_style(int sym);
 const char *scene_style_name(int style);
 
 enum scene_cmd_type {
-    SCENE_CMD_RECT,  /* x, y, w, h; sym = fill symbol; frac0/frac1 taper it */
-    SCENE_CMD_LINE,  /* x, y to x2, y2; MESSAGE, DROP (ends in a cross) and
+    SCENE_CMD_RECT, /* x, y, w, h; sym = fill symbol; frac0/frac1 taper it */
+    SCENE_CMD_LINE, /* x, y to x2, y2; MESSAGE, DROP (ends in a cross) and
                         REPLICATION styles: an arrow, text = its tooltip */
-    SCENE_CMD_SYM,   /* one symbol cell at x, y, w wide and h high */
-    SCENE_CMD_TEXT,  /* text with its top-left corner at x, y; w = its width */
+    SCENE_CMD_SYM,  /* one symbol cell at x, y, w wide and h high */
+    SCENE_CMD_TEXT, /* text with its top-left corner at x, y; w = its width */
 };
 
 /* Where a command belongs. Within a layer, the list is in drawing order. */
@@ -91,24 +109,24 @@ enum scene_layer {
 };
 
 struct scene_cmd {
-    uint8_t type;      /* enum scene_cmd_type */
-    uint8_t style;     /* enum scene_style */
-    uint8_t sym;       /* enum scene_sym: RECT fill, SYM symbol; else NONE */
-    uint8_t layer;     /* enum scene_layer */
-    int x, y, w, h;    /* backend units; RECT/SYM: box; TEXT: top-left, w = chars * char_w */
-    int x2, y2;        /* LINE: end point; SYM: x2 = the event's own x (a
+    uint8_t type;             /* enum scene_cmd_type */
+    uint8_t style;            /* enum scene_style */
+    uint8_t sym;              /* enum scene_sym: RECT fill, SYM symbol; else NONE */
+    uint8_t layer;            /* enum scene_layer */
+    int x, y, w, h;           /* backend units; RECT/SYM: box; TEXT: top-left, w = chars * char_w */
+    int x2, y2;               /* LINE: end point; SYM: x2 = the event's own x (a
                           badge may sit beside it so as not to cover another) */
-    uint16_t frac0, frac1; /* RECT: height kept at the left and right ends, per
+    uint16_t frac0, frac1;    /* RECT: height kept at the left and right ends, per
                               mille of h, bottom-aligned (1000/1000 = plain
                               box; 1000/0 = a bar running out) */
-    int lane;          /* layout lane it belongs to, or -1 */
-    int32_t seq;       /* SYM: the trace event it shows (layout_mark.seq), or -1 */
-    sim_ns t0, t1;     /* true time it shows (RECT: interval; SYM: t0 = t1) */
-    const char *text;  /* TEXT: the text; SYM: a tooltip ("B acquires, token
+    int lane;                 /* layout lane it belongs to, or -1 */
+    int32_t seq;              /* SYM: the trace event it shows (layout_mark.seq), or -1 */
+    sim_ns t0, t1;            /* true time it shows (RECT: interval; SYM: t0 = t1) */
+    const char *text;         /* TEXT: the text; SYM: a tooltip ("B acquires, token
                           42, t=31s") or NULL. Owned by the scene. */
-    const char *label; /* SYM in pictures: what its badge shows instead of the
+    const char *label;        /* SYM in pictures: what its badge shows instead of the
                           symbol's character (a write's token), or NULL. Owned. */
-    uint8_t minor;     /* SYM: 1 = drawn as a tick only, its badge would cover
+    uint8_t minor;            /* SYM: 1 = drawn as a tick only, its badge would cover
                           a more important one's */
     size_t text_at, label_at; /* private: offsets in the scene's storage + 1 */
 };
@@ -135,33 +153,33 @@ size_t scene_lod_bytes(const struct scene_lod *lod);
 
 /* The window and canvas to draw a layout into. */
 struct scene_view {
-    sim_ns t0, t1;     /* true-time window shown; t1 <= t0 (e.g. 0/0) = the whole run */
-    int width;         /* canvas width, backend units (terminal: columns) */
-    int height;        /* canvas height, units; 0 = as tall as the content */
-    int char_w;        /* width of one character, units (terminal 1) */
-    int line_h;        /* height of a text line, units (terminal 1) */
-    int lane_h;        /* height of a lane row, units (terminal 1) */
-    int cell_w;        /* width of one time cell, units (terminal 1, pixels 1) */
-    int margin;        /* blank border around everything, units (terminal 0) */
-    int min_tick_chars;/* at least this many characters between ticks (terminal 8) */
-    const char *cell_name; /* the legend's "1 column = 10s" ("column"); NULL =
+    sim_ns t0, t1;                  /* true-time window shown; t1 <= t0 (e.g. 0/0) = the whole run */
+    int width;                      /* canvas width, backend units (terminal: columns) */
+    int height;                     /* canvas height, units; 0 = as tall as the content */
+    int char_w;                     /* width of one character, units (terminal 1) */
+    int line_h;                     /* height of a text line, units (terminal 1) */
+    int lane_h;                     /* height of a lane row, units (terminal 1) */
+    int cell_w;                     /* width of one time cell, units (terminal 1, pixels 1) */
+    int margin;                     /* blank border around everything, units (terminal 0) */
+    int min_tick_chars;             /* at least this many characters between ticks (terminal 8) */
+    const char *cell_name;          /* the legend's "1 column = 10s" ("column"); NULL =
                           no such line and no "(a marker hides ...)" note */
-    int label_chars;   /* at least this many characters of lane labels (0 = fit
+    int label_chars;                /* at least this many characters of lane labels (0 = fit
                           the names); stacked panels share one to share the axis */
-    uint64_t hide;     /* bit i set: lane i is not shown (lanes >= 64 always are) */
-    int compressed;    /* 1 = idle stretches (no event for a fifth of the window)
+    uint64_t hide;                  /* bit i set: lane i is not shown (lanes >= 64 always are) */
+    int compressed;                 /* 1 = idle stretches (no event for a fifth of the window)
                           shrink to a marked gap labelled with its length */
-    unsigned flags;    /* SCENE_F_* */
-    const struct scene_lod *lod; /* NULL, or the index of the layout drawn
+    unsigned flags;                 /* SCENE_F_* */
+    const struct scene_lod *lod;    /* NULL, or the index of the layout drawn
                           (borrowed; scene_build_panels ignores it) */
     const unsigned char *also_used; /* NULL, or SCENE_USED_N flags (a scene's
                           used[]) the legend lists as well: stacked panels
                           built one at a time share the last one's legend */
-    int max_clients;   /* 0 = every client's lane; else at most this many, the
+    int max_clients;                /* 0 = every client's lane; else at most this many, the
                           others named in one row ("+ 2980 more clients, not
                           drawn: C21 .. C3000"): a picture of a set height
                           with thousands of clients (scene_build_panels) */
-    int reveal;        /* 1 = draw the run as it stood at reveal_ns (`render
+    int reveal;                     /* 1 = draw the run as it stood at reveal_ns (`render
                           --at`): the backends that take traces build each
                           panel's layout with layout_build_prefix(tr,
                           layout_events_until(tr, reveal_ns), reveal_ns) */
@@ -179,16 +197,16 @@ int scene_layout_for(struct layout *out, const struct trace *tr, const struct sc
 int scene_run_end(const struct trace *tr, const struct scene_view *v, sim_ns *out);
 
 enum {
-    SCENE_F_LEGEND = 1,    /* the legend under the chart */
-    SCENE_F_BANDS = 2,     /* BACK layer: double entries shaded from the first lane to
+    SCENE_F_LEGEND = 1,   /* the legend under the chart */
+    SCENE_F_BANDS = 2,    /* BACK layer: double entries shaded from the first lane to
                               the double-entry row, tick guides, compressed gaps */
-    SCENE_F_DETAIL = 4,    /* EXTRA layer: token labels, TTL bars, who holds a lease */
-    SCENE_F_TIPS = 8,      /* tooltips on symbols */
-    SCENE_F_STRETCH = 16,  /* the axis fills the width (any ns per cell, ticks
+    SCENE_F_DETAIL = 4,   /* EXTRA layer: token labels, TTL bars, who holds a lease */
+    SCENE_F_TIPS = 8,     /* tooltips on symbols */
+    SCENE_F_STRETCH = 16, /* the axis fills the width (any ns per cell, ticks
                               still round); else cells are round (1, 2, 5 x 10^k) */
-    SCENE_F_FIT = 32,      /* the whole-run window ends a little after the last
+    SCENE_F_FIT = 32,     /* the whole-run window ends a little after the last
                               event instead of at the end of the run */
-    SCENE_F_ARROWS = 64,   /* messages whose flight is at least two characters
+    SCENE_F_ARROWS = 64,  /* messages whose flight is at least two characters
                               wide on the axis, dropped messages and copies to
                               replicas, as arrows (EXTRA layer) */
 };
@@ -205,18 +223,18 @@ enum {
 /* The verdict banner over a picture: the caller fills it. All borrowed for
  * the duration of scene_build; NULL strings are left out. */
 struct scene_banner {
-    const char *status;                   /* NULL, or shown in place of the verdict
+    const char *status;                  /* NULL, or shown in place of the verdict
                                              while the run is still going ("running"),
                                              with the headline's line saying so */
-    const char *decided_by;               /* NULL, or shown in place of the headline
+    const char *decided_by;              /* NULL, or shown in place of the headline
                                              (which may tell of what comes later) when
                                              the run is shown before its end: the event
                                              that decided the verdict, in words */
-    const char *title;                    /* scenario title */
-    const char *algo;                     /* algorithm name */
-    const char *seed;                     /* seed as text */
-    const char *replay;                   /* the command that replays the run */
-    const struct checker_report *report;  /* verdict and counts; NULL = no verdict */
+    const char *title;                   /* scenario title */
+    const char *algo;                    /* algorithm name */
+    const char *seed;                    /* seed as text */
+    const char *replay;                  /* the command that replays the run */
+    const struct checker_report *report; /* verdict and counts; NULL = no verdict */
 };
 
 /* The terminal's view: width columns, everything 1 unit, legend as asked. */
@@ -239,18 +257,18 @@ struct scene_gap {
 
 /* A built scene: the commands and the storage behind them. */
 struct scene {
-    struct scene_cmd *cmd;  /* owned, ncmd commands in drawing order (BACK, MAIN, EXTRA) */
+    struct scene_cmd *cmd; /* owned, ncmd commands in drawing order (BACK, MAIN, EXTRA) */
     size_t ncmd, capcmd;
-    char *text;             /* owned storage behind cmd[].text */
+    char *text; /* owned storage behind cmd[].text */
     size_t ntext, captext;
-    int width, height;      /* extent used, units (height includes every line) */
-    int plot_x, plot_w;     /* the time axis: x of its first cell, its width in units */
-    sim_ns t0, t1;          /* the window actually shown (true ns) */
-    struct layout_axis axis;/* fitted to t1 - t0 (less the gaps); without gaps
+    int width, height;                     /* extent used, units (height includes every line) */
+    int plot_x, plot_w;                    /* the time axis: x of its first cell, its width in units */
+    sim_ns t0, t1;                         /* the window actually shown (true ns) */
+    struct layout_axis axis;               /* fitted to t1 - t0 (less the gaps); without gaps
                                cell c shows t0 + [c, c+1) * cell_ns */
     struct scene_gap gaps[SCENE_MAX_GAPS]; /* compressed axis: the gaps, in time order */
     int ngaps;
-    int err;                /* first error while building (LSIM_ENOMEM), else 0 */
+    int err;                          /* first error while building (LSIM_ENOMEM), else 0 */
     unsigned char used[SCENE_USED_N]; /* symbols drawn in lanes, then
                               SCENE_USED_*: what the legend lists */
 };
@@ -261,8 +279,8 @@ struct scene {
  * Returns 0, LSIM_ENOMEM or LSIM_EBAD_VALUE (a view that cannot hold the
  * lane labels and one cell); on error the scene holds what was built so far
  * and must still be closed. Close with scene_close, also safe on a zeroed scene. */
-int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v,
-                const struct scene_banner *b, int y0);
+int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v, const struct scene_banner *b,
+                int y0);
 void scene_close(struct scene *sc);
 
 /* Several layouts stacked in one scene, panel i under panel i - 1, all on
@@ -272,8 +290,8 @@ void scene_close(struct scene *sc);
  * the label column is as wide as the widest panel needs. banners is NULL or
  * n banners (one per panel). One legend closes the stack, when v
  * asks for one, listing what any panel shows. Returns as scene_build does. */
-int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n,
-                       const struct scene_view *v, const struct scene_banner *banners);
+int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners);
 
 /* The tooltip a SYM command k of a lane would carry with SCENE_F_TIPS ("B
  * acquires, token 42, t=31s"), made from ly (the layout the scene was built

@@ -14,8 +14,8 @@
  * badges, texts and labels drawn so far (the obstacles are gathered at the
  * first label). Returns 1 with its top-left corner in *x, *y, or 0: no free
  * place, the label is left out (also on LSIM_ENOMEM, which goes to sc->err). */
-static int arrow_label(struct scene_ctx *c, struct scene_labels *L, int ax, int ay, int bx, int by, int w,
-                       int *x, int *y) {
+static int arrow_label(struct scene_ctx *c, struct scene_labels *L, int ax, int ay, int bx, int by, int w, int *x,
+                       int *y) {
     if (!L->ready) {
         int rc = scene_labels_init(L, c->sc);
         if (rc) {
@@ -54,20 +54,17 @@ static sim_ns short_flight_ns(const struct scene *sc, const struct scene_view *v
 
 /* The arrow's text: who sent it to whom, when, and how it ended (len: its
  * time in flight, formatted). */
-static void describe_msg(char *buf, size_t n, const struct layout *ly, const struct layout_msg *m,
-                         const char *len) {
+static void describe_msg(char *buf, size_t n, const struct layout *ly, const struct layout_msg *m, const char *len) {
     static const char *const why[] = {"", " (partition)", " (lost on the link)", " (receiver down)"};
     char t0[32], t1[32];
     format_time_ns(t0, sizeof t0, m->t0);
     format_time_ns(t1, sizeof t1, m->t1);
     if (m->fate == 1)
-        snprintf(buf, n, "message %s -> %s sent t=%s, dropped t=%s%s",
-                 scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0, t1,
-                 m->drop < 4 ? why[m->drop] : "");
+        snprintf(buf, n, "message %s -> %s sent t=%s, dropped t=%s%s", scene_node_name(ly, m->from),
+                 scene_node_name(ly, m->to), t0, t1, m->drop < 4 ? why[m->drop] : "");
     else
-        snprintf(buf, n, "message %s -> %s sent t=%s, %s t=%s (%s in flight)",
-                 scene_node_name(ly, m->from), scene_node_name(ly, m->to), t0,
-                 m->fate == 2 ? "still in flight at" : "arrives", t1, len);
+        snprintf(buf, n, "message %s -> %s sent t=%s, %s t=%s (%s in flight)", scene_node_name(ly, m->from),
+                 scene_node_name(ly, m->to), t0, m->fate == 2 ? "still in flight at" : "arrives", t1, len);
 }
 
 /* Copies to replicas: from the primary's grant of the same owner and
@@ -109,8 +106,8 @@ static void emit_copies(struct scene_ctx *c, struct scene_labels *labels, const 
             k->t1 = cp->t;
             format_time_ns(len, sizeof len, cp->t - src->t);
             snprintf(buf, sizeof buf, "%s replicates %s's grant (token %llu) to %s: lag %s",
-                     rl == &ly->lanes[src_lane] ? "?" : ly->lanes[src_lane].name,
-                     scene_node_name(ly, cp->peer), (unsigned long long)cp->token, rl->name, len);
+                     rl == &ly->lanes[src_lane] ? "?" : ly->lanes[src_lane].name, scene_node_name(ly, cp->peer),
+                     (unsigned long long)cp->token, rl->name, len);
             scene_set_text(c, k, buf, strlen(buf));
             c->used_extra[SCENE_USED_REPL - SCENE_USED_CLOCK] = 1;
             snprintf(buf, sizeof buf, "lag %s", len);

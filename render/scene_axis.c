@@ -20,8 +20,7 @@ int scene_cell_of(const struct scene *sc, sim_ns t) {
     for (int i = 0; i < sc->ngaps; i++) {
         const struct scene_gap *g = &sc->gaps[i];
         if (t <= g->t0) break;
-        if (t < g->t1)
-            return g->c0 + (int)((t - g->t0) * (sim_ns)g->ncells / (g->t1 - g->t0 + 1));
+        if (t < g->t1) return g->c0 + (int)((t - g->t0) * (sim_ns)g->ncells / (g->t1 - g->t0 + 1));
         skipped += g->t1 - g->t0;
         extra += g->ncells + 1; /* t1 itself is the cell after the gap */
     }
@@ -92,34 +91,36 @@ int scene_find_gaps(struct scene *sc, const struct layout *lys, size_t nly, int 
     for (size_t j = 0; j < nly; j++) {
         const struct layout *ly = &lys[j];
         n += 2 * ly->ndoubles + 2 * ly->nmsgs;
-        for (int l = 0; l < ly->nlanes; l++)
-            n += ly->lanes[l].nmarks + 2 * ly->lanes[l].nspans + ly->lanes[l].nclock;
+        for (int l = 0; l < ly->nlanes; l++) n += ly->lanes[l].nmarks + 2 * ly->lanes[l].nspans + ly->lanes[l].nclock;
     }
     sim_ns *t = malloc(n * sizeof *t);
     if (!t) return LSIM_ENOMEM;
     size_t k = 0;
     t[k++] = sc->t0;
     t[k++] = sc->t1;
-#define KEEP(x) do { if ((x) > sc->t0 && (x) < sc->t1) t[k++] = (x); } while (0)
+#define KEEP(x) \
+    do { \
+        if ((x) > sc->t0 && (x) < sc->t1) t[k++] = (x); \
+    } while (0)
     for (size_t j = 0; j < nly; j++) {
-    const struct layout *ly = &lys[j];
-    for (int l = 0; l < ly->nlanes; l++) {
-        const struct layout_lane *ln = &ly->lanes[l];
-        for (size_t i = 0; i < ln->nmarks; i++) KEEP(ln->marks[i].t);
-        for (size_t i = 0; i < ln->nclock; i++) KEEP(ln->clock[i].t); /* drifts, slews */
-        for (size_t i = 0; i < ln->nspans; i++) {
-            KEEP(ln->spans[i].t0);
-            if (ln->spans[i].end != LAYOUT_END_OPEN) KEEP(ln->spans[i].t1);
+        const struct layout *ly = &lys[j];
+        for (int l = 0; l < ly->nlanes; l++) {
+            const struct layout_lane *ln = &ly->lanes[l];
+            for (size_t i = 0; i < ln->nmarks; i++) KEEP(ln->marks[i].t);
+            for (size_t i = 0; i < ln->nclock; i++) KEEP(ln->clock[i].t); /* drifts, slews */
+            for (size_t i = 0; i < ln->nspans; i++) {
+                KEEP(ln->spans[i].t0);
+                if (ln->spans[i].end != LAYOUT_END_OPEN) KEEP(ln->spans[i].t1);
+            }
         }
-    }
-    for (size_t i = 0; i < ly->ndoubles; i++) {
-        KEEP(ly->doubles[i].t0);
-        KEEP(ly->doubles[i].t1);
-    }
-    for (size_t i = 0; i < ly->nmsgs; i++) {
-        KEEP(ly->msgs[i].t0);
-        if (ly->msgs[i].fate != 2) KEEP(ly->msgs[i].t1);
-    }
+        for (size_t i = 0; i < ly->ndoubles; i++) {
+            KEEP(ly->doubles[i].t0);
+            KEEP(ly->doubles[i].t1);
+        }
+        for (size_t i = 0; i < ly->nmsgs; i++) {
+            KEEP(ly->msgs[i].t0);
+            if (ly->msgs[i].fate != 2) KEEP(ly->msgs[i].t1);
+        }
     }
 #undef KEEP
     qsort(t, k, sizeof *t, cmp_ns);

@@ -17,59 +17,73 @@
 /* Symbols: the terminal's character, the style, the priority of an instant
  * (higher wins a shared cell; 0 = an interval fill) and the legend text. */
 const struct scene_sym_info scene_syms[SCENE_SYM_COUNT] = {
-    [SCENE_SYM_NONE] = {' ', SCENE_ST_TEXT, 0, ""},
-    [SCENE_SYM_ACQUIRING] = {'.', SCENE_ST_ACQUIRING, 0, "acquiring: waiting for the lock"},
-    [SCENE_SYM_HOLDING] = {'=', SCENE_ST_HOLDING, 0, "in the critical section (has lock)"},
-    [SCENE_SYM_PAUSED_HOLDING] = {'#', SCENE_ST_PAUSED_HOLDING, 0, "in the critical section but PAUSED"},
-    [SCENE_SYM_PAUSED] = {'~', SCENE_ST_PAUSED, 0, "paused (GC pause, stall)"},
-    [SCENE_SYM_CRASHED] = {'x', SCENE_ST_CRASHED, 0, "down (crashed)"},
-    [SCENE_SYM_LEASE] = {'-', SCENE_ST_LEASE, 0, "lease valid as the server sees it"},
-    [SCENE_SYM_ACQUIRED] = {'+', SCENE_ST_MARK_OK, 70, "acquires the lock, enters section"},
-    [SCENE_SYM_RELEASE] = {'r', SCENE_ST_MARK_OK, 60, "releases the lock, leaves section"},
-    [SCENE_SYM_LOST] = {'L', SCENE_ST_MARK_WARN, 65, "learns it lost the lock, leaves"},
-    [SCENE_SYM_FAILED] = {'f', SCENE_ST_MARK_WARN, 55, "gives up acquiring"},
-    [SCENE_SYM_WRONG_RELEASE] = {'!', SCENE_ST_MARK_BAD, 75, "release removed ANOTHER's lock"},
-    [SCENE_SYM_GRANT] = {'[', SCENE_ST_MARK_SERVER, 40, "server grants a lease"},
-    [SCENE_SYM_RENEW] = {'>', SCENE_ST_MARK_SERVER, 30, "server renews a lease"},
-    [SCENE_SYM_EXPIRE] = {'e', SCENE_ST_MARK_WARN, 50, "lease expires on server (TTL out)"},
-    [SCENE_SYM_DELETE] = {']', SCENE_ST_MARK_SERVER, 45, "server deletes lease on release"},
-    [SCENE_SYM_KEEP] = {'k', SCENE_ST_MARK_SERVER, 35, "server refuses release (not owner)"},
-    [SCENE_SYM_REPL_COPY] = {'{', SCENE_ST_MARK_SERVER, 38, "replica copies a grant from its primary"},
-    [SCENE_SYM_REPL_DROP] = {'}', SCENE_ST_MARK_SERVER, 36, "replica copies a release, or drops a lock"},
-    [SCENE_SYM_READ] = {'o', SCENE_ST_MARK_NOTE, 20, "read at the resource"},
-    [SCENE_SYM_WRITE_OK] = {'W', SCENE_ST_MARK_NOTE, 80, "write accepted by the resource"},
-    [SCENE_SYM_WRITE_REJECTED] = {'w', SCENE_ST_WRITE_REJECTED, 82, "write REJECTED by resource (fencing)"},
-    [SCENE_SYM_SKIP] = {'s', SCENE_ST_MARK_WARN, 78, "write not sent (lock lost, own check, sold out)"},
-    [SCENE_SYM_CLOCK] = {'c', SCENE_ST_MARK_WARN, 88, "clock step: the node's clock jumps"},
-    [SCENE_SYM_CONTROL] = {'@', SCENE_ST_MARK_WARN, 85, "operator action (failover: promote; kill-replicas)"},
-    [SCENE_SYM_CRASH] = {'X', SCENE_ST_MARK_BAD, 100, "crash"},
-    [SCENE_SYM_RESTART] = {'*', SCENE_ST_MARK_NOTE, 90, "restart"},
-    [SCENE_SYM_DOUBLE] = {'^', SCENE_ST_DOUBLE, 0, "two in the critical section at once"},
+        [SCENE_SYM_NONE] = {' ', SCENE_ST_TEXT, 0, ""},
+        [SCENE_SYM_ACQUIRING] = {'.', SCENE_ST_ACQUIRING, 0, "acquiring: waiting for the lock"},
+        [SCENE_SYM_HOLDING] = {'=', SCENE_ST_HOLDING, 0, "in the critical section (has lock)"},
+        [SCENE_SYM_PAUSED_HOLDING] = {'#', SCENE_ST_PAUSED_HOLDING, 0, "in the critical section but PAUSED"},
+        [SCENE_SYM_PAUSED] = {'~', SCENE_ST_PAUSED, 0, "paused (GC pause, stall)"},
+        [SCENE_SYM_CRASHED] = {'x', SCENE_ST_CRASHED, 0, "down (crashed)"},
+        [SCENE_SYM_LEASE] = {'-', SCENE_ST_LEASE, 0, "lease valid as the server sees it"},
+        [SCENE_SYM_ACQUIRED] = {'+', SCENE_ST_MARK_OK, 70, "acquires the lock, enters section"},
+        [SCENE_SYM_RELEASE] = {'r', SCENE_ST_MARK_OK, 60, "releases the lock, leaves section"},
+        [SCENE_SYM_LOST] = {'L', SCENE_ST_MARK_WARN, 65, "learns it lost the lock, leaves"},
+        [SCENE_SYM_FAILED] = {'f', SCENE_ST_MARK_WARN, 55, "gives up acquiring"},
+        [SCENE_SYM_WRONG_RELEASE] = {'!', SCENE_ST_MARK_BAD, 75, "release removed ANOTHER's lock"},
+        [SCENE_SYM_GRANT] = {'[', SCENE_ST_MARK_SERVER, 40, "server grants a lease"},
+        [SCENE_SYM_RENEW] = {'>', SCENE_ST_MARK_SERVER, 30, "server renews a lease"},
+        [SCENE_SYM_EXPIRE] = {'e', SCENE_ST_MARK_WARN, 50, "lease expires on server (TTL out)"},
+        [SCENE_SYM_DELETE] = {']', SCENE_ST_MARK_SERVER, 45, "server deletes lease on release"},
+        [SCENE_SYM_KEEP] = {'k', SCENE_ST_MARK_SERVER, 35, "server refuses release (not owner)"},
+        [SCENE_SYM_REPL_COPY] = {'{', SCENE_ST_MARK_SERVER, 38, "replica copies a grant from its primary"},
+        [SCENE_SYM_REPL_DROP] = {'}', SCENE_ST_MARK_SERVER, 36, "replica copies a release, or drops a lock"},
+        [SCENE_SYM_READ] = {'o', SCENE_ST_MARK_NOTE, 20, "read at the resource"},
+        [SCENE_SYM_WRITE_OK] = {'W', SCENE_ST_MARK_NOTE, 80, "write accepted by the resource"},
+        [SCENE_SYM_WRITE_REJECTED] = {'w', SCENE_ST_WRITE_REJECTED, 82, "write REJECTED by resource (fencing)"},
+        [SCENE_SYM_SKIP] = {'s', SCENE_ST_MARK_WARN, 78, "write not sent (lock lost, own check, sold out)"},
+        [SCENE_SYM_CLOCK] = {'c', SCENE_ST_MARK_WARN, 88, "clock step: the node's clock jumps"},
+        [SCENE_SYM_CONTROL] = {'@', SCENE_ST_MARK_WARN, 85, "operator action (failover: promote; kill-replicas)"},
+        [SCENE_SYM_CRASH] = {'X', SCENE_ST_MARK_BAD, 100, "crash"},
+        [SCENE_SYM_RESTART] = {'*', SCENE_ST_MARK_NOTE, 90, "restart"},
+        [SCENE_SYM_DOUBLE] = {'^', SCENE_ST_DOUBLE, 0, "two in the critical section at once"},
 };
 
 static const char *const style_names[SCENE_ST_COUNT] = {
-    [SCENE_ST_TEXT] = "text", [SCENE_ST_AXIS] = "axis", [SCENE_ST_LABEL] = "label",
-    [SCENE_ST_LEGEND] = "legend", [SCENE_ST_ACQUIRING] = "acquiring",
-    [SCENE_ST_HOLDING] = "holding", [SCENE_ST_PAUSED_HOLDING] = "paused-holding",
-    [SCENE_ST_PAUSED] = "paused", [SCENE_ST_CRASHED] = "crashed", [SCENE_ST_LEASE] = "lease",
-    [SCENE_ST_DOUBLE] = "double-entry", [SCENE_ST_ALERT] = "alert",
-    [SCENE_ST_MARK_OK] = "mark-ok", [SCENE_ST_MARK_WARN] = "mark-warn",
-    [SCENE_ST_MARK_BAD] = "mark-bad", [SCENE_ST_MARK_SERVER] = "mark-server",
-    [SCENE_ST_MARK_NOTE] = "mark-note", [SCENE_ST_STALE_WRITE] = "stale-write",
-    [SCENE_ST_WRITE_REJECTED] = "write-rejected", [SCENE_ST_BANNER] = "banner",
-    [SCENE_ST_SAFE] = "safe", [SCENE_ST_UNSAFE] = "unsafe", [SCENE_ST_STUCK] = "stuck",
-    [SCENE_ST_GRID] = "grid", [SCENE_ST_TITLE] = "title", [SCENE_ST_BAND] = "band",
-    [SCENE_ST_MESSAGE] = "message", [SCENE_ST_GAP] = "gap", [SCENE_ST_CLOCK] = "clock",
-    [SCENE_ST_DROP] = "drop", [SCENE_ST_REPLICATION] = "replication",
+        [SCENE_ST_TEXT] = "text",
+        [SCENE_ST_AXIS] = "axis",
+        [SCENE_ST_LABEL] = "label",
+        [SCENE_ST_LEGEND] = "legend",
+        [SCENE_ST_ACQUIRING] = "acquiring",
+        [SCENE_ST_HOLDING] = "holding",
+        [SCENE_ST_PAUSED_HOLDING] = "paused-holding",
+        [SCENE_ST_PAUSED] = "paused",
+        [SCENE_ST_CRASHED] = "crashed",
+        [SCENE_ST_LEASE] = "lease",
+        [SCENE_ST_DOUBLE] = "double-entry",
+        [SCENE_ST_ALERT] = "alert",
+        [SCENE_ST_MARK_OK] = "mark-ok",
+        [SCENE_ST_MARK_WARN] = "mark-warn",
+        [SCENE_ST_MARK_BAD] = "mark-bad",
+        [SCENE_ST_MARK_SERVER] = "mark-server",
+        [SCENE_ST_MARK_NOTE] = "mark-note",
+        [SCENE_ST_STALE_WRITE] = "stale-write",
+        [SCENE_ST_WRITE_REJECTED] = "write-rejected",
+        [SCENE_ST_BANNER] = "banner",
+        [SCENE_ST_SAFE] = "safe",
+        [SCENE_ST_UNSAFE] = "unsafe",
+        [SCENE_ST_STUCK] = "stuck",
+        [SCENE_ST_GRID] = "grid",
+        [SCENE_ST_TITLE] = "title",
+        [SCENE_ST_BAND] = "band",
+        [SCENE_ST_MESSAGE] = "message",
+        [SCENE_ST_GAP] = "gap",
+        [SCENE_ST_CLOCK] = "clock",
+        [SCENE_ST_DROP] = "drop",
+        [SCENE_ST_REPLICATION] = "replication",
 };
 
 char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].ch : ' '; }
-const char *scene_sym_text(int sym) {
-    return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].text : "";
-}
-int scene_sym_style(int sym) {
-    return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].style : SCENE_ST_TEXT;
-}
+const char *scene_sym_text(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].text : ""; }
+int scene_sym_style(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].style : SCENE_ST_TEXT; }
 const char *scene_style_name(int style) {
     return style >= 0 && style < SCENE_ST_COUNT ? style_names[style] : "unknown";
 }
@@ -96,12 +110,11 @@ void scene_view_pixels(struct scene_view *v, int width, int height) {
     v->cell_name = NULL;
     v->label_chars = 6; /* the first tick's label, centred on it, clears "time" */
     v->compressed = 1;  /* a 27 s pause and a 1 s double entry in one picture */
-    v->flags = SCENE_F_LEGEND | SCENE_F_BANDS | SCENE_F_DETAIL | SCENE_F_TIPS | SCENE_F_STRETCH |
-               SCENE_F_FIT | SCENE_F_ARROWS;
+    v->flags = SCENE_F_LEGEND | SCENE_F_BANDS | SCENE_F_DETAIL | SCENE_F_TIPS | SCENE_F_STRETCH | SCENE_F_FIT |
+               SCENE_F_ARROWS;
 }
 
 /* ---- storage and text --------------------------------------------------------------- */
-
 
 
 struct scene_cmd *scene_add(struct scene_ctx *c, int type, int style, int x, int y, int w, int h) {
@@ -201,6 +214,4 @@ const char *scene_node_name(const struct layout *ly, int n) {
     return n >= 0 && n < ly->nlanes ? ly->lanes[n].name : "?";
 }
 
-int scene_lane_shown(const struct scene_view *v, int l) {
-    return l >= 64 || !(v->hide >> l & 1);
-}
+int scene_lane_shown(const struct scene_view *v, int l) { return l >= 64 || !(v->hide >> l & 1); }

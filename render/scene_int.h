@@ -28,21 +28,21 @@ struct scene_ctx {
     struct scene *sc;
     const struct layout *ly;
     const struct scene_view *v;
-    int x0;          /* left edge (margin) */
-    int cols;        /* characters per line */
-    int lw;          /* label column, characters, including one space */
-    int y;           /* next free y */
-    uint8_t layer;   /* layer of commands being added */
-    uint8_t *fill;   /* per cell: interval symbol */
-    uint8_t *bits;   /* per cell: interval flags */
-    uint8_t *win;    /* per cell: winning instant symbol (NONE = none) */
-    uint8_t *winst;  /* per cell: its style */
-    size_t *winm;    /* per cell: its mark index */
-    int used[SCENE_SYM_COUNT]; /* symbols that reached a lane row */
-    int used_stale;  /* a stale write accepted was drawn */
+    int x0;                                          /* left edge (margin) */
+    int cols;                                        /* characters per line */
+    int lw;                                          /* label column, characters, including one space */
+    int y;                                           /* next free y */
+    uint8_t layer;                                   /* layer of commands being added */
+    uint8_t *fill;                                   /* per cell: interval symbol */
+    uint8_t *bits;                                   /* per cell: interval flags */
+    uint8_t *win;                                    /* per cell: winning instant symbol (NONE = none) */
+    uint8_t *winst;                                  /* per cell: its style */
+    size_t *winm;                                    /* per cell: its mark index */
+    int used[SCENE_SYM_COUNT];                       /* symbols that reached a lane row */
+    int used_stale;                                  /* a stale write accepted was drawn */
     int used_extra[SCENE_USED_N - SCENE_USED_CLOCK]; /* SCENE_USED_CLOCK ...: drawn */
-    int lanes_end;   /* y under the last lane drawn */
-    int *lane_y;     /* per lane: the y of its middle, or -1 when not drawn */
+    int lanes_end;                                   /* y under the last lane drawn */
+    int *lane_y;                                     /* per lane: the y of its middle, or -1 when not drawn */
 };
 
 /* The level-of-detail index (scene_lanes.c). */
@@ -57,11 +57,11 @@ struct scene_ctx {
 #define SCENE_LOD_NODES (2 * SCENE_LOD_BUCKETS - 1)
 #define SCENE_LOD_STALE 0x80 /* in sym[]: the winner is a stale write accepted */
 struct scene_lod_lane {
-    sim_ns *span_max_t1;  /* per span: the largest t1 of spans 0 .. i; NULL = no spans */
-    uint8_t *bits;        /* per node: interval flags; NULL = the lane is small */
-    uint32_t *win;        /* per node: the winning mark's index + 1, 0 = none */
-    uint8_t *sym;         /* per node: the winner's symbol, | SCENE_LOD_STALE */
-    size_t ncopies;       /* marks that are copies to a replica (LAYOUT_MARK_REPL_COPY) */
+    sim_ns *span_max_t1; /* per span: the largest t1 of spans 0 .. i; NULL = no spans */
+    uint8_t *bits;       /* per node: interval flags; NULL = the lane is small */
+    uint32_t *win;       /* per node: the winning mark's index + 1, 0 = none */
+    uint8_t *sym;        /* per node: the winner's symbol, | SCENE_LOD_STALE */
+    size_t ncopies;      /* marks that are copies to a replica (LAYOUT_MARK_REPL_COPY) */
 };
 /* Index of node j of level lv: the levels one after another, the buckets first. */
 static inline size_t scene_lod_node(int lv, size_t j) {
@@ -115,9 +115,9 @@ struct scene_rect {
 struct scene_labels {
     struct scene_rect *narrow; /* owned: sorted by x0, each at most 256 wide */
     size_t nnarrow, capnarrow;
-    struct scene_rect *wide;   /* owned: wider ones and the labels placed */
+    struct scene_rect *wide; /* owned: wider ones and the labels placed */
     size_t nwide, capwide;
-    int ready;                 /* gathered */
+    int ready; /* gathered */
 };
 /* The obstacles of every command of sc so far (ready set). Returns 0 or LSIM_ENOMEM;
  * close with scene_labels_close in either case (also safe on a zeroed one). */
@@ -130,7 +130,7 @@ int scene_labels_free(const struct scene_labels *L, struct scene_rect r);
  * way, else below it. On success *x, *y is its top-left corner, it becomes
  * an obstacle, and the result is 1; 0 = no free place (leave the label
  * out); LSIM_ENOMEM. */
-int scene_labels_place(struct scene_labels *L, const struct scene *sc, int ax, int ay, int bx, int by,
-                       int w, int h, int *x, int *y);
+int scene_labels_place(struct scene_labels *L, const struct scene *sc, int ax, int ay, int bx, int by, int w, int h,
+                       int *x, int *y);
 
 #endif

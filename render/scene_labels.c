@@ -89,8 +89,8 @@ int scene_labels_free(const struct scene_labels *L, struct scene_rect r) {
     return 1;
 }
 
-int scene_labels_place(struct scene_labels *L, const struct scene *sc, int ax, int ay, int bx, int by,
-                       int w, int h, int *x, int *y) {
+int scene_labels_place(struct scene_labels *L, const struct scene *sc, int ax, int ay, int bx, int by, int w, int h,
+                       int *x, int *y) {
     /* along the arrow from its middle outwards, above it, then below it */
     static const int per_mille[] = {500, 400, 600, 300, 700, 200, 800};
     int lo = sc->plot_x, hi = sc->plot_x + sc->plot_w - w;

@@ -53,7 +53,7 @@ static int win_prio(int sym, int stale) {
 
 static int mark_stale(const struct layout_mark *m) { return m->kind == LAYOUT_MARK_WRITE_OK && m->stale; }
 
-#define NODE_PRIO(v) win_prio((v) & ~SCENE_LOD_STALE, ((v) & SCENE_LOD_STALE) != 0)
+#define NODE_PRIO(v) win_prio((v) & ~SCENE_LOD_STALE, ((v)&SCENE_LOD_STALE) != 0)
 
 /* A tooltip for a mark: "B acquires, token 42, t=31s", in buf[200]. */
 static void tooltip_text(char *buf, const struct layout *ly, const struct layout_lane *lane,
@@ -68,9 +68,7 @@ static void tooltip_text(char *buf, const struct layout *ly, const struct layout
     case LAYOUT_MARK_ACQUIRE_FAILED: snprintf(buf, n_buf, "%s gives up acquiring", who); break;
     case LAYOUT_MARK_RELEASE: snprintf(buf, n_buf, "%s releases the lock", who); break;
     case LAYOUT_MARK_LOST: snprintf(buf, n_buf, "%s learns it lost the lock", who); break;
-    case LAYOUT_MARK_WRONG_RELEASE:
-        snprintf(buf, n_buf, "%s's release removes %s's lock", who, peer);
-        break;
+    case LAYOUT_MARK_WRONG_RELEASE: snprintf(buf, n_buf, "%s's release removes %s's lock", who, peer); break;
     case LAYOUT_MARK_GRANT: snprintf(buf, n_buf, "%s grants the lock to %s%s", who, peer, tok); break;
     case LAYOUT_MARK_RENEW: snprintf(buf, n_buf, "%s renews %s's lease", who, peer); break;
     case LAYOUT_MARK_EXPIRE: snprintf(buf, n_buf, "%s: %s's lease expires", who, peer); break;
@@ -79,12 +77,11 @@ static void tooltip_text(char *buf, const struct layout *ly, const struct layout
     case LAYOUT_MARK_READ: snprintf(buf, n_buf, "%s reads %lld", peer, (long long)m->value); break;
     case LAYOUT_MARK_WRITE_OK:
         snprintf(buf, n_buf, "%s accepts %s's write%s%s", who, peer, tok,
-                 m->stale ? " though it is STALE"
-                 : m->late ? " (late, but before any operation of the newer grant)" : "");
+                 m->stale  ? " though it is STALE"
+                 : m->late ? " (late, but before any operation of the newer grant)"
+                           : "");
         break;
-    case LAYOUT_MARK_WRITE_REJECTED:
-        snprintf(buf, n_buf, "%s rejects %s's write%s", who, peer, tok);
-        break;
+    case LAYOUT_MARK_WRITE_REJECTED: snprintf(buf, n_buf, "%s rejects %s's write%s", who, peer, tok); break;
     case LAYOUT_MARK_CLOCK_STEP: {
         char d[32];
         format_time_ns(d, sizeof d, m->value);
@@ -99,8 +96,10 @@ static void tooltip_text(char *buf, const struct layout *ly, const struct layout
         snprintf(buf, n_buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
         break;
     case LAYOUT_MARK_REPL_DROP:
-        snprintf(buf, n_buf, m->detail ? "replica %s drops %s's lock (its new primary never had it)"
-                                            : "replica %s copies the end of %s's lock", who, peer);
+        snprintf(buf, n_buf,
+                 m->detail ? "replica %s drops %s's lock (its new primary never had it)"
+                           : "replica %s copies the end of %s's lock",
+                 who, peer);
         break;
     default: snprintf(buf, n_buf, "%s", who); break;
     }
@@ -137,9 +136,8 @@ int scene_sym_tooltip(char *buf, size_t n, const struct layout *ly, const struct
 static void place_badges(struct scene_ctx *c, struct scene_cmd *k, size_t n);
 
 static const uint8_t span_bit[LAYOUT_SPAN_KIND_COUNT] = {
-    [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD,
-    [LAYOUT_SPAN_PAUSED] = B_PAUSE,  [LAYOUT_SPAN_CRASHED] = B_DOWN,
-    [LAYOUT_SPAN_LEASE] = B_LEASE,   [LAYOUT_SPAN_REPLICA] = B_LEASE,
+        [LAYOUT_SPAN_ACQUIRING] = B_ACQ, [LAYOUT_SPAN_HOLDING] = B_HOLD, [LAYOUT_SPAN_PAUSED] = B_PAUSE,
+        [LAYOUT_SPAN_CRASHED] = B_DOWN,  [LAYOUT_SPAN_LEASE] = B_LEASE,  [LAYOUT_SPAN_REPLICA] = B_LEASE,
 };
 
 /* Marks [*lo, *hi) of a lane with t in [t0, t1] (marks are ordered by t). */
@@ -163,8 +161,8 @@ static void mark_range(const struct layout_lane *lane, sim_ns t0, sim_ns t1, siz
 /* Spans [*lo, *hi) of a lane that may meet the window: with an index, from
  * the first whose running largest end reaches t0 to the last that starts by
  * t1 (spans are ordered by t0); without, all. */
-static void span_range(const struct scene_ctx *c, const struct layout_lane *lane, int lane_idx,
-                       size_t *lo, size_t *hi) {
+static void span_range(const struct scene_ctx *c, const struct layout_lane *lane, int lane_idx, size_t *lo,
+                       size_t *hi) {
     const struct scene_lod *lod = c->v->lod;
     *lo = 0;
     *hi = lane->nspans;
@@ -330,15 +328,16 @@ static void fill_lane_lod(struct scene_ctx *c, const struct scene_lod_lane *ll, 
         if (b1 > SCENE_LOD_BUCKETS) b1 = SCENE_LOD_BUCKETS;
         for (size_t b = b0; b < b1;) {
             int lv = 0;
-            while (lv < SCENE_LOD_LEVELS && (b & (((size_t)1 << (lv + 1)) - 1)) == 0 && b + ((size_t)1 << (lv + 1)) <= b1) lv++;
+            while (lv < SCENE_LOD_LEVELS && (b & (((size_t)1 << (lv + 1)) - 1)) == 0 &&
+                   b + ((size_t)1 << (lv + 1)) <= b1)
+                lv++;
             size_t node = scene_lod_node(lv, b >> lv);
             b += (size_t)1 << lv;
             c->bits[k] |= ll->bits[node];
             uint32_t w = ll->win[node];
             if (!w) continue;
             int g = ll->sym[node] & ~SCENE_LOD_STALE, cur = c->win[k];
-            if (cur == SCENE_SYM_NONE ||
-                NODE_PRIO(ll->sym[node]) >= mark_rank(cur, c->winst[k], 1)) {
+            if (cur == SCENE_SYM_NONE || NODE_PRIO(ll->sym[node]) >= mark_rank(cur, c->winst[k], 1)) {
                 c->win[k] = (uint8_t)g;
                 c->winst[k] = (uint8_t)((ll->sym[node] & SCENE_LOD_STALE) ? SCENE_ST_STALE_WRITE : scene_syms[g].style);
                 c->winm[k] = w - 1;
@@ -372,12 +371,13 @@ static void fill_lane(struct scene_ctx *c, const struct layout_lane *lane, int l
     }
     for (int k = 0; k < n; k++) {
         uint8_t b = c->bits[k];
-        c->fill[k] = (uint8_t)((b & B_DOWN) ? SCENE_SYM_CRASHED
+        c->fill[k] = (uint8_t)((b & B_DOWN)                    ? SCENE_SYM_CRASHED
                                : (b & B_PAUSE) && (b & B_HOLD) ? SCENE_SYM_PAUSED_HOLDING
-                               : (b & B_PAUSE) ? SCENE_SYM_PAUSED
-                               : (b & B_HOLD) ? SCENE_SYM_HOLDING
-                               : (b & B_LEASE) ? SCENE_SYM_LEASE
-                               : (b & B_ACQ) ? SCENE_SYM_ACQUIRING : SCENE_SYM_NONE);
+                               : (b & B_PAUSE)                 ? SCENE_SYM_PAUSED
+                               : (b & B_HOLD)                  ? SCENE_SYM_HOLDING
+                               : (b & B_LEASE)                 ? SCENE_SYM_LEASE
+                               : (b & B_ACQ)                   ? SCENE_SYM_ACQUIRING
+                                                               : SCENE_SYM_NONE);
     }
     for (size_t i = m0; i < m1; i++) {
         const struct layout_mark *m = &lane->marks[i];
@@ -477,8 +477,8 @@ static void emit_cells(struct scene_ctx *c, const struct layout_lane *lane, int 
         int g = c->fill[k], e = k;
         while (e + 1 < n && c->fill[e + 1] == g) e++;
         if (g != SCENE_SYM_NONE) {
-            struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, scene_syms[g].style, sc->plot_x + k * v->cell_w,
-                                      y + pad, (e - k + 1) * v->cell_w, v->lane_h - 2 * pad);
+            struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, scene_syms[g].style, sc->plot_x + k * v->cell_w, y + pad,
+                                            (e - k + 1) * v->cell_w, v->lane_h - 2 * pad);
             if (r) {
                 r->sym = (uint8_t)g;
                 r->lane = lane_idx;
@@ -685,8 +685,8 @@ static void ttl_piece(struct scene_ctx *c, int lane_idx, int y, int h, sim_ns fr
      * which covers both (the same colour, bottom-aligned). Zoomed out over
      * a million events, 5,000 bars become one per pixel column. */
     struct scene_cmd *prev = sc->ncmd ? &sc->cmd[sc->ncmd - 1] : NULL;
-    if (a0 == a1 && prev && prev->type == SCENE_CMD_RECT && prev->style == SCENE_ST_LEASE &&
-        prev->lane == lane_idx && prev->x == x && prev->w == w && prev->y == y && prev->h == h) {
+    if (a0 == a1 && prev && prev->type == SCENE_CMD_RECT && prev->style == SCENE_ST_LEASE && prev->lane == lane_idx &&
+        prev->x == x && prev->w == w && prev->y == y && prev->h == h) {
         if (f0 > prev->frac0) prev->frac0 = f0;
         if (f1 > prev->frac1) prev->frac1 = f1;
         if (to > prev->t1) prev->t1 = to;
@@ -726,8 +726,7 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
             mark_range(lane, s->t0, s->t1, &j0, &j1);
             for (size_t j = j0; j <= j1; j++) {
                 const struct layout_mark *m = j < j1 ? &lane->marks[j] : NULL;
-                if (m && (m->kind != LAYOUT_MARK_RENEW || m->peer != s->peer || m->t <= from ||
-                          m->t >= s->t1))
+                if (m && (m->kind != LAYOUT_MARK_RENEW || m->peer != s->peer || m->t <= from || m->t >= s->t1))
                     continue;
                 sim_ns to = m ? m->t : s->t1;
                 ttl_piece(c, lane_idx, y + v->lane_h - pad - v->lane_h / 5, v->lane_h / 5, from, to, ttl);
@@ -735,22 +734,18 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
                 from = m->t;
             }
         }
-        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING &&
-            s->kind != LAYOUT_SPAN_REPLICA)
-            continue;
+        if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING && s->kind != LAYOUT_SPAN_REPLICA) continue;
         /* every label is 5 characters or more ("tok 7"): a span too narrow
          * for that is passed over before one is made (zoomed out, thousands) */
         if (5 * v->char_w + 2 * (v->char_w + 12) > w) continue;
         if (s->kind == LAYOUT_SPAN_REPLICA)
-            snprintf(buf, sizeof buf, s->token ? "copy: %s, tok %llu" : "copy: %s",
-                     scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
+            snprintf(buf, sizeof buf, s->token ? "copy: %s, tok %llu" : "copy: %s", scene_node_name(c->ly, s->peer),
+                     (unsigned long long)s->token);
         else if (s->kind == LAYOUT_SPAN_LEASE)
-            snprintf(buf, sizeof buf, s->token ? "held by %s, tok %llu" : "held by %s",
-                     scene_node_name(c->ly, s->peer), (unsigned long long)s->token);
-        else if (s->token)
-            snprintf(buf, sizeof buf, "tok %llu", (unsigned long long)s->token);
-        else
-            continue;
+            snprintf(buf, sizeof buf, s->token ? "held by %s, tok %llu" : "held by %s", scene_node_name(c->ly, s->peer),
+                     (unsigned long long)s->token);
+        else if (s->token) snprintf(buf, sizeof buf, "tok %llu", (unsigned long long)s->token);
+        else continue;
         /* after the badge that opens the span */
         int len = (int)strlen(buf), skip = v->char_w + 12;
         if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
@@ -759,9 +754,8 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
         int tx = x + skip, tw = len * v->char_w, edge, tries = 0;
         while ((edge = covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) != 0 && tries++ < 4) tx = edge + 8;
         if (edge || tx + tw + skip > x + w) continue;
-        struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf,
-                                     (size_t)len, s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING
-                                                                                  : SCENE_ST_LABEL);
+        struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf, (size_t)len,
+                                           s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING : SCENE_ST_LABEL);
         if (k) k->lane = lane_idx;
     }
     c->layer = saved;
@@ -806,7 +800,7 @@ static void emit_clock(struct scene_ctx *c, const struct layout_lane *lane, int 
         }
     }
     if (maxabs == 0) maxabs = 1;
-#define CLOCK_Y(o) (mid - (int)((o) * half / maxabs))
+#define CLOCK_Y(o) (mid - (int)((o)*half / maxabs))
     struct scene_cmd *g = scene_add(c, SCENE_CMD_LINE, SCENE_ST_GRID, sc->plot_x, mid, sc->plot_w, 1);
     if (g) {
         g->x2 = sc->plot_x + sc->plot_w - 1;
@@ -850,8 +844,7 @@ static void emit_clock(struct scene_ctx *c, const struct layout_lane *lane, int 
             const struct layout_clock *q = i + 1 < n ? &lane->clock[i + 1] : NULL;
             if (q && q->t == p->t && q->kind == LAYOUT_CLOCK_DRIFT) /* the same `clock` line */
                 snprintf(buf, sizeof buf, "starts %s, drift %+lldppm", d, (long long)q->value);
-            else
-                snprintf(buf, sizeof buf, "starts %s", d);
+            else snprintf(buf, sizeof buf, "starts %s", d);
         } else if (p->kind == LAYOUT_CLOCK_STEP) {
             signed_time(d, sizeof d, p->step_ns);
             snprintf(buf, sizeof buf, "%s%s", d, p->which == 2 ? " mono" : p->which == 3 ? " both" : "");
@@ -882,11 +875,11 @@ void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int la
     const struct scene_view *v = c->v;
     int y = c->y;
     fill_lane(c, lane, lane_idx);
-    scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, lane->name,
-           strnlen(lane->name, sizeof lane->name), SCENE_ST_LABEL);
+    scene_text_n(c, c->x0, y + (v->lane_h - v->line_h) / 2, lane->name, strnlen(lane->name, sizeof lane->name),
+                 SCENE_ST_LABEL);
     if (v->lane_h > 1) {
         struct scene_cmd *g = scene_add(c, SCENE_CMD_LINE, SCENE_ST_GRID, c->sc->plot_x, y + v->lane_h - 1,
-                                  c->sc->plot_w, 1);
+                                        c->sc->plot_w, 1);
         if (g) {
             g->x2 = c->sc->plot_x + c->sc->plot_w - 1;
             g->y2 = y + v->lane_h - 1;

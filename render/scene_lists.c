@@ -19,8 +19,8 @@ void scene_emit_doubles(struct scene_ctx *c) {
         int c0, c1;
         if (!scene_span_cells(sc, d->t0, d->t1, d->open, &c0, &c1)) continue;
         scene_min_cells(c, &c0, &c1);
-        struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_DOUBLE, sc->plot_x + c0 * v->cell_w,
-                                  y + pad, (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
+        struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_DOUBLE, sc->plot_x + c0 * v->cell_w, y + pad,
+                                        (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
         if (!r) return;
         r->sym = SCENE_SYM_DOUBLE;
         r->t0 = d->t0;
@@ -36,11 +36,13 @@ void scene_emit_doubles(struct scene_ctx *c) {
         format_time_ns(t1, sizeof t1, d->t1);
         format_time_ns(len, sizeof len, d->t1 - d->t0);
         if (d->open)
-            snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section"
-                     " (still at the end)", t0, t1, scene_node_name(ly, lo), scene_node_name(ly, hi));
+            snprintf(buf, sizeof buf,
+                     "^ %s..%s  %s and %s both in the critical section"
+                     " (still at the end)",
+                     t0, t1, scene_node_name(ly, lo), scene_node_name(ly, hi));
         else
-            snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section (%s)",
-                     t0, t1, scene_node_name(ly, lo), scene_node_name(ly, hi), len);
+            snprintf(buf, sizeof buf, "^ %s..%s  %s and %s both in the critical section (%s)", t0, t1,
+                     scene_node_name(ly, lo), scene_node_name(ly, hi), len);
         scene_wrapped(c, c->lw, 2, buf, SCENE_ST_ALERT);
     }
     if (ly->ndoubles > shown) {
@@ -84,34 +86,23 @@ void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
         if (m->token) snprintf(tok, sizeof tok, "tok %llu", (unsigned long long)m->token);
         else snprintf(tok, sizeof tok, "no token");
         if (ok && m->stale && m->other >= 0)
-            snprintf(why, sizeof why, "ACCEPTED though stale: %s holds the lock",
-                     scene_node_name(c->ly, m->other));
-        else if (ok && m->stale)
-            snprintf(why, sizeof why, "ACCEPTED though stale");
+            snprintf(why, sizeof why, "ACCEPTED though stale: %s holds the lock", scene_node_name(c->ly, m->other));
+        else if (ok && m->stale) snprintf(why, sizeof why, "ACCEPTED though stale");
         else if (ok && m->late && m->other >= 0)
-            snprintf(why, sizeof why, "accepted late: before any operation of %s",
-                     scene_node_name(c->ly, m->other));
-        else if (ok && m->late)
-            snprintf(why, sizeof why, "accepted late: before any newer operation");
-        else if (ok)
-            snprintf(why, sizeof why, "accepted");
+            snprintf(why, sizeof why, "accepted late: before any operation of %s", scene_node_name(c->ly, m->other));
+        else if (ok && m->late) snprintf(why, sizeof why, "accepted late: before any newer operation");
+        else if (ok) snprintf(why, sizeof why, "accepted");
         else if (m->detail == TRACE_WRITE_REJECTED_STALE && seen > m->token)
-            snprintf(why, sizeof why, "REJECTED: stale, %llu already seen",
-                     (unsigned long long)seen);
-        else if (m->detail == TRACE_WRITE_REJECTED_STALE)
-            snprintf(why, sizeof why, "REJECTED: stale token");
-        else if (m->detail == TRACE_WRITE_REJECTED_NOTOKEN)
-            snprintf(why, sizeof why, "REJECTED: no fencing token");
+            snprintf(why, sizeof why, "REJECTED: stale, %llu already seen", (unsigned long long)seen);
+        else if (m->detail == TRACE_WRITE_REJECTED_STALE) snprintf(why, sizeof why, "REJECTED: stale token");
+        else if (m->detail == TRACE_WRITE_REJECTED_NOTOKEN) snprintf(why, sizeof why, "REJECTED: no fencing token");
         else if (m->detail == TRACE_WRITE_REJECTED_COND)
             snprintf(why, sizeof why, "REJECTED: value changed since read");
-        else if (m->detail == TRACE_WRITE_REJECTED_UNIQUE)
-            snprintf(why, sizeof why, "REJECTED: unique constraint");
-        else if (m->detail == TRACE_WRITE_REJECTED_NOT_OWNER)
-            snprintf(why, sizeof why, "REJECTED: not the holder");
+        else if (m->detail == TRACE_WRITE_REJECTED_UNIQUE) snprintf(why, sizeof why, "REJECTED: unique constraint");
+        else if (m->detail == TRACE_WRITE_REJECTED_NOT_OWNER) snprintf(why, sizeof why, "REJECTED: not the holder");
         else if (m->detail == TRACE_WRITE_REJECTED_DUPLICATE)
             snprintf(why, sizeof why, "REJECTED: idempotency key already applied");
-        else
-            snprintf(why, sizeof why, "REJECTED");
+        else snprintf(why, sizeof why, "REJECTED");
         snprintf(buf, sizeof buf, "%c t=%s  %s write %s value %lld %s",
                  ok ? scene_syms[SCENE_SYM_WRITE_OK].ch : scene_syms[SCENE_SYM_WRITE_REJECTED].ch, t,
                  scene_node_name(c->ly, m->peer), tok, (long long)m->value, why);

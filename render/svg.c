@@ -32,8 +32,8 @@ static void esc(FILE *f, const char *s) {
 
 static int box(void *ctx, int x, int y, int w, int h, struct palette_rgb c) {
     struct svg *s = ctx;
-    fprintf(s->out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n",
-            x, y, w, h, c.r, c.g, c.b);
+    fprintf(s->out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n", x, y, w, h, c.r,
+            c.g, c.b);
     return 0;
 }
 
@@ -49,21 +49,20 @@ static int line(void *ctx, int x0, int y0, int x1, int y1, int width, struct pal
     struct svg *s = ctx;
     /* pixel centres, as the PNG's lines cover whole pixels */
     if (x0 == x1)
-        fprintf(s->out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n",
-                x0 - width / 2, y0 < y1 ? y0 : y1, width, (y0 < y1 ? y1 - y0 : y0 - y1) + 1, c.r,
-                c.g, c.b);
+        fprintf(s->out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n", x0 - width / 2,
+                y0 < y1 ? y0 : y1, width, (y0 < y1 ? y1 - y0 : y0 - y1) + 1, c.r, c.g, c.b);
     else if (y0 == y1)
         fprintf(s->out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n",
-                x0 < x1 ? x0 : x1, y0 - width / 2, (x0 < x1 ? x1 - x0 : x0 - x1) + 1, width, c.r,
-                c.g, c.b);
+                x0 < x1 ? x0 : x1, y0 - width / 2, (x0 < x1 ? x1 - x0 : x0 - x1) + 1, width, c.r, c.g, c.b);
     else
-        fprintf(s->out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#%02x%02x%02x\" "
-                "stroke-width=\"%d\"/>\n", x0, y0, x1, y1, c.r, c.g, c.b, width);
+        fprintf(s->out,
+                "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#%02x%02x%02x\" "
+                "stroke-width=\"%d\"/>\n",
+                x0, y0, x1, y1, c.r, c.g, c.b, width);
     return 0;
 }
 
-static int text(void *ctx, int x, int y, int h, const char *str, int px, int bold,
-                struct palette_rgb c) {
+static int text(void *ctx, int x, int y, int h, const char *str, int px, int bold, struct palette_rgb c) {
     struct svg *s = ctx;
     /* baseline: the line's middle plus about a third of the size (DejaVu's
      * ascent is 0.76 em, its descent 0.24 em) */
@@ -94,9 +93,11 @@ int svg_write_scene(FILE *out, const struct scene *sc, const struct scene_view *
     struct svg s = {out};
     static const struct paint_ops ops = {box, poly, line, text, group_begin, group_end};
     int w = sc->width, h = height > 0 ? height : sc->height; /* --height: exactly, the rest cut */
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" xml:space=\"preserve\" width=\"%d\" height=\"%d\" "
-                 "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"%d\">\n",
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" xml:space=\"preserve\" width=\"%d\" "
+            "height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"%d\">\n",
             w, h, w, h, PALETTE_TEXT_PX);
     fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#%02x%02x%02x\"/>\n", w, h,
             palette_background.r, palette_background.g, palette_background.b);
@@ -106,8 +107,8 @@ int svg_write_scene(FILE *out, const struct scene *sc, const struct scene_view *
     return ferror(out) ? LSIM_EOUTPUT : 0;
 }
 
-int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n,
-                      const struct scene_banner *banners, const struct scene_view *v) {
+int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n, const struct scene_banner *banners,
+                      const struct scene_view *v) {
     struct scene_view def;
     if (!v) {
         scene_view_pixels(&def, 1280, 720);
@@ -128,7 +129,6 @@ int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n,
     return rc;
 }
 
-int svg_render(FILE *out, const struct trace *tr, const struct scene_banner *b,
-               const struct scene_view *v) {
+int svg_render(FILE *out, const struct trace *tr, const struct scene_banner *b, const struct scene_view *v) {
     return svg_render_panels(out, &tr, 1, b, v);
 }

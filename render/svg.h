@@ -15,13 +15,12 @@
  * (NULL = none). The image is as tall as v->height, or as the content when
  * that is taller or v->height is 0. Returns 0, LSIM_ENOMEM, LSIM_EBAD_VALUE
  * (a view too small) or LSIM_EOUTPUT (a write failed). */
-int svg_render(FILE *out, const struct trace *tr, const struct scene_banner *b,
-               const struct scene_view *v);
+int svg_render(FILE *out, const struct trace *tr, const struct scene_banner *b, const struct scene_view *v);
 
 /* n traces stacked, one panel each, on one time axis (scene_build_panels);
  * banners is NULL or n banners. Returns as svg_render does. */
-int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n,
-                      const struct scene_banner *banners, const struct scene_view *v);
+int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n, const struct scene_banner *banners,
+                      const struct scene_view *v);
 
 /* Write an already built scene (borrowed), built in view v, at least height
  * pixels tall. Returns 0 or LSIM_EOUTPUT. */

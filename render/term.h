@@ -16,10 +16,10 @@
 #define TERM_MIN_WIDTH 40
 
 struct term_opts {
-    int width;   /* columns of the whole output, clamped to >= TERM_MIN_WIDTH */
-    int color;   /* 1 = ANSI colours, 0 = plain ASCII */
-    int legend;  /* 1 = print the legend under the chart */
-    sim_ns t0, t1; /* true-time window shown, ns; t1 <= t0 (0/0) = the whole run */
+    int width;      /* columns of the whole output, clamped to >= TERM_MIN_WIDTH */
+    int color;      /* 1 = ANSI colours, 0 = plain ASCII */
+    int legend;     /* 1 = print the legend under the chart */
+    sim_ns t0, t1;  /* true-time window shown, ns; t1 <= t0 (0/0) = the whole run */
     int compressed; /* 1 = idle stretches shrink to a gap marked <25s> */
 };
 

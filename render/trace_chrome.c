@@ -43,8 +43,9 @@ static const char *span_title(int kind) {
 static const char *mark_title(const struct layout_mark *m) {
     switch (m->kind) {
     case LAYOUT_MARK_WRITE_OK:
-        return m->stale ? "STALE write accepted (damage)"
-               : m->late ? "late write accepted (in grant order, no harm)" : "write accepted";
+        return m->stale  ? "STALE write accepted (damage)"
+               : m->late ? "late write accepted (in grant order, no harm)"
+                         : "write accepted";
     case LAYOUT_MARK_WRITE_REJECTED: return m->stale ? "stale write rejected (fencing)" : "write rejected";
     default: return layout_mark_name(m->kind);
     }
@@ -78,22 +79,20 @@ static void message(FILE *out, int *first, const struct trace *tr, const struct 
         snprintf(name, sizeof name, "send #%lld to %s", (long long)e->b, node_name(tr, e->peer));
     else if (e->kind == TRACE_MSG_RECV)
         snprintf(name, sizeof name, "receive #%lld from %s", (long long)e->b, node_name(tr, e->peer));
-    else
-        snprintf(name, sizeof name, "DROPPED message from %s", node_name(tr, e->peer));
+    else snprintf(name, sizeof name, "DROPPED message from %s", node_name(tr, e->peer));
     flow_slice(out, first, e->node, e->t, e->kind == TRACE_MSG_DROP ? "msg-drop" : "msg", name);
     sep(out, first);
-    fprintf(out, "{\"ph\":\"%s\",%s\"pid\":1,\"tid\":%d,\"cat\":\"msg\",\"name\":\"message\",\"id\":%lld,\"ts\":",
-            ph, *ph == 'f' ? "\"bp\":\"e\"," : "", e->node + 1, (long long)e->a);
+    fprintf(out, "{\"ph\":\"%s\",%s\"pid\":1,\"tid\":%d,\"cat\":\"msg\",\"name\":\"message\",\"id\":%lld,\"ts\":", ph,
+            *ph == 'f' ? "\"bp\":\"e\"," : "", e->node + 1, (long long)e->a);
     us(out, e->t);
     fputs("}", out);
 }
 
 /* An instant on node n's track (n < 0: across the whole process). */
-static void instant(FILE *out, int *first, int n, sim_ns t, const char *cat, const char *name,
-                    int64_t a, int64_t b) {
+static void instant(FILE *out, int *first, int n, sim_ns t, const char *cat, const char *name, int64_t a, int64_t b) {
     sep(out, first);
-    fprintf(out, "{\"ph\":\"i\",\"s\":\"%s\",\"pid\":1,\"tid\":%d,\"cat\":\"%s\",\"name\":",
-            n < 0 ? "p" : "t", n < 0 ? 0 : n + 1, cat);
+    fprintf(out, "{\"ph\":\"i\",\"s\":\"%s\",\"pid\":1,\"tid\":%d,\"cat\":\"%s\",\"name\":", n < 0 ? "p" : "t",
+            n < 0 ? 0 : n + 1, cat);
     str(out, name);
     fputs(",\"ts\":", out);
     us(out, t);
@@ -112,16 +111,12 @@ static void raw_events(FILE *out, int *first, const struct trace *tr) {
         case TRACE_MSG_DROP:
             if (n >= 0) message(out, first, tr, e);
             break;
-        case TRACE_SRV_NOTE:
-            instant(out, first, n, e->t, "note", e->text ? e->text : "note", e->a, e->b);
-            break;
+        case TRACE_SRV_NOTE: instant(out, first, n, e->t, "note", e->text ? e->text : "note", e->a, e->b); break;
         case TRACE_PARTITION:
             snprintf(name, sizeof name, "partition %s", e->text ? e->text : "");
             instant(out, first, -1, e->t, "fault", name, e->a, e->b);
             break;
-        case TRACE_HEAL:
-            instant(out, first, -1, e->t, "fault", "heal: every partition ends", e->a, e->b);
-            break;
+        case TRACE_HEAL: instant(out, first, -1, e->t, "fault", "heal: every partition ends", e->a, e->b); break;
         case TRACE_LINK:
             snprintf(name, sizeof name, "link %s -> %s changes", node_name(tr, e->node), node_name(tr, e->peer));
             instant(out, first, n, e->t, "fault", name, e->a, e->b);
@@ -130,11 +125,8 @@ static void raw_events(FILE *out, int *first, const struct trace *tr) {
             snprintf(name, sizeof name, "clock drift %+lld ppm", (long long)e->a);
             instant(out, first, n, e->t, "fault", name, e->a, e->b);
             break;
-        case TRACE_CLOCK_SLEW:
-            instant(out, first, n, e->t, "fault", "clock slew", e->a, e->b);
-            break;
-        default:
-            break;
+        case TRACE_CLOCK_SLEW: instant(out, first, n, e->t, "fault", "clock slew", e->a, e->b); break;
+        default: break;
         }
     }
 }
@@ -157,12 +149,14 @@ int trace_write_chrome(FILE *out, const struct trace *tr) {
         sep(out, &first);
         fprintf(out, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":", i + 1);
         str(out, l->name);
-        fprintf(out, "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+        fprintf(out,
+                "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
                 i + 1, i + 1);
     }
     if (ly.ndoubles) {
         sep(out, &first);
-        fprintf(out, "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"DOUBLE ENTRY\"}}",
+        fprintf(out,
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"DOUBLE ENTRY\"}}",
                 dtrack + 1);
     }
     for (int i = 0; i < ly.nlanes; i++) {

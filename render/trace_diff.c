@@ -22,9 +22,8 @@ static const char *node_shown(char *out, const struct trace *tr, int node) {
 static int same_event(const struct trace *a, const struct trace_event *x, const struct trace *b,
                       const struct trace_event *y) {
     return x->t == y->t && x->kind == y->kind && strcmp(node_name(a, x->node), node_name(b, y->node)) == 0 &&
-           strcmp(node_name(a, x->peer), node_name(b, y->peer)) == 0 && x->token == y->token &&
-           x->grant == y->grant && x->a == y->a && x->b == y->b &&
-           strcmp(x->text ? x->text : "", y->text ? y->text : "") == 0;
+           strcmp(node_name(a, x->peer), node_name(b, y->peer)) == 0 && x->token == y->token && x->grant == y->grant &&
+           x->a == y->a && x->b == y->b && strcmp(x->text ? x->text : "", y->text ? y->text : "") == 0;
 }
 
 long trace_diff_first(const struct trace *a, const struct trace *b) {
@@ -52,8 +51,7 @@ void trace_diff_event(char *buf, size_t n, const struct trace *tr, const struct 
 #undef ADD_
 }
 
-static void print_range(FILE *f, const char *indent, const char *mark, const struct trace *tr, size_t from,
-                        size_t to) {
+static void print_range(FILE *f, const char *indent, const char *mark, const struct trace *tr, size_t from, size_t to) {
     char line[512];
     for (size_t i = from; i < to && i < tr->len; i++) {
         trace_diff_event(line, sizeof line, tr, &tr->ev[i]);
@@ -61,8 +59,8 @@ static void print_range(FILE *f, const char *indent, const char *mark, const str
     }
 }
 
-void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const struct trace *b,
-                      const char *name_b, long at, int context, const char *indent) {
+void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const struct trace *b, const char *name_b,
+                      long at, int context, const char *indent) {
     char t1[400], t2[400];
     if (strcmp(a->title, b->title) != 0)
         fprintf(f, "%stitle: \"%s\" vs \"%s\"\n", indent, text_term(t1, sizeof t1, a->title),
@@ -77,8 +75,8 @@ void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const 
     const struct trace_event *x = i < a->len ? &a->ev[i] : NULL, *y = i < b->len ? &b->ev[i] : NULL;
     char t[32];
     format_time_ns(t, sizeof t, x && y ? (x->t < y->t ? x->t : y->t) : x ? x->t : y->t);
-    fprintf(f, "%sfirst divergence at event #%zu (t=%s); %s has %zu events, %s has %zu\n", indent, i, t, name_a,
-            a->len, name_b, b->len);
+    fprintf(f, "%sfirst divergence at event #%zu (t=%s); %s has %zu events, %s has %zu\n", indent, i, t, name_a, a->len,
+            name_b, b->len);
     size_t from = i > (size_t)context ? i - (size_t)context : 0;
     int w = (int)(strlen(name_a) > strlen(name_b) ? strlen(name_a) : strlen(name_b));
     char mark[128];

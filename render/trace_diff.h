@@ -26,8 +26,8 @@ void trace_diff_event(char *buf, size_t n, const struct trace *tr, const struct 
  * in both), then the event and up to context events after it from each
  * trace, marked "- NAME_A" and "+ NAME_B". Header differences (title,
  * algorithm, seed) come first. indent (e.g. "  ") starts every line. */
-void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const struct trace *b,
-                      const char *name_b, long at, int context, const char *indent);
+void trace_diff_print(FILE *f, const struct trace *a, const char *name_a, const struct trace *b, const char *name_b,
+                      long at, int context, const char *indent);
 
 /* What changed in meaning, before any raw event: ra and rb are the
  * checker's reports of a and b (checker_finish over each). Lines for the

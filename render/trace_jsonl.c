@@ -14,9 +14,9 @@
 #include "text.h"
 
 static const char *const node_kinds[] = {
-    [TRACE_NODE_CLIENT] = "client",
-    [TRACE_NODE_SERVER] = "server",
-    [TRACE_NODE_RESOURCE] = "resource",
+        [TRACE_NODE_CLIENT] = "client",
+        [TRACE_NODE_SERVER] = "server",
+        [TRACE_NODE_RESOURCE] = "resource",
 };
 #define NNODE_KINDS 3
 /* Fewer bytes than any valid event line has: its nine required keys with
@@ -26,8 +26,8 @@ static const char *const node_kinds[] = {
 /* ---- Node names: a hash table from name to index ------------------------ */
 
 struct names {
-    int *slot;   /* node index + 1; 0 = free */
-    size_t n;    /* a power of two */
+    int *slot; /* node index + 1; 0 = free */
+    size_t n;  /* a power of two */
 };
 
 static uint64_t hash_bytes(const char *s, size_t len) {
@@ -48,8 +48,7 @@ static const char *node_name(const struct trace *tr, int i, size_t *len) {
 /* Find name among tr's nodes: its index, or -1. */
 static int names_find(const struct names *nt, const struct trace *tr, const char *s, size_t len) {
     if (!nt->n) return -1;
-    for (size_t j = (size_t)hash_bytes(s, len) & (nt->n - 1); nt->slot[j];
-         j = (j + 1) & (nt->n - 1)) {
+    for (size_t j = (size_t)hash_bytes(s, len) & (nt->n - 1); nt->slot[j]; j = (j + 1) & (nt->n - 1)) {
         size_t l;
         const char *p = node_name(tr, nt->slot[j] - 1, &l);
         if (l == len && memcmp(p, s, len) == 0) return nt->slot[j] - 1;
@@ -140,16 +139,13 @@ int trace_write_jsonl(FILE *out, const struct trace *tr) {
     if (rc != 0) return -1;
     for (size_t i = 0; i < tr->len; i++) {
         const struct trace_event *e = &tr->ev[i];
-        if (e->kind >= TRACE_KIND_COUNT ||
-            trace_kind_from_name(trace_kind_name(e->kind)) != e->kind)
-            return -1;
+        if (e->kind >= TRACE_KIND_COUNT || trace_kind_from_name(trace_kind_name(e->kind)) != e->kind) return -1;
         if ((e->node != TRACE_NO_NODE && (e->node < 0 || e->node >= tr->nnodes)) ||
             (e->peer != TRACE_NO_NODE && (e->peer < 0 || e->peer >= tr->nnodes)))
             return -1;
     }
 
-    fprintf(out, "{\"format\":\"%s\",\"version\":%d,\"title\":", TRACE_JSONL_FORMAT,
-            TRACE_FORMAT_VERSION);
+    fprintf(out, "{\"format\":\"%s\",\"version\":%d,\"title\":", TRACE_JSONL_FORMAT, TRACE_FORMAT_VERSION);
     put_str(out, tr->title, strnlen(tr->title, sizeof tr->title));
     fputs(",\"algo\":", out);
     put_str(out, tr->algo, strnlen(tr->algo, sizeof tr->algo));
@@ -162,13 +158,13 @@ int trace_write_jsonl(FILE *out, const struct trace *tr) {
     fputs("]}\n", out);
     for (size_t i = 0; i < tr->len; i++) {
         const struct trace_event *e = &tr->ev[i];
-        fprintf(out, "{\"seq\":%" PRIu32 ",\"t_ns\":%" PRId64 ",\"kind\":\"%s\",\"node\":", e->seq,
-                e->t, trace_kind_name(e->kind));
+        fprintf(out, "{\"seq\":%" PRIu32 ",\"t_ns\":%" PRId64 ",\"kind\":\"%s\",\"node\":", e->seq, e->t,
+                trace_kind_name(e->kind));
         put_node(out, tr, e->node);
         fputs(",\"peer\":", out);
         put_node(out, tr, e->peer);
-        fprintf(out, ",\"token\":%" PRIu64 ",\"grant\":%" PRIu32 ",\"a\":%" PRId64
-                     ",\"b\":%" PRId64, e->token, e->grant, e->a, e->b);
+        fprintf(out, ",\"token\":%" PRIu64 ",\"grant\":%" PRIu32 ",\"a\":%" PRId64 ",\"b\":%" PRId64, e->token,
+                e->grant, e->a, e->b);
         if (e->text) {
             fputs(",\"text\":", out);
             put_str(out, e->text, strlen(e->text));
@@ -181,7 +177,7 @@ int trace_write_jsonl(FILE *out, const struct trace *tr) {
 /* ---- Reader ------------------------------------------------------------- */
 
 struct rd {
-    struct json_rd j;     /* the current line; strings decode into j.sbuf */
+    struct json_rd j; /* the current line; strings decode into j.sbuf */
     struct trace *tr;
     int line;
     struct names names;
@@ -216,15 +212,12 @@ static int node_object(struct rd *r) {
             if (k == 0) {
                 if (len == 0) return fail(r, "node name is empty");
                 if (len >= sizeof name)
-                    return fail(r, "node name \"%s\" is longer than %zu bytes", r->j.sbuf,
-                                sizeof name - 1);
+                    return fail(r, "node name \"%s\" is longer than %zu bytes", r->j.sbuf, sizeof name - 1);
                 memcpy(name, r->j.sbuf, len + 1);
             } else {
                 for (int i = 0; i < NNODE_KINDS; i++)
                     if (strcmp(r->j.sbuf, node_kinds[i]) == 0) kind = i;
-                if (kind < 0)
-                    return fail(r, "unknown node kind \"%s\" (client, server or resource)",
-                                r->j.sbuf);
+                if (kind < 0) return fail(r, "unknown node kind \"%s\" (client, server or resource)", r->j.sbuf);
             }
             if ((more = json_next(&r->j, '}', "a node")) < 0) return -1;
         }
@@ -252,23 +245,24 @@ static int header(struct rd *r) {
             case K_FORMAT:
                 if (json_str(&r->j, "format", &len) != 0) return -1;
                 if (strcmp(r->j.sbuf, TRACE_JSONL_FORMAT) != 0)
-                    return fail(r, "not a locksim trace (format \"%s\", expected \"%s\")",
-                                r->j.sbuf, TRACE_JSONL_FORMAT);
+                    return fail(r, "not a locksim trace (format \"%s\", expected \"%s\")", r->j.sbuf,
+                                TRACE_JSONL_FORMAT);
                 format_ok = 1;
                 break;
             case K_VERSION:
                 if (json_int(&r->j, "version", INT64_MIN, INT64_MAX, &version) != 0) return -1;
                 if (version < 1 || version > TRACE_FORMAT_VERSION)
-                    return fail(r, "trace format version %lld is not supported (this build"
-                                " reads versions 1 to %d)", (long long)version, TRACE_FORMAT_VERSION);
+                    return fail(r,
+                                "trace format version %lld is not supported (this build"
+                                " reads versions 1 to %d)",
+                                (long long)version, TRACE_FORMAT_VERSION);
                 break;
             case K_TITLE:
             case K_ALGO: {
                 char *dst = k == K_TITLE ? r->tr->title : r->tr->algo;
                 size_t cap = k == K_TITLE ? sizeof r->tr->title : sizeof r->tr->algo;
                 if (json_str(&r->j, keys[k], &len) != 0) return -1;
-                if (len >= cap)
-                    return fail(r, "\"%s\" is longer than %zu bytes", keys[k], cap - 1);
+                if (len >= cap) return fail(r, "\"%s\" is longer than %zu bytes", keys[k], cap - 1);
                 memcpy(dst, r->j.sbuf, len + 1);
                 break;
             }
@@ -316,8 +310,7 @@ static int node_ref(struct rd *r, const char *what, int32_t *out) {
 }
 
 static int event(struct rd *r) {
-    static const char *const keys[] = {"seq", "t_ns", "kind", "node", "peer",
-                                       "token", "grant", "a", "b", "text"};
+    static const char *const keys[] = {"seq", "t_ns", "kind", "node", "peer", "token", "grant", "a", "b", "text"};
     enum { K_SEQ, K_T, K_KIND, K_NODE, K_PEER, K_TOKEN, K_GRANT, K_A, K_B, K_TEXT };
     struct trace_event e;
     memset(&e, 0, sizeof e);
@@ -337,14 +330,13 @@ static int event(struct rd *r) {
             case K_SEQ:
                 if (json_uint(&r->j, "seq", UINT32_MAX, &u) != 0) return -1;
                 if (u != r->tr->count)
-                    return fail(r, "\"seq\" is %llu, expected %lu", (unsigned long long)u,
-                                (unsigned long)r->tr->count);
+                    return fail(r, "\"seq\" is %llu, expected %lu", (unsigned long long)u, (unsigned long)r->tr->count);
                 break;
             case K_T:
                 if (json_int(&r->j, "t_ns", 0, SIM_TIME_MAX, &e.t) != 0) return -1;
                 if (e.t < r->last_t)
-                    return fail(r, "\"t_ns\" goes back in time (%lld after %lld)",
-                                (long long)e.t, (long long)r->last_t);
+                    return fail(r, "\"t_ns\" goes back in time (%lld after %lld)", (long long)e.t,
+                                (long long)r->last_t);
                 break;
             case K_KIND: {
                 if (json_str(&r->j, "kind", &len) != 0) return -1;

@@ -30,8 +30,8 @@ static void free_layouts(struct layout *lys, struct scene_lod **lods, size_t n) 
     free(lys);
 }
 
-int viewmodel_load(struct viewmodel *vm, const struct trace *const *trs, const struct scene_banner *banners,
-                   size_t n, int first, int quiz) {
+int viewmodel_load(struct viewmodel *vm, const struct trace *const *trs, const struct scene_banner *banners, size_t n,
+                   int first, int quiz) {
     size_t k = n ? n : 1;
     struct layout *lys = calloc(k, sizeof *lys);
     struct scene_lod **lods = calloc(k, sizeof *lods);
@@ -351,7 +351,7 @@ int viewmodel_history(const struct viewmodel *vm, long ks[VIEWMODEL_NARR_LINES],
     long from, to;
     viewstate_history(&vm->vs, VIEWMODEL_NARR_LINES, &from, &to);
     int row = VIEWMODEL_NARR_LINES - (int)(to - from + 1); /* the newest at the bottom */
-    if (to < 0) { /* nothing passed yet: the start's line */
+    if (to < 0) {                                          /* nothing passed yet: the start's line */
         row = VIEWMODEL_NARR_LINES - 1;
         from = to = -1;
     }
@@ -462,7 +462,7 @@ int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, ch
     if (!ln) return -1;
     long long end_ms = (long long)(vm->vs.t_end / 1000000), at = fault_ms(vm, sc, x);
     char t[32], d[32];
-    scn_format_duration(t, sizeof t, (sim_ns)(at) * SIM_NS_PER_MS);
+    scn_format_duration(t, sizeof t, (sim_ns)(at)*SIM_NS_PER_MS);
     if (at_ns) *at_ns = (sim_ns)at * 1000000;
     if (fault == VIEWMODEL_FAULT_CRASH || fault == VIEWMODEL_FAULT_RESTART) {
         snprintf(out, n, "@%s %s %s", t, fault == VIEWMODEL_FAULT_CRASH ? "crash" : "restart", ln->name);
@@ -474,8 +474,7 @@ int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, ch
     scn_format_duration(d, sizeof d, (sim_ns)(len > 0 ? len : 1) * SIM_NS_PER_MS);
     if (fault == VIEWMODEL_FAULT_CLOCK_FWD || fault == VIEWMODEL_FAULT_CLOCK_BACK)
         snprintf(out, n, "@%s clock %s step %c%s", t, ln->name, fault == VIEWMODEL_FAULT_CLOCK_FWD ? '+' : '-', d);
-    else
-        snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
+    else snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
     return 0;
 }
 
@@ -486,7 +485,7 @@ int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to,
     if (!a) return -1;
     char t[32];
     long long at = fault_ms(vm, sa, x);
-    scn_format_duration(t, sizeof t, (sim_ns)(at) * SIM_NS_PER_MS);
+    scn_format_duration(t, sizeof t, (sim_ns)(at)*SIM_NS_PER_MS);
     if (at_ns) *at_ns = (sim_ns)at * 1000000;
     if (b == a) snprintf(out, n, "@%s heal", t);
     else if (b && sb == sa) snprintf(out, n, "@%s partition %s | %s", t, a->name, b->name);
@@ -504,16 +503,37 @@ int viewmodel_do(struct viewmodel *vm, int cmd) {
         if (!vs->playing && vs->cursor >= vs->t_end) viewstate_home(vs);
         vs->playing = !vs->playing;
         return 1;
-    case VIEWMODEL_SLOWER: if (vs->speed > -12) vs->speed--; return 1;
-    case VIEWMODEL_FASTER: if (vs->speed < 12) vs->speed++; return 1;
-    case VIEWMODEL_NEXT: vs->playing = 0; viewstate_step(vs, 1); vs->narr_back = 0; return 1;
-    case VIEWMODEL_PREV: vs->playing = 0; viewstate_step(vs, -1); vs->narr_back = 0; return 1;
-    case VIEWMODEL_HOME: vs->playing = 0; viewstate_home(vs); return 1;
-    case VIEWMODEL_END: vs->playing = 0; viewstate_end(vs); return 1;
+    case VIEWMODEL_SLOWER:
+        if (vs->speed > -12) vs->speed--;
+        return 1;
+    case VIEWMODEL_FASTER:
+        if (vs->speed < 12) vs->speed++;
+        return 1;
+    case VIEWMODEL_NEXT:
+        vs->playing = 0;
+        viewstate_step(vs, 1);
+        vs->narr_back = 0;
+        return 1;
+    case VIEWMODEL_PREV:
+        vs->playing = 0;
+        viewstate_step(vs, -1);
+        vs->narr_back = 0;
+        return 1;
+    case VIEWMODEL_HOME:
+        vs->playing = 0;
+        viewstate_home(vs);
+        return 1;
+    case VIEWMODEL_END:
+        vs->playing = 0;
+        viewstate_end(vs);
+        return 1;
     case VIEWMODEL_ZOOM_IN: viewstate_zoom(vs, 2.0, vs->cursor); return 1;
     case VIEWMODEL_ZOOM_OUT: viewstate_zoom(vs, 0.5, vs->cursor); return 1;
     case VIEWMODEL_FIT: viewstate_fit(vs); return 1;
-    case VIEWMODEL_VIOLATION: vs->playing = 0; viewstate_next_violation(vs); return 1;
+    case VIEWMODEL_VIOLATION:
+        vs->playing = 0;
+        viewstate_next_violation(vs);
+        return 1;
     case VIEWMODEL_SHOW_ALL: vs->show_all = !vs->show_all; return 1;
     case VIEWMODEL_HISTORY_BACK: viewstate_history_scroll(vs, 1); return 1;
     case VIEWMODEL_HISTORY_FWD: viewstate_history_scroll(vs, -1); return 1;
@@ -531,21 +551,23 @@ static const struct {
     const char *names;
     const char *help;
 } bindings[] = {
-    {VIEWMODEL_PLAY, "space| ", "space        play / pause"},
-    {VIEWMODEL_SLOWER, "[|,", "[  ]         slower / faster"},
-    {VIEWMODEL_FASTER, "]|.", NULL},
-    {VIEWMODEL_NEXT, "right|arrowright", "Right  Left  next / previous event (exact: the run is replayed from its trace)"},
-    {VIEWMODEL_PREV, "left|arrowleft", NULL},
-    {VIEWMODEL_HOME, "home", "Home  End    start / end"},
-    {VIEWMODEL_END, "end", NULL},
-    {VIEWMODEL_ZOOM_IN, "+|=|keypad +", "+  -  wheel  zoom in / out        0  f  fit the whole run"},
-    {VIEWMODEL_ZOOM_OUT, "-|keypad -", NULL},
-    {VIEWMODEL_FIT, "0|keypad 0|f", NULL},
-    {VIEWMODEL_VIOLATION, "n", "n            next violation (double entry, stale write accepted, wrong release)"},
-    {VIEWMODEL_SHOW_ALL, "a", "a            the whole run at once / as it plays (only what happened by the cursor)"},
-    {VIEWMODEL_HISTORY_BACK, "up|arrowup", "Up  Down     the narration's earlier sentences / back to the present"},
-    {VIEWMODEL_HISTORY_FWD, "down|arrowdown", NULL},
-    {VIEWMODEL_REVEAL, "r|return|enter|keypad enter", "r  Enter     reveal the quiz answer"},
+        {VIEWMODEL_PLAY, "space| ", "space        play / pause"},
+        {VIEWMODEL_SLOWER, "[|,", "[  ]         slower / faster"},
+        {VIEWMODEL_FASTER, "]|.", NULL},
+        {VIEWMODEL_NEXT, "right|arrowright",
+         "Right  Left  next / previous event (exact: the run is replayed from its trace)"},
+        {VIEWMODEL_PREV, "left|arrowleft", NULL},
+        {VIEWMODEL_HOME, "home", "Home  End    start / end"},
+        {VIEWMODEL_END, "end", NULL},
+        {VIEWMODEL_ZOOM_IN, "+|=|keypad +", "+  -  wheel  zoom in / out        0  f  fit the whole run"},
+        {VIEWMODEL_ZOOM_OUT, "-|keypad -", NULL},
+        {VIEWMODEL_FIT, "0|keypad 0|f", NULL},
+        {VIEWMODEL_VIOLATION, "n", "n            next violation (double entry, stale write accepted, wrong release)"},
+        {VIEWMODEL_SHOW_ALL, "a",
+         "a            the whole run at once / as it plays (only what happened by the cursor)"},
+        {VIEWMODEL_HISTORY_BACK, "up|arrowup", "Up  Down     the narration's earlier sentences / back to the present"},
+        {VIEWMODEL_HISTORY_FWD, "down|arrowdown", NULL},
+        {VIEWMODEL_REVEAL, "r|return|enter|keypad enter", "r  Enter     reveal the quiz answer"},
 };
 
 int viewmodel_key(const char *name) {

@@ -35,13 +35,13 @@ struct viewmodel {
     sim_ns *rev_until;
     struct scene_banner *rev_banners;
     char (*decided_by)[400];
-    int decided_all;   /* every panel's verdict is shown */
+    int decided_all; /* every panel's verdict is shown */
     /* owned, nsc scenes, stacked, built in sv for built_w x built_h */
     struct scene *scs;
     size_t nsc;
     struct scene_view sv;
-    int content_h;     /* height of the stacked scenes */
-    int dirty;         /* the scenes must be built again */
+    int content_h; /* height of the stacked scenes */
+    int dirty;     /* the scenes must be built again */
     int built_w, built_h;
     sim_ns built_t0, built_t1;
 };
@@ -50,8 +50,8 @@ struct viewmodel {
  * first = 1 starts at the beginning (quiz mode as asked), else the cursor
  * and window are kept where they still fit (a reload). Returns 0 or
  * LSIM_ENOMEM (vm as before). Close with viewmodel_close, also a zeroed vm. */
-int viewmodel_load(struct viewmodel *vm, const struct trace *const *trs, const struct scene_banner *banners,
-                   size_t n, int first, int quiz);
+int viewmodel_load(struct viewmodel *vm, const struct trace *const *trs, const struct scene_banner *banners, size_t n,
+                   int first, int quiz);
 void viewmodel_close(struct viewmodel *vm);
 
 /* Bring the scenes up to date for an area width pixels wide, of which
@@ -98,9 +98,9 @@ int viewmodel_on_axis(const struct viewmodel *vm, int x, int y);
 enum viewmodel_fault {
     VIEWMODEL_FAULT_PAUSE,
     VIEWMODEL_FAULT_CRASH,
-    VIEWMODEL_FAULT_RESTART,    /* "@T restart NODE" */
-    VIEWMODEL_FAULT_CLOCK_FWD,  /* "@T clock NODE step +D" */
-    VIEWMODEL_FAULT_CLOCK_BACK  /* "@T clock NODE step -D" */
+    VIEWMODEL_FAULT_RESTART,   /* "@T restart NODE" */
+    VIEWMODEL_FAULT_CLOCK_FWD, /* "@T clock NODE step +D" */
+    VIEWMODEL_FAULT_CLOCK_BACK /* "@T clock NODE step -D" */
 };
 /* The fault line for a click at (x, y) of the scenes ("@12.3s pause A 30s",
  * the time under x rounded to 100 ms, at least 1 ms before the run's end)
@@ -119,21 +119,21 @@ int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to,
 /* ---- Commands and keys ---- */
 enum viewmodel_cmd {
     VIEWMODEL_NONE,
-    VIEWMODEL_PLAY,        /* play / pause (at the end: from the start) */
+    VIEWMODEL_PLAY, /* play / pause (at the end: from the start) */
     VIEWMODEL_SLOWER,
     VIEWMODEL_FASTER,
-    VIEWMODEL_NEXT,        /* next event */
+    VIEWMODEL_NEXT, /* next event */
     VIEWMODEL_PREV,
     VIEWMODEL_HOME,
     VIEWMODEL_END,
-    VIEWMODEL_ZOOM_IN,     /* 2x around the cursor */
+    VIEWMODEL_ZOOM_IN, /* 2x around the cursor */
     VIEWMODEL_ZOOM_OUT,
     VIEWMODEL_FIT,
-    VIEWMODEL_VIOLATION,   /* the next violation, zoomed */
-    VIEWMODEL_SHOW_ALL,    /* the whole run at once / as it plays */
+    VIEWMODEL_VIOLATION, /* the next violation, zoomed */
+    VIEWMODEL_SHOW_ALL,  /* the whole run at once / as it plays */
     VIEWMODEL_HISTORY_BACK,
     VIEWMODEL_HISTORY_FWD,
-    VIEWMODEL_REVEAL,      /* the quiz's answer */
+    VIEWMODEL_REVEAL, /* the quiz's answer */
     VIEWMODEL_CMD_COUNT
 };
 /* Do cmd. Returns 1 when the view changed. */

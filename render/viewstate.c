@@ -15,21 +15,50 @@
 /* The kinds a cursor stops at: what a teacher would point to. */
 static int is_stop(int kind) {
     switch ((enum trace_kind)kind) {
-    case TRACE_PAUSE: case TRACE_RESUME: case TRACE_CRASH: case TRACE_RESTART:
-    case TRACE_CLOCK_STEP: case TRACE_PARTITION: case TRACE_HEAL:
-    case TRACE_ACQUIRE_START: case TRACE_ACQUIRED: case TRACE_ACQUIRE_FAILED: case TRACE_CS_EXIT:
-    case TRACE_SRV_GRANT: case TRACE_SRV_RENEW: case TRACE_SRV_EXPIRE: case TRACE_SRV_DELETE:
-    case TRACE_SRV_KEEP: case TRACE_READ: case TRACE_WRITE:
-    case TRACE_DOUBLE_ENTRY_BEGIN: case TRACE_DOUBLE_ENTRY_END: case TRACE_STALE_WRITE:
-    case TRACE_WRONG_RELEASE: case TRACE_WRITE_SKIPPED: case TRACE_CONTROL: case TRACE_LATE_WRITE:
-        return 1;
+    case TRACE_PAUSE:
+    case TRACE_RESUME:
+    case TRACE_CRASH:
+    case TRACE_RESTART:
+    case TRACE_CLOCK_STEP:
+    case TRACE_PARTITION:
+    case TRACE_HEAL:
+    case TRACE_ACQUIRE_START:
+    case TRACE_ACQUIRED:
+    case TRACE_ACQUIRE_FAILED:
+    case TRACE_CS_EXIT:
+    case TRACE_SRV_GRANT:
+    case TRACE_SRV_RENEW:
+    case TRACE_SRV_EXPIRE:
+    case TRACE_SRV_DELETE:
+    case TRACE_SRV_KEEP:
+    case TRACE_READ:
+    case TRACE_WRITE:
+    case TRACE_DOUBLE_ENTRY_BEGIN:
+    case TRACE_DOUBLE_ENTRY_END:
+    case TRACE_STALE_WRITE:
+    case TRACE_WRONG_RELEASE:
+    case TRACE_WRITE_SKIPPED:
+    case TRACE_CONTROL:
+    case TRACE_LATE_WRITE: return 1;
     /* too fine, or said elsewhere, to stop at */
-    case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_CLOCK_DRIFT: case TRACE_CLOCK_SLEW:
-    case TRACE_LINK: case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP:
-    case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRE_DENIED: case TRACE_RELEASE_SENT:
-    case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT: case TRACE_PROGRAM_DONE:
-    case TRACE_SRV_DENY: case TRACE_SRV_NOTE: case TRACE_RESOURCE_INIT:
-        return 0;
+    case TRACE_RUN_START:
+    case TRACE_RUN_END:
+    case TRACE_CLOCK_DRIFT:
+    case TRACE_CLOCK_SLEW:
+    case TRACE_LINK:
+    case TRACE_MSG_SEND:
+    case TRACE_MSG_RECV:
+    case TRACE_MSG_DROP:
+    case TRACE_ACQUIRE_TRY:
+    case TRACE_ACQUIRE_DENIED:
+    case TRACE_RELEASE_SENT:
+    case TRACE_WORK_START:
+    case TRACE_WORK_END:
+    case TRACE_POINT:
+    case TRACE_PROGRAM_DONE:
+    case TRACE_SRV_DENY:
+    case TRACE_SRV_NOTE:
+    case TRACE_RESOURCE_INIT: return 0;
     }
     return 0;
 }
@@ -72,9 +101,15 @@ static int collect(struct viewstate_event *out, size_t *n, const struct trace *t
         s->panel = (uint16_t)panel;
         where[i] = *n - 1;
         switch ((enum trace_kind)e->kind) {
-        case TRACE_ACQUIRED: if (node_ok) in_cs[e->node] = 1; break;
-        case TRACE_CS_EXIT: if (node_ok) in_cs[e->node] = 0; break;
-        case TRACE_SRV_EXPIRE: if (node_ok) expired_owner[e->node] = e->peer; break;
+        case TRACE_ACQUIRED:
+            if (node_ok) in_cs[e->node] = 1;
+            break;
+        case TRACE_CS_EXIT:
+            if (node_ok) in_cs[e->node] = 0;
+            break;
+        case TRACE_SRV_EXPIRE:
+            if (node_ok) expired_owner[e->node] = e->peer;
+            break;
         case TRACE_SRV_GRANT:
             /* the Kleppmann moment: the lease ran out while its holder
              * still believes it holds the lock, and another gets it */
@@ -113,17 +148,41 @@ static int collect(struct viewstate_event *out, size_t *n, const struct trace *t
             }
             break;
         /* no state, violation or quiz of its own (a kind that is no stop never gets here) */
-        case TRACE_RUN_START: case TRACE_RUN_END: case TRACE_PAUSE: case TRACE_RESUME:
-        case TRACE_CRASH: case TRACE_RESTART: case TRACE_CLOCK_STEP: case TRACE_CLOCK_DRIFT:
-        case TRACE_CLOCK_SLEW: case TRACE_PARTITION: case TRACE_HEAL: case TRACE_LINK:
-        case TRACE_MSG_SEND: case TRACE_MSG_RECV: case TRACE_MSG_DROP: case TRACE_ACQUIRE_START:
-        case TRACE_ACQUIRE_TRY: case TRACE_ACQUIRE_DENIED: case TRACE_ACQUIRE_FAILED:
-        case TRACE_RELEASE_SENT: case TRACE_WORK_START: case TRACE_WORK_END: case TRACE_POINT:
-        case TRACE_PROGRAM_DONE: case TRACE_SRV_DENY: case TRACE_SRV_RENEW: case TRACE_SRV_DELETE:
-        case TRACE_SRV_KEEP: case TRACE_SRV_NOTE: case TRACE_READ: case TRACE_WRITE:
-        case TRACE_DOUBLE_ENTRY_END: case TRACE_RESOURCE_INIT: case TRACE_WRITE_SKIPPED:
-        case TRACE_CONTROL:
-            break;
+        case TRACE_RUN_START:
+        case TRACE_RUN_END:
+        case TRACE_PAUSE:
+        case TRACE_RESUME:
+        case TRACE_CRASH:
+        case TRACE_RESTART:
+        case TRACE_CLOCK_STEP:
+        case TRACE_CLOCK_DRIFT:
+        case TRACE_CLOCK_SLEW:
+        case TRACE_PARTITION:
+        case TRACE_HEAL:
+        case TRACE_LINK:
+        case TRACE_MSG_SEND:
+        case TRACE_MSG_RECV:
+        case TRACE_MSG_DROP:
+        case TRACE_ACQUIRE_START:
+        case TRACE_ACQUIRE_TRY:
+        case TRACE_ACQUIRE_DENIED:
+        case TRACE_ACQUIRE_FAILED:
+        case TRACE_RELEASE_SENT:
+        case TRACE_WORK_START:
+        case TRACE_WORK_END:
+        case TRACE_POINT:
+        case TRACE_PROGRAM_DONE:
+        case TRACE_SRV_DENY:
+        case TRACE_SRV_RENEW:
+        case TRACE_SRV_DELETE:
+        case TRACE_SRV_KEEP:
+        case TRACE_SRV_NOTE:
+        case TRACE_READ:
+        case TRACE_WRITE:
+        case TRACE_DOUBLE_ENTRY_END:
+        case TRACE_RESOURCE_INIT:
+        case TRACE_WRITE_SKIPPED:
+        case TRACE_CONTROL: break;
         }
     }
     free(in_cs);
@@ -132,8 +191,7 @@ static int collect(struct viewstate_event *out, size_t *n, const struct trace *t
     return 0;
 }
 
-static int build(struct viewstate_event **out, size_t *nout, sim_ns *t_end,
-                 const struct trace *const *trs, size_t n) {
+static int build(struct viewstate_event **out, size_t *nout, sim_ns *t_end, const struct trace *const *trs, size_t n) {
     size_t cap = 1;
     for (size_t p = 0; p < n; p++) cap += trs[p]->len;
     struct viewstate_event *ev = malloc(cap * sizeof *ev);
@@ -380,8 +438,8 @@ int viewstate_next_violation(struct viewstate *vs) {
     return -1;
 }
 
-int viewstate_question(const struct viewstate_event *e, const struct trace *tr, char *q, size_t qn,
-                       char choices[3][96], int *answer) {
+int viewstate_question(const struct viewstate_event *e, const struct trace *tr, char *q, size_t qn, char choices[3][96],
+                       int *answer) {
     const struct trace_event *ev = &tr->ev[e->seq];
     int nn = tr->nnodes;
 #define NAME(i) ((i) >= 0 && (i) < nn ? tr->nodes[i].name : "?")
@@ -389,8 +447,10 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
         int holder = -1; /* whose lease ran out on this server */
         for (size_t k = e->seq; k-- > 0 && holder < 0;)
             if (tr->ev[k].kind == TRACE_SRV_EXPIRE && tr->ev[k].node == ev->node) holder = tr->ev[k].peer;
-        snprintf(q, qn, "%s's lease on %s ran out, but %s has not left the critical section. %s asks "
-                 "%s for the lock.", NAME(holder), NAME(ev->node), NAME(holder), NAME(ev->peer), NAME(ev->node));
+        snprintf(q, qn,
+                 "%s's lease on %s ran out, but %s has not left the critical section. %s asks "
+                 "%s for the lock.",
+                 NAME(holder), NAME(ev->node), NAME(holder), NAME(ev->peer), NAME(ev->node));
         snprintf(choices[0], 96, "%s refuses: the lock is still held", NAME(ev->node));
         snprintf(choices[1], 96, "%s grants it: two clients believe they hold the lock", NAME(ev->node));
         snprintf(choices[2], 96, "%s first tells the old holder it lost the lock", NAME(ev->node));
@@ -400,15 +460,16 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
     if (e->quiz == VIEWSTATE_QUIZ_LATE_WRITE) {
         char tok[40] = "";
         if (ev->token) snprintf(tok, sizeof tok, " with token %llu", (unsigned long long)ev->token);
-        snprintf(q, qn, "%s's write%s arrives at %s after %s lost the lock. What does %s do?",
-                 NAME(ev->peer), tok, NAME(ev->node), NAME(ev->peer), NAME(ev->node));
+        snprintf(q, qn, "%s's write%s arrives at %s after %s lost the lock. What does %s do?", NAME(ev->peer), tok,
+                 NAME(ev->node), NAME(ev->peer), NAME(ev->node));
         snprintf(choices[0], 96, "accepts it: the data is now wrong");
         snprintf(choices[1], 96, "rejects it: a newer token (or its own rule) says it is stale");
         /* A resource with a rule (fencing, a guard) has a third outcome: the
          * write lands before any operation of the new holder (late-write). */
         int ruled = 0, late = 0;
         for (size_t k = 0; k < tr->len && tr->ev[k].t == 0 && !ruled; k++)
-            if (tr->ev[k].kind == TRACE_RESOURCE_INIT && tr->ev[k].node == ev->node) ruled = tr->ev[k].b != TRACE_RULE_PLAIN;
+            if (tr->ev[k].kind == TRACE_RESOURCE_INIT && tr->ev[k].node == ev->node)
+                ruled = tr->ev[k].b != TRACE_RULE_PLAIN;
         for (size_t k = e->seq + 1; k < tr->len && tr->ev[k].t == ev->t; k++)
             if (tr->ev[k].kind == TRACE_LATE_WRITE && tr->ev[k].node == ev->peer) late = 1;
         *answer = late ? 2 : ev->b == TRACE_WRITE_ACCEPTED ? 0 : 1;
@@ -470,8 +531,7 @@ int viewstate_axis_rows(const struct scene *sc, int *y0, int *y1) {
 
 /* ---- Reveal as it plays ---- */
 
-void viewstate_revealed(const struct viewstate *vs, int panel, const struct trace *tr, size_t *nev,
-                        sim_ns *until) {
+void viewstate_revealed(const struct viewstate *vs, int panel, const struct trace *tr, size_t *nev, sim_ns *until) {
     if (vs->show_all) {
         *nev = tr->len;
         *until = -1;

@@ -30,31 +30,31 @@ enum viewstate_quiz {
 
 /* One stop of the cursor: a trace event worth a sentence. */
 struct viewstate_event {
-    sim_ns t;            /* true time */
-    uint32_t seq;        /* index in its trace's ev[] */
-    uint16_t panel;      /* which trace (0 .. npanels - 1) */
-    uint8_t flags;       /* VIEWSTATE_* */
-    uint8_t quiz;        /* enum viewstate_quiz */
-    sim_ns span_ns;      /* a double entry: how long it lasts (0 = an instant) */
+    sim_ns t;       /* true time */
+    uint32_t seq;   /* index in its trace's ev[] */
+    uint16_t panel; /* which trace (0 .. npanels - 1) */
+    uint8_t flags;  /* VIEWSTATE_* */
+    uint8_t quiz;   /* enum viewstate_quiz */
+    sim_ns span_ns; /* a double entry: how long it lasts (0 = an instant) */
 };
 
 struct viewstate {
     struct viewstate_event *ev; /* owned, nev stops ordered by (t, panel, seq) */
     size_t nev;
     int npanels;
-    sim_ns t_end;        /* the latest end of the panels' runs */
-    sim_ns t0, t1;       /* the window shown, t0 < t1 */
-    sim_ns cursor;       /* the time cursor */
-    long cur;            /* the current stop (ev index), -1 = before the first */
-    int playing;         /* 1 = the cursor moves with the wall clock */
-    int speed;           /* play rate = t_end / 20 s, times 2^speed */
-    int quiz;            /* 1 = stop before decisive events and ask */
-    long question;       /* ev index of the open question, -1 = none */
-    int show_all;        /* 1 = the whole run drawn whatever the cursor (`view
+    sim_ns t_end;   /* the latest end of the panels' runs */
+    sim_ns t0, t1;  /* the window shown, t0 < t1 */
+    sim_ns cursor;  /* the time cursor */
+    long cur;       /* the current stop (ev index), -1 = before the first */
+    int playing;    /* 1 = the cursor moves with the wall clock */
+    int speed;      /* play rate = t_end / 20 s, times 2^speed */
+    int quiz;       /* 1 = stop before decisive events and ask */
+    long question;  /* ev index of the open question, -1 = none */
+    int show_all;   /* 1 = the whole run drawn whatever the cursor (`view
                             --show-all`, key a); 0 = revealed as it plays */
-    long narr_back;      /* the narration history scrolled back this many
+    long narr_back; /* the narration history scrolled back this many
                             stops from the current one (0 = follows it) */
-    sim_ns tick_ns;      /* what times finer than the ms round to (viewstate_time_text) */
+    sim_ns tick_ns; /* what times finer than the ms round to (viewstate_time_text) */
 };
 
 /* The narrowest window zoom goes to: a 1 ns double entry is then tens of
@@ -108,8 +108,8 @@ int viewstate_next_violation(struct viewstate *vs);
 /* The quiz question of stop e of trace tr (borrowed): the question and
  * two or three choices (NUL-terminated, cut to fit), and which choice is
  * right (0-based). Returns the number of choices, 0 when e is not decisive. */
-int viewstate_question(const struct viewstate_event *e, const struct trace *tr, char *q, size_t qn,
-                       char choices[3][96], int *answer);
+int viewstate_question(const struct viewstate_event *e, const struct trace *tr, char *q, size_t qn, char choices[3][96],
+                       int *answer);
 
 /* ---- Reveal as it plays ----
  * What of panel `panel` (its trace tr) is drawn now: its first *nev events,
@@ -122,8 +122,7 @@ int viewstate_question(const struct viewstate_event *e, const struct trace *tr, 
  * quiz question is open, its decisive event and everything after it stay
  * hidden (the question's panel up to the event before it, the others up to
  * the instant before): the answer never shows before it is asked for. */
-void viewstate_revealed(const struct viewstate *vs, int panel, const struct trace *tr, size_t *nev,
-                        sim_ns *until);
+void viewstate_revealed(const struct viewstate *vs, int panel, const struct trace *tr, size_t *nev, sim_ns *until);
 /* 1 when the first nev events of tr decide the run's verdict (r: the
  * checker's report of the whole run): an UNSAFE run at its first violation
  * (a stale write accepted, a release of another's lock, or, where nothing

@@ -16,8 +16,7 @@
 
 /* Remove options the algorithm does not take (as --algo does), so the
  * file written names only options it reads. */
-static int swap_algo(struct ctx *c, char *err, size_t errlen)
-{
+static int swap_algo(struct ctx *c, char *err, size_t errlen) {
     struct engine *e;
     struct scn_error se;
     struct engine_opts eo = {.algo = c->o->algo, .lenient_options = 1};
@@ -38,14 +37,11 @@ static int swap_algo(struct ctx *c, char *err, size_t errlen)
         int drop = 0;
         while (*p) {
             size_t l = strcspn(p, " ");
-            if (l == len && strncmp(p, o, len) == 0)
-                drop = 1;
+            if (l == len && strncmp(p, o, len) == 0) drop = 1;
             p += l;
-            while (*p == ' ')
-                p++;
+            while (*p == ' ') p++;
         }
-        if (!drop)
-            c->own.opts[k++] = c->own.opts[i];
+        if (!drop) c->own.opts[k++] = c->own.opts[i];
     }
     c->own.nopts = k;
     /* The file's `resource fencing=` describes the resource of the algorithm
@@ -53,42 +49,39 @@ static int swap_algo(struct ctx *c, char *err, size_t errlen)
      * (engine_opts.algo). The copy is about to name the swapped-in algorithm
      * itself, so it no longer says fencing= was stated: fenced-lease still
      * fences on a plain-lease file whose resource line says fencing=off. */
-    if (lock_algo_find(c->own.algo) != c->o->algo)
-        c->own.fencing_stated = 0;
+    if (lock_algo_find(c->own.algo) != c->o->algo) c->own.fencing_stated = 0;
     snprintf(c->own.algo, sizeof c->own.algo, "%s", c->o->algo->name);
     engine_free(e);
     return 0;
 }
 
-int explore_run(const struct scenario *base, const struct explore_opts *o,
-                struct explore_result *r, char *err, size_t errlen)
-{
+int explore_run(const struct scenario *base, const struct explore_opts *o, struct explore_result *r, char *err,
+                size_t errlen) {
     struct ctx *c;
     const struct lock_algo *a;
     int i, k, rc, any = 0;
 
     memset(r, 0, sizeof *r);
-    for (k = 0; k < SCN_NEM_COUNT; k++)
-        any |= base->explore.given && base->explore.k[k].max > 0;
+    for (k = 0; k < SCN_NEM_COUNT; k++) any |= base->explore.given && base->explore.k[k].max > 0;
     for (i = 0; i < base->nparams; i++)
         any |= base->params[i].range != SCN_RANGE_NONE && base->params[i].min < base->params[i].max;
     if (!any) {
-        snprintf(err, errlen, "%s has nothing to explore: add a fault budget such as `explore "
+        snprintf(err, errlen,
+                 "%s has nothing to explore: add a fault budget such as `explore "
                  "pauses<=2 length=1s..60s; clock-steps<=1 on servers delta=-30s..30s; "
                  "crashes<=1`, or give a param a range (`param pause=27s range=0s..60s`); see "
-                 "docs/scenario-format.md, \"Exploring\"", base->file);
+                 "docs/scenario-format.md, \"Exploring\"",
+                 base->file);
         return LSIM_EUSAGE;
     }
-    if ((c = calloc(1, sizeof *c)) == NULL)
-        return LSIM_ENOMEM;
+    if ((c = calloc(1, sizeof *c)) == NULL) return LSIM_ENOMEM;
     c->o = o;
     if (scenario_copy(&c->own, base) != 0) {
         free(c);
         return LSIM_ENOMEM;
     }
     rc = 0;
-    if (o->algo && (rc = swap_algo(c, err, errlen)) != 0)
-        goto out;
+    if (o->algo && (rc = swap_algo(c, err, errlen)) != 0) goto out;
     a = o->algo ? o->algo : lock_algo_find(c->own.algo);
     c->nservers = c->own.nservers ? c->own.nservers : a && a->default_servers ? a->default_servers : 1;
     for (i = 0; i < c->own.nparams; i++)
@@ -119,34 +112,30 @@ int explore_run(const struct scenario *base, const struct explore_opts *o,
     }
     rc = explore_search(c, r);
     r->cover = c->cover;
-    if (rc == 0 && r->found)
-        rc = explore_shrink(c, r, c->own.algo);
-    for (i = 0; i < (int)(BITMAP_BITS / 8); i++)
-        r->cover.placements += (uint64_t)__builtin_popcount(c->bitmap[i]);
+    if (rc == 0 && r->found) rc = explore_shrink(c, r, c->own.algo);
+    for (i = 0; i < (int)(BITMAP_BITS / 8); i++) r->cover.placements += (uint64_t)__builtin_popcount(c->bitmap[i]);
     for (k = 0; k < SCN_NEM_COUNT; k++) {
         const struct scn_budget *b = &c->own.explore.k[k];
         sim_ns lo = b->at_lo_ns, hi = b->at_hi_ns ? b->at_hi_ns : c->own.duration_ns - 1;
         uint64_t places = 0;
-        if (!c->own.explore.given || b->max == 0)
-            continue;
-        if (hi >= c->own.duration_ns)
-            hi = c->own.duration_ns - 1;
+        if (!c->own.explore.given || b->max == 0) continue;
+        if (hi >= c->own.duration_ns) hi = c->own.duration_ns - 1;
         places = (uint64_t)(hi / SIM_NS_PER_S - lo / SIM_NS_PER_S + 1);
         if (b->points && k != SCN_NEM_LATENCY)
-            for (i = 0; i < c->own.nclients; i++)
-                places += (uint64_t)__builtin_popcount(c->points[i]);
+            for (i = 0; i < c->own.nclients; i++) places += (uint64_t)__builtin_popcount(c->points[i]);
         r->cover.placements_possible += places * (uint64_t)explore_target_count(c, b);
     }
     if (rc == LSIM_EINTERNAL && !err[0] && c->unparsed_first)
-        snprintf(err, errlen, "the explorer failed: the counterexample, written as a file, does not "
+        snprintf(err, errlen,
+                 "the explorer failed: the counterexample, written as a file, does not "
                  "parse back (%s); a --set may have made a scenario its file could not say",
                  c->unparsed);
     else if (rc == LSIM_EINTERNAL && !err[0])
-        snprintf(err, errlen, "the explorer failed (a worker process, or a counterexample that "
+        snprintf(err, errlen,
+                 "the explorer failed (a worker process, or a counterexample that "
                  "did not fail once written)");
 out:
-    if (c->epoch_ok)
-        scenario_close(&c->epoch_scn);
+    if (c->epoch_ok) scenario_close(&c->epoch_scn);
     scenario_close(&c->own);
     free(c->points);
     free(c->bitmap);
@@ -154,8 +143,7 @@ out:
     return rc;
 }
 
-void explore_result_close(struct explore_result *r)
-{
+void explore_result_close(struct explore_result *r) {
     free(r->text);
     r->text = NULL;
     r->len = 0;

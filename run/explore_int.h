@@ -18,22 +18,21 @@
 #include "fmt.h"
 #include "scenario.h"
 
-#define BITMAP_BITS (1u << 20) /* distinct placements, by hash */
-#define MAX_DRAWN 256          /* faults one run may add (4 kinds x the parser's 64) */
-#define SHRINK_MAX_RUNS 20000  /* the shrinker gives up after this many runs */
+#define BITMAP_BITS (1u << 20)        /* distinct placements, by hash */
+#define MAX_DRAWN 256                 /* faults one run may add (4 kinds x the parser's 64) */
+#define SHRINK_MAX_RUNS 20000         /* the shrinker gives up after this many runs */
 #define SET_MAX (2 * SCN_OPT_MAX + 8) /* one NAME=VALUE for a param */
-#define COVER_LOG_MAX (2 * MAX_DRAWN) /* coverage entries of one run: a place and a
+#define COVER_LOG_MAX \
+    (2 * MAX_DRAWN) /* coverage entries of one run: a place and a
                                          kept fault per fault drawn */
 
-static inline double explore_now_s(void)
-{
+static inline double explore_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static inline uint64_t explore_mix64(uint64_t x)
-{
+static inline uint64_t explore_mix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
@@ -41,8 +40,7 @@ static inline uint64_t explore_mix64(uint64_t x)
 }
 
 /* v as a duration into buf (48 bytes), returned. */
-static inline const char *explore_dur(char *buf, sim_ns v)
-{
+static inline const char *explore_dur(char *buf, sim_ns v) {
     format_time_ns(buf, 48, v);
     return buf;
 }
@@ -61,13 +59,13 @@ struct unit {
 };
 
 struct ctx {
-    struct scenario own;         /* the file's scenario, the algorithm swapped in */
+    struct scenario own; /* the file's scenario, the algorithm swapped in */
     const struct explore_opts *o;
     struct engine_opts eo;
     int nservers;
-    int ranged[SCN_MAX_PARAMS];  /* indexes of params with a range */
+    int ranged[SCN_MAX_PARAMS]; /* indexes of params with a range */
     int nranged;
-    unsigned *points;            /* owned: per client, a bit per named point its program has */
+    unsigned *points; /* owned: per client, a bit per named point its program has */
     /* Per process: the scenario for the current epoch's param values. */
     struct scenario epoch_scn;
     uint64_t epoch;
@@ -76,15 +74,12 @@ struct ctx {
     unsigned char *bitmap;       /* owned: BITMAP_BITS bits, in the parent */
     uint32_t log[COVER_LOG_MAX]; /* what the last draw placed (explore_cover_apply) */
     int nlog;
-    char unparsed[400];          /* why the last candidate's text did not parse back */
-    int unparsed_first;          /* 1: the first failure's own text did not */
+    char unparsed[400]; /* why the last candidate's text did not parse back */
+    int unparsed_first; /* 1: the first failure's own text did not */
 };
 
 /* 1 when the caller asked to stop (explore_opts.stop). */
-static inline int explore_stopped(const struct ctx *c)
-{
-    return c->o->stop && *c->o->stop;
-}
+static inline int explore_stopped(const struct ctx *c) { return c->o->stop && *c->o->stop; }
 
 /* ---- explore_draw.c: a run's params and faults -------------------------------------- */
 
@@ -99,8 +94,7 @@ void explore_draw_params(const struct ctx *c, uint64_t epoch, char sets[][SET_MA
 int explore_apply_params(const struct ctx *c, char sets[][SET_MAX], struct scenario *out);
 /* The faults of run `index` on scenario s, into u[] (at most max); returns
  * how many units. What it placed is logged in c->log (c->nlog entries). */
-int explore_draw_faults(struct ctx *c, const struct scenario *s, uint64_t index, struct unit *u,
-                        int max);
+int explore_draw_faults(struct ctx *c, const struct scenario *s, uint64_t index, struct unit *u, int max);
 /* Count n entries of a draw's log (4 bytes each, any alignment) into
  * c->cover and c->bitmap. */
 void explore_cover_apply(struct ctx *c, const void *log, int n);
@@ -134,19 +128,19 @@ int explore_search(struct ctx *c, struct explore_result *r);
 struct shrink {
     struct ctx *c;
     char sets[SCN_MAX_PARAMS][SET_MAX]; /* the param values */
-    struct unit *u;                /* owned: nu units, the file's faults first */
+    struct unit *u;                     /* owned: nu units, the file's faults first */
     int nu;
-    unsigned char *dropped;        /* owned: per client of own, 1 = removed */
-    enum scn_verdict verdict;      /* the failure to keep: its verdict ... */
-    unsigned kinds;                /* ... and its kinds of violation */
+    unsigned char *dropped;   /* owned: per client of own, 1 = removed */
+    enum scn_verdict verdict; /* the failure to keep: its verdict ... */
+    unsigned kinds;           /* ... and its kinds of violation */
     struct explore_result *r;
-    struct checker_report rep;     /* of the last run that still failed */
-    struct checker_report last;    /* of the last run made (when last_valid) */
+    struct checker_report rep;  /* of the last run that still failed */
+    struct checker_report last; /* of the last run made (when last_valid) */
     int last_valid;
-    int last_held;                 /* 1 when that run kept the file's expect lines */
-    struct {                       /* params bisected to a tick */
-        int k;                     /* index into ranged */
-        int64_t fail, pass;        /* the failing value kept, and the tick next to it */
+    int last_held;          /* 1 when that run kept the file's expect lines */
+    struct {                /* params bisected to a tick */
+        int k;              /* index into ranged */
+        int64_t fail, pass; /* the failing value kept, and the tick next to it */
     } param_boundary[SCN_MAX_PARAMS];
     int nparam_boundary;
 };

@@ -10,8 +10,7 @@
 #include "explore_int.h"
 
 /* Params back to their defaults, else to a round value. */
-int explore_pass_params(struct shrink *sh)
-{
+int explore_pass_params(struct shrink *sh) {
     struct ctx *c = sh->c;
     int k, g, changed = 0, rc;
 
@@ -20,16 +19,12 @@ int explore_pass_params(struct shrink *sh)
         char keep[SET_MAX];
         const char *eq = strchr(sh->sets[k], '=');
         int64_t v = 0;
-        if (q->range == SCN_RANGE_DURATION)
-            scn_parse_duration(eq + 1, &v);
-        else
-            scn_parse_int(eq + 1, &v);
+        if (q->range == SCN_RANGE_DURATION) scn_parse_duration(eq + 1, &v);
+        else scn_parse_int(eq + 1, &v);
         memcpy(keep, sh->sets[k], sizeof keep);
         snprintf(sh->sets[k], sizeof keep, "%s=%s", q->name, q->def);
-        if (strcmp(keep, sh->sets[k]) == 0)
-            continue;
-        if ((rc = explore_still_fails(sh)) < 0)
-            return rc;
+        if (strcmp(keep, sh->sets[k]) == 0) continue;
+        if ((rc = explore_still_fails(sh)) < 0) return rc;
         if (rc) {
             explore_step(sh, "param %s back to its default %s", q->name, q->def);
             changed = 1;
@@ -39,56 +34,44 @@ int explore_pass_params(struct shrink *sh)
             sim_ns unit = q->range == SCN_RANGE_DURATION ? explore_ladder[g] : (g == 0 ? 10 : 1);
             int64_t r0 = (v + unit / 2) / unit * unit;
             char a[48];
-            if (q->range != SCN_RANGE_DURATION && g > 1)
-                break;
-            if (r0 < q->min || r0 > q->max || r0 == v)
-                continue;
+            if (q->range != SCN_RANGE_DURATION && g > 1) break;
+            if (r0 < q->min || r0 > q->max || r0 == v) continue;
             if (q->range == SCN_RANGE_DURATION)
                 snprintf(sh->sets[k], sizeof keep, "%s=%s", q->name, explore_dur(a, r0));
-            else
-                snprintf(sh->sets[k], sizeof keep, "%s=%lld", q->name, (long long)r0);
-            if ((rc = explore_still_fails(sh)) < 0)
-                return rc;
+            else snprintf(sh->sets[k], sizeof keep, "%s=%lld", q->name, (long long)r0);
+            if ((rc = explore_still_fails(sh)) < 0) return rc;
             if (rc) {
                 explore_step(sh, "param %s rounded to %s", q->name, strchr(sh->sets[k], '=') + 1);
                 changed = 1;
                 break;
             }
         }
-        if (g == EXPLORE_NLADDER || (q->range != SCN_RANGE_DURATION && g > 1))
-            memcpy(sh->sets[k], keep, sizeof keep);
+        if (g == EXPLORE_NLADDER || (q->range != SCN_RANGE_DURATION && g > 1)) memcpy(sh->sets[k], keep, sizeof keep);
     }
     return changed;
 }
 
 /* A param's value as text (ns for a duration, else units); 0, or nonzero. */
-static int param_read(const struct scn_param *q, const char *text, int64_t *v)
-{
+static int param_read(const struct scn_param *q, const char *text, int64_t *v) {
     return q->range == SCN_RANGE_DURATION ? scn_parse_duration(text, v) : scn_parse_int(text, v);
 }
 
 /* The value of a NAME=VALUE text of sets[]. */
-static int param_value(const struct scn_param *q, const char *set, int64_t *v)
-{
+static int param_value(const struct scn_param *q, const char *set, int64_t *v) {
     const char *eq = strchr(set, '=');
 
     return eq == NULL ? -1 : param_read(q, eq + 1, v);
 }
 
-static void param_set(const struct scn_param *q, char *set, int64_t v)
-{
+static void param_set(const struct scn_param *q, char *set, int64_t v) {
     char a[48];
 
-    if (q->range == SCN_RANGE_DURATION)
-        snprintf(set, SET_MAX, "%s=%s", q->name, explore_dur(a, v));
-    else
-        snprintf(set, SET_MAX, "%s=%lld", q->name, (long long)v);
+    if (q->range == SCN_RANGE_DURATION) snprintf(set, SET_MAX, "%s=%s", q->name, explore_dur(a, v));
+    else snprintf(set, SET_MAX, "%s=%lld", q->name, (long long)v);
 }
 
-static const char *param_text(const struct scn_param *q, char *buf, int64_t v)
-{
-    if (q->range == SCN_RANGE_DURATION)
-        return explore_dur(buf, v);
+static const char *param_text(const struct scn_param *q, char *buf, int64_t v) {
+    if (q->range == SCN_RANGE_DURATION) return explore_dur(buf, v);
     snprintf(buf, 48, "%lld", (long long)v);
     return buf;
 }
@@ -98,8 +81,7 @@ static const char *param_text(const struct scn_param *q, char *buf, int64_t v)
  * default, else an end of its range. What is left is the failing value
  * closest to that anchor, with the value one tick nearer passing; a param
  * every candidate anchor fails with keeps its value. */
-int explore_pass_param_bisect(struct shrink *sh)
-{
+int explore_pass_param_bisect(struct shrink *sh) {
     struct ctx *c = sh->c;
     int k, j, changed = 0, rc;
 
@@ -108,20 +90,16 @@ int explore_pass_param_bisect(struct shrink *sh)
         int64_t v, orig, a = 0, cand[3];
         int have = 0;
         char keep[SET_MAX], fails[120], holds[120], t1[48], t2[48];
-        if (param_value(q, sh->sets[k], &v) != 0)
-            continue;
+        if (param_value(q, sh->sets[k], &v) != 0) continue;
         orig = v;
         memcpy(keep, sh->sets[k], sizeof keep);
-        if (param_read(q, q->def, &cand[0]) != 0)
-            cand[0] = v; /* skipped below */
+        if (param_read(q, q->def, &cand[0]) != 0) cand[0] = v; /* skipped below */
         cand[1] = q->min;
         cand[2] = q->max;
         for (j = 0; j < 3 && !have; j++) {
-            if (cand[j] == v || cand[j] < q->min || cand[j] > q->max)
-                continue;
+            if (cand[j] == v || cand[j] < q->min || cand[j] > q->max) continue;
             param_set(q, sh->sets[k], cand[j]);
-            if ((rc = explore_still_fails(sh)) < 0)
-                return rc;
+            if ((rc = explore_still_fails(sh)) < 0) return rc;
             if (rc == 0 && sh->last_valid) {
                 a = cand[j];
                 have = 1;
@@ -136,8 +114,7 @@ int explore_pass_param_bisect(struct shrink *sh)
         while ((v > a ? v - a : a - v) > 1 && sh->r->shrink_runs <= SHRINK_MAX_RUNS) {
             int64_t mid = a + (v - a) / 2;
             param_set(q, sh->sets[k], mid);
-            if ((rc = explore_still_fails(sh)) < 0)
-                return rc;
+            if ((rc = explore_still_fails(sh)) < 0) return rc;
             if (rc) {
                 v = mid;
             } else if (sh->last_valid) {
@@ -148,17 +125,14 @@ int explore_pass_param_bisect(struct shrink *sh)
             }
         }
         param_set(q, sh->sets[k], v);
-        if ((rc = explore_still_fails(sh)) < 0)
-            return rc;
+        if ((rc = explore_still_fails(sh)) < 0) return rc;
         if (rc != 1) { /* not monotone after all: keep the value we had */
             memcpy(sh->sets[k], keep, sizeof keep);
-            if ((rc = explore_still_fails(sh)) < 0)
-                return rc;
+            if ((rc = explore_still_fails(sh)) < 0) return rc;
             continue;
         }
         if (v != orig) {
-            explore_step(sh, "bisected param %s: %s -> %s", q->name, param_text(q, t1, orig),
-                 param_text(q, t2, v));
+            explore_step(sh, "bisected param %s: %s -> %s", q->name, param_text(q, t1, orig), param_text(q, t2, v));
             changed = 1;
         }
         if ((v > a ? v - a : a - v) == 1 && sh->nparam_boundary < SCN_MAX_PARAMS) {
@@ -168,10 +142,9 @@ int explore_pass_param_bisect(struct shrink *sh)
             sh->param_boundary[sh->nparam_boundary++].pass = a;
             if (sh->r->nboundary < EXPLORE_MAX_BOUNDARY)
                 snprintf(sh->r->boundary[sh->r->nboundary++], sizeof sh->r->boundary[0],
-                         "param %.48s %s: %.100s; %s (1 %s %s): %.100s", q->name,
-                         param_text(q, t1, v), fails, param_text(q, t2, a),
-                         q->range == SCN_RANGE_DURATION ? "ns" : "tick",
-                         a < v ? "less" : "more", holds);
+                         "param %.48s %s: %.100s; %s (1 %s %s): %.100s", q->name, param_text(q, t1, v), fails,
+                         param_text(q, t2, a), q->range == SCN_RANGE_DURATION ? "ns" : "tick", a < v ? "less" : "more",
+                         holds);
         }
     }
     return changed;
@@ -179,12 +152,10 @@ int explore_pass_param_bisect(struct shrink *sh)
 
 /* After the fault sizes were bisected too: does the tick next to each param
  * boundary still pass? If not, its boundary line says so. */
-int explore_recheck_param_boundaries(struct shrink *sh)
-{
+int explore_recheck_param_boundaries(struct shrink *sh) {
     int i, b = 0, rc;
 
-    if (sh->nparam_boundary == 0)
-        return 0;
+    if (sh->nparam_boundary == 0) return 0;
     for (i = 0; i < sh->nparam_boundary; i++) {
         const struct scn_param *q = &sh->c->own.params[sh->c->ranged[sh->param_boundary[i].k]];
         char keep[SET_MAX], *line;
@@ -192,8 +163,7 @@ int explore_recheck_param_boundaries(struct shrink *sh)
         param_set(q, sh->sets[sh->param_boundary[i].k], sh->param_boundary[i].pass);
         rc = explore_still_fails(sh);
         memcpy(sh->sets[sh->param_boundary[i].k], keep, sizeof keep);
-        if (rc < 0)
-            return rc;
+        if (rc < 0) return rc;
         /* The boundary line of this param: the i-th that starts with "param ". */
         for (line = NULL; b < sh->r->nboundary; b++)
             if (strncmp(sh->r->boundary[b], "param ", 6) == 0) {
@@ -202,8 +172,7 @@ int explore_recheck_param_boundaries(struct shrink *sh)
             }
         if (rc == 1 && line) {
             size_t l = strlen(line);
-            snprintf(line + l, sizeof sh->r->boundary[0] - l,
-                     " (before the fault sizes were bisected; it fails now)");
+            snprintf(line + l, sizeof sh->r->boundary[0] - l, " (before the fault sizes were bisected; it fails now)");
         }
     }
     rc = explore_still_fails(sh);

@@ -94,7 +94,8 @@ int input_load_trace(struct trace *tr, const char *path, FILE *note, char *err, 
     int rc = input_read_all(f, INPUT_TRACE_MAX_BYTES, &buf, &len);
     int saved = errno;
     input_close(f);
-    if (rc == LSIM_ENOINPUT) rc = lsim_errno_code(saved, rc), snprintf(err, errlen, "%s: %s", name, strerror(saved ? saved : EIO));
+    if (rc == LSIM_ENOINPUT)
+        rc = lsim_errno_code(saved, rc), snprintf(err, errlen, "%s: %s", name, strerror(saved ? saved : EIO));
     else if (rc == LSIM_ENOMEM) snprintf(err, errlen, "%s: out of memory", name);
     else if (rc == LSIM_EPARSE)
         snprintf(err, errlen, "%s: larger than %zu MiB, the limit of a trace file (docs/trace-format.md)", name,

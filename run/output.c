@@ -85,8 +85,7 @@ static int open_in_place(struct out_file *o, const char *path, int flags, char *
     return LSIM_OK;
 }
 
-int out_open(struct out_file *o, const char *path, const char *const *inputs, int ninputs,
-             char *err, size_t errlen) {
+int out_open(struct out_file *o, const char *path, const char *const *inputs, int ninputs, char *err, size_t errlen) {
     memset(o, 0, sizeof *o);
     snprintf(o->path, sizeof o->path, "%s", path);
     if (strcmp(path, "-") == 0) {
@@ -123,8 +122,10 @@ int out_open(struct out_file *o, const char *path, const char *const *inputs, in
         return open_in_place(o, path, O_WRONLY | O_NONBLOCK, err, errlen);
     }
     if (exists && !(st.st_mode & 0222)) {
-        snprintf(err, errlen, "refusing to replace '%s': it is read-only (mode %04o); make it writable or "
-                 "remove it first", path, (unsigned)(st.st_mode & 07777));
+        snprintf(err, errlen,
+                 "refusing to replace '%s': it is read-only (mode %04o); make it writable or "
+                 "remove it first",
+                 path, (unsigned)(st.st_mode & 07777));
         return LSIM_EOUTPUT;
     }
     const char *slash = strrchr(o->final, '/');

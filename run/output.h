@@ -20,19 +20,18 @@
 enum out_mode { OUT_STDOUT, OUT_ATOMIC, OUT_INPLACE };
 
 struct out_file {
-    FILE *f;               /* write here between out_open and out_commit/out_abort */
+    FILE *f; /* write here between out_open and out_commit/out_abort */
     enum out_mode mode;
-    char path[4096];       /* as given, for messages */
-    char final[4096];      /* the file that receives the bytes (symlinks resolved) */
-    char tmp[4200];        /* OUT_ATOMIC: the temporary file, else "" */
-    char *buf;             /* owned: f's buffer, when not stdio's own */
+    char path[4096];  /* as given, for messages */
+    char final[4096]; /* the file that receives the bytes (symlinks resolved) */
+    char tmp[4200];   /* OUT_ATOMIC: the temporary file, else "" */
+    char *buf;        /* owned: f's buffer, when not stdio's own */
 };
 
 /* Open path for writing. inputs (ninputs paths, may be NULL) are the files
  * the run reads; writing over one of them is refused with LSIM_EUSAGE.
  * Returns 0, or LSIM_EUSAGE / LSIM_EOUTPUT with a full sentence in err. */
-int out_open(struct out_file *o, const char *path, const char *const *inputs, int ninputs,
-             char *err, size_t errlen);
+int out_open(struct out_file *o, const char *path, const char *const *inputs, int ninputs, char *err, size_t errlen);
 /* Finish: flush, close and (OUT_ATOMIC) rename into place. A write error at
  * any point so far (ENOSPC, EPIPE, EIO) is reported here as LSIM_EOUTPUT
  * with the reason, and the temporary file is removed. */

@@ -39,18 +39,18 @@ typedef int (*pool_take_fn)(void *arg, size_t i, const void *rec, size_t len, in
 typedef void (*pool_progress_fn)(void *arg, size_t done, size_t total, double seconds);
 
 struct pool {
-    size_t lo, hi;           /* the items, [lo, hi) */
-    int jobs;                /* worker processes, 1 to POOL_MAX_JOBS (at most hi - lo used) */
-    int in_process;          /* 1 (with jobs 1): compute in this process, no fork */
-    size_t rec_max;          /* the longest record compute writes, in bytes: a
+    size_t lo, hi;                   /* the items, [lo, hi) */
+    int jobs;                        /* worker processes, 1 to POOL_MAX_JOBS (at most hi - lo used) */
+    int in_process;                  /* 1 (with jobs 1): compute in this process, no fork */
+    size_t rec_max;                  /* the longest record compute writes, in bytes: a
                                 longer header on a pipe is a broken worker */
-    size_t flush_bytes;      /* a worker writes once it holds this many bytes;
+    size_t flush_bytes;              /* a worker writes once it holds this many bytes;
                                 0 = 256 KiB (few, large writes) */
     void (*worker_start)(void *arg); /* in each worker, after the fork; or NULL */
     pool_compute_fn compute;
     pool_take_fn take;
-    pool_progress_fn progress; /* or NULL */
-    void *arg;               /* borrowed: passed to the callbacks (each worker has its
+    pool_progress_fn progress;   /* or NULL */
+    void *arg;                   /* borrowed: passed to the callbacks (each worker has its
                                 own copy of what it points to, from the fork) */
     volatile sig_atomic_t *stop; /* borrowed: nonzero = stop (set by the caller's
                                 signal handler), or NULL */

@@ -90,8 +90,7 @@ void report_shell_word(FILE *f, const char *s) {
     int safe = *s != '\0';
     for (const char *p = s; *p; p++) {
         char c = *p;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              strchr("-_./=:,+%@", c)))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-_./=:,+%@", c)))
             safe = 0;
     }
     if (safe) {
@@ -112,7 +111,7 @@ static const struct {
     const char *name, *alias, *what;
 } formats[] = {
 #define REPORT_FMT_ROW_(id, name, alias, what) {name, alias, what},
-    REPORT_FORMAT_MAP(REPORT_FMT_ROW_)
+        REPORT_FORMAT_MAP(REPORT_FMT_ROW_)
 #undef REPORT_FMT_ROW_
 };
 
@@ -163,9 +162,7 @@ void report_not_applicable(char *buf, size_t n, const char *na) {
     snprintf(buf, n, "not applicable: %s changes the scenario they were written for (--expect judges them)", na);
 }
 
-static const char *verdict_word(const struct checker_report *rep) {
-    return scn_verdict_name(rep->verdict);
-}
+static const char *verdict_word(const struct checker_report *rep) { return scn_verdict_name(rep->verdict); }
 
 void report_replay(FILE *f, const struct run_result *r, const struct report_ctx *c) {
     fputs("locksim run ", f);
@@ -218,8 +215,8 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
     const struct checker_report *rep = r->report;
     char b1[32], b2[32], b3[32];
     const char *off = c->color ? "\033[0m" : "";
-    const char *vcol = !c->color                            ? ""
-                       : r->truncated                       ? "\033[1;33m"
+    const char *vcol = !c->color                           ? ""
+                       : r->truncated                      ? "\033[1;33m"
                        : rep->verdict == SCN_VERDICT_SAFE  ? "\033[1;32m"
                        : rep->verdict == SCN_VERDICT_STUCK ? "\033[1;33m"
                                                            : "\033[1;31m";
@@ -232,29 +229,32 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
     } else {
         fprintf(f, "\nVerdict: %s%s%s\n", vcol, rep->headline, off);
         if (rep->verdict == SCN_VERDICT_SAFE && rep->writes_accepted == 0 && rep->writes_rejected > 0)
-            fprintf(f, "  note: SAFE, but no write was accepted: every one of the %lld writes was "
-                       "rejected\n",
+            fprintf(f,
+                    "  note: SAFE, but no write was accepted: every one of the %lld writes was "
+                    "rejected\n",
                     (long long)rep->writes_rejected);
     }
     format_time_ns(b1, sizeof b1, rep->double_entry_ns);
     fprintf(f, "  double entry     %lld interval%s, %s in total%s\n", (long long)rep->double_entries,
             rep->double_entries == 1 ? "" : "s", b1,
-            (rep->purpose == SCN_PURPOSE_EFFICIENCY || rep->lock_free) && rep->double_entries
-                ? " (duplicated work)" : "");
+            (rep->purpose == SCN_PURPOSE_EFFICIENCY || rep->lock_free) && rep->double_entries ? " (duplicated work)"
+                                                                                              : "");
     if (rep->lock_free)
-        fprintf(f, "  duplicated work  %lld write%s refused by the algorithm's own rule (it takes no lock: "
-                   "no write is stale); %lld accepted write%s out of serial order\n",
+        fprintf(f,
+                "  duplicated work  %lld write%s refused by the algorithm's own rule (it takes no lock: "
+                "no write is stale); %lld accepted write%s out of serial order\n",
                 (long long)rep->duplicated_work, rep->duplicated_work == 1 ? "" : "s",
                 (long long)rep->non_serial_writes, rep->non_serial_writes == 1 ? "" : "s");
     else
         fprintf(f, "  stale writes     %lld accepted, %lld rejected%s\n", (long long)rep->stale_accepted,
                 (long long)rep->stale_rejected, trace_rule_says(rep->resource_rule));
     if (rep->late_writes)
-        fprintf(f, "  late writes      %lld accepted before any operation of a newer grant (in grant order: "
-                   "no harm)\n", (long long)rep->late_writes);
-    fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n",
-            (long long)rep->lost_updates, (long long)rep->writes_accepted,
-            rep->writes_accepted == 1 ? "" : "s", (long long)rep->initial_stock,
+        fprintf(f,
+                "  late writes      %lld accepted before any operation of a newer grant (in grant order: "
+                "no harm)\n",
+                (long long)rep->late_writes);
+    fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n", (long long)rep->lost_updates,
+            (long long)rep->writes_accepted, rep->writes_accepted == 1 ? "" : "s", (long long)rep->initial_stock,
             (long long)rep->final_stock);
     fprintf(f, "  wrong releases   %lld\n", (long long)rep->wrong_releases);
     fprintf(f, "  stuck clients    %lld\n", (long long)rep->stuck);
@@ -264,14 +264,16 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
     format_time_ns(b1, sizeof b1, rep->acquire_p50_ns);
     format_time_ns(b2, sizeof b2, rep->acquire_p99_ns);
     format_time_ns(b3, sizeof b3, rep->acquire_max_ns);
-    fprintf(f, "  acquisitions     %lld ok, %lld gave up, %lld refused attempt%s; latency p50 %s, "
-               "p99 %s, max %s\n",
+    fprintf(f,
+            "  acquisitions     %lld ok, %lld gave up, %lld refused attempt%s; latency p50 %s, "
+            "p99 %s, max %s\n",
             (long long)rep->acquires, (long long)rep->failed_acquires, (long long)rep->denied_attempts,
             rep->denied_attempts == 1 ? "" : "s", b1, b2, b3);
     format_time_ns(b1, sizeof b1, rep->unavailable_ns);
     format_time_ns(b2, sizeof b2, rep->end_ns);
-    fprintf(f, "  progress         %lld client%s never acquired; lock unavailable %s of %s (a client "
-               "acquiring, none in the critical section)\n",
+    fprintf(f,
+            "  progress         %lld client%s never acquired; lock unavailable %s of %s (a client "
+            "acquiring, none in the critical section)\n",
             (long long)rep->starved, rep->starved == 1 ? "" : "s", b1, b2);
 }
 
@@ -284,9 +286,7 @@ static int expect_measured(const struct run_result *r, int i, char *b, size_t n)
     int ok = run_expect(r, i, &actual);
     char t1[24], t2[24];
     switch (x->kind) {
-    case SCN_EXPECT_METRIC:
-        metric_format(b, n, x->metric, actual);
-        break;
+    case SCN_EXPECT_METRIC: metric_format(b, n, x->metric, actual); break;
     case SCN_EXPECT_TOKEN:
         if (checker_fact_of(r->report, x->client_index) && actual == 0 &&
             checker_fact_of(r->report, x->client_index)->first_acquired >= 0)
@@ -315,9 +315,7 @@ static int expect_measured(const struct run_result *r, int i, char *b, size_t n)
     case SCN_EXPECT_STALE_REJECTED_BY:
         snprintf(b, n, "%" PRId64 " stale %s", actual, x->kind == SCN_EXPECT_STALE_BY ? "accepted" : "rejected");
         break;
-    case SCN_EXPECT_FENCED_OUT:
-        snprintf(b, n, "%s", actual ? "fenced out" : "not fenced out");
-        break;
+    case SCN_EXPECT_FENCED_OUT: snprintf(b, n, "%s", actual ? "fenced out" : "not fenced out"); break;
     }
     return ok;
 }
@@ -346,8 +344,8 @@ void report_text_expects(FILE *f, const struct run_result *r, const struct repor
         int ok = expect_measured(r, i, b, sizeof b);
         const char *word = r->truncated ? "----" : na ? "n/a " : ok ? "ok  " : "FAIL";
         const char *col = !c->color || na ? "" : r->truncated ? "\033[33m" : ok ? "\033[32m" : "\033[1;31m";
-        fprintf(f, "  %s%s%s  line %-3d expect %-32s (measured %s)\n", col, word, off,
-                s->expects[i].pos.line, s->expects[i].text, b);
+        fprintf(f, "  %s%s%s  line %-3d expect %-32s (measured %s)\n", col, word, off, s->expects[i].pos.line,
+                s->expects[i].text, b);
     }
 }
 
@@ -383,9 +381,8 @@ int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c,
     report_json_str(f, s->title);
     fputs(",\"algo\":", f);
     report_json_str(f, r->algo->name);
-    fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"outcome\":\"%s\",\"truncated\":%s",
-            (unsigned long long)s->seed, (unsigned long long)engine_events(r->engine), report_run_word(r),
-            r->truncated ? "true" : "false");
+    fprintf(f, ",\"seed\":%llu,\"events\":%llu,\"outcome\":\"%s\",\"truncated\":%s", (unsigned long long)s->seed,
+            (unsigned long long)engine_events(r->engine), report_run_word(r), r->truncated ? "true" : "false");
     if (r->not_applicable[0]) {
         fputs(",\"not_applicable\":", f);
         report_json_str(f, r->not_applicable);
@@ -444,8 +441,8 @@ int report_json(FILE *f, const struct run_result *r, const struct report_ctx *c,
 void report_json_error(FILE *f, const char *file, const struct run_result *r) {
     fputs("{\"file\":", f);
     report_json_str(f, file);
-    fprintf(f, ",\"outcome\":\"ERROR\",\"error_code\":\"%s\",\"exit_status\":%d,\"error\":",
-            lsim_errname(r->rc), lsim_exit_status(r->rc));
+    fprintf(f, ",\"outcome\":\"ERROR\",\"error_code\":\"%s\",\"exit_status\":%d,\"error\":", lsim_errname(r->rc),
+            lsim_exit_status(r->rc));
     report_json_str(f, r->error);
     fputs("}\n", f);
 }
@@ -716,7 +713,8 @@ static void jb_str_n(struct jbuf *j, const char *s, size_t n) {
 static void jb_str(struct jbuf *j, const char *s) { jb_str_n(j, s ? s : "", s ? strlen(s) : 0); }
 
 /* Each metric's `,"key":`, made from the metric table, with its length. */
-#define JSON_KEY_(e, field, word, shorthand, key, unit, desc) [SCN_M_##e] = {",\"" key "\":", sizeof(",\"" key "\":") - 1},
+#define JSON_KEY_(e, field, word, shorthand, key, unit, desc) \
+    [SCN_M_##e] = {",\"" key "\":", sizeof(",\"" key "\":") - 1},
 static const struct {
     const char *text;
     size_t len;
@@ -878,8 +876,8 @@ static void junit_counts(FILE *f, const struct report_summary *s, int n) {
         else if (s[i].outcome != LSIM_OK) failures++;
         total += s[i].seconds;
     }
-    fprintf(f, " tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\"", n, failures, errors,
-            skipped, total);
+    fprintf(f, " tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\"", n, failures, errors, skipped,
+            total);
 }
 
 static void junit_case(FILE *f, const struct report_summary *s, const struct jcase *c) {
@@ -938,8 +936,9 @@ int report_junit(FILE *f, const char *suite, const struct report_summary *s, int
         qsort(order, (size_t)n, sizeof *order, jcase_cmp);
         for (int i = 0; i < n; i++)
             order[i]->nth = i && strcmp(order[i]->cls, order[i - 1]->cls) == 0 &&
-                                    strcmp(order[i]->name, order[i - 1]->name) == 0
-                                ? order[i - 1]->nth + 1 : 1;
+                                            strcmp(order[i]->name, order[i - 1]->name) == 0
+                                    ? order[i - 1]->nth + 1
+                                    : 1;
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
         report_xml_str(f, suite);
         fputc('"', f);

@@ -12,36 +12,36 @@
 
 /* How a run was asked for: what its replay line must repeat. */
 struct report_ctx {
-    const char *file;            /* as given on the command line */
-    const char *algo;            /* --algo as given, or NULL */
-    const char *const *sets;     /* --set as given */
+    const char *file;        /* as given on the command line */
+    const char *algo;        /* --algo as given, or NULL */
+    const char *const *sets; /* --set as given */
     int nsets;
-    int width;                   /* timeline width when the output shows one, else 0 */
-    int color;                   /* ANSI colours in text */
-    const char *truncation;      /* why the run was cut short when there is no engine to
+    int width;              /* timeline width when the output shows one, else 0 */
+    int color;              /* ANSI colours in text */
+    const char *truncation; /* why the run was cut short when there is no engine to
                                     ask (check-trace of a trace with no run-end); borrowed,
                                     may be NULL */
 };
 
 /* A finished run kept after its engine is freed (check, batch). */
 struct report_summary {
-    const char *file;            /* borrowed */
-    const char *label;           /* borrowed, or NULL (= file): the run's name in TAP
+    const char *file;  /* borrowed */
+    const char *label; /* borrowed, or NULL (= file): the run's name in TAP
                                     ("FILE seed 3 algo lease", batch) */
-    int rc;                      /* run_result.rc */
-    int outcome;                 /* run_outcome() */
+    int rc;            /* run_result.rc */
+    int outcome;       /* run_outcome() */
     char error[640];
     char title[160];
     char algo[48];
     unsigned long long seed, events, trace_hash;
     int nexpects, failed, truncated;
     struct checker_report rep;
-    char *failures;              /* owned (free with report_summary_close): one line
+    char *failures;           /* owned (free with report_summary_close): one line
                                     per failed expectation, "" when none */
-    double seconds;              /* wall time of the run, for JUnit; 0 = unknown */
-    int judged;                  /* 1 = expectations were judged (check, batch); 0 = the
+    double seconds;           /* wall time of the run, for JUnit; 0 = unknown */
+    int judged;               /* 1 = expectations were judged (check, batch); 0 = the
                                     run is only reported (matrix): outcome RAN */
-    char not_applicable[200];    /* run_result.not_applicable: "" or what makes the run
+    char not_applicable[200]; /* run_result.not_applicable: "" or what makes the run
                                     another than the scenario as written (its expect
                                     lines are then not judged: outcome NOT-APPLICABLE) */
 };
@@ -51,6 +51,7 @@ struct report_summary {
  * through report_format_parse with the set it offers (cli/cli.c's command
  * table), and `locksim help formats` prints this table; the writers are
  * below (text, JSON Lines, CSV, TAP, JUnit) and in render/ (PNG, SVG). */
+/* clang-format off */
 #define REPORT_FORMAT_MAP(XX)                                                                          \
     XX(TEXT, "text", "table", "for people: the verdict block, or one line per run or group")          \
     XX(JSONL, "jsonl", "json", "JSON Lines: one JSON object per line (a run, a cell; run and matrix "   \
@@ -60,12 +61,13 @@ struct report_summary {
     XX(TAP, "tap", NULL, "Test Anything Protocol 13: one test point per run")                          \
     XX(PNG, "png", NULL, "a picture, PNG")                                                            \
     XX(SVG, "svg", NULL, "a picture, SVG")
+/* clang-format on */
 
 enum report_format {
 #define REPORT_FMT_ENUM_(id, name, alias, what) REPORT_FMT_##id,
     REPORT_FORMAT_MAP(REPORT_FMT_ENUM_)
 #undef REPORT_FMT_ENUM_
-    REPORT_FMT_COUNT
+            REPORT_FMT_COUNT
 };
 #define REPORT_FMT_BIT(id) (1u << REPORT_FMT_##id)
 
@@ -159,16 +161,15 @@ void report_tap(FILE *f, const struct report_summary *s, int n);
  * run"). A name repeated within its class gets " #2", " #3": every testcase
  * is unique. Strings are XML-escaped. Returns 0, or LSIM_ENOMEM with
  * nothing written. */
-int report_junit(FILE *f, const char *suite, const struct report_summary *s, int n, const char *const *sets,
-                 int nsets);
+int report_junit(FILE *f, const char *suite, const struct report_summary *s, int n, const char *const *sets, int nsets);
 /* The JUnit classname of a scenario file, as above, into buf. */
 void report_junit_class(char *buf, size_t n, const char *file);
 
 /* One row of `locksim matrix`: one algorithm's run of the file's faults. */
 struct report_matrix_row {
-    const struct lock_algo *algo;  /* borrowed: the registry's */
+    const struct lock_algo *algo; /* borrowed: the registry's */
     struct report_summary sum;
-    char dropped[256];             /* --set keys this algorithm does not use */
+    char dropped[256]; /* --set keys this algorithm does not use */
 };
 /* The matrix as a text table (file, title, seed, resource, a row per
  * algorithm, a replay line repeating sets), or as one JSON object of rows. */
@@ -194,7 +195,6 @@ struct report_group {
 /* Count one finished run into g (zeroed for a new group). */
 void report_group_add(struct report_group *g, const struct report_summary *s);
 /* g's line: file, algo (NULL: the one its runs ran) and seeds as shown. */
-void report_group_write(FILE *f, const struct report_group *g, const char *file, const char *algo,
-                        const char *seeds);
+void report_group_write(FILE *f, const struct report_group *g, const char *file, const char *algo, const char *seeds);
 
 #endif

@@ -13,14 +13,14 @@ void report_matrix_text(FILE *f, const struct report_matrix_row *rows, int n, co
                         const struct scenario *s, const char *const *sets, int nsets) {
     char t[32];
     fprintf(f, "%s  (%s), seed %llu\n", s->title[0] ? s->title : "(untitled scenario)", file,
-           (unsigned long long)s->seed);
+            (unsigned long long)s->seed);
     fprintf(f, "resource: stock %lld, %s; purpose %s\n\n", (long long)s->stock,
-           s->fencing ? "checks fencing tokens" : "does not check tokens",
-           s->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness");
+            s->fencing ? "checks fencing tokens" : "does not check tokens",
+            s->purpose == SCN_PURPOSE_EFFICIENCY ? "efficiency" : "correctness");
     fprintf(f, "%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s %6s %8s\n", "algorithm", "verdict", "double", "double",
-           "stale writes", "lost", "wrong", "stuck", "fenced", "dup.", "never", "unavail.");
+            "stale writes", "lost", "wrong", "stuck", "fenced", "dup.", "never", "unavail.");
     fprintf(f, "%-22s %-9s %7s %10s %13s %6s %8s %6s %7s %6s %6s %8s\n", "", "", "entries", "time", "acc / rej", "upd.",
-           "releases", "", "out", "work", "got", "time");
+            "releases", "", "out", "work", "got", "time");
     for (int i = 0; i < n; i++) {
         const struct report_summary *m = &rows[i].sum;
         if (m->rc) {
@@ -35,10 +35,9 @@ void report_matrix_text(FILE *f, const struct report_matrix_row *rows, int n, co
         char note[300] = "";
         if (rows[i].dropped[0]) snprintf(note, sizeof note, "  (does not use --set %s)", rows[i].dropped);
         fprintf(f, "%-22s %-9s %7lld %10s %13s %6lld %8lld %6lld %7lld %6lld %6lld %8s%s\n", rows[i].algo->name,
-               m->truncated ? "TRUNCATED" : scn_verdict_name(m->rep.verdict), (long long)m->rep.double_entries,
-               t, sw, (long long)m->rep.lost_updates, (long long)m->rep.wrong_releases, (long long)m->rep.stuck,
-               (long long)m->rep.fenced_out, (long long)m->rep.duplicated_work, (long long)m->rep.starved, un,
-               note);
+                m->truncated ? "TRUNCATED" : scn_verdict_name(m->rep.verdict), (long long)m->rep.double_entries, t, sw,
+                (long long)m->rep.lost_updates, (long long)m->rep.wrong_releases, (long long)m->rep.stuck,
+                (long long)m->rep.fenced_out, (long long)m->rep.duplicated_work, (long long)m->rep.starved, un, note);
     }
     fprintf(f, "\nReplay one row: locksim run ");
     report_shell_word(f, file);
@@ -131,8 +130,7 @@ void report_group_add(struct report_group *g, const struct report_summary *s) {
     }
 }
 
-void report_group_write(FILE *f, const struct report_group *g, const char *file, const char *algo,
-                        const char *seeds) {
+void report_group_write(FILE *f, const struct report_group *g, const char *file, const char *algo, const char *seeds) {
     if (!g->runs) return;
     if (!algo) algo = g->algo_ran[0] ? g->algo_ran : "-";
     size_t failed = g->runs - g->passed - g->skipped - g->na;
@@ -141,7 +139,10 @@ void report_group_write(FILE *f, const struct report_group *g, const char *file,
                 g->runs == 1 ? "" : "s", g->first_skip);
         return;
     }
-    fprintf(f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed", failed ? "FAIL" : g->passed ? "ok" : "n/a",
+    fprintf(f, "%-4s %s  %s  %s: %zu run%s, %zu passed, %zu failed",
+            failed      ? "FAIL"
+            : g->passed ? "ok"
+                        : "n/a",
             file, algo, seeds, g->runs, g->runs == 1 ? "" : "s", g->passed, failed);
     if (g->na) fprintf(f, ", %zu not applicable", g->na);
     if (g->skipped) fprintf(f, ", %zu skipped", g->skipped);

@@ -16,7 +16,8 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static int fail(struct run_result *r, int rc, enum run_stage stage, const char *fmt, ...) {
+static int
+fail(struct run_result *r, int rc, enum run_stage stage, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     r->rc = rc;
@@ -27,10 +28,8 @@ static int fail(struct run_result *r, int rc, enum run_stage stage, const char *
 }
 
 static void place(char *buf, size_t n, const struct scn_error *err) {
-    if (err->pos.line > 0)
-        snprintf(buf, n, "%s:%d:%d: %s", err->file, err->pos.line, err->pos.col, err->msg);
-    else /* no place: the message names the file itself */
-        snprintf(buf, n, "%s", err->msg);
+    if (err->pos.line > 0) snprintf(buf, n, "%s:%d:%d: %s", err->file, err->pos.line, err->pos.col, err->msg);
+    else /* no place: the message names the file itself */ snprintf(buf, n, "%s", err->msg);
 }
 
 /* ---- Algorithms: built in, or a user-written shared object ---------------- */
@@ -39,8 +38,8 @@ static int name_ok(const char *s) {
     size_t n = 0;
     for (; s[n]; n++) {
         char c = s[n];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+              c == '.'))
             return 0;
     }
     return n > 0 && n < 48;
@@ -57,8 +56,7 @@ int run_validate_algo(const struct lock_algo *a, const char *where, char *err, s
                  where, a->abi, LOCK_ABI_VERSION);
         return LSIM_EPLUGIN;
     } else if (!a->name) why = "its .name is NULL; give it a name such as \"my-lock\"";
-    else if (!name_ok(a->name))
-        why = "its .name must be 1 to 47 letters, digits, '-', '_' or '.'";
+    else if (!name_ok(a->name)) why = "its .name must be 1 to 47 letters, digits, '-', '_' or '.'";
     else if (!a->client_acquire) why = "it has no client_acquire callback, which the engine calls";
     else if (!a->client_release) why = "it has no client_release callback, which the engine calls";
     else if (a->config_size > MAX_STATE || a->client_size > MAX_STATE || a->server_size > MAX_STATE ||
@@ -70,14 +68,10 @@ int run_validate_algo(const struct lock_algo *a, const char *where, char *err, s
         why = "its max_servers must be 0 (meaning no limit) to LOCK_MAX_SERVERS (15)";
     else if (a->max_servers && a->default_servers > a->max_servers)
         why = "its default_servers is larger than its max_servers";
-    else if (a->nstates < 0 || a->nstates > LOCK_MAX_STATES)
-        why = "its nstates must be 0 to LOCK_MAX_STATES (64)";
-    else if (a->nstates > 0 && !a->state_names)
-        why = "it has nstates but no state_names";
-    else if (a->server_zero_size > a->server_size)
-        why = "its server_zero_size is larger than its server_size";
-    else if (a->resource_write == NULL && a->resource_size)
-        why = "it has resource_size but no resource_write callback";
+    else if (a->nstates < 0 || a->nstates > LOCK_MAX_STATES) why = "its nstates must be 0 to LOCK_MAX_STATES (64)";
+    else if (a->nstates > 0 && !a->state_names) why = "it has nstates but no state_names";
+    else if (a->server_zero_size > a->server_size) why = "its server_zero_size is larger than its server_size";
+    else if (a->resource_write == NULL && a->resource_size) why = "it has resource_size but no resource_write callback";
     _Static_assert(LOCK_MAX_SERVERS == 15 && LOCK_MAX_STATES == 64, "the messages above name the limits");
     if (!why) return LSIM_OK;
     snprintf(err, errlen, "cannot use algorithm '%s': %s (see docs/lock-interface.md)", where, why);
@@ -125,8 +119,9 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
             return fail(r, LSIM_ENOMEM, RUN_STAGE_LOAD, "out of memory copying the scenario");
         }
     }
-    int rc = spec->parsed ? 0 : spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
-                        : scenario_load(s, spec->file, &err); /* "-" reads standard input */
+    int rc = spec->parsed ? 0
+             : spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
+                          : scenario_load(s, spec->file, &err); /* "-" reads standard input */
     if (rc) {
         place(r->error, sizeof r->error, &err);
         r->rc = rc;
@@ -195,25 +190,23 @@ static int check_dropped_sets(const struct run_spec *spec, struct run_result *r)
  * scenario file's folder (then to the current one). 0 when the scenario
  * names a built-in algorithm or its plugin loaded; else the error, placed
  * at the lock line. */
-static int scenario_plugin(const struct run_spec *spec, const struct scenario *s,
-                           const struct lock_algo **out, struct run_result *r) {
+static int scenario_plugin(const struct run_spec *spec, const struct scenario *s, const struct lock_algo **out,
+                           struct run_result *r) {
     size_t n = strlen(s->algo);
     if (!(strchr(s->algo, '/') || (n > 3 && strcmp(s->algo + n - 3, ".so") == 0))) return 0;
     char path[4200], err[600];
     const char *file = spec->file && strcmp(spec->file, "-") != 0 && !spec->text ? spec->file : NULL;
     const char *slash = file ? strrchr(file, '/') : NULL;
     const char *rel = strncmp(s->algo, "./", 2) == 0 ? s->algo + 2 : s->algo;
-    if (s->algo[0] != '/' && slash)
-        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - file), file, rel);
-    else
-        snprintf(path, sizeof path, "%s%s", s->algo[0] == '/' || strchr(s->algo, '/') ? "" : "./", s->algo);
+    if (s->algo[0] != '/' && slash) snprintf(path, sizeof path, "%.*s/%s", (int)(slash - file), file, rel);
+    else snprintf(path, sizeof path, "%s%s", s->algo[0] == '/' || strchr(s->algo, '/') ? "" : "./", s->algo);
     struct stat st;
     if (stat(path, &st) != 0 && stat(s->algo, &st) == 0) snprintf(path, sizeof path, "%s", s->algo);
     int rc = run_resolve_algo(strchr(path, '/') ? path : s->algo, out, err, sizeof err);
     if (rc == 0) return 0;
     /* A plugin the file names and cannot be used is the file's fault: 65. */
-    return fail(r, rc == LSIM_ENOMEM ? rc : LSIM_EPARSE, RUN_STAGE_LOAD, "%s:%d:%d: %s", s->file,
-                s->algo_pos.line, s->algo_pos.col, err);
+    return fail(r, rc == LSIM_ENOMEM ? rc : LSIM_EPARSE, RUN_STAGE_LOAD, "%s:%d:%d: %s", s->file, s->algo_pos.line,
+                s->algo_pos.col, err);
 }
 
 /* What makes the run (scenario s, as loaded and overridden, run by algo)
@@ -231,8 +224,7 @@ static void note_changes(const struct run_spec *spec, const struct as_written *w
         l += (size_t)snprintf(b + l, n - l, "%sset %s", l ? ", " : "", spec->sets[i]);
     }
     if (l < n && strcmp(r->algo->name, w->algo) != 0)
-        l += (size_t)snprintf(b + l, n - l, "%salgorithm %s (the file's: %s)", l ? ", " : "", r->algo->name,
-                              w->algo);
+        l += (size_t)snprintf(b + l, n - l, "%salgorithm %s (the file's: %s)", l ? ", " : "", r->algo->name, w->algo);
     if (l >= n) memcpy(b + n - 4, "...", 4); /* cut, and says so */
 }
 
@@ -261,10 +253,8 @@ int run_scenario(const struct run_spec *spec, struct run_result *r) {
         scenario_close(&s);
         return rc;
     }
-    struct engine_opts eo = {.algo = algo,
-                             .keep_trace = spec->keep_trace,
-                             .hash_trace = !spec->keep_trace,
-                             .lenient_options = swapped};
+    struct engine_opts eo = {
+            .algo = algo, .keep_trace = spec->keep_trace, .hash_trace = !spec->keep_trace, .lenient_options = swapped};
     struct scn_error err;
     memset(&err, 0, sizeof err);
     rc = engine_new_take(&r->engine, &s, &eo, &err); /* s is this run's own copy */
@@ -330,8 +320,8 @@ int run_outcome(const struct run_result *r, int require_expects) {
  * attached (docs/trace-format.md, "Checking a recorded trace"). Returns 0 or
  * LSIM_ENOMEM; dst must be closed by the caller, and before src (its event
  * text points into src). */
-int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns,
-                const struct scenario *watch, struct trace *dst, struct checker_report *rep) {
+int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns, const struct scenario *watch,
+                struct trace *dst, struct checker_report *rep) {
     struct checker ck;
     trace_init(dst, 1);
     snprintf(dst->title, sizeof dst->title, "%s", src->title);

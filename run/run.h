@@ -14,51 +14,51 @@
 #include "error.h"
 
 struct run_spec {
-    const char *file;             /* path, or "-" for standard input; shown in messages */
-    const char *text;             /* optional: parse these len bytes instead of reading file */
+    const char *file; /* path, or "-" for standard input; shown in messages */
+    const char *text; /* optional: parse these len bytes instead of reading file */
     size_t len;
     const struct scenario *parsed; /* optional, wins over text: a copy of this scenario, as
                                      parsed from file (a batch worker parses each file once) */
-    const char *seed;             /* --seed as text, or NULL for the scenario's */
-    const char *const *sets;      /* --set KEY=VALUE, nsets of them, in order */
+    const char *seed;              /* --seed as text, or NULL for the scenario's */
+    const char *const *sets;       /* --set KEY=VALUE, nsets of them, in order */
     int nsets;
-    int sets_applied;             /* 1 = parsed has sets[] applied already (a sweep cell's
+    int sets_applied;                      /* 1 = parsed has sets[] applied already (a sweep cell's
                                      scenario, shared by its runs): only the seed is set;
                                      sets[] is still what the run reports and checks */
-    const char *algo;             /* --algo: a name, a path to a .so, or NULL */
+    const char *algo;                      /* --algo: a name, a path to a .so, or NULL */
     const struct lock_algo *algo_resolved; /* or the algorithm itself (wins over algo) */
-    int keep_trace;               /* 1 = keep every event (timelines, --trace) */
-    int lenient_sets;             /* 1 = a --set lock option this algorithm does not
+    int keep_trace;                        /* 1 = keep every event (timelines, --trace) */
+    int lenient_sets;                      /* 1 = a --set lock option this algorithm does not
                                      know is dropped (matrix rows), not an error */
-    int hold_expects;             /* --expect: judge the expect lines also when the run is
+    int hold_expects;                      /* --expect: judge the expect lines also when the run is
                                      not the scenario as written (see not_applicable) */
 };
 
 /* Where a run failed. */
 enum run_stage {
-    RUN_STAGE_NONE,   /* it ran */
-    RUN_STAGE_ALGO,   /* --algo could not be resolved or loaded */
-    RUN_STAGE_LOAD,   /* the file could not be read or parsed */
-    RUN_STAGE_SET,    /* a --seed or --set override was refused */
-    RUN_STAGE_BUILD,  /* the engine could not be built from the scenario */
-    RUN_STAGE_RUN     /* the run itself failed (out of memory) */
+    RUN_STAGE_NONE,  /* it ran */
+    RUN_STAGE_ALGO,  /* --algo could not be resolved or loaded */
+    RUN_STAGE_LOAD,  /* the file could not be read or parsed */
+    RUN_STAGE_SET,   /* a --seed or --set override was refused */
+    RUN_STAGE_BUILD, /* the engine could not be built from the scenario */
+    RUN_STAGE_RUN    /* the run itself failed (out of memory) */
 };
 
 struct run_result {
-    int rc;                       /* LSIM_OK, or the LSIM_E code of the failure */
+    int rc; /* LSIM_OK, or the LSIM_E code of the failure */
     enum run_stage stage;
-    char error[640];              /* when rc != 0: "file:line:col: message", or
+    char error[640];                     /* when rc != 0: "file:line:col: message", or
                                      "--set KEY=VALUE: message", one line */
-    struct engine *engine;        /* owned: the finished run, or NULL on failure */
-    const struct scenario *scn;   /* the engine's scenario (borrowed from engine) */
+    struct engine *engine;               /* owned: the finished run, or NULL on failure */
+    const struct scenario *scn;          /* the engine's scenario (borrowed from engine) */
     const struct checker_report *report; /* borrowed from engine */
-    const struct lock_algo *algo; /* the algorithm that ran */
-    uint64_t trace_hash;          /* digest of the whole trace (kept or not) */
-    int nexpects;                 /* the scenario's expect lines */
-    int failed;                   /* of them, how many do not hold (0 when truncated:
+    const struct lock_algo *algo;        /* the algorithm that ran */
+    uint64_t trace_hash;                 /* digest of the whole trace (kept or not) */
+    int nexpects;                        /* the scenario's expect lines */
+    int failed;                          /* of them, how many do not hold (0 when truncated:
                                      nothing is decided on a run cut short) */
-    int truncated;                /* the run stopped before its duration */
-    char not_applicable[200];     /* "" when the expect lines are judged; else what makes
+    int truncated;                       /* the run stopped before its duration */
+    char not_applicable[200];            /* "" when the expect lines are judged; else what makes
                                      this run another than the scenario as written, for
                                      which they were written ("seed 5 (the file's: 1)",
                                      "set pause=20s", "algorithm fenced-lease (the file's:
@@ -113,7 +113,7 @@ struct checker_report;
  * would be; the clients watch's expect lines name (NULL: none) are
  * watched as a run watches them. Returns 0 or LSIM_ENOMEM; dst must be closed by the caller, and
  * before src (its event text points into src). */
-int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns,
-                const struct scenario *watch, struct trace *dst, struct checker_report *rep);
+int run_recheck(const struct trace *src, enum scn_purpose purpose, sim_ns stuck_after_ns, const struct scenario *watch,
+                struct trace *dst, struct checker_report *rep);
 
 #endif

@@ -15,8 +15,8 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int load_fail(struct scn_error *err, int code, const char *fmt, ...)
-{
+static int
+load_fail(struct scn_error *err, int code, const char *fmt, ...) {
     va_list ap;
 
     va_start(ap, fmt);
@@ -25,8 +25,7 @@ static int load_fail(struct scn_error *err, int code, const char *fmt, ...)
     return code;
 }
 
-int scenario_load(struct scenario *s, const char *path, struct scn_error *err)
-{
+int scenario_load(struct scenario *s, const char *path, struct scn_error *err) {
     int use_stdin = path != NULL && strcmp(path, "-") == 0;
     const char *name = use_stdin ? "<stdin>" : path ? path : "";
     FILE *f;
@@ -40,18 +39,15 @@ int scenario_load(struct scenario *s, const char *path, struct scn_error *err)
     snprintf(err->file, sizeof err->file, "%s", name);
     f = input_open(use_stdin ? "-" : name, stderr);
     if (f == NULL)
-        return load_fail(err, lsim_errno_code(errno, LSIM_ENOINPUT), "cannot %s '%.200s': %s", errno == EISDIR ? "read" : "open",
-                         name, strerror(errno));
+        return load_fail(err, lsim_errno_code(errno, LSIM_ENOINPUT), "cannot %s '%.200s': %s",
+                         errno == EISDIR ? "read" : "open", name, strerror(errno));
     rc = input_read_all(f, FILE_MAX_BYTES, &buf, &n);
     if (rc == LSIM_ENOINPUT)
         rc = load_fail(err, lsim_errno_code(errno, rc), "cannot read '%.200s': %s", name, strerror(errno));
-    else if (rc == LSIM_ENOMEM)
-        rc = load_fail(err, rc, "cannot read '%.200s': out of memory", name);
-    else if (rc == LSIM_EPARSE)
-        rc = load_fail(err, LSIM_ENOINPUT, "'%.200s' is larger than 16 MiB", name);
+    else if (rc == LSIM_ENOMEM) rc = load_fail(err, rc, "cannot read '%.200s': out of memory", name);
+    else if (rc == LSIM_EPARSE) rc = load_fail(err, LSIM_ENOINPUT, "'%.200s' is larger than 16 MiB", name);
     input_close(f);
-    if (rc == 0)
-        rc = scenario_parse(s, name, buf, n, err);
+    if (rc == 0) rc = scenario_parse(s, name, buf, n, err);
     free(buf);
     return rc;
 }

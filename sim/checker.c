@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void note(struct checker *c, int kind, int node, int peer, uint32_t grant, uint64_t token,
-                 int64_t a, sim_ns t) {
+static void note(struct checker *c, int kind, int node, int peer, uint32_t grant, uint64_t token, int64_t a, sim_ns t) {
     struct trace_event ev = {0};
     ev.t = t;
     ev.kind = (uint16_t)kind;
@@ -26,8 +25,7 @@ static void note(struct checker *c, int kind, int node, int peer, uint32_t grant
     trace_append_own(c->tr, &ev);
 }
 
-int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose,
-                 sim_ns stuck_after_ns) {
+int checker_init(struct checker *c, struct trace *tr, enum scn_purpose purpose, sim_ns stuck_after_ns) {
     memset(c, 0, CHECKER_CLEARED);
     c->tr = tr;
     c->purpose = purpose;
@@ -255,7 +253,7 @@ static void fence_settle(struct checker *c, int n) {
         c->r.fenced_out++;
         if (c->flags[n] & CHECKER_WATCHED) fact(c, n)->fenced_out = 1;
     }
-    c->flags[n] &= (uint16_t)~(CHECKER_FENCE_REFUSED | CHECKER_FENCE_ACCEPTED);
+    c->flags[n] &= (uint16_t) ~(CHECKER_FENCE_REFUSED | CHECKER_FENCE_ACCEPTED);
 }
 
 static int is_client(const struct checker *c, int node) {
@@ -308,8 +306,7 @@ static void rank_acquired(struct checker *c, int n, uint32_t grant) {
 static int write_is_stale(const struct checker *c, int writer, uint32_t grant) {
     if (!grant || !is_client(c, writer)) return 0;
     const struct checker_client *w = &c->cl[writer];
-    if (grant == w->grant && !(c->flags[writer] & CHECKER_PENDING))
-        return (writer == c->rc1 ? c->r2 : c->r1) > w->rank;
+    if (grant == w->grant && !(c->flags[writer] & CHECKER_PENDING)) return (writer == c->rc1 ? c->r2 : c->r1) > w->rank;
     return (writer == c->c1 ? c->g2 : c->g1) > grant;
 }
 
@@ -464,20 +461,15 @@ static void starved_clause(const struct checker *c, char *out, size_t n) {
             else second = i;
         }
     char who[64];
-    if (!r->acquires)
-        snprintf(who, sizeof who, "no client ever acquired the lock");
-    else if (r->starved == 1)
-        snprintf(who, sizeof who, "%s never acquired", c->tr->nodes[first].name);
+    if (!r->acquires) snprintf(who, sizeof who, "no client ever acquired the lock");
+    else if (r->starved == 1) snprintf(who, sizeof who, "%s never acquired", c->tr->nodes[first].name);
     else if (r->starved == 2)
-        snprintf(who, sizeof who, "%s and %s never acquired", c->tr->nodes[first].name,
-                 c->tr->nodes[second].name);
-    else
-        snprintf(who, sizeof who, "%lld clients never acquired", (long long)r->starved);
+        snprintf(who, sizeof who, "%s and %s never acquired", c->tr->nodes[first].name, c->tr->nodes[second].name);
+    else snprintf(who, sizeof who, "%lld clients never acquired", (long long)r->starved);
     if (r->denied_attempts)
         snprintf(out, n, ", but %s (%lld attempt%s refused)", who, (long long)r->denied_attempts,
                  r->denied_attempts == 1 ? "" : "s");
-    else
-        snprintf(out, n, ", but %s", who);
+    else snprintf(out, n, ", but %s", who);
 }
 
 /* The case labels of the kinds the map marks unchecked (not in
@@ -526,9 +518,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         }
         enter_cs(c, ev);
         break;
-    case TRACE_ACQUIRE_DENIED:
-        c->r.denied_attempts++;
-        break;
+    case TRACE_ACQUIRE_DENIED: c->r.denied_attempts++; break;
     case TRACE_ACQUIRE_FAILED:
         if (!is_client(c, n)) break;
         c->r.failed_acquires++;
@@ -618,7 +608,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         }
         break;
     }
-    TRACE_KIND_MAP(UNCHECKED_CASE_)
+        TRACE_KIND_MAP(UNCHECKED_CASE_)
         break;
     }
     unavailable_note(c, ev->t);
@@ -666,8 +656,9 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
     int dead = dead_owner_holds(c);
     for (int i = 0; i < c->nnodes; i++) {
         if (!is_client(c, i) || is_down(c, i)) continue; /* a client that is down is not waiting */
-        sim_ns waited = c->cl[i].wait_since >= 0 ? end_ns - c->cl[i].wait_since
-                        : c->cl[i].waited_ns >= 0 ? c->cl[i].waited_ns : 0;
+        sim_ns waited = c->cl[i].wait_since >= 0  ? end_ns - c->cl[i].wait_since
+                        : c->cl[i].waited_ns >= 0 ? c->cl[i].waited_ns
+                                                  : 0;
         if (dead && waited >= c->stuck_after_ns && c->stuck_after_ns > 0) r->stuck++;
     }
     int64_t sold = r->writes_accepted; /* each accepted write reserves one unit */
@@ -687,8 +678,8 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
                      (long long)r->non_serial_writes, r->non_serial_writes == 1 ? " was" : "s were");
         else if (r->lost_updates)
             snprintf(r->headline, sizeof r->headline,
-                     "UNSAFE: %lld unit%s sold that the stock does not show (lost update)",
-                     (long long)r->lost_updates, r->lost_updates == 1 ? "" : "s");
+                     "UNSAFE: %lld unit%s sold that the stock does not show (lost update)", (long long)r->lost_updates,
+                     r->lost_updates == 1 ? "" : "s");
         else if (r->stale_accepted)
             snprintf(r->headline, sizeof r->headline,
                      "UNSAFE: the resource accepted %lld write%s from a holder whose lock had passed to another",
@@ -696,20 +687,18 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
         else if (r->double_entries)
             snprintf(r->headline, sizeof r->headline,
                      "UNSAFE: two clients were in the critical section at once and nothing fenced them");
-        else
-            snprintf(r->headline, sizeof r->headline,
-                     "UNSAFE: a release deleted another client's lock");
+        else snprintf(r->headline, sizeof r->headline, "UNSAFE: a release deleted another client's lock");
     } else if (r->stuck) {
         r->verdict = SCN_VERDICT_STUCK;
         snprintf(r->headline, sizeof r->headline,
-                 "STUCK: %lld client%s waited past %llds on a lock held by a crashed owner",
-                 (long long)r->stuck, r->stuck == 1 ? "" : "s",
-                 (long long)(c->stuck_after_ns / 1000000000));
+                 "STUCK: %lld client%s waited past %llds on a lock held by a crashed owner", (long long)r->stuck,
+                 r->stuck == 1 ? "" : "s", (long long)(c->stuck_after_ns / 1000000000));
     } else if (r->fenced_out) {
         r->verdict = SCN_VERDICT_STUCK;
         snprintf(r->headline, sizeof r->headline,
                  "STUCK: %lld client%s fenced out: the resource refused every write made under a "
-                 "grant no one had superseded", (long long)r->fenced_out, r->fenced_out == 1 ? "" : "s");
+                 "grant no one had superseded",
+                 (long long)r->fenced_out, r->fenced_out == 1 ? "" : "s");
     } else {
         r->verdict = SCN_VERDICT_SAFE;
         if (r->lock_free)
@@ -720,7 +709,8 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
                      (long long)r->duplicated_work, r->duplicated_work == 1 ? "" : "s");
         else if (r->double_entries && !correctness)
             snprintf(r->headline, sizeof r->headline,
-                     "SAFE: double execution happened (%lld time%s) but the lock is for efficiency: wasted work, no harm",
+                     "SAFE: double execution happened (%lld time%s) but the lock is for efficiency: wasted work, no "
+                     "harm",
                      (long long)r->double_entries, r->double_entries == 1 ? "" : "s");
         else if (r->double_entries && r->late_writes && !r->stale_rejected)
             snprintf(r->headline, sizeof r->headline,
@@ -734,9 +724,7 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
         else if (r->double_entries)
             snprintf(r->headline, sizeof r->headline,
                      "SAFE: two clients overlapped, but no stale write reached the resource");
-        else
-            snprintf(r->headline, sizeof r->headline,
-                     "SAFE: never more than one client in the critical section");
+        else snprintf(r->headline, sizeof r->headline, "SAFE: never more than one client in the critical section");
         char but[120];
         starved_clause(c, but, sizeof but);
         if (but[0] && !r->lock_free && !r->acquires) {
@@ -776,8 +764,7 @@ static int64_t expect_fact(const struct checker_report *r, const struct scn_expe
     }
 }
 
-int checker_expect_holds(const struct checker_report *r, const struct scn_expect *x,
-                         int64_t *actual) {
+int checker_expect_holds(const struct checker_report *r, const struct scn_expect *x, int64_t *actual) {
     int64_t v = x->kind == SCN_EXPECT_METRIC ? checker_metric(r, x->metric) : expect_fact(r, x);
     if (actual) *actual = v;
     if (x->kind == SCN_EXPECT_DE_SPAN) return v == x->value && r->de_first_to_ns == x->to_ns;

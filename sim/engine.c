@@ -68,14 +68,9 @@ static void dispatch(struct engine *e, const struct sim_event *ev) {
         eng_program_after_fault(e, e->fref[f].node, eng_fault_apply(e, f));
         return;
     }
-    case EV_RESUME:
-        eng_fault_resume_due(e, ev->node, (uint32_t)ev->arg);
-        return;
-    case EV_SLEW_END:
-        eng_fault_slew_end(e, ev->node, (uint32_t)ev->arg);
-        return;
-    default:
-        break;
+    case EV_RESUME: eng_fault_resume_due(e, ev->node, (uint32_t)ev->arg); return;
+    case EV_SLEW_END: eng_fault_slew_end(e, ev->node, (uint32_t)ev->arg); return;
+    default: break;
     }
     /* Node-level events: lost on a crashed node, held while it is paused. */
     struct node *n = nd(e, ev->node);
@@ -84,18 +79,10 @@ static void dispatch(struct engine *e, const struct sim_event *ev) {
         return;
     }
     switch (ev->type) {
-    case EV_START:
-        eng_program_step(e, ev->node);
-        break;
-    case EV_DELIVER:
-        deliver(e, ev->node, (uint32_t)ev->arg, CHAN_LOCK);
-        break;
-    case EV_DELIVER_RES:
-        deliver(e, ev->node, (uint32_t)ev->arg, CHAN_RES);
-        break;
-    case EV_TIMER:
-        fire_timer(e, ev->node, ev->arg);
-        break;
+    case EV_START: eng_program_step(e, ev->node); break;
+    case EV_DELIVER: deliver(e, ev->node, (uint32_t)ev->arg, CHAN_LOCK); break;
+    case EV_DELIVER_RES: deliver(e, ev->node, (uint32_t)ev->arg, CHAN_RES); break;
+    case EV_TIMER: fire_timer(e, ev->node, ev->arg); break;
     case EV_CONTROL:
         if (n->kind == TRACE_NODE_SERVER) algo_server_control(e, ev->node, (enum lock_control)ev->arg);
         break;
@@ -118,7 +105,8 @@ static void finish(struct engine *e) {
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-static inline void prefetch_ahead(struct engine *e) {
+static inline void
+prefetch_ahead(struct engine *e) {
 #if defined(__GNUC__)
     const struct sim_event *ahead = queue_ahead(&e->q, 4);
     if (!ahead || ahead->node < 0 || ahead->node >= e->nnodes) return;
@@ -197,8 +185,7 @@ int engine_step(struct engine *e) {
 }
 
 uint64_t engine_run(struct engine *e) {
-    while (engine_step(e)) {
-    }
+    while (engine_step(e)) {}
     return e->events;
 }
 

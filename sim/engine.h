@@ -34,13 +34,11 @@ struct engine_opts {
  *                         the algorithm's validate refuses
  *   LSIM_EPLUGIN          opts->algo was built for another LOCK_ABI_VERSION
  * On failure *out is NULL. */
-int engine_new(struct engine **out, const struct scenario *s,
-               const struct engine_opts *opts, struct scn_error *err);
+int engine_new(struct engine **out, const struct scenario *s, const struct engine_opts *opts, struct scn_error *err);
 /* The same, taking s's arrays instead of copying them (a caller that built
  * s for this run only): s is left as scenario_init leaves it, on success or
  * failure, and the caller still closes it. */
-int engine_new_take(struct engine **out, struct scenario *s,
-                    const struct engine_opts *opts, struct scn_error *err);
+int engine_new_take(struct engine **out, struct scenario *s, const struct engine_opts *opts, struct scn_error *err);
 void engine_free(struct engine *e); /* engine_free(NULL) is a no-op */
 
 /* Process one event. Returns 1 while the run goes on, 0 once it has ended. */

@@ -7,8 +7,7 @@
 
 #include "engine_int.h"
 
-static int fail(struct scn_error *err, const struct scenario *s, struct scn_pos pos,
-                const char *msg) {
+static int fail(struct scn_error *err, const struct scenario *s, struct scn_pos pos, const char *msg) {
     snprintf(err->file, sizeof err->file, "%s", s->file);
     err->pos = pos;
     snprintf(err->msg, sizeof err->msg, "%s", msg);
@@ -46,7 +45,7 @@ static int configure(struct engine *e, const struct engine_opts *o, struct scn_e
  * are resolved to indices once; nothing looks a name up during the run). */
 struct name_index {
     const struct trace *tr;
-    int32_t *slot;          /* node + 1, 0 = empty; cap is a power of two */
+    int32_t *slot; /* node + 1, 0 = empty; cap is a power of two */
     size_t cap;
 };
 
@@ -78,12 +77,11 @@ static int names_find(const struct name_index *ix, const char *name) {
     return -1;
 }
 
-static int check_node_name(struct engine *e, const struct name_index *ix, const char *name,
-                           struct scn_pos pos, struct scn_error *err) {
+static int check_node_name(struct engine *e, const struct name_index *ix, const char *name, struct scn_pos pos,
+                           struct scn_error *err) {
     if (strcmp(name, "*") == 0 || names_find(ix, name) >= 0) return 0;
     char msg[256];
-    snprintf(msg, sizeof msg, "no node named '%s' in this run (clients, S1..S%d, R)", name,
-             e->nservers);
+    snprintf(msg, sizeof msg, "no node named '%s' in this run (clients, S1..S%d, R)", name, e->nservers);
     return fail(err, &e->s, pos, msg);
 }
 
@@ -135,9 +133,8 @@ static int resolve_names(struct engine *e, const struct name_index *ix, struct s
         const struct scn_fault *f = &e->s.faults[i];
         struct fault_ref *r = &e->fref[i];
         if (f->node[0] && (rc = check_node_name(e, ix, f->node, f->pos, err)) != 0) return rc;
-        if (f->kind == SCN_FAULT_LINK &&
-            ((rc = check_node_name(e, ix, f->link.from, f->pos, err)) != 0 ||
-             (rc = check_node_name(e, ix, f->link.to, f->pos, err)) != 0))
+        if (f->kind == SCN_FAULT_LINK && ((rc = check_node_name(e, ix, f->link.from, f->pos, err)) != 0 ||
+                                          (rc = check_node_name(e, ix, f->link.to, f->pos, err)) != 0))
             return rc;
         r->node = f->node[0] ? names_find(ix, f->node) : -1;
         r->from = f->kind == SCN_FAULT_LINK ? names_find(ix, f->link.from) : -1;
@@ -168,22 +165,24 @@ static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn
     /* A file's `resource fencing=` describes the resource for the algorithm
      * it names; one swapped in (--algo, matrix, sweep --algos) keeps its
      * own rule, so `--algo fenced-lease` on a plain-lease file still fences. */
-    e->fencing_stated = !e->s.fencing_stated || (o->algo && o->algo != lock_algo_find(e->s.algo))
-                            ? -1 : e->s.fencing != 0;
+    e->fencing_stated = !e->s.fencing_stated || (o->algo && o->algo != lock_algo_find(e->s.algo)) ? -1
+                                                                                                  : e->s.fencing != 0;
     if (!e->algo) {
         snprintf(msg, sizeof msg, "unknown lock algorithm '%s'; `locksim list` shows them", e->s.algo);
         return fail(err, &e->s, e->s.algo_pos, msg);
     }
     if (e->algo->abi != LOCK_ABI_VERSION) {
-        snprintf(msg, sizeof msg, "algorithm '%s' was built for lock interface %u, this locksim has %u",
-                 e->algo->name, e->algo->abi, LOCK_ABI_VERSION);
+        snprintf(msg, sizeof msg, "algorithm '%s' was built for lock interface %u, this locksim has %u", e->algo->name,
+                 e->algo->abi, LOCK_ABI_VERSION);
         fail(err, &e->s, e->s.algo_pos, msg);
         return LSIM_EPLUGIN;
     }
     if (e->algo->nstates < 0 || e->algo->nstates > LOCK_MAX_STATES ||
         (e->algo->nstates > 0 && e->algo->state_names == NULL)) {
-        snprintf(msg, sizeof msg, "algorithm '%s' names %d states; lock.h allows 0 to %d, with "
-                 "state_names for each", e->algo->name, e->algo->nstates, LOCK_MAX_STATES);
+        snprintf(msg, sizeof msg,
+                 "algorithm '%s' names %d states; lock.h allows 0 to %d, with "
+                 "state_names for each",
+                 e->algo->name, e->algo->nstates, LOCK_MAX_STATES);
         fail(err, &e->s, e->s.algo_pos, msg);
         return LSIM_EPLUGIN;
     }
@@ -193,8 +192,8 @@ static int choose_algo(struct engine *e, const struct engine_opts *o, struct scn
     e->nservers = e->s.nservers ? e->s.nservers : (e->algo->default_servers ? e->algo->default_servers : 1);
     int maxs = e->algo->max_servers ? e->algo->max_servers : SCN_MAX_SERVERS;
     if (e->nservers > maxs) {
-        snprintf(msg, sizeof msg, "%s runs on at most %d lock server%s; the scenario asks for %d",
-                 e->algo->name, maxs, maxs == 1 ? "" : "s", e->nservers);
+        snprintf(msg, sizeof msg, "%s runs on at most %d lock server%s; the scenario asks for %d", e->algo->name, maxs,
+                 maxs == 1 ? "" : "s", e->nservers);
         return fail(err, &e->s, e->s.algo_pos, msg);
     }
     msg[0] = 0;
@@ -234,8 +233,7 @@ static int alloc_nodes(struct engine *e) {
 /* Client i's profile: the last one when its values are equal, else a new one. */
 static int give_profile(struct engine *e, struct node *n, const struct scn_client *def) {
     struct profile *pf = e->nprofiles ? &e->profiles[e->nprofiles - 1] : NULL;
-    if (!pf || pf->think_ns != def->think_ns || pf->repeat != def->repeat ||
-        pf->ignores_loss != def->ignores_loss) {
+    if (!pf || pf->think_ns != def->think_ns || pf->repeat != def->repeat || pf->ignores_loss != def->ignores_loss) {
         if ((e->nprofiles & (e->nprofiles - 1)) == 0 && e->nprofiles) { /* grow at powers of two */
             pf = realloc(e->profiles, (size_t)e->nprofiles * 2 * sizeof *pf);
             if (!pf) return -1;
@@ -326,7 +324,7 @@ static void time_zero(struct engine *e, const struct scenario *s) {
     /* b: what decides the resource's writes (enum trace_rule). grant: the
      * server grants that make one grant of the service (0 = 1). */
     int quorum = e->algo->grant_quorum ? e->algo->grant_quorum(e->config, e->nservers) : 1;
-    enum trace_rule rule = e->s.guard_owner       ? TRACE_RULE_OWNER
+    enum trace_rule rule = e->s.guard_owner          ? TRACE_RULE_OWNER
                            : e->algo->resource_write ? (e->algo->lock_free ? TRACE_RULE_NO_LOCK : TRACE_RULE_ALGORITHM)
                            : e->s.fencing            ? TRACE_RULE_TOKENS
                                                      : TRACE_RULE_PLAIN;
@@ -356,8 +354,8 @@ static void time_zero(struct engine *e, const struct scenario *s) {
 
 /* engine_new, and engine_new_take when take is s: then the engine takes
  * s's arrays instead of copying them, and s is left initialised. */
-static int build(struct engine **out, const struct scenario *s, struct scenario *take,
-                 const struct engine_opts *opts, struct scn_error *err) {
+static int build(struct engine **out, const struct scenario *s, struct scenario *take, const struct engine_opts *opts,
+                 struct scn_error *err) {
     static const struct engine_opts defaults = {0};
     const struct engine_opts *o = opts ? opts : &defaults;
     *out = NULL;
@@ -430,13 +428,11 @@ out:
     return rc;
 }
 
-int engine_new(struct engine **out, const struct scenario *s, const struct engine_opts *opts,
-               struct scn_error *err) {
+int engine_new(struct engine **out, const struct scenario *s, const struct engine_opts *opts, struct scn_error *err) {
     return build(out, s, NULL, opts, err);
 }
 
-int engine_new_take(struct engine **out, struct scenario *s, const struct engine_opts *opts,
-                    struct scn_error *err) {
+int engine_new_take(struct engine **out, struct scenario *s, const struct engine_opts *opts, struct scn_error *err) {
     return build(out, s, s, opts, err);
 }
 

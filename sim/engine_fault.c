@@ -101,8 +101,7 @@ static void apply_partition(struct engine *e, int fault) {
         for (int k = 0; k < f->group_len[g]; k++, member++)
             if (*member >= 0) nd(e, *member)->group = (uint8_t)g;
     e->partitioned = 1;
-    emit(e, TRACE_PARTITION, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, f->ngroups, 0,
-         trace_intern(&e->tr, text, len));
+    emit(e, TRACE_PARTITION, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, f->ngroups, 0, trace_intern(&e->tr, text, len));
 }
 
 /* The rate a slew adds, trunc(delta * 10^6 / dur) ppm, without overflow for
@@ -160,8 +159,7 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
     case SCN_FAULT_PAUSE:
     case SCN_FAULT_RESUME:
     case SCN_FAULT_CRASH:
-    case SCN_FAULT_RESTART:
-        return process_fault(e, fault);
+    case SCN_FAULT_RESTART: return process_fault(e, fault);
     case SCN_FAULT_CLOCK_STEP: {
         struct node_ext *x = ext_of(e, nd(e, node));
         if (f->which & SCN_CLOCK_WALL) clock_step(&x->clk[LOCK_CLOCK_WALL], e->now, f->delta_ns);
@@ -186,9 +184,7 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
         push(e, e->now + f->dur_ns, EV_SLEW_END, node, x->slew_gen);
         break;
     }
-    case SCN_FAULT_PARTITION:
-        apply_partition(e, fault);
-        break;
+    case SCN_FAULT_PARTITION: apply_partition(e, fault); break;
     case SCN_FAULT_HEAL:
         e->partitioned = 0;
         emit(e, TRACE_HEAL, TRACE_NO_NODE, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
@@ -209,8 +205,7 @@ enum fault_action eng_fault_apply(struct engine *e, int fault) {
             emit(e, TRACE_LINK, l->from, l->to, 0, l->loss_ppm, l->lat.min_ns, l->lat.max_ns, NULL);
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return FAULT_ACT_NONE;
 }

@@ -43,16 +43,16 @@
 /* ---- Events (struct sim_event.type) ---------------------------------- */
 
 enum {
-    EV_END,      /* the run's horizon */
-    EV_FAULT,    /* arg = fault index; global */
-    EV_RESUME,   /* node, arg = pause generation; global */
-    EV_SLEW_END, /* node, arg = slew generation; global */
-    EV_START,    /* node: client program starts; node-level */
-    EV_DELIVER,  /* node: lock-channel message arrives, arg = slot; node-level */
-    EV_TIMER,    /* node: timer fires, arg = handle; node-level */
-    EV_CONT,     /* node: client program continues, arg = epoch; node-level */
+    EV_END,         /* the run's horizon */
+    EV_FAULT,       /* arg = fault index; global */
+    EV_RESUME,      /* node, arg = pause generation; global */
+    EV_SLEW_END,    /* node, arg = slew generation; global */
+    EV_START,       /* node: client program starts; node-level */
+    EV_DELIVER,     /* node: lock-channel message arrives, arg = slot; node-level */
+    EV_TIMER,       /* node: timer fires, arg = handle; node-level */
+    EV_CONT,        /* node: client program continues, arg = epoch; node-level */
     EV_DELIVER_RES, /* node: resource-channel message arrives, arg = slot; node-level */
-    EV_CONTROL   /* node: an operator action (enum lock_control in arg); node-level */
+    EV_CONTROL      /* node: an operator action (enum lock_control in arg); node-level */
 };
 
 enum { PROC_RUNNING, PROC_PAUSED, PROC_CRASHED };
@@ -67,7 +67,7 @@ enum { PT_WORK = 1, PT_RETRY, PT_THINK, PT_RESOURCE, PT_WRITE_RETRY };
 /* Client program states. */
 enum {
     CS_IDLE,
-    CS_ACQUIRING,  /* an attempt is in flight inside the algorithm */
+    CS_ACQUIRING, /* an attempt is in flight inside the algorithm */
     CS_RETRY_WAIT,
     CS_READING,
     CS_WRITING,
@@ -107,17 +107,17 @@ struct node {
     uint8_t program;      /* client: index into the scenario's programs */
     uint8_t point_faults; /* client: 1 = some fault fires at one of its points */
     /* The client program's changing state, from here to the end (zeroed on restart). */
-    uint8_t state;        /* CS_* */
-    uint8_t pc;           /* current step */
-    uint8_t holding;      /* believes it holds the lock */
-    uint8_t has_read;     /* a read reply came since the last acquire or write */
+    uint8_t state;            /* CS_* */
+    uint8_t pc;               /* current step */
+    uint8_t holding;          /* believes it holds the lock */
+    uint8_t has_read;         /* a read reply came since the last acquire or write */
     uint8_t write_after_read; /* the read was made implicitly by a write step */
-    uint8_t lost;         /* the algorithm said the lock is lost (lock_lost): no more writes */
-    uint8_t write_tries;  /* refused attempts of the current write step (write tries=N) */
-    int32_t reps;         /* completed repetitions */
-    int32_t attempts;     /* of the current acquire step */
-    uint32_t grant;       /* ground-truth grant id while holding */
-    uint64_t token;       /* fencing token to attach to writes */
+    uint8_t lost;             /* the algorithm said the lock is lost (lock_lost): no more writes */
+    uint8_t write_tries;      /* refused attempts of the current write step (write tries=N) */
+    int32_t reps;             /* completed repetitions */
+    int32_t attempts;         /* of the current acquire step */
+    uint32_t grant;           /* ground-truth grant id while holding */
+    uint64_t token;           /* fencing token to attach to writes */
 };
 _Static_assert(sizeof(struct node) == 48, "a node and 16 bytes of state are one cache line");
 _Static_assert(SCN_MAX_PROGRAMS <= 256 && SCN_MAX_STEPS < 256, "program and pc fit a byte");
@@ -136,18 +136,18 @@ struct node_ext {
     uint32_t pause_gen;
     uint32_t slew_gen;
     sim_ns paused_at;
-    int64_t slew_ppm;       /* rate added by the current slew */
-    int64_t base_ppm;       /* drift without slew */
+    int64_t slew_ppm;           /* rate added by the current slew */
+    int64_t base_ppm;           /* drift without slew */
     struct sim_event *deferred; /* events held while paused (owned) */
     size_t ndeferred, capdeferred;
 };
 
 /* A fault's node names, resolved when the engine is built (-1 = none). */
 struct fault_ref {
-    int32_t node;           /* f->node */
-    int32_t trigger;        /* client whose point fires it */
-    int32_t from, to;       /* LINK: -1 also for "*" */
-    int32_t groups;         /* PARTITION: index of its first node in engine->group_nodes */
+    int32_t node;     /* f->node */
+    int32_t trigger;  /* client whose point fires it */
+    int32_t from, to; /* LINK: -1 also for "*" */
+    int32_t groups;   /* PARTITION: index of its first node in engine->group_nodes */
 };
 
 /* A timer re-armed while an earlier arming of its slot is still queued
@@ -181,17 +181,17 @@ struct timer {
     } u;
     int32_t id;
     uint8_t clock;
-    uint8_t owner;          /* TIMER_ALGO or TIMER_PROGRAM */
+    uint8_t owner; /* TIMER_ALGO or TIMER_PROGRAM */
     uint8_t active;
-    uint8_t carrier;        /* TIMER_CARRIER_* */
+    uint8_t carrier; /* TIMER_CARRIER_* */
 };
 _Static_assert(sizeof(struct timer) == 32, "timers are 32 bytes");
 
 struct timer_side {
-    sim_ns t;               /* the carrier's time */
-    sim_ns due;             /* the re-armed firing (after a lazy re-arm): true time, */
-    uint64_t due_seq;       /* and queue seq */
-    uint32_t gen;           /* the carrier's gen */
+    sim_ns t;         /* the carrier's time */
+    sim_ns due;       /* the re-armed firing (after a lazy re-arm): true time, */
+    uint64_t due_seq; /* and queue seq */
+    uint32_t gen;     /* the carrier's gen */
 };
 
 struct slot {
@@ -199,9 +199,9 @@ struct slot {
         struct lock_msg m;  /* while in flight */
         uint32_t next_free; /* while free: index + 1, 0 = none */
     } u;
-    uint32_t id;            /* message id for the trace */
-    uint32_t grant;         /* resource writes: the writer's grant (ground truth) */
-    uint32_t to_epoch;      /* the receiver's incarnation when it was sent */
+    uint32_t id;       /* message id for the trace */
+    uint32_t grant;    /* resource writes: the writer's grant (ground truth) */
+    uint32_t to_epoch; /* the receiver's incarnation when it was sent */
 };
 
 struct lock_ctx {
@@ -210,22 +210,22 @@ struct lock_ctx {
 };
 
 struct link_state {
-    int from, to;          /* node index, -1 = any */
+    int from, to; /* node index, -1 = any */
     struct scn_latency lat;
     uint32_t loss_ppm;
 };
 
 struct engine {
-    struct scenario s;      /* the scenario's copy, without its client list (see engine_new) */
+    struct scenario s; /* the scenario's copy, without its client list (see engine_new) */
     const struct lock_algo *algo;
-    int fencing_stated;     /* lock_fencing_stated: 1 on, 0 off, -1 not stated or the
+    int fencing_stated; /* lock_fencing_stated: 1 on, 0 off, -1 not stated or the
                                algorithm was swapped in (engine_opts.algo) */
-    void *config;           /* owned, algo->config_size bytes */
+    void *config;       /* owned, algo->config_size bytes */
     struct queue q;
     struct rng rng;
     struct trace tr;
-    uint64_t wants;         /* bit k: trace_wants(&tr, k), fixed once the checker observes */
-    uint64_t wants_event;   /* bit k: kind k is kept or observed, so the event is built;
+    uint64_t wants;       /* bit k: trace_wants(&tr, k), fixed once the checker observes */
+    uint64_t wants_event; /* bit k: kind k is kept or observed, so the event is built;
                                a wanted kind without it is only hashed */
     struct checker ck;
     struct checker_report report;
@@ -233,12 +233,12 @@ struct engine {
     uint64_t events;
     uint64_t states_reached; /* bit i: lock_state(i) was called in this run */
     int ended;
-    int stop;               /* enum engine_stop, once ended */
-    uint64_t next_check;    /* events count at which check_limits looks next */
-    sim_ns check_t;         /* the time check_limits last saw (-1 before any) */
-    uint64_t instant_from;  /* events count when a look first saw check_t */
+    int stop;                 /* enum engine_stop, once ended */
+    uint64_t next_check;      /* events count at which check_limits looks next */
+    sim_ns check_t;           /* the time check_limits last saw (-1 before any) */
+    uint64_t instant_from;    /* events count when a look first saw check_t */
     uint64_t livelock_events; /* the livelock bound for this run (engine.h) */
-    size_t kept_max;        /* trace events the kept trace may hold before the
+    size_t kept_max;          /* trace events the kept trace may hold before the
                                run stops (ENGINE_TRACE_BUDGET_BYTES less
                                ENGINE_TRACE_HEADROOM); SIZE_MAX when not kept */
     /* One client continuation (EV_CONT) held outside the queue, with the
@@ -246,30 +246,30 @@ struct engine {
      * comes before it, so the order is the queue's own, minus a push and a pop. */
     struct sim_event lane;
     int lane_full;
-    int prefetch;           /* 1 = the nodes outgrow the caches: prefetch ahead */
+    int prefetch; /* 1 = the nodes outgrow the caches: prefetch ahead */
 
     unsigned char *node_mem; /* owned: nnodes nodes of node_stride bytes (see struct node) */
     size_t node_stride;
     int nnodes, nclients, nservers, resource;
-    void **other_state;     /* owned: algorithm states of servers, then the resource */
-    struct client_rw *rw;   /* owned: nclients, or NULL when no program reads or writes */
+    void **other_state;       /* owned: algorithm states of servers, then the resource */
+    struct client_rw *rw;     /* owned: nclients, or NULL when no program reads or writes */
     struct profile *profiles; /* owned, nprofiles */
     int nprofiles;
-    sim_ns *acquire_mono;   /* owned: per client, when its acquire step began by its
+    sim_ns *acquire_mono; /* owned: per client, when its acquire step began by its
                                monotonic clock; NULL when no acquire step has a timeout */
-    uint32_t *points;       /* owned: SCN_POINT_COUNT per client, times each point was
+    uint32_t *points;     /* owned: SCN_POINT_COUNT per client, times each point was
                                reached; NULL when neither the trace nor a fault needs them */
-    struct node_ext *ext;   /* owned, n_ext: the nodes faults and clock lines name */
+    struct node_ext *ext; /* owned, n_ext: the nodes faults and clock lines name */
     uint32_t n_ext;
     struct fault_ref *fref; /* owned, one per fault */
     int32_t *group_nodes;   /* owned: partition members, by fault_ref.groups */
 
-    struct timer *timers;   /* owned pool */
+    struct timer *timers;                    /* owned pool */
     uint32_t ntimers, captimers, free_timer; /* free_timer: index + 1, 0 = none */
-    struct timer_side *tside; /* owned, tside_cap: carriers of TIMER_CARRIER_SIDE, by slot;
+    struct timer_side *tside;                /* owned, tside_cap: carriers of TIMER_CARRIER_SIDE, by slot;
                                  allocated by the first that needs one */
     uint32_t tside_cap;
-    struct slot *slots;     /* owned pool */
+    struct slot *slots; /* owned pool */
     uint32_t nslots, capslots, free_slot;
     uint32_t next_msg_id;
     uint32_t next_grant;
@@ -311,8 +311,8 @@ static inline struct node_ext *ext_of(const struct engine *e, const struct node 
 /* Build one trace event and append it: the half of emit() for kinds that
  * are kept or observed (engine_state.c, kept out of line so that emit's
  * fast path stays small at every call site). */
-void eng_emit_append(struct engine *e, int kind, int node, int peer, uint64_t token,
-                     uint32_t grant, int64_t a, int64_t b, const char *text);
+void eng_emit_append(struct engine *e, int kind, int node, int peer, uint64_t token, uint32_t grant, int64_t a,
+                     int64_t b, const char *text);
 
 /* A pool (timers, message slots) of *cap elements of size bytes, all in use,
  * grown to twice as many (64 at first). Returns the moved pool with *cap
@@ -326,8 +326,9 @@ void *eng_pool_grow(struct engine *e, void *pool, uint32_t *cap, size_t size);
 #if defined(__GNUC__)
 __attribute__((always_inline)) /* at every call site: kind is a constant there */
 #endif
-static inline void emit(struct engine *e, int kind, int node, int peer, uint64_t token,
-                        uint32_t grant, int64_t a, int64_t b, const char *text) {
+static inline void
+emit(struct engine *e, int kind, int node, int peer, uint64_t token, uint32_t grant, int64_t a, int64_t b,
+     const char *text) {
     if (!((e->wants >> kind) & 1)) { /* = !trace_wants(&e->tr, kind), precomputed */
         trace_skip(&e->tr, e->now);
         return;
@@ -358,7 +359,8 @@ static inline sim_ns local_now(const struct engine *e, int node, int clock) {
 __attribute__((always_inline)) /* with push()'s inline small-queue insertion GCC left it out of
                                   line in eng_program_refused: +0.5 % on the peer workload */
 #endif
-static inline void continue_later(struct engine *e, int node) {
+static inline void
+continue_later(struct engine *e, int node) {
     if (e->lane_full) {
         push(e, e->now, EV_CONT, node, nd(e, node)->epoch);
         return;
@@ -422,8 +424,7 @@ static inline void algo_config_default(struct engine *e) {
 }
 /* 0, or a negative LSIM_E code with a sentence in err; an algorithm without
  * the callback takes no options (LSIM_EUNKNOWN_OPTION, err left empty). */
-static inline int algo_option(struct engine *e, const char *key, const char *val, char *err,
-                              size_t errlen) {
+static inline int algo_option(struct engine *e, const char *key, const char *val, char *err, size_t errlen) {
     if (!e->algo->option) return LSIM_EUNKNOWN_OPTION;
     return e->algo->option(e->config, key, val, err, errlen);
 }
@@ -434,20 +435,17 @@ static inline int algo_validate(struct engine *e, char *err, size_t errlen) {
 /* ---- engine_timer.c ----------------------------------------------------- */
 
 /* Arm a timer on node's clock; returns its handle (> 0), or 0 on OOM. */
-uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id,
-                       uint64_t arg);
+uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id, uint64_t arg);
 /* The timer of handle h (when active and on node) cancelled and a timer
  * armed, as freeing it then adding a timer would, to the same slot,
  * handle, queue entries and free list, without the free list's round
  * trip; a stale or 0 handle only arms. */
-uint64_t eng_timer_rearm(struct engine *e, uint64_t h, int node, int clock, sim_ns delay, int owner,
-                         int id, uint64_t arg);
+uint64_t eng_timer_rearm(struct engine *e, uint64_t h, int node, int clock, sim_ns delay, int owner, int id,
+                         uint64_t arg);
 /* The carrier of timer idx popped before its re-armed deadline: queue it at (due, due_seq). */
 void eng_timer_requeue(struct engine *e, uint32_t idx);
 /* A handle: the pool index + 1 in the low half, the generation in the high. */
-static inline uint64_t timer_handle(uint32_t idx, uint32_t gen) {
-    return ((uint64_t)gen << 32) | (uint64_t)(idx + 1);
-}
+static inline uint64_t timer_handle(uint32_t idx, uint32_t gen) { return ((uint64_t)gen << 32) | (uint64_t)(idx + 1); }
 /* The active timer a handle names, or NULL (cancelled, fired, rescheduled). */
 static inline struct timer *eng_timer_from_handle(struct engine *e, uint64_t h) {
     uint32_t idx = (uint32_t)(h & 0xffffffffu);
@@ -470,8 +468,7 @@ void eng_timers_drop_node(struct engine *e, int node);
 /* ---- engine_net.c ------------------------------------------------------- */
 
 /* Send *m (copied) from -> to on a channel; the network may drop or delay it. */
-void eng_net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m,
-                  uint32_t grant);
+void eng_net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m, uint32_t grant);
 static inline void eng_slot_free(struct engine *e, uint32_t idx) {
     assert(idx < e->nslots);
     e->slots[idx].u.next_free = e->free_slot;
@@ -510,8 +507,8 @@ void eng_fault_hold(struct engine *e, const struct sim_event *ev);
 
 /* ---- engine_program.c --------------------------------------------------- */
 
-void eng_program_step(struct engine *e, int node);    /* EV_START: run the current step */
-void eng_program_cont(struct engine *e, int node);    /* EV_CONT */
+void eng_program_step(struct engine *e, int node); /* EV_START: run the current step */
+void eng_program_cont(struct engine *e, int node); /* EV_CONT */
 void eng_program_timer(struct engine *e, int node, int id, uint64_t arg);
 /* A reply from the resource reached client node. */
 void eng_program_resource_reply(struct engine *e, int node, const struct slot *s);

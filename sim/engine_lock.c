@@ -8,9 +8,7 @@ _Static_assert(LOCK_OPT_MAX == SCN_OPT_MAX, "lock.h's option length is the scena
 const void *lock_config(struct lock_ctx *x) { return x->e->config; }
 int lock_self(struct lock_ctx *x) { return x->node; }
 int lock_nservers(struct lock_ctx *x) { return x->e->nservers; }
-int lock_server(struct lock_ctx *x, int i) {
-    return i >= 0 && i < x->e->nservers ? x->e->nclients + i : -1;
-}
+int lock_server(struct lock_ctx *x, int i) { return i >= 0 && i < x->e->nservers ? x->e->nclients + i : -1; }
 int lock_server_index(struct lock_ctx *x, int node) {
     int i = node - x->e->nclients;
     return i >= 0 && i < x->e->nservers ? i : -1;
@@ -22,16 +20,14 @@ void lock_send(struct lock_ctx *x, int to, const struct lock_msg *m) {
     if (to < 0 || to >= x->e->nnodes || to == x->e->resource) return;
     eng_net_send(x->e, x->node, to, CHAN_LOCK, m, 0);
 }
-uint64_t lock_timer(struct lock_ctx *x, enum lock_clock clock, sim_ns delay_ns, int timer,
-                    uint64_t arg) {
-    return eng_timer_add(x->e, x->node, clock == LOCK_CLOCK_WALL ? LOCK_CLOCK_WALL : LOCK_CLOCK_MONO,
-                         delay_ns, TIMER_ALGO, timer, arg);
+uint64_t lock_timer(struct lock_ctx *x, enum lock_clock clock, sim_ns delay_ns, int timer, uint64_t arg) {
+    return eng_timer_add(x->e, x->node, clock == LOCK_CLOCK_WALL ? LOCK_CLOCK_WALL : LOCK_CLOCK_MONO, delay_ns,
+                         TIMER_ALGO, timer, arg);
 }
-uint64_t lock_timer_rearm(struct lock_ctx *x, uint64_t handle, enum lock_clock clock,
-                          sim_ns delay_ns, int timer, uint64_t arg) {
-    return eng_timer_rearm(x->e, handle, x->node,
-                           clock == LOCK_CLOCK_WALL ? LOCK_CLOCK_WALL : LOCK_CLOCK_MONO, delay_ns,
-                           TIMER_ALGO, timer, arg);
+uint64_t lock_timer_rearm(struct lock_ctx *x, uint64_t handle, enum lock_clock clock, sim_ns delay_ns, int timer,
+                          uint64_t arg) {
+    return eng_timer_rearm(x->e, handle, x->node, clock == LOCK_CLOCK_WALL ? LOCK_CLOCK_WALL : LOCK_CLOCK_MONO,
+                           delay_ns, TIMER_ALGO, timer, arg);
 }
 void lock_cancel(struct lock_ctx *x, uint64_t handle) {
     struct timer *t = eng_timer_from_handle(x->e, handle);
@@ -53,9 +49,7 @@ const void *lock_server_state(struct lock_ctx *x, int i) {
     return state_of(e, node);
 }
 
-int lock_fencing_stated(struct lock_ctx *x) {
-    return x->e->fencing_stated;
-}
+int lock_fencing_stated(struct lock_ctx *x) { return x->e->fencing_stated; }
 
 uint64_t lock_read_token(struct lock_ctx *x) {
     const struct node *c = client_of(x->e, x->node);
@@ -80,8 +74,7 @@ void lock_state(struct lock_ctx *x, int state) {
     if (state >= 0 && state < x->e->algo->nstates) x->e->states_reached |= 1ull << state;
 }
 
-void lock_note_grant(struct lock_ctx *x, int owner, uint64_t token, sim_ns ttl_ns,
-                     sim_ns expires_local) {
+void lock_note_grant(struct lock_ctx *x, int owner, uint64_t token, sim_ns ttl_ns, sim_ns expires_local) {
     x->e->svc_holder = owner + 1;
     x->e->svc_token = token;
     emit(x->e, TRACE_SRV_GRANT, x->node, owner, token, 0, ttl_ns, expires_local, NULL);
@@ -111,9 +104,5 @@ void lock_note(struct lock_ctx *x, const char *text, int64_t a, int64_t b) {
 int lock_parse_duration(const char *text, sim_ns *out) {
     return scn_parse_duration(text, out) == 0 ? 0 : LSIM_EBAD_VALUE;
 }
-int lock_parse_int(const char *text, int64_t *out) {
-    return scn_parse_int(text, out) == 0 ? 0 : LSIM_EBAD_VALUE;
-}
-int lock_parse_bool(const char *text, int *out) {
-    return scn_parse_bool(text, out) == 0 ? 0 : LSIM_EBAD_VALUE;
-}
+int lock_parse_int(const char *text, int64_t *out) { return scn_parse_int(text, out) == 0 ? 0 : LSIM_EBAD_VALUE; }
+int lock_parse_bool(const char *text, int *out) { return scn_parse_bool(text, out) == 0 ? 0 : LSIM_EBAD_VALUE; }

@@ -30,8 +30,7 @@ static const struct link_state *link_for(const struct engine *e, int from, int t
     return best;
 }
 
-void eng_net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m,
-                  uint32_t grant) {
+void eng_net_send(struct engine *e, int from, int to, int chan, const struct lock_msg *m, uint32_t grant) {
     uint32_t id = ++e->next_msg_id;
     emit(e, TRACE_MSG_SEND, from, to, 0, 0, id, m->type, NULL);
     struct scn_latency lat = e->s.latency;

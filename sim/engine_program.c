@@ -13,8 +13,7 @@ static void reach_point(struct engine *e, int node, enum scn_point p) {
      * on one of this run's points (e->points is NULL otherwise, and then the
      * event below is not kept either). */
     uint32_t n = e->points ? ++e->points[(size_t)node * SCN_POINT_COUNT + p] : 0;
-    emit(e, TRACE_POINT, node, TRACE_NO_NODE, 0, 0, p, n,
-         (e->wants >> TRACE_POINT) & 1 ? scn_point_name(p) : NULL);
+    emit(e, TRACE_POINT, node, TRACE_NO_NODE, 0, 0, p, n, (e->wants >> TRACE_POINT) & 1 ? scn_point_name(p) : NULL);
     if (!nd(e, node)->point_faults) return;
     for (int i = 0; i < e->s.nfaults; i++) {
         const struct scn_fault *f = &e->s.faults[i];
@@ -50,8 +49,7 @@ static void attempt_acquire(struct engine *e, int node) {
     emit(e, TRACE_ACQUIRE_TRY, node, TRACE_NO_NODE, 0, 0, c->attempts, 0, NULL);
     uint32_t epoch = n->epoch;
     algo_client_acquire(e, node);
-    if (n->epoch == epoch && c->state == CS_ACQUIRING)
-        reach_point(e, node, SCN_POINT_DURING_ACQUIRE);
+    if (n->epoch == epoch && c->state == CS_ACQUIRING) reach_point(e, node, SCN_POINT_DURING_ACQUIRE);
 }
 
 /* Skip to the step after the next release: the critical section is not entered. */
@@ -73,8 +71,8 @@ static void send_resource(struct engine *e, int node, int type, int64_t value) {
     m.b = rw->read_version;
     eng_net_send(e, node, e->resource, CHAN_RES, &m, c->grant);
     if (e->s.resource_timeout_ns > 0)
-        rw->res_timer = eng_timer_add(e, node, LOCK_CLOCK_MONO, e->s.resource_timeout_ns, TIMER_PROGRAM,
-                                  PT_RESOURCE, m.req);
+        rw->res_timer = eng_timer_add(e, node, LOCK_CLOCK_MONO, e->s.resource_timeout_ns, TIMER_PROGRAM, PT_RESOURCE,
+                                      m.req);
 }
 
 static void program_next(struct engine *e, int node) {
@@ -154,9 +152,7 @@ void eng_program_step(struct engine *e, int node) {
         c->state = CS_RELEASING;
         continue_later(e, node);
         break;
-    default:
-        program_next(e, node);
-        break;
+    default: program_next(e, node); break;
     }
 }
 
@@ -164,9 +160,7 @@ void eng_program_step(struct engine *e, int node) {
 void eng_program_cont(struct engine *e, int node) {
     struct node *c = nd(e, node);
     switch (c->state) {
-    case CS_IDLE:
-        eng_program_step(e, node);
-        break;
+    case CS_IDLE: eng_program_step(e, node); break;
     case CS_READING:
         if (!c->write_after_read) send_resource(e, node, RES_READ, 0);
         else eng_program_step(e, node);
@@ -198,8 +192,7 @@ void eng_program_cont(struct engine *e, int node) {
         algo_client_release(e, node);
         break;
     }
-    default:
-        break; /* waiting for a reply or a timer */
+    default: break; /* waiting for a reply or a timer */
     }
 }
 
@@ -214,8 +207,7 @@ void eng_program_timer(struct engine *e, int node, int id, uint64_t arg) {
         rw->res_timer = 0;
         if (arg != rw->req || (c->state != CS_READING && c->state != CS_WRITING)) break;
         emit(e, TRACE_SRV_NOTE, node, e->resource, 0, 0, (int64_t)arg, c->state == CS_WRITING,
-             c->state == CS_WRITING ? "resource write timed out: outcome unknown"
-                                    : "resource read timed out");
+             c->state == CS_WRITING ? "resource write timed out: outcome unknown" : "resource read timed out");
         rw->req++; /* a late reply now answers nothing */
         c->has_read = 0;
         program_next(e, node);
@@ -225,9 +217,7 @@ void eng_program_timer(struct engine *e, int node, int id, uint64_t arg) {
         emit(e, TRACE_WORK_END, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);
         program_next(e, node);
         break;
-    case PT_RETRY:
-        attempt_acquire(e, node);
-        break;
+    case PT_RETRY: attempt_acquire(e, node); break;
     case PT_THINK:
         c->state = CS_IDLE;
         eng_program_step(e, node);

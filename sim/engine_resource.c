@@ -25,8 +25,7 @@ static int fence_op(struct engine *e, uint64_t token) {
  * under the writer's token when the service issues tokens. */
 static int guard_op(const struct engine *e, int client, uint64_t token) {
     if (!e->s.guard_owner) return 0;
-    if (e->svc_holder != client + 1 || (e->svc_token && token != e->svc_token))
-        return TRACE_WRITE_REJECTED_NOT_OWNER;
+    if (e->svc_holder != client + 1 || (e->svc_token && token != e->svc_token)) return TRACE_WRITE_REJECTED_NOT_OWNER;
     return 0;
 }
 
@@ -42,19 +41,22 @@ void eng_resource_recv(struct engine *e, const struct slot *s) {
             emit(e, TRACE_SRV_NOTE, client, e->resource, s->u.m.token, s->grant, (int64_t)s->u.m.token,
                  (int64_t)e->max_token,
                  refused == TRACE_WRITE_REJECTED_NOTOKEN
-                     ? "read refused by the resource: it carries no fencing token"
-                     : "read refused by the resource: its token is lower than one already seen");
+                         ? "read refused by the resource: it carries no fencing token"
+                         : "read refused by the resource: its token is lower than one already seen");
             r.value = (uint64_t)refused;
         } else {
-            if (e->s.check_reads && e->s.fencing && s->u.m.token > e->max_token)
-                e->max_token = s->u.m.token;
+            if (e->s.check_reads && e->s.fencing && s->u.m.token > e->max_token) e->max_token = s->u.m.token;
             emit(e, TRACE_READ, e->resource, client, 0, s->grant, e->stock, e->version, NULL);
             r.a = e->stock;
             r.b = e->version;
         }
     } else if (s->u.m.type == RES_WRITE) {
-        struct lock_write w = {.client = client, .token = s->u.m.token, .value = s->u.m.a,
-                               .read_version = s->u.m.b, .version = e->version, .stock = e->stock};
+        struct lock_write w = {.client = client,
+                               .token = s->u.m.token,
+                               .value = s->u.m.a,
+                               .read_version = s->u.m.b,
+                               .version = e->version,
+                               .stock = e->stock};
         /* With reads checked, a token below one seen on a read is stale
          * whatever else decides; then the algorithm's rule, or the scenario's. */
         int result = guard_op(e, client, s->u.m.token);

@@ -5,12 +5,19 @@
 
 #include "engine_int.h"
 
-void eng_emit_append(struct engine *e, int kind, int node, int peer, uint64_t token,
-                     uint32_t grant, int64_t a, int64_t b, const char *text) {
+void eng_emit_append(struct engine *e, int kind, int node, int peer, uint64_t token, uint32_t grant, int64_t a,
+                     int64_t b, const char *text) {
     struct trace *tr = &e->tr;
-    struct trace_event ev = {.t = e->now, .seq = 0 /* trace_append_own numbers it */,
-                             .kind = (uint16_t)kind, .node = node, .peer = peer, .token = token,
-                             .grant = grant, .a = a, .b = b, .text = text};
+    struct trace_event ev = {.t = e->now,
+                             .seq = 0 /* trace_append_own numbers it */,
+                             .kind = (uint16_t)kind,
+                             .node = node,
+                             .peer = peer,
+                             .token = token,
+                             .grant = grant,
+                             .a = a,
+                             .b = b,
+                             .text = text};
     if (tr->keep || tr->hashing || !tr->observe) {
         trace_append_own(tr, &ev);
         return;

@@ -42,7 +42,8 @@ static struct timer_side *side_of(struct engine *e, uint32_t idx) {
 #if defined(__GNUC__)
 __attribute__((always_inline)) /* eng_timer_add's path: every timer of the peer workload */
 #endif
-static inline void timer_arm(struct engine *e, uint32_t idx, sim_ns at, sim_ns ct, uint32_t cgen, int ext) {
+static inline void
+timer_arm(struct engine *e, uint32_t idx, sim_ns at, sim_ns ct, uint32_t cgen, int ext) {
     struct timer *t = &e->timers[idx];
     at = clamp_at(e, at);
     if (ct <= at) { /* the carrier pops first and queues it then */
@@ -73,17 +74,18 @@ static inline void timer_arm(struct engine *e, uint32_t idx, sim_ns at, sim_ns c
 static void timer_schedule(struct engine *e, uint32_t idx, sim_ns ct, uint32_t cgen) {
     struct timer *t = &e->timers[idx];
     const struct node_ext *x = ext_of(e, nd(e, t->node));
-    sim_ns at = x ? clock_true_at(&x->clk[t->clock], e->now, t->deadline_local)
-                  : t->deadline_local < e->now ? e->now : t->deadline_local; /* a clock of true time */
-    if (at == SIM_NEVER) at = e->s.duration_ns + 1; /* never fires */
+    sim_ns at = x                            ? clock_true_at(&x->clk[t->clock], e->now, t->deadline_local)
+                : t->deadline_local < e->now ? e->now
+                                             : t->deadline_local; /* a clock of true time */
+    if (at == SIM_NEVER) at = e->s.duration_ns + 1;               /* never fires */
     timer_arm(e, idx, at, ct, cgen, 1);
 }
 
 void eng_timer_requeue(struct engine *e, uint32_t idx) {
     struct timer *t = &e->timers[idx];
     struct timer_side *sd = &e->tside[idx];
-    struct sim_event ev = {.t = sd->due, .seq = sd->due_seq, .type = EV_TIMER, .node = t->node,
-                           .arg = timer_handle(idx, t->gen)};
+    struct sim_event ev = {
+            .t = sd->due, .seq = sd->due_seq, .type = EV_TIMER, .node = t->node, .arg = timer_handle(idx, t->gen)};
     sd->t = sd->due;
     sd->gen = t->gen;
     t->carrier = TIMER_CARRIER_SIDE;
@@ -95,8 +97,8 @@ void eng_timer_requeue(struct engine *e, uint32_t idx) {
 #if defined(__GNUC__)
 __attribute__((always_inline)) /* both entry points' whole path */
 #endif
-static inline uint64_t timer_set(struct engine *e, uint32_t idx, int node, int clock, sim_ns delay,
-                                 int owner, int id, uint64_t arg) {
+static inline uint64_t
+timer_set(struct engine *e, uint32_t idx, int node, int clock, sim_ns delay, int owner, int id, uint64_t arg) {
     struct timer *t = &e->timers[idx];
     uint32_t cgen;
     sim_ns ct = carrier_of(e, t, idx, &cgen);
@@ -118,8 +120,7 @@ static inline uint64_t timer_set(struct engine *e, uint32_t idx, int node, int c
     return timer_handle(idx, t->gen);
 }
 
-uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id,
-                       uint64_t arg) {
+uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int owner, int id, uint64_t arg) {
     uint32_t idx;
     if (e->free_timer) {
         idx = e->free_timer - 1;
@@ -138,8 +139,8 @@ uint64_t eng_timer_add(struct engine *e, int node, int clock, sim_ns delay, int 
     return timer_set(e, idx, node, clock, delay, owner, id, arg);
 }
 
-uint64_t eng_timer_rearm(struct engine *e, uint64_t h, int node, int clock, sim_ns delay, int owner,
-                         int id, uint64_t arg) {
+uint64_t eng_timer_rearm(struct engine *e, uint64_t h, int node, int clock, sim_ns delay, int owner, int id,
+                         uint64_t arg) {
     struct timer *t = eng_timer_from_handle(e, h);
     if (!t || t->node != node) return eng_timer_add(e, node, clock, delay, owner, id, arg);
     uint32_t idx = (uint32_t)(t - e->timers);

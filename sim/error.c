@@ -47,9 +47,7 @@ int lsim_errcode(const char *name) {
 const char *lsim_exit_meaning(int st) {
 #define EXIT_CASE_(status, meaning) \
     case status: return meaning;
-    switch (st) {
-        LSIM_EXIT_MAP(EXIT_CASE_)
-    }
+    switch (st) { LSIM_EXIT_MAP(EXIT_CASE_) }
 #undef EXIT_CASE_
     return NULL;
 }

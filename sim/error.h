@@ -8,6 +8,7 @@
 #define LOCKSIM_ERROR_H
 
 /* XX(NAME, exit status, message) */
+/* clang-format off */
 #define LSIM_ERRNO_MAP(XX)                                                              \
     XX(SKIPPED, 0, "this algorithm cannot run this scenario's script: skipped")         \
     XX(EXPECT, 1, "an expectation failed")                                              \
@@ -25,10 +26,12 @@
     XX(INTERNAL, 70, "internal error")                                                  \
     XX(OUTPUT, 73, "an output file cannot be written")                                 \
     XX(INTERRUPTED, 130, "interrupted by a signal; what finished is reported")
+/* clang-format on */
 
 /* XX(status, meaning): every exit status the command line gives, once; `locksim
  * help` prints this table and README.md's copy is checked against it. Every
  * status of LSIM_ERRNO_MAP is a row here (lsim_exit_meaning() finds it). */
+/* clang-format off */
 #define LSIM_EXIT_MAP(XX) \
     XX(0, "run completed and every expect holds") \
     XX(1, "an expect line failed, or the run was cut short by max-events " "(TRUNCATED: nothing is decided); for real: a real verdict differed from the simulated one") \
@@ -39,6 +42,7 @@
     XX(70, "internal error: out of memory anywhere, or a run past its --time-limit") \
     XX(73, "an output file (--trace, --out, standard output) cannot be written (a " "full disk, a closed pipe)") \
     XX(130, "interrupted (Ctrl-C, SIGTERM, SIGHUP): what finished is reported, an " "--out file is left as it was")
+/* clang-format on */
 
 enum lsim_err {
     LSIM_OK = 0,
@@ -46,7 +50,7 @@ enum lsim_err {
 #define LSIM_ERR_ENUM_(name, status, msg) LSIM_E##name,
     LSIM_ERRNO_MAP(LSIM_ERR_ENUM_)
 #undef LSIM_ERR_ENUM_
-    LSIM_ERR_LAST_
+            LSIM_ERR_LAST_
 };
 
 /* The row's message, or "unknown error" for a code not in the table. */

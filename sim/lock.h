@@ -43,30 +43,31 @@ enum lock_clock {
 /* A message between clients and lock servers, or between servers. Copied by
  * value into the network; nothing in it is owned. */
 struct lock_msg {
-    int from;          /* sender node, filled in by the engine */
-    int to;            /* receiver node, filled in by the engine */
-    int type;          /* algorithm-defined */
-    uint32_t req;      /* request id, to match replies with attempts */
-    uint64_t value;    /* lock value (unique token, or a constant such as 1) */
-    uint64_t token;    /* fencing token or revision; 0 = none */
-    sim_ns ttl_ns;     /* lease length asked for or granted */
-    int64_t a, b;      /* algorithm-defined */
+    int from;       /* sender node, filled in by the engine */
+    int to;         /* receiver node, filled in by the engine */
+    int type;       /* algorithm-defined */
+    uint32_t req;   /* request id, to match replies with attempts */
+    uint64_t value; /* lock value (unique token, or a constant such as 1) */
+    uint64_t token; /* fencing token or revision; 0 = none */
+    sim_ns ttl_ns;  /* lease length asked for or granted */
+    int64_t a, b;   /* algorithm-defined */
 };
 
 /* A write arriving at the protected resource, for algorithms that decide
  * writes themselves (fencing variants, database conditional updates). */
 struct lock_write {
-    int client;            /* writer node */
-    uint64_t token;        /* token the client attached (0 = none) */
-    int64_t value;         /* value it wants to store */
-    int64_t read_version;  /* resource version the client read before writing */
-    int64_t version;       /* resource version now */
-    int64_t stock;         /* value now */
+    int client;           /* writer node */
+    uint64_t token;       /* token the client attached (0 = none) */
+    int64_t value;        /* value it wants to store */
+    int64_t read_version; /* resource version the client read before writing */
+    int64_t version;      /* resource version now */
+    int64_t stock;        /* value now */
 };
 
 /* The answers of a resource rule (lock_algo.resource_write) to one write,
  * XX(NAME, value): one list, from which both enum lock_write_result here and
  * the trace's enum trace_write (trace.h) are made, so their values agree. */
+/* clang-format off */
 #define LOCK_WRITE_RESULT_MAP(XX)                                                          \
     XX(ACCEPTED, 1)                                                                        \
     XX(REJECTED_STALE, 2)     /* token lower than the highest seen */                      \
@@ -76,6 +77,7 @@ struct lock_write {
     XX(REJECTED_DUPLICATE, 6) /* idempotency key already applied: not applied again */   \
     XX(REJECTED_NOT_OWNER, 7) /* resource guard=owner: the lock service does not record  \
                                  the writer (with its token) as the lock's holder */
+/* clang-format on */
 
 enum lock_write_result {
 #define LOCK_WRITE_ENUM_(name, value) LOCK_WRITE_##name = value,
@@ -85,20 +87,20 @@ enum lock_write_result {
 
 /* Operator actions on a lock server, delivered as scenario faults. */
 enum lock_control {
-    LOCK_CONTROL_PROMOTE = 1, /* make this replica the primary (failover) */
+    LOCK_CONTROL_PROMOTE = 1,      /* make this replica the primary (failover) */
     LOCK_CONTROL_KILL_REPLICAS = 2 /* close this server's replication links at once
                                       (Redis: CLIENT KILL TYPE replica) */
 };
 
 struct lock_algo {
-    uint32_t abi;             /* LOCK_ABI_VERSION */
-    const char *name;         /* as used in `lock NAME` and --algo */
-    const char *summary;      /* one line for `locksim list` */
-    int default_servers;      /* lock servers wanted when the scenario does not say */
-    int max_servers;          /* 0 = no limit beyond SCN_MAX_SERVERS */
-    size_t config_size;       /* bytes of configuration (from lock-line options) */
-    size_t client_size;       /* bytes of per-client state, zeroed before client_init */
-    size_t server_size;       /* bytes of per-server state, zeroed before server_init */
+    uint32_t abi;        /* LOCK_ABI_VERSION */
+    const char *name;    /* as used in `lock NAME` and --algo */
+    const char *summary; /* one line for `locksim list` */
+    int default_servers; /* lock servers wanted when the scenario does not say */
+    int max_servers;     /* 0 = no limit beyond SCN_MAX_SERVERS */
+    size_t config_size;  /* bytes of configuration (from lock-line options) */
+    size_t client_size;  /* bytes of per-client state, zeroed before client_init */
+    size_t server_size;  /* bytes of per-server state, zeroed before server_init */
 
     /* Configuration. config_default fills defaults; option validates and
      * stores one key=value. It returns 0, or a negative code from error.h
@@ -175,10 +177,10 @@ struct lock_algo {
 
 /* ---- Services the engine gives an algorithm (valid inside callbacks). ---- */
 
-const void *lock_config(struct lock_ctx *ctx);  /* this run's configuration */
-int lock_self(struct lock_ctx *ctx);            /* this node's index */
+const void *lock_config(struct lock_ctx *ctx); /* this run's configuration */
+int lock_self(struct lock_ctx *ctx);           /* this node's index */
 int lock_nservers(struct lock_ctx *ctx);
-int lock_server(struct lock_ctx *ctx, int i);   /* node index of lock server i */
+int lock_server(struct lock_ctx *ctx, int i);          /* node index of lock server i */
 int lock_server_index(struct lock_ctx *ctx, int node); /* i for a server node, else -1 */
 /* This node's own reading of one of its clocks. */
 sim_ns lock_now(struct lock_ctx *ctx, enum lock_clock clock);
@@ -186,15 +188,14 @@ sim_ns lock_now(struct lock_ctx *ctx, enum lock_clock clock);
 void lock_send(struct lock_ctx *ctx, int to, const struct lock_msg *m);
 /* Arm a timer that fires when this node's own clock has advanced by delay_ns.
  * Returns a handle (> 0) for lock_cancel. */
-uint64_t lock_timer(struct lock_ctx *ctx, enum lock_clock clock, sim_ns delay_ns,
-                    int timer, uint64_t arg);
+uint64_t lock_timer(struct lock_ctx *ctx, enum lock_clock clock, sim_ns delay_ns, int timer, uint64_t arg);
 void lock_cancel(struct lock_ctx *ctx, uint64_t handle);
 /* lock_cancel(ctx, handle) then lock_timer(ctx, clock, delay_ns, timer, arg),
  * with the same effect and result, in one call: for a timer re-armed again
  * and again (an election timeout that every heartbeat restarts). A handle
  * of 0, or of a timer no longer pending, is only armed. */
-uint64_t lock_timer_rearm(struct lock_ctx *ctx, uint64_t handle, enum lock_clock clock,
-                          sim_ns delay_ns, int timer, uint64_t arg);
+uint64_t lock_timer_rearm(struct lock_ctx *ctx, uint64_t handle, enum lock_clock clock, sim_ns delay_ns, int timer,
+                          uint64_t arg);
 /* Uniform 64-bit draw from the engine's single seeded PRNG. */
 uint64_t lock_random(struct lock_ctx *ctx);
 /* How many times this node has restarted after a crash (0 at first). A
@@ -224,8 +225,7 @@ void lock_lost(struct lock_ctx *ctx);
 
 /* Server record keeping, for the trace and the checker's ground truth.
  * owner is the client node the entry belongs to. */
-void lock_note_grant(struct lock_ctx *ctx, int owner, uint64_t token, sim_ns ttl_ns,
-                     sim_ns expires_local);
+void lock_note_grant(struct lock_ctx *ctx, int owner, uint64_t token, sim_ns ttl_ns, sim_ns expires_local);
 void lock_note_deny(struct lock_ctx *ctx, int requester, int owner);
 void lock_note_renew(struct lock_ctx *ctx, int owner, sim_ns ttl_ns);
 void lock_note_expire(struct lock_ctx *ctx, int owner);
@@ -245,7 +245,7 @@ void lock_state(struct lock_ctx *ctx, int state);
  * was. Usable outside callbacks (in option). */
 int lock_parse_duration(const char *text, sim_ns *out); /* "30s", "500ms", "1m" */
 int lock_parse_int(const char *text, int64_t *out);
-int lock_parse_bool(const char *text, int *out);        /* on/off, yes/no, true/false */
+int lock_parse_bool(const char *text, int *out); /* on/off, yes/no, true/false */
 
 /* Registry of built-in algorithms. */
 const struct lock_algo *lock_algo_find(const char *name);

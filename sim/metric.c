@@ -10,9 +10,7 @@
 static const struct metric_info rows[SCN_M_COUNT] = {METRIC_MAP(METRIC_ROW_)};
 #undef METRIC_ROW_
 
-const struct metric_info *metric_info(enum scn_metric m) {
-    return (unsigned)m < SCN_M_COUNT ? &rows[m] : NULL;
-}
+const struct metric_info *metric_info(enum scn_metric m) { return (unsigned)m < SCN_M_COUNT ? &rows[m] : NULL; }
 
 /* A shorthand also reads in the plural: `expect no stale-writes`. */
 static int is_shorthand_of(const char *w, const char *sh) {

@@ -20,6 +20,7 @@ enum metric_unit {
 };
 
 /* XX(ENUM, field, expect word, shorthand, json/csv key, unit, description) */
+/* clang-format off */
 #define METRIC_MAP(XX)                                                                            \
     XX(VERDICT, verdict, "verdict", NULL, "verdict", VERDICT,                                     \
        "headline verdict: SAFE, UNSAFE (mutual exclusion broken with harm) or STUCK")             \
@@ -74,13 +75,14 @@ enum metric_unit {
     XX(ACQUIRE_MAX_NS, acquire_max_ns, "acquire-max", NULL, "acquire_max_ns", NS,                 \
        "longest acquisition latency")                                                             \
     XX(END_NS, end_ns, "end-time", NULL, "end_ns", NS, "true time at which the run ended")
+/* clang-format on */
 
 /* Metrics an `expect` line can compare (the rows of METRIC_MAP, in order). */
 enum scn_metric {
 #define METRIC_ENUM_(e, field, word, shorthand, key, unit, desc) SCN_M_##e,
     METRIC_MAP(METRIC_ENUM_)
 #undef METRIC_ENUM_
-    SCN_M_COUNT
+            SCN_M_COUNT
 };
 
 struct metric_info {
@@ -88,7 +90,7 @@ struct metric_info {
     const char *shorthand; /* in `expect [no] WORD`, or NULL */
     const char *key;       /* JSON key and CSV column */
     enum metric_unit unit;
-    const char *desc;      /* one line, for docs and --help */
+    const char *desc; /* one line, for docs and --help */
 };
 
 /* The row of metric m (m < SCN_M_COUNT). */

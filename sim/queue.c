@@ -59,10 +59,10 @@
 #define MASK ((int64_t)SLOTS - 1)
 #define WORDS (SLOTS / 64)
 #ifndef CHUNK
-#define CHUNK 15      /* events per chunk: 8 + 15 * 32 = 488 bytes */
+#define CHUNK 15 /* events per chunk: 8 + 15 * 32 = 488 bytes */
 #endif
-#define FAR_ARITY 4 /* far_pop's tournament assumes 4 */
-#define SORT_SMALL 24 /* insertion sort up to this many run events, else heapify */
+#define FAR_ARITY 4      /* far_pop's tournament assumes 4 */
+#define SORT_SMALL 24    /* insertion sort up to this many run events, else heapify */
 #define SHRINK_MIN 65536 /* run and near give memory back from this capacity on */
 
 #if defined(__GNUC__)
@@ -98,9 +98,7 @@ static inline int earlier(const struct sim_event *a, const struct sim_event *b) 
 
 /* Bucket of a time: floor(t / width), so negative times order too. The
  * width is a constant, so the division compiles to a multiplication. */
-static inline int64_t bucket_of(sim_ns t) {
-    return t >= 0 ? t / QUEUE_BUCKET_NS : -((-(t + 1)) / QUEUE_BUCKET_NS) - 1;
-}
+static inline int64_t bucket_of(sim_ns t) { return t >= 0 ? t / QUEUE_BUCKET_NS : -((-(t + 1)) / QUEUE_BUCKET_NS) - 1; }
 
 /* While the queue is small (wheel_on = 0), cur is far after every bucket: each
  * push then misses the wheel's fast path (which pays nothing for it) and
@@ -456,9 +454,9 @@ COLD static void wheel_on(struct queue *q) {
 #if defined(__GNUC__)
 __attribute__((noinline)) /* out of queue_push's fast path for the wheel */
 #endif
-static int push_small(struct queue *q, const struct sim_event *ev, uint64_t seq, int newest) {
-    if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0)
-        return -1;
+static int
+push_small(struct queue *q, const struct sim_event *ev, uint64_t seq, int newest) {
+    if (q->far_len == q->far_cap && reserve(&q->far, &q->far_cap, q->far_len + 1, sizeof *q->far) != 0) return -1;
     /* Insertion into the array sorted latest first: the events that come
      * before this one (most pushes are a message latency or less ahead, so
      * few) move up one place; the event is written once, field by field. */
@@ -530,9 +528,7 @@ COLD static int push_slow(struct queue *q, struct sim_event e, int keyed) {
     return 0;
 }
 
-int queue_push_seq(struct queue *q, const struct sim_event *ev) {
-    return push_slow(q, *ev, 1);
-}
+int queue_push_seq(struct queue *q, const struct sim_event *ev) { return push_slow(q, *ev, 1); }
 
 int queue_push(struct queue *q, const struct sim_event *ev) {
     int64_t b = bucket_of(ev->t);
@@ -593,7 +589,8 @@ int queue_push_fields(struct queue *q, sim_ns t, uint32_t type, int32_t node, ui
 #if defined(__GNUC__)
 __attribute__((noinline)) /* out of queue_pop's path for the wheel */
 #endif
-static int pop_small(struct queue *q, struct sim_event *ev) {
+static int
+pop_small(struct queue *q, struct sim_event *ev) {
     if (q->far_len == 0) return -1;
     *ev = q->far[--q->far_len]; /* the earliest is last */
     q->len--;
@@ -603,10 +600,8 @@ static int pop_small(struct queue *q, struct sim_event *ev) {
 int queue_pop(struct queue *q, struct sim_event *ev) {
     for (;;) {
         if (q->run_head < q->run_len) {
-            if (q->near_len == 0 || earlier(&q->run[q->run_head], &q->near[0]))
-                *ev = q->run[q->run_head++];
-            else
-                near_pop(q, ev);
+            if (q->near_len == 0 || earlier(&q->run[q->run_head], &q->near[0])) *ev = q->run[q->run_head++];
+            else near_pop(q, ev);
             break;
         }
         if (q->near_len) {

@@ -28,34 +28,34 @@
 #define QUEUE_SMALL 128      /* a sorted array alone until this many events are queued at once */
 
 struct sim_event {
-    sim_ns t;       /* true time at which it fires */
-    uint64_t seq;   /* insertion order, filled in by queue_push */
-    uint32_t type;  /* engine-defined event type */
-    int32_t node;   /* node the event is for */
-    uint64_t arg;   /* engine-defined: message slot, timer id, fault index */
+    sim_ns t;      /* true time at which it fires */
+    uint64_t seq;  /* insertion order, filled in by queue_push */
+    uint32_t type; /* engine-defined event type */
+    int32_t node;  /* node the event is for */
+    uint64_t arg;  /* engine-defined: message slot, timer id, fault index */
 };
 
 struct queue_wheel; /* bucket lists and occupancy bitmaps (sim/queue.c) */
 struct queue_chunk; /* up to 31 events of one bucket, in push order */
 
 struct queue {
-    size_t len;                /* events queued, in all parts */
-    int wheel_on;              /* 0 = every event is in far, sorted latest first (a small queue);
+    size_t len;        /* events queued, in all parts */
+    int wheel_on;      /* 0 = every event is in far, sorted latest first (a small queue);
                                   1 = run, near, wheel and far as below (for good) */
-    uint64_t next_seq;         /* seq of the next push */
-    int64_t cur;               /* current bucket: floor(t / QUEUE_BUCKET_NS) */
+    uint64_t next_seq; /* seq of the next push */
+    int64_t cur;       /* current bucket: floor(t / QUEUE_BUCKET_NS) */
     /* The current bucket, and anything pushed earlier than it. */
-    struct sim_event *run;     /* owned: sorted by (t, seq), popped from run_head */
+    struct sim_event *run; /* owned: sorted by (t, seq), popped from run_head */
     size_t run_head, run_len, run_cap;
-    struct sim_event *near;    /* owned: binary heap of pushes that would unsort the run */
+    struct sim_event *near; /* owned: binary heap of pushes that would unsort the run */
     size_t near_len, near_cap;
     /* Buckets cur+1 .. cur+QUEUE_SLOTS-1. */
-    struct queue_wheel *wheel; /* owned, allocated at the first wheel push */
-    size_t wheel_len;          /* events on the wheel */
-    struct queue_chunk *pool;  /* owned: chunks; a bucket is a list of them */
+    struct queue_wheel *wheel;              /* owned, allocated at the first wheel push */
+    size_t wheel_len;                       /* events on the wheel */
+    struct queue_chunk *pool;               /* owned: chunks; a bucket is a list of them */
     uint32_t pool_len, pool_cap, pool_free; /* pool_free: index + 1, 0 = none */
     /* Buckets from cur+QUEUE_SLOTS on. */
-    struct sim_event *far;     /* owned: 4-ary heap keyed (t, seq); a small queue's sorted array */
+    struct sim_event *far; /* owned: 4-ary heap keyed (t, seq); a small queue's sorted array */
     size_t far_len, far_cap;
 };
 
@@ -73,8 +73,7 @@ int queue_push_fields(struct queue *q, sim_ns t, uint32_t type, int32_t node, ui
  * wheel on) takes queue_push. 0, or -1 as queue_push. Inline: in a small
  * run every message and timer is pushed here, most of them past two or
  * three events, and the call was a fifth of the push (bench/README.md). */
-static inline int queue_push_small(struct queue *q, sim_ns t, uint32_t type, int32_t node,
-                                   uint64_t arg) {
+static inline int queue_push_small(struct queue *q, sim_ns t, uint32_t type, int32_t node, uint64_t arg) {
     if (q->wheel_on || q->len >= QUEUE_SMALL || q->far_len == q->far_cap)
         return queue_push_fields(q, t, type, node, arg);
     /* Sorted latest first (sim/queue.c): the events that pop before this

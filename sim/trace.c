@@ -8,7 +8,7 @@
 
 static const char *const kind_names[TRACE_KIND_COUNT] = {
 #define KIND_NAME_(name, word, finding, checked) [TRACE_##name] = word,
-    TRACE_KIND_MAP(KIND_NAME_)
+        TRACE_KIND_MAP(KIND_NAME_)
 #undef KIND_NAME_
 };
 
@@ -17,7 +17,7 @@ static const struct {
     const char *word, *says;
 } rules[] = {
 #define RULE_ROW_(name, value, word, says) {value, word, says},
-    TRACE_RULE_MAP(RULE_ROW_)
+        TRACE_RULE_MAP(RULE_ROW_)
 #undef RULE_ROW_
 };
 

@@ -33,6 +33,7 @@
  * full and fuzz/trace.dict has every word (tests/test_trace.c checks both).
  * The switches on a kind in sim/ and render/ name every kind and have no
  * default, so -Wswitch lists the places a new kind must be handled. */
+/* clang-format off */
 #define TRACE_KIND_MAP(XX)                                                                                   \
     XX(RUN_START, "run-start", 0, 0)                    /* a = seed (as int64), b = duration_ns */           \
     XX(RUN_END, "run-end", 0, 0)                        /* a = events processed */                           \
@@ -113,6 +114,7 @@
                                                            superseded grant that a resource with a rule      \
                                                            accepted before any operation of a newer grant    \
                                                            (in grant order); grant = its grant */
+/* clang-format on */
 
 enum trace_kind {
 #define TRACE_KIND_ENUM_(name, word, finding, checked) TRACE_##name,
@@ -157,6 +159,7 @@ enum trace_write {
  * "resource_rule" (trace_rule_word) and what the text report adds to its
  * stale-writes line (trace_rule_says). A value no rule has reads as some
  * check: a resource whose b is not 0 counts as protected. */
+/* clang-format off */
 #define TRACE_RULE_MAP(XX)                                                                           \
     /* it checks nothing */                                                                          \
     XX(PLAIN, 0, "plain", "")                                                                        \
@@ -169,6 +172,7 @@ enum trace_write {
     XX(NO_LOCK, 3, "no-lock", "")                                                                    \
     /* the resource lives in the lock service (resource guard=owner), whatever else decides */       \
     XX(OWNER, 4, "owner", " (writes guarded by ownership in the lock service)")
+/* clang-format on */
 
 enum trace_rule {
 #define TRACE_RULE_ENUM_(name, value, word, says) TRACE_RULE_##name = value,
@@ -184,10 +188,10 @@ const char *trace_rule_word(int64_t rule);
 const char *trace_rule_says(int64_t rule);
 
 enum trace_skip {
-    TRACE_SKIP_SOLD_OUT = 1,  /* it read 0 units: nothing to reserve */
+    TRACE_SKIP_SOLD_OUT = 1,     /* it read 0 units: nothing to reserve */
     TRACE_SKIP_CLIENT_CHECK = 2, /* the algorithm's client-side check said no */
-    TRACE_SKIP_LOST = 3,        /* the algorithm had said the lock was lost (lock_lost) */
-    TRACE_SKIP_READ_REFUSED = 4 /* the resource refused its read (check=reads+writes) */
+    TRACE_SKIP_LOST = 3,         /* the algorithm had said the lock was lost (lock_lost) */
+    TRACE_SKIP_READ_REFUSED = 4  /* the resource refused its read (check=reads+writes) */
 };
 
 enum trace_exit {
@@ -204,22 +208,22 @@ enum trace_drop {
 };
 
 struct trace_event {
-    sim_ns t;          /* true time */
-    uint32_t seq;      /* position in the trace, from 0 */
-    uint16_t kind;     /* enum trace_kind */
-    int32_t node;      /* node index, or TRACE_NO_NODE */
-    int32_t peer;      /* other node, or TRACE_NO_NODE */
-    uint64_t token;    /* fencing token (0 = none) */
-    uint32_t grant;    /* ground-truth grant id (0 = none) */
-    int64_t a, b;      /* kind-specific, see enum trace_kind */
-    const char *text;  /* static or interned string, or NULL; never owned */
+    sim_ns t;         /* true time */
+    uint32_t seq;     /* position in the trace, from 0 */
+    uint16_t kind;    /* enum trace_kind */
+    int32_t node;     /* node index, or TRACE_NO_NODE */
+    int32_t peer;     /* other node, or TRACE_NO_NODE */
+    uint64_t token;   /* fencing token (0 = none) */
+    uint32_t grant;   /* ground-truth grant id (0 = none) */
+    int64_t a, b;     /* kind-specific, see enum trace_kind */
+    const char *text; /* static or interned string, or NULL; never owned */
 };
 
 enum trace_node_kind { TRACE_NODE_CLIENT, TRACE_NODE_SERVER, TRACE_NODE_RESOURCE };
 
 struct trace_node {
     char name[16];
-    int kind;          /* enum trace_node_kind */
+    int kind; /* enum trace_node_kind */
 };
 
 /* Receives each event as it is appended (the online checker). */
@@ -228,23 +232,23 @@ typedef void (*trace_observer)(void *arg, const struct trace_event *ev);
 struct trace {
     struct trace_node *nodes; /* owned */
     int nnodes;
-    int cap_nodes;            /* room in nodes[] */
-    struct trace_event *ev;   /* owned; kept only when keep != 0 */
+    int cap_nodes;          /* room in nodes[] */
+    struct trace_event *ev; /* owned; kept only when keep != 0 */
     size_t len, cap;
-    uint32_t count;           /* events appended, kept or not */
-    int keep;                 /* 1 = store events in ev[] */
-    int hashing;              /* 1 = fold every event into hash as it is appended,
+    uint32_t count; /* events appended, kept or not */
+    int keep;       /* 1 = store events in ev[] */
+    int hashing;    /* 1 = fold every event into hash as it is appended,
                                  so trace_hash works without keeping the events */
-    uint64_t hash;            /* the digest's running accumulator when hashing */
-    int oom;                  /* 1 = an append could not be stored */
+    uint64_t hash;  /* the digest's running accumulator when hashing */
+    int oom;        /* 1 = an append could not be stored */
     trace_observer observe;
     void *observe_arg;
-    uint64_t observe_kinds;   /* bit k: the observer wants kind k; 0 = every kind */
+    uint64_t observe_kinds; /* bit k: the observer wants kind k; 0 = every kind */
     /* Called with observe_arg before an event later than every event so far
      * is stored, so an observer can append what it concluded about the
      * instant that just ended, in time order. */
     void (*advance)(void *arg, sim_ns t);
-    sim_ns last_t;            /* time of the latest event appended */
+    sim_ns last_t; /* time of the latest event appended */
     char title[160];
     char algo[48];
     uint64_t seed;
@@ -295,9 +299,8 @@ static inline uint64_t trace_hash_fields(uint64_t h, sim_ns t, int kind, int nod
  * trace_append_own would do with the event of these fields (count it,
  * move time on for the advance hook, fold it into the digest), without
  * building it. */
-static inline void trace_append_hash_only(struct trace *tr, sim_ns t, int kind, int node, int peer,
-                                          uint64_t token, uint32_t grant, int64_t a, int64_t b,
-                                          const char *text) {
+static inline void trace_append_hash_only(struct trace *tr, sim_ns t, int kind, int node, int peer, uint64_t token,
+                                          uint32_t grant, int64_t a, int64_t b, const char *text) {
     if (t > tr->last_t) {
         if (tr->advance) tr->advance(tr->observe_arg, t);
         tr->last_t = t;

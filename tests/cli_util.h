@@ -51,9 +51,8 @@ static TESTUTIL_UNUSED struct result *run_in(const char *prefix, const char *arg
     static struct result r;
     char cmd[8192], abs[4096];
     if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-    snprintf(cmd, sizeof cmd,
-             "%s NO_COLOR=1 %s %s >/tmp/locksim_cli_out.%d 2>/tmp/locksim_cli_err.%d", prefix, abs, args,
-             (int)getpid(), (int)getpid());
+    snprintf(cmd, sizeof cmd, "%s NO_COLOR=1 %s %s >/tmp/locksim_cli_out.%d 2>/tmp/locksim_cli_err.%d", prefix, abs,
+             args, (int)getpid(), (int)getpid());
     int st = system(cmd);
     r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     char p[64];
@@ -163,7 +162,8 @@ static TESTUTIL_UNUSED const char *json_value(const char *s) {
     if (*p == '-') p++;
     if (*p < '0' || *p > '9') return NULL;
     while (*p >= '0' && *p <= '9') p++;
-    if (*p == '.') for (p++; *p >= '0' && *p <= '9'; p++) {}
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++) {}
     return p;
 }
 /* 1 when every non-empty line of text is one valid JSON value (JSON Lines). */

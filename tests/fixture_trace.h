@@ -83,9 +83,8 @@ enum { A, B, S1, R, NO = TRACE_NO_NODE };
 
 /* Append one event with these fields (the rest zero). text is NULL or a
  * string that outlives the trace (a literal, or one from trace_intern). */
-static TESTUTIL_UNUSED void ev(struct trace *tr, sim_ns t, int kind, int node, int peer,
-                               uint64_t token, uint32_t grant, int64_t a, int64_t b,
-                               const char *text) {
+static TESTUTIL_UNUSED void ev(struct trace *tr, sim_ns t, int kind, int node, int peer, uint64_t token, uint32_t grant,
+                               int64_t a, int64_t b, const char *text) {
     struct trace_event e;
     memset(&e, 0, sizeof e);
     e.t = t;

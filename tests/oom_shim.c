@@ -24,9 +24,9 @@ extern void *__libc_calloc(size_t n, size_t m);
 extern void *__libc_realloc(void *p, size_t n);
 extern void *__libc_memalign(size_t align, size_t n);
 
-static long fail_at = -1;  /* -1: not read yet; 0: never fail */
+static long fail_at = -1; /* -1: not read yet; 0: never fail */
 static int count_only;
-static long calls;         /* allocations of this process so far */
+static long calls; /* allocations of this process so far */
 
 static void init(void) {
     const char *at = getenv("LOCKSIM_OOM_AT"), *c = getenv("LOCKSIM_OOM_COUNT");

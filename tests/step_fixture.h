@@ -8,7 +8,7 @@
 
 /* S(x): x seconds, unless the test has its own S (test_zk's `6 * S`). */
 #ifndef S
-#define S(x) ((sim_ns)(x) * SIM_NS_PER_S)
+#define S(x) ((sim_ns)(x)*SIM_NS_PER_S)
 #endif
 
 /* The newest event in the kept trace, or NULL. */
@@ -49,8 +49,8 @@ static TESTUTIL_UNUSED const struct trace_event *step_until_event(struct engine 
         if (!on) break;
         on = engine_step(e);
     }
-    fprintf(stderr, "the run ended at %lld ns without a %s at %s\n", (long long)engine_now(e),
-            trace_kind_name(kind), node ? node : "*");
+    fprintf(stderr, "the run ended at %lld ns without a %s at %s\n", (long long)engine_now(e), trace_kind_name(kind),
+            node ? node : "*");
     fail();
     return NULL;
 }

@@ -75,8 +75,7 @@ static void test_local_mutex_threads_serialize(void **state) {
     assert_int_equal(g->t, 1 * MS);
     assert_int_equal(g->peer, A);
     assert_int_equal(g->b, SIM_NEVER); /* a mutex has no expiry */
-    const struct trace_event *blk =
-        note(e, "S1", NOTE_EXACT, "mutex held by another thread: the caller blocks", 1);
+    const struct trace_event *blk = note(e, "S1", NOTE_EXACT, "mutex held by another thread: the caller blocks", 1);
     assert_non_null(blk);
     assert_int_equal(blk->t, 1 * MS);
     assert_int_equal(blk->a, B);
@@ -318,10 +317,12 @@ static void test_deadline_rules(void **state) {
  * store's rule decides the instant the key goes and B is granted. */
 static sim_ns deadline_story(const char *lock_line, sim_ns *expire_t) {
     char text[512];
-    snprintf(text, sizeof text, "%s\nresource stock=1 fencing=off\nnetwork latency=0ms\nduration 12s\n"
+    snprintf(text, sizeof text,
+             "%s\nresource stock=1 fencing=off\nnetwork latency=0ms\nduration 12s\n"
              "client A: acquire; read; write; release\n"
              "client B @9999ms: acquire retry=1us; read; write; release\n"
-             "on A.after-acquire pause A 11s\n", lock_line);
+             "on A.after-acquire pause A 11s\n",
+             lock_line);
     struct engine *e = build_engine(text, NULL);
     story_cursor = 0;
     /* t=0: A is granted the 10 s lease and pauses at once. */
@@ -564,12 +565,11 @@ static void test_lease_renew_on_lost_abort(void **state) {
  * gone. Told (the default), the program leaves its critical section then and
  * skips its write at 6.51s; not told, it stays inside and the write lands at
  * 6.511s, after B's (4.015s): accepted though stale. */
-static const char *NEVER_TOLD =
-    "lock consensus ttl=2s first-candidate=S1\n"
-    "resource stock=1 fencing=off\nnetwork latency=1ms\nduration 20s\n"
-    "client A @1s checks-loss=%s: acquire; read; work 5500ms; write; release\n"
-    "client B @3s: acquire retry=500ms; read; write; release\n"
-    "@2s pause A 4s\n";
+static const char *NEVER_TOLD = "lock consensus ttl=2s first-candidate=S1\n"
+                                "resource stock=1 fencing=off\nnetwork latency=1ms\nduration 20s\n"
+                                "client A @1s checks-loss=%s: acquire; read; work 5500ms; write; release\n"
+                                "client B @3s: acquire retry=500ms; read; write; release\n"
+                                "@2s pause A 4s\n";
 
 static void test_program_never_told_of_loss(void **state) {
     (void)state;
@@ -580,8 +580,8 @@ static void test_program_never_told_of_loss(void **state) {
     const struct trace_event *gone = note(e, "A", NOTE_EXACT, "keep-alive refused: its lease is gone", 1);
     assert_non_null(gone);
     assert_int_equal(gone->t, 6 * S + 4 * MS);
-    const struct trace_event *untold =
-        note(e, "A", NOTE_EXACT, "lock lost, but the program is not told (checks-loss=no): it goes on", 1);
+    const struct trace_event *untold = note(e, "A", NOTE_EXACT,
+                                            "lock lost, but the program is not told (checks-loss=no): it goes on", 1);
     assert_non_null(untold);
     assert_int_equal(untold->t, 6 * S + 4 * MS);
     assert_null(find(e, TRACE_WRITE_SKIPPED, "A", 1));
@@ -654,25 +654,25 @@ static void test_lease_renew_options(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_local_mutex_instances_grant_at_once),
-        cmocka_unit_test(test_local_mutex_threads_serialize),
-        cmocka_unit_test(test_local_mutex_threads_one_pause_stops_all),
-        cmocka_unit_test(test_local_mutex_options),
-        cmocka_unit_test(test_setnx_expire_sets_ttl),
-        cmocka_unit_test(test_setnx_expire_crash_between_stuck),
-        cmocka_unit_test(test_setnx_expire_crash_during_acquire),
-        cmocka_unit_test(test_setnx_expire_options),
-        cmocka_unit_test(test_redis_key_expired_rule),
-        cmocka_unit_test(test_deadline_rules),
-        cmocka_unit_test(test_deadline_rule_per_store),
-        cmocka_unit_test(test_deadline_option_refused),
-        cmocka_unit_test(test_redis_expiry_at_the_tick),
-        cmocka_unit_test(test_lease_renew_interval),
-        cmocka_unit_test(test_lease_renew_pause_freezes_heartbeat),
-        cmocka_unit_test(test_lease_renew_on_lost_abort),
-        cmocka_unit_test(test_program_never_told_of_loss),
-        cmocka_unit_test(test_lease_renew_abort_too_late),
-        cmocka_unit_test(test_lease_renew_options),
+            cmocka_unit_test(test_local_mutex_instances_grant_at_once),
+            cmocka_unit_test(test_local_mutex_threads_serialize),
+            cmocka_unit_test(test_local_mutex_threads_one_pause_stops_all),
+            cmocka_unit_test(test_local_mutex_options),
+            cmocka_unit_test(test_setnx_expire_sets_ttl),
+            cmocka_unit_test(test_setnx_expire_crash_between_stuck),
+            cmocka_unit_test(test_setnx_expire_crash_during_acquire),
+            cmocka_unit_test(test_setnx_expire_options),
+            cmocka_unit_test(test_redis_key_expired_rule),
+            cmocka_unit_test(test_deadline_rules),
+            cmocka_unit_test(test_deadline_rule_per_store),
+            cmocka_unit_test(test_deadline_option_refused),
+            cmocka_unit_test(test_redis_expiry_at_the_tick),
+            cmocka_unit_test(test_lease_renew_interval),
+            cmocka_unit_test(test_lease_renew_pause_freezes_heartbeat),
+            cmocka_unit_test(test_lease_renew_on_lost_abort),
+            cmocka_unit_test(test_program_never_told_of_loss),
+            cmocka_unit_test(test_lease_renew_abort_too_late),
+            cmocka_unit_test(test_lease_renew_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

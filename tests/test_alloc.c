@@ -21,9 +21,9 @@ void *__real_realloc(void *p, size_t n);
 void __real_free(void *p);
 int __real_posix_memalign(void **p, size_t align, size_t n);
 
-static long calls;      /* allocations seen while armed */
-static long fail_at;    /* the call that fails (1-based); 0 = none */
-static long live;       /* allocations not yet freed, while armed */
+static long calls;   /* allocations seen while armed */
+static long fail_at; /* the call that fails (1-based); 0 = none */
+static long live;    /* allocations not yet freed, while armed */
 static int armed;
 
 static int should_fail(void) {
@@ -114,22 +114,24 @@ static void test_every_allocation_fails_in_turn(void **state) {
             run_once(g.gl_pathv[i], text, len, k, &rc, &got);
             ooms += rc == LSIM_ENOMEM;
             if (rc == 0 && got != want)
-                fprintf(stderr, "%s: allocation %ld failing gave a run that succeeded with trace hash %016llx, "
-                        "not %016llx\n", g.gl_pathv[i], k, (unsigned long long)got, (unsigned long long)want);
+                fprintf(stderr,
+                        "%s: allocation %ld failing gave a run that succeeded with trace hash %016llx, "
+                        "not %016llx\n",
+                        g.gl_pathv[i], k, (unsigned long long)got, (unsigned long long)want);
             if (rc == 0) assert_true(got == want);
         }
         total += n;
         __real_free(text);
     }
-    fprintf(stderr, "alloc: %zu scenarios, %ld allocations failed in turn, %ld runs ended in ENOMEM\n",
-            g.gl_pathc, total, ooms);
+    fprintf(stderr, "alloc: %zu scenarios, %ld allocations failed in turn, %ld runs ended in ENOMEM\n", g.gl_pathc,
+            total, ooms);
     assert_true(ooms > 0);
     globfree(&g);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_allocation_fails_in_turn),
+            cmocka_unit_test(test_every_allocation_fails_in_turn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,14 +47,14 @@ static const char *bin(void) {
 /* ---- One bounded run of the binary --------------------------------------------- */
 
 struct outcome {
-    int signaled;       /* killed by a signal (crash, abort, or our timeout) */
+    int signaled; /* killed by a signal (crash, abort, or our timeout) */
     int sig;
     int timed_out;
-    int code;           /* exit code when !signaled */
-    double seconds;     /* wall clock */
-    long maxrss_kib;    /* peak resident set */
-    char out[1 << 21];  /* start of stdout (2 MiB) */
-    char err[4096];     /* start of stderr */
+    int code;          /* exit code when !signaled */
+    double seconds;    /* wall clock */
+    long maxrss_kib;   /* peak resident set */
+    char out[1 << 21]; /* start of stdout (2 MiB) */
+    char err[4096];    /* start of stderr */
 };
 
 static void slurp(const char *path, char *buf, size_t n) {
@@ -159,8 +159,7 @@ static int read_expectation(const char *path, struct expectation *x, char *why, 
     int got = 0;
     for (int i = 0; i < 3 && fgets(line, sizeof line, f); i++) {
         char *p = line;
-        if (i == 0 && (unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb &&
-            (unsigned char)p[2] == 0xbf)
+        if (i == 0 && (unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb && (unsigned char)p[2] == 0xbf)
             p += 3; /* a byte-order mark before the first line */
         p[strcspn(p, "\r\n")] = '\0';
         if (i == 0) {
@@ -185,8 +184,7 @@ static int read_expectation(const char *path, struct expectation *x, char *why, 
 }
 
 /* Split the args line at spaces, {} becoming path (storage in buf). */
-static int split_args(const struct expectation *x, const char *path, char *buf, size_t n,
-                      char **args) {
+static int split_args(const struct expectation *x, const char *path, char *buf, size_t n, char **args) {
     if (!x->argline[0]) snprintf(buf, n, "run %s --narrate --width 100", path);
     else {
         size_t at = 0;
@@ -220,8 +218,7 @@ static int has_position(const char *s, const char *file) {
  * name it must be the start of stderr's first line (with the directory
  * before it, so the exact file:line:col), otherwise stderr must contain it.
  * For codes 0 and 1 (the run completed) it must appear on stdout. */
-static void check_outcome(const char *path, const struct expectation *x,
-                          const struct outcome *o, int is_run) {
+static void check_outcome(const char *path, const struct expectation *x, const struct outcome *o, int is_run) {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     if (o->timed_out)
         fail_msg("%s: still running after %d s of wall clock: killed", path,
@@ -229,21 +226,16 @@ static void check_outcome(const char *path, const struct expectation *x,
     if (o->signaled && o->sig == SIGXCPU)
         fail_msg("%s: more than %d s of CPU time (%.1f s of wall clock): stopped", path,
                  BAD_TIME_LIMIT_S * (BAD_SANITIZED ? 6 : 1), o->seconds);
-    if (o->signaled)
-        fail_msg("%s: killed by signal %d (%s); stderr: %.600s", path, o->sig, strsignal(o->sig),
-                 o->err);
+    if (o->signaled) fail_msg("%s: killed by signal %d (%s); stderr: %.600s", path, o->sig, strsignal(o->sig), o->err);
     if (!o->signaled && o->code == 127 && !o->err[0])
         fail_msg("cannot run %s (LOCKSIM_BIN names the locksim binary)", bin());
-    if (strstr(o->err, "runtime error:") || strstr(o->err, "AddressSanitizer") ||
-        strstr(o->err, "LeakSanitizer"))
+    if (strstr(o->err, "runtime error:") || strstr(o->err, "AddressSanitizer") || strstr(o->err, "LeakSanitizer"))
         fail_msg("%s: sanitizer report (exit %d): %.800s", path, o->code, o->err);
-    if (o->code != x->code)
-        fail_msg("%s: exit code %d, expected %d; stderr: %.600s", path, o->code, x->code, o->err);
+    if (o->code != x->code) fail_msg("%s: exit code %d, expected %d; stderr: %.600s", path, o->code, x->code, o->err);
     if (!BAD_SANITIZED && o->maxrss_kib > BAD_MEM_LIMIT_BYTES / 1024)
         fail_msg("%s: used %ld KiB of memory, more than the limit", path, o->maxrss_kib);
     if (x->code == 0 || x->code == 1) {
-        if (!strstr(o->out, x->text))
-            fail_msg("%s: stdout lacks '%s'; stdout starts: %.400s", path, x->text, o->out);
+        if (!strstr(o->out, x->text)) fail_msg("%s: stdout lacks '%s'; stdout starts: %.400s", path, x->text, o->out);
         return;
     }
     /* Refused input: one message on stderr (a usage error, 64, adds a
@@ -253,19 +245,18 @@ static void check_outcome(const char *path, const struct expectation *x,
         fail_msg("%s: stderr must be exactly one line, found: %.600s", path, o->err);
     /* Nothing is reported before the input is refused (exit 73 comes after
      * the report, when the --trace file cannot be written). */
-    if (is_run && x->code != 73 && o->out[0])
-        fail_msg("%s: stdout must be empty, found: %.200s", path, o->out);
+    if (is_run && x->code != 73 && o->out[0]) fail_msg("%s: stdout must be empty, found: %.200s", path, o->out);
     if (strncmp(x->text, base, strlen(base)) == 0) {
         size_t dl = (size_t)(base - path);
         if (strncmp(o->err, path, dl) != 0 || strncmp(o->err + dl, x->text, strlen(x->text)) != 0)
-            fail_msg("%s: stderr is '%.600s', expected it to start with '%.*s%s'", path, o->err,
-                     (int)dl, path, x->text);
+            fail_msg("%s: stderr is '%.600s', expected it to start with '%.*s%s'", path, o->err, (int)dl, path,
+                     x->text);
     } else if (!strstr(o->err, x->text)) {
         fail_msg("%s: stderr lacks '%s'; stderr: %.600s", path, x->text, o->err);
     }
     if (x->code == 65 && !has_position(o->err, path))
-        fail_msg("%s: a malformed scenario must be reported as %s:LINE:COL: message; found: %.400s",
-                 path, path, o->err);
+        fail_msg("%s: a malformed scenario must be reported as %s:LINE:COL: message; found: %.400s", path, path,
+                 o->err);
 }
 
 /* One file of tests/bad/: run it as its header says. */
@@ -278,7 +269,8 @@ static void test_bad_file(void **state) {
     const char *known = getenv("LOCKSIM_BAD_KNOWN");
     if (x.known_bug && !(known && strcmp(known, "1") == 0)) {
         print_message("%s: known bug, not fixed yet (tests/bad/README.md); "
-                      "LOCKSIM_BAD_KNOWN=1 runs it\n", path);
+                      "LOCKSIM_BAD_KNOWN=1 runs it\n",
+                      path);
         skip();
     }
     if (BAD_SANITIZED && x.memory_limit) {
@@ -388,9 +380,7 @@ static void test_corpus_size(void **state) {
     if (n < BAD_MIN_FILES) fail_msg("%d files in %s, expected at least %d", n, BAD_DIR, BAD_MIN_FILES);
 }
 
-static int by_name(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int main(void) {
     /* One test per corpus file, named after it, in name order. */
@@ -398,8 +388,7 @@ int main(void) {
     int n = 0;
     DIR *d = opendir(BAD_DIR);
     if (!d) {
-        fprintf(stderr, "test_bad: cannot open %s (run from the repository root): %s\n", BAD_DIR,
-                strerror(errno));
+        fprintf(stderr, "test_bad: cannot open %s (run from the repository root): %s\n", BAD_DIR, strerror(errno));
         return 1;
     }
     for (struct dirent *de; (de = readdir(d)) != NULL && n < 1024;) {
@@ -415,11 +404,9 @@ int main(void) {
     qsort(paths, (size_t)n, sizeof paths[0], by_name);
 
     static const struct CMUnitTest fixed[] = {
-        cmocka_unit_test(test_corpus_size),
-        cmocka_unit_test(test_file_too_large),
-        cmocka_unit_test(test_directory_and_missing),
-        cmocka_unit_test(test_client_lines_over_limit),
-        cmocka_unit_test(test_check_mixed),
+            cmocka_unit_test(test_corpus_size),           cmocka_unit_test(test_file_too_large),
+            cmocka_unit_test(test_directory_and_missing), cmocka_unit_test(test_client_lines_over_limit),
+            cmocka_unit_test(test_check_mixed),
     };
     size_t nfixed = sizeof fixed / sizeof fixed[0];
     struct CMUnitTest *tests = calloc(nfixed + (size_t)n, sizeof *tests);

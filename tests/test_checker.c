@@ -17,9 +17,7 @@
 
 enum replay_mode { ALL, MASK_ONLY, INJECT };
 
-static int is_finding(int kind) {
-    return trace_kind_is_finding(kind);
-}
+static int is_finding(int kind) { return trace_kind_is_finding(kind); }
 
 static int in_mask(int kind) { return (int)((CHECKER_KINDS >> kind) & 1); }
 
@@ -44,8 +42,15 @@ static void replay(const struct trace *src, const struct scenario *s, enum repla
              * would matter if the checker looked at them. */
             do other = (other + 1) % TRACE_KIND_COUNT;
             while (in_mask(other) || is_finding(other));
-            struct trace_event junk = {.t = ev->t, .kind = (uint16_t)other, .node = ev->node, .peer = ev->peer,
-                                       .token = 99, .grant = ev->grant, .a = 1, .b = 2, .text = NULL};
+            struct trace_event junk = {.t = ev->t,
+                                       .kind = (uint16_t)other,
+                                       .node = ev->node,
+                                       .peer = ev->peer,
+                                       .token = 99,
+                                       .grant = ev->grant,
+                                       .a = 1,
+                                       .b = 2,
+                                       .text = NULL};
             trace_append(&t2, &junk);
         }
         trace_append(&t2, ev);
@@ -59,8 +64,9 @@ static void assert_same_report(const struct checker_report *a, const struct chec
     for (int m = 0; m < SCN_M_COUNT; m++) {
         if (m == SCN_M_END_NS) continue; /* replay ends at the last event, the run at its duration */
         int64_t x = checker_metric(a, (enum scn_metric)m), y = checker_metric(b, (enum scn_metric)m);
-        if (x != y) fprintf(stderr, "%s: %s differs: %lld vs %lld\n", what, metric_info((enum scn_metric)m)->word,
-                            (long long)x, (long long)y);
+        if (x != y)
+            fprintf(stderr, "%s: %s differs: %lld vs %lld\n", what, metric_info((enum scn_metric)m)->word, (long long)x,
+                    (long long)y);
         assert_true(x == y);
     }
     assert_string_equal(a->headline, b->headline);
@@ -147,13 +153,13 @@ static int64_t stuck_with(int expire, int restart) {
     t.observe_arg = &c;
     t.advance = checker_advance;
     struct trace_event evs[] = {
-        {.t = 0, .kind = TRACE_ACQUIRE_START, .node = a, .peer = -1},
-        {.t = SIM_NS_PER_S, .kind = TRACE_CRASH, .node = a, .peer = -1},
-        {.t = SIM_NS_PER_S + 500, .kind = TRACE_SRV_GRANT, .node = s1, .peer = a, .a = 0},
-        {.t = 2 * SIM_NS_PER_S, .kind = TRACE_ACQUIRE_START, .node = b, .peer = -1},
-        {.t = 3 * SIM_NS_PER_S, .kind = restart ? TRACE_RESTART : TRACE_HEAL, .node = a, .peer = -1},
-        {.t = 5 * SIM_NS_PER_S, .kind = expire ? TRACE_SRV_EXPIRE : TRACE_SRV_NOTE, .node = s1, .peer = a},
-        {.t = 100 * SIM_NS_PER_S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1, .a = 9},
+            {.t = 0, .kind = TRACE_ACQUIRE_START, .node = a, .peer = -1},
+            {.t = SIM_NS_PER_S, .kind = TRACE_CRASH, .node = a, .peer = -1},
+            {.t = SIM_NS_PER_S + 500, .kind = TRACE_SRV_GRANT, .node = s1, .peer = a, .a = 0},
+            {.t = 2 * SIM_NS_PER_S, .kind = TRACE_ACQUIRE_START, .node = b, .peer = -1},
+            {.t = 3 * SIM_NS_PER_S, .kind = restart ? TRACE_RESTART : TRACE_HEAL, .node = a, .peer = -1},
+            {.t = 5 * SIM_NS_PER_S, .kind = expire ? TRACE_SRV_EXPIRE : TRACE_SRV_NOTE, .node = s1, .peer = a},
+            {.t = 100 * SIM_NS_PER_S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1, .a = 9},
     };
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) trace_append(&t, &evs[i]);
     struct checker_report rep;
@@ -256,8 +262,13 @@ static void story_begin(struct story *st, int nclients, int nservers, int quorum
     st->t.observe = checker_observe;
     st->t.observe_arg = &st->c;
     st->t.advance = checker_advance;
-    struct trace_event init = {.t = 0, .kind = TRACE_RESOURCE_INIT, .node = st->node[7], .peer = -1,
-                               .grant = (uint32_t)quorum, .a = 5, .b = b};
+    struct trace_event init = {.t = 0,
+                               .kind = TRACE_RESOURCE_INIT,
+                               .node = st->node[7],
+                               .peer = -1,
+                               .grant = (uint32_t)quorum,
+                               .a = 5,
+                               .b = b};
     trace_append(&st->t, &init);
 }
 
@@ -298,7 +309,7 @@ static void test_quorum_order_redlock(void **state) {
     struct checker_report rep;
     story_end(&st, &rep);
     assert_int_equal(rep.stale_accepted, 1);
-    assert_int_equal(stale_writer(&st, 1), A); /* the culprit */
+    assert_int_equal(stale_writer(&st, 1), A);  /* the culprit */
     assert_int_equal(stale_writer(&st, 2), -9); /* B's write is not stale */
     assert_int_equal(rep.verdict, SCN_VERDICT_UNSAFE);
     trace_close(&st.t);
@@ -488,8 +499,8 @@ static void test_sets_applied_once_per_cell(void **state) {
     struct scn_error err;
     scenario_init(&file);
     assert_int_equal(scenario_load(&file, "scenarios/gc-pause-outlives-lease.lsim", &err), 0);
-    static const char *const cells[][2] = {{"pause=1s", "ttl=10s"}, {"pause=27s", "ttl=10s"},
-                                           {"pause=27s", "ttl=30s"}, {"pause=12s", "lock.ttl=5s"}};
+    static const char *const cells[][2] = {
+            {"pause=1s", "ttl=10s"}, {"pause=27s", "ttl=10s"}, {"pause=27s", "ttl=30s"}, {"pause=12s", "lock.ttl=5s"}};
     int differed = 0;
     uint64_t first = 0;
     for (size_t c = 0; c < sizeof cells / sizeof *cells; c++) {
@@ -542,14 +553,14 @@ static void test_progress_beside_safety(void **state) {
     t.advance = checker_advance;
     const sim_ns S = SIM_NS_PER_S;
     struct trace_event evs[] = {
-        {.t = 0, .kind = TRACE_ACQUIRE_START, .node = a, .peer = -1},
-        {.t = 1 * S, .kind = TRACE_ACQUIRED, .node = a, .peer = -1, .grant = 1, .token = 1},
-        {.t = 2 * S, .kind = TRACE_ACQUIRE_START, .node = b, .peer = -1},
-        {.t = 3 * S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1},
-        {.t = 11 * S, .kind = TRACE_CS_EXIT, .node = a, .peer = -1},
-        {.t = 12 * S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1},
-        {.t = 20 * S, .kind = TRACE_ACQUIRE_FAILED, .node = b, .peer = -1},
-        {.t = 30 * S, .kind = TRACE_ACQUIRE_START, .node = cc, .peer = -1},
+            {.t = 0, .kind = TRACE_ACQUIRE_START, .node = a, .peer = -1},
+            {.t = 1 * S, .kind = TRACE_ACQUIRED, .node = a, .peer = -1, .grant = 1, .token = 1},
+            {.t = 2 * S, .kind = TRACE_ACQUIRE_START, .node = b, .peer = -1},
+            {.t = 3 * S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1},
+            {.t = 11 * S, .kind = TRACE_CS_EXIT, .node = a, .peer = -1},
+            {.t = 12 * S, .kind = TRACE_ACQUIRE_DENIED, .node = b, .peer = -1},
+            {.t = 20 * S, .kind = TRACE_ACQUIRE_FAILED, .node = b, .peer = -1},
+            {.t = 30 * S, .kind = TRACE_ACQUIRE_START, .node = cc, .peer = -1},
     };
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) trace_append(&t, &evs[i]);
     struct checker_report rep;
@@ -582,18 +593,18 @@ static void test_progress_beside_safety(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sets_applied_once_per_cell),
-        cmocka_unit_test(test_replay_every_scenario),
-        cmocka_unit_test(test_mask_kinds_matter),
-        cmocka_unit_test(test_dead_owner),
-        cmocka_unit_test(test_expect_facts),
-        cmocka_unit_test(test_watch_limits),
-        cmocka_unit_test(test_quorum_order_redlock),
-        cmocka_unit_test(test_quorum_completing_grant),
-        cmocka_unit_test(test_equal_grant_times),
-        cmocka_unit_test(test_lock_free_judged_by_history),
-        cmocka_unit_test(test_lock_free_serial_order),
-        cmocka_unit_test(test_progress_beside_safety),
+            cmocka_unit_test(test_sets_applied_once_per_cell),
+            cmocka_unit_test(test_replay_every_scenario),
+            cmocka_unit_test(test_mask_kinds_matter),
+            cmocka_unit_test(test_dead_owner),
+            cmocka_unit_test(test_expect_facts),
+            cmocka_unit_test(test_watch_limits),
+            cmocka_unit_test(test_quorum_order_redlock),
+            cmocka_unit_test(test_quorum_completing_grant),
+            cmocka_unit_test(test_equal_grant_times),
+            cmocka_unit_test(test_lock_free_judged_by_history),
+            cmocka_unit_test(test_lock_free_serial_order),
+            cmocka_unit_test(test_progress_beside_safety),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,7 +118,8 @@ static void test_help_version_list(void **state) {
 static void test_json_and_trace_reproducible(void **state) {
     (void)state;
     struct result *r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --format json "
-                           "--trace %1$s/locksim_t1.jsonl", scratch()));
+                               "--trace %1$s/locksim_t1.jsonl",
+                               scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "\"verdict\":\"SAFE\""));
     assert_non_null(strstr(r->out, "\"stale_writes_rejected\":1"));
@@ -143,12 +144,15 @@ static void test_check_command(void **state) {
     write_file(sp("locksim_fail.lsim"), "lock lease\nclient A: acquire; release\nexpect verdict UNSAFE\n");
     r = run(fmt("check --format tap scenarios/setnx-crashed-holder-stuck.lsim %1$s/locksim_fail.lsim", scratch()));
     assert_int_equal(r->code, 1);
-    assert_non_null(strstr(r->out, fmt("TAP version 13\n1..2\nok 1 - scenarios/setnx-crashed-holder-stuck.lsim (STUCK)\n"
-                                   "not ok 2 - %1$s/locksim_fail.lsim (SAFE)\n", scratch())));
+    assert_non_null(
+            strstr(r->out, fmt("TAP version 13\n1..2\nok 1 - scenarios/setnx-crashed-holder-stuck.lsim (STUCK)\n"
+                               "not ok 2 - %1$s/locksim_fail.lsim (SAFE)\n",
+                               scratch())));
     assert_non_null(strstr(r->out, sp("locksim_fail.lsim:3:1: expect verdict UNSAFE: measured SAFE")));
     r = run(fmt("check --format junit scenarios/setnx-crashed-holder-stuck.lsim %1$s/locksim_fail.lsim", scratch()));
     assert_non_null(strstr(r->out, "<testsuites name=\"locksim check\" tests=\"2\" failures=\"1\""));
-    assert_non_null(strstr(r->out, "<testcase classname=\"scenarios.setnx-crashed-holder-stuck\" name=\"setnx seed=1\""));
+    assert_non_null(
+            strstr(r->out, "<testcase classname=\"scenarios.setnx-crashed-holder-stuck\" name=\"setnx seed=1\""));
     assert_non_null(strstr(r->out, "<failure message=\"expectation failed\">"));
     r = run("check --format json scenarios/setnx-crashed-holder-stuck.lsim");
     assert_int_equal(r->code, 0);
@@ -179,19 +183,22 @@ static void test_matrix(void **state) {
 static void test_plugin_example(void **state) {
     (void)state;
     int st = system(fmt("cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -Isim "
-                    "-o %1$s/locksim_my_lock.so examples/algorithms/my_lock.c", scratch()));
+                        "-o %1$s/locksim_my_lock.so examples/algorithms/my_lock.c",
+                        scratch()));
     assert_int_equal(st, 0);
     struct result *r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --algo %1$s/locksim_my_lock.so "
-                           "--no-timeline", scratch()));
+                               "--no-timeline",
+                               scratch()));
     assert_non_null(strstr(r->out, "algorithm ticket"));
     assert_non_null(strstr(r->out, "Verdict: SAFE"));
     /* A plugin built for another interface version is refused. */
     st = system(fmt("cc -std=c11 -shared -fPIC -Isim "
-                "-o %1$s/locksim_old.so -x c - <<'EOF'\n"
-                "#include \"lock.h\"\n"
-                "static const struct lock_algo old = {.abi = 999, .name = \"old\"};\n"
-                "const struct lock_algo *locksim_algo(void) { return &old; }\n"
-                "EOF", scratch()));
+                    "-o %1$s/locksim_old.so -x c - <<'EOF'\n"
+                    "#include \"lock.h\"\n"
+                    "static const struct lock_algo old = {.abi = 999, .name = \"old\"};\n"
+                    "const struct lock_algo *locksim_algo(void) { return &old; }\n"
+                    "EOF",
+                    scratch()));
     assert_int_equal(st, 0);
     r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --algo %1$s/locksim_old.so", scratch()));
     assert_int_equal(r->code, 64);
@@ -205,11 +212,11 @@ static void test_plugin_example(void **state) {
 static void test_json_resource_rule(void **state) {
     (void)state;
     static const char *const cases[][2] = {
-        {"scenarios/etcd-txn-guarded-put.lsim", "\"resource_rule\":\"owner\""},
-        {"scenarios/db-conditional-update-race.lsim", "\"resource_rule\":\"no-lock\""},
-        {"scenarios/db-skip-locked-job-claim.lsim", "\"resource_rule\":\"algorithm\""},
-        {"scenarios/consensus-revision-fenced.lsim", "\"resource_rule\":\"tokens\""},
-        {"scenarios/gc-pause-outlives-lease.lsim", "\"resource_rule\":\"plain\""},
+            {"scenarios/etcd-txn-guarded-put.lsim", "\"resource_rule\":\"owner\""},
+            {"scenarios/db-conditional-update-race.lsim", "\"resource_rule\":\"no-lock\""},
+            {"scenarios/db-skip-locked-job-claim.lsim", "\"resource_rule\":\"algorithm\""},
+            {"scenarios/consensus-revision-fenced.lsim", "\"resource_rule\":\"tokens\""},
+            {"scenarios/gc-pause-outlives-lease.lsim", "\"resource_rule\":\"plain\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char args[256];
@@ -259,18 +266,18 @@ static void test_json_record_keys_documented(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_run_seed_scenario),
-        cmocka_unit_test(test_failed_expect_exit_1),
-        cmocka_unit_test(test_algo_swap),
-        cmocka_unit_test(test_malformed_exit_65),
-        cmocka_unit_test(test_missing_and_usage),
-        cmocka_unit_test(test_help_version_list),
-        cmocka_unit_test(test_json_and_trace_reproducible),
-        cmocka_unit_test(test_check_command),
-        cmocka_unit_test(test_matrix),
-        cmocka_unit_test(test_plugin_example),
-        cmocka_unit_test(test_json_resource_rule),
-        cmocka_unit_test(test_json_record_keys_documented),
+            cmocka_unit_test(test_run_seed_scenario),
+            cmocka_unit_test(test_failed_expect_exit_1),
+            cmocka_unit_test(test_algo_swap),
+            cmocka_unit_test(test_malformed_exit_65),
+            cmocka_unit_test(test_missing_and_usage),
+            cmocka_unit_test(test_help_version_list),
+            cmocka_unit_test(test_json_and_trace_reproducible),
+            cmocka_unit_test(test_check_command),
+            cmocka_unit_test(test_matrix),
+            cmocka_unit_test(test_plugin_example),
+            cmocka_unit_test(test_json_resource_rule),
+            cmocka_unit_test(test_json_record_keys_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,7 +52,7 @@ static void test_elected_leader_grants_log_index(void **state) {
     assert_int_equal(g->b, 12 * S + 3 * MS);
     /* Only the leader records it, once. */
     assert_int_equal(count(e, TRACE_SRV_GRANT, "S2", -3, 0, SIM_TIME_MAX) +
-                         count(e, TRACE_SRV_GRANT, "S3", -3, 0, SIM_TIME_MAX),
+                             count(e, TRACE_SRV_GRANT, "S3", -3, 0, SIM_TIME_MAX),
                      0);
     /* t=2.004s: the answer reaches A: revision 2 is its fencing token. A
      * counts its lease from when it sent the request (Chubby's conservative
@@ -226,8 +226,7 @@ static void test_grant_survives_leader_crash(void **state) {
     assert_true(l->node == node_of(engine_trace(e), "S2") || l->node == node_of(engine_trace(e), "S3"));
     assert_true(l->t > 5 * S && l->t < 8 * S);
     /* t=6s S1 restarts with its term, vote, log and lock state, as a follower. */
-    assert_int_equal(note(e, "S1", NOTE_PREFIX, "restarts with its term, vote, log and lock state", 1)->t,
-                     6 * S);
+    assert_int_equal(note(e, "S1", NOTE_PREFIX, "restarts with its term, vote, log and lock state", 1)->t, 6 * S);
     assert_null(note(e, "S1", NOTE_PREFIX, "elected leader", 2));
     /* The new leader had A's grant in its log: it renews A's lease on A's
      * keep-alives (every ttl/3 = 3.333333333s from 2.004s; the one at
@@ -647,7 +646,7 @@ static void test_records_once(void **state) {
     assert_non_null(note(e, "S1", NOTE_PREFIX, "steps down: a newer term exists", 1));
     assert_int_equal(count(e, TRACE_SRV_GRANT, NULL, -3, 0, SIM_TIME_MAX), 1);
     assert_int_equal(count(e, TRACE_SRV_GRANT, "S1", -3, 0, SIM_TIME_MAX) +
-                         count(e, TRACE_SRV_DELETE, "S1", -3, 0, SIM_TIME_MAX),
+                             count(e, TRACE_SRV_DELETE, "S1", -3, 0, SIM_TIME_MAX),
                      0);
     engine_free(e);
 
@@ -752,8 +751,8 @@ static void test_chaos_invariants(void **state) {
                 assert_true(is_server(e, ev->node));
                 if (ev->token == held && ev->peer == holder) continue; /* a new leader re-records it */
                 if (held) {
-                    fprintf(stderr, "seed %d t=%lld: grant %llu while %llu is held\n", seed,
-                            (long long)ev->t, (unsigned long long)ev->token, (unsigned long long)held);
+                    fprintf(stderr, "seed %d t=%lld: grant %llu while %llu is held\n", seed, (long long)ev->t,
+                            (unsigned long long)ev->token, (unsigned long long)held);
                     fail();
                 }
                 assert_true(ev->token > last);
@@ -764,8 +763,7 @@ static void test_chaos_invariants(void **state) {
                        (ev->kind == TRACE_SRV_DELETE && ev->a == holder)) {
                 held = 0;
                 holder = -1;
-            } else if (ev->kind == TRACE_SRV_NOTE && ev->text &&
-                       strncmp(ev->text, "release unanswered", 18) == 0) {
+            } else if (ev->kind == TRACE_SRV_NOTE && ev->text && strncmp(ev->text, "release unanswered", 18) == 0) {
                 gave_up[ev->node] = 1;
             } else if (ev->kind == TRACE_ACQUIRED) {
                 /* The same revision again only when the release never reached
@@ -1125,11 +1123,9 @@ static void test_options(void **state) {
     assert_string_equal(err.msg, "unknown option 'tll' for consensus; expected ttl, token, "
                                  "request-timeout, election-timeout, heartbeat, check-quorum, "
                                  "first-candidate, expiry-check, promote-extend, bind, queue, bug");
-    assert_int_equal(build_text("lock consensus expiry-check=-1s\nclient A: acquire\n", &err),
-                     LSIM_EBAD_VALUE);
+    assert_int_equal(build_text("lock consensus expiry-check=-1s\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "expiry-check '-1s' is not a duration such as 500ms, or off");
-    assert_int_equal(build_text("lock consensus promote-extend=soon\nclient A: acquire\n", &err),
-                     LSIM_EBAD_VALUE);
+    assert_int_equal(build_text("lock consensus promote-extend=soon\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "promote-extend 'soon' is not a duration such as 1s (0s for none), "
                                  "or election-timeout");
     assert_int_equal(build_text("lock consensus token=zxid\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
@@ -1142,7 +1138,9 @@ static void test_options(void **state) {
     assert_string_equal(err.msg, "ttl '0s' is not a duration of at least 1us, such as 10s");
     assert_int_equal(build_text("lock consensus servers=7 ttl=5s election-timeout=500ms "
                                 "heartbeat=50ms check-quorum=off request-timeout=2s\n"
-                                "client A: acquire\n", &err), 0);
+                                "client A: acquire\n",
+                                &err),
+                     0);
     assert_int_equal(build_text("lock consensus bind=S2,\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_string_equal(err.msg, "bind 'S2,' is not none, one, or a list of lock servers such as S2,S3");
     assert_int_equal(build_text("lock consensus bind=S2,S4\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
@@ -1162,34 +1160,34 @@ static void test_options(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_elected_leader_grants_log_index),
-        cmocka_unit_test(test_token_none),
-        cmocka_unit_test(test_minority_refuses_grant),
-        cmocka_unit_test(test_partitioned_leader_cannot_grant),
-        cmocka_unit_test(test_deposed_leader_entry_overwritten),
-        cmocka_unit_test(test_grant_survives_leader_crash),
-        cmocka_unit_test(test_lease_expires_while_paused),
-        cmocka_unit_test(test_lease_expiry_at_the_tick),
-        cmocka_unit_test(test_revoke_loop_at_the_tick),
-        cmocka_unit_test(test_revision_fences_stale_write),
-        cmocka_unit_test(test_keepalives_hold_lease),
-        cmocka_unit_test(test_crashed_holder_expires),
-        cmocka_unit_test(test_new_leader_restarts_lease),
-        cmocka_unit_test(test_snapshot_catches_up_follower),
-        cmocka_unit_test(test_cut_off_holder_learns_lease_lost),
-        cmocka_unit_test(test_late_grant_ignored),
-        cmocka_unit_test(test_records_once),
-        cmocka_unit_test(test_full_log_still_commits),
-        cmocka_unit_test(test_single_server),
-        cmocka_unit_test(test_chaos_invariants),
-        cmocka_unit_test(test_bound_client_forwards),
-        cmocka_unit_test(test_bound_client_lease_lapses),
-        cmocka_unit_test(test_queue_waiter_granted_in_order),
-        cmocka_unit_test(test_bug_11456_at_the_tick),
-        cmocka_unit_test(test_queue_waiter_expiry_without_loop),
-        cmocka_unit_test(test_queue_keepalives_fault_free_safe),
-        cmocka_unit_test(test_bound_waiter_paused_server),
-        cmocka_unit_test(test_options),
+            cmocka_unit_test(test_elected_leader_grants_log_index),
+            cmocka_unit_test(test_token_none),
+            cmocka_unit_test(test_minority_refuses_grant),
+            cmocka_unit_test(test_partitioned_leader_cannot_grant),
+            cmocka_unit_test(test_deposed_leader_entry_overwritten),
+            cmocka_unit_test(test_grant_survives_leader_crash),
+            cmocka_unit_test(test_lease_expires_while_paused),
+            cmocka_unit_test(test_lease_expiry_at_the_tick),
+            cmocka_unit_test(test_revoke_loop_at_the_tick),
+            cmocka_unit_test(test_revision_fences_stale_write),
+            cmocka_unit_test(test_keepalives_hold_lease),
+            cmocka_unit_test(test_crashed_holder_expires),
+            cmocka_unit_test(test_new_leader_restarts_lease),
+            cmocka_unit_test(test_snapshot_catches_up_follower),
+            cmocka_unit_test(test_cut_off_holder_learns_lease_lost),
+            cmocka_unit_test(test_late_grant_ignored),
+            cmocka_unit_test(test_records_once),
+            cmocka_unit_test(test_full_log_still_commits),
+            cmocka_unit_test(test_single_server),
+            cmocka_unit_test(test_chaos_invariants),
+            cmocka_unit_test(test_bound_client_forwards),
+            cmocka_unit_test(test_bound_client_lease_lapses),
+            cmocka_unit_test(test_queue_waiter_granted_in_order),
+            cmocka_unit_test(test_bug_11456_at_the_tick),
+            cmocka_unit_test(test_queue_waiter_expiry_without_loop),
+            cmocka_unit_test(test_queue_keepalives_fault_free_safe),
+            cmocka_unit_test(test_bound_waiter_paused_server),
+            cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -264,8 +264,11 @@ static struct sim_event model_pop(struct model *m) {
  * and then a time before now. */
 static sim_ns model_delay(struct rng *r) {
     switch (rng_range(r, 0, 9)) {
-    case 0: case 1: return 0;
-    case 2: case 3: case 4: return rng_range(r, 1, 1000) * SIM_NS_PER_US;
+    case 0:
+    case 1: return 0;
+    case 2:
+    case 3:
+    case 4: return rng_range(r, 1, 1000) * SIM_NS_PER_US;
     case 5: return rng_range(r, 0, 5000);
     case 6: return rng_range(r, 0, 3 * SIM_NS_PER_MS);
     case 7: return rng_range(r, 4 * SIM_NS_PER_MS, 30 * SIM_NS_PER_MS);
@@ -697,12 +700,12 @@ static void test_checker_holders_beyond_servers(void **state) {
     assert_int_equal(trace_add_node(&tr, "S1", TRACE_NODE_SERVER), 3);
     assert_int_equal(trace_add_node(&tr, "R", TRACE_NODE_RESOURCE), 4);
     assert_int_equal(checker_init(&ck, &tr, SCN_PURPOSE_CORRECTNESS, 60 * SIM_NS_PER_S), 0);
-    assert_int_equal(ck.nhold, 1); /* S1 only */
-    feed(&ck, 0, TRACE_SRV_GRANT, 2, 0);                   /* C grants A */
-    feed(&ck, 0, TRACE_SRV_GRANT, 3, 0);                   /* and S1 too, which expires */
+    assert_int_equal(ck.nhold, 1);       /* S1 only */
+    feed(&ck, 0, TRACE_SRV_GRANT, 2, 0); /* C grants A */
+    feed(&ck, 0, TRACE_SRV_GRANT, 3, 0); /* and S1 too, which expires */
     feed(&ck, SIM_NS_PER_S, TRACE_SRV_EXPIRE, 3, 0);
-    assert_int_equal(ck.nhold, 2);                         /* nodes 2..3 */
-    feed(&ck, SIM_NS_PER_S, TRACE_CRASH, 0, TRACE_NO_NODE); /* A dies holding C's grant */
+    assert_int_equal(ck.nhold, 2);                                      /* nodes 2..3 */
+    feed(&ck, SIM_NS_PER_S, TRACE_CRASH, 0, TRACE_NO_NODE);             /* A dies holding C's grant */
     feed(&ck, 2 * SIM_NS_PER_S, TRACE_ACQUIRE_START, 1, TRACE_NO_NODE); /* B waits 98 s */
     checker_finish(&ck, 100 * SIM_NS_PER_S, &r);
     assert_int_equal(r.stuck, 1);
@@ -743,7 +746,7 @@ static void test_engine_large_scenario(void **state) {
         assert_string_equal(tr->nodes[2000].name, "S1");
         engine_run(e);
         assert_int_equal(engine_stop_reason(e), ENGINE_STOP_END); /* within the trace's budget */
-        assert_int_equal(engine_report(e)->acquires, 4000); /* each client twice */
+        assert_int_equal(engine_report(e)->acquires, 4000);       /* each client twice */
         hash[round] = trace_hash(tr);
         engine_free(e);
     }
@@ -752,24 +755,24 @@ static void test_engine_large_scenario(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_queue_order_and_ties),
-        cmocka_unit_test(test_queue_fifo_at_scale),
-        cmocka_unit_test(test_queue_fast_paths_match_model),
-        cmocka_unit_test(test_queue_fifo_across_parts),
-        cmocka_unit_test(test_queue_out_of_order_and_earlier_pushes),
-        cmocka_unit_test(test_queue_matches_model),
-        cmocka_unit_test(test_queue_small_then_wheel),
-        cmocka_unit_test(test_queue_held_event_merges),
-        cmocka_unit_test(test_queue_keyed_push_matches_model),
-        cmocka_unit_test(test_queue_memory_steady),
-        cmocka_unit_test(test_clock_read_and_inverse),
-        cmocka_unit_test(test_clock_step_and_drift),
-        cmocka_unit_test(test_clock_extremes),
-        cmocka_unit_test(test_rng_reproducible),
-        cmocka_unit_test(test_scenario_arrays_on_demand),
-        cmocka_unit_test(test_trace_append_own),
-        cmocka_unit_test(test_checker_holders_beyond_servers),
-        cmocka_unit_test(test_engine_large_scenario),
+            cmocka_unit_test(test_queue_order_and_ties),
+            cmocka_unit_test(test_queue_fifo_at_scale),
+            cmocka_unit_test(test_queue_fast_paths_match_model),
+            cmocka_unit_test(test_queue_fifo_across_parts),
+            cmocka_unit_test(test_queue_out_of_order_and_earlier_pushes),
+            cmocka_unit_test(test_queue_matches_model),
+            cmocka_unit_test(test_queue_small_then_wheel),
+            cmocka_unit_test(test_queue_held_event_merges),
+            cmocka_unit_test(test_queue_keyed_push_matches_model),
+            cmocka_unit_test(test_queue_memory_steady),
+            cmocka_unit_test(test_clock_read_and_inverse),
+            cmocka_unit_test(test_clock_step_and_drift),
+            cmocka_unit_test(test_clock_extremes),
+            cmocka_unit_test(test_rng_reproducible),
+            cmocka_unit_test(test_scenario_arrays_on_demand),
+            cmocka_unit_test(test_trace_append_own),
+            cmocka_unit_test(test_checker_holders_beyond_servers),
+            cmocka_unit_test(test_engine_large_scenario),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

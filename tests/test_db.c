@@ -15,22 +15,20 @@
 #define MS SIM_NS_PER_MS
 
 /* The seed's GC-pause timeline ("Why a TTL breaks mutual exclusion"). */
-static const char *SEED_PAUSE =
-    "lock %s\n"
-    "resource stock=1 fencing=%s\n"
-    "network latency=0ms\nduration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
+static const char *SEED_PAUSE = "lock %s\n"
+                                "resource stock=1 fencing=%s\n"
+                                "network latency=0ms\nduration 60s\n"
+                                "client A: acquire; read; work 10s; write; release\n"
+                                "client B @31s: acquire; read; write; work 5s; release\n"
+                                "@5s pause A 27s\n";
 
 /* One pending job, workers A and B (db-lease-without-constraint.lsim and its fixes). */
-static const char *JOB =
-    "lock %s\n"
-    "resource stock=1 fencing=%s\n"
-    "network latency=0ms\nduration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @20s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
+static const char *JOB = "lock %s\n"
+                         "resource stock=1 fencing=%s\n"
+                         "network latency=0ms\nduration 60s\n"
+                         "client A: acquire; read; work 10s; write; release\n"
+                         "client B @20s: acquire retry=1s; read; write; work 5s; release\n"
+                         "@5s pause A 27s\n";
 
 static struct engine *run_fmt(const char *fmt, const char *lock, const char *fencing) {
     char text[1024];
@@ -78,8 +76,8 @@ static void test_conditional_update_rejects_late_write(void **state) {
     const struct trace_event *n = note(e, "R", NOTE_CONTAINS, "matched 0 rows", 1);
     assert_non_null(n);
     assert_int_equal(n->t, 32 * S);
-    assert_int_equal(n->a, 0); /* the version A read */
-    assert_int_equal(n->b, 1); /* the version now */
+    assert_int_equal(n->a, 0);                 /* the version A read */
+    assert_int_equal(n->b, 1);                 /* the version now */
     assert_null(find(e, TRACE_WRITE, "R", 3)); /* nothing else was written */
     /* The checker: no lock was taken, so no write is stale; A's refused
      * UPDATE is duplicated work; one unit, sold once. */
@@ -162,7 +160,8 @@ static struct engine *cas_loop(int tries) {
              "lock db-conditional-update\nresource stock=5\nnetwork latency=1ms\nduration 10s\n"
              "client A: acquire; read; work 1s; write; release\n"
              "client B @500ms: acquire; read; work 2s; write tries=%d backoff=100ms; release\n"
-             "client C @2.603s: acquire; read; write; release\n", tries);
+             "client C @2.603s: acquire; read; write; release\n",
+             tries);
     return run_text(text);
 }
 
@@ -583,16 +582,13 @@ static void test_options(void **state) {
     (void)state;
     refused_at("lock db-conditional-update ttl=30s\nclient A: acquire\n", 28,
                "unknown option 'ttl' for db-conditional-update");
-    refused_at("lock db-unique-constraint x=1\nclient A: acquire\n", 27,
-               "unknown option 'x' for db-unique-constraint");
+    refused_at("lock db-unique-constraint x=1\nclient A: acquire\n", 27, "unknown option 'x' for db-unique-constraint");
     refused_at("lock db-skip-locked ttl=30s\nclient A: acquire\n", 21,
                "unknown option 'ttl' for db-skip-locked; expected tx-timeout, request-timeout");
-    refused_at("lock db-skip-locked tx-timeout=soon\nclient A: acquire\n", 21,
-               "tx-timeout 'soon' is not a duration");
+    refused_at("lock db-skip-locked tx-timeout=soon\nclient A: acquire\n", 21, "tx-timeout 'soon' is not a duration");
     refused_at("lock db-idempotency-key visibility=0s\nclient A: acquire\n", 25,
                "visibility '0s' is not a positive duration");
-    refused_at("lock db-skip-locked servers=2\nclient A: acquire\n", 6,
-               "db-skip-locked runs on at most 1 lock server");
+    refused_at("lock db-skip-locked servers=2\nclient A: acquire\n", 6, "db-skip-locked runs on at most 1 lock server");
 }
 
 /* ---- pg-advisory and pg-advisory-xact -------------------------------------------------
@@ -671,23 +667,23 @@ static void test_pg_xact_write_ends_with_transaction(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conditional_update_rejects_late_write),
-        cmocka_unit_test(test_conditional_update_concurrent_readers),
-        cmocka_unit_test(test_conditional_update_swapped_in),
-        cmocka_unit_test(test_conditional_update_retry_loop),
-        cmocka_unit_test(test_plain_update_loses_update),
-        cmocka_unit_test(test_unique_constraint_rejects_second_insert),
-        cmocka_unit_test(test_unique_constraint_bound),
-        cmocka_unit_test(test_skip_locked_refuses_at_once),
-        cmocka_unit_test(test_skip_locked_paused_worker_keeps_claim),
-        cmocka_unit_test(test_skip_locked_tx_timeout_ends_claim_and_write),
-        cmocka_unit_test(test_skip_locked_resource_refuses_ended_transaction),
-        cmocka_unit_test(test_skip_locked_crashed_worker),
-        cmocka_unit_test(test_idempotency_key_drops_duplicate),
-        cmocka_unit_test(test_idempotency_key_order_free),
-        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_pg_session_ends_with_idle_timeout),
-        cmocka_unit_test(test_pg_xact_write_ends_with_transaction),
+            cmocka_unit_test(test_conditional_update_rejects_late_write),
+            cmocka_unit_test(test_conditional_update_concurrent_readers),
+            cmocka_unit_test(test_conditional_update_swapped_in),
+            cmocka_unit_test(test_conditional_update_retry_loop),
+            cmocka_unit_test(test_plain_update_loses_update),
+            cmocka_unit_test(test_unique_constraint_rejects_second_insert),
+            cmocka_unit_test(test_unique_constraint_bound),
+            cmocka_unit_test(test_skip_locked_refuses_at_once),
+            cmocka_unit_test(test_skip_locked_paused_worker_keeps_claim),
+            cmocka_unit_test(test_skip_locked_tx_timeout_ends_claim_and_write),
+            cmocka_unit_test(test_skip_locked_resource_refuses_ended_transaction),
+            cmocka_unit_test(test_skip_locked_crashed_worker),
+            cmocka_unit_test(test_idempotency_key_drops_duplicate),
+            cmocka_unit_test(test_idempotency_key_order_free),
+            cmocka_unit_test(test_options),
+            cmocka_unit_test(test_pg_session_ends_with_idle_timeout),
+            cmocka_unit_test(test_pg_xact_write_ends_with_transaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

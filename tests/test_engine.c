@@ -12,14 +12,13 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
-static const char *SEED_TIMELINE =
-    "lock %s ttl=30s%s\n"
-    "resource stock=1 fencing=%s\n"
-    "network latency=0ms\n"
-    "duration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
+static const char *SEED_TIMELINE = "lock %s ttl=30s%s\n"
+                                   "resource stock=1 fencing=%s\n"
+                                   "network latency=0ms\n"
+                                   "duration 60s\n"
+                                   "client A: acquire; read; work 10s; write; release\n"
+                                   "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+                                   "@5s pause A 27s\n";
 
 static struct engine *seed_run(const char *algo, const char *fencing) {
     char text[1024];
@@ -235,8 +234,8 @@ static void test_crashed_nodes_messages_arrive(void **state) {
     (void)state;
     /* Crash at the named point before the write: nothing is sent. */
     struct engine *e = run_text("lock lease\nnetwork latency=0ms\nlink A R latency=5s\nresource stock=3\n"
-                 "client A: acquire; read; write; release\n"
-                 "on A.before-write crash A\n");
+                                "client A: acquire; read; write; release\n"
+                                "on A.before-write crash A\n");
     assert_null(find(e, TRACE_WRITE, "R", 1)); /* crashed before sending */
     engine_free(e);
     e = run_text("lock lease\nnetwork latency=0ms\nlink A R latency=5s\nresource stock=3\n"
@@ -511,13 +510,13 @@ static void test_ignored_faults(void **state) {
                                 "duration 30s\n"
                                 "client A: acquire; work 5s; release\n"
                                 "client B @1s: acquire retry=1s; release\n"
-                                "@2s resume A\n"   /* line 5: A runs */
-                                "@3s restart B\n"  /* line 6: B has not crashed */
+                                "@2s resume A\n"  /* line 5: A runs */
+                                "@3s restart B\n" /* line 6: B has not crashed */
                                 "@4s pause A 10s\n"
                                 "@5s pause A 1s\n" /* line 8: A is paused already */
                                 "@20s crash B\n"
-                                "@21s crash B\n"   /* line 10 */
-                                "@22s resume B\n"  /* line 11: B is down */
+                                "@21s crash B\n"  /* line 10 */
+                                "@22s resume B\n" /* line 11: B is down */
                                 /* Faults at named points leave A's and B's
                                  * timed faults to the run (the parser refuses
                                  * those it can decide), so each is ignored at
@@ -606,15 +605,15 @@ static void rearm_server_timer(struct lock_ctx *ctx, void *state, int timer, uin
     struct rearm_server *s = state;
     rearm_log.id[rearm_log.n] = timer;
     rearm_log.t[rearm_log.n++] = lock_now(ctx, LOCK_CLOCK_MONO);
-    if (timer == 3) {              /* t = 5ms */
+    if (timer == 3) {                              /* t = 5ms */
         s->a = rearm_again(ctx, s->a, 20 * MS, 1); /* A: 10ms -> 25ms, later than its queued entry */
         s->b = rearm_again(ctx, s->b, 10 * MS, 2); /* B: 100ms -> 15ms, earlier than its queued entry */
-        rearm_at(ctx, 20 * MS, 5); /* F: due with A, armed after it */
+        rearm_at(ctx, 20 * MS, 5);                 /* F: due with A, armed after it */
         s->c = rearm_again(ctx, s->c, 35 * MS, 6); /* C: 12ms -> 40ms */
-        lock_cancel(ctx, s->x);    /* X never fires */
+        lock_cancel(ctx, s->x);                    /* X never fires */
         rearm_again(ctx, s->x, 50 * MS, 8);        /* X again, then cancelled: a stale handle arms */
         lock_cancel(ctx, rearm_log.handle[rearm_log.nhandle - 1]);
-    } else if (timer == 2) {       /* t = 15ms */
+    } else if (timer == 2) {                       /* t = 15ms */
         s->c = rearm_again(ctx, s->c, 30 * MS, 6); /* C: 40ms -> 45ms, its entry re-queued twice */
     }
 }
@@ -627,17 +626,17 @@ static void rearm_client_release(struct lock_ctx *ctx, void *state) {
     lock_release_done(ctx);
 }
 static const struct lock_algo rearm_algo = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "test-rearm",
-    .summary = "test only: timers cancelled and re-armed",
-    .default_servers = 1,
-    .max_servers = 1,
-    .client_size = 8,
-    .server_size = sizeof(struct rearm_server),
-    .client_acquire = rearm_client_acquire,
-    .client_release = rearm_client_release,
-    .server_init = rearm_server_init,
-    .server_timer = rearm_server_timer,
+        .abi = LOCK_ABI_VERSION,
+        .name = "test-rearm",
+        .summary = "test only: timers cancelled and re-armed",
+        .default_servers = 1,
+        .max_servers = 1,
+        .client_size = 8,
+        .server_size = sizeof(struct rearm_server),
+        .client_acquire = rearm_client_acquire,
+        .client_release = rearm_client_release,
+        .server_init = rearm_server_init,
+        .server_timer = rearm_server_timer,
 };
 
 static uint64_t rearm_run(const char *faults, int arm) {
@@ -746,32 +745,32 @@ static void test_engine_new_take(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seed_plain_lease),
-        cmocka_unit_test(test_seed_fenced),
-        cmocka_unit_test(test_fencing_late_first_write),
-        cmocka_unit_test(test_clock_line_in_trace),
-        cmocka_unit_test(test_drift_changes_timer),
-        cmocka_unit_test(test_wall_step_spares_monotonic_timers),
-        cmocka_unit_test(test_server_wall_jump_expires_early),
-        cmocka_unit_test(test_paused_timers_fire_late),
-        cmocka_unit_test(test_paused_server_serves_in_order),
-        cmocka_unit_test(test_crashed_nodes_messages_arrive),
-        cmocka_unit_test(test_resource_timeout),
-        cmocka_unit_test(test_restarted_client_ignores_old_replies),
-        cmocka_unit_test(test_max_events_exact),
-        cmocka_unit_test(test_promote_waits_for_paused_server),
-        cmocka_unit_test(test_partition_and_heal),
-        cmocka_unit_test(test_pause_at_named_point),
-        cmocka_unit_test(test_setnx_stuck),
-        cmocka_unit_test(test_efficiency_purpose),
-        cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_bad_option_position),
-        cmocka_unit_test(test_step_by_step),
-        cmocka_unit_test(test_option_codes),
-        cmocka_unit_test(test_lock_parsers),
-        cmocka_unit_test(test_ignored_faults),
-        cmocka_unit_test(test_timer_rearm),
-        cmocka_unit_test(test_engine_new_take),
+            cmocka_unit_test(test_seed_plain_lease),
+            cmocka_unit_test(test_seed_fenced),
+            cmocka_unit_test(test_fencing_late_first_write),
+            cmocka_unit_test(test_clock_line_in_trace),
+            cmocka_unit_test(test_drift_changes_timer),
+            cmocka_unit_test(test_wall_step_spares_monotonic_timers),
+            cmocka_unit_test(test_server_wall_jump_expires_early),
+            cmocka_unit_test(test_paused_timers_fire_late),
+            cmocka_unit_test(test_paused_server_serves_in_order),
+            cmocka_unit_test(test_crashed_nodes_messages_arrive),
+            cmocka_unit_test(test_resource_timeout),
+            cmocka_unit_test(test_restarted_client_ignores_old_replies),
+            cmocka_unit_test(test_max_events_exact),
+            cmocka_unit_test(test_promote_waits_for_paused_server),
+            cmocka_unit_test(test_partition_and_heal),
+            cmocka_unit_test(test_pause_at_named_point),
+            cmocka_unit_test(test_setnx_stuck),
+            cmocka_unit_test(test_efficiency_purpose),
+            cmocka_unit_test(test_determinism),
+            cmocka_unit_test(test_bad_option_position),
+            cmocka_unit_test(test_step_by_step),
+            cmocka_unit_test(test_option_codes),
+            cmocka_unit_test(test_lock_parsers),
+            cmocka_unit_test(test_ignored_faults),
+            cmocka_unit_test(test_timer_rearm),
+            cmocka_unit_test(test_engine_new_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,7 +30,7 @@ static void test_help_and_readme_tables(void **state) {
         const char *meaning;
     } rows[] = {
 #define ROW_(status, meaning) {status, meaning},
-        LSIM_EXIT_MAP(ROW_)
+            LSIM_EXIT_MAP(ROW_)
 #undef ROW_
     };
     const char *at = strstr(readme, "| exit code | meaning |\n|---|---|\n");
@@ -50,8 +50,8 @@ static void test_help_and_readme_tables(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_error_status_has_a_meaning),
-        cmocka_unit_test(test_help_and_readme_tables),
+            cmocka_unit_test(test_every_error_status_has_a_meaning),
+            cmocka_unit_test(test_help_and_readme_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

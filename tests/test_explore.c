@@ -19,27 +19,26 @@
 static struct scenario sc, sc2;
 static struct scn_error err;
 
-static int parse(struct scenario *s, const char *text)
-{
+static int parse(struct scenario *s, const char *text) {
     scenario_close(s);
     return scenario_parse(s, "t.lsim", text, strlen(text), &err);
 }
 
-static const char *const head =
-    "lock lease ttl=10s\n"
-    "client A: acquire; read; write; release\n";
+static const char *const head = "lock lease ttl=10s\n"
+                                "client A: acquire; read; write; release\n";
 
 /* ---- The explore line ------------------------------------------------------------ */
 
 /* The line of the issue parses to the budget it reads as. */
-static void test_explore_line_parses_to_its_budget(void **state)
-{
+static void test_explore_line_parses_to_its_budget(void **state) {
     char text[1024];
     const struct scn_budget *k = sc.explore.k;
 
     (void)state;
-    snprintf(text, sizeof text, "%sexplore pauses<=2 length=0s..60s; clock-steps<=1 on servers "
-             "delta=-30s..30s; latency-spikes<=3 max=5s; crashes<=1\n", head);
+    snprintf(text, sizeof text,
+             "%sexplore pauses<=2 length=0s..60s; clock-steps<=1 on servers "
+             "delta=-30s..30s; latency-spikes<=3 max=5s; crashes<=1\n",
+             head);
     assert_int_equal(parse(&sc, text), 0);
     assert_true(sc.explore.given);
     assert_int_equal(sc.explore.pos.line, 3);
@@ -64,8 +63,10 @@ static void test_explore_line_parses_to_its_budget(void **state)
     assert_int_equal(k[SCN_NEM_CRASH].lo_ns, S_);
     assert_int_equal(k[SCN_NEM_CRASH].hi_ns, 30 * S_);
     /* A named node, a window, no named points. */
-    snprintf(text, sizeof text, "%sexplore pauses<=1 on A length=1s..9s at=2s..5s "
-             "points=off\n", head);
+    snprintf(text, sizeof text,
+             "%sexplore pauses<=1 on A length=1s..9s at=2s..5s "
+             "points=off\n",
+             head);
     assert_int_equal(parse(&sc, text), 0);
     assert_string_equal(k[SCN_NEM_PAUSE].node, "A");
     assert_int_equal(k[SCN_NEM_PAUSE].hi_ns, 9 * S_);
@@ -76,34 +77,33 @@ static void test_explore_line_parses_to_its_budget(void **state)
 }
 
 /* Every malformed explore line: line 3, the column of the mistake, a fix. */
-static void test_explore_line_errors(void **state)
-{
+static void test_explore_line_errors(void **state) {
     static const struct {
         const char *line;
         int col;
         const char *msg;
     } cases[] = {
-        {"explore", 8, "expected a fault budget after 'explore'"},
-        {"explore pauss<=2", 9, "unknown fault kind 'pauss'; expected pauses"},
-        {"explore pauses", 15, "expected '<=N' after 'pauses'"},
-        {"explore pauses<=", 17, "expected a count after '<='"},
-        {"explore pauses<=0", 17, "between 1 and 64"},
-        {"explore pauses<=2;", 19, "expected another fault kind after ';'"},
-        {"explore ; crashes<=1", 9, "empty item before ';'"},
-        {"explore pauses<=1; pauses<=2", 20, "pauses is budgeted twice"},
-        {"explore pauses<=2 delta=1s..2s", 19, "unknown key 'delta' for pauses"},
-        {"explore pauses<=2 length=5s", 26, "expected a range MIN..MAX"},
-        {"explore pauses<=2 length=5s..1s", 26, "runs backwards"},
-        {"explore pauses<=2 length=0s..0s", 26, "a pause of length 0 does nothing"},
-        {"explore pauses<=2 length=1s..2s length=1s..3s", 33, "'length' is given twice"},
-        {"explore pauses<=2 on", 21, "expected clients, servers, nodes, resource or a node"},
-        {"explore pauses<=2 on Q", 22, "unknown node 'Q'"},
-        {"explore clock-steps<=1 delta=-1s..xs", 35, "expected"},
-        {"explore clock-steps<=1 clock=sundial", 30, "unknown clock 'sundial'"},
-        {"explore latency-spikes<=1 max=0s", 31, "does nothing"},
-        {"explore crashes<=1 points=maybe", 27, "maybe"},
-        {"explore crashes<=1 at=200s..300s", 9, "the window of crashes starts at 200s"},
-        {"explore crashes<=1 frequently", 20, "expected down=, at= or points= after 'crashes'"},
+            {"explore", 8, "expected a fault budget after 'explore'"},
+            {"explore pauss<=2", 9, "unknown fault kind 'pauss'; expected pauses"},
+            {"explore pauses", 15, "expected '<=N' after 'pauses'"},
+            {"explore pauses<=", 17, "expected a count after '<='"},
+            {"explore pauses<=0", 17, "between 1 and 64"},
+            {"explore pauses<=2;", 19, "expected another fault kind after ';'"},
+            {"explore ; crashes<=1", 9, "empty item before ';'"},
+            {"explore pauses<=1; pauses<=2", 20, "pauses is budgeted twice"},
+            {"explore pauses<=2 delta=1s..2s", 19, "unknown key 'delta' for pauses"},
+            {"explore pauses<=2 length=5s", 26, "expected a range MIN..MAX"},
+            {"explore pauses<=2 length=5s..1s", 26, "runs backwards"},
+            {"explore pauses<=2 length=0s..0s", 26, "a pause of length 0 does nothing"},
+            {"explore pauses<=2 length=1s..2s length=1s..3s", 33, "'length' is given twice"},
+            {"explore pauses<=2 on", 21, "expected clients, servers, nodes, resource or a node"},
+            {"explore pauses<=2 on Q", 22, "unknown node 'Q'"},
+            {"explore clock-steps<=1 delta=-1s..xs", 35, "expected"},
+            {"explore clock-steps<=1 clock=sundial", 30, "unknown clock 'sundial'"},
+            {"explore latency-spikes<=1 max=0s", 31, "does nothing"},
+            {"explore crashes<=1 points=maybe", 27, "maybe"},
+            {"explore crashes<=1 at=200s..300s", 9, "the window of crashes starts at 200s"},
+            {"explore crashes<=1 frequently", 20, "expected down=, at= or points= after 'crashes'"},
     };
     char text[512];
     size_t i;
@@ -113,8 +113,7 @@ static void test_explore_line_errors(void **state)
         snprintf(text, sizeof text, "%s%s\n", head, cases[i].line);
         assert_int_equal(parse(&sc, text), LSIM_EPARSE);
         if (err.pos.line != 3 || err.pos.col != cases[i].col || !strstr(err.msg, cases[i].msg))
-            print_error("case '%s': got %d:%d: %s\n", cases[i].line, err.pos.line, err.pos.col,
-                        err.msg);
+            print_error("case '%s': got %d:%d: %s\n", cases[i].line, err.pos.line, err.pos.col, err.msg);
         assert_int_equal(err.pos.line, 3);
         assert_int_equal(err.pos.col, cases[i].col);
         assert_non_null(strstr(err.msg, cases[i].msg));
@@ -128,8 +127,7 @@ static void test_explore_line_errors(void **state)
 
 /* ---- The printer ------------------------------------------------------------------ */
 
-static uint64_t hash_of(const struct scenario *s)
-{
+static uint64_t hash_of(const struct scenario *s) {
     struct engine *e;
     struct scn_error e2;
     struct engine_opts o = {.hash_trace = 1};
@@ -144,8 +142,7 @@ static uint64_t hash_of(const struct scenario *s)
 
 /* Every catalog scenario, printed and parsed back, runs the same trace, and
  * printing the parsed text again gives the same text (a fixed point). */
-static void test_print_round_trip_over_the_catalog(void **state)
-{
+static void test_print_round_trip_over_the_catalog(void **state) {
     DIR *d = opendir("scenarios");
     struct dirent *de;
     int n = 0;
@@ -155,8 +152,7 @@ static void test_print_round_trip_over_the_catalog(void **state)
     while ((de = readdir(d)) != NULL) {
         char path[600], *t1, *t2;
         size_t l1, l2, len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".lsim") != 0)
-            continue;
+        if (len < 6 || strcmp(de->d_name + len - 5, ".lsim") != 0) continue;
         snprintf(path, sizeof path, "scenarios/%s", de->d_name);
         scenario_close(&sc);
         assert_int_equal(scenario_load(&sc, path, &err), 0);
@@ -164,11 +160,9 @@ static void test_print_round_trip_over_the_catalog(void **state)
         scenario_close(&sc2);
         int rc = scenario_parse(&sc2, path, t1, l1, &err);
         if (rc != 0)
-            print_error("%s printed does not parse: %d:%d: %s\n%s", path, err.pos.line,
-                        err.pos.col, err.msg, t1);
+            print_error("%s printed does not parse: %d:%d: %s\n%s", path, err.pos.line, err.pos.col, err.msg, t1);
         assert_int_equal(rc, 0);
-        if (hash_of(&sc) != hash_of(&sc2))
-            print_error("%s: the printed scenario runs a different trace\n", path);
+        if (hash_of(&sc) != hash_of(&sc2)) print_error("%s: the printed scenario runs a different trace\n", path);
         assert_true(hash_of(&sc) == hash_of(&sc2));
         assert_int_equal(sc2.explore.given, sc.explore.given);
         for (int k = 0; k < SCN_NEM_COUNT; k++) {
@@ -189,14 +183,12 @@ static void test_print_round_trip_over_the_catalog(void **state)
 
 /* ---- Search and shrink -------------------------------------------------------------- */
 
-static void load(struct scenario *s, const char *path)
-{
+static void load(struct scenario *s, const char *path) {
     int rc;
 
     scenario_close(s);
     rc = scenario_load(s, path, &err);
-    if (rc != 0)
-        print_error("%s: %s\n", path, err.msg);
+    if (rc != 0) print_error("%s: %s\n", path, err.msg);
     assert_int_equal(rc, 0);
 }
 
@@ -204,8 +196,7 @@ static void load(struct scenario *s, const char *path)
  * seed's story by itself (a pause of A inside its critical section that
  * outlives the lease), drops every other fault, and bisects the pause to
  * the exact boundary: 10 s + 1 ns fails, 10 s passes. */
-static void test_search_finds_the_seeds_story_at_the_tick(void **state)
-{
+static void test_search_finds_the_seeds_story_at_the_tick(void **state) {
     struct explore_opts o = {.seed = 1, .budget = 4096, .jobs = 1};
     struct explore_result r;
     char msg[800] = "";
@@ -262,8 +253,7 @@ static void test_search_finds_the_seeds_story_at_the_tick(void **state)
 
 /* Same explorer seed, same counterexample, byte for byte, on 1 or 2 workers
  * and with swarm mode too. */
-static void test_same_seed_same_file_whatever_the_jobs(void **state)
-{
+static void test_same_seed_same_file_whatever_the_jobs(void **state) {
     struct explore_opts o = {.seed = 7, .budget = 20000, .jobs = 1};
     struct explore_result a, b;
     char msg[800] = "";
@@ -290,8 +280,7 @@ static void test_same_seed_same_file_whatever_the_jobs(void **state)
 
 /* A search that finds nothing reports what it covered, the same on 1 or 2
  * workers: setnx never expires, so no pause breaks it. */
-static void test_nothing_found_reports_coverage(void **state)
-{
+static void test_nothing_found_reports_coverage(void **state) {
     struct explore_opts o = {.seed = 1, .budget = 4096, .jobs = 1};
     struct explore_result a, b;
     char msg[800] = "";
@@ -322,14 +311,13 @@ static void test_nothing_found_reports_coverage(void **state)
     assert_int_equal(a.algo->nstates, KV_ST_COUNT);
     assert_string_equal(a.algo->state_names[KV_ST_EXPIRED_UNKNOWN], "expired-unknown");
     assert_true(a.cover.state_runs[KV_ST_ACQUIRING] == 4096);
-    assert_true(a.cover.state_runs[KV_ST_GRANTED] > 4000);   /* all but runs whose A crashed */
-    assert_true(a.cover.state_runs[KV_ST_REFUSED] > 0);      /* B's retries while A holds */
+    assert_true(a.cover.state_runs[KV_ST_GRANTED] > 4000); /* all but runs whose A crashed */
+    assert_true(a.cover.state_runs[KV_ST_REFUSED] > 0);    /* B's retries while A holds */
     assert_true(a.cover.state_runs[KV_ST_RELEASED] > 0);
     assert_true(a.cover.state_runs[KV_ST_EXPIRED_UNKNOWN] == 0);
     assert_true(a.cover.state_runs[KV_ST_DELETED_ANOTHERS] == 0);
-    assert_true(a.cover.state_runs[KV_ST_PROMOTED] == 0);    /* one server: no replicas */
-    for (k = 0; k < LOCK_MAX_STATES; k++)
-        assert_true(a.cover.state_runs[k] == b.cover.state_runs[k]);
+    assert_true(a.cover.state_runs[KV_ST_PROMOTED] == 0); /* one server: no replicas */
+    for (k = 0; k < LOCK_MAX_STATES; k++) assert_true(a.cover.state_runs[k] == b.cover.state_runs[k]);
     explore_result_close(&a);
     explore_result_close(&b);
 }
@@ -340,8 +328,7 @@ static void test_nothing_found_reports_coverage(void **state)
  * compare-and-delete finds B's value and keeps the key) reaches exactly
  * acquiring, granted, released, release-kept and expired-unknown; reporting
  * them changes neither the trace nor its hash. */
-static void test_states_of_the_seeds_story(void **state)
-{
+static void test_states_of_the_seeds_story(void **state) {
     struct engine *e;
     struct engine_opts eo = {.hash_trace = 1};
     uint64_t want = 1ull << KV_ST_ACQUIRING | 1ull << KV_ST_GRANTED | 1ull << KV_ST_RELEASED |
@@ -360,15 +347,13 @@ static void test_states_of_the_seeds_story(void **state)
     assert_int_equal(engine_new(&e, &sc, &eo, &err), 0);
     engine_run(e);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
-    assert_true(engine_states_reached(e) ==
-                (1ull << KV_ST_ACQUIRING | 1ull << KV_ST_GRANTED | 1ull << KV_ST_RELEASED));
+    assert_true(engine_states_reached(e) == (1ull << KV_ST_ACQUIRING | 1ull << KV_ST_GRANTED | 1ull << KV_ST_RELEASED));
     engine_free(e);
 }
 
 /* The names of the states a run reached, in the algorithm's order,
  * separated by spaces. */
-static void reached_names(const char *path, char *out, size_t n)
-{
+static void reached_names(const char *path, char *out, size_t n) {
     struct engine *e;
     struct engine_opts eo = {.hash_trace = 1};
     const struct lock_algo *a;
@@ -382,8 +367,7 @@ static void reached_names(const char *path, char *out, size_t n)
     bits = engine_states_reached(e);
     out[0] = '\0';
     for (k = 0; k < a->nstates; k++)
-        if (bits >> k & 1)
-            snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? " " : "", a->state_names[k]);
+        if (bits >> k & 1) snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? " " : "", a->state_names[k]);
     engine_free(e);
 }
 
@@ -396,48 +380,46 @@ static void reached_names(const char *path, char *out, size_t n)
  * follows a master-ended session, the checked sequencer rejects the late
  * write, and a holder cut off past its grace period learns it lost the lock.
  * No state is a trace event (test_states_of_the_seeds_story). */
-static void test_states_of_the_newer_algorithms(void **state)
-{
+static void test_states_of_the_newer_algorithms(void **state) {
     static const struct {
         const char *path, *want;
     } cases[] = {
-        {"scenarios/setnx-timestamp-del-race.lsim",
-         "acquiring granted refused deleted-anothers-lock timestamp-passed "
-         "del-stale-sent"},
-        {"scenarios/setnx-timestamp-getset.lsim",
-         "acquiring granted refused released holder-live timestamp-passed "
-         "getset-won getset-read-live"},
-        {"scenarios/setnx-timestamp-skewed-clock.lsim",
-         "acquiring granted refused deleted-anothers-lock timestamp-passed "
-         "getset-won"},
-        {"scenarios/zookeeper-release-by-path-deletes-new-holder.lsim",
-         "session-established session-reopened znode-created "
-         "watching-predecessor predecessor-gone lowest-znode "
-         "session-expired-holding expirer-closed-session holder-znode-expired "
-         "released release-by-path-deleted-another parent-deleted "
-         "sequence-reused"},
-        {"scenarios/zookeeper-release-checks-czxid.lsim",
-         "session-established session-reopened znode-created "
-         "watching-predecessor predecessor-gone lowest-znode "
-         "session-expired-holding expirer-closed-session holder-znode-expired "
-         "released release-czxid-mismatch parent-deleted sequence-reused"},
-        {"scenarios/zookeeper-multi-refuses-expired-session.lsim",
-         "session-established session-reopened znode-created "
-         "watching-predecessor predecessor-gone lowest-znode "
-         "session-expired-holding expirer-closed-session holder-znode-expired "
-         "released multi-applied multi-failed"},
-        {"scenarios/chubby-lock-delay-covers-delayed-write.lsim",
-         "session-open keepalive-held keepalive-answered acquire-queued granted "
-         "master-ended-session lock-delay lock-delay-over released "
-         "sequencer-unchecked"},
-        {"scenarios/chubby-sequencer-checked.lsim",
-         "session-open keepalive-held keepalive-answered acquire-queued granted "
-         "master-ended-session lock-delay lock-delay-over released "
-         "sequencer-accepted sequencer-rejected"},
-        {"scenarios/chubby-lock-delay-shorter-than-grace.lsim",
-         "session-open keepalive-held keepalive-answered acquire-queued granted "
-         "jeopardy session-expired lock-lost master-ended-session lock-delay "
-         "lock-delay-over released sequencer-unchecked"},
+            {"scenarios/setnx-timestamp-del-race.lsim",
+             "acquiring granted refused deleted-anothers-lock timestamp-passed "
+             "del-stale-sent"},
+            {"scenarios/setnx-timestamp-getset.lsim", "acquiring granted refused released holder-live timestamp-passed "
+                                                      "getset-won getset-read-live"},
+            {"scenarios/setnx-timestamp-skewed-clock.lsim",
+             "acquiring granted refused deleted-anothers-lock timestamp-passed "
+             "getset-won"},
+            {"scenarios/zookeeper-release-by-path-deletes-new-holder.lsim",
+             "session-established session-reopened znode-created "
+             "watching-predecessor predecessor-gone lowest-znode "
+             "session-expired-holding expirer-closed-session holder-znode-expired "
+             "released release-by-path-deleted-another parent-deleted "
+             "sequence-reused"},
+            {"scenarios/zookeeper-release-checks-czxid.lsim",
+             "session-established session-reopened znode-created "
+             "watching-predecessor predecessor-gone lowest-znode "
+             "session-expired-holding expirer-closed-session holder-znode-expired "
+             "released release-czxid-mismatch parent-deleted sequence-reused"},
+            {"scenarios/zookeeper-multi-refuses-expired-session.lsim",
+             "session-established session-reopened znode-created "
+             "watching-predecessor predecessor-gone lowest-znode "
+             "session-expired-holding expirer-closed-session holder-znode-expired "
+             "released multi-applied multi-failed"},
+            {"scenarios/chubby-lock-delay-covers-delayed-write.lsim",
+             "session-open keepalive-held keepalive-answered acquire-queued granted "
+             "master-ended-session lock-delay lock-delay-over released "
+             "sequencer-unchecked"},
+            {"scenarios/chubby-sequencer-checked.lsim",
+             "session-open keepalive-held keepalive-answered acquire-queued granted "
+             "master-ended-session lock-delay lock-delay-over released "
+             "sequencer-accepted sequencer-rejected"},
+            {"scenarios/chubby-lock-delay-shorter-than-grace.lsim",
+             "session-open keepalive-held keepalive-answered acquire-queued granted "
+             "jeopardy session-expired lock-lost master-ended-session lock-delay "
+             "lock-delay-over released sequencer-unchecked"},
     };
     char got[2048];
     size_t i;
@@ -456,8 +438,7 @@ static void test_states_of_the_newer_algorithms(void **state)
 
 /* An algorithm that names more states than lock.h allows is refused when
  * the run is built, with its name and the limit, never a crash. */
-static void test_too_many_states_is_refused(void **state)
-{
+static void test_too_many_states_is_refused(void **state) {
     struct lock_algo bad = *lock_algo_find("lease");
     struct engine *e = NULL;
     struct engine_opts eo = {.algo = &bad};
@@ -476,8 +457,7 @@ static void test_too_many_states_is_refused(void **state)
 /* The planted bug (a lease released with plain DEL) is found and shrunk to a
  * wrong-release story: a client that was paused past its lease deletes the
  * lock of the client that took it over. */
-static void test_planted_bug_shrinks_to_a_wrong_release(void **state)
-{
+static void test_planted_bug_shrinks_to_a_wrong_release(void **state) {
     struct explore_opts o = {.seed = 1, .budget = 20000, .jobs = 1};
     struct explore_result r;
     char msg[800] = "";
@@ -499,19 +479,17 @@ static void test_planted_bug_shrinks_to_a_wrong_release(void **state)
  * a pause far past the lease, the shrinker rounds it to 40 s, then bisects
  * between the default 1 s (SAFE) and 40 s to 11 s + 1 ns, the smallest
  * pause that still gives a stale write and a lost update. */
-static const char *const param_story =
-    "param pause=1s range=1s..55s\n"
-    "lock lease ttl=10s\n"
-    "resource stock=2 fencing=off\n"
-    "network latency=0ms\n"
-    "duration 60s\n"
-    "client A: acquire; read; write; release\n"
-    "client B @1s: acquire retry=1s; read; write; release\n"
-    "on A.between-read-and-write pause A $pause\n"
-    "expect verdict SAFE\n";
+static const char *const param_story = "param pause=1s range=1s..55s\n"
+                                       "lock lease ttl=10s\n"
+                                       "resource stock=2 fencing=off\n"
+                                       "network latency=0ms\n"
+                                       "duration 60s\n"
+                                       "client A: acquire; read; write; release\n"
+                                       "client B @1s: acquire retry=1s; read; write; release\n"
+                                       "on A.between-read-and-write pause A $pause\n"
+                                       "expect verdict SAFE\n";
 
-static void test_ranged_param_is_bisected_to_the_tick(void **state)
-{
+static void test_ranged_param_is_bisected_to_the_tick(void **state) {
     struct explore_opts o = {.seed = 1, .budget = 2048, .jobs = 1};
     struct explore_result r, r2;
     char msg[800] = "";
@@ -592,25 +570,20 @@ static void test_ranged_param_is_bisected_to_the_tick(void **state)
  * N of a row's "none found in N runs", one worker) with its algorithm and --set, and its outcome, runs to the first
  * failure (or "none found in N runs"), states reached and every fault line it
  * quotes must match. Every algorithm of the registry has a row. */
-static char *cell(char **p)
-{
+static char *cell(char **p) {
     char *c = *p, *bar = strchr(c, '|');
     char *end;
 
-    if (bar == NULL)
-        return NULL;
+    if (bar == NULL) return NULL;
     *bar = '\0';
     *p = bar + 1;
-    while (*c == ' ')
-        c++;
+    while (*c == ' ') c++;
     end = c + strlen(c);
-    while (end > c && end[-1] == ' ')
-        *--end = '\0';
+    while (end > c && end[-1] == ' ') *--end = '\0';
     return c;
 }
 
-static void test_the_figures_table_is_what_explore_finds(void **state)
-{
+static void test_the_figures_table_is_what_explore_finds(void **state) {
     static char doc[65536];
     char *line, *save = NULL, *table;
     int rows = 0, covered[64] = {0}, i;
@@ -619,35 +592,29 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
     slurp("docs/explore.md", doc, sizeof doc);
     table = strstr(doc, "| algorithm | --set | found | runs to first failure | states reached |");
     assert_non_null(table);
-    for (line = strtok_r(table, "\n", &save); line && line[0] == '|';
-         line = strtok_r(NULL, "\n", &save)) {
-        char *p = line + 1, *algo = cell(&p), *set = cell(&p), *found = cell(&p),
-             *runs = cell(&p), *states = cell(&p), *story = cell(&p), *q;
+    for (line = strtok_r(table, "\n", &save); line && line[0] == '|'; line = strtok_r(NULL, "\n", &save)) {
+        char *p = line + 1, *algo = cell(&p), *set = cell(&p), *found = cell(&p), *runs = cell(&p), *states = cell(&p),
+             *story = cell(&p), *q;
         struct explore_opts o = {.seed = 1, .budget = 100000, .jobs = 1};
         struct explore_result r;
         char msg[800] = "", want[64], sets[200], *save_set = NULL;
         unsigned long long none_in;
         int reached = 0, named, k;
         assert_non_null(story);
-        if (strcmp(algo, "algorithm") == 0 || strncmp(algo, "---", 3) == 0)
-            continue;
+        if (strcmp(algo, "algorithm") == 0 || strncmp(algo, "---", 3) == 0) continue;
         /* A row that found nothing says its budget: "none found in N runs"
          * (the search rounds the budget up to whole batches of 1024). */
-        if (sscanf(runs, "none found in %llu runs", &none_in) == 1)
-            o.budget = none_in;
+        if (sscanf(runs, "none found in %llu runs", &none_in) == 1) o.budget = none_in;
         o.algo = lock_algo_find(algo);
-        if (o.algo == NULL)
-            print_error("docs/explore.md names '%s', not an algorithm\n", algo);
+        if (o.algo == NULL) print_error("docs/explore.md names '%s', not an algorithm\n", algo);
         assert_non_null(o.algo);
-        for (i = 0; lock_algo_at(i); i++)
-            covered[i] |= lock_algo_at(i) == o.algo;
+        for (i = 0; lock_algo_at(i); i++) covered[i] |= lock_algo_at(i) == o.algo;
         load(&sc, "scenarios/explore-budget.lsim");
         /* The --set cell: settings separated by spaces, applied in order. */
         snprintf(sets, sizeof sets, "%s", set);
         for (q = strtok_r(sets, " ", &save_set); q; q = strtok_r(NULL, " ", &save_set)) {
             int rc = scenario_set(&sc, q, &err);
-            if (rc != 0)
-                print_error("%s: --set %s: %s\n", algo, q, err.msg);
+            if (rc != 0) print_error("%s: --set %s: %s\n", algo, q, err.msg);
             assert_int_equal(rc, 0);
         }
         assert_int_equal(explore_run(&sc, &o, &r, msg, sizeof msg), 0);
@@ -661,8 +628,7 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
         if (strcmp(runs, want) != 0)
             print_error("%s %s: the table says '%s', explore gives '%s'\n", algo, set, runs, want);
         assert_string_equal(runs, want);
-        for (k = 0; k < r.algo->nstates; k++)
-            reached += r.cover.state_runs[k] > 0;
+        for (k = 0; k < r.algo->nstates; k++) reached += r.cover.state_runs[k] > 0;
         named = r.algo->nstates;
         snprintf(want, sizeof want, "%d of %d", reached, named);
         if (strcmp(states, want) != 0)
@@ -675,8 +641,7 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
             snprintf(quoted, sizeof quoted, "\n%.*s\n", (int)(close - q - 1), q + 1);
             if ((q[1] == '@' || strncmp(q + 1, "on ", 3) == 0) && !strstr(r.text, quoted))
                 print_error("%s %s: the file has no line%s", algo, set, quoted);
-            if (q[1] == '@' || strncmp(q + 1, "on ", 3) == 0)
-                assert_non_null(strstr(r.text, quoted));
+            if (q[1] == '@' || strncmp(q + 1, "on ", 3) == 0) assert_non_null(strstr(r.text, quoted));
             q = close;
         }
         explore_result_close(&r);
@@ -684,8 +649,7 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
     }
     assert_true(rows >= 13);
     for (i = 0; lock_algo_at(i); i++) {
-        if (!covered[i])
-            print_error("docs/explore.md has no row for %s\n", lock_algo_at(i)->name);
+        if (!covered[i]) print_error("docs/explore.md has no row for %s\n", lock_algo_at(i)->name);
         assert_true(covered[i]);
     }
 }
@@ -694,8 +658,7 @@ static void test_the_figures_table_is_what_explore_finds(void **state)
  * the C API can set it and --set now refuses): the first failure's text
  * does not parse back, and the explorer says so, with the parser's line,
  * column and reason, instead of failing with no message. */
-static void test_a_failure_that_does_not_parse_back_says_why(void **state)
-{
+static void test_a_failure_that_does_not_parse_back_says_why(void **state) {
     struct explore_opts o = {.seed = 1, .budget = 4096, .jobs = 1};
     struct explore_result r;
     char msg[800] = "";
@@ -715,8 +678,7 @@ static void test_a_failure_that_does_not_parse_back_says_why(void **state)
 }
 
 /* Nothing to explore: refused with what to add. */
-static void test_refuses_a_scenario_with_nothing_to_explore(void **state)
-{
+static void test_refuses_a_scenario_with_nothing_to_explore(void **state) {
     struct explore_opts o = {.seed = 1, .budget = 10, .jobs = 1};
     struct explore_result r;
     char msg[800] = "";
@@ -731,8 +693,7 @@ static void test_refuses_a_scenario_with_nothing_to_explore(void **state)
 
 /* ---- The command line ------------------------------------------------------------------- */
 
-static void test_cli_writes_a_file_that_check_passes(void **state)
-{
+static void test_cli_writes_a_file_that_check_passes(void **state) {
     struct result *r;
     char a[8192], b[8192];
 
@@ -750,7 +711,8 @@ static void test_cli_writes_a_file_that_check_passes(void **state)
      * first failure whatever --jobs is, so the report counts the same runs
      * (the states table is of runs 0 to 14 on either). */
     r = run(fmt("explore scenarios/explore-budget.lsim --budget 4096 --jobs 2 -o "
-            "%1$s/locksim_explore_2.lsim", scratch()));
+                "%1$s/locksim_explore_2.lsim",
+                scratch()));
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, "search: 15 runs in "));
     assert_non_null(strstr(r->out, "15 runs to the first failure"));
@@ -770,8 +732,7 @@ static void test_cli_writes_a_file_that_check_passes(void **state)
     assert_non_null(strstr(r->out, "\n  expired-unknown                     0  not reached\n"));
 }
 
-static void test_cli_errors(void **state)
-{
+static void test_cli_errors(void **state) {
     struct result *r;
 
     (void)state;
@@ -790,25 +751,24 @@ static void test_cli_errors(void **state)
     assert_int_equal(r->code, 64);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_explore_line_parses_to_its_budget),
-        cmocka_unit_test(test_explore_line_errors),
-        cmocka_unit_test(test_print_round_trip_over_the_catalog),
-        cmocka_unit_test(test_search_finds_the_seeds_story_at_the_tick),
-        cmocka_unit_test(test_same_seed_same_file_whatever_the_jobs),
-        cmocka_unit_test(test_nothing_found_reports_coverage),
-        cmocka_unit_test(test_states_of_the_seeds_story),
-        cmocka_unit_test(test_too_many_states_is_refused),
-        cmocka_unit_test(test_planted_bug_shrinks_to_a_wrong_release),
-        cmocka_unit_test(test_ranged_param_is_bisected_to_the_tick),
-        cmocka_unit_test(test_states_of_the_newer_algorithms),
-        cmocka_unit_test(test_the_figures_table_is_what_explore_finds),
-        cmocka_unit_test(test_a_failure_that_does_not_parse_back_says_why),
-        cmocka_unit_test(test_refuses_a_scenario_with_nothing_to_explore),
-        cmocka_unit_test(test_cli_writes_a_file_that_check_passes),
-        cmocka_unit_test(test_cli_errors),
+            cmocka_unit_test(test_explore_line_parses_to_its_budget),
+            cmocka_unit_test(test_explore_line_errors),
+            cmocka_unit_test(test_print_round_trip_over_the_catalog),
+            cmocka_unit_test(test_search_finds_the_seeds_story_at_the_tick),
+            cmocka_unit_test(test_same_seed_same_file_whatever_the_jobs),
+            cmocka_unit_test(test_nothing_found_reports_coverage),
+            cmocka_unit_test(test_states_of_the_seeds_story),
+            cmocka_unit_test(test_too_many_states_is_refused),
+            cmocka_unit_test(test_planted_bug_shrinks_to_a_wrong_release),
+            cmocka_unit_test(test_ranged_param_is_bisected_to_the_tick),
+            cmocka_unit_test(test_states_of_the_newer_algorithms),
+            cmocka_unit_test(test_the_figures_table_is_what_explore_finds),
+            cmocka_unit_test(test_a_failure_that_does_not_parse_back_says_why),
+            cmocka_unit_test(test_refuses_a_scenario_with_nothing_to_explore),
+            cmocka_unit_test(test_cli_writes_a_file_that_check_passes),
+            cmocka_unit_test(test_cli_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
 

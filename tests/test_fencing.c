@@ -17,12 +17,11 @@
  *   A takes token 41 at 0s with a 5s lease and works 10s: it writes at 10s.
  *   B takes 42 at 6s (A's lease expired at 5s) and writes twice at once.
  *   C takes 43 at 12s (B's lease expired at 11s) and writes twice. */
-static const char *SEQUENCE =
-    "lock fenced-lease ttl=5s first-token=41 compare=%s\n"
-    "resource stock=10\nnetwork latency=0ms\nduration 30s\n"
-    "client A: acquire; work 10s; write; release\n"
-    "client B @6s: acquire; write; write; work 10s; release\n"
-    "client C @12s: acquire retry=1s; write; write; release\n";
+static const char *SEQUENCE = "lock fenced-lease ttl=5s first-token=41 compare=%s\n"
+                              "resource stock=10\nnetwork latency=0ms\nduration 30s\n"
+                              "client A: acquire; work 10s; write; release\n"
+                              "client B @6s: acquire; write; write; work 10s; release\n"
+                              "client C @12s: acquire retry=1s; write; write; release\n";
 
 static void expect_sequence(const char *compare, const int want[5]) {
     static const uint64_t tokens[5] = {42, 42, 41, 43, 43};
@@ -58,7 +57,7 @@ static void test_compare_modes_on_a_fixed_sequence(void **state) {
      * write is refused too. */
     const int le[5] = {OK, NO, NO, OK, NO};
     expect_sequence("<=", le);
-    {   /* B's second write: refused for reusing its token, not for being stale. */
+    { /* B's second write: refused for reusing its token, not for being stale. */
         char text[1024], b[256];
         snprintf(text, sizeof text, SEQUENCE, "<=");
         struct engine *e = run_text(text);
@@ -92,7 +91,8 @@ static void test_fenced_out_finding(void **state) {
         snprintf(text, sizeof text, SEQUENCE, modes[m]);
         struct engine *e = run_text(text);
         const struct checker_report *r = engine_report(e);
-        if (r->fenced_out != want[m]) fprintf(stderr, "compare=%s: fenced_out %lld\n", modes[m], (long long)r->fenced_out);
+        if (r->fenced_out != want[m])
+            fprintf(stderr, "compare=%s: fenced_out %lld\n", modes[m], (long long)r->fenced_out);
         assert_int_equal(r->fenced_out, want[m]);
         if (m == 0) {
             /* The narration says why C's higher token is refused, and B's equal one is not. */
@@ -141,12 +141,11 @@ static void test_first_write_recorded_unconditionally(void **state) {
     engine_free(e);
 }
 
-static const char *SEED_TIMELINE =
-    "lock fenced-lease ttl=30s first-token=41 compare=%s\n"
-    "resource stock=1\nnetwork latency=0ms\nduration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
+static const char *SEED_TIMELINE = "lock fenced-lease ttl=30s first-token=41 compare=%s\n"
+                                   "resource stock=1\nnetwork latency=0ms\nduration 60s\n"
+                                   "client A: acquire; read; work 10s; write; release\n"
+                                   "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+                                   "@5s pause A 27s\n";
 
 /* The seed's timeline: `!=` accepts A's stale 41 after B's 42 (UNSAFE), where
  * `<` rejects it (SAFE). */
@@ -186,12 +185,11 @@ static void test_equality_check_is_not_fencing(void **state) {
     engine_free(e);
 }
 
-static const char *READ_PAUSE_WRITE =
-    "lock fenced-lease ttl=10s first-token=41 check=%s\n"
-    "resource stock=2\nnetwork latency=1ms\nduration 40s\n"
-    "client A: acquire; read; write; release\n"
-    "client B @11s: acquire retry=1s; read; write; release\n"
-    "on A.%s pause A 15s\n";
+static const char *READ_PAUSE_WRITE = "lock fenced-lease ttl=10s first-token=41 check=%s\n"
+                                      "resource stock=2\nnetwork latency=1ms\nduration 40s\n"
+                                      "client A: acquire; read; write; release\n"
+                                      "client B @11s: acquire retry=1s; read; write; release\n"
+                                      "on A.%s pause A 15s\n";
 
 /* check=client: A reads (the resource reports no token yet), pauses 15s
  * between its read and its write, and its own check, on that old read,
@@ -308,7 +306,9 @@ static void test_options(void **state) {
     assert_non_null(strstr(err.msg, ", wait, "));
     assert_non_null(strstr(err.msg, ", compare, check"));
     assert_int_equal(build_text("lock fenced-lease compare=<= check=client servers=3 wait=1\n"
-                                "client A: acquire\n", &err), 0);
+                                "client A: acquire\n",
+                                &err),
+                     0);
 }
 
 /* Options that compose (issue 11, item 11). fenced-lease under the seed's
@@ -324,7 +324,8 @@ static void test_fenced_lease_honours_fencing_off(void **state) {
                  "lock fenced-lease ttl=30s first-token=41\n%snetwork latency=0ms\nduration 60s\n"
                  "client A: acquire; read; work 10s; write; release\n"
                  "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-                 "@5s pause A 27s\n", res[i]);
+                 "@5s pause A 27s\n",
+                 res[i]);
         struct engine *e = run_text(text);
         /* 32s: A's write carries token 41 either way. */
         const struct trace_event *w = must(e, TRACE_WRITE, "R", 2);
@@ -384,10 +385,10 @@ static void test_lease_renew_tokens(void **state) {
  * a served read raises the highest seen, so a lower write is refused before
  * any higher write has landed. B's reads run at 6s; A's write at 10s. */
 static const char *READS_CHECKED =
-    "lock %s ttl=5s\n"
-    "resource stock=10 fencing=on check=reads+writes\nnetwork latency=0ms\nduration 30s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @6s: acquire; read; read; work 10s; release\n";
+        "lock %s ttl=5s\n"
+        "resource stock=10 fencing=on check=reads+writes\nnetwork latency=0ms\nduration 30s\n"
+        "client A: acquire; read; work 10s; write; release\n"
+        "client B @6s: acquire; read; read; work 10s; release\n";
 
 static void test_reads_checked_at_the_boundaries(void **state) {
     (void)state;
@@ -440,8 +441,8 @@ static void test_read_refused_skips_the_write(void **state) {
                                 "client A: acquire; work 10s; read; write; release\n"
                                 "client B @6s: acquire; read; work 10s; release\n");
     int A = node_of(engine_trace(e), "A");
-    const struct trace_event *refused =
-        must_note(e, "A", NOTE_EXACT, "read refused by the resource: its token is lower than one already seen", 1);
+    const struct trace_event *refused = must_note(
+            e, "A", NOTE_EXACT, "read refused by the resource: its token is lower than one already seen", 1);
     assert_int_equal(refused->t, 10 * S);
     assert_int_equal(refused->a, 41);
     assert_int_equal(refused->b, 42);
@@ -520,11 +521,10 @@ static void test_set_check_needs_fencing(void **state) {
  * works first: A's write at 11.5 s is late (SAFE). B reads at once: the same
  * write lands after B's read, stale (UNSAFE). On a plain resource (lease)
  * the early landing is stale too: nothing ordered it. */
-static const char *LATE =
-    "lock %s ttl=10s\nresource stock=2 %s\nnetwork latency=0ms\nduration 30s\n"
-    "client A: acquire; read; write; release\n"
-    "client B @1s: acquire retry=1s; %s; release\n"
-    "on A.between-read-and-write pause A 11.5s\n";
+static const char *LATE = "lock %s ttl=10s\nresource stock=2 %s\nnetwork latency=0ms\nduration 30s\n"
+                          "client A: acquire; read; write; release\n"
+                          "client B @1s: acquire retry=1s; %s; release\n"
+                          "on A.between-read-and-write pause A 11.5s\n";
 
 static struct engine *late_run(const char *algo, const char *res, const char *work) {
     char text[512];
@@ -667,24 +667,24 @@ static void test_guard_owner(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_compare_modes_on_a_fixed_sequence),
-        cmocka_unit_test(test_equality_check_is_not_fencing),
-        cmocka_unit_test(test_fenced_out_finding),
-        cmocka_unit_test(test_reads_checked_at_the_boundaries),
-        cmocka_unit_test(test_read_refused_skips_the_write),
-        cmocka_unit_test(test_resource_check_option),
-        cmocka_unit_test(test_set_check_needs_fencing),
-        cmocka_unit_test(test_guard_owner),
-        cmocka_unit_test(test_guard_refusal_narrated),
-        cmocka_unit_test(test_first_write_recorded_unconditionally),
-        cmocka_unit_test(test_client_check_defeated_by_a_pause),
-        cmocka_unit_test(test_client_check_without_a_pause_between),
-        cmocka_unit_test(test_write_without_token),
-        cmocka_unit_test(test_algorithm_rule_wins_over_scenario_flag),
-        cmocka_unit_test(test_options),
-        cmocka_unit_test(test_late_write_is_ordered_not_stale),
-        cmocka_unit_test(test_fenced_lease_honours_fencing_off),
-        cmocka_unit_test(test_lease_renew_tokens),
+            cmocka_unit_test(test_compare_modes_on_a_fixed_sequence),
+            cmocka_unit_test(test_equality_check_is_not_fencing),
+            cmocka_unit_test(test_fenced_out_finding),
+            cmocka_unit_test(test_reads_checked_at_the_boundaries),
+            cmocka_unit_test(test_read_refused_skips_the_write),
+            cmocka_unit_test(test_resource_check_option),
+            cmocka_unit_test(test_set_check_needs_fencing),
+            cmocka_unit_test(test_guard_owner),
+            cmocka_unit_test(test_guard_refusal_narrated),
+            cmocka_unit_test(test_first_write_recorded_unconditionally),
+            cmocka_unit_test(test_client_check_defeated_by_a_pause),
+            cmocka_unit_test(test_client_check_without_a_pause_between),
+            cmocka_unit_test(test_write_without_token),
+            cmocka_unit_test(test_algorithm_rule_wins_over_scenario_flag),
+            cmocka_unit_test(test_options),
+            cmocka_unit_test(test_late_write_is_ordered_not_stale),
+            cmocka_unit_test(test_fenced_lease_honours_fencing_off),
+            cmocka_unit_test(test_lease_renew_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

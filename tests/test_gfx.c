@@ -73,8 +73,8 @@ static void picture_init(struct picture *p, const char *name) {
     const struct trace *tr = engine_trace(p->e);
     snprintf(p->seed, sizeof p->seed, "%llu", (unsigned long long)tr->seed);
     snprintf(p->replay, sizeof p->replay, "locksim run scenarios/%s.lsim --seed %s", name, p->seed);
-    p->b = (struct scene_banner){.title = tr->title, .algo = tr->algo, .seed = p->seed,
-                                 .replay = p->replay, .report = engine_report(p->e)};
+    p->b = (struct scene_banner){
+            .title = tr->title, .algo = tr->algo, .seed = p->seed, .replay = p->replay, .report = engine_report(p->e)};
 }
 
 static void out_path(char *buf, size_t n, const char *name, const char *ext) {
@@ -115,8 +115,7 @@ static void check_golden(const char *name, const char *png) {
     assert_int_equal(a->h, b->h);
     long differ = 0;
     for (int y = 0; y < a->h; y++)
-        differ += memcmp((char *)a->pixels + y * a->pitch, (char *)b->pixels + y * b->pitch,
-                         (size_t)a->w * 3) != 0;
+        differ += memcmp((char *)a->pixels + y * a->pitch, (char *)b->pixels + y * b->pitch, (size_t)a->w * 3) != 0;
     if (differ) fprintf(stderr, "%s: %ld rows differ from %s\n", png, differ, golden);
     assert_int_equal(differ, 0);
     SDL_FreeSurface(a);
@@ -388,7 +387,8 @@ static void test_window_paints_png_pixels(void **state) {
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             const uint8_t *a = png.px + (size_t)y * png.pitch + (size_t)x * 3;
-            Uint32 q = ((const Uint32 *)(const void *)((const uint8_t *)surf->pixels + (size_t)y * (size_t)surf->pitch))[x];
+            Uint32 q = ((const Uint32 *)(const void *)((const uint8_t *)surf->pixels +
+                                                       (size_t)y * (size_t)surf->pitch))[x];
             int d[3] = {abs((int)a[0] - (int)(q >> 16 & 255)), abs((int)a[1] - (int)(q >> 8 & 255)),
                         abs((int)a[2] - (int)(q & 255))};
             int m = d[0] > d[1] ? d[0] : d[1];
@@ -443,8 +443,16 @@ static void test_heatmap_png(void **state) {
     cells[7].count[HEATMAP_SAFE] = 2;
     cells[8].count[HEATMAP_OVERLAP] = 1;
     for (int k = 9; k < 12; k++) cells[k].count[HEATMAP_SAFE] = 1;
-    struct heatmap h = {.title = "known grid", .x_key = "pause", .y_key = "lock.ttl", .x_vals = xs, .nx = 3,
-                        .y_vals = ys, .ny = 2, .panels = panels, .npanels = 2, .cells = cells};
+    struct heatmap h = {.title = "known grid",
+                        .x_key = "pause",
+                        .y_key = "lock.ttl",
+                        .x_vals = xs,
+                        .nx = 3,
+                        .y_vals = ys,
+                        .ny = 2,
+                        .panels = panels,
+                        .npanels = 2,
+                        .cells = cells};
     char a[512], b[512];
     out_path(a, sizeof a, "heatmap-a", "png");
     out_path(b, sizeof b, "heatmap-b", "png");
@@ -543,10 +551,9 @@ static int overlaps(const struct scene *sc, const char *what) {
                         ((a_label || a_span_label) && b_text && (b->layer != SCENE_LAYER_EXTRA || j > i)) ||
                         (a_label && b_double);
             if (!clash || !meet(a, b)) continue;
-            fprintf(stderr, "%s: %s %s at %d,%d %dx%d meets %s %s at %d,%d %dx%d\n", what,
-                    a_badge ? "badge" : "label", a_badge ? (a->label ? a->label : "") : a->text, a->x, a->y,
-                    a->w, a->h, b_badge ? "badge" : "text", b_badge ? (b->label ? b->label : "") : b->text, b->x,
-                    b->y, b->w, b->h);
+            fprintf(stderr, "%s: %s %s at %d,%d %dx%d meets %s %s at %d,%d %dx%d\n", what, a_badge ? "badge" : "label",
+                    a_badge ? (a->label ? a->label : "") : a->text, a->x, a->y, a->w, a->h, b_badge ? "badge" : "text",
+                    b_badge ? (b->label ? b->label : "") : b->text, b->x, b->y, b->w, b->h);
             bad++;
         }
     }
@@ -609,16 +616,11 @@ static void test_catalog_apart(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gc_pause),
-        cmocka_unit_test(test_fencing),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_panels),
-        cmocka_unit_test(test_zoom),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_timing),
-        cmocka_unit_test(test_window_paints_png_pixels),
-        cmocka_unit_test(test_heatmap_png),
-        cmocka_unit_test(test_catalog_apart),
+            cmocka_unit_test(test_gc_pause),      cmocka_unit_test(test_fencing),
+            cmocka_unit_test(test_deterministic), cmocka_unit_test(test_panels),
+            cmocka_unit_test(test_zoom),          cmocka_unit_test(test_errors),
+            cmocka_unit_test(test_timing),        cmocka_unit_test(test_window_paints_png_pixels),
+            cmocka_unit_test(test_heatmap_png),   cmocka_unit_test(test_catalog_apart),
     };
     return cmocka_run_group_tests_name("gfx", tests, NULL, NULL);
 }

@@ -17,7 +17,8 @@ static void test_trace_outputs(void **state) {
     /* A FIFO stays a FIFO and receives the whole trace. */
     unlink(sp("lh_fifo"));
     assert_int_equal(mkfifo(sp("lh_fifo"), 0600), 0);
-    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_fifo & cat %1$s/lh_fifo > %1$s/lh_fifo_out; wait", scratch()));
+    struct result *r = run(fmt(
+            "run " GC " --no-timeline --trace %1$s/lh_fifo & cat %1$s/lh_fifo > %1$s/lh_fifo_out; wait", scratch()));
     assert_int_equal(lstat(sp("lh_fifo"), &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
     char buf[65536];
@@ -98,9 +99,9 @@ static void test_check_json_hash(void **state) {
 static void test_truncated_never_passes(void **state) {
     (void)state;
     write_file(sp("lh_cut.lsim"), "duration 60s\nmax-events 20\nlock lease ttl=30s\n"
-                                   "client A: acquire; work 10s; write; release\n"
-                                   "client B @31s: acquire; write; release\n"
-                                   "expect no double-entry\n");
+                                  "client A: acquire; work 10s; write; release\n"
+                                  "client B @31s: acquire; write; release\n"
+                                  "expect no double-entry\n");
     struct result *r = run(fmt("check %1$s/lh_cut.lsim", scratch()));
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, fmt("TRUNCATED %1$s/lh_cut.lsim", scratch())));
@@ -122,7 +123,7 @@ static void test_truncated_never_passes(void **state) {
     assert_non_null(strstr(r->out, "TRUNCATED"));
     /* The three-line livelock: zero latency, acquire; release forever. */
     write_file(sp("lh_live.lsim"), "network latency=0ms\nlock lease ttl=30s\n"
-                                    "client A repeat=0: acquire; release\nexpect verdict SAFE\n");
+                                   "client A repeat=0: acquire; release\nexpect verdict SAFE\n");
     r = run(fmt("check %1$s/lh_live.lsim", scratch()));
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, "TRUNCATED"));
@@ -202,16 +203,18 @@ static void test_plugins_refused(void **state) {
     assert_non_null(strstr(r->err, "no algorithm file 'nosuch_here.so' in the current directory"));
     /* `lock ./x.so` in a scenario: found beside the file; refused with 65. */
     system(fmt("mkdir -p %1$s/lh_plug && cp %1$s/lh_null.so %1$s/lh_plug/ && "
-           "cc -std=c11 -shared -fPIC -Isim -o %1$s/lh_plug/my_lock.so examples/algorithms/my_lock.c", scratch()));
+               "cc -std=c11 -shared -fPIC -Isim -o %1$s/lh_plug/my_lock.so examples/algorithms/my_lock.c",
+               scratch()));
     write_file(sp("lh_plug/ok.lsim"), "lock ./my_lock.so\nresource fencing=on\n"
-                                       "client A: acquire; write; release\nexpect verdict SAFE\n");
+                                      "client A: acquire; write; release\nexpect verdict SAFE\n");
     r = run_in("cd / &&", fmt("check %1$s/lh_plug/ok.lsim", scratch()));
     assert_int_equal(r->code, 0);
     write_file(sp("lh_plug/bad.lsim"), "lock ./lh_null.so\nclient A: acquire\nexpect verdict SAFE\n");
     r = run(fmt("check %1$s/lh_plug/bad.lsim", scratch()));
     assert_int_equal(r->code, 65);
     assert_non_null(strstr(r->err, fmt("%1$s/lh_plug/bad.lsim:1:6: cannot use algorithm '%1$s/lh_plug/lh_null.so': "
-                                   "its locksim_algo() returned NULL", scratch())));
+                                       "its locksim_algo() returned NULL",
+                                       scratch())));
     system(fmt("rm -rf %1$s/lh_plug", scratch()));
     unlink(sp("lh_empty.so"));
     unlink(sp("lh_noname.so"));
@@ -225,7 +228,8 @@ static void test_plugins_refused(void **state) {
 static void test_replay_and_json_escaping(void **state) {
     (void)state;
     system(fmt("mkdir -p '%1$s/lh dir' && cp " GC " '%1$s/lh dir/my \"gc\" file.lsim'", scratch()));
-    struct result *r = run(fmt("run '%1$s/lh dir/my \"gc\" file.lsim' --width 90 --set 'title=Lecture 3 \"demo\" \\ x'", scratch()));
+    struct result *r = run(
+            fmt("run '%1$s/lh dir/my \"gc\" file.lsim' --width 90 --set 'title=Lecture 3 \"demo\" \\ x'", scratch()));
     assert_int_equal(r->code, 0);
     static char first[1 << 21];
     snprintf(first, sizeof first, "%s", r->out);
@@ -244,7 +248,7 @@ static void test_replay_and_json_escaping(void **state) {
     assert_non_null(strstr(r->out, "\"title\":\"a \\\"q\\\" \\\\ b\""));
     assert_non_null(strstr(r->out, "\"narration\":[\"t=0s"));
     write_file(sp("lh_ctl.lsim"), "title \"tab\there\"\nlock lease\nclient A: acquire; write; release\n"
-                                   "expect verdict SAFE\n");
+                                  "expect verdict SAFE\n");
     r = run(fmt("check --format json %1$s/lh_ctl.lsim", scratch()));
     assert_true(json_lines_valid(r->out));
     system(fmt("rm -rf '%1$s/lh dir' %1$s/lh_ctl.lsim", scratch()));
@@ -287,7 +291,8 @@ static void test_smaller_gaps(void **state) {
  * node a track, the double entry a span of its own, exact microseconds. */
 static void test_chrome_trace(void **state) {
     (void)state;
-    struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_chrome.json --trace-format chrome", scratch()));
+    struct result *r = run(
+            fmt("run " GC " --no-timeline --trace %1$s/lh_chrome.json --trace-format chrome", scratch()));
     assert_int_equal(r->code, 0);
     static char buf[1 << 21];
     slurp(sp("lh_chrome.json"), buf, sizeof buf);
@@ -305,7 +310,8 @@ static void test_chrome_trace(void **state) {
      * starts), with the algorithm's notes and the partition on the tracks:
      * the consensus run whose minority cannot grant. */
     r = run(fmt("run scenarios/consensus-minority-cannot-grant.lsim --no-timeline --trace %1$s/lh_chrome.json "
-                "--trace-format chrome", scratch()));
+                "--trace-format chrome",
+                scratch()));
     assert_int_equal(r->code, 0);
     slurp(sp("lh_chrome.json"), buf, sizeof buf);
     assert_non_null(json_value(buf));
@@ -314,7 +320,7 @@ static void test_chrome_trace(void **state) {
     for (const char *q = buf; (q = strstr(q, "{\"ph\":\"f\",\"bp\":\"e\",")); q++) ends++;
     for (const char *q = buf; (q = strstr(q, "\"DROPPED message from ")); q++) drops++;
     assert_int_equal(starts, 2536); /* every msg-send of the trace */
-    assert_int_equal(ends, starts);  /* 1650 received, 886 dropped */
+    assert_int_equal(ends, starts); /* 1650 received, 886 dropped */
     assert_int_equal(drops, 886);
     assert_non_null(strstr(buf, "\"cat\":\"fault\",\"name\":\"partition S1 S2 B | S3 S4 S5 A R\""));
     assert_non_null(strstr(buf, "\"cat\":\"note\",\"name\":\"elected leader, term "));
@@ -331,8 +337,8 @@ static void test_chrome_trace(void **state) {
 static void test_link_loss_in_trace(void **state) {
     (void)state;
     write_file(sp("lh_link.lsim"), "lock lease\nclient A: acquire; work 5s; write; release\n"
-                                    "@1s link A S1 loss=100%\n@2s link A R loss=2.5% latency=3ms\n"
-                                    "expect verdict SAFE\n");
+                                   "@1s link A S1 loss=100%\n@2s link A R loss=2.5% latency=3ms\n"
+                                   "expect verdict SAFE\n");
     struct result *r = run(fmt("run %1$s/lh_link.lsim --narrate --no-timeline --trace %1$s/lh_link.jsonl", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "link A -> S1 now loses every message"));
@@ -350,8 +356,8 @@ static void test_link_loss_in_trace(void **state) {
  * command, the ones that print a table or a help text too. */
 static void test_stdout_full_every_command(void **state) {
     (void)state;
-    static const char *const cmds[] = {"list", "help", "help run", "help metrics", "--help", "--version",
-                                       "run --help", "hash " GC};
+    static const char *const cmds[] = {"list",   "help",      "help run",   "help metrics",
+                                       "--help", "--version", "run --help", "hash " GC};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         /* "{ locksim ... >/dev/full; echo ...; }": both captured */
         struct result *r = run_in("{", fmt("%s >/dev/full; echo status=$?; }", cmds[i]));
@@ -373,13 +379,13 @@ static void test_plugin_counts_refused(void **state) {
     static const struct {
         const char *fields, *why;
     } cases[] = {
-        {".default_servers = -3", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
-        {".default_servers = 1000000", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
-        {".max_servers = -1", "its max_servers must be 0 (meaning no limit) to LOCK_MAX_SERVERS (15)"},
-        {".default_servers = 5, .max_servers = 3", "its default_servers is larger than its max_servers"},
-        {".nstates = -1", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
-        {".nstates = 65", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
-        {".nstates = 2", "it has nstates but no state_names"},
+            {".default_servers = -3", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
+            {".default_servers = 1000000", "its default_servers must be 0 (meaning one) to LOCK_MAX_SERVERS (15)"},
+            {".max_servers = -1", "its max_servers must be 0 (meaning no limit) to LOCK_MAX_SERVERS (15)"},
+            {".default_servers = 5, .max_servers = 3", "its default_servers is larger than its max_servers"},
+            {".nstates = -1", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
+            {".nstates = 65", "its nstates must be 0 to LOCK_MAX_STATES (64)"},
+            {".nstates = 2", "it has nstates but no state_names"},
     };
     write_file(sp("lh_count.lsim"), "lock lease\nclient A: acquire; write; release\n");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -453,7 +459,8 @@ static void test_trace_input_bounded(void **state) {
     unlink(sp("lh_in_fifo"));
     assert_int_equal(mkfifo(sp("lh_in_fifo"), 0600), 0);
     r = run_in("{", fmt("check-trace %1$s/lh_in_fifo & sleep 1; cat %1$s/lh_fifo_src.jsonl > %1$s/lh_in_fifo; "
-                        "wait $!; }", scratch()));
+                        "wait $!; }",
+                        scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->err, fmt("locksim: waiting for a writer on FIFO '%s/lh_in_fifo'", scratch())));
     assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
@@ -467,16 +474,20 @@ static void test_batch_outputs_valid_utf8(void **state) {
     (void)state;
     system(fmt("mkdir -p %1$s/lh_u8 && cp " GC " %1$s/lh_u8/bad$(printf '\\377')name.lsim", scratch()));
     struct result *r = run(fmt("batch %1$s/lh_u8 --format jsonl > %1$s/lh_u8.jsonl; "
-                               "python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
-                               "< %1$s/lh_u8.jsonl && echo json-ok", scratch()));
+                               "python3 -c 'import json,sys;[json.loads(l) for l in "
+                               "sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
+                               "< %1$s/lh_u8.jsonl && echo json-ok",
+                               scratch()));
     assert_non_null(strstr(r->out, "json-ok"));
     static char buf[1 << 16];
     slurp(sp("lh_u8.jsonl"), buf, sizeof buf);
     assert_non_null(strstr(buf, "bad\xef\xbf\xbdname.lsim"));
     /* An override echoed in "set", refused for its bad byte. */
     r = run(fmt("batch %1$s/lh_u8 --format jsonl --set \"title=t$(printf '\\376\\033')x\" > %1$s/lh_u8.jsonl; "
-                "python3 -c 'import json,sys;[json.loads(l) for l in sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
-                "< %1$s/lh_u8.jsonl && echo json-ok", scratch()));
+                "python3 -c 'import json,sys;[json.loads(l) for l in "
+                "sys.stdin.buffer.read().decode(\"utf-8\").splitlines()]' "
+                "< %1$s/lh_u8.jsonl && echo json-ok",
+                scratch()));
     assert_non_null(strstr(r->out, "json-ok"));
     slurp(sp("lh_u8.jsonl"), buf, sizeof buf);
     assert_non_null(strstr(buf, "\"set\":{\"title\":\"t\xef\xbf\xbd\\u001bx\"}"));
@@ -493,9 +504,12 @@ static void test_trace_text_escaped(void **state) {
     struct result *r = run(fmt("run " GC " --no-timeline --trace %1$s/lh_esc_src.jsonl", scratch()));
     assert_int_equal(r->code, 0);
     /* The title and the first event's text made hostile (valid JSON). */
-    assert_int_equal(system(fmt("sed -e '1s/\"title\":\"[^\"]*\"/\"title\":\"ev\\\\u001b]0;x\\\\u0007\\\\u009b \\xc3\\xa9\"/' "
-                                "-e '2s/}$/,\"text\":\"r\\\\u001b[31md\\\\u007f\"}/' "
-                                "%1$s/lh_esc_src.jsonl > %1$s/lh_esc.jsonl", scratch())), 0);
+    assert_int_equal(
+            system(fmt("sed -e '1s/\"title\":\"[^\"]*\"/\"title\":\"ev\\\\u001b]0;x\\\\u0007\\\\u009b \\xc3\\xa9\"/' "
+                       "-e '2s/}$/,\"text\":\"r\\\\u001b[31md\\\\u007f\"}/' "
+                       "%1$s/lh_esc_src.jsonl > %1$s/lh_esc.jsonl",
+                       scratch())),
+            0);
     r = run(fmt("check-trace %1$s/lh_esc.jsonl --no-color", scratch()));
     assert_int_equal(r->code, 0);
     assert_null(strchr(r->out, 0x1b));
@@ -511,14 +525,14 @@ static void test_trace_text_escaped(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trace_outputs),         cmocka_unit_test(test_check_json_hash),
-        cmocka_unit_test(test_truncated_never_passes), cmocka_unit_test(test_unknown_keys),
-        cmocka_unit_test(test_plugins_refused),       cmocka_unit_test(test_replay_and_json_escaping),
-        cmocka_unit_test(test_smaller_gaps),          cmocka_unit_test(test_chrome_trace),
-        cmocka_unit_test(test_link_loss_in_trace),
-        cmocka_unit_test(test_stdout_full_every_command), cmocka_unit_test(test_plugin_counts_refused),
-        cmocka_unit_test(test_trace_without_run_end), cmocka_unit_test(test_trace_input_bounded),
-        cmocka_unit_test(test_batch_outputs_valid_utf8), cmocka_unit_test(test_trace_text_escaped),
+            cmocka_unit_test(test_trace_outputs),          cmocka_unit_test(test_check_json_hash),
+            cmocka_unit_test(test_truncated_never_passes), cmocka_unit_test(test_unknown_keys),
+            cmocka_unit_test(test_plugins_refused),        cmocka_unit_test(test_replay_and_json_escaping),
+            cmocka_unit_test(test_smaller_gaps),           cmocka_unit_test(test_chrome_trace),
+            cmocka_unit_test(test_link_loss_in_trace),     cmocka_unit_test(test_stdout_full_every_command),
+            cmocka_unit_test(test_plugin_counts_refused),  cmocka_unit_test(test_trace_without_run_end),
+            cmocka_unit_test(test_trace_input_bounded),    cmocka_unit_test(test_batch_outputs_valid_utf8),
+            cmocka_unit_test(test_trace_text_escaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -213,12 +213,12 @@ static void test_release_on_cancel_mid_section(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_takeover_after_lease_duration_observed),
-        cmocka_unit_test(test_fast_clock_takes_over_sooner),
-        cmocka_unit_test(test_renew_deadline_stops_the_leader),
-        cmocka_unit_test(test_transitions_as_token),
-        cmocka_unit_test(test_refused_configurations),
-        cmocka_unit_test(test_release_on_cancel_mid_section),
+            cmocka_unit_test(test_takeover_after_lease_duration_observed),
+            cmocka_unit_test(test_fast_clock_takes_over_sooner),
+            cmocka_unit_test(test_renew_deadline_stops_the_leader),
+            cmocka_unit_test(test_transitions_as_token),
+            cmocka_unit_test(test_refused_configurations),
+            cmocka_unit_test(test_release_on_cancel_mid_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

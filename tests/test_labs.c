@@ -68,8 +68,10 @@ static void test_batch_order_independent_of_jobs(void **state) {
     /* 12 expectations of the catalog hold only for the scenario's own seed. */
     int runs = 4 * catalog_size();
     char want[160];
-    snprintf(want, sizeof want, "locksim: batch: %d of %d runs: %d passed, 12 failed (expectation failed 12, "
-             "truncated 0, error 0)\n  scenarios/", runs, runs, runs - 12);
+    snprintf(want, sizeof want,
+             "locksim: batch: %d of %d runs: %d passed, 12 failed (expectation failed 12, "
+             "truncated 0, error 0)\n  scenarios/",
+             runs, runs, runs - 12);
     assert_true(strncmp(r->err, want, strlen(want)) == 0);
     assert_non_null(strstr(r->err, "\n    replay: locksim run scenarios/"));
     assert_non_null(strstr(r->err, "\n  ... and 9 more failed runs\n"));
@@ -79,8 +81,10 @@ static void test_batch_order_independent_of_jobs(void **state) {
  * held to the file's expect lines (--expect). */
 static struct result *batch_format(const char *format) {
     char args[512];
-    snprintf(args, sizeof args, "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..3 --algos lease,fenced-lease "
-             "--set lock.ttl=10s --format %s --expect", format);
+    snprintf(args, sizeof args,
+             "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..3 --algos lease,fenced-lease "
+             "--set lock.ttl=10s --format %s --expect",
+             format);
     return run(args);
 }
 
@@ -96,31 +100,38 @@ static void test_batch_not_applicable(void **state) {
     assert_non_null(strstr(r->out, "\"algorithm\":\"lease\",\"seed\":2,\"set\":{},\"outcome\":\"NOT-APPLICABLE\","
                                    "\"not_applicable\":\"seed 2 (the file's: 1)\",\"events\":40,\"truncated\":false,"
                                    "\"expects\":10,\"failed_expects\":0,"));
-    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":1,\"set\":{},\"outcome\":\"NOT-APPLICABLE\","
-                                   "\"not_applicable\":\"algorithm fenced-lease (the file's: lease)\""));
+    assert_non_null(strstr(r->out,
+                           "\"algorithm\":\"fenced-lease\",\"seed\":1,\"set\":{},\"outcome\":\"NOT-APPLICABLE\","
+                           "\"not_applicable\":\"algorithm fenced-lease (the file's: lease)\""));
     r = run(fmt("%s --format csv", runs));
-    assert_non_null(strstr(r->out, "\"scenarios/gc-pause-outlives-lease.lsim\",\"fenced-lease\",2,NOT-APPLICABLE,SAFE,"));
+    assert_non_null(
+            strstr(r->out, "\"scenarios/gc-pause-outlives-lease.lsim\",\"fenced-lease\",2,NOT-APPLICABLE,SAFE,"));
     r = run(fmt("%s --format tap", runs));
-    assert_non_null(strstr(r->out, "\nok 4 - scenarios/gc-pause-outlives-lease.lsim seed 2 algo fenced-lease (SAFE) # SKIP "
-                                   "expectations not applicable: seed 2 (the file's: 1), algorithm fenced-lease (the "
-                                   "file's: lease) changes the scenario they were written for (--expect judges them)\n"));
+    assert_non_null(strstr(r->out,
+                           "\nok 4 - scenarios/gc-pause-outlives-lease.lsim seed 2 algo fenced-lease (SAFE) # SKIP "
+                           "expectations not applicable: seed 2 (the file's: 1), algorithm fenced-lease (the "
+                           "file's: lease) changes the scenario they were written for (--expect judges them)\n"));
     r = run(fmt("%s --format junit", runs));
     assert_non_null(strstr(r->out, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"3\""));
-    assert_non_null(strstr(r->out, "<skipped message=\"expectations not applicable: seed 2 (the file&apos;s: 1) changes "
-                                   "the scenario they were written for (--expect judges them)\"/><system-out>verdict "
-                                   "UNSAFE</system-out>"));
+    assert_non_null(strstr(r->out,
+                           "<skipped message=\"expectations not applicable: seed 2 (the file&apos;s: 1) changes "
+                           "the scenario they were written for (--expect judges them)\"/><system-out>verdict "
+                           "UNSAFE</system-out>"));
     r = run(runs);
     assert_non_null(strstr(r->out, "ok   scenarios/gc-pause-outlives-lease.lsim  lease  seeds 1..2: 2 runs, 1 passed, "
                                    "0 failed, 1 not applicable; SAFE 0, UNSAFE 2, STUCK 0\n"));
-    assert_non_null(strstr(r->out, "n/a  scenarios/gc-pause-outlives-lease.lsim  fenced-lease  seeds 1..2: 2 runs, 0 passed, "
-                                   "0 failed, 2 not applicable; SAFE 2, UNSAFE 0, STUCK 0\n"));
+    assert_non_null(strstr(r->out,
+                           "n/a  scenarios/gc-pause-outlives-lease.lsim  fenced-lease  seeds 1..2: 2 runs, 0 passed, "
+                           "0 failed, 2 not applicable; SAFE 2, UNSAFE 0, STUCK 0\n"));
     assert_non_null(strstr(r->out, "\n1 passed, 0 failed, 3 not applicable (runs with another seed"));
     /* Sharded and merged: the same bytes, the reason carried by the shards. */
     static char one[1 << 21];
     r = run(fmt("%s --format jsonl", runs));
     memcpy(one, r->out, sizeof one);
     assert_int_equal(system(fmt("%1$s %2$s --shard 1/2 --out %3$s/na1.jsonl 2>/dev/null && "
-                                "%1$s %2$s --shard 2/2 --out %3$s/na2.jsonl 2>/dev/null", bin(), runs, scratch())), 0);
+                                "%1$s %2$s --shard 2/2 --out %3$s/na2.jsonl 2>/dev/null",
+                                bin(), runs, scratch())),
+                     0);
     r = run(fmt("merge %1$s/na2.jsonl %1$s/na1.jsonl --format jsonl", scratch()));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out, one);
@@ -184,10 +195,12 @@ static void test_junit_for_ci_dashboards(void **state) {
     char d[4200];
     snprintf(d, sizeof d, "%s", sp("ci&<j>"));
     assert_int_equal(system(fmt("rm -rf '%1$s' && mkdir -p '%1$s' && cp scenarios/gc-pause-outlives-lease.lsim "
-                                "'%1$s/gc.pause.lsim' && printf 'lock lease\\nclient A: wrte\\n' > '%1$s/bad.lsim'", d)), 0);
+                                "'%1$s/gc.pause.lsim' && printf 'lock lease\\nclient A: wrte\\n' > '%1$s/bad.lsim'",
+                                d)),
+                     0);
     struct result *r = run(fmt("batch '%s' scenarios/fencing-rejects-stale-write.lsim --seeds 1..2 --algos "
-                               "lease,fenced-lease,local-mutex --set 'stuck-after=30s' --format junit --out %s", d,
-                               sp("ci.xml")));
+                               "lease,fenced-lease,local-mutex --set 'stuck-after=30s' --format junit --out %s",
+                               d, sp("ci.xml")));
     assert_int_equal(r->code, 65); /* bad.lsim */
     r = run(fmt("-- 2>/dev/null; python3 tests/junit_check.py %s", sp("ci.xml")));
     assert_string_equal(r->out, "junit: 18 testcases in 3 testsuites, names unique, counts agree\n");
@@ -217,25 +230,31 @@ static void test_junit_for_ci_dashboards(void **state) {
 static void test_batch_crashing_worker(void **state) {
     (void)state;
     int st = system(fmt("sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/&"
-                    " *(volatile int *)0 = 0;/' examples/algorithms/my_lock.c > %1$s/locksim_bad.c && "
-                    "cc -std=c11 -shared -fPIC -Isim -o %1$s/locksim_bad.so %1$s/locksim_bad.c", scratch()));
+                        " *(volatile int *)0 = 0;/' examples/algorithms/my_lock.c > %1$s/locksim_bad.c && "
+                        "cc -std=c11 -shared -fPIC -Isim -o %1$s/locksim_bad.so %1$s/locksim_bad.c",
+                        scratch()));
     assert_int_equal(st, 0);
     /* Under ASan (make sanitize) the worker would report the SEGV and exit
      * 1: let the signal kill it, as it does in a normal build. */
     setenv("ASAN_OPTIONS", "handle_segv=0", 1);
     static char one[1 << 21];
     struct result *r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
-                           "--algos fenced-lease,%1$s/locksim_bad.so --format jsonl --jobs 1", scratch()));
+                               "--algos fenced-lease,%1$s/locksim_bad.so --format jsonl --jobs 1",
+                               scratch()));
     assert_int_equal(r->code, 64); /* a plugin that cannot be used */
     assert_int_equal(count_lines(r->out), 6);
-    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{},\"outcome\":\"NOT-APPLICABLE\""));
+    assert_non_null(
+            strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":3,\"set\":{},\"outcome\":\"NOT-APPLICABLE\""));
     assert_non_null(strstr(r->out, fmt("worker died with signal 11 (SIGSEGV) during "
-                                   "scenarios/fencing-rejects-stale-write.lsim seed 2 algo %1$s/locksim_bad.so", scratch())));
+                                       "scenarios/fencing-rejects-stale-write.lsim seed 2 algo %1$s/locksim_bad.so",
+                                       scratch())));
     snprintf(one, sizeof one, "%s", r->out);
     r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 "
-            "--algos fenced-lease,%1$s/locksim_bad.so --format jsonl --jobs 2", scratch()));
+                "--algos fenced-lease,%1$s/locksim_bad.so --format jsonl --jobs 2",
+                scratch()));
     assert_string_equal(r->out, one);
-    r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 --algos %1$s/locksim_bad.so", scratch()));
+    r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..3 --algos %1$s/locksim_bad.so",
+                scratch()));
     assert_non_null(strstr(r->out, "first failure: seed 1: worker died with signal 11 (SIGSEGV)"));
     assert_non_null(strstr(r->out, "\n0 passed, 3 failed\n"));
     unsetenv("ASAN_OPTIONS");
@@ -253,26 +272,30 @@ static void test_plugin_abort_and_loop(void **state) {
                         "cc -std=c11 -shared -fPIC -Isim -o %1$s/abort.so %1$s/abort.c && "
                         "sed 's/^static void client_acquire(struct lock_ctx \\*ctx, void \\*state) {/& for (;;) {}/' "
                         "examples/algorithms/my_lock.c > %1$s/loop.c && "
-                        "cc -std=c11 -shared -fPIC -Isim -o %1$s/loop.so %1$s/loop.c", scratch()));
+                        "cc -std=c11 -shared -fPIC -Isim -o %1$s/loop.so %1$s/loop.c",
+                        scratch()));
     assert_int_equal(st, 0);
     setenv("ASAN_OPTIONS", "handle_abort=0", 1);
-    struct result *r = run(fmt("matrix scenarios/fencing-rejects-stale-write.lsim --algos lease,%s,fenced-lease",
-                               sp("abort.so")));
+    struct result *r = run(
+            fmt("matrix scenarios/fencing-rejects-stale-write.lsim --algos lease,%s,fenced-lease", sp("abort.so")));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "cannot run this script: the algorithm crashed: signal 6 (Aborted)"));
     assert_non_null(strstr(r->out, "\nlease "));
     assert_non_null(strstr(r->out, "\nfenced-lease "));
-    r = run(fmt("matrix scenarios/fencing-rejects-stale-write.lsim --algos %s,fenced-lease --time-limit 1", sp("loop.so")));
+    r = run(fmt("matrix scenarios/fencing-rejects-stale-write.lsim --algos %s,fenced-lease --time-limit 1",
+                sp("loop.so")));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "did not finish within the time limit"));
     assert_non_null(strstr(r->out, "\nfenced-lease "));
     r = run(fmt("batch scenarios/fencing-rejects-stale-write.lsim --seeds 1..2 --algos fenced-lease,%s "
-                "--time-limit 1 --format jsonl --jobs 2", sp("loop.so")));
+                "--time-limit 1 --format jsonl --jobs 2",
+                sp("loop.so")));
     assert_int_equal(r->code, 64);
     assert_int_equal(count_lines(r->out), 4);
     assert_non_null(strstr(r->out, "worker died with signal 14 (SIGALRM: the run passed its --time-limit) during "
                                    "scenarios/fencing-rejects-stale-write.lsim seed 1 algo "));
-    assert_non_null(strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":2,\"set\":{},\"outcome\":\"NOT-APPLICABLE\""));
+    assert_non_null(
+            strstr(r->out, "\"algorithm\":\"fenced-lease\",\"seed\":2,\"set\":{},\"outcome\":\"NOT-APPLICABLE\""));
     r = run(fmt("run scenarios/fencing-rejects-stale-write.lsim --algo %s --time-limit 1", sp("loop.so")));
     assert_int_equal(r->code, 70);
     assert_non_null(strstr(r->err, "the run did not finish within its time limit of 1 s"));
@@ -294,15 +317,18 @@ static void test_batch_skips_what_cannot_run(void **state) {
                                    "lsim:11:6: local-mutex runs on at most 1 lock server; the scenario asks for 5\"}"));
     assert_non_null(strstr(r->err, "2 skipped (an algorithm that cannot run a scenario)"));
     r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus", f));
-    assert_non_null(strstr(r->out, "skip scenarios/consensus-leader-partitioned.lsim  local-mutex  seeds 1..2: 2 runs "
-                                   "skipped: scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs on at most 1"));
+    assert_non_null(strstr(r->out,
+                           "skip scenarios/consensus-leader-partitioned.lsim  local-mutex  seeds 1..2: 2 runs "
+                           "skipped: scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs on at most 1"));
     assert_non_null(strstr(r->out, ", 2 skipped (an algorithm that cannot run a scenario)\n"));
     r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus --format junit", f));
     /* Two runs skipped, and consensus at seed 2 not applicable (its file's seed is 1). */
     assert_non_null(strstr(r->out, "tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"3\""));
-    assert_non_null(strstr(r->out, "<skipped message=\"scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs"));
+    assert_non_null(
+            strstr(r->out, "<skipped message=\"scenarios/consensus-leader-partitioned.lsim:11:6: local-mutex runs"));
     r = run(fmt("batch %s --seeds 1..2 --algos local-mutex,consensus --format tap", f));
-    assert_non_null(strstr(r->out, "ok 1 - scenarios/consensus-leader-partitioned.lsim seed 1 algo local-mutex # SKIP "));
+    assert_non_null(
+            strstr(r->out, "ok 1 - scenarios/consensus-leader-partitioned.lsim seed 1 algo local-mutex # SKIP "));
     /* A sweep whose runs all fail says why on stderr, not only in the CSV. */
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary nosuch=1,2 --out /dev/null");
     assert_int_equal(r->code, 64);
@@ -320,7 +346,8 @@ static void test_batch_progress_on_terminal(void **state) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              fmt("script -qec '%%s batch scenarios --seeds 1..20 --jobs 2 --format jsonl --out /dev/null' /dev/null "
-             ">%1$s/locksim_progress 2>&1", scratch()),
+                 ">%1$s/locksim_progress 2>&1",
+                 scratch()),
              bin());
     assert_int_equal(system(cmd), 0); /* other seeds than the files' own: not applicable */
     static char buf[1 << 16];
@@ -350,8 +377,9 @@ static void test_batch_sigint(void **state) {
         char cmd[1024];
         snprintf(cmd, sizeof cmd,
                  fmt("%%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out %1$s/locksim_batch_out.jsonl "
-                 "2>%1$s/locksim_batch_err & pid=$!; sleep 1.5; kill -%2$s $pid; wait $pid; echo $? "
-                 ">%1$s/locksim_batch_rc", scratch(), sigs[k]),
+                     "2>%1$s/locksim_batch_err & pid=$!; sleep 1.5; kill -%2$s $pid; wait $pid; echo $? "
+                     ">%1$s/locksim_batch_rc",
+                     scratch(), sigs[k]),
                  bin());
         assert_int_equal(system(cmd), 0);
         char buf[4096];
@@ -362,17 +390,23 @@ static void test_batch_sigint(void **state) {
         assert_non_null(strstr(buf, "the --out file was not written"));
         slurp(sp("locksim_batch_out.jsonl"), buf, sizeof buf);
         assert_string_equal(buf, "old\n");
-        assert_int_equal(system(fmt("ls %1$s/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1", scratch())), 512 /* ls: status 2 */);
-        assert_int_equal(system(fmt("pgrep -f '[b]atch scenarios .*%s/locksim_batch_out.jsonl' >/dev/null", scratch())), 256 /* none */);
+        assert_int_equal(system(fmt("ls %1$s/.locksim_batch_out.jsonl.tmp.* >/dev/null 2>&1", scratch())),
+                         512 /* ls: status 2 */);
+        assert_int_equal(system(fmt("pgrep -f '[b]atch scenarios .*%s/locksim_batch_out.jsonl' >/dev/null", scratch())),
+                         256 /* none */);
     }
     /* A parent killed outright (-9) takes its workers with it. */
     assert_int_equal(system(fmt("%s batch scenarios --seeds 1..100000 --format jsonl --jobs 2 --out %s/killed.jsonl "
-                                "2>/dev/null & pid=$!; sleep 1; kill -9 $pid; wait $pid; sleep 0.3", bin(), scratch())),
+                                "2>/dev/null & pid=$!; sleep 1; kill -9 $pid; wait $pid; sleep 0.3",
+                                bin(), scratch())),
                      0);
     assert_int_equal(system(fmt("pgrep -f '[b]atch scenarios .*%s/killed.jsonl' >/dev/null", scratch())), 256);
     /* A closed standard output stops the runs at the first failed write. */
     assert_int_equal(system(fmt("bash -c '%s batch scenarios --seeds 1..2000 --format jsonl --jobs 2 2>%s/pipe_err "
-                                "| head -c 10 >/dev/null; exit ${PIPESTATUS[0]}'", bin(), scratch())) >> 8, 73);
+                                "| head -c 10 >/dev/null; exit ${PIPESTATUS[0]}'",
+                                bin(), scratch())) >>
+                             8,
+                     73);
     char err[4096];
     slurp(sp("pipe_err"), err, sizeof err);
     assert_non_null(strstr(err, "locksim: batch stopped after "));
@@ -401,7 +435,8 @@ static void test_explore_sigint(void **state) {
                      "--jobs 2 >/dev/null 2>%1$s/locksim_explore_err & pid=$!; sleep 1.5; kill -%2$s $pid; "
                      "wait $pid; echo $? >%1$s/locksim_explore_rc; n=0; "
                      "while pgrep -s $pid >/dev/null && [ $n -lt 20 ]; do sleep 0.05; n=$((n+1)); done; "
-                     "pgrep -s $pid >%1$s/locksim_explore_left; true", scratch(), sigs[k]),
+                     "pgrep -s $pid >%1$s/locksim_explore_left; true",
+                     scratch(), sigs[k]),
                  bin());
         assert_int_equal(system(cmd), 0);
         slurp(sp("locksim_explore_rc"), buf, sizeof buf);
@@ -426,8 +461,8 @@ static long peak_rss_kib(const char *args) {
      * 256 MiB, so RSS would grow with the number of frees, not with live
      * memory: measure with the quarantine off (other binaries ignore it). */
     snprintf(cmd, sizeof cmd,
-             "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0\" exec %s %s >/dev/null 2>&1",
-             bin(), args);
+             "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0\" exec %s %s >/dev/null 2>&1", bin(),
+             args);
     pid_t pid = fork();
     if (pid == 0) {
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -457,7 +492,9 @@ static void test_batch_memory_flat(void **state) {
 static void test_check_golden_divergence(void **state) {
     (void)state;
     assert_int_equal(system(fmt("rm -rf %1$s/locksim_gold && mkdir -p %1$s/locksim_gold && "
-                            "cp scenarios/gc-pause-outlives-lease.lsim %1$s/locksim_gold/", scratch())), 0);
+                                "cp scenarios/gc-pause-outlives-lease.lsim %1$s/locksim_gold/",
+                                scratch())),
+                     0);
     struct result *r = run(fmt("check --update %1$s/locksim_gold", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, fmt("new %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl: ", scratch())));
@@ -466,13 +503,16 @@ static void test_check_golden_divergence(void **state) {
     assert_non_null(strstr(r->out, "1 golden traces matched"));
     /* B works 4 s instead of 5 s: every expectation still holds... */
     assert_int_equal(system(fmt("sed -i 's/write; work 5s; release/write; work 4s; release/' "
-                            "%1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch())), 0);
+                                "%1$s/locksim_gold/gc-pause-outlives-lease.lsim",
+                                scratch())),
+                     0);
     assert_int_equal(run(fmt("check --no-golden %1$s/locksim_gold", scratch()))->code, 0);
     r = run(fmt("check %1$s/locksim_gold", scratch()));
     /* ...but the trace changed, and check says where: event 46, B's work. */
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, fmt("%1$s/locksim_gold/gc-pause-outlives-lease.lsim: trace differs from its golden "
-                                   "trace %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl", scratch())));
+                                       "trace %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl",
+                                       scratch())));
     /* B's shorter work changes no figure, no grant and no write. */
     assert_non_null(strstr(r->out, "  the same in meaning (verdict, metrics, who held the lock when, every write); "
                                    "the events moved:\n  first divergence at event #46 (t=31s); golden has 81 "
@@ -497,7 +537,8 @@ static void test_check_golden_divergence(void **state) {
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, fmt("no golden trace %1$s/locksim_gold/golden/ttl-with-headroom.jsonl", scratch())));
     /* Overrides are not compared with golden traces; --update refuses them. */
-    assert_int_equal(run(fmt("check --set lock.ttl=30s %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch()))->code, 0);
+    assert_int_equal(
+            run(fmt("check --set lock.ttl=30s %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch()))->code, 0);
     assert_int_equal(run(fmt("check --update --seed 2 %1$s/locksim_gold", scratch()))->code, 64);
     assert_int_equal(system(fmt("rm -rf %1$s/locksim_gold", scratch())), 0);
 }
@@ -511,17 +552,22 @@ static void test_check_update_refuses_failing(void **state) {
     char d[4200];
     snprintf(d, sizeof d, "%s", sp("locksim_bless")); /* sp()'s buffer is reused */
     assert_int_equal(system(fmt("rm -rf %1$s && mkdir -p %1$s && cp scenarios/gc-pause-outlives-lease.lsim "
-                                "scenarios/ttl-with-headroom.lsim %1$s/", d)), 0);
+                                "scenarios/ttl-with-headroom.lsim %1$s/",
+                                d)),
+                     0);
     struct result *r = run(fmt("check --update %s", d));
     assert_int_equal(r->code, 0);
     char before[1 << 14];
     slurp(fmt("%s/golden/gc-pause-outlives-lease.jsonl", d), before, sizeof before);
     /* The lease now outlives the pause, and a third file is new. */
     assert_int_equal(system(fmt("sed -i 's/^param ttl=30s/param ttl=40s/' %1$s/gc-pause-outlives-lease.lsim && "
-                                "cp scenarios/fencing-rejects-stale-write.lsim %1$s/", d)), 0);
+                                "cp scenarios/fencing-rejects-stale-write.lsim %1$s/",
+                                d)),
+                     0);
     r = run(fmt("check --update %s", d));
     assert_int_equal(r->code, 1); /* README's table: an expect line failed */
-    assert_non_null(strstr(r->err, fmt("%s/gc-pause-outlives-lease.lsim:19:1: expect verdict UNSAFE: measured SAFE\n", d)));
+    assert_non_null(
+            strstr(r->err, fmt("%s/gc-pause-outlives-lease.lsim:19:1: expect verdict UNSAFE: measured SAFE\n", d)));
     assert_non_null(strstr(r->err, "locksim: check --update: 1 of 3 scenarios does not pass its expect lines; "
                                    "no golden trace was written"));
     assert_null(strstr(r->out, "updated "));
@@ -554,7 +600,8 @@ static void test_diff(void **state) {
      * first try after the key's expiry at 31.001s), so no double entry,
      * and B's write is not made (A's sold the stock). */
     assert_non_null(strstr(r->out, fmt("A: %1$s/locksim_d1.jsonl\nB: %1$s/locksim_d2.jsonl\nWhat the checker says:\n"
-                                       "  double-entries         1 -> 0\n", scratch())));
+                                       "  double-entries         1 -> 0\n",
+                                       scratch())));
     assert_non_null(strstr(r->out, "\nWho held the lock when:\n  B acquires (#1): at 31s -> at 32s\n"));
     assert_non_null(strstr(r->out, "\nWrites at the resource:\n  B writes (#1): at 31s, value 0, accepted -> none\n"));
     /* Then the raw events: the grant's TTL is the first difference (srv-grant at t=0, a = ttl). */
@@ -596,12 +643,32 @@ static const char *ct_path(void) {
  * trace's own. */
 static void test_check_trace_matches_run(void **state) {
     (void)state;
-    static const char *const keys[] = {"verdict", "headline", "double_entries", "double_entry_ns",
-                                       "stale_writes_accepted", "stale_writes_rejected", "lost_updates",
-                                       "wrong_releases", "stuck", "fenced_out", "acquires", "failed_acquires", "refused_attempts",
-                                       "writes_accepted", "writes_rejected", "duplicated_work", "initial_stock", "final_stock",
-                                       "acquire_p50_ns", "acquire_p99_ns", "acquire_max_ns", "end_ns",
-                                       "trace_hash", "seed", "title", "outcome"};
+    static const char *const keys[] = {"verdict",
+                                       "headline",
+                                       "double_entries",
+                                       "double_entry_ns",
+                                       "stale_writes_accepted",
+                                       "stale_writes_rejected",
+                                       "lost_updates",
+                                       "wrong_releases",
+                                       "stuck",
+                                       "fenced_out",
+                                       "acquires",
+                                       "failed_acquires",
+                                       "refused_attempts",
+                                       "writes_accepted",
+                                       "writes_rejected",
+                                       "duplicated_work",
+                                       "initial_stock",
+                                       "final_stock",
+                                       "acquire_p50_ns",
+                                       "acquire_p99_ns",
+                                       "acquire_max_ns",
+                                       "end_ns",
+                                       "trace_hash",
+                                       "seed",
+                                       "title",
+                                       "outcome"};
     FILE *ls = popen("ls scenarios/*.lsim", "r");
     assert_non_null(ls);
     char file[512];
@@ -666,7 +733,8 @@ static void test_check_trace_judges_expects(void **state) {
     struct result *r = run(fmt("check-trace %s --scenario %s", ct_path(), gc));
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, fmt("  judged against the expect lines of %s\n", gc)));
-    assert_non_null(strstr(r->out, "\nExpectations:\n  FAIL  line 19  expect verdict UNSAFE                   (measured SAFE)\n"));
+    assert_non_null(strstr(
+            r->out, "\nExpectations:\n  FAIL  line 19  expect verdict UNSAFE                   (measured SAFE)\n"));
     assert_non_null(strstr(r->out, "  ok    line 24  expect wrong-releases = 0               (measured 0)\n"));
     r = run(fmt("check-trace %s --scenario %s --format json", ct_path(), gc));
     assert_int_equal(r->code, 1);
@@ -695,11 +763,13 @@ static void test_check_trace_judges_expects(void **state) {
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, "Expectations: (not decided: the run was cut short)\n  ----  line 19"));
     /* A client the trace does not have: the scenario's line and column, 65. */
-    write_file(sp("zed.lsim"), "lock lease\nclient A: acquire; release\nclient Zed: acquire\nexpect Zed acquires at 1s\n");
+    write_file(sp("zed.lsim"),
+               "lock lease\nclient A: acquire; release\nclient Zed: acquire\nexpect Zed acquires at 1s\n");
     r = run(fmt("check-trace %s --scenario %s", ct_path(), sp("zed.lsim")));
     assert_int_equal(r->code, 65);
     assert_non_null(strstr(r->err, fmt("%s:4:8: expect names client 'Zed', which the trace %s has no node of: expected "
-                                       "the trace of this scenario\n", sp("zed.lsim"), ct_path())));
+                                       "the trace of this scenario\n",
+                                       sp("zed.lsim"), ct_path())));
     assert_int_equal(run(fmt("check-trace %s --expect", ct_path()))->code, 64);
     remove(ct_path());
     remove(sp("zed.lsim"));
@@ -731,17 +801,18 @@ static void test_seed_varying_fractions(void **state) {
 static void test_sweep_grid_and_heatmap(void **state) {
     (void)state;
     struct result *r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=30s..34s/2s "
-                           "--algos lease,fenced-lease --svg %1$s/locksim_sweep.svg", scratch()));
+                               "--algos lease,fenced-lease --svg %1$s/locksim_sweep.svg",
+                               scratch()));
     assert_int_equal(r->code, 0);
-    assert_string_equal(r->out,
-                        "\"lock.ttl\",algorithm,runs,safe,double-entry,damage,stuck,error,damage_fraction,double_entry_fraction,class,note\n"
-                        "\"30s\",\"lease\",1,0,0,1,0,0,1.0000,0.0000,damage,\"\"\n"
-                        /* fenced: two inside, no damage; the verdict is SAFE, so is the measure */
-                        "\"30s\",\"fenced-lease\",1,0,1,0,0,0,0.0000,1.0000,double-entry,\"\"\n"
-                        "\"32s\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
-                        "\"32s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
-                        "\"34s\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
-                        "\"34s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n");
+    assert_string_equal(r->out, "\"lock.ttl\",algorithm,runs,safe,double-entry,damage,stuck,error,damage_fraction,"
+                                "double_entry_fraction,class,note\n"
+                                "\"30s\",\"lease\",1,0,0,1,0,0,1.0000,0.0000,damage,\"\"\n"
+                                /* fenced: two inside, no damage; the verdict is SAFE, so is the measure */
+                                "\"30s\",\"fenced-lease\",1,0,1,0,0,0,0.0000,1.0000,double-entry,\"\"\n"
+                                "\"32s\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
+                                "\"32s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
+                                "\"34s\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"
+                                "\"34s\",\"fenced-lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n");
     /* The heatmap: two panels, three cells each, in the class colours. */
     static char svg[1 << 16];
     slurp(sp("locksim_sweep.svg"), svg, sizeof svg);
@@ -762,10 +833,12 @@ static void test_sweep_grid_and_heatmap(void **state) {
     /* Seeds that disagree: the cell mixes the colours by count (27 safe,
      * 73 damage) and shows the unsafe percentage. */
     r = run(fmt("sweep scenarios/gc-pause-near-ttl-retry-jitter.lsim --vary lock.ttl=29s --seeds 1..100 --format jsonl "
-            "--svg %1$s/locksim_sweep.svg", scratch()));
+                "--svg %1$s/locksim_sweep.svg",
+                scratch()));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out, "{\"set\":{\"lock.ttl\":\"29s\"},\"algorithm\":\"lease\",\"runs\":100,\"safe\":27,"
-                                "\"double-entry\":0,\"damage\":73,\"stuck\":0,\"error\":0,\"damage_fraction\":0.7300,\"double_entry_fraction\":0.0000,"
+                                "\"double-entry\":0,\"damage\":73,\"stuck\":0,\"error\":0,\"damage_fraction\":0.7300,"
+                                "\"double_entry_fraction\":0.0000,"
                                 "\"class\":\"mixed\"}\n");
     slurp(sp("locksim_sweep.svg"), svg, sizeof svg);
     assert_non_null(strstr(svg, "data-class=\"mixed\" x=\"90\" y=\"56\" width=\"28\" height=\"22\" fill=\"#af5238\""));
@@ -778,7 +851,9 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_non_null(strstr(one, "\"lock.ttl\",\"fencing\",algorithm,"));
     assert_non_null(strstr(one, "\"40s\",\"on\",\"lease\",1,1,0,0,0,0,0.0000,0.0000,safe,\"\"\n"));
     assert_string_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=20s..40s/10s "
-                            "--vary fencing=off,on --jobs 2")->out, one);
+                            "--vary fencing=off,on --jobs 2")
+                                ->out,
+                        one);
     /* Usage errors. */
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=5s..1s/1s")->code, 64);
@@ -868,8 +943,8 @@ static void test_shard_merge_sweep(void **state) {
     char cmd[1024];
     for (int csv = 0; csv < 2; csv++) {
         const char *f = csv ? "csv" : "jsonl";
-        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/u.%s --svg %s/u.svg --png %s/u.png", args, f, shard_dir,
-                 f, shard_dir, shard_dir);
+        snprintf(cmd, sizeof cmd, "%s --format %s --out %s/u.%s --svg %s/u.svg --png %s/u.png", args, f, shard_dir, f,
+                 shard_dir, shard_dir);
         assert_int_equal(run(cmd)->code, 0);
         snprintf(cmd, sizeof cmd,
                  "merge %s/s2.jsonl %s/s3.jsonl %s/s1.jsonl --format %s --out %s/m.%s --svg %s/m.svg --png %s/m.png",
@@ -908,8 +983,8 @@ static void test_shard_errors(void **state) {
     assert_int_equal(r->code, 65);
     assert_non_null(strstr(r->err, "cut.jsonl: shard 2/3 is incomplete: 1 of its 2 runs"));
     /* Shards of another run. */
-    snprintf(cmd, sizeof cmd, "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..8 --shard 2/3 --out %s/other.jsonl",
-             shard_dir);
+    snprintf(cmd, sizeof cmd,
+             "batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..8 --shard 2/3 --out %s/other.jsonl", shard_dir);
     assert_int_equal(run(cmd)->code, 0);
     snprintf(cmd, sizeof cmd, "merge %s/s1.jsonl %s/other.jsonl %s/s3.jsonl", shard_dir, shard_dir, shard_dir);
     r = run(cmd);
@@ -926,7 +1001,8 @@ static void test_shard_errors(void **state) {
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "--shard takes K/N with 1 <= K <= N"));
     assert_int_equal(run("batch scenarios --shard 1/2 --format csv")->code, 64);
-    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=5s,6s --shard 1/2 --svg x.svg")->code, 64);
+    assert_int_equal(
+            run("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=5s,6s --shard 1/2 --svg x.svg")->code, 64);
     snprintf(cmd, sizeof cmd, "rm -rf %s", shard_dir);
     assert_int_equal(system(cmd), 0);
 }
@@ -971,22 +1047,29 @@ static void test_shard_forged(void **state) {
     snprintf(evil, sizeof evil, "%s", sp("evil.so"));
     for (int k = 1; k <= 2; k++)
         assert_int_equal(run(fmt("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..4 --algos lease "
-                                 "--shard %d/2 --out %s", k, k == 1 ? s1 : s2))->code, 0);
+                                 "--shard %d/2 --out %s",
+                                 k, k == 1 ? s1 : s2))
+                                 ->code,
+                         0);
     static char good[1 << 21];
     snprintf(good, sizeof good, "%s", run(fmt("merge %s %s --format jsonl", s1, s2))->out);
     assert_string_equal(good, run("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..4 --algos lease "
-                                  "--format jsonl")->out);
+                                  "--format jsonl")
+                                      ->out);
     /* The args of both shards say --out VICTIM and load a plugin: merge
      * writes standard output as asked, VICTIM stays, no code is loaded. */
     write_file(victim, "mine\n");
     write_file(sp("evil.c"), fmt("#include <stdio.h>\n__attribute__((constructor)) static void boom(void) {\n"
-                                 "  FILE *f = fopen(\"%s\", \"w\"); if (f) fclose(f); }\n", marker));
+                                 "  FILE *f = fopen(\"%s\", \"w\"); if (f) fclose(f); }\n",
+                                 marker));
     assert_int_equal(system(fmt("cc -shared -fPIC -o %s %s", evil, sp("evil.c"))), 0);
     static char args[1024];
     snprintf(args, sizeof args, "\"args\":[\"--out\",\"%s\",\"--algos\",\"%s,lease\",\"scenarios\"]", victim, evil);
     for (int k = 0; k < 2; k++)
-        forge(k ? s2 : s1, k ? g2 : g1, "\"args\":[\"scenarios/gc-pause-outlives-lease.lsim\",\"--seeds\",\"1..4\","
-                                        "\"--algos\",\"lease\"]", args);
+        forge(k ? s2 : s1, k ? g2 : g1,
+              "\"args\":[\"scenarios/gc-pause-outlives-lease.lsim\",\"--seeds\",\"1..4\","
+              "\"--algos\",\"lease\"]",
+              args);
     struct result *r = run(fmt("merge %s %s --format jsonl", g1, g2));
     assert_int_equal(r->code, 0);
     assert_string_equal(r->out, good);
@@ -1009,42 +1092,47 @@ static void test_shard_forged(void **state) {
         int both, code;
         const char *says;
     } cases[] = {
-        {"\"locksim_shard\":2", "\"locksim_shard\":1", 0, 65, "g1.jsonl:1:18: shard format 1: this build reads format 2"},
-        {"\"command\":\"batch\"", "\"command\":\"run\"", 1, 65, "expected \"batch\" or \"sweep\""},
-        {"\"shard\":1", "\"shard\":0", 0, 65, "\"shard\": out of range"},
-        {"\"of\":2", "\"of\":1", 0, 64, "their number of shards differ"},
-        {"\"of\":2", "\"of\":1000001", 1, 65, "\"of\": out of range"},
-        {"\"runs\":4", "\"runs\":10000000", 1, 65, "\"runs\" is 10000000, but the run list it states has 4 runs"},
-        {"\"first\":0", "\"first\":1", 0, 65, "g1.jsonl:2:8: run 0 where run 1 comes next"},
-        {"\"end\":2", "\"end\":1", 0, 65, "g1.jsonl:3:1: a record past the shard's last run (0)"},
-        {"\"end\":2", "\"end\":5", 0, 65, "the shard header is inconsistent"},
-        {"\"build\":\"locksim ", "\"build\":\"other ", 0, 64, "their build differ"},
-        {"\"files\":[", "\"files\":[\"/etc/passwd\",", 1, 65, "\"runs\" is 4, but the run list it states has 8 runs"},
-        {"\"files\":[\"scenarios/gc-pause-outlives-lease.lsim\"]", "\"files\":[]", 1, 65, "at least one file"},
-        {"\"algo_names\":[\"lease\"]", "\"algo_names\":[]", 1, 65, "\"algos\" and \"algo_names\" differ in length"},
-        {"\"seeds\":[1,4]", "\"seeds\":[1,40000000]", 1, 65, "but the run list it states has 40000000 runs"},
-        {"\"seeds\":[1,4]", "\"seeds\":[4,1]", 1, 65, "the last seed is below the first"},
-        {"\"seeds\":[1,4]", "\"seeds\":[0,18446744073709551615]", 1, 65, "has more than"},
-        {"\"seed\":null", "\"seed\":5", 1, 65, "\"seed\": expected a string"},
-        {"\"algo\":null", "\"algo\":[]", 1, 65, "\"algo\": expected a string"},
-        {"\"sets\":[]", "\"sets\":[\"noequals\"]", 1, 65, "'noequals' is not KEY=VALUE"},
-        {"\"vary\":[]", "\"vary\":[{\"key\":\"ttl\",\"values\":[\"1s\"]}]", 1, 65, "a batch varies none"},
-        {"\"args\":[", "\"evil\":1,\"args\":[", 1, 65, "unknown key \"evil\""},
-        {"\"args\":[", "\"runs\":4,\"args\":[", 1, 65, "duplicate key \"runs\""},
-        {",\"args\":[\"scenarios/gc-pause-outlives-lease.lsim\",\"--seeds\",\"1..4\",\"--algos\",\"lease\"]", "", 1, 65,
-         "missing key \"args\""},
-        /* Records. */
-        {"{\"run\":1,", "{\"run\":7,", 0, 65, "g1.jsonl:3:8: run 7 where run 1 comes next"},
-        {"\"scenario\":\"scenarios/gc", "\"scenario\":\"/etc/passwd\",\"x\":\"", 0, 65,
-         "\"scenario\" is not the file the header's list gives run 0"},
-        {"\"trace_hash\":\"", "\"trace_hash\":\"zzzzzzzzzzzzzzzz\",\"x\":\"", 0, 65, "expected 16 lower-case hex digits"},
-        {"\"outcome\":\"PASS\"", "\"outcome\":\"ERROR\"", 0, 65, "\"outcome\" is \"ERROR\" in a record without \"error_code\""},
-        {"\"outcome\":\"PASS\"", "\"outcome\":\"WIN\"", 0, 65, "\"outcome\" is \"WIN\""},
-        {"\"verdict\":\"", "\"verdict\":\"X", 0, 65, "unknown verdict"},
-        {"\"acquires\":", "\"acquires\":1.5,\"x\":", 0, 65, "\"acquires\": expected an integer"},
-        {"\"set\":{}", "\"set\":{\"ttl\":\"1s\"}", 0, 65, "\"set\" differs from the --set values"},
-        {"\"events\":", "\"error_code\":\"NOMEM\",\"events\":", 0, 65, "missing key \"exit_status\""},
-        {"\"events\":", "\"error_code\":\"NOMEM\",\"exit_status\":70,\"error\":\"\",\"events\":", 0, 65, "the fields of both"},
+            {"\"locksim_shard\":2", "\"locksim_shard\":1", 0, 65,
+             "g1.jsonl:1:18: shard format 1: this build reads format 2"},
+            {"\"command\":\"batch\"", "\"command\":\"run\"", 1, 65, "expected \"batch\" or \"sweep\""},
+            {"\"shard\":1", "\"shard\":0", 0, 65, "\"shard\": out of range"},
+            {"\"of\":2", "\"of\":1", 0, 64, "their number of shards differ"},
+            {"\"of\":2", "\"of\":1000001", 1, 65, "\"of\": out of range"},
+            {"\"runs\":4", "\"runs\":10000000", 1, 65, "\"runs\" is 10000000, but the run list it states has 4 runs"},
+            {"\"first\":0", "\"first\":1", 0, 65, "g1.jsonl:2:8: run 0 where run 1 comes next"},
+            {"\"end\":2", "\"end\":1", 0, 65, "g1.jsonl:3:1: a record past the shard's last run (0)"},
+            {"\"end\":2", "\"end\":5", 0, 65, "the shard header is inconsistent"},
+            {"\"build\":\"locksim ", "\"build\":\"other ", 0, 64, "their build differ"},
+            {"\"files\":[", "\"files\":[\"/etc/passwd\",", 1, 65,
+             "\"runs\" is 4, but the run list it states has 8 runs"},
+            {"\"files\":[\"scenarios/gc-pause-outlives-lease.lsim\"]", "\"files\":[]", 1, 65, "at least one file"},
+            {"\"algo_names\":[\"lease\"]", "\"algo_names\":[]", 1, 65, "\"algos\" and \"algo_names\" differ in length"},
+            {"\"seeds\":[1,4]", "\"seeds\":[1,40000000]", 1, 65, "but the run list it states has 40000000 runs"},
+            {"\"seeds\":[1,4]", "\"seeds\":[4,1]", 1, 65, "the last seed is below the first"},
+            {"\"seeds\":[1,4]", "\"seeds\":[0,18446744073709551615]", 1, 65, "has more than"},
+            {"\"seed\":null", "\"seed\":5", 1, 65, "\"seed\": expected a string"},
+            {"\"algo\":null", "\"algo\":[]", 1, 65, "\"algo\": expected a string"},
+            {"\"sets\":[]", "\"sets\":[\"noequals\"]", 1, 65, "'noequals' is not KEY=VALUE"},
+            {"\"vary\":[]", "\"vary\":[{\"key\":\"ttl\",\"values\":[\"1s\"]}]", 1, 65, "a batch varies none"},
+            {"\"args\":[", "\"evil\":1,\"args\":[", 1, 65, "unknown key \"evil\""},
+            {"\"args\":[", "\"runs\":4,\"args\":[", 1, 65, "duplicate key \"runs\""},
+            {",\"args\":[\"scenarios/gc-pause-outlives-lease.lsim\",\"--seeds\",\"1..4\",\"--algos\",\"lease\"]", "", 1,
+             65, "missing key \"args\""},
+            /* Records. */
+            {"{\"run\":1,", "{\"run\":7,", 0, 65, "g1.jsonl:3:8: run 7 where run 1 comes next"},
+            {"\"scenario\":\"scenarios/gc", "\"scenario\":\"/etc/passwd\",\"x\":\"", 0, 65,
+             "\"scenario\" is not the file the header's list gives run 0"},
+            {"\"trace_hash\":\"", "\"trace_hash\":\"zzzzzzzzzzzzzzzz\",\"x\":\"", 0, 65,
+             "expected 16 lower-case hex digits"},
+            {"\"outcome\":\"PASS\"", "\"outcome\":\"ERROR\"", 0, 65,
+             "\"outcome\" is \"ERROR\" in a record without \"error_code\""},
+            {"\"outcome\":\"PASS\"", "\"outcome\":\"WIN\"", 0, 65, "\"outcome\" is \"WIN\""},
+            {"\"verdict\":\"", "\"verdict\":\"X", 0, 65, "unknown verdict"},
+            {"\"acquires\":", "\"acquires\":1.5,\"x\":", 0, 65, "\"acquires\": expected an integer"},
+            {"\"set\":{}", "\"set\":{\"ttl\":\"1s\"}", 0, 65, "\"set\" differs from the --set values"},
+            {"\"events\":", "\"error_code\":\"NOMEM\",\"events\":", 0, 65, "missing key \"exit_status\""},
+            {"\"events\":", "\"error_code\":\"NOMEM\",\"exit_status\":70,\"error\":\"\",\"events\":", 0, 65,
+             "the fields of both"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         forge(s1, g1, cases[c].from, cases[c].to);
@@ -1089,21 +1177,27 @@ static void test_cluster_examples(void **state) {
     assert_int_equal(system("command -v parallel >/dev/null"), 0); /* `make deps` installs it */
     make_shards("batch scenarios/gc-pause-outlives-lease.lsim --seeds 1..5", 0);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "batch scenarios --seeds 1..2 --algos lease,redlock --format csv --out %s/u.csv", shard_dir);
+    snprintf(cmd, sizeof cmd, "batch scenarios --seeds 1..2 --algos lease,redlock --format csv --out %s/u.csv",
+             shard_dir);
     assert_int_equal(run(cmd)->code, 0); /* other algorithms and seeds: not applicable */
-    snprintf(cmd, sizeof cmd, "LOCKSIM=%s examples/cluster/parallel.sh -n 4 -b %s -d %s/p -- batch scenarios --seeds 1..2 "
+    snprintf(cmd, sizeof cmd,
+             "LOCKSIM=%s examples/cluster/parallel.sh -n 4 -b %s -d %s/p -- batch scenarios --seeds 1..2 "
              "--algos lease,redlock -- --format csv --out %s/local.csv >/dev/null 2>&1; test $? = 0",
              bin(), bin(), shard_dir, shard_dir);
     assert_int_equal(system(cmd), 0);
     assert_true(same_file("u.csv", "local.csv"));
-    snprintf(cmd, sizeof cmd, "examples/cluster/parallel.sh -n 3 -S : -b %s -d %s/q -- batch scenarios --seeds 1..2 "
-             "--algos lease,redlock -- --format csv --out %s/ssh.csv >/dev/null 2>&1; test $? = 0", bin(), shard_dir, shard_dir);
+    snprintf(cmd, sizeof cmd,
+             "examples/cluster/parallel.sh -n 3 -S : -b %s -d %s/q -- batch scenarios --seeds 1..2 "
+             "--algos lease,redlock -- --format csv --out %s/ssh.csv >/dev/null 2>&1; test $? = 0",
+             bin(), shard_dir, shard_dir);
     assert_int_equal(system(cmd), 0);
     assert_true(same_file("u.csv", "ssh.csv"));
-    snprintf(cmd, sizeof cmd, "export LOCKSIM=%s SHARD_DIR=%s/slurm LOCKSIM_ARGS='batch scenarios --seeds 1..2 "
+    snprintf(cmd, sizeof cmd,
+             "export LOCKSIM=%s SHARD_DIR=%s/slurm LOCKSIM_ARGS='batch scenarios --seeds 1..2 "
              "--algos lease,redlock' MERGE_ARGS='--format csv --out %s/slurm.csv' SLURM_ARRAY_TASK_COUNT=3; "
              "for k in 1 2 3; do SLURM_ARRAY_TASK_ID=$k bash examples/cluster/slurm-shard.sbatch || exit 1; done; "
-             "bash examples/cluster/slurm-merge.sbatch; test $? = 0", bin(), shard_dir, shard_dir);
+             "bash examples/cluster/slurm-merge.sbatch; test $? = 0",
+             bin(), shard_dir, shard_dir);
     assert_int_equal(system(cmd), 0);
     assert_true(same_file("u.csv", "slurm.csv"));
     snprintf(cmd, sizeof cmd, "rm -rf %s", shard_dir);
@@ -1112,29 +1206,29 @@ static void test_cluster_examples(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_batch_order_independent_of_jobs),
-        cmocka_unit_test(test_batch_formats),
-        cmocka_unit_test(test_batch_not_applicable),
-        cmocka_unit_test(test_junit_for_ci_dashboards),
-        cmocka_unit_test(test_batch_crashing_worker),
-        cmocka_unit_test(test_plugin_abort_and_loop),
-        cmocka_unit_test(test_batch_skips_what_cannot_run),
-        cmocka_unit_test(test_batch_progress_on_terminal),
-        cmocka_unit_test(test_batch_sigint),
-        cmocka_unit_test(test_explore_sigint),
-        cmocka_unit_test(test_batch_memory_flat),
-        cmocka_unit_test(test_check_golden_divergence),
-        cmocka_unit_test(test_check_update_refuses_failing),
-        cmocka_unit_test(test_diff),
-        cmocka_unit_test(test_check_trace_matches_run),
-        cmocka_unit_test(test_check_trace_judges_expects),
-        cmocka_unit_test(test_seed_varying_fractions),
-        cmocka_unit_test(test_sweep_grid_and_heatmap),
-        cmocka_unit_test(test_shard_merge_batch),
-        cmocka_unit_test(test_shard_merge_sweep),
-        cmocka_unit_test(test_shard_errors),
-        cmocka_unit_test(test_shard_forged),
-        cmocka_unit_test(test_cluster_examples),
+            cmocka_unit_test(test_batch_order_independent_of_jobs),
+            cmocka_unit_test(test_batch_formats),
+            cmocka_unit_test(test_batch_not_applicable),
+            cmocka_unit_test(test_junit_for_ci_dashboards),
+            cmocka_unit_test(test_batch_crashing_worker),
+            cmocka_unit_test(test_plugin_abort_and_loop),
+            cmocka_unit_test(test_batch_skips_what_cannot_run),
+            cmocka_unit_test(test_batch_progress_on_terminal),
+            cmocka_unit_test(test_batch_sigint),
+            cmocka_unit_test(test_explore_sigint),
+            cmocka_unit_test(test_batch_memory_flat),
+            cmocka_unit_test(test_check_golden_divergence),
+            cmocka_unit_test(test_check_update_refuses_failing),
+            cmocka_unit_test(test_diff),
+            cmocka_unit_test(test_check_trace_matches_run),
+            cmocka_unit_test(test_check_trace_judges_expects),
+            cmocka_unit_test(test_seed_varying_fractions),
+            cmocka_unit_test(test_sweep_grid_and_heatmap),
+            cmocka_unit_test(test_shard_merge_batch),
+            cmocka_unit_test(test_shard_merge_sweep),
+            cmocka_unit_test(test_shard_errors),
+            cmocka_unit_test(test_shard_forged),
+            cmocka_unit_test(test_cluster_examples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,11 +24,11 @@
 static const struct {
     const char *algo, *why;
 } unsafe_by_design[] = {
-    {"local-mutex", "a mutex in one process's memory: two replicas each take their own "
-                    "(docs/algorithms.md, local-mutex)"},
-    {"setnx-timestamp", "redis.io's legacy SETNX recipe: the lock expires when a client's clock "
-                        "passes the stored timestamp, with no renewal, so a critical section longer "
-                        "than the timeout is taken over (docs/algorithms.md, setnx-timestamp)"},
+        {"local-mutex", "a mutex in one process's memory: two replicas each take their own "
+                        "(docs/algorithms.md, local-mutex)"},
+        {"setnx-timestamp", "redis.io's legacy SETNX recipe: the lock expires when a client's clock "
+                            "passes the stored timestamp, with no renewal, so a critical section longer "
+                            "than the timeout is taken over (docs/algorithms.md, setnx-timestamp)"},
 };
 
 /* Scenarios whose workload itself breaks a lease-based lock without a fault,
@@ -36,15 +36,15 @@ static const struct {
 static const struct {
     const char *file, *why;
 } unsafe_workload[] = {
-    {"db-plain-update-lost-update.lsim", "condition=off: a plain UPDATE with no WHERE version, "
-                                         "no lock at all, the lost update it teaches"},
-    {"pg-advisory-session-ends-lock-released.lsim", "idle-session-timeout=30s: the server ends the "
-                                                    "worker's idle session and its lock with it while "
-                                                    "the worker computes, by configuration"},
-    {"k8s-lease-release-on-cancel-mid-section.lsim", "cancel-after=9s release-on-cancel=on: the library "
-                                                      "releases while the program still computes, the misuse "
-                                                      "client-go's ReleaseOnCancel documentation warns of, by "
-                                                      "configuration"},
+        {"db-plain-update-lost-update.lsim", "condition=off: a plain UPDATE with no WHERE version, "
+                                             "no lock at all, the lost update it teaches"},
+        {"pg-advisory-session-ends-lock-released.lsim", "idle-session-timeout=30s: the server ends the "
+                                                        "worker's idle session and its lock with it while "
+                                                        "the worker computes, by configuration"},
+        {"k8s-lease-release-on-cancel-mid-section.lsim", "cancel-after=9s release-on-cancel=on: the library "
+                                                         "releases while the program still computes, the misuse "
+                                                         "client-go's ReleaseOnCancel documentation warns of, by "
+                                                         "configuration"},
 };
 
 /* TTL locks that never renew: unsafe by design when the critical section
@@ -121,8 +121,8 @@ static void test_no_fault_run_is_unsafe(void **state) {
         files++;
         for (int i = 0; lock_algo_at(i); i++) {
             const struct lock_algo *a = lock_algo_at(i);
-            struct run_spec spec = {.file = path, .parsed = &sc, .algo_resolved = a, .lenient_sets = 1,
-                                    .keep_trace = 1};
+            struct run_spec spec = {
+                    .file = path, .parsed = &sc, .algo_resolved = a, .lenient_sets = 1, .keep_trace = 1};
             struct run_result r;
             run_scenario(&spec, &r);
             if (r.rc != 0) {
@@ -142,8 +142,7 @@ static void test_no_fault_run_is_unsafe(void **state) {
                     excused++;
                 } else {
                     unsafe++;
-                    fprintf(stderr, "UNSAFE without faults: %s with %s: %s\n", path, a->name,
-                            r.report->headline);
+                    fprintf(stderr, "UNSAFE without faults: %s with %s: %s\n", path, a->name, r.report->headline);
                 }
             }
             run_result_close(&r);
@@ -151,15 +150,17 @@ static void test_no_fault_run_is_unsafe(void **state) {
         scenario_close(&sc);
     }
     closedir(d);
-    fprintf(stderr, "no-fault property: %d scenarios, %d runs (%d skipped: cannot run the script), "
-            "%d UNSAFE excused by design, %d UNSAFE\n", files, runs, skipped, excused, unsafe);
+    fprintf(stderr,
+            "no-fault property: %d scenarios, %d runs (%d skipped: cannot run the script), "
+            "%d UNSAFE excused by design, %d UNSAFE\n",
+            files, runs, skipped, excused, unsafe);
     assert_true(files >= 100);
     assert_int_equal(unsafe, 0);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_no_fault_run_is_unsafe),
+            cmocka_unit_test(test_no_fault_run_is_unsafe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

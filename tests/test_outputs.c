@@ -20,14 +20,18 @@ static void test_fifo_without_reader(void **state) {
      * says what it waits for (and a reader that comes gets the trace). */
     struct result *r = run_in("timeout 2 env", fmt("run " GC " --no-timeline --trace %s", sp("fifo")));
     assert_int_equal(r->code, 124); /* still waiting when timeout stopped it */
-    assert_non_null(strstr(r->err, fmt("locksim: waiting for a reader on FIFO '%s' (nothing reads it yet)", sp("fifo"))));
+    assert_non_null(
+            strstr(r->err, fmt("locksim: waiting for a reader on FIFO '%s' (nothing reads it yet)", sp("fifo"))));
     assert_int_equal(system(fmt("%2$s batch " GC " --seeds 1..2 --format jsonl --out %1$s 2>/dev/null & sleep 0.5; "
-                                "cat %1$s > %1$s.out; wait", sp("fifo"), bin())), 0);
+                                "cat %1$s > %1$s.out; wait",
+                                sp("fifo"), bin())),
+                     0);
     static char got[1 << 16];
     slurp(fmt("%s.out", sp("fifo")), got, sizeof got);
     assert_non_null(strstr(got, "\"seed\":2"));
     /* A FIFO named *.lsim in a folder is not a scenario: skipped, not read. */
-    assert_int_equal(system(fmt("mkdir -p %1$s/cat && cp " GC " %1$s/cat/ && mkfifo %1$s/cat/blocker.lsim", scratch())), 0);
+    assert_int_equal(system(fmt("mkdir -p %1$s/cat && cp " GC " %1$s/cat/ && mkfifo %1$s/cat/blocker.lsim", scratch())),
+                     0);
     r = run_in("timeout 10 env", fmt("batch %s/cat --format jsonl", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "gc-pause-outlives-lease.lsim"));
@@ -97,13 +101,18 @@ static void test_read_only_and_owners(void **state) {
     /* A user's writable file in a folder they cannot add to: written in
      * place (as that user: setpriv from util-linux drops root). */
     assert_int_equal(system(fmt("mkdir -p %1$s/rodir && echo old > %1$s/rodir/f.txt && chown -R 65534:65534 "
-                                "%1$s/rodir && chmod 555 %1$s/rodir && chmod 755 %1$s", scratch())), 0);
+                                "%1$s/rodir && chmod 555 %1$s/rodir && chmod 755 %1$s",
+                                scratch())),
+                     0);
     /* The binary and the scenario are copied where that user can read them
      * (the checkout may be in root's home). */
     assert_int_equal(system(fmt("cp %1$s %2$s/lsbin && cp " GC " %2$s/gc.lsim && chmod 755 %2$s/lsbin && "
-                                "chmod 644 %2$s/gc.lsim", bin(), scratch())), 0);
+                                "chmod 644 %2$s/gc.lsim",
+                                bin(), scratch())),
+                     0);
     int st2 = system(fmt("cd %1$s && setpriv --reuid=65534 --regid=65534 --clear-groups ./lsbin run gc.lsim "
-                         "--no-timeline --trace rodir/f.txt >/dev/null 2>rodir.err", scratch()));
+                         "--no-timeline --trace rodir/f.txt >/dev/null 2>rodir.err",
+                         scratch()));
     char err[1024];
     slurp(sp("rodir.err"), err, sizeof err);
     if (st2 != 0) fprintf(stderr, "setpriv run: status %d: %s\n", st2, err);
@@ -116,9 +125,9 @@ static void test_read_only_and_owners(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fifo_without_reader),
-        cmocka_unit_test(test_symlinks_written_through),
-        cmocka_unit_test(test_read_only_and_owners),
+            cmocka_unit_test(test_fifo_without_reader),
+            cmocka_unit_test(test_symlinks_written_through),
+            cmocka_unit_test(test_read_only_and_owners),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,57 +20,47 @@ static struct scn_error err;
 
 /* scenario_parse() starts from scenario_init(): what *s held before must be
  * closed first (the statics here are always closed or zeroed). */
-static int parse_n(struct scenario *s, const char *fname, const char *text, size_t len)
-{
+static int parse_n(struct scenario *s, const char *fname, const char *text, size_t len) {
     scenario_close(s);
     return scenario_parse(s, fname, text, len, &err);
 }
 
-static int parse(struct scenario *s, const char *text)
-{
-    return parse_n(s, "t.lsim", text, strlen(text));
-}
+static int parse(struct scenario *s, const char *text) { return parse_n(s, "t.lsim", text, strlen(text)); }
 
 /* Parse text that must be valid; show the error when it is not. */
-static void parse_ok(struct scenario *s, const char *text)
-{
+static void parse_ok(struct scenario *s, const char *text) {
     int rc = parse(s, text);
 
-    if (rc != 0)
-        print_error("unexpected error %s:%d:%d: %s\n", err.file, err.pos.line, err.pos.col,
-                    err.msg);
+    if (rc != 0) print_error("unexpected error %s:%d:%d: %s\n", err.file, err.pos.line, err.pos.col, err.msg);
     assert_int_equal(rc, 0);
 }
 
 /* A file next to this source, in tests/parse_cases/. */
-static void case_path(char *buf, size_t n, const char *name)
-{
+static void case_path(char *buf, size_t n, const char *name) {
     const char *slash = strrchr(__FILE__, '/');
     int dir = slash ? (int)(slash - __FILE__) + 1 : 0;
 
     snprintf(buf, n, "%.*sparse_cases/%s", dir, __FILE__, name);
 }
 
-static const char *const example =
-    "# The seed's timeline: a GC pause outlives the lease.\n"
-    "title \"GC pause outlives the lease\"\n"
-    "purpose correctness\n"
-    "lock lease ttl=30s release=compare-and-delete first-token=41\n"
-    "resource stock=1 fencing=off\n"
-    "network latency=0ms\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n"
-    "on B.after-acquire clock S1 step +1s wall\n"
-    "expect double-entry\n"
-    "expect stale-write accepted\n"
-    "expect verdict UNSAFE\n"
-    "expect double-entry-time >= 1s\n";
+static const char *const example = "# The seed's timeline: a GC pause outlives the lease.\n"
+                                   "title \"GC pause outlives the lease\"\n"
+                                   "purpose correctness\n"
+                                   "lock lease ttl=30s release=compare-and-delete first-token=41\n"
+                                   "resource stock=1 fencing=off\n"
+                                   "network latency=0ms\n"
+                                   "client A: acquire; read; work 10s; write; release\n"
+                                   "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+                                   "@5s pause A 27s\n"
+                                   "on B.after-acquire clock S1 step +1s wall\n"
+                                   "expect double-entry\n"
+                                   "expect stale-write accepted\n"
+                                   "expect verdict UNSAFE\n"
+                                   "expect double-entry-time >= 1s\n";
 
 /* ---- Defaults ---- */
 
-static void test_defaults_come_from_init(void **state)
-{
+static void test_defaults_come_from_init(void **state) {
     (void)state;
     /* A fresh scenario holds every documented default. */
     scenario_init(&sc);
@@ -103,8 +93,7 @@ static void test_defaults_come_from_init(void **state)
     scenario_close(&sc);
 }
 
-static void test_add_client_and_fault_grow(void **state)
-{
+static void test_add_client_and_fault_grow(void **state) {
     int i;
 
     (void)state;
@@ -130,8 +119,7 @@ static void test_add_client_and_fault_grow(void **state)
 
 /* ---- The example from the brief, value by value ---- */
 
-static void test_example_parses_to_exact_values(void **state)
-{
+static void test_example_parses_to_exact_values(void **state) {
     const struct scn_program *pa, *pb;
     const struct scn_fault *f;
 
@@ -225,8 +213,7 @@ static void test_example_parses_to_exact_values(void **state)
     scenario_close(&sc);
 }
 
-static void test_load_reads_files_and_reports_missing_ones(void **state)
-{
+static void test_load_reads_files_and_reports_missing_ones(void **state) {
     char path[512];
     int rc;
 
@@ -234,8 +221,7 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
     /* The example as a file parses the same, and keeps the file name. */
     case_path(path, sizeof path, "gc_pause.lsim");
     rc = scenario_load(&sc, path, &err);
-    if (rc != 0)
-        print_error("%s:%d:%d: %s\n", err.file, err.pos.line, err.pos.col, err.msg);
+    if (rc != 0) print_error("%s:%d:%d: %s\n", err.file, err.pos.line, err.pos.col, err.msg);
     assert_int_equal(rc, 0);
     assert_string_equal(sc.file, path);
     assert_int_equal(sc.nclients, 2);
@@ -245,8 +231,7 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
     /* A file using every statement parses. */
     case_path(path, sizeof path, "everything.lsim");
     rc = scenario_load(&sc, path, &err);
-    if (rc != 0)
-        print_error("%s:%d:%d: %s\n", err.file, err.pos.line, err.pos.col, err.msg);
+    if (rc != 0) print_error("%s:%d:%d: %s\n", err.file, err.pos.line, err.pos.col, err.msg);
     assert_int_equal(rc, 0);
     assert_int_equal(sc.nclients, 12);
     scenario_close(&sc);
@@ -281,8 +266,7 @@ static void test_load_reads_files_and_reports_missing_ones(void **state)
     scenario_close(&sc);
 }
 
-static void test_load_refuses_files_over_16_mib(void **state)
-{
+static void test_load_refuses_files_over_16_mib(void **state) {
     char path[] = "/tmp/locksim_test_parse_XXXXXX";
     int fd;
 
@@ -300,21 +284,42 @@ static void test_load_refuses_files_over_16_mib(void **state)
 
 /* ---- Values ---- */
 
-static void test_durations_convert_exactly(void **state)
-{
+static void test_durations_convert_exactly(void **state) {
     static const struct {
         const char *text;
         sim_ns ns;
     } good[] = {
-        {"30s", 30 * S_},       {"500ms", 500 * MS_},     {"1.5s", 1500000000},
-        {"2m", 120 * S_},       {"250us", 250000},        {"7ns", 7},
-        {"0s", 0},              {"0.000000001s", 1},      {"1.25ms", 1250000},
-        {"0.5m", 30 * S_},      {"1.000000001s", 1000000001},
-        {"1000000s", SIM_TIME_MAX}, {"16666.666666666m", 999999999999960},
+            {"30s", 30 * S_},
+            {"500ms", 500 * MS_},
+            {"1.5s", 1500000000},
+            {"2m", 120 * S_},
+            {"250us", 250000},
+            {"7ns", 7},
+            {"0s", 0},
+            {"0.000000001s", 1},
+            {"1.25ms", 1250000},
+            {"0.5m", 30 * S_},
+            {"1.000000001s", 1000000001},
+            {"1000000s", SIM_TIME_MAX},
+            {"16666.666666666m", 999999999999960},
     };
     static const char *const bad[] = {
-        "30", "30sec", "30 s", "1.5ns", "-3s", "+3s", "1.0000000001s", "1000001s",
-        "", "s", "1.s", ".5s", "99999999999999999999999s", "1e3s", "5S", "16666.6666666667m",
+            "30",
+            "30sec",
+            "30 s",
+            "1.5ns",
+            "-3s",
+            "+3s",
+            "1.0000000001s",
+            "1000001s",
+            "",
+            "s",
+            "1.s",
+            ".5s",
+            "99999999999999999999999s",
+            "1e3s",
+            "5S",
+            "16666.6666666667m",
     };
     size_t i;
     sim_ns v;
@@ -326,15 +331,13 @@ static void test_durations_convert_exactly(void **state)
         assert_int_equal(v, good[i].ns);
     }
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (scn_parse_duration(bad[i], &v) != -1)
-            print_error("'%s' was accepted\n", bad[i]);
+        if (scn_parse_duration(bad[i], &v) != -1) print_error("'%s' was accepted\n", bad[i]);
         assert_int_equal(scn_parse_duration(bad[i], &v), -1);
     }
     assert_int_equal(scn_parse_duration(NULL, &v), -1);
 }
 
-static void test_integers_and_booleans(void **state)
-{
+static void test_integers_and_booleans(void **state) {
     int64_t v;
     int b;
 
@@ -357,8 +360,7 @@ static void test_integers_and_booleans(void **state)
     assert_int_equal(scn_parse_bool("maybe", &b), -1);
 }
 
-static void test_network_values(void **state)
-{
+static void test_network_values(void **state) {
     (void)state;
     /* A latency range and a loss in percent. */
     parse_ok(&sc, "network latency=1ms..20ms loss=0.5%\n");
@@ -403,8 +405,7 @@ static void test_network_values(void **state)
     scenario_close(&sc);
 }
 
-static void test_header_lines(void **state)
-{
+static void test_header_lines(void **state) {
     (void)state;
     parse_ok(&sc, "title \"a \\\"quoted\\\" \\\\ title # not a comment\"  # a comment\n"
                   "description \"UTF-8 is fine: caf\xc3\xa9\"\r\n"
@@ -434,8 +435,7 @@ static void test_header_lines(void **state)
     scenario_close(&sc);
 }
 
-static void test_text_is_bounded_by_len(void **state)
-{
+static void test_text_is_bounded_by_len(void **state) {
     const char text[] = "seed 5\nduration 3s";
 
     (void)state;
@@ -457,8 +457,7 @@ static void test_text_is_bounded_by_len(void **state)
 
 /* ---- Clients ---- */
 
-static void test_clients_are_staggered_and_share_one_program(void **state)
-{
+static void test_clients_are_staggered_and_share_one_program(void **state) {
     int i;
 
     (void)state;
@@ -518,8 +517,7 @@ static void test_clients_are_staggered_and_share_one_program(void **state)
     scenario_close(&sc);
 }
 
-static void test_client_limit_is_reachable(void **state)
-{
+static void test_client_limit_is_reachable(void **state) {
     (void)state;
     /* Exactly SCN_MAX_CLIENTS clients parse; names stay unique by hash. */
     parse_ok(&sc, "clients 150000 every=1us: read\nclients 50000 prefix=D: write\n");
@@ -536,16 +534,15 @@ static void test_client_limit_is_reachable(void **state)
 
 /* ---- Timed lines ---- */
 
-static void test_relative_times_accumulate(void **state)
-{
+static void test_relative_times_accumulate(void **state) {
     (void)state;
     parse_ok(&sc, "client A: acquire; read; write; release\n"
-                  "+1s pause A\n"                       /* 1s */
-                  "+2s resume A\n"                      /* 3s */
-                  "on A.before-write#2 crash A\n"       /* not a time: does not move the clock */
-                  "+500ms restart A\n"                  /* 3.5s */
-                  "@10s heal\n"                         /* 10s */
-                  "+0s heal\n");                        /* 10s */
+                  "+1s pause A\n"                 /* 1s */
+                  "+2s resume A\n"                /* 3s */
+                  "on A.before-write#2 crash A\n" /* not a time: does not move the clock */
+                  "+500ms restart A\n"            /* 3.5s */
+                  "@10s heal\n"                   /* 10s */
+                  "+0s heal\n");                  /* 10s */
     assert_int_equal(sc.nfaults, 6);
     assert_int_equal(sc.faults[0].at_ns, 1 * S_);
     assert_int_equal(sc.faults[0].dur_ns, 0); /* until resume */
@@ -560,8 +557,7 @@ static void test_relative_times_accumulate(void **state)
     scenario_close(&sc);
 }
 
-static void test_every_fault_kind(void **state)
-{
+static void test_every_fault_kind(void **state) {
     const struct scn_fault *f;
 
     (void)state;
@@ -626,8 +622,7 @@ static void test_every_fault_kind(void **state)
 
 /* ---- Expectations ---- */
 
-static void test_expect_forms(void **state)
-{
+static void test_expect_forms(void **state) {
     (void)state;
     parse_ok(&sc, "expect no double-entry   # comments are not part of the text\n"
                   "expect no stale-write rejected\n"
@@ -681,8 +676,7 @@ static void test_expect_forms(void **state)
 /* What the sources state: a client's token and grant time, a double entry's
  * interval, a client's writes, whose write was stale. Clients may be
  * declared after the expect line that names them. */
-static void test_expect_per_client_forms(void **state)
-{
+static void test_expect_per_client_forms(void **state) {
     (void)state;
     parse_ok(&sc, "expect B token = 34\n"
                   "expect B acquires at 31s\n"
@@ -739,8 +733,7 @@ static void test_expect_per_client_forms(void **state)
     scenario_close(&sc);
 }
 
-static void test_name_tables(void **state)
-{
+static void test_name_tables(void **state) {
     (void)state;
     assert_string_equal(scn_point_name(SCN_POINT_BETWEEN_READ_AND_WRITE), "between-read-and-write");
     assert_string_equal(scn_point_name(SCN_POINT_COUNT), "?");
@@ -755,8 +748,7 @@ static void test_name_tables(void **state)
 
 /* ---- --set and copy ---- */
 
-static void test_set_overrides_after_parsing(void **state)
-{
+static void test_set_overrides_after_parsing(void **state) {
     (void)state;
     parse_ok(&sc, example);
     /* Scenario keys. */
@@ -825,7 +817,7 @@ static void test_set_overrides_after_parsing(void **state)
     assert_int_equal(scenario_set(&sc, "resource.colour=red", &err), LSIM_EUNKNOWN_OPTION);
     assert_int_equal(err.pos.col, 1);
     assert_non_null(strstr(err.msg, "expected resource.stock, resource.fencing, resource.timeout, resource.check or "
-                                   "resource.guard"));
+                                    "resource.guard"));
     assert_int_equal(scenario_set(&sc, "ttl", &err), LSIM_EUSAGE);
     assert_non_null(strstr(err.msg, "expected KEY=VALUE"));
     assert_int_equal(scenario_set(&sc, "ttl=", &err), LSIM_EBAD_VALUE);
@@ -845,24 +837,22 @@ static void test_set_overrides_after_parsing(void **state)
 
 /* ---- Parameters ---- */
 
-static const char param_text[] =
-    "param ttl=30s\n"
-    "param b_start=31s range=0s..60s\n"
-    "param pause=27s\n"
-    "param work=10s\n"
-    "param at=5s\n"
-    "param backoff=1s\n"
-    "param units=3 range=1..10\n"
-    "param lat=2ms\n"
-    "lock lease ttl=$ttl\n"
-    "resource stock=$units\n"
-    "network latency=$lat\n"
-    "client A: acquire retry=$backoff; read; work $work; write; release\n"
-    "client B @$b_start: acquire; write; release\n"
-    "@$at pause A $pause\n";
+static const char param_text[] = "param ttl=30s\n"
+                                 "param b_start=31s range=0s..60s\n"
+                                 "param pause=27s\n"
+                                 "param work=10s\n"
+                                 "param at=5s\n"
+                                 "param backoff=1s\n"
+                                 "param units=3 range=1..10\n"
+                                 "param lat=2ms\n"
+                                 "lock lease ttl=$ttl\n"
+                                 "resource stock=$units\n"
+                                 "network latency=$lat\n"
+                                 "client A: acquire retry=$backoff; read; work $work; write; release\n"
+                                 "client B @$b_start: acquire; write; release\n"
+                                 "@$at pause A $pause\n";
 
-static void test_params_stand_for_values_everywhere(void **state)
-{
+static void test_params_stand_for_values_everywhere(void **state) {
     (void)state;
     /* Step 1: the defaults are put in place of each $NAME. */
     parse_ok(&sc, param_text);
@@ -917,35 +907,35 @@ static void test_params_stand_for_values_everywhere(void **state)
     scenario_close(&sc);
 }
 
-static void test_param_mistakes_are_refused_at_their_place(void **state)
-{
+static void test_param_mistakes_are_refused_at_their_place(void **state) {
     static const struct {
         const char *text;
         int line, col;
         const char *msg;
     } cases[] = {
-        {"param pause=27s\n@5s pause A $paus\n", 2, 13,
-         "unknown param '$paus'; the params declared above are pause"},
-        {"client A: work $w\nparam w=1s\n", 1, 16,
-         "unknown param '$w'; no param is declared above"},
-        {"param pause=27s\nparam ttl=3s\nlock lease ttl=$ttl\n", 1, 7,
-         "param 'pause' is declared but never used"},
-        {"param p=1s\nparam p=2s\n", 2, 7, "param 'p' is declared twice (first on line 1)"},
-        {"param seed=3\n", 1, 7, "'seed' is a header key"},
-        {"param 9x=3\n", 1, 7, "'9x' is not a param name"},
-        {"param a=1s\nparam b=$a\n", 2, 9, "a param's value cannot use another param"},
-        {"param a=70s range=0s..60s\n", 1, 9, "the default of param 'a' is 70s, outside its "
-                                              "range 0ns..60s"},
-        {"param a=1s range=5s..1s\n", 1, 18, "runs backwards"},
-        {"param a=1s range=1s\n", 1, 18, "expected range=MIN..MAX"},
-        {"param a=1s\nclient A: work 1$a\n", 2, 17, "'$' starts a param only at the start of "
-                                                    "a value"},
-        {"param a=1s\nclient A: work $a.b\n", 2, 18, "unexpected '.b' after '$a'"},
-        {"param a=1s\n$a A\n", 2, 1, "a line cannot start with a param"},
-        {"param a=1s\nclient A: work $\n", 2, 17, "expected a param name after '$'"},
-        {"param a=5ms..1ms\nnetwork latency=$a\n", 2, 17, "latency range '5ms..1ms' runs "
-                                                         "backwards; write MIN..MAX (the value "
-                                                         "of $a)"},
+            {"param pause=27s\n@5s pause A $paus\n", 2, 13,
+             "unknown param '$paus'; the params declared above are pause"},
+            {"client A: work $w\nparam w=1s\n", 1, 16, "unknown param '$w'; no param is declared above"},
+            {"param pause=27s\nparam ttl=3s\nlock lease ttl=$ttl\n", 1, 7, "param 'pause' is declared but never used"},
+            {"param p=1s\nparam p=2s\n", 2, 7, "param 'p' is declared twice (first on line 1)"},
+            {"param seed=3\n", 1, 7, "'seed' is a header key"},
+            {"param 9x=3\n", 1, 7, "'9x' is not a param name"},
+            {"param a=1s\nparam b=$a\n", 2, 9, "a param's value cannot use another param"},
+            {"param a=70s range=0s..60s\n", 1, 9,
+             "the default of param 'a' is 70s, outside its "
+             "range 0ns..60s"},
+            {"param a=1s range=5s..1s\n", 1, 18, "runs backwards"},
+            {"param a=1s range=1s\n", 1, 18, "expected range=MIN..MAX"},
+            {"param a=1s\nclient A: work 1$a\n", 2, 17,
+             "'$' starts a param only at the start of "
+             "a value"},
+            {"param a=1s\nclient A: work $a.b\n", 2, 18, "unexpected '.b' after '$a'"},
+            {"param a=1s\n$a A\n", 2, 1, "a line cannot start with a param"},
+            {"param a=1s\nclient A: work $\n", 2, 17, "expected a param name after '$'"},
+            {"param a=5ms..1ms\nnetwork latency=$a\n", 2, 17,
+             "latency range '5ms..1ms' runs "
+             "backwards; write MIN..MAX (the value "
+             "of $a)"},
     };
     size_t i;
     int failures = 0;
@@ -955,9 +945,8 @@ static void test_param_mistakes_are_refused_at_their_place(void **state)
         int rc = parse_n(&sc, "p.lsim", cases[i].text, strlen(cases[i].text));
         if (rc != LSIM_EPARSE || err.pos.line != cases[i].line || err.pos.col != cases[i].col ||
             strstr(err.msg, cases[i].msg) == NULL) {
-            print_error("case %zu: want %d:%d: ...%s...\n         got rc %d, %d:%d: %s\n", i,
-                        cases[i].line, cases[i].col, cases[i].msg, rc, err.pos.line,
-                        err.pos.col, err.msg);
+            print_error("case %zu: want %d:%d: ...%s...\n         got rc %d, %d:%d: %s\n", i, cases[i].line,
+                        cases[i].col, cases[i].msg, rc, err.pos.line, err.pos.col, err.msg);
             failures++;
         }
         scenario_close(&sc);
@@ -965,18 +954,17 @@ static void test_param_mistakes_are_refused_at_their_place(void **state)
     assert_int_equal(failures, 0);
 }
 
-static void test_faults_that_could_never_act_are_refused(void **state)
-{
+static void test_faults_that_could_never_act_are_refused(void **state) {
     static const char ok[] = "duration 60s\n"
                              "client A: acquire; work 5s; release\n"
                              "@1s pause A\n"
                              "@2s resume A\n"
                              "@3s pause A 10s\n"
-                             "@13s resume A\n"      /* at the pause's very end: still paused */
+                             "@13s resume A\n" /* at the pause's very end: still paused */
                              "@20s crash A\n"
-                             "@20s restart A\n"     /* same time, after the crash: fine */
+                             "@20s restart A\n" /* same time, after the crash: fine */
                              "on A.after-acquire crash S1\n"
-                             "@30s restart S1\n";   /* S1's crash time is unknown: kept */
+                             "@30s restart S1\n"; /* S1's crash time is unknown: kept */
     (void)state;
     /* Step 1: faults that do something, including after triggered ones. */
     parse_ok(&sc, ok);
@@ -996,23 +984,20 @@ static void test_faults_that_could_never_act_are_refused(void **state)
     assert_int_equal(err.pos.line, 3);
     assert_int_equal(err.pos.col, 1);
     assert_non_null(strstr(err.msg, "this crash at 10s would never happen"));
-    assert_int_equal(parse(&sc, "client A: read\n@1s crash A\n@2s restart A\n@3s restart A\n"),
-                     LSIM_EPARSE);
+    assert_int_equal(parse(&sc, "client A: read\n@1s crash A\n@2s restart A\n@3s restart A\n"), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 4);
     assert_int_equal(err.pos.col, 13);
     assert_non_null(strstr(err.msg, "restart A at 3s would do nothing: A has not crashed"));
     assert_int_equal(parse(&sc, "client A: read\n@1s crash A\n@2s resume A\n"), LSIM_EPARSE);
     assert_non_null(strstr(err.msg, "resume A at 2s would do nothing: A has crashed"));
-    assert_int_equal(parse(&sc, "client A: read\n@1s pause A 1s\n@2500ms resume A\n"),
-                     LSIM_EPARSE);
+    assert_int_equal(parse(&sc, "client A: read\n@1s pause A 1s\n@2500ms resume A\n"), LSIM_EPARSE);
     assert_non_null(strstr(err.msg, "A's pause ended at 2s"));
     assert_int_equal(parse(&sc, "client A: read\n@1s resume A\n"), LSIM_EPARSE);
     assert_non_null(strstr(err.msg, "A is not paused"));
     scenario_close(&sc);
 }
 
-static void test_copy_is_deep(void **state)
-{
+static void test_copy_is_deep(void **state) {
     (void)state;
     parse_ok(&sc, example);
     assert_int_equal(scenario_copy(&sc2, &sc), 0);
@@ -1055,139 +1040,125 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-    {"unknown keyword", "seed 1\nbogus 1\n", 0, 2, 1, "unknown keyword 'bogus'; expected title"},
-    {"action without a time", "heal\n", 0, 1, 1, "unknown keyword 'heal'"},
-    {"unknown key", "resource stok=2\n", 0, 1, 10,
-     "unknown key 'stok' for resource; expected stock=, fencing=, timeout=, check= or guard="},
-    {"missing unit", "duration 30\n", 0, 1, 10, "expected a unit (ns, us, ms, s, m) after '30'"},
-    {"unit typo", "duration 30sec\n", 0, 1, 10, "unknown unit 'sec' in '30sec'"},
-    {"space before unit", "client A: work 30 s\n", 0, 1, 16, "expected a unit"},
-    {"negative duration", "client A: work -3s\n", 0, 1, 16, "negative duration '-3s'"},
-    {"duration 0", "duration 0s\n", 0, 1, 10, "duration must be more than 0"},
-    {"sub-nanosecond", "client A: work 1.5ns\n", 0, 1, 16, "not a whole number of nanoseconds"},
-    {"too many decimals", "retry 1.0000000001s\n", 0, 1, 7, "too many decimals"},
-    {"time beyond SIM_TIME_MAX", "@2000000s heal\n", 0, 1, 2,
-     "beyond the limit of 1000000s (SIM_TIME_MAX)"},
-    {"relative time beyond SIM_TIME_MAX", "+999999s heal\n+2s heal\n", 0, 2, 2,
-     "beyond the limit of 1000000s"},
-    {"huge integer", "seed 99999999999999999999\n", 0, 1, 6, "too large"},
-    {"negative seed", "seed -1\n", 0, 1, 6, "expected a whole number for the seed"},
-    {"max-events 0", "max-events 0\n", 0, 1, 12, "at least 1"},
-    {"missing value", "seed\n", 0, 1, 5, "expected a value after 'seed'"},
-    {"trailing garbage", "seed 5 6\n", 0, 1, 8, "unexpected '6' after the value"},
-    {"trailing garbage after an action", "@1s heal now\n", 0, 1, 10, "unexpected 'now'"},
-    {"unterminated string", "title \"GC pause\n", 0, 1, 7, "unterminated string"},
-    {"unquoted title", "title GC pause\n", 0, 1, 7, "expected a quoted string after 'title'"},
-    {"bad escape", "description \"a \\q\"\n", 0, 1, 16, "unknown escape"},
-    {"title too long",
-     "title \"0123456789012345678901234567890123456789012345678901234567890123456789"
-     "0123456789012345678901234567890123456789012345678901234567890123456789"
-     "01234567890123456789\"\n", 0, 1, 7, "the limit is 159"},
-    {"duplicate client", "client A: read\nclient B: read\nclient A: write\n", 0, 3, 8,
-     "client 'A' is declared twice (first on line 1)"},
-    {"duplicate generated client", "client C2: read\nclients 3: read\n", 0, 2, 9,
-     "client 'C2' is declared twice (first on line 1)"},
-    {"checks-loss not a yes or no", "client A checks-loss=maybe: read\n", 0, 1, 22,
-     "expected on or off (or yes/no, true/false), found 'maybe'"},
-    {"checks-loss twice", "client A checks-loss=no checks-loss=no: read\n", 0, 1, 25,
-     "given twice"},
-    {"unknown client key", "client A chceks-loss=no: read\n", 0, 1, 10,
-     "expected @TIME, repeat=, think= or checks-loss="},
-    {"reserved name R", "client R: read\n", 0, 1, 8, "'R' is a reserved name"},
-    {"reserved name S2", "client S2: read\n", 0, 1, 8, "'S2' is a reserved name"},
-    {"reserved prefix S", "clients 3 prefix=S: read\n", 0, 1, 18, "reserved for lock servers"},
-    {"bad client name", "client 9lives: read\n", 0, 1, 8, "is not a client name"},
-    {"long client name", "client abcdefghijklmnop: read\n", 0, 1, 8, "longer than 15 characters"},
-    {"missing colon after client", "client A acquire; read\n", 0, 1, 10,
-     "expected ':' before the steps of client 'A', found 'acquire'"},
-    {"missing colon at the end", "client A @1s\n", 0, 1, 13, "expected ':' and the steps"},
-    {"empty program", "client A:\n", 0, 1, 10, "client 'A' has no steps"},
-    {"empty step", "client A: read;; write\n", 0, 1, 16, "empty step"},
-    {"unknown step", "client A: acquire; wrte; release\n", 0, 1, 20,
-     "unknown step 'wrte'; expected acquire, read, write, work or release"},
-    {"argument to read", "client A: read 5\n", 0, 1, 16, "unexpected '5' after 'read'"},
-    {"work without duration", "client A: work; read\n",
-     0, 1, 15, "expected a duration after 'work'"},
-    {"bad acquire option", "client A: acquire tries=x\n",
-     0, 1, 25, "expected a whole number for tries"},
-    {"retry 0", "client A: acquire retry=0s\n", 0, 1, 25, "retry must be more than 0"},
-    {"undeclared node in a fault", "client A: read\n@1s pause B\n", 0, 2, 11,
-     "unknown node 'B'; expected a client declared above"},
-    {"node declared after the fault", "@1s crash A\nclient A: read\n",
-     0, 1, 11, "unknown node 'A'"},
-    {"server out of range", "@1s clock S16 step +1s\n", 0, 1, 11, "no lock server 'S16'"},
-    {"undeclared client in on", "client A: read\non Z.after-acquire heal\n", 0, 2, 4,
-     "'Z' is not a client declared above"},
-    {"unknown point", "client A: read\non A.after-lunch heal\n",
-     0, 2, 6, "unknown point 'after-lunch'"},
-    {"on without point", "client A: read\non A heal\n", 0, 2, 4, "expected CLIENT.POINT"},
-    {"bad occurrence", "client A: read\non A.after-write#0 heal\n", 0, 2, 18,
-     "must be between 1 and"},
-    {"timed lines out of order", "@5s heal\n@3s heal\n", 0, 2, 1,
-     "time 3s is before the previous timed line (5s); timed lines must be in time order"},
-    {"time without action", "@5s\n", 0, 1, 4, "expected an action after the time"},
-    {"unknown action", "@5s explode R\n", 0, 1, 5, "unknown action 'explode'"},
-    {"pause 0", "client A: read\n@1s pause A 0s\n", 0, 2, 13, "a pause of 0"},
-    {"promote a client", "client A: read\n@1s promote A\n", 0, 2, 13,
-     "only a lock server can be promoted"},
-    {"unknown clock change", "@1s clock S1 jump +1s\n", 0, 1, 14, "unknown clock change 'jump'"},
-    {"unknown clock kind", "@1s clock S1 step +1s sideways\n",
-     0, 1, 23, "unknown clock 'sideways'"},
-    {"slew without over", "@1s clock S1 slew +1s\n", 0, 1, 22, "expected 'over DUR'"},
-    {"drift too large", "@1s clock S1 drift 600000ppm\n", 0, 1, 20, "between -500000 and 500000"},
-    {"partition with a name twice", "client A: read\nclient B: read\n@1s partition A B | A\n", 0,
-     3, 21, "node 'A' is in two groups of this partition"},
-    {"partition with one group", "client A: read\n@1s partition A\n", 0, 2, 16,
-     "needs two to four groups"},
-    {"partition with five groups", "@1s partition S1 | S2 | S3 | S4 | S5\n", 0, 1, 33,
-     "more than 4 groups"},
-    {"partition empty group", "@1s partition S1 | | S2\n", 0, 1, 20, "empty group"},
-    {"timed link without change", "@1s link S1 S2\n", 0, 1, 15, "expected latency= or loss="},
-    {"bad expect metric", "expect double-entrees >= 1\n",
-     0, 1, 8, "unknown metric 'double-entrees'"},
-    {"bad expect op", "expect acquires => 1\n", 0, 1, 17, "unknown comparison '=>'"},
-    {"bad verdict", "expect verdict MAYBE\n", 0, 1, 16, "unknown verdict 'MAYBE'; expected SAFE"},
-    {"expect no with a metric", "expect no acquires\n", 0, 1, 11, "unknown event 'acquires'"},
-    {"expect time without unit", "expect double-entry-time >= 5\n", 0, 1, 29, "expected a unit"},
-    {"expect missing value", "expect acquires >=\n", 0, 1, 19, "expected a value after '>='"},
-    {"qualifier on the wrong event", "expect lost-update accepted\n", 0, 1, 20,
-     "unexpected 'accepted'"},
-    {"duplicate lock option", "lock lease ttl=30s ttl=10s\n", 0, 1, 20,
-     "option 'ttl' is given twice (first at col 12)"},
-    {"servers=0", "lock lease servers=0\n", 0, 1, 20, "servers must be between 1 and 15"},
-    {"lock without algorithm", "lock\n", 0, 1, 5, "expected an algorithm name after 'lock'"},
-    {"lock with options only", "lock ttl=30s\n", 0, 1, 6, "expected an algorithm name"},
-    {"lock option without value", "lock lease ttl=\n", 0, 1, 16, "missing value after 'ttl='"},
-    {"two lock lines", "lock lease\nlock redlock\n", 0, 2, 1,
-     "duplicate 'lock' line; lock was already set on line 1"},
-    {"two network lines", "network latency=1ms\n\nnetwork loss=1%\n",
-     0, 3, 1, "duplicate 'network'"},
-    {"unknown purpose", "purpose speed\n", 0, 1, 9, "unknown purpose 'speed'"},
-    {"bad boolean", "resource fencing=maybe\n", 0, 1, 18, "expected on or off"},
-    {"stock too large", "resource stock=1000000001\n", 0, 1, 16, "between 0 and 1000000000"},
-    {"loss over 100%", "network loss=150%\n", 0, 1, 14, "more than 100%"},
-    {"loss too fine", "network loss=0.00001%\n", 0, 1, 14, "finer than one part per million"},
-    {"latency backwards", "network latency=5ms..1ms\n", 0, 1, 17, "runs backwards"},
-    {"latency range second part", "network latency=5ms..9\n", 0, 1, 22, "expected a unit"},
-    {"drift without ppm", "clock S1 drift=200\n", 0, 1, 16, "expected a drift in ppm"},
-    {"step on a header clock", "clock S1 step +1s\n", 0, 1, 10, "a clock change at a time"},
-    {"header link to nobody", "link A S1 latency=5ms\n", 0, 1, 6, "unknown node 'A'"},
-    {"header link twice", "link S1 S2 loss=1%\nlink S1 S2 loss=2%\n", 0, 2, 6,
-     "link S1 -> S2 is given twice (first on line 1)"},
-    {"too many clients", "clients 1000000: read\n", 0, 1, 9, "between 1 and 200000"},
-    {"NUL byte", "seed 1\0\n", 8, 1, 7, "unexpected byte 0x00"},
-    {"bare CR", "seed 1\rduration 2s\n", 0, 1, 7, "unexpected byte 0x0d"},
-    {"invalid UTF-8", "title \"caf\xe9\"\n", 0, 1, 11, "unexpected byte 0xe9"},
-    {"overlong UTF-8", "# \xc0\xaf\n", 0, 1, 3, "unexpected byte 0xc0"},
-    {"punctuation first", ": read\n", 0, 1, 1, "unexpected ':' at the start of a line"},
-    {"too many steps",
-     "client A: read; read; read; read; read; read; read; read; read; read; read; read; "
-     "read; read; read; read; read; read; read; read; read; read; read; read; read; read; "
-     "read; read; read; read; read; read; write\n", 0, 1, 203, "more than 32 steps"},
+        {"unknown keyword", "seed 1\nbogus 1\n", 0, 2, 1, "unknown keyword 'bogus'; expected title"},
+        {"action without a time", "heal\n", 0, 1, 1, "unknown keyword 'heal'"},
+        {"unknown key", "resource stok=2\n", 0, 1, 10,
+         "unknown key 'stok' for resource; expected stock=, fencing=, timeout=, check= or guard="},
+        {"missing unit", "duration 30\n", 0, 1, 10, "expected a unit (ns, us, ms, s, m) after '30'"},
+        {"unit typo", "duration 30sec\n", 0, 1, 10, "unknown unit 'sec' in '30sec'"},
+        {"space before unit", "client A: work 30 s\n", 0, 1, 16, "expected a unit"},
+        {"negative duration", "client A: work -3s\n", 0, 1, 16, "negative duration '-3s'"},
+        {"duration 0", "duration 0s\n", 0, 1, 10, "duration must be more than 0"},
+        {"sub-nanosecond", "client A: work 1.5ns\n", 0, 1, 16, "not a whole number of nanoseconds"},
+        {"too many decimals", "retry 1.0000000001s\n", 0, 1, 7, "too many decimals"},
+        {"time beyond SIM_TIME_MAX", "@2000000s heal\n", 0, 1, 2, "beyond the limit of 1000000s (SIM_TIME_MAX)"},
+        {"relative time beyond SIM_TIME_MAX", "+999999s heal\n+2s heal\n", 0, 2, 2, "beyond the limit of 1000000s"},
+        {"huge integer", "seed 99999999999999999999\n", 0, 1, 6, "too large"},
+        {"negative seed", "seed -1\n", 0, 1, 6, "expected a whole number for the seed"},
+        {"max-events 0", "max-events 0\n", 0, 1, 12, "at least 1"},
+        {"missing value", "seed\n", 0, 1, 5, "expected a value after 'seed'"},
+        {"trailing garbage", "seed 5 6\n", 0, 1, 8, "unexpected '6' after the value"},
+        {"trailing garbage after an action", "@1s heal now\n", 0, 1, 10, "unexpected 'now'"},
+        {"unterminated string", "title \"GC pause\n", 0, 1, 7, "unterminated string"},
+        {"unquoted title", "title GC pause\n", 0, 1, 7, "expected a quoted string after 'title'"},
+        {"bad escape", "description \"a \\q\"\n", 0, 1, 16, "unknown escape"},
+        {"title too long",
+         "title \"0123456789012345678901234567890123456789012345678901234567890123456789"
+         "0123456789012345678901234567890123456789012345678901234567890123456789"
+         "01234567890123456789\"\n",
+         0, 1, 7, "the limit is 159"},
+        {"duplicate client", "client A: read\nclient B: read\nclient A: write\n", 0, 3, 8,
+         "client 'A' is declared twice (first on line 1)"},
+        {"duplicate generated client", "client C2: read\nclients 3: read\n", 0, 2, 9,
+         "client 'C2' is declared twice (first on line 1)"},
+        {"checks-loss not a yes or no", "client A checks-loss=maybe: read\n", 0, 1, 22,
+         "expected on or off (or yes/no, true/false), found 'maybe'"},
+        {"checks-loss twice", "client A checks-loss=no checks-loss=no: read\n", 0, 1, 25, "given twice"},
+        {"unknown client key", "client A chceks-loss=no: read\n", 0, 1, 10,
+         "expected @TIME, repeat=, think= or checks-loss="},
+        {"reserved name R", "client R: read\n", 0, 1, 8, "'R' is a reserved name"},
+        {"reserved name S2", "client S2: read\n", 0, 1, 8, "'S2' is a reserved name"},
+        {"reserved prefix S", "clients 3 prefix=S: read\n", 0, 1, 18, "reserved for lock servers"},
+        {"bad client name", "client 9lives: read\n", 0, 1, 8, "is not a client name"},
+        {"long client name", "client abcdefghijklmnop: read\n", 0, 1, 8, "longer than 15 characters"},
+        {"missing colon after client", "client A acquire; read\n", 0, 1, 10,
+         "expected ':' before the steps of client 'A', found 'acquire'"},
+        {"missing colon at the end", "client A @1s\n", 0, 1, 13, "expected ':' and the steps"},
+        {"empty program", "client A:\n", 0, 1, 10, "client 'A' has no steps"},
+        {"empty step", "client A: read;; write\n", 0, 1, 16, "empty step"},
+        {"unknown step", "client A: acquire; wrte; release\n", 0, 1, 20,
+         "unknown step 'wrte'; expected acquire, read, write, work or release"},
+        {"argument to read", "client A: read 5\n", 0, 1, 16, "unexpected '5' after 'read'"},
+        {"work without duration", "client A: work; read\n", 0, 1, 15, "expected a duration after 'work'"},
+        {"bad acquire option", "client A: acquire tries=x\n", 0, 1, 25, "expected a whole number for tries"},
+        {"retry 0", "client A: acquire retry=0s\n", 0, 1, 25, "retry must be more than 0"},
+        {"undeclared node in a fault", "client A: read\n@1s pause B\n", 0, 2, 11,
+         "unknown node 'B'; expected a client declared above"},
+        {"node declared after the fault", "@1s crash A\nclient A: read\n", 0, 1, 11, "unknown node 'A'"},
+        {"server out of range", "@1s clock S16 step +1s\n", 0, 1, 11, "no lock server 'S16'"},
+        {"undeclared client in on", "client A: read\non Z.after-acquire heal\n", 0, 2, 4,
+         "'Z' is not a client declared above"},
+        {"unknown point", "client A: read\non A.after-lunch heal\n", 0, 2, 6, "unknown point 'after-lunch'"},
+        {"on without point", "client A: read\non A heal\n", 0, 2, 4, "expected CLIENT.POINT"},
+        {"bad occurrence", "client A: read\non A.after-write#0 heal\n", 0, 2, 18, "must be between 1 and"},
+        {"timed lines out of order", "@5s heal\n@3s heal\n", 0, 2, 1,
+         "time 3s is before the previous timed line (5s); timed lines must be in time order"},
+        {"time without action", "@5s\n", 0, 1, 4, "expected an action after the time"},
+        {"unknown action", "@5s explode R\n", 0, 1, 5, "unknown action 'explode'"},
+        {"pause 0", "client A: read\n@1s pause A 0s\n", 0, 2, 13, "a pause of 0"},
+        {"promote a client", "client A: read\n@1s promote A\n", 0, 2, 13, "only a lock server can be promoted"},
+        {"unknown clock change", "@1s clock S1 jump +1s\n", 0, 1, 14, "unknown clock change 'jump'"},
+        {"unknown clock kind", "@1s clock S1 step +1s sideways\n", 0, 1, 23, "unknown clock 'sideways'"},
+        {"slew without over", "@1s clock S1 slew +1s\n", 0, 1, 22, "expected 'over DUR'"},
+        {"drift too large", "@1s clock S1 drift 600000ppm\n", 0, 1, 20, "between -500000 and 500000"},
+        {"partition with a name twice", "client A: read\nclient B: read\n@1s partition A B | A\n", 0, 3, 21,
+         "node 'A' is in two groups of this partition"},
+        {"partition with one group", "client A: read\n@1s partition A\n", 0, 2, 16, "needs two to four groups"},
+        {"partition with five groups", "@1s partition S1 | S2 | S3 | S4 | S5\n", 0, 1, 33, "more than 4 groups"},
+        {"partition empty group", "@1s partition S1 | | S2\n", 0, 1, 20, "empty group"},
+        {"timed link without change", "@1s link S1 S2\n", 0, 1, 15, "expected latency= or loss="},
+        {"bad expect metric", "expect double-entrees >= 1\n", 0, 1, 8, "unknown metric 'double-entrees'"},
+        {"bad expect op", "expect acquires => 1\n", 0, 1, 17, "unknown comparison '=>'"},
+        {"bad verdict", "expect verdict MAYBE\n", 0, 1, 16, "unknown verdict 'MAYBE'; expected SAFE"},
+        {"expect no with a metric", "expect no acquires\n", 0, 1, 11, "unknown event 'acquires'"},
+        {"expect time without unit", "expect double-entry-time >= 5\n", 0, 1, 29, "expected a unit"},
+        {"expect missing value", "expect acquires >=\n", 0, 1, 19, "expected a value after '>='"},
+        {"qualifier on the wrong event", "expect lost-update accepted\n", 0, 1, 20, "unexpected 'accepted'"},
+        {"duplicate lock option", "lock lease ttl=30s ttl=10s\n", 0, 1, 20,
+         "option 'ttl' is given twice (first at col 12)"},
+        {"servers=0", "lock lease servers=0\n", 0, 1, 20, "servers must be between 1 and 15"},
+        {"lock without algorithm", "lock\n", 0, 1, 5, "expected an algorithm name after 'lock'"},
+        {"lock with options only", "lock ttl=30s\n", 0, 1, 6, "expected an algorithm name"},
+        {"lock option without value", "lock lease ttl=\n", 0, 1, 16, "missing value after 'ttl='"},
+        {"two lock lines", "lock lease\nlock redlock\n", 0, 2, 1,
+         "duplicate 'lock' line; lock was already set on line 1"},
+        {"two network lines", "network latency=1ms\n\nnetwork loss=1%\n", 0, 3, 1, "duplicate 'network'"},
+        {"unknown purpose", "purpose speed\n", 0, 1, 9, "unknown purpose 'speed'"},
+        {"bad boolean", "resource fencing=maybe\n", 0, 1, 18, "expected on or off"},
+        {"stock too large", "resource stock=1000000001\n", 0, 1, 16, "between 0 and 1000000000"},
+        {"loss over 100%", "network loss=150%\n", 0, 1, 14, "more than 100%"},
+        {"loss too fine", "network loss=0.00001%\n", 0, 1, 14, "finer than one part per million"},
+        {"latency backwards", "network latency=5ms..1ms\n", 0, 1, 17, "runs backwards"},
+        {"latency range second part", "network latency=5ms..9\n", 0, 1, 22, "expected a unit"},
+        {"drift without ppm", "clock S1 drift=200\n", 0, 1, 16, "expected a drift in ppm"},
+        {"step on a header clock", "clock S1 step +1s\n", 0, 1, 10, "a clock change at a time"},
+        {"header link to nobody", "link A S1 latency=5ms\n", 0, 1, 6, "unknown node 'A'"},
+        {"header link twice", "link S1 S2 loss=1%\nlink S1 S2 loss=2%\n", 0, 2, 6,
+         "link S1 -> S2 is given twice (first on line 1)"},
+        {"too many clients", "clients 1000000: read\n", 0, 1, 9, "between 1 and 200000"},
+        {"NUL byte", "seed 1\0\n", 8, 1, 7, "unexpected byte 0x00"},
+        {"bare CR", "seed 1\rduration 2s\n", 0, 1, 7, "unexpected byte 0x0d"},
+        {"invalid UTF-8", "title \"caf\xe9\"\n", 0, 1, 11, "unexpected byte 0xe9"},
+        {"overlong UTF-8", "# \xc0\xaf\n", 0, 1, 3, "unexpected byte 0xc0"},
+        {"punctuation first", ": read\n", 0, 1, 1, "unexpected ':' at the start of a line"},
+        {"too many steps",
+         "client A: read; read; read; read; read; read; read; read; read; read; read; read; "
+         "read; read; read; read; read; read; read; read; read; read; read; read; read; read; "
+         "read; read; read; read; read; read; write\n",
+         0, 1, 203, "more than 32 steps"},
 };
 
-static void test_malformed_scripts_are_refused_precisely(void **state)
-{
+static void test_malformed_scripts_are_refused_precisely(void **state) {
     size_t i;
     int failures = 0;
 
@@ -1196,10 +1167,10 @@ static void test_malformed_scripts_are_refused_precisely(void **state)
         const struct bad_case *c = &bad_cases[i];
         size_t len = c->len ? c->len : strlen(c->text);
         int rc = parse_n(&sc, "bad.lsim", c->text, len);
-        if (rc != LSIM_EPARSE || err.pos.line != c->line || err.pos.col != c->col ||
-            strstr(err.msg, c->msg) == NULL || strcmp(err.file, "bad.lsim") != 0) {
-            print_error("case '%s': want %d:%d: ...%s...\n             got rc %d, %d:%d: %s\n",
-                        c->name, c->line, c->col, c->msg, rc, err.pos.line, err.pos.col, err.msg);
+        if (rc != LSIM_EPARSE || err.pos.line != c->line || err.pos.col != c->col || strstr(err.msg, c->msg) == NULL ||
+            strcmp(err.file, "bad.lsim") != 0) {
+            print_error("case '%s': want %d:%d: ...%s...\n             got rc %d, %d:%d: %s\n", c->name, c->line,
+                        c->col, c->msg, rc, err.pos.line, err.pos.col, err.msg);
             failures++;
         }
         scenario_close(&sc);
@@ -1208,8 +1179,7 @@ static void test_malformed_scripts_are_refused_precisely(void **state)
     assert_int_equal(failures, 0);
 }
 
-static void test_long_lines_and_limits(void **state)
-{
+static void test_long_lines_and_limits(void **state) {
     char *text;
     size_t i, n;
 
@@ -1229,14 +1199,12 @@ static void test_long_lines_and_limits(void **state)
     /* 65 different programs exceed SCN_MAX_PROGRAMS. */
     text = malloc(65 * 40);
     assert_non_null(text);
-    for (n = 0, i = 0; i < 65; i++)
-        n += (size_t)sprintf(text + n, "client A%zu: work %zus\n", i, i);
+    for (n = 0, i = 0; i < 65; i++) n += (size_t)sprintf(text + n, "client A%zu: work %zus\n", i, i);
     assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 65);
     assert_non_null(strstr(err.msg, "more than 64 different client programs (SCN_MAX_PROGRAMS)"));
     /* ...while 65 clients running one program are fine. */
-    for (n = 0, i = 0; i < 65; i++)
-        n += (size_t)sprintf(text + n, "client A%zu: work 1s\n", i);
+    for (n = 0, i = 0; i < 65; i++) n += (size_t)sprintf(text + n, "client A%zu: work 1s\n", i);
     assert_int_equal(parse_n(&sc, "t", text, n), 0);
     assert_int_equal(sc.nprograms, 1);
     free(text);
@@ -1244,8 +1212,7 @@ static void test_long_lines_and_limits(void **state)
     /* 65 expect lines exceed SCN_MAX_EXPECTS. */
     text = malloc(65 * 16);
     assert_non_null(text);
-    for (n = 0, i = 0; i < 65; i++)
-        n += (size_t)sprintf(text + n, "expect stuck\n");
+    for (n = 0, i = 0; i < 65; i++) n += (size_t)sprintf(text + n, "expect stuck\n");
     assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 65);
     assert_non_null(strstr(err.msg, "SCN_MAX_EXPECTS"));
@@ -1254,8 +1221,7 @@ static void test_long_lines_and_limits(void **state)
     /* 4097 timed lines exceed SCN_MAX_FAULTS. */
     text = malloc(4097 * 10);
     assert_non_null(text);
-    for (n = 0, i = 0; i < 4097; i++)
-        n += (size_t)sprintf(text + n, "+1s heal\n");
+    for (n = 0, i = 0; i < 4097; i++) n += (size_t)sprintf(text + n, "+1s heal\n");
     assert_int_equal(parse_n(&sc, "t", text, n), LSIM_EPARSE);
     assert_int_equal(err.pos.line, 4097);
     assert_non_null(strstr(err.msg, "SCN_MAX_FAULTS"));
@@ -1266,18 +1232,15 @@ static void test_long_lines_and_limits(void **state)
 
 /* Every prefix of the example, and every single-byte corruption of it,
  * either parses or fails with a position inside the text: never a crash. */
-static void test_corrupted_scripts_never_crash(void **state)
-{
-    static const char noise[] = {'\0', '"', ':', ';', '|', '#', '=', '@', '+', '.', ' ', '\n',
-                                 '\xff', '9', 'S'};
+static void test_corrupted_scripts_never_crash(void **state) {
+    static const char noise[] = {'\0', '"', ':', ';', '|', '#', '=', '@', '+', '.', ' ', '\n', '\xff', '9', 'S'};
     size_t len = strlen(example), i, k;
     char *buf = malloc(len);
 
     (void)state;
     assert_non_null(buf);
     for (i = 0; i <= len; i++) {
-        if (parse_n(&sc, "t", example, i) != 0)
-            assert_true(err.pos.line >= 1 && err.pos.col >= 1);
+        if (parse_n(&sc, "t", example, i) != 0) assert_true(err.pos.line >= 1 && err.pos.col >= 1);
         scenario_close(&sc);
     }
     for (i = 0; i < len; i++) {
@@ -1295,34 +1258,33 @@ static void test_corrupted_scripts_never_crash(void **state)
     free(buf);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_come_from_init),
-        cmocka_unit_test(test_add_client_and_fault_grow),
-        cmocka_unit_test(test_example_parses_to_exact_values),
-        cmocka_unit_test(test_load_reads_files_and_reports_missing_ones),
-        cmocka_unit_test(test_load_refuses_files_over_16_mib),
-        cmocka_unit_test(test_durations_convert_exactly),
-        cmocka_unit_test(test_integers_and_booleans),
-        cmocka_unit_test(test_network_values),
-        cmocka_unit_test(test_header_lines),
-        cmocka_unit_test(test_text_is_bounded_by_len),
-        cmocka_unit_test(test_clients_are_staggered_and_share_one_program),
-        cmocka_unit_test(test_client_limit_is_reachable),
-        cmocka_unit_test(test_relative_times_accumulate),
-        cmocka_unit_test(test_every_fault_kind),
-        cmocka_unit_test(test_expect_forms),
-        cmocka_unit_test(test_expect_per_client_forms),
-        cmocka_unit_test(test_name_tables),
-        cmocka_unit_test(test_set_overrides_after_parsing),
-        cmocka_unit_test(test_params_stand_for_values_everywhere),
-        cmocka_unit_test(test_param_mistakes_are_refused_at_their_place),
-        cmocka_unit_test(test_faults_that_could_never_act_are_refused),
-        cmocka_unit_test(test_copy_is_deep),
-        cmocka_unit_test(test_malformed_scripts_are_refused_precisely),
-        cmocka_unit_test(test_long_lines_and_limits),
-        cmocka_unit_test(test_corrupted_scripts_never_crash),
+            cmocka_unit_test(test_defaults_come_from_init),
+            cmocka_unit_test(test_add_client_and_fault_grow),
+            cmocka_unit_test(test_example_parses_to_exact_values),
+            cmocka_unit_test(test_load_reads_files_and_reports_missing_ones),
+            cmocka_unit_test(test_load_refuses_files_over_16_mib),
+            cmocka_unit_test(test_durations_convert_exactly),
+            cmocka_unit_test(test_integers_and_booleans),
+            cmocka_unit_test(test_network_values),
+            cmocka_unit_test(test_header_lines),
+            cmocka_unit_test(test_text_is_bounded_by_len),
+            cmocka_unit_test(test_clients_are_staggered_and_share_one_program),
+            cmocka_unit_test(test_client_limit_is_reachable),
+            cmocka_unit_test(test_relative_times_accumulate),
+            cmocka_unit_test(test_every_fault_kind),
+            cmocka_unit_test(test_expect_forms),
+            cmocka_unit_test(test_expect_per_client_forms),
+            cmocka_unit_test(test_name_tables),
+            cmocka_unit_test(test_set_overrides_after_parsing),
+            cmocka_unit_test(test_params_stand_for_values_everywhere),
+            cmocka_unit_test(test_param_mistakes_are_refused_at_their_place),
+            cmocka_unit_test(test_faults_that_could_never_act_are_refused),
+            cmocka_unit_test(test_copy_is_deep),
+            cmocka_unit_test(test_malformed_scripts_are_refused_precisely),
+            cmocka_unit_test(test_long_lines_and_limits),
+            cmocka_unit_test(test_corrupted_scripts_never_crash),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -282,13 +282,13 @@ static void test_real_interrupted_leaves_nothing(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
-        cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
-        cmocka_unit_test(test_real_interrupted_leaves_nothing),
-        cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
-        cmocka_unit_test(test_real_replays_the_simulated_jitter),
-        cmocka_unit_test(test_real_exits_1_when_verdicts_differ),
-        cmocka_unit_test(test_real_server_that_does_not_answer),
+            cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
+            cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
+            cmocka_unit_test(test_real_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
+            cmocka_unit_test(test_real_replays_the_simulated_jitter),
+            cmocka_unit_test(test_real_exits_1_when_verdicts_differ),
+            cmocka_unit_test(test_real_server_that_does_not_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,8 +125,8 @@ static void test_release_checks_the_timestamp(void **state) {
     char text[512];
     snprintf(text, sizeof text, fmt, "on");
     struct engine *e = run_text(text);
-    const struct trace_event *n =
-        must_note(e, "A", NOTE_EXACT, "release: its timestamp has passed, so it does not DEL (the recipe's check)", 1);
+    const struct trace_event *n = must_note(
+            e, "A", NOTE_EXACT, "release: its timestamp has passed, so it does not DEL (the recipe's check)", 1);
     assert_int_equal(n->t, 12 * S);
     assert_int_equal(n->a, 11);
     assert_int_equal(n->b, 12);
@@ -177,8 +177,8 @@ static void test_del_recovery_race(void **state) {
                                 "@1s crash H\n");
     const struct trace *tr = engine_trace(e);
     int A = node_of(tr, "A"), B = node_of(tr, "B");
-    const struct trace_event *n =
-        must_note(e, "S1", NOTE_EXACT, "DEL to recover a dead lock finds a fresh timestamp: it deletes a live lock", 1);
+    const struct trace_event *n = must_note(
+            e, "S1", NOTE_EXACT, "DEL to recover a dead lock finds a fresh timestamp: it deletes a live lock", 1);
     assert_int_equal(n->t, 12 * S + 8 * MS);
     assert_int_equal(n->a, 23); /* A's: 12 + 10 + 1 */
     assert_int_equal(n->b, 12); /* B's clock when it read H's 11 */
@@ -330,11 +330,12 @@ static void test_killed_link_reconnects_after_heal(void **state) {
  * 8s - 2.002s = 5.998s closes it. */
 static void test_repl_timeout_closes_the_link(void **state) {
     (void)state;
-    struct engine *e = run_text("lock lease servers=2 min-replicas-to-write=1 min-replicas-max-lag=100s repl-timeout=5s\n"
-                                "network latency=1ms\nduration 10s\n"
-                                "client A @7.5s: acquire tries=1; work 100ms; release\n"
-                                "client B @8.5s: acquire tries=1; work 100ms; release\n"
-                                "@2.5s partition A B S1 | S2\n");
+    struct engine *e = run_text(
+            "lock lease servers=2 min-replicas-to-write=1 min-replicas-max-lag=100s repl-timeout=5s\n"
+            "network latency=1ms\nduration 10s\n"
+            "client A @7.5s: acquire tries=1; work 100ms; release\n"
+            "client B @8.5s: acquire tries=1; work 100ms; release\n"
+            "@2.5s partition A B S1 | S2\n");
     const struct trace_event *d = must_note(e, "S1", NOTE_EXACT, "disconnects a replica silent for repl-timeout", 1);
     assert_int_equal(d->t, 8 * S);
     assert_int_equal(d->a, node_of(engine_trace(e), "S2"));
@@ -404,7 +405,8 @@ static void test_per_server_option_errors(void **state) {
     build_fails("lock lease servers=2 S3.min-replicas-to-write=1\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "a per-server option names S3, but this run has 2 lock servers (S1..S2)");
     build_fails("lock lease servers=2 S0.min-replicas-to-write=1\nclient A: acquire\n", &err);
-    assert_string_equal(err.msg, "option 'S0.min-replicas-to-write' names no lock server; expected S1..S15 before the '.'");
+    assert_string_equal(err.msg,
+                        "option 'S0.min-replicas-to-write' names no lock server; expected S1..S15 before the '.'");
     build_fails("lock lease servers=2 S2.ttl=5s\nclient A: acquire\n", &err);
     assert_string_equal(err.msg, "unknown option 'S2.ttl' for lease; expected a server's own min-replicas-to-write "
                                  "or min-replicas-max-lag (as in S2.min-replicas-to-write=0)");
@@ -430,20 +432,20 @@ static void test_per_server_option_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timestamp_equal_to_now_is_expired),
-        cmocka_unit_test(test_timestamp_after_now_is_live),
-        cmocka_unit_test(test_timestamp_in_milliseconds),
-        cmocka_unit_test(test_getset_loser_leaves_its_timestamp),
-        cmocka_unit_test(test_release_checks_the_timestamp),
-        cmocka_unit_test(test_del_recovery_record),
-        cmocka_unit_test(test_del_recovery_race),
-        cmocka_unit_test(test_setnx_timestamp_options),
-        cmocka_unit_test(test_max_lag_boundary_ms),
-        cmocka_unit_test(test_kill_replicas_refuses_at_once),
-        cmocka_unit_test(test_killed_link_reconnects_after_heal),
-        cmocka_unit_test(test_repl_timeout_closes_the_link),
-        cmocka_unit_test(test_per_server_min_replicas),
-        cmocka_unit_test(test_per_server_option_errors),
+            cmocka_unit_test(test_timestamp_equal_to_now_is_expired),
+            cmocka_unit_test(test_timestamp_after_now_is_live),
+            cmocka_unit_test(test_timestamp_in_milliseconds),
+            cmocka_unit_test(test_getset_loser_leaves_its_timestamp),
+            cmocka_unit_test(test_release_checks_the_timestamp),
+            cmocka_unit_test(test_del_recovery_record),
+            cmocka_unit_test(test_del_recovery_race),
+            cmocka_unit_test(test_setnx_timestamp_options),
+            cmocka_unit_test(test_max_lag_boundary_ms),
+            cmocka_unit_test(test_kill_replicas_refuses_at_once),
+            cmocka_unit_test(test_killed_link_reconnects_after_heal),
+            cmocka_unit_test(test_repl_timeout_closes_the_link),
+            cmocka_unit_test(test_per_server_min_replicas),
+            cmocka_unit_test(test_per_server_option_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,8 @@ static void test_validity_is_ttl_minus_elapsed_minus_drift(void **state) {
         char text[256];
         snprintf(text, sizeof text,
                  "lock redlock ttl=10s drift-factor=%s drift-extra=0ms\nnetwork latency=5ms\n"
-                 "link S5 A latency=35ms\nclient A: acquire; release\n", forms[i]);
+                 "link S5 A latency=35ms\nclient A: acquire; release\n",
+                 forms[i]);
         e = run_text(text);
         assert_int_equal(must(e, TRACE_ACQUIRED, "A", 1)->a, 9910 * MS);
         engine_free(e);
@@ -186,11 +187,10 @@ static void test_elapsed_check_after_pause(void **state) {
     assert_int_equal(must(e, TRACE_SRV_EXPIRE, "S1", 1)->t, 10002 * MS);
     assert_int_equal(count(e, TRACE_SRV_EXPIRE, NULL, -3, 0, SIM_TIME_MAX), 5);
     /* t=15s: A resumes with five OK replies, but 10s - 15s - 102ms < 0. */
-    const struct trace_event *late =
-        must_note(e, "A", NOTE_PREFIX, "quorum, but TTL - elapsed - drift <= 0", 1);
+    const struct trace_event *late = must_note(e, "A", NOTE_PREFIX, "quorum, but TTL - elapsed - drift <= 0", 1);
     assert_int_equal(late->t, S(15));
     assert_int_equal(late->a, -5102 * MS); /* validity */
-    assert_int_equal(late->b, S(15));     /* elapsed */
+    assert_int_equal(late->b, S(15));      /* elapsed */
     assert_null(find(e, TRACE_ACQUIRED, "A", 1));
     /* It unlocks all five; none holds its key any more (owner -1). */
     assert_int_equal(count(e, TRACE_SRV_KEEP, NULL, -3, 0, SIM_TIME_MAX), 5);
@@ -283,13 +283,12 @@ static void test_server_wall_jump_expires_early(void **state) {
     engine_free(e);
 }
 
-static const char *RESTART =
-    "lock redlock ttl=10s %s\nnetwork latency=1ms\nduration 30s\nresource stock=2\n"
-    "link A S4 loss=100%%\nlink A S5 loss=100%%\n"
-    "link B S1 loss=100%%\nlink B S2 loss=100%%\n"
-    "client A: acquire; read; work 5s; write; release\n"
-    "client B @3s: acquire retry=2s; read; write; release\n"
-    "@1s crash S3\n@2s restart S3\n";
+static const char *RESTART = "lock redlock ttl=10s %s\nnetwork latency=1ms\nduration 30s\nresource stock=2\n"
+                             "link A S4 loss=100%%\nlink A S5 loss=100%%\n"
+                             "link B S1 loss=100%%\nlink B S2 loss=100%%\n"
+                             "client A: acquire; read; work 5s; write; release\n"
+                             "client B @3s: acquire retry=2s; read; write; release\n"
+                             "@1s crash S3\n@2s restart S3\n";
 
 /* A server restarting without persistence has forgotten A's key. */
 static void test_restart_without_persistence_loses_the_key(void **state) {
@@ -360,10 +359,9 @@ static void test_options_are_validated(void **state) {
     (void)state;
     struct scn_error err;
     assert_int_equal(build_text("lock redlock ttI=3s\nclient A: acquire\n", &err), LSIM_EUNKNOWN_OPTION);
-    assert_string_equal(err.msg,
-                        "unknown option 'ttI' for redlock; expected ttl, quorum, elapsed-check, "
-                        "elapsed-clock, drift-factor, drift-extra, request-timeout, release-all, "
-                        "expiry-clock, deadline, persistence, delayed-restart");
+    assert_string_equal(err.msg, "unknown option 'ttI' for redlock; expected ttl, quorum, elapsed-check, "
+                                 "elapsed-clock, drift-factor, drift-extra, request-timeout, release-all, "
+                                 "expiry-clock, deadline, persistence, delayed-restart");
     assert_int_equal(err.pos.col, 14);
     assert_int_equal(build_text("lock redlock drift-factor=150%\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_non_null(strstr(err.msg, "drift-factor '150%'"));
@@ -377,7 +375,9 @@ static void test_options_are_validated(void **state) {
     assert_int_equal(build_text("lock redlock ttl=5s quorum=2 elapsed-check=off elapsed-clock=wall "
                                 "drift-factor=2% drift-extra=1ms request-timeout=10ms "
                                 "release-all=off expiry-clock=monotonic persistence=always "
-                                "delayed-restart=6s\nclient A: acquire\n", &err), 0);
+                                "delayed-restart=6s\nclient A: acquire\n",
+                                &err),
+                     0);
     /* Five servers by default, at most fifteen. */
     struct engine *e = run_text("lock redlock\nclient A: acquire; release\n");
     assert_int_equal(count(e, TRACE_SRV_GRANT, NULL, -3, 0, SIM_TIME_MAX), 5);
@@ -389,15 +389,15 @@ static void test_options_are_validated(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_validity_is_ttl_minus_elapsed_minus_drift),
-        cmocka_unit_test(test_quorum_three_of_five),
-        cmocka_unit_test(test_no_quorum_releases_what_it_got),
-        cmocka_unit_test(test_elapsed_check_after_pause),
-        cmocka_unit_test(test_elapsed_by_wall_clock_is_corrupted),
-        cmocka_unit_test(test_server_wall_jump_expires_early),
-        cmocka_unit_test(test_restart_without_persistence_loses_the_key),
-        cmocka_unit_test(test_delayed_restart_refuses_to_grant),
-        cmocka_unit_test(test_options_are_validated),
+            cmocka_unit_test(test_validity_is_ttl_minus_elapsed_minus_drift),
+            cmocka_unit_test(test_quorum_three_of_five),
+            cmocka_unit_test(test_no_quorum_releases_what_it_got),
+            cmocka_unit_test(test_elapsed_check_after_pause),
+            cmocka_unit_test(test_elapsed_by_wall_clock_is_corrupted),
+            cmocka_unit_test(test_server_wall_jump_expires_early),
+            cmocka_unit_test(test_restart_without_persistence_loses_the_key),
+            cmocka_unit_test(test_delayed_restart_refuses_to_grant),
+            cmocka_unit_test(test_options_are_validated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

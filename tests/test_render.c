@@ -51,8 +51,7 @@ static void seed_trace(struct trace *tr, int fenced) {
     ev(tr, 31 * S, TRACE_WRITE, R, B, 42, 2, 9, TRACE_WRITE_ACCEPTED, NULL);
     /* t=32: A resumes and writes with token 41. */
     ev(tr, 32 * S, TRACE_RESUME, A, NO, 0, 0, 27 * S, 0, NULL);
-    ev(tr, 32 * S, TRACE_WRITE, R, A, 41, 1, 9,
-       fenced ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED, NULL);
+    ev(tr, 32 * S, TRACE_WRITE, R, A, 41, 1, 9, fenced ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED, NULL);
     ev(tr, 32 * S, TRACE_STALE_WRITE, A, NO, 41, 1, !fenced, 0, NULL);
     ev(tr, 32 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
     ev(tr, 32 * S, TRACE_DOUBLE_ENTRY_END, B, A, 0, 0, 1 * S, 0, NULL);
@@ -63,8 +62,8 @@ static void seed_trace(struct trace *tr, int fenced) {
     ev(tr, 40 * S, TRACE_RUN_END, NO, NO, 0, 0, 22, 0, NULL);
 }
 
-static void expect_span(const struct layout_lane *l, size_t i, int kind, sim_ns t0, sim_ns t1,
-                        int end, int peer, uint64_t token) {
+static void expect_span(const struct layout_lane *l, size_t i, int kind, sim_ns t0, sim_ns t1, int end, int peer,
+                        uint64_t token) {
     assert_true(i < l->nspans);
     const struct layout_span *s = &l->spans[i];
     assert_string_equal(layout_span_name(s->kind), layout_span_name(kind));
@@ -75,8 +74,7 @@ static void expect_span(const struct layout_lane *l, size_t i, int kind, sim_ns 
     assert_int_equal(s->token, token);
 }
 
-static void expect_mark(const struct layout_lane *l, size_t i, int kind, sim_ns t, int peer,
-                        uint64_t token) {
+static void expect_mark(const struct layout_lane *l, size_t i, int kind, sim_ns t, int peer, uint64_t token) {
     assert_true(i < l->nmarks);
     const struct layout_mark *m = &l->marks[i];
     assert_string_equal(layout_mark_name(m->kind), layout_mark_name(kind));
@@ -117,8 +115,7 @@ static void compare_expected(const char *name, const char *got, size_t len) {
     assert_non_null(want);
     size_t n = fread(want, 1, len + 1, f);
     fclose(f);
-    if (n != len || memcmp(want, got, len) != 0)
-        fprintf(stderr, "%s differs; got:\n%.*s\n", path, (int)len, got);
+    if (n != len || memcmp(want, got, len) != 0) fprintf(stderr, "%s differs; got:\n%.*s\n", path, (int)len, got);
     assert_int_equal(n, len);
     assert_memory_equal(want, got, len);
     free(want);
@@ -133,17 +130,17 @@ static void test_format_time_exact(void **state) {
         sim_ns t;
         const char *want;
     } cases[] = {
-        {0, "0s"},
-        {31 * S, "31s"},
-        {31 * S + 500 * MS, "31.5s"},
-        {250 * MS, "250ms"},
-        {1250 * SIM_NS_PER_US, "1.25ms"},
-        {1500, "1.5us"},
-        {7, "7ns"},
-        {S + 1, "1.000000001s"},
-        {-2 * S, "-2s"},
-        {SIM_TIME_MAX, "1000000s"},
-        {INT64_MIN, "-9223372036.854775808s"},
+            {0, "0s"},
+            {31 * S, "31s"},
+            {31 * S + 500 * MS, "31.5s"},
+            {250 * MS, "250ms"},
+            {1250 * SIM_NS_PER_US, "1.25ms"},
+            {1500, "1.5us"},
+            {7, "7ns"},
+            {S + 1, "1.000000001s"},
+            {-2 * S, "-2s"},
+            {SIM_TIME_MAX, "1000000s"},
+            {INT64_MIN, "-9223372036.854775808s"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int n = format_time_ns(b, sizeof b, cases[i].t);
@@ -537,9 +534,11 @@ static void test_term_short_and_markers(void **state) {
     size_t len;
     char *out = render(&tr, 100, 0, 0, &len);
     /* B: one '~' at 10 s (column 20 of the chart, 500 ms a column). */
-    assert_non_null(strstr(out, "\nB    " "                    ~\n"));
+    assert_non_null(strstr(out, "\nB    "
+                                "                    ~\n"));
     /* S1: '[' (the grant marker) hides the first cell of the lease. */
-    assert_non_null(strstr(out, "\nS1   " "                                        [---"));
+    assert_non_null(strstr(out, "\nS1   "
+                                "                                        [---"));
     assert_null(strstr(out, "legend"));
     free(out);
     trace_close(&tr);
@@ -568,8 +567,7 @@ static void test_narrate_seed(void **state) {
     assert_string_equal(b, "R accepts B's write of 9 (token 42)");
     assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_WRITE, R, 1)), 0);
     assert_string_equal(b, "R rejects A's write: token 41 is lower than 42 already seen");
-    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_DOUBLE_ENTRY_BEGIN, B, 0)),
-                     0);
+    assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_DOUBLE_ENTRY_BEGIN, B, 0)), 0);
     assert_non_null(strstr(b, "A and B are both in the critical section"));
     assert_int_equal(narrate_event(b, sizeof b, &tr, nth_event(&tr, TRACE_PAUSE, A, 0)), 0);
     assert_non_null(strstr(b, "inside the critical section"));
@@ -658,21 +656,21 @@ static void test_narrate_other_kinds(void **state) {
     ev(&tr, 13, TRACE_WRITE, R, B, 0, 0, 3, TRACE_WRITE_REJECTED_NOTOKEN, NULL);
     ev(&tr, 14, TRACE_WRITE, R, B, 7, 0, 3, TRACE_WRITE_REJECTED_COND, NULL);
     static const char *const want[] = {
-        "R starts at 10; it does not check tokens (not fenced)",
-        "S1's wall clock jumps forward by 10s",
-        "A's clock now drifts -500 ppm (runs slow)",
-        "A's wall clock is slewed by +2s over 10s",
-        "the network splits: A S1 | B R",
-        "the network heals",
-        "link A -> S1 now takes 1ms..2ms",
-        "B gives up acquiring the lock after 5 attempts",
-        "S1 deletes B's lock on A's release: A released a lock that was no longer its own",
-        "A's release removed B's lock: B is no longer protected",
-        "A does not send its write (token 41): its own check says it may no longer hold the lock",
-        "operator: S1 is promoted to primary (failover)",
-        "A learns it lost the lock and leaves the critical section",
-        "R rejects B's write: it carries no fencing token",
-        "R rejects B's write: the value changed since B read it",
+            "R starts at 10; it does not check tokens (not fenced)",
+            "S1's wall clock jumps forward by 10s",
+            "A's clock now drifts -500 ppm (runs slow)",
+            "A's wall clock is slewed by +2s over 10s",
+            "the network splits: A S1 | B R",
+            "the network heals",
+            "link A -> S1 now takes 1ms..2ms",
+            "B gives up acquiring the lock after 5 attempts",
+            "S1 deletes B's lock on A's release: A released a lock that was no longer its own",
+            "A's release removed B's lock: B is no longer protected",
+            "A does not send its write (token 41): its own check says it may no longer hold the lock",
+            "operator: S1 is promoted to primary (failover)",
+            "A learns it lost the lock and leaves the critical section",
+            "R rejects B's write: it carries no fencing token",
+            "R rejects B's write: the value changed since B read it",
     };
     assert_int_equal(tr.len, sizeof want / sizeof want[0]);
     char b[256];
@@ -731,9 +729,8 @@ static void test_any_events(void **state) {
         x ^= x >> 7;
         x ^= x << 17;
         t += (sim_ns)(x % 4) * 7 * MS;
-        ev(&tr, t, (int)(x % TRACE_KIND_COUNT), (int)((x >> 8) % 7) - 1, (int)((x >> 16) % 7) - 1,
-           (x >> 24) % 50, (uint32_t)((x >> 32) % 50), (int64_t)(x >> 40) % 9 - 2,
-           (int64_t)(x >> 48) % 6 - 1, NULL);
+        ev(&tr, t, (int)(x % TRACE_KIND_COUNT), (int)((x >> 8) % 7) - 1, (int)((x >> 16) % 7) - 1, (x >> 24) % 50,
+           (uint32_t)((x >> 32) % 50), (int64_t)(x >> 40) % 9 - 2, (int64_t)(x >> 48) % 6 - 1, NULL);
     }
     struct layout ly;
     assert_int_equal(layout_build(&ly, &tr), 0);
@@ -753,8 +750,7 @@ static void test_any_events(void **state) {
         }
     assert_int_equal(narrate_trace(devnull, &tr), 0);
     char b[256];
-    for (size_t i = 0; i < tr.len; i += 97)
-        assert_true(narrate_event(b, sizeof b, &tr, &tr.ev[i]) >= 0);
+    for (size_t i = 0; i < tr.len; i += 97) assert_true(narrate_event(b, sizeof b, &tr, &tr.ev[i]) >= 0);
     fclose(devnull);
     trace_close(&tr);
 }
@@ -820,7 +816,7 @@ static void test_out_of_memory(void **state) {
         done[2] |= rc2 == 0;
         done[3] |= rc3 == 0;
         if (k == 0) assert_int_equal(rc1 + rc2 + rc3, -3); /* the first allocation fails */
-        assert_int_equal(live, before); /* nothing leaked, failed or not */
+        assert_int_equal(live, before);                    /* nothing leaked, failed or not */
     }
     assert_true(done[0] && done[1] && done[2] && done[3]);
     fclose(devnull);
@@ -832,27 +828,27 @@ static void test_out_of_memory(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_format_time_exact),
-        cmocka_unit_test(test_axis_fit),
-        cmocka_unit_test(test_axis_cells),
-        cmocka_unit_test(test_layout_seed),
-        cmocka_unit_test(test_layout_unfenced_stale_write),
-        cmocka_unit_test(test_layout_open_intervals),
-        cmocka_unit_test(test_layout_crash_renew_wrong_release),
-        cmocka_unit_test(test_layout_empty),
-        cmocka_unit_test(test_term_seed_fenced_plain),
-        cmocka_unit_test(test_term_seed_unfenced_plain),
-        cmocka_unit_test(test_term_width_and_ascii),
-        cmocka_unit_test(test_term_color),
-        cmocka_unit_test(test_term_short_and_markers),
-        cmocka_unit_test(test_narrate_seed),
-        cmocka_unit_test(test_narrate_not_worth_it),
-        cmocka_unit_test(test_narrate_expire_variants),
-        cmocka_unit_test(test_narrate_other_kinds),
-        cmocka_unit_test(test_narrate_trace_lines),
-        cmocka_unit_test(test_any_events),
-        cmocka_unit_test(test_write_errors),
-        cmocka_unit_test(test_out_of_memory),
+            cmocka_unit_test(test_format_time_exact),
+            cmocka_unit_test(test_axis_fit),
+            cmocka_unit_test(test_axis_cells),
+            cmocka_unit_test(test_layout_seed),
+            cmocka_unit_test(test_layout_unfenced_stale_write),
+            cmocka_unit_test(test_layout_open_intervals),
+            cmocka_unit_test(test_layout_crash_renew_wrong_release),
+            cmocka_unit_test(test_layout_empty),
+            cmocka_unit_test(test_term_seed_fenced_plain),
+            cmocka_unit_test(test_term_seed_unfenced_plain),
+            cmocka_unit_test(test_term_width_and_ascii),
+            cmocka_unit_test(test_term_color),
+            cmocka_unit_test(test_term_short_and_markers),
+            cmocka_unit_test(test_narrate_seed),
+            cmocka_unit_test(test_narrate_not_worth_it),
+            cmocka_unit_test(test_narrate_expire_variants),
+            cmocka_unit_test(test_narrate_other_kinds),
+            cmocka_unit_test(test_narrate_trace_lines),
+            cmocka_unit_test(test_any_events),
+            cmocka_unit_test(test_write_errors),
+            cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

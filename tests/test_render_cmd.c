@@ -337,7 +337,8 @@ static void test_many_clients_bounded(void **state) {
 static void test_partition_drawn(void **state) {
     (void)state;
     out_dir();
-    assert_int_equal(run("render scenarios/consensus-minority-cannot-grant.lsim -o build/render_cmd/part.svg")->code, 0);
+    assert_int_equal(run("render scenarios/consensus-minority-cannot-grant.lsim -o build/render_cmd/part.svg")->code,
+                     0);
     size_t n;
     char *svg = read_all("build/render_cmd/part.svg", &n);
     assert_non_null(strstr(svg, ">NETWORK</text>"));
@@ -350,7 +351,8 @@ static void test_partition_drawn(void **state) {
     const char *drop = strstr(svg, "<title>message B -&gt; S4 sent t=6.004s, dropped");
     assert_non_null(drop);
     int x1, y1, x2, y2;
-    assert_int_equal(sscanf(strstr(drop, "<line "), "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"", &x1, &y1, &x2, &y2), 4);
+    assert_int_equal(
+            sscanf(strstr(drop, "<line "), "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"", &x1, &y1, &x2, &y2), 4);
     assert_true(y2 > label_y - 2 * 26 && y2 <= label_y); /* at S4's lane: its label's line */
     free(svg);
     assert_int_equal(run("render scenarios/consensus-leader-partitioned.lsim -o build/render_cmd/part2.svg")->code, 0);
@@ -361,17 +363,17 @@ static void test_partition_drawn(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_png_written_and_repeats),
-        cmocka_unit_test(test_png_loads_no_sdl),
-        cmocka_unit_test(test_svg_valid_and_repeats),
-        cmocka_unit_test(test_time_window),
-        cmocka_unit_test(test_size_and_stdout),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_matrix_render),
-        cmocka_unit_test(test_render_at),
-        cmocka_unit_test(test_height_exact),
-        cmocka_unit_test(test_many_clients_bounded),
-        cmocka_unit_test(test_partition_drawn),
+            cmocka_unit_test(test_png_written_and_repeats),
+            cmocka_unit_test(test_png_loads_no_sdl),
+            cmocka_unit_test(test_svg_valid_and_repeats),
+            cmocka_unit_test(test_time_window),
+            cmocka_unit_test(test_size_and_stdout),
+            cmocka_unit_test(test_errors),
+            cmocka_unit_test(test_matrix_render),
+            cmocka_unit_test(test_render_at),
+            cmocka_unit_test(test_height_exact),
+            cmocka_unit_test(test_many_clients_bounded),
+            cmocka_unit_test(test_partition_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

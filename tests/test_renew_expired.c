@@ -114,11 +114,11 @@ static void test_option_values(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lapsed_lease_renewed_when_nobody_took_it),
-        cmocka_unit_test(test_off_refuses_the_lapsed_renewal),
-        cmocka_unit_test(test_leased_again_in_the_gap_refuses),
-        cmocka_unit_test(test_released_in_the_gap_refuses),
-        cmocka_unit_test(test_option_values),
+            cmocka_unit_test(test_lapsed_lease_renewed_when_nobody_took_it),
+            cmocka_unit_test(test_off_refuses_the_lapsed_renewal),
+            cmocka_unit_test(test_leased_again_in_the_gap_refuses),
+            cmocka_unit_test(test_released_in_the_gap_refuses),
+            cmocka_unit_test(test_option_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

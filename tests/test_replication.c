@@ -56,8 +56,7 @@ static void test_async_failover_regrants_same_token(void **state) {
     assert_int_equal(p->b, 0);
     /* 3s: B asks S1 (its first guess); the request dies with S1. */
     const struct trace_event *d = NULL;
-    for (int i = 1; (d = must(e, TRACE_MSG_DROP, "S1", i))->peer != B; i++) {
-    }
+    for (int i = 1; (d = must(e, TRACE_MSG_DROP, "S1", i))->peer != B; i++) {}
     assert_int_equal(d->t, 3 * S + 1 * MS);
     assert_int_equal(d->b, TRACE_DROP_CRASHED);
     /* 4s: B's request times out; it asks the next server, S2. */
@@ -373,7 +372,9 @@ static void test_replication_options(void **state) {
     assert_non_null(strstr(err.msg, "wait-timeout '0s' is not a positive duration"));
     assert_int_equal(build_text("lock lease repl-lag=-1s\nclient A: acquire\n", &err), LSIM_EBAD_VALUE);
     assert_int_equal(build_text("lock lease servers=15 min-replicas-to-write=14 min-replicas-max-lag=1s "
-                                "repl-lag=0s\nclient A: acquire\n", &err), 0);
+                                "repl-lag=0s\nclient A: acquire\n",
+                                &err),
+                     0);
 
     struct kv_config c;
     char msg[256];
@@ -405,7 +406,7 @@ static void test_two_promotions_converge(void **state) {
     assert_int_equal(s1->t, 4 * S + 1 * MS);
     assert_int_equal(s1->b, S2);
     const struct trace_event *s3 = must_note(
-        e, "S3", NOTE_EXACT, "steps down to replica: another primary of the same epoch has a lower number", 1);
+            e, "S3", NOTE_EXACT, "steps down to replica: another primary of the same epoch has a lower number", 1);
     assert_int_equal(s3->t, 4 * S + 1 * MS);
     assert_int_equal(s3->b, S2);
     assert_null(note(e, "S2", NOTE_EXACT, N_STEP_DOWN, 1));
@@ -436,18 +437,18 @@ static void test_promote_noops(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_async_failover_regrants_same_token),
-        cmocka_unit_test(test_replicated_grant_survives_failover),
-        cmocka_unit_test(test_wait_delays_acquired),
-        cmocka_unit_test(test_wait_timeout_keeps_the_write),
-        cmocka_unit_test(test_min_replicas_refuses_without_replicas),
-        cmocka_unit_test(test_min_replicas_max_lag_boundary),
-        cmocka_unit_test(test_split_brain_two_primaries),
-        cmocka_unit_test(test_primary_restarts_empty_and_replicas_copy_it),
-        cmocka_unit_test(test_replica_redirects_to_primary),
-        cmocka_unit_test(test_replication_options),
-        cmocka_unit_test(test_two_promotions_converge),
-        cmocka_unit_test(test_promote_noops),
+            cmocka_unit_test(test_async_failover_regrants_same_token),
+            cmocka_unit_test(test_replicated_grant_survives_failover),
+            cmocka_unit_test(test_wait_delays_acquired),
+            cmocka_unit_test(test_wait_timeout_keeps_the_write),
+            cmocka_unit_test(test_min_replicas_refuses_without_replicas),
+            cmocka_unit_test(test_min_replicas_max_lag_boundary),
+            cmocka_unit_test(test_split_brain_two_primaries),
+            cmocka_unit_test(test_primary_restarts_empty_and_replicas_copy_it),
+            cmocka_unit_test(test_replica_redirects_to_primary),
+            cmocka_unit_test(test_replication_options),
+            cmocka_unit_test(test_two_promotions_converge),
+            cmocka_unit_test(test_promote_noops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,8 +43,7 @@ static void story(struct trace *tr, int fenced) {
     ev(tr, 11 * S + 500 * MS, TRACE_WRITE, R, B, 8, 2, 4, TRACE_WRITE_ACCEPTED, NULL);
     /* t=12: A resumes and writes with token 7. */
     ev(tr, 12 * S, TRACE_RESUME, A, NO, 0, 0, 10 * S, 0, NULL);
-    ev(tr, 12 * S, TRACE_WRITE, R, A, 7, 1, 4,
-       fenced ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED, NULL);
+    ev(tr, 12 * S, TRACE_WRITE, R, A, 7, 1, 4, fenced ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED, NULL);
     ev(tr, 12 * S, TRACE_STALE_WRITE, A, NO, 7, 1, !fenced, 0, NULL);
     ev(tr, 12 * S, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
     ev(tr, 12 * S, TRACE_DOUBLE_ENTRY_END, B, A, 0, 0, 1 * S, 0, NULL);
@@ -58,8 +57,7 @@ static void story(struct trace *tr, int fenced) {
 static const struct scene_cmd *cmd(const struct scene *sc, int type, int style, int lane, int nth) {
     for (size_t i = 0; i < sc->ncmd; i++) {
         const struct scene_cmd *k = &sc->cmd[i];
-        if (k->type == type && (style < 0 || k->style == style) && (lane == -2 || k->lane == lane) &&
-            --nth == 0)
+        if (k->type == type && (style < 0 || k->style == style) && (lane == -2 || k->lane == lane) && --nth == 0)
             return k;
     }
     return NULL;
@@ -75,8 +73,7 @@ static const struct scene_cmd *text(const struct scene *sc, const char *s) {
 /* The symbol command for sym in a lane, or NULL. */
 static const struct scene_cmd *sym(const struct scene *sc, int s, int lane) {
     for (size_t i = 0; i < sc->ncmd; i++)
-        if (sc->cmd[i].type == SCENE_CMD_SYM && sc->cmd[i].sym == s && sc->cmd[i].lane == lane)
-            return &sc->cmd[i];
+        if (sc->cmd[i].type == SCENE_CMD_SYM && sc->cmd[i].sym == s && sc->cmd[i].lane == lane) return &sc->cmd[i];
     return NULL;
 }
 
@@ -305,8 +302,11 @@ static void test_scene_pixels(void **state) {
     struct checker_report rep;
     memset(&rep, 0, sizeof rep);
     rep.verdict = SCN_VERDICT_SAFE;
-    struct scene_banner b = {.title = "Story", .algo = "fenced-lease", .seed = "1",
-                             .replay = "locksim run story.lsim --seed 1", .report = &rep};
+    struct scene_banner b = {.title = "Story",
+                             .algo = "fenced-lease",
+                             .seed = "1",
+                             .replay = "locksim run story.lsim --seed 1",
+                             .report = &rep};
     assert_int_equal(scene_build(&f.sc, &f.ly, &f.v, &b, 0), 0);
     /* Layers in order. */
     for (size_t i = 1; i < f.sc.ncmd; i++) assert_true(f.sc.cmd[i - 1].layer <= f.sc.cmd[i].layer);
@@ -359,8 +359,7 @@ static void test_scene_pixels(void **state) {
     assert_int_equal(k->t1, 10 * S);
     /* A tooltip. */
     assert_string_equal(sym(&f.sc, SCENE_SYM_ACQUIRED, B)->text, "B acquires, token 8, t=11s");
-    assert_string_equal(sym(&f.sc, SCENE_SYM_WRITE_REJECTED, R)->text,
-                        "R rejects A's write, token 7, t=12s");
+    assert_string_equal(sym(&f.sc, SCENE_SYM_WRITE_REJECTED, R)->text, "R rejects A's write, token 7, t=12s");
     fx_close(&f);
 }
 
@@ -467,8 +466,7 @@ static void clock_story(struct trace *tr) {
 /* The first LINE command of a style with a tooltip (not the legend's swatch), or NULL. */
 static const struct scene_cmd *arrow(const struct scene *sc, int style) {
     for (size_t i = 0; i < sc->ncmd; i++)
-        if (sc->cmd[i].type == SCENE_CMD_LINE && sc->cmd[i].style == style && sc->cmd[i].text)
-            return &sc->cmd[i];
+        if (sc->cmd[i].type == SCENE_CMD_LINE && sc->cmd[i].style == style && sc->cmd[i].text) return &sc->cmd[i];
     return NULL;
 }
 
@@ -476,8 +474,7 @@ static const struct scene_cmd *arrow(const struct scene *sc, int style) {
 static const struct scene_cmd *vline(const struct scene *sc, int style, int lane) {
     for (size_t i = 0; i < sc->ncmd; i++) {
         const struct scene_cmd *k = &sc->cmd[i];
-        if (k->type == SCENE_CMD_LINE && k->style == style && k->lane == lane && k->x == k->x2 &&
-            k->y != k->y2)
+        if (k->type == SCENE_CMD_LINE && k->style == style && k->lane == lane && k->x == k->x2 && k->y != k->y2)
             return k;
     }
     return NULL;
@@ -521,7 +518,7 @@ static void test_scene_clock_replica_drop(void **state) {
     assert_non_null(jump);
     assert_int_equal(jump->x, scene_x_of(&sc, 5 * S));
     assert_int_equal(jump->t0, 5 * S);
-    assert_true(jump->y2 < jump->y);                                 /* ahead: up */
+    assert_true(jump->y2 < jump->y); /* ahead: up */
     /* from 0 (the middle) up to +25 s: 12 px (half the 30 px lane less 3)
      * scaled by 25 s / 25.0024 s, the largest offset, at the end after the
      * drift: 11 px */
@@ -577,7 +574,9 @@ static void test_scene_clock_replica_drop(void **state) {
     memset(&rep, 0, sizeof rep);
     rep.verdict = SCN_VERDICT_UNSAFE;
     struct scene_banner b = {.title = "A lock server's wall-clock jump expires a lease early",
-                             .algo = "fenced-lease", .seed = "1", .report = &rep};
+                             .algo = "fenced-lease",
+                             .seed = "1",
+                             .report = &rep};
     scene_view_pixels(&v, 360, 0);
     assert_int_equal(scene_build(&sc, &ly, &v, &b, 0), 0);
     int lines = 0;
@@ -626,16 +625,14 @@ static void test_scene_lod_thinning(void **state) {
         ev(&tr, t, TRACE_ACQUIRED, A, NO, tok, (uint32_t)i + 1, 20 * MS, 0, NULL);
         if (i == 3400) /* 17.001 s: A pauses for 120 ms (5 or 6 pixels: wider than the gap between ticks) */
             ev(&tr, t + 1 * MS, TRACE_PAUSE, A, NO, 0, 0, 0, 0, NULL);
-        if (i == 3424)
-            ev(&tr, t + 1 * MS, TRACE_RESUME, A, NO, 0, 0, 120 * MS, 0, NULL);
+        if (i == 3424) ev(&tr, t + 1 * MS, TRACE_RESUME, A, NO, 0, 0, 120 * MS, 0, NULL);
         if (i == 3000) { /* 15.001 s: B's stale write, accepted (the damage), 1 ms before A's */
             ev(&tr, t + 1 * MS, TRACE_WRITE, R, B, 5, 0, 4, TRACE_WRITE_ACCEPTED, NULL);
             ev(&tr, t + 1 * MS, TRACE_STALE_WRITE, B, NO, 5, 0, 1, 0, NULL);
         }
         if (i == 2460) /* 12.3 s: a stale token, refused */
             ev(&tr, t + 2 * MS, TRACE_WRITE, R, A, 3, (uint32_t)i + 1, 4, TRACE_WRITE_REJECTED_STALE, NULL);
-        else
-            ev(&tr, t + 2 * MS, TRACE_WRITE, R, A, tok, (uint32_t)i + 1, 4, TRACE_WRITE_ACCEPTED, NULL);
+        else ev(&tr, t + 2 * MS, TRACE_WRITE, R, A, tok, (uint32_t)i + 1, 4, TRACE_WRITE_ACCEPTED, NULL);
         ev(&tr, t + 4 * MS, TRACE_CS_EXIT, A, NO, 0, 0, TRACE_EXIT_RELEASE, 0, NULL);
         ev(&tr, t + 4 * MS, TRACE_SRV_DELETE, S1, A, 0, (uint32_t)i + 1, A, 0, NULL);
         if (i >= 4000 && i < 4050 && i % 10 == 0) { /* 20 s .. 20.2 s: B, five times */
@@ -821,7 +818,7 @@ static void test_scene_clock_at_start(void **state) {
     assert_int_equal(ly.lanes[A].nclock, 3);
     assert_int_equal(layout_clock_offset(&ly.lanes[A], 0), -3 * S);
     assert_int_equal(layout_clock_offset(&ly.lanes[A], 4 * S), -3 * S + 1 * MS); /* 4 s x 250 ppm */
-    assert_int_equal(ly.lanes[A].nmarks, 0); /* no clock-step mark */
+    assert_int_equal(ly.lanes[A].nmarks, 0);                                     /* no clock-step mark */
     scene_view_pixels(&v, 1280, 0);
     assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
     const struct scene_cmd *k = text(&sc, "starts -3s, drift +250ppm");
@@ -1121,7 +1118,8 @@ static void test_scene_labels_clear_of_badges(void **state) {
     assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
     assert_non_null(sym(&sc, SCENE_SYM_EXPIRE, S1));
     assert_null(sym(&sc, SCENE_SYM_GRANT, S1) && sym(&sc, SCENE_SYM_GRANT, S1)->t0 == 10 * S + 4 * MS
-                    ? sym(&sc, SCENE_SYM_GRANT, S1) : NULL);
+                        ? sym(&sc, SCENE_SYM_GRANT, S1)
+                        : NULL);
     scene_close(&sc);
     layout_close(&ly);
     trace_close(&tr);
@@ -1129,21 +1127,21 @@ static void test_scene_labels_clear_of_badges(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scene_term_positions),
-        cmocka_unit_test(test_scene_stale_write_and_priority),
-        cmocka_unit_test(test_scene_window),
-        cmocka_unit_test(test_scene_compressed),
-        cmocka_unit_test(test_scene_pixels),
-        cmocka_unit_test(test_scene_hide_and_errors),
-        cmocka_unit_test(test_svg_faults),
-        cmocka_unit_test(test_scene_clock_replica_drop),
-        cmocka_unit_test(test_scene_lod),
-        cmocka_unit_test(test_scene_lod_thinning),
-        cmocka_unit_test(test_scene_lod_messages),
-        cmocka_unit_test(test_scene_tooltip_on_demand),
-        cmocka_unit_test(test_scene_clock_at_start),
-        cmocka_unit_test(test_scene_fan_labelled_once),
-        cmocka_unit_test(test_scene_labels_clear_of_badges),
+            cmocka_unit_test(test_scene_term_positions),
+            cmocka_unit_test(test_scene_stale_write_and_priority),
+            cmocka_unit_test(test_scene_window),
+            cmocka_unit_test(test_scene_compressed),
+            cmocka_unit_test(test_scene_pixels),
+            cmocka_unit_test(test_scene_hide_and_errors),
+            cmocka_unit_test(test_svg_faults),
+            cmocka_unit_test(test_scene_clock_replica_drop),
+            cmocka_unit_test(test_scene_lod),
+            cmocka_unit_test(test_scene_lod_thinning),
+            cmocka_unit_test(test_scene_lod_messages),
+            cmocka_unit_test(test_scene_tooltip_on_demand),
+            cmocka_unit_test(test_scene_clock_at_start),
+            cmocka_unit_test(test_scene_fan_labelled_once),
+            cmocka_unit_test(test_scene_labels_clear_of_badges),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }

@@ -138,12 +138,12 @@ static void test_stop_memory(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stop_end),
-        cmocka_unit_test(test_stop_max_events),
-        cmocka_unit_test(test_stop_livelock_at_zero),
-        cmocka_unit_test(test_stop_livelock_later),
-        cmocka_unit_test(test_stop_many_clients_not_livelock),
-        cmocka_unit_test(test_stop_memory),
+            cmocka_unit_test(test_stop_end),
+            cmocka_unit_test(test_stop_max_events),
+            cmocka_unit_test(test_stop_livelock_at_zero),
+            cmocka_unit_test(test_stop_livelock_later),
+            cmocka_unit_test(test_stop_many_clients_not_livelock),
+            cmocka_unit_test(test_stop_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,19 +6,17 @@
  * that moment of virtual time, not only how it ends. */
 #include "step_fixture.h"
 
-static const char plain[] =
-    "lock lease ttl=30s release=compare-and-delete\n"
-    "resource stock=1 fencing=off\nnetwork latency=0ms\nduration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
+static const char plain[] = "lock lease ttl=30s release=compare-and-delete\n"
+                            "resource stock=1 fencing=off\nnetwork latency=0ms\nduration 60s\n"
+                            "client A: acquire; read; work 10s; write; release\n"
+                            "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+                            "@5s pause A 27s\n";
 
-static const char fenced[] =
-    "lock fenced-lease ttl=30s first-token=41\n"
-    "resource stock=1 fencing=on\nnetwork latency=0ms\nduration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
+static const char fenced[] = "lock fenced-lease ttl=30s first-token=41\n"
+                             "resource stock=1 fencing=on\nnetwork latency=0ms\nduration 60s\n"
+                             "client A: acquire; read; work 10s; write; release\n"
+                             "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+                             "@5s pause A 27s\n";
 
 /* Up to A's resumption: the same story for both algorithms. */
 static struct engine *tell_until_resume(const char *text, uint64_t *token_a, uint64_t *token_b) {
@@ -103,8 +101,8 @@ static void test_fencing_rejects_token_41(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_lease_sells_twice),
-        cmocka_unit_test(test_fencing_rejects_token_41),
+            cmocka_unit_test(test_plain_lease_sells_twice),
+            cmocka_unit_test(test_fencing_rejects_token_41),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,16 +57,20 @@ static void odd_trace(struct trace *tr) {
     snprintf(tr->algo, sizeof tr->algo, "lease");
     tr->seed = UINT64_MAX;
     static const char *const texts[] = {
-        NULL, "", "plain", "ctrl \x01\x1f end", "emoji \xf0\x9f\x98\x80 and \xe2\x82\xac",
-        "json {\"a\":[1,2]}", "slash / and \\",
+            NULL,
+            "",
+            "plain",
+            "ctrl \x01\x1f end",
+            "emoji \xf0\x9f\x98\x80 and \xe2\x82\xac",
+            "json {\"a\":[1,2]}",
+            "slash / and \\",
     };
     for (int k = 0; k < TRACE_KIND_COUNT; k++) {
         int node = k % 5 == 4 ? NO : k % 4;
         int peer = k % 3 == 0 ? NO : (k + 1) % 4;
-        ev(tr, (sim_ns)k * 1000 + (k == TRACE_KIND_COUNT - 1 ? SIM_TIME_MAX - 100000 : 0), k,
-           node, peer, k == 3 ? UINT64_MAX : (uint64_t)k, k == 4 ? UINT32_MAX : (uint32_t)k,
-           k == 5 ? INT64_MIN : -(int64_t)k, k == 6 ? INT64_MAX : (int64_t)k * 1000000007,
-           texts[k % 7]);
+        ev(tr, (sim_ns)k * 1000 + (k == TRACE_KIND_COUNT - 1 ? SIM_TIME_MAX - 100000 : 0), k, node, peer,
+           k == 3 ? UINT64_MAX : (uint64_t)k, k == 4 ? UINT32_MAX : (uint32_t)k, k == 5 ? INT64_MIN : -(int64_t)k,
+           k == 6 ? INT64_MAX : (int64_t)k * 1000000007, texts[k % 7]);
     }
 }
 
@@ -122,19 +126,17 @@ static void test_roundtrip_seed(void **state) {
     size_t n1, n2;
     char *one = write_str(&tr, &n1);
     /* The header, then one object per event, in the documented field order. */
-    const char *head =
-        "{\"format\":\"locksim-trace\",\"version\":4,\"title\":\"GC pause outlives the lease\","
-        "\"algo\":\"fenced-lease\",\"seed\":7,\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"},"
-        "{\"name\":\"B\",\"kind\":\"client\"},{\"name\":\"S1\",\"kind\":\"server\"},"
-        "{\"name\":\"R\",\"kind\":\"resource\"}]}\n"
-        "{\"seq\":0,\"t_ns\":0,\"kind\":\"run-start\",\"node\":null,\"peer\":null,\"token\":0,"
-        "\"grant\":0,\"a\":7,\"b\":40000000000}\n";
+    const char *head = "{\"format\":\"locksim-trace\",\"version\":4,\"title\":\"GC pause outlives the lease\","
+                       "\"algo\":\"fenced-lease\",\"seed\":7,\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"},"
+                       "{\"name\":\"B\",\"kind\":\"client\"},{\"name\":\"S1\",\"kind\":\"server\"},"
+                       "{\"name\":\"R\",\"kind\":\"resource\"}]}\n"
+                       "{\"seq\":0,\"t_ns\":0,\"kind\":\"run-start\",\"node\":null,\"peer\":null,\"token\":0,"
+                       "\"grant\":0,\"a\":7,\"b\":40000000000}\n";
     assert_memory_equal(one, head, strlen(head));
     assert_non_null(strstr(one, "{\"seq\":14,\"t_ns\":32000000000,\"kind\":\"write\",\"node\":\"R\","
                                 "\"peer\":\"A\",\"token\":41,\"grant\":1,\"a\":9,\"b\":2}\n"));
     char err[128];
-    assert_int_equal(trace_read_jsonl((trace_init(&back, 1), &back), one, n1, err, sizeof err),
-                     0);
+    assert_int_equal(trace_read_jsonl((trace_init(&back, 1), &back), one, n1, err, sizeof err), 0);
     assert_string_equal(err, "");
     assert_same_trace(&tr, &back);
     char *two = write_str(&back, &n2);
@@ -211,14 +213,13 @@ static void test_roundtrip_invalid_utf8(void **state) {
  * keys in another order, \r\n, escapes, no final newline. */
 static void test_reader_lenient_json(void **state) {
     (void)state;
-    const char *text =
-        "{ \"version\" : 1 , \"format\":\"locksim-trace\", \"nodes\" : [ {\"kind\":\"client\","
-        " \"name\":\"A\"} , {\"name\":\"S\\u00e9\",\"kind\":\"server\"} ], \"seed\":3,"
-        " \"algo\":\"lease\", \"title\":\"t\\/\\ud83d\\ude00\" }\r\n"
-        "{\"b\":-2,\"a\":-1,\"grant\":0,\"token\":5,\"peer\":\"S\xc3\xa9\",\"node\":\"A\","
-        "\"kind\":\"acquired\",\"t_ns\":10,\"seq\":0,\"text\":\"x\\n\\\"y\\\"\"}\r\n"
-        "{\"seq\":1,\"t_ns\":10,\"kind\":\"run-end\",\"node\":null,\"peer\":null,\"token\":0,"
-        "\"grant\":0,\"a\":0,\"b\":0}";
+    const char *text = "{ \"version\" : 1 , \"format\":\"locksim-trace\", \"nodes\" : [ {\"kind\":\"client\","
+                       " \"name\":\"A\"} , {\"name\":\"S\\u00e9\",\"kind\":\"server\"} ], \"seed\":3,"
+                       " \"algo\":\"lease\", \"title\":\"t\\/\\ud83d\\ude00\" }\r\n"
+                       "{\"b\":-2,\"a\":-1,\"grant\":0,\"token\":5,\"peer\":\"S\xc3\xa9\",\"node\":\"A\","
+                       "\"kind\":\"acquired\",\"t_ns\":10,\"seq\":0,\"text\":\"x\\n\\\"y\\\"\"}\r\n"
+                       "{\"seq\":1,\"t_ns\":10,\"kind\":\"run-end\",\"node\":null,\"peer\":null,\"token\":0,"
+                       "\"grant\":0,\"a\":0,\"b\":0}";
     struct trace tr;
     char err[128];
     assert_int_equal(read_str(&tr, text, err, sizeof err), 0);
@@ -265,8 +266,8 @@ static void test_reader_feeds_observer(void **state) {
 
 /* ---- Reader errors ------------------------------------------------------- */
 
-#define HEAD                                                                          \
-    "{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0,"  \
+#define HEAD \
+    "{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0," \
     "\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"},{\"name\":\"S1\",\"kind\":\"server\"}]}\n"
 #define EV(body) "{\"seq\":0,\"t_ns\":5,\"kind\":\"acquired\",\"node\":\"A\",\"peer\":null," body "}\n"
 #define FIELDS "\"token\":1,\"grant\":1,\"a\":0,\"b\":0"
@@ -277,80 +278,72 @@ static void test_reader_errors(void **state) {
         const char *text;
         const char *err;
     } cases[] = {
-        {"", "line 1: empty input; expected the header"},
-        {"\n", "line 1: empty line; expected the header"},
-        {"hello\n", "line 1: expected the header object"},
-        {"{\"format\":\"otel\",\"version\":1}\n",
-         "line 1: not a locksim trace (format \"otel\", expected \"locksim-trace\")"},
-        {"{\"version\":1}\n", "line 1: not a locksim trace (no \"format\" key in the header)"},
-        {"{\"format\":\"locksim-trace\",\"version\":5}\n",
-         "line 1: trace format version 5 is not supported (this build reads versions 1 to 4)"},
-        {"{\"format\":\"locksim-trace\",\"version\":0}\n",
-         "line 1: trace format version 0 is not supported (this build reads versions 1 to 4)"},
-        {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0}\n",
-         "line 1: header: missing key \"nodes\""},
-        {"{\"format\":\"locksim-trace\",\"colour\":1}\n", "line 1: unknown key \"colour\""},
-        {"{\"format\":\"locksim-trace\",\"format\":\"locksim-trace\"}\n",
-         "line 1: duplicate key \"format\""},
-        {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0,"
-         "\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"},{\"name\":\"A\",\"kind\":\"server\"}]}\n",
-         "line 1: duplicate node name \"A\""},
-        {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"A\",\"kind\":\"robot\"}]}\n",
-         "line 1: unknown node kind \"robot\" (client, server or resource)"},
-        {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"ABCDEFGHIJKLMNOP\"}]}\n",
-         "line 1: node name \"ABCDEFGHIJKLMNOP\" is longer than 15 bytes"},
-        {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"\"}]}\n", "line 1: node name is empty"},
-        {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"A\"}]}\n",
-         "line 1: node: missing key \"kind\""},
-        {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"}}\n",
-         "line 1: nodes: expected ',' or ']'"},
-        {"{\"format\":\"locksim-trace\",\"seed\":-1}\n", "line 1: \"seed\": out of range"},
-        {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0,"
-         "\"nodes\":[]} x\n",
-         "line 1: unexpected text after the object"},
-        {HEAD "{\"seq\":0,\"t_ns\":0,\"kind\":\"teleport\"}\n", "line 2: unknown kind \"teleport\""},
-        {HEAD "{\"seq\":0,\"node\":\"Z\"}\n", "line 2: \"node\": unknown node \"Z\""},
-        {HEAD "{\"seq\":0,\"node\":7}\n", "line 2: \"node\": expected a node name or null"},
-        {HEAD "{\"seq\":1}\n", "line 2: \"seq\" is 1, expected 0"},
-        {HEAD EV(FIELDS) "{\"seq\":1,\"t_ns\":4}\n",
-         "line 3: \"t_ns\" goes back in time (4 after 5)"},
-        {HEAD "{\"seq\":0,\"t_ns\":-1}\n", "line 2: \"t_ns\": out of range"},
-        {HEAD "{\"seq\":0,\"t_ns\":1000000000000000001}\n", "line 2: \"t_ns\": out of range"},
-        {HEAD EV("\"token\":1,\"grant\":1,\"a\":1.5,\"b\":0"), "line 2: \"a\": expected an integer"},
-        {HEAD EV("\"token\":1,\"grant\":1,\"a\":1e3,\"b\":0"), "line 2: \"a\": expected an integer"},
-        {HEAD EV("\"token\":1,\"grant\":1,\"a\":01,\"b\":0"), "line 2: \"a\": leading zero"},
-        {HEAD EV("\"token\":1,\"grant\":1,\"a\":\"1\",\"b\":0"), "line 2: \"a\": expected an integer"},
-        {HEAD EV("\"token\":1,\"grant\":4294967296,\"a\":0,\"b\":0"),
-         "line 2: \"grant\": out of range"},
-        {HEAD EV("\"token\":18446744073709551616,\"grant\":1,\"a\":0,\"b\":0"),
-         "line 2: \"token\": out of range"},
-        {HEAD EV("\"token\":1,\"grant\":1,\"a\":9223372036854775808,\"b\":0"),
-         "line 2: \"a\": out of range"},
-        {HEAD EV("\"token\":1,\"grant\":1,\"a\":0"), "line 2: event: missing key \"b\""},
-        {HEAD EV(FIELDS ",\"a\":1"), "line 2: duplicate key \"a\""},
-        {HEAD EV(FIELDS ",\"colour\":1"), "line 2: unknown key \"colour\""},
-        {HEAD EV(FIELDS ",\"text\":\"\\q\""), "line 2: \"text\": bad escape '\\q'"},
-        {HEAD EV(FIELDS ",\"text\":\"\\u12\""), "line 2: \"text\": bad \\u escape"},
-        {HEAD EV(FIELDS ",\"text\":\"\\u0000\""), "line 2: \"text\": \\u0000 is not allowed"},
-        {HEAD EV(FIELDS ",\"text\":\"\\udc00\""), "line 2: \"text\": lone UTF-16 surrogate"},
-        {HEAD EV(FIELDS ",\"text\":\"\\ud800x\""), "line 2: \"text\": lone UTF-16 surrogate"},
-        {HEAD EV(FIELDS ",\"text\":\"\xff\""), "line 2: \"text\": invalid UTF-8"},
-        {HEAD EV(FIELDS ",\"text\":\"tab\there\""),
-         "line 2: \"text\": control character in a string (escape it)"},
-        {HEAD EV(FIELDS ",\"text\":\"open"), "line 2: \"text\": unterminated string"},
-        {HEAD EV(FIELDS ",\"text\":null"), "line 2: \"text\": expected a string"},
-        {HEAD EV(FIELDS) "\n" EV(FIELDS), "line 3: empty line"},
-        {HEAD "{\"seq\":0 \"t_ns\":0}\n", "line 2: expected ',' or '}' in an event"},
-        {HEAD "{seq:0}\n", "line 2: expected a key string"},
-        {HEAD "{\"seq\" 0}\n", "line 2: expected ':' after key \"seq\""},
-        {HEAD "[1]\n", "line 2: expected an event object"},
+            {"", "line 1: empty input; expected the header"},
+            {"\n", "line 1: empty line; expected the header"},
+            {"hello\n", "line 1: expected the header object"},
+            {"{\"format\":\"otel\",\"version\":1}\n",
+             "line 1: not a locksim trace (format \"otel\", expected \"locksim-trace\")"},
+            {"{\"version\":1}\n", "line 1: not a locksim trace (no \"format\" key in the header)"},
+            {"{\"format\":\"locksim-trace\",\"version\":5}\n",
+             "line 1: trace format version 5 is not supported (this build reads versions 1 to 4)"},
+            {"{\"format\":\"locksim-trace\",\"version\":0}\n",
+             "line 1: trace format version 0 is not supported (this build reads versions 1 to 4)"},
+            {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0}\n",
+             "line 1: header: missing key \"nodes\""},
+            {"{\"format\":\"locksim-trace\",\"colour\":1}\n", "line 1: unknown key \"colour\""},
+            {"{\"format\":\"locksim-trace\",\"format\":\"locksim-trace\"}\n", "line 1: duplicate key \"format\""},
+            {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0,"
+             "\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"},{\"name\":\"A\",\"kind\":\"server\"}]}\n",
+             "line 1: duplicate node name \"A\""},
+            {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"A\",\"kind\":\"robot\"}]}\n",
+             "line 1: unknown node kind \"robot\" (client, server or resource)"},
+            {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"ABCDEFGHIJKLMNOP\"}]}\n",
+             "line 1: node name \"ABCDEFGHIJKLMNOP\" is longer than 15 bytes"},
+            {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"\"}]}\n", "line 1: node name is empty"},
+            {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"A\"}]}\n", "line 1: node: missing key \"kind\""},
+            {"{\"format\":\"locksim-trace\",\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"}}\n",
+             "line 1: nodes: expected ',' or ']'"},
+            {"{\"format\":\"locksim-trace\",\"seed\":-1}\n", "line 1: \"seed\": out of range"},
+            {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0,"
+             "\"nodes\":[]} x\n",
+             "line 1: unexpected text after the object"},
+            {HEAD "{\"seq\":0,\"t_ns\":0,\"kind\":\"teleport\"}\n", "line 2: unknown kind \"teleport\""},
+            {HEAD "{\"seq\":0,\"node\":\"Z\"}\n", "line 2: \"node\": unknown node \"Z\""},
+            {HEAD "{\"seq\":0,\"node\":7}\n", "line 2: \"node\": expected a node name or null"},
+            {HEAD "{\"seq\":1}\n", "line 2: \"seq\" is 1, expected 0"},
+            {HEAD EV(FIELDS) "{\"seq\":1,\"t_ns\":4}\n", "line 3: \"t_ns\" goes back in time (4 after 5)"},
+            {HEAD "{\"seq\":0,\"t_ns\":-1}\n", "line 2: \"t_ns\": out of range"},
+            {HEAD "{\"seq\":0,\"t_ns\":1000000000000000001}\n", "line 2: \"t_ns\": out of range"},
+            {HEAD EV("\"token\":1,\"grant\":1,\"a\":1.5,\"b\":0"), "line 2: \"a\": expected an integer"},
+            {HEAD EV("\"token\":1,\"grant\":1,\"a\":1e3,\"b\":0"), "line 2: \"a\": expected an integer"},
+            {HEAD EV("\"token\":1,\"grant\":1,\"a\":01,\"b\":0"), "line 2: \"a\": leading zero"},
+            {HEAD EV("\"token\":1,\"grant\":1,\"a\":\"1\",\"b\":0"), "line 2: \"a\": expected an integer"},
+            {HEAD EV("\"token\":1,\"grant\":4294967296,\"a\":0,\"b\":0"), "line 2: \"grant\": out of range"},
+            {HEAD EV("\"token\":18446744073709551616,\"grant\":1,\"a\":0,\"b\":0"), "line 2: \"token\": out of range"},
+            {HEAD EV("\"token\":1,\"grant\":1,\"a\":9223372036854775808,\"b\":0"), "line 2: \"a\": out of range"},
+            {HEAD EV("\"token\":1,\"grant\":1,\"a\":0"), "line 2: event: missing key \"b\""},
+            {HEAD EV(FIELDS ",\"a\":1"), "line 2: duplicate key \"a\""},
+            {HEAD EV(FIELDS ",\"colour\":1"), "line 2: unknown key \"colour\""},
+            {HEAD EV(FIELDS ",\"text\":\"\\q\""), "line 2: \"text\": bad escape '\\q'"},
+            {HEAD EV(FIELDS ",\"text\":\"\\u12\""), "line 2: \"text\": bad \\u escape"},
+            {HEAD EV(FIELDS ",\"text\":\"\\u0000\""), "line 2: \"text\": \\u0000 is not allowed"},
+            {HEAD EV(FIELDS ",\"text\":\"\\udc00\""), "line 2: \"text\": lone UTF-16 surrogate"},
+            {HEAD EV(FIELDS ",\"text\":\"\\ud800x\""), "line 2: \"text\": lone UTF-16 surrogate"},
+            {HEAD EV(FIELDS ",\"text\":\"\xff\""), "line 2: \"text\": invalid UTF-8"},
+            {HEAD EV(FIELDS ",\"text\":\"tab\there\""), "line 2: \"text\": control character in a string (escape it)"},
+            {HEAD EV(FIELDS ",\"text\":\"open"), "line 2: \"text\": unterminated string"},
+            {HEAD EV(FIELDS ",\"text\":null"), "line 2: \"text\": expected a string"},
+            {HEAD EV(FIELDS) "\n" EV(FIELDS), "line 3: empty line"},
+            {HEAD "{\"seq\":0 \"t_ns\":0}\n", "line 2: expected ',' or '}' in an event"},
+            {HEAD "{seq:0}\n", "line 2: expected a key string"},
+            {HEAD "{\"seq\" 0}\n", "line 2: expected ':' after key \"seq\""},
+            {HEAD "[1]\n", "line 2: expected an event object"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct trace tr;
         char err[160];
         int rc = read_str(&tr, cases[i].text, err, sizeof err);
-        if (rc != -1 || strcmp(err, cases[i].err) != 0)
-            fprintf(stderr, "case %zu: got %d \"%s\"\n", i, rc, err);
+        if (rc != -1 || strcmp(err, cases[i].err) != 0) fprintf(stderr, "case %zu: got %d \"%s\"\n", i, rc, err);
         assert_int_equal(rc, -1);
         assert_string_equal(err, cases[i].err);
         trace_close(&tr);
@@ -675,21 +668,21 @@ static void test_out_of_memory(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip_seed),
-        cmocka_unit_test(test_roundtrip_odd_values),
-        cmocka_unit_test(test_roundtrip_invalid_utf8),
-        cmocka_unit_test(test_reader_lenient_json),
-        cmocka_unit_test(test_reader_feeds_observer),
-        cmocka_unit_test(test_reader_errors),
-        cmocka_unit_test(test_reader_misuse),
-        cmocka_unit_test(test_writer_refuses),
-        cmocka_unit_test(test_trace_hash_stability),
-        cmocka_unit_test(test_trace_hash_only_path),
-        cmocka_unit_test(test_kind_names),
-        cmocka_unit_test(test_kinds_documented),
-        cmocka_unit_test(test_rule_words),
-        cmocka_unit_test(test_intern),
-        cmocka_unit_test(test_out_of_memory),
+            cmocka_unit_test(test_roundtrip_seed),
+            cmocka_unit_test(test_roundtrip_odd_values),
+            cmocka_unit_test(test_roundtrip_invalid_utf8),
+            cmocka_unit_test(test_reader_lenient_json),
+            cmocka_unit_test(test_reader_feeds_observer),
+            cmocka_unit_test(test_reader_errors),
+            cmocka_unit_test(test_reader_misuse),
+            cmocka_unit_test(test_writer_refuses),
+            cmocka_unit_test(test_trace_hash_stability),
+            cmocka_unit_test(test_trace_hash_only_path),
+            cmocka_unit_test(test_kind_names),
+            cmocka_unit_test(test_kinds_documented),
+            cmocka_unit_test(test_rule_words),
+            cmocka_unit_test(test_intern),
+            cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
 }

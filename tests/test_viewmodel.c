@@ -45,8 +45,8 @@ static void test_reveal_and_words(void **state) {
     (void)state;
     struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
-    struct scene_banner b = {.title = "GC pause outlives the lease", .algo = "lease", .seed = "1",
-                             .report = engine_report(e)};
+    struct scene_banner b = {
+            .title = "GC pause outlives the lease", .algo = "lease", .seed = "1", .report = engine_report(e)};
     struct viewmodel vm;
     memset(&vm, 0, sizeof vm);
     assert_int_equal(viewmodel_load(&vm, &tr, &b, 1, 1, 0), 0);
@@ -124,8 +124,8 @@ static void test_keys(void **state) {
     /* every command has a key, and the help lists them */
     for (int c = VIEWMODEL_NONE + 1; c < VIEWMODEL_CMD_COUNT; c++) {
         int found = 0;
-        const char *names[] = {"space", "[", "]", "right", "left", "home", "end", "+", "-", "0", "n", "a", "up",
-                               "down", "r"};
+        const char *names[] = {"space", "[", "]", "right", "left", "home", "end", "+",
+                               "-",     "0", "n", "a",     "up",   "down", "r"};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) found |= viewmodel_key(names[i]) == c;
         assert_true(found);
     }
@@ -161,16 +161,19 @@ static void test_break_by_clicking(void **state) {
     assert_true(ya > 0 && ys > ya);
     char line[160];
     sim_ns at = 0;
-    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 5 * S), ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, &at), 0);
+    assert_int_equal(
+            viewmodel_fault_line(&vm, scene_x_of(sc, 5 * S), ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, &at), 0);
     assert_string_equal(line, "@5s pause A 30s");
     assert_int_equal(at, 5 * S); /* half of 60 s */
     assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 12 * S + 340000000LL), ys, VIEWMODEL_FAULT_CRASH, line,
                                           sizeof line, NULL),
                      0);
     assert_string_equal(line, "@12.3s crash S1"); /* 12.34s, to the 100 ms */
-    assert_int_equal(viewmodel_fault_line(&vm, 2, ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL), -1); /* the labels */
+    assert_int_equal(viewmodel_fault_line(&vm, 2, ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL),
+                     -1); /* the labels */
     assert_string_equal(line, "");
-    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 5 * S), 3, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL), -1);
+    assert_int_equal(
+            viewmodel_fault_line(&vm, scene_x_of(sc, 5 * S), 3, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL), -1);
     /* The line goes where timed lines stay in time order: "@1s" before the
      * story's "@5s pause A $pause", and the story so edited runs. */
     char text[2048];
@@ -205,12 +208,18 @@ static void test_more_faults(void **state) {
     const struct scene *sc = &vm.scs[0];
     int ys = lane_y(&vm, "S1");
     char line[160];
-    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 2 * S + 40000000LL), ys, VIEWMODEL_FAULT_RESTART, line, sizeof line, NULL), 0);
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 2 * S + 40000000LL), ys, VIEWMODEL_FAULT_RESTART, line,
+                                          sizeof line, NULL),
+                     0);
     assert_string_equal(line, "@2s restart S1");
     char fwd[160], back[160];
-    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ys, VIEWMODEL_FAULT_CLOCK_FWD, fwd, sizeof fwd, NULL), 0);
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ys, VIEWMODEL_FAULT_CLOCK_FWD, fwd,
+                                          sizeof fwd, NULL),
+                     0);
     assert_string_equal(fwd, "@4s clock S1 step +30s");
-    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ys, VIEWMODEL_FAULT_CLOCK_BACK, back, sizeof back, NULL), 0);
+    assert_int_equal(viewmodel_fault_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ys, VIEWMODEL_FAULT_CLOCK_BACK, back,
+                                          sizeof back, NULL),
+                     0);
     assert_string_equal(back, "@4s clock S1 step -30s");
     /* Each line, put where scenario_text_fault_place says, parses and runs. */
     const char *edits[] = {"@1s crash S1\n@2s restart S1\n", fwd, back};
@@ -234,12 +243,14 @@ static void test_more_faults(void **state) {
     assert_int_equal(at, 4 * S);
     assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 40 * S + 40000000LL), ys, ys, heal, sizeof heal, NULL), 0);
     assert_string_equal(heal, "@40s heal");
-    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S), 3, ys, cut + 100, 60, NULL), -1); /* off the lanes */
+    assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S), 3, ys, cut + 100, 60, NULL),
+                     -1); /* off the lanes */
     assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S), ya, 3, cut + 100, 60, NULL), -1);
     assert_string_equal(cut + 100, "");
     char text[2048];
-    snprintf(text, sizeof text, "%.*s%s\n%s", (int)scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S),
-             testutil_gc_story, cut, testutil_gc_story + scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S));
+    snprintf(text, sizeof text, "%.*s%s\n%s",
+             (int)scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S), testutil_gc_story,
+             cut, testutil_gc_story + scenario_text_fault_place(testutil_gc_story, strlen(testutil_gc_story), 4 * S));
     snprintf(text + strlen(text), sizeof text - strlen(text), "%s\n", heal);
     struct engine *e3 = run_text(text);
     assert_non_null(e3);
@@ -261,10 +272,10 @@ static void test_more_faults(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reveal_and_words),
-        cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_break_by_clicking),
-        cmocka_unit_test(test_more_faults),
+            cmocka_unit_test(test_reveal_and_words),
+            cmocka_unit_test(test_keys),
+            cmocka_unit_test(test_break_by_clicking),
+            cmocka_unit_test(test_more_faults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,14 +138,14 @@ static void one_ns_trace(struct trace *tr) {
     trace_add_node(tr, "A", TRACE_NODE_CLIENT);
     trace_add_node(tr, "B", TRACE_NODE_CLIENT);
     struct trace_event evs[] = {
-        {.t = 0, .kind = TRACE_RUN_START, .node = -1, .peer = -1, .b = 60 * S},
-        {.t = 0, .kind = TRACE_ACQUIRED, .node = 0, .peer = -1, .grant = 1},
-        {.t = 30 * S, .kind = TRACE_ACQUIRED, .node = 1, .peer = -1, .grant = 2},
-        {.t = 30 * S, .kind = TRACE_DOUBLE_ENTRY_BEGIN, .node = 1, .peer = 0},
-        {.t = 30 * S + 1, .kind = TRACE_CS_EXIT, .node = 0, .peer = -1, .a = TRACE_EXIT_RELEASE},
-        {.t = 30 * S + 1, .kind = TRACE_DOUBLE_ENTRY_END, .node = 1, .peer = 0, .a = 1},
-        {.t = 40 * S, .kind = TRACE_CS_EXIT, .node = 1, .peer = -1, .a = TRACE_EXIT_RELEASE},
-        {.t = 60 * S, .kind = TRACE_RUN_END, .node = -1, .peer = -1},
+            {.t = 0, .kind = TRACE_RUN_START, .node = -1, .peer = -1, .b = 60 * S},
+            {.t = 0, .kind = TRACE_ACQUIRED, .node = 0, .peer = -1, .grant = 1},
+            {.t = 30 * S, .kind = TRACE_ACQUIRED, .node = 1, .peer = -1, .grant = 2},
+            {.t = 30 * S, .kind = TRACE_DOUBLE_ENTRY_BEGIN, .node = 1, .peer = 0},
+            {.t = 30 * S + 1, .kind = TRACE_CS_EXIT, .node = 0, .peer = -1, .a = TRACE_EXIT_RELEASE},
+            {.t = 30 * S + 1, .kind = TRACE_DOUBLE_ENTRY_END, .node = 1, .peer = 0, .a = 1},
+            {.t = 40 * S, .kind = TRACE_CS_EXIT, .node = 1, .peer = -1, .a = TRACE_EXIT_RELEASE},
+            {.t = 60 * S, .kind = TRACE_RUN_END, .node = -1, .peer = -1},
     };
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++) trace_append(tr, &evs[i]);
 }
@@ -513,12 +513,17 @@ static void test_human_times(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_step_forward_and_back), cmocka_unit_test(test_quiz_stops),
-        cmocka_unit_test(test_quiz_late_write_ordered),
-        cmocka_unit_test(test_next_violation_one_ns), cmocka_unit_test(test_zoom_pan_fit),
-        cmocka_unit_test(test_play_and_reload),       cmocka_unit_test(test_hit),
-        cmocka_unit_test(test_reveal_as_it_plays),    cmocka_unit_test(test_quiz_veil),
-        cmocka_unit_test(test_narration_history),     cmocka_unit_test(test_human_times),
+            cmocka_unit_test(test_step_forward_and_back),
+            cmocka_unit_test(test_quiz_stops),
+            cmocka_unit_test(test_quiz_late_write_ordered),
+            cmocka_unit_test(test_next_violation_one_ns),
+            cmocka_unit_test(test_zoom_pan_fit),
+            cmocka_unit_test(test_play_and_reload),
+            cmocka_unit_test(test_hit),
+            cmocka_unit_test(test_reveal_as_it_plays),
+            cmocka_unit_test(test_quiz_veil),
+            cmocka_unit_test(test_narration_history),
+            cmocka_unit_test(test_human_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

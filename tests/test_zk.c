@@ -29,9 +29,7 @@ static struct engine *run_fmt(const char *fmt, ...) {
     return run_text(text);
 }
 
-static sim_ns acquired_at(const struct engine *e, const char *who) {
-    return must(e, TRACE_ACQUIRED, who, 1)->t;
-}
+static sim_ns acquired_at(const struct engine *e, const char *who) { return must(e, TRACE_ACQUIRED, who, 1)->t; }
 
 /* ---- zookeeper: the tickTime buckets ---------------------------------------------------
  * A starts at `start`, connects, creates its znode and holds the lock at
@@ -39,12 +37,11 @@ static sim_ns acquired_at(const struct engine *e, const char *who) {
  * its session's last touch is `start`, so it expires in the bucket
  * roundToNextInterval(start_ms + 1000) of 500 ms ticks, and B, waiting on
  * the watch, holds the lock at that instant. */
-static const char *BUCKET =
-    "lock zookeeper session-timeout=1s tick-time=500ms\n"
-    "network latency=0ms\nduration 10s\n"
-    "client A @%lldns: acquire; work 5s; release\n"
-    "client B @%lldns: acquire; release\n"
-    "on A.after-acquire pause A 6s\n";
+static const char *BUCKET = "lock zookeeper session-timeout=1s tick-time=500ms\n"
+                            "network latency=0ms\nduration 10s\n"
+                            "client A @%lldns: acquire; work 5s; release\n"
+                            "client B @%lldns: acquire; release\n"
+                            "on A.after-acquire pause A 6s\n";
 
 static sim_ns bucket_takeover(sim_ns start) {
     struct engine *e = run_fmt(BUCKET, (long long)start, (long long)(start + 1));
@@ -142,14 +139,13 @@ static void test_watch_on_predecessor_only(void **state) {
 
 /* zk-ruby/zk #34: the naive release deletes C's znode (a wrong release of
  * C's lock by A, at 22 s); the czxid check deletes nothing. */
-static const char *ISSUE34 =
-    "lock zookeeper session-timeout=4s tick-time=2s release-by=%s parent-cleanup=on\n"
-    "resource stock=5 fencing=on\nnetwork latency=0ms\nduration 60s\n"
-    "client A: acquire; work 20s; release\n"
-    "client B @1s: acquire; read; write; release\n"
-    "client C @10s: acquire; read; work 20s; write; release\n"
-    "client D @12s: acquire; read; work 9s; write; release\n"
-    "@2s pause A 20s\n";
+static const char *ISSUE34 = "lock zookeeper session-timeout=4s tick-time=2s release-by=%s parent-cleanup=on\n"
+                             "resource stock=5 fencing=on\nnetwork latency=0ms\nduration 60s\n"
+                             "client A: acquire; work 20s; release\n"
+                             "client B @1s: acquire; read; write; release\n"
+                             "client C @10s: acquire; read; work 20s; write; release\n"
+                             "client D @12s: acquire; read; work 9s; write; release\n"
+                             "@2s pause A 20s\n";
 
 /* The first half of the issue's story, common to both releases: A holds
  * the lock and is stopped at 2 s; its session expires in the 6 s bucket
@@ -208,8 +204,8 @@ static void test_release_by_path_vs_czxid(void **state) {
     e = issue34_until_a_resumes("czxid");
     const struct trace_event *n = step_until_note(e, "A", "release: the znode at our path is not ours");
     assert_int_equal(n->t, 22 * S);
-    assert_int_equal(n->a, 12); /* C's czxid found at the path */
-    assert_int_equal(n->b, 3);  /* A's own */
+    assert_int_equal(n->a, 12);                             /* C's czxid found at the path */
+    assert_int_equal(n->b, 3);                              /* A's own */
     assert_int_equal(so_far(e, TRACE_SRV_DELETE, "S1"), 1); /* B's release only */
     assert_int_equal(step_until_event(e, TRACE_CS_EXIT, "C")->t, 30 * S);
     assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "D")->t, 30 * S);
@@ -227,12 +223,11 @@ static void test_release_by_path_vs_czxid(void **state) {
  * at 20 s). The plain recipe with a
  * separate resource accepts the same write. One nanosecond before the
  * bucket the multi is applied. */
-static const char *EXPIRED =
-    "lock %s session-timeout=4s tick-time=2s\n"
-    "resource stock=5 fencing=on\nnetwork latency=0ms\nduration 40s\n"
-    "client A: acquire; read; work %lldns; write; release\n"
-    "client B @20s: acquire; read; write; release\n"
-    "on A.after-acquire pause A 10s\n";
+static const char *EXPIRED = "lock %s session-timeout=4s tick-time=2s\n"
+                             "resource stock=5 fencing=on\nnetwork latency=0ms\nduration 40s\n"
+                             "client A: acquire; read; work %lldns; write; release\n"
+                             "client B @20s: acquire; read; write; release\n"
+                             "on A.after-acquire pause A 10s\n";
 
 static void test_multi_refuses_expired_session_whatever_timing(void **state) {
     (void)state;
@@ -308,11 +303,10 @@ static void test_keepalive_cadence(void **state) {
  * session ends then, and the lock-delay keeps the lock until 81 s, after A
  * has learnt: no overlap. With a lock-delay of 10 s, B holds the lock from
  * 31 s to 41 s while A, in jeopardy, still believes it holds it. */
-static const char *CUT =
-    "lock chubby lock-delay=%s\nnetwork latency=0ms\nduration 120s\n"
-    "client A: acquire; work 80s; release\n"
-    "client B @1s: acquire; work 10s; release\n"
-    "@5s partition A | S1 B\n";
+static const char *CUT = "lock chubby lock-delay=%s\nnetwork latency=0ms\nduration 120s\n"
+                         "client A: acquire; work 80s; release\n"
+                         "client B @1s: acquire; work 10s; release\n"
+                         "@5s partition A | S1 B\n";
 
 static void test_jeopardy_grace_and_lock_delay(void **state) {
     (void)state;
@@ -359,11 +353,10 @@ static void test_jeopardy_then_safe(void **state) {
  * first), the write lands while nobody holds the lock: not stale. One
  * nanosecond after, it lands under B: stale, accepted by the unmodified
  * server, refused by CheckSequencer. */
-static const char *DELAYED =
-    "lock chubby sequencer=%s\nresource stock=5\nnetwork latency=0ms\nduration 150s\n"
-    "client A: acquire; read; work 2s; write; release\n"
-    "client B @1s: acquire; read; work 20s; write; release\n"
-    "@1s link A R latency=%lldns\n@3s crash A\n";
+static const char *DELAYED = "lock chubby sequencer=%s\nresource stock=5\nnetwork latency=0ms\nduration 150s\n"
+                             "client A: acquire; read; work 2s; write; release\n"
+                             "client B @1s: acquire; read; work 20s; write; release\n"
+                             "@1s link A R latency=%lldns\n@3s crash A\n";
 
 static void test_lock_delay_edges(void **state) {
     (void)state;
@@ -461,21 +454,21 @@ static void test_chubby_master_restart_forgets_sessions(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bucket_edges),
-        cmocka_unit_test(test_session_timeout_clamped),
-        cmocka_unit_test(test_pings_keep_session),
-        cmocka_unit_test(test_watch_on_predecessor_only),
-        cmocka_unit_test(test_release_by_path_vs_czxid),
-        cmocka_unit_test(test_multi_refuses_expired_session_whatever_timing),
-        cmocka_unit_test(test_zk_options),
-        cmocka_unit_test(test_keepalive_cadence),
-        cmocka_unit_test(test_jeopardy_grace_and_lock_delay),
-        cmocka_unit_test(test_jeopardy_then_safe),
-        cmocka_unit_test(test_lock_delay_edges),
-        cmocka_unit_test(test_lock_delay_zero_and_bound),
-        cmocka_unit_test(test_release_no_lock_delay),
-        cmocka_unit_test(test_zk_server_restart_keeps_sessions),
-        cmocka_unit_test(test_chubby_master_restart_forgets_sessions),
+            cmocka_unit_test(test_bucket_edges),
+            cmocka_unit_test(test_session_timeout_clamped),
+            cmocka_unit_test(test_pings_keep_session),
+            cmocka_unit_test(test_watch_on_predecessor_only),
+            cmocka_unit_test(test_release_by_path_vs_czxid),
+            cmocka_unit_test(test_multi_refuses_expired_session_whatever_timing),
+            cmocka_unit_test(test_zk_options),
+            cmocka_unit_test(test_keepalive_cadence),
+            cmocka_unit_test(test_jeopardy_grace_and_lock_delay),
+            cmocka_unit_test(test_jeopardy_then_safe),
+            cmocka_unit_test(test_lock_delay_edges),
+            cmocka_unit_test(test_lock_delay_zero_and_bound),
+            cmocka_unit_test(test_release_no_lock_delay),
+            cmocka_unit_test(test_zk_server_restart_keeps_sessions),
+            cmocka_unit_test(test_chubby_master_restart_forgets_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,14 +24,14 @@
 /* The seed's story at the seconds of a teacher's telling: A's lease of 30 s
  * runs out during a 27 s pause, B gets the lock at 31 s, A writes on. */
 static TESTUTIL_UNUSED const char testutil_gc_story[] =
-    "title \"GC pause outlives the lease\"\n"
-    "lock lease ttl=30s release=compare-and-delete\n"
-    "resource stock=1 fencing=off\n"
-    "network latency=0ms\n"
-    "duration 60s\n"
-    "client A: acquire; read; work 10s; write; release\n"
-    "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
-    "@5s pause A 27s\n";
+        "title \"GC pause outlives the lease\"\n"
+        "lock lease ttl=30s release=compare-and-delete\n"
+        "resource stock=1 fencing=off\n"
+        "network latency=0ms\n"
+        "duration 60s\n"
+        "client A: acquire; read; work 10s; write; release\n"
+        "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+        "@5s pause A 27s\n";
 
 static TESTUTIL_UNUSED struct engine *build_engine(const char *text, const char *algo) {
     struct scenario s;
@@ -97,8 +97,7 @@ static TESTUTIL_UNUSED int node_of(const struct trace *tr, const char *name) {
 }
 
 /* The nth (from 1) event of a kind at a node (NULL name = any node), or NULL. */
-static TESTUTIL_UNUSED const struct trace_event *find(const struct engine *e, int kind,
-                                                      const char *node, int nth) {
+static TESTUTIL_UNUSED const struct trace_event *find(const struct engine *e, int kind, const char *node, int nth) {
     const struct trace *tr = engine_trace(e);
     int want = node ? node_of(tr, node) : -3;
     for (size_t i = 0; i < tr->len; i++) {
@@ -109,8 +108,7 @@ static TESTUTIL_UNUSED const struct trace_event *find(const struct engine *e, in
 }
 
 /* As find, but an event that is not there fails the test. */
-static TESTUTIL_UNUSED const struct trace_event *must(const struct engine *e, int kind,
-                                                      const char *node, int nth) {
+static TESTUTIL_UNUSED const struct trace_event *must(const struct engine *e, int kind, const char *node, int nth) {
     const struct trace_event *ev = find(e, kind, node, nth);
     if (!ev) {
         fprintf(stderr, "no %s #%d at %s\n", trace_kind_name(kind), nth, node ? node : "*");
@@ -121,15 +119,14 @@ static TESTUTIL_UNUSED const struct trace_event *must(const struct engine *e, in
 
 /* Events of a kind at a node (NULL = any) whose peer is `peer` (-3 = any),
  * within true times [from, to]. Every event of a run lies in [0, SIM_TIME_MAX]. */
-static TESTUTIL_UNUSED int count(const struct engine *e, int kind, const char *node, int peer,
-                                 sim_ns from, sim_ns to) {
+static TESTUTIL_UNUSED int count(const struct engine *e, int kind, const char *node, int peer, sim_ns from, sim_ns to) {
     const struct trace *tr = engine_trace(e);
     int want = node ? node_of(tr, node) : -3;
     int n = 0;
     for (size_t i = 0; i < tr->len; i++) {
         const struct trace_event *ev = &tr->ev[i];
-        if (ev->kind == kind && (want == -3 || ev->node == want) && (peer == -3 || ev->peer == peer) &&
-            ev->t >= from && ev->t <= to)
+        if (ev->kind == kind && (want == -3 || ev->node == want) && (peer == -3 || ev->peer == peer) && ev->t >= from &&
+            ev->t <= to)
             n++;
     }
     return n;
@@ -144,9 +141,8 @@ enum note_match {
 
 /* The nth (from 1) algorithm note (TRACE_SRV_NOTE) at a node (NULL = any node)
  * whose text matches `text` as `how` says, or NULL. */
-static TESTUTIL_UNUSED const struct trace_event *note(const struct engine *e, const char *node,
-                                                      enum note_match how, const char *text,
-                                                      int nth) {
+static TESTUTIL_UNUSED const struct trace_event *note(const struct engine *e, const char *node, enum note_match how,
+                                                      const char *text, int nth) {
     for (int i = 1;; i++) {
         const struct trace_event *ev = find(e, TRACE_SRV_NOTE, node, i);
         if (!ev) return NULL;
@@ -160,8 +156,7 @@ static TESTUTIL_UNUSED const struct trace_event *note(const struct engine *e, co
 
 /* As note, but a note that is not there fails the test. */
 static TESTUTIL_UNUSED const struct trace_event *must_note(const struct engine *e, const char *node,
-                                                           enum note_match how, const char *text,
-                                                           int nth) {
+                                                           enum note_match how, const char *text, int nth) {
     const struct trace_event *ev = note(e, node, how, text, nth);
     if (!ev) {
         fprintf(stderr, "no note #%d at %s: %s\n", nth, node ? node : "*", text);

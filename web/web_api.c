@@ -153,7 +153,9 @@ API int web_run(const char *file, const char *text, const char *algo, const char
     const struct trace *tr = engine_trace(r.engine);
     const struct trace *next[1] = {tr};
     struct scene_banner b = {.title = tr->title[0] ? tr->title : "(untitled scenario)",
-                             .algo = r.algo ? r.algo->name : tr->algo, .seed = seed_text, .report = r.report};
+                             .algo = r.algo ? r.algo->name : tr->algo,
+                             .seed = seed_text,
+                             .report = r.report};
     /* the view model borrows trs and the banner: swap them in together */
     struct viewmodel nvm;
     memset(&nvm, 0, sizeof nvm);
@@ -221,15 +223,15 @@ API const char *web_matrix(const char *text) {
     if (!m) return "";
     const struct lock_algo *a;
     for (int i = 0; (a = lock_algo_at(i)) != NULL; i++) {
-        struct run_spec spec = {.file = "scenario", .text = text, .len = strlen(text), .algo_resolved = a,
-                                .lenient_sets = 1};
+        struct run_spec spec = {
+                .file = "scenario", .text = text, .len = strlen(text), .algo_resolved = a, .lenient_sets = 1};
         struct run_result r;
         int rc = run_scenario(&spec, &r);
         if (rc && run_cannot_run(&r, 1)) fprintf(m, "%s\t-\tcannot run this script: %s\n", a->name, r.error);
         else if (rc) fprintf(m, "%s\tERROR\t%s\n", a->name, r.error);
         else
-            fprintf(m, "%s\t%s%s\t%s\n", a->name, scn_verdict_name(r.report->verdict), r.truncated ? " (cut short)" : "",
-                    r.report->headline);
+            fprintf(m, "%s\t%s%s\t%s\n", a->name, scn_verdict_name(r.report->verdict),
+                    r.truncated ? " (cut short)" : "", r.report->headline);
         run_result_close(&r);
     }
     return keep_big(m, &buf);
@@ -346,8 +348,7 @@ API const char *web_state(void) {
 API void web_goto(long k) {
     if (!have_run) return;
     viewstate_home(&vm.vs);
-    while (vm.vs.cur < k && viewstate_step(&vm.vs, 1)) {
-    }
+    while (vm.vs.cur < k && viewstate_step(&vm.vs, 1)) {}
 }
 API long web_cur(void) { return have_run ? vm.vs.cur : -1; }
 

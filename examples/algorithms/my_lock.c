@@ -21,8 +21,7 @@ enum { TIMER_EXPIRE = 1, TIMER_TIMEOUT };
 /* The states a run passes through, for `locksim explore`'s coverage table
  * (lock_state; optional). The ids index state_names. */
 enum { ST_GRANTED, ST_DENIED, ST_EXPIRED, ST_RELEASED, ST_RELEASE_KEPT, ST_COUNT };
-static const char *const state_names[ST_COUNT] = {"granted", "denied", "expired-unknown",
-                                                  "released", "release-kept"};
+static const char *const state_names[ST_COUNT] = {"granted", "denied", "expired-unknown", "released", "release-kept"};
 
 struct config {
     sim_ns ttl_ns;
@@ -162,29 +161,29 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
 }
 
 static const struct lock_algo ticket = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "ticket",
-    .summary = "example plugin: a lease with a per-grant fencing token",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct config),
-    .client_size = sizeof(struct client),
-    .server_size = sizeof(struct server),
-    .config_default = config_default,
-    .option = option,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_init = server_init,
-    .server_recv = server_recv,
-    .server_timer = server_timer,
-    /* Left out, so NULL and 0 (lock.h, interface version 4): grant_quorum,
+        .abi = LOCK_ABI_VERSION,
+        .name = "ticket",
+        .summary = "example plugin: a lease with a per-grant fencing token",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct config),
+        .client_size = sizeof(struct client),
+        .server_size = sizeof(struct server),
+        .config_default = config_default,
+        .option = option,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_init = server_init,
+        .server_recv = server_recv,
+        .server_timer = server_timer,
+        /* Left out, so NULL and 0 (lock.h, interface version 4): grant_quorum,
      * because one server's grant is the service's grant; lock_free,
      * because safety rests on holding the lock (and its token); and
      * server_zero_size, so the engine zeroes the whole server state. */
-    .state_names = state_names,
-    .nstates = ST_COUNT,
+        .state_names = state_names,
+        .nstates = ST_COUNT,
 };
 
 const struct lock_algo *locksim_algo(void) { return &ticket; }

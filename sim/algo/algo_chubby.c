@@ -56,7 +56,7 @@ struct cb_config {
 };
 
 struct cb_session {
-    uint64_t id;      /* 0 = free */
+    uint64_t id; /* 0 = free */
     int owner;
     sim_ns lease_end; /* master's monotonic clock */
     uint64_t expiry;  /* timer handle */
@@ -74,15 +74,15 @@ struct cb_waiter {
 
 struct cb_server {
     uint64_t next_session;
-    uint64_t generation;   /* of the latest grant */
+    uint64_t generation; /* of the latest grant */
     int held;
-    int holder;            /* client node */
+    int holder; /* client node */
     uint64_t holder_session;
-    sim_ns delay_until;    /* lock-delay end (master's monotonic clock); 0 = none */
+    sim_ns delay_until; /* lock-delay end (master's monotonic clock); 0 = none */
     uint64_t delay_timer;
     struct cb_session sess[CB_MAX];
     struct cb_waiter wait[CB_MAX];
-    int nwait_seq;         /* insertion counter for FIFO order */
+    int nwait_seq; /* insertion counter for FIFO order */
     int order[CB_MAX];
 };
 
@@ -90,44 +90,59 @@ enum { T_EXPIRY = 1, T_KA, T_DELAY, T_JEOPARDY, T_GRACE, T_RETRY };
 
 /* States (lock_state): what a client, the master or the resource knows then. */
 enum {
-    CB_ST_SESSION_OPEN, CB_ST_KA_HELD, CB_ST_KA_ANSWERED, CB_ST_QUEUED, CB_ST_GRANTED,
-    CB_ST_JEOPARDY, CB_ST_GRACE_SAFE, CB_ST_SESSION_EXPIRED, CB_ST_LOCK_LOST, CB_ST_MASTER_ENDED,
-    CB_ST_LOCK_DELAY, CB_ST_LOCK_DELAY_OVER, CB_ST_RELEASED, CB_ST_RELEASE_REFUSED,
-    CB_ST_UNKNOWN_SESSION, CB_ST_MASTER_RESTARTED, CB_ST_SEQ_ACCEPTED, CB_ST_SEQ_REJECTED,
-    CB_ST_SEQ_UNCHECKED, CB_ST_COUNT
+    CB_ST_SESSION_OPEN,
+    CB_ST_KA_HELD,
+    CB_ST_KA_ANSWERED,
+    CB_ST_QUEUED,
+    CB_ST_GRANTED,
+    CB_ST_JEOPARDY,
+    CB_ST_GRACE_SAFE,
+    CB_ST_SESSION_EXPIRED,
+    CB_ST_LOCK_LOST,
+    CB_ST_MASTER_ENDED,
+    CB_ST_LOCK_DELAY,
+    CB_ST_LOCK_DELAY_OVER,
+    CB_ST_RELEASED,
+    CB_ST_RELEASE_REFUSED,
+    CB_ST_UNKNOWN_SESSION,
+    CB_ST_MASTER_RESTARTED,
+    CB_ST_SEQ_ACCEPTED,
+    CB_ST_SEQ_REJECTED,
+    CB_ST_SEQ_UNCHECKED,
+    CB_ST_COUNT
 };
 static const char *const state_names[CB_ST_COUNT] = {
-    "session-open",          /* client: the master opened its session */
-    "keepalive-held",        /* master: a KeepAlive held until near the lease's end */
-    "keepalive-answered",    /* client: a KeepAlive answered, its local lease moved */
-    "acquire-queued",        /* master: the lock is held or in lock-delay, the request waits */
-    "granted",               /* client: holds the lock, its sequencer = the generation */
-    "jeopardy",              /* client: its local lease ran out, grace period begins */
-    "grace-safe",            /* client: a KeepAlive got through in the grace period */
-    "session-expired",       /* client: grace over, or the master says the session ended */
-    "lock-lost",             /* client: its session ended while it held the lock */
-    "master-ended-session",  /* master: a session's lease timed out */
-    "lock-delay",            /* master: a failed holder's lock withheld from others */
-    "lock-delay-over",       /* master: the lock can be granted again */
-    "released",              /* master: a normal release, no lock-delay */
-    "release-refused",       /* master: a release by a generation that no longer holds */
-    "session-unknown",       /* master: a request of a session it no longer has */
-    "master-restarted",      /* master: restarted, every session and lock forgotten */
-    "sequencer-accepted",    /* R: CheckSequencer: this generation holds the lock */
-    "sequencer-rejected",    /* R: no sequencer, a stale one, or no master to ask */
-    "sequencer-unchecked"};  /* R: sequencer=off, the request is accepted unchecked */
+        "session-open",         /* client: the master opened its session */
+        "keepalive-held",       /* master: a KeepAlive held until near the lease's end */
+        "keepalive-answered",   /* client: a KeepAlive answered, its local lease moved */
+        "acquire-queued",       /* master: the lock is held or in lock-delay, the request waits */
+        "granted",              /* client: holds the lock, its sequencer = the generation */
+        "jeopardy",             /* client: its local lease ran out, grace period begins */
+        "grace-safe",           /* client: a KeepAlive got through in the grace period */
+        "session-expired",      /* client: grace over, or the master says the session ended */
+        "lock-lost",            /* client: its session ended while it held the lock */
+        "master-ended-session", /* master: a session's lease timed out */
+        "lock-delay",           /* master: a failed holder's lock withheld from others */
+        "lock-delay-over",      /* master: the lock can be granted again */
+        "released",             /* master: a normal release, no lock-delay */
+        "release-refused",      /* master: a release by a generation that no longer holds */
+        "session-unknown",      /* master: a request of a session it no longer has */
+        "master-restarted",     /* master: restarted, every session and lock forgotten */
+        "sequencer-accepted",   /* R: CheckSequencer: this generation holds the lock */
+        "sequencer-rejected",   /* R: no sequencer, a stale one, or no master to ask */
+        "sequencer-unchecked"}; /* R: sequencer=off, the request is accepted unchecked */
 
 struct cb_client {
     uint32_t req;
-    uint64_t session;      /* 0 = none */
+    uint64_t session; /* 0 = none */
     int opening;
     uint32_t open_req, acq_req, rel_req;
-    int ka_out;            /* KeepAlives sent since the last answer */
-    sim_ns ka_sent;        /* monotonic: when the earliest of them left */
+    int ka_out;     /* KeepAlives sent since the last answer */
+    sim_ns ka_sent; /* monotonic: when the earliest of them left */
     uint64_t jeopardy_timer, grace_timer, retry_timer;
     int jeopardy;
     int acquiring;
-    uint64_t generation;   /* held, 0 = none */
+    uint64_t generation; /* held, 0 = none */
 };
 
 static const struct cb_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -146,8 +161,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     sim_ns v;
     if (strcmp(key, "lease") == 0 || strcmp(key, "grace") == 0) {
         if (lock_parse_duration(val, &v) != 0 || v <= 0) {
-            snprintf(err, n, "%s '%s' is not a positive duration such as %s", key, val,
-                     key[0] == 'l' ? "12s" : "45s");
+            snprintf(err, n, "%s '%s' is not a positive duration such as %s", key, val, key[0] == 'l' ? "12s" : "45s");
             return LSIM_EBAD_VALUE;
         }
         if (key[0] == 'l') c->lease_ns = v;
@@ -189,8 +203,8 @@ static struct cb_session *session_of(struct cb_server *s, uint64_t id) {
     return NULL;
 }
 
-static void send_reply(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, int64_t b,
-                       uint64_t value, uint64_t token, sim_ns ttl) {
+static void send_reply(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, int64_t b, uint64_t value, uint64_t token,
+                       sim_ns ttl) {
     struct lock_msg r = {0};
     r.type = CB_REPLY;
     r.req = req;
@@ -242,8 +256,7 @@ static void expire_session(struct lock_ctx *ctx, struct cb_server *s, struct cb_
         if (d > 0) {
             lock_state(ctx, CB_ST_LOCK_DELAY);
             s->delay_until = mono(ctx) + d;
-            lock_note(ctx, "lock-delay: the failed holder's lock is withheld from others", d,
-                      (int64_t)s->generation);
+            lock_note(ctx, "lock-delay: the failed holder's lock is withheld from others", d, (int64_t)s->generation);
             s->delay_timer = lock_timer(ctx, LOCK_CLOCK_MONO, d, T_DELAY, 0);
         }
     }
@@ -340,8 +353,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             send_reply(ctx, m->from, m->req, 0, 0, se->id, m->token, 0);
         }
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -525,8 +537,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         if (!c->session) return;
         c->jeopardy = 1;
         lock_state(ctx, CB_ST_JEOPARDY);
-        lock_note(ctx, "local lease expired: the session is in jeopardy (grace period begins)",
-                  (int64_t)c->session, 0);
+        lock_note(ctx, "local lease expired: the session is in jeopardy (grace period begins)", (int64_t)c->session, 0);
         c->grace_timer = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->grace_ns, T_GRACE, 0);
         send_keepalive(ctx, c);
         c->retry_timer = lock_timer(ctx, LOCK_CLOCK_MONO, SIM_NS_PER_S, T_RETRY, 0);
@@ -541,8 +552,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         c->grace_timer = 0;
         if (c->jeopardy) session_over(ctx, c);
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -569,32 +579,33 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
         return LOCK_WRITE_ACCEPTED;
     }
     lock_state(ctx, CB_ST_SEQ_REJECTED);
-    lock_note(ctx, "CheckSequencer: the sequencer's lock generation no longer holds the lock",
-              (int64_t)w->token, (int64_t)s->generation);
+    lock_note(ctx, "CheckSequencer: the sequencer's lock generation no longer holds the lock", (int64_t)w->token,
+              (int64_t)s->generation);
     return LOCK_WRITE_REJECTED_STALE;
 }
 
 const struct lock_algo algo_chubby = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "chubby",
-    .summary = "Chubby: sessions with KeepAlive, local lease, jeopardy and grace; lock-delay after a failed holder; sequencer = generation",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct cb_config),
-    .client_size = sizeof(struct cb_client),
-    .server_size = sizeof(struct cb_server),
-    .config_default = defaults,
-    .option = option,
-    .client_init = client_init,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_recv = server_recv,
-    .server_timer = server_timer,
-    .server_restart = server_restart,
-    .resource_size = 0,
-    .resource_write = resource_write,
-    .state_names = state_names,
-    .nstates = CB_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "chubby",
+        .summary = "Chubby: sessions with KeepAlive, local lease, jeopardy and grace; lock-delay after a failed "
+                   "holder; sequencer = generation",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct cb_config),
+        .client_size = sizeof(struct cb_client),
+        .server_size = sizeof(struct cb_server),
+        .config_default = defaults,
+        .option = option,
+        .client_init = client_init,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_recv = server_recv,
+        .server_timer = server_timer,
+        .server_restart = server_restart,
+        .resource_size = 0,
+        .resource_write = resource_write,
+        .state_names = state_names,
+        .nstates = CB_ST_COUNT,
 };

@@ -11,10 +11,9 @@
 #include "consensus_int.h"
 
 static const char *const state_names[CS_ST_COUNT] = {
-    "follower", "candidate", "leader", "stepped-down", "lease-granted", "lease-denied",
-    "lease-renewed", "lease-lapsed", "released", "release-not-held", "log-full",
-    "snapshot-installed", "acquiring", "granted", "grant-too-late", "refused", "no-leader",
-    "lease-lost"};
+        "follower",      "candidate",    "leader",         "stepped-down",     "lease-granted", "lease-denied",
+        "lease-renewed", "lease-lapsed", "released",       "release-not-held", "log-full",      "snapshot-installed",
+        "acquiring",     "granted",      "grant-too-late", "refused",          "no-leader",     "lease-lost"};
 
 /* ---- Configuration ------------------------------------------------------------------ */
 
@@ -24,7 +23,7 @@ static void config_default(void *config) {
     c->ttl_ns = 10 * SIM_NS_PER_S;
     c->token = 1;
     c->request_timeout_ns = SIM_NS_PER_S;
-    c->election_ns = SIM_NS_PER_S;        /* etcd's default election timeout */
+    c->election_ns = SIM_NS_PER_S;         /* etcd's default election timeout */
     c->heartbeat_ns = 100 * SIM_NS_PER_MS; /* etcd's default heartbeat interval */
     c->check_quorum = 1;
     c->expiry_check_ns = 500 * SIM_NS_PER_MS; /* etcd's lessor runLoop */
@@ -42,12 +41,12 @@ static const struct {
     const char *name;
     unsigned bit;
 } cons_bugs[] = {
-    /* etcd-io/etcd#11456, "Locks return without checking whether the lease
+        /* etcd-io/etcd#11456, "Locks return without checking whether the lease
      * is still held" (found by Jepsen, 2019): a waiter whose lease expired
      * while it waited for the lock is told it holds the lock when the keys
      * before its own are gone. Fixed in etcd 3.4.4 / 3.5 (Mutex.Lock checks
      * that its own key still exists: ErrSessionExpired). Needs queue=on. */
-    {"etcd-11456", BUG_ETCD_11456},
+        {"etcd-11456", BUG_ETCD_11456},
 };
 
 static int parse_bugs(struct cons_config *c, const char *val, char *err, size_t n) {
@@ -91,8 +90,7 @@ static int parse_bind(struct cons_config *c, const char *val, char *err, size_t 
     while (*p) {
         char num[8];
         size_t len = strcspn(p, ",");
-        if (p[0] != 'S' || len < 2 || len - 1 >= sizeof num || tmp.nbind >= MAXS)
-            return bad(err, n, "bind", val, want);
+        if (p[0] != 'S' || len < 2 || len - 1 >= sizeof num || tmp.nbind >= MAXS) return bad(err, n, "bind", val, want);
         memcpy(num, p + 1, len - 1);
         num[len - 1] = '\0';
         int64_t v;
@@ -171,8 +169,8 @@ static int option(void *config, const char *key, const char *val, char *err, siz
 static int validate(const void *config, int nservers, char *err, size_t n) {
     const struct cons_config *c = config;
     if (c->first_candidate > nservers) {
-        snprintf(err, n, "first-candidate S%d is not a lock server of this run (S1..S%d)",
-                 c->first_candidate, nservers);
+        snprintf(err, n, "first-candidate S%d is not a lock server of this run (S1..S%d)", c->first_candidate,
+                 nservers);
         return LSIM_EBAD_VALUE;
     }
     if ((c->bugs & BUG_ETCD_11456) && !c->queue) {
@@ -181,8 +179,7 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
     }
     for (int i = 0; i < c->nbind; i++) {
         if (c->bind[i] > nservers) {
-            snprintf(err, n, "bind names S%d, not a lock server of this run (S1..S%d)", c->bind[i],
-                     nservers);
+            snprintf(err, n, "bind names S%d, not a lock server of this run (S1..S%d)", c->bind[i], nservers);
             return LSIM_EBAD_VALUE;
         }
     }
@@ -226,8 +223,8 @@ static void send_op(struct lock_ctx *ctx, struct cons_client *c) {
     c->sent_mono = now_mono(ctx);
     c->asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
-    c->t_request = lock_timer_rearm(ctx, c->t_request, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
-                                    T_REQUEST, c->req);
+    c->t_request = lock_timer_rearm(ctx, c->t_request, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns, T_REQUEST,
+                                    c->req);
 }
 
 /* The server asked is not the leader (or did not answer): follow its hint,
@@ -262,8 +259,8 @@ static void ka_send(struct lock_ctx *ctx, struct cons_client *c) {
     m.value = c->held_lease;
     c->ka_asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
-    c->t_ka_request = lock_timer_rearm(ctx, c->t_ka_request, LOCK_CLOCK_MONO,
-                                       cfg(ctx)->request_timeout_ns, T_KEEPALIVE_REQUEST, c->ka_req);
+    c->t_ka_request = lock_timer_rearm(ctx, c->t_ka_request, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
+                                       T_KEEPALIVE_REQUEST, c->ka_req);
 }
 
 static void ka_next(struct lock_ctx *ctx, struct cons_client *c, int hint_node) {
@@ -393,8 +390,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
      * request left. A grant that comes back too late is no grant. */
     sim_ns validity = m->ttl_ns - (now_mono(ctx) - c->sent_mono);
     if (op == OP_ACQUIRE && m->a == R_GRANTED && validity <= 0) {
-        lock_note(ctx, "the grant came back after its lease would have run out; ignored",
-                  (int64_t)m->token, validity);
+        lock_note(ctx, "the grant came back after its lease would have run out; ignored", (int64_t)m->token, validity);
         lock_state(ctx, CS_ST_GRANT_TOO_LATE);
         lock_refused(ctx);
     } else if (op == OP_ACQUIRE && m->a == R_GRANTED) {
@@ -436,35 +432,34 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         c->t_ka_request = 0;
         ka_next(ctx, c, -1);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
 const struct lock_algo algo_consensus = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "consensus",
-    .summary = "Raft-replicated lease service (etcd/ZooKeeper-like): majority commit, "
-               "leader-expired leases, revision as fencing token; bug=etcd-11456",
-    .default_servers = 3,
-    .max_servers = 0,
-    .config_size = sizeof(struct cons_config),
-    .client_size = sizeof(struct cons_client),
-    .server_size = sizeof(struct cons_server),
-    .server_zero_size = offsetof(struct cons_server, log), /* the log ring is read only up to last_index */
-    .config_default = config_default,
-    .option = option,
-    .validate = validate,
-    .client_init = client_init,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_init = cons_server_init,
-    .server_recv = cons_server_recv,
-    .server_timer = cons_server_timer,
-    .server_restart = cons_server_restart,
-    .server_control = cons_server_control,
-    .state_names = state_names,
-    .nstates = CS_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "consensus",
+        .summary = "Raft-replicated lease service (etcd/ZooKeeper-like): majority commit, "
+                   "leader-expired leases, revision as fencing token; bug=etcd-11456",
+        .default_servers = 3,
+        .max_servers = 0,
+        .config_size = sizeof(struct cons_config),
+        .client_size = sizeof(struct cons_client),
+        .server_size = sizeof(struct cons_server),
+        .server_zero_size = offsetof(struct cons_server, log), /* the log ring is read only up to last_index */
+        .config_default = config_default,
+        .option = option,
+        .validate = validate,
+        .client_init = client_init,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_init = cons_server_init,
+        .server_recv = cons_server_recv,
+        .server_timer = cons_server_timer,
+        .server_restart = cons_server_restart,
+        .server_control = cons_server_control,
+        .state_names = state_names,
+        .nstates = CS_ST_COUNT,
 };

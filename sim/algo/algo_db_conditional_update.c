@@ -47,29 +47,29 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
         return LOCK_WRITE_ACCEPTED;
     }
     if (!((const struct cu_config *)lock_config(ctx))->condition) { /* plain UPDATE: last write wins */
-        lock_note(ctx, "UPDATE without WHERE version: overwrites a row that changed since the read",
-                  w->read_version, w->version);
+        lock_note(ctx, "UPDATE without WHERE version: overwrites a row that changed since the read", w->read_version,
+                  w->version);
         return LOCK_WRITE_ACCEPTED;
     }
     lock_state(ctx, CU_ST_MATCHED_NO_ROW);
-    lock_note(ctx, "UPDATE ... WHERE version = (the version it read) matched 0 rows: the row changed",
-              w->read_version, w->version);
+    lock_note(ctx, "UPDATE ... WHERE version = (the version it read) matched 0 rows: the row changed", w->read_version,
+              w->version);
     return LOCK_WRITE_REJECTED_COND;
 }
 
 const struct lock_algo algo_db_conditional_update = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "db-conditional-update",
-    .summary = "no lock: each write is UPDATE ... WHERE version = the version read; a stale write matches no row",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct cu_config),
-    .config_default = defaults,
-    .option = option,
-    .client_acquire = db_client_acquire_now,
-    .client_release = db_client_release_now,
-    .resource_write = resource_write,
-    .lock_free = 1,
-    .state_names = state_names,
-    .nstates = CU_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "db-conditional-update",
+        .summary = "no lock: each write is UPDATE ... WHERE version = the version read; a stale write matches no row",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct cu_config),
+        .config_default = defaults,
+        .option = option,
+        .client_acquire = db_client_acquire_now,
+        .client_release = db_client_release_now,
+        .resource_write = resource_write,
+        .lock_free = 1,
+        .state_names = state_names,
+        .nstates = CU_ST_COUNT,
 };

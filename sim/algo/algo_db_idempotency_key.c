@@ -39,8 +39,8 @@ struct iq_server {
 
 struct iq_client {
     struct db_rpc rpc;
-    uint64_t job;          /* job being processed, 0 = none */
-    uint64_t receipt;      /* its receipt handle */
+    uint64_t job;     /* job being processed, 0 = none */
+    uint64_t receipt; /* its receipt handle */
 };
 
 /* ---- R: the effect, with the keys already applied -------------------------------------
@@ -64,8 +64,7 @@ static void defaults(void *config) {
 static int option(void *config, const char *k, const char *v, char *err, size_t n) {
     struct iq_config *c = config;
     if (strcmp(k, "visibility") == 0) return db_opt_duration(k, v, &c->visibility_ns, 0, err, n);
-    if (strcmp(k, "request-timeout") == 0)
-        return db_opt_duration(k, v, &c->request_timeout_ns, 0, err, n);
+    if (strcmp(k, "request-timeout") == 0) return db_opt_duration(k, v, &c->request_timeout_ns, 0, err, n);
     return db_opt_unknown(err, n, k, "db-idempotency-key", "visibility, request-timeout");
 }
 
@@ -88,19 +87,19 @@ static void arm_visibility(struct lock_ctx *ctx, struct iq_server *s) {
 
 /* States (lock_state). */
 enum {
-    IQ_ST_DELIVERED,      /* queue: a job delivered (hidden for the visibility timeout) */
-    IQ_ST_NOTHING_VISIBLE,/* queue: the head job hidden: nothing to receive */
-    IQ_ST_REAPPEARED,     /* queue: the visibility timeout ran out: delivered again later */
-    IQ_ST_DELETED,        /* queue: the job deleted with its receipt (done) */
-    IQ_ST_STALE_RECEIPT,  /* queue: a delete with an outdated receipt handle */
-    IQ_ST_KEY_APPLIED,    /* resource: the first write with a key applied */
-    IQ_ST_DUPLICATE,      /* resource: a write with a key already applied: not again */
-    IQ_ST_NO_KEY,         /* resource: a write without a key: refused */
+    IQ_ST_DELIVERED,       /* queue: a job delivered (hidden for the visibility timeout) */
+    IQ_ST_NOTHING_VISIBLE, /* queue: the head job hidden: nothing to receive */
+    IQ_ST_REAPPEARED,      /* queue: the visibility timeout ran out: delivered again later */
+    IQ_ST_DELETED,         /* queue: the job deleted with its receipt (done) */
+    IQ_ST_STALE_RECEIPT,   /* queue: a delete with an outdated receipt handle */
+    IQ_ST_KEY_APPLIED,     /* resource: the first write with a key applied */
+    IQ_ST_DUPLICATE,       /* resource: a write with a key already applied: not again */
+    IQ_ST_NO_KEY,          /* resource: a write without a key: refused */
     IQ_ST_COUNT
 };
 static const char *const state_names[IQ_ST_COUNT] = {
-    "delivered", "nothing-visible", "reappeared", "deleted", "stale-receipt", "key-applied",
-    "duplicate-suppressed", "no-key-refused"};
+        "delivered",     "nothing-visible", "reappeared",           "deleted",
+        "stale-receipt", "key-applied",     "duplicate-suppressed", "no-key-refused"};
 
 /* The visibility timeout, checked on every access and by the timer. SQS
  * documents no finer rule; the deadline is taken as inclusive: visible
@@ -110,14 +109,12 @@ static void reappear_if_due(struct lock_ctx *ctx, struct iq_server *s) {
     s->in_flight = 0;
     if (s->timer) lock_cancel(ctx, s->timer);
     s->timer = 0;
-    lock_note(ctx, "visibility timeout: the job is visible again and will be delivered again",
-              (int64_t)s->job, 0);
+    lock_note(ctx, "visibility timeout: the job is visible again and will be delivered again", (int64_t)s->job, 0);
     lock_note_expire(ctx, s->owner);
     lock_state(ctx, IQ_ST_REAPPEARED);
 }
 
-static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uint64_t job,
-                  uint64_t receipt) {
+static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uint64_t job, uint64_t receipt) {
     struct lock_msg r = {0};
     r.type = IQ_REPLY;
     r.req = m->req;
@@ -165,8 +162,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             reply(ctx, m, 0, 0, 0);
         }
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -259,8 +255,7 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
     }
     uint64_t *slot = &r->key[w->token % IQ_KEYS_KEPT];
     if (*slot == w->token) {
-        lock_note(ctx, "idempotency key already applied: the duplicate is not applied again",
-                  (int64_t)w->token, 0);
+        lock_note(ctx, "idempotency key already applied: the duplicate is not applied again", (int64_t)w->token, 0);
         lock_state(ctx, IQ_ST_DUPLICATE);
         return DB_WRITE_REJECTED_DUPLICATE;
     }
@@ -270,27 +265,28 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
 }
 
 const struct lock_algo algo_db_idempotency_key = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "db-idempotency-key",
-    .summary = "at-least-once job queue (visibility timeout = lease); the job id is an idempotency key R applies once",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct iq_config),
-    .client_size = sizeof(struct iq_client),
-    .server_size = sizeof(struct iq_server),
-    .config_default = defaults,
-    .option = option,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_init = server_init,
-    .server_recv = server_recv,
-    .server_timer = server_timer,
-    .server_restart = server_restart,
-    .resource_size = sizeof(struct iq_resource),
-    .resource_write = resource_write,
-    .lock_free = 1,
-    .state_names = state_names,
-    .nstates = IQ_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "db-idempotency-key",
+        .summary =
+                "at-least-once job queue (visibility timeout = lease); the job id is an idempotency key R applies once",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct iq_config),
+        .client_size = sizeof(struct iq_client),
+        .server_size = sizeof(struct iq_server),
+        .config_default = defaults,
+        .option = option,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_init = server_init,
+        .server_recv = server_recv,
+        .server_timer = server_timer,
+        .server_restart = server_restart,
+        .resource_size = sizeof(struct iq_resource),
+        .resource_write = resource_write,
+        .lock_free = 1,
+        .state_names = state_names,
+        .nstates = IQ_ST_COUNT,
 };

@@ -14,7 +14,7 @@ enum {
     SL_COMMIT,    /* token = txid -> SL_REPLY a=1 committed, a=0 rolled back (it had ended) */
     SL_CLOSE,     /* req = an unanswered claim: the client closes that connection */
     SL_REPLY,
-    SL_ABORTED    /* server -> client: token = txid; the database ended it and closed the connection */
+    SL_ABORTED /* server -> client: token = txid; the database ended it and closed the connection */
 };
 enum { W_CLAIM = 1, W_COMMIT };
 enum { T_TX_TIMEOUT = DB_TIMER_RPC + 1 };
@@ -25,17 +25,17 @@ struct sl_config {
 };
 
 struct sl_server {
-    uint64_t next_txid;  /* durable (WAL-logged, as PostgreSQL's xid counter): never reused */
-    uint64_t txid;       /* transaction holding the row lock; 0 = the row is free */
-    int owner;           /* client node of that transaction, -1 = none */
-    uint32_t claim_req;  /* the owner's request id for its claim */
-    uint64_t timer;      /* transaction-timeout timer handle, 0 = none */
+    uint64_t next_txid; /* durable (WAL-logged, as PostgreSQL's xid counter): never reused */
+    uint64_t txid;      /* transaction holding the row lock; 0 = the row is free */
+    int owner;          /* client node of that transaction, -1 = none */
+    uint32_t claim_req; /* the owner's request id for its claim */
+    uint64_t timer;     /* transaction-timeout timer handle, 0 = none */
 };
 
 struct sl_client {
     struct db_rpc rpc;
-    uint64_t txid;       /* our open transaction, 0 = none */
-    int conn_closed;     /* the database ended our transaction and closed the connection */
+    uint64_t txid;   /* our open transaction, 0 = none */
+    int conn_closed; /* the database ended our transaction and closed the connection */
 };
 
 /* What the table knows about transactions: see resource_write. */
@@ -54,8 +54,7 @@ static void defaults(void *config) {
 static int option(void *config, const char *k, const char *v, char *err, size_t n) {
     struct sl_config *c = config;
     if (strcmp(k, "tx-timeout") == 0) return db_opt_duration(k, v, &c->tx_timeout_ns, 1, err, n);
-    if (strcmp(k, "request-timeout") == 0)
-        return db_opt_duration(k, v, &c->request_timeout_ns, 0, err, n);
+    if (strcmp(k, "request-timeout") == 0) return db_opt_duration(k, v, &c->request_timeout_ns, 0, err, n);
     return db_opt_unknown(err, n, k, "db-skip-locked", "tx-timeout, request-timeout");
 }
 
@@ -101,20 +100,26 @@ static void tell_aborted(struct lock_ctx *ctx, int client, uint64_t txid) {
 
 /* States (lock_state). */
 enum {
-    SL_ST_CLAIMED,       /* server: FOR UPDATE SKIP LOCKED locked the row for a transaction */
-    SL_ST_SKIPPED,       /* server: the row was locked: skipped */
-    SL_ST_COMMITTED,     /* server: the transaction committed */
-    SL_ST_LATE_COMMIT,   /* server: COMMIT of a transaction already ended: ROLLBACK */
-    SL_ST_CLOSED,        /* server: the client dropped its connection: rolled back */
-    SL_ST_TX_TIMEOUT,    /* server: transaction_timeout aborted the holder */
+    SL_ST_CLAIMED,          /* server: FOR UPDATE SKIP LOCKED locked the row for a transaction */
+    SL_ST_SKIPPED,          /* server: the row was locked: skipped */
+    SL_ST_COMMITTED,        /* server: the transaction committed */
+    SL_ST_LATE_COMMIT,      /* server: COMMIT of a transaction already ended: ROLLBACK */
+    SL_ST_CLOSED,           /* server: the client dropped its connection: rolled back */
+    SL_ST_TX_TIMEOUT,       /* server: transaction_timeout aborted the holder */
     SL_ST_RESTART_ROLLBACK, /* server: restarted with a transaction open: rolled back */
     SL_ST_CLAIM_TIMED_OUT,  /* client: no answer to its claim */
     SL_ST_WRITE_ON_CLOSED,  /* client: its UPDATE failed on a closed connection */
     SL_ST_COUNT
 };
-static const char *const state_names[SL_ST_COUNT] = {
-    "claimed", "skipped", "committed", "commit-after-end", "connection-closed",
-    "transaction-timeout", "restart-rolled-back", "claim-timed-out", "write-on-closed-connection"};
+static const char *const state_names[SL_ST_COUNT] = {"claimed",
+                                                     "skipped",
+                                                     "committed",
+                                                     "commit-after-end",
+                                                     "connection-closed",
+                                                     "transaction-timeout",
+                                                     "restart-rolled-back",
+                                                     "claim-timed-out",
+                                                     "write-on-closed-connection"};
 
 static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct sl_server *s = state;
@@ -130,8 +135,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         s->owner = m->from;
         s->claim_req = m->req;
         sim_ns tmo = cfg(ctx)->tx_timeout_ns;
-        lock_note_grant(ctx, m->from, s->txid, tmo,
-                        tmo ? lock_now(ctx, LOCK_CLOCK_MONO) + tmo : SIM_NEVER);
+        lock_note_grant(ctx, m->from, s->txid, tmo, tmo ? lock_now(ctx, LOCK_CLOCK_MONO) + tmo : SIM_NEVER);
         if (tmo) s->timer = lock_timer(ctx, LOCK_CLOCK_MONO, tmo, T_TX_TIMEOUT, s->txid);
         lock_state(ctx, SL_ST_CLAIMED);
         reply(ctx, m, 1, s->txid);
@@ -143,23 +147,20 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             forget_tx(ctx, s);
             reply(ctx, m, 1, m->token);
         } else {
-            lock_note(ctx, "COMMIT of a transaction the database already ended: ROLLBACK",
-                      (int64_t)m->token, 0);
+            lock_note(ctx, "COMMIT of a transaction the database already ended: ROLLBACK", (int64_t)m->token, 0);
             lock_state(ctx, SL_ST_LATE_COMMIT);
             reply(ctx, m, 0, m->token);
         }
         return;
     case SL_CLOSE: /* the client gave up on its claim's reply and dropped the connection */
         if (s->txid && s->owner == m->from && s->claim_req == m->req) {
-            lock_note(ctx, "the client closed its connection: its transaction is rolled back",
-                      (int64_t)s->txid, 0);
+            lock_note(ctx, "the client closed its connection: its transaction is rolled back", (int64_t)s->txid, 0);
             lock_state(ctx, SL_ST_CLOSED);
             lock_note_delete(ctx, m->from, s->owner);
             forget_tx(ctx, s);
         }
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -168,8 +169,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (timer != T_TX_TIMEOUT) return;
     s->timer = 0;
     if (!s->txid || s->txid != arg) return;
-    lock_note(ctx, "transaction_timeout: the transaction is aborted and its connection closed",
-              (int64_t)s->txid, 0);
+    lock_note(ctx, "transaction_timeout: the transaction is aborted and its connection closed", (int64_t)s->txid, 0);
     lock_note_expire(ctx, s->owner);
     lock_state(ctx, SL_ST_TX_TIMEOUT);
     tell_aborted(ctx, s->owner, s->txid);
@@ -220,8 +220,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     if (m->type == SL_ABORTED) {
         if (c->txid && m->token == c->txid && !c->conn_closed) {
             c->conn_closed = 1;
-            lock_note(ctx, "the database ended its transaction and closed the connection",
-                      (int64_t)m->token, 0);
+            lock_note(ctx, "the database ended its transaction and closed the connection", (int64_t)m->token, 0);
         }
         return;
     }
@@ -290,8 +289,8 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
         return LOCK_WRITE_REJECTED_NOTOKEN;
     }
     if (w->token < r->newest_txid) {
-        lock_note(ctx, "UPDATE from a transaction that has ended: a newer one has claimed the row",
-                  (int64_t)w->token, (int64_t)r->newest_txid);
+        lock_note(ctx, "UPDATE from a transaction that has ended: a newer one has claimed the row", (int64_t)w->token,
+                  (int64_t)r->newest_txid);
         return LOCK_WRITE_REJECTED_STALE;
     }
     r->newest_txid = w->token;
@@ -299,27 +298,28 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
 }
 
 const struct lock_algo algo_db_skip_locked = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "db-skip-locked",
-    .summary = "job claim as a row lock in a DB transaction (FOR UPDATE SKIP LOCKED); taken = skipped at once; COMMIT releases",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct sl_config),
-    .client_size = sizeof(struct sl_client),
-    .server_size = sizeof(struct sl_server),
-    .config_default = defaults,
-    .option = option,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_init = server_init,
-    .server_recv = server_recv,
-    .server_timer = server_timer,
-    .server_restart = server_restart,
-    .resource_size = sizeof(struct sl_resource),
-    .resource_write = resource_write,
-    .client_write_ok = client_write_ok,
-    .state_names = state_names,
-    .nstates = SL_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "db-skip-locked",
+        .summary = "job claim as a row lock in a DB transaction (FOR UPDATE SKIP LOCKED); taken = skipped at once; "
+                   "COMMIT releases",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct sl_config),
+        .client_size = sizeof(struct sl_client),
+        .server_size = sizeof(struct sl_server),
+        .config_default = defaults,
+        .option = option,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_init = server_init,
+        .server_recv = server_recv,
+        .server_timer = server_timer,
+        .server_restart = server_restart,
+        .resource_size = sizeof(struct sl_resource),
+        .resource_write = resource_write,
+        .client_write_ok = client_write_ok,
+        .state_names = state_names,
+        .nstates = SL_ST_COUNT,
 };

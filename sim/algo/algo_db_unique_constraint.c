@@ -31,8 +31,7 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
  * both try to insert unit n and only the first succeeds, in whichever order
  * they arrive: the database, not a lock, decides. */
 enum { UC_ST_INSERTED, UC_ST_UNIQUE_VIOLATION, UC_ST_OUT_OF_TABLE, UC_ST_COUNT }; /* lock_state */
-static const char *const state_names[UC_ST_COUNT] = {"insert-applied", "unique-violation",
-                                                     "unit-outside-table"};
+static const char *const state_names[UC_ST_COUNT] = {"insert-applied", "unique-violation", "unit-outside-table"};
 
 static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_write *w) {
     struct unique_table *t = state;
@@ -55,17 +54,17 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
 }
 
 const struct lock_algo algo_db_unique_constraint = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "db-unique-constraint",
-    .summary = "no lock: reserving unit k inserts a row with UNIQUE(unit); a second insert of k is refused",
-    .default_servers = 1,
-    .max_servers = 1,
-    .option = option,
-    .client_acquire = db_client_acquire_now,
-    .client_release = db_client_release_now,
-    .resource_size = sizeof(struct unique_table),
-    .resource_write = resource_write,
-    .lock_free = 1,
-    .state_names = state_names,
-    .nstates = UC_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "db-unique-constraint",
+        .summary = "no lock: reserving unit k inserts a row with UNIQUE(unit); a second insert of k is refused",
+        .default_servers = 1,
+        .max_servers = 1,
+        .option = option,
+        .client_acquire = db_client_acquire_now,
+        .client_release = db_client_release_now,
+        .resource_size = sizeof(struct unique_table),
+        .resource_write = resource_write,
+        .lock_free = 1,
+        .state_names = state_names,
+        .nstates = UC_ST_COUNT,
 };

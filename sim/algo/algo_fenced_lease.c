@@ -9,8 +9,9 @@
 
 #include "kv.h"
 
-#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
-                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
+#define ALLOWED \
+    (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | KV_OPT_PERSISTENCE | \
+     KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
 
 /* compare=: the rule that refuses a write, given the tokens the resource has
  * accepted before.
@@ -63,8 +64,8 @@ struct fenced_config {
 
 /* Kept at the resource node (resource_size bytes, zeroed at the start). */
 struct fenced_resource {
-    uint64_t highest;    /* highest token accepted so far; 0 = none */
-    uint64_t last;       /* token of the last accepted write; 0 = none (with
+    uint64_t highest; /* highest token accepted so far; 0 = none */
+    uint64_t last;    /* token of the last accepted write; 0 = none (with
                             compare=first: the stored token, the first write's) */
 };
 
@@ -76,9 +77,8 @@ enum {
     FL_ST_CLIENT_ABANDONED,             /* check=client: the client dropped its own write */
     FL_ST_COUNT
 };
-static const char *const state_names[FL_ST_COUNT] = {KV_STATE_NAMES "token-accepted",
-                                                     "stale-token-rejected", "no-token-rejected",
-                                                     "client-abandoned-write"};
+static const char *const state_names[FL_ST_COUNT] = {KV_STATE_NAMES "token-accepted", "stale-token-rejected",
+                                                     "no-token-rejected", "client-abandoned-write"};
 
 /* 1 when `rule` refuses `token`, given the highest and the last accepted
  * (with compare=first only the first write's token is ever accepted, so the
@@ -121,8 +121,10 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
         else if (strcmp(v, "!=") == 0 || strcmp(v, "ne") == 0) c->compare = FENCE_NE;
         else if (strcmp(v, "first") == 0) c->compare = FENCE_FIRST;
         else {
-            snprintf(err, n, "compare '%s' is not one of <, <=, != (or lt, le, ne) or first: the "
-                     "rule that refuses a token", v);
+            snprintf(err, n,
+                     "compare '%s' is not one of <, <=, != (or lt, le, ne) or first: the "
+                     "rule that refuses a token",
+                     v);
             return LSIM_EBAD_VALUE;
         }
         return 0;
@@ -173,19 +175,19 @@ static int client_write_ok(struct lock_ctx *ctx, void *state) {
 }
 
 const struct lock_algo algo_fenced_lease = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "fenced-lease",
-    .summary = "lease plus a monotonically increasing token per grant, checked by the resource "
-               "(compare=< <= != first, check=resource|client)",
-    .default_servers = 1,
-    .max_servers = KV_MAX_SERVERS,
-    .config_size = sizeof(struct fenced_config),
-    .config_default = defaults,
-    .option = option,
-    KV_ALGO_CALLBACKS,
-    .resource_size = sizeof(struct fenced_resource),
-    .resource_write = resource_write,
-    .client_write_ok = client_write_ok,
-    .state_names = state_names,
-    .nstates = FL_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "fenced-lease",
+        .summary = "lease plus a monotonically increasing token per grant, checked by the resource "
+                   "(compare=< <= != first, check=resource|client)",
+        .default_servers = 1,
+        .max_servers = KV_MAX_SERVERS,
+        .config_size = sizeof(struct fenced_config),
+        .config_default = defaults,
+        .option = option,
+        KV_ALGO_CALLBACKS,
+        .resource_size = sizeof(struct fenced_resource),
+        .resource_write = resource_write,
+        .client_write_ok = client_write_ok,
+        .state_names = state_names,
+        .nstates = FL_ST_COUNT,
 };

@@ -59,12 +59,12 @@
 enum k8s_type { K8S_GET = 1, K8S_UPDATE, K8S_REPLY };
 
 struct k8s_config {
-    sim_ns lease_ns;   /* LeaseDuration: how long a candidate waits after a change it saw */
-    sim_ns renew_ns;   /* RenewDeadline: how long the leader keeps trying to renew */
-    sim_ns period_ns;  /* RetryPeriod: the leader's renewal interval */
-    sim_ns timeout_ns; /* a request not answered by then has failed */
-    int tokens;        /* 1 = leaderTransitions attached to writes as a fencing token */
-    sim_ns cancel_ns;  /* cancel-after: the run context ends this long after the grant; 0 = never */
+    sim_ns lease_ns;       /* LeaseDuration: how long a candidate waits after a change it saw */
+    sim_ns renew_ns;       /* RenewDeadline: how long the leader keeps trying to renew */
+    sim_ns period_ns;      /* RetryPeriod: the leader's renewal interval */
+    sim_ns timeout_ns;     /* a request not answered by then has failed */
+    int tokens;            /* 1 = leaderTransitions attached to writes as a fencing token */
+    sim_ns cancel_ns;      /* cancel-after: the run context ends this long after the grant; 0 = never */
     int release_on_cancel; /* ReleaseOnCancel: empty the record when the context ends */
 };
 
@@ -72,36 +72,42 @@ struct k8s_config {
  * Its renewTime is not kept: no one compares it with a clock, and client-go
  * only sees that the record changed, which the version says. */
 struct k8s_server {
-    int holder;           /* holder's node, -1 = none (never held, or released) */
-    uint64_t version;     /* resourceVersion: changes with every update */
-    int64_t transitions;  /* leaderTransitions */
+    int holder;          /* holder's node, -1 = none (never held, or released) */
+    uint64_t version;    /* resourceVersion: changes with every update */
+    int64_t transitions; /* leaderTransitions */
 };
 
 struct k8s_client {
-    uint32_t req;            /* last request id */
+    uint32_t req;              /* last request id */
     uint32_t get_req, upd_req; /* outstanding GET or update of an acquisition, 0 = none */
-    uint32_t renew_req;      /* outstanding renewal, 0 = none */
-    uint32_t rel_req;        /* outstanding release, 0 = none */
-    uint64_t timeout;        /* timer handle of the outstanding request */
-    uint64_t heartbeat;      /* next renewal, 0 = none */
-    uint64_t deadline;       /* RenewDeadline timer, 0 = none */
-    uint64_t seen_version;   /* observedRecord's version, 0 = none yet */
-    sim_ns seen_mono;        /* observedTime, this client's monotonic clock */
-    uint64_t version;        /* the version this client last wrote as leader */
-    int64_t transitions;     /* leaderTransitions of its leadership */
-    int leading;             /* 1 from the grant until release or loss */
-    int lost;                /* 1 once it stopped leading, until the next acquire */
-    uint64_t ctx_timer;      /* the run context's end (cancel-after), 0 = none */
-    uint32_t cancel_req;     /* outstanding ReleaseOnCancel update, 0 = none */
+    uint32_t renew_req;        /* outstanding renewal, 0 = none */
+    uint32_t rel_req;          /* outstanding release, 0 = none */
+    uint64_t timeout;          /* timer handle of the outstanding request */
+    uint64_t heartbeat;        /* next renewal, 0 = none */
+    uint64_t deadline;         /* RenewDeadline timer, 0 = none */
+    uint64_t seen_version;     /* observedRecord's version, 0 = none yet */
+    sim_ns seen_mono;          /* observedTime, this client's monotonic clock */
+    uint64_t version;          /* the version this client last wrote as leader */
+    int64_t transitions;       /* leaderTransitions of its leadership */
+    int leading;               /* 1 from the grant until release or loss */
+    int lost;                  /* 1 once it stopped leading, until the next acquire */
+    uint64_t ctx_timer;        /* the run context's end (cancel-after), 0 = none */
+    uint32_t cancel_req;       /* outstanding ReleaseOnCancel update, 0 = none */
 };
 
 enum { T_TIMEOUT = 1, T_HEARTBEAT, T_DEADLINE, T_CONTEXT };
 
-enum { K8S_ST_OBSERVING, K8S_ST_TAKEOVER, K8S_ST_LEADING, K8S_ST_CONFLICT, K8S_ST_DEADLINE, K8S_ST_CANCELLED,
-       K8S_ST_COUNT };
-static const char *const state_names[K8S_ST_COUNT] = {"observing", "taking-over", "leading",
-                                                      "renew-conflict", "renew-deadline-passed",
-                                                      "context-cancelled"};
+enum {
+    K8S_ST_OBSERVING,
+    K8S_ST_TAKEOVER,
+    K8S_ST_LEADING,
+    K8S_ST_CONFLICT,
+    K8S_ST_DEADLINE,
+    K8S_ST_CANCELLED,
+    K8S_ST_COUNT
+};
+static const char *const state_names[K8S_ST_COUNT] = {"observing",      "taking-over",           "leading",
+                                                      "renew-conflict", "renew-deadline-passed", "context-cancelled"};
 
 static const struct k8s_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
 
@@ -131,22 +137,28 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     if (strcmp(key, "cancel-after") == 0) return duration(key, val, &c->cancel_ns, err, n);
     if (strcmp(key, "release-on-cancel") == 0) {
         if (lock_parse_bool(val, &c->release_on_cancel) != 0) {
-            snprintf(err, n, "release-on-cancel '%s' is not on or off: whether the library empties the "
-                             "record when its run context ends (client-go's ReleaseOnCancel)", val);
+            snprintf(err, n,
+                     "release-on-cancel '%s' is not on or off: whether the library empties the "
+                     "record when its run context ends (client-go's ReleaseOnCancel)",
+                     val);
             return LSIM_EBAD_VALUE;
         }
         return 0;
     }
     if (strcmp(key, "tokens") == 0) {
         if (lock_parse_bool(val, &c->tokens) != 0) {
-            snprintf(err, n, "tokens '%s' is not on or off: whether writes carry leaderTransitions as a "
-                             "fencing token", val);
+            snprintf(err, n,
+                     "tokens '%s' is not on or off: whether writes carry leaderTransitions as a "
+                     "fencing token",
+                     val);
             return LSIM_EBAD_VALUE;
         }
         return 0;
     }
-    snprintf(err, n, "unknown option '%s' for k8s-lease; expected lease-duration, renew-deadline, "
-                     "retry-period, request-timeout, tokens, cancel-after, release-on-cancel", key);
+    snprintf(err, n,
+             "unknown option '%s' for k8s-lease; expected lease-duration, renew-deadline, "
+             "retry-period, request-timeout, tokens, cancel-after, release-on-cancel",
+             key);
     return LSIM_EUNKNOWN_OPTION;
 }
 
@@ -156,8 +168,9 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
     const struct k8s_config *c = config;
     (void)nservers;
     if (c->lease_ns <= c->renew_ns) {
-        snprintf(err, n, "lease-duration must be longer than renew-deadline (client-go refuses it: a "
-                         "candidate would take over while the leader still renews)");
+        snprintf(err, n,
+                 "lease-duration must be longer than renew-deadline (client-go refuses it: a "
+                 "candidate would take over while the leader still renews)");
         return LSIM_EBAD_VALUE;
     }
     if (c->renew_ns <= c->period_ns + c->period_ns / 5) {
@@ -211,8 +224,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     } else {
         s->holder = m->from;
         s->transitions++;
-        lock_note_grant(ctx, m->from, cfg(ctx)->tokens ? (uint64_t)s->transitions : 0, cfg(ctx)->lease_ns,
-                        SIM_NEVER);
+        lock_note_grant(ctx, m->from, cfg(ctx)->tokens ? (uint64_t)s->transitions : 0, cfg(ctx)->lease_ns, SIM_NEVER);
     }
     reply(ctx, s, m, 1);
 }
@@ -317,7 +329,8 @@ static void context_cancelled(struct lock_ctx *ctx, struct k8s_client *c) {
     cancel(ctx, &c->deadline);
     lock_state(ctx, K8S_ST_CANCELLED);
     if (!cfg(ctx)->release_on_cancel) {
-        lock_note(ctx, "run context cancelled: stopped renewing, the record stays; the program's critical section goes on",
+        lock_note(ctx,
+                  "run context cancelled: stopped renewing, the record stays; the program's critical section goes on",
                   (int64_t)c->transitions, 0);
         return;
     }
@@ -364,8 +377,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
     else if (m->req == c->cancel_req) { /* the library's own release: the program knows nothing of it */
         c->cancel_req = 0;
         cancel(ctx, &c->timeout);
-    }
-    else if (m->req == c->rel_req) {
+    } else if (m->req == c->rel_req) {
         c->rel_req = 0;
         cancel(ctx, &c->timeout);
         lock_release_done(ctx);
@@ -377,8 +389,7 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (timer == T_HEARTBEAT) {
         c->heartbeat = 0;
         if (c->leading && !c->renew_req) c->renew_req = send(ctx, c, K8S_UPDATE, c->version, lock_self(ctx));
-        else if (c->leading)
-            c->heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->period_ns, T_HEARTBEAT, 0);
+        else if (c->leading) c->heartbeat = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->period_ns, T_HEARTBEAT, 0);
         return;
     }
     if (timer == T_DEADLINE) {
@@ -416,27 +427,27 @@ static int client_write_ok(struct lock_ctx *ctx, void *state) {
 }
 
 const struct lock_algo algo_k8s_lease = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "k8s-lease",
-    .summary = "Kubernetes client-go leader election: a record taken over after lease-duration on the "
-               "candidate's own clock; no fencing",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct k8s_config),
-    .client_size = sizeof(struct k8s_client),
-    .server_size = sizeof(struct k8s_server),
-    .config_default = defaults,
-    .option = option,
-    .validate = validate,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_init = server_init,
-    .server_recv = server_recv,
-    .server_timer = server_timer,
-    .server_restart = server_restart,
-    .client_write_ok = client_write_ok,
-    .state_names = state_names,
-    .nstates = K8S_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "k8s-lease",
+        .summary = "Kubernetes client-go leader election: a record taken over after lease-duration on the "
+                   "candidate's own clock; no fencing",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct k8s_config),
+        .client_size = sizeof(struct k8s_client),
+        .server_size = sizeof(struct k8s_server),
+        .config_default = defaults,
+        .option = option,
+        .validate = validate,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_init = server_init,
+        .server_recv = server_recv,
+        .server_timer = server_timer,
+        .server_restart = server_restart,
+        .client_write_ok = client_write_ok,
+        .state_names = state_names,
+        .nstates = K8S_ST_COUNT,
 };

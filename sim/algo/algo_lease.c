@@ -3,8 +3,9 @@
  * unique token unless value=constant. No fencing: writes carry no token. */
 #include "kv.h"
 
-#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
-                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
+#define ALLOWED \
+    (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | KV_OPT_PERSISTENCE | \
+     KV_OPT_TIMEOUT)
 
 static void defaults(void *config) {
     kv_config_default(config, "lease", ALLOWED);
@@ -15,14 +16,14 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
 }
 
 const struct lock_algo algo_lease = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "lease",
-    .summary = "SET NX PX lease with a TTL; release by compare-and-delete, DEL or GET-then-DEL; no fencing",
-    .default_servers = 1,
-    .max_servers = KV_MAX_SERVERS,
-    .config_size = sizeof(struct kv_config),
-    .config_default = defaults,
-    .option = option,
-    KV_ALGO_CALLBACKS,
-    KV_STATES,
+        .abi = LOCK_ABI_VERSION,
+        .name = "lease",
+        .summary = "SET NX PX lease with a TTL; release by compare-and-delete, DEL or GET-then-DEL; no fencing",
+        .default_servers = 1,
+        .max_servers = KV_MAX_SERVERS,
+        .config_size = sizeof(struct kv_config),
+        .config_default = defaults,
+        .option = option,
+        KV_ALGO_CALLBACKS,
+        KV_STATES,
 };

@@ -36,18 +36,19 @@
  * that arrives after the lease lapsed succeed while nobody leased the key
  * since, as Azure blob leases do; the heartbeat itself is unchanged. */
 
-#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
-                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT | KV_OPT_RENEW_EXPIRED)
+#define ALLOWED \
+    (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | KV_OPT_PERSISTENCE | \
+     KV_OPT_TIMEOUT | KV_OPT_RENEW_EXPIRED)
 
 enum lr_on_lost { LR_LOST_CONTINUE, LR_LOST_ABORT };
 
 struct lr_config {
-    struct kv_config kv;       /* first: the kv server casts lock_config() to it */
-    int renew_every;           /* divisor k: renew every ttl/k (default 3) */
-    sim_ns renew_interval_ns;  /* fixed interval instead of ttl/k; 0 = use k */
-    int on_lost;               /* enum lr_on_lost */
-    const char *renew_key;     /* which of renew-every / renew-interval was given, or NULL */
-    int persistence_set;       /* persistence= was given: tokens=on leaves it alone */
+    struct kv_config kv;      /* first: the kv server casts lock_config() to it */
+    int renew_every;          /* divisor k: renew every ttl/k (default 3) */
+    sim_ns renew_interval_ns; /* fixed interval instead of ttl/k; 0 = use k */
+    int on_lost;              /* enum lr_on_lost */
+    const char *renew_key;    /* which of renew-every / renew-interval was given, or NULL */
+    int persistence_set;      /* persistence= was given: tokens=on leaves it alone */
 };
 
 enum { T_TIMEOUT = 1, T_HEARTBEAT };
@@ -59,22 +60,21 @@ enum {
     LR_ST_RENEW_TIMED_OUT,        /* a renewal not answered: presumed lost */
     LR_ST_COUNT
 };
-static const char *const state_names[LR_ST_COUNT] = {KV_STATE_NAMES "renewing", "renewal-failed",
-                                                     "renewal-timed-out"};
+static const char *const state_names[LR_ST_COUNT] = {KV_STATE_NAMES "renewing", "renewal-failed", "renewal-timed-out"};
 
 struct lr_client {
-    uint32_t req;          /* last request id issued */
-    uint32_t acq_req;      /* outstanding SET NX PX, 0 = none */
-    uint32_t renew_req;    /* outstanding renewal, 0 = none */
-    uint32_t rel_req;      /* outstanding release request, 0 = none */
-    int rel_get;           /* 1: rel_req is the GET of get-then-del */
+    uint32_t req;                                     /* last request id issued */
+    uint32_t acq_req;                                 /* outstanding SET NX PX, 0 = none */
+    uint32_t renew_req;                               /* outstanding renewal, 0 = none */
+    uint32_t rel_req;                                 /* outstanding release request, 0 = none */
+    int rel_get;                                      /* 1: rel_req is the GET of get-then-del */
     uint64_t acq_timeout, renew_timeout, rel_timeout; /* timer handles, 0 = none */
-    uint64_t heartbeat;    /* timer handle of the next renewal, 0 = none */
-    uint64_t value;        /* this grant's value */
-    sim_ns acq_sent_mono;  /* when the SET left, by the monotonic clock */
-    int renewing;          /* 1 from the grant until release or loss */
-    int lost;              /* 1 once a renewal failed, until the next acquire */
-    int64_t renewals;      /* successful renewals of this grant */
+    uint64_t heartbeat;                               /* timer handle of the next renewal, 0 = none */
+    uint64_t value;                                   /* this grant's value */
+    sim_ns acq_sent_mono;                             /* when the SET left, by the monotonic clock */
+    int renewing;                                     /* 1 from the grant until release or loss */
+    int lost;                                         /* 1 once a renewal failed, until the next acquire */
+    int64_t renewals;                                 /* successful renewals of this grant */
 };
 
 static const struct lr_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -103,7 +103,8 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     if (strcmp(key, "renew-every") == 0) {
         if (renew_twice(c, "renew-every", err, n) != 0) return LSIM_EBAD_VALUE;
         if (lock_parse_int(val, &k) != 0 || k < 2 || k > 1000000) {
-            snprintf(err, n, "renew-every '%s' is not a divisor of the TTL from 2 to 1000000 (3 renews every ttl/3)", val);
+            snprintf(err, n, "renew-every '%s' is not a divisor of the TTL from 2 to 1000000 (3 renews every ttl/3)",
+                     val);
             return LSIM_EBAD_VALUE;
         }
         c->renew_every = (int)k;
@@ -152,8 +153,7 @@ static sim_ns renew_interval(struct lock_ctx *ctx) {
     return every > 0 ? every : 1; /* a TTL shorter than k ns still moves time on */
 }
 
-static uint32_t send_req(struct lock_ctx *ctx, struct lr_client *c, int type, sim_ns ttl,
-                         uint64_t *timeout) {
+static uint32_t send_req(struct lock_ctx *ctx, struct lr_client *c, int type, sim_ns ttl, uint64_t *timeout) {
     struct lock_msg m = {0};
     m.type = type;
     m.req = ++c->req;
@@ -213,8 +213,8 @@ static void lost(struct lock_ctx *ctx, struct lr_client *c, int timed_out) {
     stop_renewing(ctx, c);
     c->lost = 1;
     lock_state(ctx, timed_out ? LR_ST_RENEW_TIMED_OUT : LR_ST_RENEW_FAILED);
-    lock_note(ctx, timed_out ? "renewal timed out: lock presumed lost" : "renewal failed: lock lost",
-              c->renewals, cfg(ctx)->on_lost == LR_LOST_ABORT);
+    lock_note(ctx, timed_out ? "renewal timed out: lock presumed lost" : "renewal failed: lock lost", c->renewals,
+              cfg(ctx)->on_lost == LR_LOST_ABORT);
     /* on-lost=abort: the client acts on it and leaves the critical section. */
     if (cfg(ctx)->on_lost == LR_LOST_ABORT) lock_lost(ctx);
 }
@@ -303,21 +303,22 @@ static int client_write_ok(struct lock_ctx *ctx, void *state) {
 }
 
 const struct lock_algo algo_lease_renew = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "lease-renew",
-    .summary = "SET NX PX lease renewed by a heartbeat every ttl/3 (Redisson's watchdog); a pause freezes the heartbeat too",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct lr_config),
-    .client_size = sizeof(struct lr_client),
-    .config_default = defaults,
-    .option = option,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    KV_SERVER_CALLBACKS,
-    .client_write_ok = client_write_ok,
-    .state_names = state_names,
-    .nstates = LR_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "lease-renew",
+        .summary = "SET NX PX lease renewed by a heartbeat every ttl/3 (Redisson's watchdog); a pause freezes the "
+                   "heartbeat too",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct lr_config),
+        .client_size = sizeof(struct lr_client),
+        .config_default = defaults,
+        .option = option,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        KV_SERVER_CALLBACKS,
+        .client_write_ok = client_write_ok,
+        .state_names = state_names,
+        .nstates = LR_ST_COUNT,
 };

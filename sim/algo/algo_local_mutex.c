@@ -56,16 +56,16 @@ struct lm_waiter {
     uint32_t req; /* its LM_LOCK request id, echoed in LM_GRANTED */
 };
 
-struct lm_server { /* the shared mutex (threads mode) */
-    int owner;                               /* thread holding it, -1 = free */
-    int head, nwait;                         /* FIFO ring of blocked threads */
+struct lm_server {   /* the shared mutex (threads mode) */
+    int owner;       /* thread holding it, -1 = free */
+    int head, nwait; /* FIFO ring of blocked threads */
     struct lm_waiter wait[LM_MAX_WAITERS];
 };
 
 struct lm_client {
-    int locked;        /* instances: this process's own mutex is held */
-    uint32_t req;      /* threads: id of the outstanding request */
-    int phase;         /* threads: LM_LOCK or LM_UNLOCK while waiting, else 0 */
+    int locked;   /* instances: this process's own mutex is held */
+    uint32_t req; /* threads: id of the outstanding request */
+    int phase;    /* threads: LM_LOCK or LM_UNLOCK while waiting, else 0 */
 };
 
 static const struct lm_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -110,8 +110,8 @@ enum {
     LM_ST_COUNT
 };
 static const char *const state_names[LM_ST_COUNT] = {
-    "own-mutex-taken", "shared-mutex-granted", "blocked", "queue-full", "unlocked",
-    "unlock-by-non-holder", "memory-lost"};
+        "own-mutex-taken", "shared-mutex-granted", "blocked",    "queue-full",
+        "unlocked",        "unlock-by-non-holder", "memory-lost"};
 
 static void answer(struct lock_ctx *ctx, int to, uint32_t req, int type) {
     struct lock_msg r = {0};
@@ -176,8 +176,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         }
         answer(ctx, m->from, m->req, LM_UNLOCKED);
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -241,22 +240,23 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
 }
 
 const struct lock_algo algo_local_mutex = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "local-mutex",
-    .summary = "in-process mutex (synchronized, threading.Lock): each instance has its own; mode=threads shares one",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct lm_config),
-    .client_size = sizeof(struct lm_client),
-    .server_size = sizeof(struct lm_server),
-    .config_default = defaults,
-    .option = option,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .server_init = server_init,
-    .server_recv = server_recv,
-    .server_restart = server_restart,
-    .state_names = state_names,
-    .nstates = LM_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "local-mutex",
+        .summary =
+                "in-process mutex (synchronized, threading.Lock): each instance has its own; mode=threads shares one",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct lm_config),
+        .client_size = sizeof(struct lm_client),
+        .server_size = sizeof(struct lm_server),
+        .config_default = defaults,
+        .option = option,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .server_init = server_init,
+        .server_recv = server_recv,
+        .server_restart = server_restart,
+        .state_names = state_names,
+        .nstates = LM_ST_COUNT,
 };

@@ -47,10 +47,10 @@ enum { T_IDLE = DB_TIMER_RPC + 1 };
 #define PG_MAX_WAITERS 256
 
 struct pg_config {
-    int xact;                   /* 1 = pg-advisory-xact: the lock and the writes in one transaction */
-    sim_ns idle_session_ns;     /* idle_session_timeout: 0 = off (PostgreSQL's default) */
-    sim_ns idle_tx_ns;          /* idle_in_transaction_session_timeout: 0 = off */
-    sim_ns request_timeout_ns;  /* the client gives up on a reply after this */
+    int xact;                  /* 1 = pg-advisory-xact: the lock and the writes in one transaction */
+    sim_ns idle_session_ns;    /* idle_session_timeout: 0 = off (PostgreSQL's default) */
+    sim_ns idle_tx_ns;         /* idle_in_transaction_session_timeout: 0 = off */
+    sim_ns request_timeout_ns; /* the client gives up on a reply after this */
 };
 
 struct pg_waiter {
@@ -60,22 +60,21 @@ struct pg_waiter {
 };
 
 struct pg_server {
-    int holder;               /* node holding the lock, -1 = none */
-    uint32_t session;         /* its session */
-    uint64_t idle;            /* idle timer handle, 0 = none */
-    uint64_t grants;          /* grants so far (the trace's token for xact) */
+    int holder;       /* node holding the lock, -1 = none */
+    uint32_t session; /* its session */
+    uint64_t idle;    /* idle timer handle, 0 = none */
+    uint64_t grants;  /* grants so far (the trace's token for xact) */
     int nwait;
     struct pg_waiter wait[PG_MAX_WAITERS]; /* pg_advisory_lock callers, in arrival order */
 };
 
 struct pg_client {
     struct db_rpc rpc;
-    uint32_t session;         /* this acquisition's session, 0 = none yet */
+    uint32_t session; /* this acquisition's session, 0 = none yet */
 };
 
 enum { PG_ST_WAITING, PG_ST_GRANTED, PG_ST_TERMINATED, PG_ST_RELEASE_FAILED, PG_ST_COUNT };
-static const char *const state_names[PG_ST_COUNT] = {"waiting", "granted", "session-terminated",
-                                                     "release-failed"};
+static const char *const state_names[PG_ST_COUNT] = {"waiting", "granted", "session-terminated", "release-failed"};
 
 static const struct pg_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
 
@@ -100,9 +99,7 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
 
 /* The idle timeout that ends the holder's session: idle_session_timeout
  * applies outside a transaction, idle_in_transaction_session_timeout inside. */
-static sim_ns idle_limit(const struct pg_config *c) {
-    return c->xact ? c->idle_tx_ns : c->idle_session_ns;
-}
+static sim_ns idle_limit(const struct pg_config *c) { return c->xact ? c->idle_tx_ns : c->idle_session_ns; }
 
 /* ---- server: the database ---- */
 
@@ -174,9 +171,9 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     s->idle = 0;
     if (s->holder < 0) return;
     lock_state(ctx, PG_ST_TERMINATED);
-    lock_note(ctx, cfg(ctx)->xact
-                       ? "idle_in_transaction_session_timeout: transaction rolled back, its lock released"
-                       : "idle_session_timeout: session terminated, its advisory lock released",
+    lock_note(ctx,
+              cfg(ctx)->xact ? "idle_in_transaction_session_timeout: transaction rolled back, its lock released"
+                             : "idle_session_timeout: session terminated, its advisory lock released",
               s->holder, s->session);
     lock_note_expire(ctx, s->holder);
     hand_on(ctx, s);
@@ -250,28 +247,26 @@ static int resource_write(struct lock_ctx *ctx, void *state, const struct lock_w
     return LOCK_WRITE_ACCEPTED;
 }
 
-#define PG_CALLBACKS                                                                     \
-    .abi = LOCK_ABI_VERSION, .default_servers = 1, .max_servers = 1,                     \
-    .config_size = sizeof(struct pg_config), .client_size = sizeof(struct pg_client),    \
-    .server_size = sizeof(struct pg_server), .option = option,                           \
-    .client_acquire = client_acquire, .client_release = client_release,                  \
-    .client_recv = client_recv, .client_timer = client_timer, .server_init = server_init, \
-    .server_recv = server_recv, .server_timer = server_timer,                            \
-    .server_restart = server_restart, .state_names = state_names, .nstates = PG_ST_COUNT
+#define PG_CALLBACKS \
+    .abi = LOCK_ABI_VERSION, .default_servers = 1, .max_servers = 1, .config_size = sizeof(struct pg_config), \
+    .client_size = sizeof(struct pg_client), .server_size = sizeof(struct pg_server), .option = option, \
+    .client_acquire = client_acquire, .client_release = client_release, .client_recv = client_recv, \
+    .client_timer = client_timer, .server_init = server_init, .server_recv = server_recv, \
+    .server_timer = server_timer, .server_restart = server_restart, .state_names = state_names, .nstates = PG_ST_COUNT
 
 const struct lock_algo algo_pg_advisory = {
-    PG_CALLBACKS,
-    .name = "pg-advisory",
-    .summary = "PostgreSQL session-level advisory lock (pg_advisory_lock): released when the server "
-               "ends the session (idle-session-timeout) while the program works on",
-    .config_default = defaults,
+        PG_CALLBACKS,
+        .name = "pg-advisory",
+        .summary = "PostgreSQL session-level advisory lock (pg_advisory_lock): released when the server "
+                   "ends the session (idle-session-timeout) while the program works on",
+        .config_default = defaults,
 };
 
 const struct lock_algo algo_pg_advisory_xact = {
-    PG_CALLBACKS,
-    .name = "pg-advisory-xact",
-    .summary = "PostgreSQL transaction-level advisory lock (pg_advisory_xact_lock) with the writes "
-               "in the same transaction: when it ends, its writes are refused",
-    .config_default = defaults_xact,
-    .resource_write = resource_write,
+        PG_CALLBACKS,
+        .name = "pg-advisory-xact",
+        .summary = "PostgreSQL transaction-level advisory lock (pg_advisory_xact_lock) with the writes "
+                   "in the same transaction: when it ends, its writes are refused",
+        .config_default = defaults_xact,
+        .resource_write = resource_write,
 };

@@ -61,8 +61,8 @@ struct redlock_config {
 };
 
 static const char *const option_names =
-    "ttl, quorum, elapsed-check, elapsed-clock, drift-factor, drift-extra, request-timeout, "
-    "release-all, expiry-clock, deadline, persistence, delayed-restart";
+        "ttl, quorum, elapsed-check, elapsed-clock, drift-factor, drift-extra, request-timeout, "
+        "release-all, expiry-clock, deadline, persistence, delayed-restart";
 
 static void config_default(void *config) {
     struct redlock_config *c = config;
@@ -168,8 +168,8 @@ static int option(void *config, const char *key, const char *val, char *err, siz
             return bad(err, n, key, val, "a duration such as 15s (0 = off)");
         return 0;
     }
-    if (strcmp(key, "ttl") == 0 || strcmp(key, "request-timeout") == 0 ||
-        strcmp(key, "expiry-clock") == 0 || strcmp(key, "deadline") == 0 || strcmp(key, "persistence") == 0)
+    if (strcmp(key, "ttl") == 0 || strcmp(key, "request-timeout") == 0 || strcmp(key, "expiry-clock") == 0 ||
+        strcmp(key, "deadline") == 0 || strcmp(key, "persistence") == 0)
         return kv_option(&c->kv, key, val, err, n);
     snprintf(err, n, "unknown option '%s' for redlock; expected %s", key, option_names);
     return LSIM_EUNKNOWN_OPTION;
@@ -181,16 +181,16 @@ static const struct redlock_config *cfg(struct lock_ctx *ctx) { return lock_conf
 static int validate(const void *config, int nservers, char *err, size_t n) {
     const struct redlock_config *c = config;
     if (c->quorum > nservers) {
-        snprintf(err, n, "quorum=%d is more than the %d lock server%s of this run; use servers=N or a "
-                 "smaller quorum", c->quorum, nservers, nservers == 1 ? "" : "s");
+        snprintf(err, n,
+                 "quorum=%d is more than the %d lock server%s of this run; use servers=N or a "
+                 "smaller quorum",
+                 c->quorum, nservers, nservers == 1 ? "" : "s");
         return LSIM_EBAD_VALUE;
     }
     return 0;
 }
 
-static int quorum_of(struct lock_ctx *ctx) {
-    return cfg(ctx)->quorum ? cfg(ctx)->quorum : lock_nservers(ctx) / 2 + 1;
-}
+static int quorum_of(struct lock_ctx *ctx) { return cfg(ctx)->quorum ? cfg(ctx)->quorum : lock_nservers(ctx) / 2 + 1; }
 
 /* The lock service's own grant: the instant the quorum'th server granted
  * (lock_algo.grant_quorum), whenever the client hears of it. */
@@ -215,8 +215,8 @@ static int count(unsigned mask) {
 /* ---- Server: the kv store, plus antirez's delayed restart ---------------- */
 
 struct redlock_server {
-    struct kv_server kv;   /* first: kv_server_* see only this */
-    int delaying;          /* 1 = restarted recently: SET NX refused until grants_from_mono */
+    struct kv_server kv;     /* first: kv_server_* see only this */
+    int delaying;            /* 1 = restarted recently: SET NX refused until grants_from_mono */
     sim_ns grants_from_mono; /* by this server's monotonic clock */
 };
 
@@ -230,9 +230,8 @@ enum {
     RL_ST_DELAYED_RESTART,              /* a restarted server refused a SET NX (delay) */
     RL_ST_COUNT
 };
-static const char *const state_names[RL_ST_COUNT] = {
-    KV_STATE_NAMES "quorum-reached", "quorum-missed", "validity-too-short", "server-silent",
-    "delayed-restart-refused"};
+static const char *const state_names[RL_ST_COUNT] = {KV_STATE_NAMES "quorum-reached", "quorum-missed",
+                                                     "validity-too-short", "server-silent", "delayed-restart-refused"};
 
 static void server_init(struct lock_ctx *ctx, void *state) { kv_server_init(ctx, state); }
 
@@ -276,27 +275,24 @@ enum { PH_NONE, PH_ACQUIRE, PH_UNLOCK, PH_RELEASE };
 enum { T_ROUND = 1 };
 
 struct redlock_client {
-    int phase;          /* what the current round of requests is for (PH_*) */
-    uint32_t req;       /* request id shared by every request of the round */
-    uint64_t value;     /* this attempt's random value (never 0) */
-    sim_ns started;     /* elapsed clock's reading when the attempt began */
-    unsigned asked;     /* bit i: server i was sent a request this round */
-    unsigned answered;  /* bit i: server i has replied */
-    unsigned ok;        /* bit i: server i replied OK */
-    unsigned held;      /* servers whose SET said OK in the lock now held */
-    uint64_t timer;     /* handle of the round's timeout */
+    int phase;         /* what the current round of requests is for (PH_*) */
+    uint32_t req;      /* request id shared by every request of the round */
+    uint64_t value;    /* this attempt's random value (never 0) */
+    sim_ns started;    /* elapsed clock's reading when the attempt began */
+    unsigned asked;    /* bit i: server i was sent a request this round */
+    unsigned answered; /* bit i: server i has replied */
+    unsigned ok;       /* bit i: server i replied OK */
+    unsigned held;     /* servers whose SET said OK in the lock now held */
+    uint64_t timer;    /* handle of the round's timeout */
 };
 
-static unsigned all_servers(struct lock_ctx *ctx) {
-    return (1u << lock_nservers(ctx)) - 1u;
-}
+static unsigned all_servers(struct lock_ctx *ctx) { return (1u << lock_nservers(ctx)) - 1u; }
 
 static void round_end(struct lock_ctx *ctx, struct redlock_client *c);
 
 /* Send one request to every server in mask. The requests leave together, so
  * their per-request timeouts all fall at the same instant: one timer. */
-static void round_start(struct lock_ctx *ctx, struct redlock_client *c, int type, int phase,
-                        unsigned mask) {
+static void round_start(struct lock_ctx *ctx, struct redlock_client *c, int type, int phase, unsigned mask) {
     c->phase = phase;
     c->req++;
     c->asked = mask;
@@ -324,9 +320,9 @@ static void client_acquire(struct lock_ctx *ctx, void *state) {
     struct redlock_client *c = state;
     c->value = lock_random(ctx) | 1;
     c->held = 0;
-    c->started = lock_now(ctx, cfg(ctx)->elapsed_clock);                 /* step 1 */
+    c->started = lock_now(ctx, cfg(ctx)->elapsed_clock); /* step 1 */
     lock_state(ctx, KV_ST_ACQUIRING);
-    round_start(ctx, c, KV_SET_NX, PH_ACQUIRE, all_servers(ctx));        /* step 2 */
+    round_start(ctx, c, KV_SET_NX, PH_ACQUIRE, all_servers(ctx)); /* step 2 */
 }
 
 /* Step 3 and 4: every answer is in, or the timeout has passed. */
@@ -356,8 +352,7 @@ static void decide(struct lock_ctx *ctx, struct redlock_client *c) {
     if (got < q) /* note: a = OK replies, b = quorum */
         lock_note(ctx, "too few servers said OK: unlocking, attempt fails", got, q);
     else /* note: a = validity ns (<= 0), b = elapsed ns */
-        lock_note(ctx, "quorum, but TTL - elapsed - drift <= 0: unlocking, attempt fails",
-                  validity, elapsed);
+        lock_note(ctx, "quorum, but TTL - elapsed - drift <= 0: unlocking, attempt fails", validity, elapsed);
     /* Step 4: unlock everywhere, including servers that did not say OK. */
     round_start(ctx, c, KV_CAD, PH_UNLOCK, k->release_all ? all_servers(ctx) : c->ok);
 }
@@ -379,8 +374,7 @@ static void round_end(struct lock_ctx *ctx, struct redlock_client *c) {
         c->held = 0;
         lock_release_done(ctx);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -412,26 +406,26 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
 }
 
 const struct lock_algo algo_redlock = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "redlock",
-    .summary = "Redlock: SET NX PX on a majority of N servers (default 5); validity = TTL - elapsed - drift",
-    .default_servers = 5,
-    .max_servers = LOCK_MAX_SERVERS,
-    .config_size = sizeof(struct redlock_config),
-    .client_size = sizeof(struct redlock_client),
-    .server_size = sizeof(struct redlock_server),
-    .config_default = config_default,
-    .option = option,
-    .validate = validate,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    .server_init = server_init,
-    .server_recv = server_recv,
-    .server_timer = kv_server_timer,
-    .server_restart = server_restart,
-    .grant_quorum = grant_quorum,
-    .state_names = state_names,
-    .nstates = RL_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "redlock",
+        .summary = "Redlock: SET NX PX on a majority of N servers (default 5); validity = TTL - elapsed - drift",
+        .default_servers = 5,
+        .max_servers = LOCK_MAX_SERVERS,
+        .config_size = sizeof(struct redlock_config),
+        .client_size = sizeof(struct redlock_client),
+        .server_size = sizeof(struct redlock_server),
+        .config_default = config_default,
+        .option = option,
+        .validate = validate,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        .server_init = server_init,
+        .server_recv = server_recv,
+        .server_timer = kv_server_timer,
+        .server_restart = server_restart,
+        .grant_quorum = grant_quorum,
+        .state_names = state_names,
+        .nstates = RL_ST_COUNT,
 };

@@ -19,14 +19,14 @@ static int option(void *config, const char *k, const char *v, char *err, size_t 
 }
 
 const struct lock_algo algo_setnx = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "setnx",
-    .summary = "SETNX without a TTL and DEL on release: a crashed holder blocks everyone forever",
-    .default_servers = 1,
-    .max_servers = KV_MAX_SERVERS,
-    .config_size = sizeof(struct kv_config),
-    .config_default = defaults,
-    .option = option,
-    KV_ALGO_CALLBACKS,
-    KV_STATES,
+        .abi = LOCK_ABI_VERSION,
+        .name = "setnx",
+        .summary = "SETNX without a TTL and DEL on release: a crashed holder blocks everyone forever",
+        .default_servers = 1,
+        .max_servers = KV_MAX_SERVERS,
+        .config_size = sizeof(struct kv_config),
+        .config_default = defaults,
+        .option = option,
+        KV_ALGO_CALLBACKS,
+        KV_STATES,
 };

@@ -23,8 +23,9 @@
  * The server is the shared kv store; the configuration therefore starts with
  * struct kv_config, which kv_server_* read through lock_config(). */
 
-#define ALLOWED (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | \
-                 KV_OPT_PERSISTENCE | KV_OPT_TIMEOUT)
+#define ALLOWED \
+    (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | KV_OPT_PERSISTENCE | \
+     KV_OPT_TIMEOUT)
 
 struct sx_config {
     struct kv_config kv; /* first: the kv server casts lock_config() to it */
@@ -41,15 +42,15 @@ enum {
     SX_ST_EXPIRE_NO_KEY,        /* EXPIRE found no key (someone deleted it) */
     SX_ST_COUNT
 };
-static const char *const state_names[SX_ST_COUNT] = {KV_STATE_NAMES "set-without-ttl",
-                                                     "expire-unanswered", "expire-found-no-key"};
+static const char *const state_names[SX_ST_COUNT] = {KV_STATE_NAMES "set-without-ttl", "expire-unanswered",
+                                                     "expire-found-no-key"};
 
 struct sx_client {
-    uint32_t req;      /* id of the outstanding request */
-    int phase;         /* SX_*: what the client is waiting for */
-    uint64_t value;    /* the value its SETNX wrote */
-    uint64_t timeout;  /* timer handle of the request timeout, 0 = none */
-    uint64_t gap;      /* timer handle of the gap before EXPIRE, 0 = none */
+    uint32_t req;            /* id of the outstanding request */
+    int phase;               /* SX_*: what the client is waiting for */
+    uint64_t value;          /* the value its SETNX wrote */
+    uint64_t timeout;        /* timer handle of the request timeout, 0 = none */
+    uint64_t gap;            /* timer handle of the gap before EXPIRE, 0 = none */
     sim_ns expire_sent_mono; /* when the EXPIRE left: the TTL starts after it */
 };
 
@@ -58,7 +59,7 @@ static const struct sx_config *cfg(struct lock_ctx *ctx) { return lock_config(ct
 static void defaults(void *config) {
     struct sx_config *c = config;
     kv_config_default(&c->kv, "setnx-expire", ALLOWED);
-    c->kv.unique_value = 0;              /* SETNX lock 1, as the old pattern wrote it */
+    c->kv.unique_value = 0; /* SETNX lock 1, as the old pattern wrote it */
     c->kv.release = KV_RELEASE_DEL;
     c->kv.persistence = KV_PERSIST_ALWAYS; /* the stuck key survives a store restart */
     c->gap_ns = 0;
@@ -160,18 +161,14 @@ static void done(struct lock_ctx *ctx, struct sx_client *c, const struct lock_ms
         lock_release_done(ctx);
         break;
     case SX_RELEASE:
-    case SX_RELEASE_DEL:
-        lock_release_done(ctx);
-        break;
-    default:
-        break;
+    case SX_RELEASE_DEL: lock_release_done(ctx); break;
+    default: break;
     }
 }
 
 static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct sx_client *c = state;
-    if (m->type != KV_REPLY || m->req != c->req || c->phase == SX_NONE || c->phase == SX_GAP)
-        return; /* a late reply */
+    if (m->type != KV_REPLY || m->req != c->req || c->phase == SX_NONE || c->phase == SX_GAP) return; /* a late reply */
     done(ctx, c, m);
 }
 
@@ -190,20 +187,20 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
 }
 
 const struct lock_algo algo_setnx_expire = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "setnx-expire",
-    .summary = "SETNX then a separate EXPIRE: a crash between the two leaves a key that never expires",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct sx_config),
-    .client_size = sizeof(struct sx_client),
-    .config_default = defaults,
-    .option = option,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    KV_SERVER_CALLBACKS,
-    .state_names = state_names,
-    .nstates = SX_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "setnx-expire",
+        .summary = "SETNX then a separate EXPIRE: a crash between the two leaves a key that never expires",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct sx_config),
+        .client_size = sizeof(struct sx_client),
+        .config_default = defaults,
+        .option = option,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        KV_SERVER_CALLBACKS,
+        .state_names = state_names,
+        .nstates = SX_ST_COUNT,
 };

@@ -62,8 +62,8 @@ enum {
     TS_ST_COUNT
 };
 static const char *const state_names[TS_ST_COUNT] = {
-    KV_STATE_NAMES "holder-live", "timestamp-passed", "key-vanished", "del-stale-sent",
-    "setnx-again-lost", "getset-won", "getset-read-live", "release-skipped-expired"};
+        KV_STATE_NAMES "holder-live", "timestamp-passed", "key-vanished",     "del-stale-sent",
+        "setnx-again-lost",           "getset-won",       "getset-read-live", "release-skipped-expired"};
 
 struct ts_client {
     uint32_t req;     /* id of the outstanding request */
@@ -123,7 +123,8 @@ static int validate(const void *config, int nservers, char *err, size_t n) {
     const struct ts_config *c = config;
     (void)nservers;
     if (c->kv.ttl_ns % c->unit_ns != 0) {
-        snprintf(err, n, "ttl is not a whole number of %s; the recipe adds it to a timestamp in %s "
+        snprintf(err, n,
+                 "ttl is not a whole number of %s; the recipe adds it to a timestamp in %s "
                  "(use stamp-unit=ms for a finer timeout)",
                  c->unit_ns == SIM_NS_PER_S ? "seconds" : "milliseconds",
                  c->unit_ns == SIM_NS_PER_S ? "Unix seconds" : "milliseconds");
@@ -180,8 +181,7 @@ static void client_release(struct lock_ctx *ctx, void *state) {
     c->now = now_stamp(ctx);
     if (cfg(ctx)->release == TS_RELEASE_CHECK && c->mine <= c->now) {
         /* note: a = its timestamp, b = its clock now */
-        lock_note(ctx, "release: its timestamp has passed, so it does not DEL (the recipe's check)", c->mine,
-                  c->now);
+        lock_note(ctx, "release: its timestamp has passed, so it does not DEL (the recipe's check)", c->mine, c->now);
         lock_state(ctx, TS_ST_RELEASE_SKIPPED);
         lock_release_done(ctx);
         return;
@@ -207,8 +207,7 @@ static void done(struct lock_ctx *ctx, struct ts_client *c, const struct lock_ms
     switch (phase) {
     case P_SETNX:
         if (m->a) granted(ctx, c);
-        else { /* held: is the holder dead? */
-            lock_state(ctx, KV_ST_REFUSED);
+        else { /* held: is the holder dead? */ lock_state(ctx, KV_ST_REFUSED);
             c->now = now_stamp(ctx);
             send_req(ctx, c, KV_GET, P_GET, 0);
         }
@@ -232,9 +231,7 @@ static void done(struct lock_ctx *ctx, struct ts_client *c, const struct lock_ms
             send_stamp(ctx, c, KV_GETSET, P_GETSET);
         }
         return;
-    case P_DEL:
-        send_stamp(ctx, c, KV_SET_NX, P_SETNX_AGAIN);
-        return;
+    case P_DEL: send_stamp(ctx, c, KV_SET_NX, P_SETNX_AGAIN); return;
     case P_SETNX_AGAIN:
         if (m->a) granted(ctx, c);
         else {
@@ -249,14 +246,13 @@ static void done(struct lock_ctx *ctx, struct ts_client *c, const struct lock_ms
             granted(ctx, c);
         } else {
             /* note: a = the timestamp read back, b = its clock */
-            lock_note(ctx, "GETSET read back a live timestamp: another client was faster",
-                      m->a ? (int64_t)m->value : 0, c->now);
+            lock_note(ctx, "GETSET read back a live timestamp: another client was faster", m->a ? (int64_t)m->value : 0,
+                      c->now);
             lock_state(ctx, m->a ? TS_ST_GETSET_READ_LIVE : TS_ST_KEY_VANISHED);
             lock_refused(ctx);
         }
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -275,22 +271,23 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
 }
 
 const struct lock_algo algo_setnx_timestamp = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "setnx-timestamp",
-    .summary = "redis.io's legacy SETNX recipe: the value is an expiry timestamp clients compare; recover by DEL+SETNX or GETSET",
-    .default_servers = 1,
-    .max_servers = 1,
-    .config_size = sizeof(struct ts_config),
-    .client_size = sizeof(struct ts_client),
-    .config_default = defaults,
-    .option = option,
-    .validate = validate,
-    .client_init = client_init,
-    .client_acquire = client_acquire,
-    .client_release = client_release,
-    .client_recv = client_recv,
-    .client_timer = client_timer,
-    KV_SERVER_CALLBACKS,
-    .state_names = state_names,
-    .nstates = TS_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "setnx-timestamp",
+        .summary = "redis.io's legacy SETNX recipe: the value is an expiry timestamp clients compare; recover by "
+                   "DEL+SETNX or GETSET",
+        .default_servers = 1,
+        .max_servers = 1,
+        .config_size = sizeof(struct ts_config),
+        .client_size = sizeof(struct ts_client),
+        .config_default = defaults,
+        .option = option,
+        .validate = validate,
+        .client_init = client_init,
+        .client_acquire = client_acquire,
+        .client_release = client_release,
+        .client_recv = client_recv,
+        .client_timer = client_timer,
+        KV_SERVER_CALLBACKS,
+        .state_names = state_names,
+        .nstates = TS_ST_COUNT,
 };

@@ -62,14 +62,14 @@
 enum {
     ZK_CONNECT = 1, /* ttl_ns = requested timeout -> value = session, ttl_ns = negotiated */
     ZK_PING,
-    ZK_CREATE,      /* ephemeral sequential under the parent (made if missing) -> b = seq, token = czxid */
-    ZK_CHILDREN,    /* b = my seq -> b = the next lower seq, -1 = mine is the lowest */
-    ZK_EXISTS,      /* b = seq, with a watch -> b = 1 exists (watch set), 0 = gone */
-    ZK_STAT,        /* b = seq -> token = its czxid */
-    ZK_DELETE,      /* b = seq */
+    ZK_CREATE,   /* ephemeral sequential under the parent (made if missing) -> b = seq, token = czxid */
+    ZK_CHILDREN, /* b = my seq -> b = the next lower seq, -1 = mine is the lowest */
+    ZK_EXISTS,   /* b = seq, with a watch -> b = 1 exists (watch set), 0 = gone */
+    ZK_STAT,     /* b = seq -> token = its czxid */
+    ZK_DELETE,   /* b = seq */
     ZK_DELETE_PARENT,
-    ZK_REPLY,       /* a = enum zk_rc */
-    ZK_WATCH        /* S1 -> watcher: b = the seq whose znode was deleted */
+    ZK_REPLY, /* a = enum zk_rc */
+    ZK_WATCH  /* S1 -> watcher: b = the seq whose znode was deleted */
 };
 enum zk_rc { ZK_OK = 0, ZK_NONODE, ZK_SESSION_EXPIRED, ZK_NOTEMPTY, ZK_FULL };
 
@@ -85,8 +85,8 @@ struct zk_config {
 };
 
 struct zk_session {
-    uint64_t id;       /* 0 = slot free */
-    int owner;         /* client node */
+    uint64_t id; /* 0 = slot free */
+    int owner;   /* client node */
     int64_t timeout_ms;
     int64_t expire_ms; /* its ExpiryQueue bucket */
 };
@@ -109,16 +109,16 @@ struct zk_watch {
 struct zk_server {
     uint64_t zxid;
     uint64_t next_session;
-    int parent;            /* the lock's parent znode exists */
-    int64_t cversion;      /* its child version: the next sequence number */
-    int64_t fresh_seq;     /* one above every sequence number given (for the states) */
-    int holder;            /* index of the lowest znode noted as granted, -1 = none */
+    int parent;               /* the lock's parent znode exists */
+    int64_t cversion;         /* its child version: the next sequence number */
+    int64_t fresh_seq;        /* one above every sequence number given (for the states) */
+    int holder;               /* index of the lowest znode noted as granted, -1 = none */
     int sess_hi, zn_hi, w_hi; /* one past the highest slot of sess, zn, w ever used:
                                  nothing reads a slot at or above it, and a slot
                                  taken there (free_session, free_znode,
                                  free_watch) is written whole */
-    uint64_t expirer;      /* timer handle, 0 = none */
-    int64_t expirer_ms;    /* the bucket it is armed for */
+    uint64_t expirer;         /* timer handle, 0 = none */
+    int64_t expirer_ms;       /* the bucket it is armed for */
     /* Last, and not zeroed before server_init (server_zero_size): 24 KiB
      * that zeroing cost each run of a ZooKeeper scenario for nothing. */
     struct zk_session sess[ZK_MAX];
@@ -151,54 +151,70 @@ enum { T_EXPIRER = 1, T_PING, T_REQ };
 /* States (lock_state): what a client or S1 knows at that moment. The last
  * two are zookeeper-multi's writes; zookeeper names the others only. */
 enum {
-    ZK_ST_SESSION, ZK_ST_SESSION_AGAIN, ZK_ST_CREATED, ZK_ST_WATCHING, ZK_ST_PRED_GONE,
-    ZK_ST_LOWEST, ZK_ST_NODE_GONE, ZK_ST_TIMED_OUT, ZK_ST_CLIENT_EXPIRED, ZK_ST_EXPIRED_HOLDING,
-    ZK_ST_SERVER_EXPIRED, ZK_ST_HOLDER_EXPIRED, ZK_ST_RELEASED, ZK_ST_DELETED_ANOTHER,
-    ZK_ST_CZXID_KEPT, ZK_ST_PARENT_DELETED, ZK_ST_SEQ_REUSED, ZK_ST_RESTARTED,
+    ZK_ST_SESSION,
+    ZK_ST_SESSION_AGAIN,
+    ZK_ST_CREATED,
+    ZK_ST_WATCHING,
+    ZK_ST_PRED_GONE,
+    ZK_ST_LOWEST,
+    ZK_ST_NODE_GONE,
+    ZK_ST_TIMED_OUT,
+    ZK_ST_CLIENT_EXPIRED,
+    ZK_ST_EXPIRED_HOLDING,
+    ZK_ST_SERVER_EXPIRED,
+    ZK_ST_HOLDER_EXPIRED,
+    ZK_ST_RELEASED,
+    ZK_ST_DELETED_ANOTHER,
+    ZK_ST_CZXID_KEPT,
+    ZK_ST_PARENT_DELETED,
+    ZK_ST_SEQ_REUSED,
+    ZK_ST_RESTARTED,
     ZK_ST_COUNT_PLAIN, /* zookeeper's count; zookeeper-multi adds: */
-    ZK_ST_MULTI_OK = ZK_ST_COUNT_PLAIN, ZK_ST_MULTI_FAILED, ZK_ST_COUNT
+    ZK_ST_MULTI_OK = ZK_ST_COUNT_PLAIN,
+    ZK_ST_MULTI_FAILED,
+    ZK_ST_COUNT
 };
 static const char *const state_names[ZK_ST_COUNT] = {
-    "session-established",      /* client: CONNECT answered, a session */
-    "session-reopened",         /* client: a new session after its old one expired */
-    "znode-created",            /* client: its ephemeral sequential znode exists */
-    "watching-predecessor",     /* client: not the lowest, a watch on the next lower znode */
-    "predecessor-gone",         /* client: the watched znode was deleted: look again */
-    "lowest-znode",             /* client: getChildren says its znode is the lowest: holds */
-    "own-znode-gone",           /* client: getChildren found its own znode deleted */
-    "connection-loss",          /* client: no reply within readTimeout */
-    "session-expired",          /* client: told SESSIONEXPIRED */
-    "session-expired-holding",  /* client: told SESSIONEXPIRED while it believes it holds */
-    "expirer-closed-session",   /* S1: a session's bucket came, the session is closed */
-    "holder-znode-expired",     /* S1: the holder's ephemeral znode went with its session,
+        "session-established",             /* client: CONNECT answered, a session */
+        "session-reopened",                /* client: a new session after its old one expired */
+        "znode-created",                   /* client: its ephemeral sequential znode exists */
+        "watching-predecessor",            /* client: not the lowest, a watch on the next lower znode */
+        "predecessor-gone",                /* client: the watched znode was deleted: look again */
+        "lowest-znode",                    /* client: getChildren says its znode is the lowest: holds */
+        "own-znode-gone",                  /* client: getChildren found its own znode deleted */
+        "connection-loss",                 /* client: no reply within readTimeout */
+        "session-expired",                 /* client: told SESSIONEXPIRED */
+        "session-expired-holding",         /* client: told SESSIONEXPIRED while it believes it holds */
+        "expirer-closed-session",          /* S1: a session's bucket came, the session is closed */
+        "holder-znode-expired",            /* S1: the holder's ephemeral znode went with its session,
                                    the holder is not told */
-    "released",                 /* S1: the holder deleted its own znode */
-    "release-by-path-deleted-another", /* S1: a delete by path removed another client's znode */
-    "release-czxid-mismatch",   /* client: the znode at its path is not its own: kept */
-    "parent-deleted",           /* S1: the empty parent went, sequence numbers restart */
-    "sequence-reused",          /* S1: a create got a sequence number given before */
-    "server-restarted",         /* S1: restarted; every session gets a fresh timeout */
-    "multi-applied",            /* R: the multi's check found the writer's znode */
-    "multi-failed"};            /* R: the writer's znode or session is gone */
+        "released",                        /* S1: the holder deleted its own znode */
+        "release-by-path-deleted-another", /* S1: a delete by path removed another client's znode */
+        "release-czxid-mismatch",          /* client: the znode at its path is not its own: kept */
+        "parent-deleted",                  /* S1: the empty parent went, sequence numbers restart */
+        "sequence-reused",                 /* S1: a create got a sequence number given before */
+        "server-restarted",                /* S1: restarted; every session gets a fresh timeout */
+        "multi-applied",                   /* R: the multi's check found the writer's znode */
+        "multi-failed"};                   /* R: the writer's znode or session is gone */
 
 enum zk_phase { P_IDLE, P_ACQUIRE, P_WAIT_WATCH, P_RELEASE };
 /* What the outstanding request is for. */
 enum zk_step { S_NONE, S_CONNECT, S_CREATE, S_CHILDREN, S_EXISTS, S_STAT, S_DELETE, S_PARENT };
 
 struct zk_client {
-    uint32_t req;        /* last request id */
-    uint32_t out;        /* outstanding request id, 0 = none */
-    int step;            /* enum zk_step of out */
+    uint32_t req; /* last request id */
+    uint32_t out; /* outstanding request id, 0 = none */
+    int step;     /* enum zk_step of out */
     uint32_t ping_req;
     uint64_t req_timer, ping_timer;
-    uint64_t session;    /* 0 = none */
-    int expired;         /* the session is known to have expired */
-    sim_ns timeout_ns;   /* negotiated */
-    int phase;           /* enum zk_phase */
-    int have_node;       /* a znode of ours (my_seq) may exist */
+    uint64_t session;  /* 0 = none */
+    int expired;       /* the session is known to have expired */
+    sim_ns timeout_ns; /* negotiated */
+    int phase;         /* enum zk_phase */
+    int have_node;     /* a znode of ours (my_seq) may exist */
     int64_t my_seq;
     uint64_t my_czxid;
-    int64_t watched;     /* seq whose deletion we wait for */
+    int64_t watched; /* seq whose deletion we wait for */
     int holding;
 };
 
@@ -218,8 +234,8 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     if (strcmp(key, "session-timeout") == 0 || strcmp(key, "tick-time") == 0) {
         sim_ns v;
         if (lock_parse_duration(val, &v) != 0 || v < NS_PER_MS || v % NS_PER_MS != 0) {
-            snprintf(err, n, "%s '%s' is not a positive whole number of milliseconds such as %s", key,
-                     val, key[0] == 's' ? "10s" : "2000ms");
+            snprintf(err, n, "%s '%s' is not a positive whole number of milliseconds such as %s", key, val,
+                     key[0] == 's' ? "10s" : "2000ms");
             return LSIM_EBAD_VALUE;
         }
         if (key[0] == 's') c->session_timeout_ns = v;
@@ -251,7 +267,10 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         }
         return 0;
     }
-    snprintf(err, n, "unknown option '%s' for zookeeper; expected session-timeout, tick-time, release-by, parent-cleanup, on-expired", key);
+    snprintf(err, n,
+             "unknown option '%s' for zookeeper; expected session-timeout, tick-time, release-by, parent-cleanup, "
+             "on-expired",
+             key);
     return LSIM_EUNKNOWN_OPTION;
 }
 
@@ -410,8 +429,7 @@ static void server_connect(struct lock_ctx *ctx, struct zk_server *s, const stru
     lock_send(ctx, m->from, &r);
 }
 
-static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struct lock_msg *m,
-                          struct zk_session *se) {
+static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struct lock_msg *m, struct zk_session *se) {
     int i = free_znode(s);
     if (i < 0) {
         lock_note(ctx, "too many znodes for the model (256): create refused", m->from, 0);
@@ -427,8 +445,7 @@ static void server_create(struct lock_ctx *ctx, struct zk_server *s, const struc
     s->zxid++;
     if (s->cversion < s->fresh_seq) lock_state(ctx, ZK_ST_SEQ_REUSED);
     else s->fresh_seq = s->cversion + 1;
-    s->zn[i] = (struct zk_znode){.used = 1, .seq = s->cversion, .czxid = s->zxid, .session = se->id,
-                                 .owner = m->from};
+    s->zn[i] = (struct zk_znode){.used = 1, .seq = s->cversion, .czxid = s->zxid, .session = se->id, .owner = m->from};
     s->cversion++;
     note_holder(ctx, s);
     if (s->holder != i) lock_note_deny(ctx, m->from, s->zn[s->holder].owner);
@@ -569,8 +586,8 @@ static void session_expired(struct lock_ctx *ctx, struct zk_client *c) {
     lock_state(ctx, c->holding ? ZK_ST_EXPIRED_HOLDING : ZK_ST_CLIENT_EXPIRED);
     cancel(ctx, &c->ping_timer);
     c->ping_req = 0;
-    lock_note(ctx, "SESSIONEXPIRED: the session is gone, and its ephemeral znode with it",
-              (int64_t)c->session, c->holding);
+    lock_note(ctx, "SESSIONEXPIRED: the session is gone, and its ephemeral znode with it", (int64_t)c->session,
+              c->holding);
     if (c->holding && cfg(ctx)->on_expired == ZK_EXPIRED_ABORT) {
         c->holding = 0;
         c->have_node = 0;
@@ -683,8 +700,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         return;
     case S_EXISTS:
         if (m->a != ZK_OK) acquire_fail(ctx, c); /* the model's watch table is full */
-        else if (m->b == 0) { /* deleted meanwhile: look again */
-            lock_state(ctx, ZK_ST_PRED_GONE);
+        else if (m->b == 0) { /* deleted meanwhile: look again */ lock_state(ctx, ZK_ST_PRED_GONE);
             check_children(ctx, c);
         } else {
             lock_state(ctx, ZK_ST_WATCHING);
@@ -706,11 +722,8 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         c->have_node = 0;
         release_parent(ctx, c);
         return;
-    case S_PARENT:
-        release_finish(ctx, c);
-        return;
-    default:
-        return;
+    case S_PARENT: release_finish(ctx, c); return;
+    default: return;
     }
 }
 
@@ -783,35 +796,35 @@ static int multi_write(struct lock_ctx *ctx, void *state, const struct lock_writ
                 }
         }
     lock_state(ctx, ZK_ST_MULTI_FAILED);
-    lock_note(ctx, "multi failed: the writer's lock znode is gone (session expired or deleted)",
-              (int64_t)w->token, 0);
+    lock_note(ctx, "multi failed: the writer's lock znode is gone (session expired or deleted)", (int64_t)w->token, 0);
     return LOCK_WRITE_REJECTED_STALE;
 }
 
-#define ZK_CALLBACKS                                                                        \
-    .default_servers = 1, .max_servers = 1, .config_size = sizeof(struct zk_config),        \
-    .client_size = sizeof(struct zk_client), .server_size = sizeof(struct zk_server),       \
-    .server_zero_size = offsetof(struct zk_server, sess),                                   \
-    .config_default = defaults, .option = option, .client_init = client_init,               \
-    .client_acquire = client_acquire, .client_release = client_release,                     \
-    .client_recv = client_recv, .client_timer = client_timer, .server_init = server_init,   \
-    .server_recv = server_recv, .server_timer = server_timer, .server_restart = server_restart
+#define ZK_CALLBACKS \
+    .default_servers = 1, .max_servers = 1, .config_size = sizeof(struct zk_config), \
+    .client_size = sizeof(struct zk_client), .server_size = sizeof(struct zk_server), \
+    .server_zero_size = offsetof(struct zk_server, sess), .config_default = defaults, .option = option, \
+    .client_init = client_init, .client_acquire = client_acquire, .client_release = client_release, \
+    .client_recv = client_recv, .client_timer = client_timer, .server_init = server_init, .server_recv = server_recv, \
+    .server_timer = server_timer, .server_restart = server_restart
 
 const struct lock_algo algo_zookeeper = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "zookeeper",
-    .summary = "ZooKeeper lock recipe: ephemeral sequential znodes, watch on the predecessor, sessions expired in tickTime buckets; token = czxid",
-    ZK_CALLBACKS,
-    .state_names = state_names,
-    .nstates = ZK_ST_COUNT_PLAIN,
+        .abi = LOCK_ABI_VERSION,
+        .name = "zookeeper",
+        .summary = "ZooKeeper lock recipe: ephemeral sequential znodes, watch on the predecessor, sessions expired in "
+                   "tickTime buckets; token = czxid",
+        ZK_CALLBACKS,
+        .state_names = state_names,
+        .nstates = ZK_ST_COUNT_PLAIN,
 };
 
 const struct lock_algo algo_zookeeper_multi = {
-    .abi = LOCK_ABI_VERSION,
-    .name = "zookeeper-multi",
-    .summary = "the zookeeper recipe with each write a multi-op (check the lock znode, set the data) on the same server",
-    ZK_CALLBACKS,
-    .resource_write = multi_write,
-    .state_names = state_names,
-    .nstates = ZK_ST_COUNT,
+        .abi = LOCK_ABI_VERSION,
+        .name = "zookeeper-multi",
+        .summary = "the zookeeper recipe with each write a multi-op (check the lock znode, set the data) on the same "
+                   "server",
+        ZK_CALLBACKS,
+        .resource_write = multi_write,
+        .state_names = state_names,
+        .nstates = ZK_ST_COUNT,
 };

@@ -139,8 +139,8 @@
  * remains possible: if a leader's commit messages are all lost before it
  * crashes, the next leader records the same grant again, same revision. */
 
-#define LOG_CAP 256                  /* entries kept in the log ring */
-#define LOG_RESERVE 8                /* slots client requests leave to no-ops and revokes */
+#define LOG_CAP 256   /* entries kept in the log ring */
+#define LOG_RESERVE 8 /* slots client requests leave to no-ops and revokes */
 #define MAXS LOCK_MAX_SERVERS
 
 /* Log entries: lock operations. */
@@ -151,27 +151,27 @@ enum { E_NONE, E_NOOP, E_ACQUIRE, E_RELEASE, E_EXPIRE_UNUSED, E_EXPIRE };
 /* Messages (struct lock_msg.type). Raft's messages carry terms and indexes
  * packed two to a 64-bit field (both stay far below 2^31 in any run). */
 enum {
-    M_VOTE = 1,     /* a = term, b = last log index, value = last log term */
-    M_VOTE_REPLY,   /* a = term, b = 1 granted */
-    M_APPEND,       /* a = (term, leader commit), b = (prev index, prev term),
+    M_VOTE = 1,        /* a = term, b = last log index, value = last log term */
+    M_VOTE_REPLY,      /* a = term, b = 1 granted */
+    M_APPEND,          /* a = (term, leader commit), b = (prev index, prev term),
                        token = (entry term, kind << 28 | (proposer + 1) << 24 |
                        (client + 1)) or 0, req = the client's request id,
                        value = its lease, ttl_ns = the leader's send time */
-    M_APPEND_REPLY, /* a = term, b = 1 success, value = match index or hint,
+    M_APPEND_REPLY,    /* a = term, b = 1 success, value = match index or hint,
                        ttl_ns = the send time of the message answered */
-    M_SNAPSHOT,     /* a = (term, holder node + 1), b = (snapshot index, term),
+    M_SNAPSHOT,        /* a = (term, holder node + 1), b = (snapshot index, term),
                        value = lease, token = revision, ttl_ns = send time */
-    M_ACQUIRE,      /* client -> server: req, value = lease */
-    M_RELEASE,      /* client -> server: req, value = lease */
-    M_KEEPALIVE,    /* client -> server: req, value = lease */
-    M_REPLY,        /* server -> client: req, a = enum result, b = leader node
+    M_ACQUIRE,         /* client -> server: req, value = lease */
+    M_RELEASE,         /* client -> server: req, value = lease */
+    M_KEEPALIVE,       /* client -> server: req, value = lease */
+    M_REPLY,           /* server -> client: req, a = enum result, b = leader node
                        hint (or -1), token = revision, ttl_ns = lease left */
-    M_FORWARD,      /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
+    M_FORWARD,         /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
                        M_KEEPALIVE, b = client node, req, value = lease */
-    M_FORWARD_REPLY,/* leader -> bound server: an M_REPLY for client node
+    M_FORWARD_REPLY,   /* leader -> bound server: an M_REPLY for client node
                        `value`, relayed by the bound server; b = 1 when it ends
                        a queued wait (the bound server re-reads the key first) */
-    M_READ_INDEX,   /* bound server -> leader: req = the check's id */
+    M_READ_INDEX,      /* bound server -> leader: req = the check's id */
     M_READ_INDEX_REPLY /* leader -> bound server: req, a = the leader's commit index */
 };
 
@@ -179,39 +179,39 @@ enum {
     R_GRANTED = 1, /* token = revision */
     R_DENIED,      /* another lease holds the lock */
     R_RELEASED,
-    R_NOT_HELD,    /* release: the lock is not under this lease */
+    R_NOT_HELD, /* release: the lock is not under this lease */
     R_RENEWED,
-    R_LEASE_GONE,  /* keep-alive: the lease has expired or is expiring */
-    R_REDIRECT,    /* not the leader; b = the leader it knows, or -1 */
-    R_QUEUED,      /* queue=on: the key is put, behind the holder; wait */
+    R_LEASE_GONE,     /* keep-alive: the lease has expired or is expiring */
+    R_REDIRECT,       /* not the leader; b = the leader it knows, or -1 */
+    R_QUEUED,         /* queue=on: the key is put, behind the holder; wait */
     R_SESSION_EXPIRED /* queue=on: the wait ended, but the waiter's key is gone */
 };
 
 enum { ROLE_FOLLOWER, ROLE_CANDIDATE, ROLE_LEADER };
 enum { T_ELECTION = 1, T_HEARTBEAT, T_QUORUM, T_LEASE, T_REVOKE, T_WAITER }; /* server timers */
-enum { T_REQUEST = 1, T_KEEPALIVE, T_KEEPALIVE_REQUEST };   /* client timers */
+enum { T_REQUEST = 1, T_KEEPALIVE, T_KEEPALIVE_REQUEST };                    /* client timers */
 enum { OP_NONE, OP_ACQUIRE, OP_RELEASE };
 
 /* States (lock_state), servers' then clients'. */
 enum {
-    CS_ST_FOLLOWER,        /* server: a follower (every server starts as one) */
-    CS_ST_CANDIDATE,       /* server: started an election */
-    CS_ST_LEADER,          /* server: elected leader */
-    CS_ST_STEPPED_DOWN,    /* server: a leader became a follower (newer term, no quorum) */
-    CS_ST_LEASE_GRANTED,   /* state machine: the key put under a client's lease */
-    CS_ST_LEASE_DENIED,    /* state machine: the key held under another lease */
-    CS_ST_LEASE_RENEWED,   /* state machine: a keep-alive renewed the lease */
-    CS_ST_LEASE_LAPSED,    /* state machine: the leader revoked a silent lease */
-    CS_ST_RELEASED,        /* state machine: the holder's release deleted the key */
-    CS_ST_RELEASE_NOT_HELD,/* state machine: a release under a lease that no longer holds */
-    CS_ST_LOG_FULL,        /* server: the log is full, nothing commits */
-    CS_ST_SNAPSHOT,        /* server: installed the leader's snapshot */
-    CS_ST_ACQUIRING,       /* client: an acquire sent */
-    CS_ST_GRANTED,         /* client: the grant in time */
-    CS_ST_GRANT_TOO_LATE,  /* client: the grant came back after its lease ran out */
-    CS_ST_REFUSED,         /* client: held by another */
-    CS_ST_NO_LEADER,       /* client: no server answered as leader */
-    CS_ST_LEASE_LOST,      /* client: a keep-alive was refused: the lease is gone */
+    CS_ST_FOLLOWER,         /* server: a follower (every server starts as one) */
+    CS_ST_CANDIDATE,        /* server: started an election */
+    CS_ST_LEADER,           /* server: elected leader */
+    CS_ST_STEPPED_DOWN,     /* server: a leader became a follower (newer term, no quorum) */
+    CS_ST_LEASE_GRANTED,    /* state machine: the key put under a client's lease */
+    CS_ST_LEASE_DENIED,     /* state machine: the key held under another lease */
+    CS_ST_LEASE_RENEWED,    /* state machine: a keep-alive renewed the lease */
+    CS_ST_LEASE_LAPSED,     /* state machine: the leader revoked a silent lease */
+    CS_ST_RELEASED,         /* state machine: the holder's release deleted the key */
+    CS_ST_RELEASE_NOT_HELD, /* state machine: a release under a lease that no longer holds */
+    CS_ST_LOG_FULL,         /* server: the log is full, nothing commits */
+    CS_ST_SNAPSHOT,         /* server: installed the leader's snapshot */
+    CS_ST_ACQUIRING,        /* client: an acquire sent */
+    CS_ST_GRANTED,          /* client: the grant in time */
+    CS_ST_GRANT_TOO_LATE,   /* client: the grant came back after its lease ran out */
+    CS_ST_REFUSED,          /* client: held by another */
+    CS_ST_NO_LEADER,        /* client: no server answered as leader */
+    CS_ST_LEASE_LOST,       /* client: a keep-alive was refused: the lease is gone */
     CS_ST_COUNT
 };
 
@@ -234,12 +234,12 @@ struct cons_config {
 
 struct cons_entry {
     int64_t term;
-    int kind;                  /* E_* */
-    int proposer;              /* server index that appended it as leader */
-    int client;                /* client node, or -1 */
-    uint32_t creq;             /* the client's request id */
-    uint64_t lease;            /* the client's lease */
-    int via;                   /* server index that forwarded the request (bind=), or -1;
+    int kind;       /* E_* */
+    int proposer;   /* server index that appended it as leader */
+    int client;     /* client node, or -1 */
+    uint32_t creq;  /* the client's request id */
+    uint64_t lease; /* the client's lease */
+    int via;        /* server index that forwarded the request (bind=), or -1;
                                   kept in the proposer's own log only */
 };
 
@@ -248,22 +248,22 @@ struct cons_entry {
  * Lock call that waits on it (etcd's concurrency.Mutex). */
 #define QCAP 8
 struct cons_waiter {
-    int client;                /* client node */
+    int client; /* client node */
     uint64_t lease;
-    uint64_t rev;              /* the key's create revision: its fencing token */
-    int alive;                 /* 0 = the key was deleted (lease expired); the call still waits */
-    int proposer, via;         /* the server that answers the call (and the one it relays through) */
-    uint32_t creq;             /* the call's request id */
-    sim_ns deadline;           /* leader: its lease's deadline by the leader's clock */
-    int expiring;              /* leader: its revoke is proposed */
+    uint64_t rev;      /* the key's create revision: its fencing token */
+    int alive;         /* 0 = the key was deleted (lease expired); the call still waits */
+    int proposer, via; /* the server that answers the call (and the one it relays through) */
+    uint32_t creq;     /* the call's request id */
+    sim_ns deadline;   /* leader: its lease's deadline by the leader's clock */
+    int expiring;      /* leader: its revoke is proposed */
 };
 
 struct cons_sm {
     int held;
-    int owner;                 /* client node, -1 when free */
+    int owner; /* client node, -1 when free */
     uint64_t lease;
-    uint64_t revision;         /* log index of the grant */
-    int nwait;                 /* queue=on: keys behind the holder's */
+    uint64_t revision; /* log index of the grant */
+    int nwait;         /* queue=on: keys behind the holder's */
     struct cons_waiter wait[QCAP];
 };
 
@@ -272,58 +272,58 @@ struct cons_sm {
 #define RENEW_CAP 16
 struct cons_renewal {
     int used;
-    int client;                /* client node */
-    uint32_t creq;             /* its request id */
+    int client;    /* client node */
+    uint32_t creq; /* its request id */
     uint64_t lease;
-    int via;                   /* server index it came through (bind=), or -1 */
-    sim_ns asked_mono;         /* its arrival, by the leader's monotonic clock */
+    int via;           /* server index it came through (bind=), or -1 */
+    sim_ns asked_mono; /* its arrival, by the leader's monotonic clock */
 };
 
 /* A bound server's Lock call whose wait has ended: it re-reads its key
  * once it has applied the leader's commit index (volatile). */
 struct cons_lockcheck {
     int used;
-    int client;                /* client node */
-    uint32_t creq;             /* its request id */
-    uint64_t rev;              /* the key's create revision: the grant's token */
-    sim_ns left;               /* the lease left, as the leader reported it */
-    int64_t read_index;        /* the leader's commit index; -1 = not known yet */
+    int client;         /* client node */
+    uint32_t creq;      /* its request id */
+    uint64_t rev;       /* the key's create revision: the grant's token */
+    sim_ns left;        /* the lease left, as the leader reported it */
+    int64_t read_index; /* the leader's commit index; -1 = not known yet */
 };
 
 struct cons_server {
     /* Persistent (survives a crash). */
     int64_t term;
-    int voted_for;             /* server index, -1 = none this term */
+    int voted_for; /* server index, -1 = none this term */
     int64_t last_index;
-    int64_t snap_index;        /* entries up to here are compacted into snap */
+    int64_t snap_index; /* entries up to here are compacted into snap */
     int64_t snap_term;
     struct cons_sm snap;
-    struct cons_sm sm;         /* the lock state, with ... */
-    int64_t applied;           /* ... the index it has applied (etcd's consistent index) */
+    struct cons_sm sm; /* the lock state, with ... */
+    int64_t applied;   /* ... the index it has applied (etcd's consistent index) */
     /* Volatile. */
-    int n;                     /* servers in this run */
-    int self;                  /* this server's index */
-    int node0;                 /* node of server 0 (lock_server(ctx, 0)): server f is node
+    int n;     /* servers in this run */
+    int self;  /* this server's index */
+    int node0; /* node of server 0 (lock_server(ctx, 0)): server f is node
                                   node0 + f, kept so that a message costs no look-up call */
     int role;
-    int leader;                /* server index of the known leader, -1 = unknown */
-    int64_t commit;            /* highest index known committed */
-    sim_ns election_ns;        /* the current randomized election timeout */
+    int leader;         /* server index of the known leader, -1 = unknown */
+    int64_t commit;     /* highest index known committed */
+    sim_ns election_ns; /* the current randomized election timeout */
     int votes;
-    uint8_t granted[MAXS];     /* votes received this term, by server index */
-    int64_t next[MAXS];        /* leader: next index to send each follower (pipelined) */
-    int64_t match[MAXS];       /* leader: highest index known stored on each follower */
-    uint8_t active[MAXS];      /* leader: heard from since the last quorum check */
-    sim_ns acked_at[MAXS];     /* leader: latest send time (its clock) a follower answered */
-    sim_ns lease_deadline;     /* leader: by its monotonic clock */
-    uint64_t expiring;         /* leader: lease whose revoke it has proposed, 0 = none */
-    int noted_owner;           /* holder the trace shows for this server, -1 none */
-    int campaigns;             /* elections started since it last heard a leader */
-    int log_full;              /* 1 = refusing requests for a full log (noted once) */
+    uint8_t granted[MAXS]; /* votes received this term, by server index */
+    int64_t next[MAXS];    /* leader: next index to send each follower (pipelined) */
+    int64_t match[MAXS];   /* leader: highest index known stored on each follower */
+    uint8_t active[MAXS];  /* leader: heard from since the last quorum check */
+    sim_ns acked_at[MAXS]; /* leader: latest send time (its clock) a follower answered */
+    sim_ns lease_deadline; /* leader: by its monotonic clock */
+    uint64_t expiring;     /* leader: lease whose revoke it has proposed, 0 = none */
+    int noted_owner;       /* holder the trace shows for this server, -1 none */
+    int campaigns;         /* elections started since it last heard a leader */
+    int log_full;          /* 1 = refusing requests for a full log (noted once) */
     uint64_t t_election, t_heartbeat, t_quorum, t_lease, t_revoke; /* timer handles, 0 = none */
-    uint64_t t_waiter;         /* queue=on, expiry-check=off: the next waiter's deadline */
-    int primary;               /* leader: its lessor is primary (its no-op applied) */
-    struct cons_renewal renew[RENEW_CAP]; /* leader: keep-alives awaiting confirmation */
+    uint64_t t_waiter;                      /* queue=on, expiry-check=off: the next waiter's deadline */
+    int primary;                            /* leader: its lessor is primary (its no-op applied) */
+    struct cons_renewal renew[RENEW_CAP];   /* leader: keep-alives awaiting confirmation */
     struct cons_lockcheck check[RENEW_CAP]; /* bound server: Lock calls re-reading their key */
     /* Persistent, and last: not zeroed before server_init (server_zero_size);
      * entry i is read only while snap_index < i <= last_index, after
@@ -332,23 +332,23 @@ struct cons_server {
 };
 
 struct cons_client {
-    uint64_t lease;            /* this client's lease (its session); 0 = draw one */
-    int target;                /* server index it believes leads */
-    int op;                    /* OP_* in flight */
-    uint32_t req;              /* request id of the operation in flight */
-    sim_ns sent_mono;          /* when it was sent, by this client's monotonic clock */
-    int asked;                 /* servers asked for this operation */
+    uint64_t lease;   /* this client's lease (its session); 0 = draw one */
+    int target;       /* server index it believes leads */
+    int op;           /* OP_* in flight */
+    uint32_t req;     /* request id of the operation in flight */
+    sim_ns sent_mono; /* when it was sent, by this client's monotonic clock */
+    int asked;        /* servers asked for this operation */
     uint64_t t_request;
-    int holding;               /* holds the lock as far as it knows */
-    uint64_t held_lease;       /* the lease the lock was granted under */
+    int holding;         /* holds the lock as far as it knows */
+    uint64_t held_lease; /* the lease the lock was granted under */
     uint64_t revision;
-    uint64_t t_keepalive;      /* periodic, every ttl/3 */
-    uint32_t ka_req;           /* keep-alive in flight, 0 = none */
+    uint64_t t_keepalive; /* periodic, every ttl/3 */
+    uint32_t ka_req;      /* keep-alive in flight, 0 = none */
     int ka_asked;
     uint64_t t_ka_request;
     uint32_t next_req;
-    int queued;                /* queue=on: its key waits behind the holder's */
-    int ka_dead;               /* a keep-alive was refused while it waited: the session is over */
+    int queued;  /* queue=on: its key waits behind the holder's */
+    int ka_dead; /* a keep-alive was refused while it waited: the session is over */
 };
 
 /* Bugs of real systems, switched on by bug= (parse_bugs). */
@@ -400,8 +400,8 @@ int cons_log_append(struct cons_server *s, const struct cons_entry *e, int64_t c
  * a time), else a heartbeat; always with the leader's commit index. */
 void cons_send_append(struct lock_ctx *ctx, struct cons_server *s, int f);
 void cons_send_all(struct lock_ctx *ctx, struct cons_server *s);
-void cons_reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node,
-                       uint64_t revision, sim_ns lease_left);
+void cons_reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node, uint64_t revision,
+                       sim_ns lease_left);
 void cons_forget_lease(struct lock_ctx *ctx, struct cons_server *s);
 /* queue=on without the revoke loop (expiry-check=off): one timer, at the
  * earliest deadline among the waiters' leases (the holder's has T_LEASE).
@@ -414,16 +414,14 @@ void cons_apply_committed(struct lock_ctx *ctx, struct cons_server *s);
 /* Raft 5.3/5.4.2: the highest entry of the current term that a majority
  * stores is committed, and everything before it with it. */
 void cons_advance_commit(struct lock_ctx *ctx, struct cons_server *s);
-int cons_propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int client,
-                     uint32_t creq, uint64_t lease, int via);
-int cons_propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
-                 uint64_t lease);
+int cons_propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq, uint64_t lease,
+                     int via);
+int cons_propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq, uint64_t lease);
 /* A keep-alive at the leader: renewed in its lessor once a majority has
  * answered a message sent after it arrived (answered through via, bind=, or
  * -1). Dropped when the leader holds RENEW_CAP already: the client asks
  * again. */
-void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq,
-                    uint64_t lease, int via);
+void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t lease, int via);
 /* Renew every held keep-alive that a majority has now confirmed. */
 void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s);
 /* consensus_log.c: a bound server's Lock calls whose read index it has

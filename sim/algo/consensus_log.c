@@ -104,8 +104,8 @@ void cons_send_append(struct lock_ctx *ctx, struct cons_server *s, int f) {
     m.ttl_ns = now_mono(ctx);
     if (next <= s->last_index) {
         const struct cons_entry *e = entry_at(s, next);
-        m.token = (uint64_t)pack(e->term, (int64_t)e->kind << 28 | (int64_t)(e->proposer + 1) << 24 |
-                                              (int64_t)(e->client + 1));
+        m.token = (uint64_t)pack(e->term,
+                                 (int64_t)e->kind << 28 | (int64_t)(e->proposer + 1) << 24 | (int64_t)(e->client + 1));
         m.req = e->creq;
         m.value = e->lease;
         s->next[f] = next + 1;
@@ -118,8 +118,8 @@ void cons_send_all(struct lock_ctx *ctx, struct cons_server *s) {
         if (f != s->self) cons_send_append(ctx, s, f);
 }
 
-void cons_reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node,
-                       uint64_t revision, sim_ns lease_left) {
+void cons_reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node, uint64_t revision,
+                       sim_ns lease_left) {
     struct lock_msg m = {0};
     m.type = M_REPLY;
     m.req = req;
@@ -146,8 +146,8 @@ static int leader_fresh(struct lock_ctx *ctx, const struct cons_server *s) {
 
 /* The lock left the state machine: the leader records it; any other server
  * only clears a holder it once recorded itself (see the note at the top). */
-static void note_removal(struct lock_ctx *ctx, struct cons_server *s, int record, int owner,
-                         int requester, int expired) {
+static void note_removal(struct lock_ctx *ctx, struct cons_server *s, int record, int owner, int requester,
+                         int expired) {
     if (!record && s->noted_owner != owner) return;
     if (expired) lock_note_expire(ctx, owner);
     else lock_note_delete(ctx, requester, owner);
@@ -189,8 +189,8 @@ static void arm_holder_timer(struct lock_ctx *ctx, struct cons_server *s) {
 
 /* The answer to a client's call, from the server that proposed it: to the
  * client, or back through the server it is bound to (bind=). */
-static void answer_after(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
-                         uint64_t rev, sim_ns left, int waited) {
+static void answer_after(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result, uint64_t rev,
+                         sim_ns left, int waited) {
     if (via >= 0 && via != lock_server_index(ctx, lock_self(ctx))) {
         struct lock_msg m = {0};
         m.type = M_FORWARD_REPLY;
@@ -207,8 +207,7 @@ static void answer_after(struct lock_ctx *ctx, int client, uint32_t creq, int vi
     }
 }
 
-static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result,
-                   uint64_t rev, sim_ns left) {
+static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result, uint64_t rev, sim_ns left) {
     answer_after(ctx, client, creq, via, result, rev, left, 0);
 }
 
@@ -241,8 +240,10 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
         if (!w.alive) {
             if (c->bugs & BUG_ETCD_11456) {
                 if (record) {
-                    lock_note(ctx, "bug etcd-11456: tells a waiter whose lease expired that it "
-                                   "holds the lock", w.client, (int64_t)w.rev);
+                    lock_note(ctx,
+                              "bug etcd-11456: tells a waiter whose lease expired that it "
+                              "holds the lock",
+                              w.client, (int64_t)w.rev);
                     /* The (buggy) service did grant it: record the grant (its
                      * lease already gone), so the checker orders it before the
                      * next waiter's, the one the service's state keeps. */
@@ -251,8 +252,8 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
                 if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, c->ttl_ns);
             } else {
                 if (record)
-                    lock_note(ctx, "the waiter's key is gone (its lease expired): session expired",
-                              w.client, (int64_t)w.rev);
+                    lock_note(ctx, "the waiter's key is gone (its lease expired): session expired", w.client,
+                              (int64_t)w.rev);
                 if (mine) answer(ctx, w.client, w.creq, w.via, R_SESSION_EXPIRED, 0, 0);
             }
             continue;
@@ -282,7 +283,7 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
  * server that proposed the entry answers the client. */
 static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, const struct cons_entry *e) {
     const struct cons_config *c = cfg(ctx);
-    int leader = s->role == ROLE_LEADER;     /* keeps lease timers */
+    int leader = s->role == ROLE_LEADER;         /* keeps lease timers */
     int record = leader && leader_fresh(ctx, s); /* writes the trace record */
     int result = 0;
     uint64_t rev = 0;
@@ -312,8 +313,8 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
              * retry of a call already queued moves the answer to it. */
             if (w < 0) {
                 w = s->sm.nwait++;
-                s->sm.wait[w] = (struct cons_waiter){.client = e->client, .lease = e->lease,
-                                                     .rev = (uint64_t)idx, .alive = 1};
+                s->sm.wait[w] = (struct cons_waiter){
+                        .client = e->client, .lease = e->lease, .rev = (uint64_t)idx, .alive = 1};
                 if (leader) {
                     s->sm.wait[w].deadline = now_mono(ctx) + c->ttl_ns;
                     cons_arm_waiter_timer(ctx, s);
@@ -362,16 +363,16 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
         } else if (w >= 0 && s->sm.wait[w].alive) {
             /* The waiter's key is deleted with its lease; its call waits on. */
             s->sm.wait[w].alive = 0;
-            if (record) lock_note(ctx, "lease of a waiting client expired: its key is deleted",
-                                  s->sm.wait[w].client, (int64_t)s->sm.wait[w].rev);
+            if (record)
+                lock_note(ctx, "lease of a waiting client expired: its key is deleted", s->sm.wait[w].client,
+                          (int64_t)s->sm.wait[w].rev);
         }
         break;
     default: /* E_NOOP: the leader's own marks its promotion */
         if (leader && e->proposer == s->self && e->term == s->term) promote_leases(ctx, s);
         break;
     }
-    if (result && e->client >= 0 && e->proposer == s->self)
-        answer(ctx, e->client, e->creq, e->via, result, rev, left);
+    if (result && e->client >= 0 && e->proposer == s->self) answer(ctx, e->client, e->creq, e->via, result, rev, left);
 }
 
 /* ---- Keep-alives in the leader's lessor ------------------------------------------------ */
@@ -391,8 +392,7 @@ static int renew(struct lock_ctx *ctx, struct cons_server *s, uint64_t lease) {
         return R_RENEWED;
     }
     int w = c->queue ? cons_find_waiter(s, lease) : -1;
-    if (w < 0 || !s->sm.wait[w].alive || s->sm.wait[w].expiring || now >= s->sm.wait[w].deadline)
-        return R_LEASE_GONE;
+    if (w < 0 || !s->sm.wait[w].alive || s->sm.wait[w].expiring || now >= s->sm.wait[w].deadline) return R_LEASE_GONE;
     s->sm.wait[w].deadline = now + c->ttl_ns;
     cons_arm_waiter_timer(ctx, s);
     return R_RENEWED;
@@ -419,18 +419,17 @@ void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s) {
     }
 }
 
-void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq,
-                    uint64_t lease, int via) {
+void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t lease, int via) {
     int slot = -1;
     for (int i = 0; i < RENEW_CAP; i++) {
         if (s->renew[i].used && s->renew[i].client == client) slot = i; /* a retry replaces it */
         if (slot < 0 && !s->renew[i].used) slot = i;
     }
     if (slot < 0) return;
-    s->renew[slot] = (struct cons_renewal){.used = 1, .client = client, .creq = creq, .lease = lease,
-                                           .via = via, .asked_mono = now_mono(ctx)};
+    s->renew[slot] = (struct cons_renewal){
+            .used = 1, .client = client, .creq = creq, .lease = lease, .via = via, .asked_mono = now_mono(ctx)};
     if (s->n == 1) cons_renew_confirmed(ctx, s); /* its own majority */
-    else cons_send_all(ctx, s);                   /* ReadIndex: a heartbeat round at once */
+    else cons_send_all(ctx, s);                  /* ReadIndex: a heartbeat round at once */
 }
 
 void cons_drop_renewals(struct cons_server *s) {
@@ -452,10 +451,10 @@ void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s) {
          * revision any more (its lease expired and it was deleted). */
         int kept = s->sm.held && s->sm.owner == k.client && s->sm.revision == k.rev;
         if (!kept)
-            lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired",
-                      k.client, (int64_t)k.rev);
-        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1,
-                          kept ? k.rev : 0, kept ? k.left : 0);
+            lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired", k.client,
+                      (int64_t)k.rev);
+        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1, kept ? k.rev : 0,
+                          kept ? k.left : 0);
     }
 }
 
@@ -485,13 +484,17 @@ void cons_advance_commit(struct lock_ctx *ctx, struct cons_server *s) {
     }
 }
 
-int cons_propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int client,
-                     uint32_t creq, uint64_t lease, int via) {
-    struct cons_entry e = {.term = s->term, .kind = kind, .proposer = s->self, .client = client,
-                           .creq = creq, .lease = lease, .via = via};
+int cons_propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq, uint64_t lease,
+                     int via) {
+    struct cons_entry e = {.term = s->term,
+                           .kind = kind,
+                           .proposer = s->self,
+                           .client = client,
+                           .creq = creq,
+                           .lease = lease,
+                           .via = via};
     if (cons_log_append(s, &e, client >= 0 ? LOG_CAP - LOG_RESERVE : LOG_CAP) != 0) {
-        if (!s->log_full++)
-            lock_note(ctx, "log full: nothing commits; requests are dropped", s->last_index, 0);
+        if (!s->log_full++) lock_note(ctx, "log full: nothing commits; requests are dropped", s->last_index, 0);
         lock_state(ctx, CS_ST_LOG_FULL);
         return -1;
     }
@@ -502,7 +505,6 @@ int cons_propose_via(struct lock_ctx *ctx, struct cons_server *s, int kind, int 
     return 0;
 }
 
-int cons_propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq,
-                 uint64_t lease) {
+int cons_propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int client, uint32_t creq, uint64_t lease) {
     return cons_propose_via(ctx, s, kind, client, creq, lease, -1);
 }

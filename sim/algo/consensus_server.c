@@ -9,12 +9,9 @@
 /* ---- Notes: lock_note needs text that outlives the run ------------------------------- */
 
 /* "<p>1" .. "<p>199", written out by the preprocessor. */
-#define TEN(p, t) p #t "0", p #t "1", p #t "2", p #t "3", p #t "4", p #t "5", p #t "6", \
-    p #t "7", p #t "8", p #t "9"
-#define TENS(p) TEN(p, 1), TEN(p, 2), TEN(p, 3), TEN(p, 4), TEN(p, 5), TEN(p, 6), TEN(p, 7), \
-    TEN(p, 8), TEN(p, 9)
-#define TERMS(p) p "1", p "2", p "3", p "4", p "5", p "6", p "7", p "8", p "9", TENS(p), \
-    TEN(p "1", 0), TENS(p "1")
+#define TEN(p, t) p #t "0", p #t "1", p #t "2", p #t "3", p #t "4", p #t "5", p #t "6", p #t "7", p #t "8", p #t "9"
+#define TENS(p) TEN(p, 1), TEN(p, 2), TEN(p, 3), TEN(p, 4), TEN(p, 5), TEN(p, 6), TEN(p, 7), TEN(p, 8), TEN(p, 9)
+#define TERMS(p) p "1", p "2", p "3", p "4", p "5", p "6", p "7", p "8", p "9", TENS(p), TEN(p "1", 0), TENS(p "1")
 static const char *const elected_text[] = {TERMS("elected leader, term ")};
 static const char *const campaign_text[] = {TERMS("starts an election, term ")};
 #define NTERM_TEXTS ((int64_t)(sizeof elected_text / sizeof elected_text[0]))
@@ -26,8 +23,7 @@ static const char *term_text(const char *const *table, int64_t term, const char 
 
 /* ---- Roles ----------------------------------------------------------------------------- */
 
-static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t term, int leader,
-                            const char *why) {
+static void become_follower(struct lock_ctx *ctx, struct cons_server *s, int64_t term, int leader, const char *why) {
     if (s->role == ROLE_LEADER) {
         cancel(ctx, &s->t_heartbeat);
         cancel(ctx, &s->t_quorum);
@@ -62,8 +58,7 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
         s->active[f] = 0;
         s->acked_at[f] = INT64_MIN;
     }
-    lock_note(ctx, term_text(elected_text, s->term, "elected leader (term in field a)"), s->term,
-              s->votes);
+    lock_note(ctx, term_text(elected_text, s->term, "elected leader (term in field a)"), s->term, s->votes);
     /* Until its no-op applies (promote_leases), the new leader's lessor is
      * not primary: it expires nothing, and a change of leader never expires
      * a lease early. */
@@ -90,8 +85,7 @@ static void campaign(struct lock_ctx *ctx, struct cons_server *s) {
     s->granted[s->self] = 1;
     s->votes = 1;
     if (s->campaigns++ == 0) /* once per run of failed elections, not every retry */
-        lock_note(ctx, term_text(campaign_text, s->term, "starts an election (term in field a)"),
-                  s->term, 0);
+        lock_note(ctx, term_text(campaign_text, s->term, "starts an election (term in field a)"), s->term, 0);
     s->election_ns = random_timeout(ctx);
     arm_election(ctx, s);
     if (s->votes >= majority(s)) {
@@ -182,8 +176,7 @@ void cons_server_restart(struct lock_ctx *ctx, void *state) {
     s->noted_owner = -1; /* the checker forgot this server's holder at the crash */
     cons_drop_renewals(s);
     s->campaigns = 0;
-    lock_note(ctx, "restarts with its term, vote, log and lock state from disk", s->term,
-              s->last_index);
+    lock_note(ctx, "restarts with its term, vote, log and lock state from disk", s->term, s->last_index);
     s->election_ns = random_timeout(ctx);
     arm_election(ctx, s);
     arm_revoke_loop(ctx, s); /* a new lessor: its loop starts with the process */
@@ -193,8 +186,7 @@ static void on_vote(struct lock_ctx *ctx, struct cons_server *s, const struct lo
     int64_t term = m->a, last_index = m->b, last_term = (int64_t)m->value;
     if (term > s->term) become_follower(ctx, s, term, -1, "steps down: a newer term exists");
     int64_t my_last_term = cons_term_at(s, s->last_index);
-    int up_to_date = last_term > my_last_term ||
-                     (last_term == my_last_term && last_index >= s->last_index);
+    int up_to_date = last_term > my_last_term || (last_term == my_last_term && last_index >= s->last_index);
     int granted = 0;
     if (term == s->term && (s->voted_for < 0 || s->voted_for == from) && up_to_date) {
         s->voted_for = from;
@@ -208,8 +200,7 @@ static void on_vote(struct lock_ctx *ctx, struct cons_server *s, const struct lo
     lock_send(ctx, m->from, &r);
 }
 
-static void on_vote_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
-                          int from) {
+static void on_vote_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
     if (m->a > s->term) {
         become_follower(ctx, s, m->a, -1, "steps down: a newer term exists");
         return;
@@ -219,8 +210,7 @@ static void on_vote_reply(struct lock_ctx *ctx, struct cons_server *s, const str
     if (++s->votes >= majority(s)) become_leader(ctx, s);
 }
 
-static void reply_append(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
-                         int ok, int64_t value) {
+static void reply_append(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int ok, int64_t value) {
     struct lock_msg r = {0};
     r.type = M_APPEND_REPLY;
     r.a = s->term;
@@ -270,10 +260,13 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
     int64_t bits = lo32((int64_t)m->token);
     int kind = (int)(bits >> 28);
     if (kind != E_NONE) {
-        struct cons_entry e = {.term = hi32((int64_t)m->token), .kind = kind,
+        struct cons_entry e = {.term = hi32((int64_t)m->token),
+                               .kind = kind,
                                .proposer = (int)((bits >> 24) & 0xf) - 1,
-                               .client = (int)(bits & 0xffffff) - 1, .creq = m->req,
-                               .lease = m->value, .via = -1};
+                               .client = (int)(bits & 0xffffff) - 1,
+                               .creq = m->req,
+                               .lease = m->value,
+                               .via = -1};
         int64_t idx = prev + 1;
         last_new = idx;
         if (idx > s->snap_index) {
@@ -295,8 +288,7 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
     reply_append(ctx, s, m, 1, last_new > s->snap_index ? last_new : s->snap_index);
 }
 
-static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
-                        int from) {
+static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
     if (!follow(ctx, s, hi32(m->a), from)) {
         reply_append(ctx, s, m, 0, s->last_index + 1);
         return;
@@ -304,8 +296,7 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
     int64_t si = hi32(m->b), st = lo32(m->b);
     if (si > s->commit) {
         int owner = (int)lo32(m->a) - 1;
-        struct cons_sm snap = {.held = owner >= 0, .owner = owner, .lease = m->value,
-                               .revision = m->token};
+        struct cons_sm snap = {.held = owner >= 0, .owner = owner, .lease = m->value, .revision = m->token};
         /* Raft section 7: keep the entries after the snapshot if our log
          * has its last entry; otherwise the whole log is replaced. */
         if (!(si <= s->last_index && cons_term_at(s, si) == st)) s->last_index = si;
@@ -324,8 +315,7 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
     reply_append(ctx, s, m, 1, si);
 }
 
-static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m,
-                            int f) {
+static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int f) {
     if (m->a > s->term) {
         become_follower(ctx, s, m->a, -1, "steps down: a newer term exists");
         return;
@@ -356,8 +346,8 @@ static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const s
 
 /* A client's call at the leader: an acquire or a release is proposed
  * through the log; a keep-alive goes to the leader's lessor. */
-static void lead_call(struct lock_ctx *ctx, struct cons_server *s, int type, int client, uint32_t creq,
-                      uint64_t lease, int via) {
+static void lead_call(struct lock_ctx *ctx, struct cons_server *s, int type, int client, uint32_t creq, uint64_t lease,
+                      int via) {
     if (type == M_KEEPALIVE) cons_keepalive(ctx, s, client, creq, lease, via);
     else cons_propose_via(ctx, s, type == M_ACQUIRE ? E_ACQUIRE : E_RELEASE, client, creq, lease, via);
 }
@@ -379,8 +369,7 @@ static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct 
         return;
     }
     if (s->role != ROLE_LEADER) {
-        cons_reply_client(ctx, m->from, m->req, R_REDIRECT,
-                          s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
+        cons_reply_client(ctx, m->from, m->req, R_REDIRECT, s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
         return;
     }
     lead_call(ctx, s, m->type, m->from, m->req, m->value, -1);
@@ -406,8 +395,8 @@ static void lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, const s
     for (int i = 0; i < RENEW_CAP && slot < 0; i++)
         if (!s->check[i].used) slot = i;
     if (slot < 0 || s->leader < 0) return; /* the call waits on; the client asks again */
-    s->check[slot] = (struct cons_lockcheck){.used = 1, .client = (int)m->value, .creq = m->req,
-                                             .rev = m->token, .left = m->ttl_ns, .read_index = -1};
+    s->check[slot] = (struct cons_lockcheck){
+            .used = 1, .client = (int)m->value, .creq = m->req, .rev = m->token, .left = m->ttl_ns, .read_index = -1};
     struct lock_msg r = {0};
     r.type = M_READ_INDEX;
     r.req = m->req;
@@ -420,7 +409,7 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
         on_client(ctx, s, m);
         return;
     }
-    int from = m->from - s->node0; /* lock_server_index, without the call */
+    int from = m->from - s->node0;                           /* lock_server_index, without the call */
     if (from < 0 || from >= s->n || from == s->self) return; /* Raft messages come from servers */
     switch (m->type) {
     case M_VOTE: on_vote(ctx, s, m, from); break;
@@ -476,8 +465,7 @@ void cons_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t ar
             s->active[f] = 0;
         }
         if (c->check_quorum && heard < majority(s)) {
-            become_follower(ctx, s, s->term, -1,
-                            "steps down: no word from a majority for an election timeout");
+            become_follower(ctx, s, s->term, -1, "steps down: no word from a majority for an election timeout");
             break;
         }
         s->t_quorum = lock_timer(ctx, LOCK_CLOCK_MONO, c->election_ns, T_QUORUM, 0);
@@ -494,8 +482,7 @@ void cons_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t ar
             s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, s->lease_deadline - now_mono(ctx), T_LEASE, 0);
             break;
         }
-        if (revoke(ctx, s) != 0)
-            s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, c->heartbeat_ns, T_LEASE, 0);
+        if (revoke(ctx, s) != 0) s->t_lease = lock_timer(ctx, LOCK_CLOCK_MONO, c->heartbeat_ns, T_LEASE, 0);
         break;
     case T_WAITER:
         s->t_waiter = 0;
@@ -509,13 +496,11 @@ void cons_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t ar
          * lease is due once its deadline has come (findExpiredLeases skips
          * an item only while now.Before(its expiry)). */
         s->t_revoke = lock_timer(ctx, LOCK_CLOCK_MONO, c->expiry_check_ns, T_REVOKE, 0);
-        if (s->role == ROLE_LEADER && s->sm.held && s->expiring != s->sm.lease &&
-            now_mono(ctx) >= s->lease_deadline)
+        if (s->role == ROLE_LEADER && s->sm.held && s->expiring != s->sm.lease && now_mono(ctx) >= s->lease_deadline)
             (void)revoke(ctx, s); /* a full log: the next round tries again */
         revoke_waiters(ctx, s);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -15,8 +15,7 @@ void db_client_release_now(struct lock_ctx *ctx, void *state) {
     lock_release_done(ctx);
 }
 
-void db_rpc_send(struct lock_ctx *ctx, struct db_rpc *r, int what, struct lock_msg *m,
-                 sim_ns timeout_ns) {
+void db_rpc_send(struct lock_ctx *ctx, struct db_rpc *r, int what, struct lock_msg *m, sim_ns timeout_ns) {
     if (r->timer) lock_cancel(ctx, r->timer);
     m->req = ++r->req;
     r->waiting = 1;
@@ -45,14 +44,12 @@ int db_rpc_expired(struct lock_ctx *ctx, struct db_rpc *r, int timer, uint64_t a
     return 1;
 }
 
-int db_opt_unknown(char *err, size_t errlen, const char *key, const char *algo,
-                   const char *expected) {
+int db_opt_unknown(char *err, size_t errlen, const char *key, const char *algo, const char *expected) {
     snprintf(err, errlen, "unknown option '%s' for %s; expected %s", key, algo, expected);
     return LSIM_EUNKNOWN_OPTION;
 }
 
-int db_opt_duration(const char *key, const char *val, sim_ns *out, int allow_zero, char *err,
-                    size_t errlen) {
+int db_opt_duration(const char *key, const char *val, sim_ns *out, int allow_zero, char *err, size_t errlen) {
     sim_ns v;
     if (lock_parse_duration(val, &v) != 0 || v < 0 || (v == 0 && !allow_zero)) {
         snprintf(err, errlen, "%s '%s' is not %s", key, val,

@@ -38,8 +38,7 @@ struct db_rpc {
 /* Send *m (its req is filled in) to lock server 0 and arm a monotonic-clock
  * timeout of timeout_ns (0: none, the reply is awaited as long as it takes).
  * Any earlier outstanding request is forgotten. */
-void db_rpc_send(struct lock_ctx *ctx, struct db_rpc *r, int what, struct lock_msg *m,
-                 sim_ns timeout_ns);
+void db_rpc_send(struct lock_ctx *ctx, struct db_rpc *r, int what, struct lock_msg *m, sim_ns timeout_ns);
 /* 1 when m answers the outstanding request: the request is then closed and
  * its timer cancelled. 0 for a late or foreign reply. */
 int db_rpc_reply(struct lock_ctx *ctx, struct db_rpc *r, const struct lock_msg *m);
@@ -51,10 +50,8 @@ int db_rpc_expired(struct lock_ctx *ctx, struct db_rpc *r, int timer, uint64_t a
  * Each returns 0, or a negative LSIM_E code with a full sentence in err. */
 /* "unknown option 'KEY' for ALGO; expected EXPECTED"; returns LSIM_EUNKNOWN_OPTION
  * (the engine's lenient mode drops such options when --algo swaps algorithms). */
-int db_opt_unknown(char *err, size_t errlen, const char *key, const char *algo,
-                   const char *expected);
+int db_opt_unknown(char *err, size_t errlen, const char *key, const char *algo, const char *expected);
 /* A duration option; zero allowed only when allow_zero. */
-int db_opt_duration(const char *key, const char *val, sim_ns *out, int allow_zero, char *err,
-                    size_t errlen);
+int db_opt_duration(const char *key, const char *val, sim_ns *out, int allow_zero, char *err, size_t errlen);
 
 #endif

@@ -108,8 +108,7 @@ void kv_server_init(struct lock_ctx *ctx, void *state) {
     }
 }
 
-void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value,
-                      uint64_t token, int64_t err) {
+void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value, uint64_t token, int64_t err) {
     struct lock_msg r = {0};
     r.type = KV_REPLY;
     r.req = req;
@@ -120,8 +119,7 @@ void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_
     lock_send(ctx, to, &r);
 }
 
-static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uint64_t value,
-                  uint64_t token) {
+static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uint64_t value, uint64_t token) {
     kv_reply_err(ctx, m->from, m->req, a, value, token, KV_ERR_NONE);
 }
 
@@ -205,8 +203,8 @@ static void del_stale(struct lock_ctx *ctx, struct kv_server *s, const struct lo
         kv_replicate(ctx, s);
     } else {
         /* note: a = the fresh timestamp, b = the requester's reading */
-        lock_note(ctx, "DEL to recover a dead lock finds a fresh timestamp: it deletes a live lock",
-                  (int64_t)s->value, m->b);
+        lock_note(ctx, "DEL to recover a dead lock finds a fresh timestamp: it deletes a live lock", (int64_t)s->value,
+                  m->b);
         delete_entry(ctx, s, m->from);
     }
     reply(ctx, m, 1, 0, 0);
@@ -237,8 +235,9 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             int closed = 0;
             for (int i = 0; i < lock_nservers(ctx); i++) closed |= s->link_closed[i];
             /* note: a = good replicas, b = min-replicas-to-write */
-            lock_note(ctx, closed ? "NOREPLICAS: refuses the write, too few good replicas (a replica's link is closed)"
-                                  : "NOREPLICAS: refuses the write, too few replicas acknowledged lately",
+            lock_note(ctx,
+                      closed ? "NOREPLICAS: refuses the write, too few good replicas (a replica's link is closed)"
+                             : "NOREPLICAS: refuses the write, too few replicas acknowledged lately",
                       good, kv_min_replicas_here(ctx));
             lock_state(ctx, KV_ST_NOREPLICAS);
             kv_reply_err(ctx, m->from, m->req, 0, 0, 0, KV_ERR_NOREPLICAS);
@@ -266,15 +265,9 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
         if (cfg(ctx)->replication != KV_REPL_OFF && cfg(ctx)->wait_replicas > 0) kv_wait_begin(ctx, s, m);
         else reply(ctx, m, 1, s->value, s->token);
         return;
-    case KV_GET:
-        reply(ctx, m, s->held, s->held ? s->value : 0, s->held ? s->token : 0);
-        return;
-    case KV_GETSET:
-        getset(ctx, s, m);
-        return;
-    case KV_DEL_STALE:
-        del_stale(ctx, s, m);
-        return;
+    case KV_GET: reply(ctx, m, s->held, s->held ? s->value : 0, s->held ? s->token : 0); return;
+    case KV_GETSET: getset(ctx, s, m); return;
+    case KV_DEL_STALE: del_stale(ctx, s, m); return;
     case KV_DEL:
         if (s->held) delete_entry(ctx, s, m->from);
         else lock_note(ctx, "DEL found no key", 0, 0);
@@ -305,8 +298,8 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             s->held = 1;
             s->lapsed = 0;
             /* note: a = the holder, b = how long the key had been gone */
-            lock_note(ctx, "renews a lapsed lease: nobody leased it since it expired (renew-expired=on)",
-                      s->owner, lock_now(ctx, cfg(ctx)->expiry_clock) - s->expires_local);
+            lock_note(ctx, "renews a lapsed lease: nobody leased it since it expired (renew-expired=on)", s->owner,
+                      lock_now(ctx, cfg(ctx)->expiry_clock) - s->expires_local);
         }
         if (s->held && s->value == m->value) {
             s->expires_local = lock_now(ctx, cfg(ctx)->expiry_clock) + m->ttl_ns;
@@ -319,8 +312,7 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
             reply(ctx, m, 0, 0, 0);
         }
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
@@ -332,9 +324,7 @@ void kv_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg)
         kv_expire_if_due(ctx, s);
         if (s->held && s->role == KV_ROLE_PRIMARY) kv_arm_expiry(ctx, s); /* the clock went back: not due yet */
         return;
-    case T_REPL:
-        kv_backlog_due(ctx, s);
-        return;
+    case T_REPL: kv_backlog_due(ctx, s); return;
     case T_PING: /* the heartbeat carries the current state, through repl-lag */
         s->ping_timer = 0;
         if (s->role != KV_ROLE_PRIMARY) return;
@@ -342,14 +332,9 @@ void kv_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg)
         kv_stream(ctx, s);
         kv_arm_ping(ctx, s, KV_REPL_PING_NS);
         return;
-    case T_WAIT:
-        kv_wait_timeout(ctx, s, arg);
-        return;
-    case T_CRON:
-        kv_cron(ctx, s);
-        return;
-    default:
-        return;
+    case T_WAIT: kv_wait_timeout(ctx, s, arg); return;
+    case T_CRON: kv_cron(ctx, s); return;
+    default: return;
     }
 }
 

@@ -17,9 +17,9 @@
 
 #include "lock.h"
 
-#define KV_MAX_SERVERS 15   /* = LOCK_MAX_SERVERS (checked in kv_config.c) */
-#define KV_REPL_BACKLOG 64  /* replication messages a primary may hold back (repl-lag) */
-#define KV_MAX_WAITS 16     /* SETs a primary may keep blocked in WAIT at once */
+#define KV_MAX_SERVERS 15            /* = LOCK_MAX_SERVERS (checked in kv_config.c) */
+#define KV_REPL_BACKLOG 64           /* replication messages a primary may hold back (repl-lag) */
+#define KV_MAX_WAITS 16              /* SETs a primary may keep blocked in WAIT at once */
 #define KV_REPL_PING_NS SIM_NS_PER_S /* a primary's heartbeat to the other servers */
 
 /* Requests and replies (struct lock_msg.type). */
@@ -32,20 +32,20 @@ enum {
     KV_CAE,        /* value, ttl_ns: compare-and-pexpire (renewal script) -> a=1 extended */
     KV_REPLY,      /* a = result; when a = 0, b = enum kv_error (0 = plain "no") */
     /* Replication (servers only; never sent when replication is off). */
-    KV_REDIRECT,   /* a replica's answer to any client request: a = node of the
+    KV_REDIRECT, /* a replica's answer to any client request: a = node of the
                       primary it follows, -1 = it knows none */
-    KV_REPL,       /* primary -> every other server: its state after a write, or a
+    KV_REPL,     /* primary -> every other server: its state after a write, or a
                       heartbeat. req = epoch, a = replication offset, value = the
                       key's value (0 = no key), token = last token issued,
                       b = owner node, ttl_ns = expiry (see kv_repl.c, encode_expiry) */
-    KV_REPL_ACK,   /* server -> primary: req = epoch, a = offset applied,
+    KV_REPL_ACK, /* server -> primary: req = epoch, a = offset applied,
                       b = node of the primary this server follows */
     /* The legacy SETNX recipe (setnx-timestamp): the key's value is a timestamp
      * the clients compare. b carries the requester's reading of its own clock
      * in the recipe's unit, for the store's record keeping only (which client
      * the recipe makes the holder); a real GETSET or DEL does not carry it. */
-    KV_GETSET,     /* value: set it, answer the old one -> a=1 a key existed, value = old */
-    KV_DEL_STALE,  /* DEL of a lock the client judged expired -> a=1 */
+    KV_GETSET,    /* value: set it, answer the old one -> a=1 a key existed, value = old */
+    KV_DEL_STALE, /* DEL of a lock the client judged expired -> a=1 */
     /* Replication links (appended: the types above keep their numbers). */
     KV_REPL_CLOSE, /* primary -> replica: the link is closed (CLIENT KILL TYPE replica, or
                       the primary timed it out); req = epoch */
@@ -60,9 +60,9 @@ enum kv_error {
 };
 
 enum kv_release {
-    KV_RELEASE_CAD,     /* atomic compare-and-delete */
-    KV_RELEASE_DEL,     /* plain DEL: may delete someone else's lock */
-    KV_RELEASE_GET_DEL  /* GET, compare in the client, then DEL: check-then-act race */
+    KV_RELEASE_CAD,    /* atomic compare-and-delete */
+    KV_RELEASE_DEL,    /* plain DEL: may delete someone else's lock */
+    KV_RELEASE_GET_DEL /* GET, compare in the client, then DEL: check-then-act race */
 };
 
 enum kv_persist { KV_PERSIST_NONE, KV_PERSIST_ALWAYS };
@@ -85,36 +85,36 @@ enum kv_role { KV_ROLE_PRIMARY = 0, KV_ROLE_REPLICA = 1 };
 /* An algorithm's configuration starts with this struct: kv_server_* and
  * kv_client_* read lock_config() as a struct kv_config. */
 struct kv_config {
-    sim_ns ttl_ns;            /* lease length; 0 = no TTL */
-    int release;              /* enum kv_release */
-    int unique_value;         /* 1 = random token as value, 0 = the constant 1 */
-    int fenced;               /* 1 = the client attaches the grant's token to writes */
-    uint64_t first_token;     /* first fencing token the store issues */
-    int expiry_clock;         /* enum lock_clock the store expires keys by */
-    int deadline;             /* enum kv_deadline: the rule at a key's deadline */
-    int renew_expired;        /* 1 = a renewal of a lapsed key is accepted while nobody
+    sim_ns ttl_ns;             /* lease length; 0 = no TTL */
+    int release;               /* enum kv_release */
+    int unique_value;          /* 1 = random token as value, 0 = the constant 1 */
+    int fenced;                /* 1 = the client attaches the grant's token to writes */
+    uint64_t first_token;      /* first fencing token the store issues */
+    int expiry_clock;          /* enum lock_clock the store expires keys by */
+    int deadline;              /* enum kv_deadline: the rule at a key's deadline */
+    int renew_expired;         /* 1 = a renewal of a lapsed key is accepted while nobody
                                  took it since (Azure blob leases; see kv.c, KV_CAE) */
-    int persistence;          /* enum kv_persist: what survives a server restart */
-    sim_ns request_timeout_ns;/* a client gives up on a reply after this */
-    unsigned allowed;         /* KV_OPT_* bits this algorithm accepts */
+    int persistence;           /* enum kv_persist: what survives a server restart */
+    sim_ns request_timeout_ns; /* a client gives up on a reply after this */
+    unsigned allowed;          /* KV_OPT_* bits this algorithm accepts */
     const char *algo_name;
     /* Replication (used when replication != KV_REPL_OFF and servers > 1). */
-    int replication;          /* enum kv_replication */
-    sim_ns repl_lag_ns;       /* repl-lag: the primary holds each replication message
+    int replication;                /* enum kv_replication */
+    sim_ns repl_lag_ns;             /* repl-lag: the primary holds each replication message
                                  back this long, by its own monotonic clock */
-    int wait_replicas;        /* wait=N: answer a granted SET only after N replicas
+    int wait_replicas;              /* wait=N: answer a granted SET only after N replicas
                                  acknowledged it (Redis WAIT); 0 = at once */
-    sim_ns wait_timeout_ns;   /* wait-timeout: then answer "no" (the key stays) */
-    int min_replicas;         /* min-replicas-to-write; 0 = off */
+    sim_ns wait_timeout_ns;         /* wait-timeout: then answer "no" (the key stays) */
+    int min_replicas;               /* min-replicas-to-write; 0 = off */
     sim_ns min_replicas_max_lag_ns; /* min-replicas-max-lag: a replica is good if
                                  it is connected and its last ack is at most this old */
-    sim_ns repl_timeout_ns;   /* repl-timeout: a primary closes the link of a replica
+    sim_ns repl_timeout_ns;         /* repl-timeout: a primary closes the link of a replica
                                  silent this long (Redis's default 60s) */
     /* Per server, as Redis configures each server on its own (`S2.KEY=VALUE`
      * on the lock line): -1 = the lock line's value. Index = server index. */
     int srv_min_replicas[KV_MAX_SERVERS];
     sim_ns srv_max_lag_ns[KV_MAX_SERVERS];
-    const char *extra_options;/* the algorithm's own keys, listed after the store's
+    const char *extra_options; /* the algorithm's own keys, listed after the store's
                                  in "unknown option" errors (static text or NULL) */
 };
 
@@ -136,71 +136,71 @@ struct kv_snap {
     int held;
     int owner;
     uint64_t value;
-    uint64_t last_token;   /* next_token - 1 at the time */
-    sim_ns expires_local;  /* primary's deadline by cfg->expiry_clock; SIM_NEVER = none */
+    uint64_t last_token;  /* next_token - 1 at the time */
+    sim_ns expires_local; /* primary's deadline by cfg->expiry_clock; SIM_NEVER = none */
     uint32_t epoch;
     int64_t offset;
-    sim_ns due_mono;       /* send at this reading of the primary's monotonic clock */
+    sim_ns due_mono; /* send at this reading of the primary's monotonic clock */
 };
 
 /* A granted SET blocked in WAIT until enough replicas acknowledge it. */
 struct kv_wait {
     int used;
-    int client;            /* node to answer */
-    uint32_t req;          /* its request id */
+    int client;   /* node to answer */
+    uint32_t req; /* its request id */
     uint64_t value, token;
-    int64_t offset;        /* replication offset the replicas must reach */
-    uint64_t timer;        /* wait-timeout timer handle */
+    int64_t offset; /* replication offset the replicas must reach */
+    uint64_t timer; /* wait-timeout timer handle */
 };
 
 struct kv_server {
     int held;
     uint64_t value;
-    int owner;             /* client node whose SET created the entry */
-    sim_ns expires_local;  /* by cfg->expiry_clock; SIM_NEVER = no expiry */
-    uint64_t token;        /* token issued with this entry */
+    int owner;            /* client node whose SET created the entry */
+    sim_ns expires_local; /* by cfg->expiry_clock; SIM_NEVER = no expiry */
+    uint64_t token;       /* token issued with this entry */
     uint64_t next_token;
     uint64_t expiry_timer;
-    int lapsed;            /* 1 = the key expired and nothing was written since: its
+    int lapsed; /* 1 = the key expired and nothing was written since: its
                               holder's value and owner are still here (renew-expired) */
     /* Replication; "volatile" fields are lost in a crash, the role, epoch and
      * the primary followed survive it (Sentinel rewrites the config file). */
-    int role;              /* enum kv_role */
-    uint32_t epoch;        /* configuration epoch; a promotion bumps it */
-    int primary;           /* node of the primary this server follows (itself
+    int role;                                /* enum kv_role */
+    uint32_t epoch;                          /* configuration epoch; a promotion bumps it */
+    int primary;                             /* node of the primary this server follows (itself
                               when primary), -1 = none known */
-    int64_t offset;        /* replication offset: writes applied. A primary keeps
+    int64_t offset;                          /* replication offset: writes applied. A primary keeps
                               counting across a restart, so that replicas copy
                               even its empty dataset (Redis forces a full resync) */
-    int synced;            /* replica: 0 = must take the next snapshot whatever its offset */
-    int64_t ack_offset[KV_MAX_SERVERS]; /* primary: per server index, last acked offset (volatile) */
-    sim_ns ack_at[KV_MAX_SERVERS];      /* primary: its monotonic reading then; SIM_NEVER = none */
+    int synced;                              /* replica: 0 = must take the next snapshot whatever its offset */
+    int64_t ack_offset[KV_MAX_SERVERS];      /* primary: per server index, last acked offset (volatile) */
+    sim_ns ack_at[KV_MAX_SERVERS];           /* primary: its monotonic reading then; SIM_NEVER = none */
     struct kv_snap backlog[KV_REPL_BACKLOG]; /* primary: held back for repl-lag (volatile) */
     int bl_head, bl_len;
-    uint64_t repl_timer;   /* the backlog head's send timer */
-    uint64_t ping_timer;   /* the heartbeat timer (primary only) */
+    uint64_t repl_timer; /* the backlog head's send timer */
+    uint64_t ping_timer; /* the heartbeat timer (primary only) */
     /* The replication links' state (volatile). Redis counts only replicas
      * whose link is up (state ONLINE) as good. */
     int link_closed[KV_MAX_SERVERS]; /* primary: per server index, 1 = that replica's link is
                                         closed (killed, or timed out) until it reconnects */
-    int upstream_closed;   /* replica: its link to the primary is closed; it reconnects
+    int upstream_closed;             /* replica: its link to the primary is closed; it reconnects
                               at the next tick of its replication cron (1 s) */
-    uint64_t cron_timer;   /* replica: that reconnect timer */
+    uint64_t cron_timer;             /* replica: that reconnect timer */
     struct kv_wait waits[KV_MAX_WAITS];
 };
 
 struct kv_client {
-    uint32_t req;          /* id of the outstanding request */
-    int phase;             /* what the outstanding request is for */
-    uint64_t value;        /* the value this client set */
+    uint32_t req;   /* id of the outstanding request */
+    int phase;      /* what the outstanding request is for */
+    uint64_t value; /* the value this client set */
     uint64_t token;
-    uint64_t timeout;      /* timer handle */
+    uint64_t timeout; /* timer handle */
     /* Which server to ask (replication): the one it believes is primary. */
-    int target;            /* server index; starts at 0 (S1) */
-    int type;              /* the outstanding request, to send it again elsewhere */
-    sim_ns req_ttl_ns;     /* its ttl_ns */
-    int redirects;         /* redirects followed for this request */
-    int timeouts;          /* servers that timed out for this request */
+    int target;               /* server index; starts at 0 (S1) */
+    int type;                 /* the outstanding request, to send it again elsewhere */
+    sim_ns req_ttl_ns;        /* its ttl_ns */
+    int redirects;            /* redirects followed for this request */
+    int timeouts;             /* servers that timed out for this request */
     sim_ns acquire_sent_mono; /* when this acquisition's first SET left, by the monotonic clock */
 };
 
@@ -210,6 +210,7 @@ struct kv_client {
  * algorithm's own states are numbered from KV_ST_COUNT on). States that a
  * configuration cannot reach (promoted without replicas, renewed without a
  * renewing client) are listed all the same and read "not reached". */
+/* clang-format off */
 #define KV_STATE_MAP(XX)                                                                   \
     XX(ACQUIRING, "acquiring")         /* client: a SET NX sent */                        \
     XX(GRANTED, "granted")             /* client: the SET NX answered yes */              \
@@ -229,12 +230,13 @@ struct kv_client {
     XX(PROMOTED, "promoted")           /* server: a replica became the primary */         \
     XX(RESTARTED_EMPTY, "restarted-empty") /* server: restarted without persistence,     \
                                           its lock gone */
+/* clang-format on */
 
 enum kv_state {
 #define KV_STATE_ENUM_(name, text) KV_ST_##name,
     KV_STATE_MAP(KV_STATE_ENUM_)
 #undef KV_STATE_ENUM_
-    KV_ST_COUNT
+            KV_ST_COUNT
 };
 
 /* The names, in order, for the start of a state_names initialiser. */
@@ -245,18 +247,16 @@ extern const char *const kv_state_names[KV_ST_COUNT];
 
 /* The server side of an algorithm whose lock servers are this store with its
  * own client (lease-renew, setnx-expire): `KV_SERVER_CALLBACKS,`. */
-#define KV_SERVER_CALLBACKS                                                                \
-    .server_size = sizeof(struct kv_server), .server_init = kv_server_init,                \
-    .server_recv = kv_server_recv, .server_timer = kv_server_timer,                        \
-    .server_restart = kv_server_restart
+#define KV_SERVER_CALLBACKS \
+    .server_size = sizeof(struct kv_server), .server_init = kv_server_init, .server_recv = kv_server_recv, \
+    .server_timer = kv_server_timer, .server_restart = kv_server_restart
 
 /* The client and server callbacks of an algorithm that is this store plus
  * this client (setnx, lease, fenced-lease), for a struct lock_algo
  * initialiser: `.config_default = ..., .option = ..., KV_ALGO_CALLBACKS,`. */
-#define KV_ALGO_CALLBACKS                                                                  \
-    .client_size = sizeof(struct kv_client), .client_init = kv_client_init,                \
-    .client_acquire = kv_client_acquire, .client_release = kv_client_release,              \
-    .client_recv = kv_client_recv, .client_timer = kv_client_timer,                        \
+#define KV_ALGO_CALLBACKS \
+    .client_size = sizeof(struct kv_client), .client_init = kv_client_init, .client_acquire = kv_client_acquire, \
+    .client_release = kv_client_release, .client_recv = kv_client_recv, .client_timer = kv_client_timer, \
     KV_SERVER_CALLBACKS, .server_control = kv_server_control, .validate = kv_validate
 
 /* The store's states and no others, for a struct lock_algo initialiser. */

@@ -95,9 +95,7 @@ static void done(struct lock_ctx *ctx, struct kv_client *c, const struct lock_ms
         lock_release_done(ctx);
         break;
     case PHASE_RELEASE:
-    case PHASE_RELEASE_DEL:
-        lock_release_done(ctx);
-        break;
+    case PHASE_RELEASE_DEL: lock_release_done(ctx); break;
     }
 }
 

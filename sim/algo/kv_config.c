@@ -45,21 +45,21 @@ static const struct {
     const char *key;
     unsigned bit;
 } kv_keys[] = {
-    {"ttl", KV_OPT_TTL},
-    {"release", KV_OPT_RELEASE},
-    {"value", KV_OPT_VALUE},
-    {"first-token", KV_OPT_FIRST_TOKEN},
-    {"expiry-clock", KV_OPT_EXPIRY_CLOCK},
-    {"deadline", KV_OPT_DEADLINE},
-    {"renew-expired", KV_OPT_RENEW_EXPIRED},
-    {"persistence", KV_OPT_PERSISTENCE},
-    {"request-timeout", KV_OPT_TIMEOUT},
-    {"repl-lag", KV_OPT_REPLICATION},
-    {"wait", KV_OPT_REPLICATION},
-    {"wait-timeout", KV_OPT_REPLICATION},
-    {"min-replicas-to-write", KV_OPT_REPLICATION},
-    {"min-replicas-max-lag", KV_OPT_REPLICATION},
-    {"repl-timeout", KV_OPT_REPLICATION},
+        {"ttl", KV_OPT_TTL},
+        {"release", KV_OPT_RELEASE},
+        {"value", KV_OPT_VALUE},
+        {"first-token", KV_OPT_FIRST_TOKEN},
+        {"expiry-clock", KV_OPT_EXPIRY_CLOCK},
+        {"deadline", KV_OPT_DEADLINE},
+        {"renew-expired", KV_OPT_RENEW_EXPIRED},
+        {"persistence", KV_OPT_PERSISTENCE},
+        {"request-timeout", KV_OPT_TIMEOUT},
+        {"repl-lag", KV_OPT_REPLICATION},
+        {"wait", KV_OPT_REPLICATION},
+        {"wait-timeout", KV_OPT_REPLICATION},
+        {"min-replicas-to-write", KV_OPT_REPLICATION},
+        {"min-replicas-max-lag", KV_OPT_REPLICATION},
+        {"repl-timeout", KV_OPT_REPLICATION},
 };
 
 static int bad(char *err, size_t n, const char *key, const char *val, const char *expected) {
@@ -67,8 +67,7 @@ static int bad(char *err, size_t n, const char *key, const char *val, const char
     return LSIM_EBAD_VALUE;
 }
 
-static int replication_option(struct kv_config *c, const char *key, const char *val, char *err,
-                              size_t n) {
+static int replication_option(struct kv_config *c, const char *key, const char *val, char *err, size_t n) {
     int64_t v;
     if (strcmp(key, "repl-lag") == 0) {
         if (lock_parse_duration(val, &c->repl_lag_ns) != 0)
@@ -115,8 +114,10 @@ static int server_option(struct kv_config *c, const char *key, const char *val, 
     const char *sub = dot + 1;
     int lag = strcmp(sub, "min-replicas-max-lag") == 0;
     if (!lag && strcmp(sub, "min-replicas-to-write") != 0) {
-        snprintf(err, n, "unknown option '%s' for %s; expected a server's own min-replicas-to-write or "
-                 "min-replicas-max-lag (as in S2.min-replicas-to-write=0)", key, c->algo_name);
+        snprintf(err, n,
+                 "unknown option '%s' for %s; expected a server's own min-replicas-to-write or "
+                 "min-replicas-max-lag (as in S2.min-replicas-to-write=0)",
+                 key, c->algo_name);
         return LSIM_EUNKNOWN_OPTION;
     }
     if (num < 1 || num > KV_MAX_SERVERS) {
@@ -159,8 +160,7 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
             size_t l = strlen(list);
             snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", c->extra_options);
         }
-        snprintf(err, n, "unknown option '%s' for %s; expected %s", key, c->algo_name,
-                 list[0] ? list : "no options");
+        snprintf(err, n, "unknown option '%s' for %s; expected %s", key, c->algo_name, list[0] ? list : "no options");
         return LSIM_EUNKNOWN_OPTION;
     }
     int64_t v;
@@ -181,8 +181,7 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         else return bad(err, n, "value", val, "unique or constant");
         return 0;
     case KV_OPT_FIRST_TOKEN:
-        if (lock_parse_int(val, &v) != 0 || v < 1)
-            return bad(err, n, "first-token", val, "a positive integer");
+        if (lock_parse_int(val, &v) != 0 || v < 1) return bad(err, n, "first-token", val, "a positive integer");
         c->first_token = (uint64_t)v;
         return 0;
     case KV_OPT_EXPIRY_CLOCK:
@@ -194,16 +193,18 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         if (strcmp(val, "redis") == 0) c->deadline = KV_DEADLINE_REDIS;
         else if (strcmp(val, "inclusive") == 0) c->deadline = KV_DEADLINE_INCLUSIVE;
         else if (strcmp(val, "exclusive") == 0) c->deadline = KV_DEADLINE_EXCLUSIVE;
-        else return bad(err, n, "deadline", val,
-                        "redis (kept through the deadline's millisecond), inclusive (gone at now >= "
-                        "deadline) or exclusive (gone at now > deadline)");
+        else
+            return bad(err, n, "deadline", val,
+                       "redis (kept through the deadline's millisecond), inclusive (gone at now >= "
+                       "deadline) or exclusive (gone at now > deadline)");
         return 0;
     case KV_OPT_RENEW_EXPIRED:
         if (strcmp(val, "on") == 0) c->renew_expired = 1;
         else if (strcmp(val, "off") == 0) c->renew_expired = 0;
-        else return bad(err, n, "renew-expired", val,
-                        "on (a lapsed lease is renewed while nobody took it, as Azure blob leases do) or "
-                        "off (an expired key is gone, as in Redis)");
+        else
+            return bad(err, n, "renew-expired", val,
+                       "on (a lapsed lease is renewed while nobody took it, as Azure blob leases do) or "
+                       "off (an expired key is gone, as in Redis)");
         return 0;
     case KV_OPT_PERSISTENCE:
         if (strcmp(val, "none") == 0) c->persistence = KV_PERSIST_NONE;
@@ -214,8 +215,7 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
         if (lock_parse_duration(val, &c->request_timeout_ns) != 0 || c->request_timeout_ns <= 0)
             return bad(err, n, "request-timeout", val, "a positive duration");
         return 0;
-    case KV_OPT_REPLICATION:
-        return replication_option(c, key, val, err, n);
+    case KV_OPT_REPLICATION: return replication_option(c, key, val, err, n);
     }
     return LSIM_EBAD_VALUE;
 }

@@ -37,8 +37,7 @@ void kv_expire_if_due(struct lock_ctx *ctx, struct kv_server *s);
 void kv_reset_acks(struct kv_server *s);
 int kv_min_replicas_here(struct lock_ctx *ctx);
 void kv_arm_ping(struct lock_ctx *ctx, struct kv_server *s, sim_ns delay);
-void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value, uint64_t token,
-                  int64_t err);
+void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value, uint64_t token, int64_t err);
 /* kv_repl.c */
 struct kv_snap kv_take_snapshot(const struct kv_server *s);
 void kv_send_snapshot(struct lock_ctx *ctx, const struct kv_server *s, const struct kv_snap *p);

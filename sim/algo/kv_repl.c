@@ -89,8 +89,7 @@ void kv_send_snapshot(struct lock_ctx *ctx, const struct kv_server *s, const str
 static void arm_backlog(struct lock_ctx *ctx, struct kv_server *s) {
     cancel(ctx, &s->repl_timer);
     if (s->bl_len > 0)
-        s->repl_timer = lock_timer(ctx, LOCK_CLOCK_MONO, s->backlog[s->bl_head].due_mono - mono(ctx),
-                                   T_REPL, 0);
+        s->repl_timer = lock_timer(ctx, LOCK_CLOCK_MONO, s->backlog[s->bl_head].due_mono - mono(ctx), T_REPL, 0);
 }
 
 /* Stream the current state to the other servers, now or after repl-lag. */
@@ -233,8 +232,8 @@ static void follow(struct lock_ctx *ctx, struct kv_server *s, uint32_t epoch, in
         if (epoch > s->epoch)
             lock_note(ctx, "steps down to replica: another primary has a newer epoch", epoch, primary);
         else
-            lock_note(ctx, "steps down to replica: another primary of the same epoch has a lower number",
-                      epoch, primary);
+            lock_note(ctx, "steps down to replica: another primary of the same epoch has a lower number", epoch,
+                      primary);
         s->role = KV_ROLE_REPLICA;
         cancel(ctx, &s->expiry_timer);
         cancel(ctx, &s->ping_timer);
@@ -273,8 +272,8 @@ static void arm_cron(struct lock_ctx *ctx, struct kv_server *s) {
 void kv_upstream_close(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m) {
     if (s->role != KV_ROLE_REPLICA || m->from != s->primary || s->upstream_closed) return;
     s->upstream_closed = 1;
-    lock_note(ctx, "replica: its link to the primary was closed; it reconnects at its next cron run (1 s)",
-              m->from, 0); /* a = the primary */
+    lock_note(ctx, "replica: its link to the primary was closed; it reconnects at its next cron run (1 s)", m->from,
+              0); /* a = the primary */
     arm_cron(ctx, s);
 }
 
@@ -304,8 +303,8 @@ void kv_sync_recv(struct lock_ctx *ctx, struct kv_server *s, const struct lock_m
         return;
     }
     if (s->link_closed[i])
-        lock_note(ctx, "a replica reconnected (PSYNC): its link is up and it counts as good again",
-                  m->from, 0); /* a = the replica */
+        lock_note(ctx, "a replica reconnected (PSYNC): its link is up and it counts as good again", m->from,
+                  0); /* a = the replica */
     s->link_closed[i] = 0;
     s->ack_at[i] = mono(ctx);
     if (m->req == s->epoch && m->a > s->ack_offset[i]) s->ack_offset[i] = m->a;
@@ -332,14 +331,11 @@ void kv_check_links(struct lock_ctx *ctx, struct kv_server *s) {
     }
 }
 
-static void apply_snapshot(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m,
-                           int new_primary) {
+static void apply_snapshot(struct lock_ctx *ctx, struct kv_server *s, const struct lock_msg *m, int new_primary) {
     int held = m->value != 0;
     if (s->held && (!held || s->value != m->value)) {
-        if (new_primary)
-            lock_note(ctx, "replica: drops a lock the new primary never had", s->owner, (int64_t)s->token);
-        else
-            lock_note(ctx, "replica: copies a release or expiry from the primary", s->owner, (int64_t)s->token);
+        if (new_primary) lock_note(ctx, "replica: drops a lock the new primary never had", s->owner, (int64_t)s->token);
+        else lock_note(ctx, "replica: copies a release or expiry from the primary", s->owner, (int64_t)s->token);
     }
     if (held && (!s->held || s->value != m->value))
         lock_note(ctx, "replica: copies a grant from the primary", m->b, (int64_t)m->token); /* a = owner, b = token */
@@ -413,8 +409,8 @@ static void kill_replicas(struct lock_ctx *ctx, struct kv_server *s) {
         send_close(ctx, s, lock_server(ctx, i));
         n++;
     }
-    lock_note(ctx, "CLIENT KILL TYPE replica: replica links closed, none counts as good until it reconnects",
-              n, 0); /* a = links closed */
+    lock_note(ctx, "CLIENT KILL TYPE replica: replica links closed, none counts as good until it reconnects", n,
+              0); /* a = links closed */
 }
 
 void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {

@@ -19,13 +19,12 @@ static const struct {
     const char *word;
     int (*parse)(struct parser *p);
 } line_kws[] = {
-    {"link", scnp_kw_link},       {"clock", scnp_kw_clock},     {"client", scnp_kw_client},
-    {"clients", scnp_kw_clients}, {"expect", scnp_kw_expect},  {"param", scnp_kw_param},
-    {"explore", scnp_kw_explore},
+        {"link", scnp_kw_link},       {"clock", scnp_kw_clock},   {"client", scnp_kw_client},
+        {"clients", scnp_kw_clients}, {"expect", scnp_kw_expect}, {"param", scnp_kw_param},
+        {"explore", scnp_kw_explore},
 };
 
-static int do_line(struct parser *p)
-{
+static int do_line(struct parser *p) {
     struct tok *t;
     const char *w;
     size_t k;
@@ -33,35 +32,33 @@ static int do_line(struct parser *p)
 
     if (scnp_lex_line(p) < 0 || scnp_expand_params(p) < 0) /* tokens, then $NAME values */
         return -1;
-    if (p->ntoks == 0)
-        return 0;
+    if (p->ntoks == 0) return 0;
     t = &p->toks[0];
     if (t->kind != T_WORD)
-        return scnp_fail(p, t->col, "unexpected %s at the start of a line; expected a keyword such "
-                         "as client, lock or expect", scnp_show(p, t));
+        return scnp_fail(p, t->col,
+                         "unexpected %s at the start of a line; expected a keyword such "
+                         "as client, lock or expect",
+                         scnp_show(p, t));
     w = t->s;
-    if (w[0] == '@' || w[0] == '+' || strcmp(w, "on") == 0)
-        return scnp_timed_line(p);
-    if ((rc = scnp_kw_header(p, w)) <= 0)
-        return rc;
+    if (w[0] == '@' || w[0] == '+' || strcmp(w, "on") == 0) return scnp_timed_line(p);
+    if ((rc = scnp_kw_header(p, w)) <= 0) return rc;
     for (k = 0; k < sizeof line_kws / sizeof line_kws[0]; k++)
-        if (strcmp(w, line_kws[k].word) == 0)
-            return line_kws[k].parse(p);
-    return scnp_fail(p, t->col, "unknown keyword '%.30s'; expected title, description, purpose, "
+        if (strcmp(w, line_kws[k].word) == 0) return line_kws[k].parse(p);
+    return scnp_fail(p, t->col,
+                     "unknown keyword '%.30s'; expected title, description, purpose, "
                      "seed, duration, stuck-after, max-events, retry, lock, resource, network, "
                      "link, clock, client, clients, expect, param, explore, or a time (@5s, +1s, "
-                     "on A.point)", w);
+                     "on A.point)",
+                     w);
 }
 
-static void err_begin(struct scn_error *err, const char *file)
-{
+static void err_begin(struct scn_error *err, const char *file) {
     memset(err, 0, sizeof *err);
     scn_copy_str(err->file, sizeof err->file, file);
 }
 
 /* The error for a failure before any line is read. */
-static int early_fail(struct scn_error *err, int code, const char *msg)
-{
+static int early_fail(struct scn_error *err, int code, const char *msg) {
     err->pos.line = 1;
     err->pos.col = 1;
     snprintf(err->msg, sizeof err->msg, "%s", msg);
@@ -69,24 +66,19 @@ static int early_fail(struct scn_error *err, int code, const char *msg)
 }
 
 int scnp_parse_text(struct scenario *s, const char *fname, const char *text, size_t len,
-                    const struct param_override *over, int nover, struct scn_error *err)
-{
+                    const struct param_override *over, int nover, struct scn_error *err) {
     struct parser *p;
     size_t off = 0;
     int rc = 0;
 
-    if (fname == NULL)
-        fname = "<scenario>";
+    if (fname == NULL) fname = "<scenario>";
     scenario_init(s);
     scn_copy_str(s->file, sizeof s->file, fname);
     err_begin(err, fname);
-    if (text == NULL && len > 0)
-        len = 0;
-    if (len > TEXT_MAX_BYTES)
-        return early_fail(err, LSIM_EPARSE, "the scenario is larger than 16 MiB");
+    if (text == NULL && len > 0) len = 0;
+    if (len > TEXT_MAX_BYTES) return early_fail(err, LSIM_EPARSE, "the scenario is larger than 16 MiB");
     p = calloc(1, sizeof *p);
-    if (p == NULL)
-        return early_fail(err, LSIM_ENOMEM, "out of memory");
+    if (p == NULL) return early_fail(err, LSIM_ENOMEM, "out of memory");
     p->s = s;
     p->err = err;
     p->over = over;
@@ -97,32 +89,22 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
         p->line++;
         p->raw = text + off;
         p->rawlen = end - off;
-        if (p->rawlen > 0 && p->raw[p->rawlen - 1] == '\r')
-            p->rawlen--;
+        if (p->rawlen > 0 && p->raw[p->rawlen - 1] == '\r') p->rawlen--;
         if (p->rawlen > LINE_MAX_BYTES)
             rc = scnp_fail(p, LINE_MAX_BYTES + 1, "line is longer than %d bytes", LINE_MAX_BYTES);
-        else
-            rc = do_line(p);
+        else rc = do_line(p);
         off = end + 1;
     }
-    if (rc == 0)
-        rc = scnp_check_later(p);
-    if (rc == 0)
-        rc = scnp_expect_clients(p);
-    if (rc == 0)
-        rc = scnp_check_params_used(p);
-    if (rc == 0)
-        rc = scnp_check_faults(p);
-    if (rc == 0)
-        rc = scnp_check_explore(p);
+    if (rc == 0) rc = scnp_check_later(p);
+    if (rc == 0) rc = scnp_expect_clients(p);
+    if (rc == 0) rc = scnp_check_params_used(p);
+    if (rc == 0) rc = scnp_check_faults(p);
+    if (rc == 0) rc = scnp_check_explore(p);
     if (rc == 0 && s->nparams > 0 && len > 0) {
-        if ((s->source = malloc(len)) == NULL)
-            rc = scnp_fail_nomem(p, 1);
-        else
-            memcpy(s->source, text, len), s->source_len = len;
+        if ((s->source = malloc(len)) == NULL) rc = scnp_fail_nomem(p, 1);
+        else memcpy(s->source, text, len), s->source_len = len;
     }
-    if (rc < 0)
-        rc = p->nomem ? LSIM_ENOMEM : LSIM_EPARSE;
+    if (rc < 0) rc = p->nomem ? LSIM_ENOMEM : LSIM_EPARSE;
     free(p->hash);
     free(p->toks);
     free(p->arena);
@@ -132,8 +114,6 @@ int scnp_parse_text(struct scenario *s, const char *fname, const char *text, siz
     return rc;
 }
 
-int scenario_parse(struct scenario *s, const char *fname, const char *text, size_t len,
-                   struct scn_error *err)
-{
+int scenario_parse(struct scenario *s, const char *fname, const char *text, size_t len, struct scn_error *err) {
     return scnp_parse_text(s, fname, text, len, NULL, 0, err);
 }

@@ -45,8 +45,7 @@ int scnp_word_distance(const char *a, const char *b);
 /* Append to list[size] the n words of names[] as "a, b or c" (at most max
  * of them, then ", ..."): those within two edits of word first, closest
  * first, then the others in their order. */
-void scnp_list_closest(char *list, size_t size, const char *word, const char *const *names, int n,
-                  int max);
+void scnp_list_closest(char *list, size_t size, const char *word, const char *const *names, int n, int max);
 
 /* Each returns 0, or -1 with one sentence in why[WHY_MAX]. */
 int scnp_int_parse(const char *t, int64_t lo, int64_t hi, const char *what, int64_t *out, char *why);
@@ -66,8 +65,7 @@ int scnp_is_word(const char *s, const char *extra);
 /* Option keys and algorithm names: a letter, then letters, digits, - _ . */
 int scnp_is_opt_key(const char *s);
 /* Store or replace a lock option: 0, -1 with why, or LSIM_ENOMEM. */
-int scnp_opt_put(struct scenario *s, const char *key, const char *val, struct scn_pos pos,
-            char *why);
+int scnp_opt_put(struct scenario *s, const char *key, const char *val, struct scn_pos pos, char *why);
 
 /* ---- Tokens and the parser (parse_lex.c) ---- */
 
@@ -98,27 +96,27 @@ struct param_override {
 struct parser {
     struct scenario *s;
     struct scn_error *err;
-    int nomem;                  /* an allocation failed: the parse ends with LSIM_ENOMEM */
+    int nomem; /* an allocation failed: the parse ends with LSIM_ENOMEM */
     int line;
-    const char *raw;            /* the current line (not NUL-terminated) */
+    const char *raw; /* the current line (not NUL-terminated) */
     size_t rawlen;
-    struct tok *toks;           /* owned: the current line's tokens, toks_cap of room */
+    struct tok *toks; /* owned: the current line's tokens, toks_cap of room */
     int ntoks, toks_cap;
-    char *arena;                /* owned: their text, arena_cap bytes */
+    char *arena;                  /* owned: their text, arena_cap bytes */
     size_t arena_cap, arena_used; /* room: 2 * line + 8, and line + 49 a '$' */
-    char show[64];              /* one token rendered for a message */
-    int once_line[LINE_KW_MAX]; /* line of each once-only line keyword, 0 = not yet */
-    sim_ns prev_at_ns;          /* time of the previous @ or + line */
+    char show[64];                /* one token rendered for a message */
+    int once_line[LINE_KW_MAX];   /* line of each once-only line keyword, 0 = not yet */
+    sim_ns prev_at_ns;            /* time of the previous @ or + line */
     int prev_at_set;
-    int *fault_col;             /* owned: column of each fault's time (or `on`), per fault */
+    int *fault_col; /* owned: column of each fault's time (or `on`), per fault */
     int fault_col_cap;
-    int *hash;                  /* client names: index + 1, 0 = empty slot */
-    size_t hash_cap;            /* power of two */
-    struct later_node *later;   /* owned: nlater used of later_cap, at most LATER_MAX */
+    int *hash;                /* client names: index + 1, 0 = empty slot */
+    size_t hash_cap;          /* power of two */
+    struct later_node *later; /* owned: nlater used of later_cap, at most LATER_MAX */
     int nlater, later_cap;
     const struct param_override *over; /* borrowed: overrides for param lines */
     int nover;
-    int tok_line;               /* the line toks belong to */
+    int tok_line;                             /* the line toks belong to */
     unsigned char param_used[SCN_MAX_PARAMS]; /* 1 once a $NAME used the param */
 };
 
@@ -154,7 +152,7 @@ struct keyset {
     const char *what;     /* "acquire" */
     const char *expected; /* "retry=, jitter=, tries= or timeout=" */
     const char *names[6];
-    int col[6];           /* where each was first given, 0 = not yet */
+    int col[6]; /* where each was first given, 0 = not yet */
 };
 /* The index of key in ks, or -1 (error set) when unknown or repeated. */
 int scnp_key_find(struct parser *p, struct keyset *ks, const struct tok *t, const char *key);
@@ -188,15 +186,15 @@ enum {
 };
 
 struct hdr_key {
-    const char *line;  /* the line's keyword in a file */
-    const char *key;   /* KEY of KEY=VALUE, or NULL for the line's one value */
-    const char *form;  /* how it is written, for messages */
+    const char *line; /* the line's keyword in a file */
+    const char *key;  /* KEY of KEY=VALUE, or NULL for the line's one value */
+    const char *form; /* how it is written, for messages */
     unsigned flags;
     hdr_setter set;
 };
 #define SCNP_NHDR 17 /* rows of scnp_hdr_keys (a static assert checks it) */
 extern const struct hdr_key scnp_hdr_keys[SCNP_NHDR];
-int scnp_kw_header(struct parser *p, const char *word);  /* 1 = not a header keyword */
+int scnp_kw_header(struct parser *p, const char *word); /* 1 = not a header keyword */
 /* The row --set KEY names: "line" for a one-value line, "line.key", or a
  * bare key; -1 when none. *lock_opt is set when KEY is lock.NAME for a
  * NAME not in the table (an algorithm option). */
@@ -205,8 +203,7 @@ int scnp_set_row(const char *key, int *lock_opt);
 int scnp_is_set_key(const char *key);
 /* parse_set.c: --set KEY=VALUE (scenario_set, scenario.h). The --set error:
  * file "--set", line 1, col; returns code. */
-PRINTF_LIKE(4, 5) int scnp_set_fail(struct scn_error *err, int code, int col, const char *fmt,
-                                    ...);
+PRINTF_LIKE(4, 5) int scnp_set_fail(struct scn_error *err, int code, int col, const char *fmt, ...);
 /* parse_link.c: link lines (header and timed) and header clock lines. */
 int scnp_kw_link(struct parser *p);
 int scnp_kw_clock(struct parser *p);
@@ -240,8 +237,7 @@ int scnp_check_params_used(struct parser *p);
  * override so far and this one, replay the other --set arguments (s->sets),
  * and replace *s with the result; on error *s is unchanged and the message
  * gives the file:line:col where the value did not fit. */
-int scnp_param_set(struct scenario *s, const char *name, const char *val, int vcol,
-                   struct scn_error *err);
+int scnp_param_set(struct scenario *s, const char *name, const char *val, int vcol, struct scn_error *err);
 /* Remember a --set argument that is not a param, for replay (only when s
  * has params). 0 or LSIM_ENOMEM. */
 int scnp_param_note_set(struct scenario *s, const char *kv, struct scn_error *err);

@@ -11,22 +11,22 @@
 #include "vtime.h"
 
 /* Limits, enforced by the parser and by engine_new() with a clear message. */
-#define SCN_MAX_CLIENTS 200000  /* clients, including those made by `clients N` */
-#define SCN_MAX_SERVERS 15      /* lock servers */
-#define SCN_MAX_PROGRAMS 64     /* distinct client programs */
-#define SCN_MAX_STEPS 32        /* steps in one client program */
-#define SCN_MAX_FAULTS 4096     /* fault lines */
-#define SCN_MAX_EXPECTS 64      /* expect lines */
-#define SCN_MAX_EXPECT_CLIENTS 16 /* distinct clients that expect lines name */
-#define SCN_MAX_OPTS 32         /* key=value options on the lock line */
-#define SCN_MAX_GROUP 32        /* nodes named in one partition group */
-#define SCN_MAX_LINKS 256       /* per-link overrides */
-#define SCN_MAX_CLOCKS (SCN_MAX_SERVERS + 64) /* header `clock` lines */
-#define SCN_NAME_MAX 16         /* node names, including the NUL */
-#define SCN_TEXT_MAX 160        /* title and description */
-#define SCN_OPT_MAX 48          /* option keys and values, including the NUL */
-#define SCN_MAX_PARAMS 64       /* param lines */
-#define SCN_WRITE_TRIES_MAX 100 /* `write tries=N`: attempts in all */
+#define SCN_MAX_CLIENTS 200000                             /* clients, including those made by `clients N` */
+#define SCN_MAX_SERVERS 15                                 /* lock servers */
+#define SCN_MAX_PROGRAMS 64                                /* distinct client programs */
+#define SCN_MAX_STEPS 32                                   /* steps in one client program */
+#define SCN_MAX_FAULTS 4096                                /* fault lines */
+#define SCN_MAX_EXPECTS 64                                 /* expect lines */
+#define SCN_MAX_EXPECT_CLIENTS 16                          /* distinct clients that expect lines name */
+#define SCN_MAX_OPTS 32                                    /* key=value options on the lock line */
+#define SCN_MAX_GROUP 32                                   /* nodes named in one partition group */
+#define SCN_MAX_LINKS 256                                  /* per-link overrides */
+#define SCN_MAX_CLOCKS (SCN_MAX_SERVERS + 64)              /* header `clock` lines */
+#define SCN_NAME_MAX 16                                    /* node names, including the NUL */
+#define SCN_TEXT_MAX 160                                   /* title and description */
+#define SCN_OPT_MAX 48                                     /* option keys and values, including the NUL */
+#define SCN_MAX_PARAMS 64                                  /* param lines */
+#define SCN_WRITE_TRIES_MAX 100                            /* `write tries=N`: attempts in all */
 #define SCN_WRITE_BACKOFF_DEFAULT_NS (100 * SIM_NS_PER_MS) /* `write tries=N` without backoff= */
 
 /* A place in the scenario text, for error messages (1-based; 0 = synthetic). */
@@ -45,12 +45,12 @@ struct scn_opt {
 /* Named points of a client program where a fault can be attached. */
 enum scn_point {
     SCN_POINT_NONE = 0,
-    SCN_POINT_DURING_ACQUIRE,       /* request sent, replies in flight */
-    SCN_POINT_AFTER_ACQUIRE,        /* the client has just learnt it holds the lock */
+    SCN_POINT_DURING_ACQUIRE, /* request sent, replies in flight */
+    SCN_POINT_AFTER_ACQUIRE,  /* the client has just learnt it holds the lock */
     SCN_POINT_BEFORE_READ,
     SCN_POINT_BETWEEN_READ_AND_WRITE, /* read reply received, write not yet sent */
-    SCN_POINT_BEFORE_WRITE,         /* just before the write is sent */
-    SCN_POINT_AFTER_WRITE,          /* write acknowledged */
+    SCN_POINT_BEFORE_WRITE,           /* just before the write is sent */
+    SCN_POINT_AFTER_WRITE,            /* write acknowledged */
     SCN_POINT_BEFORE_RELEASE,
     SCN_POINT_AFTER_RELEASE,
     SCN_POINT_COUNT
@@ -67,13 +67,13 @@ enum scn_step_kind {
 
 struct scn_step {
     enum scn_step_kind kind;
-    sim_ns dur_ns;      /* WORK: how long, by the client's monotonic clock */
-    sim_ns retry_ns;    /* ACQUIRE: wait between attempts (0 = scenario default) */
-    sim_ns jitter_ns;   /* ACQUIRE: extra random wait in [0, jitter] per retry */
-    int tries;          /* ACQUIRE: attempts before giving up; 0 = unlimited.
+    sim_ns dur_ns;     /* WORK: how long, by the client's monotonic clock */
+    sim_ns retry_ns;   /* ACQUIRE: wait between attempts (0 = scenario default) */
+    sim_ns jitter_ns;  /* ACQUIRE: extra random wait in [0, jitter] per retry */
+    int tries;         /* ACQUIRE: attempts before giving up; 0 = unlimited.
                            WRITE: attempts in all of a compare-and-set loop; 0 or 1 =
                            no retry (then retry_ns is its first back-off, doubling) */
-    sim_ns timeout_ns;  /* ACQUIRE: give up after this long; 0 = never */
+    sim_ns timeout_ns; /* ACQUIRE: give up after this long; 0 = never */
     struct scn_pos pos;
 };
 
@@ -84,12 +84,12 @@ struct scn_program {
 
 struct scn_client {
     char name[SCN_NAME_MAX];
-    sim_ns start_ns;   /* true time at which the program starts */
-    int program;       /* index into scenario.programs */
-    int repeat;        /* times the program runs; 0 = until the run ends */
-    sim_ns think_ns;   /* pause between repetitions, by the client's clock */
+    sim_ns start_ns; /* true time at which the program starts */
+    int program;     /* index into scenario.programs */
+    int repeat;      /* times the program runs; 0 = until the run ends */
+    sim_ns think_ns; /* pause between repetitions, by the client's clock */
     struct scn_pos pos;
-    int ignores_loss;  /* checks-loss=no: the program is never told that the lock
+    int ignores_loss; /* checks-loss=no: the program is never told that the lock
                           was lost (lock_lost) and writes on; 0 = it checks */
 };
 
@@ -104,35 +104,31 @@ struct scn_link {
     char from[SCN_NAME_MAX]; /* node name or "*" */
     char to[SCN_NAME_MAX];   /* node name or "*" */
     struct scn_latency lat;
-    uint32_t loss_ppm;       /* loss probability in parts per million */
+    uint32_t loss_ppm; /* loss probability in parts per million */
     struct scn_pos pos;
 };
 
-enum scn_clock_which {
-    SCN_CLOCK_WALL = 1,
-    SCN_CLOCK_MONO = 2,
-    SCN_CLOCK_BOTH = 3
-};
+enum scn_clock_which { SCN_CLOCK_WALL = 1, SCN_CLOCK_MONO = 2, SCN_CLOCK_BOTH = 3 };
 
 struct scn_clock_init {
     char node[SCN_NAME_MAX];
-    int64_t drift_ppm;    /* rate error, parts per million, both clocks */
+    int64_t drift_ppm;     /* rate error, parts per million, both clocks */
     sim_ns wall_offset_ns; /* initial wall-clock offset from true time */
     struct scn_pos pos;
 };
 
 enum scn_fault_kind {
-    SCN_FAULT_PAUSE,     /* node; dur_ns (0 = until resume) */
-    SCN_FAULT_RESUME,    /* node */
-    SCN_FAULT_CRASH,     /* node */
-    SCN_FAULT_RESTART,   /* node */
-    SCN_FAULT_CLOCK_STEP,  /* node; delta_ns; which */
-    SCN_FAULT_CLOCK_DRIFT, /* node; ppm: new rate error from now on */
-    SCN_FAULT_CLOCK_SLEW,  /* node; delta_ns spread over dur_ns (wall clock) */
-    SCN_FAULT_PARTITION, /* groups */
-    SCN_FAULT_HEAL,      /* all partitions end */
-    SCN_FAULT_LINK,      /* link: new latency/loss for from->to from now on */
-    SCN_FAULT_PROMOTE,   /* node: an operator promotes this lock server (failover) */
+    SCN_FAULT_PAUSE,         /* node; dur_ns (0 = until resume) */
+    SCN_FAULT_RESUME,        /* node */
+    SCN_FAULT_CRASH,         /* node */
+    SCN_FAULT_RESTART,       /* node */
+    SCN_FAULT_CLOCK_STEP,    /* node; delta_ns; which */
+    SCN_FAULT_CLOCK_DRIFT,   /* node; ppm: new rate error from now on */
+    SCN_FAULT_CLOCK_SLEW,    /* node; delta_ns spread over dur_ns (wall clock) */
+    SCN_FAULT_PARTITION,     /* groups */
+    SCN_FAULT_HEAL,          /* all partitions end */
+    SCN_FAULT_LINK,          /* link: new latency/loss for from->to from now on */
+    SCN_FAULT_PROMOTE,       /* node: an operator promotes this lock server (failover) */
     SCN_FAULT_KILL_REPLICAS, /* node: an operator closes this lock server's replication
                                 links (Redis: CLIENT KILL TYPE replica) */
     SCN_FAULT_COUNT
@@ -141,10 +137,10 @@ enum scn_fault_kind {
 struct scn_fault {
     enum scn_fault_kind kind;
     /* When: at a true time, or at the n-th time a client reaches a point. */
-    sim_ns at_ns;                 /* used when point == SCN_POINT_NONE */
-    char trigger[SCN_NAME_MAX];   /* client whose point triggers the fault */
+    sim_ns at_ns;               /* used when point == SCN_POINT_NONE */
+    char trigger[SCN_NAME_MAX]; /* client whose point triggers the fault */
     enum scn_point point;
-    int occurrence;               /* 1 = first time the point is reached */
+    int occurrence; /* 1 = first time the point is reached */
     /* What. */
     char node[SCN_NAME_MAX];
     sim_ns dur_ns;
@@ -156,7 +152,7 @@ struct scn_fault {
     char groups[4][SCN_MAX_GROUP][SCN_NAME_MAX];
     int group_len[4];
     int ngroups;
-    struct scn_link link;          /* LINK */
+    struct scn_link link; /* LINK */
     struct scn_pos pos;
 };
 
@@ -169,22 +165,22 @@ enum scn_verdict { SCN_VERDICT_SAFE, SCN_VERDICT_UNSAFE, SCN_VERDICT_STUCK };
  * client or one interval, from facts the checker records for the clients
  * that expect lines name (docs/scenario-format.md, "Expectations"). */
 enum scn_expect_kind {
-    SCN_EXPECT_METRIC,         /* expect METRIC OP VALUE, expect [no] EVENT */
-    SCN_EXPECT_TOKEN,          /* expect B token OP N: token of B's first grant */
-    SCN_EXPECT_ACQUIRES_AT,    /* expect B acquires at T: time of B's first grant */
-    SCN_EXPECT_DE_SPAN,        /* expect double-entry from T1 to T2: the first double entry */
-    SCN_EXPECT_WRITE_ACCEPTED, /* expect [no] A write accepted: A's writes the resource accepted */
-    SCN_EXPECT_WRITE_REJECTED, /* expect [no] A write rejected */
-    SCN_EXPECT_STALE_BY,       /* expect [no] stale-write [accepted] by A */
+    SCN_EXPECT_METRIC,            /* expect METRIC OP VALUE, expect [no] EVENT */
+    SCN_EXPECT_TOKEN,             /* expect B token OP N: token of B's first grant */
+    SCN_EXPECT_ACQUIRES_AT,       /* expect B acquires at T: time of B's first grant */
+    SCN_EXPECT_DE_SPAN,           /* expect double-entry from T1 to T2: the first double entry */
+    SCN_EXPECT_WRITE_ACCEPTED,    /* expect [no] A write accepted: A's writes the resource accepted */
+    SCN_EXPECT_WRITE_REJECTED,    /* expect [no] A write rejected */
+    SCN_EXPECT_STALE_BY,          /* expect [no] stale-write [accepted] by A */
     SCN_EXPECT_STALE_REJECTED_BY, /* expect [no] stale-write rejected by A */
-    SCN_EXPECT_FENCED_OUT      /* expect [no] C fenced-out: C was fenced out (checker.h) */
+    SCN_EXPECT_FENCED_OUT         /* expect [no] C fenced-out: C was fenced out (checker.h) */
 };
 
 struct scn_expect {
     enum scn_metric metric;
     enum scn_cmp cmp;
-    int64_t value;             /* count, nanoseconds, token, or enum scn_verdict */
-    char text[80];             /* the line as written, for reports */
+    int64_t value; /* count, nanoseconds, token, or enum scn_verdict */
+    char text[80]; /* the line as written, for reports */
     struct scn_pos pos;
     enum scn_expect_kind kind; /* SCN_EXPECT_METRIC unless the line names a client or a span */
     char client[SCN_NAME_MAX]; /* the client a per-client kind names, "" otherwise */
@@ -228,24 +224,20 @@ enum scn_nemesis {
 };
 
 /* Which nodes a budgeted fault may hit (bits), or one named node. */
-enum scn_targets {
-    SCN_TARGET_CLIENTS = 1,
-    SCN_TARGET_SERVERS = 2,
-    SCN_TARGET_RESOURCE = 4
-};
+enum scn_targets { SCN_TARGET_CLIENTS = 1, SCN_TARGET_SERVERS = 2, SCN_TARGET_RESOURCE = 4 };
 
 /* One item of an explore line: `KIND<=N [on WHO] [KEY=VALUE]...`. */
 struct scn_budget {
-    int max;                 /* at most this many faults of the kind per run; 0 = none */
-    unsigned targets;        /* SCN_TARGET_* bits, when node is "" */
-    char node[SCN_NAME_MAX]; /* `on NAME`: only this node; "" = by targets */
-    sim_ns lo_ns, hi_ns;     /* the size: pause length, step delta (signed), spike
+    int max;                     /* at most this many faults of the kind per run; 0 = none */
+    unsigned targets;            /* SCN_TARGET_* bits, when node is "" */
+    char node[SCN_NAME_MAX];     /* `on NAME`: only this node; "" = by targets */
+    sim_ns lo_ns, hi_ns;         /* the size: pause length, step delta (signed), spike
                                 latency, crash down time; uniform in [lo, hi] */
     sim_ns len_lo_ns, len_hi_ns; /* latency spikes: how long one lasts */
     sim_ns at_lo_ns, at_hi_ns;   /* when (true time); at_hi_ns 0 = the whole run */
-    int points;              /* 1 = may also fire at a named point of a client's program */
+    int points;                  /* 1 = may also fire at a named point of a client's program */
     enum scn_clock_which which;  /* clock steps: which clock */
-    struct scn_pos pos;      /* of the kind's word */
+    struct scn_pos pos;          /* of the kind's word */
 };
 
 struct scn_explore {
@@ -255,76 +247,76 @@ struct scn_explore {
 };
 
 struct scenario {
-    char file[256];                 /* name used in messages */
+    char file[256]; /* name used in messages */
     char title[SCN_TEXT_MAX];
     char description[SCN_TEXT_MAX];
     enum scn_purpose purpose;
     uint64_t seed;
-    sim_ns duration_ns;             /* the run ends at this true time */
-    sim_ns stuck_after_ns;          /* waiting this long on a dead owner = stuck */
-    uint64_t max_events;            /* the run ends after this many events */
+    sim_ns duration_ns;    /* the run ends at this true time */
+    sim_ns stuck_after_ns; /* waiting this long on a dead owner = stuck */
+    uint64_t max_events;   /* the run ends after this many events */
 
     /* Lock. */
     char algo[SCN_OPT_MAX];
     struct scn_pos algo_pos;
-    struct scn_opt *opts;           /* owned, nopts used of cap_opts (see below) */
+    struct scn_opt *opts; /* owned, nopts used of cap_opts (see below) */
     int nopts;
     int cap_opts;
-    int nservers;                   /* 0 = the algorithm's default */
+    int nservers; /* 0 = the algorithm's default */
 
     /* Protected resource. */
-    int64_t stock;                  /* initial units */
-    int fencing;                    /* 1 = reject writes with a token below the highest seen */
-    sim_ns resource_timeout_ns;     /* a client gives up waiting for the resource's
+    int64_t stock;              /* initial units */
+    int fencing;                /* 1 = reject writes with a token below the highest seen */
+    sim_ns resource_timeout_ns; /* a client gives up waiting for the resource's
                                        reply after this, by its clock; 0 = never */
 
     /* Network. */
-    struct scn_latency latency;     /* default for every link */
-    uint32_t loss_ppm;              /* default loss */
-    struct scn_link *links;         /* owned, nlinks used of cap_links */
+    struct scn_latency latency; /* default for every link */
+    uint32_t loss_ppm;          /* default loss */
+    struct scn_link *links;     /* owned, nlinks used of cap_links */
     int nlinks;
     int cap_links;
 
     /* Clients and their programs. */
-    struct scn_program *programs;   /* owned, nprograms used of cap_programs */
+    struct scn_program *programs; /* owned, nprograms used of cap_programs */
     int nprograms;
     int cap_programs;
-    struct scn_client *clients;     /* owned, nclients used of cap_clients */
+    struct scn_client *clients; /* owned, nclients used of cap_clients */
     int nclients;
     int cap_clients;
-    sim_ns retry_ns;                /* default acquire retry interval */
+    sim_ns retry_ns; /* default acquire retry interval */
 
-    struct scn_clock_init *clocks;  /* owned, nclocks used of cap_clocks */
+    struct scn_clock_init *clocks; /* owned, nclocks used of cap_clocks */
     int nclocks;
     int cap_clocks;
 
-    struct scn_fault *faults;       /* owned, nfaults used of cap_faults */
+    struct scn_fault *faults; /* owned, nfaults used of cap_faults */
     int nfaults;
     int cap_faults;
 
-    struct scn_expect *expects;     /* owned, nexpects used of cap_expects */
+    struct scn_expect *expects; /* owned, nexpects used of cap_expects */
     int nexpects;
     int cap_expects;
 
     /* Params, and what scenario_set() needs to re-parse with an override. */
-    struct scn_param *params;       /* owned, nparams used of cap_params */
+    struct scn_param *params; /* owned, nparams used of cap_params */
     int nparams;
     int cap_params;
-    char *source;                   /* owned: the text parsed, kept only when it
+    char *source; /* owned: the text parsed, kept only when it
                                        declares params; NULL otherwise */
     size_t source_len;
-    char *sets;                     /* owned: the --set arguments other than params
+    char *sets; /* owned: the --set arguments other than params
                                        applied since the parse, each NUL-terminated,
                                        replayed after a re-parse; NULL when none */
     size_t sets_len;
 
-    struct scn_explore explore;     /* the explore line's fault budget (plain data) */
-    int fencing_stated;             /* 1 when a resource line (or --set) gave fencing=, so
+    struct scn_explore explore; /* the explore line's fault budget (plain data) */
+    int fencing_stated;         /* 1 when a resource line (or --set) gave fencing=, so
                                        an algorithm's own fencing rule can honour fencing=off */
-    int check_reads;                /* resource check=reads+writes: with fencing on, a read's
+    int check_reads;            /* resource check=reads+writes: with fencing on, a read's
                                        token is checked too and raises the highest seen
                                        (Chubby's sequencer, checked on every operation) */
-    int guard_owner;                /* resource guard=owner: the resource lives in the lock
+    int guard_owner;            /* resource guard=owner: the resource lives in the lock
                                        service; a write is applied only while the service
                                        records its writer, with its token, as the holder */
 };
@@ -358,8 +350,7 @@ int scenario_copy(struct scenario *dst, const struct scenario *src);
  * *err says where, file:line:col, and what was expected) or LSIM_ENOMEM
  * (error.h). On error *s is left initialised but partial, and must still
  * be closed. Reading files is not sim/'s job: see run/scenario_file.h. */
-int scenario_parse(struct scenario *s, const char *fname, const char *text,
-                   size_t len, struct scn_error *err);
+int scenario_parse(struct scenario *s, const char *fname, const char *text, size_t len, struct scn_error *err);
 
 /* Apply a --set KEY=VALUE override (e.g. "ttl=10s", "lock.ttl=10s",
  * "stock=2", "fencing=on", "latency=5ms", "seed=7", "duration=60s").
@@ -387,9 +378,9 @@ int scenario_set(struct scenario *s, const char *kv, struct scn_error *err);
 int scenario_print(const struct scenario *s, char **out, size_t *len);
 
 /* Helpers shared with lock algorithms for option values. Return 0 or -1. */
-int scn_parse_duration(const char *text, sim_ns *out);  /* "30s", "500ms", "1m" */
+int scn_parse_duration(const char *text, sim_ns *out); /* "30s", "500ms", "1m" */
 int scn_parse_int(const char *text, int64_t *out);
-int scn_parse_bool(const char *text, int *out);          /* on/off, yes/no, true/false */
+int scn_parse_bool(const char *text, int *out); /* on/off, yes/no, true/false */
 /* A duration as the shortest text the parser reads back exactly: 5s, 1.5s,
  * 500ms, 250us, 7ns (negative with a '-'). The one duration printer of the
  * scenario language: explore's written faults, the window's clicked faults. */
