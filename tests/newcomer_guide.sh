@@ -113,10 +113,10 @@ step "make determinism's comparison holds" sh -c \
 # TRACE_KIND_MAP; then the build's -Wswitch errors must name only the files
 # the guide lists, and a `case TRACE_NUDGE: break;` in each switch they name
 # makes it build.
-sed -i 's/^    SCN_FAULT_COUNT$/    SCN_FAULT_NUDGE,\n    SCN_FAULT_COUNT/' "$work/sim/lang/scenario.h"
-sed -i 's/^    \[SCN_FAULT_KILL_REPLICAS\] = "kill-replicas",$/&\n    [SCN_FAULT_NUDGE] = "nudge",/' "$work/sim/lang/scenario.c"
+sed -i 's/^\( *\)SCN_FAULT_COUNT$/\1SCN_FAULT_NUDGE,\n\1SCN_FAULT_COUNT/' "$work/sim/lang/scenario.h"
+sed -i 's/^\( *\)\[SCN_FAULT_KILL_REPLICAS\] = "kill-replicas",$/&\n\1[SCN_FAULT_NUDGE] = "nudge",/' "$work/sim/lang/scenario.c"
 sed -i 's/{"promote", SCN_FAULT_PROMOTE},/{"nudge", SCN_FAULT_NUDGE}, &/' "$work/sim/lang/parse_fault.c"
-sed -i 's/^    case SCN_FAULT_LINK:$/    case SCN_FAULT_NUDGE:\n        emit(e, TRACE_NUDGE, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);\n        break;\n&/' \
+sed -i 's/^\( *\)case SCN_FAULT_LINK:$/\1case SCN_FAULT_NUDGE:\n\1    emit(e, TRACE_NUDGE, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);\n\1    break;\n&/' \
   "$work/sim/engine_fault.c"
 step "the fault's kind, word, syntax and model" sh -c \
   "grep -q SCN_FAULT_NUDGE sim/lang/scenario.h && grep -q '\"nudge\"' sim/lang/scenario.c &&
