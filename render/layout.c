@@ -685,6 +685,7 @@ static int build_partitions(struct layout *ly, const struct trace *tr, int cut) 
         if (e->kind != TRACE_PARTITION && e->kind != TRACE_HEAL) continue;
         if (open) {
             open->t1 = e->t;
+            open->healed = e->kind == TRACE_HEAL;
             open = NULL;
         }
         if (e->kind == TRACE_HEAL) continue;

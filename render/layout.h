@@ -170,7 +170,8 @@ struct layout_msg {
  * cut to fit). */
 struct layout_partition {
     sim_ns t0, t1;
-    int open; /* still in force at the end of the trace */
+    int open;   /* still in force at the end of the trace */
+    int healed; /* a heal ended it (else it is in force where the trace, or its prefix, ends) */
     char groups[128];
 };
 

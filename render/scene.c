@@ -161,7 +161,10 @@ static void emit_partitions(struct scene_ctx *c) {
         format_time_ns(t0, sizeof t0, p->t0);
         format_time_ns(t1, sizeof t1, p->t1);
         if (p->open) snprintf(buf, sizeof buf, "partition from %s (never healed): %s", t0, p->groups);
-        else snprintf(buf, sizeof buf, "partition %s..%s, then healed: %s", t0, t1, p->groups);
+        else if (p->healed) snprintf(buf, sizeof buf, "partition %s..%s, then healed: %s", t0, t1, p->groups);
+        else
+            snprintf(buf, sizeof buf, "partition from %s, not healed by %s: %s", t0, t1,
+                     p->groups); /* revealed so far */
         scene_wrapped(c, c->lw, 2, buf, SCENE_ST_TEXT);
     }
 }
