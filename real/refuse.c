@@ -188,6 +188,8 @@ int real_supported(const struct scenario *s, const struct trace *sim, char *why,
         for (int k = 0; k < s->programs[p].nsteps; k++) {
             const struct scn_step *st = &s->programs[p].steps[k];
             if (st->kind == SCN_STEP_READ) read = 1;
+            if (st->kind == SCN_STEP_WRITE && st->absolute)
+                return refuse(why, n, "an absolute write (write set=V)%s: not built in the redis backend%s", "", "");
             if (st->kind == SCN_STEP_WRITE && (!read || st->tries > 1))
                 return refuse(why, n, "a write %s: not built in the redis backend%s",
                               read ? "with tries= (a compare-and-set loop)" : "with no read before it", "");

@@ -181,7 +181,12 @@ static void write_sentence(char *buf, size_t n, const struct view *v, const stru
     struct nstat st;
     if (e->b == TRACE_WRITE_ACCEPTED) {
         tok_paren(tk, sizeof tk, e->token);
-        snprintf(buf, n, "%s accepts %s's write of %lld%s", me, peer, (long long)e->a, e->token ? tk : " (no token)");
+        if (trace_write_is_set(e->text))
+            snprintf(buf, n, "%s accepts %s's write setting the value to %lld%s: writing it again changes nothing", me,
+                     peer, (long long)e->a, e->token ? tk : " (no token)");
+        else
+            snprintf(buf, n, "%s accepts %s's write of %lld%s", me, peer, (long long)e->a,
+                     e->token ? tk : " (no token)");
         return;
     }
     if (e->b == TRACE_WRITE_REJECTED_STALE) {

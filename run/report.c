@@ -256,6 +256,9 @@ void report_text_verdict(FILE *f, const struct run_result *r, const struct repor
     fprintf(f, "  lost updates     %lld (%lld write%s accepted; stock %lld -> %lld)\n", (long long)rep->lost_updates,
             (long long)rep->writes_accepted, rep->writes_accepted == 1 ? "" : "s", (long long)rep->initial_stock,
             (long long)rep->final_stock);
+    if (rep->repeated_writes)
+        fprintf(f, "  repeated writes  %lld (absolute writes of the value already held: done again, no change)\n",
+                (long long)rep->repeated_writes);
     fprintf(f, "  wrong releases   %lld\n", (long long)rep->wrong_releases);
     fprintf(f, "  stuck clients    %lld\n", (long long)rep->stuck);
     if (rep->fenced_out)

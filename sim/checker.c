@@ -483,7 +483,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     int n = ev->node;
     switch ((enum trace_kind)ev->kind) {
     case TRACE_RESOURCE_INIT:
-        c->r.initial_stock = c->r.final_stock = ev->a;
+        c->r.initial_stock = c->r.final_stock = c->base_stock = ev->a;
         c->r.resource_rule = (enum trace_rule)ev->b;
         c->r.fenced = ev->b != TRACE_RULE_PLAIN;
         c->r.lock_free = ev->b == TRACE_RULE_NO_LOCK;
@@ -574,10 +574,20 @@ void checker_observe(void *arg, const struct trace_event *ev) {
     case TRACE_WRITE: {
         int writer = ev->peer;
         int accepted = ev->b == TRACE_WRITE_ACCEPTED;
-        if (accepted && c->r.lock_free) lock_free_accepted(c, writer);
+        /* An absolute write (set=V) reads nothing that another write could
+         * overtake, sells nothing, and starts the stock account again at V;
+         * one that leaves the value as it was is work repeated, not harm. */
+        int absolute = trace_write_is_set(ev->text);
+        int repeated = accepted && absolute && ev->a == c->r.final_stock;
+        if (accepted && c->r.lock_free && !absolute) lock_free_accepted(c, writer);
         if (accepted) {
             c->r.writes_accepted++;
             c->r.final_stock = ev->a;
+            if (absolute) {
+                c->base_stock = ev->a;
+                c->base_writes = c->r.writes_accepted;
+            }
+            if (repeated) c->r.repeated_writes++;
         } else {
             c->r.writes_rejected++;
         }
@@ -589,9 +599,13 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         if (c->r.lock_free) {
             if (!accepted) lock_free_refused(c, ev->b);
         } else {
-            int stale = write_is_stale(c, writer, ev->grant);
+            int stale = !repeated && write_is_stale(c, writer, ev->grant);
             uint32_t rank = op_rank(c, writer, ev->grant);
-            if (stale && accepted && write_is_late(c, rank)) {
+            /* An absolute write reads nothing: under a superseded grant it
+             * harms only what a newer grant already did, so before any
+             * operation of a newer grant it is late, on any resource. */
+            int late = write_is_late(c, rank) || (absolute && rank && c->seen_rank <= rank);
+            if (stale && accepted && late) {
                 stale = 0;
                 c->r.late_writes++;
                 note(c, TRACE_LATE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, 1, ev->t);
@@ -661,8 +675,8 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
                                                   : 0;
         if (dead && waited >= c->stuck_after_ns && c->stuck_after_ns > 0) r->stuck++;
     }
-    int64_t sold = r->writes_accepted; /* each accepted write reserves one unit */
-    int64_t lost = sold - (r->initial_stock - r->final_stock);
+    int64_t sold = r->writes_accepted - c->base_writes; /* each read-modify-write since reserves one unit */
+    int64_t lost = sold - (c->base_stock - r->final_stock);
     r->lost_updates = lost > 0 ? lost : 0;
     r->acquire_p50_ns = percentile(c, 50);
     r->acquire_p99_ns = percentile(c, 99);
@@ -707,6 +721,12 @@ void checker_finish(struct checker *c, sim_ns end_ns, struct checker_report *out
                      "%lld refused write%s of duplicated work",
                      (long long)r->writes_accepted, r->writes_accepted == 1 ? " is" : "s are",
                      (long long)r->duplicated_work, r->duplicated_work == 1 ? "" : "s");
+        else if (r->double_entries && !correctness && r->repeated_writes)
+            snprintf(r->headline, sizeof r->headline,
+                     "SAFE: double execution happened (%lld time%s) and %lld write%s repeated a value already "
+                     "written: wasted work, no harm (the lock is for efficiency)",
+                     (long long)r->double_entries, r->double_entries == 1 ? "" : "s", (long long)r->repeated_writes,
+                     r->repeated_writes == 1 ? "" : "s");
         else if (r->double_entries && !correctness)
             snprintf(r->headline, sizeof r->headline,
                      "SAFE: double execution happened (%lld time%s) but the lock is for efficiency: wasted work, no "

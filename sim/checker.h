@@ -46,7 +46,8 @@ struct checker_report {
     int64_t late_writes;  /* writes under a superseded grant that a resource with a
                                    rule accepted before any operation of a newer grant
                                    (in grant order: no harm) */
-    int64_t lost_updates; /* sold - (initial - final stock), when > 0 */
+    int64_t lost_updates; /* sold - (initial - final stock), when > 0; counted from
+                                   the latest absolute write (write set=V) when any */
     int64_t wrong_releases;
     int64_t stuck;      /* clients waiting past stuck-after on a dead owner */
     int64_t fenced_out; /* clients with a grant under which every write, none
@@ -59,6 +60,8 @@ struct checker_report {
     int64_t denied_attempts;
     int64_t writes_accepted;
     int64_t writes_rejected;
+    int64_t repeated_writes; /* accepted absolute writes (write set=V) of the value the
+                                resource already held: work done again, no change */
     int64_t initial_stock;
     int64_t final_stock;
     sim_ns acquire_p50_ns; /* acquisition latency, ACQUIRE_START to ACQUIRED */
@@ -142,6 +145,11 @@ struct checker {
                                (a read, or an accepted write) */
     int64_t *read_version; /* owned, indexed by node, lock-free runs only (else NULL):
                                the resource version of the client's latest read */
+    /* The stock account of lost updates: the value the latest accepted
+     * absolute write set (the initial stock before any), and the accepted
+     * writes counted until then; each read-modify-write since sells one. */
+    int64_t base_stock;
+    int64_t base_writes;
     struct checker_report r;
     int64_t nlat; /* latencies recorded */
     /* Last, and not cleared by checker_init (16 KiB a run): exact[0..nlat)

@@ -60,13 +60,17 @@ static void skip_critical_section(struct engine *e, struct node *n) {
     n->pc = (uint8_t)(i < p->nsteps ? i + 1 : p->nsteps);
 }
 
-static void send_resource(struct engine *e, int node, int type, int64_t value) {
+/* A resource message: a read, or a write of value (absolute: `write set=V`,
+ * marked by m.value = 1 so that the resource and the checker can tell it
+ * from a read-modify-write). */
+static void send_resource(struct engine *e, int node, int type, int64_t value, int absolute) {
     struct node *c = nd(e, node);
     struct client_rw *rw = &e->rw[node];
     struct lock_msg m = {0};
     m.type = type;
     m.req = ++rw->req;
     m.a = value;
+    m.value = absolute ? 1 : 0;
     m.token = c->token;
     m.b = rw->read_version;
     eng_net_send(e, node, e->resource, CHAN_RES, &m, c->grant);
@@ -128,10 +132,10 @@ void eng_program_step(struct engine *e, int node) {
         continue_later(e, node);
         break;
     case SCN_STEP_WRITE:
-        if (!c->has_read) { /* a write alone reads first: read-modify-write */
+        if (!c->has_read && !st->absolute) { /* a write alone reads first: read-modify-write */
             c->state = CS_READING;
             c->write_after_read = 1;
-            send_resource(e, node, RES_READ, 0);
+            send_resource(e, node, RES_READ, 0, 0);
             break;
         }
         reach_point(e, node, SCN_POINT_BEFORE_WRITE);
@@ -162,15 +166,17 @@ void eng_program_cont(struct engine *e, int node) {
     switch (c->state) {
     case CS_IDLE: eng_program_step(e, node); break;
     case CS_READING:
-        if (!c->write_after_read) send_resource(e, node, RES_READ, 0);
+        if (!c->write_after_read) send_resource(e, node, RES_READ, 0, 0);
         else eng_program_step(e, node);
         break;
-    case CS_WRITING:
-        if (e->rw[node].read_refused) { /* its read was refused: it has nothing to write from */
+    case CS_WRITING: {
+        const struct scn_step *st = cur_step(e, c);
+        int absolute = st && st->kind == SCN_STEP_WRITE && st->absolute;
+        if (e->rw[node].read_refused && !absolute) { /* its read was refused: it has nothing to write from */
             emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_READ_REFUSED, 0, NULL);
             c->has_read = 0;
             program_next(e, node);
-        } else if (e->rw[node].read_value <= 0) { /* sold out: nothing to reserve */
+        } else if (e->rw[node].read_value <= 0 && !absolute) { /* sold out: nothing to reserve */
             emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_SOLD_OUT, 0, NULL);
             c->has_read = 0;
             program_next(e, node);
@@ -182,10 +188,13 @@ void eng_program_cont(struct engine *e, int node) {
             emit(e, TRACE_WRITE_SKIPPED, node, TRACE_NO_NODE, c->token, c->grant, TRACE_SKIP_CLIENT_CHECK, 0, NULL);
             c->has_read = 0;
             program_next(e, node);
+        } else if (absolute) {
+            send_resource(e, node, RES_WRITE, st->set_value, 1);
         } else {
-            send_resource(e, node, RES_WRITE, e->rw[node].read_value - 1);
+            send_resource(e, node, RES_WRITE, e->rw[node].read_value - 1, 0);
         }
         break;
+    }
     case CS_RELEASING: {
         cs_exit(e, node, TRACE_EXIT_RELEASE);
         emit(e, TRACE_RELEASE_SENT, node, TRACE_NO_NODE, 0, 0, 0, 0, NULL);

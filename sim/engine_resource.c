@@ -72,7 +72,10 @@ void eng_resource_recv(struct engine *e, const struct slot *s) {
             e->version++;
             if (s->u.m.token > e->max_token) e->max_token = s->u.m.token;
         }
-        emit(e, TRACE_WRITE, e->resource, client, s->u.m.token, s->grant, s->u.m.a, result, NULL);
+        /* An absolute write (`write set=V`) is marked "set" in the trace: the
+         * checker counts it apart from the read-modify-writes that sell a unit. */
+        emit(e, TRACE_WRITE, e->resource, client, s->u.m.token, s->grant, s->u.m.a, result,
+             s->u.m.value == 1 ? TRACE_WRITE_SET_TEXT : NULL);
         r.type = RES_WRITE_REPLY;
         r.a = result;
     } else {

@@ -59,6 +59,8 @@ enum metric_unit {
        "writes the resource accepted")                                                            \
     XX(WRITES_REJECTED, writes_rejected, "writes-rejected", NULL, "writes_rejected", COUNT,       \
        "writes the resource rejected (stale token, no token, condition failed, duplicate)")       \
+    XX(REPEATED_WRITES, repeated_writes, "repeated-writes", NULL, "repeated_writes", COUNT,       \
+       "absolute writes (write set=V) of the value the resource already held: done twice, no harm") \
     XX(DUPLICATED_WORK, duplicated_work, "duplicated-work", NULL, "duplicated_work", COUNT,       \
        "algorithms that take no lock: writes their rule refused (work done twice, once for nothing)") \
     XX(NON_SERIAL_WRITES, non_serial_writes, "non-serial-writes", "non-serial-write",             \

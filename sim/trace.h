@@ -20,7 +20,7 @@
  * 4: the checker's late-write finding (a write under a superseded grant
  * that a resource with a rule took before any operation of a newer grant,
  * no longer a stale-write). Older files still read (they have none). */
-#define TRACE_FORMAT_VERSION 4
+#define TRACE_FORMAT_VERSION 5
 #define TRACE_NO_NODE (-1)
 
 /* Event kinds, declared once: XX(NAME, word, finding, checked) gives
@@ -93,7 +93,8 @@
     /* Protected resource (node = resource, peer = client). */                                               \
     XX(READ, "read", 0, 1)                              /* a = value read */                                 \
     XX(WRITE, "write", 0, 1)                            /* a = value written, token, grant = writer's        \
-                                                           grant, b = enum trace_write */                    \
+                                                           grant, b = enum trace_write; text "set" for an    \
+                                                           absolute write (write set=V), else none */        \
     /* Checker findings (node = client concerned, peer = the other client). */                               \
     XX(DOUBLE_ENTRY_BEGIN, "double-entry-begin", 1, 0)  /* node and peer both in the critical section */     \
     XX(DOUBLE_ENTRY_END, "double-entry-end", 1, 0)      /* a = length of the interval */                     \
@@ -150,6 +151,12 @@ enum trace_write {
     LOCK_WRITE_RESULT_MAP(TRACE_WRITE_ENUM_)
 #undef TRACE_WRITE_ENUM_
 };
+
+/* TRACE_WRITE's text for an absolute write (`write set=V`): the value was
+ * written as given, not computed from a read, so writing it twice changes
+ * nothing. A read-modify-write has no text. */
+#define TRACE_WRITE_SET_TEXT "set"
+static inline int trace_write_is_set(const char *text) { return text && strcmp(text, TRACE_WRITE_SET_TEXT) == 0; }
 
 /* TRACE_RESOURCE_INIT's b: the rule that decides which writes the resource
  * accepts. One list for the trace (the engine writes it), the checker

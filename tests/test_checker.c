@@ -465,6 +465,88 @@ static void test_lock_free_judged_by_history(void **state) {
     assert_int_equal(r.duplicated_work, 0);
 }
 
+/* Absolute writes (write set=V, model 9 of issue 25): the efficiency lock's
+ * pause story with A's write landing at 8s and B's at 7s or 9s. */
+static struct checker_report absolute_story(const char *a_write, const char *b_write, const char *b_work,
+                                            const char *stock) {
+    char text[800];
+    snprintf(text, sizeof text,
+             "purpose efficiency\nlock lease ttl=5s\nresource stock=%s\nduration 60s\n"
+             "client A: acquire; work 8s; %s; release\n"
+             "client B @6s: acquire retry=1s; work %s; %s; release\n"
+             "@2s pause A 5s\n",
+             stock, a_write, b_work, b_write);
+    struct engine *e = run_text(text);
+    struct checker_report r = *engine_report(e);
+    engine_free(e);
+    return r;
+}
+
+static void test_absolute_write_repeated(void **state) {
+    (void)state;
+    /* A's write (8s) lands before B's (9s): late, and B's repeats it. */
+    struct checker_report r = absolute_story("write set=1", "write set=1", "3s", "0");
+    assert_int_equal(r.verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r.double_entries, 1);
+    assert_int_equal(r.repeated_writes, 1);
+    assert_int_equal(r.late_writes, 1);
+    assert_int_equal(r.stale_accepted, 0);
+    assert_int_equal(r.lost_updates, 0);
+    assert_int_equal(r.final_stock, 1);
+    assert_non_null(strstr(r.headline, "1 write repeated a value already written"));
+    /* The same jobs as read-modify-writes: a lost update, efficiency or not. */
+    r = absolute_story("read; write", "read; write", "3s", "10");
+    assert_int_equal(r.verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r.repeated_writes, 0);
+    assert_int_equal(r.lost_updates, 0); /* A read 9 after its pause: no lost update, a stale write */
+    assert_int_equal(r.stale_accepted, 1);
+}
+
+static void test_absolute_write_stale_when_it_undoes(void **state) {
+    (void)state;
+    /* B writes 2 at 7s; A's stale write of 1 at 8s undoes it: stale. */
+    struct checker_report r = absolute_story("write set=1", "write set=2", "1s", "0");
+    assert_int_equal(r.verdict, SCN_VERDICT_UNSAFE);
+    assert_int_equal(r.stale_accepted, 1);
+    assert_int_equal(r.repeated_writes, 0);
+    assert_int_equal(r.final_stock, 1);
+    /* The same value twice in that order is a repeat, not harm. */
+    r = absolute_story("write set=2", "write set=2", "1s", "0");
+    assert_int_equal(r.verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r.stale_accepted, 0);
+    assert_int_equal(r.repeated_writes, 1);
+    /* Different values, A's landing first: B's overwrites it (late, SAFE). */
+    r = absolute_story("write set=1", "write set=2", "3s", "0");
+    assert_int_equal(r.verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r.late_writes, 1);
+    assert_int_equal(r.repeated_writes, 0);
+    assert_int_equal(r.final_stock, 2);
+}
+
+/* An absolute write starts the stock account again: units are sold from
+ * the value it set, not from the initial stock. */
+static void test_absolute_write_resets_stock_account(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock lease ttl=30s\nresource stock=10\nduration 60s\n"
+                                "client A: acquire; write set=20; release\n"
+                                "client B @5s: acquire; read; write; release\n");
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r->writes_accepted, 2);
+    assert_int_equal(r->final_stock, 19);
+    assert_int_equal(r->lost_updates, 0); /* without the new account: 2 sold - (10 - 19) = 11 */
+    engine_free(e);
+    /* And a lost update after it is still one. */
+    e = run_text("lock lease ttl=2s\nresource stock=10\nduration 60s\n"
+                 "client A: acquire; write set=20; read; work 5s; write; release\n"
+                 "client B @3s: acquire retry=1s; read; work 5s; write; release\n");
+    r = engine_report(e);
+    assert_int_equal(r->final_stock, 19);
+    assert_int_equal(r->lost_updates, 1);
+    assert_int_equal(r->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+}
+
 /* checker_watch refuses non-clients and a 17th client, and a second watch
  * of the same client is a no-op. */
 static void test_watch_limits(void **state) {
@@ -605,6 +687,9 @@ int main(void) {
             cmocka_unit_test(test_lock_free_judged_by_history),
             cmocka_unit_test(test_lock_free_serial_order),
             cmocka_unit_test(test_progress_beside_safety),
+            cmocka_unit_test(test_absolute_write_repeated),
+            cmocka_unit_test(test_absolute_write_stale_when_it_undoes),
+            cmocka_unit_test(test_absolute_write_resets_stock_account),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -345,7 +345,7 @@ static void test_link_loss_in_trace(void **state) {
     assert_non_null(strstr(r->out, "link A -> R now takes 3ms, and loses 2.5% of messages"));
     static char buf[1 << 16];
     slurp(sp("lh_link.jsonl"), buf, sizeof buf);
-    assert_non_null(strstr(buf, "\"version\":4"));
+    assert_non_null(strstr(buf, "\"version\":5"));
     assert_non_null(strstr(buf, "\"kind\":\"link\",\"node\":\"A\",\"peer\":\"S1\",\"token\":0,\"grant\":1000000"));
     assert_non_null(strstr(buf, "\"peer\":\"R\",\"token\":0,\"grant\":25000,\"a\":3000000,\"b\":3000000"));
     unlink(sp("lh_link.lsim"));

@@ -515,6 +515,19 @@ static void test_clients_are_staggered_and_share_one_program(void **state) {
         free(txt);
     }
     scenario_close(&sc);
+    /* write set=V (an absolute write) is kept and printed back. */
+    parse_ok(&sc, "client A: acquire; write set=7 tries=3 backoff=50ms; write; release\n");
+    assert_int_equal(sc.programs[0].steps[1].absolute, 1);
+    assert_int_equal(sc.programs[0].steps[1].set_value, 7);
+    assert_int_equal(sc.programs[0].steps[2].absolute, 0);
+    {
+        char *txt = NULL;
+        size_t len = 0;
+        assert_int_equal(scenario_print(&sc, &txt, &len), 0);
+        assert_non_null(strstr(txt, "client A: acquire; write set=7 tries=3 backoff=50ms; write; release\n"));
+        free(txt);
+    }
+    scenario_close(&sc);
 }
 
 static void test_client_limit_is_reachable(void **state) {
@@ -1092,6 +1105,10 @@ static const struct bad_case bad_cases[] = {
         {"work without duration", "client A: work; read\n", 0, 1, 15, "expected a duration after 'work'"},
         {"bad acquire option", "client A: acquire tries=x\n", 0, 1, 25, "expected a whole number for tries"},
         {"retry 0", "client A: acquire retry=0s\n", 0, 1, 25, "retry must be more than 0"},
+        {"write set= not a number", "client A: write set=x\n", 0, 1, 21, "expected a whole number for set"},
+        {"write set= negative", "client A: write set=-1\n", 0, 1, 21, "set"},
+        {"write set= twice", "client A: write set=1 set=2\n", 0, 1, 23, "set"},
+        {"write unknown option", "client A: write sett=1\n", 0, 1, 17, "set=, tries= or backoff="},
         {"undeclared node in a fault", "client A: read\n@1s pause B\n", 0, 2, 11,
          "unknown node 'B'; expected a client declared above"},
         {"node declared after the fault", "@1s crash A\nclient A: read\n", 0, 1, 11, "unknown node 'A'"},

@@ -126,7 +126,7 @@ static void test_roundtrip_seed(void **state) {
     size_t n1, n2;
     char *one = write_str(&tr, &n1);
     /* The header, then one object per event, in the documented field order. */
-    const char *head = "{\"format\":\"locksim-trace\",\"version\":4,\"title\":\"GC pause outlives the lease\","
+    const char *head = "{\"format\":\"locksim-trace\",\"version\":5,\"title\":\"GC pause outlives the lease\","
                        "\"algo\":\"fenced-lease\",\"seed\":7,\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"},"
                        "{\"name\":\"B\",\"kind\":\"client\"},{\"name\":\"S1\",\"kind\":\"server\"},"
                        "{\"name\":\"R\",\"kind\":\"resource\"}]}\n"
@@ -284,10 +284,10 @@ static void test_reader_errors(void **state) {
             {"{\"format\":\"otel\",\"version\":1}\n",
              "line 1: not a locksim trace (format \"otel\", expected \"locksim-trace\")"},
             {"{\"version\":1}\n", "line 1: not a locksim trace (no \"format\" key in the header)"},
-            {"{\"format\":\"locksim-trace\",\"version\":5}\n",
-             "line 1: trace format version 5 is not supported (this build reads versions 1 to 4)"},
+            {"{\"format\":\"locksim-trace\",\"version\":6}\n",
+             "line 1: trace format version 6 is not supported (this build reads versions 1 to 5)"},
             {"{\"format\":\"locksim-trace\",\"version\":0}\n",
-             "line 1: trace format version 0 is not supported (this build reads versions 1 to 4)"},
+             "line 1: trace format version 0 is not supported (this build reads versions 1 to 5)"},
             {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0}\n",
              "line 1: header: missing key \"nodes\""},
             {"{\"format\":\"locksim-trace\",\"colour\":1}\n", "line 1: unknown key \"colour\""},

@@ -43,6 +43,12 @@ static int acquire_args(struct parser *p, int *ip, struct scn_step *st) {
             st->tries = (int)n;
             continue;
         }
+        if (k == 2) {
+            if (scnp_int_parse(val, 0, COUNT_MAX, "set", &n, why) < 0) return scnp_fail_why(p, vcol, why);
+            st->absolute = 1;
+            st->set_value = n;
+            continue;
+        }
         if (scnp_dur_parse(val, 0, k == 0 ? &st->retry_ns : k == 1 ? &st->jitter_ns : &st->timeout_ns, why) < 0)
             return scnp_fail_why(p, vcol, why);
         if (k == 0 && st->retry_ns == 0) return scnp_fail(p, vcol, "retry must be more than 0");
@@ -51,12 +57,14 @@ static int acquire_args(struct parser *p, int *ip, struct scn_step *st) {
     return 0;
 }
 
-/* write [tries=N] [backoff=DUR]: a compare-and-set loop. A write the
- * resource refuses because the data moved under it (a conditional UPDATE
+/* write [set=V] [tries=N] [backoff=DUR]. set=V: an absolute write of V
+ * (a cache entry rebuilt, a status set), which needs no read and which a
+ * second writer repeats harmlessly. tries=N: a compare-and-set loop. A write
+ * the resource refuses because the data moved under it (a conditional UPDATE
  * that matched 0 rows, a UNIQUE violation) is retried after a back-off that
  * doubles each time, re-reading first, up to N attempts in all. */
 static int write_args(struct parser *p, int *ip, struct scn_step *st) {
-    struct keyset ks = {"write", "tries= or backoff=", {"tries", "backoff"}, {0}};
+    struct keyset ks = {"write", "set=, tries= or backoff=", {"tries", "backoff", "set"}, {0}};
     char why[WHY_MAX];
     int i, backoff_col = 0;
 
@@ -67,12 +75,19 @@ static int write_args(struct parser *p, int *ip, struct scn_step *st) {
         int64_t n;
         if (rc < 0) return -1;
         if (rc == 0)
-            return scnp_fail(p, t->col, "expected ';' or tries=, backoff= after 'write', found %s", scnp_show(p, t));
+            return scnp_fail(p, t->col, "expected ';' or set=, tries=, backoff= after 'write', found %s",
+                             scnp_show(p, t));
         k = scnp_key_find(p, &ks, t, key);
         if (k < 0) return -1;
         if (k == 0) {
             if (scnp_int_parse(val, 1, SCN_WRITE_TRIES_MAX, "tries", &n, why) < 0) return scnp_fail_why(p, vcol, why);
             st->tries = (int)n;
+            continue;
+        }
+        if (k == 2) {
+            if (scnp_int_parse(val, 0, COUNT_MAX, "set", &n, why) < 0) return scnp_fail_why(p, vcol, why);
+            st->absolute = 1;
+            st->set_value = n;
             continue;
         }
         if (scnp_dur_parse(val, 0, &st->retry_ns, why) < 0) return scnp_fail_why(p, vcol, why);

@@ -59,7 +59,8 @@ enum scn_point {
 enum scn_step_kind {
     SCN_STEP_ACQUIRE, /* acquire the lock (with a retry policy) */
     SCN_STEP_READ,    /* read the protected resource */
-    SCN_STEP_WRITE,   /* write what was read minus one (reserve one unit) */
+    SCN_STEP_WRITE,   /* write what was read minus one (reserve one unit), or,
+                         with set=V, the value V without reading (absolute) */
     SCN_STEP_WORK,    /* compute for a duration (inside or outside the lock) */
     SCN_STEP_RELEASE, /* release the lock */
     SCN_STEP_COUNT
@@ -74,6 +75,9 @@ struct scn_step {
                            WRITE: attempts in all of a compare-and-set loop; 0 or 1 =
                            no retry (then retry_ns is its first back-off, doubling) */
     sim_ns timeout_ns; /* ACQUIRE: give up after this long; 0 = never */
+    int absolute;      /* WRITE: `set=V`, an absolute write of set_value: no read,
+                          and writing it again changes nothing (idempotent) */
+    int64_t set_value; /* WRITE with absolute: the value written */
     struct scn_pos pos;
 };
 

@@ -85,6 +85,7 @@ static void put_step(struct buf *b, const struct scn_step *st) {
 
     put(b, "%s", scn_step_name(st->kind));
     if (st->kind == SCN_STEP_WORK) put(b, " %s", dur(d, st->dur_ns));
+    if (st->kind == SCN_STEP_WRITE && st->absolute) put(b, " set=%lld", (long long)st->set_value);
     if (st->kind == SCN_STEP_WRITE && st->tries >= 2) put(b, " tries=%d backoff=%s", st->tries, dur(d, st->retry_ns));
     if (st->kind != SCN_STEP_ACQUIRE) return;
     if (st->retry_ns) put(b, " retry=%s", dur(d, st->retry_ns));
