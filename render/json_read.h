@@ -9,7 +9,17 @@
  * writing one sentence into r->err; r->p then points where the error is, so
  * json_col() gives its column. Nothing is allocated: strings are decoded
  * into r->sbuf, which the caller provides, at least as long as the line + 1
- * (an escape never decodes to more bytes than it takes). */
+ * (an escape never decodes to more bytes than it takes).
+ *
+ * Why not jansson or json-c (both well kept in Debian): render/ and run/
+ * are also compiled to WebAssembly by Debian's emscripten, offline, which
+ * cannot link a native Debian library, and bundling a copy would be a second
+ * JSON library to keep; both build a tree of allocated values, where a
+ * 10^6-event trace is read here line by line with no allocation per value;
+ * and their errors do not name the member ("line 12: \"grant\": expected an
+ * integer") that a user fixing a hand-edited shard or trace needs. What is
+ * given up: a general reader; ours takes only the shapes our writers
+ * produce, and is fuzzed (fuzz/fuzz_trace.c, fuzz/fuzz_shard.c). */
 #ifndef LOCKSIM_JSON_READ_H
 #define LOCKSIM_JSON_READ_H
 

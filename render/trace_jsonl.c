@@ -5,6 +5,7 @@
 
 #include "json_read.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -149,7 +150,10 @@ int trace_write_jsonl(FILE *out, const struct trace *tr) {
     put_str(out, tr->title, strnlen(tr->title, sizeof tr->title));
     fputs(",\"algo\":", out);
     put_str(out, tr->algo, strnlen(tr->algo, sizeof tr->algo));
-    fprintf(out, ",\"seed\":%" PRIu64 ",\"nodes\":[", tr->seed);
+    fprintf(out, ",\"seed\":%" PRIu64, tr->seed);
+    if (tr->golden) /* a golden trace: the whole run's digest, and how many events it leaves out */
+        fprintf(out, ",\"digest\":\"%016" PRIx64 "\",\"omitted\":%" PRIu64, tr->golden_digest, tr->omitted);
+    fputs(",\"nodes\":[", out);
     for (int i = 0; i < tr->nnodes; i++) {
         fputs(i ? ",{\"name\":" : "{\"name\":", out);
         put_node(out, tr, i);
@@ -228,8 +232,9 @@ static int node_object(struct rd *r) {
 }
 
 static int header(struct rd *r) {
-    static const char *const keys[] = {"format", "version", "title", "algo", "seed", "nodes"};
-    enum { K_FORMAT, K_VERSION, K_TITLE, K_ALGO, K_SEED, K_NODES };
+    static const char *const keys[] = {"format", "version", "title", "algo", "seed", "nodes", "digest", "omitted"};
+    enum { K_FORMAT, K_VERSION, K_TITLE, K_ALGO, K_SEED, K_NODES, K_DIGEST, K_OMITTED };
+    const uint64_t golden_keys = 1u << K_DIGEST | 1u << K_OMITTED; /* a golden trace's, both or neither */
     uint64_t seen = 0;
     size_t len;
     int64_t version = 0;
@@ -239,7 +244,7 @@ static int header(struct rd *r) {
         int more = 1;
         while (more) {
             if (json_key(&r->j) != 0) return -1;
-            int k = json_key_index(&r->j, keys, 6, &seen);
+            int k = json_key_index(&r->j, keys, 8, &seen);
             if (k < 0) return -1;
             switch (k) {
             case K_FORMAT:
@@ -269,6 +274,21 @@ static int header(struct rd *r) {
             case K_SEED:
                 if (json_uint(&r->j, "seed", UINT64_MAX, &r->tr->seed) != 0) return -1;
                 break;
+            case K_DIGEST: {
+                if (json_str(&r->j, "digest", &len) != 0) return -1;
+                uint64_t d = 0;
+                size_t i = 0;
+                for (; i < len && i < 16 && isxdigit((unsigned char)r->j.sbuf[i]); i++)
+                    d = d << 4 | (uint64_t)(isdigit((unsigned char)r->j.sbuf[i]) ? r->j.sbuf[i] - '0'
+                                                                                 : (r->j.sbuf[i] | 0x20) - 'a' + 10);
+                if (len != 16 || i != 16)
+                    return fail(r, "\"digest\": expected 16 hexadecimal digits, found \"%.40s\"", r->j.sbuf);
+                r->tr->golden_digest = d;
+                break;
+            }
+            case K_OMITTED:
+                if (json_uint(&r->j, "omitted", UINT64_MAX, &r->tr->omitted) != 0) return -1;
+                break;
             case K_NODES:
                 if (!json_take(&r->j, '[')) return fail(r, "\"nodes\": expected an array");
                 if (!json_take(&r->j, ']')) {
@@ -286,6 +306,10 @@ static int header(struct rd *r) {
     }
     if (!format_ok) return fail(r, "not a locksim trace (no \"format\" key in the header)");
     if (json_missing(&r->j, keys, 6, seen, 0, "header") != 0) return -1;
+    if ((seen & golden_keys) && (seen & golden_keys) != golden_keys)
+        return fail(r, "header: \"digest\" and \"omitted\" come together (a golden trace), found only \"%s\"",
+                    seen & 1u << K_DIGEST ? "digest" : "omitted");
+    r->tr->golden = (seen & golden_keys) != 0;
     if (json_eol(&r->j) != 0) return -1;
     int dup = -1;
     int rc = names_build(&r->names, r->tr, &dup);

@@ -265,3 +265,24 @@ const char *trace_intern(struct trace *tr, const char *s, size_t len) {
     st->count++;
     return p;
 }
+
+int trace_copy_golden(struct trace *dst, const struct trace *src) {
+    for (int i = 0; i < src->nnodes; i++)
+        if (trace_add_node(dst, src->nodes[i].name, src->nodes[i].kind) < 0) return -1;
+    memcpy(dst->title, src->title, sizeof dst->title);
+    memcpy(dst->algo, src->algo, sizeof dst->algo);
+    dst->seed = src->seed;
+    dst->golden = 1;
+    dst->golden_digest = trace_hash(src);
+    dst->omitted = 0;
+    for (size_t i = 0; i < src->len; i++) {
+        struct trace_event e = src->ev[i];
+        if (trace_is_traffic(e.kind)) {
+            dst->omitted++;
+            continue;
+        }
+        if (e.text && !(e.text = trace_intern(dst, e.text, strlen(e.text)))) return -1;
+        trace_append(dst, &e);
+    }
+    return dst->oom ? -1 : 0;
+}

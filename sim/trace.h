@@ -260,7 +260,18 @@ struct trace {
     char algo[48];
     uint64_t seed;
     struct trace_strings *strings; /* owned: event text copied by trace_intern */
+    /* A golden trace (check's golden/ files, trace_copy_golden): its events
+     * leave out the message traffic (trace_is_traffic), omitted events in
+     * all, and golden_digest is the trace hash of the whole run. */
+    int golden;
+    uint64_t golden_digest;
+    uint64_t omitted;
 };
+
+/* Message traffic: the kinds a golden trace leaves out (thousands of
+ * msg-send/msg-recv pairs in a consensus run, read by no checker rule;
+ * a lost message stays, as msg-drop). */
+static inline int trace_is_traffic(int kind) { return kind == TRACE_MSG_SEND || kind == TRACE_MSG_RECV; }
 
 void trace_init(struct trace *tr, int keep);
 void trace_close(struct trace *tr);
@@ -337,6 +348,11 @@ int trace_kind_from_name(const char *name);
  * valid until trace_close. Returns it, or NULL when out of memory (and then
  * sets tr->oom, which fails the run). */
 const char *trace_intern(struct trace *tr, const char *s, size_t len);
+/* dst (trace_init'd, keeping events, empty) becomes the golden form of src
+ * (whose events are kept): its nodes, title, algorithm and seed, every event
+ * but the message traffic (numbered afresh), golden set, golden_digest =
+ * trace_hash(src) and omitted = the events left out. Returns 0 or -1 on OOM. */
+int trace_copy_golden(struct trace *dst, const struct trace *src);
 /* The trace digest: every event's fields as 64-bit words, folded word by
  * word (xxHash64's round, then its avalanche; docs/trace-format.md, "Trace
  * hash"): equal hashes mean identical traces on any machine. Over the stored

@@ -508,29 +508,56 @@ static void test_check_golden_divergence(void **state) {
                      0);
     assert_int_equal(run(fmt("check --no-golden %1$s/locksim_gold", scratch()))->code, 0);
     r = run(fmt("check %1$s/locksim_gold", scratch()));
-    /* ...but the trace changed, and check says where: event 46, B's work. */
+    /* ...but the trace changed, and check says where: event 26 of the golden
+     * trace (which leaves out message traffic), B's work. */
     assert_int_equal(r->code, 1);
     assert_non_null(strstr(r->out, fmt("%1$s/locksim_gold/gc-pause-outlives-lease.lsim: trace differs from its golden "
                                        "trace %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl",
                                        scratch())));
     /* B's shorter work changes no figure, no grant and no write. */
     assert_non_null(strstr(r->out, "  the same in meaning (verdict, metrics, who held the lock when, every write); "
-                                   "the events moved:\n  first divergence at event #46 (t=31s); golden has 81 "
-                                   "events, now has 81\n"));
-    assert_non_null(strstr(r->out, "           #45 t=31s B point a=6 b=1 \"after-write\"\n"
-                                   "  - golden #46 t=31s B work-start a=5000000000\n"
-                                   "  - golden #47 t=31s B double-entry-begin peer=A\n"));
-    assert_non_null(strstr(r->out, "  + now    #46 t=31s B work-start a=4000000000\n"));
+                                   "the events moved:\n  first divergence at event #26 (t=31s); golden has 49 "
+                                   "events, now has 49\n"));
+    assert_non_null(strstr(r->out, "           #25 t=31s B point a=6 b=1 \"after-write\"\n"
+                                   "  - golden #26 t=31s B work-start a=5000000000\n"
+                                   "  - golden #27 t=31s B double-entry-begin peer=A\n"));
+    assert_non_null(strstr(r->out, "  + now    #26 t=31s B work-start a=4000000000\n"));
     assert_non_null(strstr(r->out, fmt("FAIL %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch())));
     /* The same in TAP, where CI reads it. */
     r = run(fmt("check --format tap %1$s/locksim_gold", scratch()));
     assert_non_null(strstr(r->out, fmt("not ok 1 - %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch())));
-    assert_non_null(strstr(r->out, "first divergence at event #46"));
+    assert_non_null(strstr(r->out, "first divergence at event #26"));
     /* An intended change: --update rewrites it and prints the digests. */
     r = run(fmt("check --update %1$s/locksim_gold", scratch()));
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, fmt("updated %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl: ", scratch())));
     assert_int_equal(run(fmt("check %1$s/locksim_gold", scratch()))->code, 0);
+    /* A change in message traffic alone (here: the golden digest edited, as
+     * a change that moved only msg-send/msg-recv would leave it) fails too,
+     * and says that only the traffic moved. */
+    assert_int_equal(system(fmt("sed -i -E 's/\"digest\":\"[0-9a-f]{16}\"/\"digest\":\"0123456789abcdef\"/' "
+                                "%1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl",
+                                scratch())),
+                     0);
+    r = run(fmt("check %1$s/locksim_gold", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "(digest 0123456789abcdef, now "));
+    assert_non_null(strstr(r->out, "  the same events; only the message traffic changed (msg-send and msg-recv, "
+                                   "which golden traces leave out: 32 then, 32 now)\n"));
+    assert_int_equal(run(fmt("check --update %1$s/locksim_gold", scratch()))->code, 0);
+    /* A golden trace of the earlier form (every event, no digest) is judged
+     * by its events' hash, and --update rewrites it without the traffic. */
+    assert_int_equal(run(fmt("run %1$s/locksim_gold/gc-pause-outlives-lease.lsim --no-timeline --trace "
+                             "%1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl",
+                             scratch()))
+                             ->code,
+                     0);
+    r = run(fmt("check %1$s/locksim_gold", scratch()));
+    assert_int_equal(r->code, 0);
+    r = run(fmt("check --update %1$s/locksim_gold", scratch()));
+    assert_non_null(strstr(r->out, fmt("rewrote %1$s/locksim_gold/golden/gc-pause-outlives-lease.jsonl without its "
+                                       "message traffic: ",
+                                       scratch())));
     /* A scenario added beside golden traces without its own fails. */
     assert_int_equal(system(fmt("cp scenarios/ttl-with-headroom.lsim %1$s/locksim_gold/", scratch())), 0);
     r = run(fmt("check %1$s/locksim_gold", scratch()));
@@ -541,6 +568,22 @@ static void test_check_golden_divergence(void **state) {
             run(fmt("check --set lock.ttl=30s %1$s/locksim_gold/gc-pause-outlives-lease.lsim", scratch()))->code, 0);
     assert_int_equal(run(fmt("check --update --seed 2 %1$s/locksim_gold", scratch()))->code, 64);
     assert_int_equal(system(fmt("rm -rf %1$s/locksim_gold", scratch())), 0);
+}
+
+/* The catalog's golden traces are exactly what --update writes now: check
+ * compares the digest in their header, so an event edited by hand (or a
+ * writer change) would otherwise go unseen. */
+static void test_golden_traces_are_current(void **state) {
+    (void)state;
+    char d[4200];
+    snprintf(d, sizeof d, "%s", sp("locksim_regold"));
+    assert_int_equal(system(fmt("rm -rf %1$s && mkdir -p %1$s", d)), 0);
+    struct result *r = run(fmt("check --update --golden %s scenarios", d));
+    assert_int_equal(r->code, 0);
+    assert_int_equal(system(fmt("diff -r -q scenarios/golden %s", d)), 0);
+    /* Small enough to read in a review: no file over 256 KiB. */
+    assert_int_equal(system("test -z \"$(find scenarios/golden -name '*.jsonl' -size +256k)\""), 0);
+    assert_int_equal(system(fmt("rm -rf %s", d)), 0);
 }
 
 /* check --update blesses only runs that pass: a change that breaks an
@@ -609,6 +652,17 @@ static void test_diff(void **state) {
     assert_non_null(strstr(r->out, "- A #"));
     assert_non_null(strstr(r->out, "srv-grant peer=A a=30000000000"));
     assert_non_null(strstr(r->out, "srv-grant peer=A a=31000000000"));
+    /* Against a golden trace (no message traffic), the run's trace is
+     * compared without its messages, and the note says so. */
+    r = run(fmt("diff %1$s/locksim_d1.jsonl scenarios/golden/gc-pause-outlives-lease.jsonl", scratch()));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, fmt("(scenarios/golden/gc-pause-outlives-lease.jsonl is a golden trace, without "
+                                       "message traffic: %1$s/locksim_d1.jsonl is compared without its 32 msg-send "
+                                       "and msg-recv events)\nsame: 49 events\n",
+                                       scratch())));
+    r = run(fmt("diff scenarios/golden/gc-pause-outlives-lease.jsonl %1$s/locksim_d2.jsonl", scratch()));
+    assert_int_equal(r->code, 1);
+    assert_non_null(strstr(r->out, "  double-entries         1 -> 0\n"));
     write_file(sp("locksim_d3.jsonl"), "not a trace\n");
     assert_int_equal(run(fmt("diff %1$s/locksim_d1.jsonl %1$s/locksim_d3.jsonl", scratch()))->code, 65);
     assert_int_equal(run(fmt("diff %1$s/locksim_d1.jsonl /nonexistent.jsonl", scratch()))->code, 66);
@@ -1218,6 +1272,7 @@ int main(void) {
             cmocka_unit_test(test_explore_sigint),
             cmocka_unit_test(test_batch_memory_flat),
             cmocka_unit_test(test_check_golden_divergence),
+            cmocka_unit_test(test_golden_traces_are_current),
             cmocka_unit_test(test_check_update_refuses_failing),
             cmocka_unit_test(test_diff),
             cmocka_unit_test(test_check_trace_matches_run),

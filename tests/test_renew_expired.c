@@ -101,6 +101,32 @@ static void test_released_in_the_gap_refuses(void **state) {
     engine_free(e);
 }
 
+/* A's own release in flight past its renewal: A's renewal sent at 5s is
+ * slowed to arrive at 5.9s (A -> S1 latency 900ms from 4s to 5.2s), after
+ * A's release (5.5s, no delay) deleted the key. A deleted key did not lapse:
+ * the renewal is refused, and B gets the lock at 8s. (Without the lapsed
+ * mark, the key's holder and value would still match and A's released
+ * lease would come back until 20.9s, with B waiting until 21s.) */
+static void test_renewal_after_own_release_refused(void **state) {
+    (void)state;
+    struct engine *e = build_engine("lock lease-renew ttl=15s renew-every=3 on-lost=abort renew-expired=on\n"
+                                    "network latency=0ms\n"
+                                    "duration 60s\n"
+                                    "client A: acquire; work 5500ms; release\n"
+                                    "client B @8s: acquire retry=1s; work 1s; release\n"
+                                    "@4s link A S1 latency=900ms\n"
+                                    "@5200ms link A S1 latency=0ms\n",
+                                    NULL);
+    story_cursor = 0;
+    assert_int_equal(step_until_event(e, TRACE_SRV_DELETE, "S1")->t, S(5) + 500 * MS);
+    engine_run(e);
+    assert_int_equal(so_far(e, TRACE_SRV_RENEW, "S1"), 0);
+    assert_null(note(e, "S1", NOTE_PREFIX, "renews a lapsed lease", 1));
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, S(8));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
 /* The option reads on and off only, and only lease-renew takes it. */
 static void test_option_values(void **state) {
     (void)state;
@@ -118,6 +144,7 @@ int main(void) {
             cmocka_unit_test(test_off_refuses_the_lapsed_renewal),
             cmocka_unit_test(test_leased_again_in_the_gap_refuses),
             cmocka_unit_test(test_released_in_the_gap_refuses),
+            cmocka_unit_test(test_renewal_after_own_release_refused),
             cmocka_unit_test(test_option_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

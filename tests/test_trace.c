@@ -291,6 +291,13 @@ static void test_reader_errors(void **state) {
             {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0}\n",
              "line 1: header: missing key \"nodes\""},
             {"{\"format\":\"locksim-trace\",\"colour\":1}\n", "line 1: unknown key \"colour\""},
+            {"{\"format\":\"locksim-trace\",\"version\":5,\"title\":\"\",\"algo\":\"\",\"seed\":0,"
+             "\"digest\":\"0123456789abcdef\",\"nodes\":[]}\n",
+             "line 1: header: \"digest\" and \"omitted\" come together (a golden trace), found only \"digest\""},
+            {"{\"format\":\"locksim-trace\",\"digest\":\"0x23456789abcdef\"}\n",
+             "line 1: \"digest\": expected 16 hexadecimal digits, found \"0x23456789abcdef\""},
+            {"{\"format\":\"locksim-trace\",\"digest\":\"abc\"}\n",
+             "line 1: \"digest\": expected 16 hexadecimal digits, found \"abc\""},
             {"{\"format\":\"locksim-trace\",\"format\":\"locksim-trace\"}\n", "line 1: duplicate key \"format\""},
             {"{\"format\":\"locksim-trace\",\"version\":1,\"title\":\"\",\"algo\":\"\",\"seed\":0,"
              "\"nodes\":[{\"name\":\"A\",\"kind\":\"client\"},{\"name\":\"A\",\"kind\":\"server\"}]}\n",
