@@ -45,6 +45,9 @@ static const struct {
                                                          "releases while the program still computes, the misuse "
                                                          "client-go's ReleaseOnCancel documentation warns of, by "
                                                          "configuration"},
+        {"takeover-zombie-write-lands.lsim", "takeover=on: a newer instance takes the lock from a live one at once, "
+                                             "as Kafka's InitProducerId does by design; only an epoch check at the "
+                                             "resource (its pair, fenced-lease) keeps it safe"},
 };
 
 /* TTL locks that never renew: unsafe by design when the critical section

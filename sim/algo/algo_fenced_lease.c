@@ -11,7 +11,7 @@
 
 #define ALLOWED \
     (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | KV_OPT_PERSISTENCE | \
-     KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN)
+     KV_OPT_TIMEOUT | KV_OPT_FIRST_TOKEN | KV_OPT_TAKEOVER)
 
 /* compare=: the rule that refuses a write, given the tokens the resource has
  * accepted before.

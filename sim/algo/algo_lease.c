@@ -5,7 +5,7 @@
 
 #define ALLOWED \
     (KV_OPT_TTL | KV_OPT_RELEASE | KV_OPT_VALUE | KV_OPT_EXPIRY_CLOCK | KV_OPT_DEADLINE | KV_OPT_PERSISTENCE | \
-     KV_OPT_TIMEOUT)
+     KV_OPT_TIMEOUT | KV_OPT_TAKEOVER | KV_OPT_UNCERTAINTY)
 
 static void defaults(void *config) {
     kv_config_default(config, "lease", ALLOWED);

@@ -246,6 +246,19 @@ void kv_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
     }
     switch (m->type) {
     case KV_SET_NX:
+        if (s->held && cfg(ctx)->takeover && s->owner != m->from) {
+            /* takeover=on: the newest claimant wins at once, under the next
+             * token, while the old holder may still be alive and working.
+             * Kafka's InitProducerId for a transactional.id already in use
+             * bumps the producer epoch: "the latest one to be started fences
+             * the previous instances" (Kafka documentation, producer config
+             * transactional.id; KIP-98). Only a resource that checks the
+             * epoch (fenced-lease) stops the old instance's writes.
+             * note: a = the holder taken over, b = its token */
+            lock_note(ctx, "takes the lock over from its holder at once: a new epoch (takeover=on)", s->owner,
+                      (int64_t)s->token);
+            s->held = 0;
+        }
         if (s->held) {
             lock_note_deny(ctx, m->from, s->owner);
             reply(ctx, m, 0, 0, 0);

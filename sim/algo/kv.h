@@ -94,6 +94,11 @@ struct kv_config {
     int deadline;              /* enum kv_deadline: the rule at a key's deadline */
     int renew_expired;         /* 1 = a renewal of a lapsed key is accepted while nobody
                                  took it since (Azure blob leases; see kv.c, KV_CAE) */
+    int takeover;              /* 1 = a SET on a held key succeeds at once with the next
+                                 token (a new epoch), as Kafka's InitProducerId; see kv.c */
+    sim_ns uncertainty_ns;     /* uncertainty=: the clock-uncertainty bound; a holder
+                                 stops acting when its lease, by its own clock, has
+                                 this little left (kv_client.c, stasis); 0 = off */
     int persistence;           /* enum kv_persist: what survives a server restart */
     sim_ns request_timeout_ns; /* a client gives up on a reply after this */
     unsigned allowed;          /* KV_OPT_* bits this algorithm accepts */
@@ -130,6 +135,8 @@ struct kv_config {
 #define KV_OPT_REPLICATION (1u << 7)
 #define KV_OPT_DEADLINE (1u << 8)
 #define KV_OPT_RENEW_EXPIRED (1u << 9)
+#define KV_OPT_TAKEOVER (1u << 10)
+#define KV_OPT_UNCERTAINTY (1u << 11)
 
 /* A replication message the primary holds back for repl-lag. */
 struct kv_snap {
@@ -202,6 +209,7 @@ struct kv_client {
     int redirects;            /* redirects followed for this request */
     int timeouts;             /* servers that timed out for this request */
     sim_ns acquire_sent_mono; /* when this acquisition's first SET left, by the monotonic clock */
+    uint64_t stasis;          /* uncertainty=: the timer that ends the holding, or 0 */
 };
 
 /* The states of the store and its client (lock_state ids), XX(NAME, "name"),
@@ -303,5 +311,6 @@ void kv_client_acquire(struct lock_ctx *ctx, void *state);
 void kv_client_release(struct lock_ctx *ctx, void *state);
 void kv_client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m);
 void kv_client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg);
+
 
 #endif

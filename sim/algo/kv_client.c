@@ -50,12 +50,37 @@ void kv_client_acquire(struct lock_ctx *ctx, void *state) {
     /* A unique value per attempt, drawn from the engine's PRNG; never 0. */
     c->value = cfg(ctx)->unique_value ? (lock_random(ctx) | 1) : 1;
     c->acquire_sent_mono = lock_now(ctx, LOCK_CLOCK_MONO);
+    if (c->stasis) lock_cancel(ctx, c->stasis); /* an earlier holding's bound */
+    c->stasis = 0;
     lock_state(ctx, KV_ST_ACQUIRING);
     send_req(ctx, c, KV_SET_NX, PHASE_ACQUIRE, cfg(ctx)->ttl_ns);
 }
 
+/* uncertainty=E, the clock-uncertainty bound: the holder counts on its
+ * lease only until E before its end, by its own monotonic clock from when it
+ * asked; then it stops acting (lock_lost: it leaves the critical section,
+ * and its program's next write is not sent). CockroachDB's leases work so:
+ * a lease's last max-offset (default 500ms, the bound on clock offsets
+ * between nodes; a node whose offset passes 80% of it shuts itself down) is
+ * a "stasis period" in which the leaseholder does not serve (CockroachDB
+ * documentation, "Replication layer", leases; Spanner's commit wait is the
+ * same idea with TrueTime's bound). Safe without a token while the store's
+ * clock and the client's drift apart by less than E over a lease. */
+static void stasis_arm(struct lock_ctx *ctx, struct kv_client *c) {
+    const struct kv_config *k = cfg(ctx);
+    if (k->uncertainty_ns <= 0 || k->ttl_ns <= 0) return;
+    sim_ns left = k->ttl_ns - k->uncertainty_ns - (lock_now(ctx, LOCK_CLOCK_MONO) - c->acquire_sent_mono);
+    c->stasis = lock_timer(ctx, LOCK_CLOCK_MONO, left > 0 ? left : 0, T_STASIS, c->req);
+}
+
+static void stasis_cancel(struct lock_ctx *ctx, struct kv_client *c) {
+    if (c->stasis) lock_cancel(ctx, c->stasis);
+    c->stasis = 0;
+}
+
 void kv_client_release(struct lock_ctx *ctx, void *state) {
     struct kv_client *c = state;
+    stasis_cancel(ctx, c);
     switch (cfg(ctx)->release) {
     case KV_RELEASE_CAD: send_req(ctx, c, KV_CAD, PHASE_RELEASE, 0); break;
     case KV_RELEASE_DEL: send_req(ctx, c, KV_DEL, PHASE_RELEASE, 0); break;
@@ -82,6 +107,7 @@ static void done(struct lock_ctx *ctx, struct kv_client *c, const struct lock_ms
             }
             lock_state(ctx, KV_ST_GRANTED);
             lock_granted(ctx, cfg(ctx)->fenced ? m->token : 0, validity);
+            stasis_arm(ctx, c);
         } else {
             lock_state(ctx, KV_ST_REFUSED);
             lock_refused(ctx);
@@ -127,6 +153,14 @@ void kv_client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m)
 
 void kv_client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t arg) {
     struct kv_client *c = state;
+    if (timer == T_STASIS) {
+        c->stasis = 0;
+        /* note: a = the bound */
+        lock_note(ctx, "its lease enters the clock-uncertainty bound: it stops acting on it (uncertainty=)",
+                  cfg(ctx)->uncertainty_ns, 0);
+        lock_lost(ctx);
+        return;
+    }
     if (timer != T_TIMEOUT || arg != c->req || c->phase == PHASE_NONE) return;
     c->timeout = 0;
     lock_note(ctx, "request timed out", (int64_t)arg, 0);

@@ -52,6 +52,8 @@ static const struct {
         {"expiry-clock", KV_OPT_EXPIRY_CLOCK},
         {"deadline", KV_OPT_DEADLINE},
         {"renew-expired", KV_OPT_RENEW_EXPIRED},
+        {"takeover", KV_OPT_TAKEOVER},
+        {"uncertainty", KV_OPT_UNCERTAINTY},
         {"persistence", KV_OPT_PERSISTENCE},
         {"request-timeout", KV_OPT_TIMEOUT},
         {"repl-lag", KV_OPT_REPLICATION},
@@ -205,6 +207,18 @@ int kv_option(struct kv_config *c, const char *key, const char *val, char *err, 
             return bad(err, n, "renew-expired", val,
                        "on (a lapsed lease is renewed while nobody took it, as Azure blob leases do) or "
                        "off (an expired key is gone, as in Redis)");
+        return 0;
+    case KV_OPT_TAKEOVER:
+        if (strcmp(val, "on") == 0) c->takeover = 1;
+        else if (strcmp(val, "off") == 0) c->takeover = 0;
+        else
+            return bad(err, n, "takeover", val,
+                       "on (an acquire on a held key takes it over at once with a new epoch, as Kafka's "
+                       "InitProducerId) or off (a held key refuses it, SET NX)");
+        return 0;
+    case KV_OPT_UNCERTAINTY:
+        if (lock_parse_duration(val, &c->uncertainty_ns) != 0 || c->uncertainty_ns < 0)
+            return bad(err, n, "uncertainty", val, "a duration such as 500ms (0 = no check)");
         return 0;
     case KV_OPT_PERSISTENCE:
         if (strcmp(val, "none") == 0) c->persistence = KV_PERSIST_NONE;

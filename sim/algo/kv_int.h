@@ -11,7 +11,7 @@
 #include "kv.h"
 
 /* The server's and the client's timers (one list: a node is either). */
-enum { T_EXPIRY = 1, T_TIMEOUT, T_REPL, T_PING, T_WAIT, T_CRON };
+enum { T_EXPIRY = 1, T_TIMEOUT, T_REPL, T_PING, T_WAIT, T_CRON, T_STASIS };
 
 static inline const struct kv_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
 
