@@ -411,6 +411,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
         m = mark_add(b, n, e->b == TRACE_WRITE_ACCEPTED ? LAYOUT_MARK_WRITE_OK : LAYOUT_MARK_WRITE_REJECTED, e);
         m->value = e->a;
         m->detail = e->b;
+        m->set = (uint8_t)trace_write_is_set(e->text);
         break;
     case TRACE_LATE_WRITE:
         m = find_write(b, e);

@@ -94,6 +94,7 @@ struct layout_mark {
     uint8_t stale;  /* WRITE_*: the checker flagged it a stale write */
     uint8_t late;   /* WRITE_OK: a late write (TRACE_LATE_WRITE): under a superseded
                               grant, but before any operation of the newer one */
+    uint8_t set;    /* WRITE_*: an absolute write (write set=V): value is V as given */
     int32_t peer;   /* other node (see the kind), or -1 */
     int32_t other;  /* WRITE_* when stale: the client holding the newer
                               grant (TRACE_STALE_WRITE's peer, else the client

@@ -182,8 +182,8 @@ static void write_sentence(char *buf, size_t n, const struct view *v, const stru
     if (e->b == TRACE_WRITE_ACCEPTED) {
         tok_paren(tk, sizeof tk, e->token);
         if (trace_write_is_set(e->text))
-            snprintf(buf, n, "%s accepts %s's write setting the value to %lld%s: writing it again changes nothing", me,
-                     peer, (long long)e->a, e->token ? tk : " (no token)");
+            snprintf(buf, n, "%s accepts %s's absolute write of %lld%s: writing it again changes nothing", me, peer,
+                     (long long)e->a, e->token ? tk : " (no token)");
         else
             snprintf(buf, n, "%s accepts %s's write of %lld%s", me, peer, (long long)e->a,
                      e->token ? tk : " (no token)");

@@ -72,12 +72,15 @@ void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
     int all = nwrites <= MAX_LINES;
     size_t shown = 0, listed = all ? nwrites : ninteresting;
     uint64_t max_tok = 0;
+    int64_t held = INT64_MIN; /* the value the last accepted write left, while known */
     char t[32], tok[32], why[96], buf[256];
     for (size_t i = 0; i < lane->nmarks; i++) {
         const struct layout_mark *m = &lane->marks[i];
         if (m->kind != LAYOUT_MARK_WRITE_OK && m->kind != LAYOUT_MARK_WRITE_REJECTED) continue;
         uint64_t seen = max_tok;
+        int repeated = m->kind == LAYOUT_MARK_WRITE_OK && m->set && m->value == held;
         if (m->kind == LAYOUT_MARK_WRITE_OK && m->token > max_tok) max_tok = m->token;
+        if (m->kind == LAYOUT_MARK_WRITE_OK) held = m->value;
         if ((!all && !write_interesting(m)) || shown >= MAX_LINES) continue;
         shown++;
         int ok = m->kind == LAYOUT_MARK_WRITE_OK;
@@ -91,6 +94,7 @@ void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
         else if (ok && m->late && m->other >= 0)
             snprintf(why, sizeof why, "accepted late: before any operation of %s", scene_node_name(c->ly, m->other));
         else if (ok && m->late) snprintf(why, sizeof why, "accepted late: before any newer operation");
+        else if (ok && repeated) snprintf(why, sizeof why, "accepted: the value already held, no change");
         else if (ok) snprintf(why, sizeof why, "accepted");
         else if (m->detail == TRACE_WRITE_REJECTED_STALE && seen > m->token)
             snprintf(why, sizeof why, "REJECTED: stale, %llu already seen", (unsigned long long)seen);
@@ -103,9 +107,9 @@ void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
         else if (m->detail == TRACE_WRITE_REJECTED_DUPLICATE)
             snprintf(why, sizeof why, "REJECTED: idempotency key already applied");
         else snprintf(why, sizeof why, "REJECTED");
-        snprintf(buf, sizeof buf, "%c t=%s  %s write %s value %lld %s",
+        snprintf(buf, sizeof buf, "%c t=%s  %s write %s %s %lld %s",
                  ok ? scene_syms[SCENE_SYM_WRITE_OK].ch : scene_syms[SCENE_SYM_WRITE_REJECTED].ch, t,
-                 scene_node_name(c->ly, m->peer), tok, (long long)m->value, why);
+                 scene_node_name(c->ly, m->peer), tok, m->set ? "set" : "value", (long long)m->value, why);
         scene_wrapped(c, c->lw, 2, buf, style);
     }
     if (listed > shown || (!all && nwrites > shown)) {

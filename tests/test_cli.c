@@ -15,6 +15,23 @@ static void test_run_seed_scenario(void **state) {
     assert_null(strstr(r->out, "\033[")); /* NO_COLOR: plain ASCII */
 }
 
+/* Absolute writes (write set=V) read as such wherever a run is shown: the
+ * write list says "set", the repeat says it changed nothing, the report
+ * counts it, and the narration says writing it again changes nothing. */
+static void test_absolute_writes_shown(void **state) {
+    (void)state;
+    struct result *r = run("run scenarios/efficiency-lock-idempotent-write.lsim --narrate");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "W t=8.003s  A write no token set 1 accepted late: before any operation of B\n"));
+    assert_non_null(strstr(r->out, "W t=9.003s  B write no token set 1 accepted: the value already held, no change\n"));
+    assert_non_null(strstr(r->out, "  repeated writes  1 (absolute writes of the value already held: done again, "
+                                   "no change)\n"));
+    assert_non_null(strstr(r->out, "R accepts B's absolute write of 1 (no token): writing it again changes nothing"));
+    r = run("run scenarios/efficiency-lock-counter-write.lsim");
+    assert_null(strstr(r->out, "repeated writes"));
+    assert_non_null(strstr(r->out, "write no token value 9"));
+}
+
 /* An expectation that fails gives exit 1 and says what was measured. The
  * file's expect lines are for the scenario as written: under --set they are
  * not applicable (exit 0, each shown n/a with its measured value) unless
@@ -278,6 +295,7 @@ int main(void) {
             cmocka_unit_test(test_plugin_example),
             cmocka_unit_test(test_json_resource_rule),
             cmocka_unit_test(test_json_record_keys_documented),
+            cmocka_unit_test(test_absolute_writes_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
