@@ -14,7 +14,7 @@
 
 /* Open spans of one lane while the layout is built (indices into its spans). */
 struct open_state {
-    size_t acq, hold, pause, crash;
+    size_t acq, hold, pause, crash, leader;
     size_t lease_head; /* list of open leases through lease_next[] */
 };
 
@@ -27,6 +27,7 @@ struct builder {
 static const char *const span_names[LAYOUT_SPAN_KIND_COUNT] = {
         [LAYOUT_SPAN_ACQUIRING] = "acquiring", [LAYOUT_SPAN_HOLDING] = "holding", [LAYOUT_SPAN_PAUSED] = "paused",
         [LAYOUT_SPAN_CRASHED] = "crashed",     [LAYOUT_SPAN_LEASE] = "lease",     [LAYOUT_SPAN_REPLICA] = "replica",
+        [LAYOUT_SPAN_LEADER] = "leader",
 };
 
 static const char *const mark_names[LAYOUT_MARK_KIND_COUNT] = {
@@ -90,7 +91,7 @@ static void count_event(const struct trace_event *e, size_t *spans, size_t *mark
     case TRACE_RESTART:
     case TRACE_WRITE_SKIPPED:
     case TRACE_CONTROL: *marks += 1; break;
-    case TRACE_SRV_NOTE: /* a replica's copy: a span and a mark */
+    case TRACE_SRV_NOTE: /* a replica's copy, or a leadership: a span and a mark */
         *spans += 1;
         *marks += 1;
         break;
@@ -318,6 +319,25 @@ static void apply_repl_note(struct builder *b, const struct trace_event *e) {
     m->detail = what == 3;
 }
 
+/* A server's note of its leadership (lock.h, LOCK_NOTE_LEADER and
+ * LOCK_NOTE_STEPS_DOWN): the leader span opens or closes. Returns 1 when the
+ * note was one of them. */
+static int apply_leader_note(struct builder *b, const struct trace_event *e) {
+    struct open_state *os = &b->open[e->node];
+    if (!e->text) return 0;
+    if (strncmp(e->text, LOCK_NOTE_LEADER, strlen(LOCK_NOTE_LEADER)) == 0) {
+        span_close(b, e->node, &os->leader, e->t, LAYOUT_END_REPLACED);
+        os->leader = span_open(b, e->node, LAYOUT_SPAN_LEADER, e->t);
+        b->ly->lanes[e->node].spans[os->leader].token = e->a > 0 ? (uint64_t)e->a : 0;
+        return 1;
+    }
+    if (strncmp(e->text, LOCK_NOTE_STEPS_DOWN, strlen(LOCK_NOTE_STEPS_DOWN)) == 0) {
+        span_close(b, e->node, &os->leader, e->t, LAYOUT_END_REPLACED);
+        return 1;
+    }
+    return 0;
+}
+
 static void apply(struct builder *b, const struct trace_event *e) {
     struct layout *ly = b->ly;
     int n = e->node;
@@ -363,6 +383,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
         span_close(b, n, &os->acq, e->t, LAYOUT_END_CRASH);
         span_close(b, n, &os->hold, e->t, LAYOUT_END_CRASH);
         span_close(b, n, &os->pause, e->t, LAYOUT_END_CRASH);
+        span_close(b, n, &os->leader, e->t, LAYOUT_END_CRASH);
         lease_close_all(b, n, e->t, LAYOUT_END_CRASH);
         if (os->crash == NONE) os->crash = span_open(b, n, LAYOUT_SPAN_CRASHED, e->t);
         mark_add(b, n, LAYOUT_MARK_CRASH, e);
@@ -405,7 +426,9 @@ static void apply(struct builder *b, const struct trace_event *e) {
     case TRACE_SRV_KEEP: mark_add(b, n, LAYOUT_MARK_KEEP, e); break;
     case TRACE_WRITE_SKIPPED: mark_add(b, n, LAYOUT_MARK_WRITE_SKIPPED, e)->detail = e->a; break;
     case TRACE_CONTROL: mark_add(b, n, LAYOUT_MARK_CONTROL, e)->detail = e->a; break;
-    case TRACE_SRV_NOTE: apply_repl_note(b, e); break;
+    case TRACE_SRV_NOTE:
+        if (!apply_leader_note(b, e)) apply_repl_note(b, e);
+        break;
     case TRACE_READ: mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a; break;
     case TRACE_WRITE:
         m = mark_add(b, n, e->b == TRACE_WRITE_ACCEPTED ? LAYOUT_MARK_WRITE_OK : LAYOUT_MARK_WRITE_REJECTED, e);
@@ -770,7 +793,8 @@ int layout_build_prefix(struct layout *out, const struct trace *whole, size_t ne
         ln->marks = ly->mark_mem + mo;
         so += nspan[l];
         mo += nmark[l];
-        b.open[l] = (struct open_state){NONE, NONE, NONE, NONE, NONE};
+        b.open[l] = (struct open_state){
+                .acq = NONE, .hold = NONE, .pause = NONE, .crash = NONE, .leader = NONE, .lease_head = NONE};
     }
 
     /* Building pass. */
@@ -784,6 +808,7 @@ int layout_build_prefix(struct layout *out, const struct trace *whole, size_t ne
         span_close(&b, l, &os->hold, ly->t_end, end);
         span_close(&b, l, &os->pause, ly->t_end, end);
         span_close(&b, l, &os->crash, ly->t_end, end);
+        span_close(&b, l, &os->leader, ly->t_end, end);
         lease_close_all(&b, l, ly->t_end, end);
     }
     for (size_t i = 0; i < ly->ndoubles; i++)

@@ -26,6 +26,9 @@ enum layout_span_kind {
     LAYOUT_SPAN_REPLICA,   /* server: a lock a replica copied from its primary,
                               copy .. copied release / drop / crash; peer = owner,
                               token = the copy's token (SRV_NOTE "replica: ...") */
+    LAYOUT_SPAN_LEADER,    /* server: leads a replicated lock service, from its
+                              LOCK_NOTE_LEADER note to a LOCK_NOTE_STEPS_DOWN note
+                              or its crash; token = the term */
     LAYOUT_SPAN_KIND_COUNT
 };
 

@@ -77,6 +77,7 @@ static const struct palette_look looks[SCENE_ST_COUNT] = {
         [SCENE_ST_DROP] = {RGB(WHITE), RGB(BLACK), PALETTE_NONE, 0},
         [SCENE_ST_REPLICATION] = {RGB(WHITE), RGB(BLUE), PALETTE_SOLID, 0}, /* its label on white */
         [SCENE_ST_PARTITION] = {RGB(GAP_GREY), RGB(INK), PALETTE_SOLID, 1}, /* the links cut */
+        [SCENE_ST_LEADER] = {RGB(YELLOW), RGB(INK), PALETTE_SOLID, 1},      /* a band, its term in ink */
 };
 
 const struct palette_look *palette_look(int style) {

@@ -75,6 +75,7 @@ static void emit_legend(struct scene_ctx *c) {
             "clock lane: the node's clock minus true time",
             "message dropped on its way (partition, loss)",
             "replication: primary to replica, with the lag",
+            "leader of the lock service, and its term",
     };
     for (int x = 0; x < SCENE_USED_N - SCENE_USED_CLOCK; x++) {
         if (!pictures || !(c->used_extra[x] || (also && also[SCENE_USED_CLOCK + x]))) continue;
@@ -88,12 +89,17 @@ static void emit_legend(struct scene_ctx *c) {
             int i = k * rows + r; /* column-major: read down, then across */
             if (i >= n) continue;
             if (entries[i] <= -2) { /* a line in its style, then its words */
-                static const uint8_t st[] = {SCENE_ST_CLOCK, SCENE_ST_DROP, SCENE_ST_REPLICATION};
+                static const uint8_t st[] = {SCENE_ST_CLOCK, SCENE_ST_DROP, SCENE_ST_REPLICATION, SCENE_ST_LEADER};
                 int x = c->x0 + (k * colw + 2) * v->char_w - v->char_w / 2, ym = c->y + v->line_h / 2;
-                struct scene_cmd *l = scene_add(c, SCENE_CMD_LINE, st[-2 - entries[i]], x, ym, 0, 0);
-                if (l) {
-                    l->x2 = x + v->char_w;
-                    l->y2 = ym;
+                if (st[-2 - entries[i]] == SCENE_ST_LEADER) { /* a band, as in the lanes */
+                    scene_add(c, SCENE_CMD_RECT, SCENE_ST_LEADER, x, ym - v->line_h / 4, v->char_w + v->char_w / 2,
+                              v->line_h / 2);
+                } else {
+                    struct scene_cmd *l = scene_add(c, SCENE_CMD_LINE, st[-2 - entries[i]], x, ym, 0, 0);
+                    if (l) {
+                        l->x2 = x + v->char_w;
+                        l->y2 = ym;
+                    }
                 }
                 scene_text_at(c, k * colw + 4, c->y, extra_text[-2 - entries[i]], SCENE_ST_LEGEND);
                 continue;

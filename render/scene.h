@@ -47,6 +47,7 @@ enum scene_style {
     SCENE_ST_DROP,           /* a message dropped on its way: an arrow ending in a cross */
     SCENE_ST_REPLICATION,    /* a grant copied from a primary to a replica, with its lag */
     SCENE_ST_PARTITION,      /* a network partition in force: the NETWORK row */
+    SCENE_ST_LEADER,         /* a server leading a replicated lock service: a band, its term */
     SCENE_ST_COUNT
 };
 
@@ -217,6 +218,7 @@ enum {
     SCENE_USED_CLOCK,                   /* a clock lane */
     SCENE_USED_DROP,                    /* a dropped message */
     SCENE_USED_REPL,                    /* a copy to a replica */
+    SCENE_USED_LEADER,                  /* a leader's band */
     SCENE_USED_N
 };
 

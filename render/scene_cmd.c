@@ -79,6 +79,8 @@ static const char *const style_names[SCENE_ST_COUNT] = {
         [SCENE_ST_CLOCK] = "clock",
         [SCENE_ST_DROP] = "drop",
         [SCENE_ST_REPLICATION] = "replication",
+        [SCENE_ST_PARTITION] = "partition",
+        [SCENE_ST_LEADER] = "leader",
 };
 
 char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].ch : ' '; }

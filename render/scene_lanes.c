@@ -734,6 +734,28 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
                 from = m->t;
             }
         }
+        if (s->kind == LAYOUT_SPAN_LEADER) {
+            /* a band along the lane's top, its term at its right end */
+            int bh = v->lane_h / 5 > 3 ? v->lane_h / 5 : 3;
+            struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_LEADER, x, y + 1, w, bh);
+            if (r) {
+                r->lane = lane_idx;
+                r->t0 = s->t0;
+                r->t1 = s->t1;
+            }
+            c->used_extra[SCENE_USED_LEADER - SCENE_USED_CLOCK] = 1;
+            if (s->token) snprintf(buf, sizeof buf, "leader, term %llu", (unsigned long long)s->token);
+            else snprintf(buf, sizeof buf, "leader");
+            /* at its right end, clear of badges; else at its left end */
+            int len = (int)strlen(buf), tw = len * v->char_w, tx = x + w - tw - v->char_w;
+            if (tx < x + v->char_w) continue; /* the band is too short for it */
+            if (covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) tx = x + v->char_w;
+            if (covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) continue;
+            struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf, (size_t)len,
+                                               SCENE_ST_LEADER);
+            if (k) k->lane = lane_idx;
+            continue;
+        }
         if (s->kind != LAYOUT_SPAN_LEASE && s->kind != LAYOUT_SPAN_HOLDING && s->kind != LAYOUT_SPAN_REPLICA) continue;
         /* every label is 5 characters or more ("tok 7"): a span too narrow
          * for that is passed over before one is made (zoomed out, thousands) */

@@ -231,6 +231,13 @@ void lock_note_renew(struct lock_ctx *ctx, int owner, sim_ns ttl_ns);
 void lock_note_expire(struct lock_ctx *ctx, int owner);
 void lock_note_delete(struct lock_ctx *ctx, int requester, int owner);
 void lock_note_keep(struct lock_ctx *ctx, int requester, int owner);
+/* Notes the pictures read (render/layout.c): a server of a replicated lock
+ * service that becomes its leader notes text that starts with
+ * LOCK_NOTE_LEADER, with a = its term; one that stops leading, text that
+ * starts with LOCK_NOTE_STEPS_DOWN. The timeline draws the leadership
+ * between them (or the server's crash) on the server's lane. */
+#define LOCK_NOTE_LEADER "elected leader"
+#define LOCK_NOTE_STEPS_DOWN "steps down"
 /* Free-form note (text must be a string literal or otherwise outlive the run). */
 void lock_note(struct lock_ctx *ctx, const char *text, int64_t a, int64_t b);
 /* This node has reached state `state` (an index of lock_algo.state_names);

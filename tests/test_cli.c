@@ -32,6 +32,25 @@ static void test_absolute_writes_shown(void **state) {
     assert_non_null(strstr(r->out, "write no token value 9"));
 }
 
+/* The consensus servers' leadership, drawn from their notes (lock.h's
+ * LOCK_NOTE_LEADER / LOCK_NOTE_STEPS_DOWN): in the partitioned-leader story
+ * S5 leads term 2 through the partition, S4 term 19 after the heal, and the
+ * SVG carries the words, so pictures can be searched. */
+static void test_consensus_leaders_drawn(void **state) {
+    (void)state;
+    char svg[600];
+    snprintf(svg, sizeof svg, "%s", sp("locksim_leaders.svg"));
+    struct result *r = run(fmt("render scenarios/consensus-leader-partitioned.lsim -o %s", svg));
+    assert_int_equal(r->code, 0);
+    static char buf[1 << 20];
+    slurp(svg, buf, sizeof buf);
+    assert_non_null(strstr(buf, ">leader, term 2<"));
+    assert_non_null(strstr(buf, ">leader, term 19<"));
+    assert_non_null(strstr(buf, "leader of the lock service, and its term"));
+    assert_non_null(strstr(buf, "partition"));
+    remove(svg);
+}
+
 /* An expectation that fails gives exit 1 and says what was measured. The
  * file's expect lines are for the scenario as written: under --set they are
  * not applicable (exit 0, each shown n/a with its measured value) unless
@@ -296,6 +315,7 @@ int main(void) {
             cmocka_unit_test(test_json_resource_rule),
             cmocka_unit_test(test_json_record_keys_documented),
             cmocka_unit_test(test_absolute_writes_shown),
+            cmocka_unit_test(test_consensus_leaders_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

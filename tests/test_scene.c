@@ -463,6 +463,78 @@ static void clock_story(struct trace *tr) {
     ev(tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 12, 0, NULL);
 }
 
+/* Leadership of a replicated lock service, from the servers' notes
+ * (lock.h, LOCK_NOTE_LEADER / LOCK_NOTE_STEPS_DOWN): S1 leads term 1 from
+ * 1s and steps down at 4s; S2 leads term 2 from 5s until it crashes at 8s;
+ * S1 leads term 3 from 9s to the end (S2's note at 15s, as it restarts, is
+ * neither and changes nothing). A band along the top of the leader's
+ * lane, its term at its right end, a legend line; nothing in the terminal. */
+static void test_scene_leader_bands(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    seed_nodes(&tr);
+    assert_int_equal(trace_add_node(&tr, "S2", TRACE_NODE_SERVER), 4);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 20 * S, NULL);
+    ev(&tr, 1 * S, TRACE_SRV_NOTE, S1, NO, 0, 0, 1, 3, LOCK_NOTE_LEADER ", term 1");
+    ev(&tr, 4 * S, TRACE_SRV_NOTE, S1, NO, 0, 0, 1, 2, LOCK_NOTE_STEPS_DOWN ": a newer term exists");
+    ev(&tr, 5 * S, TRACE_SRV_NOTE, 4, NO, 0, 0, 2, 3, LOCK_NOTE_LEADER ", term 2");
+    ev(&tr, 8 * S, TRACE_CRASH, 4, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 9 * S, TRACE_SRV_NOTE, S1, NO, 0, 0, 3, 2, LOCK_NOTE_LEADER ", term 3");
+    ev(&tr, 15 * S, TRACE_SRV_NOTE, 4, NO, 0, 0, 0, 0, "restarts"); /* a note that is neither */
+    ev(&tr, 15 * S, TRACE_RESTART, 4, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 9, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    const struct layout_lane *s1 = &ly.lanes[S1], *s2 = &ly.lanes[4];
+    assert_int_equal(s1->nspans, 2);
+    assert_int_equal(s1->spans[0].kind, LAYOUT_SPAN_LEADER);
+    assert_int_equal(s1->spans[0].t0, 1 * S);
+    assert_int_equal(s1->spans[0].t1, 4 * S);
+    assert_int_equal(s1->spans[0].token, 1);
+    assert_int_equal(s1->spans[1].t0, 9 * S);
+    assert_int_equal(s1->spans[1].t1, 20 * S);
+    assert_int_equal(s1->spans[1].end, LAYOUT_END_OPEN);
+    assert_int_equal(s1->spans[1].token, 3);
+    const struct layout_span *led = NULL;
+    for (size_t i = 0; i < s2->nspans; i++)
+        if (s2->spans[i].kind == LAYOUT_SPAN_LEADER) led = &s2->spans[i];
+    assert_non_null(led);
+    assert_int_equal(led->t0, 5 * S);
+    assert_int_equal(led->t1, 8 * S);
+    assert_int_equal(led->end, LAYOUT_END_CRASH);
+
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    int bands = 0;
+    for (size_t i = 0; i < sc.ncmd; i++) {
+        const struct scene_cmd *k = &sc.cmd[i];
+        if (k->type != SCENE_CMD_RECT || k->style != SCENE_ST_LEADER || k->lane < 0) continue;
+        bands++;
+        if (k->lane == 4) { /* S2's: 5s to its crash at 8s, at the lane's top */
+            assert_int_equal(k->x, scene_x_of(&sc, 5 * S));
+            assert_true(k->x + k->w >= scene_x_of(&sc, 8 * S) && k->x + k->w <= scene_x_of(&sc, 8 * S) + v.cell_w);
+        }
+    }
+    assert_int_equal(bands, 3);
+    const struct scene_cmd *k = text(&sc, "leader, term 3");
+    assert_non_null(k);
+    assert_int_equal(k->style, SCENE_ST_LEADER);
+    assert_int_equal(k->lane, S1);
+    assert_non_null(text(&sc, "leader, term 2"));
+    assert_non_null(text(&sc, "leader of the lock service, and its term"));
+    scene_close(&sc);
+    /* The terminal draws no band: its cells are the lanes' symbols. */
+    scene_view_term(&v, 100, 1);
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    for (size_t i = 0; i < sc.ncmd; i++) assert_int_not_equal(sc.cmd[i].style, SCENE_ST_LEADER);
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 /* The first LINE command of a style with a tooltip (not the legend's swatch), or NULL. */
 static const struct scene_cmd *arrow(const struct scene *sc, int style) {
     for (size_t i = 0; i < sc->ncmd; i++)
@@ -850,7 +922,7 @@ static void test_scene_fan_labelled_once(void **state) {
     const int srv[3] = {S1, 4, 5};
     for (int i = 0; i < 3; i++) ev(&tr, 1 * S, TRACE_MSG_SEND, srv[i], A, 0, 0, 10 + i, 2, NULL);
     for (int i = 0; i < 3; i++) ev(&tr, 9 * S, TRACE_MSG_RECV, A, srv[i], 0, 0, 10 + i, 2, NULL);
-    ev(&tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 8, 0, NULL);
+    ev(&tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 9, 0, NULL);
     assert_int_equal(layout_build(&ly, &tr), 0);
     scene_view_pixels(&v, 1280, 0);
     v.compressed = 0;
@@ -1142,6 +1214,7 @@ int main(void) {
             cmocka_unit_test(test_scene_clock_at_start),
             cmocka_unit_test(test_scene_fan_labelled_once),
             cmocka_unit_test(test_scene_labels_clear_of_badges),
+            cmocka_unit_test(test_scene_leader_bands),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }

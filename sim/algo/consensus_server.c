@@ -12,7 +12,7 @@
 #define TEN(p, t) p #t "0", p #t "1", p #t "2", p #t "3", p #t "4", p #t "5", p #t "6", p #t "7", p #t "8", p #t "9"
 #define TENS(p) TEN(p, 1), TEN(p, 2), TEN(p, 3), TEN(p, 4), TEN(p, 5), TEN(p, 6), TEN(p, 7), TEN(p, 8), TEN(p, 9)
 #define TERMS(p) p "1", p "2", p "3", p "4", p "5", p "6", p "7", p "8", p "9", TENS(p), TEN(p "1", 0), TENS(p "1")
-static const char *const elected_text[] = {TERMS("elected leader, term ")};
+static const char *const elected_text[] = {TERMS(LOCK_NOTE_LEADER ", term ")};
 static const char *const campaign_text[] = {TERMS("starts an election, term ")};
 #define NTERM_TEXTS ((int64_t)(sizeof elected_text / sizeof elected_text[0]))
 _Static_assert(sizeof elected_text / sizeof elected_text[0] == 199, "terms 1..199");
@@ -58,7 +58,7 @@ static void become_leader(struct lock_ctx *ctx, struct cons_server *s) {
         s->active[f] = 0;
         s->acked_at[f] = INT64_MIN;
     }
-    lock_note(ctx, term_text(elected_text, s->term, "elected leader (term in field a)"), s->term, s->votes);
+    lock_note(ctx, term_text(elected_text, s->term, LOCK_NOTE_LEADER " (term in field a)"), s->term, s->votes);
     /* Until its no-op applies (promote_leases), the new leader's lessor is
      * not primary: it expires nothing, and a change of leader never expires
      * a lease early. */
@@ -184,7 +184,7 @@ void cons_server_restart(struct lock_ctx *ctx, void *state) {
 
 static void on_vote(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
     int64_t term = m->a, last_index = m->b, last_term = (int64_t)m->value;
-    if (term > s->term) become_follower(ctx, s, term, -1, "steps down: a newer term exists");
+    if (term > s->term) become_follower(ctx, s, term, -1, LOCK_NOTE_STEPS_DOWN ": a newer term exists");
     int64_t my_last_term = cons_term_at(s, s->last_index);
     int up_to_date = last_term > my_last_term || (last_term == my_last_term && last_index >= s->last_index);
     int granted = 0;
@@ -202,7 +202,7 @@ static void on_vote(struct lock_ctx *ctx, struct cons_server *s, const struct lo
 
 static void on_vote_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int from) {
     if (m->a > s->term) {
-        become_follower(ctx, s, m->a, -1, "steps down: a newer term exists");
+        become_follower(ctx, s, m->a, -1, LOCK_NOTE_STEPS_DOWN ": a newer term exists");
         return;
     }
     if (s->role != ROLE_CANDIDATE || m->a != s->term || !m->b || s->granted[from]) return;
@@ -225,7 +225,7 @@ static void reply_append(struct lock_ctx *ctx, struct cons_server *s, const stru
 static int follow(struct lock_ctx *ctx, struct cons_server *s, int64_t term, int from) {
     if (term < s->term) return 0;
     if (term > s->term || s->role != ROLE_FOLLOWER)
-        become_follower(ctx, s, term, from, "steps down: a newer term exists");
+        become_follower(ctx, s, term, from, LOCK_NOTE_STEPS_DOWN ": a newer term exists");
     arm_election(ctx, s);
     s->leader = from;
     s->campaigns = 0;
@@ -317,7 +317,7 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
 
 static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int f) {
     if (m->a > s->term) {
-        become_follower(ctx, s, m->a, -1, "steps down: a newer term exists");
+        become_follower(ctx, s, m->a, -1, LOCK_NOTE_STEPS_DOWN ": a newer term exists");
         return;
     }
     if (s->role != ROLE_LEADER || m->a != s->term) return; /* stale */
@@ -465,7 +465,8 @@ void cons_server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t ar
             s->active[f] = 0;
         }
         if (c->check_quorum && heard < majority(s)) {
-            become_follower(ctx, s, s->term, -1, "steps down: no word from a majority for an election timeout");
+            become_follower(ctx, s, s->term, -1,
+                            LOCK_NOTE_STEPS_DOWN ": no word from a majority for an election timeout");
             break;
         }
         s->t_quorum = lock_timer(ctx, LOCK_CLOCK_MONO, c->election_ns, T_QUORUM, 0);
