@@ -14,7 +14,7 @@
 
 /* Open spans of one lane while the layout is built (indices into its spans). */
 struct open_state {
-    size_t acq, hold, pause, crash, leader;
+    size_t acq, hold, pause, crash, leader, delay;
     size_t lease_head; /* list of open leases through lease_next[] */
 };
 
@@ -25,9 +25,10 @@ struct builder {
 };
 
 static const char *const span_names[LAYOUT_SPAN_KIND_COUNT] = {
-        [LAYOUT_SPAN_ACQUIRING] = "acquiring", [LAYOUT_SPAN_HOLDING] = "holding", [LAYOUT_SPAN_PAUSED] = "paused",
-        [LAYOUT_SPAN_CRASHED] = "crashed",     [LAYOUT_SPAN_LEASE] = "lease",     [LAYOUT_SPAN_REPLICA] = "replica",
-        [LAYOUT_SPAN_LEADER] = "leader",
+        [LAYOUT_SPAN_ACQUIRING] = "acquiring", [LAYOUT_SPAN_HOLDING] = "holding",
+        [LAYOUT_SPAN_PAUSED] = "paused",       [LAYOUT_SPAN_CRASHED] = "crashed",
+        [LAYOUT_SPAN_LEASE] = "lease",         [LAYOUT_SPAN_REPLICA] = "replica",
+        [LAYOUT_SPAN_LEADER] = "leader",       [LAYOUT_SPAN_LOCK_DELAY] = "lock-delay",
 };
 
 static const char *const mark_names[LAYOUT_MARK_KIND_COUNT] = {
@@ -319,12 +320,26 @@ static void apply_repl_note(struct builder *b, const struct trace_event *e) {
     m->detail = what == 3;
 }
 
-/* A server's note of its leadership (lock.h, LOCK_NOTE_LEADER and
- * LOCK_NOTE_STEPS_DOWN): the leader span opens or closes. Returns 1 when the
- * note was one of them. */
+static int note_is(const struct trace_event *e, const char *prefix) {
+    return strncmp(e->text, prefix, strlen(prefix)) == 0;
+}
+
+/* A server's note of its leadership or of a lock-delay (lock.h,
+ * LOCK_NOTE_*): a leader or lock-delay span opens or closes. Returns 1 when
+ * the note was one of them. */
 static int apply_leader_note(struct builder *b, const struct trace_event *e) {
     struct open_state *os = &b->open[e->node];
     if (!e->text) return 0;
+    if (note_is(e, LOCK_NOTE_LOCK_DELAY_OVER)) { /* first: it starts like the next */
+        span_close(b, e->node, &os->delay, e->t, LAYOUT_END_EXPIRED);
+        return 1;
+    }
+    if (note_is(e, LOCK_NOTE_LOCK_DELAY)) {
+        span_close(b, e->node, &os->delay, e->t, LAYOUT_END_REPLACED);
+        os->delay = span_open(b, e->node, LAYOUT_SPAN_LOCK_DELAY, e->t);
+        b->ly->lanes[e->node].spans[os->delay].validity_ns = e->a;
+        return 1;
+    }
     if (strncmp(e->text, LOCK_NOTE_LEADER, strlen(LOCK_NOTE_LEADER)) == 0) {
         span_close(b, e->node, &os->leader, e->t, LAYOUT_END_REPLACED);
         os->leader = span_open(b, e->node, LAYOUT_SPAN_LEADER, e->t);
@@ -384,6 +399,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
         span_close(b, n, &os->hold, e->t, LAYOUT_END_CRASH);
         span_close(b, n, &os->pause, e->t, LAYOUT_END_CRASH);
         span_close(b, n, &os->leader, e->t, LAYOUT_END_CRASH);
+        span_close(b, n, &os->delay, e->t, LAYOUT_END_CRASH);
         lease_close_all(b, n, e->t, LAYOUT_END_CRASH);
         if (os->crash == NONE) os->crash = span_open(b, n, LAYOUT_SPAN_CRASHED, e->t);
         mark_add(b, n, LAYOUT_MARK_CRASH, e);
@@ -793,8 +809,13 @@ int layout_build_prefix(struct layout *out, const struct trace *whole, size_t ne
         ln->marks = ly->mark_mem + mo;
         so += nspan[l];
         mo += nmark[l];
-        b.open[l] = (struct open_state){
-                .acq = NONE, .hold = NONE, .pause = NONE, .crash = NONE, .leader = NONE, .lease_head = NONE};
+        b.open[l] = (struct open_state){.acq = NONE,
+                                        .hold = NONE,
+                                        .pause = NONE,
+                                        .crash = NONE,
+                                        .leader = NONE,
+                                        .delay = NONE,
+                                        .lease_head = NONE};
     }
 
     /* Building pass. */
@@ -809,6 +830,7 @@ int layout_build_prefix(struct layout *out, const struct trace *whole, size_t ne
         span_close(&b, l, &os->pause, ly->t_end, end);
         span_close(&b, l, &os->crash, ly->t_end, end);
         span_close(&b, l, &os->leader, ly->t_end, end);
+        span_close(&b, l, &os->delay, ly->t_end, end);
         lease_close_all(&b, l, ly->t_end, end);
     }
     for (size_t i = 0; i < ly->ndoubles; i++)

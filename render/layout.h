@@ -15,20 +15,23 @@
 
 /* Intervals. All times are true time, t0 <= t1, clamped to [0, t_end]. */
 enum layout_span_kind {
-    LAYOUT_SPAN_ACQUIRING, /* client: ACQUIRE_START .. ACQUIRED / ACQUIRE_FAILED */
-    LAYOUT_SPAN_HOLDING,   /* client: in the critical section, ACQUIRED .. CS_EXIT
+    LAYOUT_SPAN_ACQUIRING,  /* client: ACQUIRE_START .. ACQUIRED / ACQUIRE_FAILED */
+    LAYOUT_SPAN_HOLDING,    /* client: in the critical section, ACQUIRED .. CS_EXIT
                               (paused or not); token = its fencing token */
-    LAYOUT_SPAN_PAUSED,    /* any node: PAUSE .. RESUME */
-    LAYOUT_SPAN_CRASHED,   /* any node: CRASH .. RESTART */
-    LAYOUT_SPAN_LEASE,     /* server: a lease valid as this server sees it,
+    LAYOUT_SPAN_PAUSED,     /* any node: PAUSE .. RESUME */
+    LAYOUT_SPAN_CRASHED,    /* any node: CRASH .. RESTART */
+    LAYOUT_SPAN_LEASE,      /* server: a lease valid as this server sees it,
                               SRV_GRANT .. SRV_EXPIRE / SRV_DELETE / server crash;
                               peer = owner client, token = the grant's token */
-    LAYOUT_SPAN_REPLICA,   /* server: a lock a replica copied from its primary,
+    LAYOUT_SPAN_REPLICA,    /* server: a lock a replica copied from its primary,
                               copy .. copied release / drop / crash; peer = owner,
                               token = the copy's token (SRV_NOTE "replica: ...") */
-    LAYOUT_SPAN_LEADER,    /* server: leads a replicated lock service, from its
+    LAYOUT_SPAN_LEADER,     /* server: leads a replicated lock service, from its
                               LOCK_NOTE_LEADER note to a LOCK_NOTE_STEPS_DOWN note
                               or its crash; token = the term */
+    LAYOUT_SPAN_LOCK_DELAY, /* server: withholds a failed holder's lock (Chubby's
+                              lock-delay), LOCK_NOTE_LOCK_DELAY .. _OVER or its
+                              crash; validity_ns = the delay */
     LAYOUT_SPAN_KIND_COUNT
 };
 

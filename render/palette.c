@@ -78,6 +78,7 @@ static const struct palette_look looks[SCENE_ST_COUNT] = {
         [SCENE_ST_REPLICATION] = {RGB(WHITE), RGB(BLUE), PALETTE_SOLID, 0}, /* its label on white */
         [SCENE_ST_PARTITION] = {RGB(GAP_GREY), RGB(INK), PALETTE_SOLID, 1}, /* the links cut */
         [SCENE_ST_LEADER] = {RGB(YELLOW), RGB(INK), PALETTE_SOLID, 1},      /* a band, its term in ink */
+        [SCENE_ST_LOCK_DELAY] = {RGB(GREY), RGB(INK), PALETTE_HATCH, 1},    /* withheld: hatched grey */
 };
 
 const struct palette_look *palette_look(int style) {

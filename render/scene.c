@@ -72,10 +72,9 @@ static void emit_legend(struct scene_ctx *c) {
     }
     /* pictures: the lines that are not symbols (clock lanes, drops, copies) */
     static const char *const extra_text[] = {
-            "clock lane: the node's clock minus true time",
-            "message dropped on its way (partition, loss)",
-            "replication: primary to replica, with the lag",
-            "leader of the lock service, and its term",
+            "clock lane: the node's clock minus true time",          "message dropped on its way (partition, loss)",
+            "replication: primary to replica, with the lag",         "leader of the lock service, and its term",
+            "lock-delay: the lock withheld after its holder failed",
     };
     for (int x = 0; x < SCENE_USED_N - SCENE_USED_CLOCK; x++) {
         if (!pictures || !(c->used_extra[x] || (also && also[SCENE_USED_CLOCK + x]))) continue;
@@ -89,10 +88,12 @@ static void emit_legend(struct scene_ctx *c) {
             int i = k * rows + r; /* column-major: read down, then across */
             if (i >= n) continue;
             if (entries[i] <= -2) { /* a line in its style, then its words */
-                static const uint8_t st[] = {SCENE_ST_CLOCK, SCENE_ST_DROP, SCENE_ST_REPLICATION, SCENE_ST_LEADER};
+                static const uint8_t st[] = {SCENE_ST_CLOCK, SCENE_ST_DROP, SCENE_ST_REPLICATION, SCENE_ST_LEADER,
+                                             SCENE_ST_LOCK_DELAY};
                 int x = c->x0 + (k * colw + 2) * v->char_w - v->char_w / 2, ym = c->y + v->line_h / 2;
-                if (st[-2 - entries[i]] == SCENE_ST_LEADER) { /* a band, as in the lanes */
-                    scene_add(c, SCENE_CMD_RECT, SCENE_ST_LEADER, x, ym - v->line_h / 4, v->char_w + v->char_w / 2,
+                if (st[-2 - entries[i]] == SCENE_ST_LEADER || st[-2 - entries[i]] == SCENE_ST_LOCK_DELAY) {
+                    /* a band, as in the lanes */
+                    scene_add(c, SCENE_CMD_RECT, st[-2 - entries[i]], x, ym - v->line_h / 4, v->char_w + v->char_w / 2,
                               v->line_h / 2);
                 } else {
                     struct scene_cmd *l = scene_add(c, SCENE_CMD_LINE, st[-2 - entries[i]], x, ym, 0, 0);

@@ -48,6 +48,7 @@ enum scene_style {
     SCENE_ST_REPLICATION,    /* a grant copied from a primary to a replica, with its lag */
     SCENE_ST_PARTITION,      /* a network partition in force: the NETWORK row */
     SCENE_ST_LEADER,         /* a server leading a replicated lock service: a band, its term */
+    SCENE_ST_LOCK_DELAY,     /* a lock withheld after its holder failed (lock-delay): a band */
     SCENE_ST_COUNT
 };
 
@@ -219,6 +220,7 @@ enum {
     SCENE_USED_DROP,                    /* a dropped message */
     SCENE_USED_REPL,                    /* a copy to a replica */
     SCENE_USED_LEADER,                  /* a leader's band */
+    SCENE_USED_LOCK_DELAY,              /* a lock-delay's band */
     SCENE_USED_N
 };
 

@@ -81,6 +81,7 @@ static const char *const style_names[SCENE_ST_COUNT] = {
         [SCENE_ST_REPLICATION] = "replication",
         [SCENE_ST_PARTITION] = "partition",
         [SCENE_ST_LEADER] = "leader",
+        [SCENE_ST_LOCK_DELAY] = "lock-delay",
 };
 
 char scene_sym_char(int sym) { return sym > 0 && sym < SCENE_SYM_COUNT ? scene_syms[sym].ch : ' '; }

@@ -734,25 +734,35 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
                 from = m->t;
             }
         }
-        if (s->kind == LAYOUT_SPAN_LEADER) {
-            /* a band along the lane's top, its term at its right end */
-            int bh = v->lane_h / 5 > 3 ? v->lane_h / 5 : 3;
-            struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_LEADER, x, y + 1, w, bh);
+        if (s->kind == LAYOUT_SPAN_LEADER || s->kind == LAYOUT_SPAN_LOCK_DELAY) {
+            /* A leader: a band along the lane's top, its term at its right
+             * end. A lock-delay: a hatched band through the lane's middle,
+             * its length. */
+            int leader = s->kind == LAYOUT_SPAN_LEADER, style = leader ? SCENE_ST_LEADER : SCENE_ST_LOCK_DELAY;
+            int bh = v->lane_h / 5 > 3 ? v->lane_h / 5 : 3, by = leader ? y + 1 : y + v->lane_h / 2 - bh;
+            struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, style, x, by, w, leader ? bh : 2 * bh);
             if (r) {
                 r->lane = lane_idx;
                 r->t0 = s->t0;
                 r->t1 = s->t1;
             }
-            c->used_extra[SCENE_USED_LEADER - SCENE_USED_CLOCK] = 1;
-            if (s->token) snprintf(buf, sizeof buf, "leader, term %llu", (unsigned long long)s->token);
+            c->used_extra[(leader ? SCENE_USED_LEADER : SCENE_USED_LOCK_DELAY) - SCENE_USED_CLOCK] = 1;
+            char d[32];
+            format_time_ns(d, sizeof d, s->validity_ns);
+            if (!leader) snprintf(buf, sizeof buf, "lock-delay %s", d);
+            else if (s->token) snprintf(buf, sizeof buf, "leader, term %llu", (unsigned long long)s->token);
             else snprintf(buf, sizeof buf, "leader");
-            /* at its right end, clear of badges; else at its left end */
-            int len = (int)strlen(buf), tw = len * v->char_w, tx = x + w - tw - v->char_w;
+            /* at its right end, clear of badges; else from its left end,
+             * after the badges in its way, if it still fits in the band */
+            int len = (int)strlen(buf), tw = len * v->char_w, tx = x + w - tw - v->char_w, edge, tries = 0;
             if (tx < x + v->char_w) continue; /* the band is too short for it */
-            if (covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) tx = x + v->char_w;
-            if (covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) continue;
+            if (covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) {
+                tx = x + v->char_w;
+                while ((edge = covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) != 0 && tries++ < 4) tx = edge + 8;
+                if (edge || tx + tw + v->char_w > x + w) continue;
+            }
             struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf, (size_t)len,
-                                               SCENE_ST_LEADER);
+                                               leader ? SCENE_ST_LEADER : SCENE_ST_MESSAGE);
             if (k) k->lane = lane_idx;
             continue;
         }

@@ -69,6 +69,7 @@ static const uint8_t term_style[SCENE_ST_COUNT] = {
         [SCENE_ST_DROP] = ST_PLAIN,
         [SCENE_ST_REPLICATION] = ST_SERVER,
         [SCENE_ST_LEADER] = ST_SERVER,
+        [SCENE_ST_LOCK_DELAY] = ST_WARN,
 };
 
 struct grid {

@@ -238,6 +238,11 @@ void lock_note_keep(struct lock_ctx *ctx, int requester, int owner);
  * between them (or the server's crash) on the server's lane. */
 #define LOCK_NOTE_LEADER "elected leader"
 #define LOCK_NOTE_STEPS_DOWN "steps down"
+/* And a lock server that withholds a failed holder's lock from others for a
+ * while (Chubby's lock-delay) notes text starting with LOCK_NOTE_LOCK_DELAY
+ * (a = how long) when it begins, and LOCK_NOTE_LOCK_DELAY_OVER when it ends. */
+#define LOCK_NOTE_LOCK_DELAY "lock-delay:"
+#define LOCK_NOTE_LOCK_DELAY_OVER "lock-delay over"
 /* Free-form note (text must be a string literal or otherwise outlive the run). */
 void lock_note(struct lock_ctx *ctx, const char *text, int64_t a, int64_t b);
 /* This node has reached state `state` (an index of lock_algo.state_names);

@@ -535,6 +535,48 @@ static void test_scene_leader_bands(void **state) {
     trace_close(&tr);
 }
 
+/* A lock-delay (Chubby's), from the server's notes (lock.h,
+ * LOCK_NOTE_LOCK_DELAY / _OVER): S1 withholds A's lock from 2s to 17s, a
+ * hatched band through the lane with its length; an "over" note is not
+ * read as a new lock-delay although it starts alike. */
+static void test_scene_lock_delay_band(void **state) {
+    (void)state;
+    struct trace tr;
+    struct layout ly;
+    struct scene sc;
+    struct scene_view v;
+    seed_nodes(&tr);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 30 * S, NULL);
+    ev(&tr, 2 * S, TRACE_SRV_NOTE, S1, NO, 0, 0, 15 * S, 1, LOCK_NOTE_LOCK_DELAY " withheld");
+    ev(&tr, 17 * S, TRACE_SRV_NOTE, S1, NO, 0, 0, 1, 0, LOCK_NOTE_LOCK_DELAY_OVER ": granted again");
+    ev(&tr, 20 * S, TRACE_CRASH, A, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 30 * S, TRACE_RUN_END, NO, NO, 0, 0, 4, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    const struct layout_lane *s1 = &ly.lanes[S1];
+    assert_int_equal(s1->nspans, 1);
+    assert_int_equal(s1->spans[0].kind, LAYOUT_SPAN_LOCK_DELAY);
+    assert_int_equal(s1->spans[0].t0, 2 * S);
+    assert_int_equal(s1->spans[0].t1, 17 * S);
+    assert_int_equal(s1->spans[0].end, LAYOUT_END_EXPIRED);
+    assert_int_equal(s1->spans[0].validity_ns, 15 * S);
+    scene_view_pixels(&v, 1280, 0);
+    v.compressed = 0;
+    assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+    int bands = 0;
+    for (size_t i = 0; i < sc.ncmd; i++) {
+        const struct scene_cmd *k = &sc.cmd[i];
+        if (k->type != SCENE_CMD_RECT || k->style != SCENE_ST_LOCK_DELAY || k->lane != S1) continue;
+        bands++;
+        assert_int_equal(k->x, scene_x_of(&sc, 2 * S));
+    }
+    assert_int_equal(bands, 1);
+    assert_int_equal(text(&sc, "lock-delay 15s")->lane, S1);
+    assert_non_null(text(&sc, "lock-delay: the lock withheld after its holder failed"));
+    scene_close(&sc);
+    layout_close(&ly);
+    trace_close(&tr);
+}
+
 /* The first LINE command of a style with a tooltip (not the legend's swatch), or NULL. */
 static const struct scene_cmd *arrow(const struct scene *sc, int style) {
     for (size_t i = 0; i < sc->ncmd; i++)
@@ -1215,6 +1257,7 @@ int main(void) {
             cmocka_unit_test(test_scene_fan_labelled_once),
             cmocka_unit_test(test_scene_labels_clear_of_badges),
             cmocka_unit_test(test_scene_leader_bands),
+            cmocka_unit_test(test_scene_lock_delay_band),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }

@@ -256,7 +256,8 @@ static void expire_session(struct lock_ctx *ctx, struct cb_server *s, struct cb_
         if (d > 0) {
             lock_state(ctx, CB_ST_LOCK_DELAY);
             s->delay_until = mono(ctx) + d;
-            lock_note(ctx, "lock-delay: the failed holder's lock is withheld from others", d, (int64_t)s->generation);
+            lock_note(ctx, LOCK_NOTE_LOCK_DELAY " the failed holder's lock is withheld from others", d,
+                      (int64_t)s->generation);
             s->delay_timer = lock_timer(ctx, LOCK_CLOCK_MONO, d, T_DELAY, 0);
         }
     }
@@ -362,7 +363,7 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (timer == T_DELAY) {
         s->delay_timer = 0;
         s->delay_until = 0;
-        lock_note(ctx, "lock-delay over: the lock can be granted again", (int64_t)s->generation, 0);
+        lock_note(ctx, LOCK_NOTE_LOCK_DELAY_OVER ": the lock can be granted again", (int64_t)s->generation, 0);
         lock_state(ctx, CB_ST_LOCK_DELAY_OVER);
         grant_next(ctx, s);
         return;
