@@ -320,6 +320,35 @@ static void apply_repl_note(struct builder *b, const struct trace_event *e) {
     m->detail = what == 3;
 }
 
+/* A replica promoted at m->t: the latest lock another server still held
+ * for its owner there (its lease open, or ended by that server's crash
+ * within its TTL) that this replica never copied (no replica span of the
+ * same owner and token begun by then) is the grant that never reached it:
+ * m->peer and m->token name it, m->value = 1. */
+static void promoted_without(struct builder *b, int n, struct layout_mark *m) {
+    const struct layout *ly = b->ly;
+    const struct layout_span *lacking = NULL;
+    for (int l = 0; l < ly->nlanes; l++) {
+        if (l == n || ly->lanes[l].kind != TRACE_NODE_SERVER) continue;
+        for (size_t j = 0; j < ly->lanes[l].nspans; j++) {
+            const struct layout_span *s = &ly->lanes[l].spans[j];
+            int open = s->end == LAYOUT_END_OPEN, crashed = s->end == LAYOUT_END_CRASH;
+            if (s->kind != LAYOUT_SPAN_LEASE || s->peer < 0 || s->t0 > m->t || !(open || crashed)) continue;
+            if (crashed && s->validity_ns > 0 && m->t > s->t1 + s->validity_ns) continue; /* it had run out */
+            int copied = 0;
+            for (size_t k = 0; k < ly->lanes[n].nspans && !copied; k++) {
+                const struct layout_span *r = &ly->lanes[n].spans[k];
+                copied = r->kind == LAYOUT_SPAN_REPLICA && r->peer == s->peer && r->token == s->token && r->t0 <= m->t;
+            }
+            if (!copied && (!lacking || s->t0 >= lacking->t0)) lacking = s;
+        }
+    }
+    if (!lacking) return;
+    m->peer = lacking->peer;
+    m->token = lacking->token;
+    m->value = 1;
+}
+
 static int note_is(const struct trace_event *e, const char *prefix) {
     return strncmp(e->text, prefix, strlen(prefix)) == 0;
 }
@@ -441,7 +470,11 @@ static void apply(struct builder *b, const struct trace_event *e) {
         break;
     case TRACE_SRV_KEEP: mark_add(b, n, LAYOUT_MARK_KEEP, e); break;
     case TRACE_WRITE_SKIPPED: mark_add(b, n, LAYOUT_MARK_WRITE_SKIPPED, e)->detail = e->a; break;
-    case TRACE_CONTROL: mark_add(b, n, LAYOUT_MARK_CONTROL, e)->detail = e->a; break;
+    case TRACE_CONTROL:
+        m = mark_add(b, n, LAYOUT_MARK_CONTROL, e);
+        m->detail = e->a;
+        if (e->a == LOCK_CONTROL_PROMOTE) promoted_without(b, n, m);
+        break;
     case TRACE_SRV_NOTE:
         if (!apply_leader_note(b, e)) apply_repl_note(b, e);
         break;

@@ -85,7 +85,9 @@ enum layout_mark_kind {
     LAYOUT_MARK_RESTART,
     LAYOUT_MARK_WRITE_SKIPPED, /* client did not send a write: detail = enum trace_skip,
                                   token = its token */
-    LAYOUT_MARK_CONTROL,       /* operator action on a server: detail = enum lock_control */
+    LAYOUT_MARK_CONTROL,       /* operator action on a server: detail = enum lock_control;
+                                  a promotion with value 1 lacked peer's lock (token): the
+                                  old primary granted it and it never reached this replica */
     LAYOUT_MARK_REPL_COPY,     /* replica copied a grant: peer = owner, token */
     LAYOUT_MARK_REPL_DROP,     /* replica copied a release or expiry (detail 0), or
                                   dropped a lock its new primary never had (detail 1):

@@ -485,6 +485,7 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
             shown += lane->kind == TRACE_NODE_CLIENT;
             scene_emit_lane(&c, lane, l);
             if (lane->kind == TRACE_NODE_RESOURCE) scene_emit_writes(&c, lane);
+            if (lane->kind == TRACE_NODE_SERVER) scene_emit_promotions(&c, lane);
         }
         if (cut && !sc->err) { /* the clients not drawn, named in one row */
             char note[160];

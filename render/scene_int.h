@@ -104,6 +104,7 @@ void scene_emit_axis(struct scene_ctx *c);
 void scene_emit_lane(struct scene_ctx *c, const struct layout_lane *lane, int lane_idx);
 void scene_emit_arrows(struct scene_ctx *c);
 void scene_emit_doubles(struct scene_ctx *c);
+void scene_emit_promotions(struct scene_ctx *c, const struct layout_lane *lane);
 void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane);
 
 /* Label placement in pictures (scene_labels.c): the rectangles a label

@@ -91,7 +91,12 @@ static void tooltip_text(char *buf, const struct layout *ly, const struct layout
     case LAYOUT_MARK_CRASH: snprintf(buf, n_buf, "%s crashes", who); break;
     case LAYOUT_MARK_RESTART: snprintf(buf, n_buf, "%s restarts", who); break;
     case LAYOUT_MARK_WRITE_SKIPPED: snprintf(buf, n_buf, "%s does not send its write%s", who, tok); break;
-    case LAYOUT_MARK_CONTROL: snprintf(buf, n_buf, "operator action on %s", who); break;
+    case LAYOUT_MARK_CONTROL:
+        if (m->value == 1)
+            snprintf(buf, n_buf, "%s promoted to primary without %s's lock%s: the grant never reached it", who, peer,
+                     tok);
+        else snprintf(buf, n_buf, "operator action on %s", who);
+        break;
     case LAYOUT_MARK_REPL_COPY:
         snprintf(buf, n_buf, "replica %s copies %s's lock from its primary%s", who, peer, tok);
         break;

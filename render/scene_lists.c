@@ -117,3 +117,20 @@ void scene_emit_writes(struct scene_ctx *c, const struct layout_lane *lane) {
         scene_wrapped(c, c->lw, 2, buf, SCENE_ST_TEXT);
     }
 }
+
+/* One line under a server's lane per promotion that lacked a lock, e.g.
+ *   "@ t=2s  S2 promoted to primary without A's lock (token 41): the grant
+ *   never reached it". */
+void scene_emit_promotions(struct scene_ctx *c, const struct layout_lane *lane) {
+    char t[32], tok[40], buf[256];
+    for (size_t i = 0; i < lane->nmarks; i++) {
+        const struct layout_mark *m = &lane->marks[i];
+        if (m->kind != LAYOUT_MARK_CONTROL || m->value != 1) continue;
+        format_time_ns(t, sizeof t, m->t);
+        if (m->token) snprintf(tok, sizeof tok, " (token %llu)", (unsigned long long)m->token);
+        else tok[0] = 0;
+        snprintf(buf, sizeof buf, "%c t=%s  %s promoted to primary without %s's lock%s: the grant never reached it",
+                 scene_syms[SCENE_SYM_CONTROL].ch, t, lane->name, scene_node_name(c->ly, m->peer), tok);
+        scene_wrapped(c, c->lw, 2, buf, SCENE_ST_ALERT);
+    }
+}

@@ -142,19 +142,23 @@ static void test_real_refuses_a_tie_on_the_deadline(void **state) {
 
 /* Retry jitter replays the simulated run's seeded draws: B retries into
  * the window as simulated (its waits are read from the simulated trace),
- * so every real run is UNSAFE like the simulated one. */
+ * so every real run is UNSAFE like the simulated one. The window is 0.5s of
+ * scenario time and B lands 0.107s into it: at the default scale (60s in
+ * 2.5s) that is 4 ms of real slack, less than a loaded 2-core machine's
+ * scheduling delay (a retry 90 ms late was seen while a build ran beside
+ * it). At --scale 0.4 the slack is 157 ms (one run, 24 s): the test is of
+ * the replay, not of the machine's load. */
 static void test_real_replays_the_simulated_jitter(void **state) {
     (void)state;
     if (!have_redis()) {
         printf("test_real: SKIP: redis-server is not installed\n");
         skip();
     }
-    struct result *r = run_in("", "real scenarios/gc-pause-near-ttl-retry-jitter.lsim --repeat 2");
+    struct result *r = run_in("", "real scenarios/gc-pause-near-ttl-retry-jitter.lsim --scale 0.4");
     if (r->code != 0) printf("%s%s", r->out, r->err);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
-    assert_non_null(strstr(r->out, "run 2: simulated UNSAFE, real UNSAFE"));
-    assert_non_null(strstr(r->out, "real verdicts over 2 runs: UNSAFE x2 (simulated UNSAFE)"));
+    assert_non_null(strstr(r->out, "real verdicts over 1 run: UNSAFE x1 (simulated UNSAFE)"));
 }
 
 /* The real verdict is not the simulated one: exit 1. B's critical section

@@ -577,6 +577,54 @@ static void test_scene_lock_delay_band(void **state) {
     trace_close(&tr);
 }
 
+/* A replica promoted while the old primary's grant never reached it: the
+ * promotion's mark names the lock it lacks, and a line under its lane says
+ * so in words; a grant the replica copied, or one whose TTL had run out at
+ * the crash, is not lacked. */
+static int promotion_lacks(sim_ns copy_at, sim_ns ttl, int *peer, uint64_t *token) {
+    struct trace tr;
+    struct layout ly;
+    seed_nodes(&tr);
+    assert_int_equal(trace_add_node(&tr, "S2", TRACE_NODE_SERVER), 4);
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 20 * S, NULL);
+    ev(&tr, 0, TRACE_SRV_GRANT, S1, A, 41, 1, ttl, ttl, NULL);
+    if (copy_at >= 0) ev(&tr, copy_at, TRACE_SRV_NOTE, 4, NO, 0, 0, A, 41, "replica: copies a grant from the primary");
+    ev(&tr, 1 * S, TRACE_CRASH, S1, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 2 * S, TRACE_CONTROL, 4, NO, 0, 0, LOCK_CONTROL_PROMOTE, 0, NULL);
+    ev(&tr, 20 * S, TRACE_RUN_END, NO, NO, 0, 0, 5, 0, NULL);
+    assert_int_equal(layout_build(&ly, &tr), 0);
+    const struct layout_mark *m = NULL;
+    for (size_t i = 0; i < ly.lanes[4].nmarks; i++)
+        if (ly.lanes[4].marks[i].kind == LAYOUT_MARK_CONTROL) m = &ly.lanes[4].marks[i];
+    assert_non_null(m);
+    int lacks = m->value == 1;
+    *peer = m->peer;
+    *token = m->token;
+    if (lacks) { /* the words, under S2's lane, in the terminal */
+        struct scene sc;
+        struct scene_view v;
+        scene_view_term(&v, 100, 0);
+        assert_int_equal(scene_build(&sc, &ly, &v, NULL, 0), 0);
+        assert_non_null(text(&sc, "@ t=2s  S2 promoted to primary without A's lock (token 41): the grant never "
+                                  "reached it"));
+        scene_close(&sc);
+    }
+    layout_close(&ly);
+    trace_close(&tr);
+    return lacks;
+}
+
+static void test_scene_promotion_without_lock(void **state) {
+    (void)state;
+    int peer;
+    uint64_t token;
+    assert_true(promotion_lacks(-1, 30 * S, &peer, &token));
+    assert_int_equal(peer, A);
+    assert_int_equal(token, 41);
+    assert_false(promotion_lacks(500 * MS, 30 * S, &peer, &token)); /* copied at 0.5s */
+    assert_false(promotion_lacks(-1, 500 * MS, &peer, &token));     /* ran out at 0.5s, before the crash */
+}
+
 /* The first LINE command of a style with a tooltip (not the legend's swatch), or NULL. */
 static const struct scene_cmd *arrow(const struct scene *sc, int style) {
     for (size_t i = 0; i < sc->ncmd; i++)
@@ -1258,6 +1306,7 @@ int main(void) {
             cmocka_unit_test(test_scene_labels_clear_of_badges),
             cmocka_unit_test(test_scene_leader_bands),
             cmocka_unit_test(test_scene_lock_delay_band),
+            cmocka_unit_test(test_scene_promotion_without_lock),
     };
     return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
 }
