@@ -3,7 +3,8 @@
  * `--name value`; `-h`/`--help` anywhere before `--` prints the command's
  * help; `-q`/`--quiet` and `-v`/`--verbose` set cli_verbosity; `--` ends the
  * options, and a later argument that starts with '-' (a file named so) is
- * passed on as the path ./ARG so no command reads it as an option. */
+ * passed on as the path ./ARG so no command reads it as an option; -o,
+ * --out and --output name the file a command writes, in every command. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,21 @@ static const char *const with_value[] = {
         "scenario", "seed",       "seeds", "set",          "shard",        "shots",   "store",  "stuck-after", "svg",
         "time",     "time-limit", "to",    "trace",        "trace-format", "vary",    "width",
 };
+
+/* One name for the file a command writes: -o, --out and --output are the
+ * same option everywhere, spelled as each command's own loop reads it. */
+static const struct {
+    const char *cmd, *spelling;
+} output_option[] = {
+        {"batch", "--out"}, {"sweep", "--out"}, {"merge", "--out"}, {"render", "-o"}, {"explore", "-o"},
+};
+
+static const char *output_spelling(const char *cmd, const char *a) {
+    if (strcmp(a, "-o") != 0 && strcmp(a, "--out") != 0 && strcmp(a, "--output") != 0) return a;
+    for (size_t i = 0; i < sizeof output_option / sizeof output_option[0]; i++)
+        if (strcmp(output_option[i].cmd, cmd) == 0) return output_option[i].spelling;
+    return a;
+}
 
 static int takes_value(const char *name, size_t len) {
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
@@ -102,11 +118,11 @@ int cli_args_normalize(const char *cmd, const char *usage, int *argc, char ***ar
             }
             memcpy(name, a, len + 2);
             name[len + 2] = 0;
-            kept[m++] = name;
+            kept[m++] = (char *)output_spelling(cmd, name);
             kept[m++] = (char *)eq + 1;
             continue;
         }
-        kept[m++] = a;
+        kept[m++] = (char *)output_spelling(cmd, a);
     }
     kept[m] = NULL;
     *argc = m;

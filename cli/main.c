@@ -103,7 +103,7 @@ const char cli_usage_check[] = "Usage: locksim check [--quiet] [--format text|js
 
 const char cli_usage_batch[] =
         "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
-        "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [--out FILE]\n"
+        "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [-o|--out FILE]\n"
         "                     [--shard K/N] [--time-limit S] [--expect]\n"
         "\n"
         "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
@@ -128,7 +128,7 @@ const char cli_usage_batch[] =
         "metric, trace_hash), csv (the same columns, with a header), junit (a testsuite\n"
         "per scenario file, classname FOLDER.STEM, name \"ALGO seed=N [KEY=VALUE...]\",\n"
         "unique per run), tap.\n"
-        "--out FILE is written atomically. Ctrl-C (or SIGTERM, SIGHUP) stops the workers,\n"
+        "-o/--out FILE is written atomically. Ctrl-C (or SIGTERM, SIGHUP) stops the workers,\n"
         "reports what finished on stderr, leaves any old --out file as it was and exits\n"
         "130; a write that fails (a closed pipe, a full disk) stops the runs too: 73.\n"
         "--time-limit S (default 600, 0 = none) fails a run still going after S seconds\n"
@@ -140,7 +140,7 @@ const char cli_usage_batch[] =
         "was cut short, else the worst error.\n";
 
 const char cli_usage_merge[] =
-        "Usage: locksim merge SHARD.jsonl... [--format FMT] [--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
+        "Usage: locksim merge SHARD.jsonl... [--format FMT] [-o|--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
         "\n"
         "Combines the shard files of one `batch ... --shard K/N` or `sweep ... --shard K/N`\n"
         "run (every K of 1..N once, in any order) into the output the unsharded command\n"
@@ -171,7 +171,7 @@ const char cli_usage_check_trace[] =
 const char cli_usage_sweep[] =
         "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
         "                     [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
-        "                     [--format csv|jsonl] [--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
+        "                     [--format csv|jsonl] [-o|--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
         "                     [--shard K/N] [--time-limit S]\n"
         "\n"
         "Runs the scenario at every point of a grid of --set values (one key or two;\n"
@@ -215,7 +215,7 @@ const char cli_usage_matrix[] = "Usage: locksim matrix FILE [--algos NAME,NAME,.
                                 "                      axis (- = PNG on standard output, then no table is printed)\n";
 
 const char cli_usage_render[] =
-        "Usage: locksim render FILE -o OUT.png|OUT.svg [--width W] [--height H]\n"
+        "Usage: locksim render FILE -o|--out OUT.png|OUT.svg [--width W] [--height H]\n"
         "                      [--from T] [--to T] [--at T] [--algo A] [--seed N] [--set KEY=VALUE]...\n"
         "\n"
         "Runs the scenario and draws its timeline with the verdict banner (title,\n"

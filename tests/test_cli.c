@@ -103,6 +103,19 @@ static void test_command_line_conventions(void **state) {
                                 bin())) == 0,
                      0);
     remove(sp("-x.lsim"));
+    /* One name for the file a command writes: -o, --out, --output. */
+    r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=10s..20s/10s -o %s", sp("o.csv")));
+    assert_int_equal(r->code, 0);
+    static char csv[4096];
+    slurp(sp("o.csv"), csv, sizeof csv);
+    assert_non_null(strstr(csv, "\"20s\",\"lease\",1,"));
+    assert_int_equal(run(fmt("render scenarios/gc-pause-outlives-lease.lsim --out=%s", sp("o.svg")))->code, 0);
+    slurp(sp("o.svg"), csv, sizeof csv);
+    assert_non_null(strstr(csv, "<svg"));
+    assert_int_equal(run(fmt("batch scenarios/gc-pause-outlives-lease.lsim --output %s", sp("o.txt")))->code, 0);
+    slurp(sp("o.txt"), csv, sizeof csv);
+    assert_non_null(strstr(csv, "ok   scenarios/gc-pause-outlives-lease.lsim"));
+    remove(sp("o.csv")), remove(sp("o.svg")), remove(sp("o.txt"));
 }
 
 /* An expectation that fails gives exit 1 and says what was measured. The
