@@ -12,9 +12,9 @@
 # CI=true, where that fails.
 # Usage: tests/slurm_cluster.sh [LOCKSIM_BIN]. Closes with "tests: N passed, M failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bin=$(realpath "${1:-build/locksim}")
-wait_s=${SLURM_WAIT:-300} # the longest wait for one submission's merge job
+wait_s=${SLURM_WAIT:-150} # the longest wait for one submission's merge job (s)
 t0=$SECONDS
 passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "ok   $1"; }
@@ -45,27 +45,50 @@ fi
 
 T=$(mktemp -d /tmp/locksim-slurm.XXXXXX)
 chmod 700 "$T"
-pids=()
+pids=() orphans=""
 # slurmstepd processes of another Slurm on this machine (not ours to judge).
 steps_before=" $(pgrep -x slurmstepd | tr '\n' ' ')"
-# Stops what this script started, by PID: the jobs first (scancel), then
-# slurmd, slurmctld and munged; what does not stop on TERM within 10 s is
-# killed. Then checks that none of them is left.
-cleanup() {
-  local p left=""
-  [ -f "$T/slurm.conf" ] && [ -n "${pids[*]}" ] && SLURM_CONF=$T/slurm.conf scancel --quiet --user=root 2>/dev/null
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-    p=${pids[i]}
+# our_steps: the PIDs of the slurmstepd processes our slurmd started (one per
+# job step; each leaves its own session, so they are found by name, less the
+# ones there before).
+our_steps() {
+  local p
+  for p in $(pgrep -x slurmstepd); do [[ $steps_before == *" $p "* ]] || echo "$p"; done
+}
+# stop GRACE PID...: TERM, then KILL for what has not stopped within GRACE
+# tenths of a second.
+stop() {
+  local p grace=$1; shift
+  for p in "$@"; do
     kill "$p" 2>/dev/null || continue
-    for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 "$grace"); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$p" 2>/dev/null
     wait "$p" 2>/dev/null
   done
+}
+# Stops what this script started: the jobs (scancel, then up to 10 s for
+# their slurmstepd to finish), slurmd, slurmctld and munged by PID; then a
+# slurmstepd left orphaned (a run cut short stops slurmd under it), after the
+# process group of each task it started, by PID. A slurmstepd ignores TERM.
+cleanup() {
+  local p left=""
+  if [ -f "$T/slurm.conf" ] && [ ${#pids[@]} -ge 2 ] && kill -0 "${pids[1]}" 2>/dev/null; then
+    SLURM_CONF=$T/slurm.conf timeout 5 scancel --quiet --user=root 2>/dev/null
+    for _ in $(seq 1 50); do [ -z "$(our_steps)" ] && break; sleep 0.2; done
+  fi
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop 100 "${pids[i]}"; done
+  orphans=$(our_steps | paste -sd ' ')
+  for p in $orphans; do
+    for t in $(pgrep -P "$p"); do kill -9 -- "-$t" "$t" 2>/dev/null; done
+    kill -9 "$p" 2>/dev/null
+  done
   for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
   [ -n "$left" ] && echo "slurm: FAIL: still running after the test:$left" >&2
+  [ -n "$orphans" ] && echo "slurm: killed slurmstepd $orphans, left by a stopped slurmd" >&2
   if [ "${SLURM_KEEP:-0}" = 1 ]; then echo "slurm: kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT # cut short (timeout, ^C): the EXIT trap still stops the cluster
 
 # Two free TCP ports on loopback, above 40000 (slurmctld's, then slurmd's).
 free_port() {
@@ -229,14 +252,8 @@ cleanup
 # process slurmd starts for each job) but another Slurm's.
 left=""
 for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
-for _ in $(seq 1 50); do
-  steps=""
-  for p in $(pgrep -x slurmstepd); do [[ $steps_before == *" $p "* ]] || steps="$steps $p"; done
-  [ -z "$steps" ] && break
-  sleep 0.2
-done
-if [ -z "$left$steps" ]; then ok "nothing left running (munged, slurmctld, slurmd, slurmstepd)"; else
-  bad "nothing left running: still there:$left$steps"; ps -o pid,cmd -p "${left# }${steps# }" >&2
+if [ -z "$left$orphans" ]; then ok "nothing left running (munged, slurmctld, slurmd, slurmstepd)"; else
+  bad "nothing left running: still there after the daemons stopped:$left ${orphans:+slurmstepd $orphans}"
 fi
 step "done"
 echo "tests: $passed passed, $failed failed"
