@@ -191,8 +191,9 @@ int cli_print_formats(void) {
 
 int cli_want_color(int no_color_flag) {
     if (no_color_flag) return 0;
-    const char *nc = getenv("NO_COLOR");
+    const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
     if (nc && nc[0]) return 0;
+    if (term && strcmp(term, "dumb") == 0) return 0;
     return isatty(STDOUT_FILENO);
 }
 

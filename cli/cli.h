@@ -80,6 +80,18 @@ int cli_format(const char *cmd, const char *name, enum report_format *out);
 /* `locksim help formats`: every format, its alias, what it is, who offers it. */
 int cli_print_formats(void);
 
+/* -1 after -q/--quiet (no progress, no summary on stderr; errors still
+ * print), 1 after -v/--verbose (every failed run with its replay command),
+ * else 0. Set by cli_args_normalize. */
+extern int cli_verbosity;
+/* The conventions every command shares, applied to its arguments before its
+ * own options are read (cli/args.c): `--name=value` for `--name value`,
+ * -h/--help anywhere (prints usage: *status = 0), -q/-v, and `--` ending
+ * the options. Returns 0 with *argc and *argv replaced, or -1 with *status the
+ * exit status. */
+int cli_args_normalize(const char *cmd, const char *usage, int *argc, char ***argv, int *status);
+/* Colour on standard output: not with --no-color, NO_COLOR set, TERM=dumb,
+ * or a standard output that is not a terminal. */
 int cli_want_color(int no_color_flag);
 /* COLUMNS if set, else the terminal's width, else 100. */
 int cli_term_width(void);

@@ -65,8 +65,13 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
     else if (s->outcome == LSIM_ESKIPPED) e->skipped++;
     else {
         e->by_outcome[s->outcome == LSIM_EEXPECT ? 0 : s->outcome == LSIM_ETRUNCATED ? 1 : 2]++;
-        if (e->nfirst < 3) {
-            const char *why = s->rc ? s->error : s->failures ? s->failures : "";
+        const char *why = s->rc ? s->error : s->failures ? s->failures : "";
+        if (cli_verbosity > 0) { /* -v: every failed run, as it ends, with its replay command */
+            char label[4400], replay[4400];
+            fanout_label(label, sizeof label, b, i);
+            fanout_replay(replay, sizeof replay, b, i);
+            fprintf(stderr, "  %s: %.*s\n    replay: %s\n", label, (int)strcspn(why, "\n"), why, replay);
+        } else if (e->nfirst < 3) {
             e->first[e->nfirst] = i;
             snprintf(e->first_why[e->nfirst++], sizeof e->first_why[0], "%.*s", (int)strcspn(why, "\n"), why);
         }
@@ -130,7 +135,8 @@ static void summary(const struct emitter *e, size_t total) {
         fanout_replay(replay, sizeof replay, e->b, e->first[k]);
         fprintf(stderr, "  %s: %s\n    replay: %s\n", label, e->first_why[k], replay);
     }
-    if (failed > (size_t)e->nfirst) fprintf(stderr, "  ... and %zu more failed runs\n", failed - (size_t)e->nfirst);
+    if (failed > (size_t)e->nfirst && cli_verbosity <= 0)
+        fprintf(stderr, "  ... and %zu more failed runs (-v lists them all)\n", failed - (size_t)e->nfirst);
 }
 
 /* ---- Output ------------------------------------------------------------------ */
@@ -201,7 +207,7 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
                 of.mode == OUT_ATOMIC ? "; the --out file was not written" : "");
         st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : LSIM_EINTERNAL);
     } else if (out_commit(&of, err, sizeof err) != 0) st = cli_fail(LSIM_EOUTPUT, err);
-    if (how >= 0) summary(&e, total);
+    if (how >= 0 && cli_verbosity >= 0) summary(&e, total);
     return st;
 }
 

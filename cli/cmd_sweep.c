@@ -294,7 +294,7 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
     }
     int how = fanout_run(fo, sweep_take, &sink, &done);
     int oom = how == LSIM_ENOMEM;
-    if (how >= 0) summary(&t, fo, ax, naxes);
+    if (how >= 0 && cli_verbosity >= 0) summary(&t, fo, ax, naxes);
     if (how != 0) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
                 how > 0 ? "interrupted"

@@ -79,7 +79,7 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     f->lenient_sets = o->nalgos > 1;
     f->time_limit_s = o->ro.time_limit_s;
     f->jobs = (int)(o->jobs < 1 ? 1 : o->jobs);
-    f->progress = isatty(2);
+    f->progress = isatty(2) && cli_verbosity >= 0;
     f->progress_clears = f->progress && isatty(1);
     f->name = cmd;
     f->shard_k = (int)o->shard_k;

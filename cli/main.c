@@ -38,7 +38,11 @@ const char cli_usage_main[] =
         "\n"
         "`locksim help metrics` lists every figure of the report (docs/metrics.md);\n"
         "`locksim help formats` every output format and the commands that offer it.\n"
-        "Environment: NO_COLOR disables colour, as --no-color does.\n";
+        "Every command: --name=value is --name value; -h/--help prints its help; -q/--quiet\n"
+        "keeps progress and summaries off stderr (errors still print); -v/--verbose lists every\n"
+        "failed run of a batch with its replay command; -- ends the options (a file named\n"
+        "-x.lsim after it is a file).\n"
+        "Environment: NO_COLOR, or TERM=dumb, disables colour, as --no-color does.\n";
 
 const char cli_usage_run[] = "Usage: locksim run FILE|- [options]   (- reads the scenario from standard input)\n"
                              "\n"
@@ -411,6 +415,12 @@ static int dispatch(int argc, char **argv) {
         return cli_usage("no help for '%s'", t);
     }
     for (int i = 0; i < ncmds; i++)
-        if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 2, argv + 2);
+        if (strcmp(cmd, cmds[i].name) == 0) {
+            int n = argc - 2, st;
+            char **v = argv + 2;
+            if (cli_args_normalize(cmd, cmds[i].usage == cli_usage_main ? "" : cmds[i].usage, &n, &v, &st) != 0)
+                return st;
+            return cmds[i].fn(n, v);
+        }
     return cli_usage("unknown command '%s'", cmd);
 }

@@ -51,6 +51,60 @@ static void test_consensus_leaders_drawn(void **state) {
     remove(svg);
 }
 
+/* The conventions every command shares (cli/args.c): --name=value is
+ * --name value byte for byte; -h and --help after any command print its
+ * help and exit 0; `--` ends the options, so a file named -x.lsim runs;
+ * -q leaves a passing batch's stderr empty; -v lists every failed run with
+ * its replay command; a flag given a value is refused; TERM=dumb gets no
+ * colour on a terminal (run through script(1), which gives it one). */
+static void test_command_line_conventions(void **state) {
+    (void)state;
+    struct result *r = run("run scenarios/gc-pause-outlives-lease.lsim --seed 7 --format json");
+    assert_int_equal(r->code, 0);
+    static char once[sizeof r->out];
+    memcpy(once, r->out, sizeof once);
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --seed=7 --format=json");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->out, once);
+    static const char *const cmds[] = {"run",  "check", "hash",   "matrix", "demo",    "batch", "check-trace",
+                                       "diff", "sweep", "render", "view",   "explore", "merge", "real"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        r = run(fmt("%s scenarios/gc-pause-outlives-lease.lsim -h", cmds[i]));
+        assert_int_equal(r->code, 0);
+        assert_non_null(strstr(r->out, fmt("Usage: locksim %s", cmds[i])));
+        assert_int_equal(run(fmt("%s --help", cmds[i]))->code, 0);
+    }
+    assert_int_equal(system(fmt("cp scenarios/gc-pause-outlives-lease.lsim %s/-x.lsim", scratch())), 0);
+    r = run(fmt("run --seed 2 -- %s/-x.lsim", scratch()));
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "GC pause outlives the lease"));
+    assert_non_null(strstr(r->out, "seed 2"));
+    r = run("run -x.lsim"); /* without --, an option it does not know */
+    assert_int_equal(r->code, 64);
+    r = run("batch scenarios/gc-pause-outlives-lease.lsim -q");
+    assert_int_equal(r->code, 0);
+    assert_string_equal(r->err, "");
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1..4 --set lock.ttl=1s --expect -v");
+    assert_int_equal(r->code, 1);
+    assert_non_null(
+            strstr(r->err, "    replay: locksim run scenarios/ttl-with-headroom.lsim --seed 4 --set lock.ttl=1s"));
+    assert_null(strstr(r->err, "more failed runs"));
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1..4 --set lock.ttl=1s --expect");
+    assert_non_null(strstr(r->err, "  ... and 1 more failed runs (-v lists them all)"));
+    r = run("run --no-color=yes scenarios/gc-pause-outlives-lease.lsim");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--no-color takes no value (found '--no-color=yes')"));
+    assert_int_equal(system(fmt("script -qc 'TERM=xterm %1$s run scenarios/gc-pause-outlives-lease.lsim' /dev/null | "
+                                "grep -q \"$(printf '\\033')\"",
+                                bin())),
+                     0);
+    assert_int_equal(system(fmt("script -qc 'TERM=dumb %1$s run scenarios/gc-pause-outlives-lease.lsim' /dev/null | "
+                                "grep -q \"$(printf '\\033')\"",
+                                bin())) == 0,
+                     0);
+    remove(sp("-x.lsim"));
+}
+
 /* An expectation that fails gives exit 1 and says what was measured. The
  * file's expect lines are for the scenario as written: under --set they are
  * not applicable (exit 0, each shown n/a with its measured value) unless
@@ -316,6 +370,7 @@ int main(void) {
             cmocka_unit_test(test_json_record_keys_documented),
             cmocka_unit_test(test_absolute_writes_shown),
             cmocka_unit_test(test_consensus_leaders_drawn),
+            cmocka_unit_test(test_command_line_conventions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,7 +74,7 @@ static void test_batch_order_independent_of_jobs(void **state) {
              runs, runs, runs - 12);
     assert_true(strncmp(r->err, want, strlen(want)) == 0);
     assert_non_null(strstr(r->err, "\n    replay: locksim run scenarios/"));
-    assert_non_null(strstr(r->err, "\n  ... and 9 more failed runs\n"));
+    assert_non_null(strstr(r->err, "\n  ... and 9 more failed runs (-v lists them all)\n"));
 }
 
 /* The same six runs (2 algorithms x 3 seeds, one override) in a format,
