@@ -68,7 +68,7 @@ GFX_TESTS  := $(BUILD)/tests/test_gfx
 TEST_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 SCENARIOS  := $(sort $(wildcard scenarios/*.lsim))
 
-.PHONY: all deps run test reality test-view check-scenarios determinism hashes sanitize clean algo-headers oom \
+.PHONY: all deps run test reality test-view test-slurm check-scenarios determinism hashes sanitize clean algo-headers oom \
         format format-check
 all: $(BUILD)/locksim
 
@@ -257,6 +257,13 @@ reality: $(BUILD)/locksim
 # installs Xvfb, xdotool and ImageMagick and starts Xvfb :99 first.
 test-view: $(BUILD)/locksim
 	@tests/view_xvfb.sh ./$(BUILD)/locksim
+
+# The Slurm recipe of examples/cluster under a real Slurm (issue 24): as root,
+# installs slurm-wlm and munge with apt-get when missing, starts a one-node
+# cluster on loopback in a mktemp folder, submits the array and its merge step,
+# compares the merged files with the unsharded run's, and stops every daemon.
+test-slurm: $(BUILD)/locksim
+	@tests/slurm_cluster.sh ./$(BUILD)/locksim
 
 check-scenarios: $(BUILD)/locksim
 	./$(BUILD)/locksim check scenarios/
