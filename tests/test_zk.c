@@ -452,6 +452,91 @@ static void test_chubby_master_restart_forgets_sessions(void **state) {
     engine_free(e);
 }
 
+/* curator= (issue 25, model 5): Curator's connection states on the
+ * client's own clock. A, cut off from S1 at 10s, last heard from it at 6ms;
+ * the negotiated timeout is 40s (60s asked, clamped to 20 ticks of 2s), so
+ * readTimeout is 26.666666666s: SUSPENDED at 26.672666666s; the server
+ * expires the session at its next tick after 40.006s, 42s; LOST a session
+ * timeout after SUSPENDED, 66.672666666s. */
+static struct engine *curator_story(const char *mode, const char *heal) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "lock zookeeper session-timeout=60s curator=%s\nresource stock=10\nnetwork latency=1ms\n"
+             "duration 90s\nclient A: acquire; read; work 50s; write; release\n"
+             "client B @5s: acquire; read; write; release\n"
+             "@10s link A S1 loss=100%%\n@10s link S1 A loss=100%%\n%s",
+             mode, heal);
+    return build_engine(text, NULL);
+}
+
+static void test_curator_waits_for_lost(void **state) {
+    (void)state;
+    struct engine *e = curator_story("lost", "");
+    story_cursor = 0;
+    const struct trace_event *ev = step_until_note(e, "A", "SUSPENDED (Curator)");
+    assert_int_equal(ev->t, 26672666666);
+    assert_int_equal(ev->a, 26666666666); /* readTimeout */
+    assert_int_equal(ev->b, 1);           /* holding */
+    assert_int_equal(step_until_event(e, TRACE_SRV_EXPIRE, "S1")->t, 42 * S);
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "B")->t, 42 * S + 3 * MS);
+    ev = step_until_event(e, TRACE_WRITE, "R");
+    assert_int_equal(ev->peer, node_of(engine_trace(e), "B"));
+    ev = step_until_event(e, TRACE_WRITE, "R");
+    assert_int_equal(ev->peer, node_of(engine_trace(e), "A"));
+    assert_int_equal(ev->t, 50 * S + 9 * MS);
+    assert_int_equal(ev->b, TRACE_WRITE_ACCEPTED);
+    ev = step_until_note(e, "A", "LOST (Curator)");
+    assert_int_equal(ev->t, 66672666666);
+    assert_int_equal(ev->b, 0); /* A had released by then */
+    engine_run(e);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+}
+
+static void test_curator_stops_on_suspended(void **state) {
+    (void)state;
+    struct engine *e = curator_story("suspended", "");
+    story_cursor = 0;
+    const struct trace_event *ev = step_until_event(e, TRACE_CS_EXIT, "A");
+    assert_int_equal(ev->t, 26672666666);
+    assert_int_equal(ev->a, TRACE_EXIT_LOST);
+    engine_run(e);
+    assert_int_equal(must(e, TRACE_WRITE_SKIPPED, "A", 1)->a, TRACE_SKIP_LOST);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    /* off (the default): no state is posted at all. */
+    e = curator_story("off", "");
+    engine_run(e);
+    assert_null(note(e, "A", NOTE_PREFIX, "SUSPENDED", 1));
+    assert_null(note(e, "A", NOTE_PREFIX, "LOST", 1));
+    engine_free(e);
+}
+
+/* The link comes back at 30s: A's next ping (40.002s at S1) touches the
+ * session before its 42s bucket, the reply says RECONNECTED, and nothing
+ * expires; A, which waits for LOST, never stopped, and B gets the lock after
+ * A's release. */
+static void test_curator_reconnected(void **state) {
+    (void)state;
+    struct engine *e = curator_story("lost", "@30s link A S1 loss=0%\n@30s link S1 A loss=0%\n");
+    engine_run(e);
+    const struct trace_event *s = note(e, "A", NOTE_PREFIX, "SUSPENDED (Curator)", 1);
+    const struct trace_event *r = note(e, "A", NOTE_PREFIX, "RECONNECTED (Curator)", 1);
+    assert_non_null(s);
+    assert_non_null(r);
+    assert_true(r->t > 30 * S && r->t < 42 * S);
+    assert_null(note(e, "A", NOTE_PREFIX, "LOST (Curator)", 1));
+    assert_int_equal(so_far(e, TRACE_SRV_EXPIRE, "S1"), 0);
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > 50 * S);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    struct scn_error err;
+    build_fails("lock zookeeper curator=maybe\nclient A: acquire; release\n", &err);
+    assert_non_null(strstr(err.msg, "curator 'maybe' is not off (a plain client), suspended (Curator, the work "
+                                    "stops on SUSPENDED) or lost (Curator, the work stops on LOST)"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_bucket_edges),
@@ -469,6 +554,9 @@ int main(void) {
             cmocka_unit_test(test_release_no_lock_delay),
             cmocka_unit_test(test_zk_server_restart_keeps_sessions),
             cmocka_unit_test(test_chubby_master_restart_forgets_sessions),
+            cmocka_unit_test(test_curator_waits_for_lost),
+            cmocka_unit_test(test_curator_stops_on_suspended),
+            cmocka_unit_test(test_curator_reconnected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,6 +75,11 @@ enum zk_rc { ZK_OK = 0, ZK_NONODE, ZK_SESSION_EXPIRED, ZK_NOTEMPTY, ZK_FULL };
 
 enum zk_release { ZK_RELEASE_PATH, ZK_RELEASE_CZXID };
 enum zk_on_expired { ZK_EXPIRED_CONTINUE, ZK_EXPIRED_ABORT };
+/* curator=: the client's connection states, as Apache Curator's
+ * ConnectionStateManager posts them (off: a plain client, which learns only
+ * of SESSIONEXPIRED), and which one the recipe stops its work on. */
+enum zk_curator { ZK_CURATOR_OFF, ZK_CURATOR_SUSPENDED, ZK_CURATOR_LOST };
+enum zk_conn { ZK_CONNECTED, ZK_SUSPENDED, ZK_LOST };
 
 struct zk_config {
     sim_ns session_timeout_ns; /* asked for by the client */
@@ -82,6 +87,7 @@ struct zk_config {
     int release;               /* enum zk_release */
     int parent_cleanup;        /* delete the parent when it is left empty (zk-ruby) */
     int on_expired;            /* enum zk_on_expired */
+    int curator;               /* enum zk_curator */
 };
 
 struct zk_session {
@@ -146,7 +152,7 @@ static int free_watch(struct zk_server *s) {
     return s->w_hi < ZK_MAX ? s->w_hi++ : -1;
 }
 
-enum { T_EXPIRER = 1, T_PING, T_REQ };
+enum { T_EXPIRER = 1, T_PING, T_REQ, T_SILENCE, T_LOST };
 
 /* States (lock_state): what a client or S1 knows at that moment. The last
  * two are zookeeper-multi's writes; zookeeper names the others only. */
@@ -216,6 +222,9 @@ struct zk_client {
     uint64_t my_czxid;
     int64_t watched; /* seq whose deletion we wait for */
     int holding;
+    /* curator= on: the connection's state, and the timers that move it */
+    int conn; /* enum zk_conn */
+    uint64_t silence_timer, lost_timer;
 };
 
 static const struct zk_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -258,6 +267,19 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         }
         return 0;
     }
+    if (strcmp(key, "curator") == 0) {
+        if (strcmp(val, "off") == 0) c->curator = ZK_CURATOR_OFF;
+        else if (strcmp(val, "suspended") == 0) c->curator = ZK_CURATOR_SUSPENDED;
+        else if (strcmp(val, "lost") == 0) c->curator = ZK_CURATOR_LOST;
+        else {
+            snprintf(err, n,
+                     "curator '%s' is not off (a plain client), suspended (Curator, the work stops on SUSPENDED) "
+                     "or lost (Curator, the work stops on LOST)",
+                     val);
+            return LSIM_EBAD_VALUE;
+        }
+        return 0;
+    }
     if (strcmp(key, "on-expired") == 0) {
         if (strcmp(val, "continue") == 0) c->on_expired = ZK_EXPIRED_CONTINUE;
         else if (strcmp(val, "abort") == 0) c->on_expired = ZK_EXPIRED_ABORT;
@@ -269,7 +291,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
     }
     snprintf(err, n,
              "unknown option '%s' for zookeeper; expected session-timeout, tick-time, release-by, parent-cleanup, "
-             "on-expired",
+             "on-expired, curator",
              key);
     return LSIM_EUNKNOWN_OPTION;
 }
@@ -580,9 +602,66 @@ static void need_session(struct lock_ctx *ctx, struct zk_client *c, int type, in
     else send_req(ctx, c, type, step, b);
 }
 
+/* ---- curator=: Apache Curator's connection states ------------------------------
+ * Curator's ConnectionStateManager (curator-framework, state/
+ * ConnectionStateManager.java) posts SUSPENDED when ZooKeeper's client loses
+ * its connection, which it notices when nothing has come back from the
+ * server for readTimeout (2/3 of the negotiated session timeout, ClientCnxn),
+ * RECONNECTED when the session answers again, and LOST once the session
+ * timeout has elapsed since SUSPENDED without a reconnection (Curator 3.0
+ * on: checkSessionExpiration, sessionExpirationPercent 100). Curator Tech
+ * Note 10 and the InterProcessMutex documentation: a lock's holder must
+ * treat SUSPENDED as the lock being lost, because the server may expire the
+ * session (after the session timeout, as little as 1/3 of it after
+ * SUSPENDED) before the client hears of it; a recipe that waits for LOST
+ * goes on working for 2/3 of a session timeout after another client could
+ * have the lock. curator=suspended stops the work at SUSPENDED;
+ * curator=lost only at LOST. Neither deletes the znode (there is no
+ * connection); the session's expiry does. */
+
+static void conn_stop_work(struct lock_ctx *ctx, struct zk_client *c, int at) {
+    if (cfg(ctx)->curator != at || !c->holding) return;
+    c->holding = 0;
+    lock_lost(ctx);
+}
+
+/* Something came back from S1: the connection is up (RECONNECTED after a
+ * SUSPENDED), and the silence that would suspend it starts again. */
+static void conn_heard(struct lock_ctx *ctx, struct zk_client *c) {
+    if (cfg(ctx)->curator == ZK_CURATOR_OFF || !c->session || c->expired) return;
+    if (c->conn == ZK_SUSPENDED) {
+        cancel(ctx, &c->lost_timer);
+        lock_note(ctx, "RECONNECTED (Curator): the session answered again before the session timeout", 0, 0);
+    }
+    c->conn = ZK_CONNECTED;
+    cancel(ctx, &c->silence_timer);
+    c->silence_timer = lock_timer(ctx, LOCK_CLOCK_MONO, read_timeout(ctx, c), T_SILENCE, 0);
+}
+
+static void conn_suspended(struct lock_ctx *ctx, struct zk_client *c) {
+    if (c->conn != ZK_CONNECTED || c->expired) return;
+    c->conn = ZK_SUSPENDED;
+    /* note: a = readTimeout */
+    lock_note(ctx, "SUSPENDED (Curator): nothing heard from the server for readTimeout; the lock may be gone",
+              read_timeout(ctx, c), c->holding);
+    c->lost_timer = lock_timer(ctx, LOCK_CLOCK_MONO, c->timeout_ns, T_LOST, 0);
+    conn_stop_work(ctx, c, ZK_CURATOR_SUSPENDED);
+}
+
+static void conn_lost(struct lock_ctx *ctx, struct zk_client *c) {
+    if (c->conn != ZK_SUSPENDED) return;
+    c->conn = ZK_LOST;
+    /* note: a = the session timeout */
+    lock_note(ctx, "LOST (Curator): the session timeout elapsed while SUSPENDED; the session is taken as expired",
+              c->timeout_ns, c->holding);
+    conn_stop_work(ctx, c, ZK_CURATOR_LOST);
+}
+
 static void session_expired(struct lock_ctx *ctx, struct zk_client *c) {
     if (c->expired) return;
     c->expired = 1;
+    cancel(ctx, &c->silence_timer);
+    cancel(ctx, &c->lost_timer);
     lock_state(ctx, c->holding ? ZK_ST_EXPIRED_HOLDING : ZK_ST_CLIENT_EXPIRED);
     cancel(ctx, &c->ping_timer);
     c->ping_req = 0;
@@ -666,6 +745,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
         c->session = m->value;
         c->expired = 0;
         c->timeout_ns = m->ttl_ns;
+        c->conn = ZK_CONNECTED;
         arm_ping(ctx, c);
         if (c->phase == P_RELEASE) release_node(ctx, c);
         else send_req(ctx, c, ZK_CREATE, S_CREATE, 0);
@@ -729,6 +809,7 @@ static void on_reply(struct lock_ctx *ctx, struct zk_client *c, const struct loc
 
 static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct zk_client *c = state;
+    if ((m->type == ZK_WATCH || m->type == ZK_REPLY) && m->a != ZK_SESSION_EXPIRED) conn_heard(ctx, c);
     if (m->type == ZK_WATCH) {
         if (c->phase == P_WAIT_WATCH && m->value == c->session && m->b == c->watched) {
             c->phase = P_ACQUIRE;
@@ -758,6 +839,16 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         c->ping_req = m.req;
         lock_send(ctx, lock_server(ctx, 0), &m);
         arm_ping(ctx, c);
+        return;
+    }
+    if (timer == T_SILENCE) {
+        c->silence_timer = 0;
+        conn_suspended(ctx, c);
+        return;
+    }
+    if (timer == T_LOST) {
+        c->lost_timer = 0;
+        conn_lost(ctx, c);
         return;
     }
     if (timer != T_REQ || (uint32_t)arg != c->out) return;
