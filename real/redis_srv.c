@@ -216,9 +216,11 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         }
         sleep_ms(10);
     }
+    /* A server that started and will not answer is unavailable (69), as a
+     * stopped one is once set up: not a fault of ours (70). */
     snprintf(err, errlen, "redis-server did not answer PING on 127.0.0.1:%d within 5 s", s->port);
     redis_srv_stop(s);
-    return LSIM_EINTERNAL;
+    return LSIM_EUNAVAILABLE;
 }
 
 void redis_srv_stop(struct redis_srv *s) {

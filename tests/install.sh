@@ -36,7 +36,7 @@ check "the installed binary runs it" 'grep -q "^Verdict: SAFE" "$tmp/plugin.out"
 # Man pages are the help text.
 if command -v man >/dev/null; then
   MANWIDTH=100 man -l "$inst/share/man/man1/locksim-render.1" 2>/dev/null >"$tmp/man.txt"
-  check "man locksim-render shows help render's usage" 'grep -q "Usage: locksim render FILE -o OUT.png" "$tmp/man.txt"'
+  check "man locksim-render shows help render's usage" 'grep -q "Usage: locksim render FILE -o|--out OUT.png" "$tmp/man.txt"'
 fi
 check "one man page per command" \
   '[ "$(ls "$inst/share/man/man1" | wc -l)" -eq "$(( $("$inst/bin/locksim" help | grep -c "^  locksim [a-z]" ) ))" ]'
