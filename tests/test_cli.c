@@ -51,7 +51,7 @@ static void test_consensus_leaders_drawn(void **state) {
     remove(svg);
 }
 
-/* run, hash and demo read their options from one getopt_long table each
+/* run, hash, demo, check-trace and diff read their options from one getopt_long table each
  * (cli/cli.c holds the shared ones): a missing value names the option, an
  * unknown one too (a short one says where a file named -x goes), a value may
  * begin with '-', and the options come before, between or after the files. */
@@ -80,6 +80,12 @@ static void test_option_tables(void **state) {
     r = run("demo --seed 2");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "'--seed' for demo"));
+    r = run("diff --context");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --context needs a value"));
+    r = run("check-trace a.jsonl b.jsonl");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "check-trace takes one trace file; 'b.jsonl' is a second"));
 }
 
 /* The conventions every command shares (cli/args.c): --name=value is
