@@ -152,8 +152,15 @@ int cli_getopt_init(struct cli_getopt *g, const char *cmd, const char *usage, st
                     const struct option *own, int argc, char **argv) {
     memset(g, 0, sizeof *g);
     g->cmd = cmd, g->usage = usage, g->ro = ro;
-    int n = 0;
-    for (; own && own[n].name; n++) g->table[n] = own[n];
+    int n = 0, ns = snprintf(g->shorts, sizeof g->shorts, "-:h");
+    for (; own && own[n].name && n < CLI_MAX_OPTIONS; n++) {
+        g->table[n] = own[n];
+        if (own[n].val < 0x80 && own[n].val > ' ') { /* a letter: its short option */
+            g->shorts[ns++] = (char)own[n].val;
+            if (own[n].has_arg == required_argument) g->shorts[ns++] = ':';
+            g->shorts[ns] = '\0';
+        }
+    }
     int ncommon = ro ? (int)(sizeof common_options / sizeof *common_options) - 1 : COMMON_NO_RUN;
     if (n + ncommon >= CLI_MAX_OPTIONS) return cli_fail(LSIM_EINTERNAL, "too many options in one table");
     for (int k = 0; k < ncommon; k++) g->table[n++] = common_options[k];
@@ -192,7 +199,7 @@ static int take_runopt(struct cli_runopts *o, int c, const char *v) {
 int cli_getopt_next(struct cli_getopt *g) {
     for (;;) {
         /* "-": arguments come back in order (code 1); ":": a missing value is ':' */
-        int c = getopt_long(g->argc, g->argv, "-:h", g->table, NULL);
+        int c = getopt_long(g->argc, g->argv, g->shorts, g->table, NULL);
         g->arg = optarg;
         const char *seen = optind > 0 && optind <= g->argc ? g->argv[optind - 1] : "";
         switch (c) {

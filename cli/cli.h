@@ -66,7 +66,8 @@ int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *s
  * --help (the command then exits 0). */
 int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **argv, int *i, int *status);
 /* One command's options read with getopt_long: the command's own table
- * (struct option[], ended by a zero entry; val codes from CLI_OPT_OWN up)
+ * (struct option[], ended by a zero entry; val codes from CLI_OPT_OWN up,
+ * or a letter, which is the short option too: {"output", ..., 'o'} is -o)
  * joined to the shared one declared once in cli.c (--seed --set --algo
  * --time-limit when ro is not NULL, -h/--help, --no-color). A value may
  * begin with '-' (`--set -x`, `--out -`); `-` alone is an argument. */
@@ -83,6 +84,7 @@ struct cli_getopt {
     int argc;
     char **argv;
     struct option table[CLI_MAX_OPTIONS];
+    char shorts[CLI_MAX_OPTIONS * 2 + 4]; /* "-:h" and the table's one-letter vals (-o) */
 };
 /* Start reading argv (the command's arguments, without its name). 0, or
  * the exit status (out of memory). */

@@ -51,7 +51,7 @@ static void test_consensus_leaders_drawn(void **state) {
     remove(svg);
 }
 
-/* run, hash, demo, check-trace and diff read their options from one getopt_long table each
+/* run, hash, demo, check-trace, diff, render and real read their options from one getopt_long table each
  * (cli/cli.c holds the shared ones): a missing value names the option, an
  * unknown one too (a short one says where a file named -x goes), a value may
  * begin with '-', and the options come before, between or after the files. */
@@ -86,6 +86,19 @@ static void test_option_tables(void **state) {
     r = run("check-trace a.jsonl b.jsonl");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "check-trace takes one trace file; 'b.jsonl' is a second"));
+    r = run("render scenarios/gc-pause-outlives-lease.lsim --format svg -o -"); /* -o -: standard output */
+    assert_int_equal(r->code, 0);
+    static char svg[sizeof r->out];
+    memcpy(svg, r->out, sizeof svg);
+    assert_non_null(strstr(svg, "<svg"));
+    r = run("render --output=- --format=svg scenarios/gc-pause-outlives-lease.lsim");
+    assert_string_equal(r->out, svg);
+    r = run("render scenarios/gc-pause-outlives-lease.lsim -o");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: -o needs a value"));
+    r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --repeat needs a value"));
 }
 
 /* The conventions every command shares (cli/args.c): --name=value is
