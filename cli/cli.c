@@ -134,6 +134,100 @@ int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **a
     return 0;
 }
 
+enum { OPT_SEED = 0x100, OPT_SET, OPT_ALGO, OPT_TIME_LIMIT, OPT_NO_COLOR };
+
+/* The options every command shares; the run options only where ro is set. */
+static const struct option common_options[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"set", required_argument, NULL, OPT_SET},
+        {"algo", required_argument, NULL, OPT_ALGO},
+        {"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
+        {NULL, 0, NULL, 0},
+};
+#define COMMON_NO_RUN 2 /* the entries before the run options */
+
+int cli_getopt_init(struct cli_getopt *g, const char *cmd, const char *usage, struct cli_runopts *ro,
+                    const struct option *own, int argc, char **argv) {
+    memset(g, 0, sizeof *g);
+    g->cmd = cmd, g->usage = usage, g->ro = ro;
+    int n = 0, ns = snprintf(g->shorts, sizeof g->shorts, "-:h");
+    for (; own && own[n].name && n < CLI_MAX_OPTIONS; n++) {
+        g->table[n] = own[n];
+        if (own[n].val < 0x80 && own[n].val > ' ') { /* a letter: its short option */
+            g->shorts[ns++] = (char)own[n].val;
+            if (own[n].has_arg == required_argument) g->shorts[ns++] = ':';
+            g->shorts[ns] = '\0';
+        }
+    }
+    int ncommon = ro ? (int)(sizeof common_options / sizeof *common_options) - 1 : COMMON_NO_RUN;
+    if (n + ncommon >= CLI_MAX_OPTIONS) return cli_fail(LSIM_EINTERNAL, "too many options in one table");
+    for (int k = 0; k < ncommon; k++) g->table[n++] = common_options[k];
+    /* getopt_long reads argv[1..] and permutes: a copy with the command as argv[0]. */
+    g->argv = malloc(((size_t)argc + 2) * sizeof *g->argv);
+    if (!g->argv) return cli_fail(LSIM_ENOMEM, "");
+    g->argv[0] = (char *)cmd;
+    for (int i = 0; i < argc; i++) g->argv[i + 1] = argv[i];
+    g->argv[argc + 1] = NULL;
+    g->argc = argc + 1;
+    optind = 0; /* GNU: a full reinitialisation, as main dispatches commands */
+    opterr = 0;
+    return 0;
+}
+
+void cli_getopt_close(struct cli_getopt *g) {
+    free(g->argv);
+    g->argv = NULL;
+}
+
+static int take_runopt(struct cli_runopts *o, int c, const char *v) {
+    if (c == OPT_TIME_LIMIT) {
+        long s;
+        if (cli_parse_int(v, 0, 86400 * 365, &s) != 0)
+            return cli_usage("--time-limit takes whole seconds (0 = no limit), not '%s'", v);
+        o->time_limit_s = s ? s : -1;
+    } else if (c == OPT_SEED) o->seed = v;
+    else if (c == OPT_ALGO) o->algo = v;
+    else {
+        if (o->nsets == CLI_MAX_SETS) return cli_usage("too many --set options (at most %d)", CLI_MAX_SETS);
+        o->sets[o->nsets++] = v;
+    }
+    return 0;
+}
+
+int cli_getopt_next(struct cli_getopt *g) {
+    for (;;) {
+        /* "-": arguments come back in order (code 1); ":": a missing value is ':' */
+        int c = getopt_long(g->argc, g->argv, g->shorts, g->table, NULL);
+        g->arg = optarg;
+        const char *seen = optind > 0 && optind <= g->argc ? g->argv[optind - 1] : "";
+        switch (c) {
+        case -1: return CLI_OPT_END;
+        case 1: return CLI_OPT_ARG;
+        case 'h':
+            fputs(g->usage, stdout);
+            g->status = -1;
+            return CLI_OPT_STOP;
+        case ':': g->status = cli_usage("%s needs a value", seen); return CLI_OPT_STOP;
+        case '?':
+            if (optopt > 0 && optopt < 0x100) /* a short one; a file named -x.lsim comes after -- */
+                g->status = cli_usage("unknown option '-%c' for %s (a file whose name starts with '-' goes after --)",
+                                      optopt, g->cmd);
+            else g->status = cli_usage("unknown or incomplete option '%s' for %s", seen, g->cmd);
+            return CLI_OPT_STOP;
+        case OPT_NO_COLOR: g->no_color = 1; continue;
+        case OPT_SEED:
+        case OPT_SET:
+        case OPT_ALGO:
+        case OPT_TIME_LIMIT:
+            if ((g->status = take_runopt(g->ro, c, optarg)) != 0) return CLI_OPT_STOP;
+            continue;
+        default: return c;
+        }
+    }
+}
+
 int cli_parse_pixels(const char *opt, const char *v, long lo, long hi, long *out) {
     if (cli_parse_int(v, lo, hi, out) == 0) return 0;
     return cli_usage("%s takes a whole number of pixels from %ld to %ld, not '%s'", opt, lo, hi, v);

@@ -4,6 +4,7 @@
 #ifndef LOCKSIM_CLI_H
 #define LOCKSIM_CLI_H
 
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 
@@ -64,6 +65,37 @@ int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *s
  * 0 (not one of them) or -1 with *status = the exit status, or -1 after
  * --help (the command then exits 0). */
 int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **argv, int *i, int *status);
+/* One command's options read with getopt_long: the command's own table
+ * (struct option[], ended by a zero entry; val codes from CLI_OPT_OWN up,
+ * or a letter, which is the short option too: {"output", ..., 'o'} is -o)
+ * joined to the shared one declared once in cli.c (--seed --set --algo
+ * --time-limit when ro is not NULL, -h/--help, --no-color). A value may
+ * begin with '-' (`--set -x`, `--out -`); `-` alone is an argument. */
+#define CLI_OPT_OWN 0x200
+enum { CLI_OPT_ARG = 1, CLI_OPT_END = -1, CLI_OPT_STOP = -2 };
+#define CLI_MAX_OPTIONS 48
+struct cli_getopt {
+    const char *cmd, *usage;
+    struct cli_runopts *ro; /* NULL: the command runs no scenario */
+    int no_color;           /* --no-color was given */
+    const char *arg;        /* the value of the option returned, or the argument */
+    int status;             /* after CLI_OPT_STOP: the exit status (-1 after --help) */
+    /* private */
+    int argc;
+    char **argv;
+    struct option table[CLI_MAX_OPTIONS];
+    char shorts[CLI_MAX_OPTIONS * 2 + 4]; /* "-:h" and the table's one-letter vals (-o) */
+};
+/* Start reading argv (the command's arguments, without its name). 0, or
+ * the exit status (out of memory). */
+int cli_getopt_init(struct cli_getopt *g, const char *cmd, const char *usage, struct cli_runopts *ro,
+                    const struct option *own, int argc, char **argv);
+/* The next one, in command-line order: an own option's val (g->arg its
+ * value), CLI_OPT_ARG (g->arg the argument), CLI_OPT_END, or CLI_OPT_STOP
+ * after --help or a usage error (`locksim: --jobs needs a value`, 'unknown
+ * option' naming it), with g->status. Shared options are taken here. */
+int cli_getopt_next(struct cli_getopt *g);
+void cli_getopt_close(struct cli_getopt *g);
 /* --width/--height in pixels, a strict integer in [lo, hi]: 0, or exit
  * status 64 after a usage error naming opt. */
 int cli_parse_pixels(const char *opt, const char *v, long lo, long hi, long *out);

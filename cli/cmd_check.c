@@ -207,6 +207,17 @@ static int update_refusals(const struct cli_paths *files) {
     return worst;
 }
 
+enum { OPT_QUIET = CLI_OPT_OWN, OPT_UPDATE, OPT_NO_GOLDEN, OPT_EXPECT, OPT_GOLDEN, OPT_FORMAT };
+static const struct option check_options[] = {
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"update", no_argument, NULL, OPT_UPDATE},
+        {"no-golden", no_argument, NULL, OPT_NO_GOLDEN},
+        {"expect", no_argument, NULL, OPT_EXPECT},
+        {"golden", required_argument, NULL, OPT_GOLDEN},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {NULL, 0, NULL, 0},
+};
+
 int cmd_check(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
@@ -215,31 +226,28 @@ int cmd_check(int argc, char **argv) {
     const char *format = "text";
     struct cli_paths files = {0};
     char err[700];
-    for (int i = 0; i < argc; i++) {
-        int took = cli_take_runopt(&ro, argc, argv, &i, &st);
-        if (took < 0) goto out;
-        if (took) continue;
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_check, stdout);
+    struct cli_getopt go;
+    st = cli_getopt_init(&go, "check", cli_usage_check, &ro, check_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&go)) != CLI_OPT_END;) {
+        switch (c) {
+        case CLI_OPT_STOP:
+            st = go.status < 0 ? 0 : go.status;
+            cli_getopt_close(&go);
             goto out;
-        } else if (strcmp(a, "--quiet") == 0) quiet = 1;
-        else if (strcmp(a, "--update") == 0) g.update = 1;
-        else if (strcmp(a, "--no-golden") == 0) g.off = 1;
-        else if (strcmp(a, "--expect") == 0) hold = 1;
-        else if (strcmp(a, "--golden") == 0 && i + 1 < argc) g.dir = argv[++i];
-        else if (strcmp(a, "--format") == 0 && i + 1 < argc) format = argv[++i];
-        else if (a[0] == '-' && a[1]) {
-            st = cli_usage("unknown or incomplete option '%s' for check", a);
-            goto out;
-        } else {
-            int rc = cli_paths_add(&files, a, err, sizeof err);
-            if (rc) {
-                st = cli_fail(rc, err);
-                goto out;
-            }
+        case OPT_QUIET: quiet = 1; break;
+        case OPT_UPDATE: g.update = 1; break;
+        case OPT_NO_GOLDEN: g.off = 1; break;
+        case OPT_EXPECT: hold = 1; break;
+        case OPT_GOLDEN: g.dir = go.arg; break;
+        case OPT_FORMAT: format = go.arg; break;
+        default: { /* CLI_OPT_ARG: a file or a folder, in order */
+            int rc = cli_paths_add(&files, go.arg, err, sizeof err);
+            if (rc) st = cli_fail(rc, err);
+        }
         }
     }
+    cli_getopt_close(&go);
+    if (st) goto out;
     enum report_format fmt;
     if ((st = cli_format("check", format, &fmt)) != 0) goto out;
     int json = fmt == REPORT_FMT_JSONL;

@@ -207,68 +207,93 @@ static int explore_one(const char *file, const struct scenario *s, struct explor
     return 1;
 }
 
-int cmd_explore(int argc, char **argv) {
-    struct cli_runopts ro;
+struct explore_cmd {
+    struct cli_runopts ro; /* its --set values */
     struct explore_opts o;
-    const char *file = NULL, *algos = NULL, *outpath = NULL;
+    const char *file, *algos, *outpath;
+};
+
+enum { OPT_SET = CLI_OPT_OWN, OPT_BUDGET, OPT_TIME, OPT_SEED, OPT_ALGOS, OPT_JOBS, OPT_SWARM };
+/* explore's own --seed (the search's, any 64-bit number) and --set; no --algo. */
+static const struct option explore_options[] = {
+        {"set", required_argument, NULL, OPT_SET},
+        {"budget", required_argument, NULL, OPT_BUDGET},
+        {"time", required_argument, NULL, OPT_TIME},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"algos", required_argument, NULL, OPT_ALGOS},
+        {"jobs", required_argument, NULL, OPT_JOBS},
+        {"swarm", no_argument, NULL, OPT_SWARM},
+        {"output", required_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
+};
+
+/* One option of explore, or its file: 0, or the exit status. */
+static int take_explore_option(struct explore_cmd *x, int c, const char *a) {
+    long v;
+    sim_ns t;
+    char *end;
+    switch (c) {
+    case OPT_SET:
+        if (x->ro.nsets == CLI_MAX_SETS) return cli_usage("too many --set options (at most %d)", CLI_MAX_SETS);
+        x->ro.sets[x->ro.nsets++] = a;
+        return 0;
+    case OPT_BUDGET:
+        if (cli_parse_int(a, 1, 2000000000L, &v) != 0)
+            return cli_usage("--budget takes a number of runs from 1 to 2000000000, not '%s'", a);
+        x->o.budget = (uint64_t)v;
+        return 0;
+    case OPT_TIME:
+        if (scn_parse_duration(a, &t) != 0 || t <= 0)
+            return cli_usage("--time takes a duration such as 30s or 2m, not '%s'", a);
+        x->o.time_s = (double)t / 1e9;
+        x->o.budget = 0;
+        return 0;
+    case OPT_SEED:
+        errno = 0;
+        x->o.seed = strtoull(a, &end, 10);
+        if (!a[0] || *end || a[0] == '-' || errno) return cli_usage("--seed takes a number, not '%s'", a);
+        return 0;
+    case OPT_ALGOS: x->algos = a; return 0;
+    case OPT_JOBS:
+        if (cli_parse_int(a, 1, EXPLORE_MAX_JOBS, &v) != 0)
+            return cli_usage("--jobs takes a number from 1 to %d, not '%s'", EXPLORE_MAX_JOBS, a);
+        x->o.jobs = (int)v;
+        return 0;
+    case OPT_SWARM: x->o.swarm = 1; return 0;
+    case 'o': x->outpath = a; return 0;
+    default: /* CLI_OPT_ARG */
+        if (x->file) return cli_usage("explore takes one scenario file, not '%s' as well", a);
+        x->file = a;
+        return 0;
+    }
+}
+
+/* explore's arguments: 0, -1 after --help, or the exit status. */
+static int parse_explore_args(struct explore_cmd *x, int argc, char **argv) {
+    struct cli_getopt g;
+    x->o.seed = 1;
+    x->o.jobs = 1;
+    x->o.budget = 100000;
+    int st = cli_getopt_init(&g, "explore", cli_usage_explore, NULL, explore_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
+        st = c == CLI_OPT_STOP ? g.status : take_explore_option(x, c, g.arg);
+    cli_getopt_close(&g);
+    return st;
+}
+
+int cmd_explore(int argc, char **argv) {
+    struct explore_cmd x;
+    memset(&x, 0, sizeof x);
+    int st = parse_explore_args(&x, argc, argv), i;
+    if (st) return st < 0 ? 0 : st;
+    struct cli_runopts ro = x.ro;
+    struct explore_opts o = x.o;
+    const char *file = x.file, *algos = x.algos, *outpath = x.outpath;
     char cmdline[1024];
     size_t cl = 0;
-    int st = 0, i;
-
-    memset(&ro, 0, sizeof ro);
-    memset(&o, 0, sizeof o);
-    o.seed = 1;
-    o.jobs = 1;
-    o.budget = 100000;
     cl += (size_t)snprintf(cmdline, sizeof cmdline, "locksim explore");
-    for (i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        long v;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_explore, stdout);
-            return 0;
-        }
-        if (strcmp(a, "--set") == 0) {
-            int took = cli_take_runopt(&ro, argc, argv, &i, &st);
-            if (took < 0) return st;
-            cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --set %s", argv[i]);
-            continue;
-        }
-        int has = i + 1 < argc;
-        if (strcmp(a, "--budget") == 0 && has) {
-            if (cli_parse_int(argv[++i], 1, 2000000000L, &v) != 0)
-                return cli_usage("--budget takes a number of runs from 1 to 2000000000, not '%s'", argv[i]);
-            o.budget = (uint64_t)v;
-        } else if (strcmp(a, "--time") == 0 && has) {
-            sim_ns t;
-            if (scn_parse_duration(argv[++i], &t) != 0 || t <= 0)
-                return cli_usage("--time takes a duration such as 30s or 2m, not '%s'", argv[i]);
-            o.time_s = (double)t / 1e9;
-            o.budget = 0;
-        } else if (strcmp(a, "--seed") == 0 && has) {
-            char *end;
-            errno = 0;
-            o.seed = strtoull(argv[++i], &end, 10);
-            if (!argv[i][0] || *end || argv[i][0] == '-' || errno)
-                return cli_usage("--seed takes a number, not '%s'", argv[i]);
-        } else if (strcmp(a, "--algos") == 0 && has) {
-            algos = argv[++i];
-        } else if (strcmp(a, "--jobs") == 0 && has) {
-            if (cli_parse_int(argv[++i], 1, EXPLORE_MAX_JOBS, &v) != 0)
-                return cli_usage("--jobs takes a number from 1 to %d, not '%s'", EXPLORE_MAX_JOBS, argv[i]);
-            o.jobs = (int)v;
-        } else if (strcmp(a, "--swarm") == 0) {
-            o.swarm = 1;
-        } else if (strcmp(a, "-o") == 0 && has) {
-            outpath = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage("unknown or incomplete option '%s' for explore", a);
-        } else if (file) {
-            return cli_usage("explore takes one scenario file, not '%s' as well", a);
-        } else {
-            file = a;
-        }
-    }
+    for (i = 0; i < ro.nsets; i++)
+        cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --set %s", ro.sets[i]);
     if (!file) return cli_usage("explore needs a scenario file");
     cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " %s", file);
     if (o.budget)

@@ -99,30 +99,46 @@ static int render_panels(const char *path, int svg, const char *file, const stru
     return st;
 }
 
-int cmd_matrix(int argc, char **argv) {
+struct matrix_cmd {
     struct cli_runopts ro;
-    memset(&ro, 0, sizeof ro);
-    const char *algos = "all", *format = "text", *file = NULL, *render = NULL;
-    int st = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--algo") == 0) return cli_usage("matrix takes --algos NAME,NAME,... (or all), not --algo");
-        int took = cli_take_runopt(&ro, argc, argv, &i, &st);
-        if (took < 0) return st;
-        if (took) continue;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_matrix, stdout);
-            return 0;
-        } else if (strcmp(a, "--algos") == 0 && has) algos = argv[++i];
-        else if (strcmp(a, "--render") == 0 && has) render = argv[++i];
-        else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
-        else if (strcmp(a, "--no-color") == 0) {
-            /* the matrix is plain text already */
-        } else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for matrix", a);
-        else if (!file) file = a;
-        else return cli_usage("matrix takes one scenario file; '%s' is a second", a);
+    const char *algos, *format, *file, *render;
+};
+
+enum { OPT_ALGOS = CLI_OPT_OWN, OPT_ALGO_ONE, OPT_RENDER, OPT_FORMAT };
+static const struct option matrix_options[] = {
+        {"algos", required_argument, NULL, OPT_ALGOS},
+        {"algo", no_argument, NULL, OPT_ALGO_ONE}, /* before the shared --algo: refused with a hint */
+        {"render", required_argument, NULL, OPT_RENDER},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {NULL, 0, NULL, 0},
+};
+
+/* matrix's arguments: 0, -1 after --help, or the exit status. (--no-color
+ * is taken: the matrix is plain text already.) */
+static int parse_matrix_args(struct matrix_cmd *o, int argc, char **argv) {
+    struct cli_getopt g;
+    o->algos = "all", o->format = "text";
+    int st = cli_getopt_init(&g, "matrix", cli_usage_matrix, &o->ro, matrix_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
+        if (c == CLI_OPT_STOP) st = g.status;
+        else if (c == OPT_ALGO_ONE) st = cli_usage("matrix takes --algos NAME,NAME,... (or all), not --algo");
+        else if (c == OPT_ALGOS) o->algos = g.arg;
+        else if (c == OPT_RENDER) o->render = g.arg;
+        else if (c == OPT_FORMAT) o->format = g.arg;
+        else if (!o->file) o->file = g.arg;
+        else st = cli_usage("matrix takes one scenario file; '%s' is a second", g.arg);
     }
+    cli_getopt_close(&g);
+    return st;
+}
+
+int cmd_matrix(int argc, char **argv) {
+    struct matrix_cmd o;
+    memset(&o, 0, sizeof o);
+    int st = parse_matrix_args(&o, argc, argv);
+    if (st) return st < 0 ? 0 : st;
+    struct cli_runopts ro = o.ro;
+    const char *algos = o.algos, *format = o.format, *file = o.file, *render = o.render;
     if (!file) return cli_usage("matrix needs a scenario file: locksim matrix FILE");
     enum report_format mf;
     if ((st = cli_format("matrix", format, &mf)) != 0) return st;

@@ -128,39 +128,67 @@ static int write_trace(const char *path, int k, int repeat, const struct trace *
     return 0;
 }
 
-int cmd_real(int argc, char **argv) {
-    const char *file = NULL, *trace_out = NULL, *store = "redis";
-    double scale = 0;
-    long repeat = 1;
-    int row = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(cli_usage_real, stdout);
-            return 0;
-        } else if (strcmp(a, "--store") == 0 && i + 1 < argc) {
-            store = argv[++i];
-        } else if (strcmp(a, "--scale") == 0 && i + 1 < argc) {
-            char *end;
-            scale = strtod(argv[++i], &end);
-            if (*end || !(scale > 0 && scale <= 10))
-                return cli_usage("--scale %s: expected a number above 0 and at most 10 (0.01: 30 s last 300 ms)",
-                                 argv[i]);
-        } else if (strcmp(a, "--repeat") == 0 && i + 1 < argc) {
-            if (cli_parse_int(argv[++i], 1, 100, &repeat) != 0)
-                return cli_usage("--repeat %s: expected a whole number from 1 to 100", argv[i]);
-        } else if (strcmp(a, "--trace") == 0 && i + 1 < argc) {
-            trace_out = argv[++i];
-        } else if (strcmp(a, "--row") == 0) {
-            row = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage("real: unknown option %s (or it lacks its value)", a);
-        } else if (!file) {
-            file = a;
-        } else {
-            return cli_usage("real takes one scenario FILE; %s is a second", a);
-        }
+struct real_cmd {
+    const char *file, *trace_out, *store;
+    double scale;
+    long repeat;
+    int row;
+};
+
+enum { OPT_STORE = CLI_OPT_OWN, OPT_SCALE, OPT_REPEAT, OPT_TRACE, OPT_ROW };
+static const struct option real_options[] = {
+        {"store", required_argument, NULL, OPT_STORE},
+        {"scale", required_argument, NULL, OPT_SCALE},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"row", no_argument, NULL, OPT_ROW},
+        {NULL, 0, NULL, 0},
+};
+
+/* One option of real, or its file: 0, or the exit status. */
+static int take_real_option(struct real_cmd *o, int c, const char *v) {
+    char *end;
+    switch (c) {
+    case OPT_STORE: o->store = v; return 0;
+    case OPT_SCALE:
+        o->scale = strtod(v, &end);
+        if (*end || !(o->scale > 0 && o->scale <= 10))
+            return cli_usage("--scale %s: expected a number above 0 and at most 10 (0.01: 30 s last 300 ms)", v);
+        return 0;
+    case OPT_REPEAT:
+        if (cli_parse_int(v, 1, 100, &o->repeat) != 0)
+            return cli_usage("--repeat %s: expected a whole number from 1 to 100", v);
+        return 0;
+    case OPT_TRACE: o->trace_out = v; return 0;
+    case OPT_ROW: o->row = 1; return 0;
+    default: /* CLI_OPT_ARG */
+        if (o->file) return cli_usage("real takes one scenario FILE; %s is a second", v);
+        o->file = v;
+        return 0;
     }
+}
+
+/* real's arguments: 0, -1 after --help, or the exit status. */
+static int parse_real_args(struct real_cmd *o, int argc, char **argv) {
+    struct cli_getopt g;
+    o->store = "redis";
+    o->repeat = 1;
+    int st = cli_getopt_init(&g, "real", cli_usage_real, NULL, real_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
+        st = c == CLI_OPT_STOP ? g.status : take_real_option(o, c, g.arg);
+    cli_getopt_close(&g);
+    return st;
+}
+
+int cmd_real(int argc, char **argv) {
+    struct real_cmd o;
+    memset(&o, 0, sizeof o);
+    int pst = parse_real_args(&o, argc, argv);
+    if (pst) return pst < 0 ? 0 : pst;
+    const char *file = o.file, *trace_out = o.trace_out, *store = o.store;
+    double scale = o.scale;
+    long repeat = o.repeat;
+    int row = o.row;
     if (!file) return cli_usage("real needs a scenario FILE");
     if (strcmp(store, "redis") != 0)
         return cli_usage("--store %s: only redis is built (etcd, zookeeper, redlock and a replicated redis are not)",

@@ -92,34 +92,40 @@ struct render_cmd {
     int has_from, has_to, has_at;
 };
 
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_WIDTH, OPT_HEIGHT, OPT_FROM, OPT_TO, OPT_AT };
+static const struct option render_options[] = {
+        {"output", required_argument, NULL, 'o'},      {"format", required_argument, NULL, OPT_FORMAT},
+        {"width", required_argument, NULL, OPT_WIDTH}, {"height", required_argument, NULL, OPT_HEIGHT},
+        {"from", required_argument, NULL, OPT_FROM},   {"to", required_argument, NULL, OPT_TO},
+        {"at", required_argument, NULL, OPT_AT},       {NULL, 0, NULL, 0},
+};
+
+/* One option of render, or its file: 0, or the exit status. */
+static int take_render_option(struct render_cmd *o, int c, const char *v) {
+    switch (c) {
+    case 'o': o->out = v; return 0;
+    case OPT_FORMAT: o->format = v; return 0;
+    case OPT_WIDTH: return cli_parse_pixels("--width", v, 320, 8192, &o->width);
+    case OPT_HEIGHT: /* 0 = as tall as the content */ return cli_parse_pixels("--height", v, 0, 8192, &o->height);
+    case OPT_FROM: o->has_from = 1; return cli_parse_window("--from", v, &o->from);
+    case OPT_TO: o->has_to = 1; return cli_parse_window("--to", v, &o->to);
+    case OPT_AT: o->has_at = 1; return cli_parse_window("--at", v, &o->at);
+    default: /* CLI_OPT_ARG */
+        if (o->file) return cli_usage("render takes one scenario file; '%s' is a second", v);
+        o->file = v;
+        return 0;
+    }
+}
+
 static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
-    int st = 0;
+    struct cli_getopt g;
     o->width = 1280;
     o->height = 720;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc, took = cli_take_common(&o->ro, cli_usage_render, argc, argv, &i, &st);
-        if (took < 0) return st;
-        if (took) continue;
-        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has) o->out = argv[++i];
-        else if (strcmp(a, "--format") == 0 && has) o->format = argv[++i];
-        else if (strcmp(a, "--width") == 0 && has) {
-            if ((st = cli_parse_pixels(a, argv[++i], 320, 8192, &o->width)) != 0) return st;
-        } else if (strcmp(a, "--height") == 0 && has) { /* 0 = as tall as the content */
-            if ((st = cli_parse_pixels(a, argv[++i], 0, 8192, &o->height)) != 0) return st;
-        } else if (strcmp(a, "--from") == 0 && has) {
-            if ((st = cli_parse_window("--from", argv[++i], &o->from)) != 0) return st;
-            o->has_from = 1;
-        } else if (strcmp(a, "--to") == 0 && has) {
-            if ((st = cli_parse_window("--to", argv[++i], &o->to)) != 0) return st;
-            o->has_to = 1;
-        } else if (strcmp(a, "--at") == 0 && has) {
-            if ((st = cli_parse_window("--at", argv[++i], &o->at)) != 0) return st;
-            o->has_at = 1;
-        } else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for render", a);
-        else if (!o->file) o->file = a;
-        else return cli_usage("render takes one scenario file; '%s' is a second", a);
-    }
+    int st = cli_getopt_init(&g, "render", cli_usage_render, &o->ro, render_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
+        st = c == CLI_OPT_STOP ? g.status : take_render_option(o, c, g.arg);
+    cli_getopt_close(&g);
+    if (st) return st;
     if (!o->file) return cli_usage("render needs a scenario file: locksim render FILE -o OUT.png");
     if (!o->out) return cli_usage("render needs an output: -o OUT.png or -o OUT.svg (- for standard output)");
     if (o->has_from && o->has_to && o->to <= o->from) return cli_usage("--to must be later than --from");

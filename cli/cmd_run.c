@@ -22,37 +22,59 @@ struct run_cmd {
     int hold; /* --expect: judge the expect lines under overrides too */
 };
 
-static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
-    int no_color = 0, st = 0;
-    o->timeline = 1;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc, took = cli_take_common(&o->ro, cli_usage_run, argc, argv, &i, &st);
-        if (took < 0) return st;
-        if (took) continue;
-        if (strcmp(a, "--trace") == 0 && has) o->trace_path = argv[++i];
-        else if (strcmp(a, "--trace-format") == 0 && has) {
-            const char *v = argv[++i];
-            if (strcmp(v, "chrome") == 0) o->chrome = 1;
-            else if (strcmp(v, "jsonl") != 0) return cli_usage("--trace-format takes jsonl or chrome, not '%s'", v);
-        } else if (strcmp(a, "--format") == 0 && has) {
-            enum report_format f;
-            int bad = cli_format("run", argv[++i], &f);
-            if (bad) return bad;
-            o->json = f == REPORT_FMT_JSONL;
-        } else if (strcmp(a, "--width") == 0 && has) {
-            long w;
-            if (cli_parse_int(argv[++i], 40, 1000, &w) != 0)
-                return cli_usage("--width takes a whole number of columns from 40 to 1000, not '%s'", argv[i]);
-            o->width = (int)w;
-        } else if (strcmp(a, "--no-color") == 0) no_color = 1;
-        else if (strcmp(a, "--narrate") == 0) o->narrate = 1;
-        else if (strcmp(a, "--expect") == 0) o->hold = 1;
-        else if (strcmp(a, "--no-timeline") == 0) o->timeline = 0;
-        else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for run", a);
-        else if (!o->file) o->file = a;
-        else return cli_usage("run takes one scenario file; '%s' is a second", a);
+enum { OPT_TRACE = CLI_OPT_OWN, OPT_TRACE_FORMAT, OPT_FORMAT, OPT_WIDTH, OPT_NARRATE, OPT_EXPECT, OPT_NO_TIMELINE };
+static const struct option run_options[] = {
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"trace-format", required_argument, NULL, OPT_TRACE_FORMAT},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"narrate", no_argument, NULL, OPT_NARRATE},
+        {"expect", no_argument, NULL, OPT_EXPECT},
+        {"no-timeline", no_argument, NULL, OPT_NO_TIMELINE},
+        {NULL, 0, NULL, 0},
+};
+
+/* One option of run (g->arg its value): 0, or the exit status. */
+static int take_run_option(struct run_cmd *o, int c, const char *v) {
+    enum report_format f;
+    long w;
+    switch (c) {
+    case OPT_TRACE: o->trace_path = v; return 0;
+    case OPT_TRACE_FORMAT:
+        if (strcmp(v, "chrome") == 0) o->chrome = 1;
+        else if (strcmp(v, "jsonl") != 0) return cli_usage("--trace-format takes jsonl or chrome, not '%s'", v);
+        return 0;
+    case OPT_FORMAT: {
+        int bad = cli_format("run", v, &f);
+        if (bad) return bad;
+        o->json = f == REPORT_FMT_JSONL;
+        return 0;
     }
+    case OPT_WIDTH:
+        if (cli_parse_int(v, 40, 1000, &w) != 0)
+            return cli_usage("--width takes a whole number of columns from 40 to 1000, not '%s'", v);
+        o->width = (int)w;
+        return 0;
+    case OPT_NARRATE: o->narrate = 1; return 0;
+    case OPT_EXPECT: o->hold = 1; return 0;
+    default: /* OPT_NO_TIMELINE */ o->timeline = 0; return 0;
+    }
+}
+
+static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
+    struct cli_getopt g;
+    int st = cli_getopt_init(&g, "run", cli_usage_run, &o->ro, run_options, argc, argv);
+    if (st) return st;
+    o->timeline = 1;
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
+        if (c == CLI_OPT_STOP) st = g.status;
+        else if (c != CLI_OPT_ARG) st = take_run_option(o, c, g.arg);
+        else if (!o->file) o->file = g.arg;
+        else st = cli_usage("run takes one scenario file; '%s' is a second", g.arg);
+    }
+    int no_color = g.no_color;
+    cli_getopt_close(&g);
+    if (st) return st;
     if (!o->file) return cli_usage("run needs a scenario file: locksim run FILE (or - for standard input)");
     if (o->chrome && !o->trace_path) return cli_usage("--trace-format chrome needs --trace FILE.json");
     o->color = cli_want_color(no_color);
@@ -182,25 +204,18 @@ int cmd_hash(int argc, char **argv) {
     struct cli_runopts ro;
     memset(&ro, 0, sizeof ro);
     const char **files = calloc((size_t)argc + 1, sizeof *files);
-    int nfiles = 0, st = 0, worst = 0;
+    int nfiles = 0, worst = 0;
     if (!files) return cli_fail(LSIM_ENOMEM, "");
-    for (int i = 0; i < argc; i++) {
-        int took = cli_take_runopt(&ro, argc, argv, &i, &st);
-        if (took < 0) {
-            free(files);
-            return st;
-        }
-        if (took) continue;
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(cli_usage_hash, stdout);
-            free(files);
-            return 0;
-        }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            free(files);
-            return cli_usage("unknown option '%s' for hash", argv[i]);
-        }
-        files[nfiles++] = argv[i];
+    struct cli_getopt g;
+    int st = cli_getopt_init(&g, "hash", cli_usage_hash, &ro, NULL, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
+        if (c == CLI_OPT_STOP) st = g.status;
+        else files[nfiles++] = g.arg; /* CLI_OPT_ARG: the table has no option of its own */
+    }
+    cli_getopt_close(&g);
+    if (st) {
+        free(files);
+        return st < 0 ? 0 : st;
     }
     if (nfiles == 0) {
         free(files);
@@ -232,15 +247,15 @@ int cmd_hash(int argc, char **argv) {
 int cmd_demo(int argc, char **argv) {
     char buf[4200];
     const char *dir = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(cli_usage_demo, stdout);
-            return 0;
-        }
-        if (argv[i][0] == '-') return cli_usage("unknown option '%s' for demo", argv[i]);
-        if (dir) return cli_usage("demo takes at most one folder; '%s' is a second", argv[i]);
-        dir = argv[i];
+    struct cli_getopt g;
+    int st = cli_getopt_init(&g, "demo", cli_usage_demo, NULL, NULL, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
+        if (c == CLI_OPT_STOP) st = g.status;
+        else if (dir) st = cli_usage("demo takes at most one folder; '%s' is a second", g.arg);
+        else dir = g.arg;
     }
+    cli_getopt_close(&g);
+    if (st) return st < 0 ? 0 : st;
     if (!dir) dir = cli_scenario_dir(buf, sizeof buf);
     static const char *const files[] = {"gc-pause-outlives-lease.lsim", "fencing-rejects-stale-write.lsim"};
     static const char *const intro[] = {"1/2  The seed's timeline with a plain lease (SET NX PX, compare-and-delete):",

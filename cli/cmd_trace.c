@@ -59,26 +59,50 @@ static void trace_changes(char *na, size_t n, const struct trace *tr, const stru
         snprintf(na + l, n - l, "%salgorithm %s (the file's: %s)", l ? ", " : "", tr->algo, s->algo);
 }
 
-int cmd_check_trace(int argc, char **argv) {
-    const char *file = NULL, *scn_file = NULL, *purpose_s = NULL, *stuck_s = NULL, *format = "text";
-    int no_color = 0, hold = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_check_trace, stdout);
-            return 0;
-        } else if (strcmp(a, "--scenario") == 0 && has) scn_file = argv[++i];
-        else if (strcmp(a, "--expect") == 0) hold = 1;
-        else if (strcmp(a, "--purpose") == 0 && has) purpose_s = argv[++i];
-        else if (strcmp(a, "--stuck-after") == 0 && has) stuck_s = argv[++i];
-        else if (strcmp(a, "--format") == 0 && has) format = argv[++i];
-        else if (strcmp(a, "--no-color") == 0) no_color = 1;
-        else if ((a[0] == '-' && a[1]) || file) return cli_usage("unknown or extra argument '%s' for check-trace", a);
-        else file = a;
+struct check_trace_cmd {
+    const char *file, *scn_file, *purpose_s, *stuck_s, *format;
+    int no_color, hold;
+};
+
+enum { OPT_SCENARIO = CLI_OPT_OWN, OPT_EXPECT, OPT_PURPOSE, OPT_STUCK_AFTER, OPT_FORMAT, OPT_CONTEXT };
+static const struct option check_trace_options[] = {
+        {"scenario", required_argument, NULL, OPT_SCENARIO}, {"expect", no_argument, NULL, OPT_EXPECT},
+        {"purpose", required_argument, NULL, OPT_PURPOSE},   {"stuck-after", required_argument, NULL, OPT_STUCK_AFTER},
+        {"format", required_argument, NULL, OPT_FORMAT},     {NULL, 0, NULL, 0},
+};
+
+/* check-trace's arguments: 0, -1 after --help, or the exit status. */
+static int parse_check_trace_args(struct check_trace_cmd *o, int argc, char **argv) {
+    struct cli_getopt g;
+    o->format = "text";
+    int st = cli_getopt_init(&g, "check-trace", cli_usage_check_trace, NULL, check_trace_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
+        switch (c) {
+        case CLI_OPT_STOP: st = g.status; break;
+        case OPT_SCENARIO: o->scn_file = g.arg; break;
+        case OPT_EXPECT: o->hold = 1; break;
+        case OPT_PURPOSE: o->purpose_s = g.arg; break;
+        case OPT_STUCK_AFTER: o->stuck_s = g.arg; break;
+        case OPT_FORMAT: o->format = g.arg; break;
+        default: /* CLI_OPT_ARG */
+            if (o->file) st = cli_usage("check-trace takes one trace file; '%s' is a second", g.arg);
+            else o->file = g.arg;
+        }
     }
+    o->no_color = g.no_color;
+    cli_getopt_close(&g);
+    return st;
+}
+
+int cmd_check_trace(int argc, char **argv) {
+    struct check_trace_cmd o;
+    memset(&o, 0, sizeof o);
+    int st0 = parse_check_trace_args(&o, argc, argv);
+    if (st0) return st0 < 0 ? 0 : st0;
+    const char *file = o.file, *scn_file = o.scn_file, *purpose_s = o.purpose_s, *stuck_s = o.stuck_s;
+    int no_color = o.no_color, hold = o.hold;
     enum report_format fmt;
-    int st0 = cli_format("check-trace", format, &fmt);
+    st0 = cli_format("check-trace", o.format, &fmt);
     if (st0) return st0;
     int json = fmt == REPORT_FMT_JSONL;
     if (!file) return cli_usage("check-trace needs a trace file (JSON Lines, from `locksim run --trace`)");
@@ -213,24 +237,30 @@ static int without_traffic(struct trace *t) {
     return 0;
 }
 
+static const struct option diff_options[] = {
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {NULL, 0, NULL, 0},
+};
+
 int cmd_diff(int argc, char **argv) {
     const char *f[2] = {NULL, NULL};
     long context = 3;
     int nf = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0) {
-            fputs(cli_usage_diff, stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--context") == 0 && i + 1 < argc) {
-            if (cli_parse_int(argv[++i], 0, 1000, &context) != 0)
-                return cli_usage("--context takes a number from 0 to 1000, not '%s'", argv[i]);
-        } else if ((argv[i][0] == '-' && argv[i][1]) || nf == 2)
-            return cli_usage("unknown or extra argument '%s' for diff", argv[i]);
-        else f[nf++] = argv[i];
+    struct cli_getopt go;
+    int st = cli_getopt_init(&go, "diff", cli_usage_diff, NULL, diff_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&go)) != CLI_OPT_END;) {
+        if (c == CLI_OPT_STOP) st = go.status;
+        else if (c == OPT_CONTEXT) {
+            if (cli_parse_int(go.arg, 0, 1000, &context) != 0)
+                st = cli_usage("--context takes a number from 0 to 1000, not '%s'", go.arg);
+        } else if (nf == 2) st = cli_usage("diff takes two trace files; '%s' is a third", go.arg);
+        else f[nf++] = go.arg;
     }
+    cli_getopt_close(&go);
+    if (st) return st < 0 ? 0 : st;
     if (nf != 2) return cli_usage("diff needs two trace files: locksim diff A.jsonl B.jsonl");
     struct trace a, b;
-    int st = load(&a, f[0]);
+    st = load(&a, f[0]);
     if (!st) st = load(&b, f[1]);
     else trace_init(&b, 1);
     if (!st && a.golden != b.golden) { /* one is a golden trace: compare like with like */

@@ -159,31 +159,50 @@ static int undo(void *ctx) {
     return 1;
 }
 
-static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
-    int st = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc, took = cli_take_common(&o->ro, cli_usage_view, argc, argv, &i, &st);
-        if (took < 0) return st;
-        if (took) continue;
-        if (strcmp(a, "--algos") == 0 && has) o->algos = argv[++i];
-        else if (strcmp(a, "--quiz") == 0) o->quiz = 1;
-        else if (strcmp(a, "--show-all") == 0) o->show_all = 1;
-        else if (strcmp(a, "--shots") == 0 && has) o->shots = argv[++i];
-        else if (strcmp(a, "--script-log") == 0) o->log = "-";
-        else if (strcmp(a, "--bench-frames") == 0 && has) {
-            long n;
-            if (cli_parse_int(argv[++i], 1, 100000, &n) != 0)
-                return cli_usage("--bench-frames takes a count from 1 to 100000, not '%s'", argv[i]);
-            o->bench_frames = (int)n;
-        } else if (strcmp(a, "--width") == 0 && has) {
-            if ((st = cli_parse_pixels(a, argv[++i], 320, 8192, &o->width)) != 0) return st;
-        } else if (strcmp(a, "--height") == 0 && has) {
-            if ((st = cli_parse_pixels(a, argv[++i], 240, 8192, &o->height)) != 0) return st;
-        } else if (a[0] == '-' && a[1]) return cli_usage("unknown or incomplete option '%s' for view", a);
-        else if (o->nfiles < VIEW_MAX) o->files[o->nfiles++] = a;
-        else return cli_usage("view shows at most %d scenario files; '%s' is one more", VIEW_MAX, a);
+enum { OPT_ALGOS = CLI_OPT_OWN, OPT_QUIZ, OPT_SHOW_ALL, OPT_SHOTS, OPT_SCRIPT_LOG, OPT_BENCH, OPT_WIDTH, OPT_HEIGHT };
+static const struct option view_options[] = {
+        {"algos", required_argument, NULL, OPT_ALGOS},
+        {"quiz", no_argument, NULL, OPT_QUIZ},
+        {"show-all", no_argument, NULL, OPT_SHOW_ALL},
+        {"shots", required_argument, NULL, OPT_SHOTS},
+        {"script-log", no_argument, NULL, OPT_SCRIPT_LOG},
+        {"bench-frames", required_argument, NULL, OPT_BENCH},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"height", required_argument, NULL, OPT_HEIGHT},
+        {NULL, 0, NULL, 0},
+};
+
+/* One option of view, or a file: 0, or the exit status. */
+static int take_view_option(struct view_cmd *o, int c, const char *a) {
+    long n;
+    switch (c) {
+    case OPT_ALGOS: o->algos = a; return 0;
+    case OPT_QUIZ: o->quiz = 1; return 0;
+    case OPT_SHOW_ALL: o->show_all = 1; return 0;
+    case OPT_SHOTS: o->shots = a; return 0;
+    case OPT_SCRIPT_LOG: o->log = "-"; return 0;
+    case OPT_BENCH:
+        if (cli_parse_int(a, 1, 100000, &n) != 0)
+            return cli_usage("--bench-frames takes a count from 1 to 100000, not '%s'", a);
+        o->bench_frames = (int)n;
+        return 0;
+    case OPT_WIDTH: return cli_parse_pixels("--width", a, 320, 8192, &o->width);
+    case OPT_HEIGHT: return cli_parse_pixels("--height", a, 240, 8192, &o->height);
+    default: /* CLI_OPT_ARG */
+        if (o->nfiles == VIEW_MAX)
+            return cli_usage("view shows at most %d scenario files; '%s' is one more", VIEW_MAX, a);
+        o->files[o->nfiles++] = a;
+        return 0;
     }
+}
+
+static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
+    struct cli_getopt g;
+    int st = cli_getopt_init(&g, "view", cli_usage_view, &o->ro, view_options, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
+        st = c == CLI_OPT_STOP ? g.status : take_view_option(o, c, g.arg);
+    cli_getopt_close(&g);
+    if (st) return st;
     if (!o->nfiles) return cli_usage("view needs a scenario file: locksim view FILE [FILE...]");
     o->file = o->files[0];
     for (int i = 1; i < o->nfiles; i++)

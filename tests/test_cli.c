@@ -51,6 +51,56 @@ static void test_consensus_leaders_drawn(void **state) {
     remove(svg);
 }
 
+/* run, hash, demo, check-trace, diff, render and real read their options from one getopt_long table each
+ * (cli/cli.c holds the shared ones): a missing value names the option, an
+ * unknown one too (a short one says where a file named -x goes), a value may
+ * begin with '-', and the options come before, between or after the files. */
+static void test_option_tables(void **state) {
+    (void)state;
+    struct result *r = run("run scenarios/gc-pause-outlives-lease.lsim --trace");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --trace needs a value"));
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --bogus");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown or incomplete option '--bogus' for run"));
+    r = run("run -x.lsim");
+    assert_non_null(strstr(r->err, "unknown option '-x' for run (a file whose name starts with '-' goes after --)"));
+    r = run("run scenarios/gc-pause-outlives-lease.lsim --set -x=1");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown key '-x'")); /* the value reached the scenario, not the parser */
+    r = run("hash --seed=3 scenarios/gc-pause-outlives-lease.lsim scenarios/fencing-rejects-stale-write.lsim");
+    assert_int_equal(r->code, 0);
+    static char once[sizeof r->out];
+    memcpy(once, r->out, sizeof once);
+    r = run("hash scenarios/gc-pause-outlives-lease.lsim --seed 3 scenarios/fencing-rejects-stale-write.lsim");
+    assert_string_equal(r->out, once);
+    r = run("hash scenarios/gc-pause-outlives-lease.lsim --jobs 2");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown or incomplete option '--jobs' for hash"));
+    r = run("demo --seed 2");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "'--seed' for demo"));
+    r = run("diff --context");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --context needs a value"));
+    r = run("check-trace a.jsonl b.jsonl");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "check-trace takes one trace file; 'b.jsonl' is a second"));
+    r = run("render scenarios/gc-pause-outlives-lease.lsim --format svg -o -"); /* -o -: standard output */
+    assert_int_equal(r->code, 0);
+    static char svg[sizeof r->out];
+    memcpy(svg, r->out, sizeof svg);
+    assert_non_null(strstr(svg, "<svg"));
+    r = run("render --output=- --format=svg scenarios/gc-pause-outlives-lease.lsim");
+    assert_string_equal(r->out, svg);
+    r = run("render scenarios/gc-pause-outlives-lease.lsim -o");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: -o needs a value"));
+    r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --repeat needs a value"));
+}
+
 /* The conventions every command shares (cli/args.c): --name=value is
  * --name value byte for byte; -h and --help after any command print its
  * help and exit 0; `--` ends the options, so a file named -x.lsim runs;
@@ -384,6 +434,7 @@ int main(void) {
             cmocka_unit_test(test_absolute_writes_shown),
             cmocka_unit_test(test_consensus_leaders_drawn),
             cmocka_unit_test(test_command_line_conventions),
+            cmocka_unit_test(test_option_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
