@@ -34,6 +34,9 @@ static int text(struct hm *g, int x, int y, const char *s, int size, int bold, e
 
 static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom *gm) {
     int rc = text(g, HEATMAP_LEFT, HEATMAP_TITLE_Y, h->title, F_TITLE, 0, RASTER_START, 0);
+    if (!rc && h->subtitle)
+        rc = raster_text(&g->r, &g->font[F_NOTE][0], HEATMAP_LEFT, HEATMAP_SUBTITLE_Y, h->subtitle, RASTER_START, 0,
+                         rgb(0x555555));
     for (int p = 0; p < h->npanels && !rc; p++) {
         int x0 = heatmap_panel_x(gm, p);
         rc = text(g, x0, HEATMAP_TOP - 10, h->panels[p], F_TEXT, 1, RASTER_START, 0);
@@ -58,9 +61,10 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
                               0);
                 }
             }
-        for (int x = 0; x < gm->nx && !rc; x += gm->every)
-            rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, HEATMAP_TOP + gm->ph + 14, h->x_vals[x], F_TEXT,
-                      0, RASTER_MIDDLE, 0);
+        for (int x = 0; x < gm->nx && !rc; x++)
+            if (heatmap_x_labelled(h, gm, x))
+                rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, HEATMAP_TOP + gm->ph + 14, h->x_vals[x],
+                          F_TEXT, 0, RASTER_MIDDLE, 0);
         if (!rc) rc = text(g, x0 + gm->pw / 2, HEATMAP_TOP + gm->ph + 30, h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
     }
     for (int y = 0; h->y_key && y < gm->ny && !rc; y++)

@@ -8,8 +8,8 @@ static const struct {
     const char *name;
     unsigned rgb;
 } classes[HEATMAP_NCLASS] = {
-        [HEATMAP_SAFE] = {"safe", 0x4caf50},     [HEATMAP_OVERLAP] = {"double-entry", 0xffc107},
-        [HEATMAP_DAMAGE] = {"damage", 0xd32f2f}, [HEATMAP_STUCK] = {"stuck", 0x7e57c2},
+        [HEATMAP_SAFE] = {"safe", 0xa6dcf0},     [HEATMAP_OVERLAP] = {"double-entry", 0xf0e442},
+        [HEATMAP_DAMAGE] = {"damage", 0xc0392b}, [HEATMAP_STUCK] = {"stuck", 0x762a83},
         [HEATMAP_ERROR] = {"error", 0x212121},
 };
 
@@ -39,6 +39,15 @@ void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
     g->every = HEATMAP_CELL_W >= HEATMAP_LABEL_EVERY_PX
                        ? 1
                        : (HEATMAP_LABEL_EVERY_PX + HEATMAP_CELL_W - 1) / HEATMAP_CELL_W;
+}
+
+int heatmap_x_labelled(const struct heatmap *h, const struct heatmap_geom *g, int x) {
+    for (int i = 0; i < h->nx; i++) {
+        const char *v = h->x_vals[i] + (h->x_vals[i][0] == '-');
+        if (*v < '0' || *v > '9') return 1;
+    }
+    int last = g->nx - 1;
+    return x == 0 || x == last || (x % g->every == 0 && last - x >= g->every);
 }
 
 const char *heatmap_class_name(enum heatmap_class c) { return c < HEATMAP_NCLASS ? classes[c].name : "error"; }
@@ -87,7 +96,7 @@ enum { CELL_W = HEATMAP_CELL_W, CELL_H = HEATMAP_CELL_H, LEFT = HEATMAP_LEFT, TO
 int heatmap_svg_write(FILE *f, const struct heatmap *h) {
     struct heatmap_geom g;
     heatmap_geom(h, &g);
-    int nx = g.nx, ny = g.ny, pw = g.pw, ph = g.ph, width = g.width, height = g.height, every = g.every;
+    int nx = g.nx, ny = g.ny, pw = g.pw, ph = g.ph, width = g.width, height = g.height;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -96,6 +105,12 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
             width, height, width, height, LEFT);
     xml_text(f, h->title);
     fputs("</text>\n", f);
+    if (h->subtitle) {
+        fprintf(f, "<text class=\"subtitle\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#555555\">", LEFT,
+                HEATMAP_SUBTITLE_Y, HEATMAP_NOTE_PX);
+        xml_text(f, h->subtitle);
+        fputs("</text>\n", f);
+    }
     for (int p = 0; p < h->npanels; p++) {
         int x0 = heatmap_panel_x(&g, p);
         fprintf(f, "<g class=\"panel\" data-algo=\"");
@@ -138,7 +153,8 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
                             cx + CELL_W / 2, cy + CELL_H / 2 + 3, 100.0 * heatmap_damage_fraction(c));
             }
         /* The x axis: every few values, then the key. */
-        for (int x = 0; x < nx; x += every) {
+        for (int x = 0; x < nx; x++) {
+            if (!heatmap_x_labelled(h, &g, x)) continue;
             fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + x * CELL_W + CELL_W / 2, TOP + ph + 14);
             xml_text(f, h->x_vals[x]);
             fputs("</text>\n", f);

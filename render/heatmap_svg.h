@@ -32,7 +32,8 @@ struct heatmap_cell {
 };
 
 struct heatmap {
-    const char *title;
+    const char *title;         /* the scenario's title (its `title` line) */
+    const char *subtitle;      /* the scenario's file name, small under the title, or NULL */
     const char *x_key;         /* the first varied key */
     const char *y_key;         /* the second, or NULL for one axis */
     const char *const *x_vals; /* nx labels */
@@ -71,6 +72,7 @@ enum {
     HEATMAP_BOTTOM = 84,
     HEATMAP_LABEL_EVERY_PX = 40,
     HEATMAP_TITLE_Y = 20,
+    HEATMAP_SUBTITLE_Y = 34,
     HEATMAP_LEGEND_STEP = 110,
     HEATMAP_SWATCH = 12,
     /* font sizes in px: title, other text, the mixed cells' percentages, the footnote */
@@ -86,6 +88,10 @@ struct heatmap_geom {
     int every;         /* an x label every this many cells */
 };
 void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g);
+/* Whether the x axis labels value x: every value of a list with a word in
+ * it (--vary mode=a,b,c), and of numbers every g->every-th, always the
+ * first and the last (a thinned label too close to the last is left out). */
+int heatmap_x_labelled(const struct heatmap *h, const struct heatmap_geom *g, int x);
 /* Left edge of panel p's cells. */
 static inline int heatmap_panel_x(const struct heatmap_geom *g, int p) {
     return HEATMAP_LEFT + p * (g->pw + HEATMAP_GAP);
