@@ -888,6 +888,40 @@ static void test_heatmap_axis_labels(void **state) {
     free(buf);
 }
 
+/* Issue 24: panels that would make the picture wider than 1600 px wrap into
+ * rows, each row with its y axis, the legend under the last row. */
+static void test_heatmap_panels_wrap(void **state) {
+    (void)state;
+    static const char *x[30], *const ys[] = {"1s"}, *const panels[] = {"lease", "fenced-lease"};
+    static char xv[30][8];
+    for (int i = 0; i < 30; i++) snprintf(xv[i], sizeof xv[i], "%d", i), x[i] = xv[i];
+    static struct heatmap_cell cells[2 * 30];
+    for (int i = 0; i < 2 * 30; i++) cells[i].count[HEATMAP_SAFE] = 1;
+    struct heatmap h = {.title = "t",
+                        .x_key = "pause",
+                        .y_key = "ttl",
+                        .x_vals = x,
+                        .nx = 30,
+                        .y_vals = ys,
+                        .ny = 1,
+                        .panels = panels,
+                        .npanels = 2,
+                        .cells = cells};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(heatmap_svg_write(f, &h), 0);
+    fclose(f);
+    /* 90 + 2 x (30 x 28 + 40) = 1850 > 1600: one panel a row, 90 + 880 wide;
+     * the second row's cells start 22 + 64 below the first's. */
+    assert_non_null(strstr(buf, "width=\"970\" height=\"248\""));
+    char *second = strstr(buf, "data-algo=\"fenced-lease\"");
+    assert_non_null(second);
+    assert_non_null(strstr(second, "data-x=\"0\" data-y=\"1s\" data-class=\"safe\" x=\"90\" y=\"142\""));
+    assert_non_null(strstr(buf, "<text x=\"84\" y=\"157\" text-anchor=\"end\">1s</text>"));
+    free(buf);
+}
+
 static void test_sweep_grid_and_heatmap(void **state) {
     (void)state;
     struct result *r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=30s..34s/2s "
@@ -1325,6 +1359,7 @@ int main(void) {
             cmocka_unit_test(test_seed_varying_fractions),
             cmocka_unit_test(test_sweep_grid_and_heatmap),
             cmocka_unit_test(test_heatmap_axis_labels),
+            cmocka_unit_test(test_heatmap_panels_wrap),
             cmocka_unit_test(test_shard_merge_batch),
             cmocka_unit_test(test_shard_merge_sweep),
             cmocka_unit_test(test_shard_errors),
