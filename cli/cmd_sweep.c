@@ -81,6 +81,8 @@ struct tally {
     char (*algo_ran)[48];       /* [algo]: the name of the algorithm that ran */
     int nalgos, ncells;
     int worst;
+    char title[160]; /* the scenario's title, from the first run in the list that has one */
+    size_t title_at; /* that run's index, + 1 (0: none yet) */
 };
 
 struct sweep_sink {
@@ -100,6 +102,11 @@ static int sweep_take(void *arg, size_t i, struct report_summary *s) {
         return ferror(k->shard);
     }
     int a = fanout_algo(k->f, i), c = fanout_cell(k->f, i);
+    /* The lowest index wins, so a merge of shards in any order titles alike. */
+    if (s->title[0] && (!t->title_at || i + 1 < t->title_at)) {
+        snprintf(t->title, sizeof t->title, "%s", s->title);
+        t->title_at = i + 1;
+    }
     size_t at = (size_t)(a < 0 ? 0 : a) * (size_t)t->ncells + (size_t)c;
     enum heatmap_class cls = heatmap_classify(&s->rep, s->rc != 0);
     t->cells[at].count[cls]++;
@@ -171,10 +178,12 @@ static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int na
 
 /* The heatmap from the tally, written atomically to path: SVG, or PNG when png. */
 static int write_heatmap(const char *path, int png, const struct fanout_dest *d, const char *title,
-                         const struct fanout_axis *ax, int naxes, const struct tally *t, const struct fanout *fo) {
+                         const char *subtitle, const struct fanout_axis *ax, int naxes, const struct tally *t,
+                         const struct fanout *fo) {
     const char *panels[FANOUT_MAX_ALGOS];
     for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo_reg[a] : t->algo_ran[a];
     struct heatmap h = {.title = title,
+                        .subtitle = subtitle,
                         .x_key = ax[0].key,
                         .y_key = naxes > 1 ? ax[1].key : NULL,
                         .x_vals = (const char *const *)ax[0].vals,
@@ -315,10 +324,12 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         goto out;
     }
     if (d->svg || d->png) {
-        char title[300];
-        snprintf(title, sizeof title, "%s: outcome per cell", file);
-        if (d->svg && (st = write_heatmap(d->svg, 0, d, title, ax, naxes, &t, fo)) != 0) goto out;
-        if (d->png && (st = write_heatmap(d->png, 1, d, title, ax, naxes, &t, fo)) != 0) goto out;
+        /* The scenario's own title (issue 24); its file name, without the
+         * directories, small under it. */
+        const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+        const char *title = t.title[0] ? t.title : base;
+        if (d->svg && (st = write_heatmap(d->svg, 0, d, title, base, ax, naxes, &t, fo)) != 0) goto out;
+        if (d->png && (st = write_heatmap(d->png, 1, d, title, base, ax, naxes, &t, fo)) != 0) goto out;
     }
     st = t.worst;
 out:

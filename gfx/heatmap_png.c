@@ -34,9 +34,12 @@ static int text(struct hm *g, int x, int y, const char *s, int size, int bold, e
 
 static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom *gm) {
     int rc = text(g, HEATMAP_LEFT, HEATMAP_TITLE_Y, h->title, F_TITLE, 0, RASTER_START, 0);
+    if (!rc && h->subtitle)
+        rc = raster_text(&g->r, &g->font[F_NOTE][0], HEATMAP_LEFT, HEATMAP_SUBTITLE_Y, h->subtitle, RASTER_START, 0,
+                         rgb(0x555555));
     for (int p = 0; p < h->npanels && !rc; p++) {
-        int x0 = heatmap_panel_x(gm, p);
-        rc = text(g, x0, HEATMAP_TOP - 10, h->panels[p], F_TEXT, 1, RASTER_START, 0);
+        int x0 = heatmap_panel_x(gm, p), y0 = heatmap_panel_y(gm, p);
+        rc = text(g, x0, y0 - 10, h->panels[p], F_TEXT, 1, RASTER_START, 0);
         for (int y = 0; y < gm->ny && !rc; y++)
             for (int x = 0; x < gm->nx && !rc; x++) {
                 const struct heatmap_cell *c =
@@ -44,7 +47,7 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
                 char col[8];
                 heatmap_cell_color(c, col);
                 unsigned v = (unsigned)strtoul(col + 1, NULL, 16);
-                int cx = x0 + x * HEATMAP_CELL_W, cy = HEATMAP_TOP + y * HEATMAP_CELL_H, n = 0, top = 0;
+                int cx = x0 + x * HEATMAP_CELL_W, cy = y0 + y * HEATMAP_CELL_H, n = 0, top = 0;
                 for (int k = 0; k < HEATMAP_NCLASS; k++) {
                     n += c->count[k];
                     if (c->count[k] > c->count[top]) top = k;
@@ -58,21 +61,25 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
                               0);
                 }
             }
-        for (int x = 0; x < gm->nx && !rc; x += gm->every)
-            rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, HEATMAP_TOP + gm->ph + 14, h->x_vals[x], F_TEXT,
-                      0, RASTER_MIDDLE, 0);
-        if (!rc) rc = text(g, x0 + gm->pw / 2, HEATMAP_TOP + gm->ph + 30, h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
+        for (int x = 0; x < gm->nx && !rc; x++)
+            if (heatmap_x_labelled(h, gm, x))
+                rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, y0 + gm->ph + 14, h->x_vals[x], F_TEXT, 0,
+                          RASTER_MIDDLE, 0);
+        if (!rc) rc = text(g, x0 + gm->pw / 2, y0 + gm->ph + 30, h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
     }
-    for (int y = 0; h->y_key && y < gm->ny && !rc; y++)
-        rc = text(g, HEATMAP_LEFT - 6, HEATMAP_TOP + y * HEATMAP_CELL_H + HEATMAP_CELL_H / 2 + 4, h->y_vals[y], F_TEXT,
-                  0, RASTER_END, 0);
-    if (h->y_key && !rc) rc = text(g, 12, HEATMAP_TOP + gm->ph / 2, h->y_key, F_TEXT, 0, RASTER_MIDDLE, 1);
+    for (int row = 0; row < gm->rows && !rc; row++) {
+        int y0 = heatmap_panel_y(gm, row * gm->cols);
+        for (int y = 0; h->y_key && y < gm->ny && !rc; y++)
+            rc = text(g, HEATMAP_LEFT - 6, y0 + y * HEATMAP_CELL_H + HEATMAP_CELL_H / 2 + 4, h->y_vals[y], F_TEXT, 0,
+                      RASTER_END, 0);
+        if (h->y_key && !rc) rc = text(g, 12, y0 + gm->ph / 2, h->y_key, F_TEXT, 0, RASTER_MIDDLE, 1);
+    }
     for (int k = 0; k < HEATMAP_NCLASS && !rc; k++) {
-        int lx = HEATMAP_LEFT + k * HEATMAP_LEGEND_STEP, ly = HEATMAP_TOP + gm->ph + 48;
+        int lx = HEATMAP_LEFT + k * HEATMAP_LEGEND_STEP, ly = gm->foot + 48;
         raster_fill(&g->r, lx, ly, HEATMAP_SWATCH, HEATMAP_SWATCH, rgb(heatmap_class_rgb((enum heatmap_class)k)));
         rc = text(g, lx + 16, ly + 10, heatmap_class_name((enum heatmap_class)k), F_TEXT, 0, RASTER_START, 0);
     }
-    if (!rc) rc = text(g, HEATMAP_LEFT, HEATMAP_TOP + gm->ph + 76, HEATMAP_NOTE, F_NOTE, 0, RASTER_START, 0);
+    if (!rc) rc = text(g, HEATMAP_LEFT, gm->foot + 76, HEATMAP_NOTE, F_NOTE, 0, RASTER_START, 0);
     return rc;
 }
 

@@ -8,8 +8,8 @@ static const struct {
     const char *name;
     unsigned rgb;
 } classes[HEATMAP_NCLASS] = {
-        [HEATMAP_SAFE] = {"safe", 0x4caf50},     [HEATMAP_OVERLAP] = {"double-entry", 0xffc107},
-        [HEATMAP_DAMAGE] = {"damage", 0xd32f2f}, [HEATMAP_STUCK] = {"stuck", 0x7e57c2},
+        [HEATMAP_SAFE] = {"safe", 0xa6dcf0},     [HEATMAP_OVERLAP] = {"double-entry", 0xf0e442},
+        [HEATMAP_DAMAGE] = {"damage", 0xc0392b}, [HEATMAP_STUCK] = {"stuck", 0x762a83},
         [HEATMAP_ERROR] = {"error", 0x212121},
 };
 
@@ -28,17 +28,33 @@ void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
     g->ny = h->ny > 0 ? h->ny : 1;
     g->pw = g->nx * HEATMAP_CELL_W;
     g->ph = g->ny * HEATMAP_CELL_H;
-    g->width = HEATMAP_LEFT + h->npanels * (g->pw + HEATMAP_GAP);
+    g->cols = h->npanels > 0 ? h->npanels : 1;
+    if (HEATMAP_LEFT + g->cols * (g->pw + HEATMAP_GAP) > HEATMAP_MAX_WIDTH)
+        g->cols = (HEATMAP_MAX_WIDTH - HEATMAP_LEFT) / (g->pw + HEATMAP_GAP);
+    if (g->cols < 1) g->cols = 1;
+    g->rows = (h->npanels + g->cols - 1) / g->cols;
+    if (g->rows < 1) g->rows = 1;
+    g->foot = HEATMAP_TOP + (g->rows - 1) * (g->ph + HEATMAP_ROW_GAP) + g->ph;
+    g->width = HEATMAP_LEFT + g->cols * (g->pw + HEATMAP_GAP);
     /* Wide enough for the legend and (at about 8 px a character) the title
      * when the grid is narrower than them. */
     int legend = HEATMAP_LEFT + HEATMAP_NCLASS * HEATMAP_LEGEND_STEP;
     int title = HEATMAP_LEFT + 8 * (int)(h->title ? strlen(h->title) : 0) + 10;
     if (g->width < legend) g->width = legend;
     if (g->width < title) g->width = title;
-    g->height = HEATMAP_TOP + g->ph + HEATMAP_BOTTOM;
+    g->height = g->foot + HEATMAP_BOTTOM;
     g->every = HEATMAP_CELL_W >= HEATMAP_LABEL_EVERY_PX
                        ? 1
                        : (HEATMAP_LABEL_EVERY_PX + HEATMAP_CELL_W - 1) / HEATMAP_CELL_W;
+}
+
+int heatmap_x_labelled(const struct heatmap *h, const struct heatmap_geom *g, int x) {
+    for (int i = 0; i < h->nx; i++) {
+        const char *v = h->x_vals[i] + (h->x_vals[i][0] == '-');
+        if (*v < '0' || *v > '9') return 1;
+    }
+    int last = g->nx - 1;
+    return x == 0 || x == last || (x % g->every == 0 && last - x >= g->every);
 }
 
 const char *heatmap_class_name(enum heatmap_class c) { return c < HEATMAP_NCLASS ? classes[c].name : "error"; }
@@ -87,7 +103,7 @@ enum { CELL_W = HEATMAP_CELL_W, CELL_H = HEATMAP_CELL_H, LEFT = HEATMAP_LEFT, TO
 int heatmap_svg_write(FILE *f, const struct heatmap *h) {
     struct heatmap_geom g;
     heatmap_geom(h, &g);
-    int nx = g.nx, ny = g.ny, pw = g.pw, ph = g.ph, width = g.width, height = g.height, every = g.every;
+    int nx = g.nx, ny = g.ny, pw = g.pw, ph = g.ph, width = g.width, height = g.height;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -96,11 +112,17 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
             width, height, width, height, LEFT);
     xml_text(f, h->title);
     fputs("</text>\n", f);
+    if (h->subtitle) {
+        fprintf(f, "<text class=\"subtitle\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#555555\">", LEFT,
+                HEATMAP_SUBTITLE_Y, HEATMAP_NOTE_PX);
+        xml_text(f, h->subtitle);
+        fputs("</text>\n", f);
+    }
     for (int p = 0; p < h->npanels; p++) {
-        int x0 = heatmap_panel_x(&g, p);
+        int x0 = heatmap_panel_x(&g, p), y0 = heatmap_panel_y(&g, p);
         fprintf(f, "<g class=\"panel\" data-algo=\"");
         xml_text(f, h->panels[p]);
-        fprintf(f, "\">\n<text x=\"%d\" y=\"%d\" font-weight=\"bold\">", x0, TOP - 10);
+        fprintf(f, "\">\n<text x=\"%d\" y=\"%d\" font-weight=\"bold\">", x0, y0 - 10);
         xml_text(f, h->panels[p]);
         fputs("</text>\n", f);
         for (int y = 0; y < ny; y++)
@@ -108,7 +130,7 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
                 const struct heatmap_cell *c = &h->cells[((size_t)p * (size_t)ny + (size_t)y) * (size_t)nx + (size_t)x];
                 char col[8];
                 heatmap_cell_color(c, col);
-                int cx = x0 + x * CELL_W, cy = TOP + y * CELL_H, n = 0, top = 0;
+                int cx = x0 + x * CELL_W, cy = y0 + y * CELL_H, n = 0, top = 0;
                 for (int k = 0; k < HEATMAP_NCLASS; k++) {
                     n += c->count[k];
                     if (c->count[k] > c->count[top]) top = k;
@@ -138,35 +160,39 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
                             cx + CELL_W / 2, cy + CELL_H / 2 + 3, 100.0 * heatmap_damage_fraction(c));
             }
         /* The x axis: every few values, then the key. */
-        for (int x = 0; x < nx; x += every) {
-            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + x * CELL_W + CELL_W / 2, TOP + ph + 14);
+        for (int x = 0; x < nx; x++) {
+            if (!heatmap_x_labelled(h, &g, x)) continue;
+            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + x * CELL_W + CELL_W / 2, y0 + ph + 14);
             xml_text(f, h->x_vals[x]);
             fputs("</text>\n", f);
         }
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + pw / 2, TOP + ph + 30);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + pw / 2, y0 + ph + 30);
         xml_text(f, h->x_key);
         fputs("</text>\n</g>\n", f);
     }
-    /* The y axis, on the left of the first panel. */
-    for (int y = 0; h->y_key && y < ny; y++) {
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LEFT - 6, TOP + y * CELL_H + CELL_H / 2 + 4);
-        xml_text(f, h->y_vals[y]);
-        fputs("</text>\n", f);
-    }
-    if (h->y_key) {
-        fprintf(f, "<text x=\"12\" y=\"%d\" transform=\"rotate(-90 12 %d)\" text-anchor=\"middle\">", TOP + ph / 2,
-                TOP + ph / 2);
-        xml_text(f, h->y_key);
-        fputs("</text>\n", f);
+    /* The y axis, on the left of the first panel of each row. */
+    for (int row = 0; row < g.rows; row++) {
+        int y0 = heatmap_panel_y(&g, row * g.cols);
+        for (int y = 0; h->y_key && y < ny; y++) {
+            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LEFT - 6, y0 + y * CELL_H + CELL_H / 2 + 4);
+            xml_text(f, h->y_vals[y]);
+            fputs("</text>\n", f);
+        }
+        if (h->y_key) {
+            fprintf(f, "<text x=\"12\" y=\"%d\" transform=\"rotate(-90 12 %d)\" text-anchor=\"middle\">", y0 + ph / 2,
+                    y0 + ph / 2);
+            xml_text(f, h->y_key);
+            fputs("</text>\n", f);
+        }
     }
     /* The legend. */
     for (int k = 0; k < HEATMAP_NCLASS; k++) {
-        int lx = LEFT + k * 110, ly = TOP + ph + 48;
+        int lx = LEFT + k * 110, ly = g.foot + 48;
         fprintf(f,
                 "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"#%06x\"/>"
                 "<text x=\"%d\" y=\"%d\">%s</text>\n",
                 lx, ly, classes[k].rgb, lx + 16, ly + 10, classes[k].name);
     }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">" HEATMAP_NOTE "</text>\n</svg>\n", LEFT, TOP + ph + 76);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">" HEATMAP_NOTE "</text>\n</svg>\n", LEFT, g.foot + 76);
     return ferror(f) ? -1 : 0;
 }

@@ -32,7 +32,8 @@ struct heatmap_cell {
 };
 
 struct heatmap {
-    const char *title;
+    const char *title;         /* the scenario's title (its `title` line) */
+    const char *subtitle;      /* the scenario's file name, small under the title, or NULL */
     const char *x_key;         /* the first varied key */
     const char *y_key;         /* the second, or NULL for one axis */
     const char *const *x_vals; /* nx labels */
@@ -61,16 +62,20 @@ unsigned heatmap_class_rgb(enum heatmap_class c);
  * and the PNG (gfx/heatmap_png.c): a title, panels side by side (cells
  * HEATMAP_CELL_W x HEATMAP_CELL_H, x along the first key, y down the
  * second), the x axis under each panel, the y axis left of the first, and
- * the legend under them. Text positions are baselines. */
+ * the legend under them. Panels wrap into rows when they would make the
+ * picture wider than HEATMAP_MAX_WIDTH; each row has its y axis. Text positions are baselines. */
 enum {
     HEATMAP_CELL_W = 28,
     HEATMAP_CELL_H = 22,
     HEATMAP_LEFT = 90,
     HEATMAP_TOP = 56,
     HEATMAP_GAP = 40,
+    HEATMAP_MAX_WIDTH = 1600, /* wider, and the panels wrap into rows */
+    HEATMAP_ROW_GAP = 64,     /* from a row's cells to the next row's */
     HEATMAP_BOTTOM = 84,
     HEATMAP_LABEL_EVERY_PX = 40,
     HEATMAP_TITLE_Y = 20,
+    HEATMAP_SUBTITLE_Y = 34,
     HEATMAP_LEGEND_STEP = 110,
     HEATMAP_SWATCH = 12,
     /* font sizes in px: title, other text, the mixed cells' percentages, the footnote */
@@ -84,11 +89,21 @@ struct heatmap_geom {
     int pw, ph;        /* a panel's cells, in pixels */
     int width, height; /* the whole picture */
     int every;         /* an x label every this many cells */
+    int cols, rows;    /* panels per row, and rows of panels */
+    int foot;          /* the bottom of the last row's cells */
 };
 void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g);
+/* Whether the x axis labels value x: every value of a list with a word in
+ * it (--vary mode=a,b,c), and of numbers every g->every-th, always the
+ * first and the last (a thinned label too close to the last is left out). */
+int heatmap_x_labelled(const struct heatmap *h, const struct heatmap_geom *g, int x);
 /* Left edge of panel p's cells. */
 static inline int heatmap_panel_x(const struct heatmap_geom *g, int p) {
-    return HEATMAP_LEFT + p * (g->pw + HEATMAP_GAP);
+    return HEATMAP_LEFT + p % g->cols * (g->pw + HEATMAP_GAP);
+}
+/* Top edge of panel p's cells. */
+static inline int heatmap_panel_y(const struct heatmap_geom *g, int p) {
+    return HEATMAP_TOP + p / g->cols * (g->ph + HEATMAP_ROW_GAP);
 }
 /* The footnote under the legend. */
 #define HEATMAP_NOTE "a mixed cell is the seeds' colours mixed, labelled with the share of seeds with damage (UNSAFE)"

@@ -444,6 +444,7 @@ static void test_heatmap_png(void **state) {
     cells[8].count[HEATMAP_OVERLAP] = 1;
     for (int k = 9; k < 12; k++) cells[k].count[HEATMAP_SAFE] = 1;
     struct heatmap h = {.title = "known grid",
+                        .subtitle = "grid.lsim",
                         .x_key = "pause",
                         .y_key = "lock.ttl",
                         .x_vals = xs,
@@ -470,8 +471,9 @@ static void test_heatmap_png(void **state) {
      * 56 + 2 x 22 + 84 tall. */
     assert_int_equal(s->w, 640);
     assert_int_equal(s->h, 184);
-    static const unsigned want[12] = {0x4caf50, 0xd32f2f, 0xb14f37, 0x7e57c2, 0xffc107, 0xffffff,
-                                      0x212121, 0x4caf50, 0xffc107, 0x4caf50, 0x4caf50, 0x4caf50};
+    /* The colour-blind-safe palette (issue 24); the mixed cell is 1 safe + 3 damage. */
+    static const unsigned want[12] = {0xa6dcf0, 0xc0392b, 0xba625c, 0x762a83, 0xf0e442, 0xffffff,
+                                      0x212121, 0xa6dcf0, 0xf0e442, 0xa6dcf0, 0xa6dcf0, 0xa6dcf0};
     for (int p = 0; p < 2; p++)
         for (int y = 0; y < 2; y++)
             for (int x = 0; x < 3; x++) {
@@ -490,7 +492,7 @@ static void test_heatmap_png(void **state) {
         for (int x = 0; x < 20; x++) {
             unsigned m = pixel_at(s, 90 + 2 * 28 + 4 + x, y), q = pixel_at(s, 90 + 28 + 4 + x, y);
             if ((m >> 16) < 0x60 && ((m >> 8) & 0xff) < 0x40) dark++;
-            if (q != 0xd32f2f) dark_pure++;
+            if (q != 0xc0392b) dark_pure++;
         }
     assert_true(dark > 5);
     assert_int_equal(dark_pure, 0);
@@ -510,10 +512,29 @@ static void test_heatmap_png(void **state) {
     assert_true(y_hi - y_lo > 3 * (x_hi - x_lo));
     assert_true(y_lo < 56 + 22 - 10 && y_hi > 56 + 22 + 10);
     assert_true(abs((y_lo + y_hi) / 2 - (56 + 22)) <= 2);
+    /* The file name, small and grey under the title (issue 24): grey ink
+     * between the title's baseline (20) and the panels' names, none after 90 + 60. */
+    int grey = 0, grey_far = 0;
+    for (int y = 24; y < 37; y++)
+        for (int x = 90; x < 640; x++) {
+            unsigned v = pixel_at(s, x, y);
+            if (v != 0xffffff) {
+                if (x < 150) grey++;
+                else grey_far++;
+            }
+        }
+    assert_true(grey > 10);
+    assert_int_equal(grey_far, 0);
+    /* Numeric x values thinned to every 2nd: 10s and 30s (first and last)
+     * drawn, 20s not: no ink under the middle column. */
+    int mid = 0;
+    for (int y = 56 + 44 + 3; y < 56 + 44 + 17; y++)
+        for (int x = 90 + 28 + 4; x < 90 + 28 + 24; x++) mid += pixel_at(s, x, y) != 0xffffff;
+    assert_int_equal(mid, 0);
     /* The legend's swatches, in class order, 110 px apart under the panels. */
     for (int k = 0; k < HEATMAP_NCLASS; k++)
         assert_int_equal(pixel_at(s, 90 + k * 110 + 6, 56 + 44 + 48 + 6), heatmap_class_rgb((enum heatmap_class)k));
-    assert_int_equal(heatmap_class_rgb(HEATMAP_DAMAGE), 0xd32f2f);
+    assert_int_equal(heatmap_class_rgb(HEATMAP_DAMAGE), 0xc0392b);
     SDL_FreeSurface(s);
     /* An output that cannot be opened is an output error, named. */
     assert_int_equal(gfx_heatmap_png("/nonexistent-dir/h.png", NULL, &h), LSIM_EOUTPUT);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli_util.h"
+#include "heatmap_svg.h"
 
 /* The catalog's size: the batch totals below follow it. */
 static int catalog_size(void) {
@@ -852,6 +853,75 @@ static void test_seed_varying_fractions(void **state) {
  * rejected stale write (double entry, no damage). Both are safe from a TTL
  * equal to the pause's end on: at 32s the key's deadline is the instant A
  * resumes, and Redis keeps a key through its deadline's millisecond. */
+/* Issue 24: a list of words (--vary mode=a,b,c) is labelled at every value,
+ * though the cells are narrower than a label's spacing; numbers are thinned
+ * to every 2nd but keep the last even when it falls between. */
+static void test_heatmap_axis_labels(void **state) {
+    (void)state;
+    static const char *const words[] = {"off", "on", "strict", "lax"}, *const nums[] = {"1", "2", "3", "4"};
+    static const char *const panels[] = {"lease"};
+    struct heatmap_cell cells[4];
+    memset(cells, 0, sizeof cells);
+    struct heatmap h = {.title = "t",
+                        .x_key = "mode",
+                        .x_vals = words,
+                        .nx = 4,
+                        .ny = 1,
+                        .panels = panels,
+                        .npanels = 1,
+                        .cells = cells};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(heatmap_svg_write(f, &h), 0);
+    fclose(f);
+    for (int i = 0; i < 4; i++) assert_non_null(strstr(buf, fmt("text-anchor=\"middle\">%s</text>", words[i])));
+    free(buf);
+    h.x_vals = nums;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(heatmap_svg_write(f, &h), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "text-anchor=\"middle\">1</text>"));
+    assert_null(strstr(buf, "text-anchor=\"middle\">2</text>"));
+    assert_null(strstr(buf, "text-anchor=\"middle\">3</text>")); /* too close to the last */
+    assert_non_null(strstr(buf, "text-anchor=\"middle\">4</text>"));
+    free(buf);
+}
+
+/* Issue 24: panels that would make the picture wider than 1600 px wrap into
+ * rows, each row with its y axis, the legend under the last row. */
+static void test_heatmap_panels_wrap(void **state) {
+    (void)state;
+    static const char *x[30], *const ys[] = {"1s"}, *const panels[] = {"lease", "fenced-lease"};
+    static char xv[30][8];
+    for (int i = 0; i < 30; i++) snprintf(xv[i], sizeof xv[i], "%d", i), x[i] = xv[i];
+    static struct heatmap_cell cells[2 * 30];
+    for (int i = 0; i < 2 * 30; i++) cells[i].count[HEATMAP_SAFE] = 1;
+    struct heatmap h = {.title = "t",
+                        .x_key = "pause",
+                        .y_key = "ttl",
+                        .x_vals = x,
+                        .nx = 30,
+                        .y_vals = ys,
+                        .ny = 1,
+                        .panels = panels,
+                        .npanels = 2,
+                        .cells = cells};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(heatmap_svg_write(f, &h), 0);
+    fclose(f);
+    /* 90 + 2 x (30 x 28 + 40) = 1850 > 1600: one panel a row, 90 + 880 wide;
+     * the second row's cells start 22 + 64 below the first's. */
+    assert_non_null(strstr(buf, "width=\"970\" height=\"248\""));
+    char *second = strstr(buf, "data-algo=\"fenced-lease\"");
+    assert_non_null(second);
+    assert_non_null(strstr(second, "data-x=\"0\" data-y=\"1s\" data-class=\"safe\" x=\"90\" y=\"142\""));
+    assert_non_null(strstr(buf, "<text x=\"84\" y=\"157\" text-anchor=\"end\">1s</text>"));
+    free(buf);
+}
+
 static void test_sweep_grid_and_heatmap(void **state) {
     (void)state;
     struct result *r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=30s..34s/2s "
@@ -877,13 +947,22 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_true(lease < fenced);
     *fenced = '\0'; /* lease's panel is before fenced-lease's */
     assert_non_null(strstr(lease, "data-x=\"30s\" data-y=\"\" data-class=\"damage\" x=\"90\" y=\"56\" width=\"28\" "
-                                  "height=\"22\" fill=\"#d32f2f\""));
+                                  "height=\"22\" fill=\"#c0392b\""));
     assert_non_null(strstr(lease, "data-x=\"34s\" data-y=\"\" data-class=\"safe\" x=\"146\" y=\"56\" width=\"28\" "
-                                  "height=\"22\" fill=\"#4caf50\""));
+                                  "height=\"22\" fill=\"#a6dcf0\""));
     *fenced = '<';
     assert_non_null(strstr(fenced, "data-x=\"30s\" data-y=\"\" data-class=\"double-entry\" x=\"214\" y=\"56\" "
-                                   "width=\"28\" height=\"22\" fill=\"#ffc107\""));
+                                   "width=\"28\" height=\"22\" fill=\"#f0e442\""));
     assert_non_null(strstr(svg, "</svg>\n"));
+    /* Issue 24: the title is the scenario's `title` line, the file name a
+     * small subtitle without its directories; no path in the picture. */
+    assert_non_null(strstr(svg, "font-size=\"14\">GC pause outlives the lease</text>\n"
+                                "<text class=\"subtitle\" x=\"90\" y=\"34\" font-size=\"9\" fill=\"#555555\">"
+                                "gc-pause-outlives-lease.lsim</text>\n"));
+    assert_null(strstr(svg, "scenarios/"));
+    /* Numbers may be thinned, never the first and last: 30s and 34s. */
+    assert_non_null(strstr(svg, "text-anchor=\"middle\">30s</text>"));
+    assert_non_null(strstr(svg, "text-anchor=\"middle\">34s</text>"));
     /* Seeds that disagree: the cell mixes the colours by count (27 safe,
      * 73 damage) and shows the unsafe percentage. */
     r = run(fmt("sweep scenarios/gc-pause-near-ttl-retry-jitter.lsim --vary lock.ttl=29s --seeds 1..100 --format jsonl "
@@ -895,7 +974,7 @@ static void test_sweep_grid_and_heatmap(void **state) {
                                 "\"double_entry_fraction\":0.0000,"
                                 "\"class\":\"mixed\"}\n");
     slurp(sp("locksim_sweep.svg"), svg, sizeof svg);
-    assert_non_null(strstr(svg, "data-class=\"mixed\" x=\"90\" y=\"56\" width=\"28\" height=\"22\" fill=\"#af5238\""));
+    assert_non_null(strstr(svg, "data-class=\"mixed\" x=\"90\" y=\"56\" width=\"28\" height=\"22\" fill=\"#b96560\""));
     assert_non_null(strstr(svg, ">73%</text>"));
     /* Two axes: a row per value of the second; the same bytes for any --jobs. */
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary lock.ttl=20s..40s/10s --vary fencing=off,on "
@@ -1279,6 +1358,8 @@ int main(void) {
             cmocka_unit_test(test_check_trace_judges_expects),
             cmocka_unit_test(test_seed_varying_fractions),
             cmocka_unit_test(test_sweep_grid_and_heatmap),
+            cmocka_unit_test(test_heatmap_axis_labels),
+            cmocka_unit_test(test_heatmap_panels_wrap),
             cmocka_unit_test(test_shard_merge_batch),
             cmocka_unit_test(test_shard_merge_sweep),
             cmocka_unit_test(test_shard_errors),
