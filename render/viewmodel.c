@@ -488,8 +488,21 @@ int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to,
     scn_format_duration(t, sizeof t, (sim_ns)(at)*SIM_NS_PER_MS);
     if (at_ns) *at_ns = (sim_ns)at * 1000000;
     if (b == a) snprintf(out, n, "@%s heal", t);
-    else if (b && sb == sa) snprintf(out, n, "@%s partition %s | %s", t, a->name, b->name);
-    else return -1;
+    else if (b && sb == sa) {
+        /* A cut off from the other side: every other node of the panel named
+         * (unnamed nodes would form a third group, cut from the target too) */
+        const struct layout *ly = &vm->lys[sa - vm->scs];
+        size_t w = (size_t)snprintf(out, n, "@%s partition %s |", t, a->name);
+        for (int l = 0, named = 0; l < ly->nlanes && named < 32 && w < n; l++) {
+            if (&ly->lanes[l] == a) continue;
+            w += (size_t)snprintf(out + w, n - w, " %s", ly->lanes[l].name);
+            named++;
+        }
+        if (w >= n) {
+            if (n) out[0] = '\0';
+            return -1;
+        }
+    } else return -1;
     return 0;
 }
 

@@ -239,7 +239,8 @@ static void test_more_faults(void **state) {
     char cut[160], heal[160];
     sim_ns at = 0;
     assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ya, ys, cut, sizeof cut, &at), 0);
-    assert_string_equal(cut, "@4s partition A | S1");
+    /* A is cut off from S1's side: B and R stay with S1, not in a third group */
+    assert_string_equal(cut, "@4s partition A | B S1 R");
     assert_int_equal(at, 4 * S);
     assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 40 * S + 40000000LL), ys, ys, heal, sizeof heal, NULL), 0);
     assert_string_equal(heal, "@40s heal");
@@ -257,13 +258,19 @@ static void test_more_faults(void **state) {
     /* the cut at 4s and the heal at 40s are in the run, which stays UNSAFE
      * (A held its lease before the cut; the pause still outlives it) */
     const struct trace *t3 = engine_trace(e3);
-    sim_ns cut_t = -1, heal_t = -1;
+    sim_ns cut_t = -1, heal_t = -1, b_acq_t = -1;
     for (size_t i = 0; i < t3->len; i++) {
         if (t3->ev[i].kind == TRACE_PARTITION) cut_t = t3->ev[i].t;
         if (t3->ev[i].kind == TRACE_HEAL) heal_t = t3->ev[i].t;
+        if (t3->ev[i].kind == TRACE_ACQUIRED && t3->ev[i].node >= 0 &&
+            strcmp(t3->nodes[t3->ev[i].node].name, "B") == 0 && b_acq_t < 0)
+            b_acq_t = t3->ev[i].t;
     }
     assert_int_equal(cut_t, 4 * S);
     assert_int_equal(heal_t, 40 * S);
+    /* B, on S1's side of the cut, gets the lock while the cut is on (in a
+     * third group, cut from S1 too, it would wait for the heal) */
+    assert_true(b_acq_t >= 31 * S && b_acq_t < 40 * S);
     assert_int_equal(engine_report(e3)->verdict, SCN_VERDICT_UNSAFE);
     engine_free(e3);
     viewmodel_close(&vm);

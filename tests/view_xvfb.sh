@@ -237,15 +237,15 @@ if start brk "$bin" view "$tmp/brk/gc.lsim" --shots "$tmp/brk/shots"; then
   xdotool mousemove --window "$win" 500 184 keydown alt click 3 keyup alt; sleep 0.8
   check "alt+right-click on A's lane: its clock stepped forward by half the run" \
     'grep -Eq "^view: added @[0-9.]+s clock A step \+30s \(saved as $tmp/brk/shots/locksim-edit-4.lsim" "$log" && wait_for "reloads=5 error=0" 3'
-  # a middle-button drag from A's lane to S1's cuts their link; a middle click heals
+  # a middle-button drag from A's lane to B's cuts A off from the rest; a middle click heals
   xdotool mousemove --window "$win" 300 184 mousedown 2 mousemove --window "$win" 300 210 mouseup 2; sleep 0.8
-  check "middle-drag from A's lane to B's: their link cut" \
-    'grep -Eq "^view: added @[0-9.]+s partition A \| B \(saved as $tmp/brk/shots/locksim-edit-5.lsim" "$log" && wait_for "reloads=6 error=0" 3'
+  check "middle-drag from A's lane to B's: A cut off, B, S1 and R together" \
+    'grep -Eq "^view: added @[0-9.]+s partition A \| B S1 R \(saved as $tmp/brk/shots/locksim-edit-5.lsim" "$log" && wait_for "reloads=6 error=0" 3'
   xdotool mousemove --window "$win" 900 210 click 2; sleep 0.8
   check "middle click on B's lane: every link healed" \
     'grep -Eq "^view: added @[0-9.]+s heal \(saved as $tmp/brk/shots/locksim-edit-6.lsim" "$log" && wait_for "reloads=7 error=0" 3'
   "$bin" run "$tmp/brk/shots/locksim-edit-6.lsim" > "$tmp/brk/run6.txt" 2>&1; rc=$?
-  check "the file with the cut and the heal runs (exit $rc)" '[ "$rc" -le 1 ] && grep -q "partition A | B" "$tmp/brk/shots/locksim-edit-6.lsim"'
+  check "the file with the cut and the heal runs (exit $rc)" '[ "$rc" -le 1 ] && grep -Eq "partition A \| B S1 R( |$)" "$tmp/brk/shots/locksim-edit-6.lsim"'
   "$bin" run "$tmp/brk/shots/locksim-edit-4.lsim" > "$tmp/brk/run4.txt" 2>&1; rc=$?
   check "the edited file runs with locksim run (exit $rc)" '[ "$rc" -le 1 ] && grep -q "restart A" "$tmp/brk/shots/locksim-edit-4.lsim"'
   quit >/dev/null
