@@ -338,6 +338,9 @@ if start two "$bin" view "$tmp/fo.lsim" "$tmp/fw.lsim" --show-all; then
   check "n: the first panel's double entry (one cursor for both)" 'wait_for "kind=double-entry-begin cursor=4002000000"'
   xdotool mousemove --window "$win" 400 180 click 3; sleep 0.5
   check "a right click adds nothing when two files are shown" '[ -z "$(ls "$tmp" | grep locksim-edit)" ] && ! grep -q "^view: added" "$log"'
+  # the second file is watched too: an edit of it plays both again
+  sleep 0.3; echo "# edited" >> "$tmp/fw.lsim"
+  check "an edit of the second file on disk is picked up" 'wait_for "reloads=1 error=0" 3'
   quit >/dev/null
 else
   bad "the window opened (two files)"
