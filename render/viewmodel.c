@@ -422,14 +422,15 @@ static const struct layout_lane *lane_at(const struct viewmodel *vm, int x, int 
         const struct scene *sc = &vm->scs[p];
         if (x < sc->plot_x || x >= sc->plot_x + sc->plot_w) continue;
         /* the label nearest to y within half a lane: rows drawn a line of
-         * text tall are closer than lane_h, and the nearest is the one meant */
+         * text tall are closer than lane_h, and the nearest is the one meant;
+         * a tie is the first row below a grid line, the lower lane's */
         const struct layout_lane *best = NULL;
-        int best_d = vm->sv.lane_h / 2 + 1;
+        int best_d = vm->sv.lane_h / 2;
         for (size_t i = 0; i < sc->ncmd; i++) {
             const struct scene_cmd *k = &sc->cmd[i];
             int d = y - (k->y + vm->sv.line_h / 2);
             if (d < 0) d = -d;
-            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || d >= best_d) continue;
+            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || d > best_d) continue;
             const struct layout_lane *ln = NULL;
             for (int l = 0; l < vm->lys[p].nlanes && !ln; l++)
                 if (strncmp(vm->lys[p].lanes[l].name, k->text, sizeof vm->lys[p].lanes[l].name) == 0)

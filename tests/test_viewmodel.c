@@ -277,12 +277,44 @@ static void test_more_faults(void **state) {
     engine_free(e);
 }
 
+/* At t=0 a click anywhere on a painted lane's row (from the grid line above
+ * it to its own, as the window paints them) is a fault on that lane, never
+ * on the one above or below. */
+static void test_click_hits_painted_lane(void **state) {
+    (void)state;
+    struct engine *e = run_text(testutil_gc_story);
+    const struct trace *tr = engine_trace(e);
+    struct viewmodel vm;
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(viewmodel_load(&vm, &tr, NULL, 1, 1, 0), 0);
+    viewmodel_update(&vm, 1280, 600);
+    const struct scene *sc = &vm.scs[0];
+    int x = scene_x_of(sc, 5 * S), rows = 0;
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *g = &sc->cmd[i];
+        if (g->type != SCENE_CMD_LINE || g->style != SCENE_ST_GRID || g->lane < 0) continue;
+        const struct layout_lane *ln = &vm.lys[0].lanes[g->lane];
+        if (ln->kind != TRACE_NODE_CLIENT && ln->kind != TRACE_NODE_SERVER) continue;
+        char want[64];
+        snprintf(want, sizeof want, "@5s pause %s 30s", ln->name);
+        /* the row painted for the lane: lane_h pixels ending on its grid line */
+        for (int y = g->y - vm.sv.lane_h + 1; y <= g->y; y++) {
+            char line[160];
+            int rc = viewmodel_fault_line(&vm, x, y, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL);
+            if (rc != 0 || strcmp(line, want) != 0) fail_msg("y=%d on %s's painted row: got '%s'", y, ln->name, line);
+        }
+        rows++;
+    }
+    assert_int_equal(rows, 3); /* A, B, S1 */
+    viewmodel_close(&vm);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_reveal_and_words),
-            cmocka_unit_test(test_keys),
-            cmocka_unit_test(test_break_by_clicking),
-            cmocka_unit_test(test_more_faults),
+            cmocka_unit_test(test_reveal_and_words),        cmocka_unit_test(test_keys),
+            cmocka_unit_test(test_break_by_clicking),       cmocka_unit_test(test_more_faults),
+            cmocka_unit_test(test_click_hits_painted_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
