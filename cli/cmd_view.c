@@ -15,6 +15,7 @@
 #include "view.h"
 
 #define VIEW_MAX 8
+_Static_assert(VIEW_MAX <= VIEW_WATCH_MAX, "every file given to view is watched");
 
 struct view_cmd {
     struct cli_runopts ro;
@@ -258,6 +259,8 @@ int cmd_view(int argc, char **argv) {
      * (which file a click meant is the panel's, but undo would mix them). */
     struct view_host vh = {.ctx = h,
                            .path = h->path,
+                           .also = o.files + 1, /* every file is watched */
+                           .nalso = o.nfiles - 1,
                            .load = load,
                            .shot_open = shot_open,
                            .shot_close = shot_close,

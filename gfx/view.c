@@ -57,8 +57,8 @@ struct view {
     int drag_x;
     int cut_x, cut_y; /* a middle-button press on a lane (-1: none): its release cuts a link */
     sim_ns drag_t0;
-    struct timespec mtime; /* of the scenario file */
-    off_t msize;
+    struct timespec mtime[VIEW_WATCH_MAX]; /* of the scenario files: path, then also */
+    off_t msize[VIEW_WATCH_MAX];
     Uint32 last_poll;
     int reloads;
     long hover; /* the trace event under the mouse (its tooltip shown), -1 none */
@@ -110,6 +110,13 @@ static void file_stamp(const char *path, struct timespec *t, off_t *size) {
     }
 }
 
+/* The stamps of every watched file: host->path, then host->also. */
+static void stamp_all(const struct view_host *h, struct timespec t[VIEW_WATCH_MAX], off_t size[VIEW_WATCH_MAX]) {
+    file_stamp(h->path, &t[0], &size[0]);
+    for (int i = 1; i < VIEW_WATCH_MAX; i++)
+        file_stamp(h->also && i - 1 < h->nalso ? h->also[i - 1] : NULL, &t[i], &size[i]);
+}
+
 /* A new load: its layouts built, the old ones freed only when all are. */
 static int take_load(struct view *w, const struct view_load *ld, int first) {
     int rc = viewmodel_load(&w->vm, ld->trs, ld->banners, ld->n, first, w->o->quiz);
@@ -120,7 +127,7 @@ static int take_load(struct view *w, const struct view_load *ld, int first) {
 
 /* Run the scenario again (its file changed, or an edit made a new one). */
 static void reload(struct view *w) {
-    file_stamp(w->host->path, &w->mtime, &w->msize);
+    stamp_all(w->host, w->mtime, w->msize);
     struct view_load ld;
     memset(&ld, 0, sizeof ld);
     int rc = w->host->load(w->host->ctx, &ld);
@@ -140,11 +147,14 @@ static void poll_file(struct view *w) {
     Uint32 now = SDL_GetTicks();
     if (!w->host->path || now - w->last_poll < 250) return;
     w->last_poll = now;
-    struct timespec t;
-    off_t size;
-    file_stamp(w->host->path, &t, &size);
-    if (t.tv_sec == w->mtime.tv_sec && t.tv_nsec == w->mtime.tv_nsec && size == w->msize) return;
-    reload(w);
+    struct timespec t[VIEW_WATCH_MAX];
+    off_t size[VIEW_WATCH_MAX];
+    stamp_all(w->host, t, size);
+    for (int i = 0; i < VIEW_WATCH_MAX; i++)
+        if (t[i].tv_sec != w->mtime[i].tv_sec || t[i].tv_nsec != w->mtime[i].tv_nsec || size[i] != w->msize[i]) {
+            reload(w);
+            return;
+        }
 }
 
 static void say(struct view *w, const char *s) {
@@ -343,7 +353,7 @@ static const char *const window_help[] = {
         "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
         "PgUp PgDn    scroll panels        F11  full screen",
         "? F1         this help            q  Esc  quit",
-        "The window reloads when the scenario file changes on disk.",
+        "The window reloads when a scenario file changes on disk.",
 };
 
 static void draw_help(struct view *w) {
@@ -721,7 +731,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     /* the first load before any window: a malformed file fails at once */
     int rc = h->load(h->ctx, &w.ld);
     if (rc) return fail(rc, w.ld.error[0] ? w.ld.error : lsim_strerror(rc), NULL);
-    file_stamp(h->path, &w.mtime, &w.msize);
+    stamp_all(h, w.mtime, w.msize);
     /* Unless the environment says otherwise: the software renderer's window
      * surface goes to X by XShm, not through an OpenGL texture (SDL's Linux
      * default, which on a display without a GPU costs a software-GL upload

@@ -23,10 +23,16 @@ struct view_load {
     char error[640]; /* when a load fails: "file:line:col: message" */
 };
 
+#define VIEW_WATCH_MAX 8 /* files watched for changes: path and also */
+
 struct view_host {
     void *ctx;
     const char *path; /* the scenario file whose changes reload the window (the
                          host may change what it holds: see edit); NULL = none */
+    /* more files whose changes reload the window too (view A.lsim B.lsim:
+     * B.lsim), nalso of them, at most VIEW_WATCH_MAX - 1 */
+    const char *const *also;
+    int nalso;
     /* Run the scenario (again). On success fill *out and return 0; on
      * failure return an LSIM code with out->error, the previous load staying
      * valid. */

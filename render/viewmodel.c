@@ -422,14 +422,15 @@ static const struct layout_lane *lane_at(const struct viewmodel *vm, int x, int 
         const struct scene *sc = &vm->scs[p];
         if (x < sc->plot_x || x >= sc->plot_x + sc->plot_w) continue;
         /* the label nearest to y within half a lane: rows drawn a line of
-         * text tall are closer than lane_h, and the nearest is the one meant */
+         * text tall are closer than lane_h, and the nearest is the one meant;
+         * a tie is the first row below a grid line, the lower lane's */
         const struct layout_lane *best = NULL;
-        int best_d = vm->sv.lane_h / 2 + 1;
+        int best_d = vm->sv.lane_h / 2;
         for (size_t i = 0; i < sc->ncmd; i++) {
             const struct scene_cmd *k = &sc->cmd[i];
             int d = y - (k->y + vm->sv.line_h / 2);
             if (d < 0) d = -d;
-            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || d >= best_d) continue;
+            if (k->type != SCENE_CMD_TEXT || k->style != SCENE_ST_LABEL || !k->text || d > best_d) continue;
             const struct layout_lane *ln = NULL;
             for (int l = 0; l < vm->lys[p].nlanes && !ln; l++)
                 if (strncmp(vm->lys[p].lanes[l].name, k->text, sizeof vm->lys[p].lanes[l].name) == 0)
@@ -488,8 +489,21 @@ int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to,
     scn_format_duration(t, sizeof t, (sim_ns)(at)*SIM_NS_PER_MS);
     if (at_ns) *at_ns = (sim_ns)at * 1000000;
     if (b == a) snprintf(out, n, "@%s heal", t);
-    else if (b && sb == sa) snprintf(out, n, "@%s partition %s | %s", t, a->name, b->name);
-    else return -1;
+    else if (b && sb == sa) {
+        /* A cut off from the other side: every other node of the panel named
+         * (unnamed nodes would form a third group, cut from the target too) */
+        const struct layout *ly = &vm->lys[sa - vm->scs];
+        size_t w = (size_t)snprintf(out, n, "@%s partition %s |", t, a->name);
+        for (int l = 0, named = 0; l < ly->nlanes && named < 32 && w < n; l++) {
+            if (&ly->lanes[l] == a) continue;
+            w += (size_t)snprintf(out + w, n - w, " %s", ly->lanes[l].name);
+            named++;
+        }
+        if (w >= n) {
+            if (n) out[0] = '\0';
+            return -1;
+        }
+    } else return -1;
     return 0;
 }
 

@@ -108,9 +108,11 @@ enum viewmodel_fault {
  * is on no node's lane or off the time axis. */
 int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at);
 
-/* A drag from one lane to another at column x cuts the link between the
- * two nodes: "@12.3s partition A | S1" (time as viewmodel_fault_line
- * rounds it); a click that starts and ends on one lane heals every link:
+/* A drag from one lane to another at column x cuts the first node off
+ * from the other's side: "@12.3s partition A | B S1 S2" names every other
+ * node of the panel (up to 32), so no node is left in a third group (time
+ * as viewmodel_fault_line rounds it); a click that starts and ends on one
+ * lane heals every link:
  * "@12.3s heal". 0 and the line in out, its time in *at (may be NULL); -1
  * (out "") when y_from is on no node's lane, or y_to on none or another
  * panel's. */

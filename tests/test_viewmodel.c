@@ -239,7 +239,8 @@ static void test_more_faults(void **state) {
     char cut[160], heal[160];
     sim_ns at = 0;
     assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 4 * S + 40000000LL), ya, ys, cut, sizeof cut, &at), 0);
-    assert_string_equal(cut, "@4s partition A | S1");
+    /* A is cut off from S1's side: B and R stay with S1, not in a third group */
+    assert_string_equal(cut, "@4s partition A | B S1 R");
     assert_int_equal(at, 4 * S);
     assert_int_equal(viewmodel_link_line(&vm, scene_x_of(sc, 40 * S + 40000000LL), ys, ys, heal, sizeof heal, NULL), 0);
     assert_string_equal(heal, "@40s heal");
@@ -257,25 +258,63 @@ static void test_more_faults(void **state) {
     /* the cut at 4s and the heal at 40s are in the run, which stays UNSAFE
      * (A held its lease before the cut; the pause still outlives it) */
     const struct trace *t3 = engine_trace(e3);
-    sim_ns cut_t = -1, heal_t = -1;
+    sim_ns cut_t = -1, heal_t = -1, b_acq_t = -1;
     for (size_t i = 0; i < t3->len; i++) {
         if (t3->ev[i].kind == TRACE_PARTITION) cut_t = t3->ev[i].t;
         if (t3->ev[i].kind == TRACE_HEAL) heal_t = t3->ev[i].t;
+        if (t3->ev[i].kind == TRACE_ACQUIRED && t3->ev[i].node >= 0 &&
+            strcmp(t3->nodes[t3->ev[i].node].name, "B") == 0 && b_acq_t < 0)
+            b_acq_t = t3->ev[i].t;
     }
     assert_int_equal(cut_t, 4 * S);
     assert_int_equal(heal_t, 40 * S);
+    /* B, on S1's side of the cut, gets the lock while the cut is on (in a
+     * third group, cut from S1 too, it would wait for the heal) */
+    assert_true(b_acq_t >= 31 * S && b_acq_t < 40 * S);
     assert_int_equal(engine_report(e3)->verdict, SCN_VERDICT_UNSAFE);
     engine_free(e3);
     viewmodel_close(&vm);
     engine_free(e);
 }
 
+/* At t=0 a click anywhere on a painted lane's row (from the grid line above
+ * it to its own, as the window paints them) is a fault on that lane, never
+ * on the one above or below. */
+static void test_click_hits_painted_lane(void **state) {
+    (void)state;
+    struct engine *e = run_text(testutil_gc_story);
+    const struct trace *tr = engine_trace(e);
+    struct viewmodel vm;
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(viewmodel_load(&vm, &tr, NULL, 1, 1, 0), 0);
+    viewmodel_update(&vm, 1280, 600);
+    const struct scene *sc = &vm.scs[0];
+    int x = scene_x_of(sc, 5 * S), rows = 0;
+    for (size_t i = 0; i < sc->ncmd; i++) {
+        const struct scene_cmd *g = &sc->cmd[i];
+        if (g->type != SCENE_CMD_LINE || g->style != SCENE_ST_GRID || g->lane < 0) continue;
+        const struct layout_lane *ln = &vm.lys[0].lanes[g->lane];
+        if (ln->kind != TRACE_NODE_CLIENT && ln->kind != TRACE_NODE_SERVER) continue;
+        char want[64];
+        snprintf(want, sizeof want, "@5s pause %s 30s", ln->name);
+        /* the row painted for the lane: lane_h pixels ending on its grid line */
+        for (int y = g->y - vm.sv.lane_h + 1; y <= g->y; y++) {
+            char line[160];
+            int rc = viewmodel_fault_line(&vm, x, y, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL);
+            if (rc != 0 || strcmp(line, want) != 0) fail_msg("y=%d on %s's painted row: got '%s'", y, ln->name, line);
+        }
+        rows++;
+    }
+    assert_int_equal(rows, 3); /* A, B, S1 */
+    viewmodel_close(&vm);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_reveal_and_words),
-            cmocka_unit_test(test_keys),
-            cmocka_unit_test(test_break_by_clicking),
-            cmocka_unit_test(test_more_faults),
+            cmocka_unit_test(test_reveal_and_words),        cmocka_unit_test(test_keys),
+            cmocka_unit_test(test_break_by_clicking),       cmocka_unit_test(test_more_faults),
+            cmocka_unit_test(test_click_hits_painted_lane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,15 +237,15 @@ if start brk "$bin" view "$tmp/brk/gc.lsim" --shots "$tmp/brk/shots"; then
   xdotool mousemove --window "$win" 500 184 keydown alt click 3 keyup alt; sleep 0.8
   check "alt+right-click on A's lane: its clock stepped forward by half the run" \
     'grep -Eq "^view: added @[0-9.]+s clock A step \+30s \(saved as $tmp/brk/shots/locksim-edit-4.lsim" "$log" && wait_for "reloads=5 error=0" 3'
-  # a middle-button drag from A's lane to S1's cuts their link; a middle click heals
+  # a middle-button drag from A's lane to B's cuts A off from the rest; a middle click heals
   xdotool mousemove --window "$win" 300 184 mousedown 2 mousemove --window "$win" 300 210 mouseup 2; sleep 0.8
-  check "middle-drag from A's lane to B's: their link cut" \
-    'grep -Eq "^view: added @[0-9.]+s partition A \| B \(saved as $tmp/brk/shots/locksim-edit-5.lsim" "$log" && wait_for "reloads=6 error=0" 3'
+  check "middle-drag from A's lane to B's: A cut off, B, S1 and R together" \
+    'grep -Eq "^view: added @[0-9.]+s partition A \| B S1 R \(saved as $tmp/brk/shots/locksim-edit-5.lsim" "$log" && wait_for "reloads=6 error=0" 3'
   xdotool mousemove --window "$win" 900 210 click 2; sleep 0.8
   check "middle click on B's lane: every link healed" \
     'grep -Eq "^view: added @[0-9.]+s heal \(saved as $tmp/brk/shots/locksim-edit-6.lsim" "$log" && wait_for "reloads=7 error=0" 3'
   "$bin" run "$tmp/brk/shots/locksim-edit-6.lsim" > "$tmp/brk/run6.txt" 2>&1; rc=$?
-  check "the file with the cut and the heal runs (exit $rc)" '[ "$rc" -le 1 ] && grep -q "partition A | B" "$tmp/brk/shots/locksim-edit-6.lsim"'
+  check "the file with the cut and the heal runs (exit $rc)" '[ "$rc" -le 1 ] && grep -Eq "partition A \| B S1 R( |$)" "$tmp/brk/shots/locksim-edit-6.lsim"'
   "$bin" run "$tmp/brk/shots/locksim-edit-4.lsim" > "$tmp/brk/run4.txt" 2>&1; rc=$?
   check "the edited file runs with locksim run (exit $rc)" '[ "$rc" -le 1 ] && grep -q "restart A" "$tmp/brk/shots/locksim-edit-4.lsim"'
   quit >/dev/null
@@ -338,6 +338,9 @@ if start two "$bin" view "$tmp/fo.lsim" "$tmp/fw.lsim" --show-all; then
   check "n: the first panel's double entry (one cursor for both)" 'wait_for "kind=double-entry-begin cursor=4002000000"'
   xdotool mousemove --window "$win" 400 180 click 3; sleep 0.5
   check "a right click adds nothing when two files are shown" '[ -z "$(ls "$tmp" | grep locksim-edit)" ] && ! grep -q "^view: added" "$log"'
+  # the second file is watched too: an edit of it plays both again
+  sleep 0.3; echo "# edited" >> "$tmp/fw.lsim"
+  check "an edit of the second file on disk is picked up" 'wait_for "reloads=1 error=0" 3'
   quit >/dev/null
 else
   bad "the window opened (two files)"
