@@ -6,6 +6,7 @@
  * is painted into a flat list of paint.h's primitives (int32 words and a
  * string table) that page.js draws on a canvas. One page has one run at a
  * time, so the state lives here, in the front end, as cli/ keeps its own. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "paint.h"
 #include "report.h"
 #include "run.h"
+#include "scenario.h"
 #include "scenario_file.h"
 #include "svg.h"
 #include "viewmodel.h"
@@ -408,6 +410,18 @@ API const char *web_fault_line(int x, int y, int fault) {
     return text_buf;
 }
 API int web_fault_place(const char *text) { return (int)scenario_text_fault_place(text, strlen(text), fault_at); }
+
+/* Durations as the binary reads and prints them (scn_parse_duration,
+ * scn_format_duration), so the page's knobs say what `run` would: ns as a
+ * double (exact up to 2^53 ns, 104 days); parse gives NaN for bad text. */
+API const char *web_format_duration(double ns) {
+    scn_format_duration(text_buf, sizeof text_buf, (sim_ns)ns);
+    return text_buf;
+}
+API double web_parse_duration(const char *text) {
+    sim_ns v;
+    return scn_parse_duration(text, &v) == 0 ? (double)v : NAN;
+}
 
 /* The scenario's params, one per line: "NAME<TAB>VALUE<TAB>KIND<TAB>MIN<TAB>MAX"
  * (KIND d: a duration, MIN and MAX in ns; i: a count; -: no range). */
