@@ -277,10 +277,11 @@ static void frame_box(struct view *w, int x, int y, int bw, int bh, struct palet
 /* The open question, or the answer of the one just revealed (while the
  * cursor stays on it), with the right choice marked. */
 static void draw_question(struct view *w) {
-    long at = w->vm.vs.question;
+    long at = viewstate_asking(&w->vm.vs);
     int answered = 0;
-    if (at < 0 && w->vm.vs.quiz && w->vm.vs.cur >= 0 && (w->vm.vs.ev[w->vm.vs.cur].flags & VIEWSTATE_REVEALED)) {
-        at = w->vm.vs.cur;
+    if (at < 0 && w->vm.vs.quiz && viewstate_cur(&w->vm.vs) >= 0 &&
+        (w->vm.vs.ev[viewstate_cur(&w->vm.vs)].flags & VIEWSTATE_REVEALED)) {
+        at = viewstate_cur(&w->vm.vs);
         answered = 1;
     }
     if (at < 0) return;
@@ -423,21 +424,22 @@ static void log_state(struct view *w) {
     char line[600];
     size_t revealed = viewmodel_revealed(&w->vm); /* events drawn, all panels */
     const char *kind = "-", *qkind = "-";
-    if (w->vm.vs.cur >= 0) {
-        const struct viewstate_event *e = &w->vm.vs.ev[w->vm.vs.cur];
+    if (viewstate_cur(&w->vm.vs) >= 0) {
+        const struct viewstate_event *e = &w->vm.vs.ev[viewstate_cur(&w->vm.vs)];
         kind = trace_kind_name(w->vm.trs[e->panel]->ev[e->seq].kind);
     }
-    if (w->vm.vs.question >= 0) {
-        const struct viewstate_event *e = &w->vm.vs.ev[w->vm.vs.question];
+    if (viewstate_asking(&w->vm.vs) >= 0) {
+        const struct viewstate_event *e = &w->vm.vs.ev[viewstate_asking(&w->vm.vs)];
         qkind = trace_kind_name(w->vm.trs[e->panel]->ev[e->seq].kind);
     }
     snprintf(line, sizeof line,
              "view: cur=%ld kind=%s cursor=%lld t0=%lld t1=%lld playing=%d speed=%d question=%ld "
              "question_kind=%s panels=%zu reloads=%d error=%d help=%d hover=%ld fullscreen=%d size=%dx%d "
              "show_all=%d revealed=%zu decided=%d",
-             w->vm.vs.cur, kind, (long long)w->vm.vs.cursor, (long long)w->vm.vs.t0, (long long)w->vm.vs.t1,
-             w->vm.vs.playing, w->vm.vs.speed, w->vm.vs.question, qkind, w->ld.n, w->reloads, w->error[0] != 0, w->help,
-             w->hover, w->fullscreen, w->w, w->h, w->vm.vs.show_all, revealed, w->vm.decided_all);
+             viewstate_cur(&w->vm.vs), kind, (long long)w->vm.vs.cursor, (long long)w->vm.vs.t0, (long long)w->vm.vs.t1,
+             w->vm.vs.playing, w->vm.vs.speed, viewstate_asking(&w->vm.vs), qkind, w->ld.n, w->reloads,
+             w->error[0] != 0, w->help, w->hover, w->fullscreen, w->w, w->h, w->vm.vs.show_all, revealed,
+             w->vm.decided_all);
     if (strcmp(line, w->last_log) != 0) {
         snprintf(w->last_log, sizeof w->last_log, "%s", line);
         fprintf(w->o->log, "%s\n", line);

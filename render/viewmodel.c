@@ -253,9 +253,9 @@ static void lanes_extent(const struct scene *sc, int *y0, int *y1) {
 
 /* An unanswered quiz stop after the current one? */
 static int quiz_ahead(const struct viewstate *vs) {
-    for (long i = vs->cur + 1; i < (long)vs->nev; i++)
+    for (long i = viewstate_cur(vs) + 1; i < (long)vs->nev; i++)
         if ((vs->ev[i].flags & VIEWSTATE_DECISIVE) && !(vs->ev[i].flags & VIEWSTATE_REVEALED)) return 1;
-    return vs->question >= 0;
+    return viewstate_asking(vs) >= 0;
 }
 
 /* In quiz mode, what has not happened yet is veiled in panel p. */
@@ -267,8 +267,8 @@ static int paint_veil(const struct viewmodel *vm, size_t p, int y0, int y1, cons
     /* before an open question: up to its badge; else just past the badge
      * of the event at the cursor, which has happened */
     int vx = cx + 11;
-    if (vs->question >= 0) {
-        sim_ns next = vs->ev[vs->question].t;
+    if (viewstate_asking(vs) >= 0) {
+        sim_ns next = vs->ev[viewstate_asking(vs)].t;
         vx = next > sc->t1 ? sc->plot_x + sc->plot_w : scene_x_of(sc, next) - 8;
         if (vx <= cx) vx = cx + 1;
     }
@@ -276,10 +276,10 @@ static int paint_veil(const struct viewmodel *vm, size_t p, int y0, int y1, cons
     rc = o->box(c, vx, y0 - 8 + dy, sc->plot_x + sc->plot_w - vx + 12, y1 - y0 + 8, vm_veil);
     /* and the open question's own badge whole: a wide one ("13") reaches
      * left of the veil, and its colour is the answer */
-    if (vs->question >= 0 && vs->ev[vs->question].panel == p)
+    if (viewstate_asking(vs) >= 0 && vs->ev[viewstate_asking(vs)].panel == p)
         for (size_t i = 0; !rc && i < sc->ncmd; i++) {
             const struct scene_cmd *k = &sc->cmd[i];
-            if (k->type == SCENE_CMD_SYM && k->seq == (int32_t)vs->ev[vs->question].seq)
+            if (k->type == SCENE_CMD_SYM && k->seq == (int32_t)vs->ev[viewstate_asking(vs)].seq)
                 rc = o->box(c, k->x - 1, k->y - 1 + dy, k->w + 2, k->h + 2, vm_veil);
         }
     /* and what the scene says about it in words: the write notes under the
@@ -322,10 +322,11 @@ int viewmodel_paint_overlays(const struct viewmodel *vm, const struct paint_ops 
             for (int r = 0; r < 8 && !rc; r++) rc = o->box(c, cx - 7 + r, y0 - 16 + r + dy, 15 - 2 * r, 1, vm_cursor);
         }
         /* the current event: a frame around its symbol */
-        if (vs->cur >= 0 && vs->ev[vs->cur].panel == p)
+        if (viewstate_cur(vs) >= 0 && vs->ev[viewstate_cur(vs)].panel == p)
             for (size_t i = 0; !rc && i < sc->ncmd; i++) {
                 const struct scene_cmd *k = &sc->cmd[i];
-                if (k->type == SCENE_CMD_SYM && k->seq == (int32_t)vs->ev[vs->cur].seq) rc = paint_frame(k, o, c, dy);
+                if (k->type == SCENE_CMD_SYM && k->seq == (int32_t)vs->ev[viewstate_cur(vs)].seq)
+                    rc = paint_frame(k, o, c, dy);
             }
     }
     return rc;
@@ -359,7 +360,7 @@ int viewmodel_history(const struct viewmodel *vm, long ks[VIEWMODEL_NARR_LINES],
     for (int r = 0; r < VIEWMODEL_NARR_LINES; r++) {
         long k = from + (r - row);
         ks[r] = r >= row && k <= to ? k : -2;
-        if (ks[r] != -2 && k == vm->vs.cur) *current = r;
+        if (ks[r] != -2 && k == viewstate_cur(&vm->vs)) *current = r;
     }
     return VIEWMODEL_NARR_LINES;
 }
@@ -513,7 +514,7 @@ int viewmodel_do(struct viewmodel *vm, int cmd) {
     struct viewstate *vs = &vm->vs;
     switch ((enum viewmodel_cmd)cmd) {
     case VIEWMODEL_PLAY:
-        if (vs->question >= 0) return 0;
+        if (viewstate_asking(vs) >= 0) return 0;
         if (!vs->playing && vs->cursor >= vs->t_end) viewstate_home(vs);
         vs->playing = !vs->playing;
         return 1;

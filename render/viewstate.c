@@ -259,9 +259,7 @@ static sim_ns resolution(const struct viewstate_event *ev, size_t nev) {
 }
 
 int viewstate_init(struct viewstate *vs, const struct trace *const *trs, size_t n, int quiz) {
-    memset(vs, 0, sizeof *vs);
-    vs->cur = -1;
-    vs->question = -1;
+    memset(vs, 0, sizeof *vs); /* no stop current, no question open */
     vs->quiz = quiz;
     vs->npanels = (int)n;
     int rc = build(&vs->ev, &vs->nev, &vs->t_end, trs, n);
@@ -274,8 +272,6 @@ int viewstate_init(struct viewstate *vs, const struct trace *const *trs, size_t 
 void viewstate_close(struct viewstate *vs) {
     free(vs->ev);
     memset(vs, 0, sizeof *vs);
-    vs->cur = -1;
-    vs->question = -1;
 }
 
 int viewstate_reload(struct viewstate *vs, const struct trace *const *trs, size_t n) {
@@ -296,11 +292,11 @@ int viewstate_reload(struct viewstate *vs, const struct trace *const *trs, size_
     vs->t_end = t_end;
     vs->tick_ns = resolution(ev, nev);
     vs->npanels = (int)n;
-    vs->question = -1;
+    vs->question1 = 0;
     if (was_whole) viewstate_fit(vs);
     else clamp_window(vs);
     if (vs->cursor > t_end) vs->cursor = t_end;
-    vs->cur = stop_at(vs, vs->cursor);
+    vs->cur1 = stop_at(vs, vs->cursor) + 1;
     return 0;
 }
 
@@ -310,30 +306,30 @@ static int asks(const struct viewstate *vs, long i) {
 }
 
 int viewstate_step(struct viewstate *vs, int dir) {
-    if (vs->question >= 0) return 0; /* answer first */
-    long next = vs->cur + (dir > 0 ? 1 : -1);
+    if (viewstate_asking(vs) >= 0) return 0; /* answer first */
+    long next = viewstate_cur(vs) + (dir > 0 ? 1 : -1);
     if (next < -1 || next >= (long)vs->nev) return 0;
     if (dir > 0 && asks(vs, next)) {
-        vs->question = next;
+        vs->question1 = next + 1;
         vs->playing = 0;
         return 1;
     }
-    vs->cur = next;
+    vs->cur1 = next + 1;
     vs->cursor = next >= 0 ? vs->ev[next].t : 0;
     follow(vs);
     return 1;
 }
 
 void viewstate_home(struct viewstate *vs) {
-    vs->question = -1;
-    vs->cur = -1;
+    vs->question1 = 0;
+    vs->cur1 = 0;
     vs->cursor = 0;
     follow(vs);
 }
 
 void viewstate_end(struct viewstate *vs) {
-    vs->question = -1;
-    vs->cur = (long)vs->nev - 1;
+    vs->question1 = 0;
+    vs->cur1 = (long)vs->nev;
     vs->cursor = vs->t_end;
     follow(vs);
 }
@@ -341,9 +337,9 @@ void viewstate_end(struct viewstate *vs) {
 void viewstate_seek(struct viewstate *vs, sim_ns t) {
     if (t < 0) t = 0;
     if (t > vs->t_end) t = vs->t_end;
-    vs->question = -1;
+    vs->question1 = 0;
     vs->cursor = t;
-    vs->cur = stop_at(vs, t);
+    vs->cur1 = stop_at(vs, t) + 1;
 }
 
 double viewstate_rate(const struct viewstate *vs) {
@@ -354,33 +350,34 @@ double viewstate_rate(const struct viewstate *vs) {
 }
 
 int viewstate_play(struct viewstate *vs, double wall_s) {
-    if (!vs->playing || vs->question >= 0) return 0;
+    if (!vs->playing || viewstate_asking(vs) >= 0) return 0;
     double adv = wall_s * viewstate_rate(vs);
     sim_ns to = adv >= (double)(vs->t_end - vs->cursor) ? vs->t_end : vs->cursor + (sim_ns)adv;
-    for (long i = vs->cur + 1; i < (long)vs->nev && vs->ev[i].t <= to; i++) {
+    for (long i = viewstate_cur(vs) + 1; i < (long)vs->nev && vs->ev[i].t <= to; i++) {
         if (asks(vs, i)) { /* stop just before it */
-            vs->cur = i - 1;
+            vs->cur1 = i;  /* the stop before it */
             vs->cursor = vs->ev[i].t > 0 ? vs->ev[i].t - 1 : 0;
-            if (vs->cur >= 0 && vs->cursor < vs->ev[vs->cur].t) vs->cursor = vs->ev[vs->cur].t;
-            vs->question = i;
+            if (viewstate_cur(vs) >= 0 && vs->cursor < vs->ev[viewstate_cur(vs)].t)
+                vs->cursor = vs->ev[viewstate_cur(vs)].t;
+            vs->question1 = i + 1;
             vs->playing = 0;
             follow(vs);
             return 1;
         }
     }
     vs->cursor = to;
-    vs->cur = stop_at(vs, to);
+    vs->cur1 = stop_at(vs, to) + 1;
     if (to >= vs->t_end) vs->playing = 0;
     follow(vs);
     return 0;
 }
 
 int viewstate_reveal(struct viewstate *vs) {
-    if (vs->question < 0) return -1;
-    long q = vs->question;
+    if (viewstate_asking(vs) < 0) return -1;
+    long q = viewstate_asking(vs);
     vs->ev[q].flags |= VIEWSTATE_REVEALED;
-    vs->question = -1;
-    vs->cur = q;
+    vs->question1 = 0;
+    vs->cur1 = q + 1;
     vs->cursor = vs->ev[q].t;
     follow(vs);
     return 0;
@@ -419,12 +416,12 @@ void viewstate_fit(struct viewstate *vs) {
 int viewstate_next_violation(struct viewstate *vs) {
     long n = (long)vs->nev;
     for (long k = 1; k <= n; k++) {
-        long i = (vs->cur + k) % n;
+        long i = (viewstate_cur(vs) + k) % n;
         if (i < 0) i += n;
         if (!(vs->ev[i].flags & VIEWSTATE_VIOLATION)) continue;
         const struct viewstate_event *e = &vs->ev[i];
-        vs->question = -1;
-        vs->cur = i;
+        vs->question1 = 0;
+        vs->cur1 = i + 1;
         vs->cursor = e->t;
         /* a double entry fills an eighth of the window; an instant gets a
          * window of a fiftieth of the run around it */
@@ -539,16 +536,17 @@ void viewstate_revealed(const struct viewstate *vs, int panel, const struct trac
     }
     const struct viewstate_event *at = NULL;
     int with_it = 1; /* the stop's own event is shown (not while its question is open) */
-    if (vs->question >= 0 && (size_t)vs->question < vs->nev) {
-        at = &vs->ev[vs->question];
+    if (viewstate_asking(vs) >= 0 && (size_t)viewstate_asking(vs) < vs->nev) {
+        at = &vs->ev[viewstate_asking(vs)];
         with_it = 0;
-    } else if (vs->cur >= 0 && (size_t)vs->cur < vs->nev && vs->ev[vs->cur].t == vs->cursor) {
-        at = &vs->ev[vs->cur];
+    } else if (viewstate_cur(vs) >= 0 && (size_t)viewstate_cur(vs) < vs->nev &&
+               vs->ev[viewstate_cur(vs)].t == vs->cursor) {
+        at = &vs->ev[viewstate_cur(vs)];
     }
     if (!at) { /* between stops, or before the first: up to the cursor */
         *until = vs->cursor;
-        *nev = vs->cur < 0 ? layout_events_until(tr, vs->cursor - 1) : layout_events_until(tr, vs->cursor);
-        if (vs->cur < 0 && vs->cursor == 0) *nev = 0;
+        *nev = viewstate_cur(vs) < 0 ? layout_events_until(tr, vs->cursor - 1) : layout_events_until(tr, vs->cursor);
+        if (viewstate_cur(vs) < 0 && vs->cursor == 0) *nev = 0;
         return;
     }
     *until = at->t;
@@ -594,8 +592,8 @@ void viewstate_banner(struct scene_banner *b, char *buf, size_t n, const struct 
 /* ---- Narration history ---- */
 
 void viewstate_history(const struct viewstate *vs, int max, long *from, long *to) {
-    long last = vs->cur - vs->narr_back;
-    if (last < 0) last = vs->cur < 0 ? -1 : 0;
+    long last = viewstate_cur(vs) - vs->narr_back;
+    if (last < 0) last = viewstate_cur(vs) < 0 ? -1 : 0;
     *to = last;
     *from = last - (max > 0 ? max : 1) + 1;
     if (*from < 0) *from = 0;
@@ -603,7 +601,7 @@ void viewstate_history(const struct viewstate *vs, int max, long *from, long *to
 
 void viewstate_history_scroll(struct viewstate *vs, long dir) {
     vs->narr_back += dir;
-    if (vs->narr_back > vs->cur) vs->narr_back = vs->cur > 0 ? vs->cur : 0;
+    if (vs->narr_back > viewstate_cur(vs)) vs->narr_back = viewstate_cur(vs) > 0 ? viewstate_cur(vs) : 0;
     if (vs->narr_back < 0) vs->narr_back = 0;
 }
 

@@ -45,11 +45,14 @@ struct viewstate {
     sim_ns t_end;   /* the latest end of the panels' runs */
     sim_ns t0, t1;  /* the window shown, t0 < t1 */
     sim_ns cursor;  /* the time cursor */
-    long cur;       /* the current stop (ev index), -1 = before the first */
+    long cur1;      /* the current stop's ev index + 1, 0 = before the first
+                       (so a zeroed struct is a valid empty state); read it
+                       with viewstate_cur */
     int playing;    /* 1 = the cursor moves with the wall clock */
     int speed;      /* play rate = t_end / 20 s, times 2^speed */
     int quiz;       /* 1 = stop before decisive events and ask */
-    long question;  /* ev index of the open question, -1 = none */
+    long question1; /* ev index + 1 of the open question, 0 = none; read it
+                       with viewstate_asking */
     int show_all;   /* 1 = the whole run drawn whatever the cursor (`view
                             --show-all`, key a); 0 = revealed as it plays */
     long narr_back; /* the narration history scrolled back this many
@@ -69,6 +72,15 @@ void viewstate_close(struct viewstate *vs);
 /* The same traces re-run (a reload): new stops, the window and the cursor
  * kept where they still fit. Returns 0 or LSIM_ENOMEM (vs is then as before). */
 int viewstate_reload(struct viewstate *vs, const struct trace *const *trs, size_t n);
+
+/* The current stop's ev index, -1 before the first (and on a zeroed vs). */
+static inline long viewstate_cur(const struct viewstate *vs) {
+    return vs->cur1 > 0 && (size_t)vs->cur1 <= vs->nev ? vs->cur1 - 1 : -1;
+}
+/* The ev index of the open quiz question, -1 when none is open. */
+static inline long viewstate_asking(const struct viewstate *vs) {
+    return vs->question1 > 0 && (size_t)vs->question1 <= vs->nev ? vs->question1 - 1 : -1;
+}
 
 /* Step to the next (dir > 0) or previous (dir < 0) stop; the window follows
  * the cursor when it leaves it. In quiz mode a step onto an unrevealed

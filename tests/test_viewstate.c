@@ -16,7 +16,7 @@
 
 
 static const struct trace_event *cur_event(const struct viewstate *vs, const struct trace *tr) {
-    return vs->cur >= 0 ? &tr->ev[vs->ev[vs->cur].seq] : NULL;
+    return viewstate_cur(vs) >= 0 ? &tr->ev[vs->ev[viewstate_cur(vs)].seq] : NULL;
 }
 
 /* Stepping moves over the stops in time order, and back again exactly. */
@@ -29,7 +29,7 @@ static void test_step_forward_and_back(void **state) {
     /* Step 0: the window is the whole run, the cursor before the first stop. */
     assert_int_equal(vs.t0, 0);
     assert_int_equal(vs.t1, 60 * S);
-    assert_int_equal(vs.cur, -1);
+    assert_int_equal(viewstate_cur(&vs), -1);
     /* Step 1: the first step lands on A starting to acquire at t=0. */
     assert_int_equal(viewstate_step(&vs, 1), 1);
     assert_int_equal(cur_event(&vs, tr)->kind, TRACE_ACQUIRE_START);
@@ -37,7 +37,7 @@ static void test_step_forward_and_back(void **state) {
     /* Step 2: step until A pauses: t=5s. */
     while (cur_event(&vs, tr)->kind != TRACE_PAUSE) assert_int_equal(viewstate_step(&vs, 1), 1);
     assert_int_equal(vs.cursor, 5 * S);
-    long at_pause = vs.cur;
+    long at_pause = viewstate_cur(&vs);
     /* Step 3: the next stop is the lease expiring on the server: the store
      * keeps a key through its deadline's millisecond (Redis keyIsExpired is
      * now > when), so at 30.001s. */
@@ -46,19 +46,19 @@ static void test_step_forward_and_back(void **state) {
     assert_int_equal(vs.cursor, 30 * S + 1000000);
     /* Step 4: one step back is the pause again, exactly. */
     viewstate_step(&vs, -1);
-    assert_int_equal(vs.cur, at_pause);
+    assert_int_equal(viewstate_cur(&vs), at_pause);
     assert_int_equal(vs.cursor, 5 * S);
     /* Step 5: Home and End. */
     viewstate_home(&vs);
-    assert_int_equal(vs.cur, -1);
+    assert_int_equal(viewstate_cur(&vs), -1);
     assert_int_equal(viewstate_step(&vs, -1), 0);
     viewstate_end(&vs);
-    assert_int_equal(vs.cur, (long)vs.nev - 1);
+    assert_int_equal(viewstate_cur(&vs), (long)vs.nev - 1);
     assert_int_equal(viewstate_step(&vs, 1), 0);
     /* Step 6: seeking to 31.5s makes the last stop at or before it current. */
     viewstate_seek(&vs, 31 * S + S / 2);
-    assert_true(vs.ev[vs.cur].t <= 31 * S + S / 2);
-    assert_true(vs.cur + 1 == (long)vs.nev || vs.ev[vs.cur + 1].t > 31 * S + S / 2);
+    assert_true(vs.ev[viewstate_cur(&vs)].t <= 31 * S + S / 2);
+    assert_true(viewstate_cur(&vs) + 1 == (long)vs.nev || vs.ev[viewstate_cur(&vs) + 1].t > 31 * S + S / 2);
     viewstate_close(&vs);
     engine_free(e);
 }
@@ -76,16 +76,16 @@ static void test_quiz_stops(void **state) {
     vs.playing = 1;
     assert_int_equal(viewstate_play(&vs, 19.0), 1);
     assert_false(vs.playing);
-    assert_true(vs.question >= 0);
-    const struct trace_event *q = &tr->ev[vs.ev[vs.question].seq];
+    assert_true(viewstate_asking(&vs) >= 0);
+    const struct trace_event *q = &tr->ev[vs.ev[viewstate_asking(&vs)].seq];
     assert_int_equal(q->kind, TRACE_SRV_GRANT);
     assert_int_equal(q->t, 31 * S);
     assert_true(vs.cursor <= 31 * S); /* B's attempt also starts at 31s */
-    assert_int_equal(vs.cur, vs.question - 1);
+    assert_int_equal(viewstate_cur(&vs), viewstate_asking(&vs) - 1);
     /* Step 2: the question has three choices; the right one is the grant. */
     char text[256], ch[3][96];
     int answer = -1;
-    assert_int_equal(viewstate_question(&vs.ev[vs.question], tr, text, sizeof text, ch, &answer), 3);
+    assert_int_equal(viewstate_question(&vs.ev[viewstate_asking(&vs)], tr, text, sizeof text, ch, &answer), 3);
     assert_non_null(strstr(ch[answer], "grants"));
     /* Step 3: stepping is refused until the answer is revealed. */
     assert_int_equal(viewstate_step(&vs, 1), 0);
@@ -93,11 +93,11 @@ static void test_quiz_stops(void **state) {
     assert_int_equal(cur_event(&vs, tr)->kind, TRACE_SRV_GRANT);
     assert_int_equal(vs.cursor, 31 * S);
     /* Step 4: stepping on reaches the next question: A's late write at 32s. */
-    while (vs.question < 0) assert_int_equal(viewstate_step(&vs, 1), 1);
-    q = &tr->ev[vs.ev[vs.question].seq];
+    while (viewstate_asking(&vs) < 0) assert_int_equal(viewstate_step(&vs, 1), 1);
+    q = &tr->ev[vs.ev[viewstate_asking(&vs)].seq];
     assert_int_equal(q->kind, TRACE_WRITE);
     assert_int_equal(q->t, 32 * S);
-    assert_int_equal(viewstate_question(&vs.ev[vs.question], tr, text, sizeof text, ch, &answer), 2);
+    assert_int_equal(viewstate_question(&vs.ev[viewstate_asking(&vs)], tr, text, sizeof text, ch, &answer), 2);
     assert_int_equal(answer, 0); /* a plain lease: accepted */
     viewstate_close(&vs);
     engine_free(e);
@@ -118,13 +118,13 @@ static void test_quiz_late_write_ordered(void **state) {
     char text[256], ch[3][96];
     int answer = -1;
     assert_int_equal(viewstate_init(&vs, &tr, 1, 1), 0);
-    while (vs.question < 0 || tr->ev[vs.ev[vs.question].seq].kind != TRACE_WRITE) {
-        if (vs.question >= 0) assert_int_equal(viewstate_reveal(&vs), 0);
+    while (viewstate_asking(&vs) < 0 || tr->ev[vs.ev[viewstate_asking(&vs)].seq].kind != TRACE_WRITE) {
+        if (viewstate_asking(&vs) >= 0) assert_int_equal(viewstate_reveal(&vs), 0);
         assert_int_equal(viewstate_step(&vs, 1), 1);
     }
-    const struct trace_event *q = &tr->ev[vs.ev[vs.question].seq];
+    const struct trace_event *q = &tr->ev[vs.ev[viewstate_asking(&vs)].seq];
     assert_int_equal(q->t, 11 * S + S / 2);
-    assert_int_equal(viewstate_question(&vs.ev[vs.question], tr, text, sizeof text, ch, &answer), 3);
+    assert_int_equal(viewstate_question(&vs.ev[viewstate_asking(&vs)], tr, text, sizeof text, ch, &answer), 3);
     assert_int_equal(answer, 2);
     assert_string_equal(ch[2], "accepts it: the new holder has not touched R yet, so it comes first");
     viewstate_close(&vs);
@@ -265,14 +265,14 @@ static void test_play_and_reload(void **state) {
     viewstate_zoom(&vs, 4.0, 30 * S);
     viewstate_seek(&vs, 31 * S);
     sim_ns t0 = vs.t0, t1 = vs.t1;
-    long cur = vs.cur;
+    long cur = viewstate_cur(&vs);
     struct engine *e2 = run_text(testutil_gc_story);
     const struct trace *tr2 = engine_trace(e2);
     assert_int_equal(viewstate_reload(&vs, &tr2, 1), 0);
     assert_int_equal(vs.t0, t0);
     assert_int_equal(vs.t1, t1);
     assert_int_equal(vs.cursor, 31 * S);
-    assert_int_equal(vs.cur, cur);
+    assert_int_equal(viewstate_cur(&vs), cur);
     viewstate_close(&vs);
     engine_free(e);
     engine_free(e2);
@@ -351,6 +351,40 @@ static uint64_t scene_digest(const struct layout *ly) {
 /* Reveal as it plays (issue 21): at the start nothing of the run is drawn;
  * on a stop, the run up to and with that stop; stepping back hides again,
  * exactly (the same scene, command for command); show_all is the whole run. */
+/* A zeroed viewstate (a page before its first good run) is the empty view:
+ * over a real trace it reveals nothing, no stop is current, no question is
+ * open, and every key is a harmless no-op. (Issue 22: cur and question used
+ * to read 0 there, the first stop of no stops.) */
+static void test_zeroed_reveals_nothing(void **state) {
+    (void)state;
+    struct engine *e = run_text(testutil_gc_story);
+    const struct trace *tr = engine_trace(e);
+    struct viewstate vs;
+    memset(&vs, 0, sizeof vs);
+    size_t nev = 99;
+    sim_ns until = -5;
+    viewstate_revealed(&vs, 0, tr, &nev, &until);
+    assert_int_equal(nev, 0);
+    assert_int_equal(until, 0);
+    assert_int_equal(viewstate_cur(&vs), -1);
+    assert_int_equal(viewstate_asking(&vs), -1);
+    long from, to;
+    viewstate_history(&vs, 4, &from, &to);
+    assert_int_equal(to, -1);
+    assert_int_equal(viewstate_step(&vs, 1), 0);
+    assert_int_equal(viewstate_step(&vs, -1), 0);
+    assert_int_equal(viewstate_reveal(&vs), -1);
+    assert_int_equal(viewstate_next_violation(&vs), -1);
+    viewstate_end(&vs);
+    assert_int_equal(viewstate_cur(&vs), -1);
+    vs.playing = 1;
+    assert_int_equal(viewstate_play(&vs, 1.0), 0);
+    viewstate_revealed(&vs, 0, tr, &nev, &until);
+    assert_int_equal(nev, 0);
+    viewstate_close(&vs);
+    engine_free(e);
+}
+
 static void test_reveal_as_it_plays(void **state) {
     (void)state;
     struct engine *e = run_text(testutil_gc_story);
@@ -368,7 +402,7 @@ static void test_reveal_as_it_plays(void **state) {
     while (!cur_event(&vs, tr) || cur_event(&vs, tr)->kind != TRACE_PAUSE) viewstate_step(&vs, 1);
     viewstate_revealed(&vs, 0, tr, &nev, &until);
     assert_int_equal(until, 5 * S);
-    assert_int_equal(nev, (size_t)vs.ev[vs.cur].seq + 1);
+    assert_int_equal(nev, (size_t)vs.ev[viewstate_cur(&vs)].seq + 1);
     struct layout at_pause;
     revealed_layout(&vs, tr, &at_pause);
     assert_int_equal(marks_of(&at_pause, "A", LAYOUT_MARK_ACQUIRED), 1);
@@ -414,7 +448,7 @@ static void test_quiz_veil(void **state) {
     assert_int_equal(viewstate_init(&vs, &tr, 1, 1), 0);
     vs.playing = 1;
     assert_int_equal(viewstate_play(&vs, 19.0), 1);
-    const struct viewstate_event *q = &vs.ev[vs.question];
+    const struct viewstate_event *q = &vs.ev[viewstate_asking(&vs)];
     assert_int_equal(tr->ev[q->seq].kind, TRACE_SRV_GRANT);
     struct layout veiled;
     revealed_layout(&vs, tr, &veiled);
@@ -453,8 +487,8 @@ static void test_narration_history(void **state) {
     while (!cur_event(&vs, tr) || cur_event(&vs, tr)->kind != TRACE_STALE_WRITE) viewstate_step(&vs, 1);
     long from, to;
     viewstate_history(&vs, 3, &from, &to);
-    assert_int_equal(to, vs.cur);
-    assert_int_equal(from, vs.cur - 2);
+    assert_int_equal(to, viewstate_cur(&vs));
+    assert_int_equal(from, viewstate_cur(&vs) - 2);
     char said[3][500];
     for (long k = from; k <= to; k++) {
         const struct trace_event *ev = &tr->ev[vs.ev[k].seq];
@@ -467,7 +501,7 @@ static void test_narration_history(void **state) {
      * before the first stop, nor past the present. */
     viewstate_history_scroll(&vs, 1);
     viewstate_history(&vs, 3, &from, &to);
-    assert_int_equal(to, vs.cur - 1);
+    assert_int_equal(to, viewstate_cur(&vs) - 1);
     viewstate_history_scroll(&vs, 1000);
     viewstate_history(&vs, 3, &from, &to);
     assert_int_equal(to, 0);
@@ -520,6 +554,7 @@ int main(void) {
             cmocka_unit_test(test_zoom_pan_fit),
             cmocka_unit_test(test_play_and_reload),
             cmocka_unit_test(test_hit),
+            cmocka_unit_test(test_zeroed_reveals_nothing),
             cmocka_unit_test(test_reveal_as_it_plays),
             cmocka_unit_test(test_quiz_veil),
             cmocka_unit_test(test_narration_history),

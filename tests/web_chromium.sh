@@ -79,6 +79,15 @@ got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
 check "a knob in the link (set=pause=20s) runs as --set does ($got)" '[ "$got" = "$want" ]'
 check "the scenario's params are sliders, showing the values in use ($(echo "$d" | field knobs))" \
   '[ "$(echo "$d" | field knobs)" = "pause=20s ttl=30s" ]'
+# A slider moved to 1500 ms: the page names the value as the binary does
+# (scn_format_duration: 1.5s, not 1500ms) and runs what --set pause=1.5s runs.
+d=$(page "scenario=gc-pause-outlives-lease" - 'const i = document.querySelector("[data-param=pause] input");
+  i.step = "any"; i.value = 1500; i.dispatchEvent(new Event("input"));')
+want=$("$bin" run scenarios/gc-pause-outlives-lease.lsim --set pause=1.5s --format json | python3 -c 'import sys,json; r=json.load(sys.stdin); print(r["verdict"], r["trace_hash"])')
+got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
+check "a slider's duration reads as the binary prints it ($(echo "$d" | field knobs))" \
+  '[ "$(echo "$d" | field knobs)" = "pause=1.5s ttl=30s" ]'
+check "and runs as --set pause=1.5s does ($got)" '[ "$got" = "$want" ]'
 
 echo "== web: a malformed scenario"
 printf 'lock lease ttl=30s\nttl banana\n' > "$tmp/bad.lsim"

@@ -28,6 +28,7 @@
     f("web_question", s, []); f("web_state", s, []); f("web_goto", null, [n]); f("web_cur", n, []);
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
     f("web_fault_line", s, [n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
+    f("web_format_duration", s, [n]); f("web_parse_duration", n, [s]);
   }
 
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
@@ -191,7 +192,9 @@
 
   // Knobs: a slider for each `param NAME=VALUE range=MIN..MAX` of the
   // scenario; moving one re-runs with --set NAME=VALUE (the text unchanged).
-  const fmtDur = (ms) => (ms % 1000 === 0 ? ms / 1000 + "s" : ms + "ms");
+  // Slider durations are in ms; the text is the binary's (web_api.c).
+  const fmtDur = (ms) => api.web_format_duration(Math.round(ms * 1e6));
+  const parseDur = (s) => api.web_parse_duration(s) / 1e6;
   function knobs() {
     const box = $("knobs");
     const rows = api.web_params().split("\n").filter((l) => l).map((l) => l.split("\t"));
@@ -226,11 +229,6 @@
       div.append(label, input, shown);
       box.appendChild(div);
     }
-  }
-  function parseDur(s) {
-    const m = /^(\d+(?:\.\d+)?)(ns|us|ms|s|min|h)$/.exec(s);
-    if (!m) return NaN;
-    return Number(m[1]) * { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3, min: 6e4, h: 3.6e6 }[m[2]];
   }
 
   function openScenario(name, text) {

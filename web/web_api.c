@@ -6,6 +6,7 @@
  * is painted into a flat list of paint.h's primitives (int32 words and a
  * string table) that page.js draws on a canvas. One page has one run at a
  * time, so the state lives here, in the front end, as cli/ keeps its own. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,15 @@
 #include "paint.h"
 #include "report.h"
 #include "run.h"
+#include "scenario.h"
 #include "scenario_file.h"
 #include "svg.h"
 #include "viewmodel.h"
 
 #define API EMSCRIPTEN_KEEPALIVE
 
-/* The run shown, and the view model over it. */
+/* The run shown, and the view model over it: zeroed until the first good
+ * run, which the view's calls take as an empty view (no stop, no question). */
 static struct run_result run;
 static int have_run;
 static const struct trace *trs[1];
@@ -255,30 +258,27 @@ API const int32_t *web_words(void) { return words; }
 API const char *web_strings(void) { return strs; }
 API int web_content_h(void) { return vm.content_h; }
 
-API int web_key(const char *name) { return have_run ? viewmodel_do(&vm, viewmodel_key(name)) : 0; }
-API int web_command(int cmd) { return have_run ? viewmodel_do(&vm, cmd) : 0; }
-API int web_play(double wall_s) { return have_run ? viewstate_play(&vm.vs, wall_s) : 0; }
+API int web_key(const char *name) { return viewmodel_do(&vm, viewmodel_key(name)); }
+API int web_command(int cmd) { return viewmodel_do(&vm, cmd); }
+API int web_play(double wall_s) { return viewstate_play(&vm.vs, wall_s); }
 API int web_playing(void) { return vm.vs.playing; }
 API void web_seek_x(int x) {
-    if (!have_run) return;
     vm.vs.playing = 0;
     viewstate_seek(&vm.vs, viewmodel_t_at(&vm, x));
 }
 API int web_on_axis(int x, int y) { return viewmodel_on_axis(&vm, x, y); }
 /* Pan by dx pixels of the first panel's plot (a drag). */
 API void web_pan_px(int dx) {
-    if (!have_run || !vm.nsc) return;
+    if (!vm.nsc) return;
     double ns_per_px = (double)(vm.vs.t1 - vm.vs.t0) / (vm.scs[0].plot_w > 0 ? vm.scs[0].plot_w : 1);
     viewstate_pan(&vm.vs, (sim_ns)(-dx * ns_per_px));
 }
-API void web_zoom_at(double factor, int x) {
-    if (have_run) viewstate_zoom(&vm.vs, factor, viewmodel_t_at(&vm, x));
-}
+API void web_zoom_at(double factor, int x) { viewstate_zoom(&vm.vs, factor, viewmodel_t_at(&vm, x)); }
 
 /* What is under (x, y): its tooltip, "" for nothing. */
 API const char *web_hit(int x, int y) {
     text_buf[0] = '\0';
-    if (have_run) viewmodel_hit(&vm, x, y, text_buf, sizeof text_buf);
+    viewmodel_hit(&vm, x, y, text_buf, sizeof text_buf);
     return text_buf;
 }
 
@@ -288,7 +288,6 @@ API const char *web_narration(int i) {
     long ks[VIEWMODEL_NARR_LINES];
     int cur;
     text_buf[0] = '\0';
-    if (!have_run) return text_buf;
     viewmodel_history(&vm, ks, &cur);
     if (i >= 0 && i < VIEWMODEL_NARR_LINES && ks[i] != -2) viewmodel_narrate(&vm, ks[i], text_buf, sizeof text_buf);
     return text_buf;
@@ -296,13 +295,12 @@ API const char *web_narration(int i) {
 API int web_narration_current(void) {
     long ks[VIEWMODEL_NARR_LINES];
     int cur;
-    if (!have_run) return -1;
     viewmodel_history(&vm, ks, &cur);
     return cur;
 }
 API const char *web_status(const char *hint) {
     text_buf[0] = '\0';
-    if (have_run) viewmodel_status(&vm, text_buf, sizeof text_buf, hint);
+    viewmodel_status(&vm, text_buf, sizeof text_buf, hint);
     return text_buf;
 }
 API const char *web_help_line(int i) {
@@ -313,12 +311,12 @@ API const char *web_help_line(int i) {
 /* The quiz: the open question (or the one just answered) with its choices
  * as lines, the first "?" or "=" (answered), the right one marked "*". */
 API const char *web_question(void) {
-    long at = vm.vs.question;
+    long at = viewstate_asking(&vm.vs);
     int answered = 0;
     text_buf[0] = '\0';
-    if (!have_run) return text_buf;
-    if (at < 0 && vm.vs.quiz && vm.vs.cur >= 0 && (vm.vs.ev[vm.vs.cur].flags & VIEWSTATE_REVEALED)) {
-        at = vm.vs.cur;
+    if (at < 0 && vm.vs.quiz && viewstate_cur(&vm.vs) >= 0 &&
+        (vm.vs.ev[viewstate_cur(&vm.vs)].flags & VIEWSTATE_REVEALED)) {
+        at = viewstate_cur(&vm.vs);
         answered = 1;
     }
     if (at < 0) return text_buf;
@@ -336,21 +334,21 @@ API const char *web_question(void) {
 API const char *web_state(void) {
     const char *kind = "-";
     if (!have_run) return "";
-    if (vm.vs.cur >= 0) kind = trace_kind_name(trs[0]->ev[vm.vs.ev[vm.vs.cur].seq].kind);
+    if (viewstate_cur(&vm.vs) >= 0) kind = trace_kind_name(trs[0]->ev[vm.vs.ev[viewstate_cur(&vm.vs)].seq].kind);
     snprintf(text_buf, sizeof text_buf,
              "cur=%ld kind=%s cursor=%lld t0=%lld t1=%lld playing=%d speed=%d question=%ld show_all=%d "
              "revealed=%zu decided=%d",
-             vm.vs.cur, kind, (long long)vm.vs.cursor, (long long)vm.vs.t0, (long long)vm.vs.t1, vm.vs.playing,
-             vm.vs.speed, vm.vs.question, vm.vs.show_all, viewmodel_revealed(&vm), vm.decided_all);
+             viewstate_cur(&vm.vs), kind, (long long)vm.vs.cursor, (long long)vm.vs.t0, (long long)vm.vs.t1,
+             vm.vs.playing, vm.vs.speed, viewstate_asking(&vm.vs), vm.vs.show_all, viewmodel_revealed(&vm),
+             vm.decided_all);
     return text_buf;
 }
 /* Jump to stop k (a shared link's place), or the start for k < 0. */
 API void web_goto(long k) {
-    if (!have_run) return;
     viewstate_home(&vm.vs);
-    while (vm.vs.cur < k && viewstate_step(&vm.vs, 1)) {}
+    while (viewstate_cur(&vm.vs) < k && viewstate_step(&vm.vs, 1)) {}
 }
-API long web_cur(void) { return have_run ? vm.vs.cur : -1; }
+API long web_cur(void) { return viewstate_cur(&vm.vs); }
 
 /* The current view as an SVG picture, width pixels wide: the run as it
  * stands at the cursor (the whole run with show_all), its window. */
@@ -412,6 +410,18 @@ API const char *web_fault_line(int x, int y, int fault) {
     return text_buf;
 }
 API int web_fault_place(const char *text) { return (int)scenario_text_fault_place(text, strlen(text), fault_at); }
+
+/* Durations as the binary reads and prints them (scn_parse_duration,
+ * scn_format_duration), so the page's knobs say what `run` would: ns as a
+ * double (exact up to 2^53 ns, 104 days); parse gives NaN for bad text. */
+API const char *web_format_duration(double ns) {
+    scn_format_duration(text_buf, sizeof text_buf, (sim_ns)ns);
+    return text_buf;
+}
+API double web_parse_duration(const char *text) {
+    sim_ns v;
+    return scn_parse_duration(text, &v) == 0 ? (double)v : NAN;
+}
 
 /* The scenario's params, one per line: "NAME<TAB>VALUE<TAB>KIND<TAB>MIN<TAB>MAX"
  * (KIND d: a duration, MIN and MAX in ns; i: a count; -: no range). */
