@@ -893,7 +893,7 @@ static void test_heatmap_axis_labels(void **state) {
 static void test_heatmap_panels_wrap(void **state) {
     (void)state;
     static const char *x[30], *const ys[] = {"1s"}, *const panels[] = {"lease", "fenced-lease"};
-    static char xv[30][8];
+    static char xv[30][12]; /* "%d" of any int: what -O1 asks of the bound */
     for (int i = 0; i < 30; i++) snprintf(xv[i], sizeof xv[i], "%d", i), x[i] = xv[i];
     static struct heatmap_cell cells[2 * 30];
     for (int i = 0; i < 2 * 30; i++) cells[i].count[HEATMAP_SAFE] = 1;
