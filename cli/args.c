@@ -10,8 +10,6 @@
 
 #include "cli.h"
 
-int cli_verbosity;
-
 /* The long options that take a value, every command's (the one list the
  * `--name=value` form is checked against). */
 static const char *const with_value[] = {

@@ -17,6 +17,8 @@
 
 const char *const cli_prog = "locksim";
 
+int cli_verbosity; /* set by cli_args_normalize (cli/args.c); here, where fanout.c and the fuzz targets find it */
+
 int cli_usage(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
