@@ -672,6 +672,14 @@ static int covers_badge(const struct scene *sc, int lane_idx, int x0, int x1) {
     return edge;
 }
 
+/* Where a label of width tw fits in [x0, x1) from tx on, moved past the
+ * badges and labels in its way (at most four): its x, or -1. */
+static int label_x(const struct scene *sc, int lane_idx, int tx, int tw, int x1) {
+    int edge, tries = 0;
+    while ((edge = covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) != 0 && tries++ < 4) tx = edge + 8;
+    return edge || tx + tw > x1 ? -1 : tx;
+}
+
 /* One piece of a lease's TTL bar, [from, to], counting down ttl from from. */
 static void ttl_piece(struct scene_ctx *c, int lane_idx, int y, int h, sim_ns from, sim_ns to, sim_ns ttl) {
     struct scene *sc = c->sc;
@@ -759,13 +767,11 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
             else snprintf(buf, sizeof buf, "leader");
             /* at its right end, clear of badges; else from its left end,
              * after the badges in its way, if it still fits in the band */
-            int len = (int)strlen(buf), tw = len * v->char_w, tx = x + w - tw - v->char_w, edge, tries = 0;
+            int len = (int)strlen(buf), tw = len * v->char_w, tx = x + w - tw - v->char_w;
             if (tx < x + v->char_w) continue; /* the band is too short for it */
-            if (covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) {
-                tx = x + v->char_w;
-                while ((edge = covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) != 0 && tries++ < 4) tx = edge + 8;
-                if (edge || tx + tw + v->char_w > x + w) continue;
-            }
+            if (covers_badge(sc, lane_idx, tx - 4, tx + tw + 4) &&
+                (tx = label_x(sc, lane_idx, x + v->char_w, tw, x + w - v->char_w)) < 0)
+                continue;
             struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf, (size_t)len,
                                                leader ? SCENE_ST_LEADER : SCENE_ST_MESSAGE);
             if (k) k->lane = lane_idx;
@@ -788,9 +794,8 @@ static void emit_detail(struct scene_ctx *c, const struct layout_lane *lane, int
         if (len * v->char_w + 2 * skip > w) continue; /* clear of the badges at both ends */
         /* after the badges in its way (a promotion, a refused release), if
          * it still fits in the span */
-        int tx = x + skip, tw = len * v->char_w, edge, tries = 0;
-        while ((edge = covers_badge(sc, lane_idx, tx - 4, tx + tw + 4)) != 0 && tries++ < 4) tx = edge + 8;
-        if (edge || tx + tw + skip > x + w) continue;
+        int tw = len * v->char_w, tx = label_x(sc, lane_idx, x + skip, tw, x + w - skip);
+        if (tx < 0) continue;
         struct scene_cmd *k = scene_text_n(c, tx, y + pad + (v->lane_h - 2 * pad - v->line_h) / 2, buf, (size_t)len,
                                            s->kind == LAYOUT_SPAN_HOLDING ? SCENE_ST_HOLDING : SCENE_ST_LABEL);
         if (k) k->lane = lane_idx;

@@ -328,10 +328,12 @@ static uint32_t op_rank(const struct checker *c, int node, uint32_t grant) {
  * late write, not a stale one: the resource's history is in grant order and
  * nothing the new holder did was computed without it. A plain resource has
  * nothing that orders writers, so there a write under a superseded grant is
- * stale wherever it lands. A write whose grant the checker cannot rank (an
- * earlier grant of the writer's own) stays stale. */
-static int write_is_late(const struct checker *c, uint32_t rank) {
-    return c->r.fenced && !c->r.lock_free && rank && c->seen_rank <= rank;
+ * stale wherever it lands, unless it is absolute (write set=V): it read
+ * nothing a newer holder wrote, so landing first harms nothing on any
+ * resource. A write whose grant the checker cannot rank (an earlier grant
+ * of the writer's own) stays stale. */
+static int write_is_late(const struct checker *c, uint32_t rank, int absolute) {
+    return (c->r.fenced || absolute) && !c->r.lock_free && rank && c->seen_rank <= rank;
 }
 
 static void enter_cs(struct checker *c, const struct trace_event *ev) {
@@ -601,11 +603,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         } else {
             int stale = !repeated && write_is_stale(c, writer, ev->grant);
             uint32_t rank = op_rank(c, writer, ev->grant);
-            /* An absolute write reads nothing: under a superseded grant it
-             * harms only what a newer grant already did, so before any
-             * operation of a newer grant it is late, on any resource. */
-            int late = write_is_late(c, rank) || (absolute && rank && c->seen_rank <= rank);
-            if (stale && accepted && late) {
+            if (stale && accepted && write_is_late(c, rank, absolute)) {
                 stale = 0;
                 c->r.late_writes++;
                 note(c, TRACE_LATE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, 1, ev->t);
