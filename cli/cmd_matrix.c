@@ -102,6 +102,12 @@ static int render_panels(const char *path, int svg, const char *file, const stru
 struct matrix_cmd {
     struct cli_runopts ro;
     const char *algos, *format, *file, *render;
+    /* what the run made, freed by matrix_close */
+    const struct lock_algo *list[MATRIX_MAX];
+    int n, svg;
+    struct report_matrix_row *rows; /* n */
+    struct run_result *kept;        /* n, with --render: each row's run (and trace) */
+    struct scenario shown;          /* the scenario's header facts, for the text heading */
 };
 
 enum { OPT_ALGOS = CLI_OPT_OWN, OPT_ALGO_ONE, OPT_RENDER, OPT_FORMAT };
@@ -132,134 +138,132 @@ static int parse_matrix_args(struct matrix_cmd *o, int argc, char **argv) {
     return st;
 }
 
-int cmd_matrix(int argc, char **argv) {
-    struct matrix_cmd o;
-    memset(&o, 0, sizeof o);
-    int st = parse_matrix_args(&o, argc, argv);
-    if (st) return st < 0 ? 0 : st;
-    struct cli_runopts ro = o.ro;
-    const char *algos = o.algos, *format = o.format, *file = o.file, *render = o.render;
-    if (!file) return cli_usage("matrix needs a scenario file: locksim matrix FILE");
-    enum report_format mf;
-    if ((st = cli_format("matrix", format, &mf)) != 0) return st;
-    format = report_format_name(mf); /* text, jsonl or csv from here on */
-    int svg = 0;
-    if (render && (st = cli_picture_format(render, NULL, &svg)) != 0) return st;
-    const struct lock_algo *list[MATRIX_MAX];
-    int n;
-    if ((st = cli_parse_algos(algos, list, NULL, MATRIX_MAX, &n)) != 0) return st;
-    /* --render keeps each row's run (and trace) for the picture. */
-    struct run_result *kept = render ? calloc((size_t)n, sizeof *kept) : NULL;
-    if (render && !kept) return cli_fail(LSIM_ENOMEM, "");
+static void matrix_close(struct matrix_cmd *o) {
+    for (int i = 0; o->rows && i < o->n; i++) report_summary_close(&o->rows[i].sum);
+    free(o->rows);
+    free_kept(o->kept, o->n);
+    scenario_close(&o->shown);
+}
 
-    struct report_matrix_row *rows = calloc((size_t)n, sizeof *rows);
-    struct scenario shown; /* the scenario's header facts, for the text heading */
-    scenario_init(&shown);
-    if (!rows) return cli_fail(LSIM_ENOMEM, "");
-    int ran = 0;
-    for (int i = 0; i < n; i++) {
-        rows[i].algo = list[i];
-        struct run_spec spec = {.file = file,
-                                .seed = ro.seed,
-                                .sets = ro.sets,
-                                .nsets = ro.nsets,
-                                .algo_resolved = list[i],
-                                .keep_trace = render != NULL,
-                                .lenient_sets = 1};
-        struct run_result r;
-        char died[200];
-        if (is_plugin_row(algos, i) && row_dies(&spec, &ro, died, sizeof died)) {
-            /* A plugin that crashes or hangs fails its own row. */
-            memset(&rows[i].sum, 0, sizeof rows[i].sum);
-            rows[i].sum.rc = LSIM_EPLUGIN;
-            rows[i].sum.outcome = LSIM_EPLUGIN;
-            snprintf(rows[i].sum.error, sizeof rows[i].sum.error, "%s", died);
-            if (!(rows[i].sum.failures = strdup(""))) {
-                for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
-                free(rows);
-                free_kept(kept, i);
-                return cli_fail(LSIM_ENOMEM, "");
-            }
-            continue;
-        }
-        cli_time_limit_arm(&ro, 0);
-        int rc = run_scenario(&spec, &r);
-        cli_time_limit_disarm();
-        if (rc && (r.stage == RUN_STAGE_LOAD || r.stage == RUN_STAGE_SET)) {
-            /* The file or an override is wrong for every row alike. */
-            st = cli_fail(rc, r.error);
-            run_result_close(&r);
-            for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
-            free(rows);
-            free_kept(kept, i);
-            return st;
-        }
-        if (report_summarize(&rows[i].sum, file, &r, 0) != 0) {
-            run_result_close(&r);
-            for (int k = 0; k < i; k++) report_summary_close(&rows[k].sum);
-            free(rows);
-            free_kept(kept, i);
-            return cli_fail(LSIM_ENOMEM, "");
-        }
-        if (!rc) {
-            note_dropped(&rows[i], engine_dropped_options(r.engine), &ro);
-            if (!ran) {
-                const struct scenario *es = r.scn;
-                snprintf(shown.title, sizeof shown.title, "%s", es->title);
-                shown.seed = es->seed;
-                shown.stock = es->stock;
-                shown.fencing = es->fencing;
-                shown.purpose = es->purpose;
-            }
-            ran++;
-        }
-        if (kept && !rc) kept[i] = r;
-        else run_result_close(&r);
+/* A plugin's row that crashed or hung in its child: a failed row, with why. */
+static int row_died(struct report_matrix_row *row, const char *died) {
+    memset(&row->sum, 0, sizeof row->sum);
+    row->sum.rc = LSIM_EPLUGIN;
+    row->sum.outcome = LSIM_EPLUGIN;
+    snprintf(row->sum.error, sizeof row->sum.error, "%s", died);
+    return (row->sum.failures = strdup("")) ? 0 : cli_fail(LSIM_ENOMEM, "");
+}
+
+/* Run row i: 0 (the row holds its summary, failed or not), or the exit
+ * status when the file or an override is wrong for every row alike. */
+static int matrix_run_row(struct matrix_cmd *o, int i, int *ran) {
+    struct report_matrix_row *row = &o->rows[i];
+    row->algo = o->list[i];
+    struct run_spec spec = {.file = o->file,
+                            .seed = o->ro.seed,
+                            .sets = o->ro.sets,
+                            .nsets = o->ro.nsets,
+                            .algo_resolved = o->list[i],
+                            .keep_trace = o->render != NULL,
+                            .lenient_sets = 1};
+    char died[200];
+    if (is_plugin_row(o->algos, i) && row_dies(&spec, &o->ro, died, sizeof died)) return row_died(row, died);
+    struct run_result r;
+    cli_time_limit_arm(&o->ro, 0);
+    int rc = run_scenario(&spec, &r);
+    cli_time_limit_disarm();
+    int st = 0;
+    if (rc && (r.stage == RUN_STAGE_LOAD || r.stage == RUN_STAGE_SET)) st = cli_fail(rc, r.error);
+    else if (report_summarize(&row->sum, o->file, &r, 0) != 0) st = cli_fail(LSIM_ENOMEM, "");
+    if (st) {
+        run_result_close(&r);
+        return st;
     }
-    /* A --set lock option that no row could use is a typo, not a knob. */
-    for (int k = 0; k < ro.nsets && ran; k++) {
-        const char *kv = ro.sets[k];
+    if (!rc) {
+        note_dropped(row, engine_dropped_options(r.engine), &o->ro);
+        if (!*ran) {
+            const struct scenario *es = r.scn;
+            snprintf(o->shown.title, sizeof o->shown.title, "%s", es->title);
+            o->shown.seed = es->seed;
+            o->shown.stock = es->stock;
+            o->shown.fencing = es->fencing;
+            o->shown.purpose = es->purpose;
+        }
+        ++*ran;
+    }
+    if (o->kept && !rc) o->kept[i] = r;
+    else run_result_close(&r);
+    return 0;
+}
+
+/* A --set lock option that no row could use is a typo, not a knob. */
+static int matrix_check_sets(const struct matrix_cmd *o) {
+    for (int k = 0; k < o->ro.nsets; k++) {
+        const char *kv = o->ro.sets[k];
         if (strncmp(kv, "lock.", 5) == 0) kv += 5;
         size_t klen = strcspn(kv, "=");
         int users = 0;
-        for (int i = 0; i < n; i++) {
-            if (rows[i].sum.rc) continue;
-            users += !run_word_in_list(rows[i].dropped, kv, klen);
-        }
-        if (users == 0) {
-            st = cli_usage("--set %s: no algorithm of this matrix has the option '%.*s'; `locksim help run` "
-                           "and docs/algorithms.md list the options",
-                           ro.sets[k], (int)klen, kv);
-            for (int i = 0; i < n; i++) report_summary_close(&rows[i].sum);
-            free(rows);
-            free_kept(kept, n);
-            return st;
-        }
+        for (int i = 0; i < o->n; i++)
+            if (!o->rows[i].sum.rc) users += !run_word_in_list(o->rows[i].dropped, kv, klen);
+        if (users == 0)
+            return cli_usage("--set %s: no algorithm of this matrix has the option '%.*s'; `locksim help run` "
+                             "and docs/algorithms.md list the options",
+                             o->ro.sets[k], (int)klen, kv);
     }
-    if (render) {
-        st = render_panels(render, svg, file, kept, n, &ro);
-        for (int i = 0; i < n; i++)
-            if (kept[i].engine) run_result_close(&kept[i]);
-        free(kept);
-        kept = NULL;
-        if (st || strcmp(render, "-") == 0) format = "none"; /* the picture is on stdout */
-    }
-    if (strcmp(format, "none") == 0) {
-        /* nothing more on stdout: the picture is there, or it failed */
-    } else if (strcmp(format, "csv") == 0) {
+    return 0;
+}
+
+/* The rows on stdout in format (text, jsonl or csv). */
+static void matrix_output(struct matrix_cmd *o, const char *format) {
+    struct report_matrix_row *rows = o->rows;
+    if (strcmp(format, "csv") == 0) {
         report_csv_header(stdout);
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < o->n; i++) {
             if (rows[i].sum.rc) snprintf(rows[i].sum.algo, sizeof rows[i].sum.algo, "%s", rows[i].algo->name);
             report_csv_row(stdout, &rows[i].sum);
         }
     } else if (strcmp(format, "jsonl") == 0) {
-        report_matrix_json(stdout, rows, n, file, &shown);
+        report_matrix_json(stdout, rows, o->n, o->file, &o->shown);
     } else {
-        report_matrix_text(stdout, rows, n, file, &shown, ro.sets, ro.nsets);
+        report_matrix_text(stdout, rows, o->n, o->file, &o->shown, o->ro.sets, o->ro.nsets);
     }
-    for (int i = 0; i < n; i++) report_summary_close(&rows[i].sum);
-    free(rows);
-    scenario_close(&shown);
+}
+
+/* Everything but the running: the file, the format, the picture's, the
+ * algorithms; 0 or the exit status. */
+static int matrix_prepare(struct matrix_cmd *o, enum report_format *mf) {
+    int st;
+    if (!o->file) return cli_usage("matrix needs a scenario file: locksim matrix FILE");
+    if ((st = cli_format("matrix", o->format, mf)) != 0) return st;
+    if (o->render && (st = cli_picture_format(o->render, NULL, &o->svg)) != 0) return st;
+    if ((st = cli_parse_algos(o->algos, o->list, NULL, MATRIX_MAX, &o->n)) != 0) return st;
+    o->rows = calloc((size_t)o->n, sizeof *o->rows);
+    if (o->render) o->kept = calloc((size_t)o->n, sizeof *o->kept);
+    if (!o->rows || (o->render && !o->kept)) return cli_fail(LSIM_ENOMEM, "");
+    return 0;
+}
+
+int cmd_matrix(int argc, char **argv) {
+    struct matrix_cmd o;
+    memset(&o, 0, sizeof o);
+    scenario_init(&o.shown);
+    enum report_format mf = REPORT_FMT_TEXT;
+    int st = parse_matrix_args(&o, argc, argv);
+    if (st) {
+        matrix_close(&o);
+        return st < 0 ? 0 : st;
+    }
+    st = matrix_prepare(&o, &mf);
+    const char *format = report_format_name(mf); /* text, jsonl or csv from here on */
+    int ran = 0;
+    for (int i = 0; i < o.n && !st; i++) st = matrix_run_row(&o, i, &ran);
+    if (!st && ran) st = matrix_check_sets(&o);
+    if (!st && o.render) {
+        st = render_panels(o.render, o.svg, o.file, o.kept, o.n, &o.ro);
+        if (st || strcmp(o.render, "-") == 0) format = NULL; /* the picture is on stdout, or it failed */
+    }
+    if (!st && format) matrix_output(&o, format);
+    matrix_close(&o);
     if (st) return st;
     if (fflush(stdout) != 0) return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
     return 0;
