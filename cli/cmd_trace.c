@@ -61,7 +61,16 @@ static void trace_changes(char *na, size_t n, const struct trace *tr, const stru
 
 struct check_trace_cmd {
     const char *file, *scn_file, *purpose_s, *stuck_s, *format;
-    int no_color, hold;
+    int no_color, hold, json;
+    /* what the run made */
+    struct scenario s;        /* --scenario's, or scenario_init's defaults */
+    enum scn_purpose purpose; /* what the trace does not hold: from s or the options */
+    sim_ns stuck_after;
+    struct trace src, dst; /* the trace read, and as the checker saw it again */
+    struct checker_report rep;
+    struct run_result r; /* no engine: the report and the scenario judged */
+    int cut;             /* no run-end event: the recording was cut short */
+    char why[300];       /* why cut */
 };
 
 enum { OPT_SCENARIO = CLI_OPT_OWN, OPT_EXPECT, OPT_PURPOSE, OPT_STUCK_AFTER, OPT_FORMAT, OPT_CONTEXT };
@@ -94,133 +103,150 @@ static int parse_check_trace_args(struct check_trace_cmd *o, int argc, char **ar
     return st;
 }
 
-int cmd_check_trace(int argc, char **argv) {
-    struct check_trace_cmd o;
-    memset(&o, 0, sizeof o);
-    int st0 = parse_check_trace_args(&o, argc, argv);
-    if (st0) return st0 < 0 ? 0 : st0;
-    const char *file = o.file, *scn_file = o.scn_file, *purpose_s = o.purpose_s, *stuck_s = o.stuck_s;
-    int no_color = o.no_color, hold = o.hold;
-    enum report_format fmt;
-    st0 = cli_format("check-trace", o.format, &fmt);
-    if (st0) return st0;
-    int json = fmt == REPORT_FMT_JSONL;
-    if (!file) return cli_usage("check-trace needs a trace file (JSON Lines, from `locksim run --trace`)");
-    if (hold && !scn_file) return cli_usage("check-trace --expect needs --scenario FILE.lsim: its expect lines");
-    /* What the file does not hold: the scenario's purpose and stuck-after
-     * (defaults from scenario_init, or the scenario named, or the options). */
-    struct scenario s;
+/* The scenario of --scenario (or the defaults) and what --purpose and
+ * --stuck-after make of it: 0 or the exit status. */
+static int check_trace_scenario(struct check_trace_cmd *o) {
     struct scn_error e;
-    scenario_init(&s);
-    int lrc = scn_file ? scenario_load(&s, scn_file, &e) : 0;
+    int lrc = o->scn_file ? scenario_load(&o->s, o->scn_file, &e) : 0;
     if (lrc != 0) {
         char msg[700];
         if (e.pos.line <= 0) snprintf(msg, sizeof msg, "%s", e.msg);
-        else snprintf(msg, sizeof msg, "%s:%d:%d: %s", scn_file, e.pos.line, e.pos.col, e.msg);
-        scenario_close(&s);
+        else snprintf(msg, sizeof msg, "%s:%d:%d: %s", o->scn_file, e.pos.line, e.pos.col, e.msg);
         return cli_fail(lrc, msg);
     }
-    enum scn_purpose purpose = s.purpose;
-    sim_ns stuck_after = s.stuck_after_ns;
-    int st = 0;
-    if (purpose_s && strcmp(purpose_s, "correctness") == 0) purpose = SCN_PURPOSE_CORRECTNESS;
-    else if (purpose_s && strcmp(purpose_s, "efficiency") == 0) purpose = SCN_PURPOSE_EFFICIENCY;
-    else if (purpose_s) st = cli_usage("--purpose takes correctness or efficiency, not '%s'", purpose_s);
-    if (!st && stuck_s && scn_parse_duration(stuck_s, &stuck_after) != 0)
-        st = cli_usage("--stuck-after takes a duration such as 60s, not '%s'", stuck_s);
-    if (st) {
-        scenario_close(&s);
-        return st;
-    }
+    o->purpose = o->s.purpose;
+    o->stuck_after = o->s.stuck_after_ns;
+    const char *p = o->purpose_s;
+    if (p && strcmp(p, "correctness") == 0) o->purpose = SCN_PURPOSE_CORRECTNESS;
+    else if (p && strcmp(p, "efficiency") == 0) o->purpose = SCN_PURPOSE_EFFICIENCY;
+    else if (p) return cli_usage("--purpose takes correctness or efficiency, not '%s'", p);
+    if (o->stuck_s && scn_parse_duration(o->stuck_s, &o->stuck_after) != 0)
+        return cli_usage("--stuck-after takes a duration such as 60s, not '%s'", o->stuck_s);
+    return 0;
+}
 
-    struct trace src, dst;
-    st = load(&src, file);
+/* A recording ends with run-end (docs/trace-format.md): without it the file
+ * was cut short, and its figures decide nothing. Sets o->cut and o->why. */
+static void check_trace_cut(struct check_trace_cmd *o) {
+    const struct trace *src = &o->src;
+    o->cut = 1;
+    for (size_t i = src->len; i-- > 0 && o->cut;)
+        if (src->ev[i].kind == TRACE_RUN_END) o->cut = 0;
+    if (!o->cut) return;
+    char t[32];
+    format_time_ns(t, sizeof t, src->len ? src->ev[src->len - 1].t : 0);
+    snprintf(o->why, sizeof o->why,
+             "the trace has no run-end event: the recording was cut short after %zu event%s (t=%s), "
+             "so nothing is decided",
+             src->len, src->len == 1 ? "" : "s", t);
+}
+
+/* The checker over the trace again, then the scenario's expect lines judged
+ * on its report as a run's are. Returns the checker's 0 or LSIM_E* code. */
+static int check_trace_judge(struct check_trace_cmd *o) {
+    int rc = run_recheck(&o->src, o->purpose, o->stuck_after, o->scn_file ? &o->s : NULL, &o->dst, &o->rep);
+    struct run_result *r = &o->r;
+    r->scn = &o->s;
+    r->report = &o->rep;
+    r->truncated = o->cut;
+    r->nexpects = o->scn_file ? o->s.nexpects : 0;
+    if (r->nexpects && !o->hold) trace_changes(r->not_applicable, sizeof r->not_applicable, &o->src, &o->s);
+    for (int i = 0; rc == 0 && !o->cut && !r->not_applicable[0] && i < r->nexpects; i++)
+        if (!run_expect(r, i, NULL)) r->failed++;
+    return rc;
+}
+
+/* The run's JSON record, from a summary of the trace: its events are those
+ * read, whatever a run-end event claims; why an expectation failed goes to
+ * standard error. */
+static void check_trace_json(const struct check_trace_cmd *o) {
+    const struct trace *src = &o->src;
+    struct report_summary sum;
+    memset(&sum, 0, sizeof sum);
+    sum.file = o->file;
+    snprintf(sum.title, sizeof sum.title, "%s", src->title);
+    snprintf(sum.algo, sizeof sum.algo, "%s", src->algo);
+    sum.seed = src->seed;
+    sum.events = (unsigned long long)src->len;
+    sum.truncated = o->cut;
+    sum.outcome = run_outcome(&o->r, 0);
+    sum.rep = o->rep;
+    /* A golden trace's events leave out the message traffic: its digest is
+     * the whole run's, in its header, while the findings read agree with
+     * the checker's. */
+    sum.trace_hash = src->golden && trace_hash(&o->dst) == trace_hash(src) ? src->golden_digest : trace_hash(&o->dst);
+    sum.judged = o->scn_file != NULL; /* PASS or FAIL, else RAN */
+    sum.nexpects = o->r.nexpects;
+    sum.failed = o->r.failed;
+    snprintf(sum.not_applicable, sizeof sum.not_applicable, "%s", o->r.not_applicable);
+    report_json_summary(stdout, &sum, NULL, 0);
     char err[1400];
-    if (!st && scn_file && bind_expects(&s, scn_file, &src, file, err, sizeof err) != 0)
-        st = cli_fail(LSIM_EPARSE, err);
-    if (st) {
-        trace_close(&src);
-        scenario_close(&s);
-        return st;
+    for (int i = 0; !o->cut && !o->r.not_applicable[0] && i < o->r.nexpects; i++)
+        if (report_expect_failure(err, sizeof err, o->scn_file, &o->r, i)) fprintf(stderr, "%s\n", err);
+}
+
+/* The verdict block `run` prints, headed by what the trace is. */
+static void check_trace_text(const struct check_trace_cmd *o) {
+    const struct trace *src = &o->src;
+    struct report_ctx c = {.file = o->file, .color = cli_want_color(o->no_color), .truncation = o->why};
+    char t1[1000], t2[500], t3[200];
+    printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", text_term(t1, sizeof t1, o->file),
+           text_term(t2, sizeof t2, src->title), text_term(t3, sizeof t3, src->algo), (unsigned long long)src->seed,
+           src->len);
+    if (o->r.nexpects) printf("  judged against the expect lines of %s\n", text_term(t1, sizeof t1, o->scn_file));
+    report_text_verdict(stdout, &o->r, &c);
+    if (trace_hash(&o->dst) != trace_hash(src))
+        printf("  note: the findings recorded in the file differ from the checker's now\n");
+    if (o->scn_file && strcmp(src->title, o->s.title) != 0) {
+        char t4[500];
+        printf("  note: the trace's title is \"%s\", the scenario's \"%s\"\n", text_term(t1, sizeof t1, src->title),
+               text_term(t4, sizeof t4, o->s.title));
     }
-    /* A recording ends with run-end (docs/trace-format.md): without it the
-     * file was cut short, and its figures decide nothing. */
-    int cut = 1;
-    for (size_t i = src.len; i-- > 0 && cut;)
-        if (src.ev[i].kind == TRACE_RUN_END) cut = 0;
-    char why[300] = "";
-    if (cut) {
-        char t[32];
-        format_time_ns(t, sizeof t, src.len ? src.ev[src.len - 1].t : 0);
-        snprintf(why, sizeof why,
-                 "the trace has no run-end event: the recording was cut short after %zu event%s (t=%s), "
-                 "so nothing is decided",
-                 src.len, src.len == 1 ? "" : "s", t);
+    report_text_expects(stdout, &o->r, &c); /* those of --scenario, if any */
+}
+
+/* Everything before the judging: 0 or the exit status. */
+static int check_trace_prepare(struct check_trace_cmd *o) {
+    enum report_format fmt;
+    int st = cli_format("check-trace", o->format, &fmt);
+    if (st) return st;
+    o->json = fmt == REPORT_FMT_JSONL;
+    if (!o->file) return cli_usage("check-trace needs a trace file (JSON Lines, from `locksim run --trace`)");
+    if (o->hold && !o->scn_file) return cli_usage("check-trace --expect needs --scenario FILE.lsim: its expect lines");
+    if ((st = check_trace_scenario(o)) != 0) return st;
+    if ((st = load(&o->src, o->file)) != 0) return st;
+    char err[1400];
+    if (o->scn_file && bind_expects(&o->s, o->scn_file, &o->src, o->file, err, sizeof err) != 0)
+        return cli_fail(LSIM_EPARSE, err);
+    return 0;
+}
+
+int cmd_check_trace(int argc, char **argv) {
+    struct check_trace_cmd o;
+    memset(&o, 0, sizeof o);
+    scenario_init(&o.s);
+    trace_init(&o.src, 1);
+    trace_init(&o.dst, 1);
+    int st = parse_check_trace_args(&o, argc, argv);
+    if (st == 0) st = check_trace_prepare(&o);
+    int rc = 0;
+    if (st == 0) {
+        check_trace_cut(&o);
+        rc = check_trace_judge(&o);
+        if (rc == 0 && o.json) check_trace_json(&o);
+        else if (rc == 0) check_trace_text(&o);
     }
-    struct checker_report rep;
-    int rc = run_recheck(&src, purpose, stuck_after, scn_file ? &s : NULL, &dst, &rep);
-    /* The scenario's expect lines, judged on the report as a run's are. */
-    struct run_result r;
-    memset(&r, 0, sizeof r);
-    r.scn = &s;
-    r.report = &rep; /* no engine: the report and the scenario are all the judging needs */
-    r.truncated = cut;
-    r.nexpects = scn_file ? s.nexpects : 0;
-    if (r.nexpects && !hold) trace_changes(r.not_applicable, sizeof r.not_applicable, &src, &s);
-    for (int i = 0; rc == 0 && !cut && !r.not_applicable[0] && i < r.nexpects; i++)
-        if (!run_expect(&r, i, NULL)) r.failed++;
-    if (rc == 0 && json) {
-        /* The run's JSON record, from a summary of the trace: its events
-         * are those read, whatever a run-end event claims. */
-        struct report_summary sum;
-        memset(&sum, 0, sizeof sum);
-        sum.file = file;
-        snprintf(sum.title, sizeof sum.title, "%s", src.title);
-        snprintf(sum.algo, sizeof sum.algo, "%s", src.algo);
-        sum.seed = src.seed;
-        sum.events = (unsigned long long)src.len;
-        sum.truncated = cut;
-        sum.outcome = run_outcome(&r, 0);
-        sum.rep = rep;
-        /* A golden trace's events leave out the message traffic: its
-         * digest is the whole run's, in its header, while the findings read
-         * agree with the checker's. */
-        sum.trace_hash = src.golden && trace_hash(&dst) == trace_hash(&src) ? src.golden_digest : trace_hash(&dst);
-        sum.judged = scn_file != NULL; /* PASS or FAIL, else RAN */
-        sum.nexpects = r.nexpects;
-        sum.failed = r.failed;
-        snprintf(sum.not_applicable, sizeof sum.not_applicable, "%s", r.not_applicable);
-        report_json_summary(stdout, &sum, NULL, 0);
-        for (int i = 0; !cut && !r.not_applicable[0] && i < r.nexpects; i++) /* why it failed: on stderr */
-            if (report_expect_failure(err, sizeof err, scn_file, &r, i)) fprintf(stderr, "%s\n", err);
-    } else if (rc == 0) {
-        struct report_ctx c = {.file = file, .color = cli_want_color(no_color), .truncation = why};
-        char t1[1000], t2[500], t3[200];
-        printf("Trace: %s\n  %s, algorithm %s, seed %llu, %zu events\n", text_term(t1, sizeof t1, file),
-               text_term(t2, sizeof t2, src.title), text_term(t3, sizeof t3, src.algo), (unsigned long long)src.seed,
-               src.len);
-        if (r.nexpects) printf("  judged against the expect lines of %s\n", text_term(t1, sizeof t1, scn_file));
-        report_text_verdict(stdout, &r, &c);
-        if (trace_hash(&dst) != trace_hash(&src))
-            printf("  note: the findings recorded in the file differ from the checker's now\n");
-        if (scn_file && strcmp(src.title, s.title) != 0) {
-            char t4[500];
-            printf("  note: the trace's title is \"%s\", the scenario's \"%s\"\n", text_term(t1, sizeof t1, src.title),
-                   text_term(t4, sizeof t4, s.title));
-        }
-        report_text_expects(stdout, &r, &c); /* those of --scenario, if any */
-    }
-    trace_close(&dst);
-    trace_close(&src);
-    int outcome = run_outcome(&r, 0);
-    scenario_close(&s);
+    trace_close(&o.dst);
+    trace_close(&o.src);
+    scenario_close(&o.s);
+    if (st) return st < 0 ? 0 : st;
     if (rc) return cli_fail(rc, "");
-    if (cut) {
+    if (o.cut) {
         char msg[1400];
-        snprintf(msg, sizeof msg, "%s: %s", file, why);
+        snprintf(msg, sizeof msg, "%s: %s", o.file, o.why);
         return cli_fail(LSIM_ETRUNCATED, msg);
     }
-    return cli_exit(outcome); /* 0, or 1 when an expectation fails; main() checks standard output */
+    return cli_exit(run_outcome(&o.r, 0)); /* 0, or 1 when an expectation fails; main() checks standard output */
 }
 
 /* *t without its message traffic (trace_copy_golden), to be compared with a
