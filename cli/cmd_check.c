@@ -218,119 +218,133 @@ static const struct option check_options[] = {
         {NULL, 0, NULL, 0},
 };
 
-int cmd_check(int argc, char **argv) {
+struct check_cmd {
     struct cli_runopts ro;
-    memset(&ro, 0, sizeof ro);
-    int quiet = 0, st = 0, hold = 0;
-    struct golden_opts g = {0};
-    const char *format = "text";
-    struct cli_paths files = {0};
+    int quiet, hold, json;
+    struct golden_opts g;
+    const char *format;
+    enum report_format fmt;
+    struct cli_paths files;
+    /* what the runs made */
+    struct report_summary *sum; /* files.n */
+    int nsum;                   /* summaries to close */
+    int gold_same, gold_written;
+};
+
+/* check's arguments: 0, -1 after --help, or the exit status. */
+static int parse_check_args(struct check_cmd *o, int argc, char **argv) {
     char err[700];
     struct cli_getopt go;
-    st = cli_getopt_init(&go, "check", cli_usage_check, &ro, check_options, argc, argv);
+    o->format = "text";
+    int st = cli_getopt_init(&go, "check", cli_usage_check, &o->ro, check_options, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&go)) != CLI_OPT_END;) {
         switch (c) {
-        case CLI_OPT_STOP:
-            st = go.status < 0 ? 0 : go.status;
-            cli_getopt_close(&go);
-            goto out;
-        case OPT_QUIET: quiet = 1; break;
-        case OPT_UPDATE: g.update = 1; break;
-        case OPT_NO_GOLDEN: g.off = 1; break;
-        case OPT_EXPECT: hold = 1; break;
-        case OPT_GOLDEN: g.dir = go.arg; break;
-        case OPT_FORMAT: format = go.arg; break;
+        case CLI_OPT_STOP: st = go.status; break;
+        case OPT_QUIET: o->quiet = 1; break;
+        case OPT_UPDATE: o->g.update = 1; break;
+        case OPT_NO_GOLDEN: o->g.off = 1; break;
+        case OPT_EXPECT: o->hold = 1; break;
+        case OPT_GOLDEN: o->g.dir = go.arg; break;
+        case OPT_FORMAT: o->format = go.arg; break;
         default: { /* CLI_OPT_ARG: a file or a folder, in order */
-            int rc = cli_paths_add(&files, go.arg, err, sizeof err);
+            int rc = cli_paths_add(&o->files, go.arg, err, sizeof err);
             if (rc) st = cli_fail(rc, err);
         }
         }
     }
     cli_getopt_close(&go);
-    if (st) goto out;
-    enum report_format fmt;
-    if ((st = cli_format("check", format, &fmt)) != 0) goto out;
-    int json = fmt == REPORT_FMT_JSONL;
-    if (files.n == 0) {
-        st = cli_usage("check needs at least one scenario file or folder");
-        goto out;
-    }
-    if (ro.seed || ro.nsets || ro.algo) {
-        if (g.update) {
-            st = cli_usage("check --update records the scenarios as written: no --seed, --set or --algo");
-            goto out;
-        }
-        g.off = 1; /* golden traces are of the scenarios as written */
-    }
-    if (g.update && !g.off && (st = update_refusals(&files)) != 0) goto out;
-    struct report_summary *sum = calloc((unsigned)files.n, sizeof *sum);
-    if (!sum) {
-        st = cli_fail(LSIM_ENOMEM, "");
-        goto out;
-    }
-    int worst = 0, gold_same = 0, gold_written = 0;
-    for (int i = 0; i < files.n; i++) {
-        struct run_spec spec = {.file = files.v[i],
-                                .seed = ro.seed,
-                                .sets = ro.sets,
-                                .nsets = ro.nsets,
-                                .algo = ro.algo,
-                                .keep_trace = 0,
-                                .hold_expects = hold};
-        struct run_result r;
-        double t0 = now_s();
-        run_scenario(&spec, &r);
-        double dt = now_s() - t0;
-        if (report_summarize(&sum[i], files.v[i], &r, 2) != 0) {
-            run_result_close(&r);
-            st = cli_fail(LSIM_ENOMEM, "");
-            for (int k = 0; k <= i; k++) report_summary_close(&sum[k]);
-            free(sum);
-            goto out;
-        }
-        sum[i].seconds = dt;
-        if (r.rc && !json) cli_fail(r.rc, r.error); /* on stderr at once, as the run fails */
-        struct memtext gm;
-        enum golden_result gr = memtext_open(&gm) ? GOLDEN_NOMEM : golden_check(&g, files.v[i], &r, gm.f);
-        if (memtext_close(&gm) != 0) gr = GOLDEN_NOMEM;
-        char *gmsg = gm.buf;
-        int oom = gr == GOLDEN_NOMEM;
-        if (gr == GOLDEN_SAME) gold_same++;
-        else if (gr == GOLDEN_WRITTEN) gold_written++, fputs(gmsg, json ? stderr : stdout);
-        else if (gr == GOLDEN_FAILED) {
-            if (json) fputs(gmsg, stderr);
-            if (add_failure(&sum[i], gmsg ? gmsg : "") != 0) oom = 1;
-        }
-        free(gmsg);
-        if (json && !oom) {
-            struct report_ctx c = {.file = files.v[i], .algo = ro.algo, .sets = ro.sets, .nsets = ro.nsets};
-            if (r.rc) report_json_error(stdout, files.v[i], &r);
-            else if (report_json(stdout, &r, &c, NULL) != 0) oom = 1;
-        }
-        run_result_close(&r);
-        if (oom) {
-            /* Nothing is reported as checked that was not: the command stops. */
-            st = cli_fail(LSIM_ENOMEM, "");
-            for (int k = 0; k <= i; k++) report_summary_close(&sum[k]);
-            free(sum);
-            goto out;
-        }
-        int status = cli_exit(sum[i].outcome);
-        if (status > worst) worst = status;
-    }
-    if (fmt == REPORT_FMT_TEXT) {
-        report_check_text(stdout, sum, files.n, quiet, gold_same, gold_written);
-    } else if (fmt == REPORT_FMT_TAP) {
-        report_tap(stdout, sum, files.n);
-    } else if (fmt == REPORT_FMT_JUNIT) {
-        if (report_junit(stdout, "locksim check", sum, files.n, ro.sets, ro.nsets) != 0)
-            worst = cli_fail(LSIM_ENOMEM, "");
-    }
-    for (int i = 0; i < files.n; i++) report_summary_close(&sum[i]);
-    free(sum);
-    st = worst;
-    if (fflush(stdout) != 0) st = cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
-out:
-    cli_paths_free(&files);
     return st;
+}
+
+/* Everything before the runs: 0 or the exit status. */
+static int check_prepare(struct check_cmd *o) {
+    int st;
+    if ((st = cli_format("check", o->format, &o->fmt)) != 0) return st;
+    o->json = o->fmt == REPORT_FMT_JSONL;
+    if (o->files.n == 0) return cli_usage("check needs at least one scenario file or folder");
+    if (o->ro.seed || o->ro.nsets || o->ro.algo) {
+        if (o->g.update)
+            return cli_usage("check --update records the scenarios as written: no --seed, --set or --algo");
+        o->g.off = 1; /* golden traces are of the scenarios as written */
+    }
+    if (o->g.update && !o->g.off && (st = update_refusals(&o->files)) != 0) return st;
+    if (!(o->sum = calloc((unsigned)o->files.n, sizeof *o->sum))) return cli_fail(LSIM_ENOMEM, "");
+    return 0;
+}
+
+/* Run file i, compare (or write) its golden trace, and write its JSON
+ * record with --format json: 0, or LSIM_ENOMEM (nothing is reported as
+ * checked that was not: the command stops). */
+static int check_one(struct check_cmd *o, int i) {
+    const char *file = o->files.v[i];
+    struct run_spec spec = {.file = file,
+                            .seed = o->ro.seed,
+                            .sets = o->ro.sets,
+                            .nsets = o->ro.nsets,
+                            .algo = o->ro.algo,
+                            .keep_trace = 0,
+                            .hold_expects = o->hold};
+    struct run_result r;
+    double t0 = now_s();
+    run_scenario(&spec, &r);
+    double dt = now_s() - t0;
+    struct report_summary *sum = &o->sum[i];
+    o->nsum = i + 1;
+    if (report_summarize(sum, file, &r, 2) != 0) {
+        run_result_close(&r);
+        return LSIM_ENOMEM;
+    }
+    sum->seconds = dt;
+    if (r.rc && !o->json) cli_fail(r.rc, r.error); /* on stderr at once, as the run fails */
+    struct memtext gm;
+    enum golden_result gr = memtext_open(&gm) ? GOLDEN_NOMEM : golden_check(&o->g, file, &r, gm.f);
+    if (memtext_close(&gm) != 0) gr = GOLDEN_NOMEM;
+    char *gmsg = gm.buf;
+    int oom = gr == GOLDEN_NOMEM;
+    if (gr == GOLDEN_SAME) o->gold_same++;
+    else if (gr == GOLDEN_WRITTEN) o->gold_written++, fputs(gmsg, o->json ? stderr : stdout);
+    else if (gr == GOLDEN_FAILED) {
+        if (o->json) fputs(gmsg, stderr);
+        if (add_failure(sum, gmsg ? gmsg : "") != 0) oom = 1;
+    }
+    free(gmsg);
+    if (o->json && !oom) {
+        struct report_ctx c = {.file = file, .algo = o->ro.algo, .sets = o->ro.sets, .nsets = o->ro.nsets};
+        if (r.rc) report_json_error(stdout, file, &r);
+        else if (report_json(stdout, &r, &c, NULL) != 0) oom = 1;
+    }
+    run_result_close(&r);
+    return oom ? LSIM_ENOMEM : 0;
+}
+
+/* The summary in the text, TAP or JUnit format (JSON went out run by run):
+ * 0 or the exit status. */
+static int check_output(const struct check_cmd *o) {
+    int n = o->files.n;
+    if (o->fmt == REPORT_FMT_TEXT) report_check_text(stdout, o->sum, n, o->quiet, o->gold_same, o->gold_written);
+    else if (o->fmt == REPORT_FMT_TAP) report_tap(stdout, o->sum, n);
+    else if (o->fmt == REPORT_FMT_JUNIT && report_junit(stdout, "locksim check", o->sum, n, o->ro.sets, o->ro.nsets))
+        return cli_fail(LSIM_ENOMEM, "");
+    return 0;
+}
+
+int cmd_check(int argc, char **argv) {
+    struct check_cmd o;
+    memset(&o, 0, sizeof o);
+    int st = parse_check_args(&o, argc, argv);
+    if (st == 0) st = check_prepare(&o);
+    int worst = 0;
+    for (int i = 0; st == 0 && i < o.files.n; i++) {
+        if (check_one(&o, i) != 0) st = cli_fail(LSIM_ENOMEM, "");
+        else if (cli_exit(o.sum[i].outcome) > worst) worst = cli_exit(o.sum[i].outcome);
+    }
+    if (st == 0) {
+        int ost = check_output(&o);
+        st = ost ? ost : worst;
+        if (fflush(stdout) != 0) st = cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
+    }
+    for (int i = 0; i < o.nsum; i++) report_summary_close(&o.sum[i]);
+    free(o.sum);
+    cli_paths_free(&o.files);
+    return st < 0 ? 0 : st;
 }
