@@ -117,6 +117,8 @@ static void report_interrupted(const char *algo, const struct explore_opts *o, c
             (unsigned long long)r->first_fail + 1);
 }
 
+#define EXPLORE_ALGOS_MAX 64
+
 struct row {
     char algo[48];
     int found;
@@ -281,100 +283,98 @@ static int parse_explore_args(struct explore_cmd *x, int argc, char **argv) {
     return st;
 }
 
-int cmd_explore(int argc, char **argv) {
-    struct explore_cmd x;
-    memset(&x, 0, sizeof x);
-    int st = parse_explore_args(&x, argc, argv), i;
-    if (st) return st < 0 ? 0 : st;
-    struct cli_runopts ro = x.ro;
-    struct explore_opts o = x.o;
-    const char *file = x.file, *algos = x.algos, *outpath = x.outpath;
-    char cmdline[1024];
-    size_t cl = 0;
-    cl += (size_t)snprintf(cmdline, sizeof cmdline, "locksim explore");
-    for (i = 0; i < ro.nsets; i++)
-        cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --set %s", ro.sets[i]);
-    if (!file) return cli_usage("explore needs a scenario file");
-    cl += (size_t)snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " %s", file);
-    if (o.budget)
-        snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --budget %llu",
-                 (unsigned long long)o.budget);
-    else snprintf(cmdline + cl, cl < sizeof cmdline ? sizeof cmdline - cl : 0, " --time %gs", o.time_s);
-    cl = strlen(cmdline);
-    snprintf(cmdline + cl, sizeof cmdline - cl, " --seed %llu%s", (unsigned long long)o.seed,
-             o.swarm ? " --swarm" : "");
+/* The command that reproduces this search, without --algos (each row adds
+ * its own), into out. */
+static void explore_cmdline(const struct explore_cmd *x, char *out, size_t n) {
+    size_t cl = (size_t)snprintf(out, n, "locksim explore");
+    for (int i = 0; i < x->ro.nsets; i++)
+        cl += (size_t)snprintf(out + cl, cl < n ? n - cl : 0, " --set %s", x->ro.sets[i]);
+    cl += (size_t)snprintf(out + cl, cl < n ? n - cl : 0, " %s", x->file);
+    if (x->o.budget)
+        cl += (size_t)snprintf(out + cl, cl < n ? n - cl : 0, " --budget %llu", (unsigned long long)x->o.budget);
+    else cl += (size_t)snprintf(out + cl, cl < n ? n - cl : 0, " --time %gs", x->o.time_s);
+    snprintf(out + cl, cl < n ? n - cl : 0, " --seed %llu%s", (unsigned long long)x->o.seed,
+             x->o.swarm ? " --swarm" : "");
+}
 
-    struct scenario s;
+/* The scenario with the --set values applied: 0 or the exit status. */
+static int explore_load(const struct explore_cmd *x, struct scenario *s) {
     struct scn_error err;
-    scenario_init(&s);
-    int rc = scenario_load(&s, file, &err);
+    char msg[700];
+    int rc = scenario_load(s, x->file, &err);
     if (rc) {
-        char msg[700];
         snprintf(msg, sizeof msg, "%s:%d:%d: %s", err.file, err.pos.line, err.pos.col, err.msg);
-        scenario_close(&s);
         return cli_fail(rc, err.pos.line > 0 ? msg : err.msg);
     }
-    for (i = 0; i < ro.nsets; i++) {
-        rc = scenario_set(&s, ro.sets[i], &err);
-        if (rc) {
-            char msg[700];
-            snprintf(msg, sizeof msg, "--set %s: %s", ro.sets[i], err.msg);
-            scenario_close(&s);
+    for (int i = 0; i < x->ro.nsets; i++) {
+        if ((rc = scenario_set(s, x->ro.sets[i], &err)) != 0) {
+            snprintf(msg, sizeof msg, "--set %s: %s", x->ro.sets[i], err.msg);
             return cli_fail(rc, msg);
         }
     }
-    /* The algorithms: the scenario's own, or each of --algos. */
-    const struct lock_algo *list[64];
-    int nalgo = 0;
-    if (algos && strcmp(algos, "all") == 0) {
-        for (i = 0; lock_algo_at(i) && nalgo < 64; i++) list[nalgo++] = lock_algo_at(i);
-    } else if (algos) {
-        char buf[1024], msg[600];
-        snprintf(buf, sizeof buf, "%s", algos);
-        for (char *t = strtok(buf, ","); t && nalgo < 64; t = strtok(NULL, ",")) {
-            rc = run_resolve_algo(t, &list[nalgo], msg, sizeof msg);
-            if (rc) {
-                scenario_close(&s);
-                return cli_fail(rc, msg);
-            }
-            nalgo++;
-        }
-    } else {
-        list[nalgo++] = NULL;
+    return 0;
+}
+
+/* With several algorithms: a table of what each search found. */
+static void print_rows(const struct row *rows, int n) {
+    printf("%-22s %-6s %10s %8s %7s  %s\n", "algorithm", "found", "runs", "faults", "states",
+           "minimal failing scenario (its fault lines)");
+    for (int i = 0; i < n; i++) {
+        char runs[32], states[32];
+        snprintf(runs, sizeof runs, "%llu", rows[i].found ? rows[i].first : rows[i].runs);
+        snprintf(states, sizeof states, "%d/%d", rows[i].states, rows[i].nstates);
+        printf("%-22s %-6s %10s %8d %7s  %s\n", rows[i].algo, rows[i].found ? "yes" : "no", runs, rows[i].faults,
+               states, rows[i].what);
     }
-    struct row rows[64];
-    int found = 0, several = nalgo > 1;
-    o.stop = cli_stop_catch(); /* Ctrl-C, TERM, HUP: a partial report and 130 */
-    for (i = 0; i < nalgo; i++) {
-        char cmd[1200];
-        o.algo = list[i];
+    printf("(runs: to the first failure when found, else runs searched; states: algorithm "
+           "states reached in the runs searched, of those it names)\n");
+}
+
+/* One search per algorithm (the scenario's own when list[0] is NULL), the
+ * number that found a failing run in *found: 0, or the exit status of a
+ * search that failed (it ends the command). */
+static int explore_all(struct explore_cmd *x, const struct scenario *s, const struct lock_algo *const *list, int n,
+                       struct row *rows, int *found) {
+    char cmdline[1024], cmd[1200];
+    explore_cmdline(x, cmdline, sizeof cmdline);
+    int st = 0, several = n > 1;
+    *found = 0;
+    x->o.stop = cli_stop_catch(); /* Ctrl-C, TERM, HUP: a partial report and 130 */
+    for (int i = 0; i < n; i++) {
+        x->o.algo = list[i];
         snprintf(cmd, sizeof cmd, "%s%s%s", cmdline, list[i] ? " --algos " : "", list[i] ? list[i]->name : "");
-        o.command = cmd;
+        x->o.command = cmd;
         memset(&rows[i], 0, sizeof rows[i]);
-        st = explore_one(file, &s, &o, outpath, several, &rows[i]);
-        if (st > 1) {
-            cli_stop_release();
-            scenario_close(&s);
-            return st;
+        int r = explore_one(x->file, s, &x->o, x->outpath, several, &rows[i]);
+        if (r > 1) {
+            st = r;
+            break;
         }
-        found += st;
+        *found += r;
         if (several) printf("\n");
     }
     cli_stop_release();
+    return st;
+}
+
+int cmd_explore(int argc, char **argv) {
+    struct explore_cmd x;
+    memset(&x, 0, sizeof x);
+    int st = parse_explore_args(&x, argc, argv);
+    if (st) return st < 0 ? 0 : st;
+    if (!x.file) return cli_usage("explore needs a scenario file");
+    struct scenario s;
+    scenario_init(&s);
+    /* The algorithms: the scenario's own, or each of --algos. */
+    const struct lock_algo *list[EXPLORE_ALGOS_MAX] = {NULL};
+    int n = 1;
+    if ((st = explore_load(&x, &s)) == 0 && x.algos) st = cli_parse_algos(x.algos, list, NULL, EXPLORE_ALGOS_MAX, &n);
+    struct row rows[EXPLORE_ALGOS_MAX];
+    int found = 0;
+    if (st == 0) st = explore_all(&x, &s, list, n, rows, &found);
     scenario_close(&s);
-    if (several) {
-        printf("%-22s %-6s %10s %8s %7s  %s\n", "algorithm", "found", "runs", "faults", "states",
-               "minimal failing scenario (its fault lines)");
-        for (i = 0; i < nalgo; i++) {
-            char runs[32], states[32];
-            snprintf(runs, sizeof runs, "%llu", rows[i].found ? rows[i].first : rows[i].runs);
-            snprintf(states, sizeof states, "%d/%d", rows[i].states, rows[i].nstates);
-            printf("%-22s %-6s %10s %8d %7s  %s\n", rows[i].algo, rows[i].found ? "yes" : "no", runs, rows[i].faults,
-                   states, rows[i].what);
-        }
-        printf("(runs: to the first failure when found, else runs searched; states: algorithm "
-               "states reached in the runs searched, of those it names)\n");
-    }
+    if (st) return st;
+    if (n > 1) print_rows(rows, n);
     if (fflush(stdout) != 0) return cli_fail(LSIM_EOUTPUT, "cannot write to standard output");
     return found ? 1 : 0;
 }
