@@ -309,12 +309,191 @@ static void skip_sentence(char *buf, size_t n, const char *me, const struct trac
     else snprintf(buf, n, "%s does not send its write", me);
 }
 
+/* No sentence: buf empty, and 1. */
+static int empty(char *buf, size_t n) {
+    if (n) buf[0] = '\0';
+    return 1;
+}
+
+/* TRACE_PAUSE */
+static int pause_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node);
+    char d1[48], d2[32];
+    struct nstat st;
+    st = view_stat(v, e->node);
+    d1[0] = '\0';
+    if (e->a > 0) {
+        format_time_ns(d2, sizeof d2, e->a);
+        snprintf(d1, sizeof d1, " for %s", d2);
+    }
+    if (st.in_cs)
+        snprintf(buf, n,
+                 "%s pauses%s (GC pause, stall) inside the critical section;"
+                 " it cannot notice",
+                 me, d1);
+    else snprintf(buf, n, "%s pauses%s (GC pause, stall)", me, d1);
+    return 0;
+}
+
+/* TRACE_RESUME */
+static int resume_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node);
+    char d1[48], tk[48];
+    struct nstat st;
+    st = view_stat(v, e->node);
+    format_time_ns(d1, sizeof d1, e->a);
+    tok_paren(tk, sizeof tk, st.token);
+    if (st.in_cs) snprintf(buf, n, "%s resumes after %s, still believing it holds the lock%s", me, d1, tk);
+    else snprintf(buf, n, "%s resumes after %s", me, d1);
+    return 0;
+}
+
+/* TRACE_CRASH */
+static int crash_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node);
+    struct nstat st;
+    st = view_stat(v, e->node);
+    if (st.in_cs)
+        snprintf(buf, n,
+                 "%s crashes inside the critical section; it cannot release"
+                 " the lock",
+                 me);
+    else snprintf(buf, n, "%s crashes", me);
+    return 0;
+}
+
+/* TRACE_CLOCK_STEP */
+static int clock_step_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node);
+    char d1[48];
+    format_time_ns(d1, sizeof d1, e->a < 0 ? -e->a : e->a);
+    if (e->b & TRACE_CLOCK_AT_START) {
+        snprintf(buf, n, "%s's wall clock starts %s %s of true time", me, d1, e->a < 0 ? "behind" : "ahead");
+        return 0;
+    }
+    snprintf(buf, n, "%s's %s %s %s by %s", me,
+             e->b == 1   ? "wall clock"
+             : e->b == 2 ? "monotonic clock"
+                         : "wall and monotonic clocks",
+             e->b == 3 ? "jump" : "jumps", e->a < 0 ? "back" : "forward", d1);
+    return 0;
+}
+
+/* TRACE_ACQUIRED */
+static int acquired_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node);
+    char d1[48], tk[48];
+    if (e->token) snprintf(tk, sizeof tk, "token %llu", (unsigned long long)e->token);
+    else snprintf(tk, sizeof tk, "no fencing token");
+    if (e->a > 0) {
+        format_time_ns(d1, sizeof d1, e->a);
+        snprintf(buf, n, "%s acquires the lock (%s), valid for %s by its own clock", me, tk, d1);
+    } else {
+        snprintf(buf, n, "%s acquires the lock (%s)", me, tk);
+    }
+    return 0;
+}
+
+/* TRACE_SRV_GRANT */
+static int grant_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node), *peer = nm(v->tr, e->peer);
+    char d1[48];
+    if (e->a > 0) format_time_ns(d1, sizeof d1, e->a);
+    else snprintf(d1, sizeof d1, "no expiry");
+    if (e->token)
+        snprintf(buf, n, "%s grants the lock to %s (token %llu, lease %s)", me, peer, (unsigned long long)e->token, d1);
+    else snprintf(buf, n, "%s grants the lock to %s (lease %s)", me, peer, d1);
+    return 0;
+}
+
+/* TRACE_SRV_EXPIRE */
+static int expire_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node), *peer = nm(v->tr, e->peer);
+    struct nstat st;
+    st = view_stat(v, e->peer);
+    if (st.in_cs && st.paused)
+        snprintf(buf, n, "%s: lease of %s expired; %s does not know (it is paused)", me, peer, peer);
+    else if (st.in_cs)
+        snprintf(buf, n,
+                 "%s: lease of %s expired; %s does not know (it is still in the"
+                 " critical section)",
+                 me, peer, peer);
+    else if (st.crashed) snprintf(buf, n, "%s: lease of %s expired (%s had crashed)", me, peer, peer);
+    else snprintf(buf, n, "%s: lease of %s expired", me, peer);
+    return 0;
+}
+
+/* TRACE_SRV_DELETE */
+static int delete_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const struct trace *tr = v->tr;
+    const char *me = nm(v->tr, e->node), *peer = nm(v->tr, e->peer);
+    if (e->b)
+        snprintf(buf, n,
+                 "%s deletes %s's lock on %s's release: %s released a lock that"
+                 " was no longer its own",
+                 me, nm(tr, e->a), peer, peer);
+    else snprintf(buf, n, "%s deletes %s's lock (%s released it)", me, nm(tr, e->a), peer);
+    return 0;
+}
+
+/* TRACE_SRV_KEEP */
+static int keep_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const struct trace *tr = v->tr;
+    const char *me = nm(v->tr, e->node), *peer = nm(v->tr, e->peer);
+    if (e->a < 0) /* nothing held: e.g. Redlock unlocking every server */
+        snprintf(buf, n, "%s has no lock of %s's to delete", me, peer);
+    else if (e->a == e->peer) snprintf(buf, n, "%s refuses %s's release: the value does not match", me, peer);
+    else
+        snprintf(buf, n, "%s refuses %s's release and keeps %s's lock: the lock is no longer %s's", me, peer,
+                 nm(tr, e->a), peer);
+    return 0;
+}
+
+/* TRACE_SRV_NOTE */
+static int note_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node);
+    if (!e->text) return empty(buf, n);
+    if (strncmp(e->text, "ignored: ", 9) == 0) { /* a fault with nothing to do (engine_fault.c) */
+        snprintf(buf, n, "%s %s (line %lld) does nothing: %s", scn_fault_name((enum scn_fault_kind)e->a), me,
+                 (long long)e->b, e->text + 9);
+        return 0;
+    }
+    snprintf(buf, n, "%s: %s", me, e->text);
+    return 0;
+}
+
+/* TRACE_CONTROL */
+static int control_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const char *me = nm(v->tr, e->node);
+    if (e->a == LOCK_CONTROL_PROMOTE) snprintf(buf, n, "operator: %s is promoted to primary (failover)", me);
+    else if (e->a == LOCK_CONTROL_KILL_REPLICAS)
+        snprintf(buf, n, "operator: CLIENT KILL TYPE replica on %s closes its replication links", me);
+    else if (e->text) snprintf(buf, n, "operator action on %s: %s", me, e->text);
+    else snprintf(buf, n, "operator action on %s", me);
+    return 0;
+}
+
+/* TRACE_DOUBLE_ENTRY_BEGIN and _END */
+static int double_entry_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
+    const struct trace *tr = v->tr;
+    int lo = e->node < e->peer ? e->node : e->peer, hi = e->node < e->peer ? e->peer : e->node;
+    if (e->kind == TRACE_DOUBLE_ENTRY_BEGIN) {
+        snprintf(buf, n, "%s and %s are both in the critical section: mutual exclusion is broken", nm(tr, lo),
+                 nm(tr, hi));
+    } else {
+        char d1[48];
+        format_time_ns(d1, sizeof d1, e->a);
+        snprintf(buf, n, "%s and %s are no longer both in the critical section (for %s)", nm(tr, lo), nm(tr, hi), d1);
+    }
+    return 0;
+}
+
+/* The sentence that says what e means, in buf, and 0; 1 (buf empty) for an
+ * event too fine for a sentence. v: the nodes' state before e. */
 static int sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const struct trace *tr = v->tr;
     const char *me = nm(tr, e->node), *peer = nm(tr, e->peer);
-    char d1[48], d2[32], tk[48];
-    struct nstat st;
-    int lo, hi;
+    char d1[48], d2[32];
     switch ((enum trace_kind)e->kind) {
     case TRACE_RUN_START:
         format_time_ns(d1, sizeof d1, e->b);
@@ -322,52 +501,14 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         return 0;
     case TRACE_RUN_END: snprintf(buf, n, "the run ends"); return 0;
     case TRACE_RESOURCE_INIT: rule_sentence(buf, n, me, e->a, e->b); return 0;
-    case TRACE_PAUSE:
-        st = view_stat(v, e->node);
-        d1[0] = '\0';
-        if (e->a > 0) {
-            format_time_ns(d2, sizeof d2, e->a);
-            snprintf(d1, sizeof d1, " for %s", d2);
-        }
-        if (st.in_cs)
-            snprintf(buf, n,
-                     "%s pauses%s (GC pause, stall) inside the critical section;"
-                     " it cannot notice",
-                     me, d1);
-        else snprintf(buf, n, "%s pauses%s (GC pause, stall)", me, d1);
-        return 0;
-    case TRACE_RESUME:
-        st = view_stat(v, e->node);
-        format_time_ns(d1, sizeof d1, e->a);
-        tok_paren(tk, sizeof tk, st.token);
-        if (st.in_cs) snprintf(buf, n, "%s resumes after %s, still believing it holds the lock%s", me, d1, tk);
-        else snprintf(buf, n, "%s resumes after %s", me, d1);
-        return 0;
-    case TRACE_CRASH:
-        st = view_stat(v, e->node);
-        if (st.in_cs)
-            snprintf(buf, n,
-                     "%s crashes inside the critical section; it cannot release"
-                     " the lock",
-                     me);
-        else snprintf(buf, n, "%s crashes", me);
-        return 0;
+    case TRACE_PAUSE: return pause_sentence(buf, n, v, e);
+    case TRACE_RESUME: return resume_sentence(buf, n, v, e);
+    case TRACE_CRASH: return crash_sentence(buf, n, v, e);
     case TRACE_RESTART:
         if (is_client(tr, e->node)) snprintf(buf, n, "%s restarts with fresh state", me);
         else snprintf(buf, n, "%s restarts", me);
         return 0;
-    case TRACE_CLOCK_STEP:
-        format_time_ns(d1, sizeof d1, e->a < 0 ? -e->a : e->a);
-        if (e->b & TRACE_CLOCK_AT_START) {
-            snprintf(buf, n, "%s's wall clock starts %s %s of true time", me, d1, e->a < 0 ? "behind" : "ahead");
-            return 0;
-        }
-        snprintf(buf, n, "%s's %s %s %s by %s", me,
-                 e->b == 1   ? "wall clock"
-                 : e->b == 2 ? "monotonic clock"
-                             : "wall and monotonic clocks",
-                 e->b == 3 ? "jump" : "jumps", e->a < 0 ? "back" : "forward", d1);
-        return 0;
+    case TRACE_CLOCK_STEP: return clock_step_sentence(buf, n, v, e);
     case TRACE_CLOCK_DRIFT:
         if (e->a == 0) snprintf(buf, n, "%s's clock no longer drifts", me);
         else
@@ -386,16 +527,7 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
     case TRACE_HEAL: snprintf(buf, n, "the network heals"); return 0;
     case TRACE_LINK: link_sentence(buf, n, me, peer, e); return 0;
     case TRACE_ACQUIRE_START: snprintf(buf, n, "%s tries to acquire the lock", me); return 0;
-    case TRACE_ACQUIRED:
-        if (e->token) snprintf(tk, sizeof tk, "token %llu", (unsigned long long)e->token);
-        else snprintf(tk, sizeof tk, "no fencing token");
-        if (e->a > 0) {
-            format_time_ns(d1, sizeof d1, e->a);
-            snprintf(buf, n, "%s acquires the lock (%s), valid for %s by its own clock", me, tk, d1);
-        } else {
-            snprintf(buf, n, "%s acquires the lock (%s)", me, tk);
-        }
-        return 0;
+    case TRACE_ACQUIRED: return acquired_sentence(buf, n, v, e);
     case TRACE_ACQUIRE_FAILED:
         if (e->a > 0)
             snprintf(buf, n, "%s gives up acquiring the lock after %lld attempt%s", me, (long long)e->a,
@@ -403,82 +535,23 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
         else snprintf(buf, n, "%s gives up acquiring the lock", me);
         return 0;
     case TRACE_CS_EXIT: exit_sentence(buf, n, me, e->a); return 0;
-    case TRACE_SRV_GRANT:
-        if (e->a > 0) format_time_ns(d1, sizeof d1, e->a);
-        else snprintf(d1, sizeof d1, "no expiry");
-        if (e->token)
-            snprintf(buf, n, "%s grants the lock to %s (token %llu, lease %s)", me, peer, (unsigned long long)e->token,
-                     d1);
-        else snprintf(buf, n, "%s grants the lock to %s (lease %s)", me, peer, d1);
-        return 0;
+    case TRACE_SRV_GRANT: return grant_sentence(buf, n, v, e);
     case TRACE_SRV_RENEW:
         format_time_ns(d1, sizeof d1, e->a);
         snprintf(buf, n, "%s renews %s's lease for %s", me, peer, d1);
         return 0;
-    case TRACE_SRV_EXPIRE:
-        st = view_stat(v, e->peer);
-        if (st.in_cs && st.paused)
-            snprintf(buf, n, "%s: lease of %s expired; %s does not know (it is paused)", me, peer, peer);
-        else if (st.in_cs)
-            snprintf(buf, n,
-                     "%s: lease of %s expired; %s does not know (it is still in the"
-                     " critical section)",
-                     me, peer, peer);
-        else if (st.crashed) snprintf(buf, n, "%s: lease of %s expired (%s had crashed)", me, peer, peer);
-        else snprintf(buf, n, "%s: lease of %s expired", me, peer);
-        return 0;
-    case TRACE_SRV_DELETE:
-        if (e->b)
-            snprintf(buf, n,
-                     "%s deletes %s's lock on %s's release: %s released a lock that"
-                     " was no longer its own",
-                     me, nm(tr, e->a), peer, peer);
-        else snprintf(buf, n, "%s deletes %s's lock (%s released it)", me, nm(tr, e->a), peer);
-        return 0;
-    case TRACE_SRV_KEEP:
-        if (e->a < 0) /* nothing held: e.g. Redlock unlocking every server */
-            snprintf(buf, n, "%s has no lock of %s's to delete", me, peer);
-        else if (e->a == e->peer) snprintf(buf, n, "%s refuses %s's release: the value does not match", me, peer);
-        else
-            snprintf(buf, n, "%s refuses %s's release and keeps %s's lock: the lock is no longer %s's", me, peer,
-                     nm(tr, e->a), peer);
-        return 0;
-    case TRACE_SRV_NOTE:
-        if (!e->text) break;
-        if (strncmp(e->text, "ignored: ", 9) == 0) { /* a fault with nothing to do (engine_fault.c) */
-            snprintf(buf, n, "%s %s (line %lld) does nothing: %s", scn_fault_name((enum scn_fault_kind)e->a), me,
-                     (long long)e->b, e->text + 9);
-            return 0;
-        }
-        snprintf(buf, n, "%s: %s", me, e->text);
-        return 0;
+    case TRACE_SRV_EXPIRE: return expire_sentence(buf, n, v, e);
+    case TRACE_SRV_DELETE: return delete_sentence(buf, n, v, e);
+    case TRACE_SRV_KEEP: return keep_sentence(buf, n, v, e);
+    case TRACE_SRV_NOTE: return note_sentence(buf, n, v, e);
     case TRACE_READ: snprintf(buf, n, "%s reads %lld from %s", peer, (long long)e->a, me); return 0;
     case TRACE_WRITE: write_sentence(buf, n, v, e); return 0;
     case TRACE_DOUBLE_ENTRY_BEGIN:
-    case TRACE_DOUBLE_ENTRY_END:
-        lo = e->node < e->peer ? e->node : e->peer;
-        hi = e->node < e->peer ? e->peer : e->node;
-        if (e->kind == TRACE_DOUBLE_ENTRY_BEGIN) {
-            snprintf(buf, n,
-                     "%s and %s are both in the critical section: mutual exclusion"
-                     " is broken",
-                     nm(tr, lo), nm(tr, hi));
-        } else {
-            format_time_ns(d1, sizeof d1, e->a);
-            snprintf(buf, n, "%s and %s are no longer both in the critical section (for %s)", nm(tr, lo), nm(tr, hi),
-                     d1);
-        }
-        return 0;
+    case TRACE_DOUBLE_ENTRY_END: return double_entry_sentence(buf, n, v, e);
     case TRACE_STALE_WRITE: stale_write_sentence(buf, n, v, e); return 0;
     case TRACE_LATE_WRITE: late_write_sentence(buf, n, v, e); return 0;
     case TRACE_WRITE_SKIPPED: skip_sentence(buf, n, me, e); return 0;
-    case TRACE_CONTROL:
-        if (e->a == LOCK_CONTROL_PROMOTE) snprintf(buf, n, "operator: %s is promoted to primary (failover)", me);
-        else if (e->a == LOCK_CONTROL_KILL_REPLICAS)
-            snprintf(buf, n, "operator: CLIENT KILL TYPE replica on %s closes its replication links", me);
-        else if (e->text) snprintf(buf, n, "operator action on %s: %s", me, e->text);
-        else snprintf(buf, n, "operator action on %s", me);
-        return 0;
+    case TRACE_CONTROL: return control_sentence(buf, n, v, e);
     case TRACE_WRONG_RELEASE:
         snprintf(buf, n, "%s's release removed %s's lock: %s is no longer protected", me, peer, peer);
         return 0;
@@ -495,8 +568,7 @@ static int sentence(char *buf, size_t n, const struct view *v, const struct trac
     case TRACE_PROGRAM_DONE:
     case TRACE_SRV_DENY: break;
     }
-    if (n) buf[0] = '\0';
-    return 1;
+    return empty(buf, n);
 }
 
 int narrate_event(char *buf, size_t n, const struct trace *tr, const struct trace_event *ev) {
