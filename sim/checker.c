@@ -480,6 +480,84 @@ static void starved_clause(const struct checker *c, char *out, size_t n) {
 #define UNCHECKED_CASE_1_(name)
 #define UNCHECKED_CASE_(name, word, finding, checked) UNCHECKED_CASE_##checked##_(name)
 
+/* A client got the lock: its wait ends, its facts, its critical section. */
+static void observe_acquired(struct checker *c, const struct trace_event *ev) {
+    int n = ev->node;
+    c->r.acquires++;
+    fence_settle(c, n);
+    if (c->cl[n].wait_since >= 0) record_latency(c, ev->t - c->cl[n].wait_since);
+    wait_end(c, n);
+    c->flags[n] |= CHECKER_GOT;
+    if (c->flags[n] & CHECKER_WATCHED) {
+        struct checker_fact *f = fact(c, n);
+        if (f->first_acquired < 0) {
+            f->first_acquired = ev->t;
+            f->first_token = ev->token;
+        }
+    }
+    enter_cs(c, ev);
+}
+
+/* A server granted the lock to ev->peer (n is a node of the trace). */
+static void observe_grant(struct checker *c, const struct trace_event *ev) {
+    struct checker_hold *h = hold_entry(c, ev->node);
+    if (!h) return;
+    int previous = h->owner;
+    c->srv_grants = 1;
+    h->owner = ev->peer;
+    h->since = ev->t;
+    service_grant(c, ev->peer, previous);
+}
+
+/* A write reached the resource, accepted or not: the stock, the writer's
+ * facts, and whether it was stale (or late, and harmless). */
+static void observe_write(struct checker *c, const struct trace_event *ev) {
+    int writer = ev->peer;
+    int accepted = ev->b == TRACE_WRITE_ACCEPTED;
+    /* An absolute write (set=V) reads nothing that another write could
+     * overtake, sells nothing, and starts the stock account again at V;
+     * one that leaves the value as it was is work repeated, not harm. */
+    int absolute = trace_write_is_set(ev->text);
+    int repeated = accepted && absolute && ev->a == c->r.final_stock;
+    if (accepted && c->r.lock_free && !absolute) lock_free_accepted(c, writer);
+    if (accepted) {
+        c->r.writes_accepted++;
+        c->r.final_stock = ev->a;
+        if (absolute) {
+            c->base_stock = ev->a;
+            c->base_writes = c->r.writes_accepted;
+        }
+        if (repeated) c->r.repeated_writes++;
+    } else {
+        c->r.writes_rejected++;
+    }
+    struct checker_fact *f = is_client(c, writer) && (c->flags[writer] & CHECKER_WATCHED) ? fact(c, writer) : NULL;
+    if (f) {
+        if (accepted) f->writes_accepted++;
+        else f->writes_rejected++;
+    }
+    if (c->r.lock_free) {
+        if (!accepted) lock_free_refused(c, ev->b);
+    } else {
+        int stale = !repeated && write_is_stale(c, writer, ev->grant);
+        uint32_t rank = op_rank(c, writer, ev->grant);
+        if (stale && accepted && write_is_late(c, rank, absolute)) {
+            stale = 0;
+            c->r.late_writes++;
+            note(c, TRACE_LATE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, 1, ev->t);
+        }
+        if (accepted && rank > c->seen_rank) c->seen_rank = rank;
+        if (is_client(c, writer) && ev->grant) fence_note(c, writer, stale, ev->b);
+        if (stale) {
+            if (accepted) c->r.stale_accepted++;
+            else c->r.stale_rejected++;
+            if (f && accepted) f->stale_accepted++;
+            else if (f) f->stale_rejected++;
+            note(c, TRACE_STALE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, accepted, ev->t);
+        }
+    }
+}
+
 void checker_observe(void *arg, const struct trace_event *ev) {
     struct checker *c = arg;
     int n = ev->node;
@@ -505,20 +583,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         }
         break;
     case TRACE_ACQUIRED:
-        if (!is_client(c, n)) break;
-        c->r.acquires++;
-        fence_settle(c, n);
-        if (c->cl[n].wait_since >= 0) record_latency(c, ev->t - c->cl[n].wait_since);
-        wait_end(c, n);
-        c->flags[n] |= CHECKER_GOT;
-        if (c->flags[n] & CHECKER_WATCHED) {
-            struct checker_fact *f = fact(c, n);
-            if (f->first_acquired < 0) {
-                f->first_acquired = ev->t;
-                f->first_token = ev->token;
-            }
-        }
-        enter_cs(c, ev);
+        if (is_client(c, n)) observe_acquired(c, ev);
         break;
     case TRACE_ACQUIRE_DENIED: c->r.denied_attempts++; break;
     case TRACE_ACQUIRE_FAILED:
@@ -546,16 +611,7 @@ void checker_observe(void *arg, const struct trace_event *ev) {
         }
         break;
     case TRACE_SRV_GRANT:
-        if (n >= 0 && n < c->nnodes) {
-            struct checker_hold *h = hold_entry(c, n);
-            if (h) {
-                int previous = h->owner;
-                c->srv_grants = 1;
-                h->owner = ev->peer;
-                h->since = ev->t;
-                service_grant(c, ev->peer, previous);
-            }
-        }
+        if (n >= 0 && n < c->nnodes) observe_grant(c, ev);
         break;
     case TRACE_SRV_EXPIRE:
         if (n >= 0 && n < c->nnodes) {
@@ -573,53 +629,9 @@ void checker_observe(void *arg, const struct trace_event *ev) {
             }
         }
         break;
-    case TRACE_WRITE: {
-        int writer = ev->peer;
-        int accepted = ev->b == TRACE_WRITE_ACCEPTED;
-        /* An absolute write (set=V) reads nothing that another write could
-         * overtake, sells nothing, and starts the stock account again at V;
-         * one that leaves the value as it was is work repeated, not harm. */
-        int absolute = trace_write_is_set(ev->text);
-        int repeated = accepted && absolute && ev->a == c->r.final_stock;
-        if (accepted && c->r.lock_free && !absolute) lock_free_accepted(c, writer);
-        if (accepted) {
-            c->r.writes_accepted++;
-            c->r.final_stock = ev->a;
-            if (absolute) {
-                c->base_stock = ev->a;
-                c->base_writes = c->r.writes_accepted;
-            }
-            if (repeated) c->r.repeated_writes++;
-        } else {
-            c->r.writes_rejected++;
-        }
-        struct checker_fact *f = is_client(c, writer) && (c->flags[writer] & CHECKER_WATCHED) ? fact(c, writer) : NULL;
-        if (f) {
-            if (accepted) f->writes_accepted++;
-            else f->writes_rejected++;
-        }
-        if (c->r.lock_free) {
-            if (!accepted) lock_free_refused(c, ev->b);
-        } else {
-            int stale = !repeated && write_is_stale(c, writer, ev->grant);
-            uint32_t rank = op_rank(c, writer, ev->grant);
-            if (stale && accepted && write_is_late(c, rank, absolute)) {
-                stale = 0;
-                c->r.late_writes++;
-                note(c, TRACE_LATE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, 1, ev->t);
-            }
-            if (accepted && rank > c->seen_rank) c->seen_rank = rank;
-            if (is_client(c, writer) && ev->grant) fence_note(c, writer, stale, ev->b);
-            if (stale) {
-                if (accepted) c->r.stale_accepted++;
-                else c->r.stale_rejected++;
-                if (f && accepted) f->stale_accepted++;
-                else if (f) f->stale_rejected++;
-                note(c, TRACE_STALE_WRITE, writer, TRACE_NO_NODE, ev->grant, ev->token, accepted, ev->t);
-            }
-        }
+    case TRACE_WRITE:
+        observe_write(c, ev);
         break;
-    }
         TRACE_KIND_MAP(UNCHECKED_CASE_)
         break;
     }
