@@ -382,6 +382,109 @@ static int apply_leader_note(struct builder *b, const struct trace_event *e) {
     return 0;
 }
 
+/* A client got the lock: its wait ends, its holding span opens. */
+static void apply_acquired(struct builder *b, const struct trace_event *e) {
+    struct layout *ly = b->ly;
+    int n = e->node;
+    struct open_state *os = &b->open[n];
+    struct layout_mark *m;
+    span_close(b, n, &os->acq, e->t, LAYOUT_END_ACQUIRED);
+    span_close(b, n, &os->hold, e->t, LAYOUT_END_REPLACED);
+    os->hold = span_open(b, n, LAYOUT_SPAN_HOLDING, e->t);
+    ly->lanes[n].spans[os->hold].token = e->token;
+    ly->lanes[n].spans[os->hold].grant = e->grant;
+    ly->lanes[n].spans[os->hold].validity_ns = e->a;
+    m = mark_add(b, n, LAYOUT_MARK_ACQUIRED, e);
+    m->value = e->a;
+}
+
+/* A crash ends whatever the node was doing or showing. */
+static void apply_crash(struct builder *b, const struct trace_event *e) {
+    int n = e->node;
+    struct open_state *os = &b->open[n];
+    span_close(b, n, &os->acq, e->t, LAYOUT_END_CRASH);
+    span_close(b, n, &os->hold, e->t, LAYOUT_END_CRASH);
+    span_close(b, n, &os->pause, e->t, LAYOUT_END_CRASH);
+    span_close(b, n, &os->leader, e->t, LAYOUT_END_CRASH);
+    span_close(b, n, &os->delay, e->t, LAYOUT_END_CRASH);
+    lease_close_all(b, n, e->t, LAYOUT_END_CRASH);
+    if (os->crash == NONE) os->crash = span_open(b, n, LAYOUT_SPAN_CRASHED, e->t);
+    mark_add(b, n, LAYOUT_MARK_CRASH, e);
+}
+
+/* A server grants a lease: the one it replaces ends. */
+static void apply_grant(struct builder *b, const struct trace_event *e) {
+    int n = e->node;
+    size_t i;
+    i = lease_take(b, n, 0, e->peer);
+    span_close(b, n, &i, e->t, LAYOUT_END_REPLACED);
+    lease_push(b, n, lease_open(b, n, e, e->a));
+    mark_add(b, n, LAYOUT_MARK_GRANT, e)->value = e->a;
+}
+
+/* A server renews a lease. */
+static void apply_renew(struct builder *b, const struct trace_event *e) {
+    struct layout *ly = b->ly;
+    int n = e->node;
+    size_t i;
+    i = lease_take(b, n, e->grant, e->peer);
+    if (i == NONE) i = lease_open(b, n, e, 0); /* a renewal the trace did not show granted */
+    ly->lanes[n].spans[i].validity_ns = e->a;
+    lease_push(b, n, i);
+    mark_add(b, n, LAYOUT_MARK_RENEW, e)->value = e->a;
+}
+
+/* A server's lease expires. */
+static void apply_expire(struct builder *b, const struct trace_event *e) {
+    int n = e->node;
+    size_t i;
+    i = lease_take(b, n, e->grant, e->peer);
+    span_close(b, n, &i, e->t, LAYOUT_END_EXPIRED);
+    mark_add(b, n, LAYOUT_MARK_EXPIRE, e);
+}
+
+/* A server deletes a lock, on its holder's release or another's. */
+static void apply_delete(struct builder *b, const struct trace_event *e) {
+    int n = e->node;
+    struct layout_mark *m;
+    size_t i;
+    i = lease_take(b, n, e->grant, (int)e->a);
+    span_close(b, n, &i, e->t, e->b ? LAYOUT_END_DELETED_BY_OTHER : LAYOUT_END_RELEASE);
+    m = mark_add(b, n, LAYOUT_MARK_DELETE, e);
+    m->value = e->a;
+    m->detail = e->b;
+}
+
+/* A write at the resource, accepted or not. */
+static void apply_write(struct builder *b, const struct trace_event *e) {
+    int n = e->node;
+    struct layout_mark *m;
+    m = mark_add(b, n, e->b == TRACE_WRITE_ACCEPTED ? LAYOUT_MARK_WRITE_OK : LAYOUT_MARK_WRITE_REJECTED, e);
+    m->value = e->a;
+    m->detail = e->b;
+    m->set = (uint8_t)trace_write_is_set(e->text);
+}
+
+/* The checker found a write late but harmless: mark the write. */
+static void apply_late(struct builder *b, const struct trace_event *e) {
+    struct layout_mark *m;
+    m = find_write(b, e);
+    if (m) {
+        m->late = 1;
+        m->other = newer_holder(b, e->node, e->grant);
+    }
+}
+
+/* The checker found a write stale: mark the write and whose lock it broke. */
+static void apply_stale(struct builder *b, const struct trace_event *e) {
+    struct layout_mark *m;
+    m = find_write(b, e);
+    if (m) {
+        m->stale = 1;
+        m->other = e->peer != TRACE_NO_NODE ? e->peer : newer_holder(b, e->node, e->grant);
+    }
+}
+
 static void apply(struct builder *b, const struct trace_event *e) {
     struct layout *ly = b->ly;
     int n = e->node;
@@ -392,22 +495,12 @@ static void apply(struct builder *b, const struct trace_event *e) {
     if (n < 0 || n >= ly->nlanes) return;
     struct open_state *os = &b->open[n];
     struct layout_mark *m;
-    size_t i;
     switch ((enum trace_kind)e->kind) {
     case TRACE_ACQUIRE_START:
         span_close(b, n, &os->acq, e->t, LAYOUT_END_REPLACED);
         os->acq = span_open(b, n, LAYOUT_SPAN_ACQUIRING, e->t);
         break;
-    case TRACE_ACQUIRED:
-        span_close(b, n, &os->acq, e->t, LAYOUT_END_ACQUIRED);
-        span_close(b, n, &os->hold, e->t, LAYOUT_END_REPLACED);
-        os->hold = span_open(b, n, LAYOUT_SPAN_HOLDING, e->t);
-        ly->lanes[n].spans[os->hold].token = e->token;
-        ly->lanes[n].spans[os->hold].grant = e->grant;
-        ly->lanes[n].spans[os->hold].validity_ns = e->a;
-        m = mark_add(b, n, LAYOUT_MARK_ACQUIRED, e);
-        m->value = e->a;
-        break;
+    case TRACE_ACQUIRED: apply_acquired(b, e); break;
     case TRACE_ACQUIRE_FAILED:
         span_close(b, n, &os->acq, e->t, LAYOUT_END_FAILED);
         mark_add(b, n, LAYOUT_MARK_ACQUIRE_FAILED, e)->value = e->a;
@@ -422,17 +515,7 @@ static void apply(struct builder *b, const struct trace_event *e) {
         if (os->pause == NONE) os->pause = span_open(b, n, LAYOUT_SPAN_PAUSED, e->t);
         break;
     case TRACE_RESUME: span_close(b, n, &os->pause, e->t, LAYOUT_END_RESUME); break;
-    case TRACE_CRASH:
-        /* A crash ends whatever the node was doing or showing. */
-        span_close(b, n, &os->acq, e->t, LAYOUT_END_CRASH);
-        span_close(b, n, &os->hold, e->t, LAYOUT_END_CRASH);
-        span_close(b, n, &os->pause, e->t, LAYOUT_END_CRASH);
-        span_close(b, n, &os->leader, e->t, LAYOUT_END_CRASH);
-        span_close(b, n, &os->delay, e->t, LAYOUT_END_CRASH);
-        lease_close_all(b, n, e->t, LAYOUT_END_CRASH);
-        if (os->crash == NONE) os->crash = span_open(b, n, LAYOUT_SPAN_CRASHED, e->t);
-        mark_add(b, n, LAYOUT_MARK_CRASH, e);
-        break;
+    case TRACE_CRASH: apply_crash(b, e); break;
     case TRACE_RESTART:
         span_close(b, n, &os->crash, e->t, LAYOUT_END_RESTART);
         mark_add(b, n, LAYOUT_MARK_RESTART, e);
@@ -443,31 +526,10 @@ static void apply(struct builder *b, const struct trace_event *e) {
         m->value = e->a;
         m->detail = e->b;
         break;
-    case TRACE_SRV_GRANT:
-        i = lease_take(b, n, 0, e->peer);
-        span_close(b, n, &i, e->t, LAYOUT_END_REPLACED);
-        lease_push(b, n, lease_open(b, n, e, e->a));
-        mark_add(b, n, LAYOUT_MARK_GRANT, e)->value = e->a;
-        break;
-    case TRACE_SRV_RENEW:
-        i = lease_take(b, n, e->grant, e->peer);
-        if (i == NONE) i = lease_open(b, n, e, 0); /* a renewal the trace did not show granted */
-        ly->lanes[n].spans[i].validity_ns = e->a;
-        lease_push(b, n, i);
-        mark_add(b, n, LAYOUT_MARK_RENEW, e)->value = e->a;
-        break;
-    case TRACE_SRV_EXPIRE:
-        i = lease_take(b, n, e->grant, e->peer);
-        span_close(b, n, &i, e->t, LAYOUT_END_EXPIRED);
-        mark_add(b, n, LAYOUT_MARK_EXPIRE, e);
-        break;
-    case TRACE_SRV_DELETE:
-        i = lease_take(b, n, e->grant, (int)e->a);
-        span_close(b, n, &i, e->t, e->b ? LAYOUT_END_DELETED_BY_OTHER : LAYOUT_END_RELEASE);
-        m = mark_add(b, n, LAYOUT_MARK_DELETE, e);
-        m->value = e->a;
-        m->detail = e->b;
-        break;
+    case TRACE_SRV_GRANT: apply_grant(b, e); break;
+    case TRACE_SRV_RENEW: apply_renew(b, e); break;
+    case TRACE_SRV_EXPIRE: apply_expire(b, e); break;
+    case TRACE_SRV_DELETE: apply_delete(b, e); break;
     case TRACE_SRV_KEEP: mark_add(b, n, LAYOUT_MARK_KEEP, e); break;
     case TRACE_WRITE_SKIPPED: mark_add(b, n, LAYOUT_MARK_WRITE_SKIPPED, e)->detail = e->a; break;
     case TRACE_CONTROL:
@@ -479,26 +541,9 @@ static void apply(struct builder *b, const struct trace_event *e) {
         if (!apply_leader_note(b, e)) apply_repl_note(b, e);
         break;
     case TRACE_READ: mark_add(b, n, LAYOUT_MARK_READ, e)->value = e->a; break;
-    case TRACE_WRITE:
-        m = mark_add(b, n, e->b == TRACE_WRITE_ACCEPTED ? LAYOUT_MARK_WRITE_OK : LAYOUT_MARK_WRITE_REJECTED, e);
-        m->value = e->a;
-        m->detail = e->b;
-        m->set = (uint8_t)trace_write_is_set(e->text);
-        break;
-    case TRACE_LATE_WRITE:
-        m = find_write(b, e);
-        if (m) {
-            m->late = 1;
-            m->other = newer_holder(b, e->node, e->grant);
-        }
-        break;
-    case TRACE_STALE_WRITE:
-        m = find_write(b, e);
-        if (m) {
-            m->stale = 1;
-            m->other = e->peer != TRACE_NO_NODE ? e->peer : newer_holder(b, e->node, e->grant);
-        }
-        break;
+    case TRACE_WRITE: apply_write(b, e); break;
+    case TRACE_LATE_WRITE: apply_late(b, e); break;
+    case TRACE_STALE_WRITE: apply_stale(b, e); break;
     /* nothing on the node's lane (a double entry is drawn on its own row, above) */
     case TRACE_RUN_START:
     case TRACE_RUN_END:
