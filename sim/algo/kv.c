@@ -68,28 +68,6 @@ void kv_expire_if_due(struct lock_ctx *ctx, struct kv_server *s) {
     }
 }
 
-void kv_reset_acks(struct kv_server *s) {
-    for (int i = 0; i < KV_MAX_SERVERS; i++) {
-        s->ack_offset[i] = -1;
-        s->ack_at[i] = SIM_NEVER;
-        s->link_closed[i] = 0; /* a new primary's replicas attach afresh */
-    }
-}
-
-/* This server's own min-replicas-to-write: its `S<n>.` option, else the
- * lock line's (max_lag_here in kv_repl.c is its pair). */
-int kv_min_replicas_here(struct lock_ctx *ctx) {
-    int i = self_index(ctx);
-    int v = i >= 0 ? cfg(ctx)->srv_min_replicas[i] : -1;
-    return v >= 0 ? v : cfg(ctx)->min_replicas;
-}
-
-void kv_arm_ping(struct lock_ctx *ctx, struct kv_server *s, sim_ns delay) {
-    cancel(ctx, &s->ping_timer);
-    if (replicating(ctx) && s->role == KV_ROLE_PRIMARY)
-        s->ping_timer = lock_timer(ctx, LOCK_CLOCK_MONO, delay, T_PING, 0);
-}
-
 void kv_server_init(struct lock_ctx *ctx, void *state) {
     struct kv_server *s = state;
     s->next_token = cfg(ctx)->first_token;
@@ -108,16 +86,6 @@ void kv_server_init(struct lock_ctx *ctx, void *state) {
     }
 }
 
-void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value, uint64_t token, int64_t err) {
-    struct lock_msg r = {0};
-    r.type = KV_REPLY;
-    r.req = req;
-    r.a = a;
-    r.b = err;
-    r.value = value;
-    r.token = token;
-    lock_send(ctx, to, &r);
-}
 
 static void reply(struct lock_ctx *ctx, const struct lock_msg *m, int64_t a, uint64_t value, uint64_t token) {
     kv_reply_err(ctx, m->from, m->req, a, value, token, KV_ERR_NONE);
@@ -384,4 +352,14 @@ void kv_server_restart(struct lock_ctx *ctx, void *state) {
         if (s->role == KV_ROLE_PRIMARY) kv_arm_expiry(ctx, s);
     }
     kv_arm_ping(ctx, s, 0);
+}
+
+void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
+    struct kv_server *s = state;
+    if (c == LOCK_CONTROL_KILL_REPLICAS) kv_kill_replicas(ctx, s);
+    if (c != LOCK_CONTROL_PROMOTE || !kv_promote(ctx, s)) return;
+    /* It expires keys by its own clock from now on. */
+    kv_expire_if_due(ctx, s);
+    kv_arm_expiry(ctx, s);
+    kv_announce(ctx, s);
 }

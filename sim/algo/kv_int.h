@@ -29,16 +29,31 @@ static inline void cancel(struct lock_ctx *ctx, uint64_t *handle) {
     *handle = 0;
 }
 
+/* A reply to a request: a = what it answers, err in b. */
+static inline void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value, uint64_t token,
+                                int64_t err) {
+    struct lock_msg r = {0};
+    r.type = KV_REPLY;
+    r.req = req;
+    r.a = a;
+    r.b = err;
+    r.value = value;
+    r.token = token;
+    lock_send(ctx, to, &r);
+}
+
 /* The store's server, shared by its files (kv.c: requests and expiry;
  * kv_repl.c: replication). Each is defined once, in the file named. */
 /* kv.c */
 void kv_arm_expiry(struct lock_ctx *ctx, struct kv_server *s);
 void kv_expire_if_due(struct lock_ctx *ctx, struct kv_server *s);
+/* kv_repl.c */
 void kv_reset_acks(struct kv_server *s);
 int kv_min_replicas_here(struct lock_ctx *ctx);
 void kv_arm_ping(struct lock_ctx *ctx, struct kv_server *s, sim_ns delay);
-void kv_reply_err(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, uint64_t value, uint64_t token, int64_t err);
-/* kv_repl.c */
+int kv_promote(struct lock_ctx *ctx, struct kv_server *s);
+void kv_announce(struct lock_ctx *ctx, struct kv_server *s);
+void kv_kill_replicas(struct lock_ctx *ctx, struct kv_server *s);
 struct kv_snap kv_take_snapshot(const struct kv_server *s);
 void kv_send_snapshot(struct lock_ctx *ctx, const struct kv_server *s, const struct kv_snap *p);
 void kv_stream(struct lock_ctx *ctx, struct kv_server *s);

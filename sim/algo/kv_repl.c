@@ -33,6 +33,29 @@
 #include <stdio.h>
 #include <string.h>
 
+void kv_reset_acks(struct kv_server *s) {
+    for (int i = 0; i < KV_MAX_SERVERS; i++) {
+        s->ack_offset[i] = -1;
+        s->ack_at[i] = SIM_NEVER;
+        s->link_closed[i] = 0; /* a new primary's replicas attach afresh */
+    }
+}
+
+/* This server's own min-replicas-to-write: its `S<n>.` option, else the
+ * lock line's (max_lag_here below is its pair). */
+int kv_min_replicas_here(struct lock_ctx *ctx) {
+    int i = self_index(ctx);
+    int v = i >= 0 ? cfg(ctx)->srv_min_replicas[i] : -1;
+    return v >= 0 ? v : cfg(ctx)->min_replicas;
+}
+
+void kv_arm_ping(struct lock_ctx *ctx, struct kv_server *s, sim_ns delay) {
+    cancel(ctx, &s->ping_timer);
+    if (replicating(ctx) && s->role == KV_ROLE_PRIMARY)
+        s->ping_timer = lock_timer(ctx, LOCK_CLOCK_MONO, delay, T_PING, 0);
+}
+
+
 /* ---- Replication: the primary's side ---------------------------------------- */
 
 struct kv_snap kv_take_snapshot(const struct kv_server *s) {
@@ -393,7 +416,7 @@ void kv_ack_recv(struct lock_ctx *ctx, struct kv_server *s, const struct lock_ms
 
 /* CLIENT KILL TYPE replica: the primary frees every replica's client at
  * once, and the good-replica count drops with them. */
-static void kill_replicas(struct lock_ctx *ctx, struct kv_server *s) {
+void kv_kill_replicas(struct lock_ctx *ctx, struct kv_server *s) {
     if (!replicating(ctx)) {
         lock_note(ctx, "kill-replicas ignored: this store runs without replicas", 0, 0);
         return;
@@ -413,22 +436,19 @@ static void kill_replicas(struct lock_ctx *ctx, struct kv_server *s) {
               0); /* a = links closed */
 }
 
-void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
-    struct kv_server *s = state;
-    if (c == LOCK_CONTROL_KILL_REPLICAS) {
-        kill_replicas(ctx, s);
-        return;
-    }
-    if (c != LOCK_CONTROL_PROMOTE) return;
+/* Sentinel's failover of this replica: 1 when it became the primary (it
+ * serves exactly what it replicated), 0 (with a note) when there was
+ * nothing to do. kv.c's kv_server_control then expires keys by its clock
+ * and calls kv_announce. */
+int kv_promote(struct lock_ctx *ctx, struct kv_server *s) {
     if (!replicating(ctx)) {
         lock_note(ctx, "promote ignored: this store runs without replicas", 0, 0);
-        return;
+        return 0;
     }
     if (s->role == KV_ROLE_PRIMARY) {
         lock_note(ctx, "promote: already the primary", s->epoch, 0);
-        return;
+        return 0;
     }
-    /* Sentinel's failover: the replica serves exactly what it replicated. */
     s->role = KV_ROLE_PRIMARY;
     s->epoch++;
     s->primary = lock_self(ctx);
@@ -439,11 +459,12 @@ void kv_server_control(struct lock_ctx *ctx, void *state, enum lock_control c) {
     lock_state(ctx, KV_ST_PROMOTED);
     lock_note(ctx, "promoted to primary: serves only what it had replicated", /* a = epoch, b = offset */
               s->epoch, s->offset);
-    /* It expires keys by its own clock from now on. */
-    kv_expire_if_due(ctx, s);
-    kv_arm_expiry(ctx, s);
-    /* Announce the epoch at once (Sentinel reconfigures the others); the
-     * heartbeat repeats it to servers that cannot hear it yet. */
+    return 1;
+}
+
+/* A new primary announces its epoch at once (Sentinel reconfigures the
+ * others); the heartbeat repeats it to servers that cannot hear it yet. */
+void kv_announce(struct lock_ctx *ctx, struct kv_server *s) {
     struct kv_snap p = kv_take_snapshot(s);
     kv_send_snapshot(ctx, s, &p);
     kv_arm_ping(ctx, s, KV_REPL_PING_NS);
