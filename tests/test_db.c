@@ -14,6 +14,8 @@
 #define S SIM_NS_PER_S
 #define MS SIM_NS_PER_MS
 
+#include "step_fixture.h" /* step_until_event, step_until_note, so_far (after S: it keeps ours) */
+
 /* The seed's GC-pause timeline ("Why a TTL breaks mutual exclusion"). */
 static const char *SEED_PAUSE = "lock %s\n"
                                 "resource stock=1 fencing=%s\n"
@@ -38,47 +40,58 @@ static struct engine *run_fmt(const char *fmt, const char *lock, const char *fen
 
 /* ---- db-conditional-update ----------------------------------------------------------- */
 
-/* The seed's pause against UPDATE ... WHERE version: exactly A's late write fails. */
+/* The seed's pause against UPDATE ... WHERE version: exactly A's late write
+ * fails. Told step by step: each assertion holds when the story reaches it. */
 static void test_conditional_update_rejects_late_write(void **state) {
     (void)state;
-    struct engine *e = run_fmt(SEED_PAUSE, "db-conditional-update", "on");
+    char text[1024];
+    snprintf(text, sizeof text, SEED_PAUSE, "db-conditional-update", "on");
+    struct engine *e = build_engine(text, NULL);
     const struct trace *tr = engine_trace(e);
     int A = node_of(tr, "A"), B = node_of(tr, "B"), S1 = node_of(tr, "S1");
+    story_cursor = 0;
+    struct trace_event ev; /* a copy: the trace's own may move as it grows */
 
-    /* t=0: A "acquires" at once: no lock, no token, no message to any server. */
-    const struct trace_event *acq = must(e, TRACE_ACQUIRED, "A", 1);
-    assert_int_equal(acq->t, 0);
-    assert_int_equal(acq->token, 0);
-    assert_int_equal(acq->a, 0); /* no validity bound: nothing can expire */
-    for (size_t i = 0; i < tr->len; i++)
-        if (tr->ev[i].kind == TRACE_MSG_SEND) assert_int_not_equal(tr->ev[i].peer, S1);
+    /* t=0: A "acquires" at once: no lock, no token, no validity bound
+     * (nothing can expire). */
+    ev = *step_until_event(e, TRACE_ACQUIRED, "A");
+    assert_int_equal(ev.t, 0);
+    assert_int_equal(ev.token, 0);
+    assert_int_equal(ev.a, 0);
     /* t=0: A reads 1 unit left, at version 0. */
-    const struct trace_event *rd = must(e, TRACE_READ, "R", 1);
-    assert_int_equal(rd->peer, A);
-    assert_int_equal(rd->a, 1);
-    assert_int_equal(rd->b, 0);
-    /* t=31: B reads (1, v0) and its UPDATE ... WHERE version=0 matches: accepted. */
-    rd = must(e, TRACE_READ, "R", 2);
-    assert_int_equal(rd->t, 31 * S);
-    assert_int_equal(rd->peer, B);
-    assert_int_equal(rd->b, 0);
-    const struct trace_event *w1 = must(e, TRACE_WRITE, "R", 1);
-    assert_int_equal(w1->t, 31 * S);
-    assert_int_equal(w1->peer, B);
-    assert_int_equal(w1->a, 0);
-    assert_int_equal(w1->b, TRACE_WRITE_ACCEPTED);
+    ev = *step_until_event(e, TRACE_READ, "R");
+    assert_int_equal(ev.peer, A);
+    assert_int_equal(ev.a, 1);
+    assert_int_equal(ev.b, 0);
+    /* t=5..32: A is paused. At 31s B reads (1, v0) and its UPDATE ... WHERE
+     * version=0 matches: accepted, while A has not resumed yet. */
+    assert_int_equal(step_until_event(e, TRACE_PAUSE, "A")->t, 5 * S);
+    ev = *step_until_event(e, TRACE_READ, "R");
+    assert_int_equal(ev.t, 31 * S);
+    assert_int_equal(ev.peer, B);
+    assert_int_equal(ev.b, 0);
+    ev = *step_until_event(e, TRACE_WRITE, "R");
+    assert_int_equal(ev.t, 31 * S);
+    assert_int_equal(ev.peer, B);
+    assert_int_equal(ev.a, 0);
+    assert_int_equal(ev.b, TRACE_WRITE_ACCEPTED);
+    assert_int_equal(so_far(e, TRACE_RESUME, "A"), 0);
     /* t=32: A resumes; its UPDATE ... WHERE version=0 finds version 1: 0 rows. */
-    const struct trace_event *w2 = must(e, TRACE_WRITE, "R", 2);
-    assert_int_equal(w2->t, 32 * S);
-    assert_int_equal(w2->peer, A);
-    assert_int_equal(w2->a, 0);
-    assert_int_equal(w2->b, TRACE_WRITE_REJECTED_COND);
-    const struct trace_event *n = note(e, "R", NOTE_CONTAINS, "matched 0 rows", 1);
+    assert_int_equal(step_until_event(e, TRACE_RESUME, "A")->t, 32 * S);
+    ev = *step_until_event(e, TRACE_WRITE, "R");
+    assert_int_equal(ev.t, 32 * S);
+    assert_int_equal(ev.peer, A);
+    assert_int_equal(ev.a, 0);
+    assert_int_equal(ev.b, TRACE_WRITE_REJECTED_COND);
+    const struct trace_event *n = note(e, "R", NOTE_CONTAINS, "matched 0 rows", 1); /* said as it refused */
     assert_non_null(n);
     assert_int_equal(n->t, 32 * S);
-    assert_int_equal(n->a, 0);                 /* the version A read */
-    assert_int_equal(n->b, 1);                 /* the version now */
+    assert_int_equal(n->a, 0); /* the version A read */
+    assert_int_equal(n->b, 1); /* the version now */
+    engine_run(e);
     assert_null(find(e, TRACE_WRITE, "R", 3)); /* nothing else was written */
+    for (size_t i = 0; i < tr->len; i++)       /* no message to any lock server, ever */
+        if (tr->ev[i].kind == TRACE_MSG_SEND) assert_int_not_equal(tr->ev[i].peer, S1);
     /* The checker: no lock was taken, so no write is stale; A's refused
      * UPDATE is duplicated work; one unit, sold once. */
     assert_null(find(e, TRACE_STALE_WRITE, NULL, 1));
@@ -95,7 +108,7 @@ static void test_conditional_update_rejects_late_write(void **state) {
 
     /* The same timeline with a lease and an unchecking resource: A's write is accepted. */
     e = run_fmt(SEED_PAUSE, "lease ttl=30s", "off");
-    w2 = must(e, TRACE_WRITE, "R", 2);
+    const struct trace_event *w2 = must(e, TRACE_WRITE, "R", 2);
     assert_int_equal(w2->t, 32 * S);
     assert_int_equal(w2->peer, A);
     assert_int_equal(w2->b, TRACE_WRITE_ACCEPTED);
