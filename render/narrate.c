@@ -319,8 +319,7 @@ static int empty(char *buf, size_t n) {
 static int pause_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const char *me = nm(v->tr, e->node);
     char d1[48], d2[32];
-    struct nstat st;
-    st = view_stat(v, e->node);
+    struct nstat st = view_stat(v, e->node);
     d1[0] = '\0';
     if (e->a > 0) {
         format_time_ns(d2, sizeof d2, e->a);
@@ -339,8 +338,7 @@ static int pause_sentence(char *buf, size_t n, const struct view *v, const struc
 static int resume_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const char *me = nm(v->tr, e->node);
     char d1[48], tk[48];
-    struct nstat st;
-    st = view_stat(v, e->node);
+    struct nstat st = view_stat(v, e->node);
     format_time_ns(d1, sizeof d1, e->a);
     tok_paren(tk, sizeof tk, st.token);
     if (st.in_cs) snprintf(buf, n, "%s resumes after %s, still believing it holds the lock%s", me, d1, tk);
@@ -351,8 +349,7 @@ static int resume_sentence(char *buf, size_t n, const struct view *v, const stru
 /* TRACE_CRASH */
 static int crash_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const char *me = nm(v->tr, e->node);
-    struct nstat st;
-    st = view_stat(v, e->node);
+    struct nstat st = view_stat(v, e->node);
     if (st.in_cs)
         snprintf(buf, n,
                  "%s crashes inside the critical section; it cannot release"
@@ -409,8 +406,7 @@ static int grant_sentence(char *buf, size_t n, const struct view *v, const struc
 /* TRACE_SRV_EXPIRE */
 static int expire_sentence(char *buf, size_t n, const struct view *v, const struct trace_event *e) {
     const char *me = nm(v->tr, e->node), *peer = nm(v->tr, e->peer);
-    struct nstat st;
-    st = view_stat(v, e->peer);
+    struct nstat st = view_stat(v, e->peer);
     if (st.in_cs && st.paused)
         snprintf(buf, n, "%s: lease of %s expired; %s does not know (it is paused)", me, peer, peer);
     else if (st.in_cs)
