@@ -303,8 +303,8 @@ static int explore_load(const struct explore_cmd *x, struct scenario *s) {
     char msg[700];
     int rc = scenario_load(s, x->file, &err);
     if (rc) {
-        snprintf(msg, sizeof msg, "%s:%d:%d: %s", err.file, err.pos.line, err.pos.col, err.msg);
-        return cli_fail(rc, err.pos.line > 0 ? msg : err.msg);
+        scn_error_place(msg, sizeof msg, &err);
+        return cli_fail(rc, msg);
     }
     for (int i = 0; i < x->ro.nsets; i++) {
         if ((rc = scenario_set(s, x->ro.sets[i], &err)) != 0) {

@@ -110,8 +110,7 @@ static int check_trace_scenario(struct check_trace_cmd *o) {
     int lrc = o->scn_file ? scenario_load(&o->s, o->scn_file, &e) : 0;
     if (lrc != 0) {
         char msg[700];
-        if (e.pos.line <= 0) snprintf(msg, sizeof msg, "%s", e.msg);
-        else snprintf(msg, sizeof msg, "%s:%d:%d: %s", o->scn_file, e.pos.line, e.pos.col, e.msg);
+        scn_error_place(msg, sizeof msg, &e);
         return cli_fail(lrc, msg);
     }
     o->purpose = o->s.purpose;

@@ -103,7 +103,7 @@ int explore_run(const struct scenario *base, const struct explore_opts *o, struc
         rc = engine_new(&e, &c->own, &c->eo, &se);
         if (rc != 0) {
             if (rc == LSIM_ENOMEM) snprintf(err, errlen, "%s", lsim_strerror(LSIM_ENOMEM)); /* se untouched */
-            else snprintf(err, errlen, "%s:%d:%d: %s", se.file, se.pos.line, se.pos.col, se.msg);
+            else scn_error_place(err, errlen, &se);
             rc = rc == LSIM_ENOMEM ? LSIM_ENOMEM : LSIM_EUSAGE;
             goto out;
         }

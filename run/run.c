@@ -27,11 +27,6 @@ fail(struct run_result *r, int rc, enum run_stage stage, const char *fmt, ...) {
     return rc;
 }
 
-static void place(char *buf, size_t n, const struct scn_error *err) {
-    if (err->pos.line > 0) snprintf(buf, n, "%s:%d:%d: %s", err->file, err->pos.line, err->pos.col, err->msg);
-    else /* no place: the message names the file itself */ snprintf(buf, n, "%s", err->msg);
-}
-
 /* ---- Algorithms: built in, or a user-written shared object ---------------- */
 
 static int name_ok(const char *s) {
@@ -123,7 +118,7 @@ static int load(const struct run_spec *spec, struct scenario *s, struct run_resu
              : spec->text ? scenario_parse(s, spec->file ? spec->file : "<text>", spec->text, spec->len, &err)
                           : scenario_load(s, spec->file, &err); /* "-" reads standard input */
     if (rc) {
-        place(r->error, sizeof r->error, &err);
+        scn_error_place(r->error, sizeof r->error, &err);
         r->rc = rc;
         r->stage = RUN_STAGE_LOAD;
         return rc;
@@ -265,7 +260,7 @@ int run_scenario(const struct run_spec *spec, struct run_result *r) {
             /* No place in the file: the offending option came from --set. */
             return fail(r, LSIM_EUSAGE, RUN_STAGE_BUILD, "--set: %s", err.msg);
         }
-        place(r->error, sizeof r->error, &err);
+        scn_error_place(r->error, sizeof r->error, &err);
         r->rc = LSIM_EPARSE;
         r->stage = RUN_STAGE_BUILD;
         return r->rc;

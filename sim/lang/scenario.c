@@ -1,6 +1,7 @@
 /* The scenario as data: defaults (the one place for them), lifetime, deep
  * copy, the arrays grown on demand, and the name tables shared by the
  * parser, the engine and the reports. Text parsing lives in parse.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,3 +257,8 @@ const char *scn_verdict_name(enum scn_verdict v) { return NAME_OF(verdict_names,
 const char *scn_step_name(enum scn_step_kind k) { return NAME_OF(step_names, k); }
 const char *scn_fault_name(enum scn_fault_kind k) { return NAME_OF(fault_names, k); }
 const char *scn_nemesis_name(enum scn_nemesis k) { return NAME_OF(nemesis_names, k); }
+
+void scn_error_place(char *buf, size_t n, const struct scn_error *err) {
+    if (err->pos.line > 0) snprintf(buf, n, "%s:%d:%d: %s", err->file, err->pos.line, err->pos.col, err->msg);
+    else snprintf(buf, n, "%s", err->msg);
+}

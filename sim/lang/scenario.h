@@ -389,6 +389,9 @@ int scn_parse_bool(const char *text, int *out); /* on/off, yes/no, true/false */
  * 500ms, 250us, 7ns (negative with a '-'). The one duration printer of the
  * scenario language: explore's written faults, the window's clicked faults. */
 void scn_format_duration(char *buf, size_t n, sim_ns v);
+/* err as every command prints it: "FILE:LINE:COL: message", or the message
+ * alone when it has no place (it names the file itself). */
+void scn_error_place(char *buf, size_t n, const struct scn_error *err);
 /* Find an option; NULL when absent. */
 const struct scn_opt *scenario_opt(const struct scenario *s, const char *key);
 /* Find a param by name; NULL when absent. */
