@@ -137,7 +137,7 @@ int scene_run_end(const struct trace *tr, const struct scene_view *v, sim_ns *ou
     return 0;
 }
 
-/* The NETWORK row: each partition a hatched span from `partition` to its
+/* The NETWORK row: each partition a hatched span (a terminal: ///) from `partition` to its
  * heal, labelled, then a line per partition naming its groups (the words
  * an SVG can be searched for: "partition", the nodes on each side). */
 static void emit_partitions(struct scene_ctx *c) {
@@ -154,6 +154,10 @@ static void emit_partitions(struct scene_ctx *c) {
         struct scene_cmd *r = scene_add(c, SCENE_CMD_RECT, SCENE_ST_PARTITION, sc->plot_x + c0 * v->cell_w, y + pad,
                                         (c1 - c0 + 1) * v->cell_w, v->lane_h - 2 * pad);
         if (!r) return;
+        if (v->char_w == v->cell_w) { /* a terminal draws it with a character */
+            r->sym = SCENE_SYM_PARTITION;
+            c->used[SCENE_SYM_PARTITION] = 1;
+        }
         r->t0 = p->t0;
         r->t1 = p->t1;
         int room = (c1 - c0 + 1) * v->cell_w / (v->char_w > 0 ? v->char_w : 1);
@@ -495,8 +499,8 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
             c.y += v->lane_h;
         }
     }
-    /* Pictures: the network, when the scenario partitions it. */
-    if (!sc->err && ly->nparts && v->char_w > v->cell_w) emit_partitions(&c);
+    /* The network, when the scenario partitions it. */
+    if (!sc->err && ly->nparts) emit_partitions(&c);
     /* Nodes of a kind this scene does not know still get their row. */
     for (int l = 0; l < ly->nlanes && !sc->err; l++) {
         const struct layout_lane *lane = &ly->lanes[l];

@@ -82,6 +82,7 @@ enum scene_sym {
     SCENE_SYM_CRASH,
     SCENE_SYM_RESTART,
     SCENE_SYM_DOUBLE,
+    SCENE_SYM_PARTITION, /* the terminal's NETWORK row (pictures hatch it by style) */
     SCENE_SYM_COUNT
 };
 

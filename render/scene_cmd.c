@@ -45,6 +45,7 @@ const struct scene_sym_info scene_syms[SCENE_SYM_COUNT] = {
         [SCENE_SYM_CRASH] = {'X', SCENE_ST_MARK_BAD, 100, "crash"},
         [SCENE_SYM_RESTART] = {'*', SCENE_ST_MARK_NOTE, 90, "restart"},
         [SCENE_SYM_DOUBLE] = {'^', SCENE_ST_DOUBLE, 0, "two in the critical section at once"},
+        [SCENE_SYM_PARTITION] = {'/', SCENE_ST_PARTITION, 0, "network partitioned: links cut"},
 };
 
 static const char *const style_names[SCENE_ST_COUNT] = {

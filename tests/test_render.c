@@ -460,6 +460,44 @@ static void test_term_seed_unfenced_plain(void **state) {
     trace_close(&tr);
 }
 
+/* A partition in the terminal: a NETWORK row hatched with '/' from the cut
+ * to the heal, the groups in words under it, and '/' in the legend (before,
+ * the terminal drew no partition at all, so a split brain read as no fault). */
+static void test_term_partition_row(void **state) {
+    (void)state;
+    struct trace tr;
+    seed_nodes(&tr);
+    snprintf(tr.title, sizeof tr.title, "split");
+    snprintf(tr.algo, sizeof tr.algo, "lease");
+    ev(&tr, 0, TRACE_RUN_START, NO, NO, 0, 0, 1, 40 * S, NULL);
+    ev(&tr, 10 * S, TRACE_PARTITION, NO, NO, 0, 0, 2, 0, "A S1 | B R");
+    ev(&tr, 20 * S, TRACE_HEAL, NO, NO, 0, 0, 0, 0, NULL);
+    ev(&tr, 40 * S, TRACE_RUN_END, NO, NO, 0, 0, 3, 0, NULL);
+    size_t len;
+    char *out = render(&tr, 100, 0, 1, &len);
+    const char *row = strstr(out, "\nNETWORK");
+    assert_non_null(row);
+    row++;
+    /* the axis: where do 10s and 20s fall? the row's '/' (or the label over
+     * them) span exactly those columns */
+    const char *axis = strstr(out, "time ");
+    assert_non_null(axis);
+    const char *t10 = strstr(axis, "10s"), *t20 = strstr(axis, "20s");
+    assert_non_null(t10);
+    assert_non_null(t20);
+    int c10 = (int)(t10 - axis), c20 = (int)(t20 - axis);
+    const char *eol = strchr(row, '\n');
+    assert_non_null(eol);
+    assert_true(eol - row > c20 - 1);
+    assert_int_equal(row[c20 - 1], '/');             /* still cut just before 20s */
+    assert_int_not_equal(row[c10 - 1], '/');         /* not yet before 10s */
+    assert_true(row[c10] == '/' || row[c10] == 'p'); /* from 10s: hatched, or its label */
+    assert_non_null(strstr(out, "partition 10s..20s, then healed: A S1 | B R"));
+    assert_non_null(strstr(out, "/ network partitioned: links cut"));
+    free(out);
+    trace_close(&tr);
+}
+
 /* Plain mode is pure ASCII and never wider than asked (at least 40). */
 static void test_term_width_and_ascii(void **state) {
     (void)state;
@@ -838,6 +876,7 @@ int main(void) {
             cmocka_unit_test(test_layout_empty),
             cmocka_unit_test(test_term_seed_fenced_plain),
             cmocka_unit_test(test_term_seed_unfenced_plain),
+            cmocka_unit_test(test_term_partition_row),
             cmocka_unit_test(test_term_width_and_ascii),
             cmocka_unit_test(test_term_color),
             cmocka_unit_test(test_term_short_and_markers),
