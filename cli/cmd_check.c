@@ -217,6 +217,7 @@ static const struct option check_options[] = {
         {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_check[] = {check_options, NULL};
 
 int cmd_check(int argc, char **argv) {
     struct cli_runopts ro;
@@ -227,7 +228,7 @@ int cmd_check(int argc, char **argv) {
     struct cli_paths files = {0};
     char err[700];
     struct cli_getopt go;
-    st = cli_getopt_init(&go, "check", cli_usage_check, &ro, check_options, argc, argv);
+    st = cli_getopt_init_tables(&go, "check", cli_usage_check, &ro, cli_tables_check, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&go)) != CLI_OPT_END;) {
         switch (c) {
         case CLI_OPT_STOP:

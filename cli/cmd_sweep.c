@@ -339,61 +339,74 @@ out:
     return st;
 }
 
-int cmd_sweep(int argc, char **argv) {
+enum { OPT_VARY = CLI_OPT_OWN };
+static const struct option sweep_options[] = {
+        {"vary", required_argument, NULL, OPT_VARY},
+        {NULL, 0, NULL, 0},
+};
+const struct option *const cli_tables_sweep[] = {sweep_options, fanout_run_options, fanout_output_options,
+                                                 fanout_heatmap_options, NULL};
+
+/* What sweep's command line asks. */
+struct sweep_cmd {
     struct fanout_opts opts;
-    struct fanout_axis ax[FANOUT_MAX_AXES];
+    struct fanout_axis ax[FANOUT_MAX_AXES]; /* owned: fanout_axis_free */
+    int naxes;
+    const char *file;
+    struct fanout_dest d;
+};
+
+/* One option or argument of sweep: 0, or the exit status. */
+static int take_sweep_arg(struct sweep_cmd *c, int code, const char *v) {
+    int st;
+    if (fanout_take_opt(&c->opts, &c->d, code, v, &st)) return st;
+    if (code == OPT_VARY) {
+        if (c->naxes == FANOUT_MAX_AXES) return cli_usage("sweep takes at most %d --vary keys", FANOUT_MAX_AXES);
+        if ((st = parse_vary(v, &c->ax[c->naxes])) != 0) return st;
+        c->naxes++;
+        return 0;
+    }
+    /* CLI_OPT_ARG: the scenario file */
+    if (strcmp(v, "-") == 0)
+        return cli_usage("sweep reads a scenario file, not standard input (every worker would read it)");
+    if (c->file) return cli_usage("unknown, incomplete or extra argument '%s' for sweep", v);
+    c->file = v;
+    return 0;
+}
+
+/* Read the command line into c: 0, -1 after --help, or the exit status. */
+static int parse_sweep_args(struct sweep_cmd *c, int argc, char **argv) {
+    struct cli_getopt g;
+    int st = cli_getopt_init_tables(&g, "sweep", cli_usage_sweep, &c->opts.ro, cli_tables_sweep, argc, argv);
+    for (int code; st == 0 && (code = cli_getopt_next(&g)) != CLI_OPT_END;)
+        st = code == CLI_OPT_STOP ? g.status : take_sweep_arg(c, code, g.arg);
+    cli_getopt_close(&g);
+    if (st) return st;
+    if (!c->file || c->naxes == 0) return cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
+    return 0;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    struct sweep_cmd c;
     struct fanout fo;
     char **cell_sets = NULL;
-    fanout_opts_init(&opts);
-    memset(ax, 0, sizeof ax);
+    memset(&c, 0, sizeof c);
     memset(&fo, 0, sizeof fo);
-    int naxes = 0, st = 0;
-    const char *file = NULL;
-    struct fanout_dest d = {.out = "-", .argc = argc, .argv = argv};
-    for (int i = 0; i < argc; i++) {
-        int took = fanout_take_opt(&opts, argc, argv, &i, &st);
-        if (took < 0) goto out;
-        if (took) continue;
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_sweep, stdout);
-            goto out;
-        } else if (strcmp(a, "--vary") == 0 && has) {
-            if (naxes == FANOUT_MAX_AXES) {
-                st = cli_usage("sweep takes at most %d --vary keys", FANOUT_MAX_AXES);
-                goto out;
-            }
-            if ((st = parse_vary(argv[++i], &ax[naxes])) != 0) goto out;
-            naxes++;
-        } else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
-        else if (strcmp(a, "--svg") == 0 && has) d.svg = argv[++i];
-        else if (strcmp(a, "--png") == 0 && has) d.png = argv[++i];
-        else if (a[0] == '-' || file) {
-            st = cli_usage("unknown, incomplete or extra argument '%s' for sweep", a);
-            goto out;
-        } else file = a;
+    fanout_opts_init(&c.opts);
+    c.d = (struct fanout_dest){.out = "-", .argc = argc, .argv = argv};
+    int st = parse_sweep_args(&c, argc, argv);
+    if (st == 0 && (st = fanout_opts_apply(&c.opts, "sweep", &fo)) == 0) {
+        if (fanout_set_axes(&fo, c.ax, c.naxes, &cell_sets) != 0) st = cli_fail(LSIM_ENOMEM, "");
+        char *files[1] = {(char *)c.file};
+        fo.files = files;
+        fo.nfiles = 1;
+        c.d.inputs = &c.file;
+        c.d.ninputs = 1;
+        if (st == 0) st = sweep_output(&fo, c.file, c.ax, c.naxes, &c.d);
     }
-    if (!file || naxes == 0) {
-        st = cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
-        goto out;
-    }
-    if ((st = fanout_opts_apply(&opts, "sweep", &fo)) != 0) goto out;
-    if (fanout_set_axes(&fo, ax, naxes, &cell_sets) != 0) {
-        st = cli_fail(LSIM_ENOMEM, "");
-        goto out;
-    }
-    char *files[1] = {(char *)file};
-    fo.files = files;
-    fo.nfiles = 1;
-    d.inputs = &file;
-    d.ninputs = 1;
-    st = sweep_output(&fo, file, ax, naxes, &d);
-out:
-    for (int k = 0; k < FANOUT_MAX_AXES; k++) fanout_axis_free(&ax[k]);
-    fanout_opts_close(&opts);
-    for (size_t c = 0; cell_sets && c < (size_t)fo.ncells * (size_t)fo.cell_nsets; c++) free(cell_sets[c]);
+    for (int k = 0; k < FANOUT_MAX_AXES; k++) fanout_axis_free(&c.ax[k]);
+    fanout_opts_close(&c.opts);
+    for (size_t i = 0; cell_sets && i < (size_t)fo.ncells * (size_t)fo.cell_nsets; i++) free(cell_sets[i]);
     free(cell_sets);
-    return st;
+    return st < 0 ? 0 : st;
 }

@@ -365,6 +365,24 @@ static int stdout_checked(int st) {
     return cli_fail(LSIM_EOUTPUT, msg);
 }
 
+const struct cli_command cli_commands[] = {
+        {"run", cmd_run, cli_usage_run, cli_tables_run},
+        {"check", cmd_check, cli_usage_check, cli_tables_check},
+        {"hash", cmd_hash, cli_usage_hash, NULL},
+        {"matrix", cmd_matrix, cli_usage_matrix, cli_tables_matrix},
+        {"list", cmd_list, cli_usage_main, NULL},
+        {"demo", cmd_demo, cli_usage_demo, NULL},
+        {"batch", cmd_batch, cli_usage_batch, cli_tables_batch},
+        {"check-trace", cmd_check_trace, cli_usage_check_trace, cli_tables_check_trace},
+        {"diff", cmd_diff, cli_usage_diff, cli_tables_diff},
+        {"sweep", cmd_sweep, cli_usage_sweep, cli_tables_sweep},
+        {"render", cmd_render, cli_usage_render, cli_tables_render},
+        {"view", cmd_view, cli_usage_view, cli_tables_view},
+        {"explore", cmd_explore, cli_usage_explore, cli_tables_explore},
+        {"merge", cmd_merge, cli_usage_merge, cli_tables_merge},
+        {"real", cmd_real, cli_usage_real, cli_tables_real},
+        {NULL, NULL, NULL, NULL}};
+
 static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
@@ -385,46 +403,25 @@ static int dispatch(int argc, char **argv) {
                TRACE_FORMAT_VERSION);
         return 0;
     }
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-        const char *usage;
-    } cmds[] = {{"run", cmd_run, cli_usage_run},
-                {"check", cmd_check, cli_usage_check},
-                {"hash", cmd_hash, cli_usage_hash},
-                {"matrix", cmd_matrix, cli_usage_matrix},
-                {"list", cmd_list, cli_usage_main},
-                {"demo", cmd_demo, cli_usage_demo},
-                {"batch", cmd_batch, cli_usage_batch},
-                {"check-trace", cmd_check_trace, cli_usage_check_trace},
-                {"diff", cmd_diff, cli_usage_diff},
-                {"sweep", cmd_sweep, cli_usage_sweep},
-                {"render", cmd_render, cli_usage_render},
-                {"view", cmd_view, cli_usage_view},
-                {"explore", cmd_explore, cli_usage_explore},
-                {"merge", cmd_merge, cli_usage_merge},
-                {"real", cmd_real, cli_usage_real}};
-    int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";
         if (!t[0]) return print_main_usage(stdout);
         if (strcmp(t, "metrics") == 0) return print_metrics();
         if (strcmp(t, "formats") == 0) return cli_print_formats();
-        for (int i = 0; i < ncmds; i++)
-            if (strcmp(t, cmds[i].name) == 0) {
-                if (cmds[i].usage == cli_usage_main) return print_main_usage(stdout);
-                fputs(cmds[i].usage, stdout);
+        for (const struct cli_command *c = cli_commands; c->name; c++)
+            if (strcmp(t, c->name) == 0) {
+                if (c->usage == cli_usage_main) return print_main_usage(stdout);
+                fputs(c->usage, stdout);
                 return 0;
             }
         return cli_usage("no help for '%s'", t);
     }
-    for (int i = 0; i < ncmds; i++)
-        if (strcmp(cmd, cmds[i].name) == 0) {
+    for (const struct cli_command *c = cli_commands; c->name; c++)
+        if (strcmp(cmd, c->name) == 0) {
             int n = argc - 2, st;
             char **v = argv + 2;
-            if (cli_args_normalize(cmd, cmds[i].usage == cli_usage_main ? "" : cmds[i].usage, &n, &v, &st) != 0)
-                return st;
-            return cmds[i].fn(n, v);
+            if (cli_args_normalize(c, &n, &v, &st) != 0) return st;
+            return c->fn(n, v);
         }
     return cli_usage("unknown command '%s'", cmd);
 }

@@ -17,8 +17,10 @@
 
 /* Options whose value merge gives itself (or that do not change the list). */
 static int dropped_opt(const char *a) {
-    return strcmp(a, "--shard") == 0 || strcmp(a, "--jobs") == 0 || strcmp(a, "--format") == 0 ||
-           strcmp(a, "--out") == 0 || strcmp(a, "--svg") == 0 || strcmp(a, "--png") == 0;
+    static const char *const dropped[] = {"--shard", "--jobs", "--format", "-o", "--out", "--output", "--svg", "--png"};
+    for (size_t k = 0; k < sizeof dropped / sizeof *dropped; k++)
+        if (strcmp(a, dropped[k]) == 0) return 1;
+    return 0;
 }
 
 static void str_array(FILE *out, const char *key, const char *const *v, int n) {

@@ -51,8 +51,8 @@ static void test_consensus_leaders_drawn(void **state) {
     remove(svg);
 }
 
-/* run, hash, demo, check-trace, diff, render and real read their options from one getopt_long table each
- * (cli/cli.c holds the shared ones): a missing value names the option, an
+/* Every command reads its options with getopt_long from its tables (cli/cli.c
+ * holds the shared ones, cli/fanout.c those of batch, sweep and merge): a missing value names the option, an
  * unknown one too (a short one says where a file named -x goes), a value may
  * begin with '-', and the options come before, between or after the files. */
 static void test_option_tables(void **state) {
@@ -99,6 +99,47 @@ static void test_option_tables(void **state) {
     r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "locksim: --repeat needs a value"));
+    /* batch, sweep and merge read tables too: --seeds=1..3 is --seeds 1..3
+     * byte for byte, an abbreviation is the option it abbreviates. */
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1..3 --format jsonl -q");
+    assert_int_equal(r->code, 0);
+    memcpy(once, r->out, sizeof once);
+    assert_non_null(strstr(once, "\"seed\":3,"));
+    r = run("batch --seeds=1..3 --format=jsonl -q scenarios/ttl-with-headroom.lsim");
+    assert_string_equal(r->out, once);
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1..3 --form=jsonl -q");
+    assert_string_equal(r->out, once);
+    r = run("batch scenarios/ttl-with-headroom.lsim --see 1..3"); /* --seed or --seeds? */
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown or incomplete option '--see' for batch"));
+    static const char *const fan[] = {"sweep", "merge"};
+    for (int k = 0; k < 2; k++) {
+        r = run(fmt("%s -h", fan[k]));
+        assert_int_equal(r->code, 0);
+        assert_non_null(strstr(r->out, fmt("Usage: locksim %s ", fan[k])));
+        assert_string_equal(r->err, "");
+        r = run(fmt("%s x.jsonl --bogus", fan[k]));
+        assert_int_equal(r->code, 64);
+        assert_non_null(strstr(r->err, fmt("unknown or incomplete option '--bogus' for %s", fan[k])));
+        r = run(fmt("%s x.jsonl --svg", fan[k]));
+        assert_int_equal(r->code, 64);
+        assert_non_null(strstr(r->err, "locksim: --svg needs a value"));
+    }
+    r = run("batch scenarios/ttl-with-headroom.lsim --jobs");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --jobs needs a value"));
+    r = run("sweep scenarios/ttl-with-headroom.lsim --vary");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --vary needs a value"));
+    r = run("batch scenarios/ttl-with-headroom.lsim --expect=yes");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--expect takes no value (found '--expect=yes')"));
+    r = run("merge x.jsonl --seeds 1..2"); /* merge takes no run options: the shards say them */
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown or incomplete option '--seeds' for merge"));
+    r = run("sweep - --vary pause=1s,2s");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "sweep reads a scenario file, not standard input"));
 }
 
 /* The conventions every command shares (cli/args.c): --name=value is
