@@ -27,6 +27,7 @@ static void release(void) {
     for (int i = 0; i < nowned; i++) free(owned[i]);
     free(owned);
     free(kept);
+    owned = NULL, kept = NULL, nowned = 0;
 }
 
 static char *own(char *s) {
@@ -38,6 +39,9 @@ int cli_args_normalize(const struct cli_command *cmd, int *argc, char ***argv, i
     int n = *argc;
     char **in = *argv;
     const char *usage = cmd->usage == cli_usage_main ? "" : cmd->usage;
+    static int registered;
+    if (!registered) atexit(release), registered = 1;
+    release(); /* a second call (a test's) replaces the first's vector */
     /* at most two out for one in, one string made per argument */
     kept = malloc(((size_t)2 * (size_t)n + 1) * sizeof *kept);
     owned = malloc(((size_t)n + 1) * sizeof *owned);
@@ -46,7 +50,6 @@ int cli_args_normalize(const struct cli_command *cmd, int *argc, char ***argv, i
         *status = cli_fail(LSIM_ENOMEM, "");
         return -1;
     }
-    atexit(release);
     int m = 0, options = 1;
     for (int i = 0; i < n; i++) {
         char *a = in[i];
@@ -84,6 +87,10 @@ int cli_args_normalize(const struct cli_command *cmd, int *argc, char ***argv, i
                 a = name;
             }
         } else if (a[0] == '-' && a[1] && !a[2]) o = short_option(cmd->tables, a[1]);
+        if (eq && o && o->has_arg == no_argument) {
+            *status = cli_usage("%s takes no value (found '%s')", a, in[i]);
+            return -1;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             *status = 0;
@@ -99,10 +106,6 @@ int cli_args_normalize(const struct cli_command *cmd, int *argc, char ***argv, i
             continue;
         }
         kept[m++] = a;
-        if (eq && o && o->has_arg == no_argument) {
-            *status = cli_usage("%s takes no value (found '%s')", a, in[i]);
-            return -1;
-        }
         if (eq && o) kept[m++] = (char *)eq + 1;
         else if (o && o->has_arg == required_argument && i + 1 < n)
             kept[m++] = in[++i]; /* its value, whatever it looks like (`--out -x`) */
