@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -373,22 +374,88 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     return LSIM_OK;
 }
 
-int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi) {
-    const char *dots = strstr(s, "..");
-    char first[32];
-    long a, z;
-    if (!dots) {
-        if (cli_parse_int(s, 0, 0x7fffffffL, &a) != 0) return -1;
-        z = a;
-    } else {
-        if ((size_t)(dots - s) >= sizeof first) return -1;
-        snprintf(first, sizeof first, "%.*s", (int)(dots - s), s);
-        if (cli_parse_int(first, 0, 0x7fffffffL, &a) != 0 || cli_parse_int(dots + 2, 0, 0x7fffffffL, &z) != 0 || z < a)
+int cli_seeds_check(struct cli_seeds *s, char *err, size_t errlen) {
+    s->count = 0;
+    for (int j = 0; j < s->n; j++) {
+        if (s->hi[j] < s->lo[j]) {
+            snprintf(err, errlen, "%llu..%llu: the last seed is below the first", s->lo[j], s->hi[j]);
             return -1;
+        }
+        for (int i = 0; i < j; i++) /* quadratic, at most CLI_MAX_SEED_ITEMS items */
+            if (s->lo[i] <= s->hi[j] && s->lo[j] <= s->hi[i]) {
+                snprintf(err, errlen, "seed %llu is listed twice", s->lo[i] > s->lo[j] ? s->lo[i] : s->lo[j]);
+                return -1;
+            }
+        unsigned long long span = s->hi[j] - s->lo[j];
+        if (span == ULLONG_MAX || __builtin_add_overflow(s->count, span + 1, &s->count))
+            s->count = ULLONG_MAX; /* more than any run list holds: its reader says so */
     }
-    *lo = (unsigned long long)a;
-    *hi = (unsigned long long)z;
     return 0;
+}
+
+int cli_parse_seeds(const char *text, struct cli_seeds *out, char *err, size_t errlen) {
+    out->n = 0;
+    for (const char *p = text;;) {
+        size_t l = strcspn(p, ",");
+        char item[64], *dots;
+        long a, z;
+        if (l == 0) {
+            snprintf(err, errlen, "--seeds has an empty item in '%s'; write N, A..B or a list: 1..3,7,10..12", text);
+            return -1;
+        }
+        if (out->n == CLI_MAX_SEED_ITEMS) {
+            snprintf(err, errlen, "--seeds lists more than %d items; a range A..B is one item", CLI_MAX_SEED_ITEMS);
+            return -1;
+        }
+        snprintf(item, sizeof item, "%.*s", (int)l, p);
+        if ((dots = strstr(item, "..")) != NULL) *dots = '\0';
+        if (l >= sizeof item || cli_parse_int(item, 0, 0x7fffffffL, &a) != 0 ||
+            cli_parse_int(dots ? dots + 2 : item, 0, 0x7fffffffL, &z) != 0 || z < a) {
+            snprintf(err, errlen,
+                     "--seeds takes seeds N or ranges A..B (A <= B, from 0 to 2147483647), alone or in a list "
+                     "(1..3,7,10..12); '%.*s' is neither",
+                     (int)(l < 40 ? l : 40), p);
+            return -1;
+        }
+        out->lo[out->n] = (unsigned long long)a;
+        out->hi[out->n++] = (unsigned long long)z;
+        if (!p[l]) break;
+        p += l + 1;
+    }
+    char why[100];
+    if (cli_seeds_check(out, why, sizeof why) != 0) {
+        snprintf(err, errlen, "--seeds %.200s: %s", text, why);
+        return -1;
+    }
+    return 0;
+}
+
+unsigned long long cli_seeds_at(const struct cli_seeds *s, unsigned long long k) {
+    for (int i = 0; i < s->n; i++) {
+        unsigned long long len = s->hi[i] - s->lo[i] + 1;
+        if (k < len) return s->lo[i] + k;
+        k -= len;
+    }
+    return 0; /* k past the list: a programmer's error */
+}
+
+void cli_seeds_format(char *buf, size_t n, const struct cli_seeds *s) {
+    size_t l = 0;
+    buf[0] = '\0';
+    if (s->n == 1) {
+        snprintf(buf, n, "%llu..%llu", s->lo[0], s->hi[0]);
+        return;
+    }
+    for (int i = 0; i < s->n && l < n; i++) {
+        char item[48];
+        if (s->lo[i] == s->hi[i]) snprintf(item, sizeof item, "%s%llu", i ? "," : "", s->lo[i]);
+        else snprintf(item, sizeof item, "%s%llu..%llu", i ? "," : "", s->lo[i], s->hi[i]);
+        if (l + strlen(item) + 4 > n) { /* room for "..." and its NUL */
+            snprintf(buf + l, n - l, "...");
+            return;
+        }
+        l += (size_t)snprintf(buf + l, n - l, "%s", item);
+    }
 }
 
 /* ---- Paths and algorithm lists shared by check, batch and matrix ------------- */

@@ -181,8 +181,28 @@ void cli_paths_free(struct cli_paths *l);
  * 0, or the exit status after printing the error. */
 int cli_parse_algos(const char *algos, const struct lock_algo **list, char **names, int max, int *n);
 
-/* --seeds A..B (A <= B) or N, each in 0..2^31-1. Returns 0 or -1. */
-int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi);
+/* The seeds of --seeds (batch, sweep): a list of items in the order
+ * written, each one seed N or a range A..B (A <= B): "1..3,7,10..12". No
+ * seed is listed twice. At most CLI_MAX_SEED_ITEMS items (a shard file's
+ * "seeds" too: its reader refuses more). */
+#define CLI_MAX_SEED_ITEMS 1000
+struct cli_seeds {
+    int n;                                     /* items */
+    unsigned long long count;                  /* seeds in all, the sum of hi - lo + 1 */
+    unsigned long long lo[CLI_MAX_SEED_ITEMS]; /* item k: lo[k]..hi[k] */
+    unsigned long long hi[CLI_MAX_SEED_ITEMS];
+};
+/* --seeds TEXT, each seed in 0..2^31-1, into *out. Returns 0, or -1 with
+ * err saying what is wrong ("seed 5 is listed twice"). */
+int cli_parse_seeds(const char *text, struct cli_seeds *out, char *err, size_t errlen);
+/* The items lo[0..n) and hi[0..n) of *s checked (lo <= hi, no seed twice)
+ * and s->count set (ULLONG_MAX when there are more): 0, or -1 with err. */
+int cli_seeds_check(struct cli_seeds *s, char *err, size_t errlen);
+/* The k-th seed of the list (k < s->count). */
+unsigned long long cli_seeds_at(const struct cli_seeds *s, unsigned long long k);
+/* The list as a user reads it: "A..B" for one item (as `--seeds A..B`),
+ * else "1..3,7,10..12"; cut with "..." when longer than n. */
+void cli_seeds_format(char *buf, size_t n, const struct cli_seeds *s);
 /* The verdict banner of a finished run r (borrowed while cb is used): title,
  * algorithm, verdict, seed and the replay command of c. */
 struct cli_banner {

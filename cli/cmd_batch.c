@@ -38,8 +38,11 @@ static void group_close(struct emitter *e) {
     struct group *g = &e->g;
     const struct fanout *b = e->b;
     if (!g->open) return;
-    char seeds[64] = "scenario's seed";
-    if (b->has_seeds) snprintf(seeds, sizeof seeds, "seeds %llu..%llu", b->seed_lo, b->seed_hi);
+    char seeds[200] = "scenario's seed";
+    if (b->has_seeds) {
+        memcpy(seeds, "seeds ", 6);
+        cli_seeds_format(seeds + 6, sizeof seeds - 6, b->seeds);
+    }
     report_group_write(e->f, &g->r, b->files[g->file], g->algo >= 0 ? b->algo_name[g->algo] : NULL, seeds);
     memset(g, 0, sizeof *g);
 }

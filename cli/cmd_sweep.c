@@ -242,6 +242,35 @@ static int same_path(const char *a, const char *b) {
            sa.st_ino == sb.st_ino;
 }
 
+/* Run sweep's slice under --shard into the shard file d->out (sink's
+ * records as they come). The exit status. */
+static int sweep_shard(const struct fanout *fo, const struct fanout_axis *ax, int naxes, const struct fanout_dest *d,
+                       struct sweep_sink *sink) {
+    struct out_file sf;
+    char err[700];
+    size_t done;
+    int st;
+    if ((st = out_open(&sf, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) return cli_fail(st, err);
+    shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
+    sink->shard = sf.f;
+    int how = fanout_run(fo, sweep_take, sink, &done);
+    int oom = how == LSIM_ENOMEM;
+    if (how == 2) { /* a write failed */
+        if ((st = out_commit(&sf, err, sizeof err)) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
+        return cli_fail(LSIM_EOUTPUT, err);
+    }
+    if (how != 0) {
+        out_abort(&sf);
+        fprintf(stderr, "locksim: %s: the shard was not written\n",
+                how > 0 ? "interrupted"
+                : oom   ? "out of memory"
+                        : "a worker could not be started");
+        return cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
+    }
+    if ((st = out_commit(&sf, err, sizeof err)) != 0) return cli_fail(st, err);
+    return sink->t->worst;
+}
+
 int sweep_output(const struct fanout *fo, const char *file, const struct fanout_axis *ax, int naxes,
                  const struct fanout_dest *d) {
     const char *format = d->format;
@@ -278,27 +307,7 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
     struct sweep_sink sink = {.t = &t, .f = fo};
     size_t done;
     if (shard) { /* a shard: one record per run as it comes */
-        struct out_file sf;
-        if ((st = out_open(&sf, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) {
-            st = cli_fail(st, err);
-            goto out;
-        }
-        shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
-        sink.shard = sf.f;
-        int how = fanout_run(fo, sweep_take, &sink, &done);
-        int oom = how == LSIM_ENOMEM;
-        if (how == 2) { /* a write failed */
-            if ((st = out_commit(&sf, err, sizeof err)) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
-            st = cli_fail(LSIM_EOUTPUT, err);
-        } else if (how != 0) {
-            out_abort(&sf);
-            fprintf(stderr, "locksim: %s: the shard was not written\n",
-                    how > 0 ? "interrupted"
-                    : oom   ? "out of memory"
-                            : "a worker could not be started");
-            st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
-        } else if ((st = out_commit(&sf, err, sizeof err)) != 0) st = cli_fail(st, err);
-        else st = t.worst;
+        st = sweep_shard(fo, ax, naxes, d, &sink);
         goto out;
     }
     int how = fanout_run(fo, sweep_take, &sink, &done);

@@ -61,11 +61,12 @@ static int parse_shard(struct fanout_opts *o, const char *v) {
 /* One option of fanout_run_options: 0 or the exit status. */
 static int take_run_opt(struct fanout_opts *o, int c, const char *v) {
     switch (c) {
-    case FANOUT_OPT_SEEDS:
-        if (cli_parse_seeds(v, &o->seed_lo, &o->seed_hi) != 0)
-            return cli_usage("--seeds takes A..B (A <= B) or N, not '%s'", v);
+    case FANOUT_OPT_SEEDS: {
+        char err[400];
+        if (cli_parse_seeds(v, &o->seeds, err, sizeof err) != 0) return cli_usage("%s", err);
         o->has_seeds = 1;
         return 0;
+    }
     case FANOUT_OPT_ALGOS: o->algos = v; return 0;
     case FANOUT_OPT_SHARD: return parse_shard(o, v);
     default: /* FANOUT_OPT_JOBS */
@@ -94,7 +95,7 @@ int fanout_take_opt(struct fanout_opts *o, struct fanout_dest *d, int c, const c
 }
 
 int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) {
-    if (o->has_seeds && o->ro.seed) return cli_usage("%s takes --seeds A..B or --seed N, not both", cmd);
+    if (o->has_seeds && o->ro.seed) return cli_usage("%s takes --seeds LIST or --seed N, not both", cmd);
     if (o->algos && o->ro.algo) return cli_usage("%s takes --algos NAME,... or --algo NAME, not both", cmd);
     int st;
     if (o->algos && (st = cli_parse_algos(o->algos, o->algo, o->algo_name, FANOUT_MAX_ALGOS, &o->nalgos)) != 0)
@@ -104,8 +105,7 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     f->algo_name = o->algo_name;
     f->algo_reg = o->algo_reg;
     f->nalgos = o->nalgos;
-    f->seed_lo = o->seed_lo;
-    f->seed_hi = o->seed_hi;
+    f->seeds = &o->seeds;
     f->has_seeds = o->has_seeds;
     f->seed = o->ro.seed;
     f->algo_default = o->ro.algo;
@@ -162,7 +162,7 @@ void fanout_opts_close(struct fanout_opts *o) {
     o->nalgos = 0;
 }
 
-static size_t nseeds(const struct fanout *f) { return f->has_seeds ? (size_t)(f->seed_hi - f->seed_lo + 1) : 1; }
+static size_t nseeds(const struct fanout *f) { return f->has_seeds ? (size_t)f->seeds->count : 1; }
 static size_t nalgos(const struct fanout *f) { return f->nalgos ? (size_t)f->nalgos : 1; }
 static size_t ncells(const struct fanout *f) { return f->ncells ? (size_t)f->ncells : 1; }
 /* Runs per cell. */
@@ -181,7 +181,7 @@ void fanout_range(const struct fanout *f, size_t *lo, size_t *hi) {
 int fanout_cell(const struct fanout *f, size_t i) { return (int)(i / per_cell(f)); }
 int fanout_file(const struct fanout *f, size_t i) { return (int)(i % per_cell(f) / nseeds(f) / nalgos(f)); }
 int fanout_algo(const struct fanout *f, size_t i) { return f->nalgos ? (int)(i / nseeds(f) % nalgos(f)) : -1; }
-unsigned long long fanout_seed(const struct fanout *f, size_t i) { return f->seed_lo + i % nseeds(f); }
+unsigned long long fanout_seed(const struct fanout *f, size_t i) { return cli_seeds_at(f->seeds, i % nseeds(f)); }
 
 void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i) {
     char seed[32] = "(the scenario's)";

@@ -27,11 +27,11 @@ struct fanout {
     const char *const *algo_reg;         /* borrowed: the names they are registered under
                                         (a plugin's own name), for tables and panels */
     int nalgos;
-    unsigned long long seed_lo, seed_hi; /* when has_seeds */
-    int has_seeds;                       /* 0 = each scenario's seed (or seed below) */
-    const char *seed;                    /* --seed N, or NULL */
-    const char *algo_default;            /* --algo NAME when nalgos == 0, or NULL */
-    const char *const *sets;             /* borrowed: --set for every run */
+    const struct cli_seeds *seeds; /* borrowed: --seeds, when has_seeds */
+    int has_seeds;                 /* 0 = each scenario's seed (or seed below) */
+    const char *seed;              /* --seed N, or NULL */
+    const char *algo_default;      /* --algo NAME when nalgos == 0, or NULL */
+    const char *const *sets;       /* borrowed: --set for every run */
     int nsets;
     const char *const *cell_sets; /* borrowed: cell c adds cell_sets[c * cell_nsets ...] */
     int ncells;                   /* 0 counts as 1 */
@@ -95,14 +95,14 @@ typedef int (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
  * the parent (Linux: PR_SET_PDEATHSIG) and hold no other worker's pipe. */
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
 
-/* The options batch and sweep share: --seeds, --algos NAME,...|all, --jobs N,
+/* The options batch and sweep share: --seeds N|A..B|LIST, --algos NAME,...|all, --jobs N,
  * --shard K/N (fanout_run_options), and --seed, --set, --algo, --time-limit
  * (cli_getopt's run options). */
 struct fanout_opts {
     struct cli_runopts ro;
-    const char *algos; /* as given, or NULL */
-    long jobs;         /* default: the cores online */
-    unsigned long long seed_lo, seed_hi;
+    const char *algos;      /* as given, or NULL */
+    long jobs;              /* default: the cores online */
+    struct cli_seeds seeds; /* --seeds, when has_seeds */
     int has_seeds;
     const struct lock_algo *algo[FANOUT_MAX_ALGOS]; /* from --algos, by fanout_opts_apply */
     char *algo_name[FANOUT_MAX_ALGOS];              /* owned: free with fanout_opts_close */

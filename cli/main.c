@@ -102,11 +102,11 @@ const char cli_usage_check[] = "Usage: locksim check [--quiet] [--format text|js
                                "With --format json, golden failures are reported on stderr.\n";
 
 const char cli_usage_batch[] =
-        "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
+        "Usage: locksim batch PATH... [--seeds LIST] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
         "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [-o|--out FILE]\n"
         "                     [--shard K/N] [--time-limit S] [--expect]\n"
         "\n"
-        "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
+        "Runs every scenario (folders are searched for *.lsim) for every seed of LIST\n"
         "(default: the scenario's own) and every algorithm named (default: the\n"
         "scenario's own; `all` = every built-in one; a path loads a .so), judging each\n"
         "run by its `expect` lines. N worker processes (default: the number of cores)\n"
@@ -136,6 +136,9 @@ const char cli_usage_batch[] =
         "--shard K/N runs only the K-th of N contiguous slices of the run list (the same\n"
         "slices whatever --jobs) and writes shard JSON Lines; `locksim merge` turns the N\n"
         "shard files into any format above, identical to the unsharded run's bytes.\n"
+        "--seeds LIST: a seed N, a range A..B (A <= B), or a list of them run in the\n"
+        "order written: --seeds 1..3,7,10..12 (seeds 0 to 2147483647, at most 1000\n"
+        "items, no seed listed twice).\n"
         "Exit: 0 every run passed (or was not applicable or skipped), 1 one failed or\n"
         "was cut short, else the worst error.\n";
 
@@ -170,13 +173,14 @@ const char cli_usage_check_trace[] =
 
 const char cli_usage_sweep[] =
         "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
-        "                     [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
+        "                     [--seeds LIST] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
         "                     [--format csv|jsonl] [-o|--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
         "                     [--shard K/N] [--time-limit S]\n"
         "\n"
         "Runs the scenario at every point of a grid of --set values (one key or two;\n"
         "a range of integers or durations, e.g. lock.ttl=5s..60s/5s, or a list), for\n"
-        "every seed and algorithm asked, on N worker processes (as batch). Writes one\n"
+        "every seed of --seeds (N, A..B or a list: 1..3,7, as batch) and algorithm\n"
+        "asked, on N worker processes (as batch). Writes one\n"
         "record per cell and algorithm: runs, and how many were safe, double-entry\n"
         "(two clients inside, no damage), damage (a stale write accepted or an update\n"
         "lost), stuck, error; the unsafe fraction; the class (or mixed). --svg draws a\n"

@@ -48,9 +48,9 @@ struct shard {
     char **algos, **algo_names; /* as written; as registered (as many once read) */
     int nalgos, nalgo_names;
     int has_seeds;
-    unsigned long long seed_lo, seed_hi;
-    char *seed, *algo; /* --seed, --algo; NULL when not given */
-    char **sets;       /* --set KEY=VALUE */
+    struct cli_seeds seeds; /* "seeds": [FIRST,LAST] or [[FIRST,LAST],...] */
+    char *seed, *algo;      /* --seed, --algo; NULL when not given */
+    char **sets;            /* --set KEY=VALUE */
     int nsets;
     struct fanout_axis axes[FANOUT_MAX_AXES];
     int naxes;

@@ -87,7 +87,8 @@ static void test_normalizer_knows_only_tables(void **state) {
     for (const struct cli_command *c = cli_commands; c->name; c++)
         if (strcmp(c->name, "sweep") == 0) sweep = c;
     assert_non_null(sweep);
-    const struct option *a = cli_option_find(batch->tables, "seeds", 5), *b = cli_option_find(sweep->tables, "seeds", 5);
+    const struct option *a = cli_option_find(batch->tables, "seeds", 5),
+                        *b = cli_option_find(sweep->tables, "seeds", 5);
     assert_non_null(a);
     assert_ptr_equal(a, b);
     assert_ptr_equal(cli_option_find(merge->tables, "seeds", 5), NULL);
