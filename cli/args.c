@@ -5,7 +5,9 @@
  * `-h`/`--help` anywhere before `--` prints the command's help;
  * `-q`/`--quiet` and `-v`/`--verbose` set cli_verbosity; `--` ends the
  * options, and a later argument that starts with '-' (a file named so) is
- * passed on as the path ./ARG so no command reads it as an option. */
+ * passed on as the path ./ARG so no command reads it as an option. -o,
+ * --out and --output name the file a command writes, in every command that
+ * writes one (a table with only --output takes --out as its abbreviation). */
 #include <stdlib.h>
 #include <string.h>
 
