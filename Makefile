@@ -214,6 +214,17 @@ $(BUILD)/tests/test_alloc: tests/test_alloc.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS) \
 	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=free
+# test_option_tables reads the commands' option tables as the program does:
+# it links the front end's objects, cli/main.c built again with main renamed.
+$(BUILD)/tests/cli_main.o: cli/main.c $(BUILD)/cli/main.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -Dmain=locksim_main -c -o $@ $<
+$(BUILD)/tests/test_option_tables: tests/test_option_tables.c tests/*.h $(BUILD)/tests/cli_main.o $(CLI_OBJ) $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -Icli -Itests -o $@ $< $(BUILD)/tests/cli_main.o \
+	  $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(BUILD)/libreal.a $(BUILD)/librun.a \
+	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive \
+	  $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
 # Tests of the pictures link gfx and SDL; no other test does.
 $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 	@mkdir -p $(dir $@)

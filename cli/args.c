@@ -1,43 +1,24 @@
 /* The command line's conventions, applied once for every command before its
- * own options are read (cli.h, cli_args_normalize): `--name=value` is
- * `--name value`; `-h`/`--help` anywhere before `--` prints the command's
- * help; `-q`/`--quiet` and `-v`/`--verbose` set cli_verbosity; `--` ends the
+ * own options are read (cli.h, cli_args_normalize), with what an option is
+ * taken from the command's own tables (cli_tables_CMD; no second list here):
+ * `--name=value` is `--name value`; an abbreviation (--form) is written out;
+ * `-h`/`--help` anywhere before `--` prints the command's help;
+ * `-q`/`--quiet` and `-v`/`--verbose` set cli_verbosity; `--` ends the
  * options, and a later argument that starts with '-' (a file named so) is
- * passed on as the path ./ARG so no command reads it as an option; -o,
- * --out and --output name the file a command writes, in every command. */
+ * passed on as the path ./ARG so no command reads it as an option. -o,
+ * --out and --output name the file a command writes, in every command that
+ * writes one (a table with only --output takes --out as its abbreviation). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-/* The long options that take a value, every command's (the one list the
- * `--name=value` form is checked against). */
-static const char *const with_value[] = {
-        "algo",     "algos",      "at",    "bench-frames", "budget",       "context", "format", "from",        "golden",
-        "height",   "jobs",       "out",   "output",       "png",          "purpose", "render", "repeat",      "scale",
-        "scenario", "seed",       "seeds", "set",          "shard",        "shots",   "store",  "stuck-after", "svg",
-        "time",     "time-limit", "to",    "trace",        "trace-format", "vary",    "width",
-};
-
-/* One name for the file a command writes: -o, --out and --output are the
- * same option everywhere, spelled as each command's own loop reads it. */
-static const struct {
-    const char *cmd, *spelling;
-} output_option[] = {
-        {"batch", "--out"}, {"sweep", "--out"}, {"merge", "--out"}, {"render", "-o"}, {"explore", "-o"},
-};
-
-static const char *output_spelling(const char *cmd, const char *a) {
-    if (strcmp(a, "-o") != 0 && strcmp(a, "--out") != 0 && strcmp(a, "--output") != 0) return a;
-    for (size_t i = 0; i < sizeof output_option / sizeof output_option[0]; i++)
-        if (strcmp(output_option[i].cmd, cmd) == 0) return output_option[i].spelling;
-    return a;
-}
-
-static int takes_value(const char *name, size_t len) {
-    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
-        if (strlen(with_value[i]) == len && strncmp(with_value[i], name, len) == 0) return 1;
-    return 0;
+/* The short option -X of these tables (its val is the letter), or NULL. */
+static const struct option *short_option(const struct option *const *tables, char x) {
+    for (int t = 0; tables && tables[t]; t++)
+        for (const struct option *o = tables[t]; o->name; o++)
+            if (o->val == x) return o;
+    return NULL;
 }
 
 static char **kept; /* the normalized vector, freed at exit */
@@ -48,6 +29,7 @@ static void release(void) {
     for (int i = 0; i < nowned; i++) free(owned[i]);
     free(owned);
     free(kept);
+    owned = NULL, kept = NULL, nowned = 0;
 }
 
 static char *own(char *s) {
@@ -55,9 +37,13 @@ static char *own(char *s) {
     return s;
 }
 
-int cli_args_normalize(const char *cmd, const char *usage, int *argc, char ***argv, int *status) {
+int cli_args_normalize(const struct cli_command *cmd, int *argc, char ***argv, int *status) {
     int n = *argc;
     char **in = *argv;
+    const char *usage = cmd->usage == cli_usage_main ? "" : cmd->usage;
+    static int registered;
+    if (!registered) atexit(release), registered = 1;
+    release(); /* a second call (a test's) replaces the first's vector */
     /* at most two out for one in, one string made per argument */
     kept = malloc(((size_t)2 * (size_t)n + 1) * sizeof *kept);
     owned = malloc(((size_t)n + 1) * sizeof *owned);
@@ -66,7 +52,6 @@ int cli_args_normalize(const char *cmd, const char *usage, int *argc, char ***ar
         *status = cli_fail(LSIM_ENOMEM, "");
         return -1;
     }
-    atexit(release);
     int m = 0, options = 1;
     for (int i = 0; i < n; i++) {
         char *a = in[i];
@@ -88,6 +73,26 @@ int cli_args_normalize(const char *cmd, const char *usage, int *argc, char ***ar
             options = 0;
             continue;
         }
+        const struct option *o = NULL;
+        const char *eq = NULL;
+        if (a[0] == '-' && a[1] == '-' && a[2]) { /* --name or --name=value: the option of the tables */
+            eq = strchr(a, '=');
+            size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            if ((o = cli_option_find(cmd->tables, a + 2, len)) != NULL && (strlen(o->name) != len || eq)) {
+                char *name = own(malloc(strlen(o->name) + 3)); /* written out: --out for --ou */
+                if (!name) {
+                    *status = cli_fail(LSIM_ENOMEM, "");
+                    return -1;
+                }
+                strcpy(name, "--");
+                strcpy(name + 2, o->name);
+                a = name;
+            }
+        } else if (a[0] == '-' && a[1] && !a[2]) o = short_option(cmd->tables, a[1]);
+        if (eq && o && o->has_arg == no_argument) {
+            *status = cli_usage("%s takes no value (found '%s')", a, in[i]);
+            return -1;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(usage, stdout);
             *status = 0;
@@ -95,32 +100,17 @@ int cli_args_normalize(const char *cmd, const char *usage, int *argc, char ***ar
         }
         if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             cli_verbosity = -1;
-            if (strcmp(cmd, "check") == 0) kept[m++] = "--quiet"; /* check's own --quiet as well */
+            if (strcmp(cmd->name, "check") == 0) kept[m++] = "--quiet"; /* check's own --quiet as well */
             continue;
         }
         if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             cli_verbosity = 1;
             continue;
         }
-        const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
-        if (eq && eq > a + 2) {
-            size_t len = (size_t)(eq - a - 2);
-            if (!takes_value(a + 2, len)) {
-                *status = cli_usage("%.*s takes no value (found '%s')", (int)(len + 2), a, a);
-                return -1;
-            }
-            char *name = own(malloc(len + 3));
-            if (!name) {
-                *status = cli_fail(LSIM_ENOMEM, "");
-                return -1;
-            }
-            memcpy(name, a, len + 2);
-            name[len + 2] = 0;
-            kept[m++] = (char *)output_spelling(cmd, name);
-            kept[m++] = (char *)eq + 1;
-            continue;
-        }
-        kept[m++] = (char *)output_spelling(cmd, a);
+        kept[m++] = a;
+        if (eq && o) kept[m++] = (char *)eq + 1;
+        else if (o && o->has_arg == required_argument && i + 1 < n)
+            kept[m++] = in[++i]; /* its value, whatever it looks like (`--out -x`) */
     }
     kept[m] = NULL;
     *argc = m;

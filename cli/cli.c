@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -96,46 +97,6 @@ void cli_stop_release(void) {
     for (int k = 0; k < POOL_NSTOP; k++) sigaction(pool_stop_signals[k], &stop_old[k], NULL);
 }
 
-int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status) {
-    const char *a = argv[*i];
-    int is_seed = strcmp(a, "--seed") == 0, is_set = strcmp(a, "--set") == 0, is_algo = strcmp(a, "--algo") == 0,
-        is_limit = strcmp(a, "--time-limit") == 0;
-    if (!is_seed && !is_set && !is_algo && !is_limit) return 0;
-    if (*i + 1 >= argc) {
-        *status = cli_usage("%s needs a value", a);
-        return -1;
-    }
-    const char *v = argv[++*i];
-    if (is_limit) {
-        long s;
-        if (cli_parse_int(v, 0, 86400 * 365, &s) != 0) {
-            *status = cli_usage("--time-limit takes whole seconds (0 = no limit), not '%s'", v);
-            return -1;
-        }
-        o->time_limit_s = s ? s : -1;
-    } else if (is_seed) o->seed = v;
-    else if (is_algo) o->algo = v;
-    else {
-        if (o->nsets == CLI_MAX_SETS) {
-            *status = cli_usage("too many --set options (at most %d)", CLI_MAX_SETS);
-            return -1;
-        }
-        o->sets[o->nsets++] = v;
-    }
-    return 1;
-}
-
-int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **argv, int *i, int *status) {
-    int took = cli_take_runopt(o, argc, argv, i, status);
-    if (took) return took;
-    if (strcmp(argv[*i], "--help") == 0 || strcmp(argv[*i], "-h") == 0) {
-        fputs(usage, stdout);
-        *status = -1;
-        return -1;
-    }
-    return 0;
-}
-
 enum { OPT_SEED = 0x100, OPT_SET, OPT_ALGO, OPT_TIME_LIMIT, OPT_NO_COLOR };
 
 /* The options every command shares; the run options only where ro is set. */
@@ -150,22 +111,35 @@ static const struct option common_options[] = {
 };
 #define COMMON_NO_RUN 2 /* the entries before the run options */
 
-int cli_getopt_init(struct cli_getopt *g, const char *cmd, const char *usage, struct cli_runopts *ro,
-                    const struct option *own, int argc, char **argv) {
+/* The tables (NULL-ended) and the shared options (the run options when
+ * runs) joined into out (CLI_MAX_OPTIONS entries, ended by a zero entry);
+ * shorts (may be NULL) receives "-:h" and the one-letter vals (-o).
+ * Returns the entries, or -1 when they do not fit. */
+static int join_tables(struct option *out, char *shorts, const struct option *const *tables, int runs) {
+    int n = 0, ns = shorts ? snprintf(shorts, CLI_MAX_OPTIONS * 2 + 4, "-:h") : 0;
+    for (int t = 0; tables && tables[t]; t++)
+        for (const struct option *o = tables[t]; o->name; o++) {
+            if (n + 1 >= CLI_MAX_OPTIONS) return -1;
+            out[n++] = *o;
+            if (shorts && o->val < 0x80 && o->val > ' ' && !strchr(shorts + 3, o->val)) { /* a letter: -o */
+                shorts[ns++] = (char)o->val;
+                if (o->has_arg == required_argument) shorts[ns++] = ':';
+                shorts[ns] = '\0';
+            }
+        }
+    int ncommon = runs ? (int)(sizeof common_options / sizeof *common_options) - 1 : COMMON_NO_RUN;
+    if (n + ncommon >= CLI_MAX_OPTIONS) return -1;
+    for (int k = 0; k < ncommon; k++) out[n++] = common_options[k];
+    memset(&out[n], 0, sizeof out[n]);
+    return n;
+}
+
+int cli_getopt_init_tables(struct cli_getopt *g, const char *cmd, const char *usage, struct cli_runopts *ro,
+                           const struct option *const *tables, int argc, char **argv) {
     memset(g, 0, sizeof *g);
     g->cmd = cmd, g->usage = usage, g->ro = ro;
-    int n = 0, ns = snprintf(g->shorts, sizeof g->shorts, "-:h");
-    for (; own && own[n].name && n < CLI_MAX_OPTIONS; n++) {
-        g->table[n] = own[n];
-        if (own[n].val < 0x80 && own[n].val > ' ') { /* a letter: its short option */
-            g->shorts[ns++] = (char)own[n].val;
-            if (own[n].has_arg == required_argument) g->shorts[ns++] = ':';
-            g->shorts[ns] = '\0';
-        }
-    }
-    int ncommon = ro ? (int)(sizeof common_options / sizeof *common_options) - 1 : COMMON_NO_RUN;
-    if (n + ncommon >= CLI_MAX_OPTIONS) return cli_fail(LSIM_EINTERNAL, "too many options in one table");
-    for (int k = 0; k < ncommon; k++) g->table[n++] = common_options[k];
+    if (join_tables(g->table, g->shorts, tables, ro != NULL) < 0)
+        return cli_fail(LSIM_EINTERNAL, "too many options in one table");
     /* getopt_long reads argv[1..] and permutes: a copy with the command as argv[0]. */
     g->argv = malloc(((size_t)argc + 2) * sizeof *g->argv);
     if (!g->argv) return cli_fail(LSIM_ENOMEM, "");
@@ -176,6 +150,30 @@ int cli_getopt_init(struct cli_getopt *g, const char *cmd, const char *usage, st
     optind = 0; /* GNU: a full reinitialisation, as main dispatches commands */
     opterr = 0;
     return 0;
+}
+
+int cli_getopt_init(struct cli_getopt *g, const char *cmd, const char *usage, struct cli_runopts *ro,
+                    const struct option *own, int argc, char **argv) {
+    const struct option *const tables[] = {own, NULL};
+    return cli_getopt_init_tables(g, cmd, usage, ro, tables, argc, argv);
+}
+
+const struct option *cli_option_find(const struct option *const *tables, const char *name, size_t len) {
+    const struct option *exact = NULL, *found = NULL;
+    int nfound = 0;
+    /* the tables, then the shared options (all of them: a command without
+     * the run options refuses those when it reads its arguments) */
+    int ntables = 0;
+    while (tables && tables[ntables]) ntables++;
+    for (int t = 0; t <= ntables; t++)
+        for (const struct option *o = t < ntables ? tables[t] : common_options; o->name; o++) {
+            if (strncmp(o->name, name, len) != 0) continue;
+            if (strlen(o->name) == len && !exact) exact = o;
+            /* spellings of one option (--out, --output) are one match, as getopt_long counts */
+            if (!found || found->val != o->val || found->has_arg != o->has_arg) nfound++;
+            found = o;
+        }
+    return exact ? exact : nfound == 1 ? found : NULL;
 }
 
 void cli_getopt_close(struct cli_getopt *g) {
@@ -376,22 +374,88 @@ int cli_find_scenarios(const char *dir, char ***out, int *n, char *err, size_t e
     return LSIM_OK;
 }
 
-int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi) {
-    const char *dots = strstr(s, "..");
-    char first[32];
-    long a, z;
-    if (!dots) {
-        if (cli_parse_int(s, 0, 0x7fffffffL, &a) != 0) return -1;
-        z = a;
-    } else {
-        if ((size_t)(dots - s) >= sizeof first) return -1;
-        snprintf(first, sizeof first, "%.*s", (int)(dots - s), s);
-        if (cli_parse_int(first, 0, 0x7fffffffL, &a) != 0 || cli_parse_int(dots + 2, 0, 0x7fffffffL, &z) != 0 || z < a)
+int cli_seeds_check(struct cli_seeds *s, char *err, size_t errlen) {
+    s->count = 0;
+    for (int j = 0; j < s->n; j++) {
+        if (s->hi[j] < s->lo[j]) {
+            snprintf(err, errlen, "%llu..%llu: the last seed is below the first", s->lo[j], s->hi[j]);
             return -1;
+        }
+        for (int i = 0; i < j; i++) /* quadratic, at most CLI_MAX_SEED_ITEMS items */
+            if (s->lo[i] <= s->hi[j] && s->lo[j] <= s->hi[i]) {
+                snprintf(err, errlen, "seed %llu is listed twice", s->lo[i] > s->lo[j] ? s->lo[i] : s->lo[j]);
+                return -1;
+            }
+        unsigned long long span = s->hi[j] - s->lo[j];
+        if (span == ULLONG_MAX || __builtin_add_overflow(s->count, span + 1, &s->count))
+            s->count = ULLONG_MAX; /* more than any run list holds: its reader says so */
     }
-    *lo = (unsigned long long)a;
-    *hi = (unsigned long long)z;
     return 0;
+}
+
+int cli_parse_seeds(const char *text, struct cli_seeds *out, char *err, size_t errlen) {
+    out->n = 0;
+    for (const char *p = text;;) {
+        size_t l = strcspn(p, ",");
+        char item[64], *dots;
+        long a, z;
+        if (l == 0) {
+            snprintf(err, errlen, "--seeds has an empty item in '%s'; write N, A..B or a list: 1..3,7,10..12", text);
+            return -1;
+        }
+        if (out->n == CLI_MAX_SEED_ITEMS) {
+            snprintf(err, errlen, "--seeds lists more than %d items; a range A..B is one item", CLI_MAX_SEED_ITEMS);
+            return -1;
+        }
+        snprintf(item, sizeof item, "%.*s", (int)l, p);
+        if ((dots = strstr(item, "..")) != NULL) *dots = '\0';
+        if (l >= sizeof item || cli_parse_int(item, 0, 0x7fffffffL, &a) != 0 ||
+            cli_parse_int(dots ? dots + 2 : item, 0, 0x7fffffffL, &z) != 0 || z < a) {
+            snprintf(err, errlen,
+                     "--seeds takes seeds N or ranges A..B (A <= B, from 0 to 2147483647), alone or in a list "
+                     "(1..3,7,10..12); '%.*s' is neither",
+                     (int)(l < 40 ? l : 40), p);
+            return -1;
+        }
+        out->lo[out->n] = (unsigned long long)a;
+        out->hi[out->n++] = (unsigned long long)z;
+        if (!p[l]) break;
+        p += l + 1;
+    }
+    char why[100];
+    if (cli_seeds_check(out, why, sizeof why) != 0) {
+        snprintf(err, errlen, "--seeds %.200s: %s", text, why);
+        return -1;
+    }
+    return 0;
+}
+
+unsigned long long cli_seeds_at(const struct cli_seeds *s, unsigned long long k) {
+    for (int i = 0; i < s->n; i++) {
+        unsigned long long len = s->hi[i] - s->lo[i] + 1;
+        if (k < len) return s->lo[i] + k;
+        k -= len;
+    }
+    return 0; /* k past the list: a programmer's error */
+}
+
+void cli_seeds_format(char *buf, size_t n, const struct cli_seeds *s) {
+    size_t l = 0;
+    buf[0] = '\0';
+    if (s->n == 1) {
+        snprintf(buf, n, "%llu..%llu", s->lo[0], s->hi[0]);
+        return;
+    }
+    for (int i = 0; i < s->n && l < n; i++) {
+        char item[48];
+        if (s->lo[i] == s->hi[i]) snprintf(item, sizeof item, "%s%llu", i ? "," : "", s->lo[i]);
+        else snprintf(item, sizeof item, "%s%llu..%llu", i ? "," : "", s->lo[i], s->hi[i]);
+        if (l + strlen(item) + 4 > n) { /* room for "..." and its NUL */
+            snprintf(buf + l, n - l, "...");
+            return;
+        }
+        l += (size_t)snprintf(buf + l, n - l, "%s", item);
+    }
 }
 
 /* ---- Paths and algorithm lists shared by check, batch and matrix ------------- */

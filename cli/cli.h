@@ -57,14 +57,6 @@ void cli_time_limit_start(const struct cli_runopts *o);
  * returned (cleared here), which a pool or the explorer polls. */
 volatile sig_atomic_t *cli_stop_catch(void);
 void cli_stop_release(void);
-/* If argv[*i] is --seed, --set, --algo or --time-limit, take it (and its value) and
- * return 1; 0 if it is not one of them; -1 after printing a usage error
- * (*status is then the exit status). */
-int cli_take_runopt(struct cli_runopts *o, int argc, char **argv, int *i, int *status);
-/* cli_take_runopt, and --help/-h, which prints usage: returns 1 (taken),
- * 0 (not one of them) or -1 with *status = the exit status, or -1 after
- * --help (the command then exits 0). */
-int cli_take_common(struct cli_runopts *o, const char *usage, int argc, char **argv, int *i, int *status);
 /* One command's options read with getopt_long: the command's own table
  * (struct option[], ended by a zero entry; val codes from CLI_OPT_OWN up,
  * or a letter, which is the short option too: {"output", ..., 'o'} is -o)
@@ -90,6 +82,43 @@ struct cli_getopt {
  * the exit status (out of memory). */
 int cli_getopt_init(struct cli_getopt *g, const char *cmd, const char *usage, struct cli_runopts *ro,
                     const struct option *own, int argc, char **argv);
+/* The same for a command whose options come in several tables (its own
+ * and fragments it shares with other commands, fanout.h): tables is a
+ * NULL-ended list of them (may be NULL: none), the list the command
+ * exposes as cli_tables_CMD for cli_args_normalize. */
+int cli_getopt_init_tables(struct cli_getopt *g, const char *cmd, const char *usage, struct cli_runopts *ro,
+                           const struct option *const *tables, int argc, char **argv);
+/* The option named by the len bytes of name (no leading --) in a command
+ * with these tables (NULL-ended, may be NULL) and the shared options (the
+ * run options counted in): the entry of that exact name, else the one
+ * option it abbreviates, as getopt_long takes abbreviations; NULL when
+ * none or several. */
+const struct option *cli_option_find(const struct option *const *tables, const char *name, size_t len);
+
+/* Each command's option tables (NULL-ended), beside each table in its
+ * cmd_*.c: the one list the command line's conventions (cli_args_normalize)
+ * ask what an option is. */
+extern const struct option *const cli_tables_run[],
+        *const cli_tables_check[],
+                *const cli_tables_matrix[],
+                        *const cli_tables_render[],
+                                *const cli_tables_view[],
+                                        *const cli_tables_explore[],
+                                                *const cli_tables_real[],
+                                                        *const cli_tables_check_trace[],
+                                                                *const cli_tables_diff[],
+                                                                        *const cli_tables_batch[],
+                                                                                *const cli_tables_sweep[],
+                                                                                        *const cli_tables_merge[];
+/* The commands main dispatches: name, entry point, help text, option tables
+ * (NULL: the shared ones only). Ended by a zero entry. */
+struct cli_command {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *usage;
+    const struct option *const *tables;
+};
+extern const struct cli_command cli_commands[];
 /* The next one, in command-line order: an own option's val (g->arg its
  * value), CLI_OPT_ARG (g->arg the argument), CLI_OPT_END, or CLI_OPT_STOP
  * after --help or a usage error (`locksim: --jobs needs a value`, 'unknown
@@ -117,11 +146,13 @@ int cli_print_formats(void);
  * else 0. Set by cli_args_normalize. */
 extern int cli_verbosity;
 /* The conventions every command shares, applied to its arguments before its
- * own options are read (cli/args.c): `--name=value` for `--name value`,
+ * own options are read (cli/args.c): a long option's unique abbreviation
+ * written out, `--name=value` for `--name value` when cmd's tables say the
+ * option takes a value (and refused when it takes none),
  * -h/--help anywhere (prints usage: *status = 0), -q/-v, and `--` ending
  * the options. Returns 0 with *argc and *argv replaced, or -1 with *status the
  * exit status. */
-int cli_args_normalize(const char *cmd, const char *usage, int *argc, char ***argv, int *status);
+int cli_args_normalize(const struct cli_command *cmd, int *argc, char ***argv, int *status);
 /* Colour on standard output: not with --no-color, NO_COLOR set, TERM=dumb,
  * or a standard output that is not a terminal. */
 int cli_want_color(int no_color_flag);
@@ -150,8 +181,28 @@ void cli_paths_free(struct cli_paths *l);
  * 0, or the exit status after printing the error. */
 int cli_parse_algos(const char *algos, const struct lock_algo **list, char **names, int max, int *n);
 
-/* --seeds A..B (A <= B) or N, each in 0..2^31-1. Returns 0 or -1. */
-int cli_parse_seeds(const char *s, unsigned long long *lo, unsigned long long *hi);
+/* The seeds of --seeds (batch, sweep): a list of items in the order
+ * written, each one seed N or a range A..B (A <= B): "1..3,7,10..12". No
+ * seed is listed twice. At most CLI_MAX_SEED_ITEMS items (a shard file's
+ * "seeds" too: its reader refuses more). */
+#define CLI_MAX_SEED_ITEMS 1000
+struct cli_seeds {
+    int n;                                     /* items */
+    unsigned long long count;                  /* seeds in all, the sum of hi - lo + 1 */
+    unsigned long long lo[CLI_MAX_SEED_ITEMS]; /* item k: lo[k]..hi[k] */
+    unsigned long long hi[CLI_MAX_SEED_ITEMS];
+};
+/* --seeds TEXT, each seed in 0..2^31-1, into *out. Returns 0, or -1 with
+ * err saying what is wrong ("seed 5 is listed twice"). */
+int cli_parse_seeds(const char *text, struct cli_seeds *out, char *err, size_t errlen);
+/* The items lo[0..n) and hi[0..n) of *s checked (lo <= hi, no seed twice)
+ * and s->count set (ULLONG_MAX when there are more): 0, or -1 with err. */
+int cli_seeds_check(struct cli_seeds *s, char *err, size_t errlen);
+/* The k-th seed of the list (k < s->count). */
+unsigned long long cli_seeds_at(const struct cli_seeds *s, unsigned long long k);
+/* The list as a user reads it: "A..B" for one item (as `--seeds A..B`),
+ * else "1..3,7,10..12"; cut with "..." when longer than n. */
+void cli_seeds_format(char *buf, size_t n, const struct cli_seeds *s);
 /* The verdict banner of a finished run r (borrowed while cb is used): title,
  * algorithm, verdict, seed and the replay command of c. */
 struct cli_banner {

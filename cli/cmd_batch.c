@@ -38,8 +38,11 @@ static void group_close(struct emitter *e) {
     struct group *g = &e->g;
     const struct fanout *b = e->b;
     if (!g->open) return;
-    char seeds[64] = "scenario's seed";
-    if (b->has_seeds) snprintf(seeds, sizeof seeds, "seeds %llu..%llu", b->seed_lo, b->seed_hi);
+    char seeds[200] = "scenario's seed";
+    if (b->has_seeds) {
+        memcpy(seeds, "seeds ", 6);
+        cli_seeds_format(seeds + 6, sizeof seeds - 6, b->seeds);
+    }
     report_group_write(e->f, &g->r, b->files[g->file], g->algo >= 0 ? b->algo_name[g->algo] : NULL, seeds);
     memset(g, 0, sizeof *g);
 }
@@ -213,51 +216,66 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
 
 /* ---- The command -------------------------------------------------------------- */
 
-int cmd_batch(int argc, char **argv) {
+enum { OPT_EXPECT = CLI_OPT_OWN };
+static const struct option batch_options[] = {
+        {"expect", no_argument, NULL, OPT_EXPECT},
+        {NULL, 0, NULL, 0},
+};
+const struct option *const cli_tables_batch[] = {batch_options, fanout_run_options, fanout_output_options, NULL};
+
+/* What batch's command line asks. */
+struct batch_cmd {
     struct fanout_opts fo;
-    struct cli_paths files = {0};
-    struct fanout b;
-    fanout_opts_init(&fo);
-    memset(&b, 0, sizeof b);
-    struct fanout_dest d = {.out = "-", .argc = argc, .argv = argv};
+    struct cli_paths files; /* owned: cli_paths_free */
+    struct fanout_dest d;
+    int hold; /* --expect */
+};
+
+/* One option or argument of batch: 0, or the exit status. */
+static int take_batch_arg(struct batch_cmd *c, int code, const char *v) {
+    int st;
     char err[700];
-    int st = 0, hold = 0;
-    for (int i = 0; i < argc; i++) {
-        int took = fanout_take_opt(&fo, argc, argv, &i, &st);
-        if (took < 0) goto out;
-        if (took) continue;
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_batch, stdout);
-            goto out;
-        } else if (strcmp(a, "--expect") == 0) hold = 1;
-        else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
-        else if (a[0] == '-' && a[1]) {
-            st = cli_usage("unknown or incomplete option '%s' for batch", a);
-            goto out;
-        } else if (strcmp(a, "-") == 0) {
-            st = cli_usage("batch reads scenario files, not standard input (every worker would read it)");
-            goto out;
-        } else if ((st = cli_paths_add(&files, a, err, sizeof err)) != 0) {
-            st = cli_fail(st, err);
-            goto out;
-        }
+    if (fanout_take_opt(&c->fo, &c->d, code, v, &st)) return st;
+    if (code == OPT_EXPECT) {
+        c->hold = 1;
+        return 0;
     }
-    if (files.n == 0) {
-        st = cli_usage("batch needs at least one scenario file or folder");
-        goto out;
+    /* CLI_OPT_ARG: a scenario file or folder */
+    if (strcmp(v, "-") == 0)
+        return cli_usage("batch reads scenario files, not standard input (every worker would read it)");
+    if ((st = cli_paths_add(&c->files, v, err, sizeof err)) != 0) return cli_fail(st, err);
+    return 0;
+}
+
+/* Read the command line into c: 0, -1 after --help, or the exit status. */
+static int parse_batch_args(struct batch_cmd *c, int argc, char **argv) {
+    struct cli_getopt g;
+    int st = cli_getopt_init_tables(&g, "batch", cli_usage_batch, &c->fo.ro, cli_tables_batch, argc, argv);
+    for (int code; st == 0 && (code = cli_getopt_next(&g)) != CLI_OPT_END;)
+        st = code == CLI_OPT_STOP ? g.status : take_batch_arg(c, code, g.arg);
+    cli_getopt_close(&g);
+    if (st) return st;
+    if (c->files.n == 0) return cli_usage("batch needs at least one scenario file or folder");
+    return 0;
+}
+
+int cmd_batch(int argc, char **argv) {
+    struct batch_cmd c;
+    struct fanout b;
+    memset(&c, 0, sizeof c);
+    memset(&b, 0, sizeof b);
+    fanout_opts_init(&c.fo);
+    c.d = (struct fanout_dest){.out = "-", .argc = argc, .argv = argv};
+    int st = parse_batch_args(&c, argc, argv);
+    if (st == 0 && (st = fanout_opts_apply(&c.fo, "batch", &b)) == 0) {
+        b.hold_expects = c.hold;
+        b.files = c.files.v;
+        b.nfiles = c.files.n;
+        c.d.inputs = (const char *const *)c.files.v;
+        c.d.ninputs = c.files.n;
+        st = batch_output(&b, &c.d);
     }
-    if ((st = fanout_opts_apply(&fo, "batch", &b)) != 0) goto out;
-    b.hold_expects = hold;
-    b.files = files.v;
-    b.nfiles = files.n;
-    d.inputs = (const char *const *)files.v;
-    d.ninputs = files.n;
-    st = batch_output(&b, &d);
-out:
-    fanout_opts_close(&fo);
-    cli_paths_free(&files);
-    return st;
+    fanout_opts_close(&c.fo);
+    cli_paths_free(&c.files);
+    return st < 0 ? 0 : st;
 }

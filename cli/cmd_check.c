@@ -217,6 +217,7 @@ static const struct option check_options[] = {
         {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_check[] = {check_options, NULL};
 
 struct check_cmd {
     struct cli_runopts ro;
@@ -236,7 +237,7 @@ static int parse_check_args(struct check_cmd *o, int argc, char **argv) {
     char err[700];
     struct cli_getopt go;
     o->format = "text";
-    int st = cli_getopt_init(&go, "check", cli_usage_check, &o->ro, check_options, argc, argv);
+    int st = cli_getopt_init_tables(&go, "check", cli_usage_check, &o->ro, cli_tables_check, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&go)) != CLI_OPT_END;) {
         switch (c) {
         case CLI_OPT_STOP: st = go.status; break;

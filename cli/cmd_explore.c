@@ -228,6 +228,7 @@ static const struct option explore_options[] = {
         {"output", required_argument, NULL, 'o'},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_explore[] = {explore_options, NULL};
 
 /* One option of explore, or its file: 0, or the exit status. */
 static int take_explore_option(struct explore_cmd *x, int c, const char *a) {
@@ -276,7 +277,7 @@ static int parse_explore_args(struct explore_cmd *x, int argc, char **argv) {
     x->o.seed = 1;
     x->o.jobs = 1;
     x->o.budget = 100000;
-    int st = cli_getopt_init(&g, "explore", cli_usage_explore, NULL, explore_options, argc, argv);
+    int st = cli_getopt_init_tables(&g, "explore", cli_usage_explore, NULL, cli_tables_explore, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
         st = c == CLI_OPT_STOP ? g.status : take_explore_option(x, c, g.arg);
     cli_getopt_close(&g);

@@ -118,13 +118,14 @@ static const struct option matrix_options[] = {
         {"format", required_argument, NULL, OPT_FORMAT},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_matrix[] = {matrix_options, NULL};
 
 /* matrix's arguments: 0, -1 after --help, or the exit status. (--no-color
  * is taken: the matrix is plain text already.) */
 static int parse_matrix_args(struct matrix_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
     o->algos = "all", o->format = "text";
-    int st = cli_getopt_init(&g, "matrix", cli_usage_matrix, &o->ro, matrix_options, argc, argv);
+    int st = cli_getopt_init_tables(&g, "matrix", cli_usage_matrix, &o->ro, cli_tables_matrix, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
         if (c == CLI_OPT_STOP) st = g.status;
         else if (c == OPT_ALGO_ONE) st = cli_usage("matrix takes --algos NAME,NAME,... (or all), not --algo");

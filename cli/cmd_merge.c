@@ -44,40 +44,28 @@ static int check_slices(struct shard *sh, int n, const char *const *paths) {
     return st;
 }
 
-int cmd_merge(int argc, char **argv) {
-    struct fanout_dest d = {.out = "-"};
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-    int npaths = 0, st = 0;
-    if (!paths) return cli_fail(LSIM_ENOMEM, "");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_merge, stdout);
-            free(paths);
-            return 0;
-        } else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
-        else if (strcmp(a, "--svg") == 0 && has) d.svg = argv[++i];
-        else if (strcmp(a, "--png") == 0 && has) d.png = argv[++i];
-        else if (a[0] == '-' && a[1]) {
-            free(paths);
-            return cli_usage("unknown or incomplete option '%s' for merge", a);
-        } else paths[npaths++] = a;
+const struct option *const cli_tables_merge[] = {fanout_output_options, fanout_heatmap_options, NULL};
+
+/* Read the command line: the shard paths into paths (argc + 1 entries),
+ * the outputs into d. 0, -1 after --help, or the exit status. */
+static int parse_merge_args(const char **paths, int *npaths, struct fanout_dest *d, int argc, char **argv) {
+    struct cli_getopt g;
+    int st = cli_getopt_init_tables(&g, "merge", cli_usage_merge, NULL, cli_tables_merge, argc, argv);
+    for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
+        if (c == CLI_OPT_STOP) st = g.status;
+        else if (c == CLI_OPT_ARG) paths[(*npaths)++] = g.arg;
+        else fanout_take_opt(NULL, d, c, g.arg, &st); /* the table holds only these */
     }
-    if (npaths == 0) {
-        free(paths);
-        return cli_usage("merge needs the shard files (FILE.jsonl...) of one `--shard K/N` run");
-    }
-    struct shard *sh = calloc((size_t)npaths, sizeof *sh);
-    struct report_summary *sums = NULL;
-    char **cells = NULL;
-    struct fanout f;
-    memset(&f, 0, sizeof f);
-    if (!sh) {
-        free(paths);
-        return cli_fail(LSIM_ENOMEM, "");
-    }
+    cli_getopt_close(&g);
+    if (st) return st;
+    if (*npaths == 0) return cli_usage("merge needs the shard files (FILE.jsonl...) of one `--shard K/N` run");
+    return 0;
+}
+
+/* Read every shard into sh[0..npaths), each of the same run as the first,
+ * and check that the slices tile the list. 0 or the exit status. */
+static int read_shards(struct shard *sh, const char **paths, int npaths) {
+    int st = 0;
     for (int i = 0; i < npaths && !st; i++) {
         st = shard_read(paths[i], &sh[i]);
         const char *what = st || i == 0 ? NULL : shard_differs(&sh[0], &sh[i]);
@@ -87,35 +75,50 @@ int cmd_merge(int argc, char **argv) {
             st = cli_exit(LSIM_EUSAGE);
         }
     }
-    if (st || (st = check_slices(sh, npaths, paths)) != 0) goto out;
-    if ((d.svg || d.png) && strcmp(sh[0].cmd, "sweep") != 0) {
-        st = cli_usage("%s draws a sweep's heatmap; these are shards of a %s", d.svg ? "--svg" : "--png", sh[0].cmd);
-        goto out;
-    }
-    /* The slices tile the list and each was read whole, so the list has no
-     * more runs than the files hold records. */
+    return st ? st : check_slices(sh, npaths, paths);
+}
+
+/* The merged list: every shard's summaries moved into sums (the slices
+ * tile the list and each was read whole, so it has no more runs than the
+ * files hold records), written by its command's output code. */
+static int write_merged(struct shard *sh, int npaths, const char **paths, struct fanout_dest *d) {
     size_t runs = sh[0].runs;
-    if (!(sums = calloc(runs ? runs : 1, sizeof *sums)) || shard_list(&sh[0], &f, &cells) != 0) {
-        st = cli_fail(LSIM_ENOMEM, "");
-        goto out;
+    struct report_summary *sums = calloc(runs ? runs : 1, sizeof *sums);
+    char **cells = NULL;
+    struct fanout f;
+    int st;
+    if (!sums || shard_list(&sh[0], &f, &cells) != 0) st = cli_fail(LSIM_ENOMEM, "");
+    else {
+        for (int i = 0; i < npaths; i++) {
+            memcpy(sums + sh[i].first, sh[i].sums, sh[i].nsums * sizeof *sums);
+            sh[i].nsums = 0; /* moved */
+        }
+        f.preloaded = sums;
+        d->inputs = paths;
+        d->ninputs = npaths;
+        st = strcmp(sh[0].cmd, "sweep") == 0 ? sweep_output(&f, sh[0].files[0], sh[0].axes, sh[0].naxes, d)
+                                             : batch_output(&f, d);
     }
-    for (int i = 0; i < npaths; i++) {
-        memcpy(sums + sh[i].first, sh[i].sums, sh[i].nsums * sizeof *sums);
-        sh[i].nsums = 0; /* moved */
-    }
-    f.preloaded = sums;
-    d.inputs = paths;
-    d.ninputs = npaths;
-    st = strcmp(sh[0].cmd, "sweep") == 0 ? sweep_output(&f, sh[0].files[0], sh[0].axes, sh[0].naxes, &d)
-                                         : batch_output(&f, &d);
-out: /* what was delivered is closed already (closing twice is harmless); an
-      * output that failed to open delivered nothing */
+    /* what was delivered is closed already (closing twice is harmless); an
+     * output that failed to open delivered nothing */
     for (size_t i = 0; sums && i < runs; i++) report_summary_close(&sums[i]);
     free(sums);
     for (size_t c = 0; cells && c < (size_t)f.ncells * (size_t)f.cell_nsets; c++) free(cells[c]);
     free(cells);
-    for (int i = 0; i < npaths; i++) shard_free(&sh[i]);
+    return st;
+}
+
+int cmd_merge(int argc, char **argv) {
+    struct fanout_dest d = {.out = "-"};
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    struct shard *sh = calloc((size_t)argc + 1, sizeof *sh);
+    int npaths = 0, st = !paths || !sh ? cli_fail(LSIM_ENOMEM, "") : parse_merge_args(paths, &npaths, &d, argc, argv);
+    if (st == 0) st = read_shards(sh, paths, npaths);
+    if (st == 0 && (d.svg || d.png) && strcmp(sh[0].cmd, "sweep") != 0)
+        st = cli_usage("%s draws a sweep's heatmap; these are shards of a %s", d.svg ? "--svg" : "--png", sh[0].cmd);
+    if (st == 0) st = write_merged(sh, npaths, paths, &d);
+    for (int i = 0; sh && i < npaths; i++) shard_free(&sh[i]);
     free(sh);
     free(paths);
-    return st;
+    return st < 0 ? 0 : st;
 }

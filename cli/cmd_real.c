@@ -144,6 +144,7 @@ static const struct option real_options[] = {
         {"row", no_argument, NULL, OPT_ROW},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_real[] = {real_options, NULL};
 
 /* One option of real, or its file: 0, or the exit status. */
 static int take_real_option(struct real_cmd *o, int c, const char *v) {
@@ -173,7 +174,7 @@ static int parse_real_args(struct real_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
     o->store = "redis";
     o->repeat = 1;
-    int st = cli_getopt_init(&g, "real", cli_usage_real, NULL, real_options, argc, argv);
+    int st = cli_getopt_init_tables(&g, "real", cli_usage_real, NULL, cli_tables_real, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
         st = c == CLI_OPT_STOP ? g.status : take_real_option(o, c, g.arg);
     cli_getopt_close(&g);

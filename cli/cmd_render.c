@@ -99,6 +99,7 @@ static const struct option render_options[] = {
         {"from", required_argument, NULL, OPT_FROM},   {"to", required_argument, NULL, OPT_TO},
         {"at", required_argument, NULL, OPT_AT},       {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_render[] = {render_options, NULL};
 
 /* One option of render, or its file: 0, or the exit status. */
 static int take_render_option(struct render_cmd *o, int c, const char *v) {
@@ -121,7 +122,7 @@ static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
     o->width = 1280;
     o->height = 720;
-    int st = cli_getopt_init(&g, "render", cli_usage_render, &o->ro, render_options, argc, argv);
+    int st = cli_getopt_init_tables(&g, "render", cli_usage_render, &o->ro, cli_tables_render, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
         st = c == CLI_OPT_STOP ? g.status : take_render_option(o, c, g.arg);
     cli_getopt_close(&g);

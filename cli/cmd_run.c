@@ -33,6 +33,7 @@ static const struct option run_options[] = {
         {"no-timeline", no_argument, NULL, OPT_NO_TIMELINE},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_run[] = {run_options, NULL};
 
 /* One option of run (g->arg its value): 0, or the exit status. */
 static int take_run_option(struct run_cmd *o, int c, const char *v) {
@@ -63,7 +64,7 @@ static int take_run_option(struct run_cmd *o, int c, const char *v) {
 
 static int parse_run_args(struct run_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
-    int st = cli_getopt_init(&g, "run", cli_usage_run, &o->ro, run_options, argc, argv);
+    int st = cli_getopt_init_tables(&g, "run", cli_usage_run, &o->ro, cli_tables_run, argc, argv);
     if (st) return st;
     o->timeline = 1;
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {

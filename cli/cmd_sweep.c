@@ -242,6 +242,35 @@ static int same_path(const char *a, const char *b) {
            sa.st_ino == sb.st_ino;
 }
 
+/* Run sweep's slice under --shard into the shard file d->out (sink's
+ * records as they come). The exit status. */
+static int sweep_shard(const struct fanout *fo, const struct fanout_axis *ax, int naxes, const struct fanout_dest *d,
+                       struct sweep_sink *sink) {
+    struct out_file sf;
+    char err[700];
+    size_t done;
+    int st;
+    if ((st = out_open(&sf, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) return cli_fail(st, err);
+    shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
+    sink->shard = sf.f;
+    int how = fanout_run(fo, sweep_take, sink, &done);
+    int oom = how == LSIM_ENOMEM;
+    if (how == 2) { /* a write failed */
+        if ((st = out_commit(&sf, err, sizeof err)) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
+        return cli_fail(LSIM_EOUTPUT, err);
+    }
+    if (how != 0) {
+        out_abort(&sf);
+        fprintf(stderr, "locksim: %s: the shard was not written\n",
+                how > 0 ? "interrupted"
+                : oom   ? "out of memory"
+                        : "a worker could not be started");
+        return cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
+    }
+    if ((st = out_commit(&sf, err, sizeof err)) != 0) return cli_fail(st, err);
+    return sink->t->worst;
+}
+
 int sweep_output(const struct fanout *fo, const char *file, const struct fanout_axis *ax, int naxes,
                  const struct fanout_dest *d) {
     const char *format = d->format;
@@ -278,27 +307,7 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
     struct sweep_sink sink = {.t = &t, .f = fo};
     size_t done;
     if (shard) { /* a shard: one record per run as it comes */
-        struct out_file sf;
-        if ((st = out_open(&sf, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) {
-            st = cli_fail(st, err);
-            goto out;
-        }
-        shard_write_header(sf.f, "sweep", d->argc, d->argv, fo, ax, naxes);
-        sink.shard = sf.f;
-        int how = fanout_run(fo, sweep_take, &sink, &done);
-        int oom = how == LSIM_ENOMEM;
-        if (how == 2) { /* a write failed */
-            if ((st = out_commit(&sf, err, sizeof err)) == 0) snprintf(err, sizeof err, "%s: a write failed", d->out);
-            st = cli_fail(LSIM_EOUTPUT, err);
-        } else if (how != 0) {
-            out_abort(&sf);
-            fprintf(stderr, "locksim: %s: the shard was not written\n",
-                    how > 0 ? "interrupted"
-                    : oom   ? "out of memory"
-                            : "a worker could not be started");
-            st = cli_exit(how > 0 ? LSIM_EINTERRUPTED : oom ? LSIM_ENOMEM : LSIM_EINTERNAL);
-        } else if ((st = out_commit(&sf, err, sizeof err)) != 0) st = cli_fail(st, err);
-        else st = t.worst;
+        st = sweep_shard(fo, ax, naxes, d, &sink);
         goto out;
     }
     int how = fanout_run(fo, sweep_take, &sink, &done);
@@ -339,61 +348,74 @@ out:
     return st;
 }
 
-int cmd_sweep(int argc, char **argv) {
+enum { OPT_VARY = CLI_OPT_OWN };
+static const struct option sweep_options[] = {
+        {"vary", required_argument, NULL, OPT_VARY},
+        {NULL, 0, NULL, 0},
+};
+const struct option *const cli_tables_sweep[] = {sweep_options, fanout_run_options, fanout_output_options,
+                                                 fanout_heatmap_options, NULL};
+
+/* What sweep's command line asks. */
+struct sweep_cmd {
     struct fanout_opts opts;
-    struct fanout_axis ax[FANOUT_MAX_AXES];
+    struct fanout_axis ax[FANOUT_MAX_AXES]; /* owned: fanout_axis_free */
+    int naxes;
+    const char *file;
+    struct fanout_dest d;
+};
+
+/* One option or argument of sweep: 0, or the exit status. */
+static int take_sweep_arg(struct sweep_cmd *c, int code, const char *v) {
+    int st;
+    if (fanout_take_opt(&c->opts, &c->d, code, v, &st)) return st;
+    if (code == OPT_VARY) {
+        if (c->naxes == FANOUT_MAX_AXES) return cli_usage("sweep takes at most %d --vary keys", FANOUT_MAX_AXES);
+        if ((st = parse_vary(v, &c->ax[c->naxes])) != 0) return st;
+        c->naxes++;
+        return 0;
+    }
+    /* CLI_OPT_ARG: the scenario file */
+    if (strcmp(v, "-") == 0)
+        return cli_usage("sweep reads a scenario file, not standard input (every worker would read it)");
+    if (c->file) return cli_usage("unknown, incomplete or extra argument '%s' for sweep", v);
+    c->file = v;
+    return 0;
+}
+
+/* Read the command line into c: 0, -1 after --help, or the exit status. */
+static int parse_sweep_args(struct sweep_cmd *c, int argc, char **argv) {
+    struct cli_getopt g;
+    int st = cli_getopt_init_tables(&g, "sweep", cli_usage_sweep, &c->opts.ro, cli_tables_sweep, argc, argv);
+    for (int code; st == 0 && (code = cli_getopt_next(&g)) != CLI_OPT_END;)
+        st = code == CLI_OPT_STOP ? g.status : take_sweep_arg(c, code, g.arg);
+    cli_getopt_close(&g);
+    if (st) return st;
+    if (!c->file || c->naxes == 0) return cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
+    return 0;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    struct sweep_cmd c;
     struct fanout fo;
     char **cell_sets = NULL;
-    fanout_opts_init(&opts);
-    memset(ax, 0, sizeof ax);
+    memset(&c, 0, sizeof c);
     memset(&fo, 0, sizeof fo);
-    int naxes = 0, st = 0;
-    const char *file = NULL;
-    struct fanout_dest d = {.out = "-", .argc = argc, .argv = argv};
-    for (int i = 0; i < argc; i++) {
-        int took = fanout_take_opt(&opts, argc, argv, &i, &st);
-        if (took < 0) goto out;
-        if (took) continue;
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0) {
-            fputs(cli_usage_sweep, stdout);
-            goto out;
-        } else if (strcmp(a, "--vary") == 0 && has) {
-            if (naxes == FANOUT_MAX_AXES) {
-                st = cli_usage("sweep takes at most %d --vary keys", FANOUT_MAX_AXES);
-                goto out;
-            }
-            if ((st = parse_vary(argv[++i], &ax[naxes])) != 0) goto out;
-            naxes++;
-        } else if (strcmp(a, "--format") == 0 && has) d.format = argv[++i];
-        else if (strcmp(a, "--out") == 0 && has) d.out = argv[++i];
-        else if (strcmp(a, "--svg") == 0 && has) d.svg = argv[++i];
-        else if (strcmp(a, "--png") == 0 && has) d.png = argv[++i];
-        else if (a[0] == '-' || file) {
-            st = cli_usage("unknown, incomplete or extra argument '%s' for sweep", a);
-            goto out;
-        } else file = a;
+    fanout_opts_init(&c.opts);
+    c.d = (struct fanout_dest){.out = "-", .argc = argc, .argv = argv};
+    int st = parse_sweep_args(&c, argc, argv);
+    if (st == 0 && (st = fanout_opts_apply(&c.opts, "sweep", &fo)) == 0) {
+        if (fanout_set_axes(&fo, c.ax, c.naxes, &cell_sets) != 0) st = cli_fail(LSIM_ENOMEM, "");
+        char *files[1] = {(char *)c.file};
+        fo.files = files;
+        fo.nfiles = 1;
+        c.d.inputs = &c.file;
+        c.d.ninputs = 1;
+        if (st == 0) st = sweep_output(&fo, c.file, c.ax, c.naxes, &c.d);
     }
-    if (!file || naxes == 0) {
-        st = cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
-        goto out;
-    }
-    if ((st = fanout_opts_apply(&opts, "sweep", &fo)) != 0) goto out;
-    if (fanout_set_axes(&fo, ax, naxes, &cell_sets) != 0) {
-        st = cli_fail(LSIM_ENOMEM, "");
-        goto out;
-    }
-    char *files[1] = {(char *)file};
-    fo.files = files;
-    fo.nfiles = 1;
-    d.inputs = &file;
-    d.ninputs = 1;
-    st = sweep_output(&fo, file, ax, naxes, &d);
-out:
-    for (int k = 0; k < FANOUT_MAX_AXES; k++) fanout_axis_free(&ax[k]);
-    fanout_opts_close(&opts);
-    for (size_t c = 0; cell_sets && c < (size_t)fo.ncells * (size_t)fo.cell_nsets; c++) free(cell_sets[c]);
+    for (int k = 0; k < FANOUT_MAX_AXES; k++) fanout_axis_free(&c.ax[k]);
+    fanout_opts_close(&c.opts);
+    for (size_t i = 0; cell_sets && i < (size_t)fo.ncells * (size_t)fo.cell_nsets; i++) free(cell_sets[i]);
     free(cell_sets);
-    return st;
+    return st < 0 ? 0 : st;
 }

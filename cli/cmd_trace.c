@@ -79,12 +79,13 @@ static const struct option check_trace_options[] = {
         {"purpose", required_argument, NULL, OPT_PURPOSE},   {"stuck-after", required_argument, NULL, OPT_STUCK_AFTER},
         {"format", required_argument, NULL, OPT_FORMAT},     {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_check_trace[] = {check_trace_options, NULL};
 
 /* check-trace's arguments: 0, -1 after --help, or the exit status. */
 static int parse_check_trace_args(struct check_trace_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
     o->format = "text";
-    int st = cli_getopt_init(&g, "check-trace", cli_usage_check_trace, NULL, check_trace_options, argc, argv);
+    int st = cli_getopt_init_tables(&g, "check-trace", cli_usage_check_trace, NULL, cli_tables_check_trace, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;) {
         switch (c) {
         case CLI_OPT_STOP: st = g.status; break;
@@ -266,13 +267,14 @@ static const struct option diff_options[] = {
         {"context", required_argument, NULL, OPT_CONTEXT},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_diff[] = {diff_options, NULL};
 
 int cmd_diff(int argc, char **argv) {
     const char *f[2] = {NULL, NULL};
     long context = 3;
     int nf = 0;
     struct cli_getopt go;
-    int st = cli_getopt_init(&go, "diff", cli_usage_diff, NULL, diff_options, argc, argv);
+    int st = cli_getopt_init_tables(&go, "diff", cli_usage_diff, NULL, cli_tables_diff, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&go)) != CLI_OPT_END;) {
         if (c == CLI_OPT_STOP) st = go.status;
         else if (c == OPT_CONTEXT) {

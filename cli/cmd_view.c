@@ -172,6 +172,7 @@ static const struct option view_options[] = {
         {"height", required_argument, NULL, OPT_HEIGHT},
         {NULL, 0, NULL, 0},
 };
+const struct option *const cli_tables_view[] = {view_options, NULL};
 
 /* One option of view, or a file: 0, or the exit status. */
 static int take_view_option(struct view_cmd *o, int c, const char *a) {
@@ -199,7 +200,7 @@ static int take_view_option(struct view_cmd *o, int c, const char *a) {
 
 static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
-    int st = cli_getopt_init(&g, "view", cli_usage_view, &o->ro, view_options, argc, argv);
+    int st = cli_getopt_init_tables(&g, "view", cli_usage_view, &o->ro, cli_tables_view, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
         st = c == CLI_OPT_STOP ? g.status : take_view_option(o, c, g.arg);
     cli_getopt_close(&g);

@@ -23,43 +23,79 @@ void fanout_opts_init(struct fanout_opts *o) {
     o->jobs = sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *status) {
-    int took = cli_take_runopt(&o->ro, argc, argv, i, status);
-    if (took) return took;
-    const char *a = argv[*i];
-    if (*i + 1 >= argc) return 0;
-    if (strcmp(a, "--seeds") == 0) {
-        if (cli_parse_seeds(argv[++*i], &o->seed_lo, &o->seed_hi) != 0) {
-            *status = cli_usage("--seeds takes A..B (A <= B) or N, not '%s'", argv[*i]);
-            return -1;
-        }
+const struct option fanout_run_options[] = {
+        {"seeds", required_argument, NULL, FANOUT_OPT_SEEDS},
+        {"algos", required_argument, NULL, FANOUT_OPT_ALGOS},
+        {"jobs", required_argument, NULL, FANOUT_OPT_JOBS},
+        {"shard", required_argument, NULL, FANOUT_OPT_SHARD},
+        {NULL, 0, NULL, 0},
+};
+const struct option fanout_output_options[] = {
+        {"format", required_argument, NULL, FANOUT_OPT_FORMAT},
+        {"out", required_argument, NULL, 'o'},
+        {"output", required_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
+};
+const struct option fanout_heatmap_options[] = {
+        {"svg", required_argument, NULL, FANOUT_OPT_SVG},
+        {"png", required_argument, NULL, FANOUT_OPT_PNG},
+        {NULL, 0, NULL, 0},
+};
+
+/* --shard K/N: 0, or the exit status after a usage error. */
+static int parse_shard(struct fanout_opts *o, const char *v) {
+    const char *sl = strchr(v, '/');
+    char k[32];
+    long n = 0;
+    int ok = sl && sl > v && (size_t)(sl - v) < sizeof k;
+    if (ok) snprintf(k, sizeof k, "%.*s", (int)(sl - v), v);
+    ok = ok && cli_parse_int(sl + 1, 1, 1000000, &n) == 0 && cli_parse_int(k, 1, n, &o->shard_k) == 0;
+    if (!ok)
+        return cli_usage("--shard takes K/N with 1 <= K <= N (e.g. --shard 2/3 runs the second of three slices), "
+                         "not '%s'",
+                         v);
+    o->shard_n = n;
+    return 0;
+}
+
+/* One option of fanout_run_options: 0 or the exit status. */
+static int take_run_opt(struct fanout_opts *o, int c, const char *v) {
+    switch (c) {
+    case FANOUT_OPT_SEEDS: {
+        char err[400];
+        if (cli_parse_seeds(v, &o->seeds, err, sizeof err) != 0) return cli_usage("%s", err);
         o->has_seeds = 1;
-    } else if (strcmp(a, "--algos") == 0) o->algos = argv[++*i];
-    else if (strcmp(a, "--shard") == 0) {
-        const char *v = argv[++*i], *sl = strchr(v, '/');
-        char k[32];
-        long n = 0;
-        int ok = sl && sl > v && (size_t)(sl - v) < sizeof k;
-        if (ok) snprintf(k, sizeof k, "%.*s", (int)(sl - v), v);
-        ok = ok && cli_parse_int(sl + 1, 1, 1000000, &n) == 0 && cli_parse_int(k, 1, n, &o->shard_k) == 0;
-        if (!ok) {
-            *status = cli_usage(
-                    "--shard takes K/N with 1 <= K <= N (e.g. --shard 2/3 runs the second of three slices), not '%s'",
-                    v);
-            return -1;
-        }
-        o->shard_n = n;
-    } else if (strcmp(a, "--jobs") == 0) {
-        if (cli_parse_int(argv[++*i], 1, FANOUT_MAX_JOBS, &o->jobs) != 0) {
-            *status = cli_usage("--jobs takes a number from 1 to %d, not '%s'", FANOUT_MAX_JOBS, argv[*i]);
-            return -1;
-        }
-    } else return 0;
-    return 1;
+        return 0;
+    }
+    case FANOUT_OPT_ALGOS: o->algos = v; return 0;
+    case FANOUT_OPT_SHARD: return parse_shard(o, v);
+    default: /* FANOUT_OPT_JOBS */
+        if (cli_parse_int(v, 1, FANOUT_MAX_JOBS, &o->jobs) != 0)
+            return cli_usage("--jobs takes a number from 1 to %d, not '%s'", FANOUT_MAX_JOBS, v);
+        return 0;
+    }
+}
+
+int fanout_take_opt(struct fanout_opts *o, struct fanout_dest *d, int c, const char *v, int *status) {
+    *status = 0;
+    switch (c) {
+    case FANOUT_OPT_SEEDS:
+    case FANOUT_OPT_ALGOS:
+    case FANOUT_OPT_JOBS:
+    case FANOUT_OPT_SHARD:
+        if (!o) return 0;
+        *status = take_run_opt(o, c, v);
+        return 1;
+    case FANOUT_OPT_FORMAT: d->format = v; return 1;
+    case 'o': d->out = v; return 1;
+    case FANOUT_OPT_SVG: d->svg = v; return 1;
+    case FANOUT_OPT_PNG: d->png = v; return 1;
+    default: return 0;
+    }
 }
 
 int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) {
-    if (o->has_seeds && o->ro.seed) return cli_usage("%s takes --seeds A..B or --seed N, not both", cmd);
+    if (o->has_seeds && o->ro.seed) return cli_usage("%s takes --seeds LIST or --seed N, not both", cmd);
     if (o->algos && o->ro.algo) return cli_usage("%s takes --algos NAME,... or --algo NAME, not both", cmd);
     int st;
     if (o->algos && (st = cli_parse_algos(o->algos, o->algo, o->algo_name, FANOUT_MAX_ALGOS, &o->nalgos)) != 0)
@@ -69,8 +105,7 @@ int fanout_opts_apply(struct fanout_opts *o, const char *cmd, struct fanout *f) 
     f->algo_name = o->algo_name;
     f->algo_reg = o->algo_reg;
     f->nalgos = o->nalgos;
-    f->seed_lo = o->seed_lo;
-    f->seed_hi = o->seed_hi;
+    f->seeds = &o->seeds;
     f->has_seeds = o->has_seeds;
     f->seed = o->ro.seed;
     f->algo_default = o->ro.algo;
@@ -127,7 +162,7 @@ void fanout_opts_close(struct fanout_opts *o) {
     o->nalgos = 0;
 }
 
-static size_t nseeds(const struct fanout *f) { return f->has_seeds ? (size_t)(f->seed_hi - f->seed_lo + 1) : 1; }
+static size_t nseeds(const struct fanout *f) { return f->has_seeds ? (size_t)f->seeds->count : 1; }
 static size_t nalgos(const struct fanout *f) { return f->nalgos ? (size_t)f->nalgos : 1; }
 static size_t ncells(const struct fanout *f) { return f->ncells ? (size_t)f->ncells : 1; }
 /* Runs per cell. */
@@ -146,7 +181,7 @@ void fanout_range(const struct fanout *f, size_t *lo, size_t *hi) {
 int fanout_cell(const struct fanout *f, size_t i) { return (int)(i / per_cell(f)); }
 int fanout_file(const struct fanout *f, size_t i) { return (int)(i % per_cell(f) / nseeds(f) / nalgos(f)); }
 int fanout_algo(const struct fanout *f, size_t i) { return f->nalgos ? (int)(i / nseeds(f) % nalgos(f)) : -1; }
-unsigned long long fanout_seed(const struct fanout *f, size_t i) { return f->seed_lo + i % nseeds(f); }
+unsigned long long fanout_seed(const struct fanout *f, size_t i) { return cli_seeds_at(f->seeds, i % nseeds(f)); }
 
 void fanout_label(char *buf, size_t n, const struct fanout *f, size_t i) {
     char seed[32] = "(the scenario's)";

@@ -27,11 +27,11 @@ struct fanout {
     const char *const *algo_reg;         /* borrowed: the names they are registered under
                                         (a plugin's own name), for tables and panels */
     int nalgos;
-    unsigned long long seed_lo, seed_hi; /* when has_seeds */
-    int has_seeds;                       /* 0 = each scenario's seed (or seed below) */
-    const char *seed;                    /* --seed N, or NULL */
-    const char *algo_default;            /* --algo NAME when nalgos == 0, or NULL */
-    const char *const *sets;             /* borrowed: --set for every run */
+    const struct cli_seeds *seeds; /* borrowed: --seeds, when has_seeds */
+    int has_seeds;                 /* 0 = each scenario's seed (or seed below) */
+    const char *seed;              /* --seed N, or NULL */
+    const char *algo_default;      /* --algo NAME when nalgos == 0, or NULL */
+    const char *const *sets;       /* borrowed: --set for every run */
     int nsets;
     const char *const *cell_sets; /* borrowed: cell c adds cell_sets[c * cell_nsets ...] */
     int ncells;                   /* 0 counts as 1 */
@@ -95,13 +95,14 @@ typedef int (*fanout_sink)(void *arg, size_t i, struct report_summary *s);
  * the parent (Linux: PR_SET_PDEATHSIG) and hold no other worker's pipe. */
 int fanout_run(const struct fanout *f, fanout_sink sink, void *arg, size_t *done);
 
-/* The options batch and sweep share: --seeds A..B, --algos NAME,...|all,
- * --jobs N, --shard K/N, and --seed, --set, --algo (cli_take_runopt). */
+/* The options batch and sweep share: --seeds N|A..B|LIST, --algos NAME,...|all, --jobs N,
+ * --shard K/N (fanout_run_options), and --seed, --set, --algo, --time-limit
+ * (cli_getopt's run options). */
 struct fanout_opts {
     struct cli_runopts ro;
-    const char *algos; /* as given, or NULL */
-    long jobs;         /* default: the cores online */
-    unsigned long long seed_lo, seed_hi;
+    const char *algos;      /* as given, or NULL */
+    long jobs;              /* default: the cores online */
+    struct cli_seeds seeds; /* --seeds, when has_seeds */
     int has_seeds;
     const struct lock_algo *algo[FANOUT_MAX_ALGOS]; /* from --algos, by fanout_opts_apply */
     char *algo_name[FANOUT_MAX_ALGOS];              /* owned: free with fanout_opts_close */
@@ -110,10 +111,21 @@ struct fanout_opts {
     long shard_k, shard_n; /* --shard K/N, 0 = none */
 };
 void fanout_opts_init(struct fanout_opts *o);
-/* If argv[*i] is one of the shared options, take it (and its value) and
- * return 1; 0 if it is not one; -1 after a usage error (*status is then the
- * exit status). */
-int fanout_take_opt(struct fanout_opts *o, int argc, char **argv, int *i, int *status);
+/* The option tables batch, sweep and merge share, each declared once (the
+ * commands list them in their cli_tables_CMD): the run list's (--seeds,
+ * --algos, --jobs, --shard: batch, sweep); the output's (--format, -o,
+ * --out, --output: all three); the heatmap's (--svg, --png: sweep, merge).
+ * Their codes are FANOUT_OPT_*, above any command's own. */
+enum {
+    FANOUT_OPT_SEEDS = CLI_OPT_OWN + 0x100,
+    FANOUT_OPT_ALGOS,
+    FANOUT_OPT_JOBS,
+    FANOUT_OPT_SHARD,
+    FANOUT_OPT_FORMAT,
+    FANOUT_OPT_SVG,
+    FANOUT_OPT_PNG,
+};
+extern const struct option fanout_run_options[], fanout_output_options[], fanout_heatmap_options[];
 /* Check the options together (cmd names the command in messages), resolve
  * --algos, and fill f's algorithms, seeds, sets, jobs and progress (not its
  * files or cells; f points into o, which must outlive it). Returns 0, or the
@@ -134,6 +146,12 @@ struct fanout_dest {
     int argc; /* the command line, recorded in a shard's header */
     char **argv;
 };
+
+/* Take option c of the shared tables above with its value v into o (may be
+ * NULL: merge, which has no run options) or d: 1 when c is one of them
+ * (*status then 0, or the exit status after a usage error naming it), 0
+ * when it is not. */
+int fanout_take_opt(struct fanout_opts *o, struct fanout_dest *d, int c, const char *v, int *status);
 
 /* Run (or, preloaded, deliver) the list f and write batch's output: the
  * table, JSON Lines, CSV, JUnit or TAP, or under --shard the shard file.

@@ -102,11 +102,11 @@ const char cli_usage_check[] = "Usage: locksim check [--quiet] [--format text|js
                                "With --format json, golden failures are reported on stderr.\n";
 
 const char cli_usage_batch[] =
-        "Usage: locksim batch PATH... [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
+        "Usage: locksim batch PATH... [--seeds LIST] [--algos NAME,...|all] [--set KEY=VALUE]...\n"
         "                     [--jobs N] [--format table|jsonl|csv|junit|tap] [-o|--out FILE]\n"
         "                     [--shard K/N] [--time-limit S] [--expect]\n"
         "\n"
-        "Runs every scenario (folders are searched for *.lsim) for every seed of A..B\n"
+        "Runs every scenario (folders are searched for *.lsim) for every seed of LIST\n"
         "(default: the scenario's own) and every algorithm named (default: the\n"
         "scenario's own; `all` = every built-in one; a path loads a .so), judging each\n"
         "run by its `expect` lines. N worker processes (default: the number of cores)\n"
@@ -136,6 +136,9 @@ const char cli_usage_batch[] =
         "--shard K/N runs only the K-th of N contiguous slices of the run list (the same\n"
         "slices whatever --jobs) and writes shard JSON Lines; `locksim merge` turns the N\n"
         "shard files into any format above, identical to the unsharded run's bytes.\n"
+        "--seeds LIST: a seed N, a range A..B (A <= B), or a list of them run in the\n"
+        "order written: --seeds 1..3,7,10..12 (seeds 0 to 2147483647, at most 1000\n"
+        "items, no seed listed twice).\n"
         "Exit: 0 every run passed (or was not applicable or skipped), 1 one failed or\n"
         "was cut short, else the worst error.\n";
 
@@ -170,13 +173,14 @@ const char cli_usage_check_trace[] =
 
 const char cli_usage_sweep[] =
         "Usage: locksim sweep FILE --vary KEY=A..B/STEP|KEY=V1,V2,... [--vary KEY=...]\n"
-        "                     [--seeds A..B] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
+        "                     [--seeds LIST] [--algos NAME,...|all] [--set KEY=VALUE]... [--jobs N]\n"
         "                     [--format csv|jsonl] [-o|--out FILE] [--svg OUT.svg] [--png OUT.png]\n"
         "                     [--shard K/N] [--time-limit S]\n"
         "\n"
         "Runs the scenario at every point of a grid of --set values (one key or two;\n"
         "a range of integers or durations, e.g. lock.ttl=5s..60s/5s, or a list), for\n"
-        "every seed and algorithm asked, on N worker processes (as batch). Writes one\n"
+        "every seed of --seeds (N, A..B or a list: 1..3,7, as batch) and algorithm\n"
+        "asked, on N worker processes (as batch). Writes one\n"
         "record per cell and algorithm: runs, and how many were safe, double-entry\n"
         "(two clients inside, no damage), damage (a stale write accepted or an update\n"
         "lost), stuck, error; the unsafe fraction; the class (or mixed). --svg draws a\n"
@@ -365,6 +369,24 @@ static int stdout_checked(int st) {
     return cli_fail(LSIM_EOUTPUT, msg);
 }
 
+const struct cli_command cli_commands[] = {
+        {"run", cmd_run, cli_usage_run, cli_tables_run},
+        {"check", cmd_check, cli_usage_check, cli_tables_check},
+        {"hash", cmd_hash, cli_usage_hash, NULL},
+        {"matrix", cmd_matrix, cli_usage_matrix, cli_tables_matrix},
+        {"list", cmd_list, cli_usage_main, NULL},
+        {"demo", cmd_demo, cli_usage_demo, NULL},
+        {"batch", cmd_batch, cli_usage_batch, cli_tables_batch},
+        {"check-trace", cmd_check_trace, cli_usage_check_trace, cli_tables_check_trace},
+        {"diff", cmd_diff, cli_usage_diff, cli_tables_diff},
+        {"sweep", cmd_sweep, cli_usage_sweep, cli_tables_sweep},
+        {"render", cmd_render, cli_usage_render, cli_tables_render},
+        {"view", cmd_view, cli_usage_view, cli_tables_view},
+        {"explore", cmd_explore, cli_usage_explore, cli_tables_explore},
+        {"merge", cmd_merge, cli_usage_merge, cli_tables_merge},
+        {"real", cmd_real, cli_usage_real, cli_tables_real},
+        {NULL, NULL, NULL, NULL}};
+
 static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
@@ -385,46 +407,25 @@ static int dispatch(int argc, char **argv) {
                TRACE_FORMAT_VERSION);
         return 0;
     }
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-        const char *usage;
-    } cmds[] = {{"run", cmd_run, cli_usage_run},
-                {"check", cmd_check, cli_usage_check},
-                {"hash", cmd_hash, cli_usage_hash},
-                {"matrix", cmd_matrix, cli_usage_matrix},
-                {"list", cmd_list, cli_usage_main},
-                {"demo", cmd_demo, cli_usage_demo},
-                {"batch", cmd_batch, cli_usage_batch},
-                {"check-trace", cmd_check_trace, cli_usage_check_trace},
-                {"diff", cmd_diff, cli_usage_diff},
-                {"sweep", cmd_sweep, cli_usage_sweep},
-                {"render", cmd_render, cli_usage_render},
-                {"view", cmd_view, cli_usage_view},
-                {"explore", cmd_explore, cli_usage_explore},
-                {"merge", cmd_merge, cli_usage_merge},
-                {"real", cmd_real, cli_usage_real}};
-    int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     if (strcmp(cmd, "help") == 0) {
         const char *t = argc > 2 ? argv[2] : "";
         if (!t[0]) return print_main_usage(stdout);
         if (strcmp(t, "metrics") == 0) return print_metrics();
         if (strcmp(t, "formats") == 0) return cli_print_formats();
-        for (int i = 0; i < ncmds; i++)
-            if (strcmp(t, cmds[i].name) == 0) {
-                if (cmds[i].usage == cli_usage_main) return print_main_usage(stdout);
-                fputs(cmds[i].usage, stdout);
+        for (const struct cli_command *c = cli_commands; c->name; c++)
+            if (strcmp(t, c->name) == 0) {
+                if (c->usage == cli_usage_main) return print_main_usage(stdout);
+                fputs(c->usage, stdout);
                 return 0;
             }
         return cli_usage("no help for '%s'", t);
     }
-    for (int i = 0; i < ncmds; i++)
-        if (strcmp(cmd, cmds[i].name) == 0) {
+    for (const struct cli_command *c = cli_commands; c->name; c++)
+        if (strcmp(cmd, c->name) == 0) {
             int n = argc - 2, st;
             char **v = argv + 2;
-            if (cli_args_normalize(cmd, cmds[i].usage == cli_usage_main ? "" : cmds[i].usage, &n, &v, &st) != 0)
-                return st;
-            return cmds[i].fn(n, v);
+            if (cli_args_normalize(c, &n, &v, &st) != 0) return st;
+            return c->fn(n, v);
         }
     return cli_usage("unknown command '%s'", cmd);
 }

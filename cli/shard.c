@@ -17,8 +17,10 @@
 
 /* Options whose value merge gives itself (or that do not change the list). */
 static int dropped_opt(const char *a) {
-    return strcmp(a, "--shard") == 0 || strcmp(a, "--jobs") == 0 || strcmp(a, "--format") == 0 ||
-           strcmp(a, "--out") == 0 || strcmp(a, "--svg") == 0 || strcmp(a, "--png") == 0;
+    static const char *const dropped[] = {"--shard", "--jobs", "--format", "-o", "--out", "--output", "--svg", "--png"};
+    for (size_t k = 0; k < sizeof dropped / sizeof *dropped; k++)
+        if (strcmp(a, dropped[k]) == 0) return 1;
+    return 0;
 }
 
 static void str_array(FILE *out, const char *key, const char *const *v, int n) {
@@ -47,8 +49,12 @@ void shard_write_header(FILE *out, const char *cmd, int argc, char **argv, const
     str_array(out, "files", (const char *const *)f->files, f->nfiles);
     str_array(out, "algos", (const char *const *)f->algo_name, f->nalgos);
     str_array(out, "algo_names", f->algo_reg, f->nalgos);
-    if (f->has_seeds) fprintf(out, ",\"seeds\":[%llu,%llu]", f->seed_lo, f->seed_hi);
-    else fputs(",\"seeds\":null", out);
+    if (!f->has_seeds) fputs(",\"seeds\":null", out);
+    else if (f->seeds->n == 1) fprintf(out, ",\"seeds\":[%llu,%llu]", f->seeds->lo[0], f->seeds->hi[0]);
+    else
+        for (int k = 0; k < f->seeds->n; k++)
+            fprintf(out, "%s%llu,%llu]%s", k ? ",[" : ",\"seeds\":[[", f->seeds->lo[k], f->seeds->hi[k],
+                    k + 1 == f->seeds->n ? "]" : "");
     str_or_null(out, "seed", f->seed);
     str_or_null(out, "algo", f->algo_default);
     str_array(out, "sets", f->sets, f->nsets);
@@ -180,6 +186,42 @@ static int vary_list(struct json_rd *j, struct shard *s) {
     }
 }
 
+/* One [FIRST,LAST] of "seeds" as item k of s->seeds. */
+static int seed_pair(struct json_rd *j, struct shard *s, int k) {
+    uint64_t lo, hi;
+    if (!json_take(j, '[') || json_uint(j, "seeds", UINT64_MAX, &lo) != 0 || !json_take(j, ',') ||
+        json_uint(j, "seeds", UINT64_MAX, &hi) != 0 || !json_take(j, ']'))
+        return json_fail(j, "\"seeds\": expected [FIRST,LAST], a list of them, or null");
+    s->seeds.lo[k] = lo;
+    s->seeds.hi[k] = hi;
+    s->seeds.n = k + 1;
+    return 0;
+}
+
+/* "seeds": null, [FIRST,LAST] (one range, as --seeds A..B writes it) or
+ * [[FIRST,LAST],...] (a list, at most CLI_MAX_SEED_ITEMS items, no seed
+ * twice), as cli_parse_seeds would read them. */
+static int seeds_in(struct json_rd *j, struct shard *s) {
+    char why[100];
+    if (json_null(j)) return 0;
+    s->has_seeds = 1;
+    const char *at = j->p;
+    if (!json_take(j, '[')) return json_fail(j, "\"seeds\": expected [FIRST,LAST], a list of them, or null");
+    if (json_peek(j) != '[') {
+        j->p = at; /* one pair */
+        if (seed_pair(j, s, 0) != 0) return -1;
+    } else
+        for (int k = 0;; k++) {
+            if (k == CLI_MAX_SEED_ITEMS) return json_fail(j, "\"seeds\": more than %d items", CLI_MAX_SEED_ITEMS);
+            if (seed_pair(j, s, k) != 0) return -1;
+            int more = json_next(j, ']', "\"seeds\"");
+            if (more < 0) return -1;
+            if (more == 0) break;
+        }
+    if (cli_seeds_check(&s->seeds, why, sizeof why) != 0) return json_fail(j, "\"seeds\": %s", why);
+    return 0;
+}
+
 static const char *const header_keys[] = {"locksim_shard", "command", "shard", "of",    "runs",       "first",
                                           "end",           "build",   "files", "algos", "algo_names", "seeds",
                                           "seed",          "algo",    "sets",  "vary",  "args"};
@@ -247,15 +289,7 @@ static int header(struct json_rd *j, struct shard *s) {
         case H_FILES: rc = str_list(j, "files", INT32_MAX / 2, &s->files, &s->nfiles); break;
         case H_ALGOS: rc = str_list(j, "algos", FANOUT_MAX_ALGOS, &s->algos, &s->nalgos); break;
         case H_ALGO_NAMES: rc = str_list(j, "algo_names", FANOUT_MAX_ALGOS, &s->algo_names, &s->nalgo_names); break;
-        case H_SEEDS:
-            if (json_null(j)) break;
-            s->has_seeds = 1;
-            if (!json_take(j, '[') || json_uint(j, "seeds", UINT64_MAX, &u) != 0 || !json_take(j, ',') ||
-                (s->seed_lo = u, json_uint(j, "seeds", UINT64_MAX, &u)) != 0 || !json_take(j, ']'))
-                return json_fail(j, "\"seeds\": expected [FIRST,LAST] or null");
-            s->seed_hi = u;
-            if (s->seed_hi < s->seed_lo) return json_fail(j, "\"seeds\": the last seed is below the first");
-            break;
+        case H_SEEDS: rc = seeds_in(j, s); break;
         case H_SEED: rc = str_or_null_in(j, "seed", &s->seed); break;
         case H_ALGO: rc = str_or_null_in(j, "algo", &s->algo); break;
         case H_SETS: rc = str_list(j, "sets", 1024, &s->sets, &s->nsets); break;
@@ -281,10 +315,8 @@ static int header(struct json_rd *j, struct shard *s) {
     /* The list the header states must have the runs it claims. */
     size_t total = (size_t)s->nfiles, f = s->nalgos ? (size_t)s->nalgos : 1;
     int over = __builtin_mul_overflow(total, f, &total);
-    if (s->has_seeds) {
-        unsigned long long span = s->seed_hi - s->seed_lo;
-        over |= span >= SIZE_MAX || __builtin_mul_overflow(total, (size_t)span + 1, &total);
-    }
+    if (s->has_seeds)
+        over |= s->seeds.count >= SIZE_MAX || __builtin_mul_overflow(total, (size_t)s->seeds.count, &total);
     for (int k = 0; k < s->naxes; k++) over |= __builtin_mul_overflow(total, (size_t)s->axes[k].n, &total);
     if (over || total != s->runs)
         return json_fail(j, "\"runs\" is %zu, but the run list it states has %s%zu runs", s->runs,
@@ -508,8 +540,7 @@ int shard_list(const struct shard *s, struct fanout *f, char ***cells) {
     f->algo_reg = (const char *const *)s->algo_names;
     f->nalgos = s->nalgos;
     f->has_seeds = s->has_seeds;
-    f->seed_lo = s->seed_lo;
-    f->seed_hi = s->seed_hi;
+    f->seeds = &s->seeds;
     f->seed = s->seed;
     f->algo_default = s->algo;
     f->sets = (const char *const *)s->sets;
@@ -652,9 +683,9 @@ const char *shard_differs(const struct shard *a, const struct shard *b) {
     if (!same_strs(a->algos, a->nalgos, b->algos, b->nalgos) ||
         !same_strs(a->algo_names, a->nalgos, b->algo_names, b->nalgos) || !same_opt(a->algo, b->algo))
         return "algorithms";
-    if (a->has_seeds != b->has_seeds || a->seed_lo != b->seed_lo || a->seed_hi != b->seed_hi ||
-        !same_opt(a->seed, b->seed))
-        return "seeds";
+    if (a->has_seeds != b->has_seeds || a->seeds.n != b->seeds.n || !same_opt(a->seed, b->seed)) return "seeds";
+    for (int k = 0; k < a->seeds.n; k++)
+        if (a->seeds.lo[k] != b->seeds.lo[k] || a->seeds.hi[k] != b->seeds.hi[k]) return "seeds";
     if (!same_strs(a->sets, a->nsets, b->sets, b->nsets)) return "--set values";
     if (a->naxes != b->naxes) return "--vary keys";
     for (int k = 0; k < a->naxes; k++)

@@ -26,7 +26,7 @@
  * "sweep"), K/N, the runs of the whole list and the slice [first, end) this
  * shard holds, the build, the run list (f's files, algorithms, seeds, --seed,
  * --algo, --set; a sweep's axes ax[0..naxes)), and the command line (argv
- * borrowed; --shard, --jobs, --format, --out, --svg and --png left out). */
+ * borrowed; --shard, --jobs, --format, -o/--out/--output, --svg and --png left out). */
 void shard_write_header(FILE *out, const char *cmd, int argc, char **argv, const struct fanout *f,
                         const struct fanout_axis *ax, int naxes);
 /* One line per run: {"run":I, the `batch --format jsonl` fields (sets: the
@@ -48,9 +48,9 @@ struct shard {
     char **algos, **algo_names; /* as written; as registered (as many once read) */
     int nalgos, nalgo_names;
     int has_seeds;
-    unsigned long long seed_lo, seed_hi;
-    char *seed, *algo; /* --seed, --algo; NULL when not given */
-    char **sets;       /* --set KEY=VALUE */
+    struct cli_seeds seeds; /* "seeds": [FIRST,LAST] or [[FIRST,LAST],...] */
+    char *seed, *algo;      /* --seed, --algo; NULL when not given */
+    char **sets;            /* --set KEY=VALUE */
     int nsets;
     struct fanout_axis axes[FANOUT_MAX_AXES];
     int naxes;

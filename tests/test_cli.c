@@ -51,8 +51,8 @@ static void test_consensus_leaders_drawn(void **state) {
     remove(svg);
 }
 
-/* run, hash, demo, check-trace, diff, render and real read their options from one getopt_long table each
- * (cli/cli.c holds the shared ones): a missing value names the option, an
+/* Every command reads its options with getopt_long from its tables (cli/cli.c
+ * holds the shared ones, cli/fanout.c those of batch, sweep and merge): a missing value names the option, an
  * unknown one too (a short one says where a file named -x goes), a value may
  * begin with '-', and the options come before, between or after the files. */
 static void test_option_tables(void **state) {
@@ -99,6 +99,103 @@ static void test_option_tables(void **state) {
     r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "locksim: --repeat needs a value"));
+    /* batch, sweep and merge read tables too: --seeds=1..3 is --seeds 1..3
+     * byte for byte, an abbreviation is the option it abbreviates. */
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1..3 --format jsonl -q");
+    assert_int_equal(r->code, 0);
+    memcpy(once, r->out, sizeof once);
+    assert_non_null(strstr(once, "\"seed\":3,"));
+    r = run("batch --seeds=1..3 --format=jsonl -q scenarios/ttl-with-headroom.lsim");
+    assert_string_equal(r->out, once);
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1..3 --form=jsonl -q");
+    assert_string_equal(r->out, once);
+    r = run("batch scenarios/ttl-with-headroom.lsim --see 1..3"); /* --seed or --seeds? */
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown or incomplete option '--see' for batch"));
+    static const char *const fan[] = {"sweep", "merge"};
+    for (int k = 0; k < 2; k++) {
+        r = run(fmt("%s -h", fan[k]));
+        assert_int_equal(r->code, 0);
+        assert_non_null(strstr(r->out, fmt("Usage: locksim %s ", fan[k])));
+        assert_string_equal(r->err, "");
+        r = run(fmt("%s x.jsonl --bogus", fan[k]));
+        assert_int_equal(r->code, 64);
+        assert_non_null(strstr(r->err, fmt("unknown or incomplete option '--bogus' for %s", fan[k])));
+        r = run(fmt("%s x.jsonl --svg", fan[k]));
+        assert_int_equal(r->code, 64);
+        assert_non_null(strstr(r->err, "locksim: --svg needs a value"));
+    }
+    r = run("batch scenarios/ttl-with-headroom.lsim --jobs");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --jobs needs a value"));
+    r = run("sweep scenarios/ttl-with-headroom.lsim --vary");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "locksim: --vary needs a value"));
+    r = run("batch scenarios/ttl-with-headroom.lsim --expect=yes");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--expect takes no value (found '--expect=yes')"));
+    r = run("merge x.jsonl --seeds 1..2"); /* merge takes no run options: the shards say them */
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "unknown or incomplete option '--seeds' for merge"));
+    r = run("sweep - --vary pause=1s,2s");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "sweep reads a scenario file, not standard input"));
+}
+
+/* --seeds of batch and sweep: N, A..B, or a list of them in the order
+ * written (1..3,7,10..12); an empty item, a range backwards, a seed listed
+ * twice (also inside a range) or more than 1000 items: 64, saying which. */
+static void test_seed_lists(void **state) {
+    (void)state;
+    struct result *r = run("batch scenarios/ttl-with-headroom.lsim --seeds 10..12,1..3,7 --format csv -q");
+    assert_int_equal(r->code, 0);
+    static const int order[] = {10, 11, 12, 1, 2, 3, 7};
+    const char *p = r->out;
+    for (int k = 0; k < 7; k++) {
+        p = strstr(p, fmt("\"lease\",%d,", order[k]));
+        assert_non_null(p);
+    }
+    assert_null(strstr(r->out, "\"lease\",4,"));
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1..3,7,10..12");
+    assert_non_null(strstr(r->out, "lease  seeds 1..3,7,10..12: 7 runs, 1 passed"));
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 5"); /* one item: as before */
+    assert_non_null(strstr(r->out, "lease  seeds 5..5: 1 run,"));
+    r = run("sweep scenarios/ttl-with-headroom.lsim --vary lock.ttl=1s --seeds 2,9");
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "\"1s\",\"lease\",2,"));
+    static const struct {
+        const char *seeds, *says;
+    } bad[] = {
+            {"1,,2", "--seeds has an empty item in '1,,2'; write N, A..B or a list: 1..3,7,10..12"},
+            {"1,", "--seeds has an empty item in '1,'"},
+            {"5..1", "'5..1' is neither"},
+            {"1..3,x", "--seeds takes seeds N or ranges A..B (A <= B, from 0 to 2147483647), alone or in a list "
+                       "(1..3,7,10..12); 'x' is neither"},
+            {"2147483648", "'2147483648' is neither"},
+            {"1,5,9,5", "--seeds 1,5,9,5: seed 5 is listed twice"},
+            {"1..10,7", "--seeds 1..10,7: seed 7 is listed twice"},
+            {"8..12,1..9", "seed 8 is listed twice"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        r = run(fmt("batch scenarios/ttl-with-headroom.lsim --seeds %s", bad[k].seeds));
+        assert_int_equal(r->code, 64);
+        if (!strstr(r->err, bad[k].says)) fprintf(stderr, "--seeds %s: %s", bad[k].seeds, r->err);
+        assert_non_null(strstr(r->err, bad[k].says));
+        assert_int_equal(
+                run(fmt("sweep scenarios/ttl-with-headroom.lsim --vary lock.ttl=1s --seeds %s", bad[k].seeds))->code,
+                64);
+    }
+    static char many[8000];
+    size_t l = 0;
+    for (int k = 0; k < 1001; k++) l += (size_t)snprintf(many + l, sizeof many - l, "%s%d", k ? "," : "", k);
+    r = run(fmt("batch scenarios/ttl-with-headroom.lsim --seeds %s", many));
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--seeds lists more than 1000 items; a range A..B is one item"));
+    assert_non_null(strstr(run("help batch")->out, "--seeds 1..3,7,10..12 (seeds 0 to 2147483647, at most 1000\n"));
+    assert_non_null(strstr(run("help sweep")->out, "every seed of --seeds (N, A..B or a list: 1..3,7, as batch)"));
+    r = run("batch scenarios/ttl-with-headroom.lsim --seeds 1,2 --seed 3");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "batch takes --seeds LIST or --seed N, not both"));
 }
 
 /* The conventions every command shares (cli/args.c): --name=value is
@@ -435,6 +532,7 @@ int main(void) {
             cmocka_unit_test(test_consensus_leaders_drawn),
             cmocka_unit_test(test_command_line_conventions),
             cmocka_unit_test(test_option_tables),
+            cmocka_unit_test(test_seed_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

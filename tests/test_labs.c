@@ -1066,6 +1066,49 @@ static void test_shard_merge_batch(void **state) {
     assert_string_equal(merged, r->out);
 }
 
+/* A seed list (--seeds 4,1..2,9: in the order written) in three shards,
+ * for batch and sweep: merged, the bytes of the unsharded run, and each
+ * shard's header states the list. */
+static void test_shard_merge_seed_list(void **state) {
+    (void)state;
+    const char *args = "batch scenarios/gc-pause-outlives-lease.lsim scenarios/ttl-with-headroom.lsim "
+                       "--seeds 4,1..2,9 --expect";
+    make_shards(args, 0);
+    char path[256], cmd[1024];
+    static char text[1 << 16];
+    snprintf(path, sizeof path, "%s/s1.jsonl", shard_dir);
+    slurp(path, text, sizeof text);
+    assert_non_null(strstr(text, "\"seeds\":[[4,4],[1,2],[9,9]],"));
+    static const char *const fmts[] = {"table", "jsonl", "junit"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(cmd, sizeof cmd, "merge %1$s/s2.jsonl %1$s/s3.jsonl %1$s/s1.jsonl --format %2$s", shard_dir, fmts[k]);
+        static char merged[1 << 21];
+        struct result *r = run(cmd);
+        assert_int_equal(r->code, 0);
+        snprintf(merged, sizeof merged, "%s", r->out);
+        r = run(fmt("%s --format %s", args, fmts[k]));
+        assert_int_equal(r->code, 0);
+        assert_string_equal(merged, r->out);
+        if (k == 0) assert_non_null(strstr(merged, "  seeds 4,1..2,9: 4 runs,"));
+        if (k == 1) assert_non_null(strstr(merged, "\"seed\":4,"));
+    }
+    /* Shards of another list are shards of another run. */
+    snprintf(cmd, sizeof cmd, "%s --seeds 4,1..2,8 --shard 1/3 --out %s/o1.jsonl",
+             "batch scenarios/gc-pause-outlives-lease.lsim scenarios/ttl-with-headroom.lsim", shard_dir);
+    assert_int_equal(run(cmd)->code, 0);
+    snprintf(cmd, sizeof cmd, "merge %1$s/o1.jsonl %1$s/s2.jsonl %1$s/s3.jsonl", shard_dir);
+    struct result *r = run(cmd);
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "their seeds differ"));
+    args = "sweep scenarios/ttl-with-headroom.lsim --vary lock.ttl=1s,30s --seeds 3,1";
+    make_shards(args, 0);
+    snprintf(cmd, sizeof cmd, "merge %1$s/s3.jsonl %1$s/s1.jsonl %1$s/s2.jsonl", shard_dir);
+    static char swept[1 << 21];
+    snprintf(swept, sizeof swept, "%s", run(cmd)->out);
+    assert_string_equal(swept, run(args)->out);
+    assert_non_null(strstr(swept, "\"1s\",\"lease\",2,0,0,2,0,0,"));
+}
+
 /* A two-axis sweep over two algorithms and two seeds, in three shards: the
  * CSV, JSON Lines and SVG heatmap of the unsharded sweep. */
 static void test_shard_merge_sweep(void **state) {
@@ -1219,6 +1262,12 @@ static void test_shard_forged(void **state) {
     /* One shard's args differ: shards of different runs. */
     forge(s1, g1, "\"args\":[\"scenarios", "\"args\":[\"--out\",\"x\",\"scenarios");
     merge_expect(g1, s2, 64, "are shards of different runs (their command lines differ)");
+    /* A seed list longer than a shard may state. */
+    static char seeds_1001[16000];
+    size_t l = (size_t)snprintf(seeds_1001, sizeof seeds_1001, "\"seeds\":[");
+    for (int k = 0; k < 1001; k++)
+        l += (size_t)snprintf(seeds_1001 + l, sizeof seeds_1001 - l, "%s[%d,%d]", k ? "," : "", k, k);
+    snprintf(seeds_1001 + l, sizeof seeds_1001 - l, "]");
     /* Each header field, forged in one shard (or both, where the two must agree). */
     static const struct {
         const char *from, *to;
@@ -1243,6 +1292,10 @@ static void test_shard_forged(void **state) {
             {"\"seeds\":[1,4]", "\"seeds\":[1,40000000]", 1, 65, "but the run list it states has 40000000 runs"},
             {"\"seeds\":[1,4]", "\"seeds\":[4,1]", 1, 65, "the last seed is below the first"},
             {"\"seeds\":[1,4]", "\"seeds\":[0,18446744073709551615]", 1, 65, "has more than"},
+            {"\"seeds\":[1,4]", "\"seeds\":[[1,2],[2,4]]", 1, 65, "\"seeds\": seed 2 is listed twice"},
+            {"\"seeds\":[1,4]", "\"seeds\":[[1,2],[4,3]]", 1, 65, "4..3: the last seed is below the first"},
+            {"\"seeds\":[1,4]", "\"seeds\":[[1,2],3]", 1, 65, "expected [FIRST,LAST], a list of them, or null"},
+            {"\"seeds\":[1,4]", seeds_1001, 1, 65, "\"seeds\": more than 1000 items"},
             {"\"seed\":null", "\"seed\":5", 1, 65, "\"seed\": expected a string"},
             {"\"algo\":null", "\"algo\":[]", 1, 65, "\"algo\": expected a string"},
             {"\"sets\":[]", "\"sets\":[\"noequals\"]", 1, 65, "'noequals' is not KEY=VALUE"},
@@ -1361,6 +1414,7 @@ int main(void) {
             cmocka_unit_test(test_heatmap_axis_labels),
             cmocka_unit_test(test_heatmap_panels_wrap),
             cmocka_unit_test(test_shard_merge_batch),
+            cmocka_unit_test(test_shard_merge_seed_list),
             cmocka_unit_test(test_shard_merge_sweep),
             cmocka_unit_test(test_shard_errors),
             cmocka_unit_test(test_shard_forged),
