@@ -1057,6 +1057,66 @@ static void test_queue_keepalives_fault_free_safe(void **state) {
     engine_free(e);
 }
 
+/* Issue 25, defect 2, the part keep-alives left: a queue of keys stopped
+ * compaction (InstallSnapshot carried no queue), so whatever else went
+ * through the log while keys waited filled it. Here A works 150 s with 8
+ * keys queued behind it (QCAP) and two more clients polling every second:
+ * each refused attempt is a log entry. Before, the 5-server log filled at
+ * 122.477 s ("log full"), A's release at 152 s was dropped, and the lock
+ * stood unavailable 16.5 s until A's lease was revoked. The snapshot now
+ * carries the queued keys, and the log compacts while they wait. */
+static const char *polling_queue(const char *servers, const char *faults) {
+    static char text[1200];
+    int n = snprintf(text, sizeof text,
+                     "lock consensus servers=%s ttl=2s first-candidate=S1 queue=on\n"
+                     "resource stock=20 fencing=off\nnetwork latency=1ms\nduration 300s\n"
+                     "client A @2s: acquire; read; work 150s; write; release\n",
+                     servers);
+    for (const char *c = "BCDEFGHIJK"; *c; c++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "client %c @3s: acquire; read; write; release\n", *c);
+    snprintf(text + n, sizeof text - (size_t)n, "%s", faults);
+    return text;
+}
+
+static void test_queue_compacts_with_waiters(void **state) {
+    (void)state;
+    struct engine *e = run_text(polling_queue("5", ""));
+    /* Hundreds of refused attempts went through the log, and it never filled. */
+    assert_true(so_far(e, TRACE_ACQUIRE_DENIED, NULL) > 250);
+    assert_null(note(e, NULL, NOTE_PREFIX, "log full", 1));
+    /* A releases at 152.004 s; B, first in the queue, holds the lock at
+     * once with its key's revision, 3: no 16.5 s gap. */
+    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->token, 3);
+    assert_true(b->t - x->t < 20 * MS);
+    assert_true(engine_report(e)->unavailable_ns < 1 * S);
+    /* The leader's traffic stays flat: at most 2,600 messages in any 10 s
+     * (five servers heartbeating, twelve sessions kept alive). */
+    for (sim_ns t = 0; t < 300 * S; t += 10 * S)
+        assert_true(count(e, TRACE_MSG_SEND, NULL, -3, t, t + 10 * S - 1) <= 2600);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    /* Three servers, S3 down from 5 s to 125 s: it comes back behind the
+     * leader's snapshot, installs it with the eight queued keys, and, made
+     * leader at 140 s, ends their waits in order when A releases. */
+    e = run_text(polling_queue("3", "@5s crash S3\n@125s restart S3\n@140s promote S3\n"));
+    const struct trace_event *snap = must_note(e, "S3", NOTE_PREFIX, "installs the leader's snapshot of the lock state",
+                                               1);
+    assert_int_equal(snap->t, 125 * S + 5 * MS);
+    assert_true(snap->a > 200); /* the snapshot's index */
+    assert_true(must_note(e, "S3", NOTE_PREFIX, "elected leader, term 2", 1)->t < 141 * S);
+    const char *order = "BCDEFGHI";
+    for (int i = 0; order[i]; i++) {
+        const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S3", i + 1);
+        assert_int_equal(g->peer, node_of(engine_trace(e), (char[]){order[i], 0}));
+        assert_int_equal(g->token, (uint64_t)(3 + i));
+    }
+    assert_null(note(e, NULL, NOTE_PREFIX, "log full", 1));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
 /* Issue 25, defect 3: a waiter bound to a paused server (bind=, queue=on).
  * B waits through S2; S2 is paused at 10 s, so B's keep-alives stop. A
  * releases at 12.008 s and the leader ends B's wait (rev 3), but the word
@@ -1186,6 +1246,7 @@ int main(void) {
             cmocka_unit_test(test_bug_11456_at_the_tick),
             cmocka_unit_test(test_queue_waiter_expiry_without_loop),
             cmocka_unit_test(test_queue_keepalives_fault_free_safe),
+            cmocka_unit_test(test_queue_compacts_with_waiters),
             cmocka_unit_test(test_bound_waiter_paused_server),
             cmocka_unit_test(test_options),
     };

@@ -46,7 +46,11 @@
  *    volatile.
  *    The log is a ring of LOG_CAP entries; applied entries are compacted
  *    into a snapshot of the lock state, and a follower that needs compacted
- *    entries receives InstallSnapshot instead.
+ *    entries receives InstallSnapshot instead. The snapshot is the whole
+ *    state machine, the queued keys too (etcd snapshots its whole backend,
+ *    every key; etcdserver sends it in one stream, here one message per
+ *    queued key and then the snapshot, which a follower installs only once
+ *    it holds every key it announces). So the log compacts while keys wait.
  *  - Clients (section 8): a client sends to the server it believes leads; a
  *    follower answers with a redirect naming the leader it knows, if any; on
  *    a timeout the client tries the next server. With bind= a client talks
@@ -84,8 +88,7 @@
  * message the leader sent after it arrived, so a deposed leader that has
  * not heard of its successor renews nothing. A lessor that is not primary yet
  * (its no-op not applied) holds the keep-alive until it is. So a lease that
- * is kept alive costs the log nothing, and a queue of waiters, which stops
- * compaction (InstallSnapshot carries no queue), no longer fills it.
+ * is kept alive costs the log nothing.
  *
  * Waiting (queue=on): etcd's concurrency.Mutex. A client that finds the
  * lock held puts its own key under its lease and waits until every key with
@@ -151,28 +154,33 @@ enum { E_NONE, E_NOOP, E_ACQUIRE, E_RELEASE, E_EXPIRE_UNUSED, E_EXPIRE };
 /* Messages (struct lock_msg.type). Raft's messages carry terms and indexes
  * packed two to a 64-bit field (both stay far below 2^31 in any run). */
 enum {
-    M_VOTE = 1,        /* a = term, b = last log index, value = last log term */
-    M_VOTE_REPLY,      /* a = term, b = 1 granted */
-    M_APPEND,          /* a = (term, leader commit), b = (prev index, prev term),
+    M_VOTE = 1,         /* a = term, b = last log index, value = last log term */
+    M_VOTE_REPLY,       /* a = term, b = 1 granted */
+    M_APPEND,           /* a = (term, leader commit), b = (prev index, prev term),
                        token = (entry term, kind << 28 | (proposer + 1) << 24 |
                        (client + 1)) or 0, req = the client's request id,
                        value = its lease, ttl_ns = the leader's send time */
-    M_APPEND_REPLY,    /* a = term, b = 1 success, value = match index or hint,
+    M_APPEND_REPLY,     /* a = term, b = 1 success, value = match index or hint,
                        ttl_ns = the send time of the message answered */
-    M_SNAPSHOT,        /* a = (term, holder node + 1), b = (snapshot index, term),
-                       value = lease, token = revision, ttl_ns = send time */
-    M_ACQUIRE,         /* client -> server: req, value = lease */
-    M_RELEASE,         /* client -> server: req, value = lease */
-    M_KEEPALIVE,       /* client -> server: req, value = lease */
-    M_REPLY,           /* server -> client: req, a = enum result, b = leader node
+    M_SNAPSHOT,         /* a = (term, holder node + 1), b = (snapshot index, term),
+                       value = lease, token = revision, ttl_ns = send time,
+                       req = keys queued (queue=on), each sent before it */
+    M_ACQUIRE,          /* client -> server: req, value = lease */
+    M_RELEASE,          /* client -> server: req, value = lease */
+    M_KEEPALIVE,        /* client -> server: req, value = lease */
+    M_REPLY,            /* server -> client: req, a = enum result, b = leader node
                        hint (or -1), token = revision, ttl_ns = lease left */
-    M_FORWARD,         /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
+    M_FORWARD,          /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
                        M_KEEPALIVE, b = client node, req, value = lease */
-    M_FORWARD_REPLY,   /* leader -> bound server: an M_REPLY for client node
+    M_FORWARD_REPLY,    /* leader -> bound server: an M_REPLY for client node
                        `value`, relayed by the bound server; b = 1 when it ends
                        a queued wait (the bound server re-reads the key first) */
-    M_READ_INDEX,      /* bound server -> leader: req = the check's id */
-    M_READ_INDEX_REPLY /* leader -> bound server: req, a = the leader's commit index */
+    M_READ_INDEX,       /* bound server -> leader: req = the check's id */
+    M_READ_INDEX_REPLY, /* leader -> bound server: req, a = the leader's commit index */
+    M_SNAPSHOT_WAITER   /* leader -> follower, before M_SNAPSHOT: one queued key of the
+                        snapshot; a = (term, snapshot index), b = (i | alive << 4 |
+                        (proposer + 1) << 8, client + 1), value = lease, token = its
+                        create revision, req = the call's request id */
 };
 
 enum {
@@ -325,6 +333,9 @@ struct cons_server {
     int primary;                            /* leader: its lessor is primary (its no-op applied) */
     struct cons_renewal renew[RENEW_CAP];   /* leader: keep-alives awaiting confirmation */
     struct cons_lockcheck check[RENEW_CAP]; /* bound server: Lock calls re-reading their key */
+    int64_t stage_index;                    /* follower: the snapshot whose queued keys ... */
+    unsigned stage_mask;                    /* ... have arrived (bit i = key i) ... */
+    struct cons_waiter stage[QCAP];         /* ... into these slots */
     /* Persistent, and last: not zeroed before server_init (server_zero_size);
      * entry i is read only while snap_index < i <= last_index, after
      * log_append wrote it. */

@@ -22,7 +22,6 @@ static const struct cons_entry *entry_at(const struct cons_server *s, int64_t i)
 /* Fold every applied entry into the snapshot (Raft section 7). */
 static void compact(struct cons_server *s) {
     if (s->applied <= s->snap_index) return;
-    if (s->sm.nwait > 0) return; /* InstallSnapshot carries no queue: keep the entries */
     s->snap_term = cons_term_at(s, s->applied);
     s->snap_index = s->applied;
     s->snap = s->sm;
@@ -76,8 +75,22 @@ static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
     cons_renew_confirmed(ctx, s); /* keep-alives held until the lessor was primary */
 }
 
+/* InstallSnapshot: the queued keys first, one message each, then the
+ * snapshot itself, which names how many keys it has. */
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
+    for (int i = 0; i < s->snap.nwait; i++) {
+        const struct cons_waiter *w = &s->snap.wait[i];
+        struct lock_msg k = {0};
+        k.type = M_SNAPSHOT_WAITER;
+        k.a = pack(s->term, s->snap_index);
+        k.b = pack(i | w->alive << 4 | (w->proposer + 1) << 8, w->client + 1);
+        k.value = w->lease;
+        k.token = w->rev;
+        k.req = w->creq;
+        lock_send(ctx, s->node0 + f, &k);
+    }
     struct lock_msg m = {0};
+    m.req = (uint32_t)s->snap.nwait;
     m.type = M_SNAPSHOT;
     m.a = pack(s->term, s->snap.held ? s->snap.owner + 1 : 0);
     m.b = pack(s->snap_index, s->snap_term);

@@ -294,9 +294,26 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
         return;
     }
     int64_t si = hi32(m->b), st = lo32(m->b);
+    int nwait = (int)m->req;
+    if (si > s->commit && nwait > 0 && (nwait > QCAP || s->stage_index != si || s->stage_mask != (1u << nwait) - 1u)) {
+        /* A queued key of this snapshot is missing: refuse, and the
+         * leader sends the snapshot again, keys first. */
+        reply_append(ctx, s, m, 0, s->snap_index);
+        return;
+    }
     if (si > s->commit) {
         int owner = (int)lo32(m->a) - 1;
         struct cons_sm snap = {.held = owner >= 0, .owner = owner, .lease = m->value, .revision = m->token};
+        snap.nwait = nwait;
+        for (int i = 0; i < nwait; i++) {
+            snap.wait[i] = s->stage[i];
+            /* The server a call came through is known only to the server
+             * that proposed it: kept if this one had the key already. */
+            for (int k = 0; k < s->sm.nwait; k++)
+                if (s->sm.wait[k].lease == snap.wait[i].lease && s->sm.wait[k].rev == snap.wait[i].rev)
+                    snap.wait[i].via = s->sm.wait[k].via;
+        }
+        s->stage_mask = 0;
         /* Raft section 7: keep the entries after the snapshot if our log
          * has its last entry; otherwise the whole log is replaced. */
         if (!(si <= s->last_index && cons_term_at(s, si) == st)) s->last_index = si;
@@ -313,6 +330,27 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
         lock_state(ctx, CS_ST_SNAPSHOT);
     }
     reply_append(ctx, s, m, 1, si);
+}
+
+/* One queued key of the leader's snapshot, ahead of the snapshot itself:
+ * staged until the snapshot arrives. */
+static void on_snapshot_waiter(struct cons_server *s, const struct lock_msg *m) {
+    if (hi32(m->a) < s->term) return; /* a stale leader's */
+    int64_t si = lo32(m->a), bits = hi32(m->b);
+    int i = (int)(bits & 0xf);
+    if (i >= QCAP) return;
+    if (s->stage_index != si) {
+        s->stage_index = si;
+        s->stage_mask = 0;
+    }
+    s->stage[i] = (struct cons_waiter){.client = (int)lo32(m->b) - 1,
+                                       .lease = m->value,
+                                       .rev = m->token,
+                                       .alive = (int)(bits >> 4 & 1),
+                                       .proposer = (int)(bits >> 8) - 1,
+                                       .via = -1,
+                                       .creq = m->req};
+    s->stage_mask |= 1u << i;
 }
 
 static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int f) {
@@ -416,6 +454,7 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
     case M_VOTE_REPLY: on_vote_reply(ctx, s, m, from); break;
     case M_APPEND: on_append(ctx, s, m, from); break;
     case M_SNAPSHOT: on_snapshot(ctx, s, m, from); break;
+    case M_SNAPSHOT_WAITER: on_snapshot_waiter(s, m); break;
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
     case M_FORWARD: on_forward(ctx, s, m, from); break;
     case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
