@@ -1121,7 +1121,7 @@ static void test_queue_compacts_with_waiters(void **state) {
  * B waits through S2; S2 is paused at 10 s, so B's keep-alives stop. A
  * releases at 12.008 s and the leader ends B's wait (rev 3), but the word
  * sits in paused S2 while B's lease runs out: revoked at 15.002 s, and C,
- * next in line, holds the lock from 15.006 s. When S2 resumes at 30 s, etcd
+ * next in line, holds the lock from 15.008 s. When S2 resumes at 30 s, etcd
  * >= 3.4.4's Lock call (run in S2, server/etcdserver/api/v3lock/lock.go)
  * re-reads B's key after waiting (client/v3/concurrency/mutex.go) and finds
  * it gone: ErrSessionExpired, not a grant. bug=etcd-11456 keeps the old
@@ -1148,10 +1148,11 @@ static void test_bound_waiter_paused_server(void **state) {
     ev = step_until_event(e, TRACE_SRV_EXPIRE, "S1");
     assert_int_equal(ev->peer, B);
     assert_int_equal(ev->t, 15 * S + 2 * MS);
-    /* t=15.006s: C holds the lock: its wait ended at 15.002s, and S3, the
-     * server it is bound to, re-read its key (ReadIndex, 2 ms) first. */
+    /* t=15.008s: C holds the lock: its wait ended at 15.002s, and S3, the
+     * server it is bound to, re-read its key first: a ReadIndex that S1
+     * answers once a heartbeat round confirms it still leads (4 ms). */
     ev = step_until_event(e, TRACE_ACQUIRED, "C");
-    assert_int_equal(ev->t, 15 * S + 6 * MS);
+    assert_int_equal(ev->t, 15 * S + 8 * MS);
     /* t=30s: S2 resumes; its Lock call re-reads B's key: gone. */
     ev = step_until_event(e, TRACE_RESUME, "S2");
     assert_int_equal(ev->t, 30 * S);
@@ -1173,6 +1174,61 @@ static void test_bound_waiter_paused_server(void **state) {
     assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > 30 * S);
     assert_null(note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key", 1));
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+}
+
+/* Issue 25, defect 3, the leader's confirmation: a ReadIndex is answered
+ * only once a majority has answered a heartbeat sent after it arrived
+ * (Raft dissertation 6.4). Five servers, check-quorum=off so that a leader
+ * cut off keeps believing it leads. B waits behind A through S2, paused
+ * 10s-40s. A releases at 12.008s and S1 ends B's wait (revision 3); the word
+ * sits in paused S2. At 13s S1 and S2 (with B) are cut off from S3, S4, S5:
+ * S5 leads term 2 from 14.313s, revokes B's silent lease at 20.502s and
+ * grants C. When S2 resumes at 40s, its Lock call asks S1, still leader in
+ * its own eyes, for a ReadIndex. Before, S1 answered at once with its
+ * stale commit index, S2 read its own stale copy (B's key there) and B was
+ * told it holds the lock at 40.003s beside C: UNSAFE with bug=none. S1 can
+ * confirm nothing now; after the heal at 50s S1 steps down, S2 asks S5,
+ * and B's key is gone: session expired. */
+static void test_stale_leader_read_index(void **state) {
+    (void)state;
+    struct engine *e = build_engine("lock consensus servers=5 ttl=5s first-candidate=S1 bind=S1,S2,S4 queue=on "
+                                    "check-quorum=off\n"
+                                    "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 90s\n"
+                                    "client A @2s: acquire; read; write; work 10s; release\n"
+                                    "client B @3s: acquire; read; write; release\n"
+                                    "client C @15s: acquire; read; write; work 40s; release\n"
+                                    "@10s pause S2 30s\n@13s partition S1 S2 B | S3 S4 S5 A C R\n@50s heal\n",
+                                    NULL);
+    story_cursor = 0;
+    int B = node_of(engine_trace(e), "B");
+    /* t=12.011s: S1 ends B's wait: B's key (revision 3) holds the lock. */
+    const struct trace_event *ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->token, 3);
+    assert_int_equal(ev->t, 12 * S + 11 * MS);
+    /* t=20.502s: the majority's leader S5 revokes B's silent lease, and C
+     * holds the lock from 20.508s. */
+    ev = step_until_event(e, TRACE_SRV_EXPIRE, "S5");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->t, 20 * S + 502 * MS);
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "C")->t, 20 * S + 508 * MS);
+    /* t=40s..50s: S2 resumes and asks S1, which leads no majority: no
+     * answer, and B is not granted. */
+    assert_int_equal(step_until_event(e, TRACE_RESUME, "S2")->t, 40 * S);
+    assert_true(step_until_time(e, 50 * S));
+    assert_int_equal(so_far(e, TRACE_ACQUIRED, "B"), 0);
+    assert_null(note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key", 1));
+    /* After the heal S2 follows S5 and asks it: B's key is gone. */
+    ev = step_until_note(e, "S2", "the Lock call re-reads its key after waiting: gone");
+    assert_int_equal(ev->a, B);
+    assert_true(ev->t > 50 * S && ev->t < 51 * S);
+    engine_run(e);
+    /* B asks again with a new session and holds the lock after C. */
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > must(e, TRACE_CS_EXIT, "C", 1)->t);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
     engine_free(e);
 }
 
@@ -1248,6 +1304,7 @@ int main(void) {
             cmocka_unit_test(test_queue_keepalives_fault_free_safe),
             cmocka_unit_test(test_queue_compacts_with_waiters),
             cmocka_unit_test(test_bound_waiter_paused_server),
+            cmocka_unit_test(test_stale_leader_read_index),
             cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,8 +105,14 @@
  * and returns ErrSessionExpired when the key is gone. So the leader's "the
  * keys before yours are gone" reaches the bound server, which then asks the
  * leader for its commit index (ReadIndex), applies up to it, and reads its
- * own copy of the lock: a bound server paused while its client's lease ran
- * out answers ErrSessionExpired when it resumes, not a grant.
+ * own copy of the lock. The leader answers a ReadIndex only once a majority
+ * has answered a heartbeat it sent after the request arrived, and only
+ * once its no-op has applied (Ongaro's dissertation, 6.4; etcd's
+ * linearizableReadLoop waits for raft's ReadState): a deposed leader that
+ * has not heard of its successor cannot answer from a stale commit index,
+ * and a bound server asks again the next leader it follows. So a bound
+ * server paused while its client's lease ran out answers ErrSessionExpired
+ * when it resumes, not a grant.
  * bug=etcd-11456 keeps the old path (the grant relayed as it is).
  *
  * Documented server bugs (bug=): switches that put a published bug back,
@@ -287,6 +293,15 @@ struct cons_renewal {
     sim_ns asked_mono; /* its arrival, by the leader's monotonic clock */
 };
 
+/* A ReadIndex request the leader holds until a majority confirms that it
+ * still leads (volatile). */
+struct cons_readindex {
+    int used;
+    int from;          /* server index that asked */
+    uint32_t req;      /* its check's id */
+    sim_ns asked_mono; /* its arrival, by the leader's monotonic clock */
+};
+
 /* A bound server's Lock call whose wait has ended: it re-reads its key
  * once it has applied the leader's commit index (volatile). */
 struct cons_lockcheck {
@@ -333,6 +348,7 @@ struct cons_server {
     int primary;                            /* leader: its lessor is primary (its no-op applied) */
     struct cons_renewal renew[RENEW_CAP];   /* leader: keep-alives awaiting confirmation */
     struct cons_lockcheck check[RENEW_CAP]; /* bound server: Lock calls re-reading their key */
+    struct cons_readindex reads[RENEW_CAP]; /* leader: ReadIndex requests awaiting confirmation */
     int64_t stage_index;                    /* follower: the snapshot whose queued keys ... */
     unsigned stage_mask;                    /* ... have arrived (bit i = key i) ... */
     struct cons_waiter stage[QCAP];         /* ... into these slots */
@@ -433,13 +449,20 @@ int cons_propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int clie
  * -1). Dropped when the leader holds RENEW_CAP already: the client asks
  * again. */
 void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t lease, int via);
-/* Renew every held keep-alive that a majority has now confirmed. */
+/* Renew every held keep-alive, and answer every held ReadIndex request,
+ * that a majority has now confirmed. */
 void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s);
+/* A ReadIndex request from server `from` at the leader: answered with the
+ * commit index once a majority has answered a message sent after it
+ * arrived (Raft dissertation 6.4), and only by a leader whose no-op has
+ * applied. Dropped when the leader holds RENEW_CAP already: asked again. */
+void cons_read_index(struct lock_ctx *ctx, struct cons_server *s, int from, uint32_t req);
 /* consensus_log.c: a bound server's Lock calls whose read index it has
  * now applied re-read their key and answer (called after applying). */
 void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s);
-/* A leader steps down or restarts: the held keep-alives are dropped
- * unanswered, as etcd's LeaseRenew fails with ErrNotLeader. */
+/* A leader steps down or restarts: the held keep-alives and ReadIndex
+ * requests are dropped unanswered, as etcd's LeaseRenew fails with
+ * ErrNotLeader and a pending read with ErrLeaderChanged. */
 void cons_drop_renewals(struct cons_server *s);
 /* consensus_server.c */
 void cons_server_init(struct lock_ctx *ctx, void *state);

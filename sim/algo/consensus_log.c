@@ -430,6 +430,28 @@ void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s) {
         sim_ns left = result == R_RENEWED ? cfg(ctx)->ttl_ns : 0;
         answer(ctx, r.client, r.creq, r.via, result, 0, left);
     }
+    for (int i = 0; i < RENEW_CAP; i++) {
+        struct cons_readindex q = s->reads[i];
+        if (!q.used || !confirmed_since(s, q.asked_mono)) continue;
+        s->reads[i].used = 0;
+        struct lock_msg m = {0};
+        m.type = M_READ_INDEX_REPLY;
+        m.req = q.req;
+        m.a = s->commit;
+        lock_send(ctx, s->node0 + q.from, &m);
+    }
+}
+
+void cons_read_index(struct lock_ctx *ctx, struct cons_server *s, int from, uint32_t req) {
+    int slot = -1;
+    for (int i = 0; i < RENEW_CAP; i++) {
+        if (s->reads[i].used && s->reads[i].from == from && s->reads[i].req == req) slot = i; /* asked again */
+        if (slot < 0 && !s->reads[i].used) slot = i;
+    }
+    if (slot < 0) return;
+    s->reads[slot] = (struct cons_readindex){.used = 1, .from = from, .req = req, .asked_mono = now_mono(ctx)};
+    if (s->n == 1) cons_renew_confirmed(ctx, s);
+    else cons_send_all(ctx, s); /* a heartbeat round at once */
 }
 
 void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t lease, int via) {
@@ -448,6 +470,7 @@ void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uin
 void cons_drop_renewals(struct cons_server *s) {
     memset(s->renew, 0, sizeof s->renew);
     memset(s->check, 0, sizeof s->check);
+    memset(s->reads, 0, sizeof s->reads);
     s->primary = 0;
 }
 

@@ -224,10 +224,20 @@ static void reply_append(struct lock_ctx *ctx, struct cons_server *s, const stru
  * message is from a stale leader and must be refused. */
 static int follow(struct lock_ctx *ctx, struct cons_server *s, int64_t term, int from) {
     if (term < s->term) return 0;
+    int known = s->leader;
     if (term > s->term || s->role != ROLE_FOLLOWER)
         become_follower(ctx, s, term, from, LOCK_NOTE_STEPS_DOWN ": a newer term exists");
     arm_election(ctx, s);
     s->leader = from;
+    /* A Lock call whose ReadIndex is unanswered asks the leader it now
+     * follows (the one asked may have been deposed, and drops it). */
+    for (int i = 0; known != from && i < RENEW_CAP; i++)
+        if (s->check[i].used && s->check[i].read_index < 0) {
+            struct lock_msg r = {0};
+            r.type = M_READ_INDEX;
+            r.req = s->check[i].creq;
+            lock_send(ctx, s->node0 + from, &r);
+        }
     s->campaigns = 0;
     return 1;
 }
@@ -461,14 +471,8 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
         if (m->b == 1 && m->a == R_GRANTED) lockcheck_begin(ctx, s, m);
         else cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
         break;
-    case M_READ_INDEX: /* ReadIndex: the leader's commit index */
-        if (s->role == ROLE_LEADER) {
-            struct lock_msg r = {0};
-            r.type = M_READ_INDEX_REPLY;
-            r.req = m->req;
-            r.a = s->commit;
-            lock_send(ctx, m->from, &r);
-        }
+    case M_READ_INDEX: /* ReadIndex: the commit index, once confirmed */
+        if (s->role == ROLE_LEADER) cons_read_index(ctx, s, from, m->req);
         break;
     case M_READ_INDEX_REPLY:
         for (int i = 0; i < RENEW_CAP; i++)
