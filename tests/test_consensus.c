@@ -1232,6 +1232,41 @@ static void test_stale_leader_read_index(void **state) {
     engine_free(e);
 }
 
+/* The wait ends where etcd's v3lock runs it: in the bound server, when it
+ * applies the deletion of the last older key (entries now carry the server
+ * a call came through). Before, only the leader that had proposed the key
+ * answered, through the bound server: C, queued at 4s through S4 while S1
+ * led, was never answered once S1 was cut off with S2 at 13s, although S5
+ * revoked B's lease at 20.502s and C's key held the lock. Now S4 ends C's
+ * wait itself, re-reads the key through S5 (ReadIndex) and C holds the
+ * lock at 20.508s, its validity counted from its own last renewal. */
+static void test_bound_waiter_outlives_its_proposer(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus servers=5 ttl=5s first-candidate=S1 bind=S1,S2,S4 queue=on "
+                                "check-quorum=off\n"
+                                "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 90s\n"
+                                "client A @2s: acquire; read; write; work 10s; release\n"
+                                "client B @3s: acquire; read; write; release\n"
+                                "client C @4s: acquire; read; write; work 40s; release\n"
+                                "@10s pause S2 30s\n@13s partition S1 S2 B | S3 S4 S5 A C R\n@50s heal\n");
+    /* C's key (revision 4) was proposed by S1 at 4.004s. */
+    const struct trace_event *q = must_note(e, "S1", NOTE_EXACT, "queues the request behind the holder", 2);
+    assert_int_equal(q->b, 4);
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S5", 1);
+    assert_int_equal(x->t, 20 * S + 502 * MS);
+    const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+    assert_int_equal(c->t, 20 * S + 508 * MS);
+    assert_int_equal(c->token, 4);
+    assert_true(c->a > 0 && c->a < 5 * S); /* counted from its last renewal, not a full TTL */
+    /* B: told its session expired after the heal, then the lock after C. */
+    assert_true(must_note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key after waiting: gone", 1)->t > 50 * S);
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > must(e, TRACE_CS_EXIT, "C", 1)->t);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    assert_int_equal(engine_report(e)->starved, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
 static void test_options(void **state) {
     (void)state;
     struct scn_error err;
@@ -1305,6 +1340,7 @@ int main(void) {
             cmocka_unit_test(test_queue_compacts_with_waiters),
             cmocka_unit_test(test_bound_waiter_paused_server),
             cmocka_unit_test(test_stale_leader_read_index),
+            cmocka_unit_test(test_bound_waiter_outlives_its_proposer),
             cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

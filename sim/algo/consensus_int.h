@@ -102,9 +102,10 @@
  * builds a concurrency.Mutex on that server's own client and calls
  * m.Lock). Since 3.4.4, client/v3/concurrency/mutex.go's Lock, after
  * waitDeletes, re-reads its own key with a Get, linearizable by default,
- * and returns ErrSessionExpired when the key is gone. So the leader's "the
- * keys before yours are gone" reaches the bound server, which then asks the
- * leader for its commit index (ReadIndex), applies up to it, and reads its
+ * and returns ErrSessionExpired when the key is gone. So the wait ends in
+ * the bound server itself, when it applies the deletion of the last older
+ * key (entries carry the server a call came through), and it then asks
+ * the leader for its commit index (ReadIndex), applies up to it, and reads its
  * own copy of the lock. The leader answers a ReadIndex only once a majority
  * has answered a heartbeat it sent after the request arrived, and only
  * once its no-op has applied (Ongaro's dissertation, 6.4; etcd's
@@ -164,7 +165,7 @@ enum {
     M_VOTE_REPLY,       /* a = term, b = 1 granted */
     M_APPEND,           /* a = (term, leader commit), b = (prev index, prev term),
                        token = (entry term, kind << 28 | (proposer + 1) << 24 |
-                       (client + 1)) or 0, req = the client's request id,
+                       (via + 1) << 20 | (client + 1)) or 0, req = the client's request id,
                        value = its lease, ttl_ns = the leader's send time */
     M_APPEND_REPLY,     /* a = term, b = 1 success, value = match index or hint,
                        ttl_ns = the send time of the message answered */
@@ -179,13 +180,12 @@ enum {
     M_FORWARD,          /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
                        M_KEEPALIVE, b = client node, req, value = lease */
     M_FORWARD_REPLY,    /* leader -> bound server: an M_REPLY for client node
-                       `value`, relayed by the bound server; b = 1 when it ends
-                       a queued wait (the bound server re-reads the key first) */
+                       `value`, relayed by the bound server */
     M_READ_INDEX,       /* bound server -> leader: req = the check's id */
     M_READ_INDEX_REPLY, /* leader -> bound server: req, a = the leader's commit index */
     M_SNAPSHOT_WAITER   /* leader -> follower, before M_SNAPSHOT: one queued key of the
                         snapshot; a = (term, snapshot index), b = (i | alive << 4 |
-                        (proposer + 1) << 8, client + 1), value = lease, token = its
+                        (proposer + 1) << 8 | (via + 1) << 12, client + 1), value = lease, token = its
                         create revision, req = the call's request id */
 };
 
@@ -253,8 +253,7 @@ struct cons_entry {
     int client;     /* client node, or -1 */
     uint32_t creq;  /* the client's request id */
     uint64_t lease; /* the client's lease */
-    int via;        /* server index that forwarded the request (bind=), or -1;
-                                  kept in the proposer's own log only */
+    int via;        /* server index that forwarded the request (bind=), or -1 */
 };
 
 /* The replicated state machine: one lock key and the lease it is under. */
@@ -309,7 +308,6 @@ struct cons_lockcheck {
     int client;         /* client node */
     uint32_t creq;      /* its request id */
     uint64_t rev;       /* the key's create revision: the grant's token */
-    sim_ns left;        /* the lease left, as the leader reported it */
     int64_t read_index; /* the leader's commit index; -1 = not known yet */
 };
 
@@ -374,8 +372,10 @@ struct cons_client {
     int ka_asked;
     uint64_t t_ka_request;
     uint32_t next_req;
-    int queued;  /* queue=on: its key waits behind the holder's */
-    int ka_dead; /* a keep-alive was refused while it waited: the session is over */
+    int queued;          /* queue=on: its key waits behind the holder's */
+    int ka_dead;         /* a keep-alive was refused while it waited: the session is over */
+    sim_ns ka_sent_mono; /* when the keep-alive in flight left, by its monotonic clock */
+    sim_ns renewed_from; /* queue=on: when the last keep-alive renewed (or the acquire) left */
 };
 
 /* Bugs of real systems, switched on by bug= (parse_bugs). */
@@ -457,6 +457,14 @@ void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s);
  * arrived (Raft dissertation 6.4), and only by a leader whose no-op has
  * applied. Dropped when the leader holds RENEW_CAP already: asked again. */
 void cons_read_index(struct lock_ctx *ctx, struct cons_server *s, int from, uint32_t req);
+/* The bound server's Lock call after waitDeletes (etcd >= 3.4.4,
+ * client/v3/concurrency/mutex.go): Get its own key, linearizably. It asks
+ * the leader it follows for its commit index (ReadIndex; a server that
+ * knows no leader asks the next one it follows) and answers once it has
+ * applied that far (cons_lockchecks_due). A check whose ReadIndex is lost
+ * waits on, the client's call with it, as a Lock call blocked on an
+ * unreachable leader does. */
+void cons_lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t rev);
 /* consensus_log.c: a bound server's Lock calls whose read index it has
  * now applied re-read their key and answer (called after applying). */
 void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s);

@@ -273,10 +273,10 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
         struct cons_entry e = {.term = hi32((int64_t)m->token),
                                .kind = kind,
                                .proposer = (int)((bits >> 24) & 0xf) - 1,
-                               .client = (int)(bits & 0xffffff) - 1,
+                               .client = (int)(bits & 0xfffff) - 1,
                                .creq = m->req,
                                .lease = m->value,
-                               .via = -1};
+                               .via = (int)((bits >> 20) & 0xf) - 1};
         int64_t idx = prev + 1;
         last_new = idx;
         if (idx > s->snap_index) {
@@ -315,14 +315,7 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
         int owner = (int)lo32(m->a) - 1;
         struct cons_sm snap = {.held = owner >= 0, .owner = owner, .lease = m->value, .revision = m->token};
         snap.nwait = nwait;
-        for (int i = 0; i < nwait; i++) {
-            snap.wait[i] = s->stage[i];
-            /* The server a call came through is known only to the server
-             * that proposed it: kept if this one had the key already. */
-            for (int k = 0; k < s->sm.nwait; k++)
-                if (s->sm.wait[k].lease == snap.wait[i].lease && s->sm.wait[k].rev == snap.wait[i].rev)
-                    snap.wait[i].via = s->sm.wait[k].via;
-        }
+        for (int i = 0; i < nwait; i++) snap.wait[i] = s->stage[i];
         s->stage_mask = 0;
         /* Raft section 7: keep the entries after the snapshot if our log
          * has its last entry; otherwise the whole log is replaced. */
@@ -357,8 +350,8 @@ static void on_snapshot_waiter(struct cons_server *s, const struct lock_msg *m) 
                                        .lease = m->value,
                                        .rev = m->token,
                                        .alive = (int)(bits >> 4 & 1),
-                                       .proposer = (int)(bits >> 8) - 1,
-                                       .via = -1,
+                                       .proposer = (int)(bits >> 8 & 0xf) - 1,
+                                       .via = (int)(bits >> 12 & 0xf) - 1,
                                        .creq = m->req};
     s->stage_mask |= 1u << i;
 }
@@ -432,25 +425,6 @@ static void on_forward(struct lock_ctx *ctx, struct cons_server *s, const struct
     lead_call(ctx, s, (int)m->a, (int)m->b, m->req, m->value, from);
 }
 
-/* The bound server's Lock call after waitDeletes (etcd >= 3.4.4,
- * client/v3/concurrency/mutex.go): Get its own key, linearizably. It asks
- * the leader for its commit index (ReadIndex) and answers once it has
- * applied that far (cons_lockchecks_due). A check whose ReadIndex is lost
- * waits on; the client's call with it, as a Lock call blocked on an
- * unreachable leader does. */
-static void lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
-    int slot = -1;
-    for (int i = 0; i < RENEW_CAP && slot < 0; i++)
-        if (!s->check[i].used) slot = i;
-    if (slot < 0 || s->leader < 0) return; /* the call waits on; the client asks again */
-    s->check[slot] = (struct cons_lockcheck){
-            .used = 1, .client = (int)m->value, .creq = m->req, .rev = m->token, .left = m->ttl_ns, .read_index = -1};
-    struct lock_msg r = {0};
-    r.type = M_READ_INDEX;
-    r.req = m->req;
-    lock_send(ctx, m->from, &r);
-}
-
 void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct cons_server *s = state;
     if (m->type == M_ACQUIRE || m->type == M_RELEASE || m->type == M_KEEPALIVE) {
@@ -468,8 +442,7 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
     case M_FORWARD: on_forward(ctx, s, m, from); break;
     case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
-        if (m->b == 1 && m->a == R_GRANTED) lockcheck_begin(ctx, s, m);
-        else cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
+        cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
         break;
     case M_READ_INDEX: /* ReadIndex: the commit index, once confirmed */
         if (s->role == ROLE_LEADER) cons_read_index(ctx, s, from, m->req);
