@@ -1267,6 +1267,31 @@ static void test_bound_waiter_outlives_its_proposer(void **state) {
     engine_free(e);
 }
 
+/* bug=etcd-11456 with bind=: B's key was deleted while B was paused
+ * (5s-13s); when A releases, the bound server S2 tells B it holds the lock
+ * (the bug). The validity B believes is counted from its own last renewal,
+ * which left before 5s: nothing (1 ns, as 0 means "until released"), not
+ * the full TTL that S2, which does not know the lease's deadline, used to
+ * report. C, bound to S3, is granted too: UNSAFE either way. */
+static void test_bug_11456_bound_validity(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus ttl=5s first-candidate=S1 queue=on bug=etcd-11456 bind=S1,S2,S3\n"
+                                "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 30s\n"
+                                "client A @2s: acquire; read; write; work 12s; release\n"
+                                "client B @3s: acquire; read; write; work 2s; release\n"
+                                "client C @4s: acquire; read; write; work 2s; release\n"
+                                "@5s pause B 8s\n");
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 14 * S + 13 * MS);
+    assert_int_equal(b->token, 3);
+    assert_int_equal(b->a, 1);
+    const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+    assert_int_equal(c->t, 14 * S + 13 * MS);
+    assert_true(c->a > 4 * S && c->a < 5 * S);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+}
+
 static void test_options(void **state) {
     (void)state;
     struct scn_error err;
@@ -1341,6 +1366,7 @@ int main(void) {
             cmocka_unit_test(test_bound_waiter_paused_server),
             cmocka_unit_test(test_stale_leader_read_index),
             cmocka_unit_test(test_bound_waiter_outlives_its_proposer),
+            cmocka_unit_test(test_bug_11456_bound_validity),
             cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -260,7 +260,7 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
                      * next waiter's, the one the service's state keeps. */
                     lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, now_mono(ctx));
                 }
-                if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, c->ttl_ns);
+                if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, leader ? c->ttl_ns : 0);
             } else {
                 if (record)
                     lock_note(ctx, "the waiter's key is gone (its lease expired): session expired", w.client,
