@@ -1177,6 +1177,21 @@ static void test_bound_waiter_paused_server(void **state) {
     engine_free(e);
 }
 
+/* Five servers, B bound to S2 (paused 10s-40s) and C to S4; S1 and S2, with
+ * B, cut off from the rest from 13s to 50s; C asks at c_at. */
+static const char *cut_off_leader(const char *c_at) {
+    static char text[700];
+    snprintf(text, sizeof text,
+             "lock consensus servers=5 ttl=5s first-candidate=S1 bind=S1,S2,S4 queue=on check-quorum=off\n"
+             "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 90s\n"
+             "client A @2s: acquire; read; write; work 10s; release\n"
+             "client B @3s: acquire; read; write; release\n"
+             "client C @%s: acquire; read; write; work 40s; release\n"
+             "@10s pause S2 30s\n@13s partition S1 S2 B | S3 S4 S5 A C R\n@50s heal\n",
+             c_at);
+    return text;
+}
+
 /* Issue 25, defect 3, the leader's confirmation: a ReadIndex is answered
  * only once a majority has answered a heartbeat sent after it arrived
  * (Raft dissertation 6.4). Five servers, check-quorum=off so that a leader
@@ -1192,14 +1207,7 @@ static void test_bound_waiter_paused_server(void **state) {
  * and B's key is gone: session expired. */
 static void test_stale_leader_read_index(void **state) {
     (void)state;
-    struct engine *e = build_engine("lock consensus servers=5 ttl=5s first-candidate=S1 bind=S1,S2,S4 queue=on "
-                                    "check-quorum=off\n"
-                                    "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 90s\n"
-                                    "client A @2s: acquire; read; write; work 10s; release\n"
-                                    "client B @3s: acquire; read; write; release\n"
-                                    "client C @15s: acquire; read; write; work 40s; release\n"
-                                    "@10s pause S2 30s\n@13s partition S1 S2 B | S3 S4 S5 A C R\n@50s heal\n",
-                                    NULL);
+    struct engine *e = build_engine(cut_off_leader("15s"), NULL);
     story_cursor = 0;
     int B = node_of(engine_trace(e), "B");
     /* t=12.011s: S1 ends B's wait: B's key (revision 3) holds the lock. */
@@ -1242,13 +1250,7 @@ static void test_stale_leader_read_index(void **state) {
  * lock at 20.508s, its validity counted from its own last renewal. */
 static void test_bound_waiter_outlives_its_proposer(void **state) {
     (void)state;
-    struct engine *e = run_text("lock consensus servers=5 ttl=5s first-candidate=S1 bind=S1,S2,S4 queue=on "
-                                "check-quorum=off\n"
-                                "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 90s\n"
-                                "client A @2s: acquire; read; write; work 10s; release\n"
-                                "client B @3s: acquire; read; write; release\n"
-                                "client C @4s: acquire; read; write; work 40s; release\n"
-                                "@10s pause S2 30s\n@13s partition S1 S2 B | S3 S4 S5 A C R\n@50s heal\n");
+    struct engine *e = run_text(cut_off_leader("4s"));
     /* C's key (revision 4) was proposed by S1 at 4.004s. */
     const struct trace_event *q = must_note(e, "S1", NOTE_EXACT, "queues the request behind the holder", 2);
     assert_int_equal(q->b, 4);
