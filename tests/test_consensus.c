@@ -1057,11 +1057,71 @@ static void test_queue_keepalives_fault_free_safe(void **state) {
     engine_free(e);
 }
 
+/* Issue 25, defect 2, the part keep-alives left: a queue of keys stopped
+ * compaction (InstallSnapshot carried no queue), so whatever else went
+ * through the log while keys waited filled it. Here A works 150 s with 8
+ * keys queued behind it (QCAP) and two more clients polling every second:
+ * each refused attempt is a log entry. Before, the 5-server log filled at
+ * 122.477 s ("log full"), A's release at 152 s was dropped, and the lock
+ * stood unavailable 16.5 s until A's lease was revoked. The snapshot now
+ * carries the queued keys, and the log compacts while they wait. */
+static const char *polling_queue(const char *servers, const char *faults) {
+    static char text[1200];
+    int n = snprintf(text, sizeof text,
+                     "lock consensus servers=%s ttl=2s first-candidate=S1 queue=on\n"
+                     "resource stock=20 fencing=off\nnetwork latency=1ms\nduration 300s\n"
+                     "client A @2s: acquire; read; work 150s; write; release\n",
+                     servers);
+    for (const char *c = "BCDEFGHIJK"; *c; c++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "client %c @3s: acquire; read; write; release\n", *c);
+    snprintf(text + n, sizeof text - (size_t)n, "%s", faults);
+    return text;
+}
+
+static void test_queue_compacts_with_waiters(void **state) {
+    (void)state;
+    struct engine *e = run_text(polling_queue("5", ""));
+    /* Hundreds of refused attempts went through the log, and it never filled. */
+    assert_true(so_far(e, TRACE_ACQUIRE_DENIED, NULL) > 250);
+    assert_null(note(e, NULL, NOTE_PREFIX, "log full", 1));
+    /* A releases at 152.004 s; B, first in the queue, holds the lock at
+     * once with its key's revision, 3: no 16.5 s gap. */
+    const struct trace_event *x = must(e, TRACE_CS_EXIT, "A", 1);
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->token, 3);
+    assert_true(b->t - x->t < 20 * MS);
+    assert_true(engine_report(e)->unavailable_ns < 1 * S);
+    /* The leader's traffic stays flat: at most 2,600 messages in any 10 s
+     * (five servers heartbeating, twelve sessions kept alive). */
+    for (sim_ns t = 0; t < 300 * S; t += 10 * S)
+        assert_true(count(e, TRACE_MSG_SEND, NULL, -3, t, t + 10 * S - 1) <= 2600);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    /* Three servers, S3 down from 5 s to 125 s: it comes back behind the
+     * leader's snapshot, installs it with the eight queued keys, and, made
+     * leader at 140 s, ends their waits in order when A releases. */
+    e = run_text(polling_queue("3", "@5s crash S3\n@125s restart S3\n@140s promote S3\n"));
+    const struct trace_event *snap = must_note(e, "S3", NOTE_PREFIX, "installs the leader's snapshot of the lock state",
+                                               1);
+    assert_int_equal(snap->t, 125 * S + 5 * MS);
+    assert_true(snap->a > 200); /* the snapshot's index */
+    assert_true(must_note(e, "S3", NOTE_PREFIX, "elected leader, term 2", 1)->t < 141 * S);
+    const char *order = "BCDEFGHI";
+    for (int i = 0; order[i]; i++) {
+        const struct trace_event *g = must(e, TRACE_SRV_GRANT, "S3", i + 1);
+        assert_int_equal(g->peer, node_of(engine_trace(e), (char[]){order[i], 0}));
+        assert_int_equal(g->token, (uint64_t)(3 + i));
+    }
+    assert_null(note(e, NULL, NOTE_PREFIX, "log full", 1));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
 /* Issue 25, defect 3: a waiter bound to a paused server (bind=, queue=on).
  * B waits through S2; S2 is paused at 10 s, so B's keep-alives stop. A
  * releases at 12.008 s and the leader ends B's wait (rev 3), but the word
  * sits in paused S2 while B's lease runs out: revoked at 15.002 s, and C,
- * next in line, holds the lock from 15.006 s. When S2 resumes at 30 s, etcd
+ * next in line, holds the lock from 15.008 s. When S2 resumes at 30 s, etcd
  * >= 3.4.4's Lock call (run in S2, server/etcdserver/api/v3lock/lock.go)
  * re-reads B's key after waiting (client/v3/concurrency/mutex.go) and finds
  * it gone: ErrSessionExpired, not a grant. bug=etcd-11456 keeps the old
@@ -1088,10 +1148,11 @@ static void test_bound_waiter_paused_server(void **state) {
     ev = step_until_event(e, TRACE_SRV_EXPIRE, "S1");
     assert_int_equal(ev->peer, B);
     assert_int_equal(ev->t, 15 * S + 2 * MS);
-    /* t=15.006s: C holds the lock: its wait ended at 15.002s, and S3, the
-     * server it is bound to, re-read its key (ReadIndex, 2 ms) first. */
+    /* t=15.008s: C holds the lock: its wait ended at 15.002s, and S3, the
+     * server it is bound to, re-read its key first: a ReadIndex that S1
+     * answers once a heartbeat round confirms it still leads (4 ms). */
     ev = step_until_event(e, TRACE_ACQUIRED, "C");
-    assert_int_equal(ev->t, 15 * S + 6 * MS);
+    assert_int_equal(ev->t, 15 * S + 8 * MS);
     /* t=30s: S2 resumes; its Lock call re-reads B's key: gone. */
     ev = step_until_event(e, TRACE_RESUME, "S2");
     assert_int_equal(ev->t, 30 * S);
@@ -1112,6 +1173,123 @@ static void test_bound_waiter_paused_server(void **state) {
     e = run_text(buf);
     assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > 30 * S);
     assert_null(note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key", 1));
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+}
+
+/* Five servers, B bound to S2 (paused 10s-40s) and C to S4; S1 and S2, with
+ * B, cut off from the rest from 13s to 50s; C asks at c_at. */
+static const char *cut_off_leader(const char *c_at) {
+    static char text[700];
+    snprintf(text, sizeof text,
+             "lock consensus servers=5 ttl=5s first-candidate=S1 bind=S1,S2,S4 queue=on check-quorum=off\n"
+             "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 90s\n"
+             "client A @2s: acquire; read; write; work 10s; release\n"
+             "client B @3s: acquire; read; write; release\n"
+             "client C @%s: acquire; read; write; work 40s; release\n"
+             "@10s pause S2 30s\n@13s partition S1 S2 B | S3 S4 S5 A C R\n@50s heal\n",
+             c_at);
+    return text;
+}
+
+/* Issue 25, defect 3, the leader's confirmation: a ReadIndex is answered
+ * only once a majority has answered a heartbeat sent after it arrived
+ * (Raft dissertation 6.4). Five servers, check-quorum=off so that a leader
+ * cut off keeps believing it leads. B waits behind A through S2, paused
+ * 10s-40s. A releases at 12.008s and S1 ends B's wait (revision 3); the word
+ * sits in paused S2. At 13s S1 and S2 (with B) are cut off from S3, S4, S5:
+ * S5 leads term 2 from 14.313s, revokes B's silent lease at 20.502s and
+ * grants C. When S2 resumes at 40s, its Lock call asks S1, still leader in
+ * its own eyes, for a ReadIndex. Before, S1 answered at once with its
+ * stale commit index, S2 read its own stale copy (B's key there) and B was
+ * told it holds the lock at 40.003s beside C: UNSAFE with bug=none. S1 can
+ * confirm nothing now; after the heal at 50s S1 steps down, S2 asks S5,
+ * and B's key is gone: session expired. */
+static void test_stale_leader_read_index(void **state) {
+    (void)state;
+    struct engine *e = build_engine(cut_off_leader("15s"), NULL);
+    story_cursor = 0;
+    int B = node_of(engine_trace(e), "B");
+    /* t=12.011s: S1 ends B's wait: B's key (revision 3) holds the lock. */
+    const struct trace_event *ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->token, 3);
+    assert_int_equal(ev->t, 12 * S + 11 * MS);
+    /* t=20.502s: the majority's leader S5 revokes B's silent lease, and C
+     * holds the lock from 20.508s. */
+    ev = step_until_event(e, TRACE_SRV_EXPIRE, "S5");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->t, 20 * S + 502 * MS);
+    assert_int_equal(step_until_event(e, TRACE_ACQUIRED, "C")->t, 20 * S + 508 * MS);
+    /* t=40s..50s: S2 resumes and asks S1, which leads no majority: no
+     * answer, and B is not granted. */
+    assert_int_equal(step_until_event(e, TRACE_RESUME, "S2")->t, 40 * S);
+    assert_true(step_until_time(e, 50 * S));
+    assert_int_equal(so_far(e, TRACE_ACQUIRED, "B"), 0);
+    assert_null(note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key", 1));
+    /* After the heal S2 follows S5 and asks it: B's key is gone. */
+    ev = step_until_note(e, "S2", "the Lock call re-reads its key after waiting: gone");
+    assert_int_equal(ev->a, B);
+    assert_true(ev->t > 50 * S && ev->t < 51 * S);
+    engine_run(e);
+    /* B asks again with a new session and holds the lock after C. */
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > must(e, TRACE_CS_EXIT, "C", 1)->t);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
+/* The wait ends where etcd's v3lock runs it: in the bound server, when it
+ * applies the deletion of the last older key (entries now carry the server
+ * a call came through). Before, only the leader that had proposed the key
+ * answered, through the bound server: C, queued at 4s through S4 while S1
+ * led, was never answered once S1 was cut off with S2 at 13s, although S5
+ * revoked B's lease at 20.502s and C's key held the lock. Now S4 ends C's
+ * wait itself, re-reads the key through S5 (ReadIndex) and C holds the
+ * lock at 20.508s, its validity counted from its own last renewal. */
+static void test_bound_waiter_outlives_its_proposer(void **state) {
+    (void)state;
+    struct engine *e = run_text(cut_off_leader("4s"));
+    /* C's key (revision 4) was proposed by S1 at 4.004s. */
+    const struct trace_event *q = must_note(e, "S1", NOTE_EXACT, "queues the request behind the holder", 2);
+    assert_int_equal(q->b, 4);
+    const struct trace_event *x = must(e, TRACE_SRV_EXPIRE, "S5", 1);
+    assert_int_equal(x->t, 20 * S + 502 * MS);
+    const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+    assert_int_equal(c->t, 20 * S + 508 * MS);
+    assert_int_equal(c->token, 4);
+    assert_true(c->a > 0 && c->a < 5 * S); /* counted from its last renewal, not a full TTL */
+    /* B: told its session expired after the heal, then the lock after C. */
+    assert_true(must_note(e, "S2", NOTE_PREFIX, "the Lock call re-reads its key after waiting: gone", 1)->t > 50 * S);
+    assert_true(must(e, TRACE_ACQUIRED, "B", 1)->t > must(e, TRACE_CS_EXIT, "C", 1)->t);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    assert_int_equal(engine_report(e)->starved, 0);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
+/* bug=etcd-11456 with bind=: B's key was deleted while B was paused
+ * (5s-13s); when A releases, the bound server S2 tells B it holds the lock
+ * (the bug). The validity B believes is counted from its own last renewal,
+ * which left before 5s: nothing (1 ns, as 0 means "until released"), not
+ * the full TTL that S2, which does not know the lease's deadline, used to
+ * report. C, bound to S3, is granted too: UNSAFE either way. */
+static void test_bug_11456_bound_validity(void **state) {
+    (void)state;
+    struct engine *e = run_text("lock consensus ttl=5s first-candidate=S1 queue=on bug=etcd-11456 bind=S1,S2,S3\n"
+                                "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 30s\n"
+                                "client A @2s: acquire; read; write; work 12s; release\n"
+                                "client B @3s: acquire; read; write; work 2s; release\n"
+                                "client C @4s: acquire; read; write; work 2s; release\n"
+                                "@5s pause B 8s\n");
+    const struct trace_event *b = must(e, TRACE_ACQUIRED, "B", 1);
+    assert_int_equal(b->t, 14 * S + 13 * MS);
+    assert_int_equal(b->token, 3);
+    assert_int_equal(b->a, 1);
+    const struct trace_event *c = must(e, TRACE_ACQUIRED, "C", 1);
+    assert_int_equal(c->t, 14 * S + 13 * MS);
+    assert_true(c->a > 4 * S && c->a < 5 * S);
     assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
     engine_free(e);
 }
@@ -1186,7 +1364,11 @@ int main(void) {
             cmocka_unit_test(test_bug_11456_at_the_tick),
             cmocka_unit_test(test_queue_waiter_expiry_without_loop),
             cmocka_unit_test(test_queue_keepalives_fault_free_safe),
+            cmocka_unit_test(test_queue_compacts_with_waiters),
             cmocka_unit_test(test_bound_waiter_paused_server),
+            cmocka_unit_test(test_stale_leader_read_index),
+            cmocka_unit_test(test_bound_waiter_outlives_its_proposer),
+            cmocka_unit_test(test_bug_11456_bound_validity),
             cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

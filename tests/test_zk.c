@@ -537,6 +537,49 @@ static void test_curator_reconnected(void **state) {
                                     "stops on SUSPENDED) or lost (Curator, the work stops on LOST)"));
 }
 
+/* curator=suspended and the link back at 30s: A stopped its work at
+ * SUSPENDED (26.672666666s), and the recipe's release (InterProcessMutex
+ * .release -> LockInternals.deleteOurPath, a guaranteed delete) could not
+ * reach S1. A's ping answered at 40.003999999s is RECONNECTED: the session
+ * is alive and so is A's znode, which would hold the lock until the
+ * session ends (A pings on, so never: before, B never acquired). The
+ * guaranteed delete goes through then, and B, watching it, holds the lock
+ * 4 ms later, 10 s before A's program would have reached its release. */
+static void test_curator_suspended_then_reconnected(void **state) {
+    (void)state;
+    struct engine *e = curator_story("suspended", "@30s link A S1 loss=0%\n@30s link S1 A loss=0%\n");
+    story_cursor = 0;
+    /* 26.672666666s: SUSPENDED; A leaves its critical section, lock lost. */
+    const struct trace_event *ev = step_until_event(e, TRACE_CS_EXIT, "A");
+    assert_int_equal(ev->t, 26672666666);
+    assert_int_equal(ev->a, TRACE_EXIT_LOST);
+    /* 40.003999999s: S1 answers A's ping: RECONNECTED, and the owed
+     * delete of A's znode (sequence 0) leaves at once. */
+    ev = step_until_note(e, "A", "RECONNECTED (Curator)");
+    assert_int_equal(ev->t, 40003999999);
+    ev = step_until_note(e, "A", "RECONNECTED: the recipe's guaranteed delete");
+    assert_int_equal(ev->t, 40003999999);
+    assert_int_equal(ev->a, 0);
+    /* 40.004999999s: S1 deletes it (A's own request), and B's watch fires. */
+    ev = step_until_event(e, TRACE_SRV_DELETE, "S1");
+    assert_int_equal(ev->t, 40004999999);
+    assert_int_equal(ev->peer, node_of(engine_trace(e), "A"));
+    /* 40.007999999s: B holds the lock, its znode's czxid the token. */
+    ev = step_until_event(e, TRACE_ACQUIRED, "B");
+    assert_int_equal(ev->t, 40007999999);
+    assert_int_equal(ev->token, 5);
+    engine_run(e);
+    /* The session never expired; A's write at 50s is not sent. */
+    assert_int_equal(so_far(e, TRACE_SRV_EXPIRE, "S1"), 0);
+    assert_int_equal(must(e, TRACE_WRITE_SKIPPED, "A", 1)->a, TRACE_SKIP_LOST);
+    const struct checker_report *r = engine_report(e);
+    assert_int_equal(r->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(r->double_entries, 0);
+    assert_int_equal(r->starved, 0);
+    assert_int_equal(r->final_stock, 9);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_bucket_edges),
@@ -557,6 +600,7 @@ int main(void) {
             cmocka_unit_test(test_curator_waits_for_lost),
             cmocka_unit_test(test_curator_stops_on_suspended),
             cmocka_unit_test(test_curator_reconnected),
+            cmocka_unit_test(test_curator_suspended_then_reconnected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,6 +257,7 @@ static void ka_send(struct lock_ctx *ctx, struct cons_client *c) {
     m.type = M_KEEPALIVE;
     m.req = c->ka_req = ++c->next_req;
     m.value = c->held_lease;
+    c->ka_sent_mono = now_mono(ctx);
     c->ka_asked++;
     lock_send(ctx, lock_server(ctx, c->target), &m);
     c->t_ka_request = lock_timer_rearm(ctx, c->t_ka_request, LOCK_CLOCK_MONO, cfg(ctx)->request_timeout_ns,
@@ -310,6 +311,7 @@ static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, cons
     }
     c->ka_req = 0;
     c->target = lock_server_index(ctx, m->from);
+    if (m->a == R_RENEWED) c->renewed_from = c->ka_sent_mono;
     if (m->a == R_LEASE_GONE && c->queued && !c->holding) {
         /* etcd 3.4's Mutex.Lock watches only the keys before its own: the
          * session's end does not end the wait (etcd-io/etcd#19597). The
@@ -350,6 +352,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         c->target = lock_server_index(ctx, m->from);
         if (!c->queued) {
             c->queued = 1;
+            c->renewed_from = c->sent_mono;
             c->held_lease = c->lease;
             c->ka_asked = 0;
             cancel(ctx, &c->t_keepalive);
@@ -382,7 +385,12 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             c->ka_asked = 0;
             c->t_keepalive = lock_timer(ctx, LOCK_CLOCK_MONO, ka_interval(ctx), T_KEEPALIVE, 0);
         }
-        lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, m->ttl_ns);
+        /* A bound server's Lock call does not know the lease's deadline
+         * (ttl_ns 0): the client counts it from its own last renewal, as
+         * Chubby's client does, and never as 0 (0 means "until released"). */
+        sim_ns left = m->ttl_ns;
+        if (left <= 0) left = cfg(ctx)->ttl_ns - (now_mono(ctx) - c->renewed_from);
+        lock_granted(ctx, cfg(ctx)->token ? c->revision : 0, left > 0 ? left : 1);
         return;
     }
     /* Chubby's conservative client lease: what the server had left, less the

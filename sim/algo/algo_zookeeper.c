@@ -225,6 +225,9 @@ struct zk_client {
     /* curator= on: the connection's state, and the timers that move it */
     int conn; /* enum zk_conn */
     uint64_t silence_timer, lost_timer;
+    int gdel;          /* curator=: the recipe's release owes a delete of gdel_seq (guaranteed) */
+    int64_t gdel_seq;  /* the lock znode it stopped working on */
+    uint32_t gdel_req; /* that delete in flight, 0 = none */
 };
 
 static const struct zk_config *cfg(struct lock_ctx *ctx) { return lock_config(ctx); }
@@ -616,13 +619,53 @@ static void need_session(struct lock_ctx *ctx, struct zk_client *c, int type, in
  * SUSPENDED) before the client hears of it; a recipe that waits for LOST
  * goes on working for 2/3 of a session timeout after another client could
  * have the lock. curator=suspended stops the work at SUSPENDED;
- * curator=lost only at LOST. Neither deletes the znode (there is no
- * connection); the session's expiry does. */
+ * curator=lost only at LOST.
+ *
+ * Stopping the work ends the recipe's critical section, whose finally
+ * calls InterProcessMutex.release(): LockInternals.releaseLock ->
+ * deleteOurPath, which is client.delete().guaranteed().forPath(ourPath)
+ * (curator-recipes, locks/LockInternals.java). With no connection the
+ * delete fails at once (ConnectionLoss, nothing reaches the server), and a
+ * guaranteed delete is remembered and retried in the background until it
+ * succeeds (Curator's Guaranteeable: "if the node was ephemeral, the node
+ * will not get auto-deleted as the session is still valid. This can wreak
+ * havoc with lock implementations"). So if the session expires first, the
+ * znode goes with it; if the connection comes back first (RECONNECTED, the
+ * session alive and the znode still there), the delete goes through then,
+ * and the next waiter's watch fires at once, not when the program reaches
+ * its own release. */
 
 static void conn_stop_work(struct lock_ctx *ctx, struct zk_client *c, int at) {
     if (cfg(ctx)->curator != at || !c->holding) return;
     c->holding = 0;
+    if (c->have_node) {
+        c->gdel = 1;
+        c->gdel_seq = c->my_seq;
+    }
     lock_lost(ctx);
+}
+
+/* RECONNECTED with the guaranteed delete still owed: send it now. */
+static void gdel_send(struct lock_ctx *ctx, struct zk_client *c) {
+    struct lock_msg m = {0};
+    m.type = ZK_DELETE;
+    m.req = c->gdel_req = ++c->req;
+    m.value = c->session;
+    m.b = c->gdel_seq;
+    /* note: a = the znode's sequence number */
+    lock_note(ctx, "RECONNECTED: the recipe's guaranteed delete of its lock znode is retried", c->gdel_seq, 0);
+    lock_send(ctx, lock_server(ctx, 0), &m);
+}
+
+static void session_expired(struct lock_ctx *ctx, struct zk_client *c);
+
+/* Its answer: done whether the znode was there (deleted now) or not (gone
+ * with the session, or deleted by the program's own release). */
+static void gdel_done(struct lock_ctx *ctx, struct zk_client *c, const struct lock_msg *m) {
+    c->gdel_req = 0;
+    c->gdel = 0;
+    if (c->have_node && c->my_seq == c->gdel_seq && c->phase != P_RELEASE) c->have_node = 0;
+    if (m->a == ZK_SESSION_EXPIRED) session_expired(ctx, c);
 }
 
 /* Something came back from S1: the connection is up (RECONNECTED after a
@@ -632,6 +675,7 @@ static void conn_heard(struct lock_ctx *ctx, struct zk_client *c) {
     if (c->conn == ZK_SUSPENDED) {
         cancel(ctx, &c->lost_timer);
         lock_note(ctx, "RECONNECTED (Curator): the session answered again before the session timeout", 0, 0);
+        if (c->gdel) gdel_send(ctx, c);
     }
     c->conn = ZK_CONNECTED;
     cancel(ctx, &c->silence_timer);
@@ -819,6 +863,10 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         return;
     }
     if (m->type != ZK_REPLY || m->req == 0) return;
+    if (c->gdel_req && m->req == c->gdel_req) {
+        gdel_done(ctx, c, m);
+        return;
+    }
     if (m->req == c->ping_req) {
         c->ping_req = 0;
         if (m->a == ZK_SESSION_EXPIRED && m->value == c->session) session_expired(ctx, c);

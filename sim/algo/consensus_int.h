@@ -46,7 +46,11 @@
  *    volatile.
  *    The log is a ring of LOG_CAP entries; applied entries are compacted
  *    into a snapshot of the lock state, and a follower that needs compacted
- *    entries receives InstallSnapshot instead.
+ *    entries receives InstallSnapshot instead. The snapshot is the whole
+ *    state machine, the queued keys too (etcd snapshots its whole backend,
+ *    every key; etcdserver sends it in one stream, here one message per
+ *    queued key and then the snapshot, which a follower installs only once
+ *    it holds every key it announces). So the log compacts while keys wait.
  *  - Clients (section 8): a client sends to the server it believes leads; a
  *    follower answers with a redirect naming the leader it knows, if any; on
  *    a timeout the client tries the next server. With bind= a client talks
@@ -84,8 +88,7 @@
  * message the leader sent after it arrived, so a deposed leader that has
  * not heard of its successor renews nothing. A lessor that is not primary yet
  * (its no-op not applied) holds the keep-alive until it is. So a lease that
- * is kept alive costs the log nothing, and a queue of waiters, which stops
- * compaction (InstallSnapshot carries no queue), no longer fills it.
+ * is kept alive costs the log nothing.
  *
  * Waiting (queue=on): etcd's concurrency.Mutex. A client that finds the
  * lock held puts its own key under its lease and waits until every key with
@@ -99,11 +102,18 @@
  * builds a concurrency.Mutex on that server's own client and calls
  * m.Lock). Since 3.4.4, client/v3/concurrency/mutex.go's Lock, after
  * waitDeletes, re-reads its own key with a Get, linearizable by default,
- * and returns ErrSessionExpired when the key is gone. So the leader's "the
- * keys before yours are gone" reaches the bound server, which then asks the
- * leader for its commit index (ReadIndex), applies up to it, and reads its
- * own copy of the lock: a bound server paused while its client's lease ran
- * out answers ErrSessionExpired when it resumes, not a grant.
+ * and returns ErrSessionExpired when the key is gone. So the wait ends in
+ * the bound server itself, when it applies the deletion of the last older
+ * key (entries carry the server a call came through), and it then asks
+ * the leader for its commit index (ReadIndex), applies up to it, and reads its
+ * own copy of the lock. The leader answers a ReadIndex only once a majority
+ * has answered a heartbeat it sent after the request arrived, and only
+ * once its no-op has applied (Ongaro's dissertation, 6.4; etcd's
+ * linearizableReadLoop waits for raft's ReadState): a deposed leader that
+ * has not heard of its successor cannot answer from a stale commit index,
+ * and a bound server asks again the next leader it follows. So a bound
+ * server paused while its client's lease ran out answers ErrSessionExpired
+ * when it resumes, not a grant.
  * bug=etcd-11456 keeps the old path (the grant relayed as it is).
  *
  * Documented server bugs (bug=): switches that put a published bug back,
@@ -151,28 +161,32 @@ enum { E_NONE, E_NOOP, E_ACQUIRE, E_RELEASE, E_EXPIRE_UNUSED, E_EXPIRE };
 /* Messages (struct lock_msg.type). Raft's messages carry terms and indexes
  * packed two to a 64-bit field (both stay far below 2^31 in any run). */
 enum {
-    M_VOTE = 1,        /* a = term, b = last log index, value = last log term */
-    M_VOTE_REPLY,      /* a = term, b = 1 granted */
-    M_APPEND,          /* a = (term, leader commit), b = (prev index, prev term),
+    M_VOTE = 1,         /* a = term, b = last log index, value = last log term */
+    M_VOTE_REPLY,       /* a = term, b = 1 granted */
+    M_APPEND,           /* a = (term, leader commit), b = (prev index, prev term),
                        token = (entry term, kind << 28 | (proposer + 1) << 24 |
-                       (client + 1)) or 0, req = the client's request id,
+                       (via + 1) << 20 | (client + 1)) or 0, req = the client's request id,
                        value = its lease, ttl_ns = the leader's send time */
-    M_APPEND_REPLY,    /* a = term, b = 1 success, value = match index or hint,
+    M_APPEND_REPLY,     /* a = term, b = 1 success, value = match index or hint,
                        ttl_ns = the send time of the message answered */
-    M_SNAPSHOT,        /* a = (term, holder node + 1), b = (snapshot index, term),
-                       value = lease, token = revision, ttl_ns = send time */
-    M_ACQUIRE,         /* client -> server: req, value = lease */
-    M_RELEASE,         /* client -> server: req, value = lease */
-    M_KEEPALIVE,       /* client -> server: req, value = lease */
-    M_REPLY,           /* server -> client: req, a = enum result, b = leader node
+    M_SNAPSHOT,         /* a = (term, holder node + 1), b = (snapshot index, term),
+                       value = lease, token = revision, ttl_ns = send time,
+                       req = keys queued (queue=on), each sent before it */
+    M_ACQUIRE,          /* client -> server: req, value = lease */
+    M_RELEASE,          /* client -> server: req, value = lease */
+    M_KEEPALIVE,        /* client -> server: req, value = lease */
+    M_REPLY,            /* server -> client: req, a = enum result, b = leader node
                        hint (or -1), token = revision, ttl_ns = lease left */
-    M_FORWARD,         /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
+    M_FORWARD,          /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
                        M_KEEPALIVE, b = client node, req, value = lease */
-    M_FORWARD_REPLY,   /* leader -> bound server: an M_REPLY for client node
-                       `value`, relayed by the bound server; b = 1 when it ends
-                       a queued wait (the bound server re-reads the key first) */
-    M_READ_INDEX,      /* bound server -> leader: req = the check's id */
-    M_READ_INDEX_REPLY /* leader -> bound server: req, a = the leader's commit index */
+    M_FORWARD_REPLY,    /* leader -> bound server: an M_REPLY for client node
+                       `value`, relayed by the bound server */
+    M_READ_INDEX,       /* bound server -> leader: req = the check's id */
+    M_READ_INDEX_REPLY, /* leader -> bound server: req, a = the leader's commit index */
+    M_SNAPSHOT_WAITER   /* leader -> follower, before M_SNAPSHOT: one queued key of the
+                        snapshot; a = (term, snapshot index), b = (i | alive << 4 |
+                        (proposer + 1) << 8 | (via + 1) << 12, client + 1), value = lease, token = its
+                        create revision, req = the call's request id */
 };
 
 enum {
@@ -239,8 +253,7 @@ struct cons_entry {
     int client;     /* client node, or -1 */
     uint32_t creq;  /* the client's request id */
     uint64_t lease; /* the client's lease */
-    int via;        /* server index that forwarded the request (bind=), or -1;
-                                  kept in the proposer's own log only */
+    int via;        /* server index that forwarded the request (bind=), or -1 */
 };
 
 /* The replicated state machine: one lock key and the lease it is under. */
@@ -279,6 +292,15 @@ struct cons_renewal {
     sim_ns asked_mono; /* its arrival, by the leader's monotonic clock */
 };
 
+/* A ReadIndex request the leader holds until a majority confirms that it
+ * still leads (volatile). */
+struct cons_readindex {
+    int used;
+    int from;          /* server index that asked */
+    uint32_t req;      /* its check's id */
+    sim_ns asked_mono; /* its arrival, by the leader's monotonic clock */
+};
+
 /* A bound server's Lock call whose wait has ended: it re-reads its key
  * once it has applied the leader's commit index (volatile). */
 struct cons_lockcheck {
@@ -286,7 +308,6 @@ struct cons_lockcheck {
     int client;         /* client node */
     uint32_t creq;      /* its request id */
     uint64_t rev;       /* the key's create revision: the grant's token */
-    sim_ns left;        /* the lease left, as the leader reported it */
     int64_t read_index; /* the leader's commit index; -1 = not known yet */
 };
 
@@ -325,6 +346,10 @@ struct cons_server {
     int primary;                            /* leader: its lessor is primary (its no-op applied) */
     struct cons_renewal renew[RENEW_CAP];   /* leader: keep-alives awaiting confirmation */
     struct cons_lockcheck check[RENEW_CAP]; /* bound server: Lock calls re-reading their key */
+    struct cons_readindex reads[RENEW_CAP]; /* leader: ReadIndex requests awaiting confirmation */
+    int64_t stage_index;                    /* follower: the snapshot whose queued keys ... */
+    unsigned stage_mask;                    /* ... have arrived (bit i = key i) ... */
+    struct cons_waiter stage[QCAP];         /* ... into these slots */
     /* Persistent, and last: not zeroed before server_init (server_zero_size);
      * entry i is read only while snap_index < i <= last_index, after
      * log_append wrote it. */
@@ -347,8 +372,10 @@ struct cons_client {
     int ka_asked;
     uint64_t t_ka_request;
     uint32_t next_req;
-    int queued;  /* queue=on: its key waits behind the holder's */
-    int ka_dead; /* a keep-alive was refused while it waited: the session is over */
+    int queued;          /* queue=on: its key waits behind the holder's */
+    int ka_dead;         /* a keep-alive was refused while it waited: the session is over */
+    sim_ns ka_sent_mono; /* when the keep-alive in flight left, by its monotonic clock */
+    sim_ns renewed_from; /* queue=on: when the last keep-alive renewed (or the acquire) left */
 };
 
 /* Bugs of real systems, switched on by bug= (parse_bugs). */
@@ -422,13 +449,28 @@ int cons_propose(struct lock_ctx *ctx, struct cons_server *s, int kind, int clie
  * -1). Dropped when the leader holds RENEW_CAP already: the client asks
  * again. */
 void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t lease, int via);
-/* Renew every held keep-alive that a majority has now confirmed. */
+/* Renew every held keep-alive, and answer every held ReadIndex request,
+ * that a majority has now confirmed. */
 void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s);
+/* A ReadIndex request from server `from` at the leader: answered with the
+ * commit index once a majority has answered a message sent after it
+ * arrived (Raft dissertation 6.4), and only by a leader whose no-op has
+ * applied. Dropped when the leader holds RENEW_CAP already: asked again. */
+void cons_read_index(struct lock_ctx *ctx, struct cons_server *s, int from, uint32_t req);
+/* The bound server's Lock call after waitDeletes (etcd >= 3.4.4,
+ * client/v3/concurrency/mutex.go): Get its own key, linearizably. It asks
+ * the leader it follows for its commit index (ReadIndex; a server that
+ * knows no leader asks the next one it follows) and answers once it has
+ * applied that far (cons_lockchecks_due). A check whose ReadIndex is lost
+ * waits on, the client's call with it, as a Lock call blocked on an
+ * unreachable leader does. */
+void cons_lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t rev);
 /* consensus_log.c: a bound server's Lock calls whose read index it has
  * now applied re-read their key and answer (called after applying). */
 void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s);
-/* A leader steps down or restarts: the held keep-alives are dropped
- * unanswered, as etcd's LeaseRenew fails with ErrNotLeader. */
+/* A leader steps down or restarts: the held keep-alives and ReadIndex
+ * requests are dropped unanswered, as etcd's LeaseRenew fails with
+ * ErrNotLeader and a pending read with ErrLeaderChanged. */
 void cons_drop_renewals(struct cons_server *s);
 /* consensus_server.c */
 void cons_server_init(struct lock_ctx *ctx, void *state);

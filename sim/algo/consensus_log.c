@@ -22,7 +22,6 @@ static const struct cons_entry *entry_at(const struct cons_server *s, int64_t i)
 /* Fold every applied entry into the snapshot (Raft section 7). */
 static void compact(struct cons_server *s) {
     if (s->applied <= s->snap_index) return;
-    if (s->sm.nwait > 0) return; /* InstallSnapshot carries no queue: keep the entries */
     s->snap_term = cons_term_at(s, s->applied);
     s->snap_index = s->applied;
     s->snap = s->sm;
@@ -76,8 +75,22 @@ static void promote_leases(struct lock_ctx *ctx, struct cons_server *s) {
     cons_renew_confirmed(ctx, s); /* keep-alives held until the lessor was primary */
 }
 
+/* InstallSnapshot: the queued keys first, one message each, then the
+ * snapshot itself, which names how many keys it has. */
 static void send_snapshot(struct lock_ctx *ctx, struct cons_server *s, int f) {
+    for (int i = 0; i < s->snap.nwait; i++) {
+        const struct cons_waiter *w = &s->snap.wait[i];
+        struct lock_msg k = {0};
+        k.type = M_SNAPSHOT_WAITER;
+        k.a = pack(s->term, s->snap_index);
+        k.b = pack(i | w->alive << 4 | (w->proposer + 1) << 8 | (w->via + 1) << 12, w->client + 1);
+        k.value = w->lease;
+        k.token = w->rev;
+        k.req = w->creq;
+        lock_send(ctx, s->node0 + f, &k);
+    }
     struct lock_msg m = {0};
+    m.req = (uint32_t)s->snap.nwait;
     m.type = M_SNAPSHOT;
     m.a = pack(s->term, s->snap.held ? s->snap.owner + 1 : 0);
     m.b = pack(s->snap_index, s->snap_term);
@@ -104,8 +117,8 @@ void cons_send_append(struct lock_ctx *ctx, struct cons_server *s, int f) {
     m.ttl_ns = now_mono(ctx);
     if (next <= s->last_index) {
         const struct cons_entry *e = entry_at(s, next);
-        m.token = (uint64_t)pack(e->term,
-                                 (int64_t)e->kind << 28 | (int64_t)(e->proposer + 1) << 24 | (int64_t)(e->client + 1));
+        m.token = (uint64_t)pack(e->term, (int64_t)e->kind << 28 | (int64_t)(e->proposer + 1) << 24 |
+                                                  (int64_t)(e->via + 1) << 20 | (int64_t)(e->client + 1));
         m.req = e->creq;
         m.value = e->lease;
         s->next[f] = next + 1;
@@ -189,8 +202,7 @@ static void arm_holder_timer(struct lock_ctx *ctx, struct cons_server *s) {
 
 /* The answer to a client's call, from the server that proposed it: to the
  * client, or back through the server it is bound to (bind=). */
-static void answer_after(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result, uint64_t rev,
-                         sim_ns left, int waited) {
+static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result, uint64_t rev, sim_ns left) {
     if (via >= 0 && via != lock_server_index(ctx, lock_self(ctx))) {
         struct lock_msg m = {0};
         m.type = M_FORWARD_REPLY;
@@ -200,15 +212,10 @@ static void answer_after(struct lock_ctx *ctx, int client, uint32_t creq, int vi
         m.token = rev;
         m.ttl_ns = left;
         m.value = (uint64_t)client;
-        m.b = waited && !(cfg(ctx)->bugs & BUG_ETCD_11456);
         lock_send(ctx, lock_server(ctx, via), &m);
     } else {
         cons_reply_client(ctx, client, creq, result, -1, rev, left);
     }
-}
-
-static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result, uint64_t rev, sim_ns left) {
-    answer_after(ctx, client, creq, via, result, rev, left, 0);
 }
 
 /* queue=on: the waiter under lease, alive or not; -1 if none. */
@@ -236,7 +243,11 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
     while (!s->sm.held && s->sm.nwait > 0) {
         struct cons_waiter w = s->sm.wait[0];
         drop_waiter(s, 0);
-        int mine = w.proposer == s->self;
+        /* Who answers the call: with bind=, the server the client is bound
+         * to, where etcd's v3lock runs the Mutex, whose waitDeletes sees
+         * the last older key go when that server applies its deletion;
+         * otherwise the server the client asked (the proposer). */
+        int mine = (w.via >= 0 ? w.via : w.proposer) == s->self;
         if (!w.alive) {
             if (c->bugs & BUG_ETCD_11456) {
                 if (record) {
@@ -249,7 +260,7 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
                      * next waiter's, the one the service's state keeps. */
                     lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, now_mono(ctx));
                 }
-                if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, c->ttl_ns);
+                if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, leader ? c->ttl_ns : 0);
             } else {
                 if (record)
                     lock_note(ctx, "the waiter's key is gone (its lease expired): session expired", w.client,
@@ -274,7 +285,11 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
             lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, s->lease_deadline);
             s->noted_owner = w.client;
         }
-        if (mine) answer_after(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, left, 1);
+        if (!mine) continue;
+        /* etcd >= 3.4.4: a bound server that is not the leader re-reads
+         * the key linearizably first (cons_lockcheck_begin). */
+        if (w.via >= 0 && !leader && !(c->bugs & BUG_ETCD_11456)) cons_lockcheck_begin(ctx, s, w.client, w.creq, w.rev);
+        else answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, leader ? left : 0); /* 0: the client counts */
     }
 }
 
@@ -417,6 +432,28 @@ void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s) {
         sim_ns left = result == R_RENEWED ? cfg(ctx)->ttl_ns : 0;
         answer(ctx, r.client, r.creq, r.via, result, 0, left);
     }
+    for (int i = 0; i < RENEW_CAP; i++) {
+        struct cons_readindex q = s->reads[i];
+        if (!q.used || !confirmed_since(s, q.asked_mono)) continue;
+        s->reads[i].used = 0;
+        struct lock_msg m = {0};
+        m.type = M_READ_INDEX_REPLY;
+        m.req = q.req;
+        m.a = s->commit;
+        lock_send(ctx, s->node0 + q.from, &m);
+    }
+}
+
+void cons_read_index(struct lock_ctx *ctx, struct cons_server *s, int from, uint32_t req) {
+    int slot = -1;
+    for (int i = 0; i < RENEW_CAP; i++) {
+        if (s->reads[i].used && s->reads[i].from == from && s->reads[i].req == req) slot = i; /* asked again */
+        if (slot < 0 && !s->reads[i].used) slot = i;
+    }
+    if (slot < 0) return;
+    s->reads[slot] = (struct cons_readindex){.used = 1, .from = from, .req = req, .asked_mono = now_mono(ctx)};
+    if (s->n == 1) cons_renew_confirmed(ctx, s);
+    else cons_send_all(ctx, s); /* a heartbeat round at once */
 }
 
 void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t lease, int via) {
@@ -435,10 +472,24 @@ void cons_keepalive(struct lock_ctx *ctx, struct cons_server *s, int client, uin
 void cons_drop_renewals(struct cons_server *s) {
     memset(s->renew, 0, sizeof s->renew);
     memset(s->check, 0, sizeof s->check);
+    memset(s->reads, 0, sizeof s->reads);
     s->primary = 0;
 }
 
-/* The bound servers' re-reads (lockcheck_begin in consensus_server.c) whose
+void cons_lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, int client, uint32_t creq, uint64_t rev) {
+    int slot = -1;
+    for (int i = 0; i < RENEW_CAP && slot < 0; i++)
+        if (!s->check[i].used) slot = i;
+    if (slot < 0) return; /* the call waits on */
+    s->check[slot] = (struct cons_lockcheck){.used = 1, .client = client, .creq = creq, .rev = rev, .read_index = -1};
+    if (s->leader < 0 || s->leader == s->self) return; /* asked of the next leader it follows (follow) */
+    struct lock_msg r = {0};
+    r.type = M_READ_INDEX;
+    r.req = creq;
+    lock_send(ctx, s->node0 + s->leader, &r);
+}
+
+/* The bound servers' re-reads (cons_lockcheck_begin) whose
  * ReadIndex this server has now applied: each answers its client, granted
  * if the key is still the lock's under the same revision. Beside the
  * apply loop, its one caller's reason to run. */
@@ -453,8 +504,8 @@ void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s) {
         if (!kept)
             lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired", k.client,
                       (int64_t)k.rev);
-        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1, kept ? k.rev : 0,
-                          kept ? k.left : 0);
+        /* lease left 0: this server does not know it; the client counts it */
+        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1, kept ? k.rev : 0, 0);
     }
 }
 

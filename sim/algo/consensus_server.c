@@ -224,10 +224,20 @@ static void reply_append(struct lock_ctx *ctx, struct cons_server *s, const stru
  * message is from a stale leader and must be refused. */
 static int follow(struct lock_ctx *ctx, struct cons_server *s, int64_t term, int from) {
     if (term < s->term) return 0;
+    int known = s->leader;
     if (term > s->term || s->role != ROLE_FOLLOWER)
         become_follower(ctx, s, term, from, LOCK_NOTE_STEPS_DOWN ": a newer term exists");
     arm_election(ctx, s);
     s->leader = from;
+    /* A Lock call whose ReadIndex is unanswered asks the leader it now
+     * follows (the one asked may have been deposed, and drops it). */
+    for (int i = 0; known != from && i < RENEW_CAP; i++)
+        if (s->check[i].used && s->check[i].read_index < 0) {
+            struct lock_msg r = {0};
+            r.type = M_READ_INDEX;
+            r.req = s->check[i].creq;
+            lock_send(ctx, s->node0 + from, &r);
+        }
     s->campaigns = 0;
     return 1;
 }
@@ -263,10 +273,10 @@ static void on_append(struct lock_ctx *ctx, struct cons_server *s, const struct 
         struct cons_entry e = {.term = hi32((int64_t)m->token),
                                .kind = kind,
                                .proposer = (int)((bits >> 24) & 0xf) - 1,
-                               .client = (int)(bits & 0xffffff) - 1,
+                               .client = (int)(bits & 0xfffff) - 1,
                                .creq = m->req,
                                .lease = m->value,
-                               .via = -1};
+                               .via = (int)((bits >> 20) & 0xf) - 1};
         int64_t idx = prev + 1;
         last_new = idx;
         if (idx > s->snap_index) {
@@ -294,9 +304,19 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
         return;
     }
     int64_t si = hi32(m->b), st = lo32(m->b);
+    int nwait = (int)m->req;
+    if (si > s->commit && nwait > 0 && (nwait > QCAP || s->stage_index != si || s->stage_mask != (1u << nwait) - 1u)) {
+        /* A queued key of this snapshot is missing: refuse, and the
+         * leader sends the snapshot again, keys first. */
+        reply_append(ctx, s, m, 0, s->snap_index);
+        return;
+    }
     if (si > s->commit) {
         int owner = (int)lo32(m->a) - 1;
         struct cons_sm snap = {.held = owner >= 0, .owner = owner, .lease = m->value, .revision = m->token};
+        snap.nwait = nwait;
+        for (int i = 0; i < nwait; i++) snap.wait[i] = s->stage[i];
+        s->stage_mask = 0;
         /* Raft section 7: keep the entries after the snapshot if our log
          * has its last entry; otherwise the whole log is replaced. */
         if (!(si <= s->last_index && cons_term_at(s, si) == st)) s->last_index = si;
@@ -313,6 +333,27 @@ static void on_snapshot(struct lock_ctx *ctx, struct cons_server *s, const struc
         lock_state(ctx, CS_ST_SNAPSHOT);
     }
     reply_append(ctx, s, m, 1, si);
+}
+
+/* One queued key of the leader's snapshot, ahead of the snapshot itself:
+ * staged until the snapshot arrives. */
+static void on_snapshot_waiter(struct cons_server *s, const struct lock_msg *m) {
+    if (hi32(m->a) < s->term) return; /* a stale leader's */
+    int64_t si = lo32(m->a), bits = hi32(m->b);
+    int i = (int)(bits & 0xf);
+    if (i >= QCAP) return;
+    if (s->stage_index != si) {
+        s->stage_index = si;
+        s->stage_mask = 0;
+    }
+    s->stage[i] = (struct cons_waiter){.client = (int)lo32(m->b) - 1,
+                                       .lease = m->value,
+                                       .rev = m->token,
+                                       .alive = (int)(bits >> 4 & 1),
+                                       .proposer = (int)(bits >> 8 & 0xf) - 1,
+                                       .via = (int)(bits >> 12 & 0xf) - 1,
+                                       .creq = m->req};
+    s->stage_mask |= 1u << i;
 }
 
 static void on_append_reply(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m, int f) {
@@ -384,25 +425,6 @@ static void on_forward(struct lock_ctx *ctx, struct cons_server *s, const struct
     lead_call(ctx, s, (int)m->a, (int)m->b, m->req, m->value, from);
 }
 
-/* The bound server's Lock call after waitDeletes (etcd >= 3.4.4,
- * client/v3/concurrency/mutex.go): Get its own key, linearizably. It asks
- * the leader for its commit index (ReadIndex) and answers once it has
- * applied that far (cons_lockchecks_due). A check whose ReadIndex is lost
- * waits on; the client's call with it, as a Lock call blocked on an
- * unreachable leader does. */
-static void lockcheck_begin(struct lock_ctx *ctx, struct cons_server *s, const struct lock_msg *m) {
-    int slot = -1;
-    for (int i = 0; i < RENEW_CAP && slot < 0; i++)
-        if (!s->check[i].used) slot = i;
-    if (slot < 0 || s->leader < 0) return; /* the call waits on; the client asks again */
-    s->check[slot] = (struct cons_lockcheck){
-            .used = 1, .client = (int)m->value, .creq = m->req, .rev = m->token, .left = m->ttl_ns, .read_index = -1};
-    struct lock_msg r = {0};
-    r.type = M_READ_INDEX;
-    r.req = m->req;
-    lock_send(ctx, m->from, &r);
-}
-
 void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *m) {
     struct cons_server *s = state;
     if (m->type == M_ACQUIRE || m->type == M_RELEASE || m->type == M_KEEPALIVE) {
@@ -416,20 +438,14 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
     case M_VOTE_REPLY: on_vote_reply(ctx, s, m, from); break;
     case M_APPEND: on_append(ctx, s, m, from); break;
     case M_SNAPSHOT: on_snapshot(ctx, s, m, from); break;
+    case M_SNAPSHOT_WAITER: on_snapshot_waiter(s, m); break;
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
     case M_FORWARD: on_forward(ctx, s, m, from); break;
     case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
-        if (m->b == 1 && m->a == R_GRANTED) lockcheck_begin(ctx, s, m);
-        else cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
+        cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
         break;
-    case M_READ_INDEX: /* ReadIndex: the leader's commit index */
-        if (s->role == ROLE_LEADER) {
-            struct lock_msg r = {0};
-            r.type = M_READ_INDEX_REPLY;
-            r.req = m->req;
-            r.a = s->commit;
-            lock_send(ctx, m->from, &r);
-        }
+    case M_READ_INDEX: /* ReadIndex: the commit index, once confirmed */
+        if (s->role == ROLE_LEADER) cons_read_index(ctx, s, from, m->req);
         break;
     case M_READ_INDEX_REPLY:
         for (int i = 0; i < RENEW_CAP; i++)
