@@ -76,9 +76,9 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
             }
         for (int x = 0; x < gm->nx && !rc; x++)
             if (heatmap_x_labelled(h, gm, x))
-                rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, y0 + gm->ph + 14, h->x_vals[x], F_TEXT, 0,
-                          RASTER_MIDDLE, 0);
-        if (!rc) rc = text(g, x0 + gm->pw / 2, y0 + gm->ph + 30, h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
+                rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, heatmap_x_label_y(gm, y0, x), h->x_vals[x],
+                          F_TEXT, 0, RASTER_MIDDLE, 0);
+        if (!rc) rc = text(g, x0 + gm->pw / 2, heatmap_x_key_y(gm, y0), h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
     }
     for (int p = 0; p < gm->npanels && !rc; p++) {
         if (!heatmap_panel_starts_row(gm, p)) continue;

@@ -23,6 +23,15 @@ enum heatmap_class heatmap_classify(const struct checker_report *r, int failed) 
 
 unsigned heatmap_class_rgb(enum heatmap_class c) { return c < HEATMAP_NCLASS ? classes[c].rgb : 0x212121; }
 
+/* Whether the x values are a list with a word in it (each is labelled). */
+static int has_words(const struct heatmap *h) {
+    for (int i = 0; i < h->nx; i++) {
+        const char *v = h->x_vals[i] + (h->x_vals[i][0] == '-');
+        if (*v < '0' || *v > '9') return 1;
+    }
+    return 0;
+}
+
 void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
     g->nx = h->nx;
     g->ny = h->ny > 0 ? h->ny : 1;
@@ -44,7 +53,10 @@ void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
      * and 3, not 5 and 1), so the last row is not a lone facet. */
     if (g->faceted) g->cols = (g->per_band + g->band_rows - 1) / g->band_rows;
     g->rows = g->band_rows * (g->nalgos * g->nz * g->nw / g->per_band);
-    g->foot = heatmap_panel_y(g, g->nalgos * g->nz * g->nw - 1) + g->ph;
+    g->drop = 0;
+    for (int i = 0; i < h->nx && h->nx > 1 && has_words(h); i++)
+        if ((int)strlen(h->x_vals[i]) * HEATMAP_LABEL_CHAR_PX > HEATMAP_CELL_W - 4) g->drop = HEATMAP_LABEL_DROP;
+    g->foot = heatmap_panel_y(g, g->nalgos * g->nz * g->nw - 1) + g->ph + g->drop;
     g->width = HEATMAP_LEFT + g->cols * (g->pw + HEATMAP_GAP);
     /* Wide enough for the legend and (at about 8 px a character) the title
      * when the grid is narrower than them. */
@@ -68,7 +80,7 @@ int heatmap_panel_x(const struct heatmap_geom *g, int p) {
 
 int heatmap_panel_y(const struct heatmap_geom *g, int p) {
     int b = band_of(g, p), row = b * g->band_rows + in_band(g, p) / g->cols;
-    int y = HEATMAP_TOP + row * (g->ph + HEATMAP_ROW_GAP);
+    int y = HEATMAP_TOP + row * (g->ph + HEATMAP_ROW_GAP + g->drop);
     if (g->faceted) y += (b + 1) * HEATMAP_BAND_HEAD;
     if (g->sectioned) y += (b / g->nalgos + 1) * HEATMAP_SECTION_HEAD;
     return y;
@@ -106,10 +118,7 @@ void heatmap_panel_title(const struct heatmap *h, const struct heatmap_geom *g, 
 }
 
 int heatmap_x_labelled(const struct heatmap *h, const struct heatmap_geom *g, int x) {
-    for (int i = 0; i < h->nx; i++) {
-        const char *v = h->x_vals[i] + (h->x_vals[i][0] == '-');
-        if (*v < '0' || *v > '9') return 1;
-    }
+    if (has_words(h)) return 1;
     int last = g->nx - 1;
     return x == 0 || x == last || (x % g->every == 0 && last - x >= g->every);
 }
@@ -266,11 +275,12 @@ int heatmap_svg_write(FILE *f, const struct heatmap *h) {
         /* The x axis: every few values, then the key. */
         for (int x = 0; x < nx; x++) {
             if (!heatmap_x_labelled(h, &g, x)) continue;
-            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + x * CELL_W + CELL_W / 2, y0 + ph + 14);
+            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + x * CELL_W + CELL_W / 2,
+                    heatmap_x_label_y(&g, y0, x));
             xml_text(f, h->x_vals[x]);
             fputs("</text>\n", f);
         }
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + pw / 2, y0 + ph + 30);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x0 + pw / 2, heatmap_x_key_y(&g, y0));
         xml_text(f, h->x_key);
         fputs("</text>\n</g>\n", f);
     }

@@ -84,6 +84,8 @@ enum {
     HEATMAP_GAP = 40,
     HEATMAP_MAX_WIDTH = 1600,  /* wider, and the panels wrap into rows */
     HEATMAP_ROW_GAP = 64,      /* from a row's cells to the next row's */
+    HEATMAP_LABEL_DROP = 12,   /* staggered x labels: every other one this much lower */
+    HEATMAP_LABEL_CHAR_PX = 7, /* a label character's width, about, at HEATMAP_TEXT_PX */
     HEATMAP_BAND_HEAD = 28,    /* faceted: room for a band's algorithm name, above its first row */
     HEATMAP_SECTION_HEAD = 34, /* four keys: room for a section's "KEY4=V", above its first band */
     HEATMAP_BOTTOM = 84,
@@ -114,7 +116,8 @@ struct heatmap_geom {
     int per_band;      /* panels in a band: nz when faceted, else the algorithms */
     int band_rows;     /* rows a band takes */
     int cols, rows;    /* panels per row, and rows of panels */
-    int foot;          /* the bottom of the last row's cells */
+    int drop;          /* 0, or HEATMAP_LABEL_DROP when the x labels are staggered */
+    int foot;          /* the bottom of the last row's cells (and dropped labels) */
 };
 void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g);
 /* Whether the x axis labels value x: every value of a list with a word in
@@ -127,6 +130,15 @@ int heatmap_x_labelled(const struct heatmap *h, const struct heatmap_geom *g, in
 void heatmap_panel_of(const struct heatmap *h, const struct heatmap_geom *g, int p, int *algo, int *z, int *w);
 /* Panel p's cells, [y][x] (borrowed from h->cells). */
 const struct heatmap_cell *heatmap_panel_cells(const struct heatmap *h, const struct heatmap_geom *g, int p);
+/* Baselines, under a panel whose cells start at y0, of x label x and of
+ * the x key. Every value of a list of words is labelled; when one of them
+ * is wider than a cell (at HEATMAP_LABEL_CHAR_PX a character), the labels
+ * are staggered, every other one HEATMAP_LABEL_DROP lower, so that
+ * neighbours do not run together ("+10s+15s"). */
+static inline int heatmap_x_label_y(const struct heatmap_geom *g, int y0, int x) {
+    return y0 + g->ph + 14 + (x % 2 ? g->drop : 0);
+}
+static inline int heatmap_x_key_y(const struct heatmap_geom *g, int y0) { return y0 + g->ph + 30 + g->drop; }
 /* Left edge of panel p's cells. */
 int heatmap_panel_x(const struct heatmap_geom *g, int p);
 /* Top edge of panel p's cells. */

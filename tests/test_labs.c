@@ -854,7 +854,8 @@ static void test_seed_varying_fractions(void **state) {
  * equal to the pause's end on: at 32s the key's deadline is the instant A
  * resumes, and Redis keeps a key through its deadline's millisecond. */
 /* Issue 24: a list of words (--vary mode=a,b,c) is labelled at every value,
- * though the cells are narrower than a label's spacing; numbers are thinned
+ * though the cells are narrower than a label's spacing (staggered when a
+ * word is wider than a cell); numbers are thinned
  * to every 2nd but keep the last even when it falls between. */
 static void test_heatmap_axis_labels(void **state) {
     (void)state;
@@ -876,7 +877,23 @@ static void test_heatmap_axis_labels(void **state) {
     assert_int_equal(heatmap_svg_write(f, &h), 0);
     fclose(f);
     for (int i = 0; i < 4; i++) assert_non_null(strstr(buf, fmt("text-anchor=\"middle\">%s</text>", words[i])));
+    /* "strict" is wider than its 28 px cell: every other label drops a line
+     * (cells 56..78, labels at 92 and 104), so neighbours do not run together;
+     * the key goes under both. */
+    assert_non_null(strstr(buf, "<text x=\"104\" y=\"92\" text-anchor=\"middle\">off</text>"));
+    assert_non_null(strstr(buf, "<text x=\"132\" y=\"104\" text-anchor=\"middle\">on</text>"));
+    assert_non_null(strstr(buf, "<text x=\"160\" y=\"92\" text-anchor=\"middle\">strict</text>"));
+    assert_non_null(strstr(buf, "<text x=\"146\" y=\"120\" text-anchor=\"middle\">mode</text>"));
     free(buf);
+    /* Words no wider than a cell stay on one line. */
+    h.nx = 2;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(heatmap_svg_write(f, &h), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "<text x=\"132\" y=\"92\" text-anchor=\"middle\">on</text>"));
+    assert_non_null(strstr(buf, "<text x=\"118\" y=\"108\" text-anchor=\"middle\">mode</text>"));
+    free(buf);
+    h.nx = 4;
     h.x_vals = nums;
     f = open_memstream(&buf, &len);
     assert_int_equal(heatmap_svg_write(f, &h), 0);
