@@ -45,8 +45,16 @@ void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
     g->pw = g->nx * HEATMAP_CELL_W;
     g->ph = g->ny * HEATMAP_CELL_H;
     g->cols = g->per_band;
-    if (HEATMAP_LEFT + g->cols * (g->pw + HEATMAP_GAP) > HEATMAP_MAX_WIDTH)
-        g->cols = (HEATMAP_MAX_WIDTH - HEATMAP_LEFT) / (g->pw + HEATMAP_GAP);
+    /* From a panel's left edge to the next's: its cells and a gap, or
+     * faceted, at least its "KEY3=V" title and 12 px (at
+     * HEATMAP_LABEL_CHAR_PX a character), so titles do not run together. */
+    g->stride = g->pw + HEATMAP_GAP;
+    for (int z = 0; g->faceted && z < g->nz; z++) {
+        int w = (int)(strlen(h->z_key) + 1 + strlen(h->z_vals[z])) * HEATMAP_LABEL_CHAR_PX + 12;
+        if (g->stride < w) g->stride = w;
+    }
+    if (HEATMAP_LEFT + g->cols * g->stride > HEATMAP_MAX_WIDTH)
+        g->cols = (HEATMAP_MAX_WIDTH - HEATMAP_LEFT) / g->stride;
     if (g->cols < 1) g->cols = 1;
     g->band_rows = (g->per_band + g->cols - 1) / g->cols;
     /* Facets that wrap are spread evenly over their rows (6 in rows of 3
@@ -57,7 +65,7 @@ void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
     for (int i = 0; i < h->nx && h->nx > 1 && has_words(h); i++)
         if ((int)strlen(h->x_vals[i]) * HEATMAP_LABEL_CHAR_PX > HEATMAP_CELL_W - 4) g->drop = HEATMAP_LABEL_DROP;
     g->foot = heatmap_panel_y(g, g->nalgos * g->nz * g->nw - 1) + g->ph + g->drop;
-    g->width = HEATMAP_LEFT + g->cols * (g->pw + HEATMAP_GAP);
+    g->width = HEATMAP_LEFT + g->cols * g->stride;
     /* Wide enough for the legend and (at about 8 px a character) the title
      * when the grid is narrower than them. */
     int legend = HEATMAP_LEFT + HEATMAP_NCLASS * HEATMAP_LEGEND_STEP;
@@ -74,9 +82,7 @@ void heatmap_geom(const struct heatmap *h, struct heatmap_geom *g) {
 static int band_of(const struct heatmap_geom *g, int p) { return p / g->per_band; }
 static int in_band(const struct heatmap_geom *g, int p) { return p % g->per_band; }
 
-int heatmap_panel_x(const struct heatmap_geom *g, int p) {
-    return HEATMAP_LEFT + in_band(g, p) % g->cols * (g->pw + HEATMAP_GAP);
-}
+int heatmap_panel_x(const struct heatmap_geom *g, int p) { return HEATMAP_LEFT + in_band(g, p) % g->cols * g->stride; }
 
 int heatmap_panel_y(const struct heatmap_geom *g, int p) {
     int b = band_of(g, p), row = b * g->band_rows + in_band(g, p) / g->cols;

@@ -109,6 +109,7 @@ struct heatmap_geom {
     int faceted;       /* 1 with a third key */
     int sectioned;     /* 1 with a fourth */
     int pw, ph;        /* a panel's cells, in pixels */
+    int stride;        /* from a panel's left edge to the next one's in a row */
     int width, height; /* the whole picture */
     int every;         /* an x label every this many cells */
     int nalgos;        /* the algorithms (h->npanels, at least 1) */

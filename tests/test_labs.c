@@ -1081,6 +1081,15 @@ static void test_sweep_facets(void **state) {
     char png[16];
     slurp(sp("facets.png"), png, sizeof png);
     assert_memory_equal(png, "\x89PNG\r\n", 6);
+    /* Facets narrower than their titles are spaced by the titles: 12
+     * characters at 7 px and 12 px apart, not one 28 px cell and a 40 px gap. */
+    r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=30s --vary ttl=20s "
+                "--vary lock.ttl=20s,40s --algos lease --svg %s",
+                sp("facets.svg")));
+    assert_int_equal(r->code, 0);
+    slurp(sp("facets.svg"), svg, sizeof svg);
+    assert_non_null(strstr(svg, "<text x=\"90\" y=\"74\" class=\"facet\">lock.ttl=20s</text>"));
+    assert_non_null(strstr(svg, "<text x=\"186\" y=\"74\" class=\"facet\">lock.ttl=40s</text>"));
     /* Five keys, or a grid past a million cells: usage errors before anything runs. */
     r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1 --vary d=1 --vary e=1");
     assert_int_equal(r->code, 64);
