@@ -1,8 +1,9 @@
-/* `locksim sweep`: one scenario over a grid of --set values (one varied key
- * or two), for every seed and algorithm asked, on the batch workers
+/* `locksim sweep`: one scenario over a grid of --set values (one to four
+ * varied keys), for every seed and algorithm asked, on the batch workers
  * (cli/fanout.h). One record per grid cell and algorithm (CSV or JSON
  * Lines): how many seeds were safe, double entry without damage, damage,
- * stuck; and a heatmap (render/heatmap_svg.h), one panel per algorithm. */
+ * stuck; and a heatmap (render/heatmap_svg.h), one panel per algorithm (and
+ * with a third key, per value of it: facets). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -128,11 +129,11 @@ static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int na
         for (int k = 0; k < HEATMAP_NCLASS; k++) fprintf(f, ",%s", heatmap_class_name((enum heatmap_class)k));
         fputs(",damage_fraction,double_entry_fraction,class,note\n", f);
     }
-    int nx = ax[0].n;
     for (int c = 0; c < t->ncells; c++)
         for (int a = 0; a < t->nalgos; a++) {
             const struct heatmap_cell *cell = &t->cells[(size_t)a * (size_t)t->ncells + (size_t)c];
-            const char *vals[FANOUT_MAX_AXES] = {ax[0].vals[c % nx], naxes > 1 ? ax[1].vals[c / nx] : NULL};
+            const char *vals[FANOUT_MAX_AXES];
+            for (int k = 0; k < naxes; k++) vals[k] = ax[k].vals[fanout_cell_value(ax, k, c)];
             const char *algo = fo->nalgos ? fo->algo_reg[a] : t->algo_ran[a];
             int runs = 0, top = 0;
             for (int k = 0; k < HEATMAP_NCLASS; k++) {
@@ -190,6 +191,12 @@ static int write_heatmap(const char *path, int png, const struct fanout_dest *d,
                         .nx = ax[0].n,
                         .y_vals = naxes > 1 ? (const char *const *)ax[1].vals : NULL,
                         .ny = naxes > 1 ? ax[1].n : 1,
+                        .z_key = naxes > 2 ? ax[2].key : NULL,
+                        .z_vals = naxes > 2 ? (const char *const *)ax[2].vals : NULL,
+                        .nz = naxes > 2 ? ax[2].n : 1,
+                        .w_key = naxes > 3 ? ax[3].key : NULL,
+                        .w_vals = naxes > 3 ? (const char *const *)ax[3].vals : NULL,
+                        .nw = naxes > 3 ? ax[3].n : 1,
                         .panels = panels,
                         .npanels = t->nalgos,
                         .cells = t->cells};
@@ -226,9 +233,9 @@ static void summary(const struct tally *t, const struct fanout *fo, const struct
         fprintf(stderr, "%s %s %lld", k ? "," : "", heatmap_class_name((enum heatmap_class)k), n[k]);
     fputc('\n', stderr);
     if (first >= 0) {
-        int a = first / t->ncells, c = first % t->ncells, nx = ax[0].n;
-        fprintf(stderr, "  first error, %s=%s", ax[0].key, ax[0].vals[c % nx]);
-        if (naxes > 1) fprintf(stderr, " %s=%s", ax[1].key, ax[1].vals[c / nx]);
+        int a = first / t->ncells, c = first % t->ncells;
+        fprintf(stderr, "  first error,");
+        for (int k = 0; k < naxes; k++) fprintf(stderr, " %s=%s", ax[k].key, ax[k].vals[fanout_cell_value(ax, k, c)]);
         fprintf(stderr, " algo %s: %s\n", fo->nalgos ? fo->algo_reg[a] : "(the scenario's)", t->error[first]);
     }
 }
@@ -370,7 +377,10 @@ static int take_sweep_arg(struct sweep_cmd *c, int code, const char *v) {
     int st;
     if (fanout_take_opt(&c->opts, &c->d, code, v, &st)) return st;
     if (code == OPT_VARY) {
-        if (c->naxes == FANOUT_MAX_AXES) return cli_usage("sweep takes at most %d --vary keys", FANOUT_MAX_AXES);
+        if (c->naxes == FANOUT_MAX_AXES)
+            return cli_usage("sweep takes at most %d --vary keys (x, y, a facet per value, a row of facets per "
+                             "value), not '--vary %s' as a %dth",
+                             FANOUT_MAX_AXES, v, FANOUT_MAX_AXES + 1);
         if ((st = parse_vary(v, &c->ax[c->naxes])) != 0) return st;
         c->naxes++;
         return 0;
@@ -392,6 +402,9 @@ static int parse_sweep_args(struct sweep_cmd *c, int argc, char **argv) {
     cli_getopt_close(&g);
     if (st) return st;
     if (!c->file || c->naxes == 0) return cli_usage("sweep needs a scenario file and at least one --vary KEY=...");
+    if (fanout_axes_cells(c->ax, c->naxes) < 0)
+        return cli_usage("sweep's --vary keys make a grid of more than %d cells (the product of their values)",
+                         FANOUT_MAX_CELLS);
     return 0;
 }
 

@@ -137,8 +137,27 @@ int fanout_axis_push(struct fanout_axis *a, const char *v, size_t len) {
     return 0;
 }
 
+long fanout_axes_cells(const struct fanout_axis *ax, int naxes) {
+    long n = 1;
+    for (int k = 0; k < naxes; k++) {
+        if (ax[k].n < 1 || (long long)n * ax[k].n > FANOUT_MAX_CELLS) return -1;
+        n *= ax[k].n;
+    }
+    return n;
+}
+
+int fanout_cell_value(const struct fanout_axis *ax, int k, int c) {
+    for (int j = 0; j < k; j++) c /= ax[j].n;
+    return c % ax[k].n;
+}
+
 int fanout_set_axes(struct fanout *f, const struct fanout_axis *ax, int naxes, char ***cell_sets) {
-    int ncells = ax[0].n * (naxes > 1 ? ax[1].n : 1);
+    long cells = fanout_axes_cells(ax, naxes);
+    if (cells < 0 || naxes < 1 || naxes > FANOUT_MAX_AXES) {
+        *cell_sets = NULL;
+        return LSIM_ENOMEM;
+    }
+    int ncells = (int)cells;
     char **cs = calloc((size_t)ncells * (size_t)naxes, sizeof *cs);
     *cell_sets = cs;
     if (!cs) return LSIM_ENOMEM;
@@ -147,7 +166,7 @@ int fanout_set_axes(struct fanout *f, const struct fanout_axis *ax, int naxes, c
     f->cell_nsets = naxes;
     for (int c = 0; c < ncells; c++)
         for (int k = 0; k < naxes; k++) {
-            const char *v = ax[k].vals[k == 0 ? c % ax[0].n : c / ax[0].n];
+            const char *v = ax[k].vals[fanout_cell_value(ax, k, c)];
             size_t l = strlen(ax[k].key) + strlen(v) + 2;
             char *kv = malloc(l);
             if (!kv) return LSIM_ENOMEM;

@@ -49,8 +49,13 @@ struct fanout {
                                         closes each after its sink; NULL = run the list */
 };
 
-/* A sweep's varied key: its values, in order. */
-#define FANOUT_MAX_AXES 2
+/* A sweep's varied key: its values, in order. Up to four keys: the first
+ * two are a heatmap panel's x and y, the third one panel per value (facets),
+ * the fourth a row of facets per value. */
+#define FANOUT_MAX_AXES 4
+/* The most cells a sweep's grid may have (the product of its axes' values):
+ * 1000 x 1000, the most two keys could make before there were four. */
+#define FANOUT_MAX_CELLS 1000000
 struct fanout_axis {
     char key[128];
     char **vals; /* owned: free with fanout_axis_free */
@@ -64,6 +69,10 @@ int fanout_axis_push(struct fanout_axis *a, const char *v, size_t len);
  * the owned strings (f->ncells x naxes, some NULL after a failure: free
  * each and the array, also after a failure). Returns 0 or LSIM_ENOMEM. */
 int fanout_set_axes(struct fanout *f, const struct fanout_axis *ax, int naxes, char ***cell_sets);
+/* The cells of the grid ax[0..naxes), or -1 when more than FANOUT_MAX_CELLS. */
+long fanout_axes_cells(const struct fanout_axis *ax, int naxes);
+/* The index into ax[k].vals of cell c's value of axis k (x fastest). */
+int fanout_cell_value(const struct fanout_axis *ax, int k, int c);
 
 /* Runs in the list, and the coordinates of run i. */
 size_t fanout_total(const struct fanout *f);

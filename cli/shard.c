@@ -308,7 +308,9 @@ static int header(struct json_rd *j, struct shard *s) {
         if (!strchr(s->sets[i], '=')) return json_fail(j, "\"sets\": '%.100s' is not KEY=VALUE", s->sets[i]);
     if (s->nfiles == 0) return json_fail(j, "\"files\": a run list needs at least one file");
     if (strcmp(s->cmd, "sweep") == 0 ? s->naxes == 0 || s->nfiles != 1 : s->naxes != 0)
-        return json_fail(j, "a sweep varies one or two keys over one file; a batch varies none");
+        return json_fail(j, "a sweep varies one to %d keys over one file; a batch varies none", FANOUT_MAX_AXES);
+    if (fanout_axes_cells(s->axes, s->naxes) < 0)
+        return json_fail(j, "\"vary\": a grid of more than %d cells", FANOUT_MAX_CELLS);
     if (s->k > s->n || s->first > s->end || s->end > s->runs)
         return json_fail(j, "the shard header is inconsistent (shard %ld of %ld, runs %zu..%zu of %zu)", s->k, s->n,
                          s->first, s->end, s->runs);

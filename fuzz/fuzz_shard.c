@@ -27,6 +27,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st == 0) {
         FUZZ_REQUIRE(s.first <= s.end && s.end <= s.runs && s.nsums == s.end - s.first);
         FUZZ_REQUIRE(s.nfiles > 0 && s.nalgos == s.nalgo_names);
+        /* A sweep's axes stay within the command line's limits. */
+        FUZZ_REQUIRE(s.naxes >= 0 && s.naxes <= FANOUT_MAX_AXES);
+        FUZZ_REQUIRE(s.naxes == 0 || fanout_axes_cells(s.axes, s.naxes) > 0);
         for (size_t i = 0; i < s.nsums; i++) FUZZ_REQUIRE(s.sums[i].failures != NULL);
     }
     shard_free(&s);

@@ -13,9 +13,11 @@
 #include "pngio.h"
 #include "raster.h"
 
-/* [size][bold]: title, text, cell percentages, footnote. */
-enum { F_TITLE, F_TEXT, F_CELL, F_NOTE, F_COUNT };
-static const int font_px[F_COUNT] = {HEATMAP_TITLE_PX, HEATMAP_TEXT_PX, HEATMAP_CELL_PX, HEATMAP_NOTE_PX};
+/* [size][bold]: title, text, cell percentages, footnote, a faceted
+ * picture's band and section headings. */
+enum { F_TITLE, F_TEXT, F_CELL, F_NOTE, F_BAND, F_SECTION, F_COUNT };
+static const int font_px[F_COUNT] = {HEATMAP_TITLE_PX, HEATMAP_TEXT_PX, HEATMAP_CELL_PX,
+                                     HEATMAP_NOTE_PX,  HEATMAP_BAND_PX, HEATMAP_SECTION_PX};
 
 struct hm {
     struct raster r;
@@ -37,13 +39,24 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
     if (!rc && h->subtitle)
         rc = raster_text(&g->r, &g->font[F_NOTE][0], HEATMAP_LEFT, HEATMAP_SUBTITLE_Y, h->subtitle, RASTER_START, 0,
                          rgb(0x555555));
-    for (int p = 0; p < h->npanels && !rc; p++) {
-        int x0 = heatmap_panel_x(gm, p), y0 = heatmap_panel_y(gm, p);
-        rc = text(g, x0, y0 - 10, h->panels[p], F_TEXT, 1, RASTER_START, 0);
+    for (int p = 0; p < gm->npanels && !rc; p++) {
+        int x0 = heatmap_panel_x(gm, p), y0 = heatmap_panel_y(gm, p), a, z, w;
+        heatmap_panel_of(h, gm, p, &a, &z, &w);
+        char title[400];
+        if (heatmap_panel_starts_section(gm, p)) {
+            int sy = heatmap_section_head_y(gm, p);
+            if (p) raster_fill(&g->r, 0, sy - HEATMAP_SECTION_PX - 6, gm->width, 1, rgb(HEATMAP_RULE_RGB));
+            snprintf(title, sizeof title, "%s=%s", h->w_key, h->w_vals[w]);
+            rc = text(g, HEATMAP_LEFT, sy, title, F_SECTION, 1, RASTER_START, 0);
+        }
+        if (!rc && heatmap_panel_starts_band(gm, p))
+            rc = text(g, HEATMAP_LEFT, heatmap_band_head_y(gm, p), h->panels[a], F_BAND, 1, RASTER_START, 0);
+        heatmap_panel_title(h, gm, p, title, sizeof title);
+        if (!rc) rc = text(g, x0, y0 - 10, title, F_TEXT, !gm->faceted, RASTER_START, 0);
+        const struct heatmap_cell *cells = heatmap_panel_cells(h, gm, p);
         for (int y = 0; y < gm->ny && !rc; y++)
             for (int x = 0; x < gm->nx && !rc; x++) {
-                const struct heatmap_cell *c =
-                        &h->cells[((size_t)p * (size_t)gm->ny + (size_t)y) * (size_t)gm->nx + (size_t)x];
+                const struct heatmap_cell *c = &cells[(size_t)y * (size_t)gm->nx + (size_t)x];
                 char col[8];
                 heatmap_cell_color(c, col);
                 unsigned v = (unsigned)strtoul(col + 1, NULL, 16);
@@ -63,12 +76,13 @@ static int draw(struct hm *g, const struct heatmap *h, const struct heatmap_geom
             }
         for (int x = 0; x < gm->nx && !rc; x++)
             if (heatmap_x_labelled(h, gm, x))
-                rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, y0 + gm->ph + 14, h->x_vals[x], F_TEXT, 0,
-                          RASTER_MIDDLE, 0);
-        if (!rc) rc = text(g, x0 + gm->pw / 2, y0 + gm->ph + 30, h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
+                rc = text(g, x0 + x * HEATMAP_CELL_W + HEATMAP_CELL_W / 2, heatmap_x_label_y(gm, y0, x), h->x_vals[x],
+                          F_TEXT, 0, RASTER_MIDDLE, 0);
+        if (!rc) rc = text(g, x0 + gm->pw / 2, heatmap_x_key_y(gm, y0), h->x_key, F_TEXT, 0, RASTER_MIDDLE, 0);
     }
-    for (int row = 0; row < gm->rows && !rc; row++) {
-        int y0 = heatmap_panel_y(gm, row * gm->cols);
+    for (int p = 0; p < gm->npanels && !rc; p++) {
+        if (!heatmap_panel_starts_row(gm, p)) continue;
+        int y0 = heatmap_panel_y(gm, p);
         for (int y = 0; h->y_key && y < gm->ny && !rc; y++)
             rc = text(g, HEATMAP_LEFT - 6, y0 + y * HEATMAP_CELL_H + HEATMAP_CELL_H / 2 + 4, h->y_vals[y], F_TEXT, 0,
                       RASTER_END, 0);

@@ -86,6 +86,8 @@ fuzz: fuzz-deps $(BUILD)/locksim
 	     --shard $$k/2 --out $(FUZZ_BUILD)/seeds/shard/s$$k.jsonl 2>/dev/null; \
 	   ./$(BUILD)/locksim batch scenarios/gc-pause-outlives-lease.lsim --seeds 3,1..2,9 \
 	     --shard $$k/2 --out $(FUZZ_BUILD)/seeds/shard/l$$k.jsonl 2>/dev/null; \
+	   ./$(BUILD)/locksim sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=10s,40s --vary ttl=5s,30s \
+	     --vary fencing=off,on --vary latency=1ms,5ms --shard $$k/2 --out $(FUZZ_BUILD)/seeds/shard/f$$k.jsonl 2>/dev/null; \
 	 done; true
 	@st=0; for t in $(FUZZ_TARGETS); do \
 	   case $$t in fuzz_trace) seeds=$(FUZZ_BUILD)/seeds/trace;; fuzz_shard) seeds=$(FUZZ_BUILD)/seeds/shard;; \

@@ -854,7 +854,8 @@ static void test_seed_varying_fractions(void **state) {
  * equal to the pause's end on: at 32s the key's deadline is the instant A
  * resumes, and Redis keeps a key through its deadline's millisecond. */
 /* Issue 24: a list of words (--vary mode=a,b,c) is labelled at every value,
- * though the cells are narrower than a label's spacing; numbers are thinned
+ * though the cells are narrower than a label's spacing (staggered when a
+ * word is wider than a cell); numbers are thinned
  * to every 2nd but keep the last even when it falls between. */
 static void test_heatmap_axis_labels(void **state) {
     (void)state;
@@ -876,7 +877,23 @@ static void test_heatmap_axis_labels(void **state) {
     assert_int_equal(heatmap_svg_write(f, &h), 0);
     fclose(f);
     for (int i = 0; i < 4; i++) assert_non_null(strstr(buf, fmt("text-anchor=\"middle\">%s</text>", words[i])));
+    /* "strict" is wider than its 28 px cell: every other label drops a line
+     * (cells 56..78, labels at 92 and 104), so neighbours do not run together;
+     * the key goes under both. */
+    assert_non_null(strstr(buf, "<text x=\"104\" y=\"92\" text-anchor=\"middle\">off</text>"));
+    assert_non_null(strstr(buf, "<text x=\"132\" y=\"104\" text-anchor=\"middle\">on</text>"));
+    assert_non_null(strstr(buf, "<text x=\"160\" y=\"92\" text-anchor=\"middle\">strict</text>"));
+    assert_non_null(strstr(buf, "<text x=\"146\" y=\"120\" text-anchor=\"middle\">mode</text>"));
     free(buf);
+    /* Words no wider than a cell stay on one line. */
+    h.nx = 2;
+    f = open_memstream(&buf, &len);
+    assert_int_equal(heatmap_svg_write(f, &h), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "<text x=\"132\" y=\"92\" text-anchor=\"middle\">on</text>"));
+    assert_non_null(strstr(buf, "<text x=\"118\" y=\"108\" text-anchor=\"middle\">mode</text>"));
+    free(buf);
+    h.nx = 4;
     h.x_vals = nums;
     f = open_memstream(&buf, &len);
     assert_int_equal(heatmap_svg_write(f, &h), 0);
@@ -991,7 +1008,6 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=5s..1s/1s")->code, 64);
     assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s..5s")->code, 64);
-    assert_int_equal(run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1")->code, 64);
     /* Two outputs on one file: refused before anything runs. */
     r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary ttl=1s,2s --out %1$s --svg %1$s", sp("same.out")));
     assert_int_equal(r->code, 64);
@@ -1005,6 +1021,87 @@ static void test_sweep_grid_and_heatmap(void **state) {
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->out, ",0,0,0,0,1,0.0000,0.0000,error,\"--set: unknown option 'nosuch' for lease"));
     remove(sp("locksim_sweep.svg"));
+}
+
+/* Issue 24: three and four --vary keys. The records carry every key; the
+ * heatmap draws a band per algorithm, a facet per value of the third key
+ * ("KEY3=V" above it) and a section per value of the fourth ("KEY4=V"). */
+static void test_sweep_facets(void **state) {
+    (void)state;
+    const char *args = "sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=25s,30s,35s --vary ttl=20s,40s "
+                       "--vary fencing=off,on --algos lease";
+    struct result *r = run(fmt("%s --svg %s", args, sp("facets.svg")));
+    assert_int_equal(r->code, 0);
+    /* CSV: a column per key, named by it, and nx * ny * nz = 3 * 2 * 2 rows. */
+    assert_ptr_equal(strstr(r->out, "\"pause\",\"ttl\",\"fencing\",algorithm,runs,"), r->out);
+    assert_int_equal(count_lines(r->out), 1 + 12);
+    /* Fencing turns the damage at pause 30s, TTL 20s into a rejected double entry. */
+    assert_non_null(strstr(r->out, "\n\"30s\",\"20s\",\"off\",\"lease\",1,0,0,1,0,0,1.0000,0.0000,damage,\"\"\n"));
+    assert_non_null(strstr(r->out, "\n\"30s\",\"20s\",\"on\",\"lease\",1,0,1,0,0,0,0.0000,1.0000,double-entry,\"\"\n"));
+    assert_non_null(strstr(r->err, "locksim: sweep: 12 runs (12 cells x 1 algorithm)"));
+    /* JSON Lines: a member per key in "set". */
+    r = run(fmt("%s --format jsonl", args));
+    assert_int_equal(r->code, 0);
+    assert_int_equal(count_lines(r->out), 12);
+    assert_non_null(strstr(r->out, "{\"set\":{\"pause\":\"35s\",\"ttl\":\"40s\",\"fencing\":\"on\"},"
+                                   "\"algorithm\":\"lease\","));
+    /* The SVG: the algorithm's band, then a facet per fencing value, side
+     * by side; the same cell is damage in one and double entry in the other. */
+    static char svg[1 << 17];
+    slurp(sp("facets.svg"), svg, sizeof svg);
+    char *band = strstr(svg,
+                        "<text class=\"band\" x=\"90\" y=\"52\" font-size=\"12\" font-weight=\"bold\">lease</text>");
+    char *off = strstr(svg, "<g class=\"panel\" data-algo=\"lease\" data-z=\"off\">\n"
+                            "<text x=\"90\" y=\"74\" class=\"facet\">fencing=off</text>");
+    char *on = strstr(svg, "<g class=\"panel\" data-algo=\"lease\" data-z=\"on\">\n"
+                           "<text x=\"214\" y=\"74\" class=\"facet\">fencing=on</text>");
+    assert_non_null(band);
+    assert_non_null(off);
+    assert_non_null(on);
+    assert_true(band < off && off < on);
+    assert_non_null(strstr(off, "data-x=\"30s\" data-y=\"20s\" data-class=\"damage\" x=\"118\" y=\"84\""));
+    assert_non_null(strstr(on, "data-x=\"30s\" data-y=\"20s\" data-class=\"double-entry\" x=\"242\" y=\"84\""));
+    assert_non_null(strstr(svg, "<title>pause=30s ttl=20s fencing=on algo lease, double-entry 1</title>"));
+    /* One legend for the whole picture. */
+    assert_non_null(strstr(svg, ">safe</text>"));
+    assert_null(strstr(strstr(svg, ">safe</text>") + 1, ">safe</text>"));
+    /* Four keys: a section per value of the fourth, a grey rule before the second. */
+    r = run(fmt("%s --vary latency=1ms,500ms --svg %s --png %s", args, sp("facets.svg"), sp("facets.png")));
+    assert_int_equal(r->code, 0);
+    assert_int_equal(count_lines(r->out), 1 + 24);
+    assert_ptr_equal(strstr(r->out, "\"pause\",\"ttl\",\"fencing\",\"latency\",algorithm,"), r->out);
+    slurp(sp("facets.svg"), svg, sizeof svg);
+    char *s1 = strstr(svg, "font-size=\"14\" font-weight=\"bold\">latency=1ms</text>");
+    char *s2 = strstr(svg, "font-size=\"14\" font-weight=\"bold\">latency=500ms</text>");
+    assert_non_null(s1);
+    assert_non_null(s2);
+    assert_true(s1 < s2);
+    assert_non_null(strstr(svg, "data-w=\"500ms\""));
+    assert_non_null(strstr(s1, "height=\"1\" fill=\"#bbbbbb\"/>"));
+    char png[16];
+    slurp(sp("facets.png"), png, sizeof png);
+    assert_memory_equal(png, "\x89PNG\r\n", 6);
+    /* Facets narrower than their titles are spaced by the titles: 12
+     * characters at 7 px and 12 px apart, not one 28 px cell and a 40 px gap. */
+    r = run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=30s --vary ttl=20s "
+                "--vary lock.ttl=20s,40s --algos lease --svg %s",
+                sp("facets.svg")));
+    assert_int_equal(r->code, 0);
+    slurp(sp("facets.svg"), svg, sizeof svg);
+    assert_non_null(strstr(svg, "<text x=\"90\" y=\"74\" class=\"facet\">lock.ttl=20s</text>"));
+    assert_non_null(strstr(svg, "<text x=\"186\" y=\"74\" class=\"facet\">lock.ttl=40s</text>"));
+    /* Five keys, or a grid past a million cells: usage errors before anything runs. */
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1 --vary b=1 --vary c=1 --vary d=1 --vary e=1");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "sweep takes at most 4 --vary keys"));
+    assert_non_null(strstr(r->err, "not '--vary e=1' as a 5th"));
+    assert_string_equal(r->out, "");
+    r = run("sweep scenarios/gc-pause-outlives-lease.lsim --vary a=1..101/1 --vary b=1..101/1 --vary c=1..101/1 "
+            "--vary d=1,2");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "a grid of more than 1000000 cells"));
+    remove(sp("facets.svg"));
+    remove(sp("facets.png"));
 }
 
 /* ---- Shards and merge ----------------------------------------------------------- */
@@ -1109,12 +1206,9 @@ static void test_shard_merge_seed_list(void **state) {
     assert_non_null(strstr(swept, "\"1s\",\"lease\",2,0,0,2,0,0,"));
 }
 
-/* A two-axis sweep over two algorithms and two seeds, in three shards: the
- * CSV, JSON Lines and SVG heatmap of the unsharded sweep. */
-static void test_shard_merge_sweep(void **state) {
-    (void)state;
-    const char *args = "sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=5s..40s/5s --vary ttl=10s,30s "
-                       "--algos lease,fenced-lease --seeds 1..2";
+/* The sweep args in three shards, merged: the CSV, JSON Lines, SVG and PNG
+ * bytes of the unsharded sweep. */
+static void shard_merge_sweep(const char *args) {
     make_shards(args, 0);
     char cmd[1024];
     for (int csv = 0; csv < 2; csv++) {
@@ -1134,6 +1228,21 @@ static void test_shard_merge_sweep(void **state) {
         slurp(cmd, png, sizeof png);
         assert_memory_equal(png, "\x89PNG\r\n", 6);
     }
+}
+
+/* A two-axis sweep over two algorithms and two seeds; a three-axis one
+ * (issue 24: facets), whose shards' header carries the third axis. */
+static void test_shard_merge_sweep(void **state) {
+    (void)state;
+    shard_merge_sweep("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=5s..40s/5s --vary ttl=10s,30s "
+                      "--algos lease,fenced-lease --seeds 1..2");
+    shard_merge_sweep("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=20s..40s/5s --vary ttl=20s,35s "
+                      "--vary fencing=off,on --algos lease,fenced-lease --seeds 1..2");
+    static char text[1 << 16];
+    slurp(fmt("%s/s2.jsonl", shard_dir), text, sizeof text);
+    assert_non_null(strstr(text, "\"vary\":[{\"key\":\"pause\",\"values\":[\"20s\",\"25s\",\"30s\",\"35s\",\"40s\"]},"
+                                 "{\"key\":\"ttl\",\"values\":[\"20s\",\"35s\"]},"
+                                 "{\"key\":\"fencing\",\"values\":[\"off\",\"on\"]}]"));
 }
 
 /* A missing, repeated, cut or foreign shard is an error that says which; a
@@ -1205,6 +1314,41 @@ static void merge_expect(const char *f1, const char *f2, int code, const char *s
                 says);
     assert_int_equal(r->code, code);
     assert_non_null(strstr(r->err, says));
+}
+
+/* A sweep shard's axes are bounded as the command line's are: at most four
+ * (fuzz/fuzz_shard.c reads the same), at most a million cells, whatever
+ * its "runs" claims. */
+static void test_shard_forged_vary(void **state) {
+    (void)state;
+    static char s1[256], g1[256], vary[4096];
+    snprintf(s1, sizeof s1, "%s", sp("v1.jsonl"));
+    snprintf(g1, sizeof g1, "%s", sp("vg1.jsonl"));
+    assert_int_equal(
+            run(fmt("sweep scenarios/gc-pause-outlives-lease.lsim --vary pause=5s,6s --shard 1/1 --out %s", s1))->code,
+            0);
+    assert_int_equal(run(fmt("merge %s --out /dev/null", s1))->code, 0);
+    /* Five axes. */
+    forge(s1, g1, "\"vary\":[",
+          "\"vary\":[{\"key\":\"a\",\"values\":[\"1\"]},{\"key\":\"b\",\"values\":[\"1\"]},"
+          "{\"key\":\"c\",\"values\":[\"1\"]},{\"key\":\"d\",\"values\":[\"1\"]},");
+    struct result *r = run(fmt("merge %s", g1));
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "\"vary\": more than 4 axes"));
+    /* Four axes of 32 values: 1048576 cells. */
+    size_t l = (size_t)snprintf(vary, sizeof vary, "\"vary\":[");
+    for (int k = 0; k < 4; k++) {
+        l += (size_t)snprintf(vary + l, sizeof vary - l, "%s{\"key\":\"k%d\",\"values\":[", k ? "," : "", k);
+        for (int v = 0; v < 32; v++) l += (size_t)snprintf(vary + l, sizeof vary - l, "%s\"%d\"", v ? "," : "", v);
+        l += (size_t)snprintf(vary + l, sizeof vary - l, "]}");
+    }
+    snprintf(vary + l, sizeof vary - l, "],\"args\"");
+    forge(s1, g1, "\"vary\":[{\"key\":\"pause\",\"values\":[\"5s\",\"6s\"]}],\"args\"", vary);
+    r = run(fmt("merge %s", g1));
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, "\"vary\": a grid of more than 1000000 cells"));
+    remove(s1);
+    remove(g1);
 }
 
 /* A shard file is data: merge takes no option, path or code from it. Every
@@ -1411,11 +1555,13 @@ int main(void) {
             cmocka_unit_test(test_check_trace_judges_expects),
             cmocka_unit_test(test_seed_varying_fractions),
             cmocka_unit_test(test_sweep_grid_and_heatmap),
+            cmocka_unit_test(test_sweep_facets),
             cmocka_unit_test(test_heatmap_axis_labels),
             cmocka_unit_test(test_heatmap_panels_wrap),
             cmocka_unit_test(test_shard_merge_batch),
             cmocka_unit_test(test_shard_merge_seed_list),
             cmocka_unit_test(test_shard_merge_sweep),
+            cmocka_unit_test(test_shard_forged_vary),
             cmocka_unit_test(test_shard_errors),
             cmocka_unit_test(test_shard_forged),
             cmocka_unit_test(test_cluster_examples),
