@@ -215,6 +215,11 @@ $(BUILD)/tests/test_alloc: tests/test_alloc.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS) \
 	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=free
+# The GIF's test decodes what the binary wrote with giflib and libpng.
+$(BUILD)/tests/test_gif: tests/test_gif.c tests/*.h $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests $$(pkg-config --cflags libpng libgif) -o $@ $< $(LIBS) \
+	  $$(pkg-config --cflags --libs cmocka) $$(pkg-config --libs libpng libgif) $(LDLIBS)
 # Tests of the pictures link gfx and SDL; no other test does.
 $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 	@mkdir -p $(dir $@)
