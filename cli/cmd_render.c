@@ -301,6 +301,18 @@ static int write_gif(struct out_file *out, const struct render_cmd *o, const str
     sim_ns last = o->has_to || run_end < w.t1 ? w.t1 : run_end;
     if (!st) st = gif_plan(&g, v->t0, w.t1, last, &sc);
     scene_close(&sc);
+    /* When the finished picture needs its lanes drawn tighter to fit the
+     * height (scene_build_panels), every frame draws them so: lanes that
+     * shrink halfway through, as the legend grows, would jump. */
+    struct scene_view fin = *v;
+    struct scene_banner fb = *b;
+    char words[500];
+    if (!st) st = reveal_at(&fin, &fb, words, sizeof words, tr, o, last);
+    fin.height = 0;
+    if (!st && scene_build_traces(&sc, &tr, 1, &fin, &fb) != 0)
+        st = cli_fail(LSIM_ENOMEM, "out of memory planning the GIF");
+    if (!st && v->height > 0 && sc.height > v->height && g.v0.lane_h > g.v0.line_h) g.v0.lane_h = g.v0.line_h;
+    scene_close(&sc);
     int rc = st ? 0 : cli_gfx_render_gif(out->f, out->path, &tr, 1, g.n, gif_frame, &g);
     free(g.t);
     free(g.cs);

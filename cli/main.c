@@ -237,7 +237,8 @@ const char cli_usage_render[] =
         "OUT.gif: the reveal as an animation for slides, looping: each frame the picture\n"
         "--at draws, from --from (default 0) to --to (default the finished picture),\n"
         "spaced evenly along the drawn time axis, plus a frame held 1 s at each decisive\n"
-        "event (a grant after an expiry, a late write, a violation); the last held 3 s.\n"
+        "event (a grant after an expiry, a late write, a violation); the last held 3 s;\n"
+        "lanes drawn tighter in every frame when the finished picture needs it to fit.\n"
         "  --fps N                 frames a second of the animation, 1 to 50 (default 4)\n"
         "  --duration T            how long the sweep plays, up to 300s (default 10s): fps x\n"
         "                          duration frames, at most 600 with the decisive ones\n";

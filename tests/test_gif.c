@@ -172,8 +172,8 @@ static void test_frame_count(void **state) {
     anim_free(&a);
     /* a range: 30 s to 33 s, 2 a second for 3 s: 6 even frames 0.5 s each,
      * the decisive ones at 31 s and 32 s between them, 1 s each */
-    assert_int_equal(
-            run(fmt("render " GC " -o %s --from 30s --to 33s --fps 2 --duration 3s", sp("range.gif")))->code, 0);
+    assert_int_equal(run(fmt("render " GC " -o %s --from 30s --to 33s --fps 2 --duration 3s", sp("range.gif")))->code,
+                     0);
     decode_gif(sp("range.gif"), &a);
     static const int want[] = {50, 50, 100, 50, 50, 100, 50, 300};
     assert_int_equal(a.n, 8);
@@ -276,8 +276,10 @@ static void test_at_keeps_axis(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_first_and_last_frames), cmocka_unit_test(test_frame_count),
-            cmocka_unit_test(test_same_bytes),            cmocka_unit_test(test_errors),
+            cmocka_unit_test(test_first_and_last_frames),
+            cmocka_unit_test(test_frame_count),
+            cmocka_unit_test(test_same_bytes),
+            cmocka_unit_test(test_errors),
             cmocka_unit_test(test_at_keeps_axis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
