@@ -266,14 +266,17 @@ static int gif_plan(struct gif_frames *g, sim_ns from, sim_ns to, sim_ns last, c
         sim_ns t = k == 0          ? from
                    : k == even - 1 ? last
                                    : time_at_x(sc, x0 + (int)((long)(x1 - x0) * (long)k / (long)(even - 1)), from, to);
-        for (; d < nd && dec[d] <= t; d++)
+        int on_decisive = 0; /* a decisive instant falls on this even frame */
+        for (; d < nd && dec[d] <= t; d++) {
+            on_decisive |= dec[d] == t;
             if (dec[d] < t && (n == 0 || g->t[n - 1] != dec[d])) {
                 g->t[n] = dec[d];
                 g->cs[n++] = GIF_DECISIVE_CS;
             }
+        }
         long c0 = (long)((200 * (long)k / fps + 1) / 2), c1 = (long)((200 * (long)(k + 1) / fps + 1) / 2);
         g->t[n] = t;
-        g->cs[n++] = (int)(c1 - c0);
+        g->cs[n++] = on_decisive && c1 - c0 < GIF_DECISIVE_CS ? GIF_DECISIVE_CS : (int)(c1 - c0);
     }
     g->cs[n - 1] = GIF_HOLD_CS;
     g->n = n;
