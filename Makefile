@@ -24,12 +24,13 @@ GFX_INC    := $(SIM_INC) -Irender -Igfx
 
 # Debian packages the build needs, the pkg-config names and the commands that
 # prove them. SDL2, SDL2_ttf and the DejaVu fonts draw the window and the
-# heatmap (gfx/), FreeType and DejaVu the PNG timeline, libpng encodes them; SDL2_image reads them back in the tests,
+# heatmap (gfx/), FreeType and DejaVu the PNG timeline, libpng encodes them, giflib
+# the animated GIF of render -o x.gif; SDL2_image reads them back in the tests,
 # where xmllint (libxml2-utils) checks the SVG; parallel runs the GNU parallel
 # example of examples/cluster/, tested; procps's pgrep finds workers left behind.
 DEB_PKGS := pkg-config libcmocka-dev libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev \
-            libpng-dev libfreetype-dev fonts-dejavu-core libxml2-utils parallel procps
-PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng freetype2
+            libpng-dev libgif-dev libfreetype-dev fonts-dejavu-core libxml2-utils parallel procps
+PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng libgif freetype2
 DEB_CMDS := xmllint parallel pgrep
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/lang/*.c sim/algo/*.c))
@@ -48,18 +49,18 @@ GFX_LIB    := $(BUILD)/libgfx.a
 # The same sources built position-independent as two modules the binary
 # loads with dlopen only to draw (cli/gfx_mod.c), so `locksim run` and every
 # other command start without their libraries: locksim-png.so (the PNG
-# timeline and the sweep heatmap: gfx/png.c, heatmap_png.c, raster.c,
-# pngio.c on libpng and FreeType, 8 shared libraries) and locksim-gfx.so
+# timeline, the animated GIF and the sweep heatmap: gfx/png.c, gif.c,
+# heatmap_png.c, raster.c, pngio.c on libpng, giflib and FreeType) and locksim-gfx.so
 # (the window on SDL2 and SDL2_ttf, 60; the window paints its scenes with
 # raster.c too).
 GFX_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(GFX_SRC))
-PNG_MOD_SRC := gfx/png.c gfx/heatmap_png.c gfx/raster.c gfx/pngio.c
+PNG_MOD_SRC := gfx/png.c gfx/gif.c gfx/heatmap_png.c gfx/raster.c gfx/pngio.c
 PNG_PIC    := $(patsubst %.c,$(BUILD)/gfx-pic/%.o,$(PNG_MOD_SRC))
-SDL_PIC    := $(filter-out $(BUILD)/gfx-pic/gfx/png.o $(BUILD)/gfx-pic/gfx/heatmap_png.o,$(GFX_PIC))
+SDL_PIC    := $(filter-out $(BUILD)/gfx-pic/gfx/png.o $(BUILD)/gfx-pic/gfx/gif.o $(BUILD)/gfx-pic/gfx/heatmap_png.o,$(GFX_PIC))
 GFX_MOD    := $(BUILD)/locksim-gfx.so
 PNG_MOD    := $(BUILD)/locksim-png.so
-SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng freetype2)
-SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng freetype2)
+SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng libgif freetype2)
+SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng libgif freetype2)
 # Link order: later archives serve earlier ones.
 LIBS       := $(BUILD)/libreal.a $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
@@ -160,7 +161,7 @@ $(GFX_MOD): $(SDL_PIC)
 	$(CC) $(CFLAGS) -shared -fPIC -o $@ $(SDL_PIC) $$(pkg-config --libs sdl2 SDL2_ttf libpng freetype2) $(LDLIBS)
 
 $(PNG_MOD): $(PNG_PIC)
-	$(CC) $(CFLAGS) -shared -fPIC -Wl,--as-needed -o $@ $(PNG_PIC) $$(pkg-config --libs libpng freetype2) $(LDLIBS)
+	$(CC) $(CFLAGS) -shared -fPIC -Wl,--as-needed -o $@ $(PNG_PIC) $$(pkg-config --libs libpng libgif freetype2) $(LDLIBS)
 
 $(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD) $(PNG_MOD)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libreal.a $(BUILD)/librun.a \
@@ -225,6 +226,11 @@ $(BUILD)/tests/test_option_tables: tests/test_option_tables.c tests/*.h $(BUILD)
 	  $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(BUILD)/libreal.a $(BUILD)/librun.a \
 	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive \
 	  $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
+# The GIF's test decodes what the binary wrote with giflib and libpng.
+$(BUILD)/tests/test_gif: tests/test_gif.c tests/*.h $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests $$(pkg-config --cflags libpng libgif) -o $@ $< $(LIBS) \
+	  $$(pkg-config --cflags --libs cmocka) $$(pkg-config --libs libpng libgif) $(LDLIBS)
 # Tests of the pictures link gfx and SDL; no other test does.
 $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 	@mkdir -p $(dir $@)

@@ -20,6 +20,9 @@
  * loaded, LSIM_EINTERNAL, and cli_gfx_error() says why and how to build it. */
 int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs, size_t n,
                               const struct scene_banner *banners, const struct scene_view *v);
+/* As gfx_render_gif (gfx.h), through locksim-png.so. */
+int cli_gfx_render_gif(FILE *f, const char *name, const struct trace *const *trs, size_t n, size_t nframes,
+                       gfx_gif_frame_fn frame, void *ctx);
 int cli_gfx_view_run(const struct view_host *h, const struct view_opts *o);
 int cli_gfx_heatmap_png(const char *path, FILE *stream, const struct heatmap *h);
 /* As gfx_error, or why the module could not be loaded. Static storage. */

@@ -78,6 +78,13 @@ int cli_write_picture(const char *path, int svg, const char *input, const struct
     return st ? st : cli_picture_finish(&out, svg, trs, n, banners, v);
 }
 
+/* A GIF's limits: the frame rate, the animation's length, the frames in all. */
+#define GIF_MAX_FPS 50
+#define GIF_MAX_DURATION (300 * (sim_ns)1000000000)
+#define GIF_MAX_FRAMES 600
+#define GIF_DEFAULT_FPS 4
+#define GIF_DEFAULT_DURATION (10 * (sim_ns)1000000000)
+
 int cli_parse_window(const char *opt, const char *text, sim_ns *out) {
     if (scn_parse_duration(text, out) != 0 || *out < 0)
         return cli_usage("%s takes a time such as 0s, 31.5s, 250ms or 2m, not '%s'", opt, text);
@@ -87,17 +94,23 @@ int cli_parse_window(const char *opt, const char *text, sim_ns *out) {
 struct render_cmd {
     struct cli_runopts ro;
     const char *file, *out, *format;
-    long width, height;
-    sim_ns from, to, at;
-    int has_from, has_to, has_at;
+    long width, height, fps;
+    sim_ns from, to, at, duration;
+    int has_from, has_to, has_at, has_fps, has_duration;
 };
 
-enum { OPT_FORMAT = CLI_OPT_OWN, OPT_WIDTH, OPT_HEIGHT, OPT_FROM, OPT_TO, OPT_AT };
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_WIDTH, OPT_HEIGHT, OPT_FROM, OPT_TO, OPT_AT, OPT_FPS, OPT_DURATION };
 static const struct option render_options[] = {
-        {"output", required_argument, NULL, 'o'},      {"format", required_argument, NULL, OPT_FORMAT},
-        {"width", required_argument, NULL, OPT_WIDTH}, {"height", required_argument, NULL, OPT_HEIGHT},
-        {"from", required_argument, NULL, OPT_FROM},   {"to", required_argument, NULL, OPT_TO},
-        {"at", required_argument, NULL, OPT_AT},       {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"height", required_argument, NULL, OPT_HEIGHT},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"at", required_argument, NULL, OPT_AT},
+        {"fps", required_argument, NULL, OPT_FPS},
+        {"duration", required_argument, NULL, OPT_DURATION},
+        {NULL, 0, NULL, 0},
 };
 const struct option *const cli_tables_render[] = {render_options, NULL};
 
@@ -111,6 +124,18 @@ static int take_render_option(struct render_cmd *o, int c, const char *v) {
     case OPT_FROM: o->has_from = 1; return cli_parse_window("--from", v, &o->from);
     case OPT_TO: o->has_to = 1; return cli_parse_window("--to", v, &o->to);
     case OPT_AT: o->has_at = 1; return cli_parse_window("--at", v, &o->at);
+    case OPT_FPS:
+        o->has_fps = 1;
+        if (cli_parse_int(v, 1, GIF_MAX_FPS, &o->fps) == 0) return 0;
+        return cli_usage("--fps takes the animation's frames per second, a whole number from 1 to %d, not '%s'",
+                         GIF_MAX_FPS, v);
+    case OPT_DURATION:
+        o->has_duration = 1;
+        if (scn_parse_duration(v, &o->duration) != 0 || o->duration <= 0 || o->duration > GIF_MAX_DURATION)
+            return cli_usage("--duration takes the animation's length, more than 0s and at most %ds (such as "
+                             "10s or 1500ms), not '%s'",
+                             (int)(GIF_MAX_DURATION / 1000000000), v);
+        return 0;
     default: /* CLI_OPT_ARG */
         if (o->file) return cli_usage("render takes one scenario file; '%s' is a second", v);
         o->file = v;
@@ -133,12 +158,208 @@ static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
     return 0;
 }
 
+/* The view and banner of the picture: the time window asked for, and with
+ * --at (or a frame of a GIF) the run as it stood at that instant. v and b
+ * start as cmd_render sets them; decided holds the banner's words. Returns
+ * 0 or the exit status. */
+static int reveal_at(struct scene_view *v, struct scene_banner *b, char *decided, size_t n, const struct trace *tr,
+                     const struct render_cmd *o, sim_ns at) {
+    /* --at T: the run as it stood at T (a slide of the story): what had
+     * happened by then, on the whole run's axis, the verdict only once the
+     * run has decided it. */
+    v->reveal = 1;
+    v->reveal_ns = at;
+    if (!o->has_to && scene_run_end(tr, v, &v->t1) != 0) return cli_fail(LSIM_ENOMEM, "");
+    viewstate_banner(b, decided, n, tr, layout_events_until(tr, at));
+    return 0;
+}
+
+/* ---- render -o x.gif: the reveal as an animation ----
+ * The frames are times in simulated time, FROM .. TO (the run's fitted end
+ * unless --to), each drawn as `render --at T` draws it: fps x duration
+ * frames evenly spaced along the picture's time axis (the first at FROM,
+ * the last at TO, or at the run's end when TO is the axis's fitted end, so
+ * it is the finished picture), so the story sweeps the picture at a steady pace and a
+ * stretch drawn short passes as fast as it is drawn, each shown 1/fps s;
+ * plus one at every decisive event (a grant after an expiry, a late write,
+ * a violation) held GIF_DECISIVE_CS, so no decisive moment is skipped
+ * however close two come; the last frame is held GIF_HOLD_CS. */
+#define GIF_DECISIVE_CS 100
+#define GIF_HOLD_CS 300
+
+struct gif_frames {
+    const struct render_cmd *o;
+    const struct trace *tr;
+    struct scene_view v0;  /* the view before the reveal */
+    struct scene_banner b; /* the whole run's banner */
+    sim_ns *t;             /* the frames' times */
+    int *cs;               /* and how long each shows */
+    size_t n;
+    char decided[500];
+};
+
+static int gif_frame(void *ctx, size_t i, struct scene_banner *banners, struct scene_view *v, int *delay_cs) {
+    struct gif_frames *g = ctx;
+    *v = g->v0;
+    banners[0] = g->b;
+    *delay_cs = g->cs[i];
+    int st = reveal_at(v, &banners[0], g->decided, sizeof g->decided, g->tr, g->o, g->t[i]);
+    return st ? LSIM_ENOMEM : 0;
+}
+
+static int cmp_ns(const void *a, const void *b) {
+    sim_ns x = *(const sim_ns *)a, y = *(const sim_ns *)b;
+    return (x > y) - (x < y);
+}
+
+/* The first time in [from, to] drawn at pixel column x or right of it
+ * (scene_x_of grows with time; a compressed axis draws idle stretches short). */
+static sim_ns time_at_x(const struct scene *sc, int x, sim_ns from, sim_ns to) {
+    while (from < to) {
+        sim_ns mid = from + (to - from) / 2;
+        if (scene_x_of(sc, mid) >= x) to = mid;
+        else from = mid + 1;
+    }
+    return from;
+}
+
+/* The times of the frames and their delays, in g (owned: free t and cs).
+ * Returns 0 or the exit status. */
+static int gif_plan(struct gif_frames *g, sim_ns from, sim_ns to, sim_ns last, const struct scene *sc) {
+    const struct render_cmd *o = g->o;
+    long fps = o->has_fps ? o->fps : GIF_DEFAULT_FPS;
+    sim_ns dur = o->has_duration ? o->duration : GIF_DEFAULT_DURATION;
+    /* frames of the even spacing: fps x duration, at least 2 (FROM and TO) */
+    long double even_ld = (long double)fps * (long double)dur / 1e9L + 0.5L;
+    size_t even = even_ld < 2 ? 2 : (size_t)even_ld;
+    struct viewstate vs;
+    memset(&vs, 0, sizeof vs);
+    if (viewstate_init(&vs, &g->tr, 1, 0) != 0) return cli_fail(LSIM_ENOMEM, "out of memory planning the GIF");
+    size_t extra = 0;
+    for (size_t i = 0; i < vs.nev; i++)
+        if (vs.ev[i].flags & (VIEWSTATE_DECISIVE | VIEWSTATE_VIOLATION) && vs.ev[i].t > from && vs.ev[i].t < to)
+            extra++;
+    if (even + extra > GIF_MAX_FRAMES) {
+        viewstate_close(&vs);
+        return cli_usage("the GIF would have %zu frames (%ld a second for %.3gs, and %zu decisive events); at "
+                         "most %d: lower --fps or --duration",
+                         even + extra, fps, (double)dur / 1e9, extra, GIF_MAX_FRAMES);
+    }
+    g->t = malloc((even + extra) * sizeof *g->t);
+    g->cs = malloc((even + extra) * sizeof *g->cs);
+    sim_ns *dec = malloc((extra ? extra : 1) * sizeof *dec);
+    if (!g->t || !g->cs || !dec) {
+        free(dec);
+        viewstate_close(&vs);
+        return cli_fail(LSIM_ENOMEM, "out of memory planning the GIF");
+    }
+    size_t nd = 0;
+    for (size_t i = 0; i < vs.nev; i++)
+        if (vs.ev[i].flags & (VIEWSTATE_DECISIVE | VIEWSTATE_VIOLATION) && vs.ev[i].t > from && vs.ev[i].t < to)
+            dec[nd++] = vs.ev[i].t;
+    viewstate_close(&vs);
+    qsort(dec, nd, sizeof *dec, cmp_ns);
+    int x0 = scene_x_of(sc, from), x1 = scene_x_of(sc, to);
+    /* merge the even times (delays summing to the duration exactly) and the
+     * decisive ones, an instant once */
+    size_t n = 0, d = 0;
+    for (size_t k = 0; k < even; k++) {
+        sim_ns t = k == 0          ? from
+                   : k == even - 1 ? last
+                                   : time_at_x(sc, x0 + (int)((long)(x1 - x0) * (long)k / (long)(even - 1)), from, to);
+        int on_decisive = 0; /* a decisive instant falls on this even frame */
+        for (; d < nd && dec[d] <= t; d++) {
+            on_decisive |= dec[d] == t;
+            if (dec[d] < t && (n == 0 || g->t[n - 1] != dec[d])) {
+                g->t[n] = dec[d];
+                g->cs[n++] = GIF_DECISIVE_CS;
+            }
+        }
+        long c0 = (long)((200 * (long)k / fps + 1) / 2), c1 = (long)((200 * (long)(k + 1) / fps + 1) / 2);
+        g->t[n] = t;
+        g->cs[n++] = on_decisive && c1 - c0 < GIF_DECISIVE_CS ? GIF_DECISIVE_CS : (int)(c1 - c0);
+    }
+    g->cs[n - 1] = GIF_HOLD_CS;
+    g->n = n;
+    free(dec);
+    return 0;
+}
+
+/* The animation to out, committed (or aborted: nothing half-written).
+ * Returns 0 or the exit status. */
+static int write_gif(struct out_file *out, const struct render_cmd *o, const struct trace *tr,
+                     const struct scene_view *v, const struct scene_banner *b, sim_ns run_end) {
+    struct gif_frames g;
+    memset(&g, 0, sizeof g);
+    g.o = o, g.tr = tr, g.v0 = *v, g.b = *b;
+    /* the frames' range: the window every frame shows (as --at draws it) */
+    struct scene_view w = *v;
+    struct scene_banner wb = *b;
+    int st = reveal_at(&w, &wb, g.decided, sizeof g.decided, tr, o, v->t0);
+    struct scene sc;
+    memset(&sc, 0, sizeof sc);
+    if (!st && scene_build_traces(&sc, &tr, 1, &w, &wb) != 0)
+        st = cli_fail(LSIM_ENOMEM, "out of memory planning the GIF");
+    /* the last frame: the finished picture (the run at its end, on the
+     * fitted axis), or --to's instant */
+    sim_ns last = o->has_to || run_end < w.t1 ? w.t1 : run_end;
+    if (!st) st = gif_plan(&g, v->t0, w.t1, last, &sc);
+    scene_close(&sc);
+    /* When the finished picture needs its lanes drawn tighter to fit the
+     * height (scene_build_panels), every frame draws them so: lanes that
+     * shrink halfway through, as the legend grows, would jump. */
+    struct scene_view fin = *v;
+    struct scene_banner fb = *b;
+    char words[500];
+    if (!st) st = reveal_at(&fin, &fb, words, sizeof words, tr, o, last);
+    fin.height = 0;
+    if (!st && scene_build_traces(&sc, &tr, 1, &fin, &fb) != 0)
+        st = cli_fail(LSIM_ENOMEM, "out of memory planning the GIF");
+    if (!st && v->height > 0 && sc.height > v->height && g.v0.lane_h > g.v0.line_h) g.v0.lane_h = g.v0.line_h;
+    scene_close(&sc);
+    int rc = st ? 0 : cli_gfx_render_gif(out->f, out->path, &tr, 1, g.n, gif_frame, &g);
+    free(g.t);
+    free(g.cs);
+    if (st) {
+        out_abort(out);
+        return st;
+    }
+    char err[4400];
+    if (rc == LSIM_EOUTPUT) rc = 0; /* a short write: out_commit names the reason */
+    if (rc) {
+        out_abort(out);
+        snprintf(err, sizeof err, "%.4000s: %s", out->path, cli_gfx_error()[0] ? cli_gfx_error() : lsim_strerror(rc));
+        return cli_fail(rc, err);
+    }
+    rc = out_commit(out, err, sizeof err);
+    return rc ? cli_fail(rc, err) : 0;
+}
+
+/* 1 when path names a GIF. */
+static int is_gif(const char *path) {
+    size_t n = strlen(path);
+    return n > 4 && strcasecmp(path + n - 4, ".gif") == 0;
+}
+
+/* The options only a GIF takes, and a GIF's own rules: 0 or the exit status. */
+static int check_gif_options(const struct render_cmd *o, int gif) {
+    if (!gif && (o->has_fps || o->has_duration))
+        return cli_usage("--fps and --duration shape an animation: name the output OUT.gif");
+    if (!gif) return 0;
+    if (o->has_at) return cli_usage("--at draws one instant; a GIF shows them all (--from and --to choose which)");
+    if (o->format) return cli_usage("a GIF is chosen by its name, OUT.gif: leave out --format");
+    if (o->height == 0) return cli_usage("the frames of a GIF share one size: give --height N (not 0)");
+    return 0;
+}
+
 int cmd_render(int argc, char **argv) {
     struct render_cmd o;
     memset(&o, 0, sizeof o);
     int st = parse_render_args(&o, argc, argv), svg = 0;
     if (st) return st < 0 ? 0 : st;
-    if ((st = cli_picture_format(o.out, o.format, &svg)) != 0) return st;
+    int gif = is_gif(o.out);
+    if ((st = check_gif_options(&o, gif)) != 0) return st;
+    if (!gif && (st = cli_picture_format(o.out, o.format, &svg)) != 0) return st;
     /* Open the output first: writing over the scenario is refused before it runs. */
     struct out_file out;
     if ((st = cli_picture_open(&out, o.out, strcmp(o.file, "-") ? o.file : NULL)) != 0) return st;
@@ -175,21 +396,10 @@ int cmd_render(int argc, char **argv) {
         run_result_close(&r);
         return cli_usage("--from is at or after the end of the run");
     }
-    /* --at T: the run as it stood at T (a slide of the story): what had
-     * happened by then, on the whole run's axis, the verdict only once the
-     * run has decided it. */
     char decided[500];
-    if (o.has_at) {
-        v.reveal = 1;
-        v.reveal_ns = o.at;
-        if (!o.has_to && scene_run_end(tr, &v, &v.t1) != 0) {
-            out_abort(&out);
-            run_result_close(&r);
-            return cli_fail(LSIM_ENOMEM, "");
-        }
-        viewstate_banner(&cb.b, decided, sizeof decided, tr, layout_events_until(tr, o.at));
-    }
-    st = cli_picture_finish(&out, svg, &tr, 1, &cb.b, &v);
+    if (gif) st = write_gif(&out, &o, tr, &v, &cb.b, r.report->end_ns);
+    else if (o.has_at && (st = reveal_at(&v, &cb.b, decided, sizeof decided, tr, &o, o.at)) != 0) out_abort(&out);
+    else st = cli_picture_finish(&out, svg, &tr, 1, &cb.b, &v);
     run_result_close(&r);
     return st;
 }

@@ -1,8 +1,9 @@
 /* The picture modules, built beside the binary and loaded with dlopen by the
  * commands that draw, the first time they need one, so every other command
- * starts without their libraries: locksim-png.so (gfx/png.c, raster.c,
- * heatmap_png.c, pngio.c: the PNG timeline of render and matrix --render
- * and the heatmap of sweep and merge --png, on libpng and FreeType) and
+ * starts without their libraries: locksim-png.so (gfx/png.c, gif.c, raster.c,
+ * heatmap_png.c, pngio.c: the PNG timeline of render and matrix --render,
+ * the animated GIF of render -o x.gif and the heatmap of sweep and merge
+ * --png, on libpng, giflib and FreeType) and
  * locksim-gfx.so (the window of view, on SDL2 and SDL2_ttf). A module finds scene,
  * layout and palette code in the binary, which exports its symbols
  * (-rdynamic). */
@@ -31,12 +32,14 @@ static const char *(*last_error)(void); /* gfx_error of the module called last, 
 static int (*p_render)(const char *, FILE *, const struct trace *const *, size_t, const struct scene_banner *,
                        const struct scene_view *);
 static const char *(*p_png_error)(void);
+static int (*p_gif)(FILE *, const char *, const struct trace *const *, size_t, size_t, gfx_gif_frame_fn, void *);
 static int (*p_view)(const struct view_host *, const struct view_opts *);
 static int (*p_heatmap)(const char *, FILE *, const struct heatmap *);
 static const char *(*p_gfx_error)(void);
 
-static const char *const png_names[] = {"gfx_render_png_panels", "gfx_heatmap_png", "gfx_error", NULL};
-static void *png_fns[3];
+static const char *const png_names[] = {"gfx_render_png_panels", "gfx_heatmap_png", "gfx_error", "gfx_render_gif",
+                                        NULL};
+static void *png_fns[4];
 static struct module png_mod = {CLI_PNG_MODULE, png_names, png_fns, NULL};
 static const char *const gfx_names[] = {"gfx_view_run", "gfx_error", NULL};
 static void *gfx_fns[2];
@@ -116,6 +119,7 @@ static int load_png(void) {
     *(void **)&p_render = png_fns[0];
     *(void **)&p_heatmap = png_fns[1];
     *(void **)&p_png_error = png_fns[2];
+    *(void **)&p_gif = png_fns[3];
     last_error = p_png_error;
     return 0;
 }
@@ -133,6 +137,12 @@ int cli_gfx_render_png_panels(const char *path, FILE *stream, const struct trace
                               const struct scene_banner *banners, const struct scene_view *v) {
     int rc = load_png();
     return rc ? rc : p_render(path, stream, trs, n, banners, v);
+}
+
+int cli_gfx_render_gif(FILE *f, const char *name, const struct trace *const *trs, size_t n, size_t nframes,
+                       gfx_gif_frame_fn frame, void *ctx) {
+    int rc = load_png();
+    return rc ? rc : p_gif(f, name, trs, n, nframes, frame, ctx);
 }
 
 int cli_gfx_view_run(const struct view_host *h, const struct view_opts *o) {

@@ -226,8 +226,9 @@ const char cli_usage_matrix[] = "Usage: locksim matrix FILE [--algos NAME,NAME,.
                                 "                      axis (- = PNG on standard output, then no table is printed)\n";
 
 const char cli_usage_render[] =
-        "Usage: locksim render FILE -o|--out OUT.png|OUT.svg [--width W] [--height H]\n"
-        "                      [--from T] [--to T] [--at T] [--algo A] [--seed N] [--set KEY=VALUE]...\n"
+        "Usage: locksim render FILE -o|--out OUT.png|OUT.svg|OUT.gif [--width W] [--height H]\n"
+        "                      [--from T] [--to T] [--at T] [--fps N] [--duration T]\n"
+        "                      [--algo A] [--seed N] [--set KEY=VALUE]...\n"
         "\n"
         "Runs the scenario and draws its timeline with the verdict banner (title,\n"
         "algorithm, verdict, seed, replay command) as a PNG or an SVG, chosen by the\n"
@@ -239,7 +240,15 @@ const char cli_usage_render[] =
         "  --from T, --to T        the time window shown (e.g. --from 30s --to 31s)\n"
         "  --at T                  the run as it stood at T, a slide of its story: only what had\n"
         "                          happened by then, on the whole run's axis; the banner says\n"
-        "                          \"running\" until the run is decided, then what decided it\n";
+        "                          \"running\" until the run is decided, then what decided it\n"
+        "OUT.gif: the reveal as an animation for slides, looping: each frame the picture\n"
+        "--at draws, from --from (default 0) to --to (default the finished picture),\n"
+        "spaced evenly along the drawn time axis, plus a frame held 1 s at each decisive\n"
+        "event (a grant after an expiry, a late write, a violation); the last held 3 s;\n"
+        "lanes drawn tighter in every frame when the finished picture needs it to fit.\n"
+        "  --fps N                 frames a second of the animation, 1 to 50 (default 4)\n"
+        "  --duration T            how long the sweep plays, up to 300s (default 10s): fps x\n"
+        "                          duration frames, at most 600 with the decisive ones\n";
 
 const char cli_usage_view[] =
         "Usage: locksim view FILE [FILE...] [--algos A,B,...] [--quiz] [--show-all] [--shots DIR]\n"

@@ -42,6 +42,30 @@ int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *co
 /* An already built scene (borrowed), built in view v, at least height pixels tall. */
 int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc, const struct scene_view *v, int height);
 
+/* n traces painted as gfx_render_png_panels draws them, on a new canvas
+ * *img (raster_init's: raster_close frees it, also after an error), with
+ * fonts open (raster_fonts_open). Returns as gfx_render_png does. */
+struct raster;
+struct raster_fonts;
+int gfx_paint_panels(struct raster *img, struct raster_fonts *fonts, const struct trace *const *trs, size_t n,
+                     const struct scene_banner *banners, const struct scene_view *v);
+
+/* Frame i of an animation: the caller fills the n banners (their strings
+ * its own, kept until the next call) and the view of frame i, and how long
+ * it shows in 1/100 s. Returns 0 or a negative code. */
+typedef int (*gfx_gif_frame_fn)(void *ctx, size_t i, struct scene_banner *banners, struct scene_view *v, int *delay_cs);
+/* An animated GIF of nframes frames of the n traces trs (borrowed), each
+ * painted as gfx_render_png_panels draws the banners and view frame()
+ * gives, to f (name for messages, NULL = "output stream"): one fixed
+ * palette of 256 colours from render/palette.c (nearest entry for the
+ * blends of anti-aliased text), a frame equal to the one before merged into
+ * it (shown longer), looping forever. Every frame must have the first's
+ * size (give the view a fixed height). The same frames give the same bytes.
+ * Returns 0 or a negative code as gfx_render_png does (LSIM_EOUTPUT: a
+ * short write, left on f's error flag). */
+int gfx_render_gif(FILE *f, const char *name, const struct trace *const *trs, size_t n, size_t nframes,
+                   gfx_gif_frame_fn frame, void *ctx);
+
 /* The safety-region heatmap of `locksim sweep` (render/heatmap_svg.h, borrowed)
  * as PNG: the SVG's picture on the same geometry, to the file at path or,
  * when path is NULL, to stream. The same heatmap gives the same bytes.

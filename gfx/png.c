@@ -17,27 +17,48 @@
 
 static int fail(int code, const char *what, const char *detail) { return gfx_fail(code, what, detail); }
 
+/* Paint scene sc (built in view v) on a new canvas *img, height pixels tall
+ * (0 = the scene's height): --height exactly, the rest cut. */
+static int paint_on(struct raster *img, struct raster_fonts *fonts, const struct scene *sc, const struct scene_view *v,
+                    int height) {
+    int w = sc->width, h = height > 0 ? height : sc->height;
+    if (w < 1 || h < 1) return fail(LSIM_EBAD_VALUE, "empty image", NULL);
+    if (raster_init(img, w, h, palette_background) != 0) return fail(LSIM_ENOMEM, "out of memory", NULL);
+    return raster_paint(img, fonts, sc, v);
+}
+
+static int write_raster(const struct raster *img, const char *path, FILE *stream) {
+    FILE *f = path ? fopen(path, "wb") : stream;
+    if (!f) return fail(LSIM_EOUTPUT, path, "cannot open for writing");
+    int rc = gfx_png_write_rgb(img->px, img->w, img->h, img->pitch, f, path ? path : "output stream");
+    if (path && fclose(f) != 0 && !rc) rc = fail(LSIM_EOUTPUT, path, "cannot write the PNG");
+    return rc;
+}
+
 int gfx_write_scene_png(const char *path, FILE *stream, const struct scene *sc, const struct scene_view *v,
                         int height) {
-    int w = sc->width, h = height > 0 ? height : sc->height; /* --height: exactly, the rest cut */
     gfx_clear_error();
-    if (w < 1 || h < 1) return fail(LSIM_EBAD_VALUE, "empty image", NULL);
     struct raster img;
     struct raster_fonts fonts;
-    int rc = raster_init(&img, w, h, palette_background);
-    if (rc) return fail(rc, "out of memory", NULL);
-    rc = raster_fonts_open(&fonts);
-    if (!rc) rc = raster_paint(&img, &fonts, sc, v);
-    if (!rc) {
-        FILE *f = path ? fopen(path, "wb") : stream;
-        if (!f) rc = fail(LSIM_EOUTPUT, path, "cannot open for writing");
-        else rc = gfx_png_write_rgb(img.px, img.w, img.h, img.pitch, f, path ? path : "output stream");
-        if (path && f && fclose(f) != 0 && !rc) rc = fail(LSIM_EOUTPUT, path, "cannot write the PNG");
-    }
+    memset(&img, 0, sizeof img);
+    int rc = raster_fonts_open(&fonts);
+    if (!rc) rc = paint_on(&img, &fonts, sc, v, height);
+    if (!rc) rc = write_raster(&img, path, stream);
     raster_fonts_close(&fonts);
     raster_close(&img);
     return rc;
 }
+
+int gfx_paint_panels(struct raster *img, struct raster_fonts *fonts, const struct trace *const *trs, size_t n,
+                     const struct scene_banner *banners, const struct scene_view *v) {
+    struct scene sc;
+    int rc = scene_build_traces(&sc, trs, n, v, banners);
+    if (rc) fail(rc, lsim_strerror(rc), NULL);
+    else rc = paint_on(img, fonts, &sc, v, v->height);
+    scene_close(&sc);
+    return rc;
+}
+
 int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *const *trs, size_t n,
                           const struct scene_banner *banners, const struct scene_view *v) {
     struct scene_view def;
@@ -45,18 +66,15 @@ int gfx_render_png_panels(const char *path, FILE *stream, const struct trace *co
         scene_view_pixels(&def, 1280, 720);
         v = &def;
     }
-    struct layout *lys = calloc(n ? n : 1, sizeof *lys);
-    if (!lys) return fail(LSIM_ENOMEM, "out of memory", NULL);
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++)
-        if (scene_layout_for(&lys[i], trs[i], v) != 0) rc = fail(LSIM_ENOMEM, "out of memory", NULL);
-    struct scene sc;
-    memset(&sc, 0, sizeof sc);
-    if (!rc && (rc = scene_build_panels(&sc, lys, n, v, banners)) != 0) fail(rc, lsim_strerror(rc), NULL);
-    if (!rc) rc = gfx_write_scene_png(path, stream, &sc, v, v->height);
-    scene_close(&sc);
-    for (size_t i = 0; i < n; i++) layout_close(&lys[i]);
-    free(lys);
+    gfx_clear_error();
+    struct raster img;
+    struct raster_fonts fonts;
+    memset(&img, 0, sizeof img);
+    int rc = raster_fonts_open(&fonts);
+    if (!rc) rc = gfx_paint_panels(&img, &fonts, trs, n, banners, v);
+    if (!rc) rc = write_raster(&img, path, stream);
+    raster_fonts_close(&fonts);
+    raster_close(&img);
     return rc;
 }
 

@@ -343,10 +343,13 @@ static int panels_once(struct scene *sc, const struct layout *lys, size_t n, con
     struct scene_view pv = *v;
     sim_ns t_end = 0;
     int lw = v->label_chars;
-    for (size_t i = 0; i < n; i++) {
-        const struct layout *ly = &lys[i];
+    /* the axis and the label column: the whole run's when revealed */
+    const struct layout *axis_lys = v->whole ? v->whole : lys;
+    size_t naxis = v->whole ? v->nwhole : n;
+    for (size_t i = 0; i < n + naxis; i++) {
+        const struct layout *ly = i < n ? &lys[i] : &axis_lys[i - n];
         sim_ns e = (v->flags & SCENE_F_FIT) ? scene_fit_end(ly) : ly->t_end;
-        if (e > t_end) t_end = e;
+        if (i < n && e > t_end) t_end = e;
         for (int l = 0; l < ly->nlanes; l++) {
             int w = (int)strnlen(ly->lanes[l].name, sizeof ly->lanes[l].name);
             if (scene_lane_shown(v, l) && w > lw) lw = w;
@@ -364,7 +367,7 @@ static int panels_once(struct scene *sc, const struct layout *lys, size_t n, con
     pv.lod = NULL; /* one index cannot serve several layouts */
     for (size_t i = 0; i < n && !rc; i++) {
         struct scene one;
-        rc = build_one(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y, lys, n);
+        rc = build_one(&one, &lys[i], &pv, banners ? &banners[i] : NULL, y, axis_lys, naxis);
         for (int g = 0; g < SCENE_USED_N; g++) sc->used[g] |= one.used[g];
         if (!rc) rc = append_scene(sc, &one);
         if (!rc) {
@@ -575,6 +578,27 @@ static int build_one(struct scene *sc, const struct layout *ly, const struct sce
     if (!sc->err) sc->err = order_layers(sc);
     fix_pointers(sc);
     return sc->err;
+}
+
+int scene_build_traces(struct scene *sc, const struct trace *const *trs, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners) {
+    memset(sc, 0, sizeof *sc);
+    size_t nly = v->reveal ? 2 * n : n; /* revealed: the panels', then the whole run's */
+    struct layout *lys = calloc(nly ? nly : 1, sizeof *lys);
+    if (!lys) return LSIM_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (scene_layout_for(&lys[i], trs[i], v) != 0 || (v->reveal && layout_build(&lys[n + i], trs[i]) != 0))
+            rc = LSIM_ENOMEM;
+    struct scene_view pv = *v;
+    if (v->reveal) {
+        pv.whole = lys + n;
+        pv.nwhole = n;
+    }
+    if (!rc) rc = scene_build_panels(sc, lys, n, &pv, banners);
+    for (size_t i = 0; i < nly; i++) layout_close(&lys[i]);
+    free(lys);
+    return rc;
 }
 
 int scene_build(struct scene *sc, const struct layout *ly, const struct scene_view *v, const struct scene_banner *b,

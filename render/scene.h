@@ -187,6 +187,12 @@ struct scene_view {
                           panel's layout with layout_build_prefix(tr,
                           layout_events_until(tr, reveal_ns), reveal_ns) */
     sim_ns reveal_ns;
+    const struct layout *whole; /* NULL, or the whole run's layouts of a revealed picture
+                          (nwhole, borrowed: scene_build_traces sets them):
+                          the compressed axis's gaps and the label column
+                          come from them, so every slide of a story has the
+                          same axis, the first as the last */
+    size_t nwhole;
 };
 
 /* The layout a backend draws for tr in view v: the whole run, or with
@@ -296,6 +302,13 @@ void scene_close(struct scene *sc);
  * n banners (one per panel). One legend closes the stack, when v
  * asks for one, listing what any panel shows. Returns as scene_build does. */
 int scene_build_panels(struct scene *sc, const struct layout *lys, size_t n, const struct scene_view *v,
+                       const struct scene_banner *banners);
+
+/* scene_build_panels of n traces (borrowed): each panel's layout made
+ * with scene_layout_for, and with v->reveal the whole run's as well, for
+ * the axis (v->whole). What the SVG and PNG backends draw. Returns as
+ * scene_build does (LSIM_ENOMEM for a layout). */
+int scene_build_traces(struct scene *sc, const struct trace *const *trs, size_t n, const struct scene_view *v,
                        const struct scene_banner *banners);
 
 /* The tooltip a SYM command k of a lane would carry with SCENE_F_TIPS ("B

@@ -114,18 +114,10 @@ int svg_render_panels(FILE *out, const struct trace *const *trs, size_t n, const
         scene_view_pixels(&def, 1280, 720);
         v = &def;
     }
-    struct layout *lys = calloc(n ? n : 1, sizeof *lys);
-    if (!lys) return LSIM_ENOMEM;
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++)
-        if (scene_layout_for(&lys[i], trs[i], v) != 0) rc = LSIM_ENOMEM;
     struct scene sc;
-    memset(&sc, 0, sizeof sc);
-    if (!rc) rc = scene_build_panels(&sc, lys, n, v, banners);
+    int rc = scene_build_traces(&sc, trs, n, v, banners);
     if (!rc) rc = svg_write_scene(out, &sc, v, v->height);
     scene_close(&sc);
-    for (size_t i = 0; i < n; i++) layout_close(&lys[i]);
-    free(lys);
     return rc;
 }
 
