@@ -97,10 +97,11 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
         const char *algo = a >= 0 ? b->algo_reg[a] : b->algo_default;
         if (!k->algo[0] && algo) snprintf(k->algo, sizeof k->algo, "%s", algo);
         if (k->rc && b->has_seeds) k->seed = fanout_seed(b, i);
-        char *label = malloc(4400);
-        if (label) fanout_label(label, 4400, b, i);
-        k->label = label;   /* owned by k (NULL: out of memory, the batch stops) */
-        s->failures = NULL; /* moved to k */
+        char buf[4400];
+        fanout_label(buf, sizeof buf, b, i);
+        char *label = strdup(buf); /* its own length: a batch may keep 10^5 of them */
+        k->label = label;          /* owned by k (NULL: out of memory, the batch stops) */
+        s->failures = NULL;        /* moved to k */
         if (!label) return e->oom = 1;
         break;
     }
