@@ -255,7 +255,8 @@ const char cli_usage_view[] =
         "Knobs: each `param NAME=VALUE range=MIN..MAX` of the scenario is listed under\n"
         "the timeline; k picks one, < and > turn it a step (a 50th of its range), and the\n"
         "run is played again with the same seed, the cursor kept; the change is listed\n"
-        "(\"pause=25s (was 27s)\") and saved as a new file as the clicked faults are.\n"
+        "(\"pause=25s (was 27s)\") and saved as a new file as the clicked faults are\n"
+        "(a --set of that param no longer applies).\n"
         "Text scale: Ctrl+= and Ctrl+- make the text, lanes and bars bigger or smaller\n"
         "by a quarter, Ctrl+0 returns to the scale the window opened with.\n"
         "  FILE FILE...    one panel per file (failover vs failover-with-wait), on one time\n"
@@ -268,8 +269,8 @@ const char cli_usage_view[] =
         "                  go there; default: the current folder\n"
         "  --width W, --height H   the window's size at start (default 1280 x 800 at the\n"
         "                  text scale, within the screen)\n"
-        "  --scale S       text scale, 0.75 to 3 (default: from the screen, 1 up to 720\n"
-        "                  lines or 96 dpi, 1.5 on a 1920x1080 projector, 2 at 1440 lines)\n"
+        "  --scale S       text scale, 0.75 to 3 (default: from the screen, 1 at 720 lines\n"
+        "                  or 96 dpi, 1.5 on a 1920x1080 projector, 2 at 1440 lines)\n"
         "Without a display it exits 69: draw a picture with locksim render FILE -o out.png.\n";
 
 const char cli_usage_hash[] = "Usage: locksim hash [--seed N] [--set KEY=VALUE]... [--algo NAME|PATH] FILE...\n"

@@ -53,6 +53,7 @@ struct view {
     int tex_dirty;
     int help, fullscreen, quit;
     int scale0;        /* the text scale the window opened with (Ctrl+0 returns to it) */
+    int fatal;         /* an LSIM code that ends the window (the fonts at a new scale failed) */
     char error[700];   /* a failed reload, shown in the window */
     char status[4600]; /* a passing message (screenshot written, a fault added) */
     Uint32 status_until;
@@ -187,7 +188,7 @@ static void add_line(struct view *w, const char *line, sim_ns at) {
 /* A knob turned (k picks, < > turn): its param's new value written into
  * the scenario as a new file, and the run played again with the same seed;
  * the cursor and the window stay where they were (a reload keeps them). */
-static void turn_knob(struct view *w, int i, const char *was) {
+static void turn_knob(struct view *w, int i) {
     const struct viewmodel_knob *k = &w->vm.knobs[i];
     char name[sizeof k->name], value[sizeof k->value], saved[4200], err[600], s[sizeof saved + 400];
     snprintf(name, sizeof name, "%s", k->name);
@@ -199,8 +200,7 @@ static void turn_knob(struct view *w, int i, const char *was) {
         return;
     }
     reload(w);
-    snprintf(s, sizeof s, "%s=%s (was %s), played again with the same seed (saved as %s; u undoes)", name, value, was,
-             saved);
+    snprintf(s, sizeof s, "%s=%s, same seed: saved as %s (u undoes)", name, value, saved);
     say(w, s);
 }
 
@@ -521,7 +521,7 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
         if (c == SDLK_0 || c == SDLK_KP_0) pct = w->scale0;
         if (pct >= 0) {
             char s[80];
-            if (set_scale(w, pct) != 0) w->quit = 1; /* a font gone since the start: gfx_error() says which */
+            w->fatal = set_scale(w, pct); /* a font gone since the start: gfx_error() says which */
             snprintf(s, sizeof s, "text scale %d.%02d (Ctrl+= Ctrl+- Ctrl+0)", pct / 100, pct % 100);
             say(w, s);
             return;
@@ -533,12 +533,10 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
     if (shift && c == SDLK_COMMA) name = "<";
     if (shift && c == SDLK_PERIOD) name = ">";
     if (viewmodel_key(name) == VIEWMODEL_KNOB_DOWN || viewmodel_key(name) == VIEWMODEL_KNOB_UP) {
-        char was[sizeof w->vm.knobs[0].value] = "";
-        if (w->vm.knob_sel < w->vm.nknobs) snprintf(was, sizeof was, "%s", w->vm.knobs[w->vm.knob_sel].value);
         if (!w->vm.nknobs) say(w, "no knobs: this scenario has no `param NAME=VALUE range=MIN..MAX` line");
         else if (!viewmodel_do(&w->vm, viewmodel_key(name))) say(w, "the knob is at the end of its range");
         int i = viewmodel_knob_taken(&w->vm);
-        if (i >= 0) turn_knob(w, i, was);
+        if (i >= 0) turn_knob(w, i);
         return;
     }
     switch (c) {
@@ -879,6 +877,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
             on_event(&w, &e);
             had = 1;
         }
+        if ((rc = w.fatal) != 0) break;
         double now = now_s();
         if (w.vm.vs.playing) viewstate_play(&w.vm.vs, now - last);
         last = now;

@@ -44,7 +44,7 @@ int viewmodel_scale_step(int pct, int dir) {
 
 int viewmodel_scale_for_screen(int screen_h, double vdpi) {
     int s = VIEWMODEL_SCALE_STEP;
-    int by_h = screen_h > 0 ? screen_h * 100 / 720 / s * s : 100;      /* 720 lines: 1.0, 1080: 1.5 */
+    int by_h = screen_h > 0 ? screen_h * 100 / 720 / s * s : 100; /* 720 lines: 1.0, 1080: 1.5 */
     int by_dpi = vdpi > 0 ? (int)(vdpi * 100 / 96) / s * s : 100; /* 96 dpi: 1.0 */
     int pct = by_h > by_dpi ? by_h : by_dpi;
     return viewmodel_scale_clamp(pct < 100 ? 100 : pct);

@@ -395,7 +395,7 @@ if command -v Xvfb >/dev/null 2>&1; then
     check "n: the double entry, UNSAFE, the knob pause picked" 'wait_for "cursor=31000000000 .*scale=100 knob=pause verdict=UNSAFE"'
     key shift+comma
     check "<: pause=26s, played again, saved" \
-      'grep -q "^view: pause=26s (was 27s), played again with the same seed (saved as $tmp/knob/shots/locksim-edit-1.lsim; u undoes)" "$log" && wait_for "reloads=1 error=0" 3'
+      'grep -q "^view: pause=26s, same seed: saved as $tmp/knob/shots/locksim-edit-1.lsim (u undoes)" "$log" && wait_for "reloads=1 error=0" 3'
     check "26s: still UNSAFE" 'wait_for "reloads=1 .*verdict=UNSAFE"'
     key less
     check "< again: pause=25s, A resumes before B takes the lock: SAFE, the cursor kept at 31s" \
