@@ -270,7 +270,8 @@ const char cli_usage_view[] =
         "  --width W, --height H   the window's size at start (default 1280 x 800 at the\n"
         "                  text scale, within the screen)\n"
         "  --scale S       text scale, 0.75 to 3 (default: from the screen, 1 at 720 lines\n"
-        "                  or 96 dpi, 1.5 on a 1920x1080 projector, 2 at 1440 lines)\n"
+        "                  or 96 dpi, 1.5 on a 1920x1080 projector, 2 at 1440 lines), at\n"
+        "                  most what leaves the timeline two thirds of the window (2.25 at 1080)\n"
         "Without a display it exits 69: draw a picture with locksim render FILE -o out.png.\n";
 
 const char cli_usage_hash[] = "Usage: locksim hash [--seed N] [--set KEY=VALUE]... [--algo NAME|PATH] FILE...\n"

@@ -519,6 +519,7 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
         if (c == SDLK_EQUALS || c == SDLK_PLUS || c == SDLK_KP_PLUS) pct = viewmodel_scale_step(w->vm.sz.scale_pct, 1);
         if (c == SDLK_MINUS || c == SDLK_KP_MINUS) pct = viewmodel_scale_step(w->vm.sz.scale_pct, -1);
         if (c == SDLK_0 || c == SDLK_KP_0) pct = w->scale0;
+        if (pct >= 0) pct = viewmodel_scale_fit(pct, w->h);
         if (pct >= 0) {
             char s[80];
             w->fatal = set_scale(w, pct); /* a font gone since the start: gfx_error() says which */
@@ -582,6 +583,9 @@ static void on_event(struct view *w, const SDL_Event *e) {
         if (e->window.event == SDL_WINDOWEVENT_SIZE_CHANGED || e->window.event == SDL_WINDOWEVENT_RESIZED) {
             SDL_GetRendererOutputSize(w->r, &w->w, &w->h);
             w->vm.dirty = 1;
+            /* smaller: the text too, if its bar would take more than a third */
+            if (viewmodel_scale_fit(w->vm.sz.scale_pct, w->h) < w->vm.sz.scale_pct)
+                w->fatal = set_scale(w, viewmodel_scale_fit(w->vm.sz.scale_pct, w->h));
         }
         if (e->window.event == SDL_WINDOWEVENT_EXPOSED) w->tex_dirty = 1;
         break;
@@ -857,6 +861,10 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
             rc = fail(LSIM_EINTERNAL, "SDL_CreateRenderer", SDL_GetError());
     }
     if (!rc) SDL_GetRendererOutputSize(w.r, &w.w, &w.h);
+    if (!rc && viewmodel_scale_fit(w.scale0, w.h) < w.scale0) { /* the bar a third of the window at most */
+        w.scale0 = viewmodel_scale_fit(w.scale0, w.h);
+        rc = set_scale(&w, w.scale0);
+    }
     if (!rc) rc = take_load(&w, &first, 1);
     if (!rc) w.vm.vs.show_all = o->show_all;
     if (!rc && o->bench_frames > 0) {

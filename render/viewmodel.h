@@ -47,6 +47,11 @@ int viewmodel_scale_step(int pct, int dir);
  * vertical dpi of vdpi (0: unknown): 720 lines or 96 dpi are 100, 1080
  * lines 150, 1440 lines 200, whichever is larger, in steps, 100 at least. */
 int viewmodel_scale_for_screen(int screen_h, double vdpi);
+/* The largest scale up to pct (in steps, VIEWMODEL_SCALE_MIN at least) whose
+ * bar under the scenes (narr_h) takes at most a third of a window win_h
+ * pixels tall: the timeline keeps two thirds (3.0 on 1080 lines would leave
+ * it 60 %, 2.25 is the most there). */
+int viewmodel_scale_fit(int pct, int win_h);
 /* scene_view_pixels(v, width, 0) with the sizes of sz. */
 void viewmodel_scene_view(const struct viewmodel_sizes *sz, struct scene_view *v, int width);
 

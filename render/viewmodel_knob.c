@@ -50,6 +50,15 @@ int viewmodel_scale_for_screen(int screen_h, double vdpi) {
     return viewmodel_scale_clamp(pct < 100 ? 100 : pct);
 }
 
+int viewmodel_scale_fit(int pct, int win_h) {
+    struct viewmodel_sizes z;
+    for (pct = viewmodel_scale_clamp(pct); pct > VIEWMODEL_SCALE_MIN; pct = viewmodel_scale_step(pct, -1)) {
+        viewmodel_sizes(pct, &z);
+        if (z.narr_h * 3 <= win_h) break;
+    }
+    return pct;
+}
+
 void viewmodel_scene_view(const struct viewmodel_sizes *sz, struct scene_view *v, int width) {
     scene_view_pixels(v, width, 0);
     v->char_w = sz->char_w;

@@ -354,7 +354,17 @@ static void test_scale_sizes(void **state) {
     assert_int_equal(viewmodel_scale_for_screen(2160, 96), 300);
     assert_int_equal(viewmodel_scale_for_screen(768, 144), 150); /* a small high-dpi screen */
     assert_int_equal(viewmodel_scale_for_screen(4320, 0), 300);
-    /* Step 6: the scenes built at 1.5 have its lanes and text. */
+    /* Step 6: the bar under the scenes takes a third of the window at most:
+     * 2.25 on 1080 lines (its 327 px), 1.5 on 720, and never below the least. */
+    assert_int_equal(viewmodel_scale_fit(300, 1048), 225);
+    assert_int_equal(viewmodel_scale_fit(150, 1048), 150);
+    assert_int_equal(viewmodel_scale_fit(300, 720), 150);
+    assert_int_equal(viewmodel_scale_fit(300, 100), VIEWMODEL_SCALE_MIN);
+    viewmodel_sizes(225, &z);
+    assert_true(z.narr_h * 3 <= 1048);
+    viewmodel_sizes(250, &z);
+    assert_true(z.narr_h * 3 > 1048);
+    /* Step 7: the scenes built at 1.5 have its lanes and text. */
     struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewmodel vm;

@@ -414,6 +414,14 @@ if command -v Xvfb >/dev/null 2>&1; then
   else
     bad "the window opened (scale and knobs)"
   fi
+  scale_args=(--scale 3)
+  if start huge "$bin" view "$tmp/knob/gc.lsim" --shots "$tmp/knob/shots"; then
+    check "--scale 3 on 1048 lines: 2.25, the bars a third of the window at most" 'wait_for "scale=225 " 3'
+    quit >/dev/null
+  else
+    bad "the window opened (--scale 3)"
+  fi
+  scale_args=(--scale 1)
   out=$("$bin" view "$tmp/knob/gc.lsim" --scale 9 2>&1); st=$?
   check "--scale 9: exit 64 saying the range" '[ "$st" = 64 ] && echo "$out" | grep -q "scale from 0.75 to 3"'
   export DISPLAY=$outer_display
@@ -449,7 +457,7 @@ if [ "${VIEW_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
   if START_WAIT=1200 start vg valgrind -q --keep-debuginfo=yes --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
        --suppressions="$root/tests/view.supp" --error-exitcode=99 --log-file="$tmp/vg.txt" \
        "$bin" view "$tmp/gc.lsim"; then
-    key Right Right n s plus minus question Escape
+    key Right Right n s plus minus question Escape ctrl+equal ctrl+minus less k greater u
     sleep 0.5
     xdotool key --window "$win" q
     st=99
