@@ -281,7 +281,7 @@ static void screenshot(struct view *w) {
 /* ---- text scale ---------------------------------------------------------------- */
 
 /* Every size from scale pct (viewmodel_sizes): the fonts opened again at
- * theirs, the scenes built again; the scroll kept within the content. */
+ * theirs, the scenes built again, scrolled back to the top. */
 static int set_scale(struct view *w, int pct) {
     viewmodel_set_scale(&w->vm, pct);
     gfx_fonts_close(&w->fonts);
