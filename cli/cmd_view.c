@@ -13,6 +13,7 @@
 #include "input.h"
 #include "scenario_file.h"
 #include "view.h"
+#include "viewmodel.h"
 
 #define VIEW_MAX 8
 _Static_assert(VIEW_MAX <= VIEW_WATCH_MAX, "every file given to view is watched");
@@ -23,6 +24,7 @@ struct view_cmd {
     const char *files[VIEW_MAX]; /* view A.lsim B.lsim: one panel per file (and algorithm) */
     int nfiles;
     int quiz, bench_frames, show_all;
+    int scale_pct; /* --scale, percent; 0: from the screen */
     long width, height;
 };
 
@@ -44,6 +46,10 @@ struct host {
     char path[4096];
     char prev[16][4096];
     int nprev;
+    /* the command line's --set KEY=VALUE in force: a knob turned in the
+     * window drops its own (the file then says the value) */
+    const char *sets[CLI_MAX_SETS];
+    int nsets;
 };
 
 static void close_set(struct host *h, int k) {
@@ -61,8 +67,8 @@ static int load(void *ctx, struct view_load *out) {
         const char *file = h->file_of[i] ? h->o->files[h->file_of[i]] : h->path;
         struct run_spec spec = {.file = file,
                                 .seed = h->o->ro.seed,
-                                .sets = h->o->ro.sets,
-                                .nsets = h->o->ro.nsets,
+                                .sets = h->sets,
+                                .nsets = h->nsets,
                                 .algo = h->names[i],
                                 .keep_trace = 1,
                                 .lenient_sets = h->n > 1 && h->o->nfiles == 1};
@@ -73,7 +79,7 @@ static int load(void *ctx, struct view_load *out) {
             close_set(h, k);
             return rc;
         }
-        struct report_ctx c = {.file = file, .algo = h->names[i], .sets = h->o->ro.sets, .nsets = h->o->ro.nsets};
+        struct report_ctx c = {.file = file, .algo = h->names[i], .sets = h->sets, .nsets = h->nsets};
         cli_banner_fill(&h->cbs[k][i], r, &c);
         h->bs[k][i] = h->cbs[k][i].b;
         /* (quiz: the window keeps the verdict hidden, "running", until the
@@ -85,6 +91,7 @@ static int load(void *ctx, struct view_load *out) {
     out->n = (size_t)h->n;
     out->trs = h->trs[k];
     out->banners = h->bs[k];
+    out->scn = h->runs[k][0].scn;
     h->cur = k;
     return 0;
 }
@@ -105,24 +112,23 @@ static int shot_close(void *ctx, int ok, char *err, size_t errlen) {
     return out_commit(&h->shot, err, errlen);
 }
 
-/* The scenario as it is now, with line added, saved as dir/locksim-edit-N.lsim
- * (the first N free: created exclusively, nothing overwritten); that file is
- * loaded and watched from now on. */
-static int edit(void *ctx, const char *line, sim_ns at, const char *dir, char *saved, size_t savedlen, char *err,
-                size_t errlen) {
-    struct host *h = ctx;
+/* The scenario file as it is now: *text (freed by the caller), *len. */
+static int read_scenario(const struct host *h, char **text, size_t *len, char *err, size_t errlen) {
+    FILE *in = fopen(h->path, "rb");
+    int rc = in ? input_read_all(in, 1 << 20, text, len) : LSIM_ENOINPUT;
+    if (in) fclose(in);
+    if (rc) snprintf(err, errlen, "cannot read %s to edit it", h->path);
+    return rc;
+}
+
+/* Save the edited scenario (the parts a, then b) as dir/locksim-edit-N.lsim
+ * (the first N free: created exclusively, nothing overwritten); that file
+ * is loaded and watched from now on, the one before it kept for undo. */
+static int save_edit(struct host *h, const char *a, size_t alen, const char *b, size_t blen, const char *dir,
+                     char *saved, size_t savedlen, char *err, size_t errlen) {
     if (h->nprev == (int)(sizeof h->prev / sizeof h->prev[0])) { /* the oldest edits cannot be undone any more */
         memmove(h->prev[0], h->prev[1], sizeof h->prev - sizeof h->prev[0]);
         h->nprev--;
-    }
-    FILE *in = fopen(h->path, "rb");
-    char *text = NULL;
-    size_t len = 0;
-    int rc = in ? input_read_all(in, 1 << 20, &text, &len) : LSIM_ENOINPUT;
-    if (in) fclose(in);
-    if (rc) {
-        snprintf(err, errlen, "cannot read %s to add the fault to it", h->path);
-        return rc;
     }
     FILE *f = NULL;
     for (int k = 1; k < 100000 && !f; k++) {
@@ -132,17 +138,11 @@ static int edit(void *ctx, const char *line, sim_ns at, const char *dir, char *s
         else if (fd < 0 && errno != EEXIST) break;
     }
     if (!f) {
-        free(text);
         snprintf(err, errlen, "cannot create a file for the edited scenario in %s", dir && dir[0] ? dir : ".");
         return LSIM_EOUTPUT;
     }
-    size_t at_off = scenario_text_fault_place(text, len, at);
-    int ok = fwrite(text, 1, at_off, f) == at_off;
-    if (at_off && text[at_off - 1] != '\n') ok = ok && fputc('\n', f) != EOF;
-    ok = ok && fprintf(f, "%s   # added in the window by a click\n", line) > 0;
-    ok = ok && fwrite(text + at_off, 1, len - at_off, f) == len - at_off;
+    int ok = fwrite(a, 1, alen, f) == alen && fwrite(b, 1, blen, f) == blen;
     ok = (fclose(f) == 0) && ok;
-    free(text);
     if (!ok) {
         unlink(saved);
         snprintf(err, errlen, "cannot write %s", saved);
@@ -153,6 +153,59 @@ static int edit(void *ctx, const char *line, sim_ns at, const char *dir, char *s
     return 0;
 }
 
+/* The scenario as it is now, with line added among its timed lines, saved
+ * by save_edit. */
+static int edit(void *ctx, const char *line, sim_ns at, const char *dir, char *saved, size_t savedlen, char *err,
+                size_t errlen) {
+    struct host *h = ctx;
+    char *text = NULL, *head = NULL;
+    size_t len = 0, hlen = 0;
+    int rc = read_scenario(h, &text, &len, err, errlen);
+    if (rc) return rc;
+    size_t at_off = scenario_text_fault_place(text, len, at);
+    FILE *m = open_memstream(&head, &hlen);
+    if (!m) {
+        free(text);
+        snprintf(err, errlen, "out of memory");
+        return LSIM_ENOMEM;
+    }
+    fwrite(text, 1, at_off, m);
+    if (at_off && text[at_off - 1] != '\n') fputc('\n', m);
+    fprintf(m, "%s   # added in the window by a click\n", line);
+    rc = fclose(m) == 0 && head ? 0 : LSIM_ENOMEM;
+    if (rc) snprintf(err, errlen, "out of memory");
+    else rc = save_edit(h, head, hlen, text + at_off, len - at_off, dir, saved, savedlen, err, errlen);
+    free(head);
+    free(text);
+    return rc;
+}
+
+/* A knob turned: the scenario with param name's value replaced, saved by
+ * save_edit; the command line's --set of that name dropped. */
+static int set_param(void *ctx, const char *name, const char *value, const char *dir, char *saved, size_t savedlen,
+                     char *err, size_t errlen) {
+    struct host *h = ctx;
+    char *text = NULL, *out = NULL;
+    size_t len = 0, olen = 0;
+    int rc = read_scenario(h, &text, &len, err, errlen);
+    if (rc) return rc;
+    rc = viewmodel_param_edit(text, len, name, value, &out, &olen);
+    free(text);
+    if (rc) {
+        snprintf(err, errlen, rc == LSIM_ENOMEM ? "out of memory" : "%s has no line `param %s=...`", h->path, name);
+        return rc == LSIM_ENOMEM ? rc : LSIM_EBAD_VALUE;
+    }
+    rc = save_edit(h, out, olen, "", 0, dir, saved, savedlen, err, errlen);
+    free(out);
+    size_t nl = strlen(name);
+    for (int i = 0; !rc && i < h->nsets;)
+        if (strncmp(h->sets[i], name, nl) == 0 && h->sets[i][nl] == '=') {
+            memmove(&h->sets[i], &h->sets[i + 1], (size_t)(h->nsets - i - 1) * sizeof h->sets[0]);
+            h->nsets--;
+        } else i++;
+    return rc;
+}
+
 static int undo(void *ctx) {
     struct host *h = ctx;
     if (h->nprev == 0) return 0;
@@ -160,17 +213,23 @@ static int undo(void *ctx) {
     return 1;
 }
 
-enum { OPT_ALGOS = CLI_OPT_OWN, OPT_QUIZ, OPT_SHOW_ALL, OPT_SHOTS, OPT_SCRIPT_LOG, OPT_BENCH, OPT_WIDTH, OPT_HEIGHT };
+enum {
+    OPT_ALGOS = CLI_OPT_OWN,
+    OPT_QUIZ,
+    OPT_SHOW_ALL,
+    OPT_SHOTS,
+    OPT_SCRIPT_LOG,
+    OPT_BENCH,
+    OPT_WIDTH,
+    OPT_HEIGHT,
+    OPT_SCALE
+};
 static const struct option view_options[] = {
-        {"algos", required_argument, NULL, OPT_ALGOS},
-        {"quiz", no_argument, NULL, OPT_QUIZ},
-        {"show-all", no_argument, NULL, OPT_SHOW_ALL},
-        {"shots", required_argument, NULL, OPT_SHOTS},
-        {"script-log", no_argument, NULL, OPT_SCRIPT_LOG},
-        {"bench-frames", required_argument, NULL, OPT_BENCH},
-        {"width", required_argument, NULL, OPT_WIDTH},
-        {"height", required_argument, NULL, OPT_HEIGHT},
-        {NULL, 0, NULL, 0},
+        {"algos", required_argument, NULL, OPT_ALGOS},     {"quiz", no_argument, NULL, OPT_QUIZ},
+        {"show-all", no_argument, NULL, OPT_SHOW_ALL},     {"shots", required_argument, NULL, OPT_SHOTS},
+        {"script-log", no_argument, NULL, OPT_SCRIPT_LOG}, {"bench-frames", required_argument, NULL, OPT_BENCH},
+        {"width", required_argument, NULL, OPT_WIDTH},     {"height", required_argument, NULL, OPT_HEIGHT},
+        {"scale", required_argument, NULL, OPT_SCALE},     {NULL, 0, NULL, 0},
 };
 const struct option *const cli_tables_view[] = {view_options, NULL};
 
@@ -190,6 +249,15 @@ static int take_view_option(struct view_cmd *o, int c, const char *a) {
         return 0;
     case OPT_WIDTH: return cli_parse_pixels("--width", a, 320, 8192, &o->width);
     case OPT_HEIGHT: return cli_parse_pixels("--height", a, 240, 8192, &o->height);
+    case OPT_SCALE: {
+        char *end = NULL;
+        double s = strtod(a, &end);
+        if (end == a || *end || !(s * 100 >= VIEWMODEL_SCALE_MIN - 0.5 && s * 100 <= VIEWMODEL_SCALE_MAX + 0.5))
+            return cli_usage("--scale takes a text scale from %.2g to %.2g (1.5: text half as big again), not '%s'",
+                             VIEWMODEL_SCALE_MIN / 100.0, VIEWMODEL_SCALE_MAX / 100.0, a);
+        o->scale_pct = (int)(s * 100 + 0.5);
+        return 0;
+    }
     default: /* CLI_OPT_ARG */
         if (o->nfiles == VIEW_MAX)
             return cli_usage("view shows at most %d scenario files; '%s' is one more", VIEW_MAX, a);
@@ -224,6 +292,7 @@ int cmd_view(int argc, char **argv) {
     if (!h) return cli_fail(LSIM_ENOMEM, "");
     h->o = &o;
     h->cur = -1;
+    for (int i = 0; i < o.ro.nsets && i < CLI_MAX_SETS; i++) h->sets[h->nsets++] = o.ro.sets[i];
     char names[1024] = "";
     if (o.algos) {
         snprintf(names, sizeof names, "%s", o.algos);
@@ -266,12 +335,14 @@ int cmd_view(int argc, char **argv) {
                            .shot_open = shot_open,
                            .shot_close = shot_close,
                            .edit = o.nfiles == 1 ? edit : NULL,
-                           .undo = o.nfiles == 1 ? undo : NULL};
+                           .undo = o.nfiles == 1 ? undo : NULL,
+                           .set_param = o.nfiles == 1 ? set_param : NULL};
     struct view_opts vo = {.quiz = o.quiz,
                            .show_all = o.show_all,
                            .shots_dir = o.shots,
                            .width = (int)o.width,
                            .height = (int)o.height,
+                           .scale_pct = o.scale_pct,
                            .log = o.log ? stdout : NULL,
                            .bench_frames = o.bench_frames};
     int rc = cli_gfx_view_run(&vh, &vo);

@@ -252,7 +252,7 @@ const char cli_usage_render[] =
 
 const char cli_usage_view[] =
         "Usage: locksim view FILE [FILE...] [--algos A,B,...] [--quiz] [--show-all] [--shots DIR]\n"
-        "                    [--width W] [--height H] [--seed N] [--set KEY=VALUE]...\n"
+        "                    [--width W] [--height H] [--scale S] [--seed N] [--set KEY=VALUE]...\n"
         "\n"
         "Opens the timeline in a window (SDL2) and reveals the run as it plays: only what\n"
         "happened by the cursor is drawn, the verdict says \"running\" until the run has\n"
@@ -268,6 +268,13 @@ const char cli_usage_view[] =
         "drag from one lane to another cuts their link (a middle click heals every link);\n"
         "the scenario so edited is saved as a new file, locksim-edit-N.lsim in the\n"
         "--shots folder (FILE is never changed), and played again; u undoes the last edit.\n"
+        "Knobs: each `param NAME=VALUE range=MIN..MAX` of the scenario is listed under\n"
+        "the timeline; k picks one, < and > turn it a step (a 50th of its range), and the\n"
+        "run is played again with the same seed, the cursor kept; the change is listed\n"
+        "(\"pause=25s (was 27s)\") and saved as a new file as the clicked faults are\n"
+        "(a --set of that param no longer applies).\n"
+        "Text scale: Ctrl+= and Ctrl+- make the text, lanes and bars bigger or smaller\n"
+        "by a quarter, Ctrl+0 returns to the scale the window opened with.\n"
         "  FILE FILE...    one panel per file (failover vs failover-with-wait), on one time\n"
         "                  axis and one cursor; the first file reloads when it changes, and\n"
         "                  right clicks add faults only when one file is shown\n"
@@ -276,7 +283,11 @@ const char cli_usage_view[] =
         "  --show-all      the whole run at once, as a finished picture (key a)\n"
         "  --shots DIR     screenshots (locksim-shot-N.png) and edits (locksim-edit-N.lsim)\n"
         "                  go there; default: the current folder\n"
-        "  --width W, --height H   the window's size at start (default 1280 x 800)\n"
+        "  --width W, --height H   the window's size at start (default 1280 x 800 at the\n"
+        "                  text scale, within the screen)\n"
+        "  --scale S       text scale, 0.75 to 3 (default: from the screen, 1 at 720 lines\n"
+        "                  or 96 dpi, 1.5 on a 1920x1080 projector, 2 at 1440 lines), at\n"
+        "                  most what leaves the timeline two thirds of the window (2.25 at 1080)\n"
         "Without a display it exits 69: draw a picture with locksim render FILE -o out.png.\n";
 
 const char cli_usage_hash[] = "Usage: locksim hash [--seed N] [--set KEY=VALUE]... [--algo NAME|PATH] FILE...\n"

@@ -403,13 +403,15 @@ void raster_font_close(struct raster_font *rf) {
     memset(rf, 0, sizeof *rf);
 }
 
-int raster_fonts_open(struct raster_fonts *f) {
+int raster_fonts_open(struct raster_fonts *f) { return raster_fonts_open_px(f, PALETTE_TEXT_PX, PALETTE_TITLE_PX); }
+
+int raster_fonts_open_px(struct raster_fonts *f, int text_px, int title_px) {
     static const char *const files[2] = {GFX_FONT_MONO, GFX_FONT_MONO_BOLD};
     memset(f, 0, sizeof *f);
     int rc = raster_lib_open(&f->lib);
     for (int t = 0; t < 2 && !rc; t++)
         for (int b = 0; b < 2 && !rc; b++)
-            rc = raster_font_open(&f->font[t][b], f->lib, files[b], t ? PALETTE_TITLE_PX : PALETTE_TEXT_PX);
+            rc = raster_font_open(&f->font[t][b], f->lib, files[b], t ? title_px : text_px);
     return rc;
 }
 

@@ -64,6 +64,9 @@ void raster_close(struct raster *r);
  * gfx_error() names it and the Debian package) or LSIM_EINTERNAL. On error
  * raster_fonts_close still frees what was opened. */
 int raster_fonts_open(struct raster_fonts *f);
+/* The same fonts at other sizes (the window's text scale): text_px for
+ * what is drawn at PALETTE_TEXT_PX, title_px for the title's. */
+int raster_fonts_open_px(struct raster_fonts *f, int text_px, int title_px);
 void raster_fonts_close(struct raster_fonts *f);
 
 /* One font by itself, for pictures that are not scenes (the heatmap,

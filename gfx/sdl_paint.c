@@ -198,7 +198,9 @@ static int text(void *ctx, int x, int y, int h, const char *s, int px, int bold,
     return gfx_paint_text(g->r, g->f, x, y, h, s, px, bold, c);
 }
 
-int gfx_fonts_open(struct gfx_fonts *f) {
+int gfx_fonts_open(struct gfx_fonts *f) { return gfx_fonts_open_px(f, PALETTE_TEXT_PX, PALETTE_TITLE_PX); }
+
+int gfx_fonts_open_px(struct gfx_fonts *f, int text_px, int title_px) {
     static const char *const files[2] = {GFX_FONT_MONO, GFX_FONT_MONO_BOLD};
     for (int t = 0; t < 2; t++)
         for (int b = 0; b < 2; b++) {
@@ -208,7 +210,7 @@ int gfx_fonts_open(struct gfx_fonts *f) {
                                 "font missing; install the Debian package fonts-dejavu-core "
                                 "(apt-get install fonts-dejavu-core)");
             fclose(probe);
-            f->font[t][b] = TTF_OpenFont(files[b], t ? PALETTE_TITLE_PX : PALETTE_TEXT_PX);
+            f->font[t][b] = TTF_OpenFont(files[b], t ? title_px : text_px);
             if (!f->font[t][b]) return gfx_fail(LSIM_EINTERNAL, "TTF_OpenFont", TTF_GetError());
             TTF_SetFontHinting(f->font[t][b], TTF_HINTING_NORMAL);
         }

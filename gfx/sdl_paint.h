@@ -39,6 +39,9 @@ struct gfx_fonts {
  * package) or LSIM_EINTERNAL. On error the fonts opened so far stay in *f
  * and gfx_fonts_close still frees them. */
 int gfx_fonts_open(struct gfx_fonts *f);
+/* The same fonts at other sizes (the window's text scale): text_px for
+ * what is drawn at PALETTE_TEXT_PX, title_px for the title's. */
+int gfx_fonts_open_px(struct gfx_fonts *f, int text_px, int title_px);
 /* Close every font of *f (also a zeroed one), destroy its cached textures
  * (before their renderer is destroyed) and zero it. */
 void gfx_fonts_close(struct gfx_fonts *f);

@@ -30,8 +30,11 @@ static const struct palette_rgb ui_bar = {34, 34, 34}, ui_text = {255, 255, 255}
                                 ui_mark = {240, 228, 66}, /* Okabe-Ito yellow */
         ui_error = {160, 30, 30}, ui_panel = {250, 250, 250};
 
-#define LINE_H 26
-#define NARR_H (LINE_H * (VIEWMODEL_NARR_LINES + 1) + 14) /* the history, then the status line */
+/* Sizes from the text scale (viewmodel_sizes): a line of the window's own
+ * text, and the bar under the scenes (the knobs, the history, the status). */
+#define LINE_H (w->vm.sz.line_h)
+#define NARR_H (w->vm.sz.narr_h)
+#define PAD (w->vm.sz.pad)
 
 struct view {
     const struct view_host *host;
@@ -49,6 +52,8 @@ struct view {
     int scroll;                 /* vertical scroll of the scenes, pixels */
     int tex_dirty;
     int help, fullscreen, quit;
+    int scale0;        /* the text scale the window opened with (Ctrl+0 returns to it) */
+    int fatal;         /* an LSIM code that ends the window (the fonts at a new scale failed) */
     char error[700];   /* a failed reload, shown in the window */
     char status[4600]; /* a passing message (screenshot written, a fault added) */
     Uint32 status_until;
@@ -63,7 +68,7 @@ struct view {
     int reloads;
     long hover; /* the trace event under the mouse (its tooltip shown), -1 none */
     char last_log[600];
-    struct gfx_text_line narr_line[VIEWMODEL_NARR_LINES + 1]; /* the narration bar's lines, kept */
+    struct gfx_text_line narr_line[VIEWMODEL_NARR_LINES + 2]; /* the narration bar's lines, kept */
 };
 
 static int fail(int code, const char *what, const char *detail) { return gfx_fail(code, what, detail); }
@@ -121,6 +126,7 @@ static void stamp_all(const struct view_host *h, struct timespec t[VIEW_WATCH_MA
 static int take_load(struct view *w, const struct view_load *ld, int first) {
     int rc = viewmodel_load(&w->vm, ld->trs, ld->banners, ld->n, first, w->o->quiz);
     if (rc) return fail(rc, "out of memory", NULL);
+    viewmodel_set_knobs(&w->vm, w->host->set_param ? ld->scn : NULL);
     w->ld = *ld;
     return 0;
 }
@@ -176,6 +182,25 @@ static void add_line(struct view *w, const char *line, sim_ns at) {
     }
     reload(w);
     snprintf(s, sizeof s, "added %s (saved as %s; u undoes)", line, saved);
+    say(w, s);
+}
+
+/* A knob turned (k picks, < > turn): its param's new value written into
+ * the scenario as a new file, and the run played again with the same seed;
+ * the cursor and the window stay where they were (a reload keeps them). */
+static void turn_knob(struct view *w, int i) {
+    const struct viewmodel_knob *k = &w->vm.knobs[i];
+    char name[sizeof k->name], value[sizeof k->value], saved[4200], err[600], s[sizeof saved + 400];
+    snprintf(name, sizeof name, "%s", k->name);
+    snprintf(value, sizeof value, "%s", k->value);
+    if (w->host->set_param(w->host->ctx, name, value, w->o->shots_dir, saved, sizeof saved, err, sizeof err) != 0) {
+        snprintf(s, sizeof s, "not changed: %s", err);
+        say(w, s);
+        reload(w); /* the knobs as the file has them again */
+        return;
+    }
+    reload(w);
+    snprintf(s, sizeof s, "%s=%s, same seed: saved as %s (u undoes)", name, value, saved);
     say(w, s);
 }
 
@@ -253,6 +278,22 @@ static void screenshot(struct view *w) {
     }
 }
 
+/* ---- text scale ---------------------------------------------------------------- */
+
+/* Every size from scale pct (viewmodel_sizes): the fonts opened again at
+ * theirs, the scenes built again, scrolled back to the top. */
+static int set_scale(struct view *w, int pct) {
+    viewmodel_set_scale(&w->vm, pct);
+    gfx_fonts_close(&w->fonts);
+    raster_fonts_close(&w->rfonts);
+    for (int i = 0; i < VIEWMODEL_NARR_LINES + 2; i++) gfx_text_line_close(&w->narr_line[i]);
+    int rc = gfx_fonts_open_px(&w->fonts, w->vm.sz.text_px, w->vm.sz.title_px);
+    if (!rc) rc = raster_fonts_open_px(&w->rfonts, w->vm.sz.text_px, w->vm.sz.title_px);
+    w->scroll = 0;
+    w->tex_dirty = 1;
+    return rc;
+}
+
 /* ---- overlays ----------------------------------------------------------------- */
 
 static void text(struct view *w, int x, int y, const char *s, int bold, struct palette_rgb c) {
@@ -311,13 +352,18 @@ static void draw_question(struct view *w) {
 static void draw_narration(struct view *w) {
     int y = w->h - NARR_H;
     gfx_paint_box(w->r, 0, y, w->w, NARR_H, ui_bar);
+    char kl[1200];
+    viewmodel_knobs_line(&w->vm, kl, sizeof kl);
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[VIEWMODEL_NARR_LINES + 1], PAD, y + 4, LINE_H, kl,
+                        PALETTE_TEXT_PX, 0, ui_mark);
+    y += LINE_H;
     long ks[VIEWMODEL_NARR_LINES];
     int current;
     viewmodel_history(&w->vm, ks, &current);
     for (int r = 0; r < VIEWMODEL_NARR_LINES; r++) {
         char s[600] = "";
         if (ks[r] != -2) viewmodel_narrate(&w->vm, ks[r], s, sizeof s);
-        gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[r], 12, y + 4 + LINE_H * r, LINE_H, s, PALETTE_TEXT_PX,
+        gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[r], PAD, y + 4 + LINE_H * r, LINE_H, s, PALETTE_TEXT_PX,
                             r == current, r == current ? ui_text : ui_dim);
     }
     char s[400];
@@ -325,8 +371,8 @@ static void draw_narration(struct view *w) {
                      : w->vm.content_h > w->h - NARR_H ? "? help  PgDn/PgUp: more below"
                                                        : "";
     viewmodel_status(&w->vm, s, sizeof s, st);
-    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[VIEWMODEL_NARR_LINES], 12, y + 8 + LINE_H * VIEWMODEL_NARR_LINES,
-                        LINE_H, s, PALETTE_TEXT_PX, 0, ui_dim);
+    gfx_paint_text_line(w->r, &w->fonts, &w->narr_line[VIEWMODEL_NARR_LINES], PAD,
+                        y + 8 + LINE_H * VIEWMODEL_NARR_LINES, LINE_H, s, PALETTE_TEXT_PX, 0, ui_dim);
 }
 
 static void draw_hover(struct view *w) {
@@ -352,6 +398,7 @@ static const char *const window_help[] = {
         "  ctrl+right-click: restart a crashed node; alt: step its clock forward (alt+shift: back)",
         "  middle-drag from a lane to another: cut their link (a middle click: heal every link)",
         "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
+        "Ctrl+=  Ctrl+-  Ctrl+0   text scale bigger / smaller / as it opened",
         "PgUp PgDn    scroll panels        F11  full screen",
         "? F1         this help            q  Esc  quit",
         "The window reloads when a scenario file changes on disk.",
@@ -361,7 +408,7 @@ static void draw_help(struct view *w) {
     int common = 0, own = (int)(sizeof window_help / sizeof window_help[0]);
     while (viewmodel_help_line(common)) common++;
     int n = common + own;
-    int bw = w->w - 160 < 1000 ? w->w - 160 : 1000, bh = LINE_H * (n + 2);
+    int most = w->vm.sz.char_w * 96, bw = w->w - 160 < most ? w->w - 160 : most, bh = LINE_H * (n + 2);
     int x = (w->w - bw) / 2, y = (w->h - NARR_H - bh) / 2;
     if (y < 8) y = 8;
     frame_box(w, x, y, bw, bh, ui_panel);
@@ -435,11 +482,14 @@ static void log_state(struct view *w) {
     snprintf(line, sizeof line,
              "view: cur=%ld kind=%s cursor=%lld t0=%lld t1=%lld playing=%d speed=%d question=%ld "
              "question_kind=%s panels=%zu reloads=%d error=%d help=%d hover=%ld fullscreen=%d size=%dx%d "
-             "show_all=%d revealed=%zu decided=%d",
+             "show_all=%d revealed=%zu decided=%d scale=%d knob=%s verdict=%s",
              viewstate_cur(&w->vm.vs), kind, (long long)w->vm.vs.cursor, (long long)w->vm.vs.t0, (long long)w->vm.vs.t1,
              w->vm.vs.playing, w->vm.vs.speed, viewstate_asking(&w->vm.vs), qkind, w->ld.n, w->reloads,
              w->error[0] != 0, w->help, w->hover, w->fullscreen, w->w, w->h, w->vm.vs.show_all, revealed,
-             w->vm.decided_all);
+             w->vm.decided_all, w->vm.sz.scale_pct,
+             w->vm.knob_sel < w->vm.nknobs ? w->vm.knobs[w->vm.knob_sel].name : "-",
+             w->ld.n && w->ld.banners && w->ld.banners[0].report ? scn_verdict_name(w->ld.banners[0].report->verdict)
+                                                                 : "-");
     if (strcmp(line, w->last_log) != 0) {
         snprintf(w->last_log, sizeof w->last_log, "%s", line);
         fprintf(w->o->log, "%s\n", line);
@@ -464,6 +514,32 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
         w->help = 0;
         if (c == SDLK_ESCAPE || c == SDLK_QUESTION || c == SDLK_F1 || (c == SDLK_SLASH && shift)) return;
     }
+    if (k->keysym.mod & KMOD_CTRL) { /* the text scale: Ctrl+= (or +) bigger, Ctrl+- smaller, Ctrl+0 as it opened */
+        int pct = -1;
+        if (c == SDLK_EQUALS || c == SDLK_PLUS || c == SDLK_KP_PLUS) pct = viewmodel_scale_step(w->vm.sz.scale_pct, 1);
+        if (c == SDLK_MINUS || c == SDLK_KP_MINUS) pct = viewmodel_scale_step(w->vm.sz.scale_pct, -1);
+        if (c == SDLK_0 || c == SDLK_KP_0) pct = w->scale0;
+        if (pct >= 0) pct = viewmodel_scale_fit(pct, w->h);
+        if (pct >= 0) {
+            char s[80];
+            w->fatal = set_scale(w, pct); /* a font gone since the start: gfx_error() says which */
+            snprintf(s, sizeof s, "text scale %d.%02d (Ctrl+= Ctrl+- Ctrl+0)", pct / 100, pct % 100);
+            say(w, s);
+            return;
+        }
+    }
+    /* < and > turn the picked knob: shift+comma and shift+period on a US
+     * layout, a key of their own on others (SDL's names "<", ">") */
+    const char *name = SDL_GetKeyName(c);
+    if (shift && c == SDLK_COMMA) name = "<";
+    if (shift && c == SDLK_PERIOD) name = ">";
+    if (viewmodel_key(name) == VIEWMODEL_KNOB_DOWN || viewmodel_key(name) == VIEWMODEL_KNOB_UP) {
+        if (!w->vm.nknobs) say(w, "no knobs: this scenario has no `param NAME=VALUE range=MIN..MAX` line");
+        else if (!viewmodel_do(&w->vm, viewmodel_key(name))) say(w, "the knob is at the end of its range");
+        int i = viewmodel_knob_taken(&w->vm);
+        if (i >= 0) turn_knob(w, i);
+        return;
+    }
     switch (c) {
     case SDLK_s: w->shot_pending = 1; break;
     case SDLK_F1:
@@ -487,7 +563,7 @@ static void on_key(struct view *w, const SDL_KeyboardEvent *k) {
             say(w, s);
         } else say(w, "nothing to undo");
         break;
-    default: viewmodel_do(&w->vm, viewmodel_key(SDL_GetKeyName(c))); break;
+    default: viewmodel_do(&w->vm, viewmodel_key(name)); break;
     }
 }
 
@@ -507,6 +583,9 @@ static void on_event(struct view *w, const SDL_Event *e) {
         if (e->window.event == SDL_WINDOWEVENT_SIZE_CHANGED || e->window.event == SDL_WINDOWEVENT_RESIZED) {
             SDL_GetRendererOutputSize(w->r, &w->w, &w->h);
             w->vm.dirty = 1;
+            /* smaller: the text too, if its bar would take more than a third */
+            if (viewmodel_scale_fit(w->vm.sz.scale_pct, w->h) < w->vm.sz.scale_pct)
+                w->fatal = set_scale(w, viewmodel_scale_fit(w->vm.sz.scale_pct, w->h));
         }
         if (e->window.event == SDL_WINDOWEVENT_EXPOSED) w->tex_dirty = 1;
         break;
@@ -711,7 +790,7 @@ static void close_view(struct view *w) {
     viewmodel_close(&w->vm);
     gfx_fonts_close(&w->fonts);
     raster_fonts_close(&w->rfonts);
-    for (int i = 0; i <= VIEWMODEL_NARR_LINES; i++) gfx_text_line_close(&w->narr_line[i]);
+    for (int i = 0; i < VIEWMODEL_NARR_LINES + 2; i++) gfx_text_line_close(&w->narr_line[i]);
     if (w->tex) SDL_DestroyTexture(w->tex);
     if (w->r) SDL_DestroyRenderer(w->r);
     if (w->win) SDL_DestroyWindow(w->win);
@@ -749,8 +828,18 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     }
     struct view_load first = w.ld;
     memset(&w.ld, 0, sizeof w.ld);
-    w.w = o->width > 0 ? o->width : 1280;
-    w.h = o->height > 0 ? o->height : 800;
+    /* The text scale: asked for (--scale), else from the screen's height
+     * and dpi (a 1920x1080 projector: 1.5, 27 px text) */
+    SDL_Rect screen;
+    float vdpi = 0;
+    if (SDL_GetDisplayDPI(0, NULL, NULL, &vdpi) != 0) vdpi = 0;
+    w.scale0 = o->scale_pct > 0
+                       ? viewmodel_scale_clamp(o->scale_pct)
+                       : viewmodel_scale_for_screen(SDL_GetDisplayBounds(0, &screen) == 0 ? screen.h : 0, vdpi);
+    viewmodel_sizes(w.scale0, &w.vm.sz);
+    /* 1280 x 800 at the text scale (the scenes as much room as at 1.0) */
+    w.w = o->width > 0 ? o->width : 1280 * w.scale0 / 100;
+    w.h = o->height > 0 ? o->height : 800 * w.scale0 / 100;
     /* Not larger than the screen: 1280x800 on a 1280x720 projector would
      * put the title off it. A size asked for (--width, --height) is kept. */
     SDL_Rect usable;
@@ -759,8 +848,8 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
         if (o->height <= 0 && w.h > usable.h - 32) w.h = usable.h - 32 > 240 ? usable.h - 32 : 240; /* title bar */
     }
     if (TTF_Init() != 0) rc = fail(LSIM_EINTERNAL, "TTF_Init", TTF_GetError());
-    if (!rc) rc = gfx_fonts_open(&w.fonts);
-    if (!rc) rc = raster_fonts_open(&w.rfonts);
+    if (!rc) rc = gfx_fonts_open_px(&w.fonts, w.vm.sz.text_px, w.vm.sz.title_px);
+    if (!rc) rc = raster_fonts_open_px(&w.rfonts, w.vm.sz.text_px, w.vm.sz.title_px);
     if (!rc && !(w.win = SDL_CreateWindow("locksim view", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, w.w, w.h,
                                           SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI)))
         rc = fail(LSIM_ENODISPLAY, "SDL_CreateWindow", SDL_GetError());
@@ -772,6 +861,10 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
             rc = fail(LSIM_EINTERNAL, "SDL_CreateRenderer", SDL_GetError());
     }
     if (!rc) SDL_GetRendererOutputSize(w.r, &w.w, &w.h);
+    if (!rc && viewmodel_scale_fit(w.scale0, w.h) < w.scale0) { /* the bar a third of the window at most */
+        w.scale0 = viewmodel_scale_fit(w.scale0, w.h);
+        rc = set_scale(&w, w.scale0);
+    }
     if (!rc) rc = take_load(&w, &first, 1);
     if (!rc) w.vm.vs.show_all = o->show_all;
     if (!rc && o->bench_frames > 0) {
@@ -792,6 +885,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
             on_event(&w, &e);
             had = 1;
         }
+        if ((rc = w.fatal) != 0) break;
         double now = now_s();
         if (w.vm.vs.playing) viewstate_play(&w.vm.vs, now - last);
         last = now;

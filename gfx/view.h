@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "scenario.h"
 #include "scene.h"
 #include "trace.h"
 
@@ -20,7 +21,8 @@ struct view_load {
     size_t n;
     const struct trace *const *trs;
     const struct scene_banner *banners;
-    char error[640]; /* when a load fails: "file:line:col: message" */
+    const struct scenario *scn; /* the first panel's scenario, its knobs (NULL: none); borrowed as trs */
+    char error[640];            /* when a load fails: "file:line:col: message" */
 };
 
 #define VIEW_WATCH_MAX 8 /* files watched for changes: path and also */
@@ -54,6 +56,12 @@ struct view_host {
     int (*edit)(void *ctx, const char *line, sim_ns at, const char *dir, char *saved, size_t savedlen, char *err,
                 size_t errlen);
     int (*undo)(void *ctx);
+    /* A knob turned: the scenario as it is now with its `param NAME=...`
+     * line's value replaced by value, saved, loaded and watched as edit
+     * does (undo goes back); a --set NAME= of the command line no longer
+     * applies. NULL: the window offers no knobs. Returns as edit. */
+    int (*set_param)(void *ctx, const char *name, const char *value, const char *dir, char *saved, size_t savedlen,
+                     char *err, size_t errlen);
 };
 
 struct view_opts {
@@ -61,6 +69,7 @@ struct view_opts {
     int show_all;          /* 1 = the whole run at once (--show-all), not revealed as it plays */
     const char *shots_dir; /* screenshots go here (--shots); NULL = the current folder */
     int width, height;     /* window size at start (0 = 1280 x 800) */
+    int scale_pct;         /* text scale, percent (0: from the screen, viewmodel_scale_for_screen) */
     FILE *log;             /* not NULL: one state line per change, for tests */
     int bench_frames;      /* > 0: draw that many frames of each of six kinds
                           (zoomed out, panning, zooming, zoomed in, a

@@ -63,7 +63,13 @@ int viewmodel_load(struct viewmodel *vm, const struct trace *const *trs, const s
     vm->trs = trs;
     vm->banners = banners;
     vm->dirty = 1;
+    vm->knob_turned = -1;
     return 0;
+}
+
+void viewmodel_set_scale(struct viewmodel *vm, int scale_pct) {
+    viewmodel_sizes(scale_pct, &vm->sz);
+    vm->dirty = 1;
 }
 
 void viewmodel_close(struct viewmodel *vm) {
@@ -170,7 +176,8 @@ int viewmodel_update(struct viewmodel *vm, int width, int avail_h) {
         vm->built_t1 == vm->vs.t1 && vm->scs)
         return 0;
     struct scene_view v;
-    scene_view_pixels(&v, width, 0);
+    if (!vm->sz.scale_pct) viewmodel_sizes(100, &vm->sz);
+    viewmodel_scene_view(&vm->sz, &v, width);
     v.compressed = 0; /* the cursor, hover, scrub and zoom map pixels to time linearly */
     unsigned flags = v.flags;
     v.label_chars = label_chars(vm, v.label_chars);
@@ -553,6 +560,17 @@ int viewmodel_do(struct viewmodel *vm, int cmd) {
     case VIEWMODEL_HISTORY_BACK: viewstate_history_scroll(vs, 1); return 1;
     case VIEWMODEL_HISTORY_FWD: viewstate_history_scroll(vs, -1); return 1;
     case VIEWMODEL_REVEAL: return viewstate_reveal(vs) == 0;
+    case VIEWMODEL_KNOB_NEXT:
+        if (!vm->nknobs) return 0;
+        vm->knob_sel = (vm->knob_sel + 1) % vm->nknobs;
+        return 1;
+    case VIEWMODEL_KNOB_DOWN:
+    case VIEWMODEL_KNOB_UP:
+        if (vm->knob_sel >= vm->nknobs ||
+            !viewmodel_knob_turn(&vm->knobs[vm->knob_sel], cmd == VIEWMODEL_KNOB_UP ? 1 : -1))
+            return 0;
+        vm->knob_turned = vm->knob_sel;
+        return 1;
     case VIEWMODEL_NONE:
     case VIEWMODEL_CMD_COUNT: break;
     }
@@ -583,6 +601,9 @@ static const struct {
         {VIEWMODEL_HISTORY_BACK, "up|arrowup", "Up  Down     the narration's earlier sentences / back to the present"},
         {VIEWMODEL_HISTORY_FWD, "down|arrowdown", NULL},
         {VIEWMODEL_REVEAL, "r|return|enter|keypad enter", "r  Enter     reveal the quiz answer"},
+        {VIEWMODEL_KNOB_NEXT, "k", "k  <  >      pick a knob (a param of the scenario), turn it a step down / up"},
+        {VIEWMODEL_KNOB_DOWN, "<", NULL},
+        {VIEWMODEL_KNOB_UP, ">", NULL},
 };
 
 int viewmodel_key(const char *name) {

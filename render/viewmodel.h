@@ -14,12 +14,75 @@
 
 #include "layout.h"
 #include "paint.h"
+#include "scenario.h"
 #include "scene.h"
 #include "trace.h"
 #include "viewstate.h"
 
 /* The narration history: the last sentences, the current one bright. */
 #define VIEWMODEL_NARR_LINES 3
+
+/* ---- Text scale ----
+ * Every size of the live view from one scale, in percent: 100 is the
+ * PNG's 18 px text; Ctrl+= and Ctrl+- step it by VIEWMODEL_SCALE_STEP
+ * between VIEWMODEL_SCALE_MIN and VIEWMODEL_SCALE_MAX, Ctrl+0 resets it. */
+#define VIEWMODEL_SCALE_MIN 75
+#define VIEWMODEL_SCALE_MAX 300
+#define VIEWMODEL_SCALE_STEP 25
+struct viewmodel_sizes {
+    int scale_pct;         /* what they were made for, clamped */
+    int text_px, title_px; /* font sizes, pixels (18 and 26 at 100) */
+    int char_w;            /* a character's advance, rounded up (11 at 100) */
+    int line_h, lane_h;    /* a line of text, a lane row (26, 40 at 100) */
+    int margin, pad;       /* the scenes' border, the bars' left padding */
+    int narr_h;            /* the bar under the scenes: knobs, narration and status lines */
+};
+/* The sizes at scale_pct (clamped to the limits). */
+void viewmodel_sizes(int scale_pct, struct viewmodel_sizes *out);
+int viewmodel_scale_clamp(int pct);
+/* The scale one step up (dir > 0) or down (dir < 0) from pct, to the next
+ * multiple of the step, within the limits; dir = 0: 100. */
+int viewmodel_scale_step(int pct, int dir);
+/* The scale a window opens with on a screen screen_h pixels tall with a
+ * vertical dpi of vdpi (0: unknown): 720 lines or 96 dpi are 100, 1080
+ * lines 150, 1440 lines 200, whichever is larger, in steps, 100 at least. */
+int viewmodel_scale_for_screen(int screen_h, double vdpi);
+/* The largest scale up to pct (in steps, VIEWMODEL_SCALE_MIN at least) whose
+ * bar under the scenes (narr_h) takes at most a third of a window win_h
+ * pixels tall: the timeline keeps two thirds (3.0 on 1080 lines would leave
+ * it 60 %, 2.25 is the most there). */
+int viewmodel_scale_fit(int pct, int win_h);
+/* scene_view_pixels(v, width, 0) with the sizes of sz. */
+void viewmodel_scene_view(const struct viewmodel_sizes *sz, struct scene_view *v, int width);
+
+/* ---- Knobs ----
+ * A scenario's `param NAME=VALUE range=MIN..MAX` lines, turned in the
+ * window (k picks one, < and > turn it a step) or by the page's sliders;
+ * the front end runs the scenario again with the new value (same seed). */
+#define VIEWMODEL_KNOBS_MAX 16
+#define VIEWMODEL_KNOB_STEPS 50 /* a step is about a 50th of the range */
+enum { VIEWMODEL_KNOB_DURATION = 'd', VIEWMODEL_KNOB_INT = 'i' };
+struct viewmodel_knob {
+    char name[SCN_OPT_MAX];
+    char value[SCN_OPT_MAX]; /* as the scenario language writes it: "27s" */
+    char orig[SCN_OPT_MAX];  /* its value when the view first had it (viewmodel_set_knobs keeps it) */
+    int kind;                /* VIEWMODEL_KNOB_DURATION: min, max, cur, step in ns; _INT: units */
+    int64_t min, max, cur;
+    int64_t step; /* one key press: the range / VIEWMODEL_KNOB_STEPS rounded to 1, 2 or 5 x 10^k, >= 1 */
+};
+/* The knobs of scn (its params with a range and a value that reads as one,
+ * a --set override included), up to max, in the file's order: their
+ * number. scn may be NULL (none). */
+int viewmodel_knobs_of(const struct scenario *scn, struct viewmodel_knob *out, int max);
+/* Set k to v, clamped to its range, and its value text: 1 when it changed. */
+int viewmodel_knob_set(struct viewmodel_knob *k, int64_t v);
+/* One step up (dir > 0) or down: 1 when it moved, 0 at the end of its range. */
+int viewmodel_knob_turn(struct viewmodel_knob *k, int dir);
+/* The scenario text (len bytes) with the value of its line `param NAME=...`
+ * replaced by value, the rest byte for byte: *out (NUL-terminated, freed by
+ * the caller with free) of *outlen bytes, and 0; -1 when no such line is
+ * there, LSIM_ENOMEM. */
+int viewmodel_param_edit(const char *text, size_t len, const char *name, const char *value, char **out, size_t *outlen);
 
 struct viewmodel {
     struct viewstate vs;
@@ -44,6 +107,11 @@ struct viewmodel {
     int dirty;     /* the scenes must be built again */
     int built_w, built_h;
     sim_ns built_t0, built_t1;
+    struct viewmodel_sizes sz; /* the text scale's sizes (scale_pct 0: not set, 100 is taken) */
+    /* the scenario's knobs (viewmodel_set_knobs), the one k picks, and the
+     * one a key turned that the front end has not taken yet (-1: none) */
+    struct viewmodel_knob knobs[VIEWMODEL_KNOBS_MAX];
+    int nknobs, knob_sel, knob_turned;
 };
 
 /* Take n traces and their banners (borrowed until the next load or close):
@@ -53,6 +121,18 @@ struct viewmodel {
 int viewmodel_load(struct viewmodel *vm, const struct trace *const *trs, const struct scene_banner *banners, size_t n,
                    int first, int quiz);
 void viewmodel_close(struct viewmodel *vm);
+/* Take scn's knobs (copied; scn may be NULL), keeping the one picked and
+ * each knob's orig value of the knobs before of the same name. */
+void viewmodel_set_knobs(struct viewmodel *vm, const struct scenario *scn);
+/* The knob a key turned since the last call (its index in vm->knobs, its
+ * new value there), or -1; the front end runs the scenario with it. */
+int viewmodel_knob_taken(struct viewmodel *vm);
+/* The knobs in one line: "knobs (k next, < > turn):  [pause=25s (was 27s)]
+ * ttl=30s", the picked one in brackets, a changed one with its orig value;
+ * "" when there are none. */
+void viewmodel_knobs_line(const struct viewmodel *vm, char *out, size_t n);
+/* Scale the scenes to scale_pct (viewmodel_sizes; rebuilt at the next update). */
+void viewmodel_set_scale(struct viewmodel *vm, int scale_pct);
 
 /* Bring the scenes up to date for an area width pixels wide, of which
  * avail_h are free above the narration: each panel revealed to the cursor,
@@ -135,7 +215,10 @@ enum viewmodel_cmd {
     VIEWMODEL_SHOW_ALL,  /* the whole run at once / as it plays */
     VIEWMODEL_HISTORY_BACK,
     VIEWMODEL_HISTORY_FWD,
-    VIEWMODEL_REVEAL, /* the quiz's answer */
+    VIEWMODEL_REVEAL,    /* the quiz's answer */
+    VIEWMODEL_KNOB_NEXT, /* pick the next knob */
+    VIEWMODEL_KNOB_DOWN, /* turn the picked knob a step down / up (see viewmodel_knob_taken) */
+    VIEWMODEL_KNOB_UP,
     VIEWMODEL_CMD_COUNT
 };
 /* Do cmd. Returns 1 when the view changed. */

@@ -124,15 +124,15 @@ static void test_keys(void **state) {
     /* every command has a key, and the help lists them */
     for (int c = VIEWMODEL_NONE + 1; c < VIEWMODEL_CMD_COUNT; c++) {
         int found = 0;
-        const char *names[] = {"space", "[", "]", "right", "left", "home", "end", "+",
-                               "-",     "0", "n", "a",     "up",   "down", "r"};
+        const char *names[] = {"space", "[", "]", "right", "left", "home", "end", "+", "-",
+                               "0",     "n", "a", "up",    "down", "r",    "k",   "<", ">"};
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) found |= viewmodel_key(names[i]) == c;
         assert_true(found);
     }
     assert_string_equal(viewmodel_help_line(0), "space        play / pause");
     int n = 0;
     while (viewmodel_help_line(n)) n++;
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
 }
 
 /* The row of lane NAME's label in vm's first scene (its middle), or -1. */
@@ -310,11 +310,199 @@ static void test_click_hits_painted_lane(void **state) {
     engine_free(e);
 }
 
+
+/* The text scale: every size from one number, 100 the PNG's 18 px. */
+static void test_scale_sizes(void **state) {
+    (void)state;
+    struct viewmodel_sizes z;
+    /* Step 1: at 1.0 the sizes are scene_view_pixels' own. */
+    viewmodel_sizes(100, &z);
+    struct scene_view v;
+    scene_view_pixels(&v, 1280, 0);
+    assert_int_equal(z.text_px, 18);
+    assert_int_equal(z.title_px, 26);
+    assert_int_equal(z.char_w, v.char_w);
+    assert_int_equal(z.line_h, v.line_h);
+    assert_int_equal(z.lane_h, v.lane_h);
+    assert_int_equal(z.margin, v.margin);
+    assert_int_equal(z.narr_h, 26 * (VIEWMODEL_NARR_LINES + 2) + 14);
+    /* Step 2: at 1.5 (a 1920x1080 projector) the text is 27 px, a line 39. */
+    viewmodel_sizes(150, &z);
+    assert_int_equal(z.text_px, 27);
+    assert_int_equal(z.title_px, 39);
+    assert_int_equal(z.char_w, 17); /* 0.602 x 27 = 16.3, rounded up */
+    assert_int_equal(z.line_h, 39);
+    assert_int_equal(z.lane_h, 60);
+    /* Step 3: out of the limits, clamped. */
+    viewmodel_sizes(1000, &z);
+    assert_int_equal(z.scale_pct, VIEWMODEL_SCALE_MAX);
+    assert_int_equal(z.text_px, 54);
+    /* Step 4: Ctrl+= and Ctrl+- step by a quarter, to the next quarter from
+     * between, and stop at the ends. */
+    assert_int_equal(viewmodel_scale_step(100, 1), 125);
+    assert_int_equal(viewmodel_scale_step(100, -1), 75);
+    assert_int_equal(viewmodel_scale_step(130, -1), 125);
+    assert_int_equal(viewmodel_scale_step(130, 1), 150);
+    assert_int_equal(viewmodel_scale_step(75, -1), 75);
+    assert_int_equal(viewmodel_scale_step(300, 1), 300);
+    assert_int_equal(viewmodel_scale_step(250, 0), 100);
+    /* Step 5: the scale a window opens with, from the screen. */
+    assert_int_equal(viewmodel_scale_for_screen(720, 96), 100);
+    assert_int_equal(viewmodel_scale_for_screen(800, 0), 100);
+    assert_int_equal(viewmodel_scale_for_screen(1080, 96), 150);
+    assert_int_equal(viewmodel_scale_for_screen(1440, 0), 200);
+    assert_int_equal(viewmodel_scale_for_screen(2160, 96), 300);
+    assert_int_equal(viewmodel_scale_for_screen(768, 144), 150); /* a small high-dpi screen */
+    assert_int_equal(viewmodel_scale_for_screen(4320, 0), 300);
+    /* Step 6: the bar under the scenes takes a third of the window at most:
+     * 2.25 on 1080 lines (its 327 px), 1.5 on 720, and never below the least. */
+    assert_int_equal(viewmodel_scale_fit(300, 1048), 225);
+    assert_int_equal(viewmodel_scale_fit(150, 1048), 150);
+    assert_int_equal(viewmodel_scale_fit(300, 720), 150);
+    assert_int_equal(viewmodel_scale_fit(300, 100), VIEWMODEL_SCALE_MIN);
+    viewmodel_sizes(225, &z);
+    assert_true(z.narr_h * 3 <= 1048);
+    viewmodel_sizes(250, &z);
+    assert_true(z.narr_h * 3 > 1048);
+    /* Step 7: the scenes built at 1.5 have its lanes and text. */
+    struct engine *e = run_text(testutil_gc_story);
+    const struct trace *tr = engine_trace(e);
+    struct viewmodel vm;
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(viewmodel_load(&vm, &tr, NULL, 1, 1, 0), 0);
+    viewmodel_update(&vm, 1920, 2000);
+    int h100 = vm.content_h;
+    assert_int_equal(vm.sv.lane_h, 40);
+    viewmodel_set_scale(&vm, 150);
+    assert_int_equal(viewmodel_update(&vm, 1920, 2000), 1);
+    assert_int_equal(vm.sv.lane_h, 60);
+    assert_int_equal(vm.sv.line_h, 39);
+    assert_true(vm.content_h > h100 * 5 / 4);
+    viewmodel_close(&vm);
+    engine_free(e);
+}
+
+static const char knob_text[] = "title \"knobs\"\n"
+                                "param pause=27s range=0s..55s   # A's GC pause\n"
+                                "param  ttl=30s range=1s..60s\n"
+                                "param jump=+10s\n"
+                                "param n=3 range=1..5\n"
+                                "lock lease ttl=$ttl\n"
+                                "resource stock=$n fencing=off\n"
+                                "duration 60s\n"
+                                "client A: acquire; read; work 10s; write; release\n"
+                                "client B @31s: acquire retry=1s; read; write; work 5s; release\n"
+                                "@5s pause A $pause\n"
+                                "@50s clock A step $jump\n";
+
+/* Knobs: the params with a range, a step of about a 50th of it, turned
+ * within it, and the value written back into the text, the rest unchanged. */
+static void test_knobs(void **state) {
+    (void)state;
+    struct scenario scn;
+    struct scn_error err;
+    scenario_init(&scn);
+    assert_int_equal(scenario_parse(&scn, "k.lsim", knob_text, strlen(knob_text), &err), 0);
+    /* Step 1: three knobs, jump (no range) is none. */
+    struct viewmodel_knob k[VIEWMODEL_KNOBS_MAX];
+    assert_int_equal(viewmodel_knobs_of(&scn, k, VIEWMODEL_KNOBS_MAX), 3);
+    assert_string_equal(k[0].name, "pause");
+    assert_string_equal(k[0].value, "27s");
+    assert_int_equal(k[0].kind, VIEWMODEL_KNOB_DURATION);
+    assert_int_equal(k[0].cur, 27 * S);
+    assert_int_equal(k[0].min, 0);
+    assert_int_equal(k[0].max, 55 * S);
+    assert_int_equal(k[0].step, 1 * S); /* 55s / 50 = 1.1s: 1s */
+    assert_string_equal(k[1].name, "ttl");
+    assert_int_equal(k[1].step, 1 * S);
+    assert_string_equal(k[2].name, "n");
+    assert_int_equal(k[2].kind, VIEWMODEL_KNOB_INT);
+    assert_int_equal(k[2].step, 1); /* 4 / 50: at least 1 */
+    /* Step 2: turned down twice, pause is 25s; written as the language reads it. */
+    assert_int_equal(viewmodel_knob_turn(&k[0], -1), 1);
+    assert_int_equal(viewmodel_knob_turn(&k[0], -1), 1);
+    assert_string_equal(k[0].value, "25s");
+    /* Step 3: at the ends of the range it stops, and says so. */
+    assert_int_equal(viewmodel_knob_set(&k[0], 999 * S), 1);
+    assert_string_equal(k[0].value, "55s");
+    assert_int_equal(viewmodel_knob_turn(&k[0], 1), 0);
+    assert_int_equal(k[0].cur, 55 * S);
+    assert_int_equal(viewmodel_knob_set(&k[0], 500 * 1000000LL), 1);
+    assert_string_equal(k[0].value, "500ms");
+    assert_int_equal(viewmodel_knob_turn(&k[0], -1), 1);
+    assert_string_equal(k[0].value, "0s");
+    assert_int_equal(viewmodel_knob_turn(&k[0], -1), 0);
+    assert_int_equal(viewmodel_knob_turn(&k[2], 1), 1);
+    assert_int_equal(viewmodel_knob_turn(&k[2], 1), 1);
+    assert_int_equal(viewmodel_knob_turn(&k[2], 1), 0);
+    assert_string_equal(k[2].value, "5");
+    /* Step 4: the text with ttl's value replaced, every other byte kept,
+     * and it parses to ttl=12s. */
+    char *out = NULL;
+    size_t olen = 0;
+    assert_int_equal(viewmodel_param_edit(knob_text, strlen(knob_text), "ttl", "12s", &out, &olen), 0);
+    assert_int_equal(olen, strlen(out));
+    assert_non_null(strstr(out, "param  ttl=12s range=1s..60s\n"));
+    assert_int_equal(olen, strlen(knob_text));
+    assert_memory_equal(out, knob_text, strstr(knob_text, "30s range=1s") - knob_text);
+    struct scenario s2;
+    scenario_init(&s2);
+    assert_int_equal(scenario_parse(&s2, "k2.lsim", out, olen, &err), 0);
+    assert_string_equal(scenario_param(&s2, "ttl")->val, "12s");
+    scenario_close(&s2);
+    free(out);
+    /* a value before a comment; a name that is only a prefix is not it */
+    assert_int_equal(viewmodel_param_edit(knob_text, strlen(knob_text), "pause", "25s", &out, &olen), 0);
+    assert_non_null(strstr(out, "param pause=25s range=0s..55s   # A's GC pause\n"));
+    free(out);
+    assert_int_equal(viewmodel_param_edit(knob_text, strlen(knob_text), "paus", "1s", &out, &olen), -1);
+    assert_null(out);
+    /* Step 5: in the view model: k picks the next knob, > turns it; the
+     * front end takes what was turned once; the line lists the change. */
+    struct viewmodel vm;
+    memset(&vm, 0, sizeof vm);
+    vm.knob_turned = -1;
+    viewmodel_set_knobs(&vm, &scn);
+    char line[400];
+    viewmodel_knobs_line(&vm, line, sizeof line);
+    assert_string_equal(line, "knobs (k next, < > turn):  [pause=27s]  ttl=30s  n=3");
+    assert_int_equal(viewmodel_key("k"), VIEWMODEL_KNOB_NEXT);
+    assert_int_equal(viewmodel_key("<"), VIEWMODEL_KNOB_DOWN);
+    assert_int_equal(viewmodel_key(">"), VIEWMODEL_KNOB_UP);
+    assert_int_equal(viewmodel_do(&vm, VIEWMODEL_KNOB_NEXT), 1);
+    assert_int_equal(viewmodel_knob_taken(&vm), -1);
+    assert_int_equal(viewmodel_do(&vm, viewmodel_key(">")), 1);
+    assert_int_equal(viewmodel_knob_taken(&vm), 1);
+    assert_int_equal(viewmodel_knob_taken(&vm), -1);
+    assert_string_equal(vm.knobs[1].value, "31s");
+    viewmodel_knobs_line(&vm, line, sizeof line);
+    assert_string_equal(line, "knobs (k next, < > turn):  pause=27s  [ttl=31s (was 30s)]  n=3");
+    /* the run again from the file so edited: the knob keeps its first value to show */
+    struct scenario s3;
+    scenario_init(&s3);
+    assert_int_equal(viewmodel_param_edit(knob_text, strlen(knob_text), "ttl", "31s", &out, &olen), 0);
+    assert_int_equal(scenario_parse(&s3, "k3.lsim", out, olen, &err), 0);
+    viewmodel_set_knobs(&vm, &s3);
+    viewmodel_knobs_line(&vm, line, sizeof line);
+    assert_string_equal(line, "knobs (k next, < > turn):  pause=27s  [ttl=31s (was 30s)]  n=3");
+    free(out);
+    scenario_close(&s3);
+    viewmodel_set_knobs(&vm, NULL);
+    viewmodel_knobs_line(&vm, line, sizeof line);
+    assert_string_equal(line, "");
+    assert_int_equal(viewmodel_do(&vm, VIEWMODEL_KNOB_UP), 0);
+    scenario_close(&scn);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_reveal_and_words),        cmocka_unit_test(test_keys),
-            cmocka_unit_test(test_break_by_clicking),       cmocka_unit_test(test_more_faults),
+            cmocka_unit_test(test_reveal_and_words),
+            cmocka_unit_test(test_keys),
+            cmocka_unit_test(test_break_by_clicking),
+            cmocka_unit_test(test_more_faults),
             cmocka_unit_test(test_click_hits_painted_lane),
+            cmocka_unit_test(test_scale_sizes),
+            cmocka_unit_test(test_knobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,12 +48,15 @@ cleanup() {
 trap cleanup EXIT
 cp scenarios/gc-pause-outlives-lease.lsim "$tmp/gc.lsim"
 
+# The text scale every window below opens with, unless a test says otherwise
+# (the pixel positions checked are those of the 1.0 scale; () = from the screen).
+scale_args=(--scale 1)
 # start NAME ARGS...: the window in the background, its log in $tmp/NAME.log;
 # waits for "view: ready" and sets $win (the window) and $vpid.
 start() {
   local name=$1; shift
   : > "$tmp/$name.log"
-  (cd "$tmp" && exec "$@" --script-log > "$tmp/$name.log" 2> "$tmp/$name.err") & vpid=$!
+  (cd "$tmp" && exec "$@" --script-log "${scale_args[@]}" > "$tmp/$name.log" 2> "$tmp/$name.err") & vpid=$!
   pids+=("$vpid")
   log="$tmp/$name.log"
   for _ in $(seq 1 ${START_WAIT:-200}); do grep -q "^view: ready" "$log" && break; sleep 0.1; done
@@ -348,6 +351,83 @@ fi
 out=$("$bin" view "$tmp/fo.lsim" "$tmp/fw.lsim" --algos lease,fenced-lease,redlock,setnx,lease-renew 2>&1); st=$?
 check "more panels than fit (2 files x 5 algorithms): exit 64 with why" '[ "$st" = 64 ] && echo "$out" | grep -q "at most 8 panels"'
 
+echo "== view: text scale and knobs on a 1920x1080 projector"
+# text_h PNG: the height in pixels of the status line's text (the last run
+# of rows with light pixels in the bottom 160 rows' first 700 columns)
+text_h() {
+  "$convert" "$1" -gravity south -crop 700x160+0+0 +repage -colorspace gray -threshold 50% txt:- 2>/dev/null |
+    grep -iE 'white|#FFFFFF|gray\(255' | sed 's/^[0-9]*,\([0-9]*\):.*/\1/' | sort -n | uniq |
+    awk 'NR > 1 && $1 != prev + 1 {n = 0} {n++; prev = $1} END {print n + 0}'
+}
+if command -v Xvfb >/dev/null 2>&1; then
+  Xvfb :95 -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 & x95=$!
+  sleep 1
+  outer_display=$DISPLAY; export DISPLAY=:95
+  mkdir -p "$tmp/knob" "$tmp/knob/shots"
+  cp scenarios/gc-pause-outlives-lease.lsim "$tmp/knob/gc.lsim"
+  scale_args=()
+  if start big "$bin" view "$tmp/knob/gc.lsim" --shots "$tmp/knob/shots"; then
+    check "opens at scale 1.5 on 1080 lines, as large as the screen allows" \
+      'wait_for "size=1920x1048 .*scale=150 " 3'
+    quit >/dev/null
+  else
+    bad "the window opened (1920x1080, scale from the screen)"
+  fi
+  scale_args=(--scale 1)
+  if start scale "$bin" view "$tmp/knob/gc.lsim" --shots "$tmp/knob/shots"; then
+    key s
+    for _ in $(seq 1 50); do grep -q "shot written" "$log" && break; sleep 0.1; done
+    xdotool key --window "$win" ctrl+equal; sleep 0.3; xdotool key --window "$win" ctrl+equal; sleep 0.3
+    check "Ctrl+= twice: scale 1.5" 'wait_for "scale=150 " 3'
+    key s
+    for _ in $(seq 1 50); do [ "$(grep -c "shot written" "$log")" -ge 2 ] && break; sleep 0.1; done
+    h1=$(text_h "$tmp/knob/shots/locksim-shot-1.png"); h2=$(text_h "$tmp/knob/shots/locksim-shot-2.png")
+    echo "     status text: $h1 px at 1.0, $h2 px at 1.5"
+    check "Ctrl+=: the status text is taller ($h1 -> $h2 px)" '[ "$h1" -ge 10 ] && [ "$h2" -ge $((h1 * 13 / 10)) ]'
+    xdotool key --window "$win" ctrl+minus; sleep 0.3
+    check "Ctrl+-: a step smaller" 'wait_for "scale=125 " 3'
+    xdotool key --window "$win" ctrl+0; sleep 0.3
+    check "Ctrl+0: the scale it opened with" 'wait_for "scale=100 " 3'
+    check "and + alone still zooms the time axis" 'key plus; wait_for "t0=0 t1=30000000000 .*scale=100 "'
+    key 0
+    # knobs: n goes to the double entry at 31s; < turns pause down a step (1s)
+    key n
+    check "n: the double entry, UNSAFE, the knob pause picked" 'wait_for "cursor=31000000000 .*scale=100 knob=pause verdict=UNSAFE"'
+    key shift+comma
+    check "<: pause=26s, played again, saved" \
+      'grep -q "^view: pause=26s, same seed: saved as $tmp/knob/shots/locksim-edit-1.lsim (u undoes)" "$log" && wait_for "reloads=1 error=0" 3'
+    check "26s: still UNSAFE" 'wait_for "reloads=1 .*verdict=UNSAFE"'
+    key less
+    check "< again: pause=25s, A resumes before B takes the lock: SAFE, the cursor kept at 31s" \
+      'wait_for "cursor=31000000000 .*reloads=2 .*verdict=SAFE" 3'
+    check "the saved file has pause=25s, the rest as it was" \
+      '[ "$(diff "$tmp/knob/gc.lsim" "$tmp/knob/shots/locksim-edit-2.lsim" | grep -c "^[<>]")" = 2 ] && grep -q "^param pause=25s range=0s..55s$" "$tmp/knob/shots/locksim-edit-2.lsim"'
+    a=$("$bin" hash "$tmp/knob/shots/locksim-edit-2.lsim" | cut -d" " -f1); b=$("$bin" hash "$tmp/knob/gc.lsim" --set pause=25s | cut -d" " -f1)
+    check "the saved .lsim replays to the trace hash of the run the window played ($a = $b)" '[ -n "$a" ] && [ "$a" = "$b" ]'
+    check "locksim run of it: SAFE" '"$bin" run "$tmp/knob/shots/locksim-edit-2.lsim" | grep -q "^Verdict: SAFE"'
+    key k
+    check "k: the next knob, ttl" 'wait_for "knob=ttl "'
+    key u
+    check "u: back to pause=26s, UNSAFE again" 'wait_for "reloads=3 .*verdict=UNSAFE" 3'
+    import -window "$win" "$tmp/knobs.png" 2>/dev/null
+    quit >/dev/null
+  else
+    bad "the window opened (scale and knobs)"
+  fi
+  scale_args=(--scale 3)
+  if start huge "$bin" view "$tmp/knob/gc.lsim" --shots "$tmp/knob/shots"; then
+    check "--scale 3 on 1048 lines: 2.25, the bars a third of the window at most" 'wait_for "scale=225 " 3'
+    quit >/dev/null
+  else
+    bad "the window opened (--scale 3)"
+  fi
+  scale_args=(--scale 1)
+  out=$("$bin" view "$tmp/knob/gc.lsim" --scale 9 2>&1); st=$?
+  check "--scale 9: exit 64 saying the range" '[ "$st" = 64 ] && echo "$out" | grep -q "scale from 0.75 to 3"'
+  export DISPLAY=$outer_display
+  kill "$x95" 2>/dev/null
+fi
+
 echo "== view: live reload"
 cp scenarios/gc-pause-outlives-lease.lsim "$tmp/edit.lsim"
 if start edit "$bin" view "$tmp/edit.lsim"; then
@@ -377,7 +457,7 @@ if [ "${VIEW_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
   if START_WAIT=1200 start vg valgrind -q --keep-debuginfo=yes --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
        --suppressions="$root/tests/view.supp" --error-exitcode=99 --log-file="$tmp/vg.txt" \
        "$bin" view "$tmp/gc.lsim"; then
-    key Right Right n s plus minus question Escape
+    key Right Right n s plus minus question Escape ctrl+equal ctrl+minus less k greater u
     sleep 0.5
     xdotool key --window "$win" q
     st=99

@@ -28,7 +28,7 @@
     f("web_question", s, []); f("web_state", s, []); f("web_goto", null, [n]); f("web_cur", n, []);
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
     f("web_fault_line", s, [n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
-    f("web_format_duration", s, [n]); f("web_parse_duration", n, [s]);
+    f("web_knob_set", s, [n, n]); f("web_knob_taken", s, []); f("web_knob_picked", n, []);
   }
 
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
@@ -192,43 +192,51 @@
 
   // Knobs: a slider for each `param NAME=VALUE range=MIN..MAX` of the
   // scenario; moving one re-runs with --set NAME=VALUE (the text unchanged).
-  // Slider durations are in ms; the text is the binary's (web_api.c).
-  const fmtDur = (ms) => api.web_format_duration(Math.round(ms * 1e6));
-  const parseDur = (s) => api.web_parse_duration(s) / 1e6;
+  // Which params, their ranges, steps and the value's text are the view
+  // model's (web_params, web_knob_set); sliders show durations in ms.
+  function setKnob(nameValue) {
+    const eq = nameValue.indexOf("=");
+    if (eq < 0) return;
+    const name = nameValue.slice(0, eq), v = nameValue.slice(eq + 1);
+    const shown = $("knobs").querySelector('[data-param="' + name + '"] .v');
+    if (shown) shown.textContent = v;
+    current.sets[name] = v;
+    clearTimeout(debounce);
+    debounce = setTimeout(() => run(true), 60);
+  }
   function knobs() {
     const box = $("knobs");
     const rows = api.web_params().split("\n").filter((l) => l).map((l) => l.split("\t"));
     const key = rows.map((r) => r[0] + r[2] + r[3] + r[4]).join("|");
+    const picked = api.web_knob_picked(); // the one k picks and < > turn, marked
+    rows.forEach((r, i) => { const d = box.querySelector('[data-param="' + r[0] + '"]'); if (d) d.classList.toggle("picked", i === picked); });
     if (box.dataset.key === key) { // the same params: only the values shown
-      for (const r of rows) { const v = box.querySelector('[data-param="' + r[0] + '"] .v'); if (v) v.textContent = r[1]; }
+      for (const r of rows) {
+        const d = box.querySelector('[data-param="' + r[0] + '"]');
+        if (!d) continue;
+        d.querySelector(".v").textContent = r[1];
+        d.querySelector("input").value = Number(r[6]) / (r[2] === "d" ? 1e6 : 1);
+      }
       return;
     }
     box.dataset.key = key;
     box.innerHTML = "";
-    for (const [name, val, kind, lo, hi] of rows) {
-      if (kind === "-") continue;
+    rows.forEach(([name, val, kind, lo, hi, step, cur], i) => {
       const div = document.createElement("div");
       div.dataset.param = name;
       const scale = kind === "d" ? 1e6 : 1; // durations in ms on the slider
-      const min = Number(lo) / scale, max = Number(hi) / scale;
       const input = document.createElement("input");
-      input.type = "range"; input.min = min; input.max = max;
-      input.step = kind === "d" ? Math.max(1, Math.round((max - min) / 200)) : 1;
-      const cur = kind === "d" ? parseDur(val) : Number(val);
-      input.value = isNaN(cur) ? min : cur;
+      input.type = "range"; input.min = Number(lo) / scale; input.max = Number(hi) / scale;
+      input.step = Number(step) / scale;
+      input.value = Number(cur) / scale;
       const label = document.createElement("label");
       label.textContent = name + " ";
       const shown = document.createElement("span"); shown.className = "v"; shown.textContent = val;
-      input.addEventListener("input", () => {
-        const v = kind === "d" ? fmtDur(Number(input.value)) : input.value;
-        shown.textContent = v;
-        current.sets[name] = v;
-        clearTimeout(debounce);
-        debounce = setTimeout(() => run(true), 60);
-      });
+      input.addEventListener("input", () => setKnob(api.web_knob_set(i, Number(input.value) * scale)));
       div.append(label, input, shown);
+      div.classList.toggle("picked", i === picked);
       box.appendChild(div);
-    }
+    });
   }
 
   function openScenario(name, text) {
@@ -372,7 +380,11 @@
       if (e.ctrlKey || e.metaKey || e.altKey) return;
       if (!$("help").hidden) { $("help").hidden = true; if (e.key === "?" || e.key === "Escape") return; }
       if (e.key === "?" || e.key === "F1") { $("help").hidden = false; e.preventDefault(); return; }
-      if (api.web_key(e.key)) { e.preventDefault(); lastTick = performance.now(); redraw(); }
+      if (api.web_key(e.key)) {
+        e.preventDefault(); lastTick = performance.now();
+        const turned = api.web_knob_taken(); // k, < and >: a knob, run again as its slider does
+        if (turned) setKnob(turned); else { knobs(); redraw(); }
+      }
     });
     const canvas = $("timeline");
     const pos = (e) => { const r = canvas.getBoundingClientRect(); return [Math.round(e.clientX - r.left), Math.round(e.clientY - r.top)]; };

@@ -170,6 +170,8 @@ API int web_run(const char *file, const char *text, const char *algo, const char
         run_result_close(&r);
         return rc;
     }
+    nvm.knob_sel = vm.knob_sel; /* the knob k picked stays picked (viewmodel_set_knobs keeps it in range) */
+    viewmodel_set_knobs(&nvm, r.scn);
     viewmodel_close(&vm);
     vm = nvm;
     if (have_run) run_result_close(&run);
@@ -411,28 +413,41 @@ API const char *web_fault_line(int x, int y, int fault) {
 }
 API int web_fault_place(const char *text) { return (int)scenario_text_fault_place(text, strlen(text), fault_at); }
 
-/* Durations as the binary reads and prints them (scn_parse_duration,
- * scn_format_duration), so the page's knobs say what `run` would: ns as a
- * double (exact up to 2^53 ns, 104 days); parse gives NaN for bad text. */
-API const char *web_format_duration(double ns) {
-    scn_format_duration(text_buf, sizeof text_buf, (sim_ns)ns);
-    return text_buf;
-}
-API double web_parse_duration(const char *text) {
-    sim_ns v;
-    return scn_parse_duration(text, &v) == 0 ? (double)v : NAN;
-}
-
-/* The scenario's params, one per line: "NAME<TAB>VALUE<TAB>KIND<TAB>MIN<TAB>MAX"
- * (KIND d: a duration, MIN and MAX in ns; i: a count; -: no range). */
+/* The scenario's knobs (the view model's: viewmodel_knobs_of), one per line:
+ * "NAME<TAB>VALUE<TAB>KIND<TAB>MIN<TAB>MAX<TAB>STEP<TAB>CUR", KIND d (a
+ * duration: MIN, MAX, STEP and CUR in ns) or i (a count); STEP is what a
+ * key press turns it by. Params without a range are not knobs. */
 API const char *web_params(void) {
     size_t l = 0;
     text_buf[0] = '\0';
-    for (int i = 0; have_run && run.scn && i < run.scn->nparams && l < sizeof text_buf; i++) {
-        const struct scn_param *p = &run.scn->params[i];
-        char k = p->range == SCN_RANGE_DURATION ? 'd' : p->range == SCN_RANGE_INT ? 'i' : '-';
-        l += (size_t)snprintf(text_buf + l, sizeof text_buf - l, "%s\t%s\t%c\t%lld\t%lld\n", p->name, p->val, k,
-                              (long long)p->min, (long long)p->max);
+    for (int i = 0; have_run && i < vm.nknobs && l < sizeof text_buf; i++) {
+        const struct viewmodel_knob *k = &vm.knobs[i];
+        l += (size_t)snprintf(text_buf + l, sizeof text_buf - l, "%s\t%s\t%c\t%lld\t%lld\t%lld\t%lld\n", k->name,
+                              k->value, (char)k->kind, (long long)k->min, (long long)k->max, (long long)k->step,
+                              (long long)k->cur);
     }
+    return text_buf;
+}
+
+/* Knob i set to v (a slider: ns for a duration), clamped to its range:
+ * "NAME=VALUE" as --set takes it, VALUE as the scenario language writes it
+ * (1.5s, not 1500ms); "" for no such knob. The page runs again with it. */
+API const char *web_knob_set(int i, double v) {
+    text_buf[0] = '\0';
+    if (i < 0 || i >= vm.nknobs) return text_buf;
+    viewmodel_knob_set(&vm.knobs[i], (int64_t)llround(v));
+    snprintf(text_buf, sizeof text_buf, "%s=%s", vm.knobs[i].name, vm.knobs[i].value);
+    return text_buf;
+}
+
+/* The knob k picked (its line in web_params), -1 for none. */
+API int web_knob_picked(void) { return vm.knob_sel < vm.nknobs ? vm.knob_sel : -1; }
+
+/* The knob a key turned (k picks, < > turn; web_key), as web_knob_set
+ * says it, once; "" when none was. */
+API const char *web_knob_taken(void) {
+    int i = viewmodel_knob_taken(&vm);
+    text_buf[0] = '\0';
+    if (i >= 0) snprintf(text_buf, sizeof text_buf, "%s=%s", vm.knobs[i].name, vm.knobs[i].value);
     return text_buf;
 }
