@@ -478,27 +478,40 @@
       }
       const total = wapi.begin(d.file, d.text, d.seed, d.sets, d.algos, d.xkey, d.xvals, d.ykey, d.yvals);
       if (total < 0) { post({ error: wapi.error() }); return; }
-      for (let i = 0; i < total; i++) { wapi.step(i); post({ progress: i + 1, total }); }
+      // progress every 50 ms at most: the page's thread has other work
+      for (let i = 0, at = 0; i < total; i++) {
+        wapi.step(i);
+        const now = performance.now();
+        if (now - at > 50 || i + 1 === total) { post({ progress: i + 1, total }); at = now; }
+      }
       post({ done: true, svg: wapi.svg() });
     }
   }
-  let wasmModule = null, worker = null, job = null, jobSeq = 0;
+  let wasmModule = null, workerUrl = null, worker = null, job = null, jobSeq = 0;
+  // The engine's wasm compiled off the main thread (its data: URL fetched and
+  // compiled asynchronously: decoding it here would hold the page ~0.3 s).
   function compiledWasm() {
     if (!wasmModule) {
-      const m = /data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)/.exec($("engine").textContent);
-      wasmModule = m ? WebAssembly.compile(Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0))).catch(() => null)
-        : Promise.resolve(null); // the worker decodes the engine's own copy
+      const m = /data:application\/octet-stream;base64,[A-Za-z0-9+/=]+/.exec($("engine").textContent);
+      wasmModule = m ? fetch(m[0]).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)).catch(() => null)
+        : Promise.resolve(null); // then the worker decodes the engine's own copy
     }
     return wasmModule;
+  }
+  // The worker's script as a Blob's URL, made once (after the page is ready):
+  // every worker, also after a stop, starts from it.
+  function workerScript() {
+    if (!workerUrl) {
+      const src = $("engine").textContent + "\n;(" + workerMain.toString() + ")();\n";
+      workerUrl = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+    }
+    return workerUrl;
   }
   // job: { onProgress(d), onDone(d), onError(text), onStop(why) }
   function startJob(msg, handlers) {
     stopJob("stopped");
     if (!worker) {
-      const src = $("engine").textContent + "\n;(" + workerMain.toString() + ")();\n";
-      const url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
-      const w = (worker = new Worker(url));
-      URL.revokeObjectURL(url);
+      const w = (worker = new Worker(workerScript()));
       w.onmessage = (e) => {
         const d = e.data;
         if (!job || w !== worker || d.id !== job.id) return;
@@ -667,5 +680,6 @@
     document.body.dataset.ready = "1";
     document.body.dataset.readyMs = performance.now().toFixed(1); // from navigation start: the first timeline drawn
     requestAnimationFrame((t) => { lastTick = t; tick(t); });
+    setTimeout(() => { compiledWasm(); workerScript(); }, 500); // the worker's parts, before it is asked for
   });
 })();
