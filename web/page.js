@@ -533,10 +533,12 @@
     job = null;
     j.onStop(why);
   }
-  let matrixShown = false; // the matrix is of the current run
+  let matrixShown = false, matrixText = null; // the matrix shown (or coming) is of matrixText
+  // A new run: a sweep under way stops (its runs were of the scenario before);
+  // the matrix plays the text alone, so only a new text stops and redoes it.
   function scenarioChanged() {
-    stopJob("stopped: the scenario changed");
-    matrixShown = false;
+    if (job && (job.kind === "sweep" || matrixText !== current.text)) stopJob("stopped: the scenario changed");
+    if (matrixText !== current.text) matrixShown = false;
     fillSweep();
     if (!$("tab-matrix").hidden) matrix();
   }
@@ -544,11 +546,13 @@
   function matrix() {
     if (matrixShown) return;
     matrixShown = true;
+    matrixText = current.text;
     const t = $("matrix"), prog = $("matrix-progress"), total = algoNames.length, t0 = performance.now();
     t.innerHTML = "";
     prog.textContent = "0 of " + total + " algorithms";
     delete document.body.dataset.matrixMs;
     startJob({ kind: "matrix", text: current.text, total }, {
+      kind: "matrix",
       onProgress: (d) => {
         const [name, verdict, why] = d.row.split("\t");
         const tr = document.createElement("tr");
@@ -618,6 +622,7 @@
     $("sweep-stop").disabled = false;
     const finish = (text) => { prog.textContent = text; $("sweep-stop").disabled = true; };
     startJob(req, {
+      kind: "sweep",
       onProgress: (d) => { bar.max = d.total; bar.value = d.progress; prog.textContent = d.progress + " of " + d.total + " runs"; },
       onDone: (d) => {
         state.svg = d.svg; state.ms = performance.now() - t0;
