@@ -14,6 +14,7 @@
 #include "heatmap_svg.h"
 #include "output.h"
 #include "shard.h"
+#include "sweep_tally.h"
 
 #define SWEEP_MAX_VALUES 1000
 
@@ -75,15 +76,10 @@ static int parse_vary(const char *arg, struct fanout_axis *a) {
     return 0;
 }
 
-/* Counts per (cell, algorithm), and the first error of each. */
+/* The cells' counts (run/sweep_tally.h), and the worst exit status. */
 struct tally {
-    struct heatmap_cell *cells; /* [algo][cell] */
-    char (*error)[200];         /* [algo][cell] */
-    char (*algo_ran)[48];       /* [algo]: the name of the algorithm that ran */
-    int nalgos, ncells;
+    struct sweep_tally c;
     int worst;
-    char title[160]; /* the scenario's title, from the first run in the list that has one */
-    size_t title_at; /* that run's index, + 1 (0: none yet) */
 };
 
 struct sweep_sink {
@@ -102,23 +98,12 @@ static int sweep_take(void *arg, size_t i, struct report_summary *s) {
         if (s->rc && cli_exit(s->rc) > t->worst) t->worst = cli_exit(s->rc);
         return ferror(k->shard);
     }
-    int a = fanout_algo(k->f, i), c = fanout_cell(k->f, i);
-    /* The lowest index wins, so a merge of shards in any order titles alike. */
-    if (s->title[0] && (!t->title_at || i + 1 < t->title_at)) {
-        snprintf(t->title, sizeof t->title, "%s", s->title);
-        t->title_at = i + 1;
-    }
-    size_t at = (size_t)(a < 0 ? 0 : a) * (size_t)t->ncells + (size_t)c;
-    enum heatmap_class cls = heatmap_classify(&s->rep, s->rc != 0);
-    t->cells[at].count[cls]++;
-    if (s->rc && !t->error[at][0]) snprintf(t->error[at], sizeof t->error[at], "%.199s", s->error);
+    sweep_tally_add(&t->c, i, fanout_algo(k->f, i), fanout_cell(k->f, i), s);
     if (s->rc && cli_exit(s->rc) > t->worst) t->worst = cli_exit(s->rc);
-    if (!s->rc && !t->algo_ran[a < 0 ? 0 : a][0])
-        snprintf(t->algo_ran[a < 0 ? 0 : a], sizeof t->algo_ran[0], "%s", s->algo);
     return 0;
 }
 
-static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int naxes, const struct tally *t,
+static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int naxes, const struct sweep_tally *t,
                           const struct fanout *fo) {
     if (csv) {
         for (int k = 0; k < naxes; k++) {
@@ -178,28 +163,21 @@ static void write_records(FILE *f, int csv, const struct fanout_axis *ax, int na
 }
 
 /* The heatmap from the tally, written atomically to path: SVG, or PNG when png. */
-static int write_heatmap(const char *path, int png, const struct fanout_dest *d, const char *title,
-                         const char *subtitle, const struct fanout_axis *ax, int naxes, const struct tally *t,
+static int write_heatmap(const char *path, int png, const struct fanout_dest *d, const char *subtitle,
+                         const struct fanout_axis *ax, int naxes, const struct sweep_tally *t,
                          const struct fanout *fo) {
     const char *panels[FANOUT_MAX_ALGOS];
-    for (int a = 0; a < t->nalgos; a++) panels[a] = fo->nalgos ? fo->algo_reg[a] : t->algo_ran[a];
-    struct heatmap h = {.title = title,
-                        .subtitle = subtitle,
-                        .x_key = ax[0].key,
-                        .y_key = naxes > 1 ? ax[1].key : NULL,
-                        .x_vals = (const char *const *)ax[0].vals,
-                        .nx = ax[0].n,
-                        .y_vals = naxes > 1 ? (const char *const *)ax[1].vals : NULL,
-                        .ny = naxes > 1 ? ax[1].n : 1,
-                        .z_key = naxes > 2 ? ax[2].key : NULL,
-                        .z_vals = naxes > 2 ? (const char *const *)ax[2].vals : NULL,
-                        .nz = naxes > 2 ? ax[2].n : 1,
-                        .w_key = naxes > 3 ? ax[3].key : NULL,
-                        .w_vals = naxes > 3 ? (const char *const *)ax[3].vals : NULL,
-                        .nw = naxes > 3 ? ax[3].n : 1,
-                        .panels = panels,
-                        .npanels = t->nalgos,
-                        .cells = t->cells};
+    struct heatmap h;
+    sweep_tally_heatmap(t, fo->nalgos ? fo->algo_reg : NULL, panels, subtitle, ax[0].key,
+                        (const char *const *)ax[0].vals, ax[0].n, naxes > 1 ? ax[1].key : NULL,
+                        naxes > 1 ? (const char *const *)ax[1].vals : NULL, naxes > 1 ? ax[1].n : 1, &h);
+    /* a third and a fourth key: facets and sections (render/heatmap_svg.h) */
+    h.z_key = naxes > 2 ? ax[2].key : NULL;
+    h.z_vals = naxes > 2 ? (const char *const *)ax[2].vals : NULL;
+    h.nz = naxes > 2 ? ax[2].n : 1;
+    h.w_key = naxes > 3 ? ax[3].key : NULL;
+    h.w_vals = naxes > 3 ? (const char *const *)ax[3].vals : NULL;
+    h.nw = naxes > 3 ? ax[3].n : 1;
     char err[700];
     struct out_file o;
     int rc = out_open(&o, path, d->inputs, d->ninputs, err, sizeof err);
@@ -220,7 +198,7 @@ static int write_heatmap(const char *path, int png, const struct fanout_dest *d,
 
 /* The last words on stderr: the runs by class, and the first error with
  * its cell and algorithm (an error is otherwise only a note in the CSV). */
-static void summary(const struct tally *t, const struct fanout *fo, const struct fanout_axis *ax, int naxes) {
+static void summary(const struct sweep_tally *t, const struct fanout *fo, const struct fanout_axis *ax, int naxes) {
     long long n[HEATMAP_NCLASS] = {0}, runs = 0;
     int first = -1;
     for (size_t c = 0; c < (size_t)t->nalgos * (size_t)t->ncells; c++) {
@@ -301,13 +279,8 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
                 return cli_usage("%s and %s name the same file '%s': give each output its own", opt[x], opt[y],
                                  outs[y]);
     struct tally t;
-    memset(&t, 0, sizeof t);
-    t.nalgos = fo->nalgos ? fo->nalgos : 1;
-    t.ncells = fo->ncells;
-    t.cells = calloc((size_t)t.nalgos * (size_t)t.ncells, sizeof *t.cells);
-    t.error = calloc((size_t)t.nalgos * (size_t)t.ncells, sizeof *t.error);
-    t.algo_ran = calloc((size_t)t.nalgos, sizeof *t.algo_ran);
-    if (!t.cells || !t.error || !t.algo_ran) {
+    t.worst = 0;
+    if (sweep_tally_init(&t.c, fo->nalgos ? fo->nalgos : 1, fo->ncells) != 0) {
         st = cli_fail(LSIM_ENOMEM, "");
         goto out;
     }
@@ -319,7 +292,7 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
     }
     int how = fanout_run(fo, sweep_take, &sink, &done);
     int oom = how == LSIM_ENOMEM;
-    if (how >= 0 && cli_verbosity >= 0) summary(&t, fo, ax, naxes);
+    if (how >= 0 && cli_verbosity >= 0) summary(&t.c, fo, ax, naxes);
     if (how != 0) {
         fprintf(stderr, "locksim: %s: %zu of %zu runs finished; nothing was written\n",
                 how > 0 ? "interrupted"
@@ -334,7 +307,7 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         st = cli_fail(st, err);
         goto out;
     }
-    write_records(of.f, csv, ax, naxes, &t, fo);
+    write_records(of.f, csv, ax, naxes, &t.c, fo);
     if ((st = out_commit(&of, err, sizeof err)) != 0) {
         st = cli_fail(st, err);
         goto out;
@@ -343,15 +316,12 @@ int sweep_output(const struct fanout *fo, const char *file, const struct fanout_
         /* The scenario's own title (issue 24); its file name, without the
          * directories, small under it. */
         const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-        const char *title = t.title[0] ? t.title : base;
-        if (d->svg && (st = write_heatmap(d->svg, 0, d, title, base, ax, naxes, &t, fo)) != 0) goto out;
-        if (d->png && (st = write_heatmap(d->png, 1, d, title, base, ax, naxes, &t, fo)) != 0) goto out;
+        if (d->svg && (st = write_heatmap(d->svg, 0, d, base, ax, naxes, &t.c, fo)) != 0) goto out;
+        if (d->png && (st = write_heatmap(d->png, 1, d, base, ax, naxes, &t.c, fo)) != 0) goto out;
     }
     st = t.worst;
 out:
-    free(t.cells);
-    free(t.error);
-    free(t.algo_ran);
+    sweep_tally_close(&t.c);
     return st;
 }
 

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "pool.h"
 #include "scenario_file.h"
+#include "sweep_tally.h"
 
 #define FANOUT_MAX_JOBS POOL_MAX_JOBS
 
@@ -401,15 +402,7 @@ static void run_one(const struct fanout *f, size_t i, struct report_summary *sum
                             .algo_resolved = a < 0 ? NULL : f->algo[a],
                             .lenient_sets = f->lenient_sets,
                             .hold_expects = f->hold_expects};
-    struct run_result r;
-    run_scenario(&spec, &r);
-    if (run_cannot_run(&r, spec.algo || spec.algo_resolved)) r.rc = LSIM_ESKIPPED; /* a row skipped, said why */
-    if (report_summarize(sum, spec.file, &r, 1) != 0) {
-        memset(sum, 0, sizeof *sum);
-        sum->rc = sum->outcome = LSIM_ENOMEM;
-        snprintf(sum->error, sizeof sum->error, "%s", lsim_strerror(LSIM_ENOMEM));
-    }
-    run_result_close(&r);
+    sweep_run_one(&spec, sum);
 }
 
 /* ---- The list on the pool ------------------------------------------------------ */

@@ -10,7 +10,7 @@
 # web/plugin_none.c (a page cannot load .so plugins).
 
 WEB_DIR   := $(BUILD)/web
-WEB_RUN   := run/run.c run/report.c run/scenario_file.c run/input.c
+WEB_RUN   := run/run.c run/report.c run/scenario_file.c run/input.c run/sweep_tally.c
 WEB_SRC   := $(SIM_SRC) $(RENDER_SRC) $(WEB_RUN) $(sort $(wildcard web/*.c))
 WEB_CC    := NODE_PATH=/usr/share/nodejs emcc
 WEB_FLAGS := -std=c11 -O2 -Wall -Wextra -Werror -Wshadow -D_POSIX_C_SOURCE=200809L \

@@ -80,17 +80,21 @@ async function open(opts) {
 
 module.exports = { open, sleep, findChrome };
 
-// As a command: node tests/cdp.js URL [SHOT.png] [JS]: the page opened until
-// its body says data-ready, JS (if given) evaluated in it, then one JSON
+// As a command: node tests/cdp.js URL [SHOT.png] [JS] [UNTIL]: the page opened
+// until its body says data-ready, JS (if given) evaluated in it, UNTIL (a JS
+// expression, if given) polled for 60 s until it is true, then one JSON
 // object on stdout: the body's data attributes, the text of #verdict,
-// #trace-hash, #error, #selftest and the editor's.
+// #trace-hash, #error, #selftest and the editor's, and UNTIL's value.
+// CDP_SIZE=W,H sets the window (1280,720).
 if (require.main === module) {
-  const [url, shot, js] = process.argv.slice(2);
+  const [url, shot, js, until] = process.argv.slice(2);
   (async () => {
-    const b = await open({ size: "1280,720" });
+    const b = await open({ size: process.env.CDP_SIZE || "1280,720" });
     try {
       await b.load(url, "document.body && document.body.dataset.ready");
       if (js) { await b.evaluate(js); await sleep(300); }
+      let got = null;
+      for (let i = 0; until && i < 1200 && !got; i++) { got = await b.evaluate(until).catch(() => null); if (!got) await sleep(50); }
       const out = await b.evaluate(`JSON.stringify({ data: Object.assign({}, document.body.dataset),
         verdict: document.getElementById("verdict").textContent,
         trace_hash: document.getElementById("trace-hash").textContent,
@@ -99,8 +103,10 @@ if (require.main === module) {
         editor: document.getElementById("editor").value,
         knobs: [...document.querySelectorAll("#knobs > div")].map((d) => d.dataset.param + "=" +
           d.querySelector(".v").textContent).join(" ") })`);
+      const o = JSON.parse(out);
+      o.until = got;
       if (shot && shot !== "-") await b.screenshot(shot);
-      console.log(out);
+      console.log(JSON.stringify(o));
     } finally {
       await b.close();
     }

@@ -21,7 +21,13 @@ trap 'rm -rf "$tmp"' EXIT
 # over its DevTools pipe: tests/cdp.js) until it is ready; one JSON object of
 # its body's data attributes and the texts of #verdict, #trace-hash, #error
 # and #selftest.
-page() { timeout 120 node tests/cdp.js "file://$page#$1" "${2:--}" ${3:+"$3"} 2>"$tmp/cdp.err" || cat "$tmp/cdp.err" >&2; }
+page() { timeout 120 node tests/cdp.js "file://$page#$1" "${2:--}" ${3:+"$3"} ${4:+"$4"} 2>"$tmp/cdp.err" || cat "$tmp/cdp.err" >&2; }
+# got FIELD: a field of the JSON text the page's UNTIL expression gave (page's 4th argument)
+got() { python3 -c 'import sys,json
+try: o=json.loads(json.load(sys.stdin).get("until") or "{}")
+except ValueError: o={}
+v=o.get(sys.argv[1],"")
+sys.stdout.write(v if isinstance(v,str) else json.dumps(v))' "$1"; }
 # field NAME: a field of that object on stdin (data.NAME for the body's)
 field() { python3 -c 'import sys,json
 try: o=json.load(sys.stdin)
@@ -118,6 +124,60 @@ check "a right click on A's lane adds a pause of half the run ($flash)" 'echo "$
 check "into the scenario's text, after its earlier timed line (@5s)" \
   'echo "$d" | field editor | grep -E "^@" | tr "\n" "|" | grep -Eq "^@5s pause A \\\$pause\|@[0-9.]+s pause A 30s   # added by a click\|$"'
 check "and the edited run is drawn (no error)" '[ -z "$(echo "$d" | field data.error)" ] && [ -n "$(echo "$d" | field verdict)" ]'
+
+echo "== web: the sweep tab, in a Web Worker, against locksim sweep --svg"
+# sweep X Y STEPS ALGOS: the sweep tab's form filled and run; the page's
+# request, its progress text and the heatmap's SVG text once drawn
+sweep_js() { echo 'document.querySelector("[data-tab=sweep]").click();
+  const f = (id, v) => { document.getElementById(id).value = v; };
+  f("sweep-x", "'"$1"'"); f("sweep-y", "'"$2"'"); f("sweep-steps", "'"$3"'");
+  for (const o of document.getElementById("sweep-algos").options) o.selected = "'"$4"'" === "all" || "'"$4"'".split(",").includes(o.value);
+  document.getElementById("sweep-run").click();'; }
+sweep_until='window.locksim.sweep && window.locksim.sweep.svg && document.querySelector("#sweep-out svg") &&
+  JSON.stringify({ progress: document.getElementById("sweep-progress").textContent, svg: window.locksim.sweep.svg,
+                   xkey: window.locksim.sweep.request.xkey, xvals: window.locksim.sweep.request.xvals.split("\n").join(","),
+                   ykey: window.locksim.sweep.request.ykey, yvals: window.locksim.sweep.request.yvals.split("\n").join(",") })'
+d=$(page "scenario=gc-pause-outlives-lease" - "$(sweep_js pause ttl 5 lease,fenced-lease)" "$sweep_until")
+echo "$d" | got svg > "$tmp/page_sweep.svg"
+"$bin" sweep scenarios/gc-pause-outlives-lease.lsim --vary "pause=$(echo "$d" | got xvals)" \
+  --vary "ttl=$(echo "$d" | got yvals)" --algos lease,fenced-lease --svg "$tmp/native_sweep.svg" >/dev/null 2>&1
+check "a 5x5 sweep of pause and ttl over two algorithms: the heatmap is locksim sweep --svg's, byte for byte ($(wc -c < "$tmp/native_sweep.svg") bytes)" \
+  '[ -s "$tmp/native_sweep.svg" ] && cmp -s "$tmp/page_sweep.svg" "$tmp/native_sweep.svg"'
+check "its progress reaches 50 of 50 runs ($(echo "$d" | got progress))" 'echo "$d" | got progress | grep -q "^50 of 50 runs"'
+d=$(page "scenario=fencing-rejects-stale-write&seed=7" - "$(sweep_js "$(sed -n 's/^param \([a-z_]*\)=.*range=.*/\1/p' scenarios/fencing-rejects-stale-write.lsim | head -1)" "" 12 "")" "$sweep_until")
+echo "$d" | got svg > "$tmp/page_sweep1.svg"
+"$bin" sweep scenarios/fencing-rejects-stale-write.lsim --seed 7 --vary "$(echo "$d" | got xkey)=$(echo "$d" | got xvals)" \
+  --svg "$tmp/native_sweep1.svg" >/dev/null 2>&1
+check "one axis, the page's seed (7), the scenario's algorithm: byte for byte too ($(echo "$d" | got progress))" \
+  '[ -s "$tmp/native_sweep1.svg" ] && cmp -s "$tmp/page_sweep1.svg" "$tmp/native_sweep1.svg"'
+# stop: a 12x12 over every algorithm stopped at once leaves no picture and says so
+d=$(page "scenario=gc-pause-outlives-lease" - "$(sweep_js pause ttl 12 all)
+  setTimeout(() => document.getElementById('sweep-stop').click(), 400);" \
+  'document.getElementById("sweep-stop").disabled && JSON.stringify({ progress: document.getElementById("sweep-progress").textContent, drawn: !!document.querySelector("#sweep-out svg") })')
+check "the stop button ends the sweep where it is ($(echo "$d" | got progress))" \
+  'echo "$d" | got progress | grep -q "(stopped)$" && [ "$(echo "$d" | got drawn)" = false ]'
+
+echo "== web: every algorithm, in the worker"
+# a timer on the main thread counts its ticks while the matrix computes
+matrix_js='window.__ticks = 0; setInterval(() => { if (!document.body.dataset.matrixMs) window.__ticks++; }, 10);
+  document.querySelector("[data-tab=matrix]").click();'
+matrix_until='document.body.dataset.matrixMs && JSON.stringify({ ticks: window.__ticks, ms: document.body.dataset.matrixMs,
+  progress: document.getElementById("matrix-progress").textContent,
+  rows: [...document.querySelectorAll("#matrix tr")].map((tr) => tr.dataset.row).join("\n") })'
+d=$(page "scenario=consensus-leader-partitioned" - "$matrix_js" "$matrix_until")
+echo "$d" | got rows | python3 -c 'import sys
+for l in sys.stdin:
+    f = l.rstrip("\n").split("\t")
+    if len(f) >= 4 and f[1] not in ("-", "ERROR"): print(f[0], f[1], f[3])
+    elif len(f) >= 2: print(f[0], "ERROR", "-")' > "$tmp/page_matrix.txt"
+"$bin" matrix scenarios/consensus-leader-partitioned.lsim --format json | python3 -c 'import sys, json
+for r in json.load(sys.stdin)["rows"]: print(r["algorithm"], r.get("verdict", "ERROR"), r.get("trace_hash", "-"))' > "$tmp/native_matrix.txt"
+check "a consensus scenario's matrix: every row's verdict and digest as matrix --format json ($(grep -c . "$tmp/native_matrix.txt") rows)" \
+  '[ -s "$tmp/native_matrix.txt" ] && cmp -s "$tmp/page_matrix.txt" "$tmp/native_matrix.txt"'
+diff "$tmp/native_matrix.txt" "$tmp/page_matrix.txt" | head -5
+check "its progress says $(echo "$d" | got progress)" 'echo "$d" | got progress | grep -Eq "^([0-9]+) of \1 algorithms$"'
+check "the main thread's timer fired while it computed ($(echo "$d" | got ticks) ticks in $(echo "$d" | got ms) ms)" \
+  '[ "$(echo "$d" | got ticks)" -gt 0 ]'
 
 echo "== web: the picture at 1280x720"
 page "scenario=gc-pause-outlives-lease&all=1" "$tmp/story.png" >/dev/null

@@ -13,13 +13,14 @@
   const setLines = () => Object.entries(current.sets).map(([k, v]) => k + "=" + v).join("\n");
   let lastWidth = 0, lastHeight = 0, lastTick = 0, dirty = true;
   let debounce = null, drag = 0, dragX = 0;
+  let algoNames = [];    // the built-in algorithms, in `locksim list` order
 
   function wrap() {
     const s = "string", n = "number";
     const f = (name, ret, args) => (api[name] = M.cwrap(name, ret, args));
     f("web_run", n, [s, s, s, s, s, n]); f("web_error", s, []); f("web_verdict", s, []);
     f("web_headline", s, []); f("web_trace_hash", s, []); f("web_report", s, []);
-    f("web_json", s, []); f("web_matrix", s, [s]); f("web_frame", n, [n, n]);
+    f("web_json", s, []); f("web_frame", n, [n, n]);
     f("web_words", n, []); f("web_strings", n, []); f("web_content_h", n, []);
     f("web_key", n, [s]); f("web_play", n, [n]); f("web_playing", n, []);
     f("web_seek_x", null, [n]); f("web_on_axis", n, [n, n]); f("web_pan_px", null, [n]);
@@ -31,6 +32,11 @@
     f("web_knob_set", s, [n, n]); f("web_knob_taken", s, []); f("web_knob_picked", n, []);
   }
 
+  // The room the timeline may take: the view's column above the narration.
+  // The scroller itself is only as tall as the scene (the narration follows
+  // it, no empty band under the lanes), so it cannot be what is measured.
+  const roomH = () => $("view").clientHeight - $("narration").offsetHeight;
+
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
   const colours = new Map();
   const col = (v) => {
@@ -40,8 +46,7 @@
   };
   function paint(width) {
     const canvas = $("timeline"), ctx = canvas.getContext("2d");
-    const scroller = $("scroller");
-    const avail = Math.max(200, scroller.clientHeight);
+    const avail = Math.max(200, roomH());
     const nw = api.web_frame(width, avail);
     if (nw < 0) return;
     const h = Math.max(api.web_content_h(), 100);
@@ -122,7 +127,7 @@
       rows[i].textContent = api.web_narration(i);
       rows[i].className = i === cur ? "current" : "";
     }
-    const content = api.web_content_h(), room = $("scroller").clientHeight;
+    const content = api.web_content_h(), room = roomH();
     const hint = performance.now() < flashUntil ? flashText : content > room ? "? help  scroll for more below" : "";
     $("status").textContent = api.web_status(hint);
     const q = api.web_question(), qd = $("question");
@@ -153,7 +158,7 @@
     const width = Math.max(640, $("scroller").clientWidth);
     paint(width);
     lastWidth = width;
-    lastHeight = $("scroller").clientHeight;
+    lastHeight = roomH();
     words();
     dirty = false;
   }
@@ -165,7 +170,7 @@
     $("headline").textContent = api.web_headline();
     $("trace-hash").textContent = api.web_trace_hash();
     $("report").textContent = api.web_report();
-    $("matrix").innerHTML = "";
+    scenarioChanged();
   }
 
   // Run the editor's text; a malformed line shows its file:line:col message and
@@ -246,6 +251,8 @@
     current.text = text;
     $("editor").value = text;
     $("scenario").value = name;
+    const opt = $("scenario").selectedOptions[0];
+    $("scenario").title = opt ? opt.textContent : ""; // the whole title, when the box cuts it
     return run(false);
   }
 
@@ -331,8 +338,10 @@
       }
       if (og.children.length) sel.appendChild(og);
     }
-    for (const a of api.web_algos().split("\n").filter((x) => x)) {
+    algoNames = api.web_algos().split("\n").filter((x) => x);
+    for (const a of algoNames) {
       const o = document.createElement("option"); o.value = a; o.textContent = a; $("algo").appendChild(o);
+      const p = document.createElement("option"); p.value = a; p.textContent = a; $("sweep-algos").appendChild(p);
     }
     const help = ["locksim in a web page: keys"];
     for (let i = 0; api.web_help_line(i); i++) help.push(api.web_help_line(i));
@@ -344,6 +353,7 @@
 
   function wire() {
     $("scenario").addEventListener("change", (e) => {
+      e.target.title = e.target.selectedOptions[0] ? e.target.selectedOptions[0].textContent : "";
       openScenario(e.target.value, api.web_scenario_text(e.target.value));
     });
     $("algo").addEventListener("change", (e) => { current.algo = e.target.value; run(false); });
@@ -375,6 +385,8 @@
         for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + b.dataset.tab;
         if (b.dataset.tab === "matrix") matrix();
       };
+    $("sweep-run").onclick = sweep;
+    $("sweep-stop").onclick = () => stopJob("stopped");
     document.addEventListener("keydown", (e) => {
       if (e.target.closest && e.target.closest("textarea, input, select")) return;
       if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -443,17 +455,196 @@
     words();
   }
 
-  function matrix() {
-    const t = $("matrix");
-    t.innerHTML = "";
-    for (const row of api.web_matrix(current.text).split("\n").filter((x) => x)) {
-      const [name, verdict, why] = row.split("\t");
-      const tr = document.createElement("tr");
-      for (const [v, cls] of [[name, ""], [verdict, verdict], [why, ""]]) {
-        const td = document.createElement("td"); td.textContent = v; if (cls) td.className = cls; tr.appendChild(td);
+  // ---- the worker: the matrix and the sweep off the main thread ----
+  // One Web Worker made, as a Blob, from this page's own inlined engine (the
+  // script "engine") and workerMain below: the page stays one file that works
+  // from file:// with no network. The wasm bytes (inlined in the engine) are
+  // compiled once here and the module handed to each worker, so a worker
+  // stopped (terminated: a new edit, the stop button) is replaced at once.
+  // One job at a time: a new one stops the one before.
+  function workerMain() {
+    let wapi = null;
+    const queue = [];
+    self.onmessage = (e) => {
+      const d = e.data;
+      if (!d.init) { if (wapi) work(d); else queue.push(d); return; }
+      const opts = d.module ? {
+        instantiateWasm: (imports, ok) => {
+          WebAssembly.instantiate(d.module, imports).then((inst) => ok(inst, d.module));
+          return {};
+        } } : {};
+      LocksimModule(opts).then((M) => {
+        const s = "string", n = "number";
+        wapi = { row: M.cwrap("web_matrix_row", s, [s, n]), step: M.cwrap("web_sweep_step", n, [n]),
+                 begin: M.cwrap("web_sweep_begin", n, [s, s, s, s, s, s, s, s, s]),
+                 svg: M.cwrap("web_sweep_svg", s, []), error: M.cwrap("web_sweep_error", s, []) };
+        for (const q of queue.splice(0)) work(q);
+      });
+    };
+    function work(d) {
+      const post = (m) => self.postMessage(Object.assign({ id: d.id }, m));
+      if (d.kind === "matrix") {
+        for (let i = 0; i < d.total; i++) post({ progress: i + 1, total: d.total, row: wapi.row(d.text, i) });
+        post({ done: true });
+        return;
       }
-      t.appendChild(tr);
+      const total = wapi.begin(d.file, d.text, d.seed, d.sets, d.algos, d.xkey, d.xvals, d.ykey, d.yvals);
+      if (total < 0) { post({ error: wapi.error() }); return; }
+      // progress every 50 ms at most: the page's thread has other work
+      for (let i = 0, at = 0; i < total; i++) {
+        wapi.step(i);
+        const now = performance.now();
+        if (now - at > 50 || i + 1 === total) { post({ progress: i + 1, total }); at = now; }
+      }
+      post({ done: true, svg: wapi.svg() });
     }
+  }
+  let wasmModule = null, workerUrl = null, worker = null, job = null, jobSeq = 0;
+  // The engine's wasm compiled off the main thread (its data: URL fetched and
+  // compiled asynchronously: decoding it here would hold the page ~0.3 s).
+  function compiledWasm() {
+    if (!wasmModule) {
+      const m = /data:application\/octet-stream;base64,[A-Za-z0-9+/=]+/.exec($("engine").textContent);
+      wasmModule = m ? fetch(m[0]).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)).catch(() => null)
+        : Promise.resolve(null); // then the worker decodes the engine's own copy
+    }
+    return wasmModule;
+  }
+  // The worker's script as a Blob's URL, made once (after the page is ready):
+  // every worker, also after a stop, starts from it.
+  function workerScript() {
+    if (!workerUrl) {
+      const src = $("engine").textContent + "\n;(" + workerMain.toString() + ")();\n";
+      workerUrl = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+    }
+    return workerUrl;
+  }
+  // job: { onProgress(d), onDone(d), onError(text), onStop(why) }
+  function startJob(msg, handlers) {
+    stopJob("stopped");
+    if (!worker) {
+      const w = (worker = new Worker(workerScript()));
+      w.onmessage = (e) => {
+        const d = e.data;
+        if (!job || w !== worker || d.id !== job.id) return;
+        const j = job;
+        if (d.error || d.done) job = null;
+        if (d.error) j.onError(d.error); else if (d.done) j.onDone(d); else j.onProgress(d);
+      };
+      w.onerror = (e) => { if (job && w === worker) { const j = job; job = null; j.onError("the worker failed: " + e.message); } };
+      compiledWasm().then((m) => w.postMessage({ init: 1, module: m }));
+    }
+    job = Object.assign({ id: ++jobSeq }, handlers);
+    worker.postMessage(Object.assign({ id: job.id }, msg));
+  }
+  function stopJob(why) {
+    if (!job) return;
+    worker.terminate();
+    worker = null;
+    const j = job;
+    job = null;
+    j.onStop(why);
+  }
+  let matrixShown = false, matrixText = null; // the matrix shown (or coming) is of matrixText
+  // A new run: a sweep under way stops (its runs were of the scenario before);
+  // the matrix plays the text alone, so only a new text stops and redoes it.
+  function scenarioChanged() {
+    if (job && (job.kind === "sweep" || matrixText !== current.text)) stopJob("stopped: the scenario changed");
+    if (matrixText !== current.text) matrixShown = false;
+    fillSweep();
+    if (!$("tab-matrix").hidden) matrix();
+  }
+
+  function matrix() {
+    if (matrixShown) return;
+    matrixShown = true;
+    matrixText = current.text;
+    const t = $("matrix"), prog = $("matrix-progress"), total = algoNames.length, t0 = performance.now();
+    t.innerHTML = "";
+    prog.textContent = "0 of " + total + " algorithms";
+    delete document.body.dataset.matrixMs;
+    startJob({ kind: "matrix", text: current.text, total }, {
+      kind: "matrix",
+      onProgress: (d) => {
+        const [name, verdict, why] = d.row.split("\t");
+        const tr = document.createElement("tr");
+        tr.dataset.row = d.row;
+        for (const [v, cls] of [[name, ""], [verdict, verdict], [why, ""]]) {
+          const td = document.createElement("td"); td.textContent = v; if (cls) td.className = cls; tr.appendChild(td);
+        }
+        t.appendChild(tr);
+        prog.textContent = d.progress + " of " + d.total + " algorithms";
+      },
+      onDone: () => { document.body.dataset.matrixMs = (performance.now() - t0).toFixed(1); },
+      onError: (e) => { prog.textContent = e; matrixShown = false; },
+      onStop: (why) => { prog.textContent += " (" + why + ")"; matrixShown = false; },
+    });
+  }
+
+  // ---- the sweep tab: one or two params over their range=, as `locksim sweep` ----
+  const SWEEP_MAX_STEPS = 12;
+  const paramRows = () => api.web_params().split("\n").filter((l) => l).map((l) => l.split("\t")).filter((r) => r[2] !== "-");
+  function fillSweep() {
+    const rows = paramRows(), xs = $("sweep-x"), ys = $("sweep-y");
+    const key = rows.map((r) => r[0] + r[2] + r[3] + r[4]).join("|");
+    if (xs.dataset.key === key) return;
+    xs.dataset.key = key;
+    const keepX = xs.value, keepY = ys.value;
+    xs.innerHTML = ""; ys.innerHTML = '<option value="">(one axis)</option>';
+    for (const r of rows) {
+      for (const sel of [xs, ys]) { const o = document.createElement("option"); o.value = o.textContent = r[0]; sel.appendChild(o); }
+    }
+    if (rows.some((r) => r[0] === keepX)) xs.value = keepX;
+    if (rows.some((r) => r[0] === keepY)) ys.value = keepY;
+    $("sweep-run").disabled = rows.length === 0;
+    $("sweep-progress").textContent = rows.length ? "" : "this scenario has no param with a range= to sweep";
+  }
+  // n values of a param's range, evenly spaced from its low end: a count's
+  // integers (fewer when the range has fewer), a duration's in a step cut to
+  // two significant digits, named as the binary names durations.
+  function axisValues(row, n) {
+    const lo = Number(row[3]), hi = Number(row[4]);
+    if (n < 2 || hi <= lo) return [row[2] === "d" ? api.web_format_duration(lo) : String(lo)];
+    if (row[2] === "i") {
+      const step = Math.max(1, Math.floor((hi - lo) / (n - 1))), out = [];
+      for (let v = lo; v <= hi && out.length < n; v += step) out.push(String(v));
+      return out;
+    }
+    let step = (hi - lo) / (n - 1);
+    const unit = Math.pow(10, Math.floor(Math.log10(step)) - 1);
+    step = Math.max(1, Math.floor(step / unit) * unit);
+    return Array.from({ length: n }, (_, k) => api.web_format_duration(lo + k * step));
+  }
+  function sweep() {
+    const rows = paramRows();
+    const px = rows.find((r) => r[0] === $("sweep-x").value);
+    const py = rows.find((r) => r[0] === $("sweep-y").value && r !== px);
+    if (!px) return;
+    const steps = Math.min(SWEEP_MAX_STEPS, Math.max(2, parseInt($("sweep-steps").value, 10) || 8));
+    $("sweep-steps").value = steps;
+    const xv = axisValues(px, steps), yv = py ? axisValues(py, steps) : [];
+    const algos = [...$("sweep-algos").selectedOptions].map((o) => o.value);
+    const sets = Object.entries(current.sets).filter(([k]) => k !== px[0] && (!py || k !== py[0]));
+    const req = { kind: "sweep", file: (current.name || "scenario") + ".lsim", text: current.text, seed: current.seed,
+                  sets: sets.map(([k, v]) => k + "=" + v).join("\n"), algos: algos.join("\n"),
+                  xkey: px[0], xvals: xv.join("\n"), ykey: py ? py[0] : "", yvals: yv.join("\n") };
+    const state = (window.locksim.sweep = { request: req, svg: "", ms: 0 });
+    const bar = $("sweep-bar"), prog = $("sweep-progress"), t0 = performance.now();
+    bar.value = 0; prog.textContent = "starting";
+    $("sweep-stop").disabled = false;
+    const finish = (text) => { prog.textContent = text; $("sweep-stop").disabled = true; };
+    startJob(req, {
+      kind: "sweep",
+      onProgress: (d) => { bar.max = d.total; bar.value = d.progress; prog.textContent = d.progress + " of " + d.total + " runs"; },
+      onDone: (d) => {
+        state.svg = d.svg; state.ms = performance.now() - t0;
+        finish(prog.textContent + " in " + (state.ms / 1000).toFixed(1) + " s");
+        $("sweep-out").innerHTML = d.svg;
+        document.body.dataset.sweepMs = state.ms.toFixed(1);
+      },
+      onError: (e) => finish(e),
+      onStop: (why) => finish(prog.textContent + " (" + why + ")"),
+    });
   }
 
   // Play: the cursor moves with the wall clock; one frame per animation frame.
@@ -464,7 +655,7 @@
     }
     lastTick = now;
     const sc = $("scroller");
-    if (dirty || Math.max(640, sc.clientWidth) !== lastWidth || sc.clientHeight !== lastHeight) redraw();
+    if (dirty || Math.max(640, sc.clientWidth) !== lastWidth || roomH() !== lastHeight) redraw();
     requestAnimationFrame(tick);
   }
 
@@ -506,5 +697,6 @@
     document.body.dataset.ready = "1";
     document.body.dataset.readyMs = performance.now().toFixed(1); // from navigation start: the first timeline drawn
     requestAnimationFrame((t) => { lastTick = t; tick(t); });
+    setTimeout(() => { compiledWasm(); workerScript(); }, 500); // the worker's parts, before it is asked for
   });
 })();

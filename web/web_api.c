@@ -219,29 +219,6 @@ API const char *web_json(void) {
     return keep_big(m, &buf);
 }
 
-/* The same script over every algorithm: one line per algorithm, "NAME
- * VERDICT headline", or "NAME - cannot run this script: why". */
-API const char *web_matrix(const char *text) {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    if (!m) return "";
-    const struct lock_algo *a;
-    for (int i = 0; (a = lock_algo_at(i)) != NULL; i++) {
-        struct run_spec spec = {
-                .file = "scenario", .text = text, .len = strlen(text), .algo_resolved = a, .lenient_sets = 1};
-        struct run_result r;
-        int rc = run_scenario(&spec, &r);
-        if (rc && run_cannot_run(&r, 1)) fprintf(m, "%s\t-\tcannot run this script: %s\n", a->name, r.error);
-        else if (rc) fprintf(m, "%s\tERROR\t%s\n", a->name, r.error);
-        else
-            fprintf(m, "%s\t%s%s\t%s\n", a->name, scn_verdict_name(r.report->verdict),
-                    r.truncated ? " (cut short)" : "", r.report->headline);
-        run_result_close(&r);
-    }
-    return keep_big(m, &buf);
-}
-
 /* ---- the view ---- */
 
 /* Bring the scenes up to date for a width x avail_h area and paint them and
