@@ -30,6 +30,7 @@
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
     f("web_fault_line", s, [n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
     f("web_knob_set", s, [n, n]); f("web_knob_taken", s, []); f("web_knob_picked", n, []);
+    f("web_format_duration", s, [n]);
   }
 
   // The room the timeline may take: the view's column above the narration.
