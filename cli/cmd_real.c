@@ -171,7 +171,7 @@ static int take_real_option(struct real_cmd *o, int c, const char *v) {
 /* real's arguments: 0, -1 after --help, or the exit status. */
 static int parse_real_args(struct real_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
-    o->store = "redis";
+    o->store = NULL; /* chosen by the scenario's lock */
     o->repeat = 1;
     int st = cli_getopt_init(&g, "real", cli_usage_real, NULL, real_options, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
@@ -190,8 +190,8 @@ int cmd_real(int argc, char **argv) {
     long repeat = o.repeat;
     int row = o.row;
     if (!file) return cli_usage("real needs a scenario FILE");
-    if (strcmp(store, "redis") != 0)
-        return cli_usage("--store %s: only redis is built (etcd, zookeeper, redlock and a replicated redis are not)",
+    if (store && !real_store(store))
+        return cli_usage("--store %s: redis and etcd are built (zookeeper, redlock and a replicated redis are not)",
                          store);
 
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
@@ -217,8 +217,10 @@ int cmd_real(int argc, char **argv) {
     const struct scenario *s = &scn;
     const struct trace *st = engine_trace(sim.engine);
     const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    if (!store) store = real_store_for(s);
+    const struct real_ops *ops = real_store(store);
     char why[600];
-    rc = real_supported(s, st, why, sizeof why);
+    rc = real_supported(ops, s, st, scale, why, sizeof why);
     if (rc) {
         if (row) printf("| %s | %s | %s |\n", name, s->algo, why);
         else fprintf(stderr, "locksim: %s: cannot be run for real: %s\n", file, why);
@@ -226,10 +228,10 @@ int cmd_real(int argc, char **argv) {
         run_result_close(&sim);
         return cli_exit(rc);
     }
-    if (scale == 0) scale = real_default_scale(s);
+    if (scale == 0) scale = real_default_scale(ops, s);
     struct redis_srv srv;
     char err[600];
-    rc = redis_srv_start(&srv, err, sizeof err);
+    rc = real_store_start(ops, &srv, err, sizeof err);
     if (rc) {
         scenario_close(&scn);
         run_result_close(&sim);
@@ -237,9 +239,15 @@ int cmd_real(int argc, char **argv) {
     }
     if (!row) {
         printf("Reality check: %s\n  \"%s\", algorithm %s\n", file, s->title, s->algo);
-        printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n"
-               "  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n",
-               srv.port, scale, (double)s->duration_ns / 1e9, (double)s->duration_ns * scale / 1e6, 1e3 * scale);
+        if (strcmp(store, "etcd") == 0)
+            printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
+                   "  speaking HTTP/JSON to its gateway;\n",
+                   srv.port);
+        else
+            printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n",
+                   srv.port);
+        printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", scale,
+               (double)s->duration_ns / 1e9, (double)s->duration_ns * scale / 1e6, 1e3 * scale);
     }
     struct take sa[64];
     int nsa = takes(st, sa, 64);
@@ -249,7 +257,7 @@ int cmd_real(int argc, char **argv) {
     for (long k = 1; k <= repeat && rc == 0; k++) {
         struct trace rec, dst;
         struct checker_report rep;
-        rc = real_play(s, st, &srv, scale, &rec, err, sizeof err);
+        rc = real_play(ops, s, st, &srv, scale, &rec, err, sizeof err);
         if (rc) {
             trace_close(&rec);
             break;
@@ -290,7 +298,7 @@ int cmd_real(int argc, char **argv) {
         }
         trace_close(&rec);
     }
-    redis_srv_stop(&srv);
+    real_store_stop(ops, &srv);
     if (rc) {
         scenario_close(&scn);
         run_result_close(&sim);
@@ -303,8 +311,8 @@ int cmd_real(int argc, char **argv) {
             vl += (size_t)snprintf(verdicts + vl, sizeof verdicts - vl, "%s%s x%d", vl ? ", " : "",
                                    scn_verdict_name((enum scn_verdict)v), counts[v]);
     if (row) {
-        printf("| %s | redis | %s | %s | %d | %d | %g | %s |\n", name, scn_verdict_name(sim.report->verdict), verdicts,
-               (int)repeat - counts[sim.report->verdict], differ, scale, takes_cell);
+        printf("| %s | %s | %s | %s | %d | %d | %g | %s |\n", name, store, scn_verdict_name(sim.report->verdict),
+               verdicts, (int)repeat - counts[sim.report->verdict], differ, scale, takes_cell);
     } else {
         printf("\n  real verdicts over %ld run%s: %s (simulated %s); %d run%s differ%s\n", repeat,
                repeat == 1 ? "" : "s", verdicts, scn_verdict_name(sim.report->verdict), differ, differ == 1 ? "" : "s",

@@ -23,6 +23,7 @@
 static struct {
     volatile pid_t children[REDIS_SRV_MAX_CHILDREN];
     volatile pid_t server;
+    volatile int tree; /* 1: dir holds a tree (etcd's data dir): rm -rf it */
     char dir[128];
     char log[160];
 } guard;
@@ -58,6 +59,16 @@ static void cleanup_now(void) {
         kill(guard.server, SIGKILL);
         waitpid(guard.server, NULL, 0);
         guard.server = 0;
+    }
+    if (guard.dir[0] && guard.tree) {
+        /* fork, execve and waitpid are async-signal-safe; a walk is not */
+        pid_t rm = fork();
+        if (rm == 0) {
+            execl("/bin/rm", "rm", "-rf", guard.dir, (char *)NULL);
+            _exit(127);
+        }
+        if (rm > 0) waitpid(rm, NULL, 0);
+        guard.dir[0] = 0;
     }
     if (guard.dir[0]) {
         unlink(guard.log);
@@ -116,7 +127,17 @@ void redis_srv_guard_forget(pid_t pid) {
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-static int port_taken(int port) {
+void redis_srv_guard_server(pid_t pid, const char *dir, int tree) {
+    sigset_t old;
+    block(&old);
+    guard.server = pid;
+    guard.tree = tree;
+    snprintf(guard.dir, sizeof guard.dir, "%s", dir ? dir : "");
+    guard.log[0] = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+int redis_srv_port_taken(int port) {
     struct resp_conn c;
     if (resp_connect(&c, port) != 0) return 0;
     resp_close(&c);
@@ -148,7 +169,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     }
     s->port = 0;
     for (int p = REDIS_SRV_PORT; p < REDIS_SRV_PORT + 16; p++)
-        if (!port_taken(p)) {
+        if (!redis_srv_port_taken(p)) {
             s->port = p;
             break;
         }
@@ -170,6 +191,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         return LSIM_EINTERNAL;
     }
     snprintf(guard.dir, sizeof guard.dir, "%s", s->dir);
+    guard.tree = 0;
     snprintf(guard.log, sizeof guard.log, "%s/redis.log", s->dir);
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);

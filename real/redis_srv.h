@@ -12,6 +12,8 @@
 #define REDIS_SRV_PORT 16379 /* the first port tried; the next 15 if it is taken */
 #define REDIS_SRV_BIN "redis-server"
 
+/* A server process locksim started: redis-server here, etcd in
+ * real/etcd_srv.h (the same three facts). */
 struct redis_srv {
     pid_t pid;     /* the server process, 0 = not running */
     int port;      /* the port it listens on (127.0.0.1) */
@@ -37,5 +39,11 @@ void redis_srv_stop(struct redis_srv *s);
 void redis_srv_guard_on(void);
 void redis_srv_guard_child(pid_t pid);  /* register a client process */
 void redis_srv_guard_forget(pid_t pid); /* it has been reaped */
+/* Another backend's server (etcd): the handler kills pid and removes dir,
+ * as a whole tree when tree is 1 (by running rm -rf). pid 0 and dir NULL
+ * forget it. */
+void redis_srv_guard_server(pid_t pid, const char *dir, int tree);
+/* 1 when something answers TCP connections on 127.0.0.1:port. */
+int redis_srv_port_taken(int port);
 
 #endif
