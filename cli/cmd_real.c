@@ -1,4 +1,4 @@
-/* `locksim real`: a scenario played against a real Redis (real/real.h) and
+/* `locksim real`: a scenario played against a real Redis or etcd (real/real.h) and
  * judged by the same checker; the real and simulated verdicts side by side,
  * who took the lock when in each, and a line per difference. */
 #include <stdio.h>
@@ -14,27 +14,39 @@
 #include "trace_jsonl.h"
 
 const char cli_usage_real[] =
-        "Usage: locksim real FILE [--store redis] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
+        "Usage: locksim real FILE [--store redis|etcd] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
         "\n"
-        "Plays the scenario against a real Redis: locksim starts its own redis-server\n"
-        "(Debian package redis-server) on 127.0.0.1:16379 (or the next free port up to\n"
-        "16394), persistence off, its files in a temporary folder, and stops it by PID on\n"
-        "every exit, Ctrl-C and SIGTERM included. Each client is a process of its own\n"
-        "talking RESP to it; a pause is SIGSTOP/SIGCONT of that process, a crash SIGKILL.\n"
-        "Algorithms: lease (SET NX PX), fenced-lease (a Lua SET NX PX + INCR; the\n"
+        "Plays the scenario against a real lock service that locksim starts itself on\n"
+        "127.0.0.1 and stops by PID on every exit, Ctrl-C and SIGTERM included; each\n"
+        "client is a process of its own; a pause is SIGSTOP/SIGCONT of that process, a\n"
+        "crash SIGKILL. The store follows the scenario's lock unless --store says:\n"
+        "redis (Debian package redis-server) on 16379 (or the next free port up to\n"
+        "16394), persistence off, its files in a temporary folder, clients speaking\n"
+        "RESP. Algorithms: lease (SET NX PX), fenced-lease (a Lua SET NX PX + INCR; the\n"
         "resource's fenced write is a Lua script), setnx, setnx-expire (SETNX, then\n"
         "PEXPIRE), lease-renew (SET NX PX and a heartbeat in the same process: a Lua\n"
-        "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis. The scenario's timeline runs\n"
-        "at scale S (real seconds per scenario second; default: the whole duration in\n"
-        "2.5 s real). The run is recorded as a locksim trace in scenario time (real time\n"
-        "/ S), judged by the checker check-trace uses, and printed beside the simulated\n"
-        "run: verdicts, each acquisition's time (a takeover more than 15 ms of real time\n"
-        "from the simulated one is a difference) and a line per difference.\n"
+        "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis.\n"
+        "etcd (Debian packages etcd-server, etcd-client; etcd 3.4) for consensus: one\n"
+        "member on 22379 (or the next free pair up to 22393), its data dir on tmpfs,\n"
+        "clients speaking HTTP/JSON to its gateway: a lease kept alive every ttl/3, a\n"
+        "txn try-lock (or with queue=on v3lock's Lock, which waits in line), the lock\n"
+        "key's create_revision as the token; a fenced write is a txn comparing a fence\n"
+        "key, guard=owner's a txn on the lock key's create_revision. One member stands\n"
+        "for the scenario's servers, which no fault may reach.\n"
+        "The scenario's timeline runs at scale S (real seconds per scenario second;\n"
+        "default: redis, the whole duration in 2.5 s real; etcd, the lease TTL in 1 s\n"
+        "real, as etcd grants whole seconds only). The run is recorded as a locksim\n"
+        "trace in scenario time (real time / S), judged by the checker check-trace uses,\n"
+        "and printed beside the simulated run: verdicts, each acquisition's time (a\n"
+        "takeover more than 15 ms of real time from the simulated one is a difference)\n"
+        "and a line per difference.\n"
         "A constant network latency is held by each client on every request and reply.\n"
-        "Refused, saying why (exit 69): every other algorithm, several servers, latency\n"
-        "that varies, loss, partitions, links, clock faults, failover, restarts, a pause\n"
-        "or crash of the server, resource timeouts, guards and read checks.\n"
-        "  --store redis     the backend (the only one built)\n"
+        "Refused, saying why (exit 69): every other algorithm, several redis servers,\n"
+        "latency that varies, loss, partitions, links, clock faults, failover,\n"
+        "restarts, a pause or crash of a server, resource timeouts and read checks;\n"
+        "redis: guards; etcd: bind=, bug=, a TTL that is not whole seconds of real\n"
+        "time at S, and a run over 30 s of real time.\n"
+        "  --store NAME      redis or etcd (default: etcd for consensus, else redis)\n"
         "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
         "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
         "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
@@ -44,8 +56,8 @@ const char cli_usage_real[] =
         "                    takeover times; a refused scenario: scenario, algorithm, why\n"
         "Exit 0 when every run's real verdict is the simulated one (other differences,\n"
         "such as takeover times, are findings, reported, not failures), 1 when a real\n"
-        "verdict differs, 69 refused, no redis-server, or a server or client that did\n"
-        "not answer within 2 s, 65/66 a bad or missing file, 130 interrupted.\n";
+        "verdict differs, 69 refused, no server installed, or a server or client that\n"
+        "did not answer within 2 s, 65/66 a bad or missing file, 130 interrupted.\n";
 
 struct take {
     int node;

@@ -68,8 +68,8 @@ int etcd_srv_start(struct redis_srv *s, char *err, size_t errlen) {
             break;
         }
     if (!s->port) {
-        snprintf(err, errlen, "ports %d to %d on 127.0.0.1 are all taken: no room for locksim's etcd",
-                 ETCD_SRV_PORT, ETCD_SRV_PORT + 15);
+        snprintf(err, errlen, "ports %d to %d on 127.0.0.1 are all taken: no room for locksim's etcd", ETCD_SRV_PORT,
+                 ETCD_SRV_PORT + 15);
         return LSIM_EUNAVAILABLE;
     }
     const char *base = getenv("LOCKSIM_REAL_TMP");

@@ -179,8 +179,7 @@ static int try_acquire(struct client *cl) {
         snprintf(body, sizeof body, "{\"name\":\"%s\",\"lease\":\"%" PRId64 "\"}", k, cl->lease);
         call(cl, "/v3/lock/lock", body, &q, 0, SCN_POINT_DURING_ACQUIRE);
         char key[200];
-        if (json_field(q.buf, "key", key, sizeof key) == 0 &&
-            http_unbase64(key, cl->key, sizeof cl->key) > 0) {
+        if (json_field(q.buf, "key", key, sizeof key) == 0 && http_unbase64(key, cl->key, sizeof cl->key) > 0) {
             cl->rev = create_rev(cl, cl->key);
             got = cl->rev > 0;
         } else {

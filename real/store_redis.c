@@ -131,7 +131,7 @@ static int try_acquire(struct client *cl) {
             emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, g->ttl_ns, 0);
         }
         break;
-        case RA_CONSENSUS: break;
+    case RA_CONSENSUS: break;
     }
     if (!got) emit(cl, TRACE_SRV_DENY, cl->srv, cl->idx, 0, TRACE_NO_NODE, 0);
     return got;
