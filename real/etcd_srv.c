@@ -20,28 +20,7 @@ static void sleep_ms(long ms) {
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
-int etcd_srv_available(void) {
-    const char *path = getenv("PATH");
-    if (!path) path = "/usr/bin:/bin";
-    char buf[512];
-    for (const char *p = path; *p;) {
-        size_t n = strcspn(p, ":");
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, ETCD_SRV_BIN);
-        if (access(buf, X_OK) == 0) return 1;
-        p += n;
-        if (*p == ':') p++;
-    }
-    return access("/usr/bin/" ETCD_SRV_BIN, X_OK) == 0;
-}
-
-static void block(sigset_t *old) {
-    sigset_t all;
-    sigemptyset(&all);
-    sigaddset(&all, SIGINT);
-    sigaddset(&all, SIGTERM);
-    sigaddset(&all, SIGHUP);
-    sigprocmask(SIG_BLOCK, &all, old);
-}
+int etcd_srv_available(void) { return redis_srv_on_path(ETCD_SRV_BIN); }
 
 /* Remove the folder (etcd's data dir is a tree) by running rm -rf, as the
  * signal guard does. */
@@ -76,7 +55,7 @@ int etcd_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     snprintf(s->dir, sizeof s->dir, "%s/locksim-etcd-XXXXXX", base);
     sigset_t old;
-    block(&old);
+    redis_srv_block_signals(&old);
     if (!mkdtemp(s->dir)) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         snprintf(err, errlen, "cannot make a temporary folder in %s: %s", base, strerror(errno));
@@ -150,7 +129,7 @@ void etcd_srv_stop(struct redis_srv *s) {
         }
     }
     sigset_t old;
-    block(&old);
+    redis_srv_block_signals(&old);
     s->pid = 0;
     if (s->dir[0]) remove_tree(s->dir);
     s->dir[0] = 0;

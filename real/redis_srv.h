@@ -6,6 +6,7 @@
 #ifndef LOCKSIM_REDIS_SRV_H
 #define LOCKSIM_REDIS_SRV_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,6 +23,8 @@ struct redis_srv {
 
 /* 1 when redis-server is on PATH. */
 int redis_srv_available(void);
+/* 1 when the program bin is on PATH (or in /usr/bin). */
+int redis_srv_on_path(const char *bin);
 /* Start a server and wait until it answers PING (at most 5 s). 0, or an
  * LSIM code (LSIM_EUNAVAILABLE when the binary is missing, LSIM_EINTERNAL
  * when it would not start) with a sentence in err; nothing is left running
@@ -43,6 +46,8 @@ void redis_srv_guard_forget(pid_t pid); /* it has been reaped */
  * as a whole tree when tree is 1 (by running rm -rf). pid 0 and dir NULL
  * forget it. */
 void redis_srv_guard_server(pid_t pid, const char *dir, int tree);
+/* Block SIGINT, SIGTERM and SIGHUP (the guard's), the old mask in *old. */
+void redis_srv_block_signals(sigset_t *old);
 /* 1 when something answers TCP connections on 127.0.0.1:port. */
 int redis_srv_port_taken(int port);
 

@@ -336,6 +336,23 @@ static void test_real_etcd_pause_unsafe_then_fenced_safe(void **state) {
     rmdir(tmp);
 }
 
+/* etcd's queued lock (v3lock Lock, queue=on) for real: B waits in line
+ * behind A and is paused; its lease is revoked while it waits, so when A
+ * releases, etcd 3.4.23 (with the #11456 fix) fails B's Lock call ("session
+ * expired") and C, next in line, takes the lock; B opens a new session and
+ * takes it after C: SAFE, in that order, as simulated. */
+static void test_real_etcd_queued_waiter_session_expired(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    struct result *r = run_in("", "real scenarios/etcd-11456-fixed-session-expired.lsim");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "scale 0.2:"));
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated C   at 14.01s    real C"));
+    assert_non_null(strstr(r->out, "acquisition 3: simulated B   at 16.02s    real B"));
+}
+
 /* What one etcd member cannot play is refused, saying why, exit 69: a
  * partition, a TTL that is not whole seconds of real time, a Redis lock. */
 static void test_real_etcd_refusals(void **state) {
@@ -395,6 +412,7 @@ int main(void) {
             cmocka_unit_test(test_real_exits_1_when_verdicts_differ),
             cmocka_unit_test(test_real_server_that_does_not_answer),
             cmocka_unit_test(test_real_etcd_pause_unsafe_then_fenced_safe),
+            cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
             cmocka_unit_test(test_real_etcd_refusals),
             cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
     };
