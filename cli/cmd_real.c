@@ -1,4 +1,4 @@
-/* `locksim real`: a scenario played against a real Redis (real/real.h) and
+/* `locksim real`: a scenario played against a real Redis or etcd (real/real.h) and
  * judged by the same checker; the real and simulated verdicts side by side,
  * who took the lock when in each, and a line per difference. */
 #include <stdio.h>
@@ -14,27 +14,39 @@
 #include "trace_jsonl.h"
 
 const char cli_usage_real[] =
-        "Usage: locksim real FILE [--store redis] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
+        "Usage: locksim real FILE [--store redis|etcd] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
         "\n"
-        "Plays the scenario against a real Redis: locksim starts its own redis-server\n"
-        "(Debian package redis-server) on 127.0.0.1:16379 (or the next free port up to\n"
-        "16394), persistence off, its files in a temporary folder, and stops it by PID on\n"
-        "every exit, Ctrl-C and SIGTERM included. Each client is a process of its own\n"
-        "talking RESP to it; a pause is SIGSTOP/SIGCONT of that process, a crash SIGKILL.\n"
-        "Algorithms: lease (SET NX PX), fenced-lease (a Lua SET NX PX + INCR; the\n"
+        "Plays the scenario against a real lock service that locksim starts itself on\n"
+        "127.0.0.1 and stops by PID on every exit, Ctrl-C and SIGTERM included; each\n"
+        "client is a process of its own; a pause is SIGSTOP/SIGCONT of that process, a\n"
+        "crash SIGKILL. The store follows the scenario's lock unless --store says:\n"
+        "redis (Debian package redis-server) on 16379 (or the next free port up to\n"
+        "16394), persistence off, its files in a temporary folder, clients speaking\n"
+        "RESP. Algorithms: lease (SET NX PX), fenced-lease (a Lua SET NX PX + INCR; the\n"
         "resource's fenced write is a Lua script), setnx, setnx-expire (SETNX, then\n"
         "PEXPIRE), lease-renew (SET NX PX and a heartbeat in the same process: a Lua\n"
-        "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis. The scenario's timeline runs\n"
-        "at scale S (real seconds per scenario second; default: the whole duration in\n"
-        "2.5 s real). The run is recorded as a locksim trace in scenario time (real time\n"
-        "/ S), judged by the checker check-trace uses, and printed beside the simulated\n"
-        "run: verdicts, each acquisition's time (a takeover more than 15 ms of real time\n"
-        "from the simulated one is a difference) and a line per difference.\n"
+        "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis.\n"
+        "etcd (Debian packages etcd-server, etcd-client; etcd 3.4) for consensus: one\n"
+        "member on 22379 (or the next free pair up to 22393), its data dir on tmpfs,\n"
+        "clients speaking HTTP/JSON to its gateway: a lease kept alive every ttl/3, a\n"
+        "txn try-lock (or with queue=on v3lock's Lock, which waits in line), the lock\n"
+        "key's create_revision as the token; a fenced write is a txn comparing a fence\n"
+        "key, guard=owner's a txn on the lock key's create_revision. One member stands\n"
+        "for the scenario's servers, which no fault may reach.\n"
+        "The scenario's timeline runs at scale S (real seconds per scenario second;\n"
+        "default: redis, the whole duration in 2.5 s real; etcd, the lease TTL in 1 s\n"
+        "real, as etcd grants whole seconds only). The run is recorded as a locksim\n"
+        "trace in scenario time (real time / S), judged by the checker check-trace uses,\n"
+        "and printed beside the simulated run: verdicts, each acquisition's time (a\n"
+        "takeover more than 15 ms of real time from the simulated one is a difference)\n"
+        "and a line per difference.\n"
         "A constant network latency is held by each client on every request and reply.\n"
-        "Refused, saying why (exit 69): every other algorithm, several servers, latency\n"
-        "that varies, loss, partitions, links, clock faults, failover, restarts, a pause\n"
-        "or crash of the server, resource timeouts, guards and read checks.\n"
-        "  --store redis     the backend (the only one built)\n"
+        "Refused, saying why (exit 69): every other algorithm, several redis servers,\n"
+        "latency that varies, loss, partitions, links, clock faults, failover,\n"
+        "restarts, a pause or crash of a server, resource timeouts and read checks;\n"
+        "redis: guards; etcd: bind=, bug=, a TTL that is not whole seconds of real\n"
+        "time at S, and a run over 30 s of real time.\n"
+        "  --store NAME      redis or etcd (default: etcd for consensus, else redis)\n"
         "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
         "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
         "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
@@ -44,8 +56,8 @@ const char cli_usage_real[] =
         "                    takeover times; a refused scenario: scenario, algorithm, why\n"
         "Exit 0 when every run's real verdict is the simulated one (other differences,\n"
         "such as takeover times, are findings, reported, not failures), 1 when a real\n"
-        "verdict differs, 69 refused, no redis-server, or a server or client that did\n"
-        "not answer within 2 s, 65/66 a bad or missing file, 130 interrupted.\n";
+        "verdict differs, 69 refused, no server installed, or a server or client that\n"
+        "did not answer within 2 s, 65/66 a bad or missing file, 130 interrupted.\n";
 
 struct take {
     int node;
@@ -172,7 +184,7 @@ static int take_real_option(struct real_cmd *o, int c, const char *v) {
 /* real's arguments: 0, -1 after --help, or the exit status. */
 static int parse_real_args(struct real_cmd *o, int argc, char **argv) {
     struct cli_getopt g;
-    o->store = "redis";
+    o->store = NULL; /* chosen by the scenario's lock */
     o->repeat = 1;
     int st = cli_getopt_init_tables(&g, "real", cli_usage_real, NULL, cli_tables_real, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&g)) != CLI_OPT_END;)
@@ -191,8 +203,8 @@ int cmd_real(int argc, char **argv) {
     long repeat = o.repeat;
     int row = o.row;
     if (!file) return cli_usage("real needs a scenario FILE");
-    if (strcmp(store, "redis") != 0)
-        return cli_usage("--store %s: only redis is built (etcd, zookeeper, redlock and a replicated redis are not)",
+    if (store && !real_store(store))
+        return cli_usage("--store %s: redis and etcd are built (zookeeper, redlock and a replicated redis are not)",
                          store);
 
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
@@ -218,8 +230,10 @@ int cmd_real(int argc, char **argv) {
     const struct scenario *s = &scn;
     const struct trace *st = engine_trace(sim.engine);
     const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    if (!store) store = real_store_for(s);
+    const struct real_ops *ops = real_store(store);
     char why[600];
-    rc = real_supported(s, st, why, sizeof why);
+    rc = real_supported(ops, s, st, scale, why, sizeof why);
     if (rc) {
         if (row) printf("| %s | %s | %s |\n", name, s->algo, why);
         else fprintf(stderr, "locksim: %s: cannot be run for real: %s\n", file, why);
@@ -227,10 +241,10 @@ int cmd_real(int argc, char **argv) {
         run_result_close(&sim);
         return cli_exit(rc);
     }
-    if (scale == 0) scale = real_default_scale(s);
+    if (scale == 0) scale = real_default_scale(ops, s);
     struct redis_srv srv;
     char err[600];
-    rc = redis_srv_start(&srv, err, sizeof err);
+    rc = real_store_start(ops, &srv, err, sizeof err);
     if (rc) {
         scenario_close(&scn);
         run_result_close(&sim);
@@ -238,9 +252,15 @@ int cmd_real(int argc, char **argv) {
     }
     if (!row) {
         printf("Reality check: %s\n  \"%s\", algorithm %s\n", file, s->title, s->algo);
-        printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n"
-               "  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n",
-               srv.port, scale, (double)s->duration_ns / 1e9, (double)s->duration_ns * scale / 1e6, 1e3 * scale);
+        if (strcmp(store, "etcd") == 0)
+            printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
+                   "  speaking HTTP/JSON to its gateway;\n",
+                   srv.port);
+        else
+            printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n",
+                   srv.port);
+        printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", scale,
+               (double)s->duration_ns / 1e9, (double)s->duration_ns * scale / 1e6, 1e3 * scale);
     }
     struct take sa[64];
     int nsa = takes(st, sa, 64);
@@ -250,7 +270,7 @@ int cmd_real(int argc, char **argv) {
     for (long k = 1; k <= repeat && rc == 0; k++) {
         struct trace rec, dst;
         struct checker_report rep;
-        rc = real_play(s, st, &srv, scale, &rec, err, sizeof err);
+        rc = real_play(ops, s, st, &srv, scale, &rec, err, sizeof err);
         if (rc) {
             trace_close(&rec);
             break;
@@ -291,7 +311,7 @@ int cmd_real(int argc, char **argv) {
         }
         trace_close(&rec);
     }
-    redis_srv_stop(&srv);
+    real_store_stop(ops, &srv);
     if (rc) {
         scenario_close(&scn);
         run_result_close(&sim);
@@ -304,8 +324,8 @@ int cmd_real(int argc, char **argv) {
             vl += (size_t)snprintf(verdicts + vl, sizeof verdicts - vl, "%s%s x%d", vl ? ", " : "",
                                    scn_verdict_name((enum scn_verdict)v), counts[v]);
     if (row) {
-        printf("| %s | redis | %s | %s | %d | %d | %g | %s |\n", name, scn_verdict_name(sim.report->verdict), verdicts,
-               (int)repeat - counts[sim.report->verdict], differ, scale, takes_cell);
+        printf("| %s | %s | %s | %s | %d | %d | %g | %s |\n", name, store, scn_verdict_name(sim.report->verdict),
+               verdicts, (int)repeat - counts[sim.report->verdict], differ, scale, takes_cell);
     } else {
         printf("\n  real verdicts over %ld run%s: %s (simulated %s); %d run%s differ%s\n", repeat,
                repeat == 1 ? "" : "s", verdicts, scn_verdict_name(sim.report->verdict), differ, differ == 1 ? "" : "s",

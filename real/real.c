@@ -1,4 +1,4 @@
-/* The redis backend's driver (real/real.h): it sets up the store, forks
+/* The driver of `locksim real` (real/real.h), for every store: it sets up the store, forks
  * one process per client (client.c), does the scenario's timed faults for
  * real (SIGSTOP, SIGCONT, SIGKILL), gathers the records and hands them to
  * the recording (record.c). What is refused is decided in refuse.c. */
@@ -31,21 +31,6 @@ static int drain(int fd, struct recs *l) {
         if (got < 0 && errno == EINTR) continue;
         return 0;
     }
-}
-
-static int setup_store(const struct redis_srv *srv, const struct scenario *s, const struct real_cfg *g) {
-    struct resp_conn c;
-    struct resp_reply r;
-    if (resp_connect(&c, srv->port) != 0) return -1;
-    char stock[32], first[32];
-    snprintf(stock, sizeof stock, "%lld", (long long)s->stock);
-    snprintf(first, sizeof first, "%lld", g->first_token - 1);
-    const char *flush[] = {"FLUSHALL"};
-    const char *set1[] = {"SET", "stock", stock};
-    const char *set2[] = {"SET", "fence:counter", first};
-    int rc = resp_command(&c, &r, 1, flush) || resp_command(&c, &r, 3, set1) || resp_command(&c, &r, 3, set2);
-    resp_close(&c);
-    return rc ? -1 : 0;
 }
 
 long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
@@ -90,25 +75,6 @@ static void driver_event(struct recs *l, int64_t t, int kind, int node, int64_t 
     real_recs_add(l, &r);
 }
 
-/* Ask Redis who holds the lock now (a crashed client may hold it though it
- * never saw the reply that granted it): recorded for the build below. */
-static void observe_hold(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t) {
-    struct resp_conn c;
-    struct resp_reply v, ttl;
-    if (resp_connect(&c, srv->port) != 0) return;
-    const char *get[] = {"GET", "lock"}, *pttl[] = {"PTTL", "lock"};
-    int ok = resp_command(&c, &v, 2, get) == 0 && resp_command(&c, &ttl, 2, pttl) == 0;
-    resp_close(&c);
-    if (!ok || v.type != RESP_BULK || ttl.type != RESP_INT) return;
-    size_t k = strcspn(v.str, "#");
-    for (int i = 0; i < s->nclients; i++)
-        if (strlen(s->clients[i].name) == k && strncmp(s->clients[i].name, v.str, k) == 0) {
-            struct rec r = {
-                    t, REC_OBSERVED_HOLD, i, TRACE_NO_NODE, 0, 0, i, ttl.integer > 0 ? ttl.integer * 1000000LL : 0};
-            real_recs_add(l, &r);
-        }
-}
-
 static void resume(struct proc *p, int idx, int64_t t, double scale, struct recs *l) {
     kill(p->pid, SIGCONT);
     p->stopped = 0;
@@ -133,8 +99,8 @@ static void reap(struct proc *ps, int n, int64_t t0) {
     }
 }
 
-int real_play(const struct scenario *s, const struct trace *sim, const struct redis_srv *srv, double scale,
-              struct trace *out, char *err, size_t n) {
+int real_play(const struct real_ops *ops, const struct scenario *s, const struct trace *sim,
+              const struct redis_srv *srv, double scale, struct trace *out, char *err, size_t n) {
     struct real_cfg cfg;
     char why[400];
     trace_init(out, 1);
@@ -158,8 +124,8 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
     snprintf(out->title, sizeof out->title, "%s", sim->title);
     snprintf(out->algo, sizeof out->algo, "%s", sim->algo);
     out->seed = sim->seed;
-    if (setup_store(srv, s, &cfg) != 0) {
-        snprintf(err, n, "redis-server on 127.0.0.1:%d did not take the set-up commands (%s; each has %d ms)",
+    if (ops->setup(srv, s, &cfg) != 0) {
+        snprintf(err, n, "%s on 127.0.0.1:%d did not take the set-up commands (%s; each has %d ms)", ops->server,
                  srv->port, strerror(errno), RESP_TIMEOUT_MS);
         return LSIM_EUNAVAILABLE;
     }
@@ -204,6 +170,8 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
             close(pfd[0]);
             struct client cl;
             memset(&cl, 0, sizeof cl);
+            cl.ops = ops;
+            cl.port = srv->port;
             cl.s = s;
             cl.cfg = &cfg;
             cl.idx = i;
@@ -215,13 +183,13 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
             long nw = real_sim_waits(sim, i, &waits);
             cl.waits = waits;
             cl.nwaits = nw > 0 ? (size_t)nw : 0;
-            if (resp_connect(&cl.c, srv->port) != 0) _exit(2);
+            if (ops->connect(&cl) != 0) _exit(2);
             close(ready[0]);
             close(go[1]);
             char one = 1;
             if (write(ready[1], &one, 1) != 1 || read(go[0], &cl.t0, sizeof cl.t0) != (ssize_t)sizeof cl.t0) _exit(2);
             real_client_main(&cl);
-            resp_close(&cl.c);
+            ops->disconnect(&cl);
             _exit(0);
         }
         if (pid > 0) redis_srv_guard_child(pid);
@@ -258,9 +226,9 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
     }
     if (rc == 0 && nready < s->nclients) {
         snprintf(err, n,
-                 "a client process could not connect to redis-server on 127.0.0.1:%d, or it did not answer, "
+                 "a client process could not connect to %s on 127.0.0.1:%d, or it did not answer, "
                  "within %d ms",
-                 srv->port, RESP_TIMEOUT_MS);
+                 ops->server, srv->port, RESP_TIMEOUT_MS);
         rc = LSIM_EUNAVAILABLE;
     }
     t0 = now_ns() + 5 * 1000000LL;
@@ -323,7 +291,7 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
                 ps[i].dead = 1;
                 int64_t tc = now_ns() - t0;
                 driver_event(&l, tc, TRACE_CRASH, i, 0);
-                observe_hold(srv, s, &l, tc);
+                ops->observe_hold(srv, s, &l, tc);
             }
         }
         /* wait for an event, at most 1 ms */
@@ -347,7 +315,7 @@ int real_play(const struct scenario *s, const struct trace *sim, const struct re
         free(l.v);
         return rc;
     }
-    rc = real_record(s, sim, &l, scale, srv->port, srv_node, out);
+    rc = real_record(s, sim, &l, scale, ops->server, srv->port, srv_node, out);
     free(l.v);
     return rc;
 }

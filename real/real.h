@@ -20,14 +20,28 @@
  * real time; further apart is a difference. */
 #define REAL_TOLERANCE_MS 15
 
-/* 0 when the redis backend can run s as it is, else LSIM_ENOTREAL with one
- * sentence in why saying what it cannot make real and why. sim is the
- * simulated run's trace (borrowed): its nodes and resource rule are the
- * recording's. */
-int real_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n);
+/* 0 when the store ops can run s as it is at scale (0 = the default),
+ * else LSIM_ENOTREAL with one sentence in why saying what it cannot make
+ * real and why. sim is the simulated run's trace (borrowed): its nodes and
+ * resource rule are the recording's. */
+struct real_ops;
 
-/* The scale (real seconds per scenario second) when none is given. */
-double real_default_scale(const struct scenario *s);
+/* The store named name (redis, etcd), or NULL. */
+const struct real_ops *real_store(const char *name);
+/* The store a scenario's lock runs on when --store is not given: etcd for
+ * consensus, else redis. */
+const char *real_store_for(const struct scenario *s);
+/* Start and stop the store's server (redis_srv_start, etcd_srv_start). */
+int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n);
+void real_store_stop(const struct real_ops *ops, struct redis_srv *srv);
+
+int real_supported(const struct real_ops *ops, const struct scenario *s, const struct trace *sim, double scale,
+                   char *why, size_t n);
+
+/* The scale (real seconds per scenario second) when none is given: redis,
+ * the whole duration in REAL_DEFAULT_SPAN_MS; etcd, the lease TTL in 1 s
+ * (etcd grants whole seconds, 1 s at least). */
+double real_default_scale(const struct real_ops *ops, const struct scenario *s);
 
 /* Play s once against the server srv (flushed first) at scale, and record
  * the run into out (trace_init'd here with keep = 1, the sim's nodes;
@@ -35,7 +49,7 @@ double real_default_scale(const struct scenario *s);
  * it with run_recheck. Times in out are real elapsed times divided by
  * scale (scenario time); a srv-note at t = 0 says so. 0, or an LSIM code
  * with a sentence in err. */
-int real_play(const struct scenario *s, const struct trace *sim, const struct redis_srv *srv, double scale,
-              struct trace *out, char *err, size_t n);
+int real_play(const struct real_ops *ops, const struct scenario *s, const struct trace *sim,
+              const struct redis_srv *srv, double scale, struct trace *out, char *err, size_t n);
 
 #endif

@@ -12,9 +12,10 @@
 #include <time.h>
 
 #include "real.h"
+#include "http.h"
 #include "resp.h"
 
-enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW };
+enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW, RA_CONSENSUS };
 
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
@@ -29,6 +30,9 @@ struct real_cfg {
     int tokens;               /* lease-renew tokens=on: a fencing token with each grant */
     int on_lost_abort;        /* lease-renew on-lost=abort: a refused renewal ends the
                                critical section (lock_lost); continue (default): it goes on */
+    int queue;                /* consensus queue=on: etcd's v3lock Lock (waits in line) */
+    int guard_owner;          /* consensus, resource guard=owner: the write is a txn on the
+                               lock key's create_revision */
 };
 
 /* A record of the driver's own, not a trace kind: after a crash it asked
@@ -71,6 +75,8 @@ int64_t real_sim_rule(const struct trace *sim);
 
 /* client.c: one client process's state, set by the driver before it runs. */
 struct client {
+    const struct real_ops *ops;
+    int port; /* the server's */
     const struct scenario *s;
     const struct real_cfg *cfg;
     int idx;      /* client index = its node */
@@ -88,7 +94,57 @@ struct client {
     char value[32];      /* this grant's lock value, NAME#k */
     const sim_ns *waits; /* the simulated run's retry waits of this client, in */
     size_t nwaits, used; /* order (retry + its seeded jitter draw), replayed */
+    /* the etcd backend's (store_etcd.c) */
+    int64_t lease;       /* the session's lease ID, 0 = none */
+    char key[128];       /* the lock key this client holds or waits on */
+    struct http_req *ka; /* the keep-alive in flight, NULL = none */
+    int ka_dead;         /* its lease is gone: keep-alives stopped */
+    int64_t rev;         /* the create_revision of its lock key, 0 = none */
 };
+
+/* What a store does for the driver and the client processes: the seam
+ * between the program (client.c), the driver (real.c) and a backend
+ * (store_redis.c, store_etcd.c). A client's calls run in its own process
+ * and emit its records (emit); each may _exit(3) when the store stops
+ * answering. */
+struct real_ops {
+    const char *name;   /* --store NAME */
+    const char *server; /* the server's name in messages */
+    int (*start)(struct redis_srv *srv, char *err, size_t n);
+    void (*stop)(struct redis_srv *srv);
+    /* Empty the store and write the resource's and the fence's first values. */
+    int (*setup)(const struct redis_srv *srv, const struct scenario *s, const struct real_cfg *g);
+    int (*connect)(struct client *cl);
+    void (*disconnect)(struct client *cl);
+    /* One attempt (a queued one waits for its turn): 1 granted (cl->token
+     * set, srv-grant emitted), 0 refused (srv-deny emitted). */
+    int (*try_acquire)(struct client *cl);
+    /* Wait until abs (real ns), keeping the lease alive on the way. */
+    void (*wait_until)(struct client *cl, int64_t abs);
+    /* The release request (release-sent already emitted); srv-delete or srv-keep. */
+    void (*release)(struct client *cl);
+    /* The resource: read (value, version), write (1 accepted, 2 stale, 3 no token). */
+    void (*read)(struct client *cl, int64_t *value, int64_t *version);
+    int64_t (*write)(struct client *cl, int64_t value);
+    /* After a crash: who holds the lock now (REC_OBSERVED_HOLD records). */
+    void (*observe_hold)(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t);
+    /* 1: a release step with the lock known lost is skipped, as the
+     * simulator's programs do (no release-sent) */
+    int skip_lost_release;
+};
+
+extern const struct real_ops real_store_redis, real_store_etcd;
+
+/* client.c: a record of this client's, now. */
+void real_emit(struct client *cl, int kind, int node, int peer, uint64_t token, int64_t a, int64_t b);
+/* client.c: a named point of this client's program (its faults done). */
+void real_point(struct client *cl, enum scn_point p);
+/* client.c: scenario ns at scale, in real ns. */
+int64_t real_of(const struct client *cl, sim_ns scn);
+/* client.c: the scenario's one-way latency, held before a request or after a reply. */
+void real_hop(const struct client *cl);
+/* client.c: the owner named by a lock value NAME#k, or TRACE_NO_NODE. */
+int real_owner_of(const struct scenario *s, const char *value);
 
 /* client.c: the program of client cl->idx, from its start time until it ends. */
 void real_client_main(struct client *cl);
@@ -102,7 +158,7 @@ long real_sim_waits(const struct trace *sim, int node, sim_ns **out);
 int real_recs_add(struct recs *l, const struct rec *r);
 /* record.c: build out (nodes already added) from the records l of a run
  * at scale against redis-server on port; l is sorted here. 0 or an LSIM code. */
-int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l, double scale, int port,
-                int srv_node, struct trace *out);
+int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l, double scale,
+                const char *server, int port, int srv_node, struct trace *out);
 
 #endif

@@ -40,8 +40,8 @@ static void append_expire(struct trace *out, sim_ns t, int srv_node, int owner) 
     trace_append(out, &ev);
 }
 
-int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l_, double scale, int port,
-                int srv_node, struct trace *out) {
+int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l_, double scale,
+                const char *server, int port, int srv_node, struct trace *out) {
     struct recs l = *l_; /* a copy of the handle: l_->v is sorted in place */
     int rc = 0;
     /* The recording, in scenario time. */
@@ -62,9 +62,9 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
         }
     char note[300];
     snprintf(note, sizeof note,
-             "recorded against redis-server on 127.0.0.1:%d, one process per client; time scale %g: t_ns is real "
+             "recorded against %s on 127.0.0.1:%d, one process per client; time scale %g: t_ns is real "
              "elapsed time / %g",
-             port, scale, scale);
+             server, port, scale, scale);
     memset(&ev, 0, sizeof ev);
     ev.kind = TRACE_SRV_NOTE;
     ev.node = srv_node;

@@ -23,6 +23,7 @@
 static struct {
     volatile pid_t children[REDIS_SRV_MAX_CHILDREN];
     volatile pid_t server;
+    volatile int tree; /* 1: dir holds a tree (etcd's data dir): rm -rf it */
     char dir[128];
     char log[160];
 } guard;
@@ -32,19 +33,22 @@ static void sleep_ms(long ms) {
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
-int redis_srv_available(void) {
+int redis_srv_on_path(const char *bin) {
     const char *path = getenv("PATH");
     if (!path) path = "/usr/bin:/bin";
     char buf[512];
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, REDIS_SRV_BIN);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, bin);
         if (access(buf, X_OK) == 0) return 1;
         p += n;
         if (*p == ':') p++;
     }
-    return access("/usr/bin/" REDIS_SRV_BIN, X_OK) == 0;
+    snprintf(buf, sizeof buf, "/usr/bin/%s", bin);
+    return access(buf, X_OK) == 0;
 }
+
+int redis_srv_available(void) { return redis_srv_on_path(REDIS_SRV_BIN); }
 
 /* Async-signal-safe: kill and reap everything, remove the folder. */
 static void cleanup_now(void) {
@@ -58,6 +62,16 @@ static void cleanup_now(void) {
         kill(guard.server, SIGKILL);
         waitpid(guard.server, NULL, 0);
         guard.server = 0;
+    }
+    if (guard.dir[0] && guard.tree) {
+        /* fork, execve and waitpid are async-signal-safe; a walk is not */
+        pid_t rm = fork();
+        if (rm == 0) {
+            execl("/bin/rm", "rm", "-rf", guard.dir, (char *)NULL);
+            _exit(127);
+        }
+        if (rm > 0) waitpid(rm, NULL, 0);
+        guard.dir[0] = 0;
     }
     if (guard.dir[0]) {
         unlink(guard.log);
@@ -88,7 +102,7 @@ void redis_srv_guard_on(void) {
     sigaction(SIGHUP, &sa, NULL);
 }
 
-static void block(sigset_t *old) {
+void redis_srv_block_signals(sigset_t *old) {
     sigset_t all;
     sigemptyset(&all);
     sigaddset(&all, SIGINT);
@@ -99,7 +113,7 @@ static void block(sigset_t *old) {
 
 void redis_srv_guard_child(pid_t pid) {
     sigset_t old;
-    block(&old);
+    redis_srv_block_signals(&old);
     for (int i = 0; i < REDIS_SRV_MAX_CHILDREN; i++)
         if (guard.children[i] == 0) {
             guard.children[i] = pid;
@@ -110,13 +124,23 @@ void redis_srv_guard_child(pid_t pid) {
 
 void redis_srv_guard_forget(pid_t pid) {
     sigset_t old;
-    block(&old);
+    redis_srv_block_signals(&old);
     for (int i = 0; i < REDIS_SRV_MAX_CHILDREN; i++)
         if (guard.children[i] == pid) guard.children[i] = 0;
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-static int port_taken(int port) {
+void redis_srv_guard_server(pid_t pid, const char *dir, int tree) {
+    sigset_t old;
+    redis_srv_block_signals(&old);
+    guard.server = pid;
+    guard.tree = tree;
+    snprintf(guard.dir, sizeof guard.dir, "%s", dir ? dir : "");
+    guard.log[0] = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+int redis_srv_port_taken(int port) {
     struct resp_conn c;
     if (resp_connect(&c, port) != 0) return 0;
     resp_close(&c);
@@ -148,7 +172,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     }
     s->port = 0;
     for (int p = REDIS_SRV_PORT; p < REDIS_SRV_PORT + 16; p++)
-        if (!port_taken(p)) {
+        if (!redis_srv_port_taken(p)) {
             s->port = p;
             break;
         }
@@ -162,7 +186,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     snprintf(s->dir, sizeof s->dir, "%s/locksim-real-XXXXXX", base);
     sigset_t old;
-    block(&old);
+    redis_srv_block_signals(&old);
     if (!mkdtemp(s->dir)) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         snprintf(err, errlen, "cannot make a temporary folder in %s: %s", base, strerror(errno));
@@ -170,6 +194,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         return LSIM_EINTERNAL;
     }
     snprintf(guard.dir, sizeof guard.dir, "%s", s->dir);
+    guard.tree = 0;
     snprintf(guard.log, sizeof guard.log, "%s/redis.log", s->dir);
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);
@@ -237,7 +262,7 @@ void redis_srv_stop(struct redis_srv *s) {
         }
     }
     sigset_t old;
-    block(&old);
+    redis_srv_block_signals(&old);
     guard.server = 0;
     s->pid = 0;
     if (s->dir[0]) remove_dir(s->dir);

@@ -6,12 +6,15 @@
 #ifndef LOCKSIM_REDIS_SRV_H
 #define LOCKSIM_REDIS_SRV_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #define REDIS_SRV_PORT 16379 /* the first port tried; the next 15 if it is taken */
 #define REDIS_SRV_BIN "redis-server"
 
+/* A server process locksim started: redis-server here, etcd in
+ * real/etcd_srv.h (the same three facts). */
 struct redis_srv {
     pid_t pid;     /* the server process, 0 = not running */
     int port;      /* the port it listens on (127.0.0.1) */
@@ -20,6 +23,8 @@ struct redis_srv {
 
 /* 1 when redis-server is on PATH. */
 int redis_srv_available(void);
+/* 1 when the program bin is on PATH (or in /usr/bin). */
+int redis_srv_on_path(const char *bin);
 /* Start a server and wait until it answers PING (at most 5 s). 0, or an
  * LSIM code (LSIM_EUNAVAILABLE when the binary is missing, LSIM_EINTERNAL
  * when it would not start) with a sentence in err; nothing is left running
@@ -37,5 +42,13 @@ void redis_srv_stop(struct redis_srv *s);
 void redis_srv_guard_on(void);
 void redis_srv_guard_child(pid_t pid);  /* register a client process */
 void redis_srv_guard_forget(pid_t pid); /* it has been reaped */
+/* Another backend's server (etcd): the handler kills pid and removes dir,
+ * as a whole tree when tree is 1 (by running rm -rf). pid 0 and dir NULL
+ * forget it. */
+void redis_srv_guard_server(pid_t pid, const char *dir, int tree);
+/* Block SIGINT, SIGTERM and SIGHUP (the guard's), the old mask in *old. */
+void redis_srv_block_signals(sigset_t *old);
+/* 1 when something answers TCP connections on 127.0.0.1:port. */
+int redis_srv_port_taken(int port);
 
 #endif

@@ -1,15 +1,46 @@
-/* What the redis backend can make real (real/real.h): the scenario's lock
- * line read into a real_cfg, and every fault, algorithm or option it cannot
- * play refused with one sentence saying why. */
+/* What the redis and etcd backends can make real (real/real.h): the
+ * scenario's lock line read into a real_cfg, and every fault, algorithm or
+ * option a store cannot play refused with one sentence saying why. */
 #include "real_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 
-double real_default_scale(const struct scenario *s) {
+/* The longest real run the etcd backend plays: a TTL of 1 s at least can
+ * make a long scenario last minutes (refused, saying so). */
+#define REAL_ETCD_MAX_RUN_S 30
+
+const struct real_ops *real_store(const char *name) {
+    if (strcmp(name, "redis") == 0) return &real_store_redis;
+    if (strcmp(name, "etcd") == 0) return &real_store_etcd;
+    return NULL;
+}
+
+const char *real_store_for(const struct scenario *s) { return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis"; }
+
+int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n) {
+    return ops->start(srv, err, n);
+}
+
+void real_store_stop(const struct real_ops *ops, struct redis_srv *srv) { ops->stop(srv); }
+
+/* The consensus lock's TTL (10 s unless ttl= says), for the etcd scale. */
+static sim_ns consensus_ttl(const struct scenario *s) {
+    sim_ns ttl = 10 * SIM_NS_PER_S;
+    for (int i = 0; i < s->nopts; i++)
+        if (strcmp(s->opts[i].key, "ttl") == 0 && scn_parse_duration(s->opts[i].val, &ttl) != 0) ttl = 0;
+    return ttl;
+}
+
+double real_default_scale(const struct real_ops *ops, const struct scenario *s) {
+    if (ops == &real_store_etcd) {
+        sim_ns ttl = consensus_ttl(s);
+        return ttl > 0 ? 1e9 / (double)ttl : 0.01;
+    }
     double d = (double)s->duration_ns;
     return d > 0 ? REAL_DEFAULT_SPAN_MS * 1e6 / d : 0.01;
 }
@@ -17,6 +48,45 @@ double real_default_scale(const struct scenario *s) {
 static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {
     snprintf(why, n, fmt, a, b);
     return LSIM_ENOTREAL;
+}
+
+/* consensus's options, as one etcd member can play them. */
+static int parse_consensus(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
+    for (int i = 0; i < s->nopts; i++) {
+        const char *k = s->opts[i].key, *v = s->opts[i].val;
+        if (strcmp(k, "ttl") == 0) {
+            if (scn_parse_duration(v, &c->ttl_ns) != 0 || c->ttl_ns <= 0)
+                return refuse(why, n, "lock option ttl=%s is not a duration the etcd backend can set%s", v, "");
+        } else if (strcmp(k, "token") == 0) {
+            c->tokens = strcmp(v, "none") != 0;
+        } else if (strcmp(k, "queue") == 0) {
+            c->queue = strcmp(v, "on") == 0;
+        } else if (strcmp(k, "bug") == 0 && strcmp(v, "none") != 0) {
+            return refuse(why, n,
+                          "lock option bug=%s puts back a bug that the installed etcd (%s) has fixed (3.4.4 "
+                          "checks that the waiter's key still exists); a real etcd cannot be made to have it",
+                          v, "3.4.23");
+        } else if (strcmp(k, "bind") == 0 && strcmp(v, "none") != 0) {
+            return refuse(why, n,
+                          "lock option bind=%s binds clients to members: it needs several etcd members, and the "
+                          "etcd backend runs one%s",
+                          v, "");
+        } else if (strcmp(k, "expiry-check") == 0 && strcmp(v, "500ms") != 0) {
+            return refuse(why, n,
+                          "lock option expiry-check=%s: etcd's lessor checks for expired leases every 500 ms of "
+                          "real time, fixed in its code%s",
+                          v, "");
+        } else if (strcmp(k, "first-candidate") == 0 || strcmp(k, "request-timeout") == 0 ||
+                   strcmp(k, "election-timeout") == 0 || strcmp(k, "heartbeat") == 0 ||
+                   strcmp(k, "check-quorum") == 0 || strcmp(k, "promote-extend") == 0 ||
+                   strcmp(k, "expiry-check") == 0 || strcmp(k, "bug") == 0 || strcmp(k, "bind") == 0 ||
+                   strcmp(k, "servers") == 0) {
+            /* elections and timeouts: one member elects itself; no server fault is played */
+        } else {
+            return refuse(why, n, "lock option %s=%s is not built in the etcd backend", k, v);
+        }
+    }
+    return 0;
 }
 
 int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
@@ -33,9 +103,15 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
     else if (strcmp(s->algo, "lease-renew") == 0) {
         c->algo = RA_RENEW;
         c->renew_every = 3;
+    } else if (strcmp(s->algo, "consensus") == 0) {
+        c->algo = RA_CONSENSUS;
+        c->ttl_ns = 10 * SIM_NS_PER_S;
+        c->tokens = 1; /* token=revision is consensus's default */
+        c->guard_owner = s->guard_owner;
     } else
-        return refuse(why, n, "algorithm %s is not a single-Redis lock: it needs a backend that is not built (%s)",
-                      s->algo, "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew");
+        return refuse(why, n, "algorithm %s needs a backend that is not built (%s)", s->algo,
+                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus");
+    if (c->algo == RA_CONSENSUS) return parse_consensus(s, c, why, n);
     int constant = 0;
     for (int i = 0; i < s->nopts; i++) {
         const char *k = s->opts[i].key, *v = s->opts[i].val;
@@ -139,10 +215,112 @@ static int deadline_tie(const struct trace *sim, sim_ns *at) {
     return 0;
 }
 
-int real_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n) {
+/* What the etcd backend cannot play: a fault on a server (one member
+ * stands for the scenario's servers, which no fault may reach), clocks, a
+ * partition, and a TTL that is not whole seconds of real time. */
+static int etcd_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
+                          char *why, size_t n) {
+    char a[64], b[64];
+    double ttl_real = (double)c->ttl_ns * scale / 1e9;
+    if (ttl_real < 1 - 1e-9 || fabs(ttl_real - floor(ttl_real + 0.5)) > 1e-6) {
+        snprintf(a, sizeof a, "%g s", (double)c->ttl_ns / 1e9);
+        snprintf(b, sizeof b, "%g s of real time at scale %g", ttl_real, scale);
+        return refuse(why, n,
+                      "the lease TTL of %s would last %s: etcd grants leases in whole seconds, 1 s at least "
+                      "(--scale must make it so)",
+                      a, b);
+    }
+    double run_s = (double)s->duration_ns * scale / 1e9;
+    if (run_s > REAL_ETCD_MAX_RUN_S) {
+        snprintf(a, sizeof a, "%g s", (double)s->duration_ns / 1e9);
+        snprintf(b, sizeof b, "%g s of real time per run (over %d s)", run_s, REAL_ETCD_MAX_RUN_S);
+        return refuse(why, n,
+                      "with the lease TTL at 1 s of real time at least (etcd's whole seconds), the scenario's %s "
+                      "would last %s",
+                      a, b);
+    }
+    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm || s->nlinks)
+        return refuse(why, n,
+                      "network latency that varies, loss, or a link of its own needs a delaying, dropping "
+                      "loopback proxy, not built%s%s",
+                      "", "");
+    if (s->nclocks)
+        return refuse(why, n,
+                      "clock offsets and drifts (clock %s) would have to act inside etcd's lessor and Raft "
+                      "timers; a real etcd runs on the machine's clock, which is never touched%s",
+                      s->clocks[0].node, "");
+    if (s->resource_timeout_ns || s->check_reads)
+        return refuse(why, n, "the resource's %s is not built in the etcd backend%s",
+                      s->check_reads ? "check=reads+writes" : "timeout=", "");
+    if (s->nclients > REDIS_SRV_MAX_CHILDREN)
+        return refuse(why, n, "more clients than the %s processes the etcd backend runs%s", "64", "");
+    for (int i = 0; i < s->nfaults; i++) {
+        const struct scn_fault *f = &s->faults[i];
+        char line[16];
+        snprintf(line, sizeof line, "%d", f->pos.line);
+        if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL || f->kind == SCN_FAULT_LINK)
+            return refuse(why, n,
+                          "line %s: a partition needs several etcd members and a per-link loopback proxy between "
+                          "them and the clients; the etcd backend runs one member (%s)",
+                          line, "not built");
+        if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW)
+            return refuse(why, n,
+                          "line %s: a clock fault inside etcd (its lessor and Raft timers run on the machine's "
+                          "monotonic clock, which is never touched): %s",
+                          line, "not built");
+        const char *r = fault_reason(f->kind);
+        if (r) return refuse(why, n, "line %s: %s", line, r);
+        int client = 0;
+        for (int k = 0; k < s->nclients; k++)
+            if (strcmp(s->clients[k].name, f->node) == 0) client = 1;
+        if (!client)
+            return refuse(why, n,
+                          "line %s: a pause or crash of %s, a lock server: the etcd backend runs one member that "
+                          "stands for the scenario's servers only while no fault reaches them; not built",
+                          line, f->node);
+        if (f->point != SCN_POINT_NONE && strcmp(f->trigger, f->node) != 0)
+            return refuse(why, n,
+                          "line %s: a fault on %s at another client's point: the driver cannot see a point of "
+                          "another process in time; not built",
+                          line, f->node);
+        if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
+            return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built", line,
+                          f->node);
+    }
+    for (int p = 0; p < s->nprograms; p++) {
+        int read = 0;
+        for (int k = 0; k < s->programs[p].nsteps; k++) {
+            const struct scn_step *st = &s->programs[p].steps[k];
+            if (st->kind == SCN_STEP_READ) read = 1;
+            if (st->kind == SCN_STEP_WRITE && (st->absolute || !read || st->tries > 1))
+                return refuse(why, n, "a write %s: not built in the etcd backend%s",
+                              st->absolute ? "set=V"
+                              : read       ? "with tries="
+                                           : "with no read before it",
+                              "");
+        }
+    }
+    int64_t rule = real_sim_rule(sim);
+    if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && rule != TRACE_RULE_OWNER)
+        return refuse(why, n,
+                      "the resource's rule is '%s': the etcd backend builds a plain resource, one that checks "
+                      "revisions (fencing=on) and one guarded by ownership (guard=owner)%s",
+                      trace_rule_word(rule), "");
+    return 0;
+}
+
+int real_supported(const struct real_ops *ops, const struct scenario *s, const struct trace *sim, double scale,
+                   char *why, size_t n) {
     struct real_cfg c;
     int rc = real_parse_cfg(s, &c, why, n);
     if (rc) return rc;
+    int etcd = ops == &real_store_etcd;
+    if (etcd != (c.algo == RA_CONSENSUS))
+        return refuse(why, n,
+                      "algorithm %s does not run on the %s backend (consensus runs on etcd, the single-Redis "
+                      "locks on redis)",
+                      s->algo, ops->name);
+    if (etcd) return etcd_supported(s, sim, &c, scale > 0 ? scale : real_default_scale(ops, s), why, n);
     if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
     if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm || s->nlinks)
         return refuse(why, n,

@@ -19,6 +19,15 @@ static int have_redis(void) {
     return have;
 }
 
+/* 1 when etcd is installed; in CI its absence fails the test. */
+static int have_etcd(void) {
+    int have = system("command -v etcd >/dev/null 2>&1") == 0;
+    const char *ci = getenv("CI");
+    if (!have && ci && strcmp(ci, "true") == 0) fail_msg("test_real: etcd is not installed, and CI=true");
+    if (!have) printf("test_real: skipped: etcd-server not installed (apt-get install etcd-server; CI installs it)\n");
+    return have;
+}
+
 /* The pid of a process whose command line mentions needle, or 0. */
 static pid_t process_with(const char *needle) {
     DIR *d = opendir("/proc");
@@ -287,6 +296,115 @@ static void test_real_interrupted_leaves_nothing(void **state) {
     }
 }
 
+/* The seed's pause against a real etcd (issue 23): A holds the consensus
+ * lock (TTL 10 s: 1 s of real time at scale 0.1) and is stopped for 20 s;
+ * etcd revokes its lease, B takes the lock; A's late write lands on a
+ * resource that does not check the revision: UNSAFE, as simulated. With
+ * the lock key's create_revision fencing the write (a txn comparing the
+ * fence key), the late write is rejected: SAFE, as simulated. */
+static void test_real_etcd_pause_unsafe_then_fenced_safe(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300], path[400];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    /* chosen for consensus without --store: etcd */
+    snprintf(args, sizeof args, "real scenarios/consensus-revision-as-fencing-token.lsim --trace %s", path);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend etcd"));
+    assert_non_null(strstr(r->out, "scale 0.1:"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    static char text[1 << 16];
+    slurp(path, text, sizeof text);
+    assert_non_null(strstr(text, "recorded against etcd on 127.0.0.1:"));
+    snprintf(args, sizeof args, "real scenarios/consensus-revision-fenced.lsim --store etcd --trace %s", path);
+    r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+    assert_non_null(strstr(r->out, "rejected"));
+    unlink(path);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(tmp));
+    rmdir(tmp);
+}
+
+/* etcd's queued lock (v3lock Lock, queue=on) for real: B waits in line
+ * behind A and is paused; its lease is revoked while it waits, so when A
+ * releases, etcd 3.4.23 (with the #11456 fix) fails B's Lock call ("session
+ * expired") and C, next in line, takes the lock; B opens a new session and
+ * takes it after C: SAFE, in that order, as simulated. */
+static void test_real_etcd_queued_waiter_session_expired(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    struct result *r = run_in("", "real scenarios/etcd-11456-fixed-session-expired.lsim");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "scale 0.2:"));
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated C   at 14.01s    real C"));
+    assert_non_null(strstr(r->out, "acquisition 3: simulated B   at 16.02s    real B"));
+}
+
+/* What one etcd member cannot play is refused, saying why, exit 69: a
+ * partition, a TTL that is not whole seconds of real time, a Redis lock. */
+static void test_real_etcd_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/consensus-minority-cannot-grant.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "a partition needs several etcd members"));
+    r = run_in("", "real scenarios/consensus-revision-fenced.lsim --scale 0.15");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "etcd grants leases in whole seconds"));
+    r = run_in("", "real scenarios/gc-pause-outlives-lease.lsim --store etcd");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "does not run on the etcd backend"));
+    r = run_in("", "real scenarios/consensus-revision-fenced.lsim --store zookeeper");
+    assert_int_equal(r->code, 64);
+}
+
+/* Interrupted while etcd starts, mid-run and late, by SIGINT and SIGTERM:
+ * exit 130, no etcd, no client, no data dir. */
+static void test_real_etcd_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    const long at_ms[] = {30, 700, 2500};
+    const int sigs[] = {SIGINT, SIGTERM, SIGINT};
+    for (int k = 0; k < 3; k++) {
+        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+        assert_non_null(mkdtemp(tmp));
+        char abs[4096];
+        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("LOCKSIM_REAL_TMP", tmp, 1);
+            freopen("/dev/null", "w", stdout);
+            execl(abs, abs, "real", "scenarios/consensus-revision-fenced.lsim", "--repeat", "3", (char *)NULL);
+            _exit(127);
+        }
+        ms_sleep(at_ms[k]);
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
+        else assert_int_equal(WEXITSTATUS(st), 130);
+        ms_sleep(20);
+        assert_int_equal(entries(tmp), 0);
+        assert_false(process_mentions(tmp));
+        rmdir(tmp);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
@@ -296,6 +414,10 @@ int main(void) {
             cmocka_unit_test(test_real_replays_the_simulated_jitter),
             cmocka_unit_test(test_real_exits_1_when_verdicts_differ),
             cmocka_unit_test(test_real_server_that_does_not_answer),
+            cmocka_unit_test(test_real_etcd_pause_unsafe_then_fenced_safe),
+            cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
+            cmocka_unit_test(test_real_etcd_refusals),
+            cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,357 @@
+/* The etcd backend's store (real/real_int.h, struct real_ops): the
+ * consensus lock against a real etcd 3.4, each client speaking HTTP/JSON to
+ * etcd's gRPC gateway (real/http.h) over loopback. One process per client
+ * holds both its program and its session's keep-alives (every ttl/3, sent
+ * without waiting for the answer, which is read at the client's next wait,
+ * as clientv3's keep-alive goroutine does beside the work): a SIGSTOP of
+ * the process freezes both, as a pause of a Go worker does.
+ *   queue=off: an attempt is a txn, "create_revision(lock) = 0 ? put lock
+ *     with my lease : range lock" (etcd's Mutex.TryLock);
+ *   queue=on: v3lock's Lock (POST /v3/lock/lock), which waits in line and,
+ *     since 3.4.4, fails with "session expired" when its key is gone;
+ * the token is the lock key's create_revision (read with a range for a
+ * queued key: v3lock's header revision is not it, research pitfall 8).
+ * The resource is a key in the same etcd; a fenced write is a txn,
+ * "value(fence) > my revision zero-padded ? nothing : put fence, put stock"
+ * (compares are byte-wise: pitfall 9); guard=owner's write is a txn on the
+ * lock key's create_revision (clientv3 Mutex.IsOwner). A release deletes
+ * the key if it is still this client's (the same compare), then revokes the
+ * lease (the session's end). */
+#define _GNU_SOURCE /* ppoll: a wait to the nanosecond on a socket */
+#include "real_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "etcd_srv.h"
+#include "http.h"
+
+#define emit real_emit
+
+static struct http_req ka_req; /* the keep-alive in flight (one per client process) */
+
+static void b64(const char *s, char *out, size_t n) { http_base64(s, strlen(s), out, n); }
+
+static int64_t ttl_s(const struct client *cl) { return (int64_t)((double)cl->cfg->ttl_ns * cl->scale / 1e9 + 0.5); }
+
+static void schedule_ka(struct client *cl) {
+    sim_ns every = cl->cfg->ttl_ns / 3;
+    cl->renew_at = now_ns() + real_of(cl, every > 0 ? every : 1);
+}
+
+/* The keep-alive's answer: renewed (TTL > 0), or the lease is gone: the
+ * keep-alives stop, and a holder that checks for loss leaves its critical
+ * section (session.Done()); one that does not goes on. */
+static void ka_answer(struct client *cl) {
+    int64_t ttl = json_field_int(ka_req.buf, "TTL", 0);
+    http_close(&ka_req);
+    cl->ka = NULL;
+    if (ttl > 0) {
+        if (cl->holding) emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, cl->cfg->ttl_ns, 0);
+        return;
+    }
+    cl->ka_dead = 1;
+    cl->renew_at = 0;
+    if (cl->holding && !cl->s->clients[cl->idx].ignores_loss) {
+        emit(cl, TRACE_CS_EXIT, cl->idx, TRACE_NO_NODE, cl->token, TRACE_EXIT_LOST, 0);
+        cl->holding = 0;
+        cl->lost = 1;
+    }
+}
+
+/* Keep-alive work due now: read an answer that came, send one that is due. */
+static void ka_tick(struct client *cl) {
+    if (cl->ka) {
+        int st = http_poll(cl->ka);
+        if (st < 0) _exit(3);
+        if (st == 1) ka_answer(cl);
+    }
+    if (!cl->ka && cl->lease && !cl->ka_dead && cl->renew_at && now_ns() >= cl->renew_at) {
+        char body[64];
+        snprintf(body, sizeof body, "{\"ID\":\"%" PRId64 "\"}", cl->lease);
+        if (http_start(&ka_req, cl->port, "/v3/lease/keepalive", body) != 0) _exit(3);
+        cl->ka = &ka_req;
+        schedule_ka(cl);
+    }
+}
+
+/* Sleep until abs or until fd (>= 0) is readable, serving keep-alives. */
+static void wait_for(struct client *cl, int64_t abs, int fd) {
+    for (;;) {
+        ka_tick(cl);
+        int64_t now = now_ns();
+        if (abs && now >= abs) return;
+        int64_t wake = abs;
+        if (!cl->ka && cl->renew_at && !cl->ka_dead && (wake == 0 || cl->renew_at < wake)) wake = cl->renew_at;
+        struct pollfd p[2];
+        int n = 0;
+        if (fd >= 0) p[n++] = (struct pollfd){fd, POLLIN, 0};
+        if (cl->ka) p[n++] = (struct pollfd){cl->ka->fd, POLLIN, 0};
+        if (n == 0) {
+            sleep_until(wake);
+            continue;
+        }
+        struct timespec ts, *tp = NULL;
+        if (wake) {
+            int64_t d = wake > now ? wake - now : 0;
+            ts = (struct timespec){(time_t)(d / 1000000000), (long)(d % 1000000000)};
+            tp = &ts;
+        }
+        int r = ppoll(p, (nfds_t)n, tp, NULL);
+        if (r > 0 && fd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) return;
+    }
+}
+
+static void wait_until(struct client *cl, int64_t abs) { wait_for(cl, abs > 0 ? abs : 1, -1); }
+
+/* A request and its whole answer, the latency held each way; keep-alives
+ * are served while it waits. bounded: fail after HTTP_TIMEOUT_MS. */
+static void call(struct client *cl, const char *path, const char *body, struct http_req *q, int bounded,
+                 enum scn_point at_send) {
+    real_hop(cl);
+    if (http_start(q, cl->port, path, body) != 0) _exit(3);
+    if (at_send != SCN_POINT_NONE) real_point(cl, at_send);
+    int64_t end = now_ns() + (int64_t)HTTP_TIMEOUT_MS * 1000000;
+    for (;;) {
+        int st = http_poll(q);
+        if (st < 0) _exit(3);
+        if (st == 1) break;
+        if (bounded && now_ns() > end) _exit(3);
+        wait_for(cl, bounded ? end : 0, q->fd);
+    }
+    http_close(q);
+    if (http_status(q) == 0) _exit(3);
+    real_hop(cl);
+}
+
+static void new_lease(struct client *cl) {
+    char body[64];
+    struct http_req q;
+    snprintf(body, sizeof body, "{\"TTL\":\"%" PRId64 "\"}", ttl_s(cl));
+    call(cl, "/v3/lease/grant", body, &q, 1, SCN_POINT_NONE);
+    cl->lease = json_field_int(q.buf, "ID", 0);
+    if (!cl->lease) _exit(4);
+    cl->ka_dead = 0;
+    schedule_ka(cl);
+}
+
+static void end_lease(struct client *cl) {
+    if (!cl->lease) return;
+    char body[64];
+    struct http_req q;
+    snprintf(body, sizeof body, "{\"ID\":\"%" PRId64 "\"}", cl->lease);
+    call(cl, "/v3/lease/revoke", body, &q, 1, SCN_POINT_NONE);
+    cl->lease = 0;
+    cl->renew_at = 0;
+    cl->ka_dead = 0;
+}
+
+/* The create_revision of key (0 when it is gone). */
+static int64_t create_rev(struct client *cl, const char *key) {
+    char k[200], body[300];
+    struct http_req q;
+    b64(key, k, sizeof k);
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", k);
+    call(cl, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE);
+    return json_field_int(q.buf, "create_revision", 0);
+}
+
+static int try_acquire(struct client *cl) {
+    const struct real_cfg *g = cl->cfg;
+    snprintf(cl->value, sizeof cl->value, "%s#%d", cl->s->clients[cl->idx].name, ++cl->acquires);
+    if (!cl->lease || cl->ka_dead) new_lease(cl); /* a new session */
+    char k[200], v[64], body[1200];
+    struct http_req q;
+    b64("lock", k, sizeof k);
+    b64(cl->value, v, sizeof v);
+    int got = 0;
+    cl->token = 0;
+    cl->rev = 0;
+    if (g->queue) {
+        snprintf(body, sizeof body, "{\"name\":\"%s\",\"lease\":\"%" PRId64 "\"}", k, cl->lease);
+        call(cl, "/v3/lock/lock", body, &q, 0, SCN_POINT_DURING_ACQUIRE);
+        char key[200];
+        if (json_field(q.buf, "key", key, sizeof key) == 0 && http_unbase64(key, cl->key, sizeof cl->key) > 0) {
+            cl->rev = create_rev(cl, cl->key);
+            got = cl->rev > 0;
+        } else {
+            /* "session expired": its key went while it waited; the retry
+             * opens a new session, as Mutex.Lock's caller does */
+            cl->lease = 0;
+            cl->renew_at = 0;
+        }
+    } else {
+        snprintf(body, sizeof body,
+                 "{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"create_revision\":\"0\"}],"
+                 "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%" PRId64 "\"}}],"
+                 "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
+                 k, k, v, cl->lease, k);
+        call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_DURING_ACQUIRE);
+        char ok[8] = "";
+        json_field(q.buf, "succeeded", ok, sizeof ok);
+        if (strcmp(ok, "true") == 0) {
+            cl->rev = json_field_int(q.buf, "revision", 0);
+            snprintf(cl->key, sizeof cl->key, "lock");
+            got = cl->rev > 0;
+        }
+    }
+    if (got) {
+        cl->token = g->tokens ? (uint64_t)cl->rev : 0;
+        emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, cl->token, g->ttl_ns, 0);
+    } else {
+        emit(cl, TRACE_SRV_DENY, cl->srv, cl->idx, 0, TRACE_NO_NODE, 0);
+    }
+    return got;
+}
+
+static void release(struct client *cl) {
+    char k[200], body[600];
+    struct http_req q;
+    int deleted = 0;
+    if (cl->rev) {
+        b64(cl->key, k, sizeof k);
+        snprintf(body, sizeof body,
+                 "{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"create_revision\":\"%" PRId64 "\"}],"
+                 "\"success\":[{\"request_delete_range\":{\"key\":\"%s\"}}]}",
+                 k, cl->rev, k);
+        call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+        char ok[8] = "";
+        json_field(q.buf, "succeeded", ok, sizeof ok);
+        deleted = strcmp(ok, "true") == 0;
+    }
+    if (deleted) emit(cl, TRACE_SRV_DELETE, cl->srv, cl->idx, 0, cl->idx, 0);
+    else emit(cl, TRACE_SRV_KEEP, cl->srv, cl->idx, 0, -1, 0);
+    end_lease(cl);
+    cl->rev = 0;
+}
+
+static void read_resource(struct client *cl, int64_t *value, int64_t *version) {
+    char k[32], body[96], v64[64], v[64];
+    struct http_req q;
+    b64("stock", k, sizeof k);
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", k);
+    call(cl, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE);
+    *value = 0;
+    if (json_field(q.buf, "value", v64, sizeof v64) == 0 && http_unbase64(v64, v, sizeof v) > 0)
+        *value = strtoll(v, NULL, 10);
+    /* the key's version counts its puts: the set-up's is the first */
+    *version = json_field_int(q.buf, "version", 1) - 1;
+}
+
+static int64_t write_resource(struct client *cl, int64_t value) {
+    const struct real_cfg *g = cl->cfg;
+    char ks[32], kf[32], kl[200], num[32], vs[64], tok[32], vt[64], body[1000];
+    struct http_req q;
+    b64("stock", ks, sizeof ks);
+    b64("fence", kf, sizeof kf);
+    snprintf(num, sizeof num, "%lld", (long long)value);
+    b64(num, vs, sizeof vs);
+    const char *put = "{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}";
+    char put_stock[200];
+    snprintf(put_stock, sizeof put_stock, put, ks, vs);
+    if (g->guard_owner) {
+        b64(cl->key[0] ? cl->key : "lock", kl, sizeof kl);
+        snprintf(body, sizeof body,
+                 "{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"create_revision\":\"%" PRId64 "\"}],"
+                 "\"success\":[%s]}",
+                 kl, cl->rev, put_stock);
+        call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+        return strstr(q.buf, "\"succeeded\":true") ? TRACE_WRITE_ACCEPTED : TRACE_WRITE_REJECTED_NOT_OWNER;
+    }
+    if (!g->fenced_resource) {
+        snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\"}", ks, vs);
+        call(cl, "/v3/kv/put", body, &q, 1, SCN_POINT_NONE);
+        return TRACE_WRITE_ACCEPTED;
+    }
+    if (cl->token == 0) return TRACE_WRITE_REJECTED_NOTOKEN;
+    snprintf(tok, sizeof tok, "%020llu", (unsigned long long)cl->token);
+    b64(tok, vt, sizeof vt);
+    char put_fence[200];
+    snprintf(put_fence, sizeof put_fence, put, kf, vt);
+    /* equal is let in, as the simulator's resource does: refused only when
+     * the fence holds a higher revision */
+    snprintf(body, sizeof body,
+             "{\"compare\":[{\"target\":\"VALUE\",\"key\":\"%s\",\"result\":\"GREATER\",\"value\":\"%s\"}],"
+             "\"failure\":[%s,%s]}",
+             kf, vt, put_fence, put_stock);
+    call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+    return strstr(q.buf, "\"succeeded\":true") ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED;
+}
+
+static int post(int port, const char *path, const char *body, struct http_req *q) {
+    return http_call(q, port, path, body) == 0 && http_status(q) == 200 ? 0 : -1;
+}
+
+static int setup_store(const struct redis_srv *srv, const struct scenario *s, const struct real_cfg *g) {
+    (void)g;
+    char ks[32], kf[32], num[32], vs[64], zero[64], body[400];
+    struct http_req q;
+    /* key "\0" to range_end "\0": every key */
+    snprintf(body, sizeof body, "{\"key\":\"AA==\",\"range_end\":\"AA==\"}");
+    if (post(srv->port, "/v3/kv/deleterange", body, &q) != 0) return -1;
+    b64("stock", ks, sizeof ks);
+    b64("fence", kf, sizeof kf);
+    snprintf(num, sizeof num, "%lld", (long long)s->stock);
+    b64(num, vs, sizeof vs);
+    b64("00000000000000000000", zero, sizeof zero);
+    snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\"}", ks, vs);
+    if (post(srv->port, "/v3/kv/put", body, &q) != 0) return -1;
+    snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\"}", kf, zero);
+    return post(srv->port, "/v3/kv/put", body, &q);
+}
+
+/* After a crash: the holder named by the lock key's value (queue=off; a
+ * queued key has no value that names its client), and its lease's TTL. */
+static void observe_hold(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t) {
+    char k[32], body[200], v64[128], v[64];
+    struct http_req q;
+    b64("lock", k, sizeof k);
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", k);
+    if (post(srv->port, "/v3/kv/range", body, &q) != 0) return;
+    if (json_field(q.buf, "value", v64, sizeof v64) != 0 || http_unbase64(v64, v, sizeof v) <= 0) return;
+    int i = real_owner_of(s, v);
+    int64_t lease = json_field_int(q.buf, "lease", 0);
+    if (i == TRACE_NO_NODE || !lease) return;
+    snprintf(body, sizeof body, "{\"ID\":\"%" PRId64 "\"}", lease);
+    if (post(srv->port, "/v3/lease/timetolive", body, &q) != 0) return;
+    int64_t ttl = json_field_int(q.buf, "TTL", 0);
+    struct rec r = {t, REC_OBSERVED_HOLD, i, TRACE_NO_NODE, 0, 0, i, ttl > 0 ? ttl * 1000000000LL : 0};
+    real_recs_add(l, &r);
+}
+
+/* A client opens no connection ahead: each request is one (Connection: close). */
+static int connect_client(struct client *cl) {
+    struct http_req q;
+    ka_req.fd = -1;
+    return post(cl->port, "/v3/maintenance/status", "{}", &q);
+}
+
+static void disconnect_client(struct client *cl) {
+    if (cl->ka) http_close(cl->ka);
+    cl->ka = NULL;
+}
+
+const struct real_ops real_store_etcd = {
+        .name = "etcd",
+        .server = "etcd",
+        .start = etcd_srv_start,
+        .stop = etcd_srv_stop,
+        .setup = setup_store,
+        .connect = connect_client,
+        .disconnect = disconnect_client,
+        .try_acquire = try_acquire,
+        .wait_until = wait_until,
+        .release = release,
+        .read = read_resource,
+        .write = write_resource,
+        .observe_hold = observe_hold,
+        .skip_lost_release = 1,
+};
