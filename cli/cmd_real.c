@@ -145,6 +145,17 @@ struct real_cmd {
     double scale;
     long repeat;
     int row;
+    /* what the run made, closed by real_close */
+    struct run_result sim; /* the simulated run: its verdict, nodes, resource rule */
+    int have_sim;
+    struct scenario scn; /* the scenario with its client list (the engine's copy has none) */
+    const struct real_ops *ops;
+    const char *name;   /* the file's name, for --row */
+    struct take sa[64]; /* the simulated acquisitions */
+    int nsa;
+    int counts[3], differ; /* real verdicts, and runs with any difference */
+    char takes_cell[2000]; /* --row: the takeover times of the first run and each that differs */
+    size_t tl;
 };
 
 enum { OPT_STORE = CLI_OPT_OWN, OPT_SCALE, OPT_REPEAT, OPT_TRACE, OPT_ROW };
@@ -193,148 +204,151 @@ static int parse_real_args(struct real_cmd *o, int argc, char **argv) {
     return st;
 }
 
-int cmd_real(int argc, char **argv) {
-    struct real_cmd o;
-    memset(&o, 0, sizeof o);
-    int pst = parse_real_args(&o, argc, argv);
-    if (pst) return pst < 0 ? 0 : pst;
-    const char *file = o.file, *trace_out = o.trace_out, *store = o.store;
-    double scale = o.scale;
-    long repeat = o.repeat;
-    int row = o.row;
-    if (!file) return cli_usage("real needs a scenario FILE");
-    if (store && !real_store(store))
-        return cli_usage("--store %s: redis and etcd are built (zookeeper, redlock and a replicated redis are not)",
-                         store);
+static void real_close(struct real_cmd *o) {
+    scenario_close(&o->scn);
+    if (o->have_sim) run_result_close(&o->sim);
+}
 
+/* The simulated run, the scenario, the store and whether it can play it:
+ * 0, or the exit status (a refusal said as a row or on stderr). */
+static int real_prepare(struct real_cmd *o) {
+    if (!o->file) return cli_usage("real needs a scenario FILE");
+    if (o->store && !real_store(o->store))
+        return cli_usage("--store %s: redis and etcd are built (zookeeper, redlock and a replicated redis are not)",
+                         o->store);
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
     redis_srv_guard_on();
-    /* The simulated run first: its verdict, its nodes, its resource rule. */
-    struct run_spec spec = {.file = file, .keep_trace = 1};
-    struct run_result sim;
-    int rc = run_scenario(&spec, &sim);
-    if (rc) {
-        int st = cli_fail(rc, sim.error);
-        run_result_close(&sim);
-        return st;
-    }
-    /* The scenario with its client list (the engine's copy has none). */
-    struct scenario scn;
+    struct run_spec spec = {.file = o->file, .keep_trace = 1};
+    int rc = run_scenario(&spec, &o->sim);
+    o->have_sim = 1;
+    if (rc) return cli_fail(rc, o->sim.error);
     struct scn_error se;
-    scenario_init(&scn);
-    if (scenario_load(&scn, file, &se) != 0) {
-        scenario_close(&scn);
-        run_result_close(&sim);
-        return cli_fail(LSIM_EPARSE, "the scenario could not be read again");
-    }
-    const struct scenario *s = &scn;
-    const struct trace *st = engine_trace(sim.engine);
-    const char *name = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    if (!store) store = real_store_for(s);
-    const struct real_ops *ops = real_store(store);
+    if (scenario_load(&o->scn, o->file, &se) != 0) return cli_fail(LSIM_EPARSE, "the scenario could not be read again");
+    const struct scenario *s = &o->scn;
+    const struct trace *st = engine_trace(o->sim.engine);
+    o->name = strrchr(o->file, '/') ? strrchr(o->file, '/') + 1 : o->file;
+    if (!o->store) o->store = real_store_for(s);
+    o->ops = real_store(o->store);
     char why[600];
-    rc = real_supported(ops, s, st, scale, why, sizeof why);
-    if (rc) {
-        if (row) printf("| %s | %s | %s |\n", name, s->algo, why);
-        else fprintf(stderr, "locksim: %s: cannot be run for real: %s\n", file, why);
-        scenario_close(&scn);
-        run_result_close(&sim);
+    if ((rc = real_supported(o->ops, s, st, o->scale, why, sizeof why)) != 0) {
+        if (o->row) printf("| %s | %s | %s |\n", o->name, s->algo, why);
+        else fprintf(stderr, "locksim: %s: cannot be run for real: %s\n", o->file, why);
         return cli_exit(rc);
     }
-    if (scale == 0) scale = real_default_scale(ops, s);
-    struct redis_srv srv;
-    char err[600];
-    rc = real_store_start(ops, &srv, err, sizeof err);
-    if (rc) {
-        scenario_close(&scn);
-        run_result_close(&sim);
-        return cli_fail(rc, err);
+    if (o->scale == 0) o->scale = real_default_scale(o->ops, s);
+    o->nsa = takes(st, o->sa, 64);
+    return 0;
+}
+
+/* The report's head: the scenario, the backend, the scale. */
+static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
+    const struct scenario *s = &o->scn;
+    printf("Reality check: %s\n  \"%s\", algorithm %s\n", o->file, s->title, s->algo);
+    if (strcmp(o->store, "etcd") == 0)
+        printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
+               "  speaking HTTP/JSON to its gateway;\n",
+               srv->port);
+    else
+        printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n", srv->port);
+    printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", o->scale,
+           (double)s->duration_ns / 1e9, (double)s->duration_ns * o->scale / 1e6, 1e3 * o->scale);
+}
+
+/* Run k judged: its verdict beside the simulated one, each acquisition's
+ * time in both, and a line per difference. */
+static void real_report_run(const struct real_cmd *o, long k, const struct checker_report *rep, const struct trace *dst,
+                            const struct take *ra, int nra, int d) {
+    const struct trace *st = engine_trace(o->sim.engine);
+    printf("\n  run %ld: simulated %s, real %s%s\n", k, scn_verdict_name(o->sim.report->verdict),
+           scn_verdict_name(rep->verdict), d ? "" : " (no difference)");
+    printf("    real: %s\n", rep->headline);
+    for (int i = 0; i < o->nsa || i < nra; i++) {
+        char t1[32] = "-", t2[32] = "-";
+        if (i < o->nsa) show_t(t1, sizeof t1, o->sa[i].t);
+        if (i < nra) show_t(t2, sizeof t2, ra[i].t);
+        printf("    acquisition %d: simulated %-3s at %-9s real %-3s at %-9s (%.1f ms real)\n", i + 1,
+               i < o->nsa ? st->nodes[o->sa[i].node].name : "-", t1, i < nra ? dst->nodes[ra[i].node].name : "-", t2,
+               i < nra ? (double)ra[i].t * o->scale / 1e6 : 0.0);
     }
-    if (!row) {
-        printf("Reality check: %s\n  \"%s\", algorithm %s\n", file, s->title, s->algo);
-        if (strcmp(store, "etcd") == 0)
-            printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
-                   "  speaking HTTP/JSON to its gateway;\n",
-                   srv.port);
-        else
-            printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n",
-                   srv.port);
-        printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", scale,
-               (double)s->duration_ns / 1e9, (double)s->duration_ns * scale / 1e6, 1e3 * scale);
-    }
-    struct take sa[64];
-    int nsa = takes(st, sa, 64);
-    int counts[3] = {0, 0, 0}, differ = 0;
-    char takes_cell[2000] = "";
-    size_t tl = 0;
-    for (long k = 1; k <= repeat && rc == 0; k++) {
-        struct trace rec, dst;
-        struct checker_report rep;
-        rc = real_play(ops, s, st, &srv, scale, &rec, err, sizeof err);
-        if (rc) {
-            trace_close(&rec);
-            break;
-        }
-        rc = run_recheck(&rec, s->purpose, s->stuck_after_ns, s, &dst, &rep);
-        if (rc == 0) {
-            counts[rep.verdict]++;
-            int d = differences(NULL, sim.report, &rep, st, &dst, scale);
-            if (d) differ++;
-            struct take ra[64];
-            int nra = takes(&dst, ra, 64);
-            if (!row) {
-                printf("\n  run %ld: simulated %s, real %s%s\n", k, scn_verdict_name(sim.report->verdict),
-                       scn_verdict_name(rep.verdict), d ? "" : " (no difference)");
-                printf("    real: %s\n", rep.headline);
-                for (int i = 0; i < nsa || i < nra; i++) {
-                    char t1[32] = "-", t2[32] = "-";
-                    if (i < nsa) show_t(t1, sizeof t1, sa[i].t);
-                    if (i < nra) show_t(t2, sizeof t2, ra[i].t);
-                    printf("    acquisition %d: simulated %-3s at %-9s real %-3s at %-9s (%.1f ms real)\n", i + 1,
-                           i < nsa ? st->nodes[sa[i].node].name : "-", t1, i < nra ? dst.nodes[ra[i].node].name : "-",
-                           t2, i < nra ? (double)ra[i].t * scale / 1e6 : 0.0);
-                }
-                differences(stdout, sim.report, &rep, st, &dst, scale);
+    differences(stdout, o->sim.report, rep, st, dst, o->scale);
+}
+
+/* One real run, k of --repeat, judged and counted: 0, an LSIM_E* code
+ * (err says why), or the exit status of a trace that could not be written. */
+static int real_one(struct real_cmd *o, long k, struct redis_srv *srv, char *err, size_t errlen) {
+    const struct scenario *s = &o->scn;
+    const struct trace *st = engine_trace(o->sim.engine);
+    struct trace rec, dst;
+    struct checker_report rep;
+    int rc = real_play(o->ops, s, st, srv, o->scale, &rec, err, errlen);
+    if (rc == 0 && (rc = run_recheck(&rec, s->purpose, s->stuck_after_ns, s, &dst, &rep)) == 0) {
+        o->counts[rep.verdict]++;
+        int d = differences(NULL, o->sim.report, &rep, st, &dst, o->scale);
+        if (d) o->differ++;
+        struct take ra[64];
+        int nra = takes(&dst, ra, 64);
+        if (!o->row) real_report_run(o, k, &rep, &dst, ra, nra, d);
+        if (k == 1 || d) { /* the takeover times of the first run, and of each that differs */
+            size_t n = sizeof o->takes_cell;
+            o->tl += (size_t)snprintf(o->takes_cell + o->tl, n - o->tl, "%srun %ld:", k == 1 ? "" : "; ", k);
+            for (int i = 0; i < nra && o->tl < n - 64; i++) {
+                char t1[32], t2[32] = "-";
+                show_t(t1, sizeof t1, ra[i].t);
+                if (i < o->nsa) show_t(t2, sizeof t2, o->sa[i].t);
+                o->tl += (size_t)snprintf(o->takes_cell + o->tl, n - o->tl, " %s %s (sim %s)",
+                                          dst.nodes[ra[i].node].name, t1, t2);
             }
-            if (k == 1 || d) { /* the takeover times of the first run, and of each that differs */
-                tl += (size_t)snprintf(takes_cell + tl, sizeof takes_cell - tl, "%srun %ld:", k == 1 ? "" : "; ", k);
-                for (int i = 0; i < nra && tl < sizeof takes_cell - 64; i++) {
-                    char t1[32], t2[32] = "-";
-                    show_t(t1, sizeof t1, ra[i].t);
-                    if (i < nsa) show_t(t2, sizeof t2, sa[i].t);
-                    tl += (size_t)snprintf(takes_cell + tl, sizeof takes_cell - tl, " %s %s (sim %s)",
-                                           dst.nodes[ra[i].node].name, t1, t2);
-                }
-            }
-            if (trace_out && rc == 0) rc = write_trace(trace_out, (int)k, (int)repeat, &dst);
-            trace_close(&dst);
         }
-        trace_close(&rec);
+        if (o->trace_out) rc = write_trace(o->trace_out, (int)k, (int)o->repeat, &dst);
+        trace_close(&dst);
     }
-    real_store_stop(ops, &srv);
-    if (rc) {
-        scenario_close(&scn);
-        run_result_close(&sim);
-        return rc < 0 ? cli_fail(rc, err) : rc;
-    }
+    trace_close(&rec);
+    return rc;
+}
+
+/* The real verdicts over every run, as a row or a sentence. */
+static void real_summary(const struct real_cmd *o) {
     char verdicts[120] = "";
     size_t vl = 0;
     for (int v = 0; v < 3; v++)
-        if (counts[v])
+        if (o->counts[v])
             vl += (size_t)snprintf(verdicts + vl, sizeof verdicts - vl, "%s%s x%d", vl ? ", " : "",
-                                   scn_verdict_name((enum scn_verdict)v), counts[v]);
-    if (row) {
-        printf("| %s | %s | %s | %s | %d | %d | %g | %s |\n", name, store, scn_verdict_name(sim.report->verdict),
-               verdicts, (int)repeat - counts[sim.report->verdict], differ, scale, takes_cell);
-    } else {
-        printf("\n  real verdicts over %ld run%s: %s (simulated %s); %d run%s differ%s\n", repeat,
-               repeat == 1 ? "" : "s", verdicts, scn_verdict_name(sim.report->verdict), differ, differ == 1 ? "" : "s",
-               differ == 1 ? "s" : "");
+                                   scn_verdict_name((enum scn_verdict)v), o->counts[v]);
+    const char *simv = scn_verdict_name(o->sim.report->verdict);
+    if (o->row)
+        printf("| %s | %s | %s | %s | %d | %d | %g | %s |\n", o->name, o->store, simv, verdicts,
+               (int)o->repeat - o->counts[o->sim.report->verdict], o->differ, o->scale, o->takes_cell);
+    else
+        printf("\n  real verdicts over %ld run%s: %s (simulated %s); %d run%s differ%s\n", o->repeat,
+               o->repeat == 1 ? "" : "s", verdicts, simv, o->differ, o->differ == 1 ? "" : "s",
+               o->differ == 1 ? "s" : "");
+}
+
+int cmd_real(int argc, char **argv) {
+    struct real_cmd o;
+    memset(&o, 0, sizeof o);
+    scenario_init(&o.scn);
+    int st = parse_real_args(&o, argc, argv);
+    if (st == 0) st = real_prepare(&o);
+    if (st) {
+        real_close(&o);
+        return st < 0 ? 0 : st;
     }
-    int verdict_differs = counts[sim.report->verdict] < (int)repeat;
-    scenario_close(&scn);
-    run_result_close(&sim);
+    struct redis_srv srv;
+    char err[600];
+    int rc = real_store_start(o.ops, &srv, err, sizeof err);
+    if (rc) {
+        real_close(&o);
+        return cli_fail(rc, err);
+    }
+    if (!o.row) real_header(&o, &srv);
+    for (long k = 1; k <= o.repeat && rc == 0; k++) rc = real_one(&o, k, &srv, err, sizeof err);
+    real_store_stop(o.ops, &srv);
+    if (rc == 0) real_summary(&o);
     /* Exit 1 (LSIM_EXIT_MAP) when a real verdict is not the simulated one:
      * a script or CI can tell a disagreement from a run that agrees. */
+    int verdict_differs = o.counts[o.sim.report->verdict] < (int)o.repeat;
+    real_close(&o);
+    if (rc) return rc < 0 ? cli_fail(rc, err) : rc;
     return verdict_differs ? 1 : 0;
 }
