@@ -185,8 +185,8 @@ API const char *web_sweep_svg(void) {
     if (!sw.t.cells) return "";
     FILE *m = open_memstream(&buf, &len);
     if (!m) return "";
-    sweep_tally_heatmap(&sw.t, sw.nalgos ? sw.algo_reg : NULL, panels, sw.file, sw.ax[0].key, sw.ax[0].vals,
-                        sw.ax[0].n, sw.naxes > 1 ? sw.ax[1].key : NULL, sw.ax[1].vals, sw.ax[1].n, &h);
+    sweep_tally_heatmap(&sw.t, sw.nalgos ? sw.algo_reg : NULL, panels, sw.file, sw.ax[0].key, sw.ax[0].vals, sw.ax[0].n,
+                        sw.naxes > 1 ? sw.ax[1].key : NULL, sw.ax[1].vals, sw.ax[1].n, &h);
     heatmap_svg_write(m, &h);
     fclose(m);
     free(sw.svg);
