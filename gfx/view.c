@@ -60,7 +60,8 @@ struct view {
     int mx, my; /* mouse */
     int drag;   /* 0 none, 1 pan, 2 scrub */
     int drag_x;
-    int cut_x, cut_y; /* a middle-button press on a lane (-1: none): its release cuts a link */
+    int cut_x, cut_y;            /* a middle-button press on a lane (-1: none): its release cuts a link */
+    int brk_x, brk_y, brk_fault; /* a right-button press (-1: none): its release adds the fault */
     sim_ns drag_t0;
     struct timespec mtime[VIEW_WATCH_MAX]; /* of the scenario files: path, then also */
     off_t msize[VIEW_WATCH_MAX];
@@ -205,11 +206,13 @@ static void turn_knob(struct view *w, int i) {
 }
 
 /* Break it by clicking: the fault a right click at (x, y) makes (click_fault:
- * its modifiers), added to the scenario as a new file, and the run played again. */
-static void break_at(struct view *w, int x, int y, int fault) {
+ * its modifiers), or a right drag along the lane from x to x_to (a pause as
+ * long as the stretch dragged over), added to the scenario as a new file,
+ * and the run played again. */
+static void break_at(struct view *w, int x, int x_to, int y, int fault) {
     char line[160];
     sim_ns at;
-    if (viewmodel_fault_line(&w->vm, x, y + w->scroll, fault, line, sizeof line, &at) != 0) {
+    if (viewmodel_fault_drag(&w->vm, x, x_to, y + w->scroll, fault, line, sizeof line, &at) != 0) {
         say(w, "right-click a client's or a server's lane to pause it there (shift: crash, ctrl: restart, "
                "alt: clock step +, alt+shift: clock step -)");
         return;
@@ -395,6 +398,7 @@ static void draw_hover(struct view *w) {
 static const char *const window_help[] = {
         "drag on the time axis: scrub      drag elsewhere: pan",
         "right-click a lane: pause that node there (shift: crash it), saved as a new file; u undoes",
+        "  right-drag along a lane: a pause as long as the stretch dragged over",
         "  ctrl+right-click: restart a crashed node; alt: step its clock forward (alt+shift: back)",
         "  middle-drag from a lane to another: cut their link (a middle click: heal every link)",
         "s            screenshot (locksim-shot-N.png in the current folder, or --shots DIR)",
@@ -596,8 +600,11 @@ static void on_event(struct view *w, const SDL_Event *e) {
         break;
     }
     case SDL_MOUSEBUTTONDOWN:
-        if (e->button.button == SDL_BUTTON_RIGHT && e->button.y < w->h - NARR_H && w->host->edit)
-            break_at(w, e->button.x, e->button.y, click_fault(SDL_GetModState()));
+        if (e->button.button == SDL_BUTTON_RIGHT && e->button.y < w->h - NARR_H && w->host->edit) {
+            w->brk_x = e->button.x; /* decided on release: a click, or a drag along the lane */
+            w->brk_y = e->button.y;
+            w->brk_fault = click_fault(SDL_GetModState());
+        }
         if (e->button.button == SDL_BUTTON_MIDDLE && e->button.y < w->h - NARR_H && w->host->edit) {
             w->cut_x = e->button.x;
             w->cut_y = e->button.y;
@@ -616,6 +623,9 @@ static void on_event(struct view *w, const SDL_Event *e) {
         w->drag = 0;
         if (e->button.button == SDL_BUTTON_MIDDLE && w->cut_x >= 0 && w->host->edit)
             link_at(w, w->cut_x, w->cut_y, e->button.y);
+        if (e->button.button == SDL_BUTTON_RIGHT && w->brk_x >= 0 && w->host->edit)
+            break_at(w, w->brk_x, e->button.x, w->brk_y, w->brk_fault);
+        if (e->button.button == SDL_BUTTON_RIGHT) w->brk_x = -1;
         w->cut_x = -1;
         break;
     case SDL_MOUSEMOTION:
@@ -809,6 +819,7 @@ int gfx_view_run(const struct view_host *h, const struct view_opts *o) {
     w.o = o;
     w.hover = -1;
     w.cut_x = -1;
+    w.brk_x = -1;
     /* the first load before any window: a malformed file fails at once */
     int rc = h->load(h->ctx, &w.ld);
     if (rc) return fail(rc, w.ld.error[0] ? w.ld.error : lsim_strerror(rc), NULL);

@@ -464,12 +464,18 @@ static long long fault_ms(const struct viewmodel *vm, const struct scene *sc, in
     return at < 0 ? 0 : at;
 }
 
-int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
+/* The fault line of a right click at x (x_to == x) or of a right drag from
+ * x to x_to along a lane: a drag's pause (or clock step) is as long as the
+ * stretch dragged over, from its earlier end; a click's is half the run. */
+static int fault_line(const struct viewmodel *vm, int x, int x_to, int y, int fault, char *out, size_t n,
+                      sim_ns *at_ns) {
     if (n) out[0] = '\0';
     const struct scene *sc = NULL;
     const struct layout_lane *ln = lane_at(vm, x, y, &sc);
     if (!ln) return -1;
-    long long end_ms = (long long)(vm->vs.t_end / 1000000), at = fault_ms(vm, sc, x);
+    int dragged = abs(x_to - x) >= VIEWMODEL_DRAG_MIN_PX;
+    int x0 = dragged && x_to < x ? x_to : x, x1 = dragged && x_to < x ? x : x_to;
+    long long end_ms = (long long)(vm->vs.t_end / 1000000), at = fault_ms(vm, sc, x0);
     char t[32], d[32];
     scn_format_duration(t, sizeof t, (sim_ns)(at)*SIM_NS_PER_MS);
     if (at_ns) *at_ns = (sim_ns)at * 1000000;
@@ -477,14 +483,30 @@ int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, ch
         snprintf(out, n, "@%s %s %s", t, fault == VIEWMODEL_FAULT_CRASH ? "crash" : "restart", ln->name);
         return 0;
     }
-    long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
-    while (unit * 10 <= half) unit *= 10;
-    long long len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
+    long long len;
+    if (dragged) { /* the stretch dragged over, in the same 100 ms steps as the time */
+        long long to = (long long)(viewstate_t_of_x(sc, x1) / 1000000);
+        to = (to + 50) / 100 * 100;
+        len = to - at >= 100 ? to - at : 100;
+    } else {
+        long long half = end_ms / 2, unit = 1; /* half the run, as 1, 2, 3 or 5 x 10^k ms */
+        while (unit * 10 <= half) unit *= 10;
+        len = half >= 5 * unit ? 5 * unit : half >= 3 * unit ? 3 * unit : half >= 2 * unit ? 2 * unit : unit;
+    }
     scn_format_duration(d, sizeof d, (sim_ns)(len > 0 ? len : 1) * SIM_NS_PER_MS);
     if (fault == VIEWMODEL_FAULT_CLOCK_FWD || fault == VIEWMODEL_FAULT_CLOCK_BACK)
         snprintf(out, n, "@%s clock %s step %c%s", t, ln->name, fault == VIEWMODEL_FAULT_CLOCK_FWD ? '+' : '-', d);
     else snprintf(out, n, "@%s pause %s %s", t, ln->name, d);
     return 0;
+}
+
+int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at_ns) {
+    return fault_line(vm, x, x, y, fault, out, n, at_ns);
+}
+
+int viewmodel_fault_drag(const struct viewmodel *vm, int x_from, int x_to, int y, int fault, char *out, size_t n,
+                         sim_ns *at_ns) {
+    return fault_line(vm, x_from, x_to, y, fault, out, n, at_ns);
 }
 
 int viewmodel_link_line(const struct viewmodel *vm, int x, int y_from, int y_to, char *out, size_t n, sim_ns *at_ns) {

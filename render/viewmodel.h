@@ -187,6 +187,15 @@ enum viewmodel_fault {
  * into out, its time into *at (may be NULL), and 0; -1 (out "") when (x, y)
  * is on no node's lane or off the time axis. */
 int viewmodel_fault_line(const struct viewmodel *vm, int x, int y, int fault, char *out, size_t n, sim_ns *at);
+/* A right drag along a lane, pressed at column x_from on row y and let go
+ * at x_to: the fault as viewmodel_fault_line makes it, but a pause (or a
+ * clock step) as long as the stretch dragged over ("@12.3s pause A 4.5s",
+ * from the earlier end, in 100 ms steps, at least 100 ms). A drag shorter
+ * than VIEWMODEL_DRAG_MIN_PX is a click. Crashes and restarts ignore the
+ * drag's length. */
+#define VIEWMODEL_DRAG_MIN_PX 6
+int viewmodel_fault_drag(const struct viewmodel *vm, int x_from, int x_to, int y, int fault, char *out, size_t n,
+                         sim_ns *at);
 
 /* A drag from one lane to another at column x cuts the first node off
  * from the other's side: "@12.3s partition A | B S1 S2" names every other

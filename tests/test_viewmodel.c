@@ -150,6 +150,7 @@ static int lane_y(const struct viewmodel *vm, const char *name) {
  * off the lanes or the axis, nothing. */
 static void test_break_by_clicking(void **state) {
     (void)state;
+    static char text_drag[2048];
     struct engine *e = run_text(testutil_gc_story);
     const struct trace *tr = engine_trace(e);
     struct viewmodel vm;
@@ -174,6 +175,39 @@ static void test_break_by_clicking(void **state) {
     assert_string_equal(line, "");
     assert_int_equal(
             viewmodel_fault_line(&vm, scene_x_of(sc, 5 * S), 3, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL), -1);
+    /* A right drag along A's lane from 30s back to 28s: a pause from the
+     * earlier end, as long as the stretch (to the 100 ms); a drag of a few
+     * pixels is a click (half the run); a crash ignores the drag's length;
+     * alt's clock step is as long as the drag. The dragged story runs. */
+    int x28 = scene_x_of(sc, 28 * S), x30 = scene_x_of(sc, 30 * S);
+    assert_true(x30 - x28 >= VIEWMODEL_DRAG_MIN_PX);
+    sim_ns t28, t30; /* the columns' times as a click reads them (to the 100 ms) */
+    assert_int_equal(viewmodel_fault_line(&vm, x28, ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, &t28), 0);
+    assert_int_equal(viewmodel_fault_line(&vm, x30, ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, &t30), 0);
+    assert_true(t28 > 27 * S && t28 < 29 * S && t30 > 29 * S && t30 < 31 * S);
+    char t[32], d[32], want[160];
+    scn_format_duration(t, sizeof t, t28);
+    scn_format_duration(d, sizeof d, t30 - t28);
+    assert_int_equal(viewmodel_fault_drag(&vm, x30, x28, ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, &at), 0);
+    snprintf(want, sizeof want, "@%s pause A %s", t, d); /* about "@28s pause A 2s" */
+    assert_string_equal(line, want);
+    assert_int_equal(at, t28);
+    assert_int_equal(viewmodel_fault_drag(&vm, x28, x28 + VIEWMODEL_DRAG_MIN_PX - 1, ya, VIEWMODEL_FAULT_PAUSE, line,
+                                          sizeof line, NULL),
+                     0);
+    snprintf(want, sizeof want, "@%s pause A 30s", t);
+    assert_string_equal(line, want);
+    assert_int_equal(viewmodel_fault_drag(&vm, x28, x30, ys, VIEWMODEL_FAULT_CRASH, line, sizeof line, NULL), 0);
+    snprintf(want, sizeof want, "@%s crash S1", t);
+    assert_string_equal(line, want);
+    assert_int_equal(viewmodel_fault_drag(&vm, x28, x30, ys, VIEWMODEL_FAULT_CLOCK_BACK, line, sizeof line, NULL), 0);
+    snprintf(want, sizeof want, "@%s clock S1 step -%s", t, d);
+    assert_string_equal(line, want);
+    snprintf(text_drag, sizeof text_drag, "%s@%s pause B %s\n", testutil_gc_story, t, d);
+    struct engine *e3 = run_text(text_drag);
+    assert_int_equal(engine_report(e3)->verdict, SCN_VERDICT_UNSAFE); /* B paused before it tries: still UNSAFE */
+    engine_free(e3);
+    assert_int_equal(viewmodel_fault_drag(&vm, 2, x30, ya, VIEWMODEL_FAULT_PAUSE, line, sizeof line, NULL), -1);
     /* The line goes where timed lines stay in time order: "@1s" before the
      * story's "@5s pause A $pause", and the story so edited runs. */
     char text[2048];

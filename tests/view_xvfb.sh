@@ -247,6 +247,13 @@ if start brk "$bin" view "$tmp/brk/gc.lsim" --shots "$tmp/brk/shots"; then
   xdotool mousemove --window "$win" 900 210 click 2; sleep 0.8
   check "middle click on B's lane: every link healed" \
     'grep -Eq "^view: added @[0-9.]+s heal \(saved as $tmp/brk/shots/locksim-edit-6.lsim" "$log" && wait_for "reloads=7 error=0" 3'
+  # a right drag along A's lane: a pause as long as the stretch dragged over, from where it began
+  xdotool mousemove --window "$win" 300 184 mousedown 3 mousemove --window "$win" 360 184 mouseup 3; sleep 0.8
+  drag=$(grep -E "^view: added @[0-9.]+s pause A " "$log" | tail -1 | sed -E 's/^view: added (@[0-9.]+s) pause A ([0-9.]+m?s) .*/\1 \2/')
+  echo "     right drag from x=300 to x=360 on A's lane: ${drag:-nothing}"
+  check "right-drag along A's lane: a pause of the stretch dragged, not half the run ($drag)" \
+    'grep -Eq "^view: added @[0-9.]+s pause A [0-9.]+m?s \(saved as $tmp/brk/shots/locksim-edit-7.lsim" "$log" &&
+     [ -n "$drag" ] && [ "${drag#* }" != 30s ] && wait_for "reloads=8 error=0" 3'
   "$bin" run "$tmp/brk/shots/locksim-edit-6.lsim" > "$tmp/brk/run6.txt" 2>&1; rc=$?
   check "the file with the cut and the heal runs (exit $rc)" '[ "$rc" -le 1 ] && grep -Eq "partition A \| B S1 R( |$)" "$tmp/brk/shots/locksim-edit-6.lsim"'
   "$bin" run "$tmp/brk/shots/locksim-edit-4.lsim" > "$tmp/brk/run4.txt" 2>&1; rc=$?

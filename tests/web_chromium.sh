@@ -124,6 +124,15 @@ check "a right click on A's lane adds a pause of half the run ($flash)" 'echo "$
 check "into the scenario's text, after its earlier timed line (@5s)" \
   'echo "$d" | field editor | grep -E "^@" | tr "\n" "|" | grep -Eq "^@5s pause A \\\$pause\|@[0-9.]+s pause A 30s   # added by a click\|$"'
 check "and the edited run is drawn (no error)" '[ -z "$(echo "$d" | field data.error)" ] && [ -n "$(echo "$d" | field verdict)" ]'
+# a right drag along A's lane, from 400 px to 460 px: pressed there, let go here
+drag='const a = window.locksim.api, c = document.getElementById("timeline"), r = c.getBoundingClientRect();
+let y = 0; while (y < 600 && !a.web_fault_line(400, y, 0)) y++;
+c.dispatchEvent(new MouseEvent("mousedown", { button: 2, clientX: r.left + 400, clientY: r.top + y, bubbles: true }));
+window.dispatchEvent(new MouseEvent("mouseup", { button: 2, clientX: r.left + 460, clientY: r.top + y, bubbles: true }));'
+d=$(page "scenario=gc-pause-outlives-lease" - "$drag")
+flash=$(echo "$d" | field data.flash)
+check "a right drag along A's lane adds a pause as long as the stretch dragged ($flash)" \
+  'echo "$flash" | grep -Eq "^added @[0-9.]+s pause A [0-9.]+m?s " && ! echo "$flash" | grep -q "pause A 30s"'
 
 echo "== web: the sweep tab, in a Web Worker, against locksim sweep --svg"
 # sweep X Y STEPS ALGOS: the sweep tab's form filled and run; the page's

@@ -28,7 +28,7 @@
     f("web_narration_current", n, []); f("web_status", s, [s]); f("web_help_line", s, [n]);
     f("web_question", s, []); f("web_state", s, []); f("web_goto", null, [n]); f("web_cur", n, []);
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
-    f("web_fault_line", s, [n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
+    f("web_fault_line", s, [n, n, n]); f("web_fault_drag", s, [n, n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
     f("web_knob_set", s, [n, n]); f("web_knob_taken", s, []); f("web_knob_picked", n, []);
     f("web_format_duration", s, [n]);
   }
@@ -419,12 +419,14 @@
     });
     canvas.addEventListener("mouseleave", () => { $("tip").hidden = true; });
     // Break it by clicking: a right click on a lane pauses that node there for
-    // half the run (shift: crashes it); the line goes into the scenario's text
-    // among its timed lines, and the run plays again. Ctrl+Z in the editor undoes.
-    canvas.addEventListener("contextmenu", (e) => {
-      e.preventDefault();
-      const [x, y] = pos(e);
-      const line = api.web_fault_line(x, y, e.shiftKey ? 1 : 0);
+    // half the run, a right drag along it for the stretch dragged over (shift:
+    // crashes it); the line goes into the scenario's text among its timed
+    // lines, and the run plays again. Ctrl+Z in the editor undoes. The button's
+    // press is kept and the fault made on its release, wherever the browser
+    // fires contextmenu (on the press here, on the release elsewhere).
+    let rightFrom = null, rightDone = 0;
+    function breakAt(from, to, shift) {
+      const line = api.web_fault_drag(from[0], to[0], from[1], shift ? 1 : 0);
       if (!line) { flash("right-click a client's or a server's lane to pause it there (shift: crash it)"); return; }
       const bytes = new TextEncoder().encode(current.text);
       const at = api.web_fault_place(current.text);
@@ -438,6 +440,22 @@
       if (!document.execCommand || !document.execCommand("insertText", false, text)) ed.value = text;
       current.text = ed.value;
       if (run(true)) flash("added " + line + " (Ctrl+Z in the scenario text undoes)");
+    }
+    canvas.addEventListener("mousedown", (e) => { if (e.button === 2) rightFrom = pos(e); });
+    window.addEventListener("mouseup", (e) => {
+      if (e.button !== 2 || !rightFrom) return;
+      const from = rightFrom;
+      rightFrom = null;
+      rightDone = performance.now();
+      breakAt(from, pos(e), e.shiftKey);
+    });
+    canvas.addEventListener("contextmenu", (e) => {
+      e.preventDefault();
+      // decided on the release (above); a contextmenu without a press (a
+      // keyboard's menu key, a script) is a click where it points
+      if (rightFrom || performance.now() - rightDone < 500) return;
+      const p = pos(e);
+      breakAt(p, p, e.shiftKey);
     });
     canvas.addEventListener("wheel", (e) => {
       if (e.shiftKey) return;

@@ -388,6 +388,15 @@ API const char *web_fault_line(int x, int y, int fault) {
                              sizeof text_buf, &fault_at);
     return text_buf;
 }
+/* A right drag along a lane from x to x_to: a pause as long as the stretch
+ * dragged over (viewmodel_fault_drag; a few pixels are a click). */
+API const char *web_fault_drag(int x, int x_to, int y, int fault) {
+    text_buf[0] = '\0';
+    if (have_run)
+        viewmodel_fault_drag(&vm, x, x_to, y, fault ? VIEWMODEL_FAULT_CRASH : VIEWMODEL_FAULT_PAUSE, text_buf,
+                             sizeof text_buf, &fault_at);
+    return text_buf;
+}
 API int web_fault_place(const char *text) { return (int)scenario_text_fault_place(text, strlen(text), fault_at); }
 
 /* The scenario's knobs (the view model's: viewmodel_knobs_of), one per line:
