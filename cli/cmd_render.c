@@ -97,9 +97,10 @@ struct render_cmd {
     long width, height, fps;
     sim_ns from, to, at, duration;
     int has_from, has_to, has_at, has_fps, has_duration;
+    int linear; /* --linear: idle stretches at their full length */
 };
 
-enum { OPT_FORMAT = CLI_OPT_OWN, OPT_WIDTH, OPT_HEIGHT, OPT_FROM, OPT_TO, OPT_AT, OPT_FPS, OPT_DURATION };
+enum { OPT_FORMAT = CLI_OPT_OWN, OPT_WIDTH, OPT_HEIGHT, OPT_FROM, OPT_TO, OPT_AT, OPT_FPS, OPT_DURATION, OPT_LINEAR };
 static const struct option render_options[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -110,6 +111,7 @@ static const struct option render_options[] = {
         {"at", required_argument, NULL, OPT_AT},
         {"fps", required_argument, NULL, OPT_FPS},
         {"duration", required_argument, NULL, OPT_DURATION},
+        {"linear", no_argument, NULL, OPT_LINEAR},
         {NULL, 0, NULL, 0},
 };
 const struct option *const cli_tables_render[] = {render_options, NULL};
@@ -124,6 +126,7 @@ static int take_render_option(struct render_cmd *o, int c, const char *v) {
     case OPT_FROM: o->has_from = 1; return cli_parse_window("--from", v, &o->from);
     case OPT_TO: o->has_to = 1; return cli_parse_window("--to", v, &o->to);
     case OPT_AT: o->has_at = 1; return cli_parse_window("--at", v, &o->at);
+    case OPT_LINEAR: o->linear = 1; return 0;
     case OPT_FPS:
         o->has_fps = 1;
         if (cli_parse_int(v, 1, GIF_MAX_FPS, &o->fps) == 0) return 0;
@@ -389,8 +392,8 @@ int cmd_render(int argc, char **argv) {
     v.t0 = o.has_from ? o.from : 0;
     v.t1 = o.has_to ? o.to : (o.has_from ? r.report->end_ns : 0);
     /* The whole run reads best with idle stretches drawn short; a window the
-     * user chose is shown in true, linear time. */
-    if (o.has_from || o.has_to) v.compressed = 0;
+     * user chose, or --linear, is shown in true, linear time. */
+    if (o.has_from || o.has_to || o.linear) v.compressed = 0;
     if (o.has_from && !o.has_to && v.t1 <= v.t0) {
         out_abort(&out);
         run_result_close(&r);

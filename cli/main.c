@@ -227,7 +227,7 @@ const char cli_usage_matrix[] = "Usage: locksim matrix FILE [--algos NAME,NAME,.
 
 const char cli_usage_render[] =
         "Usage: locksim render FILE -o|--out OUT.png|OUT.svg|OUT.gif [--width W] [--height H]\n"
-        "                      [--from T] [--to T] [--at T] [--fps N] [--duration T]\n"
+        "                      [--from T] [--to T] [--at T] [--linear] [--fps N] [--duration T]\n"
         "                      [--algo A] [--seed N] [--set KEY=VALUE]...\n"
         "\n"
         "Runs the scenario and draws its timeline with the verdict banner (title,\n"
@@ -241,6 +241,9 @@ const char cli_usage_render[] =
         "  --at T                  the run as it stood at T, a slide of its story: only what had\n"
         "                          happened by then, on the whole run's axis; the banner says\n"
         "                          \"running\" until the run is decided, then what decided it\n"
+        "  --linear                true time to one scale: idle stretches at their full length\n"
+        "                          (by default the whole run draws a stretch with no event for\n"
+        "                          a fifth of it short, marked <-23s>; --from/--to are linear)\n"
         "OUT.gif: the reveal as an animation for slides, looping: each frame the picture\n"
         "--at draws, from --from (default 0) to --to (default the finished picture),\n"
         "spaced evenly along the drawn time axis, plus a frame held 1 s at each decisive\n"

@@ -173,6 +173,36 @@ static void test_time_window(void **state) {
     assert_non_null(strstr(r->err, "--from"));
 }
 
+/* --linear: the whole run on one scale, no idle stretch drawn short. The
+ * seed's story shortens its 27 s pause ("<~23s>", ticks 0s 2s 4s 30s ...);
+ * linear, the ticks run 0s 5s 10s ... 35s and no gap is marked. */
+static void test_linear_axis(void **state) {
+    (void)state;
+    out_dir();
+    size_t n;
+    assert_int_equal(run("render " GC " -o build/render_cmd/c.svg")->code, 0);
+    char *svg = read_all("build/render_cmd/c.svg", &n);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "&lt;~23s&gt;"));
+    assert_null(strstr(svg, ">15s<"));
+    free(svg);
+    struct result *r = run("render " GC " -o build/render_cmd/l.svg --linear");
+    assert_int_equal(r->code, 0);
+    assert_true(xmllint_ok("build/render_cmd/l.svg"));
+    svg = read_all("build/render_cmd/l.svg", &n);
+    assert_non_null(svg);
+    assert_null(strstr(svg, "&lt;~"));
+    for (int t = 0; t <= 35; t += 5) {
+        char tick[16];
+        snprintf(tick, sizeof tick, ">%ds<", t);
+        assert_non_null(strstr(svg, tick));
+    }
+    free(svg);
+    assert_int_equal(run("render " GC " -o build/render_cmd/l.png --linear")->code, 0);
+    assert_int_equal(run("render " GC " -o build/render_cmd/c.png")->code, 0);
+    assert_false(same_bytes("build/render_cmd/l.png", "build/render_cmd/c.png"));
+}
+
 /* Size options and standard output. */
 static void test_size_and_stdout(void **state) {
     (void)state;
@@ -367,6 +397,7 @@ int main(void) {
             cmocka_unit_test(test_png_loads_no_sdl),
             cmocka_unit_test(test_svg_valid_and_repeats),
             cmocka_unit_test(test_time_window),
+            cmocka_unit_test(test_linear_axis),
             cmocka_unit_test(test_size_and_stdout),
             cmocka_unit_test(test_errors),
             cmocka_unit_test(test_matrix_render),
