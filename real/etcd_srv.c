@@ -115,24 +115,4 @@ int etcd_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     return LSIM_EUNAVAILABLE;
 }
 
-void etcd_srv_stop(struct redis_srv *s) {
-    if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
-        int st, gone = 0;
-        for (int i = 0; i < 200 && !gone; i++) {
-            if (waitpid(s->pid, &st, WNOHANG) == s->pid) gone = 1;
-            else sleep_ms(10);
-        }
-        if (!gone) {
-            kill(s->pid, SIGKILL);
-            waitpid(s->pid, &st, 0);
-        }
-    }
-    sigset_t old;
-    redis_srv_block_signals(&old);
-    s->pid = 0;
-    if (s->dir[0]) remove_tree(s->dir);
-    s->dir[0] = 0;
-    redis_srv_guard_server(0, NULL, 0);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-}
+void etcd_srv_stop(struct redis_srv *s) { redis_srv_kill(s, remove_tree); }

@@ -248,7 +248,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     return LSIM_EUNAVAILABLE;
 }
 
-void redis_srv_stop(struct redis_srv *s) {
+void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
     if (s->pid > 0) {
         kill(s->pid, SIGTERM);
         int st, gone = 0;
@@ -265,8 +265,12 @@ void redis_srv_stop(struct redis_srv *s) {
     redis_srv_block_signals(&old);
     guard.server = 0;
     s->pid = 0;
-    if (s->dir[0]) remove_dir(s->dir);
+    if (s->dir[0]) rm(s->dir);
     s->dir[0] = 0;
     guard.dir[0] = 0;
+    guard.tree = 0;
+    guard.log[0] = 0;
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
+
+void redis_srv_stop(struct redis_srv *s) { redis_srv_kill(s, remove_dir); }

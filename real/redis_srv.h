@@ -33,6 +33,10 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen);
 /* Stop it (SIGTERM, then SIGKILL after 2 s), reap it, remove its folder.
  * Safe on a stopped or never started server. */
 void redis_srv_stop(struct redis_srv *s);
+/* What every server's stop does: SIGTERM by PID, SIGKILL after 2 s, then
+ * its folder removed with rm (redis's holds files; etcd's data dir is a
+ * tree) and the signal guard cleared. */
+void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir));
 
 /* The cleanup on a signal: SIGINT, SIGTERM and SIGHUP kill every process
  * registered here and the server by PID, remove the server's folder and
