@@ -269,23 +269,55 @@ static const struct option diff_options[] = {
 };
 const struct option *const cli_tables_diff[] = {diff_options, NULL};
 
-int cmd_diff(int argc, char **argv) {
-    const char *f[2] = {NULL, NULL};
-    long context = 3;
+/* diff's arguments: the two files into f[]; 0, -1 after --help, or the
+ * exit status. */
+static int parse_diff_args(const char *f[2], long *context, int argc, char **argv) {
     int nf = 0;
     struct cli_getopt go;
-    int st = cli_getopt_init_tables(&go, "diff", cli_usage_diff, NULL, cli_tables_diff, argc, argv);
+    int st = cli_getopt_init(&go, "diff", cli_usage_diff, NULL, diff_options, argc, argv);
     for (int c; st == 0 && (c = cli_getopt_next(&go)) != CLI_OPT_END;) {
         if (c == CLI_OPT_STOP) st = go.status;
         else if (c == OPT_CONTEXT) {
-            if (cli_parse_int(go.arg, 0, 1000, &context) != 0)
+            if (cli_parse_int(go.arg, 0, 1000, context) != 0)
                 st = cli_usage("--context takes a number from 0 to 1000, not '%s'", go.arg);
         } else if (nf == 2) st = cli_usage("diff takes two trace files; '%s' is a third", go.arg);
         else f[nf++] = go.arg;
     }
     cli_getopt_close(&go);
+    if (st == 0 && nf != 2) st = cli_usage("diff needs two trace files: locksim diff A.jsonl B.jsonl");
+    return st;
+}
+
+/* Two traces that differ: what changed in meaning first (each judged afresh,
+ * as a correctness scenario with the default stuck-after), then the first
+ * divergent raw event at `at`. 0, or the exit status. */
+static int diff_report(const char *f[2], struct trace *a, struct trace *b, long at, long context) {
+    struct scenario def;
+    scenario_init(&def);
+    struct trace ca, cb;
+    struct checker_report ra, rb;
+    int rc = run_recheck(a, def.purpose, def.stuck_after_ns, NULL, &ca, &ra);
+    if (!rc) rc = run_recheck(b, def.purpose, def.stuck_after_ns, NULL, &cb, &rb);
+    else trace_init(&cb, 1);
+    scenario_close(&def);
+    printf("A: %s\nB: %s\n", f[0], f[1]);
+    int dm = rc ? 0 : trace_diff_meaning(stdout, a, &ra, b, &rb, 20, "");
+    if (dm < 0) rc = dm; /* what changed could not all be said */
+    else if (!rc && dm == 0)
+        printf("The same in meaning (verdict, metrics, who held the lock when, every write); the events "
+               "moved:\n");
+    trace_close(&ca);
+    trace_close(&cb);
+    if (rc) return cli_fail(rc, "");
+    trace_diff_print(stdout, a, "A", b, "B", at, (int)context, "");
+    return 0;
+}
+
+int cmd_diff(int argc, char **argv) {
+    const char *f[2] = {NULL, NULL};
+    long context = 3;
+    int st = parse_diff_args(f, &context, argc, argv);
     if (st) return st < 0 ? 0 : st;
-    if (nf != 2) return cli_usage("diff needs two trace files: locksim diff A.jsonl B.jsonl");
     struct trace a, b;
     st = load(&a, f[0]);
     if (!st) st = load(&b, f[1]);
@@ -307,29 +339,7 @@ int cmd_diff(int argc, char **argv) {
             printf("the same events; only the message traffic differs (digest %016llx, %016llx)\n",
                    (unsigned long long)a.golden_digest, (unsigned long long)b.golden_digest);
         else if (same) printf("same: %zu events\n", a.len);
-        else {
-            /* What changed in meaning first (each trace judged afresh, as a
-             * correctness scenario with the default stuck-after), then the
-             * first divergent raw event. */
-            struct scenario def;
-            scenario_init(&def);
-            struct trace ca, cb;
-            struct checker_report ra, rb;
-            int rc = run_recheck(&a, def.purpose, def.stuck_after_ns, NULL, &ca, &ra);
-            if (!rc) rc = run_recheck(&b, def.purpose, def.stuck_after_ns, NULL, &cb, &rb);
-            else trace_init(&cb, 1);
-            scenario_close(&def);
-            printf("A: %s\nB: %s\n", f[0], f[1]);
-            int dm = rc ? 0 : trace_diff_meaning(stdout, &a, &ra, &b, &rb, 20, "");
-            if (dm < 0) rc = dm; /* what changed could not all be said */
-            else if (!rc && dm == 0)
-                printf("The same in meaning (verdict, metrics, who held the lock when, every write); the events "
-                       "moved:\n");
-            trace_close(&ca);
-            trace_close(&cb);
-            if (rc) st = cli_fail(rc, "");
-            else trace_diff_print(stdout, &a, "A", &b, "B", at, (int)context, "");
-        }
+        else st = diff_report(f, &a, &b, at, context);
         if (!st) st = same && !traffic ? 0 : 1;
     }
     trace_close(&a);

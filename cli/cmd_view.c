@@ -283,6 +283,55 @@ static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
     return 0;
 }
 
+/* The panels: each file with each algorithm of --algos (files outer), into
+ * h; 0 or the exit status. */
+static int view_panels(struct host *h, const struct view_cmd *o) {
+    char names[1024] = "";
+    h->n = 0;
+    if (o->algos) {
+        snprintf(names, sizeof names, "%s", o->algos);
+        for (char *p = names; *p && h->n < VIEW_MAX;) {
+            size_t l = strcspn(p, ",");
+            if (l == 0) return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,...", o->algos);
+            h->names[h->n++] = p;
+            if (!p[l]) break;
+            p[l] = '\0';
+            p += l + 1;
+        }
+    } else {
+        h->names[h->n++] = o->ro.algo;
+    }
+    int nalgos = h->n;
+    const char *algo_names[VIEW_MAX];
+    memcpy(algo_names, h->names, sizeof algo_names);
+    if (o->nfiles * nalgos > VIEW_MAX)
+        return cli_usage("view shows at most %d panels: %d files x %d algorithms is more", VIEW_MAX, o->nfiles, nalgos);
+    h->n = 0;
+    for (int f = 0; f < o->nfiles; f++)
+        for (int a = 0; a < nalgos; a++) {
+            h->names[h->n] = algo_names[a];
+            h->file_of[h->n++] = f;
+        }
+    return 0;
+}
+
+/* What the window's end means for the exit status: 0, or why it could not
+ * open (no display: the picture to draw instead). */
+static int view_status(int rc, const struct view_cmd *o) {
+    if (rc == LSIM_ENODISPLAY) {
+        fprintf(stderr,
+                "%s: %s: view needs a display (X11 or Wayland) to open its window.\n"
+                "  Draw the same timeline as a picture instead: %s render %s -o out.png\n",
+                cli_prog, cli_gfx_error(), cli_prog, o->file);
+        return cli_exit(rc);
+    }
+    if (rc) {
+        const char *why = cli_gfx_error();
+        return cli_fail(rc, why && why[0] ? why : lsim_strerror(rc));
+    }
+    return 0;
+}
+
 int cmd_view(int argc, char **argv) {
     struct view_cmd o;
     memset(&o, 0, sizeof o);
@@ -293,37 +342,10 @@ int cmd_view(int argc, char **argv) {
     h->o = &o;
     h->cur = -1;
     for (int i = 0; i < o.ro.nsets && i < CLI_MAX_SETS; i++) h->sets[h->nsets++] = o.ro.sets[i];
-    char names[1024] = "";
-    if (o.algos) {
-        snprintf(names, sizeof names, "%s", o.algos);
-        for (char *p = names; *p && h->n < VIEW_MAX;) {
-            size_t l = strcspn(p, ",");
-            if (l == 0) {
-                free(h);
-                return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,...", o.algos);
-            }
-            h->names[h->n++] = p;
-            if (!p[l]) break;
-            p[l] = '\0';
-            p += l + 1;
-        }
-    } else {
-        h->names[h->n++] = o.ro.algo;
-    }
-    /* Panels: each file, each with each algorithm (files outer). */
-    int nalgos = h->n;
-    const char *algo_names[VIEW_MAX];
-    memcpy(algo_names, h->names, sizeof algo_names);
-    if (o.nfiles * nalgos > VIEW_MAX) {
+    if ((st = view_panels(h, &o)) != 0) {
         free(h);
-        return cli_usage("view shows at most %d panels: %d files x %d algorithms is more", VIEW_MAX, o.nfiles, nalgos);
+        return st;
     }
-    h->n = 0;
-    for (int f = 0; f < o.nfiles; f++)
-        for (int a = 0; a < nalgos; a++) {
-            h->names[h->n] = algo_names[a];
-            h->file_of[h->n++] = f;
-        }
     snprintf(h->path, sizeof h->path, "%s", o.file);
     /* Clicked faults edit one file: with several, the window offers none
      * (which file a click meant is the panel's, but undo would mix them). */
@@ -349,16 +371,5 @@ int cmd_view(int argc, char **argv) {
     close_set(h, 0);
     close_set(h, 1);
     free(h);
-    if (rc == LSIM_ENODISPLAY) {
-        fprintf(stderr,
-                "%s: %s: view needs a display (X11 or Wayland) to open its window.\n"
-                "  Draw the same timeline as a picture instead: %s render %s -o out.png\n",
-                cli_prog, cli_gfx_error(), cli_prog, o.file);
-        return cli_exit(rc);
-    }
-    if (rc) {
-        const char *why = cli_gfx_error();
-        return cli_fail(rc, why && why[0] ? why : lsim_strerror(rc));
-    }
-    return 0;
+    return view_status(rc, &o);
 }
