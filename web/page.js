@@ -424,7 +424,7 @@
     // lines, and the run plays again. Ctrl+Z in the editor undoes. The button's
     // press is kept and the fault made on its release, wherever the browser
     // fires contextmenu (on the press here, on the release elsewhere).
-    let rightFrom = null, rightDone = 0;
+    let rightFrom = null, rightDone = -Infinity; // when a release last made a fault
     function breakAt(from, to, shift) {
       const line = api.web_fault_drag(from[0], to[0], from[1], shift ? 1 : 0);
       if (!line) { flash("right-click a client's or a server's lane to pause it there (shift: crash it)"); return; }
