@@ -32,7 +32,8 @@ struct view_cmd {
  * window may still hold the older until it has taken the new). */
 struct host {
     const struct view_cmd *o;
-    const char *names[VIEW_MAX]; /* per panel: its algorithm (NULL: the file's) */
+    const char *names[VIEW_MAX]; /* per panel: its algorithm (NULL: the file's), in algos */
+    char algos[1024];            /* --algos, cut at its commas: the names point here */
     int file_of[VIEW_MAX];       /* per panel: its file, an index of o->files */
     int n;
     struct run_result runs[2][VIEW_MAX];
@@ -286,11 +287,10 @@ static int parse_view_args(struct view_cmd *o, int argc, char **argv) {
 /* The panels: each file with each algorithm of --algos (files outer), into
  * h; 0 or the exit status. */
 static int view_panels(struct host *h, const struct view_cmd *o) {
-    char names[1024] = "";
     h->n = 0;
     if (o->algos) {
-        snprintf(names, sizeof names, "%s", o->algos);
-        for (char *p = names; *p && h->n < VIEW_MAX;) {
+        snprintf(h->algos, sizeof h->algos, "%s", o->algos);
+        for (char *p = h->algos; *p && h->n < VIEW_MAX;) {
             size_t l = strcspn(p, ",");
             if (l == 0) return cli_usage("--algos has an empty name in '%s'; write NAME,NAME,...", o->algos);
             h->names[h->n++] = p;
