@@ -201,6 +201,27 @@ int64_t real_sim_rule(const struct trace *sim) {
  * retry denied on the deadline only moves a takeover by one retry: the
  * report shows that as a time, not refused.)
  * Sets *at to the deadline; 1 when there is one. */
+/* A fault the client-process driver can play: on a client, at a point of
+ * its own program, not a resume there (it is stopped). 0, or the refusal
+ * with why; server_fmt ("line %s: ... %s ...", the line and the node) says
+ * why this store cannot take a fault on one of its servers. */
+static int client_fault_refused(const struct scenario *s, const struct scn_fault *f, const char *line,
+                                const char *server_fmt, char *why, size_t n) {
+    int client = 0;
+    for (int k = 0; k < s->nclients; k++)
+        if (strcmp(s->clients[k].name, f->node) == 0) client = 1;
+    if (!client) return refuse(why, n, server_fmt, line, f->node);
+    if (f->point != SCN_POINT_NONE && strcmp(f->trigger, f->node) != 0)
+        return refuse(why, n,
+                      "line %s: a fault on %s at another client's point: the driver cannot see a point of "
+                      "another process in time; not built",
+                      line, f->node);
+    if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
+        return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built", line,
+                      f->node);
+    return 0;
+}
+
 static int deadline_tie(const struct trace *sim, sim_ns *at) {
     sim_ns deadline = 0;
     for (size_t i = 0; i < sim->len; i++) {
@@ -270,22 +291,12 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
                           line, "not built");
         const char *r = fault_reason(f->kind);
         if (r) return refuse(why, n, "line %s: %s", line, r);
-        int client = 0;
-        for (int k = 0; k < s->nclients; k++)
-            if (strcmp(s->clients[k].name, f->node) == 0) client = 1;
-        if (!client)
-            return refuse(why, n,
-                          "line %s: a pause or crash of %s, a lock server: the etcd backend runs one member that "
-                          "stands for the scenario's servers only while no fault reaches them; not built",
-                          line, f->node);
-        if (f->point != SCN_POINT_NONE && strcmp(f->trigger, f->node) != 0)
-            return refuse(why, n,
-                          "line %s: a fault on %s at another client's point: the driver cannot see a point of "
-                          "another process in time; not built",
-                          line, f->node);
-        if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
-            return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built", line,
-                          f->node);
+        int refused = client_fault_refused(
+                s, f, line,
+                "line %s: a pause or crash of %s, a lock server: the etcd backend runs one member that "
+                "stands for the scenario's servers only while no fault reaches them; not built",
+                why, n);
+        if (refused) return refused;
     }
     for (int p = 0; p < s->nprograms; p++) {
         int read = 0;
@@ -344,22 +355,12 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         char line[16];
         snprintf(line, sizeof line, "%d", f->pos.line);
         if (r) return refuse(why, n, "line %s: %s", line, r);
-        int client = 0;
-        for (int k = 0; k < s->nclients; k++)
-            if (strcmp(s->clients[k].name, f->node) == 0) client = 1;
-        if (!client)
-            return refuse(why, n,
-                          "line %s: a pause or crash of %s, a lock server: a stopped redis-server still accepts TCP "
-                          "connections and later runs what queued, which is another fault; not built",
-                          line, f->node);
-        if (f->point != SCN_POINT_NONE && strcmp(f->trigger, f->node) != 0)
-            return refuse(why, n,
-                          "line %s: a fault on %s at another client's point: the driver cannot see a point of "
-                          "another process in time; not built",
-                          line, f->node);
-        if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
-            return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built", line,
-                          f->node);
+        int refused = client_fault_refused(
+                s, f, line,
+                "line %s: a pause or crash of %s, a lock server: a stopped redis-server still accepts TCP "
+                "connections and later runs what queued, which is another fault; not built",
+                why, n);
+        if (refused) return refused;
     }
     for (int p = 0; p < s->nprograms; p++) {
         int read = 0;
