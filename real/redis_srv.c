@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,7 +143,35 @@ void redis_srv_guard_server(pid_t pid, const char *dir, int tree) {
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* Ports claimed by this process: an abstract Unix socket named after the
+ * port, bound for the life of the process, so that two locksim processes
+ * looking for a free port at once (make reality runs several) never pick
+ * the same one. The kernel frees the names when the process ends, however
+ * it ends; nothing is on disk. */
+#define PORT_CLAIMS 128
+static int claimed[PORT_CLAIMS];
+static int nclaimed;
+
+static int port_claim(int port) {
+    for (int i = 0; i < nclaimed; i++)
+        if (claimed[i] == port) return 1;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 1; /* no claim possible: the connect test alone decides */
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "locksim-real-port-%d", port);
+    if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0) {
+        close(fd);
+        return 0; /* another locksim process holds it */
+    }
+    if (nclaimed < PORT_CLAIMS) claimed[nclaimed++] = port;
+    else close(fd);
+    return 1;
+}
+
 int redis_srv_port_taken(int port) {
+    if (!port_claim(port)) return 1;
     struct resp_conn c;
     if (resp_connect(&c, port) != 0) return 0;
     resp_close(&c);

@@ -52,7 +52,9 @@ void redis_srv_guard_forget(pid_t pid); /* it has been reaped */
 void redis_srv_guard_server(pid_t pid, const char *dir, int tree);
 /* Block SIGINT, SIGTERM and SIGHUP (the guard's), the old mask in *old. */
 void redis_srv_block_signals(sigset_t *old);
-/* 1 when something answers TCP connections on 127.0.0.1:port. */
+/* 1 when something answers TCP connections on 127.0.0.1:port, or another
+ * locksim process has claimed it; otherwise this process claims it (for its
+ * whole life), so that runs side by side never share a port. */
 int redis_srv_port_taken(int port);
 
 #endif

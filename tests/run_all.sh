@@ -9,13 +9,31 @@ bin=$1; shift
 scen=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do scen+=("$1"); shift; done
 shift || true
-passed=0; failed=0; log=$(mktemp); trap 'rm -f "$log"' EXIT
+passed=0; failed=0; log=$(mktemp); logs=$(mktemp -d); trap 'rm -rf "$log" "$logs"' EXIT
+# The test binaries run TEST_JOBS at a time (default: the number of CPUs),
+# each into a log of its own, printed in the order given; the ones that play
+# against real services in real time (test_real) run afterwards, alone, so
+# that the others' load cannot make them late.
+jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+run_one() { # TEST INDEX: runs TEST, its output and status into $logs/INDEX
+  LOCKSIM_BIN=$bin "$1" >"$logs/$2" 2>&1; echo $? >"$logs/$2.rc"
+}
+i=0; running=0; alone=()
 for t in "$@"; do
+  case "$t" in */test_real) alone+=("$t"); continue ;; esac
+  i=$((i + 1)); echo "$t" >"$logs/$i.name"
+  run_one "$t" "$i" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+done
+wait
+for t in "${alone[@]}"; do i=$((i + 1)); echo "$t" >"$logs/$i.name"; run_one "$t" "$i"; done
+for k in $(seq 1 "$i"); do
+  t=$(cat "$logs/$k.name"); rc=$(cat "$logs/$k.rc")
   echo "== $t"
-  LOCKSIM_BIN=$bin "$t" >"$log" 2>&1; rc=$?
-  cat "$log"
-  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
-  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+  cat "$logs/$k"
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$logs/$k" | tail -1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$logs/$k" | tail -1)
   p=${p:-0}; f=${f:-0}
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "!! $t exited with status $rc"; fi
   passed=$((passed + p)); failed=$((failed + f))

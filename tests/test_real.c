@@ -134,6 +134,43 @@ static void test_real_gc_pause_unsafe_and_clean(void **state) {
     rmdir(tmp);
 }
 
+/* Three runs started at once (make reality runs several side by side) each
+ * get a redis-server of their own, on three different ports, and each
+ * judges its own run: UNSAFE, as simulated. Before ports were claimed, the
+ * three probed the same free port together, two of their servers could not
+ * bind it, and their clients met in one Redis: SAFE x2, "1 run differs". */
+static void test_real_runs_side_by_side_get_their_own_ports(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed (apt-get install redis-server; CI installs it)\n");
+        skip();
+    }
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "for i in 1 2 3; do LOCKSIM_REAL_TMP=%s %s real scenarios/gc-pause-outlives-lease.lsim --scale 0.05 "
+             "> %s/out$i 2>&1 & done; wait",
+             tmp, bin(), tmp);
+    assert_int_equal(system(cmd), 0);
+    int ports[3];
+    for (int i = 0; i < 3; i++) {
+        char path[400], out[8192];
+        snprintf(path, sizeof path, "%s/out%d", tmp, i + 1);
+        slurp(path, out, sizeof out);
+        unlink(path);
+        if (!strstr(out, "run 1: simulated UNSAFE, real UNSAFE")) printf("%s", out);
+        assert_non_null(strstr(out, "run 1: simulated UNSAFE, real UNSAFE"));
+        const char *at = strstr(out, "redis-server on 127.0.0.1:");
+        assert_non_null(at);
+        ports[i] = atoi(at + strlen("redis-server on 127.0.0.1:"));
+    }
+    assert_true(ports[0] != ports[1] && ports[1] != ports[2] && ports[0] != ports[2]);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(tmp));
+    rmdir(tmp);
+}
+
 /* A refused scenario says why and exits 69 (the exit table's row). */
 static void test_real_refuses_what_it_cannot_make_real(void **state) {
     (void)state;
@@ -408,6 +445,7 @@ static void test_real_etcd_interrupted_leaves_nothing(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
+            cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
             cmocka_unit_test(test_real_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
