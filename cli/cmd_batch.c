@@ -91,8 +91,12 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
         /* One test per run: TAP names it by its place in the list; JUnit by
          * its file, algorithm and seed, which a run that could not be made
          * takes from the list. */
-        struct report_summary *k = &e->kept[e->done - 1];
-        *k = *s;
+        struct report_summary *k = s; /* merge's: kept where it is (e->kept is b->preloaded) */
+        if (!b->preloaded) {
+            k = &e->kept[e->done - 1];
+            *k = *s;
+            s->failures = NULL; /* moved to k */
+        }
         int a = fanout_algo(b, i);
         const char *algo = a >= 0 ? b->algo_reg[a] : b->algo_default;
         if (!k->algo[0] && algo) snprintf(k->algo, sizeof k->algo, "%s", algo);
@@ -101,7 +105,6 @@ static int emit_one(void *arg, size_t i, struct report_summary *s) {
         fanout_label(buf, sizeof buf, b, i);
         char *label = strdup(buf); /* its own length: a batch may keep 10^5 of them */
         k->label = label;          /* owned by k (NULL: out of memory, the batch stops) */
-        s->failures = NULL;        /* moved to k */
         if (!label) return e->oom = 1;
         break;
     }
@@ -171,7 +174,8 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
     struct out_file of;
     if ((st = out_open(&of, d->out, d->inputs, d->ninputs, err, sizeof err)) != 0) return cli_fail(st, err);
     struct emitter e = {.b = b, .fmt = (enum batch_format)fmt, .f = of.f};
-    if ((fmt == FMT_JUNIT || fmt == FMT_TAP) && !(e.kept = calloc(total ? total : 1, sizeof *e.kept))) {
+    if (fmt == FMT_JUNIT || fmt == FMT_TAP) e.kept = b->preloaded; /* merge: in place, in order from 0 */
+    if ((fmt == FMT_JUNIT || fmt == FMT_TAP) && !e.kept && !(e.kept = calloc(total ? total : 1, sizeof *e.kept))) {
         out_abort(&of);
         return cli_fail(LSIM_ENOMEM, "");
     }
@@ -191,9 +195,10 @@ int batch_output(const struct fanout *b, const struct fanout_dest *d) {
         e.oom = 1;
     for (size_t k = 0; e.kept && k < e.done; k++) {
         free((char *)e.kept[k].label);
+        e.kept[k].label = NULL;
         report_summary_close(&e.kept[k]);
     }
-    free(e.kept);
+    if (e.kept != b->preloaded) free(e.kept);
     st = e.worst;
     if (e.oom || how == LSIM_ENOMEM) {
         out_abort(&of);

@@ -91,7 +91,9 @@ static int write_merged(struct shard *sh, int npaths, const char **paths, struct
     else {
         for (int i = 0; i < npaths; i++) {
             memcpy(sums + sh[i].first, sh[i].sums, sh[i].nsums * sizeof *sums);
-            sh[i].nsums = 0; /* moved */
+            free(sh[i].sums); /* moved: the shard's array is not held beside the merged one */
+            sh[i].sums = NULL;
+            sh[i].nsums = 0;
         }
         f.preloaded = sums;
         d->inputs = paths;
@@ -99,8 +101,8 @@ static int write_merged(struct shard *sh, int npaths, const char **paths, struct
         st = strcmp(sh[0].cmd, "sweep") == 0 ? sweep_output(&f, sh[0].files[0], sh[0].axes, sh[0].naxes, d)
                                              : batch_output(&f, d);
     }
-    /* what was delivered is closed already (closing twice is harmless); an
-     * output that failed to open delivered nothing */
+    /* the summaries are ours: delivered or not (an output that failed to
+     * open delivered nothing), closed here; closing twice is harmless */
     for (size_t i = 0; sums && i < runs; i++) report_summary_close(&sums[i]);
     free(sums);
     for (size_t c = 0; cells && c < (size_t)f.ncells * (size_t)f.cell_nsets; c++) free(cells[c]);
