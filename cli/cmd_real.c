@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "real.h"
+#include "redis_nodes.h"
 #include "run.h"
 #include "scenario_file.h"
 #include "trace_jsonl.h"
@@ -248,6 +249,10 @@ static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
         printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
                "  speaking HTTP/JSON to its gateway;\n",
                srv->port);
+    else if (srv->nodes) /* redlock: a redis-server per lock server, and one for the resource */
+        printf("  backend %s: a redis-server per lock server and one for the resource, on 127.0.0.1\n"
+               "  from port %d (persistence off), one process per client;\n",
+               o->store, REDIS_NODES_PORT);
     else
         printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n", srv->port);
     printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", o->scale,

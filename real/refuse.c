@@ -17,10 +17,14 @@
 const struct real_ops *real_store(const char *name) {
     if (strcmp(name, "redis") == 0) return &real_store_redis;
     if (strcmp(name, "etcd") == 0) return &real_store_etcd;
+    if (strcmp(name, "redlock") == 0) return &real_store_redlock;
     return NULL;
 }
 
-const char *real_store_for(const struct scenario *s) { return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis"; }
+const char *real_store_for(const struct scenario *s) {
+    if (strcmp(s->algo, "redlock") == 0) return "redlock";
+    return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis";
+}
 
 int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n) {
     return ops->start(srv, err, n);
@@ -42,7 +46,11 @@ double real_default_scale(const struct real_ops *ops, const struct scenario *s) 
         return ttl > 0 ? 1e9 / (double)ttl : 0.01;
     }
     double d = (double)s->duration_ns;
-    return d > 0 ? REAL_DEFAULT_SPAN_MS * 1e6 / d : 0.01;
+    /* redlock: a server's restart (fork, exec, PING) takes 20 to 130 ms of
+     * real time on a loaded machine, which must stay small against the
+     * scenario's second between a restart and the next request */
+    double span = ops == &real_store_redlock ? REAL_REDLOCK_SPAN_MS : REAL_DEFAULT_SPAN_MS;
+    return d > 0 ? span * 1e6 / d : 0.01;
 }
 
 static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {
@@ -108,9 +116,12 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
         c->ttl_ns = 10 * SIM_NS_PER_S;
         c->tokens = 1; /* token=revision is consensus's default */
         c->guard_owner = s->guard_owner;
+    } else if (strcmp(s->algo, "redlock") == 0) {
+        return real_redlock_cfg(s, c, why, n);
     } else
         return refuse(why, n, "algorithm %s needs a backend that is not built (%s)", s->algo,
-                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus");
+                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus; "
+                      "redlock runs redlock");
     if (c->algo == RA_CONSENSUS) return parse_consensus(s, c, why, n);
     int constant = 0;
     for (int i = 0; i < s->nopts; i++) {
@@ -325,6 +336,10 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
     struct real_cfg c;
     int rc = real_parse_cfg(s, &c, why, n);
     if (rc) return rc;
+    if ((ops == &real_store_redlock) != (c.algo == RA_REDLOCK))
+        return refuse(why, n, "algorithm %s does not run on the %s backend (redlock runs on redlock only)", s->algo,
+                      ops->name);
+    if (ops == &real_store_redlock) return real_redlock_supported(s, sim, why, n);
     int etcd = ops == &real_store_etcd;
     if (etcd != (c.algo == RA_CONSENSUS))
         return refuse(why, n,

@@ -88,7 +88,8 @@ static int try_acquire(struct client *cl) {
         crash_at_send = 1;
         break;
     }
-    case RA_CONSENSUS: _exit(4); /* refused before (refuse.c): the etcd backend's */
+    case RA_CONSENSUS:
+    case RA_REDLOCK: _exit(4); /* refused before (refuse.c): another backend's */
     }
     if (crash_at_send) point(cl, SCN_POINT_DURING_ACQUIRE);
     if (recv_reply(cl, &r) != 0 || r.type == RESP_ERROR) _exit(3);
@@ -131,7 +132,8 @@ static int try_acquire(struct client *cl) {
             emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, g->ttl_ns, 0);
         }
         break;
-    case RA_CONSENSUS: break;
+    case RA_CONSENSUS:
+    case RA_REDLOCK: break;
     }
     if (!got) emit(cl, TRACE_SRV_DENY, cl->srv, cl->idx, 0, TRACE_NO_NODE, 0);
     return got;

@@ -405,6 +405,106 @@ static void test_real_etcd_interrupted_leaves_nothing(void **state) {
     }
 }
 
+/* Redlock for real (issue 23): five redis-servers and one for the resource.
+ * S3 is SIGKILLed at 1 s and started again empty at 2 s (persistence off):
+ * it has forgotten A's key, B takes S3, S4 and S5 (S1 and S2 out of its
+ * reach: its requests never sent) while A works: UNSAFE, as simulated. Its
+ * fix, antirez's delayed restart (S3 kept down until 12 s), is SAFE. At
+ * --scale 0.2 a second is 200 ms of real time, against the 20 to 130 ms a
+ * redis-server takes to restart on a loaded machine. */
+static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    snprintf(args, sizeof args,
+             "real scenarios/redlock-restart-without-persistence.lsim --scale 0.2 --trace %s/t.jsonl", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend redlock: a redis-server per lock server"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    /* The recording has S3's crash and restart and the grants of five
+     * servers; check-trace judges it UNSAFE on its own. */
+    snprintf(args, sizeof args, "check-trace %s/t.jsonl", tmp);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    char path[400];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[2048];
+    int crash = 0, restart = 0, s3_grants = 0;
+    while (fgets(line, sizeof line, f)) {
+        crash += strstr(line, "\"kind\":\"crash\",\"node\":\"S3\"") != NULL;
+        restart += strstr(line, "\"kind\":\"restart\",\"node\":\"S3\"") != NULL;
+        s3_grants += strstr(line, "\"kind\":\"srv-grant\",\"node\":\"S3\"") != NULL;
+    }
+    fclose(f);
+    unlink(path);
+    assert_int_equal(crash, 1);
+    assert_int_equal(restart, 1);
+    assert_int_equal(s3_grants, 2); /* A's before the crash, B's after the restart */
+    /* The fix: S3 stays down until every lock it granted has expired. */
+    r = run_in(prefix, "real scenarios/redlock-delayed-restart.lsim --scale 0.2");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions("redis-server 127.0.0.1:164"));
+    rmdir(tmp);
+}
+
+/* What the redlock backend cannot make real is refused with its reason. */
+static void test_real_redlock_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/redlock-clock-jump.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 23: a clock fault on a redis-server needs a CLOCK_REALTIME shim"));
+    r = run_in("", "real scenarios/redlock-gc-pause-after-acquire.lsim --store redis");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "redlock runs on redlock only"));
+}
+
+/* Interrupted while the five servers start, mid-run and late, by SIGINT and
+ * SIGTERM: exit 130, and every redis-server it had started is gone (each
+ * seen as its child before the signal), with its folder. */
+static void test_real_redlock_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    const long at_ms[] = {10, 300, 1200};
+    const int sigs[] = {SIGINT, SIGTERM, SIGINT};
+    for (int k = 0; k < 3; k++) {
+        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+        assert_non_null(mkdtemp(tmp));
+        char abs[4096];
+        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("LOCKSIM_REAL_TMP", tmp, 1);
+            freopen("/dev/null", "w", stdout);
+            execl(abs, abs, "real", "scenarios/redlock-restart-without-persistence.lsim", "--scale", "0.05", "--repeat",
+                  "3", (char *)NULL);
+            _exit(127);
+        }
+        ms_sleep(at_ms[k]);
+        pid_t srv = child_named(pid, "redis-server");
+        if (k > 0) assert_true(srv > 0); /* by then the servers run */
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
+        else assert_int_equal(WEXITSTATUS(st), 130);
+        ms_sleep(20);
+        if (srv > 0) assert_true(kill(srv, 0) != 0);
+        assert_int_equal(entries(tmp), 0);
+        assert_false(process_mentions("redis-server 127.0.0.1:164"));
+        rmdir(tmp);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
@@ -418,6 +518,9 @@ int main(void) {
             cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
             cmocka_unit_test(test_real_etcd_refusals),
             cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
+            cmocka_unit_test(test_real_redlock_refusals),
+            cmocka_unit_test(test_real_redlock_interrupted_leaves_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
