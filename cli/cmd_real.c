@@ -15,7 +15,8 @@
 #include "trace_jsonl.h"
 
 const char cli_usage_real[] =
-        "Usage: locksim real FILE [--store redis|etcd] [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
+        "Usage: locksim real FILE [--store redis|etcd|redlock|redis-replicated] [--scale S] [--repeat N]\n"
+        "                         [--trace OUT.jsonl] [--row]\n"
         "\n"
         "Plays the scenario against a real lock service that locksim starts itself on\n"
         "127.0.0.1 and stops by PID on every exit, Ctrl-C and SIGTERM included; each\n"
@@ -34,20 +35,36 @@ const char cli_usage_real[] =
         "key's create_revision as the token; a fenced write is a txn comparing a fence\n"
         "key, guard=owner's a txn on the lock key's create_revision. One member stands\n"
         "for the scenario's servers, which no fault may reach.\n"
+        "redlock: a redis-server per lock server (from port 16401) and one for the\n"
+        "resource; each client runs Redlock (SET NX PX on all at once, a majority within\n"
+        "the request timeout, validity = TTL - elapsed - drift, unlock everywhere); a\n"
+        "server's crash is SIGKILL, its restart a fresh empty redis-server (persistence\n"
+        "off; delayed-restart= keeps it down that long), a pause SIGSTOP; a link from a\n"
+        "client to a server with loss=100% is a request never sent.\n"
+        "redis-replicated (lease or fenced-lease with servers=N): S1 a primary, the\n"
+        "others its replicas; a client asks the next server when its own is down or a\n"
+        "replica; promote is REPLICAOF NO ONE; wait=N a WAIT on the same connection;\n"
+        "kill-replicas stops the replicas and CLIENT KILL TYPE replica; repl-lag only\n"
+        "when the simulated replicas receive nothing, as that cut from the start until\n"
+        "the primary's crash.\n"
         "The scenario's timeline runs at scale S (real seconds per scenario second;\n"
-        "default: redis, the whole duration in 2.5 s real; etcd, the lease TTL in 1 s\n"
-        "real, as etcd grants whole seconds only). The run is recorded as a locksim\n"
+        "default: redis, the whole duration in 2.5 s real; redlock, in 10 s, as a\n"
+        "server's restart takes up to 130 ms real; etcd, the lease TTL in 1 s real, as\n"
+        "etcd grants whole seconds only). The run is recorded as a locksim\n"
         "trace in scenario time (real time / S), judged by the checker check-trace uses,\n"
         "and printed beside the simulated run: verdicts, each acquisition's time (a\n"
         "takeover more than 15 ms of real time from the simulated one is a difference)\n"
         "and a line per difference.\n"
         "A constant network latency is held by each client on every request and reply.\n"
-        "Refused, saying why (exit 69): every other algorithm, several redis servers,\n"
-        "latency that varies, loss, partitions, links, clock faults, failover,\n"
-        "restarts, a pause or crash of a server, resource timeouts and read checks;\n"
-        "redis: guards; etcd: bind=, bug=, a TTL that is not whole seconds of real\n"
-        "time at S, and a run over 30 s of real time.\n"
-        "  --store NAME      redis or etcd (default: etcd for consensus, else redis)\n"
+        "Refused, saying why (exit 69): every other algorithm, latency that varies,\n"
+        "loss, partitions, other links, clock faults, resource timeouts and read\n"
+        "checks; redis: several servers, failover, restarts, a pause or crash of the\n"
+        "server, guards; etcd: bind=, bug=, a TTL that is not whole seconds of real\n"
+        "time at S, and a run over 30 s of real time; redlock: a client's crash;\n"
+        "redis-replicated: min-replicas, restarts, a repl-lag the replicas see.\n"
+        "  --store NAME      redis, etcd, redlock or redis-replicated (default: etcd for\n"
+        "                    consensus, redlock for redlock, redis-replicated for lease\n"
+        "                    and fenced-lease with servers=N, else redis)\n"
         "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
         "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
         "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
@@ -215,7 +232,7 @@ static void real_close(struct real_cmd *o) {
 static int real_prepare(struct real_cmd *o) {
     if (!o->file) return cli_usage("real needs a scenario FILE");
     if (o->store && !real_store(o->store))
-        return cli_usage("--store %s: redis and etcd are built (zookeeper, redlock and a replicated redis are not)",
+        return cli_usage("--store %s: redis, etcd, redlock and redis-replicated are built (zookeeper is not)",
                          o->store);
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
     redis_srv_guard_on();
@@ -250,9 +267,10 @@ static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
                "  speaking HTTP/JSON to its gateway;\n",
                srv->port);
     else if (srv->nodes) /* redlock: a redis-server per lock server, and one for the resource */
-        printf("  backend %s: a redis-server per lock server and one for the resource, on 127.0.0.1\n"
-               "  from port %d (persistence off), one process per client;\n",
-               o->store, REDIS_NODES_PORT);
+        printf("  backend %s: a redis-server per lock server%s and one for the resource,\n"
+               "  on 127.0.0.1 from port %d (persistence off), one process per client;\n",
+               o->store, strcmp(o->store, "redlock") == 0 ? "" : " (S1 the primary, the others its replicas)",
+               REDIS_NODES_PORT);
     else
         printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n", srv->port);
     printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", o->scale,

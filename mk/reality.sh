@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make reality: every catalog scenario whose lock is a single-Redis algorithm
-# (against a real redis-server) or consensus (against a real etcd), played by
+# (against a real redis-server; with servers=N, a primary and its replicas:
+# redis-replicated), redlock (N real redis-servers) or consensus (against a
+# real etcd), played by
 # `locksim real --row` (which picks the backend), R times each;
 # the table goes into docs/reality.md between its reality:begin and
 # reality:end markers (the prose around them is kept). Refused scenarios are
@@ -15,7 +17,7 @@ doc=docs/reality.md
 rows=$(mktemp); refused=$(mktemp); trap 'rm -f "$rows" "$refused" "$doc.new"' EXIT
 n=0; k=0; other=0
 for f in scenarios/*.lsim; do
-  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus)( |$)' "$f" || continue
+  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus|redlock)( |$)' "$f" || continue
   out=$("$bin" real "$f" --repeat "$reps" --row 2>/dev/null); rc=$?
   if [ "$rc" = 69 ] && [ -n "$out" ]; then echo "$out" >> "$refused"; continue; fi
   # 1: a real verdict differed (counted below); anything else is a failure
@@ -37,7 +39,7 @@ done
   echo "|---|---|---|---|---|---|---|---|"
   cat "$rows"
   echo
-  echo "Refused ($(wc -l < "$refused") scenarios): what the redis and etcd backends cannot make real, in locksim's words."
+  echo "Refused ($(wc -l < "$refused") scenarios): what the redis, redis-replicated, redlock and etcd backends cannot make real, in locksim's words."
   echo
   echo "| scenario | algorithm | why |"
   echo "|---|---|---|"

@@ -39,6 +39,10 @@ struct real_cfg {
     int release_all;           /* 1: unlock on every server, 0: where SET said OK */
     sim_ns request_timeout_ns; /* a round of requests ends by then */
     sim_ns delayed_restart_ns; /* a crashed server is started again this long after its restart */
+    /* redis-replicated (store_repl.c): kv's replication options */
+    sim_ns repl_lag_ns;     /* repl-lag: the model's delay before the primary streams a write */
+    int wait_replicas;      /* wait=N: WAIT N after a granting SET, 0 = none */
+    sim_ns wait_timeout_ns; /* wait-timeout (1 s) */
 };
 
 /* A record of the driver's own, not a trace kind: after a crash it asked
@@ -153,7 +157,22 @@ struct real_ops {
     void (*server_tick)(const struct redis_srv *srv, int first, int64_t t, struct recs *l);
 };
 
-extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock;
+extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl;
+
+/* store_redlock.c: what the redlock and redis-replicated stores share: a
+ * wait with nothing to keep alive, the resource in the last of their
+ * servers (the redis backend's read and write over cl->c), and no look at
+ * the lock after a client's crash (refused there). */
+void real_nodes_wait(struct client *cl, int64_t abs);
+void real_nodes_read(struct client *cl, int64_t *value, int64_t *version);
+int64_t real_nodes_write(struct client *cl, int64_t value);
+void real_nodes_no_observe(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t);
+/* refuse.c: 0 when every write of s follows a read and is neither set=V
+ * nor a tries= loop, else LSIM_ENOTREAL saying so for backend. */
+int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n);
+/* store_repl.c: what the redis-replicated backend cannot play. */
+int real_repl_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, char *why,
+                        size_t n);
 
 /* store_redlock.c: redlock's lock line as a real_cfg; 0 or LSIM_ENOTREAL. */
 int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);

@@ -78,8 +78,10 @@ int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args) {
     char port[16], log[200];
     snprintf(port, sizeof port, "%d", nd->port[i]);
     snprintf(log, sizeof log, "%s/redis-%d.log", srv->dir, nd->port[i]);
-    const char *argv[40] = {REDIS_SRV_BIN, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
-                            "--dir", srv->dir, "--logfile", log, "--daemonize", "no", "--protected-mode", "yes"};
+    const char *argv[40] = {
+            REDIS_SRV_BIN, "--bind", "127.0.0.1", "--port",    port, "--save",      "",   "--appendonly",
+            "no",          "--dir",  srv->dir,    "--logfile", log,  "--daemonize", "no", "--protected-mode",
+            "yes"};
     int argc = 17;
     for (int k = 0; args && args[k] && argc < 39; k++) argv[argc++] = args[k];
     argv[argc] = NULL;

@@ -20,10 +20,10 @@
 /* The servers of a run; owned by struct redis_srv (its nodes), freed by
  * redis_nodes_stop. */
 struct redis_nodes {
-    int n;                          /* servers started */
-    int port[REDIS_NODES_MAX];      /* each one's port on 127.0.0.1 */
-    pid_t pid[REDIS_NODES_MAX];     /* 0 = down (crashed, not restarted) */
-    int stopped[REDIS_NODES_MAX];   /* 1 while SIGSTOPped */
+    int n;                               /* servers started */
+    int port[REDIS_NODES_MAX];           /* each one's port on 127.0.0.1 */
+    pid_t pid[REDIS_NODES_MAX];          /* 0 = down (crashed, not restarted) */
+    int stopped[REDIS_NODES_MAX];        /* 1 while SIGSTOPped */
     int64_t resume_at[REDIS_NODES_MAX];  /* driver's real ns of a planned SIGCONT, 0 = none */
     int64_t restart_at[REDIS_NODES_MAX]; /* real ns of a planned (delayed) restart, 0 = none */
     char extra[REDIS_NODES_MAX][64];     /* one more option pair per server ("" = none), e.g.

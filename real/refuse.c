@@ -18,11 +18,14 @@ const struct real_ops *real_store(const char *name) {
     if (strcmp(name, "redis") == 0) return &real_store_redis;
     if (strcmp(name, "etcd") == 0) return &real_store_etcd;
     if (strcmp(name, "redlock") == 0) return &real_store_redlock;
+    if (strcmp(name, "redis-replicated") == 0) return &real_store_repl;
     return NULL;
 }
 
 const char *real_store_for(const struct scenario *s) {
     if (strcmp(s->algo, "redlock") == 0) return "redlock";
+    if (s->nservers > 1 && (strcmp(s->algo, "lease") == 0 || strcmp(s->algo, "fenced-lease") == 0))
+        return "redis-replicated"; /* a primary and its replicas */
     return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis";
 }
 
@@ -101,6 +104,7 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
     memset(c, 0, sizeof *c);
     c->ttl_ns = 30 * SIM_NS_PER_S;
     c->first_token = 1;
+    c->wait_timeout_ns = SIM_NS_PER_S;
     if (strcmp(s->algo, "lease") == 0) c->algo = RA_LEASE;
     else if (strcmp(s->algo, "fenced-lease") == 0) c->algo = RA_FENCED;
     else if (strcmp(s->algo, "setnx") == 0) {
@@ -137,10 +141,16 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
                               "lock option release=%s: only del and compare-and-delete are built in the redis "
                               "backend%s",
                               v, "");
+        } else if ((strcmp(k, "repl-lag") == 0 || strcmp(k, "wait-timeout") == 0) &&
+                   (c->algo == RA_LEASE || c->algo == RA_FENCED)) { /* redis-replicated's */
+            if (scn_parse_duration(v, k[0] == 'r' ? &c->repl_lag_ns : &c->wait_timeout_ns) != 0)
+                return refuse(why, n, "lock option %s=%s is not a duration", k, v);
+        } else if (strcmp(k, "wait") == 0 && (c->algo == RA_LEASE || c->algo == RA_FENCED)) {
+            c->wait_replicas = atoi(v);
         } else if (strncmp(k, "repl", 4) == 0 || strncmp(k, "wait", 4) == 0 || strncmp(k, "min-replicas", 12) == 0) {
             return refuse(why, n,
-                          "lock option %s=%s: replication needs a primary and a replica (the redis-replicated "
-                          "backend), not built",
+                          "lock option %s=%s: not built in the redis-replicated backend (min-replicas-max-lag "
+                          "counts whole seconds of real time, which a scaled run cannot keep)",
                           k, v);
         } else if (strcmp(k, "value") == 0) {
             constant = strcmp(v, "constant") == 0;
@@ -247,6 +257,23 @@ static int deadline_tie(const struct trace *sim, sim_ns *at) {
     return 0;
 }
 
+int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n) {
+    for (int p = 0; p < s->nprograms; p++) {
+        int read = 0;
+        for (int k = 0; k < s->programs[p].nsteps; k++) {
+            const struct scn_step *st = &s->programs[p].steps[k];
+            if (st->kind == SCN_STEP_READ) read = 1;
+            if (st->kind == SCN_STEP_WRITE && (st->absolute || !read || st->tries > 1))
+                return refuse(why, n, "a write %s: not built in the %s backend",
+                              st->absolute ? "set=V"
+                              : read       ? "with tries="
+                                           : "with no read before it",
+                              backend);
+        }
+    }
+    return 0;
+}
+
 /* What the etcd backend cannot play: a fault on a server (one member
  * stands for the scenario's servers, which no fault may reach), clocks, a
  * partition, and a TTL that is not whole seconds of real time. */
@@ -309,19 +336,7 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
                 why, n);
         if (refused) return refused;
     }
-    for (int p = 0; p < s->nprograms; p++) {
-        int read = 0;
-        for (int k = 0; k < s->programs[p].nsteps; k++) {
-            const struct scn_step *st = &s->programs[p].steps[k];
-            if (st->kind == SCN_STEP_READ) read = 1;
-            if (st->kind == SCN_STEP_WRITE && (st->absolute || !read || st->tries > 1))
-                return refuse(why, n, "a write %s: not built in the etcd backend%s",
-                              st->absolute ? "set=V"
-                              : read       ? "with tries="
-                                           : "with no read before it",
-                              "");
-        }
-    }
+    if (real_writes_refused(s, "etcd", why, n)) return LSIM_ENOTREAL;
     int64_t rule = real_sim_rule(sim);
     if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && rule != TRACE_RULE_OWNER)
         return refuse(why, n,
@@ -340,6 +355,10 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         return refuse(why, n, "algorithm %s does not run on the %s backend (redlock runs on redlock only)", s->algo,
                       ops->name);
     if (ops == &real_store_redlock) return real_redlock_supported(s, sim, why, n);
+    if (ops == &real_store_repl) return real_repl_supported(s, sim, &c, why, n);
+    if (c.repl_lag_ns || c.wait_replicas)
+        return refuse(why, n, "replication options (%s) need a primary and replicas: --store %s",
+                      "repl-lag=, wait=", "redis-replicated");
     int etcd = ops == &real_store_etcd;
     if (etcd != (c.algo == RA_CONSENSUS))
         return refuse(why, n,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "redis_lua.h"
 #include "redis_nodes.h"
 #include "resp.h"
 
@@ -30,16 +31,15 @@
  * (a client paused between its requests and their replies learns late). */
 #define LUA_SET_NX_TIME \
     "if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return redis.call('TIME') else return false end"
-#define LUA_UNLOCK "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('DEL',KEYS[1]) else return 0 end"
 
 /* A client's connections to the lock servers, in its own process. */
 struct rl_client {
-    int nsrv;                           /* lock servers (the resource's is the next node) */
+    int nsrv;                            /* lock servers (the resource's is the next node) */
     struct resp_conn c[REDIS_NODES_MAX]; /* fd -1 = not connected */
-    unsigned unreachable;               /* bit i: a link with loss=100% from this client to server i */
-    unsigned held;                      /* servers whose SET said OK in the lock now held */
-    int64_t wall_minus_mono;            /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns, at connect */
-    unsigned round_ok;                  /* bit i: server i said OK in this attempt's round */
+    unsigned unreachable;                /* bit i: a link with loss=100% from this client to server i */
+    unsigned held;                       /* servers whose SET said OK in the lock now held */
+    int64_t wall_minus_mono;             /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns, at connect */
+    unsigned round_ok;                   /* bit i: server i said OK in this attempt's round */
 };
 
 /* The lock servers: the simulated run's server nodes (S1..SN). */
@@ -78,7 +78,7 @@ typedef void (*reply_fn)(struct client *cl, int i, const struct resp_reply *r);
  * timeout when a server did not answer (unreachable, down, late), else one
  * round trip. */
 static sim_ns round_trip(struct client *cl, unsigned mask, int argc, const char *const *argv, int during_acquire,
-                       reply_fn on_reply) {
+                         reply_fn on_reply) {
     struct rl_client *o = cl->own;
     const struct redis_nodes *nd = cl->server->nodes;
     int64_t deadline = now_ns() + real_of(cl, cl->cfg->request_timeout_ns);
@@ -165,7 +165,7 @@ static int count(unsigned m) {
 }
 
 static sim_ns unlock_round(struct client *cl, unsigned mask) {
-    const char *a[] = {"EVAL", LUA_UNLOCK, "1", "lock", cl->value};
+    const char *a[] = {"EVAL", LUA_CAD, "1", "lock", cl->value};
     return round_trip(cl, mask, 5, a, 0, on_unlock);
 }
 
@@ -200,17 +200,15 @@ static void release(struct client *cl) {
     o->held = 0;
 }
 
-static void wait_until(struct client *cl, int64_t abs) {
+void real_nodes_wait(struct client *cl, int64_t abs) {
     (void)cl;
     sleep_until(abs);
 }
 
 /* The resource lives in the last server: the redis backend's own read and
- * write over cl->c (no tokens: Redlock issues none). */
-static void read_resource(struct client *cl, int64_t *value, int64_t *version) {
-    real_store_redis.read(cl, value, version);
-}
-static int64_t write_resource(struct client *cl, int64_t value) { return real_store_redis.write(cl, value); }
+ * write over cl->c (with a token for fenced-lease; Redlock issues none). */
+void real_nodes_read(struct client *cl, int64_t *value, int64_t *version) { real_store_redis.read(cl, value, version); }
+int64_t real_nodes_write(struct client *cl, int64_t value) { return real_store_redis.write(cl, value); }
 
 static int node_index(const struct scenario *s, const char *name) {
     for (int i = 0; i < s->nclients; i++)
@@ -340,27 +338,24 @@ static void server_tick(const struct redis_srv *srv, int first, int64_t t, struc
     }
 }
 
-static void observe_hold(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t) {
+void real_nodes_no_observe(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t) {
     (void)srv, (void)s, (void)l, (void)t; /* a client's crash is refused (real_redlock_supported) */
 }
-
-static int start(struct redis_srv *srv, char *err, size_t n) { return redis_nodes_open(srv, err, n); }
-static void stop(struct redis_srv *srv) { redis_nodes_close(srv); }
 
 const struct real_ops real_store_redlock = {
         .name = "redlock",
         .server = "the redis-servers",
-        .start = start,
-        .stop = stop,
+        .start = redis_nodes_open,
+        .stop = redis_nodes_close,
         .setup = setup_store,
         .connect = connect_client,
         .disconnect = disconnect_client,
         .try_acquire = try_acquire,
-        .wait_until = wait_until,
+        .wait_until = real_nodes_wait,
         .release = release,
-        .read = read_resource,
-        .write = write_resource,
-        .observe_hold = observe_hold,
+        .read = real_nodes_read,
+        .write = real_nodes_write,
+        .observe_hold = real_nodes_no_observe,
         .skip_lost_release = 0,
         .server_fault = server_fault,
         .server_tick = server_tick,
@@ -427,10 +422,10 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
                           line);
     }
     if (s->nclocks || s->resource_timeout_ns || s->check_reads || s->guard_owner)
-        return refuse(why, n,
-                      "%s is not built in the redlock backend",
-                      s->nclocks ? "a clock offset or drift (a CLOCK_REALTIME shim)" : "the resource's timeout, "
-                                                                                         "check or guard");
+        return refuse(why, n, "%s is not built in the redlock backend",
+                      s->nclocks ? "a clock offset or drift (a CLOCK_REALTIME shim)"
+                                 : "the resource's timeout, "
+                                   "check or guard");
     if (real_sim_rule(sim) != TRACE_RULE_PLAIN)
         return refuse(why, n, "the resource's rule is '%s': Redlock issues no token; a plain resource is built",
                       trace_rule_word(real_sim_rule(sim)));
@@ -449,8 +444,8 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
                           line);
         case SCN_FAULT_PAUSE:
         case SCN_FAULT_RESUME:
-            if (f->point != SCN_POINT_NONE && (!client || strcmp(f->trigger, f->node) != 0 ||
-                                               f->kind == SCN_FAULT_RESUME))
+            if (f->point != SCN_POINT_NONE &&
+                (!client || strcmp(f->trigger, f->node) != 0 || f->kind == SCN_FAULT_RESUME))
                 return refuse(why, n,
                               "line %s: only a client's pause at a point of its own program is built (the "
                               "driver cannot see another process's point in time)",
@@ -473,15 +468,5 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
                           line);
         }
     }
-    for (int p = 0; p < s->nprograms; p++) {
-        int read = 0;
-        for (int k = 0; k < s->programs[p].nsteps; k++) {
-            const struct scn_step *st = &s->programs[p].steps[k];
-            if (st->kind == SCN_STEP_READ) read = 1;
-            if (st->kind == SCN_STEP_WRITE && (st->absolute || !read || st->tries > 1))
-                return refuse(why, n, "a write %s: not built in the redlock backend",
-                              st->absolute ? "set=V" : read ? "with tries=" : "with no read before it");
-        }
-    }
-    return 0;
+    return real_writes_refused(s, "redlock", why, n);
 }
