@@ -53,7 +53,16 @@ double real_default_scale(const struct real_ops *ops, const struct scenario *s) 
      * real time on a loaded machine, which must stay small against the
      * scenario's second between a restart and the next request */
     double span = ops == &real_store_redlock ? REAL_REDLOCK_SPAN_MS : REAL_DEFAULT_SPAN_MS;
-    return d > 0 ? span * 1e6 / d : 0.01;
+    double scale = d > 0 ? span * 1e6 / d : 0.01;
+    /* redlock: and a round's request timeout (50 ms) at least
+     * REAL_REDLOCK_TIMEOUT_MS of real time: at 8 ms (S = 0.167) a reply came
+     * too late on a machine at load 12, and a client missed its quorum */
+    struct real_cfg c;
+    char why[300];
+    if (ops == &real_store_redlock && real_parse_cfg(s, &c, why, sizeof why) == 0 && c.request_timeout_ns > 0 &&
+        scale < REAL_REDLOCK_TIMEOUT_MS * 1e6 / (double)c.request_timeout_ns)
+        scale = REAL_REDLOCK_TIMEOUT_MS * 1e6 / (double)c.request_timeout_ns;
+    return scale;
 }
 
 static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {

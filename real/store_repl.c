@@ -39,8 +39,7 @@ static void drop(struct rp_client *o, int i) {
  * one, each at most once (kv_client.c: a timed-out request goes to the
  * next server; a replica redirects). 0 with the reply in *r and the server
  * in *at, or -1 when no server took it. during: the acquire's point. */
-static int lock_cmd(struct client *cl, int argc, const char *const *argv, struct resp_reply *r, int *at,
-                    int during) {
+static int lock_cmd(struct client *cl, int argc, const char *const *argv, struct resp_reply *r, int *at, int during) {
     struct rp_client *o = cl->own;
     const struct redis_nodes *nd = cl->server->nodes;
     for (int tries = 0; tries < o->nsrv; tries++) {
@@ -315,7 +314,8 @@ int real_repl_supported(const struct scenario *s, const struct trace *sim, const
         return refuse(why, n, "the resource's %s is not built in the redis-replicated backend",
                       "timeout, check or guard");
     int64_t rule = real_sim_rule(sim);
-    if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && !(rule == TRACE_RULE_ALGORITHM && c->algo == RA_FENCED))
+    if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS &&
+        !(rule == TRACE_RULE_ALGORITHM && c->algo == RA_FENCED))
         return refuse(why, n, "the resource's rule is '%s': a plain resource and one that checks tokens are built",
                       trace_rule_word(rule));
     for (int k = 0; k < s->nfaults; k++) {
