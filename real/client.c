@@ -129,13 +129,8 @@ void real_client_main(struct client *cl) {
                         rng ^= rng << 17;
                         retry += (sim_ns)(rng % (uint64_t)(st->jitter_ns + 1));
                     }
-                    int64_t attempt = real_of(cl, cl->attempt_ns ? cl->attempt_ns : 2 * s->latency.min_ns);
+                    due += real_of(cl, retry + (cl->attempt_ns ? cl->attempt_ns : 2 * s->latency.min_ns));
                     int64_t now = now_ns();
-                    /* An attempt that ended more than a retry interval after its
-                     * schedule was stopped (a pause during it): its retry is due
-                     * a wait after it ended, as the simulator's timer is. */
-                    if (now - (due + attempt) > real_of(cl, retry)) due = now - attempt;
-                    due += attempt + real_of(cl, retry);
                     cl->ops->wait_until(cl, due > now ? due : now);
                 }
                 break;
