@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make reality: every catalog scenario whose lock is a single-Redis algorithm
-# (against a real redis-server) or consensus (against a real etcd), played by
+# (against a real redis-server; with servers=N, a primary and its replicas:
+# redis-replicated), redlock (N real redis-servers) or consensus (against a
+# real etcd), played by
 # `locksim real --row` (which picks the backend), R times each;
 # the table goes into docs/reality.md between its reality:begin and
 # reality:end markers (the prose around them is kept). Refused scenarios are
@@ -22,7 +24,7 @@ jobs=${REALITY_JOBS:-3}
 outs=$(mktemp -d); trap 'rm -rf "$rows" "$refused" "$doc.new" "$outs"' EXIT
 i=0; running=0
 for f in scenarios/*.lsim; do
-  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus)( |$)' "$f" || continue
+  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus|redlock)( |$)' "$f" || continue
   i=$((i + 1)); echo "$f" > "$outs/$i.name"
   ( "$bin" real "$f" --repeat "$reps" --row > "$outs/$i.out" 2>/dev/null; echo $? > "$outs/$i.rc" ) &
   running=$((running + 1))
@@ -51,7 +53,7 @@ done
   echo "|---|---|---|---|---|---|---|---|"
   cat "$rows"
   echo
-  echo "Refused ($(wc -l < "$refused") scenarios): what the redis and etcd backends cannot make real, in locksim's words."
+  echo "Refused ($(wc -l < "$refused") scenarios): what the redis, redis-replicated, redlock and etcd backends cannot make real, in locksim's words."
   echo
   echo "| scenario | algorithm | why |"
   echo "|---|---|---|"

@@ -129,7 +129,7 @@ void real_client_main(struct client *cl) {
                         rng ^= rng << 17;
                         retry += (sim_ns)(rng % (uint64_t)(st->jitter_ns + 1));
                     }
-                    due += real_of(cl, retry + 2 * s->latency.min_ns);
+                    due += real_of(cl, retry + (cl->attempt_ns ? cl->attempt_ns : 2 * s->latency.min_ns));
                     int64_t now = now_ns();
                     cl->ops->wait_until(cl, due > now ? due : now);
                 }

@@ -172,6 +172,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             memset(&cl, 0, sizeof cl);
             cl.ops = ops;
             cl.port = srv->port;
+            cl.server = srv;
             cl.s = s;
             cl.cfg = &cfg;
             cl.idx = i;
@@ -247,6 +248,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
         if (t >= end) break;
         drain(pfd[0], &l);
         reap(ps, s->nclients, t0);
+        if (ops->server_tick) ops->server_tick(srv, srv_node, t, &l);
         /* planned resumes, and stops that need one */
         for (int i = 0; i < s->nclients; i++) {
             if (ps[i].dead) continue;
@@ -272,6 +274,12 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             done[k] = 1;
             int i = 0;
             while (i < s->nclients && strcmp(s->clients[i].name, f->node) != 0) i++;
+            if (i == s->nclients && ops->server_fault) { /* a lock server's: the store does it */
+                for (int k2 = srv_node; k2 >= 0 && k2 < sim->nnodes; k2++)
+                    if (strcmp(sim->nodes[k2].name, f->node) == 0)
+                        ops->server_fault(srv, &cfg, f, k2 - srv_node, k2, scale, now_ns() - t0, &l);
+                continue;
+            }
             if (i == s->nclients || ps[i].dead) continue;
             if (f->kind == SCN_FAULT_PAUSE && !ps[i].stopped) {
                 kill(ps[i].pid, SIGSTOP);

@@ -16,6 +16,10 @@
 /* Real milliseconds that the whole scenario (its duration) takes when no
  * --scale is given: scale = REAL_DEFAULT_SPAN_MS ms / duration. */
 #define REAL_DEFAULT_SPAN_MS 2500
+/* The same for the redlock backend, whose servers restart during a run. */
+#define REAL_REDLOCK_SPAN_MS 10000
+/* ... unless its request timeout would last less real time than this. */
+#define REAL_REDLOCK_TIMEOUT_MS 25
 /* Takeover times (an acquisition, real vs simulated) agree within this much
  * real time; further apart is a difference. */
 #define REAL_TOLERANCE_MS 15

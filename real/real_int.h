@@ -15,7 +15,7 @@
 #include "http.h"
 #include "resp.h"
 
-enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW, RA_CONSENSUS };
+enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW, RA_CONSENSUS, RA_REDLOCK };
 
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
@@ -33,6 +33,16 @@ struct real_cfg {
     int queue;                /* consensus queue=on: etcd's v3lock Lock (waits in line) */
     int guard_owner;          /* consensus, resource guard=owner: the write is a txn on the
                                lock key's create_revision */
+    /* redlock (store_redlock.c), the simulator's options of the same names */
+    int quorum;                /* OK replies needed, 0 = a majority of the servers */
+    int elapsed_check;         /* 1: refuse when TTL - elapsed - drift <= 0 */
+    int release_all;           /* 1: unlock on every server, 0: where SET said OK */
+    sim_ns request_timeout_ns; /* a round of requests ends by then */
+    sim_ns delayed_restart_ns; /* a crashed server is started again this long after its restart */
+    /* redis-replicated (store_repl.c): kv's replication options */
+    sim_ns repl_lag_ns;     /* repl-lag: the model's delay before the primary streams a write */
+    int wait_replicas;      /* wait=N: WAIT N after a granting SET, 0 = none */
+    sim_ns wait_timeout_ns; /* wait-timeout (1 s) */
 };
 
 /* A record of the driver's own, not a trace kind: after a crash it asked
@@ -100,6 +110,12 @@ struct client {
     struct http_req *ka; /* the keep-alive in flight, NULL = none */
     int ka_dead;         /* its lease is gone: keep-alives stopped */
     int64_t rev;         /* the create_revision of its lock key, 0 = none */
+    /* the redlock and redis-replicated backends' */
+    const struct redis_srv *server; /* the store's servers (server->nodes), borrowed */
+    void *own;                      /* the store's own state in this process, NULL = none */
+    sim_ns attempt_ns;              /* the last attempt's length as the simulator plays it (redlock: a round
+                          that a server did not answer lasts the request timeout), scenario ns;
+                          0 = one round trip of the constant latency */
 };
 
 /* What a store does for the driver and the client processes: the seam
@@ -131,9 +147,37 @@ struct real_ops {
     /* 1: a release step with the lock known lost is skipped, as the
      * simulator's programs do (no release-sent) */
     int skip_lost_release;
+    /* A timed fault on lock server i (trace node node), done at real ns t
+     * (NULL: the store takes none; refuse.c says so first). */
+    void (*server_fault)(const struct redis_srv *srv, const struct real_cfg *g, const struct scn_fault *f, int i,
+                         int node, double scale, int64_t t, struct recs *l);
+    /* Called on every turn of the driver's loop at real ns t: planned
+     * resumes and restarts of servers (NULL = none). first = the first
+     * server's trace node. */
+    void (*server_tick)(const struct redis_srv *srv, int first, int64_t t, struct recs *l);
 };
 
-extern const struct real_ops real_store_redis, real_store_etcd;
+extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl;
+
+/* store_redlock.c: what the redlock and redis-replicated stores share: a
+ * wait with nothing to keep alive, the resource in the last of their
+ * servers (the redis backend's read and write over cl->c), and no look at
+ * the lock after a client's crash (refused there). */
+void real_nodes_wait(struct client *cl, int64_t abs);
+void real_nodes_read(struct client *cl, int64_t *value, int64_t *version);
+int64_t real_nodes_write(struct client *cl, int64_t value);
+void real_nodes_no_observe(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t);
+/* refuse.c: 0 when every write of s follows a read and is neither set=V
+ * nor a tries= loop, else LSIM_ENOTREAL saying so for backend. */
+int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n);
+/* store_repl.c: what the redis-replicated backend cannot play. */
+int real_repl_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, char *why,
+                        size_t n);
+
+/* store_redlock.c: redlock's lock line as a real_cfg; 0 or LSIM_ENOTREAL. */
+int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+/* store_redlock.c: what the redlock backend cannot play (real_supported's part). */
+int real_redlock_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n);
 
 /* client.c: a record of this client's, now. */
 void real_emit(struct client *cl, int kind, int node, int peer, uint64_t token, int64_t a, int64_t b);

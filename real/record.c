@@ -40,6 +40,18 @@ static void append_expire(struct trace *out, sim_ns t, int srv_node, int owner) 
     trace_append(out, &ev);
 }
 
+/* Every lease of the n server nodes that ran out by t, in time order. */
+static void expire_until(struct trace *out, int n, int *owner, const sim_ns *expiry, sim_ns t) {
+    for (;;) {
+        int first = -1;
+        for (int k = 0; k < n; k++)
+            if (owner[k] >= 0 && expiry[k] && expiry[k] <= t && (first < 0 || expiry[k] < expiry[first])) first = k;
+        if (first < 0) return;
+        append_expire(out, expiry[first], first, owner[first]);
+        owner[first] = -1;
+    }
+}
+
 int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l_, double scale,
                 const char *server, int port, int srv_node, struct trace *out) {
     struct recs l = *l_; /* a copy of the handle: l_->v is sorted in place */
@@ -78,21 +90,21 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     uint64_t *token = calloc((size_t)sim->nnodes, sizeof *token);
     int *in_cs = calloc((size_t)sim->nnodes, sizeof *in_cs);
     if (!grant || !token || !in_cs) rc = LSIM_ENOMEM;
-    int owner = -1;
-    sim_ns expiry = 0;
+    /* per server node (several for redlock): who holds its key, and until when */
+    int *owner = malloc((size_t)sim->nnodes * sizeof *owner);
+    sim_ns *expiry = calloc((size_t)sim->nnodes, sizeof *expiry);
+    if (!owner || !expiry) rc = LSIM_ENOMEM;
+    for (int k = 0; owner && k < sim->nnodes; k++) owner[k] = -1;
     sim_ns endt = s->duration_ns;
     for (size_t i = 0; i < l.n && rc == 0; i++) {
         const struct rec *r = &l.v[i];
         sim_ns t = (sim_ns)((double)r->t / scale);
         if (t > endt) break;
-        if (owner >= 0 && expiry && expiry <= t) {
-            append_expire(out, expiry, srv_node, owner);
-            owner = -1;
-        }
+        expire_until(out, sim->nnodes, owner, expiry, t);
         if (r->kind == REC_OBSERVED_HOLD) {
             /* Redis says r->a holds the lock, which the recording had not
              * seen granted: its grant, as the server made it, now. */
-            if (owner != r->a) {
+            if (owner[srv_node] != r->a) {
                 memset(&ev, 0, sizeof ev);
                 ev.t = t;
                 ev.kind = TRACE_SRV_GRANT;
@@ -100,8 +112,8 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
                 ev.peer = (int32_t)r->a;
                 ev.a = (int64_t)((double)r->b / scale);
                 trace_append(out, &ev);
-                owner = (int)r->a;
-                expiry = ev.a ? t + ev.a : 0;
+                owner[srv_node] = (int)r->a;
+                expiry[srv_node] = ev.a ? t + ev.a : 0;
             }
             continue;
         }
@@ -131,13 +143,14 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             break;
         case TRACE_SRV_GRANT:
         case TRACE_SRV_RENEW:
-            owner = r->peer;
-            expiry = r->a ? t + r->a : 0;
+            owner[r->node] = r->peer;
+            expiry[r->node] = r->a ? t + r->a : 0;
             break;
-        case TRACE_SRV_DELETE: owner = -1; break;
+        case TRACE_SRV_DELETE: owner[r->node] = -1; break;
         default: break;
         }
         trace_append(out, &ev);
+        if (r->kind == TRACE_CRASH && sim->nodes[c].kind == TRACE_NODE_SERVER) owner[c] = -1; /* its keys died */
         if (r->kind == TRACE_CRASH && in_cs[c]) { /* a crashed client leaves its critical section */
             memset(&ev, 0, sizeof ev);
             ev.t = t;
@@ -152,7 +165,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             grant[c] = 0;
         }
     }
-    if (rc == 0 && owner >= 0 && expiry && expiry <= endt) append_expire(out, expiry, srv_node, owner);
+    if (rc == 0) expire_until(out, sim->nnodes, owner, expiry, endt);
     memset(&ev, 0, sizeof ev);
     ev.t = endt;
     ev.kind = TRACE_RUN_END;
@@ -162,6 +175,8 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     free(grant);
     free(token);
     free(in_cs);
+    free(owner);
+    free(expiry);
     if (rc == 0 && out->oom) rc = LSIM_ENOMEM;
     return rc;
 }

@@ -15,10 +15,13 @@
 
 /* A server process locksim started: redis-server here, etcd in
  * real/etcd_srv.h (the same three facts). */
+struct redis_nodes;
 struct redis_srv {
-    pid_t pid;     /* the server process, 0 = not running */
-    int port;      /* the port it listens on (127.0.0.1) */
-    char dir[128]; /* its temporary folder, "" = none */
+    pid_t pid;                 /* the server process, 0 = not running */
+    int port;                  /* the port it listens on (127.0.0.1) */
+    char dir[128];             /* its temporary folder, "" = none */
+    struct redis_nodes *nodes; /* redlock, redis-replicated: their servers (real/redis_nodes.h;
+                                  owned, freed by redis_nodes_close), NULL = one server */
 };
 
 /* 1 when redis-server is on PATH. */

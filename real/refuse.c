@@ -17,10 +17,17 @@
 const struct real_ops *real_store(const char *name) {
     if (strcmp(name, "redis") == 0) return &real_store_redis;
     if (strcmp(name, "etcd") == 0) return &real_store_etcd;
+    if (strcmp(name, "redlock") == 0) return &real_store_redlock;
+    if (strcmp(name, "redis-replicated") == 0) return &real_store_repl;
     return NULL;
 }
 
-const char *real_store_for(const struct scenario *s) { return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis"; }
+const char *real_store_for(const struct scenario *s) {
+    if (strcmp(s->algo, "redlock") == 0) return "redlock";
+    if (s->nservers > 1 && (strcmp(s->algo, "lease") == 0 || strcmp(s->algo, "fenced-lease") == 0))
+        return "redis-replicated"; /* a primary and its replicas */
+    return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis";
+}
 
 int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n) {
     return ops->start(srv, err, n);
@@ -42,7 +49,20 @@ double real_default_scale(const struct real_ops *ops, const struct scenario *s) 
         return ttl > 0 ? 1e9 / (double)ttl : 0.01;
     }
     double d = (double)s->duration_ns;
-    return d > 0 ? REAL_DEFAULT_SPAN_MS * 1e6 / d : 0.01;
+    /* redlock: a server's restart (fork, exec, PING) takes 20 to 130 ms of
+     * real time on a loaded machine, which must stay small against the
+     * scenario's second between a restart and the next request */
+    double span = ops == &real_store_redlock ? REAL_REDLOCK_SPAN_MS : REAL_DEFAULT_SPAN_MS;
+    double scale = d > 0 ? span * 1e6 / d : 0.01;
+    /* redlock: and a round's request timeout (50 ms) at least
+     * REAL_REDLOCK_TIMEOUT_MS of real time: at 8 ms (S = 0.167) a reply came
+     * too late on a machine at load 12, and a client missed its quorum */
+    struct real_cfg c;
+    char why[300];
+    if (ops == &real_store_redlock && real_parse_cfg(s, &c, why, sizeof why) == 0 && c.request_timeout_ns > 0 &&
+        scale < REAL_REDLOCK_TIMEOUT_MS * 1e6 / (double)c.request_timeout_ns)
+        scale = REAL_REDLOCK_TIMEOUT_MS * 1e6 / (double)c.request_timeout_ns;
+    return scale;
 }
 
 static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {
@@ -93,6 +113,7 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
     memset(c, 0, sizeof *c);
     c->ttl_ns = 30 * SIM_NS_PER_S;
     c->first_token = 1;
+    c->wait_timeout_ns = SIM_NS_PER_S;
     if (strcmp(s->algo, "lease") == 0) c->algo = RA_LEASE;
     else if (strcmp(s->algo, "fenced-lease") == 0) c->algo = RA_FENCED;
     else if (strcmp(s->algo, "setnx") == 0) {
@@ -108,9 +129,12 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
         c->ttl_ns = 10 * SIM_NS_PER_S;
         c->tokens = 1; /* token=revision is consensus's default */
         c->guard_owner = s->guard_owner;
+    } else if (strcmp(s->algo, "redlock") == 0) {
+        return real_redlock_cfg(s, c, why, n);
     } else
         return refuse(why, n, "algorithm %s needs a backend that is not built (%s)", s->algo,
-                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus");
+                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus; "
+                      "redlock runs redlock");
     if (c->algo == RA_CONSENSUS) return parse_consensus(s, c, why, n);
     int constant = 0;
     for (int i = 0; i < s->nopts; i++) {
@@ -126,10 +150,16 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
                               "lock option release=%s: only del and compare-and-delete are built in the redis "
                               "backend%s",
                               v, "");
+        } else if ((strcmp(k, "repl-lag") == 0 || strcmp(k, "wait-timeout") == 0) &&
+                   (c->algo == RA_LEASE || c->algo == RA_FENCED)) { /* redis-replicated's */
+            if (scn_parse_duration(v, k[0] == 'r' ? &c->repl_lag_ns : &c->wait_timeout_ns) != 0)
+                return refuse(why, n, "lock option %s=%s is not a duration", k, v);
+        } else if (strcmp(k, "wait") == 0 && (c->algo == RA_LEASE || c->algo == RA_FENCED)) {
+            c->wait_replicas = atoi(v);
         } else if (strncmp(k, "repl", 4) == 0 || strncmp(k, "wait", 4) == 0 || strncmp(k, "min-replicas", 12) == 0) {
             return refuse(why, n,
-                          "lock option %s=%s: replication needs a primary and a replica (the redis-replicated "
-                          "backend), not built",
+                          "lock option %s=%s: not built in the redis-replicated backend (min-replicas-max-lag "
+                          "counts whole seconds of real time, which a scaled run cannot keep)",
                           k, v);
         } else if (strcmp(k, "value") == 0) {
             constant = strcmp(v, "constant") == 0;
@@ -236,6 +266,23 @@ static int deadline_tie(const struct trace *sim, sim_ns *at) {
     return 0;
 }
 
+int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n) {
+    for (int p = 0; p < s->nprograms; p++) {
+        int read = 0;
+        for (int k = 0; k < s->programs[p].nsteps; k++) {
+            const struct scn_step *st = &s->programs[p].steps[k];
+            if (st->kind == SCN_STEP_READ) read = 1;
+            if (st->kind == SCN_STEP_WRITE && (st->absolute || !read || st->tries > 1))
+                return refuse(why, n, "a write %s: not built in the %s backend",
+                              st->absolute ? "set=V"
+                              : read       ? "with tries="
+                                           : "with no read before it",
+                              backend);
+        }
+    }
+    return 0;
+}
+
 /* What the etcd backend cannot play: a fault on a server (one member
  * stands for the scenario's servers, which no fault may reach), clocks, a
  * partition, and a TTL that is not whole seconds of real time. */
@@ -298,19 +345,7 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
                 why, n);
         if (refused) return refused;
     }
-    for (int p = 0; p < s->nprograms; p++) {
-        int read = 0;
-        for (int k = 0; k < s->programs[p].nsteps; k++) {
-            const struct scn_step *st = &s->programs[p].steps[k];
-            if (st->kind == SCN_STEP_READ) read = 1;
-            if (st->kind == SCN_STEP_WRITE && (st->absolute || !read || st->tries > 1))
-                return refuse(why, n, "a write %s: not built in the etcd backend%s",
-                              st->absolute ? "set=V"
-                              : read       ? "with tries="
-                                           : "with no read before it",
-                              "");
-        }
-    }
+    if (real_writes_refused(s, "etcd", why, n)) return LSIM_ENOTREAL;
     int64_t rule = real_sim_rule(sim);
     if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && rule != TRACE_RULE_OWNER)
         return refuse(why, n,
@@ -325,6 +360,14 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
     struct real_cfg c;
     int rc = real_parse_cfg(s, &c, why, n);
     if (rc) return rc;
+    if ((ops == &real_store_redlock) != (c.algo == RA_REDLOCK))
+        return refuse(why, n, "algorithm %s does not run on the %s backend (redlock runs on redlock only)", s->algo,
+                      ops->name);
+    if (ops == &real_store_redlock) return real_redlock_supported(s, sim, why, n);
+    if (ops == &real_store_repl) return real_repl_supported(s, sim, &c, why, n);
+    if (c.repl_lag_ns || c.wait_replicas)
+        return refuse(why, n, "replication options (%s) need a primary and replicas: --store %s",
+                      "repl-lag=, wait=", "redis-replicated");
     int etcd = ops == &real_store_etcd;
     if (etcd != (c.algo == RA_CONSENSUS))
         return refuse(why, n,

@@ -11,18 +11,13 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "redis_lua.h"
 #include "resp.h"
 
-#define LUA_FENCED_ACQUIRE \
-    "if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return redis.call('INCR',KEYS[2]) " \
-    "else return false end"
 /* lease-renew's heartbeat: extend the key only while it holds this client's
  * value (Redisson's watchdog does the same compare-and-pexpire). */
 #define LUA_RENEW \
     "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) else return 0 end"
-#define LUA_CAD "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('DEL',KEYS[1]) else return 0 end"
-/* A plain DEL that also says whose entry it removed (the same effect as DEL). */
-#define LUA_DEL "local v = redis.call('GET',KEYS[1]) redis.call('DEL',KEYS[1]) return v"
 /* The resource: stock and version, read together. */
 #define LUA_READ "return {tonumber(redis.call('GET',KEYS[1]) or '0'), tonumber(redis.call('GET',KEYS[2]) or '0')}"
 #define LUA_WRITE "redis.call('SET',KEYS[1],ARGV[1]) redis.call('INCR',KEYS[2]) return 1"
@@ -88,7 +83,8 @@ static int try_acquire(struct client *cl) {
         crash_at_send = 1;
         break;
     }
-    case RA_CONSENSUS: _exit(4); /* refused before (refuse.c): the etcd backend's */
+    case RA_CONSENSUS:
+    case RA_REDLOCK: _exit(4); /* refused before (refuse.c): another backend's */
     }
     if (crash_at_send) point(cl, SCN_POINT_DURING_ACQUIRE);
     if (recv_reply(cl, &r) != 0 || r.type == RESP_ERROR) _exit(3);
@@ -131,7 +127,8 @@ static int try_acquire(struct client *cl) {
             emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, g->ttl_ns, 0);
         }
         break;
-    case RA_CONSENSUS: break;
+    case RA_CONSENSUS:
+    case RA_REDLOCK: break;
     }
     if (!got) emit(cl, TRACE_SRV_DENY, cl->srv, cl->idx, 0, TRACE_NO_NODE, 0);
     return got;

@@ -442,6 +442,179 @@ static void test_real_etcd_interrupted_leaves_nothing(void **state) {
     }
 }
 
+/* Redlock for real (issue 23): five redis-servers and one for the resource.
+ * S3 is SIGKILLed at 1 s and started again empty at 2 s (persistence off):
+ * it has forgotten A's key, B takes S3, S4 and S5 (S1 and S2 out of its
+ * reach: its requests never sent) while A works: UNSAFE, as simulated. Its
+ * fix, antirez's delayed restart (S3 kept down until 12 s), is SAFE. At
+ * --scale 0.5 a second is 500 ms of real time, against the 20 to 130 ms a
+ * redis-server takes to restart on a loaded machine, and the request
+ * timeout (50 ms) is 25 ms real: at 0.2 (10 ms) A's first round once missed
+ * a reply on a machine at load 12, and B took the lock first: SAFE. */
+static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    snprintf(args, sizeof args,
+             "real scenarios/redlock-restart-without-persistence.lsim --scale 0.5 --trace %s/t.jsonl", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend redlock: a redis-server per lock server"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    /* The recording has S3's crash and restart and the grants of five
+     * servers; check-trace judges it UNSAFE on its own. */
+    snprintf(args, sizeof args, "check-trace %s/t.jsonl", tmp);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    char path[400];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[2048];
+    int crash = 0, restart = 0, s3_grants = 0;
+    while (fgets(line, sizeof line, f)) {
+        crash += strstr(line, "\"kind\":\"crash\",\"node\":\"S3\"") != NULL;
+        restart += strstr(line, "\"kind\":\"restart\",\"node\":\"S3\"") != NULL;
+        s3_grants += strstr(line, "\"kind\":\"srv-grant\",\"node\":\"S3\"") != NULL;
+    }
+    fclose(f);
+    unlink(path);
+    assert_int_equal(crash, 1);
+    assert_int_equal(restart, 1);
+    assert_int_equal(s3_grants, 2); /* A's before the crash, B's after the restart */
+    /* The fix: S3 stays down until every lock it granted has expired. */
+    r = run_in(prefix, "real scenarios/redlock-delayed-restart.lsim --scale 0.5");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions("redis-server 127.0.0.1:164"));
+    rmdir(tmp);
+}
+
+/* What the redlock backend cannot make real is refused with its reason. */
+static void test_real_redlock_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/redlock-clock-jump.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 23: a clock fault on a redis-server needs a CLOCK_REALTIME shim"));
+    r = run_in("", "real scenarios/redlock-gc-pause-after-acquire.lsim --store redis");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "redlock runs on redlock only"));
+}
+
+/* Runs locksim real FILE [ARGS] --repeat 3 and signals it after each of at_ms
+ * (a fresh run each), with sigs: exit 130 after the cleanup (or death by the
+ * signal when it came before anything was started), every redis-server it
+ * had started gone (each seen as its child before the signal; from the
+ * second point on there must be one), and its folder removed. */
+static void interrupted_redis_servers_gone(const char *file, const char *scale, const long *at_ms, const int *sigs,
+                                           int n) {
+    for (int k = 0; k < n; k++) {
+        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+        assert_non_null(mkdtemp(tmp));
+        char abs[4096];
+        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("LOCKSIM_REAL_TMP", tmp, 1);
+            freopen("/dev/null", "w", stdout);
+            execl(abs, abs, "real", file, "--scale", scale, "--repeat", "3", (char *)NULL);
+            _exit(127);
+        }
+        ms_sleep(at_ms[k]);
+        pid_t srv = child_named(pid, "redis-server");
+        if (k > 0) assert_true(srv > 0); /* by then the servers run */
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
+        else assert_int_equal(WEXITSTATUS(st), 130);
+        ms_sleep(20);
+        if (srv > 0) assert_true(kill(srv, 0) != 0);
+        assert_int_equal(entries(tmp), 0);
+        assert_false(process_mentions("redis-server 127.0.0.1:164"));
+        rmdir(tmp);
+    }
+}
+
+/* Interrupted while the six servers start, mid-run and late, by SIGINT and
+ * SIGTERM: nothing is left. */
+static void test_real_redlock_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    const long at_ms[] = {10, 300, 1200};
+    const int sigs[] = {SIGINT, SIGTERM, SIGINT};
+    interrupted_redis_servers_gone("scenarios/redlock-restart-without-persistence.lsim", "0.05", at_ms, sigs, 3);
+}
+
+/* A replicated Redis for real (issue 23): S1 the primary, S2 its replica.
+ * The model's repl-lag=1s holds A's grant back on S1, which crashes at
+ * 0.5 s: made real by cutting the replica off (SIGSTOP, CLIENT KILL TYPE
+ * replica) before the run. S2, promoted (REPLICAOF NO ONE), grants B the
+ * same lock and the same token: UNSAFE, as simulated. Its fix: replication
+ * that reaches the replica before the failover (no lag, WAIT 1): S2 has
+ * A's key, nobody takes A's lock: SAFE. At --scale 0.25 the crash comes
+ * 125 ms of real time after the start. */
+static void test_real_replicated_failover_loses_lock_then_wait_safe(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300], path[400];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    struct result *r = run_in(prefix, "real scenarios/failover-async-replication-loses-lock.lsim --scale 0.25");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend redis-replicated: a redis-server per lock server (S1 the primary"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    snprintf(path, sizeof path, "%s/wait.lsim", tmp);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("title \"WAIT 1 without lag: the promoted replica has the lock\"\n"
+          "lock fenced-lease servers=2 ttl=30s first-token=41 repl-lag=0s wait=1\n"
+          "resource stock=1\nnetwork latency=1ms\nduration 20s\n"
+          "client A: acquire; read; work 10s; write; release\n"
+          "client B @3s: acquire retry=1s; read; work 2s; write; release\n"
+          "@500ms crash S1\n@2s promote S2\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "real %s --scale 0.25", path);
+    r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    unlink(path);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions("redis-server 127.0.0.1:164"));
+    rmdir(tmp);
+}
+
+/* What the redis-replicated backend cannot make real is refused with its reason. */
+static void test_real_replicated_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/failover-with-wait.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "repl-lag=0.5 s: the simulated replicas receive the primary's writes that late"));
+    r = run_in("", "real scenarios/failover-min-replicas.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "min-replicas-to-write=1: not built in the redis-replicated backend"));
+}
+
+/* Interrupted while the primary and its replica start, mid-run and late:
+ * nothing is left. */
+static void test_real_replicated_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    const long at_ms[] = {10, 400, 1500};
+    const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
+    interrupted_redis_servers_gone("scenarios/failover-async-replication-loses-lock.lsim", "0.125", at_ms, sigs, 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
@@ -456,6 +629,12 @@ int main(void) {
             cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
             cmocka_unit_test(test_real_etcd_refusals),
             cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
+            cmocka_unit_test(test_real_redlock_refusals),
+            cmocka_unit_test(test_real_redlock_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_replicated_failover_loses_lock_then_wait_safe),
+            cmocka_unit_test(test_real_replicated_refusals),
+            cmocka_unit_test(test_real_replicated_interrupted_leaves_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

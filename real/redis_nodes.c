@@ -1,0 +1,150 @@
+/* The redis-servers of the redlock and redis-replicated backends
+ * (real/redis_nodes.h): start, readiness, SIGKILL, restart on the same
+ * port, and the folder they share. */
+#include "redis_nodes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "resp.h"
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+int redis_nodes_open(struct redis_srv *srv, char *err, size_t n) {
+    memset(srv, 0, sizeof *srv);
+    if (!redis_srv_available()) {
+        snprintf(err, n,
+                 "redis-server is not installed: the backend starts its own (as root: apt-get install -y "
+                 "redis-server, or make reality, which installs it)");
+        return LSIM_EUNAVAILABLE;
+    }
+    srv->nodes = calloc(1, sizeof *srv->nodes);
+    if (!srv->nodes) return LSIM_ENOMEM;
+    const char *base = getenv("LOCKSIM_REAL_TMP");
+    if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(srv->dir, sizeof srv->dir, "%s/locksim-real-XXXXXX", base);
+    sigset_t old;
+    redis_srv_block_signals(&old);
+    if (!mkdtemp(srv->dir)) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        snprintf(err, n, "cannot make a temporary folder in %s: %s", base, strerror(errno));
+        free(srv->nodes);
+        srv->nodes = NULL;
+        srv->dir[0] = 0;
+        return LSIM_EINTERNAL;
+    }
+    redis_srv_guard_server(0, srv->dir, 1); /* the signal guard removes the folder as a tree */
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return 0;
+}
+
+static int answers(int port) {
+    struct resp_conn c;
+    if (resp_connect(&c, port) != 0) return 0;
+    struct resp_reply r;
+    const char *ping[] = {"PING"};
+    int ok = resp_command(&c, &r, 1, ping) == 0 && r.type == RESP_STATUS && strcmp(r.str, "PONG") == 0;
+    resp_close(&c);
+    return ok;
+}
+
+int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args) {
+    struct redis_nodes *nd = srv->nodes;
+    if (!nd || i < 0 || i >= REDIS_NODES_MAX) return -1;
+    if (!nd->port[i]) { /* a free port not used by another of ours */
+        for (int p = REDIS_NODES_PORT; p < REDIS_NODES_PORT + 60 && !nd->port[i]; p++) {
+            int ours = 0;
+            for (int k = 0; k < REDIS_NODES_MAX; k++) ours |= nd->port[k] == p;
+            if (!ours && !redis_srv_port_taken(p)) nd->port[i] = p;
+        }
+        if (!nd->port[i]) {
+            errno = EADDRINUSE;
+            return -1;
+        }
+    }
+    if (i >= nd->n) nd->n = i + 1;
+    char port[16], log[200];
+    snprintf(port, sizeof port, "%d", nd->port[i]);
+    snprintf(log, sizeof log, "%s/redis-%d.log", srv->dir, nd->port[i]);
+    const char *argv[40] = {
+            REDIS_SRV_BIN, "--bind", "127.0.0.1", "--port",    port, "--save",      "",   "--appendonly",
+            "no",          "--dir",  srv->dir,    "--logfile", log,  "--daemonize", "no", "--protected-mode",
+            "yes"};
+    int argc = 17;
+    for (int k = 0; args && args[k] && argc < 39; k++) argv[argc++] = args[k];
+    argv[argc] = NULL;
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid(); /* its own session: a Ctrl-C reaches locksim, which stops it */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            dup2(nul, 1);
+            dup2(nul, 2);
+        }
+        execvp(REDIS_SRV_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    if (pid > 0) redis_srv_guard_child(pid);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) return -1;
+    nd->pid[i] = pid;
+    nd->stopped[i] = 0;
+    for (int k = 0; k < 2500; k++) {
+        if (answers(nd->port[i])) return 0;
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            redis_srv_guard_forget(pid);
+            nd->pid[i] = 0;
+            break;
+        }
+        sleep_ms(2);
+    }
+    redis_nodes_kill(srv, i);
+    errno = ETIMEDOUT;
+    return -1;
+}
+
+void redis_nodes_kill(struct redis_srv *srv, int i) {
+    struct redis_nodes *nd = srv->nodes;
+    if (!nd || i < 0 || i >= REDIS_NODES_MAX || nd->pid[i] <= 0) return;
+    kill(nd->pid[i], SIGKILL);
+    waitpid(nd->pid[i], NULL, 0);
+    redis_srv_guard_forget(nd->pid[i]);
+    nd->pid[i] = 0;
+    nd->stopped[i] = 0;
+}
+
+void redis_nodes_close(struct redis_srv *srv) {
+    if (srv->nodes) {
+        for (int i = 0; i < REDIS_NODES_MAX; i++) redis_nodes_kill(srv, i);
+        free(srv->nodes);
+        srv->nodes = NULL;
+    }
+    if (srv->dir[0]) { /* its logs: a tree removed as the signal guard would */
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl("/bin/rm", "rm", "-rf", srv->dir, (char *)NULL);
+            _exit(127);
+        }
+        if (pid > 0) waitpid(pid, NULL, 0);
+    }
+    redis_srv_guard_server(0, NULL, 0);
+    srv->dir[0] = 0;
+}
