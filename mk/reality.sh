@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make reality: every catalog scenario whose lock is a single-Redis algorithm
-# (against a real redis-server) or consensus (against a real etcd), played by
+# (against a real redis-server), consensus (against a real etcd) or
+# zookeeper and zookeeper-multi (against a real ZooKeeper), played by
 # `locksim real --row` (which picks the backend), R times each;
 # the table goes into docs/reality.md between its reality:begin and
 # reality:end markers (the prose around them is kept). Refused scenarios are
@@ -15,7 +16,7 @@ doc=docs/reality.md
 rows=$(mktemp); refused=$(mktemp); trap 'rm -f "$rows" "$refused" "$doc.new"' EXIT
 n=0; k=0; other=0
 for f in scenarios/*.lsim; do
-  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus)( |$)' "$f" || continue
+  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus|zookeeper|zookeeper-multi)( |$)' "$f" || continue
   out=$("$bin" real "$f" --repeat "$reps" --row 2>/dev/null); rc=$?
   if [ "$rc" = 69 ] && [ -n "$out" ]; then echo "$out" >> "$refused"; continue; fi
   # 1: a real verdict differed (counted below); anything else is a failure
@@ -31,13 +32,13 @@ done
 {
   sed -n '1,/<!-- reality:begin -->/p' "$doc"
   echo
-  echo "Made by \`make reality\` ($(date -u +%Y-%m-%d), redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/'), etcd $(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), $reps runs each)."
+  echo "Made by \`make reality\` ($(date -u +%Y-%m-%d), redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/'), etcd $(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), zookeeper $(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null | sed 's/-.*//'), $reps runs each)."
   echo
   echo "| scenario | backend | simulated | real verdicts | verdict differs | any difference | scale | takeovers: real (simulated), scenario time |"
   echo "|---|---|---|---|---|---|---|---|"
   cat "$rows"
   echo
-  echo "Refused ($(wc -l < "$refused") scenarios): what the redis and etcd backends cannot make real, in locksim's words."
+  echo "Refused ($(wc -l < "$refused") scenarios): what the redis, etcd and zookeeper backends cannot make real, in locksim's words."
   echo
   echo "| scenario | algorithm | why |"
   echo "|---|---|---|"

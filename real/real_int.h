@@ -15,7 +15,7 @@
 #include "http.h"
 #include "resp.h"
 
-enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW, RA_CONSENSUS };
+enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW, RA_CONSENSUS, RA_ZOOKEEPER, RA_ZK_MULTI };
 
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
@@ -33,6 +33,11 @@ struct real_cfg {
     int queue;                /* consensus queue=on: etcd's v3lock Lock (waits in line) */
     int guard_owner;          /* consensus, resource guard=owner: the write is a txn on the
                                lock key's create_revision */
+    sim_ns zk_session_ns;     /* zookeeper: the session timeout asked for */
+    sim_ns zk_tick_ns;        /* zookeeper: the server's tickTime */
+    int zk_release_czxid;     /* zookeeper release-by=czxid (0: by path) */
+    int zk_parent_cleanup;    /* zookeeper parent-cleanup=on */
+    int zk_abort;             /* zookeeper on-expired=abort */
 };
 
 /* A record of the driver's own, not a trace kind: after a crash it asked
@@ -131,9 +136,28 @@ struct real_ops {
     /* 1: a release step with the lock known lost is skipped, as the
      * simulator's programs do (no release-sent) */
     int skip_lost_release;
+    /* Optional (zookeeper): start the server for this scenario at scale
+     * (instead of start), and move the run's start t0 (CLOCK_MONOTONIC ns)
+     * to a later instant the server's clock needs. */
+    int (*start_scn)(struct redis_srv *srv, const struct scenario *s, double scale, char *err, size_t n);
+    int64_t (*align_start)(const struct scenario *s, double scale, int64_t t0);
 };
 
-extern const struct real_ops real_store_redis, real_store_etcd;
+extern const struct real_ops real_store_redis, real_store_etcd, real_store_zk;
+
+/* refuse_zk.c: the zookeeper locks' options into c (its algo set); what
+ * the zookeeper backend cannot play; its default scale. As
+ * real_parse_cfg and real_supported. */
+int real_zk_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+int real_zk_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
+                      char *why, size_t n);
+double real_zk_default_scale(const struct scenario *s);
+/* refuse.c: a fault the client-process driver can play (on a client, at a
+ * point of its own program, not a resume there): 0, or LSIM_ENOTREAL with
+ * why; server_fmt ("line %s: ... %s ...": the line and the node) says why
+ * the store cannot take a fault on one of its servers. */
+int real_client_fault_refused(const struct scenario *s, const struct scn_fault *f, const char *line,
+                              const char *server_fmt, char *why, size_t n);
 
 /* client.c: a record of this client's, now. */
 void real_emit(struct client *cl, int kind, int node, int peer, uint64_t token, int64_t a, int64_t b);

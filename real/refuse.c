@@ -17,13 +17,18 @@
 const struct real_ops *real_store(const char *name) {
     if (strcmp(name, "redis") == 0) return &real_store_redis;
     if (strcmp(name, "etcd") == 0) return &real_store_etcd;
+    if (strcmp(name, "zookeeper") == 0) return &real_store_zk;
     return NULL;
 }
 
-const char *real_store_for(const struct scenario *s) { return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis"; }
+const char *real_store_for(const struct scenario *s) {
+    if (strncmp(s->algo, "zookeeper", 9) == 0) return "zookeeper";
+    return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis";
+}
 
-int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n) {
-    return ops->start(srv, err, n);
+int real_store_start(const struct real_ops *ops, const struct scenario *s, double scale, struct redis_srv *srv,
+                     char *err, size_t n) {
+    return ops->start_scn ? ops->start_scn(srv, s, scale, err, n) : ops->start(srv, err, n);
 }
 
 void real_store_stop(const struct real_ops *ops, struct redis_srv *srv) { ops->stop(srv); }
@@ -37,6 +42,7 @@ static sim_ns consensus_ttl(const struct scenario *s) {
 }
 
 double real_default_scale(const struct real_ops *ops, const struct scenario *s) {
+    if (ops == &real_store_zk) return real_zk_default_scale(s);
     if (ops == &real_store_etcd) {
         sim_ns ttl = consensus_ttl(s);
         return ttl > 0 ? 1e9 / (double)ttl : 0.01;
@@ -108,9 +114,12 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
         c->ttl_ns = 10 * SIM_NS_PER_S;
         c->tokens = 1; /* token=revision is consensus's default */
         c->guard_owner = s->guard_owner;
+    } else if (strncmp(s->algo, "zookeeper", 9) == 0) {
+        return real_zk_parse_cfg(s, c, why, n);
     } else
         return refuse(why, n, "algorithm %s needs a backend that is not built (%s)", s->algo,
-                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus");
+                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus; "
+                      "zookeeper runs zookeeper, zookeeper-multi");
     if (c->algo == RA_CONSENSUS) return parse_consensus(s, c, why, n);
     int constant = 0;
     for (int i = 0; i < s->nopts; i++) {
@@ -325,6 +334,13 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
     struct real_cfg c;
     int rc = real_parse_cfg(s, &c, why, n);
     if (rc) return rc;
+    int zk = ops == &real_store_zk;
+    if (zk != (c.algo == RA_ZOOKEEPER || c.algo == RA_ZK_MULTI))
+        return refuse(why, n,
+                      "algorithm %s does not run on the %s backend (zookeeper and zookeeper-multi run on "
+                      "zookeeper only)",
+                      s->algo, ops->name);
+    if (zk) return real_zk_supported(s, sim, &c, scale > 0 ? scale : real_default_scale(ops, s), why, n);
     int etcd = ops == &real_store_etcd;
     if (etcd != (c.algo == RA_CONSENSUS))
         return refuse(why, n,
@@ -396,4 +412,9 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         return LSIM_ENOTREAL;
     }
     return 0;
+}
+
+int real_client_fault_refused(const struct scenario *s, const struct scn_fault *f, const char *line,
+                              const char *server_fmt, char *why, size_t n) {
+    return client_fault_refused(s, f, line, server_fmt, why, n);
 }
