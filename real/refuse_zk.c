@@ -26,9 +26,9 @@ int real_zk_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, s
     if (strcmp(s->algo, "zookeeper") != 0 && c->algo != RA_ZK_MULTI)
         return refuse(why, n, "algorithm %s is not built in the zookeeper backend%s", s->algo, "");
     c->ttl_ns = 0;
-    c->tokens = 1;                          /* the znode's czxid */
-    c->zk_session_ns = 10 * SIM_NS_PER_S;   /* the model's default (kazoo's) */
-    c->zk_tick_ns = 2 * SIM_NS_PER_S;       /* ZooKeeper's default tickTime */
+    c->tokens = 1;                        /* the znode's czxid */
+    c->zk_session_ns = 10 * SIM_NS_PER_S; /* the model's default (kazoo's) */
+    c->zk_tick_ns = 2 * SIM_NS_PER_S;     /* ZooKeeper's default tickTime */
     for (int i = 0; i < s->nopts; i++) {
         const char *k = s->opts[i].key, *v = s->opts[i].val;
         if (strcmp(k, "session-timeout") == 0 || strcmp(k, "tick-time") == 0) {
@@ -156,7 +156,8 @@ int real_zk_supported(const struct scenario *s, const struct trace *sim, const s
     if (servers != 1)
         return refuse(why, n, "the simulated run has %s lock servers, the zookeeper backend one%s", "several", "");
     int64_t rule = real_sim_rule(sim);
-    int ok = c->algo == RA_ZK_MULTI ? rule == TRACE_RULE_ALGORITHM : rule == TRACE_RULE_PLAIN || rule == TRACE_RULE_TOKENS;
+    int ok = c->algo == RA_ZK_MULTI ? rule == TRACE_RULE_ALGORITHM
+                                    : rule == TRACE_RULE_PLAIN || rule == TRACE_RULE_TOKENS;
     if (!ok)
         return refuse(why, n,
                       "the resource's rule is '%s': the zookeeper backend builds a plain resource, one that checks "

@@ -82,7 +82,9 @@ static void learn_expired(struct client *cl) {
 }
 
 /* The connection went: reconnect to the same session, as ClientCnxn does;
- * the server says whether it still lives. */
+ * the server says whether it still lives. A watch set on the old
+ * connection is not set again here (ClientCnxn sends setWatches): a waiter
+ * is woken instead, and the recipe looks at the children again. */
 static void conn_gone(struct client *cl) {
     int64_t id = z.lock.session;
     char pw[16];
@@ -92,6 +94,7 @@ static void conn_gone(struct client *cl) {
     int rc = zk_conn_open(&z.lock, cl->port, session_ms(cl), id, pw);
     if (rc == ZK_ERR_SESSIONEXPIRED) learn_expired(cl);
     else if (rc != 0) _exit(3);
+    else z.fired = 1;
 }
 
 /* Serve the lock's session until the reply to want arrives (want != 0), the
@@ -373,9 +376,7 @@ static void put_multi_head(struct zk_buf *b, int32_t type, int done) {
 }
 
 /* A multi's answer: applied when its first result is not an error. */
-static int multi_applied(int err, struct zk_buf *r) {
-    return err == ZK_ERR_OK && zk_get_int(r) != -1 && !r->bad;
-}
+static int multi_applied(int err, struct zk_buf *r) { return err == ZK_ERR_OK && zk_get_int(r) != -1 && !r->bad; }
 
 static int64_t write_resource(struct client *cl, int64_t value) {
     const struct real_cfg *g = cl->cfg;

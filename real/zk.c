@@ -196,11 +196,11 @@ int zk_conn_open(struct zk_conn *c, int port, int timeout_ms, int64_t session, c
     if (c->fd < 0) return -1;
     unsigned char raw[128];
     struct zk_buf b = {raw, 0, sizeof raw, 0, 0};
-    zk_put_int(&b, 0);              /* protocolVersion */
-    zk_put_long(&b, 0);             /* lastZxidSeen */
-    zk_put_int(&b, timeout_ms);     /* timeOut */
-    zk_put_long(&b, session);       /* sessionId */
-    zk_put_int(&b, 16);             /* passwd */
+    zk_put_int(&b, 0);          /* protocolVersion */
+    zk_put_long(&b, 0);         /* lastZxidSeen */
+    zk_put_int(&b, timeout_ms); /* timeOut */
+    zk_put_long(&b, session);   /* sessionId */
+    zk_put_int(&b, 16);         /* passwd */
     if (passwd) put(&b, passwd, 16);
     else put(&b, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16);
     zk_put_bool(&b, 0); /* readOnly */

@@ -44,13 +44,13 @@ enum zk_err {
 
 /* One connection and its session. */
 struct zk_conn {
-    int fd;              /* -1 when closed */
-    int64_t session;     /* the session ID, 0 = none */
-    int timeout_ms;      /* negotiated */
-    char passwd[16];     /* the session's password, for a reconnect */
-    int32_t xid;         /* the last request's */
-    size_t have;         /* bytes received and not yet consumed, in in[] */
-    size_t skip;         /* the packet zk_poll returned last, consumed at its next call */
+    int fd;          /* -1 when closed */
+    int64_t session; /* the session ID, 0 = none */
+    int timeout_ms;  /* negotiated */
+    char passwd[16]; /* the session's password, for a reconnect */
+    int32_t xid;     /* the last request's */
+    size_t have;     /* bytes received and not yet consumed, in in[] */
+    size_t skip;     /* the packet zk_poll returned last, consumed at its next call */
     unsigned char in[ZK_PACKET_MAX + 4];
 };
 

@@ -47,8 +47,8 @@ int zk_srv_start(struct redis_srv *s, int tick_ms, char *err, size_t errlen) {
             break;
         }
     if (!s->port) {
-        snprintf(err, errlen, "ports %d to %d on 127.0.0.1 are all taken: no room for locksim's zookeeper",
-                 ZK_SRV_PORT, ZK_SRV_PORT + 15);
+        snprintf(err, errlen, "ports %d to %d on 127.0.0.1 are all taken: no room for locksim's zookeeper", ZK_SRV_PORT,
+                 ZK_SRV_PORT + 15);
         return LSIM_EUNAVAILABLE;
     }
     const char *base = getenv("LOCKSIM_REAL_TMP");

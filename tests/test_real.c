@@ -418,8 +418,9 @@ static void test_real_etcd_interrupted_leaves_nothing(void **state) {
     }
 }
 
-/* The ZooKeeper lock recipe for real (tickTime 2 s: 100 ms of real time at
- * the default scale 0.05): A holds its ephemeral znode and is stopped for
+/* The ZooKeeper lock recipe for real (tickTime 2 s: 200 ms of real time at
+ * scale 0.1; at the default 0.05, B arriving 1 s after A is 50 ms of real
+ * time, and on a machine at load 15 B once came first): A holds its ephemeral znode and is stopped for
  * 8 s; ZooKeeper expires its 4 s session at its tick bucket (6 s), B's
  * watch fires and B takes the lock; A's late write, with the lower czxid,
  * reaches a separate fenced resource first and is accepted: UNSAFE, as
@@ -434,12 +435,13 @@ static void test_real_zookeeper_expired_unsafe_then_multi_safe(void **state) {
     snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
     snprintf(path, sizeof path, "%s/t.jsonl", tmp);
     /* chosen for zookeeper without --store */
-    snprintf(args, sizeof args, "real scenarios/zookeeper-expired-session-write-separate.lsim --trace %s", path);
+    snprintf(args, sizeof args, "real scenarios/zookeeper-expired-session-write-separate.lsim --scale 0.1 --trace %s",
+             path);
     struct result *r = run_in(prefix, args);
     if (r->code != 0) printf("%s%s", r->out, r->err);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "backend zookeeper"));
-    assert_non_null(strstr(r->out, "scale 0.05:"));
+    assert_non_null(strstr(r->out, "scale 0.1:"));
     assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
     assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 6s        real B"));
     snprintf(args, sizeof args, "check-trace %s", path);
@@ -448,7 +450,8 @@ static void test_real_zookeeper_expired_unsafe_then_multi_safe(void **state) {
     static char text[1 << 16];
     slurp(path, text, sizeof text);
     assert_non_null(strstr(text, "recorded against zookeeper on 127.0.0.1:"));
-    snprintf(args, sizeof args, "real scenarios/zookeeper-multi-refuses-expired-session.lsim --trace %s", path);
+    snprintf(args, sizeof args, "real scenarios/zookeeper-multi-refuses-expired-session.lsim --scale 0.1 --trace %s",
+             path);
     r = run_in(prefix, args);
     if (r->code != 0) printf("%s%s", r->out, r->err);
     assert_int_equal(r->code, 0);
