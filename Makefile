@@ -257,23 +257,25 @@ test: $(BUILD)/locksim $(TEST_BIN) $(BUILD)/algo-headers.ok
 	 else echo "web: skipped: emcc or chromium is not installed (make test-web installs them)"; fi; exit $$st
 
 # The reality check (docs/reality.md, issue 23): every catalog scenario the
-# redis or etcd backend can run, played 5 times against a real redis-server
-# or etcd that locksim starts and stops itself; the table goes into
-# docs/reality.md. The Debian packages redis-server, etcd-server and
-# etcd-client are installed here if missing, as the build's dependencies are
+# redis, etcd or zookeeper backend can run, played 5 times against a real
+# redis-server, etcd or ZooKeeper that locksim starts and stops itself; the
+# table goes into docs/reality.md. The Debian packages redis-server,
+# etcd-server, etcd-client and zookeeper (a JRE with it) are installed here
+# if missing, as the build's dependencies are
 # (as root, with apt-get). make test needs neither: its tests of `real`
 # skip, saying so, without them.
-REAL_PKGS := redis-server etcd-server etcd-client
+REAL_PKGS := redis-server etcd-server etcd-client zookeeper
 REALITY_REPEATS ?= 5
 reality: $(BUILD)/locksim
-	@if ! command -v redis-server >/dev/null 2>&1 || ! command -v etcd >/dev/null 2>&1; then \
+	@if ! command -v redis-server >/dev/null 2>&1 || ! command -v etcd >/dev/null 2>&1 || \
+	   ! test -r /usr/share/java/zookeeper.jar; then \
 	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	     echo "locksim: installing $(REAL_PKGS) with apt-get"; \
 	     (apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=300 $(REAL_PKGS) >/dev/null 2>&1 || \
 	      (apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends -o DPkg::Lock::Timeout=300 $(REAL_PKGS) >/dev/null)) || \
 	      { echo "locksim: apt-get could not install $(REAL_PKGS)"; exit 1; }; \
 	   else \
-	     echo "locksim: redis-server or etcd is missing; as root, run: apt-get install -y $(REAL_PKGS)"; exit 1; \
+	     echo "locksim: redis-server, etcd or zookeeper is missing; as root, run: apt-get install -y $(REAL_PKGS)"; exit 1; \
 	   fi; \
 	 fi
 	@mk/reality.sh ./$(BUILD)/locksim $(REALITY_REPEATS)

@@ -1,4 +1,4 @@
-/* `locksim real`: a scenario played against a real Redis or etcd (real/real.h) and
+/* `locksim real`: a scenario played against a real Redis, etcd or ZooKeeper (real/real.h) and
  * judged by the same checker; the real and simulated verdicts side by side,
  * who took the lock when in each, and a line per difference. */
 #include <stdio.h>
@@ -14,7 +14,8 @@
 #include "scenario_file.h"
 #include "trace_jsonl.h"
 
-const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redlock|redis-replicated]\n"
+const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redlock|redis-replicated|\n"
+                              "                         zookeeper]\n"
                               "                         [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
                               "\n"
                               "Plays the scenario against a real lock service that locksim starts itself on\n"
@@ -46,11 +47,21 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "kill-replicas stops the replicas and CLIENT KILL TYPE replica; repl-lag only\n"
                               "when the simulated replicas receive nothing, as that cut from the start until\n"
                               "the primary's crash.\n"
+                              "zookeeper (Debian package zookeeper, 3.8, with a JRE) for zookeeper and\n"
+                              "zookeeper-multi: one server (java ... ZooKeeperServerMain) on 32181 (or the\n"
+                              "next free port up to 32196), its dataDir on tmpfs, tickTime the scenario's at\n"
+                              "S; clients speak ZooKeeper's protocol: a session pinged every timeout/3, an\n"
+                              "ephemeral sequential znode, the lowest holds, a watch on the next lower, the\n"
+                              "znode's czxid as the token; the run starts on a tick of the server's clock, so\n"
+                              "sessions expire in the simulated tick buckets. The resource is the znode\n"
+                              "/stock (fenced: a multi-op on a /fence znode; zookeeper-multi: check the lock\n"
+                              "znode and set the data in one multi-op, in the lock's session).\n"
                               "The scenario's timeline runs at scale S (real seconds per scenario second;\n"
                               "default: redis, the whole duration in 2.5 s real; redlock, in 10 s, and its\n"
                               "request timeout at least 25 ms real (S = 0.5 for 50 ms), as a restart takes up\n"
                               "to 130 ms and a reply over 8 ms on a loaded machine; etcd, the lease TTL in\n"
-                              "1 s real, as etcd grants whole seconds only). The run is recorded as a locksim\n"
+                              "1 s real, as etcd grants whole seconds only; zookeeper, tickTime in 100 ms\n"
+                              "real, ZooKeeper taking whole ms). The run is recorded as a locksim\n"
                               "trace in scenario time (real time / S), judged by the checker check-trace uses,\n"
                               "and printed beside the simulated run: verdicts, each acquisition's time (a\n"
                               "takeover more than 15 ms of real time from the simulated one is a difference)\n"
@@ -61,10 +72,13 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "checks; redis: several servers, failover, restarts, a pause or crash of the\n"
                               "server, guards; etcd: bind=, bug=, a TTL that is not whole seconds of real\n"
                               "time at S, and a run over 30 s of real time; redlock: a client's crash;\n"
-                              "redis-replicated: min-replicas, restarts, a repl-lag the replicas see.\n"
-                              "  --store NAME      redis, etcd, redlock or redis-replicated (default: etcd for\n"
-                              "                    consensus, redlock for redlock, redis-replicated for lease\n"
-                              "                    and fenced-lease with servers=N, else redis)\n"
+                              "redis-replicated: min-replicas, restarts, a repl-lag the replicas see;\n"
+                              "zookeeper: curator= (a cut link and Curator's Java listener), a tickTime or\n"
+                              "session timeout that is not whole ms at S, a run over 30 s of real time.\n"
+                              "  --store NAME      redis, etcd, redlock, redis-replicated or zookeeper (default:\n"
+                              "                    etcd for consensus, redlock for redlock, redis-replicated for\n"
+                              "                    lease and fenced-lease with servers=N, zookeeper for\n"
+                              "                    zookeeper and zookeeper-multi, else redis)\n"
                               "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
                               "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
                               "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
@@ -232,8 +246,7 @@ static void real_close(struct real_cmd *o) {
 static int real_prepare(struct real_cmd *o) {
     if (!o->file) return cli_usage("real needs a scenario FILE");
     if (o->store && !real_store(o->store))
-        return cli_usage("--store %s: redis, etcd, redlock and redis-replicated are built (zookeeper is not)",
-                         o->store);
+        return cli_usage("--store %s: redis, etcd, redlock, redis-replicated and zookeeper are built", o->store);
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
     redis_srv_guard_on();
     struct run_spec spec = {.file = o->file, .keep_trace = 1};
@@ -265,6 +278,10 @@ static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
     if (strcmp(o->store, "etcd") == 0)
         printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
                "  speaking HTTP/JSON to its gateway;\n",
+               srv->port);
+    else if (strcmp(o->store, "zookeeper") == 0)
+        printf("  backend zookeeper: one ZooKeeper server on 127.0.0.1:%d (data on tmpfs), one process per\n"
+               "  client speaking ZooKeeper's protocol, its session pinged every timeout/3;\n",
                srv->port);
     else if (srv->nodes) /* redlock: a redis-server per lock server, and one for the resource */
         printf("  backend %s: a redis-server per lock server%s and one for the resource,\n"
@@ -359,7 +376,7 @@ int cmd_real(int argc, char **argv) {
     }
     struct redis_srv srv;
     char err[600];
-    int rc = real_store_start(o.ops, &srv, err, sizeof err);
+    int rc = real_store_start(o.ops, &o.scn, o.scale, &srv, err, sizeof err);
     if (rc) {
         real_close(&o);
         return cli_fail(rc, err);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make reality: every catalog scenario whose lock is a single-Redis algorithm
 # (against a real redis-server; with servers=N, a primary and its replicas:
-# redis-replicated), redlock (N real redis-servers) or consensus (against a
-# real etcd), played by
+# redis-replicated), redlock (N real redis-servers), consensus (against a
+# real etcd) or zookeeper and zookeeper-multi (against a real ZooKeeper),
+# played by
 # `locksim real --row` (which picks the backend), R times each;
 # the table goes into docs/reality.md between its reality:begin and
 # reality:end markers (the prose around them is kept). Refused scenarios are
@@ -24,7 +25,7 @@ jobs=${REALITY_JOBS:-3}
 outs=$(mktemp -d); trap 'rm -rf "$rows" "$refused" "$doc.new" "$outs"' EXIT
 i=0; running=0
 for f in scenarios/*.lsim; do
-  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus|redlock)( |$)' "$f" || continue
+  grep -qE '^lock (lease|fenced-lease|setnx|setnx-expire|lease-renew|consensus|redlock|zookeeper|zookeeper-multi)( |$)' "$f" || continue
   i=$((i + 1)); echo "$f" > "$outs/$i.name"
   ( "$bin" real "$f" --repeat "$reps" --row > "$outs/$i.out" 2>/dev/null; echo $? > "$outs/$i.rc" ) &
   running=$((running + 1))
@@ -47,13 +48,13 @@ done
 {
   sed -n '1,/<!-- reality:begin -->/p' "$doc"
   echo
-  echo "Made by \`make reality\` ($(date -u +%Y-%m-%d), redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/'), etcd $(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), $reps runs each)."
+  echo "Made by \`make reality\` ($(date -u +%Y-%m-%d), redis-server $(redis-server --version | sed 's/.* v=\([^ ]*\).*/\1/'), etcd $(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), zookeeper $(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null | sed 's/-.*//'), $reps runs each)."
   echo
   echo "| scenario | backend | simulated | real verdicts | verdict differs | any difference | scale | takeovers: real (simulated), scenario time |"
   echo "|---|---|---|---|---|---|---|---|"
   cat "$rows"
   echo
-  echo "Refused ($(wc -l < "$refused") scenarios): what the redis, redis-replicated, redlock and etcd backends cannot make real, in locksim's words."
+  echo "Refused ($(wc -l < "$refused") scenarios): what the redis, redis-replicated, redlock, etcd and zookeeper backends cannot make real, in locksim's words."
   echo
   echo "| scenario | algorithm | why |"
   echo "|---|---|---|"

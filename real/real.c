@@ -233,6 +233,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
         rc = LSIM_EUNAVAILABLE;
     }
     t0 = now_ns() + 5 * 1000000LL;
+    if (ops->align_start) t0 = ops->align_start(s, scale, t0);
     for (int i = 0; rc == 0 && i < s->nclients; i++)
         if (write(go[1], &t0, sizeof t0) != (ssize_t)sizeof t0) rc = LSIM_EINTERNAL;
     close(ready[0]);

@@ -30,13 +30,15 @@
  * resource rule are the recording's. */
 struct real_ops;
 
-/* The store named name (redis, etcd), or NULL. */
+/* The store named name (redis, etcd, zookeeper), or NULL. */
 const struct real_ops *real_store(const char *name);
 /* The store a scenario's lock runs on when --store is not given: etcd for
- * consensus, else redis. */
+ * consensus, zookeeper for zookeeper and zookeeper-multi, else redis. */
 const char *real_store_for(const struct scenario *s);
-/* Start and stop the store's server (redis_srv_start, etcd_srv_start). */
-int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n);
+/* Start and stop the store's server (redis_srv_start, etcd_srv_start;
+ * zookeeper's takes its tickTime from s at scale). */
+int real_store_start(const struct real_ops *ops, const struct scenario *s, double scale, struct redis_srv *srv,
+                     char *err, size_t n);
 void real_store_stop(const struct real_ops *ops, struct redis_srv *srv);
 
 int real_supported(const struct real_ops *ops, const struct scenario *s, const struct trace *sim, double scale,

@@ -15,7 +15,17 @@
 #include "http.h"
 #include "resp.h"
 
-enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW, RA_CONSENSUS, RA_REDLOCK };
+enum real_algo {
+    RA_LEASE,
+    RA_FENCED,
+    RA_SETNX,
+    RA_SETNX_EXPIRE,
+    RA_RENEW,
+    RA_CONSENSUS,
+    RA_REDLOCK,
+    RA_ZOOKEEPER,
+    RA_ZK_MULTI
+};
 
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
@@ -43,6 +53,11 @@ struct real_cfg {
     sim_ns repl_lag_ns;     /* repl-lag: the model's delay before the primary streams a write */
     int wait_replicas;      /* wait=N: WAIT N after a granting SET, 0 = none */
     sim_ns wait_timeout_ns; /* wait-timeout (1 s) */
+    sim_ns zk_session_ns;   /* zookeeper: the session timeout asked for */
+    sim_ns zk_tick_ns;      /* zookeeper: the server's tickTime */
+    int zk_release_czxid;   /* zookeeper release-by=czxid (0: by path) */
+    int zk_parent_cleanup;  /* zookeeper parent-cleanup=on */
+    int zk_abort;           /* zookeeper on-expired=abort */
 };
 
 /* A record of the driver's own, not a trace kind: after a crash it asked
@@ -155,9 +170,14 @@ struct real_ops {
      * resumes and restarts of servers (NULL = none). first = the first
      * server's trace node. */
     void (*server_tick)(const struct redis_srv *srv, int first, int64_t t, struct recs *l);
+    /* Optional (zookeeper): start the server for this scenario at scale
+     * (instead of start), and move the run's start t0 (CLOCK_MONOTONIC ns)
+     * to a later instant the server's clock needs. */
+    int (*start_scn)(struct redis_srv *srv, const struct scenario *s, double scale, char *err, size_t n);
+    int64_t (*align_start)(const struct scenario *s, double scale, int64_t t0);
 };
 
-extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl;
+extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl, real_store_zk;
 
 /* store_redlock.c: what the redlock and redis-replicated stores share: a
  * wait with nothing to keep alive, the resource in the last of their
@@ -178,6 +198,20 @@ int real_repl_supported(const struct scenario *s, const struct trace *sim, const
 int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
 /* store_redlock.c: what the redlock backend cannot play (real_supported's part). */
 int real_redlock_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n);
+
+/* refuse_zk.c: the zookeeper locks' options into c (its algo set); what
+ * the zookeeper backend cannot play; its default scale. As
+ * real_parse_cfg and real_supported. */
+int real_zk_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+int real_zk_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
+                      char *why, size_t n);
+double real_zk_default_scale(const struct scenario *s);
+/* refuse.c: a fault the client-process driver can play (on a client, at a
+ * point of its own program, not a resume there): 0, or LSIM_ENOTREAL with
+ * why; server_fmt ("line %s: ... %s ...": the line and the node) says why
+ * the store cannot take a fault on one of its servers. */
+int real_client_fault_refused(const struct scenario *s, const struct scn_fault *f, const char *line,
+                              const char *server_fmt, char *why, size_t n);
 
 /* client.c: a record of this client's, now. */
 void real_emit(struct client *cl, int kind, int node, int peer, uint64_t token, int64_t a, int64_t b);

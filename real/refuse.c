@@ -19,6 +19,7 @@ const struct real_ops *real_store(const char *name) {
     if (strcmp(name, "etcd") == 0) return &real_store_etcd;
     if (strcmp(name, "redlock") == 0) return &real_store_redlock;
     if (strcmp(name, "redis-replicated") == 0) return &real_store_repl;
+    if (strcmp(name, "zookeeper") == 0) return &real_store_zk;
     return NULL;
 }
 
@@ -26,11 +27,13 @@ const char *real_store_for(const struct scenario *s) {
     if (strcmp(s->algo, "redlock") == 0) return "redlock";
     if (s->nservers > 1 && (strcmp(s->algo, "lease") == 0 || strcmp(s->algo, "fenced-lease") == 0))
         return "redis-replicated"; /* a primary and its replicas */
+    if (strncmp(s->algo, "zookeeper", 9) == 0) return "zookeeper";
     return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis";
 }
 
-int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n) {
-    return ops->start(srv, err, n);
+int real_store_start(const struct real_ops *ops, const struct scenario *s, double scale, struct redis_srv *srv,
+                     char *err, size_t n) {
+    return ops->start_scn ? ops->start_scn(srv, s, scale, err, n) : ops->start(srv, err, n);
 }
 
 void real_store_stop(const struct real_ops *ops, struct redis_srv *srv) { ops->stop(srv); }
@@ -44,6 +47,7 @@ static sim_ns consensus_ttl(const struct scenario *s) {
 }
 
 double real_default_scale(const struct real_ops *ops, const struct scenario *s) {
+    if (ops == &real_store_zk) return real_zk_default_scale(s);
     if (ops == &real_store_etcd) {
         sim_ns ttl = consensus_ttl(s);
         return ttl > 0 ? 1e9 / (double)ttl : 0.01;
@@ -131,10 +135,12 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
         c->guard_owner = s->guard_owner;
     } else if (strcmp(s->algo, "redlock") == 0) {
         return real_redlock_cfg(s, c, why, n);
+    } else if (strncmp(s->algo, "zookeeper", 9) == 0) {
+        return real_zk_parse_cfg(s, c, why, n);
     } else
         return refuse(why, n, "algorithm %s needs a backend that is not built (%s)", s->algo,
                       "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus; "
-                      "redlock runs redlock");
+                      "redlock runs redlock; zookeeper runs zookeeper, zookeeper-multi");
     if (c->algo == RA_CONSENSUS) return parse_consensus(s, c, why, n);
     int constant = 0;
     for (int i = 0; i < s->nopts; i++) {
@@ -360,6 +366,13 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
     struct real_cfg c;
     int rc = real_parse_cfg(s, &c, why, n);
     if (rc) return rc;
+    int zk = ops == &real_store_zk;
+    if (zk != (c.algo == RA_ZOOKEEPER || c.algo == RA_ZK_MULTI))
+        return refuse(why, n,
+                      "algorithm %s does not run on the %s backend (zookeeper and zookeeper-multi run on "
+                      "zookeeper only)",
+                      s->algo, ops->name);
+    if (zk) return real_zk_supported(s, sim, &c, scale > 0 ? scale : real_default_scale(ops, s), why, n);
     if ((ops == &real_store_redlock) != (c.algo == RA_REDLOCK))
         return refuse(why, n, "algorithm %s does not run on the %s backend (redlock runs on redlock only)", s->algo,
                       ops->name);
@@ -439,4 +452,9 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         return LSIM_ENOTREAL;
     }
     return 0;
+}
+
+int real_client_fault_refused(const struct scenario *s, const struct scn_fault *f, const char *line,
+                              const char *server_fmt, char *why, size_t n) {
+    return client_fault_refused(s, f, line, server_fmt, why, n);
 }

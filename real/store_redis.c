@@ -83,8 +83,10 @@ static int try_acquire(struct client *cl) {
         crash_at_send = 1;
         break;
     }
-    case RA_CONSENSUS:
-    case RA_REDLOCK: _exit(4); /* refused before (refuse.c): another backend's */
+    case RA_CONSENSUS: /* refused before (refuse.c): another backend's */
+    case RA_REDLOCK:
+    case RA_ZOOKEEPER:
+    case RA_ZK_MULTI: _exit(4);
     }
     if (crash_at_send) point(cl, SCN_POINT_DURING_ACQUIRE);
     if (recv_reply(cl, &r) != 0 || r.type == RESP_ERROR) _exit(3);
@@ -128,7 +130,9 @@ static int try_acquire(struct client *cl) {
         }
         break;
     case RA_CONSENSUS:
-    case RA_REDLOCK: break;
+    case RA_REDLOCK:
+    case RA_ZOOKEEPER:
+    case RA_ZK_MULTI: break;
     }
     if (!got) emit(cl, TRACE_SRV_DENY, cl->srv, cl->idx, 0, TRACE_NO_NODE, 0);
     return got;

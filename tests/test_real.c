@@ -19,6 +19,16 @@ static int have_redis(void) {
     return have;
 }
 
+/* 1 when ZooKeeper (java and the Debian package's jar) is installed; in CI
+ * its absence fails the test. */
+static int have_zookeeper(void) {
+    int have = system("command -v java >/dev/null 2>&1 && test -r /usr/share/java/zookeeper.jar") == 0;
+    const char *ci = getenv("CI");
+    if (!have && ci && strcmp(ci, "true") == 0) fail_msg("test_real: zookeeper is not installed, and CI=true");
+    if (!have) printf("test_real: skipped: zookeeper not installed (apt-get install zookeeper; CI installs it)\n");
+    return have;
+}
+
 /* 1 when etcd is installed; in CI its absence fails the test. */
 static int have_etcd(void) {
     int have = system("command -v etcd >/dev/null 2>&1") == 0;
@@ -407,7 +417,15 @@ static void test_real_etcd_refusals(void **state) {
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "does not run on the etcd backend"));
     r = run_in("", "real scenarios/consensus-revision-fenced.lsim --store zookeeper");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "does not run on the zookeeper backend"));
+    r = run_in("", "real scenarios/consensus-revision-fenced.lsim --store redlock");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "does not run on the redlock backend"));
+    r = run_in("", "real scenarios/consensus-revision-fenced.lsim --store memcached");
     assert_int_equal(r->code, 64);
+    assert_non_null(
+            strstr(r->err, "--store memcached: redis, etcd, redlock, redis-replicated and zookeeper are built"));
 }
 
 /* Interrupted while etcd starts, mid-run and late, by SIGINT and SIGTERM:
@@ -615,6 +633,102 @@ static void test_real_replicated_interrupted_leaves_nothing(void **state) {
     interrupted_redis_servers_gone("scenarios/failover-async-replication-loses-lock.lsim", "0.125", at_ms, sigs, 3);
 }
 
+/* The ZooKeeper lock recipe for real (tickTime 2 s: 200 ms of real time at
+ * scale 0.1; at the default 0.05, B arriving 1 s after A is 50 ms of real
+ * time, and on a machine at load 15 B once came first): A holds its ephemeral znode and is stopped for
+ * 8 s; ZooKeeper expires its 4 s session at its tick bucket (6 s), B's
+ * watch fires and B takes the lock; A's late write, with the lower czxid,
+ * reaches a separate fenced resource first and is accepted: UNSAFE, as
+ * simulated. With the write a multi-op (check the lock znode, set the data)
+ * in A's own session, ZooKeeper refuses it whole: SAFE, as simulated. */
+static void test_real_zookeeper_expired_unsafe_then_multi_safe(void **state) {
+    (void)state;
+    if (!have_zookeeper()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300], path[400];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    /* chosen for zookeeper without --store */
+    snprintf(args, sizeof args, "real scenarios/zookeeper-expired-session-write-separate.lsim --scale 0.1 --trace %s",
+             path);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend zookeeper"));
+    assert_non_null(strstr(r->out, "scale 0.1:"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 6s        real B"));
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    static char text[1 << 16];
+    slurp(path, text, sizeof text);
+    assert_non_null(strstr(text, "recorded against zookeeper on 127.0.0.1:"));
+    snprintf(args, sizeof args, "real scenarios/zookeeper-multi-refuses-expired-session.lsim --scale 0.1 --trace %s",
+             path);
+    r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+    assert_non_null(strstr(r->out, "rejected"));
+    unlink(path);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(tmp));
+    rmdir(tmp);
+}
+
+/* What the zookeeper backend cannot play is refused, saying why, exit 69:
+ * Curator's connection states, a tickTime that is not whole milliseconds
+ * of real time, a Redis lock. */
+static void test_real_zookeeper_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/curator-holder-waits-for-lost.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "lock option curator=lost: Curator's connection states"));
+    r = run_in("", "real scenarios/zookeeper-session-tick-bucket.lsim --scale 0.0001");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "ZooKeeper takes whole milliseconds"));
+    r = run_in("", "real scenarios/gc-pause-outlives-lease.lsim --store zookeeper");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "does not run on the zookeeper backend"));
+}
+
+/* Interrupted while the JVM starts, as it answers and mid-run, by SIGINT
+ * and SIGTERM: exit 130, no java, no client, no data dir. */
+static void test_real_zookeeper_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_zookeeper()) skip();
+    const long at_ms[] = {30, 400, 3000};
+    const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
+    for (int k = 0; k < 3; k++) {
+        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+        assert_non_null(mkdtemp(tmp));
+        char abs[4096];
+        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("LOCKSIM_REAL_TMP", tmp, 1);
+            freopen("/dev/null", "w", stdout);
+            execl(abs, abs, "real", "scenarios/zookeeper-release-checks-czxid.lsim", "--repeat", "3", (char *)NULL);
+            _exit(127);
+        }
+        ms_sleep(at_ms[k]);
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
+        else assert_int_equal(WEXITSTATUS(st), 130);
+        ms_sleep(20);
+        assert_int_equal(entries(tmp), 0);
+        assert_false(process_mentions(tmp));
+        rmdir(tmp);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
@@ -628,6 +742,9 @@ int main(void) {
             cmocka_unit_test(test_real_etcd_pause_unsafe_then_fenced_safe),
             cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
             cmocka_unit_test(test_real_etcd_refusals),
+            cmocka_unit_test(test_real_zookeeper_expired_unsafe_then_multi_safe),
+            cmocka_unit_test(test_real_zookeeper_refusals),
+            cmocka_unit_test(test_real_zookeeper_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
             cmocka_unit_test(test_real_redlock_refusals),
