@@ -1294,6 +1294,87 @@ static void test_bug_11456_bound_validity(void **state) {
     engine_free(e);
 }
 
+/* Issue 25, hang (a): B, bound to S2, waits behind A. A releases at
+ * 12.01s; S1 ends B's wait at 12.014s, S2 applies it and asks S1 for its
+ * commit index (the re-read of etcd >= 3.4.4); S2 crashes at 12.016s,
+ * before the answer, and restarts at 12.5s without the call. Before, B
+ * waited for the rest of the run while its keep-alives, relayed by the new
+ * S2, kept its key holding the lock: nobody could ever take it. Now the
+ * keep-alive answered by S2's new process shows that the connection the
+ * call was on is gone: the Lock call fails (gRPC Unavailable, not retried),
+ * and B's next attempt, in the same session, finds its key: token 3. */
+static void test_bound_waiter_server_crash_fails_call(void **state) {
+    (void)state;
+    struct engine *e = build_engine("lock consensus servers=3 ttl=5s first-candidate=S1 bind=S3,S2 queue=on\n"
+                                    "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 60s\n"
+                                    "client A @2s: acquire; read; write; work 10s; release\n"
+                                    "client B @3s: acquire; read; write; release\n"
+                                    "@12.016s crash S2\n@12.5s restart S2\n",
+                                    NULL);
+    story_cursor = 0;
+    int B = node_of(engine_trace(e), "B");
+    /* t=12.014s: S1 ends B's wait: B's key holds the lock (revision 3). */
+    const struct trace_event *ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    ev = step_until_event(e, TRACE_SRV_GRANT, "S1");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->t, 12 * S + 14 * MS);
+    /* t=12.016s: S2 crashes with the re-read pending; 12.5s: it restarts. */
+    assert_int_equal(step_until_event(e, TRACE_CRASH, "S2")->t, 12 * S + 16 * MS);
+    assert_int_equal(step_until_event(e, TRACE_RESTART, "S2")->t, 12 * S + 500 * MS);
+    /* B's next keep-alive comes back from the new process: the call fails. */
+    ev = step_until_note(e, "B", "the Lock call fails: the server it waited in restarted");
+    assert_true(ev->t > 12 * S + 500 * MS && ev->t < 14 * S);
+    assert_int_equal(ev->a, 2); /* S2 */
+    /* B tries again in the same session: its key still holds the lock. */
+    ev = step_until_event(e, TRACE_ACQUIRED, "B");
+    assert_true(ev->t < 15 * S);
+    assert_int_equal(ev->token, 3);
+    engine_run(e);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    assert_int_equal(engine_report(e)->double_entries, 0);
+    engine_free(e);
+}
+
+/* Issue 25, hang (b), without bind=: B's call waits in S1, the leader that
+ * queued its key; S1 is cut off alone at 5s and S2 leads from 6.495s. B's
+ * keep-alives fail over to S2. Before, only S1 (the proposer) could end
+ * B's wait, so when A released at 12.01s and S2 gave B's key the lock, B
+ * heard nothing until the heal at 40s, its key holding the lock all along.
+ * Now the keep-alive renewed through S2 shows that B's connection has moved:
+ * the call goes again to S2 (clientv3's watch resumes on its new
+ * connection), the retry moves the answer to S2, and B holds the lock at
+ * once when A releases. */
+static void test_waiter_follows_its_connection(void **state) {
+    (void)state;
+    struct engine *e = build_engine("lock consensus servers=3 ttl=5s first-candidate=S1 queue=on\n"
+                                    "resource stock=3 fencing=off\nnetwork latency=1ms\nduration 60s\n"
+                                    "client A @2s: acquire; read; write; work 10s; release\n"
+                                    "client B @3s: acquire; read; write; release\n"
+                                    "@5s partition S1 | S2 S3 A B R\n@40s heal\n",
+                                    NULL);
+    story_cursor = 0;
+    int B = node_of(engine_trace(e), "B");
+    /* t=3.004s: S1 queues B's key behind A's (revision 3). */
+    const struct trace_event *ev = step_until_note(e, "S1", "queues the request behind the holder");
+    assert_int_equal(ev->a, B);
+    assert_int_equal(ev->b, 3);
+    /* S2 leads from 6.495s; B's keep-alive, failed over, is renewed there. */
+    ev = step_until_note(e, "B", "its connection moved to another server");
+    assert_true(ev->t > 6 * S + 495 * MS && ev->t < 10 * S);
+    assert_int_equal(ev->a, 1); /* from S1 ... */
+    assert_int_equal(ev->b, 2); /* ... to S2 */
+    /* t=12.011s: S2 gives B's key the lock; B is told at once. */
+    ev = step_until_event(e, TRACE_SRV_GRANT, "S2");
+    assert_int_equal(ev->peer, B);
+    assert_int_equal(ev->token, 3);
+    ev = step_until_event(e, TRACE_ACQUIRED, "B");
+    assert_int_equal(ev->t, 12 * S + 12 * MS);
+    assert_int_equal(ev->token, 3);
+    engine_run(e);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
 static void test_options(void **state) {
     (void)state;
     struct scn_error err;
@@ -1369,6 +1450,8 @@ int main(void) {
             cmocka_unit_test(test_stale_leader_read_index),
             cmocka_unit_test(test_bound_waiter_outlives_its_proposer),
             cmocka_unit_test(test_bug_11456_bound_validity),
+            cmocka_unit_test(test_bound_waiter_server_crash_fails_call),
+            cmocka_unit_test(test_waiter_follows_its_connection),
             cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -678,6 +678,52 @@ static void test_pg_xact_write_ends_with_transaction(void **state) {
     engine_free(e);
 }
 
+/* MySQL GET_LOCK (flavor=mysql, wait_timeout 28800s by default): A takes
+ * the lock at 0s on one pooled connection and releases it on `conn`. On
+ * another connection RELEASE_LOCK returns 0 and the lock stays with the
+ * first, idle in the pool, until the server closes it at wait_timeout; on
+ * the same one it returns 1 and B has the lock at once. */
+static struct engine *mysql_story(const char *conn, const char *extra) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "lock pg-advisory flavor=mysql release-connection=%s%s\n"
+             "resource stock=5\nnetwork latency=0ms\nduration 30000s\n"
+             "client A: acquire; read; write; release\n"
+             "client B @1s: acquire; read; write; release\n",
+             conn, extra);
+    return run_text(text);
+}
+
+static void test_mysql_release_on_other_connection(void **state) {
+    (void)state;
+    /* Another connection: RELEASE_LOCK returns 0 at 0s, the lock stays. */
+    struct engine *e = mysql_story("other", "");
+    const struct trace_event *n = must_note(e, "A", NOTE_PREFIX, "RELEASE_LOCK on another pooled connection returns 0",
+                                            1);
+    assert_int_equal(n->t, 0);
+    /* B waits in GET_LOCK until wait_timeout (28800s after the grant)
+     * closes the first connection, to the nanosecond. */
+    assert_int_equal(must_note(e, "S1", NOTE_PREFIX, "wait_timeout: connection closed", 1)->t, 28800 * S);
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 28800 * S);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    /* wait-timeout=60s (a server set shorter): B has it at 60s. */
+    e = mysql_story("other", " wait-timeout=60s");
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 60 * S);
+    engine_free(e);
+    /* The same connection: released at 0s; B has it when it asks, at 1s. */
+    e = mysql_story("same", "");
+    assert_int_equal(must(e, TRACE_ACQUIRED, "B", 1)->t, 1 * S);
+    assert_null(note(e, "A", NOTE_PREFIX, "RELEASE_LOCK", 1));
+    assert_null(note(e, "S1", NOTE_PREFIX, "wait_timeout", 1));
+    engine_free(e);
+    /* MySQL has no transaction-level GET_LOCK; release-connection is same or other. */
+    refused_at("lock pg-advisory-xact flavor=mysql\nclient A: acquire\n", 23,
+               "flavor 'mysql' is not postgresql (MySQL has no transaction-level GET_LOCK)");
+    refused_at("lock pg-advisory release-connection=pool\nclient A: acquire\n", 18,
+               "release-connection 'pool' is not same or other");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_conditional_update_rejects_late_write),
@@ -697,6 +743,7 @@ int main(void) {
             cmocka_unit_test(test_options),
             cmocka_unit_test(test_pg_session_ends_with_idle_timeout),
             cmocka_unit_test(test_pg_xact_write_ends_with_transaction),
+            cmocka_unit_test(test_mysql_release_on_other_connection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -580,6 +580,66 @@ static void test_curator_suspended_then_reconnected(void **state) {
     engine_free(e);
 }
 
+/* flavor=consul (issue 25, model 5): Consul sessions. A holds the lock from
+ * 0s; `fault` cuts it off from S1 or pauses it at 5s. */
+static struct engine *consul_story(const char *opts, const char *fault) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "lock chubby flavor=consul sequencer=off%s\nresource stock=5\nnetwork latency=0ms\nduration 90s\n"
+             "client A: acquire; read; work 50s; write; release\n"
+             "client B @1s: acquire; read; write; release\n%s",
+             opts, fault);
+    return run_text(text);
+}
+
+static void test_consul_session_invalidated_at_twice_ttl(void **state) {
+    (void)state;
+    /* No fault: renewals every TTL/2 (7.5s), each answered at once, keep
+     * the session; nothing is invalidated and B follows A's release. */
+    struct engine *e = consul_story("", "");
+    assert_int_equal(must(e, TRACE_SRV_RENEW, "S1", 1)->t, 7 * S + 500 * MS);
+    assert_int_equal(must(e, TRACE_SRV_RENEW, "S1", 2)->t, 15 * S);
+    assert_null(note(e, "S1", NOTE_PREFIX, "session invalidated", 1));
+    assert_int_equal(acquired_at(e, "B"), 50 * S);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+    /* Cut off at 5s: the session, last renewed at its opening (0s), is
+     * invalidated at 30s (2 x 15s, not 15s), the lock withheld for the 15s
+     * lock-delay; B has it at 45s. A has no local lease and its monitor's
+     * answer is lost: it is told nothing and its write at 50s lands. */
+    e = consul_story("", "@5s link A S1 loss=100%\n@5s link S1 A loss=100%\n");
+    assert_int_equal(must_note(e, "S1", NOTE_PREFIX, "session invalidated: twice its TTL", 1)->t, 30 * S);
+    assert_int_equal(acquired_at(e, "B"), 45 * S);
+    assert_null(note(e, "A", NOTE_PREFIX, "lock monitor", 1));
+    assert_null(note(e, "A", NOTE_PREFIX, "local lease expired", 1)); /* no jeopardy in Consul's client */
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_UNSAFE);
+    engine_free(e);
+    /* lease=10s, which flavor=consul keeps: invalidated at 20s,
+     * B at 35s; lock-delay=0s: B at the invalidation. */
+    e = consul_story(" lease=10s", "@5s link A S1 loss=100%\n@5s link S1 A loss=100%\n");
+    assert_int_equal(must_note(e, "S1", NOTE_PREFIX, "session invalidated", 1)->t, 20 * S);
+    assert_int_equal(acquired_at(e, "B"), 35 * S);
+    engine_free(e);
+    e = consul_story(" lock-delay=0s", "@5s link A S1 loss=100%\n@5s link S1 A loss=100%\n");
+    assert_int_equal(acquired_at(e, "B"), 30 * S);
+    engine_free(e);
+}
+
+/* The holder learns of the invalidation only from its lock monitor: A,
+ * paused 5s-40s, is invalidated at 30s; the monitor's answer waits for it
+ * and A leaves the critical section when it resumes at 40s, before its
+ * write, and B has the lock at 45s: SAFE. */
+static void test_consul_monitor_tells_holder(void **state) {
+    (void)state;
+    struct engine *e = consul_story("", "@5s pause A 35s\n");
+    assert_int_equal(must_note(e, "S1", NOTE_PREFIX, "session invalidated", 1)->t, 30 * S);
+    assert_int_equal(must_note(e, "A", NOTE_PREFIX, "lock monitor: the key's session is gone", 1)->t, 40 * S);
+    assert_int_equal(must(e, TRACE_CS_EXIT, "A", 1)->t, 40 * S);
+    assert_int_equal(acquired_at(e, "B"), 45 * S);
+    assert_int_equal(engine_report(e)->verdict, SCN_VERDICT_SAFE);
+    engine_free(e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_bucket_edges),
@@ -597,6 +657,8 @@ int main(void) {
             cmocka_unit_test(test_release_no_lock_delay),
             cmocka_unit_test(test_zk_server_restart_keeps_sessions),
             cmocka_unit_test(test_chubby_master_restart_forgets_sessions),
+            cmocka_unit_test(test_consul_session_invalidated_at_twice_ttl),
+            cmocka_unit_test(test_consul_monitor_tells_holder),
             cmocka_unit_test(test_curator_waits_for_lost),
             cmocka_unit_test(test_curator_stops_on_suspended),
             cmocka_unit_test(test_curator_reconnected),

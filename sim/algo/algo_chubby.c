@@ -29,7 +29,28 @@
  * late request of a failed holder is refused whenever it lands, in the
  * lock-delay or after it. sequencer=off is the unmodified server the
  * lock-delay exists for: it accepts every request, and only the delay stands
- * between a holder's delayed request and the next holder. */
+ * between a holder's delayed request and the next holder.
+ *
+ * Consul sessions (flavor=consul), whose design follows Chubby's (Consul
+ * docs, "Sessions": "The design of sessions in Consul is heavily influenced
+ * by Google Chubby"). A session has a TTL (lease=, here 15s, the TTL of the
+ * sessions `consul lock` and the Go API's Lock open, api/lock.go
+ * DefaultLockSessionTTL). The docs: the TTL "represents a lower bound for
+ * invalidation; that is, Consul will not expire the session before the TTL
+ * is reached, but it is allowed to delay the expiration past the TTL";
+ * the servers wait twice the TTL from the last renewal (agent/consul
+ * session_ttl.go: ttl * SessionTTLMultiplier, 2). A renewal (PUT
+ * /v1/session/renew) is answered at once, not held; the client renews every
+ * TTL/2 (api.Session.RenewPeriodic). When a session holding a lock is
+ * invalidated the lock is withheld for the lock-delay (default 15s, at most
+ * 60s), as Chubby's. The client keeps no local lease: a holder learns that
+ * its session is gone only from the server, by its lock monitor's blocking
+ * query on the lock key (api/lock.go monitorLock: it returns when the key's
+ * session changes, and the lock's channel closes) or by a renewal refused
+ * ("session not found"). A holder cut off from the servers learns nothing
+ * and works on. The sequencer is the key's LockIndex with the session (the
+ * docs: "a sequencer ... similar to Chubby"): sequencer=check has the
+ * resource ask whether this grant still holds the lock. */
 #include <stdio.h>
 #include <string.h>
 
@@ -43,7 +64,8 @@ enum {
     CB_ACQUIRE,   /* value = session -> (blocks) a = 1, token = generation */
     CB_RELEASE,   /* value = session, token = generation */
     CB_REPLY,     /* a = 1 ok; a = 0 with b = 1: the session is unknown (expired) */
-    CB_KA_REPLY   /* the answer to a KeepAlive: ttl_ns = lease granted, b = held for */
+    CB_KA_REPLY,  /* the answer to a KeepAlive: ttl_ns = lease granted, b = held for */
+    CB_MONITOR    /* consul: the holder's blocking query returns: value = session, its lock is gone */
 };
 
 enum cb_seq { CB_SEQ_CHECK, CB_SEQ_OFF };
@@ -53,6 +75,8 @@ struct cb_config {
     sim_ns grace_ns;
     sim_ns lock_delay_ns;
     int sequencer; /* enum cb_seq */
+    int consul;    /* flavor=consul: TTL sessions invalidated at 2x TTL, renewals every TTL/2, no local lease */
+    int lease_set, delay_set; /* lease= / lock-delay= given: flavor=consul keeps them */
 };
 
 struct cb_session {
@@ -86,7 +110,9 @@ struct cb_server {
     int order[CB_MAX];
 };
 
-enum { T_EXPIRY = 1, T_KA, T_DELAY, T_JEOPARDY, T_GRACE, T_RETRY };
+enum { T_EXPIRY = 1, T_KA, T_DELAY, T_JEOPARDY, T_GRACE, T_RETRY, T_RENEW };
+
+#define CONSUL_TTL_MULTIPLIER 2 /* agent/consul/session_ttl.go: SessionTTLMultiplier */
 
 /* States (lock_state): what a client, the master or the resource knows then. */
 enum {
@@ -164,8 +190,12 @@ static int option(void *config, const char *key, const char *val, char *err, siz
             snprintf(err, n, "%s '%s' is not a positive duration such as %s", key, val, key[0] == 'l' ? "12s" : "45s");
             return LSIM_EBAD_VALUE;
         }
-        if (key[0] == 'l') c->lease_ns = v;
-        else c->grace_ns = v;
+        if (key[0] == 'l') {
+            c->lease_ns = v;
+            c->lease_set = 1;
+        } else {
+            c->grace_ns = v;
+        }
         return 0;
     }
     if (strcmp(key, "lock-delay") == 0) {
@@ -174,6 +204,19 @@ static int option(void *config, const char *key, const char *val, char *err, siz
             return LSIM_EBAD_VALUE;
         }
         c->lock_delay_ns = v;
+        c->delay_set = 1;
+        return 0;
+    }
+    if (strcmp(key, "flavor") == 0) {
+        if (strcmp(val, "chubby") == 0) c->consul = 0;
+        else if (strcmp(val, "consul") == 0) c->consul = 1;
+        else {
+            snprintf(err, n, "flavor '%s' is not chubby or consul", val);
+            return LSIM_EBAD_VALUE;
+        }
+        /* Consul's defaults: 15s TTL (api/lock.go), 15s lock-delay. */
+        if (!c->lease_set) c->lease_ns = (c->consul ? 15 : 12) * SIM_NS_PER_S;
+        if (!c->delay_set) c->lock_delay_ns = (c->consul ? 15 : 60) * SIM_NS_PER_S;
         return 0;
     }
     if (strcmp(key, "sequencer") == 0) {
@@ -185,7 +228,7 @@ static int option(void *config, const char *key, const char *val, char *err, siz
         }
         return 0;
     }
-    snprintf(err, n, "unknown option '%s' for chubby; expected lease, grace, lock-delay, sequencer", key);
+    snprintf(err, n, "unknown option '%s' for chubby; expected lease, grace, lock-delay, sequencer, flavor", key);
     return LSIM_EUNKNOWN_OPTION;
 }
 
@@ -214,6 +257,12 @@ static void send_reply(struct lock_ctx *ctx, int to, uint32_t req, int64_t a, in
     r.token = token;
     r.ttl_ns = ttl;
     lock_send(ctx, to, &r);
+}
+
+/* How long the master keeps a session from its opening or renewal: the
+ * lease, or with flavor=consul twice the TTL (session_ttl.go). */
+static sim_ns master_lease(const struct cb_config *c) {
+    return c->consul ? CONSUL_TTL_MULTIPLIER * c->lease_ns : c->lease_ns;
 }
 
 static void arm_expiry(struct lock_ctx *ctx, struct cb_session *se) {
@@ -245,13 +294,23 @@ static void grant_next(struct lock_ctx *ctx, struct cb_server *s) {
 }
 
 static void expire_session(struct lock_ctx *ctx, struct cb_server *s, struct cb_session *se) {
-    lock_note(ctx, "session lease timed out at the master: the session ends", (int64_t)se->id, se->owner);
+    lock_note(ctx,
+              cfg(ctx)->consul ? "session invalidated: twice its TTL passed without a renewal"
+                               : "session lease timed out at the master: the session ends",
+              (int64_t)se->id, se->owner);
     for (int i = 0; i < CB_MAX; i++)
         if (s->wait[i].used && s->wait[i].session == se->id) s->wait[i].used = 0;
     lock_state(ctx, CB_ST_MASTER_ENDED);
     if (s->held && s->holder_session == se->id) {
         lock_note_expire(ctx, s->holder);
         s->held = 0;
+        if (cfg(ctx)->consul) { /* the holder's monitor (a blocking query on the key) returns */
+            struct lock_msg mo = {0};
+            mo.type = CB_MONITOR;
+            mo.req = 1;
+            mo.value = se->id;
+            lock_send(ctx, se->owner, &mo);
+        }
         sim_ns d = cfg(ctx)->lock_delay_ns;
         if (d > 0) {
             lock_state(ctx, CB_ST_LOCK_DELAY);
@@ -270,7 +329,7 @@ static void expire_session(struct lock_ctx *ctx, struct cb_server *s, struct cb_
 /* Answer a held KeepAlive: a full lease from now. */
 static void answer_keepalive(struct lock_ctx *ctx, struct cb_server *s, struct cb_session *se) {
     sim_ns now = mono(ctx);
-    se->lease_end = now + cfg(ctx)->lease_ns;
+    se->lease_end = now + master_lease(cfg(ctx));
     arm_expiry(ctx, se);
     /* The lock lives as long as its holder's session: its lease is renewed. */
     if (s->held && s->holder_session == se->id) lock_note_renew(ctx, se->owner, cfg(ctx)->lease_ns);
@@ -299,7 +358,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         }
         se->id = ++s->next_session;
         se->owner = m->from;
-        se->lease_end = mono(ctx) + cfg(ctx)->lease_ns;
+        se->lease_end = mono(ctx) + master_lease(cfg(ctx));
         arm_expiry(ctx, se);
         send_reply(ctx, m->from, m->req, 1, 0, se->id, 0, cfg(ctx)->lease_ns);
         return;
@@ -316,7 +375,7 @@ static void server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         se->ka_req = m->req;
         se->ka_since = mono(ctx);
         sim_ns hold = se->lease_end - cfg(ctx)->lease_ns / 4 - se->ka_since;
-        if (hold <= 0) answer_keepalive(ctx, s, se);
+        if (hold <= 0 || cfg(ctx)->consul) answer_keepalive(ctx, s, se); /* Consul: renewals answered at once */
         else {
             lock_state(ctx, CB_ST_KA_HELD);
             se->ka_timer = lock_timer(ctx, LOCK_CLOCK_MONO, hold, T_KA, se->id);
@@ -419,6 +478,7 @@ static void send_keepalive(struct lock_ctx *ctx, struct cb_client *c) {
 
 static void set_local_lease(struct lock_ctx *ctx, struct cb_client *c, sim_ns end) {
     cancel(ctx, &c->jeopardy_timer);
+    if (cfg(ctx)->consul) return; /* Consul's client keeps no local lease: no jeopardy */
     sim_ns d = end - mono(ctx);
     c->jeopardy_timer = lock_timer(ctx, LOCK_CLOCK_MONO, d > 0 ? d : 0, T_JEOPARDY, 0);
 }
@@ -478,6 +538,7 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
          * counted from the earliest KeepAlive not yet answered. */
         set_local_lease(ctx, c, c->ka_sent + m->b + m->ttl_ns);
         lock_state(ctx, CB_ST_KA_ANSWERED);
+        if (cfg(ctx)->consul) return; /* the next renewal is on the TTL/2 timer */
         if (c->jeopardy) {
             lock_state(ctx, CB_ST_GRACE_SAFE);
             c->jeopardy = 0;
@@ -486,6 +547,13 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
             lock_note(ctx, "safe: a KeepAlive got through in the grace period", (int64_t)c->session, 0);
         }
         send_keepalive(ctx, c);
+        return;
+    }
+    if (m->type == CB_MONITOR) {
+        if (!c->session || m->value != c->session) return;
+        lock_note(ctx, "lock monitor: the key's session is gone (its blocking query returned)", (int64_t)c->session,
+                  c->generation != 0);
+        session_over(ctx, c);
         return;
     }
     if (m->type != CB_REPLY || m->req == 0) return;
@@ -506,7 +574,12 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         lock_state(ctx, CB_ST_SESSION_OPEN);
         c->jeopardy = 0;
         set_local_lease(ctx, c, mono(ctx) + m->ttl_ns);
-        send_keepalive(ctx, c);
+        if (cfg(ctx)->consul) { /* RenewPeriodic: a renewal every TTL/2 */
+            cancel(ctx, &c->retry_timer);
+            c->retry_timer = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->lease_ns / 2, T_RENEW, 0);
+        } else {
+            send_keepalive(ctx, c);
+        }
         if (c->acquiring) c->acq_req = send_msg(ctx, c, CB_ACQUIRE, 0);
     } else if (m->req == c->acq_req) {
         c->acq_req = 0;
@@ -548,6 +621,12 @@ static void client_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
         if (!c->jeopardy) return;
         send_keepalive(ctx, c);
         c->retry_timer = lock_timer(ctx, LOCK_CLOCK_MONO, SIM_NS_PER_S, T_RETRY, 0);
+        return;
+    case T_RENEW: /* Consul: renew every TTL/2, answered or not */
+        c->retry_timer = 0;
+        if (!c->session) return;
+        send_keepalive(ctx, c);
+        c->retry_timer = lock_timer(ctx, LOCK_CLOCK_MONO, cfg(ctx)->lease_ns / 2, T_RENEW, 0);
         return;
     case T_GRACE:
         c->grace_timer = 0;

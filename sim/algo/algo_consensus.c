@@ -303,6 +303,39 @@ static void client_release(struct lock_ctx *ctx, void *state) {
     send_op(ctx, c); /* sent even if the lease is known lost: the server decides */
 }
 
+/* A waiting Lock call lives on one connection, to the server that answered
+ * "queued" (wait_server). A keep-alive renewed through another server, or
+ * through a process of that server that has restarted since (its boots
+ * differ), shows that the connection is gone: etcd's client never waits on
+ * a dead connection (the client design document, "clients should never
+ * deadlock waiting for a server to come back from offline"). Without bind=
+ * the Mutex runs in the client library, whose watch (waitDeletes) is
+ * resumed on the connection the client now has (clientv3's watcher
+ * re-creates its streams on the new endpoint): the call is sent again
+ * there; a retry under the same lease finds its key, queued or holding
+ * (apply: "a retry of a call already queued moves the answer to it").
+ * With bind= the call is v3lock's Lock RPC on the bound server, which the
+ * crash ended: gRPC fails it (Unavailable), and clientv3 does not retry a
+ * call that is not repeatable, so the client is told it failed; it keeps
+ * its session, so its next attempt finds its key again. */
+static void wait_connection_lost(struct lock_ctx *ctx, struct cons_client *c) {
+    if (bound_server(ctx) < 0) {
+        lock_note(ctx, "its connection moved to another server: the waiting Lock call resumes there",
+                  c->wait_server + 1, c->target + 1);
+        c->wait_server = c->target;
+        c->asked = 0;
+        send_op(ctx, c);
+        return;
+    }
+    lock_note(ctx, "the Lock call fails: the server it waited in restarted, its connection gone", c->wait_server + 1,
+              (int64_t)c->wait_boots);
+    cancel(ctx, &c->t_request);
+    ka_stop(ctx, c);
+    c->op = OP_NONE;
+    c->queued = 0;
+    lock_refused(ctx);
+}
+
 static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, const struct lock_msg *m) {
     cancel(ctx, &c->t_ka_request);
     if (m->a == R_REDIRECT) {
@@ -312,6 +345,11 @@ static void on_keepalive_reply(struct lock_ctx *ctx, struct cons_client *c, cons
     c->ka_req = 0;
     c->target = lock_server_index(ctx, m->from);
     if (m->a == R_RENEWED) c->renewed_from = c->ka_sent_mono;
+    if (m->a == R_RENEWED && c->queued && c->op == OP_ACQUIRE && !c->holding &&
+        (c->target != c->wait_server || m->value != c->wait_boots)) {
+        wait_connection_lost(ctx, c);
+        return;
+    }
     if (m->a == R_LEASE_GONE && c->queued && !c->holding) {
         /* etcd 3.4's Mutex.Lock watches only the keys before its own: the
          * session's end does not end the wait (etcd-io/etcd#19597). The
@@ -350,6 +388,8 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         /* Its key is put; the answer comes when the older keys are gone.
          * Meanwhile the session (lease) is kept alive. */
         c->target = lock_server_index(ctx, m->from);
+        c->wait_server = c->target;
+        c->wait_boots = m->value;
         if (!c->queued) {
             c->queued = 1;
             c->renewed_from = c->sent_mono;

@@ -38,7 +38,23 @@
  * still holds the lock (S1's state at the write's arrival); a transaction
  * ended by idle-tx-timeout rolls its writes back, so they are refused.
  * The idle timer counts from the grant, as the program sends nothing else to
- * S1 before its write. */
+ * S1 before its write.
+ *
+ * MySQL (flavor=mysql), the reference manual, "Locking Functions": "A lock
+ * obtained with GET_LOCK() is released explicitly by executing
+ * RELEASE_LOCK() or implicitly when your session terminates (either
+ * normally or abnormally)"; RELEASE_LOCK "Returns 1 if the lock was
+ * released, 0 if the lock was not established by this thread (in which
+ * case the lock is not released)". The session ends when the server closes
+ * a connection idle for wait_timeout ("The number of seconds the server
+ * waits for activity on a noninteractive connection before closing it",
+ * default 28800, which flavor=mysql takes). PostgreSQL's
+ * pg_advisory_unlock likewise returns false, with a warning, for a lock the
+ * session does not hold. release-connection=other: the program takes
+ * the lock on one connection of a pool and releases it on another (it
+ * gave the first back to the pool between the two calls): the release
+ * fails, and the lock stays with the pooled connection, idle in the pool,
+ * until the server closes it. */
 
 enum { PG_LOCK = 1, PG_UNLOCK, PG_REPLY };
 enum { W_LOCK = 1, W_UNLOCK };
@@ -51,6 +67,8 @@ struct pg_config {
     sim_ns idle_session_ns;    /* idle_session_timeout: 0 = off (PostgreSQL's default) */
     sim_ns idle_tx_ns;         /* idle_in_transaction_session_timeout: 0 = off */
     sim_ns request_timeout_ns; /* the client gives up on a reply after this */
+    int mysql;                 /* flavor=mysql: GET_LOCK / RELEASE_LOCK and wait_timeout's words */
+    int release_other;         /* release-connection=other: the release goes on another pooled connection */
 };
 
 struct pg_waiter {
@@ -88,13 +106,38 @@ static void defaults_of(struct pg_config *c, int xact) {
 static void defaults(void *config) { defaults_of(config, 0); }
 static void defaults_xact(void *config) { defaults_of(config, 1); }
 
+#define MYSQL_WAIT_TIMEOUT_NS (28800 * SIM_NS_PER_S) /* wait_timeout's default: 8 hours */
+
 static int option(void *config, const char *k, const char *v, char *err, size_t n) {
     struct pg_config *c = config;
+    if (strcmp(k, "flavor") == 0) {
+        if (strcmp(v, "postgresql") == 0) c->mysql = 0;
+        else if (strcmp(v, "mysql") == 0 && !c->xact) c->mysql = 1;
+        else {
+            snprintf(err, n, "flavor '%s' is not %s", v,
+                     c->xact ? "postgresql (MySQL has no transaction-level GET_LOCK)" : "postgresql or mysql");
+            return LSIM_EBAD_VALUE;
+        }
+        if (c->mysql && c->idle_session_ns == 0) c->idle_session_ns = MYSQL_WAIT_TIMEOUT_NS;
+        return 0;
+    }
+    if (strcmp(k, "release-connection") == 0) {
+        if (strcmp(v, "same") == 0) c->release_other = 0;
+        else if (strcmp(v, "other") == 0) c->release_other = 1;
+        else {
+            snprintf(err, n, "release-connection '%s' is not same or other", v);
+            return LSIM_EBAD_VALUE;
+        }
+        return 0;
+    }
+    if (strcmp(k, "wait-timeout") == 0 && !c->xact) return db_opt_duration(k, v, &c->idle_session_ns, 0, err, n);
     if (strcmp(k, "idle-session-timeout") == 0) return db_opt_duration(k, v, &c->idle_session_ns, 1, err, n);
     if (strcmp(k, "idle-tx-timeout") == 0) return db_opt_duration(k, v, &c->idle_tx_ns, 1, err, n);
     if (strcmp(k, "request-timeout") == 0) return db_opt_duration(k, v, &c->request_timeout_ns, 0, err, n);
     return db_opt_unknown(err, n, k, c->xact ? "pg-advisory-xact" : "pg-advisory",
-                          "idle-session-timeout, idle-tx-timeout, request-timeout");
+                          c->xact ? "idle-session-timeout, idle-tx-timeout, request-timeout, release-connection, flavor"
+                                  : "idle-session-timeout, wait-timeout, idle-tx-timeout, request-timeout, "
+                                    "release-connection, flavor");
 }
 
 /* The idle timeout that ends the holder's session: idle_session_timeout
@@ -172,8 +215,9 @@ static void server_timer(struct lock_ctx *ctx, void *state, int timer, uint64_t 
     if (s->holder < 0) return;
     lock_state(ctx, PG_ST_TERMINATED);
     lock_note(ctx,
-              cfg(ctx)->xact ? "idle_in_transaction_session_timeout: transaction rolled back, its lock released"
-                             : "idle_session_timeout: session terminated, its advisory lock released",
+              cfg(ctx)->xact    ? "idle_in_transaction_session_timeout: transaction rolled back, its lock released"
+              : cfg(ctx)->mysql ? "wait_timeout: connection closed, its GET_LOCK lock released"
+                                : "idle_session_timeout: session terminated, its advisory lock released",
               s->holder, s->session);
     lock_note_expire(ctx, s->holder);
     hand_on(ctx, s);
@@ -205,7 +249,9 @@ static void client_release(struct lock_ctx *ctx, void *state) {
     struct pg_client *c = state;
     struct lock_msg m = {0};
     m.type = PG_UNLOCK;
-    m.value = c->session;
+    /* release-connection=other: another connection of the pool, another
+     * session (the next number: sessions are per client and incarnation). */
+    m.value = cfg(ctx)->release_other ? c->session + 1 : c->session;
     db_rpc_send(ctx, &c->rpc, W_UNLOCK, &m, cfg(ctx)->request_timeout_ns);
 }
 
@@ -221,7 +267,14 @@ static void client_recv(struct lock_ctx *ctx, void *state, const struct lock_msg
         }
         return;
     }
-    if (!m->a) { /* the session was gone: the program learns it only now */
+    if (!m->a && cfg(ctx)->release_other) { /* not this session's lock: it stays */
+        lock_state(ctx, PG_ST_RELEASE_FAILED);
+        lock_note(ctx,
+                  cfg(ctx)->mysql ? "RELEASE_LOCK on another pooled connection returns 0: the lock stays with the first"
+                                  : "pg_advisory_unlock on another pooled connection returns false: the lock stays "
+                                    "with the first",
+                  c->session + 1, c->session);
+    } else if (!m->a) { /* the session was gone: the program learns it only now */
         lock_state(ctx, PG_ST_RELEASE_FAILED);
         lock_note(ctx, "unlock failed: server closed the connection unexpectedly", c->session, 0);
     }

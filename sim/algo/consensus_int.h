@@ -115,6 +115,20 @@
  * server paused while its client's lease ran out answers ErrSessionExpired
  * when it resumes, not a grant.
  * bug=etcd-11456 keeps the old path (the grant relayed as it is).
+ * A waiting call lives on one connection, and etcd's client never waits on
+ * a dead one (Documentation/learning/design-client.md: "clients should
+ * never deadlock waiting for a server to come back from offline"; its
+ * balancer fails over and its calls fail with clear errors). Without
+ * bind=, the Mutex runs in the client library (client/v3/concurrency):
+ * waitDeletes' watch is resumed by clientv3's watcher on the connection the
+ * client now has, so when a waiter's keep-alives move to another server,
+ * its call is sent again there (a retry under the same lease moves the
+ * answer, or finds its key holding). With bind=, a crash of the bound
+ * server ends the v3lock Lock RPC: the client, seeing its keep-alive
+ * answered by a restarted process (M_REPLY carries the server's boots),
+ * is told the call failed (gRPC Unavailable, not retried by clientv3's
+ * retry interceptor for a call that is not repeatable), and its next
+ * attempt under the same session finds its key.
  *
  * Documented server bugs (bug=): switches that put a published bug back,
  * to show what it does to a correct client; each names its report.
@@ -176,7 +190,8 @@ enum {
     M_RELEASE,          /* client -> server: req, value = lease */
     M_KEEPALIVE,        /* client -> server: req, value = lease */
     M_REPLY,            /* server -> client: req, a = enum result, b = leader node
-                       hint (or -1), token = revision, ttl_ns = lease left */
+                       hint (or -1), token = revision, ttl_ns = lease left,
+                       value = the answering server's boots (its restarts) */
     M_FORWARD,          /* bound server -> leader (bind=): a = M_ACQUIRE, M_RELEASE or
                        M_KEEPALIVE, b = client node, req, value = lease */
     M_FORWARD_REPLY,    /* leader -> bound server: an M_REPLY for client node
@@ -321,6 +336,7 @@ struct cons_server {
     struct cons_sm snap;
     struct cons_sm sm; /* the lock state, with ... */
     int64_t applied;   /* ... the index it has applied (etcd's consistent index) */
+    uint32_t boots;    /* restarts so far: a client's connection to an earlier process is gone */
     /* Volatile. */
     int n;     /* servers in this run */
     int self;  /* this server's index */
@@ -376,6 +392,8 @@ struct cons_client {
     int ka_dead;         /* a keep-alive was refused while it waited: the session is over */
     sim_ns ka_sent_mono; /* when the keep-alive in flight left, by its monotonic clock */
     sim_ns renewed_from; /* queue=on: when the last keep-alive renewed (or the acquire) left */
+    int wait_server;     /* queue=on: server index whose connection the waiting call is on */
+    uint64_t wait_boots; /* ... and that server's boots when it answered "queued" */
 };
 
 /* Bugs of real systems, switched on by bug= (parse_bugs). */
@@ -427,8 +445,11 @@ int cons_log_append(struct cons_server *s, const struct cons_entry *e, int64_t c
  * a time), else a heartbeat; always with the leader's commit index. */
 void cons_send_append(struct lock_ctx *ctx, struct cons_server *s, int f);
 void cons_send_all(struct lock_ctx *ctx, struct cons_server *s);
-void cons_reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node, uint64_t revision,
-                       sim_ns lease_left);
+/* An M_REPLY from server s; value carries s->boots, so that a client can
+ * tell that the process its call waits in is not the one it asked (its
+ * connection was broken by a crash). */
+void cons_reply_client(struct lock_ctx *ctx, const struct cons_server *s, int to, uint32_t req, int result,
+                       int leader_node, uint64_t revision, sim_ns lease_left);
 void cons_forget_lease(struct lock_ctx *ctx, struct cons_server *s);
 /* queue=on without the revoke loop (expiry-check=off): one timer, at the
  * earliest deadline among the waiters' leases (the holder's has T_LEASE).

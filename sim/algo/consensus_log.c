@@ -131,8 +131,8 @@ void cons_send_all(struct lock_ctx *ctx, struct cons_server *s) {
         if (f != s->self) cons_send_append(ctx, s, f);
 }
 
-void cons_reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, int leader_node, uint64_t revision,
-                       sim_ns lease_left) {
+void cons_reply_client(struct lock_ctx *ctx, const struct cons_server *s, int to, uint32_t req, int result,
+                       int leader_node, uint64_t revision, sim_ns lease_left) {
     struct lock_msg m = {0};
     m.type = M_REPLY;
     m.req = req;
@@ -140,6 +140,7 @@ void cons_reply_client(struct lock_ctx *ctx, int to, uint32_t req, int result, i
     m.b = leader_node;
     m.token = revision;
     m.ttl_ns = lease_left;
+    m.value = s->boots;
     lock_send(ctx, to, &m);
 }
 
@@ -202,7 +203,8 @@ static void arm_holder_timer(struct lock_ctx *ctx, struct cons_server *s) {
 
 /* The answer to a client's call, from the server that proposed it: to the
  * client, or back through the server it is bound to (bind=). */
-static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int result, uint64_t rev, sim_ns left) {
+static void answer(struct lock_ctx *ctx, const struct cons_server *s, int client, uint32_t creq, int via, int result,
+                   uint64_t rev, sim_ns left) {
     if (via >= 0 && via != lock_server_index(ctx, lock_self(ctx))) {
         struct lock_msg m = {0};
         m.type = M_FORWARD_REPLY;
@@ -214,7 +216,7 @@ static void answer(struct lock_ctx *ctx, int client, uint32_t creq, int via, int
         m.value = (uint64_t)client;
         lock_send(ctx, lock_server(ctx, via), &m);
     } else {
-        cons_reply_client(ctx, client, creq, result, -1, rev, left);
+        cons_reply_client(ctx, s, client, creq, result, -1, rev, left);
     }
 }
 
@@ -260,12 +262,12 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
                      * next waiter's, the one the service's state keeps. */
                     lock_note_grant(ctx, w.client, w.rev, c->ttl_ns, now_mono(ctx));
                 }
-                if (mine) answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, leader ? c->ttl_ns : 0);
+                if (mine) answer(ctx, s, w.client, w.creq, w.via, R_GRANTED, w.rev, leader ? c->ttl_ns : 0);
             } else {
                 if (record)
                     lock_note(ctx, "the waiter's key is gone (its lease expired): session expired", w.client,
                               (int64_t)w.rev);
-                if (mine) answer(ctx, w.client, w.creq, w.via, R_SESSION_EXPIRED, 0, 0);
+                if (mine) answer(ctx, s, w.client, w.creq, w.via, R_SESSION_EXPIRED, 0, 0);
             }
             continue;
         }
@@ -289,7 +291,7 @@ static void queue_advance(struct lock_ctx *ctx, struct cons_server *s, int leade
         /* etcd >= 3.4.4: a bound server that is not the leader re-reads
          * the key linearizably first (cons_lockcheck_begin). */
         if (w.via >= 0 && !leader && !(c->bugs & BUG_ETCD_11456)) cons_lockcheck_begin(ctx, s, w.client, w.creq, w.rev);
-        else answer(ctx, w.client, w.creq, w.via, R_GRANTED, w.rev, leader ? left : 0); /* 0: the client counts */
+        else answer(ctx, s, w.client, w.creq, w.via, R_GRANTED, w.rev, leader ? left : 0); /* 0: the client counts */
     }
 }
 
@@ -387,7 +389,8 @@ static void apply(struct lock_ctx *ctx, struct cons_server *s, int64_t idx, cons
         if (leader && e->proposer == s->self && e->term == s->term) promote_leases(ctx, s);
         break;
     }
-    if (result && e->client >= 0 && e->proposer == s->self) answer(ctx, e->client, e->creq, e->via, result, rev, left);
+    if (result && e->client >= 0 && e->proposer == s->self)
+        answer(ctx, s, e->client, e->creq, e->via, result, rev, left);
 }
 
 /* ---- Keep-alives in the leader's lessor ------------------------------------------------ */
@@ -430,7 +433,7 @@ void cons_renew_confirmed(struct lock_ctx *ctx, struct cons_server *s) {
         s->renew[i].used = 0;
         int result = renew(ctx, s, r.lease);
         sim_ns left = result == R_RENEWED ? cfg(ctx)->ttl_ns : 0;
-        answer(ctx, r.client, r.creq, r.via, result, 0, left);
+        answer(ctx, s, r.client, r.creq, r.via, result, 0, left);
     }
     for (int i = 0; i < RENEW_CAP; i++) {
         struct cons_readindex q = s->reads[i];
@@ -505,7 +508,7 @@ void cons_lockchecks_due(struct lock_ctx *ctx, struct cons_server *s) {
             lock_note(ctx, "the Lock call re-reads its key after waiting: gone, session expired", k.client,
                       (int64_t)k.rev);
         /* lease left 0: this server does not know it; the client counts it */
-        cons_reply_client(ctx, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1, kept ? k.rev : 0, 0);
+        cons_reply_client(ctx, s, k.client, k.creq, kept ? R_GRANTED : R_SESSION_EXPIRED, -1, kept ? k.rev : 0, 0);
     }
 }
 

@@ -176,6 +176,7 @@ void cons_server_restart(struct lock_ctx *ctx, void *state) {
     s->noted_owner = -1; /* the checker forgot this server's holder at the crash */
     cons_drop_renewals(s);
     s->campaigns = 0;
+    s->boots++; /* the crash closed every client connection to the old process */
     lock_note(ctx, "restarts with its term, vote, log and lock state from disk", s->term, s->last_index);
     s->election_ns = random_timeout(ctx);
     arm_election(ctx, s);
@@ -410,7 +411,7 @@ static void on_client(struct lock_ctx *ctx, struct cons_server *s, const struct 
         return;
     }
     if (s->role != ROLE_LEADER) {
-        cons_reply_client(ctx, m->from, m->req, R_REDIRECT, s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
+        cons_reply_client(ctx, s, m->from, m->req, R_REDIRECT, s->leader >= 0 ? lock_server(ctx, s->leader) : -1, 0, 0);
         return;
     }
     lead_call(ctx, s, m->type, m->from, m->req, m->value, -1);
@@ -442,7 +443,7 @@ void cons_server_recv(struct lock_ctx *ctx, void *state, const struct lock_msg *
     case M_APPEND_REPLY: on_append_reply(ctx, s, m, from); break;
     case M_FORWARD: on_forward(ctx, s, m, from); break;
     case M_FORWARD_REPLY: /* relay the leader's answer to the bound client */
-        cons_reply_client(ctx, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
+        cons_reply_client(ctx, s, (int)m->value, m->req, (int)m->a, -1, m->token, m->ttl_ns);
         break;
     case M_READ_INDEX: /* ReadIndex: the commit index, once confirmed */
         if (s->role == ROLE_LEADER) cons_read_index(ctx, s, from, m->req);
