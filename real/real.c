@@ -124,7 +124,13 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     snprintf(out->title, sizeof out->title, "%s", sim->title);
     snprintf(out->algo, sizeof out->algo, "%s", sim->algo);
     out->seed = sim->seed;
+    struct recs l = {0};
+    /* The server's wall clock: the real one, then the scenario's clock line for it. */
+    struct real_clock clk;
+    real_clock_start(&clk, srv->clock, srv->port, s, srv_node >= 0 ? sim->nodes[srv_node].name : NULL, srv_node, scale,
+                     &l);
     if (ops->setup(srv, s, &cfg) != 0) {
+        free(l.v);
         snprintf(err, n, "%s on 127.0.0.1:%d did not take the set-up commands (%s; each has %d ms)", ops->server,
                  srv->port, strerror(errno), RESP_TIMEOUT_MS);
         return LSIM_EUNAVAILABLE;
@@ -132,13 +138,14 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int pfd[2];
     if (pipe(pfd) != 0) {
         snprintf(err, n, "pipe: %s", strerror(errno));
+        free(l.v);
         return LSIM_EINTERNAL;
     }
-    struct recs l = {0};
     struct proc *ps = calloc((size_t)s->nclients, sizeof *ps);
     if (!ps) {
         close(pfd[0]);
         close(pfd[1]);
+        free(l.v);
         return LSIM_ENOMEM;
     }
     fflush(NULL);
@@ -149,6 +156,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     if (pipe(ready) != 0 || pipe(go) != 0) {
         snprintf(err, n, "pipe: %s", strerror(errno));
         free(ps);
+        free(l.v);
         return LSIM_EINTERNAL;
     }
     int64_t t0 = 0;
@@ -247,6 +255,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
         if (t >= end) break;
         drain(pfd[0], &l);
         reap(ps, s->nclients, t0);
+        real_clock_tick(&clk, t, &l);
         /* planned resumes, and stops that need one */
         for (int i = 0; i < s->nclients; i++) {
             if (ps[i].dead) continue;
@@ -270,6 +279,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             const struct scn_fault *f = &s->faults[k];
             if (done[k] || f->point != SCN_POINT_NONE || t < (int64_t)((double)f->at_ns * scale)) continue;
             done[k] = 1;
+            if (real_clock_fault(&clk, f, t, &l)) continue;
             int i = 0;
             while (i < s->nclients && strcmp(s->clients[i].name, f->node) != 0) i++;
             if (i == s->nclients || ps[i].dead) continue;

@@ -40,6 +40,13 @@ struct real_cfg {
  * (0 = no expiry). */
 #define REC_OBSERVED_HOLD (-1)
 
+/* Records of the driver's clock control (clockctl.c), not trace kinds:
+ * after a clock fault on the server it asked Redis the lock's PTTL: a = 1
+ * the key is there, b = its PTTL in real ns; a = 0 it has expired. And the
+ * server's wall clock rate from now on: a = ppm. */
+#define REC_OBSERVED_TTL (-2)
+#define REC_CLOCK_RATE (-3)
+
 /* One recorded event, as a client process or the driver saw it. */
 struct rec {
     int64_t t; /* real ns since the start */
@@ -153,6 +160,28 @@ void real_client_main(struct client *cl);
  * next attempt in the simulated run sim, in order, into a malloc'd *out
  * (NULL when none); their count, or -1 when out of memory. */
 long real_sim_waits(const struct trace *sim, int node, sim_ns **out);
+
+/* clockctl.c: the lock server's wall clock during a run, moved through
+ * the clock shim's page (real/clockshim.h). */
+struct clockshim_page;
+struct real_clock {
+    struct clockshim_page *page; /* borrowed from the server (redis_srv), NULL = no shim */
+    int port;                    /* the server's, to ask the lock's PTTL */
+    const char *name;            /* the server's name in the scenario (borrowed), NULL = none */
+    int node;                    /* its node in the recording */
+    double scale;                /* real seconds per scenario second */
+    int64_t base_ppm, slew_ppm;  /* drift, and a slew's rate while it lasts, ppm */
+    int64_t slew_end;            /* real ns since the start when the slew ends, 0 = none */
+};
+/* Reset the page to the real clock, then the scenario's clock line for
+ * name (its offset and drift), recorded into l at t = 0. */
+void real_clock_start(struct real_clock *c, struct clockshim_page *page, int port, const struct scenario *s,
+                      const char *name, int node, double scale, struct recs *l);
+/* 1 when f is a clock fault of the server, done now (real ns t since the
+ * start) and recorded, with the lock's PTTL after it; 0 when it is not. */
+int real_clock_fault(struct real_clock *c, const struct scn_fault *f, int64_t t, struct recs *l);
+/* A slew that has run its length ends (called every driver round). */
+void real_clock_tick(struct real_clock *c, int64_t t, struct recs *l);
 
 /* record.c: append r to l; -1 when out of memory. */
 int real_recs_add(struct recs *l, const struct rec *r);

@@ -40,6 +40,12 @@ static void append_expire(struct trace *out, sim_ns t, int srv_node, int owner) 
     trace_append(out, &ev);
 }
 
+/* A span of the server's wall clock (ttl, ns), running at 1 + ppm/1e6,
+ * in true time. */
+static sim_ns by_true_time(sim_ns span, int64_t ppm) {
+    return ppm ? (sim_ns)((double)span / (1.0 + (double)ppm / 1e6)) : span;
+}
+
 int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l_, double scale,
                 const char *server, int port, int srv_node, struct trace *out) {
     struct recs l = *l_; /* a copy of the handle: l_->v is sorted in place */
@@ -80,6 +86,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     if (!grant || !token || !in_cs) rc = LSIM_ENOMEM;
     int owner = -1;
     sim_ns expiry = 0;
+    int64_t rate_ppm = 0; /* the server's wall clock rate error (clockctl.c), ppm */
     sim_ns endt = s->duration_ns;
     for (size_t i = 0; i < l.n && rc == 0; i++) {
         const struct rec *r = &l.v[i];
@@ -88,6 +95,21 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
         if (owner >= 0 && expiry && expiry <= t) {
             append_expire(out, expiry, srv_node, owner);
             owner = -1;
+        }
+        if (r->kind == REC_CLOCK_RATE) { /* the server's wall clock runs at 1 + a/1e6 from now on */
+            rate_ppm = r->a;
+            continue;
+        }
+        if (r->kind == REC_OBSERVED_TTL) {
+            /* After a clock fault Redis said what it keeps: gone, or PTTL
+             * more by its clock (b, real ns), which is PTTL / rate by true time. */
+            if (owner >= 0 && !r->a) {
+                append_expire(out, t, srv_node, owner);
+                owner = -1;
+            } else if (owner >= 0) {
+                expiry = t + by_true_time((sim_ns)((double)r->b / scale), rate_ppm);
+            }
+            continue;
         }
         if (r->kind == REC_OBSERVED_HOLD) {
             /* Redis says r->a holds the lock, which the recording had not
@@ -132,7 +154,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
         case TRACE_SRV_GRANT:
         case TRACE_SRV_RENEW:
             owner = r->peer;
-            expiry = r->a ? t + r->a : 0;
+            expiry = r->a ? t + by_true_time(r->a, rate_ppm) : 0;
             break;
         case TRACE_SRV_DELETE: owner = -1; break;
         default: break;

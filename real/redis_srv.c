@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "clockshim.h"
 #include "error.h"
 #include "resp.h"
 
@@ -162,6 +165,43 @@ static void remove_dir(const char *dir) {
     rmdir(dir);
 }
 
+int redis_srv_clockshim(char *buf, size_t n) {
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return -1;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    *slash = '\0';
+    /* build/locksim, an installed PREFIX/bin/locksim, a test in build/tests/ */
+    const char *const where[] = {"real/", "../lib/locksim/", "../real/"};
+    for (int i = 0; i < 3; i++) {
+        int w = snprintf(buf, n, "%s/%s%s", exe, where[i], CLOCKSHIM_SO);
+        if (w > 0 && (size_t)w < n && access(buf, R_OK) == 0) return 0;
+    }
+    return -1;
+}
+
+/* The clock page (real/clockshim.h): a file in dir, mapped, then unlinked
+ * at once (signals are blocked), so only the descriptor, which
+ * redis-server inherits, and the mappings hold it. The descriptor, or -1. */
+static int clock_page(const char *dir, struct clockshim_page **page) {
+    char f[200];
+    snprintf(f, sizeof f, "%s/clock", dir);
+    int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) return -1;
+    unlink(f);
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, CLOCKSHIM_PAGE_BYTES) == 0)
+        p = mmap(NULL, CLOCKSHIM_PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    *page = p;
+    return fd;
+}
+
 int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     if (!redis_srv_available()) {
@@ -198,8 +238,15 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     snprintf(guard.log, sizeof guard.log, "%s/redis.log", s->dir);
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);
+    char shim[PATH_MAX], shim_fd[16] = "";
+    int cfd = redis_srv_clockshim(shim, sizeof shim) == 0 ? clock_page(s->dir, &s->clock) : -1;
+    snprintf(shim_fd, sizeof shim_fd, "%d", cfd);
     pid_t pid = fork();
     if (pid == 0) {
+        if (cfd >= 0) { /* the clock shim on this process only (real/clockshim.h) */
+            setenv("LD_PRELOAD", shim, 1);
+            setenv(CLOCKSHIM_FD_ENV, shim_fd, 1);
+        }
         /* Its own session (a Ctrl-C reaches locksim, which stops it), and
          * killed if locksim dies without cleaning up. */
         setsid();
@@ -217,6 +264,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         _exit(127);
     }
     if (pid > 0) guard.server = pid;
+    if (cfd >= 0) close(cfd); /* the server has its own; the mapping stays */
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         snprintf(err, errlen, "cannot start redis-server: fork: %s", strerror(errno));
@@ -265,6 +313,8 @@ void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
     redis_srv_block_signals(&old);
     guard.server = 0;
     s->pid = 0;
+    if (s->clock) munmap(s->clock, CLOCKSHIM_PAGE_BYTES);
+    s->clock = NULL;
     if (s->dir[0]) rm(s->dir);
     s->dir[0] = 0;
     guard.dir[0] = 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clockshim.h"
 #include "error.h"
 
 /* The longest real run the etcd backend plays: a TTL of 1 s at least can
@@ -167,11 +168,6 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
 
 static const char *fault_reason(enum scn_fault_kind k) {
     switch (k) {
-    case SCN_FAULT_CLOCK_STEP:
-    case SCN_FAULT_CLOCK_DRIFT:
-    case SCN_FAULT_CLOCK_SLEW:
-        return "a clock fault needs a CLOCK_REALTIME shim on the process (libfaketime does not work with Debian's "
-               "redis-server), not built; the system clock is never touched";
     case SCN_FAULT_PARTITION:
     case SCN_FAULT_HEAL:
     case SCN_FAULT_LINK: return "a partition or a link change needs a per-link loopback proxy, not built";
@@ -219,6 +215,34 @@ static int client_fault_refused(const struct scenario *s, const struct scn_fault
     if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
         return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built", line,
                       f->node);
+    return 0;
+}
+
+/* A clock of node (a `clock` line, or a clock fault at where) that the
+ * redis backend cannot move: a client's (its process is a fork of locksim,
+ * which the clock shim preloaded into redis-server does not reach), or the
+ * server's without the shim. 0 when the server's, with the shim. */
+static int clock_refused(const struct scenario *s, const struct trace *sim, const char *node, const char *where,
+                         char *why, size_t n) {
+    int server = 0;
+    for (int i = 0; i < sim->nnodes; i++)
+        if (sim->nodes[i].kind == TRACE_NODE_SERVER && strcmp(sim->nodes[i].name, node) == 0) server = 1;
+    if (!server) {
+        snprintf(why, n,
+                 "%s: the clock of %s, a client: the client processes are forks of locksim, which the clock "
+                 "shim (preloaded into redis-server only) does not reach; not built",
+                 where, node);
+        return LSIM_ENOTREAL;
+    }
+    char shim[4096];
+    if (redis_srv_clockshim(shim, sizeof shim) != 0) {
+        snprintf(why, n,
+                 "%s: the clock of %s needs the clock shim %s (make builds it as build/real/%s, beside the "
+                 "binary); it was not found",
+                 where, node, CLOCKSHIM_SO, CLOCKSHIM_SO);
+        return LSIM_ENOTREAL;
+    }
+    (void)s;
     return 0;
 }
 
@@ -338,9 +362,10 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
                       "network latency that varies, loss, or a link of its own needs a delaying, dropping "
                       "loopback proxy, not built%s%s",
                       "", "");
-    if (s->nclocks)
-        return refuse(why, n, "clock offsets and drifts (clock %s) need a CLOCK_REALTIME shim, not built%s",
-                      s->clocks[0].node, "");
+    for (int i = 0; i < s->nclocks; i++) {
+        int refused = clock_refused(s, sim, s->clocks[i].node, "clock", why, n);
+        if (refused) return refused;
+    }
     if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
         return refuse(why, n, "the resource's %s is not built in the redis backend%s",
                       s->guard_owner   ? "guard=owner"
@@ -354,6 +379,24 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         const char *r = fault_reason(f->kind);
         char line[16];
         snprintf(line, sizeof line, "%d", f->pos.line);
+        if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW) {
+            char where[32];
+            snprintf(where, sizeof where, "line %s", line);
+            int refused = clock_refused(s, sim, f->node, where, why, n);
+            if (!refused && f->point != SCN_POINT_NONE)
+                refused = refuse(why, n,
+                                 "%s: a clock fault on %s at a client's point: the driver cannot see a point of "
+                                 "another process in time; not built",
+                                 where, f->node);
+            if (!refused && f->kind == SCN_FAULT_CLOCK_STEP && f->which == SCN_CLOCK_MONO)
+                refused = refuse(why, n,
+                                 "%s: a step of %s's monotonic clock alone: Redis 7.0 expires keys by its wall "
+                                 "clock (gettimeofday), its monotonic clock runs only its event loop, and the "
+                                 "clock shim moves the wall clock%s",
+                                 where, f->node);
+            if (refused) return refused;
+            continue;
+        }
         if (r) return refuse(why, n, "line %s: %s", line, r);
         int refused = client_fault_refused(
                 s, f, line,
