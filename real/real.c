@@ -61,6 +61,27 @@ long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
     return (long)n;
 }
 
+long real_sim_tries(const struct trace *sim, int node, sim_ns **out) {
+    size_t n = 0, cap = 0;
+    sim_ns *v = NULL;
+    for (size_t i = 0; i < sim->len; i++) {
+        const struct trace_event *e = &sim->ev[i];
+        if (e->node != node || e->kind != TRACE_ACQUIRE_TRY) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            sim_ns *w = realloc(v, cap * sizeof *v);
+            if (!w) {
+                free(v);
+                return -1;
+            }
+            v = w;
+        }
+        v[n++] = e->t;
+    }
+    *out = v;
+    return (long)n;
+}
+
 /* Per-client process state the driver follows. */
 struct proc {
     pid_t pid;
@@ -161,6 +182,11 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     }
     int64_t t0 = 0;
     int rc = 0;
+    /* Latency that varies, loss, links and partitions: a loopback proxy
+     * between each client and the server (proxy.c). */
+    struct real_proxy px = {0, -1, NULL, 0};
+    if (ops == &real_store_redis && real_needs_proxy(s))
+        rc = real_proxy_start(&px, s, sim, srv->port, srv_node, res_node, scale, err, n);
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
         sigfillset(&all);
@@ -176,10 +202,19 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             signal(SIGHUP, SIG_DFL);
             sigprocmask(SIG_SETMASK, &old, NULL);
             close(pfd[0]);
+            if (px.ctl >= 0) close(px.ctl);
             struct client cl;
             memset(&cl, 0, sizeof cl);
             cl.ops = ops;
             cl.port = srv->port;
+            if (px.port) {
+                cl.lock_port = px.port[2 * i];
+                cl.res_port = px.port[2 * i + 1];
+                sim_ns *tries = NULL;
+                long nt = real_sim_tries(sim, i, &tries);
+                cl.tries = tries;
+                cl.ntries = nt > 0 ? (size_t)nt : 0;
+            }
             cl.s = s;
             cl.cfg = &cfg;
             cl.idx = i;
@@ -280,6 +315,11 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             if (done[k] || f->point != SCN_POINT_NONE || t < (int64_t)((double)f->at_ns * scale)) continue;
             done[k] = 1;
             if (real_clock_fault(&clk, f, t, &l)) continue;
+            if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
+                real_proxy_partition(&px, s, sim, f, srv_node, res_node);
+                continue;
+            }
+            if (f->kind == SCN_FAULT_LINK) continue; /* its delays are the simulated run's, which the proxy replays */
             int i = 0;
             while (i < s->nclients && strcmp(s->clients[i].name, f->node) != 0) i++;
             if (i == s->nclients || ps[i].dead) continue;
@@ -316,6 +356,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             waitpid(ps[i].pid, NULL, 0);
             redis_srv_guard_forget(ps[i].pid);
         }
+    real_proxy_stop(&px);
     fcntl(pfd[0], F_SETFL, 0);
     drain(pfd[0], &l);
     close(pfd[0]);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "real.h"
@@ -20,19 +21,21 @@ enum real_algo { RA_LEASE, RA_FENCED, RA_SETNX, RA_SETNX_EXPIRE, RA_RENEW, RA_CO
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
     enum real_algo algo;
-    sim_ns ttl_ns;            /* 0 = none (setnx) */
-    int release_del;          /* 1 = plain DEL, 0 = compare-and-delete */
-    sim_ns gap_ns;            /* setnx-expire: wait between SETNX's reply and EXPIRE */
-    long long first_token;    /* fenced-lease: the first token */
-    int fenced_resource;      /* writes are checked against the highest token accepted */
-    int renew_every;          /* lease-renew: renew every ttl / this (default 3) */
-    sim_ns renew_interval_ns; /* lease-renew: or every this long (0 = ttl / renew_every) */
-    int tokens;               /* lease-renew tokens=on: a fencing token with each grant */
-    int on_lost_abort;        /* lease-renew on-lost=abort: a refused renewal ends the
+    sim_ns ttl_ns;             /* 0 = none (setnx) */
+    int release_del;           /* 1 = plain DEL, 0 = compare-and-delete */
+    sim_ns gap_ns;             /* setnx-expire: wait between SETNX's reply and EXPIRE */
+    long long first_token;     /* fenced-lease: the first token */
+    int fenced_resource;       /* writes are checked against the highest token accepted */
+    int renew_every;           /* lease-renew: renew every ttl / this (default 3) */
+    sim_ns renew_interval_ns;  /* lease-renew: or every this long (0 = ttl / renew_every) */
+    int tokens;                /* lease-renew tokens=on: a fencing token with each grant */
+    int on_lost_abort;         /* lease-renew on-lost=abort: a refused renewal ends the
                                critical section (lock_lost); continue (default): it goes on */
-    int queue;                /* consensus queue=on: etcd's v3lock Lock (waits in line) */
-    int guard_owner;          /* consensus, resource guard=owner: the write is a txn on the
+    int queue;                 /* consensus queue=on: etcd's v3lock Lock (waits in line) */
+    int guard_owner;           /* consensus, resource guard=owner: the write is a txn on the
                                lock key's create_revision */
+    sim_ns request_timeout_ns; /* an acquire's reply not come by then: the attempt failed
+                                  (kept through the proxy only, where replies can be late) */
 };
 
 /* A record of the driver's own, not a trace kind: after a crash it asked
@@ -84,6 +87,14 @@ int64_t real_sim_rule(const struct trace *sim);
 struct client {
     const struct real_ops *ops;
     int port; /* the server's */
+    /* the loopback proxy's ports for this client's links (proxy.c): its lock
+     * connection (c) and its resource connection (rc); 0 = no proxy, both
+     * go straight to the server over c */
+    int lock_port, res_port;
+    struct resp_conn rc;
+    int stale;            /* replies still due on c for acquires that timed out (request-timeout) */
+    const sim_ns *tries;  /* through the proxy: the simulated run's acquire attempts of this */
+    size_t ntries, tried; /* client, scenario time, in order; attempts made so far */
     const struct scenario *s;
     const struct real_cfg *cfg;
     int idx;      /* client index = its node */
@@ -160,6 +171,9 @@ void real_client_main(struct client *cl);
  * next attempt in the simulated run sim, in order, into a malloc'd *out
  * (NULL when none); their count, or -1 when out of memory. */
 long real_sim_waits(const struct trace *sim, int node, sim_ns **out);
+/* real.c: the times of every acquire attempt of client node in sim, in
+ * order, into a malloc'd *out (NULL when none); their count, or -1. */
+long real_sim_tries(const struct trace *sim, int node, sim_ns **out);
 
 /* clockctl.c: the lock server's wall clock during a run, moved through
  * the clock shim's page (real/clockshim.h). */
@@ -182,6 +196,28 @@ void real_clock_start(struct real_clock *c, struct clockshim_page *page, int por
 int real_clock_fault(struct real_clock *c, const struct scn_fault *f, int64_t t, struct recs *l);
 /* A slew that has run its length ends (called every driver round). */
 void real_clock_tick(struct real_clock *c, int64_t t, struct recs *l);
+
+/* proxy.c: the per-link loopback proxy, a child process of the driver. */
+struct real_proxy {
+    pid_t pid; /* 0 = not running */
+    int ctl;   /* the control pipe's write end, -1 = none */
+    int *port; /* per link, 2 per client: [2i] client i -> the server, [2i+1] -> the resource; owned */
+    int nlinks;
+};
+/* 1 when s needs the proxy: latency that varies, loss, links, partitions. */
+int real_needs_proxy(const struct scenario *s);
+/* Start it between every client and redis-server on redis_port, replaying
+ * the simulated run sim's delays and drops per link at scale. 0, or an
+ * LSIM code with a sentence in err (nothing left running). */
+int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
+                     int srv_node, int res_node, double scale, char *err, size_t n);
+/* Cut (1) or heal (0) link (-1 = every link) from now on. */
+void real_proxy_cut(struct real_proxy *px, int link, int cut);
+/* The partition (or heal) f: every link whose ends it separates is cut. */
+void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                          const struct scn_fault *f, int srv_node, int res_node);
+/* Kill it by PID and free px. Safe on one never started. */
+void real_proxy_stop(struct real_proxy *px);
 
 /* record.c: append r to l; -1 when out of memory. */
 int real_recs_add(struct recs *l, const struct rec *r);

@@ -94,6 +94,7 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
     memset(c, 0, sizeof *c);
     c->ttl_ns = 30 * SIM_NS_PER_S;
     c->first_token = 1;
+    c->request_timeout_ns = SIM_NS_PER_S; /* the simulator's kv client's (sim/algo/kv_config.c) */
     if (strcmp(s->algo, "lease") == 0) c->algo = RA_LEASE;
     else if (strcmp(s->algo, "fenced-lease") == 0) c->algo = RA_FENCED;
     else if (strcmp(s->algo, "setnx") == 0) {
@@ -150,8 +151,10 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
             c->on_lost_abort = strcmp(v, "abort") == 0;
         } else if (strcmp(k, "first-token") == 0 && c->algo == RA_FENCED) {
             c->first_token = strtoll(v, NULL, 10);
-        } else if (strcmp(k, "request-timeout") == 0 || (strcmp(k, "persistence") == 0) ||
-                   (strcmp(k, "expiry-clock") == 0 && strcmp(v, "wall") == 0) ||
+        } else if (strcmp(k, "request-timeout") == 0) {
+            if (scn_parse_duration(v, &c->request_timeout_ns) != 0 || c->request_timeout_ns <= 0)
+                return refuse(why, n, "lock option request-timeout=%s is not a duration%s", v, "");
+        } else if ((strcmp(k, "persistence") == 0) || (strcmp(k, "expiry-clock") == 0 && strcmp(v, "wall") == 0) ||
                    (strcmp(k, "compare") == 0 && strcmp(v, "<") == 0)) {
             /* nothing to do on loopback with a server that never restarts */
         } else {
@@ -168,9 +171,6 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
 
 static const char *fault_reason(enum scn_fault_kind k) {
     switch (k) {
-    case SCN_FAULT_PARTITION:
-    case SCN_FAULT_HEAL:
-    case SCN_FAULT_LINK: return "a partition or a link change needs a per-link loopback proxy, not built";
     case SCN_FAULT_PROMOTE:
     case SCN_FAULT_KILL_REPLICAS:
         return "failover and replication need a primary and a replica (the redis-replicated backend), not built";
@@ -357,11 +357,7 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
                       s->algo, ops->name);
     if (etcd) return etcd_supported(s, sim, &c, scale > 0 ? scale : real_default_scale(ops, s), why, n);
     if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
-    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm || s->nlinks)
-        return refuse(why, n,
-                      "network latency that varies, loss, or a link of its own needs a delaying, dropping "
-                      "loopback proxy, not built%s%s",
-                      "", "");
+    /* latency that varies, loss and links: the loopback proxy (proxy.c) */
     for (int i = 0; i < s->nclocks; i++) {
         int refused = clock_refused(s, sim, s->clocks[i].node, "clock", why, n);
         if (refused) return refused;
@@ -379,6 +375,13 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         const char *r = fault_reason(f->kind);
         char line[16];
         snprintf(line, sizeof line, "%d", f->pos.line);
+        if (f->kind == SCN_FAULT_LINK) continue; /* the proxy replays each message's simulated delay */
+        if ((f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) && f->point != SCN_POINT_NONE)
+            return refuse(why, n,
+                          "line %s: a partition or heal at a client's point: the driver, which cuts the proxy's "
+                          "links, cannot see a point of another process in time; not built%s",
+                          line, "");
+        if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) continue; /* the proxy cuts links */
         if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW) {
             char where[32];
             snprintf(where, sizeof where, "line %s", line);

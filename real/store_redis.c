@@ -4,6 +4,7 @@
 #include "real_int.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,10 +49,58 @@ static int recv_reply(struct client *cl, struct resp_reply *r) {
     return rc;
 }
 
-static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *const *argv) {
-    if (send_req(cl, argc, argv) != 0 || recv_reply(cl, r) != 0) _exit(3);
+/* A command on connection c: the lock's (cl->c) or the resource's. */
+static void stale_reply(struct client *cl, const struct resp_reply *r);
+
+static int cmd_on(struct client *cl, struct resp_conn *c, struct resp_reply *r, int argc, const char *const *argv) {
+    real_hop(cl);
+    if (resp_send(c, argc, argv) != 0) _exit(3);
+    while (c == &cl->c && cl->stale) { /* late replies of timed out acquires come first */
+        if (resp_recv(c, r) != 0) _exit(3);
+        cl->stale--;
+        stale_reply(cl, r);
+    }
+    if (resp_recv(c, r) != 0) _exit(3);
+    real_hop(cl);
     if (r->type == RESP_ERROR) _exit(4);
     return 0;
+}
+
+static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *const *argv) {
+    return cmd_on(cl, &cl->c, r, argc, argv);
+}
+
+/* The resource's connection: its own link through the proxy, else the lock's. */
+static struct resp_conn *res_conn(struct client *cl) { return cl->res_port ? &cl->rc : &cl->c; }
+
+/* A late reply to an acquire that timed out: what the server did then
+ * (a grant the client never learnt of is still the server's grant). */
+static void stale_reply(struct client *cl, const struct resp_reply *r) {
+    int granted = r->type == RESP_STATUS ||
+                  (r->type == RESP_INT && cl->cfg->algo != RA_SETNX && cl->cfg->algo != RA_SETNX_EXPIRE) ||
+                  (r->type == RESP_INT && r->integer == 1);
+    if (granted)
+        emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, r->type == RESP_INT ? (uint64_t)r->integer : 0, cl->cfg->ttl_ns, 0);
+}
+
+/* The reply to an acquire, through the proxy: the replies of earlier timed
+ * out acquires come first (RESP keeps the order) and are read as stale; 1
+ * with ours in r, 0 when none came within the request timeout, as the
+ * simulator's client gives up (sim/algo/kv_client.c, T_TIMEOUT). */
+static int acquire_reply(struct client *cl, struct resp_reply *r, int64_t deadline) {
+    for (;;) {
+        if (cl->c.off == cl->c.len) {
+            int64_t left = deadline - now_ns();
+            if (left <= 0) return 0;
+            struct pollfd pf = {cl->c.fd, POLLIN, 0};
+            int ms = (int)((left + 999999) / 1000000);
+            if (poll(&pf, 1, ms) == 0) continue;
+        }
+        if (resp_recv(&cl->c, r) != 0 || r->type == RESP_ERROR) _exit(3);
+        if (!cl->stale) return 1;
+        cl->stale--;
+        stale_reply(cl, r);
+    }
 }
 
 /* One attempt: 1 granted (token set), 0 refused. */
@@ -90,8 +139,16 @@ static int try_acquire(struct client *cl) {
     }
     case RA_CONSENSUS: _exit(4); /* refused before (refuse.c): the etcd backend's */
     }
+    int64_t sent = now_ns();
     if (crash_at_send) point(cl, SCN_POINT_DURING_ACQUIRE);
-    if (recv_reply(cl, &r) != 0 || r.type == RESP_ERROR) _exit(3);
+    if (cl->lock_port) { /* through the proxy: the request timeout, as simulated */
+        if (!acquire_reply(cl, &r, sent + real_of(cl, g->request_timeout_ns))) {
+            cl->stale++;
+            return 0;
+        }
+    } else if (recv_reply(cl, &r) != 0 || r.type == RESP_ERROR) {
+        _exit(3);
+    }
     int got = 0;
     cl->token = 0;
     switch (g->algo) {
@@ -175,6 +232,7 @@ static void wait_until(struct client *cl, int64_t abs) {
 
 static void release(struct client *cl) {
     struct resp_reply r;
+
     if (cl->cfg->release_del) {
         const char *a[] = {"EVAL", LUA_DEL, "1", "lock"};
         cmd(cl, &r, 4, a);
@@ -193,7 +251,7 @@ static void release(struct client *cl) {
 static void read_resource(struct client *cl, int64_t *value, int64_t *version) {
     struct resp_reply r;
     const char *a[] = {"EVAL", LUA_READ, "2", "stock", "stock:version"};
-    cmd(cl, &r, 5, a);
+    cmd_on(cl, res_conn(cl), &r, 5, a);
     *value = r.elem[0];
     *version = r.elem[1];
 }
@@ -205,10 +263,10 @@ static int64_t write_resource(struct client *cl, int64_t value) {
     snprintf(tok, sizeof tok, "%llu", (unsigned long long)cl->token);
     if (cl->cfg->fenced_resource) {
         const char *a[] = {"EVAL", LUA_FENCED_WRITE, "3", "stock", "stock:version", "fence:last", v, tok};
-        cmd(cl, &r, 8, a);
+        cmd_on(cl, res_conn(cl), &r, 8, a);
     } else {
         const char *a[] = {"EVAL", LUA_WRITE, "2", "stock", "stock:version", v};
-        cmd(cl, &r, 6, a);
+        cmd_on(cl, res_conn(cl), &r, 6, a);
     }
     return r.integer;
 }
@@ -244,8 +302,15 @@ static void observe_hold(const struct redis_srv *srv, const struct scenario *s, 
     real_recs_add(l, &r);
 }
 
-static int connect_client(struct client *cl) { return resp_connect(&cl->c, cl->port); }
-static void disconnect_client(struct client *cl) { resp_close(&cl->c); }
+/* Through the proxy (proxy.c), a connection per link: the lock's and the resource's. */
+static int connect_client(struct client *cl) {
+    if (!cl->lock_port) return resp_connect(&cl->c, cl->port);
+    return resp_connect(&cl->c, cl->lock_port) || resp_connect(&cl->rc, cl->res_port) ? -1 : 0;
+}
+static void disconnect_client(struct client *cl) {
+    resp_close(&cl->c);
+    if (cl->res_port) resp_close(&cl->rc);
+}
 
 const struct real_ops real_store_redis = {
         .name = "redis",
