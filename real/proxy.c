@@ -47,7 +47,6 @@ struct dir {
     int from, to;  /* fds */
     int from_node; /* the sender's node, to_node the receiver's */
     int to_node;
-    size_t used;    /* messages of this directed link so far (its replay position) */
     struct held *q; /* FIFO [head, n) */
     size_t head, n, cap;
     int64_t last_due;
@@ -174,7 +173,8 @@ struct pstate {
     int *lfd;       /* per link: its listening socket */
     int *link_from; /* per link: the client's node, link_to the target's */
     int *link_to;
-    char *cut; /* per link: 1 while a partition separates its ends */
+    char *cut;    /* per link: 1 while a partition separates its ends */
+    size_t *used; /* per directed node pair: messages so far (the replay position) */
     struct conn *c;
     int nc;
     uint64_t rng;
@@ -183,7 +183,7 @@ struct pstate {
 /* The delay of the next message on d, real ns; -1 = drop it. */
 static int64_t next_delay(struct pstate *p, struct dir *d, int link) {
     size_t pair = (size_t)d->from_node * (size_t)p->dl.nnodes + (size_t)d->to_node;
-    size_t k = d->used++;
+    size_t k = p->used[pair]++; /* per link, over its connections (a client reconnects after a timeout) */
     sim_ns scn;
     if (k < p->dl.n[pair]) {
         scn = p->dl.v[pair][k];
@@ -248,7 +248,8 @@ static void drain_ctl(struct pstate *p, int ctl) {
 
 static void proxy_main(struct pstate *p, int ctl) {
     struct pollfd *pf = calloc((size_t)p->nlinks * 3 + 1, sizeof *pf);
-    p->c = calloc((size_t)p->nlinks, sizeof *p->c);
+    int cap = p->nlinks;
+    p->c = calloc((size_t)cap, sizeof *p->c);
     if (!pf || !p->c) _exit(5);
     char buf[65536];
     for (;;) {
@@ -288,18 +289,25 @@ static void proxy_main(struct pstate *p, int ctl) {
             int cfd = accept(p->lfd[i], NULL, NULL);
             if (cfd < 0) continue;
             int sfd = connect_to(p->redis_port);
-            if (sfd < 0 || p->nc == p->nlinks) {
+            if (sfd < 0) {
                 close(cfd);
-                if (sfd >= 0) close(sfd);
                 continue;
+            }
+            if (p->nc == cap) { /* a client opened its link again (after a request timeout) */
+                struct conn *w = realloc(p->c, (size_t)cap * 2 * sizeof *w);
+                struct pollfd *q = realloc(pf, ((size_t)cap * 4 + p->nlinks + 1) * sizeof *q);
+                if (!w || !q) _exit(5);
+                p->c = w;
+                pf = q;
+                cap *= 2;
             }
             int one = 1;
             setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             struct conn *c = &p->c[p->nc++];
             memset(c, 0, sizeof *c);
             c->link = i;
-            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], 0, NULL, 0, 0, 0, 0};
-            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], 0, NULL, 0, 0, 0, 0};
+            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], NULL, 0, 0, 0, 0};
+            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0};
         }
         int base = 1 + p->nlinks;
         for (int i = 0; i < p->nc; i++) {
@@ -340,6 +348,8 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     px->nlinks = p.nlinks;
     int rc = 0;
     if (!p.lfd || !p.link_from || !p.link_to || !p.cut || !px->port || delays_build(&p.dl, sim) != 0) rc = LSIM_ENOMEM;
+    p.used = calloc((size_t)sim->nnodes * (size_t)sim->nnodes + 1, sizeof *p.used);
+    if (!p.used) rc = LSIM_ENOMEM;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) p.lfd[i] = -1;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) {
         p.link_from[i] = i / 2;
@@ -391,6 +401,7 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     free(p.link_from);
     free(p.link_to);
     free(p.cut);
+    free(p.used);
     delays_free(&p.dl);
     if (rc) real_proxy_stop(px);
     return rc;

@@ -92,7 +92,6 @@ struct client {
      * go straight to the server over c */
     int lock_port, res_port;
     struct resp_conn rc;
-    int stale;            /* replies still due on c for acquires that timed out (request-timeout) */
     const sim_ns *tries;  /* through the proxy: the simulated run's acquire attempts of this */
     size_t ntries, tried; /* client, scenario time, in order; attempts made so far */
     const struct scenario *s;

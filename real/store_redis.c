@@ -50,17 +50,9 @@ static int recv_reply(struct client *cl, struct resp_reply *r) {
 }
 
 /* A command on connection c: the lock's (cl->c) or the resource's. */
-static void stale_reply(struct client *cl, const struct resp_reply *r);
-
 static int cmd_on(struct client *cl, struct resp_conn *c, struct resp_reply *r, int argc, const char *const *argv) {
     real_hop(cl);
-    if (resp_send(c, argc, argv) != 0) _exit(3);
-    while (c == &cl->c && cl->stale) { /* late replies of timed out acquires come first */
-        if (resp_recv(c, r) != 0) _exit(3);
-        cl->stale--;
-        stale_reply(cl, r);
-    }
-    if (resp_recv(c, r) != 0) _exit(3);
+    if (resp_send(c, argc, argv) != 0 || resp_recv(c, r) != 0) _exit(3);
     real_hop(cl);
     if (r->type == RESP_ERROR) _exit(4);
     return 0;
@@ -73,34 +65,29 @@ static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *co
 /* The resource's connection: its own link through the proxy, else the lock's. */
 static struct resp_conn *res_conn(struct client *cl) { return cl->res_port ? &cl->rc : &cl->c; }
 
-/* A late reply to an acquire that timed out: what the server did then
- * (a grant the client never learnt of is still the server's grant). */
-static void stale_reply(struct client *cl, const struct resp_reply *r) {
-    int granted = r->type == RESP_STATUS ||
-                  (r->type == RESP_INT && cl->cfg->algo != RA_SETNX && cl->cfg->algo != RA_SETNX_EXPIRE) ||
-                  (r->type == RESP_INT && r->integer == 1);
-    if (granted)
-        emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, r->type == RESP_INT ? (uint64_t)r->integer : 0, cl->cfg->ttl_ns, 0);
-}
-
-/* The reply to an acquire, through the proxy: the replies of earlier timed
- * out acquires come first (RESP keeps the order) and are read as stale; 1
- * with ours in r, 0 when none came within the request timeout, as the
- * simulator's client gives up (sim/algo/kv_client.c, T_TIMEOUT). */
-static int acquire_reply(struct client *cl, struct resp_reply *r, int64_t deadline) {
-    for (;;) {
-        if (cl->c.off == cl->c.len) {
-            int64_t left = deadline - now_ns();
-            if (left <= 0) return 0;
-            struct pollfd pf = {cl->c.fd, POLLIN, 0};
-            int ms = (int)((left + 999999) / 1000000);
-            if (poll(&pf, 1, ms) == 0) continue;
-        }
-        if (resp_recv(&cl->c, r) != 0 || r->type == RESP_ERROR) _exit(3);
-        if (!cl->stale) return 1;
-        cl->stale--;
-        stale_reply(cl, r);
+/* The reply to a lock request sent at sent: through the proxy, given up
+ * after the request timeout, as the simulator's client gives up
+ * (sim/algo/kv_client.c, T_TIMEOUT): the connection is then opened again
+ * on the same link, so a late reply goes to the closed one and is never
+ * read (as the simulator ignores it). 1 with the reply in r, 0 timed out. */
+static int lock_reply(struct client *cl, struct resp_reply *r, int64_t sent) {
+    if (!cl->lock_port) {
+        if (recv_reply(cl, r) != 0 || r->type == RESP_ERROR) _exit(3);
+        return 1;
     }
+    int64_t deadline = sent + real_of(cl, cl->cfg->request_timeout_ns);
+    while (cl->c.off == cl->c.len) {
+        int64_t left = deadline - now_ns();
+        struct pollfd pf = {cl->c.fd, POLLIN, 0};
+        if (left <= 0 || poll(&pf, 1, (int)((left + 999999) / 1000000)) < 0) {
+            resp_close(&cl->c);
+            if (resp_connect(&cl->c, cl->lock_port) != 0) _exit(3);
+            return 0;
+        }
+        if (pf.revents) break;
+    }
+    if (resp_recv(&cl->c, r) != 0 || r->type == RESP_ERROR) _exit(3);
+    return 1;
 }
 
 /* One attempt: 1 granted (token set), 0 refused. */
@@ -141,14 +128,7 @@ static int try_acquire(struct client *cl) {
     }
     int64_t sent = now_ns();
     if (crash_at_send) point(cl, SCN_POINT_DURING_ACQUIRE);
-    if (cl->lock_port) { /* through the proxy: the request timeout, as simulated */
-        if (!acquire_reply(cl, &r, sent + real_of(cl, g->request_timeout_ns))) {
-            cl->stale++;
-            return 0;
-        }
-    } else if (recv_reply(cl, &r) != 0 || r.type == RESP_ERROR) {
-        _exit(3);
-    }
+    if (!lock_reply(cl, &r, sent)) return 0; /* timed out: a failed attempt, no answer seen */
     int got = 0;
     cl->token = 0;
     switch (g->algo) {
@@ -230,19 +210,24 @@ static void wait_until(struct client *cl, int64_t abs) {
     sleep_until(abs);
 }
 
+/* A release request and its reply (0: timed out through the proxy). */
+static int release_cmd(struct client *cl, struct resp_reply *r, int argc, const char *const *argv) {
+    if (send_req(cl, argc, argv) != 0) _exit(3);
+    return lock_reply(cl, r, now_ns());
+}
+
 static void release(struct client *cl) {
     struct resp_reply r;
-
     if (cl->cfg->release_del) {
         const char *a[] = {"EVAL", LUA_DEL, "1", "lock"};
-        cmd(cl, &r, 4, a);
+        if (!release_cmd(cl, &r, 4, a)) return;
         if (r.type == RESP_BULK) {
             int owner = real_owner_of(cl->s, r.str);
             emit(cl, TRACE_SRV_DELETE, cl->srv, cl->idx, 0, owner, owner != cl->idx);
         }
     } else {
         const char *a[] = {"EVAL", LUA_CAD, "1", "lock", cl->value};
-        cmd(cl, &r, 5, a);
+        if (!release_cmd(cl, &r, 5, a)) return;
         if (r.type == RESP_INT && r.integer == 1) emit(cl, TRACE_SRV_DELETE, cl->srv, cl->idx, 0, cl->idx, 0);
         else emit(cl, TRACE_SRV_KEEP, cl->srv, cl->idx, 0, -1, 0);
     }

@@ -408,6 +408,92 @@ static void test_real_interrupted_leaves_nothing(void **state) {
     }
 }
 
+/* A delayed write made real by the loopback proxy: A's write to the
+ * resource spends 20 s on the link A -> R (the scenario's `on A.before-write
+ * link A R latency=20s`), lands after B acquired but before B's first
+ * write, and is accepted; B's write then sells the same unit again:
+ * UNSAFE, as simulated. The proxy gives each message the simulated run's
+ * delay for its link. */
+static void test_real_delayed_write_through_the_proxy(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    struct result *r = run_in("", "real scenarios/delayed-write-before-new-holder.lsim --repeat 2");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "real verdicts over 2 runs: UNSAFE x2 (simulated UNSAFE)"));
+    /* the other order (the write lands after B's): fenced out, SAFE */
+    r = run_in("", "real scenarios/delayed-write-after-new-holder.lsim");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+}
+
+/* A partition made real: from 1.5 s to 5.5 s B and S1 are cut apart, and
+ * A (in the implicit third group, with R) from S1 too. B's attempts in the
+ * partition are dropped and time out (the simulator's 1 s request
+ * timeout); A's release is dropped, so its 9.5 s lease stays until it runs
+ * out, and B takes the lock at its first attempt after that (10.01 s
+ * simulated), not after A's release at 2 s nor at the heal. SAFE in both.
+ * Then the same run interrupted mid-way: no proxy, server or client left,
+ * no file. */
+static void test_real_partition_through_the_proxy(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char file[300];
+    snprintf(file, sizeof file, "%s/partition.lsim", tmp);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("title \"B is cut off from the lock server until the heal\"\npurpose correctness\n"
+          "lock lease ttl=9500ms release=compare-and-delete\nresource stock=5\nnetwork latency=1ms\n"
+          "duration 20s\nclient A: acquire; read; work 2s; write; release\n"
+          "client B @1s: acquire retry=1s; read; write; release\n@1500ms partition B | S1\n@5500ms heal\n",
+          f);
+    fclose(f);
+    char args[600], prefix[300];
+    snprintf(args, sizeof args, "real %s", file);
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    const char *b = strstr(r->out, "real B   at ");
+    assert_non_null(b);
+    double at = 0;
+    assert_int_equal(sscanf(b + strlen("real B   at "), "%lf", &at), 1);
+    printf("test_real: B took the lock at %.2fs of scenario time (simulated 10.01s)\n", at);
+    assert_true(at > 9.4 && at < 11.5); /* after A's lease ran out, not at A's (dropped) release */
+    /* interrupted while the proxy holds messages: nothing is left */
+    char abs[4096];
+    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+    fflush(stdout); /* the child's freopen would print what is buffered again */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LOCKSIM_REAL_TMP", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        execl(abs, abs, "real", file, "--repeat", "3", (char *)NULL);
+        _exit(127);
+    }
+    ms_sleep(700);
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), SIGINT);
+    else assert_int_equal(WEXITSTATUS(st), 130);
+    ms_sleep(20);
+    assert_false(process_mentions(tmp)); /* the proxy and the clients are forks: their command line names file */
+    unlink(file);
+    assert_int_equal(entries(tmp), 0);
+    rmdir(tmp);
+}
+
 /* The seed's pause against a real etcd (issue 23): A holds the consensus
  * lock (TTL 10 s: 1 s of real time at scale 0.1) and is stopped for 20 s;
  * etcd revokes its lease, B takes the lock; A's late write lands on a
@@ -523,6 +609,8 @@ int main(void) {
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
+            cmocka_unit_test(test_real_delayed_write_through_the_proxy),
+            cmocka_unit_test(test_real_partition_through_the_proxy),
             cmocka_unit_test(test_real_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
             cmocka_unit_test(test_real_replays_the_simulated_jitter),
