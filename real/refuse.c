@@ -43,7 +43,8 @@ double real_default_scale(const struct real_ops *ops, const struct scenario *s) 
         return ttl > 0 ? 1e9 / (double)ttl : 0.01;
     }
     double d = (double)s->duration_ns;
-    return d > 0 ? REAL_DEFAULT_SPAN_MS * 1e6 / d : 0.01;
+    double span = real_needs_proxy(s) ? REAL_PROXY_SPAN_MS : REAL_DEFAULT_SPAN_MS;
+    return d > 0 ? span * 1e6 / d : 0.01;
 }
 
 static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {

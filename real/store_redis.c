@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -65,6 +67,8 @@ static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *co
 /* The resource's connection: its own link through the proxy, else the lock's. */
 static struct resp_conn *res_conn(struct client *cl) { return cl->res_port ? &cl->rc : &cl->c; }
 
+static int proxied_connect(struct client *cl, struct resp_conn *c, int port);
+
 /* The reply to a lock request sent at sent: through the proxy, given up
  * after the request timeout, as the simulator's client gives up
  * (sim/algo/kv_client.c, T_TIMEOUT): the connection is then opened again
@@ -81,7 +85,7 @@ static int lock_reply(struct client *cl, struct resp_reply *r, int64_t sent) {
         struct pollfd pf = {cl->c.fd, POLLIN, 0};
         if (left <= 0 || poll(&pf, 1, (int)((left + 999999) / 1000000)) < 0) {
             resp_close(&cl->c);
-            if (resp_connect(&cl->c, cl->lock_port) != 0) _exit(3);
+            if (proxied_connect(cl, &cl->c, cl->lock_port) != 0) _exit(3);
             return 0;
         }
         if (pf.revents) break;
@@ -287,10 +291,21 @@ static void observe_hold(const struct redis_srv *srv, const struct scenario *s, 
     real_recs_add(l, &r);
 }
 
+/* Through the proxy a reply may take as long as the simulated run's
+ * messages took (a write held 20 s): the receive bound is the whole run
+ * plus RESP_TIMEOUT_MS, not RESP_TIMEOUT_MS alone. 0 or -1. */
+static int proxied_connect(struct client *cl, struct resp_conn *c, int port) {
+    if (resp_connect(c, port) != 0) return -1;
+    int64_t ms = (int64_t)((double)cl->s->duration_ns * cl->scale / 1e6) + RESP_TIMEOUT_MS;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return 0;
+}
+
 /* Through the proxy (proxy.c), a connection per link: the lock's and the resource's. */
 static int connect_client(struct client *cl) {
     if (!cl->lock_port) return resp_connect(&cl->c, cl->port);
-    return resp_connect(&cl->c, cl->lock_port) || resp_connect(&cl->rc, cl->res_port) ? -1 : 0;
+    return proxied_connect(cl, &cl->c, cl->lock_port) || proxied_connect(cl, &cl->rc, cl->res_port) ? -1 : 0;
 }
 static void disconnect_client(struct client *cl) {
     resp_close(&cl->c);

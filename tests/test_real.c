@@ -413,19 +413,20 @@ static void test_real_interrupted_leaves_nothing(void **state) {
  * link A R latency=20s`), lands after B acquired but before B's first
  * write, and is accepted; B's write then sells the same unit again:
  * UNSAFE, as simulated. The proxy gives each message the simulated run's
- * delay for its link. */
+ * delay for its link. (At scale 0.1: 6 s a run, 1 s of request timeout is
+ * 100 ms real.) */
 static void test_real_delayed_write_through_the_proxy(void **state) {
     (void)state;
     if (!have_redis()) {
         printf("test_real: SKIP: redis-server is not installed\n");
         skip();
     }
-    struct result *r = run_in("", "real scenarios/delayed-write-before-new-holder.lsim --repeat 2");
+    struct result *r = run_in("", "real scenarios/delayed-write-before-new-holder.lsim --repeat 2 --scale 0.1");
     if (r->code != 0) printf("%s%s", r->out, r->err);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "real verdicts over 2 runs: UNSAFE x2 (simulated UNSAFE)"));
     /* the other order (the write lands after B's): fenced out, SAFE */
-    r = run_in("", "real scenarios/delayed-write-after-new-holder.lsim");
+    r = run_in("", "real scenarios/delayed-write-after-new-holder.lsim --scale 0.1");
     if (r->code != 0) printf("%s%s", r->out, r->err);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
@@ -458,7 +459,7 @@ static void test_real_partition_through_the_proxy(void **state) {
           f);
     fclose(f);
     char args[600], prefix[300];
-    snprintf(args, sizeof args, "real %s", file);
+    snprintf(args, sizeof args, "real %s --scale 0.25", file);
     snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
     struct result *r = run_in(prefix, args);
     if (r->code != 0) printf("%s%s", r->out, r->err);
