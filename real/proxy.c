@@ -284,6 +284,7 @@ static void proxy_main(struct pstate *p, int ctl) {
             if (pf[0].revents & POLLHUP && !(pf[0].revents & POLLIN)) _exit(0); /* the driver is gone */
             drain_ctl(p, ctl);
         }
+        int polled = p->nc; /* the connections pf has entries for; those accepted now wait for the next round */
         for (int i = 0; i < p->nlinks; i++) {
             if (!(pf[1 + i].revents & POLLIN)) continue;
             int cfd = accept(p->lfd[i], NULL, NULL);
@@ -310,7 +311,7 @@ static void proxy_main(struct pstate *p, int ctl) {
             c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0};
         }
         int base = 1 + p->nlinks;
-        for (int i = 0; i < p->nc; i++) {
+        for (int i = 0; i < polled; i++) {
             struct conn *c = &p->c[i];
             for (int k = 0; k < 2 && !c->eof && !c->closed; k++) {
                 if (!(pf[base + 2 * i + k].revents & (POLLIN | POLLHUP))) continue;

@@ -272,7 +272,11 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         return LSIM_EINTERNAL;
     }
     s->pid = pid;
-    for (int i = 0; i < 500; i++) {
+    /* 5 s in all, not 500 tries: a stopped server completes the connect and
+     * then holds each PING for RESP_TIMEOUT_MS (research pitfall 13). */
+    struct timespec t0, tn;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (tn = t0; tn.tv_sec - t0.tv_sec < 5; clock_gettime(CLOCK_MONOTONIC, &tn)) {
         struct resp_conn c;
         if (resp_connect(&c, s->port) == 0) {
             struct resp_reply r;
