@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,14 +127,19 @@ static void delays_free(struct delays *d) {
     memset(d, 0, sizeof *d);
 }
 
+/* A TCP socket and 127.0.0.1:port in a; the socket or -1. */
+static int loopback(struct sockaddr_in *a, int port) {
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a->sin_port = htons((uint16_t)port);
+    return socket(AF_INET, SOCK_STREAM, 0);
+}
+
 static int listen_any(int *port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return -1;
     struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
+    int fd = loopback(&a, 0);
+    if (fd < 0) return -1;
     socklen_t al = sizeof a;
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
@@ -147,13 +151,9 @@ static int listen_any(int *port) {
 }
 
 static int connect_to(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return -1;
     struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((uint16_t)port);
+    int fd = loopback(&a, port);
+    if (fd < 0) return -1;
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         close(fd);
         return -1;
@@ -372,12 +372,7 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
         sigprocmask(SIG_BLOCK, &all, &old);
         pid_t pid = fork();
         if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            prctl(PR_SET_TIMERSLACK, 1UL);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            signal(SIGHUP, SIG_DFL);
-            sigprocmask(SIG_SETMASK, &old, NULL);
+            real_child_init(&old);
             close(ctl[1]);
             signal(SIGPIPE, SIG_IGN); /* a killed client's socket: the write fails, the proxy goes on */
             fcntl(ctl[0], F_SETFL, O_NONBLOCK);

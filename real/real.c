@@ -33,6 +33,23 @@ static int drain(int fd, struct recs *l) {
     }
 }
 
+/* Append x to v (n used of cap); -1 when out of memory (v freed). */
+static int push_ns(sim_ns **v, size_t *n, size_t *cap, sim_ns x) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        sim_ns *w = realloc(*v, c * sizeof *w);
+        if (!w) {
+            free(*v);
+            *v = NULL;
+            return -1;
+        }
+        *v = w;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
 long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
     size_t n = 0, cap = 0;
     sim_ns *v = NULL, denied = -1;
@@ -42,16 +59,7 @@ long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
         if (e->kind == TRACE_ACQUIRE_DENIED) {
             denied = e->t;
         } else if (e->kind == TRACE_ACQUIRE_TRY && e->a > 1 && denied >= 0) {
-            if (n == cap) {
-                cap = cap ? cap * 2 : 16;
-                sim_ns *w = realloc(v, cap * sizeof *v);
-                if (!w) {
-                    free(v);
-                    return -1;
-                }
-                v = w;
-            }
-            v[n++] = e->t - denied;
+            if (push_ns(&v, &n, &cap, e->t - denied) != 0) return -1;
             denied = -1;
         } else if (e->kind == TRACE_ACQUIRE_FAILED) {
             denied = -1;
@@ -67,19 +75,21 @@ long real_sim_tries(const struct trace *sim, int node, sim_ns **out) {
     for (size_t i = 0; i < sim->len; i++) {
         const struct trace_event *e = &sim->ev[i];
         if (e->node != node || e->kind != TRACE_ACQUIRE_TRY) continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            sim_ns *w = realloc(v, cap * sizeof *v);
-            if (!w) {
-                free(v);
-                return -1;
-            }
-            v = w;
-        }
-        v[n++] = e->t;
+        if (push_ns(&v, &n, &cap, e->t) != 0) return -1;
     }
     *out = v;
     return (long)n;
+}
+
+void real_child_init(const sigset_t *old) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Sleeps end on time: the default 50 us of timer slack per sleep
+     * would add up over a client's many short scaled waits. */
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* Per-client process state the driver follows. */
@@ -193,14 +203,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
         sigprocmask(SIG_BLOCK, &all, &old);
         pid_t pid = fork();
         if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            /* Sleeps end on time: the default 50 us of timer slack per sleep
-             * would add up over a client's many short scaled waits. */
-            prctl(PR_SET_TIMERSLACK, 1UL);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            signal(SIGHUP, SIG_DFL);
-            sigprocmask(SIG_SETMASK, &old, NULL);
+            real_child_init(&old);
             close(pfd[0]);
             if (px.ctl >= 0) close(px.ctl);
             struct client cl;

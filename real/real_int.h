@@ -8,6 +8,7 @@
 #define LOCKSIM_REAL_INT_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -217,6 +218,12 @@ void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const
                           const struct scn_fault *f, int srv_node, int res_node);
 /* Kill it by PID and free px. Safe on one never started. */
 void real_proxy_stop(struct real_proxy *px);
+
+/* real.c: a child of the driver (a client, the proxy), right after fork
+ * with every signal blocked (the old mask in old): killed with the driver,
+ * sleeps on time (1 ns of timer slack), the guard's signals back to their
+ * defaults, the old mask restored. */
+void real_child_init(const sigset_t *old);
 
 /* record.c: append r to l; -1 when out of memory. */
 int real_recs_add(struct recs *l, const struct rec *r);
