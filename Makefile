@@ -170,7 +170,14 @@ $(GFX_MOD): $(SDL_PIC)
 $(PNG_MOD): $(PNG_PIC)
 	$(CC) $(CFLAGS) -shared -fPIC -Wl,--as-needed -o $@ $(PNG_PIC) $$(pkg-config --libs libpng libgif freetype2) $(LDLIBS)
 
-$(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD) $(PNG_MOD)
+# The clock shim `locksim real` preloads into redis-server (real/clockshim.h):
+# its own library, not in libreal.a (it replaces clock_gettime, gettimeofday, time).
+CLOCKSHIM  := $(BUILD)/real/locksim-clockshim.so
+$(CLOCKSHIM): real/shim/clockshim.c real/clockshim.h $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ireal -shared -fPIC -o $@ $<
+
+$(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD) $(PNG_MOD) $(CLOCKSHIM)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libreal.a $(BUILD)/librun.a \
 	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive $(LDLIBS)
 
@@ -213,6 +220,7 @@ $(BUILD)/algo-headers.ok: $(ALGO_SRC) $(ALGO_HDRS)
 algo-headers: $(BUILD)/algo-headers.ok
 
 # ---- tests -----------------------------------------------------------------------
+$(BUILD)/tests/test_real: $(CLOCKSHIM)
 $(BUILD)/tests/%: tests/%.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS)

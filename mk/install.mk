@@ -18,6 +18,7 @@ install: $(BUILD)/locksim
 	 : > $(INST_FILES_LIST); put() { install -D -m $$1 "$$2" "$$root/$$3"; echo "$$root/$$3" >> $(INST_FILES_LIST); }; \
 	 put 755 $$bin bin/locksim; \
 	 for m in locksim-png.so locksim-gfx.so; do [ ! -f $(BUILD)/$$m ] || put 755 $(BUILD)/$$m lib/locksim/$$m; done; \
+	 [ ! -f $(BUILD)/real/locksim-clockshim.so ] || put 755 $(BUILD)/real/locksim-clockshim.so lib/locksim/locksim-clockshim.so; \
 	 for h in lock.h error.h vtime.h; do put 644 sim/$$h include/locksim/$$h; done; \
 	 put 644 $$gen/locksim.pc lib/pkgconfig/locksim.pc; \
 	 for p in $$gen/man1/*.1; do put 644 $$p share/man/man1/$$(basename $$p); done; \
@@ -31,7 +32,8 @@ install: $(BUILD)/locksim
 
 uninstall:
 	@set -e; root='$(INST)'; n=0; \
-	 for f in bin/locksim lib/locksim/locksim-png.so lib/locksim/locksim-gfx.so include/locksim/lock.h \
+	 for f in bin/locksim lib/locksim/locksim-png.so lib/locksim/locksim-gfx.so lib/locksim/locksim-clockshim.so \
+	          include/locksim/lock.h \
 	          include/locksim/error.h include/locksim/vtime.h lib/pkgconfig/locksim.pc \
 	          share/bash-completion/completions/locksim share/zsh/site-functions/_locksim; do \
 	   [ ! -e "$$root/$$f" ] || { rm -f "$$root/$$f"; n=$$((n + 1)); }; done; \

@@ -48,6 +48,7 @@ void real_point(struct client *cl, enum scn_point p) {
  * holds each request that long before sending it, and each reply that long
  * after receiving it (loopback's own tens of microseconds come on top). */
 void real_hop(const struct client *cl) {
+    if (cl->lock_port) return; /* the proxy delays each message (proxy.c) */
     if (cl->s->latency.min_ns) sleep_until(now_ns() + real_of(cl, cl->s->latency.min_ns));
 }
 
@@ -101,6 +102,7 @@ void real_client_main(struct client *cl) {
                 int attempts = 0;
                 for (;;) {
                     attempts++;
+                    cl->tried++;
                     emit(cl, TRACE_ACQUIRE_TRY, cl->idx, TRACE_NO_NODE, 0, attempts, 0);
                     if (cl->ops->try_acquire(cl)) {
                         cl->holding = 1;
@@ -131,6 +133,16 @@ void real_client_main(struct client *cl) {
                     }
                     due += real_of(cl, retry + (cl->attempt_ns ? cl->attempt_ns : 2 * s->latency.min_ns));
                     int64_t now = now_ns();
+                    /* Through the proxy a round trip takes what the simulated
+                     * run's messages took (or the request timeout), not 2 x the
+                     * latency: the next attempt is due when the simulated run
+                     * made it, and past its attempts, a retry after the denial. */
+                    if (cl->lock_port && cl->tried < cl->ntries) {
+                        int64_t at = cl->t0 + real_of(cl, cl->tries[cl->tried]);
+                        due = at > now ? at : now;
+                    } else if (cl->lock_port) {
+                        due = now + real_of(cl, retry);
+                    }
                     cl->ops->wait_until(cl, due > now ? due : now);
                 }
                 break;

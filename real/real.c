@@ -33,6 +33,23 @@ static int drain(int fd, struct recs *l) {
     }
 }
 
+/* Append x to v (n used of cap); -1 when out of memory (v freed). */
+static int push_ns(sim_ns **v, size_t *n, size_t *cap, sim_ns x) {
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        sim_ns *w = realloc(*v, c * sizeof *w);
+        if (!w) {
+            free(*v);
+            *v = NULL;
+            return -1;
+        }
+        *v = w;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
 long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
     size_t n = 0, cap = 0;
     sim_ns *v = NULL, denied = -1;
@@ -42,16 +59,7 @@ long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
         if (e->kind == TRACE_ACQUIRE_DENIED) {
             denied = e->t;
         } else if (e->kind == TRACE_ACQUIRE_TRY && e->a > 1 && denied >= 0) {
-            if (n == cap) {
-                cap = cap ? cap * 2 : 16;
-                sim_ns *w = realloc(v, cap * sizeof *v);
-                if (!w) {
-                    free(v);
-                    return -1;
-                }
-                v = w;
-            }
-            v[n++] = e->t - denied;
+            if (push_ns(&v, &n, &cap, e->t - denied) != 0) return -1;
             denied = -1;
         } else if (e->kind == TRACE_ACQUIRE_FAILED) {
             denied = -1;
@@ -59,6 +67,29 @@ long real_sim_waits(const struct trace *sim, int node, sim_ns **out) {
     }
     *out = v;
     return (long)n;
+}
+
+long real_sim_tries(const struct trace *sim, int node, sim_ns **out) {
+    size_t n = 0, cap = 0;
+    sim_ns *v = NULL;
+    for (size_t i = 0; i < sim->len; i++) {
+        const struct trace_event *e = &sim->ev[i];
+        if (e->node != node || e->kind != TRACE_ACQUIRE_TRY) continue;
+        if (push_ns(&v, &n, &cap, e->t) != 0) return -1;
+    }
+    *out = v;
+    return (long)n;
+}
+
+void real_child_init(const sigset_t *old) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Sleeps end on time: the default 50 us of timer slack per sleep
+     * would add up over a client's many short scaled waits. */
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* Per-client process state the driver follows. */
@@ -124,7 +155,13 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     snprintf(out->title, sizeof out->title, "%s", sim->title);
     snprintf(out->algo, sizeof out->algo, "%s", sim->algo);
     out->seed = sim->seed;
+    struct recs l = {0};
+    /* The server's wall clock: the real one, then the scenario's clock line for it. */
+    struct real_clock clk;
+    real_clock_start(&clk, srv->clock, srv->port, s, srv_node >= 0 ? sim->nodes[srv_node].name : NULL, srv_node, scale,
+                     &l);
     if (ops->setup(srv, s, &cfg) != 0) {
+        free(l.v);
         snprintf(err, n, "%s on 127.0.0.1:%d did not take the set-up commands (%s; each has %d ms)", ops->server,
                  srv->port, strerror(errno), RESP_TIMEOUT_MS);
         return LSIM_EUNAVAILABLE;
@@ -132,13 +169,14 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int pfd[2];
     if (pipe(pfd) != 0) {
         snprintf(err, n, "pipe: %s", strerror(errno));
+        free(l.v);
         return LSIM_EINTERNAL;
     }
-    struct recs l = {0};
     struct proc *ps = calloc((size_t)s->nclients, sizeof *ps);
     if (!ps) {
         close(pfd[0]);
         close(pfd[1]);
+        free(l.v);
         return LSIM_ENOMEM;
     }
     fflush(NULL);
@@ -149,30 +187,38 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     if (pipe(ready) != 0 || pipe(go) != 0) {
         snprintf(err, n, "pipe: %s", strerror(errno));
         free(ps);
+        free(l.v);
         return LSIM_EINTERNAL;
     }
     int64_t t0 = 0;
     int rc = 0;
+    /* Latency that varies, loss, links and partitions: a loopback proxy
+     * between each client and the server (proxy.c). */
+    struct real_proxy px = {0, -1, NULL, 0};
+    if (ops == &real_store_redis && real_needs_proxy(s))
+        rc = real_proxy_start(&px, s, sim, srv->port, srv_node, res_node, scale, err, n);
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
         sigfillset(&all);
         sigprocmask(SIG_BLOCK, &all, &old);
         pid_t pid = fork();
         if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            /* Sleeps end on time: the default 50 us of timer slack per sleep
-             * would add up over a client's many short scaled waits. */
-            prctl(PR_SET_TIMERSLACK, 1UL);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            signal(SIGHUP, SIG_DFL);
-            sigprocmask(SIG_SETMASK, &old, NULL);
+            real_child_init(&old);
             close(pfd[0]);
+            if (px.ctl >= 0) close(px.ctl);
             struct client cl;
             memset(&cl, 0, sizeof cl);
             cl.ops = ops;
             cl.port = srv->port;
             cl.server = srv;
+            if (px.port) {
+                cl.lock_port = px.port[2 * i];
+                cl.res_port = px.port[2 * i + 1];
+                sim_ns *tries = NULL;
+                long nt = real_sim_tries(sim, i, &tries);
+                cl.tries = tries;
+                cl.ntries = nt > 0 ? (size_t)nt : 0;
+            }
             cl.s = s;
             cl.cfg = &cfg;
             cl.idx = i;
@@ -250,6 +296,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
         drain(pfd[0], &l);
         reap(ps, s->nclients, t0);
         if (ops->server_tick) ops->server_tick(srv, srv_node, t, &l);
+        real_clock_tick(&clk, t, &l);
         /* planned resumes, and stops that need one */
         for (int i = 0; i < s->nclients; i++) {
             if (ps[i].dead) continue;
@@ -273,6 +320,12 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             const struct scn_fault *f = &s->faults[k];
             if (done[k] || f->point != SCN_POINT_NONE || t < (int64_t)((double)f->at_ns * scale)) continue;
             done[k] = 1;
+            if (real_clock_fault(&clk, f, t, &l)) continue;
+            if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
+                real_proxy_partition(&px, s, sim, f, srv_node, res_node);
+                continue;
+            }
+            if (f->kind == SCN_FAULT_LINK) continue; /* its delays are the simulated run's, which the proxy replays */
             int i = 0;
             while (i < s->nclients && strcmp(s->clients[i].name, f->node) != 0) i++;
             if (i == s->nclients && ops->server_fault) { /* a lock server's: the store does it */
@@ -315,6 +368,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             waitpid(ps[i].pid, NULL, 0);
             redis_srv_guard_forget(ps[i].pid);
         }
+    real_proxy_stop(&px);
     fcntl(pfd[0], F_SETFL, 0);
     drain(pfd[0], &l);
     close(pfd[0]);

@@ -8,7 +8,9 @@
 #define LOCKSIM_REAL_INT_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "real.h"
@@ -47,7 +49,9 @@ struct real_cfg {
     int quorum;                /* OK replies needed, 0 = a majority of the servers */
     int elapsed_check;         /* 1: refuse when TTL - elapsed - drift <= 0 */
     int release_all;           /* 1: unlock on every server, 0: where SET said OK */
-    sim_ns request_timeout_ns; /* a round of requests ends by then */
+    sim_ns request_timeout_ns; /* redlock: a round of requests ends by then; the kv family
+                                  (1 s): an acquire's reply not come by then, the attempt
+                                  failed (kept through the proxy only, where replies can be late) */
     sim_ns delayed_restart_ns; /* a crashed server is started again this long after its restart */
     /* redis-replicated (store_repl.c): kv's replication options */
     sim_ns repl_lag_ns;     /* repl-lag: the model's delay before the primary streams a write */
@@ -64,6 +68,13 @@ struct real_cfg {
  * Redis who holds the lock; a = the holder's node, b = PTTL in real ns
  * (0 = no expiry). */
 #define REC_OBSERVED_HOLD (-1)
+
+/* Records of the driver's clock control (clockctl.c), not trace kinds:
+ * after a clock fault on the server it asked Redis the lock's PTTL: a = 1
+ * the key is there, b = its PTTL in real ns; a = 0 it has expired. And the
+ * server's wall clock rate from now on: a = ppm. */
+#define REC_OBSERVED_TTL (-2)
+#define REC_CLOCK_RATE (-3)
 
 /* One recorded event, as a client process or the driver saw it. */
 struct rec {
@@ -102,6 +113,13 @@ int64_t real_sim_rule(const struct trace *sim);
 struct client {
     const struct real_ops *ops;
     int port; /* the server's */
+    /* the loopback proxy's ports for this client's links (proxy.c): its lock
+     * connection (c) and its resource connection (rc); 0 = no proxy, both
+     * go straight to the server over c */
+    int lock_port, res_port;
+    struct resp_conn rc;
+    const sim_ns *tries;  /* through the proxy: the simulated run's acquire attempts of this */
+    size_t ntries, tried; /* client, scenario time, in order; attempts made so far */
     const struct scenario *s;
     const struct real_cfg *cfg;
     int idx;      /* client index = its node */
@@ -231,6 +249,59 @@ void real_client_main(struct client *cl);
  * next attempt in the simulated run sim, in order, into a malloc'd *out
  * (NULL when none); their count, or -1 when out of memory. */
 long real_sim_waits(const struct trace *sim, int node, sim_ns **out);
+/* real.c: the times of every acquire attempt of client node in sim, in
+ * order, into a malloc'd *out (NULL when none); their count, or -1. */
+long real_sim_tries(const struct trace *sim, int node, sim_ns **out);
+
+/* clockctl.c: the lock server's wall clock during a run, moved through
+ * the clock shim's page (real/clockshim.h). */
+struct clockshim_page;
+struct real_clock {
+    struct clockshim_page *page; /* borrowed from the server (redis_srv), NULL = no shim */
+    int port;                    /* the server's, to ask the lock's PTTL */
+    const char *name;            /* the server's name in the scenario (borrowed), NULL = none */
+    int node;                    /* its node in the recording */
+    double scale;                /* real seconds per scenario second */
+    int64_t base_ppm, slew_ppm;  /* drift, and a slew's rate while it lasts, ppm */
+    int64_t slew_end;            /* real ns since the start when the slew ends, 0 = none */
+};
+/* Reset the page to the real clock, then the scenario's clock line for
+ * name (its offset and drift), recorded into l at t = 0. */
+void real_clock_start(struct real_clock *c, struct clockshim_page *page, int port, const struct scenario *s,
+                      const char *name, int node, double scale, struct recs *l);
+/* 1 when f is a clock fault of the server, done now (real ns t since the
+ * start) and recorded, with the lock's PTTL after it; 0 when it is not. */
+int real_clock_fault(struct real_clock *c, const struct scn_fault *f, int64_t t, struct recs *l);
+/* A slew that has run its length ends (called every driver round). */
+void real_clock_tick(struct real_clock *c, int64_t t, struct recs *l);
+
+/* proxy.c: the per-link loopback proxy, a child process of the driver. */
+struct real_proxy {
+    pid_t pid; /* 0 = not running */
+    int ctl;   /* the control pipe's write end, -1 = none */
+    int *port; /* per link, 2 per client: [2i] client i -> the server, [2i+1] -> the resource; owned */
+    int nlinks;
+};
+/* 1 when s needs the proxy: latency that varies, loss, links, partitions. */
+int real_needs_proxy(const struct scenario *s);
+/* Start it between every client and redis-server on redis_port, replaying
+ * the simulated run sim's delays and drops per link at scale. 0, or an
+ * LSIM code with a sentence in err (nothing left running). */
+int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
+                     int srv_node, int res_node, double scale, char *err, size_t n);
+/* Cut (1) or heal (0) link (-1 = every link) from now on. */
+void real_proxy_cut(struct real_proxy *px, int link, int cut);
+/* The partition (or heal) f: every link whose ends it separates is cut. */
+void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                          const struct scn_fault *f, int srv_node, int res_node);
+/* Kill it by PID and free px. Safe on one never started. */
+void real_proxy_stop(struct real_proxy *px);
+
+/* real.c: a child of the driver (a client, the proxy), right after fork
+ * with every signal blocked (the old mask in old): killed with the driver,
+ * sleeps on time (1 ns of timer slack), the guard's signals back to their
+ * defaults, the old mask restored. */
+void real_child_init(const sigset_t *old);
 
 /* record.c: append r to l; -1 when out of memory. */
 int real_recs_add(struct recs *l, const struct rec *r);

@@ -52,6 +52,12 @@ static void expire_until(struct trace *out, int n, int *owner, const sim_ns *exp
     }
 }
 
+/* A span of the server's wall clock (ttl, ns), running at 1 + ppm/1e6,
+ * in true time. */
+static sim_ns by_true_time(sim_ns span, int64_t ppm) {
+    return ppm ? (sim_ns)((double)span / (1.0 + (double)ppm / 1e6)) : span;
+}
+
 int real_record(const struct scenario *s, const struct trace *sim, const struct recs *l_, double scale,
                 const char *server, int port, int srv_node, struct trace *out) {
     struct recs l = *l_; /* a copy of the handle: l_->v is sorted in place */
@@ -95,12 +101,28 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     sim_ns *expiry = calloc((size_t)sim->nnodes, sizeof *expiry);
     if (!owner || !expiry) rc = LSIM_ENOMEM;
     for (int k = 0; owner && k < sim->nnodes; k++) owner[k] = -1;
+    int64_t rate_ppm = 0; /* the server's wall clock rate error (clockctl.c), ppm; one server */
     sim_ns endt = s->duration_ns;
     for (size_t i = 0; i < l.n && rc == 0; i++) {
         const struct rec *r = &l.v[i];
         sim_ns t = (sim_ns)((double)r->t / scale);
         if (t > endt) break;
         expire_until(out, sim->nnodes, owner, expiry, t);
+        if (r->kind == REC_CLOCK_RATE) { /* the server's wall clock runs at 1 + a/1e6 from now on */
+            rate_ppm = r->a;
+            continue;
+        }
+        if (r->kind == REC_OBSERVED_TTL) {
+            /* After a clock fault Redis said what it keeps: gone, or PTTL
+             * more by its clock (b, real ns), which is PTTL / rate by true time. */
+            if (owner[srv_node] >= 0 && !r->a) {
+                append_expire(out, t, srv_node, owner[srv_node]);
+                owner[srv_node] = -1;
+            } else if (owner[srv_node] >= 0) {
+                expiry[srv_node] = t + by_true_time((sim_ns)((double)r->b / scale), rate_ppm);
+            }
+            continue;
+        }
         if (r->kind == REC_OBSERVED_HOLD) {
             /* Redis says r->a holds the lock, which the recording had not
              * seen granted: its grant, as the server made it, now. */
@@ -144,7 +166,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
         case TRACE_SRV_GRANT:
         case TRACE_SRV_RENEW:
             owner[r->node] = r->peer;
-            expiry[r->node] = r->a ? t + r->a : 0;
+            expiry[r->node] = r->a ? t + by_true_time(r->a, rate_ppm) : 0;
             break;
         case TRACE_SRV_DELETE: owner[r->node] = -1; break;
         default: break;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clockshim.h"
 #include "error.h"
 #include "resp.h"
 
@@ -193,6 +196,43 @@ static void remove_dir(const char *dir) {
     rmdir(dir);
 }
 
+int redis_srv_clockshim(char *buf, size_t n) {
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return -1;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    *slash = '\0';
+    /* build/locksim, an installed PREFIX/bin/locksim, a test in build/tests/ */
+    const char *const where[] = {"real/", "../lib/locksim/", "../real/"};
+    for (int i = 0; i < 3; i++) {
+        int w = snprintf(buf, n, "%s/%s%s", exe, where[i], CLOCKSHIM_SO);
+        if (w > 0 && (size_t)w < n && access(buf, R_OK) == 0) return 0;
+    }
+    return -1;
+}
+
+/* The clock page (real/clockshim.h): a file in dir, mapped, then unlinked
+ * at once (signals are blocked), so only the descriptor, which
+ * redis-server inherits, and the mappings hold it. The descriptor, or -1. */
+static int clock_page(const char *dir, struct clockshim_page **page) {
+    char f[200];
+    snprintf(f, sizeof f, "%s/clock", dir);
+    int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) return -1;
+    unlink(f);
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, CLOCKSHIM_PAGE_BYTES) == 0)
+        p = mmap(NULL, CLOCKSHIM_PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    *page = p;
+    return fd;
+}
+
 int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     if (!redis_srv_available()) {
@@ -229,8 +269,15 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     snprintf(guard.log, sizeof guard.log, "%s/redis.log", s->dir);
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);
+    char shim[PATH_MAX], shim_fd[16] = "";
+    int cfd = redis_srv_clockshim(shim, sizeof shim) == 0 ? clock_page(s->dir, &s->clock) : -1;
+    snprintf(shim_fd, sizeof shim_fd, "%d", cfd);
     pid_t pid = fork();
     if (pid == 0) {
+        if (cfd >= 0) { /* the clock shim on this process only (real/clockshim.h) */
+            setenv("LD_PRELOAD", shim, 1);
+            setenv(CLOCKSHIM_FD_ENV, shim_fd, 1);
+        }
         /* Its own session (a Ctrl-C reaches locksim, which stops it), and
          * killed if locksim dies without cleaning up. */
         setsid();
@@ -248,6 +295,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         _exit(127);
     }
     if (pid > 0) guard.server = pid;
+    if (cfd >= 0) close(cfd); /* the server has its own; the mapping stays */
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         snprintf(err, errlen, "cannot start redis-server: fork: %s", strerror(errno));
@@ -255,7 +303,11 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         return LSIM_EINTERNAL;
     }
     s->pid = pid;
-    for (int i = 0; i < 500; i++) {
+    /* 5 s in all, not 500 tries: a stopped server completes the connect and
+     * then holds each PING for RESP_TIMEOUT_MS (research pitfall 13). */
+    struct timespec t0, tn;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (tn = t0; tn.tv_sec - t0.tv_sec < 5; clock_gettime(CLOCK_MONOTONIC, &tn)) {
         struct resp_conn c;
         if (resp_connect(&c, s->port) == 0) {
             struct resp_reply r;
@@ -296,6 +348,8 @@ void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
     redis_srv_block_signals(&old);
     guard.server = 0;
     s->pid = 0;
+    if (s->clock) munmap(s->clock, CLOCKSHIM_PAGE_BYTES);
+    s->clock = NULL;
     if (s->dir[0]) rm(s->dir);
     s->dir[0] = 0;
     guard.dir[0] = 0;

@@ -16,19 +16,31 @@
 /* A server process locksim started: redis-server here, etcd in
  * real/etcd_srv.h (the same three facts). */
 struct redis_nodes;
+struct clockshim_page;
 struct redis_srv {
     pid_t pid;                 /* the server process, 0 = not running */
     int port;                  /* the port it listens on (127.0.0.1) */
     char dir[128];             /* its temporary folder, "" = none */
     struct redis_nodes *nodes; /* redlock, redis-replicated: their servers (real/redis_nodes.h;
                                   owned, freed by redis_nodes_close), NULL = one server */
+    /* redis-server's wall clock shift (real/clockshim.h), mapped here and
+     * in the server, whose shim reads it; owned, unmapped by the stop.
+     * NULL = the shim was not found: the server runs on the real clock. */
+    struct clockshim_page *clock;
 };
+
+/* The clock shim's path (build/real/locksim-clockshim.so beside the
+ * running binary, or ../lib/locksim/ of an installed one, or ../real/ of a
+ * test binary in build/tests/) into buf; 0 when it exists, -1 when not. */
+int redis_srv_clockshim(char *buf, size_t n);
 
 /* 1 when redis-server is on PATH. */
 int redis_srv_available(void);
 /* 1 when the program bin is on PATH (or in /usr/bin). */
 int redis_srv_on_path(const char *bin);
-/* Start a server and wait until it answers PING (at most 5 s). 0, or an
+/* Start a server and wait until it answers PING (at most 5 s), with the
+ * clock shim preloaded and its page at zero (the real clock) when the shim
+ * is found (redis_srv_clockshim). 0, or an
  * LSIM code (LSIM_EUNAVAILABLE when the binary is missing, LSIM_EINTERNAL
  * when it would not start) with a sentence in err; nothing is left running
  * or on disk after a failure. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clockshim.h"
 #include "error.h"
 
 /* The longest real run the etcd backend plays: a TTL of 1 s at least can
@@ -55,8 +56,11 @@ double real_default_scale(const struct real_ops *ops, const struct scenario *s) 
     double d = (double)s->duration_ns;
     /* redlock: a server's restart (fork, exec, PING) takes 20 to 130 ms of
      * real time on a loaded machine, which must stay small against the
-     * scenario's second between a restart and the next request */
-    double span = ops == &real_store_redlock ? REAL_REDLOCK_SPAN_MS : REAL_DEFAULT_SPAN_MS;
+     * scenario's second between a restart and the next request; through the
+     * proxy, its replayed delays race the request timeout */
+    double span = ops == &real_store_redlock ? REAL_REDLOCK_SPAN_MS
+                  : real_needs_proxy(s)      ? REAL_PROXY_SPAN_MS
+                                             : REAL_DEFAULT_SPAN_MS;
     double scale = d > 0 ? span * 1e6 / d : 0.01;
     /* redlock: and a round's request timeout (50 ms) at least
      * REAL_REDLOCK_TIMEOUT_MS of real time: at 8 ms (S = 0.167) a reply came
@@ -118,6 +122,7 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
     c->ttl_ns = 30 * SIM_NS_PER_S;
     c->first_token = 1;
     c->wait_timeout_ns = SIM_NS_PER_S;
+    c->request_timeout_ns = SIM_NS_PER_S; /* the simulator's kv client's (sim/algo/kv_config.c) */
     if (strcmp(s->algo, "lease") == 0) c->algo = RA_LEASE;
     else if (strcmp(s->algo, "fenced-lease") == 0) c->algo = RA_FENCED;
     else if (strcmp(s->algo, "setnx") == 0) {
@@ -185,8 +190,10 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
             c->on_lost_abort = strcmp(v, "abort") == 0;
         } else if (strcmp(k, "first-token") == 0 && c->algo == RA_FENCED) {
             c->first_token = strtoll(v, NULL, 10);
-        } else if (strcmp(k, "request-timeout") == 0 || (strcmp(k, "persistence") == 0) ||
-                   (strcmp(k, "expiry-clock") == 0 && strcmp(v, "wall") == 0) ||
+        } else if (strcmp(k, "request-timeout") == 0) {
+            if (scn_parse_duration(v, &c->request_timeout_ns) != 0 || c->request_timeout_ns <= 0)
+                return refuse(why, n, "lock option request-timeout=%s is not a duration%s", v, "");
+        } else if ((strcmp(k, "persistence") == 0) || (strcmp(k, "expiry-clock") == 0 && strcmp(v, "wall") == 0) ||
                    (strcmp(k, "compare") == 0 && strcmp(v, "<") == 0)) {
             /* nothing to do on loopback with a server that never restarts */
         } else {
@@ -203,14 +210,6 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
 
 static const char *fault_reason(enum scn_fault_kind k) {
     switch (k) {
-    case SCN_FAULT_CLOCK_STEP:
-    case SCN_FAULT_CLOCK_DRIFT:
-    case SCN_FAULT_CLOCK_SLEW:
-        return "a clock fault needs a CLOCK_REALTIME shim on the process (libfaketime does not work with Debian's "
-               "redis-server), not built; the system clock is never touched";
-    case SCN_FAULT_PARTITION:
-    case SCN_FAULT_HEAL:
-    case SCN_FAULT_LINK: return "a partition or a link change needs a per-link loopback proxy, not built";
     case SCN_FAULT_PROMOTE:
     case SCN_FAULT_KILL_REPLICAS:
         return "failover and replication need a primary and a replica (the redis-replicated backend), not built";
@@ -255,6 +254,34 @@ static int client_fault_refused(const struct scenario *s, const struct scn_fault
     if (f->point != SCN_POINT_NONE && f->kind == SCN_FAULT_RESUME)
         return refuse(why, n, "line %s: a resume at a point of %s's own program (it is stopped): not built", line,
                       f->node);
+    return 0;
+}
+
+/* A clock of node (a `clock` line, or a clock fault at where) that the
+ * redis backend cannot move: a client's (its process is a fork of locksim,
+ * which the clock shim preloaded into redis-server does not reach), or the
+ * server's without the shim. 0 when the server's, with the shim. */
+static int clock_refused(const struct scenario *s, const struct trace *sim, const char *node, const char *where,
+                         char *why, size_t n) {
+    int server = 0;
+    for (int i = 0; i < sim->nnodes; i++)
+        if (sim->nodes[i].kind == TRACE_NODE_SERVER && strcmp(sim->nodes[i].name, node) == 0) server = 1;
+    if (!server) {
+        snprintf(why, n,
+                 "%s: the clock of %s, a client: the client processes are forks of locksim, which the clock "
+                 "shim (preloaded into redis-server only) does not reach; not built",
+                 where, node);
+        return LSIM_ENOTREAL;
+    }
+    char shim[4096];
+    if (redis_srv_clockshim(shim, sizeof shim) != 0) {
+        snprintf(why, n,
+                 "%s: the clock of %s needs the clock shim %s (make builds it as build/real/%s, beside the "
+                 "binary); it was not found",
+                 where, node, CLOCKSHIM_SO, CLOCKSHIM_SO);
+        return LSIM_ENOTREAL;
+    }
+    (void)s;
     return 0;
 }
 
@@ -389,14 +416,11 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
                       s->algo, ops->name);
     if (etcd) return etcd_supported(s, sim, &c, scale > 0 ? scale : real_default_scale(ops, s), why, n);
     if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
-    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm || s->nlinks)
-        return refuse(why, n,
-                      "network latency that varies, loss, or a link of its own needs a delaying, dropping "
-                      "loopback proxy, not built%s%s",
-                      "", "");
-    if (s->nclocks)
-        return refuse(why, n, "clock offsets and drifts (clock %s) need a CLOCK_REALTIME shim, not built%s",
-                      s->clocks[0].node, "");
+    /* latency that varies, loss and links: the loopback proxy (proxy.c) */
+    for (int i = 0; i < s->nclocks; i++) {
+        int refused = clock_refused(s, sim, s->clocks[i].node, "clock", why, n);
+        if (refused) return refused;
+    }
     if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
         return refuse(why, n, "the resource's %s is not built in the redis backend%s",
                       s->guard_owner   ? "guard=owner"
@@ -410,6 +434,31 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         const char *r = fault_reason(f->kind);
         char line[16];
         snprintf(line, sizeof line, "%d", f->pos.line);
+        if (f->kind == SCN_FAULT_LINK) continue; /* the proxy replays each message's simulated delay */
+        if ((f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) && f->point != SCN_POINT_NONE)
+            return refuse(why, n,
+                          "line %s: a partition or heal at a client's point: the driver, which cuts the proxy's "
+                          "links, cannot see a point of another process in time; not built%s",
+                          line, "");
+        if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) continue; /* the proxy cuts links */
+        if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW) {
+            char where[32];
+            snprintf(where, sizeof where, "line %s", line);
+            int refused = clock_refused(s, sim, f->node, where, why, n);
+            if (!refused && f->point != SCN_POINT_NONE)
+                refused = refuse(why, n,
+                                 "%s: a clock fault on %s at a client's point: the driver cannot see a point of "
+                                 "another process in time; not built",
+                                 where, f->node);
+            if (!refused && f->kind == SCN_FAULT_CLOCK_STEP && f->which == SCN_CLOCK_MONO)
+                refused = refuse(why, n,
+                                 "%s: a step of %s's monotonic clock alone: Redis 7.0 expires keys by its wall "
+                                 "clock (gettimeofday), its monotonic clock runs only its event loop, and the "
+                                 "clock shim moves the wall clock%s",
+                                 where, f->node);
+            if (refused) return refused;
+            continue;
+        }
         if (r) return refuse(why, n, "line %s: %s", line, r);
         int refused = client_fault_refused(
                 s, f, line,

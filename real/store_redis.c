@@ -4,10 +4,13 @@
 #include "real_int.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -43,10 +46,47 @@ static int recv_reply(struct client *cl, struct resp_reply *r) {
     return rc;
 }
 
-static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *const *argv) {
-    if (send_req(cl, argc, argv) != 0 || recv_reply(cl, r) != 0) _exit(3);
+/* A command on connection c: the lock's (cl->c) or the resource's. */
+static int cmd_on(struct client *cl, struct resp_conn *c, struct resp_reply *r, int argc, const char *const *argv) {
+    real_hop(cl);
+    if (resp_send(c, argc, argv) != 0 || resp_recv(c, r) != 0) _exit(3);
+    real_hop(cl);
     if (r->type == RESP_ERROR) _exit(4);
     return 0;
+}
+
+static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *const *argv) {
+    return cmd_on(cl, &cl->c, r, argc, argv);
+}
+
+/* The resource's connection: its own link through the proxy, else the lock's. */
+static struct resp_conn *res_conn(struct client *cl) { return cl->res_port ? &cl->rc : &cl->c; }
+
+static int proxied_connect(struct client *cl, struct resp_conn *c, int port);
+
+/* The reply to a lock request sent at sent: through the proxy, given up
+ * after the request timeout, as the simulator's client gives up
+ * (sim/algo/kv_client.c, T_TIMEOUT): the connection is then opened again
+ * on the same link, so a late reply goes to the closed one and is never
+ * read (as the simulator ignores it). 1 with the reply in r, 0 timed out. */
+static int lock_reply(struct client *cl, struct resp_reply *r, int64_t sent) {
+    if (!cl->lock_port) {
+        if (recv_reply(cl, r) != 0 || r->type == RESP_ERROR) _exit(3);
+        return 1;
+    }
+    int64_t deadline = sent + real_of(cl, cl->cfg->request_timeout_ns);
+    while (cl->c.off == cl->c.len) {
+        int64_t left = deadline - now_ns();
+        struct pollfd pf = {cl->c.fd, POLLIN, 0};
+        if (left <= 0 || poll(&pf, 1, (int)((left + 999999) / 1000000)) < 0) {
+            resp_close(&cl->c);
+            if (proxied_connect(cl, &cl->c, cl->lock_port) != 0) _exit(3);
+            return 0;
+        }
+        if (pf.revents) break;
+    }
+    if (resp_recv(&cl->c, r) != 0 || r->type == RESP_ERROR) _exit(3);
+    return 1;
 }
 
 /* One attempt: 1 granted (token set), 0 refused. */
@@ -88,8 +128,9 @@ static int try_acquire(struct client *cl) {
     case RA_ZOOKEEPER:
     case RA_ZK_MULTI: _exit(4);
     }
+    int64_t sent = now_ns();
     if (crash_at_send) point(cl, SCN_POINT_DURING_ACQUIRE);
-    if (recv_reply(cl, &r) != 0 || r.type == RESP_ERROR) _exit(3);
+    if (!lock_reply(cl, &r, sent)) return 0; /* timed out: a failed attempt, no answer seen */
     int got = 0;
     cl->token = 0;
     switch (g->algo) {
@@ -174,18 +215,24 @@ static void wait_until(struct client *cl, int64_t abs) {
     sleep_until(abs);
 }
 
+/* A release request and its reply (0: timed out through the proxy). */
+static int release_cmd(struct client *cl, struct resp_reply *r, int argc, const char *const *argv) {
+    if (send_req(cl, argc, argv) != 0) _exit(3);
+    return lock_reply(cl, r, now_ns());
+}
+
 static void release(struct client *cl) {
     struct resp_reply r;
     if (cl->cfg->release_del) {
         const char *a[] = {"EVAL", LUA_DEL, "1", "lock"};
-        cmd(cl, &r, 4, a);
+        if (!release_cmd(cl, &r, 4, a)) return;
         if (r.type == RESP_BULK) {
             int owner = real_owner_of(cl->s, r.str);
             emit(cl, TRACE_SRV_DELETE, cl->srv, cl->idx, 0, owner, owner != cl->idx);
         }
     } else {
         const char *a[] = {"EVAL", LUA_CAD, "1", "lock", cl->value};
-        cmd(cl, &r, 5, a);
+        if (!release_cmd(cl, &r, 5, a)) return;
         if (r.type == RESP_INT && r.integer == 1) emit(cl, TRACE_SRV_DELETE, cl->srv, cl->idx, 0, cl->idx, 0);
         else emit(cl, TRACE_SRV_KEEP, cl->srv, cl->idx, 0, -1, 0);
     }
@@ -194,7 +241,7 @@ static void release(struct client *cl) {
 static void read_resource(struct client *cl, int64_t *value, int64_t *version) {
     struct resp_reply r;
     const char *a[] = {"EVAL", LUA_READ, "2", "stock", "stock:version"};
-    cmd(cl, &r, 5, a);
+    cmd_on(cl, res_conn(cl), &r, 5, a);
     *value = r.elem[0];
     *version = r.elem[1];
 }
@@ -206,10 +253,10 @@ static int64_t write_resource(struct client *cl, int64_t value) {
     snprintf(tok, sizeof tok, "%llu", (unsigned long long)cl->token);
     if (cl->cfg->fenced_resource) {
         const char *a[] = {"EVAL", LUA_FENCED_WRITE, "3", "stock", "stock:version", "fence:last", v, tok};
-        cmd(cl, &r, 8, a);
+        cmd_on(cl, res_conn(cl), &r, 8, a);
     } else {
         const char *a[] = {"EVAL", LUA_WRITE, "2", "stock", "stock:version", v};
-        cmd(cl, &r, 6, a);
+        cmd_on(cl, res_conn(cl), &r, 6, a);
     }
     return r.integer;
 }
@@ -245,8 +292,26 @@ static void observe_hold(const struct redis_srv *srv, const struct scenario *s, 
     real_recs_add(l, &r);
 }
 
-static int connect_client(struct client *cl) { return resp_connect(&cl->c, cl->port); }
-static void disconnect_client(struct client *cl) { resp_close(&cl->c); }
+/* Through the proxy a reply may take as long as the simulated run's
+ * messages took (a write held 20 s): the receive bound is the whole run
+ * plus RESP_TIMEOUT_MS, not RESP_TIMEOUT_MS alone. 0 or -1. */
+static int proxied_connect(struct client *cl, struct resp_conn *c, int port) {
+    if (resp_connect(c, port) != 0) return -1;
+    int64_t ms = (int64_t)((double)cl->s->duration_ns * cl->scale / 1e6) + RESP_TIMEOUT_MS;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return 0;
+}
+
+/* Through the proxy (proxy.c), a connection per link: the lock's and the resource's. */
+static int connect_client(struct client *cl) {
+    if (!cl->lock_port) return resp_connect(&cl->c, cl->port);
+    return proxied_connect(cl, &cl->c, cl->lock_port) || proxied_connect(cl, &cl->rc, cl->res_port) ? -1 : 0;
+}
+static void disconnect_client(struct client *cl) {
+    resp_close(&cl->c);
+    if (cl->res_port) resp_close(&cl->rc);
+}
 
 const struct real_ops real_store_redis = {
         .name = "redis",

@@ -3,6 +3,9 @@
  * interrupted at any point, leaves no server, no client and no file behind.
  * Skipped, saying so, when redis-server is not installed (CI installs it). */
 #include "cli_util.h"
+#include "clockshim.h"
+#include "redis_srv.h"
+#include "resp.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -184,9 +187,118 @@ static void test_real_runs_side_by_side_get_their_own_ports(void **state) {
 /* A refused scenario says why and exits 69 (the exit table's row). */
 static void test_real_refuses_what_it_cannot_make_real(void **state) {
     (void)state;
-    struct result *r = run_in("", "real scenarios/server-clock-jump-expires-early.lsim");
+    struct result *r = run_in("", "real scenarios/setnx-timestamp-skew-server-expiry.lsim");
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "cannot be run for real"));
+    /* the clock shim is preloaded into redis-server only, not into the clients */
+    assert_non_null(strstr(r->err, "the clock of B, a client"));
+}
+
+/* The lock's PTTL, or -3 when Redis did not answer. */
+static long long pttl(struct resp_conn *c, const char *key) {
+    struct resp_reply r;
+    const char *a[] = {"PTTL", key};
+    if (resp_command(c, &r, 2, a) != 0 || r.type != RESP_INT) return -3;
+    return r.integer;
+}
+
+static int64_t wall_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The clock shim moves Redis's expiry, and only Redis's: a key set with PX
+ * 1000 has its PTTL cut by a +600 ms jump of the server's wall clock, and
+ * is gone after a further +2 s; at twice the speed (a rate of +10^9 ppb)
+ * 300 ms of real time take 600 ms off a fresh key. The test's own clock
+ * (and the machine's) never moves. */
+static void test_real_clock_shim_moves_redis_expiry(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    setenv("LOCKSIM_REAL_TMP", tmp, 1);
+    struct redis_srv srv;
+    char err[300];
+    int rc = redis_srv_start(&srv, err, sizeof err);
+    unsetenv("LOCKSIM_REAL_TMP");
+    if (rc) printf("%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(srv.clock); /* the shim is preloaded, its page mapped */
+    int64_t before = wall_now_ns();
+    struct resp_conn c;
+    struct resp_reply r;
+    assert_int_equal(resp_connect(&c, srv.port), 0);
+    const char *set[] = {"SET", "k", "v", "PX", "1000"};
+    assert_int_equal(resp_command(&c, &r, 5, set), 0);
+    long long t0 = pttl(&c, "k");
+    assert_in_range(t0, 900, 1000); /* the real clock: nothing moved yet */
+    /* +600 ms on the server's wall clock: 600 ms of the lease gone at once */
+    clockshim_set(srv.clock, 600 * 1000000LL, wall_now_ns(), 0);
+    long long t1 = pttl(&c, "k");
+    printf("test_real: PTTL %lld ms, after a +600 ms jump %lld ms\n", t0, t1);
+    assert_in_range(t1, 250, 400);
+    /* +2 s more: expired early, 1 s before PX's promise */
+    clockshim_set(srv.clock, 2600 * 1000000LL, wall_now_ns(), 0);
+    assert_int_equal(pttl(&c, "k"), -2);
+    /* a rate: the server's clock runs twice as fast from now on */
+    const char *set2[] = {"SET", "k2", "v", "PX", "1000"};
+    assert_int_equal(resp_command(&c, &r, 5, set2), 0);
+    clockshim_set(srv.clock, 2600 * 1000000LL, wall_now_ns(), 1000000000LL);
+    ms_sleep(300);
+    long long t2 = pttl(&c, "k2");
+    printf("test_real: PTTL after 300 ms real at twice the speed: %lld ms\n", t2);
+    assert_in_range(t2, 250, 420);
+    resp_close(&c);
+    /* the machine's clock did not move: 300 ms slept, not 3 s */
+    assert_true(wall_now_ns() - before < 2000 * 1000000LL);
+    redis_srv_stop(&srv);
+    assert_int_equal(entries(tmp), 0); /* the page's file was unlinked at once */
+    rmdir(tmp);
+}
+
+/* A clock jump made real: S1's wall clock jumps +25 s (1.04 s real at the
+ * default scale) while A holds a 30 s lease; Redis expires it at once, B
+ * takes the lock at 6 s while A works: UNSAFE, as simulated, in both runs.
+ * The recording has the step and the expiry Redis reported right after it
+ * (PTTL -2). Nothing is left behind. */
+static void test_real_server_clock_jump_unsafe(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300];
+    snprintf(args, sizeof args, "real scenarios/server-clock-jump-expires-early.lsim --repeat 2 --trace %s/t.jsonl",
+             tmp);
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    assert_non_null(strstr(r->out, "real verdicts over 2 runs: UNSAFE x2 (simulated UNSAFE)"));
+    char path[400], text[1 << 16];
+    snprintf(path, sizeof path, "%s/t-1.jsonl", tmp);
+    slurp(path, text, sizeof text);
+    /* the step at 5 s of scenario time, then A's lease expired at that instant */
+    char *step = strstr(text, "\"clock-step\"");
+    assert_non_null(step);
+    assert_non_null(strstr(step, "\"srv-expire\""));
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    unlink(path);
+    snprintf(path, sizeof path, "%s/t-2.jsonl", tmp);
+    unlink(path);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(tmp));
+    rmdir(tmp);
 }
 
 /* A pause exactly as long as the TTL: the simulated SAFE rests on A's
@@ -341,6 +453,93 @@ static void test_real_interrupted_leaves_nothing(void **state) {
         assert_false(process_mentions(tmp));
         rmdir(tmp);
     }
+}
+
+/* A delayed write made real by the loopback proxy: A's write to the
+ * resource spends 20 s on the link A -> R (the scenario's `on A.before-write
+ * link A R latency=20s`), lands after B acquired but before B's first
+ * write, and is accepted; B's write then sells the same unit again:
+ * UNSAFE, as simulated. The proxy gives each message the simulated run's
+ * delay for its link. (At scale 0.1: 6 s a run, 1 s of request timeout is
+ * 100 ms real.) */
+static void test_real_delayed_write_through_the_proxy(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    struct result *r = run_in("", "real scenarios/delayed-write-before-new-holder.lsim --repeat 2 --scale 0.1");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "real verdicts over 2 runs: UNSAFE x2 (simulated UNSAFE)"));
+    /* the other order (the write lands after B's): fenced out, SAFE */
+    r = run_in("", "real scenarios/delayed-write-after-new-holder.lsim --scale 0.1");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+}
+
+/* A partition made real: from 1.5 s to 5.5 s B and S1 are cut apart, and
+ * A (in the implicit third group, with R) from S1 too. B's attempts in the
+ * partition are dropped and time out (the simulator's 1 s request
+ * timeout); A's release is dropped, so its 9.5 s lease stays until it runs
+ * out, and B takes the lock at its first attempt after that (10.01 s
+ * simulated), not after A's release at 2 s nor at the heal. SAFE in both.
+ * Then the same run interrupted mid-way: no proxy, server or client left,
+ * no file. */
+static void test_real_partition_through_the_proxy(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char file[300];
+    snprintf(file, sizeof file, "%s/partition.lsim", tmp);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("title \"B is cut off from the lock server until the heal\"\npurpose correctness\n"
+          "lock lease ttl=9500ms release=compare-and-delete\nresource stock=5\nnetwork latency=1ms\n"
+          "duration 20s\nclient A: acquire; read; work 2s; write; release\n"
+          "client B @1s: acquire retry=1s; read; write; release\n@1500ms partition B | S1\n@5500ms heal\n",
+          f);
+    fclose(f);
+    char args[600], prefix[300];
+    snprintf(args, sizeof args, "real %s --scale 0.25", file);
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    const char *b = strstr(r->out, "real B   at ");
+    assert_non_null(b);
+    double at = 0;
+    assert_int_equal(sscanf(b + strlen("real B   at "), "%lf", &at), 1);
+    printf("test_real: B took the lock at %.2fs of scenario time (simulated 10.01s)\n", at);
+    assert_true(at > 9.4 && at < 11.5); /* after A's lease ran out, not at A's (dropped) release */
+    /* interrupted while the proxy holds messages: nothing is left */
+    char abs[4096];
+    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+    fflush(stdout); /* the child's freopen would print what is buffered again */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LOCKSIM_REAL_TMP", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        execl(abs, abs, "real", file, "--repeat", "3", (char *)NULL);
+        _exit(127);
+    }
+    ms_sleep(700);
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), SIGINT);
+    else assert_int_equal(WEXITSTATUS(st), 130);
+    ms_sleep(20);
+    assert_false(process_mentions(tmp)); /* the proxy and the clients are forks: their command line names file */
+    unlink(file);
+    assert_int_equal(entries(tmp), 0);
+    rmdir(tmp);
 }
 
 /* The seed's pause against a real etcd (issue 23): A holds the consensus
@@ -734,6 +933,10 @@ int main(void) {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
             cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
+            cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
+            cmocka_unit_test(test_real_server_clock_jump_unsafe),
+            cmocka_unit_test(test_real_delayed_write_through_the_proxy),
+            cmocka_unit_test(test_real_partition_through_the_proxy),
             cmocka_unit_test(test_real_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
             cmocka_unit_test(test_real_replays_the_simulated_jitter),
