@@ -94,6 +94,14 @@ got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
 check "a slider's duration reads as the binary prints it ($(echo "$d" | field knobs))" \
   '[ "$(echo "$d" | field knobs)" = "pause=1.5s ttl=30s" ]'
 check "and runs as --set pause=1.5s does ($got)" '[ "$got" = "$want" ]'
+# The slider at its left end, 0s: no pause, as --set pause=0s runs (SAFE: A
+# writes long before its lease ends), not an error
+d=$(page "scenario=gc-pause-outlives-lease" - 'const i = document.querySelector("[data-param=pause] input");
+  i.value = i.min; i.dispatchEvent(new Event("input"));')
+want=$("$bin" run scenarios/gc-pause-outlives-lease.lsim --set pause=0s --format json | python3 -c 'import sys,json; r=json.load(sys.stdin); print(r["verdict"], r["trace_hash"])')
+got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
+check "the pause slider at its left end reads $(echo "$d" | field knobs) and runs as --set pause=0s: SAFE ($got)" \
+  '[ "$(echo "$d" | field knobs)" = "pause=0s ttl=30s" ] && [ -z "$(echo "$d" | field data.error)" ] && [ "$got" = "$want" ] && [ "${got%% *}" = SAFE ]'
 # The window's knob keys (the view model's, render/viewmodel_knob.c): < twice
 # turns pause down two steps of 1s; A resumes at 30s, before B takes the lock.
 d=$(page "scenario=gc-pause-outlives-lease" "$tmp/knobs.png" 'for (const k of ["<", "<"])
@@ -153,6 +161,11 @@ echo "$d" | got svg > "$tmp/page_sweep.svg"
 check "a 5x5 sweep of pause and ttl over two algorithms: the heatmap is locksim sweep --svg's, byte for byte ($(wc -c < "$tmp/native_sweep.svg") bytes)" \
   '[ -s "$tmp/native_sweep.svg" ] && cmp -s "$tmp/page_sweep.svg" "$tmp/native_sweep.svg"'
 check "its progress reaches 50 of 50 runs ($(echo "$d" | got progress))" 'echo "$d" | got progress | grep -q "^50 of 50 runs"'
+# pause's range= starts at 0s: that column is the run without the pause
+# (a param turned to 0), not an error cell
+zero=$(grep -o '<rect class="cell" data-x="0s"[^>]*' "$tmp/page_sweep.svg" | grep -o 'data-class="[a-z-]*"' | sort | uniq -c | tr -s ' \n' ' ')
+check "its first column, pause=0s (the low end of range=0s..55s), is no pause: no error cell ($zero)" \
+  '[ -n "$zero" ] && ! echo "$zero" | grep -q error'
 d=$(page "scenario=fencing-rejects-stale-write&seed=7" - "$(sweep_js "$(sed -n 's/^param \([a-z_]*\)=.*range=.*/\1/p' scenarios/fencing-rejects-stale-write.lsim | head -1)" "" 12 "")" "$sweep_until")
 echo "$d" | got svg > "$tmp/page_sweep1.svg"
 "$bin" sweep scenarios/fencing-rejects-stale-write.lsim --seed 7 --vary "$(echo "$d" | got xkey)=$(echo "$d" | got xvals)" \
