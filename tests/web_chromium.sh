@@ -201,6 +201,21 @@ check "its progress says $(echo "$d" | got progress)" 'echo "$d" | got progress 
 check "the main thread's timer fired while it computed ($(echo "$d" | got ticks) ticks in $(echo "$d" | got ms) ms)" \
   '[ "$(echo "$d" | got ticks)" -gt 0 ]'
 
+echo "== web: the page fills its window"
+# At a laptop's 1280x720 and a projector's 1920x1080: no page scrollbar, the
+# narration's bottom edge on the window's, the timeline's scroller taking the
+# rest of the column (no band under the narration)
+fill_until='JSON.stringify({ sh: document.documentElement.scrollHeight, sw: document.documentElement.scrollWidth,
+  w: innerWidth, h: innerHeight, narr: Math.round(document.getElementById("narration").getBoundingClientRect().bottom),
+  room: Math.round(document.getElementById("scroller").getBoundingClientRect().height),
+  col: Math.round(document.getElementById("view").getBoundingClientRect().height - document.getElementById("narration").getBoundingClientRect().height) })'
+for size in 1280,720 1920,1080; do
+  d=$(CDP_SIZE=$size page "scenario=gc-pause-outlives-lease" - "0" "$fill_until")
+  check "at ${size/,/x}: the page is the window's size ($(echo "$d" | got w)x$(echo "$d" | got h), content $(echo "$d" | got sw)x$(echo "$d" | got sh)), the narration at its bottom (${size#*,}: $(echo "$d" | got narr)), the timeline $(echo "$d" | got room) px of $(echo "$d" | got col)" \
+    '[ "$(echo "$d" | got w),$(echo "$d" | got h)" = "$size" ] && [ "$(echo "$d" | got sh)" = "${size#*,}" ] &&
+     [ "$(echo "$d" | got sw)" = "${size%,*}" ] && [ "$(echo "$d" | got narr)" = "${size#*,}" ] && [ "$(echo "$d" | got room)" = "$(echo "$d" | got col)" ]'
+done
+
 echo "== web: the picture at 1280x720"
 page "scenario=gc-pause-outlives-lease&all=1" "$tmp/story.png" >/dev/null
 convert=$(command -v /usr/bin/convert || command -v convert)

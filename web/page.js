@@ -33,9 +33,8 @@
     f("web_format_duration", s, [n]);
   }
 
-  // The room the timeline may take: the view's column above the narration.
-  // The scroller itself is only as tall as the scene (the narration follows
-  // it, no empty band under the lanes), so it cannot be what is measured.
+  // The room the timeline may take: the view's column above the narration
+  // (the scroller fills it; the canvas in it is as tall as the scene).
   const roomH = () => $("view").clientHeight - $("narration").offsetHeight;
 
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
