@@ -111,6 +111,28 @@ got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
 check "< < turns the picked knob two steps: $(echo "$d" | field knobs)" '[ "$(echo "$d" | field knobs)" = "pause=25s ttl=30s" ]'
 check "and runs as --set pause=25s does: SAFE ($got)" '[ "$got" = "$want" ] && [ "${got%% *}" = SAFE ]'
 
+echo "== web: the lab handouts"
+# docs/labs/README.md's table (handout | scenarios | knobs): each handout a
+# group of the scenario list, with its scenarios, and each scenario's knobs
+# sliders in the page
+python3 - > "$tmp/labs_want.txt" <<'EOF2'
+import re
+for l in open("docs/labs/README.md"):
+    m = re.match(r"^\| \[([^\]]+)\]\([^)]*\) \| ([^|]*) \| ([^|]*) \|$", l.rstrip("\n"))
+    if m: print(m.group(1).split(".")[0], " ".join(re.findall(r"([a-z0-9-]+)\.lsim", m.group(2))), "|", " ".join(re.findall(r"`([a-z_]+)`", m.group(3))))
+EOF2
+d=$(page "" - "0" 'JSON.stringify({ groups: [...document.querySelectorAll("#scenario optgroup")].filter((g) => /^Lab /.test(g.label))
+  .map((g) => g.label.replace(/^Lab ([A-Z])\..*/, "$1") + " " + [...g.querySelectorAll("option")].map((o) => o.value).join(" ")).join("\n") })')
+echo "$d" | got groups > "$tmp/labs_got.txt"
+check "the scenario list has the $(grep -c . "$tmp/labs_want.txt") lab handouts' groups, with their scenarios ($(tr '\n' ';' < "$tmp/labs_got.txt"))" \
+  '[ -s "$tmp/labs_want.txt" ] && [ "$(cut -d"|" -f1 "$tmp/labs_want.txt" | sed "s/ *$//")" = "$(cat "$tmp/labs_got.txt")" ]'
+while read -r lab rest; do
+  first=${rest%% *}; want=$(echo "${rest#*| }" | tr ' ' '\n' | sort | tr '\n' ' ')
+  d=$(page "scenario=$first")
+  have=$(echo "$d" | field knobs | tr ' ' '\n' | sed 's/=.*//' | sort | tr '\n' ' ')
+  check "lab $lab: $first's knobs are sliders: $have(the handout's: $want)" '[ "$have" = "$want" ]'
+done < "$tmp/labs_want.txt"
+
 echo "== web: a malformed scenario"
 printf 'lock lease ttl=30s\nttl banana\n' > "$tmp/bad.lsim"
 frag=$(python3 -c 'import sys,zlib,base64; c=zlib.compressobj(9,zlib.DEFLATED,-15); d=c.compress(open(sys.argv[1],"rb").read())+c.flush(); print("text="+base64.urlsafe_b64encode(d).decode().rstrip("="))' "$tmp/bad.lsim")
@@ -208,12 +230,13 @@ echo "== web: the page fills its window"
 fill_until='JSON.stringify({ sh: document.documentElement.scrollHeight, sw: document.documentElement.scrollWidth,
   w: innerWidth, h: innerHeight, narr: Math.round(document.getElementById("narration").getBoundingClientRect().bottom),
   room: Math.round(document.getElementById("scroller").getBoundingClientRect().height),
+  bar: document.getElementById("scroller").offsetHeight - document.getElementById("scroller").clientHeight,
   col: Math.round(document.getElementById("view").getBoundingClientRect().height - document.getElementById("narration").getBoundingClientRect().height) })'
 for size in 1280,720 1920,1080; do
   d=$(CDP_SIZE=$size page "scenario=gc-pause-outlives-lease" - "0" "$fill_until")
-  check "at ${size/,/x}: the page is the window's size ($(echo "$d" | got w)x$(echo "$d" | got h), content $(echo "$d" | got sw)x$(echo "$d" | got sh)), the narration at its bottom (${size#*,}: $(echo "$d" | got narr)), the timeline $(echo "$d" | got room) px of $(echo "$d" | got col)" \
+  check "at ${size/,/x}: the page is the window's size ($(echo "$d" | got w)x$(echo "$d" | got h), content $(echo "$d" | got sw)x$(echo "$d" | got sh)), the narration at its bottom (${size#*,}: $(echo "$d" | got narr)), the timeline $(echo "$d" | got room) px of $(echo "$d" | got col), no scrollbar under it ($(echo "$d" | got bar) px)" \
     '[ "$(echo "$d" | got w),$(echo "$d" | got h)" = "$size" ] && [ "$(echo "$d" | got sh)" = "${size#*,}" ] &&
-     [ "$(echo "$d" | got sw)" = "${size%,*}" ] && [ "$(echo "$d" | got narr)" = "${size#*,}" ] && [ "$(echo "$d" | got room)" = "$(echo "$d" | got col)" ]'
+     [ "$(echo "$d" | got sw)" = "${size%,*}" ] && [ "$(echo "$d" | got narr)" = "${size#*,}" ] && [ "$(echo "$d" | got room)" = "$(echo "$d" | got col)" ] && [ "$(echo "$d" | got bar)" = 0 ]'
 done
 
 echo "== web: the picture at 1280x720"

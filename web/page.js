@@ -36,6 +36,13 @@
   // The room the timeline may take: the view's column above the narration
   // (the scroller fills it; the canvas in it is as tall as the scene).
   const roomH = () => $("view").clientHeight - $("narration").offsetHeight;
+  // Its width: whole pixels inside the scroller (at 1280 px the column is
+  // 857.6 px, whose clientWidth 858 would overflow it by a scrollbar), at
+  // least 640 (narrower, it scrolls).
+  const roomW = () => {
+    const sc = $("scroller");
+    return Math.max(640, Math.floor(sc.getBoundingClientRect().width) - (sc.offsetWidth - sc.clientWidth));
+  };
 
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
   const colours = new Map();
@@ -155,7 +162,7 @@
   }
 
   function redraw() {
-    const width = Math.max(640, $("scroller").clientWidth);
+    const width = roomW();
     paint(width);
     lastWidth = width;
     lastHeight = roomH();
@@ -330,7 +337,7 @@
       const og = document.createElement("optgroup");
       og.label = g.title;
       for (const n of g.scenarios) {
-        if (seen.has(n)) continue;
+        if (seen.has(n) && !g.lab) continue; // a lab's scenarios are in its group too
         seen.add(n);
         const o = document.createElement("option");
         o.value = n; o.textContent = LOCKSIM_CATALOG.titles[n] ? n + ": " + LOCKSIM_CATALOG.titles[n] : n;
@@ -672,8 +679,7 @@
       dirty = true;
     }
     lastTick = now;
-    const sc = $("scroller");
-    if (dirty || Math.max(640, sc.clientWidth) !== lastWidth || roomH() !== lastHeight) redraw();
+    if (dirty || roomW() !== lastWidth || roomH() !== lastHeight) redraw();
     requestAnimationFrame(tick);
   }
 
