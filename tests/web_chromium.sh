@@ -111,6 +111,20 @@ got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
 check "< < turns the picked knob two steps: $(echo "$d" | field knobs)" '[ "$(echo "$d" | field knobs)" = "pause=25s ttl=30s" ]'
 check "and runs as --set pause=25s does: SAFE ($got)" '[ "$got" = "$want" ] && [ "${got%% *}" = SAFE ]'
 
+# The view too: stepped to event 12 (Right 13 times) and zoomed in (+ +),
+# "share link" writes a link that opens the same stop, window and picture
+view_until='JSON.stringify({ link: location.hash.slice(1), state: document.body.dataset.state.replace(/ playing=.*/, ""),
+  pixels: (() => { const u = document.getElementById("timeline").toDataURL(); let h = 0;
+    for (let i = 0; i < u.length; i++) h = (h * 31 + u.charCodeAt(i)) | 0; return u.length + ":" + h; })() })'
+d=$(page "scenario=gc-pause-outlives-lease" - 'for (let i = 0; i < 13; i++) document.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight" }));
+  for (const k of ["+", "+"]) document.dispatchEvent(new KeyboardEvent("keydown", { key: k }));
+  document.getElementById("b-share").click();' 'location.hash.includes("at=") && '"$view_until")
+link=$(echo "$d" | got link); state=$(echo "$d" | got state); pixels=$(echo "$d" | got pixels)
+d=$(page "$link" - "0" "$view_until")
+check "a shared link keeps the zoom: $link opens at $(echo "$d" | got state) (shared at $state)" \
+  'echo "$link" | grep -q "win=" && [ "$(echo "$d" | got state)" = "$state" ] && echo "$state" | grep -q "^cur=12 .* t0=[1-9]"'
+check "and draws the same picture (canvas $(echo "$d" | got pixels), shared $pixels)" '[ -n "$pixels" ] && [ "$(echo "$d" | got pixels)" = "$pixels" ]'
+
 echo "== web: the lab handouts"
 # docs/labs/README.md's table (handout | scenarios | knobs): each handout a
 # group of the scenario list, with its scenarios, and each scenario's knobs

@@ -30,7 +30,7 @@
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
     f("web_fault_line", s, [n, n, n]); f("web_fault_drag", s, [n, n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
     f("web_knob_set", s, [n, n]); f("web_knob_taken", s, []); f("web_knob_picked", n, []);
-    f("web_format_duration", s, [n]);
+    f("web_format_duration", s, [n]); f("web_window", null, [n, n]);
   }
 
   // The room the timeline may take: the view's column above the narration
@@ -263,7 +263,7 @@
     return run(false);
   }
 
-  // ---- shareable links: #scenario=NAME or #text=DEFLATED, algo, seed, quiz, at, all ----
+  // ---- shareable links: #scenario=NAME or #text=DEFLATED, algo, seed, quiz, set, all, at, win ----
   const b64u = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   const unb64u = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
   async function deflate(s) {
@@ -287,6 +287,8 @@
     for (const [k, v] of Object.entries(current.sets)) p.append("set", k + "=" + v);
     if (/ show_all=1 /.test(" " + api.web_state() + " ")) p.set("all", "1");
     p.set("at", String(api.web_cur()));
+    const w = / t0=(-?\d+) t1=(-?\d+) /.exec(" " + api.web_state() + " "); // the view: zoom and pan, in ns
+    if (w) p.set("win", w[1] + ".." + w[2]);
     return location.href.split("#")[0] + "#" + p.toString();
   }
   async function openFragment() {
@@ -320,6 +322,8 @@
     }
     if (ok && p.get("all") === "1") api.web_key("a");
     if (ok && p.has("at")) api.web_goto(parseInt(p.get("at"), 10));
+    const win = /^(\d+)\.\.(\d+)$/.exec(p.get("win") || "");
+    if (ok && win) api.web_window(Number(win[1]), Number(win[2]));
     redraw();
   }
 

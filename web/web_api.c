@@ -253,6 +253,9 @@ API void web_pan_px(int dx) {
     viewstate_pan(&vm.vs, (sim_ns)(-dx * ns_per_px));
 }
 API void web_zoom_at(double factor, int x) { viewstate_zoom(&vm.vs, factor, viewmodel_t_at(&vm, x)); }
+/* The window [t0, t1] in ns (a shared link's view: win=T0..T1), as doubles
+ * (exact up to 2^53 ns). */
+API void web_window(double t0, double t1) { viewstate_window(&vm.vs, (sim_ns)t0, (sim_ns)t1); }
 
 /* What is under (x, y): its tooltip, "" for nothing. */
 API const char *web_hit(int x, int y) {
