@@ -125,6 +125,14 @@ check "a shared link keeps the zoom: $link opens at $(echo "$d" | got state) (sh
   'echo "$link" | grep -q "win=" && [ "$(echo "$d" | got state)" = "$state" ] && echo "$state" | grep -q "^cur=12 .* t0=[1-9]"'
 check "and draws the same picture (canvas $(echo "$d" | got pixels), shared $pixels)" '[ -n "$pixels" ] && [ "$(echo "$d" | got pixels)" = "$pixels" ]'
 
+# The verdict tab: the report as run prints it, each of its lines one line
+# on screen (not wrapped at the tab's width, which breaks its columns)
+d=$(page "scenario=gc-pause-outlives-lease&all=1" - 'document.querySelector("[data-tab=report]").click();' \
+  'JSON.stringify({ lines: document.getElementById("report").textContent.replace(/\n$/, "").split("\n").length,
+    rows: Math.round(document.getElementById("report").scrollHeight / parseFloat(getComputedStyle(document.getElementById("report")).lineHeight)) })')
+check "the verdict tab shows the report's $(echo "$d" | got lines) lines as $(echo "$d" | got rows) rows, unwrapped" \
+  '[ -n "$(echo "$d" | got lines)" ] && [ "$(echo "$d" | got lines)" = "$(echo "$d" | got rows)" ]'
+
 echo "== web: the lab handouts"
 # docs/labs/README.md's table (handout | scenarios | knobs): each handout a
 # group of the scenario list, with its scenarios, and each scenario's knobs
