@@ -26,7 +26,7 @@ web-deps:
 	$(call robust_need,emscripten node-acorn,command -v emcc)
 
 # The scenarios are embedded (their .lsim files only: not the golden traces).
-$(WEB_DIR)/locksim.html: $(WEB_SRC) $(SIM_HDR) $(RENDER_HDR) $(wildcard run/*.h) $(SCENARIOS) docs/scenarios.md \
+$(WEB_DIR)/locksim.html: $(WEB_SRC) $(SIM_HDR) $(RENDER_HDR) $(wildcard run/*.h) $(SCENARIOS) docs/scenarios.md docs/labs/README.md \
                          web/page.html web/page.css web/page.js web/bundle.js | web-deps
 	@rm -rf $(WEB_DIR)/scenarios && mkdir -p $(WEB_DIR)/scenarios && cp $(SCENARIOS) $(WEB_DIR)/scenarios/
 	@echo "web: emcc over $(words $(WEB_SRC)) sources of sim/, render/, run/ and web/"

@@ -69,6 +69,7 @@ struct viewmodel_knob {
     int kind;                /* VIEWMODEL_KNOB_DURATION: min, max, cur, step in ns; _INT: units */
     int64_t min, max, cur;
     int64_t step; /* one key press: the range / VIEWMODEL_KNOB_STEPS rounded to 1, 2 or 5 x 10^k, >= 1 */
+    int sign;     /* 1: a duration written with its sign ("+10s", a clock step's), and so written back */
 };
 /* The knobs of scn (its params with a range and a value that reads as one,
  * a --set override included), up to max, in the file's order: their

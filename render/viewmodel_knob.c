@@ -83,8 +83,16 @@ static int64_t nice(int64_t x) {
 }
 
 static void knob_text(struct viewmodel_knob *k) {
-    if (k->kind == VIEWMODEL_KNOB_DURATION && k->cur == 0) snprintf(k->value, sizeof k->value, "0s"); /* not "0ns" */
-    else if (k->kind == VIEWMODEL_KNOB_DURATION) scn_format_duration(k->value, sizeof k->value, (sim_ns)k->cur);
+    char *t = k->value;
+    size_t room = sizeof k->value;
+    int64_t v = k->cur;
+    if (k->kind == VIEWMODEL_KNOB_DURATION && (k->sign || v < 0)) { /* "+6s", "-2s": a signed duration */
+        t[0] = v < 0 ? '-' : '+';
+        t++, room--;
+        v = v < 0 ? -v : v;
+    }
+    if (k->kind == VIEWMODEL_KNOB_DURATION && v == 0) snprintf(t, room, "0s"); /* not "0ns" */
+    else if (k->kind == VIEWMODEL_KNOB_DURATION) scn_format_duration(t, room, (sim_ns)v);
     else snprintf(k->value, sizeof k->value, "%lld", (long long)k->cur);
 }
 
@@ -96,9 +104,10 @@ int viewmodel_knobs_of(const struct scenario *scn, struct viewmodel_knob *out, i
         memset(&k, 0, sizeof k);
         if (p->range == SCN_RANGE_DURATION) {
             sim_ns v;
-            if (scn_parse_duration(p->val, &v) != 0) continue;
+            k.sign = p->val[0] == '+' || p->val[0] == '-'; /* a clock step's +10s */
+            if (scn_parse_duration(p->val + k.sign, &v) != 0) continue;
             k.kind = VIEWMODEL_KNOB_DURATION;
-            k.cur = v;
+            k.cur = p->val[0] == '-' ? -v : v;
         } else if (p->range == SCN_RANGE_INT) {
             int64_t v;
             if (scn_parse_int(p->val, &v) != 0) continue;

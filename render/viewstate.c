@@ -408,6 +408,12 @@ void viewstate_pan(struct viewstate *vs, sim_ns dt) {
     clamp_window(vs);
 }
 
+void viewstate_window(struct viewstate *vs, sim_ns t0, sim_ns t1) {
+    vs->t0 = t0;
+    vs->t1 = t1 > t0 ? t1 : t0;
+    clamp_window(vs);
+}
+
 void viewstate_fit(struct viewstate *vs) {
     vs->t0 = 0;
     vs->t1 = vs->t_end > VIEWSTATE_MIN_WINDOW_NS ? vs->t_end : VIEWSTATE_MIN_WINDOW_NS;

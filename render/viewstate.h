@@ -111,6 +111,9 @@ void viewstate_zoom(struct viewstate *vs, double factor, sim_ns anchor);
 void viewstate_pan(struct viewstate *vs, sim_ns dt);
 /* The whole run. */
 void viewstate_fit(struct viewstate *vs);
+/* The window [t0, t1] (a shared link's view), kept inside the run and at
+ * least VIEWSTATE_MIN_WINDOW_NS wide as zoom and pan keep it. */
+void viewstate_window(struct viewstate *vs, sim_ns t0, sim_ns t1);
 /* The next violation after the current stop (wrapping to the first):
  * current stop and cursor there, the window zoomed so that it is plainly
  * visible (a double entry fills about an eighth of it). Returns 0, or -1

@@ -47,6 +47,12 @@ async function open(opts) {
   const { targetId } = await send("Target.createTarget", { url: "about:blank" });
   const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
   await send("Page.enable", {}, sessionId);
+  // The page's own viewport exactly W x H (a headless window's size counts
+  // its absent frame: --window-size=1280,720 alone leaves 1280x633).
+  if (opts && opts.size) {
+    const [w, h] = opts.size.split(",").map(Number);
+    await send("Emulation.setDeviceMetricsOverride", { width: w, height: h, deviceScaleFactor: 1, mobile: false }, sessionId);
+  }
   const evaluate = async (expr) => {
     const r = await send("Runtime.evaluate", { expression: expr, returnByValue: true, awaitPromise: true }, sessionId);
     return r.result.value;
@@ -85,7 +91,7 @@ module.exports = { open, sleep, findChrome };
 // expression, if given) polled for 60 s until it is true, then one JSON
 // object on stdout: the body's data attributes, the text of #verdict,
 // #trace-hash, #error, #selftest and the editor's, and UNTIL's value.
-// CDP_SIZE=W,H sets the window (1280,720).
+// CDP_SIZE=W,H sets the page's viewport (1280,720), and so the screenshot's size.
 if (require.main === module) {
   const [url, shot, js, until] = process.argv.slice(2);
   (async () => {

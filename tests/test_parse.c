@@ -917,6 +917,16 @@ static void test_params_stand_for_values_everywhere(void **state) {
     /* A typo of a param is not taken for a lock option. */
     assert_int_equal(scenario_set(&sc, "paus=20s", &err), LSIM_EUNKNOWN_OPTION);
     assert_non_null(strstr(err.msg, "unknown key 'paus'; expected pause,"));
+
+    /* Step 4: the knob turned to 0 (the low end of range=0s..: a sweep's
+     * first column, a slider at its left) is no pause: the line is dropped,
+     * while a 0 written as such is still refused as a slip ("pause 0"). */
+    assert_int_equal(sc.nfaults, 1);
+    assert_int_equal(scenario_set(&sc, "pause=0s", &err), 0);
+    assert_int_equal(sc.nfaults, 0);
+    assert_int_equal(scenario_set(&sc, "pause=3s", &err), 0);
+    assert_int_equal(sc.nfaults, 1);
+    assert_int_equal(sc.faults[0].dur_ns, 3 * S_);
     scenario_close(&sc);
 }
 
@@ -1122,7 +1132,7 @@ static const struct bad_case bad_cases[] = {
          "time 3s is before the previous timed line (5s); timed lines must be in time order"},
         {"time without action", "@5s\n", 0, 1, 4, "expected an action after the time"},
         {"unknown action", "@5s explode R\n", 0, 1, 5, "unknown action 'explode'"},
-        {"pause 0", "client A: read\n@1s pause A 0s\n", 0, 2, 13, "a pause of 0"},
+        {"pause 0", "client A: read\n@1s pause A 0s\n", 0, 2, 13, "a pause of 0 does nothing"},
         {"promote a client", "client A: read\n@1s promote A\n", 0, 2, 13, "only a lock server can be promoted"},
         {"unknown clock change", "@1s clock S1 jump +1s\n", 0, 1, 14, "unknown clock change 'jump'"},
         {"unknown clock kind", "@1s clock S1 step +1s sideways\n", 0, 1, 23, "unknown clock 'sideways'"},

@@ -429,6 +429,43 @@ static const char knob_text[] = "title \"knobs\"\n"
                                 "@5s pause A $pause\n"
                                 "@50s clock A step $jump\n";
 
+/* A knob of a signed duration (a clock step's jump=+10s, as handout C turns
+ * it): a slider too, its values written with their sign as the clock line
+ * reads them, and the run at each end parses. */
+static void test_signed_knob(void **state) {
+    (void)state;
+    static const char text[] = "param jump=+10s range=-5s..30s\n"
+                               "lock lease ttl=10s\n"
+                               "client A: acquire; work 5s; release\n"
+                               "@1s clock S1 step $jump\n";
+    struct scenario scn;
+    struct scn_error err;
+    scenario_init(&scn);
+    assert_int_equal(scenario_parse(&scn, "j.lsim", text, strlen(text), &err), 0);
+    /* Step 1: jump is a knob, at +10s */
+    struct viewmodel_knob k[VIEWMODEL_KNOBS_MAX];
+    assert_int_equal(viewmodel_knobs_of(&scn, k, VIEWMODEL_KNOBS_MAX), 1);
+    assert_string_equal(k[0].name, "jump");
+    assert_string_equal(k[0].value, "+10s");
+    assert_int_equal(k[0].cur, 10 * S);
+    assert_int_equal(k[0].min, -5 * S);
+    /* Step 2: turned down, up and to either end, it keeps its sign */
+    assert_int_equal(viewmodel_knob_set(&k[0], 6 * S), 1);
+    assert_string_equal(k[0].value, "+6s");
+    assert_int_equal(viewmodel_knob_set(&k[0], 0), 1);
+    assert_string_equal(k[0].value, "+0s");
+    assert_int_equal(viewmodel_knob_set(&k[0], -99 * S), 1);
+    assert_string_equal(k[0].value, "-5s");
+    /* Step 3: what the slider writes is what --set takes */
+    assert_int_equal(scenario_set(&scn, "jump=-5s", &err), 0);
+    assert_int_equal(scn.faults[0].delta_ns, -5 * S);
+    assert_int_equal(viewmodel_knob_set(&k[0], 30 * S), 1);
+    assert_int_equal(scenario_set(&scn, "jump=+30s", &err), 0);
+    assert_string_equal(k[0].value, "+30s");
+    assert_int_equal(scn.faults[0].delta_ns, 30 * S);
+    scenario_close(&scn);
+}
+
 /* Knobs: the params with a range, a step of about a 50th of it, turned
  * within it, and the value written back into the text, the rest unchanged. */
 static void test_knobs(void **state) {
@@ -537,6 +574,7 @@ int main(void) {
             cmocka_unit_test(test_click_hits_painted_lane),
             cmocka_unit_test(test_scale_sizes),
             cmocka_unit_test(test_knobs),
+            cmocka_unit_test(test_signed_knob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,6 +94,14 @@ got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
 check "a slider's duration reads as the binary prints it ($(echo "$d" | field knobs))" \
   '[ "$(echo "$d" | field knobs)" = "pause=1.5s ttl=30s" ]'
 check "and runs as --set pause=1.5s does ($got)" '[ "$got" = "$want" ]'
+# The slider at its left end, 0s: no pause, as --set pause=0s runs (SAFE: A
+# writes long before its lease ends), not an error
+d=$(page "scenario=gc-pause-outlives-lease" - 'const i = document.querySelector("[data-param=pause] input");
+  i.value = i.min; i.dispatchEvent(new Event("input"));')
+want=$("$bin" run scenarios/gc-pause-outlives-lease.lsim --set pause=0s --format json | python3 -c 'import sys,json; r=json.load(sys.stdin); print(r["verdict"], r["trace_hash"])')
+got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
+check "the pause slider at its left end reads $(echo "$d" | field knobs) and runs as --set pause=0s: SAFE ($got)" \
+  '[ "$(echo "$d" | field knobs)" = "pause=0s ttl=30s" ] && [ -z "$(echo "$d" | field data.error)" ] && [ "$got" = "$want" ] && [ "${got%% *}" = SAFE ]'
 # The window's knob keys (the view model's, render/viewmodel_knob.c): < twice
 # turns pause down two steps of 1s; A resumes at 30s, before B takes the lock.
 d=$(page "scenario=gc-pause-outlives-lease" "$tmp/knobs.png" 'for (const k of ["<", "<"])
@@ -102,6 +110,50 @@ want=$("$bin" run scenarios/gc-pause-outlives-lease.lsim --set pause=25s --forma
 got="$(echo "$d" | field verdict) $(echo "$d" | field trace_hash)"
 check "< < turns the picked knob two steps: $(echo "$d" | field knobs)" '[ "$(echo "$d" | field knobs)" = "pause=25s ttl=30s" ]'
 check "and runs as --set pause=25s does: SAFE ($got)" '[ "$got" = "$want" ] && [ "${got%% *}" = SAFE ]'
+
+# The view too: stepped to event 12 (Right 13 times) and zoomed in (+ +),
+# "share link" writes a link that opens the same stop, window and picture
+view_until='JSON.stringify({ link: location.hash.slice(1), state: document.body.dataset.state.replace(/ playing=.*/, ""),
+  pixels: (() => { const u = document.getElementById("timeline").toDataURL(); let h = 0;
+    for (let i = 0; i < u.length; i++) h = (h * 31 + u.charCodeAt(i)) | 0; return u.length + ":" + h; })() })'
+d=$(page "scenario=gc-pause-outlives-lease" - 'for (let i = 0; i < 13; i++) document.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight" }));
+  for (const k of ["+", "+"]) document.dispatchEvent(new KeyboardEvent("keydown", { key: k }));
+  document.getElementById("b-share").click();' 'location.hash.includes("at=") && '"$view_until")
+link=$(echo "$d" | got link); state=$(echo "$d" | got state); pixels=$(echo "$d" | got pixels)
+d=$(page "$link" - "0" "$view_until")
+check "a shared link keeps the zoom: $link opens at $(echo "$d" | got state) (shared at $state)" \
+  'echo "$link" | grep -q "win=" && [ "$(echo "$d" | got state)" = "$state" ] && echo "$state" | grep -q "^cur=12 .* t0=[1-9]"'
+check "and draws the same picture (canvas $(echo "$d" | got pixels), shared $pixels)" '[ -n "$pixels" ] && [ "$(echo "$d" | got pixels)" = "$pixels" ]'
+
+# The verdict tab: the report as run prints it, each of its lines one line
+# on screen (not wrapped at the tab's width, which breaks its columns)
+d=$(page "scenario=gc-pause-outlives-lease&all=1" - 'document.querySelector("[data-tab=report]").click();' \
+  'JSON.stringify({ lines: document.getElementById("report").textContent.replace(/\n$/, "").split("\n").length,
+    rows: Math.round(document.getElementById("report").scrollHeight / parseFloat(getComputedStyle(document.getElementById("report")).lineHeight)) })')
+check "the verdict tab shows the report's $(echo "$d" | got lines) lines as $(echo "$d" | got rows) rows, unwrapped" \
+  '[ -n "$(echo "$d" | got lines)" ] && [ "$(echo "$d" | got lines)" = "$(echo "$d" | got rows)" ]'
+
+echo "== web: the lab handouts"
+# docs/labs/README.md's table (handout | scenarios | knobs): each handout a
+# group of the scenario list, with its scenarios, and each scenario's knobs
+# sliders in the page
+python3 - > "$tmp/labs_want.txt" <<'EOF2'
+import re
+for l in open("docs/labs/README.md"):
+    m = re.match(r"^\| \[([^\]]+)\]\([^)]*\) \| ([^|]*) \| ([^|]*) \|$", l.rstrip("\n"))
+    if m: print(m.group(1).split(".")[0], " ".join(re.findall(r"([a-z0-9-]+)\.lsim", m.group(2))), "|", " ".join(re.findall(r"`([a-z_]+)`", m.group(3))))
+EOF2
+d=$(page "" - "0" 'JSON.stringify({ groups: [...document.querySelectorAll("#scenario optgroup")].filter((g) => /^Lab /.test(g.label))
+  .map((g) => g.label.replace(/^Lab ([A-Z])\..*/, "$1") + " " + [...g.querySelectorAll("option")].map((o) => o.value).join(" ")).join("\n") })')
+echo "$d" | got groups > "$tmp/labs_got.txt"
+check "the scenario list has the $(grep -c . "$tmp/labs_want.txt") lab handouts' groups, with their scenarios ($(tr '\n' ';' < "$tmp/labs_got.txt"))" \
+  '[ -s "$tmp/labs_want.txt" ] && [ "$(cut -d"|" -f1 "$tmp/labs_want.txt" | sed "s/ *$//")" = "$(cat "$tmp/labs_got.txt")" ]'
+while read -r lab rest; do
+  first=${rest%% *}; want=$(echo "${rest#*| }" | tr ' ' '\n' | sort | tr '\n' ' ')
+  d=$(page "scenario=$first")
+  have=$(echo "$d" | field knobs | tr ' ' '\n' | sed 's/=.*//' | sort | tr '\n' ' ')
+  check "lab $lab: $first's knobs are sliders: $have(the handout's: $want)" '[ "$have" = "$want" ]'
+done < "$tmp/labs_want.txt"
 
 echo "== web: a malformed scenario"
 printf 'lock lease ttl=30s\nttl banana\n' > "$tmp/bad.lsim"
@@ -153,6 +205,11 @@ echo "$d" | got svg > "$tmp/page_sweep.svg"
 check "a 5x5 sweep of pause and ttl over two algorithms: the heatmap is locksim sweep --svg's, byte for byte ($(wc -c < "$tmp/native_sweep.svg") bytes)" \
   '[ -s "$tmp/native_sweep.svg" ] && cmp -s "$tmp/page_sweep.svg" "$tmp/native_sweep.svg"'
 check "its progress reaches 50 of 50 runs ($(echo "$d" | got progress))" 'echo "$d" | got progress | grep -q "^50 of 50 runs"'
+# pause's range= starts at 0s: that column is the run without the pause
+# (a param turned to 0), not an error cell
+zero=$(grep -o '<rect class="cell" data-x="0s"[^>]*' "$tmp/page_sweep.svg" | grep -o 'data-class="[a-z-]*"' | sort | uniq -c | tr -s ' \n' ' ')
+check "its first column, pause=0s (the low end of range=0s..55s), is no pause: no error cell ($zero)" \
+  '[ -n "$zero" ] && ! echo "$zero" | grep -q error'
 d=$(page "scenario=fencing-rejects-stale-write&seed=7" - "$(sweep_js "$(sed -n 's/^param \([a-z_]*\)=.*range=.*/\1/p' scenarios/fencing-rejects-stale-write.lsim | head -1)" "" 12 "")" "$sweep_until")
 echo "$d" | got svg > "$tmp/page_sweep1.svg"
 "$bin" sweep scenarios/fencing-rejects-stale-write.lsim --seed 7 --vary "$(echo "$d" | got xkey)=$(echo "$d" | got xvals)" \
@@ -187,6 +244,22 @@ diff "$tmp/native_matrix.txt" "$tmp/page_matrix.txt" | head -5
 check "its progress says $(echo "$d" | got progress)" 'echo "$d" | got progress | grep -Eq "^([0-9]+) of \1 algorithms$"'
 check "the main thread's timer fired while it computed ($(echo "$d" | got ticks) ticks in $(echo "$d" | got ms) ms)" \
   '[ "$(echo "$d" | got ticks)" -gt 0 ]'
+
+echo "== web: the page fills its window"
+# At a laptop's 1280x720 and a projector's 1920x1080: no page scrollbar, the
+# narration's bottom edge on the window's, the timeline's scroller taking the
+# rest of the column (no band under the narration)
+fill_until='JSON.stringify({ sh: document.documentElement.scrollHeight, sw: document.documentElement.scrollWidth,
+  w: innerWidth, h: innerHeight, narr: Math.round(document.getElementById("narration").getBoundingClientRect().bottom),
+  room: Math.round(document.getElementById("scroller").getBoundingClientRect().height),
+  bar: document.getElementById("scroller").offsetHeight - document.getElementById("scroller").clientHeight,
+  col: Math.round(document.getElementById("view").getBoundingClientRect().height - document.getElementById("narration").getBoundingClientRect().height) })'
+for size in 1280,720 1920,1080; do
+  d=$(CDP_SIZE=$size page "scenario=gc-pause-outlives-lease" - "0" "$fill_until")
+  check "at ${size/,/x}: the page is the window's size ($(echo "$d" | got w)x$(echo "$d" | got h), content $(echo "$d" | got sw)x$(echo "$d" | got sh)), the narration at its bottom (${size#*,}: $(echo "$d" | got narr)), the timeline $(echo "$d" | got room) px of $(echo "$d" | got col), no scrollbar under it ($(echo "$d" | got bar) px)" \
+    '[ "$(echo "$d" | got w),$(echo "$d" | got h)" = "$size" ] && [ "$(echo "$d" | got sh)" = "${size#*,}" ] &&
+     [ "$(echo "$d" | got sw)" = "${size%,*}" ] && [ "$(echo "$d" | got narr)" = "${size#*,}" ] && [ "$(echo "$d" | got room)" = "$(echo "$d" | got col)" ] && [ "$(echo "$d" | got bar)" = 0 ]'
+done
 
 echo "== web: the picture at 1280x720"
 page "scenario=gc-pause-outlives-lease&all=1" "$tmp/story.png" >/dev/null

@@ -1,6 +1,7 @@
 // Assembles build/web/locksim.html, one self-contained file (`make web`):
 // web/page.html with web/page.css, the catalog (every scenarios/*.lsim name and
-// title, grouped by the sections of docs/scenarios.md that name it), emcc's
+// title, grouped by the sections of docs/scenarios.md that name it, and the
+// lab handouts' groups of docs/labs/README.md), emcc's
 // output (the wasm inlined) and web/page.js. Usage:
 //   node web/bundle.js ENGINE.js OUT.html
 "use strict";
@@ -32,6 +33,17 @@ for (const line of read("docs/scenarios.md").split("\n")) {
   for (const m of line.matchAll(/([a-z0-9][a-z0-9-]*)\.lsim/g))
     if (names.includes(m[1]) && !g.scenarios.includes(m[1])) g.scenarios.push(m[1]);
 }
+// The lab handouts (docs/labs/README.md's table: handout, scenarios, knobs),
+// one group each after the seed's story, their scenarios there again.
+const labs = [];
+for (const line of read("docs/labs/README.md").split("\n")) {
+  const m = /^\| \[([^\]]+)\]\([^)]*\) \| ([^|]*) \| ([^|]*) \|$/.exec(line);
+  if (!m) continue;
+  const scenarios = [...m[2].matchAll(/([a-z0-9][a-z0-9-]*)\.lsim/g)].map((x) => x[1]).filter((n) => names.includes(n));
+  const knobs = m[3].replace(/`/g, "").trim();
+  if (scenarios.length) labs.push({ title: "Lab " + m[1] + " (knobs: " + knobs + ")", scenarios, lab: true });
+}
+groups.splice(1, 0, ...labs);
 const listed = new Set(groups.flatMap((x) => x.scenarios));
 groups.push({ title: "More", scenarios: names.filter((n) => !listed.has(n)) });
 const catalog = { groups: groups.filter((x) => x.scenarios.length), titles };

@@ -30,13 +30,19 @@
     f("web_svg", s, [n]); f("web_scenario_text", s, [s]); f("web_algos", s, []);
     f("web_fault_line", s, [n, n, n]); f("web_fault_drag", s, [n, n, n, n]); f("web_fault_place", n, [s]); f("web_params", s, []);
     f("web_knob_set", s, [n, n]); f("web_knob_taken", s, []); f("web_knob_picked", n, []);
-    f("web_format_duration", s, [n]);
+    f("web_format_duration", s, [n]); f("web_window", null, [n, n]);
   }
 
-  // The room the timeline may take: the view's column above the narration.
-  // The scroller itself is only as tall as the scene (the narration follows
-  // it, no empty band under the lanes), so it cannot be what is measured.
+  // The room the timeline may take: the view's column above the narration
+  // (the scroller fills it; the canvas in it is as tall as the scene).
   const roomH = () => $("view").clientHeight - $("narration").offsetHeight;
+  // Its width: whole pixels inside the scroller (at 1280 px the column is
+  // 857.6 px, whose clientWidth 858 would overflow it by a scrollbar), at
+  // least 640 (narrower, it scrolls).
+  const roomW = () => {
+    const sc = $("scroller");
+    return Math.max(640, Math.floor(sc.getBoundingClientRect().width) - (sc.offsetWidth - sc.clientWidth));
+  };
 
   // ---- painting: the frame's primitives (web_api.c: box, poly, line, text) ----
   const colours = new Map();
@@ -156,7 +162,7 @@
   }
 
   function redraw() {
-    const width = Math.max(640, $("scroller").clientWidth);
+    const width = roomW();
     paint(width);
     lastWidth = width;
     lastHeight = roomH();
@@ -257,7 +263,7 @@
     return run(false);
   }
 
-  // ---- shareable links: #scenario=NAME or #text=DEFLATED, algo, seed, quiz, at, all ----
+  // ---- shareable links: #scenario=NAME or #text=DEFLATED, algo, seed, quiz, set, all, at, win ----
   const b64u = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   const unb64u = (s) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
   async function deflate(s) {
@@ -281,6 +287,8 @@
     for (const [k, v] of Object.entries(current.sets)) p.append("set", k + "=" + v);
     if (/ show_all=1 /.test(" " + api.web_state() + " ")) p.set("all", "1");
     p.set("at", String(api.web_cur()));
+    const w = / t0=(-?\d+) t1=(-?\d+) /.exec(" " + api.web_state() + " "); // the view: zoom and pan, in ns
+    if (w) p.set("win", w[1] + ".." + w[2]);
     return location.href.split("#")[0] + "#" + p.toString();
   }
   async function openFragment() {
@@ -314,6 +322,8 @@
     }
     if (ok && p.get("all") === "1") api.web_key("a");
     if (ok && p.has("at")) api.web_goto(parseInt(p.get("at"), 10));
+    const win = /^(\d+)\.\.(\d+)$/.exec(p.get("win") || "");
+    if (ok && win) api.web_window(Number(win[1]), Number(win[2]));
     redraw();
   }
 
@@ -331,7 +341,7 @@
       const og = document.createElement("optgroup");
       og.label = g.title;
       for (const n of g.scenarios) {
-        if (seen.has(n)) continue;
+        if (seen.has(n) && !g.lab) continue; // a lab's scenarios are in its group too
         seen.add(n);
         const o = document.createElement("option");
         o.value = n; o.textContent = LOCKSIM_CATALOG.titles[n] ? n + ": " + LOCKSIM_CATALOG.titles[n] : n;
@@ -673,8 +683,7 @@
       dirty = true;
     }
     lastTick = now;
-    const sc = $("scroller");
-    if (dirty || Math.max(640, sc.clientWidth) !== lastWidth || roomH() !== lastHeight) redraw();
+    if (dirty || roomW() !== lastWidth || roomH() !== lastHeight) redraw();
     requestAnimationFrame(tick);
   }
 

@@ -253,6 +253,9 @@ API void web_pan_px(int dx) {
     viewstate_pan(&vm.vs, (sim_ns)(-dx * ns_per_px));
 }
 API void web_zoom_at(double factor, int x) { viewstate_zoom(&vm.vs, factor, viewmodel_t_at(&vm, x)); }
+/* The window [t0, t1] in ns (a shared link's view: win=T0..T1), as doubles
+ * (exact up to 2^53 ns). */
+API void web_window(double t0, double t1) { viewstate_window(&vm.vs, (sim_ns)t0, (sim_ns)t1); }
 
 /* What is under (x, y): its tooltip, "" for nothing. */
 API const char *web_hit(int x, int y) {
@@ -399,18 +402,20 @@ API const char *web_fault_drag(int x, int x_to, int y, int fault) {
 }
 API int web_fault_place(const char *text) { return (int)scenario_text_fault_place(text, strlen(text), fault_at); }
 
+/* A duration as the binary prints it (scn_format_duration): the sweep tab's
+ * axis values, so its --set values read as `locksim sweep --vary` takes
+ * them; ns as a double (exact up to 2^53 ns, 104 days). 0 is "0s", as the
+ * knobs show it (viewmodel_knob.c) and a range= writes it, not "0ns". */
+API const char *web_format_duration(double ns) {
+    if ((sim_ns)ns == 0) snprintf(text_buf, sizeof text_buf, "0s");
+    else scn_format_duration(text_buf, sizeof text_buf, (sim_ns)ns);
+    return text_buf;
+}
+
 /* The scenario's knobs (the view model's: viewmodel_knobs_of), one per line:
  * "NAME<TAB>VALUE<TAB>KIND<TAB>MIN<TAB>MAX<TAB>STEP<TAB>CUR", KIND d (a
  * duration: MIN, MAX, STEP and CUR in ns) or i (a count); STEP is what a
  * key press turns it by. Params without a range are not knobs. */
-/* A duration as the binary prints it (scn_format_duration): the sweep tab's
- * axis values, so its --set values read as `locksim sweep --vary` takes
- * them; ns as a double (exact up to 2^53 ns, 104 days). */
-API const char *web_format_duration(double ns) {
-    scn_format_duration(text_buf, sizeof text_buf, (sim_ns)ns);
-    return text_buf;
-}
-
 API const char *web_params(void) {
     size_t l = 0;
     text_buf[0] = '\0';

@@ -55,7 +55,7 @@ static int parse_trigger(struct parser *p, struct tok *t, struct scn_fault *f) {
 }
 
 /* One-node actions: pause NODE [DUR], resume/crash/restart NODE, promote SERVER,
- * kill-replicas SERVER. */
+ * kill-replicas SERVER. 0, 1 for a pause of a $NAME that is 0 (no fault), or -1. */
 static int act_node(struct parser *p, int i, struct scn_fault *f) {
     char why[WHY_MAX];
     struct tok *t;
@@ -83,10 +83,14 @@ static int act_node(struct parser *p, int i, struct scn_fault *f) {
     i++;
     if (f->kind == SCN_FAULT_PAUSE && i < p->ntoks && p->toks[i].kind == T_WORD) {
         if (scnp_dur_parse(p->toks[i].s, 0, &f->dur_ns, why) < 0) return scnp_fail_why(p, p->toks[i].col, why);
+        /* A param turned to 0 (a knob at the low end of range=0s..: a
+         * sweep's first column, a slider at its left) is no pause: the
+         * line is dropped. A 0 written as such is refused as a slip. */
+        if (f->dur_ns == 0 && p->toks[i].pcol) return scnp_need_end(p, i + 1, "the pause") < 0 ? -1 : 1;
         if (f->dur_ns == 0)
             return scnp_fail(p, p->toks[i].col,
                              "a pause of 0 does nothing; give a duration, or "
-                             "none to pause until 'resume'");
+                             "none to pause until 'resume' (a $param's 0s is no pause)");
         i++;
     }
     return scnp_need_end(p, i, f->kind == SCN_FAULT_PAUSE ? "the pause" : "the node");
@@ -283,7 +287,7 @@ int scnp_timed_line(struct parser *p) {
     default: rc = act_node(p, i, f); break;
     }
     if (rc < 0) return -1;
-    s->nfaults++;
+    if (rc == 0) s->nfaults++; /* rc 1: a line that is no fault (a pause of $NAME=0s) */
     return 0;
 }
 
