@@ -45,11 +45,21 @@
     if (c === undefined) colours.set(v, (c = "#" + (v & 0xffffff).toString(16).padStart(6, "0")));
     return c;
   };
-  function paint(width) {
-    const canvas = $("timeline"), ctx = canvas.getContext("2d");
-    const avail = Math.max(200, roomH());
+  // The frame of width px: the scene built (web_frame: the view model's
+  // layout and paint into the command list), then drawn on the canvas.
+  // Returns false when there is nothing to draw.
+  function paint(width, room) {
+    const avail = Math.max(200, room);
+    const t0 = performance.now();
     const nw = api.web_frame(width, avail);
-    if (nw < 0) return;
+    const t1 = performance.now();
+    if (nw < 0) return false;
+    draw(width, nw);
+    phase.scene = t1 - t0; phase.paint = performance.now() - t1; phase.words = nw;
+    return true;
+  }
+  function draw(width, nw) {
+    const canvas = $("timeline"), ctx = canvas.getContext("2d");
     const h = Math.max(api.web_content_h(), 100);
     const dpr = window.devicePixelRatio || 1;
     if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(h * dpr)) {
@@ -157,7 +167,7 @@
 
   function redraw() {
     const width = Math.max(640, $("scroller").clientWidth);
-    paint(width);
+    paint(width, roomH());
     lastWidth = width;
     lastHeight = roomH();
     words();
@@ -176,10 +186,16 @@
 
   // Run the editor's text; a malformed line shows its file:line:col message and
   // the last good run stays.
+  // The last run's phases in ms, for bench/web_bench.js: the engine's run,
+  // the page's text around it (report, knobs, narration), the scene (the view
+  // model's layout into the command list) and the canvas's painting.
+  const phase = { run: 0, page: 0, scene: 0, paint: 0, words: 0 };
   function run(keepPlace) {
     const at = keepPlace ? api.web_cur() : -1;
+    const t0 = performance.now();
     const rc = api.web_run(current.name ? current.name + ".lsim" : "scenario.lsim", current.text, current.algo,
                            current.seed, setLines(), current.quiz ? 1 : 0);
+    phase.run = performance.now() - t0;
     const err = $("error");
     if (rc !== 0) {
       err.textContent = api.web_error();
@@ -193,6 +209,7 @@
     knobs();
     showRun();
     redraw();
+    phase.page = performance.now() - t0 - phase.run - phase.scene - phase.paint;
     return true;
   }
 
@@ -678,26 +695,51 @@
     requestAnimationFrame(tick);
   }
 
-  // #selftest=catalog: every built-in scenario run in the page, one line each
-  // ("NAME VERDICT DIGEST MS") in the pre element "selftest", for tests/web_chromium.sh
-  // to hold against the native binary, and the run time for bench/.
+  // #selftest=catalog: every built-in scenario opened in the page, one line
+  // each in the pre element "selftest", for tests/web_chromium.sh to hold
+  // against the native binary and for bench/web_bench.js's figures:
+  // "NAME VERDICT DIGEST OPEN EDIT RUN PAGE SCENE PAINT RASTER LAYOUT WORST WORDS",
+  // times in ms. OPEN: the scenario opened from the list and shown whole
+  // (canvas resized); EDIT: then an edit of its text (a newline at its end
+  // put in or taken out: a new text, run again) at its last event, the whole
+  // run drawn, as typing in the editor does once its debounce is over (the
+  // editor laid out before), until the canvas's pixels are made and the page
+  // is laid out; RUN, PAGE, SCENE, PAINT its phases (run()
+  // above), RASTER the canvas's pixels, LAYOUT the page's. #reps=K: the edit
+  // K times, each figure the median of the K; WORST the slowest edit.
   function selftest() {
     const lines = [];
+    const reps = Math.max(1, parseInt((/[#&]reps=(\d+)/.exec(location.hash) || [0, "1"])[1], 10));
+    const mid = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+    const settle = () => { // a canvas's drawing is rastered when read; reading a size lays the page out
+      const t0 = performance.now();
+      $("timeline").getContext("2d").getImageData(0, 0, 1, 1);
+      const t1 = performance.now();
+      const h = document.body.offsetHeight;
+      phase.raster = t1 - t0; phase.layout = performance.now() - t1;
+      return h;
+    };
     const names = LOCKSIM_CATALOG.groups.flatMap((g) => g.scenarios).filter((n, i, a) => a.indexOf(n) === i).sort();
     for (const n of names) {
-      const t0 = performance.now();
-      const rc = api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", "", 0);
-      api.web_key("a"); // the frame of the whole run, the heaviest a run has
-      const t1 = performance.now();
-      paint(1280); // the frame built and painted on the canvas (resized to this run's height)
-      const t2 = performance.now();
-      // typing in the editor: the same scenario run again and painted at the same size
-      api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", "", 0);
-      api.web_key("a");
-      paint(1280);
-      const t3 = performance.now();
-      lines.push(n + " " + (rc ? "ERROR" : api.web_verdict()) + " " + api.web_trace_hash() + " " +
-                 (t1 - t0).toFixed(3) + " " + (t2 - t1).toFixed(3) + " " + (t3 - t2).toFixed(3));
+      const text = api.web_scenario_text(n), t0 = performance.now();
+      const ok = openScenario(n, text);
+      if (ok) { api.web_key("a"); redraw(); }
+      settle();
+      const open = performance.now() - t0;
+      const verdict = ok ? api.web_verdict() : "ERROR", digest = api.web_trace_hash();
+      const ph = [[], [], [], [], [], [], []];
+      for (let k = 0; ok && k < reps; k++) {
+        api.web_key("End");
+        current.text = $("editor").value = k % 2 ? text : text + "\n";
+        settle(); // the keystroke's own frame: the editor laid out, before the debounced run
+        const a0 = performance.now();
+        run(true);
+        settle();
+        ph[0].push(performance.now() - a0);
+        for (const [i, v] of [phase.run, phase.page, phase.scene, phase.paint, phase.raster, phase.layout].entries()) ph[i + 1].push(v);
+      }
+      lines.push([n, verdict, digest, open.toFixed(3), ...ph.map((a) => (a.length ? mid(a) : 0).toFixed(3)),
+                  Math.max(0, ...ph[0]).toFixed(3), phase.words].join(" "));
     }
     const pre = document.createElement("pre");
     pre.id = "selftest";
