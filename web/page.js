@@ -83,7 +83,7 @@
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.save();
     ctx.beginPath(); ctx.rect(0, y0, width, y1 - y0); ctx.clip();
-    ctx.fillStyle = "#fff"; ctx.fillRect(0, y0, width, y1 - y0);
+    ctx.fillStyle = curFill = "#fff"; ctx.fillRect(0, y0, width, y1 - y0);
     const words = new Int32Array(M.HEAP32.buffer, api.web_words(), nw);
     const strs = api.web_strings();
     let txt = false; // the transform is a text's own
@@ -93,7 +93,7 @@
       switch (words[i]) {
         case 1: if (!out(words[i + 2], words[i + 2] + words[i + 4])) {
             if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
-            ctx.fillStyle = col(words[i + 5]); ctx.fillRect(words[i + 1], words[i + 2], words[i + 3], words[i + 4]);
+            setFill(ctx, col(words[i + 5])); ctx.fillRect(words[i + 1], words[i + 2], words[i + 3], words[i + 4]);
           }
           i += 6; break;
         case 2: {
@@ -102,7 +102,7 @@
           for (let k = 0; k < n; k++) { top = Math.min(top, words[i + 4 + 2 * k]); bottom = Math.max(bottom, words[i + 4 + 2 * k]); }
           if (!out(top, bottom)) {
             if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
-            ctx.fillStyle = col(words[i + 2]); ctx.beginPath();
+            setFill(ctx, col(words[i + 2])); ctx.beginPath();
             for (let k = 0; k < n; k++) ctx[k ? "lineTo" : "moveTo"](words[i + 3 + 2 * k], words[i + 4 + 2 * k]);
             ctx.closePath(); ctx.fill();
           }
@@ -130,11 +130,16 @@
       }
     }
     ctx.restore();
+    curFill = "";
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
+  // The fill colour set only when it changes (a colour's text is parsed each
+  // time it is set); curFill: the one set, "" after the state is restored.
+  let curFill = "";
+  const setFill = (ctx, c) => { if (c !== curFill) { ctx.fillStyle = c; curFill = c; } };
   // Lines as the window draws them: axis-aligned ones as whole pixels.
   function line(ctx, x0, y0, x1, y1, w, c) {
-    ctx.fillStyle = c;
+    setFill(ctx, c);
     if (x0 === x1) { ctx.fillRect(x0 - (w >> 1), Math.min(y0, y1), w, Math.abs(y1 - y0) + 1); return; }
     if (y0 === y1) { ctx.fillRect(Math.min(x0, x1), y0 - (w >> 1), Math.abs(x1 - x0) + 1, w); return; }
     ctx.strokeStyle = c; ctx.lineWidth = w; ctx.beginPath();
@@ -150,7 +155,7 @@
   function text(ctx, x, y, h, s, px, bold, c, txt) {
     const font = (bold ? "bold " : "") + px + "px 'DejaVu Sans Mono', 'Liberation Mono', monospace";
     if (font !== curFont) { ctx.font = font; curFont = font; }
-    ctx.fillStyle = c;
+    setFill(ctx, c);
     const key = font + "\u0000" + s;
     let got = widths.get(key);
     if (got === undefined) {
