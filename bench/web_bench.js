@@ -44,7 +44,7 @@ const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.mi
     const load1 = os.loadavg()[0];
     const rows = text.trim().split("\n").map((l) => l.split(" "));
     const col = (k) => rows.map((r) => parseFloat(r[k]));
-    const open = col(3), edit = col(4), worst = col(12);
+    const open = col(3), edit = col(4), worst = col(11);
     const phases = [["the run", 5], ["the page's text", 6], ["the scene", 7], ["the canvas's drawing", 8],
                     ["its pixels", 9], ["the page's layout", 10]];
     const over = rows.filter((r, i) => edit[i] > 16).map((r) => r[0]);
