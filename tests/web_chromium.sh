@@ -261,6 +261,27 @@ for size in 1280,720 1920,1080; do
      [ "$(echo "$d" | got sw)" = "${size%,*}" ] && [ "$(echo "$d" | got narr)" = "${size#*,}" ] && [ "$(echo "$d" | got room)" = "$(echo "$d" | got col)" ] && [ "$(echo "$d" | got bar)" = 0 ]'
 done
 
+echo "== web: a scrolled timeline"
+# At 1280x480 the whole story is taller than its scroller, and the page draws
+# only the rows in view (and a margin): scrolled to its bottom, the rows there
+# are drawn, the very pixels that the whole drawing (the PNG's) has there.
+scroll_js='const sc = document.getElementById("scroller"); sc.scrollTop = sc.scrollHeight;'
+scroll_until='(() => { const sc = document.getElementById("scroller"), c = document.getElementById("timeline");
+  if (!sc.scrollTop) return null;
+  const dpr = window.devicePixelRatio || 1, top = Math.round(sc.scrollTop * dpr), h = Math.round(sc.clientHeight * dpr);
+  const rows = () => c.getContext("2d").getImageData(0, top, c.width, h).data;
+  const seen = rows();
+  let ink = 0, diff = 0;
+  for (let i = 0; i < seen.length; i += 4) if (seen[i + 3] && seen[i] + seen[i + 1] + seen[i + 2] < 600) ink++;
+  window.locksim.wholeCanvas();
+  const whole = rows();
+  for (let i = 0; i < seen.length; i++) if (seen[i] !== whole[i]) diff++;
+  return JSON.stringify({ top: sc.scrollTop, view: sc.clientHeight, height: c.height / dpr, ink, diff }); })()'
+d=$(CDP_SIZE=1280,480 page "scenario=gc-pause-outlives-lease&all=1" - "$scroll_js" "$scroll_until")
+check "scrolled $(echo "$d" | got top) px down a $(echo "$d" | got height) px timeline (its view $(echo "$d" | got view) px): the rows in view are drawn ($(echo "$d" | got ink) px of ink)" \
+  '[ "$(echo "$d" | got top)" -gt 200 ] && [ "$(echo "$d" | got ink)" -gt 2000 ]'
+check "and are the whole drawing's pixels there ($(echo "$d" | got diff) bytes differ)" '[ "$(echo "$d" | got diff)" = 0 ]'
+
 echo "== web: the picture at 1280x720"
 page "scenario=gc-pause-outlives-lease&all=1" "$tmp/story.png" >/dev/null
 convert=$(command -v /usr/bin/convert || command -v convert)

@@ -51,42 +51,83 @@
     if (c === undefined) colours.set(v, (c = "#" + (v & 0xffffff).toString(16).padStart(6, "0")));
     return c;
   };
-  function paint(width) {
-    const canvas = $("timeline"), ctx = canvas.getContext("2d");
-    const avail = Math.max(200, roomH());
+  // The frame of width px: the scene built (web_frame: the view model's
+  // layout and paint into the command list), then drawn on the canvas: the
+  // rows the scroller shows (and CULL_PX around them), or all of it (whole:
+  // the PNG). Returns false when there is nothing to draw.
+  function paint(width, room, whole) {
+    const avail = Math.max(200, room);
+    const t0 = performance.now();
     const nw = api.web_frame(width, avail);
-    if (nw < 0) return;
+    const t1 = performance.now();
+    if (nw < 0) return false;
+    draw(width, nw, whole);
+    phase.scene = t1 - t0; phase.paint = performance.now() - t1; phase.words = nw;
+    return true;
+  }
+  // Drawing only the rows in view (issue 22): a long run's scene is taller
+  // than the scroller, and every text drawn is rastered, seen or not. The
+  // canvas keeps the scene's height (the scroller scrolls it as before); the
+  // rows drawn are clipped, so they are the very pixels a whole drawing has,
+  // and a scroll past them draws again (wire(): the scroller's scroll).
+  const CULL_PX = 120; // drawn above and below the view: a wheel's notch is 100 px
+  let drawn = { y0: 0, y1: 0 }; // the rows (CSS px) of the canvas the last drawing covered
+  function draw(width, nw, whole) {
+    const canvas = $("timeline"), ctx = canvas.getContext("2d"), sc = $("scroller");
     const h = Math.max(api.web_content_h(), 100);
     const dpr = window.devicePixelRatio || 1;
     if (canvas.width !== Math.round(width * dpr) || canvas.height !== Math.round(h * dpr)) {
       canvas.width = Math.round(width * dpr); canvas.height = Math.round(h * dpr);
       canvas.style.width = width + "px"; canvas.style.height = h + "px";
     }
+    const y0 = whole ? 0 : Math.max(0, sc.scrollTop - CULL_PX);
+    const y1 = whole ? h : Math.min(h, sc.scrollTop + sc.clientHeight + CULL_PX);
+    drawn = { y0, y1 };
     ctx.__dpr = dpr;
     curFont = "";
     ctx.textBaseline = "middle";
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, width, h);
+    ctx.save();
+    ctx.beginPath(); ctx.rect(0, y0, width, y1 - y0); ctx.clip();
+    ctx.fillStyle = curFill = "#fff"; ctx.fillRect(0, y0, width, y1 - y0);
     const words = new Int32Array(M.HEAP32.buffer, api.web_words(), nw);
     const strs = api.web_strings();
     let txt = false; // the transform is a text's own
+    // out(top, bottom): a command's rows wholly outside the rows drawn
+    const out = (top, bottom) => bottom < y0 || top > y1;
     for (let i = 0; i < nw;) {
       switch (words[i]) {
-        case 1: if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
-          ctx.fillStyle = col(words[i + 5]); ctx.fillRect(words[i + 1], words[i + 2], words[i + 3], words[i + 4]); i += 6; break;
+        case 1: if (!out(words[i + 2], words[i + 2] + words[i + 4])) {
+            if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
+            setFill(ctx, col(words[i + 5])); ctx.fillRect(words[i + 1], words[i + 2], words[i + 3], words[i + 4]);
+          }
+          i += 6; break;
         case 2: {
-          if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
           const n = words[i + 1];
-          ctx.fillStyle = col(words[i + 2]); ctx.beginPath();
-          for (let k = 0; k < n; k++) ctx[k ? "lineTo" : "moveTo"](words[i + 3 + 2 * k], words[i + 4 + 2 * k]);
-          ctx.closePath(); ctx.fill(); i += 3 + 2 * n; break;
+          let top = Infinity, bottom = -Infinity;
+          for (let k = 0; k < n; k++) { top = Math.min(top, words[i + 4 + 2 * k]); bottom = Math.max(bottom, words[i + 4 + 2 * k]); }
+          if (!out(top, bottom)) {
+            if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
+            setFill(ctx, col(words[i + 2])); ctx.beginPath();
+            for (let k = 0; k < n; k++) ctx[k ? "lineTo" : "moveTo"](words[i + 3 + 2 * k], words[i + 4 + 2 * k]);
+            ctx.closePath(); ctx.fill();
+          }
+          i += 3 + 2 * n; break;
         }
-        case 3: if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
-          line(ctx, words[i + 1], words[i + 2], words[i + 3], words[i + 4], words[i + 5], col(words[i + 6])); i += 7; break;
-        case 4: {
-          const s = M.UTF8ToString(strs + words[i + 7], words[i + 8]);
-          text(ctx, words[i + 1], words[i + 2], words[i + 3], s, words[i + 4], words[i + 5], col(words[i + 6]));
-          txt = true;
+        case 3: {
+          const w = words[i + 5];
+          if (!out(Math.min(words[i + 2], words[i + 4]) - w, Math.max(words[i + 2], words[i + 4]) + w + 1)) {
+            if (txt) { ctx.setTransform(dpr, 0, 0, dpr, 0, 0); txt = false; }
+            line(ctx, words[i + 1], words[i + 2], words[i + 3], words[i + 4], w, col(words[i + 6]));
+          }
+          i += 7; break;
+        }
+        case 4: { // a glyph may reach a cell's height beyond its cell
+          const y = words[i + 2], ch = words[i + 3], px = words[i + 4];
+          if (!out(y + ch / 2 - px, y + ch / 2 + px)) {
+            const s = M.UTF8ToString(strs + words[i + 7], words[i + 8]);
+            txt = text(ctx, words[i + 1], y, ch, s, px, words[i + 5], col(words[i + 6]), txt);
+          }
           i += 9; break;
         }
         case 5: i += 3; break;
@@ -94,11 +135,17 @@
         default: i = nw;
       }
     }
+    ctx.restore();
+    curFill = "";
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
+  // The fill colour set only when it changes (a colour's text is parsed each
+  // time it is set); curFill: the one set, "" after the state is restored.
+  let curFill = "";
+  const setFill = (ctx, c) => { if (c !== curFill) { ctx.fillStyle = c; curFill = c; } };
   // Lines as the window draws them: axis-aligned ones as whole pixels.
   function line(ctx, x0, y0, x1, y1, w, c) {
-    ctx.fillStyle = c;
+    setFill(ctx, c);
     if (x0 === x1) { ctx.fillRect(x0 - (w >> 1), Math.min(y0, y1), w, Math.abs(y1 - y0) + 1); return; }
     if (y0 === y1) { ctx.fillRect(Math.min(x0, x1), y0 - (w >> 1), Math.abs(x1 - x0) + 1, w); return; }
     ctx.strokeStyle = c; ctx.lineWidth = w; ctx.beginPath();
@@ -109,10 +156,12 @@
   // The font is set only when it changes, and each width measured once.
   let curFont = "";
   const widths = new Map();
-  function text(ctx, x, y, h, s, px, bold, c) {
+  // Returns whether the transform is now the text's own (a squeezed text's);
+  // txt: whether it was before.
+  function text(ctx, x, y, h, s, px, bold, c, txt) {
     const font = (bold ? "bold " : "") + px + "px 'DejaVu Sans Mono', 'Liberation Mono', monospace";
     if (font !== curFont) { ctx.font = font; curFont = font; }
-    ctx.fillStyle = c;
+    setFill(ctx, c);
     const key = font + "\u0000" + s;
     let got = widths.get(key);
     if (got === undefined) {
@@ -120,25 +169,40 @@
       if (widths.size > 20000) widths.clear();
       widths.set(key, got);
     }
-    const want = s.length * px * 0.602;
-    if (got > want * 1.02 && want > 0) ctx.setTransform(ctx.__dpr * want / got, 0, 0, ctx.__dpr, ctx.__dpr * x, ctx.__dpr * (y + h / 2));
-    else ctx.setTransform(ctx.__dpr, 0, 0, ctx.__dpr, ctx.__dpr * x, ctx.__dpr * (y + h / 2));
-    ctx.fillText(s, 0, 0);
+    const want = s.length * px * 0.602, d = ctx.__dpr;
+    if (got > want * 1.02 && want > 0) {
+      ctx.setTransform(d * want / got, 0, 0, d, d * x, d * (y + h / 2));
+      ctx.fillText(s, 0, 0);
+      return true;
+    }
+    if (txt) ctx.setTransform(d, 0, 0, d, 0, 0);
+    ctx.fillText(s, x, y + h / 2); // the font's own width: no transform of its own
+    return false;
   }
 
   // ---- the page around the canvas ----
-  function words() {
+  // Texts, classes and attributes are written only when they change: a write,
+  // even of the same text, has the page laid out again (issue 22: most of an
+  // edit's time was the page's, not the run's or the canvas's).
+  const setText = (el, s) => { if (el.textContent !== s) el.textContent = s; };
+  const setClass = (el, c) => { if (el.className !== c) el.className = c; };
+  const setData = (k, v) => { if (document.body.dataset[k] !== v) document.body.dataset[k] = v; };
+  const setHidden = (el, h) => { if (el.hidden !== h) el.hidden = h; };
+  let lastQuestion = null;
+  // The narration, status line, question and buttons; room: the timeline's
+  // (roomH(), read once by the caller before anything here is written).
+  function words(room) {
     const cur = api.web_narration_current();
     const rows = document.querySelectorAll("#narration > div:not(#status)");
     for (let i = 0; i < NARR_LINES; i++) {
-      rows[i].textContent = api.web_narration(i);
-      rows[i].className = i === cur ? "current" : "";
+      setText(rows[i], api.web_narration(i));
+      setClass(rows[i], i === cur ? "current" : "");
     }
-    const content = api.web_content_h(), room = roomH();
+    const content = api.web_content_h();
     const hint = performance.now() < flashUntil ? flashText : content > room ? "? help  scroll for more below" : "";
-    $("status").textContent = api.web_status(hint);
+    setText($("status"), api.web_status(hint));
     const q = api.web_question(), qd = $("question");
-    if (q) {
+    if (q === lastQuestion) { /* shown already */ } else if (q) {
       const lines = q.split("\n").filter((l) => l);
       qd.innerHTML = "";
       const head = document.createElement("div");
@@ -156,36 +220,53 @@
       qd.appendChild(foot);
       qd.hidden = false;
     } else qd.hidden = true;
-    $("b-play").textContent = api.web_playing() ? "pause" : "play";
-    $("b-all").classList.toggle("on", / show_all=1 /.test(" " + api.web_state() + " "));
-    document.body.dataset.state = api.web_state();
+    lastQuestion = q;
+    setText($("b-play"), api.web_playing() ? "pause" : "play");
+    const state = api.web_state();
+    $("b-all").classList.toggle("on", / show_all=1 /.test(" " + state + " "));
+    setData("state", state);
   }
 
+  // The canvas with all of the timeline drawn, scrolled into view or not (the
+  // PNG's; tests compare the rows in view with it).
+  function wholeCanvas() {
+    if (!paint(lastWidth, lastHeight, true)) redraw();
+    return $("timeline");
+  }
+
+  // The timeline and the words under it. The page is laid out once, here,
+  // for the scroller's width and the room, before anything is written.
   function redraw() {
-    const width = roomW();
-    paint(width);
+    const width = roomW(), room = roomH();
+    paint(width, room);
     lastWidth = width;
-    lastHeight = roomH();
-    words();
+    lastHeight = room;
+    words(room);
     dirty = false;
   }
 
   function showRun() {
     const v = api.web_verdict();
-    $("verdict").textContent = v;
-    $("verdict").className = v;
-    $("headline").textContent = api.web_headline();
-    $("trace-hash").textContent = api.web_trace_hash();
-    $("report").textContent = api.web_report();
+    setText($("verdict"), v);
+    setClass($("verdict"), v);
+    setText($("headline"), api.web_headline());
+    setText($("trace-hash"), api.web_trace_hash());
+    setText($("report"), api.web_report());
     scenarioChanged();
   }
 
   // Run the editor's text; a malformed line shows its file:line:col message and
   // the last good run stays.
+  // The last run's phases in ms, for bench/web_bench.js: the engine's run,
+  // the page's text around it (report, knobs, narration), the scene (the view
+  // model's layout into the command list) and the canvas's painting.
+  const phase = { run: 0, page: 0, scene: 0, paint: 0, words: 0 };
   function run(keepPlace) {
     const at = keepPlace ? api.web_cur() : -1;
+    const t0 = performance.now();
     const rc = api.web_run(current.name ? current.name + ".lsim" : "scenario.lsim", current.text, current.algo,
                            current.seed, setLines(), current.quiz ? 1 : 0);
+    phase.run = performance.now() - t0;
     const err = $("error");
     if (rc !== 0) {
       err.textContent = api.web_error();
@@ -193,12 +274,13 @@
       document.body.dataset.error = api.web_error();
       return false;
     }
-    err.hidden = true;
-    delete document.body.dataset.error;
+    setHidden(err, true);
+    if ("error" in document.body.dataset) delete document.body.dataset.error;
     if (at >= 0) api.web_goto(at);
     knobs();
     showRun();
     redraw();
+    phase.page = performance.now() - t0 - phase.run - phase.scene - phase.paint;
     return true;
   }
 
@@ -226,8 +308,9 @@
       for (const r of rows) {
         const d = box.querySelector('[data-param="' + r[0] + '"]');
         if (!d) continue;
-        d.querySelector(".v").textContent = r[1];
-        d.querySelector("input").value = Number(r[6]) / (r[2] === "d" ? 1e6 : 1);
+        setText(d.querySelector(".v"), r[1]);
+        const input = d.querySelector("input"), v = String(Number(r[6]) / (r[2] === "d" ? 1e6 : 1));
+        if (input.value !== v) input.value = v;
       }
       return;
     }
@@ -389,7 +472,7 @@
     };
     $("b-svg").onclick = () => download((current.name || "scenario") + ".svg",
                                         new Blob([api.web_svg(lastWidth)], { type: "image/svg+xml" }));
-    $("b-png").onclick = () => $("timeline").toBlob((b) => download((current.name || "scenario") + ".png", b));
+    $("b-png").onclick = () => wholeCanvas().toBlob((b) => download((current.name || "scenario") + ".png", b));
     for (const b of document.querySelectorAll(".tabs button"))
       b.onclick = () => {
         for (const o of document.querySelectorAll(".tabs button")) o.classList.toggle("on", o === b);
@@ -474,6 +557,12 @@
     }, { passive: false });
     window.addEventListener("resize", () => { dirty = true; });
     window.addEventListener("hashchange", () => { openFragment(); });
+    // rows scrolled into view that the last drawing left out: drawn now, in
+    // this scroll's frame (the command list is the frame's, built again)
+    const sc = $("scroller");
+    sc.addEventListener("scroll", () => {
+      if (sc.scrollTop < drawn.y0 || sc.scrollTop + sc.clientHeight > drawn.y1) redraw();
+    }, { passive: true });
   }
 
   // A passing message in the status line.
@@ -481,7 +570,7 @@
   function flash(s) {
     flashText = s; flashUntil = performance.now() + 5000;
     document.body.dataset.flash = s;
-    words();
+    words(roomH());
   }
 
   // ---- the worker: the matrix and the sweep off the main thread ----
@@ -687,26 +776,51 @@
     requestAnimationFrame(tick);
   }
 
-  // #selftest=catalog: every built-in scenario run in the page, one line each
-  // ("NAME VERDICT DIGEST MS") in the pre element "selftest", for tests/web_chromium.sh
-  // to hold against the native binary, and the run time for bench/.
+  // #selftest=catalog: every built-in scenario opened in the page, one line
+  // each in the pre element "selftest", for tests/web_chromium.sh to hold
+  // against the native binary and for bench/web_bench.js's figures:
+  // "NAME VERDICT DIGEST OPEN EDIT RUN PAGE SCENE PAINT RASTER LAYOUT WORST WORDS",
+  // times in ms. OPEN: the scenario opened from the list and shown whole
+  // (canvas resized); EDIT: then an edit of its text (a newline at its end
+  // put in or taken out: a new text, run again) at its last event, the whole
+  // run drawn, as typing in the editor does once its debounce is over (the
+  // editor laid out before), until the canvas's pixels are made and the page
+  // is laid out; RUN, PAGE, SCENE, PAINT its phases (run()
+  // above), RASTER the canvas's pixels, LAYOUT the page's. #reps=K: the edit
+  // K times, each figure the median of the K; WORST the slowest edit.
   function selftest() {
     const lines = [];
+    const reps = Math.max(1, parseInt((/[#&]reps=(\d+)/.exec(location.hash) || [0, "1"])[1], 10));
+    const mid = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+    const settle = () => { // a canvas's drawing is rastered when read; reading a size lays the page out
+      const t0 = performance.now();
+      $("timeline").getContext("2d").getImageData(0, 0, 1, 1);
+      const t1 = performance.now();
+      const h = document.body.offsetHeight;
+      phase.raster = t1 - t0; phase.layout = performance.now() - t1;
+      return h;
+    };
     const names = LOCKSIM_CATALOG.groups.flatMap((g) => g.scenarios).filter((n, i, a) => a.indexOf(n) === i).sort();
     for (const n of names) {
-      const t0 = performance.now();
-      const rc = api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", "", 0);
-      api.web_key("a"); // the frame of the whole run, the heaviest a run has
-      const t1 = performance.now();
-      paint(1280); // the frame built and painted on the canvas (resized to this run's height)
-      const t2 = performance.now();
-      // typing in the editor: the same scenario run again and painted at the same size
-      api.web_run(n + ".lsim", api.web_scenario_text(n), "", "", "", 0);
-      api.web_key("a");
-      paint(1280);
-      const t3 = performance.now();
-      lines.push(n + " " + (rc ? "ERROR" : api.web_verdict()) + " " + api.web_trace_hash() + " " +
-                 (t1 - t0).toFixed(3) + " " + (t2 - t1).toFixed(3) + " " + (t3 - t2).toFixed(3));
+      const text = api.web_scenario_text(n), t0 = performance.now();
+      const ok = openScenario(n, text);
+      if (ok) { api.web_key("a"); redraw(); }
+      settle();
+      const open = performance.now() - t0;
+      const verdict = ok ? api.web_verdict() : "ERROR", digest = api.web_trace_hash();
+      const ph = [[], [], [], [], [], [], []];
+      for (let k = 0; ok && k < reps; k++) {
+        api.web_key("End");
+        current.text = $("editor").value = k % 2 ? text : text + "\n";
+        settle(); // the keystroke's own frame: the editor laid out, before the debounced run
+        const a0 = performance.now();
+        run(true);
+        settle();
+        ph[0].push(performance.now() - a0);
+        for (const [i, v] of [phase.run, phase.page, phase.scene, phase.paint, phase.raster, phase.layout].entries()) ph[i + 1].push(v);
+      }
+      lines.push([n, verdict, digest, open.toFixed(3), ...ph.map((a) => (a.length ? mid(a) : 0).toFixed(3)),
+                  Math.max(0, ...ph[0]).toFixed(3), phase.words].join(" "));
     }
     const pre = document.createElement("pre");
     pre.id = "selftest";
@@ -717,7 +831,7 @@
   LocksimModule().then(async (mod) => {
     M = mod;
     wrap();
-    window.locksim = { api, current }; // for scripts and tests: the page's own functions
+    window.locksim = { api, current, wholeCanvas }; // for scripts and tests: the page's own functions
     fillControls();
     wire();
     if (/selftest=catalog/.test(location.hash)) selftest();
