@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "real.h"
+#include "etcd_srv.h"
 #include "run.h"
 #include "scenario_file.h"
 #include "trace_jsonl.h"
@@ -244,10 +245,14 @@ static int real_prepare(struct real_cmd *o) {
 static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
     const struct scenario *s = &o->scn;
     printf("Reality check: %s\n  \"%s\", algorithm %s\n", o->file, s->title, s->algo);
-    if (strcmp(o->store, "etcd") == 0)
-        printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
-               "  speaking HTTP/JSON to its gateway;\n",
-               srv->port);
+    if (strcmp(o->store, "etcd") == 0) {
+        int n = etcd_srv_members();
+        printf("  backend etcd: %d etcd member%s on 127.0.0.1:", n, n == 1 ? "" : "s");
+        for (int k = 0; k < n; k++) printf("%s%d", k ? "," : "", etcd_srv_port(k));
+        printf(" (S1..; data on tmpfs; all answering after %ld ms),\n"
+               "  one process per client speaking HTTP/JSON to its member's gateway;\n",
+               etcd_srv_start_ms());
+    }
     else
         printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n", srv->port);
     printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", o->scale,
@@ -336,7 +341,7 @@ int cmd_real(int argc, char **argv) {
     }
     struct redis_srv srv;
     char err[600];
-    int rc = real_store_start(o.ops, &srv, err, sizeof err);
+    int rc = real_store_start(o.ops, &o.scn, &srv, err, sizeof err);
     if (rc) {
         real_close(&o);
         return cli_fail(rc, err);

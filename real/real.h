@@ -32,7 +32,7 @@ const struct real_ops *real_store(const char *name);
  * consensus, else redis. */
 const char *real_store_for(const struct scenario *s);
 /* Start and stop the store's server (redis_srv_start, etcd_srv_start). */
-int real_store_start(const struct real_ops *ops, struct redis_srv *srv, char *err, size_t n);
+int real_store_start(const struct real_ops *ops, const struct scenario *s, struct redis_srv *srv, char *err, size_t n);
 void real_store_stop(const struct real_ops *ops, struct redis_srv *srv);
 
 int real_supported(const struct real_ops *ops, const struct scenario *s, const struct trace *sim, double scale,

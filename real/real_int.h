@@ -110,7 +110,8 @@ struct client {
 struct real_ops {
     const char *name;   /* --store NAME */
     const char *server; /* the server's name in messages */
-    int (*start)(struct redis_srv *srv, char *err, size_t n);
+    /* servers: the scenario's lock servers (etcd starts as many members) */
+    int (*start)(struct redis_srv *srv, int servers, char *err, size_t n);
     void (*stop)(struct redis_srv *srv);
     /* Empty the store and write the resource's and the fence's first values. */
     int (*setup)(const struct redis_srv *srv, const struct scenario *s, const struct real_cfg *g);
@@ -131,6 +132,13 @@ struct real_ops {
     /* 1: a release step with the lock known lost is skipped, as the
      * simulator's programs do (no release-sent) */
     int skip_lost_release;
+    /* A fault of kind (pause, resume, crash, restart) on lock server member
+     * (0 = the simulated run's first server node) at scenario time at, done
+     * for real; sim (borrowed) says which server led then. The member it
+     * was done on (a pause or crash of the simulated leader goes to the
+     * real leader), or -1 when not done. NULL: the store has no such
+     * servers (refused before). */
+    int (*server_fault)(const struct trace *sim, int member, enum scn_fault_kind kind, sim_ns at);
 };
 
 extern const struct real_ops real_store_redis, real_store_etcd;

@@ -253,7 +253,8 @@ void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
         kill(s->pid, SIGTERM);
         int st, gone = 0;
         for (int i = 0; i < 200 && !gone; i++) {
-            if (waitpid(s->pid, &st, WNOHANG) == s->pid) gone = 1;
+            pid_t w = waitpid(s->pid, &st, WNOHANG);
+            if (w == s->pid || (w < 0 && errno == ECHILD)) gone = 1; /* ECHILD: reaped already */
             else sleep_ms(10);
         }
         if (!gone) {
@@ -263,13 +264,15 @@ void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
     }
     sigset_t old;
     redis_srv_block_signals(&old);
-    guard.server = 0;
+    if (guard.server == s->pid) guard.server = 0;
     s->pid = 0;
-    if (s->dir[0]) rm(s->dir);
+    if (s->dir[0]) { /* one server of several (etcd's members) leaves the folder to the last */
+        rm(s->dir);
+        guard.dir[0] = 0;
+        guard.tree = 0;
+        guard.log[0] = 0;
+    }
     s->dir[0] = 0;
-    guard.dir[0] = 0;
-    guard.tree = 0;
-    guard.log[0] = 0;
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
