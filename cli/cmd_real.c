@@ -27,13 +27,18 @@ const char cli_usage_real[] =
         "resource's fenced write is a Lua script), setnx, setnx-expire (SETNX, then\n"
         "PEXPIRE), lease-renew (SET NX PX and a heartbeat in the same process: a Lua\n"
         "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis.\n"
-        "etcd (Debian packages etcd-server, etcd-client; etcd 3.4) for consensus: one\n"
-        "member on 22379 (or the next free pair up to 22393), its data dir on tmpfs,\n"
-        "clients speaking HTTP/JSON to its gateway: a lease kept alive every ttl/3, a\n"
-        "txn try-lock (or with queue=on v3lock's Lock, which waits in line), the lock\n"
-        "key's create_revision as the token; a fenced write is a txn comparing a fence\n"
-        "key, guard=owner's a txn on the lock key's create_revision. One member stands\n"
-        "for the scenario's servers, which no fault may reach.\n"
+        "etcd (Debian packages etcd-server, etcd-client; etcd 3.4) for consensus: a\n"
+        "cluster of as many members as the scenario's servers (3 unless servers=, 5 at\n"
+        "most), S1 on 22379 and each on the next free client+peer port pair up to\n"
+        "22418, data dirs on tmpfs, the first-candidate leading at each run's start;\n"
+        "clients speaking HTTP/JSON to a member's gateway (bind='s member, or S1 and\n"
+        "the next when one refuses): a lease kept alive every ttl/3, a txn try-lock\n"
+        "(or with queue=on v3lock's Lock, which waits in line), the lock key's\n"
+        "create_revision as the token; a fenced write is a txn comparing a fence key,\n"
+        "guard=owner's a txn on the lock key's create_revision. A server's pause is\n"
+        "SIGSTOP/SIGCONT of its member, a crash SIGKILL, a restart the member started\n"
+        "again on its data dir; a pause or crash of the simulated leader goes to the\n"
+        "member that leads for real.\n"
         "The scenario's timeline runs at scale S (real seconds per scenario second;\n"
         "default: redis, the whole duration in 2.5 s real; etcd, the lease TTL in 1 s\n"
         "real, as etcd grants whole seconds only). The run is recorded as a locksim\n"
@@ -44,9 +49,10 @@ const char cli_usage_real[] =
         "A constant network latency is held by each client on every request and reply.\n"
         "Refused, saying why (exit 69): every other algorithm, several redis servers,\n"
         "latency that varies, loss, partitions, links, clock faults, failover,\n"
-        "restarts, a pause or crash of a server, resource timeouts and read checks;\n"
-        "redis: guards; etcd: bind=, bug=, a TTL that is not whole seconds of real\n"
-        "time at S, and a run over 30 s of real time.\n"
+        "client restarts, resource timeouts and read checks; redis: a pause, crash or\n"
+        "restart of a server, guards; etcd: bug=, over 5 servers, a server fault at a\n"
+        "client's point, a TTL that is not whole seconds of real time at S, and a run\n"
+        "over 30 s of real time.\n"
         "  --store NAME      redis or etcd (default: etcd for consensus, else redis)\n"
         "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
         "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
@@ -252,8 +258,7 @@ static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
         printf(" (S1..; data on tmpfs; all answering after %ld ms),\n"
                "  one process per client speaking HTTP/JSON to its member's gateway;\n",
                etcd_srv_start_ms());
-    }
-    else
+    } else
         printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n", srv->port);
     printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", o->scale,
            (double)s->duration_ns / 1e9, (double)s->duration_ns * o->scale / 1e6, 1e3 * o->scale);

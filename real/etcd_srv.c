@@ -18,10 +18,10 @@
 
 /* One member: its process and what starts it again. */
 struct member {
-    pid_t pid;     /* 0 = not running (crashed, or never started) */
-    int stopped;   /* 1 while SIGSTOPped */
-    int port;      /* client port; the peer port is port + 1 */
-    char id[32];   /* its member ID as etcd writes it (a uint64, in decimal) */
+    pid_t pid;   /* 0 = not running (crashed, or never started) */
+    int stopped; /* 1 while SIGSTOPped */
+    int port;    /* client port; the peer port is port + 1 */
+    char id[32]; /* its member ID as etcd writes it (a uint64, in decimal) */
 };
 
 /* The cluster of this process (a client process inherits its ports). */
@@ -87,8 +87,8 @@ static int spawn(int k, const char *state) {
         }
         execlp(ETCD_SRV_BIN, ETCD_SRV_BIN, "--name", name, "--data-dir", data, "--listen-client-urls", client,
                "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-               "--initial-cluster", cl.initial, "--initial-cluster-token", cl.token, "--initial-cluster-state",
-               state, "--heartbeat-interval", hb, "--election-timeout", el, "--logger", "zap", "--log-outputs", log,
+               "--initial-cluster", cl.initial, "--initial-cluster-token", cl.token, "--initial-cluster-state", state,
+               "--heartbeat-interval", hb, "--election-timeout", el, "--logger", "zap", "--log-outputs", log,
                (char *)NULL);
         _exit(127);
     }
@@ -172,8 +172,8 @@ int etcd_srv_start(struct redis_srv *s, int members, char *err, size_t errlen) {
     }
     size_t len = 0;
     for (int k = 0; k < cl.n; k++)
-        len += (size_t)snprintf(cl.initial + len, sizeof cl.initial - len, "%ss%d=http://127.0.0.1:%d",
-                                k ? "," : "", k + 1, cl.m[k].port + 1);
+        len += (size_t)snprintf(cl.initial + len, sizeof cl.initial - len, "%ss%d=http://127.0.0.1:%d", k ? "," : "",
+                                k + 1, cl.m[k].port + 1);
     snprintf(cl.token, sizeof cl.token, "locksim-%ld-%d", (long)getpid(), cl.m[0].port);
     const char *base = getenv("LOCKSIM_REAL_TMP");
     if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -266,8 +266,7 @@ static int move_leader(int from, int to) {
     char body[80];
     struct http_req q;
     snprintf(body, sizeof body, "{\"targetID\":\"%s\"}", cl.m[to].id);
-    return http_call(&q, cl.m[from].port, "/v3/maintenance/transfer-leadership", body) == 0 &&
-                           http_status(&q) == 200
+    return http_call(&q, cl.m[from].port, "/v3/maintenance/transfer-leadership", body) == 0 && http_status(&q) == 200
                    ? 0
                    : -1;
 }

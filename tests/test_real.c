@@ -362,7 +362,7 @@ static void test_real_etcd_refusals(void **state) {
     (void)state;
     struct result *r = run_in("", "real scenarios/consensus-minority-cannot-grant.lsim");
     assert_int_equal(r->code, 69);
-    assert_non_null(strstr(r->err, "a partition needs several etcd members"));
+    assert_non_null(strstr(r->err, "a partition needs a per-link loopback proxy between the etcd members"));
     r = run_in("", "real scenarios/consensus-revision-fenced.lsim --scale 0.15");
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "etcd grants leases in whole seconds"));
@@ -405,6 +405,73 @@ static void test_real_etcd_interrupted_leaves_nothing(void **state) {
     }
 }
 
+/* A three-member etcd whose leader is paused (SIGSTOP) while A holds the
+ * lock: S2 and S3 elect a new leader, which takes over A's lease (etcd's
+ * Promote) and renews it on A's keep-alives, so B is denied until A
+ * releases: SAFE, as simulated. The pause goes to the member that leads
+ * for real (asked with /v3/maintenance/status), as the simulated S1 leads. */
+static void test_real_etcd_three_members_leader_paused(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    write_file(sp("leader-paused.lsim"), "title \"Consensus: the leader paused while A holds the lock\"\n"
+                                         "purpose correctness\n"
+                                         "lock consensus ttl=5s first-candidate=S1\n"
+                                         "resource stock=5\n"
+                                         "network latency=1ms\n"
+                                         "duration 20s\n"
+                                         "client A @1s: acquire; read; work 8s; write; release\n"
+                                         "client B @3s: acquire retry=1s; read; write; release\n"
+                                         "@4s pause S1 4s\n");
+    const char *trace = sp("leader-paused.jsonl");
+    struct result *r = run_in("", fmt("real %s --trace %s", sp("leader-paused.lsim"), trace));
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend etcd: 3 etcd members on 127.0.0.1:"));
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B"));
+    assert_non_null(strstr(r->out, "real B"));
+    /* the recording has the pause and the resume, on the leader's lane */
+    static char text[1 << 16];
+    slurp(trace, text, sizeof text);
+    assert_non_null(strstr(text, "\"kind\":\"pause\",\"node\":\"S"));
+    assert_non_null(strstr(text, "\"kind\":\"resume\",\"node\":\"S"));
+    r = run_in("", fmt("check-trace %s", trace));
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+}
+
+/* A three-member run interrupted while its members start, while one of
+ * them is paused (SIGSTOPped: S2 from 0.8 s of real time into the run) and
+ * later: exit 130, no etcd member, no client, no data dir. */
+static void test_real_etcd_cluster_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    const long at_ms[] = {300, 2600, 4000};
+    const int sigs[] = {SIGTERM, SIGINT, SIGINT};
+    for (int k = 0; k < 3; k++) {
+        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+        assert_non_null(mkdtemp(tmp));
+        char abs[4096];
+        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("LOCKSIM_REAL_TMP", tmp, 1);
+            freopen("/dev/null", "w", stdout);
+            execl(abs, abs, "real", "scenarios/etcd-client-bound-to-paused-server.lsim", "--repeat", "2", (char *)NULL);
+            _exit(127);
+        }
+        ms_sleep(at_ms[k]);
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
+        else assert_int_equal(WEXITSTATUS(st), 130);
+        ms_sleep(20);
+        assert_int_equal(entries(tmp), 0);
+        assert_false(process_mentions(tmp));
+        rmdir(tmp);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
@@ -418,6 +485,8 @@ int main(void) {
             cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
             cmocka_unit_test(test_real_etcd_refusals),
             cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_etcd_three_members_leader_paused),
+            cmocka_unit_test(test_real_etcd_cluster_interrupted_leaves_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
