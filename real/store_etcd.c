@@ -41,6 +41,9 @@
  * timeout) is sent again this much later (real time): etcd's own follower
  * waits 50 ms between its tries to forward a renewal. */
 #define KA_AGAIN_NS (50 * 1000000LL)
+/* A request-timeout is never shorter than this (real time): a busy member's
+ * answer takes tens of ms, which is not the scenario's to scale. */
+#define REQUEST_TIMEOUT_MIN_NS (300 * 1000000LL)
 
 static struct http_req ka_req; /* the keep-alive in flight (one per client process) */
 
@@ -52,6 +55,7 @@ static struct http_req ka_req; /* the keep-alive in flight (one per client proce
  * the same failing-over way whatever the binding (res_member), so a write
  * is not held up by the member a client's lock calls are bound to. */
 static int lock_member, res_member, bound;
+static int64_t ka_sent; /* when the keep-alive in flight was sent (real ns) */
 
 /* The member client k is bound to by bind= (as sim/algo/algo_consensus.c's
  * bound_server: `one` binds the k-th client to the k-th server, a list the
@@ -69,6 +73,16 @@ static int bound_member(const struct scenario *s, int k, int n) {
         if (*p == ',') p++;
     }
     return nl ? list[k % nl] : -1;
+}
+
+/* The scenario's request-timeout (the model's: 1 s unless the lock line
+ * says), in real ns at the scale, REQUEST_TIMEOUT_MIN_NS at least. */
+static int64_t request_timeout(const struct client *cl) {
+    sim_ns v = SIM_NS_PER_S;
+    for (int i = 0; i < cl->s->nopts; i++)
+        if (strcmp(cl->s->opts[i].key, "request-timeout") == 0) scn_parse_duration(cl->s->opts[i].val, &v);
+    int64_t ns = real_of(cl, v);
+    return ns > REQUEST_TIMEOUT_MIN_NS ? ns : REQUEST_TIMEOUT_MIN_NS;
 }
 
 /* Send path+body to a member: the bound one, or the current one of the
@@ -122,6 +136,8 @@ static void ka_answer(struct client *cl) {
 static void ka_tick(struct client *cl) {
     if (cl->ka) {
         int st = http_poll(cl->ka);
+        if (st == 0 && !bound && etcd_srv_members() > 1 && now_ns() > ka_sent + request_timeout(cl))
+            st = -1;  /* no answer within request-timeout: free to, it asks the next member */
         if (st < 0) { /* the member went (crashed): ask again, elsewhere if free to */
             http_close(cl->ka);
             cl->ka = NULL;
@@ -134,6 +150,7 @@ static void ka_tick(struct client *cl) {
         char body[64];
         snprintf(body, sizeof body, "{\"ID\":\"%" PRId64 "\"}", cl->lease);
         if (start_on(0, &ka_req, "/v3/lease/keepalive", body) != 0) _exit(3);
+        ka_sent = now_ns();
         cl->ka = &ka_req;
         schedule_ka(cl);
     }
@@ -176,12 +193,27 @@ static void call_on(struct client *cl, int res, const char *path, const char *bo
     if (start_on(res, q, path, body) != 0) _exit(3);
     if (at_send != SCN_POINT_NONE) real_point(cl, at_send);
     int64_t end = now_ns() + (int64_t)HTTP_TIMEOUT_MS * 1000000;
+    /* A client free to fail over gives a member the scenario's
+     * request-timeout, then asks the next (a member restarting, or waiting
+     * for a leader, may hold a request for seconds); a bound one waits. A
+     * queued Lock (unbounded) waits for its turn wherever it is. */
+    int free_to_go = bounded && (res || !bound) && etcd_srv_members() > 1;
+    int64_t give_up = now_ns() + request_timeout(cl);
     for (;;) {
         int st = http_poll(q);
-        if (st < 0) _exit(3);
         if (st == 1) break;
+        if (st < 0 && !free_to_go) _exit(3);
+        if (st < 0 || (free_to_go && now_ns() > give_up)) {
+            http_close(q);
+            int *m = res ? &res_member : &lock_member;
+            *m = (*m + 1) % etcd_srv_members();
+            if (start_on(res, q, path, body) != 0) _exit(3);
+            give_up = now_ns() + request_timeout(cl);
+            continue;
+        }
         if (bounded && now_ns() > end) _exit(3);
-        wait_for(cl, bounded ? end : 0, q->fd);
+        int64_t wake = free_to_go && give_up < end ? give_up : end;
+        wait_for(cl, bounded ? wake : 0, q->fd);
     }
     http_close(q);
     if (http_status(q) == 0) _exit(3);
@@ -259,8 +291,15 @@ static int try_acquire(struct client *cl) {
         call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_DURING_ACQUIRE);
         char ok[8] = "";
         json_field(q.buf, "succeeded", ok, sizeof ok);
+        char held[64] = "";
         if (strcmp(ok, "true") == 0) {
             cl->rev = json_field_int(q.buf, "revision", 0);
+            snprintf(cl->key, sizeof cl->key, "lock");
+            got = cl->rev > 0;
+        } else if (json_field(q.buf, "value", held, sizeof held) == 0 && strcmp(held, v) == 0) {
+            /* its own value: a try sent again to another member after the
+             * first one's answer was given up on had been applied */
+            cl->rev = json_field_int(q.buf, "create_revision", 0);
             snprintf(cl->key, sizeof cl->key, "lock");
             got = cl->rev > 0;
         }
