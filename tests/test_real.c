@@ -433,7 +433,7 @@ static void test_real_etcd_three_members_leader_paused(void **state) {
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "backend etcd: 3 etcd members on 127.0.0.1:"));
     assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
-    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 16.02s    real B   at 16.0"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 16.02s    real B   at 16."));
     /* the recording has the pause and the resume, on the leader's lane */
     static char text[1 << 16];
     slurp(trace, text, sizeof text);
