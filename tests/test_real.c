@@ -373,6 +373,33 @@ static void test_real_etcd_refusals(void **state) {
     assert_int_equal(r->code, 64);
 }
 
+/* Run `real FILE --repeat N` with its folder in a fresh one, send sig
+ * after at_ms, and check: exit 130 (or killed by sig), no file left, no
+ * process whose command line names the folder (etcd's data dir is in it). */
+static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms, int sig) {
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char abs[4096];
+    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LOCKSIM_REAL_TMP", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        execl(abs, abs, "real", file, "--repeat", repeat, (char *)NULL);
+        _exit(127);
+    }
+    ms_sleep(at_ms);
+    kill(pid, sig);
+    int st;
+    waitpid(pid, &st, 0);
+    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sig);
+    else assert_int_equal(WEXITSTATUS(st), 130);
+    ms_sleep(20);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(tmp));
+    rmdir(tmp);
+}
+
 /* Interrupted while etcd starts, mid-run and late, by SIGINT and SIGTERM:
  * exit 130, no etcd, no client, no data dir. */
 static void test_real_etcd_interrupted_leaves_nothing(void **state) {
@@ -380,29 +407,7 @@ static void test_real_etcd_interrupted_leaves_nothing(void **state) {
     if (!have_etcd()) skip();
     const long at_ms[] = {30, 700, 2500};
     const int sigs[] = {SIGINT, SIGTERM, SIGINT};
-    for (int k = 0; k < 3; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", "scenarios/consensus-revision-fenced.lsim", "--repeat", "3", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions(tmp));
-        rmdir(tmp);
-    }
+    for (int k = 0; k < 3; k++) interrupt_etcd_run("scenarios/consensus-revision-fenced.lsim", "3", at_ms[k], sigs[k]);
 }
 
 /* A three-member etcd whose leader is paused (SIGSTOP) while A, bound to
@@ -451,29 +456,8 @@ static void test_real_etcd_cluster_interrupted_leaves_nothing(void **state) {
     if (!have_etcd()) skip();
     const long at_ms[] = {300, 2600, 4000};
     const int sigs[] = {SIGTERM, SIGINT, SIGINT};
-    for (int k = 0; k < 3; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", "scenarios/etcd-client-bound-to-paused-server.lsim", "--repeat", "2", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions(tmp));
-        rmdir(tmp);
-    }
+    for (int k = 0; k < 3; k++)
+        interrupt_etcd_run("scenarios/etcd-client-bound-to-paused-server.lsim", "2", at_ms[k], sigs[k]);
 }
 
 int main(void) {
