@@ -271,8 +271,8 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
     if (s->resource_timeout_ns || s->check_reads)
         return refuse(why, n, "the resource's %s is not built in the etcd backend%s",
                       s->check_reads ? "check=reads+writes" : "timeout=", "");
-    if (s->nclients > REDIS_SRV_MAX_CHILDREN)
-        return refuse(why, n, "more clients than the %s processes the etcd backend runs%s", "64", "");
+    if (s->nclients + ETCD_SRV_MAX_MEMBERS > REDIS_SRV_MAX_CHILDREN) /* members are guarded children too */
+        return refuse(why, n, "more clients than the %s processes the etcd backend runs%s", "59", "");
     if (s->nservers > ETCD_SRV_MAX_MEMBERS) {
         snprintf(a, sizeof a, "%d", s->nservers);
         return refuse(why, n, "%s lock servers: the etcd backend runs a cluster of %s members at most", a, "5");

@@ -356,8 +356,9 @@ static void test_real_etcd_queued_waiter_session_expired(void **state) {
     assert_non_null(strstr(r->out, "acquisition 3: simulated B   at 16.02s    real B"));
 }
 
-/* What one etcd member cannot play is refused, saying why, exit 69: a
- * partition, a TTL that is not whole seconds of real time, a Redis lock. */
+/* What the etcd cluster cannot play is refused, saying why, exit 69: a
+ * partition, a TTL that is not whole seconds of real time, a Redis lock,
+ * more than 5 servers. */
 static void test_real_etcd_refusals(void **state) {
     (void)state;
     struct result *r = run_in("", "real scenarios/consensus-minority-cannot-grant.lsim");
@@ -371,6 +372,13 @@ static void test_real_etcd_refusals(void **state) {
     assert_non_null(strstr(r->err, "does not run on the etcd backend"));
     r = run_in("", "real scenarios/consensus-revision-fenced.lsim --store zookeeper");
     assert_int_equal(r->code, 64);
+    /* a cluster of 5 members at most */
+    write_file(sp("seven.lsim"), "lock consensus servers=7\n"
+                                 "duration 20s\n"
+                                 "client A @1s: acquire; read; write; release\n");
+    r = run_in("", fmt("real %s", sp("seven.lsim")));
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "7 lock servers: the etcd backend runs a cluster of 5 members at most"));
 }
 
 /* Run `real FILE --repeat N` with its folder in a fresh one, send sig
