@@ -199,12 +199,12 @@ int etcd_srv_start(struct redis_srv *s, int members, char *err, size_t errlen) {
         }
     s->pid = cl.m[0].pid;
     s->port = cl.m[0].port;
-    if (wait_ready(10000) == 0) {
+    if (wait_ready(ETCD_SRV_READY_MS) == 0) {
         cl.start_ms = now_ms() - t0;
         return 0;
     }
-    snprintf(err, errlen, "etcd's %d member%s did not answer with a leader on 127.0.0.1:%d.. within 10 s (logs: %s)",
-             cl.n, cl.n == 1 ? "" : "s", cl.m[0].port, cl.dir);
+    snprintf(err, errlen, "etcd's %d member%s did not answer with a leader on 127.0.0.1:%d.. within %d s (logs: %s)",
+             cl.n, cl.n == 1 ? "" : "s", cl.m[0].port, ETCD_SRV_READY_MS / 1000, cl.dir);
     etcd_srv_stop(s);
     return LSIM_EUNAVAILABLE;
 }
@@ -285,13 +285,13 @@ int etcd_srv_heal(int lead, char *err, size_t errlen) {
         }
     }
     for (int tries = 0; tries < 5; tries++) {
-        if (wait_ready(10000) != 0) break;
+        if (wait_ready(ETCD_SRV_READY_MS) != 0) break;
         int now = etcd_srv_leader();
         if (lead < 0 || lead >= cl.n || now == lead) return 0;
         if (now >= 0) move_leader(now, lead);
         sleep_ms(ETCD_SRV_ELECTION_MS / 5);
     }
-    snprintf(err, errlen, "etcd's %d members did not agree on a leader%s within 10 s (logs: %s)", cl.n,
-             lead >= 0 && lead < cl.n ? " (or would not hand it over)" : "", cl.dir);
+    snprintf(err, errlen, "etcd's %d members did not agree on a leader%s within %d s (logs: %s)", cl.n,
+             lead >= 0 && lead < cl.n ? " (or would not hand it over)" : "", ETCD_SRV_READY_MS / 1000, cl.dir);
     return -1;
 }

@@ -224,7 +224,12 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
         return LSIM_EINTERNAL;
     }
     s->pid = pid;
-    for (int i = 0; i < 500; i++) {
+    /* 5 s in all: a server stopped before it answers still takes the
+     * connection, and each PING then waits RESP_TIMEOUT_MS. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    time_t give_up = now.tv_sec + 5;
+    for (int i = 0; i < 500 && now.tv_sec < give_up; i++, clock_gettime(CLOCK_MONOTONIC, &now)) {
         struct resp_conn c;
         if (resp_connect(&c, s->port) == 0) {
             struct resp_reply r;

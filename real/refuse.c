@@ -51,7 +51,7 @@ static int refuse(char *why, size_t n, const char *fmt, const char *a, const cha
     return LSIM_ENOTREAL;
 }
 
-/* consensus's options, as one etcd member can play them. */
+/* consensus's options, as an etcd cluster can play them. */
 static int parse_consensus(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
     for (int i = 0; i < s->nopts; i++) {
         const char *k = s->opts[i].key, *v = s->opts[i].val;

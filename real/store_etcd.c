@@ -1,6 +1,7 @@
 /* The etcd backend's store (real/real_int.h, struct real_ops): the
- * consensus lock against a real etcd 3.4, each client speaking HTTP/JSON to
- * etcd's gRPC gateway (real/http.h) over loopback. One process per client
+ * consensus lock against a real etcd 3.4 cluster (real/etcd_srv.h), each
+ * client speaking HTTP/JSON to a member's gRPC gateway (real/http.h) over
+ * loopback; the scenario's server faults done to the members. One process per client
  * holds both its program and its session's keep-alives (every ttl/3, sent
  * without waiting for the answer, which is read at the client's next wait,
  * as clientv3's keep-alive goroutine does beside the work): a SIGSTOP of
