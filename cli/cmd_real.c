@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "real.h"
+#include "etcd_srv.h"
 #include "redis_nodes.h"
 #include "run.h"
 #include "scenario_file.h"
@@ -28,13 +29,18 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "resource's fenced write is a Lua script), setnx, setnx-expire (SETNX, then\n"
                               "PEXPIRE), lease-renew (SET NX PX and a heartbeat in the same process: a Lua\n"
                               "compare-and-PEXPIRE every ttl/3). The resource is a key in the same Redis.\n"
-                              "etcd (Debian packages etcd-server, etcd-client; etcd 3.4) for consensus: one\n"
-                              "member on 22379 (or the next free pair up to 22393), its data dir on tmpfs,\n"
-                              "clients speaking HTTP/JSON to its gateway: a lease kept alive every ttl/3, a\n"
-                              "txn try-lock (or with queue=on v3lock's Lock, which waits in line), the lock\n"
-                              "key's create_revision as the token; a fenced write is a txn comparing a fence\n"
-                              "key, guard=owner's a txn on the lock key's create_revision. One member stands\n"
-                              "for the scenario's servers, which no fault may reach.\n"
+                              "etcd (Debian packages etcd-server, etcd-client; etcd 3.4) for consensus: a\n"
+                              "cluster of as many members as the scenario's servers (3 unless servers=, 5 at\n"
+                              "most), S1 on 22379 and each on the next free client+peer port pair up to\n"
+                              "22418, data dirs on tmpfs, the first-candidate leading at each run's start;\n"
+                              "clients speaking HTTP/JSON to a member's gateway (bind='s member, or S1 and\n"
+                              "the next when one refuses): a lease kept alive every ttl/3, a txn try-lock\n"
+                              "(or with queue=on v3lock's Lock, which waits in line), the lock key's\n"
+                              "create_revision as the token; a fenced write is a txn comparing a fence key,\n"
+                              "guard=owner's a txn on the lock key's create_revision. A server's pause is\n"
+                              "SIGSTOP/SIGCONT of its member, a crash SIGKILL, a restart the member started\n"
+                              "again on its data dir; a pause or crash of the simulated leader goes to the\n"
+                              "member that leads for real.\n"
                               "redlock: a redis-server per lock server (from port 16401) and one for the\n"
                               "resource; each client runs Redlock (SET NX PX on all at once, a majority within\n"
                               "the request timeout, validity = TTL - elapsed - drift, unlock everywhere); a\n"
@@ -79,14 +85,15 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "machine's clock is never touched.\n"
                               "Refused, saying why (exit 69): every other algorithm, a client's clock, resource\n"
                               "timeouts and read checks; redis: several servers, failover, restarts, a pause or\n"
-                              "crash of the server, a partition at a client's point, guards; etcd: latency that\n"
-                              "varies, loss, partitions, links, clock faults, bind=, bug=, a TTL that is not\n"
-                              "whole seconds of real time at S, and a run over 30 s of real time; redlock: a\n"
-                              "client's crash, clock faults, partitions, latency that varies, links but a\n"
-                              "request never sent; redis-replicated: min-replicas, restarts, partitions, links,\n"
-                              "clock faults, a repl-lag the replicas see; zookeeper: curator= (a cut link and\n"
-                              "Curator's Java listener), partitions, links, clock faults, a tickTime or session\n"
-                              "timeout that is not whole ms at S, a run over 30 s of real time.\n"
+                              "crash of the server, a partition at a client's point, guards; etcd: bug=, over 5\n"
+                              "servers, a server fault at a client's point, latency that varies, loss,\n"
+                              "partitions, links, clock faults, a TTL that is not whole seconds of real time at\n"
+                              "S, and a run over 30 s of real time; redlock: a client's crash, clock faults,\n"
+                              "partitions, latency that varies, links but a request never sent; redis-\n"
+                              "replicated: min-replicas, restarts, partitions, links, clock faults, a repl-lag\n"
+                              "the replicas see; zookeeper: curator= (a cut link and Curator's Java listener),\n"
+                              "partitions, links, clock faults, a tickTime or session timeout that is not whole\n"
+                              "ms at S, a run over 30 s of real time.\n"
                               "  --store NAME      redis, etcd, redlock, redis-replicated or zookeeper (default:\n"
                               "                    etcd for consensus, redlock for redlock, redis-replicated for\n"
                               "                    lease and fenced-lease with servers=N, zookeeper for\n"
@@ -287,11 +294,14 @@ static int real_prepare(struct real_cmd *o) {
 static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
     const struct scenario *s = &o->scn;
     printf("Reality check: %s\n  \"%s\", algorithm %s\n", o->file, s->title, s->algo);
-    if (strcmp(o->store, "etcd") == 0)
-        printf("  backend etcd: one etcd member on 127.0.0.1:%d (data on tmpfs), one process per client\n"
-               "  speaking HTTP/JSON to its gateway;\n",
-               srv->port);
-    else if (strcmp(o->store, "zookeeper") == 0)
+    if (strcmp(o->store, "etcd") == 0) {
+        int n = etcd_srv_members();
+        printf("  backend etcd: %d etcd member%s on 127.0.0.1:", n, n == 1 ? "" : "s");
+        for (int k = 0; k < n; k++) printf("%s%d", k ? "," : "", etcd_srv_port(k));
+        printf(" (S1..; data on tmpfs; all answering after %ld ms),\n"
+               "  one process per client speaking HTTP/JSON to its member's gateway;\n",
+               etcd_srv_start_ms());
+    } else if (strcmp(o->store, "zookeeper") == 0)
         printf("  backend zookeeper: one ZooKeeper server on 127.0.0.1:%d (data on tmpfs), one process per\n"
                "  client speaking ZooKeeper's protocol, its session pinged every timeout/3;\n",
                srv->port);

@@ -113,6 +113,58 @@ static void resume(struct proc *p, int idx, int64_t t, double scale, struct recs
     driver_event(l, t, TRACE_RESUME, idx, (int64_t)((double)(t - p->stopped_at) / scale));
 }
 
+/* The lock servers' processes (etcd's members), by their order among the
+ * simulated run's server nodes: the node each is, what the driver stopped
+ * and until when, and which member a named server's faults go to (a pause
+ * or crash of the simulated leader went to the real one). */
+#define REAL_MAX_SERVERS 16
+struct servers {
+    int n, node[REAL_MAX_SERVERS], map[REAL_MAX_SERVERS];
+    struct proc p[REAL_MAX_SERVERS];
+};
+
+/* A timed fault on a lock server's process, done by the store
+ * (ops->member_fault: etcd's members). */
+static void member_fault(const struct real_ops *ops, const struct trace *sim, struct servers *sv,
+                         const struct scn_fault *f, int64_t t0, double scale, struct recs *l) {
+    int named = -1;
+    for (int k = 0; k < sv->n; k++)
+        if (strcmp(sim->nodes[sv->node[k]].name, f->node) == 0) named = k;
+    if (named < 0 || !ops->member_fault) return;
+    int k = sv->map[named];
+    struct proc *p = &sv->p[k];
+    int64_t t = now_ns() - t0; /* when it was asked for: a SIGKILL's reaping takes a while */
+    if (f->kind == SCN_FAULT_PAUSE || f->kind == SCN_FAULT_CRASH) {
+        int m = ops->member_fault(sim, k, f->kind, f->at_ns);
+        if (m < 0 || m >= sv->n) return;
+        if (m != k) { /* the real leader stands for the simulated one from now on */
+            int other = -1;
+            for (int j = 0; j < sv->n; j++)
+                if (sv->map[j] == m) other = j;
+            sv->map[named] = m;
+            if (other >= 0) sv->map[other] = k;
+            p = &sv->p[m];
+        }
+        if (f->kind == SCN_FAULT_PAUSE) {
+            p->stopped = 1;
+            p->stopped_at = t;
+            p->resume_at = f->dur_ns ? t + (int64_t)((double)f->dur_ns * scale) : -1;
+            driver_event(l, t, TRACE_PAUSE, sv->node[m], f->dur_ns);
+        } else {
+            p->stopped = 0;
+            p->dead = 1;
+            driver_event(l, t, TRACE_CRASH, sv->node[m], 0);
+        }
+    } else if (f->kind == SCN_FAULT_RESUME && p->stopped && ops->member_fault(sim, k, f->kind, f->at_ns) >= 0) {
+        p->stopped = 0;
+        p->resume_at = 0;
+        driver_event(l, t, TRACE_RESUME, sv->node[k], (int64_t)((double)(t - p->stopped_at) / scale));
+    } else if (f->kind == SCN_FAULT_RESTART && p->dead && ops->member_fault(sim, k, f->kind, f->at_ns) >= 0) {
+        p->dead = 0;
+        driver_event(l, t, TRACE_RESTART, sv->node[k], 0);
+    }
+}
+
 static void reap(struct proc *ps, int n, int64_t t0) {
     int st;
     pid_t pid;
@@ -147,8 +199,14 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
                           (rule == TRACE_RULE_ALGORITHM &&
                            !(s->fencing_stated && !s->fencing)); /* fencing=off: unchecked */
     int srv_node = -1, res_node = -1;
+    struct servers sv;
+    memset(&sv, 0, sizeof sv);
     for (int i = 0; i < sim->nnodes; i++) {
         if (trace_add_node(out, sim->nodes[i].name, sim->nodes[i].kind) < 0) return LSIM_ENOMEM;
+        if (sim->nodes[i].kind == TRACE_NODE_SERVER && sv.n < REAL_MAX_SERVERS) {
+            sv.map[sv.n] = sv.n;
+            sv.node[sv.n++] = i;
+        }
         if (sim->nodes[i].kind == TRACE_NODE_SERVER && srv_node < 0) srv_node = i;
         if (sim->nodes[i].kind == TRACE_NODE_RESOURCE) res_node = i;
     }
@@ -315,6 +373,13 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             }
             if (ps[i].stopped && ps[i].resume_at > 0 && t >= ps[i].resume_at) resume(&ps[i], i, t, scale, &l);
         }
+        for (int k = 0; k < sv.n; k++) /* a paused server's planned resume */
+            if (sv.p[k].stopped && sv.p[k].resume_at > 0 && t >= sv.p[k].resume_at && ops->member_fault &&
+                ops->member_fault(sim, k, SCN_FAULT_RESUME, (sim_ns)((double)t / scale)) >= 0) {
+                sv.p[k].stopped = 0;
+                sv.p[k].resume_at = 0;
+                driver_event(&l, t, TRACE_RESUME, sv.node[k], (int64_t)((double)(t - sv.p[k].stopped_at) / scale));
+            }
         /* faults due by time */
         for (int k = 0; k < nf; k++) {
             const struct scn_fault *f = &s->faults[k];
@@ -334,6 +399,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
                         ops->server_fault(srv, &cfg, f, k2 - srv_node, k2, scale, now_ns() - t0, &l);
                 continue;
             }
+            if (i == s->nclients) member_fault(ops, sim, &sv, f, t0, scale, &l);
             if (i == s->nclients || ps[i].dead) continue;
             if (f->kind == SCN_FAULT_PAUSE && !ps[i].stopped) {
                 kill(ps[i].pid, SIGSTOP);

@@ -159,6 +159,8 @@ struct client {
 struct real_ops {
     const char *name;   /* --store NAME */
     const char *server; /* the server's name in messages */
+    /* The server (or start_scn below, given the scenario: etcd starts as
+     * many members as its lock servers, zookeeper its tickTime). */
     int (*start)(struct redis_srv *srv, char *err, size_t n);
     void (*stop)(struct redis_srv *srv);
     /* Empty the store and write the resource's and the fence's first values. */
@@ -193,6 +195,13 @@ struct real_ops {
      * to a later instant the server's clock needs. */
     int (*start_scn)(struct redis_srv *srv, const struct scenario *s, double scale, char *err, size_t n);
     int64_t (*align_start)(const struct scenario *s, double scale, int64_t t0);
+    /* A fault of kind (pause, resume, crash, restart) on lock server member
+     * (0 = the simulated run's first server node) at scenario time at, done
+     * for real; sim (borrowed) says which server led then. The member it
+     * was done on (a pause or crash of the simulated leader goes to the
+     * real leader), or -1 when not done. NULL: the store has no such
+     * servers (refused before); etcd's members. */
+    int (*member_fault)(const struct trace *sim, int member, enum scn_fault_kind kind, sim_ns at);
 };
 
 extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl, real_store_zk;

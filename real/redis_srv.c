@@ -336,7 +336,8 @@ void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
         kill(s->pid, SIGTERM);
         int st, gone = 0;
         for (int i = 0; i < 200 && !gone; i++) {
-            if (waitpid(s->pid, &st, WNOHANG) == s->pid) gone = 1;
+            pid_t w = waitpid(s->pid, &st, WNOHANG);
+            if (w == s->pid || (w < 0 && errno == ECHILD)) gone = 1; /* ECHILD: reaped already */
             else sleep_ms(10);
         }
         if (!gone) {
@@ -346,15 +347,17 @@ void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
     }
     sigset_t old;
     redis_srv_block_signals(&old);
-    guard.server = 0;
+    if (guard.server == s->pid) guard.server = 0;
     s->pid = 0;
     if (s->clock) munmap(s->clock, CLOCKSHIM_PAGE_BYTES);
     s->clock = NULL;
-    if (s->dir[0]) rm(s->dir);
+    if (s->dir[0]) { /* one server of several (etcd's members) leaves the folder to the last */
+        rm(s->dir);
+        guard.dir[0] = 0;
+        guard.tree = 0;
+        guard.log[0] = 0;
+    }
     s->dir[0] = 0;
-    guard.dir[0] = 0;
-    guard.tree = 0;
-    guard.log[0] = 0;
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 

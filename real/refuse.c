@@ -10,6 +10,7 @@
 
 #include "clockshim.h"
 #include "error.h"
+#include "etcd_srv.h"
 
 /* The longest real run the etcd backend plays: a TTL of 1 s at least can
  * make a long scenario last minutes (refused, saying so). */
@@ -78,7 +79,7 @@ static int refuse(char *why, size_t n, const char *fmt, const char *a, const cha
     return LSIM_ENOTREAL;
 }
 
-/* consensus's options, as one etcd member can play them. */
+/* consensus's options, as an etcd cluster can play them. */
 static int parse_consensus(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
     for (int i = 0; i < s->nopts; i++) {
         const char *k = s->opts[i].key, *v = s->opts[i].val;
@@ -94,11 +95,6 @@ static int parse_consensus(const struct scenario *s, struct real_cfg *c, char *w
                           "lock option bug=%s puts back a bug that the installed etcd (%s) has fixed (3.4.4 "
                           "checks that the waiter's key still exists); a real etcd cannot be made to have it",
                           v, "3.4.23");
-        } else if (strcmp(k, "bind") == 0 && strcmp(v, "none") != 0) {
-            return refuse(why, n,
-                          "lock option bind=%s binds clients to members: it needs several etcd members, and the "
-                          "etcd backend runs one%s",
-                          v, "");
         } else if (strcmp(k, "expiry-check") == 0 && strcmp(v, "500ms") != 0) {
             return refuse(why, n,
                           "lock option expiry-check=%s: etcd's lessor checks for expired leases every 500 ms of "
@@ -109,7 +105,8 @@ static int parse_consensus(const struct scenario *s, struct real_cfg *c, char *w
                    strcmp(k, "check-quorum") == 0 || strcmp(k, "promote-extend") == 0 ||
                    strcmp(k, "expiry-check") == 0 || strcmp(k, "bug") == 0 || strcmp(k, "bind") == 0 ||
                    strcmp(k, "servers") == 0) {
-            /* elections and timeouts: one member elects itself; no server fault is played */
+            /* elections and timeouts: etcd's own (heartbeat 50 ms, election 500 ms of real time);
+             * bind=: each client asks its member (store_etcd.c) */
         } else {
             return refuse(why, n, "lock option %s=%s is not built in the etcd backend", k, v);
         }
@@ -316,9 +313,10 @@ int real_writes_refused(const struct scenario *s, const char *backend, char *why
     return 0;
 }
 
-/* What the etcd backend cannot play: a fault on a server (one member
- * stands for the scenario's servers, which no fault may reach), clocks, a
- * partition, and a TTL that is not whole seconds of real time. */
+/* What the etcd backend cannot play: more than ETCD_SRV_MAX_MEMBERS
+ * servers, a server fault at a client's point, clocks, a partition, and a
+ * TTL that is not whole seconds of real time. A pause, crash, resume or
+ * restart of a server at a time is done to its member (real.c). */
 static int etcd_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
                           char *why, size_t n) {
     char a[64], b[64];
@@ -353,29 +351,40 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
     if (s->resource_timeout_ns || s->check_reads)
         return refuse(why, n, "the resource's %s is not built in the etcd backend%s",
                       s->check_reads ? "check=reads+writes" : "timeout=", "");
-    if (s->nclients > REDIS_SRV_MAX_CHILDREN)
-        return refuse(why, n, "more clients than the %s processes the etcd backend runs%s", "64", "");
+    if (s->nclients + ETCD_SRV_MAX_MEMBERS > REDIS_SRV_MAX_CHILDREN) /* members are guarded children too */
+        return refuse(why, n, "more clients than the %s processes the etcd backend runs%s", "59", "");
+    if (s->nservers > ETCD_SRV_MAX_MEMBERS) {
+        snprintf(a, sizeof a, "%d", s->nservers);
+        return refuse(why, n, "%s lock servers: the etcd backend runs a cluster of %s members at most", a, "5");
+    }
     for (int i = 0; i < s->nfaults; i++) {
         const struct scn_fault *f = &s->faults[i];
         char line[16];
         snprintf(line, sizeof line, "%d", f->pos.line);
         if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL || f->kind == SCN_FAULT_LINK)
             return refuse(why, n,
-                          "line %s: a partition needs several etcd members and a per-link loopback proxy between "
-                          "them and the clients; the etcd backend runs one member (%s)",
+                          "line %s: a partition needs a per-link loopback proxy between the etcd members and the "
+                          "clients (%s)",
                           line, "not built");
         if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW)
             return refuse(why, n,
                           "line %s: a clock fault inside etcd (its lessor and Raft timers run on the machine's "
                           "monotonic clock, which is never touched): %s",
                           line, "not built");
+        int server = 0;
+        for (int k = 0; k < sim->nnodes; k++)
+            server |= sim->nodes[k].kind == TRACE_NODE_SERVER && strcmp(sim->nodes[k].name, f->node) == 0;
+        if (server && f->point != SCN_POINT_NONE)
+            return refuse(why, n,
+                          "line %s: a fault on %s, an etcd member, at a client's point: the driver cannot see "
+                          "a point of another process in time; not built",
+                          line, f->node);
+        if (server && (f->kind == SCN_FAULT_PAUSE || f->kind == SCN_FAULT_RESUME || f->kind == SCN_FAULT_CRASH ||
+                       f->kind == SCN_FAULT_RESTART))
+            continue; /* SIGSTOP, SIGCONT, SIGKILL, or the member started again on its data dir */
         const char *r = fault_reason(f->kind);
         if (r) return refuse(why, n, "line %s: %s", line, r);
-        int refused = client_fault_refused(
-                s, f, line,
-                "line %s: a pause or crash of %s, a lock server: the etcd backend runs one member that "
-                "stands for the scenario's servers only while no fault reaches them; not built",
-                why, n);
+        int refused = client_fault_refused(s, f, line, "line %s: a fault of this kind on %s: not built", why, n);
         if (refused) return refused;
     }
     if (real_writes_refused(s, "etcd", why, n)) return LSIM_ENOTREAL;

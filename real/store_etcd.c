@@ -1,6 +1,7 @@
 /* The etcd backend's store (real/real_int.h, struct real_ops): the
- * consensus lock against a real etcd 3.4, each client speaking HTTP/JSON to
- * etcd's gRPC gateway (real/http.h) over loopback. One process per client
+ * consensus lock against a real etcd 3.4 cluster (real/etcd_srv.h), each
+ * client speaking HTTP/JSON to a member's gRPC gateway (real/http.h) over
+ * loopback; the scenario's server faults done to the members. One process per client
  * holds both its program and its session's keep-alives (every ttl/3, sent
  * without waiting for the answer, which is read at the client's next wait,
  * as clientv3's keep-alive goroutine does beside the work): a SIGSTOP of
@@ -33,10 +34,70 @@
 #include "error.h"
 #include "etcd_srv.h"
 #include "http.h"
+#include "lock.h"
 
 #define emit real_emit
 
+/* A keep-alive answered with no word on the lease (no leader yet, a
+ * timeout) is sent again this much later (real time): etcd's own follower
+ * waits 50 ms between its tries to forward a renewal. */
+#define KA_AGAIN_NS (50 * 1000000LL)
+/* A request-timeout is never shorter than this (real time): a busy member's
+ * answer takes tens of ms, which is not the scenario's to scale. */
+#define REQUEST_TIMEOUT_MIN_NS (300 * 1000000LL)
+
 static struct http_req ka_req; /* the keep-alive in flight (one per client process) */
+
+/* Which member a client process asks (a client is its own process: these
+ * are its own). The lock's calls go to its bound member (bind=), or from
+ * S1 on, as an etcd client starts with its first endpoint, to the next
+ * member when one refuses the connection (crashed): lock_member. The
+ * resource is not a lock server: its key lives in the same etcd, reached
+ * the same failing-over way whatever the binding (res_member), so a write
+ * is not held up by the member a client's lock calls are bound to. */
+static int lock_member, res_member, bound;
+static int64_t ka_sent; /* when the keep-alive in flight was sent (real ns) */
+
+/* The member client k is bound to by bind= (as sim/algo/algo_consensus.c's
+ * bound_server: `one` binds the k-th client to the k-th server, a list the
+ * k-th client to the k-th server named, the list repeated), or -1. */
+static int bound_member(const struct scenario *s, int k, int n) {
+    const char *v = NULL;
+    for (int i = 0; i < s->nopts; i++)
+        if (strcmp(s->opts[i].key, "bind") == 0) v = s->opts[i].val;
+    if (!v || strcmp(v, "none") == 0) return -1;
+    if (strcmp(v, "one") == 0) return k % n;
+    int list[16], nl = 0;
+    for (const char *p = v; *p && nl < 16;) {
+        list[nl++] = atoi(p + 1) - 1;
+        p += strcspn(p, ",");
+        if (*p == ',') p++;
+    }
+    return nl ? list[k % nl] : -1;
+}
+
+/* The scenario's request-timeout (the model's: 1 s unless the lock line
+ * says), in real ns at the scale, REQUEST_TIMEOUT_MIN_NS at least. */
+static int64_t request_timeout(const struct client *cl) {
+    sim_ns v = SIM_NS_PER_S;
+    for (int i = 0; i < cl->s->nopts; i++)
+        if (strcmp(cl->s->opts[i].key, "request-timeout") == 0) scn_parse_duration(cl->s->opts[i].val, &v);
+    int64_t ns = real_of(cl, v);
+    return ns > REQUEST_TIMEOUT_MIN_NS ? ns : REQUEST_TIMEOUT_MIN_NS;
+}
+
+/* Send path+body to a member: the bound one, or the current one of the
+ * route and the next ones while they refuse the connection. 0 or -1. */
+static int start_on(int res, struct http_req *q, const char *path, const char *body) {
+    int *m = res ? &res_member : &lock_member;
+    int n = etcd_srv_members();
+    for (int tries = 0; tries < n; tries++) {
+        if (http_start(q, etcd_srv_port(*m), path, body) == 0) return 0;
+        if (!res && bound) return -1;
+        *m = (*m + 1) % n;
+    }
+    return -1;
+}
 
 static void b64(const char *s, char *out, size_t n) { http_base64(s, strlen(s), out, n); }
 
@@ -54,6 +115,11 @@ static void ka_answer(struct client *cl) {
     int64_t ttl = json_field_int(ka_req.buf, "TTL", 0);
     http_close(&ka_req);
     cl->ka = NULL;
+    if (http_status(&ka_req) != 200 || !strstr(ka_req.buf, "\"result\"")) {
+        /* not an answer about the lease (no leader, a timeout): ask again */
+        cl->renew_at = now_ns() + KA_AGAIN_NS;
+        return;
+    }
     if (ttl > 0) {
         if (cl->holding) emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, cl->cfg->ttl_ns, 0);
         return;
@@ -71,13 +137,21 @@ static void ka_answer(struct client *cl) {
 static void ka_tick(struct client *cl) {
     if (cl->ka) {
         int st = http_poll(cl->ka);
-        if (st < 0) _exit(3);
+        if (st == 0 && !bound && etcd_srv_members() > 1 && now_ns() > ka_sent + request_timeout(cl))
+            st = -1;  /* no answer within request-timeout: free to, it asks the next member */
+        if (st < 0) { /* the member went (crashed): ask again, elsewhere if free to */
+            http_close(cl->ka);
+            cl->ka = NULL;
+            if (!bound) lock_member = (lock_member + 1) % etcd_srv_members();
+            cl->renew_at = now_ns();
+        }
         if (st == 1) ka_answer(cl);
     }
     if (!cl->ka && cl->lease && !cl->ka_dead && cl->renew_at && now_ns() >= cl->renew_at) {
         char body[64];
         snprintf(body, sizeof body, "{\"ID\":\"%" PRId64 "\"}", cl->lease);
-        if (http_start(&ka_req, cl->port, "/v3/lease/keepalive", body) != 0) _exit(3);
+        if (start_on(0, &ka_req, "/v3/lease/keepalive", body) != 0) _exit(3);
+        ka_sent = now_ns();
         cl->ka = &ka_req;
         schedule_ka(cl);
     }
@@ -114,22 +188,43 @@ static void wait_until(struct client *cl, int64_t abs) { wait_for(cl, abs > 0 ? 
 
 /* A request and its whole answer, the latency held each way; keep-alives
  * are served while it waits. bounded: fail after HTTP_TIMEOUT_MS. */
-static void call(struct client *cl, const char *path, const char *body, struct http_req *q, int bounded,
-                 enum scn_point at_send) {
+static void call_on(struct client *cl, int res, const char *path, const char *body, struct http_req *q, int bounded,
+                    enum scn_point at_send) {
     real_hop(cl);
-    if (http_start(q, cl->port, path, body) != 0) _exit(3);
+    if (start_on(res, q, path, body) != 0) _exit(3);
     if (at_send != SCN_POINT_NONE) real_point(cl, at_send);
     int64_t end = now_ns() + (int64_t)HTTP_TIMEOUT_MS * 1000000;
+    /* A client free to fail over gives a member the scenario's
+     * request-timeout, then asks the next (a member restarting, or waiting
+     * for a leader, may hold a request for seconds); a bound one waits. A
+     * queued Lock (unbounded) waits for its turn wherever it is. */
+    int free_to_go = bounded && (res || !bound) && etcd_srv_members() > 1;
+    int64_t give_up = now_ns() + request_timeout(cl);
     for (;;) {
         int st = http_poll(q);
-        if (st < 0) _exit(3);
         if (st == 1) break;
+        if (st < 0 && !free_to_go) _exit(3);
+        if (st < 0 || (free_to_go && now_ns() > give_up)) {
+            http_close(q);
+            int *m = res ? &res_member : &lock_member;
+            *m = (*m + 1) % etcd_srv_members();
+            if (start_on(res, q, path, body) != 0) _exit(3);
+            give_up = now_ns() + request_timeout(cl);
+            continue;
+        }
         if (bounded && now_ns() > end) _exit(3);
-        wait_for(cl, bounded ? end : 0, q->fd);
+        int64_t wake = free_to_go && give_up < end ? give_up : end;
+        wait_for(cl, bounded ? wake : 0, q->fd);
     }
     http_close(q);
     if (http_status(q) == 0) _exit(3);
     real_hop(cl);
+}
+
+/* A call of the lock's (lease, lock key): to the client's member. */
+static void call(struct client *cl, const char *path, const char *body, struct http_req *q, int bounded,
+                 enum scn_point at_send) {
+    call_on(cl, 0, path, body, q, bounded, at_send);
 }
 
 static void new_lease(struct client *cl) {
@@ -197,8 +292,15 @@ static int try_acquire(struct client *cl) {
         call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_DURING_ACQUIRE);
         char ok[8] = "";
         json_field(q.buf, "succeeded", ok, sizeof ok);
+        char held[64] = "";
         if (strcmp(ok, "true") == 0) {
             cl->rev = json_field_int(q.buf, "revision", 0);
+            snprintf(cl->key, sizeof cl->key, "lock");
+            got = cl->rev > 0;
+        } else if (json_field(q.buf, "value", held, sizeof held) == 0 && strcmp(held, v) == 0) {
+            /* its own value: a try sent again to another member after the
+             * first one's answer was given up on had been applied */
+            cl->rev = json_field_int(q.buf, "create_revision", 0);
             snprintf(cl->key, sizeof cl->key, "lock");
             got = cl->rev > 0;
         }
@@ -238,7 +340,7 @@ static void read_resource(struct client *cl, int64_t *value, int64_t *version) {
     struct http_req q;
     b64("stock", k, sizeof k);
     snprintf(body, sizeof body, "{\"key\":\"%s\"}", k);
-    call(cl, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE);
+    call_on(cl, 1, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE);
     *value = 0;
     if (json_field(q.buf, "value", v64, sizeof v64) == 0 && http_unbase64(v64, v, sizeof v) > 0)
         *value = strtoll(v, NULL, 10);
@@ -263,12 +365,12 @@ static int64_t write_resource(struct client *cl, int64_t value) {
                  "{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"create_revision\":\"%" PRId64 "\"}],"
                  "\"success\":[%s]}",
                  kl, cl->rev, put_stock);
-        call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+        call_on(cl, 1, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
         return strstr(q.buf, "\"succeeded\":true") ? TRACE_WRITE_ACCEPTED : TRACE_WRITE_REJECTED_NOT_OWNER;
     }
     if (!g->fenced_resource) {
         snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\"}", ks, vs);
-        call(cl, "/v3/kv/put", body, &q, 1, SCN_POINT_NONE);
+        call_on(cl, 1, "/v3/kv/put", body, &q, 1, SCN_POINT_NONE);
         return TRACE_WRITE_ACCEPTED;
     }
     if (cl->token == 0) return TRACE_WRITE_REJECTED_NOTOKEN;
@@ -282,7 +384,7 @@ static int64_t write_resource(struct client *cl, int64_t value) {
              "{\"compare\":[{\"target\":\"VALUE\",\"key\":\"%s\",\"result\":\"GREATER\",\"value\":\"%s\"}],"
              "\"failure\":[%s,%s]}",
              kf, vt, put_fence, put_stock);
-    call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+    call_on(cl, 1, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
     return strstr(q.buf, "\"succeeded\":true") ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED;
 }
 
@@ -290,10 +392,27 @@ static int post(int port, const char *path, const char *body, struct http_req *q
     return http_call(q, port, path, body) == 0 && http_status(q) == 200 ? 0 : -1;
 }
 
-static int setup_store(const struct redis_srv *srv, const struct scenario *s, const struct real_cfg *g) {
+/* The scenario's first-candidate=Sk as a member (k - 1), or -1. */
+static int first_candidate(const struct scenario *s) {
+    int k = -1;
+    for (int i = 0; i < s->nopts; i++)
+        if (strcmp(s->opts[i].key, "first-candidate") == 0)
+            k = s->opts[i].val[0] == 'S' ? atoi(s->opts[i].val + 1) - 1 : -1;
+    return k;
+}
+
+static int setup_store(const struct redis_srv *srv_, const struct scenario *s, const struct real_cfg *g) {
     (void)g;
-    char ks[32], kf[32], num[32], vs[64], zero[64], body[400];
+    char ks[32], kf[32], num[32], vs[64], zero[64], body[400], err[300];
     struct http_req q;
+    /* Every member up again (a run may have left one paused or crashed),
+     * the scenario's first candidate leading, as in the simulated run. */
+    if (etcd_srv_heal(first_candidate(s), err, sizeof err) != 0) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    struct redis_srv one = *srv_, *srv = &one;
+    one.port = etcd_srv_port(0);
     /* key "\0" to range_end "\0": every key */
     snprintf(body, sizeof body, "{\"key\":\"AA==\",\"range_end\":\"AA==\"}");
     if (post(srv->port, "/v3/kv/deleterange", body, &q) != 0) return -1;
@@ -310,12 +429,16 @@ static int setup_store(const struct redis_srv *srv, const struct scenario *s, co
 
 /* After a crash: the holder named by the lock key's value (queue=off; a
  * queued key has no value that names its client), and its lease's TTL. */
-static void observe_hold(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t) {
+static void observe_hold(const struct redis_srv *srv_, const struct scenario *s, struct recs *l, int64_t t) {
     char k[32], body[200], v64[128], v[64];
     struct http_req q;
+    struct redis_srv one = *srv_, *srv = &one;
     b64("lock", k, sizeof k);
     snprintf(body, sizeof body, "{\"key\":\"%s\"}", k);
-    if (post(srv->port, "/v3/kv/range", body, &q) != 0) return;
+    int m = 0; /* the first member that answers */
+    while (m < etcd_srv_members() && post(etcd_srv_port(m), "/v3/kv/range", body, &q) != 0) m++;
+    if (m == etcd_srv_members()) return;
+    one.port = etcd_srv_port(m);
     if (json_field(q.buf, "value", v64, sizeof v64) != 0 || http_unbase64(v64, v, sizeof v) <= 0) return;
     int i = real_owner_of(s, v);
     int64_t lease = json_field_int(q.buf, "lease", 0);
@@ -331,7 +454,46 @@ static void observe_hold(const struct redis_srv *srv, const struct scenario *s, 
 static int connect_client(struct client *cl) {
     struct http_req q;
     ka_req.fd = -1;
+    int b = bound_member(cl->s, cl->idx, etcd_srv_members());
+    bound = b >= 0;
+    lock_member = b >= 0 ? b : 0;
+    res_member = 0;
+    cl->port = etcd_srv_port(lock_member);
     return post(cl->port, "/v3/maintenance/status", "{}", &q);
+}
+
+/* The server that leads at scenario time at in the simulated run (its
+ * order among the server nodes), by its LOCK_NOTE_LEADER notes; -1. */
+static int sim_leader(const struct trace *sim, sim_ns at) {
+    int leader = -1;
+    for (size_t i = 0; i < sim->len && sim->ev[i].t <= at; i++) {
+        const struct trace_event *e = &sim->ev[i];
+        if (e->kind != TRACE_SRV_NOTE || !e->text || strncmp(e->text, LOCK_NOTE_LEADER, strlen(LOCK_NOTE_LEADER)))
+            continue;
+        int k = 0;
+        for (int j = 0; j < e->node; j++) k += sim->nodes[j].kind == TRACE_NODE_SERVER;
+        leader = k;
+    }
+    return leader;
+}
+
+/* A server fault on a member: the simulated leader's pause or crash goes
+ * to the member that leads for real (asked with /v3/maintenance/status). */
+static int member_fault(const struct trace *sim, int member, enum scn_fault_kind kind, sim_ns at) {
+    int k = member;
+    if ((kind == SCN_FAULT_PAUSE || kind == SCN_FAULT_CRASH) && sim_leader(sim, at) == member) {
+        int real = etcd_srv_leader();
+        if (real >= 0) k = real;
+    }
+    int rc = -1;
+    switch (kind) {
+    case SCN_FAULT_PAUSE: rc = etcd_srv_pause(k); break;
+    case SCN_FAULT_RESUME: rc = etcd_srv_resume(k); break;
+    case SCN_FAULT_CRASH: rc = etcd_srv_crash(k); break;
+    case SCN_FAULT_RESTART: rc = etcd_srv_restart(k); break;
+    default: break;
+    }
+    return rc == 0 ? k : -1;
 }
 
 static void disconnect_client(struct client *cl) {
@@ -339,10 +501,16 @@ static void disconnect_client(struct client *cl) {
     cl->ka = NULL;
 }
 
+/* As many members as the scenario's lock servers (consensus's default: 3). */
+static int start_members(struct redis_srv *srv, const struct scenario *s, double scale, char *err, size_t n) {
+    (void)scale;
+    return etcd_srv_start(srv, s->nservers ? s->nservers : 3, err, n);
+}
+
 const struct real_ops real_store_etcd = {
         .name = "etcd",
         .server = "etcd",
-        .start = etcd_srv_start,
+        .start_scn = start_members,
         .stop = etcd_srv_stop,
         .setup = setup_store,
         .connect = connect_client,
@@ -354,4 +522,5 @@ const struct real_ops real_store_etcd = {
         .write = write_resource,
         .observe_hold = observe_hold,
         .skip_lost_release = 1,
+        .member_fault = member_fault,
 };
