@@ -660,19 +660,19 @@ static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms,
     assert_int_equal(entries(tmp), 0);
     assert_false(process_mentions(tmp));
     rmdir(tmp);
+}
 
-    /* Interrupted while etcd starts, mid-run and late, by SIGINT and SIGTERM:
+/* Interrupted while etcd starts, mid-run and late, by SIGINT and SIGTERM:
  * exit 130, no etcd, no client, no data dir. */
-    static void test_real_etcd_interrupted_leaves_nothing(void **state) {
-        (void)state;
-        if (!have_etcd()) skip();
-        const long at_ms[] = {30, 700, 2500};
-        const int sigs[] = {SIGINT, SIGTERM, SIGINT};
-        for (int k = 0; k < 3; k++)
-            interrupt_etcd_run("scenarios/consensus-revision-fenced.lsim", "3", at_ms[k], sigs[k]);
-    }
+static void test_real_etcd_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    const long at_ms[] = {30, 700, 2500};
+    const int sigs[] = {SIGINT, SIGTERM, SIGINT};
+    for (int k = 0; k < 3; k++) interrupt_etcd_run("scenarios/consensus-revision-fenced.lsim", "3", at_ms[k], sigs[k]);
+}
 
-    /* A three-member etcd whose leader is paused (SIGSTOP) while A, bound to
+/* A three-member etcd whose leader is paused (SIGSTOP) while A, bound to
  * the follower S2, holds the lock: S2 and S3 elect a new leader, which takes
  * over A's lease (etcd's Promote) and renews it on A's keep-alives, so B,
  * bound to S3, is denied until A releases: SAFE, B at 16 s, as simulated.
@@ -682,47 +682,47 @@ static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms,
  * [500, 1000) ms real); B asks only after the election: a request a
  * follower forwarded to the paused leader is answered only at etcd's
  * request timeout (docs/reality.md). */
-    static void test_real_etcd_three_members_leader_paused(void **state) {
-        (void)state;
-        if (!have_etcd()) skip();
-        write_file(sp("leader-paused.lsim"), "title \"Consensus: the leader paused while A holds the lock\"\n"
-                                             "purpose correctness\n"
-                                             "lock consensus ttl=5s first-candidate=S1 bind=S2,S3\n"
-                                             "resource stock=5\n"
-                                             "network latency=1ms\n"
-                                             "duration 30s\n"
-                                             "client A @1s: acquire; read; work 14s; write; release\n"
-                                             "client B @12s: acquire retry=1s; read; write; release\n"
-                                             "@4s pause S1 8s\n");
-        const char *trace = sp("leader-paused.jsonl");
-        struct result *r = run_in("", fmt("real %s --trace %s", sp("leader-paused.lsim"), trace));
-        if (r->code != 0) printf("%s%s", r->out, r->err);
-        assert_int_equal(r->code, 0);
-        assert_non_null(strstr(r->out, "backend etcd: 3 etcd members on 127.0.0.1:"));
-        assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
-        assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 16.02s    real B   at 16."));
-        /* the recording has the pause and the resume, on the leader's lane */
-        static char text[1 << 16];
-        slurp(trace, text, sizeof text);
-        assert_non_null(strstr(text, "\"kind\":\"pause\",\"node\":\"S"));
-        assert_non_null(strstr(text, "\"kind\":\"resume\",\"node\":\"S"));
-        r = run_in("", fmt("check-trace %s", trace));
-        assert_non_null(strstr(r->out, "Verdict: SAFE"));
-    }
+static void test_real_etcd_three_members_leader_paused(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    write_file(sp("leader-paused.lsim"), "title \"Consensus: the leader paused while A holds the lock\"\n"
+                                         "purpose correctness\n"
+                                         "lock consensus ttl=5s first-candidate=S1 bind=S2,S3\n"
+                                         "resource stock=5\n"
+                                         "network latency=1ms\n"
+                                         "duration 30s\n"
+                                         "client A @1s: acquire; read; work 14s; write; release\n"
+                                         "client B @12s: acquire retry=1s; read; write; release\n"
+                                         "@4s pause S1 8s\n");
+    const char *trace = sp("leader-paused.jsonl");
+    struct result *r = run_in("", fmt("real %s --trace %s", sp("leader-paused.lsim"), trace));
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend etcd: 3 etcd members on 127.0.0.1:"));
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 16.02s    real B   at 16."));
+    /* the recording has the pause and the resume, on the leader's lane */
+    static char text[1 << 16];
+    slurp(trace, text, sizeof text);
+    assert_non_null(strstr(text, "\"kind\":\"pause\",\"node\":\"S"));
+    assert_non_null(strstr(text, "\"kind\":\"resume\",\"node\":\"S"));
+    r = run_in("", fmt("check-trace %s", trace));
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+}
 
-    /* A three-member run interrupted while its members start, while one of
+/* A three-member run interrupted while its members start, while one of
  * them is paused (SIGSTOPped: S2 from 0.8 s of real time into the run) and
  * later: exit 130, no etcd member, no client, no data dir. */
-    static void test_real_etcd_cluster_interrupted_leaves_nothing(void **state) {
-        (void)state;
-        if (!have_etcd()) skip();
-        const long at_ms[] = {300, 2600, 4000};
-        const int sigs[] = {SIGTERM, SIGINT, SIGINT};
-        for (int k = 0; k < 3; k++)
-            interrupt_etcd_run("scenarios/etcd-client-bound-to-paused-server.lsim", "2", at_ms[k], sigs[k]);
-    }
+static void test_real_etcd_cluster_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    const long at_ms[] = {300, 2600, 4000};
+    const int sigs[] = {SIGTERM, SIGINT, SIGINT};
+    for (int k = 0; k < 3; k++)
+        interrupt_etcd_run("scenarios/etcd-client-bound-to-paused-server.lsim", "2", at_ms[k], sigs[k]);
+}
 
-    /* Redlock for real (issue 23): five redis-servers and one for the resource.
+/* Redlock for real (issue 23): five redis-servers and one for the resource.
  * S3 is SIGKILLed at 1 s and started again empty at 2 s (persistence off):
  * it has forgotten A's key, B takes S3, S4 and S5 (S1 and S2 out of its
  * reach: its requests never sent) while A works: UNSAFE, as simulated. Its
@@ -731,108 +731,108 @@ static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms,
  * redis-server takes to restart on a loaded machine, and the request
  * timeout (50 ms) is 25 ms real: at 0.2 (10 ms) A's first round once missed
  * a reply on a machine at load 12, and B took the lock first: SAFE. */
-    static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
-        (void)state;
-        if (!have_redis()) skip();
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char args[600], prefix[300];
-        snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
-        snprintf(args, sizeof args,
-                 "real scenarios/redlock-restart-without-persistence.lsim --scale 0.5 --trace %s/t.jsonl", tmp);
-        struct result *r = run_in(prefix, args);
-        if (r->code != 0) printf("%s%s", r->out, r->err);
-        assert_int_equal(r->code, 0);
-        assert_non_null(strstr(r->out, "backend redlock: a redis-server per lock server"));
-        assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
-        /* The recording has S3's crash and restart and the grants of five
-     * servers; check-trace judges it UNSAFE on its own. */
-        snprintf(args, sizeof args, "check-trace %s/t.jsonl", tmp);
-        r = run_in("", args);
-        assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
-        char path[400];
-        snprintf(path, sizeof path, "%s/t.jsonl", tmp);
-        FILE *f = fopen(path, "r");
-        assert_non_null(f);
-        char line[2048];
-        int crash = 0, restart = 0, s3_grants = 0;
-        while (fgets(line, sizeof line, f)) {
-            crash += strstr(line, "\"kind\":\"crash\",\"node\":\"S3\"") != NULL;
-            restart += strstr(line, "\"kind\":\"restart\",\"node\":\"S3\"") != NULL;
-            s3_grants += strstr(line, "\"kind\":\"srv-grant\",\"node\":\"S3\"") != NULL;
-        }
-        fclose(f);
-        unlink(path);
-        assert_int_equal(crash, 1);
-        assert_int_equal(restart, 1);
-        assert_int_equal(s3_grants, 2); /* A's before the crash, B's after the restart */
-        /* The fix: S3 stays down until every lock it granted has expired. */
-        r = run_in(prefix, "real scenarios/redlock-delayed-restart.lsim --scale 0.5");
-        if (r->code != 0) printf("%s%s", r->out, r->err);
-        assert_int_equal(r->code, 0);
-        assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions("redis-server 127.0.0.1:164"));
-        rmdir(tmp);
+static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    snprintf(args, sizeof args,
+             "real scenarios/redlock-restart-without-persistence.lsim --scale 0.5 --trace %s/t.jsonl", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend redlock: a redis-server per lock server"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    /* The recording has S3's crash and restart and the grants of five
+ * servers; check-trace judges it UNSAFE on its own. */
+    snprintf(args, sizeof args, "check-trace %s/t.jsonl", tmp);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    char path[400];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[2048];
+    int crash = 0, restart = 0, s3_grants = 0;
+    while (fgets(line, sizeof line, f)) {
+        crash += strstr(line, "\"kind\":\"crash\",\"node\":\"S3\"") != NULL;
+        restart += strstr(line, "\"kind\":\"restart\",\"node\":\"S3\"") != NULL;
+        s3_grants += strstr(line, "\"kind\":\"srv-grant\",\"node\":\"S3\"") != NULL;
     }
+    fclose(f);
+    unlink(path);
+    assert_int_equal(crash, 1);
+    assert_int_equal(restart, 1);
+    assert_int_equal(s3_grants, 2); /* A's before the crash, B's after the restart */
+    /* The fix: S3 stays down until every lock it granted has expired. */
+    r = run_in(prefix, "real scenarios/redlock-delayed-restart.lsim --scale 0.5");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions("redis-server 127.0.0.1:164"));
+    rmdir(tmp);
+}
 
-    /* What the redlock backend cannot make real is refused with its reason. */
-    static void test_real_redlock_refusals(void **state) {
-        (void)state;
-        struct result *r = run_in("", "real scenarios/redlock-clock-jump.lsim");
-        assert_int_equal(r->code, 69);
-        assert_non_null(strstr(r->err, "line 23: a clock fault on a redis-server needs a CLOCK_REALTIME shim"));
-        r = run_in("", "real scenarios/redlock-gc-pause-after-acquire.lsim --store redis");
-        assert_int_equal(r->code, 69);
-        assert_non_null(strstr(r->err, "redlock runs on redlock only"));
-    }
+/* What the redlock backend cannot make real is refused with its reason. */
+static void test_real_redlock_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/redlock-clock-jump.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 23: a clock fault on a redis-server needs a CLOCK_REALTIME shim"));
+    r = run_in("", "real scenarios/redlock-gc-pause-after-acquire.lsim --store redis");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "redlock runs on redlock only"));
+}
 
-    /* Runs locksim real FILE [ARGS] --repeat 3 and signals it after each of at_ms
+/* Runs locksim real FILE [ARGS] --repeat 3 and signals it after each of at_ms
  * (a fresh run each), with sigs: exit 130 after the cleanup (or death by the
  * signal when it came before anything was started), every redis-server it
  * had started gone (each seen as its child before the signal; from the
  * second point on there must be one), and its folder removed. */
-    static void interrupted_redis_servers_gone(const char *file, const char *scale, const long *at_ms, const int *sigs,
-                                               int n) {
-        for (int k = 0; k < n; k++) {
-            char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-            assert_non_null(mkdtemp(tmp));
-            char abs[4096];
-            if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-            pid_t pid = fork();
-            if (pid == 0) {
-                setenv("LOCKSIM_REAL_TMP", tmp, 1);
-                freopen("/dev/null", "w", stdout);
-                execl(abs, abs, "real", file, "--scale", scale, "--repeat", "3", (char *)NULL);
-                _exit(127);
-            }
-            ms_sleep(at_ms[k]);
-            pid_t srv = child_named(pid, "redis-server");
-            if (k > 0) assert_true(srv > 0); /* by then the servers run */
-            kill(pid, sigs[k]);
-            int st;
-            waitpid(pid, &st, 0);
-            if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-            else assert_int_equal(WEXITSTATUS(st), 130);
-            ms_sleep(20);
-            if (srv > 0) assert_true(kill(srv, 0) != 0);
-            assert_int_equal(entries(tmp), 0);
-            assert_false(process_mentions("redis-server 127.0.0.1:164"));
-            rmdir(tmp);
+static void interrupted_redis_servers_gone(const char *file, const char *scale, const long *at_ms, const int *sigs,
+                                           int n) {
+    for (int k = 0; k < n; k++) {
+        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+        assert_non_null(mkdtemp(tmp));
+        char abs[4096];
+        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("LOCKSIM_REAL_TMP", tmp, 1);
+            freopen("/dev/null", "w", stdout);
+            execl(abs, abs, "real", file, "--scale", scale, "--repeat", "3", (char *)NULL);
+            _exit(127);
         }
+        ms_sleep(at_ms[k]);
+        pid_t srv = child_named(pid, "redis-server");
+        if (k > 0) assert_true(srv > 0); /* by then the servers run */
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
+        else assert_int_equal(WEXITSTATUS(st), 130);
+        ms_sleep(20);
+        if (srv > 0) assert_true(kill(srv, 0) != 0);
+        assert_int_equal(entries(tmp), 0);
+        assert_false(process_mentions("redis-server 127.0.0.1:164"));
+        rmdir(tmp);
     }
+}
 
-    /* Interrupted while the six servers start, mid-run and late, by SIGINT and
+/* Interrupted while the six servers start, mid-run and late, by SIGINT and
  * SIGTERM: nothing is left. */
-    static void test_real_redlock_interrupted_leaves_nothing(void **state) {
-        (void)state;
-        if (!have_redis()) skip();
-        const long at_ms[] = {10, 300, 1200};
-        const int sigs[] = {SIGINT, SIGTERM, SIGINT};
-        interrupted_redis_servers_gone("scenarios/redlock-restart-without-persistence.lsim", "0.05", at_ms, sigs, 3);
-    }
+static void test_real_redlock_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    const long at_ms[] = {10, 300, 1200};
+    const int sigs[] = {SIGINT, SIGTERM, SIGINT};
+    interrupted_redis_servers_gone("scenarios/redlock-restart-without-persistence.lsim", "0.05", at_ms, sigs, 3);
+}
 
-    /* A replicated Redis for real (issue 23): S1 the primary, S2 its replica.
+/* A replicated Redis for real (issue 23): S1 the primary, S2 its replica.
  * The model's repl-lag=1s holds A's grant back on S1, which crashes at
  * 0.5 s: made real by cutting the replica off (SIGSTOP, CLIENT KILL TYPE
  * replica) before the run. S2, promoted (REPLICAOF NO ONE), grants B the
@@ -840,63 +840,62 @@ static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms,
  * that reaches the replica before the failover (no lag, WAIT 1): S2 has
  * A's key, nobody takes A's lock: SAFE. At --scale 0.25 the crash comes
  * 125 ms of real time after the start. */
-    static void test_real_replicated_failover_loses_lock_then_wait_safe(void **state) {
-        (void)state;
-        if (!have_redis()) skip();
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char args[600], prefix[300], path[400];
-        snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
-        struct result *r = run_in(prefix, "real scenarios/failover-async-replication-loses-lock.lsim --scale 0.25");
-        if (r->code != 0) printf("%s%s", r->out, r->err);
-        assert_int_equal(r->code, 0);
-        assert_non_null(strstr(r->out, "backend redis-replicated: a redis-server per lock server (S1 the primary"));
-        assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
-        snprintf(path, sizeof path, "%s/wait.lsim", tmp);
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs("title \"WAIT 1 without lag: the promoted replica has the lock\"\n"
-              "lock fenced-lease servers=2 ttl=30s first-token=41 repl-lag=0s wait=1\n"
-              "resource stock=1\nnetwork latency=1ms\nduration 20s\n"
-              "client A: acquire; read; work 10s; write; release\n"
-              "client B @3s: acquire retry=1s; read; work 2s; write; release\n"
-              "@500ms crash S1\n@2s promote S2\n",
-              f);
-        fclose(f);
-        snprintf(args, sizeof args, "real %s --scale 0.25", path);
-        r = run_in(prefix, args);
-        if (r->code != 0) printf("%s%s", r->out, r->err);
-        assert_int_equal(r->code, 0);
-        assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
-        unlink(path);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions("redis-server 127.0.0.1:164"));
-        rmdir(tmp);
-    }
+static void test_real_replicated_failover_loses_lock_then_wait_safe(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300], path[400];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    struct result *r = run_in(prefix, "real scenarios/failover-async-replication-loses-lock.lsim --scale 0.25");
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend redis-replicated: a redis-server per lock server (S1 the primary"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    snprintf(path, sizeof path, "%s/wait.lsim", tmp);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("title \"WAIT 1 without lag: the promoted replica has the lock\"\n"
+          "lock fenced-lease servers=2 ttl=30s first-token=41 repl-lag=0s wait=1\n"
+          "resource stock=1\nnetwork latency=1ms\nduration 20s\n"
+          "client A: acquire; read; work 10s; write; release\n"
+          "client B @3s: acquire retry=1s; read; work 2s; write; release\n"
+          "@500ms crash S1\n@2s promote S2\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "real %s --scale 0.25", path);
+    r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    unlink(path);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions("redis-server 127.0.0.1:164"));
+    rmdir(tmp);
+}
 
-    /* What the redis-replicated backend cannot make real is refused with its reason. */
-    static void test_real_replicated_refusals(void **state) {
-        (void)state;
-        struct result *r = run_in("", "real scenarios/failover-with-wait.lsim");
-        assert_int_equal(r->code, 69);
-        assert_non_null(
-                strstr(r->err, "repl-lag=0.5 s: the simulated replicas receive the primary's writes that late"));
-        r = run_in("", "real scenarios/failover-min-replicas.lsim");
-        assert_int_equal(r->code, 69);
-        assert_non_null(strstr(r->err, "min-replicas-to-write=1: not built in the redis-replicated backend"));
-    }
+/* What the redis-replicated backend cannot make real is refused with its reason. */
+static void test_real_replicated_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/failover-with-wait.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "repl-lag=0.5 s: the simulated replicas receive the primary's writes that late"));
+    r = run_in("", "real scenarios/failover-min-replicas.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "min-replicas-to-write=1: not built in the redis-replicated backend"));
+}
 
-    /* Interrupted while the primary and its replica start, mid-run and late:
+/* Interrupted while the primary and its replica start, mid-run and late:
  * nothing is left. */
-    static void test_real_replicated_interrupted_leaves_nothing(void **state) {
-        (void)state;
-        if (!have_redis()) skip();
-        const long at_ms[] = {10, 400, 1500};
-        const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
-        interrupted_redis_servers_gone("scenarios/failover-async-replication-loses-lock.lsim", "0.125", at_ms, sigs, 3);
-    }
+static void test_real_replicated_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    const long at_ms[] = {10, 400, 1500};
+    const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
+    interrupted_redis_servers_gone("scenarios/failover-async-replication-loses-lock.lsim", "0.125", at_ms, sigs, 3);
+}
 
-    /* The ZooKeeper lock recipe for real (tickTime 2 s: 200 ms of real time at
+/* The ZooKeeper lock recipe for real (tickTime 2 s: 200 ms of real time at
  * scale 0.1; at the default 0.05, B arriving 1 s after A is 50 ms of real
  * time, and on a machine at load 15 B once came first): A holds its ephemeral znode and is stopped for
  * 8 s; ZooKeeper expires its 4 s session at its tick bucket (6 s), B's
@@ -904,123 +903,123 @@ static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms,
  * reaches a separate fenced resource first and is accepted: UNSAFE, as
  * simulated. With the write a multi-op (check the lock znode, set the data)
  * in A's own session, ZooKeeper refuses it whole: SAFE, as simulated. */
-    static void test_real_zookeeper_expired_unsafe_then_multi_safe(void **state) {
-        (void)state;
-        if (!have_zookeeper()) skip();
+static void test_real_zookeeper_expired_unsafe_then_multi_safe(void **state) {
+    (void)state;
+    if (!have_zookeeper()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300], path[400];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    /* chosen for zookeeper without --store */
+    snprintf(args, sizeof args, "real scenarios/zookeeper-expired-session-write-separate.lsim --scale 0.1 --trace %s",
+             path);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend zookeeper"));
+    assert_non_null(strstr(r->out, "scale 0.1:"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 6s        real B"));
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    static char text[1 << 16];
+    slurp(path, text, sizeof text);
+    assert_non_null(strstr(text, "recorded against zookeeper on 127.0.0.1:"));
+    snprintf(args, sizeof args, "real scenarios/zookeeper-multi-refuses-expired-session.lsim --scale 0.1 --trace %s",
+             path);
+    r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: SAFE"));
+    assert_non_null(strstr(r->out, "rejected"));
+    unlink(path);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(tmp));
+    rmdir(tmp);
+}
+
+/* What the zookeeper backend cannot play is refused, saying why, exit 69:
+ * Curator's connection states, a tickTime that is not whole milliseconds
+ * of real time, a Redis lock. */
+static void test_real_zookeeper_refusals(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real scenarios/curator-holder-waits-for-lost.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "lock option curator=lost: Curator's connection states"));
+    r = run_in("", "real scenarios/zookeeper-session-tick-bucket.lsim --scale 0.0001");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "ZooKeeper takes whole milliseconds"));
+    r = run_in("", "real scenarios/gc-pause-outlives-lease.lsim --store zookeeper");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "does not run on the zookeeper backend"));
+}
+
+/* Interrupted while the JVM starts, as it answers and mid-run, by SIGINT
+ * and SIGTERM: exit 130, no java, no client, no data dir. */
+static void test_real_zookeeper_interrupted_leaves_nothing(void **state) {
+    (void)state;
+    if (!have_zookeeper()) skip();
+    const long at_ms[] = {30, 400, 3000};
+    const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
+    for (int k = 0; k < 3; k++) {
         char tmp[] = "/tmp/locksim-test-real-XXXXXX";
         assert_non_null(mkdtemp(tmp));
-        char args[600], prefix[300], path[400];
-        snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
-        snprintf(path, sizeof path, "%s/t.jsonl", tmp);
-        /* chosen for zookeeper without --store */
-        snprintf(args, sizeof args,
-                 "real scenarios/zookeeper-expired-session-write-separate.lsim --scale 0.1 --trace %s", path);
-        struct result *r = run_in(prefix, args);
-        if (r->code != 0) printf("%s%s", r->out, r->err);
-        assert_int_equal(r->code, 0);
-        assert_non_null(strstr(r->out, "backend zookeeper"));
-        assert_non_null(strstr(r->out, "scale 0.1:"));
-        assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
-        assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 6s        real B"));
-        snprintf(args, sizeof args, "check-trace %s", path);
-        r = run_in("", args);
-        assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
-        static char text[1 << 16];
-        slurp(path, text, sizeof text);
-        assert_non_null(strstr(text, "recorded against zookeeper on 127.0.0.1:"));
-        snprintf(args, sizeof args,
-                 "real scenarios/zookeeper-multi-refuses-expired-session.lsim --scale 0.1 --trace %s", path);
-        r = run_in(prefix, args);
-        if (r->code != 0) printf("%s%s", r->out, r->err);
-        assert_int_equal(r->code, 0);
-        assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
-        snprintf(args, sizeof args, "check-trace %s", path);
-        r = run_in("", args);
-        assert_non_null(strstr(r->out, "Verdict: SAFE"));
-        assert_non_null(strstr(r->out, "rejected"));
-        unlink(path);
+        char abs[4096];
+        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("LOCKSIM_REAL_TMP", tmp, 1);
+            freopen("/dev/null", "w", stdout);
+            execl(abs, abs, "real", "scenarios/zookeeper-release-checks-czxid.lsim", "--repeat", "3", (char *)NULL);
+            _exit(127);
+        }
+        ms_sleep(at_ms[k]);
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
+        else assert_int_equal(WEXITSTATUS(st), 130);
+        ms_sleep(20);
         assert_int_equal(entries(tmp), 0);
         assert_false(process_mentions(tmp));
         rmdir(tmp);
     }
+}
 
-    /* What the zookeeper backend cannot play is refused, saying why, exit 69:
- * Curator's connection states, a tickTime that is not whole milliseconds
- * of real time, a Redis lock. */
-    static void test_real_zookeeper_refusals(void **state) {
-        (void)state;
-        struct result *r = run_in("", "real scenarios/curator-holder-waits-for-lost.lsim");
-        assert_int_equal(r->code, 69);
-        assert_non_null(strstr(r->err, "lock option curator=lost: Curator's connection states"));
-        r = run_in("", "real scenarios/zookeeper-session-tick-bucket.lsim --scale 0.0001");
-        assert_int_equal(r->code, 69);
-        assert_non_null(strstr(r->err, "ZooKeeper takes whole milliseconds"));
-        r = run_in("", "real scenarios/gc-pause-outlives-lease.lsim --store zookeeper");
-        assert_int_equal(r->code, 69);
-        assert_non_null(strstr(r->err, "does not run on the zookeeper backend"));
-    }
-
-    /* Interrupted while the JVM starts, as it answers and mid-run, by SIGINT
- * and SIGTERM: exit 130, no java, no client, no data dir. */
-    static void test_real_zookeeper_interrupted_leaves_nothing(void **state) {
-        (void)state;
-        if (!have_zookeeper()) skip();
-        const long at_ms[] = {30, 400, 3000};
-        const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
-        for (int k = 0; k < 3; k++) {
-            char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-            assert_non_null(mkdtemp(tmp));
-            char abs[4096];
-            if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-            pid_t pid = fork();
-            if (pid == 0) {
-                setenv("LOCKSIM_REAL_TMP", tmp, 1);
-                freopen("/dev/null", "w", stdout);
-                execl(abs, abs, "real", "scenarios/zookeeper-release-checks-czxid.lsim", "--repeat", "3", (char *)NULL);
-                _exit(127);
-            }
-            ms_sleep(at_ms[k]);
-            kill(pid, sigs[k]);
-            int st;
-            waitpid(pid, &st, 0);
-            if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-            else assert_int_equal(WEXITSTATUS(st), 130);
-            ms_sleep(20);
-            assert_int_equal(entries(tmp), 0);
-            assert_false(process_mentions(tmp));
-            rmdir(tmp);
-        }
-    }
-
-    int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
-                cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
-                cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
-                cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
-                cmocka_unit_test(test_real_server_clock_jump_unsafe),
-                cmocka_unit_test(test_real_delayed_write_through_the_proxy),
-                cmocka_unit_test(test_real_partition_through_the_proxy),
-                cmocka_unit_test(test_real_interrupted_leaves_nothing),
-                cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
-                cmocka_unit_test(test_real_replays_the_simulated_jitter),
-                cmocka_unit_test(test_real_exits_1_when_verdicts_differ),
-                cmocka_unit_test(test_real_server_that_does_not_answer),
-                cmocka_unit_test(test_real_etcd_pause_unsafe_then_fenced_safe),
-                cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
-                cmocka_unit_test(test_real_etcd_refusals),
-                cmocka_unit_test(test_real_zookeeper_expired_unsafe_then_multi_safe),
-                cmocka_unit_test(test_real_zookeeper_refusals),
-                cmocka_unit_test(test_real_zookeeper_interrupted_leaves_nothing),
-                cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
-                cmocka_unit_test(test_real_etcd_three_members_leader_paused),
-                cmocka_unit_test(test_real_etcd_cluster_interrupted_leaves_nothing),
-                cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
-                cmocka_unit_test(test_real_redlock_refusals),
-                cmocka_unit_test(test_real_redlock_interrupted_leaves_nothing),
-                cmocka_unit_test(test_real_replicated_failover_loses_lock_then_wait_safe),
-                cmocka_unit_test(test_real_replicated_refusals),
-                cmocka_unit_test(test_real_replicated_interrupted_leaves_nothing),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-    }
+int main(void) {
+    const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
+            cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
+            cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
+            cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
+            cmocka_unit_test(test_real_server_clock_jump_unsafe),
+            cmocka_unit_test(test_real_delayed_write_through_the_proxy),
+            cmocka_unit_test(test_real_partition_through_the_proxy),
+            cmocka_unit_test(test_real_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
+            cmocka_unit_test(test_real_replays_the_simulated_jitter),
+            cmocka_unit_test(test_real_exits_1_when_verdicts_differ),
+            cmocka_unit_test(test_real_server_that_does_not_answer),
+            cmocka_unit_test(test_real_etcd_pause_unsafe_then_fenced_safe),
+            cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
+            cmocka_unit_test(test_real_etcd_refusals),
+            cmocka_unit_test(test_real_zookeeper_expired_unsafe_then_multi_safe),
+            cmocka_unit_test(test_real_zookeeper_refusals),
+            cmocka_unit_test(test_real_zookeeper_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_etcd_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_etcd_three_members_leader_paused),
+            cmocka_unit_test(test_real_etcd_cluster_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
+            cmocka_unit_test(test_real_redlock_refusals),
+            cmocka_unit_test(test_real_redlock_interrupted_leaves_nothing),
+            cmocka_unit_test(test_real_replicated_failover_loses_lock_then_wait_safe),
+            cmocka_unit_test(test_real_replicated_refusals),
+            cmocka_unit_test(test_real_replicated_interrupted_leaves_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
