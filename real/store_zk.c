@@ -240,8 +240,12 @@ static int predecessor(struct client *cl, char *pred, size_t n) {
         int64_t q = seq_of(name);
         if (strcmp(name, mine) == 0) found = 1;
         else if (q < me && q > best) {
-            best = q;
-            snprintf(pred, n, "%s/%s", LOCK_PARENT, name);
+            char path[sizeof LOCK_PARENT + sizeof name];
+            snprintf(path, sizeof path, "%s/%s", LOCK_PARENT, name);
+            if (strlen(path) < n) { /* (a path too long for pred is no znode of the recipe's) */
+                best = q;
+                memcpy(pred, path, strlen(path) + 1);
+            }
         }
     }
     return found ? 0 : ZK_ERR_NONODE;
