@@ -700,7 +700,9 @@ static void test_real_etcd_three_members_leader_paused(void **state) {
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "backend etcd: 3 etcd members on 127.0.0.1:"));
     assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
-    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 16.02s    real B   at 16."));
+    /* B takes over for real too; when is a finding, not a failure (a fresh
+     * clone's CI once saw B a retry later than 16 s: the verdict agreed). */
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 16.02s    real B   at "));
     /* the recording has the pause and the resume, on the leader's lane */
     static char text[1 << 16];
     slurp(trace, text, sizeof text);
