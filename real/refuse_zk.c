@@ -138,19 +138,7 @@ int real_zk_supported(const struct scenario *s, const struct trace *sim, const s
                 why, n);
         if (refused) return refused;
     }
-    for (int p = 0; p < s->nprograms; p++) {
-        int read = 0;
-        for (int k = 0; k < s->programs[p].nsteps; k++) {
-            const struct scn_step *st = &s->programs[p].steps[k];
-            if (st->kind == SCN_STEP_READ) read = 1;
-            if (st->kind == SCN_STEP_WRITE && (st->absolute || !read || st->tries > 1))
-                return refuse(why, n, "a write %s: not built in the zookeeper backend%s",
-                              st->absolute ? "set=V"
-                              : read       ? "with tries="
-                                           : "with no read before it",
-                              "");
-        }
-    }
+    if (real_writes_refused(s, "zookeeper", why, n)) return LSIM_ENOTREAL;
     int servers = 0;
     for (int i = 0; i < sim->nnodes; i++) servers += sim->nodes[i].kind == TRACE_NODE_SERVER;
     if (servers != 1)
