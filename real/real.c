@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +22,9 @@
 #include "error.h"
 #include "resp.h"
 
+/* Read the records waiting in fd: 1 when every writer has closed it (end
+ * of file: no client is left to write), 0 when it is empty for now, -1
+ * when out of memory. */
 static int drain(int fd, struct recs *l) {
     struct rec r;
     for (;;) {
@@ -29,9 +34,13 @@ static int drain(int fd, struct recs *l) {
             continue;
         }
         if (got < 0 && errno == EINTR) continue;
-        return 0;
+        return got == 0 ? 1 : 0;
     }
 }
+
+/* SIGCHLD's handler: it only ends the driver's pselect (a client stopped
+ * itself at a point, or died), and the loop reaps. */
+static void on_child(int sig) { (void)sig; }
 
 /* Append x to v (n used of cap); -1 when out of memory (v freed). */
 static int push_ns(sim_ns **v, size_t *n, size_t *cap, sim_ns x) {
@@ -165,6 +174,24 @@ static void member_fault(const struct real_ops *ops, const struct trace *sim, st
     }
 }
 
+/* The driver's next due instant, in real ns since the start: the run's
+ * end, a planned resume of a client or a server, the next fault due by
+ * time, the end of a clock slew. */
+static int64_t next_due(const struct scenario *s, const char *done, const struct proc *ps, const struct servers *sv,
+                        const struct real_clock *clk, double scale, int64_t end) {
+    int64_t due = end;
+    for (int i = 0; i < s->nclients; i++)
+        if (!ps[i].dead && ps[i].stopped && ps[i].resume_at > 0 && ps[i].resume_at < due) due = ps[i].resume_at;
+    for (int k = 0; k < sv->n; k++)
+        if (sv->p[k].stopped && sv->p[k].resume_at > 0 && sv->p[k].resume_at < due) due = sv->p[k].resume_at;
+    for (int k = 0; k < s->nfaults; k++) {
+        int64_t at = (int64_t)((double)s->faults[k].at_ns * scale);
+        if (!done[k] && s->faults[k].point == SCN_POINT_NONE && at < due) due = at;
+    }
+    if (clk->slew_end && clk->slew_end < due) due = clk->slew_end;
+    return due;
+}
+
 static void reap(struct proc *ps, int n, int64_t t0) {
     int st;
     pid_t pid;
@@ -180,6 +207,30 @@ static void reap(struct proc *ps, int n, int64_t t0) {
             }
         }
     }
+}
+
+/* A run plays at a real-time priority when it may (as root): SCHED_RR at
+ * REAL_RT_PRIORITY for the driver and, inherited through fork, its clients
+ * and the proxy, so other work on a busy machine does not delay a due fault
+ * or a client's next step (with two busy loops beside it, a timed pause or
+ * resume came up to 12 ms of real time late at the normal priority, at
+ * most 0.09 ms at this one: docs/reality.md, finding 21). This is a way of
+ * measuring a real system on a shared machine, not a change to what the
+ * run plays. The kernel's RT throttling (sched_rt_runtime_us, 95% of each
+ * second by default) leaves the machine its share should one of them
+ * spin. The lock servers keep their own priority. LOCKSIM_REAL_RT=0 turns
+ * it off. The previous policy (old_param its parameters), or -1 when
+ * nothing was changed. */
+#define REAL_RT_PRIORITY 10
+static int rt_begin(struct sched_param *old_param) {
+    const char *env = getenv("LOCKSIM_REAL_RT");
+    if (env && strcmp(env, "0") == 0) return -1;
+    int old = sched_getscheduler(0);
+    if (old < 0 || sched_getparam(0, old_param) != 0) return -1;
+    struct sched_param p;
+    memset(&p, 0, sizeof p);
+    p.sched_priority = REAL_RT_PRIORITY;
+    return sched_setscheduler(0, SCHED_RR, &p) == 0 ? old : -1;
 }
 
 int real_play(const struct real_ops *ops, const struct scenario *s, const struct trace *sim,
@@ -250,6 +301,8 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     }
     int64_t t0 = 0;
     int rc = 0;
+    struct sched_param old_param;
+    int old_policy = rt_begin(&old_param);
     /* Latency that varies, loss, links and partitions: a loopback proxy
      * between each client and the server (proxy.c). */
     struct real_proxy px = {0, -1, NULL, 0};
@@ -347,11 +400,31 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int nf = s->nfaults;
     char *done = calloc((size_t)nf + 1, 1);
     if (!done) rc = LSIM_ENOMEM;
+    /* The driver sleeps until its next due instant (next_due) or until a
+     * client writes a record, stops itself or dies (SIGCHLD, let through
+     * only inside pselect, so none is missed between a reap and the wait):
+     * a fault is applied when it is due, not at the next 1 ms tick, and an
+     * idle driver costs no CPU. Its timer slack is 1 ns while it plays, as
+     * the clients' is (real_child_init). */
+    sigset_t chld, before, waitmask;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &before);
+    waitmask = before;
+    sigdelset(&waitmask, SIGCHLD);
+    struct sigaction on_chld, old_chld;
+    memset(&on_chld, 0, sizeof on_chld);
+    on_chld.sa_handler = on_child;
+    sigemptyset(&on_chld.sa_mask);
+    sigaction(SIGCHLD, &on_chld, &old_chld);
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    int eof = 0; /* every client has closed its end of the records' pipe */
     for (;;) {
         if (rc) break;
         int64_t t = now_ns() - t0;
         if (t >= end) break;
-        drain(pfd[0], &l);
+        if (!eof && drain(pfd[0], &l) == 1) eof = 1;
         reap(ps, s->nclients, t0);
         if (ops->server_tick) ops->server_tick(srv, srv_node, t, &l);
         real_clock_tick(&clk, t, &l);
@@ -402,10 +475,17 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             if (i == s->nclients) member_fault(ops, sim, &sv, f, t0, scale, &l);
             if (i == s->nclients || ps[i].dead) continue;
             if (f->kind == SCN_FAULT_PAUSE && !ps[i].stopped) {
+                /* The pause starts with the signal: from then on the client
+                 * runs none of its program (a stop is taken before it next
+                 * returns to user space), though the kernel confirms the
+                 * stop only once the process has been scheduled, which on
+                 * a loaded machine is a millisecond or more later. Counted
+                 * from the confirmation, each pause lasted that much longer
+                 * than the scenario's. */
+                int64_t ts = now_ns() - t0;
                 kill(ps[i].pid, SIGSTOP);
                 int st;
                 waitpid(ps[i].pid, &st, WUNTRACED); /* a real stop, confirmed */
-                int64_t ts = now_ns() - t0;
                 ps[i].stopped = 1;
                 ps[i].stopped_at = ts;
                 ps[i].resume_at = f->dur_ns ? ts + (int64_t)((double)f->dur_ns * scale) : -1;
@@ -422,10 +502,24 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
                 ops->observe_hold(srv, s, &l, tc);
             }
         }
-        /* wait for an event, at most 1 ms */
-        struct pollfd pf = {pfd[0], POLLIN, 0};
-        poll(&pf, 1, 1);
+        /* Wait for the next due instant, at most 10 ms at a time: the
+         * kernel lets a wait of d end up to d/1000 late (its select slack),
+         * 10 us here. A store with timed server events of its own
+         * (server_tick: restarts, resumes) is asked every 1 ms. */
+        int64_t wake = next_due(s, done, ps, &sv, &clk, scale, end);
+        int64_t cap = ops->server_tick ? 1000000 : 10000000;
+        int64_t left = wake - (now_ns() - t0);
+        if (left > cap) left = cap;
+        if (left < 0) left = 0;
+        struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+        fd_set rd;
+        FD_ZERO(&rd);
+        if (!eof) FD_SET(pfd[0], &rd);
+        pselect(eof ? 0 : pfd[0] + 1, &rd, NULL, NULL, &ts, &waitmask);
     }
+    prctl(PR_SET_TIMERSLACK, slack > 0 ? (unsigned long)slack : 50000UL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    sigprocmask(SIG_SETMASK, &before, NULL);
     /* The end: every process still there is killed (its program had not
      * finished by the scenario's duration), and what it wrote is read. */
     for (int i = 0; i < s->nclients; i++)
@@ -435,6 +529,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             redis_srv_guard_forget(ps[i].pid);
         }
     real_proxy_stop(&px);
+    if (old_policy >= 0) sched_setscheduler(0, old_policy, &old_param);
     fcntl(pfd[0], F_SETFL, 0);
     drain(pfd[0], &l);
     close(pfd[0]);
