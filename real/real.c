@@ -4,6 +4,7 @@
  * the recording (record.c). What is refused is decided in refuse.c. */
 #include "real_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "redis_nodes.h"
 #include "resp.h"
 
 /* Read the records waiting in fd: 1 when every writer has closed it (end
@@ -218,7 +220,8 @@ static void reap(struct proc *ps, int n, int64_t t0) {
  * measuring a real system on a shared machine, not a change to what the
  * run plays. The kernel's RT throttling (sched_rt_runtime_us, 95% of each
  * second by default) leaves the machine its share should one of them
- * spin. The lock servers keep their own priority. LOCKSIM_REAL_RT=0 turns
+ * spin. The lock servers join them for the run (sched_servers: redis's
+ * and ZooKeeper's; etcd's members keep the normal priority). LOCKSIM_REAL_RT=0 turns
  * it off. The previous policy (old_param its parameters), or -1 when
  * nothing was changed. */
 #define REAL_RT_PRIORITY 10
@@ -231,6 +234,33 @@ static int rt_begin(struct sched_param *old_param) {
     memset(&p, 0, sizeof p);
     p.sched_priority = REAL_RT_PRIORITY;
     return sched_setscheduler(0, SCHED_RR, &p) == 0 ? old : -1;
+}
+
+/* Every thread of process pid (/proc/PID/task) to policy at param: the
+ * lock servers' during a run (a JVM's, etcd's and redis-server's threads
+ * each have their own policy). */
+static void sched_threads(pid_t pid, int policy, const struct sched_param *param) {
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = pid > 0 ? opendir(dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9') sched_setscheduler((pid_t)atoi(e->d_name), policy, param);
+    if (d) closedir(d);
+}
+
+/* The lock servers locksim started (srv's process, or its nodes') to the
+ * run's real-time priority (on = 1) or back to the normal one (on = 0):
+ * a client's request waits for its server as much as for itself; redis
+ * at the normal priority answered A's first SET up to 3.4 ms real late
+ * beside two busy loops (80 ms of scenario time at S = 0.0417). */
+static void sched_servers(const struct redis_srv *srv, int on) {
+    struct sched_param p;
+    memset(&p, 0, sizeof p);
+    p.sched_priority = on ? REAL_RT_PRIORITY : 0;
+    int policy = on ? SCHED_RR : SCHED_OTHER;
+    sched_threads(srv->pid, policy, &p);
+    for (int i = 0; srv->nodes && i < srv->nodes->n; i++) sched_threads(srv->nodes->pid[i], policy, &p);
 }
 
 int real_play(const struct real_ops *ops, const struct scenario *s, const struct trace *sim,
@@ -303,6 +333,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int rc = 0;
     struct sched_param old_param;
     int old_policy = rt_begin(&old_param);
+    if (old_policy >= 0) sched_servers(srv, 1);
     /* Latency that varies, loss, links and partitions: a loopback proxy
      * between each client and the server (proxy.c). */
     struct real_proxy px = {0, -1, NULL, 0};
@@ -529,7 +560,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             redis_srv_guard_forget(ps[i].pid);
         }
     real_proxy_stop(&px);
-    if (old_policy >= 0) sched_setscheduler(0, old_policy, &old_param);
+    if (old_policy >= 0) {
+        sched_setscheduler(0, old_policy, &old_param);
+        sched_servers(srv, 0);
+    }
     fcntl(pfd[0], F_SETFL, 0);
     drain(pfd[0], &l);
     close(pfd[0]);
