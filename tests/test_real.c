@@ -4,6 +4,8 @@
  * Skipped, saying so, when redis-server is not installed (CI installs it). */
 #include "cli_util.h"
 #include "clockshim.h"
+#include "lock.h"
+#include "real_int.h"
 #include "redis_srv.h"
 #include "resp.h"
 
@@ -625,7 +627,7 @@ static void test_real_etcd_refusals(void **state) {
     r = run_in("", "real scenarios/consensus-revision-fenced.lsim --store memcached");
     assert_int_equal(r->code, 64);
     assert_non_null(
-            strstr(r->err, "--store memcached: redis, etcd, redlock, redis-replicated and zookeeper are built"));
+            strstr(r->err, "--store memcached: redis, etcd, redis-replicated, redlock and zookeeper are built"));
     /* a cluster of 5 members at most */
     write_file(sp("seven.lsim"), "lock consensus servers=7\n"
                                  "duration 20s\n"
@@ -776,6 +778,82 @@ static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
     assert_int_equal(entries(tmp), 0);
     assert_false(process_mentions("redis-server 127.0.0.1:164"));
     rmdir(tmp);
+}
+
+/* The backends a user can name: every store `real --help` lists resolves,
+ * and it lists as many as the --store error does; every algorithm in the
+ * catalog either runs on the store chosen for it (one of those) or is
+ * refused with the sentence naming what each backend runs. */
+static void test_real_backends_table(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real --help");
+    assert_int_equal(r->code, 0);
+    const char *line = strstr(r->out, "--store NAME");
+    assert_non_null(line);
+    char names[200];
+    snprintf(names, sizeof names, "%s", line + strlen("--store NAME"));
+    *strstr(names, " (default") = '\0';
+    char help[200] = ""; /* " NAME," for each */
+    int listed = 0;
+    for (char *w = strtok(names, " ,"); w; w = strtok(NULL, " ,"))
+        if (strcmp(w, "or") != 0) {
+            assert_non_null(real_store(w));
+            snprintf(help + strlen(help), sizeof help - strlen(help), " %s,", w);
+            listed++;
+        }
+    char built[200];
+    real_store_names(built, sizeof built);
+    int nbuilt = 1;
+    for (const char *p = built; (p = strchr(p, ',')) != NULL; p++) nbuilt++;
+    nbuilt += strstr(built, " and ") != NULL;
+    assert_int_equal(listed, 5);
+    assert_int_equal(nbuilt, listed);
+    /* every catalog algorithm: its lock line read (a bare `lock NAME`), or
+     * the refusal that says which backend runs what */
+    static struct scenario s;
+    int runs = 0, nreality = 1;
+    char reality[300] = "|"; /* make reality's algorithms, "|a|b|" */
+    FILE *f = fopen("mk/reality.sh", "r");
+    assert_non_null(f);
+    char text[300];
+    while (fgets(text, sizeof text, f))
+        if (strstr(text, "'^lock (")) snprintf(reality + 1, sizeof reality - 1, "%s", strstr(text, "'^lock (") + 8);
+    fclose(f);
+    assert_non_null(strchr(reality, ')'));
+    strcpy(strchr(reality, ')'), "|");
+    for (const char *p = reality + 1; (p = strchr(p, '|')) != NULL && p[1]; p++) nreality++;
+    for (int i = 0; lock_algo_at(i); i++) {
+        const char *name = lock_algo_at(i)->name;
+        snprintf(s.algo, sizeof s.algo, "%s", name);
+        s.nservers = 1;
+        struct real_cfg c;
+        char why[600], want[640];
+        if (real_parse_cfg(&s, &c, why, sizeof why) == 0) {
+            const char *store = real_store_for(&s);
+            assert_non_null(real_store(store));
+            char named[80];
+            snprintf(named, sizeof named, " %s,", store);
+            assert_non_null(strstr(help, named));
+            /* make reality (mk/reality.sh) plays it */
+            char word[80];
+            snprintf(word, sizeof word, "|%s|", name);
+            assert_non_null(strstr(reality, word));
+            runs++;
+        } else {
+            snprintf(want, sizeof want,
+                     "algorithm %s needs a backend that is not built (redis runs lease, fenced-lease, setnx, "
+                     "setnx-expire, lease-renew; etcd runs consensus; redlock runs redlock; zookeeper runs "
+                     "zookeeper, zookeeper-multi)",
+                     name);
+            assert_string_equal(why, want);
+        }
+    }
+    assert_int_equal(runs, nreality);
+    assert_int_equal(runs, 9);
+    /* lease on three servers runs on a primary and its replicas */
+    snprintf(s.algo, sizeof s.algo, "lease");
+    s.nservers = 3;
+    assert_string_equal(real_store_for(&s), "redis-replicated");
 }
 
 /* What the redlock backend cannot make real is refused with its reason. */
@@ -998,6 +1076,7 @@ int main(void) {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
             cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
+            cmocka_unit_test(test_real_backends_table),
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
