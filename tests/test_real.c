@@ -419,6 +419,50 @@ static void test_real_server_that_does_not_answer(void **state) {
     rmdir(tmp);
 }
 
+/* Runs `locksim real ARGS...` (args NULL-ended) with $LOCKSIM_REAL_TMP
+ * set to tmp, sends sig after at_ms and checks exit 130 after the cleanup
+ * (or death by sig when it came before anything was started). With child
+ * ("redis-server"), the process of that name that was locksim's child just
+ * before the signal is gone too; with child_runs, there must have been one.
+ * What is left in tmp is the caller's to check. */
+static void interrupt_in(const char *tmp, const char *const *args, long at_ms, int sig, const char *child,
+                         int child_runs) {
+    char abs[4096];
+    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+    const char *argv[16] = {abs, "real"};
+    for (int i = 0; args[i] && i < 13; i++) argv[i + 2] = args[i];
+    fflush(stdout); /* the child's freopen would print what is buffered again */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LOCKSIM_REAL_TMP", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        execv(abs, (char *const *)argv);
+        _exit(127);
+    }
+    ms_sleep(at_ms);
+    pid_t srv = child ? child_named(pid, child) : 0;
+    if (child_runs) assert_true(srv > 0); /* by then the servers run */
+    kill(pid, sig);
+    int st;
+    waitpid(pid, &st, 0);
+    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sig);
+    else assert_int_equal(WEXITSTATUS(st), 130);
+    ms_sleep(20);
+    if (srv > 0) assert_true(kill(srv, 0) != 0);
+}
+
+/* interrupt_in with a fresh folder, which must be left empty, and no
+ * process whose command line mentions gone (NULL: the folder). */
+static void interrupt_run(const char *const *args, long at_ms, int sig, const char *child, int child_runs,
+                          const char *gone) {
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    interrupt_in(tmp, args, at_ms, sig, child, child_runs);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(gone ? gone : tmp));
+    rmdir(tmp);
+}
+
 /* Interrupted at several points (while the server starts, mid-run, late),
  * by SIGINT and SIGTERM: exit 130, no server, no client, no folder. */
 static void test_real_interrupted_leaves_nothing(void **state) {
@@ -429,32 +473,9 @@ static void test_real_interrupted_leaves_nothing(void **state) {
     }
     const long at_ms[] = {5, 60, 400, 900};
     const int sigs[] = {SIGINT, SIGTERM, SIGINT, SIGTERM};
-    for (int k = 0; k < 4; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", "scenarios/gc-pause-outlives-lease.lsim", "--scale", "0.01", "--repeat", "3",
-                  "--store", "redis", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        /* 130 after the cleanup; or, for a signal that came before locksim
-         * had started anything (a loaded machine), death by that signal. */
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions(tmp));
-        rmdir(tmp);
-    }
+    const char *args[] = {
+            "scenarios/gc-pause-outlives-lease.lsim", "--scale", "0.01", "--repeat", "3", "--store", "redis", NULL};
+    for (int k = 0; k < 4; k++) interrupt_run(args, at_ms[k], sigs[k], NULL, 0, NULL);
 }
 
 /* A delayed write made real by the loopback proxy: A's write to the
@@ -521,23 +542,8 @@ static void test_real_partition_through_the_proxy(void **state) {
     printf("test_real: B took the lock at %.2fs of scenario time (simulated 10.01s)\n", at);
     assert_true(at > 9.4 && at < 11.5); /* after A's lease ran out, not at A's (dropped) release */
     /* interrupted while the proxy holds messages: nothing is left */
-    char abs[4096];
-    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-    fflush(stdout); /* the child's freopen would print what is buffered again */
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("LOCKSIM_REAL_TMP", tmp, 1);
-        freopen("/dev/null", "w", stdout);
-        execl(abs, abs, "real", file, "--repeat", "3", (char *)NULL);
-        _exit(127);
-    }
-    ms_sleep(700);
-    kill(pid, SIGINT);
-    int st;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), SIGINT);
-    else assert_int_equal(WEXITSTATUS(st), 130);
-    ms_sleep(20);
+    const char *again[] = {file, "--repeat", "3", NULL};
+    interrupt_in(tmp, again, 700, SIGINT, NULL, 0);
     assert_false(process_mentions(tmp)); /* the proxy and the clients are forks: their command line names file */
     unlink(file);
     assert_int_equal(entries(tmp), 0);
@@ -637,31 +643,11 @@ static void test_real_etcd_refusals(void **state) {
     assert_non_null(strstr(r->err, "7 lock servers: the etcd backend runs a cluster of 5 members at most"));
 }
 
-/* Run `real FILE --repeat N` with its folder in a fresh one, send sig
- * after at_ms, and check: exit 130 (or killed by sig), no file left, no
- * process whose command line names the folder (etcd's data dir is in it). */
+/* `real FILE --repeat N` interrupted: as interrupt_run (etcd's data dir is
+ * in the folder, which every member's command line names). */
 static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms, int sig) {
-    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-    assert_non_null(mkdtemp(tmp));
-    char abs[4096];
-    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("LOCKSIM_REAL_TMP", tmp, 1);
-        freopen("/dev/null", "w", stdout);
-        execl(abs, abs, "real", file, "--repeat", repeat, (char *)NULL);
-        _exit(127);
-    }
-    ms_sleep(at_ms);
-    kill(pid, sig);
-    int st;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sig);
-    else assert_int_equal(WEXITSTATUS(st), 130);
-    ms_sleep(20);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    const char *args[] = {file, "--repeat", repeat, NULL};
+    interrupt_run(args, at_ms, sig, NULL, 0, NULL);
 }
 
 /* Interrupted while etcd starts, mid-run and late, by SIGINT and SIGTERM:
@@ -874,32 +860,9 @@ static void test_real_redlock_refusals(void **state) {
  * second point on there must be one), and its folder removed. */
 static void interrupted_redis_servers_gone(const char *file, const char *scale, const long *at_ms, const int *sigs,
                                            int n) {
-    for (int k = 0; k < n; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", file, "--scale", scale, "--repeat", "3", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        pid_t srv = child_named(pid, "redis-server");
-        if (k > 0) assert_true(srv > 0); /* by then the servers run */
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        if (srv > 0) assert_true(kill(srv, 0) != 0);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions("redis-server 127.0.0.1:164"));
-        rmdir(tmp);
-    }
+    const char *args[] = {file, "--scale", scale, "--repeat", "3", NULL};
+    for (int k = 0; k < n; k++)
+        interrupt_run(args, at_ms[k], sigs[k], "redis-server", k > 0, "redis-server 127.0.0.1:164");
 }
 
 /* Interrupted while the six servers start, mid-run and late, by SIGINT and
@@ -1046,29 +1009,8 @@ static void test_real_zookeeper_interrupted_leaves_nothing(void **state) {
     if (!have_zookeeper()) skip();
     const long at_ms[] = {30, 400, 3000};
     const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
-    for (int k = 0; k < 3; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", "scenarios/zookeeper-release-checks-czxid.lsim", "--repeat", "3", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions(tmp));
-        rmdir(tmp);
-    }
+    const char *args[] = {"scenarios/zookeeper-release-checks-czxid.lsim", "--repeat", "3", NULL};
+    for (int k = 0; k < 3; k++) interrupt_run(args, at_ms[k], sigs[k], NULL, 0, NULL);
 }
 
 int main(void) {
