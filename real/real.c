@@ -176,12 +176,17 @@ static void member_fault(const struct real_ops *ops, const struct trace *sim, st
     }
 }
 
-/* The driver's next due instant, in real ns since the start: the run's
- * end, a planned resume of a client or a server, the next fault due by
- * time, the end of a clock slew. */
+/* The driver's next due instant after real time t, in real ns since the
+ * start: the run's end, a planned resume of a client or a server, the
+ * next fault due by time or a timed fault's end (settled), the end of a
+ * clock slew. */
 static int64_t next_due(const struct scenario *s, const char *done, const struct proc *ps, const struct servers *sv,
-                        const struct real_clock *clk, double scale, int64_t end) {
+                        const struct real_clock *clk, double scale, int64_t t, int64_t end) {
     int64_t due = end;
+    for (int k = 0; k < s->nfaults; k++) {
+        int64_t over = (int64_t)((double)(s->faults[k].at_ns + s->faults[k].dur_ns) * scale);
+        if (s->faults[k].point == SCN_POINT_NONE && over > t && over < due) due = over;
+    }
     for (int i = 0; i < s->nclients; i++)
         if (!ps[i].dead && ps[i].stopped && ps[i].resume_at > 0 && ps[i].resume_at < due) due = ps[i].resume_at;
     for (int k = 0; k < sv->n; k++)
@@ -561,7 +566,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
          * kernel lets a wait of d end up to d/1000 late (its select slack),
          * 10 us here. A store with timed server events of its own
          * (server_tick: restarts, resumes) is asked every 1 ms. */
-        int64_t wake = next_due(s, done, ps, &sv, &clk, scale, end);
+        int64_t wake = next_due(s, done, ps, &sv, &clk, scale, now_ns() - t0, end);
         int64_t cap = ops->server_tick ? 1000000 : 10000000;
         int64_t left = wake - (now_ns() - t0);
         if (left > cap) left = cap;
