@@ -245,11 +245,13 @@ struct cli_recorded {
  * status after printing why ("PATH:N: ..." for a malformed line). Close rc
  * with cli_recorded_close either way. */
 int cli_recorded_load(struct cli_recorded *rc, const char *path, const struct scenario *s);
-/* rc's banner from rc->dst and rc->rep (filled by the caller, or by
- * cli_recorded_load): a recording's title and what its srv-note at t = 0
- * says it was recorded against, at what scale; source says which run it
- * is ("the trace rec.jsonl", "run 2 of 5"; copied). */
-void cli_recorded_banner(struct cli_recorded *rc, const char *source);
+/* rc->src (a trace filled by the caller; rc->loaded set) judged afresh
+ * into rc->dst and rc->rep as a run of s (NULL: the defaults), and its
+ * banner filled: "Real run: TITLE", and what its srv-note at t = 0 says it
+ * was recorded against, at what scale, with source ("the trace
+ * rec.jsonl", "run 2 of 5"; copied). A recording's event times are
+ * rounded to the microsecond first (rc->src changed). 0 or LSIM_ENOMEM. */
+int cli_recorded_judge(struct cli_recorded *rc, const struct scenario *s, const char *source);
 void cli_recorded_close(struct cli_recorded *rc);
 /* 0 when rec (read from rec_file) has the nodes of sim (scenario scn_file)
  * in the same order; else LSIM_EPARSE with err naming the first difference. */

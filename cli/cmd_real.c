@@ -382,15 +382,14 @@ static int real_one(struct real_cmd *o, long k, struct redis_srv *srv, char *err
             }
         }
         if (o->trace_out) rc = write_trace(o->trace_out, (int)k, (int)o->repeat, &dst);
-        if (o->picture) { /* kept for the picture: rec and dst move into it */
+        trace_close(&dst);
+        if (o->picture && rc == 0) { /* kept for the picture: rec moves into it */
             struct cli_recorded *p = &o->recs[k - 1];
-            p->src = rec, p->dst = dst, p->rep = rep, p->loaded = 1;
+            p->src = rec, p->loaded = 1;
             char what[64];
             snprintf(what, sizeof what, "run %ld of %ld", k, o->repeat);
-            cli_recorded_banner(p, what);
-            return rc;
+            return cli_recorded_judge(p, s, what);
         }
-        trace_close(&dst);
     }
     trace_close(&rec);
     return rc;

@@ -28,8 +28,8 @@ int cli_recorded_match(const struct trace *sim, const char *scn_file, const stru
             snprintf(what, sizeof what, "it has %d nodes and lacks the scenario's %s (%s)", rec->nnodes, a->name,
                      node_kind(a->kind));
         else
-            snprintf(what, sizeof what, "it has %d nodes, the scenario %d: %s (%s) is not the scenario's",
-                     rec->nnodes, sim->nnodes, b->name, node_kind(b->kind));
+            snprintf(what, sizeof what, "it has %d nodes, the scenario %d: %s (%s) is not the scenario's", rec->nnodes,
+                     sim->nnodes, b->name, node_kind(b->kind));
         snprintf(err, errlen,
                  "%.1500s: not a run of %.1500s: %s; expected a trace with the scenario's nodes, in its order "
                  "(as `locksim real %.1500s --trace OUT.jsonl` records)",
@@ -54,19 +54,40 @@ static void recorded_against(char *buf, size_t n, const struct trace *tr) {
     }
 }
 
-void cli_recorded_banner(struct cli_recorded *rc, const char *source) {
-    char against[300];
+/* rc's banner from rc->dst and rc->rep: a recording's title and what it
+ * says it was recorded against (against, "" when it does not say), and
+ * which run it is (source). */
+static void banner(struct cli_recorded *rc, const char *against, const char *source) {
     const char *title = rc->dst.title[0] ? rc->dst.title : "(untitled)";
-    recorded_against(against, sizeof against, &rc->dst);
     if (against[0]) {
         snprintf(rc->title, sizeof rc->title, "Real run: %s", title);
-        snprintf(rc->note, sizeof rc->note, "%s; %s, judged by the checker", against, source);
+        snprintf(rc->note, sizeof rc->note, "%s; %s (its times to the microsecond), judged by the checker", against,
+                 source);
     } else {
         snprintf(rc->title, sizeof rc->title, "Trace: %s", title);
         snprintf(rc->note, sizeof rc->note, "%s (seed %llu), judged by the checker again", source,
                  (unsigned long long)rc->dst.seed);
     }
     rc->b = (struct scene_banner){.title = rc->title, .algo = rc->dst.algo, .report = &rc->rep, .note = rc->note};
+}
+
+int cli_recorded_judge(struct cli_recorded *rc, const struct scenario *s, const char *source) {
+    char against[300];
+    recorded_against(against, sizeof against, &rc->src);
+    /* A recording's times are real elapsed time / S, to the nanosecond of
+     * the arithmetic: drawn to the microsecond of scenario time (a few tens
+     * of ns of real time at the default scales), finer than what loopback
+     * and the scheduler let a run measure, and as the narration shows
+     * times. Rounding keeps their order. */
+    for (size_t i = 0; against[0] && i < rc->src.len; i++)
+        rc->src.ev[i].t = (rc->src.ev[i].t + SIM_NS_PER_US / 2) / SIM_NS_PER_US * SIM_NS_PER_US;
+    struct scenario def;
+    scenario_init(&def);
+    int code = run_recheck(&rc->src, s ? s->purpose : def.purpose, s ? s->stuck_after_ns : def.stuck_after_ns, NULL,
+                           &rc->dst, &rc->rep);
+    scenario_close(&def);
+    if (!code) banner(rc, against, source);
+    return code;
 }
 
 int cli_recorded_load(struct cli_recorded *rc, const char *path, const struct scenario *s) {
@@ -76,16 +97,10 @@ int cli_recorded_load(struct cli_recorded *rc, const char *path, const struct sc
     rc->loaded = 1;
     int code = input_load_trace(&rc->src, path, stderr, err, sizeof err);
     if (code) return cli_fail(code, err);
-    struct scenario def;
-    scenario_init(&def);
-    code = run_recheck(&rc->src, s ? s->purpose : def.purpose, s ? s->stuck_after_ns : def.stuck_after_ns, NULL,
-                       &rc->dst, &rc->rep);
-    scenario_close(&def);
-    if (code) return cli_fail(code, "");
     char source[300];
     snprintf(source, sizeof source, "the trace %.280s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-    cli_recorded_banner(rc, source);
-    return 0;
+    code = cli_recorded_judge(rc, s, source);
+    return code ? cli_fail(code, "") : 0;
 }
 
 void cli_recorded_close(struct cli_recorded *rc) {
