@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -128,7 +129,9 @@ static void test_real_gc_pause_unsafe_and_clean(void **state) {
     char tmp[] = "/tmp/locksim-test-real-XXXXXX";
     assert_non_null(mkdtemp(tmp));
     char args[600];
-    snprintf(args, sizeof args, "real scenarios/gc-pause-outlives-lease.lsim --scale 0.05 --trace %s/t.jsonl", tmp);
+    snprintf(args, sizeof args,
+             "real scenarios/gc-pause-outlives-lease.lsim --scale 0.05 --trace %s/t.jsonl --picture %s/p.svg", tmp,
+             tmp);
     char prefix[300];
     snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
     struct result *r = run_in(prefix, args);
@@ -143,6 +146,22 @@ static void test_real_gc_pause_unsafe_and_clean(void **state) {
     char path[400];
     snprintf(path, sizeof path, "%s/t.jsonl", tmp);
     unlink(path);
+    /* --picture: the real run drawn under the simulated one, its banner
+     * saying what it ran against and its verdict, its double entry drawn. */
+    snprintf(path, sizeof path, "%s/p.svg", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char svg[1 << 20];
+    size_t n = fread(svg, 1, sizeof svg - 1, f);
+    svg[n] = '\0';
+    fclose(f);
+    unlink(path);
+    const char *real = strstr(svg, ">Real run: GC pause outlives the lease<");
+    assert_non_null(real);
+    assert_non_null(strstr(real, "recorded against redis-server on 127.0.0.1:"));
+    assert_non_null(strstr(real, "time scale 0.05; run 1 of 1"));
+    assert_non_null(strstr(real, ">UNSAFE<"));
+    assert_non_null(strstr(real, ">DOUBLE ENTRY<"));
     /* Nothing is left: no folder of the server's, no process naming it. */
     assert_int_equal(entries(tmp), 0);
     assert_false(process_mentions(tmp));
@@ -221,6 +240,31 @@ static void test_real_runs_side_by_side_get_their_own_ports(void **state) {
 }
 
 /* A refused scenario says why and exits 69 (the exit table's row). */
+/* --picture is refused before any server starts: more runs than panels,
+ * an output that is the scenario itself, a format that is not a picture. */
+static void test_real_picture_refusals(void **state) {
+    (void)state;
+    mkdir("build/real_pic", 0777);
+    FILE *f = fopen("build/real_pic/scn.svg", "w"); /* a scenario file named like a picture */
+    assert_non_null(f);
+    fputs("clients A\nduration 10s\nA: acquire, release\n", f);
+    fclose(f);
+    struct result *r = run("real build/real_pic/scn.svg --picture build/real_pic/scn.svg");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "scn.svg"));
+    f = fopen("build/real_pic/scn.svg", "r"); /* left as it was */
+    assert_non_null(f);
+    char line[40];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "clients A\n");
+    fclose(f);
+    r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat 8 --picture build/real_pic/p.png");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--picture draws at most 7 real runs under the simulated one; --repeat 8"));
+    r = run("real scenarios/gc-pause-outlives-lease.lsim --picture build/real_pic/p.gif");
+    assert_int_equal(r->code, 64);
+}
+
 static void test_real_refuses_what_it_cannot_make_real(void **state) {
     (void)state;
     struct result *r = run_in("", "real scenarios/setnx-timestamp-skew-server-expiry.lsim");
@@ -1054,6 +1098,7 @@ int main(void) {
             cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
             cmocka_unit_test(test_real_backends_table),
+            cmocka_unit_test(test_real_picture_refusals),
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
