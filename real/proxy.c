@@ -1,14 +1,20 @@
 /* The per-link loopback proxy of `locksim real` (real/real_int.h): a child
- * process between each client and redis-server, one listening port per
- * link (the client's lock connection, client -> S1, and its resource
- * connection, client -> R). It forwards each message (one read: a client
- * has one request out at a time, and Redis writes each reply at once) after
- * the delay the simulated run gave the same message of that link, in order,
- * scaled; a message the simulation dropped, or one sent across a partition
- * the driver says is in force, is dropped. Past the simulated run's
- * messages of a link (a real run that has diverged), delays are drawn fresh
- * from the scenario's latency. Bytes keep their order (TCP's): a message is
- * never delivered before the one sent ahead of it on the same link. */
+ * process between each client and its servers, one listening port per
+ * link (redis: the client's lock connection, client -> S1, and its resource
+ * connection, client -> R; etcd: client -> Sk for every member, and
+ * client -> R through each member). REAL_PROXY_REPLAY (redis) forwards each
+ * message (one read: a client has one request out at a time, and Redis
+ * writes each reply at once) after the delay the simulated run gave the
+ * same message of that link, in order, scaled; a message the simulation
+ * dropped is dropped. Past the simulated run's messages of a link (a real
+ * run that has diverged), delays are drawn fresh from the scenario's
+ * latency. REAL_PROXY_HTTP (etcd) takes each connection's request and
+ * answer as one message each way, however many reads they come in (one
+ * request a connection, Connection: close), each delayed by a fresh draw
+ * from the scenario's latency. In both, a message sent across a partition
+ * the driver says is in force is dropped, and bytes keep their order
+ * (TCP's): a message is never delivered before the one sent ahead of it on
+ * the same link. */
 #include "real_int.h"
 
 #include <arpa/inet.h>
@@ -49,6 +55,8 @@ struct dir {
     struct held *q; /* FIFO [head, n) */
     size_t head, n, cap;
     int64_t last_due;
+    int begun;         /* REAL_PROXY_HTTP: 1 once its message's first bytes came */
+    int64_t msg_delay; /* and that message's delay, real ns (-1 = dropped) */
 };
 
 struct conn {
@@ -168,8 +176,9 @@ struct pstate {
     const struct scenario *s;
     struct delays dl;
     double scale;
-    int redis_port;
+    int mode; /* REAL_PROXY_REPLAY or REAL_PROXY_HTTP */
     int nlinks;
+    int *link_port; /* per link: the port it connects to */
     int *lfd;       /* per link: its listening socket */
     int *link_from; /* per link: the client's node, link_to the target's */
     int *link_to;
@@ -185,7 +194,7 @@ static int64_t next_delay(struct pstate *p, struct dir *d, int link) {
     size_t pair = (size_t)d->from_node * (size_t)p->dl.nnodes + (size_t)d->to_node;
     size_t k = p->used[pair]++; /* per link, over its connections (a client reconnects after a timeout) */
     sim_ns scn;
-    if (k < p->dl.n[pair]) {
+    if (p->mode == REAL_PROXY_REPLAY && k < p->dl.n[pair]) {
         scn = p->dl.v[pair][k];
     } else { /* past the simulated run: a fresh draw from the scenario's network */
         p->rng ^= p->rng << 13;
@@ -289,7 +298,7 @@ static void proxy_main(struct pstate *p, int ctl) {
             if (!(pf[1 + i].revents & POLLIN)) continue;
             int cfd = accept(p->lfd[i], NULL, NULL);
             if (cfd < 0) continue;
-            int sfd = connect_to(p->redis_port);
+            int sfd = connect_to(p->link_port[i]);
             if (sfd < 0) {
                 close(cfd);
                 continue;
@@ -307,8 +316,8 @@ static void proxy_main(struct pstate *p, int ctl) {
             struct conn *c = &p->c[p->nc++];
             memset(c, 0, sizeof *c);
             c->link = i;
-            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], NULL, 0, 0, 0, 0};
-            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0};
+            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], NULL, 0, 0, 0, 0, 0, 0};
+            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0, 0, 0};
         }
         int base = 1 + p->nlinks;
         for (int i = 0; i < polled; i++) {
@@ -323,7 +332,11 @@ static void proxy_main(struct pstate *p, int ctl) {
                     c->eof = 1;
                     break;
                 }
-                int64_t delay = next_delay(p, &c->d[k], c->link);
+                struct dir *d = &c->d[k];
+                /* HTTP: the rest of a message shares the fate of its start */
+                int64_t delay = p->mode == REAL_PROXY_HTTP && d->begun ? d->msg_delay : next_delay(p, d, c->link);
+                d->begun = 1;
+                d->msg_delay = delay;
                 if (delay >= 0) hold(&c->d[k], now_ns() + delay, buf, (size_t)got);
             }
         }
@@ -332,6 +345,21 @@ static void proxy_main(struct pstate *p, int ctl) {
 
 int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
                      int srv_node, int res_node, double scale, char *err, size_t n) {
+    struct real_link *lk = calloc((size_t)s->nclients * 2 + 1, sizeof *lk);
+    if (!lk) {
+        memset(px, 0, sizeof *px);
+        px->ctl = -1;
+        return LSIM_ENOMEM;
+    }
+    for (int i = 0; i < 2 * s->nclients; i++)
+        lk[i] = (struct real_link){i / 2, i % 2 ? res_node : srv_node, redis_port};
+    int rc = real_proxy_start_links(px, s, sim, lk, 2 * s->nclients, REAL_PROXY_REPLAY, scale, err, n);
+    free(lk);
+    return rc;
+}
+
+int real_proxy_start_links(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                           const struct real_link *links, int nlinks, int mode, double scale, char *err, size_t n) {
     memset(px, 0, sizeof *px);
     px->pid = 0;
     px->ctl = -1;
@@ -339,22 +367,28 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     memset(&p, 0, sizeof p);
     p.s = s;
     p.scale = scale;
-    p.redis_port = redis_port;
-    p.nlinks = 2 * s->nclients;
+    p.mode = mode;
+    p.nlinks = nlinks;
     p.lfd = calloc((size_t)p.nlinks, sizeof *p.lfd);
     p.link_from = calloc((size_t)p.nlinks, sizeof *p.link_from);
     p.link_to = calloc((size_t)p.nlinks, sizeof *p.link_to);
+    p.link_port = calloc((size_t)p.nlinks, sizeof *p.link_port);
     p.cut = calloc((size_t)p.nlinks, 1);
     px->port = calloc((size_t)p.nlinks, sizeof *px->port);
+    px->from = calloc((size_t)p.nlinks, sizeof *px->from);
+    px->to = calloc((size_t)p.nlinks, sizeof *px->to);
     px->nlinks = p.nlinks;
     int rc = 0;
-    if (!p.lfd || !p.link_from || !p.link_to || !p.cut || !px->port || delays_build(&p.dl, sim) != 0) rc = LSIM_ENOMEM;
+    if (!p.lfd || !p.link_from || !p.link_to || !p.link_port || !p.cut || !px->port || !px->from || !px->to ||
+        delays_build(&p.dl, sim) != 0)
+        rc = LSIM_ENOMEM;
     p.used = calloc((size_t)sim->nnodes * (size_t)sim->nnodes + 1, sizeof *p.used);
     if (!p.used) rc = LSIM_ENOMEM;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) p.lfd[i] = -1;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) {
-        p.link_from[i] = i / 2;
-        p.link_to[i] = i % 2 ? res_node : srv_node;
+        p.link_from[i] = px->from[i] = links[i].from;
+        p.link_to[i] = px->to[i] = links[i].to;
+        p.link_port[i] = links[i].port;
         p.lfd[i] = listen_any(&px->port[i]);
         if (p.lfd[i] < 0) {
             snprintf(err, n, "the loopback proxy could not listen on 127.0.0.1: %s", strerror(errno));
@@ -396,6 +430,7 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     free(p.lfd);
     free(p.link_from);
     free(p.link_to);
+    free(p.link_port);
     free(p.cut);
     free(p.used);
     delays_free(&p.dl);
@@ -421,7 +456,7 @@ void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const
         return;
     }
     for (int i = 0; i < px->nlinks; i++) {
-        int ends[2] = {i / 2, i % 2 ? res_node : srv_node}, grp[2];
+        int ends[2] = {px->from[i], px->to[i]}, grp[2];
         for (int e = 0; e < 2; e++) {
             grp[e] = f->ngroups; /* the implicit group */
             const char *name = ends[e] >= 0 ? sim->nodes[ends[e]].name : "";
@@ -432,6 +467,8 @@ void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const
         real_proxy_cut(px, i, grp[0] != grp[1]);
     }
     (void)s;
+    (void)srv_node;
+    (void)res_node;
 }
 
 void real_proxy_stop(struct real_proxy *px) {
@@ -442,6 +479,8 @@ void real_proxy_stop(struct real_proxy *px) {
     }
     if (px->ctl >= 0) close(px->ctl);
     free(px->port);
+    free(px->from);
+    free(px->to);
     memset(px, 0, sizeof *px);
     px->ctl = -1;
 }

@@ -182,6 +182,20 @@ static void reap(struct proc *ps, int n, int64_t t0) {
     }
 }
 
+/* The proxy on the store's own links (ops->proxy_links: etcd's, a link
+ * from each client to each member and to the resource through each). */
+static int proxy_for_store(const struct real_ops *ops, struct real_proxy *px, const struct scenario *s,
+                           const struct trace *sim, int res_node, double scale, char *err, size_t n) {
+    int cap = 2 * REAL_MAX_SERVERS * (s->nclients + 1);
+    struct real_link *lk = calloc((size_t)cap, sizeof *lk);
+    if (!lk) return LSIM_ENOMEM;
+    int nl = ops->proxy_links(sim, res_node, lk, cap);
+    int rc = nl > 0 ? real_proxy_start_links(px, s, sim, lk, nl, REAL_PROXY_HTTP, scale, err, n) : LSIM_EINTERNAL;
+    if (nl <= 0) snprintf(err, n, "the %s backend gave the loopback proxy no links", ops->name);
+    free(lk);
+    return rc;
+}
+
 int real_play(const struct real_ops *ops, const struct scenario *s, const struct trace *sim,
               const struct redis_srv *srv, double scale, struct trace *out, char *err, size_t n) {
     struct real_cfg cfg;
@@ -252,9 +266,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int rc = 0;
     /* Latency that varies, loss, links and partitions: a loopback proxy
      * between each client and the server (proxy.c). */
-    struct real_proxy px = {0, -1, NULL, 0};
+    struct real_proxy px = {0, -1, NULL, 0, NULL, NULL};
     if (ops == &real_store_redis && real_needs_proxy(s))
         rc = real_proxy_start(&px, s, sim, srv->port, srv_node, res_node, scale, err, n);
+    else if (ops->proxy_links && real_needs_proxy(s)) rc = proxy_for_store(ops, &px, s, sim, res_node, scale, err, n);
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
         sigfillset(&all);
@@ -270,6 +285,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             cl.port = srv->port;
             cl.server = srv;
             if (px.port) {
+                cl.px_ports = px.port + (size_t)i * (size_t)(px.nlinks / s->nclients);
                 cl.lock_port = px.port[2 * i];
                 cl.res_port = px.port[2 * i + 1];
                 sim_ns *tries = NULL;

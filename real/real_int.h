@@ -117,6 +117,8 @@ struct client {
      * connection (c) and its resource connection (rc); 0 = no proxy, both
      * go straight to the server over c */
     int lock_port, res_port;
+    const int *px_ports; /* through the proxy: this client's links' ports, in the store's order
+                            (real_ops.proxy_links; redis: lock, resource); NULL = no proxy */
     struct resp_conn rc;
     const sim_ns *tries;  /* through the proxy: the simulated run's acquire attempts of this */
     size_t ntries, tried; /* client, scenario time, in order; attempts made so far */
@@ -150,6 +152,8 @@ struct client {
                           that a server did not answer lasts the request timeout), scenario ns;
                           0 = one round trip of the constant latency */
 };
+
+struct real_link; /* proxy.c's, below */
 
 /* What a store does for the driver and the client processes: the seam
  * between the program (client.c), the driver (real.c) and a backend
@@ -202,6 +206,12 @@ struct real_ops {
      * real leader), or -1 when not done. NULL: the store has no such
      * servers (refused before); etcd's members. */
     int (*member_fault)(const struct trace *sim, int member, enum scn_fault_kind kind, sim_ns at);
+    /* Optional (etcd): the loopback proxy's links of a run that needs one
+     * (real_needs_proxy), the same number for every client, client by
+     * client, into v (cap of them; res_node is the resource's trace node);
+     * their count. A client gets its own in cl->px_ports. NULL: the redis
+     * backend's two per client (real_proxy_start). */
+    int (*proxy_links)(const struct trace *sim, int res_node, struct real_link *v, int cap);
 };
 
 extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl, real_store_zk;
@@ -288,9 +298,22 @@ void real_clock_tick(struct real_clock *c, int64_t t, struct recs *l);
 struct real_proxy {
     pid_t pid; /* 0 = not running */
     int ctl;   /* the control pipe's write end, -1 = none */
-    int *port; /* per link, 2 per client: [2i] client i -> the server, [2i+1] -> the resource; owned */
+    int *port; /* per link, its listening port (redis: 2 per client, [2i] client i -> the server,
+                  [2i+1] -> the resource; as the links given otherwise); owned */
     int nlinks;
+    int *from, *to; /* per link, its client's node and its target's (owned) */
 };
+/* One link given to real_proxy_start_links: a client's connection to one
+ * target, forwarded to 127.0.0.1:port. */
+struct real_link {
+    int from, to; /* the client's node, the target's (a server, the resource) */
+    int port;     /* where the proxy connects */
+};
+/* How the proxy cuts a connection's bytes into messages and delays them. */
+#define REAL_PROXY_REPLAY 0 /* one read is one message; the simulated run's delays replayed (redis) */
+#define REAL_PROXY_HTTP \
+    1 /* a connection's request, and its answer, are one message each, whatever
+                               their reads (HTTP with Connection: close); the scenario's latency (etcd) */
 /* 1 when s needs the proxy: latency that varies, loss, links, partitions. */
 int real_needs_proxy(const struct scenario *s);
 /* Start it between every client and redis-server on redis_port, replaying
@@ -298,6 +321,10 @@ int real_needs_proxy(const struct scenario *s);
  * LSIM code with a sentence in err (nothing left running). */
 int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
                      int srv_node, int res_node, double scale, char *err, size_t n);
+/* Start it on the links given (nlinks of them, in the order of px->port),
+ * cutting messages as mode says. 0, or an LSIM code with a sentence in err. */
+int real_proxy_start_links(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                           const struct real_link *links, int nlinks, int mode, double scale, char *err, size_t n);
 /* Cut (1) or heal (0) link (-1 = every link) from now on. */
 void real_proxy_cut(struct real_proxy *px, int link, int cut);
 /* The partition (or heal) f: every link whose ends it separates is cut. */
