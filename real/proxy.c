@@ -149,7 +149,7 @@ static int listen_any(int *port) {
     int fd = loopback(&a, 0);
     if (fd < 0) return -1;
     socklen_t al = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
         close(fd);
         return -1;
@@ -170,6 +170,9 @@ static int connect_to(int port) {
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
 }
+
+int real_listen_loopback(int *port) { return listen_any(port); }
+int real_connect_loopback(int port) { return connect_to(port); }
 
 /* The proxy process's state. */
 struct pstate {

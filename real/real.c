@@ -404,6 +404,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             if (real_clock_fault(&clk, f, t, &l)) continue;
             if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
                 real_proxy_partition(&px, s, sim, f, srv_node, res_node);
+                if (ops->member_partition) ops->member_partition(sim, f);
                 continue;
             }
             if (f->kind == SCN_FAULT_LINK) continue; /* its delays are the simulated run's, which the proxy replays */

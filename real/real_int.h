@@ -212,6 +212,9 @@ struct real_ops {
      * their count. A client gets its own in cl->px_ports. NULL: the redis
      * backend's two per client (real_proxy_start). */
     int (*proxy_links)(const struct trace *sim, int res_node, struct real_link *v, int cap);
+    /* Optional (etcd): a partition or heal f between the lock servers
+     * themselves, done now (the proxy's links cut the clients' side). */
+    void (*member_partition)(const struct trace *sim, const struct scn_fault *f);
 };
 
 extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl, real_store_zk;
@@ -330,6 +333,10 @@ void real_proxy_cut(struct real_proxy *px, int link, int cut);
 /* The partition (or heal) f: every link whose ends it separates is cut. */
 void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
                           const struct scn_fault *f, int srv_node, int res_node);
+/* A socket listening on 127.0.0.1 at a free port (into port), or one
+ * connected to 127.0.0.1:port (TCP_NODELAY); the fd, or -1 (errno). */
+int real_listen_loopback(int *port);
+int real_connect_loopback(int port);
 /* Kill it by PID and free px. Safe on one never started. */
 void real_proxy_stop(struct real_proxy *px);
 

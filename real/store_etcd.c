@@ -563,7 +563,26 @@ static void disconnect_client(struct client *cl) {
 /* As many members as the scenario's lock servers (consensus's default: 3). */
 static int start_members(struct redis_srv *srv, const struct scenario *s, double scale, char *err, size_t n) {
     (void)scale;
-    return etcd_srv_start(srv, s->nservers ? s->nservers : 3, err, n);
+    int partitions = 0; /* the peer proxy between the members, to cut them */
+    for (int i = 0; i < s->nfaults; i++) partitions |= s->faults[i].kind == SCN_FAULT_PARTITION;
+    return etcd_srv_start_cut(srv, s->nservers ? s->nservers : 3, partitions, err, n);
+}
+
+/* A partition (or heal) between members, through the peer proxy: members
+ * k and j cut when f puts Sk+1 and Sj+1 in different groups (the nodes it
+ * does not name form one more group, as in the simulator). */
+static void member_partition(const struct trace *sim, const struct scn_fault *f) {
+    int grp[ETCD_SRV_MAX_MEMBERS], n = 0;
+    for (int i = 0; i < sim->nnodes && n < etcd_srv_members(); i++) {
+        if (sim->nodes[i].kind != TRACE_NODE_SERVER) continue;
+        grp[n] = f->ngroups;
+        for (int g = 0; g < f->ngroups; g++)
+            for (int k = 0; k < f->group_len[g]; k++)
+                if (strcmp(f->groups[g][k], sim->nodes[i].name) == 0) grp[n] = g;
+        n++;
+    }
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) etcd_srv_cut(a, b, f->kind == SCN_FAULT_PARTITION && grp[a] != grp[b]);
 }
 
 const struct real_ops real_store_etcd = {
@@ -583,4 +602,5 @@ const struct real_ops real_store_etcd = {
         .skip_lost_release = 1,
         .member_fault = member_fault,
         .proxy_links = proxy_links,
+        .member_partition = member_partition,
 };
