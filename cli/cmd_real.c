@@ -312,8 +312,9 @@ static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
                REDIS_NODES_PORT);
     else
         printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n", srv->port);
-    printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", o->scale,
-           (double)s->duration_ns / 1e9, (double)s->duration_ns * o->scale / 1e6, 1e3 * o->scale);
+    printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n"
+           "  (a run ends sooner once every client has ended and no fault is due)\n",
+           o->scale, (double)s->duration_ns / 1e9, (double)s->duration_ns * o->scale / 1e6, 1e3 * o->scale);
 }
 
 /* Run k judged: its verdict beside the simulated one, each acquisition's

@@ -147,6 +147,40 @@ static void test_real_gc_pause_unsafe_and_clean(void **state) {
     rmdir(tmp);
 }
 
+/* A run ends once nothing more can happen: in gc-pause-outlives-lease both
+ * clients are done at 36 s of the scenario's 60 s, so at scale 0.1 the run
+ * takes about 3.6 s of real time, not the 6 s of its whole duration (which
+ * it took before); its recording still runs to 60 s, and still judges UNSAFE. */
+static void test_real_run_ends_when_its_clients_have(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600];
+    snprintf(args, sizeof args, "real scenarios/gc-pause-outlives-lease.lsim --scale 0.1 --trace %s/t.jsonl", tmp);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    struct result *r = run_in("", args);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    printf("test_real: the run took %.2f s of real time (its clients end at 3.6 s, its duration is 6 s)\n", took);
+    assert_true(took >= 3.6);
+    assert_true(took < 5.5);
+    char path[400];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[600], last[600] = "";
+    while (fgets(line, sizeof line, f)) snprintf(last, sizeof last, "%s", line);
+    fclose(f);
+    unlink(path);
+    rmdir(tmp);
+    assert_non_null(strstr(last, "\"t_ns\":60000000000,\"kind\":\"run-end\""));
+}
+
 /* Three runs started at once (make reality runs several side by side) each
  * get a redis-server of their own, on three different ports, and each
  * judges its own run: UNSAFE, as simulated. Before ports were claimed, the
@@ -1104,6 +1138,7 @@ static void test_real_zookeeper_interrupted_leaves_nothing(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_real_gc_pause_unsafe_and_clean),
+            cmocka_unit_test(test_real_run_ends_when_its_clients_have),
             cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
