@@ -17,7 +17,11 @@
  * (compares are byte-wise: pitfall 9); guard=owner's write is a txn on the
  * lock key's create_revision (clientv3 Mutex.IsOwner). A release deletes
  * the key if it is still this client's (the same compare), then revokes the
- * lease (the session's end). */
+ * lease (the session's end). With a partition, every request goes through
+ * the loopback proxy (real/proxy.c: a link to each member, and to the
+ * resource through each), and the client gives up on members as the
+ * model's does (call_on); the members' own traffic goes through the peer
+ * proxy (real/etcd_peer.c). */
 #define _GNU_SOURCE /* ppoll: a wait to the nanosecond on a socket */
 #include "real_int.h"
 
