@@ -1,20 +1,20 @@
 /* The per-link loopback proxy of `locksim real` (real/real_int.h): a child
- * process between each client and its servers, one listening port per
- * link (redis: the client's lock connection, client -> S1, and its resource
- * connection, client -> R; etcd: client -> Sk for every member, and
- * client -> R through each member). REAL_PROXY_REPLAY (redis) forwards each
- * message (one read: a client has one request out at a time, and Redis
- * writes each reply at once) after the delay the simulated run gave the
- * same message of that link, in order, scaled; a message the simulation
- * dropped is dropped. Past the simulated run's messages of a link (a real
- * run that has diverged), delays are drawn fresh from the scenario's
- * latency. REAL_PROXY_HTTP (etcd) takes each connection's request and
- * answer as one message each way, however many reads they come in (one
- * request a connection, Connection: close), each delayed by a fresh draw
- * from the scenario's latency. In both, a message sent across a partition
- * the driver says is in force is dropped, and bytes keep their order
- * (TCP's): a message is never delivered before the one sent ahead of it on
- * the same link. */
+ * process between each client and the servers it reaches, one listening
+ * port per link (client -> target, for each target the driver names: the
+ * redis backend's S1 and R, the redlock backend's S1..SN and R). It forwards each message (one read: a client
+ * has one request out at a time, and Redis writes each reply at once) after
+ * the delay the simulated run gave the same message of that link, in order,
+ * scaled; a message the simulation dropped, or one sent across a partition
+ * the driver says is in force, is dropped. Past the simulated run's
+ * messages of a link (a real run that has diverged), delays are drawn fresh
+ * from the scenario's latency. Bytes keep their order (TCP's): a message is
+ * never delivered before the one sent ahead of it on the same link.
+ * REAL_PROXY_HTTP (the etcd backend's links) takes a connection's request,
+ * and its answer, as one message each way however many reads they come in
+ * (HTTP with Connection: close: one request a connection; the gateway's
+ * answers, a keep-alive's chunked stream, come in several), each delayed by
+ * a fresh draw from the scenario's latency: the client's HTTP requests are
+ * not the model's messages one for one, so nothing is replayed on them. */
 #include "real_int.h"
 
 #include <arpa/inet.h>
@@ -179,17 +179,17 @@ struct pstate {
     const struct scenario *s;
     struct delays dl;
     double scale;
-    int mode; /* REAL_PROXY_REPLAY or REAL_PROXY_HTTP */
     int nlinks;
-    int *link_port; /* per link: the port it connects to */
     int *lfd;       /* per link: its listening socket */
     int *link_from; /* per link: the client's node, link_to the target's */
     int *link_to;
-    char *cut;    /* per link: 1 while a partition separates its ends */
-    size_t *used; /* per directed node pair: messages so far (the replay position) */
+    int *link_port; /* per link: the target's port on 127.0.0.1 */
+    char *cut;      /* per link: 1 while a partition separates its ends */
+    size_t *used;   /* per directed node pair: messages so far (the replay position) */
     struct conn *c;
     int nc;
     uint64_t rng;
+    int mode; /* REAL_PROXY_REPLAY or REAL_PROXY_HTTP */
 };
 
 /* The delay of the next message on d, real ns; -1 = drop it. */
@@ -346,23 +346,8 @@ static void proxy_main(struct pstate *p, int ctl) {
     }
 }
 
-int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
-                     int srv_node, int res_node, double scale, char *err, size_t n) {
-    struct real_link *lk = calloc((size_t)s->nclients * 2 + 1, sizeof *lk);
-    if (!lk) {
-        memset(px, 0, sizeof *px);
-        px->ctl = -1;
-        return LSIM_ENOMEM;
-    }
-    for (int i = 0; i < 2 * s->nclients; i++)
-        lk[i] = (struct real_link){i / 2, i % 2 ? res_node : srv_node, redis_port};
-    int rc = real_proxy_start_links(px, s, sim, lk, 2 * s->nclients, REAL_PROXY_REPLAY, scale, err, n);
-    free(lk);
-    return rc;
-}
-
-int real_proxy_start_links(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
-                           const struct real_link *links, int nlinks, int mode, double scale, char *err, size_t n) {
+int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                     const struct real_proxy_target *tg, int ntargets, int mode, double scale, char *err, size_t n) {
     memset(px, 0, sizeof *px);
     px->pid = 0;
     px->ctl = -1;
@@ -371,27 +356,28 @@ int real_proxy_start_links(struct real_proxy *px, const struct scenario *s, cons
     p.s = s;
     p.scale = scale;
     p.mode = mode;
-    p.nlinks = nlinks;
+    p.nlinks = ntargets * s->nclients;
     p.lfd = calloc((size_t)p.nlinks, sizeof *p.lfd);
     p.link_from = calloc((size_t)p.nlinks, sizeof *p.link_from);
     p.link_to = calloc((size_t)p.nlinks, sizeof *p.link_to);
     p.link_port = calloc((size_t)p.nlinks, sizeof *p.link_port);
     p.cut = calloc((size_t)p.nlinks, 1);
     px->port = calloc((size_t)p.nlinks, sizeof *px->port);
-    px->from = calloc((size_t)p.nlinks, sizeof *px->from);
-    px->to = calloc((size_t)p.nlinks, sizeof *px->to);
+    px->target_node = calloc((size_t)ntargets + 1, sizeof *px->target_node);
     px->nlinks = p.nlinks;
+    px->ntargets = ntargets;
     int rc = 0;
-    if (!p.lfd || !p.link_from || !p.link_to || !p.link_port || !p.cut || !px->port || !px->from || !px->to ||
+    if (!p.lfd || !p.link_from || !p.link_to || !p.link_port || !p.cut || !px->port || !px->target_node ||
         delays_build(&p.dl, sim) != 0)
         rc = LSIM_ENOMEM;
+    for (int k = 0; rc == 0 && k < ntargets; k++) px->target_node[k] = tg[k].node;
     p.used = calloc((size_t)sim->nnodes * (size_t)sim->nnodes + 1, sizeof *p.used);
     if (!p.used) rc = LSIM_ENOMEM;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) p.lfd[i] = -1;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) {
-        p.link_from[i] = px->from[i] = links[i].from;
-        p.link_to[i] = px->to[i] = links[i].to;
-        p.link_port[i] = links[i].port;
+        p.link_from[i] = i / ntargets;
+        p.link_to[i] = tg[i % ntargets].node;
+        p.link_port[i] = tg[i % ntargets].port;
         p.lfd[i] = listen_any(&px->port[i]);
         if (p.lfd[i] < 0) {
             snprintf(err, n, "the loopback proxy could not listen on 127.0.0.1: %s", strerror(errno));
@@ -452,14 +438,13 @@ void real_proxy_cut(struct real_proxy *px, int link, int cut) {
 /* The partition in force after fault f: each link whose client and target
  * are in different groups is cut, the others flow (nodes not named form one
  * more group, as in the simulator). */
-void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
-                          const struct scn_fault *f, int srv_node, int res_node) {
+void real_proxy_partition(struct real_proxy *px, const struct trace *sim, const struct scn_fault *f) {
     if (f->kind == SCN_FAULT_HEAL) {
         real_proxy_cut(px, -1, 0);
         return;
     }
     for (int i = 0; i < px->nlinks; i++) {
-        int ends[2] = {px->from[i], px->to[i]}, grp[2];
+        int ends[2] = {i / px->ntargets, px->target_node[i % px->ntargets]}, grp[2];
         for (int e = 0; e < 2; e++) {
             grp[e] = f->ngroups; /* the implicit group */
             const char *name = ends[e] >= 0 ? sim->nodes[ends[e]].name : "";
@@ -469,9 +454,6 @@ void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const
         }
         real_proxy_cut(px, i, grp[0] != grp[1]);
     }
-    (void)s;
-    (void)srv_node;
-    (void)res_node;
 }
 
 void real_proxy_stop(struct real_proxy *px) {
@@ -482,8 +464,7 @@ void real_proxy_stop(struct real_proxy *px) {
     }
     if (px->ctl >= 0) close(px->ctl);
     free(px->port);
-    free(px->from);
-    free(px->to);
+    free(px->target_node);
     memset(px, 0, sizeof *px);
     px->ctl = -1;
 }

@@ -182,20 +182,6 @@ static void reap(struct proc *ps, int n, int64_t t0) {
     }
 }
 
-/* The proxy on the store's own links (ops->proxy_links: etcd's, a link
- * from each client to each member and to the resource through each). */
-static int proxy_for_store(const struct real_ops *ops, struct real_proxy *px, const struct scenario *s,
-                           const struct trace *sim, int res_node, double scale, char *err, size_t n) {
-    int cap = 2 * REAL_MAX_SERVERS * (s->nclients + 1);
-    struct real_link *lk = calloc((size_t)cap, sizeof *lk);
-    if (!lk) return LSIM_ENOMEM;
-    int nl = ops->proxy_links(sim, res_node, lk, cap);
-    int rc = nl > 0 ? real_proxy_start_links(px, s, sim, lk, nl, REAL_PROXY_HTTP, scale, err, n) : LSIM_EINTERNAL;
-    if (nl <= 0) snprintf(err, n, "the %s backend gave the loopback proxy no links", ops->name);
-    free(lk);
-    return rc;
-}
-
 /* 1 when nothing more can happen in the run at real time t: every client
  * process has ended (a client's restart is refused, real_supported) and every
  * fault due by time is over, its pause's planned resume too. The recorder
@@ -285,11 +271,19 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int64_t t0 = 0;
     int rc = 0;
     /* Latency that varies, loss, links and partitions: a loopback proxy
-     * between each client and the server (proxy.c). */
-    struct real_proxy px = {0, -1, NULL, 0, NULL, NULL};
-    if (ops == &real_store_redis && real_needs_proxy(s))
-        rc = real_proxy_start(&px, s, sim, srv->port, srv_node, res_node, scale, err, n);
-    else if (ops->proxy_links && real_needs_proxy(s)) rc = proxy_for_store(ops, &px, s, sim, res_node, scale, err, n);
+     * between each client and each server it reaches (proxy.c): the redis
+     * backend's one server (S1 and R on the same port); etcd's members, and
+     * the resource through each (ops->proxy_targets), carrying HTTP. */
+    struct real_proxy px = {0, -1, NULL, 0, 0, NULL};
+    if (ops == &real_store_redis && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2] = {{srv_node, srv->port}, {res_node, srv->port}};
+        rc = real_proxy_start(&px, s, sim, tg, 2, REAL_PROXY_REPLAY, scale, err, n);
+    } else if (ops->proxy_targets && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2 * REAL_MAX_SERVERS];
+        int nt = ops->proxy_targets(sim, res_node, tg, 2 * REAL_MAX_SERVERS);
+        rc = nt > 0 ? real_proxy_start(&px, s, sim, tg, nt, REAL_PROXY_HTTP, scale, err, n) : LSIM_EINTERNAL;
+        if (nt <= 0) snprintf(err, n, "the %s backend gave the loopback proxy no targets", ops->name);
+    }
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
         sigfillset(&all);
@@ -304,10 +298,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             cl.ops = ops;
             cl.port = srv->port;
             cl.server = srv;
-            if (px.port) {
-                cl.px_ports = px.port + (size_t)i * (size_t)(px.nlinks / s->nclients);
-                cl.lock_port = px.port[2 * i];
-                cl.res_port = px.port[2 * i + 1];
+            if (px.port) { /* its links: to each server, the resource's last */
+                cl.link_ports = &px.port[i * px.ntargets];
+                cl.lock_port = cl.link_ports[0];
+                cl.res_port = cl.link_ports[px.ntargets - 1];
                 sim_ns *tries = NULL;
                 long nt = real_sim_tries(sim, i, &tries);
                 cl.tries = tries;
@@ -427,7 +421,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             done[k] = 1;
             if (real_clock_fault(&clk, f, t, &l)) continue;
             if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
-                real_proxy_partition(&px, s, sim, f, srv_node, res_node);
+                real_proxy_partition(&px, sim, f);
                 if (ops->member_partition) ops->member_partition(sim, f);
                 continue;
             }

@@ -62,13 +62,13 @@ static struct http_req ka_req; /* the keep-alive in flight (one per client proce
 static int lock_member, res_member, bound;
 static int64_t ka_sent; /* when the keep-alive in flight was sent (real ns) */
 /* Through the loopback proxy (a run with partitions): this client's links'
- * ports, as proxy_links lays them out (to S1..Sn, then to the resource
+ * ports, as proxy_targets lays them out (to S1..Sn, then to the resource
  * through S1..Sn); NULL = straight to the members. */
-static const int *px_ports;
+static const int *link_ports;
 
 /* Where a request to member m goes: its link through the proxy, or the member. */
 static int member_port(int res, int m) {
-    return px_ports ? px_ports[(res ? etcd_srv_members() : 0) + m] : etcd_srv_port(m);
+    return link_ports ? link_ports[(res ? etcd_srv_members() : 0) + m] : etcd_srv_port(m);
 }
 
 /* The member client k is bound to by bind= (as sim/algo/algo_consensus.c's
@@ -148,13 +148,13 @@ static void ka_answer(struct client *cl) {
 
 /* 1 when a keep-alive unanswered within the request-timeout is given up
  * on: a client free to fail over, or any through the proxy. */
-static int ka_gives_up(void) { return px_ports || (!bound && etcd_srv_members() > 1); }
+static int ka_gives_up(void) { return link_ports || (!bound && etcd_srv_members() > 1); }
 
 /* Keep-alive work due now: read an answer that came, send one that is due. */
 static void ka_tick(struct client *cl) {
     if (cl->ka) {
         int st = http_poll(cl->ka);
-        if (st == 1 && px_ports && cl->ka->len == 0) st = -1; /* the proxy found the member down */
+        if (st == 1 && link_ports && cl->ka->len == 0) st = -1; /* the proxy found the member down */
         if (st == 0 && ka_gives_up() && now_ns() > ka_sent + request_timeout(cl))
             st = -1;  /* no answer within request-timeout: it asks the next member (a bound one, through
                          the proxy, its own again: the model's ka_next) */
@@ -220,7 +220,7 @@ static int call_on(struct client *cl, int res, const char *path, const char *bod
     if (start_on(res, q, path, body) != 0) _exit(3);
     if (at_send != SCN_POINT_NONE) real_point(cl, at_send);
     int64_t end = now_ns() + (int64_t)HTTP_TIMEOUT_MS * 1000000;
-    if (px_ports) end = cl->t0 + real_of(cl, cl->s->duration_ns) + (int64_t)HTTP_TIMEOUT_MS * 1000000;
+    if (link_ports) end = cl->t0 + real_of(cl, cl->s->duration_ns) + (int64_t)HTTP_TIMEOUT_MS * 1000000;
     /* A client free to fail over gives a member the scenario's
      * request-timeout, then asks the next (a member restarting, or waiting
      * for a leader, may hold a request for seconds); a bound one waits,
@@ -228,18 +228,18 @@ static int call_on(struct client *cl, int res, const char *path, const char *bod
      * its member again, as the model's does. A queued Lock (unbounded)
      * waits for its turn wherever it is. */
     int free_to_go = bounded && ((res || !bound) && etcd_srv_members() > 1);
-    int again = free_to_go || (bounded && px_ports);
+    int again = free_to_go || (bounded && link_ports);
     int asked = 1;
     int64_t give_up = now_ns() + request_timeout(cl);
     for (;;) {
         int st = http_poll(q);
-        if (st == 1 && px_ports && bounded && (q->len == 0 || http_status(q) != 200))
+        if (st == 1 && link_ports && bounded && (q->len == 0 || http_status(q) != 200))
             st = -1; /* the member down (the proxy closed), or an error: no leader */
         if (st == 1) break;
         if (st < 0 && !again) _exit(3);
         if (st < 0 || (again && now_ns() > give_up)) {
             http_close(q);
-            if (px_ports && asks && asked >= asks) return -1;
+            if (link_ports && asks && asked >= asks) return -1;
             int *m = res ? &res_member : &lock_member;
             if (res || !bound) *m = (*m + 1) % etcd_srv_members();
             if (start_on(res, q, path, body) != 0) _exit(3);
@@ -500,7 +500,7 @@ static int connect_client(struct client *cl) {
     struct http_req q;
     ka_req.fd = -1;
     int b = bound_member(cl->s, cl->idx, etcd_srv_members());
-    px_ports = cl->px_ports;
+    link_ports = cl->link_ports;
     bound = b >= 0;
     lock_member = b >= 0 ? b : 0;
     res_member = 0;
@@ -542,21 +542,19 @@ static int member_fault(const struct trace *sim, int member, enum scn_fault_kind
     return rc == 0 ? k : -1;
 }
 
-/* The proxy's links (a run with partitions): from each client to each
- * member (its lock's calls), then to the resource through each member (the
- * resource is a key in the same etcd), as member_port reads them. */
-static int proxy_links(const struct trace *sim, int res_node, struct real_link *v, int cap) {
-    int n = etcd_srv_members(), nc = 0, ns = 0, srv[ETCD_SRV_MAX_MEMBERS], k = 0;
-    for (int i = 0; i < sim->nnodes; i++) {
-        nc += sim->nodes[i].kind == TRACE_NODE_CLIENT;
+/* The proxy's targets (a run with partitions): each member (its lock's
+ * calls), then the resource through each member (the resource is a key in
+ * the same etcd), as member_port reads them. */
+static int proxy_targets(const struct trace *sim, int res_node, struct real_proxy_target *v, int cap) {
+    int n = etcd_srv_members(), ns = 0, srv[ETCD_SRV_MAX_MEMBERS];
+    for (int i = 0; i < sim->nnodes; i++)
         if (sim->nodes[i].kind == TRACE_NODE_SERVER && ns < n) srv[ns++] = i;
+    if (ns != n || 2 * n > cap) return -1;
+    for (int m = 0; m < n; m++) {
+        v[m] = (struct real_proxy_target){srv[m], etcd_srv_port(m)};
+        v[n + m] = (struct real_proxy_target){res_node, etcd_srv_port(m)};
     }
-    if (ns != n || nc * 2 * n > cap) return -1;
-    for (int c = 0; c < nc; c++) {
-        for (int m = 0; m < n; m++) v[k++] = (struct real_link){c, srv[m], etcd_srv_port(m)};
-        for (int m = 0; m < n; m++) v[k++] = (struct real_link){c, res_node, etcd_srv_port(m)};
-    }
-    return k;
+    return 2 * n;
 }
 
 static void disconnect_client(struct client *cl) {
@@ -605,6 +603,6 @@ const struct real_ops real_store_etcd = {
         .observe_hold = observe_hold,
         .skip_lost_release = 1,
         .member_fault = member_fault,
-        .proxy_links = proxy_links,
+        .proxy_targets = proxy_targets,
         .member_partition = member_partition,
 };
