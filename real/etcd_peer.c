@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -264,12 +263,8 @@ int etcd_peer_start(int n, const int *real_port, int *port, char *err, size_t er
         redis_srv_block_signals(&old);
         pid_t pid = fork();
         if (pid == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            signal(SIGINT, SIG_DFL);
-            signal(SIGTERM, SIG_DFL);
-            signal(SIGHUP, SIG_DFL);
+            real_child_init(&old);
             signal(SIGPIPE, SIG_IGN); /* a killed member's socket: the write fails, the proxy goes on */
-            sigprocmask(SIG_SETMASK, &old, NULL);
             close(ctl[1]);
             fcntl(ctl[0], F_SETFL, O_NONBLOCK);
             peer_main(ctl[0]);
