@@ -264,8 +264,9 @@ static void real_close(struct real_cmd *o) {
  * 0, or the exit status (a refusal said as a row or on stderr). */
 static int real_prepare(struct real_cmd *o) {
     if (!o->file) return cli_usage("real needs a scenario FILE");
-    if (o->store && !real_store(o->store))
-        return cli_usage("--store %s: redis, etcd, redlock, redis-replicated and zookeeper are built", o->store);
+    char names[200];
+    real_store_names(names, sizeof names);
+    if (o->store && !real_store(o->store)) return cli_usage("--store %s: %s are built", o->store, names);
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
     redis_srv_guard_on();
     struct run_spec spec = {.file = o->file, .keep_trace = 1};
