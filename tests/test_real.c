@@ -10,6 +10,7 @@
 #include "resp.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -314,6 +315,23 @@ static int64_t wall_now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A redis-server started as `locksim real` starts one, its files in tmp
+ * (a mkdtemp template, filled in); the test is skipped, saying so, when
+ * redis-server is not installed. */
+static void start_redis(struct redis_srv *srv, char *tmp) {
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    assert_non_null(mkdtemp(tmp));
+    setenv("LOCKSIM_REAL_TMP", tmp, 1);
+    char err[300];
+    int rc = redis_srv_start(srv, err, sizeof err);
+    unsetenv("LOCKSIM_REAL_TMP");
+    if (rc) printf("%s\n", err);
+    assert_int_equal(rc, 0);
+}
+
 /* The clock shim moves Redis's expiry, and only Redis's: a key set with PX
  * 1000 has its PTTL cut by a +600 ms jump of the server's wall clock, and
  * is gone after a further +2 s; at twice the speed (a rate of +10^9 ppb)
@@ -321,19 +339,9 @@ static int64_t wall_now_ns(void) {
  * (and the machine's) never moves. */
 static void test_real_clock_shim_moves_redis_expiry(void **state) {
     (void)state;
-    if (!have_redis()) {
-        printf("test_real: SKIP: redis-server is not installed\n");
-        skip();
-    }
     char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-    assert_non_null(mkdtemp(tmp));
-    setenv("LOCKSIM_REAL_TMP", tmp, 1);
     struct redis_srv srv;
-    char err[300];
-    int rc = redis_srv_start(&srv, err, sizeof err);
-    unsetenv("LOCKSIM_REAL_TMP");
-    if (rc) printf("%s\n", err);
-    assert_int_equal(rc, 0);
+    start_redis(&srv, tmp);
     assert_non_null(srv.clock); /* the shim is preloaded, its page mapped */
     int64_t before = wall_now_ns();
     struct resp_conn c;
@@ -364,6 +372,109 @@ static void test_real_clock_shim_moves_redis_expiry(void **state) {
     assert_true(wall_now_ns() - before < 2000 * 1000000LL);
     redis_srv_stop(&srv);
     assert_int_equal(entries(tmp), 0); /* the page's file was unlinked at once */
+    rmdir(tmp);
+}
+
+/* The Redis client over hiredis (real/resp.c), against a real
+ * redis-server: every reply type converted as the stores read it (a
+ * string cut at RESP_STR_MAX - 1, an array's first RESP_ARR_MAX elements
+ * as integers), a second pipelined reply seen as pending (poll on the fd
+ * cannot see it), a stopped server timing out with ETIMEDOUT after
+ * RESP_TIMEOUT_MS, a dead one refusing the connect. */
+static void test_real_resp_over_hiredis(void **state) {
+    (void)state;
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    struct redis_srv srv;
+    start_redis(&srv, tmp);
+    struct resp_conn c;
+    struct resp_reply r;
+    assert_int_equal(resp_connect(&c, srv.port), 0);
+    assert_true(c.fd >= 0);
+    /* status */
+    const char *ping[] = {"PING"};
+    assert_int_equal(resp_command(&c, &r, 1, ping), 0);
+    assert_int_equal(r.type, RESP_STATUS);
+    assert_string_equal(r.str, "PONG");
+    /* a bulk string of 300 bytes comes back cut to 255 */
+    char big[301];
+    for (int i = 0; i < 300; i++) big[i] = (char)('a' + i % 26);
+    big[300] = 0;
+    const char *set[] = {"SET", "big", big};
+    assert_int_equal(resp_command(&c, &r, 3, set), 0);
+    assert_int_equal(r.type, RESP_STATUS);
+    assert_string_equal(r.str, "OK");
+    const char *get[] = {"GET", "big"};
+    assert_int_equal(resp_command(&c, &r, 2, get), 0);
+    assert_int_equal(r.type, RESP_BULK);
+    assert_int_equal(strlen(r.str), RESP_STR_MAX - 1);
+    assert_memory_equal(r.str, big, RESP_STR_MAX - 1);
+    /* nil, integer, error */
+    const char *none[] = {"GET", "none"};
+    assert_int_equal(resp_command(&c, &r, 2, none), 0);
+    assert_int_equal(r.type, RESP_NIL);
+    const char *incr[] = {"INCRBY", "n", "41"};
+    assert_int_equal(resp_command(&c, &r, 3, incr), 0);
+    assert_int_equal(r.type, RESP_INT);
+    assert_int_equal(r.integer, 41);
+    const char *bad[] = {"INCR", "big"};
+    assert_int_equal(resp_command(&c, &r, 2, bad), 0);
+    assert_int_equal(r.type, RESP_ERROR);
+    assert_string_equal(r.str, "ERR value is not an integer or out of range");
+    /* arrays: TIME's two bulk strings as integers; a list's first four */
+    const char *time_[] = {"TIME"};
+    assert_int_equal(resp_command(&c, &r, 1, time_), 0);
+    assert_int_equal(r.type, RESP_ARRAY);
+    assert_int_equal(r.nelem, 2);
+    assert_true(r.elem[0] > 1700000000LL); /* seconds since 1970: after 2023 */
+    assert_in_range(r.elem[1], 0, 999999);
+    const char *push[] = {"RPUSH", "l", "5", "6", "7", "8", "9"};
+    assert_int_equal(resp_command(&c, &r, 7, push), 0);
+    assert_int_equal(r.integer, 5);
+    const char *range[] = {"LRANGE", "l", "0", "-1"};
+    assert_int_equal(resp_command(&c, &r, 4, range), 0);
+    assert_int_equal(r.type, RESP_ARRAY);
+    assert_int_equal(r.nelem, 5);
+    for (int i = 0; i < RESP_ARR_MAX; i++) assert_int_equal(r.elem[i], 5 + i);
+    /* two requests sent before reading: after the first reply the second
+     * is already read from the socket, and resp_pending says so */
+    assert_int_equal(resp_pending(&c), 0);
+    assert_int_equal(resp_send(&c, 1, ping), 0);
+    assert_int_equal(resp_send(&c, 2, get), 0);
+    ms_sleep(50); /* both replies are in the socket's buffer */
+    assert_int_equal(resp_recv(&c, &r), 0);
+    assert_string_equal(r.str, "PONG");
+    assert_int_equal(resp_pending(&c), 1);
+    assert_int_equal(resp_recv(&c, &r), 0);
+    assert_int_equal(r.type, RESP_BULK);
+    assert_int_equal(resp_pending(&c), 0);
+    /* a stopped server: no reply, ETIMEDOUT after RESP_TIMEOUT_MS */
+    kill(srv.pid, SIGSTOP);
+    int64_t t0 = wall_now_ns();
+    errno = 0;
+    assert_int_equal(resp_command(&c, &r, 1, ping), -1);
+    int e = errno;
+    int64_t waited_ms = (wall_now_ns() - t0) / 1000000;
+    kill(srv.pid, SIGCONT);
+    printf("test_real: a stopped redis-server: %s after %lld ms\n", strerror(e), (long long)waited_ms);
+    assert_int_equal(e, ETIMEDOUT);
+    assert_in_range(waited_ms, RESP_TIMEOUT_MS - 10, RESP_TIMEOUT_MS + 1000);
+    /* the connection is dead after that, until closed and opened again */
+    assert_int_equal(resp_command(&c, &r, 1, ping), -1);
+    resp_close(&c);
+    assert_int_equal(c.fd, -1);
+    resp_close(&c); /* closing twice is harmless */
+    assert_int_equal(resp_connect(&c, srv.port), 0);
+    assert_int_equal(resp_command(&c, &r, 1, ping), 0);
+    assert_string_equal(r.str, "PONG");
+    resp_close(&c);
+    /* a server gone: its port refuses the connect at once */
+    int port = srv.port;
+    redis_srv_stop(&srv);
+    errno = 0;
+    assert_int_equal(resp_connect(&c, port), -1);
+    assert_int_equal(errno, ECONNREFUSED);
+    assert_int_equal(c.fd, -1);
+    assert_int_equal(entries(tmp), 0);
     rmdir(tmp);
 }
 
@@ -1234,6 +1345,7 @@ int main(void) {
             cmocka_unit_test(test_real_backends_table),
             cmocka_unit_test(test_real_picture_refusals),
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
+            cmocka_unit_test(test_real_resp_over_hiredis),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
             cmocka_unit_test(test_real_partition_through_the_proxy),
