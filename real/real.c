@@ -221,7 +221,7 @@ static void reap(struct proc *ps, int n, int64_t t0) {
  * and the proxy, so other work on a busy machine does not delay a due fault
  * or a client's next step (with two busy loops beside it, a timed pause or
  * resume came up to 12 ms of real time late at the normal priority, at
- * most 0.09 ms at this one: docs/reality.md, finding 21). This is a way of
+ * most 0.09 ms at this one: docs/reality.md, finding 22). This is a way of
  * measuring a real system on a shared machine, not a change to what the
  * run plays. The kernel's RT throttling (sched_rt_runtime_us, 95% of each
  * second by default) leaves the machine its share should one of them
@@ -360,10 +360,19 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int old_policy = rt_begin(&old_param);
     if (old_policy >= 0) sched_servers(srv, 1);
     /* Latency that varies, loss, links and partitions: a loopback proxy
-     * between each client and the server (proxy.c). */
-    struct real_proxy px = {0, -1, NULL, 0};
-    if (ops == &real_store_redis && real_needs_proxy(s))
-        rc = real_proxy_start(&px, s, sim, srv->port, srv_node, res_node, scale, err, n);
+     * between each client and each server it reaches (proxy.c): the redis
+     * backend's one server (S1 and R on the same port); etcd's members, and
+     * the resource through each (ops->proxy_targets), carrying HTTP. */
+    struct real_proxy px = {0, -1, NULL, 0, 0, NULL};
+    if (ops == &real_store_redis && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2] = {{srv_node, srv->port}, {res_node, srv->port}};
+        rc = real_proxy_start(&px, s, sim, tg, 2, REAL_PROXY_REPLAY, scale, err, n);
+    } else if (ops->proxy_targets && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2 * REAL_MAX_SERVERS];
+        int nt = ops->proxy_targets(sim, res_node, tg, 2 * REAL_MAX_SERVERS);
+        rc = nt > 0 ? real_proxy_start(&px, s, sim, tg, nt, REAL_PROXY_HTTP, scale, err, n) : LSIM_EINTERNAL;
+        if (nt <= 0) snprintf(err, n, "the %s backend gave the loopback proxy no targets", ops->name);
+    }
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
         sigfillset(&all);
@@ -378,9 +387,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             cl.ops = ops;
             cl.port = srv->port;
             cl.server = srv;
-            if (px.port) {
-                cl.lock_port = px.port[2 * i];
-                cl.res_port = px.port[2 * i + 1];
+            if (px.port) { /* its links: to each server, the resource's last */
+                cl.link_ports = &px.port[i * px.ntargets];
+                cl.lock_port = cl.link_ports[0];
+                cl.res_port = cl.link_ports[px.ntargets - 1];
                 sim_ns *tries = NULL;
                 long nt = real_sim_tries(sim, i, &tries);
                 cl.tries = tries;
@@ -520,7 +530,8 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             done[k] = 1;
             if (real_clock_fault(&clk, f, t, &l)) continue;
             if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
-                real_proxy_partition(&px, s, sim, f, srv_node, res_node);
+                real_proxy_partition(&px, sim, f);
+                if (ops->member_partition) ops->member_partition(sim, f);
                 continue;
             }
             if (f->kind == SCN_FAULT_LINK) continue; /* its delays are the simulated run's, which the proxy replays */

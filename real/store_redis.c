@@ -75,7 +75,7 @@ static int lock_reply(struct client *cl, struct resp_reply *r, int64_t sent) {
         return 1;
     }
     int64_t deadline = sent + real_of(cl, cl->cfg->request_timeout_ns);
-    while (cl->c.off == cl->c.len) {
+    while (!resp_pending(&cl->c)) {
         int64_t left = deadline - now_ns();
         struct pollfd pf = {cl->c.fd, POLLIN, 0};
         if (left <= 0 || poll(&pf, 1, (int)((left + 999999) / 1000000)) < 0) {
