@@ -214,6 +214,13 @@ void real_nodes_wait(struct client *cl, int64_t abs);
 void real_nodes_read(struct client *cl, int64_t *value, int64_t *version);
 int64_t real_nodes_write(struct client *cl, int64_t value);
 void real_nodes_no_observe(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t);
+/* refuse.c: what the clock shim cannot play, for the redis and redlock
+ * backends (0, or LSIM_ENOTREAL with why): a clock line (s->clocks) of a
+ * client, or with no shim built; and the clock fault f (a step, drift or
+ * slew) on a client, at a point, or of the monotonic clock alone. */
+int real_clock_lines_refused(const struct scenario *s, const struct trace *sim, char *why, size_t n);
+int real_clock_fault_refused(const struct scenario *s, const struct trace *sim, const struct scn_fault *f, char *why,
+                             size_t n);
 /* refuse.c: 0 when every write of s follows a read and is neither set=V
  * nor a tries= loop, else LSIM_ENOTREAL saying so for backend. */
 int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n);

@@ -3,7 +3,8 @@
  * (real/redis_nodes.h) and the resource in one more; each client process
  * runs Redlock against them as sim/algo/algo_redlock.c does, and the driver
  * crashes (SIGKILL), restarts (empty: persistence off) and pauses
- * (SIGSTOP) a server for real. */
+ * (SIGSTOP) a server for real, and moves its wall clock through the clock
+ * shim preloaded into it (clockctl.c). */
 #include "real_int.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clockshim.h"
 #include "error.h"
 #include "redis_lua.h"
 #include "redis_nodes.h"
@@ -143,8 +145,17 @@ static sim_ns round_trip(struct client *cl, unsigned mask, int argc, const char 
 static void on_set(struct client *cl, int i, const struct resp_reply *r) {
     struct rl_client *o = cl->own;
     if (r && r->type == RESP_ARRAY && r->nelem == 2) {
-        /* the server's TIME when it ran the SET: its grant, on our clock */
+        /* the server's TIME when it ran the SET: its grant, on our clock
+         * (the clock shim's shift of that server taken off: the page is
+         * mapped in this process too, a fork of the driver) */
         int64_t wall = r->elem[0] * 1000000000LL + r->elem[1] * 1000LL;
+        const struct clockshim_page *page = cl->server->nodes->clock[i];
+        if (page) {
+            struct clockshim_page c;
+            clockshim_read(page, &c);
+            int64_t real = wall - clockshim_shift(&c, wall);
+            wall -= clockshim_shift(&c, real); /* the shift at the real time it ran */
+        }
         emit_at(cl, wall - o->wall_minus_mono - cl->t0, TRACE_SRV_GRANT, cl->srv + i, cl->cfg->ttl_ns);
         o->round_ok |= 1u << i;
     } else if (r) {
@@ -392,7 +403,8 @@ int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, si
         } else if ((strcmp(k, "persistence") == 0 && strcmp(v, "none") == 0) ||
                    (strcmp(k, "deadline") == 0 && strcmp(v, "redis") == 0) || strcmp(k, "expiry-clock") == 0 ||
                    strcmp(k, "elapsed-clock") == 0) {
-            /* Redis's own behaviour; with no clock fault (refused) both clocks agree */
+            /* Redis's own behaviour (expiry by its wall clock); a monotonic
+             * expiry with a clock fault is refused (real_redlock_supported) */
         } else {
             char kv[200];
             snprintf(kv, sizeof kv, "%s=%s", k, v);
@@ -421,11 +433,24 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
                           "request is never sent); another link needs a per-link proxy, not built",
                           line);
     }
-    if (s->nclocks || s->resource_timeout_ns || s->check_reads || s->guard_owner)
-        return refuse(why, n, "%s is not built in the redlock backend",
-                      s->nclocks ? "a clock offset or drift (a CLOCK_REALTIME shim)"
-                                 : "the resource's timeout, "
-                                   "check or guard");
+    if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
+        return refuse(why, n, "%s is not built in the redlock backend", "the resource's timeout, check or guard");
+    /* A server's clock: the clock shim in its redis-server (redis_nodes.h),
+     * which moves the wall clock Redis 7.0 expires keys by. */
+    int clocked = s->nclocks > 0;
+    for (int k = 0; k < s->nfaults; k++) {
+        enum scn_fault_kind kind = s->faults[k].kind;
+        clocked |= kind == SCN_FAULT_CLOCK_STEP || kind == SCN_FAULT_CLOCK_DRIFT || kind == SCN_FAULT_CLOCK_SLEW;
+    }
+    for (int i = 0; clocked && i < s->nopts; i++)
+        if (strcmp(s->opts[i].key, "expiry-clock") == 0 && strcmp(s->opts[i].val, "monotonic") == 0)
+            return refuse(why, n,
+                          "expiry-clock=monotonic with a clock fault: Redis 7.0 expires keys by its wall clock "
+                          "(mstime, from gettimeofday), which the clock shim moves; no Redis 7.0 server expires "
+                          "by a clock that a wall-clock fault leaves alone, so the fix (antirez's, %s) cannot "
+                          "be made real here",
+                          "\"Is Redlock safe?\", 2016");
+    if (real_clock_lines_refused(s, sim, why, n)) return LSIM_ENOTREAL;
     if (real_sim_rule(sim) != TRACE_RULE_PLAIN)
         return refuse(why, n, "the resource's rule is '%s': Redlock issues no token; a plain resource is built",
                       trace_rule_word(real_sim_rule(sim)));
@@ -437,11 +462,8 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
         case SCN_FAULT_CLOCK_STEP:
         case SCN_FAULT_CLOCK_DRIFT:
         case SCN_FAULT_CLOCK_SLEW:
-            return refuse(why, n,
-                          "line %s: a clock fault on a redis-server needs a CLOCK_REALTIME shim on that process "
-                          "(libfaketime does not work with Debian's redis-server), not built in the redlock "
-                          "backend; the system clock is never touched",
-                          line);
+            if (real_clock_fault_refused(s, sim, f, why, n)) return LSIM_ENOTREAL;
+            break;
         case SCN_FAULT_PAUSE:
         case SCN_FAULT_RESUME:
             if (f->point != SCN_POINT_NONE &&

@@ -4,6 +4,7 @@
  * Skipped, saying so, when redis-server is not installed (CI installs it). */
 #include "cli_util.h"
 #include "clockshim.h"
+#include "redis_nodes.h"
 #include "redis_srv.h"
 #include "resp.h"
 
@@ -778,12 +779,117 @@ static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
     rmdir(tmp);
 }
 
+/* The clock shim reaches each of the redlock backend's servers, one page
+ * each: a +600 ms jump of server 0's wall clock cuts its key's PTTL (PX
+ * 1000) to about 400 ms while server 1's key keeps its 1000 ms; a restarted
+ * server 0 keeps its page (and its shifted clock: a fresh key's PTTL is cut
+ * by a further +2 s at once to nothing). */
+static void test_real_clock_shim_reaches_each_redlock_server(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    setenv("LOCKSIM_REAL_TMP", tmp, 1);
+    struct redis_srv srv;
+    char err[300];
+    int rc = redis_nodes_open(&srv, err, sizeof err);
+    unsetenv("LOCKSIM_REAL_TMP");
+    if (rc) printf("%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(redis_nodes_start(&srv, 0, NULL), 0);
+    assert_int_equal(redis_nodes_start(&srv, 1, NULL), 0);
+    struct redis_nodes *nd = srv.nodes;
+    assert_non_null(nd->clock[0]); /* the shim is preloaded into each, its own page mapped */
+    assert_non_null(nd->clock[1]);
+    assert_ptr_not_equal(nd->clock[0], nd->clock[1]);
+    struct resp_conn c0, c1;
+    struct resp_reply r;
+    assert_int_equal(resp_connect(&c0, nd->port[0]), 0);
+    assert_int_equal(resp_connect(&c1, nd->port[1]), 0);
+    const char *set[] = {"SET", "lock", "A#1", "PX", "1000"};
+    assert_int_equal(resp_command(&c0, &r, 5, set), 0);
+    assert_int_equal(resp_command(&c1, &r, 5, set), 0);
+    /* server 0's wall clock jumps +600 ms; server 1's does not move */
+    clockshim_set(nd->clock[0], 600 * 1000000LL, wall_now_ns(), 0);
+    long long p0 = pttl(&c0, "lock"), p1 = pttl(&c1, "lock");
+    printf("test_real: after +600 ms on server 0: PTTL %lld ms there, %lld ms on server 1\n", p0, p1);
+    assert_in_range(p0, 250, 400);
+    assert_in_range(p1, 900, 1000);
+    resp_close(&c0);
+    /* a crash and a restart: the same page, the shift still in force */
+    struct clockshim_page *page = nd->clock[0];
+    redis_nodes_kill(&srv, 0);
+    assert_int_equal(redis_nodes_start(&srv, 0, NULL), 0);
+    assert_ptr_equal(nd->clock[0], page);
+    assert_int_equal(resp_connect(&c0, nd->port[0]), 0);
+    assert_int_equal(resp_command(&c0, &r, 5, set), 0);
+    assert_in_range(pttl(&c0, "lock"), 900, 1000); /* the key is fresh: PX from the shifted now */
+    clockshim_set(nd->clock[0], 2600 * 1000000LL, wall_now_ns(), 0);
+    assert_int_equal(pttl(&c0, "lock"), -2); /* +2 s more: gone */
+    assert_in_range(pttl(&c1, "lock"), 0, 1000);
+    resp_close(&c0);
+    resp_close(&c1);
+    redis_nodes_close(&srv);
+    assert_int_equal(entries(tmp), 0);
+    rmdir(tmp);
+}
+
+/* Kleppmann's Redlock counter-example for real: A locks S1, S2, S3 (S4 and
+ * S5 unreachable), S3's wall clock jumps +10 s at 1 s and Redis expires A's
+ * key there at once (PTTL -2 right after the step); B locks S3, S4, S5 at
+ * 2.05 s while A works until 5 s: UNSAFE, as simulated, B's takeover at
+ * the simulated time, and about 2 s in the critical section together
+ * (simulated 2.004 s). At --scale 0.5 (15 s real) the request timeout is
+ * 25 ms of real time (see the restart test above). */
+static void test_real_redlock_clock_jump_unsafe(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[600], prefix[300];
+    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    snprintf(args, sizeof args, "real scenarios/redlock-clock-jump.lsim --scale 0.5 --trace %s/t.jsonl", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0 || !strstr(r->out, "(no difference)")) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE (no difference)"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 2.05s     real B   at 2.0"));
+    char path[400], text[1 << 16];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    slurp(path, text, sizeof text);
+    /* S3's step, then A's key expired on S3 at that instant (Redis said so) */
+    char *step = strstr(text, "\"kind\":\"clock-step\",\"node\":\"S3\"");
+    assert_non_null(step);
+    assert_non_null(strstr(step, "\"kind\":\"srv-expire\",\"node\":\"S3\",\"peer\":\"A\""));
+    /* B's grant on S3 at its own time, not at S3's shifted clock (12 s) */
+    char *b3 = strstr(step, "\"kind\":\"srv-grant\",\"node\":\"S3\",\"peer\":\"B\"");
+    assert_non_null(b3);
+    char *tn = b3;
+    while (tn > text && strncmp(tn, "\"t_ns\":", 7) != 0) tn--;
+    long long t_b3 = atoll(tn + 7);
+    assert_in_range(t_b3, 2000000000LL, 2100000000LL);
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    char *de = strstr(r->out, "double entry     1 interval, ");
+    assert_non_null(de);
+    double both = atof(de + strlen("double entry     1 interval, "));
+    printf("test_real: A and B in the critical section together %.3f s (simulated 2.004 s)\n", both);
+    assert_true(both > 1.9 && both < 2.1);
+    unlink(path);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions("redis-server 127.0.0.1:164"));
+    rmdir(tmp);
+}
+
 /* What the redlock backend cannot make real is refused with its reason. */
 static void test_real_redlock_refusals(void **state) {
     (void)state;
-    struct result *r = run_in("", "real scenarios/redlock-clock-jump.lsim");
+    /* antirez's fix (expiry by a monotonic clock) is not what Redis 7.0 does */
+    struct result *r = run_in("", "real scenarios/redlock-clock-jump-monotonic.lsim");
     assert_int_equal(r->code, 69);
-    assert_non_null(strstr(r->err, "line 23: a clock fault on a redis-server needs a CLOCK_REALTIME shim"));
+    assert_non_null(strstr(r->err, "expiry-clock=monotonic with a clock fault: Redis 7.0 expires keys by its wall "
+                                   "clock (mstime, from gettimeofday)"));
     r = run_in("", "real scenarios/redlock-gc-pause-after-acquire.lsim --store redis");
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "redlock runs on redlock only"));
@@ -1017,6 +1123,8 @@ int main(void) {
             cmocka_unit_test(test_real_etcd_three_members_leader_paused),
             cmocka_unit_test(test_real_etcd_cluster_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
+            cmocka_unit_test(test_real_clock_shim_reaches_each_redlock_server),
+            cmocka_unit_test(test_real_redlock_clock_jump_unsafe),
             cmocka_unit_test(test_real_redlock_refusals),
             cmocka_unit_test(test_real_redlock_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_replicated_failover_loses_lock_then_wait_safe),
