@@ -1,7 +1,7 @@
 /* The per-link loopback proxy of `locksim real` (real/real_int.h): a child
- * process between each client and redis-server, one listening port per
- * link (the client's lock connection, client -> S1, and its resource
- * connection, client -> R). It forwards each message (one read: a client
+ * process between each client and the servers it reaches, one listening
+ * port per link (client -> target, for each target the driver names: the
+ * redis backend's S1 and R, the redlock backend's S1..SN and R). It forwards each message (one read: a client
  * has one request out at a time, and Redis writes each reply at once) after
  * the delay the simulated run gave the same message of that link, in order,
  * scaled; a message the simulation dropped, or one sent across a partition
@@ -168,13 +168,13 @@ struct pstate {
     const struct scenario *s;
     struct delays dl;
     double scale;
-    int redis_port;
     int nlinks;
     int *lfd;       /* per link: its listening socket */
     int *link_from; /* per link: the client's node, link_to the target's */
     int *link_to;
-    char *cut;    /* per link: 1 while a partition separates its ends */
-    size_t *used; /* per directed node pair: messages so far (the replay position) */
+    int *link_port; /* per link: the target's port on 127.0.0.1 */
+    char *cut;      /* per link: 1 while a partition separates its ends */
+    size_t *used;   /* per directed node pair: messages so far (the replay position) */
     struct conn *c;
     int nc;
     uint64_t rng;
@@ -289,7 +289,7 @@ static void proxy_main(struct pstate *p, int ctl) {
             if (!(pf[1 + i].revents & POLLIN)) continue;
             int cfd = accept(p->lfd[i], NULL, NULL);
             if (cfd < 0) continue;
-            int sfd = connect_to(p->redis_port);
+            int sfd = connect_to(p->link_port[i]);
             if (sfd < 0) {
                 close(cfd);
                 continue;
@@ -330,8 +330,8 @@ static void proxy_main(struct pstate *p, int ctl) {
     }
 }
 
-int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
-                     int srv_node, int res_node, double scale, char *err, size_t n) {
+int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                     const struct real_proxy_target *tg, int ntargets, double scale, char *err, size_t n) {
     memset(px, 0, sizeof *px);
     px->pid = 0;
     px->ctl = -1;
@@ -339,22 +339,28 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     memset(&p, 0, sizeof p);
     p.s = s;
     p.scale = scale;
-    p.redis_port = redis_port;
-    p.nlinks = 2 * s->nclients;
+    p.nlinks = ntargets * s->nclients;
     p.lfd = calloc((size_t)p.nlinks, sizeof *p.lfd);
     p.link_from = calloc((size_t)p.nlinks, sizeof *p.link_from);
     p.link_to = calloc((size_t)p.nlinks, sizeof *p.link_to);
+    p.link_port = calloc((size_t)p.nlinks, sizeof *p.link_port);
     p.cut = calloc((size_t)p.nlinks, 1);
     px->port = calloc((size_t)p.nlinks, sizeof *px->port);
+    px->target_node = calloc((size_t)ntargets + 1, sizeof *px->target_node);
     px->nlinks = p.nlinks;
+    px->ntargets = ntargets;
     int rc = 0;
-    if (!p.lfd || !p.link_from || !p.link_to || !p.cut || !px->port || delays_build(&p.dl, sim) != 0) rc = LSIM_ENOMEM;
+    if (!p.lfd || !p.link_from || !p.link_to || !p.link_port || !p.cut || !px->port || !px->target_node ||
+        delays_build(&p.dl, sim) != 0)
+        rc = LSIM_ENOMEM;
+    for (int k = 0; rc == 0 && k < ntargets; k++) px->target_node[k] = tg[k].node;
     p.used = calloc((size_t)sim->nnodes * (size_t)sim->nnodes + 1, sizeof *p.used);
     if (!p.used) rc = LSIM_ENOMEM;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) p.lfd[i] = -1;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) {
-        p.link_from[i] = i / 2;
-        p.link_to[i] = i % 2 ? res_node : srv_node;
+        p.link_from[i] = i / ntargets;
+        p.link_to[i] = tg[i % ntargets].node;
+        p.link_port[i] = tg[i % ntargets].port;
         p.lfd[i] = listen_any(&px->port[i]);
         if (p.lfd[i] < 0) {
             snprintf(err, n, "the loopback proxy could not listen on 127.0.0.1: %s", strerror(errno));
@@ -396,6 +402,7 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     free(p.lfd);
     free(p.link_from);
     free(p.link_to);
+    free(p.link_port);
     free(p.cut);
     free(p.used);
     delays_free(&p.dl);
@@ -414,14 +421,13 @@ void real_proxy_cut(struct real_proxy *px, int link, int cut) {
 /* The partition in force after fault f: each link whose client and target
  * are in different groups is cut, the others flow (nodes not named form one
  * more group, as in the simulator). */
-void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
-                          const struct scn_fault *f, int srv_node, int res_node) {
+void real_proxy_partition(struct real_proxy *px, const struct trace *sim, const struct scn_fault *f) {
     if (f->kind == SCN_FAULT_HEAL) {
         real_proxy_cut(px, -1, 0);
         return;
     }
     for (int i = 0; i < px->nlinks; i++) {
-        int ends[2] = {i / 2, i % 2 ? res_node : srv_node}, grp[2];
+        int ends[2] = {i / px->ntargets, px->target_node[i % px->ntargets]}, grp[2];
         for (int e = 0; e < 2; e++) {
             grp[e] = f->ngroups; /* the implicit group */
             const char *name = ends[e] >= 0 ? sim->nodes[ends[e]].name : "";
@@ -431,7 +437,6 @@ void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const
         }
         real_proxy_cut(px, i, grp[0] != grp[1]);
     }
-    (void)s;
 }
 
 void real_proxy_stop(struct real_proxy *px) {
@@ -442,6 +447,7 @@ void real_proxy_stop(struct real_proxy *px) {
     }
     if (px->ctl >= 0) close(px->ctl);
     free(px->port);
+    free(px->target_node);
     memset(px, 0, sizeof *px);
     px->ctl = -1;
 }

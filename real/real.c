@@ -258,10 +258,19 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int64_t t0 = 0;
     int rc = 0;
     /* Latency that varies, loss, links and partitions: a loopback proxy
-     * between each client and the server (proxy.c). */
-    struct real_proxy px = {0, -1, NULL, 0};
-    if (ops == &real_store_redis && real_needs_proxy(s))
-        rc = real_proxy_start(&px, s, sim, srv->port, srv_node, res_node, scale, err, n);
+     * between each client and each server it reaches (proxy.c): the redis
+     * backend's one server (S1 and R on the same port), the redlock
+     * backend's lock servers and the resource's. */
+    struct real_proxy px = {0, -1, NULL, 0, 0, NULL};
+    if ((ops == &real_store_redis || ops == &real_store_redlock) && real_needs_proxy(s)) {
+        struct real_proxy_target tg[REAL_MAX_SERVERS + 1];
+        const struct redis_nodes *nd = srv->nodes;
+        int nt = 0;
+        for (int k = 0; k < sv.n && (nd ? k < nd->n - 1 : k < 1); k++)
+            tg[nt++] = (struct real_proxy_target){sv.node[k], nd ? nd->port[k] : srv->port};
+        tg[nt++] = (struct real_proxy_target){res_node, nd ? nd->port[nd->n - 1] : srv->port};
+        rc = real_proxy_start(&px, s, sim, tg, nt, scale, err, n);
+    }
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
         sigfillset(&all);
@@ -276,9 +285,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             cl.ops = ops;
             cl.port = srv->port;
             cl.server = srv;
-            if (px.port) {
-                cl.lock_port = px.port[2 * i];
-                cl.res_port = px.port[2 * i + 1];
+            if (px.port) { /* its links: to each server, the resource's last */
+                cl.link_ports = &px.port[i * px.ntargets];
+                cl.lock_port = cl.link_ports[0];
+                cl.res_port = cl.link_ports[px.ntargets - 1];
                 sim_ns *tries = NULL;
                 long nt = real_sim_tries(sim, i, &tries);
                 cl.tries = tries;
@@ -396,7 +406,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             for (int m = 0; m < sv.n && !clocked; m++) clocked = real_clock_fault(&clk[m], f, t, &l);
             if (clocked) continue;
             if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
-                real_proxy_partition(&px, s, sim, f, srv_node, res_node);
+                real_proxy_partition(&px, sim, f);
                 continue;
             }
             if (f->kind == SCN_FAULT_LINK) continue; /* its delays are the simulated run's, which the proxy replays */

@@ -117,6 +117,8 @@ struct client {
      * connection (c) and its resource connection (rc); 0 = no proxy, both
      * go straight to the server over c */
     int lock_port, res_port;
+    const int *link_ports; /* through the proxy: this client's port per target (real_proxy's
+                              port + idx * ntargets), borrowed; NULL = no proxy */
     struct resp_conn rc;
     const sim_ns *tries;  /* through the proxy: the simulated run's acquire attempts of this */
     size_t ntries, tried; /* client, scenario time, in order; attempts made so far */
@@ -258,6 +260,12 @@ void real_hop(const struct client *cl);
 /* client.c: the owner named by a lock value NAME#k, or TRACE_NO_NODE. */
 int real_owner_of(const struct scenario *s, const char *value);
 
+/* store_redis.c: connect c to port, a link of the proxy (proxy.c): a
+ * reply may take as long as the simulated run's messages took (a write
+ * held 20 s), so the receive bound is the whole run plus RESP_TIMEOUT_MS,
+ * not RESP_TIMEOUT_MS alone. 0 or -1. */
+int real_proxied_connect(struct client *cl, struct resp_conn *c, int port);
+
 /* client.c: the program of client cl->idx, from its start time until it ends. */
 void real_client_main(struct client *cl);
 
@@ -293,23 +301,30 @@ void real_clock_tick(struct real_clock *c, int64_t t, struct recs *l);
 
 /* proxy.c: the per-link loopback proxy, a child process of the driver. */
 struct real_proxy {
-    pid_t pid; /* 0 = not running */
-    int ctl;   /* the control pipe's write end, -1 = none */
-    int *port; /* per link, 2 per client: [2i] client i -> the server, [2i+1] -> the resource; owned */
-    int nlinks;
+    pid_t pid;        /* 0 = not running */
+    int ctl;          /* the control pipe's write end, -1 = none */
+    int *port;        /* per link, ntargets per client: [i * ntargets + k] client i -> target k; owned */
+    int nlinks;       /* clients x ntargets */
+    int ntargets;     /* what each client reaches through it */
+    int *target_node; /* per target: its trace node; owned */
+};
+/* A target of the proxy's links: a server's (or the resource's) trace node
+ * and the port it listens on (127.0.0.1). */
+struct real_proxy_target {
+    int node, port;
 };
 /* 1 when s needs the proxy: latency that varies, loss, links, partitions. */
 int real_needs_proxy(const struct scenario *s);
-/* Start it between every client and redis-server on redis_port, replaying
- * the simulated run sim's delays and drops per link at scale. 0, or an
- * LSIM code with a sentence in err (nothing left running). */
-int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
-                     int srv_node, int res_node, double scale, char *err, size_t n);
+/* Start it between every client and each of the ntargets targets tg
+ * (borrowed for the call), replaying the simulated run sim's delays and
+ * drops per link at scale. 0, or an LSIM code with a sentence in err
+ * (nothing left running). */
+int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                     const struct real_proxy_target *tg, int ntargets, double scale, char *err, size_t n);
 /* Cut (1) or heal (0) link (-1 = every link) from now on. */
 void real_proxy_cut(struct real_proxy *px, int link, int cut);
 /* The partition (or heal) f: every link whose ends it separates is cut. */
-void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
-                          const struct scn_fault *f, int srv_node, int res_node);
+void real_proxy_partition(struct real_proxy *px, const struct trace *sim, const struct scn_fault *f);
 /* Kill it by PID and free px. Safe on one never started. */
 void real_proxy_stop(struct real_proxy *px);
 

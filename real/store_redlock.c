@@ -58,9 +58,15 @@ static void emit_at(struct client *cl, int64_t t, int kind, int node, int64_t a)
     while (w < 0 && errno == EINTR);
 }
 
-static int conn_up(struct rl_client *o, int i, int port) {
+/* Server i's port: its link through the proxy (proxy.c), else its own. */
+static int port_of(const struct client *cl, int i) {
+    return cl->link_ports ? cl->link_ports[i] : cl->server->nodes->port[i];
+}
+
+static int conn_up(struct client *cl, int i) {
+    struct rl_client *o = cl->own;
     if (o->c[i].fd >= 0) return 1;
-    if (resp_connect(&o->c[i], port) == 0) return 1;
+    if (resp_connect(&o->c[i], port_of(cl, i)) == 0) return 1;
     o->c[i].fd = -1;
     return 0;
 }
@@ -82,7 +88,6 @@ typedef void (*reply_fn)(struct client *cl, int i, const struct resp_reply *r);
 static sim_ns round_trip(struct client *cl, unsigned mask, int argc, const char *const *argv, int during_acquire,
                          reply_fn on_reply) {
     struct rl_client *o = cl->own;
-    const struct redis_nodes *nd = cl->server->nodes;
     int64_t deadline = now_ns() + real_of(cl, cl->cfg->request_timeout_ns);
     unsigned pending = 0;
     int silent = (mask & o->unreachable) != 0;
@@ -93,7 +98,7 @@ static sim_ns round_trip(struct client *cl, unsigned mask, int argc, const char 
          * (crashed since): reconnect first, as client libraries do. */
         struct pollfd idle = {o->c[i].fd, POLLIN, 0};
         if (o->c[i].fd >= 0 && poll(&idle, 1, 0) > 0) drop(o, i);
-        if (conn_up(o, i, nd->port[i]) && resp_send(&o->c[i], argc, argv) == 0) pending |= 1u << i;
+        if (conn_up(cl, i) && resp_send(&o->c[i], argc, argv) == 0) pending |= 1u << i;
         else {
             drop(o, i);
             silent = 1;
@@ -235,18 +240,21 @@ static int connect_client(struct client *cl) {
     o->nsrv = nd->n - 1;
     for (int i = 0; i < REDIS_NODES_MAX; i++) o->c[i].fd = -1;
     const char *me = cl->s->clients[cl->idx].name;
-    for (int k = 0; k < cl->s->nlinks; k++) {
+    for (int k = 0; k < cl->s->nlinks; k++) { /* loss=100%: the request is never sent (through the proxy too) */
         const struct scn_link *ln = &cl->s->links[k];
         int i;
-        if (strcmp(ln->from, me) == 0 && sscanf(ln->to, "S%d", &i) == 1 && i >= 1 && i <= o->nsrv)
+        if (strcmp(ln->from, me) == 0 && sscanf(ln->to, "S%d", &i) == 1 && i >= 1 && i <= o->nsrv &&
+            ln->loss_ppm == 1000000)
             o->unreachable |= 1u << (i - 1);
     }
     for (int i = 0; i < o->nsrv; i++)
-        if (!(o->unreachable & (1u << i)) && !conn_up(o, i, nd->port[i])) return -1;
+        if (!(o->unreachable & (1u << i)) && !conn_up(cl, i)) return -1;
     struct timespec w, m;
     clock_gettime(CLOCK_REALTIME, &w);
     clock_gettime(CLOCK_MONOTONIC, &m);
     o->wall_minus_mono = ((int64_t)w.tv_sec - m.tv_sec) * 1000000000LL + (w.tv_nsec - m.tv_nsec);
+    /* the resource: over cl->c, or through the proxy over cl->rc (store_redis.c's res_conn) */
+    if (cl->res_port) return real_proxied_connect(cl, &cl->rc, cl->res_port);
     return resp_connect(&cl->c, nd->port[o->nsrv]);
 }
 
@@ -254,7 +262,7 @@ static void disconnect_client(struct client *cl) {
     struct rl_client *o = cl->own;
     if (o)
         for (int i = 0; i < o->nsrv; i++) drop(o, i);
-    resp_close(&cl->c);
+    resp_close(cl->res_port ? &cl->rc : &cl->c);
     free(o);
     cl->own = NULL;
 }
@@ -419,20 +427,8 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
     char line[16];
     if (ns + 1 > REDIS_NODES_MAX || s->nclients > REDIS_SRV_MAX_CHILDREN - REDIS_NODES_MAX)
         return refuse(why, n, "more servers or clients than the redlock backend runs (%s)", "15 and 48");
-    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm)
-        return refuse(why, n, "network latency that varies, or loss, needs a delaying, dropping loopback proxy%s",
-                      ", not built");
-    for (int k = 0; k < s->nlinks; k++) {
-        const struct scn_link *ln = &s->links[k];
-        int i;
-        snprintf(line, sizeof line, "%d", ln->pos.line);
-        if (node_index(s, ln->from) < 0 || sscanf(ln->to, "S%d", &i) != 1 || ln->loss_ppm != 1000000 ||
-            ln->lat.min_ns >= 0)
-            return refuse(why, n,
-                          "line %s: only a link from a client to a lock server with loss=100%% is made real (the "
-                          "request is never sent); another link needs a per-link proxy, not built",
-                          line);
-    }
+    /* latency that varies, loss, links and partitions: the loopback proxy
+     * (proxy.c) between each client and each server, the resource's too */
     if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
         return refuse(why, n, "%s is not built in the redlock backend", "the resource's timeout, check or guard");
     /* A server's clock: the clock shim in its redis-server (redis_nodes.h),
@@ -483,10 +479,19 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
             if (f->point != SCN_POINT_NONE)
                 return refuse(why, n, "line %s: a server's crash at a client's point is not built", line);
             break;
+        case SCN_FAULT_PARTITION:
+        case SCN_FAULT_HEAL:
+            if (f->point != SCN_POINT_NONE)
+                return refuse(why, n,
+                              "line %s: a partition or heal at a client's point: the driver, which cuts the "
+                              "proxy's links, cannot see a point of another process in time; not built",
+                              line);
+            break;
+        case SCN_FAULT_LINK: break; /* the proxy replays each message's simulated delay */
         default:
             return refuse(why, n,
-                          "line %s: partitions, links and replication faults need a per-link proxy or a "
-                          "replica, not built in the redlock backend",
+                          "line %s: a promotion or a replication cut needs replicas; the redlock backend's "
+                          "servers are independent, not built",
                           line);
         }
     }

@@ -779,6 +779,21 @@ static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
     rmdir(tmp);
 }
 
+/* A fresh folder for LOCKSIM_REAL_TMP in tmp (a "...XXXXXX" buffer) and
+ * the run_in prefix that sets it. */
+static void real_tmp(char *tmp, char *prefix, size_t n) {
+    assert_non_null(mkdtemp(tmp));
+    snprintf(prefix, n, "LOCKSIM_REAL_TMP=%s", tmp);
+}
+
+/* After a run: nothing in tmp, no process whose command line mentions
+ * needle, and tmp removed. */
+static void nothing_left(const char *tmp, const char *needle) {
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(needle));
+    rmdir(tmp);
+}
+
 /* The clock shim reaches each of the redlock backend's servers, one page
  * each: a +600 ms jump of server 0's wall clock cuts its key's PTTL (PX
  * 1000) to about 400 ms while server 1's key keeps its 1000 ms; a restarted
@@ -829,9 +844,10 @@ static void test_real_clock_shim_reaches_each_redlock_server(void **state) {
     assert_in_range(pttl(&c1, "lock"), 0, 1000);
     resp_close(&c0);
     resp_close(&c1);
+    pid_t pids[2] = {nd->pid[0], nd->pid[1]};
     redis_nodes_close(&srv);
-    assert_int_equal(entries(tmp), 0);
-    rmdir(tmp);
+    assert_true(kill(pids[0], 0) != 0 && kill(pids[1], 0) != 0); /* both stopped and reaped */
+    nothing_left(tmp, tmp);
 }
 
 /* Kleppmann's Redlock counter-example for real: A locks S1, S2, S3 (S4 and
@@ -844,10 +860,8 @@ static void test_real_clock_shim_reaches_each_redlock_server(void **state) {
 static void test_real_redlock_clock_jump_unsafe(void **state) {
     (void)state;
     if (!have_redis()) skip();
-    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-    assert_non_null(mkdtemp(tmp));
-    char args[600], prefix[300];
-    snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX", args[600], prefix[300];
+    real_tmp(tmp, prefix, sizeof prefix);
     snprintf(args, sizeof args, "real scenarios/redlock-clock-jump.lsim --scale 0.5 --trace %s/t.jsonl", tmp);
     struct result *r = run_in(prefix, args);
     if (r->code != 0 || !strstr(r->out, "(no difference)")) printf("%s%s", r->out, r->err);
@@ -877,9 +891,67 @@ static void test_real_redlock_clock_jump_unsafe(void **state) {
     printf("test_real: A and B in the critical section together %.3f s (simulated 2.004 s)\n", both);
     assert_true(both > 1.9 && both < 2.1);
     unlink(path);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions("redis-server 127.0.0.1:164"));
-    rmdir(tmp);
+    nothing_left(tmp, tmp); /* locksim and its clients (their command line names tmp); the servers die with it */
+}
+
+/* A partition for real on the redlock backend, through the per-link proxy
+ * (proxy.c, a link per client and server, the resource's too): A holds the
+ * lock on all five servers (TTL 3 s) when A, S1, S2 are cut off from B,
+ * S3, S4, S5 and R at 200 ms; A's release at 1 s reaches S1 and S2 only,
+ * so its keys on S3, S4, S5 stay until they expire at 3 s, and B, retrying
+ * every 500 ms, takes S3, S4, S5 at 3.55 s: SAFE, as simulated, at the
+ * simulated time. At --scale 0.5 (4 s real). */
+static void test_real_redlock_partition_through_the_proxy(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX", args[600], prefix[300], file[300];
+    real_tmp(tmp, prefix, sizeof prefix);
+    snprintf(file, sizeof file, "%s/partition.lsim", tmp);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("title \"A's release cannot cross a partition\"\npurpose correctness\n"
+          "lock redlock servers=5 ttl=3s\nresource stock=5\nnetwork latency=1ms\nduration 8s\n"
+          "client A: acquire; read; write; work 1s; release\n"
+          "client B @500ms: acquire retry=500ms; read; write; release\n"
+          "@200ms partition A S1 S2 | B S3 S4 S5 R\n@6s heal\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "real %s --scale 0.5 --trace %s/t.jsonl", file, tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    const char *b = strstr(r->out, "real B   at ");
+    assert_non_null(b);
+    double at = 0;
+    assert_int_equal(sscanf(b + strlen("real B   at "), "%lf", &at), 1);
+    printf("test_real: B took the lock at %.2fs of scenario time (simulated 3.55s)\n", at);
+    assert_true(at > 3.4 && at < 3.7); /* after A's keys on S3..S5 expired, not at A's release (1 s) */
+    /* A's release deleted its key on S1 and S2 only; on S3, S4, S5 it expired at 3 s */
+    char path[400], line[2048];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    FILE *t = fopen(path, "r");
+    assert_non_null(t);
+    int deleted = 0, expired = 0;
+    while (fgets(line, sizeof line, t)) {
+        const char *tn = strstr(line, "\"t_ns\":");
+        long long ns = tn ? atoll(tn + 7) : 0;
+        if (strstr(line, "\"kind\":\"srv-delete\"") && strstr(line, "\"peer\":\"A\"")) {
+            assert_true(strstr(line, "\"node\":\"S1\"") || strstr(line, "\"node\":\"S2\""));
+            deleted++;
+        }
+        if (strstr(line, "\"kind\":\"srv-expire\"") && strstr(line, "\"peer\":\"A\"")) {
+            assert_null(strstr(line, "\"node\":\"S1\""));
+            assert_in_range(ns, 2950000000LL, 3100000000LL);
+            expired++;
+        }
+    }
+    fclose(t);
+    unlink(path);
+    assert_int_equal(deleted, 2);
+    assert_int_equal(expired, 3);
+    unlink(file);
+    nothing_left(tmp, tmp);
 }
 
 /* What the redlock backend cannot make real is refused with its reason. */
@@ -1125,6 +1197,7 @@ int main(void) {
             cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
             cmocka_unit_test(test_real_clock_shim_reaches_each_redlock_server),
             cmocka_unit_test(test_real_redlock_clock_jump_unsafe),
+            cmocka_unit_test(test_real_redlock_partition_through_the_proxy),
             cmocka_unit_test(test_real_redlock_refusals),
             cmocka_unit_test(test_real_redlock_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_replicated_failover_loses_lock_then_wait_safe),
