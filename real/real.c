@@ -262,7 +262,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
      * backend's one server (S1 and R on the same port), the redlock
      * backend's lock servers and the resource's. */
     struct real_proxy px = {0, -1, NULL, 0, 0, NULL};
-    if ((ops == &real_store_redis || ops == &real_store_redlock) && real_needs_proxy(s)) {
+    if (ops == &real_store_redis ? real_needs_proxy(s) : ops == &real_store_redlock && real_redlock_needs_proxy(s)) {
         struct real_proxy_target tg[REAL_MAX_SERVERS + 1];
         const struct redis_nodes *nd = srv->nodes;
         int nt = 0;

@@ -232,6 +232,11 @@ int real_repl_supported(const struct scenario *s, const struct trace *sim, const
 
 /* store_redlock.c: redlock's lock line as a real_cfg; 0 or LSIM_ENOTREAL. */
 int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+/* store_redlock.c: 1 when the redlock backend plays s through the proxy:
+ * real_needs_proxy, but not for links that are only a client's requests
+ * to a lock server never sent (loss=100%), which the client itself does
+ * not send. */
+int real_redlock_needs_proxy(const struct scenario *s);
 /* store_redlock.c: what the redlock backend cannot play (real_supported's part). */
 int real_redlock_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n);
 

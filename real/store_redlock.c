@@ -422,6 +422,23 @@ int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, si
     return 0;
 }
 
+int real_redlock_needs_proxy(const struct scenario *s) {
+    if (!real_needs_proxy(s)) return 0;
+    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm) return 1;
+    for (int k = 0; k < s->nfaults; k++)
+        if (s->faults[k].kind == SCN_FAULT_PARTITION || s->faults[k].kind == SCN_FAULT_HEAL ||
+            s->faults[k].kind == SCN_FAULT_LINK)
+            return 1;
+    for (int k = 0; k < s->nlinks; k++) { /* a client's request to a server never sent: no proxy for that */
+        const struct scn_link *ln = &s->links[k];
+        int i;
+        if (node_index(s, ln->from) < 0 || sscanf(ln->to, "S%d", &i) != 1 || ln->loss_ppm != 1000000 ||
+            ln->lat.min_ns >= 0)
+            return 1;
+    }
+    return 0;
+}
+
 int real_redlock_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n) {
     int ns = nservers(sim);
     char line[16];
