@@ -965,6 +965,17 @@ static void test_real_redlock_refusals(void **state) {
     r = run_in("", "real scenarios/redlock-gc-pause-after-acquire.lsim --store redis");
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "redlock runs on redlock only"));
+    /* a client's clock: the shim is in the redis-servers only */
+    const char *head = "lock redlock servers=5 ttl=3s\nduration 8s\nclient A: acquire; read; write; release\n";
+    write_file(sp("rl-client-clock.lsim"), fmt("%s@1s clock A step +1s wall\n", head));
+    r = run_in("", fmt("real %s", sp("rl-client-clock.lsim")));
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 4: the clock of A, a client"));
+    /* a partition at a client's point: the driver cannot see it in time */
+    write_file(sp("rl-point-partition.lsim"), fmt("%son A.after-acquire partition A | S1 S2 S3\n", head));
+    r = run_in("", fmt("real %s", sp("rl-point-partition.lsim")));
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 4: a partition or heal at a client's point"));
 }
 
 /* Runs locksim real FILE [ARGS] --repeat 3 and signals it after each of at_ms
