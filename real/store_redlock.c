@@ -158,8 +158,7 @@ static void on_set(struct client *cl, int i, const struct resp_reply *r) {
         if (page) {
             struct clockshim_page c;
             clockshim_read(page, &c);
-            int64_t real = wall - clockshim_shift(&c, wall);
-            wall -= clockshim_shift(&c, real); /* the shift at the real time it ran */
+            wall = clockshim_unshift(&c, wall);
         }
         emit_at(cl, wall - o->wall_minus_mono - cl->t0, TRACE_SRV_GRANT, cl->srv + i, cl->cfg->ttl_ns);
         o->round_ok |= 1u << i;

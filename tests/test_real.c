@@ -842,6 +842,22 @@ static void test_real_clock_shim_reaches_each_redlock_server(void **state) {
     clockshim_set(nd->clock[0], 2600 * 1000000LL, wall_now_ns(), 0);
     assert_int_equal(pttl(&c0, "lock"), -2); /* +2 s more: gone */
     assert_in_range(pttl(&c1, "lock"), 0, 1000);
+    /* server 1's clock 5 s ahead and running 50% fast since a second ago:
+     * its TIME, with the shift taken off (clockshim_unshift, as the redlock
+     * client does for a grant), is the real wall time */
+    int64_t now = wall_now_ns();
+    clockshim_set(nd->clock[1], 5000 * 1000000LL, now - 1000 * 1000000LL, 500000000LL);
+    const char *time_cmd[] = {"TIME"};
+    assert_int_equal(resp_command(&c1, &r, 1, time_cmd), 0);
+    assert_int_equal(r.type, RESP_ARRAY);
+    int64_t shifted = r.elem[0] * 1000000000LL + r.elem[1] * 1000LL;
+    struct clockshim_page copy;
+    clockshim_read(nd->clock[1], &copy);
+    int64_t back = clockshim_unshift(&copy, shifted);
+    printf("test_real: server 1's TIME %+.3f s off the real clock, %+.3f ms once unshifted\n",
+           (double)(shifted - now) / 1e9, (double)(back - now) / 1e6);
+    assert_in_range(shifted - now, 5400 * 1000000LL, 5600 * 1000000LL); /* 5 s + 1 s at +50% */
+    assert_in_range(back - now, 0, 50 * 1000000LL);
     resp_close(&c0);
     resp_close(&c1);
     pid_t pids[2] = {nd->pid[0], nd->pid[1]};
