@@ -267,8 +267,9 @@ static void real_close(struct real_cmd *o) {
  * 0, or the exit status (a refusal said as a row or on stderr). */
 static int real_prepare(struct real_cmd *o) {
     if (!o->file) return cli_usage("real needs a scenario FILE");
-    if (o->store && !real_store(o->store))
-        return cli_usage("--store %s: redis, etcd, redlock, redis-replicated and zookeeper are built", o->store);
+    char names[200];
+    real_store_names(names, sizeof names);
+    if (o->store && !real_store(o->store)) return cli_usage("--store %s: %s are built", o->store, names);
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
     redis_srv_guard_on();
     struct run_spec spec = {.file = o->file, .keep_trace = 1};
@@ -315,8 +316,9 @@ static void real_header(const struct real_cmd *o, const struct redis_srv *srv) {
                REDIS_NODES_PORT);
     else
         printf("  backend redis: redis-server on 127.0.0.1:%d (persistence off), one process per client;\n", srv->port);
-    printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n", o->scale,
-           (double)s->duration_ns / 1e9, (double)s->duration_ns * o->scale / 1e6, 1e3 * o->scale);
+    printf("  scale %g: the scenario's %gs last %.0f ms of real time, 1 s of it is %.1f ms\n"
+           "  (a run ends sooner once every client has ended and no fault is due)\n",
+           o->scale, (double)s->duration_ns / 1e9, (double)s->duration_ns * o->scale / 1e6, 1e3 * o->scale);
 }
 
 /* Run k judged: its verdict beside the simulated one, each acquisition's

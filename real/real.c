@@ -183,6 +183,26 @@ static void reap(struct proc *ps, int n, int64_t t0) {
     }
 }
 
+/* 1 when nothing more can happen in the run at real time t: every client
+ * process has ended (a client's restart is refused, real_supported) and every
+ * fault due by time is over, its pause's planned resume too. The recorder
+ * takes the rest of the scenario's duration from the store's promise (a
+ * key's expiry), as it does for a run played to its end; playing on would
+ * record nothing more. A redlock run at S = 0.5 lasts half its scenario's
+ * minute however early its clients are done, which is the longest stage of
+ * `make reality`. */
+static int settled(const struct scenario *s, const struct proc *ps, const struct servers *sv, int64_t t, double scale) {
+    for (int i = 0; i < s->nclients; i++)
+        if (!ps[i].dead) return 0;
+    for (int k = 0; k < sv->n; k++)
+        if (sv->p[k].stopped && sv->p[k].resume_at > 0) return 0;
+    for (int k = 0; k < s->nfaults; k++) {
+        const struct scn_fault *f = &s->faults[k];
+        if (f->point == SCN_POINT_NONE && t < (int64_t)((double)(f->at_ns + f->dur_ns) * scale)) return 0;
+    }
+    return 1;
+}
+
 int real_play(const struct real_ops *ops, const struct scenario *s, const struct trace *sim,
               const struct redis_srv *srv, double scale, struct trace *out, char *err, size_t n) {
     struct real_cfg cfg;
@@ -370,6 +390,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
         if (t >= end) break;
         drain(pfd[0], &l);
         reap(ps, s->nclients, t0);
+        if (settled(s, ps, &sv, t, scale)) {
+            drain(pfd[0], &l); /* what the last client wrote before it ended */
+            break;
+        }
         if (ops->server_tick) ops->server_tick(srv, srv_node, t, &l);
         for (int k = 0; k < sv.n; k++) real_clock_tick(&clk[k], t, &l);
         /* planned resumes, and stops that need one */

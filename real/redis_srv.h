@@ -40,6 +40,9 @@ int redis_srv_clockshim(char *buf, size_t n);
  * caller closes it), or -1 with *page untouched. */
 int redis_srv_clock_page(const char *dir, int k, struct clockshim_page **page);
 
+/* 1 when the redis-server on 127.0.0.1 at *(const int *)port answers PING
+ * with PONG (spawn_wait's readiness, real/spawn.h). */
+int redis_srv_ready(const void *port);
 /* 1 when redis-server is on PATH. */
 int redis_srv_available(void);
 /* 1 when the program bin is on PATH (or in /usr/bin). */
