@@ -8,7 +8,13 @@
  * the driver says is in force, is dropped. Past the simulated run's
  * messages of a link (a real run that has diverged), delays are drawn fresh
  * from the scenario's latency. Bytes keep their order (TCP's): a message is
- * never delivered before the one sent ahead of it on the same link. */
+ * never delivered before the one sent ahead of it on the same link.
+ * REAL_PROXY_HTTP (the etcd backend's links) takes a connection's request,
+ * and its answer, as one message each way however many reads they come in
+ * (HTTP with Connection: close: one request a connection; the gateway's
+ * answers, a keep-alive's chunked stream, come in several), each delayed by
+ * a fresh draw from the scenario's latency: the client's HTTP requests are
+ * not the model's messages one for one, so nothing is replayed on them. */
 #include "real_int.h"
 
 #include <arpa/inet.h>
@@ -49,6 +55,8 @@ struct dir {
     struct held *q; /* FIFO [head, n) */
     size_t head, n, cap;
     int64_t last_due;
+    int begun;         /* REAL_PROXY_HTTP: 1 once its message's first bytes came */
+    int64_t msg_delay; /* and that message's delay, real ns (-1 = dropped) */
 };
 
 struct conn {
@@ -141,7 +149,7 @@ static int listen_any(int *port) {
     int fd = loopback(&a, 0);
     if (fd < 0) return -1;
     socklen_t al = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
         close(fd);
         return -1;
@@ -163,6 +171,9 @@ static int connect_to(int port) {
     return fd;
 }
 
+int real_listen_loopback(int *port) { return listen_any(port); }
+int real_connect_loopback(int port) { return connect_to(port); }
+
 /* The proxy process's state. */
 struct pstate {
     const struct scenario *s;
@@ -178,6 +189,7 @@ struct pstate {
     struct conn *c;
     int nc;
     uint64_t rng;
+    int mode; /* REAL_PROXY_REPLAY or REAL_PROXY_HTTP */
 };
 
 /* The delay of the next message on d, real ns; -1 = drop it. */
@@ -185,7 +197,7 @@ static int64_t next_delay(struct pstate *p, struct dir *d, int link) {
     size_t pair = (size_t)d->from_node * (size_t)p->dl.nnodes + (size_t)d->to_node;
     size_t k = p->used[pair]++; /* per link, over its connections (a client reconnects after a timeout) */
     sim_ns scn;
-    if (k < p->dl.n[pair]) {
+    if (p->mode == REAL_PROXY_REPLAY && k < p->dl.n[pair]) {
         scn = p->dl.v[pair][k];
     } else { /* past the simulated run: a fresh draw from the scenario's network */
         p->rng ^= p->rng << 13;
@@ -307,8 +319,8 @@ static void proxy_main(struct pstate *p, int ctl) {
             struct conn *c = &p->c[p->nc++];
             memset(c, 0, sizeof *c);
             c->link = i;
-            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], NULL, 0, 0, 0, 0};
-            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0};
+            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], NULL, 0, 0, 0, 0, 0, 0};
+            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0, 0, 0};
         }
         int base = 1 + p->nlinks;
         for (int i = 0; i < polled; i++) {
@@ -323,7 +335,11 @@ static void proxy_main(struct pstate *p, int ctl) {
                     c->eof = 1;
                     break;
                 }
-                int64_t delay = next_delay(p, &c->d[k], c->link);
+                struct dir *d = &c->d[k];
+                /* HTTP: the rest of a message shares the fate of its start */
+                int64_t delay = p->mode == REAL_PROXY_HTTP && d->begun ? d->msg_delay : next_delay(p, d, c->link);
+                d->begun = 1;
+                d->msg_delay = delay;
                 if (delay >= 0) hold(&c->d[k], now_ns() + delay, buf, (size_t)got);
             }
         }
@@ -331,7 +347,7 @@ static void proxy_main(struct pstate *p, int ctl) {
 }
 
 int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
-                     const struct real_proxy_target *tg, int ntargets, double scale, char *err, size_t n) {
+                     const struct real_proxy_target *tg, int ntargets, int mode, double scale, char *err, size_t n) {
     memset(px, 0, sizeof *px);
     px->pid = 0;
     px->ctl = -1;
@@ -339,6 +355,7 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     memset(&p, 0, sizeof p);
     p.s = s;
     p.scale = scale;
+    p.mode = mode;
     p.nlinks = ntargets * s->nclients;
     p.lfd = calloc((size_t)p.nlinks, sizeof *p.lfd);
     p.link_from = calloc((size_t)p.nlinks, sizeof *p.link_from);

@@ -280,16 +280,25 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     /* Latency that varies, loss, links and partitions: a loopback proxy
      * between each client and each server it reaches (proxy.c): the redis
      * backend's one server (S1 and R on the same port), the redlock
-     * backend's lock servers and the resource's. */
+     * backend's lock servers and the resource's, replaying the simulated
+     * run's delays; etcd's members, and the resource through each
+     * (ops->proxy_targets), carrying HTTP. */
     struct real_proxy px = {0, -1, NULL, 0, 0, NULL};
-    if (ops == &real_store_redis ? real_needs_proxy(s) : ops == &real_store_redlock && real_redlock_needs_proxy(s)) {
+    if (ops == &real_store_redis && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2] = {{srv_node, srv->port}, {res_node, srv->port}};
+        rc = real_proxy_start(&px, s, sim, tg, 2, REAL_PROXY_REPLAY, scale, err, n);
+    } else if (ops == &real_store_redlock && real_redlock_needs_proxy(s)) {
         struct real_proxy_target tg[REAL_MAX_SERVERS + 1];
         const struct redis_nodes *nd = srv->nodes;
         int nt = 0;
-        for (int k = 0; k < sv.n && (nd ? k < nd->n - 1 : k < 1); k++)
-            tg[nt++] = (struct real_proxy_target){sv.node[k], nd ? nd->port[k] : srv->port};
-        tg[nt++] = (struct real_proxy_target){res_node, nd ? nd->port[nd->n - 1] : srv->port};
-        rc = real_proxy_start(&px, s, sim, tg, nt, scale, err, n);
+        for (int k = 0; k < sv.n && k < nd->n - 1; k++) tg[nt++] = (struct real_proxy_target){sv.node[k], nd->port[k]};
+        tg[nt++] = (struct real_proxy_target){res_node, nd->port[nd->n - 1]};
+        rc = real_proxy_start(&px, s, sim, tg, nt, REAL_PROXY_REPLAY, scale, err, n);
+    } else if (ops->proxy_targets && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2 * REAL_MAX_SERVERS];
+        int nt = ops->proxy_targets(sim, res_node, tg, 2 * REAL_MAX_SERVERS);
+        rc = nt > 0 ? real_proxy_start(&px, s, sim, tg, nt, REAL_PROXY_HTTP, scale, err, n) : LSIM_EINTERNAL;
+        if (nt <= 0) snprintf(err, n, "the %s backend gave the loopback proxy no targets", ops->name);
     }
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
@@ -431,6 +440,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             if (clocked) continue;
             if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
                 real_proxy_partition(&px, sim, f);
+                if (ops->member_partition) ops->member_partition(sim, f);
                 continue;
             }
             if (f->kind == SCN_FAULT_LINK) continue; /* its delays are the simulated run's, which the proxy replays */
