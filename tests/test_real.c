@@ -8,6 +8,7 @@
 #include "resp.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <time.h>
 
@@ -226,6 +227,15 @@ static void test_real_refuses_what_it_cannot_make_real(void **state) {
     assert_non_null(strstr(r->err, "cannot be run for real"));
     /* the clock shim is preloaded into redis-server only, not into the clients */
     assert_non_null(strstr(r->err, "the clock of B, a client"));
+    /* Redis's rule at a key's deadline is fixed (now > when, in whole ms) */
+    r = run_in("", "real scenarios/shedlock-lock-until-inclusive.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "lock option deadline=inclusive: Redis 7.0 keeps a key through its PX deadline's "
+                                   "millisecond and drops it after"));
+    /* the options built in the redis backend only */
+    r = run_in("", "real scenarios/get-then-del-race.lsim --store redis-replicated");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "release=get-then-del is built in the redis backend only"));
 }
 
 /* The lock's PTTL, or -3 when Redis did not answer. */
@@ -511,6 +521,80 @@ static void test_real_delayed_write_through_the_proxy(void **state) {
     if (r->code != 0) printf("%s%s", r->out, r->err);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+}
+
+/* One run of scenario X for real, its recording judged by check-trace:
+ * the real run gives want (the simulated verdict), and the recording's
+ * check-trace output contains each of the NULL-ended lines in its. */
+static void real_run_judged(const char *scenario, const char *want, ...) {
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[700], line[200];
+    snprintf(args, sizeof args, "real scenarios/%s.lsim --trace %s/t.jsonl", scenario, tmp);
+    struct result *r = run_in("", args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    snprintf(line, sizeof line, "run 1: simulated %s, real %s", want, want);
+    assert_non_null(strstr(r->out, line));
+    static char trace[1 << 20];
+    snprintf(args, sizeof args, "%s/t.jsonl", tmp);
+    slurp(args, trace, sizeof trace);
+    snprintf(args, sizeof args, "check-trace %s/t.jsonl", tmp);
+    r = run_in("", args);
+    va_list ap;
+    va_start(ap, want);
+    for (const char *s; (s = va_arg(ap, const char *)) != NULL;) {
+        /* "trace:TEXT": TEXT in the recorded trace itself */
+        const char *in = strncmp(s, "trace:", 6) == 0 ? trace : r->out;
+        const char *what = in == trace ? s + 6 : s;
+        if (!strstr(in, what)) printf("%s: not in the recording (or its check-trace): %s\n%s", scenario, what, in);
+        assert_non_null(strstr(in, what));
+    }
+    va_end(ap);
+    snprintf(args, sizeof args, "%s/t.jsonl", tmp);
+    unlink(args);
+    rmdir(tmp);
+}
+
+/* The redis backend's release and client-side options played for real:
+ * get-then-del's two round trips (A's GET comes back "mine" 2 s late,
+ * after its key expired and B took it, and its DEL removes B's lock: a
+ * wrong release, C enters beside B), a token checked by the client
+ * (its check on old news passes: UNSAFE) against the same token checked by
+ * the resource (SAFE, the stale write rejected), and an absolute write
+ * (write set=V) done twice: repeated, harmless, SAFE. */
+static void test_real_redis_release_and_write_options(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    real_run_judged("get-then-del-race", "UNSAFE", "wrong releases   1", NULL);
+    real_run_judged("fencing-trusted-from-client", "UNSAFE", "stale writes     1 accepted", NULL);
+    real_run_judged("fencing-validated-by-resource", "SAFE", "stale writes     0 accepted, 1 rejected", NULL);
+    real_run_judged("efficiency-lock-idempotent-write", "SAFE", "trace:\"text\":\"set\"", NULL);
+}
+
+/* The resource's token rules played for real in Lua: compare=!= lets the
+ * older token in after the newer one (UNSAFE); compare=first fences out
+ * every later holder (STUCK, C fenced out); check=reads+writes refuses A's
+ * stale read, so its write is never sent (SAFE, the recording carries the
+ * simulator's note); takeover=on hands the key to B at once and A's late
+ * write lands (UNSAFE) unless the resource is guarded by ownership
+ * (guard=owner: refused, SAFE). */
+static void test_real_redis_token_rules(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    real_run_judged("fencing-equality-check", "UNSAFE", "stale writes     1 accepted", NULL);
+    real_run_judged("etcd-contrib-lock-fenced-out", "STUCK", "fenced out       1", NULL);
+    real_run_judged("chubby-sequencer-checked-on-reads", "SAFE", "lost updates     0",
+                    "trace:read refused by the resource: its token is lower than one already seen", NULL);
+    real_run_judged("takeover-zombie-write-lands", "UNSAFE", "double entry     1 interval",
+                    "trace:takes the lock over from its holder at once", NULL);
+    real_run_judged("kafka-producer-epoch-fences-zombie", "SAFE", "lost updates     0", NULL);
 }
 
 /* A partition made real: from 1.5 s to 5.5 s B and S1 are cut apart, and
@@ -1036,6 +1120,8 @@ int main(void) {
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
+            cmocka_unit_test(test_real_redis_release_and_write_options),
+            cmocka_unit_test(test_real_redis_token_rules),
             cmocka_unit_test(test_real_partition_through_the_proxy),
             cmocka_unit_test(test_real_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
