@@ -45,6 +45,8 @@ struct real_cfg {
     int compare;              /* fenced-lease compare=: enum real_compare */
     sim_ns uncertainty_ns;    /* lease uncertainty=: the holder stops acting on its lease this
                                  long before its end, by its own clock (0 = off) */
+    int renew_expired;        /* lease-renew renew-expired=on: a renewal of a lapsed lease that
+                                 nobody leased since succeeds */
     int takeover;             /* takeover=on: an acquire takes a held key over at once, under
                                  the next token (Kafka's producer epoch) */
     int check_reads;          /* resource check=reads+writes (with fencing on): reads carry
@@ -99,6 +101,9 @@ struct real_cfg {
 /* takeover=on: the server took the key over from a = its holder's node,
  * b = that holder's token (the store's counter), for the client granted next. */
 #define REC_TAKEOVER (-6)
+/* renew-expired=on: the server renewed a = this client's lapsed lease (how
+ * long it had been gone is not known to a real run: b = 0). */
+#define REC_RENEW_LAPSED (-7)
 
 /* One recorded event, as a client process or the driver saw it. */
 struct rec {

@@ -156,8 +156,10 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             trace_append(out, &ev);
             continue;
         }
-        if (r->kind == REC_TAKEOVER) { /* the simulator's note (sim/algo/kv.c) */
+        if (r->kind == REC_TAKEOVER || r->kind == REC_RENEW_LAPSED) { /* the simulator's notes (sim/algo/kv.c) */
             static const char took[] = "takes the lock over from its holder at once: a new epoch (takeover=on)";
+            static const char lapsed[] = "renews a lapsed lease: nobody leased it since it expired (renew-expired=on)";
+            const char *text = r->kind == REC_TAKEOVER ? took : lapsed;
             memset(&ev, 0, sizeof ev);
             ev.t = t;
             ev.kind = TRACE_SRV_NOTE;
@@ -165,7 +167,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             ev.peer = TRACE_NO_NODE;
             ev.a = r->a;
             ev.b = r->b;
-            ev.text = trace_intern(out, took, strlen(took));
+            ev.text = trace_intern(out, text, strlen(text));
             trace_append(out, &ev);
             continue;
         }

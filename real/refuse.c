@@ -198,6 +198,9 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
             if (r == sizeof rules / sizeof *rules)
                 return refuse(why, n, "lock option compare=%s is not one of <, <=, != or first%s", v, "");
             c->compare = codes[r];
+        } else if (strcmp(k, "renew-expired") == 0 && c->algo == RA_RENEW &&
+                   (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+            c->renew_expired = strcmp(v, "on") == 0;
         } else if (strcmp(k, "uncertainty") == 0 && c->algo == RA_LEASE) {
             if (scn_parse_duration(v, &c->uncertainty_ns) != 0 || c->uncertainty_ns < 0)
                 return refuse(why, n, "lock option uncertainty=%s is not a duration%s", v, "");
@@ -224,6 +227,11 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
         }
     }
     c->check_reads = s->check_reads && s->fencing; /* the simulator checks reads only with fencing on */
+    if (c->renew_expired && (c->release_del || c->release_get))
+        return refuse(why, n,
+                      "renew-expired=on with release=%s: a DEL of another client's key would leave its value in "
+                      "lock:last, where the renewal looks%s",
+                      c->release_del ? "del" : "get-then-del", "");
     if (constant && !c->release_del)
         return refuse(why, n,
                       "value=constant with compare-and-delete or get-then-del: the recording could not tell whose "

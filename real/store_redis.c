@@ -21,6 +21,19 @@
  * value (Redisson's watchdog does the same compare-and-pexpire). */
 #define LUA_RENEW \
     "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) else return 0 end"
+/* renew-expired=on (sim/algo/kv.c, renews_lapsed): a grant also keeps its
+ * value in lock:last, which the next grant overwrites; a renewal finding
+ * the key gone while lock:last still holds its value (it expired, and
+ * nobody leased it since) sets it again (2), as Azure Blob's lease renewal
+ * does. The acquire: SET NX PX, lock:last, and with tokens=on the token. */
+#define LUA_RENEW_LAPSED_ACQUIRE \
+    "if not redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return false end " \
+    "redis.call('SET',KEYS[3],ARGV[1]) " \
+    "if ARGV[3] == '1' then return redis.call('INCR',KEYS[2]) end return redis.status_reply('OK')"
+#define LUA_RENEW_LAPSED \
+    "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) end " \
+    "if redis.call('EXISTS',KEYS[1]) == 0 and redis.call('GET',KEYS[2]) == ARGV[1] then " \
+    "redis.call('SET',KEYS[1],ARGV[1],'PX',ARGV[2]) return 2 end return 0"
 /* The resource: stock, version and the highest token it has seen (what a
  * read reports, engine_resource.c's max_token), read together. With reads
  * checked (ARGV[2] = 1: resource check=reads+writes, Chubby's sequencer
@@ -171,8 +184,12 @@ static int try_acquire(struct client *cl) {
         /* lease-renew without tokens=on is a plain SET NX PX */
         const char *set[] = {"SET", "lock", cl->value, "NX", "PX", ttl};
         const char *a[] = {"EVAL", LUA_FENCED_ACQUIRE, "2", "lock", "fence:counter", cl->value, ttl};
+        const char *lapsed[] = {"EVAL", LUA_RENEW_LAPSED_ACQUIRE, "3", "lock", "fence:counter", "lock:last", cl->value,
+                                ttl,    g->tokens ? "1" : "0"};
         int plain = g->algo == RA_RENEW && !g->tokens;
-        if (send_req(cl, plain ? 6 : 7, plain ? set : a) != 0) _exit(3);
+        if (g->renew_expired) {
+            if (send_req(cl, 9, lapsed) != 0) _exit(3);
+        } else if (send_req(cl, plain ? 6 : 7, plain ? set : a) != 0) _exit(3);
         crash_at_send = 1;
         break;
     }
@@ -257,8 +274,11 @@ static void renew(struct client *cl) {
     snprintf(ttl, sizeof ttl, "%lld", ttl_ms < 1 ? 1 : ttl_ms);
     struct resp_reply r;
     const char *a[] = {"EVAL", LUA_RENEW, "1", "lock", cl->value, ttl};
-    cmd(cl, &r, 6, a);
-    if (r.type == RESP_INT && r.integer == 1) {
+    const char *lapsed[] = {"EVAL", LUA_RENEW_LAPSED, "2", "lock", "lock:last", cl->value, ttl};
+    if (g->renew_expired) cmd(cl, &r, 7, lapsed);
+    else cmd(cl, &r, 6, a);
+    if (r.type == RESP_INT && r.integer == 2) emit(cl, REC_RENEW_LAPSED, cl->srv, TRACE_NO_NODE, 0, cl->idx, 0);
+    if (r.type == RESP_INT && (r.integer == 1 || r.integer == 2)) {
         emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, g->ttl_ns, 0);
         sim_ns every = g->renew_interval_ns ? g->renew_interval_ns : g->ttl_ns / g->renew_every;
         cl->renew_at = now_ns() + real_of(cl, every);

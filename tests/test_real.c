@@ -597,6 +597,23 @@ static void test_real_redis_token_rules(void **state) {
     real_run_judged("kafka-producer-epoch-fences-zombie", "SAFE", "lost updates     0", NULL);
 }
 
+/* The lease's own rules played for real: renew-expired=on renews A's
+ * lapsed lease at its resume (a Lua renewal that finds the key gone and
+ * lock:last still A's), A finishes before B comes: SAFE, with the
+ * simulator's note; uncertainty=500ms makes A leave its critical section
+ * 500 ms before its lease's end by its own clock, so the server's clock
+ * 400 ms ahead cannot put B beside it: SAFE. */
+static void test_real_redis_lease_options(void **state) {
+    (void)state;
+    if (!have_redis()) {
+        printf("test_real: SKIP: redis-server is not installed\n");
+        skip();
+    }
+    real_run_judged("azure-lease-renew-after-expiry", "SAFE",
+                    "trace:renews a lapsed lease: nobody leased it since it expired", NULL);
+    real_run_judged("cockroach-lease-stasis-period", "SAFE", "double entry     0 intervals", NULL);
+}
+
 /* A partition made real: from 1.5 s to 5.5 s B and S1 are cut apart, and
  * A (in the implicit third group, with R) from S1 too. B's attempts in the
  * partition are dropped and time out (the simulator's 1 s request
@@ -1122,6 +1139,7 @@ int main(void) {
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
             cmocka_unit_test(test_real_redis_release_and_write_options),
             cmocka_unit_test(test_real_redis_token_rules),
+            cmocka_unit_test(test_real_redis_lease_options),
             cmocka_unit_test(test_real_partition_through_the_proxy),
             cmocka_unit_test(test_real_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
