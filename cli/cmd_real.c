@@ -83,17 +83,20 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "(build/real/locksim-clockshim.so): its CLOCK_REALTIME, gettimeofday and time\n"
                               "shifted by an offset and a rate the driver writes while it runs; the\n"
                               "machine's clock is never touched.\n"
+                              "redis also plays release=get-then-del, takeover=on, renew-expired=on,\n"
+                              "uncertainty=, check=client, compare=, write set=V, and the resource's\n"
+                              "check=reads+writes and guard=owner (Lua scripts where the model is atomic).\n"
                               "Refused, saying why (exit 69): every other algorithm, a client's clock, resource\n"
-                              "timeouts and read checks; redis: several servers, failover, restarts, a pause or\n"
-                              "crash of the server, a partition at a client's point, guards; etcd: bug=, over 5\n"
-                              "servers, a server fault at a client's point, latency that varies, loss,\n"
-                              "partitions, links, clock faults, a TTL that is not whole seconds of real time at\n"
-                              "S, and a run over 30 s of real time; redlock: a client's crash, clock faults,\n"
-                              "partitions, latency that varies, links but a request never sent; redis-\n"
-                              "replicated: min-replicas, restarts, partitions, links, clock faults, a repl-lag\n"
-                              "the replicas see; zookeeper: curator= (a cut link and Curator's Java listener),\n"
-                              "partitions, links, clock faults, a tickTime or session timeout that is not whole\n"
-                              "ms at S, a run over 30 s of real time.\n"
+                              "timeouts, read checks but in redis; redis: several servers, failover, restarts,\n"
+                              "a pause or crash of the server, a partition at a client's point, deadline=;\n"
+                              "etcd: bug=, over 5 servers, a server fault at a client's point, latency that\n"
+                              "varies, loss, partitions, links, clock faults, a TTL that is not whole seconds\n"
+                              "of real time at S, and a run over 30 s of real time; redlock: a client's crash,\n"
+                              "clock faults, partitions, latency that varies, links but a request never sent;\n"
+                              "redis-replicated: min-replicas, restarts, partitions, links, clock faults, a\n"
+                              "repl-lag the replicas see; zookeeper: curator= (a cut link and Curator's Java\n"
+                              "listener), partitions, links, clock faults, a tickTime or session timeout that\n"
+                              "is not whole ms at S, a run over 30 s of real time.\n"
                               "  --store NAME      redis, etcd, redlock, redis-replicated or zookeeper (default:\n"
                               "                    etcd for consensus, redlock for redlock, redis-replicated for\n"
                               "                    lease and fenced-lease with servers=N, zookeeper for\n"
@@ -264,8 +267,9 @@ static void real_close(struct real_cmd *o) {
  * 0, or the exit status (a refusal said as a row or on stderr). */
 static int real_prepare(struct real_cmd *o) {
     if (!o->file) return cli_usage("real needs a scenario FILE");
-    if (o->store && !real_store(o->store))
-        return cli_usage("--store %s: redis, etcd, redlock, redis-replicated and zookeeper are built", o->store);
+    char names[200];
+    real_store_names(names, sizeof names);
+    if (o->store && !real_store(o->store)) return cli_usage("--store %s: %s are built", o->store, names);
     /* From here on, a stop signal cleans up what real/ started and exits 130. */
     redis_srv_guard_on();
     struct run_spec spec = {.file = o->file, .keep_trace = 1};

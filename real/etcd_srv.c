@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "http.h"
+#include "spawn.h"
 
 /* One member: its process and what starts it again. */
 struct member {
@@ -34,11 +34,6 @@ static struct {
     long start_ms;
 } cl;
 
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
 static long now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -49,17 +44,6 @@ int etcd_srv_available(void) { return redis_srv_on_path(ETCD_SRV_BIN); }
 int etcd_srv_members(void) { return cl.n; }
 int etcd_srv_port(int k) { return k >= 0 && k < cl.n ? cl.m[k].port : 0; }
 long etcd_srv_start_ms(void) { return cl.start_ms; }
-
-/* Remove the folder (etcd's data dirs are trees) by running rm -rf, as the
- * signal guard does. */
-static void remove_tree(const char *dir) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl("/bin/rm", "rm", "-rf", dir, (char *)NULL);
-        _exit(127);
-    }
-    if (pid > 0) waitpid(pid, NULL, 0);
-}
 
 /* Fork and exec member k (state "new" or "existing"); its pid registered
  * with the signal guard before signals are let in again. 0 or -1. */
@@ -76,15 +60,7 @@ static int spawn(int k, const char *state) {
     redis_srv_block_signals(&old);
     pid_t pid = fork();
     if (pid == 0) {
-        setsid(); /* its own session and process group: a Ctrl-C reaches locksim only */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        int nul = open("/dev/null", O_RDWR);
-        if (nul >= 0) {
-            dup2(nul, 0);
-            dup2(nul, 1);
-            dup2(nul, 2);
-        }
+        spawn_child(&old, NULL);
         execlp(ETCD_SRV_BIN, ETCD_SRV_BIN, "--name", name, "--data-dir", data, "--listen-client-urls", client,
                "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                "--initial-cluster", cl.initial, "--initial-cluster-token", cl.token, "--initial-cluster-state", state,
@@ -147,7 +123,7 @@ static int wait_ready(long ms) {
                 return -1;
             }
         }
-        sleep_ms(10);
+        spawn_sleep_ms(10);
     }
     return -1;
 }
@@ -175,17 +151,11 @@ int etcd_srv_start(struct redis_srv *s, int members, char *err, size_t errlen) {
         len += (size_t)snprintf(cl.initial + len, sizeof cl.initial - len, "%ss%d=http://127.0.0.1:%d", k ? "," : "",
                                 k + 1, cl.m[k].port + 1);
     snprintf(cl.token, sizeof cl.token, "locksim-%ld-%d", (long)getpid(), cl.m[0].port);
-    const char *base = getenv("LOCKSIM_REAL_TMP");
-    if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(s->dir, sizeof s->dir, "%s/locksim-etcd-XXXXXX", base);
     sigset_t old;
-    redis_srv_block_signals(&old);
-    if (!mkdtemp(s->dir)) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        snprintf(err, errlen, "cannot make a temporary folder in %s: %s", base, strerror(errno));
-        s->dir[0] = 0;
+    int rc = spawn_tmpdir(s->dir, sizeof s->dir, "locksim-etcd", &old, err, errlen);
+    if (rc) {
         cl.n = 0;
-        return LSIM_EINTERNAL;
+        return rc;
     }
     redis_srv_guard_server(0, s->dir, 1);
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -220,12 +190,12 @@ void etcd_srv_stop(struct redis_srv *s) {
     for (int k = 0; k < cl.n; k++)
         if (cl.m[k].pid) {
             struct redis_srv one = {.pid = cl.m[k].pid, .port = cl.m[k].port};
-            redis_srv_kill(&one, remove_tree);
+            redis_srv_kill(&one, spawn_remove_tree);
             redis_srv_guard_forget(cl.m[k].pid);
             cl.m[k].pid = 0;
         }
     s->pid = 0;
-    redis_srv_kill(s, remove_tree); /* the folder, and the guard cleared */
+    redis_srv_kill(s, spawn_remove_tree); /* the folder (a tree), and the guard cleared */
     cl.n = 0;
 }
 
@@ -289,7 +259,7 @@ int etcd_srv_heal(int lead, char *err, size_t errlen) {
         int now = etcd_srv_leader();
         if (lead < 0 || lead >= cl.n || now == lead) return 0;
         if (now >= 0) move_leader(now, lead);
-        sleep_ms(ETCD_SRV_ELECTION_MS / 5);
+        spawn_sleep_ms(ETCD_SRV_ELECTION_MS / 5);
     }
     snprintf(err, errlen, "etcd's %d members did not agree on a leader%s within %d s (logs: %s)", cl.n,
              lead >= 0 && lead < cl.n ? " (or would not hand it over)" : "", ETCD_SRV_READY_MS / 1000, cl.dir);

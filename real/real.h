@@ -35,8 +35,10 @@
  * resource rule are the recording's. */
 struct real_ops;
 
-/* The store named name (redis, etcd, zookeeper), or NULL. */
+/* The store named name (one of real_store_names), or NULL. */
 const struct real_ops *real_store(const char *name);
+/* The stores' names, "redis, etcd, ... and zookeeper", into buf (n bytes). */
+void real_store_names(char *buf, size_t n);
 /* The store a scenario's lock runs on when --store is not given: etcd for
  * consensus, zookeeper for zookeeper and zookeeper-multi, else redis. */
 const char *real_store_for(const struct scenario *s);

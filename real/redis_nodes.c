@@ -9,18 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "resp.h"
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
+#include "spawn.h"
 
 int redis_nodes_open(struct redis_srv *srv, char *err, size_t n) {
     memset(srv, 0, sizeof *srv);
@@ -32,33 +27,18 @@ int redis_nodes_open(struct redis_srv *srv, char *err, size_t n) {
     }
     srv->nodes = calloc(1, sizeof *srv->nodes);
     if (!srv->nodes) return LSIM_ENOMEM;
-    const char *base = getenv("LOCKSIM_REAL_TMP");
-    if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(srv->dir, sizeof srv->dir, "%s/locksim-real-XXXXXX", base);
     sigset_t old;
-    redis_srv_block_signals(&old);
-    if (!mkdtemp(srv->dir)) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        snprintf(err, n, "cannot make a temporary folder in %s: %s", base, strerror(errno));
+    int rc = spawn_tmpdir(srv->dir, sizeof srv->dir, "locksim-real", &old, err, n);
+    if (rc) {
         free(srv->nodes);
         srv->nodes = NULL;
-        srv->dir[0] = 0;
-        return LSIM_EINTERNAL;
+        return rc;
     }
     redis_srv_guard_server(0, srv->dir, 1); /* the signal guard removes the folder as a tree */
     sigprocmask(SIG_SETMASK, &old, NULL);
     return 0;
 }
 
-static int answers(int port) {
-    struct resp_conn c;
-    if (resp_connect(&c, port) != 0) return 0;
-    struct resp_reply r;
-    const char *ping[] = {"PING"};
-    int ok = resp_command(&c, &r, 1, ping) == 0 && r.type == RESP_STATUS && strcmp(r.str, "PONG") == 0;
-    resp_close(&c);
-    return ok;
-}
 
 int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args) {
     struct redis_nodes *nd = srv->nodes;
@@ -90,15 +70,7 @@ int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args) {
     sigprocmask(SIG_BLOCK, &all, &old);
     pid_t pid = fork();
     if (pid == 0) {
-        setsid(); /* its own session: a Ctrl-C reaches locksim, which stops it */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        int nul = open("/dev/null", O_RDWR);
-        if (nul >= 0) {
-            dup2(nul, 0);
-            dup2(nul, 1);
-            dup2(nul, 2);
-        }
+        spawn_child(&old, NULL);
         execvp(REDIS_SRV_BIN, (char *const *)argv);
         _exit(127);
     }
@@ -107,14 +79,11 @@ int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args) {
     if (pid < 0) return -1;
     nd->pid[i] = pid;
     nd->stopped[i] = 0;
-    for (int k = 0; k < 2500; k++) {
-        if (answers(nd->port[i])) return 0;
-        if (waitpid(pid, NULL, WNOHANG) == pid) {
-            redis_srv_guard_forget(pid);
-            nd->pid[i] = 0;
-            break;
-        }
-        sleep_ms(2);
+    int up = spawn_wait(pid, 5000, 2, redis_srv_ready, &nd->port[i]);
+    if (up > 0) return 0;
+    if (up < 0) {
+        redis_srv_guard_forget(pid);
+        nd->pid[i] = 0;
     }
     redis_nodes_kill(srv, i);
     errno = ETIMEDOUT;
@@ -137,14 +106,7 @@ void redis_nodes_close(struct redis_srv *srv) {
         free(srv->nodes);
         srv->nodes = NULL;
     }
-    if (srv->dir[0]) { /* its logs: a tree removed as the signal guard would */
-        pid_t pid = fork();
-        if (pid == 0) {
-            execl("/bin/rm", "rm", "-rf", srv->dir, (char *)NULL);
-            _exit(127);
-        }
-        if (pid > 0) waitpid(pid, NULL, 0);
-    }
+    if (srv->dir[0]) spawn_remove_tree(srv->dir); /* its logs: a tree removed as the signal guard would */
     redis_srv_guard_server(0, NULL, 0);
     srv->dir[0] = 0;
 }

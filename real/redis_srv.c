@@ -13,7 +13,6 @@
 #include <stddef.h>
 #include <limits.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -24,6 +23,7 @@
 #include "clockshim.h"
 #include "error.h"
 #include "resp.h"
+#include "spawn.h"
 
 /* What a signal handler must undo: written only with signals blocked. */
 static struct {
@@ -33,11 +33,6 @@ static struct {
     char dir[128];
     char log[160];
 } guard;
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
 
 int redis_srv_on_path(const char *bin) {
     const char *path = getenv("PATH");
@@ -70,13 +65,7 @@ static void cleanup_now(void) {
         guard.server = 0;
     }
     if (guard.dir[0] && guard.tree) {
-        /* fork, execve and waitpid are async-signal-safe; a walk is not */
-        pid_t rm = fork();
-        if (rm == 0) {
-            execl("/bin/rm", "rm", "-rf", guard.dir, (char *)NULL);
-            _exit(127);
-        }
-        if (rm > 0) waitpid(rm, NULL, 0);
+        spawn_remove_tree(guard.dir); /* fork, execve and waitpid are async-signal-safe; a walk is not */
         guard.dir[0] = 0;
     }
     if (guard.dir[0]) {
@@ -108,14 +97,7 @@ void redis_srv_guard_on(void) {
     sigaction(SIGHUP, &sa, NULL);
 }
 
-void redis_srv_block_signals(sigset_t *old) {
-    sigset_t all;
-    sigemptyset(&all);
-    sigaddset(&all, SIGINT);
-    sigaddset(&all, SIGTERM);
-    sigaddset(&all, SIGHUP);
-    sigprocmask(SIG_BLOCK, &all, old);
-}
+void redis_srv_block_signals(sigset_t *old) { spawn_block_signals(old); }
 
 void redis_srv_guard_child(pid_t pid) {
     sigset_t old;
@@ -196,6 +178,16 @@ static void remove_dir(const char *dir) {
     rmdir(dir);
 }
 
+int redis_srv_ready(const void *port) {
+    struct resp_conn c;
+    if (resp_connect(&c, *(const int *)port) != 0) return 0;
+    struct resp_reply r;
+    const char *ping[] = {"PING"};
+    int ok = resp_command(&c, &r, 1, ping) == 0 && r.type == RESP_STATUS && strcmp(r.str, "PONG") == 0;
+    resp_close(&c);
+    return ok;
+}
+
 int redis_srv_clockshim(char *buf, size_t n) {
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -252,18 +244,9 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
                  REDIS_SRV_PORT, REDIS_SRV_PORT + 15);
         return LSIM_EUNAVAILABLE;
     }
-    /* LOCKSIM_REAL_TMP: where the folder goes (a test looks there for leftovers). */
-    const char *base = getenv("LOCKSIM_REAL_TMP");
-    if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(s->dir, sizeof s->dir, "%s/locksim-real-XXXXXX", base);
     sigset_t old;
-    redis_srv_block_signals(&old);
-    if (!mkdtemp(s->dir)) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        snprintf(err, errlen, "cannot make a temporary folder in %s: %s", base, strerror(errno));
-        s->dir[0] = 0;
-        return LSIM_EINTERNAL;
-    }
+    int rc = spawn_tmpdir(s->dir, sizeof s->dir, "locksim-real", &old, err, errlen);
+    if (rc) return rc;
     snprintf(guard.dir, sizeof guard.dir, "%s", s->dir);
     guard.tree = 0;
     snprintf(guard.log, sizeof guard.log, "%s/redis.log", s->dir);
@@ -278,17 +261,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
             setenv("LD_PRELOAD", shim, 1);
             setenv(CLOCKSHIM_FD_ENV, shim_fd, 1);
         }
-        /* Its own session (a Ctrl-C reaches locksim, which stops it), and
-         * killed if locksim dies without cleaning up. */
-        setsid();
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        int nul = open("/dev/null", O_RDWR);
-        if (nul >= 0) {
-            dup2(nul, 0);
-            dup2(nul, 1);
-            dup2(nul, 2);
-        }
+        spawn_child(&old, NULL);
         execlp(REDIS_SRV_BIN, REDIS_SRV_BIN, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
                "--dir", guard.dir, "--logfile", guard.log, "--daemonize", "no", "--protected-mode", "yes",
                (char *)NULL);
@@ -305,24 +278,11 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     s->pid = pid;
     /* 5 s in all, not 500 tries: a stopped server completes the connect and
      * then holds each PING for RESP_TIMEOUT_MS (research pitfall 13). */
-    struct timespec t0, tn;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (tn = t0; tn.tv_sec - t0.tv_sec < 5; clock_gettime(CLOCK_MONOTONIC, &tn)) {
-        struct resp_conn c;
-        if (resp_connect(&c, s->port) == 0) {
-            struct resp_reply r;
-            const char *ping[] = {"PING"};
-            int ok = resp_command(&c, &r, 1, ping) == 0 && r.type == RESP_STATUS && strcmp(r.str, "PONG") == 0;
-            resp_close(&c);
-            if (ok) return 0;
-        }
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            s->pid = 0;
-            guard.server = 0;
-            break;
-        }
-        sleep_ms(10);
+    int up = spawn_wait(pid, 5000, 10, redis_srv_ready, &s->port);
+    if (up > 0) return 0;
+    if (up < 0) {
+        s->pid = 0;
+        guard.server = 0;
     }
     /* A server that started and will not answer is unavailable (69), as a
      * stopped one is once set up: not a fault of ours (70). */
@@ -338,7 +298,7 @@ void redis_srv_kill(struct redis_srv *s, void (*rm)(const char *dir)) {
         for (int i = 0; i < 200 && !gone; i++) {
             pid_t w = waitpid(s->pid, &st, WNOHANG);
             if (w == s->pid || (w < 0 && errno == ECHILD)) gone = 1; /* ECHILD: reaped already */
-            else sleep_ms(10);
+            else spawn_sleep_ms(10);
         }
         if (!gone) {
             kill(s->pid, SIGKILL);

@@ -34,6 +34,9 @@ struct redis_srv {
  * test binary in build/tests/) into buf; 0 when it exists, -1 when not. */
 int redis_srv_clockshim(char *buf, size_t n);
 
+/* 1 when the redis-server on 127.0.0.1 at *(const int *)port answers PING
+ * with PONG (spawn_wait's readiness, real/spawn.h). */
+int redis_srv_ready(const void *port);
 /* 1 when redis-server is on PATH. */
 int redis_srv_available(void);
 /* 1 when the program bin is on PATH (or in /usr/bin). */

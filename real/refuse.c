@@ -16,23 +16,6 @@
  * make a long scenario last minutes (refused, saying so). */
 #define REAL_ETCD_MAX_RUN_S 30
 
-const struct real_ops *real_store(const char *name) {
-    if (strcmp(name, "redis") == 0) return &real_store_redis;
-    if (strcmp(name, "etcd") == 0) return &real_store_etcd;
-    if (strcmp(name, "redlock") == 0) return &real_store_redlock;
-    if (strcmp(name, "redis-replicated") == 0) return &real_store_repl;
-    if (strcmp(name, "zookeeper") == 0) return &real_store_zk;
-    return NULL;
-}
-
-const char *real_store_for(const struct scenario *s) {
-    if (strcmp(s->algo, "redlock") == 0) return "redlock";
-    if (s->nservers > 1 && (strcmp(s->algo, "lease") == 0 || strcmp(s->algo, "fenced-lease") == 0))
-        return "redis-replicated"; /* a primary and its replicas */
-    if (strncmp(s->algo, "zookeeper", 9) == 0) return "zookeeper";
-    return strcmp(s->algo, "consensus") == 0 ? "etcd" : "redis";
-}
-
 int real_store_start(const struct real_ops *ops, const struct scenario *s, double scale, struct redis_srv *srv,
                      char *err, size_t n) {
     return ops->start_scn ? ops->start_scn(srv, s, scale, err, n) : ops->start(srv, err, n);
@@ -48,32 +31,40 @@ static sim_ns consensus_ttl(const struct scenario *s) {
     return ttl;
 }
 
-double real_default_scale(const struct real_ops *ops, const struct scenario *s) {
-    if (ops == &real_store_zk) return real_zk_default_scale(s);
-    if (ops == &real_store_etcd) {
-        sim_ns ttl = consensus_ttl(s);
-        return ttl > 0 ? 1e9 / (double)ttl : 0.01;
-    }
+/* The default scales (real_default_scale), per backend. etcd: the lease
+ * TTL in 1 s (etcd grants whole seconds, 1 s at least). */
+static double etcd_scale(const struct scenario *s) {
+    sim_ns ttl = consensus_ttl(s);
+    return ttl > 0 ? 1e9 / (double)ttl : 0.01;
+}
+
+/* The whole duration in span_ms of real time. */
+static double span_scale(const struct scenario *s, double span_ms) {
     double d = (double)s->duration_ns;
-    /* redlock: a server's restart (fork, exec, PING) takes 20 to 130 ms of
-     * real time on a loaded machine, which must stay small against the
-     * scenario's second between a restart and the next request; through the
-     * proxy, its replayed delays race the request timeout */
-    double span = ops == &real_store_redlock ? REAL_REDLOCK_SPAN_MS
-                  : real_needs_proxy(s)      ? REAL_PROXY_SPAN_MS
-                                             : REAL_DEFAULT_SPAN_MS;
-    double scale = d > 0 ? span * 1e6 / d : 0.01;
-    /* redlock: and a round's request timeout (50 ms) at least
-     * REAL_REDLOCK_TIMEOUT_MS of real time: at 8 ms (S = 0.167) a reply came
-     * too late on a machine at load 12, and a client missed its quorum */
+    return d > 0 ? span_ms * 1e6 / d : 0.01;
+}
+
+/* redis and redis-replicated: through the proxy, its replayed delays race
+ * the request timeout. */
+static double kv_scale(const struct scenario *s) {
+    return span_scale(s, real_needs_proxy(s) ? REAL_PROXY_SPAN_MS : REAL_DEFAULT_SPAN_MS);
+}
+
+/* redlock: a server's restart (fork, exec, PING) takes 20 to 130 ms of
+ * real time on a loaded machine, which must stay small against the
+ * scenario's second between a restart and the next request. And a round's
+ * request timeout (50 ms) at least REAL_REDLOCK_TIMEOUT_MS of real time: at
+ * 8 ms (S = 0.167) a reply came too late on a machine at load 12, and a
+ * client missed its quorum. */
+static double redlock_scale(const struct scenario *s) {
+    double scale = span_scale(s, REAL_REDLOCK_SPAN_MS);
     struct real_cfg c;
     char why[300];
-    if (ops == &real_store_redlock && real_parse_cfg(s, &c, why, sizeof why) == 0 && c.request_timeout_ns > 0 &&
+    if (real_parse_cfg(s, &c, why, sizeof why) == 0 && c.request_timeout_ns > 0 &&
         scale < REAL_REDLOCK_TIMEOUT_MS * 1e6 / (double)c.request_timeout_ns)
         scale = REAL_REDLOCK_TIMEOUT_MS * 1e6 / (double)c.request_timeout_ns;
     return scale;
 }
-
 static int refuse(char *why, size_t n, const char *fmt, const char *a, const char *b) {
     snprintf(why, n, fmt, a, b);
     return LSIM_ENOTREAL;
@@ -114,12 +105,17 @@ static int parse_consensus(const struct scenario *s, struct real_cfg *c, char *w
     return 0;
 }
 
-int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
-    memset(c, 0, sizeof *c);
-    c->ttl_ns = 30 * SIM_NS_PER_S;
-    c->first_token = 1;
-    c->wait_timeout_ns = SIM_NS_PER_S;
-    c->request_timeout_ns = SIM_NS_PER_S; /* the simulator's kv client's (sim/algo/kv_config.c) */
+/* etcd's lock, consensus: token=revision is its default. */
+static int parse_etcd(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
+    c->algo = RA_CONSENSUS;
+    c->ttl_ns = 10 * SIM_NS_PER_S;
+    c->tokens = 1;
+    c->guard_owner = s->guard_owner;
+    return parse_consensus(s, c, why, n);
+}
+
+/* The single-Redis locks' options (redis-replicated's too). */
+static int parse_kv(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
     if (strcmp(s->algo, "lease") == 0) c->algo = RA_LEASE;
     else if (strcmp(s->algo, "fenced-lease") == 0) c->algo = RA_FENCED;
     else if (strcmp(s->algo, "setnx") == 0) {
@@ -127,23 +123,10 @@ int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size
         c->ttl_ns = 0;
         c->release_del = 1;
     } else if (strcmp(s->algo, "setnx-expire") == 0) c->algo = RA_SETNX_EXPIRE;
-    else if (strcmp(s->algo, "lease-renew") == 0) {
-        c->algo = RA_RENEW;
+    else {
+        c->algo = RA_RENEW; /* lease-renew, the last in real_backends' list */
         c->renew_every = 3;
-    } else if (strcmp(s->algo, "consensus") == 0) {
-        c->algo = RA_CONSENSUS;
-        c->ttl_ns = 10 * SIM_NS_PER_S;
-        c->tokens = 1; /* token=revision is consensus's default */
-        c->guard_owner = s->guard_owner;
-    } else if (strcmp(s->algo, "redlock") == 0) {
-        return real_redlock_cfg(s, c, why, n);
-    } else if (strncmp(s->algo, "zookeeper", 9) == 0) {
-        return real_zk_parse_cfg(s, c, why, n);
-    } else
-        return refuse(why, n, "algorithm %s needs a backend that is not built (%s)", s->algo,
-                      "redis runs lease, fenced-lease, setnx, setnx-expire, lease-renew; etcd runs consensus; "
-                      "redlock runs redlock; zookeeper runs zookeeper, zookeeper-multi");
-    if (c->algo == RA_CONSENSUS) return parse_consensus(s, c, why, n);
+    }
     int constant = 0;
     for (int i = 0; i < s->nopts; i++) {
         const char *k = s->opts[i].key, *v = s->opts[i].val;
@@ -432,40 +415,11 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
     return 0;
 }
 
-int real_supported(const struct real_ops *ops, const struct scenario *s, const struct trace *sim, double scale,
-                   char *why, size_t n) {
-    struct real_cfg c;
-    int rc = real_parse_cfg(s, &c, why, n);
-    if (rc) return rc;
-    int zk = ops == &real_store_zk;
-    if (zk != (c.algo == RA_ZOOKEEPER || c.algo == RA_ZK_MULTI))
-        return refuse(why, n,
-                      "algorithm %s does not run on the %s backend (zookeeper and zookeeper-multi run on "
-                      "zookeeper only)",
-                      s->algo, ops->name);
-    if (zk) return real_zk_supported(s, sim, &c, scale > 0 ? scale : real_default_scale(ops, s), why, n);
-    if ((ops == &real_store_redlock) != (c.algo == RA_REDLOCK))
-        return refuse(why, n, "algorithm %s does not run on the %s backend (redlock runs on redlock only)", s->algo,
-                      ops->name);
-    if (ops == &real_store_redlock) return real_redlock_supported(s, sim, why, n);
-    if (ops == &real_store_repl && (c.release_get || c.check_client || c.compare != RC_LT || c.takeover))
-        return refuse(why, n, "lock option %s is built in the redis backend only, not in %s",
-                      c.release_get    ? "release=get-then-del"
-                      : c.check_client ? "check=client"
-                      : c.takeover     ? "takeover=on"
-                                       : "compare= other than <",
-                      ops->name);
-    if (ops == &real_store_repl) return real_repl_supported(s, sim, &c, why, n);
-    if (c.repl_lag_ns || c.wait_replicas)
-        return refuse(why, n, "replication options (%s) need a primary and replicas: --store %s",
-                      "repl-lag=, wait=", "redis-replicated");
-    int etcd = ops == &real_store_etcd;
-    if (etcd != (c.algo == RA_CONSENSUS))
-        return refuse(why, n,
-                      "algorithm %s does not run on the %s backend (consensus runs on etcd, the single-Redis "
-                      "locks on redis)",
-                      s->algo, ops->name);
-    if (etcd) return etcd_supported(s, sim, &c, scale > 0 ? scale : real_default_scale(ops, s), why, n);
+/* What the redis backend cannot play: several servers, a client's clock, a
+ * pause or crash of the server, and more (real --help lists them). */
+static int redis_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *cfg, double scale,
+                           char *why, size_t n) {
+    (void)scale;
     if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
     /* latency that varies, loss and links: the loopback proxy (proxy.c) */
     for (int i = 0; i < s->nclocks; i++) {
@@ -531,7 +485,7 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
         return refuse(why, n, "the simulated run has %s lock servers, the redis backend one%s", "several", "");
     int64_t rule = real_sim_rule(sim);
     if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && rule != TRACE_RULE_OWNER &&
-        !(rule == TRACE_RULE_ALGORITHM && c.algo == RA_FENCED))
+        !(rule == TRACE_RULE_ALGORITHM && cfg->algo == RA_FENCED))
         return refuse(why, n,
                       "the resource's rule is '%s': the redis backend builds a plain resource, one that checks "
                       "tokens (a resource with fencing=on, or fenced-lease's own compare=), and one guarded by "
@@ -553,4 +507,153 @@ int real_supported(const struct real_ops *ops, const struct scenario *s, const s
 int real_client_fault_refused(const struct scenario *s, const struct scn_fault *f, const char *line,
                               const char *server_fmt, char *why, size_t n) {
     return client_fault_refused(s, f, line, server_fmt, why, n);
+}
+
+/* The wrappers that give each backend's checks one shape. */
+static int redlock_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
+                             char *why, size_t n) {
+    (void)c, (void)scale;
+    return real_redlock_supported(s, sim, why, n);
+}
+
+static int repl_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
+                          char *why, size_t n) {
+    (void)scale;
+    if (c->release_get || c->check_client || c->compare != RC_LT || c->takeover)
+        return refuse(why, n, "lock option %s is built in the redis backend only, not in %s",
+                      c->release_get    ? "release=get-then-del"
+                      : c->check_client ? "check=client"
+                      : c->takeover     ? "takeover=on"
+                                        : "compare= other than <",
+                      "redis-replicated");
+    return real_repl_supported(s, sim, c, why, n);
+}
+
+/* redis-replicated is the default for lease and fenced-lease on several servers. */
+static int repl_chooses(const struct scenario *s) {
+    return s->nservers > 1 && (strcmp(s->algo, "lease") == 0 || strcmp(s->algo, "fenced-lease") == 0);
+}
+
+/* A lock with replication options needs redis-replicated. */
+static int repl_claims(const struct real_cfg *c) { return c->repl_lag_ns || c->wait_replicas; }
+
+/* One backend of `locksim real`: adding one is one entry in real_backends. */
+struct real_backend {
+    const char *name;           /* --store NAME */
+    const struct real_ops *ops; /* its store */
+    const char *algos;          /* the algorithms it runs, ", " between, as refusals list them;
+                                   NULL: none of its own (redis-replicated runs two of redis's) */
+    /* Its lock options of those algorithms into c (defaults set); 0 or LSIM_ENOTREAL. */
+    int (*parse_cfg)(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+    /* 1: it is the store for s when --store is not given (NULL: when it runs s's algorithm). */
+    int (*chooses)(const struct scenario *s);
+    /* 1: the lock c can be played by this backend only (NULL: its algorithms are, and it
+     * plays no other); refused with elsewhere (a format given the algorithm and the
+     * --store) on another backend, or another lock on this one. */
+    int (*claims)(const struct real_cfg *c);
+    const char *elsewhere;
+    /* The scale when none is given (real_default_scale). */
+    double (*default_scale)(const struct scenario *s);
+    /* What it cannot play, for a lock it runs, at scale (never 0 here). */
+    int (*supported)(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
+                     char *why, size_t n);
+};
+
+/* Listed as the user reads them (--store's error, the refusal of an
+ * algorithm no backend runs); consulted last first: a later entry's claim
+ * on a lock comes before an earlier one's, and redis is the store of last
+ * resort. */
+static const struct real_backend real_backends[] = {
+        {"redis", &real_store_redis, "lease, fenced-lease, setnx, setnx-expire, lease-renew", parse_kv, NULL, NULL,
+         NULL, kv_scale, redis_supported},
+        {"etcd", &real_store_etcd, "consensus", parse_etcd, NULL, NULL,
+         "algorithm %s does not run on the %s backend (consensus runs on etcd, the single-Redis locks on redis)",
+         etcd_scale, etcd_supported},
+        {"redis-replicated", &real_store_repl, NULL, NULL, repl_chooses, repl_claims,
+         "replication options (repl-lag=, wait=) need a primary and replicas: --store redis-replicated", kv_scale,
+         repl_supported},
+        {"redlock", &real_store_redlock, "redlock", real_redlock_cfg, NULL, NULL,
+         "algorithm %s does not run on the %s backend (redlock runs on redlock only)", redlock_scale,
+         redlock_supported},
+        {"zookeeper", &real_store_zk, "zookeeper, zookeeper-multi", real_zk_parse_cfg, NULL, NULL,
+         "algorithm %s does not run on the %s backend (zookeeper and zookeeper-multi run on zookeeper only)",
+         real_zk_default_scale, real_zk_supported},
+};
+#define REAL_NBACKENDS ((int)(sizeof real_backends / sizeof real_backends[0]))
+
+/* 1 when algo is one of b's algorithms. */
+static int runs(const struct real_backend *b, const char *algo) {
+    size_t len = strlen(algo);
+    if (len == 0) return 0;
+    for (const char *p = b->algos; p && (p = strstr(p, algo)) != NULL; p += len)
+        if ((p == b->algos || p[-1] == ' ') && (p[len] == ',' || p[len] == '\0')) return 1;
+    return 0;
+}
+
+static const struct real_backend *backend_of(const struct real_ops *ops) {
+    for (int i = 0; i < REAL_NBACKENDS; i++)
+        if (real_backends[i].ops == ops) return &real_backends[i];
+    return NULL;
+}
+
+const struct real_ops *real_store(const char *name) {
+    for (int i = 0; i < REAL_NBACKENDS; i++)
+        if (strcmp(real_backends[i].name, name) == 0) return real_backends[i].ops;
+    return NULL;
+}
+
+void real_store_names(char *buf, size_t n) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < REAL_NBACKENDS && at < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%s",
+                               i == 0                    ? ""
+                               : i == REAL_NBACKENDS - 1 ? " and "
+                                                         : ", ",
+                               real_backends[i].name);
+}
+
+const char *real_store_for(const struct scenario *s) {
+    for (int i = REAL_NBACKENDS - 1; i >= 0; i--) {
+        const struct real_backend *b = &real_backends[i];
+        if (b->chooses ? b->chooses(s) : runs(b, s->algo)) return b->name;
+    }
+    return real_backends[0].name;
+}
+
+double real_default_scale(const struct real_ops *ops, const struct scenario *s) {
+    const struct real_backend *b = backend_of(ops);
+    return b ? b->default_scale(s) : 0.01;
+}
+
+int real_parse_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n) {
+    memset(c, 0, sizeof *c);
+    c->ttl_ns = 30 * SIM_NS_PER_S;
+    c->first_token = 1;
+    c->wait_timeout_ns = SIM_NS_PER_S;
+    c->request_timeout_ns = SIM_NS_PER_S; /* the simulator's kv client's (sim/algo/kv_config.c) */
+    char list[400];
+    size_t at = 0;
+    for (int i = 0; i < REAL_NBACKENDS; i++) {
+        const struct real_backend *b = &real_backends[i];
+        if (runs(b, s->algo)) return b->parse_cfg(s, c, why, n);
+        if (b->algos && at < sizeof list)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s runs %s", at ? "; " : "", b->name, b->algos);
+    }
+    return refuse(why, n, "algorithm %s needs a backend that is not built (%s)", s->algo, list);
+}
+
+int real_supported(const struct real_ops *ops, const struct scenario *s, const struct trace *sim, double scale,
+                   char *why, size_t n) {
+    struct real_cfg c;
+    int rc = real_parse_cfg(s, &c, why, n);
+    if (rc) return rc;
+    for (int i = REAL_NBACKENDS - 1; i >= 0; i--) {
+        const struct real_backend *b = &real_backends[i];
+        int mine = ops == b->ops, claimed = b->claims ? b->claims(&c) : runs(b, s->algo);
+        if (b->elsewhere && claimed != mine && (claimed || !b->claims))
+            return refuse(why, n, b->elsewhere, s->algo, ops->name);
+        if (mine) return b->supported(s, sim, &c, scale > 0 ? scale : b->default_scale(s), why, n);
+    }
+    return refuse(why, n, "the %s store is not in real_backends%s", ops->name, "");
 }

@@ -7,31 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "error.h"
+#include "spawn.h"
 #include "zk.h"
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
 
 int zk_srv_available(void) { return redis_srv_on_path("java") && access(ZK_SRV_JAR, R_OK) == 0; }
 
-/* The folder holds a tree (dataDir/version-2/...): rm -rf, as the signal
- * guard does. */
-static void remove_tree(const char *dir) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl("/bin/rm", "rm", "-rf", dir, (char *)NULL);
-        _exit(127);
-    }
-    if (pid > 0) waitpid(pid, NULL, 0);
-}
+/* 1 when the server on *(const int *)port is ready and opens a session. */
+static int ready(const void *port) { return zk_ruok(*(const int *)port) && zk_session_ok(*(const int *)port); }
 
 int zk_srv_start(struct redis_srv *s, int tick_ms, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
@@ -51,17 +38,9 @@ int zk_srv_start(struct redis_srv *s, int tick_ms, char *err, size_t errlen) {
                  ZK_SRV_PORT + 15);
         return LSIM_EUNAVAILABLE;
     }
-    const char *base = getenv("LOCKSIM_REAL_TMP");
-    if (!base || !base[0] || strlen(base) > 80) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(s->dir, sizeof s->dir, "%s/locksim-zk-XXXXXX", base);
     sigset_t old;
-    redis_srv_block_signals(&old);
-    if (!mkdtemp(s->dir)) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        snprintf(err, errlen, "cannot make a temporary folder in %s: %s", base, strerror(errno));
-        s->dir[0] = 0;
-        return LSIM_EINTERNAL;
-    }
+    int rc = spawn_tmpdir(s->dir, sizeof s->dir, "locksim-zk", &old, err, errlen);
+    if (rc) return rc;
     redis_srv_guard_server(0, s->dir, 1);
     char cfg[200], log[200];
     snprintf(cfg, sizeof cfg, "%s/zoo.cfg", s->dir);
@@ -83,15 +62,7 @@ int zk_srv_start(struct redis_srv *s, int tick_ms, char *err, size_t errlen) {
     }
     pid_t pid = fork();
     if (pid == 0) {
-        setsid(); /* its own session and process group: a Ctrl-C reaches locksim only */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        int nul = open("/dev/null", O_RDONLY), out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (nul >= 0) dup2(nul, 0);
-        if (out >= 0) {
-            dup2(out, 1);
-            dup2(out, 2);
-        }
+        spawn_child(&old, log);
         /* A small heap, the serial collector and the C1 compiler only: a
          * quicker start and less CPU on a shared machine. */
         execlp("java", "java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -107,15 +78,11 @@ int zk_srv_start(struct redis_srv *s, int tick_ms, char *err, size_t errlen) {
         return LSIM_EINTERNAL;
     }
     s->pid = pid;
-    for (int i = 0; i < ZK_SRV_READY_MS / 10; i++) {
-        if (zk_ruok(s->port) && zk_session_ok(s->port)) return 0;
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            s->pid = 0;
-            redis_srv_guard_server(0, s->dir, 1);
-            break;
-        }
-        sleep_ms(10);
+    int up = spawn_wait(pid, ZK_SRV_READY_MS, 10, ready, &s->port);
+    if (up > 0) return 0;
+    if (up < 0) {
+        s->pid = 0;
+        redis_srv_guard_server(0, s->dir, 1);
     }
     snprintf(err, errlen, "zookeeper did not open a session on 127.0.0.1:%d within %d s", s->port,
              ZK_SRV_READY_MS / 1000);
@@ -123,4 +90,4 @@ int zk_srv_start(struct redis_srv *s, int tick_ms, char *err, size_t errlen) {
     return LSIM_EUNAVAILABLE;
 }
 
-void zk_srv_stop(struct redis_srv *s) { redis_srv_kill(s, remove_tree); }
+void zk_srv_stop(struct redis_srv *s) { redis_srv_kill(s, spawn_remove_tree); /* dataDir/version-2/...: a tree */ }

@@ -4,6 +4,8 @@
  * Skipped, saying so, when redis-server is not installed (CI installs it). */
 #include "cli_util.h"
 #include "clockshim.h"
+#include "lock.h"
+#include "real_int.h"
 #include "redis_srv.h"
 #include "resp.h"
 
@@ -461,6 +463,50 @@ static void test_real_server_that_does_not_answer(void **state) {
     rmdir(tmp);
 }
 
+/* Runs `locksim real ARGS...` (args NULL-ended) with $LOCKSIM_REAL_TMP
+ * set to tmp, sends sig after at_ms and checks exit 130 after the cleanup
+ * (or death by sig when it came before anything was started). With child
+ * ("redis-server"), the process of that name that was locksim's child just
+ * before the signal is gone too; with child_runs, there must have been one.
+ * What is left in tmp is the caller's to check. */
+static void interrupt_in(const char *tmp, const char *const *args, long at_ms, int sig, const char *child,
+                         int child_runs) {
+    char abs[4096];
+    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
+    const char *argv[16] = {abs, "real"};
+    for (int i = 0; args[i] && i < 13; i++) argv[i + 2] = args[i];
+    fflush(stdout); /* the child's freopen would print what is buffered again */
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LOCKSIM_REAL_TMP", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        execv(abs, (char *const *)argv);
+        _exit(127);
+    }
+    ms_sleep(at_ms);
+    pid_t srv = child ? child_named(pid, child) : 0;
+    if (child_runs) assert_true(srv > 0); /* by then the servers run */
+    kill(pid, sig);
+    int st;
+    waitpid(pid, &st, 0);
+    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sig);
+    else assert_int_equal(WEXITSTATUS(st), 130);
+    ms_sleep(20);
+    if (srv > 0) assert_true(kill(srv, 0) != 0);
+}
+
+/* interrupt_in with a fresh folder, which must be left empty, and no
+ * process whose command line mentions gone (NULL: the folder). */
+static void interrupt_run(const char *const *args, long at_ms, int sig, const char *child, int child_runs,
+                          const char *gone) {
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    interrupt_in(tmp, args, at_ms, sig, child, child_runs);
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(gone ? gone : tmp));
+    rmdir(tmp);
+}
+
 /* Interrupted at several points (while the server starts, mid-run, late),
  * by SIGINT and SIGTERM: exit 130, no server, no client, no folder. */
 static void test_real_interrupted_leaves_nothing(void **state) {
@@ -471,32 +517,9 @@ static void test_real_interrupted_leaves_nothing(void **state) {
     }
     const long at_ms[] = {5, 60, 400, 900};
     const int sigs[] = {SIGINT, SIGTERM, SIGINT, SIGTERM};
-    for (int k = 0; k < 4; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", "scenarios/gc-pause-outlives-lease.lsim", "--scale", "0.01", "--repeat", "3",
-                  "--store", "redis", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        /* 130 after the cleanup; or, for a signal that came before locksim
-         * had started anything (a loaded machine), death by that signal. */
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions(tmp));
-        rmdir(tmp);
-    }
+    const char *args[] = {
+            "scenarios/gc-pause-outlives-lease.lsim", "--scale", "0.01", "--repeat", "3", "--store", "redis", NULL};
+    for (int k = 0; k < 4; k++) interrupt_run(args, at_ms[k], sigs[k], NULL, 0, NULL);
 }
 
 /* A delayed write made real by the loopback proxy: A's write to the
@@ -654,23 +677,8 @@ static void test_real_partition_through_the_proxy(void **state) {
     printf("test_real: B took the lock at %.2fs of scenario time (simulated 10.01s)\n", at);
     assert_true(at > 9.4 && at < 11.5); /* after A's lease ran out, not at A's (dropped) release */
     /* interrupted while the proxy holds messages: nothing is left */
-    char abs[4096];
-    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-    fflush(stdout); /* the child's freopen would print what is buffered again */
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("LOCKSIM_REAL_TMP", tmp, 1);
-        freopen("/dev/null", "w", stdout);
-        execl(abs, abs, "real", file, "--repeat", "3", (char *)NULL);
-        _exit(127);
-    }
-    ms_sleep(700);
-    kill(pid, SIGINT);
-    int st;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), SIGINT);
-    else assert_int_equal(WEXITSTATUS(st), 130);
-    ms_sleep(20);
+    const char *again[] = {file, "--repeat", "3", NULL};
+    interrupt_in(tmp, again, 700, SIGINT, NULL, 0);
     assert_false(process_mentions(tmp)); /* the proxy and the clients are forks: their command line names file */
     unlink(file);
     assert_int_equal(entries(tmp), 0);
@@ -760,7 +768,7 @@ static void test_real_etcd_refusals(void **state) {
     r = run_in("", "real scenarios/consensus-revision-fenced.lsim --store memcached");
     assert_int_equal(r->code, 64);
     assert_non_null(
-            strstr(r->err, "--store memcached: redis, etcd, redlock, redis-replicated and zookeeper are built"));
+            strstr(r->err, "--store memcached: redis, etcd, redis-replicated, redlock and zookeeper are built"));
     /* a cluster of 5 members at most */
     write_file(sp("seven.lsim"), "lock consensus servers=7\n"
                                  "duration 20s\n"
@@ -770,31 +778,11 @@ static void test_real_etcd_refusals(void **state) {
     assert_non_null(strstr(r->err, "7 lock servers: the etcd backend runs a cluster of 5 members at most"));
 }
 
-/* Run `real FILE --repeat N` with its folder in a fresh one, send sig
- * after at_ms, and check: exit 130 (or killed by sig), no file left, no
- * process whose command line names the folder (etcd's data dir is in it). */
+/* `real FILE --repeat N` interrupted: as interrupt_run (etcd's data dir is
+ * in the folder, which every member's command line names). */
 static void interrupt_etcd_run(const char *file, const char *repeat, long at_ms, int sig) {
-    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-    assert_non_null(mkdtemp(tmp));
-    char abs[4096];
-    if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-    pid_t pid = fork();
-    if (pid == 0) {
-        setenv("LOCKSIM_REAL_TMP", tmp, 1);
-        freopen("/dev/null", "w", stdout);
-        execl(abs, abs, "real", file, "--repeat", repeat, (char *)NULL);
-        _exit(127);
-    }
-    ms_sleep(at_ms);
-    kill(pid, sig);
-    int st;
-    waitpid(pid, &st, 0);
-    if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sig);
-    else assert_int_equal(WEXITSTATUS(st), 130);
-    ms_sleep(20);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    const char *args[] = {file, "--repeat", repeat, NULL};
+    interrupt_run(args, at_ms, sig, NULL, 0, NULL);
 }
 
 /* Interrupted while etcd starts, mid-run and late, by SIGINT and SIGTERM:
@@ -913,6 +901,82 @@ static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
     rmdir(tmp);
 }
 
+/* The backends a user can name: every store `real --help` lists resolves,
+ * and it lists as many as the --store error does; every algorithm in the
+ * catalog either runs on the store chosen for it (one of those) or is
+ * refused with the sentence naming what each backend runs. */
+static void test_real_backends_table(void **state) {
+    (void)state;
+    struct result *r = run_in("", "real --help");
+    assert_int_equal(r->code, 0);
+    const char *line = strstr(r->out, "--store NAME");
+    assert_non_null(line);
+    char names[200];
+    snprintf(names, sizeof names, "%s", line + strlen("--store NAME"));
+    *strstr(names, " (default") = '\0';
+    char help[200] = ""; /* " NAME," for each */
+    int listed = 0;
+    for (char *w = strtok(names, " ,"); w; w = strtok(NULL, " ,"))
+        if (strcmp(w, "or") != 0) {
+            assert_non_null(real_store(w));
+            snprintf(help + strlen(help), sizeof help - strlen(help), " %s,", w);
+            listed++;
+        }
+    char built[200];
+    real_store_names(built, sizeof built);
+    int nbuilt = 1;
+    for (const char *p = built; (p = strchr(p, ',')) != NULL; p++) nbuilt++;
+    nbuilt += strstr(built, " and ") != NULL;
+    assert_int_equal(listed, 5);
+    assert_int_equal(nbuilt, listed);
+    /* every catalog algorithm: its lock line read (a bare `lock NAME`), or
+     * the refusal that says which backend runs what */
+    static struct scenario s;
+    int runs = 0, nreality = 1;
+    char reality[300] = "|"; /* make reality's algorithms, "|a|b|" */
+    FILE *f = fopen("mk/reality.sh", "r");
+    assert_non_null(f);
+    char text[300];
+    while (fgets(text, sizeof text, f))
+        if (strstr(text, "'^lock (")) snprintf(reality + 1, sizeof reality - 1, "%s", strstr(text, "'^lock (") + 8);
+    fclose(f);
+    assert_non_null(strchr(reality, ')'));
+    strcpy(strchr(reality, ')'), "|");
+    for (const char *p = reality + 1; (p = strchr(p, '|')) != NULL && p[1]; p++) nreality++;
+    for (int i = 0; lock_algo_at(i); i++) {
+        const char *name = lock_algo_at(i)->name;
+        snprintf(s.algo, sizeof s.algo, "%s", name);
+        s.nservers = 1;
+        struct real_cfg c;
+        char why[600], want[640];
+        if (real_parse_cfg(&s, &c, why, sizeof why) == 0) {
+            const char *store = real_store_for(&s);
+            assert_non_null(real_store(store));
+            char named[80];
+            snprintf(named, sizeof named, " %s,", store);
+            assert_non_null(strstr(help, named));
+            /* make reality (mk/reality.sh) plays it */
+            char word[80];
+            snprintf(word, sizeof word, "|%s|", name);
+            assert_non_null(strstr(reality, word));
+            runs++;
+        } else {
+            snprintf(want, sizeof want,
+                     "algorithm %s needs a backend that is not built (redis runs lease, fenced-lease, setnx, "
+                     "setnx-expire, lease-renew; etcd runs consensus; redlock runs redlock; zookeeper runs "
+                     "zookeeper, zookeeper-multi)",
+                     name);
+            assert_string_equal(why, want);
+        }
+    }
+    assert_int_equal(runs, nreality);
+    assert_int_equal(runs, 9);
+    /* lease on three servers runs on a primary and its replicas */
+    snprintf(s.algo, sizeof s.algo, "lease");
+    s.nservers = 3;
+    assert_string_equal(real_store_for(&s), "redis-replicated");
+}
+
 /* What the redlock backend cannot make real is refused with its reason. */
 static void test_real_redlock_refusals(void **state) {
     (void)state;
@@ -931,32 +995,9 @@ static void test_real_redlock_refusals(void **state) {
  * second point on there must be one), and its folder removed. */
 static void interrupted_redis_servers_gone(const char *file, const char *scale, const long *at_ms, const int *sigs,
                                            int n) {
-    for (int k = 0; k < n; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", file, "--scale", scale, "--repeat", "3", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        pid_t srv = child_named(pid, "redis-server");
-        if (k > 0) assert_true(srv > 0); /* by then the servers run */
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        if (srv > 0) assert_true(kill(srv, 0) != 0);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions("redis-server 127.0.0.1:164"));
-        rmdir(tmp);
-    }
+    const char *args[] = {file, "--scale", scale, "--repeat", "3", NULL};
+    for (int k = 0; k < n; k++)
+        interrupt_run(args, at_ms[k], sigs[k], "redis-server", k > 0, "redis-server 127.0.0.1:164");
 }
 
 /* Interrupted while the six servers start, mid-run and late, by SIGINT and
@@ -1103,29 +1144,8 @@ static void test_real_zookeeper_interrupted_leaves_nothing(void **state) {
     if (!have_zookeeper()) skip();
     const long at_ms[] = {30, 400, 3000};
     const int sigs[] = {SIGTERM, SIGINT, SIGTERM};
-    for (int k = 0; k < 3; k++) {
-        char tmp[] = "/tmp/locksim-test-real-XXXXXX";
-        assert_non_null(mkdtemp(tmp));
-        char abs[4096];
-        if (!realpath(bin(), abs)) snprintf(abs, sizeof abs, "%s", bin());
-        pid_t pid = fork();
-        if (pid == 0) {
-            setenv("LOCKSIM_REAL_TMP", tmp, 1);
-            freopen("/dev/null", "w", stdout);
-            execl(abs, abs, "real", "scenarios/zookeeper-release-checks-czxid.lsim", "--repeat", "3", (char *)NULL);
-            _exit(127);
-        }
-        ms_sleep(at_ms[k]);
-        kill(pid, sigs[k]);
-        int st;
-        waitpid(pid, &st, 0);
-        if (WIFSIGNALED(st)) assert_int_equal(WTERMSIG(st), sigs[k]);
-        else assert_int_equal(WEXITSTATUS(st), 130);
-        ms_sleep(20);
-        assert_int_equal(entries(tmp), 0);
-        assert_false(process_mentions(tmp));
-        rmdir(tmp);
-    }
+    const char *args[] = {"scenarios/zookeeper-release-checks-czxid.lsim", "--repeat", "3", NULL};
+    for (int k = 0; k < 3; k++) interrupt_run(args, at_ms[k], sigs[k], NULL, 0, NULL);
 }
 
 int main(void) {
@@ -1134,6 +1154,7 @@ int main(void) {
             cmocka_unit_test(test_real_run_ends_when_its_clients_have),
             cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
+            cmocka_unit_test(test_real_backends_table),
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
