@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "checker.h"
 #include "error.h"
 #include "output.h"
 #include "report.h"
@@ -216,9 +217,10 @@ int cli_banner_fill(struct cli_banner *cb, const struct run_result *r, const str
  * NULL), else the file's extension (.png, .svg; "-" = PNG). *svg = 1 for
  * SVG. Returns 0, or exit status 64 after a usage error naming the formats. */
 int cli_picture_format(const char *path, const char *format, int *svg);
-/* The same in two steps: open the output (refusing input as one) before a
- * run, then draw and commit (or abort on error). Return as above. */
-int cli_picture_open(struct out_file *out, const char *path, const char *input);
+/* The same in two steps: open the output (refusing any of the ninputs
+ * inputs as one) before a run, then draw and commit (or abort on error).
+ * Return as above. */
+int cli_picture_open(struct out_file *out, const char *path, const char *const *inputs, int ninputs);
 int cli_picture_finish(struct out_file *out, int svg, const struct trace *const *trs, size_t n,
                        const struct scene_banner *banners, const struct scene_view *v);
 /* Write n stacked panels (trs and banners borrowed) in view v to path
@@ -226,6 +228,35 @@ int cli_picture_finish(struct out_file *out, int svg, const struct trace *const 
  * Returns 0 or the exit status after printing the error. */
 int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs, size_t n,
                       const struct scene_banner *banners, const struct scene_view *v);
+/* A recorded trace (locksim real --trace, or any trace file) as a panel
+ * under the simulated run, on its time axis (cli/recorded.c). */
+#define CLI_MAX_RECORDED 7 /* --trace files, each a panel under the simulated one */
+struct cli_recorded {
+    struct trace src;          /* as read */
+    struct trace dst;          /* as the checker saw it again: the panel drawn */
+    struct checker_report rep; /* dst's verdict */
+    char title[300], note[420];
+    struct scene_banner b; /* points into this struct */
+    int loaded;            /* src and dst to be closed */
+};
+/* Read the trace at path into rc and judge it afresh (run_recheck) as a
+ * run of s would be judged (its purpose and stuck-after; s NULL: the
+ * defaults, as diff judges); its banner filled. Returns 0, or the exit
+ * status after printing why ("PATH:N: ..." for a malformed line). Close rc
+ * with cli_recorded_close either way. */
+int cli_recorded_load(struct cli_recorded *rc, const char *path, const struct scenario *s);
+/* rc->src (a trace filled by the caller; rc->loaded set) judged afresh
+ * into rc->dst and rc->rep as a run of s (NULL: the defaults), and its
+ * banner filled: "Real run: TITLE", and what its srv-note at t = 0 says it
+ * was recorded against, at what scale, with source ("the trace
+ * rec.jsonl", "run 2 of 5"; copied). A recording's event times are
+ * rounded to the microsecond first (rc->src changed). 0 or LSIM_ENOMEM. */
+int cli_recorded_judge(struct cli_recorded *rc, const struct scenario *s, const char *source);
+void cli_recorded_close(struct cli_recorded *rc);
+/* 0 when rec (read from rec_file) has the nodes of sim (scenario scn_file)
+ * in the same order; else LSIM_EPARSE with err naming the first difference. */
+int cli_recorded_match(const struct trace *sim, const char *scn_file, const struct trace *rec, const char *rec_file,
+                       char *err, size_t errlen);
 /* --from/--to: a duration ("31.5s"); 0 or exit status 64 after a usage error. */
 int cli_parse_window(const char *opt, const char *text, sim_ns *out);
 

@@ -18,6 +18,7 @@
 const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redlock|redis-replicated|\n"
                               "                         zookeeper]\n"
                               "                         [--scale S] [--repeat N] [--trace OUT.jsonl] [--row]\n"
+                              "                         [--picture OUT.png|OUT.svg]\n"
                               "\n"
                               "Plays the scenario against a real lock service that locksim starts itself on\n"
                               "127.0.0.1 and stops by PID on every exit, Ctrl-C and SIGTERM included; each\n"
@@ -83,6 +84,10 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "(build/real/locksim-clockshim.so): its CLOCK_REALTIME, gettimeofday and time\n"
                               "shifted by an offset and a rate the driver writes while it runs; the\n"
                               "machine's clock is never touched.\n"
+                              "etcd: a partition goes through the same proxy (a link to each member, and to\n"
+                              "the resource through each; an HTTP request and its answer are one message\n"
+                              "each) and, between members, through a peer proxy on their peer URLs that\n"
+                              "holds a cut pair's connections (who dialed is looked up in /proc).\n"
                               "redis also plays release=get-then-del, takeover=on, renew-expired=on,\n"
                               "uncertainty=, check=client, compare=, write set=V, and the resource's\n"
                               "check=reads+writes and guard=owner (Lua scripts where the model is atomic).\n"
@@ -90,9 +95,10 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "timeouts, read checks but in redis; redis: several servers, failover, restarts,\n"
                               "a pause or crash of the server, a partition at a client's point, deadline=;\n"
                               "etcd: bug=, over 5 servers, a server fault at a client's point, latency that\n"
-                              "varies, loss, partitions, links, clock faults, a TTL that is not whole seconds\n"
-                              "of real time at S, and a run over 30 s of real time; redlock: a client's crash,\n"
-                              "clock faults, partitions, latency that varies, links but a request never sent;\n"
+                              "varies, loss, links, a partition at a client's point or leaving the resource\n"
+                              "with no lock server, clock faults, a TTL that is not whole seconds of real time\n"
+                              "at S, and a run over 30 s of real time; redlock: a client's crash, clock faults,\n"
+                              "partitions, latency that varies, links but a request never sent;\n"
                               "redis-replicated: min-replicas, restarts, partitions, links, clock faults, a\n"
                               "repl-lag the replicas see; zookeeper: curator= (a cut link and Curator's Java\n"
                               "listener), partitions, links, clock faults, a tickTime or session timeout that\n"
@@ -104,6 +110,10 @@ const char cli_usage_real[] = "Usage: locksim real FILE [--store redis|etcd|redl
                               "  --scale S         e.g. 0.01: a 30 s TTL lasts 300 ms\n"
                               "  --repeat N        N runs (real runs are not deterministic: each is reported)\n"
                               "  --trace OUT.jsonl the recorded trace (with --repeat, OUT-K.jsonl for run K)\n"
+                              "  --picture OUT.png the simulated run and, under it on the same time axis, each\n"
+                              "                    real run (with --repeat N, N panels, at most 7: the runs side\n"
+                              "                    by side show how much they vary), each with its verdict; as\n"
+                              "                    render --trace draws it; written whole when the runs are done\n"
                               "  --row             one Markdown table row instead of the report (make reality):\n"
                               "                    scenario, backend, simulated verdict, real verdicts, runs\n"
                               "                    whose verdict differs, runs with any difference, scale,\n"
@@ -195,7 +205,9 @@ static int write_trace(const char *path, int k, int repeat, const struct trace *
 }
 
 struct real_cmd {
-    const char *file, *trace_out, *store;
+    const char *file, *trace_out, *store, *picture;
+    int svg;                                    /* --picture's format */
+    struct cli_recorded recs[CLI_MAX_RECORDED]; /* --picture: each run, drawn under the simulated one */
     double scale;
     long repeat;
     int row;
@@ -212,13 +224,14 @@ struct real_cmd {
     size_t tl;
 };
 
-enum { OPT_STORE = CLI_OPT_OWN, OPT_SCALE, OPT_REPEAT, OPT_TRACE, OPT_ROW };
+enum { OPT_STORE = CLI_OPT_OWN, OPT_SCALE, OPT_REPEAT, OPT_TRACE, OPT_ROW, OPT_PICTURE };
 static const struct option real_options[] = {
         {"store", required_argument, NULL, OPT_STORE},
         {"scale", required_argument, NULL, OPT_SCALE},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"row", no_argument, NULL, OPT_ROW},
+        {"picture", required_argument, NULL, OPT_PICTURE},
         {NULL, 0, NULL, 0},
 };
 const struct option *const cli_tables_real[] = {real_options, NULL};
@@ -239,6 +252,7 @@ static int take_real_option(struct real_cmd *o, int c, const char *v) {
         return 0;
     case OPT_TRACE: o->trace_out = v; return 0;
     case OPT_ROW: o->row = 1; return 0;
+    case OPT_PICTURE: o->picture = v; return cli_picture_format(v, NULL, &o->svg);
     default: /* CLI_OPT_ARG */
         if (o->file) return cli_usage("real takes one scenario FILE; %s is a second", v);
         o->file = v;
@@ -259,6 +273,7 @@ static int parse_real_args(struct real_cmd *o, int argc, char **argv) {
 }
 
 static void real_close(struct real_cmd *o) {
+    for (int i = 0; i < CLI_MAX_RECORDED; i++) cli_recorded_close(&o->recs[i]);
     scenario_close(&o->scn);
     if (o->have_sim) run_result_close(&o->sim);
 }
@@ -267,6 +282,16 @@ static void real_close(struct real_cmd *o) {
  * 0, or the exit status (a refusal said as a row or on stderr). */
 static int real_prepare(struct real_cmd *o) {
     if (!o->file) return cli_usage("real needs a scenario FILE");
+    if (o->picture && o->repeat > CLI_MAX_RECORDED)
+        return cli_usage("--picture draws at most %d real runs under the simulated one; --repeat %ld is more",
+                         CLI_MAX_RECORDED, o->repeat);
+    if (o->picture) { /* refused now (the scenario as the output, a folder that takes no file), not after the runs */
+        struct out_file out;
+        const char *inputs[] = {o->file};
+        int st = cli_picture_open(&out, o->picture, inputs, 1);
+        if (st) return st;
+        out_abort(&out);
+    }
     char names[200];
     real_store_names(names, sizeof names);
     if (o->store && !real_store(o->store)) return cli_usage("--store %s: %s are built", o->store, names);
@@ -368,9 +393,36 @@ static int real_one(struct real_cmd *o, long k, struct redis_srv *srv, char *err
         }
         if (o->trace_out) rc = write_trace(o->trace_out, (int)k, (int)o->repeat, &dst);
         trace_close(&dst);
+        if (o->picture && rc == 0) { /* kept for the picture: rec moves into it */
+            struct cli_recorded *p = &o->recs[k - 1];
+            p->src = rec, p->loaded = 1;
+            char what[64];
+            snprintf(what, sizeof what, "run %ld of %ld", k, o->repeat);
+            return cli_recorded_judge(p, s, what);
+        }
     }
     trace_close(&rec);
     return rc;
+}
+
+/* --picture: the simulated run, and each real run as a panel under it on
+ * its time axis, through the output rules: 0 or the exit status. */
+static int real_picture(struct real_cmd *o) {
+    const struct trace *trs[CLI_MAX_RECORDED + 1];
+    struct scene_banner bs[CLI_MAX_RECORDED + 1];
+    struct cli_banner cb;
+    struct report_ctx c = {.file = o->file};
+    if (cli_banner_fill(&cb, &o->sim, &c) != 0) return cli_fail(LSIM_ENOMEM, "out of memory writing the replay line");
+    trs[0] = engine_trace(o->sim.engine);
+    bs[0] = cb.b;
+    size_t n = 1;
+    for (long k = 0; k < o->repeat; k++) {
+        trs[n] = &o->recs[k].dst;
+        bs[n++] = o->recs[k].b;
+    }
+    struct scene_view v;
+    scene_view_pixels(&v, 1280, 0);
+    return cli_write_picture(o->picture, o->svg, o->file, trs, n, bs, &v);
 }
 
 /* The real verdicts over every run, as a row or a sentence. */
@@ -412,6 +464,10 @@ int cmd_real(int argc, char **argv) {
     for (long k = 1; k <= o.repeat && rc == 0; k++) rc = real_one(&o, k, &srv, err, sizeof err);
     real_store_stop(o.ops, &srv);
     if (rc == 0) real_summary(&o);
+    if (rc == 0 && o.picture && (rc = real_picture(&o)) != 0) {
+        real_close(&o);
+        return rc;
+    }
     /* Exit 1 (LSIM_EXIT_MAP) when a real verdict is not the simulated one:
      * a script or CI can tell a disagreement from a run that agrees. */
     int verdict_differs = o.counts[o.sim.report->verdict] < (int)o.repeat;

@@ -48,10 +48,9 @@ int cli_picture_format(const char *path, const char *format, int *svg) {
     return 0;
 }
 
-int cli_picture_open(struct out_file *out, const char *path, const char *input) {
+int cli_picture_open(struct out_file *out, const char *path, const char *const *inputs, int ninputs) {
     char err[600];
-    const char *inputs[] = {input};
-    int rc = out_open(out, path, inputs, input ? 1 : 0, err, sizeof err);
+    int rc = out_open(out, path, inputs, ninputs, err, sizeof err);
     return rc ? cli_fail(rc, err) : 0;
 }
 
@@ -74,7 +73,8 @@ int cli_picture_finish(struct out_file *out, int svg, const struct trace *const 
 int cli_write_picture(const char *path, int svg, const char *input, const struct trace *const *trs, size_t n,
                       const struct scene_banner *banners, const struct scene_view *v) {
     struct out_file out;
-    int st = cli_picture_open(&out, path, input);
+    const char *inputs[] = {input};
+    int st = cli_picture_open(&out, path, inputs, input ? 1 : 0);
     return st ? st : cli_picture_finish(&out, svg, trs, n, banners, v);
 }
 
@@ -96,11 +96,25 @@ struct render_cmd {
     const char *file, *out, *format;
     long width, height, fps;
     sim_ns from, to, at, duration;
-    int has_from, has_to, has_at, has_fps, has_duration;
-    int linear; /* --linear: idle stretches at their full length */
+    int has_from, has_to, has_at, has_fps, has_duration, has_height;
+    int linear;                               /* --linear: idle stretches at their full length */
+    int file_is_trace;                        /* FILE ends in .jsonl: a trace drawn as recorded, no run */
+    const char *traces[CLI_MAX_RECORDED + 1]; /* --trace: each a panel under the first */
+    int ntraces;
 };
 
-enum { OPT_FORMAT = CLI_OPT_OWN, OPT_WIDTH, OPT_HEIGHT, OPT_FROM, OPT_TO, OPT_AT, OPT_FPS, OPT_DURATION, OPT_LINEAR };
+enum {
+    OPT_FORMAT = CLI_OPT_OWN,
+    OPT_WIDTH,
+    OPT_HEIGHT,
+    OPT_FROM,
+    OPT_TO,
+    OPT_AT,
+    OPT_FPS,
+    OPT_DURATION,
+    OPT_LINEAR,
+    OPT_TRACE
+};
 static const struct option render_options[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -112,6 +126,7 @@ static const struct option render_options[] = {
         {"fps", required_argument, NULL, OPT_FPS},
         {"duration", required_argument, NULL, OPT_DURATION},
         {"linear", no_argument, NULL, OPT_LINEAR},
+        {"trace", required_argument, NULL, OPT_TRACE},
         {NULL, 0, NULL, 0},
 };
 const struct option *const cli_tables_render[] = {render_options, NULL};
@@ -122,7 +137,15 @@ static int take_render_option(struct render_cmd *o, int c, const char *v) {
     case 'o': o->out = v; return 0;
     case OPT_FORMAT: o->format = v; return 0;
     case OPT_WIDTH: return cli_parse_pixels("--width", v, 320, 8192, &o->width);
-    case OPT_HEIGHT: /* 0 = as tall as the content */ return cli_parse_pixels("--height", v, 0, 8192, &o->height);
+    case OPT_HEIGHT: /* 0 = as tall as the content */
+        o->has_height = 1;
+        return cli_parse_pixels("--height", v, 0, 8192, &o->height);
+    case OPT_TRACE:
+        if (o->ntraces == CLI_MAX_RECORDED)
+            return cli_usage("render draws at most %d --trace files under the scenario's run; '%s' is one more",
+                             CLI_MAX_RECORDED, v);
+        o->traces[o->ntraces++] = v;
+        return 0;
     case OPT_FROM: o->has_from = 1; return cli_parse_window("--from", v, &o->from);
     case OPT_TO: o->has_to = 1; return cli_parse_window("--to", v, &o->to);
     case OPT_AT: o->has_at = 1; return cli_parse_window("--at", v, &o->at);
@@ -158,6 +181,12 @@ static int parse_render_args(struct render_cmd *o, int argc, char **argv) {
     if (!o->file) return cli_usage("render needs a scenario file: locksim render FILE -o OUT.png");
     if (!o->out) return cli_usage("render needs an output: -o OUT.png or -o OUT.svg (- for standard output)");
     if (o->has_from && o->has_to && o->to <= o->from) return cli_usage("--to must be later than --from");
+    size_t n = strlen(o->file);
+    o->file_is_trace = n > 6 && strcasecmp(o->file + n - 6, ".jsonl") == 0;
+    if (o->file_is_trace && (o->ro.seed || o->ro.nsets || o->ro.algo))
+        return cli_usage("%s is a trace (its name ends in .jsonl), drawn as it was recorded: --seed, --set and "
+                         "--algo change a scenario's run; give the scenario FILE.lsim --trace %s",
+                         o->file, o->file);
     return 0;
 }
 
@@ -355,6 +384,70 @@ static int check_gif_options(const struct render_cmd *o, int gif) {
     return 0;
 }
 
+/* What a render draws: the scenario's run (unless FILE is a trace), then
+ * each --trace file, a panel each on one time axis. */
+struct render_panels {
+    struct run_result r; /* the scenario's run; engine NULL when FILE is a trace */
+    struct cli_banner cb;
+    struct cli_recorded rec[CLI_MAX_RECORDED + 1];
+    int nrec;
+    const struct trace *trs[CLI_MAX_RECORDED + 1];
+    struct scene_banner bs[CLI_MAX_RECORDED + 1];
+    size_t n;
+    sim_ns end_ns; /* the first panel's run end */
+};
+
+static void render_panels_close(struct render_panels *p) {
+    for (int i = 0; i < p->nrec; i++) cli_recorded_close(&p->rec[i]);
+    if (p->r.engine || p->r.rc) run_result_close(&p->r);
+}
+
+/* One trace file as the next panel, judged as a run of s (NULL: the
+ * defaults), its nodes those of the first panel's (unless it is the first):
+ * 0 or the exit status. */
+static int add_trace(struct render_panels *p, const char *path, const struct scenario *s, const char *first) {
+    struct cli_recorded *rc = &p->rec[p->nrec++];
+    int st = cli_recorded_load(rc, path, s);
+    char err[4000];
+    if (!st && p->n && cli_recorded_match(p->trs[0], first, &rc->dst, path, err, sizeof err) != 0)
+        st = cli_fail(LSIM_EPARSE, err);
+    if (st) return st;
+    p->trs[p->n] = &rc->dst;
+    p->bs[p->n++] = rc->b;
+    return 0;
+}
+
+/* The panels of o into p (closed by render_panels_close either way): 0 or
+ * the exit status. */
+static int render_load(struct render_panels *p, const struct render_cmd *o) {
+    const struct scenario *s = NULL;
+    int st;
+    if (o->file_is_trace) {
+        if ((st = add_trace(p, o->file, NULL, o->file)) != 0) return st;
+        p->end_ns = p->rec[0].rep.end_ns;
+    } else {
+        struct run_spec spec = {.file = o->file,
+                                .seed = o->ro.seed,
+                                .sets = o->ro.sets,
+                                .nsets = o->ro.nsets,
+                                .algo = o->ro.algo,
+                                .keep_trace = 1};
+        int rc = run_scenario(&spec, &p->r);
+        if (rc) return cli_fail(rc, p->r.error);
+        struct report_ctx c = {.file = o->file, .algo = o->ro.algo, .sets = o->ro.sets, .nsets = o->ro.nsets};
+        if (cli_banner_fill(&p->cb, &p->r, &c) != 0)
+            return cli_fail(LSIM_ENOMEM, "out of memory writing the replay line");
+        p->trs[0] = engine_trace(p->r.engine);
+        p->bs[0] = p->cb.b;
+        p->n = 1;
+        p->end_ns = p->r.report->end_ns;
+        s = p->r.scn;
+    }
+    for (int i = 0; i < o->ntraces; i++)
+        if ((st = add_trace(p, o->traces[i], s, o->file)) != 0) return st;
+    return 0;
+}
+
 int cmd_render(int argc, char **argv) {
     struct render_cmd o;
     memset(&o, 0, sizeof o);
@@ -362,47 +455,51 @@ int cmd_render(int argc, char **argv) {
     if (st) return st < 0 ? 0 : st;
     int gif = is_gif(o.out);
     if ((st = check_gif_options(&o, gif)) != 0) return st;
+    if (gif && o.ntraces)
+        return cli_usage("a GIF animates one run; draw it stacked with recorded runs as OUT.png or OUT.svg");
     if (!gif && (st = cli_picture_format(o.out, o.format, &svg)) != 0) return st;
-    /* Open the output first: writing over the scenario is refused before it runs. */
+    /* Open the output first: writing over the scenario (or a trace) is
+     * refused before it runs. */
+    const char *inputs[CLI_MAX_RECORDED + 2];
+    int ninputs = 0;
+    if (strcmp(o.file, "-") != 0) inputs[ninputs++] = o.file;
+    for (int i = 0; i < o.ntraces; i++)
+        if (strcmp(o.traces[i], "-") != 0) inputs[ninputs++] = o.traces[i];
     struct out_file out;
-    if ((st = cli_picture_open(&out, o.out, strcmp(o.file, "-") ? o.file : NULL)) != 0) return st;
-    struct run_spec spec = {.file = o.file,
-                            .seed = o.ro.seed,
-                            .sets = o.ro.sets,
-                            .nsets = o.ro.nsets,
-                            .algo = o.ro.algo,
-                            .keep_trace = 1};
-    struct run_result r;
-    int rc = run_scenario(&spec, &r);
-    if (rc) {
+    if ((st = cli_picture_open(&out, o.out, inputs, ninputs)) != 0) return st;
+    struct render_panels *p = calloc(1, sizeof *p);
+    if (!p) {
         out_abort(&out);
-        run_result_close(&r);
-        return cli_fail(rc, r.error);
+        return cli_fail(LSIM_ENOMEM, "");
     }
-    struct report_ctx c = {.file = o.file, .algo = o.ro.algo, .sets = o.ro.sets, .nsets = o.ro.nsets};
-    struct cli_banner cb;
-    if ((rc = cli_banner_fill(&cb, &r, &c)) != 0) {
+    if ((st = render_load(p, &o)) != 0) {
         out_abort(&out);
-        run_result_close(&r);
-        return cli_fail(rc, "out of memory writing the replay line");
+        render_panels_close(p);
+        free(p);
+        return st;
     }
     struct scene_view v;
-    scene_view_pixels(&v, (int)o.width, (int)o.height);
-    const struct trace *tr = engine_trace(r.engine);
+    /* stacked panels: as tall as they are, unless --height says */
+    scene_view_pixels(&v, (int)o.width, p->n > 1 && !o.has_height ? 0 : (int)o.height);
+    const struct trace *tr = p->trs[0];
     v.t0 = o.has_from ? o.from : 0;
-    v.t1 = o.has_to ? o.to : (o.has_from ? r.report->end_ns : 0);
+    v.t1 = o.has_to ? o.to : (o.has_from ? p->end_ns : 0);
     /* The whole run reads best with idle stretches drawn short; a window the
      * user chose, or --linear, is shown in true, linear time. */
     if (o.has_from || o.has_to || o.linear) v.compressed = 0;
+    char decided[CLI_MAX_RECORDED + 1][500];
     if (o.has_from && !o.has_to && v.t1 <= v.t0) {
         out_abort(&out);
-        run_result_close(&r);
-        return cli_usage("--from is at or after the end of the run");
+        st = cli_usage("--from is at or after the end of the run");
+    } else if (gif) st = write_gif(&out, &o, tr, &v, &p->bs[0], p->end_ns);
+    else if (o.has_at && (st = reveal_at(&v, &p->bs[0], decided[0], sizeof decided[0], tr, &o, o.at)) != 0)
+        out_abort(&out);
+    else {
+        for (size_t i = 1; o.has_at && i < p->n; i++) /* each recorded run as it stood at --at */
+            viewstate_banner(&p->bs[i], decided[i], sizeof decided[i], p->trs[i], layout_events_until(p->trs[i], o.at));
+        st = cli_picture_finish(&out, svg, p->trs, p->n, p->bs, &v);
     }
-    char decided[500];
-    if (gif) st = write_gif(&out, &o, tr, &v, &cb.b, r.report->end_ns);
-    else if (o.has_at && (st = reveal_at(&v, &cb.b, decided, sizeof decided, tr, &o, o.at)) != 0) out_abort(&out);
-    else st = cli_picture_finish(&out, svg, &tr, 1, &cb.b, &v);
-    run_result_close(&r);
+    render_panels_close(p);
+    free(p);
     return st;
 }

@@ -23,6 +23,8 @@ struct view_cmd {
     const char *file, *algos, *log, *shots;
     const char *files[VIEW_MAX]; /* view A.lsim B.lsim: one panel per file (and algorithm) */
     int nfiles;
+    const char *traces[VIEW_MAX]; /* --trace: recorded runs, a panel each under the simulated ones */
+    int ntraces;
     int quiz, bench_frames, show_all;
     int scale_pct; /* --scale, percent; 0: from the screen */
     long width, height;
@@ -32,10 +34,12 @@ struct view_cmd {
  * window may still hold the older until it has taken the new). */
 struct host {
     const struct view_cmd *o;
-    const char *names[VIEW_MAX]; /* per panel: its algorithm (NULL: the file's), in algos */
-    char algos[1024];            /* --algos, cut at its commas: the names point here */
-    int file_of[VIEW_MAX];       /* per panel: its file, an index of o->files */
-    int n;
+    const char *names[VIEW_MAX];       /* per panel: its algorithm (NULL: the file's), in algos */
+    char algos[1024];                  /* --algos, cut at its commas: the names point here */
+    int file_of[VIEW_MAX];             /* per panel: its file, an index of o->files */
+    int n;                             /* simulated panels; the recorded ones come after them */
+    struct cli_recorded rec[VIEW_MAX]; /* --trace, read once: a re-run leaves them as loaded */
+    int nrec;
     struct run_result runs[2][VIEW_MAX];
     struct cli_banner cbs[2][VIEW_MAX];
     struct scene_banner bs[2][VIEW_MAX];
@@ -88,8 +92,20 @@ static int load(void *ctx, struct view_load *out) {
         if (h->o->quiz && h->o->show_all) h->bs[k][i].report = NULL;
         h->trs[k][i] = engine_trace(r->engine);
     }
+    /* the recorded runs under them, on the same time axis: a run of this
+     * scenario, or refused (an edit that changed the nodes, too) */
+    for (int i = 0; i < h->nrec; i++) {
+        int rc = cli_recorded_match(h->trs[k][0], h->path, &h->rec[i].dst, h->o->traces[i], out->error,
+                                    sizeof out->error);
+        if (rc) {
+            close_set(h, k);
+            return rc;
+        }
+        h->trs[k][h->n + i] = &h->rec[i].dst;
+        h->bs[k][h->n + i] = h->rec[i].b;
+    }
     /* the set the window held stays until the next load replaces it */
-    out->n = (size_t)h->n;
+    out->n = (size_t)(h->n + h->nrec);
     out->trs = h->trs[k];
     out->banners = h->bs[k];
     out->scn = h->runs[k][0].scn;
@@ -223,14 +239,21 @@ enum {
     OPT_BENCH,
     OPT_WIDTH,
     OPT_HEIGHT,
-    OPT_SCALE
+    OPT_SCALE,
+    OPT_TRACE
 };
 static const struct option view_options[] = {
-        {"algos", required_argument, NULL, OPT_ALGOS},     {"quiz", no_argument, NULL, OPT_QUIZ},
-        {"show-all", no_argument, NULL, OPT_SHOW_ALL},     {"shots", required_argument, NULL, OPT_SHOTS},
-        {"script-log", no_argument, NULL, OPT_SCRIPT_LOG}, {"bench-frames", required_argument, NULL, OPT_BENCH},
-        {"width", required_argument, NULL, OPT_WIDTH},     {"height", required_argument, NULL, OPT_HEIGHT},
-        {"scale", required_argument, NULL, OPT_SCALE},     {NULL, 0, NULL, 0},
+        {"algos", required_argument, NULL, OPT_ALGOS},
+        {"quiz", no_argument, NULL, OPT_QUIZ},
+        {"show-all", no_argument, NULL, OPT_SHOW_ALL},
+        {"shots", required_argument, NULL, OPT_SHOTS},
+        {"script-log", no_argument, NULL, OPT_SCRIPT_LOG},
+        {"bench-frames", required_argument, NULL, OPT_BENCH},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"height", required_argument, NULL, OPT_HEIGHT},
+        {"scale", required_argument, NULL, OPT_SCALE},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {NULL, 0, NULL, 0},
 };
 const struct option *const cli_tables_view[] = {view_options, NULL};
 
@@ -243,6 +266,11 @@ static int take_view_option(struct view_cmd *o, int c, const char *a) {
     case OPT_SHOW_ALL: o->show_all = 1; return 0;
     case OPT_SHOTS: o->shots = a; return 0;
     case OPT_SCRIPT_LOG: o->log = "-"; return 0;
+    case OPT_TRACE:
+        if (o->ntraces == VIEW_MAX)
+            return cli_usage("view shows at most %d --trace files; '%s' is one more", VIEW_MAX, a);
+        o->traces[o->ntraces++] = a;
+        return 0;
     case OPT_BENCH:
         if (cli_parse_int(a, 1, 100000, &n) != 0)
             return cli_usage("--bench-frames takes a count from 1 to 100000, not '%s'", a);
@@ -304,8 +332,9 @@ static int view_panels(struct host *h, const struct view_cmd *o) {
     int nalgos = h->n;
     const char *algo_names[VIEW_MAX];
     memcpy(algo_names, h->names, sizeof algo_names);
-    if (o->nfiles * nalgos > VIEW_MAX)
-        return cli_usage("view shows at most %d panels: %d files x %d algorithms is more", VIEW_MAX, o->nfiles, nalgos);
+    if (o->nfiles * nalgos + o->ntraces > VIEW_MAX)
+        return cli_usage("view shows at most %d panels: %d files x %d algorithms and %d --trace files is more",
+                         VIEW_MAX, o->nfiles, nalgos, o->ntraces);
     h->n = 0;
     for (int f = 0; f < o->nfiles; f++)
         for (int a = 0; a < nalgos; a++) {
@@ -313,6 +342,27 @@ static int view_panels(struct host *h, const struct view_cmd *o) {
             h->file_of[h->n++] = f;
         }
     return 0;
+}
+
+/* The --trace files, read once and judged as runs of the first file's
+ * scenario would be, into h: 0 or the exit status (a malformed line:
+ * "FILE:N: ..."). */
+static int view_recorded(struct host *h, const struct view_cmd *o) {
+    struct scenario s;
+    struct scn_error e;
+    scenario_init(&s);
+    int st = o->ntraces ? scenario_load(&s, o->file, &e) : 0;
+    if (st) {
+        char msg[700];
+        scn_error_place(msg, sizeof msg, &e);
+        st = cli_fail(st, msg);
+    }
+    for (int i = 0; !st && i < o->ntraces; i++) {
+        h->nrec++;
+        st = cli_recorded_load(&h->rec[i], o->traces[i], &s);
+    }
+    scenario_close(&s);
+    return st;
 }
 
 /* What the window's end means for the exit status: 0, or why it could not
@@ -342,7 +392,8 @@ int cmd_view(int argc, char **argv) {
     h->o = &o;
     h->cur = -1;
     for (int i = 0; i < o.ro.nsets && i < CLI_MAX_SETS; i++) h->sets[h->nsets++] = o.ro.sets[i];
-    if ((st = view_panels(h, &o)) != 0) {
+    if ((st = view_panels(h, &o)) != 0 || (st = view_recorded(h, &o)) != 0) {
+        for (int i = 0; i < h->nrec; i++) cli_recorded_close(&h->rec[i]);
         free(h);
         return st;
     }
@@ -370,6 +421,7 @@ int cmd_view(int argc, char **argv) {
     int rc = cli_gfx_view_run(&vh, &vo);
     close_set(h, 0);
     close_set(h, 1);
+    for (int i = 0; i < h->nrec; i++) cli_recorded_close(&h->rec[i]);
     free(h);
     return view_status(rc, &o);
 }

@@ -18,10 +18,11 @@
 
 /* One member: its process and what starts it again. */
 struct member {
-    pid_t pid;   /* 0 = not running (crashed, or never started) */
-    int stopped; /* 1 while SIGSTOPped */
-    int port;    /* client port; the peer port is port + 1 */
-    char id[32]; /* its member ID as etcd writes it (a uint64, in decimal) */
+    pid_t pid;      /* 0 = not running (crashed, or never started) */
+    int stopped;    /* 1 while SIGSTOPped */
+    int port;       /* client port; the peer port is port + 1 */
+    int advertised; /* the peer port the others dial: port + 1, or the peer proxy's */
+    char id[32];    /* its member ID as etcd writes it (a uint64, in decimal) */
 };
 
 /* The cluster of this process (a client process inherits its ports). */
@@ -53,7 +54,9 @@ static int spawn(int k, const char *state) {
     snprintf(data, sizeof data, "%s/%s", cl.dir, name);
     snprintf(log, sizeof log, "%s/%s.log", cl.dir, name);
     snprintf(client, sizeof client, "http://127.0.0.1:%d", cl.m[k].port);
+    char adv[64];
     snprintf(peer, sizeof peer, "http://127.0.0.1:%d", cl.m[k].port + 1);
+    snprintf(adv, sizeof adv, "http://127.0.0.1:%d", cl.m[k].advertised);
     snprintf(hb, sizeof hb, "%d", ETCD_SRV_HEARTBEAT_MS);
     snprintf(el, sizeof el, "%d", ETCD_SRV_ELECTION_MS);
     sigset_t old;
@@ -62,7 +65,7 @@ static int spawn(int k, const char *state) {
     if (pid == 0) {
         spawn_child(&old, NULL);
         execlp(ETCD_SRV_BIN, ETCD_SRV_BIN, "--name", name, "--data-dir", data, "--listen-client-urls", client,
-               "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+               "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", adv,
                "--initial-cluster", cl.initial, "--initial-cluster-token", cl.token, "--initial-cluster-state", state,
                "--heartbeat-interval", hb, "--election-timeout", el, "--logger", "zap", "--log-outputs", log,
                (char *)NULL);
@@ -71,6 +74,7 @@ static int spawn(int k, const char *state) {
     if (pid > 0) redis_srv_guard_child(pid);
     sigprocmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) return -1;
+    etcd_peer_member(k, pid);
     cl.m[k].pid = pid;
     cl.m[k].stopped = 0;
     return 0;
@@ -129,6 +133,14 @@ static int wait_ready(long ms) {
 }
 
 int etcd_srv_start(struct redis_srv *s, int members, char *err, size_t errlen) {
+    return etcd_srv_start_cut(s, members, 0, err, errlen);
+}
+
+void etcd_srv_cut(int a, int b, int cut) {
+    if (a >= 0 && a < cl.n && b >= 0 && b < cl.n) etcd_peer_cut(a, b, cut);
+}
+
+int etcd_srv_start_cut(struct redis_srv *s, int members, int peer_proxy, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     memset(&cl, 0, sizeof cl);
     if (!etcd_srv_available()) {
@@ -146,15 +158,24 @@ int etcd_srv_start(struct redis_srv *s, int members, char *err, size_t errlen) {
         cl.n = 0;
         return LSIM_EUNAVAILABLE;
     }
+    int real_peer[ETCD_SRV_MAX_MEMBERS], adv[ETCD_SRV_MAX_MEMBERS];
+    for (int k = 0; k < cl.n; k++) real_peer[k] = adv[k] = cl.m[k].port + 1;
+    if (peer_proxy && etcd_peer_start(cl.n, real_peer, adv, err, errlen) != 0) {
+        cl.n = 0;
+        return LSIM_EINTERNAL;
+    }
     size_t len = 0;
-    for (int k = 0; k < cl.n; k++)
+    for (int k = 0; k < cl.n; k++) {
+        cl.m[k].advertised = adv[k];
         len += (size_t)snprintf(cl.initial + len, sizeof cl.initial - len, "%ss%d=http://127.0.0.1:%d", k ? "," : "",
-                                k + 1, cl.m[k].port + 1);
+                                k + 1, adv[k]);
+    }
     snprintf(cl.token, sizeof cl.token, "locksim-%ld-%d", (long)getpid(), cl.m[0].port);
     sigset_t old;
     int rc = spawn_tmpdir(s->dir, sizeof s->dir, "locksim-etcd", &old, err, errlen);
     if (rc) {
         cl.n = 0;
+        etcd_peer_stop();
         return rc;
     }
     redis_srv_guard_server(0, s->dir, 1);
@@ -195,6 +216,7 @@ void etcd_srv_stop(struct redis_srv *s) {
             cl.m[k].pid = 0;
         }
     s->pid = 0;
+    etcd_peer_stop();
     redis_srv_kill(s, spawn_remove_tree); /* the folder (a tree), and the guard cleared */
     cl.n = 0;
 }
@@ -242,6 +264,8 @@ static int move_leader(int from, int to) {
 }
 
 int etcd_srv_heal(int lead, char *err, size_t errlen) {
+    for (int a = 0; a < cl.n; a++) /* no partition left between members */
+        for (int b = a + 1; b < cl.n; b++) etcd_peer_cut(a, b, 0);
     for (int k = 0; k < cl.n; k++) {
         int st;
         if (cl.m[k].pid && waitpid(cl.m[k].pid, &st, WNOHANG) == cl.m[k].pid) { /* died by itself */

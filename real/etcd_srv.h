@@ -38,6 +38,12 @@ int etcd_srv_available(void);
  * 0's pid and port and the folder. 0, or an LSIM code with a sentence in
  * err; nothing is left running or on disk after a failure. */
 int etcd_srv_start(struct redis_srv *s, int members, char *err, size_t errlen);
+/* As etcd_srv_start; with peer_proxy the members advertise the peer proxy's
+ * ports (etcd_peer.c), so that etcd_srv_cut can separate them. */
+int etcd_srv_start_cut(struct redis_srv *s, int members, int peer_proxy, char *err, size_t errlen);
+/* Members a and b (from 0) cut from each other (cut = 1) or joined again
+ * (0), from now on; nothing without the peer proxy. */
+void etcd_srv_cut(int a, int b, int cut);
 /* Stop every member (SIGCONT, SIGTERM, then SIGKILL after 2 s), reap them,
  * remove the folder. */
 void etcd_srv_stop(struct redis_srv *s);
@@ -63,5 +69,17 @@ int etcd_srv_leader(void);
  * any) leading it (a MoveLeader when another leads): the state every run
  * starts from. 0, or -1 with a sentence in err. */
 int etcd_srv_heal(int lead, char *err, size_t errlen);
+
+/* etcd_peer.c: the peer proxy, a child of this process listening on a
+ * port per member (into port) that forwards to real_port; a connection
+ * between two members cut (etcd_peer_cut) is held until they are joined
+ * again. Which member dialed is looked up in /proc. 0, or -1 with a
+ * sentence in err (nothing left running). The member's process is told
+ * with etcd_peer_member after each start. */
+int etcd_peer_start(int n, const int *real_port, int *port, char *err, size_t errlen);
+int etcd_peer_running(void);
+void etcd_peer_member(int k, pid_t pid);
+void etcd_peer_cut(int a, int b, int cut);
+void etcd_peer_stop(void);
 
 #endif

@@ -1,14 +1,20 @@
 /* The per-link loopback proxy of `locksim real` (real/real_int.h): a child
- * process between each client and redis-server, one listening port per
- * link (the client's lock connection, client -> S1, and its resource
- * connection, client -> R). It forwards each message (one read: a client
+ * process between each client and the servers it reaches, one listening
+ * port per link (client -> target, for each target the driver names: the
+ * redis backend's S1 and R, the redlock backend's S1..SN and R). It forwards each message (one read: a client
  * has one request out at a time, and Redis writes each reply at once) after
  * the delay the simulated run gave the same message of that link, in order,
  * scaled; a message the simulation dropped, or one sent across a partition
  * the driver says is in force, is dropped. Past the simulated run's
  * messages of a link (a real run that has diverged), delays are drawn fresh
  * from the scenario's latency. Bytes keep their order (TCP's): a message is
- * never delivered before the one sent ahead of it on the same link. */
+ * never delivered before the one sent ahead of it on the same link.
+ * REAL_PROXY_HTTP (the etcd backend's links) takes a connection's request,
+ * and its answer, as one message each way however many reads they come in
+ * (HTTP with Connection: close: one request a connection; the gateway's
+ * answers, a keep-alive's chunked stream, come in several), each delayed by
+ * a fresh draw from the scenario's latency: the client's HTTP requests are
+ * not the model's messages one for one, so nothing is replayed on them. */
 #include "real_int.h"
 
 #include <arpa/inet.h>
@@ -49,6 +55,8 @@ struct dir {
     struct held *q; /* FIFO [head, n) */
     size_t head, n, cap;
     int64_t last_due;
+    int begun;         /* REAL_PROXY_HTTP: 1 once its message's first bytes came */
+    int64_t msg_delay; /* and that message's delay, real ns (-1 = dropped) */
 };
 
 struct conn {
@@ -141,7 +149,7 @@ static int listen_any(int *port) {
     int fd = loopback(&a, 0);
     if (fd < 0) return -1;
     socklen_t al = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0 ||
         getsockname(fd, (struct sockaddr *)&a, &al) != 0) {
         close(fd);
         return -1;
@@ -163,21 +171,25 @@ static int connect_to(int port) {
     return fd;
 }
 
+int real_listen_loopback(int *port) { return listen_any(port); }
+int real_connect_loopback(int port) { return connect_to(port); }
+
 /* The proxy process's state. */
 struct pstate {
     const struct scenario *s;
     struct delays dl;
     double scale;
-    int redis_port;
     int nlinks;
     int *lfd;       /* per link: its listening socket */
     int *link_from; /* per link: the client's node, link_to the target's */
     int *link_to;
-    char *cut;    /* per link: 1 while a partition separates its ends */
-    size_t *used; /* per directed node pair: messages so far (the replay position) */
+    int *link_port; /* per link: the target's port on 127.0.0.1 */
+    char *cut;      /* per link: 1 while a partition separates its ends */
+    size_t *used;   /* per directed node pair: messages so far (the replay position) */
     struct conn *c;
     int nc;
     uint64_t rng;
+    int mode; /* REAL_PROXY_REPLAY or REAL_PROXY_HTTP */
 };
 
 /* The delay of the next message on d, real ns; -1 = drop it. */
@@ -185,7 +197,7 @@ static int64_t next_delay(struct pstate *p, struct dir *d, int link) {
     size_t pair = (size_t)d->from_node * (size_t)p->dl.nnodes + (size_t)d->to_node;
     size_t k = p->used[pair]++; /* per link, over its connections (a client reconnects after a timeout) */
     sim_ns scn;
-    if (k < p->dl.n[pair]) {
+    if (p->mode == REAL_PROXY_REPLAY && k < p->dl.n[pair]) {
         scn = p->dl.v[pair][k];
     } else { /* past the simulated run: a fresh draw from the scenario's network */
         p->rng ^= p->rng << 13;
@@ -289,7 +301,7 @@ static void proxy_main(struct pstate *p, int ctl) {
             if (!(pf[1 + i].revents & POLLIN)) continue;
             int cfd = accept(p->lfd[i], NULL, NULL);
             if (cfd < 0) continue;
-            int sfd = connect_to(p->redis_port);
+            int sfd = connect_to(p->link_port[i]);
             if (sfd < 0) {
                 close(cfd);
                 continue;
@@ -307,8 +319,8 @@ static void proxy_main(struct pstate *p, int ctl) {
             struct conn *c = &p->c[p->nc++];
             memset(c, 0, sizeof *c);
             c->link = i;
-            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], NULL, 0, 0, 0, 0};
-            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0};
+            c->d[0] = (struct dir){cfd, sfd, p->link_from[i], p->link_to[i], NULL, 0, 0, 0, 0, 0, 0};
+            c->d[1] = (struct dir){sfd, cfd, p->link_to[i], p->link_from[i], NULL, 0, 0, 0, 0, 0, 0};
         }
         int base = 1 + p->nlinks;
         for (int i = 0; i < polled; i++) {
@@ -323,15 +335,19 @@ static void proxy_main(struct pstate *p, int ctl) {
                     c->eof = 1;
                     break;
                 }
-                int64_t delay = next_delay(p, &c->d[k], c->link);
+                struct dir *d = &c->d[k];
+                /* HTTP: the rest of a message shares the fate of its start */
+                int64_t delay = p->mode == REAL_PROXY_HTTP && d->begun ? d->msg_delay : next_delay(p, d, c->link);
+                d->begun = 1;
+                d->msg_delay = delay;
                 if (delay >= 0) hold(&c->d[k], now_ns() + delay, buf, (size_t)got);
             }
         }
     }
 }
 
-int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
-                     int srv_node, int res_node, double scale, char *err, size_t n) {
+int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                     const struct real_proxy_target *tg, int ntargets, int mode, double scale, char *err, size_t n) {
     memset(px, 0, sizeof *px);
     px->pid = 0;
     px->ctl = -1;
@@ -339,22 +355,29 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     memset(&p, 0, sizeof p);
     p.s = s;
     p.scale = scale;
-    p.redis_port = redis_port;
-    p.nlinks = 2 * s->nclients;
+    p.mode = mode;
+    p.nlinks = ntargets * s->nclients;
     p.lfd = calloc((size_t)p.nlinks, sizeof *p.lfd);
     p.link_from = calloc((size_t)p.nlinks, sizeof *p.link_from);
     p.link_to = calloc((size_t)p.nlinks, sizeof *p.link_to);
+    p.link_port = calloc((size_t)p.nlinks, sizeof *p.link_port);
     p.cut = calloc((size_t)p.nlinks, 1);
     px->port = calloc((size_t)p.nlinks, sizeof *px->port);
+    px->target_node = calloc((size_t)ntargets + 1, sizeof *px->target_node);
     px->nlinks = p.nlinks;
+    px->ntargets = ntargets;
     int rc = 0;
-    if (!p.lfd || !p.link_from || !p.link_to || !p.cut || !px->port || delays_build(&p.dl, sim) != 0) rc = LSIM_ENOMEM;
+    if (!p.lfd || !p.link_from || !p.link_to || !p.link_port || !p.cut || !px->port || !px->target_node ||
+        delays_build(&p.dl, sim) != 0)
+        rc = LSIM_ENOMEM;
+    for (int k = 0; rc == 0 && k < ntargets; k++) px->target_node[k] = tg[k].node;
     p.used = calloc((size_t)sim->nnodes * (size_t)sim->nnodes + 1, sizeof *p.used);
     if (!p.used) rc = LSIM_ENOMEM;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) p.lfd[i] = -1;
     for (int i = 0; rc == 0 && i < p.nlinks; i++) {
-        p.link_from[i] = i / 2;
-        p.link_to[i] = i % 2 ? res_node : srv_node;
+        p.link_from[i] = i / ntargets;
+        p.link_to[i] = tg[i % ntargets].node;
+        p.link_port[i] = tg[i % ntargets].port;
         p.lfd[i] = listen_any(&px->port[i]);
         if (p.lfd[i] < 0) {
             snprintf(err, n, "the loopback proxy could not listen on 127.0.0.1: %s", strerror(errno));
@@ -396,6 +419,7 @@ int real_proxy_start(struct real_proxy *px, const struct scenario *s, const stru
     free(p.lfd);
     free(p.link_from);
     free(p.link_to);
+    free(p.link_port);
     free(p.cut);
     free(p.used);
     delays_free(&p.dl);
@@ -414,14 +438,13 @@ void real_proxy_cut(struct real_proxy *px, int link, int cut) {
 /* The partition in force after fault f: each link whose client and target
  * are in different groups is cut, the others flow (nodes not named form one
  * more group, as in the simulator). */
-void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
-                          const struct scn_fault *f, int srv_node, int res_node) {
+void real_proxy_partition(struct real_proxy *px, const struct trace *sim, const struct scn_fault *f) {
     if (f->kind == SCN_FAULT_HEAL) {
         real_proxy_cut(px, -1, 0);
         return;
     }
     for (int i = 0; i < px->nlinks; i++) {
-        int ends[2] = {i / 2, i % 2 ? res_node : srv_node}, grp[2];
+        int ends[2] = {i / px->ntargets, px->target_node[i % px->ntargets]}, grp[2];
         for (int e = 0; e < 2; e++) {
             grp[e] = f->ngroups; /* the implicit group */
             const char *name = ends[e] >= 0 ? sim->nodes[ends[e]].name : "";
@@ -431,7 +454,6 @@ void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const
         }
         real_proxy_cut(px, i, grp[0] != grp[1]);
     }
-    (void)s;
 }
 
 void real_proxy_stop(struct real_proxy *px) {
@@ -442,6 +464,7 @@ void real_proxy_stop(struct real_proxy *px) {
     }
     if (px->ctl >= 0) close(px->ctl);
     free(px->port);
+    free(px->target_node);
     memset(px, 0, sizeof *px);
     px->ctl = -1;
 }

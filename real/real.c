@@ -271,10 +271,19 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int64_t t0 = 0;
     int rc = 0;
     /* Latency that varies, loss, links and partitions: a loopback proxy
-     * between each client and the server (proxy.c). */
-    struct real_proxy px = {0, -1, NULL, 0};
-    if (ops == &real_store_redis && real_needs_proxy(s))
-        rc = real_proxy_start(&px, s, sim, srv->port, srv_node, res_node, scale, err, n);
+     * between each client and each server it reaches (proxy.c): the redis
+     * backend's one server (S1 and R on the same port); etcd's members, and
+     * the resource through each (ops->proxy_targets), carrying HTTP. */
+    struct real_proxy px = {0, -1, NULL, 0, 0, NULL};
+    if (ops == &real_store_redis && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2] = {{srv_node, srv->port}, {res_node, srv->port}};
+        rc = real_proxy_start(&px, s, sim, tg, 2, REAL_PROXY_REPLAY, scale, err, n);
+    } else if (ops->proxy_targets && real_needs_proxy(s)) {
+        struct real_proxy_target tg[2 * REAL_MAX_SERVERS];
+        int nt = ops->proxy_targets(sim, res_node, tg, 2 * REAL_MAX_SERVERS);
+        rc = nt > 0 ? real_proxy_start(&px, s, sim, tg, nt, REAL_PROXY_HTTP, scale, err, n) : LSIM_EINTERNAL;
+        if (nt <= 0) snprintf(err, n, "the %s backend gave the loopback proxy no targets", ops->name);
+    }
     for (int i = 0; i < s->nclients && rc == 0; i++) {
         sigset_t all, old;
         sigfillset(&all);
@@ -289,9 +298,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             cl.ops = ops;
             cl.port = srv->port;
             cl.server = srv;
-            if (px.port) {
-                cl.lock_port = px.port[2 * i];
-                cl.res_port = px.port[2 * i + 1];
+            if (px.port) { /* its links: to each server, the resource's last */
+                cl.link_ports = &px.port[i * px.ntargets];
+                cl.lock_port = cl.link_ports[0];
+                cl.res_port = cl.link_ports[px.ntargets - 1];
                 sim_ns *tries = NULL;
                 long nt = real_sim_tries(sim, i, &tries);
                 cl.tries = tries;
@@ -411,7 +421,8 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             done[k] = 1;
             if (real_clock_fault(&clk, f, t, &l)) continue;
             if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
-                real_proxy_partition(&px, s, sim, f, srv_node, res_node);
+                real_proxy_partition(&px, sim, f);
+                if (ops->member_partition) ops->member_partition(sim, f);
                 continue;
             }
             if (f->kind == SCN_FAULT_LINK) continue; /* its delays are the simulated run's, which the proxy replays */

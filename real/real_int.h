@@ -146,6 +146,8 @@ struct client {
      * connection (c) and its resource connection (rc); 0 = no proxy, both
      * go straight to the server over c */
     int lock_port, res_port;
+    const int *link_ports; /* through the proxy: this client's port per target (real_proxy's
+                              port + idx * ntargets), borrowed; NULL = no proxy */
     struct resp_conn rc;
     const sim_ns *tries;  /* through the proxy: the simulated run's acquire attempts of this */
     size_t ntries, tried; /* client, scenario time, in order; attempts made so far */
@@ -182,6 +184,8 @@ struct client {
                           that a server did not answer lasts the request timeout), scenario ns;
                           0 = one round trip of the constant latency */
 };
+
+struct real_proxy_target; /* proxy.c's, below */
 
 /* What a store does for the driver and the client processes: the seam
  * between the program (client.c), the driver (real.c) and a backend
@@ -234,6 +238,15 @@ struct real_ops {
      * real leader), or -1 when not done. NULL: the store has no such
      * servers (refused before); etcd's members. */
     int (*member_fault)(const struct trace *sim, int member, enum scn_fault_kind kind, sim_ns at);
+    /* Optional (etcd): the loopback proxy's targets of a run that needs
+     * one (real_needs_proxy), the same for every client, into v (cap of
+     * them; res_node is the resource's trace node); their count. A client
+     * reaches them through cl->link_ports, in this order. Its links carry
+     * HTTP (REAL_PROXY_HTTP). */
+    int (*proxy_targets)(const struct trace *sim, int res_node, struct real_proxy_target *v, int cap);
+    /* Optional (etcd): a partition or heal f between the lock servers
+     * themselves, done now (the proxy's links cut the clients' side). */
+    void (*member_partition)(const struct trace *sim, const struct scn_fault *f);
 };
 
 extern const struct real_ops real_store_redis, real_store_etcd, real_store_redlock, real_store_repl, real_store_zk;
@@ -323,23 +336,42 @@ void real_clock_tick(struct real_clock *c, int64_t t, struct recs *l);
 
 /* proxy.c: the per-link loopback proxy, a child process of the driver. */
 struct real_proxy {
-    pid_t pid; /* 0 = not running */
-    int ctl;   /* the control pipe's write end, -1 = none */
-    int *port; /* per link, 2 per client: [2i] client i -> the server, [2i+1] -> the resource; owned */
-    int nlinks;
+    pid_t pid;        /* 0 = not running */
+    int ctl;          /* the control pipe's write end, -1 = none */
+    int *port;        /* per link, ntargets per client: [i * ntargets + k] client i -> target k; owned */
+    int nlinks;       /* clients x ntargets */
+    int ntargets;     /* what each client reaches through it */
+    int *target_node; /* per target: its trace node; owned */
 };
+/* A target of the proxy's links: a server's (or the resource's) trace node
+ * and the port it listens on (127.0.0.1). */
+struct real_proxy_target {
+    int node, port;
+};
+/* How the proxy cuts a connection's bytes into messages (its mode):
+ * REAL_PROXY_REPLAY, one read is one message, delayed as the simulated
+ * run's message of that rank on its link (redis); REAL_PROXY_HTTP, a
+ * connection's request and its answer are one message each, whatever
+ * their reads (HTTP, Connection: close), delayed by the scenario's
+ * latency (etcd). */
+#define REAL_PROXY_REPLAY 0
+#define REAL_PROXY_HTTP 1
 /* 1 when s needs the proxy: latency that varies, loss, links, partitions. */
 int real_needs_proxy(const struct scenario *s);
-/* Start it between every client and redis-server on redis_port, replaying
- * the simulated run sim's delays and drops per link at scale. 0, or an
- * LSIM code with a sentence in err (nothing left running). */
-int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim, int redis_port,
-                     int srv_node, int res_node, double scale, char *err, size_t n);
+/* Start it between every client and each of the ntargets targets tg
+ * (borrowed for the call), replaying the simulated run sim's delays and
+ * drops per link at scale. 0, or an LSIM code with a sentence in err
+ * (nothing left running). */
+int real_proxy_start(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
+                     const struct real_proxy_target *tg, int ntargets, int mode, double scale, char *err, size_t n);
 /* Cut (1) or heal (0) link (-1 = every link) from now on. */
 void real_proxy_cut(struct real_proxy *px, int link, int cut);
 /* The partition (or heal) f: every link whose ends it separates is cut. */
-void real_proxy_partition(struct real_proxy *px, const struct scenario *s, const struct trace *sim,
-                          const struct scn_fault *f, int srv_node, int res_node);
+void real_proxy_partition(struct real_proxy *px, const struct trace *sim, const struct scn_fault *f);
+/* A socket listening on 127.0.0.1 at a free port (into port), or one
+ * connected to 127.0.0.1:port (TCP_NODELAY); the fd, or -1 (errno). */
+int real_listen_loopback(int *port);
+int real_connect_loopback(int port);
 /* Kill it by PID and free px. Safe on one never started. */
 void real_proxy_stop(struct real_proxy *px);
 

@@ -331,9 +331,43 @@ int real_writes_refused(const struct scenario *s, const char *backend, char *why
     return 0;
 }
 
+/* The group of partition f that node name is in (the nodes it does not
+ * name form one more group, as in the simulator). */
+static int partition_group(const struct scn_fault *f, const char *name) {
+    for (int g = 0; g < f->ngroups; g++)
+        for (int k = 0; k < f->group_len[g]; k++)
+            if (strcmp(f->groups[g][k], name) == 0) return g;
+    return f->ngroups;
+}
+
+/* A partition the etcd backend can make real: the clients' links go
+ * through the loopback proxy, the members' peer traffic through the peer
+ * proxy; the resource is a key in the members, so it cannot be cut off
+ * from them. */
+static int etcd_partition_refused(const struct trace *sim, const struct scn_fault *f, const char *line, char *why,
+                                  size_t n) {
+    const char *res = NULL;
+    int servers = 0, with_res = 0; /* lock servers, and those on the resource's side */
+    for (int k = 0; k < sim->nnodes; k++)
+        if (sim->nodes[k].kind == TRACE_NODE_RESOURCE) res = sim->nodes[k].name;
+    for (int k = 0; res && k < sim->nnodes; k++) {
+        if (sim->nodes[k].kind != TRACE_NODE_SERVER) continue;
+        servers++;
+        with_res += partition_group(f, sim->nodes[k].name) == partition_group(f, res);
+    }
+    if (servers && !with_res)
+        return refuse(why, n,
+                      "line %s: a partition that cuts the resource %s off from every lock server: the etcd "
+                      "backend's resource is a key in the same etcd members; not built",
+                      line, res);
+    return 0;
+}
+
 /* What the etcd backend cannot play: more than ETCD_SRV_MAX_MEMBERS
- * servers, a server fault at a client's point, clocks, a partition, and a
- * TTL that is not whole seconds of real time. A pause, crash, resume or
+ * servers, a server fault at a client's point, clocks, a partition between
+ * members (or between them and the resource), latency that varies, loss,
+ * links, and a TTL that is not whole seconds of real time. A partition that
+ * cuts clients off goes through the proxy (real.c). A pause, crash, resume or
  * restart of a server at a time is done to its member (real.c). */
 static int etcd_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
                           char *why, size_t n) {
@@ -358,8 +392,10 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
     }
     if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm || s->nlinks)
         return refuse(why, n,
-                      "network latency that varies, loss, or a link of its own needs a delaying, dropping "
-                      "loopback proxy, not built%s%s",
+                      "network latency that varies, loss, or a link of its own: the etcd client's HTTP requests "
+                      "are not the model's messages one for one (an acquire is a lease grant and a txn), so the "
+                      "loopback proxy cannot replay the simulated run's delay and loss of each message on them; "
+                      "not built%s%s",
                       "", "");
     if (s->nclocks)
         return refuse(why, n,
@@ -379,11 +415,20 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
         const struct scn_fault *f = &s->faults[i];
         char line[16];
         snprintf(line, sizeof line, "%d", f->pos.line);
-        if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL || f->kind == SCN_FAULT_LINK)
+        if (f->kind == SCN_FAULT_LINK)
+            return refuse(why, n, "line %s: a link's own delay or loss on the etcd backend: %s", line,
+                          "the client's HTTP requests are not the model's messages one for one; not built");
+        if ((f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) && f->point != SCN_POINT_NONE)
             return refuse(why, n,
-                          "line %s: a partition needs a per-link loopback proxy between the etcd members and the "
-                          "clients (%s)",
-                          line, "not built");
+                          "line %s: a partition or heal at a client's point: the driver, which cuts the proxy's "
+                          "links, cannot see a point of another process in time; not built%s",
+                          line, "");
+        if (f->kind == SCN_FAULT_PARTITION) {
+            int refused = etcd_partition_refused(sim, f, line, why, n);
+            if (refused) return refused;
+        }
+        if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL)
+            continue; /* the proxy cuts each client's links to the members and the resource */
         if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW)
             return refuse(why, n,
                           "line %s: a clock fault inside etcd (its lessor and Raft timers run on the machine's "

@@ -17,7 +17,11 @@
  * (compares are byte-wise: pitfall 9); guard=owner's write is a txn on the
  * lock key's create_revision (clientv3 Mutex.IsOwner). A release deletes
  * the key if it is still this client's (the same compare), then revokes the
- * lease (the session's end). */
+ * lease (the session's end). With a partition, every request goes through
+ * the loopback proxy (real/proxy.c: a link to each member, and to the
+ * resource through each), and the client gives up on members as the
+ * model's does (call_on); the members' own traffic goes through the peer
+ * proxy (real/etcd_peer.c). */
 #define _GNU_SOURCE /* ppoll: a wait to the nanosecond on a socket */
 #include "real_int.h"
 
@@ -57,6 +61,15 @@ static struct http_req ka_req; /* the keep-alive in flight (one per client proce
  * is not held up by the member a client's lock calls are bound to. */
 static int lock_member, res_member, bound;
 static int64_t ka_sent; /* when the keep-alive in flight was sent (real ns) */
+/* Through the loopback proxy (a run with partitions): this client's links'
+ * ports, as proxy_targets lays them out (to S1..Sn, then to the resource
+ * through S1..Sn); NULL = straight to the members. */
+static const int *link_ports;
+
+/* Where a request to member m goes: its link through the proxy, or the member. */
+static int member_port(int res, int m) {
+    return link_ports ? link_ports[(res ? etcd_srv_members() : 0) + m] : etcd_srv_port(m);
+}
 
 /* The member client k is bound to by bind= (as sim/algo/algo_consensus.c's
  * bound_server: `one` binds the k-th client to the k-th server, a list the
@@ -92,7 +105,7 @@ static int start_on(int res, struct http_req *q, const char *path, const char *b
     int *m = res ? &res_member : &lock_member;
     int n = etcd_srv_members();
     for (int tries = 0; tries < n; tries++) {
-        if (http_start(q, etcd_srv_port(*m), path, body) == 0) return 0;
+        if (http_start(q, member_port(res, *m), path, body) == 0) return 0;
         if (!res && bound) return -1;
         *m = (*m + 1) % n;
     }
@@ -133,12 +146,18 @@ static void ka_answer(struct client *cl) {
     }
 }
 
+/* 1 when a keep-alive unanswered within the request-timeout is given up
+ * on: a client free to fail over, or any through the proxy. */
+static int ka_gives_up(void) { return link_ports || (!bound && etcd_srv_members() > 1); }
+
 /* Keep-alive work due now: read an answer that came, send one that is due. */
 static void ka_tick(struct client *cl) {
     if (cl->ka) {
         int st = http_poll(cl->ka);
-        if (st == 0 && !bound && etcd_srv_members() > 1 && now_ns() > ka_sent + request_timeout(cl))
-            st = -1;  /* no answer within request-timeout: free to, it asks the next member */
+        if (st == 1 && link_ports && cl->ka->len == 0) st = -1; /* the proxy found the member down */
+        if (st == 0 && ka_gives_up() && now_ns() > ka_sent + request_timeout(cl))
+            st = -1;  /* no answer within request-timeout: it asks the next member (a bound one, through
+                         the proxy, its own again: the model's ka_next) */
         if (st < 0) { /* the member went (crashed): ask again, elsewhere if free to */
             http_close(cl->ka);
             cl->ka = NULL;
@@ -165,6 +184,8 @@ static void wait_for(struct client *cl, int64_t abs, int fd) {
         if (abs && now >= abs) return;
         int64_t wake = abs;
         if (!cl->ka && cl->renew_at && !cl->ka_dead && (wake == 0 || cl->renew_at < wake)) wake = cl->renew_at;
+        int64_t ka_late = ka_sent + request_timeout(cl); /* when ka_tick gives up on the one in flight */
+        if (cl->ka && ka_gives_up() && (wake == 0 || ka_late < wake)) wake = ka_late;
         struct pollfd p[2];
         int n = 0;
         if (fd >= 0) p[n++] = (struct pollfd){fd, POLLIN, 0};
@@ -187,55 +208,72 @@ static void wait_for(struct client *cl, int64_t abs, int fd) {
 static void wait_until(struct client *cl, int64_t abs) { wait_for(cl, abs > 0 ? abs : 1, -1); }
 
 /* A request and its whole answer, the latency held each way; keep-alives
- * are served while it waits. bounded: fail after HTTP_TIMEOUT_MS. */
-static void call_on(struct client *cl, int res, const char *path, const char *body, struct http_req *q, int bounded,
-                    enum scn_point at_send) {
+ * are served while it waits. bounded: fail after HTTP_TIMEOUT_MS (through
+ * the proxy: after the run's end and that). 0, or -1 when, through the
+ * proxy, asks members in turn (a bound client: its own, asks times) gave no
+ * answer within the request-timeout each, or an error (no leader): the
+ * model's client gives up so (sim/algo/algo_consensus.c, op_next); asks = 0
+ * asks on. Straight to the members it never returns -1. */
+static int call_on(struct client *cl, int res, const char *path, const char *body, struct http_req *q, int bounded,
+                   enum scn_point at_send, int asks) {
     real_hop(cl);
     if (start_on(res, q, path, body) != 0) _exit(3);
     if (at_send != SCN_POINT_NONE) real_point(cl, at_send);
     int64_t end = now_ns() + (int64_t)HTTP_TIMEOUT_MS * 1000000;
+    if (link_ports) end = cl->t0 + real_of(cl, cl->s->duration_ns) + (int64_t)HTTP_TIMEOUT_MS * 1000000;
     /* A client free to fail over gives a member the scenario's
      * request-timeout, then asks the next (a member restarting, or waiting
-     * for a leader, may hold a request for seconds); a bound one waits. A
-     * queued Lock (unbounded) waits for its turn wherever it is. */
-    int free_to_go = bounded && (res || !bound) && etcd_srv_members() > 1;
+     * for a leader, may hold a request for seconds); a bound one waits,
+     * except through the proxy, where a cut link's request is gone: it asks
+     * its member again, as the model's does. A queued Lock (unbounded)
+     * waits for its turn wherever it is. */
+    int free_to_go = bounded && ((res || !bound) && etcd_srv_members() > 1);
+    int again = free_to_go || (bounded && link_ports);
+    int asked = 1;
     int64_t give_up = now_ns() + request_timeout(cl);
     for (;;) {
         int st = http_poll(q);
+        if (st == 1 && link_ports && bounded && (q->len == 0 || http_status(q) != 200))
+            st = -1; /* the member down (the proxy closed), or an error: no leader */
         if (st == 1) break;
-        if (st < 0 && !free_to_go) _exit(3);
-        if (st < 0 || (free_to_go && now_ns() > give_up)) {
+        if (st < 0 && !again) _exit(3);
+        if (st < 0 || (again && now_ns() > give_up)) {
             http_close(q);
+            if (link_ports && asks && asked >= asks) return -1;
             int *m = res ? &res_member : &lock_member;
-            *m = (*m + 1) % etcd_srv_members();
+            if (res || !bound) *m = (*m + 1) % etcd_srv_members();
             if (start_on(res, q, path, body) != 0) _exit(3);
+            asked++;
             give_up = now_ns() + request_timeout(cl);
             continue;
         }
         if (bounded && now_ns() > end) _exit(3);
-        int64_t wake = free_to_go && give_up < end ? give_up : end;
+        int64_t wake = again && give_up < end ? give_up : end;
         wait_for(cl, bounded ? wake : 0, q->fd);
     }
     http_close(q);
     if (http_status(q) == 0) _exit(3);
     real_hop(cl);
+    return 0;
 }
 
 /* A call of the lock's (lease, lock key): to the client's member. */
-static void call(struct client *cl, const char *path, const char *body, struct http_req *q, int bounded,
-                 enum scn_point at_send) {
-    call_on(cl, 0, path, body, q, bounded, at_send);
+static int call(struct client *cl, const char *path, const char *body, struct http_req *q, int bounded,
+                enum scn_point at_send, int asks) {
+    return call_on(cl, 0, path, body, q, bounded, at_send, asks);
 }
 
-static void new_lease(struct client *cl) {
+/* A new session's lease: 0, or -1 when no member answered (the proxy). */
+static int new_lease(struct client *cl) {
     char body[64];
     struct http_req q;
     snprintf(body, sizeof body, "{\"TTL\":\"%" PRId64 "\"}", ttl_s(cl));
-    call(cl, "/v3/lease/grant", body, &q, 1, SCN_POINT_NONE);
+    if (call(cl, "/v3/lease/grant", body, &q, 1, SCN_POINT_NONE, etcd_srv_members()) != 0) return -1;
     cl->lease = json_field_int(q.buf, "ID", 0);
     if (!cl->lease) _exit(4);
     cl->ka_dead = 0;
     schedule_ka(cl);
+    return 0;
 }
 
 static void end_lease(struct client *cl) {
@@ -243,7 +281,7 @@ static void end_lease(struct client *cl) {
     char body[64];
     struct http_req q;
     snprintf(body, sizeof body, "{\"ID\":\"%" PRId64 "\"}", cl->lease);
-    call(cl, "/v3/lease/revoke", body, &q, 1, SCN_POINT_NONE);
+    call(cl, "/v3/lease/revoke", body, &q, 1, SCN_POINT_NONE, 2 * etcd_srv_members()); /* unanswered: it expires */
     cl->lease = 0;
     cl->renew_at = 0;
     cl->ka_dead = 0;
@@ -255,14 +293,16 @@ static int64_t create_rev(struct client *cl, const char *key) {
     struct http_req q;
     b64(key, k, sizeof k);
     snprintf(body, sizeof body, "{\"key\":\"%s\"}", k);
-    call(cl, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE);
+    call(cl, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE, 0);
     return json_field_int(q.buf, "create_revision", 0);
 }
 
 static int try_acquire(struct client *cl) {
     const struct real_cfg *g = cl->cfg;
     snprintf(cl->value, sizeof cl->value, "%s#%d", cl->s->clients[cl->idx].name, ++cl->acquires);
-    if (!cl->lease || cl->ka_dead) new_lease(cl); /* a new session */
+    /* a new session; no member answered (through the proxy): the attempt
+     * fails, as the model's "no leader answered" */
+    if ((!cl->lease || cl->ka_dead) && new_lease(cl) != 0) return 0;
     char k[200], v[64], body[1200];
     struct http_req q;
     b64("lock", k, sizeof k);
@@ -272,7 +312,7 @@ static int try_acquire(struct client *cl) {
     cl->rev = 0;
     if (g->queue) {
         snprintf(body, sizeof body, "{\"name\":\"%s\",\"lease\":\"%" PRId64 "\"}", k, cl->lease);
-        call(cl, "/v3/lock/lock", body, &q, 0, SCN_POINT_DURING_ACQUIRE);
+        call(cl, "/v3/lock/lock", body, &q, 0, SCN_POINT_DURING_ACQUIRE, 0);
         char key[200];
         if (json_field(q.buf, "key", key, sizeof key) == 0 && http_unbase64(key, cl->key, sizeof cl->key) > 0) {
             cl->rev = create_rev(cl, cl->key);
@@ -289,7 +329,7 @@ static int try_acquire(struct client *cl) {
                  "\"success\":[{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%" PRId64 "\"}}],"
                  "\"failure\":[{\"request_range\":{\"key\":\"%s\"}}]}",
                  k, k, v, cl->lease, k);
-        call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_DURING_ACQUIRE);
+        if (call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_DURING_ACQUIRE, etcd_srv_members()) != 0) return 0;
         char ok[8] = "";
         json_field(q.buf, "succeeded", ok, sizeof ok);
         char held[64] = "";
@@ -324,7 +364,12 @@ static void release(struct client *cl) {
                  "{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"create_revision\":\"%" PRId64 "\"}],"
                  "\"success\":[{\"request_delete_range\":{\"key\":\"%s\"}}]}",
                  k, cl->rev, k);
-        call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+        if (call(cl, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE, 2 * etcd_srv_members()) != 0) {
+            /* unanswered (through the proxy): the leader will expire the lease */
+            end_lease(cl);
+            cl->rev = 0;
+            return;
+        }
         char ok[8] = "";
         json_field(q.buf, "succeeded", ok, sizeof ok);
         deleted = strcmp(ok, "true") == 0;
@@ -340,7 +385,7 @@ static void read_resource(struct client *cl, int64_t *value, int64_t *version) {
     struct http_req q;
     b64("stock", k, sizeof k);
     snprintf(body, sizeof body, "{\"key\":\"%s\"}", k);
-    call_on(cl, 1, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE);
+    call_on(cl, 1, "/v3/kv/range", body, &q, 1, SCN_POINT_NONE, 0);
     *value = 0;
     if (json_field(q.buf, "value", v64, sizeof v64) == 0 && http_unbase64(v64, v, sizeof v) > 0)
         *value = strtoll(v, NULL, 10);
@@ -365,12 +410,12 @@ static int64_t write_resource(struct client *cl, int64_t value) {
                  "{\"compare\":[{\"target\":\"CREATE\",\"key\":\"%s\",\"create_revision\":\"%" PRId64 "\"}],"
                  "\"success\":[%s]}",
                  kl, cl->rev, put_stock);
-        call_on(cl, 1, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+        call_on(cl, 1, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE, 0);
         return strstr(q.buf, "\"succeeded\":true") ? TRACE_WRITE_ACCEPTED : TRACE_WRITE_REJECTED_NOT_OWNER;
     }
     if (!g->fenced_resource) {
         snprintf(body, sizeof body, "{\"key\":\"%s\",\"value\":\"%s\"}", ks, vs);
-        call_on(cl, 1, "/v3/kv/put", body, &q, 1, SCN_POINT_NONE);
+        call_on(cl, 1, "/v3/kv/put", body, &q, 1, SCN_POINT_NONE, 0);
         return TRACE_WRITE_ACCEPTED;
     }
     if (cl->token == 0) return TRACE_WRITE_REJECTED_NOTOKEN;
@@ -384,7 +429,7 @@ static int64_t write_resource(struct client *cl, int64_t value) {
              "{\"compare\":[{\"target\":\"VALUE\",\"key\":\"%s\",\"result\":\"GREATER\",\"value\":\"%s\"}],"
              "\"failure\":[%s,%s]}",
              kf, vt, put_fence, put_stock);
-    call_on(cl, 1, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE);
+    call_on(cl, 1, "/v3/kv/txn", body, &q, 1, SCN_POINT_NONE, 0);
     return strstr(q.buf, "\"succeeded\":true") ? TRACE_WRITE_REJECTED_STALE : TRACE_WRITE_ACCEPTED;
 }
 
@@ -455,6 +500,7 @@ static int connect_client(struct client *cl) {
     struct http_req q;
     ka_req.fd = -1;
     int b = bound_member(cl->s, cl->idx, etcd_srv_members());
+    link_ports = cl->link_ports;
     bound = b >= 0;
     lock_member = b >= 0 ? b : 0;
     res_member = 0;
@@ -496,6 +542,21 @@ static int member_fault(const struct trace *sim, int member, enum scn_fault_kind
     return rc == 0 ? k : -1;
 }
 
+/* The proxy's targets (a run with partitions): each member (its lock's
+ * calls), then the resource through each member (the resource is a key in
+ * the same etcd), as member_port reads them. */
+static int proxy_targets(const struct trace *sim, int res_node, struct real_proxy_target *v, int cap) {
+    int n = etcd_srv_members(), ns = 0, srv[ETCD_SRV_MAX_MEMBERS];
+    for (int i = 0; i < sim->nnodes; i++)
+        if (sim->nodes[i].kind == TRACE_NODE_SERVER && ns < n) srv[ns++] = i;
+    if (ns != n || 2 * n > cap) return -1;
+    for (int m = 0; m < n; m++) {
+        v[m] = (struct real_proxy_target){srv[m], etcd_srv_port(m)};
+        v[n + m] = (struct real_proxy_target){res_node, etcd_srv_port(m)};
+    }
+    return 2 * n;
+}
+
 static void disconnect_client(struct client *cl) {
     if (cl->ka) http_close(cl->ka);
     cl->ka = NULL;
@@ -504,7 +565,26 @@ static void disconnect_client(struct client *cl) {
 /* As many members as the scenario's lock servers (consensus's default: 3). */
 static int start_members(struct redis_srv *srv, const struct scenario *s, double scale, char *err, size_t n) {
     (void)scale;
-    return etcd_srv_start(srv, s->nservers ? s->nservers : 3, err, n);
+    int partitions = 0; /* the peer proxy between the members, to cut them */
+    for (int i = 0; i < s->nfaults; i++) partitions |= s->faults[i].kind == SCN_FAULT_PARTITION;
+    return etcd_srv_start_cut(srv, s->nservers ? s->nservers : 3, partitions, err, n);
+}
+
+/* A partition (or heal) between members, through the peer proxy: members
+ * k and j cut when f puts Sk+1 and Sj+1 in different groups (the nodes it
+ * does not name form one more group, as in the simulator). */
+static void member_partition(const struct trace *sim, const struct scn_fault *f) {
+    int grp[ETCD_SRV_MAX_MEMBERS], n = 0;
+    for (int i = 0; i < sim->nnodes && n < etcd_srv_members(); i++) {
+        if (sim->nodes[i].kind != TRACE_NODE_SERVER) continue;
+        grp[n] = f->ngroups;
+        for (int g = 0; g < f->ngroups; g++)
+            for (int k = 0; k < f->group_len[g]; k++)
+                if (strcmp(f->groups[g][k], sim->nodes[i].name) == 0) grp[n] = g;
+        n++;
+    }
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) etcd_srv_cut(a, b, f->kind == SCN_FAULT_PARTITION && grp[a] != grp[b]);
 }
 
 const struct real_ops real_store_etcd = {
@@ -523,4 +603,6 @@ const struct real_ops real_store_etcd = {
         .observe_hold = observe_hold,
         .skip_lost_release = 1,
         .member_fault = member_fault,
+        .proxy_targets = proxy_targets,
+        .member_partition = member_partition,
 };

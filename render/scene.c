@@ -180,8 +180,8 @@ static void emit_partitions(struct scene_ctx *c) {
     }
 }
 
-/* Title, then "algorithm  VERDICT  seed", then the replay command and the
- * checker's one-sentence headline. */
+/* Title, then "algorithm  VERDICT  seed", then the checker's one-sentence
+ * headline, the replay command and the note. */
 static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
     char buf[320];
     if (b->title) {
@@ -242,6 +242,7 @@ static void emit_banner(struct scene_ctx *c, const struct scene_banner *b) {
         snprintf(buf, sizeof buf, "replay: %s", b->replay);
         scene_wrapped(c, 0, 2, buf, SCENE_ST_BANNER);
     }
+    if (b->note) scene_wrapped(c, 0, 2, b->note, SCENE_ST_BANNER);
     c->y += c->v->line_h / 4;
 }
 

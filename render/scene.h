@@ -245,6 +245,9 @@ struct scene_banner {
     const char *algo;                    /* algorithm name */
     const char *seed;                    /* seed as text */
     const char *replay;                  /* the command that replays the run */
+    const char *note;                    /* NULL, or a line drawn as it is under the
+                                             headline (a recorded run: what it was
+                                             recorded against, at what scale) */
     const struct checker_report *report; /* verdict and counts; NULL = no verdict */
 };
 

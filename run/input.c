@@ -106,7 +106,13 @@ int input_load_trace(struct trace *tr, const char *path, FILE *note, char *err, 
     }
     char msg[400];
     if (trace_read_jsonl(tr, buf, len, msg, sizeof msg) != 0) {
-        snprintf(err, errlen, "%s: %s", name, msg);
+        /* the reader's "line N: what" becomes "PATH:N: what", the place as
+         * a compiler (and every other locksim reader) gives it */
+        unsigned long line = 0;
+        int used = 0;
+        if (sscanf(msg, "line %lu: %n", &line, &used) == 1 && used > 0)
+            snprintf(err, errlen, "%s:%lu: %s", name, line, msg + used);
+        else snprintf(err, errlen, "%s: %s", name, msg);
         rc = strstr(msg, "out of memory") ? LSIM_ENOMEM : LSIM_EPARSE;
     }
     free(buf);

@@ -33,8 +33,8 @@ int input_read_all(FILE *f, size_t max_bytes, char **buf, size_t *n);
  * for with a note on note) into tr (initialised with trace_init(tr, 1) and
  * empty; the caller closes it either way), at most INPUT_TRACE_MAX_BYTES.
  * Returns 0, or with "PATH: reason" in err: LSIM_ENOINPUT (missing or
- * unreadable), LSIM_EPARSE (larger than the limit, or malformed: "PATH:
- * line N: ..."), LSIM_ENOMEM. */
+ * unreadable), LSIM_EPARSE (larger than the limit, or malformed:
+ * "PATH:N: ...", N the line), LSIM_ENOMEM. */
 int input_load_trace(struct trace *tr, const char *path, FILE *note, char *err, size_t errlen);
 
 #endif

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -129,7 +130,9 @@ static void test_real_gc_pause_unsafe_and_clean(void **state) {
     char tmp[] = "/tmp/locksim-test-real-XXXXXX";
     assert_non_null(mkdtemp(tmp));
     char args[600];
-    snprintf(args, sizeof args, "real scenarios/gc-pause-outlives-lease.lsim --scale 0.05 --trace %s/t.jsonl", tmp);
+    snprintf(args, sizeof args,
+             "real scenarios/gc-pause-outlives-lease.lsim --scale 0.05 --trace %s/t.jsonl --picture %s/p.svg", tmp,
+             tmp);
     char prefix[300];
     snprintf(prefix, sizeof prefix, "LOCKSIM_REAL_TMP=%s", tmp);
     struct result *r = run_in(prefix, args);
@@ -144,6 +147,22 @@ static void test_real_gc_pause_unsafe_and_clean(void **state) {
     char path[400];
     snprintf(path, sizeof path, "%s/t.jsonl", tmp);
     unlink(path);
+    /* --picture: the real run drawn under the simulated one, its banner
+     * saying what it ran against and its verdict, its double entry drawn. */
+    snprintf(path, sizeof path, "%s/p.svg", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char svg[1 << 20];
+    size_t n = fread(svg, 1, sizeof svg - 1, f);
+    svg[n] = '\0';
+    fclose(f);
+    unlink(path);
+    const char *real = strstr(svg, ">Real run: GC pause outlives the lease<");
+    assert_non_null(real);
+    assert_non_null(strstr(real, "recorded against redis-server on 127.0.0.1:"));
+    assert_non_null(strstr(real, "time scale 0.05; run 1 of 1"));
+    assert_non_null(strstr(real, ">UNSAFE<"));
+    assert_non_null(strstr(real, ">DOUBLE ENTRY<"));
     /* Nothing is left: no folder of the server's, no process naming it. */
     assert_int_equal(entries(tmp), 0);
     assert_false(process_mentions(tmp));
@@ -222,6 +241,31 @@ static void test_real_runs_side_by_side_get_their_own_ports(void **state) {
 }
 
 /* A refused scenario says why and exits 69 (the exit table's row). */
+/* --picture is refused before any server starts: more runs than panels,
+ * an output that is the scenario itself, a format that is not a picture. */
+static void test_real_picture_refusals(void **state) {
+    (void)state;
+    mkdir("build/real_pic", 0777);
+    FILE *f = fopen("build/real_pic/scn.svg", "w"); /* a scenario file named like a picture */
+    assert_non_null(f);
+    fputs("clients A\nduration 10s\nA: acquire, release\n", f);
+    fclose(f);
+    struct result *r = run("real build/real_pic/scn.svg --picture build/real_pic/scn.svg");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "scn.svg"));
+    f = fopen("build/real_pic/scn.svg", "r"); /* left as it was */
+    assert_non_null(f);
+    char line[40];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "clients A\n");
+    fclose(f);
+    r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat 8 --picture build/real_pic/p.png");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "--picture draws at most 7 real runs under the simulated one; --repeat 8"));
+    r = run("real scenarios/gc-pause-outlives-lease.lsim --picture build/real_pic/p.gif");
+    assert_int_equal(r->code, 64);
+}
+
 static void test_real_refuses_what_it_cannot_make_real(void **state) {
     (void)state;
     struct result *r = run_in("", "real scenarios/setnx-timestamp-skew-server-expiry.lsim");
@@ -745,14 +789,82 @@ static void test_real_etcd_queued_waiter_session_expired(void **state) {
     assert_non_null(strstr(r->out, "acquisition 3: simulated B   at 16.02s    real B"));
 }
 
+/* A client cut off from every etcd member through the loopback proxy (brief
+ * h6-etcdnet): A holds the lock (TTL 2 s: 1 s of real time at scale 0.5)
+ * when the partition A | S1 S2 S3 B R cuts its links at 2 s; its
+ * keep-alives go unanswered, the leader lets its lease run out (3.7 s:
+ * its last renewal at 1.7 s), B, on the members' side, takes the lock
+ * (simulated 4.02 s) while A, told nothing, is still in its critical
+ * section: UNSAFE, as simulated. After the heal at 6 s A's next keep-alive
+ * is answered "lease gone", and A skips its write at 8 s (simulated: it
+ * learns at 6.68 s). */
+static void test_real_etcd_client_partitioned_loses_lease(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    write_file(sp("cut-off.lsim"), "title \"etcd: a client cut off from the members loses its lease\"\n"
+                                   "purpose correctness\n"
+                                   "lock consensus servers=3 ttl=2s first-candidate=S1\n"
+                                   "resource stock=2\n"
+                                   "network latency=1ms\n"
+                                   "duration 12s\n"
+                                   "client A @1s: acquire; read; work 7s; write; release\n"
+                                   "client B @2s: acquire retry=500ms timeout=8s; read; write; release\n"
+                                   "@2s partition A | S1 S2 S3 B R\n"
+                                   "@6s heal\n");
+    const char *trace = sp("cut-off.jsonl");
+    struct result *r = run_in("", fmt("real %s --trace %s", sp("cut-off.lsim"), trace));
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "scale 0.5:"));
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE"));
+    assert_non_null(strstr(r->out, "two clients were in the critical section at once"));
+    /* B takes over after A's lease ran out on the members' side, before the heal */
+    const char *b = strstr(r->out, "acquisition 2: simulated B   at 4.02s     real B   at ");
+    assert_non_null(b);
+    double at = 0;
+    assert_int_equal(sscanf(b + strlen("acquisition 2: simulated B   at 4.02s     real B   at "), "%lf", &at), 1);
+    printf("test_real: B took the lock at %.2fs of scenario time (simulated 4.02s)\n", at);
+    assert_true(at > 3.6 && at < 6.0);
+    /* A learns of its loss only after the heal, and does not write */
+    static char text[1 << 17];
+    slurp(trace, text, sizeof text);
+    const char *lost = strstr(text, "\"kind\":\"cs-exit\",\"node\":\"A\"");
+    assert_non_null(lost);
+    const char *t = lost;
+    while (t > text && strncmp(t, "\"t_ns\":", 7) != 0) t--;
+    long long lost_ns = atoll(t + 7);
+    printf("test_real: A learnt of its loss at %.2fs (simulated 6.68s)\n", (double)lost_ns / 1e9);
+    assert_true(lost_ns > 6000000000LL && lost_ns < 8000000000LL);
+    assert_non_null(strstr(lost, "\"a\":3")); /* TRACE_EXIT_LOST */
+    assert_non_null(strstr(text, "\"kind\":\"write-skipped\",\"node\":\"A\""));
+    r = run_in("", fmt("check-trace %s", trace));
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+}
+
 /* What the etcd cluster cannot play is refused, saying why, exit 69: a
- * partition, a TTL that is not whole seconds of real time, a Redis lock,
+ * partition at a client's point, one between the members and the resource, latency
+ * that varies, a TTL that is not whole seconds of real time, a Redis lock,
  * more than 5 servers. */
 static void test_real_etcd_refusals(void **state) {
     (void)state;
-    struct result *r = run_in("", "real scenarios/consensus-minority-cannot-grant.lsim");
+    write_file(sp("at-point.lsim"),
+               "lock consensus ttl=2s\nduration 10s\n"
+               "client A @1s: acquire; read; write; release\non A.after-acquire partition A | S1\n");
+    struct result *r = run_in("", fmt("real %s", sp("at-point.lsim")));
     assert_int_equal(r->code, 69);
-    assert_non_null(strstr(r->err, "a partition needs a per-link loopback proxy between the etcd members"));
+    assert_non_null(strstr(r->err, "line 4: a partition or heal at a client's point: the driver, which cuts the "
+                                   "proxy's links, cannot see a point of another process in time; not built"));
+    write_file(sp("res-cut.lsim"), "lock consensus ttl=2s\nduration 10s\n"
+                                   "client A @1s: acquire; read; write; release\n@2s partition R | S1 S2 S3 A\n");
+    r = run_in("", fmt("real %s", sp("res-cut.lsim")));
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 4: a partition that cuts the resource R off from every lock server: the "
+                                   "etcd backend's resource is a key in the same etcd members; not built"));
+    write_file(sp("jitter.lsim"), "lock consensus ttl=2s\nnetwork latency=1ms..5ms\nduration 10s\n"
+                                  "client A @1s: acquire; read; write; release\n");
+    r = run_in("", fmt("real %s", sp("jitter.lsim")));
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "the etcd client's HTTP requests are not the model's messages one for one"));
     r = run_in("", "real scenarios/consensus-revision-fenced.lsim --scale 0.15");
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "etcd grants leases in whole seconds"));
@@ -845,6 +957,45 @@ static void test_real_etcd_cluster_interrupted_leaves_nothing(void **state) {
     const int sigs[] = {SIGTERM, SIGINT, SIGINT};
     for (int k = 0; k < 3; k++)
         interrupt_etcd_run("scenarios/etcd-client-bound-to-paused-server.lsim", "2", at_ms[k], sigs[k]);
+}
+
+/* The seed's split brain against five real etcd members (brief
+ * h6-etcdnet): S1, leading, is cut off with A from S2..S5 and B at 3 s, the
+ * members' Raft traffic held by the peer proxy (etcd_peer.c) and the
+ * clients' links by the loopback proxy. S1 cannot commit A's lease and
+ * steps down (etcd's check-quorum); S2..S5 elect a leader, which grants B:
+ * SAFE, A never acquires, as simulated. B's grant comes later than the
+ * simulated 6.01 s: etcd's election timeout (500 ms to 1 s of real time) is
+ * 5 to 10 s of scenario time at scale 0.1 (docs/reality.md). Interrupted
+ * mid-run, nothing is left: no member, no proxy, no client. */
+static void test_real_etcd_leader_partitioned(void **state) {
+    (void)state;
+    if (!have_etcd()) skip();
+    const char *trace = sp("leader-partitioned.jsonl");
+    struct result *r = run_in("", fmt("real scenarios/consensus-leader-partitioned.lsim --trace %s", trace));
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "backend etcd: 5 etcd members on 127.0.0.1:"));
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    assert_non_null(strstr(r->out, "real: SAFE, but A never acquired"));
+    const char *b = strstr(r->out, "acquisition 1: simulated B   at 6.01s     real B   at ");
+    assert_non_null(b);
+    double at = 0;
+    assert_int_equal(sscanf(b + strlen("acquisition 1: simulated B   at 6.01s     real B   at "), "%lf", &at), 1);
+    printf("test_real: B took the lock at %.2fs of scenario time (simulated 6.01s)\n", at);
+    assert_true(at > 5.0 && at < 20.0); /* B's acquire times out at 20 s */
+    static char text[1 << 17];
+    slurp(trace, text, sizeof text);
+    assert_null(strstr(text, "\"kind\":\"acquired\",\"node\":\"A\""));
+    assert_non_null(strstr(text, "\"kind\":\"acquire-failed\",\"node\":\"A\""));
+    /* interrupted while S1 is cut off: the peer proxy goes with the rest */
+    char scn[4096];
+    slurp("scenarios/consensus-leader-partitioned.lsim", scn, sizeof scn);
+    write_file(sp("split.lsim"), scn);
+    fflush(stdout); /* the child's freopen would print what is buffered again */
+    interrupt_etcd_run(sp("split.lsim"), "1", 6000, SIGINT); /* the members start in about 4 s */
+    /* the proxies and the clients are forks of locksim: their command line names the file */
+    assert_false(process_mentions(sp("split.lsim")));
 }
 
 /* Redlock for real (issue 23): five redis-servers and one for the resource.
@@ -1155,6 +1306,7 @@ int main(void) {
             cmocka_unit_test(test_real_runs_side_by_side_get_their_own_ports),
             cmocka_unit_test(test_real_refuses_what_it_cannot_make_real),
             cmocka_unit_test(test_real_backends_table),
+            cmocka_unit_test(test_real_picture_refusals),
             cmocka_unit_test(test_real_clock_shim_moves_redis_expiry),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
@@ -1169,6 +1321,8 @@ int main(void) {
             cmocka_unit_test(test_real_server_that_does_not_answer),
             cmocka_unit_test(test_real_etcd_pause_unsafe_then_fenced_safe),
             cmocka_unit_test(test_real_etcd_queued_waiter_session_expired),
+            cmocka_unit_test(test_real_etcd_client_partitioned_loses_lease),
+            cmocka_unit_test(test_real_etcd_leader_partitioned),
             cmocka_unit_test(test_real_etcd_refusals),
             cmocka_unit_test(test_real_zookeeper_expired_unsafe_then_multi_safe),
             cmocka_unit_test(test_real_zookeeper_refusals),

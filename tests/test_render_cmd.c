@@ -391,6 +391,148 @@ static void test_partition_drawn(void **state) {
     free(svg);
 }
 
+#define REC "tests/recorded/gc-pause-outlives-lease-redis.jsonl"
+
+/* The height of a PNG, from its IHDR chunk; -1 when it is not one. */
+static long png_height(const char *path) {
+    size_t n;
+    unsigned char *b = (unsigned char *)read_all(path, &n);
+    long h = b && n > 24 && memcmp(b, "\x89PNG\r\n\x1a\n", 8) == 0
+                     ? (long)b[20] << 24 | (long)b[21] << 16 | (long)b[22] << 8 | (long)b[23]
+                     : -1;
+    free(b);
+    return h;
+}
+
+/* The offset of the k-th (from 0) occurrence of needle in hay, or -1. */
+static long nth(const char *hay, const char *needle, int k) {
+    const char *p = hay;
+    for (int i = 0; (p = strstr(p, needle)) != NULL; i++, p++)
+        if (i == k) return (long)(p - hay);
+    return -1;
+}
+
+/* render FILE --trace REC: the simulated run, then the recorded one (a
+ * real redis-server run, committed as a fixture) under it on the same
+ * axis, with its own banner (what it was recorded against, at what scale,
+ * its verdict from the checker) and its own double entry, a second longer
+ * than the simulated one's seconds (real times). */
+static void test_render_recorded_stacked(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run("render " GC " --trace " REC " -o build/render_cmd/st.svg");
+    assert_int_equal(r->code, 0);
+    assert_true(xmllint_ok("build/render_cmd/st.svg"));
+    size_t n;
+    char *svg = read_all("build/render_cmd/st.svg", &n);
+    assert_non_null(svg);
+    /* Step 1: the simulated panel first, its double entry of 1 s. */
+    long sim_de = nth(svg, "A and B both in the critical section (1s)", 0);
+    long banner = nth(svg, ">Real run: GC pause outlives the lease<", 0);
+    assert_true(sim_de > 0 && banner > sim_de);
+    /* Step 2: the recorded panel's banner: what the recording says it ran
+     * against, at what scale, and the checker's verdict over its events. */
+    assert_true(nth(svg,
+                    "recorded against redis-server on 127.0.0.1:16384, one process per client; time scale "
+                    "0.0416667; the trace",
+                    0) > banner);
+    assert_true(nth(svg, ">UNSAFE<", 1) > banner);
+    /* Step 3: its own double entry, at the real times (real elapsed time / S,
+     * 31.006041816 s in the file, drawn to the microsecond), under its
+     * banner. */
+    long real_de = nth(svg, "^ 31.006042s..32.03644s  A and B both in the critical section (1.030398s)", 0);
+    assert_true(real_de > banner);
+    assert_true(nth(svg, ">DOUBLE ENTRY<", 1) > banner);
+    free(svg);
+    /* Step 4: as a PNG, two panels stand taller than the one of the run alone. */
+    assert_int_equal(run("render " GC " --trace " REC " -o build/render_cmd/st.png")->code, 0);
+    assert_int_equal(run("render " GC " -o build/render_cmd/one.png --height 0")->code, 0);
+    long h2 = png_height("build/render_cmd/st.png"), h1 = png_height("build/render_cmd/one.png");
+    assert_true(h1 > 300 && h2 > h1 + 300);
+}
+
+/* render REC.jsonl: a trace file alone (its name ends in .jsonl), drawn as
+ * recorded, judged by the checker; no scenario run, no replay line. */
+static void test_render_trace_alone(void **state) {
+    (void)state;
+    out_dir();
+    struct result *r = run("render " REC " -o build/render_cmd/alone.svg");
+    assert_int_equal(r->code, 0);
+    size_t n;
+    char *svg = read_all("build/render_cmd/alone.svg", &n);
+    assert_non_null(svg);
+    assert_true(nth(svg, ">Real run: GC pause outlives the lease<", 0) > 0);
+    assert_true(nth(svg, "(1.030398s)", 0) > 0);
+    assert_int_equal(nth(svg, "replay:", 0), -1);
+    assert_int_equal(nth(svg, "(1s)", 0), -1); /* no simulated panel */
+    free(svg);
+    /* a simulated trace given as --trace: not a recording, its times exact */
+    assert_int_equal(run("run " GC " --trace build/render_cmd/sim.jsonl")->code, 0);
+    r = run("render " GC " --trace build/render_cmd/sim.jsonl -o build/render_cmd/sim2.svg");
+    assert_int_equal(r->code, 0);
+    svg = read_all("build/render_cmd/sim2.svg", &n);
+    assert_non_null(svg);
+    long t = nth(svg, ">Trace: GC pause outlives the lease<", 0);
+    assert_true(t > 0);
+    assert_true(nth(svg, "the trace sim.jsonl (seed 1), judged by the checker again", 0) > t);
+    assert_true(nth(svg, "A and B both in the critical section (1s)", 1) > t);
+    free(svg);
+    /* a trace is not run again: a seed or a --set has nothing to change */
+    r = run("render " REC " --seed 3 -o build/render_cmd/alone.svg");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "is a trace (its name ends in .jsonl)"));
+}
+
+/* A trace of another scenario (other nodes) is refused, naming the first
+ * difference, and nothing is written. */
+static void test_render_recorded_mismatch_refused(void **state) {
+    (void)state;
+    out_dir();
+    remove("build/render_cmd/mm.png");
+    struct result *r = run("render scenarios/redlock-restart-without-persistence.lsim --trace " REC
+                           " -o build/render_cmd/mm.png");
+    assert_int_equal(r->code, 65);
+    assert_non_null(strstr(r->err, REC ": not a run of scenarios/redlock-restart-without-persistence.lsim: its node "
+                                       "4 is R (resource), the scenario's S2 (server)"));
+    struct stat st;
+    assert_int_equal(stat("build/render_cmd/mm.png", &st), -1);
+    /* the output may not be one of the inputs: the trace is one */
+    r = run("render " GC " --trace build/render_cmd/st.svg -o build/render_cmd/st.svg");
+    assert_int_equal(r->code, 64);
+}
+
+/* A malformed line of a trace reaches the user as FILE:N: what is wrong. */
+static void test_render_recorded_bad_line(void **state) {
+    (void)state;
+    out_dir();
+    size_t n;
+    char *text = read_all(REC, &n);
+    assert_non_null(text);
+    char *p = strstr(text, "\"kind\":\"acquire-start\""); /* on line 5 */
+    assert_non_null(p);
+    memcpy(p, "\"kind\":\"acquire-strat\"", 22);
+    FILE *f = fopen("build/render_cmd/bad.jsonl", "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    fclose(f);
+    free(text);
+    struct result *r = run("render " GC " --trace build/render_cmd/bad.jsonl -o build/render_cmd/bad.png");
+    assert_int_equal(r->code, 65);
+    assert_string_equal(r->err, "build/render_cmd/bad.jsonl:5: unknown kind \"acquire-strat\"\n");
+    /* check-trace reads it the same way and says so in the same words */
+    r = run("check-trace build/render_cmd/bad.jsonl");
+    assert_int_equal(r->code, 65);
+    assert_string_equal(r->err, "build/render_cmd/bad.jsonl:5: unknown kind \"acquire-strat\"\n");
+    /* view reads it before it opens a window, display or not, the same way */
+    r = run_in("env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER",
+               "view " GC " --trace build/render_cmd/bad.jsonl");
+    assert_int_equal(r->code, 65);
+    assert_string_equal(r->err, "build/render_cmd/bad.jsonl:5: unknown kind \"acquire-strat\"\n");
+    /* a GIF animates one run: stacked, it is refused */
+    r = run("render " GC " --trace " REC " -o build/render_cmd/st.gif --height 720");
+    assert_int_equal(r->code, 64);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_png_written_and_repeats),
@@ -405,6 +547,10 @@ int main(void) {
             cmocka_unit_test(test_height_exact),
             cmocka_unit_test(test_many_clients_bounded),
             cmocka_unit_test(test_partition_drawn),
+            cmocka_unit_test(test_render_recorded_stacked),
+            cmocka_unit_test(test_render_trace_alone),
+            cmocka_unit_test(test_render_recorded_mismatch_refused),
+            cmocka_unit_test(test_render_recorded_bad_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

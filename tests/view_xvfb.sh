@@ -358,6 +358,30 @@ fi
 out=$("$bin" view "$tmp/fo.lsim" "$tmp/fw.lsim" --algos lease,fenced-lease,redlock,setnx,lease-renew 2>&1); st=$?
 check "more panels than fit (2 files x 5 algorithms): exit 64 with why" '[ "$st" = 64 ] && echo "$out" | grep -q "at most 8 panels"'
 
+echo "== view: a recorded real run under the simulated one"
+# tests/recorded/: gc-pause-outlives-lease recorded against a real
+# redis-server (locksim real --trace); its lease expired at 30.00349188s
+# (drawn to the microsecond), the simulated one at 30.001s: one time axis,
+# one cursor for both
+cp scenarios/gc-pause-outlives-lease.lsim "$tmp/rec.lsim"
+if start rec "$bin" view "$tmp/rec.lsim" --trace "$root/tests/recorded/gc-pause-outlives-lease-redis.jsonl"; then
+  check "two panels: simulated, then recorded" 'wait_for "panels=2"'
+  key Right Right Right Right Right Right Right Right Right Right Right
+  check "Right x11: the simulated lease expires at 30.001s" 'wait_for "kind=srv-expire cursor=30001000000"'
+  key Right
+  check "Right: then the real one, in the recorded panel, at 30.003492s" 'wait_for "kind=srv-expire cursor=30003492000"'
+  import -window "$win" "$tmp/rec.png" 2>/dev/null
+  sleep 0.3; echo "# edited" >> "$tmp/rec.lsim"
+  check "the scenario played again on an edit, the recorded panel kept" 'wait_for "panels=2 reloads=1 error=0" 3'
+  quit >/dev/null
+else
+  bad "the window opened (recorded trace)"
+fi
+"$bin" run scenarios/redlock-restart-without-persistence.lsim --trace "$tmp/redlock.jsonl" >/dev/null 2>&1
+out=$("$bin" view "$tmp/rec.lsim" --trace "$tmp/redlock.jsonl" 2>&1); st=$?
+check "a trace of other nodes: exit 65 naming the difference" \
+  '[ "$st" = 65 ] && echo "$out" | grep -q "redlock.jsonl: not a run of .*rec.lsim: its node 4 is S2 (server), the scenario.s R (resource)"'
+
 echo "== view: text scale and knobs on a 1920x1080 projector"
 # text_h PNG: the height in pixels of the status line's text (the last run
 # of rows with light pixels in the bottom 160 rows' first 700 columns)
