@@ -590,6 +590,13 @@ static void test_real_delayed_write_through_the_proxy(void **state) {
     assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
 }
 
+/* Skips the test, saying so, when redis-server is not installed. */
+static void need_redis(void) {
+    if (have_redis()) return;
+    printf("test_real: SKIP: redis-server is not installed\n");
+    skip();
+}
+
 /* One run of scenario X for real, its recording judged by check-trace:
  * the real run gives want (the simulated verdict), and the recording's
  * check-trace output contains each of the NULL-ended lines in its. */
@@ -632,10 +639,7 @@ static void real_run_judged(const char *scenario, const char *want, ...) {
  * (write set=V) done twice: repeated, harmless, SAFE. */
 static void test_real_redis_release_and_write_options(void **state) {
     (void)state;
-    if (!have_redis()) {
-        printf("test_real: SKIP: redis-server is not installed\n");
-        skip();
-    }
+    need_redis();
     real_run_judged("get-then-del-race", "UNSAFE", "wrong releases   1", NULL);
     real_run_judged("fencing-trusted-from-client", "UNSAFE", "stale writes     1 accepted", NULL);
     real_run_judged("fencing-validated-by-resource", "SAFE", "stale writes     0 accepted, 1 rejected", NULL);
@@ -651,10 +655,7 @@ static void test_real_redis_release_and_write_options(void **state) {
  * (guard=owner: refused, SAFE). */
 static void test_real_redis_token_rules(void **state) {
     (void)state;
-    if (!have_redis()) {
-        printf("test_real: SKIP: redis-server is not installed\n");
-        skip();
-    }
+    need_redis();
     real_run_judged("fencing-equality-check", "UNSAFE", "stale writes     1 accepted", NULL);
     real_run_judged("etcd-contrib-lock-fenced-out", "STUCK", "fenced out       1", NULL);
     real_run_judged("chubby-sequencer-checked-on-reads", "SAFE", "lost updates     0",
@@ -672,10 +673,7 @@ static void test_real_redis_token_rules(void **state) {
  * 400 ms ahead cannot put B beside it: SAFE. */
 static void test_real_redis_lease_options(void **state) {
     (void)state;
-    if (!have_redis()) {
-        printf("test_real: SKIP: redis-server is not installed\n");
-        skip();
-    }
+    need_redis();
     real_run_judged("azure-lease-renew-after-expiry", "SAFE",
                     "trace:renews a lapsed lease: nobody leased it since it expired", NULL);
     real_run_judged("cockroach-lease-stasis-period", "SAFE", "double entry     0 intervals", NULL);
