@@ -34,10 +34,12 @@ GFX_INC    := $(SIM_INC) -Irender -Igfx
 # heatmap (gfx/), FreeType and DejaVu the PNG timeline, libpng encodes them, giflib
 # the animated GIF of render -o x.gif; SDL2_image reads them back in the tests,
 # where xmllint (libxml2-utils) checks the SVG; parallel runs the GNU parallel
-# example of examples/cluster/, tested; procps's pgrep finds workers left behind.
+# example of examples/cluster/, tested; procps's pgrep finds workers left behind;
+# hiredis (libhiredis-dev, 0.14.1 on Debian 12) is the Redis client of `locksim real`.
 DEB_PKGS := pkg-config libcmocka-dev libsdl2-dev libsdl2-ttf-dev libsdl2-image-dev \
-            libpng-dev libgif-dev libfreetype-dev fonts-dejavu-core libxml2-utils parallel procps
-PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng libgif freetype2
+            libpng-dev libgif-dev libfreetype-dev fonts-dejavu-core libxml2-utils parallel procps \
+            libhiredis-dev
+PC_MODS  := cmocka sdl2 SDL2_ttf SDL2_image libpng libgif freetype2 hiredis
 DEB_CMDS := xmllint parallel pgrep
 
 SIM_SRC    := $(sort $(wildcard sim/*.c sim/lang/*.c sim/algo/*.c))
@@ -70,6 +72,10 @@ SDL_CFLAGS  = $$(pkg-config --cflags sdl2 SDL2_ttf SDL2_image libpng libgif free
 SDL_LDLIBS  = $$(pkg-config --libs sdl2 SDL2_ttf SDL2_image libpng libgif freetype2)
 # Link order: later archives serve earlier ones.
 LIBS       := $(BUILD)/libreal.a $(BUILD)/librun.a $(BUILD)/librender.a $(BUILD)/libsim.a
+# What libreal.a needs (real/resp.c speaks to Redis through hiredis): linked
+# after it wherever it is linked. Not in LDLIBS, which the sanitize build
+# sets on its command line; the web page (mk/web.mk) has no real/ and no hiredis.
+REAL_LDLIBS = $$(pkg-config --libs hiredis)
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard cli/*.c)))
 TEST_SRC   := $(sort $(wildcard tests/test_*.c))
 GFX_TESTS  := $(BUILD)/tests/test_gfx
@@ -121,9 +127,11 @@ $(BUILD)/run/%.o: run/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RUN_INC) -c -o $@ $<
 
+# Only resp.c includes hiredis's headers; the others see resp.h alone.
+$(BUILD)/real/resp.o: HIREDIS_CFLAGS = $$(pkg-config --cflags hiredis)
 $(BUILD)/real/%.o: real/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(RUN_HDR) $(REAL_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(REAL_INC) -c -o $@ $<
+	$(CC) $(CFLAGS) $(REAL_INC) $(HIREDIS_CFLAGS) -c -o $@ $<
 
 $(BUILD)/gfx/%.o: gfx/%.c $(BUILD)/.deps $(SIM_HDR) $(RENDER_HDR) $(GFX_HDR)
 	@mkdir -p $(dir $@)
@@ -183,7 +191,7 @@ $(CLOCKSHIM): real/shim/clockshim.c real/clockshim.h $(BUILD)/.deps
 
 $(BUILD)/locksim: $(CLI_OBJ) $(LIBS) $(GFX_MOD) $(PNG_MOD) $(CLOCKSHIM)
 	$(CC) $(CFLAGS) -rdynamic -o $@ $(CLI_OBJ) $(BUILD)/libreal.a $(BUILD)/librun.a \
-	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive $(LDLIBS)
+	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive $(REAL_LDLIBS) $(LDLIBS)
 
 # ---- run -------------------------------------------------------------------------
 # With a display: the window on the default scenario. Without one (CI, ssh):
@@ -227,12 +235,12 @@ algo-headers: $(BUILD)/algo-headers.ok
 $(BUILD)/tests/test_real: $(CLOCKSHIM)
 $(BUILD)/tests/%: tests/%.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $(REAL_LDLIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
 
 # The allocation-failure sweep wraps the allocator of everything it links.
 $(BUILD)/tests/test_alloc: tests/test_alloc.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS) \
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(LIBS) $(REAL_LDLIBS) $$(pkg-config --cflags --libs cmocka) $(LDLIBS) \
 	  -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign,--wrap=free
 # test_option_tables reads the commands' option tables as the program does:
 # it links the front end's objects, cli/main.c built again with main renamed.
@@ -243,17 +251,17 @@ $(BUILD)/tests/test_option_tables: tests/test_option_tables.c tests/*.h $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -Icli -Itests -o $@ $< $(BUILD)/tests/cli_main.o \
 	  $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) $(BUILD)/libreal.a $(BUILD)/librun.a \
-	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive \
+	  -Wl,--whole-archive $(BUILD)/librender.a $(BUILD)/libsim.a -Wl,--no-whole-archive $(REAL_LDLIBS) \
 	  $$(pkg-config --cflags --libs cmocka) $(LDLIBS)
 # The GIF's test decodes what the binary wrote with giflib and libpng.
 $(BUILD)/tests/test_gif: tests/test_gif.c tests/*.h $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests $$(pkg-config --cflags libpng libgif) -o $@ $< $(LIBS) \
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests $$(pkg-config --cflags libpng libgif) -o $@ $< $(LIBS) $(REAL_LDLIBS) \
 	  $$(pkg-config --cflags --libs cmocka) $$(pkg-config --libs libpng libgif) $(LDLIBS)
 # Tests of the pictures link gfx and SDL; no other test does.
 $(GFX_TESTS): $(BUILD)/tests/%: tests/%.c tests/*.h $(GFX_LIB) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -Itests $(SDL_CFLAGS) -o $@ $< $(GFX_LIB) $(LIBS) \
+	$(CC) $(CFLAGS) $(ALL_INC) -Igfx -Itests $(SDL_CFLAGS) -o $@ $< $(GFX_LIB) $(LIBS) $(REAL_LDLIBS) \
 	  $$(pkg-config --cflags --libs cmocka) $(SDL_LDLIBS) $(LDLIBS)
 
 # Every cmocka binary, then every scenario's `expect` lines through the CLI,

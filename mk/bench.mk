@@ -32,7 +32,7 @@ BENCH_WHEEL_SRC := $(BENCH_PEERS)/c/lockbench_wheel.c
 
 $(BENCH_BIN): $(BENCH_SRC) $(wildcard bench/*.h) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Ibench -o $@ $(BENCH_SRC) $(LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Ibench -o $@ $(BENCH_SRC) $(LIBS) $(REAL_LDLIBS) $(LDLIBS)
 
 ifneq ($(wildcard $(BENCH_REF_SRC)),)
 BENCH_REF := $(BENCH_DIR)/lockbench_c2

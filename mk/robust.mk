@@ -61,11 +61,11 @@ fuzz-bins: $(patsubst %,$(BUILD)/fuzz/%,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -fsanitize=fuzzer -Ifuzz -o $@ $< $(LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -fsanitize=fuzzer -Ifuzz -o $@ $< $(LIBS) $(REAL_LDLIBS) $(LDLIBS)
 
 $(BUILD)/fuzz/fuzz_shard: fuzz/fuzz_shard.c fuzz/fuzz_common.h $(FUZZ_CLI_OBJ) $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Icli -fsanitize=fuzzer -Ifuzz -o $@ $< $(FUZZ_CLI_OBJ) $(LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Icli -fsanitize=fuzzer -Ifuzz -o $@ $< $(FUZZ_CLI_OBJ) $(LIBS) $(REAL_LDLIBS) $(LDLIBS)
 
 # Each target runs FUZZ_SECONDS on its corpus (kept in $(FUZZ_BUILD)/corpus/NAME across
 # runs) plus the seeds. A crash leaves $(FUZZ_BUILD)/crashes/NAME-crash-* and fails.

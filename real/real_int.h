@@ -259,6 +259,13 @@ void real_nodes_wait(struct client *cl, int64_t abs);
 void real_nodes_read(struct client *cl, int64_t *value, int64_t *version);
 int64_t real_nodes_write(struct client *cl, int64_t value);
 void real_nodes_no_observe(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t);
+/* refuse.c: what the clock shim cannot play, for the redis and redlock
+ * backends (0, or LSIM_ENOTREAL with why): a clock line (s->clocks) of a
+ * client, or with no shim built; and the clock fault f (a step, drift or
+ * slew) on a client, at a point, or of the monotonic clock alone. */
+int real_clock_lines_refused(const struct scenario *s, const struct trace *sim, char *why, size_t n);
+int real_clock_fault_refused(const struct scenario *s, const struct trace *sim, const struct scn_fault *f, char *why,
+                             size_t n);
 /* refuse.c: 0 when every write of s follows a read and is neither set=V
  * nor a tries= loop, else LSIM_ENOTREAL saying so for backend. */
 int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n);
@@ -268,6 +275,11 @@ int real_repl_supported(const struct scenario *s, const struct trace *sim, const
 
 /* store_redlock.c: redlock's lock line as a real_cfg; 0 or LSIM_ENOTREAL. */
 int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+/* store_redlock.c: 1 when the redlock backend plays s through the proxy:
+ * real_needs_proxy, but not for links that are only a client's requests
+ * to a lock server never sent (loss=100%), which the client itself does
+ * not send. */
+int real_redlock_needs_proxy(const struct scenario *s);
 /* store_redlock.c: what the redlock backend cannot play (real_supported's part). */
 int real_redlock_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n);
 
@@ -300,6 +312,12 @@ void real_hop(const struct client *cl);
 void real_stasis(struct client *cl);
 /* client.c: the owner named by a lock value NAME#k, or TRACE_NO_NODE. */
 int real_owner_of(const struct scenario *s, const char *value);
+
+/* store_redis.c: connect c to port, a link of the proxy (proxy.c): a
+ * reply may take as long as the simulated run's messages took (a write
+ * held 20 s), so the receive bound is the whole run plus RESP_TIMEOUT_MS,
+ * not RESP_TIMEOUT_MS alone. 0 or -1. */
+int real_proxied_connect(struct client *cl, struct resp_conn *c, int port);
 
 /* client.c: the program of client cl->idx, from its start time until it ends. */
 void real_client_main(struct client *cl);

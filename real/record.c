@@ -101,25 +101,29 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     sim_ns *expiry = calloc((size_t)sim->nnodes, sizeof *expiry);
     if (!owner || !expiry) rc = LSIM_ENOMEM;
     for (int k = 0; owner && k < sim->nnodes; k++) owner[k] = -1;
-    int64_t rate_ppm = 0; /* the server's wall clock rate error (clockctl.c), ppm; one server */
+    /* per server node: its wall clock's rate error (clockctl.c), ppm */
+    int64_t *rate_ppm = calloc((size_t)sim->nnodes, sizeof *rate_ppm);
+    if (!rate_ppm) rc = LSIM_ENOMEM;
     sim_ns endt = s->duration_ns;
     for (size_t i = 0; i < l.n && rc == 0; i++) {
         const struct rec *r = &l.v[i];
         sim_ns t = (sim_ns)((double)r->t / scale);
         if (t > endt) break;
         expire_until(out, sim->nnodes, owner, expiry, t);
-        if (r->kind == REC_CLOCK_RATE) { /* the server's wall clock runs at 1 + a/1e6 from now on */
-            rate_ppm = r->a;
+        int on_node = r->node >= 0 && r->node < sim->nnodes; /* a record about that node */
+        if (r->kind == REC_CLOCK_RATE) {
+            if (on_node) rate_ppm[r->node] = r->a; /* its wall clock runs at 1 + a/1e6 from now on */
             continue;
         }
         if (r->kind == REC_OBSERVED_TTL) {
-            /* After a clock fault Redis said what it keeps: gone, or PTTL
-             * more by its clock (b, real ns), which is PTTL / rate by true time. */
-            if (owner[srv_node] >= 0 && !r->a) {
-                append_expire(out, t, srv_node, owner[srv_node]);
-                owner[srv_node] = -1;
-            } else if (owner[srv_node] >= 0) {
-                expiry[srv_node] = t + by_true_time((sim_ns)((double)r->b / scale), rate_ppm);
+            /* After a clock fault on server r->node Redis said what it keeps: gone,
+             * or PTTL more by its clock (b, real ns), which is PTTL / rate by true time. */
+            int k = r->node;
+            if (on_node && owner[k] >= 0 && !r->a) {
+                append_expire(out, t, k, owner[k]);
+                owner[k] = -1;
+            } else if (on_node && owner[k] >= 0) {
+                expiry[k] = t + by_true_time((sim_ns)((double)r->b / scale), rate_ppm[k]);
             }
             continue;
         }
@@ -200,7 +204,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
         case TRACE_SRV_GRANT:
         case TRACE_SRV_RENEW:
             owner[r->node] = r->peer;
-            expiry[r->node] = r->a ? t + by_true_time(r->a, rate_ppm) : 0;
+            expiry[r->node] = r->a ? t + by_true_time(r->a, rate_ppm[r->node]) : 0;
             break;
         case TRACE_SRV_DELETE: owner[r->node] = -1; break;
         default: break;
@@ -233,6 +237,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     free(in_cs);
     free(owner);
     free(expiry);
+    free(rate_ppm);
     if (rc == 0 && out->oom) rc = LSIM_ENOMEM;
     return rc;
 }

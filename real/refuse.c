@@ -300,6 +300,33 @@ static int clock_refused(const struct scenario *s, const struct trace *sim, cons
     return 0;
 }
 
+int real_clock_lines_refused(const struct scenario *s, const struct trace *sim, char *why, size_t n) {
+    for (int i = 0; i < s->nclocks; i++) {
+        int refused = clock_refused(s, sim, s->clocks[i].node, "clock", why, n);
+        if (refused) return refused;
+    }
+    return 0;
+}
+
+int real_clock_fault_refused(const struct scenario *s, const struct trace *sim, const struct scn_fault *f, char *why,
+                             size_t n) {
+    char where[32];
+    snprintf(where, sizeof where, "line %d", f->pos.line);
+    int refused = clock_refused(s, sim, f->node, where, why, n);
+    if (!refused && f->point != SCN_POINT_NONE)
+        refused = refuse(why, n,
+                         "%s: a clock fault on %s at a client's point: the driver cannot see a point of "
+                         "another process in time; not built",
+                         where, f->node);
+    if (!refused && f->kind == SCN_FAULT_CLOCK_STEP && f->which == SCN_CLOCK_MONO)
+        refused = refuse(why, n,
+                         "%s: a step of %s's monotonic clock alone: Redis 7.0 expires keys by its wall "
+                         "clock (gettimeofday), its monotonic clock runs only its event loop, and the "
+                         "clock shim moves the wall clock",
+                         where, f->node);
+    return refused;
+}
+
 static int deadline_tie(const struct trace *sim, sim_ns *at) {
     sim_ns deadline = 0;
     for (size_t i = 0; i < sim->len; i++) {
@@ -467,10 +494,7 @@ static int redis_supported(const struct scenario *s, const struct trace *sim, co
     (void)scale;
     if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
     /* latency that varies, loss and links: the loopback proxy (proxy.c) */
-    for (int i = 0; i < s->nclocks; i++) {
-        int refused = clock_refused(s, sim, s->clocks[i].node, "clock", why, n);
-        if (refused) return refused;
-    }
+    if (real_clock_lines_refused(s, sim, why, n)) return LSIM_ENOTREAL;
     if (s->resource_timeout_ns)
         return refuse(why, n, "the resource's %s is not built in the redis backend%s", "timeout=", "");
     if (s->nclients > REDIS_SRV_MAX_CHILDREN)
@@ -488,20 +512,7 @@ static int redis_supported(const struct scenario *s, const struct trace *sim, co
                           line, "");
         if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) continue; /* the proxy cuts links */
         if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW) {
-            char where[32];
-            snprintf(where, sizeof where, "line %s", line);
-            int refused = clock_refused(s, sim, f->node, where, why, n);
-            if (!refused && f->point != SCN_POINT_NONE)
-                refused = refuse(why, n,
-                                 "%s: a clock fault on %s at a client's point: the driver cannot see a point of "
-                                 "another process in time; not built",
-                                 where, f->node);
-            if (!refused && f->kind == SCN_FAULT_CLOCK_STEP && f->which == SCN_CLOCK_MONO)
-                refused = refuse(why, n,
-                                 "%s: a step of %s's monotonic clock alone: Redis 7.0 expires keys by its wall "
-                                 "clock (gettimeofday), its monotonic clock runs only its event loop, and the "
-                                 "clock shim moves the wall clock%s",
-                                 where, f->node);
+            int refused = real_clock_fault_refused(s, sim, f, why, n);
             if (refused) return refused;
             continue;
         }

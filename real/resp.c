@@ -1,166 +1,134 @@
-/* A small RESP2 client (real/resp.h): blocking sockets on loopback, one
- * command at a time. */
+/* The Redis client (real/resp.h) over hiredis's blocking context: one
+ * command at a time, its reply converted into struct resp_reply. */
 #include "resp.h"
 
-#include <arpa/inet.h>
+#include <hiredis/hiredis.h>
+
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/time.h>
-#include <unistd.h>
+
+/* errno for a context hiredis marked failed; io_errno is errno as the
+ * failing read or write left it. A socket timeout (SO_RCVTIMEO,
+ * SO_SNDTIMEO) reads as EAGAIN: ETIMEDOUT, as the header promises. */
+static int fail_errno(const redisContext *ctx, int io_errno) {
+    int e;
+    switch (ctx->err) {
+    case REDIS_ERR_IO: e = io_errno == EAGAIN || io_errno == EWOULDBLOCK ? ETIMEDOUT : io_errno; break;
+    case REDIS_ERR_EOF: e = ECONNRESET; break;
+    case REDIS_ERR_PROTOCOL: e = EPROTO; break;
+    case REDIS_ERR_OOM: e = ENOMEM; break;
+    default: e = EIO; break;
+    }
+    return e ? e : EIO;
+}
+
+static int fail(struct resp_conn *c, int io_errno) {
+    errno = fail_errno(c->ctx, io_errno);
+    return -1;
+}
 
 int resp_connect(struct resp_conn *c, int port) {
-    c->off = c->len = 0;
-    c->fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (c->fd < 0) return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((unsigned short)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int one = 1;
-    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    /* Linux bounds connect by SO_SNDTIMEO too (socket(7)). A read cut by a
-     * SIGSTOP/SIGCONT of the client fails with EINTR and is retried. */
+    c->fd = -1;
+    c->ctx = NULL;
     struct timeval tv = {RESP_TIMEOUT_MS / 1000, (RESP_TIMEOUT_MS % 1000) * 1000};
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    while (connect(c->fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        if (errno == EINTR) continue;
-        int e = errno == EINPROGRESS || errno == EAGAIN ? ETIMEDOUT : errno;
-        close(c->fd);
-        c->fd = -1;
+    /* hiredis bounds the connect by tv (a non-blocking connect and a poll;
+     * a timeout is ETIMEDOUT) and sets TCP_NODELAY; redisSetTimeout bounds
+     * every later read and write (SO_RCVTIMEO, SO_SNDTIMEO). */
+    redisContext *ctx = redisConnectWithTimeout("127.0.0.1", port, tv);
+    int e = errno;
+    if (!ctx) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (!ctx->err && redisSetTimeout(ctx, tv) != REDIS_OK) e = errno;
+    if (ctx->err) {
+        e = fail_errno(ctx, e);
+        redisFree(ctx);
         errno = e;
         return -1;
     }
+    c->ctx = ctx;
+    c->fd = ctx->fd;
     return 0;
 }
 
 void resp_close(struct resp_conn *c) {
-    if (c->fd >= 0) close(c->fd);
+    if (c->fd >= 0 && c->ctx) redisFree(c->ctx);
+    c->ctx = NULL;
     c->fd = -1;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int resp_send(struct resp_conn *c, int argc, const char *const *argv) {
-    char out[2048];
-    size_t n = (size_t)snprintf(out, sizeof out, "*%d\r\n", argc);
-    for (int i = 0; i < argc; i++) {
-        size_t l = strlen(argv[i]);
-        if (n + l + 32 > sizeof out) return -1;
-        n += (size_t)snprintf(out + n, sizeof out - n, "$%zu\r\n", l);
-        memcpy(out + n, argv[i], l);
-        n += l;
-        out[n++] = '\r';
-        out[n++] = '\n';
+    if (c->fd < 0) {
+        errno = EBADF;
+        return -1;
     }
-    return write_all(c->fd, out, n);
-}
-
-/* One line without its CRLF into line (cut at max-1). 0 or -1. */
-static int read_line(struct resp_conn *c, char *line, size_t max) {
-    size_t k = 0;
-    for (;;) {
-        while (c->off < c->len) {
-            char ch = c->buf[c->off++];
-            if (ch == '\n') {
-                if (k && line[k - 1] == '\r') k--;
-                line[k] = 0;
-                return 0;
-            }
-            if (k + 1 < max) line[k++] = ch;
-        }
-        ssize_t r = read(c->fd, c->buf, sizeof c->buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT;
-        if (r <= 0) return -1;
-        c->off = 0;
-        c->len = (size_t)r;
-    }
-}
-
-/* n bytes of a bulk string and its CRLF; the first max-1 kept in s. */
-static int read_bulk(struct resp_conn *c, long long n, char *s, size_t max) {
-    long long need = n + 2, k = 0;
-    while (need > 0) {
-        if (c->off == c->len) {
-            ssize_t r = read(c->fd, c->buf, sizeof c->buf);
-            if (r < 0 && errno == EINTR) continue;
-            if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) errno = ETIMEDOUT;
-            if (r <= 0) return -1;
-            c->off = 0;
-            c->len = (size_t)r;
-        }
-        char ch = c->buf[c->off++];
-        if (k < n && (size_t)k + 1 < max) s[k] = ch;
-        k++;
-        need--;
-    }
-    s[(size_t)n + 1 < max ? (size_t)n : max - 1] = 0;
+    /* hiredis takes the arguments as const char **: it reads them only. */
+    if (redisAppendCommandArgv(c->ctx, argc, (const char **)argv, NULL) != REDIS_OK) return fail(c, errno);
+    /* A write cut by a signal (a SIGSTOP/SIGCONT of this client) is
+     * retried: hiredis returns with done still 0. */
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(c->ctx, &done) != REDIS_OK) return fail(c, errno);
     return 0;
 }
 
-static int recv_depth(struct resp_conn *c, struct resp_reply *r, int depth) {
-    char line[RESP_STR_MAX];
+/* A hiredis reply element as an integer: its integer, or its digits. */
+static long long as_integer(const redisReply *e) {
+    if (e->type == REDIS_REPLY_INTEGER) return e->integer;
+    return e->str ? strtoll(e->str, NULL, 10) : 0;
+}
+
+static void convert(const redisReply *h, struct resp_reply *r) {
     memset(r, 0, sizeof *r);
-    if (read_line(c, line, sizeof line) != 0 || !line[0]) return -1;
-    char *end;
-    switch (line[0]) {
-    case '+':
-    case '-':
-        r->type = line[0] == '+' ? RESP_STATUS : RESP_ERROR;
-        snprintf(r->str, sizeof r->str, "%s", line + 1);
-        return 0;
-    case ':':
+    switch (h->type) {
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+    case REDIS_REPLY_STRING: {
+        r->type = h->type == REDIS_REPLY_STATUS ? RESP_STATUS : h->type == REDIS_REPLY_ERROR ? RESP_ERROR : RESP_BULK;
+        size_t n = h->len < sizeof r->str - 1 ? h->len : sizeof r->str - 1;
+        memcpy(r->str, h->str, n);
+        break;
+    }
+    case REDIS_REPLY_INTEGER:
         r->type = RESP_INT;
-        r->integer = strtoll(line + 1, &end, 10);
-        return *end ? -1 : 0;
-    case '$': {
-        long long n = strtoll(line + 1, &end, 10);
-        if (*end) return -1;
-        if (n < 0) {
-            r->type = RESP_NIL;
-            return 0;
-        }
-        r->type = RESP_BULK;
-        return read_bulk(c, n, r->str, sizeof r->str);
-    }
-    case '*': {
-        long long n = strtoll(line + 1, &end, 10);
-        if (*end || depth > 2) return -1;
-        if (n < 0) {
-            r->type = RESP_NIL;
-            return 0;
-        }
+        r->integer = h->integer;
+        break;
+    case REDIS_REPLY_ARRAY:
         r->type = RESP_ARRAY;
-        r->nelem = (int)n;
-        for (long long i = 0; i < n; i++) {
-            struct resp_reply e;
-            if (recv_depth(c, &e, depth + 1) != 0) return -1;
-            if (i < RESP_ARR_MAX) r->elem[i] = e.type == RESP_INT ? e.integer : strtoll(e.str, NULL, 10);
-        }
-        return 0;
-    }
-    default: return -1;
+        r->nelem = (int)h->elements;
+        for (size_t i = 0; i < h->elements && i < RESP_ARR_MAX; i++) r->elem[i] = as_integer(h->element[i]);
+        break;
+    default: r->type = RESP_NIL; break;
     }
 }
 
-int resp_recv(struct resp_conn *c, struct resp_reply *r) { return recv_depth(c, r, 0); }
+int resp_recv(struct resp_conn *c, struct resp_reply *r) {
+    if (c->fd < 0) {
+        errno = EBADF;
+        return -1;
+    }
+    /* A reply already read whole comes first; else read what the socket
+     * has (one read, bounded by SO_RCVTIMEO; a read cut by a signal is
+     * retried) and try again. */
+    void *reply = NULL;
+    for (;;) {
+        if (redisGetReplyFromReader(c->ctx, &reply) != REDIS_OK) return fail(c, errno);
+        if (reply) break;
+        if (redisBufferRead(c->ctx) != REDIS_OK) return fail(c, errno);
+    }
+    convert(reply, r);
+    freeReplyObject(reply);
+    return 0;
+}
+
+int resp_pending(const struct resp_conn *c) {
+    if (c->fd < 0) return 0;
+    const redisReader *rd = c->ctx->reader;
+    return rd->pos < rd->len || rd->ridx >= 0;
+}
 
 int resp_command(struct resp_conn *c, struct resp_reply *r, int argc, const char *const *argv) {
     if (resp_send(c, argc, argv) != 0) return -1;

@@ -110,7 +110,7 @@ static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *co
 /* The resource's connection: its own link through the proxy, else the lock's. */
 static struct resp_conn *res_conn(struct client *cl) { return cl->res_port ? &cl->rc : &cl->c; }
 
-static int proxied_connect(struct client *cl, struct resp_conn *c, int port);
+#define proxied_connect real_proxied_connect
 
 /* The reply to a lock request sent at sent: through the proxy, given up
  * after the request timeout, as the simulator's client gives up
@@ -123,7 +123,7 @@ static int lock_reply(struct client *cl, struct resp_reply *r, int64_t sent) {
         return 1;
     }
     int64_t deadline = sent + real_of(cl, cl->cfg->request_timeout_ns);
-    while (cl->c.off == cl->c.len) {
+    while (!resp_pending(&cl->c)) {
         int64_t left = deadline - now_ns();
         struct pollfd pf = {cl->c.fd, POLLIN, 0};
         if (left <= 0 || poll(&pf, 1, (int)((left + 999999) / 1000000)) < 0) {
@@ -419,10 +419,7 @@ static void observe_hold(const struct redis_srv *srv, const struct scenario *s, 
     real_recs_add(l, &r);
 }
 
-/* Through the proxy a reply may take as long as the simulated run's
- * messages took (a write held 20 s): the receive bound is the whole run
- * plus RESP_TIMEOUT_MS, not RESP_TIMEOUT_MS alone. 0 or -1. */
-static int proxied_connect(struct client *cl, struct resp_conn *c, int port) {
+int real_proxied_connect(struct client *cl, struct resp_conn *c, int port) {
     if (resp_connect(c, port) != 0) return -1;
     int64_t ms = (int64_t)((double)cl->s->duration_ns * cl->scale / 1e6) + RESP_TIMEOUT_MS;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};

@@ -2,7 +2,7 @@
  * (length-prefixed big-endian packets) for the few requests the zookeeper
  * backend sends (connect, create2, delete, exists, getData, setData,
  * getChildren, multi, ping, closeSession), and the watch events the server
- * pushes. No library: the same idea as real/resp.c and real/http.c. The
+ * pushes. No library: the same idea as real/http.c (real/resp.c is hiredis). The
  * caller owns a struct zk_conn (zk_conn_close frees nothing but its socket). */
 #ifndef LOCKSIM_ZK_H
 #define LOCKSIM_ZK_H
