@@ -143,16 +143,50 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             }
             continue;
         }
+        if (r->kind == REC_READ_REFUSED) { /* the simulator's note, as engine_resource.c words it */
+            memset(&ev, 0, sizeof ev);
+            ev.t = t;
+            ev.kind = TRACE_SRV_NOTE;
+            ev.node = r->node;
+            ev.peer = r->peer;
+            ev.token = r->token;
+            ev.grant = grant[r->node];
+            ev.a = (int64_t)r->token;
+            ev.b = r->a;
+            const char *why = r->b == TRACE_WRITE_REJECTED_NOTOKEN
+                                      ? "read refused by the resource: it carries no fencing token"
+                                      : "read refused by the resource: its token is lower than one already seen";
+            ev.text = trace_intern(out, why, strlen(why));
+            trace_append(out, &ev);
+            continue;
+        }
+        if (r->kind == REC_TAKEOVER || r->kind == REC_RENEW_LAPSED) { /* the simulator's notes (sim/algo/kv.c) */
+            static const char took[] = "takes the lock over from its holder at once: a new epoch (takeover=on)";
+            static const char lapsed[] = "renews a lapsed lease: nobody leased it since it expired (renew-expired=on)";
+            const char *text = r->kind == REC_TAKEOVER ? took : lapsed;
+            memset(&ev, 0, sizeof ev);
+            ev.t = t;
+            ev.kind = TRACE_SRV_NOTE;
+            ev.node = r->node;
+            ev.peer = TRACE_NO_NODE;
+            ev.a = r->a;
+            ev.b = r->b;
+            ev.text = trace_intern(out, text, strlen(text));
+            trace_append(out, &ev);
+            continue;
+        }
+        int set = r->kind == REC_WRITE_SET; /* an absolute write, marked as the simulator marks it */
         memset(&ev, 0, sizeof ev);
         ev.t = t;
-        ev.kind = (uint16_t)r->kind;
+        ev.kind = (uint16_t)(set ? TRACE_WRITE : r->kind);
+        if (set) ev.text = trace_intern(out, TRACE_WRITE_SET_TEXT, strlen(TRACE_WRITE_SET_TEXT));
         ev.node = r->node;
         ev.peer = r->peer;
         ev.token = r->token;
         ev.a = r->a;
         ev.b = r->b;
-        int c = (r->kind == TRACE_READ || r->kind == TRACE_WRITE) ? r->peer : r->node;
-        switch (r->kind) {
+        int c = (ev.kind == TRACE_READ || ev.kind == TRACE_WRITE) ? r->peer : r->node;
+        switch (ev.kind) {
         case TRACE_ACQUIRED:
             grant[c] = ++grants;
             token[c] = r->token;

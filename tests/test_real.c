@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -300,6 +301,15 @@ static void test_real_refuses_what_it_cannot_make_real(void **state) {
     assert_non_null(strstr(r->err, "cannot be run for real"));
     /* the clock shim is preloaded into redis-server only, not into the clients */
     assert_non_null(strstr(r->err, "the clock of B, a client"));
+    /* Redis's rule at a key's deadline is fixed (now > when, in whole ms) */
+    r = run_in("", "real scenarios/shedlock-lock-until-inclusive.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "lock option deadline=inclusive: Redis 7.0 keeps a key through its PX deadline's "
+                                   "millisecond and drops it after"));
+    /* the options built in the redis backend only */
+    r = run_in("", "real scenarios/get-then-del-race.lsim --store redis-replicated");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "release=get-then-del is built in the redis backend only"));
 }
 
 /* The lock's PTTL, or -3 when Redis did not answer. */
@@ -715,6 +725,95 @@ static void test_real_delayed_write_through_the_proxy(void **state) {
     if (r->code != 0) printf("%s%s", r->out, r->err);
     assert_int_equal(r->code, 0);
     assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+}
+
+/* Skips the test, saying so, when redis-server is not installed. */
+static void need_redis(void) {
+    if (have_redis()) return;
+    printf("test_real: SKIP: redis-server is not installed\n");
+    skip();
+}
+
+/* One run of scenario X for real, its recording judged by check-trace:
+ * the real run gives want (the simulated verdict), and the recording's
+ * check-trace output contains each of the NULL-ended lines in its. */
+static void real_run_judged(const char *scenario, const char *want, ...) {
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[700], line[200];
+    snprintf(args, sizeof args, "real scenarios/%s.lsim --trace %s/t.jsonl", scenario, tmp);
+    struct result *r = run_in("", args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    snprintf(line, sizeof line, "run 1: simulated %s, real %s", want, want);
+    assert_non_null(strstr(r->out, line));
+    static char trace[1 << 20];
+    snprintf(args, sizeof args, "%s/t.jsonl", tmp);
+    slurp(args, trace, sizeof trace);
+    snprintf(args, sizeof args, "check-trace %s/t.jsonl", tmp);
+    r = run_in("", args);
+    va_list ap;
+    va_start(ap, want);
+    for (const char *s; (s = va_arg(ap, const char *)) != NULL;) {
+        /* "trace:TEXT": TEXT in the recorded trace itself */
+        const char *in = strncmp(s, "trace:", 6) == 0 ? trace : r->out;
+        const char *what = in == trace ? s + 6 : s;
+        if (!strstr(in, what)) printf("%s: not in the recording (or its check-trace): %s\n%s", scenario, what, in);
+        assert_non_null(strstr(in, what));
+    }
+    va_end(ap);
+    snprintf(args, sizeof args, "%s/t.jsonl", tmp);
+    unlink(args);
+    rmdir(tmp);
+}
+
+/* The redis backend's release and client-side options played for real:
+ * get-then-del's two round trips (A's GET comes back "mine" 2 s late,
+ * after its key expired and B took it, and its DEL removes B's lock: a
+ * wrong release, C enters beside B), a token checked by the client
+ * (its check on old news passes: UNSAFE) against the same token checked by
+ * the resource (SAFE, the stale write rejected), and an absolute write
+ * (write set=V) done twice: repeated, harmless, SAFE. */
+static void test_real_redis_release_and_write_options(void **state) {
+    (void)state;
+    need_redis();
+    real_run_judged("get-then-del-race", "UNSAFE", "wrong releases   1", NULL);
+    real_run_judged("fencing-trusted-from-client", "UNSAFE", "stale writes     1 accepted", NULL);
+    real_run_judged("fencing-validated-by-resource", "SAFE", "stale writes     0 accepted, 1 rejected", NULL);
+    real_run_judged("efficiency-lock-idempotent-write", "SAFE", "trace:\"text\":\"set\"", NULL);
+}
+
+/* The resource's token rules played for real in Lua: compare=!= lets the
+ * older token in after the newer one (UNSAFE); compare=first fences out
+ * every later holder (STUCK, C fenced out); check=reads+writes refuses A's
+ * stale read, so its write is never sent (SAFE, the recording carries the
+ * simulator's note); takeover=on hands the key to B at once and A's late
+ * write lands (UNSAFE) unless the resource is guarded by ownership
+ * (guard=owner: refused, SAFE). */
+static void test_real_redis_token_rules(void **state) {
+    (void)state;
+    need_redis();
+    real_run_judged("fencing-equality-check", "UNSAFE", "stale writes     1 accepted", NULL);
+    real_run_judged("etcd-contrib-lock-fenced-out", "STUCK", "fenced out       1", NULL);
+    real_run_judged("chubby-sequencer-checked-on-reads", "SAFE", "lost updates     0",
+                    "trace:read refused by the resource: its token is lower than one already seen", NULL);
+    real_run_judged("takeover-zombie-write-lands", "UNSAFE", "double entry     1 interval",
+                    "trace:takes the lock over from its holder at once", NULL);
+    real_run_judged("kafka-producer-epoch-fences-zombie", "SAFE", "lost updates     0", NULL);
+}
+
+/* The lease's own rules played for real: renew-expired=on renews A's
+ * lapsed lease at its resume (a Lua renewal that finds the key gone and
+ * lock:last still A's), A finishes before B comes: SAFE, with the
+ * simulator's note; uncertainty=500ms makes A leave its critical section
+ * 500 ms before its lease's end by its own clock, so the server's clock
+ * 400 ms ahead cannot put B beside it: SAFE. */
+static void test_real_redis_lease_options(void **state) {
+    (void)state;
+    need_redis();
+    real_run_judged("azure-lease-renew-after-expiry", "SAFE",
+                    "trace:renews a lapsed lease: nobody leased it since it expired", NULL);
+    real_run_judged("cockroach-lease-stasis-period", "SAFE", "double entry     0 intervals", NULL);
 }
 
 /* A partition made real: from 1.5 s to 5.5 s B and S1 are cut apart, and
@@ -1555,6 +1654,9 @@ int main(void) {
             cmocka_unit_test(test_real_resp_over_hiredis),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
+            cmocka_unit_test(test_real_redis_release_and_write_options),
+            cmocka_unit_test(test_real_redis_token_rules),
+            cmocka_unit_test(test_real_redis_lease_options),
             cmocka_unit_test(test_real_partition_through_the_proxy),
             cmocka_unit_test(test_real_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
