@@ -52,6 +52,15 @@ void real_hop(const struct client *cl) {
     if (cl->s->latency.min_ns) sleep_until(now_ns() + real_of(cl, cl->s->latency.min_ns));
 }
 
+void real_stasis(struct client *cl) {
+    if (!cl->stasis_at || now_ns() < cl->stasis_at) return;
+    cl->stasis_at = 0;
+    if (!cl->holding || cl->s->clients[cl->idx].ignores_loss) return;
+    emit(cl, TRACE_CS_EXIT, cl->idx, TRACE_NO_NODE, cl->token, TRACE_EXIT_LOST, 0);
+    cl->holding = 0;
+    cl->lost = 1;
+}
+
 int real_owner_of(const struct scenario *s, const char *value) {
     size_t k = strcspn(value, "#");
     for (int i = 0; i < s->nclients; i++)
@@ -61,9 +70,24 @@ int real_owner_of(const struct scenario *s, const char *value) {
 
 #define point real_point
 
+/* fenced-lease check=client (sim/algo/algo_fenced_lease.c,
+ * client_write_ok): the client compares its own token with the highest
+ * its read reported (none without a read) by the compare= rule, and drops
+ * its write when the rule refuses it. 1: dropped. */
+static int client_check_refuses(const struct client *cl, int has_read) {
+    if (!cl->cfg->check_client) return 0;
+    uint64_t seen = has_read ? cl->read_token : 0, tok = cl->token;
+    switch (cl->cfg->compare) {
+    case RC_LE: return tok <= seen;
+    case RC_NE: return seen != 0 && tok == seen;
+    case RC_FIRST: return seen != 0 && tok != seen;
+    default: return tok < seen;
+    }
+}
+
 static void do_release(struct client *cl) {
     if (!cl->holding && cl->lost && cl->ops->skip_lost_release) return; /* as the simulator's programs do */
-    cl->renew_at = 0;
+    cl->renew_at = cl->stasis_at = 0;
     if (cl->holding) emit(cl, TRACE_CS_EXIT, cl->idx, TRACE_NO_NODE, cl->token, TRACE_EXIT_RELEASE, 0);
     cl->holding = 0;
     emit(cl, TRACE_RELEASE_SENT, cl->idx, TRACE_NO_NODE, 0, 0, 0);
@@ -150,26 +174,34 @@ void real_client_main(struct client *cl) {
             case SCN_STEP_READ: {
                 point(cl, SCN_POINT_BEFORE_READ);
                 int64_t version;
+                cl->read_refused = 0;
                 cl->ops->read(cl, &read_value, &version);
                 has_read = 1;
-                emit(cl, TRACE_READ, cl->res, cl->idx, 0, read_value, version);
+                if (cl->read_refused) /* resource check=reads+writes: a = the highest token seen */
+                    emit(cl, REC_READ_REFUSED, cl->idx, cl->res, cl->token, (int64_t)cl->read_token,
+                         cl->read_refused == 3 ? TRACE_WRITE_REJECTED_NOTOKEN : TRACE_WRITE_REJECTED_STALE);
+                else emit(cl, TRACE_READ, cl->res, cl->idx, 0, read_value, version);
                 point(cl, SCN_POINT_BETWEEN_READ_AND_WRITE);
                 break;
             }
             case SCN_STEP_WRITE: {
                 point(cl, SCN_POINT_BEFORE_WRITE);
-                if (cl->lost) { /* it knows it no longer holds the lock */
-                    emit(cl, TRACE_WRITE_SKIPPED, cl->idx, TRACE_NO_NODE, cl->token, TRACE_SKIP_LOST, 0);
+                real_stasis(cl);
+                /* the simulator's order (sim/engine_program.c, CS_WRITING) */
+                int skip = !st->absolute && has_read && cl->read_refused     ? TRACE_SKIP_READ_REFUSED
+                           : !st->absolute && (!has_read || read_value <= 0) ? TRACE_SKIP_SOLD_OUT
+                           : cl->lost                                        ? TRACE_SKIP_LOST
+                           : client_check_refuses(cl, has_read)              ? TRACE_SKIP_CLIENT_CHECK
+                                                                             : 0;
+                if (skip) {
+                    emit(cl, TRACE_WRITE_SKIPPED, cl->idx, TRACE_NO_NODE, cl->token, skip, 0);
                     has_read = 0;
                     break;
                 }
-                if (!has_read || read_value <= 0) {
-                    emit(cl, TRACE_WRITE_SKIPPED, cl->idx, TRACE_NO_NODE, cl->token, TRACE_SKIP_SOLD_OUT, 0);
-                    has_read = 0;
-                    break;
-                }
-                int64_t result = cl->ops->write(cl, read_value - 1);
-                emit(cl, TRACE_WRITE, cl->res, cl->idx, cl->token, read_value - 1, result);
+                /* an absolute write (set=V) is recorded marked "set" (record.c) */
+                int64_t value = st->absolute ? st->set_value : read_value - 1;
+                int64_t result = cl->ops->write(cl, value);
+                emit(cl, st->absolute ? REC_WRITE_SET : TRACE_WRITE, cl->res, cl->idx, cl->token, value, result);
                 has_read = 0;
                 point(cl, SCN_POINT_AFTER_WRITE);
                 break;

@@ -33,6 +33,13 @@ static inline int64_t clockshim_shift(const struct clockshim_page *p, int64_t rt
     return p->off_ns + (int64_t)((double)(rt - p->anchor_ns) * (double)p->rate_ppb / 1e9);
 }
 
+/* The real wall time (ns) at which the shifted clock of a consistent copy
+ * of a page reads shifted: the inverse of rt + clockshim_shift(p, rt). */
+static inline int64_t clockshim_unshift(const struct clockshim_page *p, int64_t shifted) {
+    double since = (double)(shifted - p->anchor_ns - p->off_ns) / (1.0 + (double)p->rate_ppb / 1e9);
+    return p->anchor_ns + (int64_t)since;
+}
+
 /* A consistent copy of the page (the sequence lock's read side). */
 static inline void clockshim_read(const struct clockshim_page *p, struct clockshim_page *out) {
     for (;;) {

@@ -320,15 +320,21 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     snprintf(out->algo, sizeof out->algo, "%s", sim->algo);
     out->seed = sim->seed;
     struct recs l = {0};
-    /* The server's wall clock: the real one, then the scenario's clock line for it. */
-    struct real_clock clk;
-    real_clock_start(&clk, srv->clock, srv->port, s, srv_node >= 0 ? sim->nodes[srv_node].name : NULL, srv_node, scale,
-                     &l);
     if (ops->setup(srv, s, &cfg) != 0) {
         free(l.v);
         snprintf(err, n, "%s on 127.0.0.1:%d did not take the set-up commands (%s; each has %d ms)", ops->server,
                  srv->port, strerror(errno), RESP_TIMEOUT_MS);
         return LSIM_EUNAVAILABLE;
+    }
+    /* Each lock server's wall clock (the set-up has started them): the
+     * real one, then the scenario's clock line for it; a clock page for
+     * the redis backend's server and for each of the redlock backend's. */
+    struct real_clock clk[REAL_MAX_SERVERS];
+    for (int k = 0; k < sv.n; k++) {
+        const struct redis_nodes *nd = srv->nodes;
+        struct clockshim_page *page = nd ? (k < nd->n ? nd->clock[k] : NULL) : k == 0 ? srv->clock : NULL;
+        int port = nd ? nd->port[k] : srv->port;
+        real_clock_start(&clk[k], page, port, s, sim->nodes[sv.node[k]].name, sv.node[k], scale, &l);
     }
     int pfd[2];
     if (pipe(pfd) != 0) {
@@ -361,12 +367,21 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     if (old_policy >= 0) sched_servers(srv, 1);
     /* Latency that varies, loss, links and partitions: a loopback proxy
      * between each client and each server it reaches (proxy.c): the redis
-     * backend's one server (S1 and R on the same port); etcd's members, and
-     * the resource through each (ops->proxy_targets), carrying HTTP. */
+     * backend's one server (S1 and R on the same port), the redlock
+     * backend's lock servers and the resource's, replaying the simulated
+     * run's delays; etcd's members, and the resource through each
+     * (ops->proxy_targets), carrying HTTP. */
     struct real_proxy px = {0, -1, NULL, 0, 0, NULL};
     if (ops == &real_store_redis && real_needs_proxy(s)) {
         struct real_proxy_target tg[2] = {{srv_node, srv->port}, {res_node, srv->port}};
         rc = real_proxy_start(&px, s, sim, tg, 2, REAL_PROXY_REPLAY, scale, err, n);
+    } else if (ops == &real_store_redlock && real_redlock_needs_proxy(s)) {
+        struct real_proxy_target tg[REAL_MAX_SERVERS + 1];
+        const struct redis_nodes *nd = srv->nodes;
+        int nt = 0;
+        for (int k = 0; k < sv.n && k < nd->n - 1; k++) tg[nt++] = (struct real_proxy_target){sv.node[k], nd->port[k]};
+        tg[nt++] = (struct real_proxy_target){res_node, nd->port[nd->n - 1]};
+        rc = real_proxy_start(&px, s, sim, tg, nt, REAL_PROXY_REPLAY, scale, err, n);
     } else if (ops->proxy_targets && real_needs_proxy(s)) {
         struct real_proxy_target tg[2 * REAL_MAX_SERVERS];
         int nt = ops->proxy_targets(sim, res_node, tg, 2 * REAL_MAX_SERVERS);
@@ -497,7 +512,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             break;
         }
         if (ops->server_tick) ops->server_tick(srv, srv_node, t, &l);
-        real_clock_tick(&clk, t, &l);
+        for (int k = 0; k < sv.n; k++) real_clock_tick(&clk[k], t, &l);
         /* planned resumes, and stops that need one */
         for (int i = 0; i < s->nclients; i++) {
             if (ps[i].dead) continue;
@@ -528,7 +543,9 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             const struct scn_fault *f = &s->faults[k];
             if (done[k] || f->point != SCN_POINT_NONE || t < (int64_t)((double)f->at_ns * scale)) continue;
             done[k] = 1;
-            if (real_clock_fault(&clk, f, t, &l)) continue;
+            int clocked = 0;
+            for (int m = 0; m < sv.n && !clocked; m++) clocked = real_clock_fault(&clk[m], f, t, &l);
+            if (clocked) continue;
             if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) {
                 real_proxy_partition(&px, sim, f);
                 if (ops->member_partition) ops->member_partition(sim, f);

@@ -29,11 +29,28 @@ enum real_algo {
     RA_ZK_MULTI
 };
 
+/* fenced-lease's compare=, the rule that refuses a token
+ * (sim/algo/algo_fenced_lease.c). */
+enum real_compare { RC_LT, RC_LE, RC_NE, RC_FIRST };
+
 /* The lock's configuration, from the scenario's lock line. */
 struct real_cfg {
     enum real_algo algo;
     sim_ns ttl_ns;            /* 0 = none (setnx) */
     int release_del;          /* 1 = plain DEL, 0 = compare-and-delete */
+    int release_get;          /* release=get-then-del: GET, compare in the client, then DEL
+                                 (two round trips; release_del is 0) */
+    int check_client;         /* fenced-lease check=client: the client compares its token
+                                 with the highest its read reported; the resource trusts */
+    int compare;              /* fenced-lease compare=: enum real_compare */
+    sim_ns uncertainty_ns;    /* lease uncertainty=: the holder stops acting on its lease this
+                                 long before its end, by its own clock (0 = off) */
+    int renew_expired;        /* lease-renew renew-expired=on: a renewal of a lapsed lease that
+                                 nobody leased since succeeds */
+    int takeover;             /* takeover=on: an acquire takes a held key over at once, under
+                                 the next token (Kafka's producer epoch) */
+    int check_reads;          /* resource check=reads+writes (with fencing on): reads carry
+                                 the token and are checked, a checked read raises the highest */
     sim_ns gap_ns;            /* setnx-expire: wait between SETNX's reply and EXPIRE */
     long long first_token;    /* fenced-lease: the first token */
     int fenced_resource;      /* writes are checked against the highest token accepted */
@@ -75,6 +92,18 @@ struct real_cfg {
  * server's wall clock rate from now on: a = ppm. */
 #define REC_OBSERVED_TTL (-2)
 #define REC_CLOCK_RATE (-3)
+/* A client's absolute write (write set=V): a trace write marked "set". */
+#define REC_WRITE_SET (-4)
+/* A read the resource refused (check=reads+writes): node = the client,
+ * peer = the resource, a = the highest token it had seen, b = the refusal
+ * (TRACE_WRITE_REJECTED_STALE or _NOTOKEN). */
+#define REC_READ_REFUSED (-5)
+/* takeover=on: the server took the key over from a = its holder's node,
+ * b = that holder's token (the store's counter), for the client granted next. */
+#define REC_TAKEOVER (-6)
+/* renew-expired=on: the server renewed a = this client's lapsed lease (how
+ * long it had been gone is not known to a real run: b = 0). */
+#define REC_RENEW_LAPSED (-7)
 
 /* One recorded event, as a client process or the driver saw it. */
 struct rec {
@@ -133,8 +162,11 @@ struct client {
     int occ[SCN_POINT_COUNT]; /* times each point was reached */
     uint64_t token;
     int holding;
-    int lost;         /* lease-renew: a renewal was refused (lock_lost) */
-    int64_t renew_at; /* lease-renew: real ns of the next renewal, 0 = none */
+    int lost;            /* lease-renew: a renewal was refused (lock_lost) */
+    int64_t renew_at;    /* lease-renew: real ns of the next renewal, 0 = none */
+    int64_t stasis_at;   /* lease uncertainty=: real ns its lease enters the bound, 0 = none */
+    uint64_t read_token; /* the highest token the resource reported at the last read */
+    int read_refused;    /* the resource refused the last read (2 stale, 3 no token), 0 = served */
     int acquires;
     char value[32];      /* this grant's lock value, NAME#k */
     const sim_ns *waits; /* the simulated run's retry waits of this client, in */
@@ -227,6 +259,13 @@ void real_nodes_wait(struct client *cl, int64_t abs);
 void real_nodes_read(struct client *cl, int64_t *value, int64_t *version);
 int64_t real_nodes_write(struct client *cl, int64_t value);
 void real_nodes_no_observe(const struct redis_srv *srv, const struct scenario *s, struct recs *l, int64_t t);
+/* refuse.c: what the clock shim cannot play, for the redis and redlock
+ * backends (0, or LSIM_ENOTREAL with why): a clock line (s->clocks) of a
+ * client, or with no shim built; and the clock fault f (a step, drift or
+ * slew) on a client, at a point, or of the monotonic clock alone. */
+int real_clock_lines_refused(const struct scenario *s, const struct trace *sim, char *why, size_t n);
+int real_clock_fault_refused(const struct scenario *s, const struct trace *sim, const struct scn_fault *f, char *why,
+                             size_t n);
 /* refuse.c: 0 when every write of s follows a read and is neither set=V
  * nor a tries= loop, else LSIM_ENOTREAL saying so for backend. */
 int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n);
@@ -236,6 +275,11 @@ int real_repl_supported(const struct scenario *s, const struct trace *sim, const
 
 /* store_redlock.c: redlock's lock line as a real_cfg; 0 or LSIM_ENOTREAL. */
 int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, size_t n);
+/* store_redlock.c: 1 when the redlock backend plays s through the proxy:
+ * real_needs_proxy, but not for links that are only a client's requests
+ * to a lock server never sent (loss=100%), which the client itself does
+ * not send. */
+int real_redlock_needs_proxy(const struct scenario *s);
 /* store_redlock.c: what the redlock backend cannot play (real_supported's part). */
 int real_redlock_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n);
 
@@ -261,8 +305,19 @@ void real_point(struct client *cl, enum scn_point p);
 int64_t real_of(const struct client *cl, sim_ns scn);
 /* client.c: the scenario's one-way latency, held before a request or after a reply. */
 void real_hop(const struct client *cl);
+/* client.c: lease uncertainty=: once the holder's lease has entered the
+ * clock-uncertainty bound (cl->stasis_at passed), it stops acting on it:
+ * it leaves its critical section (lock_lost), as the simulator's client
+ * does (sim/algo/kv_client.c, T_STASIS). */
+void real_stasis(struct client *cl);
 /* client.c: the owner named by a lock value NAME#k, or TRACE_NO_NODE. */
 int real_owner_of(const struct scenario *s, const char *value);
+
+/* store_redis.c: connect c to port, a link of the proxy (proxy.c): a
+ * reply may take as long as the simulated run's messages took (a write
+ * held 20 s), so the receive bound is the whole run plus RESP_TIMEOUT_MS,
+ * not RESP_TIMEOUT_MS alone. 0 or -1. */
+int real_proxied_connect(struct client *cl, struct resp_conn *c, int port);
 
 /* client.c: the program of client cl->idx, from its start time until it ends. */
 void real_client_main(struct client *cl);

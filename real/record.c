@@ -101,25 +101,29 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     sim_ns *expiry = calloc((size_t)sim->nnodes, sizeof *expiry);
     if (!owner || !expiry) rc = LSIM_ENOMEM;
     for (int k = 0; owner && k < sim->nnodes; k++) owner[k] = -1;
-    int64_t rate_ppm = 0; /* the server's wall clock rate error (clockctl.c), ppm; one server */
+    /* per server node: its wall clock's rate error (clockctl.c), ppm */
+    int64_t *rate_ppm = calloc((size_t)sim->nnodes, sizeof *rate_ppm);
+    if (!rate_ppm) rc = LSIM_ENOMEM;
     sim_ns endt = s->duration_ns;
     for (size_t i = 0; i < l.n && rc == 0; i++) {
         const struct rec *r = &l.v[i];
         sim_ns t = (sim_ns)((double)r->t / scale);
         if (t > endt) break;
         expire_until(out, sim->nnodes, owner, expiry, t);
-        if (r->kind == REC_CLOCK_RATE) { /* the server's wall clock runs at 1 + a/1e6 from now on */
-            rate_ppm = r->a;
+        int on_node = r->node >= 0 && r->node < sim->nnodes; /* a record about that node */
+        if (r->kind == REC_CLOCK_RATE) {
+            if (on_node) rate_ppm[r->node] = r->a; /* its wall clock runs at 1 + a/1e6 from now on */
             continue;
         }
         if (r->kind == REC_OBSERVED_TTL) {
-            /* After a clock fault Redis said what it keeps: gone, or PTTL
-             * more by its clock (b, real ns), which is PTTL / rate by true time. */
-            if (owner[srv_node] >= 0 && !r->a) {
-                append_expire(out, t, srv_node, owner[srv_node]);
-                owner[srv_node] = -1;
-            } else if (owner[srv_node] >= 0) {
-                expiry[srv_node] = t + by_true_time((sim_ns)((double)r->b / scale), rate_ppm);
+            /* After a clock fault on server r->node Redis said what it keeps: gone,
+             * or PTTL more by its clock (b, real ns), which is PTTL / rate by true time. */
+            int k = r->node;
+            if (on_node && owner[k] >= 0 && !r->a) {
+                append_expire(out, t, k, owner[k]);
+                owner[k] = -1;
+            } else if (on_node && owner[k] >= 0) {
+                expiry[k] = t + by_true_time((sim_ns)((double)r->b / scale), rate_ppm[k]);
             }
             continue;
         }
@@ -139,16 +143,50 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
             }
             continue;
         }
+        if (r->kind == REC_READ_REFUSED) { /* the simulator's note, as engine_resource.c words it */
+            memset(&ev, 0, sizeof ev);
+            ev.t = t;
+            ev.kind = TRACE_SRV_NOTE;
+            ev.node = r->node;
+            ev.peer = r->peer;
+            ev.token = r->token;
+            ev.grant = grant[r->node];
+            ev.a = (int64_t)r->token;
+            ev.b = r->a;
+            const char *why = r->b == TRACE_WRITE_REJECTED_NOTOKEN
+                                      ? "read refused by the resource: it carries no fencing token"
+                                      : "read refused by the resource: its token is lower than one already seen";
+            ev.text = trace_intern(out, why, strlen(why));
+            trace_append(out, &ev);
+            continue;
+        }
+        if (r->kind == REC_TAKEOVER || r->kind == REC_RENEW_LAPSED) { /* the simulator's notes (sim/algo/kv.c) */
+            static const char took[] = "takes the lock over from its holder at once: a new epoch (takeover=on)";
+            static const char lapsed[] = "renews a lapsed lease: nobody leased it since it expired (renew-expired=on)";
+            const char *text = r->kind == REC_TAKEOVER ? took : lapsed;
+            memset(&ev, 0, sizeof ev);
+            ev.t = t;
+            ev.kind = TRACE_SRV_NOTE;
+            ev.node = r->node;
+            ev.peer = TRACE_NO_NODE;
+            ev.a = r->a;
+            ev.b = r->b;
+            ev.text = trace_intern(out, text, strlen(text));
+            trace_append(out, &ev);
+            continue;
+        }
+        int set = r->kind == REC_WRITE_SET; /* an absolute write, marked as the simulator marks it */
         memset(&ev, 0, sizeof ev);
         ev.t = t;
-        ev.kind = (uint16_t)r->kind;
+        ev.kind = (uint16_t)(set ? TRACE_WRITE : r->kind);
+        if (set) ev.text = trace_intern(out, TRACE_WRITE_SET_TEXT, strlen(TRACE_WRITE_SET_TEXT));
         ev.node = r->node;
         ev.peer = r->peer;
         ev.token = r->token;
         ev.a = r->a;
         ev.b = r->b;
-        int c = (r->kind == TRACE_READ || r->kind == TRACE_WRITE) ? r->peer : r->node;
-        switch (r->kind) {
+        int c = (ev.kind == TRACE_READ || ev.kind == TRACE_WRITE) ? r->peer : r->node;
+        switch (ev.kind) {
         case TRACE_ACQUIRED:
             grant[c] = ++grants;
             token[c] = r->token;
@@ -166,7 +204,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
         case TRACE_SRV_GRANT:
         case TRACE_SRV_RENEW:
             owner[r->node] = r->peer;
-            expiry[r->node] = r->a ? t + by_true_time(r->a, rate_ppm) : 0;
+            expiry[r->node] = r->a ? t + by_true_time(r->a, rate_ppm[r->node]) : 0;
             break;
         case TRACE_SRV_DELETE: owner[r->node] = -1; break;
         default: break;
@@ -199,6 +237,7 @@ int real_record(const struct scenario *s, const struct trace *sim, const struct 
     free(in_cs);
     free(owner);
     free(expiry);
+    free(rate_ppm);
     if (rc == 0 && out->oom) rc = LSIM_ENOMEM;
     return rc;
 }

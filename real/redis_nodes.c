@@ -5,14 +5,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "clockshim.h"
 #include "error.h"
 #include "resp.h"
 #include "spawn.h"
@@ -38,7 +41,6 @@ int redis_nodes_open(struct redis_srv *srv, char *err, size_t n) {
     sigprocmask(SIG_SETMASK, &old, NULL);
     return 0;
 }
-
 
 int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args) {
     struct redis_nodes *nd = srv->nodes;
@@ -68,8 +70,20 @@ int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args) {
     sigset_t all, old;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old);
+    /* its clock page, made once (a restarted server keeps its clock) */
+    char shim[PATH_MAX], shim_fd[16] = "";
+    int has_shim = redis_srv_clockshim(shim, sizeof shim) == 0;
+    if (has_shim && !nd->clock[i]) {
+        int fd = redis_srv_clock_page(srv->dir, i, &nd->clock[i]);
+        if (fd >= 0) nd->clock_fd[i] = fd;
+    }
+    snprintf(shim_fd, sizeof shim_fd, "%d", nd->clock[i] ? nd->clock_fd[i] : -1);
     pid_t pid = fork();
     if (pid == 0) {
+        if (has_shim && nd->clock[i]) { /* the clock shim on this process only (real/clockshim.h) */
+            setenv("LD_PRELOAD", shim, 1);
+            setenv(CLOCKSHIM_FD_ENV, shim_fd, 1);
+        }
         spawn_child(&old, NULL);
         execvp(REDIS_SRV_BIN, (char *const *)argv);
         _exit(127);
@@ -102,7 +116,13 @@ void redis_nodes_kill(struct redis_srv *srv, int i) {
 
 void redis_nodes_close(struct redis_srv *srv) {
     if (srv->nodes) {
-        for (int i = 0; i < REDIS_NODES_MAX; i++) redis_nodes_kill(srv, i);
+        for (int i = 0; i < REDIS_NODES_MAX; i++) {
+            redis_nodes_kill(srv, i);
+            if (srv->nodes->clock[i]) {
+                munmap(srv->nodes->clock[i], CLOCKSHIM_PAGE_BYTES);
+                close(srv->nodes->clock_fd[i]);
+            }
+        }
         free(srv->nodes);
         srv->nodes = NULL;
     }

@@ -28,6 +28,12 @@ struct redis_nodes {
     int64_t restart_at[REDIS_NODES_MAX]; /* real ns of a planned (delayed) restart, 0 = none */
     char extra[REDIS_NODES_MAX][64];     /* one more option pair per server ("" = none), e.g.
                                             "--repl-diskless-sync-delay 0" */
+    /* each server's wall clock shift (real/clockshim.h), made at its first
+     * start and kept over restarts: mapped here, read by the clock shim
+     * preloaded into that server; owned, unmapped by redis_nodes_close.
+     * NULL = the shim was not found: the server runs on the real clock. */
+    struct clockshim_page *clock[REDIS_NODES_MAX];
+    int clock_fd[REDIS_NODES_MAX]; /* its descriptor, inherited by the server (valid when clock is set) */
 };
 
 /* Make srv's folder (on /dev/shm, or $LOCKSIM_REAL_TMP) and an empty node
@@ -35,8 +41,9 @@ struct redis_nodes {
  * with a sentence in err (LSIM_EUNAVAILABLE: redis-server not installed). */
 int redis_nodes_open(struct redis_srv *srv, char *err, size_t n);
 /* Start server i (0 <= i < REDIS_NODES_MAX; its port found free the first
- * time, the same one afterwards) with args (NULL-terminated, may be NULL)
- * and wait until it answers PING (at most 5 s). 0 or -1. */
+ * time, the same one afterwards) with args (NULL-terminated, may be NULL),
+ * the clock shim preloaded on its own clock page (clock[i]) when the shim
+ * is found, and wait until it answers PING (at most 5 s). 0 or -1. */
 int redis_nodes_start(struct redis_srv *srv, int i, const char *const *args);
 /* SIGKILL server i and reap it. */
 void redis_nodes_kill(struct redis_srv *srv, int i);

@@ -205,12 +205,9 @@ int redis_srv_clockshim(char *buf, size_t n) {
     return -1;
 }
 
-/* The clock page (real/clockshim.h): a file in dir, mapped, then unlinked
- * at once (signals are blocked), so only the descriptor, which
- * redis-server inherits, and the mappings hold it. The descriptor, or -1. */
-static int clock_page(const char *dir, struct clockshim_page **page) {
+int redis_srv_clock_page(const char *dir, int k, struct clockshim_page **page) {
     char f[200];
-    snprintf(f, sizeof f, "%s/clock", dir);
+    snprintf(f, sizeof f, "%s/clock-%d", dir, k);
     int fd = open(f, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) return -1;
     unlink(f);
@@ -253,7 +250,7 @@ int redis_srv_start(struct redis_srv *s, char *err, size_t errlen) {
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);
     char shim[PATH_MAX], shim_fd[16] = "";
-    int cfd = redis_srv_clockshim(shim, sizeof shim) == 0 ? clock_page(s->dir, &s->clock) : -1;
+    int cfd = redis_srv_clockshim(shim, sizeof shim) == 0 ? redis_srv_clock_page(s->dir, 0, &s->clock) : -1;
     snprintf(shim_fd, sizeof shim_fd, "%d", cfd);
     pid_t pid = fork();
     if (pid == 0) {

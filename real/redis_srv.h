@@ -33,6 +33,12 @@ struct redis_srv {
  * running binary, or ../lib/locksim/ of an installed one, or ../real/ of a
  * test binary in build/tests/) into buf; 0 when it exists, -1 when not. */
 int redis_srv_clockshim(char *buf, size_t n);
+/* A clock page (real/clockshim.h) at zero: a file dir/clock-k, mapped
+ * into *page (owned by the caller: munmap CLOCKSHIM_PAGE_BYTES), then
+ * unlinked at once (signals are blocked), so only the descriptor, which a
+ * redis-server inherits, and the mappings hold it. The descriptor (the
+ * caller closes it), or -1 with *page untouched. */
+int redis_srv_clock_page(const char *dir, int k, struct clockshim_page **page);
 
 /* 1 when the redis-server on 127.0.0.1 at *(const int *)port answers PING
  * with PONG (spawn_wait's readiness, real/spawn.h). */

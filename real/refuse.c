@@ -134,12 +134,12 @@ static int parse_kv(const struct scenario *s, struct real_cfg *c, char *why, siz
             if (scn_parse_duration(v, &c->ttl_ns) != 0 || c->ttl_ns <= 0)
                 return refuse(why, n, "lock option ttl=%s is not a duration the redis backend can set%s", v, "");
         } else if (strcmp(k, "release") == 0) {
-            if (strcmp(v, "del") == 0) c->release_del = 1;
-            else if (strcmp(v, "compare-and-delete") == 0) c->release_del = 0;
-            else
+            c->release_del = strcmp(v, "del") == 0;
+            c->release_get = strcmp(v, "get-then-del") == 0;
+            if (!c->release_del && !c->release_get && strcmp(v, "compare-and-delete") != 0)
                 return refuse(why, n,
-                              "lock option release=%s: only del and compare-and-delete are built in the redis "
-                              "backend%s",
+                              "lock option release=%s: only del, compare-and-delete and get-then-del are built in "
+                              "the redis backend%s",
                               v, "");
         } else if ((strcmp(k, "repl-lag") == 0 || strcmp(k, "wait-timeout") == 0) &&
                    (c->algo == RA_LEASE || c->algo == RA_FENCED)) { /* redis-replicated's */
@@ -173,17 +173,52 @@ static int parse_kv(const struct scenario *s, struct real_cfg *c, char *why, siz
         } else if (strcmp(k, "request-timeout") == 0) {
             if (scn_parse_duration(v, &c->request_timeout_ns) != 0 || c->request_timeout_ns <= 0)
                 return refuse(why, n, "lock option request-timeout=%s is not a duration%s", v, "");
+        } else if (strcmp(k, "compare") == 0 && c->algo == RA_FENCED && strcmp(v, "<") && strcmp(v, "lt")) {
+            static const char *const rules[] = {"<=", "le", "!=", "ne", "first"};
+            static const int codes[] = {RC_LE, RC_LE, RC_NE, RC_NE, RC_FIRST};
+            size_t r = 0;
+            while (r < sizeof rules / sizeof *rules && strcmp(v, rules[r])) r++;
+            if (r == sizeof rules / sizeof *rules)
+                return refuse(why, n, "lock option compare=%s is not one of <, <=, != or first%s", v, "");
+            c->compare = codes[r];
+        } else if (strcmp(k, "renew-expired") == 0 && c->algo == RA_RENEW &&
+                   (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+            c->renew_expired = strcmp(v, "on") == 0;
+        } else if (strcmp(k, "uncertainty") == 0 && c->algo == RA_LEASE) {
+            if (scn_parse_duration(v, &c->uncertainty_ns) != 0 || c->uncertainty_ns < 0)
+                return refuse(why, n, "lock option uncertainty=%s is not a duration%s", v, "");
+        } else if (strcmp(k, "deadline") == 0 && strcmp(v, "redis") != 0) {
+            return refuse(why, n,
+                          "lock option deadline=%s: Redis 7.0 keeps a key through its PX deadline's millisecond and "
+                          "drops it after (db.c keyIsExpired: now > when, in whole ms), and no option changes that "
+                          "rule; a PX 1 ms shorter would drop it at the deadline only to the millisecond, while the "
+                          "option decides at the deadline's nanosecond (a client resuming at that very instant); "
+                          "not built%s",
+                          v, "");
+        } else if (strcmp(k, "takeover") == 0 && (c->algo == RA_LEASE || c->algo == RA_FENCED) &&
+                   (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+            c->takeover = strcmp(v, "on") == 0;
+        } else if (strcmp(k, "check") == 0 && c->algo == RA_FENCED &&
+                   (strcmp(v, "client") == 0 || strcmp(v, "resource") == 0)) {
+            c->check_client = strcmp(v, "client") == 0; /* the client's own compare, on its read's news */
         } else if ((strcmp(k, "persistence") == 0) || (strcmp(k, "expiry-clock") == 0 && strcmp(v, "wall") == 0) ||
-                   (strcmp(k, "compare") == 0 && strcmp(v, "<") == 0)) {
+                   strcmp(k, "deadline") == 0 ||
+                   (strcmp(k, "compare") == 0 && (strcmp(v, "<") == 0 || strcmp(v, "lt") == 0))) {
             /* nothing to do on loopback with a server that never restarts */
         } else {
             return refuse(why, n, "lock option %s=%s is not built in the redis backend", k, v);
         }
     }
+    c->check_reads = s->check_reads && s->fencing; /* the simulator checks reads only with fencing on */
+    if (c->renew_expired && (c->release_del || c->release_get))
+        return refuse(why, n,
+                      "renew-expired=on with release=%s: a DEL of another client's key would leave its value in "
+                      "lock:last, where the renewal looks%s",
+                      c->release_del ? "del" : "get-then-del", "");
     if (constant && !c->release_del)
         return refuse(why, n,
-                      "value=constant with compare-and-delete: the recording could not tell whose entry a release "
-                      "removed%s%s",
+                      "value=constant with compare-and-delete or get-then-del: the recording could not tell whose "
+                      "entry a release removed%s%s",
                       "", "");
     return 0;
 }
@@ -263,6 +298,33 @@ static int clock_refused(const struct scenario *s, const struct trace *sim, cons
     }
     (void)s;
     return 0;
+}
+
+int real_clock_lines_refused(const struct scenario *s, const struct trace *sim, char *why, size_t n) {
+    for (int i = 0; i < s->nclocks; i++) {
+        int refused = clock_refused(s, sim, s->clocks[i].node, "clock", why, n);
+        if (refused) return refused;
+    }
+    return 0;
+}
+
+int real_clock_fault_refused(const struct scenario *s, const struct trace *sim, const struct scn_fault *f, char *why,
+                             size_t n) {
+    char where[32];
+    snprintf(where, sizeof where, "line %d", f->pos.line);
+    int refused = clock_refused(s, sim, f->node, where, why, n);
+    if (!refused && f->point != SCN_POINT_NONE)
+        refused = refuse(why, n,
+                         "%s: a clock fault on %s at a client's point: the driver cannot see a point of "
+                         "another process in time; not built",
+                         where, f->node);
+    if (!refused && f->kind == SCN_FAULT_CLOCK_STEP && f->which == SCN_CLOCK_MONO)
+        refused = refuse(why, n,
+                         "%s: a step of %s's monotonic clock alone: Redis 7.0 expires keys by its wall "
+                         "clock (gettimeofday), its monotonic clock runs only its event loop, and the "
+                         "clock shim moves the wall clock",
+                         where, f->node);
+    return refused;
 }
 
 static int deadline_tie(const struct trace *sim, sim_ns *at) {
@@ -432,16 +494,9 @@ static int redis_supported(const struct scenario *s, const struct trace *sim, co
     (void)scale;
     if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
     /* latency that varies, loss and links: the loopback proxy (proxy.c) */
-    for (int i = 0; i < s->nclocks; i++) {
-        int refused = clock_refused(s, sim, s->clocks[i].node, "clock", why, n);
-        if (refused) return refused;
-    }
-    if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
-        return refuse(why, n, "the resource's %s is not built in the redis backend%s",
-                      s->guard_owner   ? "guard=owner"
-                      : s->check_reads ? "check=reads+writes"
-                                       : "timeout=",
-                      "");
+    if (real_clock_lines_refused(s, sim, why, n)) return LSIM_ENOTREAL;
+    if (s->resource_timeout_ns)
+        return refuse(why, n, "the resource's %s is not built in the redis backend%s", "timeout=", "");
     if (s->nclients > REDIS_SRV_MAX_CHILDREN)
         return refuse(why, n, "more clients than the %s processes the redis backend runs%s", "64", "");
     for (int i = 0; i < s->nfaults; i++) {
@@ -457,20 +512,7 @@ static int redis_supported(const struct scenario *s, const struct trace *sim, co
                           line, "");
         if (f->kind == SCN_FAULT_PARTITION || f->kind == SCN_FAULT_HEAL) continue; /* the proxy cuts links */
         if (f->kind == SCN_FAULT_CLOCK_STEP || f->kind == SCN_FAULT_CLOCK_DRIFT || f->kind == SCN_FAULT_CLOCK_SLEW) {
-            char where[32];
-            snprintf(where, sizeof where, "line %s", line);
-            int refused = clock_refused(s, sim, f->node, where, why, n);
-            if (!refused && f->point != SCN_POINT_NONE)
-                refused = refuse(why, n,
-                                 "%s: a clock fault on %s at a client's point: the driver cannot see a point of "
-                                 "another process in time; not built",
-                                 where, f->node);
-            if (!refused && f->kind == SCN_FAULT_CLOCK_STEP && f->which == SCN_CLOCK_MONO)
-                refused = refuse(why, n,
-                                 "%s: a step of %s's monotonic clock alone: Redis 7.0 expires keys by its wall "
-                                 "clock (gettimeofday), its monotonic clock runs only its event loop, and the "
-                                 "clock shim moves the wall clock%s",
-                                 where, f->node);
+            int refused = real_clock_fault_refused(s, sim, f, why, n);
             if (refused) return refused;
             continue;
         }
@@ -487,11 +529,9 @@ static int redis_supported(const struct scenario *s, const struct trace *sim, co
         for (int k = 0; k < s->programs[p].nsteps; k++) {
             const struct scn_step *st = &s->programs[p].steps[k];
             if (st->kind == SCN_STEP_READ) read = 1;
-            if (st->kind == SCN_STEP_WRITE && st->absolute)
-                return refuse(why, n, "an absolute write (write set=V)%s: not built in the redis backend%s", "", "");
-            if (st->kind == SCN_STEP_WRITE && (!read || st->tries > 1))
+            if (st->kind == SCN_STEP_WRITE && ((!st->absolute && !read) || st->tries > 1))
                 return refuse(why, n, "a write %s: not built in the redis backend%s",
-                              read ? "with tries= (a compare-and-set loop)" : "with no read before it", "");
+                              st->tries > 1 ? "with tries= (a compare-and-set loop)" : "with no read before it", "");
         }
     }
     /* The recording has the simulated run's nodes: clients, one server, the resource. */
@@ -500,11 +540,12 @@ static int redis_supported(const struct scenario *s, const struct trace *sim, co
     if (servers != 1)
         return refuse(why, n, "the simulated run has %s lock servers, the redis backend one%s", "several", "");
     int64_t rule = real_sim_rule(sim);
-    if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS &&
+    if (rule != TRACE_RULE_PLAIN && rule != TRACE_RULE_TOKENS && rule != TRACE_RULE_OWNER &&
         !(rule == TRACE_RULE_ALGORITHM && cfg->algo == RA_FENCED))
         return refuse(why, n,
-                      "the resource's rule is '%s': the redis backend builds a plain resource and one that checks "
-                      "tokens (a resource with fencing=on, or fenced-lease's own compare=<)%s",
+                      "the resource's rule is '%s': the redis backend builds a plain resource, one that checks "
+                      "tokens (a resource with fencing=on, or fenced-lease's own compare=), and one guarded by "
+                      "ownership (guard=owner)%s",
                       trace_rule_word(rule), "");
     sim_ns tie;
     if (deadline_tie(sim, &tie)) {
@@ -534,6 +575,13 @@ static int redlock_supported(const struct scenario *s, const struct trace *sim, 
 static int repl_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *c, double scale,
                           char *why, size_t n) {
     (void)scale;
+    if (c->release_get || c->check_client || c->compare != RC_LT || c->takeover)
+        return refuse(why, n, "lock option %s is built in the redis backend only, not in %s",
+                      c->release_get    ? "release=get-then-del"
+                      : c->check_client ? "check=client"
+                      : c->takeover     ? "takeover=on"
+                                        : "compare= other than <",
+                      "redis-replicated");
     return real_repl_supported(s, sim, c, why, n);
 }
 

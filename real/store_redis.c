@@ -21,16 +21,64 @@
  * value (Redisson's watchdog does the same compare-and-pexpire). */
 #define LUA_RENEW \
     "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) else return 0 end"
-/* The resource: stock and version, read together. */
-#define LUA_READ "return {tonumber(redis.call('GET',KEYS[1]) or '0'), tonumber(redis.call('GET',KEYS[2]) or '0')}"
-#define LUA_WRITE "redis.call('SET',KEYS[1],ARGV[1]) redis.call('INCR',KEYS[2]) return 1"
-/* A fenced resource, the scenario's rule (resource fencing=on): a write
- * with no token is refused (3), one lower than the highest accepted is
- * refused (2); equal is let in, as the simulator's resource does. */
-#define LUA_FENCED_WRITE \
-    "local tok = tonumber(ARGV[2]) if tok == 0 then return 3 end " \
-    "local last = tonumber(redis.call('GET',KEYS[3]) or '0') if tok < last then return 2 end " \
-    "redis.call('SET',KEYS[3],ARGV[2]) redis.call('SET',KEYS[1],ARGV[1]) redis.call('INCR',KEYS[2]) return 1"
+/* renew-expired=on (sim/algo/kv.c, renews_lapsed): a grant also keeps its
+ * value in lock:last, which the next grant overwrites; a renewal finding
+ * the key gone while lock:last still holds its value (it expired, and
+ * nobody leased it since) sets it again (2), as Azure Blob's lease renewal
+ * does. The acquire: SET NX PX, lock:last, and with tokens=on the token. */
+#define LUA_RENEW_LAPSED_ACQUIRE \
+    "if not redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return false end " \
+    "redis.call('SET',KEYS[3],ARGV[1]) " \
+    "if ARGV[3] == '1' then return redis.call('INCR',KEYS[2]) end return redis.status_reply('OK')"
+#define LUA_RENEW_LAPSED \
+    "if redis.call('GET',KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) end " \
+    "if redis.call('EXISTS',KEYS[1]) == 0 and redis.call('GET',KEYS[2]) == ARGV[1] then " \
+    "redis.call('SET',KEYS[1],ARGV[1],'PX',ARGV[2]) return 2 end return 0"
+/* The resource: stock, version and the highest token it has seen (what a
+ * read reports, engine_resource.c's max_token), read together. With reads
+ * checked (ARGV[2] = 1: resource check=reads+writes, Chubby's sequencer
+ * check) a read with no token is refused (3), one lower than the highest
+ * seen is refused (2), and one served raises the highest; the highest
+ * reported is the one before this read, as the simulator's resource does. */
+#define LUA_READ \
+    "local max = tonumber(redis.call('GET',KEYS[3]) or '0') local tok = tonumber(ARGV[1]) " \
+    "if ARGV[2] == '1' then if tok == 0 then return {0,0,max,3} end if tok < max then return {0,0,max,2} end " \
+    "if tok > max then redis.call('SET',KEYS[3],ARGV[1]) end end " \
+    "return {tonumber(redis.call('GET',KEYS[1]) or '0'), tonumber(redis.call('GET',KEYS[2]) or '0'), max, 0}"
+/* A write, atomic in Redis as the simulator's resource decides one
+ * (engine_resource.c, algo_fenced_lease.c). KEYS: stock, version, the
+ * highest token seen (fence:last), the highest a write was accepted with
+ * (fence:high), the last accepted write's (fence:stored), the lock. ARGV:
+ * the value, the token, reads checked (1/0), the rule: p plain (none), t the
+ * scenario's fencing=on (a write with no token refused (3), one lower than
+ * the highest seen refused (2); equal is let in), or fenced-lease's compare=
+ * at the resource: < <= != first (against the highest accepted, the last
+ * accepted); and with resource guard=owner the writer's lock value: the
+ * write is refused (7, not the owner) unless the lock holds it, first of
+ * all, as the simulator's guard_op checks the lock service's holder. */
+#define LUA_WRITE \
+    "if ARGV[5] ~= '' and redis.call('GET',KEYS[6]) ~= ARGV[5] then return 7 end " \
+    "local tok = tonumber(ARGV[2]) local max = tonumber(redis.call('GET',KEYS[3]) or '0') " \
+    "local high = tonumber(redis.call('GET',KEYS[4]) or '0') local last = tonumber(redis.call('GET',KEYS[5]) or '0') " \
+    "local rule = ARGV[4] " \
+    "if ARGV[3] == '1' then if tok == 0 then return 3 end if tok < max then return 2 end end " \
+    "if rule ~= 'p' and tok == 0 then return 3 end " \
+    "if (rule == 't' and tok < max) or (rule == '<' and tok < high) or (rule == '<=' and tok <= high) or " \
+    "(rule == '!=' and last ~= 0 and tok == last) or (rule == 'first' and last ~= 0 and tok ~= last) then return 2 " \
+    "end " \
+    "redis.call('SET',KEYS[1],ARGV[1]) redis.call('INCR',KEYS[2]) redis.call('SET',KEYS[5],ARGV[2]) " \
+    "if tok > high then redis.call('SET',KEYS[4],ARGV[2]) end " \
+    "if tok > max then redis.call('SET',KEYS[3],ARGV[2]) end return 1"
+
+/* takeover=on's acquire (sim/algo/kv.c, KV_SET_NX): a key held by another
+ * client (its value's NAME#k names another NAME) is taken over at once; then
+ * SET NX PX and the next count of the store's counter. The reply: false
+ * refused, else "TOKEN" or "TOKEN OLDVALUE" when it took the key over. */
+#define LUA_TAKEOVER_ACQUIRE \
+    "local old = redis.call('GET',KEYS[1]) local took = '' " \
+    "if old and string.match(old,'^[^#]*') ~= ARGV[3] then redis.call('DEL',KEYS[1]) took = ' '..old end " \
+    "if not redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then return false end " \
+    "return tostring(redis.call('INCR',KEYS[2]))..took"
 
 #define emit real_emit
 #define point real_point
@@ -62,7 +110,7 @@ static int cmd(struct client *cl, struct resp_reply *r, int argc, const char *co
 /* The resource's connection: its own link through the proxy, else the lock's. */
 static struct resp_conn *res_conn(struct client *cl) { return cl->res_port ? &cl->rc : &cl->c; }
 
-static int proxied_connect(struct client *cl, struct resp_conn *c, int port);
+#define proxied_connect real_proxied_connect
 
 /* The reply to a lock request sent at sent: through the proxy, given up
  * after the request timeout, as the simulator's client gives up
@@ -89,6 +137,25 @@ static int lock_reply(struct client *cl, struct resp_reply *r, int64_t sent) {
     return 1;
 }
 
+/* takeover=on's reply (LUA_TAKEOVER_ACQUIRE): the server's takeover
+ * recorded before the grant, as the simulator notes it. 1 granted. */
+static int took_over(struct client *cl, const struct resp_reply *r) {
+    const struct real_cfg *g = cl->cfg;
+    if (r->type != RESP_BULK) {
+        emit(cl, TRACE_SRV_DENY, cl->srv, cl->idx, 0, TRACE_NO_NODE, 0);
+        return 0;
+    }
+    char *old;
+    long long tok = strtoll(r->str, &old, 10);
+    if (*old == ' ') {
+        int owner = real_owner_of(cl->s, old + 1);
+        emit(cl, REC_TAKEOVER, cl->srv, TRACE_NO_NODE, 0, owner, tok - 1);
+    }
+    cl->token = g->algo == RA_FENCED ? (uint64_t)tok : 0;
+    emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, cl->token, g->ttl_ns, 0);
+    return 1;
+}
+
 /* One attempt: 1 granted (token set), 0 refused. */
 static int try_acquire(struct client *cl) {
     const struct real_cfg *g = cl->cfg;
@@ -99,7 +166,13 @@ static int try_acquire(struct client *cl) {
     snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
     struct resp_reply r;
     int crash_at_send = 0;
-    switch (g->algo) {
+    if (g->takeover) { /* lease, fenced-lease (refuse.c) */
+        const char *a[] = {"EVAL", LUA_TAKEOVER_ACQUIRE,        "2", "lock", "fence:counter", cl->value,
+                           ttl,    cl->s->clients[cl->idx].name};
+        if (send_req(cl, 8, a) != 0) _exit(3);
+        crash_at_send = 1;
+    }
+    switch (g->takeover ? RA_CONSENSUS : g->algo) {
     case RA_LEASE: {
         const char *a[] = {"SET", "lock", cl->value, "NX", "PX", ttl};
         if (send_req(cl, 6, a) != 0) _exit(3);
@@ -111,8 +184,12 @@ static int try_acquire(struct client *cl) {
         /* lease-renew without tokens=on is a plain SET NX PX */
         const char *set[] = {"SET", "lock", cl->value, "NX", "PX", ttl};
         const char *a[] = {"EVAL", LUA_FENCED_ACQUIRE, "2", "lock", "fence:counter", cl->value, ttl};
+        const char *lapsed[] = {"EVAL", LUA_RENEW_LAPSED_ACQUIRE, "3", "lock", "fence:counter", "lock:last", cl->value,
+                                ttl,    g->tokens ? "1" : "0"};
         int plain = g->algo == RA_RENEW && !g->tokens;
-        if (send_req(cl, plain ? 6 : 7, plain ? set : a) != 0) _exit(3);
+        if (g->renew_expired) {
+            if (send_req(cl, 9, lapsed) != 0) _exit(3);
+        } else if (send_req(cl, plain ? 6 : 7, plain ? set : a) != 0) _exit(3);
         crash_at_send = 1;
         break;
     }
@@ -123,7 +200,9 @@ static int try_acquire(struct client *cl) {
         crash_at_send = 1;
         break;
     }
-    case RA_CONSENSUS: /* refused before (refuse.c): another backend's */
+    case RA_CONSENSUS: /* sent above (takeover=on), or refused before (refuse.c): another backend's */
+        if (g->takeover) break;
+        _exit(4);
     case RA_REDLOCK:
     case RA_ZOOKEEPER:
     case RA_ZK_MULTI: _exit(4);
@@ -133,10 +212,14 @@ static int try_acquire(struct client *cl) {
     if (!lock_reply(cl, &r, sent)) return 0; /* timed out: a failed attempt, no answer seen */
     int got = 0;
     cl->token = 0;
+    if (g->takeover) return took_over(cl, &r);
     switch (g->algo) {
     case RA_LEASE:
         got = r.type == RESP_STATUS;
         if (got) emit(cl, TRACE_SRV_GRANT, cl->srv, cl->idx, 0, g->ttl_ns, 0);
+        /* uncertainty=: the lease counted from when it asked, less the bound
+         * (sim/algo/kv_client.c, stasis_arm) */
+        if (got && g->uncertainty_ns) cl->stasis_at = sent + real_of(cl, g->ttl_ns - g->uncertainty_ns);
         break;
     case RA_RENEW:
         got = r.type == RESP_STATUS || r.type == RESP_INT;
@@ -191,8 +274,11 @@ static void renew(struct client *cl) {
     snprintf(ttl, sizeof ttl, "%lld", ttl_ms < 1 ? 1 : ttl_ms);
     struct resp_reply r;
     const char *a[] = {"EVAL", LUA_RENEW, "1", "lock", cl->value, ttl};
-    cmd(cl, &r, 6, a);
-    if (r.type == RESP_INT && r.integer == 1) {
+    const char *lapsed[] = {"EVAL", LUA_RENEW_LAPSED, "2", "lock", "lock:last", cl->value, ttl};
+    if (g->renew_expired) cmd(cl, &r, 7, lapsed);
+    else cmd(cl, &r, 6, a);
+    if (r.type == RESP_INT && r.integer == 2) emit(cl, REC_RENEW_LAPSED, cl->srv, TRACE_NO_NODE, 0, cl->idx, 0);
+    if (r.type == RESP_INT && (r.integer == 1 || r.integer == 2)) {
         emit(cl, TRACE_SRV_RENEW, cl->srv, cl->idx, 0, g->ttl_ns, 0);
         sim_ns every = g->renew_interval_ns ? g->renew_interval_ns : g->ttl_ns / g->renew_every;
         cl->renew_at = now_ns() + real_of(cl, every);
@@ -212,6 +298,10 @@ static void wait_until(struct client *cl, int64_t abs) {
         sleep_until(cl->renew_at);
         renew(cl);
     }
+    if (cl->stasis_at && cl->stasis_at < abs) { /* uncertainty=: it stops acting on its lease then */
+        sleep_until(cl->stasis_at);
+        real_stasis(cl);
+    }
     sleep_until(abs);
 }
 
@@ -223,7 +313,16 @@ static int release_cmd(struct client *cl, struct resp_reply *r, int argc, const 
 
 static void release(struct client *cl) {
     struct resp_reply r;
-    if (cl->cfg->release_del) {
+    if (cl->cfg->release_get) {
+        /* get-then-del: GET, compare in the client, then DEL, two round
+         * trips (sim/algo/kv_client.c, PHASE_RELEASE_GET): the key may
+         * expire and be granted to another client in between, and the DEL
+         * then removes that client's lock. Not ours (or gone): no DEL. */
+        const char *get[] = {"GET", "lock"};
+        if (!release_cmd(cl, &r, 2, get)) return;
+        if (r.type != RESP_BULK || strcmp(r.str, cl->value) != 0) return;
+    }
+    if (cl->cfg->release_del || cl->cfg->release_get) {
         const char *a[] = {"EVAL", LUA_DEL, "1", "lock"};
         if (!release_cmd(cl, &r, 4, a)) return;
         if (r.type == RESP_BULK) {
@@ -240,10 +339,30 @@ static void release(struct client *cl) {
 
 static void read_resource(struct client *cl, int64_t *value, int64_t *version) {
     struct resp_reply r;
-    const char *a[] = {"EVAL", LUA_READ, "2", "stock", "stock:version"};
-    cmd_on(cl, res_conn(cl), &r, 5, a);
+    char tok[32];
+    snprintf(tok, sizeof tok, "%llu", (unsigned long long)cl->token);
+    const char *a[] = {"EVAL",          LUA_READ,     "3", "stock",
+                       "stock:version", "fence:last", tok, cl->cfg->check_reads ? "1" : "0"};
+    cmd_on(cl, res_conn(cl), &r, 8, a);
+    if (r.type != RESP_ARRAY || r.nelem != 4) _exit(4);
     *value = r.elem[0];
     *version = r.elem[1];
+    cl->read_token = (uint64_t)r.elem[2];
+    cl->read_refused = (int)r.elem[3];
+}
+
+/* The resource's rule for a write, LUA_WRITE's ARGV[4], the simulated
+ * run's (engine_resource.c): fenced-lease's compare= at the resource unless
+ * the client checks (check=client: the resource trusts every write) or the
+ * scenario says fencing=off; else the scenario's fencing=on. Stated apart
+ * from real.c's fenced_resource, which a guard=owner resource turns off
+ * though the simulator applies these rules after the guard. */
+static const char *write_rule(const struct client *cl) {
+    static const char *const compare[] = {"<", "<=", "!=", "first"};
+    const struct real_cfg *g = cl->cfg;
+    const struct scenario *s = cl->s;
+    if (g->algo == RA_FENCED) return g->check_client || (s->fencing_stated && !s->fencing) ? "p" : compare[g->compare];
+    return s->fencing ? "t" : "p";
 }
 
 static int64_t write_resource(struct client *cl, int64_t value) {
@@ -251,13 +370,21 @@ static int64_t write_resource(struct client *cl, int64_t value) {
     char v[32], tok[32];
     snprintf(v, sizeof v, "%lld", (long long)value);
     snprintf(tok, sizeof tok, "%llu", (unsigned long long)cl->token);
-    if (cl->cfg->fenced_resource) {
-        const char *a[] = {"EVAL", LUA_FENCED_WRITE, "3", "stock", "stock:version", "fence:last", v, tok};
-        cmd_on(cl, res_conn(cl), &r, 8, a);
-    } else {
-        const char *a[] = {"EVAL", LUA_WRITE, "2", "stock", "stock:version", v};
-        cmd_on(cl, res_conn(cl), &r, 6, a);
-    }
+    const char *a[] = {"EVAL",
+                       LUA_WRITE,
+                       "6",
+                       "stock",
+                       "stock:version",
+                       "fence:last",
+                       "fence:high",
+                       "fence:stored",
+                       "lock",
+                       v,
+                       tok,
+                       cl->cfg->check_reads ? "1" : "0",
+                       write_rule(cl),
+                       cl->s->guard_owner ? cl->value : ""};
+    cmd_on(cl, res_conn(cl), &r, 14, a);
     return r.integer;
 }
 
@@ -292,10 +419,7 @@ static void observe_hold(const struct redis_srv *srv, const struct scenario *s, 
     real_recs_add(l, &r);
 }
 
-/* Through the proxy a reply may take as long as the simulated run's
- * messages took (a write held 20 s): the receive bound is the whole run
- * plus RESP_TIMEOUT_MS, not RESP_TIMEOUT_MS alone. 0 or -1. */
-static int proxied_connect(struct client *cl, struct resp_conn *c, int port) {
+int real_proxied_connect(struct client *cl, struct resp_conn *c, int port) {
     if (resp_connect(c, port) != 0) return -1;
     int64_t ms = (int64_t)((double)cl->s->duration_ns * cl->scale / 1e6) + RESP_TIMEOUT_MS;
     struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};

@@ -3,7 +3,8 @@
  * (real/redis_nodes.h) and the resource in one more; each client process
  * runs Redlock against them as sim/algo/algo_redlock.c does, and the driver
  * crashes (SIGKILL), restarts (empty: persistence off) and pauses
- * (SIGSTOP) a server for real. */
+ * (SIGSTOP) a server for real, and moves its wall clock through the clock
+ * shim preloaded into it (clockctl.c). */
 #include "real_int.h"
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clockshim.h"
 #include "error.h"
 #include "redis_lua.h"
 #include "redis_nodes.h"
@@ -56,9 +58,15 @@ static void emit_at(struct client *cl, int64_t t, int kind, int node, int64_t a)
     while (w < 0 && errno == EINTR);
 }
 
-static int conn_up(struct rl_client *o, int i, int port) {
+/* Server i's port: its link through the proxy (proxy.c), else its own. */
+static int port_of(const struct client *cl, int i) {
+    return cl->link_ports ? cl->link_ports[i] : cl->server->nodes->port[i];
+}
+
+static int conn_up(struct client *cl, int i) {
+    struct rl_client *o = cl->own;
     if (o->c[i].fd >= 0) return 1;
-    if (resp_connect(&o->c[i], port) == 0) return 1;
+    if (resp_connect(&o->c[i], port_of(cl, i)) == 0) return 1;
     o->c[i].fd = -1;
     return 0;
 }
@@ -80,7 +88,6 @@ typedef void (*reply_fn)(struct client *cl, int i, const struct resp_reply *r);
 static sim_ns round_trip(struct client *cl, unsigned mask, int argc, const char *const *argv, int during_acquire,
                          reply_fn on_reply) {
     struct rl_client *o = cl->own;
-    const struct redis_nodes *nd = cl->server->nodes;
     int64_t deadline = now_ns() + real_of(cl, cl->cfg->request_timeout_ns);
     unsigned pending = 0;
     int silent = (mask & o->unreachable) != 0;
@@ -91,7 +98,7 @@ static sim_ns round_trip(struct client *cl, unsigned mask, int argc, const char 
          * (crashed since): reconnect first, as client libraries do. */
         struct pollfd idle = {o->c[i].fd, POLLIN, 0};
         if (o->c[i].fd >= 0 && poll(&idle, 1, 0) > 0) drop(o, i);
-        if (conn_up(o, i, nd->port[i]) && resp_send(&o->c[i], argc, argv) == 0) pending |= 1u << i;
+        if (conn_up(cl, i) && resp_send(&o->c[i], argc, argv) == 0) pending |= 1u << i;
         else {
             drop(o, i);
             silent = 1;
@@ -143,8 +150,16 @@ static sim_ns round_trip(struct client *cl, unsigned mask, int argc, const char 
 static void on_set(struct client *cl, int i, const struct resp_reply *r) {
     struct rl_client *o = cl->own;
     if (r && r->type == RESP_ARRAY && r->nelem == 2) {
-        /* the server's TIME when it ran the SET: its grant, on our clock */
+        /* the server's TIME when it ran the SET: its grant, on our clock
+         * (the clock shim's shift of that server taken off: the page is
+         * mapped in this process too, a fork of the driver) */
         int64_t wall = r->elem[0] * 1000000000LL + r->elem[1] * 1000LL;
+        const struct clockshim_page *page = cl->server->nodes->clock[i];
+        if (page) {
+            struct clockshim_page c;
+            clockshim_read(page, &c);
+            wall = clockshim_unshift(&c, wall);
+        }
         emit_at(cl, wall - o->wall_minus_mono - cl->t0, TRACE_SRV_GRANT, cl->srv + i, cl->cfg->ttl_ns);
         o->round_ok |= 1u << i;
     } else if (r) {
@@ -224,18 +239,21 @@ static int connect_client(struct client *cl) {
     o->nsrv = nd->n - 1;
     for (int i = 0; i < REDIS_NODES_MAX; i++) o->c[i].fd = -1;
     const char *me = cl->s->clients[cl->idx].name;
-    for (int k = 0; k < cl->s->nlinks; k++) {
+    for (int k = 0; k < cl->s->nlinks; k++) { /* loss=100%: the request is never sent (through the proxy too) */
         const struct scn_link *ln = &cl->s->links[k];
         int i;
-        if (strcmp(ln->from, me) == 0 && sscanf(ln->to, "S%d", &i) == 1 && i >= 1 && i <= o->nsrv)
+        if (strcmp(ln->from, me) == 0 && sscanf(ln->to, "S%d", &i) == 1 && i >= 1 && i <= o->nsrv &&
+            ln->loss_ppm == 1000000)
             o->unreachable |= 1u << (i - 1);
     }
     for (int i = 0; i < o->nsrv; i++)
-        if (!(o->unreachable & (1u << i)) && !conn_up(o, i, nd->port[i])) return -1;
+        if (!(o->unreachable & (1u << i)) && !conn_up(cl, i)) return -1;
     struct timespec w, m;
     clock_gettime(CLOCK_REALTIME, &w);
     clock_gettime(CLOCK_MONOTONIC, &m);
     o->wall_minus_mono = ((int64_t)w.tv_sec - m.tv_sec) * 1000000000LL + (w.tv_nsec - m.tv_nsec);
+    /* the resource: over cl->c, or through the proxy over cl->rc (store_redis.c's res_conn) */
+    if (cl->res_port) return real_proxied_connect(cl, &cl->rc, cl->res_port);
     return resp_connect(&cl->c, nd->port[o->nsrv]);
 }
 
@@ -243,7 +261,7 @@ static void disconnect_client(struct client *cl) {
     struct rl_client *o = cl->own;
     if (o)
         for (int i = 0; i < o->nsrv; i++) drop(o, i);
-    resp_close(&cl->c);
+    resp_close(cl->res_port ? &cl->rc : &cl->c);
     free(o);
     cl->own = NULL;
 }
@@ -392,7 +410,8 @@ int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, si
         } else if ((strcmp(k, "persistence") == 0 && strcmp(v, "none") == 0) ||
                    (strcmp(k, "deadline") == 0 && strcmp(v, "redis") == 0) || strcmp(k, "expiry-clock") == 0 ||
                    strcmp(k, "elapsed-clock") == 0) {
-            /* Redis's own behaviour; with no clock fault (refused) both clocks agree */
+            /* Redis's own behaviour (expiry by its wall clock); a monotonic
+             * expiry with a clock fault is refused (real_redlock_supported) */
         } else {
             char kv[200];
             snprintf(kv, sizeof kv, "%s=%s", k, v);
@@ -402,30 +421,48 @@ int real_redlock_cfg(const struct scenario *s, struct real_cfg *c, char *why, si
     return 0;
 }
 
+int real_redlock_needs_proxy(const struct scenario *s) {
+    if (!real_needs_proxy(s)) return 0;
+    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm) return 1;
+    for (int k = 0; k < s->nfaults; k++)
+        if (s->faults[k].kind == SCN_FAULT_PARTITION || s->faults[k].kind == SCN_FAULT_HEAL ||
+            s->faults[k].kind == SCN_FAULT_LINK)
+            return 1;
+    for (int k = 0; k < s->nlinks; k++) { /* a client's request to a server never sent: no proxy for that */
+        const struct scn_link *ln = &s->links[k];
+        int i;
+        if (node_index(s, ln->from) < 0 || sscanf(ln->to, "S%d", &i) != 1 || ln->loss_ppm != 1000000 ||
+            ln->lat.min_ns >= 0)
+            return 1;
+    }
+    return 0;
+}
+
 int real_redlock_supported(const struct scenario *s, const struct trace *sim, char *why, size_t n) {
     int ns = nservers(sim);
     char line[16];
     if (ns + 1 > REDIS_NODES_MAX || s->nclients > REDIS_SRV_MAX_CHILDREN - REDIS_NODES_MAX)
         return refuse(why, n, "more servers or clients than the redlock backend runs (%s)", "15 and 48");
-    if (s->latency.min_ns != s->latency.max_ns || s->loss_ppm)
-        return refuse(why, n, "network latency that varies, or loss, needs a delaying, dropping loopback proxy%s",
-                      ", not built");
-    for (int k = 0; k < s->nlinks; k++) {
-        const struct scn_link *ln = &s->links[k];
-        int i;
-        snprintf(line, sizeof line, "%d", ln->pos.line);
-        if (node_index(s, ln->from) < 0 || sscanf(ln->to, "S%d", &i) != 1 || ln->loss_ppm != 1000000 ||
-            ln->lat.min_ns >= 0)
-            return refuse(why, n,
-                          "line %s: only a link from a client to a lock server with loss=100%% is made real (the "
-                          "request is never sent); another link needs a per-link proxy, not built",
-                          line);
+    /* latency that varies, loss, links and partitions: the loopback proxy
+     * (proxy.c) between each client and each server, the resource's too */
+    if (s->resource_timeout_ns || s->check_reads || s->guard_owner)
+        return refuse(why, n, "%s is not built in the redlock backend", "the resource's timeout, check or guard");
+    /* A server's clock: the clock shim in its redis-server (redis_nodes.h),
+     * which moves the wall clock Redis 7.0 expires keys by. */
+    int clocked = s->nclocks > 0;
+    for (int k = 0; k < s->nfaults; k++) {
+        enum scn_fault_kind kind = s->faults[k].kind;
+        clocked |= kind == SCN_FAULT_CLOCK_STEP || kind == SCN_FAULT_CLOCK_DRIFT || kind == SCN_FAULT_CLOCK_SLEW;
     }
-    if (s->nclocks || s->resource_timeout_ns || s->check_reads || s->guard_owner)
-        return refuse(why, n, "%s is not built in the redlock backend",
-                      s->nclocks ? "a clock offset or drift (a CLOCK_REALTIME shim)"
-                                 : "the resource's timeout, "
-                                   "check or guard");
+    for (int i = 0; clocked && i < s->nopts; i++)
+        if (strcmp(s->opts[i].key, "expiry-clock") == 0 && strcmp(s->opts[i].val, "monotonic") == 0)
+            return refuse(why, n,
+                          "expiry-clock=monotonic with a clock fault: Redis 7.0 expires keys by its wall clock "
+                          "(mstime, from gettimeofday), which the clock shim moves; no Redis 7.0 server expires "
+                          "by a clock that a wall-clock fault leaves alone, so the fix (antirez's, %s) cannot "
+                          "be made real here",
+                          "\"Is Redlock safe?\", 2016");
+    if (real_clock_lines_refused(s, sim, why, n)) return LSIM_ENOTREAL;
     if (real_sim_rule(sim) != TRACE_RULE_PLAIN)
         return refuse(why, n, "the resource's rule is '%s': Redlock issues no token; a plain resource is built",
                       trace_rule_word(real_sim_rule(sim)));
@@ -437,11 +474,8 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
         case SCN_FAULT_CLOCK_STEP:
         case SCN_FAULT_CLOCK_DRIFT:
         case SCN_FAULT_CLOCK_SLEW:
-            return refuse(why, n,
-                          "line %s: a clock fault on a redis-server needs a CLOCK_REALTIME shim on that process "
-                          "(libfaketime does not work with Debian's redis-server), not built in the redlock "
-                          "backend; the system clock is never touched",
-                          line);
+            if (real_clock_fault_refused(s, sim, f, why, n)) return LSIM_ENOTREAL;
+            break;
         case SCN_FAULT_PAUSE:
         case SCN_FAULT_RESUME:
             if (f->point != SCN_POINT_NONE &&
@@ -461,10 +495,19 @@ int real_redlock_supported(const struct scenario *s, const struct trace *sim, ch
             if (f->point != SCN_POINT_NONE)
                 return refuse(why, n, "line %s: a server's crash at a client's point is not built", line);
             break;
+        case SCN_FAULT_PARTITION:
+        case SCN_FAULT_HEAL:
+            if (f->point != SCN_POINT_NONE)
+                return refuse(why, n,
+                              "line %s: a partition or heal at a client's point: the driver, which cuts the "
+                              "proxy's links, cannot see a point of another process in time; not built",
+                              line);
+            break;
+        case SCN_FAULT_LINK: break; /* the proxy replays each message's simulated delay */
         default:
             return refuse(why, n,
-                          "line %s: partitions, links and replication faults need a per-link proxy or a "
-                          "replica, not built in the redlock backend",
+                          "line %s: a promotion or a replication cut needs replicas; the redlock backend's "
+                          "servers are independent, not built",
                           line);
         }
     }

@@ -6,11 +6,13 @@
 #include "clockshim.h"
 #include "lock.h"
 #include "real_int.h"
+#include "redis_nodes.h"
 #include "redis_srv.h"
 #include "resp.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -300,6 +302,15 @@ static void test_real_refuses_what_it_cannot_make_real(void **state) {
     assert_non_null(strstr(r->err, "cannot be run for real"));
     /* the clock shim is preloaded into redis-server only, not into the clients */
     assert_non_null(strstr(r->err, "the clock of B, a client"));
+    /* Redis's rule at a key's deadline is fixed (now > when, in whole ms) */
+    r = run_in("", "real scenarios/shedlock-lock-until-inclusive.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "lock option deadline=inclusive: Redis 7.0 keeps a key through its PX deadline's "
+                                   "millisecond and drops it after"));
+    /* the options built in the redis backend only */
+    r = run_in("", "real scenarios/get-then-del-race.lsim --store redis-replicated");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "release=get-then-del is built in the redis backend only"));
 }
 
 /* The lock's PTTL, or -3 when Redis did not answer. */
@@ -790,6 +801,95 @@ static void test_real_delayed_write_through_the_proxy(void **state) {
     assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
 }
 
+/* Skips the test, saying so, when redis-server is not installed. */
+static void need_redis(void) {
+    if (have_redis()) return;
+    printf("test_real: SKIP: redis-server is not installed\n");
+    skip();
+}
+
+/* One run of scenario X for real, its recording judged by check-trace:
+ * the real run gives want (the simulated verdict), and the recording's
+ * check-trace output contains each of the NULL-ended lines in its. */
+static void real_run_judged(const char *scenario, const char *want, ...) {
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char args[700], line[200];
+    snprintf(args, sizeof args, "real scenarios/%s.lsim --trace %s/t.jsonl", scenario, tmp);
+    struct result *r = run_in("", args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    snprintf(line, sizeof line, "run 1: simulated %s, real %s", want, want);
+    assert_non_null(strstr(r->out, line));
+    static char trace[1 << 20];
+    snprintf(args, sizeof args, "%s/t.jsonl", tmp);
+    slurp(args, trace, sizeof trace);
+    snprintf(args, sizeof args, "check-trace %s/t.jsonl", tmp);
+    r = run_in("", args);
+    va_list ap;
+    va_start(ap, want);
+    for (const char *s; (s = va_arg(ap, const char *)) != NULL;) {
+        /* "trace:TEXT": TEXT in the recorded trace itself */
+        const char *in = strncmp(s, "trace:", 6) == 0 ? trace : r->out;
+        const char *what = in == trace ? s + 6 : s;
+        if (!strstr(in, what)) printf("%s: not in the recording (or its check-trace): %s\n%s", scenario, what, in);
+        assert_non_null(strstr(in, what));
+    }
+    va_end(ap);
+    snprintf(args, sizeof args, "%s/t.jsonl", tmp);
+    unlink(args);
+    rmdir(tmp);
+}
+
+/* The redis backend's release and client-side options played for real:
+ * get-then-del's two round trips (A's GET comes back "mine" 2 s late,
+ * after its key expired and B took it, and its DEL removes B's lock: a
+ * wrong release, C enters beside B), a token checked by the client
+ * (its check on old news passes: UNSAFE) against the same token checked by
+ * the resource (SAFE, the stale write rejected), and an absolute write
+ * (write set=V) done twice: repeated, harmless, SAFE. */
+static void test_real_redis_release_and_write_options(void **state) {
+    (void)state;
+    need_redis();
+    real_run_judged("get-then-del-race", "UNSAFE", "wrong releases   1", NULL);
+    real_run_judged("fencing-trusted-from-client", "UNSAFE", "stale writes     1 accepted", NULL);
+    real_run_judged("fencing-validated-by-resource", "SAFE", "stale writes     0 accepted, 1 rejected", NULL);
+    real_run_judged("efficiency-lock-idempotent-write", "SAFE", "trace:\"text\":\"set\"", NULL);
+}
+
+/* The resource's token rules played for real in Lua: compare=!= lets the
+ * older token in after the newer one (UNSAFE); compare=first fences out
+ * every later holder (STUCK, C fenced out); check=reads+writes refuses A's
+ * stale read, so its write is never sent (SAFE, the recording carries the
+ * simulator's note); takeover=on hands the key to B at once and A's late
+ * write lands (UNSAFE) unless the resource is guarded by ownership
+ * (guard=owner: refused, SAFE). */
+static void test_real_redis_token_rules(void **state) {
+    (void)state;
+    need_redis();
+    real_run_judged("fencing-equality-check", "UNSAFE", "stale writes     1 accepted", NULL);
+    real_run_judged("etcd-contrib-lock-fenced-out", "STUCK", "fenced out       1", NULL);
+    real_run_judged("chubby-sequencer-checked-on-reads", "SAFE", "lost updates     0",
+                    "trace:read refused by the resource: its token is lower than one already seen", NULL);
+    real_run_judged("takeover-zombie-write-lands", "UNSAFE", "double entry     1 interval",
+                    "trace:takes the lock over from its holder at once", NULL);
+    real_run_judged("kafka-producer-epoch-fences-zombie", "SAFE", "lost updates     0", NULL);
+}
+
+/* The lease's own rules played for real: renew-expired=on renews A's
+ * lapsed lease at its resume (a Lua renewal that finds the key gone and
+ * lock:last still A's), A finishes before B comes: SAFE, with the
+ * simulator's note; uncertainty=500ms makes A leave its critical section
+ * 500 ms before its lease's end by its own clock, so the server's clock
+ * 400 ms ahead cannot put B beside it: SAFE. */
+static void test_real_redis_lease_options(void **state) {
+    (void)state;
+    need_redis();
+    real_run_judged("azure-lease-renew-after-expiry", "SAFE",
+                    "trace:renews a lapsed lease: nobody leased it since it expired", NULL);
+    real_run_judged("cockroach-lease-stasis-period", "SAFE", "double entry     0 intervals", NULL);
+}
+
 /* A partition made real: from 1.5 s to 5.5 s B and S1 are cut apart, and
  * A (in the implicit third group, with R) from S1 too. B's attempts in the
  * partition are dropped and time out (the simulator's 1 s request
@@ -1102,7 +1202,9 @@ static void test_real_etcd_leader_partitioned(void **state) {
     slurp("scenarios/consensus-leader-partitioned.lsim", scn, sizeof scn);
     write_file(sp("split.lsim"), scn);
     fflush(stdout); /* the child's freopen would print what is buffered again */
-    interrupt_etcd_run(sp("split.lsim"), "1", 6000, SIGINT); /* the members start in about 4 s */
+    /* the members start in about 4 s; with three runs, 6 s is mid-run however fast they start (one run alone
+     * was once over before it, exit 0) */
+    interrupt_etcd_run(sp("split.lsim"), "3", 6000, SIGINT);
     /* the proxies and the clients are forks of locksim: their command line names the file */
     assert_false(process_mentions(sp("split.lsim")));
 }
@@ -1159,6 +1261,197 @@ static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
     assert_int_equal(entries(tmp), 0);
     assert_false(process_of_run(tmp));
     rmdir(tmp);
+}
+
+/* A fresh folder for LOCKSIM_REAL_TMP in tmp (a "...XXXXXX" buffer) and
+ * the run_in prefix that sets it. */
+static void real_tmp(char *tmp, char *prefix, size_t n) {
+    assert_non_null(mkdtemp(tmp));
+    snprintf(prefix, n, "LOCKSIM_REAL_TMP=%s", tmp);
+}
+
+/* After a run: nothing in tmp, no process whose command line mentions
+ * needle, and tmp removed. */
+static void nothing_left(const char *tmp, const char *needle) {
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(needle));
+    rmdir(tmp);
+}
+
+/* The clock shim reaches each of the redlock backend's servers, one page
+ * each: a +600 ms jump of server 0's wall clock cuts its key's PTTL (PX
+ * 1000) to about 400 ms while server 1's key keeps its 1000 ms; a restarted
+ * server 0 keeps its page (and its shifted clock: a fresh key's PTTL is cut
+ * by a further +2 s at once to nothing). */
+static void test_real_clock_shim_reaches_each_redlock_server(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    setenv("LOCKSIM_REAL_TMP", tmp, 1);
+    struct redis_srv srv;
+    char err[300];
+    int rc = redis_nodes_open(&srv, err, sizeof err);
+    unsetenv("LOCKSIM_REAL_TMP");
+    if (rc) printf("%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(redis_nodes_start(&srv, 0, NULL), 0);
+    assert_int_equal(redis_nodes_start(&srv, 1, NULL), 0);
+    struct redis_nodes *nd = srv.nodes;
+    assert_non_null(nd->clock[0]); /* the shim is preloaded into each, its own page mapped */
+    assert_non_null(nd->clock[1]);
+    assert_ptr_not_equal(nd->clock[0], nd->clock[1]);
+    struct resp_conn c0, c1;
+    struct resp_reply r;
+    assert_int_equal(resp_connect(&c0, nd->port[0]), 0);
+    assert_int_equal(resp_connect(&c1, nd->port[1]), 0);
+    const char *set[] = {"SET", "lock", "A#1", "PX", "1000"};
+    assert_int_equal(resp_command(&c0, &r, 5, set), 0);
+    assert_int_equal(resp_command(&c1, &r, 5, set), 0);
+    /* server 0's wall clock jumps +600 ms; server 1's does not move */
+    clockshim_set(nd->clock[0], 600 * 1000000LL, wall_now_ns(), 0);
+    long long p0 = pttl(&c0, "lock"), p1 = pttl(&c1, "lock");
+    printf("test_real: after +600 ms on server 0: PTTL %lld ms there, %lld ms on server 1\n", p0, p1);
+    assert_in_range(p0, 250, 400);
+    assert_in_range(p1, 900, 1000);
+    resp_close(&c0);
+    /* a crash and a restart: the same page, the shift still in force */
+    struct clockshim_page *page = nd->clock[0];
+    redis_nodes_kill(&srv, 0);
+    assert_int_equal(redis_nodes_start(&srv, 0, NULL), 0);
+    assert_ptr_equal(nd->clock[0], page);
+    assert_int_equal(resp_connect(&c0, nd->port[0]), 0);
+    assert_int_equal(resp_command(&c0, &r, 5, set), 0);
+    assert_in_range(pttl(&c0, "lock"), 900, 1000); /* the key is fresh: PX from the shifted now */
+    clockshim_set(nd->clock[0], 2600 * 1000000LL, wall_now_ns(), 0);
+    assert_int_equal(pttl(&c0, "lock"), -2); /* +2 s more: gone */
+    assert_in_range(pttl(&c1, "lock"), 0, 1000);
+    /* server 1's clock 5 s ahead and running 50% fast since a second ago:
+     * its TIME, with the shift taken off (clockshim_unshift, as the redlock
+     * client does for a grant), is the real wall time */
+    int64_t now = wall_now_ns();
+    clockshim_set(nd->clock[1], 5000 * 1000000LL, now - 1000 * 1000000LL, 500000000LL);
+    const char *time_cmd[] = {"TIME"};
+    assert_int_equal(resp_command(&c1, &r, 1, time_cmd), 0);
+    assert_int_equal(r.type, RESP_ARRAY);
+    int64_t shifted = r.elem[0] * 1000000000LL + r.elem[1] * 1000LL;
+    struct clockshim_page copy;
+    clockshim_read(nd->clock[1], &copy);
+    int64_t back = clockshim_unshift(&copy, shifted);
+    printf("test_real: server 1's TIME %+.3f s off the real clock, %+.3f ms once unshifted\n",
+           (double)(shifted - now) / 1e9, (double)(back - now) / 1e6);
+    assert_in_range(shifted - now, 5400 * 1000000LL, 5600 * 1000000LL); /* 5 s + 1 s at +50% */
+    assert_in_range(back - now, 0, 50 * 1000000LL);
+    resp_close(&c0);
+    resp_close(&c1);
+    pid_t pids[2] = {nd->pid[0], nd->pid[1]};
+    redis_nodes_close(&srv);
+    assert_true(kill(pids[0], 0) != 0 && kill(pids[1], 0) != 0); /* both stopped and reaped */
+    nothing_left(tmp, tmp);
+}
+
+/* Kleppmann's Redlock counter-example for real: A locks S1, S2, S3 (S4 and
+ * S5 unreachable), S3's wall clock jumps +10 s at 1 s and Redis expires A's
+ * key there at once (PTTL -2 right after the step); B locks S3, S4, S5 at
+ * 2.05 s while A works until 5 s: UNSAFE, as simulated, B's takeover at
+ * the simulated time, and about 2 s in the critical section together
+ * (simulated 2.004 s). At --scale 0.5 (15 s real) the request timeout is
+ * 25 ms of real time (see the restart test above). */
+static void test_real_redlock_clock_jump_unsafe(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX", args[600], prefix[300];
+    real_tmp(tmp, prefix, sizeof prefix);
+    snprintf(args, sizeof args, "real scenarios/redlock-clock-jump.lsim --scale 0.5 --trace %s/t.jsonl", tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0 || !strstr(r->out, "(no difference)")) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated UNSAFE, real UNSAFE (no difference)"));
+    assert_non_null(strstr(r->out, "acquisition 2: simulated B   at 2.05s     real B   at 2.0"));
+    char path[400], text[1 << 16];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    slurp(path, text, sizeof text);
+    /* S3's step, then A's key expired on S3 at that instant (Redis said so) */
+    char *step = strstr(text, "\"kind\":\"clock-step\",\"node\":\"S3\"");
+    assert_non_null(step);
+    assert_non_null(strstr(step, "\"kind\":\"srv-expire\",\"node\":\"S3\",\"peer\":\"A\""));
+    /* B's grant on S3 at its own time, not at S3's shifted clock (12 s) */
+    char *b3 = strstr(step, "\"kind\":\"srv-grant\",\"node\":\"S3\",\"peer\":\"B\"");
+    assert_non_null(b3);
+    char *tn = b3;
+    while (tn > text && strncmp(tn, "\"t_ns\":", 7) != 0) tn--;
+    long long t_b3 = atoll(tn + 7);
+    assert_in_range(t_b3, 2000000000LL, 2100000000LL);
+    snprintf(args, sizeof args, "check-trace %s", path);
+    r = run_in("", args);
+    assert_non_null(strstr(r->out, "Verdict: UNSAFE"));
+    char *de = strstr(r->out, "double entry     1 interval, ");
+    assert_non_null(de);
+    double both = atof(de + strlen("double entry     1 interval, "));
+    printf("test_real: A and B in the critical section together %.3f s (simulated 2.004 s)\n", both);
+    assert_true(both > 1.9 && both < 2.1);
+    unlink(path);
+    nothing_left(tmp, tmp); /* locksim and its clients (their command line names tmp); the servers die with it */
+}
+
+/* A partition for real on the redlock backend, through the per-link proxy
+ * (proxy.c, a link per client and server, the resource's too): A holds the
+ * lock on all five servers (TTL 3 s) when A, S1, S2 are cut off from B,
+ * S3, S4, S5 and R at 200 ms; A's release at 1 s reaches S1 and S2 only,
+ * so its keys on S3, S4, S5 stay until they expire at 3 s, and B, retrying
+ * every 500 ms, takes S3, S4, S5 at 3.55 s: SAFE, as simulated, at the
+ * simulated time. At --scale 0.5 (4 s real). */
+static void test_real_redlock_partition_through_the_proxy(void **state) {
+    (void)state;
+    if (!have_redis()) skip();
+    char tmp[] = "/tmp/locksim-test-real-XXXXXX", args[600], prefix[300], file[300];
+    real_tmp(tmp, prefix, sizeof prefix);
+    snprintf(file, sizeof file, "%s/partition.lsim", tmp);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("title \"A's release cannot cross a partition\"\npurpose correctness\n"
+          "lock redlock servers=5 ttl=3s\nresource stock=5\nnetwork latency=1ms\nduration 8s\n"
+          "client A: acquire; read; write; work 1s; release\n"
+          "client B @500ms: acquire retry=500ms; read; write; release\n"
+          "@200ms partition A S1 S2 | B S3 S4 S5 R\n@6s heal\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof args, "real %s --scale 0.5 --trace %s/t.jsonl", file, tmp);
+    struct result *r = run_in(prefix, args);
+    if (r->code != 0) printf("%s%s", r->out, r->err);
+    assert_int_equal(r->code, 0);
+    assert_non_null(strstr(r->out, "run 1: simulated SAFE, real SAFE"));
+    const char *b = strstr(r->out, "real B   at ");
+    assert_non_null(b);
+    double at = 0;
+    assert_int_equal(sscanf(b + strlen("real B   at "), "%lf", &at), 1);
+    printf("test_real: B took the lock at %.2fs of scenario time (simulated 3.55s)\n", at);
+    assert_true(at > 3.4 && at < 3.7); /* after A's keys on S3..S5 expired, not at A's release (1 s) */
+    /* A's release deleted its key on S1 and S2 only; on S3, S4, S5 it expired at 3 s */
+    char path[400], line[2048];
+    snprintf(path, sizeof path, "%s/t.jsonl", tmp);
+    FILE *t = fopen(path, "r");
+    assert_non_null(t);
+    int deleted = 0, expired = 0;
+    while (fgets(line, sizeof line, t)) {
+        const char *tn = strstr(line, "\"t_ns\":");
+        long long ns = tn ? atoll(tn + 7) : 0;
+        if (strstr(line, "\"kind\":\"srv-delete\"") && strstr(line, "\"peer\":\"A\"")) {
+            assert_true(strstr(line, "\"node\":\"S1\"") || strstr(line, "\"node\":\"S2\""));
+            deleted++;
+        }
+        if (strstr(line, "\"kind\":\"srv-expire\"") && strstr(line, "\"peer\":\"A\"")) {
+            assert_null(strstr(line, "\"node\":\"S1\""));
+            assert_in_range(ns, 2950000000LL, 3100000000LL);
+            expired++;
+        }
+    }
+    fclose(t);
+    unlink(path);
+    assert_int_equal(deleted, 2);
+    assert_int_equal(expired, 3);
+    unlink(file);
+    nothing_left(tmp, tmp);
 }
 
 /* The backends a user can name: every store `real --help` lists resolves,
@@ -1240,12 +1533,25 @@ static void test_real_backends_table(void **state) {
 /* What the redlock backend cannot make real is refused with its reason. */
 static void test_real_redlock_refusals(void **state) {
     (void)state;
-    struct result *r = run_in("", "real scenarios/redlock-clock-jump.lsim");
+    /* antirez's fix (expiry by a monotonic clock) is not what Redis 7.0 does */
+    struct result *r = run_in("", "real scenarios/redlock-clock-jump-monotonic.lsim");
     assert_int_equal(r->code, 69);
-    assert_non_null(strstr(r->err, "line 23: a clock fault on a redis-server needs a CLOCK_REALTIME shim"));
+    assert_non_null(strstr(r->err, "expiry-clock=monotonic with a clock fault: Redis 7.0 expires keys by its wall "
+                                   "clock (mstime, from gettimeofday)"));
     r = run_in("", "real scenarios/redlock-gc-pause-after-acquire.lsim --store redis");
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "redlock runs on redlock only"));
+    /* a client's clock: the shim is in the redis-servers only */
+    const char *head = "lock redlock servers=5 ttl=3s\nduration 8s\nclient A: acquire; read; write; release\n";
+    write_file(sp("rl-client-clock.lsim"), fmt("%s@1s clock A step +1s wall\n", head));
+    r = run_in("", fmt("real %s", sp("rl-client-clock.lsim")));
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 4: the clock of A, a client"));
+    /* a partition at a client's point: the driver cannot see it in time */
+    write_file(sp("rl-point-partition.lsim"), fmt("%son A.after-acquire partition A | S1 S2 S3\n", head));
+    r = run_in("", fmt("real %s", sp("rl-point-partition.lsim")));
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "line 4: a partition or heal at a client's point"));
 }
 
 /* Runs locksim real FILE [ARGS] --repeat 3 and signals it after each of at_ms
@@ -1422,6 +1728,9 @@ int main(void) {
             cmocka_unit_test(test_real_resp_over_hiredis),
             cmocka_unit_test(test_real_server_clock_jump_unsafe),
             cmocka_unit_test(test_real_delayed_write_through_the_proxy),
+            cmocka_unit_test(test_real_redis_release_and_write_options),
+            cmocka_unit_test(test_real_redis_token_rules),
+            cmocka_unit_test(test_real_redis_lease_options),
             cmocka_unit_test(test_real_partition_through_the_proxy),
             cmocka_unit_test(test_real_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_refuses_a_tie_on_the_deadline),
@@ -1441,6 +1750,9 @@ int main(void) {
             cmocka_unit_test(test_real_etcd_three_members_leader_paused),
             cmocka_unit_test(test_real_etcd_cluster_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_redlock_restart_unsafe_delayed_safe),
+            cmocka_unit_test(test_real_clock_shim_reaches_each_redlock_server),
+            cmocka_unit_test(test_real_redlock_clock_jump_unsafe),
+            cmocka_unit_test(test_real_redlock_partition_through_the_proxy),
             cmocka_unit_test(test_real_redlock_refusals),
             cmocka_unit_test(test_real_redlock_interrupted_leaves_nothing),
             cmocka_unit_test(test_real_replicated_failover_loses_lock_then_wait_safe),
