@@ -179,7 +179,7 @@ static void member_fault(const struct real_ops *ops, const struct trace *sim, st
 /* The driver's next due instant after real time t, in real ns since the
  * start: the run's end, a planned resume of a client or a server, the
  * next fault due by time or a timed fault's end (settled), the end of a
- * clock slew. */
+ * server clock's slew (clk: one per server of sv). */
 static int64_t next_due(const struct scenario *s, const char *done, const struct proc *ps, const struct servers *sv,
                         const struct real_clock *clk, double scale, int64_t t, int64_t end) {
     int64_t due = end;
@@ -195,7 +195,8 @@ static int64_t next_due(const struct scenario *s, const char *done, const struct
         int64_t at = (int64_t)((double)s->faults[k].at_ns * scale);
         if (!done[k] && s->faults[k].point == SCN_POINT_NONE && at < due) due = at;
     }
-    if (clk->slew_end && clk->slew_end < due) due = clk->slew_end;
+    for (int k = 0; k < sv->n; k++)
+        if (clk[k].slew_end && clk[k].slew_end < due) due = clk[k].slew_end;
     return due;
 }
 
@@ -221,7 +222,7 @@ static void reap(struct proc *ps, int n, int64_t t0) {
  * and the proxy, so other work on a busy machine does not delay a due fault
  * or a client's next step (with two busy loops beside it, a timed pause or
  * resume came up to 12 ms of real time late at the normal priority, at
- * most 0.09 ms at this one: docs/reality.md, finding 22). This is a way of
+ * most 0.09 ms at this one: docs/reality.md, finding 24). This is a way of
  * measuring a real system on a shared machine, not a change to what the
  * run plays. The kernel's RT throttling (sched_rt_runtime_us, 95% of each
  * second by default) leaves the machine its share should one of them
@@ -594,7 +595,7 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
          * kernel lets a wait of d end up to d/1000 late (its select slack),
          * 10 us here. A store with timed server events of its own
          * (server_tick: restarts, resumes) is asked every 1 ms. */
-        int64_t wake = next_due(s, done, ps, &sv, &clk, scale, now_ns() - t0, end);
+        int64_t wake = next_due(s, done, ps, &sv, clk, scale, now_ns() - t0, end);
         int64_t cap = ops->server_tick ? 1000000 : 10000000;
         int64_t left = wake - (now_ns() - t0);
         if (left > cap) left = cap;

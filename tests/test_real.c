@@ -568,7 +568,7 @@ static void test_real_replays_the_simulated_jitter(void **state) {
  * used to look every 1 ms (up to 1 ms late, more with the stop counted
  * from its confirmation) and, two busy loops beside it at the normal
  * priority, came up to 12 ms late; it now sleeps until the next due
- * instant at a real-time priority (docs/reality.md, finding 22). After
+ * instant at a real-time priority (docs/reality.md, finding 24). After
  * A's program is done (12.6 s) the run waits for the last fault's end (a
  * pause of the finished A at 30 s, which does nothing, for 1 s: 31 s,
  * 1.55 s real) with no client left: the run's processes together use
