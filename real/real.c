@@ -4,15 +4,18 @@
  * the recording (record.c). What is refused is decided in refuse.c. */
 #include "real_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +24,9 @@
 #include "redis_nodes.h"
 #include "resp.h"
 
+/* Read the records waiting in fd: 1 when every writer has closed it (end
+ * of file: no client is left to write), 0 when it is empty for now, -1
+ * when out of memory. */
 static int drain(int fd, struct recs *l) {
     struct rec r;
     for (;;) {
@@ -30,9 +36,13 @@ static int drain(int fd, struct recs *l) {
             continue;
         }
         if (got < 0 && errno == EINTR) continue;
-        return 0;
+        return got == 0 ? 1 : 0;
     }
 }
+
+/* SIGCHLD's handler: it only ends the driver's pselect (a client stopped
+ * itself at a point, or died), and the loop reaps. */
+static void on_child(int sig) { (void)sig; }
 
 /* Append x to v (n used of cap); -1 when out of memory (v freed). */
 static int push_ns(sim_ns **v, size_t *n, size_t *cap, sim_ns x) {
@@ -166,6 +176,30 @@ static void member_fault(const struct real_ops *ops, const struct trace *sim, st
     }
 }
 
+/* The driver's next due instant after real time t, in real ns since the
+ * start: the run's end, a planned resume of a client or a server, the
+ * next fault due by time or a timed fault's end (settled), the end of a
+ * server clock's slew (clk: one per server of sv). */
+static int64_t next_due(const struct scenario *s, const char *done, const struct proc *ps, const struct servers *sv,
+                        const struct real_clock *clk, double scale, int64_t t, int64_t end) {
+    int64_t due = end;
+    for (int k = 0; k < s->nfaults; k++) {
+        int64_t over = (int64_t)((double)(s->faults[k].at_ns + s->faults[k].dur_ns) * scale);
+        if (s->faults[k].point == SCN_POINT_NONE && over > t && over < due) due = over;
+    }
+    for (int i = 0; i < s->nclients; i++)
+        if (!ps[i].dead && ps[i].stopped && ps[i].resume_at > 0 && ps[i].resume_at < due) due = ps[i].resume_at;
+    for (int k = 0; k < sv->n; k++)
+        if (sv->p[k].stopped && sv->p[k].resume_at > 0 && sv->p[k].resume_at < due) due = sv->p[k].resume_at;
+    for (int k = 0; k < s->nfaults; k++) {
+        int64_t at = (int64_t)((double)s->faults[k].at_ns * scale);
+        if (!done[k] && s->faults[k].point == SCN_POINT_NONE && at < due) due = at;
+    }
+    for (int k = 0; k < sv->n; k++)
+        if (clk[k].slew_end && clk[k].slew_end < due) due = clk[k].slew_end;
+    return due;
+}
+
 static void reap(struct proc *ps, int n, int64_t t0) {
     int st;
     pid_t pid;
@@ -181,6 +215,58 @@ static void reap(struct proc *ps, int n, int64_t t0) {
             }
         }
     }
+}
+
+/* A run plays at a real-time priority when it may (as root): SCHED_RR at
+ * REAL_RT_PRIORITY for the driver and, inherited through fork, its clients
+ * and the proxy, so other work on a busy machine does not delay a due fault
+ * or a client's next step (with two busy loops beside it, a timed pause or
+ * resume came up to 12 ms of real time late at the normal priority, at
+ * most 0.09 ms at this one: docs/reality.md, finding 24). This is a way of
+ * measuring a real system on a shared machine, not a change to what the
+ * run plays. The kernel's RT throttling (sched_rt_runtime_us, 95% of each
+ * second by default) leaves the machine its share should one of them
+ * spin. The lock servers join them for the run (sched_servers: redis's
+ * and ZooKeeper's; etcd's members keep the normal priority). LOCKSIM_REAL_RT=0 turns
+ * it off. The previous policy (old_param its parameters), or -1 when
+ * nothing was changed. */
+#define REAL_RT_PRIORITY 10
+static int rt_begin(struct sched_param *old_param) {
+    const char *env = getenv("LOCKSIM_REAL_RT");
+    if (env && strcmp(env, "0") == 0) return -1;
+    int old = sched_getscheduler(0);
+    if (old < 0 || sched_getparam(0, old_param) != 0) return -1;
+    struct sched_param p;
+    memset(&p, 0, sizeof p);
+    p.sched_priority = REAL_RT_PRIORITY;
+    return sched_setscheduler(0, SCHED_RR, &p) == 0 ? old : -1;
+}
+
+/* Every thread of process pid (/proc/PID/task) to policy at param: the
+ * lock servers' during a run (a JVM's, etcd's and redis-server's threads
+ * each have their own policy). */
+static void sched_threads(pid_t pid, int policy, const struct sched_param *param) {
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = pid > 0 ? opendir(dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9') sched_setscheduler((pid_t)atoi(e->d_name), policy, param);
+    if (d) closedir(d);
+}
+
+/* The lock servers locksim started (srv's process, or its nodes') to the
+ * run's real-time priority (on = 1) or back to the normal one (on = 0):
+ * a client's request waits for its server as much as for itself; redis
+ * at the normal priority answered A's first SET up to 3.4 ms real late
+ * beside two busy loops (80 ms of scenario time at S = 0.0417). */
+static void sched_servers(const struct redis_srv *srv, int on) {
+    struct sched_param p;
+    memset(&p, 0, sizeof p);
+    p.sched_priority = on ? REAL_RT_PRIORITY : 0;
+    int policy = on ? SCHED_RR : SCHED_OTHER;
+    sched_threads(srv->pid, policy, &p);
+    for (int i = 0; srv->nodes && i < srv->nodes->n; i++) sched_threads(srv->nodes->pid[i], policy, &p);
 }
 
 /* 1 when nothing more can happen in the run at real time t: every client
@@ -277,6 +363,9 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     }
     int64_t t0 = 0;
     int rc = 0;
+    struct sched_param old_param;
+    int old_policy = rt_begin(&old_param);
+    if (old_policy >= 0) sched_servers(srv, 1);
     /* Latency that varies, loss, links and partitions: a loopback proxy
      * between each client and each server it reaches (proxy.c): the redis
      * backend's one server (S1 and R on the same port), the redlock
@@ -393,11 +482,31 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
     int nf = s->nfaults;
     char *done = calloc((size_t)nf + 1, 1);
     if (!done) rc = LSIM_ENOMEM;
+    /* The driver sleeps until its next due instant (next_due) or until a
+     * client writes a record, stops itself or dies (SIGCHLD, let through
+     * only inside pselect, so none is missed between a reap and the wait):
+     * a fault is applied when it is due, not at the next 1 ms tick, and an
+     * idle driver costs no CPU. Its timer slack is 1 ns while it plays, as
+     * the clients' is (real_child_init). */
+    sigset_t chld, before, waitmask;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &before);
+    waitmask = before;
+    sigdelset(&waitmask, SIGCHLD);
+    struct sigaction on_chld, old_chld;
+    memset(&on_chld, 0, sizeof on_chld);
+    on_chld.sa_handler = on_child;
+    sigemptyset(&on_chld.sa_mask);
+    sigaction(SIGCHLD, &on_chld, &old_chld);
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    int eof = 0; /* every client has closed its end of the records' pipe */
     for (;;) {
         if (rc) break;
         int64_t t = now_ns() - t0;
         if (t >= end) break;
-        drain(pfd[0], &l);
+        if (!eof && drain(pfd[0], &l) == 1) eof = 1;
         reap(ps, s->nclients, t0);
         if (settled(s, ps, &sv, t, scale)) {
             drain(pfd[0], &l); /* what the last client wrote before it ended */
@@ -455,10 +564,17 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             if (i == s->nclients) member_fault(ops, sim, &sv, f, t0, scale, &l);
             if (i == s->nclients || ps[i].dead) continue;
             if (f->kind == SCN_FAULT_PAUSE && !ps[i].stopped) {
+                /* The pause starts with the signal: from then on the client
+                 * runs none of its program (a stop is taken before it next
+                 * returns to user space), though the kernel confirms the
+                 * stop only once the process has been scheduled, which on
+                 * a loaded machine is a millisecond or more later. Counted
+                 * from the confirmation, each pause lasted that much longer
+                 * than the scenario's. */
+                int64_t ts = now_ns() - t0;
                 kill(ps[i].pid, SIGSTOP);
                 int st;
                 waitpid(ps[i].pid, &st, WUNTRACED); /* a real stop, confirmed */
-                int64_t ts = now_ns() - t0;
                 ps[i].stopped = 1;
                 ps[i].stopped_at = ts;
                 ps[i].resume_at = f->dur_ns ? ts + (int64_t)((double)f->dur_ns * scale) : -1;
@@ -475,10 +591,24 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
                 ops->observe_hold(srv, s, &l, tc);
             }
         }
-        /* wait for an event, at most 1 ms */
-        struct pollfd pf = {pfd[0], POLLIN, 0};
-        poll(&pf, 1, 1);
+        /* Wait for the next due instant, at most 10 ms at a time: the
+         * kernel lets a wait of d end up to d/1000 late (its select slack),
+         * 10 us here. A store with timed server events of its own
+         * (server_tick: restarts, resumes) is asked every 1 ms. */
+        int64_t wake = next_due(s, done, ps, &sv, clk, scale, now_ns() - t0, end);
+        int64_t cap = ops->server_tick ? 1000000 : 10000000;
+        int64_t left = wake - (now_ns() - t0);
+        if (left > cap) left = cap;
+        if (left < 0) left = 0;
+        struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+        fd_set rd;
+        FD_ZERO(&rd);
+        if (!eof) FD_SET(pfd[0], &rd);
+        pselect(eof ? 0 : pfd[0] + 1, &rd, NULL, NULL, &ts, &waitmask);
     }
+    prctl(PR_SET_TIMERSLACK, slack > 0 ? (unsigned long)slack : 50000UL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    sigprocmask(SIG_SETMASK, &before, NULL);
     /* The end: every process still there is killed (its program had not
      * finished by the scenario's duration), and what it wrote is read. */
     for (int i = 0; i < s->nclients; i++)
@@ -488,6 +618,10 @@ int real_play(const struct real_ops *ops, const struct scenario *s, const struct
             redis_srv_guard_forget(ps[i].pid);
         }
     real_proxy_stop(&px);
+    if (old_policy >= 0) {
+        sched_setscheduler(0, old_policy, &old_param);
+        sched_servers(srv, 0);
+    }
     fcntl(pfd[0], F_SETFL, 0);
     drain(pfd[0], &l);
     close(pfd[0]);
