@@ -572,7 +572,8 @@ static void test_real_replays_the_simulated_jitter(void **state) {
  * A's program is done (12.6 s) the run waits for the last fault's end (a
  * pause of the finished A at 30 s, which does nothing, for 1 s: 31 s,
  * 1.55 s real) with no client left: the run's processes together use
- * under 0.1 s of CPU. The driver once spun there (its records' pipe at
+ * under 0.1 s of CPU (the test allows 0.4 s, for a sanitizer build's
+ * start-up). The driver once spun there (its records' pipe at
  * end of file woke every wait): 1.4 s of CPU, a whole core. */
 static void test_real_timed_faults_applied_when_due(void **state) {
     (void)state;
@@ -631,7 +632,7 @@ static void test_real_timed_faults_applied_when_due(void **state) {
                           before.ru_stime.tv_usec) /
                          1e6;
     printf("test_real: the run's processes used %.3f s of CPU in 2 s\n", cpu);
-    assert_true(cpu < 0.1);
+    assert_true(cpu < 0.4); /* a spinning driver: 0.9 s and more; the sanitize build's start-up counts too */
 }
 
 /* The real verdict is not the simulated one: exit 1. B's critical section
