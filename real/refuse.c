@@ -327,18 +327,30 @@ int real_clock_fault_refused(const struct scenario *s, const struct trace *sim, 
     return refused;
 }
 
-static int deadline_tie(const struct trace *sim, sim_ns *at) {
-    sim_ns deadline = 0;
+/* What a real run against Redis can tell apart, in ms of real time: Redis
+ * expires a key when its millisecond clock is past the PX deadline
+ * (db.c keyIsExpired), PX counts whole ms, and a scaled TTL is rounded to
+ * one; two instants nearer than this may come out either way. */
+#define REAL_REDIS_RESOLUTION_MS 2
+
+/* The smallest gap, in scenario ns, between a paused client's resume and
+ * the deadline of the lease it was paused in (still running, or just run
+ * out), or -1 when no resume comes near a deadline; *at is the deadline. */
+static sim_ns deadline_gap(const struct trace *sim, sim_ns *at) {
+    sim_ns deadline = 0, best = -1;
     for (size_t i = 0; i < sim->len; i++) {
         const struct trace_event *e = &sim->ev[i];
         if (e->kind == TRACE_SRV_GRANT || e->kind == TRACE_SRV_RENEW) deadline = e->a > 0 ? e->t + e->a : 0;
-        else if (e->kind == TRACE_SRV_EXPIRE || e->kind == TRACE_SRV_DELETE) deadline = 0;
-        else if (deadline && e->t == deadline && e->kind == TRACE_RESUME) {
-            *at = deadline;
-            return 1;
+        else if (e->kind == TRACE_SRV_DELETE) deadline = 0; /* an expiry keeps it: a resume just after */
+        else if (deadline && e->kind == TRACE_RESUME) {
+            sim_ns gap = e->t > deadline ? e->t - deadline : deadline - e->t;
+            if (best < 0 || gap < best) {
+                best = gap;
+                *at = deadline;
+            }
         }
     }
-    return 0;
+    return best;
 }
 
 int real_writes_refused(const struct scenario *s, const char *backend, char *why, size_t n) {
@@ -491,7 +503,6 @@ static int etcd_supported(const struct scenario *s, const struct trace *sim, con
  * pause or crash of the server, and more (real --help lists them). */
 static int redis_supported(const struct scenario *s, const struct trace *sim, const struct real_cfg *cfg, double scale,
                            char *why, size_t n) {
-    (void)scale;
     if (s->nservers > 1) return refuse(why, n, "%s lock servers: the redis backend runs one%s", "several", "");
     /* latency that varies, loss and links: the loopback proxy (proxy.c) */
     if (real_clock_lines_refused(s, sim, why, n)) return LSIM_ENOTREAL;
@@ -547,14 +558,24 @@ static int redis_supported(const struct scenario *s, const struct trace *sim, co
                       "tokens (a resource with fencing=on, or fenced-lease's own compare=), and one guarded by "
                       "ownership (guard=owner)%s",
                       trace_rule_word(rule), "");
-    sim_ns tie;
-    if (deadline_tie(sim, &tie)) {
+    sim_ns tie = 0, gap = deadline_gap(sim, &tie);
+    if (gap == 0) {
         snprintf(why, n,
                  "its verdict rests on two events at one instant: at %.9gs a paused client resumes as the lease runs "
                  "out, and the simulator keeps the key at its deadline as Redis does; a real "
                  "run decides that tie by sub-millisecond timing (PX counts whole ms), so it cannot confirm it at any "
                  "scale",
                  (double)tie / 1e9);
+        return LSIM_ENOTREAL;
+    }
+    if (scale <= 0) scale = kv_scale(s);
+    if (gap > 0 && (double)gap * scale < REAL_REDIS_RESOLUTION_MS * 1e6) {
+        snprintf(why, n,
+                 "its verdict rests on a paused client resuming %.6g ms from the lease's deadline (%.9gs), which at "
+                 "scale %g is %.3g ms of real time: Redis expires by a millisecond clock and PX counts whole ms, so a "
+                 "real run cannot tell the two apart; --scale %.3g or more puts them %d ms of real time apart",
+                 (double)gap / 1e6, (double)tie / 1e9, scale, (double)gap * scale / 1e6,
+                 REAL_REDIS_RESOLUTION_MS * 1e6 / (double)gap, REAL_REDIS_RESOLUTION_MS);
         return LSIM_ENOTREAL;
     }
     return 0;

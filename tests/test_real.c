@@ -532,12 +532,24 @@ static void test_real_server_clock_jump_unsafe(void **state) {
 
 /* A pause exactly as long as the TTL: the simulated SAFE rests on A's
  * resume and its lease's deadline at one instant, a tie a real run cannot
- * make; refused, saying so and where. */
+ * make; refused, saying so and where. A resume 1 ms past the deadline is
+ * 0.083 ms of real time at the default scale, under Redis's millisecond
+ * expiry clock (make reality once had it SAFE in 1 of 5 where UNSAFE is
+ * simulated): refused at that scale, saying which scale can tell them
+ * apart; at 2, a resume 2 ms real past the deadline, it is not refused. */
 static void test_real_refuses_a_tie_on_the_deadline(void **state) {
     (void)state;
     struct result *r = run_in("", "real scenarios/redis-expiry-kept-at-deadline.lsim");
     assert_int_equal(r->code, 69);
     assert_non_null(strstr(r->err, "two events at one instant: at 10s a paused client resumes"));
+    r = run_in("", "real scenarios/redis-expiry-ms-after-deadline.lsim");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "a paused client resuming 1 ms from the lease's deadline (10s), which at scale "
+                                   "0.0833333 is 0.0833 ms of real time"));
+    assert_non_null(strstr(r->err, "--scale 2 or more puts them 2 ms of real time apart"));
+    r = run_in("", "real scenarios/redis-expiry-ms-after-deadline.lsim --scale 1");
+    assert_int_equal(r->code, 69);
+    assert_non_null(strstr(r->err, "which at scale 1 is 1 ms of real time"));
 }
 
 /* Retry jitter replays the simulated run's seeded draws: B retries into
