@@ -191,22 +191,35 @@ static int differences(FILE *out, const struct checker_report *sim, const struct
     return d;
 }
 
-static int write_trace(const char *path, int k, int repeat, const struct trace *tr) {
-    char name[1100];
+/* The file run k's trace goes to: OUT itself, or OUT-K.jsonl with --repeat. */
+static void trace_name(char *name, size_t n, const char *path, int k, int repeat) {
     if (repeat > 1) {
         const char *dot = strrchr(path, '.');
         if (!dot || strchr(dot, '/')) dot = path + strlen(path);
-        snprintf(name, sizeof name, "%.*s-%d%s", (int)(dot - path), path, k, dot);
+        snprintf(name, n, "%.*s-%d%s", (int)(dot - path), path, k, dot);
     } else {
-        snprintf(name, sizeof name, "%s", path);
+        snprintf(name, n, "%s", path);
     }
-    FILE *f = fopen(name, "w");
-    if (!f || trace_write_jsonl(f, tr) != 0 || fclose(f) != 0) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "cannot write the trace %s", name);
-        return cli_fail(LSIM_EOUTPUT, msg);
+}
+
+/* Run k's recorded trace, through the output rules (run/output.h): written
+ * whole or not at all, never over the scenario. With write = 0 only opened
+ * and given up, so a path that cannot be written is refused before any
+ * server starts. 0, or the exit status. */
+static int write_trace(const char *scn, const char *path, int k, int repeat, const struct trace *tr, int write) {
+    char name[1100], err[1400];
+    trace_name(name, sizeof name, path, k, repeat);
+    struct out_file out;
+    const char *inputs[] = {scn};
+    int rc = out_open(&out, name, inputs, 1, err, sizeof err);
+    if (rc) return cli_fail(rc, err);
+    if (!write) {
+        out_abort(&out);
+        return 0;
     }
-    return 0;
+    (void)trace_write_jsonl(out.f, tr); /* a write error stays on the stream: out_commit reports it */
+    rc = out_commit(&out, err, sizeof err);
+    return rc ? cli_fail(rc, err) : 0;
 }
 
 struct real_cmd {
@@ -290,6 +303,10 @@ static int real_prepare(struct real_cmd *o) {
     if (o->picture && o->repeat > CLI_MAX_RECORDED)
         return cli_usage("--picture draws at most %d real runs under the simulated one; --repeat %ld is more",
                          CLI_MAX_RECORDED, o->repeat);
+    for (long k = 1; o->trace_out && k <= o->repeat; k++) { /* the same for each --trace file */
+        int st = write_trace(o->file, o->trace_out, (int)k, (int)o->repeat, NULL, 0);
+        if (st) return st;
+    }
     if (o->picture) { /* refused now (the scenario as the output, a folder that takes no file), not after the runs */
         struct out_file out;
         const char *inputs[] = {o->file};
@@ -396,7 +413,7 @@ static int real_one(struct real_cmd *o, long k, struct redis_srv *srv, char *err
                                           dst.nodes[ra[i].node].name, t1, t2);
             }
         }
-        if (o->trace_out) rc = write_trace(o->trace_out, (int)k, (int)o->repeat, &dst);
+        if (o->trace_out) rc = write_trace(o->file, o->trace_out, (int)k, (int)o->repeat, &dst, 1);
         trace_close(&dst);
         if (o->picture && rc == 0) { /* kept for the picture: rec moves into it */
             struct cli_recorded *p = &o->recs[k - 1];

@@ -269,9 +269,20 @@ static void test_real_runs_side_by_side_get_their_own_ports(void **state) {
     rmdir(tmp);
 }
 
-/* A refused scenario says why and exits 69 (the exit table's row). */
+/* The scenario file the output refusals below must leave as it was. */
+static void assert_scenario_untouched(void) {
+    FILE *f = fopen("build/real_pic/scn.svg", "r");
+    assert_non_null(f);
+    char line[40];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "clients A\n");
+    fclose(f);
+}
+
 /* --picture is refused before any server starts: more runs than panels,
- * an output that is the scenario itself, a format that is not a picture. */
+ * an output that is the scenario itself, a format that is not a picture.
+ * --trace follows the same rules: never over the scenario, and a folder
+ * that takes no file is said at once, before anything runs. */
 static void test_real_picture_refusals(void **state) {
     (void)state;
     mkdir("build/real_pic", 0777);
@@ -282,19 +293,23 @@ static void test_real_picture_refusals(void **state) {
     struct result *r = run("real build/real_pic/scn.svg --picture build/real_pic/scn.svg");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "scn.svg"));
-    f = fopen("build/real_pic/scn.svg", "r"); /* left as it was */
-    assert_non_null(f);
-    char line[40];
-    assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "clients A\n");
-    fclose(f);
+    assert_scenario_untouched();
     r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat 8 --picture build/real_pic/p.png");
     assert_int_equal(r->code, 64);
     assert_non_null(strstr(r->err, "--picture draws at most 7 real runs under the simulated one; --repeat 8"));
     r = run("real scenarios/gc-pause-outlives-lease.lsim --picture build/real_pic/p.gif");
     assert_int_equal(r->code, 64);
+    r = run("real build/real_pic/scn.svg --trace build/real_pic/scn.svg");
+    assert_int_equal(r->code, 64);
+    assert_non_null(strstr(r->err, "refusing to write 'build/real_pic/scn.svg': it is the input file"));
+    assert_scenario_untouched();
+    r = run("real scenarios/gc-pause-outlives-lease.lsim --repeat 2 --trace build/real_pic/none/t.jsonl");
+    assert_int_equal(r->code, 73);
+    assert_non_null(strstr(r->err, "cannot write 'build/real_pic/none/t-1.jsonl': No such file or directory"));
+    assert_null(strstr(r->out, "run 1"));
 }
 
+/* A refused scenario says why and exits 69 (the exit table's row). */
 static void test_real_refuses_what_it_cannot_make_real(void **state) {
     (void)state;
     struct result *r = run_in("", "real scenarios/setnx-timestamp-skew-server-expiry.lsim");
