@@ -139,6 +139,14 @@ static int entries(const char *dir) {
     return n;
 }
 
+/* After a run: nothing in tmp, no process whose command line mentions
+ * needle, and tmp removed. */
+static void nothing_left(const char *tmp, const char *needle) {
+    assert_int_equal(entries(tmp), 0);
+    assert_false(process_mentions(needle));
+    rmdir(tmp);
+}
+
 static void ms_sleep(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
@@ -193,9 +201,7 @@ static void test_real_gc_pause_unsafe_and_clean(void **state) {
     assert_non_null(strstr(real, ">UNSAFE<"));
     assert_non_null(strstr(real, ">DOUBLE ENTRY<"));
     /* Nothing is left: no folder of the server's, no process naming it. */
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    nothing_left(tmp, tmp);
 }
 
 /* A run ends once nothing more can happen: in gc-pause-outlives-lease both
@@ -264,9 +270,7 @@ static void test_real_runs_side_by_side_get_their_own_ports(void **state) {
         ports[i] = atoi(at + strlen("redis-server on 127.0.0.1:"));
     }
     assert_true(ports[0] != ports[1] && ports[1] != ports[2] && ports[0] != ports[2]);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    nothing_left(tmp, tmp);
 }
 
 /* The scenario file the output refusals below must leave as it was. */
@@ -540,9 +544,7 @@ static void test_real_server_clock_jump_unsafe(void **state) {
     unlink(path);
     snprintf(path, sizeof path, "%s/t-2.jsonl", tmp);
     unlink(path);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    nothing_left(tmp, tmp);
 }
 
 /* A pause exactly as long as the TTL: the simulated SAFE rests on A's
@@ -742,9 +744,7 @@ static void test_real_server_that_does_not_answer(void **state) {
     assert_int_equal(WEXITSTATUS(st), 69);
     assert_true(strstr(err, "did not take the set-up commands") || strstr(err, "did not answer"));
     ms_sleep(20);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    nothing_left(tmp, tmp);
 }
 
 /* Runs `locksim real ARGS...` (args NULL-ended) with $LOCKSIM_REAL_TMP
@@ -1004,9 +1004,7 @@ static void test_real_etcd_pause_unsafe_then_fenced_safe(void **state) {
     assert_non_null(strstr(r->out, "Verdict: SAFE"));
     assert_non_null(strstr(r->out, "rejected"));
     unlink(path);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    nothing_left(tmp, tmp);
 }
 
 /* etcd's queued lock (v3lock Lock, queue=on) for real: B waits in line
@@ -1296,14 +1294,6 @@ static void test_real_redlock_restart_unsafe_delayed_safe(void **state) {
 static void real_tmp(char *tmp, char *prefix, size_t n) {
     assert_non_null(mkdtemp(tmp));
     snprintf(prefix, n, "LOCKSIM_REAL_TMP=%s", tmp);
-}
-
-/* After a run: nothing in tmp, no process whose command line mentions
- * needle, and tmp removed. */
-static void nothing_left(const char *tmp, const char *needle) {
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(needle));
-    rmdir(tmp);
 }
 
 /* The clock shim reaches each of the redlock backend's servers, one page
@@ -1712,9 +1702,7 @@ static void test_real_zookeeper_expired_unsafe_then_multi_safe(void **state) {
     assert_non_null(strstr(r->out, "Verdict: SAFE"));
     assert_non_null(strstr(r->out, "rejected"));
     unlink(path);
-    assert_int_equal(entries(tmp), 0);
-    assert_false(process_mentions(tmp));
-    rmdir(tmp);
+    nothing_left(tmp, tmp);
 }
 
 /* What the zookeeper backend cannot play is refused, saying why, exit 69:
